@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what the tests need (Debian packages for the
+# peer tools, the Rust crates through cargo), then format check, clippy and every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v fio >/dev/null || need+=(fio)
+command -v iostat >/dev/null || need+=(sysstat)
+command -v sysbench >/dev/null || need+=(sysbench)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "warning: not root; tests that need ${need[*]} will skip" >&2
+  fi
+fi
+
+cargo fmt --all -- --check
+cargo clippy --all-targets --locked -- -D warnings
+cargo test --locked 2>&1

@@ -1,0 +1,6 @@
+//! Syntax of `iosat analyze`.
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {}

@@ -1,0 +1,6 @@
+//! Syntax of `iosat fsync`.
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct FsyncArgs {}

@@ -1,0 +1,6 @@
+//! Syntax of `iosat info`.
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {}

@@ -1,0 +1,6 @@
+//! Syntax of `iosat report`.
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {}

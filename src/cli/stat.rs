@@ -1,0 +1,6 @@
+//! Syntax of `iosat stat`.
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct StatArgs {}

@@ -1,0 +1,8 @@
+//! One orchestration function per subcommand: validated spec in, report out, exit code back.
+
+pub mod analyze;
+pub mod fsync;
+pub mod info;
+pub mod report;
+pub mod stat;
+pub mod sweep;

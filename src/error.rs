@@ -1,0 +1,99 @@
+//! Typed errors and their exit codes (DESIGN.md §5). Every IO or parse variant carries the
+//! path (and line) it is about. Must not import any other iosat module.
+
+use std::path::PathBuf;
+
+/// Exit codes promised to users (DESIGN.md §5).
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const IO: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const VERIFY: i32 = 3;
+    pub const SAFETY: i32 = 4;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A flag's value is not acceptable: names the flag and the value.
+    #[error("'{flag}' {reason} (got '{value}')")]
+    Usage {
+        flag: String,
+        value: String,
+        reason: String,
+    },
+    /// An input file (recording, import, fixture) is not in the expected form.
+    #[error("{}:{line}: {reason}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    /// An I/O error on a named path.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// iosat refuses to do something that could destroy data.
+    #[error("refused for safety: {0}")]
+    Safety(String),
+    /// Data read back is not what was written.
+    #[error("verification failed: {0}")]
+    Verify(String),
+    /// The user pressed Ctrl-C; results so far were kept.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    pub fn usage(flag: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
+        Error::Usage {
+            flag: flag.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage { .. } => exit::USAGE,
+            Error::Parse { .. } => exit::USAGE,
+            Error::Io { .. } => exit::IO,
+            Error::Safety(_) => exit::SAFETY,
+            Error::Verify(_) => exit::VERIFY,
+            Error::Interrupted => exit::INTERRUPTED,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The exit code for an error chain: the first typed iosat error decides, else 1.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<Error>() {
+            return e.exit_code();
+        }
+    }
+    exit::IO
+}
+
+/// True when the error is a write to a closed pipe (`iosat stat | head`): exit 0 quietly.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<Error>().is_some_and(|e| {
+                matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}

@@ -1,0 +1,1 @@
+//! Commit-latency measurement: FsyncSpec → FsyncReport. Must not import ui/ or report/.

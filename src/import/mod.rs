@@ -1,0 +1,1 @@
+//! Importers: fio JSON, sysbench text, iostat text, pt-diskstats samples → iosat's report types.

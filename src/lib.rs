@@ -1,0 +1,30 @@
+//! iosat: the truth about disk utilization and saturation on Linux.
+//!
+//! Data flows one way (DESIGN.md §2): sources (`sys`) produce raw cumulative counters;
+//! `monitor` turns two samples and the measured interval into rates; `analysis` turns rates or
+//! sweep levels into findings; `report` turns a report into bytes.
+
+pub mod analysis;
+pub mod bench;
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod fsync;
+pub mod import;
+pub mod monitor;
+pub mod report;
+pub mod sys;
+pub mod ui;
+
+/// Run one parsed command line; returns the process exit code.
+pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
+    use cli::Command;
+    match &cli.command {
+        Command::Stat(a) => cmd::stat::run(a),
+        Command::Info(a) => cmd::info::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Fsync(a) => cmd::fsync::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
+        Command::Report(a) => cmd::report::run(a),
+    }
+}

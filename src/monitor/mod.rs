@@ -1,0 +1,2 @@
+//! DiskSample → DiskDelta::between → DiskRates. Pure except the collector; never reads /proc
+//! itself (that is sys/).

@@ -1,0 +1,1 @@
+//! Plain text tables and progress bars. Never reads /proc itself.

@@ -1,0 +1,23 @@
+//! The binary's command-line contract: help, version, usage errors.
+
+use std::process::Command;
+
+pub fn iosat() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iosat"))
+}
+
+#[test]
+fn help_lists_every_subcommand() {
+    let out = iosat().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for sub in ["stat", "info", "sweep", "fsync", "analyze", "report"] {
+        assert!(text.contains(sub), "--help lacks {sub}:\n{text}");
+    }
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let out = iosat().args(["stat", "--no-such-flag"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,3 @@
+//! The single integration-test binary (DESIGN.md §2): one module per area.
+
+mod cli;
