@@ -1,2 +1,112 @@
-//! Load generation: WorkloadSpec → Engine (io_uring | sync threads | sim) → WorkerStats →
+//! Load generation: WorkloadSpec → Engine (io_uring | sync threads | sim) → LevelStats →
 //! LevelResult → SweepReport. Must not import ui/ or report/.
+//!
+//! Every engine runs one level at a time behind the [`Engine`] trait; per-worker histograms
+//! are merged into one [`LevelStats`] after the level (no lock or shared histogram in the hot
+//! path, DESIGN.md §3.9).
+
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+/// The access pattern of a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    RandRead,
+    RandWrite,
+    Read,
+    Write,
+    /// Random mixed: `read_pct` percent reads.
+    RandRw { read_pct: u8 },
+}
+
+/// What one level asks of an engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelSpec {
+    /// Worker threads (sync: one request in flight each).
+    pub threads: u32,
+    /// Requests each worker keeps in flight (1 for sync).
+    pub queue_depth: u32,
+    pub pattern: Pattern,
+    /// Bytes per request.
+    pub block_size: u64,
+    /// Warm-up before measuring; its I/Os are not counted.
+    pub ramp_ns: u64,
+    /// Measured time.
+    pub duration_ns: u64,
+    /// Seed of the offset generator (and of the sim engine), so runs are repeatable.
+    pub seed: u64,
+}
+
+impl LevelSpec {
+    /// Requests kept in flight: threads × queue depth.
+    pub fn concurrency(&self) -> u32 {
+        self.threads * self.queue_depth
+    }
+}
+
+/// Shared, lock-free control of a running level: Ctrl-C and live progress (relaxed atomics
+/// read about once a second by the progress bar).
+#[derive(Debug, Default)]
+pub struct LevelCtl {
+    /// Set on Ctrl-C: engines finish the I/Os in flight and return what they measured.
+    pub stop: AtomicBool,
+    /// Completed I/Os so far in this level (measured phase), for progress display.
+    pub ops_done: AtomicU64,
+}
+
+/// What an engine measured in one level, merged over its workers.
+#[derive(Debug, Clone)]
+pub struct LevelStats {
+    /// The measured interval (after ramp), monotonic nanoseconds (simulated for `sim`).
+    pub elapsed_ns: u64,
+    /// Completion latency of each read, submission to completion, integer nanoseconds.
+    pub read_ns: Histogram<u64>,
+    /// Same for writes.
+    pub write_ns: Histogram<u64>,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// True when the level was cut short by `LevelCtl::stop`.
+    pub interrupted: bool,
+}
+
+impl LevelStats {
+    /// Empty stats with histograms able to hold 1 ns .. 1 hour at 3 significant digits.
+    pub fn new() -> Self {
+        let h = || Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        LevelStats {
+            elapsed_ns: 0,
+            read_ns: h(),
+            write_ns: h(),
+            read_bytes: 0,
+            write_bytes: 0,
+            interrupted: false,
+        }
+    }
+}
+
+impl Default for LevelStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::ops::AddAssign<&LevelStats> for LevelStats {
+    /// Merge one worker's stats into the level's (after join). Elapsed is the longest worker's.
+    fn add_assign(&mut self, other: &LevelStats) {
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        self.read_ns.add(&other.read_ns).expect("same bounds");
+        self.write_ns.add(&other.write_ns).expect("same bounds");
+        self.read_bytes += other.read_bytes;
+        self.write_bytes += other.write_bytes;
+        self.interrupted |= other.interrupted;
+    }
+}
+
+/// A load generator. Construction binds it to its target (an open file or device, or nothing
+/// for `sim`); `run_level` runs one level and returns what it measured.
+pub trait Engine {
+    /// Short name for reports: "sync", "uring", "sim".
+    fn name(&self) -> &str;
+    fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> crate::error::Result<LevelStats>;
+}
