@@ -17,7 +17,9 @@ pub enum Pattern {
     Read,
     Write,
     /// Random mixed: `read_pct` percent reads.
-    RandRw { read_pct: u8 },
+    RandRw {
+        read_pct: u8,
+    },
 }
 
 /// What one level asks of an engine.
