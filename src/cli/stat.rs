@@ -1,6 +1,79 @@
-//! Syntax of `iosat stat`.
+//! Syntax of `iosat stat`. Values stay strings here; src/config/stat.rs validates them so
+//! that a bad value gets one line naming the flag.
 
+use super::{FormatArgs, RootArgs};
 use clap::Args;
+use std::path::PathBuf;
 
+/// What `iosat stat --help` explains below the options (the subcommand's one-line summary
+/// lives in cli/mod.rs).
+pub const AFTER_LONG_HELP: &str = "\
+Every column uses sysstat's formula, but rates divide by the interval actually measured
+(monotonic clock around each read of /proc/diskstats), not the requested one, and the
+first report covers the first interval, not the time since boot (ask with --since-boot).
+Reads, writes, discards and flushes are kept apart; r_conc/w_conc/d_conc/f_conc are the
+mean number of requests of that direction in flight (Little's law: Δread_ms/Δt; exact on
+kernels >= 5.7, where aqu-sz is their sum).
+
+About %util: it is the share of the interval during which at least one request was in
+flight (io_ticks). A device that serves one request at a time (one disk head) is saturated
+at 100 %; a device that serves many at once (NVMe, SSD, RAID, cloud volumes) can be at
+100 % with most of its capacity unused: one request in flight all the time is 100 %, and so
+are 64. Judge saturation by latency (r_await/w_await) against the device's own
+low-concurrency baseline as concurrency grows (`iosat sweep`), not by %util. On kernels
+5.0 to 6.9, io_ticks is sampled per jiffy and can over- or under-count.
+
+Devices: whole disks (and dm, md with their names) by default; --partitions adds
+partitions, --all adds loop, zram, ram and other virtual devices. DEVICE may be a kernel
+name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').";
+
+/// Options of `iosat stat`.
 #[derive(Debug, Args)]
-pub struct StatArgs {}
+#[command(
+    after_help = "%util is time with >=1 request in flight, not capacity on parallel devices: see --help.",
+    after_long_help = AFTER_LONG_HELP
+)]
+pub struct StatArgs {
+    /// Devices to show: names, /dev paths or globs (default: whole disks, dm, md).
+    #[arg(value_name = "DEVICE")]
+    pub devices: Vec<String>,
+
+    /// Seconds between reports; fractions allowed (-i 0.5). Default 1.
+    #[arg(short = 'i', long = "interval", value_name = "SECONDS")]
+    pub interval: Option<String>,
+
+    /// Number of reports, then exit (default: until interrupted, or to the end of --replay).
+    #[arg(short = 'c', long = "count", value_name = "COUNT")]
+    pub count: Option<String>,
+
+    /// Make the first report the average since boot (what plain `iostat -x` prints).
+    #[arg(long)]
+    pub since_boot: bool,
+
+    /// Include partitions.
+    #[arg(long)]
+    pub partitions: bool,
+
+    /// Include every device: partitions, loop, zram, ram and other virtual devices.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Text with every column (wider than 80 columns).
+    #[arg(long)]
+    pub wide: bool,
+
+    #[command(flatten)]
+    pub format: FormatArgs,
+
+    /// Append the raw samples to FILE (format in the README), for --replay later.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+
+    /// Compute the reports from a recording instead of /proc: an iosat --record file, or a
+    /// pt-diskstats --save-samples / pt-stalk diskstats file ("TS <epoch>" + diskstats lines).
+    #[arg(long, value_name = "FILE", conflicts_with = "interval")]
+    pub replay: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub root: RootArgs,
+}

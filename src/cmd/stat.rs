@@ -1,7 +1,219 @@
-//! `iosat stat`: orchestration only.
+//! `iosat stat`: orchestration only. Live: sample /proc/diskstats on a monotonic schedule,
+//! look up new devices in sysfs, optionally append the raw samples to a recording, and print
+//! each interval. Replay: the same engine and views fed from a recording, so the output is
+//! byte-identical to the live run that made it.
 
 use crate::cli::stat::StatArgs;
+use crate::config::stat::StatSpec;
+use crate::error::Error;
+use crate::monitor::interval::StatEngine;
+use crate::monitor::record::{self, Event, Source};
+use crate::monitor::select::DeviceMeta;
+use crate::monitor::view;
+use crate::monitor::{DiskSample, RawSample};
+use crate::sys::device::{self, BlockDev};
+use crate::sys::{clock, Root};
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
 
-pub fn run(_args: &StatArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("'iosat stat' is not available in this build yet")
+pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
+    let spec = StatSpec::from_args(args)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match &spec.replay {
+        Some(path) => replay(&spec, path, &mut out)?,
+        None => live(&spec, &mut out)?,
+    }
+    Ok(crate::error::exit::OK)
+}
+
+fn emit(out: &mut impl Write, s: &str) -> Result<(), Error> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    out.write_all(s.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("<stdout>", e))
+}
+
+fn unknown_device(pattern: &str) -> Error {
+    Error::usage(
+        "DEVICE",
+        pattern,
+        "matches no device in /proc/diskstats (see `iosat info --all`)",
+    )
+}
+
+fn replay(spec: &StatSpec, path: &Path, out: &mut impl Write) -> Result<(), Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let (events, source) = record::parse(&text).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        line: e.line,
+        reason: e.reason,
+    })?;
+    if spec.since_boot && source == Source::PtDiskstats {
+        return Err(Error::usage(
+            "--since-boot",
+            path.display(),
+            "needs an iosat recording: pt-diskstats/pt-stalk files carry no monotonic clock",
+        ));
+    }
+    let mut engine = StatEngine::new(spec.selection.clone(), spec.since_boot);
+    let mut checked = false;
+    let mut reports = 0u64;
+    for ev in events {
+        match ev {
+            Event::Run { .. } => engine.new_run(),
+            Event::Device {
+                major,
+                minor,
+                name,
+                meta,
+            } => engine.set_meta(major, minor, &name, meta),
+            Event::Sample(raw) => {
+                let (sample, _) = raw.parse();
+                if !checked {
+                    checked = true;
+                    if let Some(p) = engine.unmatched_pattern(&sample) {
+                        return Err(unknown_device(&p));
+                    }
+                    emit(out, &view::preamble(spec.format))?;
+                }
+                if let Some(r) = engine.push(sample) {
+                    emit(out, &view::render(&r, spec.format))?;
+                    reports += 1;
+                    if spec.count.is_some_and(|c| reports >= c) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Look up devices seen for the first time (or re-created under another name) in sysfs; the
+/// `D` lines for the recording are appended to `rec`.
+fn learn_devices(root: &Root, engine: &mut StatEngine, sample: &DiskSample, rec: &mut String) {
+    for l in &sample.lines {
+        if engine.has_meta(l.major, l.minor, &l.name) {
+            continue;
+        }
+        let dev = BlockDev {
+            major: l.major,
+            minor: l.minor,
+            name: l.name.clone(),
+        };
+        let meta = DeviceMeta {
+            kind: device::kind(root, &dev),
+            display_name: device::friendly_name(root, &dev),
+        };
+        rec.push_str(&record::format_device(l.major, l.minor, &l.name, &meta));
+        engine.set_meta(l.major, l.minor, &l.name, meta);
+    }
+}
+
+struct Recorder {
+    file: File,
+    path: std::path::PathBuf,
+}
+
+impl Recorder {
+    fn open(path: &Path) -> Result<Recorder, Error> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let mut r = Recorder {
+            file,
+            path: path.to_path_buf(),
+        };
+        let len = r.file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len == 0 {
+            r.write(record::HEADER)?;
+        }
+        Ok(r)
+    }
+
+    fn write(&mut self, s: &str) -> Result<(), Error> {
+        self.file
+            .write_all(s.as_bytes())
+            .map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+fn warn_once(seen: &mut HashSet<String>, warnings: Vec<String>) {
+    for w in warnings {
+        if seen.insert(w.clone()) {
+            eprintln!("iosat: warning: {w}");
+        }
+    }
+}
+
+fn sleep_until(deadline_ns: u64) {
+    let now = clock::monotonic_ns();
+    if deadline_ns > now {
+        std::thread::sleep(std::time::Duration::from_nanos(deadline_ns - now));
+    }
+}
+
+fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
+    let root = &spec.root;
+    let mut engine = StatEngine::new(spec.selection.clone(), spec.since_boot);
+    let mut seen_warnings = HashSet::new();
+
+    let raw = RawSample::take(root)?;
+    let (sample, warnings) = raw.parse();
+    warn_once(&mut seen_warnings, warnings);
+    let mut d_lines = String::new();
+    learn_devices(root, &mut engine, &sample, &mut d_lines);
+    if let Some(p) = engine.unmatched_pattern(&sample) {
+        return Err(unknown_device(&p));
+    }
+    let mut recorder = match &spec.record {
+        Some(p) => {
+            let mut r = Recorder::open(p)?;
+            r.write(&format!(
+                "{}{}{}",
+                record::format_run(raw.wall_ns, spec.interval_ns),
+                d_lines,
+                record::format_sample(&raw)
+            ))?;
+            Some(r)
+        }
+        None => None,
+    };
+
+    emit(out, &view::preamble(spec.format))?;
+    let mut reports = 0u64;
+    let mut deadline = raw.mono_ns;
+    if let Some(r) = engine.push(sample) {
+        emit(out, &view::render(&r, spec.format))?;
+        reports += 1;
+    }
+    while !spec.count.is_some_and(|c| reports >= c) {
+        deadline += spec.interval_ns;
+        let now = clock::monotonic_ns();
+        if deadline < now {
+            // We fell behind (suspended, overloaded): measure from now on, don't catch up.
+            deadline = now;
+        }
+        sleep_until(deadline);
+        let raw = RawSample::take(root)?;
+        let (sample, warnings) = raw.parse();
+        warn_once(&mut seen_warnings, warnings);
+        let mut d_lines = String::new();
+        learn_devices(root, &mut engine, &sample, &mut d_lines);
+        if let Some(rec) = recorder.as_mut() {
+            rec.write(&format!("{d_lines}{}", record::format_sample(&raw)))?;
+        }
+        if let Some(r) = engine.push(sample) {
+            emit(out, &view::render(&r, spec.format))?;
+            reports += 1;
+        }
+    }
+    Ok(())
 }

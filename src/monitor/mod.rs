@@ -357,3 +357,8 @@ impl DiskRates {
 
 #[cfg(test)]
 mod tests;
+
+pub mod interval;
+pub mod record;
+pub mod select;
+pub mod view;

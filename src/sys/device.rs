@@ -52,6 +52,22 @@ impl DevKind {
             DevKind::Virtual => "virtual",
         }
     }
+
+    /// The inverse of [`DevKind::as_str`].
+    pub fn parse(s: &str) -> Option<DevKind> {
+        [
+            DevKind::Disk,
+            DevKind::Partition,
+            DevKind::Dm,
+            DevKind::Md,
+            DevKind::Loop,
+            DevKind::Zram,
+            DevKind::Ram,
+            DevKind::Virtual,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
 }
 
 /// The sysfs directory of a block device: `<sys>/dev/block/M:m` resolved, else
@@ -288,6 +304,52 @@ pub fn partitions(root: &Root, dev: &BlockDev) -> Vec<BlockDev> {
         .collect();
     v.sort_by_key(|d| (d.major, d.minor));
     v
+}
+
+/// Device facts beyond the queue: SCSI queue depth, blk-mq hardware queues and their tags,
+/// md level, dm target family, loop backing file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceExtra {
+    /// `device/queue_depth` (SCSI/SATA): commands the device itself accepts at once.
+    pub queue_depth: Option<u32>,
+    /// Number of blk-mq hardware queues (`mq/*`).
+    pub hw_queues: Option<u32>,
+    /// Tags (requests) per hardware queue (`mq/0/nr_tags`).
+    pub hw_queue_tags: Option<u32>,
+    /// `md/level` (raid1, raid10, ...).
+    pub md_level: Option<String>,
+    /// The dm uuid's prefix: LVM, CRYPT, mpath, ...
+    pub dm_target: Option<String>,
+    /// `loop/backing_file`.
+    pub loop_backing_file: Option<String>,
+}
+
+/// The extra facts of a device (a partition reports its disk's queue facts).
+pub fn extra(root: &Root, dev: &BlockDev) -> DeviceExtra {
+    let Some(dir) = sysfs_dir(root, dev) else {
+        return DeviceExtra::default();
+    };
+    let disk_dir = if dir.join("partition").exists() {
+        dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
+    } else {
+        dir.clone()
+    };
+    let mq: Vec<String> = dir_entries(&disk_dir.join("mq"))
+        .into_iter()
+        .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    DeviceExtra {
+        queue_depth: read_num(&disk_dir.join("device/queue_depth")),
+        hw_queues: (!mq.is_empty()).then_some(mq.len() as u32),
+        hw_queue_tags: mq
+            .first()
+            .and_then(|q| read_num(&disk_dir.join("mq").join(q).join("nr_tags"))),
+        md_level: read_trim(&dir.join("md/level")).filter(|s| !s.is_empty()),
+        dm_target: read_trim(&dir.join("dm/uuid"))
+            .and_then(|u| u.split('-').next().map(str::to_string))
+            .filter(|s| !s.is_empty()),
+        loop_backing_file: read_trim(&dir.join("loop/backing_file")).filter(|s| !s.is_empty()),
+    }
 }
 
 /// Undo the octal escapes (\040 for space, ...) of /proc/self/mountinfo.

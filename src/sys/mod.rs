@@ -32,3 +32,27 @@ impl Root {
         }
     }
 }
+
+/// The running kernel's release (`<proc>/sys/kernel/osrelease`), e.g. "6.18.44".
+pub fn kernel_release(root: &Root) -> Option<String> {
+    std::fs::read_to_string(root.proc.join("sys/kernel/osrelease"))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// "6.18.44-fc-v445" → (6, 18).
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kernel_versions() {
+        assert_eq!(super::kernel_version("6.18.44-fc-v445"), Some((6, 18)));
+        assert_eq!(super::kernel_version("4.19.0"), Some((4, 19)));
+        assert_eq!(super::kernel_version("x"), None);
+    }
+}

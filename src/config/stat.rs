@@ -1,0 +1,164 @@
+//! `iosat stat` arguments → StatSpec. Each bad value is one Usage error naming the flag.
+
+use crate::cli::stat::StatArgs;
+use crate::error::{Error, Result};
+use crate::monitor::select::Selection;
+use crate::monitor::view::Format;
+use crate::sys::Root;
+use std::path::{Path, PathBuf};
+
+/// A validated `iosat stat` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatSpec {
+    pub interval_ns: u64,
+    pub count: Option<u64>,
+    pub since_boot: bool,
+    pub selection: Selection,
+    pub format: Format,
+    pub record: Option<PathBuf>,
+    pub replay: Option<PathBuf>,
+    pub root: Root,
+}
+
+/// Shortest interval accepted: below 10 ms the kernel's ms counters make every rate noise.
+pub const MIN_INTERVAL_NS: u64 = 10_000_000;
+/// Longest interval accepted (one day).
+pub const MAX_INTERVAL_NS: u64 = 86_400 * 1_000_000_000;
+
+/// "-i" value in seconds (decimal, fractions allowed) → ns.
+pub fn parse_interval(s: &str) -> Result<u64> {
+    let bad = |reason: &str| Error::usage("-i", s, reason);
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| bad("must be a number of seconds, e.g. 1 or 0.5"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(bad("must be a number of seconds greater than 0"));
+    }
+    let ns = (v * 1e9).round();
+    if ns < MIN_INTERVAL_NS as f64 {
+        return Err(bad("must be at least 0.01 seconds"));
+    }
+    if ns > MAX_INTERVAL_NS as f64 {
+        return Err(bad("must be at most 86400 seconds"));
+    }
+    Ok(ns as u64)
+}
+
+pub fn parse_count(s: &str) -> Result<u64> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(Error::usage(
+            "-c",
+            s,
+            "must be a whole number of reports >= 1",
+        )),
+    }
+}
+
+/// A DEVICE argument as a name to match: /dev/mapper/NAME → NAME, /dev/... symlinks resolved
+/// (/dev/disk/by-id/... → sda), /dev/NAME → NAME; globs and plain names unchanged.
+pub fn device_pattern(arg: &str) -> Result<String> {
+    if arg.is_empty() {
+        return Err(Error::usage("DEVICE", arg, "must not be empty"));
+    }
+    if let Some(name) = arg.strip_prefix("/dev/mapper/") {
+        return Ok(name.to_string());
+    }
+    if arg.starts_with('/') {
+        let p = Path::new(arg);
+        let resolved = if crate::monitor::select::is_glob(arg) {
+            p.to_path_buf()
+        } else {
+            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+        };
+        let s = resolved.to_string_lossy();
+        return match s.strip_prefix("/dev/") {
+            Some(name) if !name.contains('/') => Ok(name.to_string()),
+            _ => Err(Error::usage(
+                "DEVICE",
+                arg,
+                "is not a device name or a /dev path of a block device",
+            )),
+        };
+    }
+    Ok(arg.to_string())
+}
+
+impl StatSpec {
+    pub fn from_args(a: &StatArgs) -> Result<StatSpec> {
+        let interval_ns = match &a.interval {
+            Some(s) => parse_interval(s)?,
+            None => 1_000_000_000,
+        };
+        let count = a.count.as_deref().map(parse_count).transpose()?;
+        let patterns = a
+            .devices
+            .iter()
+            .map(|d| device_pattern(d))
+            .collect::<Result<Vec<_>>>()?;
+        let format = if a.format.json {
+            Format::Json
+        } else if a.format.csv {
+            Format::Csv
+        } else if a.format.markdown {
+            Format::Markdown
+        } else {
+            Format::Text { wide: a.wide }
+        };
+        if a.wide && !matches!(format, Format::Text { .. }) {
+            return Err(Error::usage(
+                "--wide",
+                "--wide",
+                "applies to text output only (JSON, CSV and Markdown always carry every column)",
+            ));
+        }
+        Ok(StatSpec {
+            interval_ns,
+            count,
+            since_boot: a.since_boot,
+            selection: Selection {
+                patterns,
+                partitions: a.partitions,
+                all: a.all,
+            },
+            format,
+            record: a.record.clone(),
+            replay: a.replay.clone(),
+            root: Root::from_args(&a.root),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_interval("0.5").unwrap(), 500_000_000);
+        assert_eq!(parse_interval("2").unwrap(), 2_000_000_000);
+        for bad in ["0", "-1", "abc", "", "nan", "inf", "0.001", "1e9"] {
+            let e = parse_interval(bad).unwrap_err().to_string();
+            assert!(e.starts_with("'-i' "), "{e}");
+            assert!(e.contains(&format!("(got '{bad}')")), "{e}");
+        }
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("3").unwrap(), 3);
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("x").is_err());
+    }
+
+    #[test]
+    fn device_patterns() {
+        assert_eq!(device_pattern("sda").unwrap(), "sda");
+        assert_eq!(device_pattern("nvme*").unwrap(), "nvme*");
+        assert_eq!(device_pattern("/dev/mapper/vg0-root").unwrap(), "vg0-root");
+        assert_eq!(device_pattern("/dev/nonexistent9").unwrap(), "nonexistent9");
+        assert!(device_pattern("/tmp/x/y").is_err());
+        assert!(device_pattern("").is_err());
+    }
+}

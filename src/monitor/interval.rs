@@ -1,0 +1,326 @@
+//! The stat engine: a stream of samples (live or replayed) in, one report per interval out,
+//! with device selection, devices appearing/disappearing, and "no value" when a counter went
+//! backwards. Pure: the same input gives the same reports, which is what makes a replay
+//! byte-identical to the live run. Must not import cmd/, cli/ or ui/.
+
+use super::select::{DeviceMeta, Selection};
+use super::{DiskDelta, DiskRates, DiskSample};
+use crate::sys::diskstats::DiskStatLine;
+use std::collections::HashMap;
+
+/// Why a selected device has no values in an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoValue {
+    /// First seen in this sample: nothing to subtract from.
+    NewDevice,
+    /// A counter went backwards (device reset or re-created, a wrap that can't be proven).
+    CounterWentBackwards,
+}
+
+impl NoValue {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoValue::NewDevice => "new_device",
+            NoValue::CounterWentBackwards => "counter_went_backwards",
+        }
+    }
+}
+
+/// One device in one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceRow {
+    pub major: u32,
+    pub minor: u32,
+    pub kernel_name: String,
+    pub meta: DeviceMeta,
+    /// Err when there is no value for this interval.
+    pub rates: Result<DiskRates, NoValue>,
+    /// ms fields recognised as 32-bit wraps in this interval.
+    pub wrapped_ms_fields: u32,
+}
+
+/// One interval: the measured time span and the selected devices in kernel order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalReport {
+    pub start_mono_ns: u64,
+    pub end_mono_ns: u64,
+    pub start_wall_ns: i64,
+    pub end_wall_ns: i64,
+    /// True for the since-boot report (interval = time since boot).
+    pub since_boot: bool,
+    pub devices: Vec<DeviceRow>,
+}
+
+impl IntervalReport {
+    pub fn interval_s(&self) -> f64 {
+        (self.end_mono_ns - self.start_mono_ns) as f64 / 1e9
+    }
+}
+
+/// Turns successive samples into interval reports.
+#[derive(Debug, Clone)]
+pub struct StatEngine {
+    sel: Selection,
+    since_boot: bool,
+    prev: Option<DiskSample>,
+    metas: HashMap<(u32, u32), (String, DeviceMeta)>,
+}
+
+/// The counters as they were at boot: zeros, with the optional groups the line has.
+fn zero_like(l: &DiskStatLine) -> DiskStatLine {
+    let z = |o: Option<u64>| o.map(|_| 0);
+    DiskStatLine {
+        major: l.major,
+        minor: l.minor,
+        name: l.name.clone(),
+        discards: z(l.discards),
+        discards_merged: z(l.discards_merged),
+        discard_sectors: z(l.discard_sectors),
+        discard_ms: z(l.discard_ms),
+        flushes: z(l.flushes),
+        flush_ms: z(l.flush_ms),
+        ..DiskStatLine::default()
+    }
+}
+
+impl StatEngine {
+    pub fn new(sel: Selection, since_boot: bool) -> StatEngine {
+        StatEngine {
+            sel,
+            since_boot,
+            prev: None,
+            metas: HashMap::new(),
+        }
+    }
+
+    /// Record what sysfs says about a device (live: looked up; replay: from `D` lines).
+    pub fn set_meta(&mut self, major: u32, minor: u32, name: &str, meta: DeviceMeta) {
+        self.metas.insert((major, minor), (name.to_string(), meta));
+    }
+
+    /// Is there metadata for this device under this kernel name?
+    pub fn has_meta(&self, major: u32, minor: u32, name: &str) -> bool {
+        self.metas
+            .get(&(major, minor))
+            .is_some_and(|(n, _)| n == name)
+    }
+
+    /// The metadata of a device, or what can be said without sysfs.
+    pub fn meta(&self, l: &DiskStatLine) -> DeviceMeta {
+        match self.metas.get(&(l.major, l.minor)) {
+            Some((n, m)) if *n == l.name => m.clone(),
+            _ => DeviceMeta {
+                kind: None,
+                display_name: l.name.clone(),
+            },
+        }
+    }
+
+    /// A new run starts (a recording appended by another invocation): forget the previous
+    /// sample so that no interval spans the gap.
+    pub fn new_run(&mut self) {
+        self.prev = None;
+    }
+
+    /// The first pattern that names no device of the sample, if any.
+    pub fn unmatched_pattern(&self, s: &DiskSample) -> Option<String> {
+        let metas: Vec<DeviceMeta> = s.lines.iter().map(|l| self.meta(l)).collect();
+        let devs: Vec<(u32, &str, &DeviceMeta)> = s
+            .lines
+            .iter()
+            .zip(&metas)
+            .map(|(l, m)| (l.major, l.name.as_str(), m))
+            .collect();
+        self.sel.unmatched(&devs).map(str::to_string)
+    }
+
+    fn row(&self, l: &DiskStatLine, delta: Result<DiskDelta, NoValue>) -> DeviceRow {
+        let wrapped = delta.as_ref().map_or(0, |d| d.wrapped_fields);
+        DeviceRow {
+            major: l.major,
+            minor: l.minor,
+            kernel_name: l.name.clone(),
+            meta: self.meta(l),
+            rates: delta.map(|d| DiskRates::from_delta(&d)),
+            wrapped_ms_fields: wrapped,
+        }
+    }
+
+    /// Feed the next sample; returns the report for the interval it closes (None for the
+    /// first sample unless since-boot was asked, or when time did not advance).
+    pub fn push(&mut self, cur: DiskSample) -> Option<IntervalReport> {
+        let selected = |e: &Self, l: &DiskStatLine| e.sel.selects(l.major, &l.name, &e.meta(l));
+        let report = match self.prev.take() {
+            None if self.since_boot => {
+                self.since_boot = false;
+                let devices = cur
+                    .lines
+                    .iter()
+                    .filter(|l| selected(self, l))
+                    .map(|l| {
+                        let d = DiskDelta::between(&zero_like(l), l, cur.mono_ns)
+                            .ok_or(NoValue::CounterWentBackwards);
+                        self.row(l, d)
+                    })
+                    .collect();
+                Some(IntervalReport {
+                    start_mono_ns: 0,
+                    end_mono_ns: cur.mono_ns,
+                    start_wall_ns: cur.wall_ns - cur.mono_ns as i64,
+                    end_wall_ns: cur.wall_ns,
+                    since_boot: true,
+                    devices,
+                })
+            }
+            None => None,
+            Some(prev) if cur.mono_ns <= prev.mono_ns => {
+                // Time did not advance (duplicate sample): keep the older one as the base.
+                self.prev = Some(prev);
+                return None;
+            }
+            Some(prev) => {
+                let dt = cur.mono_ns - prev.mono_ns;
+                let mut devices = Vec::new();
+                for l in cur.lines.iter().filter(|l| selected(self, l)) {
+                    let d = match prev.find(l.major, l.minor) {
+                        Some(p) if p.name == l.name => {
+                            DiskDelta::between(p, l, dt).ok_or(NoValue::CounterWentBackwards)
+                        }
+                        _ => Err(NoValue::NewDevice),
+                    };
+                    devices.push(self.row(l, d));
+                }
+                Some(IntervalReport {
+                    start_mono_ns: prev.mono_ns,
+                    end_mono_ns: cur.mono_ns,
+                    start_wall_ns: prev.wall_ns,
+                    end_wall_ns: cur.wall_ns,
+                    since_boot: false,
+                    devices,
+                })
+            }
+        };
+        self.prev = Some(cur);
+        report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::device::DevKind;
+    use crate::sys::diskstats::parse;
+
+    fn sample(mono_ns: u64, text: &str) -> DiskSample {
+        DiskSample {
+            mono_ns,
+            wall_ns: 1_700_000_000_000_000_000 + mono_ns as i64,
+            lines: parse(text).lines,
+        }
+    }
+
+    fn engine() -> StatEngine {
+        let mut e = StatEngine::new(Selection::default(), false);
+        let disk = |n: &str| DeviceMeta {
+            kind: Some(DevKind::Disk),
+            display_name: n.into(),
+        };
+        e.set_meta(8, 0, "sda", disk("sda"));
+        e.set_meta(8, 16, "sdb", disk("sdb"));
+        e.set_meta(
+            8,
+            1,
+            "sda1",
+            DeviceMeta {
+                kind: Some(DevKind::Partition),
+                display_name: "sda1".into(),
+            },
+        );
+        e
+    }
+
+    #[test]
+    fn first_sample_gives_no_report_then_measured_interval() {
+        let mut e = engine();
+        assert!(e
+            .push(sample(
+                1_000_000_000,
+                "8 0 sda 10 0 80 5 0 0 0 0 0 5 5\n8 1 sda1 10 0 80 5 0 0 0 0 0 5 5\n"
+            ))
+            .is_none());
+        let r = e
+            .push(sample(
+                1_500_000_000,
+                "8 0 sda 60 0 480 30 0 0 0 0 0 30 30\n8 1 sda1 60 0 480 30 0 0 0 0 0 30 30\n",
+            ))
+            .unwrap();
+        assert_eq!(r.interval_s(), 0.5);
+        assert_eq!(r.devices.len(), 1, "partition not shown by default");
+        let rates = r.devices[0].rates.as_ref().unwrap();
+        assert_eq!(rates.r_s, 100.0);
+        assert_eq!(rates.r_await, Some(0.5));
+    }
+
+    #[test]
+    fn since_boot_report_divides_by_uptime() {
+        let mut e = StatEngine::new(Selection::default(), true);
+        e.set_meta(
+            8,
+            0,
+            "sda",
+            DeviceMeta {
+                kind: Some(DevKind::Disk),
+                display_name: "sda".into(),
+            },
+        );
+        let r = e
+            .push(sample(
+                10_000_000_000,
+                "8 0 sda 100 0 800 50 0 0 0 0 0 40 50\n",
+            ))
+            .unwrap();
+        assert!(r.since_boot);
+        let rates = r.devices[0].rates.as_ref().unwrap();
+        assert_eq!(rates.r_s, 10.0);
+        assert_eq!(rates.util_pct, 0.4);
+        assert!(e
+            .push(sample(
+                11_000_000_000,
+                "8 0 sda 100 0 800 50 0 0 0 0 0 40 50\n"
+            ))
+            .is_some());
+    }
+
+    #[test]
+    fn appearing_disappearing_and_backwards() {
+        let mut e = engine();
+        e.push(sample(1_000_000_000, "8 0 sda 10 0 80 5 0 0 0 0 0 5 5\n"));
+        let r = e
+            .push(sample(
+                2_000_000_000,
+                "8 0 sda 5 0 80 5 0 0 0 0 0 5 5\n8 16 sdb 1 0 8 1 0 0 0 0 0 1 1\n",
+            ))
+            .unwrap();
+        assert_eq!(r.devices[0].rates, Err(NoValue::CounterWentBackwards));
+        assert_eq!(r.devices[1].rates, Err(NoValue::NewDevice));
+        let r = e
+            .push(sample(3_000_000_000, "8 16 sdb 3 0 24 2 0 0 0 0 0 2 2\n"))
+            .unwrap();
+        assert_eq!(r.devices.len(), 1);
+        assert_eq!(r.devices[0].rates.as_ref().unwrap().r_s, 2.0);
+    }
+
+    #[test]
+    fn duplicate_timestamp_is_skipped() {
+        let mut e = engine();
+        e.push(sample(1_000_000_000, "8 0 sda 10 0 80 5 0 0 0 0 0 5 5\n"));
+        assert!(e
+            .push(sample(1_000_000_000, "8 0 sda 11 0 80 5 0 0 0 0 0 5 5\n"))
+            .is_none());
+        let r = e
+            .push(sample(2_000_000_000, "8 0 sda 12 0 80 5 0 0 0 0 0 5 5\n"))
+            .unwrap();
+        assert_eq!(r.devices[0].rates.as_ref().unwrap().r_s, 2.0);
+    }
+}

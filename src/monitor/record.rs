@@ -1,0 +1,305 @@
+//! The recording file format (`iosat stat --record`/`--replay`), pure: formatting to strings
+//! and parsing from text, no IO. Raw samples only, never rates (DESIGN.md §2), so a replay runs
+//! the same parser and formulas on the same bytes as the live run. Also reads the sample files
+//! of pt-diskstats `--save-samples` and pt-stalk (`TS <epoch> ...` + /proc/diskstats lines).
+//!
+//! ```text
+//! #iosat-record 1                      header, written when the file is created
+//! R <wall_ns> <interval_ns>            start of a run: no interval spans two runs
+//! D <major>:<minor> <name> <kind> <display name>   sysfs facts, before the first sample
+//!                                      that has the device (kind "-" when unknown)
+//! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
+//!  259       0 nvme0n1 212458 3 ...
+//! ```
+//! Other lines starting with `#` are comments.
+
+use super::select::DeviceMeta;
+use super::RawSample;
+use crate::sys::device::DevKind;
+use crate::sys::diskstats::parse_line;
+
+pub const HEADER: &str = "#iosat-record 1\n";
+
+/// One element of a recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Run {
+        wall_ns: i64,
+        interval_ns: u64,
+    },
+    Device {
+        major: u32,
+        minor: u32,
+        name: String,
+        meta: DeviceMeta,
+    },
+    Sample(RawSample),
+}
+
+/// Which tool wrote the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Iosat,
+    /// pt-diskstats --save-samples or pt-stalk: wall-clock `TS` stamps only, no sysfs facts.
+    PtDiskstats,
+}
+
+pub fn format_run(wall_ns: i64, interval_ns: u64) -> String {
+    format!("R {wall_ns} {interval_ns}\n")
+}
+
+pub fn format_device(major: u32, minor: u32, name: &str, meta: &DeviceMeta) -> String {
+    format!(
+        "D {major}:{minor} {name} {} {}\n",
+        meta.kind.map_or("-", DevKind::as_str),
+        meta.display_name
+    )
+}
+
+pub fn format_sample(raw: &RawSample) -> String {
+    let mut s = String::with_capacity(raw.text.len() + 48);
+    s.push_str(&format!("T {} {}\n", raw.mono_ns, raw.wall_ns));
+    for line in raw.text.lines().filter(|l| !l.trim().is_empty()) {
+        s.push_str(line);
+        s.push('\n');
+    }
+    s
+}
+
+/// A parse failure: 1-based line number and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub reason: String,
+}
+
+fn err(line: usize, reason: impl Into<String>) -> ParseError {
+    ParseError {
+        line,
+        reason: reason.into(),
+    }
+}
+
+/// "1344561790.012145298" → ns since the epoch, exactly (no float rounding).
+fn parse_epoch_ns(s: &str) -> Option<i64> {
+    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
+    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut ns: i64 = 0;
+    for (i, b) in frac.bytes().take(9).enumerate() {
+        ns += i64::from(b - b'0') * 10i64.pow(8 - i as u32);
+    }
+    sec.parse::<i64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(ns)
+}
+
+/// Parse a recording. Strict: a line that is not a marker, a comment or a valid diskstats
+/// line is an error naming the line.
+pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
+    let mut events = Vec::new();
+    let mut source: Option<Source> = None;
+    let mut cur: Option<RawSample> = None;
+    let mut set_source = |s: Source, n: usize| -> Result<(), ParseError> {
+        match source {
+            Some(x) if x != s => Err(err(n, "mixes iosat 'T' and pt-diskstats 'TS' samples")),
+            _ => {
+                source = Some(s);
+                Ok(())
+            }
+        }
+    };
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let t = line.trim_end();
+        if t.trim().is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let mut f = t.split_ascii_whitespace();
+        let first = f.next().unwrap_or("");
+        if first.as_bytes()[0].is_ascii_digit() {
+            let Some(s) = cur.as_mut() else {
+                return Err(err(n, "diskstats line before the first 'T' or 'TS' line"));
+            };
+            parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
+            s.text.push_str(t);
+            s.text.push('\n');
+            continue;
+        }
+        let flush = |cur: &mut Option<RawSample>, events: &mut Vec<Event>| {
+            if let Some(s) = cur.take() {
+                events.push(Event::Sample(s));
+            }
+        };
+        match first {
+            "T" => {
+                set_source(Source::Iosat, n)?;
+                let mono = f.next().and_then(|v| v.parse::<u64>().ok());
+                let wall = f.next().and_then(|v| v.parse::<i64>().ok());
+                let (Some(mono_ns), Some(wall_ns), None) = (mono, wall, f.next()) else {
+                    return Err(err(
+                        n,
+                        format!("expected 'T <mono_ns> <wall_ns>', got '{t}'"),
+                    ));
+                };
+                flush(&mut cur, &mut events);
+                cur = Some(RawSample {
+                    mono_ns,
+                    wall_ns,
+                    text: String::new(),
+                });
+            }
+            "TS" => {
+                set_source(Source::PtDiskstats, n)?;
+                let Some(ns) = f.next().and_then(parse_epoch_ns) else {
+                    return Err(err(
+                        n,
+                        format!("expected 'TS <epoch seconds> ...', got '{t}'"),
+                    ));
+                };
+                flush(&mut cur, &mut events);
+                cur = Some(RawSample {
+                    mono_ns: u64::try_from(ns).unwrap_or(0),
+                    wall_ns: ns,
+                    text: String::new(),
+                });
+            }
+            "R" => {
+                let wall = f.next().and_then(|v| v.parse::<i64>().ok());
+                let iv = f.next().and_then(|v| v.parse::<u64>().ok());
+                let (Some(wall_ns), Some(interval_ns)) = (wall, iv) else {
+                    return Err(err(
+                        n,
+                        format!("expected 'R <wall_ns> <interval_ns>', got '{t}'"),
+                    ));
+                };
+                flush(&mut cur, &mut events);
+                events.push(Event::Run {
+                    wall_ns,
+                    interval_ns,
+                });
+            }
+            "D" => {
+                let mut g = t.splitn(5, ' ').skip(1);
+                let dev = g.next().and_then(crate::sys::device::parse_dev_t);
+                let name = g.next().filter(|s| !s.is_empty());
+                let kind = g.next();
+                let display = g.next().filter(|s| !s.is_empty());
+                let (Some((major, minor)), Some(name), Some(kind), Some(display)) =
+                    (dev, name, kind, display)
+                else {
+                    return Err(err(
+                        n,
+                        format!(
+                            "expected 'D <major>:<minor> <name> <kind> <display name>', got '{t}'"
+                        ),
+                    ));
+                };
+                let kind = match kind {
+                    "-" => None,
+                    k => Some(
+                        DevKind::parse(k)
+                            .ok_or_else(|| err(n, format!("unknown device kind '{k}'")))?,
+                    ),
+                };
+                flush(&mut cur, &mut events);
+                events.push(Event::Device {
+                    major,
+                    minor,
+                    name: name.to_string(),
+                    meta: DeviceMeta {
+                        kind,
+                        display_name: display.to_string(),
+                    },
+                });
+            }
+            other => {
+                return Err(err(
+                    n,
+                    format!("not a recording line (unknown marker '{other}'): '{t}'"),
+                ))
+            }
+        }
+    }
+    if let Some(s) = cur.take() {
+        events.push(Event::Sample(s));
+    }
+    let Some(source) = source else {
+        return Err(err(
+            text.lines().count().max(1),
+            "no samples (no 'T' or 'TS' line): not an iosat recording or pt-diskstats file",
+        ));
+    };
+    Ok((events, source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip() {
+        let raw = RawSample {
+            mono_ns: 5_000_000_123,
+            wall_ns: 1_763_000_000_000_000_000,
+            text: "   8       0 sda 1 2 3 4 5 6 7 8 9 10 11\n 253 0 dm-0 1 2 3 4 5 6 7 8 9 10 11 0 0 0 0 0 0\n"
+                .into(),
+        };
+        let meta = DeviceMeta {
+            kind: Some(DevKind::Dm),
+            display_name: "vg0-root".into(),
+        };
+        let text = format!(
+            "{HEADER}{}{}{}",
+            format_run(1, 1_000_000_000),
+            format_device(253, 0, "dm-0", &meta),
+            format_sample(&raw)
+        );
+        let (ev, src) = parse(&text).unwrap();
+        assert_eq!(src, Source::Iosat);
+        assert_eq!(ev.len(), 3);
+        assert_eq!(
+            ev[1],
+            Event::Device {
+                major: 253,
+                minor: 0,
+                name: "dm-0".into(),
+                meta
+            }
+        );
+        assert_eq!(ev[2], Event::Sample(raw));
+    }
+
+    #[test]
+    fn pt_stalk_ts_lines() {
+        let text = "TS 1344561790.012145298 2012-08-09 21:23:10\n 202 0 xvda 1 2 3 4 5 6 7 8 9 10 11\nTS 1344561791.5 2012-08-09 21:23:11\n 202 0 xvda 2 2 3 4 5 6 7 8 9 10 11\n";
+        let (ev, src) = parse(text).unwrap();
+        assert_eq!(src, Source::PtDiskstats);
+        let Event::Sample(a) = &ev[0] else { panic!() };
+        let Event::Sample(b) = &ev[1] else { panic!() };
+        assert_eq!(a.wall_ns, 1_344_561_790_012_145_298);
+        assert_eq!(b.mono_ns - a.mono_ns, 1_487_854_702);
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line() {
+        let e = parse("#iosat-record 1\nT 1 2\n 8 0 sda 1 2 3\n").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.reason.contains("bad diskstats line"), "{}", e.reason);
+        let e = parse("T 1 x\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse("T 1 2\nhello world\n").unwrap_err();
+        assert!(e.reason.contains("'hello'"), "{}", e.reason);
+        let e = parse(" 8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse("# only a comment\n").unwrap_err();
+        assert!(e.reason.contains("no samples"));
+        let e = parse("T 1 2\nTS 3\n").unwrap_err();
+        assert_eq!(e.line, 2);
+    }
+}

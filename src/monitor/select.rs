@@ -1,0 +1,177 @@
+//! Which devices a stat report shows: kinds from sysfs (recorded with the samples so replay
+//! selects the same), explicit names and shell-style globs. Pure; must not import cmd/ or ui/.
+
+use crate::sys::device::DevKind;
+
+/// What is known about a device besides its counters: its sysfs class and the name users know
+/// it by (dm name). `kind` is None when sysfs had no entry (a foreign recording, a bare
+/// fixture).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceMeta {
+    pub kind: Option<DevKind>,
+    pub display_name: String,
+}
+
+/// Device selection as the user asked for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Names or globs (`sd*`, `nvme?n1`), matched against kernel and friendly names.
+    pub patterns: Vec<String>,
+    pub partitions: bool,
+    pub all: bool,
+}
+
+/// True when the pattern has glob metacharacters.
+pub fn is_glob(p: &str) -> bool {
+    p.contains(['*', '?', '['])
+}
+
+/// Shell-style glob match (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`) on the whole string.
+pub fn glob_match(pat: &str, s: &str) -> bool {
+    let p: Vec<char> = pat.chars().collect();
+    let t: Vec<char> = s.chars().collect();
+    glob_at(&p, &t)
+}
+
+fn glob_at(p: &[char], t: &[char]) -> bool {
+    match p.first() {
+        None => t.is_empty(),
+        Some('*') => (0..=t.len()).any(|i| glob_at(&p[1..], &t[i..])),
+        Some('?') => !t.is_empty() && glob_at(&p[1..], &t[1..]),
+        Some('[') => {
+            let Some(end) = p.iter().skip(1).position(|&c| c == ']').map(|i| i + 1) else {
+                return t.first() == Some(&'[') && glob_at(&p[1..], &t[1..]);
+            };
+            let Some(&c) = t.first() else { return false };
+            let mut set = &p[1..end];
+            let negate = matches!(set.first(), Some('!') | Some('^'));
+            if negate {
+                set = &set[1..];
+            }
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == '-' {
+                    hit |= set[i] <= c && c <= set[i + 2];
+                    i += 3;
+                } else {
+                    hit |= set[i] == c;
+                    i += 1;
+                }
+            }
+            hit != negate && glob_at(&p[end + 1..], &t[1..])
+        }
+        Some(&ch) => t.first() == Some(&ch) && glob_at(&p[1..], &t[1..]),
+    }
+}
+
+impl Selection {
+    fn kind_allowed(&self, kind: Option<DevKind>, major: u32) -> bool {
+        if self.all {
+            return true;
+        }
+        match kind {
+            Some(DevKind::Disk | DevKind::Dm | DevKind::Md) => true,
+            Some(DevKind::Partition) => self.partitions,
+            Some(_) => false,
+            // No sysfs entry (a foreign recording): show it unless its major is the fixed
+            // loop (7) or ram (1) major of include/uapi/linux/major.h.
+            None => major != 7 && major != 1,
+        }
+    }
+
+    /// Is this device part of the report?
+    pub fn selects(&self, major: u32, name: &str, meta: &DeviceMeta) -> bool {
+        if self.patterns.is_empty() {
+            return self.kind_allowed(meta.kind, major);
+        }
+        self.patterns.iter().any(|p| {
+            if is_glob(p) {
+                (glob_match(p, name) || glob_match(p, &meta.display_name))
+                    && self.kind_allowed(meta.kind, major)
+            } else {
+                p == name || *p == meta.display_name
+            }
+        })
+    }
+
+    /// The first explicit (non-glob) name that matches none of the devices, or glob that
+    /// matches none: an unknown device is a usage error, not an empty report.
+    pub fn unmatched<'a>(&'a self, devices: &[(u32, &str, &DeviceMeta)]) -> Option<&'a str> {
+        self.patterns
+            .iter()
+            .find(|p| {
+                !devices.iter().any(|(major, name, meta)| {
+                    let one = Selection {
+                        patterns: vec![(*p).clone()],
+                        ..self.clone()
+                    };
+                    one.selects(*major, name, meta)
+                })
+            })
+            .map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(kind: Option<DevKind>, name: &str) -> DeviceMeta {
+        DeviceMeta {
+            kind,
+            display_name: name.into(),
+        }
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("sd*", "sda1"));
+        assert!(glob_match("nvme?n1", "nvme0n1"));
+        assert!(!glob_match("nvme?n1", "nvme0n1p1"));
+        assert!(glob_match("sd[a-c]", "sdb"));
+        assert!(!glob_match("sd[!a-c]", "sdb"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("vda", "vdb"));
+    }
+
+    #[test]
+    fn default_is_whole_disks_dm_and_md() {
+        let s = Selection::default();
+        assert!(s.selects(8, "sda", &meta(Some(DevKind::Disk), "sda")));
+        assert!(s.selects(253, "dm-0", &meta(Some(DevKind::Dm), "vg0-root")));
+        assert!(s.selects(9, "md0", &meta(Some(DevKind::Md), "md0")));
+        assert!(!s.selects(8, "sda1", &meta(Some(DevKind::Partition), "sda1")));
+        assert!(!s.selects(7, "loop0", &meta(Some(DevKind::Loop), "loop0")));
+        assert!(!s.selects(252, "zram0", &meta(Some(DevKind::Zram), "zram0")));
+        assert!(!s.selects(7, "loop0", &meta(None, "loop0")));
+        assert!(s.selects(202, "xvda", &meta(None, "xvda")));
+        let p = Selection {
+            partitions: true,
+            ..Selection::default()
+        };
+        assert!(p.selects(8, "sda1", &meta(Some(DevKind::Partition), "sda1")));
+        assert!(!p.selects(7, "loop0", &meta(Some(DevKind::Loop), "loop0")));
+        let a = Selection {
+            all: true,
+            ..Selection::default()
+        };
+        assert!(a.selects(252, "zram0", &meta(Some(DevKind::Zram), "zram0")));
+    }
+
+    #[test]
+    fn names_select_any_kind_and_globs_respect_kinds() {
+        let s = Selection {
+            patterns: vec!["loop0".into(), "sd*".into(), "vg0-root".into()],
+            ..Selection::default()
+        };
+        assert!(s.selects(7, "loop0", &meta(Some(DevKind::Loop), "loop0")));
+        assert!(s.selects(8, "sdb", &meta(Some(DevKind::Disk), "sdb")));
+        assert!(!s.selects(8, "sdb1", &meta(Some(DevKind::Partition), "sdb1")));
+        assert!(s.selects(253, "dm-0", &meta(Some(DevKind::Dm), "vg0-root")));
+        assert!(!s.selects(259, "nvme0n1", &meta(Some(DevKind::Disk), "nvme0n1")));
+        let m = meta(Some(DevKind::Disk), "sda");
+        let devs = [(8u32, "sda", &m)];
+        assert_eq!(s.unmatched(&devs), Some("loop0"));
+    }
+}

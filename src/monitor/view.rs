@@ -1,0 +1,402 @@
+//! What `iosat stat` prints: interval reports rendered as 80-column text, wide text, JSON
+//! lines, CSV or Markdown. Returns strings, does no IO, reads no clock: the same reports give
+//! the same bytes (replay is byte-identical). Must not import cmd/ or cli/.
+
+use super::interval::{DeviceRow, IntervalReport};
+use super::DiskRates;
+use crate::ui::table::Table;
+
+/// Output format of `iosat stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text { wide: bool },
+    Json,
+    Csv,
+    Markdown,
+}
+
+/// Version of the JSON and CSV layout; bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+type Get = fn(&DiskRates) -> Option<f64>;
+
+/// Every value column: text header, JSON/CSV key (sysstat's where it has one), accessor.
+const COLUMNS: &[(&str, &str, Get)] = &[
+    ("r/s", "r/s", |r| Some(r.r_s)),
+    ("w/s", "w/s", |r| Some(r.w_s)),
+    ("d/s", "d/s", |r| r.d_s),
+    ("f/s", "f/s", |r| r.f_s),
+    ("rkB/s", "rkB/s", |r| Some(r.rkb_s)),
+    ("wkB/s", "wkB/s", |r| Some(r.wkb_s)),
+    ("dkB/s", "dkB/s", |r| r.dkb_s),
+    ("rrqm/s", "rrqm/s", |r| Some(r.rrqm_s)),
+    ("wrqm/s", "wrqm/s", |r| Some(r.wrqm_s)),
+    ("drqm/s", "drqm/s", |r| r.drqm_s),
+    ("%rrqm", "rrqm", |r| Some(r.rrqm_pct)),
+    ("%wrqm", "wrqm", |r| Some(r.wrqm_pct)),
+    ("%drqm", "drqm", |r| r.drqm_pct),
+    ("r_await", "r_await", |r| r.r_await),
+    ("w_await", "w_await", |r| r.w_await),
+    ("d_await", "d_await", |r| r.d_await),
+    ("f_await", "f_await", |r| r.f_await),
+    ("rareq-sz", "rareq-sz", |r| r.rareq_sz),
+    ("wareq-sz", "wareq-sz", |r| r.wareq_sz),
+    ("dareq-sz", "dareq-sz", |r| r.dareq_sz),
+    ("aqu-sz", "aqu-sz", |r| Some(r.aqu_sz)),
+    ("%util", "util", |r| Some(r.util_pct)),
+    ("r_conc", "read_concurrency", |r| Some(r.read_concurrency)),
+    ("w_conc", "write_concurrency", |r| Some(r.write_concurrency)),
+    ("d_conc", "discard_concurrency", |r| r.discard_concurrency),
+    ("f_conc", "flush_concurrency", |r| r.flush_concurrency),
+    ("inflight", "in_flight", |r| Some(r.in_flight as f64)),
+];
+
+/// The default text view: (header, width, decimals, column index), 80 columns in all with
+/// the 9-character device column.
+const NARROW: &[(&str, usize, usize, usize)] = &[
+    ("r/s", 7, 1, 0),
+    ("w/s", 7, 1, 1),
+    ("rkB/s", 8, 1, 4),
+    ("wkB/s", 8, 1, 5),
+    ("r_await", 7, 2, 13),
+    ("w_await", 7, 2, 14),
+    ("r_conc", 6, 2, 22),
+    ("w_conc", 6, 2, 23),
+    ("%util", 6, 1, 21),
+];
+
+const DEVICE_WIDTH: usize = 9;
+
+/// UTC civil time of a wall-clock ns value: "2026-11-22T03:50:01.123Z". UTC so that a
+/// replay elsewhere prints the same bytes.
+pub fn iso_utc(wall_ns: i64) -> String {
+    let secs = wall_ns.div_euclid(1_000_000_000);
+    let ms = wall_ns.rem_euclid(1_000_000_000) / 1_000_000;
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Days since 1970-01-01 → proleptic Gregorian date (Howard Hinnant's civil_from_days).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+fn num(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// What comes before the first report (legend for text, header row for CSV).
+pub fn preamble(format: Format) -> String {
+    match format {
+        Format::Text { .. } => "\
+# rates over the measured interval; r_conc/w_conc = mean reads/writes in flight
+# %util = share of time with >=1 request in flight, not capacity (see --help)\n"
+            .to_string(),
+        Format::Csv => {
+            let mut h = String::from(
+                "timestamp,start_timestamp,interval_s,since_boot,disk_device,kernel_name,major,minor,kind",
+            );
+            for (_, key, _) in COLUMNS {
+                h.push(',');
+                h.push_str(key);
+            }
+            h.push_str(",wrapped_ms_fields,no_value\n");
+            h
+        }
+        Format::Json | Format::Markdown => String::new(),
+    }
+}
+
+fn interval_title(r: &IntervalReport) -> String {
+    if r.since_boot {
+        format!(
+            "{}  since boot ({:.3} s)",
+            iso_utc(r.end_wall_ns),
+            r.interval_s()
+        )
+    } else {
+        format!(
+            "{}  interval {:.3} s",
+            iso_utc(r.end_wall_ns),
+            r.interval_s()
+        )
+    }
+}
+
+fn text_narrow(r: &IntervalReport) -> String {
+    let mut s = interval_title(r);
+    s.push('\n');
+    s.push_str(&format!("{:<DEVICE_WIDTH$}", "Device"));
+    for (h, w, _, _) in NARROW {
+        s.push_str(&format!(" {h:>w$}"));
+    }
+    s.push('\n');
+    for d in &r.devices {
+        let name = &d.meta.display_name;
+        if name.chars().count() > DEVICE_WIDTH {
+            // Long names (dm) get their own line so the table stays within 80 columns.
+            s.push_str(name);
+            s.push('\n');
+            s.push_str(&" ".repeat(DEVICE_WIDTH));
+        } else {
+            s.push_str(&format!("{name:<DEVICE_WIDTH$}"));
+        }
+        for &(_, w, dec, idx) in NARROW {
+            let v = d.rates.as_ref().ok().and_then(COLUMNS[idx].2);
+            s.push_str(&format!(" {:>w$}", num(v, dec)));
+        }
+        s.push('\n');
+    }
+    s.push('\n');
+    s
+}
+
+fn table(r: &IntervalReport) -> Table {
+    let mut t = Table::new(std::iter::once("Device").chain(COLUMNS.iter().map(|c| c.0)));
+    for d in &r.devices {
+        let mut row = vec![d.meta.display_name.clone()];
+        for (_, key, get) in COLUMNS {
+            let decimals = if *key == "in_flight" { 0 } else { 2 };
+            row.push(num(d.rates.as_ref().ok().and_then(get), decimals));
+        }
+        t.push(row);
+    }
+    t
+}
+
+#[derive(serde::Serialize)]
+struct JsonInterval<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    timestamp: String,
+    start_timestamp: String,
+    wall_ns: i64,
+    start_wall_ns: i64,
+    interval_s: f64,
+    since_boot: bool,
+    devices: Vec<serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip)]
+    _r: std::marker::PhantomData<&'a ()>,
+}
+
+fn json_device(d: &DeviceRow) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    // serde_json's Map is sorted by key (no preserve_order feature): iostat's key names stay
+    // exactly as sysstat spells them, only their order differs.
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "disk_device".into(),
+        Value::from(d.meta.display_name.clone()),
+    );
+    m.insert("kernel_name".into(), Value::from(d.kernel_name.clone()));
+    m.insert("major".into(), Value::from(d.major));
+    m.insert("minor".into(), Value::from(d.minor));
+    m.insert(
+        "kind".into(),
+        d.meta.kind.map_or(Value::Null, |k| Value::from(k.as_str())),
+    );
+    for (_, key, get) in COLUMNS {
+        let v = d.rates.as_ref().ok().and_then(get);
+        let v = if *key == "in_flight" {
+            v.map_or(Value::Null, |x| Value::from(x as u64))
+        } else {
+            v.and_then(serde_json::Number::from_f64)
+                .map_or(Value::Null, Value::Number)
+        };
+        m.insert((*key).into(), v);
+    }
+    m.insert("wrapped_ms_fields".into(), Value::from(d.wrapped_ms_fields));
+    m.insert(
+        "no_value".into(),
+        d.rates
+            .as_ref()
+            .err()
+            .map_or(Value::Null, |e| Value::from(e.as_str())),
+    );
+    m
+}
+
+/// One JSON object (a single line) for an interval.
+pub fn json(r: &IntervalReport) -> String {
+    let obj = JsonInterval {
+        schema: "iosat-stat",
+        schema_version: SCHEMA_VERSION,
+        timestamp: iso_utc(r.end_wall_ns),
+        start_timestamp: iso_utc(r.start_wall_ns),
+        wall_ns: r.end_wall_ns,
+        start_wall_ns: r.start_wall_ns,
+        interval_s: r.interval_s(),
+        since_boot: r.since_boot,
+        devices: r.devices.iter().map(json_device).collect(),
+        _r: std::marker::PhantomData,
+    };
+    let mut s = serde_json::to_string(&obj).expect("interval report serialises");
+    s.push('\n');
+    s
+}
+
+fn csv(r: &IntervalReport) -> String {
+    let mut s = String::new();
+    let ts = iso_utc(r.end_wall_ns);
+    let start = iso_utc(r.start_wall_ns);
+    for d in &r.devices {
+        let field = |v: &str| {
+            if v.contains([',', '"', '\n']) {
+                format!("\"{}\"", v.replace('"', "\"\""))
+            } else {
+                v.to_string()
+            }
+        };
+        s.push_str(&format!(
+            "{ts},{start},{},{},{},{},{},{},{}",
+            r.interval_s(),
+            r.since_boot,
+            field(&d.meta.display_name),
+            field(&d.kernel_name),
+            d.major,
+            d.minor,
+            d.meta.kind.map_or("", |k| k.as_str())
+        ));
+        for (_, _, get) in COLUMNS {
+            s.push(',');
+            if let Some(v) = d.rates.as_ref().ok().and_then(get) {
+                s.push_str(&v.to_string());
+            }
+        }
+        s.push_str(&format!(
+            ",{},{}\n",
+            d.wrapped_ms_fields,
+            d.rates.as_ref().err().map_or("", |e| e.as_str())
+        ));
+    }
+    s
+}
+
+/// The bytes for one interval.
+pub fn render(r: &IntervalReport, format: Format) -> String {
+    match format {
+        Format::Text { wide: false } => text_narrow(r),
+        Format::Text { wide: true } => {
+            let mut s = interval_title(r);
+            s.push('\n');
+            s.push_str(&table(r).to_text());
+            s.push('\n');
+            s
+        }
+        Format::Json => json(r),
+        Format::Csv => csv(r),
+        Format::Markdown => format!("### {}\n\n{}\n", interval_title(r), table(r).to_markdown()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::interval::{NoValue, StatEngine};
+    use crate::monitor::select::{DeviceMeta, Selection};
+    use crate::monitor::DiskSample;
+    use crate::sys::device::DevKind;
+    use crate::sys::diskstats::parse;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_utc(951_782_400_500_000_000), "2000-02-29T00:00:00.500Z");
+        assert_eq!(
+            iso_utc(1_344_561_790_012_145_298),
+            "2012-08-10T01:23:10.012Z"
+        );
+    }
+
+    fn report() -> IntervalReport {
+        let mut e = StatEngine::new(Selection::default(), false);
+        let s = |m: u64, t: &str| DiskSample {
+            mono_ns: m,
+            wall_ns: 1_763_783_400_000_000_000 + m as i64,
+            lines: parse(t).lines,
+        };
+        e.set_meta(
+            253,
+            0,
+            "dm-0",
+            DeviceMeta {
+                kind: Some(DevKind::Dm),
+                display_name: "vg0-root-long".into(),
+            },
+        );
+        e.set_meta(
+            254,
+            0,
+            "vda",
+            DeviceMeta {
+                kind: Some(DevKind::Disk),
+                display_name: "vda".into(),
+            },
+        );
+        e.push(s(1_000_000_000, "254 0 vda 100 0 800 50 10 0 80 20 0 60 70 0 0 0 0 0 0\n253 0 dm-0 5 0 8 1 1 0 8 1 0 1 2\n"));
+        e.push(s(2_000_000_000, "254 0 vda 99100 0 1600800 50050 10010 0 80080 20020 3 1059 70070 0 0 0 0 0 0\n253 0 dm-0 4 0 8 1 1 0 8 1 0 1 2\n"))
+            .unwrap()
+    }
+
+    #[test]
+    fn narrow_text_fits_80_columns_and_marks_no_value() {
+        let r = report();
+        assert_eq!(r.devices[1].rates, Err(NoValue::CounterWentBackwards));
+        let t = render(&r, Format::Text { wide: false });
+        for l in t
+            .lines()
+            .chain(preamble(Format::Text { wide: false }).lines())
+        {
+            assert!(l.chars().count() <= 80, "{} > 80: {l}", l.len());
+        }
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "2025-11-22T03:50:02.000Z  interval 1.000 s");
+        assert!(
+            lines[2].starts_with(
+                "vda       99000.0 10000.0 800000.0  40000.0    0.51    2.00  50.00  20.00   99.9"
+            ),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(lines[3], "vg0-root-long");
+        assert!(lines[4].trim_start().starts_with("- "), "{}", lines[4]);
+    }
+
+    #[test]
+    fn json_has_sysstat_keys_and_interval() {
+        let v: serde_json::Value = serde_json::from_str(&json(&report())).unwrap();
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["interval_s"], 1.0);
+        let d = &v["devices"][0];
+        assert_eq!(d["disk_device"], "vda");
+        assert_eq!(d["r/s"], 99000.0);
+        assert_eq!(d["rkB/s"], 800000.0);
+        assert_eq!(d["util"], 99.9);
+        assert_eq!(d["in_flight"], 3);
+        assert!(d["d/s"].is_number());
+        assert!(v["devices"][1]["r/s"].is_null());
+        assert_eq!(v["devices"][1]["no_value"], "counter_went_backwards");
+    }
+
+    #[test]
+    fn csv_rows_match_header() {
+        let r = report();
+        let h = preamble(Format::Csv);
+        let body = render(&r, Format::Csv);
+        let n = h.trim_end().split(',').count();
+        for l in body.lines() {
+            assert_eq!(l.split(',').count(), n, "{l}");
+        }
+    }
+}

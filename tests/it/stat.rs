@@ -1,0 +1,616 @@
+//! `iosat stat` and `iosat info`: formulas on recorded samples (hand-computed), replay,
+//! selection, bad input, and a live loop device driven with a known number of O_DIRECT I/Os.
+
+use super::cli::iosat;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(p)
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = iosat().args(args).output().unwrap();
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn dev<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["disk_device"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {report}"))
+}
+
+fn names(report: &Value) -> Vec<String> {
+    report["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["disk_device"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[track_caller]
+fn close(v: &Value, want: f64) {
+    let got = v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
+    assert!(
+        (got - want).abs() <= (want.abs() * 1e-3).max(1e-9),
+        "got {got}, want {want} (0.1 %)"
+    );
+}
+
+#[test]
+fn recorded_pair_matches_hand_computed_sysstat_formulas() {
+    let rec = fixture("stat/pair.rec");
+    let o = run(&["stat", "--replay", rec.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reports = json_lines(&stdout(&o));
+    // Two runs in the file: no interval spans the gap between them.
+    assert_eq!(reports.len(), 2);
+    let r = &reports[0];
+    assert_eq!(r["schema_version"], 1);
+    close(&r["interval_s"], 2.005);
+    assert_eq!(r["timestamp"], "2025-11-22T03:50:02.005Z");
+    assert_eq!(r["start_timestamp"], "2025-11-22T03:50:00.000Z");
+    // nvme0n1 over 2.005 s: +2005 reads (+401 merged, +32080 sectors, +1002 ms),
+    // +4010 writes (+160400 sectors, +8020 ms), +401 flushes (+802 ms), io_ms +1804,
+    // weighted +9824, 7 in flight. Worked out by hand:
+    let n = dev(r, "nvme0n1");
+    close(&n["r/s"], 1000.0);
+    close(&n["w/s"], 2000.0);
+    close(&n["d/s"], 0.0);
+    close(&n["f/s"], 200.0);
+    close(&n["rkB/s"], 8000.0);
+    close(&n["wkB/s"], 40000.0);
+    close(&n["dkB/s"], 0.0);
+    close(&n["rrqm/s"], 200.0);
+    close(&n["wrqm/s"], 0.0);
+    close(&n["rrqm"], 16.6667);
+    close(&n["wrqm"], 0.0);
+    close(&n["r_await"], 0.49975);
+    close(&n["w_await"], 2.0);
+    close(&n["f_await"], 2.0);
+    assert!(n["d_await"].is_null(), "no discards: await undefined");
+    close(&n["rareq-sz"], 8.0);
+    close(&n["wareq-sz"], 20.0);
+    close(&n["aqu-sz"], 4.89975);
+    close(&n["util"], 89.975);
+    close(&n["read_concurrency"], 0.49975);
+    close(&n["write_concurrency"], 4.0);
+    close(&n["flush_concurrency"], 0.4);
+    assert_eq!(n["in_flight"], 7);
+    assert_eq!(n["kind"], "disk");
+    // md doesn't account time: await is 0 ms for 401 reads (not undefined).
+    let md = dev(r, "md0");
+    close(&md["r/s"], 200.0);
+    close(&md["r_await"], 0.0);
+    // dm-0's read counter went backwards: no value, not a spike or zero.
+    let dm = dev(r, "vg0-root");
+    assert!(dm["r/s"].is_null());
+    assert_eq!(dm["no_value"], "counter_went_backwards");
+    assert_eq!(dm["kernel_name"], "dm-0");
+    // sdb appeared in the second sample (and has no sysfs facts recorded).
+    let sdb = dev(r, "sdb");
+    assert_eq!(sdb["no_value"], "new_device");
+    assert!(sdb["kind"].is_null());
+    assert_eq!(names(r), ["nvme0n1", "vg0-root", "md0", "sdb"]);
+    // Second run: 500 reads in 1 s.
+    close(&reports[1]["interval_s"], 1.0);
+    close(&dev(&reports[1], "nvme0n1")["r/s"], 500.0);
+}
+
+#[test]
+fn selection_partitions_all_names_globs() {
+    let rec = fixture("stat/pair.rec");
+    let rec = rec.to_str().unwrap();
+    let sel = |extra: &[&str]| {
+        let mut a = vec!["stat", "--replay", rec, "--json", "-c", "1"];
+        a.extend_from_slice(extra);
+        let o = run(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = json_lines(&stdout(&o));
+        assert_eq!(r.len(), 1, "-c 1 gives one report");
+        names(&r[0])
+    };
+    assert_eq!(
+        sel(&["--partitions"]),
+        ["nvme0n1", "nvme0n1p1", "vg0-root", "md0", "sdb"]
+    );
+    assert_eq!(
+        sel(&["--all"]),
+        [
+            "nvme0n1",
+            "nvme0n1p1",
+            "vg0-root",
+            "md0",
+            "loop0",
+            "zram0",
+            "sdb"
+        ]
+    );
+    assert_eq!(
+        sel(&["/dev/mapper/vg0-root", "zram0"]),
+        ["vg0-root", "zram0"]
+    );
+    assert_eq!(sel(&["dm-0"]), ["vg0-root"]);
+    assert_eq!(sel(&["nvme*"]), ["nvme0n1"]);
+    assert_eq!(sel(&["--partitions", "nvme*"]), ["nvme0n1", "nvme0n1p1"]);
+}
+
+#[test]
+fn pt_stalk_samples_replay() {
+    let f = fixture("stat/pt-stalk.diskstats");
+    let o = run(&["stat", "--replay", f.to_str().unwrap(), "--json", "xvda"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json_lines(&stdout(&o));
+    assert_eq!(r.len(), 1);
+    close(&r[0]["interval_s"], 1.25);
+    let x = dev(&r[0], "xvda");
+    // +250 reads, +2000 sectors, +1000 ms; +250 writes, +2000 sectors, +1250 ms;
+    // io_ms +1000, weighted +2250, over 1.25 s.
+    close(&x["r/s"], 200.0);
+    close(&x["rkB/s"], 800.0);
+    close(&x["r_await"], 4.0);
+    close(&x["w/s"], 200.0);
+    close(&x["w_await"], 5.0);
+    close(&x["util"], 80.0);
+    close(&x["aqu-sz"], 1.8);
+    // A 14-field kernel: no discard or flush columns.
+    assert!(x["d/s"].is_null() && x["f_await"].is_null());
+    let o = run(&["stat", "--replay", f.to_str().unwrap(), "--since-boot"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn replay_text_output() {
+    let rec = fixture("stat/pair.rec");
+    let o = run(&["stat", "--replay", rec.to_str().unwrap()]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "wider than 80: {l}");
+    }
+    insta::assert_snapshot!("stat_replay_text", text);
+    let o = run(&[
+        "stat",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--csv",
+        "-c",
+        "1",
+    ]);
+    let csv = stdout(&o);
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains(",r/s,w/s,d/s,f/s,rkB/s,"), "{header}");
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+}
+
+#[track_caller]
+fn usage_error(args: &[&str], needle: &str) {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    assert!(e.contains(needle), "{e} lacks {needle}");
+    assert!(o.stdout.is_empty(), "nothing printed before the error");
+}
+
+#[test]
+fn bad_inputs_give_one_line_and_exit_2() {
+    let rec = fixture("stat/pair.rec");
+    let rec = rec.to_str().unwrap();
+    usage_error(&["stat", "-i", "abc"], "'-i' must be a number of seconds");
+    usage_error(&["stat", "-i", "0"], "(got '0')");
+    usage_error(&["stat", "-c", "0"], "'-c'");
+    usage_error(
+        &["stat", "--replay", rec, "sdz"],
+        "'DEVICE' matches no device",
+    );
+    usage_error(&["stat", "-c", "1", "nosuchdisk9"], "(got 'nosuchdisk9')");
+    usage_error(&["info", "nosuchdisk9"], "(got 'nosuchdisk9')");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.rec");
+    std::fs::write(
+        &bad,
+        "#iosat-record 1\nT 1 2\n 8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n 8 0 sda 1 2 x 4 5 6 7 8 9 10 11\n",
+    )
+    .unwrap();
+    usage_error(
+        &["stat", "--replay", bad.to_str().unwrap()],
+        &format!("{}:4: bad diskstats line", bad.display()),
+    );
+    let o = run(&["stat", "--replay", "/nonexistent/rec"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("/nonexistent/rec"));
+}
+
+#[test]
+fn fractional_interval_on_a_fixture_root() {
+    let root = fixture("sysroot1");
+    let o = run(&[
+        "stat",
+        "-i",
+        "0.5",
+        "-c",
+        "2",
+        "--json",
+        "--proc-root",
+        root.join("proc").to_str().unwrap(),
+        "--sys-root",
+        root.join("sys").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json_lines(&stdout(&o));
+    assert_eq!(r.len(), 2);
+    // Reads are scheduled on deadlines 0.5 s apart from the first read (no drift), so the
+    // measured intervals add up to at least 1 s, whatever each one measured.
+    let sum: f64 = r.iter().map(|x| x["interval_s"].as_f64().unwrap()).sum();
+    assert!(sum >= 1.0, "{sum}");
+    for rep in &r {
+        assert_eq!(names(rep), ["nvme0n1", "sda", "md0", "vg0-root"]);
+        close(&dev(rep, "sda")["r/s"], 0.0);
+    }
+}
+
+#[test]
+fn broken_pipe_exits_0() {
+    let mut child = iosat()
+        .args(["stat", "-i", "0.02", "--all"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    drop(out);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn help_explains_util() {
+    let o = run(&["stat", "--help"]);
+    let h = stdout(&o);
+    assert!(h.contains("at least one request was in"), "{h}");
+    assert!(h.contains("NVMe, SSD, RAID"), "{h}");
+    assert!(h.contains("--since-boot"));
+}
+
+#[test]
+fn info_on_fixture_tree() {
+    let root = fixture("sysroot1");
+    let p = root.join("proc");
+    let s = root.join("sys");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "info",
+            "--proc-root",
+            p.to_str().unwrap(),
+            "--sys-root",
+            s.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let o = args(&["--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["kernel"], "5.15.0-91-generic");
+    let devs = v["devices"].as_array().unwrap();
+    let names: Vec<&str> = devs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["nvme0n1", "sda", "md0", "dm-0"]);
+    let nv = &devs[0];
+    assert_eq!(nv["model"], "Samsung SSD 970 EVO Plus 1TB");
+    assert_eq!(nv["scheduler"], "none");
+    assert_eq!(nv["hw_queues"], 4);
+    assert_eq!(nv["hw_queue_tags"], 1023);
+    assert_eq!(
+        nv["partitions"],
+        serde_json::json!(["nvme0n1p1", "nvme0n1p2"])
+    );
+    assert_eq!(nv["mountpoints"], serde_json::json!(["/boot/efi"]));
+    let notes = nv["notes"].to_string();
+    assert!(notes.contains("5.0-6.9"), "{notes}");
+    let sda = &devs[1];
+    assert_eq!(sda["queue_depth"], 32);
+    assert_eq!(sda["write_cache"], "write back");
+    assert_eq!(sda["fua"], true);
+    let md = &devs[2];
+    assert_eq!(md["md_level"], "raid1");
+    assert_eq!(md["members"], serde_json::json!(["sda2"]));
+    assert_eq!(md["mountpoints"], serde_json::json!(["/srv/my data"]));
+    let dm = &devs[3];
+    assert_eq!(dm["display_name"], "vg0-root");
+    assert_eq!(dm["dm_target"], "LVM");
+    assert_eq!(dm["members"], serde_json::json!(["nvme0n1p2"]));
+    let o = args(&["--all", "loop0"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("backing file  /var/lib/snapd/snaps/core_1.snap"));
+    let o = args(&[]);
+    insta::assert_snapshot!("info_fixture_text", stdout(&o));
+}
+
+// ---- live devices ----------------------------------------------------------------------
+
+fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("process did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A loop device over a file in a temp dir, detached on drop (even when the test fails).
+struct LoopDev {
+    path: String,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    fn new(size: u64) -> LoopDev {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("backing.img");
+        std::fs::File::create(&file).unwrap().set_len(size).unwrap();
+        for _ in 0..5 {
+            let o = Command::new("losetup")
+                .args(["--find", "--show"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            if o.status.success() {
+                let path = String::from_utf8(o.stdout).unwrap().trim().to_string();
+                return LoopDev { path, _dir: dir };
+            }
+            // Another process may have taken the free device between find and attach.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("losetup failed (tests need root and loop devices)");
+    }
+
+    fn name(&self) -> &str {
+        self.path.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.path]).status();
+    }
+}
+
+/// 4 KiB O_DIRECT reads and writes, one at a time (no merging), at distinct offsets.
+fn direct_io(dev: &str, reads: u64, writes: u64) {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)
+        .unwrap();
+    let mut raw = vec![0xa5u8; 4096 * 2];
+    let off = raw.as_ptr().align_offset(4096);
+    let buf = &mut raw[off..off + 4096];
+    for i in 0..writes {
+        f.write_at(buf, i * 4096).unwrap();
+    }
+    for i in 0..reads {
+        f.read_at(buf, (i % 512) * 4096 + 2 * 1024 * 1024).unwrap();
+    }
+}
+
+fn wait_for_first_sample(rec: &Path) {
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(rec).is_ok_and(|s| s.contains("\nT ")) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "no sample recorded");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn live_loop_device_counts_exactly_and_replay_is_byte_identical() {
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("live.rec");
+    let (reads, writes) = (300u64, 120u64);
+    let child = iosat()
+        .args([
+            "stat",
+            lo.name(),
+            "-i",
+            "0.4",
+            "-c",
+            "8",
+            "--json",
+            "--record",
+        ])
+        .arg(&rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = child;
+    wait_for_first_sample(&rec);
+    direct_io(&lo.path, reads, writes);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the I/O must finish inside the sampled window"
+    );
+    let status = wait_bounded(&mut child, Duration::from_secs(20));
+    let mut live = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut live)
+        .unwrap();
+    assert!(status.success());
+    let reps = json_lines(&live);
+    assert_eq!(reps.len(), 8);
+    let total = |key: &str| -> f64 {
+        reps.iter()
+            .map(|r| dev(r, lo.name())[key].as_f64().unwrap() * r["interval_s"].as_f64().unwrap())
+            .sum()
+    };
+    assert_eq!(total("r/s").round() as u64, reads);
+    assert_eq!(total("w/s").round() as u64, writes);
+    assert_eq!(total("rkB/s").round() as u64, reads * 4);
+    assert_eq!(total("wkB/s").round() as u64, writes * 4);
+    assert!((total("r/s") - reads as f64).abs() < 1e-6);
+
+    // Replaying the recording prints the same bytes.
+    let o = run(&[
+        "stat",
+        lo.name(),
+        "--json",
+        "--replay",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), live);
+}
+
+#[test]
+fn live_text_run_replays_byte_identical_with_since_boot() {
+    let lo = LoopDev::new(4 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("t.rec");
+    let o = run(&[
+        "stat",
+        "--all",
+        "--since-boot",
+        "-i",
+        "0.1",
+        "-c",
+        "3",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("since boot"));
+    assert!(stdout(&o).contains(lo.name()));
+    let r = run(&[
+        "stat",
+        "--all",
+        "--since-boot",
+        "--replay",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(stdout(&r), stdout(&o));
+    // Appending a second run to the same file keeps both; the header appears once.
+    let o2 = run(&[
+        "stat",
+        "-c",
+        "1",
+        "-i",
+        "0.1",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o2.status.success());
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert_eq!(text.matches("#iosat-record 1").count(), 1);
+    assert_eq!(text.lines().filter(|l| l.starts_with("R ")).count(), 2);
+}
+
+/// iostat's JSON reports for one device.
+fn iostat_reports(json: &str, name: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    v["sysstat"]["hosts"][0]["statistics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| {
+            s["disk"]
+                .as_array()?
+                .iter()
+                .find(|d| d["disk_device"] == name)
+                .cloned()
+        })
+        .collect()
+}
+
+#[test]
+fn agrees_with_iostat_on_the_same_fio_load() {
+    let lo = LoopDev::new(64 << 20);
+    // A steady, rate-limited load so that two tools sampling at slightly different moments
+    // must see the same rates.
+    let mut fio = Command::new("fio")
+        .args([
+            "--name=xcheck",
+            "--ioengine=psync",
+            "--direct=1",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--bs=4k",
+            "--rate_iops=700,300",
+            "--time_based",
+            "--runtime=6",
+        ])
+        .arg(format!("--filename={}", lo.path))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let iostat = Command::new("iostat")
+        .args(["-x", "-d", "-y", "-o", "JSON", lo.name(), "1", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ours = run(&["stat", lo.name(), "-i", "1", "-c", "3", "--json"]);
+    let theirs = iostat.wait_with_output().unwrap();
+    wait_bounded(&mut fio, Duration::from_secs(20));
+    assert!(ours.status.success() && theirs.status.success());
+    let ours: Vec<Value> = json_lines(&stdout(&ours))
+        .iter()
+        .map(|r| dev(r, lo.name()).clone())
+        .collect();
+    let theirs = iostat_reports(&String::from_utf8(theirs.stdout).unwrap(), lo.name());
+    assert_eq!((ours.len(), theirs.len()), (3, 3));
+    let mean = |v: &[Value], k: &str| v.iter().map(|d| d[k].as_f64().unwrap()).sum::<f64>() / 3.0;
+    for k in ["r/s", "w/s", "rkB/s", "wkB/s"] {
+        let (a, b) = (mean(&ours, k), mean(&theirs, k));
+        assert!(b > 50.0, "{k}: iostat saw almost no load ({b})");
+        assert!(
+            (a - b).abs() <= 0.1 * b,
+            "{k}: iosat {a:.1} vs iostat {b:.1} differ by more than 10 %"
+        );
+    }
+}
