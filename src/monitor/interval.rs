@@ -123,6 +123,20 @@ impl StatEngine {
         self.prev = None;
     }
 
+    fn is_selected(&self, l: &DiskStatLine) -> bool {
+        match self.metas.get(&(l.major, l.minor)) {
+            Some((n, m)) if *n == l.name => self.sel.selects(l.major, &l.name, m),
+            _ => self.sel.selects(
+                l.major,
+                &l.name,
+                &DeviceMeta {
+                    kind: None,
+                    display_name: l.name.clone(),
+                },
+            ),
+        }
+    }
+
     /// The first pattern that names no device of the sample, if any.
     pub fn unmatched_pattern(&self, s: &DiskSample) -> Option<String> {
         let metas: Vec<DeviceMeta> = s.lines.iter().map(|l| self.meta(l)).collect();
@@ -150,14 +164,13 @@ impl StatEngine {
     /// Feed the next sample; returns the report for the interval it closes (None for the
     /// first sample unless since-boot was asked, or when time did not advance).
     pub fn push(&mut self, cur: DiskSample) -> Option<IntervalReport> {
-        let selected = |e: &Self, l: &DiskStatLine| e.sel.selects(l.major, &l.name, &e.meta(l));
         let report = match self.prev.take() {
             None if self.since_boot => {
                 self.since_boot = false;
                 let devices = cur
                     .lines
                     .iter()
-                    .filter(|l| selected(self, l))
+                    .filter(|l| self.is_selected(l))
                     .map(|l| {
                         let d = DiskDelta::between(&zero_like(l), l, cur.mono_ns)
                             .ok_or(NoValue::CounterWentBackwards);
@@ -182,8 +195,17 @@ impl StatEngine {
             Some(prev) => {
                 let dt = cur.mono_ns - prev.mono_ns;
                 let mut devices = Vec::new();
-                for l in cur.lines.iter().filter(|l| selected(self, l)) {
-                    let d = match prev.find(l.major, l.minor) {
+                for (i, l) in cur.lines.iter().enumerate() {
+                    if !self.is_selected(l) {
+                        continue;
+                    }
+                    // The kernel lists devices in a stable order: try the same position first.
+                    let p = prev
+                        .lines
+                        .get(i)
+                        .filter(|p| p.major == l.major && p.minor == l.minor)
+                        .or_else(|| prev.find(l.major, l.minor));
+                    let d = match p {
                         Some(p) if p.name == l.name => {
                             DiskDelta::between(p, l, dt).ok_or(NoValue::CounterWentBackwards)
                         }

@@ -135,11 +135,13 @@ fn interval_title(r: &IntervalReport) -> String {
 }
 
 fn text_narrow(r: &IntervalReport) -> String {
-    let mut s = interval_title(r);
+    use std::fmt::Write;
+    let mut s = String::with_capacity(200 + r.devices.len() * 82);
+    s.push_str(&interval_title(r));
     s.push('\n');
-    s.push_str(&format!("{:<DEVICE_WIDTH$}", "Device"));
+    let _ = write!(s, "{:<DEVICE_WIDTH$}", "Device");
     for (h, w, _, _) in NARROW {
-        s.push_str(&format!(" {h:>w$}"));
+        let _ = write!(s, " {h:>w$}");
     }
     s.push('\n');
     for d in &r.devices {
@@ -150,11 +152,13 @@ fn text_narrow(r: &IntervalReport) -> String {
             s.push('\n');
             s.push_str(&" ".repeat(DEVICE_WIDTH));
         } else {
-            s.push_str(&format!("{name:<DEVICE_WIDTH$}"));
+            let _ = write!(s, "{name:<DEVICE_WIDTH$}");
         }
         for &(_, w, dec, idx) in NARROW {
-            let v = d.rates.as_ref().ok().and_then(COLUMNS[idx].2);
-            s.push_str(&format!(" {:>w$}", num(v, dec)));
+            let _ = match d.rates.as_ref().ok().and_then(COLUMNS[idx].2) {
+                Some(v) => write!(s, " {v:>w$.dec$}"),
+                None => write!(s, " {:>w$}", "-"),
+            };
         }
         s.push('\n');
     }
@@ -185,46 +189,101 @@ struct JsonInterval<'a> {
     start_wall_ns: i64,
     interval_s: f64,
     since_boot: bool,
-    devices: Vec<serde_json::Map<String, serde_json::Value>>,
-    #[serde(skip)]
-    _r: std::marker::PhantomData<&'a ()>,
+    devices: Vec<JsonDevice<'a>>,
 }
 
-fn json_device(d: &DeviceRow) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::Value;
-    // serde_json's Map is sorted by key (no preserve_order feature): iostat's key names stay
-    // exactly as sysstat spells them, only their order differs.
-    let mut m = serde_json::Map::new();
-    m.insert(
-        "disk_device".into(),
-        Value::from(d.meta.display_name.clone()),
-    );
-    m.insert("kernel_name".into(), Value::from(d.kernel_name.clone()));
-    m.insert("major".into(), Value::from(d.major));
-    m.insert("minor".into(), Value::from(d.minor));
-    m.insert(
-        "kind".into(),
-        d.meta.kind.map_or(Value::Null, |k| Value::from(k.as_str())),
-    );
-    for (_, key, get) in COLUMNS {
-        let v = d.rates.as_ref().ok().and_then(get);
-        let v = if *key == "in_flight" {
-            v.map_or(Value::Null, |x| Value::from(x as u64))
-        } else {
-            v.and_then(serde_json::Number::from_f64)
-                .map_or(Value::Null, Value::Number)
-        };
-        m.insert((*key).into(), v);
+/// One device in the JSON: sysstat's keys in `iostat -x -o JSON` order, then iosat's.
+#[derive(serde::Serialize)]
+struct JsonDevice<'a> {
+    disk_device: &'a str,
+    #[serde(rename = "r/s")]
+    r_s: Option<f64>,
+    #[serde(rename = "w/s")]
+    w_s: Option<f64>,
+    #[serde(rename = "d/s")]
+    d_s: Option<f64>,
+    #[serde(rename = "f/s")]
+    f_s: Option<f64>,
+    #[serde(rename = "rkB/s")]
+    rkb_s: Option<f64>,
+    #[serde(rename = "wkB/s")]
+    wkb_s: Option<f64>,
+    #[serde(rename = "dkB/s")]
+    dkb_s: Option<f64>,
+    #[serde(rename = "rrqm/s")]
+    rrqm_s: Option<f64>,
+    #[serde(rename = "wrqm/s")]
+    wrqm_s: Option<f64>,
+    #[serde(rename = "drqm/s")]
+    drqm_s: Option<f64>,
+    rrqm: Option<f64>,
+    wrqm: Option<f64>,
+    drqm: Option<f64>,
+    r_await: Option<f64>,
+    w_await: Option<f64>,
+    d_await: Option<f64>,
+    f_await: Option<f64>,
+    #[serde(rename = "rareq-sz")]
+    rareq_sz: Option<f64>,
+    #[serde(rename = "wareq-sz")]
+    wareq_sz: Option<f64>,
+    #[serde(rename = "dareq-sz")]
+    dareq_sz: Option<f64>,
+    #[serde(rename = "aqu-sz")]
+    aqu_sz: Option<f64>,
+    util: Option<f64>,
+    read_concurrency: Option<f64>,
+    write_concurrency: Option<f64>,
+    discard_concurrency: Option<f64>,
+    flush_concurrency: Option<f64>,
+    in_flight: Option<u64>,
+    kernel_name: &'a str,
+    major: u32,
+    minor: u32,
+    kind: Option<&'static str>,
+    wrapped_ms_fields: u32,
+    no_value: Option<&'static str>,
+}
+
+fn json_device(d: &DeviceRow) -> JsonDevice<'_> {
+    let r = d.rates.as_ref().ok();
+    let g = |f: fn(&DiskRates) -> Option<f64>| r.and_then(f);
+    JsonDevice {
+        disk_device: &d.meta.display_name,
+        r_s: r.map(|r| r.r_s),
+        w_s: r.map(|r| r.w_s),
+        d_s: g(|r| r.d_s),
+        f_s: g(|r| r.f_s),
+        rkb_s: r.map(|r| r.rkb_s),
+        wkb_s: r.map(|r| r.wkb_s),
+        dkb_s: g(|r| r.dkb_s),
+        rrqm_s: r.map(|r| r.rrqm_s),
+        wrqm_s: r.map(|r| r.wrqm_s),
+        drqm_s: g(|r| r.drqm_s),
+        rrqm: r.map(|r| r.rrqm_pct),
+        wrqm: r.map(|r| r.wrqm_pct),
+        drqm: g(|r| r.drqm_pct),
+        r_await: g(|r| r.r_await),
+        w_await: g(|r| r.w_await),
+        d_await: g(|r| r.d_await),
+        f_await: g(|r| r.f_await),
+        rareq_sz: g(|r| r.rareq_sz),
+        wareq_sz: g(|r| r.wareq_sz),
+        dareq_sz: g(|r| r.dareq_sz),
+        aqu_sz: r.map(|r| r.aqu_sz),
+        util: r.map(|r| r.util_pct),
+        read_concurrency: r.map(|r| r.read_concurrency),
+        write_concurrency: r.map(|r| r.write_concurrency),
+        discard_concurrency: g(|r| r.discard_concurrency),
+        flush_concurrency: g(|r| r.flush_concurrency),
+        in_flight: r.map(|r| r.in_flight),
+        kernel_name: &d.kernel_name,
+        major: d.major,
+        minor: d.minor,
+        kind: d.meta.kind.map(|k| k.as_str()),
+        wrapped_ms_fields: d.wrapped_ms_fields,
+        no_value: d.rates.as_ref().err().map(|e| e.as_str()),
     }
-    m.insert("wrapped_ms_fields".into(), Value::from(d.wrapped_ms_fields));
-    m.insert(
-        "no_value".into(),
-        d.rates
-            .as_ref()
-            .err()
-            .map_or(Value::Null, |e| Value::from(e.as_str())),
-    );
-    m
 }
 
 /// One JSON object (a single line) for an interval.
@@ -239,7 +298,6 @@ pub fn json(r: &IntervalReport) -> String {
         interval_s: r.interval_s(),
         since_boot: r.since_boot,
         devices: r.devices.iter().map(json_device).collect(),
-        _r: std::marker::PhantomData,
     };
     let mut s = serde_json::to_string(&obj).expect("interval report serialises");
     s.push('\n');

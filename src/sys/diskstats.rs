@@ -67,25 +67,56 @@ pub fn parse(text: &str) -> Parsed {
     out
 }
 
+/// Next whitespace-separated token of `b` from `*i` (the hot path of every sample: no
+/// allocation, no UTF-8 work).
+fn token<'a>(b: &'a [u8], i: &mut usize) -> Option<&'a [u8]> {
+    while *i < b.len() && b[*i].is_ascii_whitespace() {
+        *i += 1;
+    }
+    let start = *i;
+    while *i < b.len() && !b[*i].is_ascii_whitespace() {
+        *i += 1;
+    }
+    (*i > start).then(|| &b[start..*i])
+}
+
+/// A decimal unsigned integer, None on anything else or overflow.
+fn number(t: &[u8]) -> Option<u64> {
+    let mut v: u64 = 0;
+    for &c in t {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    Some(v)
+}
+
 /// Parse one line; the error says what is wrong with it.
 pub fn parse_line(line: &str) -> std::result::Result<DiskStatLine, String> {
-    let mut it = line.split_ascii_whitespace();
+    let b = line.as_bytes();
+    let mut i = 0usize;
+    let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+    let major = token(b, &mut i).ok_or("empty line")?;
+    let minor = token(b, &mut i).ok_or("no minor number")?;
+    let name = token(b, &mut i).ok_or("no device name")?;
+    let major = number(major)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("major number '{}' is not a number", text(major)))?;
+    let minor = number(minor)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("minor number '{}' is not a number", text(minor)))?;
     let mut nums = [0u64; 17];
-    let major = it.next().ok_or("empty line")?;
-    let minor = it.next().ok_or("no minor number")?;
-    let name = it.next().ok_or("no device name")?;
-    let major: u32 = major
-        .parse()
-        .map_err(|_| format!("major number '{major}' is not a number"))?;
-    let minor: u32 = minor
-        .parse()
-        .map_err(|_| format!("minor number '{minor}' is not a number"))?;
     let mut n = 0usize;
-    for field in it {
+    while let Some(field) = token(b, &mut i) {
         if n < nums.len() {
-            nums[n] = field
-                .parse()
-                .map_err(|_| format!("field {} ('{field}') is not an unsigned integer", n + 4))?;
+            nums[n] = number(field).ok_or_else(|| {
+                format!(
+                    "field {} ('{}') is not an unsigned integer",
+                    n + 4,
+                    text(field)
+                )
+            })?;
         }
         // Fields past the 20th belong to a future kernel: counted, not interpreted.
         n += 1;
@@ -97,7 +128,7 @@ pub fn parse_line(line: &str) -> std::result::Result<DiskStatLine, String> {
     Ok(DiskStatLine {
         major,
         minor,
-        name: name.to_string(),
+        name: text(name),
         reads: nums[0],
         reads_merged: nums[1],
         read_sectors: nums[2],

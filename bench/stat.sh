@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Benchmarks for `iosat stat` (figures go to BENCHMARKS.md, "## iosat stat"):
+#  1. CPU time per sample with a synthetic /proc/diskstats of 1,000 devices (--proc-root),
+#     live (-i 0.01) and from a recording (--replay: parse + formulas + output, no sleeping);
+#  2. iosat's CPU use at -i 1 against `iostat -x 1`, both running over the same minute.
+# Usage: bench/stat.sh [SECONDS]   (default 60 for part 2; needs a release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+cargo build --release --quiet
+bin=target/release/iosat
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A 1,000-device diskstats in the 20-field format of current kernels: 250 disks with 3
+# partitions each, counters large enough to have every digit.
+mkdir -p "$tmp/proc" "$tmp/sys"
+awk 'BEGIN {
+  for (d = 0; d < 250; d++) {
+    for (p = 0; p < 4; p++) {
+      name = sprintf("sd%c%c%s", 97 + int(d / 26), 97 + d % 26, p ? p : "");
+      printf "%4d %7d %s", 8 + int(d / 16), (d % 16) * 16 + p, name;
+      for (f = 0; f < 17; f++) printf " %d", (d + 1) * 1000003 + f * 7919 + p;
+      printf "\n";
+    }
+  }
+}' > "$tmp/proc/diskstats"
+echo "devices in synthetic diskstats: $(wc -l < "$tmp/proc/diskstats")"
+
+cpu_s() { # user+sys seconds of a command, from GNU time
+  /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" > /dev/null
+  awk '{ printf "%.3f", $1 + $2 }' "$tmp/time"
+}
+
+n=500
+t=$(cpu_s "$bin" stat --all -i 0.01 -c "$n" --proc-root "$tmp/proc" --sys-root "$tmp/sys")
+echo "live, 1000 devices, --all, text: $n reports, CPU ${t} s = $(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / (n + 1) * 1e6 }') us per sample"
+t=$(cpu_s "$bin" stat --all -i 0.01 -c "$n" --json --proc-root "$tmp/proc" --sys-root "$tmp/sys")
+echo "live, 1000 devices, --all, json: $n reports, CPU ${t} s = $(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / (n + 1) * 1e6 }') us per sample"
+t=$(cpu_s "$bin" stat -i 0.01 -c "$n" --proc-root "$tmp/proc" --sys-root "$tmp/sys" sdaa)
+echo "live, 1000 devices, one shown:    $n reports, CPU ${t} s = $(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / (n + 1) * 1e6 }') us per sample"
+
+# A recording of n samples of the same 1,000 devices with advancing counters.
+awk -v n="$n" 'BEGIN { print "#iosat-record 1"; print "R 0 10000000" }
+  { line[NR] = $0 }
+  END {
+    for (s = 0; s <= n; s++) {
+      printf "T %d %d\n", 1000000000 + s * 10000000, 1700000000000000000 + s * 10000000;
+      for (i = 1; i <= NR; i++) {
+        split(line[i], f, " ");
+        printf "%4d %7d %s", f[1], f[2], f[3];
+        for (k = 4; k <= 20; k++) printf " %d", f[k] + s * (k == 12 ? 0 : (i % 7 + 1));
+        printf "\n";
+      }
+    }
+  }' "$tmp/proc/diskstats" > "$tmp/rec"
+t=$(cpu_s "$bin" stat --all --replay "$tmp/rec")
+echo "replay, 1000 devices, --all, text: $n intervals, CPU ${t} s = $(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / (n + 1) * 1e6 }') us per sample"
+
+# Same minute, same machine: iosat -i 1 against iostat -x 1 (both all devices, to /dev/null).
+echo "running iosat stat --all -i 1 and iostat -x 1 side by side for $secs s ..."
+/usr/bin/time -f "%U %S" -o "$tmp/t_iosat" "$bin" stat --all -i 1 -c "$secs" > /dev/null &
+p1=$!
+/usr/bin/time -f "%U %S" -o "$tmp/t_iostat" iostat -x 1 "$((secs + 1))" > /dev/null &
+p2=$!
+wait "$p1" "$p2"
+printf "iosat  stat --all -i 1 -c %d: CPU %s s\n" "$secs" "$(awk '{ printf "%.3f", $1 + $2 }' "$tmp/t_iosat")"
+printf "iostat -x 1 %d:              CPU %s s\n" "$((secs + 1))" "$(awk '{ printf "%.3f", $1 + $2 }' "$tmp/t_iostat")"
