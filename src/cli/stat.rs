@@ -58,8 +58,8 @@ pub struct StatArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// Text with every column (wider than 80 columns).
-    #[arg(long)]
+    /// Text with every column (wider than 80 columns); JSON, CSV and Markdown always have all.
+    #[arg(long, conflicts_with_all = ["json", "csv", "markdown"])]
     pub wide: bool,
 
     #[command(flatten)]

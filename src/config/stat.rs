@@ -106,13 +106,6 @@ impl StatSpec {
         } else {
             Format::Text { wide: a.wide }
         };
-        if a.wide && !matches!(format, Format::Text { .. }) {
-            return Err(Error::usage(
-                "--wide",
-                "--wide",
-                "applies to text output only (JSON, CSV and Markdown always carry every column)",
-            ));
-        }
         Ok(StatSpec {
             interval_ns,
             count,
