@@ -134,6 +134,23 @@ fn interval_title(r: &IntervalReport) -> String {
     }
 }
 
+/// One line per device without values, saying why (text views only).
+fn no_value_notes(r: &IntervalReport) -> String {
+    let mut s = String::new();
+    for d in &r.devices {
+        if let Err(e) = &d.rates {
+            let why = match e {
+                super::interval::NoValue::NewDevice => "new device, no earlier sample",
+                super::interval::NoValue::CounterWentBackwards => {
+                    "a counter went backwards (reset or re-created)"
+                }
+            };
+            s.push_str(&format!("# {}: no value: {why}\n", d.meta.display_name));
+        }
+    }
+    s
+}
+
 fn text_narrow(r: &IntervalReport) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(200 + r.devices.len() * 82);
@@ -162,6 +179,7 @@ fn text_narrow(r: &IntervalReport) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&no_value_notes(r));
     s.push('\n');
     s
 }
@@ -349,6 +367,7 @@ pub fn render(r: &IntervalReport, format: Format) -> String {
             let mut s = interval_title(r);
             s.push('\n');
             s.push_str(&table(r).to_text());
+            s.push_str(&no_value_notes(r));
             s.push('\n');
             s
         }
