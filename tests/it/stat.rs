@@ -614,3 +614,32 @@ fn agrees_with_iostat_on_the_same_fio_load() {
         );
     }
 }
+
+#[test]
+fn fourteen_field_kernel_and_one_warning_per_malformed_line() {
+    // A 4.14-era file (14 fields), with one old-style 7-field partition line, read live
+    // three times through --proc-root; no sysfs, so loop0 (major 7) stays hidden.
+    let p = fixture("k414/proc");
+    let o = run(&[
+        "stat",
+        "-i",
+        "0.05",
+        "-c",
+        "3",
+        "--json",
+        "--proc-root",
+        p.to_str().unwrap(),
+        "--sys-root",
+        "/nonexistent-sysfs",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "one warning, not one per sample: {e}");
+    assert!(e.contains("diskstats line 4") && e.contains("sda3"), "{e}");
+    let r = json_lines(&stdout(&o));
+    assert_eq!(r.len(), 3);
+    assert_eq!(names(&r[0]), ["sda", "sda1", "sda2", "md0", "dm-0"]);
+    let sda = dev(&r[0], "sda");
+    close(&sda["r/s"], 0.0);
+    assert!(sda["d/s"].is_null() && sda["f/s"].is_null() && sda["kind"].is_null());
+}
