@@ -530,8 +530,26 @@ mod fixture_tests {
         let r = Root::default();
         let err = blockdev_for_node(&r, Path::new("/proc/self/status")).unwrap_err();
         assert!(err.to_string().contains("not a block device"), "{err}");
-        if let Ok(d) = disk_for_path(&r, Path::new("/")) {
-            assert_ne!(kind(&r, &d), Some(DevKind::Partition));
+        // "/" per mountinfo, mapped to its whole disk through sysfs, must be what st_dev
+        // of "/" leads to (when "/" is on a block device at all, e.g. not overlayfs).
+        let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let root_dev = parse_mountinfo(&mi)
+            .into_iter()
+            .rev()
+            .find(|(_, m)| m == "/")
+            .map(|(d, _)| d)
+            .unwrap();
+        let stub = BlockDev {
+            major: root_dev.0,
+            minor: root_dev.1,
+            name: String::new(),
+        };
+        if let Some(dir) = sysfs_dir(&r, &stub) {
+            let want = whole_disk(&r, &dev_of_dir(&dir).unwrap());
+            assert_eq!(disk_for_path(&r, Path::new("/")).unwrap(), want);
+            assert_ne!(kind(&r, &want), Some(DevKind::Partition));
+        } else {
+            assert!(disk_for_path(&r, Path::new("/")).is_err());
         }
     }
 }

@@ -643,3 +643,25 @@ fn fourteen_field_kernel_and_one_warning_per_malformed_line() {
     close(&sda["r/s"], 0.0);
     assert!(sda["d/s"].is_null() && sda["f/s"].is_null() && sda["kind"].is_null());
 }
+
+#[test]
+fn sys_api_on_a_live_loop_device() {
+    use iosat::sys::device::{self, DevKind};
+    use iosat::sys::Root;
+    let lo = LoopDev::new(8 << 20);
+    let root = Root::default();
+    let d = device::blockdev_for_node(&root, Path::new(&lo.path)).unwrap();
+    assert_eq!((d.major, d.name.as_str()), (7, lo.name()));
+    assert_eq!(device::kind(&root, &d), Some(DevKind::Loop));
+    let q = device::queue_info(&root, &d);
+    assert_eq!(q.size_bytes, Some(8 << 20));
+    assert!(q.logical_block_size.is_some());
+    let x = device::extra(&root, &d);
+    assert!(x.loop_backing_file.unwrap().ends_with("backing.img"));
+    // The DiskSample collector sees the device, keyed by major:minor.
+    let s = iosat::monitor::DiskSample::take(&root).unwrap();
+    assert_eq!(s.find(d.major, d.minor).unwrap().name, lo.name());
+    // A regular file is not a device node: usage error, exit code 2.
+    let e = device::blockdev_for_node(&root, Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+}
