@@ -105,6 +105,8 @@ pub struct Verdict {
     pub summary: Vec<String>,
 }
 
+pub mod device;
+pub mod render;
 pub mod text;
 pub mod usl;
 
