@@ -1,4 +1,5 @@
 //! The single integration-test binary (DESIGN.md §2): one module per area.
 
 mod analysis;
+mod analyze;
 mod cli;
