@@ -392,12 +392,13 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
                 .to_string(),
         ),
     }
-    if let Some(c) = cap {
+    if let Some((c, from)) = cap {
         summary.push(format!(
-            "Throughput plateaus at about {} IOPS (within {:.0} % over the top levels), a round \
-             number: that looks like a provisioned IOPS cap (cloud volume), not the device's \
-             own limit.",
+            "Throughput plateaus at about {} IOPS from concurrency {from} to {} (within {:.0} %), \
+             a round figure: on a cloud volume that is the look of a provisioned IOPS cap \
+             (seed 003), not the device's own limit.",
             fmt_iops(c),
+            lv.last().expect("non-empty").concurrency,
             CAP_PLATEAU * 100.0
         ));
     }
@@ -445,7 +446,7 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
         peak_iops,
         usl,
         linear_from_concurrency,
-        suspected_cap_iops: cap,
+        suspected_cap_iops: cap.map(|c| c.0),
         util_lesson,
         summary,
     }
@@ -545,8 +546,11 @@ fn round_figure(x: f64) -> Option<f64> {
 
 /// A plateau of throughput over at least the two top levels, all within [`CAP_PLATEAU`] of
 /// each other, holding the highest IOPS measured, at a round figure (seed 003: a volume
-/// provisioned at 16000 IOPS). Returns the round figure.
-fn suspected_cap(lv: &[LevelPoint]) -> Option<f64> {
+/// provisioned at 16000 IOPS). Returns the round figure and the first level of the plateau.
+///
+/// A device's own limit can sit at a round figure too (4 units of 8 ms: 500 IOPS), so the
+/// summary words it as a suspicion for cloud volumes, not a finding.
+fn suspected_cap(lv: &[LevelPoint]) -> Option<(f64, u32)> {
     if lv.len() < 2 {
         return None;
     }
@@ -555,6 +559,7 @@ fn suspected_cap(lv: &[LevelPoint]) -> Option<f64> {
     let mut lo = f64::INFINITY;
     let mut hi: f64 = 0.0;
     let mut count = 0;
+    let mut from = 0;
     for l in lv.iter().rev() {
         let (nlo, nhi) = (lo.min(l.iops), hi.max(l.iops));
         if nlo <= 0.0 || nhi / nlo - 1.0 > CAP_PLATEAU {
@@ -563,11 +568,12 @@ fn suspected_cap(lv: &[LevelPoint]) -> Option<f64> {
         lo = nlo;
         hi = nhi;
         count += 1;
+        from = l.concurrency;
     }
     if count < 2 || hi < peak {
         return None;
     }
-    round_figure((lo + hi) / 2.0)
+    round_figure((lo + hi) / 2.0).map(|c| (c, from))
 }
 
 /// The %util lesson: the first level whose %util is already "busy" (≥ 90 %), and how much

@@ -312,6 +312,25 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                     dirs.push(s);
                 }
             }
+            // fio's "sync" block: fsync/fdatasync latency (--fsync=N). Not data I/O, so not in
+            // the level's IOPS; reported beside it.
+            if let Some(sync) = e.job.get("sync") {
+                let n = sync.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
+                if let Some((lat, sc)) = lat_obj(sync, "lat").filter(|_| n > 0) {
+                    let p95 = lat
+                        .get("percentile")
+                        .and_then(|p| p.get("95.000000"))
+                        .and_then(Value::as_f64);
+                    out.notes.push(format!(
+                        "{}: job '{}' also made {n} syncs (fsync/fdatasync): mean {:.3} ms{}.",
+                        path.display(),
+                        e.name,
+                        f(lat, "mean").unwrap_or(0.0) * sc / 1e6,
+                        p95.map(|v| format!(", p95 {:.3} ms", v * sc / 1e6))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
         }
         let first = &entries[0];
         if dirs.is_empty() {

@@ -552,3 +552,26 @@ fn fresh_outputs_of_the_installed_tools() {
     let r: Value = serde_json::from_str(&stdout(&analyze_in(d, &["io.txt", "--json"]))).unwrap();
     assert!(!r["devices"].as_array().unwrap().is_empty(), "{r}");
 }
+
+#[test]
+fn fio_sync_latency_is_reported_and_little_sees_the_gap() {
+    // psync randwrite with --fsync=4: fio's "sync" block holds the fsync latency. The write
+    // latency alone leaves time unaccounted, which Little's law shows.
+    let r = json(&["fio-randwrite-fsync4.json"]);
+    let raw = &fixture_json("fio-randwrite-fsync4.json")["jobs"][0];
+    let n = raw["sync"]["total_ios"].as_u64().unwrap();
+    assert!(n > 0);
+    let notes = r["source"]["notes"].to_string();
+    assert!(notes.contains(&format!("also made {n} syncs")), "{notes}");
+    let w = &raw["write"];
+    let inflight = w["iops"].as_f64().unwrap() * w["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
+    let f = &r["verdict"]["levels"][0];
+    assert!((f["littles_law_concurrency"].as_f64().unwrap() - inflight).abs() < 1e-9);
+    assert_eq!(f["littles_law_ok"], (inflight - 1.0).abs() <= 0.2);
+}
+
+#[test]
+fn help_snapshot() {
+    let o = iosat().args(["analyze", "--help"]).output().unwrap();
+    insta::assert_snapshot!("analyze_help", stdout(&o));
+}
