@@ -2,7 +2,8 @@
 //! layout (`Device:` … `avgqu-sz await r_await w_await svctm %util`, with or without the
 //! per-direction awaits, `rsec/s` or `rkB/s` or `rMB/s`) and the new one (`Device` … `r_await`
 //! … `aqu-sz %util`, discards and flushes), `-t` timestamp lines, `avg-cpu` blocks, several
-//! devices and reports, concatenated runs, a decimal comma, `-o JSON`, and the mangled forms
+//! devices and reports, concatenated runs, a decimal comma, `--pretty` and `-h` (device name
+//! last, a report split into blocks, k/M/% suffixes), `-o JSON`, and the mangled forms
 //! articles quote: header and row glued on one line (`%utildm-0 0.00 …`, seed 001) and a
 //! header and row wrapped into two halves each (seed 004).
 
@@ -80,6 +81,11 @@ struct Block {
     line: usize,
     /// The iostat run it belongs to: 0 before any "Linux ..." banner, then 1, 2, ...
     section: usize,
+    /// `--pretty`/`-h`: the device name is the last column, and one report is split into
+    /// several blocks (reads, writes, discards, flushes) that list the devices again.
+    device_last: bool,
+    /// The report (one interval) the block belongs to.
+    report: usize,
 }
 
 struct Row {
@@ -88,6 +94,23 @@ struct Row {
     line: usize,
     block: usize,
     time: Option<String>,
+}
+
+/// A value as iostat prints it: a number (decimal point or comma), or with `-h` a size with
+/// a unit suffix in kB (`47.1k` = 47.1 kB, `24.7M` = 24.7 MB) or a percentage (`14.1%`).
+fn value(tok: &str) -> Option<f64> {
+    if let Some(v) = num(tok) {
+        return Some(v);
+    }
+    let (n, mult) = match tok.chars().last()? {
+        '%' => (&tok[..tok.len() - 1], 1.0),
+        'k' => (&tok[..tok.len() - 1], 1.0),
+        'M' => (&tok[..tok.len() - 1], 1024.0),
+        'G' => (&tok[..tok.len() - 1], 1024.0 * 1024.0),
+        'T' => (&tok[..tok.len() - 1], 1024.0 * 1024.0 * 1024.0),
+        _ => return None,
+    };
+    num(n).map(|v| v * mult)
 }
 
 fn sample(cols: &[Option<Col>], values: &[f64], time: Option<String>) -> DeviceSample {
@@ -140,6 +163,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     // Rows of the current block waiting for the second half of a wrapped line.
     let mut wrapped: Vec<usize> = Vec::new();
     let mut section = 0;
+    let mut reports = 0;
 
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -148,7 +172,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             continue;
         }
         let toks: Vec<&str> = l.split_whitespace().collect();
-        let numeric = |t: &[&str]| !t.is_empty() && t.iter().all(|x| num(x).is_some());
+        let numeric = |t: &[&str]| !t.is_empty() && t.iter().all(|x| value(x).is_some());
         if l.starts_with("Linux ") {
             time = None;
             section += 1;
@@ -165,6 +189,34 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         cpu_values_next = false;
         if is_timestamp(l) {
             time = Some(l.to_string());
+            continue;
+        }
+        let pretty_header = toks.len() > 1
+            && toks[toks.len() - 1] == "Device"
+            && toks[..toks.len() - 1].iter().all(|t| column(t).is_some());
+        if pretty_header {
+            let cols: Vec<Option<Col>> = toks[..toks.len() - 1].iter().map(|t| column(t)).collect();
+            // A block continues the previous pretty report unless it repeats a column of it.
+            let same_report = blocks.last().is_some_and(|b| {
+                b.device_last
+                    && b.section == section
+                    && blocks.iter().filter(|x| x.report == b.report).all(|x| {
+                        x.cols.iter().all(|c| {
+                            c.map_or(true, |c| c == Col::Ignored || !cols.contains(&Some(c)))
+                        })
+                    })
+            });
+            if !same_report {
+                reports += 1;
+            }
+            blocks.push(Block {
+                cols,
+                line: n,
+                section,
+                device_last: true,
+                report: reports,
+            });
+            wrapped.clear();
             continue;
         }
         if toks[0] == "Device:" || toks[0] == "Device" {
@@ -191,14 +243,17 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 }
                 cols.push(None);
             }
+            reports += 1;
             blocks.push(Block {
                 cols,
                 line: n,
                 section,
+                device_last: false,
+                report: reports,
             });
             wrapped.clear();
             if !rest.is_empty() {
-                let values: Option<Vec<f64>> = rest[1..].iter().map(|v| num(v)).collect();
+                let values: Option<Vec<f64>> = rest[1..].iter().map(|v| value(v)).collect();
                 let values = values
                     .ok_or_else(|| perr(path, n, "expected numbers after the device name"))?;
                 rows.push(Row {
@@ -221,6 +276,32 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 ),
             ));
         };
+        if blocks[b].device_last {
+            let (dev, vals) = toks.split_last().expect("non-empty line");
+            let values: Option<Vec<f64>> = vals.iter().map(|v| value(v)).collect();
+            match values {
+                Some(values) if !values.is_empty() && value(dev).is_none() => rows.push(Row {
+                    device: dev.to_string(),
+                    values,
+                    line: n,
+                    block: b,
+                    time: time.clone(),
+                }),
+                _ => {
+                    return Err(perr(
+                        path,
+                        n,
+                        format!(
+                            "expected numbers then a device name (iostat --pretty) for the \
+                             header at line {}, got '{}'",
+                            blocks[b].line,
+                            l.chars().take(40).collect::<String>()
+                        ),
+                    ))
+                }
+            }
+            continue;
+        }
         // The second half of a wrapped header: only column names, no 'Device'.
         if toks.iter().all(|t| column(t).is_some()) {
             let want = blocks[b].cols.len();
@@ -243,10 +324,10 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 ));
             }
             let k = wrapped.remove(0);
-            rows[k].values.extend(toks.iter().filter_map(|t| num(t)));
+            rows[k].values.extend(toks.iter().filter_map(|t| value(t)));
             continue;
         }
-        let values: Option<Vec<f64>> = toks[1..].iter().map(|v| num(v)).collect();
+        let values: Option<Vec<f64>> = toks[1..].iter().map(|v| value(v)).collect();
         match values {
             Some(values) if !values.is_empty() => rows.push(Row {
                 device: toks[0].to_string(),
@@ -273,16 +354,6 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         return Err(perr(path, 1, "expected an iostat -x 'Device' header"));
     }
     let last_line = rows.last().map(|r| r.line).unwrap_or(0);
-    // iostat's first report of a run averages everything since boot (seed 000: "can be
-    // safely ignored"). Leave it out when the run printed more than one report; pasted
-    // excerpts without the "Linux" banner are kept whole.
-    let since_boot = |b: usize| {
-        let sec = blocks[b].section;
-        sec > 0
-            && blocks.iter().position(|x| x.section == sec) == Some(b)
-            && blocks.iter().filter(|x| x.section == sec).count() > 1
-    };
-    let mut dropped = false;
     for r in &rows {
         let block = &blocks[r.block];
         let want = block.cols.len();
@@ -303,29 +374,82 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             };
             return Err(perr(path, r.line, reason));
         }
-        let has_any = block.cols.iter().any(|c| {
+    }
+    let has_any = |cols: &[Option<Col>]| {
+        cols.iter().any(|c| {
             matches!(
                 c,
                 Some(Col::Await | Col::RAwait | Col::WAwait | Col::AquSz | Col::Util)
             )
-        });
-        if !has_any {
+        })
+    };
+
+    // One sample per (report, device): a pretty report spreads a device over several blocks.
+    struct Merged {
+        report: usize,
+        device: String,
+        cols: Vec<Option<Col>>,
+        values: Vec<f64>,
+        time: Option<String>,
+        header_line: usize,
+    }
+    let mut merged: Vec<Merged> = Vec::new();
+    for r in &rows {
+        let block = &blocks[r.block];
+        match merged
+            .iter_mut()
+            .find(|m| m.report == block.report && m.device == r.device)
+        {
+            Some(m) => {
+                m.cols.extend(block.cols.iter().copied());
+                m.values.extend(r.values.iter().copied());
+            }
+            None => merged.push(Merged {
+                report: block.report,
+                device: r.device.clone(),
+                cols: block.cols.clone(),
+                values: r.values.clone(),
+                time: r.time.clone(),
+                header_line: block.line,
+            }),
+        }
+    }
+
+    // iostat's first report of a run averages everything since boot (seed 000: "can be
+    // safely ignored"). Leave it out when the run printed more than one report; pasted
+    // excerpts without the "Linux" banner are kept whole.
+    let section_of = |report: usize| {
+        blocks
+            .iter()
+            .find(|b| b.report == report)
+            .map(|b| b.section)
+            .unwrap_or(0)
+    };
+    let since_boot = |report: usize| {
+        let sec = section_of(report);
+        let mut in_section: Vec<usize> = blocks
+            .iter()
+            .filter(|b| b.section == sec)
+            .map(|b| b.report)
+            .collect();
+        in_section.dedup();
+        sec > 0 && in_section.len() > 1 && in_section.first() == Some(&report)
+    };
+    let mut dropped = false;
+    for m in merged {
+        if !has_any(&m.cols) {
             return Err(perr(
                 path,
-                block.line,
+                m.header_line,
                 "expected iostat -x columns (await, aqu-sz or %util): without -x there is \
                  nothing to judge saturation by",
             ));
         }
-        if since_boot(r.block) {
+        if since_boot(m.report) {
             dropped = true;
             continue;
         }
-        push_sample(
-            &mut out,
-            &r.device,
-            sample(&block.cols, &r.values, r.time.clone()),
-        );
+        push_sample(&mut out, &m.device, sample(&m.cols, &m.values, m.time));
     }
     if dropped {
         out.notes.push(format!(

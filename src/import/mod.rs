@@ -116,7 +116,7 @@ pub fn detect(text: &str) -> Option<Tool> {
     }
     if text.lines().any(|l| {
         let t = l.trim_start();
-        (t.starts_with("Device:") || t.starts_with("Device "))
+        (t.starts_with("Device:") || t.starts_with("Device ") || t.ends_with(" Device"))
             && (t.contains("%util") || t.contains("await") || t.contains("r/s"))
     }) {
         return Some(Tool::Iostat);

@@ -575,3 +575,69 @@ fn help_snapshot() {
     let o = iosat().args(["analyze", "--help"]).output().unwrap();
     insta::assert_snapshot!("analyze_help", stdout(&o));
 }
+
+/// The last report of an iostat --pretty/-h file: for each block (header with "Device" last),
+/// the header's columns and the row of `device`.
+fn pretty_last_report(text: &str, device: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    // The second report starts at the second header whose first column is r/s.
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim_start().starts_with("r/s"))
+        .collect();
+    let mut out = Vec::new();
+    let mut header: Vec<String> = Vec::new();
+    for l in &lines[*starts.last().unwrap()..] {
+        let toks: Vec<String> = l.split_whitespace().map(String::from).collect();
+        if toks.last().map(String::as_str) == Some("Device") {
+            header = toks[..toks.len() - 1].to_vec();
+        } else if toks.last().map(String::as_str) == Some(device) {
+            out.push((header.clone(), toks[..toks.len() - 1].to_vec()));
+        }
+    }
+    out
+}
+
+#[test]
+fn iostat_pretty_and_human_layouts_merge_a_report_per_device() {
+    for (file, human) in [("iostat-pretty.txt", false), ("iostat-human.txt", true)] {
+        let text = std::fs::read_to_string(fixtures().join(file)).unwrap();
+        let r = json(&[file]);
+        let devices = r["devices"].as_array().unwrap();
+        assert!(devices.iter().any(|d| d["device"] == "vda"), "{file}");
+        for d in devices {
+            let name = d["device"].as_str().unwrap();
+            // Two reports, the first since boot: one sample per device.
+            assert_eq!(d["samples"].as_array().unwrap().len(), 1, "{file} {name}");
+            let s = &d["samples"][0];
+            let blocks = pretty_last_report(&text, name);
+            assert_eq!(blocks.len(), 4, "{file} {name}: r, w, d, f blocks");
+            for (cols, vals) in &blocks {
+                for (c, v) in cols.iter().zip(vals) {
+                    let key = match c.as_str() {
+                        "r/s" | "w/s" | "rkB/s" | "wkB/s" | "aqu-sz" | "r_await" | "w_await" => {
+                            c.as_str()
+                        }
+                        "%util" => "util",
+                        _ => continue,
+                    };
+                    let expect = if human {
+                        let (n, m) = match v.chars().last().unwrap() {
+                            'k' | '%' => (&v[..v.len() - 1], 1.0),
+                            'M' => (&v[..v.len() - 1], 1024.0),
+                            'G' => (&v[..v.len() - 1], 1024.0 * 1024.0),
+                            _ => (v.as_str(), 1.0),
+                        };
+                        n.parse::<f64>().unwrap() * m
+                    } else {
+                        v.parse::<f64>().unwrap()
+                    };
+                    let got = s[key].as_f64().unwrap();
+                    assert!(
+                        (got - expect).abs() < 1e-9,
+                        "{file} {name} {key}: {got} vs {v}"
+                    );
+                }
+            }
+        }
+    }
+}
