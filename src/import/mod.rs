@@ -111,6 +111,7 @@ pub fn detect(text: &str) -> Option<Tool> {
         || has("File operations:")
         || has("Operations performed:")
         || has("Latency (ms):")
+        || (has("tps:") && (has("response time:") || has("lat (ms,")))
     {
         return Some(Tool::Sysbench);
     }

@@ -2,7 +2,9 @@
 //! operations:", "Latency (ms):") and the 0.4/0.5 format ("Operations performed:",
 //! "per-request statistics:"/"response time:", values with units), whole captures or the
 //! trimmed excerpts people paste (seed 000: a `sysbench --threads=N ...` command line and the
-//! result blocks). Several runs may follow each other in one file.
+//! result blocks). Several runs may follow each other in one file. A file with only
+//! `--report-interval` lines (0.5's `[ 80s] threads: 1, tps: ...` or 1.0's `[ 10s ] thds: ...`,
+//! as pasted in seed 001) gives one level per thread count from those lines.
 //!
 //! IOPS are reads/s + writes/s (fsyncs are not data I/O); the latency is sysbench's per-event
 //! latency, which for fileio is one request (or one fsync).
@@ -97,6 +99,102 @@ fn is_run_start(l: &str) -> bool {
     banner || command
 }
 
+/// One `--report-interval` line: 0.5's `[ 80s] threads: 1, tps: 9.30, reads/s: 130.20,
+/// writes/s: 0.00 response time: 171.82ms (95%)` or 1.0's `[ 10s ] thds: 64 tps: 42.90 qps:
+/// 600.60 (r/w/o: 600.60/0.00/0.00) lat (ms,95%): 2516.43 err/s: 0.00 reconn/s: 0.00`.
+struct Interval {
+    threads: u32,
+    tps: f64,
+    percentile: f64,
+    lat_ns: f64,
+    line: usize,
+}
+
+fn interval(l: &str, line: usize) -> Option<Interval> {
+    if !l.starts_with('[') {
+        return None;
+    }
+    let clean = l.replace(',', " ");
+    let toks: Vec<&str> = clean.split_whitespace().collect();
+    let after = |key: &str| {
+        toks.iter()
+            .position(|t| *t == key)
+            .and_then(|i| toks.get(i + 1))
+    };
+    let threads = after("threads:").or(after("thds:"))?.parse().ok()?;
+    let tps = num(after("tps:")?)?;
+    let (percentile, lat_ns) = if let Some(v) = after("time:") {
+        // 0.5: "response time: 171.82ms (95%)"
+        let i = toks.iter().position(|t| *t == "time:")?;
+        let p = toks
+            .get(i + 2)
+            .and_then(|t| num(t.trim_start_matches('(').trim_end_matches("%)")))?;
+        (p, duration_ns(v, true)?)
+    } else {
+        // 1.0: "lat (ms 95%): 2516.43" once the comma is gone.
+        let i = toks.iter().position(|t| *t == "lat")?;
+        let p = num(toks.get(i + 2)?.trim_end_matches("%):"))?;
+        (p, duration_ns(toks.get(i + 3)?, true)?)
+    };
+    (tps > 0.0).then_some(Interval {
+        threads,
+        tps,
+        percentile,
+        lat_ns,
+        line,
+    })
+}
+
+/// Levels from interval lines alone (a paste like seed 001's): throughput is transactions
+/// (events) per second; the mean latency is threads ÷ tps (Little's law for a closed loop
+/// with no think time); the percentile is the median of the intervals' percentiles.
+fn levels_from_intervals(path: &Path, ivs: &[Interval], out: &mut FileImport) {
+    let mut threads: Vec<u32> = ivs.iter().map(|i| i.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    for t in threads {
+        let group: Vec<&Interval> = ivs.iter().filter(|i| i.threads == t).collect();
+        let tps = group.iter().map(|i| i.tps).sum::<f64>() / group.len() as f64;
+        let mut lats: Vec<f64> = group.iter().map(|i| i.lat_ns).collect();
+        lats.sort_by(f64::total_cmp);
+        let k = lats.len();
+        let median = if k % 2 == 1 {
+            lats[k / 2]
+        } else {
+            (lats[k / 2 - 1] + lats[k / 2]) / 2.0
+        };
+        let mut lat = LatencyNs {
+            mean: f64::from(t) / tps * 1e9,
+            ..Default::default()
+        };
+        match group[0].percentile as u32 {
+            50 => lat.p50 = Some(median),
+            90 => lat.p90 = Some(median),
+            95 => lat.p95 = Some(median),
+            99 => lat.p99 = Some(median),
+            _ => {}
+        }
+        out.levels.push(ImportedLevel {
+            point: LevelPoint {
+                concurrency: t,
+                iops: tps,
+                bytes_per_s: 0.0,
+                latency_ns: lat,
+                kernel_util_pct: None,
+                kernel_aqu_sz: None,
+            },
+            label: format!("threads: {t} ({} intervals)", group.len()),
+            line: group[0].line,
+        });
+    }
+    out.notes.push(format!(
+        "{}: levels from sysbench's interval lines: throughput is events (transactions) per \
+         second, the mean latency is threads ÷ tps (Little's law, so it closes by \
+         construction), the percentile is the median of the intervals'.",
+        path.display()
+    ));
+}
+
 /// Parse sysbench text.
 pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     let mut out = FileImport::new(path, Tool::Sysbench);
@@ -106,10 +204,15 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         ..Default::default()
     };
     let mut in_latency = false;
+    let mut intervals: Vec<Interval> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let l = raw.trim();
         if l.is_empty() {
+            continue;
+        }
+        if let Some(iv) = interval(l, n) {
+            intervals.push(iv);
             continue;
         }
         if is_run_start(l) && cur.has_results {
@@ -211,6 +314,10 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         runs.push(cur);
     }
 
+    if runs.iter().all(|r| !r.has_results) && !intervals.is_empty() {
+        levels_from_intervals(path, &intervals, &mut out);
+        return Ok(out);
+    }
     if runs.iter().all(|r| !r.has_results) {
         return Err(perr(
             path,
@@ -401,6 +508,52 @@ Threads fairness:
         assert_eq!(p.latency_ns.mean, 87_630_000.0);
         assert_eq!(p.latency_ns.p95, Some(385_480_000.0));
         assert_eq!(p.latency_ns.min, Some(10_000.0));
+    }
+
+    /// Seed 001's interval lines (sysbench 0.5 OLTP at 1, 4 and 64 threads), as published.
+    const SEED001: &str = "[ 80s] threads: 1, tps: 9.30, reads/s: 130.20, writes/s: 0.00 response time: 171.82ms (95%)
+[ 90s] threads: 1, tps: 9.20, reads/s: 128.80, writes/s: 0.00 response time: 157.72ms (95%)
+[ 100s] threads: 1, tps: 9.00, reads/s: 126.00, writes/s: 0.00 response time: 215.38ms (95%)
+[ 110s] threads: 1, tps: 9.30, reads/s: 130.20, writes/s: 0.00 response time: 141.39ms (95%)
+[ 110s] threads: 4, tps: 21.10, reads/s: 295.40, writes/s: 0.00 response time: 312.09ms (95%)
+[ 120s] threads: 4, tps: 22.00, reads/s: 308.00, writes/s: 0.00 response time: 297.05ms (95%)
+[ 130s] threads: 4, tps: 22.40, reads/s: 313.60, writes/s: 0.00 response time: 335.34ms (95%)
+[ 70s] threads: 64, tps: 42.90, reads/s: 600.60, writes/s: 0.00 response time: 2516.43ms (95%)
+[ 80s] threads: 64, tps: 42.40, reads/s: 593.60, writes/s: 0.00 response time: 2613.15ms (95%)
+[ 90s] threads: 64, tps: 44.80, reads/s: 627.20, writes/s: 0.00 response time: 2404.49ms (95%)
+";
+
+    #[test]
+    fn seed001_interval_lines_give_levels() {
+        let imp = parse(Path::new("seed001.txt"), SEED001).unwrap();
+        let c: Vec<u32> = imp.levels.iter().map(|l| l.point.concurrency).collect();
+        assert_eq!(c, [1, 4, 64]);
+        let one = &imp.levels[0].point;
+        assert!((one.iops - 9.2).abs() < 1e-9);
+        // Median of 141.39, 157.72, 171.82, 215.38.
+        assert!((one.latency_ns.p95.unwrap() - 164.77e6).abs() < 1.0);
+        assert!((one.latency_ns.mean - 1e9 / 9.2).abs() < 1.0);
+        assert_eq!(imp.levels[2].point.latency_ns.p95, Some(2516.43e6));
+        let v = crate::analysis::analyze(
+            &imp.levels
+                .iter()
+                .map(|l| l.point.clone())
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(v.overload_concurrency, Some(64));
+        assert!(!v.levels[1].overloaded);
+        assert!(imp.notes[0].contains("interval lines"));
+    }
+
+    #[test]
+    fn sysbench_1_0_interval_lines() {
+        let text = "[ 10s ] thds: 8 tps: 1200.50 qps: 24010.00 (r/w/o: 16807.00/4802.00/2401.00) lat (ms,95%): 9.73 err/s: 0.00 reconn/s: 0.00\n\
+                    [ 20s ] thds: 8 tps: 1199.50 qps: 23990.00 (r/w/o: 16793.00/4798.00/2399.00) lat (ms,95%): 9.91 err/s: 0.00 reconn/s: 0.00\n";
+        let imp = parse(Path::new("oltp.txt"), text).unwrap();
+        let p = &imp.levels[0].point;
+        assert_eq!(p.concurrency, 8);
+        assert!((p.iops - 1200.0).abs() < 1e-9);
+        assert!((p.latency_ns.p95.unwrap() - 9.82e6).abs() < 1.0);
     }
 
     #[test]

@@ -641,3 +641,34 @@ fn iostat_pretty_and_human_layouts_merge_a_report_per_device() {
         }
     }
 }
+
+#[test]
+fn seed001_sysbench_interval_lines_through_the_cli() {
+    // Seed 001's paste, sysbench lines and iostat lines interleaved: the sysbench lines make
+    // the levels; "not overloaded at 4 threads, overloaded at 64".
+    let text = "[ 80s] threads: 1, tps: 9.30, reads/s: 130.20, writes/s: 0.00 response time: 171.82ms (95%)
+[ 90s] threads: 1, tps: 9.20, reads/s: 128.80, writes/s: 0.00 response time: 157.72ms (95%)
+[ 100s] threads: 1, tps: 9.00, reads/s: 126.00, writes/s: 0.00 response time: 215.38ms (95%)
+[ 110s] threads: 1, tps: 9.30, reads/s: 130.20, writes/s: 0.00 response time: 141.39ms (95%)
+Device: rrqm/s wrqm/s r/s w/s rsec/s wsec/s avgrq-sz avgqu-sz await svctm %utildm-0 0.00 0.00 127.90 0.70 4070.40 28.00 31.87 1.01 7.83 7.52 96.68
+[ 110s] threads: 4, tps: 21.10, reads/s: 295.40, writes/s: 0.00 response time: 312.09ms (95%)
+[ 120s] threads: 4, tps: 22.00, reads/s: 308.00, writes/s: 0.00 response time: 297.05ms (95%)
+[ 130s] threads: 4, tps: 22.40, reads/s: 313.60, writes/s: 0.00 response time: 335.34ms (95%)
+Device: rrqm/s wrqm/s r/s w/s rsec/s wsec/s avgrq-sz avgqu-sz await svctm %utildm-0 0.00 0.00 295.40 0.90 9372.80 35.20 31.75 4.06 13.69 3.38 100.01
+[ 70s] threads: 64, tps: 42.90, reads/s: 600.60, writes/s: 0.00 response time: 2516.43ms (95%)
+[ 80s] threads: 64, tps: 42.40, reads/s: 593.60, writes/s: 0.00 response time: 2613.15ms (95%)
+[ 90s] threads: 64, tps: 44.80, reads/s: 627.20, writes/s: 0.00 response time: 2404.49ms (95%)
+";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seed001.txt"), text).unwrap();
+    let r: Value =
+        serde_json::from_str(&stdout(&analyze_in(dir.path(), &["seed001.txt", "--json"]))).unwrap();
+    assert_eq!(r["source"]["tool"], "sysbench");
+    let f = r["verdict"]["levels"].as_array().unwrap();
+    assert_eq!(f[1]["concurrency"], 4);
+    assert_eq!(f[1]["overloaded"], false);
+    assert_eq!(f[2]["concurrency"], 64);
+    assert_eq!(f[2]["overloaded"], true);
+    assert_eq!(r["verdict"]["overload_concurrency"], 64);
+    assert_eq!(r["verdict"]["knee_concurrency"], 4);
+}
