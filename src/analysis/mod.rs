@@ -99,6 +99,9 @@ pub struct Verdict {
     pub linear_from_concurrency: Option<u32>,
     /// A throughput plateau at a round number that looks like a provisioned cap (seed 003).
     pub suspected_cap_iops: Option<f64>,
+    /// The same for a plateau at a round bandwidth (bytes/s: a round MB/s or MiB/s), when
+    /// that fits better than IOPS (a throughput-provisioned volume).
+    pub suspected_cap_bytes_per_s: Option<f64>,
     /// The %util lesson in the user's own numbers, when the data shows it.
     pub util_lesson: Option<String>,
     /// The plain-words summary.
@@ -192,6 +195,7 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
             usl: None,
             linear_from_concurrency: None,
             suspected_cap_iops: None,
+            suspected_cap_bytes_per_s: None,
             util_lesson: None,
             summary: vec!["No levels to analyse.".to_string()],
         };
@@ -392,13 +396,28 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
                 .to_string(),
         ),
     }
-    if let Some((c, from)) = cap {
+    if let Some(c) = cap {
+        let last = lv.last().expect("non-empty").concurrency;
+        let (figure, kind) = match (c.iops, c.bytes_per_s) {
+            (Some(x), _) => (format!("{} IOPS", fmt_iops(x)), "IOPS"),
+            (None, Some(b)) => {
+                let unit = if (b / 1e6 - (b / 1e6).round()).abs() < 1e-6 {
+                    format!("{:.0} MB/s", b / 1e6)
+                } else {
+                    format!("{:.0} MiB/s", b / 1_048_576.0)
+                };
+                (
+                    format!("{unit} ({} IOPS)", fmt_iops(c.plateau_iops)),
+                    "throughput (MB/s)",
+                )
+            }
+            (None, None) => (String::new(), ""),
+        };
         summary.push(format!(
-            "Throughput plateaus at about {} IOPS from concurrency {from} to {} (within {:.0} %), \
-             a round figure: on a cloud volume that is the look of a provisioned IOPS cap \
+            "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
+             a round figure: on a cloud volume that is the look of a provisioned {kind} cap \
              (seed 003), not the device's own limit.",
-            fmt_iops(c),
-            lv.last().expect("non-empty").concurrency,
+            c.from,
             CAP_PLATEAU * 100.0
         ));
     }
@@ -446,7 +465,8 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
         peak_iops,
         usl,
         linear_from_concurrency,
-        suspected_cap_iops: cap.map(|c| c.0),
+        suspected_cap_iops: cap.and_then(|c| c.iops),
+        suspected_cap_bytes_per_s: cap.and_then(|c| c.bytes_per_s),
         util_lesson,
         summary,
     }
@@ -521,36 +541,59 @@ fn linear_from(lv: &[LevelPoint]) -> Option<u32> {
     from
 }
 
-/// Whether `x` lies within [`CAP_PLATEAU`] of a "round" figure a provider would provision:
-/// 1, 1.2, 1.25, 1.5, 1.6, 2, 2.5, 3, 4, 5, 6, 7, 7.5, 8 or 9 times a power of ten, or, from
-/// 10 000 up, a whole number of thousands (16 000, 64 000).
-fn round_figure(x: f64) -> Option<f64> {
+/// Tolerance for a whole number of thousands (from 10 000 IOPS up): tighter than the
+/// mantissa list, since thousands are only 10 % apart at 10 000 and would otherwise match
+/// most figures. Seed 003's volume provisioned at 16000 delivered 16204 in fio (1.3 %).
+const ROUND_THOUSANDS: f64 = 0.015;
+
+/// The "round" figure a provider would provision near `x`, and how far `x` is from it
+/// (relative): 1, 1.2, 1.25, 1.5, 1.6, 2, 2.5, 3, 4, 5, 6, 7, 7.5, 8 or 9 times a power of ten
+/// within [`CAP_PLATEAU`], or from 10 000 up a whole number of thousands (16 000, 64 000)
+/// within [`ROUND_THOUSANDS`].
+fn round_figure(x: f64) -> Option<(f64, f64)> {
     if !(x.is_finite() && x > 0.0) {
         return None;
     }
     let decade = 10f64.powf(x.log10().floor());
-    let mut candidates: Vec<f64> = [
+    let mut candidates: Vec<(f64, f64)> = [
         1.0, 1.2, 1.25, 1.5, 1.6, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 7.5, 8.0, 9.0, 10.0,
     ]
     .iter()
-    .map(|m| m * decade)
+    .map(|m| (m * decade, CAP_PLATEAU))
     .collect();
     if x >= 10_000.0 {
-        candidates.push((x / 1000.0).round() * 1000.0);
+        candidates.push(((x / 1000.0).round() * 1000.0, ROUND_THOUSANDS));
     }
     candidates
         .into_iter()
-        .filter(|c| (x / c - 1.0).abs() <= CAP_PLATEAU)
-        .min_by(|a, b| (x - a).abs().total_cmp(&(x - b).abs()))
+        .map(|(c, tol)| (c, (x / c - 1.0).abs(), tol))
+        .filter(|&(_, err, tol)| err <= tol)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, err, _)| (c, err))
+}
+
+/// A throughput plateau that looks provisioned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cap {
+    /// The round IOPS figure, when the plateau is round in IOPS.
+    iops: Option<f64>,
+    /// The round bandwidth in bytes/s (a round MB/s or MiB/s), when that fits better.
+    bytes_per_s: Option<f64>,
+    /// Measured IOPS and bytes/s over the plateau (means).
+    plateau_iops: f64,
+    plateau_bytes_per_s: f64,
+    /// First level of the plateau.
+    from: u32,
 }
 
 /// A plateau of throughput over at least the two top levels, all within [`CAP_PLATEAU`] of
-/// each other, holding the highest IOPS measured, at a round figure (seed 003: a volume
-/// provisioned at 16000 IOPS). Returns the round figure and the first level of the plateau.
+/// each other, holding the highest IOPS measured, at a round figure: in IOPS (seed 003: a
+/// volume provisioned at 16000 IOPS) or in MB/s or MiB/s (a throughput-provisioned volume,
+/// 125 MB/s, 250 MiB/s), whichever is rounder.
 ///
 /// A device's own limit can sit at a round figure too (4 units of 8 ms: 500 IOPS), so the
 /// summary words it as a suspicion for cloud volumes, not a finding.
-fn suspected_cap(lv: &[LevelPoint]) -> Option<(f64, u32)> {
+fn suspected_cap(lv: &[LevelPoint]) -> Option<Cap> {
     if lv.len() < 2 {
         return None;
     }
@@ -560,6 +603,7 @@ fn suspected_cap(lv: &[LevelPoint]) -> Option<(f64, u32)> {
     let mut hi: f64 = 0.0;
     let mut count = 0;
     let mut from = 0;
+    let mut bytes = 0.0;
     for l in lv.iter().rev() {
         let (nlo, nhi) = (lo.min(l.iops), hi.max(l.iops));
         if nlo <= 0.0 || nhi / nlo - 1.0 > CAP_PLATEAU {
@@ -569,11 +613,33 @@ fn suspected_cap(lv: &[LevelPoint]) -> Option<(f64, u32)> {
         hi = nhi;
         count += 1;
         from = l.concurrency;
+        bytes += l.bytes_per_s;
     }
     if count < 2 || hi < peak {
         return None;
     }
-    round_figure((lo + hi) / 2.0).map(|c| (c, from))
+    let plateau_iops = (lo + hi) / 2.0;
+    let plateau_bytes_per_s = bytes / f64::from(count);
+    let by_iops = round_figure(plateau_iops);
+    let by_bw = [1e6, 1_048_576.0]
+        .iter()
+        .filter_map(|&unit| {
+            round_figure(plateau_bytes_per_s / unit).map(|(f, err)| (f * unit, err))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let (iops, bytes_per_s) = match (by_iops, by_bw) {
+        (Some(i), Some(b)) if b.1 < i.1 => (None, Some(b.0)),
+        (Some(i), _) => (Some(i.0), None),
+        (None, Some(b)) => (None, Some(b.0)),
+        (None, None) => return None,
+    };
+    Some(Cap {
+        iops,
+        bytes_per_s,
+        plateau_iops,
+        plateau_bytes_per_s,
+        from,
+    })
 }
 
 /// The %util lesson: the first level whose %util is already "busy" (≥ 90 %), and how much

@@ -352,9 +352,47 @@ fn empty_and_single_level() {
 
 #[test]
 fn round_figures() {
-    assert_eq!(round_figure(16204.0), Some(16000.0));
-    assert_eq!(round_figure(3010.0), Some(3000.0));
-    assert_eq!(round_figure(499.0), Some(500.0));
-    assert_eq!(round_figure(3456.0), None);
-    assert_eq!(round_figure(13456.0), None);
+    let fig = |x| round_figure(x).map(|r| r.0);
+    assert_eq!(fig(16204.0), Some(16000.0));
+    assert_eq!(fig(3010.0), Some(3000.0));
+    assert_eq!(fig(499.0), Some(500.0));
+    assert_eq!(fig(3456.0), None);
+    assert_eq!(fig(13456.0), None);
+    // 125 MB/s of 4 KiB requests: 30517.6 IOPS is only 1.7 % from 30000, while the same
+    // plateau is exactly 125 MB/s; the bandwidth wins (next test).
+    let (f, err) = round_figure(30517.6).unwrap();
+    assert_eq!(f, 30000.0);
+    assert!(err > 0.017 && err < 0.018, "{err}");
+}
+
+#[test]
+fn bandwidth_cap_is_told_from_an_iops_cap() {
+    // 32 units of 1 ms, 4 KiB requests, capped at 125 MB/s.
+    let cap_iops = 125e6 / 4096.0;
+    let lv: Vec<LevelPoint> = POW2
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = (nf * 1000.0).min(32_000.0).min(cap_iops);
+            LevelPoint {
+                bytes_per_s: x * 4096.0,
+                ..level(n, x, nf / x * 1000.0, None)
+            }
+        })
+        .collect();
+    let v = analyze(&lv);
+    assert_eq!(v.suspected_cap_iops, None);
+    assert_eq!(v.suspected_cap_bytes_per_s, Some(125e6));
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Throughput plateaus"))
+        .unwrap();
+    assert!(
+        line.starts_with(
+            "Throughput plateaus at about 125 MB/s (30518 IOPS) from concurrency 32 to 256"
+        ),
+        "{line}"
+    );
+    assert!(line.contains("provisioned throughput (MB/s) cap"), "{line}");
 }
