@@ -321,6 +321,13 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
     if let Some(n) = knee_note {
         summary.push(n);
     }
+    if lv.len() > 1 && knee_idx == lv.len() - 1 {
+        summary.push(
+            "The knee is the highest level measured: IOPS per unit of latency was still \
+             rising, so the real knee lies beyond; measure at higher concurrency."
+                .to_string(),
+        );
+    }
     let peak_level = lv
         .iter()
         .max_by(|a, b| a.iops.total_cmp(&b.iops))

@@ -396,3 +396,19 @@ fn bandwidth_cap_is_told_from_an_iops_cap() {
     );
     assert!(line.contains("provisioned throughput (MB/s) cap"), "{line}");
 }
+
+#[test]
+fn knee_at_the_top_level_says_to_measure_further() {
+    // 64 units: nothing saturates up to 32.
+    let v = analyze(&closed(64.0, 1.0, &[1, 2, 4, 8, 16, 32]));
+    assert_eq!(v.knee_concurrency, 32);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("The knee is the highest level measured")));
+    let v = analyze(&closed(4.0, 1.0, &[1, 2, 4, 8, 16, 32]));
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("The knee is the highest level measured")));
+}

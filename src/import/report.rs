@@ -100,6 +100,19 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
     let mut notes = Vec::new();
     for f in &level_files {
         for l in &f.levels {
+            let p = &l.point;
+            let positive = |x: f64| x.is_finite() && x > 0.0;
+            if p.concurrency == 0 || !positive(p.iops) || !positive(p.latency_ns.mean) {
+                return Err(Error::Parse {
+                    path: f.path.clone(),
+                    line: l.line,
+                    reason: format!(
+                        "{}: expected a concurrency of at least 1 and positive IOPS and mean \
+                         latency (got concurrency {}, {} IOPS, mean {} ns)",
+                        l.label, p.concurrency, p.iops, p.latency_ns.mean
+                    ),
+                });
+            }
             if let Some(prev) = levels.iter().find(|p| p.concurrency == l.point.concurrency) {
                 return Err(Error::Parse {
                     path: f.path.clone(),
@@ -252,7 +265,8 @@ impl AnalyzeReport {
         let what = if self.levels.is_empty() {
             format!("{} device series", self.devices.len())
         } else {
-            let mut s = format!("{} levels", self.levels.len());
+            let n = self.levels.len();
+            let mut s = format!("{n} level{}", if n == 1 { "" } else { "s" });
             if let Some(p) = &self.source.pattern {
                 s.push_str(&format!(", {p}"));
             }

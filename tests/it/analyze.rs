@@ -672,3 +672,32 @@ Device: rrqm/s wrqm/s r/s w/s rsec/s wsec/s avgrq-sz avgqu-sz await svctm %utild
     assert_eq!(r["verdict"]["overload_concurrency"], 64);
     assert_eq!(r["verdict"]["knee_concurrency"], 4);
 }
+
+#[test]
+fn levels_without_throughput_or_latency_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("zero.json"),
+        r#"{"jobs": [{"jobname": "x", "read": {"iops": 100, "bw": 400, "lat_ns": {"mean": 0}}}]}"#,
+    )
+    .unwrap();
+    let o = analyze_in(dir.path(), &["zero.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err_line(&o).starts_with("iosat: zero.json:1: x: expected a concurrency of at least 1 and positive IOPS and mean latency"),
+        "{}",
+        err_line(&o)
+    );
+    std::fs::write(
+        dir.path().join("t0.txt"),
+        "sysbench 1.0.20\nNumber of threads: 0\nFile operations:\n reads/s: 10\nLatency (ms):\n avg: 1.0\n",
+    )
+    .unwrap();
+    let o = analyze_in(dir.path(), &["t0.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err_line(&o).contains("got concurrency 0"),
+        "{}",
+        err_line(&o)
+    );
+}
