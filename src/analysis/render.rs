@@ -1,6 +1,7 @@
 //! A verdict as people read it: the levels table (ui::table::Table, so text, Markdown and CSV
 //! carry the same columns) and the summary lines. Returns strings; no IO. Shared by `sweep`
-//! and `analyze` so both print the same thing.
+//! and `analyze` so both print the same thing. Imports only the analysis types and ui::table;
+//! must not import sys/, bench/ or import/.
 
 use super::{LevelPoint, Verdict};
 use crate::ui::table::Table;

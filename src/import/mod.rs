@@ -1,7 +1,7 @@
 //! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON → the analysis types
 //! ([`LevelPoint`]s for a verdict, [`DeviceSample`] series for a device diagnosis). Each
 //! parser is pure (text in, values out); [`load`] is the only function that reads a file.
-//! Must not import cli/, cmd/, bench/, sys/ or ui/.
+//! Must not import cli/, cmd/, bench/ or sys/; of ui/ only the table model (report.rs).
 //!
 //! pt-diskstats samples and iosat recordings are raw counters: `iosat stat`'s replay reads
 //! them, not this module.

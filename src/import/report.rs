@@ -1,6 +1,6 @@
 //! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and
 //! device series (diagnosis), and that report as JSON, text, Markdown and CSV. Pure: returns
-//! values and strings, does no IO.
+//! values and strings, does no IO. Must not import cli/, cmd/, bench/ or sys/.
 
 use super::{FileImport, Tool};
 use crate::analysis::device::{diagnose, DeviceSample};
