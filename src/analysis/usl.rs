@@ -334,6 +334,24 @@ mod tests {
     }
 
     #[test]
+    fn linear_scaling_has_no_peak() {
+        let f = fit(&curve(100.0, 0.0, 0.0, &LEVELS)).unwrap();
+        assert!((f.lambda - 100.0).abs() < 1e-6, "{f:?}");
+        assert!(f.sigma < 1e-9 && f.kappa < 1e-12, "{f:?}");
+        assert_eq!(f.peak_concurrency, None);
+        assert_eq!(f.power_peak_concurrency, None);
+    }
+
+    #[test]
+    fn retrograde_curve_peaks_inside_the_levels() {
+        // Strong crosstalk: throughput falls after about 14.
+        let f = fit(&curve(1000.0, 0.02, 0.005, &LEVELS)).unwrap();
+        let n = f.peak_concurrency.unwrap();
+        assert!((n - (0.98f64 / 0.005).sqrt()).abs() < 0.1, "{n}");
+        assert!(f.predict(256.0) < f.predict(n) / 4.0);
+    }
+
+    #[test]
     fn too_few_points_is_none() {
         assert!(fit(&[(1.0, 100.0), (2.0, 190.0)]).is_none());
         assert!(fit(&[(1.0, 100.0), (1.0, 101.0), (2.0, 190.0)]).is_none());
