@@ -49,6 +49,9 @@ pub struct UslFit {
     pub peak_concurrency: Option<f64>,
     /// Fitted throughput at the peak.
     pub peak_iops: Option<f64>,
+    /// Concurrency at which the fitted curve's Kleinrock power (X/R) peaks; None when the
+    /// fitted curve scales linearly (σ = κ = 0).
+    pub power_peak_concurrency: Option<f64>,
 }
 
 /// Per-level findings, aligned with the input levels.
@@ -68,16 +71,22 @@ pub struct LevelFinding {
     pub littles_law_ok: bool,
     /// Kleinrock's power: IOPS ÷ mean latency (s).
     pub power: f64,
+    /// Why Little's law does not close at this level, in plain words (None when it does).
+    pub littles_law_note: Option<String>,
 }
 
 /// The verdict on a set of levels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// Concurrency of the baseline level: 1, or the lowest level measured when there is no 1.
+    pub baseline_concurrency: u32,
     pub baseline_latency_ns: f64,
     pub baseline_p95_ns: Option<f64>,
     pub levels: Vec<LevelFinding>,
     /// The first level whose p95 exceeds 3× the baseline p95; None when none is overloaded.
     pub overload_concurrency: Option<u32>,
+    /// The measured level where Kleinrock's power (IOPS ÷ latency) peaks.
+    pub power_peak_concurrency: u32,
     /// The optimal concurrency (the knee).
     pub knee_concurrency: u32,
     /// Measured IOPS at the knee.
@@ -90,8 +99,575 @@ pub struct Verdict {
     pub linear_from_concurrency: Option<u32>,
     /// A throughput plateau at a round number that looks like a provisioned cap (seed 003).
     pub suspected_cap_iops: Option<f64>,
+    /// The same for a plateau at a round bandwidth (bytes/s: a round MB/s or MiB/s), when
+    /// that fits better than IOPS (a throughput-provisioned volume).
+    pub suspected_cap_bytes_per_s: Option<f64>,
     /// The %util lesson in the user's own numbers, when the data shows it.
     pub util_lesson: Option<String>,
     /// The plain-words summary.
     pub summary: Vec<String>,
 }
+
+pub mod device;
+pub mod render;
+pub mod text;
+pub mod usl;
+
+use text::{fmt_iops, fmt_latency_ns, fmt_ratio};
+
+/// The overload rule of seed 001: a level is overloaded when its p95 exceeds this multiple of
+/// the concurrency-1 p95.
+pub const OVERLOAD_P95_FACTOR: f64 = 3.0;
+
+/// How far IOPS × mean latency may stray from the offered concurrency (and from the kernel's
+/// aqu-sz) before a level is flagged, as a fraction.
+///
+/// Why 20 %: a healthy closed-loop measurement already strays by a few percent for reasons
+/// that say nothing about the disk: printed rounding (sysbench prints 0.14 ms, ±3.6 %), the
+/// time the load generator spends between requests (syscall, accounting: a few µs against
+/// 100 µs reads), and sampling jitter of the kernel counters (seed 000: 0.95 s/1.05 s
+/// intervals, ±5 %); sysbench's own numbers in seed 000 close within 1 %, and its iostat aqu-sz
+/// within 5 %. What the check is for is an order of error no rounding explains: requests
+/// served from a cache (latency far too small, IOPS × latency ≪ N), a concurrency wrongly
+/// recorded (numjobs forgotten: off by 2x or more), rates divided by the wrong interval, or
+/// another workload on the device (aqu-sz ≫ N). 20 % sits well above the first group and
+/// well below the second.
+pub const LITTLES_LAW_TOLERANCE: f64 = 0.20;
+
+/// Latency elasticity (d ln R / d ln N between consecutive levels) from which latency counts
+/// as growing in proportion to concurrency. In a closed system X = N/R (Little), so the
+/// elasticity of throughput is 1 minus this: at 0.8, quadrupling concurrency buys at most
+/// 1.32x the IOPS and the extra requests mostly wait in a queue.
+pub const LINEAR_ELASTICITY: f64 = 0.8;
+
+/// Two measured levels whose power lies within this fraction of each other can't be told
+/// apart by the measurement; the USL fit then decides which of them is the knee.
+const POWER_TIE: f64 = 0.10;
+
+/// %util at or above which a level counts as "busy" for the %util lesson.
+const UTIL_BUSY_PCT: f64 = 90.0;
+
+/// IOPS must have grown at least this much after %util was already "busy" for the lesson.
+const UTIL_LESSON_MIN_GROWTH: f64 = 1.2;
+
+/// Throughput plateau width for a suspected provisioned cap (seed 003: a volume limited to
+/// 16000 IOPS delivering 16001.6 w/s).
+const CAP_PLATEAU: f64 = 0.02;
+
+/// A fitted USL curve is trusted to refine the knee only above this R².
+const USL_MIN_R2: f64 = 0.9;
+
+/// Analyse a set of levels: saturation against the baseline, the 3x-p95 overload point,
+/// Little's law, Kleinrock's power, the USL fit, the knee and the plain-words summary.
+///
+/// Levels are expected sorted by concurrency (they are sorted again here, stably). The
+/// baseline is the concurrency-1 level, else the lowest level (said so in the summary).
+///
+/// # The knee
+/// The knee is the optimal concurrency: throughput still grows and latency has not yet
+/// turned linear. Kleinrock's power P = X/R (throughput ÷ latency) captures exactly that: in
+/// a closed system X = N/R, so P = N/R² and dP/dN = 0 where d ln R / d ln N = 1/2, i.e. where
+/// latency grows half as fast as concurrency — half-way between flat latency (pure scaling)
+/// and linear latency (pure queueing), while throughput still grows as N^½. So:
+/// 1. the knee is the measured level with the highest power (for X = min(N,k)/S that is
+///    exactly k; for seed 000 it is 16, within the article's "between 16 and 64");
+/// 2. when a neighbour level's power is within 10 % of the peak, the measurements can't tell
+///    them apart, and the USL fit (if R² ≥ 0.9) decides: of the tied levels, the one nearest
+///    (on a log scale) to the fitted curve's own power optimum;
+/// 3. a knee must not be overloaded by seed 001's rule: if it is, the knee moves down to the
+///    highest level below the overload point.
+///
+/// `max_useful_iops` is the measured IOPS at that knee, so the figure is one that was seen.
+pub fn analyze(levels: &[LevelPoint]) -> Verdict {
+    let mut lv: Vec<LevelPoint> = levels.to_vec();
+    lv.sort_by_key(|l| l.concurrency);
+    if lv.is_empty() {
+        return Verdict {
+            baseline_concurrency: 0,
+            baseline_latency_ns: 0.0,
+            baseline_p95_ns: None,
+            levels: Vec::new(),
+            overload_concurrency: None,
+            power_peak_concurrency: 0,
+            knee_concurrency: 0,
+            max_useful_iops: 0.0,
+            peak_iops: 0.0,
+            usl: None,
+            linear_from_concurrency: None,
+            suspected_cap_iops: None,
+            suspected_cap_bytes_per_s: None,
+            util_lesson: None,
+            summary: vec!["No levels to analyse.".to_string()],
+        };
+    }
+    let base = lv
+        .iter()
+        .find(|l| l.concurrency == 1)
+        .unwrap_or(&lv[0])
+        .clone();
+    let base_mean = base.latency_ns.mean;
+    let base_p95 = base.latency_ns.p95;
+
+    let findings: Vec<LevelFinding> = lv.iter().map(|l| finding(l, &base)).collect();
+    let overload_concurrency = findings
+        .iter()
+        .find(|f| f.overloaded)
+        .map(|f| f.concurrency);
+    let peak_iops = lv.iter().map(|l| l.iops).fold(0.0, f64::max);
+
+    let usl = usl::fit(
+        &lv.iter()
+            .map(|l| (f64::from(l.concurrency), l.iops))
+            .collect::<Vec<_>>(),
+    );
+
+    // 1. Measured power peak (first of equal maxima).
+    let usable: Vec<usize> = (0..lv.len()).filter(|&i| findings[i].power > 0.0).collect();
+    let peak_idx = usable
+        .iter()
+        .copied()
+        .reduce(|a, b| {
+            if findings[b].power > findings[a].power {
+                b
+            } else {
+                a
+            }
+        })
+        .unwrap_or(0);
+    let power_peak_concurrency = lv[peak_idx].concurrency;
+
+    // 2. USL refinement among levels the measurement can't separate.
+    let mut knee_idx = peak_idx;
+    let mut knee_note = None;
+    if let Some(np) = usl
+        .as_ref()
+        .filter(|u| u.r_squared >= USL_MIN_R2)
+        .and_then(|u| u.power_peak_concurrency)
+    {
+        let pos = usable.iter().position(|&i| i == peak_idx).unwrap_or(0);
+        let lo = pos.saturating_sub(1);
+        let hi = (pos + 1).min(usable.len().saturating_sub(1));
+        let best = findings[peak_idx].power;
+        let tied = usable[lo..=hi]
+            .iter()
+            .copied()
+            .filter(|&i| findings[i].power >= best * (1.0 - POWER_TIE));
+        let pick = tied
+            .min_by(|&a, &b| {
+                let d = |i: usize| (f64::from(lv[i].concurrency).ln() - np.ln()).abs();
+                d(a).total_cmp(&d(b))
+            })
+            .unwrap_or(peak_idx);
+        if pick != peak_idx {
+            knee_note = Some(format!(
+                "Power at concurrency {} and {} is within {:.0} % of each other; the USL fit \
+                 (optimum near {np:.0}) picks {}.",
+                lv[peak_idx].concurrency,
+                lv[pick].concurrency,
+                POWER_TIE * 100.0,
+                lv[pick].concurrency
+            ));
+            knee_idx = pick;
+        }
+    }
+
+    // 3. Never past the overload point.
+    if let Some(o) = overload_concurrency {
+        if lv[knee_idx].concurrency >= o {
+            let below = (0..lv.len())
+                .rev()
+                .find(|&i| lv[i].concurrency < o && findings[i].power > 0.0);
+            if let Some(b) = below {
+                knee_note = Some(format!(
+                    "Power peaks at concurrency {}, but p95 is already above {OVERLOAD_P95_FACTOR}x \
+                     the baseline there; the knee is the last level before overload.",
+                    lv[knee_idx].concurrency
+                ));
+                knee_idx = b;
+            }
+        }
+    }
+    let knee = &lv[knee_idx];
+
+    let linear_from_concurrency = linear_from(&lv);
+    let cap = suspected_cap(&lv);
+    let util_lesson = util_lesson(&lv);
+
+    // The plain-words summary.
+    let mut summary = Vec::new();
+    if base.concurrency != 1 {
+        summary.push(format!(
+            "No concurrency-1 level: the baseline is the lowest level measured (concurrency {}), \
+             so every ratio is relative to it and understates saturation.",
+            base.concurrency
+        ));
+    }
+    summary.push(format!(
+        "Baseline (concurrency {}): {} average latency{}, {} IOPS.",
+        base.concurrency,
+        fmt_latency_ns(base_mean),
+        base_p95
+            .map(|p| format!(", {} p95", fmt_latency_ns(p)))
+            .unwrap_or_default(),
+        fmt_iops(base.iops)
+    ));
+    summary.push(format!(
+        "Knee (optimal concurrency): {} — {} IOPS at {} average latency ({} the baseline).",
+        knee.concurrency,
+        fmt_iops(knee.iops),
+        fmt_latency_ns(knee.latency_ns.mean),
+        fmt_ratio(findings[knee_idx].saturation_avg)
+    ));
+    if let Some(n) = knee_note {
+        summary.push(n);
+    }
+    if lv.len() > 1 && knee_idx == lv.len() - 1 {
+        summary.push(
+            "The knee is the highest level measured: IOPS per unit of latency was still \
+             rising, so the real knee lies beyond; measure at higher concurrency."
+                .to_string(),
+        );
+    }
+    let peak_level = lv
+        .iter()
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .expect("non-empty");
+    summary.push(format!(
+        "Max useful IOPS: {} at concurrency {}{}.",
+        fmt_iops(knee.iops),
+        knee.concurrency,
+        if peak_level.concurrency != knee.concurrency {
+            format!(
+                " (the most measured: {} at concurrency {}, for {} the baseline latency)",
+                fmt_iops(peak_level.iops),
+                peak_level.concurrency,
+                fmt_ratio(
+                    findings[lv
+                        .iter()
+                        .position(|l| std::ptr::eq(l, peak_level))
+                        .unwrap_or(0)]
+                    .saturation_avg
+                )
+            )
+        } else {
+            String::new()
+        }
+    ));
+    match (overload_concurrency, base_p95) {
+        (Some(o), Some(bp)) => {
+            let f = findings.iter().find(|f| f.concurrency == o).expect("found");
+            let p95 = lv
+                .iter()
+                .find(|l| l.concurrency == o)
+                .and_then(|l| l.latency_ns.p95)
+                .unwrap_or(0.0);
+            summary.push(format!(
+                "Overloaded from concurrency {o}: p95 {} is {} the baseline p95 {} (more than \
+                 {OVERLOAD_P95_FACTOR}x).",
+                fmt_latency_ns(p95),
+                fmt_ratio(f.saturation_p95.unwrap_or(0.0)),
+                fmt_latency_ns(bp)
+            ));
+        }
+        (None, Some(_)) => {
+            let last = lv.last().expect("non-empty").concurrency;
+            summary.push(format!(
+                "Not overloaded: p95 stays within {OVERLOAD_P95_FACTOR}x the baseline up to \
+                 concurrency {last}."
+            ));
+        }
+        _ => summary
+            .push("No p95 at the baseline: the 3x-p95 overload rule can't be applied.".to_string()),
+    }
+    match linear_from_concurrency {
+        Some(n) => {
+            let i = lv.iter().position(|l| l.concurrency == n).unwrap_or(0);
+            let last = lv.last().expect("non-empty");
+            summary.push(format!(
+                "Latency turns linear (queueing) from concurrency {n}: from there to {}, \
+                 concurrency grew {:.0}x, latency {:.1}x, IOPS only {:.2}x.",
+                last.concurrency,
+                f64::from(last.concurrency) / f64::from(n),
+                last.latency_ns.mean / lv[i].latency_ns.mean,
+                last.iops / lv[i].iops
+            ));
+        }
+        None if overload_concurrency.is_none() => summary.push(
+            "Latency never turns linear within the measured levels: the device may give more \
+             at higher concurrency."
+                .to_string(),
+        ),
+        None => summary.push(
+            "Latency does not grow in proportion to concurrency between the measured levels, \
+             but the p95 tail already says overload."
+                .to_string(),
+        ),
+    }
+    if let Some(c) = cap {
+        let last = lv.last().expect("non-empty").concurrency;
+        let (figure, kind) = match (c.iops, c.bytes_per_s) {
+            (Some(x), _) => (format!("{} IOPS", fmt_iops(x)), "IOPS"),
+            (None, Some(b)) => {
+                let unit = if (b / 1e6 - (b / 1e6).round()).abs() < 1e-6 {
+                    format!("{:.0} MB/s", b / 1e6)
+                } else {
+                    format!("{:.0} MiB/s", b / 1_048_576.0)
+                };
+                (
+                    format!("{unit} ({} IOPS)", fmt_iops(c.plateau_iops)),
+                    "throughput (MB/s)",
+                )
+            }
+            (None, None) => (String::new(), ""),
+        };
+        summary.push(format!(
+            "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
+             a round figure: on a cloud volume that is the look of a provisioned {kind} cap \
+             (seed 003), not the device's own limit.",
+            c.from,
+            CAP_PLATEAU * 100.0
+        ));
+    }
+    if let Some(u) = &usl {
+        summary.push(format!(
+            "USL fit: λ = {} IOPS, σ = {}, κ = {} (R² {:.3}){}{}.",
+            fmt_iops(u.lambda),
+            text::fmt_coef(u.sigma),
+            text::fmt_coef(u.kappa),
+            u.r_squared,
+            u.power_peak_concurrency
+                .map(|n| format!("; best IOPS per latency near concurrency {n:.0}"))
+                .unwrap_or_default(),
+            match (u.peak_concurrency, u.peak_iops) {
+                (Some(n), Some(x)) => format!(
+                    "; predicted throughput peak {} IOPS at concurrency {n:.0}",
+                    fmt_iops(x)
+                ),
+                _ => "; no throughput peak predicted (no crosstalk)".to_string(),
+            }
+        ));
+    }
+    if let Some(l) = &util_lesson {
+        summary.push(l.clone());
+    }
+    for (l, f) in lv.iter().zip(&findings) {
+        if let Some(note) = &f.littles_law_note {
+            summary.push(format!(
+                "Little's law does not close at concurrency {}: {note}; treat this level as \
+                 suspect.",
+                l.concurrency
+            ));
+        }
+    }
+
+    Verdict {
+        baseline_concurrency: base.concurrency,
+        baseline_latency_ns: base_mean,
+        baseline_p95_ns: base_p95,
+        levels: findings,
+        overload_concurrency,
+        power_peak_concurrency,
+        knee_concurrency: knee.concurrency,
+        max_useful_iops: knee.iops,
+        peak_iops,
+        usl,
+        linear_from_concurrency,
+        suspected_cap_iops: cap.and_then(|c| c.iops),
+        suspected_cap_bytes_per_s: cap.and_then(|c| c.bytes_per_s),
+        util_lesson,
+        summary,
+    }
+}
+
+/// `a ÷ b`, 0 when `b` is not a positive number.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 && a.is_finite() {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// The per-level findings against the baseline.
+fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
+    let mean_s = l.latency_ns.mean / 1e9;
+    let saturation_p95 = match (l.latency_ns.p95, base.latency_ns.p95) {
+        (Some(p), Some(b)) if b > 0.0 => Some(p / b),
+        _ => None,
+    };
+    let in_flight = l.iops * mean_s;
+    let n = f64::from(l.concurrency);
+    let mut notes = Vec::new();
+    if n > 0.0 && (in_flight / n - 1.0).abs() > LITTLES_LAW_TOLERANCE {
+        notes.push(format!(
+            "IOPS × latency = {in_flight:.2} in flight against {} offered",
+            l.concurrency
+        ));
+    }
+    if let Some(q) = l.kernel_aqu_sz.filter(|q| *q > 0.0) {
+        if (in_flight / q - 1.0).abs() > LITTLES_LAW_TOLERANCE {
+            notes.push(format!(
+                "IOPS × latency = {in_flight:.2} against the kernel's aqu-sz {q:.2}"
+            ));
+        }
+    }
+    LevelFinding {
+        concurrency: l.concurrency,
+        saturation_avg: ratio(l.latency_ns.mean, base.latency_ns.mean),
+        saturation_p95,
+        overloaded: saturation_p95.is_some_and(|r| r > OVERLOAD_P95_FACTOR),
+        littles_law_concurrency: in_flight,
+        littles_law_ok: notes.is_empty(),
+        power: if mean_s > 0.0 { l.iops / mean_s } else { 0.0 },
+        littles_law_note: (!notes.is_empty()).then(|| notes.join(", ")),
+    }
+}
+
+/// The first level from which average latency grows in proportion to concurrency on every
+/// following step (elasticity ≥ [`LINEAR_ELASTICITY`]). Requiring every later step, not just
+/// one, keeps a single noisy step from being read as queueing.
+fn linear_from(lv: &[LevelPoint]) -> Option<u32> {
+    let pts: Vec<&LevelPoint> = lv
+        .iter()
+        .filter(|l| l.latency_ns.mean > 0.0 && l.concurrency > 0)
+        .collect();
+    let mut from = None;
+    for w in pts.windows(2).rev() {
+        let (a, b) = (w[0], w[1]);
+        if b.concurrency <= a.concurrency {
+            continue;
+        }
+        let e = (b.latency_ns.mean / a.latency_ns.mean).ln()
+            / (f64::from(b.concurrency) / f64::from(a.concurrency)).ln();
+        if e >= LINEAR_ELASTICITY {
+            from = Some(a.concurrency);
+        } else {
+            break;
+        }
+    }
+    from
+}
+
+/// Tolerance for a whole number of thousands (from 10 000 IOPS up): tighter than the
+/// mantissa list, since thousands are only 10 % apart at 10 000 and would otherwise match
+/// most figures. Seed 003's volume provisioned at 16000 delivered 16204 in fio (1.3 %).
+const ROUND_THOUSANDS: f64 = 0.015;
+
+/// The "round" figure a provider would provision near `x`, and how far `x` is from it
+/// (relative): 1, 1.2, 1.25, 1.5, 1.6, 2, 2.5, 3, 4, 5, 6, 7, 7.5, 8 or 9 times a power of ten
+/// within [`CAP_PLATEAU`], or from 10 000 up a whole number of thousands (16 000, 64 000)
+/// within [`ROUND_THOUSANDS`].
+fn round_figure(x: f64) -> Option<(f64, f64)> {
+    if !(x.is_finite() && x > 0.0) {
+        return None;
+    }
+    let decade = 10f64.powf(x.log10().floor());
+    let mut candidates: Vec<(f64, f64)> = [
+        1.0, 1.2, 1.25, 1.5, 1.6, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 7.5, 8.0, 9.0, 10.0,
+    ]
+    .iter()
+    .map(|m| (m * decade, CAP_PLATEAU))
+    .collect();
+    if x >= 10_000.0 {
+        candidates.push(((x / 1000.0).round() * 1000.0, ROUND_THOUSANDS));
+    }
+    candidates
+        .into_iter()
+        .map(|(c, tol)| (c, (x / c - 1.0).abs(), tol))
+        .filter(|&(_, err, tol)| err <= tol)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, err, _)| (c, err))
+}
+
+/// A throughput plateau that looks provisioned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cap {
+    /// The round IOPS figure, when the plateau is round in IOPS.
+    iops: Option<f64>,
+    /// The round bandwidth in bytes/s (a round MB/s or MiB/s), when that fits better.
+    bytes_per_s: Option<f64>,
+    /// Measured IOPS and bytes/s over the plateau (means).
+    plateau_iops: f64,
+    plateau_bytes_per_s: f64,
+    /// First level of the plateau.
+    from: u32,
+}
+
+/// A plateau of throughput over at least the two top levels, all within [`CAP_PLATEAU`] of
+/// each other, holding the highest IOPS measured, at a round figure: in IOPS (seed 003: a
+/// volume provisioned at 16000 IOPS) or in MB/s or MiB/s (a throughput-provisioned volume,
+/// 125 MB/s, 250 MiB/s), whichever is rounder.
+///
+/// A device's own limit can sit at a round figure too (4 units of 8 ms: 500 IOPS), so the
+/// summary words it as a suspicion for cloud volumes, not a finding.
+fn suspected_cap(lv: &[LevelPoint]) -> Option<Cap> {
+    if lv.len() < 2 {
+        return None;
+    }
+    let peak = lv.iter().map(|l| l.iops).fold(0.0, f64::max);
+    // The longest run of top levels within the plateau band.
+    let mut lo = f64::INFINITY;
+    let mut hi: f64 = 0.0;
+    let mut count = 0;
+    let mut from = 0;
+    let mut bytes = 0.0;
+    for l in lv.iter().rev() {
+        let (nlo, nhi) = (lo.min(l.iops), hi.max(l.iops));
+        if nlo <= 0.0 || nhi / nlo - 1.0 > CAP_PLATEAU {
+            break;
+        }
+        lo = nlo;
+        hi = nhi;
+        count += 1;
+        from = l.concurrency;
+        bytes += l.bytes_per_s;
+    }
+    if count < 2 || hi < peak {
+        return None;
+    }
+    let plateau_iops = (lo + hi) / 2.0;
+    let plateau_bytes_per_s = bytes / f64::from(count);
+    let by_iops = round_figure(plateau_iops);
+    let by_bw = [1e6, 1_048_576.0]
+        .iter()
+        .filter_map(|&unit| {
+            round_figure(plateau_bytes_per_s / unit).map(|(f, err)| (f * unit, err))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let (iops, bytes_per_s) = match (by_iops, by_bw) {
+        (Some(i), Some(b)) if b.1 < i.1 => (None, Some(b.0)),
+        (Some(i), _) => (Some(i.0), None),
+        (None, Some(b)) => (None, Some(b.0)),
+        (None, None) => return None,
+    };
+    Some(Cap {
+        iops,
+        bytes_per_s,
+        plateau_iops,
+        plateau_bytes_per_s,
+        from,
+    })
+}
+
+/// The %util lesson: the first level whose %util is already "busy" (≥ 90 %), and how much
+/// IOPS still grew after it.
+fn util_lesson(lv: &[LevelPoint]) -> Option<String> {
+    let (i, util) = lv.iter().enumerate().find_map(|(i, l)| {
+        l.kernel_util_pct
+            .filter(|&u| u >= UTIL_BUSY_PCT)
+            .map(|u| (i, u))
+    })?;
+    let busy = &lv[i];
+    let best = lv[i..].iter().max_by(|a, b| a.iops.total_cmp(&b.iops))?;
+    let growth = ratio(best.iops, busy.iops);
+    (growth >= UTIL_LESSON_MIN_GROWTH).then(|| {
+        format!(
+            "%util reached {util:.0} % at concurrency {}, yet IOPS still grew {growth:.1}x up to \
+             concurrency {}.",
+            busy.concurrency, best.concurrency
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

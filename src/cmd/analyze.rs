@@ -1,7 +1,29 @@
-//! `iosat analyze`: orchestration only.
+//! `iosat analyze`: orchestration only — validate, read the files, build the report, print.
 
 use crate::cli::analyze::AnalyzeArgs;
+use crate::config::analyze::{AnalyzeSpec, OutputFormat};
+use crate::error::Error;
+use crate::import::{self, report};
+use std::io::Write;
 
-pub fn run(_args: &AnalyzeArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("'iosat analyze' is not available in this build yet")
+pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
+    let spec = AnalyzeSpec::from_args(args)?;
+    let imports = spec
+        .files
+        .iter()
+        .map(|f| import::load(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rep = report::build(&imports, &spec.devices)?;
+    let out = match spec.format {
+        OutputFormat::Text => rep.to_text(),
+        OutputFormat::Json => rep.to_json(),
+        OutputFormat::Csv => rep.to_csv(),
+        OutputFormat::Markdown => rep.to_markdown(),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Error::io("<stdout>", e))?;
+    Ok(crate::error::exit::OK)
 }

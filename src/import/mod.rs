@@ -1,1 +1,215 @@
-//! Importers: fio JSON, sysbench text, iostat text, pt-diskstats samples → iosat's report types.
+//! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON → the analysis types
+//! ([`LevelPoint`]s for a verdict, [`DeviceSample`] series for a device diagnosis). Each
+//! parser is pure (text in, values out); [`load`] is the only function that reads a file.
+//! Must not import cli/, cmd/, bench/ or sys/; of ui/ only the table model (report.rs).
+//!
+//! pt-diskstats samples and iosat recordings are raw counters: `iosat stat`'s replay reads
+//! them, not this module.
+
+use crate::analysis::device::DeviceSample;
+use crate::analysis::LevelPoint;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+pub mod fio;
+pub mod iostat;
+pub mod report;
+pub mod sysbench;
+
+/// What produced a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    Fio,
+    Sysbench,
+    Iostat,
+}
+
+impl Tool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Fio => "fio",
+            Tool::Sysbench => "sysbench",
+            Tool::Iostat => "iostat",
+        }
+    }
+}
+
+/// One concurrency level read from a benchmark's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedLevel {
+    pub point: LevelPoint,
+    /// Where it came from: the job name(s) or the thread count, for messages.
+    pub label: String,
+    /// The line in the file where the level's result starts (1-based), for messages.
+    pub line: usize,
+}
+
+/// One device's time series from an iostat log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceSeries {
+    pub device: String,
+    pub samples: Vec<DeviceSample>,
+}
+
+/// Everything one file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileImport {
+    pub path: PathBuf,
+    pub tool: Tool,
+    /// The tool's version as it printed it ("fio-3.33", "sysbench 1.0.20", "sysstat 12.6.1").
+    pub version: Option<String>,
+    /// The access pattern ("randread", "random read"), when the file says.
+    pub pattern: Option<String>,
+    /// Bytes per request, when the file says.
+    pub block_size: Option<u64>,
+    pub levels: Vec<ImportedLevel>,
+    pub devices: Vec<DeviceSeries>,
+    /// Things the user should know about how the numbers were read.
+    pub notes: Vec<String>,
+}
+
+impl FileImport {
+    fn new(path: &Path, tool: Tool) -> Self {
+        FileImport {
+            path: path.to_path_buf(),
+            tool,
+            version: None,
+            pattern: None,
+            block_size: None,
+            levels: Vec::new(),
+            devices: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// A parse error at `line` of `path`.
+pub(crate) fn perr(path: &Path, line: usize, reason: impl Into<String>) -> Error {
+    Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        reason: reason.into(),
+    }
+}
+
+/// Which tool wrote `text`, by its content: JSON (fio's `jobs` or iostat's `sysstat`),
+/// sysbench's banner or result blocks, or an iostat `Device` header.
+pub fn detect(text: &str) -> Option<Tool> {
+    let json_start = text.lines().find(|l| l.trim_start().starts_with('{'));
+    if let Some(first) = json_start {
+        let rest = &text[text.find(first).unwrap_or(0)..];
+        if rest.contains("\"sysstat\"") {
+            return Some(Tool::Iostat);
+        }
+        if rest.contains("\"jobs\"") || rest.contains("\"fio version\"") {
+            return Some(Tool::Fio);
+        }
+    }
+    let has = |s: &str| text.lines().any(|l| l.contains(s));
+    if has("sysbench")
+        || has("File operations:")
+        || has("Operations performed:")
+        || has("Latency (ms):")
+        || (has("tps:") && (has("response time:") || has("lat (ms,")))
+    {
+        return Some(Tool::Sysbench);
+    }
+    if text.lines().any(|l| {
+        let t = l.trim_start();
+        (t.starts_with("Device:") || t.starts_with("Device ") || t.ends_with(" Device"))
+            && (t.contains("%util") || t.contains("await") || t.contains("r/s"))
+    }) {
+        return Some(Tool::Iostat);
+    }
+    None
+}
+
+/// Parse a file's text (already read) as whatever tool wrote it.
+pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
+    if text.trim().is_empty() {
+        return Err(perr(
+            path,
+            1,
+            "empty file: expected fio JSON, sysbench fileio output or iostat -x output",
+        ));
+    }
+    match detect(text) {
+        Some(Tool::Fio) => fio::parse(path, text),
+        Some(Tool::Sysbench) => sysbench::parse(path, text),
+        Some(Tool::Iostat) => iostat::parse(path, text),
+        None => Err(perr(
+            path,
+            1,
+            "not a known result: expected fio JSON (--output-format=json), sysbench fileio \
+             output or iostat -x output",
+        )),
+    }
+}
+
+/// Read and parse one file.
+pub fn load(path: &Path) -> Result<FileImport> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    parse(path, &text)
+}
+
+/// Parse a number as the tools print it: `1234.56`, `1,234.56` is not used by them, but a
+/// decimal comma (`0,00`, sysstat under a European locale) is.
+pub(crate) fn num(tok: &str) -> Option<f64> {
+    let t = tok.trim();
+    let v = t.parse::<f64>().ok().or_else(|| {
+        if t.matches(',').count() == 1 && !t.contains('.') {
+            t.replace(',', ".").parse().ok()
+        } else {
+            None
+        }
+    })?;
+    v.is_finite().then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_by_content() {
+        assert_eq!(
+            detect("{\n \"fio version\" : \"fio-3.33\",\n \"jobs\": []}"),
+            Some(Tool::Fio)
+        );
+        assert_eq!(
+            detect("note: x\n{\"sysstat\": {\"hosts\": []}}"),
+            Some(Tool::Iostat)
+        );
+        assert_eq!(
+            detect("sysbench 1.0.20 (using bundled LuaJIT)"),
+            Some(Tool::Sysbench)
+        );
+        assert_eq!(
+            detect(
+                "Device:  rrqm/s wrqm/s r/s w/s rkB/s wkB/s avgrq-sz avgqu-sz await svctm %util"
+            ),
+            Some(Tool::Iostat)
+        );
+        assert_eq!(detect("hello\nworld"), None);
+    }
+
+    #[test]
+    fn numbers_in_both_locales() {
+        assert_eq!(num("7612.80"), Some(7612.8));
+        assert_eq!(num("0,97"), Some(0.97));
+        assert_eq!(num("1,234.5"), None);
+        assert_eq!(num("nan"), None);
+    }
+
+    #[test]
+    fn unknown_and_empty_input_name_the_file_and_line() {
+        let e = parse(Path::new("x.txt"), "hello\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.txt:1: not a known result"), "{e}");
+        let e = parse(Path::new("y.txt"), " \n").unwrap_err().to_string();
+        assert!(e.starts_with("y.txt:1: empty file"), "{e}");
+    }
+}

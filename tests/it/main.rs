@@ -1,4 +1,6 @@
 //! The single integration-test binary (DESIGN.md §2): one module per area.
 
+mod analysis;
+mod analyze;
 mod cli;
 mod stat;

@@ -1,0 +1,402 @@
+//! Diagnosis of a device's time series as `iostat -x` prints it (rates, await, aqu-sz, %util),
+//! without trusting %util or svctm (seeds 001, 003, 004). Pure: no IO, no sys/ or import/.
+//!
+//! Without an experiment we don't know the concurrency that was offered, but the kernel's
+//! aqu-sz is the concurrency the device saw (Little's law: aqu-sz = IOPS × await), and await
+//! at a queue of about one is the device's own baseline. The rules are those of seed 001:
+//! await within a few times its low-concurrency value is fine whatever %util says; await at
+//! 10x that value is overload.
+
+use super::text::{fmt_iops, fmt_ratio};
+use serde::{Deserialize, Serialize};
+
+/// One interval of one device, in iostat's units (per second, kB, ms, %). Fields iostat's
+/// version did not print are None. Serialised under sysstat's own JSON key names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSample {
+    /// The timestamp line printed with `iostat -t`, as printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(rename = "r/s")]
+    pub r_per_s: f64,
+    #[serde(rename = "w/s")]
+    pub w_per_s: f64,
+    #[serde(rename = "d/s", skip_serializing_if = "Option::is_none")]
+    pub d_per_s: Option<f64>,
+    #[serde(rename = "f/s", skip_serializing_if = "Option::is_none")]
+    pub f_per_s: Option<f64>,
+    #[serde(rename = "rkB/s")]
+    pub rkb_per_s: Option<f64>,
+    #[serde(rename = "wkB/s")]
+    pub wkb_per_s: Option<f64>,
+    pub r_await: Option<f64>,
+    pub w_await: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub d_await: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub f_await: Option<f64>,
+    /// Average wait over all requests, ms: iostat's own `await` when it prints one, else the
+    /// request-weighted mean of the per-direction awaits.
+    #[serde(rename = "await")]
+    pub await_ms: Option<f64>,
+    #[serde(rename = "aqu-sz")]
+    pub aqu_sz: Option<f64>,
+    #[serde(rename = "util")]
+    pub util_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub svctm: Option<f64>,
+}
+
+impl DeviceSample {
+    /// Requests completed per second, all directions iostat printed.
+    pub fn iops(&self) -> f64 {
+        self.r_per_s + self.w_per_s + self.d_per_s.unwrap_or(0.0) + self.f_per_s.unwrap_or(0.0)
+    }
+
+    /// iostat's await, or the weighted mean of the per-direction awaits it printed instead.
+    pub fn effective_await_ms(&self) -> Option<f64> {
+        if self.await_ms.is_some() {
+            return self.await_ms;
+        }
+        // Since Linux 5.7 aqu-sz is the sum over all four directions (DESIGN.md §4), so the
+        // mean that closes Little's law weighs discards and flushes too.
+        let parts = [
+            (self.r_per_s, self.r_await),
+            (self.w_per_s, self.w_await),
+            (self.d_per_s.unwrap_or(0.0), self.d_await),
+            (self.f_per_s.unwrap_or(0.0), self.f_await),
+        ];
+        let (mut n, mut sum) = (0.0, 0.0);
+        for (rate, aw) in parts {
+            if let Some(a) = aw {
+                n += rate;
+                sum += rate * a;
+            }
+        }
+        (n > 0.0).then(|| sum / n)
+    }
+}
+
+/// A queue of about one request: the low-concurrency reference for await.
+const LOW_QUEUE: f64 = 1.5;
+/// %util from which iostat readers call a device "saturated".
+const BUSY_UTIL_PCT: f64 = 90.0;
+/// Seed 001: await at 10x the low-concurrency value is overload.
+const OVERLOAD_AWAIT_FACTOR: f64 = 10.0;
+/// Below this multiple of the low-concurrency await, requests barely wait.
+const STABLE_AWAIT_FACTOR: f64 = 2.0;
+/// Between this and the overload factor: queueing has started.
+const QUEUEING_AWAIT_FACTOR: f64 = 3.0;
+
+fn label(i: usize, s: &DeviceSample) -> String {
+    match &s.time {
+        Some(t) => format!("at {t}"),
+        None => format!("in sample {}", i + 1),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The diagnosis of one device's samples, in plain words, most important first.
+pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
+    let mut out = Vec::new();
+    // Samples that carry something to judge: I/O happened and await and aqu-sz are known.
+    let active: Vec<(usize, &DeviceSample, f64, f64)> = samples
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let aw = s.effective_await_ms()?;
+            let q = s.aqu_sz?;
+            (s.iops() > 0.0 && aw > 0.0).then_some((i, s, aw, q))
+        })
+        .collect();
+    if active.is_empty() {
+        out.push(format!(
+            "{device}: no interval with I/O and a known await and aqu-sz: nothing to judge."
+        ));
+        return out;
+    }
+
+    // The low-concurrency reference: median await over intervals with a queue of about one,
+    // else the interval with the shortest queue.
+    let low: Vec<f64> = active
+        .iter()
+        .filter(|a| a.3 <= LOW_QUEUE)
+        .map(|a| a.2)
+        .collect();
+    let base_await = if low.is_empty() {
+        let (i, s, aw, q) = active
+            .iter()
+            .min_by(|a, b| a.3.total_cmp(&b.3))
+            .copied()
+            .expect("non-empty");
+        out.push(format!(
+            "{device}: no interval with a queue of about one request; the reference await is \
+             {aw:.2} ms {} at the shortest queue seen (aqu-sz {q:.2}, {} IOPS), so the ratios \
+             below understate saturation.",
+            label(i, s),
+            fmt_iops(s.iops())
+        ));
+        aw
+    } else {
+        let m = median(low.clone());
+        out.push(format!(
+            "{device}: await at a queue of about one request (aqu-sz ≤ {LOW_QUEUE}) is {m:.2} ms \
+             (median of {} interval{}): the device's own baseline.",
+            low.len(),
+            if low.len() == 1 { "" } else { "s" }
+        ));
+        m
+    };
+
+    // %util says busy, yet the queue is short and requests don't wait: headroom.
+    let headroom: Vec<_> = active
+        .iter()
+        .filter(|a| {
+            a.1.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT)
+                && a.3 <= 2.0
+                && a.2 <= STABLE_AWAIT_FACTOR * base_await
+        })
+        .collect();
+    if let Some(&&(i, s, aw, q)) = headroom.first() {
+        out.push(format!(
+            "{device}: %util {:.1} % {} with only {q:.2} requests in flight and await {aw:.2} ms \
+             ({} the baseline){}: %util counts the time at least one request is in flight, not \
+             capacity. A parallel device (SSD, NVMe, RAID, cloud volume) has headroom left here.",
+            s.util_pct.unwrap_or(0.0),
+            label(i, s),
+            fmt_ratio(aw / base_await),
+            if headroom.len() > 1 {
+                format!(" (and {} more such intervals)", headroom.len() - 1)
+            } else {
+                String::new()
+            }
+        ));
+    }
+
+    // The %util lesson: busy by %util, yet more IOPS came later.
+    if let Some(&(i, s, _, q)) = active
+        .iter()
+        .find(|a| a.1.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT))
+    {
+        let later = active[active.iter().position(|a| a.0 == i).unwrap_or(0)..]
+            .iter()
+            .max_by(|a, b| a.1.iops().total_cmp(&b.1.iops()))
+            .copied();
+        if let Some((j, t, _, tq)) = later {
+            let growth = t.iops() / s.iops();
+            if growth >= 1.2 {
+                out.push(format!(
+                    "{device}: %util was already {:.1} % {} at {} IOPS (aqu-sz {q:.2}), yet the \
+                     device delivered {} IOPS {} (aqu-sz {tq:.2}): {growth:.1}x more at the \
+                     same \"saturated\" %util.",
+                    s.util_pct.unwrap_or(0.0),
+                    label(i, s),
+                    fmt_iops(s.iops()),
+                    fmt_iops(t.iops()),
+                    label(j, t),
+                ));
+            }
+        }
+    }
+
+    // Overload and queueing by await against the baseline.
+    let worst = active
+        .iter()
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .copied()
+        .expect("non-empty");
+    let overloaded: Vec<_> = active
+        .iter()
+        .filter(|a| a.2 >= OVERLOAD_AWAIT_FACTOR * base_await)
+        .collect();
+    let queueing = active
+        .iter()
+        .filter(|a| {
+            a.2 >= QUEUEING_AWAIT_FACTOR * base_await && a.2 < OVERLOAD_AWAIT_FACTOR * base_await
+        })
+        .count();
+    let (wi, ws, waw, wq) = worst;
+    if !overloaded.is_empty() {
+        out.push(format!(
+            "{device}: overloaded {}: await {waw:.2} ms is {} the low-concurrency {base_await:.2} ms \
+             (10x or more) at aqu-sz {wq:.2}{}.",
+            label(wi, ws),
+            fmt_ratio(waw / base_await),
+            if overloaded.len() > 1 {
+                format!(
+                    "; {} of {} intervals are overloaded",
+                    overloaded.len(),
+                    active.len()
+                )
+            } else {
+                String::new()
+            }
+        ));
+    } else if queueing > 0 {
+        out.push(format!(
+            "{device}: queueing but not overloaded: await reaches {waw:.2} ms {} ({} the \
+             baseline, below 10x) at aqu-sz {wq:.2}; {queueing} of {} intervals are at 3x or more.",
+            label(wi, ws),
+            fmt_ratio(waw / base_await),
+            active.len()
+        ));
+    } else {
+        out.push(format!(
+            "{device}: not saturated: await stays within 3x of the baseline (at most {waw:.2} ms, \
+             {}) at queues up to aqu-sz {:.2}, whatever %util says.",
+            fmt_ratio(waw / base_await),
+            active.iter().map(|a| a.3).fold(0.0, f64::max)
+        ));
+    }
+
+    // svctm: falls as concurrency grows on a parallel device (seed 004).
+    let with_svctm: Vec<_> = active.iter().filter(|a| a.1.svctm.is_some()).collect();
+    if with_svctm.len() >= 2 {
+        let lo_q = with_svctm
+            .iter()
+            .min_by(|a, b| a.3.total_cmp(&b.3))
+            .expect("two");
+        let hi_q = with_svctm
+            .iter()
+            .max_by(|a, b| a.3.total_cmp(&b.3))
+            .expect("two");
+        let (s_lo, s_hi) = (lo_q.1.svctm.unwrap_or(0.0), hi_q.1.svctm.unwrap_or(0.0));
+        if s_hi < s_lo && hi_q.2 > lo_q.2 {
+            out.push(format!(
+                "{device}: svctm fell from {s_lo:.2} ms to {s_hi:.2} ms while await rose from \
+                 {:.2} ms to {:.2} ms: svctm is %util ÷ IOPS, not a service time; on a parallel \
+                 device ignore it.",
+                lo_q.2, hi_q.2
+            ));
+        }
+    }
+
+    // Little's law: aqu-sz should equal IOPS × await.
+    let broken: Vec<_> = active
+        .iter()
+        .filter(|a| {
+            let l = a.1.iops() * a.2 / 1000.0;
+            a.3 >= 0.05 && (l / a.3 - 1.0).abs() > super::LITTLES_LAW_TOLERANCE
+        })
+        .collect();
+    if let Some(&&(i, s, aw, q)) = broken.first() {
+        out.push(format!(
+            "{device}: Little's law does not close in {} of {} intervals (first {}: IOPS × await \
+             = {:.2}, aqu-sz {q:.2}): the interval may be skewed, or requests split or merged.",
+            broken.len(),
+            active.len(),
+            label(i, s),
+            s.iops() * aw / 1000.0
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(r: f64, w: f64, aqu: f64, aw: f64, svctm: f64, util: f64) -> DeviceSample {
+        DeviceSample {
+            r_per_s: r,
+            w_per_s: w,
+            await_ms: Some(aw),
+            aqu_sz: Some(aqu),
+            svctm: Some(svctm),
+            util_pct: Some(util),
+            ..Default::default()
+        }
+    }
+
+    /// Seed 001: dm-0 at 1, 4 and 64 sysbench threads.
+    fn seed001() -> Vec<DeviceSample> {
+        vec![
+            s(127.90, 0.70, 1.01, 7.83, 7.52, 96.68),
+            s(295.40, 0.90, 4.06, 13.69, 3.38, 100.01),
+            s(601.20, 0.80, 65.98, 108.72, 1.66, 100.00),
+        ]
+    }
+
+    #[test]
+    fn seed001_headroom_then_overload() {
+        let d = diagnose("dm-0", &seed001());
+        let all = d.join("\n");
+        assert!(d[0].contains("7.83 ms"), "{all}");
+        assert!(
+            all.contains("%util 96.7 % in sample 1 with only 1.01 requests in flight"),
+            "{all}"
+        );
+        assert!(all.contains("headroom left"), "{all}");
+        assert!(
+            all.contains("overloaded in sample 3: await 108.72 ms is 13.9x"),
+            "{all}"
+        );
+        assert!(all.contains("4.7x more"), "{all}");
+        assert!(all.contains("svctm fell from 7.52 ms to 1.66 ms"), "{all}");
+        assert!(!all.contains("Little's law does not close"), "{all}");
+    }
+
+    #[test]
+    fn seed004_not_saturated() {
+        // Samsung 840 EVO: 13823 r/s at aqu-sz 0.78, then 72914 r/s at 15.27.
+        let d = diagnose(
+            "sdd",
+            &[
+                s(13823.0, 0.0, 0.78, 0.06, 0.06, 78.40),
+                s(72914.67, 0.0, 15.27, 0.21, 0.01, 100.0),
+            ],
+        );
+        let all = d.join("\n");
+        assert!(all.contains("queueing but not overloaded"), "{all}");
+        assert!(all.contains("svctm fell from 0.06 ms to 0.01 ms"), "{all}");
+        assert!(!all.contains("overloaded in"), "{all}");
+    }
+
+    #[test]
+    fn seed003_no_low_queue_and_util_lesson() {
+        let w = |w, aqu, aw, sv| s(0.0, w, aqu, aw, sv, 100.0);
+        let d = diagnose(
+            "nvme1n1",
+            &[
+                w(10993.0, 30.13, 2.74, 0.09),
+                w(13412.2, 44.84, 3.34, 0.07),
+                w(16001.6, 50.15, 3.13, 0.06),
+            ],
+        );
+        let all = d.join("\n");
+        assert!(
+            all.contains("no interval with a queue of about one"),
+            "{all}"
+        );
+        assert!(all.contains("1.5x more"), "{all}");
+        assert!(all.contains("not saturated"), "{all}");
+    }
+
+    #[test]
+    fn weighted_await_when_only_directions_are_printed() {
+        let x = DeviceSample {
+            r_per_s: 300.0,
+            w_per_s: 100.0,
+            r_await: Some(1.0),
+            w_await: Some(5.0),
+            ..Default::default()
+        };
+        assert_eq!(x.effective_await_ms(), Some(2.0));
+    }
+
+    #[test]
+    fn idle_device() {
+        let d = diagnose("sda", &[s(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)]);
+        assert_eq!(d.len(), 1);
+        assert!(d[0].contains("nothing to judge"));
+    }
+}

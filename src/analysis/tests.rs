@@ -1,0 +1,414 @@
+//! Unit tests of the verdict on published numbers (seeds 000, 001, 003) and synthetic curves
+//! whose true knee is known.
+
+use super::*;
+
+fn level(n: u32, iops: f64, mean_ms: f64, p95_ms: Option<f64>) -> LevelPoint {
+    LevelPoint {
+        concurrency: n,
+        iops,
+        bytes_per_s: iops * 16384.0,
+        latency_ns: LatencyNs {
+            mean: mean_ms * 1e6,
+            p95: p95_ms.map(|p| p * 1e6),
+            ..Default::default()
+        },
+        kernel_util_pct: None,
+        kernel_aqu_sz: None,
+    }
+}
+
+/// Seed 000: sysbench fileio rndrd, O_DIRECT, Intel 750; reads/s, avg and p95 (ms) as
+/// published, with the iostat %util and avgqu-sz printed beside each run.
+fn seed000() -> Vec<LevelPoint> {
+    let rows = [
+        (1, 7113.16, 0.14, 0.17, 93.68, 0.97),
+        (4, 26248.44, 0.15, 0.21, 99.92, 4.05),
+        (16, 76845.96, 0.21, 0.36, 100.00, 16.33),
+        (64, 127840.59, 0.50, 1.25, 100.24, 65.99),
+        (256, 131558.79, 1.95, 3.89, 100.00, 268.30),
+    ];
+    rows.iter()
+        .map(|&(n, iops, avg, p95, util, aqu)| LevelPoint {
+            kernel_util_pct: Some(util),
+            kernel_aqu_sz: Some(aqu),
+            ..level(n, iops, avg, Some(p95))
+        })
+        .collect()
+}
+
+#[test]
+fn seed000_saturation_table() {
+    let v = analyze(&seed000());
+    let table: Vec<String> = v.levels[1..]
+        .iter()
+        .map(|f| text::fmt_ratio(f.saturation_avg))
+        .collect();
+    assert_eq!(table, ["1.07x", "1.5x", "3.6x", "13.9x"]);
+    assert_eq!(v.baseline_concurrency, 1);
+    assert!((v.baseline_latency_ns - 140_000.0).abs() < 1e-6);
+    assert!((v.levels[0].saturation_avg - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn seed000_knee_between_16_and_64() {
+    let v = analyze(&seed000());
+    assert!(
+        (16..=64).contains(&v.knee_concurrency),
+        "knee {}: {:#?}",
+        v.knee_concurrency,
+        v.summary
+    );
+    assert_eq!(v.max_useful_iops, 76845.96);
+    assert_eq!(v.peak_iops, 131558.79);
+    // 64 → 256: latency 3.9x for 4x concurrency, the article's "linear increase".
+    assert_eq!(v.linear_from_concurrency, Some(64));
+    // p95 1.25 ms at 64 is 7.4x the 0.17 ms baseline; 0.36 ms at 16 is 2.1x.
+    assert_eq!(v.overload_concurrency, Some(64));
+    assert!(!v.levels[2].overloaded);
+    // 131 k against 128 k is 2.9 % apart: no provisioned-cap plateau.
+    assert_eq!(v.suspected_cap_iops, None);
+    let usl = v.usl.as_ref().unwrap();
+    assert!(usl.r_squared > 0.95, "{usl:?}");
+    let np = usl.power_peak_concurrency.unwrap();
+    assert!((16.0..=64.0).contains(&np), "USL power optimum {np}");
+}
+
+#[test]
+fn seed000_littles_law_closes() {
+    let v = analyze(&seed000());
+    for f in &v.levels {
+        assert!(f.littles_law_ok, "{f:?}");
+        let n = f64::from(f.concurrency);
+        assert!((f.littles_law_concurrency / n - 1.0).abs() < 0.05, "{f:?}");
+    }
+    assert!(!v.summary.iter().any(|s| s.contains("Little")));
+}
+
+#[test]
+fn seed000_util_lesson() {
+    let v = analyze(&seed000());
+    assert_eq!(
+        v.util_lesson.as_deref(),
+        Some(
+            "%util reached 94 % at concurrency 1, yet IOPS still grew 18.5x up to concurrency 256."
+        )
+    );
+}
+
+#[test]
+fn util_lesson_in_the_issue_words() {
+    let mut lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16, 32]
+        .iter()
+        .zip([600.0, 1000.0, 2000.0, 3500.0, 4500.0, 5100.0])
+        .map(|(&n, x)| level(n, x, f64::from(n) / x * 1000.0, None))
+        .collect();
+    lv[0].kernel_util_pct = Some(60.0);
+    lv[1].kernel_util_pct = Some(98.0);
+    for l in &mut lv[2..] {
+        l.kernel_util_pct = Some(100.0);
+    }
+    let v = analyze(&lv);
+    assert_eq!(
+        v.util_lesson.as_deref(),
+        Some("%util reached 98 % at concurrency 2, yet IOPS still grew 5.1x up to concurrency 32.")
+    );
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("%util reached 98 %")));
+}
+
+#[test]
+fn no_util_lesson_when_iops_stopped() {
+    let mut lv = vec![
+        level(1, 100.0, 10.0, None),
+        level(2, 105.0, 19.0, None),
+        level(4, 108.0, 37.0, None),
+    ];
+    for l in &mut lv {
+        l.kernel_util_pct = Some(99.0);
+    }
+    assert_eq!(analyze(&lv).util_lesson, None);
+}
+
+/// Seed 001: sysbench OLTP on slow RAID; r/s and await from iostat, p95 from sysbench's
+/// interval lines. Every published p95 sample combination must give the same verdict.
+#[test]
+fn seed001_overloaded_at_64_not_at_4() {
+    for p1 in [171.82, 157.72, 215.38, 141.39] {
+        for p4 in [312.09, 297.05, 335.34] {
+            for p64 in [2516.43, 2613.15, 2404.49] {
+                let v = analyze(&[
+                    level(1, 127.90, 7.83, Some(p1)),
+                    level(4, 295.40, 13.69, Some(p4)),
+                    level(64, 601.20, 108.72, Some(p64)),
+                ]);
+                assert_eq!(v.overload_concurrency, Some(64), "{p1} {p4} {p64}");
+                assert!(!v.levels[1].overloaded);
+                assert!(v.levels[2].overloaded);
+                assert_eq!(v.knee_concurrency, 4);
+                assert!(v
+                    .summary
+                    .iter()
+                    .any(|s| s.starts_with("Overloaded from concurrency 64")));
+            }
+        }
+    }
+}
+
+/// A closed system of k parallel units of service time S: X = min(N, k)/S, R = S·max(1, N/k).
+fn closed(k: f64, s_ms: f64, levels: &[u32]) -> Vec<LevelPoint> {
+    levels
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let r = s_ms * (nf / k).max(1.0);
+            level(n, nf.min(k) / (s_ms / 1000.0), r, Some(r))
+        })
+        .collect()
+}
+
+const POW2: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+#[test]
+fn closed_system_knee_is_k() {
+    for k in [1u32, 2, 4, 8, 16, 32, 64] {
+        let v = analyze(&closed(f64::from(k), 8.0, &POW2));
+        assert_eq!(v.knee_concurrency, k, "{:#?}", v.summary);
+        assert_eq!(v.power_peak_concurrency, k);
+        assert!((v.max_useful_iops - f64::from(k) * 125.0).abs() < 1e-6);
+        if k < 256 {
+            assert_eq!(v.linear_from_concurrency, Some(k));
+        }
+    }
+}
+
+#[test]
+fn closed_system_with_four_units_plateaus_at_500() {
+    let v = analyze(&closed(4.0, 8.0, &POW2));
+    assert_eq!(v.knee_concurrency, 4);
+    assert!((v.peak_iops - 500.0).abs() < 1e-9);
+    // 500 IOPS over 4..256 is a plateau at a round figure: reported as a possible cap.
+    assert_eq!(v.suspected_cap_iops, Some(500.0));
+    // p95 = R: 4S at N = 16 is the first above 3x.
+    assert_eq!(v.overload_concurrency, Some(16));
+}
+
+#[test]
+fn provisioned_cap_is_recognised() {
+    // 32 units of 1 ms capped at 16000 IOPS: latency grows once the cap queues requests.
+    let lv: Vec<LevelPoint> = POW2
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = (nf * 1000.0).min(16_000.0) * (1.0 + 0.001 * (nf.ln()));
+            level(n, x, nf / x * 1000.0, None)
+        })
+        .collect();
+    let v = analyze(&lv);
+    assert_eq!(v.suspected_cap_iops, Some(16_000.0));
+    assert!(
+        v.summary.iter().any(|s| s.starts_with(
+            "Throughput plateaus at about 16000 IOPS from concurrency 16 to 256 (within 2 %)"
+        ) && s.contains("provisioned IOPS cap")),
+        "{:#?}",
+        v.summary
+    );
+    assert_eq!(v.knee_concurrency, 16);
+}
+
+#[test]
+fn plateau_at_an_odd_figure_is_not_a_cap() {
+    let lv = vec![
+        level(1, 5000.0, 0.2, None),
+        level(4, 13456.0, 0.297, None),
+        level(16, 13470.0, 1.19, None),
+        level(64, 13490.0, 4.74, None),
+    ];
+    assert_eq!(analyze(&lv).suspected_cap_iops, None);
+}
+
+#[test]
+fn seed003_single_level_at_16000_is_not_enough() {
+    // numjobs 1, 2, 4 at iodepth 128: only the last reaches the 16000 limit.
+    let lv = vec![
+        level(128, 10903.0, 128.0 / 10903.0 * 1000.0, None),
+        level(256, 13320.0, 256.0 / 13320.0 * 1000.0, None),
+        level(512, 16204.0, 512.0 / 16204.0 * 1000.0, None),
+    ];
+    let v = analyze(&lv);
+    assert_eq!(v.suspected_cap_iops, None);
+    assert_eq!(v.baseline_concurrency, 128);
+    assert!(
+        v.summary[0].starts_with("No concurrency-1 level"),
+        "{:?}",
+        v.summary
+    );
+}
+
+#[test]
+fn usl_curve_is_recovered_through_analyze() {
+    let (l, s, k) = (5000.0, 0.03, 0.0002);
+    let lv: Vec<LevelPoint> = POW2
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = usl::predict(l, s, k, nf);
+            level(n, x, nf / x * 1000.0, None)
+        })
+        .collect();
+    let v = analyze(&lv);
+    let u = v.usl.unwrap();
+    assert!((u.lambda / l - 1.0).abs() < 1e-4, "{u:?}");
+    assert!((u.sigma - s).abs() < 1e-5, "{u:?}");
+    assert!((u.kappa - k).abs() < 1e-7, "{u:?}");
+    let np = usl::power_peak(s, k).unwrap();
+    // The knee is a measured level within one doubling of the curve's power optimum.
+    let kn = f64::from(v.knee_concurrency);
+    assert!(kn / np < 2.0 && np / kn < 2.0, "knee {kn} vs {np}");
+}
+
+#[test]
+fn usl_breaks_a_tie_of_measured_power() {
+    // A curve whose power optimum is near 13 (nearer 16 than 8 on a log scale); the level at 8
+    // measured 15 % high, so its power edges past 16's: a tie the measurement can't resolve.
+    let (l, s, k) = (1000.0, 0.0, 0.002);
+    let np = usl::power_peak(s, k).unwrap();
+    assert!(np > 11.4 && np < 16.0, "{np}");
+    let lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = usl::predict(l, s, k, nf);
+            let bump = if n == 8 { 1.15 } else { 1.0 };
+            level(n, x * bump, nf / x * 1000.0, None)
+        })
+        .collect();
+    let v = analyze(&lv);
+    let p8 = v.levels[3].power;
+    let p16 = v.levels[4].power;
+    assert!(p8 > p16 && p16 / p8 > 1.0 - POWER_TIE, "{p8} {p16}");
+    assert_eq!(v.power_peak_concurrency, 8);
+    assert_eq!(v.knee_concurrency, 16, "{:#?}", v.summary);
+    assert!(v.summary.iter().any(|s| s.contains("the USL fit")));
+}
+
+#[test]
+fn knee_never_past_overload() {
+    // Power peaks at 4, but its p95 is 4x the baseline.
+    let lv = vec![
+        level(1, 1000.0, 1.0, Some(1.0)),
+        level(2, 1980.0, 1.01, Some(1.2)),
+        level(4, 3800.0, 1.05, Some(4.0)),
+        level(8, 4000.0, 2.0, Some(8.0)),
+    ];
+    let v = analyze(&lv);
+    assert_eq!(v.power_peak_concurrency, 4);
+    assert_eq!(v.overload_concurrency, Some(4));
+    assert_eq!(v.knee_concurrency, 2);
+    assert!(v.summary.iter().any(|s| s.contains("before overload")));
+}
+
+#[test]
+fn littles_law_flags_a_cached_level() {
+    // 16 offered, but 20000 IOPS × 0.2 ms = 4 in flight: served from a cache or misrecorded.
+    let mut lv = closed(4.0, 1.0, &[1, 4, 16]);
+    lv[2] = level(16, 20_000.0, 0.2, Some(0.3));
+    lv[2].kernel_aqu_sz = Some(16.0);
+    let v = analyze(&lv);
+    assert!(v.levels[0].littles_law_ok && v.levels[1].littles_law_ok);
+    assert!(!v.levels[2].littles_law_ok);
+    let note = v.levels[2].littles_law_note.as_deref().unwrap();
+    assert!(note.contains("4.00 in flight against 16 offered"), "{note}");
+    assert!(note.contains("aqu-sz 16.00"), "{note}");
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("Little's law does not close at concurrency 16")));
+}
+
+#[test]
+fn unsorted_input_is_sorted() {
+    let mut lv = seed000();
+    lv.reverse();
+    let v = analyze(&lv);
+    assert_eq!(v.levels[0].concurrency, 1);
+    assert_eq!(v.baseline_concurrency, 1);
+    assert_eq!(v, analyze(&seed000()));
+}
+
+#[test]
+fn empty_and_single_level() {
+    let v = analyze(&[]);
+    assert_eq!(v.knee_concurrency, 0);
+    assert!(v.levels.is_empty());
+    let v = analyze(&[level(1, 100.0, 10.0, Some(12.0))]);
+    assert_eq!(v.knee_concurrency, 1);
+    assert_eq!(v.max_useful_iops, 100.0);
+    assert!(v.usl.is_none());
+    assert_eq!(v.linear_from_concurrency, None);
+}
+
+#[test]
+fn round_figures() {
+    let fig = |x| round_figure(x).map(|r| r.0);
+    assert_eq!(fig(16204.0), Some(16000.0));
+    assert_eq!(fig(3010.0), Some(3000.0));
+    assert_eq!(fig(499.0), Some(500.0));
+    assert_eq!(fig(3456.0), None);
+    assert_eq!(fig(13456.0), None);
+    // 125 MB/s of 4 KiB requests: 30517.6 IOPS is only 1.7 % from 30000, while the same
+    // plateau is exactly 125 MB/s; the bandwidth wins (next test).
+    let (f, err) = round_figure(30517.6).unwrap();
+    assert_eq!(f, 30000.0);
+    assert!(err > 0.017 && err < 0.018, "{err}");
+}
+
+#[test]
+fn bandwidth_cap_is_told_from_an_iops_cap() {
+    // 32 units of 1 ms, 4 KiB requests, capped at 125 MB/s.
+    let cap_iops = 125e6 / 4096.0;
+    let lv: Vec<LevelPoint> = POW2
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = (nf * 1000.0).min(32_000.0).min(cap_iops);
+            LevelPoint {
+                bytes_per_s: x * 4096.0,
+                ..level(n, x, nf / x * 1000.0, None)
+            }
+        })
+        .collect();
+    let v = analyze(&lv);
+    assert_eq!(v.suspected_cap_iops, None);
+    assert_eq!(v.suspected_cap_bytes_per_s, Some(125e6));
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Throughput plateaus"))
+        .unwrap();
+    assert!(
+        line.starts_with(
+            "Throughput plateaus at about 125 MB/s (30518 IOPS) from concurrency 32 to 256"
+        ),
+        "{line}"
+    );
+    assert!(line.contains("provisioned throughput (MB/s) cap"), "{line}");
+}
+
+#[test]
+fn knee_at_the_top_level_says_to_measure_further() {
+    // 64 units: nothing saturates up to 32.
+    let v = analyze(&closed(64.0, 1.0, &[1, 2, 4, 8, 16, 32]));
+    assert_eq!(v.knee_concurrency, 32);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("The knee is the highest level measured")));
+    let v = analyze(&closed(4.0, 1.0, &[1, 2, 4, 8, 16, 32]));
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("The knee is the highest level measured")));
+}

@@ -1,0 +1,67 @@
+//! `iosat analyze` arguments → [`AnalyzeSpec`]. Checks what can be checked before reading:
+//! each FILE names a file, not a directory, and is given once.
+
+use crate::cli::analyze::AnalyzeArgs;
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
+/// How the result is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    Csv,
+    Markdown,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalyzeSpec {
+    pub files: Vec<PathBuf>,
+    /// iostat devices to keep; empty keeps all.
+    pub devices: Vec<String>,
+    pub format: OutputFormat,
+}
+
+impl AnalyzeSpec {
+    pub fn from_args(a: &AnalyzeArgs) -> Result<Self> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for f in &a.files {
+            if f.is_dir() {
+                return Err(Error::usage(
+                    "FILE",
+                    f.display(),
+                    "is a directory; give the result files themselves",
+                ));
+            }
+            if files.contains(f) {
+                return Err(Error::usage(
+                    "FILE",
+                    f.display(),
+                    "is given twice; each result counts once",
+                ));
+            }
+            files.push(f.clone());
+        }
+        if let Some(d) = a.devices.iter().find(|d| d.is_empty() || d.contains('/')) {
+            return Err(Error::usage(
+                "--device",
+                d,
+                "must be a device name as iostat prints it (sda, nvme0n1, dm-0)",
+            ));
+        }
+        let format = if a.format.json {
+            OutputFormat::Json
+        } else if a.format.csv {
+            OutputFormat::Csv
+        } else if a.format.markdown {
+            OutputFormat::Markdown
+        } else {
+            OutputFormat::Text
+        };
+        Ok(AnalyzeSpec {
+            files,
+            devices: a.devices.clone(),
+            format,
+        })
+    }
+}

@@ -1,0 +1,580 @@
+//! sysbench fileio text output → levels, one per run. Pure. Reads the 1.0 format ("File
+//! operations:", "Latency (ms):") and the 0.4/0.5 format ("Operations performed:",
+//! "per-request statistics:"/"response time:", values with units), whole captures or the
+//! trimmed excerpts people paste (seed 000: a `sysbench --threads=N ...` command line and the
+//! result blocks). Several runs may follow each other in one file. A file with only
+//! `--report-interval` lines (0.5's `[ 80s] threads: 1, tps: ...` or 1.0's `[ 10s ] thds: ...`,
+//! as pasted in seed 001) gives one level per thread count from those lines.
+//!
+//! IOPS are reads/s + writes/s (fsyncs are not data I/O); the latency is sysbench's per-event
+//! latency, which for fileio is one request (or one fsync).
+
+use super::fio::parse_size;
+use super::{num, perr, FileImport, ImportedLevel, Tool};
+use crate::analysis::{LatencyNs, LevelPoint};
+use crate::error::Result;
+use std::path::Path;
+
+#[derive(Default)]
+struct Run {
+    start_line: usize,
+    last_line: usize,
+    threads: Option<u32>,
+    // 1.0
+    reads_per_s: Option<f64>,
+    writes_per_s: Option<f64>,
+    read_mib_s: Option<f64>,
+    written_mib_s: Option<f64>,
+    // 0.x
+    ops_read: Option<f64>,
+    ops_write: Option<f64>,
+    read_bytes: Option<f64>,
+    written_bytes: Option<f64>,
+    total_time_s: Option<f64>,
+    // latency, ns
+    min: Option<f64>,
+    avg: Option<f64>,
+    max: Option<f64>,
+    pct: Vec<(f64, f64)>,
+    has_results: bool,
+}
+
+/// `0.14` (ms by default), `87.63ms`, `1.2s`, `300.0084s`, `15us` → ns.
+fn duration_ns(tok: &str, default_ms: bool) -> Option<f64> {
+    let t = tok.trim();
+    let (n, mult) = if let Some(v) = t.strip_suffix("ms") {
+        (v, 1e6)
+    } else if let Some(v) = t.strip_suffix("us") {
+        (v, 1e3)
+    } else if let Some(v) = t.strip_suffix("ns") {
+        (v, 1.0)
+    } else if let Some(v) = t.strip_suffix('s') {
+        (v, 1e9)
+    } else if default_ms {
+        (t, 1e6)
+    } else {
+        (t, 1e9)
+    };
+    num(n).map(|v| v * mult)
+}
+
+/// sysbench 0.x sizes: `512.75Mb`, `1.5625Gb`, `0b`, `16Kb` (binary units).
+fn bytes_0x(tok: &str) -> Option<f64> {
+    let t = tok.trim();
+    for (suf, m) in [
+        ("Gb", 1u64 << 30),
+        ("Mb", 1 << 20),
+        ("Kb", 1 << 10),
+        ("b", 1),
+    ] {
+        if let Some(v) = t.strip_suffix(suf) {
+            return num(v).map(|x| x * m as f64);
+        }
+    }
+    None
+}
+
+/// The value after the last ':' of a line.
+fn after_colon(l: &str) -> Option<&str> {
+    l.rsplit_once(':').map(|(_, v)| v.trim())
+}
+
+/// `--threads=16`, `--num-threads=16`, `–num-threads=1` (a dash eaten by a blog).
+fn threads_flag(l: &str) -> Option<u32> {
+    l.split_whitespace().find_map(|t| {
+        let t = t.trim_start_matches(['-', '–', '—']);
+        t.strip_prefix("threads=")
+            .or_else(|| t.strip_prefix("num-threads="))
+            .and_then(|v| v.parse().ok())
+    })
+}
+
+fn is_run_start(l: &str) -> bool {
+    let t = l.trim();
+    let banner = t
+        .strip_prefix("sysbench ")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+    let command = t.contains("sysbench ")
+        && (t.contains("threads=") || t.ends_with(" run") || t.contains(" run "));
+    banner || command
+}
+
+/// One `--report-interval` line: 0.5's `[ 80s] threads: 1, tps: 9.30, reads/s: 130.20,
+/// writes/s: 0.00 response time: 171.82ms (95%)` or 1.0's `[ 10s ] thds: 64 tps: 42.90 qps:
+/// 600.60 (r/w/o: 600.60/0.00/0.00) lat (ms,95%): 2516.43 err/s: 0.00 reconn/s: 0.00`.
+struct Interval {
+    threads: u32,
+    tps: f64,
+    percentile: f64,
+    lat_ns: f64,
+    line: usize,
+}
+
+fn interval(l: &str, line: usize) -> Option<Interval> {
+    if !l.starts_with('[') {
+        return None;
+    }
+    let clean = l.replace(',', " ");
+    let toks: Vec<&str> = clean.split_whitespace().collect();
+    let after = |key: &str| {
+        toks.iter()
+            .position(|t| *t == key)
+            .and_then(|i| toks.get(i + 1))
+    };
+    let threads = after("threads:").or(after("thds:"))?.parse().ok()?;
+    let tps = num(after("tps:")?)?;
+    let (percentile, lat_ns) = if let Some(v) = after("time:") {
+        // 0.5: "response time: 171.82ms (95%)"
+        let i = toks.iter().position(|t| *t == "time:")?;
+        let p = toks
+            .get(i + 2)
+            .and_then(|t| num(t.trim_start_matches('(').trim_end_matches("%)")))?;
+        (p, duration_ns(v, true)?)
+    } else {
+        // 1.0: "lat (ms 95%): 2516.43" once the comma is gone.
+        let i = toks.iter().position(|t| *t == "lat")?;
+        let p = num(toks.get(i + 2)?.trim_end_matches("%):"))?;
+        (p, duration_ns(toks.get(i + 3)?, true)?)
+    };
+    (tps > 0.0).then_some(Interval {
+        threads,
+        tps,
+        percentile,
+        lat_ns,
+        line,
+    })
+}
+
+/// Levels from interval lines alone (a paste like seed 001's): throughput is transactions
+/// (events) per second; the mean latency is threads ÷ tps (Little's law for a closed loop
+/// with no think time); the percentile is the median of the intervals' percentiles.
+fn levels_from_intervals(path: &Path, ivs: &[Interval], out: &mut FileImport) {
+    let mut threads: Vec<u32> = ivs.iter().map(|i| i.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    for t in threads {
+        let group: Vec<&Interval> = ivs.iter().filter(|i| i.threads == t).collect();
+        let tps = group.iter().map(|i| i.tps).sum::<f64>() / group.len() as f64;
+        let mut lats: Vec<f64> = group.iter().map(|i| i.lat_ns).collect();
+        lats.sort_by(f64::total_cmp);
+        let k = lats.len();
+        let median = if k % 2 == 1 {
+            lats[k / 2]
+        } else {
+            (lats[k / 2 - 1] + lats[k / 2]) / 2.0
+        };
+        let mut lat = LatencyNs {
+            mean: f64::from(t) / tps * 1e9,
+            ..Default::default()
+        };
+        match group[0].percentile as u32 {
+            50 => lat.p50 = Some(median),
+            90 => lat.p90 = Some(median),
+            95 => lat.p95 = Some(median),
+            99 => lat.p99 = Some(median),
+            _ => {}
+        }
+        out.levels.push(ImportedLevel {
+            point: LevelPoint {
+                concurrency: t,
+                iops: tps,
+                bytes_per_s: 0.0,
+                latency_ns: lat,
+                kernel_util_pct: None,
+                kernel_aqu_sz: None,
+            },
+            label: format!("threads: {t} ({} intervals)", group.len()),
+            line: group[0].line,
+        });
+    }
+    out.notes.push(format!(
+        "{}: levels from sysbench's interval lines: throughput is events (transactions) per \
+         second, the mean latency is threads ÷ tps (Little's law, so it closes by \
+         construction), the percentile is the median of the intervals'.",
+        path.display()
+    ));
+}
+
+/// Parse sysbench text.
+pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
+    let mut out = FileImport::new(path, Tool::Sysbench);
+    let mut runs: Vec<Run> = Vec::new();
+    let mut cur = Run {
+        start_line: 1,
+        ..Default::default()
+    };
+    let mut in_latency = false;
+    let mut intervals: Vec<Interval> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let l = raw.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if let Some(iv) = interval(l, n) {
+            intervals.push(iv);
+            continue;
+        }
+        if is_run_start(l) && cur.has_results {
+            runs.push(std::mem::take(&mut cur));
+            cur.start_line = n;
+            in_latency = false;
+        }
+        cur.last_line = n;
+        if let Some(v) = l.strip_prefix("sysbench ") {
+            if v.starts_with(|c: char| c.is_ascii_digit()) && out.version.is_none() {
+                out.version = Some(format!(
+                    "sysbench {}",
+                    v.split([' ', ':']).next().unwrap_or(v)
+                ));
+            }
+        }
+        if let Some(t) = threads_flag(l) {
+            cur.threads = Some(t);
+        }
+        if let Some(t) = l.strip_prefix("Number of threads:") {
+            cur.threads = t.trim().parse().ok().or(cur.threads);
+        }
+        if let Some(p) = l
+            .strip_prefix("Doing ")
+            .and_then(|r| r.strip_suffix(" test"))
+        {
+            out.pattern.get_or_insert_with(|| p.to_string());
+        }
+        if let Some(b) = l.strip_prefix("Block size ") {
+            if out.block_size.is_none() {
+                out.block_size = parse_size(b.trim_end_matches(['b', 'B']));
+            }
+        }
+        // 1.0 results.
+        if l.starts_with("reads/s:") {
+            cur.reads_per_s = after_colon(l).and_then(num);
+            cur.has_results = true;
+        } else if l.starts_with("writes/s:") {
+            cur.writes_per_s = after_colon(l).and_then(num);
+        } else if l.starts_with("read, MiB/s:") {
+            cur.read_mib_s = after_colon(l).and_then(num);
+        } else if l.starts_with("written, MiB/s:") {
+            cur.written_mib_s = after_colon(l).and_then(num);
+        } else if l.starts_with("Latency (ms):") {
+            in_latency = true;
+        } else if let Some(rest) = l.strip_prefix("Operations performed:") {
+            // 0.x: "32816 Read, 21877 Write, 69888 Other = 124581 Total"
+            cur.has_results = true;
+            let toks: Vec<&str> = rest.split_whitespace().collect();
+            for w in toks.windows(2) {
+                let word = w[1].trim_end_matches(',').to_ascii_lowercase();
+                if word.starts_with("read") {
+                    cur.ops_read = num(w[0]);
+                } else if word.starts_with("write") {
+                    cur.ops_write = num(w[0]);
+                }
+            }
+        } else if l.starts_with("Read ") && l.contains("Written ") {
+            // 0.x: "Read 512.75Mb  Written 341.83Mb  Total transferred 854.58Mb  (2.8484Mb/sec)"
+            let toks: Vec<&str> = l.split_whitespace().collect();
+            cur.read_bytes = toks.get(1).and_then(|t| bytes_0x(t));
+            cur.written_bytes = toks.get(3).and_then(|t| bytes_0x(t));
+        } else if l.starts_with("total time:") {
+            cur.total_time_s = after_colon(l)
+                .and_then(|v| duration_ns(v, false))
+                .map(|ns| ns / 1e9);
+        } else if l.starts_with("per-request statistics:") || l.starts_with("response time:") {
+            in_latency = true;
+        } else if in_latency {
+            let v = after_colon(l);
+            let ns = v.and_then(|v| duration_ns(v, true));
+            if l.starts_with("min:") {
+                cur.min = ns;
+            } else if l.starts_with("avg:") {
+                cur.avg = ns;
+            } else if l.starts_with("max:") {
+                cur.max = ns;
+            } else if l.contains("percentile:") {
+                // "95th percentile:" (1.0) or "approx.  95 percentile:" (0.x)
+                let p = l
+                    .split_whitespace()
+                    .filter_map(|t| {
+                        num(t
+                            .trim_end_matches("th")
+                            .trim_end_matches("st")
+                            .trim_end_matches("nd")
+                            .trim_end_matches("rd"))
+                    })
+                    .next();
+                if let (Some(p), Some(ns)) = (p, ns) {
+                    cur.pct.push((p, ns));
+                }
+            } else if !l.starts_with("sum:") {
+                in_latency = false;
+            }
+        }
+    }
+    if cur.has_results || runs.is_empty() {
+        runs.push(cur);
+    }
+
+    if runs.iter().all(|r| !r.has_results) && !intervals.is_empty() {
+        levels_from_intervals(path, &intervals, &mut out);
+        return Ok(out);
+    }
+    if runs.iter().all(|r| !r.has_results) {
+        return Err(perr(
+            path,
+            1,
+            "expected sysbench fileio results ('File operations:' with reads/s, or \
+             'Operations performed:')",
+        ));
+    }
+    for r in runs.into_iter().filter(|r| r.has_results) {
+        let threads = r.threads.ok_or_else(|| {
+            perr(
+                path,
+                r.start_line,
+                "expected the thread count of this run ('Number of threads: N' or a \
+                 --threads=N command line)",
+            )
+        })?;
+        let avg = r.avg.ok_or_else(|| {
+            perr(
+                path,
+                r.last_line,
+                "truncated sysbench output: expected the latency block ('Latency (ms):' or \
+                 'per-request statistics:') with avg",
+            )
+        })?;
+        let (iops, bytes_per_s) = if let Some(rd) = r.reads_per_s {
+            let wr = r.writes_per_s.unwrap_or(0.0);
+            let bytes =
+                (r.read_mib_s.unwrap_or(0.0) + r.written_mib_s.unwrap_or(0.0)) * 1_048_576.0;
+            (rd + wr, bytes)
+        } else {
+            let t = r.total_time_s.filter(|t| *t > 0.0).ok_or_else(|| {
+                perr(
+                    path,
+                    r.last_line,
+                    "truncated sysbench output: expected 'total time:'",
+                )
+            })?;
+            let ops = r.ops_read.unwrap_or(0.0) + r.ops_write.unwrap_or(0.0);
+            let bytes = r.read_bytes.unwrap_or(0.0) + r.written_bytes.unwrap_or(0.0);
+            (ops / t, bytes / t)
+        };
+        let mut lat = LatencyNs {
+            min: r.min,
+            mean: avg,
+            max: r.max,
+            ..Default::default()
+        };
+        for (p, ns) in r.pct {
+            match p as u32 {
+                50 => lat.p50 = Some(ns),
+                90 => lat.p90 = Some(ns),
+                95 => lat.p95 = Some(ns),
+                99 => lat.p99 = Some(ns),
+                _ => {}
+            }
+        }
+        out.levels.push(ImportedLevel {
+            point: LevelPoint {
+                concurrency: threads,
+                iops,
+                bytes_per_s,
+                latency_ns: lat,
+                kernel_util_pct: None,
+                kernel_aqu_sz: None,
+            },
+            label: format!("--threads={threads}"),
+            line: r.start_line,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 000's excerpts as published: a command line, then the result blocks.
+    const SEED000: &str = "root@ts140i:/mnt/data# sysbench  --threads=1 --time=600 --max-requests=0  fileio --file-num=1 --file-total-size=100G --file-io-mode=sync --file-extra-flags=direct --file-test-mode=rndrd run
+ 
+File operations:
+   reads/s:                      7113.16
+   writes/s:                     0.00
+   fsyncs/s:                     0.00
+ 
+Throughput:
+   read, MiB/s:                  111.14
+   written, MiB/s:               0.00
+ 
+General statistics:
+   total time:                          600.0001s
+   total number of events:              4267910
+ 
+Latency (ms):
+        min:                                  0.07
+        avg:                                  0.14
+        max:                                  6.18
+        95th percentile:                      0.17
+sysbench  --threads=4 --time=600 --max-requests=0  fileio --file-num=1 --file-total-size=100G --file-io-mode=sync --file-extra-flags=direct --file-test-mode=rndrd run
+File operations:
+   reads/s:                      26248.44
+   writes/s:                     0.00
+   fsyncs/s:                     0.00
+ 
+Throughput:
+   read, MiB/s:                  410.13
+   written, MiB/s:               0.00
+ 
+General statistics:
+   total time:                          600.0002s
+   total number of events:              15749205
+ 
+Latency (ms):
+        min:                                  0.06
+        avg:                                  0.15
+        max:                                  8.73
+        95th percentile:                      0.21
+";
+
+    #[test]
+    fn seed000_excerpts() {
+        let imp = parse(Path::new("seed000.txt"), SEED000).unwrap();
+        assert_eq!(imp.levels.len(), 2);
+        let a = &imp.levels[0].point;
+        assert_eq!(a.concurrency, 1);
+        assert_eq!(a.iops, 7113.16);
+        assert!((a.bytes_per_s - 111.14 * 1_048_576.0).abs() < 1.0);
+        assert_eq!(a.latency_ns.mean, 140_000.0);
+        assert_eq!(a.latency_ns.p95, Some(170_000.0));
+        assert_eq!(a.latency_ns.max, Some(6_180_000.0));
+        let b = &imp.levels[1].point;
+        assert_eq!(b.concurrency, 4);
+        assert_eq!(b.latency_ns.p95, Some(210_000.0));
+        assert_eq!(imp.levels[1].line, 21);
+    }
+
+    /// sysbench 0.4.12's layout (units on every value, "Operations performed").
+    const V04: &str = "sysbench 0.4.12:  multi-threaded system evaluation benchmark
+
+Running the test with following options:
+Number of threads: 16
+Initializing random number generator from timer.
+
+Extra file open flags: 16384
+128 files, 16Mb each
+2Gb total file size
+Block size 16Kb
+Number of random requests for random IO: 0
+Read/Write ratio for combined random IO test: 1.50
+Periodic FSYNC enabled, calling fsync() each 100 requests.
+Calling fsync() at the end of test, Enabled.
+Using synchronous I/O mode
+Doing random r/w test
+Threads started!
+Time limit exceeded, exiting...
+(last message repeated 15 times)
+Done.
+
+Operations performed:  32816 Read, 21877 Write, 69888 Other = 124581 Total
+Read 512.75Mb  Written 341.83Mb  Total transferred 854.58Mb  (2.8484Mb/sec)
+  182.30 Requests/sec executed
+
+Test execution summary:
+    total time:                          300.0084s
+    total number of events:              54693
+    total time taken by event execution: 4792.5006
+    per-request statistics:
+         min:                                  0.01ms
+         avg:                                 87.63ms
+         max:                               1591.94ms
+         approx.  95 percentile:             385.48ms
+
+Threads fairness:
+    events (avg/stddev):           3418.3125/58.61
+    execution time (avg/stddev):   299.5313/0.06
+";
+
+    #[test]
+    fn version_0_4_layout() {
+        let imp = parse(Path::new("v04.txt"), V04).unwrap();
+        assert_eq!(imp.version.as_deref(), Some("sysbench 0.4.12"));
+        assert_eq!(imp.pattern.as_deref(), Some("random r/w"));
+        assert_eq!(imp.block_size, Some(16384));
+        let p = &imp.levels[0].point;
+        assert_eq!(p.concurrency, 16);
+        assert!((p.iops - (32816.0 + 21877.0) / 300.0084).abs() < 1e-6);
+        assert!((p.bytes_per_s - (512.75 + 341.83) * 1_048_576.0 / 300.0084).abs() < 1.0);
+        assert_eq!(p.latency_ns.mean, 87_630_000.0);
+        assert_eq!(p.latency_ns.p95, Some(385_480_000.0));
+        assert_eq!(p.latency_ns.min, Some(10_000.0));
+    }
+
+    /// Seed 001's interval lines (sysbench 0.5 OLTP at 1, 4 and 64 threads), as published.
+    const SEED001: &str = "[ 80s] threads: 1, tps: 9.30, reads/s: 130.20, writes/s: 0.00 response time: 171.82ms (95%)
+[ 90s] threads: 1, tps: 9.20, reads/s: 128.80, writes/s: 0.00 response time: 157.72ms (95%)
+[ 100s] threads: 1, tps: 9.00, reads/s: 126.00, writes/s: 0.00 response time: 215.38ms (95%)
+[ 110s] threads: 1, tps: 9.30, reads/s: 130.20, writes/s: 0.00 response time: 141.39ms (95%)
+[ 110s] threads: 4, tps: 21.10, reads/s: 295.40, writes/s: 0.00 response time: 312.09ms (95%)
+[ 120s] threads: 4, tps: 22.00, reads/s: 308.00, writes/s: 0.00 response time: 297.05ms (95%)
+[ 130s] threads: 4, tps: 22.40, reads/s: 313.60, writes/s: 0.00 response time: 335.34ms (95%)
+[ 70s] threads: 64, tps: 42.90, reads/s: 600.60, writes/s: 0.00 response time: 2516.43ms (95%)
+[ 80s] threads: 64, tps: 42.40, reads/s: 593.60, writes/s: 0.00 response time: 2613.15ms (95%)
+[ 90s] threads: 64, tps: 44.80, reads/s: 627.20, writes/s: 0.00 response time: 2404.49ms (95%)
+";
+
+    #[test]
+    fn seed001_interval_lines_give_levels() {
+        let imp = parse(Path::new("seed001.txt"), SEED001).unwrap();
+        let c: Vec<u32> = imp.levels.iter().map(|l| l.point.concurrency).collect();
+        assert_eq!(c, [1, 4, 64]);
+        let one = &imp.levels[0].point;
+        assert!((one.iops - 9.2).abs() < 1e-9);
+        // Median of 141.39, 157.72, 171.82, 215.38.
+        assert!((one.latency_ns.p95.unwrap() - 164.77e6).abs() < 1.0);
+        assert!((one.latency_ns.mean - 1e9 / 9.2).abs() < 1.0);
+        assert_eq!(imp.levels[2].point.latency_ns.p95, Some(2516.43e6));
+        let v = crate::analysis::analyze(
+            &imp.levels
+                .iter()
+                .map(|l| l.point.clone())
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(v.overload_concurrency, Some(64));
+        assert!(!v.levels[1].overloaded);
+        assert!(imp.notes[0].contains("interval lines"));
+    }
+
+    #[test]
+    fn sysbench_1_0_interval_lines() {
+        let text = "[ 10s ] thds: 8 tps: 1200.50 qps: 24010.00 (r/w/o: 16807.00/4802.00/2401.00) lat (ms,95%): 9.73 err/s: 0.00 reconn/s: 0.00\n\
+                    [ 20s ] thds: 8 tps: 1199.50 qps: 23990.00 (r/w/o: 16793.00/4798.00/2399.00) lat (ms,95%): 9.91 err/s: 0.00 reconn/s: 0.00\n";
+        let imp = parse(Path::new("oltp.txt"), text).unwrap();
+        let p = &imp.levels[0].point;
+        assert_eq!(p.concurrency, 8);
+        assert!((p.iops - 1200.0).abs() < 1e-9);
+        assert!((p.latency_ns.p95.unwrap() - 9.82e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn missing_threads_and_truncation_are_named() {
+        let no_threads = "File operations:\n reads/s: 10.0\nLatency (ms):\n avg: 1.0\n";
+        let e = parse(Path::new("a.txt"), no_threads)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("a.txt:1: expected the thread count"), "{e}");
+        let cut = &SEED000[..SEED000.find("Latency (ms):").unwrap()];
+        let e = parse(Path::new("b.txt"), cut).unwrap_err().to_string();
+        assert!(e.starts_with("b.txt:14: truncated sysbench output"), "{e}");
+        let e = parse(
+            Path::new("c.txt"),
+            "sysbench 1.0.20\nNumber of threads: 4\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("c.txt:1: expected sysbench fileio results"),
+            "{e}"
+        );
+    }
+}
