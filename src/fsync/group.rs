@@ -11,7 +11,7 @@ use super::device;
 use super::io::{self, AlignedBuf, Handle, TestFile};
 use super::report::*;
 use super::runner::{new_hist, preallocate, verify, Ctx, Expect, Namer};
-use super::{Method, SyncCall, GROUP_LOG_BLOCKS, OVERWRITE_BLOCKS};
+use super::{Method, SyncCall, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS};
 use crate::error::{Error, Result};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -99,7 +99,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
     };
     let blocks = match layout {
         Layout::SharedLog => GROUP_LOG_BLOCKS,
-        Layout::SeparateFiles => OVERWRITE_BLOCKS,
+        Layout::SeparateFiles => GROUP_FILE_BLOCKS,
     };
     for f in &files {
         preallocate(f, size, blocks, run_id)?;

@@ -293,8 +293,9 @@ impl Drop for TestFile {
     }
 }
 
-/// Bytes available to an unprivileged writer on the filesystem holding `dir`.
-pub fn free_bytes(dir: &Path) -> Result<u64> {
+/// Bytes available to an unprivileged writer on the filesystem holding `dir`; None when the
+/// filesystem reports no size at all (ramfs and other memory filesystems report 0 blocks).
+pub fn free_bytes(dir: &Path) -> Result<Option<u64>> {
     let c = cpath(dir);
     // SAFETY: zeroed statvfs filled by the kernel; c is a valid path.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -302,7 +303,10 @@ pub fn free_bytes(dir: &Path) -> Result<u64> {
     if rc != 0 {
         return Err(Error::io(dir, std::io::Error::last_os_error()));
     }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    if st.f_blocks == 0 {
+        return Ok(None);
+    }
+    Ok(Some(st.f_bavail as u64 * st.f_frsize as u64))
 }
 
 /// The filesystem type name of `dir` (from statfs f_type), for the tmpfs warning.
@@ -315,3 +319,13 @@ pub fn fs_magic(dir: &Path) -> Option<i64> {
 }
 
 pub const TMPFS_MAGIC: i64 = 0x0102_1994;
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// "tmpfs"/"ramfs" when `dir` is on a memory filesystem.
+pub fn memory_fs(dir: &Path) -> Option<&'static str> {
+    match fs_magic(dir)? {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    }
+}

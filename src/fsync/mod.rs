@@ -155,6 +155,8 @@ pub struct FsyncSpec {
 /// Blocks in an overwrite-mode file: the seed rewrites one block; cycling over a small
 /// preallocated region is the same physics and lets verification check every slot.
 pub const OVERWRITE_BLOCKS: u64 = 256;
+/// Blocks in each file of the separate-files group-commit layout.
+pub const GROUP_FILE_BLOCKS: u64 = 64;
 /// Blocks in the shared group-commit log (preallocated, circular like InnoDB's redo log).
 pub const GROUP_LOG_BLOCKS: u64 = 1024;
 /// Upper bound of one append-mode file; a case that reaches it stops early (and says so).

@@ -9,7 +9,9 @@ use super::io::{self, AlignedBuf, Handle, OpenError, TestFile};
 use super::report::*;
 use super::verdict;
 use super::{FsyncSpec, Method, Mode, SyncCall};
-use super::{APPEND_CAP_BYTES, GROUP_LOG_BLOCKS, MIN_APPEND_BYTES, OVERWRITE_BLOCKS};
+use super::{
+    APPEND_CAP_BYTES, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS, MIN_APPEND_BYTES, OVERWRITE_BLOCKS,
+};
 use crate::error::{Error, Result};
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
@@ -283,46 +285,21 @@ fn fixed_need_bytes(spec: &FsyncSpec) -> u64 {
     let overwrite = OVERWRITE_BLOCKS * max_size;
     let max_c = spec.committers.iter().copied().max().unwrap_or(0) as u64;
     let group = (GROUP_LOG_BLOCKS * spec.group_size as u64)
-        .max(max_c * OVERWRITE_BLOCKS * spec.group_size as u64);
+        .max(max_c * GROUP_FILE_BLOCKS * spec.group_size as u64);
     overwrite.max(group)
 }
 
 /// Run the whole experiment. `progress` receives one line per finished unit of work.
 pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncReport> {
     let dir = &spec.dir;
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
 
-    // Free space first (DESIGN.md §5): refuse rather than fill the filesystem.
-    let free = io::free_bytes(dir)?;
-    let fixed = fixed_need_bytes(spec);
-    let wants_append = spec.modes.contains(&Mode::Append);
-    let append_cap_bytes = APPEND_CAP_BYTES.min(free.saturating_sub(fixed) / 2);
-    let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };
-    if free < need.saturating_mul(2) {
-        return Err(Error::Safety(format!(
-            "{}: only {} KiB free, the fsync test files need at least {} KiB (twice their size, to leave room)",
-            dir.display(),
-            free / 1024,
-            need * 2 / 1024
-        )));
-    }
-    if io::fs_magic(dir) == Some(io::TMPFS_MAGIC) {
-        warnings.push(format!(
-            "{} is on tmpfs: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
-            dir.display()
-        ));
-    }
-
-    let watch = Watch::probe(&spec.proc_root, &spec.sys_root, dir);
-    if let Some(n) = &watch.note {
-        warnings.push(n.clone());
-    }
     let run_id = make_run_id();
     let mut namer = Namer::new(dir);
-
-    // Does the filesystem accept O_DIRECT at all? (tmpfs refuses it with EINVAL on open.)
     let mut methods: Vec<Method> = spec.methods.clone();
     let mut skipped = Vec::new();
+
+    // Does the filesystem accept O_DIRECT at all? (tmpfs refuses it with EINVAL on open.)
     if methods.iter().any(|m| m.direct()) {
         let probe = TestFile::create(&namer.next_path())?;
         match probe.open_with(libc::O_DIRECT) {
@@ -365,6 +342,41 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
             Err(OpenError::Other(e)) => return Err(e),
         }
     }
+    // Free space first (DESIGN.md §5): refuse rather than fill the filesystem.
+    let fixed = fixed_need_bytes(spec);
+    let wants_append = spec.modes.contains(&Mode::Append);
+    let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };
+    let known_free = io::free_bytes(dir)?;
+    // A filesystem that reports no size gets just enough for small append files.
+    let free = known_free.unwrap_or(2 * (fixed + 2 * MIN_APPEND_BYTES));
+    let append_cap_bytes = APPEND_CAP_BYTES.min(free.saturating_sub(fixed) / 2);
+    if known_free.is_none() {
+        warnings.push(format!(
+            "{} reports no size, so free space could not be checked; append files are capped at {} MiB",
+            dir.display(),
+            append_cap_bytes >> 20
+        ));
+    }
+    if free < need.saturating_mul(2) {
+        return Err(Error::Safety(format!(
+            "{}: only {} KiB free, the fsync test files need at least {} KiB (twice their size, to leave room)",
+            dir.display(),
+            free / 1024,
+            need * 2 / 1024
+        )));
+    }
+    if let Some(fs) = io::memory_fs(dir) {
+        warnings.push(format!(
+            "{} is on {fs}: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
+            dir.display()
+        ));
+    }
+
+    let watch = Watch::probe(&spec.proc_root, &spec.sys_root, dir);
+    if let Some(n) = &watch.note {
+        warnings.push(n.clone());
+    }
+
     let lbs = watch
         .device
         .as_ref()

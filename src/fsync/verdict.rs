@@ -77,7 +77,7 @@ pub fn judge(
         return (FlushVerdict::Unknown, why);
     };
     if on_tmpfs {
-        why.push("The test directory is on tmpfs: there is no device and nothing to flush.".into());
+        why.push("The test directory is on a memory filesystem (tmpfs/ramfs): there is no device and nothing to flush.".into());
         return (FlushVerdict::Unknown, why);
     }
     let Some(dev) = dev else {
@@ -207,7 +207,9 @@ pub fn judge(
 
 /// The device section of the report, with the verdict.
 pub fn device_section(watch: &Watch, cases: &[CaseResult], warnings: &[String]) -> DeviceSection {
-    let on_tmpfs = warnings.iter().any(|w| w.contains("tmpfs"));
+    let on_tmpfs = warnings
+        .iter()
+        .any(|w| w.contains("tmpfs") || w.contains("ramfs"));
     let (flush_verdict, flush_reasoning) = judge(watch.device.as_ref(), cases, on_tmpfs);
     let d = watch.device.as_ref();
     DeviceSection {

@@ -1,0 +1,465 @@
+//! `iosat fsync` end to end: every method on real files, verification catching a corrupted
+//! block, bad inputs and their exit codes, Ctrl-C, and the flush counters cross-checked
+//! against the kernel's on a loop device with ext4 that the test sets up and tears down.
+
+use crate::cli::iosat;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    iosat().arg("fsync").arg(dir).args(args).output().unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): stdout={} stderr={}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing or not an integer in {v}"))
+}
+
+/// A memory filesystem (tmpfs with a size, or ramfs) mounted on a fresh temporary directory;
+/// unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let (fstype, opts) = if size == "ramfs" {
+            ("ramfs", "mode=0700".to_string())
+        } else {
+            ("tmpfs", format!("size={size}"))
+        };
+        let st = Command::new("mount")
+            .args(["-t", fstype, "-o", &opts, fstype])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount tmpfs failed");
+        Tmpfs { dir }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn every_method_and_mode_runs_and_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "--duration",
+            "0.1",
+            "--sizes",
+            "512,4096",
+            "--committers",
+            "1,3",
+            "--target-tps",
+            "200",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json(&out);
+    assert_eq!(r["schema_version"], 1);
+    let cases = r["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 8 * 2 * 2, "{r:#}");
+    let methods = [
+        "fsync",
+        "fdatasync",
+        "odsync",
+        "osync",
+        "rwf_dsync",
+        "odirect",
+        "odirect_fsync",
+        "odirect_fdatasync",
+    ];
+    for m in methods {
+        for mode in ["overwrite", "append"] {
+            for size in [512, 4096] {
+                let c = cases
+                    .iter()
+                    .find(|c| c["method"] == m && c["mode"] == mode && c["size"] == size)
+                    .unwrap_or_else(|| panic!("no case {m} {mode} {size}"));
+                let commits = u(c, "commits");
+                assert!(commits > 0, "{c}");
+                assert_eq!(c["verify"], "ok", "{c}");
+                assert_eq!(c["durable"], m != "odirect");
+                let l = &c["latency_ns"];
+                let (min, mean, max) = (u(l, "min"), u(l, "mean"), u(l, "max"));
+                let ps = [u(l, "p50"), u(l, "p95"), u(l, "p99"), u(l, "p999")];
+                assert!(min > 0 && min <= ps[0] && ps.windows(2).all(|w| w[0] <= w[1]));
+                assert!(ps[3] <= max && min <= mean && mean <= max, "{l}");
+                // commits/s is commits over the measured time.
+                let cps = c["commits_per_s"].as_f64().unwrap();
+                let expect = commits as f64 * 1e9 / u(c, "elapsed_ns") as f64;
+                assert!((cps - expect).abs() <= expect * 1e-6, "{cps} vs {expect}");
+                // Capacity: ceil(200 × mean latency).
+                let need = (200.0 * mean as f64 / 1e9 - 1e-9).ceil().max(1.0) as u64;
+                assert_eq!(u(c, "connections_for_target_tps"), need);
+                // Each commit is at least its own latency: commits × min ≤ elapsed.
+                assert!(commits * min <= u(c, "elapsed_ns"));
+            }
+        }
+    }
+    let g = &r["group_commit"];
+    let levels = g["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 4);
+    for l in levels {
+        assert!(u(l, "commits") > 0, "{l}");
+        assert_eq!(l["verify"], "ok");
+        let syncs = u(l, "syncs");
+        assert!(syncs > 0 && syncs <= u(l, "commits"), "{l}");
+        if l["layout"] == "separate_files" {
+            assert_eq!(syncs, u(l, "commits"), "one fsync per commit: {l}");
+        }
+    }
+    let dev = &r["device"];
+    for k in [
+        "write_cache",
+        "fua",
+        "rotational",
+        "flush_verdict",
+        "flush_reasoning",
+    ] {
+        assert!(dev.get(k).is_some(), "device section lacks {k}: {dev}");
+    }
+    assert!([
+        "plausible",
+        "too_fast_for_physics",
+        "flushes_not_reaching_device",
+        "unknown"
+    ]
+    .contains(&dev["flush_verdict"].as_str().unwrap()));
+    assert!(leftovers(dir.path()).is_empty(), "test files left behind");
+}
+
+#[test]
+fn text_csv_and_markdown_carry_the_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "--duration",
+        "0.05",
+        "--methods",
+        "fdatasync,odirect",
+        "--sizes",
+        "4k",
+        "--mode",
+        "overwrite",
+        "--committers",
+        "none",
+    ];
+    let text = run(dir.path(), &base);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let t = String::from_utf8(text.stdout).unwrap();
+    assert!(t.contains("commits/s") && t.contains("p99.9"), "{t}");
+    assert!(t
+        .lines()
+        .any(|l| l.starts_with("fdatasync") && l.contains("overwrite")));
+    assert!(t.contains("Flush honesty: "), "{t}");
+
+    let csv = run(dir.path(), &[&base[..], &["--csv"]].concat());
+    let c = String::from_utf8(csv.stdout).unwrap();
+    let lines: Vec<&str> = c.lines().collect();
+    assert_eq!(lines.len(), 3, "{c}");
+    assert!(lines[0].starts_with("kind,method,mode,size"));
+    assert!(lines[1].starts_with("case,fdatasync,overwrite,4096,1,"));
+
+    let md = run(dir.path(), &[&base[..], &["--markdown"]].concat());
+    let m = String::from_utf8(md.stdout).unwrap();
+    assert!(
+        m.contains("| fdatasync") && m.contains("### Flush honesty"),
+        "{m}"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn verification_catches_a_corrupted_block() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["overwrite", "append"] {
+        let out = run(
+            dir.path(),
+            &[
+                "--duration",
+                "0.05",
+                "--methods",
+                "fdatasync",
+                "--sizes",
+                "4096",
+                "--mode",
+                mode,
+                "--committers",
+                "none",
+                "--test-corrupt-block",
+                "3",
+                "--json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(3), "{mode}: {}", stderr(&out));
+        let e = stderr(&out);
+        assert!(
+            e.contains("verification failed") && e.contains("checksum mismatch"),
+            "{e}"
+        );
+        let r = json(&out);
+        assert_eq!(r["cases"][0]["verify"], "failed");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+    // The same run without the hook verifies; with --no-verify nothing is checked.
+    let ok = run(
+        dir.path(),
+        &[
+            "--duration",
+            "0.05",
+            "--methods",
+            "fdatasync",
+            "--sizes",
+            "4096",
+            "--committers",
+            "none",
+            "--json",
+        ],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let skip = run(
+        dir.path(),
+        &[
+            "--duration",
+            "0.05",
+            "--methods",
+            "fdatasync",
+            "--sizes",
+            "4096",
+            "--committers",
+            "none",
+            "--no-verify",
+            "--test-corrupt-block",
+            "3",
+            "--json",
+        ],
+    );
+    assert_eq!(skip.status.code(), Some(0));
+    assert_eq!(json(&skip)["cases"][0]["verify"], "skipped");
+}
+
+#[test]
+fn group_commit_verification_catches_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "--duration",
+            "0.05",
+            "--methods",
+            "fsync",
+            "--sizes",
+            "512",
+            "--mode",
+            "overwrite",
+            "--committers",
+            "2",
+            "--no-verify",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bad = run(
+        dir.path(),
+        &[
+            "--duration",
+            "0.05",
+            "--methods",
+            "fsync",
+            "--sizes",
+            "512",
+            "--mode",
+            "overwrite",
+            "--committers",
+            "2",
+            "--test-corrupt-block",
+            "5",
+            "--json",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(3));
+    let r = json(&bad);
+    for l in r["group_commit"]["levels"].as_array().unwrap() {
+        assert_eq!(l["verify"], "failed", "{l}");
+    }
+}
+
+#[test]
+fn bad_inputs_name_the_flag_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let out = iosat().arg("fsync").arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains("'DIR' does not exist") && e.contains("nope"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+
+    let file = dir.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let out = iosat().arg("fsync").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not a directory"));
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"x",
+        "a file argument is never written"
+    );
+
+    for (flag, value, says) in [
+        ("--sizes", "1000", "multiple of 512"),
+        ("--methods", "fsync,fsnyc", "not a method"),
+        ("--duration", "0", "more than 0"),
+        ("--mode", "sideways", "overwrite, append or both"),
+        ("--committers", "1,x", "whole numbers"),
+        ("--target-tps", "0", "more than 0"),
+    ] {
+        let out = run(dir.path(), &[flag, value]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let e = stderr(&out);
+        assert!(
+            e.contains(&format!("'{flag}'")) && e.contains(says),
+            "{flag}: {e}"
+        );
+    }
+    assert_eq!(leftovers(dir.path()), vec![file]);
+}
+
+#[test]
+fn ramfs_refuses_o_direct_and_tmpfs_too_little_space() {
+    if !is_root() {
+        eprintln!("skipped: needs root to mount ramfs/tmpfs");
+        return;
+    }
+    // ramfs has no direct-I/O support: open(O_DIRECT) fails with EINVAL. (tmpfs accepts
+    // O_DIRECT since Linux 6.6.)
+    let fs = Tmpfs::mount("ramfs");
+    // Named explicitly: a usage error naming the methods.
+    let out = run(
+        fs.path(),
+        &["--methods", "fsync,odirect", "--duration", "0.05"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("'--methods'") && e.contains("O_DIRECT") && e.contains("(got 'odirect')"),
+        "{e}"
+    );
+    // By default: the O_DIRECT methods are skipped with a warning, the rest runs.
+    let out = run(
+        fs.path(),
+        &[
+            "--duration",
+            "0.03",
+            "--sizes",
+            "512",
+            "--mode",
+            "overwrite",
+            "--committers",
+            "none",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json(&out);
+    assert_eq!(r["cases"].as_array().unwrap().len(), 5);
+    assert_eq!(r["skipped"].as_array().unwrap().len(), 3);
+    assert_eq!(r["device"]["flush_verdict"], "unknown");
+    assert!(r["warnings"].to_string().contains("ramfs"));
+    assert!(leftovers(fs.path()).is_empty());
+
+    let tiny = Tmpfs::mount("256k");
+    let out = run(tiny.path(), &["--duration", "0.05"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains("free") && e.contains("KiB"), "{e}");
+    assert!(leftovers(tiny.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_removes_the_file_and_prints_results_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = iosat()
+        .arg("fsync")
+        .arg(dir.path())
+        .args([
+            "--methods",
+            "fdatasync",
+            "--sizes",
+            "4096",
+            "--duration",
+            "30",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the measured case is running (its test file exists), then press Ctrl-C.
+    let t0 = Instant::now();
+    while leftovers(dir.path()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no test file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let r = json(&out);
+    assert_eq!(r["interrupted"], true);
+    let cases = r["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1, "{r:#}");
+    assert_eq!(cases[0]["interrupted"], true);
+    assert!(u(&cases[0], "commits") > 0);
+    assert!(u(&cases[0], "elapsed_ns") < 30_000_000_000);
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "test file left after Ctrl-C"
+    );
+}
