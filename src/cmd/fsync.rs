@@ -438,3 +438,179 @@ pub fn render_csv(r: &FsyncReport) -> String {
     }
     t.to_csv()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fsync::{Method, Mode};
+
+    fn case(
+        method: Method,
+        mode: Mode,
+        size: u32,
+        p50_us: u64,
+        flushes: Option<u64>,
+    ) -> CaseResult {
+        let l = LatencyNs {
+            min: p50_us * 700,
+            mean: p50_us * 1100,
+            p50: p50_us * 1000,
+            p95: p50_us * 1500,
+            p99: p50_us * 2000,
+            p999: p50_us * 4000,
+            max: p50_us * 5000,
+        };
+        CaseResult {
+            method,
+            size,
+            mode,
+            description: method.describe(),
+            durable: method.durable(),
+            commits: 1_000_000 / (p50_us * 11 / 10),
+            elapsed_ns: 1_000_000_000,
+            commits_per_s: 1e9 / l.mean as f64,
+            latency_ns: l,
+            per_connection_commits_per_s: 1e9 / l.mean as f64,
+            connections_for_target_tps: Some(connections_for(200.0, l.mean)),
+            device_flushes: flushes.map(|f| FlushStats {
+                flushes: f,
+                f_s: f as f64,
+                f_await_ms: (f > 0).then_some(0.125),
+                flush_concurrency: Some(0.1),
+                interval_s: 1.0,
+            }),
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            stopped_at_size_cap: false,
+            interrupted: false,
+        }
+    }
+
+    /// The seed's 7200 rpm disk: 18 ms fsync, 8.5 ms fdatasync, 0.22 ms O_DIRECT into the cache.
+    fn seed_report() -> FsyncReport {
+        let cases = vec![
+            case(Method::Fsync, Mode::Overwrite, 512, 18_000, Some(112)),
+            case(Method::Fdatasync, Mode::Overwrite, 512, 8_500, Some(118)),
+            case(Method::Odirect, Mode::Overwrite, 512, 220, Some(0)),
+        ];
+        let level = |n: u32, layout: Layout, cps: f64, per_sync: f64| GroupLevel {
+            committers: n,
+            layout,
+            commits: cps as u64,
+            elapsed_ns: 1_000_000_000,
+            commits_per_s: cps,
+            syncs: (cps / per_sync) as u64,
+            commits_per_sync: per_sync,
+            latency_ns: LatencyNs {
+                min: 9_000_000,
+                mean: (n as f64 * 1e9 / cps) as u64,
+                p50: (n as f64 * 1e9 / cps) as u64,
+                p95: 30_000_000,
+                p99: 40_000_000,
+                p999: 50_000_000,
+                max: 60_000_000,
+            },
+            device_flushes: None,
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            interrupted: false,
+        };
+        let levels = vec![
+            level(1, Layout::SharedLog, 55.0, 1.0),
+            level(1, Layout::SeparateFiles, 56.0, 1.0),
+            level(4, Layout::SharedLog, 160.0, 3.0),
+            level(4, Layout::SeparateFiles, 60.0, 1.0),
+        ];
+        let dev = crate::fsync::device::DeviceInfo {
+            name: "sda".into(),
+            major: 8,
+            minor: 0,
+            model: Some("WDC WD2502ABYS-18B7A0".into()),
+            write_cache: Some("write back".into()),
+            fua: Some(false),
+            rotational: Some(true),
+            logical_block_size: Some(512),
+        };
+        let (flush_verdict, flush_reasoning) =
+            crate::fsync::verdict::judge(Some(&dev), &cases, false);
+        FsyncReport {
+            schema_version: SCHEMA_VERSION,
+            command: "fsync",
+            dir: "/var/lib/mysql".into(),
+            duration_s_per_case: 1.0,
+            verify: true,
+            interrupted: false,
+            capacity: Capacity {
+                target_tps: Some(200.0),
+                best_durable: None,
+                fsync_reference: Some(CapacityLine {
+                    method: Method::Fsync,
+                    size: 512,
+                    mode: Mode::Overwrite,
+                    mean_latency_ns: cases[0].latency_ns.mean,
+                    per_connection_commits_per_s: cases[0].per_connection_commits_per_s,
+                    connections_for_target_tps: cases[0].connections_for_target_tps,
+                }),
+            },
+            cases,
+            skipped: vec![],
+            group_commit: Some(GroupCommit {
+                method: Method::Fsync,
+                size: 4096,
+                knee_shared_log: Some(4),
+                knee_separate_files: Some(1),
+                summary: vec!["shared log: example".into()],
+                levels,
+            }),
+            device: DeviceSection {
+                name: Some("sda".into()),
+                dev: Some("8:0".into()),
+                model: dev.model.clone(),
+                write_cache: dev.write_cache.clone(),
+                fua: dev.fua,
+                rotational: dev.rotational,
+                logical_block_size: Some(512),
+                flush_verdict,
+                flush_reasoning,
+            },
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn text_output() {
+        insta::assert_snapshot!(render_text(&seed_report()));
+    }
+
+    #[test]
+    fn markdown_output() {
+        insta::assert_snapshot!(render_markdown(&seed_report()));
+    }
+
+    #[test]
+    fn csv_output() {
+        insta::assert_snapshot!(render_csv(&seed_report()));
+    }
+
+    #[test]
+    fn json_keys_are_the_issue_s() {
+        let v = serde_json::to_value(seed_report()).unwrap();
+        assert_eq!(v["schema_version"], 1);
+        let c = &v["cases"][0];
+        for k in ["method", "size", "mode", "commits_per_s", "latency_ns"] {
+            assert!(c.get(k).is_some(), "case lacks {k}");
+        }
+        assert_eq!(c["method"], "fsync");
+        assert_eq!(c["mode"], "overwrite");
+        for k in ["min", "mean", "p50", "p95", "p99", "p999", "max"] {
+            assert!(c["latency_ns"][k].is_u64(), "latency_ns lacks {k}");
+        }
+        let d = &v["device"];
+        assert_eq!(d["write_cache"], "write back");
+        assert_eq!(d["fua"], false);
+        assert_eq!(d["rotational"], true);
+        assert_eq!(d["flush_verdict"], "plausible");
+        assert!(d["flush_reasoning"].as_array().unwrap().len() >= 2);
+        insta::assert_json_snapshot!(v);
+    }
+}
