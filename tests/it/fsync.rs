@@ -463,3 +463,116 @@ fn ctrl_c_removes_the_file_and_prints_results_so_far() {
         "test file left after Ctrl-C"
     );
 }
+
+/// A loop device over a file in a temporary directory, with ext4 on it, mounted on a
+/// temporary directory. Everything is undone on drop, also when the test fails halfway.
+struct LoopExt4 {
+    dir: tempfile::TempDir,
+    dev: Option<String>,
+    mounted: bool,
+}
+
+impl LoopExt4 {
+    /// `backing_in`: where to put the backing file (default: the temporary directory).
+    fn new(size_mib: u64, backing_in: Option<&Path>) -> LoopExt4 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut g = LoopExt4 {
+            dir,
+            dev: None,
+            mounted: false,
+        };
+        let back = backing_in.unwrap_or(g.dir.path()).join("backing");
+        std::fs::File::create(&back)
+            .unwrap()
+            .set_len(size_mib << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&back)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "losetup: {}", stderr(&out));
+        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        assert!(dev.starts_with("/dev/loop"), "{dev}");
+        g.dev = Some(dev.clone());
+        let st = Command::new("mkfs.ext4")
+            .args(["-q", "-F", &dev])
+            .status()
+            .unwrap();
+        assert!(st.success(), "mkfs.ext4 {dev}");
+        std::fs::create_dir(g.mnt()).unwrap();
+        let st = Command::new("mount")
+            .arg(&dev)
+            .arg(g.mnt())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount {dev}");
+        g.mounted = true;
+        g
+    }
+
+    fn mnt(&self) -> PathBuf {
+        self.dir.path().join("mnt")
+    }
+
+    fn name(&self) -> String {
+        self.dev
+            .as_ref()
+            .unwrap()
+            .trim_start_matches("/dev/")
+            .to_string()
+    }
+}
+
+impl Drop for LoopExt4 {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(self.mnt()).status();
+        }
+        if let Some(dev) = &self.dev {
+            let _ = Command::new("losetup").args(["-d", dev]).status();
+        }
+    }
+}
+
+#[test]
+fn an_fsync_error_is_fatal_and_reported_with_errno() {
+    if !is_root() {
+        eprintln!("skipped: needs root for losetup and mount");
+        return;
+    }
+    // ext4 on a loop device whose backing file lives on a 24 MiB tmpfs while ext4 believes it
+    // has 96 MiB: appending fills the tmpfs, the loop device fails the writes, and the
+    // fdatasync that should make them durable returns the error.
+    let small = Tmpfs::mount("24m");
+    let lo = LoopExt4::new(96, Some(small.path()));
+    assert!(lo.name().starts_with("loop"));
+    let out = run(
+        &lo.mnt(),
+        &[
+            "--methods",
+            "fdatasync",
+            "--mode",
+            "append",
+            "--sizes",
+            "16k",
+            "--duration",
+            "20",
+            "--committers",
+            "none",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains("fdatasync failed (fatal, not retried)"), "{e}");
+    assert!(e.contains("(os error "), "errno missing: {e}");
+    assert!(
+        out.stdout.is_empty(),
+        "no results printed as if it had succeeded"
+    );
+    let left: Vec<PathBuf> = leftovers(&lo.mnt())
+        .into_iter()
+        .filter(|p| !p.ends_with("lost+found"))
+        .collect();
+    assert!(left.is_empty(), "test file left: {left:?}");
+}
