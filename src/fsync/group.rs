@@ -10,10 +10,9 @@ use super::block;
 use super::device;
 use super::io::{self, AlignedBuf, Handle, TestFile};
 use super::report::*;
-use super::runner::{new_hist, preallocate, verify, Ctx, Expect, Namer};
+use super::runner::{preallocate, verify, Ctx, Expect, Namer, Recorder};
 use super::{Method, SyncCall, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS};
 use crate::error::{Error, Result};
-use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -75,7 +74,7 @@ impl Queue {
 }
 
 struct WorkerOut {
-    hist: Histogram<u64>,
+    lat: Recorder,
     /// Sequences used by this worker's own file (separate files) — next unused.
     next_seq: u64,
     syncs: u64,
@@ -128,7 +127,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
                 s.spawn(move || {
                     let mut buf = AlignedBuf::new(size as usize);
                     block::fill_payload(buf.as_mut_slice(), run_id);
-                    let mut hist = new_hist();
+                    let mut lat = Recorder::new();
                     let mut own_seq = blocks;
                     let mut syncs = 0u64;
                     barrier.wait();
@@ -170,13 +169,13 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
                             break;
                         }
                         let t1 = Instant::now();
-                        hist.saturating_record((t1 - t0).as_nanos().max(1) as u64);
+                        lat.record((t1 - t0).as_nanos() as u64);
                         if t1 >= deadline {
                             break;
                         }
                     }
                     WorkerOut {
-                        hist,
+                        lat,
                         next_seq: own_seq,
                         syncs,
                     }
@@ -197,13 +196,13 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
         return Err(e);
     }
 
-    let mut hist = new_hist();
+    let mut lat = Recorder::new();
     let mut syncs = queue.state.lock().unwrap().syncs;
     for o in &outs {
-        hist.add(&o.hist).expect("same bounds");
+        lat.merge(&o.lat);
         syncs += o.syncs;
     }
-    let commits = hist.len();
+    let commits = lat.count;
 
     let (verify_status, verify_error) = if spec.verify {
         let mut result = Ok(());
@@ -251,7 +250,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
         } else {
             0.0
         },
-        latency_ns: LatencyNs::from_hist(&hist),
+        latency_ns: lat.summary(),
         device_flushes,
         verify: verify_status,
         verify_error,

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Latency summary in integer nanoseconds (mean rounded).
+/// Latency summary in integer nanoseconds: min, mean (rounded) and max exact, percentiles to
+/// HdrHistogram's 3 significant digits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LatencyNs {
     pub min: u64,
@@ -16,25 +17,6 @@ pub struct LatencyNs {
     pub p99: u64,
     pub p999: u64,
     pub max: u64,
-}
-
-impl LatencyNs {
-    pub fn from_hist(h: &hdrhistogram::Histogram<u64>) -> LatencyNs {
-        if h.is_empty() {
-            return LatencyNs::default();
-        }
-        // HdrHistogram keeps 3 significant digits; min/max are the exact recorded extremes
-        // rounded to the same bucket, the mean is over the buckets.
-        LatencyNs {
-            min: h.min(),
-            mean: h.mean().round() as u64,
-            p50: h.value_at_quantile(0.50),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-        }
-    }
 }
 
 /// What the device's flush counters (/proc/diskstats fields 19–20, kernel ≥ 5.5) did during

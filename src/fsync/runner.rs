@@ -17,9 +17,74 @@ use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Latencies up to 100 s at 3 significant digits; longer ones are clamped (and show as max).
-pub fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
+/// Commit latencies of one worker: an HdrHistogram (1 ns to 100 s, 3 significant digits) for
+/// the percentiles, plus the exact count, sum, min and max. Allocated before the timed loop;
+/// `record` does not allocate.
+pub struct Recorder {
+    pub hist: Histogram<u64>,
+    pub count: u64,
+    pub sum_ns: u128,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder {
+            hist: Histogram::new_with_bounds(1, 100_000_000_000, 3)
+                .expect("valid histogram bounds"),
+            count: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        let ns = ns.max(1);
+        self.hist.saturating_record(ns);
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Merge another worker's latencies (after join).
+    pub fn merge(&mut self, o: &Recorder) {
+        self.hist.add(&o.hist).expect("same histogram bounds");
+        self.count += o.count;
+        self.sum_ns += o.sum_ns;
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+    }
+
+    /// min, mean and max exact; percentiles to HdrHistogram's 3 significant digits.
+    pub fn summary(&self) -> LatencyNs {
+        if self.count == 0 {
+            return LatencyNs::default();
+        }
+        let q = |p: f64| {
+            self.hist
+                .value_at_quantile(p)
+                .clamp(self.min_ns, self.max_ns)
+        };
+        LatencyNs {
+            min: self.min_ns,
+            mean: ((self.sum_ns + self.count as u128 / 2) / self.count as u128) as u64,
+            p50: q(0.50),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: self.max_ns,
+        }
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
 }
 
 /// Names test files `.iosat-fsync.<pid>.<n>` in the target directory.
@@ -178,7 +243,7 @@ fn run_case(
         .map_err(|e| e.into_error(&path))?;
     let mut buf = AlignedBuf::new(size as usize);
     block::fill_payload(buf.as_mut_slice(), run_id);
-    let mut hist = new_hist();
+    let mut lat = Recorder::new();
     let sync = method.sync_call();
     let size64 = size as u64;
     let cap_blocks = ctx.append_cap_bytes / size64;
@@ -215,7 +280,7 @@ fn run_case(
         }
         h.sync(sync)?;
         let t1 = Instant::now();
-        hist.saturating_record((t1 - t0).as_nanos().max(1) as u64);
+        lat.record((t1 - t0).as_nanos() as u64);
         seq += 1;
         if t1 >= deadline {
             break;
@@ -225,7 +290,7 @@ fn run_case(
     let device_flushes = device::finish(ctx.watch, mark);
     drop(h);
 
-    let commits = hist.len();
+    let commits = lat.count;
     let (verify, verify_error) = if spec.verify {
         if let Some(k) = spec.corrupt_block {
             corrupt(&file, size, k)?;
@@ -246,7 +311,7 @@ fn run_case(
     };
     drop(file);
 
-    let latency_ns = LatencyNs::from_hist(&hist);
+    let latency_ns = lat.summary();
     let per_conn = if latency_ns.mean > 0 {
         1e9 / latency_ns.mean as f64
     } else {
@@ -482,5 +547,81 @@ fn capacity(cases: &[CaseResult], target_tps: Option<f64>) -> Capacity {
         target_tps,
         best_durable: best.map(|c| line(c, target_tps)),
         fsync_reference: reference.map(|c| line(c, target_tps)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorder_is_exact_where_it_can_be() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        // 1..=1000 µs: p50 = 500 µs, p99 = 990 µs, mean 500.5 µs.
+        for i in 1..=1000u64 {
+            if i % 2 == 0 {
+                a.record(i * 1000 + 7)
+            } else {
+                b.record(i * 1000 + 7)
+            }
+        }
+        a.merge(&b);
+        let s = a.summary();
+        assert_eq!(s.min, 1007);
+        assert_eq!(s.max, 1_000_007);
+        assert_eq!(s.mean, 500_507);
+        for (got, want) in [
+            (s.p50, 500_007u64),
+            (s.p95, 950_007),
+            (s.p99, 990_007),
+            (s.p999, 999_007),
+        ] {
+            let err = got.abs_diff(want) as f64 / want as f64;
+            assert!(err <= 0.001, "{got} vs {want}");
+        }
+        assert!(s.min <= s.p50 && s.p999 <= s.max);
+        assert_eq!(Recorder::new().summary(), LatencyNs::default());
+    }
+
+    #[test]
+    fn verify_finds_a_stale_block_in_a_real_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = TestFile::create(&dir.path().join("t")).unwrap();
+        let (size, run_id) = (512u32, 99u64);
+        preallocate(&f, size, 4, run_id).unwrap();
+        let mut buf = AlignedBuf::new(size as usize);
+        block::fill_payload(buf.as_mut_slice(), run_id);
+        for seq in 4..10u64 {
+            let off = (seq % 4) * size as u64;
+            block::stamp(buf.as_mut_slice(), run_id, off, seq);
+            f.base.write_all_at(buf.as_slice(), off).unwrap();
+        }
+        let expect = Expect::RoundRobin {
+            blocks: 4,
+            total: 10,
+        };
+        assert_eq!(verify(&f, size, run_id, expect).unwrap(), Ok(()));
+        // Slot 1 should hold sequence 9; put back the older 5 (a lost write).
+        block::stamp(buf.as_mut_slice(), run_id, 512, 5);
+        f.base.write_all_at(buf.as_slice(), 512).unwrap();
+        let e = verify(&f, size, run_id, expect).unwrap().unwrap_err();
+        assert!(e.contains("offset 512 holds sequence 5"), "{e}");
+        // The concurrent expectation accepts any sequence of the right slot.
+        let conc = Expect::Concurrent {
+            blocks: 4,
+            total: 10,
+        };
+        assert_eq!(verify(&f, size, run_id, conc).unwrap(), Ok(()));
+        // Appended: wrong length is reported before anything else.
+        let e = verify(&f, size, run_id, Expect::Appended { blocks: 5 })
+            .unwrap()
+            .unwrap_err();
+        assert!(e.contains("expected 2560"), "{e}");
+        drop(f);
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "file removed"
+        );
     }
 }
