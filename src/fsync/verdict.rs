@@ -141,7 +141,7 @@ pub fn judge(
             .filter_map(|c| c.device_flushes.as_ref().and_then(|f| f.f_await_ms))
             .collect();
         why.push(format!(
-            "During the durable runs ({commits} commits) the device completed {flushes} flush requests{}.",
+            "During the durable runs ({commits} commits) the device completed {flushes} flush requests{} (device-wide counters: other processes' flushes count too).",
             if f_await.is_empty() {
                 String::new()
             } else {
