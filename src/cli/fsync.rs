@@ -43,7 +43,8 @@ pub struct FsyncOpts {
     #[arg(long, value_name = "MODE", default_value = "both")]
     pub mode: String,
 
-    /// Seconds each case runs (decimals allowed).
+    /// Seconds each case runs (decimals allowed). The default run, 48 cases and 12
+    /// group-commit levels of 1 s, takes about a minute.
     #[arg(long, value_name = "SECONDS", default_value = "1")]
     pub duration: String,
 

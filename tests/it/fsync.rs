@@ -77,6 +77,15 @@ impl Drop for Tmpfs {
 }
 
 #[test]
+fn help_is_what_users_see() {
+    let out = iosat().args(["fsync", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(!help.contains("test-corrupt-block"), "the test hook is hidden");
+    insta::assert_snapshot!(help);
+}
+
+#[test]
 fn every_method_and_mode_runs_and_verifies() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(
