@@ -81,7 +81,10 @@ fn help_is_what_users_see() {
     let out = iosat().args(["fsync", "--help"]).output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
-    assert!(!help.contains("test-corrupt-block"), "the test hook is hidden");
+    assert!(
+        !help.contains("test-corrupt-block"),
+        "the test hook is hidden"
+    );
     insta::assert_snapshot!(help);
 }
 
@@ -584,4 +587,85 @@ fn an_fsync_error_is_fatal_and_reported_with_errno() {
         .filter(|p| !p.ends_with("lost+found"))
         .collect();
     assert!(left.is_empty(), "test file left: {left:?}");
+}
+/// The kernel's flush counter (diskstats field 16 after the name, token 18, kernel >= 5.5), read by the
+/// test itself.
+fn kernel_flushes(name: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(name))
+        .unwrap_or_else(|| panic!("{name} not in /proc/diskstats"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert!(f.len() >= 20, "kernel without flush counters: {line}");
+    f[18].parse().unwrap()
+}
+
+#[test]
+fn flush_counts_match_the_kernel_on_a_loop_device() {
+    if !is_root() {
+        eprintln!("skipped: needs root for losetup and mount");
+        return;
+    }
+    let lo = LoopExt4::new(96, None);
+    let name = lo.name();
+    let before = kernel_flushes(&name);
+    let out = run(
+        &lo.mnt(),
+        &[
+            "--methods",
+            "fsync,fdatasync,rwf_dsync,odirect,odirect_fdatasync",
+            "--sizes",
+            "4096",
+            "--duration",
+            "0.2",
+            "--committers",
+            "2",
+            "--json",
+        ],
+    );
+    let after = kernel_flushes(&name);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json(&out);
+    let dev = &r["device"];
+    assert_eq!(dev["name"], name.as_str(), "{dev}");
+    // A loop device says "write back" and passes flushes to its backing file.
+    assert_eq!(dev["write_cache"], "write back", "{dev}");
+    assert_ne!(dev["flush_verdict"], "flushes_not_reaching_device", "{dev}");
+
+    let mut iosat_total = 0;
+    let mut windows = 0;
+    for c in r["cases"].as_array().unwrap() {
+        assert_eq!(c["verify"], "ok");
+        let f = u(&c["device_flushes"], "flushes");
+        iosat_total += f;
+        windows += 1;
+        let commits = u(c, "commits");
+        if c["method"] != "odirect" {
+            // Every fsync/fdatasync/RWF_DSYNC on ext4 over a write-back device sends at least
+            // one flush, and one committer never has two in flight to merge.
+            assert!(
+                f >= commits,
+                "{}: {f} flushes < {commits} commits",
+                c["method"]
+            );
+        }
+    }
+    for l in r["group_commit"]["levels"].as_array().unwrap() {
+        assert_eq!(l["verify"], "ok");
+        iosat_total += u(&l["device_flushes"], "flushes");
+        windows += 1;
+    }
+    let kernel_delta = after - before;
+    eprintln!("{name}: iosat counted {iosat_total} flushes in {windows} windows, the kernel {kernel_delta} over the whole process");
+    // iosat's windows are inside the process's lifetime: never more than the kernel saw...
+    assert!(
+        iosat_total <= kernel_delta,
+        "iosat {iosat_total} > kernel {kernel_delta}"
+    );
+    // ...and they miss only the flushes of setup and read-back between the windows.
+    assert!(
+        kernel_delta - iosat_total <= 10 * windows,
+        "iosat {iosat_total} vs kernel {kernel_delta}: too many flushes outside the windows"
+    );
 }
