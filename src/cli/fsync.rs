@@ -1,6 +1,67 @@
-//! Syntax of `iosat fsync`.
+//! Syntax of `iosat fsync`. Validation lives in config/fsync.rs.
 
+use crate::cli::{FormatArgs, RootArgs};
 use clap::Args;
+use std::path::PathBuf;
+
+/// Measure commit latency: how long a durable write takes, per method, size and mode.
+///
+/// iosat creates its test files (.iosat-fsync.*) in DIR (default: the current directory) and
+/// removes them at the end, Ctrl-C included. The default run (8 methods × 3 sizes × 2 modes at
+/// 1 s each, then 6 group-commit levels × 2 layouts) takes about a minute; narrow it with
+/// --methods, --sizes, --mode, --duration or --committers none.
+#[derive(Debug, Args)]
+pub struct FsyncArgs {
+    /// Directory in which to create the temporary test files.
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// The measurement options (boxed: keeps `Command` small, clippy::large_enum_variant).
+    #[command(flatten)]
+    pub opts: Box<FsyncOpts>,
+
+    #[command(flatten)]
+    pub format: FormatArgs,
+
+    #[command(flatten)]
+    pub root: RootArgs,
+}
 
 #[derive(Debug, Args)]
-pub struct FsyncArgs {}
+pub struct FsyncOpts {
+    /// Methods, comma-separated: fsync, fdatasync, odsync, osync, rwf_dsync, odirect,
+    /// odirect_fsync, odirect_fdatasync (or "all").
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub methods: String,
+
+    /// Write sizes in bytes (multiples of 512; k/K and m/M suffixes allowed).
+    #[arg(long, value_name = "LIST", default_value = "512,4096,16384")]
+    pub sizes: String,
+
+    /// overwrite: rewrite a preallocated file in place (the seed's script); append: a log that
+    /// grows with every commit (metadata must be flushed too); both.
+    #[arg(long, value_name = "MODE", default_value = "both")]
+    pub mode: String,
+
+    /// Seconds each case runs (decimals allowed). The default run, 48 cases and 12
+    /// group-commit levels of 1 s, takes about a minute.
+    #[arg(long, value_name = "SECONDS", default_value = "1")]
+    pub duration: String,
+
+    /// Group-commit levels: concurrent committers, comma-separated, or "none" to skip.
+    #[arg(long, value_name = "LIST", default_value = "1,2,4,8,16,32")]
+    pub committers: String,
+
+    /// Transactions per second the application needs: prints how many connections that takes
+    /// (ceil(TPS × commit latency)).
+    #[arg(long, value_name = "TPS")]
+    pub target_tps: Option<String>,
+
+    /// Skip reading the test files back and checking every block.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// Test hook: corrupt this block of each test file before verification.
+    #[arg(long, hide = true, value_name = "BLOCK")]
+    pub test_corrupt_block: Option<u64>,
+}

@@ -2,5 +2,6 @@
 //! module; errors name the flag and the value (DESIGN.md §3.7).
 
 pub mod analyze;
+pub mod fsync;
 pub mod info;
 pub mod stat;

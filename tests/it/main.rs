@@ -3,4 +3,5 @@
 mod analysis;
 mod analyze;
 mod cli;
+mod fsync;
 mod stat;

@@ -1,0 +1,223 @@
+//! `iosat fsync` arguments → FsyncSpec. Every error names the flag and the value.
+//! Must not import sys/, monitor/ or ui/.
+
+use crate::cli::fsync::FsyncArgs;
+use crate::error::{Error, Result};
+use crate::fsync::{FsyncSpec, Method, Mode};
+use std::path::{Path, PathBuf};
+
+/// Longest accepted --duration per case.
+const MAX_DURATION_S: f64 = 3600.0;
+const MAX_SIZE: u32 = 16 << 20;
+const MAX_COMMITTERS: u32 = 1024;
+
+pub fn parse_methods(s: &str) -> Result<Vec<Method>> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        if part.eq_ignore_ascii_case("all") {
+            for m in Method::ALL {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+            continue;
+        }
+        let m = Method::from_name(part).ok_or_else(|| {
+            let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+            Error::usage(
+                "--methods",
+                part,
+                format!("is not a method; choose from {} or all", names.join(", ")),
+            )
+        })?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_size(part: &str) -> Option<u64> {
+    let (num, mult) = match part.char_indices().last()? {
+        (i, 'k' | 'K') => (&part[..i], 1024),
+        (i, 'm' | 'M') => (&part[..i], 1 << 20),
+        _ => (part, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+pub fn parse_sizes(s: &str) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let v = parse_size(part).ok_or_else(|| {
+            Error::usage("--sizes", part, "must be a size in bytes, e.g. 4096 or 4k")
+        })?;
+        if v == 0 || v % 512 != 0 {
+            return Err(Error::usage("--sizes", part, "must be a multiple of 512"));
+        }
+        if v > MAX_SIZE as u64 {
+            return Err(Error::usage("--sizes", part, "must be at most 16M"));
+        }
+        if !out.contains(&(v as u32)) {
+            out.push(v as u32);
+        }
+    }
+    Ok(out)
+}
+
+pub fn parse_mode(s: &str) -> Result<Vec<Mode>> {
+    match s.trim() {
+        "overwrite" => Ok(vec![Mode::Overwrite]),
+        "append" => Ok(vec![Mode::Append]),
+        "both" => Ok(vec![Mode::Overwrite, Mode::Append]),
+        other => Err(Error::usage(
+            "--mode",
+            other,
+            "must be overwrite, append or both",
+        )),
+    }
+}
+
+pub fn parse_duration_ns(s: &str) -> Result<u64> {
+    let v: f64 = s.trim().trim_end_matches('s').parse().map_err(|_| {
+        Error::usage(
+            "--duration",
+            s,
+            "must be a number of seconds, e.g. 1 or 0.5",
+        )
+    })?;
+    if !(v.is_finite() && v > 0.0 && v <= MAX_DURATION_S) {
+        return Err(Error::usage(
+            "--duration",
+            s,
+            "must be more than 0 and at most 3600 seconds",
+        ));
+    }
+    Ok((v * 1e9).round() as u64)
+}
+
+pub fn parse_committers(s: &str) -> Result<Vec<u32>> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("none") || t == "0" {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for part in t.split(',').map(str::trim) {
+        let v: u32 = part.parse().map_err(|_| {
+            Error::usage(
+                "--committers",
+                part,
+                "must be a list of whole numbers, e.g. 1,2,4,8, or none",
+            )
+        })?;
+        if v == 0 || v > MAX_COMMITTERS {
+            return Err(Error::usage(
+                "--committers",
+                part,
+                "must be between 1 and 1024",
+            ));
+        }
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+pub fn parse_tps(s: &str) -> Result<f64> {
+    let v: f64 = s.trim().parse().map_err(|_| {
+        Error::usage(
+            "--target-tps",
+            s,
+            "must be a number of transactions per second",
+        )
+    })?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(Error::usage("--target-tps", s, "must be more than 0"));
+    }
+    Ok(v)
+}
+
+fn check_dir(dir: &Path) -> Result<PathBuf> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e)),
+        Ok(_) => Err(Error::usage(
+            "DIR",
+            dir.display(),
+            "is not a directory (iosat fsync only writes files it creates inside a directory)",
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Error::usage("DIR", dir.display(), "does not exist"))
+        }
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
+    let dir = check_dir(a.dir.as_deref().unwrap_or(Path::new(".")))?;
+    let o = &a.opts;
+    let methods_explicit = o.methods.trim() != "all";
+    Ok(FsyncSpec {
+        dir,
+        methods: parse_methods(&o.methods)?,
+        methods_explicit,
+        sizes: parse_sizes(&o.sizes)?,
+        modes: parse_mode(&o.mode)?,
+        duration_ns: parse_duration_ns(&o.duration)?,
+        committers: parse_committers(&o.committers)?,
+        group_size: 4096,
+        target_tps: o.target_tps.as_deref().map(parse_tps).transpose()?,
+        verify: !o.no_verify,
+        proc_root: a.root.proc_root.clone(),
+        sys_root: a.root.sys_root.clone(),
+        corrupt_block: o.test_corrupt_block,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_parse_and_name_the_bad_one() {
+        assert_eq!(parse_methods("all").unwrap().len(), 8);
+        assert_eq!(
+            parse_methods("fsync, rwf_dsync,fsync").unwrap(),
+            vec![Method::Fsync, Method::RwfDsync]
+        );
+        let e = parse_methods("fsync,fsnyc").unwrap_err().to_string();
+        assert!(e.starts_with("'--methods' is not a method"), "{e}");
+        assert!(e.contains("(got 'fsnyc')"), "{e}");
+    }
+
+    #[test]
+    fn sizes_must_be_sector_multiples() {
+        assert_eq!(parse_sizes("512,4k,16K").unwrap(), vec![512, 4096, 16384]);
+        assert_eq!(parse_sizes("1m").unwrap(), vec![1 << 20]);
+        assert!(parse_sizes("1000")
+            .unwrap_err()
+            .to_string()
+            .contains("multiple of 512"));
+        assert!(parse_sizes("0").is_err());
+        assert!(parse_sizes("abc").is_err());
+        assert!(parse_sizes("32m").is_err());
+    }
+
+    #[test]
+    fn durations_committers_modes_tps() {
+        assert_eq!(parse_duration_ns("0.2").unwrap(), 200_000_000);
+        assert_eq!(parse_duration_ns("2s").unwrap(), 2_000_000_000);
+        assert!(parse_duration_ns("0").is_err());
+        assert!(parse_duration_ns("-1").is_err());
+        assert!(parse_duration_ns("nan").is_err());
+        assert_eq!(parse_committers("8,1,2").unwrap(), vec![1, 2, 8]);
+        assert!(parse_committers("none").unwrap().is_empty());
+        assert!(parse_committers("1,x").is_err());
+        assert!(parse_committers("2000").is_err());
+        assert_eq!(parse_mode("both").unwrap().len(), 2);
+        assert!(parse_mode("sideways").is_err());
+        assert_eq!(parse_tps("200").unwrap(), 200.0);
+        assert!(parse_tps("0").is_err());
+    }
+}

@@ -1,0 +1,394 @@
+//! Group commit: N concurrent committers writing to ONE shared log, where whoever finds no
+//! flush in progress becomes the leader and fsyncs for every writer whose record is already
+//! written (InnoDB's log_write_up_to, PostgreSQL's XLogFlush), against N committers each
+//! writing and fsyncing its own file. Must not import ui/ or report/ (the crate's).
+//!
+//! The Mutex/Condvar here is the thing being measured (the commit queue of a database), not
+//! bookkeeping: statistics stay thread-local and are merged after join.
+
+use super::block;
+use super::device;
+use super::io::{self, AlignedBuf, Handle, TestFile};
+use super::report::*;
+use super::runner::{preallocate, verify, Ctx, Expect, Namer, Recorder};
+use super::{Method, SyncCall, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS};
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The commit queue of the shared log.
+struct Queue {
+    state: Mutex<QState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct QState {
+    /// Tickets handed out to writers whose pwrite has returned, in completion order.
+    written: u64,
+    /// Every ticket ≤ this is covered by a completed fsync.
+    flushed: u64,
+    flushing: bool,
+    syncs: u64,
+    /// A leader's fsync failed: every waiter fails too (never retried into success).
+    failed: bool,
+}
+
+impl Queue {
+    /// Called after this writer's pwrite returned: wait until an fsync that started after it
+    /// has completed, leading one if nobody is flushing.
+    fn commit(&self, h: &Handle, first_error: &Mutex<Option<Error>>) -> bool {
+        let mut g = self.state.lock().unwrap();
+        g.written += 1;
+        let mine = g.written;
+        loop {
+            if g.failed {
+                return false;
+            }
+            if g.flushed >= mine {
+                return true;
+            }
+            if !g.flushing {
+                g.flushing = true;
+                // Every ticket ≤ target had its pwrite complete before this fsync starts.
+                let target = g.written;
+                drop(g);
+                let r = h.sync(SyncCall::Fsync);
+                g = self.state.lock().unwrap();
+                g.flushing = false;
+                g.syncs += 1;
+                match r {
+                    Ok(()) => g.flushed = target,
+                    Err(e) => {
+                        g.failed = true;
+                        first_error.lock().unwrap().get_or_insert(e);
+                    }
+                }
+                self.cv.notify_all();
+            } else {
+                g = self.cv.wait(g).unwrap();
+            }
+        }
+    }
+}
+
+struct WorkerOut {
+    lat: Recorder,
+    /// Sequences used by this worker's own file (separate files) — next unused.
+    next_seq: u64,
+    syncs: u64,
+}
+
+fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLevel> {
+    let spec = ctx.spec;
+    let size = spec.group_size;
+    let size64 = size as u64;
+    let run_id = ctx.run_id;
+    let dur = Duration::from_nanos(spec.duration_ns);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    let barrier = Barrier::new(n as usize + 1);
+
+    let files: Vec<TestFile> = match layout {
+        Layout::SharedLog => vec![TestFile::create(&namer.next_path())?],
+        Layout::SeparateFiles => (0..n)
+            .map(|_| TestFile::create(&namer.next_path()))
+            .collect::<Result<_>>()?,
+    };
+    let blocks = match layout {
+        Layout::SharedLog => GROUP_LOG_BLOCKS,
+        Layout::SeparateFiles => GROUP_FILE_BLOCKS,
+    };
+    for f in &files {
+        preallocate(f, size, blocks, run_id)?;
+    }
+    let handles: Vec<Handle> = files
+        .iter()
+        .map(|f| f.open_with(0).map_err(|e| e.into_error(&f.path)))
+        .collect::<Result<_>>()?;
+    let queue = Queue {
+        state: Mutex::new(QState::default()),
+        cv: Condvar::new(),
+    };
+    let shared_seq = AtomicU64::new(GROUP_LOG_BLOCKS);
+
+    let mark = device::window(ctx.watch);
+    let mut start = Instant::now();
+    let outs: Vec<WorkerOut> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..n as usize)
+            .map(|w| {
+                let h = match layout {
+                    Layout::SharedLog => &handles[0],
+                    Layout::SeparateFiles => &handles[w],
+                };
+                let (queue, shared_seq, stop, barrier, first_error) =
+                    (&queue, &shared_seq, &stop, &barrier, &first_error);
+                s.spawn(move || {
+                    let mut buf = AlignedBuf::new(size as usize);
+                    block::fill_payload(buf.as_mut_slice(), run_id);
+                    let mut lat = Recorder::new();
+                    let mut own_seq = blocks;
+                    let mut syncs = 0u64;
+                    barrier.wait();
+                    let deadline = Instant::now() + dur;
+                    loop {
+                        if stop.load(Ordering::Relaxed) || io::interrupted() {
+                            break;
+                        }
+                        let seq = match layout {
+                            Layout::SharedLog => shared_seq.fetch_add(1, Ordering::Relaxed),
+                            Layout::SeparateFiles => {
+                                own_seq += 1;
+                                own_seq - 1
+                            }
+                        };
+                        let off = (seq % blocks) * size64;
+                        block::stamp(buf.as_mut_slice(), run_id, off, seq);
+                        let t0 = Instant::now();
+                        if let Err(e) = h.write_all_at(buf.as_slice(), off) {
+                            first_error.lock().unwrap().get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        let ok = match layout {
+                            Layout::SharedLog => queue.commit(h, first_error),
+                            Layout::SeparateFiles => {
+                                syncs += 1;
+                                match h.sync(SyncCall::Fsync) {
+                                    Ok(()) => true,
+                                    Err(e) => {
+                                        first_error.lock().unwrap().get_or_insert(e);
+                                        false
+                                    }
+                                }
+                            }
+                        };
+                        if !ok {
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        let t1 = Instant::now();
+                        lat.record((t1 - t0).as_nanos() as u64);
+                        if t1 >= deadline {
+                            break;
+                        }
+                    }
+                    WorkerOut {
+                        lat,
+                        next_seq: own_seq,
+                        syncs,
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        start = Instant::now();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("committer thread panicked"))
+            .collect()
+    });
+    let elapsed_ns = start.elapsed().as_nanos() as u64;
+    let device_flushes = device::finish(ctx.watch, mark);
+    drop(handles);
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
+    }
+
+    let mut lat = Recorder::new();
+    let mut syncs = queue.state.lock().unwrap().syncs;
+    for o in &outs {
+        lat.merge(&o.lat);
+        syncs += o.syncs;
+    }
+    let commits = lat.count;
+
+    let (verify_status, verify_error) = if spec.verify {
+        let mut result = Ok(());
+        for (w, f) in files.iter().enumerate() {
+            if let Some(k) = spec.corrupt_block {
+                super::runner::corrupt(f, size, k)?;
+            }
+            let expect = match layout {
+                Layout::SharedLog => Expect::Concurrent {
+                    blocks,
+                    total: shared_seq.load(Ordering::Relaxed),
+                },
+                Layout::SeparateFiles => Expect::RoundRobin {
+                    blocks,
+                    total: outs[w].next_seq,
+                },
+            };
+            result = verify(f, size, run_id, expect)?;
+            if result.is_err() {
+                break;
+            }
+        }
+        match result {
+            Ok(()) => (VerifyStatus::Ok, None),
+            Err(e) => (VerifyStatus::Failed, Some(e)),
+        }
+    } else {
+        (VerifyStatus::Skipped, None)
+    };
+    drop(files);
+
+    Ok(GroupLevel {
+        committers: n,
+        layout,
+        commits,
+        elapsed_ns,
+        commits_per_s: if elapsed_ns > 0 {
+            commits as f64 * 1e9 / elapsed_ns as f64
+        } else {
+            0.0
+        },
+        syncs,
+        commits_per_sync: if syncs > 0 {
+            commits as f64 / syncs as f64
+        } else {
+            0.0
+        },
+        latency_ns: lat.summary(),
+        device_flushes,
+        verify: verify_status,
+        verify_error,
+        interrupted: io::interrupted(),
+    })
+}
+
+/// The knee: the level with the highest Kleinrock power (commits/s ÷ mean latency), the point
+/// where more committers stop buying throughput without buying latency.
+pub fn knee(levels: &[&GroupLevel]) -> Option<u32> {
+    levels
+        .iter()
+        .filter(|l| l.commits > 0 && l.latency_ns.mean > 0)
+        .map(|l| {
+            (
+                l.commits_per_s / (l.latency_ns.mean as f64 / 1e9),
+                l.committers,
+            )
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+fn summarise(name: &str, levels: &[&GroupLevel], knee: Option<u32>) -> Option<String> {
+    let first = levels.first()?;
+    let best = levels
+        .iter()
+        .max_by(|a, b| a.commits_per_s.total_cmp(&b.commits_per_s))?;
+    let mut s = format!(
+        "{name}: {:.0} commits/s at {} committer{}, best {:.0} commits/s at {} committers ({:.1}×, {:.1} commits per fsync)",
+        first.commits_per_s,
+        first.committers,
+        if first.committers == 1 { "" } else { "s" },
+        best.commits_per_s,
+        best.committers,
+        if first.commits_per_s > 0.0 {
+            best.commits_per_s / first.commits_per_s
+        } else {
+            0.0
+        },
+        best.commits_per_sync
+    );
+    if let Some(k) = knee {
+        s.push_str(&format!("; knee at {k} committers"));
+    }
+    Some(s)
+}
+
+pub fn run(ctx: &Ctx, namer: &mut Namer, progress: &mut dyn FnMut(&str)) -> Result<GroupCommit> {
+    let mut levels = Vec::new();
+    'outer: for &n in &ctx.spec.committers {
+        for layout in [Layout::SharedLog, Layout::SeparateFiles] {
+            let l = level(ctx, namer, layout, n)?;
+            progress(&format!(
+                "group commit {} x{}: {:.0} commits/s, {:.1} commits per fsync",
+                layout.name(),
+                n,
+                l.commits_per_s,
+                l.commits_per_sync
+            ));
+            let stop = l.interrupted;
+            levels.push(l);
+            if stop {
+                break 'outer;
+            }
+        }
+    }
+    let shared: Vec<&GroupLevel> = levels
+        .iter()
+        .filter(|l| l.layout == Layout::SharedLog)
+        .collect();
+    let separate: Vec<&GroupLevel> = levels
+        .iter()
+        .filter(|l| l.layout == Layout::SeparateFiles)
+        .collect();
+    let knee_shared_log = knee(&shared);
+    let knee_separate_files = knee(&separate);
+    let summary = [
+        summarise(
+            "shared log (leader fsyncs for the group)",
+            &shared,
+            knee_shared_log,
+        ),
+        summarise(
+            "separate files (one fsync per commit)",
+            &separate,
+            knee_separate_files,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Ok(GroupCommit {
+        method: Method::Fsync,
+        size: ctx.spec.group_size,
+        levels,
+        knee_shared_log,
+        knee_separate_files,
+        summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lvl(c: u32, cps: f64, mean_ns: u64) -> GroupLevel {
+        GroupLevel {
+            committers: c,
+            layout: Layout::SharedLog,
+            commits: 100,
+            elapsed_ns: 1,
+            commits_per_s: cps,
+            syncs: 1,
+            commits_per_sync: 1.0,
+            latency_ns: LatencyNs {
+                mean: mean_ns,
+                ..Default::default()
+            },
+            device_flushes: None,
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn knee_is_where_power_peaks() {
+        // Throughput doubles with flat latency up to 4, then latency grows linearly.
+        let ls = [
+            lvl(1, 1000.0, 1_000_000),
+            lvl(2, 2000.0, 1_000_000),
+            lvl(4, 3800.0, 1_050_000),
+            lvl(8, 4000.0, 2_000_000),
+            lvl(16, 4000.0, 4_000_000),
+        ];
+        let refs: Vec<&GroupLevel> = ls.iter().collect();
+        assert_eq!(knee(&refs), Some(4));
+        assert_eq!(knee(&[]), None);
+    }
+}

@@ -1,0 +1,234 @@
+//! The result of `iosat fsync`, serialised as its JSON (schema_version 1). Plain data; the
+//! renderers live in cmd/fsync.rs. Must not import ui/ or report/.
+
+use super::{Method, Mode};
+use serde::Serialize;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Latency summary in integer nanoseconds: min, mean (rounded) and max exact, percentiles to
+/// HdrHistogram's 3 significant digits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LatencyNs {
+    pub min: u64,
+    pub mean: u64,
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+/// What the device's flush counters (/proc/diskstats fields 19–20, kernel ≥ 5.5) did during
+/// one measured run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlushStats {
+    /// Flush requests the device completed during the run.
+    pub flushes: u64,
+    /// Flushes per second (iostat's f/s).
+    pub f_s: f64,
+    /// Average time of a flush at the device in ms (iostat's f_await); None with no flushes.
+    pub f_await_ms: Option<f64>,
+    /// Average flushes in flight (Δflush_ms / Δt, Little's law).
+    pub flush_concurrency: Option<f64>,
+    /// The measured interval the counters span, seconds.
+    pub interval_s: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyStatus {
+    Ok,
+    Skipped,
+    Failed,
+}
+
+/// One measured case: a method, a write size, a mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseResult {
+    pub method: Method,
+    pub size: u32,
+    pub mode: Mode,
+    pub description: &'static str,
+    pub durable: bool,
+    pub commits: u64,
+    pub elapsed_ns: u64,
+    /// Commits per second over the run (one connection: one commit at a time).
+    pub commits_per_s: f64,
+    pub latency_ns: LatencyNs,
+    /// 1 / mean latency: what one connection can commit per second (seed 002).
+    pub per_connection_commits_per_s: f64,
+    /// ceil(target TPS × mean latency), with `--target-tps`.
+    pub connections_for_target_tps: Option<u64>,
+    /// None when the device or its flush counters are unknown.
+    pub device_flushes: Option<FlushStats>,
+    pub verify: VerifyStatus,
+    pub verify_error: Option<String>,
+    /// An append case that reached the file-size cap before its duration ended.
+    pub stopped_at_size_cap: bool,
+    /// Ctrl-C arrived during this case: it is partial.
+    pub interrupted: bool,
+}
+
+/// A case that was not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    pub method: Method,
+    pub size: u32,
+    pub mode: Mode,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// All committers append to one log; a leader fsyncs for every writer waiting.
+    SharedLog,
+    /// Each committer writes and fsyncs its own file.
+    SeparateFiles,
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::SharedLog => "shared_log",
+            Layout::SeparateFiles => "separate_files",
+        }
+    }
+}
+
+/// One group-commit level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupLevel {
+    pub committers: u32,
+    pub layout: Layout,
+    pub commits: u64,
+    pub elapsed_ns: u64,
+    pub commits_per_s: f64,
+    /// fsync calls made (shared log: one per group).
+    pub syncs: u64,
+    pub commits_per_sync: f64,
+    /// Each commit: from its write to the moment a flush covering it returned.
+    pub latency_ns: LatencyNs,
+    pub device_flushes: Option<FlushStats>,
+    pub verify: VerifyStatus,
+    pub verify_error: Option<String>,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupCommit {
+    pub method: Method,
+    pub size: u32,
+    pub levels: Vec<GroupLevel>,
+    /// Level with the best commits/s per unit of mean latency (Kleinrock's power) per layout.
+    pub knee_shared_log: Option<u32>,
+    pub knee_separate_files: Option<u32>,
+    pub summary: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushVerdict {
+    Plausible,
+    TooFastForPhysics,
+    FlushesNotReachingDevice,
+    Unknown,
+}
+
+impl FlushVerdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushVerdict::Plausible => "plausible",
+            FlushVerdict::TooFastForPhysics => "too_fast_for_physics",
+            FlushVerdict::FlushesNotReachingDevice => "flushes_not_reaching_device",
+            FlushVerdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The device holding the test directory, as sysfs reports it, and the flush-honesty verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceSection {
+    pub name: Option<String>,
+    /// "major:minor".
+    pub dev: Option<String>,
+    pub model: Option<String>,
+    /// queue/write_cache: "write back" (volatile cache, flushes needed) or "write through".
+    pub write_cache: Option<String>,
+    /// queue/fua: the device honours Force Unit Access writes.
+    pub fua: Option<bool>,
+    /// queue/rotational.
+    pub rotational: Option<bool>,
+    pub logical_block_size: Option<u32>,
+    pub flush_verdict: FlushVerdict,
+    pub flush_reasoning: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    pub target_tps: Option<f64>,
+    /// The fastest durable case measured.
+    pub best_durable: Option<CapacityLine>,
+    /// The seed's reference method: write + fsync (overwrite mode, smallest size) if measured.
+    pub fsync_reference: Option<CapacityLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityLine {
+    pub method: Method,
+    pub size: u32,
+    pub mode: Mode,
+    pub mean_latency_ns: u64,
+    pub per_connection_commits_per_s: f64,
+    pub connections_for_target_tps: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FsyncReport {
+    pub schema_version: u32,
+    pub command: &'static str,
+    pub dir: String,
+    pub duration_s_per_case: f64,
+    pub verify: bool,
+    pub interrupted: bool,
+    pub cases: Vec<CaseResult>,
+    pub skipped: Vec<Skipped>,
+    pub capacity: Capacity,
+    pub group_commit: Option<GroupCommit>,
+    pub device: DeviceSection,
+    pub warnings: Vec<String>,
+}
+
+impl FsyncReport {
+    pub fn verification_failed(&self) -> bool {
+        self.cases.iter().any(|c| c.verify == VerifyStatus::Failed)
+            || self
+                .group_commit
+                .as_ref()
+                .is_some_and(|g| g.levels.iter().any(|l| l.verify == VerifyStatus::Failed))
+    }
+}
+
+/// ceil(tps × latency): connections needed when each can only commit once per latency.
+pub fn connections_for(target_tps: f64, mean_latency_ns: u64) -> u64 {
+    let need = target_tps * mean_latency_ns as f64 / 1e9;
+    // Round away float noise (200 × 0.020 s = 4.000000000000001) before the ceiling.
+    let need = (need * 1e9).round() / 1e9;
+    (need.ceil() as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_follow_the_seed() {
+        // Seed 002: 200 write transactions/s at 18 ms per fsync need at least 4 connections.
+        assert_eq!(connections_for(200.0, 18_000_000), 4);
+        assert_eq!(connections_for(200.0, 20_000_000), 4);
+        assert_eq!(connections_for(200.0, 20_000_001), 5);
+        assert_eq!(connections_for(56.0, 18_000_000), 2);
+        assert_eq!(connections_for(1.0, 1_000), 1);
+    }
+}

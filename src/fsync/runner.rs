@@ -1,0 +1,627 @@
+//! Runs every case of an FsyncSpec: lays out each test file, times write + sync in a loop
+//! without allocation or printing, reads the device's flush counters around the loop, reads
+//! the file back and checks every block. Must not import ui/ or report/ (the crate's).
+
+use super::block;
+use super::device::{self, Watch};
+use super::group;
+use super::io::{self, AlignedBuf, Handle, OpenError, TestFile};
+use super::report::*;
+use super::verdict;
+use super::{FsyncSpec, Method, Mode, SyncCall};
+use super::{
+    APPEND_CAP_BYTES, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS, MIN_APPEND_BYTES, OVERWRITE_BLOCKS,
+};
+use crate::error::{Error, Result};
+use hdrhistogram::Histogram;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Commit latencies of one worker: an HdrHistogram (1 ns to 100 s, 3 significant digits) for
+/// the percentiles, plus the exact count, sum, min and max. Allocated before the timed loop;
+/// `record` does not allocate.
+pub struct Recorder {
+    pub hist: Histogram<u64>,
+    pub count: u64,
+    pub sum_ns: u128,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder {
+            hist: Histogram::new_with_bounds(1, 100_000_000_000, 3)
+                .expect("valid histogram bounds"),
+            count: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        let ns = ns.max(1);
+        self.hist.saturating_record(ns);
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Merge another worker's latencies (after join).
+    pub fn merge(&mut self, o: &Recorder) {
+        self.hist.add(&o.hist).expect("same histogram bounds");
+        self.count += o.count;
+        self.sum_ns += o.sum_ns;
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+    }
+
+    /// min, mean and max exact; percentiles to HdrHistogram's 3 significant digits.
+    pub fn summary(&self) -> LatencyNs {
+        if self.count == 0 {
+            return LatencyNs::default();
+        }
+        let q = |p: f64| {
+            self.hist
+                .value_at_quantile(p)
+                .clamp(self.min_ns, self.max_ns)
+        };
+        LatencyNs {
+            min: self.min_ns,
+            mean: ((self.sum_ns + self.count as u128 / 2) / self.count as u128) as u64,
+            p50: q(0.50),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: self.max_ns,
+        }
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+/// Names test files `.iosat-fsync.<pid>.<n>` in the target directory.
+pub struct Namer {
+    dir: PathBuf,
+    pid: u32,
+    n: u32,
+}
+
+impl Namer {
+    pub fn new(dir: &Path) -> Namer {
+        Namer {
+            dir: dir.to_path_buf(),
+            pid: std::process::id(),
+            n: 0,
+        }
+    }
+    pub fn next_path(&mut self) -> PathBuf {
+        self.n += 1;
+        self.dir
+            .join(format!(".iosat-fsync.{}.{}", self.pid, self.n))
+    }
+}
+
+fn make_run_id() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    // splitmix64 of time and pid: distinct per run, never zero.
+    let mut z = t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) | 1
+}
+
+/// What the blocks of a file must say when read back.
+#[derive(Debug, Clone, Copy)]
+pub enum Expect {
+    /// `blocks` slots rewritten round-robin by sequences 0..total: slot i holds the last
+    /// sequence ≡ i (mod blocks).
+    RoundRobin { blocks: u64, total: u64 },
+    /// Like RoundRobin but written by concurrent committers: a slot holds some sequence
+    /// ≡ i (mod blocks) below `total` (which one depends on who finished last).
+    Concurrent { blocks: u64, total: u64 },
+    /// Blocks 0..blocks appended in order: block i holds sequence i.
+    Appended { blocks: u64 },
+}
+
+/// Lay out `blocks` stamped blocks (sequences 0..blocks) and make them durable.
+pub fn preallocate(f: &TestFile, size: u32, blocks: u64, run_id: u64) -> Result<()> {
+    let mut buf = AlignedBuf::new(size as usize);
+    block::fill_payload(buf.as_mut_slice(), run_id);
+    for seq in 0..blocks {
+        let off = seq * size as u64;
+        block::stamp(buf.as_mut_slice(), run_id, off, seq);
+        f.base.write_all_at(buf.as_slice(), off)?;
+    }
+    f.base.sync(SyncCall::Fsync)
+}
+
+/// Test hook: flip one payload byte of block `k` (mod the blocks present) in place.
+pub fn corrupt(f: &TestFile, size: u32, k: u64) -> Result<()> {
+    let blocks = f.base.size_bytes()? / size as u64;
+    if blocks == 0 {
+        return Ok(());
+    }
+    let at = (k % blocks) * size as u64 + block::HEADER_BYTES as u64;
+    let mut b = [0u8; 1];
+    f.base.read_exact_at(&mut b, at)?;
+    b[0] ^= 0x5a;
+    f.base.write_all_at(&b, at)?;
+    f.base.sync(SyncCall::Fsync)
+}
+
+/// Read the whole file back (after dropping its cached pages) and check every block.
+/// Err(reason) names the first bad block; an I/O error while reading is returned as such.
+pub fn verify(f: &TestFile, size: u32, run_id: u64, expect: Expect) -> Result<Result<(), String>> {
+    let blocks = match expect {
+        Expect::RoundRobin { blocks, .. }
+        | Expect::Concurrent { blocks, .. }
+        | Expect::Appended { blocks } => blocks,
+    };
+    let len = f.base.size_bytes()?;
+    if len != blocks * size as u64 {
+        return Ok(Err(format!(
+            "file is {len} bytes, expected {} ({blocks} blocks of {size})",
+            blocks * size as u64
+        )));
+    }
+    f.base.sync(SyncCall::Fsync)?;
+    f.base.drop_cache();
+    let per_chunk = ((1u64 << 20) / size as u64).max(1);
+    let mut chunk = vec![0u8; (per_chunk * size as u64) as usize];
+    let mut i = 0u64;
+    while i < blocks {
+        let n = per_chunk.min(blocks - i);
+        let bytes = (n * size as u64) as usize;
+        if !f.base.read_exact_at(&mut chunk[..bytes], i * size as u64)? {
+            return Ok(Err(format!("file ends before block {i}")));
+        }
+        for j in 0..n {
+            let slot = i + j;
+            let off = slot * size as u64;
+            let b = &chunk[(j * size as u64) as usize..((j + 1) * size as u64) as usize];
+            let seq = match block::check(b, run_id, off) {
+                Ok(c) => c.seq,
+                Err(e) => return Ok(Err(e)),
+            };
+            let ok = match expect {
+                Expect::RoundRobin { blocks, total } => {
+                    seq == total - 1 - ((total - 1 - slot) % blocks)
+                }
+                Expect::Concurrent { blocks, total } => seq % blocks == slot && seq < total,
+                Expect::Appended { .. } => seq == slot,
+            };
+            if !ok {
+                return Ok(Err(format!(
+                    "block at offset {off} holds sequence {seq}, not the last one written there (lost or reordered write)"
+                )));
+            }
+        }
+        i += n;
+    }
+    Ok(Ok(()))
+}
+
+pub struct Ctx<'a> {
+    pub spec: &'a FsyncSpec,
+    pub watch: &'a Watch,
+    pub run_id: u64,
+    pub append_cap_bytes: u64,
+}
+
+/// One timed case. Fatal I/O errors (a failed fsync) return Err; the file is removed anyway.
+fn run_case(
+    ctx: &Ctx,
+    namer: &mut Namer,
+    method: Method,
+    mode: Mode,
+    size: u32,
+) -> Result<CaseResult> {
+    let spec = ctx.spec;
+    let run_id = ctx.run_id;
+    let path = namer.next_path();
+    let file = TestFile::create(&path)?;
+    let first_seq = match mode {
+        Mode::Overwrite => {
+            preallocate(&file, size, OVERWRITE_BLOCKS, run_id)?;
+            OVERWRITE_BLOCKS
+        }
+        Mode::Append => 0,
+    };
+    let h: Handle = file
+        .open_with(method.open_flags())
+        .map_err(|e| e.into_error(&path))?;
+    let mut buf = AlignedBuf::new(size as usize);
+    block::fill_payload(buf.as_mut_slice(), run_id);
+    let mut lat = Recorder::new();
+    let sync = method.sync_call();
+    let size64 = size as u64;
+    let cap_blocks = ctx.append_cap_bytes / size64;
+    let dur = Duration::from_nanos(spec.duration_ns);
+
+    let mark = device::window(ctx.watch);
+    let start = Instant::now();
+    let deadline = start + dur;
+    let mut seq = first_seq;
+    let mut stopped_at_cap = false;
+    let mut interrupted = false;
+    // The hot loop: stamp, then time write + sync. No allocation, no printing, no locks.
+    loop {
+        if io::interrupted() {
+            interrupted = true;
+            break;
+        }
+        let off = match mode {
+            Mode::Overwrite => (seq % OVERWRITE_BLOCKS) * size64,
+            Mode::Append => {
+                if seq >= cap_blocks {
+                    stopped_at_cap = true;
+                    break;
+                }
+                seq * size64
+            }
+        };
+        block::stamp(buf.as_mut_slice(), run_id, off, seq);
+        let t0 = Instant::now();
+        if method == Method::RwfDsync {
+            h.write_dsync_at(buf.as_slice(), off)?;
+        } else {
+            h.write_all_at(buf.as_slice(), off)?;
+        }
+        h.sync(sync)?;
+        let t1 = Instant::now();
+        lat.record((t1 - t0).as_nanos() as u64);
+        seq += 1;
+        if t1 >= deadline {
+            break;
+        }
+    }
+    let elapsed_ns = start.elapsed().as_nanos() as u64;
+    let device_flushes = device::finish(ctx.watch, mark);
+    drop(h);
+
+    let commits = lat.count;
+    let (verify, verify_error) = if spec.verify {
+        if let Some(k) = spec.corrupt_block {
+            corrupt(&file, size, k)?;
+        }
+        let expect = match mode {
+            Mode::Overwrite => Expect::RoundRobin {
+                blocks: OVERWRITE_BLOCKS,
+                total: seq,
+            },
+            Mode::Append => Expect::Appended { blocks: seq },
+        };
+        match verify(&file, size, run_id, expect)? {
+            Ok(()) => (VerifyStatus::Ok, None),
+            Err(e) => (VerifyStatus::Failed, Some(e)),
+        }
+    } else {
+        (VerifyStatus::Skipped, None)
+    };
+    drop(file);
+
+    let latency_ns = lat.summary();
+    let per_conn = if latency_ns.mean > 0 {
+        1e9 / latency_ns.mean as f64
+    } else {
+        0.0
+    };
+    Ok(CaseResult {
+        method,
+        size,
+        mode,
+        description: method.describe(),
+        durable: method.durable(),
+        commits,
+        elapsed_ns,
+        commits_per_s: if elapsed_ns > 0 {
+            commits as f64 * 1e9 / elapsed_ns as f64
+        } else {
+            0.0
+        },
+        latency_ns,
+        per_connection_commits_per_s: per_conn,
+        connections_for_target_tps: match spec.target_tps {
+            Some(t) if latency_ns.mean > 0 => Some(connections_for(t, latency_ns.mean)),
+            _ => None,
+        },
+        device_flushes,
+        verify,
+        verify_error,
+        stopped_at_size_cap: stopped_at_cap,
+        interrupted,
+    })
+}
+
+/// Bytes the largest test file of this spec can need (the append cap aside).
+fn fixed_need_bytes(spec: &FsyncSpec) -> u64 {
+    let max_size = spec.sizes.iter().copied().max().unwrap_or(0) as u64;
+    let overwrite = OVERWRITE_BLOCKS * max_size;
+    let max_c = spec.committers.iter().copied().max().unwrap_or(0) as u64;
+    let group = (GROUP_LOG_BLOCKS * spec.group_size as u64)
+        .max(max_c * GROUP_FILE_BLOCKS * spec.group_size as u64);
+    overwrite.max(group)
+}
+
+/// Run the whole experiment. `progress` receives one line per finished unit of work.
+pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncReport> {
+    let dir = &spec.dir;
+    let mut warnings: Vec<String> = Vec::new();
+
+    let run_id = make_run_id();
+    let mut namer = Namer::new(dir);
+    let mut methods: Vec<Method> = spec.methods.clone();
+    let mut skipped = Vec::new();
+
+    // Does the filesystem accept O_DIRECT at all? (tmpfs refuses it with EINVAL on open.)
+    if methods.iter().any(|m| m.direct()) {
+        let probe = TestFile::create(&namer.next_path())?;
+        match probe.open_with(libc::O_DIRECT) {
+            Ok(_) => {}
+            Err(OpenError::DirectRefused) => {
+                let direct: Vec<&str> = methods
+                    .iter()
+                    .filter(|m| m.direct())
+                    .map(|m| m.name())
+                    .collect();
+                if spec.methods_explicit {
+                    return Err(Error::usage(
+                        "--methods",
+                        direct.join(","),
+                        format!(
+                            "needs O_DIRECT, which the filesystem at {} refuses (EINVAL on open; tmpfs does this): leave these methods out or test another directory",
+                            dir.display()
+                        ),
+                    ));
+                }
+                warnings.push(format!(
+                    "the filesystem at {} refuses O_DIRECT (EINVAL on open): skipped {}",
+                    dir.display(),
+                    direct.join(", ")
+                ));
+                for &m in methods.iter().filter(|m| m.direct()) {
+                    for &mode in &spec.modes {
+                        for &size in &spec.sizes {
+                            skipped.push(Skipped {
+                                method: m,
+                                size,
+                                mode,
+                                reason: "the filesystem refuses O_DIRECT".into(),
+                            });
+                        }
+                    }
+                }
+                methods.retain(|m| !m.direct());
+            }
+            Err(OpenError::Other(e)) => return Err(e),
+        }
+    }
+    // Free space first (DESIGN.md §5): refuse rather than fill the filesystem.
+    let fixed = fixed_need_bytes(spec);
+    let wants_append = spec.modes.contains(&Mode::Append);
+    let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };
+    let known_free = io::free_bytes(dir)?;
+    // A filesystem that reports no size gets just enough for small append files.
+    let free = known_free.unwrap_or(2 * (fixed + 2 * MIN_APPEND_BYTES));
+    let append_cap_bytes = APPEND_CAP_BYTES.min(free.saturating_sub(fixed) / 2);
+    if known_free.is_none() {
+        warnings.push(format!(
+            "{} reports no size, so free space could not be checked; append files are capped at {} MiB",
+            dir.display(),
+            append_cap_bytes >> 20
+        ));
+    }
+    if free < need.saturating_mul(2) {
+        return Err(Error::Safety(format!(
+            "{}: only {} KiB free, the fsync test files need at least {} KiB (twice their size, to leave room)",
+            dir.display(),
+            free / 1024,
+            need * 2 / 1024
+        )));
+    }
+    if let Some(fs) = io::memory_fs(dir) {
+        warnings.push(format!(
+            "{} is on {fs}: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
+            dir.display()
+        ));
+    }
+
+    let watch = Watch::probe(&spec.proc_root, &spec.sys_root, dir);
+    if let Some(n) = &watch.note {
+        warnings.push(n.clone());
+    }
+
+    let lbs = watch
+        .device
+        .as_ref()
+        .and_then(|d| d.logical_block_size)
+        .unwrap_or(512);
+
+    let ctx = Ctx {
+        spec,
+        watch: &watch,
+        run_id,
+        append_cap_bytes,
+    };
+    let mut cases = Vec::new();
+    let mut interrupted = false;
+    'all: for &mode in &spec.modes {
+        for &method in &methods {
+            for &size in &spec.sizes {
+                if method.direct() && size % lbs != 0 {
+                    skipped.push(Skipped {
+                        method,
+                        size,
+                        mode,
+                        reason: format!(
+                            "O_DIRECT needs a multiple of the logical block size ({lbs} bytes)"
+                        ),
+                    });
+                    continue;
+                }
+                let c = run_case(&ctx, &mut namer, method, mode, size)?;
+                progress(&format!(
+                    "{} {} {} B: {:.0} commits/s, p50 {:.3} ms",
+                    method.name(),
+                    mode.name(),
+                    size,
+                    c.commits_per_s,
+                    c.latency_ns.p50 as f64 / 1e6
+                ));
+                let stop = c.interrupted;
+                cases.push(c);
+                if stop {
+                    interrupted = true;
+                    break 'all;
+                }
+            }
+        }
+    }
+    if cases.iter().any(|c| c.stopped_at_size_cap) {
+        warnings.push(format!(
+            "some append cases reached the {} MiB file-size cap before their duration ended (see stopped_at_size_cap)",
+            append_cap_bytes >> 20
+        ));
+    }
+
+    let group_commit = if !interrupted && !spec.committers.is_empty() {
+        let g = group::run(&ctx, &mut namer, progress)?;
+        interrupted = g.levels.iter().any(|l| l.interrupted);
+        Some(g)
+    } else {
+        None
+    };
+
+    let capacity = capacity(&cases, spec.target_tps);
+    let device = verdict::device_section(&watch, &cases, &warnings);
+    Ok(FsyncReport {
+        schema_version: SCHEMA_VERSION,
+        command: "fsync",
+        dir: dir.display().to_string(),
+        duration_s_per_case: spec.duration_ns as f64 / 1e9,
+        verify: spec.verify,
+        interrupted,
+        cases,
+        skipped,
+        capacity,
+        group_commit,
+        device,
+        warnings,
+    })
+}
+
+fn line(c: &CaseResult, target: Option<f64>) -> CapacityLine {
+    CapacityLine {
+        method: c.method,
+        size: c.size,
+        mode: c.mode,
+        mean_latency_ns: c.latency_ns.mean,
+        per_connection_commits_per_s: c.per_connection_commits_per_s,
+        connections_for_target_tps: target.map(|t| connections_for(t, c.latency_ns.mean)),
+    }
+}
+
+fn capacity(cases: &[CaseResult], target_tps: Option<f64>) -> Capacity {
+    let measured = |c: &&CaseResult| c.durable && c.commits > 0 && c.latency_ns.mean > 0;
+    let best = cases
+        .iter()
+        .filter(measured)
+        .min_by_key(|c| c.latency_ns.mean);
+    let reference = cases
+        .iter()
+        .filter(measured)
+        .filter(|c| c.method == Method::Fsync)
+        .min_by_key(|c| (c.mode != Mode::Overwrite, c.size));
+    Capacity {
+        target_tps,
+        best_durable: best.map(|c| line(c, target_tps)),
+        fsync_reference: reference.map(|c| line(c, target_tps)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorder_is_exact_where_it_can_be() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        // 1..=1000 µs: p50 = 500 µs, p99 = 990 µs, mean 500.5 µs.
+        for i in 1..=1000u64 {
+            if i % 2 == 0 {
+                a.record(i * 1000 + 7)
+            } else {
+                b.record(i * 1000 + 7)
+            }
+        }
+        a.merge(&b);
+        let s = a.summary();
+        assert_eq!(s.min, 1007);
+        assert_eq!(s.max, 1_000_007);
+        assert_eq!(s.mean, 500_507);
+        for (got, want) in [
+            (s.p50, 500_007u64),
+            (s.p95, 950_007),
+            (s.p99, 990_007),
+            (s.p999, 999_007),
+        ] {
+            let err = got.abs_diff(want) as f64 / want as f64;
+            assert!(err <= 0.001, "{got} vs {want}");
+        }
+        assert!(s.min <= s.p50 && s.p999 <= s.max);
+        assert_eq!(Recorder::new().summary(), LatencyNs::default());
+    }
+
+    #[test]
+    fn verify_finds_a_stale_block_in_a_real_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = TestFile::create(&dir.path().join("t")).unwrap();
+        let (size, run_id) = (512u32, 99u64);
+        preallocate(&f, size, 4, run_id).unwrap();
+        let mut buf = AlignedBuf::new(size as usize);
+        block::fill_payload(buf.as_mut_slice(), run_id);
+        for seq in 4..10u64 {
+            let off = (seq % 4) * size as u64;
+            block::stamp(buf.as_mut_slice(), run_id, off, seq);
+            f.base.write_all_at(buf.as_slice(), off).unwrap();
+        }
+        let expect = Expect::RoundRobin {
+            blocks: 4,
+            total: 10,
+        };
+        assert_eq!(verify(&f, size, run_id, expect).unwrap(), Ok(()));
+        // Slot 1 should hold sequence 9; put back the older 5 (a lost write).
+        block::stamp(buf.as_mut_slice(), run_id, 512, 5);
+        f.base.write_all_at(buf.as_slice(), 512).unwrap();
+        let e = verify(&f, size, run_id, expect).unwrap().unwrap_err();
+        assert!(e.contains("offset 512 holds sequence 5"), "{e}");
+        // The concurrent expectation accepts any sequence of the right slot.
+        let conc = Expect::Concurrent {
+            blocks: 4,
+            total: 10,
+        };
+        assert_eq!(verify(&f, size, run_id, conc).unwrap(), Ok(()));
+        // Appended: wrong length is reported before anything else.
+        let e = verify(&f, size, run_id, Expect::Appended { blocks: 5 })
+            .unwrap()
+            .unwrap_err();
+        assert!(e.contains("expected 2560"), "{e}");
+        drop(f);
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "file removed"
+        );
+    }
+}

@@ -1,0 +1,352 @@
+//! The flush-honesty verdict: do the measured commit latencies and the device's flush counters
+//! fit what the device says about itself (sysfs) and what physics allows? Pure; must not
+//! import ui/, report/ or sys/.
+
+use super::device::{DeviceInfo, Watch};
+use super::report::{CaseResult, DeviceSection, FlushVerdict};
+use super::{Method, Mode};
+
+/// One revolution of the fastest common spindle (15 000 rpm) is 4 ms, of a 7200 rpm disk
+/// 8.3 ms (seed 002). A durable write that lands on the platter waits for the sector to come
+/// round; a median below half the fastest revolution cannot be a rotating medium.
+pub const ROTATIONAL_FLOOR_NS: u64 = 2_000_000;
+/// Durable commits within this factor of the O_DIRECT-alone (no flush) latency: the flush
+/// costs next to nothing.
+pub const FREE_FLUSH_RATIO: f64 = 1.5;
+
+const POWER_CUT: &str = "What cannot be known from here: whether what the device acknowledged survives a power loss. A cache protected by capacitors or a battery and a cache that acknowledges flushes it has not done look the same in every counter; only a power-cut test (write, cut power, read back, e.g. diskchecker.pl) proves durability.";
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// The fastest durable case by median.
+fn fastest_durable(cases: &[CaseResult]) -> Option<&CaseResult> {
+    cases
+        .iter()
+        .filter(|c| c.durable && c.commits > 0)
+        .min_by_key(|c| c.latency_ns.p50)
+}
+
+/// A durable flush-after-write case and the O_DIRECT-alone case of the same mode and size:
+/// their difference is the cost of the flush.
+fn flush_pair(cases: &[CaseResult]) -> Option<(&CaseResult, &CaseResult)> {
+    let preferred = [
+        Method::OdirectFdatasync,
+        Method::OdirectFsync,
+        Method::Fdatasync,
+        Method::Fsync,
+    ];
+    for m in preferred {
+        for mode in [Mode::Overwrite, Mode::Append] {
+            let mut durable: Vec<&CaseResult> = cases
+                .iter()
+                .filter(|c| c.method == m && c.mode == mode && c.commits > 0)
+                .collect();
+            durable.sort_by_key(|c| c.size);
+            for d in durable {
+                if let Some(o) = cases.iter().find(|c| {
+                    c.method == Method::Odirect
+                        && c.mode == mode
+                        && c.size == d.size
+                        && c.commits > 0
+                }) {
+                    return Some((d, o));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Devices whose diskstats flush counter does not count the flushes they pass down
+/// (bio-based dm and md account flushes as zero-length writes or not at all).
+fn counters_meaningful(dev: &DeviceInfo) -> bool {
+    !(dev.name.starts_with("dm-") || dev.name.starts_with("md"))
+}
+
+/// Judge the flushes. Returns the verdict and its reasoning, sentence by sentence.
+pub fn judge(
+    dev: Option<&DeviceInfo>,
+    cases: &[CaseResult],
+    on_tmpfs: bool,
+) -> (FlushVerdict, Vec<String>) {
+    let mut why = Vec::new();
+    let Some(best) = fastest_durable(cases) else {
+        why.push("No durable method was measured, so there is nothing to judge.".to_string());
+        return (FlushVerdict::Unknown, why);
+    };
+    if on_tmpfs {
+        why.push("The test directory is on a memory filesystem (tmpfs/ramfs): there is no device and nothing to flush.".into());
+        return (FlushVerdict::Unknown, why);
+    }
+    let Some(dev) = dev else {
+        why.push(format!(
+            "The test directory is not on a block device iosat could identify (a network, FUSE or overlay filesystem?), so neither the cache mode nor the flush counters are known. The fastest durable method, {} {} {} B, took {} at the median.",
+            best.method.name(), best.mode.name(), best.size, ms(best.latency_ns.p50)
+        ));
+        why.push(POWER_CUT.into());
+        return (FlushVerdict::Unknown, why);
+    };
+    let write_back = dev.write_cache.as_deref() == Some("write back");
+    let wc = dev
+        .write_cache
+        .as_deref()
+        .map(|s| format!("'{s}'"))
+        .unwrap_or_else(|| "unknown".into());
+    why.push(format!(
+        "{}: write cache {wc}, FUA {}, {}.",
+        dev.name,
+        match dev.fua {
+            Some(true) => "supported",
+            Some(false) => "not supported",
+            None => "unknown",
+        },
+        match dev.rotational {
+            Some(true) => "rotational",
+            Some(false) => "non-rotational",
+            None => "rotational unknown",
+        }
+    ));
+    why.push(format!(
+        "Fastest durable method: {} {} {} B at {} median ({:.0} commits/s).",
+        best.method.name(),
+        best.mode.name(),
+        best.size,
+        ms(best.latency_ns.p50),
+        best.commits_per_s
+    ));
+
+    // Flush counters: did anything reach the device?
+    let durable_with_counters: Vec<&CaseResult> = cases
+        .iter()
+        .filter(|c| c.durable && c.commits > 0 && c.device_flushes.is_some())
+        .collect();
+    let flushes: u64 = durable_with_counters
+        .iter()
+        .filter_map(|c| c.device_flushes.as_ref().map(|f| f.flushes))
+        .sum();
+    let commits: u64 = durable_with_counters.iter().map(|c| c.commits).sum();
+    let mut verdict = None;
+    if durable_with_counters.is_empty() {
+        why.push("The device's flush counters are not available (kernel before 5.5, or the device was not found in diskstats).".into());
+    } else if !counters_meaningful(dev) {
+        why.push(format!(
+            "{} is a dm/md device: its own flush counter does not count the flushes it passes down, so it is not used here; look at the devices below it.",
+            dev.name
+        ));
+    } else {
+        let f_await: Vec<f64> = durable_with_counters
+            .iter()
+            .filter_map(|c| c.device_flushes.as_ref().and_then(|f| f.f_await_ms))
+            .collect();
+        why.push(format!(
+            "During the durable runs ({commits} commits) the device completed {flushes} flush requests{} (device-wide counters: other processes' flushes count too).",
+            if f_await.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", averaging {:.3} ms each",
+                    f_await.iter().sum::<f64>() / f_await.len() as f64
+                )
+            }
+        ));
+        if flushes == 0 && write_back {
+            why.push("The device declares a volatile write-back cache, yet not one flush reached it: something above the device (a nobarrier mount, a hypervisor with cache=unsafe, a layer that drops REQ_PREFLUSH) is completing fsync without flushing. Acknowledged commits can be lost on power failure.".into());
+            verdict = Some(FlushVerdict::FlushesNotReachingDevice);
+        } else if flushes == 0 {
+            why.push("No flushes reached the device, which is expected for a write-through cache: the kernel does not send flushes to a device that says it has nothing to flush.".into());
+        }
+    }
+
+    if verdict.is_none() && dev.rotational == Some(true) {
+        if best.latency_ns.p50 < ROTATIONAL_FLOOR_NS {
+            why.push(format!(
+                "A rotating disk cannot make a write durable in much less than one revolution (8.3 ms at 7200 rpm, 4 ms at 15 000 rpm); a median of {} is too fast for a platter, so a cache (drive, RAID controller or hypervisor) acknowledges the flush. That is safe only if that cache is battery- or flash-backed. (Virtual disks often report rotational=1 whatever the host stores them on.)",
+                ms(best.latency_ns.p50)
+            ));
+            verdict = Some(FlushVerdict::TooFastForPhysics);
+        } else {
+            why.push(format!(
+                "A median of {} is consistent with a rotating disk waiting for the platter (one revolution is 8.3 ms at 7200 rpm).",
+                ms(best.latency_ns.p50)
+            ));
+        }
+    }
+    if verdict.is_none() {
+        if let Some((d, o)) = flush_pair(cases) {
+            let ratio = d.latency_ns.p50 as f64 / o.latency_ns.p50.max(1) as f64;
+            why.push(format!(
+                "{} {} B takes {} at the median against {} for O_DIRECT alone (no flush): the flush costs {:.2}×.",
+                d.method.name(),
+                d.size,
+                ms(d.latency_ns.p50),
+                ms(o.latency_ns.p50),
+                ratio
+            ));
+            if ratio < FREE_FLUSH_RATIO && write_back && dev.rotational != Some(true) {
+                why.push("A device that declares a volatile write-back cache but flushes it for almost nothing is either protected (power-loss capacitors, which normally make it report 'write through') or acknowledging flushes it has not done.".into());
+                verdict = Some(FlushVerdict::TooFastForPhysics);
+            }
+        }
+    }
+    let verdict = match verdict {
+        Some(v) => v,
+        None if dev.write_cache.is_none() && dev.rotational.is_none() => {
+            why.push("sysfs does not say how the device caches writes, so the numbers cannot be judged against it.".into());
+            FlushVerdict::Unknown
+        }
+        None => {
+            why.push("The measured commit latency and the flush counters fit what the device says about itself.".into());
+            FlushVerdict::Plausible
+        }
+    };
+    why.push(POWER_CUT.into());
+    (verdict, why)
+}
+
+/// The device section of the report, with the verdict.
+pub fn device_section(watch: &Watch, cases: &[CaseResult], warnings: &[String]) -> DeviceSection {
+    let on_tmpfs = warnings
+        .iter()
+        .any(|w| w.contains("tmpfs") || w.contains("ramfs"));
+    let (flush_verdict, flush_reasoning) = judge(watch.device.as_ref(), cases, on_tmpfs);
+    let d = watch.device.as_ref();
+    DeviceSection {
+        name: d.map(|d| d.name.clone()),
+        dev: d.map(|d| format!("{}:{}", d.major, d.minor)),
+        model: d.and_then(|d| d.model.clone()),
+        write_cache: d.and_then(|d| d.write_cache.clone()),
+        fua: d.and_then(|d| d.fua),
+        rotational: d.and_then(|d| d.rotational),
+        logical_block_size: d.and_then(|d| d.logical_block_size),
+        flush_verdict,
+        flush_reasoning,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::report::*;
+    use super::*;
+
+    fn case(method: Method, p50_ns: u64, flushes: Option<u64>) -> CaseResult {
+        CaseResult {
+            method,
+            size: 4096,
+            mode: Mode::Overwrite,
+            description: method.describe(),
+            durable: method.durable(),
+            commits: 100,
+            elapsed_ns: 100 * p50_ns,
+            commits_per_s: 1e9 / p50_ns as f64,
+            latency_ns: LatencyNs {
+                min: p50_ns / 2,
+                mean: p50_ns,
+                p50: p50_ns,
+                p95: p50_ns,
+                p99: p50_ns,
+                p999: p50_ns,
+                max: p50_ns,
+            },
+            per_connection_commits_per_s: 1e9 / p50_ns as f64,
+            connections_for_target_tps: None,
+            device_flushes: flushes.map(|f| FlushStats {
+                flushes: f,
+                f_s: f as f64,
+                f_await_ms: (f > 0).then_some(0.5),
+                flush_concurrency: Some(0.5),
+                interval_s: 1.0,
+            }),
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            stopped_at_size_cap: false,
+            interrupted: false,
+        }
+    }
+
+    fn dev(rot: bool, wc: &str) -> DeviceInfo {
+        DeviceInfo {
+            name: "sda".into(),
+            major: 8,
+            minor: 0,
+            write_cache: Some(wc.into()),
+            fua: Some(false),
+            rotational: Some(rot),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn seed_hdd_at_18ms_is_plausible() {
+        let cases = [case(Method::Fsync, 18_000_000, Some(200))];
+        let (v, why) = judge(Some(&dev(true, "write back")), &cases, false);
+        assert_eq!(v, FlushVerdict::Plausible, "{why:?}");
+        assert!(why.last().unwrap().contains("power-cut"));
+    }
+
+    #[test]
+    fn hdd_at_0_2ms_is_too_fast() {
+        // Seed 002: the Perc with BBU at 0.04 ms, the O_DIRECT-with-cache 0.22 ms.
+        let cases = [case(Method::Fdatasync, 200_000, Some(100))];
+        let (v, _) = judge(Some(&dev(true, "write back")), &cases, false);
+        assert_eq!(v, FlushVerdict::TooFastForPhysics);
+    }
+
+    #[test]
+    fn write_back_without_flushes_is_caught() {
+        let cases = [case(Method::Fsync, 100_000, Some(0))];
+        let (v, _) = judge(Some(&dev(false, "write back")), &cases, false);
+        assert_eq!(v, FlushVerdict::FlushesNotReachingDevice);
+        // Write-through devices get no flushes from the kernel: that is normal.
+        let (v, _) = judge(Some(&dev(false, "write through")), &cases, false);
+        assert_eq!(v, FlushVerdict::Plausible);
+    }
+
+    #[test]
+    fn ssd_flush_as_cheap_as_odirect_is_suspicious() {
+        let cases = [
+            case(Method::OdirectFdatasync, 60_000, Some(100)),
+            case(Method::Odirect, 50_000, Some(0)),
+        ];
+        let (v, _) = judge(Some(&dev(false, "write back")), &cases, false);
+        assert_eq!(v, FlushVerdict::TooFastForPhysics);
+        // The same SSD paying a real flush (1.4 ms vs 0.05 ms, seed 002's 960 PRO) is plausible.
+        let cases = [
+            case(Method::OdirectFdatasync, 1_400_000, Some(100)),
+            case(Method::Odirect, 50_000, Some(0)),
+        ];
+        let (v, _) = judge(Some(&dev(false, "write back")), &cases, false);
+        assert_eq!(v, FlushVerdict::Plausible);
+    }
+
+    #[test]
+    fn nothing_known_is_unknown() {
+        let cases = [case(Method::Fsync, 1_000_000, None)];
+        assert_eq!(judge(None, &cases, false).0, FlushVerdict::Unknown);
+        assert_eq!(
+            judge(Some(&dev(false, "write back")), &cases, true).0,
+            FlushVerdict::Unknown
+        );
+        assert_eq!(
+            judge(Some(&dev(true, "write back")), &[], false).0,
+            FlushVerdict::Unknown
+        );
+        let bare = DeviceInfo {
+            name: "x".into(),
+            ..Default::default()
+        };
+        assert_eq!(judge(Some(&bare), &cases, false).0, FlushVerdict::Unknown);
+    }
+
+    #[test]
+    fn dm_devices_do_not_count_flushes() {
+        let mut d = dev(false, "write back");
+        d.name = "dm-0".into();
+        let cases = [case(Method::Fsync, 1_000_000, Some(0))];
+        assert_ne!(
+            judge(Some(&d), &cases, false).0,
+            FlushVerdict::FlushesNotReachingDevice
+        );
+    }
+}
