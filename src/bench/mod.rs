@@ -8,6 +8,8 @@
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+pub mod sim;
+
 /// The access pattern of a level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -4,4 +4,5 @@ mod analysis;
 mod analyze;
 mod cli;
 mod fsync;
+mod sim;
 mod stat;

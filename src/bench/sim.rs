@@ -1,0 +1,649 @@
+//! The `sim` engine: a deterministic, seeded discrete-event simulation of a device with k
+//! parallel units, a service-time distribution and optional IOPS / bandwidth caps, run in
+//! simulated time (DESIGN.md §3.5). Must not import sys/, ui/, report/ or touch any file.
+//!
+//! The model is a closed queueing system, the shape of seed 000's experiment: `concurrency`
+//! clients each keep exactly one request outstanding and resubmit the instant it completes
+//! (zero think time). A request first passes an admission stage (a token bucket one token deep
+//! per cap, so the admission rate never exceeds the cap: an EBS-like provisioned limit, seed
+//! 003), then waits in one FIFO queue for the first free of `units` identical servers, then is
+//! served for a fixed or exponentially distributed time. Its latency is submission to
+//! completion, queueing and cap wait included.
+//!
+//! Because both stages are FIFO and arrivals are handled in time order, a request's admission,
+//! start and completion times are all known the moment it is submitted (the multi-server FIFO
+//! recursion: start = max(admitted, earliest free server)). So the event heap only holds one
+//! pending completion per client, and the servers are a heap of their next free times; both
+//! are allocated once per level and updated in place, nothing is allocated per I/O.
+
+use super::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
+use crate::error::{Error, Result};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::Ordering;
+
+/// Service-time distribution of one unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceDist {
+    /// Every request takes exactly the service time (a deterministic device).
+    Fixed,
+    /// Exponential with the service time as its mean (memoryless, the M/M/k textbook device).
+    Exp,
+}
+
+/// A simulated device, as given by `--engine sim:units=K,service=DURATION[,dist=fixed|exp]
+/// [,cap=IOPS][,bw=MBPS]`. The seed comes from each level's [`LevelSpec::seed`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSpec {
+    /// Parallel execution units (servers).
+    pub units: u32,
+    /// Service time of one request on one unit (the mean, for `Exp`), nanoseconds.
+    pub service_ns: u64,
+    pub dist: ServiceDist,
+    /// Provisioned IOPS limit on admission, like an EBS volume's.
+    pub cap_iops: Option<f64>,
+    /// Bandwidth limit on admission, bytes per second (`bw=` is in MB/s, 1 MB = 10^6 bytes).
+    pub bw_bytes_per_s: Option<f64>,
+}
+
+/// The most units a spec may ask for: far past any real device, small enough that a typo
+/// (`units=4000000000`) is an error rather than a silent oddity.
+const MAX_UNITS: u32 = 1 << 20;
+/// Service times above one hour would overflow the latency histograms' range.
+const MAX_SERVICE_NS: u64 = 3_600_000_000_000;
+/// A level that would simulate more I/Os than this is refused: at a few tens of nanoseconds
+/// per simulated I/O it would take real seconds, which defeats the point of simulating.
+const MAX_EVENTS_PER_LEVEL: f64 = 2e8;
+/// Fractional bits of the admission pacers' fixed-point clocks, so a cap of 3000 IOPS paces at
+/// exactly 333 333.33 ns per token over a level instead of drifting by rounding.
+const FRAC_BITS: u32 = 32;
+
+const KEYS: &str = "units, service, dist, cap, bw";
+const EXAMPLE: &str = "e.g. sim:units=4,service=8ms";
+
+impl SimSpec {
+    /// The throughput the simulated device can sustain at high concurrency, I/Os per second,
+    /// for requests of `block_size` bytes: the tightest of units ÷ mean service time, the IOPS
+    /// cap and the bandwidth cap ÷ block size.
+    pub fn plateau_iops(&self, block_size: u64) -> f64 {
+        let mut iops = f64::from(self.units) * 1e9 / self.service_ns as f64;
+        if let Some(cap) = self.cap_iops {
+            iops = iops.min(cap);
+        }
+        if let Some(bw) = self.bw_bytes_per_s {
+            iops = iops.min(bw / block_size.max(1) as f64);
+        }
+        iops
+    }
+}
+
+fn bad(value: &str, reason: impl Into<String>) -> Error {
+    Error::usage("--engine", value, reason)
+}
+
+/// A duration with a mandatory unit: `250ns`, `100us`, `8ms`, `1.5ms`, `2s`.
+fn parse_duration_ns(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
+        return None;
+    }
+    let value: f64 = num.parse().ok()?;
+    let ns = (value * scale).round();
+    (ns.is_finite() && ns >= 1.0 && ns <= MAX_SERVICE_NS as f64).then_some(ns as u64)
+}
+
+/// A positive, finite decimal number (no sign, no exponent, no `inf`).
+fn parse_positive(text: &str) -> Option<f64> {
+    if text.is_empty() || !text.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let v: f64 = text.parse().ok()?;
+    (v.is_finite() && v > 0.0).then_some(v)
+}
+
+impl FromStr for SimSpec {
+    type Err = Error;
+
+    /// Parses `sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS]`; every
+    /// error is a usage error on `--engine` naming the key and what is wrong with it.
+    fn from_str(value: &str) -> Result<Self> {
+        let body = match value.strip_prefix("sim:") {
+            Some(body) => body,
+            None if value == "sim" => {
+                return Err(bad(value, format!("needs units= and service= ({EXAMPLE})")))
+            }
+            None => return Err(bad(value, format!("is not a sim engine spec ({EXAMPLE})"))),
+        };
+        let (mut units, mut service_ns, mut dist, mut cap_iops, mut bw_bytes_per_s) =
+            (None, None, None, None, None);
+        for item in body.split(',') {
+            let Some((key, val)) = item.split_once('=') else {
+                return Err(bad(
+                    value,
+                    format!("sim: '{item}' is not key=value (keys: {KEYS})"),
+                ));
+            };
+            let dup = match key {
+                "units" => {
+                    let n: u32 = val
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=MAX_UNITS).contains(n))
+                        .ok_or_else(|| {
+                            bad(
+                                value,
+                                format!(
+                                    "sim: units must be a whole number from 1 to {MAX_UNITS} \
+                                     (got '{val}')"
+                                ),
+                            )
+                        })?;
+                    units.replace(n).is_some()
+                }
+                "service" => {
+                    let ns = parse_duration_ns(val).ok_or_else(|| {
+                        bad(
+                            value,
+                            format!(
+                                "sim: service must be a duration from 1ns to 1h with a unit \
+                                 ns, us, ms or s, like 8ms or 1.5ms (got '{val}')"
+                            ),
+                        )
+                    })?;
+                    service_ns.replace(ns).is_some()
+                }
+                "dist" => {
+                    let d = match val {
+                        "fixed" => ServiceDist::Fixed,
+                        "exp" => ServiceDist::Exp,
+                        _ => {
+                            return Err(bad(
+                                value,
+                                format!("sim: dist must be fixed or exp (got '{val}')"),
+                            ))
+                        }
+                    };
+                    dist.replace(d).is_some()
+                }
+                "cap" => {
+                    let v = parse_positive(val).ok_or_else(|| {
+                        bad(
+                            value,
+                            format!("sim: cap must be a positive number of IOPS (got '{val}')"),
+                        )
+                    })?;
+                    cap_iops.replace(v).is_some()
+                }
+                "bw" => {
+                    let v = parse_positive(val).ok_or_else(|| {
+                        bad(
+                            value,
+                            format!("sim: bw must be a positive number of MB/s (got '{val}')"),
+                        )
+                    })?;
+                    bw_bytes_per_s.replace(v * 1e6).is_some()
+                }
+                _ => {
+                    return Err(bad(
+                        value,
+                        format!("sim: unknown key '{key}' (keys: {KEYS})"),
+                    ))
+                }
+            };
+            if dup {
+                return Err(bad(value, format!("sim: '{key}' is given twice")));
+            }
+        }
+        let units =
+            units.ok_or_else(|| bad(value, format!("sim: units= is missing ({EXAMPLE})")))?;
+        let service_ns = service_ns
+            .ok_or_else(|| bad(value, format!("sim: service= is missing ({EXAMPLE})")))?;
+        Ok(SimSpec {
+            units,
+            service_ns,
+            dist: dist.unwrap_or(ServiceDist::Fixed),
+            cap_iops,
+            bw_bytes_per_s,
+        })
+    }
+}
+
+impl fmt::Display for SimSpec {
+    /// The canonical spelling, which parses back to the same spec.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.service_ns;
+        let (n, unit) = if ns % 1_000_000_000 == 0 {
+            (ns / 1_000_000_000, "s")
+        } else if ns % 1_000_000 == 0 {
+            (ns / 1_000_000, "ms")
+        } else if ns % 1_000 == 0 {
+            (ns / 1_000, "us")
+        } else {
+            (ns, "ns")
+        };
+        write!(f, "sim:units={},service={n}{unit}", self.units)?;
+        if self.dist == ServiceDist::Exp {
+            f.write_str(",dist=exp")?;
+        }
+        if let Some(cap) = self.cap_iops {
+            write!(f, ",cap={cap}")?;
+        }
+        if let Some(bw) = self.bw_bytes_per_s {
+            write!(f, ",bw={}", bw / 1e6)?;
+        }
+        Ok(())
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014; the seeding generator of the xoshiro family), written
+/// out here rather than taken from `rand`: eight lines, statistically ample for service times
+/// and read/write draws, and its output for a seed can never change under us with a crate
+/// upgrade (`rand`'s `StdRng` explicitly reserves that right), which the determinism promise
+/// of this engine and its tests depend on.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1]: never 0, so its logarithm is finite.
+    fn next_open01(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// True with probability `pct` / 100 (multiply-shift: no modulo bias worth the name).
+    fn percent(&mut self, pct: u8) -> bool {
+        ((self.next_u64() >> 32) * 100) >> 32 < u64::from(pct)
+    }
+}
+
+/// One outstanding request: when it completes, whose it is, when it was submitted and whether
+/// it is a read. Ordered by completion time, then client, so ties resolve the same way on
+/// every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    done_ns: u64,
+    client: u32,
+    submit_ns: u64,
+    is_read: bool,
+}
+
+/// The device state of one level: admission pacers, server free times, the PRNG.
+struct Device {
+    service_ns: u64,
+    dist: ServiceDist,
+    /// Per-cap pacer: (next token time, token interval), both in fixed point with FRAC_BITS.
+    iops_pacer: Option<(u128, u128)>,
+    bw_pacer: Option<(u128, u128)>,
+    /// Next free time of each unit; min-heap. Only min(units, clients) can ever be busy.
+    free_ns: BinaryHeap<Reverse<u64>>,
+    pattern: Pattern,
+    rng: SplitMix64,
+}
+
+impl Device {
+    fn new(spec: &SimSpec, level: &LevelSpec) -> Self {
+        let pacer =
+            |ns_per_token: f64| (0u128, (ns_per_token * (1u64 << FRAC_BITS) as f64) as u128);
+        let units = spec.units.min(level.concurrency()) as usize;
+        let mut free_ns = BinaryHeap::with_capacity(units);
+        free_ns.extend(std::iter::repeat(Reverse(0)).take(units));
+        Device {
+            service_ns: spec.service_ns,
+            dist: spec.dist,
+            iops_pacer: spec.cap_iops.map(|cap| pacer(1e9 / cap)),
+            bw_pacer: spec
+                .bw_bytes_per_s
+                .map(|bw| pacer(level.block_size as f64 * 1e9 / bw)),
+            free_ns,
+            pattern: level.pattern,
+            // Mix a constant in so seed 0 and seed 1 do not start one step apart.
+            rng: SplitMix64(level.seed ^ 0x6A09_E667_F3BC_C908),
+        }
+    }
+
+    fn service(&mut self) -> u64 {
+        match self.dist {
+            ServiceDist::Fixed => self.service_ns,
+            ServiceDist::Exp => {
+                let ns = -(self.service_ns as f64) * self.rng.next_open01().ln();
+                (ns.round() as u64).min(MAX_SERVICE_NS)
+            }
+        }
+    }
+
+    /// Submit a request at `now` (called in nondecreasing `now` order) and return its fate.
+    fn submit(&mut self, client: u32, now: u64) -> Pending {
+        let is_read = match self.pattern {
+            Pattern::RandRead | Pattern::Read => true,
+            Pattern::RandWrite | Pattern::Write => false,
+            Pattern::RandRw { read_pct } => self.rng.percent(read_pct),
+        };
+        // Admission: a token from every cap's bucket, FIFO. Tokens do not pile up while the
+        // device is idle (one token deep), so no burst above the cap.
+        let mut admit_fp = u128::from(now) << FRAC_BITS;
+        for (next, _) in [self.iops_pacer, self.bw_pacer].into_iter().flatten() {
+            admit_fp = admit_fp.max(next);
+        }
+        for (next, interval) in [&mut self.iops_pacer, &mut self.bw_pacer]
+            .into_iter()
+            .flatten()
+        {
+            *next = admit_fp + *interval;
+        }
+        // Round up: a request is never admitted before its token exists.
+        let admit_ns = admit_fp.div_ceil(1u128 << FRAC_BITS) as u64;
+        let service = self.service();
+        let mut unit = self.free_ns.peek_mut().expect("at least one unit");
+        let start = admit_ns.max(unit.0);
+        let done_ns = start + service;
+        unit.0 = done_ns;
+        Pending {
+            done_ns,
+            client,
+            submit_ns: now,
+            is_read,
+        }
+    }
+}
+
+/// The simulated engine; see the module docs for the model.
+#[derive(Debug, Clone)]
+pub struct SimEngine {
+    spec: SimSpec,
+}
+
+impl SimEngine {
+    pub fn new(spec: SimSpec) -> Self {
+        SimEngine { spec }
+    }
+
+    pub fn spec(&self) -> &SimSpec {
+        &self.spec
+    }
+}
+
+/// How often (in simulated I/Os) the loop looks at `ctl.stop` and publishes progress.
+const CHECK_EVERY: u64 = 1024;
+
+impl Engine for SimEngine {
+    fn name(&self) -> &str {
+        "sim"
+    }
+
+    fn run_level(&mut self, level: &LevelSpec, ctl: &LevelCtl) -> Result<LevelStats> {
+        let clients = level.concurrency();
+        if clients == 0 {
+            return Err(Error::usage(
+                "--levels",
+                clients,
+                "concurrency must be at least 1",
+            ));
+        }
+        let end_ns = level.ramp_ns.saturating_add(level.duration_ns);
+        let events = self
+            .spec
+            .plateau_iops(level.block_size)
+            .min(f64::from(clients) * 1e9 / self.spec.service_ns as f64)
+            * end_ns as f64
+            / 1e9;
+        if events > MAX_EVENTS_PER_LEVEL {
+            return Err(bad(
+                &self.spec.to_string(),
+                format!(
+                    "would simulate about {events:.1e} I/Os in one level (limit \
+                     {MAX_EVENTS_PER_LEVEL:.0e}): use a longer service time, a cap, or a \
+                     shorter --duration"
+                ),
+            ));
+        }
+
+        let mut stats = LevelStats::new();
+        let mut dev = Device::new(&self.spec, level);
+        // All clients submit at time 0, in client order.
+        let mut pending = BinaryHeap::with_capacity(clients as usize);
+        for client in 0..clients {
+            pending.push(Reverse(dev.submit(client, 0)));
+        }
+
+        let mut now = 0u64;
+        let mut measured = 0u64;
+        let mut iter = 0u64;
+        let bytes = level.block_size;
+        loop {
+            if iter % CHECK_EVERY == 0 {
+                if ctl.stop.load(Ordering::Relaxed) {
+                    stats.interrupted = true;
+                    break;
+                }
+                ctl.ops_done.store(measured, Ordering::Relaxed);
+            }
+            iter += 1;
+            let mut top = pending.peek_mut().expect("one request per client");
+            let done = top.0;
+            if done.done_ns > end_ns {
+                break;
+            }
+            now = done.done_ns;
+            // The measured window is (ramp, ramp + duration]: completions during the ramp
+            // are the warm-up and are not counted.
+            if now > level.ramp_ns {
+                let latency = (now - done.submit_ns).max(1);
+                if done.is_read {
+                    stats.read_ns.saturating_record(latency);
+                    stats.read_bytes += bytes;
+                } else {
+                    stats.write_ns.saturating_record(latency);
+                    stats.write_bytes += bytes;
+                }
+                measured += 1;
+            }
+            // The client resubmits at once (closed system, zero think time); replacing the
+            // top in place re-sifts the heap without allocating.
+            top.0 = dev.submit(done.client, now);
+        }
+        ctl.ops_done.store(measured, Ordering::Relaxed);
+        stats.elapsed_ns = if stats.interrupted {
+            now.saturating_sub(level.ramp_ns)
+        } else {
+            level.duration_ns
+        };
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> SimSpec {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn err(s: &str) -> String {
+        let e = s.parse::<SimSpec>().expect_err(s);
+        assert_eq!(e.exit_code(), crate::error::exit::USAGE, "{s}");
+        e.to_string()
+    }
+
+    #[test]
+    fn parses_minimal_and_full_specs() {
+        assert_eq!(
+            spec("sim:units=4,service=8ms"),
+            SimSpec {
+                units: 4,
+                service_ns: 8_000_000,
+                dist: ServiceDist::Fixed,
+                cap_iops: None,
+                bw_bytes_per_s: None
+            }
+        );
+        assert_eq!(
+            spec("sim:units=32,service=1.5ms,dist=exp,cap=2000,bw=125"),
+            SimSpec {
+                units: 32,
+                service_ns: 1_500_000,
+                dist: ServiceDist::Exp,
+                cap_iops: Some(2000.0),
+                bw_bytes_per_s: Some(125e6)
+            }
+        );
+        // Keys in any order; dist=fixed spelled out.
+        let s = spec("sim:cap=16000,dist=fixed,service=100us,units=8");
+        assert_eq!(
+            (s.units, s.service_ns, s.dist),
+            (8, 100_000, ServiceDist::Fixed)
+        );
+        assert_eq!(s.cap_iops, Some(16000.0));
+    }
+
+    #[test]
+    fn durations_take_every_unit() {
+        for (text, ns) in [
+            ("250ns", 250),
+            ("100us", 100_000),
+            ("100µs", 100_000),
+            ("8ms", 8_000_000),
+            ("1.5ms", 1_500_000),
+            ("0.1ms", 100_000),
+            ("2s", 2_000_000_000),
+            ("1.1ms", 1_100_000),
+        ] {
+            assert_eq!(parse_duration_ns(text), Some(ns), "{text}");
+        }
+        for text in [
+            "", "8", "ms", "8 ms", "8m", "8h", "-8ms", "0ms", "0.4ns", ".5ms", "5.ms", "1e3ms",
+            "infms", "2h", "3601s", "1.2.3ms",
+        ] {
+            assert_eq!(parse_duration_ns(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_specs_name_what_is_wrong() {
+        for (text, needle) in [
+            ("sim", "needs units= and service="),
+            ("uring", "not a sim engine spec"),
+            ("sim:", "'' is not key=value"),
+            ("sim:units=4", "service= is missing"),
+            ("sim:service=8ms", "units= is missing"),
+            ("sim:units=0,service=8ms", "units must be a whole number"),
+            ("sim:units=-1,service=8ms", "units must be a whole number"),
+            ("sim:units=four,service=8ms", "(got 'four')"),
+            ("sim:units=4,service=8", "service must be a duration"),
+            (
+                "sim:units=4,service=8ms,dist=normal",
+                "dist must be fixed or exp (got 'normal')",
+            ),
+            (
+                "sim:units=4,service=8ms,cap=0",
+                "cap must be a positive number",
+            ),
+            (
+                "sim:units=4,service=8ms,cap=-5",
+                "cap must be a positive number",
+            ),
+            (
+                "sim:units=4,service=8ms,bw=fast",
+                "bw must be a positive number of MB/s",
+            ),
+            ("sim:units=4,service=8ms,seed=1", "unknown key 'seed'"),
+            ("sim:units=4,units=8,service=8ms", "'units' is given twice"),
+            ("sim:units=4,service=8ms,", "'' is not key=value"),
+            ("sim:units=4;service=8ms", "units must be a whole number"),
+        ] {
+            let msg = err(text);
+            assert!(msg.contains(needle), "{text}: {msg}");
+            assert!(msg.starts_with("'--engine' "), "{text}: {msg}");
+            assert!(msg.ends_with(&format!("(got '{text}')")), "{text}: {msg}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in [
+            "sim:units=4,service=8ms",
+            "sim:units=32,service=1500us,dist=exp,cap=2000,bw=125",
+            "sim:units=1,service=250ns",
+            "sim:units=2,service=2s,bw=0.5",
+        ] {
+            let s = spec(text);
+            assert_eq!(s.to_string(), text);
+            assert_eq!(spec(&s.to_string()), s);
+        }
+        assert_eq!(
+            spec("sim:units=3,service=1.5ms").to_string(),
+            "sim:units=3,service=1500us"
+        );
+    }
+
+    #[test]
+    fn splitmix_matches_reference_values() {
+        // Reference outputs for seed 0 from the published SplitMix64 (Vigna's splitmix64.c).
+        let mut r = SplitMix64(0);
+        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(r.next_u64(), 0x06C4_5D18_8009_454F);
+    }
+
+    #[test]
+    fn percent_draws_hit_the_requested_share() {
+        let mut r = SplitMix64(42);
+        let n = 100_000;
+        let hits = (0..n).filter(|_| r.percent(70)).count();
+        assert!((hits as f64 / n as f64 - 0.70).abs() < 0.01, "{hits}");
+        assert!((0..1000).all(|_| !r.percent(0)));
+        assert!((0..1000).all(|_| r.percent(100)));
+    }
+
+    #[test]
+    fn plateau_is_the_tightest_limit() {
+        assert_eq!(spec("sim:units=4,service=8ms").plateau_iops(4096), 500.0);
+        assert_eq!(
+            spec("sim:units=32,service=8ms,cap=2000").plateau_iops(4096),
+            2000.0
+        );
+        let bw = spec("sim:units=32,service=8ms,bw=4").plateau_iops(4000);
+        assert!((bw - 1000.0).abs() < 1e-9, "{bw}");
+    }
+
+    #[test]
+    fn pacer_spaces_admissions_exactly() {
+        // 3000 IOPS: 333 333.33 ns a token; 3000 admissions must span one second to the ns.
+        let s = spec("sim:units=1000,service=1us,cap=3000");
+        let level = LevelSpec {
+            threads: 1000,
+            queue_depth: 1,
+            pattern: Pattern::RandRead,
+            block_size: 4096,
+            ramp_ns: 0,
+            duration_ns: 1,
+            seed: 1,
+        };
+        let mut dev = Device::new(&s, &level);
+        let first = dev.submit(0, 0).done_ns;
+        let mut last = first;
+        for c in 1..=3000 {
+            last = dev.submit(c, 0).done_ns;
+        }
+        assert_eq!(last - first, 1_000_000_000);
+    }
+}
