@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod cmd;
+pub mod config;
 pub mod error;
 pub mod fsync;
 pub mod import;

@@ -1,0 +1,3 @@
+//! Validated domain specs built from the CLI arguments: errors name the flag and the value.
+
+pub mod sweep;
