@@ -208,7 +208,9 @@ fn worker(
         }
         drop(cq);
         for &i in &fresh {
-            push_io(&mut ring, &mut slots, i as usize, &mut gen, base, bs, fixed_bufs);
+            push_io(
+                &mut ring, &mut slots, i as usize, &mut gen, base, bs, fixed_bufs,
+            );
         }
         if unpublished >= super::sync::PUBLISH_EVERY {
             ctl.ops_done.fetch_add(unpublished, Relaxed);
