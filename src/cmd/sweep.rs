@@ -51,7 +51,7 @@ fn make_engine(spec: &SweepSpec, target: Option<&Target>) -> Result<Chosen> {
     match &spec.engine {
         EngineChoice::Sim(_) => Err(Error::usage(
             "--engine",
-            format!("sim:{}", sim_text(spec)),
+            sim_text(spec),
             "the sim engine is not available in this build yet",
         )),
         EngineChoice::Sync | EngineChoice::Uring => {

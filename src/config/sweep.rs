@@ -16,7 +16,7 @@ pub const MAX_CONCURRENCY: u32 = 4096;
 pub enum EngineChoice {
     Uring,
     Sync,
-    /// The text after `sim:`, handed to the sim engine's own parser.
+    /// The whole `sim:...` text, handed to the sim engine's own parser.
     Sim(String),
 }
 
@@ -145,14 +145,14 @@ pub fn parse_engine(s: &str) -> Result<EngineChoice> {
     match s.trim() {
         "uring" | "io_uring" => Ok(EngineChoice::Uring),
         "sync" => Ok(EngineChoice::Sync),
-        other => match other.strip_prefix("sim:").or(other.strip_prefix("sim")) {
-            Some(rest) => Ok(EngineChoice::Sim(rest.to_string())),
-            None => Err(Error::usage(
-                "--engine",
-                s,
-                "must be uring, sync or sim:units=K,service=DURATION[,...]",
-            )),
-        },
+        other if other == "sim" || other.starts_with("sim:") => {
+            Ok(EngineChoice::Sim(other.to_string()))
+        }
+        _ => Err(Error::usage(
+            "--engine",
+            s,
+            "must be uring, sync or sim:units=K,service=DURATION[,...]",
+        )),
     }
 }
 
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(parse_engine("uring").unwrap(), EngineChoice::Uring);
         assert_eq!(
             parse_engine("sim:units=4,service=8ms").unwrap(),
-            EngineChoice::Sim("units=4,service=8ms".into())
+            EngineChoice::Sim("sim:units=4,service=8ms".into())
         );
         assert!(parse_engine("aio").is_err());
     }
