@@ -83,10 +83,10 @@ compare() {
     if [ $# -ge 8 ]; then
       # iops ratio, cpu-per-io ratio, p50 ratio
       awk -v ai="$1" -v an="$2" -v ac="$3" -v ap="$4" -v bi="$5" -v bn="$6" -v bc="$7" -v bp="$8" \
-        'BEGIN {printf "%s %s %.4f %.4f %.4f %.2f %.2f %.0f %.0f\n", ai, bi, ai/bi, (ac/an)/(bc/bn), ap/bp, ac/an*1e6, bc/bn*1e6, ap, bp}' \
+        'BEGIN {printf "%.0f %.0f %.3f %.3f %.3f %.2f %.2f %.0f %.0f\n", ai, bi, ai/bi, (ac/an)/(bc/bn), ap/bp, ac/an*1e6, bc/bn*1e6, ap, bp}' \
         >>"$WORK/ratios"
     else
-      awk -v ai="$1" -v bi="$2" 'BEGIN {printf "%s %s %.4f\n", ai, bi, ai/bi}' >>"$WORK/ratios"
+      awk -v ai="$1" -v bi="$2" 'BEGIN {printf "%.0f %.0f %.3f\n", ai, bi, ai/bi}' >>"$WORK/ratios"
     fi
   done
   local cols; cols=$(awk '{print NF; exit}' "$WORK/ratios")
@@ -103,7 +103,7 @@ echo
 if [[ $SECTIONS == *A* ]]; then
   ROWS=()
   for d in 1 4 16 64; do
-    compare "depth $d" "run_iosat uring $d true" "run_fio $d 1"
+    compare "$d" "run_iosat uring $d true" "run_fio $d 1"
   done
   echo "### A. uring vs fio io_uring, 4 KiB random direct reads"
   echo
@@ -117,7 +117,7 @@ if [[ $SECTIONS == *B* ]]; then
   ROWS=()
   cat "$FILE" >/dev/null  # into the page cache
   for d in 1 16; do
-    compare "depth $d" "run_iosat uring $d false" "run_fio $d 0"
+    compare "$d" "run_iosat uring $d false" "run_fio $d 0"
   done
   echo "### B. CPU-bound: buffered 4 KiB random reads from the page cache"
   echo
@@ -134,7 +134,7 @@ if [[ $SECTIONS == *C* ]]; then
   FILE="$WORK/test_file.0"
   run_iosat_iops() { run_iosat sync "$1" true | awk '{print $1}'; }
   for t in 1 4 16; do
-    compare "$t threads" "run_iosat_iops $t" "run_sysbench $t"
+    compare "$t" "run_iosat_iops $t" "run_sysbench $t"
   done
   echo "### C. sync vs sysbench fileio --file-io-mode=sync, 4 KiB random direct reads"
   echo

@@ -70,6 +70,29 @@ pub fn profile_id(id: &Identity) -> String {
     }
 }
 
+/// Thin IO: the identity attributes (`wwid`, `serial`, also under `device/`) of a block device
+/// whose sysfs directory is `sysfs_dir` (from `sys::device::sysfs_dir`).
+pub fn read_identity(
+    sysfs_dir: &Path,
+    name: &str,
+    model: Option<String>,
+    size_bytes: Option<u64>,
+) -> Identity {
+    let rd = |rel: &str| {
+        std::fs::read_to_string(sysfs_dir.join(rel))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    Identity {
+        wwid: rd("wwid").or_else(|| rd("device/wwid")),
+        serial: rd("serial").or_else(|| rd("device/serial")),
+        model,
+        size_bytes,
+        name: name.to_string(),
+    }
+}
+
 /// Write `json` as `<dir>/<id>.json` (via a temporary file and rename, so a reader never sees
 /// half a profile). Returns the path written.
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
@@ -134,6 +157,18 @@ mod tests {
         assert_eq!(profile_id(&id), "Samsung_SSD_970-1000");
         id.model = None;
         assert_eq!(profile_id(&id), "nvme0n1-1000");
+    }
+
+    #[test]
+    fn identity_from_a_sysfs_like_directory() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("device")).unwrap();
+        std::fs::write(d.path().join("device/wwid"), "naa.5000c500a1b2c3d4\n").unwrap();
+        std::fs::write(d.path().join("serial"), "\n").unwrap();
+        let id = read_identity(d.path(), "sda", Some("ST4000".into()), Some(4));
+        assert_eq!(id.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
+        assert_eq!(id.serial, None, "blank serial is no serial");
+        assert_eq!(profile_id(&id), "naa.5000c500a1b2c3d4");
     }
 
     #[test]
