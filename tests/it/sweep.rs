@@ -437,3 +437,23 @@ fn zram_device_reads_writes_and_refusals() {
     assert!(err.contains("mounted") || err.contains("in use"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn write_and_sequential_patterns_run_on_a_laid_out_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (engine, pattern) in [("uring", "randwrite"), ("uring", "read"), ("sync", "write")] {
+        let mut args = vec![d, "--engine", engine, "--pattern", pattern, "--size", "4m"];
+        args.extend(["--levels", "1,8", "--json"]);
+        args.extend(QUICK);
+        let j = json_of(&run(&args));
+        assert_eq!(j["workload"]["pattern"], pattern);
+        for l in j["levels"].as_array().unwrap() {
+            check_level(l, 4096.0);
+        }
+        assert!(
+            entries(dir.path()).is_empty(),
+            "{engine} {pattern} left a file"
+        );
+    }
+}
