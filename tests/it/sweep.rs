@@ -457,3 +457,51 @@ fn write_and_sequential_patterns_run_on_a_laid_out_file() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_during_layout_removes_the_half_written_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = iosat()
+        .arg("sweep")
+        .arg(dir.path())
+        .args([
+            "--engine",
+            "sync",
+            "--size",
+            "256m",
+            "--levels",
+            "1",
+            "--duration",
+            "5",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The file appears as soon as layout starts; interrupt then (during layout or, on a very
+    // fast disk, during the level: either way nothing may be left behind).
+    let t0 = Instant::now();
+    while entries(dir.path()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "layout never started"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        entries(dir.path()).is_empty(),
+        "left behind: {:?}",
+        entries(dir.path())
+    );
+}
+
+#[test]
+fn help_snapshot() {
+    let out = iosat().args(["sweep", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}
