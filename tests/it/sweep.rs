@@ -505,3 +505,35 @@ fn help_snapshot() {
     assert!(out.status.success());
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }
+
+#[test]
+fn auto_levels_double_from_one_and_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let args = [
+        d,
+        "--size",
+        "8m",
+        "--levels",
+        "auto",
+        "--duration",
+        "0.1",
+        "--ramp",
+        "0",
+        "--json",
+    ];
+    let j = json_of(&run(&args));
+    assert_eq!(j["workload"]["levels"], "auto");
+    let conc: Vec<u64> = j["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["concurrency"].as_u64().unwrap())
+        .collect();
+    assert!(conc.len() >= 3, "{conc:?}");
+    for (i, c) in conc.iter().enumerate() {
+        assert_eq!(*c, 1u64 << i, "{conc:?}");
+    }
+    assert!(*conc.last().unwrap() <= 4096);
+    assert_eq!(j["complete"], true);
+}
