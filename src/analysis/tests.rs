@@ -412,3 +412,20 @@ fn knee_at_the_top_level_says_to_measure_further() {
         .iter()
         .any(|s| s.starts_with("The knee is the highest level measured")));
 }
+
+#[test]
+fn aqu_sz_below_in_flight_is_the_software_path_not_a_fault() {
+    // A virtio disk: the app measures 1.00 in flight, the block layer holds 0.76 of it.
+    let mut lv = closed(4.0, 1.0, &[1, 4]);
+    lv[0].kernel_aqu_sz = Some(0.76 * lv[0].iops * lv[0].latency_ns.mean / 1e9);
+    lv[1].kernel_aqu_sz = Some(0.3 * lv[1].iops * lv[1].latency_ns.mean / 1e9);
+    let v = analyze(&lv);
+    assert!(
+        v.levels[0].littles_law_ok,
+        "{:?}",
+        v.levels[0].littles_law_note
+    );
+    assert!(!v.levels[1].littles_law_ok);
+    let note = v.levels[1].littles_law_note.as_deref().unwrap();
+    assert!(note.contains("above the device"), "{note}");
+}

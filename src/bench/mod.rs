@@ -114,3 +114,11 @@ pub trait Engine {
     fn name(&self) -> &str;
     fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> crate::error::Result<LevelStats>;
 }
+
+pub mod plan;
+pub mod profile;
+pub mod result;
+pub mod sync;
+pub mod target;
+pub mod uring;
+pub mod workload;

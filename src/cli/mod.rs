@@ -30,6 +30,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run; boxing buys nothing
 pub enum Command {
     /// Extended per-device statistics from /proc/diskstats, like `iostat -x`, honestly labelled.
     Stat(stat::StatArgs),

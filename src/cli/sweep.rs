@@ -1,6 +1,142 @@
-//! Syntax of `iosat sweep`.
+//! Syntax of `iosat sweep` (clap only; validation lives in config/sweep.rs).
 
-use clap::Args;
+use super::{FormatArgs, RootArgs};
+use clap::{ArgAction, Args, ValueEnum};
+use std::path::PathBuf;
 
+/// The access pattern (syntax only; config/ maps it to bench::Pattern).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PatternArg {
+    Randread,
+    Randwrite,
+    Read,
+    Write,
+    Randrw,
+}
+
+/// Run the concurrency sweep of Percona's "Looking at Disk Utilization and Saturation": direct
+/// I/O at 1, 2, 4, ... requests in flight, latency against the single-request baseline, the
+/// kernel's own view (r/s, await, aqu-sz, %util) beside it, and the verdict: knee, overload
+/// point, max useful IOPS.
+///
+/// With no TARGET a temporary file (a tenth of the free space, at most 1 GiB) is laid out in
+/// the current directory, filled with real data, and removed at the end, Ctrl-C included.
+/// Default run: 9 levels × (0.5 s ramp + 2 s measured), about 25 s plus the layout.
 #[derive(Debug, Args)]
-pub struct SweepArgs {}
+pub struct SweepArgs {
+    /// A directory (a temporary file is laid out there), an existing file (read only), or a
+    /// block device (read only unless --destructive). Default: the current directory.
+    #[arg(value_name = "TARGET")]
+    pub target: Option<PathBuf>,
+
+    /// Load generator: uring (io_uring, falls back to sync), sync (one pread/pwrite in flight
+    /// per thread), or sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS].
+    #[arg(
+        long,
+        default_value = "uring",
+        value_name = "ENGINE",
+        help_heading = "Workload"
+    )]
+    pub engine: String,
+
+    /// Access pattern.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "randread",
+        help_heading = "Workload"
+    )]
+    pub pattern: PatternArg,
+
+    /// Percentage of reads for --pattern randrw (default 70).
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub read_pct: Option<String>,
+
+    /// Block size per request (k, m suffixes: 4k, 64k, 1m); a multiple of the target's logical
+    /// block size.
+    #[arg(
+        long,
+        default_value = "4k",
+        value_name = "SIZE",
+        help_heading = "Workload"
+    )]
+    pub bs: String,
+
+    /// Concurrency levels (requests in flight), a comma list, or `auto`: keep doubling from 1
+    /// until the device is clearly past its knee (throughput flat, latency growing).
+    #[arg(
+        long,
+        default_value = "1,2,4,8,16,32,64,128,256",
+        value_name = "LIST|auto",
+        help_heading = "Workload"
+    )]
+    pub levels: String,
+
+    /// Measured time per level (s, ms suffixes; bare numbers are seconds).
+    #[arg(
+        long,
+        default_value = "2s",
+        value_name = "TIME",
+        help_heading = "Workload"
+    )]
+    pub duration: String,
+
+    /// Warm-up per level before measuring (its I/Os are not counted).
+    #[arg(
+        long,
+        default_value = "0.5s",
+        value_name = "TIME",
+        help_heading = "Workload"
+    )]
+    pub ramp: String,
+
+    /// O_DIRECT (bypass the page cache). `--direct false` measures buffered I/O.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, value_name = "BOOL", help_heading = "Workload")]
+    pub direct: bool,
+
+    /// uring: the most worker threads a level is spread over (each keeps concurrency/threads
+    /// requests in flight). sync always uses one thread per request in flight.
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = "Workload")]
+    pub threads: u32,
+
+    /// Seed of the offset generator (and of the sim engine).
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = "Workload")]
+    pub seed: u64,
+
+    /// Size of the temporary file (default: a tenth of the free space, at most 1 GiB).
+    #[arg(long, value_name = "SIZE", help_heading = "Target")]
+    pub size: Option<String>,
+
+    /// Allow writing to a block device (destroys its data). Refused anyway when the device is
+    /// mounted, has mounted partitions or holders, is swap, or carries a filesystem signature.
+    #[arg(long, help_heading = "Target")]
+    pub destructive: bool,
+
+    /// Run on tmpfs/ramfs although that measures memory, not a disk.
+    #[arg(long, help_heading = "Target")]
+    pub allow_tmpfs: bool,
+
+    /// Also write the result to FILE (same format as stdout), rewritten after every level.
+    #[arg(short = 'o', long, value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+
+    /// Store the result as the device's profile (used by `iosat stat`).
+    #[arg(long, help_heading = "Output")]
+    pub save_profile: bool,
+
+    /// Directory of device profiles (default: $IOSAT_PROFILE_DIR, else
+    /// $XDG_STATE_HOME/iosat/profiles, else
+    /// ~/.local/state/iosat/profiles).
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub profile_dir: Option<PathBuf>,
+
+    /// Never draw the progress bar (it is drawn on stderr only when that is a terminal).
+    #[arg(long, help_heading = "Output")]
+    pub no_progress: bool,
+
+    #[command(flatten)]
+    pub format: FormatArgs,
+
+    #[command(flatten)]
+    pub root: RootArgs,
+}

@@ -5,3 +5,4 @@ pub mod analyze;
 pub mod fsync;
 pub mod info;
 pub mod stat;
+pub mod sweep;

@@ -6,3 +6,4 @@ mod cli;
 mod fsync;
 mod sim;
 mod stat;
+mod sweep;

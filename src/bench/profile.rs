@@ -1,0 +1,182 @@
+//! Device profiles: where `--save-profile` stores a sweep result and under which id, so `stat`
+//! and later commands can judge live numbers against the device's own curve. Must not import
+//! ui/ or report/.
+//!
+//! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
+//! else `~/.local/state/iosat/profiles`; file `<id>.json` where id is the device's wwid, else
+//! its serial, else model + size (sanitised to `[A-Za-z0-9._-]`).
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// The profile directory from an explicit choice or the environment.
+pub fn profile_dir(
+    explicit: Option<&Path>,
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return Some(p.to_path_buf());
+    }
+    if let Some(x) = xdg_state_home.filter(|s| !s.is_empty()) {
+        return Some(Path::new(x).join("iosat").join("profiles"));
+    }
+    home.filter(|s| !s.is_empty())
+        .map(|h| Path::new(h).join(".local/state/iosat/profiles"))
+}
+
+/// What identifies a device across reboots and renames, best first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub wwid: Option<String>,
+    pub serial: Option<String>,
+    pub model: Option<String>,
+    pub size_bytes: Option<u64>,
+    /// The kernel name (last resort, not stable across reboots).
+    pub name: String,
+}
+
+fn sanitize(s: &str) -> String {
+    let mut out: String = s
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    out.trim_matches('_').to_string()
+}
+
+/// The profile id: wwid, else serial, else model + size, else name + size.
+pub fn profile_id(id: &Identity) -> String {
+    let nonempty = |s: &Option<String>| s.as_deref().map(sanitize).filter(|s| !s.is_empty());
+    if let Some(w) = nonempty(&id.wwid) {
+        return w;
+    }
+    if let Some(s) = nonempty(&id.serial) {
+        return format!("serial-{s}");
+    }
+    let size = id.size_bytes.map(|b| format!("-{b}")).unwrap_or_default();
+    match nonempty(&id.model) {
+        Some(m) => format!("{m}{size}"),
+        None => format!("{}{size}", sanitize(&id.name)),
+    }
+}
+
+/// Thin IO: the identity attributes (`wwid`, `serial`, also under `device/`) of a block device
+/// whose sysfs directory is `sysfs_dir` (from `sys::device::sysfs_dir`).
+pub fn read_identity(
+    sysfs_dir: &Path,
+    name: &str,
+    model: Option<String>,
+    size_bytes: Option<u64>,
+) -> Identity {
+    let rd = |rel: &str| {
+        std::fs::read_to_string(sysfs_dir.join(rel))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    Identity {
+        wwid: rd("wwid").or_else(|| rd("device/wwid")),
+        serial: rd("serial").or_else(|| rd("device/serial")),
+        model,
+        size_bytes,
+        name: name.to_string(),
+    }
+}
+
+/// Write `json` as `<dir>/<id>.json` (via a temporary file and rename, so a reader never sees
+/// half a profile). Returns the path written.
+pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let path = dir.join(format!("{id}.json"));
+    write_atomic(&path, json.as_bytes())?;
+    Ok(path)
+}
+
+/// Replace `path` with `bytes` atomically (temporary file in the same directory + rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.iosat-tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_precedence() {
+        assert_eq!(
+            profile_dir(Some(Path::new("/x")), Some("/s"), Some("/h")),
+            Some(PathBuf::from("/x"))
+        );
+        assert_eq!(
+            profile_dir(None, Some("/s"), Some("/h")),
+            Some(PathBuf::from("/s/iosat/profiles"))
+        );
+        assert_eq!(
+            profile_dir(None, Some(""), Some("/h")),
+            Some(PathBuf::from("/h/.local/state/iosat/profiles"))
+        );
+        assert_eq!(profile_dir(None, None, None), None);
+    }
+
+    #[test]
+    fn id_precedence_and_sanitising() {
+        let mut id = Identity {
+            wwid: Some("eui.0025 3859 01a2/b".into()),
+            serial: Some("S3X".into()),
+            model: Some("Samsung SSD 970".into()),
+            size_bytes: Some(1000),
+            name: "nvme0n1".into(),
+        };
+        assert_eq!(profile_id(&id), "eui.0025_3859_01a2_b");
+        id.wwid = None;
+        assert_eq!(profile_id(&id), "serial-S3X");
+        id.serial = Some("  ".into());
+        assert_eq!(profile_id(&id), "Samsung_SSD_970-1000");
+        id.model = None;
+        assert_eq!(profile_id(&id), "nvme0n1-1000");
+    }
+
+    #[test]
+    fn identity_from_a_sysfs_like_directory() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("device")).unwrap();
+        std::fs::write(d.path().join("device/wwid"), "naa.5000c500a1b2c3d4\n").unwrap();
+        std::fs::write(d.path().join("serial"), "\n").unwrap();
+        let id = read_identity(d.path(), "sda", Some("ST4000".into()), Some(4));
+        assert_eq!(id.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
+        assert_eq!(id.serial, None, "blank serial is no serial");
+        assert_eq!(profile_id(&id), "naa.5000c500a1b2c3d4");
+    }
+
+    #[test]
+    fn atomic_write_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let p = save(d.path(), "dev", "{\"a\":1}").unwrap();
+        save(d.path(), "dev", "{\"a\":2}").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":2}");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+}

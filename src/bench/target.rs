@@ -1,0 +1,536 @@
+//! What a sweep runs against: a temporary file iosat lays out (and removes on every exit path),
+//! a user's file (reads only), or a block device (reads only unless --destructive and every
+//! safety check of DESIGN.md §5 passes). Owns opening, layout and the safety refusals; must not
+//! import ui/, report/ or cmd/.
+
+use super::workload::{AlignedBuf, Rng};
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Largest default test file; smaller when free space is short (see [`default_size`]).
+pub const DEFAULT_MAX_SIZE: u64 = 1 << 30;
+/// Smallest file worth measuring.
+pub const MIN_SIZE: u64 = 16 << 20;
+
+/// What the user asked to run against, already validated syntactically.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSpec {
+    /// None: a temporary file in the current directory.
+    pub path: Option<PathBuf>,
+    /// Size of a temporary file; None = [`default_size`].
+    pub size_bytes: Option<u64>,
+    /// The pattern writes.
+    pub writes: bool,
+    pub direct: bool,
+    pub destructive: bool,
+    pub allow_tmpfs: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetKind {
+    /// A file iosat laid out and will remove.
+    TempFile,
+    /// A user's existing file (read only).
+    File,
+    BlockDevice,
+}
+
+/// An open target. Dropping it removes the file when iosat created it.
+#[derive(Debug)]
+pub struct Target {
+    pub file: File,
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    /// Required alignment of offsets and lengths for direct I/O (the logical block size).
+    pub dio_align: u32,
+    pub writable: bool,
+    pub direct: bool,
+    /// Remarks for the user (page cache, tmpfs, ...), one line each.
+    pub notes: Vec<String>,
+    /// Set when iosat created the file: removed on drop.
+    created: Option<PathBuf>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(p) = self.created.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Removes a half-laid-out file if layout fails or is interrupted.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn target_err(value: &Path, reason: impl Into<String>) -> Error {
+    Error::usage("TARGET", value.display(), reason)
+}
+
+/// Open (or lay out) the target. `stop` is polled during layout so Ctrl-C removes the file.
+pub fn open(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
+    let path = match &spec.path {
+        Some(p) => p.clone(),
+        None => std::env::current_dir().map_err(|e| Error::io(".", e))?,
+    };
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Never create a file from a typo'd path (DESIGN.md §5).
+            return Err(target_err(&path, "does not exist"));
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        layout_temp_file(spec, &path, stop)
+    } else if ft.is_file() {
+        open_user_file(spec, &path, meta.len())
+    } else if ft.is_block_device() {
+        open_block_device(spec, &path)
+    } else {
+        Err(target_err(
+            &path,
+            "is neither a directory, a regular file nor a block device",
+        ))
+    }
+}
+
+/// The filesystem type magic of the filesystem holding `fd` (fstatfs).
+fn fs_magic(file: &File) -> Option<i64> {
+    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid fd and a valid out pointer.
+    let r = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
+    (r == 0).then_some(st.f_type as i64)
+}
+
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Refuse memory-backed filesystems unless asked: they measure RAM, not a disk.
+fn check_memory_fs(
+    spec: &TargetSpec,
+    file: &File,
+    path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let magic = fs_magic(file);
+    let name = match magic {
+        Some(TMPFS_MAGIC) => "tmpfs",
+        Some(RAMFS_MAGIC) => "ramfs",
+        _ => return Ok(()),
+    };
+    if !spec.allow_tmpfs {
+        return Err(Error::usage(
+            "TARGET",
+            path.display(),
+            format!(
+                "is on {name}: that measures memory, not a disk; pass --allow-tmpfs to run anyway"
+            ),
+        ));
+    }
+    notes.push(format!(
+        "{} is on {name}: these numbers are memory speed, not a disk's",
+        path.display()
+    ));
+    Ok(())
+}
+
+/// Free bytes available to this user on the filesystem holding `dir`.
+fn free_bytes(dir: &Path) -> Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| target_err(dir, "contains a NUL byte"))?;
+    // SAFETY: statvfs is plain old data.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid C string and out pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::io(dir, std::io::Error::last_os_error()));
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// The default size of a temporary file: a tenth of the free space, at most 1 GiB, rounded
+/// down to whole MiB; None when that is below [`MIN_SIZE`].
+pub fn default_size(free_bytes: u64) -> Option<u64> {
+    let s = (free_bytes / 10).min(DEFAULT_MAX_SIZE) & !((1 << 20) - 1);
+    (s >= MIN_SIZE).then_some(s)
+}
+
+/// True when a file of `size` may be laid out with `free` bytes available: it must leave at
+/// least a tenth of the free space and 64 MiB for everyone else.
+pub fn fits(size: u64, free: u64) -> bool {
+    size.saturating_add(free / 10).saturating_add(64 << 20) <= free
+}
+
+fn human(bytes: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<Target> {
+    let mut notes = Vec::new();
+    let dir_handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
+    check_memory_fs(spec, &dir_handle, dir, &mut notes)?;
+    drop(dir_handle);
+    let free = free_bytes(dir)?;
+    let size = match spec.size_bytes {
+        Some(s) => s,
+        None => default_size(free).ok_or_else(|| {
+            Error::Safety(format!(
+                "{}: too little free space for a test file ({} free, need at least {} plus a margin)",
+                dir.display(),
+                human(free),
+                human(MIN_SIZE * 10)
+            ))
+        })?,
+    };
+    if !fits(size, free) {
+        return Err(Error::Safety(format!(
+            "{}: too little free space for a {} test file ({} free; iosat leaves a tenth of it and 64 MiB)",
+            dir.display(),
+            human(size),
+            human(free)
+        )));
+    }
+    let name = format!(
+        ".iosat-sweep-{}-{}.tmp",
+        std::process::id(),
+        super::workload::now_ns() % 1_000_000_007
+    );
+    let path = dir.join(name);
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true).create_new(true).mode(0o600);
+    if spec.direct {
+        opts.custom_flags(libc::O_DIRECT);
+    }
+    let file = match opts.open(&path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
+            let _ = std::fs::remove_file(&path);
+            return Err(Error::usage(
+                "--direct",
+                "true",
+                format!(
+                    "is not supported by the filesystem of {}; use --direct false",
+                    dir.display()
+                ),
+            ));
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let guard = RemoveOnDrop(Some(path.clone()));
+    let dio_align = dio_align(&file).unwrap_or(512);
+    let size = size / u64::from(dio_align.max(512)) * u64::from(dio_align.max(512));
+    fill(&file, &path, size, stop)?;
+    // Start the run cold: what layout wrote must not be served from the page cache.
+    // SAFETY: valid fd; advice only.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let mut guard = guard;
+    let created = guard.0.take();
+    if !spec.direct {
+        notes.push(
+            "buffered I/O (--direct false): reads may be served by the page cache, not the disk"
+                .to_string(),
+        );
+    }
+    Ok(Target {
+        file,
+        path,
+        kind: TargetKind::TempFile,
+        size_bytes: size,
+        dio_align,
+        writable: true,
+        direct: spec.direct,
+        notes,
+        created,
+    })
+}
+
+/// Write real data over the whole file (never sparse: holes read for free), 1 MiB at a time,
+/// each chunk different, then make it durable.
+fn fill(file: &File, path: &Path, size: u64, stop: &AtomicBool) -> Result<()> {
+    const CHUNK: usize = 1 << 20;
+    let mut buf = AlignedBuf::new(CHUNK);
+    let mut rng = Rng::new(size ^ 0x105a7);
+    let mut off = 0u64;
+    while off < size {
+        if stop.load(Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        let len = ((size - off) as usize).min(CHUNK);
+        for w in buf.as_mut_slice()[..len].chunks_exact_mut(8) {
+            w.copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        let mut done = 0usize;
+        while done < len {
+            // SAFETY: the buffer holds `len` bytes; pointer and length stay inside it.
+            let n = unsafe {
+                libc::pwrite(
+                    file.as_raw_fd(),
+                    buf.as_slice()[done..].as_ptr().cast(),
+                    len - done,
+                    (off + done as u64) as libc::off_t,
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(Error::io(path, e));
+            }
+            if n == 0 {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::from(std::io::ErrorKind::WriteZero),
+                ));
+            }
+            done += n as usize;
+        }
+        off += len as u64;
+    }
+    file.sync_data().map_err(|e| Error::io(path, e))
+}
+
+/// Direct-I/O offset alignment from statx(STATX_DIOALIGN) (Linux 6.1+), for files and block
+/// devices alike; for block devices on older kernels, BLKSSZGET.
+pub fn dio_align(file: &File) -> Option<u32> {
+    // The kernel's struct statx is 256 bytes; stx_dio_offset_align sits at byte 0x9c. Declared
+    // by hand because libc's glibc struct lacks the 6.1 fields.
+    #[repr(C, align(8))]
+    struct RawStatx([u8; 256]);
+    let mut raw = RawStatx([0; 256]);
+    let empty = c"";
+    // SAFETY: statx writes at most 256 bytes into `raw`; the path is a valid empty C string used
+    // with AT_EMPTY_PATH on a valid fd.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            file.as_raw_fd(),
+            empty.as_ptr(),
+            libc::AT_EMPTY_PATH,
+            0x2000u32, // STATX_DIOALIGN
+            raw.0.as_mut_ptr(),
+        )
+    };
+    if r == 0 {
+        let mask = u32::from_ne_bytes(raw.0[0..4].try_into().expect("4 bytes"));
+        let align = u32::from_ne_bytes(raw.0[0x9c..0xa0].try_into().expect("4 bytes"));
+        if mask & 0x2000 != 0 && align > 0 {
+            return Some(align);
+        }
+    }
+    let mut ssz: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int; fails harmlessly (ENOTTY) on regular files.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), 0x1268, &mut ssz) };
+    (r == 0 && ssz > 0).then_some(ssz as u32)
+}
+
+fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
+    if spec.writes {
+        return Err(Error::Safety(format!(
+            "{}: iosat did not create this file, so it only reads it; use a read pattern, or give a directory to write to a file iosat lays out",
+            path.display()
+        )));
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    if spec.direct {
+        opts.custom_flags(libc::O_DIRECT);
+    }
+    let file = opts.open(path).map_err(|e| Error::io(path, e))?;
+    let mut notes = Vec::new();
+    check_memory_fs(spec, &file, path, &mut notes)?;
+    if !spec.direct {
+        notes.push(
+            "buffered I/O (--direct false): reads may be served by the page cache, not the disk"
+                .to_string(),
+        );
+    }
+    Ok(Target {
+        dio_align: dio_align(&file).unwrap_or(512),
+        file,
+        path: path.to_path_buf(),
+        kind: TargetKind::File,
+        size_bytes: len,
+        writable: false,
+        direct: spec.direct,
+        notes,
+        created: None,
+    })
+}
+
+fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
+    if spec.writes && !spec.destructive {
+        return Err(Error::Safety(format!(
+            "{}: writing to a block device destroys its data; iosat only reads devices unless --destructive is given",
+            path.display()
+        )));
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    let mut flags = 0;
+    if spec.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if spec.destructive {
+        // O_EXCL on a block device: the kernel refuses (EBUSY) when it is mounted, used as
+        // swap, or claimed by dm/md/LVM, and keeps others from claiming it while we write.
+        opts.write(true);
+        flags |= libc::O_EXCL;
+    }
+    opts.custom_flags(flags);
+    let file = match opts.open(path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            return Err(Error::Safety(format!(
+                "{} is in use (mounted, swap, or held by dm/md/LVM): exclusive open failed",
+                path.display()
+            )));
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if spec.destructive {
+        let mut head = AlignedBuf::new(SIGNATURE_SCAN_BYTES);
+        // SAFETY: the buffer holds SIGNATURE_SCAN_BYTES bytes, aligned for O_DIRECT.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                head.as_mut_ptr().cast(),
+                SIGNATURE_SCAN_BYTES,
+                0,
+            )
+        };
+        if n < 0 {
+            return Err(Error::io(path, std::io::Error::last_os_error()));
+        }
+        if let Some(sig) = signature(&head.as_slice()[..n as usize]) {
+            return Err(Error::Safety(format!(
+                "{} carries a {sig} signature; wipe it yourself (wipefs) if its data really is disposable",
+                path.display()
+            )));
+        }
+    }
+    // SAFETY: lseek on a valid fd; a block device reports its size at SEEK_END.
+    let size = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
+    if size < 0 {
+        return Err(Error::io(path, std::io::Error::last_os_error()));
+    }
+    Ok(Target {
+        dio_align: dio_align(&file).unwrap_or(512),
+        file,
+        path: path.to_path_buf(),
+        kind: TargetKind::BlockDevice,
+        size_bytes: size as u64,
+        writable: spec.destructive,
+        direct: spec.direct,
+        notes: Vec::new(),
+        created: None,
+    })
+}
+
+/// Bytes read from the start of a device to look for signatures (btrfs sits at 64 KiB).
+pub const SIGNATURE_SCAN_BYTES: usize = 128 << 10;
+
+/// The first filesystem, volume or partition-table signature found in the first bytes of a
+/// device, after the magic numbers blkid uses. Pure.
+pub fn signature(head: &[u8]) -> Option<&'static str> {
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    let checks: [(usize, &[u8], &str); 12] = [
+        (1080, &[0x53, 0xef], "ext2/3/4"),
+        (0, b"XFSB", "xfs"),
+        (65600, b"_BHRfS_M", "btrfs"),
+        (0, b"LUKS\xba\xbe", "LUKS"),
+        (512, b"LABELONE", "LVM2"),
+        (4086, b"SWAPSPACE2", "swap"),
+        (4086, b"SWAP-SPACE", "swap"),
+        (512, b"EFI PART", "GPT partition table"),
+        (3, b"NTFS    ", "ntfs"),
+        (82, b"FAT32   ", "vfat"),
+        (54, b"FAT1", "vfat"),
+        (4096, b"\x10\x20\xf5\xf2", "f2fs"),
+    ];
+    for (off, magic, name) in checks {
+        if at(off, magic) {
+            return Some(name);
+        }
+    }
+    // An MBR: boot signature plus at least one non-empty partition entry.
+    if at(510, &[0x55, 0xaa]) && (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|&t| t != 0))
+    {
+        return Some("MBR partition table");
+    }
+    // md RAID superblock 1.1/1.2 (at 0 or 4 KiB).
+    if at(0, &[0xfc, 0x4e, 0x2b, 0xa9]) || at(4096, &[0xfc, 0x4e, 0x2b, 0xa9]) {
+        return Some("md RAID");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_size_scales_with_free_space() {
+        assert_eq!(default_size(100 << 30), Some(1 << 30));
+        assert_eq!(default_size(1 << 30), Some(102 << 20));
+        assert_eq!(default_size(100 << 20), None);
+    }
+
+    #[test]
+    fn fits_leaves_a_margin() {
+        assert!(fits(1 << 30, 10 << 30));
+        assert!(!fits(1 << 30, 1 << 30));
+        assert!(!fits(u64::MAX, 1 << 40));
+    }
+
+    #[test]
+    fn signatures_are_found() {
+        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
+        assert_eq!(signature(&b), None);
+        b[1080] = 0x53;
+        b[1081] = 0xef;
+        assert_eq!(signature(&b), Some("ext2/3/4"));
+        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
+        b[4086..4096].copy_from_slice(b"SWAPSPACE2");
+        assert_eq!(signature(&b), Some("swap"));
+        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
+        b[510] = 0x55;
+        b[511] = 0xaa;
+        assert_eq!(
+            signature(&b),
+            None,
+            "boot signature alone with no partitions"
+        );
+        b[446 + 4] = 0x83;
+        assert_eq!(signature(&b), Some("MBR partition table"));
+        // A short read (tiny device) must not panic.
+        assert_eq!(signature(&[0u8; 10]), None);
+    }
+}

@@ -1,0 +1,271 @@
+//! The `uring` engine: io_uring, threads × queue depth, batched submission and reaping,
+//! registered file and buffers. Owns its rings for the length of a level; must not import ui/,
+//! report/ or cmd/.
+//!
+//! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
+//! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
+//! ring is set up; the clock is read once before each submit and once after each wait, so an
+//! I/O costs at most two clock reads (fewer when batches hold several).
+
+use super::workload::{now_ns, AlignedBuf, IoGen, Window};
+use super::{Engine, LevelCtl, LevelSpec, LevelStats};
+use crate::error::{Error, Result};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Why io_uring can't be used here (kernel without it, `kernel.io_uring_disabled`, seccomp),
+/// or None when a ring with a registered file and fixed-buffer reads and writes works.
+pub fn probe(fd: RawFd) -> Option<String> {
+    let ring = match IoUring::new(2) {
+        Ok(r) => r,
+        Err(e) => return Some(format!("io_uring unavailable ({e})")),
+    };
+    let mut p = io_uring::Probe::new();
+    if let Err(e) = ring.submitter().register_probe(&mut p) {
+        return Some(format!("io_uring probe failed ({e})"));
+    }
+    for (code, name) in [
+        (opcode::ReadFixed::CODE, "READ_FIXED"),
+        (opcode::WriteFixed::CODE, "WRITE_FIXED"),
+    ] {
+        if !p.is_supported(code) {
+            return Some(format!("io_uring lacks {name}"));
+        }
+    }
+    if let Err(e) = ring.submitter().register_files(&[fd]) {
+        return Some(format!("io_uring can't register the file ({e})"));
+    }
+    None
+}
+
+pub struct UringEngine {
+    fd: RawFd,
+    size_bytes: u64,
+    path: PathBuf,
+}
+
+impl UringEngine {
+    /// Call [`probe`] first; this assumes io_uring works.
+    pub fn new(fd: RawFd, size_bytes: u64, path: PathBuf) -> UringEngine {
+        UringEngine {
+            fd,
+            size_bytes,
+            path,
+        }
+    }
+}
+
+impl Engine for UringEngine {
+    fn name(&self) -> &str {
+        "uring"
+    }
+
+    fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> Result<LevelStats> {
+        let threads = spec.threads.max(1);
+        let depth = spec.queue_depth.max(1);
+        let window = Window::starting_now(spec);
+        let results: Vec<std::io::Result<LevelStats>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|w| {
+                    let gen = IoGen::new(spec, self.size_bytes, w, threads);
+                    let fd = self.fd;
+                    let bs = spec.block_size as usize;
+                    let seed = spec.seed ^ u64::from(w);
+                    std::thread::Builder::new()
+                        .name(format!("iosat-uring-{w}"))
+                        .spawn_scoped(s, move || worker(fd, bs, depth, seed, gen, window, ctl))
+                        .expect("spawn worker thread")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("uring worker panicked"))
+                .collect()
+        });
+        let mut total = LevelStats::new();
+        for r in results {
+            total += &r.map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(total)
+    }
+}
+
+/// A ring tuned for one submitting thread: completions run only when we wait for them
+/// (DEFER_TASKRUN, 6.1+), no cross-thread wakeups. Older kernels reject the flags: plain ring.
+fn build_ring(entries: u32) -> std::io::Result<IoUring> {
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
+        .or_else(|_| IoUring::new(entries))
+}
+
+/// One request slot of the state machine.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// Submission time (clock read just before the submit that carried it).
+    t0_ns: u64,
+    is_read: bool,
+    /// Submitted inside the measuring window (ramp-up I/Os are not counted).
+    counted: bool,
+}
+
+fn worker(
+    fd: RawFd,
+    bs: usize,
+    depth: u32,
+    seed: u64,
+    mut gen: IoGen,
+    window: Window,
+    ctl: &LevelCtl,
+) -> std::io::Result<LevelStats> {
+    let qd = depth as usize;
+    let mut ring = build_ring(depth.next_power_of_two())?;
+    ring.submitter().register_files(&[fd])?;
+    let mut bufs = AlignedBuf::random(bs * qd, seed);
+    let base = bufs.as_mut_ptr();
+    let iovecs: Vec<libc::iovec> = (0..qd)
+        .map(|i| libc::iovec {
+            // SAFETY: i * bs < bs * qd: inside the allocation.
+            iov_base: unsafe { base.add(i * bs) }.cast(),
+            iov_len: bs,
+        })
+        .collect();
+    // SAFETY: the buffers live in `bufs`, which outlives the ring (declared before it is
+    // dropped at the end of this function, after every I/O has completed).
+    let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+
+    let mut slots = vec![Slot::default(); qd];
+    // Slots prepared since the last submit, waiting for their submission timestamp.
+    let mut fresh: Vec<u32> = Vec::with_capacity(qd);
+    let mut st = LevelStats::new();
+    let mut in_flight = 0usize;
+    let mut stopping = false;
+    let mut last_ns = 0u64;
+    let mut counted = 0u64;
+    let mut unpublished = 0u64;
+
+    // Fill the queue.
+    for i in 0..qd {
+        push_io(&mut ring, &mut slots, i, &mut gen, base, bs, fixed_bufs);
+        fresh.push(i as u32);
+    }
+    loop {
+        let t_submit = if fresh.is_empty() { 0 } else { now_ns() };
+        for &i in &fresh {
+            let s = &mut slots[i as usize];
+            s.t0_ns = t_submit;
+            s.counted = t_submit >= window.measure_from_ns;
+        }
+        in_flight += fresh.len();
+        fresh.clear();
+        if in_flight == 0 {
+            break;
+        }
+        match ring.submit_and_wait(1) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) => return Err(e),
+        }
+        let t_done = now_ns();
+        stopping = stopping || t_done >= window.end_ns || ctl.stop.load(Relaxed);
+        // Reap every completion available; refill each finished slot unless stopping.
+        let mut cq = ring.completion();
+        cq.sync();
+        for cqe in &mut cq {
+            let i = cqe.user_data() as usize;
+            in_flight -= 1;
+            let res = cqe.result();
+            if res < 0 {
+                return Err(std::io::Error::from_raw_os_error(-res));
+            }
+            if res as usize != bs {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("short transfer: {res} of {bs} bytes"),
+                ));
+            }
+            let s = slots[i];
+            if s.counted {
+                let lat = (t_done - s.t0_ns).max(1);
+                if s.is_read {
+                    st.read_ns.saturating_record(lat);
+                    st.read_bytes += bs as u64;
+                } else {
+                    st.write_ns.saturating_record(lat);
+                    st.write_bytes += bs as u64;
+                }
+                counted += 1;
+                unpublished += 1;
+                last_ns = t_done;
+            }
+            if !stopping {
+                fresh.push(i as u32);
+            }
+        }
+        drop(cq);
+        for &i in &fresh {
+            push_io(
+                &mut ring, &mut slots, i as usize, &mut gen, base, bs, fixed_bufs,
+            );
+        }
+        if unpublished >= super::sync::PUBLISH_EVERY {
+            ctl.ops_done.fetch_add(unpublished, Relaxed);
+            unpublished = 0;
+        }
+    }
+    ctl.ops_done.fetch_add(unpublished, Relaxed);
+    st.interrupted = ctl.stop.load(Relaxed);
+    st.elapsed_ns = if counted > 0 {
+        last_ns - window.measure_from_ns
+    } else {
+        0
+    };
+    drop(ring);
+    drop(bufs);
+    Ok(st)
+}
+
+/// Prepare slot `i`'s next request and put it on the submission queue (not yet submitted).
+#[inline]
+fn push_io(
+    ring: &mut IoUring,
+    slots: &mut [Slot],
+    i: usize,
+    gen: &mut IoGen,
+    base: *mut u8,
+    bs: usize,
+    fixed_bufs: bool,
+) {
+    let io = gen.next_io();
+    slots[i].is_read = io.is_read;
+    // SAFETY: slot i's buffer is bytes [i*bs, (i+1)*bs) of the registered allocation.
+    let buf = unsafe { base.add(i * bs) };
+    let file = types::Fixed(0);
+    let entry: squeue::Entry = match (io.is_read, fixed_bufs) {
+        (true, true) => opcode::ReadFixed::new(file, buf, bs as u32, i as u16)
+            .offset(io.offset)
+            .build(),
+        (false, true) => opcode::WriteFixed::new(file, buf, bs as u32, i as u16)
+            .offset(io.offset)
+            .build(),
+        (true, false) => opcode::Read::new(file, buf, bs as u32)
+            .offset(io.offset)
+            .build(),
+        (false, false) => opcode::Write::new(file, buf, bs as u32)
+            .offset(io.offset)
+            .build(),
+    };
+    let entry = entry.user_data(i as u64);
+    // SAFETY: the buffer stays valid and untouched until this slot's completion is reaped (the
+    // slot is not reused before that); the queue has room because at most `qd` requests exist
+    // and the ring has at least `qd` entries.
+    unsafe {
+        ring.submission()
+            .push(&entry)
+            .expect("submission queue has room for every slot");
+    }
+}

@@ -1,0 +1,320 @@
+//! `iosat sweep` arguments → a validated [`SweepSpec`]. Every error names the flag and the
+//! value. No clap type goes past this file; must not import sys/, monitor/ or ui/.
+
+use crate::bench::target::TargetSpec;
+use crate::bench::Pattern;
+use crate::cli::sweep::{PatternArg, SweepArgs};
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
+/// The default concurrency levels: seed 000's 1, 4, 16, 64, 256 with the powers of two between.
+pub const DEFAULT_LEVELS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+/// The highest concurrency a level may ask for (and where `auto` stops doubling).
+pub const MAX_CONCURRENCY: u32 = 4096;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineChoice {
+    Uring,
+    Sync,
+    /// The whole `sim:...` text, handed to the sim engine's own parser.
+    Sim(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Levels {
+    List(Vec<u32>),
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+    Markdown,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSpec {
+    pub target: TargetSpec,
+    pub engine: EngineChoice,
+    pub pattern: Pattern,
+    pub block_size: u64,
+    pub levels: Levels,
+    /// The levels flag as given, for the report.
+    pub levels_text: String,
+    pub duration_ns: u64,
+    pub ramp_ns: u64,
+    pub max_threads: u32,
+    pub seed: u64,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub save_profile: bool,
+    pub profile_dir: Option<PathBuf>,
+    pub no_progress: bool,
+    pub proc_root: PathBuf,
+    pub sys_root: PathBuf,
+}
+
+/// "4k", "64K", "1m", "1MiB", "4096", "1g" → bytes (binary multiples).
+pub fn parse_size(flag: &str, s: &str) -> Result<u64> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let digits_end = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (num, unit) = lower.split_at(digits_end);
+    let mult: u64 = match unit.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => {
+            return Err(Error::usage(
+                flag,
+                s,
+                "is not a size (use a number with an optional k, m, g or t suffix)",
+            ))
+        }
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| Error::usage(flag, s, "is not a size (use e.g. 4k, 1m, 512)"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| Error::usage(flag, s, "is too large"))
+}
+
+/// "2", "2s", "0.2", "500ms", "1m" → nanoseconds.
+pub fn parse_duration(flag: &str, s: &str) -> Result<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60e9)
+    } else {
+        (t.as_str(), 1e9)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| Error::usage(flag, s, "is not a duration (use e.g. 2, 2s, 500ms)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(Error::usage(flag, s, "must be a non-negative duration"));
+    }
+    let ns = v * mult;
+    if ns > 24.0 * 3600e9 {
+        return Err(Error::usage(flag, s, "must be at most a day"));
+    }
+    Ok(ns.round() as u64)
+}
+
+pub fn parse_levels(s: &str) -> Result<Levels> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Levels::Auto);
+    }
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let n: u32 = part.trim().parse().map_err(|_| {
+            Error::usage(
+                "--levels",
+                s,
+                "must be `auto` or a comma-separated list of concurrency levels",
+            )
+        })?;
+        if n == 0 || n > MAX_CONCURRENCY {
+            return Err(Error::usage(
+                "--levels",
+                s,
+                format!("levels must be between 1 and {MAX_CONCURRENCY}"),
+            ));
+        }
+        if out.last().is_some_and(|&prev| n <= prev) {
+            return Err(Error::usage("--levels", s, "must be strictly increasing"));
+        }
+        out.push(n);
+    }
+    Ok(Levels::List(out))
+}
+
+pub fn parse_engine(s: &str) -> Result<EngineChoice> {
+    match s.trim() {
+        "uring" | "io_uring" => Ok(EngineChoice::Uring),
+        "sync" => Ok(EngineChoice::Sync),
+        other if other == "sim" || other.starts_with("sim:") => {
+            // Validated here so a bad spec fails before anything else happens.
+            other.parse::<crate::bench::sim::SimSpec>()?;
+            Ok(EngineChoice::Sim(other.to_string()))
+        }
+        _ => Err(Error::usage(
+            "--engine",
+            s,
+            "must be uring, sync or sim:units=K,service=DURATION[,...]",
+        )),
+    }
+}
+
+pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
+    let read_pct =
+        match (&a.read_pct, a.pattern) {
+            (None, _) => None,
+            (Some(v), PatternArg::Randrw) => {
+                let n: u8 =
+                    v.trim().parse().ok().filter(|&n| n <= 100).ok_or_else(|| {
+                        Error::usage("--read-pct", v, "must be a percentage 0..100")
+                    })?;
+                Some(n)
+            }
+            (Some(v), _) => {
+                return Err(Error::usage(
+                    "--read-pct",
+                    v,
+                    "only applies to --pattern randrw",
+                ))
+            }
+        };
+    let pattern = match a.pattern {
+        PatternArg::Randread => Pattern::RandRead,
+        PatternArg::Randwrite => Pattern::RandWrite,
+        PatternArg::Read => Pattern::Read,
+        PatternArg::Write => Pattern::Write,
+        PatternArg::Randrw => Pattern::RandRw {
+            read_pct: read_pct.unwrap_or(70),
+        },
+    };
+    let block_size = parse_size("--bs", &a.bs)?;
+    // Sectors are 512 bytes: no device takes less; the target's own logical block size is
+    // checked once it is open.
+    if block_size == 0 || block_size % 512 != 0 {
+        return Err(Error::usage("--bs", &a.bs, "must be a multiple of 512"));
+    }
+    if block_size > 64 << 20 {
+        return Err(Error::usage("--bs", &a.bs, "must be at most 64m"));
+    }
+    let duration_ns = parse_duration("--duration", &a.duration)?;
+    if duration_ns < 1_000_000 {
+        return Err(Error::usage(
+            "--duration",
+            &a.duration,
+            "must be at least 1ms",
+        ));
+    }
+    let ramp_ns = parse_duration("--ramp", &a.ramp)?;
+    let size_bytes = a
+        .size
+        .as_deref()
+        .map(|s| parse_size("--size", s))
+        .transpose()?;
+    if let (Some(sz), Some(text)) = (size_bytes, &a.size) {
+        if sz < block_size {
+            return Err(Error::usage(
+                "--size",
+                text,
+                "must be at least one block (--bs)",
+            ));
+        }
+    }
+    if a.threads == 0 || a.threads > MAX_CONCURRENCY {
+        return Err(Error::usage(
+            "--threads",
+            a.threads,
+            format!("must be between 1 and {MAX_CONCURRENCY}"),
+        ));
+    }
+    let engine = parse_engine(&a.engine)?;
+    let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
+    let format = if a.format.json {
+        Format::Json
+    } else if a.format.csv {
+        Format::Csv
+    } else if a.format.markdown {
+        Format::Markdown
+    } else {
+        Format::Text
+    };
+    Ok(SweepSpec {
+        target: TargetSpec {
+            path: a.target.clone(),
+            size_bytes,
+            writes,
+            direct: a.direct,
+            destructive: a.destructive,
+            allow_tmpfs: a.allow_tmpfs,
+        },
+        engine,
+        pattern,
+        block_size,
+        levels: parse_levels(&a.levels)?,
+        levels_text: a.levels.trim().to_string(),
+        duration_ns,
+        ramp_ns,
+        max_threads: a.threads,
+        seed: a.seed,
+        format,
+        output: a.output.clone(),
+        save_profile: a.save_profile,
+        profile_dir: a.profile_dir.clone().or_else(|| {
+            std::env::var_os("IOSAT_PROFILE_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }),
+        no_progress: a.no_progress,
+        proc_root: a.root.proc_root.clone(),
+        sys_root: a.root.sys_root.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("--bs", "4k").unwrap(), 4096);
+        assert_eq!(parse_size("--bs", "64KiB").unwrap(), 65536);
+        assert_eq!(parse_size("--bs", "1m").unwrap(), 1 << 20);
+        assert_eq!(parse_size("--bs", "512").unwrap(), 512);
+        let e = parse_size("--bs", "4x").unwrap_err().to_string();
+        assert!(e.contains("'--bs'") && e.contains("'4x'"), "{e}");
+        assert!(parse_size("--size", "99999999999t").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("--duration", "2").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration("--duration", "0.2").unwrap(), 200_000_000);
+        assert_eq!(parse_duration("--duration", "500ms").unwrap(), 500_000_000);
+        assert_eq!(parse_duration("--duration", "1.5s").unwrap(), 1_500_000_000);
+        assert!(parse_duration("--duration", "-1").is_err());
+        assert!(parse_duration("--duration", "fast").is_err());
+    }
+
+    #[test]
+    fn levels() {
+        assert_eq!(parse_levels("auto").unwrap(), Levels::Auto);
+        assert_eq!(
+            parse_levels("1, 4,16").unwrap(),
+            Levels::List(vec![1, 4, 16])
+        );
+        assert!(parse_levels("4,2").is_err());
+        assert!(parse_levels("0,1").is_err());
+        assert!(parse_levels("1,,2").is_err());
+    }
+
+    #[test]
+    fn engines() {
+        assert_eq!(parse_engine("sync").unwrap(), EngineChoice::Sync);
+        assert_eq!(parse_engine("uring").unwrap(), EngineChoice::Uring);
+        assert_eq!(
+            parse_engine("sim:units=4,service=8ms").unwrap(),
+            EngineChoice::Sim("sim:units=4,service=8ms".into())
+        );
+        assert!(parse_engine("aio").is_err());
+        assert!(parse_engine("sim").is_err());
+        assert!(parse_engine("sim:units=0,service=8ms").is_err());
+    }
+}

@@ -1,0 +1,539 @@
+//! `iosat sweep` end to end: real runs with both engines on small files, a zram device the
+//! test sets up and tears down, bad input and its exit codes, Ctrl-C.
+
+use super::cli::iosat;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Short levels so the suite stays quick; never asserted on.
+const QUICK: [&str; 4] = ["--duration", "0.2", "--ramp", "0.05"];
+
+fn run(args: &[&str]) -> Output {
+    iosat().arg("sweep").args(args).output().expect("run iosat")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+/// The invariants every measured level must satisfy, whatever the device.
+fn check_level(l: &Value, bs: f64) {
+    let lat = &l["latency_ns"];
+    let g = |k: &str| {
+        lat[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("latency_ns.{k} in {l}"))
+    };
+    assert!(g("min") > 0, "{l}");
+    assert!(
+        g("min") <= g("p50") && g("p50") <= g("p90") && g("p90") <= g("p95"),
+        "{l}"
+    );
+    assert!(
+        g("p95") <= g("p99") && g("p99") <= g("p999") && g("p999") <= g("max"),
+        "{l}"
+    );
+    assert!(g("min") <= g("mean") && g("mean") <= g("max"), "{l}");
+    let ios = l["ios"].as_f64().unwrap();
+    let elapsed_s = l["elapsed_ns"].as_f64().unwrap() / 1e9;
+    let iops = l["iops"].as_f64().unwrap();
+    assert!(ios > 0.0);
+    assert!((iops - ios / elapsed_s).abs() <= 1e-6 * iops, "{l}");
+    let bps = l["bytes_per_s"].as_f64().unwrap();
+    assert!((bps - iops * bs).abs() <= 1e-6 * bps, "{l}");
+    assert_eq!(
+        l["concurrency"].as_u64().unwrap(),
+        l["threads"].as_u64().unwrap() * l["iodepth"].as_u64().unwrap()
+    );
+}
+
+fn small_file_run(engine: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let mut args = vec![
+        d, "--engine", engine, "--size", "8m", "--levels", "1,4", "--json",
+    ];
+    args.extend(QUICK);
+    let out = run(&args);
+    let j = json_of(&out);
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["complete"], true);
+    assert_eq!(j["workload"]["engine"], engine);
+    assert_eq!(j["target"]["kind"], "temp-file");
+    assert_eq!(j["target"]["size_bytes"], 8 << 20);
+    let levels = j["levels"].as_array().unwrap();
+    let conc: Vec<u64> = levels
+        .iter()
+        .map(|l| l["concurrency"].as_u64().unwrap())
+        .collect();
+    assert_eq!(conc, [1, 4]);
+    for l in levels {
+        check_level(l, 4096.0);
+        assert!(l.get("read").is_none(), "no split for a pure read pattern");
+    }
+    if engine == "uring" {
+        assert_eq!(levels[1]["threads"], 1);
+        assert_eq!(levels[1]["iodepth"], 4);
+    } else {
+        assert_eq!(levels[1]["threads"], 4);
+        assert_eq!(levels[1]["iodepth"], 1);
+    }
+    let v = &j["verdict"];
+    assert!(v["baseline_latency_ns"].as_f64().unwrap() > 0.0);
+    assert!([1, 4].contains(&v["knee_concurrency"].as_u64().unwrap()));
+    assert!(entries(dir.path()).is_empty(), "test file left behind");
+}
+
+#[test]
+fn uring_on_a_small_file() {
+    small_file_run("uring");
+}
+
+#[test]
+fn sync_on_a_small_file() {
+    small_file_run("sync");
+}
+
+#[test]
+fn mixed_pattern_keeps_reads_and_writes_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let mut args = vec![
+        d,
+        "--engine",
+        "sync",
+        "--size",
+        "8m",
+        "--levels",
+        "2",
+        "--pattern",
+        "randrw",
+        "--read-pct",
+        "50",
+        "--bs",
+        "8k",
+        "--json",
+    ];
+    args.extend(QUICK);
+    let j = json_of(&run(&args));
+    let l = &j["levels"][0];
+    check_level(l, 8192.0);
+    let (r, w) = (&l["read"], &l["write"]);
+    let ios = l["ios"].as_u64().unwrap();
+    assert_eq!(r["ios"].as_u64().unwrap() + w["ios"].as_u64().unwrap(), ios);
+    assert!(r["ios"].as_u64().unwrap() > 0 && w["ios"].as_u64().unwrap() > 0);
+    let sum = r["iops"].as_f64().unwrap() + w["iops"].as_f64().unwrap();
+    assert!((sum - l["iops"].as_f64().unwrap()).abs() < 1e-6 * sum);
+    assert_eq!(j["workload"]["read_pct"], 50);
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn csv_and_markdown_carry_one_row_per_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let mut args = vec![
+        "--csv", d, "--engine", "sync", "--size", "4m", "--levels", "1,2",
+    ];
+    args.extend(QUICK);
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("concurrency,threads,iodepth,"));
+    assert!(
+        lines[1].starts_with("1,1,1,") && lines[2].starts_with("2,2,1,"),
+        "{text}"
+    );
+
+    args[0] = "--markdown";
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("| conc |") || md.contains("| conc  |"), "{md}");
+    assert!(md.contains("### Verdict"), "{md}");
+}
+
+#[test]
+fn an_existing_file_is_only_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    let content: Vec<u8> = (0..(4u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&f, &content).unwrap();
+    let p = f.to_str().unwrap();
+    let mut args = vec![p, "--engine", "uring", "--levels", "2", "--json"];
+    args.extend(QUICK);
+    let j = json_of(&run(&args));
+    assert_eq!(j["target"]["kind"], "file");
+    check_level(&j["levels"][0], 4096.0);
+
+    let out = run(&[p, "--pattern", "randwrite", "--levels", "1"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("did not create"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        content,
+        "the user's file must be untouched"
+    );
+    assert!(f.exists());
+}
+
+#[test]
+fn bad_input_gets_one_line_and_its_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let missing = dir.path().join("no/such/dir");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec![d, "--bs", "1000"],
+            2,
+            "'--bs' must be a multiple of 512 (got '1000')",
+        ),
+        (vec![missing.to_str().unwrap()], 2, "does not exist"),
+        (vec![d, "--size", "900t"], 4, "too little free space"),
+        (vec![d, "--read-pct", "50"], 2, "'--read-pct'"),
+        (vec![d, "--levels", "4,2"], 2, "'--levels'"),
+        (vec![d, "--engine", "aio"], 2, "'--engine'"),
+        (vec![d, "--duration", "soon"], 2, "'--duration'"),
+    ];
+    for (args, code, needle) in cases {
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(err.starts_with("iosat: "), "{err}");
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn tmpfs_is_refused_unless_allowed() {
+    let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    };
+    let d = shm.path().to_str().unwrap();
+    let out = run(&[d, "--size", "4m", "--levels", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--allow-tmpfs"), "{}", stderr(&out));
+    let mut args = vec![
+        d,
+        "--size",
+        "4m",
+        "--levels",
+        "1",
+        "--allow-tmpfs",
+        "--json",
+    ];
+    args.extend(QUICK);
+    let out = run(&args);
+    if out.status.success() {
+        let j = json_of(&out);
+        let notes = j["notes"].to_string();
+        assert!(notes.contains("tmpfs"), "{notes}");
+    } else {
+        // tmpfs without O_DIRECT support (kernels before 6.6) must say so and name the flag.
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--direct"), "{}", stderr(&out));
+    }
+    assert!(entries(shm.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_keeps_finished_levels_and_removes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_file = out_dir.path().join("partial.json");
+    let child = iosat()
+        .arg("sweep")
+        .arg(dir.path())
+        .args([
+            "--engine",
+            "sync",
+            "--size",
+            "8m",
+            "--levels",
+            "1,2,4,8,16,32,64",
+        ])
+        .args(["--duration", "0.4", "--ramp", "0", "--json", "-o"])
+        .arg(&out_file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first level has been written, then interrupt.
+    let t0 = Instant::now();
+    while !out_file.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no level finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j: Value = serde_json::from_slice(&out.stdout).expect("results printed on Ctrl-C");
+    assert_eq!(j["interrupted"], true);
+    assert_eq!(j["complete"], false);
+    let levels = j["levels"].as_array().unwrap();
+    assert!(!levels.is_empty() && levels.len() < 7, "{}", levels.len());
+    assert_eq!(levels[0]["concurrency"], 1);
+    assert_eq!(levels[0]["interrupted"], false);
+    let saved: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    assert_eq!(saved["levels"].as_array().unwrap().len(), levels.len());
+    assert!(
+        entries(dir.path()).is_empty(),
+        "test file left behind: {:?}",
+        entries(dir.path())
+    );
+}
+
+/// A zram device of our own, removed on drop (even when the test fails).
+struct Zram {
+    id: u32,
+    mount: Option<PathBuf>,
+}
+
+impl Zram {
+    fn new(size: &str) -> Option<Zram> {
+        let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        let z = Zram { id, mount: None };
+        std::fs::write(format!("/sys/block/zram{id}/disksize"), size).ok()?;
+        Some(z)
+    }
+    fn dev(&self) -> String {
+        format!("/dev/zram{}", self.id)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        if let Some(m) = self.mount.take() {
+            let _ = Command::new("umount").arg(&m).status();
+        }
+        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
+    }
+}
+
+#[test]
+fn zram_device_reads_writes_and_refusals() {
+    let Some(mut z) = Zram::new("64M") else {
+        eprintln!("skipped: no zram-control (needs root and the zram module)");
+        return;
+    };
+    let dev = z.dev();
+    // zram's logical block size is 4096: 512-byte direct I/O must be refused up front.
+    let out = run(&[&dev, "--engine", "sync", "--bs", "512", "--levels", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("logical block size"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Reads are always allowed; zram pushes io_uring onto workers, so use sync.
+    let mut args = vec![
+        dev.as_str(),
+        "--engine",
+        "sync",
+        "--levels",
+        "1,2",
+        "--json",
+    ];
+    args.extend(QUICK);
+    let j = json_of(&run(&args));
+    assert_eq!(j["target"]["kind"], "block-device");
+    assert_eq!(j["target"]["size_bytes"], 64 << 20);
+    for l in j["levels"].as_array().unwrap() {
+        check_level(l, 4096.0);
+    }
+
+    // Writes need --destructive.
+    let out = run(&[
+        &dev,
+        "--engine",
+        "sync",
+        "--pattern",
+        "randwrite",
+        "--levels",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--destructive"), "{}", stderr(&out));
+
+    // A blank device of our own may be written with --destructive.
+    let mut args = vec![
+        dev.as_str(),
+        "--engine",
+        "sync",
+        "--pattern",
+        "randwrite",
+        "--destructive",
+        "--levels",
+        "1",
+        "--json",
+    ];
+    args.extend(QUICK);
+    let j = json_of(&run(&args));
+    assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0);
+
+    // With a filesystem on it: refused.
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &dev]).status();
+    if !mkfs.is_ok_and(|s| s.success()) {
+        eprintln!("skipped the signature/mount part: no mkfs.ext4");
+        return;
+    }
+    let out = run(&[
+        &dev,
+        "--engine",
+        "sync",
+        "--pattern",
+        "randwrite",
+        "--destructive",
+        "--levels",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ext2/3/4"), "{}", stderr(&out));
+
+    // Mounted: refused, even for a read pattern with --destructive.
+    let mnt = tempfile::tempdir().unwrap();
+    let ok = Command::new("mount").arg(&dev).arg(mnt.path()).status();
+    if !ok.is_ok_and(|s| s.success()) {
+        eprintln!("skipped the mount part: mount failed");
+        return;
+    }
+    z.mount = Some(mnt.path().to_path_buf());
+    let out = run(&[&dev, "--engine", "sync", "--destructive", "--levels", "1"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("mounted") || err.contains("in use"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn write_and_sequential_patterns_run_on_a_laid_out_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (engine, pattern) in [("uring", "randwrite"), ("uring", "read"), ("sync", "write")] {
+        let mut args = vec![d, "--engine", engine, "--pattern", pattern, "--size", "4m"];
+        args.extend(["--levels", "1,8", "--json"]);
+        args.extend(QUICK);
+        let j = json_of(&run(&args));
+        assert_eq!(j["workload"]["pattern"], pattern);
+        for l in j["levels"].as_array().unwrap() {
+            check_level(l, 4096.0);
+        }
+        assert!(
+            entries(dir.path()).is_empty(),
+            "{engine} {pattern} left a file"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_during_layout_removes_the_half_written_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = iosat()
+        .arg("sweep")
+        .arg(dir.path())
+        .args([
+            "--engine",
+            "sync",
+            "--size",
+            "256m",
+            "--levels",
+            "1",
+            "--duration",
+            "5",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The file appears as soon as layout starts; interrupt then (during layout or, on a very
+    // fast disk, during the level: either way nothing may be left behind).
+    let t0 = Instant::now();
+    while entries(dir.path()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "layout never started"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        entries(dir.path()).is_empty(),
+        "left behind: {:?}",
+        entries(dir.path())
+    );
+}
+
+#[test]
+fn help_snapshot() {
+    let out = iosat().args(["sweep", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
+fn auto_levels_double_from_one_and_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let args = [
+        d,
+        "--size",
+        "8m",
+        "--levels",
+        "auto",
+        "--duration",
+        "0.1",
+        "--ramp",
+        "0",
+        "--json",
+    ];
+    let j = json_of(&run(&args));
+    assert_eq!(j["workload"]["levels"], "auto");
+    let conc: Vec<u64> = j["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["concurrency"].as_u64().unwrap())
+        .collect();
+    assert!(conc.len() >= 3, "{conc:?}");
+    for (i, c) in conc.iter().enumerate() {
+        assert_eq!(*c, 1u64 << i, "{conc:?}");
+    }
+    assert!(*conc.last().unwrap() <= 4096);
+    assert_eq!(j["complete"], true);
+}
