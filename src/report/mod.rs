@@ -1,2 +1,67 @@
 //! Report types with a schema_version, and one exporter per output format. Exporters return
 //! bytes and do no IO.
+
+pub mod html;
+pub mod svg;
+pub mod tables;
+
+use crate::cli::report::ReportFormat;
+use crate::error::Error;
+use serde_json::Value;
+use std::path::Path;
+
+/// What kind of iosat result a JSON document is, from its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A sweep or an analysis of levels: `levels[]` with `concurrency`.
+    Levels,
+}
+
+pub fn kind_of(doc: &Value) -> Option<Kind> {
+    let levels = doc.get("levels")?.as_array()?;
+    levels
+        .iter()
+        .all(|l| l.get("concurrency").is_some())
+        .then_some(Kind::Levels)
+}
+
+/// Render a JSON result; Err names what the document lacks.
+pub fn render(doc: &Value, format: ReportFormat) -> Result<String, String> {
+    let kind = kind_of(doc).ok_or_else(|| {
+        "not an iosat result: expected a JSON object with 'levels' (sweep, analyze)".to_string()
+    })?;
+    Ok(match (kind, format) {
+        (Kind::Levels, ReportFormat::Html) => html::sweep_page(doc),
+        (Kind::Levels, ReportFormat::Markdown) => tables::levels_table(doc).to_markdown(),
+        (Kind::Levels, ReportFormat::Csv) => tables::levels_table(doc).to_csv(),
+    })
+}
+
+/// Write a file iosat creates: refuses to replace an existing file unless `force`, and
+/// writes through a temporary file renamed into place, so a failed write never leaves half a
+/// report where the user's file was.
+pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> crate::error::Result<()> {
+    if path.exists() && !force {
+        return Err(Error::usage(
+            "--output",
+            path.display(),
+            "exists; pass --force to replace it",
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.iosat-tmp-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}

@@ -1,0 +1,436 @@
+//! Inline SVG line charts for the HTML report: labelled axes with units, optional log scales,
+//! a legend, a colour-blind-safe palette (Okabe–Ito), point markers and vertical annotations.
+//! Pure: returns a string, does no IO, imports nothing from the rest of iosat.
+
+use std::fmt::Write as _;
+
+/// Okabe–Ito palette: distinguishable under the common forms of colour blindness.
+pub const PALETTE: [&str; 7] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub dashed: bool,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            name: name.into(),
+            points,
+            dashed: false,
+        }
+    }
+    pub fn dashed(mut self) -> Self {
+        self.dashed = true;
+        self
+    }
+}
+
+/// A vertical marker line at x with a label (e.g. "knee").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineChart {
+    pub id: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    pub series: Vec<Series>,
+    pub markers: Vec<Marker>,
+    /// Draw a second series set against a right-hand axis (e.g. %util beside IOPS).
+    pub right: Option<(String, Vec<Series>)>,
+}
+
+const W: f64 = 720.0;
+const H: f64 = 360.0;
+const L: f64 = 78.0;
+const R: f64 = 78.0;
+const T: f64 = 40.0;
+const B: f64 = 56.0;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Compact number for tick labels: 1.5k, 2M, 0.25.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    let (d, s) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let t = if d == d.round() {
+        format!("{d:.0}")
+    } else if d.abs() >= 10.0 {
+        format!("{d:.1}")
+    } else if d.abs() >= 0.1 {
+        format!("{d:.2}")
+    } else {
+        format!("{d:.3}")
+    };
+    let t = if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    };
+    format!("{t}{s}")
+}
+
+/// An axis mapping data values to pixels.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+impl Axis {
+    fn fit(values: impl Iterator<Item = f64>, log: bool, zero: bool) -> Axis {
+        let vals: Vec<f64> = values
+            .filter(|v| v.is_finite() && (!log || *v > 0.0))
+            .collect();
+        let (mut lo, mut hi) = vals
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        if vals.is_empty() {
+            (lo, hi) = (if log { 1.0 } else { 0.0 }, 1.0);
+        }
+        if log {
+            lo = 10f64.powf(lo.log10().floor());
+            hi = 10f64.powf(hi.log10().ceil());
+            if hi <= lo {
+                hi = lo * 10.0;
+            }
+        } else {
+            if zero {
+                lo = lo.min(0.0);
+            }
+            if hi <= lo {
+                hi = lo + 1.0;
+            }
+            let step = nice_step((hi - lo) / 5.0);
+            lo = (lo / step).floor() * step;
+            hi = (hi / step).ceil() * step;
+        }
+        Axis { lo, hi, log }
+    }
+
+    fn frac(&self, v: f64) -> f64 {
+        if self.log {
+            (v.max(self.lo * 1e-3).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        }
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let mut t = Vec::new();
+            let mut v = self.lo;
+            while v <= self.hi * 1.0001 {
+                t.push(v);
+                v *= 10.0;
+            }
+            // Few decades: add 2x and 5x ticks so the axis stays readable.
+            if t.len() <= 3 {
+                let extra: Vec<f64> = t
+                    .iter()
+                    .flat_map(|&d| [d * 2.0, d * 5.0])
+                    .filter(|&v| v < self.hi)
+                    .collect();
+                t.extend(extra);
+                t.sort_by(f64::total_cmp);
+            }
+            t
+        } else {
+            let step = nice_step((self.hi - self.lo) / 5.0);
+            let mut t = Vec::new();
+            let mut v = self.lo;
+            while v <= self.hi + step * 1e-9 {
+                t.push(v);
+                v += step;
+            }
+            t
+        }
+    }
+}
+
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let n = raw / mag;
+    let m = if n <= 1.0 {
+        1.0
+    } else if n <= 2.0 {
+        2.0
+    } else if n <= 2.5 {
+        2.5
+    } else if n <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+impl LineChart {
+    pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> Self {
+        LineChart {
+            id: id.to_string(),
+            title: title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: y_label.to_string(),
+            x_log: false,
+            y_log: false,
+            series: Vec::new(),
+            markers: Vec::new(),
+            right: None,
+        }
+    }
+
+    /// Render as a standalone `<svg>` element (inline in HTML, or saved as a .svg file).
+    pub fn to_svg(&self) -> String {
+        let all = |ss: &[Series], x: bool| -> Vec<f64> {
+            ss.iter()
+                .flat_map(|s| s.points.iter().map(move |p| if x { p.0 } else { p.1 }))
+                .collect()
+        };
+        let mut xs = all(&self.series, true);
+        if let Some((_, r)) = &self.right {
+            xs.extend(all(r, true));
+        }
+        xs.extend(self.markers.iter().map(|m| m.x));
+        let xa = Axis::fit(xs.into_iter(), self.x_log, false);
+        let ya = Axis::fit(all(&self.series, false).into_iter(), self.y_log, true);
+        let ra = self
+            .right
+            .as_ref()
+            .map(|(_, r)| Axis::fit(all(r, false).into_iter(), false, true));
+        let pw = W - L - R;
+        let ph = H - T - B;
+        let px = |v: f64| L + xa.frac(v) * pw;
+        let py = |a: &Axis, v: f64| T + (1.0 - a.frac(v)) * ph;
+
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" id="{id}" class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-labelledby="{id}-title" font-family="sans-serif" font-size="12">"#,
+            id = esc(&self.id)
+        );
+        let _ = write!(
+            s,
+            r##"<title id="{}-title">{}</title><rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/>"##,
+            esc(&self.id),
+            esc(&self.title)
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+            W / 2.0,
+            esc(&self.title)
+        );
+        // Grid and ticks.
+        for t in ya.ticks() {
+            let y = py(&ya, t);
+            let _ = write!(
+                s,
+                r##"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                L + pw,
+                L - 6.0,
+                y + 4.0,
+                fmt_num(t)
+            );
+        }
+        for t in xa.ticks() {
+            let x = px(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                T + ph,
+                T + ph + 16.0,
+                fmt_num(t)
+            );
+        }
+        if let Some(ra) = &ra {
+            for t in ra.ticks() {
+                let _ = write!(
+                    s,
+                    r#"<text x="{}" y="{:.1}" text-anchor="start">{}</text>"#,
+                    L + pw + 6.0,
+                    py(ra, t) + 4.0,
+                    fmt_num(t)
+                );
+            }
+        }
+        // Axes and labels.
+        let _ = write!(
+            s,
+            r##"<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>"##
+        );
+        let xl = format!(
+            "{}{}",
+            self.x_label,
+            if self.x_log { " (log scale)" } else { "" }
+        );
+        let yl = format!(
+            "{}{}",
+            self.y_label,
+            if self.y_log { " (log scale)" } else { "" }
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle" class="xlabel">{}</text>"#,
+            L + pw / 2.0,
+            H - 12.0,
+            esc(&xl)
+        );
+        let _ = write!(
+            s,
+            r#"<text transform="translate(18 {}) rotate(-90)" text-anchor="middle" class="ylabel">{}</text>"#,
+            T + ph / 2.0,
+            esc(&yl)
+        );
+        if let Some((label, _)) = &self.right {
+            let _ = write!(
+                s,
+                r#"<text transform="translate({} {}) rotate(90)" text-anchor="middle" class="ylabel">{}</text>"#,
+                W - 14.0,
+                T + ph / 2.0,
+                esc(label)
+            );
+        }
+        // Markers.
+        for m in &self.markers {
+            let x = px(m.x);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text x="{:.1}" y="{}" font-size="11">{}</text>"##,
+                T + ph,
+                x + 4.0,
+                T + 12.0,
+                esc(&m.label)
+            );
+        }
+        // Series.
+        let mut legend = Vec::new();
+        let mut draw = |s: &mut String, ss: &[Series], a: &Axis, offset: usize, side: &str| {
+            for (i, se) in ss.iter().enumerate() {
+                let colour = PALETTE[(i + offset) % PALETTE.len()];
+                let pts: Vec<String> = se
+                    .points
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!a.log || p.1 > 0.0))
+                    .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(a, y)))
+                    .collect();
+                let dash = if se.dashed {
+                    r#" stroke-dasharray="6 4""#
+                } else {
+                    ""
+                };
+                let _ = write!(
+                    s,
+                    r#"<polyline class="series" data-series="{}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+                    esc(&se.name),
+                    pts.join(" ")
+                );
+                for p in &pts {
+                    let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+                    let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>"#);
+                }
+                legend.push((format!("{}{side}", se.name), colour, se.dashed));
+            }
+        };
+        draw(&mut s, &self.series, &ya, 0, "");
+        if let (Some((_, r)), Some(ra)) = (&self.right, &ra) {
+            draw(&mut s, r, ra, self.series.len(), " (right axis)");
+        }
+        // Legend, top-left inside the plot.
+        for (i, (name, colour, dashed)) in legend.iter().enumerate() {
+            let y = T + 14.0 + i as f64 * 16.0;
+            let dash = if *dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
+            let _ = write!(
+                s,
+                r##"<g class="legend"><line x1="{}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{:.1}">{}</text></g>"##,
+                L + 10.0,
+                L + 30.0,
+                L + 36.0,
+                y + 4.0,
+                esc(name)
+            );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_compact() {
+        assert_eq!(fmt_num(1500.0), "1500");
+        assert_eq!(fmt_num(15000.0), "15k");
+        assert_eq!(fmt_num(2_500_000.0), "2.5M");
+        assert_eq!(fmt_num(0.25), "0.25");
+        assert_eq!(fmt_num(64.0), "64");
+    }
+
+    #[test]
+    fn log_axis_spans_decades() {
+        let a = Axis::fit([0.14, 1.95].into_iter(), true, false);
+        assert_eq!((a.lo, a.hi), (0.1, 10.0));
+        assert!((a.frac(1.0) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn chart_has_series_legend_and_axis_labels() {
+        let mut c = LineChart::new("t", "IOPS vs concurrency", "concurrency", "IOPS");
+        c.x_log = true;
+        c.series
+            .push(Series::new("IOPS", vec![(1.0, 7113.0), (4.0, 26248.0)]));
+        c.markers.push(Marker {
+            x: 4.0,
+            label: "knee".into(),
+        });
+        let svg = c.to_svg();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches("<polyline").count(), 1);
+        assert_eq!(svg.matches("<circle").count(), 2);
+        assert!(svg.contains("concurrency (log scale)"));
+        assert!(svg.contains(">knee<"));
+        assert!(svg.contains(r#"class="legend""#));
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let c = LineChart::new("t", "a<b & c", "x", "y");
+        assert!(c.to_svg().contains("a&lt;b &amp; c"));
+    }
+}

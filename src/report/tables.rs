@@ -1,0 +1,50 @@
+//! The tables shared by the Markdown, CSV and HTML renderings of a saved result.
+
+use super::html::num;
+use crate::ui::table::Table;
+use serde_json::Value;
+
+/// One row per level: the columns users compare across tools.
+pub fn levels_table(doc: &Value) -> Table {
+    let mut t = Table::new([
+        "concurrency",
+        "iops",
+        "mb_per_s",
+        "lat_avg_ms",
+        "lat_p50_ms",
+        "lat_p95_ms",
+        "lat_p99_ms",
+        "lat_p999_ms",
+        "saturation_avg",
+        "util_pct",
+        "aqu_sz",
+    ]);
+    let base = num(doc, &["verdict", "baseline_latency_ns"]);
+    let f = |v: Option<f64>, d: usize| v.map_or(String::new(), |x| format!("{x:.d$}"));
+    let ms = |l: &Value, k: &str| num(l, &["latency_ns", k]).map(|n| n / 1e6);
+    for l in doc
+        .get("levels")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let mean = num(l, &["latency_ns", "mean"]);
+        t.push([
+            f(num(l, &["concurrency"]), 0),
+            f(num(l, &["iops"]), 1),
+            f(num(l, &["bytes_per_s"]).map(|b| b / 1e6), 2),
+            f(mean.map(|n| n / 1e6), 4),
+            f(ms(l, "p50"), 4),
+            f(ms(l, "p95"), 4),
+            f(ms(l, "p99"), 4),
+            f(ms(l, "p999"), 4),
+            match (mean, base) {
+                (Some(m), Some(b)) if b > 0.0 => format!("{:.2}", m / b),
+                _ => String::new(),
+            },
+            f(num(l, &["kernel", "util"]), 1),
+            f(num(l, &["kernel", "aqu-sz"]), 2),
+        ]);
+    }
+    t
+}
