@@ -116,10 +116,11 @@ impl Axis {
             (lo, hi) = (if log { 1.0 } else { 0.0 }, 1.0);
         }
         if log {
-            lo = 10f64.powf(lo.log10().floor());
-            hi = 10f64.powf(hi.log10().ceil());
+            // Nice bounds that fit the data (1..16 gives 1..20, not 1..100).
+            lo = nice_log_floor(lo);
+            hi = nice_log_ceil(hi);
             if hi <= lo {
-                hi = lo * 10.0;
+                hi = nice_log_ceil(lo * 1.5);
             }
         } else {
             if zero {
@@ -153,14 +154,21 @@ impl Axis {
             }
             // Few decades: add 2x and 5x ticks so the axis stays readable.
             if t.len() <= 3 {
-                let extra: Vec<f64> = t
-                    .iter()
-                    .flat_map(|&d| [d * 2.0, d * 5.0])
-                    .filter(|&v| v < self.hi)
+                let first = 10f64.powf(self.lo.log10().floor());
+                let extra: Vec<f64> = std::iter::successors(Some(first), |d| Some(d * 10.0))
+                    .take_while(|&d| d < self.hi)
+                    .flat_map(|d| [d * 2.0, d * 5.0])
+                    .filter(|&v| v > self.lo * 1.0001 && v < self.hi * 0.9999)
                     .collect();
                 t.extend(extra);
-                t.sort_by(f64::total_cmp);
             }
+            // The ends are always labelled.
+            for end in [self.lo, self.hi] {
+                if !t.iter().any(|&v| (v / end - 1.0).abs() < 1e-6) {
+                    t.push(end);
+                }
+            }
+            t.sort_by(f64::total_cmp);
             t
         } else {
             let step = nice_step((self.hi - self.lo) / 5.0);
@@ -173,6 +181,26 @@ impl Axis {
             t
         }
     }
+}
+
+/// The largest of 1, 2, 3, 5 × 10^k that is ≤ v.
+fn nice_log_floor(v: f64) -> f64 {
+    let d = 10f64.powf(v.log10().floor());
+    [5.0, 3.0, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * d)
+        .find(|&c| c <= v * (1.0 + 1e-9))
+        .unwrap_or(d)
+}
+
+/// The smallest of 1, 2, 3, 5 × 10^k that is ≥ v.
+fn nice_log_ceil(v: f64) -> f64 {
+    let d = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 3.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * d)
+        .find(|&c| c >= v * (1.0 - 1e-9))
+        .unwrap_or(d * 10.0)
 }
 
 fn nice_step(raw: f64) -> f64 {
@@ -321,15 +349,18 @@ impl LineChart {
                 esc(label)
             );
         }
-        // Markers.
+        // Markers; labels of markers close together are stacked, not drawn over each other.
+        let mut placed: Vec<f64> = Vec::new();
         for m in &self.markers {
             let x = px(m.x);
+            let row = placed.iter().filter(|&&p| (p - x).abs() < 90.0).count();
+            placed.push(x);
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text x="{:.1}" y="{}" font-size="11">{}</text>"##,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{:.1}" y="{}" font-size="11">{}</text>"##,
                 T + ph,
                 x + 4.0,
-                T + 12.0,
+                T + 12.0 + row as f64 * 14.0,
                 esc(&m.label)
             );
         }
@@ -403,10 +434,38 @@ mod tests {
     }
 
     #[test]
-    fn log_axis_spans_decades() {
+    fn log_axis_fits_the_data() {
         let a = Axis::fit([0.14, 1.95].into_iter(), true, false);
+        assert_eq!((a.lo, a.hi), (0.1, 2.0));
+        let a = Axis::fit([1.0, 2.0, 4.0, 8.0, 16.0].into_iter(), true, false);
+        assert_eq!((a.lo, a.hi), (1.0, 20.0));
+        assert_eq!(a.ticks(), vec![1.0, 2.0, 5.0, 10.0, 20.0]);
+        let a = Axis::fit([1.0, 256.0].into_iter(), true, false);
+        assert_eq!((a.lo, a.hi), (1.0, 300.0));
+        let a = Axis::fit([0.1, 10.0].into_iter(), true, false);
         assert_eq!((a.lo, a.hi), (0.1, 10.0));
         assert!((a.frac(1.0) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn marker_labels_at_the_same_x_are_stacked() {
+        let mut c = LineChart::new("t", "t", "x", "y");
+        c.series
+            .push(Series::new("s", vec![(1.0, 1.0), (64.0, 2.0)]));
+        for l in ["knee 64", "overload 64"] {
+            c.markers.push(Marker {
+                x: 64.0,
+                label: l.into(),
+            });
+        }
+        let svg = c.to_svg();
+        let ys: Vec<&str> = svg
+            .split(r#"class="marker""#)
+            .skip(1)
+            .map(|t| t.split("y=\"").nth(1).unwrap().split('"').next().unwrap())
+            .collect();
+        assert_eq!(ys.len(), 2);
+        assert_ne!(ys[0], ys[1], "labels drawn at the same place: {ys:?}");
     }
 
     #[test]
