@@ -29,7 +29,7 @@ pub(crate) fn num(v: &Value, path: &[&str]) -> Option<f64> {
     cur.as_f64()
 }
 
-fn page(title: &str, body: &str) -> String {
+pub(crate) fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -41,7 +41,7 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
-fn html_table(t: &crate::ui::table::Table) -> String {
+pub(crate) fn html_table(t: &crate::ui::table::Table) -> String {
     let mut s = String::from("<table><thead><tr>");
     for h in &t.headers {
         let _ = write!(s, "<th>{}</th>", esc(h));

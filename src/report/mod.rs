@@ -1,6 +1,7 @@
 //! Report types with a schema_version, and one exporter per output format. Exporters return
 //! bytes and do no IO.
 
+pub mod fsync;
 pub mod html;
 pub mod svg;
 pub mod tables;
@@ -15,9 +16,14 @@ use std::path::Path;
 pub enum Kind {
     /// A sweep or an analysis of levels: `levels[]` with `concurrency`.
     Levels,
+    /// `iosat fsync --json`: `command` "fsync" with `cases[]`.
+    Fsync,
 }
 
 pub fn kind_of(doc: &Value) -> Option<Kind> {
+    if fsync::is_fsync(doc) {
+        return Some(Kind::Fsync);
+    }
     let levels = doc.get("levels")?.as_array()?;
     levels
         .iter()
@@ -28,12 +34,16 @@ pub fn kind_of(doc: &Value) -> Option<Kind> {
 /// Render a JSON result; Err names what the document lacks.
 pub fn render(doc: &Value, format: ReportFormat) -> Result<String, String> {
     let kind = kind_of(doc).ok_or_else(|| {
-        "not an iosat result: expected a JSON object with 'levels' (sweep, analyze)".to_string()
+        "not an iosat result: expected a JSON object with 'levels' (sweep, analyze) or 'cases' (fsync)"
+            .to_string()
     })?;
     Ok(match (kind, format) {
         (Kind::Levels, ReportFormat::Html) => html::sweep_page(doc),
         (Kind::Levels, ReportFormat::Markdown) => tables::levels_table(doc).to_markdown(),
         (Kind::Levels, ReportFormat::Csv) => tables::levels_table(doc).to_csv(),
+        (Kind::Fsync, ReportFormat::Html) => fsync::page_html(doc),
+        (Kind::Fsync, ReportFormat::Markdown) => fsync::markdown(doc),
+        (Kind::Fsync, ReportFormat::Csv) => fsync::csv(doc),
     })
 }
 

@@ -146,15 +146,14 @@ impl Axis {
 
     fn ticks(&self) -> Vec<f64> {
         if self.log {
-            let mut t = Vec::new();
-            let mut v = self.lo;
-            while v <= self.hi * 1.0001 {
-                t.push(v);
-                v *= 10.0;
-            }
+            // Powers of ten inside the range.
+            let first = 10f64.powf(self.lo.log10().floor());
+            let mut t: Vec<f64> = std::iter::successors(Some(first), |d| Some(d * 10.0))
+                .take_while(|&d| d <= self.hi * 1.0001)
+                .filter(|&d| d >= self.lo * 0.9999)
+                .collect();
             // Few decades: add 2x and 5x ticks so the axis stays readable.
             if t.len() <= 3 {
-                let first = 10f64.powf(self.lo.log10().floor());
                 let extra: Vec<f64> = std::iter::successors(Some(first), |d| Some(d * 10.0))
                     .take_while(|&d| d < self.hi)
                     .flat_map(|d| [d * 2.0, d * 5.0])
@@ -169,6 +168,7 @@ impl Axis {
                 }
             }
             t.sort_by(f64::total_cmp);
+            t.dedup_by(|a, b| (*a / *b - 1.0).abs() < 1e-6);
             t
         } else {
             let step = nice_step((self.hi - self.lo) / 5.0);
@@ -355,11 +355,16 @@ impl LineChart {
             let x = px(m.x);
             let row = placed.iter().filter(|&&p| (p - x).abs() < 90.0).count();
             placed.push(x);
+            // Near the right edge the label goes to the left of its line.
+            let (lx, anchor) = if x > L + pw * 0.7 {
+                (x - 4.0, "end")
+            } else {
+                (x + 4.0, "start")
+            };
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{:.1}" y="{}" font-size="11">{}</text>"##,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{lx:.1}" y="{}" text-anchor="{anchor}" font-size="11">{}</text>"##,
                 T + ph,
-                x + 4.0,
                 T + 12.0 + row as f64 * 14.0,
                 esc(&m.label)
             );
@@ -386,7 +391,8 @@ impl LineChart {
                     esc(&se.name),
                     pts.join(" ")
                 );
-                for p in &pts {
+                // A dashed series is a fitted curve: no point markers.
+                for p in pts.iter().filter(|_| !se.dashed) {
                     let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
                     let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>"#);
                 }
@@ -397,7 +403,22 @@ impl LineChart {
         if let (Some((_, r)), Some(ra)) = (&self.right, &ra) {
             draw(&mut s, r, ra, self.series.len(), " (right axis)");
         }
-        // Legend, top-left inside the plot.
+        // Legend, top-left inside the plot, on a white box so lines under it stay readable.
+        if !legend.is_empty() {
+            let wmax = legend
+                .iter()
+                .map(|l| l.0.chars().count())
+                .max()
+                .unwrap_or(0) as f64;
+            let _ = write!(
+                s,
+                r##"<rect x="{}" y="{}" width="{:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85" stroke="#ccc"/>"##,
+                L + 4.0,
+                T + 4.0,
+                40.0 + wmax * 6.6,
+                legend.len() as f64 * 16.0 + 4.0
+            );
+        }
         for (i, (name, colour, dashed)) in legend.iter().enumerate() {
             let y = T + 14.0 + i as f64 * 16.0;
             let dash = if *dashed {
@@ -414,6 +435,138 @@ impl LineChart {
                 y + 4.0,
                 esc(name)
             );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+/// A horizontal dot chart: one row per category, several named values per row on a shared
+/// (optionally log) x axis, drawn as distinct shapes joined by a grey range line. Used for
+/// latency percentiles per fsync method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DotChart {
+    pub id: String,
+    pub title: String,
+    pub x_label: String,
+    pub x_log: bool,
+    /// The names of the values in each row (legend order), e.g. p50, p95, p99.
+    pub keys: Vec<String>,
+    /// (row label, one value per key; None when missing).
+    pub rows: Vec<(String, Vec<Option<f64>>)>,
+}
+
+const DOT_L: f64 = 230.0;
+const ROW_H: f64 = 20.0;
+
+fn shape(i: usize, x: f64, y: f64, colour: &str) -> String {
+    match i % 3 {
+        0 => format!(r#"<circle class="dot" cx="{x:.1}" cy="{y:.1}" r="4.5" fill="{colour}"/>"#),
+        1 => format!(
+            r#"<rect class="dot" x="{:.1}" y="{:.1}" width="8" height="8" fill="{colour}"/>"#,
+            x - 4.0,
+            y - 4.0
+        ),
+        _ => format!(
+            r#"<path class="dot" d="M{x:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{colour}"/>"#,
+            y - 5.0,
+            x + 5.0,
+            y + 4.0,
+            x - 5.0,
+            y + 4.0
+        ),
+    }
+}
+
+impl DotChart {
+    pub fn to_svg(&self) -> String {
+        let vals = self.rows.iter().flat_map(|r| r.1.iter().flatten().copied());
+        let xa = Axis::fit(vals, self.x_log, !self.x_log);
+        let legend_h = 24.0;
+        let ph = self.rows.len().max(1) as f64 * ROW_H;
+        let h = T + legend_h + ph + B;
+        let pw = W - DOT_L - 30.0;
+        let top = T + legend_h;
+        let px = |v: f64| DOT_L + xa.frac(v) * pw;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" id="{id}" class="chart" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-labelledby="{id}-title" font-family="sans-serif" font-size="12">"#,
+            id = esc(&self.id)
+        );
+        let _ = write!(
+            s,
+            r##"<title id="{}-title">{}</title><rect x="0" y="0" width="{W}" height="{h}" fill="#fff"/><text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"##,
+            esc(&self.id),
+            esc(&self.title),
+            W / 2.0,
+            esc(&self.title)
+        );
+        for t in xa.ticks() {
+            let x = px(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{}" stroke="#e4e4e4"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                top + ph,
+                top + ph + 16.0,
+                fmt_num(t)
+            );
+        }
+        let _ = write!(
+            s,
+            r##"<rect x="{DOT_L}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{}" y="{}" text-anchor="middle" class="xlabel">{}{}</text>"##,
+            DOT_L + pw / 2.0,
+            h - 12.0,
+            esc(&self.x_label),
+            if self.x_log { " (log scale)" } else { "" }
+        );
+        for (k, key) in self.keys.iter().enumerate() {
+            let x = DOT_L + k as f64 * 90.0;
+            let _ = write!(
+                s,
+                r#"<g class="legend">{}<text x="{:.1}" y="{:.1}">{}</text></g>"#,
+                shape(k, x + 6.0, T + 8.0, PALETTE[k % PALETTE.len()]),
+                x + 16.0,
+                T + 12.0,
+                esc(key)
+            );
+        }
+        for (i, (label, values)) in self.rows.iter().enumerate() {
+            let y = top + (i as f64 + 0.5) * ROW_H;
+            if i % 2 == 1 {
+                let _ = write!(
+                    s,
+                    r##"<rect x="{DOT_L}" y="{:.1}" width="{pw}" height="{ROW_H}" fill="#f6f6f6"/>"##,
+                    y - ROW_H / 2.0
+                );
+            }
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{:.1}" text-anchor="end" class="rowlabel">{}</text>"#,
+                DOT_L - 8.0,
+                y + 4.0,
+                esc(label)
+            );
+            let xs: Vec<f64> = values
+                .iter()
+                .flatten()
+                .filter(|v| v.is_finite() && (!self.x_log || **v > 0.0))
+                .map(|&v| px(v))
+                .collect();
+            if let (Some(a), Some(b)) = (
+                xs.iter().copied().reduce(f64::min),
+                xs.iter().copied().reduce(f64::max),
+            ) {
+                let _ = write!(
+                    s,
+                    r##"<path class="range" d="M{a:.1},{y:.1} H{b:.1}" stroke="#999" stroke-width="2"/>"##
+                );
+            }
+            for (k, v) in values.iter().enumerate() {
+                if let Some(v) = v.filter(|v| v.is_finite() && (!self.x_log || *v > 0.0)) {
+                    s.push_str(&shape(k, px(v), y, PALETTE[k % PALETTE.len()]));
+                }
+            }
         }
         s.push_str("</svg>");
         s
@@ -440,6 +593,12 @@ mod tests {
         let a = Axis::fit([1.0, 2.0, 4.0, 8.0, 16.0].into_iter(), true, false);
         assert_eq!((a.lo, a.hi), (1.0, 20.0));
         assert_eq!(a.ticks(), vec![1.0, 2.0, 5.0, 10.0, 20.0]);
+        let a = Axis::fit([5.0, 512.0].into_iter(), true, false);
+        assert_eq!((a.lo, a.hi), (5.0, 1000.0));
+        assert_eq!(
+            a.ticks(),
+            vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+        );
         let a = Axis::fit([1.0, 256.0].into_iter(), true, false);
         assert_eq!((a.lo, a.hi), (1.0, 300.0));
         let a = Axis::fit([0.1, 10.0].into_iter(), true, false);
@@ -491,5 +650,26 @@ mod tests {
     fn text_is_escaped() {
         let c = LineChart::new("t", "a<b & c", "x", "y");
         assert!(c.to_svg().contains("a&lt;b &amp; c"));
+    }
+
+    #[test]
+    fn dot_chart_draws_every_row() {
+        let c = DotChart {
+            id: "d".into(),
+            title: "latency".into(),
+            x_label: "ms".into(),
+            x_log: true,
+            keys: vec!["p50".into(), "p95".into(), "p99".into()],
+            rows: vec![
+                ("fsync 4k".into(), vec![Some(0.4), Some(4.4), Some(11.8)]),
+                ("odsync 4k".into(), vec![Some(0.17), None, Some(2.0)]),
+            ],
+        };
+        let svg = c.to_svg();
+        assert_eq!(svg.matches(r#"class="range""#).count(), 2);
+        // 3 legend shapes + 5 values.
+        assert_eq!(svg.matches(r#"class="dot""#).count(), 8);
+        assert!(svg.contains(">odsync 4k<") && svg.contains("ms (log scale)"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
     }
 }
