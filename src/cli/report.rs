@@ -10,12 +10,13 @@ pub enum ReportFormat {
     Csv,
 }
 
-/// Render a saved iosat JSON result (sweep, fsync, analyze, stat --json) as one self-contained
-/// HTML page with SVG charts, or as Markdown or CSV tables.
+/// Render a saved iosat result (sweep or analyze JSON, fsync JSON, a `stat --record`
+/// recording) as one self-contained HTML page with SVG charts, or as Markdown or CSV tables.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The iosat JSON result to render.
-    #[arg(value_name = "FILE.json")]
+    /// The iosat result to render: a JSON file, or a recording made by `iosat stat --record`
+    /// (recognised by its first line).
+    #[arg(value_name = "FILE")]
     pub input: PathBuf,
     /// Write here instead of standard output. An existing file is not overwritten unless
     /// --force is given.
@@ -27,4 +28,9 @@ pub struct ReportArgs {
     /// Replace OUT if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Directory of device profiles saved by `iosat sweep --save-profile`, for the saturation
+    /// chart of a recording (default: $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles,
+    /// else ~/.local/state/iosat/profiles).
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
 }

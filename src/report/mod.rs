@@ -3,6 +3,7 @@
 
 pub mod fsync;
 pub mod html;
+pub mod stat;
 pub mod svg;
 pub mod tables;
 

@@ -49,6 +49,8 @@ pub struct LineChart {
     pub markers: Vec<Marker>,
     /// Draw a second series set against a right-hand axis (e.g. %util beside IOPS).
     pub right: Option<(String, Vec<Series>)>,
+    /// Values the x axis must span besides the data (charts that share a time axis).
+    pub x_extent: Vec<f64>,
 }
 
 const W: f64 = 720.0;
@@ -235,6 +237,7 @@ impl LineChart {
             series: Vec::new(),
             markers: Vec::new(),
             right: None,
+            x_extent: Vec::new(),
         }
     }
 
@@ -250,6 +253,7 @@ impl LineChart {
             xs.extend(all(r, true));
         }
         xs.extend(self.markers.iter().map(|m| m.x));
+        xs.extend(self.x_extent.iter().copied());
         let xa = Axis::fit(xs.into_iter(), self.x_log, false);
         let ya = Axis::fit(all(&self.series, false).into_iter(), self.y_log, true);
         let ra = self

@@ -1,0 +1,406 @@
+//! A `stat --record` recording as a page: per device, latency (r_await, w_await), %util, load
+//! (aqu-sz) and saturation (await ÷ the device profile's baseline latency) over time, and the
+//! per-interval table its Markdown and CSV share. The rates come from the same parser and
+//! StatEngine as `iosat stat --replay`; no second parser. Pure (no IO): profile baselines are
+//! looked up by the caller. Imports monitor/, report/ and ui::table.
+
+use super::html::{esc, html_table, page};
+use super::svg::{LineChart, Series};
+use crate::monitor::interval::StatEngine;
+use crate::monitor::record::{self, Event, ParseError};
+use crate::monitor::select::Selection;
+use crate::monitor::view::iso_utc;
+use crate::sys::device::DevKind;
+use crate::ui::table::Table;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// True when `text` is an iosat recording (by its header line).
+pub fn is_recording(text: &str) -> bool {
+    text.starts_with(record::HEADER.trim_end())
+}
+
+/// One interval of one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub end_wall_ns: i64,
+    pub interval_s: f64,
+    pub r_s: f64,
+    pub w_s: f64,
+    pub rkb_s: f64,
+    pub wkb_s: f64,
+    /// ms; None with no completed request of that direction.
+    pub r_await: Option<f64>,
+    pub w_await: Option<f64>,
+    pub aqu_sz: f64,
+    pub util_pct: f64,
+}
+
+/// The time series of one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceSeries {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub display_name: String,
+    pub points: Vec<Point>,
+}
+
+/// A device's profile (a saved sweep) as far as the page needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    /// Where the profile was found.
+    pub path: String,
+    /// verdict.baseline_latency_ns of the sweep: mean latency at concurrency 1.
+    pub baseline_ns: f64,
+    /// workload.pattern and block size of the sweep, to say what the baseline is of.
+    pub workload: String,
+}
+
+/// Per device name: the baseline, or the reason there is none (shown on the page).
+pub type Baselines = BTreeMap<String, Result<Baseline, String>>;
+
+/// The recording parsed and replayed through the stat engine: every device that did I/O
+/// (partitions left out: their disk is there), in kernel order; and the idle devices' names.
+pub fn series(text: &str) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError> {
+    let (events, _) = record::parse(text)?;
+    let sel = Selection {
+        patterns: Vec::new(),
+        partitions: false,
+        all: true,
+    };
+    let mut engine = StatEngine::new(sel, false);
+    let mut out: Vec<DeviceSeries> = Vec::new();
+    for ev in events {
+        match ev {
+            Event::Run { .. } => engine.new_run(),
+            Event::Device {
+                major,
+                minor,
+                name,
+                meta,
+            } => engine.set_meta(major, minor, &name, meta),
+            Event::Sample(raw) => {
+                let (sample, _) = raw.parse();
+                let Some(r) = engine.push(sample) else {
+                    continue;
+                };
+                for d in r.devices {
+                    if d.meta.kind == Some(DevKind::Partition) {
+                        continue;
+                    }
+                    let Ok(rates) = d.rates else { continue };
+                    let idx = match out.iter().position(|s| {
+                        s.name == d.kernel_name && s.major == d.major && s.minor == d.minor
+                    }) {
+                        Some(i) => i,
+                        None => {
+                            out.push(DeviceSeries {
+                                name: d.kernel_name.clone(),
+                                major: d.major,
+                                minor: d.minor,
+                                display_name: d.meta.display_name.clone(),
+                                points: Vec::new(),
+                            });
+                            out.len() - 1
+                        }
+                    };
+                    out[idx].points.push(Point {
+                        end_wall_ns: r.end_wall_ns,
+                        interval_s: rates.interval_s,
+                        r_s: rates.r_s,
+                        w_s: rates.w_s,
+                        rkb_s: rates.rkb_s,
+                        wkb_s: rates.wkb_s,
+                        r_await: rates.r_await,
+                        w_await: rates.w_await,
+                        aqu_sz: rates.aqu_sz,
+                        util_pct: rates.util_pct,
+                    });
+                }
+            }
+        }
+    }
+    let (busy, idle): (Vec<_>, Vec<_>) = out
+        .into_iter()
+        .partition(|s| s.points.iter().any(|p| p.r_s > 0.0 || p.w_s > 0.0));
+    Ok((busy, idle.into_iter().map(|s| s.name).collect()))
+}
+
+fn f(v: Option<f64>, d: usize) -> String {
+    v.map_or(String::new(), |x| format!("{x:.d$}"))
+}
+
+fn sat(await_ms: Option<f64>, b: Option<&Baseline>) -> Option<f64> {
+    let b = b.filter(|b| b.baseline_ns > 0.0)?;
+    Some(await_ms? * 1e6 / b.baseline_ns)
+}
+
+/// Per-interval rows of every device: what the charts show, as numbers.
+pub fn table(devs: &[DeviceSeries], baselines: &Baselines) -> Table {
+    let mut t = Table::new([
+        "device",
+        "time_utc",
+        "t_s",
+        "interval_s",
+        "r/s",
+        "w/s",
+        "rkB/s",
+        "wkB/s",
+        "r_await_ms",
+        "w_await_ms",
+        "aqu-sz",
+        "%util",
+        "r_saturation",
+        "w_saturation",
+    ]);
+    t.right[0] = false;
+    t.right[1] = false;
+    let t0 = start_ns(devs);
+    for d in devs {
+        let b = baselines.get(&d.name).and_then(|r| r.as_ref().ok());
+        for p in &d.points {
+            t.push([
+                d.name.clone(),
+                iso_utc(p.end_wall_ns),
+                format!("{:.3}", (p.end_wall_ns - t0) as f64 / 1e9),
+                format!("{:.3}", p.interval_s),
+                format!("{:.2}", p.r_s),
+                format!("{:.2}", p.w_s),
+                format!("{:.2}", p.rkb_s),
+                format!("{:.2}", p.wkb_s),
+                f(p.r_await, 3),
+                f(p.w_await, 3),
+                format!("{:.2}", p.aqu_sz),
+                format!("{:.2}", p.util_pct),
+                f(sat(p.r_await, b), 2),
+                f(sat(p.w_await, b), 2),
+            ]);
+        }
+    }
+    t
+}
+
+/// Wall-clock start of the first interval of the recording (the charts' time zero).
+fn start_ns(devs: &[DeviceSeries]) -> i64 {
+    devs.iter()
+        .filter_map(|d| d.points.first())
+        .map(|p| p.end_wall_ns - (p.interval_s * 1e9) as i64)
+        .min()
+        .unwrap_or(0)
+}
+
+fn baseline_line(name: &str, b: Option<&Result<Baseline, String>>) -> String {
+    match b {
+        Some(Ok(b)) => format!(
+            "{name}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1) of the profile {} ({}).",
+            b.baseline_ns / 1e6,
+            b.path,
+            b.workload
+        ),
+        Some(Err(why)) => format!("{name}: no saturation column: {why}"),
+        None => format!("{name}: no saturation column: no device profile looked up."),
+    }
+}
+
+pub fn markdown(devs: &[DeviceSeries], idle: &[String], baselines: &Baselines) -> String {
+    let mut s = String::from("## iosat stat recording\n\nLatency in ms, rates per second.\n\n");
+    for d in devs {
+        let _ = writeln!(s, "- {}", baseline_line(&d.name, baselines.get(&d.name)));
+    }
+    if !idle.is_empty() {
+        let _ = writeln!(s, "- No I/O in the recording: {}", idle.join(", "));
+    }
+    s.push('\n');
+    s.push_str(&table(devs, baselines).to_markdown());
+    s
+}
+
+pub fn csv(devs: &[DeviceSeries], baselines: &Baselines) -> String {
+    table(devs, baselines).to_csv()
+}
+
+/// The page: four time-series charts per device, then the table.
+pub fn page_html(devs: &[DeviceSeries], idle: &[String], baselines: &Baselines) -> String {
+    let t0 = start_ns(devs);
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<p>Recorded from {} (time 0 on the charts). Every value is sysstat's formula over the \
+measured interval, as <code>iosat stat --replay</code> prints it.</p>",
+        esc(&iso_utc(t0))
+    );
+    if devs.is_empty() {
+        body.push_str("<p><strong>No device did any I/O in this recording.</strong></p>");
+    }
+    if !idle.is_empty() {
+        let _ = write!(
+            body,
+            "<p class=\"note\">No I/O in the recording (not drawn): {}.</p>",
+            esc(&idle.join(", "))
+        );
+    }
+    let x_label = "time since start of recording (s)";
+    for d in devs {
+        let ts = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
+            d.points
+                .iter()
+                .filter_map(|p| Some(((p.end_wall_ns - t0) as f64 / 1e9, f(p)?)))
+                .collect()
+        };
+        // The four charts of a device share one time axis.
+        let extent: Vec<f64> = d
+            .points
+            .iter()
+            .map(|p| (p.end_wall_ns - t0) as f64 / 1e9)
+            .collect();
+        let extent = match (extent.first(), extent.last()) {
+            (Some(&a), Some(&b)) => vec![a.min(0.0), b],
+            _ => Vec::new(),
+        };
+        let id = d.name.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+        let title = if d.display_name != d.name && !d.display_name.is_empty() {
+            format!("{} ({})", d.name, d.display_name)
+        } else {
+            d.name.clone()
+        };
+        let _ = write!(body, "<h2>{}</h2>", esc(&title));
+
+        let mut lat = LineChart::new(
+            &format!("{id}-latency"),
+            &format!("{}: latency", d.name),
+            x_label,
+            "await (ms)",
+        );
+        let r = ts(&|p| p.r_await);
+        let w = ts(&|p| p.w_await);
+        let all: Vec<f64> = r
+            .iter()
+            .chain(&w)
+            .map(|p| p.1)
+            .filter(|v| *v > 0.0)
+            .collect();
+        let (lo, hi) = all
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(a, b), &v| (a.min(v), b.max(v)));
+        lat.y_log = hi > 0.0 && hi / lo > 20.0;
+        if !r.is_empty() {
+            lat.series.push(Series::new("r_await", r));
+        }
+        if !w.is_empty() {
+            lat.series.push(Series::new("w_await", w));
+        }
+        lat.x_extent = extent.clone();
+        body.push_str(&lat.to_svg());
+
+        let mut util = LineChart::new(
+            &format!("{id}-util"),
+            &format!("{}: utilization", d.name),
+            x_label,
+            "%util",
+        );
+        util.series
+            .push(Series::new("%util", ts(&|p| Some(p.util_pct))));
+        util.x_extent = extent.clone();
+        body.push_str(&util.to_svg());
+        body.push_str(
+            "<p class=\"note\">%util is the share of time with at least one request in flight: \
+100 % on a device that serves requests in parallel does not mean it is saturated.</p>",
+        );
+
+        let mut load = LineChart::new(
+            &format!("{id}-load"),
+            &format!("{}: load", d.name),
+            x_label,
+            "aqu-sz (requests in flight)",
+        );
+        load.series
+            .push(Series::new("aqu-sz", ts(&|p| Some(p.aqu_sz))));
+        load.x_extent = extent.clone();
+        body.push_str(&load.to_svg());
+
+        match baselines.get(&d.name) {
+            Some(Ok(b)) => {
+                let mut s = LineChart::new(
+                    &format!("{id}-saturation"),
+                    &format!("{}: saturation (await ÷ profile baseline)", d.name),
+                    x_label,
+                    "await ÷ baseline (x)",
+                );
+                let rs = ts(&|p| sat(p.r_await, Some(b)));
+                let ws = ts(&|p| sat(p.w_await, Some(b)));
+                let span = |v: &[(f64, f64)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
+                let xs: Vec<f64> = span(&rs).into_iter().chain(span(&ws)).collect();
+                let (x0, x1) = xs
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, c), &x| {
+                        (a.min(x), c.max(x))
+                    });
+                if !rs.is_empty() {
+                    s.series.push(Series::new("read saturation", rs));
+                }
+                if !ws.is_empty() {
+                    s.series.push(Series::new("write saturation", ws));
+                }
+                if x0.is_finite() {
+                    s.series.push(
+                        Series::new("3x baseline: overload", vec![(x0, 3.0), (x1, 3.0)]).dashed(),
+                    );
+                }
+                s.x_extent = extent.clone();
+                body.push_str(&s.to_svg());
+                let _ = write!(
+                    body,
+                    "<p class=\"note\">{}</p>",
+                    esc(&baseline_line(&d.name, baselines.get(&d.name)))
+                );
+            }
+            other => {
+                let _ = write!(
+                    body,
+                    "<p class=\"nosat\"><strong>Saturation:</strong> {} Run <code>iosat sweep \
+--save-profile</code> on this device to get its baseline.</p>",
+                    esc(&baseline_line(&d.name, other))
+                );
+            }
+        }
+    }
+    body.push_str("<h2>Intervals</h2>");
+    body.push_str(&html_table(&table(devs, baselines)));
+    page("iosat stat recording", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REC: &str = include_str!("../../tests/fixtures/stat/pair.rec");
+
+    #[test]
+    fn recording_is_replayed_through_the_stat_engine() {
+        assert!(is_recording(REC));
+        let (devs, idle) = series(REC).unwrap();
+        let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+        // Partitions are left out; devices without I/O are listed as idle.
+        assert!(!names.contains(&"nvme0n1p1"));
+        assert!(names.contains(&"nvme0n1"));
+        assert!(idle.contains(&"loop0".to_string()));
+        let nv = devs.iter().find(|d| d.name == "nvme0n1").unwrap();
+        // First interval of the fixture: 2005 reads in 2.005 s, 1002 ms of read time.
+        let p = &nv.points[0];
+        assert!((p.r_s - 1000.0).abs() < 1e-9, "{}", p.r_s);
+        assert!((p.r_await.unwrap() - 1002.0 / 2005.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn saturation_is_await_over_the_baseline() {
+        let b = Baseline {
+            path: "p".into(),
+            baseline_ns: 500_000.0,
+            workload: "w".into(),
+        };
+        assert_eq!(sat(Some(1.5), Some(&b)), Some(3.0));
+        assert_eq!(sat(None, Some(&b)), None);
+        assert_eq!(sat(Some(1.5), None), None);
+    }
+}
