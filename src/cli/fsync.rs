@@ -20,6 +20,11 @@ pub struct FsyncArgs {
     #[command(flatten)]
     pub opts: Box<FsyncOpts>,
 
+    /// Also write the result as a self-contained HTML page with charts (as `iosat report`
+    /// draws it). An existing FILE is refused, never replaced.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     #[command(flatten)]
     pub format: FormatArgs,
 

@@ -74,6 +74,12 @@ pub struct StatArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "interval")]
     pub replay: Option<PathBuf>,
 
+    /// With --record (or --replay): also write the recording as a self-contained HTML page
+    /// with the four charts per device (as `iosat report` draws it), rewritten as the
+    /// recording grows. An existing FILE is refused, never replaced.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     #[command(flatten)]
     pub root: RootArgs,
 }

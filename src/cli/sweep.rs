@@ -120,6 +120,11 @@ pub struct SweepArgs {
     #[arg(short = 'o', long, value_name = "FILE", help_heading = "Output")]
     pub output: Option<PathBuf>,
 
+    /// Also write the result as a self-contained HTML page with charts (as `iosat report`
+    /// draws it), rewritten after every level. An existing FILE is refused, never replaced.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
+
     /// Store the result as the device's profile (used by `iosat stat`).
     #[arg(long, help_heading = "Output")]
     pub save_profile: bool,

@@ -9,6 +9,9 @@ use std::io::{IsTerminal, Write};
 
 pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     let spec = crate::config::fsync::spec(args)?;
+    if let Some(p) = &args.html {
+        crate::report::check_new_page(p)?;
+    }
     crate::fsync::io::install_sigint_handler();
     let tty = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
@@ -32,6 +35,10 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
+    if let Some(p) = &args.html {
+        let doc = serde_json::to_value(&report)?;
+        crate::report::PageFile::new(p).write(&crate::report::fsync::page_html(&doc))?;
+    }
     if report.interrupted {
         eprintln!("iosat: interrupted: results so far printed, test files removed");
         return Ok(exit::INTERRUPTED);

@@ -23,11 +23,32 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match &spec.replay {
-        Some(path) => replay(&spec, path, &mut out)?,
+        Some(path) => {
+            replay(&spec, path, &mut out)?;
+            if let (Some(html), Some(rec)) = (&spec.html, &spec.replay) {
+                write_page(&mut crate::report::PageFile::new(html), rec)?;
+            }
+        }
         None => live(&spec, &mut out)?,
     }
     Ok(crate::error::exit::OK)
 }
+
+/// `--html`: the page `iosat report` draws for the recording at `rec`.
+fn write_page(page: &mut crate::report::PageFile, rec: &Path) -> Result<(), Error> {
+    let text = std::fs::read_to_string(rec).map_err(|e| Error::io(rec, e))?;
+    let html = crate::cmd::report::render_recording(
+        rec,
+        &text,
+        crate::cli::report::ReportFormat::Html,
+        None,
+    )?;
+    page.write(&html)
+}
+
+/// While recording with --html, the page is redrawn at most this often (it replays the whole
+/// recording) and once more at the end.
+const PAGE_EVERY_NS: u64 = 5_000_000_000;
 
 fn emit(out: &mut impl Write, s: &str) -> Result<(), Error> {
     if s.is_empty() {
@@ -188,6 +209,8 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
     };
 
     emit(out, &view::preamble(spec.format))?;
+    let mut page = spec.html.as_deref().map(crate::report::PageFile::new);
+    let mut page_at = raw.mono_ns;
     let mut reports = 0u64;
     let mut deadline = raw.mono_ns;
     if let Some(r) = engine.push(sample) {
@@ -214,6 +237,16 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
             emit(out, &view::render(&r, spec.format))?;
             reports += 1;
         }
+        if let (Some(p), Some(rec)) = (page.as_mut(), &spec.record) {
+            let now = clock::monotonic_ns();
+            if now.saturating_sub(page_at) >= PAGE_EVERY_NS {
+                write_page(p, rec)?;
+                page_at = now;
+            }
+        }
+    }
+    if let (Some(p), Some(rec)) = (page.as_mut(), &spec.record) {
+        write_page(p, rec)?;
     }
     Ok(())
 }

@@ -376,6 +376,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         notes,
     };
 
+    let mut page = spec.html.as_deref().map(crate::report::PageFile::new);
     let mut idx = 0usize;
     loop {
         let conc = match &spec.levels {
@@ -418,6 +419,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         if let Some(out) = &spec.output {
             profile::write_atomic(out, render(&report, spec.format).as_bytes())?;
         }
+        write_page(page.as_mut(), &report)?;
         if report.interrupted {
             break;
         }
@@ -430,6 +432,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     if let Some(out) = &spec.output {
         profile::write_atomic(out, text.as_bytes())?;
     }
+    write_page(page.as_mut(), &report)?;
     {
         let mut so = std::io::stdout().lock();
         so.write_all(text.as_bytes())
@@ -444,6 +447,13 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(crate::error::exit::OK)
+}
+
+/// `--html`: the page `iosat report` draws for this result.
+fn write_page(page: Option<&mut crate::report::PageFile>, report: &SweepReport) -> Result<()> {
+    let Some(page) = page else { return Ok(()) };
+    let doc = serde_json::to_value(report).expect("report serialises");
+    page.write(&crate::report::html::sweep_page(&doc))
 }
 
 fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&KernelWatch>) -> Result<()> {

@@ -17,6 +17,8 @@ pub struct StatSpec {
     pub format: Format,
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
+    /// `--html FILE`: a page drawn from the recording (needs --record or --replay).
+    pub html: Option<PathBuf>,
     pub root: Root,
 }
 
@@ -106,6 +108,16 @@ impl StatSpec {
         } else {
             Format::Text { wide: a.wide }
         };
+        if let Some(p) = &a.html {
+            if a.record.is_none() && a.replay.is_none() {
+                return Err(Error::usage(
+                    "--html",
+                    p.display(),
+                    "needs --record FILE (or --replay FILE): the page is drawn from a recording",
+                ));
+            }
+            crate::report::check_new_page(p)?;
+        }
         Ok(StatSpec {
             interval_ns,
             count,
@@ -118,6 +130,7 @@ impl StatSpec {
             format,
             record: a.record.clone(),
             replay: a.replay.clone(),
+            html: a.html.clone(),
             root: Root::from_args(&a.root),
         })
     }

@@ -49,6 +49,8 @@ pub struct SweepSpec {
     pub seed: u64,
     pub format: Format,
     pub output: Option<PathBuf>,
+    /// `--html FILE`: the report page, checked not to exist.
+    pub html: Option<PathBuf>,
     pub save_profile: bool,
     pub profile_dir: Option<PathBuf>,
     pub no_progress: bool,
@@ -236,6 +238,9 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     } else {
         Format::Text
     };
+    if let Some(p) = &a.html {
+        crate::report::check_new_page(p)?;
+    }
     Ok(SweepSpec {
         target: TargetSpec {
             path: a.target.clone(),
@@ -256,6 +261,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         seed: a.seed,
         format,
         output: a.output.clone(),
+        html: a.html.clone(),
         save_profile: a.save_profile,
         profile_dir: a.profile_dir.clone().or_else(|| {
             std::env::var_os("IOSAT_PROFILE_DIR")

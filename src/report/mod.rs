@@ -59,6 +59,50 @@ pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> crate::error::R
             "exists; pass --force to replace it",
         ));
     }
+    replace_file(path, bytes)
+}
+
+/// Refuse a `--html FILE` that exists, before a run starts (so a long run does not end in a
+/// refusal, and a user's file is never replaced).
+pub fn check_new_page(path: &Path) -> crate::error::Result<()> {
+    if path.exists() {
+        return Err(Error::usage(
+            "--html",
+            path.display(),
+            "names a file that exists; iosat never overwrites it (pick another name or remove it)",
+        ));
+    }
+    Ok(())
+}
+
+/// The page of `--html FILE`: the first write refuses an existing file; later writes (after
+/// each level or interval) replace the page this run wrote.
+#[derive(Debug)]
+pub struct PageFile {
+    pub path: std::path::PathBuf,
+    written: bool,
+}
+
+impl PageFile {
+    pub fn new(path: &Path) -> PageFile {
+        PageFile {
+            path: path.to_path_buf(),
+            written: false,
+        }
+    }
+
+    pub fn write(&mut self, html: &str) -> crate::error::Result<()> {
+        if !self.written {
+            check_new_page(&self.path)?;
+        }
+        replace_file(&self.path, html.as_bytes())?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+/// Temporary file in the same directory + rename.
+fn replace_file(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
