@@ -4,6 +4,7 @@ mod analysis;
 mod analyze;
 mod cli;
 mod fsync;
+mod report;
 mod sim;
 mod stat;
 mod sweep;

@@ -1,0 +1,494 @@
+//! `iosat report` and `--html`: Markdown/CSV snapshots of the three result kinds (a sim sweep,
+//! a real fsync run, a real recording of fio on a loop device), the numbers checked against
+//! their sources, every page drawn in headless Chromium (DOM checked, screenshot kept under
+//! target/test-artifacts/), and `--html` on sweep, fsync and stat refusing to overwrite.
+
+use crate::cli::iosat;
+use serde_json::Value;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/report")
+        .join(name)
+}
+
+fn report(args: &[&str]) -> Output {
+    iosat().arg("report").args(args).output().unwrap()
+}
+
+fn ok_stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A profile directory holding one profile: the sim sweep, as if it had run on loop1 (the
+/// device of the recording fixture).
+fn profile_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    doc["target"]["disk_device"] = "loop1".into();
+    std::fs::write(d.path().join("loop1-test.json"), doc.to_string()).unwrap();
+    d
+}
+
+fn recording(format: &str) -> String {
+    let prof = profile_dir();
+    let dir = prof.path().to_str().unwrap().to_string();
+    let out = report(&[
+        fixture("loop.rec").to_str().unwrap(),
+        "--format",
+        format,
+        "--profile-dir",
+        &dir,
+    ]);
+    ok_stdout(&out).replace(&dir, "PROFILE_DIR")
+}
+
+#[test]
+fn sweep_markdown_and_csv() {
+    let f = fixture("sim_sweep.json");
+    insta::assert_snapshot!(
+        "sweep_markdown",
+        ok_stdout(&report(&[f.to_str().unwrap(), "--format", "markdown"]))
+    );
+    insta::assert_snapshot!(
+        "sweep_csv",
+        ok_stdout(&report(&[f.to_str().unwrap(), "--format", "csv"]))
+    );
+}
+
+#[test]
+fn fsync_markdown_and_csv() {
+    let f = fixture("fsync.json");
+    insta::assert_snapshot!(
+        "fsync_markdown",
+        ok_stdout(&report(&[f.to_str().unwrap(), "--format", "markdown"]))
+    );
+    insta::assert_snapshot!(
+        "fsync_csv",
+        ok_stdout(&report(&[f.to_str().unwrap(), "--format", "csv"]))
+    );
+}
+
+#[test]
+fn recording_markdown_and_csv() {
+    insta::assert_snapshot!("recording_markdown", recording("markdown"));
+    insta::assert_snapshot!("recording_csv", recording("csv"));
+}
+
+#[test]
+fn fsync_tables_carry_the_json_numbers() {
+    let f = fixture("fsync.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    let csv = ok_stdout(&report(&[f.to_str().unwrap(), "--format", "csv"]));
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let cases = doc["cases"].as_array().unwrap();
+    let levels = doc["group_commit"]["levels"].as_array().unwrap();
+    assert_eq!(rows.len(), cases.len() + levels.len());
+    for (row, c) in rows.iter().zip(cases) {
+        assert_eq!(row[1], c["method"].as_str().unwrap());
+        assert_eq!(row[12], c["latency_ns"]["p99"].to_string(), "p99_ns");
+    }
+    // The Markdown shows the same p99 in ms.
+    let md = ok_stdout(&report(&[f.to_str().unwrap(), "--format", "markdown"]));
+    let p99_ms = format!(
+        "{:.3}",
+        cases[0]["latency_ns"]["p99"].as_f64().unwrap() / 1e6
+    );
+    assert!(md.contains(&p99_ms), "{p99_ms} not in the Markdown");
+    assert!(md.contains(doc["device"]["flush_verdict"].as_str().unwrap()));
+}
+
+#[test]
+fn recording_rows_are_what_stat_replay_prints() {
+    let csv = recording("csv");
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let ours: Vec<Vec<String>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .filter(|r: &Vec<String>| r[0] == "loop1")
+        .collect();
+    let out = iosat()
+        .args(["stat", "--all", "--json", "loop1", "--replay"])
+        .arg(fixture("loop.rec"))
+        .output()
+        .unwrap();
+    let theirs: Vec<Value> = ok_stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ours.len(), theirs.len());
+    let mut busy = 0;
+    for (o, t) in ours.iter().zip(&theirs) {
+        let d = &t["devices"][0];
+        let close = |cell: &str, v: &Value, d: i32| match v.as_f64() {
+            Some(x) => (cell.parse::<f64>().unwrap() - x).abs() <= 0.5 * 10f64.powi(-d),
+            None => cell.is_empty(),
+        };
+        assert!(close(&o[col("r/s")], &d["r/s"], 2), "{o:?} vs {d}");
+        assert!(
+            close(&o[col("r_await_ms")], &d["r_await"], 3),
+            "{o:?} vs {d}"
+        );
+        assert!(
+            close(&o[col("w_await_ms")], &d["w_await"], 3),
+            "{o:?} vs {d}"
+        );
+        assert!(close(&o[col("%util")], &d["util"], 2), "{o:?} vs {d}");
+        assert!(close(&o[col("aqu-sz")], &d["aqu-sz"], 2), "{o:?} vs {d}");
+        if let Some(a) = d["r_await"].as_f64() {
+            busy += 1;
+            // Saturation: await over the profile's baseline (the sim sweep's concurrency-1 mean).
+            let sat: f64 = o[col("r_saturation")].parse().unwrap();
+            assert!((sat - a * 1e6 / 8_001_536.0).abs() < 0.006, "{sat} vs {a}");
+        }
+    }
+    assert!(busy >= 3, "the fixture has I/O on loop1");
+}
+
+#[test]
+fn recording_without_profile_says_so() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = report(&[
+        fixture("loop.rec").to_str().unwrap(),
+        "--profile-dir",
+        empty.path().to_str().unwrap(),
+    ]);
+    let html = ok_stdout(&out);
+    assert!(
+        !html.contains("-saturation\""),
+        "no saturation chart without a profile"
+    );
+    assert!(html.contains("no profile for this device"));
+    assert!(html.contains("id=\"loop1-latency\""));
+}
+
+#[test]
+fn bad_input_names_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("junk.txt");
+    std::fs::write(&p, "hello\n").unwrap();
+    let out = report(&[p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("junk.txt"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Headless Chromium.
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// Run Chromium headless on a file with a hard time limit (the whole process group is killed
+/// on timeout). Returns (stdout, stderr).
+fn run_chromium(bin: &Path, extra: &[&str], page: &Path) -> (String, String) {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            // SAFETY: kill(2) on the process group of the child we spawned (process_group(0)).
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s on {}", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (t_out.join().unwrap(), t_err.join().unwrap())
+}
+
+/// Every number in a "points" or "d" attribute is finite, and there is at least one pair.
+fn coords_ok(attr: &str) -> bool {
+    let nums: Vec<&str> = attr
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c.is_alphabetic()))
+        .filter(|t| !t.is_empty())
+        .flat_map(|t| t.split(|c: char| c.is_ascii_uppercase() && c != 'E'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    nums.len() >= 2
+        && nums
+            .iter()
+            .all(|n| n.parse::<f64>().is_ok_and(f64::is_finite))
+}
+
+/// The attribute values `name="..."` inside `text`.
+fn attrs<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    let key = format!(" {name}=\"");
+    text.split(&key)
+        .skip(1)
+        .map(|t| t.split('"').next().unwrap())
+        .collect()
+}
+
+fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts: usize) {
+    let page = dir.join(format!("{name}.html"));
+    std::fs::write(&page, html).unwrap();
+    let (dom, log) = run_chromium(bin, &["--dump-dom"], &page);
+    // No console errors (the pages have no script; a parse problem would show here too).
+    let console: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console.is_empty(), "{name}: console output: {console:?}");
+    // Every chart was parsed as SVG and has drawn, finite geometry and labelled axes.
+    let svgs: Vec<&str> = dom
+        .split("<svg")
+        .skip(1)
+        .map(|s| s.split("</svg>").next().unwrap())
+        .collect();
+    assert_eq!(svgs.len(), charts, "{name}: charts in the DOM");
+    for s in &svgs {
+        let id = attrs(s, "id").first().copied().unwrap_or("?");
+        let lines: Vec<&str> = attrs(s, "points")
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        let paths: Vec<&str> = s
+            .split("class=\"range\"")
+            .skip(1)
+            .flat_map(|t| attrs(t, "d").into_iter().take(1))
+            .collect();
+        assert!(
+            !lines.is_empty() || !paths.is_empty(),
+            "{name}/{id}: nothing drawn"
+        );
+        for p in lines.iter().chain(&paths) {
+            assert!(coords_ok(p), "{name}/{id}: bad coordinates {p:?}");
+        }
+        assert!(s.contains("class=\"xlabel\""), "{name}/{id}: no x label");
+        assert!(!s.contains("NaN") && !s.contains("inf"), "{name}/{id}");
+    }
+    // A screenshot, kept as a test artifact.
+    let art = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("test-artifacts");
+    std::fs::create_dir_all(&art).unwrap();
+    let png = art.join(format!("report-{name}.png"));
+    let _ = std::fs::remove_file(&png);
+    let shot = format!("--screenshot={}", png.display());
+    run_chromium(bin, &[&shot, "--window-size=1000,2600"], &page);
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}: not a PNG");
+    assert!(
+        bytes.len() > 20_000,
+        "{name}: screenshot too small to hold charts"
+    );
+}
+
+#[test]
+fn pages_render_in_headless_chromium() {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "SKIP pages_render_in_headless_chromium: no chromium (scripts/test.sh installs it)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = |f: &str| ok_stdout(&report(&[fixture(f).to_str().unwrap()]));
+    // Sweep: throughput, latency, hockey stick (no kernel columns from the sim engine).
+    check_page(&bin, dir.path(), "sweep", &html("sim_sweep.json"), 3);
+    // fsync: one dot chart per mode, commits/s and latency vs committers.
+    check_page(&bin, dir.path(), "fsync", &html("fsync.json"), 4);
+    // Recording: 3 busy devices × (latency, %util, load) + the saturation chart of loop1.
+    let rec = recording("html");
+    check_page(&bin, dir.path(), "recording", &rec, 10);
+}
+
+// ---------------------------------------------------------------------------------------
+// --html on the commands.
+
+fn assert_refused(out: &Output, page: &Path, before: &[u8]) {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--html"));
+    assert_eq!(
+        std::fs::read(page).unwrap(),
+        before,
+        "the existing file changed"
+    );
+}
+
+#[test]
+fn sweep_html_writes_the_page_and_never_overwrites() {
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("sweep.html");
+    let args = [
+        "sweep",
+        "--engine",
+        "sim:units=4,service=1ms",
+        "--levels",
+        "1,2,4,8",
+        "--duration",
+        "0.1",
+        "--ramp",
+        "0",
+        "--json",
+        "--no-progress",
+    ];
+    let out = iosat()
+        .args(args)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_str(&ok_stdout(&out)).unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 3);
+    // The table shows the measured IOPS of each level.
+    for l in json["levels"].as_array().unwrap() {
+        let iops = format!("<td>{:.0}</td>", l["iops"].as_f64().unwrap());
+        assert!(html.contains(&iops), "{iops} missing");
+    }
+    let before = std::fs::read(&page).unwrap();
+    let out = iosat()
+        .args(args)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_refused(&out, &page, &before);
+    assert!(out.stdout.is_empty(), "refused before running");
+}
+
+#[test]
+fn fsync_html_writes_the_page_and_never_overwrites() {
+    let d = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let page = d.path().join("fsync.html");
+    let run = || {
+        iosat()
+            .arg("fsync")
+            .arg(work.path())
+            .args([
+                "--duration",
+                "0.05",
+                "--methods",
+                "fsync,fdatasync",
+                "--sizes",
+                "4096",
+                "--mode",
+                "overwrite",
+                "--committers",
+                "1,2",
+                "--json",
+            ])
+            .arg("--html")
+            .arg(&page)
+            .output()
+            .unwrap()
+    };
+    let json: Value = serde_json::from_str(&ok_stdout(&run())).unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("<svg").count(),
+        3,
+        "one mode + two group-commit charts"
+    );
+    assert!(html.contains(json["device"]["flush_verdict"].as_str().unwrap()));
+    let before = std::fs::read(&page).unwrap();
+    assert_refused(&run(), &page, &before);
+    assert_eq!(
+        std::fs::read_dir(work.path()).unwrap().count(),
+        0,
+        "test files left"
+    );
+}
+
+#[test]
+fn stat_html_needs_a_recording_and_never_overwrites() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = d.path().join("r.rec");
+    let page = d.path().join("stat.html");
+    let out = iosat()
+        .args(["stat", "--all", "-i", "0.1", "-c", "2", "--record"])
+        .arg(&rec)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    ok_stdout(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("iosat stat recording"));
+    // The same page as `iosat report` draws from the recording.
+    let again = ok_stdout(&report(&[rec.to_str().unwrap(), "--format", "html"]));
+    assert_eq!(html.matches("<svg").count(), again.matches("<svg").count());
+    let before = std::fs::read(&page).unwrap();
+    let out = iosat()
+        .args(["stat", "--replay"])
+        .arg(&rec)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_refused(&out, &page, &before);
+    let out = iosat()
+        .args(["stat", "-c", "1", "--html"])
+        .arg(d.path().join("x.html"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--record"));
+}
