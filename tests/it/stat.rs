@@ -179,6 +179,18 @@ fn pt_stalk_samples_replay() {
     close(&x["aqu-sz"], 1.8);
     // A 14-field kernel: no discard or flush columns.
     assert!(x["d/s"].is_null() && x["f_await"].is_null());
+    // No sysfs facts in such a file: xvda1 is told from xvda by its name (a documented
+    // fallback), so the default shows the disk only, --partitions both, loop0 neither.
+    let o = run(&["stat", "--replay", f.to_str().unwrap(), "--json"]);
+    assert_eq!(names(&json_lines(&stdout(&o))[0]), ["xvda"]);
+    let o = run(&[
+        "stat",
+        "--replay",
+        f.to_str().unwrap(),
+        "--json",
+        "--partitions",
+    ]);
+    assert_eq!(names(&json_lines(&stdout(&o))[0]), ["xvda", "xvda1"]);
     let o = run(&["stat", "--replay", f.to_str().unwrap(), "--since-boot"]);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -618,7 +630,8 @@ fn agrees_with_iostat_on_the_same_fio_load() {
 #[test]
 fn fourteen_field_kernel_and_one_warning_per_malformed_line() {
     // A 4.14-era file (14 fields), with one old-style 7-field partition line, read live
-    // three times through --proc-root; no sysfs, so loop0 (major 7) stays hidden.
+    // three times through --proc-root; no sysfs, so loop0 (major 7) stays hidden and the
+    // partitions are told by their names (the fallback when sysfs says nothing).
     let p = fixture("k414/proc");
     let o = run(&[
         "stat",
@@ -638,7 +651,7 @@ fn fourteen_field_kernel_and_one_warning_per_malformed_line() {
     assert!(e.contains("diskstats line 4") && e.contains("sda3"), "{e}");
     let r = json_lines(&stdout(&o));
     assert_eq!(r.len(), 3);
-    assert_eq!(names(&r[0]), ["sda", "sda1", "sda2", "md0", "dm-0"]);
+    assert_eq!(names(&r[0]), ["sda", "md0", "dm-0"]);
     let sda = dev(&r[0], "sda");
     close(&sda["r/s"], 0.0);
     assert!(sda["d/s"].is_null() && sda["f/s"].is_null() && sda["kind"].is_null());
