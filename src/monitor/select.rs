@@ -89,6 +89,12 @@ pub fn looks_like_partition(name: &str) -> bool {
     })
 }
 
+/// `zram<N>`: the name is the only hint without sysfs (the zram major is dynamic).
+fn is_zram_name(name: &str) -> bool {
+    name.strip_prefix("zram")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 impl Selection {
     fn kind_allowed(&self, kind: Option<DevKind>, major: u32, name: &str) -> bool {
         if self.all {
@@ -99,10 +105,11 @@ impl Selection {
             Some(DevKind::Partition) => self.partitions,
             Some(_) => false,
             // No sysfs entry (a foreign recording): show it unless its major is the fixed
-            // loop (7) or ram (1) major of include/uapi/linux/major.h, or its name follows a
-            // partition scheme (the only hint such a file gives).
+            // loop (7) or ram (1) major of include/uapi/linux/major.h, it is named like a zram
+            // device (whose major is dynamic), or its name follows a partition scheme (the
+            // only hints such a file gives).
             None if looks_like_partition(name) => self.partitions,
-            None => major != 7 && major != 1,
+            None => major != 7 && major != 1 && !is_zram_name(name),
         }
     }
 
@@ -182,6 +189,7 @@ mod tests {
         }
         let s = Selection::default();
         assert!(!s.selects(202, "xvda1", &meta(None, "xvda1")));
+        assert!(!s.selects(252, "zram0", &meta(None, "zram0")));
         assert!(s.selects(202, "xvda", &meta(None, "xvda")));
         // sysfs says disk: the name is not consulted.
         assert!(s.selects(8, "sda1", &meta(Some(DevKind::Disk), "sda1")));

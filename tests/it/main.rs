@@ -6,5 +6,5 @@ mod cli;
 mod fsync;
 mod sim;
 mod stat;
-mod stat_profile;
+mod stat_extras;
 mod sweep;

@@ -251,3 +251,186 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
     );
     assert!(stdout(&o).contains(&want), "{}", stdout(&o));
 }
+
+// ---- iosat analyze on recordings and pt-diskstats/pt-stalk samples -----------------------
+
+/// `iosat stat --replay FILE DEVICE --json`: the per-interval objects of one device.
+fn replayed(file: &Path, device: &str) -> Vec<(f64, Value)> {
+    let o = run(&["stat", "--replay", file.to_str().unwrap(), device, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_lines(&stdout(&o))
+        .iter()
+        .map(|r| (r["interval_s"].as_f64().unwrap(), dev(r, device).clone()))
+        .collect()
+}
+
+fn analyze_json(args: &[&str]) -> Value {
+    let o = iosat().arg("analyze").args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+/// analyze's series of `device` is the replay of `iosat stat` interval for interval, and the
+/// I/O counted over it is the I/O that was done.
+fn check_series_against_replay(file: &Path, device: &str, reads: u64, writes: u64) -> Value {
+    let a = analyze_json(&[file.to_str().unwrap(), "--device", device, "--json"]);
+    assert_eq!(a["devices"].as_array().unwrap().len(), 1, "{a}");
+    let d = &a["devices"][0];
+    assert_eq!(d["device"], device);
+    let samples = d["samples"].as_array().unwrap();
+    let rep = replayed(file, device);
+    assert_eq!(samples.len(), rep.len());
+    let (mut r_total, mut w_total) = (0.0, 0.0);
+    for (s, (dt, x)) in samples.iter().zip(&rep) {
+        for k in [
+            "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "util",
+        ] {
+            assert_eq!(s[k], x[k], "{k} at {}", s["time"]);
+        }
+        r_total += s["r/s"].as_f64().unwrap() * dt;
+        w_total += s["w/s"].as_f64().unwrap() * dt;
+    }
+    assert_eq!(r_total.round() as u64, reads, "reads counted");
+    assert_eq!(w_total.round() as u64, writes, "writes counted");
+    assert!(
+        d["diagnosis"][0].as_str().unwrap().starts_with(device),
+        "{}",
+        d["diagnosis"]
+    );
+    a
+}
+
+#[test]
+fn analyze_golden_recording_and_pt_stalk_file_from_dd_on_a_loop_device() {
+    // Both files watched the same dd load on loop1 (tests/fixtures/import/README.md):
+    // 4000 writes, then 4000 + 4 × 2000 reads, all 4 KiB O_DIRECT.
+    for (f, tool) in [
+        ("import/iosat-loop.rec", "iosat"),
+        ("import/pt-stalk-loop.diskstats", "pt-diskstats"),
+    ] {
+        let a = check_series_against_replay(&fixture(f), "loop1", 12_000, 4000);
+        assert_eq!(a["source"]["tool"], tool);
+        assert_eq!(a["source"]["files"][0]["tool"], tool);
+        // 4 KiB requests: rkB/s is 4 × r/s in every interval.
+        for s in a["devices"][0]["samples"].as_array().unwrap() {
+            close(&s["rkB/s"], 4.0 * s["r/s"].as_f64().unwrap());
+        }
+    }
+    // By default the report shows what `iosat stat` shows: the disk, not the loop devices.
+    let a = analyze_json(&[fixture("import/iosat-loop.rec").to_str().unwrap(), "--json"]);
+    let devs: Vec<&str> = a["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    assert_eq!(devs, ["vda"]);
+    // Without sysfs facts, zram0 is hidden by its name, loop1 by its major.
+    let a = analyze_json(&[
+        fixture("import/pt-stalk-loop.diskstats").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(a["devices"].as_array().unwrap().len(), 1);
+    assert_eq!(a["devices"][0]["device"], "vda");
+}
+
+#[test]
+fn analyze_text_of_a_recording() {
+    let o = iosat()
+        .current_dir(fixture("import"))
+        .args(["analyze", "iosat-loop.rec", "--device", "loop1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("analyze_iosat_recording", stdout(&o));
+}
+
+/// /proc/diskstats as pt-stalk writes it: `TS <epoch.ns> <date>` then the file verbatim.
+fn pt_sample(out: &mut String) -> f64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let stats = std::fs::read_to_string("/proc/diskstats").unwrap();
+    out.push_str(&format!(
+        "TS {}.{:09} 2026-01-01 00:00:00\n{stats}",
+        now.as_secs(),
+        now.subsec_nanos()
+    ));
+    now.as_secs_f64()
+}
+
+#[test]
+fn analyze_pt_samples_taken_now_and_a_live_recording() {
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    // pt-stalk style samples around known O_DIRECT I/O.
+    let mut pt = String::new();
+    pt_sample(&mut pt);
+    direct_io(&lo.path, 120, 40);
+    pt_sample(&mut pt);
+    direct_io(&lo.path, 30, 0);
+    pt_sample(&mut pt);
+    let f = dir.path().join("pt.diskstats");
+    std::fs::write(&f, &pt).unwrap();
+    check_series_against_replay(&f, lo.name(), 150, 40);
+
+    // A live iosat recording of the same kind of load.
+    let rec = dir.path().join("live.rec");
+    let mut child = iosat()
+        .args([
+            "stat",
+            lo.name(),
+            "-i",
+            "0.3",
+            "-c",
+            "3",
+            "--no-profile",
+            "--record",
+        ])
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_first_sample(&rec);
+    direct_io(&lo.path, 90, 25);
+    assert!(wait_bounded(&mut child, Duration::from_secs(20)).success());
+    check_series_against_replay(&rec, lo.name(), 90, 25);
+}
+
+#[test]
+fn analyze_truncated_or_foreign_samples_is_one_line_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        // Cut in the middle of a diskstats line.
+        (
+            "cut.diskstats",
+            "TS 100.0 x\n 8 0 sda 10 0 80 20 10 0 80 40 0 50 60\nTS 101.0 x\n 8 0 sda 20 0 9",
+            "cut.diskstats:4: bad diskstats line",
+        ),
+        // A single sample gives no interval.
+        (
+            "one.diskstats",
+            "TS 100.0 x\n 8 0 sda 10 0 80 20 10 0 80 40 0 50 60\n",
+            "one.diskstats:2: 1 usable sample: expected at least two samples",
+        ),
+        // A recording with something else in it.
+        (
+            "mixed.rec",
+            "#iosat-record 1\nT 1 2\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\nhello there\n",
+            "mixed.rec:4: not a recording line (unknown marker 'hello')",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let o = iosat()
+            .current_dir(dir.path())
+            .args(["analyze", name])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.starts_with(&format!("iosat: {want}")), "{e}");
+    }
+}
