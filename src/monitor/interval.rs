@@ -123,9 +123,18 @@ impl StatEngine {
         }
     }
 
-    /// Does any device have a profile?
+    /// Does any selected device have a profile? (The text legend then explains sat/load.)
     pub fn has_profiles(&self) -> bool {
-        !self.profiles.is_empty()
+        self.profiles.iter().any(|(&(major, minor), (name, _))| {
+            let meta = match self.metas.get(&(major, minor)) {
+                Some((n, m)) if n == name => m.clone(),
+                _ => DeviceMeta {
+                    kind: None,
+                    display_name: name.clone(),
+                },
+            };
+            self.sel.selects(major, name, &meta)
+        })
     }
 
     /// Is there metadata for this device under this kernel name?

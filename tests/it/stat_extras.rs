@@ -434,3 +434,37 @@ fn analyze_truncated_or_foreign_samples_is_one_line_with_file_and_line() {
         assert!(e.starts_with(&format!("iosat: {want}")), "{e}");
     }
 }
+
+#[test]
+fn readme_recording_example_is_what_the_binary_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let cmd = "$ iosat analyze iosat-loop.rec --device loop1\n";
+    let start = readme.find(cmd).expect("README has the recording example") + cmd.len();
+    let shown = &readme[start..start + readme[start..].find("```").unwrap()];
+    let o = iosat()
+        .current_dir(fixture("import"))
+        .args(["analyze", "iosat-loop.rec", "--device", "loop1"])
+        .output()
+        .unwrap();
+    assert_eq!(shown, stdout(&o));
+}
+
+#[test]
+fn legend_only_when_a_shown_device_has_a_profile() {
+    let pd = tempfile::tempdir().unwrap();
+    write_profile(pd.path(), "eui.0025385b71b0a1f2", 250_000.0, 4, 5000.0);
+    let rec = fixture("stat/profiled.rec");
+    let pdir = pd.path().to_str().unwrap();
+    let o = run(&[
+        "stat",
+        "--replay",
+        rec.to_str().unwrap(),
+        "md0",
+        "--profile-dir",
+        pdir,
+    ]);
+    let text = stdout(&o);
+    assert!(!text.contains("sat"), "{text}");
+    assert!(text.contains("r_conc w_conc"), "{text}");
+}
