@@ -1,15 +1,16 @@
 //! `iosat report`: read a saved result (JSON, or a `stat --record` recording), render it, write
-//! it (never over a user's file without --force). Also the device-profile lookup that gives a
-//! recording's saturation chart its baseline (shared with `stat --html`).
+//! it (never over a user's file without --force). Also renders recordings for `stat --html`,
+//! with the device profiles read from files.
 
 use crate::bench::profile;
 use crate::cli::report::{ReportArgs, ReportFormat};
 use crate::error::Error;
-use crate::report::stat::{self as rstat, Baseline, Baselines, DeviceSeries};
+use crate::report::stat::{self as rstat, Found, Profiles};
 use anyhow::Context;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(&args.input).map_err(|e| Error::io(&args.input, e))?;
@@ -26,7 +27,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         }
     });
     let bytes = if rstat::is_recording(&text) {
-        render_recording(&args.input, &text, format, args.profile_dir.as_deref())?
+        let dir = crate::config::stat::resolve_profile_dir(args.profile_dir.as_deref(), false)?;
+        render_recording(&args.input, &text, format, dir.as_deref())?
     } else {
         let doc: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
             path: args.input.clone(),
@@ -50,121 +52,60 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// A recording rendered in `format`, with the baselines of the device profiles found.
+/// A recording rendered in `format`, saturation against the device profiles in
+/// `profile_dir` (None: no profiles).
 pub fn render_recording(
     path: &Path,
     text: &str,
     format: ReportFormat,
     profile_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let (devs, idle) = rstat::series(text).map_err(|e| Error::Parse {
+    let mut profiles = FileProfiles {
+        dir: profile_dir.map(Path::to_path_buf),
+        root: crate::sys::Root::default(),
+    };
+    let (devs, idle) = rstat::series(text, &mut profiles).map_err(|e| Error::Parse {
         path: path.to_path_buf(),
         line: e.line,
         reason: e.reason,
     })?;
-    let b = baselines(&devs, profile_dir);
     Ok(match format {
-        ReportFormat::Html => rstat::page_html(&devs, &idle, &b),
-        ReportFormat::Markdown => rstat::markdown(&devs, &idle, &b),
-        ReportFormat::Csv => rstat::csv(&devs, &b),
+        ReportFormat::Html => rstat::page_html(&devs, &idle),
+        ReportFormat::Markdown => rstat::markdown(&devs, &idle),
+        ReportFormat::Csv => rstat::csv(&devs),
     })
 }
 
-/// The profile directory as `sweep --save-profile` chooses it.
-fn profile_dir(explicit: Option<&Path>) -> Option<PathBuf> {
-    let env_dir = std::env::var_os("IOSAT_PROFILE_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    profile::profile_dir(
-        explicit.or(env_dir.as_deref()),
-        std::env::var("XDG_STATE_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    )
+/// Profiles as `sweep --save-profile` saves them: `<dir>/<id>.json`, read with the loader
+/// `iosat stat` uses.
+struct FileProfiles {
+    dir: Option<PathBuf>,
+    root: crate::sys::Root,
 }
 
-/// The baseline of one profile file, or why it has none.
-fn read_baseline(path: &Path) -> Result<Baseline, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
-    let base = doc
-        .pointer("/verdict/baseline_latency_ns")
-        .and_then(Value::as_f64)
-        .filter(|b| *b > 0.0)
-        .ok_or_else(|| format!("{} has no verdict.baseline_latency_ns", path.display()))?;
-    let w = |k: &str| doc.pointer(&format!("/workload/{k}")).cloned();
-    let s = |v: Option<Value>| match v {
-        Some(Value::String(s)) => s,
-        Some(Value::Null) | None => "?".into(),
-        Some(v) => v.to_string(),
-    };
-    Ok(Baseline {
-        path: path.display().to_string(),
-        baseline_ns: base,
-        workload: format!(
-            "{} {} B, {} engine",
-            s(w("pattern")),
-            s(w("block_size")),
-            s(w("engine"))
-        ),
-    })
-}
-
-/// For each device of a recording, its profile: first under the id `sweep --save-profile`
-/// gives the device when it is present on this machine (wwid, serial, model + size), else a
-/// profile whose sweep ran on a device of that kernel name (`target.disk_device`).
-pub fn baselines(devs: &[DeviceSeries], explicit_dir: Option<&Path>) -> Baselines {
-    let mut out = Baselines::new();
-    let Some(dir) = profile_dir(explicit_dir) else {
-        for d in devs {
-            out.insert(
-                d.name.clone(),
-                Err("no profile directory (set --profile-dir, $XDG_STATE_HOME or $HOME).".into()),
-            );
+impl Profiles for FileProfiles {
+    fn by_id(&mut self, id: &str) -> Result<Found, String> {
+        let Some(dir) = &self.dir else {
+            return Err("no profile directory (--profile-dir, $IOSAT_PROFILE_DIR, \
+$XDG_STATE_HOME or $HOME)."
+                .into());
+        };
+        match profile::load(dir, id) {
+            Ok(Some(p)) => Ok(Found {
+                profile: Arc::new(p),
+                path: dir.join(format!("{id}.json")).display().to_string(),
+            }),
+            Ok(None) => Err(format!("no profile {id}.json in {}.", dir.display())),
+            Err(e) => Err(format!("{e}.")),
         }
-        return out;
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    let root = crate::sys::Root::default();
-    for d in devs {
-        let dev = crate::sys::device::BlockDev {
-            major: d.major,
-            minor: d.minor,
-            name: d.name.clone(),
-        };
-        let by_id = crate::sys::device::sysfs_dir(&root, &dev).map(|sys| {
-            let q = crate::sys::device::queue_info(&root, &dev);
-            let id = profile::read_identity(&sys, &d.name, q.model, q.size_bytes);
-            dir.join(format!("{}.json", profile::profile_id(&id)))
-        });
-        let found = by_id.filter(|p| p.is_file()).or_else(|| {
-            files
-                .iter()
-                .find(|p| {
-                    std::fs::read_to_string(p)
-                        .ok()
-                        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                        .and_then(|v| {
-                            v.pointer("/target/disk_device")
-                                .and_then(Value::as_str)
-                                .map(|n| n == d.name)
-                        })
-                        .unwrap_or(false)
-                })
-                .cloned()
-        });
-        let b = match found {
-            Some(p) => read_baseline(&p),
-            None => Err(format!("no profile for this device in {}.", dir.display())),
-        };
-        out.insert(d.name.clone(), b);
     }
-    out
+
+    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String> {
+        let dev = crate::sys::device::BlockDev {
+            major,
+            minor,
+            name: name.to_string(),
+        };
+        profile::device_id(&self.root, &dev)
+    }
 }

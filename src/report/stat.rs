@@ -1,19 +1,22 @@
 //! A `stat --record` recording as a page: per device, latency (r_await, w_await), %util, load
 //! (aqu-sz) and saturation (await ÷ the device profile's baseline latency) over time, and the
 //! per-interval table its Markdown and CSV share. The rates come from the same parser and
-//! StatEngine as `iosat stat --replay`; no second parser. Pure (no IO): profile baselines are
-//! looked up by the caller. Imports monitor/, report/ and ui::table.
+//! StatEngine as `iosat stat --replay`, saturation from monitor::saturation; no second parser.
+//! Pure (no IO): profiles come through [`Profiles`], implemented by the caller. Imports
+//! monitor/, report/ and ui::table.
 
 use super::html::{esc, html_table, page};
 use super::svg::{LineChart, Series};
 use crate::monitor::interval::StatEngine;
 use crate::monitor::record::{self, Event, ParseError};
+use crate::monitor::saturation::{DeviceProfile, Saturation};
 use crate::monitor::select::Selection;
 use crate::monitor::view::iso_utc;
 use crate::sys::device::DevKind;
 use crate::ui::table::Table;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// True when `text` is an iosat recording (by its header line).
 pub fn is_recording(text: &str) -> bool {
@@ -34,6 +37,16 @@ pub struct Point {
     pub w_await: Option<f64>,
     pub aqu_sz: f64,
     pub util_pct: f64,
+    /// r_await and w_await ÷ the profile's baseline (monitor::saturation), with a profile.
+    pub sat_r: Option<f64>,
+    pub sat_w: Option<f64>,
+}
+
+/// A device's profile and where it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub profile: Arc<DeviceProfile>,
+    pub path: String,
 }
 
 /// The time series of one device.
@@ -44,36 +57,61 @@ pub struct DeviceSeries {
     pub minor: u32,
     pub display_name: String,
     pub points: Vec<Point>,
+    /// Its profile, or why there is none (said on the page instead of the saturation chart).
+    pub profile: Result<Found, String>,
 }
 
-/// A device's profile (a saved sweep) as far as the page needs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Baseline {
-    /// Where the profile was found.
-    pub path: String,
-    /// verdict.baseline_latency_ns of the sweep: mean latency at concurrency 1.
-    pub baseline_ns: f64,
-    /// workload.pattern and block size of the sweep, to say what the baseline is of.
-    pub workload: String,
+/// Where device profiles come from (the files, for `iosat report` and `stat --html`).
+pub trait Profiles {
+    /// The profile saved under `id`, or why there is none.
+    fn by_id(&mut self, id: &str) -> Result<Found, String>;
+    /// The profile id of a device present on this machine, for recordings made before `I`
+    /// lines existed.
+    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String>;
 }
 
-/// Per device name: the baseline, or the reason there is none (shown on the page).
-pub type Baselines = BTreeMap<String, Result<Baseline, String>>;
+/// No profiles at all (`--no-profile`, tests).
+pub struct NoProfiles(pub String);
+
+impl Profiles for NoProfiles {
+    fn by_id(&mut self, _: &str) -> Result<Found, String> {
+        Err(self.0.clone())
+    }
+    fn live_id(&mut self, _: u32, _: u32, _: &str) -> Option<String> {
+        None
+    }
+}
 
 /// The recording parsed and replayed through the stat engine: every device that did I/O
 /// (partitions left out: their disk is there), in kernel order; and the idle devices' names.
-pub fn series(text: &str) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError> {
+pub fn series(
+    text: &str,
+    profiles: &mut dyn Profiles,
+) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError> {
     let (events, _) = record::parse(text)?;
     let sel = Selection {
         patterns: Vec::new(),
         partitions: false,
         all: true,
     };
+    // A recording that carries `I` lines names every device iosat could identify; only an
+    // older one (none at all) is matched against the devices present on this machine.
+    let has_ids = events.iter().any(|e| matches!(e, Event::Identity { .. }));
     let mut engine = StatEngine::new(sel, false);
     let mut out: Vec<DeviceSeries> = Vec::new();
+    // Profile ids recorded in `I` lines (what `stat --record` looked up live).
+    let mut ids: HashMap<(u32, u32, String), String> = HashMap::new();
     for ev in events {
         match ev {
             Event::Run { .. } => engine.new_run(),
+            Event::Identity {
+                major,
+                minor,
+                name,
+                id,
+            } => {
+                ids.insert((major, minor, name), id);
+            }
             Event::Device {
                 major,
                 minor,
@@ -95,17 +133,40 @@ pub fn series(text: &str) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError
                     }) {
                         Some(i) => i,
                         None => {
+                            let key = (d.major, d.minor, d.kernel_name.clone());
+                            let id = ids.get(&key).cloned().or_else(|| {
+                                (!has_ids)
+                                    .then(|| profiles.live_id(d.major, d.minor, &d.kernel_name))
+                                    .flatten()
+                            });
+                            let profile = match id {
+                                Some(id) => profiles.by_id(&id),
+                                None if has_ids => Err("the recording names no profile \
+id for it (no `I` line)."
+                                    .to_string()),
+                                None => Err("the recording names no profile ids, and the \
+device is not identified on this machine."
+                                    .to_string()),
+                            };
                             out.push(DeviceSeries {
                                 name: d.kernel_name.clone(),
                                 major: d.major,
                                 minor: d.minor,
                                 display_name: d.meta.display_name.clone(),
                                 points: Vec::new(),
+                                profile,
                             });
                             out.len() - 1
                         }
                     };
+                    let sat = out[idx]
+                        .profile
+                        .as_ref()
+                        .ok()
+                        .map(|f| Saturation::compute(&f.profile, Some(&rates)));
                     out[idx].points.push(Point {
+                        sat_r: sat.as_ref().and_then(|s| s.saturation_r),
+                        sat_w: sat.as_ref().and_then(|s| s.saturation_w),
                         end_wall_ns: r.end_wall_ns,
                         interval_s: rates.interval_s,
                         r_s: rates.r_s,
@@ -131,13 +192,8 @@ fn f(v: Option<f64>, d: usize) -> String {
     v.map_or(String::new(), |x| format!("{x:.d$}"))
 }
 
-fn sat(await_ms: Option<f64>, b: Option<&Baseline>) -> Option<f64> {
-    let b = b.filter(|b| b.baseline_ns > 0.0)?;
-    Some(await_ms? * 1e6 / b.baseline_ns)
-}
-
 /// Per-interval rows of every device: what the charts show, as numbers.
-pub fn table(devs: &[DeviceSeries], baselines: &Baselines) -> Table {
+pub fn table(devs: &[DeviceSeries]) -> Table {
     let mut t = Table::new([
         "device",
         "time_utc",
@@ -158,7 +214,6 @@ pub fn table(devs: &[DeviceSeries], baselines: &Baselines) -> Table {
     t.right[1] = false;
     let t0 = start_ns(devs);
     for d in devs {
-        let b = baselines.get(&d.name).and_then(|r| r.as_ref().ok());
         for p in &d.points {
             t.push([
                 d.name.clone(),
@@ -173,8 +228,8 @@ pub fn table(devs: &[DeviceSeries], baselines: &Baselines) -> Table {
                 f(p.w_await, 3),
                 format!("{:.2}", p.aqu_sz),
                 format!("{:.2}", p.util_pct),
-                f(sat(p.r_await, b), 2),
-                f(sat(p.w_await, b), 2),
+                f(p.sat_r, 2),
+                f(p.sat_w, 2),
             ]);
         }
     }
@@ -190,38 +245,39 @@ fn start_ns(devs: &[DeviceSeries]) -> i64 {
         .unwrap_or(0)
 }
 
-fn baseline_line(name: &str, b: Option<&Result<Baseline, String>>) -> String {
-    match b {
-        Some(Ok(b)) => format!(
-            "{name}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1) of the profile {} ({}).",
-            b.baseline_ns / 1e6,
-            b.path,
-            b.workload
+fn baseline_line(d: &DeviceSeries) -> String {
+    match &d.profile {
+        Ok(f) => format!(
+            "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of the profile {}.",
+            d.name,
+            f.profile.baseline_latency_ns / 1e6,
+            f.profile.pattern,
+            f.profile.block_size,
+            f.path
         ),
-        Some(Err(why)) => format!("{name}: no saturation column: {why}"),
-        None => format!("{name}: no saturation column: no device profile looked up."),
+        Err(why) => format!("{}: no saturation: {why}", d.name),
     }
 }
 
-pub fn markdown(devs: &[DeviceSeries], idle: &[String], baselines: &Baselines) -> String {
+pub fn markdown(devs: &[DeviceSeries], idle: &[String]) -> String {
     let mut s = String::from("## iosat stat recording\n\nLatency in ms, rates per second.\n\n");
     for d in devs {
-        let _ = writeln!(s, "- {}", baseline_line(&d.name, baselines.get(&d.name)));
+        let _ = writeln!(s, "- {}", baseline_line(d));
     }
     if !idle.is_empty() {
         let _ = writeln!(s, "- No I/O in the recording: {}", idle.join(", "));
     }
     s.push('\n');
-    s.push_str(&table(devs, baselines).to_markdown());
+    s.push_str(&table(devs).to_markdown());
     s
 }
 
-pub fn csv(devs: &[DeviceSeries], baselines: &Baselines) -> String {
-    table(devs, baselines).to_csv()
+pub fn csv(devs: &[DeviceSeries]) -> String {
+    table(devs).to_csv()
 }
 
 /// The page: four time-series charts per device, then the table.
-pub fn page_html(devs: &[DeviceSeries], idle: &[String], baselines: &Baselines) -> String {
+pub fn page_html(devs: &[DeviceSeries], idle: &[String]) -> String {
     let t0 = start_ns(devs);
     let mut body = String::new();
     let _ = write!(
@@ -319,16 +375,16 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         load.x_extent = extent.clone();
         body.push_str(&load.to_svg());
 
-        match baselines.get(&d.name) {
-            Some(Ok(b)) => {
+        match &d.profile {
+            Ok(_) => {
                 let mut s = LineChart::new(
                     &format!("{id}-saturation"),
                     &format!("{}: saturation (await ÷ profile baseline)", d.name),
                     x_label,
                     "await ÷ baseline (x)",
                 );
-                let rs = ts(&|p| sat(p.r_await, Some(b)));
-                let ws = ts(&|p| sat(p.w_await, Some(b)));
+                let rs = ts(&|p| p.sat_r);
+                let ws = ts(&|p| p.sat_w);
                 let span = |v: &[(f64, f64)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
                 let xs: Vec<f64> = span(&rs).into_iter().chain(span(&ws)).collect();
                 let (x0, x1) = xs
@@ -349,24 +405,20 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
                 }
                 s.x_extent = extent.clone();
                 body.push_str(&s.to_svg());
-                let _ = write!(
-                    body,
-                    "<p class=\"note\">{}</p>",
-                    esc(&baseline_line(&d.name, baselines.get(&d.name)))
-                );
+                let _ = write!(body, "<p class=\"note\">{}</p>", esc(&baseline_line(d)));
             }
-            other => {
+            Err(_) => {
                 let _ = write!(
                     body,
                     "<p class=\"nosat\"><strong>Saturation:</strong> {} Run <code>iosat sweep \
 --save-profile</code> on this device to get its baseline.</p>",
-                    esc(&baseline_line(&d.name, other))
+                    esc(&baseline_line(d))
                 );
             }
         }
     }
     body.push_str("<h2>Intervals</h2>");
-    body.push_str(&html_table(&table(devs, baselines)));
+    body.push_str(&html_table(&table(devs)));
     page("iosat stat recording", &body)
 }
 
@@ -379,7 +431,7 @@ mod tests {
     #[test]
     fn recording_is_replayed_through_the_stat_engine() {
         assert!(is_recording(REC));
-        let (devs, idle) = series(REC).unwrap();
+        let (devs, idle) = series(REC, &mut NoProfiles("none".into())).unwrap();
         let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
         // Partitions are left out; devices without I/O are listed as idle.
         assert!(!names.contains(&"nvme0n1p1"));
@@ -390,17 +442,39 @@ mod tests {
         let p = &nv.points[0];
         assert!((p.r_s - 1000.0).abs() < 1e-9, "{}", p.r_s);
         assert!((p.r_await.unwrap() - 1002.0 / 2005.0).abs() < 1e-9);
+        assert_eq!((p.sat_r, p.sat_w), (None, None));
+        // pair.rec has no `I` lines and NoProfiles identifies nothing live.
+        assert!(nv.profile.as_ref().unwrap_err().contains("no profile ids"));
+    }
+
+    struct One(Arc<DeviceProfile>);
+    impl Profiles for One {
+        fn by_id(&mut self, id: &str) -> Result<Found, String> {
+            Ok(Found {
+                profile: self.0.clone(),
+                path: id.to_string(),
+            })
+        }
+        fn live_id(&mut self, _: u32, _: u32, name: &str) -> Option<String> {
+            Some(name.to_string())
+        }
     }
 
     #[test]
     fn saturation_is_await_over_the_baseline() {
-        let b = Baseline {
-            path: "p".into(),
-            baseline_ns: 500_000.0,
-            workload: "w".into(),
-        };
-        assert_eq!(sat(Some(1.5), Some(&b)), Some(3.0));
-        assert_eq!(sat(None, Some(&b)), None);
-        assert_eq!(sat(Some(1.5), None), None);
+        let prof = Arc::new(DeviceProfile {
+            id: "p".into(),
+            baseline_latency_ns: 250_000.0,
+            knee_concurrency: 4,
+            max_useful_iops: 1000.0,
+            pattern: "randread".into(),
+            block_size: 4096,
+        });
+        let (devs, _) = series(REC, &mut One(prof)).unwrap();
+        let nv = devs.iter().find(|d| d.name == "nvme0n1").unwrap();
+        let p = &nv.points[0];
+        let want = p.r_await.unwrap() / 0.25;
+        assert!((p.sat_r.unwrap() - want).abs() < 1e-9);
+        assert_eq!(nv.profile.as_ref().unwrap().path, "nvme0n1");
     }
 }

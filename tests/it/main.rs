@@ -7,4 +7,5 @@ mod fsync;
 mod report;
 mod sim;
 mod stat;
+mod stat_extras;
 mod sweep;

@@ -31,14 +31,11 @@ fn ok_stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
-/// A profile directory holding one profile: the sim sweep, as if it had run on loop1 (the
-/// device of the recording fixture).
+/// A profile directory holding one profile: the sim sweep saved under the id the recording
+/// fixture's `I` line gives loop1.
 fn profile_dir() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
-    doc["target"]["disk_device"] = "loop1".into();
-    std::fs::write(d.path().join("loop1-test.json"), doc.to_string()).unwrap();
+    std::fs::copy(fixture("sim_sweep.json"), d.path().join("loop1-test.json")).unwrap();
     d
 }
 
@@ -125,9 +122,12 @@ fn recording_rows_are_what_stat_replay_prints() {
         .map(|l| l.split(',').map(str::to_string).collect())
         .filter(|r: &Vec<String>| r[0] == "loop1")
         .collect();
+    let prof = profile_dir();
     let out = iosat()
         .args(["stat", "--all", "--json", "loop1", "--replay"])
         .arg(fixture("loop.rec"))
+        .arg("--profile-dir")
+        .arg(prof.path())
         .output()
         .unwrap();
     let theirs: Vec<Value> = ok_stdout(&out)
@@ -153,11 +153,22 @@ fn recording_rows_are_what_stat_replay_prints() {
         );
         assert!(close(&o[col("%util")], &d["util"], 2), "{o:?} vs {d}");
         assert!(close(&o[col("aqu-sz")], &d["aqu-sz"], 2), "{o:?} vs {d}");
+        // Saturation: what stat computes against the same profile.
+        assert!(close(
+            &o[col("r_saturation")],
+            &d["profile"]["saturation_r"],
+            2
+        ));
+        assert!(close(
+            &o[col("w_saturation")],
+            &d["profile"]["saturation_w"],
+            2
+        ));
         if let Some(a) = d["r_await"].as_f64() {
             busy += 1;
-            // Saturation: await over the profile's baseline (the sim sweep's concurrency-1 mean).
-            let sat: f64 = o[col("r_saturation")].parse().unwrap();
-            assert!((sat - a * 1e6 / 8_001_536.0).abs() < 0.006, "{sat} vs {a}");
+            // await over the profile's baseline (the sim sweep's concurrency-1 mean).
+            let sat = d["profile"]["saturation_r"].as_f64().unwrap();
+            assert!((sat - a * 1e6 / 8_001_536.0).abs() < 1e-9, "{sat} vs {a}");
         }
     }
     assert!(busy >= 3, "the fixture has I/O on loop1");
@@ -176,7 +187,7 @@ fn recording_without_profile_says_so() {
         !html.contains("-saturation\""),
         "no saturation chart without a profile"
     );
-    assert!(html.contains("no profile for this device"));
+    assert!(html.contains("no profile loop1-test.json in"));
     assert!(html.contains("id=\"loop1-latency\""));
 }
 
