@@ -25,14 +25,15 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("-")
 }
 
+/// 512 → "512 B", 4096 → "4 KiB", 1048576 → "1 MiB".
 fn size_label(b: f64) -> String {
     let b = b as u64;
     if b >= 1 << 20 && b % (1 << 20) == 0 {
-        format!("{}M", b >> 20)
+        format!("{} MiB", b >> 20)
     } else if b >= 1024 && b % 1024 == 0 {
-        format!("{}k", b >> 10)
+        format!("{} KiB", b >> 10)
     } else {
-        b.to_string()
+        format!("{b} B")
     }
 }
 
@@ -352,7 +353,7 @@ to the moment the commit is durable (the method's flush returned).</p>",
             .map(|c| {
                 (
                     format!(
-                        "{} {} B",
+                        "{} {}",
                         text(c, "method"),
                         num(c, &["size"]).map_or("-".into(), size_label)
                     ),
@@ -404,22 +405,26 @@ its own file.</p>",
         );
         latc.x_log = true;
         latc.y_log = true;
-        for layout in ["shared_log", "separate_files"] {
+        for (colour, layout) in ["shared_log", "separate_files"].into_iter().enumerate() {
             let p = pts(layout, &|l| num(l, &["commits_per_s"]));
             if p.is_empty() {
                 continue;
             }
-            tput.series.push(Series::new(layout, p));
-            latc.series.push(Series::new(
-                format!("{layout} avg"),
-                pts(layout, &|l| lat(l, "mean").map(|n| n / 1e6)),
-            ));
+            tput.series.push(Series::new(layout, p).colour(colour));
+            latc.series.push(
+                Series::new(
+                    format!("{layout} avg"),
+                    pts(layout, &|l| lat(l, "mean").map(|n| n / 1e6)),
+                )
+                .colour(colour),
+            );
             latc.series.push(
                 Series::new(
                     format!("{layout} p99"),
                     pts(layout, &|l| lat(l, "p99").map(|n| n / 1e6)),
                 )
-                .dashed(),
+                .dashed()
+                .colour(colour),
             );
         }
         body.push_str(&tput.to_svg());

@@ -14,6 +14,9 @@ pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub dashed: bool,
+    /// Palette index to use instead of the series' position (pairs such as avg/p99 of one
+    /// thing share a colour, solid and dashed).
+    pub colour: Option<usize>,
 }
 
 impl Series {
@@ -22,10 +25,15 @@ impl Series {
             name: name.into(),
             points,
             dashed: false,
+            colour: None,
         }
     }
     pub fn dashed(mut self) -> Self {
         self.dashed = true;
+        self
+    }
+    pub fn colour(mut self, palette_index: usize) -> Self {
+        self.colour = Some(palette_index);
         self
     }
 }
@@ -367,7 +375,7 @@ impl LineChart {
             };
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{lx:.1}" y="{}" text-anchor="{anchor}" font-size="11">{}</text>"##,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{lx:.1}" y="{}" text-anchor="{anchor}" font-size="11" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
                 T + ph,
                 T + 12.0 + row as f64 * 14.0,
                 esc(&m.label)
@@ -377,7 +385,7 @@ impl LineChart {
         let mut legend = Vec::new();
         let mut draw = |s: &mut String, ss: &[Series], a: &Axis, offset: usize, side: &str| {
             for (i, se) in ss.iter().enumerate() {
-                let colour = PALETTE[(i + offset) % PALETTE.len()];
+                let colour = PALETTE[se.colour.unwrap_or(i + offset) % PALETTE.len()];
                 let pts: Vec<String> = se
                     .points
                     .iter()
@@ -395,8 +403,10 @@ impl LineChart {
                     esc(&se.name),
                     pts.join(" ")
                 );
-                // A dashed series is a fitted curve: no point markers.
-                for p in pts.iter().filter(|_| !se.dashed) {
+                // A dashed series is a fitted curve, and a long time series would be a smear
+                // of dots: no point markers then.
+                let dots = !se.dashed && pts.len() <= 200;
+                for p in pts.iter().filter(|_| dots) {
                     let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
                     let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>"#);
                 }
