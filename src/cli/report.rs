@@ -15,7 +15,7 @@ pub enum ReportFormat {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The iosat result to render: a JSON file, or a recording made by `iosat stat --record`
-    /// (recognised by its first line).
+    /// or a pt-diskstats/pt-stalk sample file (recognised by the first line).
     #[arg(value_name = "FILE")]
     pub input: PathBuf,
     /// Write here instead of standard output. An existing file is not overwritten unless

@@ -18,9 +18,16 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-/// True when `text` is an iosat recording (by its header line).
+/// True when `text` is a recording: iosat's (by its header line) or a pt-diskstats/pt-stalk
+/// sample file (its first line is a `TS <epoch>` stamp), both of which `stat --replay` reads.
 pub fn is_recording(text: &str) -> bool {
     text.starts_with(record::HEADER.trim_end())
+        || text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("TS "))
+            .and_then(|r| r.split_ascii_whitespace().next())
+            .is_some_and(|t| t.split('.').all(|p| p.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// One interval of one device.
@@ -445,6 +452,19 @@ mod tests {
         assert_eq!((p.sat_r, p.sat_w), (None, None));
         // pair.rec has no `I` lines and NoProfiles identifies nothing live.
         assert!(nv.profile.as_ref().unwrap_err().contains("no profile ids"));
+    }
+
+    #[test]
+    fn pt_stalk_samples_are_a_recording_too() {
+        let text = include_str!("../../tests/fixtures/stat/pt-stalk.diskstats");
+        assert!(is_recording(text));
+        assert!(!is_recording("{\"levels\": []}"));
+        assert!(!is_recording("TS abc\n"));
+        let (devs, _) = series(text, &mut NoProfiles("none".into())).unwrap();
+        let x = devs.iter().find(|d| d.name == "xvda").unwrap();
+        // 250 reads in 1.25 s taking 1000 ms.
+        assert!((x.points[0].r_s - 200.0).abs() < 1e-9);
+        assert!((x.points[0].r_await.unwrap() - 4.0).abs() < 1e-9);
     }
 
     struct One(Arc<DeviceProfile>);
