@@ -10,7 +10,7 @@ use super::svg::{LineChart, Series};
 use crate::monitor::interval::StatEngine;
 use crate::monitor::record::{self, Event, ParseError};
 use crate::monitor::saturation::{DeviceProfile, Saturation};
-use crate::monitor::select::Selection;
+use crate::monitor::select::{looks_like_partition, Selection};
 use crate::monitor::view::iso_utc;
 use crate::sys::device::DevKind;
 use crate::ui::table::Table;
@@ -131,7 +131,12 @@ pub fn series(
                     continue;
                 };
                 for d in r.devices {
-                    if d.meta.kind == Some(DevKind::Partition) {
+                    let partition = match d.meta.kind {
+                        Some(k) => k == DevKind::Partition,
+                        // No sysfs facts (pt-stalk): by name, as `stat` selects.
+                        None => looks_like_partition(&d.kernel_name),
+                    };
+                    if partition {
                         continue;
                     }
                     let Ok(rates) = d.rates else { continue };
@@ -462,6 +467,7 @@ mod tests {
         assert!(!is_recording("TS abc\n"));
         let (devs, _) = series(text, &mut NoProfiles("none".into())).unwrap();
         let x = devs.iter().find(|d| d.name == "xvda").unwrap();
+        assert!(devs.iter().all(|d| d.name != "xvda1"), "partition left out");
         // 250 reads in 1.25 s taking 1000 ms.
         assert!((x.points[0].r_s - 200.0).abs() < 1e-9);
         assert!((x.points[0].r_await.unwrap() - 4.0).abs() < 1e-9);
