@@ -288,6 +288,15 @@ pub fn csv(devs: &[DeviceSeries]) -> String {
     table(devs).to_csv()
 }
 
+/// Log scale when the positive values span more than a factor of 20.
+fn spans_decades<'a>(pts: impl Iterator<Item = &'a (f64, f64)>) -> bool {
+    let (lo, hi) = pts
+        .map(|p| p.1)
+        .filter(|v| *v > 0.0)
+        .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+    hi > 0.0 && hi / lo > 20.0
+}
+
 /// The page: four time-series charts per device, then the table.
 pub fn page_html(devs: &[DeviceSeries], idle: &[String]) -> String {
     let t0 = start_ns(devs);
@@ -342,16 +351,7 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         );
         let r = ts(&|p| p.r_await);
         let w = ts(&|p| p.w_await);
-        let all: Vec<f64> = r
-            .iter()
-            .chain(&w)
-            .map(|p| p.1)
-            .filter(|v| *v > 0.0)
-            .collect();
-        let (lo, hi) = all
-            .iter()
-            .fold((f64::INFINITY, 0f64), |(a, b), &v| (a.min(v), b.max(v)));
-        lat.y_log = hi > 0.0 && hi / lo > 20.0;
+        lat.y_log = spans_decades(r.iter().chain(&w));
         if !r.is_empty() {
             lat.series.push(Series::new("r_await", r));
         }
@@ -404,6 +404,7 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
                     .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, c), &x| {
                         (a.min(x), c.max(x))
                     });
+                s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, 3.0)]));
                 if !rs.is_empty() {
                     s.series.push(Series::new("read saturation", rs));
                 }
