@@ -182,6 +182,39 @@ fn bullets(lines: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// What one connection can commit per second with the reference and the fastest durable
+/// method (and, with --target-tps, how many connections the target needs).
+pub fn capacity_lines(doc: &Value) -> Vec<String> {
+    let cap = doc.get("capacity").cloned().unwrap_or(Value::Null);
+    let tps = num(&cap, &["target_tps"]);
+    let mut out = Vec::new();
+    for (label, key) in [
+        ("write + fsync", "fsync_reference"),
+        ("fastest durable", "best_durable"),
+    ] {
+        let Some(c) = cap.get(key).filter(|c| !c.is_null()) else {
+            continue;
+        };
+        let mut s = format!(
+            "{label}: {} {} {} B, {} ms per commit → {:.0} commits/s per connection",
+            text(c, "method"),
+            text(c, "mode"),
+            num(c, &["size"]).unwrap_or(0.0),
+            ms(num(c, &["mean_latency_ns"])),
+            num(c, &["per_connection_commits_per_s"]).unwrap_or(0.0)
+        );
+        if let (Some(t), Some(n)) = (tps, num(c, &["connections_for_target_tps"])) {
+            let _ = write!(
+                s,
+                "; {t} commits/s need at least {n} connection{}",
+                if n == 1.0 { "" } else { "s" }
+            );
+        }
+        out.push(s);
+    }
+    out
+}
+
 fn group(doc: &Value) -> Option<&Value> {
     doc.get("group_commit").filter(|g| !g.is_null())
 }
@@ -202,6 +235,13 @@ pub fn markdown(doc: &Value) -> String {
         num(doc, &["duration_s_per_case"]).unwrap_or(0.0)
     );
     s.push_str(&cases_table(doc).to_markdown());
+    let cap = capacity_lines(doc);
+    if !cap.is_empty() {
+        s.push_str("\n### Commit capacity\n\n");
+        for l in cap {
+            let _ = writeln!(s, "- {l}");
+        }
+    }
     if let Some(g) = group(doc) {
         let _ = write!(s, "\n### {}\n\n", group_title(g));
         s.push_str(&group_table(g).to_markdown());
@@ -373,6 +413,14 @@ to the moment the commit is durable (the method's flush returned).</p>",
             rows,
         };
         body.push_str(&chart.to_svg());
+    }
+    let cap = capacity_lines(doc);
+    if !cap.is_empty() {
+        body.push_str("<h2>Commit capacity</h2><ul>");
+        for l in cap {
+            let _ = write!(body, "<li>{}</li>", esc(&l));
+        }
+        body.push_str("</ul>");
     }
 
     if let Some(g) = group(doc) {
