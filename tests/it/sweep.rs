@@ -254,6 +254,12 @@ fn tmpfs_is_refused_unless_allowed() {
         let j = json_of(&out);
         let notes = j["notes"].to_string();
         assert!(notes.contains("tmpfs"), "{notes}");
+        // The warning reaches stderr too: --json on stdout does not hide it.
+        let err = stderr(&out);
+        assert!(
+            err.contains("iosat: warning:") && err.contains("tmpfs") && err.contains("memory"),
+            "{err}"
+        );
     } else {
         // tmpfs without O_DIRECT support (kernels before 6.6) must say so and name the flag.
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -709,5 +715,313 @@ mod sim_cli {
         let v = &j["verdict"];
         assert!(v["suspected_cap_iops"].is_null(), "{v}");
         assert!(near(f(v, "max_useful_iops"), 32.0 / 0.007, 0.01), "{v}");
+    }
+}
+
+/// Safety refusals and bad input on devices and filesystems the tests make themselves: loop
+/// devices over files in a temporary directory, a zram device, small ext4 filesystems mounted
+/// in temporary directories. Everything is torn down on drop, also when an assertion fails.
+mod own_devices {
+    use super::*;
+    use std::io::Write as _;
+
+    fn mkfs_and_mount(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<PathBuf> {
+        let ok = Command::new("mkfs.ext4")
+            .args(["-q", "-F", node])
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let mnt = tempfile::tempdir().ok()?;
+        let ok = Command::new("mount")
+            .arg(node)
+            .arg(mnt.path())
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let p = mnt.path().to_path_buf();
+        dirs.push(mnt);
+        Some(p)
+    }
+
+    /// A loop device over a file in a temporary directory. Drop unmounts what was mounted
+    /// from it, removes the dm devices stacked on it and detaches it.
+    struct Loop {
+        dev: String,
+        mounts: Vec<PathBuf>,
+        dm: Vec<String>,
+        // Dropped after `drop` has unmounted them.
+        mount_dirs: Vec<tempfile::TempDir>,
+        _backing: tempfile::TempDir,
+    }
+
+    impl Loop {
+        /// `size_mib` of backing file; with `partition`, an MBR with one Linux partition from
+        /// sector 2048 to the end, and the loop device scanned for it (losetup -P).
+        fn new(size_mib: u64, partition: bool) -> Option<Loop> {
+            let backing = tempfile::tempdir().ok()?;
+            let img = backing.path().join("img");
+            let mut f = std::fs::File::create(&img).ok()?;
+            f.set_len(size_mib << 20).ok()?;
+            if partition {
+                let sectors = (size_mib << 11) as u32;
+                let mut mbr = [0u8; 512];
+                let e = &mut mbr[446..462];
+                e[4] = 0x83; // Linux
+                e[8..12].copy_from_slice(&2048u32.to_le_bytes());
+                e[12..16].copy_from_slice(&(sectors - 2048).to_le_bytes());
+                mbr[510] = 0x55;
+                mbr[511] = 0xaa;
+                f.write_all(&mbr).ok()?;
+            }
+            drop(f);
+            let mut cmd = Command::new("losetup");
+            cmd.args(["--find", "--show"]);
+            if partition {
+                cmd.arg("--partscan");
+            }
+            let out = cmd.arg(&img).output().ok()?;
+            if !out.status.success() {
+                return None;
+            }
+            let dev = String::from_utf8(out.stdout).ok()?.trim().to_string();
+            let l = Loop {
+                dev,
+                mounts: Vec::new(),
+                dm: Vec::new(),
+                mount_dirs: Vec::new(),
+                _backing: backing,
+            };
+            if partition {
+                // The kernel creates the partition's node itself; give it a moment.
+                let t0 = Instant::now();
+                while !Path::new(&l.part1()).exists() {
+                    if t0.elapsed() > Duration::from_secs(5) {
+                        return None;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            Some(l)
+        }
+        fn part1(&self) -> String {
+            format!("{}p1", self.dev)
+        }
+        fn name(&self) -> &str {
+            self.dev.trim_start_matches("/dev/")
+        }
+        fn mount(&mut self, node: &str) -> Option<PathBuf> {
+            let p = mkfs_and_mount(node, &mut self.mount_dirs)?;
+            self.mounts.push(p.clone());
+            Some(p)
+        }
+    }
+
+    impl Drop for Loop {
+        fn drop(&mut self) {
+            for m in self.mounts.iter().rev() {
+                let _ = Command::new("umount").arg(m).status();
+            }
+            for d in &self.dm {
+                let _ = Command::new("dmsetup").args(["remove", d]).status();
+            }
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        }
+    }
+
+    /// Entries a run might leave in a fresh ext4 root (mkfs makes lost+found).
+    fn left_in(dir: &Path) -> Vec<PathBuf> {
+        entries(dir)
+            .into_iter()
+            .filter(|p| !p.ends_with("lost+found"))
+            .collect()
+    }
+
+    fn refused(args: &[&str], code: i32, needles: &[&str]) -> String {
+        let out = run(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
+        }
+        assert!(err.starts_with("iosat: "), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        err
+    }
+
+    #[test]
+    fn too_little_free_space_on_a_small_filesystem() {
+        let Some(mut lo) = Loop::new(16, false) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let dev = lo.dev.clone();
+        let Some(mnt) = lo.mount(&dev) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        let m = mnt.to_str().unwrap();
+        // The default size is a tenth of the free space, which is below the 16 MiB minimum.
+        refused(&[m, "--levels", "1"], 4, &["too little free space", m]);
+        // An explicit size must leave a tenth of the free space and 64 MiB for everyone else.
+        refused(
+            &[m, "--size", "8m", "--levels", "1"],
+            4,
+            &["too little free space for a 8.0 MiB test file", m],
+        );
+        assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
+    }
+
+    #[test]
+    fn a_mounted_device_is_refused_saying_where() {
+        let Some(mut lo) = Loop::new(16, false) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let dev = lo.dev.clone();
+        let Some(mnt) = lo.mount(&dev) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        std::fs::write(mnt.join("precious"), b"keep me").unwrap();
+        let at = format!("mounted at {}", mnt.display());
+        for pattern in ["randwrite", "randread"] {
+            refused(
+                &[
+                    &dev,
+                    "--destructive",
+                    "--pattern",
+                    pattern,
+                    "--engine",
+                    "sync",
+                    "--levels",
+                    "1",
+                ],
+                4,
+                &[&dev, "is in use", &at],
+            );
+        }
+        // Reading a mounted device harms nothing and stays allowed.
+        let mut args = vec![dev.as_str(), "--engine", "sync", "--levels", "1", "--json"];
+        args.extend(QUICK);
+        let j = json_of(&run(&args));
+        assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0);
+        assert_eq!(std::fs::read(mnt.join("precious")).unwrap(), b"keep me");
+    }
+
+    #[test]
+    fn a_device_with_a_mounted_partition_is_refused_naming_it() {
+        let Some(mut lo) = Loop::new(32, true) else {
+            eprintln!("skipped: cannot set up a partitioned loop device");
+            return;
+        };
+        let (dev, part) = (lo.dev.clone(), lo.part1());
+        let Some(mnt) = lo.mount(&part) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        let want = format!(
+            "its partition {}p1 is mounted at {}",
+            lo.name(),
+            mnt.display()
+        );
+        refused(
+            &[
+                &dev,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&dev, &want],
+        );
+        // The partition itself, too.
+        refused(
+            &[
+                &part,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&format!("mounted at {}", mnt.display())],
+        );
+    }
+
+    #[test]
+    fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
+        let Some(mut lo) = Loop::new(16, false) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let name = format!("iosat-it-{}", std::process::id());
+        let table = format!("0 {} linear {} 0", 16 << 11, lo.dev);
+        let ok = Command::new("dmsetup")
+            .args(["create", &name, "--table", &table])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: dmsetup create failed (no device mapper?)");
+            return;
+        }
+        lo.dm.push(name.clone());
+        let dev = lo.dev.clone();
+        let err = refused(
+            &[
+                &dev,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&dev, "is in use", "held by dm-", &format!("({name})")],
+        );
+        assert!(!err.contains("mounted"), "{err}");
+    }
+
+    #[test]
+    fn a_block_size_below_the_logical_block_size_is_refused_before_layout() {
+        // zram's logical block size is 4096, and ext4 on it does direct I/O in 4096-byte units.
+        // Declared first, dropped last: the mount point is removed after Zram's drop unmounts it.
+        let mut dirs = Vec::new();
+        let Some(mut z) = Zram::new("256M") else {
+            eprintln!("skipped: no zram-control (needs root and the zram module)");
+            return;
+        };
+        let Some(mnt) = mkfs_and_mount(&z.dev(), &mut dirs) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        z.mount = Some(mnt.clone());
+        let m = mnt.to_str().unwrap();
+        refused(
+            &[m, "--bs", "512", "--size", "16m", "--levels", "1"],
+            2,
+            &[
+                "'--bs' must be a multiple of the logical block size of",
+                m,
+                "(4096 bytes) (got '512')",
+            ],
+        );
+        assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
+        // 4 KiB is accepted there.
+        let mut args = vec![m, "--engine", "sync", "--bs", "4k", "--size", "16m"];
+        args.extend(["--levels", "1", "--json"]);
+        args.extend(QUICK);
+        let j = json_of(&run(&args));
+        assert_eq!(j["target"]["logical_block_size"], 4096);
+        assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
     }
 }
