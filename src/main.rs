@@ -12,12 +12,17 @@ fn main() {
             if iosat::error::is_broken_pipe(&err) {
                 0
             } else {
-                let mut stderr = std::io::stderr().lock();
-                let _ = write!(stderr, "iosat: {err}");
+                // One line: the error and its causes, each said once (an error that already
+                // prints its source, as Error::Io does, is not followed by it again).
+                let mut line = format!("iosat: {err}");
                 for cause in err.chain().skip(1) {
-                    let _ = write!(stderr, ": {cause}");
+                    let c = cause.to_string();
+                    if !line.ends_with(&c) {
+                        line.push_str(": ");
+                        line.push_str(&c);
+                    }
                 }
-                let _ = writeln!(stderr);
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
                 iosat::error::exit_code(&err)
             }
         }

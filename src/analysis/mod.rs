@@ -154,6 +154,12 @@ const UTIL_BUSY_PCT: f64 = 90.0;
 /// IOPS must have grown at least this much after %util was already "busy" for the lesson.
 const UTIL_LESSON_MIN_GROWTH: f64 = 1.2;
 
+/// For the flat-%util lesson: %util at the first level at least this (the device already
+/// looks half busy with few requests)...
+const UTIL_FLAT_MIN_PCT: f64 = 50.0;
+/// ...and IOPS grown at least this much by the best level.
+const UTIL_FLAT_MIN_GROWTH: f64 = 2.0;
+
 /// Throughput plateau width for a suspected provisioned cap (seed 003: a volume limited to
 /// 16000 IOPS delivering 16001.6 w/s).
 const CAP_PLATEAU: f64 = 0.02;
@@ -665,11 +671,13 @@ fn suspected_cap(lv: &[LevelPoint]) -> Option<Cap> {
 /// The %util lesson: the first level whose %util is already "busy" (≥ 90 %), and how much
 /// IOPS still grew after it.
 fn util_lesson(lv: &[LevelPoint]) -> Option<String> {
-    let (i, util) = lv.iter().enumerate().find_map(|(i, l)| {
+    let Some((i, util)) = lv.iter().enumerate().find_map(|(i, l)| {
         l.kernel_util_pct
             .filter(|&u| u >= UTIL_BUSY_PCT)
             .map(|u| (i, u))
-    })?;
+    }) else {
+        return util_flat_lesson(lv);
+    };
     let busy = &lv[i];
     let best = lv[i..].iter().max_by(|a, b| a.iops.total_cmp(&b.iops))?;
     let growth = ratio(best.iops, busy.iops);
@@ -680,6 +688,29 @@ fn util_lesson(lv: &[LevelPoint]) -> Option<String> {
             busy.concurrency, best.concurrency
         )
     })
+}
+
+/// The same trap on kernels or devices where %util never gets near 100: it barely moves
+/// while throughput multiplies (kernels since 5.0 sample io_ticks per jiffy, and a device
+/// serving requests in parallel is "busy" as soon as one is in flight).
+fn util_flat_lesson(lv: &[LevelPoint]) -> Option<String> {
+    let first = lv.iter().find(|l| l.kernel_util_pct.is_some())?;
+    let best = lv
+        .iter()
+        .filter(|l| l.kernel_util_pct.is_some())
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))?;
+    let (u0, u1) = (first.kernel_util_pct?, best.kernel_util_pct?);
+    let growth = ratio(best.iops, first.iops);
+    let util_growth = ratio(u1, u0);
+    (u0 >= UTIL_FLAT_MIN_PCT && growth >= UTIL_FLAT_MIN_GROWTH && util_growth * 2.0 <= growth).then(
+        || {
+            format!(
+                "%util went only from {u0:.0} % to {u1:.0} % between concurrency {} and {}, \
+                 while IOPS grew {growth:.1}x: %util is time busy, not capacity.",
+                first.concurrency, best.concurrency
+            )
+        },
+    )
 }
 
 #[cfg(test)]

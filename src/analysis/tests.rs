@@ -429,3 +429,29 @@ fn aqu_sz_below_in_flight_is_the_software_path_not_a_fault() {
     let note = v.levels[1].littles_law_note.as_deref().unwrap();
     assert!(note.contains("above the device"), "{note}");
 }
+
+#[test]
+fn util_lesson_when_util_stays_flat() {
+    // Measured on the development VM (kernel 6.18, virtio): %util 67 → 86 while IOPS 5.3x.
+    let mut lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16]
+        .iter()
+        .zip([12529.0, 18563.0, 33500.0, 51636.0, 66144.0])
+        .zip([67.2, 72.0, 79.6, 84.0, 86.0])
+        .map(|((&n, x), u)| LevelPoint {
+            kernel_util_pct: Some(u),
+            ..level(n, x, f64::from(n) / x * 1000.0, None)
+        })
+        .collect();
+    assert_eq!(
+        analyze(&lv).util_lesson.as_deref(),
+        Some(
+            "%util went only from 67 % to 86 % between concurrency 1 and 16, while IOPS grew \
+             5.3x: %util is time busy, not capacity."
+        )
+    );
+    // %util that grows with the load teaches nothing.
+    for (l, u) in lv.iter_mut().zip([10.0, 18.0, 33.0, 50.0, 64.0]) {
+        l.kernel_util_pct = Some(u);
+    }
+    assert_eq!(analyze(&lv).util_lesson, None);
+}

@@ -243,7 +243,11 @@ fn bad_inputs_give_one_line_and_exit_2() {
     );
     let o = run(&["stat", "--replay", "/nonexistent/rec"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("/nonexistent/rec"));
+    let err = stderr(&o);
+    assert!(err.contains("/nonexistent/rec"));
+    // One line, the OS reason said once (not repeated by the error chain).
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
 
 #[test]
