@@ -481,12 +481,12 @@ fn check_block_size(spec: &TargetSpec, dio_align: u32, path: &Path) -> Result<()
     Ok(())
 }
 
-/// Refuse, before opening it for writing, a device that is mounted (itself or any of its
-/// partitions) or held by a device stacked on it (dm, md, LVM, bcache: `holders/`), saying where
+/// Refuse, before opening it for writing, a device that is mounted or used as swap (itself or
+/// any of its partitions) or held by a device stacked on it (dm, md, LVM, bcache: `holders/`), saying where
 /// it is mounted and who holds it (DESIGN.md §5). Reads the running kernel's /proc and /sys,
 /// never the --proc-root/--sys-root fixture trees: a safety check must look at the real system.
-/// The O_EXCL open that follows stays as the second line of defence (it also refuses swap and
-/// any claim made between this check and the open).
+/// The O_EXCL open that follows stays as the second line of defence (it also refuses any claim
+/// made between this check and the open).
 fn check_not_in_use(path: &Path) -> Result<()> {
     let root = crate::sys::Root::default();
     let dev = crate::sys::device::blockdev_for_node(&root, path)?;
@@ -502,7 +502,7 @@ fn check_not_in_use(path: &Path) -> Result<()> {
 }
 
 /// What makes `dev` unsafe to write, one phrase each: where it and each of its partitions are
-/// mounted, and which devices are stacked on it or on its partitions. Empty when nothing is.
+/// mounted, which of them is swap, and which devices are stacked on it or on its partitions. Empty when nothing is.
 fn uses_of(root: &crate::sys::Root, dev: &crate::sys::device::BlockDev) -> Vec<String> {
     use crate::sys::device::{self, BlockDev};
     let parts = device::partitions(root, dev);
@@ -525,6 +525,15 @@ fn uses_of(root: &crate::sys::Root, dev: &crate::sys::device::BlockDev) -> Vec<S
                 "its partition {name} is mounted at {}",
                 mounts.join(", ")
             ));
+        }
+    }
+    for d in std::iter::once(dev).chain(parts.iter()) {
+        if !device::swap_names(root, d).is_empty() {
+            uses.push(if d == dev {
+                "used as swap".to_string()
+            } else {
+                format!("its partition {} is used as swap", d.name)
+            });
         }
     }
     let mut held: Vec<String> = Vec::new();

@@ -991,6 +991,55 @@ mod own_devices {
         assert!(!err.contains("mounted"), "{err}");
     }
 
+    /// swapoff on drop; declared after the device so it is dropped (swapped off) first.
+    struct SwapOn(String);
+
+    impl Drop for SwapOn {
+        fn drop(&mut self) {
+            let _ = Command::new("swapoff").arg(&self.0).status();
+        }
+    }
+
+    #[test]
+    fn a_device_in_use_as_swap_is_refused_saying_so() {
+        let Some(z) = Zram::new("16M") else {
+            eprintln!("skipped: no zram-control (needs root and the zram module)");
+            return;
+        };
+        let dev = z.dev();
+        let ok = Command::new("mkswap")
+            .arg(&dev)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mkswap failed");
+            return;
+        }
+        if !Command::new("swapon")
+            .arg(&dev)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            eprintln!("skipped: swapon failed");
+            return;
+        }
+        let _swap = SwapOn(dev.clone());
+        let err = refused(
+            &[
+                &dev,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&dev, "is in use: used as swap"],
+        );
+        assert!(!err.contains("mounted"), "{err}");
+    }
+
     #[test]
     fn a_block_size_below_the_logical_block_size_is_refused_before_layout() {
         // zram's logical block size is 4096, and ext4 on it does direct I/O in 4096-byte units.
