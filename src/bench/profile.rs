@@ -7,6 +7,9 @@
 //! its serial, else model + size (sanitised to `[A-Za-z0-9._-]`).
 
 use crate::error::{Error, Result};
+use crate::monitor::saturation::DeviceProfile;
+use crate::sys::device::{self, BlockDev};
+use crate::sys::Root;
 use std::path::{Path, PathBuf};
 
 /// The profile directory from an explicit choice or the environment.
@@ -93,6 +96,72 @@ pub fn read_identity(
     }
 }
 
+/// The profile id of a block device from sysfs (None when it is not in sysfs).
+pub fn device_id(root: &Root, dev: &BlockDev) -> Option<String> {
+    let dir = device::sysfs_dir(root, dev)?;
+    let q = device::queue_info(root, dev);
+    Some(profile_id(&read_identity(
+        &dir,
+        &dev.name,
+        q.model,
+        q.size_bytes,
+    )))
+}
+
+/// Pure: the numbers `stat` needs from a saved sweep report (`verdict.baseline_latency_ns`,
+/// `knee_concurrency`, `max_useful_iops`; `workload.pattern`, `block_size`).
+pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("not JSON ({e})"))?;
+    let verdict = v
+        .get("verdict")
+        .filter(|x| x.is_object())
+        .ok_or("expected a sweep report with a 'verdict' object")?;
+    let num = |k: &str| {
+        verdict
+            .get(k)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or(format!("expected a positive number at verdict.{k}"))
+    };
+    let baseline_latency_ns = num("baseline_latency_ns")?;
+    let knee = num("knee_concurrency")?;
+    let max_useful_iops = num("max_useful_iops")?;
+    let w = v.get("workload");
+    Ok(DeviceProfile {
+        id: id.to_string(),
+        baseline_latency_ns,
+        knee_concurrency: knee as u32,
+        max_useful_iops,
+        pattern: w
+            .and_then(|w| w.get("pattern"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("unknown")
+            .to_string(),
+        block_size: w
+            .and_then(|w| w.get("block_size"))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0),
+    })
+}
+
+/// Read `<dir>/<id>.json`: Ok(None) when there is no such profile, a Parse error naming the
+/// file when it is not a usable sweep report.
+pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
+    let path = dir.join(format!("{id}.json"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    parse_profile(id, &text)
+        .map(Some)
+        .map_err(|reason| Error::Parse {
+            path,
+            line: 1,
+            reason,
+        })
+}
+
 /// Write `json` as `<dir>/<id>.json` (via a temporary file and rename, so a reader never sees
 /// half a profile). Returns the path written.
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
@@ -169,6 +238,28 @@ mod tests {
         assert_eq!(id.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
         assert_eq!(id.serial, None, "blank serial is no serial");
         assert_eq!(profile_id(&id), "naa.5000c500a1b2c3d4");
+    }
+
+    #[test]
+    fn profile_from_a_sweep_report() {
+        let json = r#"{"schema_version":1,"kind":"sweep",
+            "workload":{"pattern":"randread","block_size":4096},
+            "verdict":{"baseline_latency_ns":120500.5,"knee_concurrency":16,"max_useful_iops":98000.0}}"#;
+        let p = parse_profile("dev", json).unwrap();
+        assert_eq!(p.baseline_latency_ns, 120500.5);
+        assert_eq!(p.knee_concurrency, 16);
+        assert_eq!(p.max_useful_iops, 98000.0);
+        assert_eq!((p.pattern.as_str(), p.block_size), ("randread", 4096));
+        let e = parse_profile("dev", r#"{"verdict":null}"#).unwrap_err();
+        assert!(e.contains("'verdict'"), "{e}");
+        let e = parse_profile("dev", r#"{"verdict":{"baseline_latency_ns":0}}"#).unwrap_err();
+        assert!(e.contains("verdict.baseline_latency_ns"), "{e}");
+
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(load(d.path(), "none").unwrap(), None);
+        std::fs::write(d.path().join("bad.json"), "{").unwrap();
+        let e = load(d.path(), "bad").unwrap_err().to_string();
+        assert!(e.contains("bad.json:1: not JSON"), "{e}");
     }
 
     #[test]

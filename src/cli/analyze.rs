@@ -7,17 +7,22 @@ use std::path::PathBuf;
 /// Analyse results made by other tools, without running anything again.
 ///
 /// fio JSON (--output-format=json or json+; one file per iodepth/numjobs level, or one file
-/// with stonewalled jobs), sysbench fileio outputs at several --threads, and iostat -x logs
-/// (old and new sysstat layouts, -t timestamps, -o JSON). Benchmarks give the verdict of
-/// `iosat sweep` (baseline, saturation, 3x-p95 overload, knee, max useful IOPS); iostat logs
-/// give per-device time series and a diagnosis that does not trust %util.
+/// with stonewalled jobs), sysbench fileio outputs at several --threads, iostat -x logs
+/// (old and new sysstat layouts, -t timestamps, -o JSON), iosat stat recordings and
+/// pt-diskstats/pt-stalk sample files. Benchmarks give the verdict of `iosat sweep`
+/// (baseline, saturation, 3x-p95 overload, knee, max useful IOPS); iostat logs, recordings
+/// and pt-diskstats samples give per-device time series and a diagnosis that does not trust
+/// %util.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Result files: fio JSON, sysbench fileio output, iostat -x output.
+    /// Result files: fio JSON, sysbench fileio output, iostat -x output, iosat recording,
+    /// pt-diskstats/pt-stalk samples.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 
-    /// Only this device from iostat logs (repeat for several).
+    /// Only this device from iostat logs, recordings and pt-diskstats samples (repeat for
+    /// several). Recordings and samples hold every device: by default the report shows those
+    /// `iosat stat` shows (whole disks, dm, md); name partitions, loop or zram here.
     #[arg(long = "device", value_name = "NAME")]
     pub devices: Vec<String>,
 

@@ -23,6 +23,13 @@ are 64. Judge saturation by latency (r_await/w_await) against the device's own
 low-concurrency baseline as concurrency grows (`iosat sweep`), not by %util. On kernels
 5.0 to 6.9, io_ticks is sampled per jiffy and can over- or under-count.
 
+Saturation: for a device with a profile (`iosat sweep --save-profile`), `sat` is the
+await of its reads and writes ÷ the profile's concurrency-1 baseline latency (1.0 = no
+queueing; the baseline holds for the swept pattern and block size), and `load` is aqu-sz ÷
+the profile's knee concurrency (above 1: past the optimal concurrency). In the default view
+they replace r_conc/w_conc when a shown device has a profile; --wide and --json also give
+sat_r, sat_w and the IOPS headroom below the profile's max useful IOPS.
+
 Devices: whole disks (and dm, md with their names) by default; --partitions adds
 partitions, --all adds loop, zram, ram and other virtual devices. DEVICE may be a kernel
 name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').";
@@ -73,6 +80,16 @@ pub struct StatArgs {
     /// pt-diskstats --save-samples / pt-stalk diskstats file ("TS <epoch>" + diskstats lines).
     #[arg(long, value_name = "FILE", conflicts_with = "interval")]
     pub replay: Option<PathBuf>,
+
+    /// Directory of device profiles saved by `iosat sweep --save-profile` (default:
+    /// $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles, else
+    /// ~/.local/state/iosat/profiles).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_profile")]
+    pub profile_dir: Option<PathBuf>,
+
+    /// Ignore device profiles: no saturation columns.
+    #[arg(long)]
+    pub no_profile: bool,
 
     #[command(flatten)]
     pub root: RootArgs,

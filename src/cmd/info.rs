@@ -5,6 +5,7 @@
 use crate::cli::info::InfoArgs;
 use crate::config::info::InfoSpec;
 use crate::error::Error;
+use crate::monitor::saturation::DeviceProfile;
 use crate::monitor::select::{DeviceMeta, Selection};
 use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
 use crate::sys::{diskstats, kernel_release, kernel_version, Root};
@@ -27,6 +28,11 @@ pub struct DeviceInfo {
     pub mountpoints: Vec<String>,
     pub partitions: Vec<String>,
     pub members: Vec<String>,
+    /// The id a profile of this device is saved under (`iosat sweep --save-profile`).
+    pub profile_id: Option<String>,
+    /// The saved profile, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<DeviceProfile>,
     pub notes: Vec<String>,
 }
 
@@ -144,8 +150,16 @@ fn gather(root: &Root, spec: &InfoSpec) -> Result<Vec<DeviceInfo>, Error> {
                 .map(|p| p.name)
                 .collect(),
             members: device::slaves(root, &dev),
+            profile_id: crate::bench::profile::device_id(root, &dev),
+            profile: None,
             notes: Vec::new(),
         };
+        if let (Some(dir), Some(id)) = (&spec.profile_dir, &d.profile_id) {
+            match crate::bench::profile::load(dir, id) {
+                Ok(p) => d.profile = p,
+                Err(e) => eprintln!("iosat: warning: profile ignored: {e}"),
+            }
+        }
         d.notes = notes(&d, kernel);
         out.push(d);
     }
@@ -257,6 +271,20 @@ fn text(kernel: &Option<String>, devs: &[DeviceInfo]) -> String {
         kv("partitions", list(&d.partitions));
         kv("holders", list(&d.holders));
         kv("mounted on", list(&d.mountpoints));
+        if let Some(p) = &d.profile {
+            kv(
+                "profile",
+                format!(
+                    "{} (baseline {:.1} µs, knee {}, max useful {:.0} IOPS; {} {} B)",
+                    p.id,
+                    p.baseline_latency_ns / 1e3,
+                    p.knee_concurrency,
+                    p.max_useful_iops,
+                    p.pattern,
+                    p.block_size
+                ),
+            );
+        }
         for n in &d.notes {
             s.push_str(&wrap(n, "  note: ", "        ", 80));
         }

@@ -3,20 +3,23 @@
 //! each interval. Replay: the same engine and views fed from a recording, so the output is
 //! byte-identical to the live run that made it.
 
+use crate::bench::profile;
 use crate::cli::stat::StatArgs;
 use crate::config::stat::StatSpec;
 use crate::error::Error;
 use crate::monitor::interval::StatEngine;
 use crate::monitor::record::{self, Event, Source};
+use crate::monitor::saturation::DeviceProfile;
 use crate::monitor::select::DeviceMeta;
 use crate::monitor::view;
 use crate::monitor::{DiskSample, RawSample};
 use crate::sys::device::{self, BlockDev};
 use crate::sys::{clock, Root};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
     let spec = StatSpec::from_args(args)?;
@@ -46,6 +49,36 @@ fn unknown_device(pattern: &str) -> Error {
     )
 }
 
+/// Device profiles by id, each file read once; an unreadable profile is one warning, then
+/// the device is shown without one.
+struct Profiles {
+    dir: Option<PathBuf>,
+    cache: HashMap<String, Option<Arc<DeviceProfile>>>,
+}
+
+impl Profiles {
+    fn new(dir: Option<PathBuf>) -> Profiles {
+        Profiles {
+            dir,
+            cache: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, id: &str) -> Option<Arc<DeviceProfile>> {
+        let dir = self.dir.as_deref()?;
+        self.cache
+            .entry(id.to_string())
+            .or_insert_with(|| match profile::load(dir, id) {
+                Ok(p) => p.map(Arc::new),
+                Err(e) => {
+                    eprintln!("iosat: warning: profile ignored: {e}");
+                    None
+                }
+            })
+            .clone()
+    }
+}
+
 fn replay(spec: &StatSpec, path: &Path, out: &mut impl Write) -> Result<(), Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let (events, source) = record::parse(&text).map_err(|e| Error::Parse {
@@ -61,6 +94,7 @@ fn replay(spec: &StatSpec, path: &Path, out: &mut impl Write) -> Result<(), Erro
         ));
     }
     let mut engine = StatEngine::new(spec.selection.clone(), spec.since_boot);
+    let mut profiles = Profiles::new(spec.profile_dir.clone());
     let mut checked = false;
     let mut reports = 0u64;
     for ev in events {
@@ -72,6 +106,12 @@ fn replay(spec: &StatSpec, path: &Path, out: &mut impl Write) -> Result<(), Erro
                 name,
                 meta,
             } => engine.set_meta(major, minor, &name, meta),
+            Event::Identity {
+                major,
+                minor,
+                name,
+                id,
+            } => engine.set_profile(major, minor, &name, profiles.get(&id)),
             Event::Sample(raw) => {
                 let (sample, _) = raw.parse();
                 if !checked {
@@ -79,7 +119,7 @@ fn replay(spec: &StatSpec, path: &Path, out: &mut impl Write) -> Result<(), Erro
                     if let Some(p) = engine.unmatched_pattern(&sample) {
                         return Err(unknown_device(&p));
                     }
-                    emit(out, &view::preamble(spec.format))?;
+                    emit(out, &view::preamble(spec.format, engine.has_profiles()))?;
                 }
                 if let Some(r) = engine.push(sample) {
                     emit(out, &view::render(&r, spec.format))?;
@@ -95,8 +135,14 @@ fn replay(spec: &StatSpec, path: &Path, out: &mut impl Write) -> Result<(), Erro
 }
 
 /// Look up devices seen for the first time (or re-created under another name) in sysfs; the
-/// `D` lines for the recording are appended to `rec`.
-fn learn_devices(root: &Root, engine: &mut StatEngine, sample: &DiskSample, rec: &mut String) {
+/// `D` (and `I`) lines for the recording are appended to `rec`.
+fn learn_devices(
+    root: &Root,
+    engine: &mut StatEngine,
+    profiles: &mut Profiles,
+    sample: &DiskSample,
+    rec: &mut String,
+) {
     for l in &sample.lines {
         if engine.has_meta(l.major, l.minor, &l.name) {
             continue;
@@ -112,6 +158,12 @@ fn learn_devices(root: &Root, engine: &mut StatEngine, sample: &DiskSample, rec:
         };
         rec.push_str(&record::format_device(l.major, l.minor, &l.name, &meta));
         engine.set_meta(l.major, l.minor, &l.name, meta);
+        let id = profile::device_id(root, &dev);
+        if let Some(id) = &id {
+            rec.push_str(&record::format_identity(l.major, l.minor, &l.name, id));
+        }
+        let p = id.and_then(|id| profiles.get(&id));
+        engine.set_profile(l.major, l.minor, &l.name, p);
     }
 }
 
@@ -163,13 +215,14 @@ fn sleep_until(deadline_ns: u64) {
 fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
     let root = &spec.root;
     let mut engine = StatEngine::new(spec.selection.clone(), spec.since_boot);
+    let mut profiles = Profiles::new(spec.profile_dir.clone());
     let mut seen_warnings = HashSet::new();
 
     let raw = RawSample::take(root)?;
     let (sample, warnings) = raw.parse();
     warn_once(&mut seen_warnings, warnings);
     let mut d_lines = String::new();
-    learn_devices(root, &mut engine, &sample, &mut d_lines);
+    learn_devices(root, &mut engine, &mut profiles, &sample, &mut d_lines);
     if let Some(p) = engine.unmatched_pattern(&sample) {
         return Err(unknown_device(&p));
     }
@@ -187,7 +240,7 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
         None => None,
     };
 
-    emit(out, &view::preamble(spec.format))?;
+    emit(out, &view::preamble(spec.format, engine.has_profiles()))?;
     let mut reports = 0u64;
     let mut deadline = raw.mono_ns;
     if let Some(r) = engine.push(sample) {
@@ -206,7 +259,7 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
         let (sample, warnings) = raw.parse();
         warn_once(&mut seen_warnings, warnings);
         let mut d_lines = String::new();
-        learn_devices(root, &mut engine, &sample, &mut d_lines);
+        learn_devices(root, &mut engine, &mut profiles, &sample, &mut d_lines);
         if let Some(rec) = recorder.as_mut() {
             rec.write(&format!("{d_lines}{}", record::format_sample(&raw)))?;
         }

@@ -3,6 +3,7 @@
 use crate::cli::info::InfoArgs;
 use crate::error::Result;
 use crate::sys::Root;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InfoSpec {
@@ -13,6 +14,8 @@ pub struct InfoSpec {
     pub csv: bool,
     pub markdown: bool,
     pub root: Root,
+    /// Where device profiles are looked up (see `stat`).
+    pub profile_dir: Option<PathBuf>,
 }
 
 impl InfoSpec {
@@ -29,6 +32,7 @@ impl InfoSpec {
             csv: a.format.csv,
             markdown: a.format.markdown,
             root: Root::from_args(&a.root),
+            profile_dir: super::stat::resolve_profile_dir(a.profile_dir.as_deref(), false)?,
         })
     }
 }

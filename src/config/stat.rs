@@ -18,6 +18,9 @@ pub struct StatSpec {
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
     pub root: Root,
+    /// Where device profiles are looked up; None with --no-profile or when no directory can
+    /// be named (no --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME).
+    pub profile_dir: Option<PathBuf>,
 }
 
 /// Shortest interval accepted: below 10 ms the kernel's ms counters make every rate noise.
@@ -85,6 +88,30 @@ pub fn device_pattern(arg: &str) -> Result<String> {
     Ok(arg.to_string())
 }
 
+/// Where to look for device profiles: `--profile-dir` (which must be a directory), else
+/// $IOSAT_PROFILE_DIR, $XDG_STATE_HOME/iosat/profiles, ~/.local/state/iosat/profiles; None
+/// with `--no-profile`.
+pub fn resolve_profile_dir(explicit: Option<&Path>, no_profile: bool) -> Result<Option<PathBuf>> {
+    if no_profile {
+        return Ok(None);
+    }
+    if let Some(d) = explicit.filter(|d| !d.is_dir()) {
+        return Err(Error::usage(
+            "--profile-dir",
+            d.display(),
+            "is not a directory (profiles are saved there by `iosat sweep --save-profile`)",
+        ));
+    }
+    let env_dir = std::env::var_os("IOSAT_PROFILE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    Ok(crate::bench::profile::profile_dir(
+        explicit.or(env_dir.as_deref()),
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    ))
+}
+
 impl StatSpec {
     pub fn from_args(a: &StatArgs) -> Result<StatSpec> {
         let interval_ns = match &a.interval {
@@ -119,6 +146,7 @@ impl StatSpec {
             record: a.record.clone(),
             replay: a.replay.clone(),
             root: Root::from_args(&a.root),
+            profile_dir: resolve_profile_dir(a.profile_dir.as_deref(), a.no_profile)?,
         })
     }
 }

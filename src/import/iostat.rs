@@ -146,6 +146,7 @@ fn push_sample(out: &mut FileImport, device: &str, s: DeviceSample) {
         None => out.devices.push(DeviceSeries {
             device: device.to_string(),
             samples: vec![s],
+            shown_by_default: true,
         }),
     }
 }

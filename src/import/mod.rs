@@ -1,16 +1,19 @@
-//! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON → the analysis types
-//! ([`LevelPoint`]s for a verdict, [`DeviceSample`] series for a device diagnosis). Each
-//! parser is pure (text in, values out); [`load`] is the only function that reads a file.
-//! Must not import cli/, cmd/, bench/ or sys/; of ui/ only the table model (report.rs).
+//! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON, iosat recordings and
+//! pt-diskstats/pt-stalk sample files → the analysis types ([`LevelPoint`]s for a verdict,
+//! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values
+//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, bench/
+//! or sys/; of ui/ only the table model (report.rs).
 //!
-//! pt-diskstats samples and iosat recordings are raw counters: `iosat stat`'s replay reads
-//! them, not this module.
+//! Recordings and pt-diskstats samples are raw counters: diskstats.rs runs them through the
+//! recording reader and stat engine of `iosat stat --replay` (monitor/), not a parser of its
+//! own.
 
 use crate::analysis::device::DeviceSample;
 use crate::analysis::LevelPoint;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
+pub mod diskstats;
 pub mod fio;
 pub mod iostat;
 pub mod report;
@@ -23,6 +26,11 @@ pub enum Tool {
     Fio,
     Sysbench,
     Iostat,
+    /// An `iosat stat --record` file.
+    Iosat,
+    /// pt-diskstats `--save-samples` or pt-stalk `*-diskstats` samples.
+    #[serde(rename = "pt-diskstats")]
+    PtDiskstats,
 }
 
 impl Tool {
@@ -31,7 +39,14 @@ impl Tool {
             Tool::Fio => "fio",
             Tool::Sysbench => "sysbench",
             Tool::Iostat => "iostat",
+            Tool::Iosat => "iosat",
+            Tool::PtDiskstats => "pt-diskstats",
         }
+    }
+
+    /// Does this tool's output give per-device time series (rather than benchmark levels)?
+    pub fn gives_device_series(self) -> bool {
+        matches!(self, Tool::Iostat | Tool::Iosat | Tool::PtDiskstats)
     }
 }
 
@@ -45,11 +60,14 @@ pub struct ImportedLevel {
     pub line: usize,
 }
 
-/// One device's time series from an iostat log.
+/// One device's time series from an iostat log, a recording or pt-diskstats samples.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceSeries {
     pub device: String,
     pub samples: Vec<DeviceSample>,
+    /// False for devices `iosat stat` does not show by default (partitions, loop, zram, ...)
+    /// in raw-counter files, which hold every device: reported only when named by --device.
+    pub shown_by_default: bool,
 }
 
 /// Everything one file holds.
@@ -96,6 +114,9 @@ pub(crate) fn perr(path: &Path, line: usize, reason: impl Into<String>) -> Error
 /// Which tool wrote `text`, by its content: JSON (fio's `jobs` or iostat's `sysstat`),
 /// sysbench's banner or result blocks, or an iostat `Device` header.
 pub fn detect(text: &str) -> Option<Tool> {
+    if let Some(t) = diskstats::detect(text) {
+        return Some(t);
+    }
     let json_start = text.lines().find(|l| l.trim_start().starts_with('{'));
     if let Some(first) = json_start {
         let rest = &text[text.find(first).unwrap_or(0)..];
@@ -131,18 +152,21 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         return Err(perr(
             path,
             1,
-            "empty file: expected fio JSON, sysbench fileio output or iostat -x output",
+            "empty file: expected fio JSON, sysbench fileio output, iostat -x output, an iosat \
+             recording or pt-diskstats samples",
         ));
     }
     match detect(text) {
         Some(Tool::Fio) => fio::parse(path, text),
         Some(Tool::Sysbench) => sysbench::parse(path, text),
         Some(Tool::Iostat) => iostat::parse(path, text),
+        Some(Tool::Iosat | Tool::PtDiskstats) => diskstats::parse(path, text),
         None => Err(perr(
             path,
             1,
             "not a known result: expected fio JSON (--output-format=json), sysbench fileio \
-             output or iostat -x output",
+             output, iostat -x output, an iosat recording or pt-diskstats/pt-stalk samples \
+             ('TS <epoch>' + /proc/diskstats lines)",
         )),
     }
 }

@@ -175,11 +175,17 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
     let verdict = (!points.is_empty()).then(|| analyze(&points));
 
     let mut devs = Vec::new();
-    let iostat_files = imports.iter().filter(|f| f.tool == Tool::Iostat).count();
-    for f in imports.iter().filter(|f| f.tool == Tool::Iostat) {
+    let series_files = || imports.iter().filter(|f| f.tool.gives_device_series());
+    let iostat_files = series_files().count();
+    for f in series_files() {
         notes.extend(f.notes.iter().cloned());
         for d in &f.devices {
-            if !devices.is_empty() && !devices.contains(&d.device) {
+            let wanted = if devices.is_empty() {
+                d.shown_by_default
+            } else {
+                devices.contains(&d.device)
+            };
+            if !wanted {
                 continue;
             }
             devs.push(DeviceOut {
@@ -206,7 +212,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
             "--device",
             missing,
             format!(
-                "is not in the iostat input (devices: {})",
+                "is not in the device input (devices: {})",
                 if seen.is_empty() {
                     "none".to_string()
                 } else {
@@ -216,7 +222,11 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
         ));
     }
 
-    let tool = level_files.first().map(|f| f.tool).unwrap_or(Tool::Iostat);
+    let tool = level_files
+        .first()
+        .map(|f| f.tool)
+        .or_else(|| series_files().next().map(|f| f.tool))
+        .unwrap_or(Tool::Iostat);
     Ok(AnalyzeReport {
         schema_version: SCHEMA_VERSION,
         source: Source {

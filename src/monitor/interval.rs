@@ -3,10 +3,12 @@
 //! backwards. Pure: the same input gives the same reports, which is what makes a replay
 //! byte-identical to the live run. Must not import cmd/, cli/ or ui/.
 
+use super::saturation::DeviceProfile;
 use super::select::{DeviceMeta, Selection};
 use super::{DiskDelta, DiskRates, DiskSample};
 use crate::sys::diskstats::DiskStatLine;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Why a selected device has no values in an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -38,6 +40,8 @@ pub struct DeviceRow {
     pub rates: Result<DiskRates, NoValue>,
     /// ms fields recognised as 32-bit wraps in this interval.
     pub wrapped_ms_fields: u32,
+    /// The device's saved profile (`iosat sweep --save-profile`), when there is one.
+    pub profile: Option<Arc<DeviceProfile>>,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -65,6 +69,7 @@ pub struct StatEngine {
     since_boot: bool,
     prev: Option<DiskSample>,
     metas: HashMap<(u32, u32), (String, DeviceMeta)>,
+    profiles: HashMap<(u32, u32), (String, Arc<DeviceProfile>)>,
 }
 
 /// The counters as they were at boot: zeros, with the optional groups the line has.
@@ -91,12 +96,45 @@ impl StatEngine {
             since_boot,
             prev: None,
             metas: HashMap::new(),
+            profiles: HashMap::new(),
         }
     }
 
     /// Record what sysfs says about a device (live: looked up; replay: from `D` lines).
     pub fn set_meta(&mut self, major: u32, minor: u32, name: &str, meta: DeviceMeta) {
         self.metas.insert((major, minor), (name.to_string(), meta));
+    }
+
+    /// Attach (Some) or forget (None) the profile of a device under this kernel name.
+    pub fn set_profile(
+        &mut self,
+        major: u32,
+        minor: u32,
+        name: &str,
+        profile: Option<Arc<DeviceProfile>>,
+    ) {
+        match profile {
+            Some(p) => {
+                self.profiles.insert((major, minor), (name.to_string(), p));
+            }
+            None => {
+                self.profiles.remove(&(major, minor));
+            }
+        }
+    }
+
+    /// Does any selected device have a profile? (The text legend then explains sat/load.)
+    pub fn has_profiles(&self) -> bool {
+        self.profiles.iter().any(|(&(major, minor), (name, _))| {
+            let meta = match self.metas.get(&(major, minor)) {
+                Some((n, m)) if n == name => m.clone(),
+                _ => DeviceMeta {
+                    kind: None,
+                    display_name: name.clone(),
+                },
+            };
+            self.sel.selects(major, name, &meta)
+        })
     }
 
     /// Is there metadata for this device under this kernel name?
@@ -158,6 +196,10 @@ impl StatEngine {
             meta: self.meta(l),
             rates: delta.map(|d| DiskRates::from_delta(&d)),
             wrapped_ms_fields: wrapped,
+            profile: match self.profiles.get(&(l.major, l.minor)) {
+                Some((n, p)) if *n == l.name => Some(Arc::clone(p)),
+                _ => None,
+            },
         }
     }
 

@@ -360,5 +360,6 @@ mod tests;
 
 pub mod interval;
 pub mod record;
+pub mod saturation;
 pub mod select;
 pub mod view;

@@ -8,6 +8,9 @@
 //! R <wall_ns> <interval_ns>            start of a run: no interval spans two runs
 //! D <major>:<minor> <name> <kind> <display name>   sysfs facts, before the first sample
 //!                                      that has the device (kind "-" when unknown)
+//! I <major>:<minor> <name> <profile id>   the device's stable identity (wwid, serial, or
+//!                                      model + size: the id its `iosat sweep` profile is
+//!                                      saved under), so a replay finds the same profile
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
@@ -33,6 +36,13 @@ pub enum Event {
         name: String,
         meta: DeviceMeta,
     },
+    /// The profile id of a device (recorded so that a replay judges against the same profile).
+    Identity {
+        major: u32,
+        minor: u32,
+        name: String,
+        id: String,
+    },
     Sample(RawSample),
 }
 
@@ -54,6 +64,10 @@ pub fn format_device(major: u32, minor: u32, name: &str, meta: &DeviceMeta) -> S
         meta.kind.map_or("-", DevKind::as_str),
         meta.display_name
     )
+}
+
+pub fn format_identity(major: u32, minor: u32, name: &str, id: &str) -> String {
+    format!("I {major}:{minor} {name} {id}\n")
 }
 
 pub fn format_sample(raw: &RawSample) -> String {
@@ -184,6 +198,24 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     interval_ns,
                 });
             }
+            "I" => {
+                let dev = f.next().and_then(crate::sys::device::parse_dev_t);
+                let (Some((major, minor)), Some(name), Some(id), None) =
+                    (dev, f.next(), f.next(), f.next())
+                else {
+                    return Err(err(
+                        n,
+                        format!("expected 'I <major>:<minor> <name> <profile id>', got '{t}'"),
+                    ));
+                };
+                flush(&mut cur, &mut events);
+                events.push(Event::Identity {
+                    major,
+                    minor,
+                    name: name.to_string(),
+                    id: id.to_string(),
+                });
+            }
             "D" => {
                 let mut g = t.splitn(5, ' ').skip(1);
                 let dev = g.next().and_then(crate::sys::device::parse_dev_t);
@@ -260,9 +292,13 @@ mod tests {
             format_device(253, 0, "dm-0", &meta),
             format_sample(&raw)
         );
+        let text = text.replace(
+            "T 5",
+            &format!("{}T 5", format_identity(8, 0, "sda", "naa.5000c5")),
+        );
         let (ev, src) = parse(&text).unwrap();
         assert_eq!(src, Source::Iosat);
-        assert_eq!(ev.len(), 3);
+        assert_eq!(ev.len(), 4);
         assert_eq!(
             ev[1],
             Event::Device {
@@ -272,7 +308,20 @@ mod tests {
                 meta
             }
         );
-        assert_eq!(ev[2], Event::Sample(raw));
+        assert_eq!(
+            ev[2],
+            Event::Identity {
+                major: 8,
+                minor: 0,
+                name: "sda".into(),
+                id: "naa.5000c5".into()
+            }
+        );
+        assert_eq!(ev[3], Event::Sample(raw));
+        assert!(parse("I 8:0 sda\nT 1 2\n")
+            .unwrap_err()
+            .reason
+            .contains("'I <major>"));
     }
 
     #[test]

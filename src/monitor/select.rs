@@ -65,8 +65,38 @@ fn glob_at(p: &[char], t: &[char]) -> bool {
     }
 }
 
+/// Fallback only for devices without sysfs facts (pt-diskstats/pt-stalk files, which carry
+/// none): does the kernel name follow a partition naming scheme? `sda1`, `hdb2`, `vda3`,
+/// `xvda1` (letters then digits after a disk prefix), and `nvme0n1p2`, `mmcblk0p1`,
+/// `md0p1`, `nbd0p1`, `loop0p1` (`p` + digits after a name ending in a digit). Devices that
+/// are known through sysfs are never classified by name.
+pub fn looks_like_partition(name: &str) -> bool {
+    let digits_at_end = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits_at_end == 0 {
+        return false;
+    }
+    let stem = &name[..name.len() - digits_at_end];
+    if let Some(before_p) = stem.strip_suffix('p') {
+        if before_p.ends_with(|c: char| c.is_ascii_digit()) {
+            return ["nvme", "mmcblk", "md", "nbd", "loop"]
+                .iter()
+                .any(|p| before_p.starts_with(p));
+        }
+    }
+    ["sd", "hd", "vd", "xvd"].iter().any(|p| {
+        stem.strip_prefix(p)
+            .is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_lowercase()))
+    })
+}
+
+/// `zram<N>`: the name is the only hint without sysfs (the zram major is dynamic).
+fn is_zram_name(name: &str) -> bool {
+    name.strip_prefix("zram")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 impl Selection {
-    fn kind_allowed(&self, kind: Option<DevKind>, major: u32) -> bool {
+    fn kind_allowed(&self, kind: Option<DevKind>, major: u32, name: &str) -> bool {
         if self.all {
             return true;
         }
@@ -75,20 +105,23 @@ impl Selection {
             Some(DevKind::Partition) => self.partitions,
             Some(_) => false,
             // No sysfs entry (a foreign recording): show it unless its major is the fixed
-            // loop (7) or ram (1) major of include/uapi/linux/major.h.
-            None => major != 7 && major != 1,
+            // loop (7) or ram (1) major of include/uapi/linux/major.h, it is named like a zram
+            // device (whose major is dynamic), or its name follows a partition scheme (the
+            // only hints such a file gives).
+            None if looks_like_partition(name) => self.partitions,
+            None => major != 7 && major != 1 && !is_zram_name(name),
         }
     }
 
     /// Is this device part of the report?
     pub fn selects(&self, major: u32, name: &str, meta: &DeviceMeta) -> bool {
         if self.patterns.is_empty() {
-            return self.kind_allowed(meta.kind, major);
+            return self.kind_allowed(meta.kind, major, name);
         }
         self.patterns.iter().any(|p| {
             if is_glob(p) {
                 (glob_match(p, name) || glob_match(p, &meta.display_name))
-                    && self.kind_allowed(meta.kind, major)
+                    && self.kind_allowed(meta.kind, major, name)
             } else {
                 p == name || *p == meta.display_name
             }
@@ -133,6 +166,38 @@ mod tests {
         assert!(!glob_match("sd[!a-c]", "sdb"));
         assert!(glob_match("*", ""));
         assert!(!glob_match("vda", "vdb"));
+    }
+
+    #[test]
+    fn partition_names_without_sysfs() {
+        for p in [
+            "sda1",
+            "sdab12",
+            "hdb2",
+            "vda3",
+            "xvda1",
+            "nvme0n1p2",
+            "mmcblk0p1",
+            "md0p1",
+        ] {
+            assert!(looks_like_partition(p), "{p}");
+        }
+        for d in [
+            "sda", "xvda", "nvme0n1", "mmcblk0", "md0", "dm-0", "loop0", "sr0", "zram0",
+        ] {
+            assert!(!looks_like_partition(d), "{d}");
+        }
+        let s = Selection::default();
+        assert!(!s.selects(202, "xvda1", &meta(None, "xvda1")));
+        assert!(!s.selects(252, "zram0", &meta(None, "zram0")));
+        assert!(s.selects(202, "xvda", &meta(None, "xvda")));
+        // sysfs says disk: the name is not consulted.
+        assert!(s.selects(8, "sda1", &meta(Some(DevKind::Disk), "sda1")));
+        let p = Selection {
+            partitions: true,
+            ..Selection::default()
+        };
+        assert!(p.selects(202, "xvda1", &meta(None, "xvda1")));
     }
 
     #[test]

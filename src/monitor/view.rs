@@ -3,6 +3,7 @@
 //! the same bytes (replay is byte-identical). Must not import cmd/ or cli/.
 
 use super::interval::{DeviceRow, IntervalReport};
+use super::saturation::Saturation;
 use super::DiskRates;
 use crate::ui::table::Table;
 
@@ -65,7 +66,47 @@ const NARROW: &[(&str, usize, usize, usize)] = &[
     ("%util", 6, 1, 21),
 ];
 
+/// The default view when a shown device has a profile: `sat` and `load` (ratios to the
+/// profile) take the place of r_conc/w_conc, still 80 columns.
+const NARROW_PROFILED: &[(&str, usize, usize, usize)] = &[
+    ("r/s", 7, 1, 0),
+    ("w/s", 7, 1, 1),
+    ("rkB/s", 8, 1, 4),
+    ("wkB/s", 8, 1, 5),
+    ("r_await", 7, 2, 13),
+    ("w_await", 7, 2, 14),
+    ("%util", 6, 1, 21),
+    ("sat", 6, 2, SAT),
+    ("load", 6, 2, LOAD),
+];
+
+/// Pseudo column indices of NARROW_PROFILED for the profile ratios.
+const SAT: usize = usize::MAX;
+const LOAD: usize = usize::MAX - 1;
+
+type GetSat = fn(&Saturation) -> Option<f64>;
+
+/// The profile columns of --wide, Markdown and CSV: text header, CSV key, accessor.
+const PROFILE_COLUMNS: &[(&str, &str, GetSat)] = &[
+    ("sat_r", "saturation_r", |s| s.saturation_r),
+    ("sat_w", "saturation_w", |s| s.saturation_w),
+    ("sat", "saturation", |s| s.saturation),
+    ("load", "load_vs_knee", |s| s.load_vs_knee),
+    ("headroom", "headroom_iops", |s| s.headroom_iops),
+];
+
 const DEVICE_WIDTH: usize = 9;
+
+/// The device's interval judged against its profile, when it has one.
+pub fn saturation(d: &DeviceRow) -> Option<Saturation> {
+    d.profile
+        .as_deref()
+        .map(|p| Saturation::compute(p, d.rates.as_ref().ok()))
+}
+
+fn any_profile(r: &IntervalReport) -> bool {
+    r.devices.iter().any(|d| d.profile.is_some())
+}
 
 /// UTC civil time of a wall-clock ns value: "2026-11-22T03:50:01.123Z". UTC so that a
 /// replay elsewhere prints the same bytes.
@@ -96,13 +137,24 @@ fn num(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
 }
 
-/// What comes before the first report (legend for text, header row for CSV).
-pub fn preamble(format: Format) -> String {
+/// What comes before the first report (legend for text, header row for CSV). `profiled`:
+/// some device has a profile, so the text legend explains sat and load.
+pub fn preamble(format: Format, profiled: bool) -> String {
     match format {
-        Format::Text { .. } => "\
+        Format::Text { .. } => {
+            let mut s = String::from(
+                "\
 # rates over the measured interval; r_conc/w_conc = mean reads/writes in flight
-# %util = share of time with >=1 request in flight, not capacity (see --help)\n"
-            .to_string(),
+# %util = share of time with >=1 request in flight, not capacity (see --help)\n",
+            );
+            if profiled {
+                s.push_str(
+                    "\
+# sat = await / profile baseline latency; load = aqu-sz / profile knee\n",
+                );
+            }
+            s
+        }
         Format::Csv => {
             let mut h = String::from(
                 "timestamp,start_timestamp,interval_s,since_boot,disk_device,kernel_name,major,minor,kind",
@@ -111,7 +163,12 @@ pub fn preamble(format: Format) -> String {
                 h.push(',');
                 h.push_str(key);
             }
-            h.push_str(",wrapped_ms_fields,no_value\n");
+            h.push_str(",wrapped_ms_fields,no_value,profile_id");
+            for (_, key, _) in PROFILE_COLUMNS {
+                h.push(',');
+                h.push_str(key);
+            }
+            h.push('\n');
             h
         }
         Format::Json | Format::Markdown => String::new(),
@@ -156,8 +213,13 @@ fn text_narrow(r: &IntervalReport) -> String {
     let mut s = String::with_capacity(200 + r.devices.len() * 82);
     s.push_str(&interval_title(r));
     s.push('\n');
+    let cols = if any_profile(r) {
+        NARROW_PROFILED
+    } else {
+        NARROW
+    };
     let _ = write!(s, "{:<DEVICE_WIDTH$}", "Device");
-    for (h, w, _, _) in NARROW {
+    for (h, w, _, _) in cols {
         let _ = write!(s, " {h:>w$}");
     }
     s.push('\n');
@@ -171,8 +233,14 @@ fn text_narrow(r: &IntervalReport) -> String {
         } else {
             let _ = write!(s, "{name:<DEVICE_WIDTH$}");
         }
-        for &(_, w, dec, idx) in NARROW {
-            let _ = match d.rates.as_ref().ok().and_then(COLUMNS[idx].2) {
+        let sat = saturation(d);
+        for &(_, w, dec, idx) in cols {
+            let v = match idx {
+                SAT => sat.as_ref().and_then(|s| s.saturation),
+                LOAD => sat.as_ref().and_then(|s| s.load_vs_knee),
+                _ => d.rates.as_ref().ok().and_then(COLUMNS[idx].2),
+            };
+            let _ = match v {
                 Some(v) => write!(s, " {v:>w$.dec$}"),
                 None => write!(s, " {:>w$}", "-"),
             };
@@ -185,12 +253,24 @@ fn text_narrow(r: &IntervalReport) -> String {
 }
 
 fn table(r: &IntervalReport) -> Table {
-    let mut t = Table::new(std::iter::once("Device").chain(COLUMNS.iter().map(|c| c.0)));
+    let profiled = any_profile(r);
+    let profile_headers = PROFILE_COLUMNS.iter().filter(|_| profiled).map(|c| c.0);
+    let mut t = Table::new(
+        std::iter::once("Device")
+            .chain(COLUMNS.iter().map(|c| c.0))
+            .chain(profile_headers),
+    );
     for d in &r.devices {
         let mut row = vec![d.meta.display_name.clone()];
         for (_, key, get) in COLUMNS {
             let decimals = if *key == "in_flight" { 0 } else { 2 };
             row.push(num(d.rates.as_ref().ok().and_then(get), decimals));
+        }
+        if profiled {
+            let sat = saturation(d);
+            for (_, _, get) in PROFILE_COLUMNS {
+                row.push(num(sat.as_ref().and_then(get), 2));
+            }
         }
         t.push(row);
     }
@@ -261,6 +341,9 @@ struct JsonDevice<'a> {
     kind: Option<&'static str>,
     wrapped_ms_fields: u32,
     no_value: Option<&'static str>,
+    /// Saturation against the device's profile; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<Saturation>,
 }
 
 fn json_device(d: &DeviceRow) -> JsonDevice<'_> {
@@ -301,6 +384,7 @@ fn json_device(d: &DeviceRow) -> JsonDevice<'_> {
         kind: d.meta.kind.map(|k| k.as_str()),
         wrapped_ms_fields: d.wrapped_ms_fields,
         no_value: d.rates.as_ref().err().map(|e| e.as_str()),
+        profile: saturation(d),
     }
 }
 
@@ -350,11 +434,20 @@ fn csv(r: &IntervalReport) -> String {
                 s.push_str(&v.to_string());
             }
         }
+        let sat = saturation(d);
         s.push_str(&format!(
-            ",{},{}\n",
+            ",{},{},{}",
             d.wrapped_ms_fields,
-            d.rates.as_ref().err().map_or("", |e| e.as_str())
+            d.rates.as_ref().err().map_or("", |e| e.as_str()),
+            sat.as_ref().map_or("", |s| s.id.as_str())
         ));
+        for (_, _, get) in PROFILE_COLUMNS {
+            s.push(',');
+            if let Some(v) = sat.as_ref().and_then(get) {
+                s.push_str(&v.to_string());
+            }
+        }
+        s.push('\n');
     }
     s
 }
@@ -433,7 +526,7 @@ mod tests {
         let t = render(&r, Format::Text { wide: false });
         for l in t
             .lines()
-            .chain(preamble(Format::Text { wide: false }).lines())
+            .chain(preamble(Format::Text { wide: false }, true).lines())
         {
             assert!(l.chars().count() <= 80, "{} > 80: {l}", l.len());
         }
@@ -469,7 +562,7 @@ mod tests {
     #[test]
     fn csv_rows_match_header() {
         let r = report();
-        let h = preamble(Format::Csv);
+        let h = preamble(Format::Csv, false);
         let body = render(&r, Format::Csv);
         let n = h.trim_end().split(',').count();
         for l in body.lines() {

@@ -136,15 +136,33 @@ fn kind_of_dir(dir: &Path, major: u32) -> DevKind {
     }
 }
 
-/// The name users know a device by: the dm name (`vg0-root`) for device mapper, the md
-/// name (`md0`, or the array name from `md/` if set) for RAID, else the kernel name.
+/// The name users know a device by: the dm name (`vg0-root`) for device mapper, the array
+/// name for md RAID (`data` for /dev/md/data → ../md127, the link mdadm/udev make from the
+/// array's name; sysfs itself does not carry it), else the kernel name.
 pub fn friendly_name(root: &Root, dev: &BlockDev) -> String {
     if let Some(dir) = sysfs_dir(root, dev) {
         if let Some(n) = read_trim(&dir.join("dm/name")).filter(|n| !n.is_empty()) {
             return n;
         }
+        if dir.join("md").is_dir() {
+            if let Some(n) = md_array_name(root, &dev.name) {
+                return n;
+            }
+        }
     }
     dev.name.clone()
+}
+
+/// The `/dev/md/NAME` link that points at md device `kernel_name`, if any. The /dev looked
+/// at is the one beside the sysfs root (`/sys` → `/dev`, a fixture's `x/sys` → `x/dev`).
+fn md_array_name(root: &Root, kernel_name: &str) -> Option<String> {
+    let md_dir = root.sys.parent()?.join("dev/md");
+    dir_entries(&md_dir).into_iter().find(|n| {
+        std::fs::read_link(md_dir.join(n))
+            .ok()
+            .and_then(|t| t.file_name().map(|f| f == kernel_name))
+            .unwrap_or(false)
+    })
 }
 
 /// The whole disk holding a partition, or the device itself when it is not a partition.
@@ -499,6 +517,32 @@ mod fixture_tests {
         assert_eq!(k(7, 0), DevKind::Loop);
         assert_eq!(k(252, 0), DevKind::Zram);
         assert_eq!(kind(&r, &dev(8, 16, "sdb")), None);
+    }
+
+    #[test]
+    fn md_array_name_from_the_dev_md_link() {
+        let t = tempfile::tempdir().unwrap();
+        let sys = t.path().join("sys");
+        let md = sys.join("devices/virtual/block/md127");
+        std::fs::create_dir_all(md.join("md")).unwrap();
+        std::fs::write(md.join("dev"), "9:127\n").unwrap();
+        std::fs::create_dir_all(sys.join("dev/block")).unwrap();
+        std::os::unix::fs::symlink(&md, sys.join("dev/block/9:127")).unwrap();
+        let r = Root {
+            proc: t.path().join("proc"),
+            sys,
+        };
+        let d = dev(9, 127, "md127");
+        assert_eq!(
+            friendly_name(&r, &d),
+            "md127",
+            "no /dev/md link: kernel name"
+        );
+        std::fs::create_dir_all(t.path().join("dev/md")).unwrap();
+        std::os::unix::fs::symlink("../md126", t.path().join("dev/md/other")).unwrap();
+        std::os::unix::fs::symlink("../md127", t.path().join("dev/md/data")).unwrap();
+        assert_eq!(friendly_name(&r, &d), "data");
+        assert_eq!(kind(&r, &d), Some(DevKind::Md));
     }
 
     #[test]

@@ -287,7 +287,7 @@ fn iostat_device_filter() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(
         e.trim(),
-        "iosat: '--device' is not in the iostat input (devices: vda) (got 'sdz')"
+        "iosat: '--device' is not in the device input (devices: vda) (got 'sdz')"
     );
 }
 

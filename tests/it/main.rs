@@ -6,4 +6,5 @@ mod cli;
 mod fsync;
 mod sim;
 mod stat;
+mod stat_extras;
 mod sweep;

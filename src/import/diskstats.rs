@@ -1,0 +1,249 @@
+//! Raw /proc/diskstats samples → per-device [`DeviceSample`] series: iosat recordings
+//! (`iosat stat --record`) and pt-diskstats `--save-samples` / pt-stalk `*-diskstats` files.
+//! No parser of its own: the recording reader and the stat engine of `iosat stat --replay`
+//! (monitor::record, monitor::interval) compute each interval's DiskRates, which become the
+//! same samples an `iostat -x` log gives, for the same diagnosis. Pure. Must not import cli/,
+//! cmd/, bench/ or sys/.
+
+use super::{perr, DeviceSeries, FileImport, Tool};
+use crate::analysis::device::DeviceSample;
+use crate::error::Result;
+use crate::monitor::interval::{DeviceRow, StatEngine};
+use crate::monitor::record::{self, Event, Source};
+use crate::monitor::select::Selection;
+use crate::monitor::view::iso_utc;
+use crate::monitor::DiskRates;
+use std::path::Path;
+
+/// Is this an iosat recording or a pt-diskstats/pt-stalk sample file? Decided by the first
+/// line that is not blank: the recording header, an `R`/`T` marker, or a `TS <epoch>` stamp.
+pub fn detect(text: &str) -> Option<Tool> {
+    let first = text.lines().find(|l| !l.trim().is_empty())?.trim_end();
+    if first.starts_with("#iosat-record") {
+        return Some(Tool::Iosat);
+    }
+    let mut f = first.split_ascii_whitespace();
+    let (marker, n) = (f.next()?, f.next()?);
+    let numeric = n
+        .split_once('.')
+        .map_or(n, |(a, _)| a)
+        .bytes()
+        .all(|b| b.is_ascii_digit());
+    match marker {
+        "TS" if numeric => Some(Tool::PtDiskstats),
+        "R" | "T" if numeric => Some(Tool::Iosat),
+        _ => None,
+    }
+}
+
+/// One interval of one device in iostat's units. aqu-sz is the sum of the per-direction
+/// times (kernel >= 5.7), so `await` is left to the request-weighted mean of the directions.
+fn sample(time: String, r: &DiskRates) -> DeviceSample {
+    DeviceSample {
+        time: Some(time),
+        r_per_s: r.r_s,
+        w_per_s: r.w_s,
+        d_per_s: r.d_s,
+        f_per_s: r.f_s,
+        rkb_per_s: Some(r.rkb_s),
+        wkb_per_s: Some(r.wkb_s),
+        r_await: r.r_await,
+        w_await: r.w_await,
+        d_await: r.d_await,
+        f_await: r.f_await,
+        await_ms: None,
+        aqu_sz: Some(r.aqu_sz),
+        util_pct: Some(r.util_pct),
+        svctm: None,
+    }
+}
+
+struct Track {
+    major: u32,
+    minor: u32,
+    kernel_name: String,
+    series: DeviceSeries,
+    skipped: usize,
+}
+
+fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> &'a mut Track {
+    let i = match tracks
+        .iter()
+        .position(|t| t.major == d.major && t.minor == d.minor && t.kernel_name == d.kernel_name)
+    {
+        Some(i) => i,
+        None => {
+            tracks.push(Track {
+                major: d.major,
+                minor: d.minor,
+                kernel_name: d.kernel_name.clone(),
+                series: DeviceSeries {
+                    device: d.meta.display_name.clone(),
+                    samples: Vec::new(),
+                    shown_by_default: default.selects(d.major, &d.kernel_name, &d.meta),
+                },
+                skipped: 0,
+            });
+            tracks.len() - 1
+        }
+    };
+    &mut tracks[i]
+}
+
+/// Parse a recording or a pt-diskstats/pt-stalk file into device series.
+pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
+    let (events, source) = record::parse(text).map_err(|e| perr(path, e.line, e.reason))?;
+    let tool = match source {
+        Source::Iosat => Tool::Iosat,
+        Source::PtDiskstats => Tool::PtDiskstats,
+    };
+    let mut out = FileImport::new(path, tool);
+    // Every device is computed; which ones the report shows by default is `iosat stat`'s
+    // default selection (whole disks, dm, md), `--device` names any other.
+    let mut engine = StatEngine::new(
+        Selection {
+            patterns: Vec::new(),
+            partitions: true,
+            all: true,
+        },
+        false,
+    );
+    let default = Selection::default();
+    let mut tracks: Vec<Track> = Vec::new();
+    let mut samples = 0usize;
+    for ev in events {
+        match ev {
+            Event::Run { .. } => engine.new_run(),
+            Event::Device {
+                major,
+                minor,
+                name,
+                meta,
+            } => engine.set_meta(major, minor, &name, meta),
+            Event::Identity { .. } => {}
+            Event::Sample(raw) => {
+                samples += 1;
+                let Some(rep) = engine.push(raw.parse().0) else {
+                    continue;
+                };
+                let time = iso_utc(rep.end_wall_ns);
+                for d in &rep.devices {
+                    let t = track(&mut tracks, d, &default);
+                    match &d.rates {
+                        Ok(r) => t.series.samples.push(sample(time.clone(), r)),
+                        Err(_) => t.skipped += 1,
+                    }
+                }
+            }
+        }
+    }
+    if tracks.iter().all(|t| t.series.samples.is_empty()) {
+        return Err(perr(
+            path,
+            text.lines().count().max(1),
+            format!(
+                "{samples} usable sample{}: expected at least two samples of /proc/diskstats \
+                 to compute rates from",
+                if samples == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    out.version = match tool {
+        Tool::Iosat => text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("#iosat-record "))
+            .map(|v| format!("iosat-record {}", v.trim())),
+        _ => None,
+    };
+    out.notes.push(match source {
+        Source::Iosat => format!(
+            "{}: rates from raw /proc/diskstats counters over the interval measured by the \
+             monotonic clock (iosat stat's formulas)",
+            path.display()
+        ),
+        Source::PtDiskstats => format!(
+            "{}: rates from raw /proc/diskstats counters over the intervals between the TS \
+             wall-clock stamps; no sysfs facts in such a file, so partitions are told from \
+             disks by name",
+            path.display()
+        ),
+    });
+    for t in tracks.iter().filter(|t| t.series.shown_by_default) {
+        if t.series.samples.is_empty() {
+            out.notes.push(format!(
+                "{}: no interval with a value (device new, reset or re-created each time)",
+                t.series.device
+            ));
+        } else if t.skipped > 0 {
+            out.notes.push(format!(
+                "{}: {} interval{} without a value (device new, reset or re-created)",
+                t.series.device,
+                t.skipped,
+                if t.skipped == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    out.devices = tracks
+        .into_iter()
+        .filter(|t| !t.series.samples.is_empty())
+        .map(|t| t.series)
+        .collect();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_recordings_and_pt_files() {
+        assert_eq!(detect("#iosat-record 1\nR 1 2\n"), Some(Tool::Iosat));
+        assert_eq!(
+            detect("T 5 6\n 8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n"),
+            Some(Tool::Iosat)
+        );
+        assert_eq!(
+            detect("\nTS 1344561790.012 2012-08-09 21:23:10\n"),
+            Some(Tool::PtDiskstats)
+        );
+        assert_eq!(detect("TS x\n"), None);
+        assert_eq!(detect("Device r/s\n"), None);
+    }
+
+    #[test]
+    fn pt_stalk_pair_by_hand() {
+        let text = "TS 100.0 x\n 8 0 sda 10 0 80 20 10 0 80 40 0 50 60\n 8 1 sda1 1 0 8 1 0 0 0 0 0 1 1\n\
+                    TS 102.0 x\n 8 0 sda 210 0 1680 420 110 0 880 540 3 1050 960\n 8 1 sda1 2 0 16 2 0 0 0 0 0 2 2\n";
+        let f = parse(Path::new("s.txt"), text).unwrap();
+        assert_eq!(f.tool, Tool::PtDiskstats);
+        let sda = &f.devices[0];
+        assert!(sda.shown_by_default);
+        assert!(
+            !f.devices[1].shown_by_default,
+            "sda1 is a partition by name"
+        );
+        let s = &sda.samples[0];
+        // +200 reads in 400 ms, +100 writes in 500 ms, io +1000 ms, weighted +900 over 2 s.
+        assert_eq!((s.r_per_s, s.w_per_s), (100.0, 50.0));
+        assert_eq!((s.r_await, s.w_await), (Some(2.0), Some(5.0)));
+        assert_eq!(s.aqu_sz, Some(0.45));
+        assert_eq!(s.util_pct, Some(50.0));
+        assert_eq!(s.effective_await_ms(), Some(3.0));
+        assert_eq!(s.time.as_deref(), Some("1970-01-01T00:01:42.000Z"));
+    }
+
+    #[test]
+    fn one_sample_is_not_enough() {
+        let e = parse(
+            Path::new("one.txt"),
+            "TS 1.0\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("one.txt:2: 1 usable sample: expected at least two"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,470 @@
+//! `iosat stat` and `iosat info` with device profiles (`iosat sweep --save-profile`):
+//! saturation ratios on a hand-made recording (hand-computed) and on a live loop device.
+
+use super::cli::iosat;
+use super::stat::{
+    close, dev, direct_io, fixture, json_lines, run, stderr, stdout, wait_bounded,
+    wait_for_first_sample, LoopDev,
+};
+use serde_json::Value;
+use std::io::Read;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// A profile as `iosat sweep --save-profile` writes it (the fields stat reads, plus some).
+fn write_profile(dir: &Path, id: &str, baseline_ns: f64, knee: u32, max_iops: f64) {
+    let json = serde_json::json!({
+        "schema_version": 1,
+        "kind": "sweep",
+        "workload": {"engine": "sync", "pattern": "randread", "block_size": 4096},
+        "levels": [],
+        "verdict": {
+            "baseline_concurrency": 1,
+            "baseline_latency_ns": baseline_ns,
+            "knee_concurrency": knee,
+            "max_useful_iops": max_iops
+        },
+        "complete": true
+    });
+    std::fs::write(
+        dir.join(format!("{id}.json")),
+        serde_json::to_string_pretty(&json).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn recorded_pair_judged_against_its_profile() {
+    let pd = tempfile::tempdir().unwrap();
+    write_profile(pd.path(), "eui.0025385b71b0a1f2", 250_000.0, 4, 5000.0);
+    let rec = fixture("stat/profiled.rec");
+    let rec = rec.to_str().unwrap();
+    let pdir = pd.path().to_str().unwrap();
+    let o = run(&["stat", "--replay", rec, "--json", "--profile-dir", pdir]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reps = json_lines(&stdout(&o));
+    // nvme0n1 over 2.005 s (see stat.rs): +2005 reads in 1002 ms, +4010 writes in 8020 ms,
+    // weighted +9824 ms. Profile: baseline 0.25 ms, knee 4, max useful 5000 IOPS.
+    let p = &dev(&reps[0], "nvme0n1")["profile"];
+    assert_eq!(p["id"], "eui.0025385b71b0a1f2");
+    assert_eq!(p["baseline_latency_ns"], 250_000.0);
+    assert_eq!(p["knee_concurrency"], 4);
+    assert_eq!(p["max_useful_iops"], 5000.0);
+    assert_eq!(p["baseline_pattern"], "randread");
+    assert_eq!(p["baseline_block_size"], 4096);
+    close(&p["saturation_r"], 1002.0 / 2005.0 / 0.25);
+    close(&p["saturation_w"], 8020.0 / 4010.0 / 0.25);
+    // Request-weighted await: (1002 + 8020) ms / (2005 + 4010) requests.
+    close(&p["saturation"], 9022.0 / 6015.0 / 0.25);
+    close(&p["load_vs_knee"], 9824.0 / 2005.0 / 4.0);
+    close(&p["headroom_iops"], 5000.0 - 6015.0 / 2.005);
+    // No profile file for dm-0's id, none at all for md0: no `profile` key.
+    assert!(dev(&reps[0], "vg0-root").get("profile").is_none());
+    assert!(dev(&reps[0], "md0").get("profile").is_none());
+    // Second run: 500 reads in 250 ms over 1 s, no writes.
+    let p = &dev(&reps[1], "nvme0n1")["profile"];
+    close(&p["saturation_r"], 2.0);
+    assert!(p["saturation_w"].is_null());
+    close(&p["headroom_iops"], 4500.0);
+
+    // Text: sat and load replace r_conc/w_conc, still 80 columns.
+    let o = run(&["stat", "--replay", rec, "--profile-dir", pdir]);
+    let text = stdout(&o);
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "{l}");
+    }
+    let header = text.lines().find(|l| l.starts_with("Device")).unwrap();
+    assert!(header.ends_with("%util    sat   load"), "{header}");
+    let row = text.lines().find(|l| l.starts_with("nvme0n1")).unwrap();
+    assert!(row.ends_with("90.0   6.00   1.22"), "{row}");
+    // --wide adds every ratio; --no-profile drops them all.
+    let o = run(&["stat", "--replay", rec, "--profile-dir", pdir, "--wide"]);
+    let wide = stdout(&o);
+    let header = wide.lines().find(|l| l.starts_with("Device")).unwrap();
+    assert!(
+        header.contains("sat_r") && header.contains("headroom"),
+        "{header}"
+    );
+    let o = run(&["stat", "--replay", rec, "--no-profile", "--json"]);
+    assert!(!stdout(&o).contains("\"profile\""));
+    let o = run(&["stat", "--replay", rec, "--no-profile"]);
+    assert!(!stdout(&o).contains(" sat "));
+    // CSV: the profile columns are always there, filled for nvme0n1.
+    let o = run(&["stat", "--replay", rec, "--csv", "--profile-dir", pdir]);
+    let csv = stdout(&o);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines
+        .find(|l| l.contains(",nvme0n1,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(head.len(), row.len());
+    let col = |k: &str| row[head.iter().position(|h| *h == k).unwrap()];
+    assert_eq!(col("profile_id"), "eui.0025385b71b0a1f2");
+    assert_eq!(col("saturation_w"), "8");
+}
+
+#[test]
+fn bad_profile_is_one_warning_and_a_missing_dir_a_usage_error() {
+    let pd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        pd.path().join("eui.0025385b71b0a1f2.json"),
+        "{\"verdict\":{}}",
+    )
+    .unwrap();
+    let rec = fixture("stat/profiled.rec");
+    let o = run(&[
+        "stat",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--json",
+        "--profile-dir",
+        pd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("eui.0025385b71b0a1f2.json:1: expected a positive number at verdict.baseline_latency_ns"),
+        "{err}"
+    );
+    assert!(!stdout(&o).contains("\"profile\""));
+    let o = run(&[
+        "stat",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--profile-dir",
+        "/nonexistent/profiles",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'--profile-dir' is not a directory"));
+}
+
+/// The profile id stat records for a device (the `I` line), from a one-interval run.
+fn recorded_id(name: &str, dir: &Path) -> String {
+    let rec = dir.join("id.rec");
+    let o = iosat()
+        .args([
+            "stat",
+            name,
+            "-i",
+            "0.05",
+            "-c",
+            "1",
+            "--no-profile",
+            "--record",
+        ])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("I ") && l.split(' ').nth(2) == Some(name))
+        .unwrap_or_else(|| panic!("no identity line for {name}:\n{text}"));
+    line.split(' ').nth(3).unwrap().to_string()
+}
+
+#[test]
+fn live_loop_device_with_a_profile_and_identical_replay() {
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let pd = tempfile::tempdir().unwrap();
+    let id = recorded_id(lo.name(), dir.path());
+    // A 16 MiB loop device has no wwid, serial or model: the id is its name and size.
+    assert_eq!(id, format!("{}-{}", lo.name(), 16 << 20));
+    let (base_ns, knee, max_iops) = (20_000.0, 8, 40_000.0);
+    write_profile(pd.path(), &id, base_ns, knee, max_iops);
+
+    let rec = dir.path().join("live.rec");
+    let mut child = iosat()
+        .args(["stat", lo.name(), "-i", "0.3", "-c", "4", "--json"])
+        .args(["--profile-dir", pd.path().to_str().unwrap(), "--record"])
+        .arg(&rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_first_sample(&rec);
+    direct_io(&lo.path, 200, 100);
+    let status = wait_bounded(&mut child, Duration::from_secs(20));
+    let mut live = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut live)
+        .unwrap();
+    assert!(status.success());
+    let reps = json_lines(&live);
+    assert_eq!(reps.len(), 4);
+    let mut reads_seen = 0.0;
+    for r in &reps {
+        let d = dev(r, lo.name());
+        let p = &d["profile"];
+        assert_eq!(p["id"], Value::String(id.clone()));
+        let base_ms = base_ns / 1e6;
+        match d["r_await"].as_f64() {
+            Some(a) => close(&p["saturation_r"], a / base_ms),
+            None => assert!(p["saturation_r"].is_null()),
+        }
+        match d["w_await"].as_f64() {
+            Some(a) => close(&p["saturation_w"], a / base_ms),
+            None => assert!(p["saturation_w"].is_null()),
+        }
+        close(
+            &p["load_vs_knee"],
+            d["aqu-sz"].as_f64().unwrap() / f64::from(knee),
+        );
+        let iops = d["r/s"].as_f64().unwrap() + d["w/s"].as_f64().unwrap();
+        close(&p["headroom_iops"], max_iops - iops);
+        reads_seen += d["r/s"].as_f64().unwrap() * r["interval_s"].as_f64().unwrap();
+    }
+    assert_eq!(reads_seen.round() as u64, 200);
+
+    // The recording names the device's identity, so a replay finds the same profile.
+    let o = run(&[
+        "stat",
+        lo.name(),
+        "--json",
+        "--profile-dir",
+        pd.path().to_str().unwrap(),
+        "--replay",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), live);
+
+    // info shows the profile.
+    let o = run(&[
+        "info",
+        lo.name(),
+        "--profile-dir",
+        pd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = format!(
+        "profile       {id} (baseline 20.0 µs, knee 8, max useful 40000 IOPS; randread 4096 B)"
+    );
+    assert!(stdout(&o).contains(&want), "{}", stdout(&o));
+}
+
+// ---- iosat analyze on recordings and pt-diskstats/pt-stalk samples -----------------------
+
+/// `iosat stat --replay FILE DEVICE --json`: the per-interval objects of one device.
+fn replayed(file: &Path, device: &str) -> Vec<(f64, Value)> {
+    let o = run(&["stat", "--replay", file.to_str().unwrap(), device, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_lines(&stdout(&o))
+        .iter()
+        .map(|r| (r["interval_s"].as_f64().unwrap(), dev(r, device).clone()))
+        .collect()
+}
+
+fn analyze_json(args: &[&str]) -> Value {
+    let o = iosat().arg("analyze").args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+/// analyze's series of `device` is the replay of `iosat stat` interval for interval, and the
+/// I/O counted over it is the I/O that was done.
+fn check_series_against_replay(file: &Path, device: &str, reads: u64, writes: u64) -> Value {
+    let a = analyze_json(&[file.to_str().unwrap(), "--device", device, "--json"]);
+    assert_eq!(a["devices"].as_array().unwrap().len(), 1, "{a}");
+    let d = &a["devices"][0];
+    assert_eq!(d["device"], device);
+    let samples = d["samples"].as_array().unwrap();
+    let rep = replayed(file, device);
+    assert_eq!(samples.len(), rep.len());
+    let (mut r_total, mut w_total) = (0.0, 0.0);
+    for (s, (dt, x)) in samples.iter().zip(&rep) {
+        for k in [
+            "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "util",
+        ] {
+            assert_eq!(s[k], x[k], "{k} at {}", s["time"]);
+        }
+        r_total += s["r/s"].as_f64().unwrap() * dt;
+        w_total += s["w/s"].as_f64().unwrap() * dt;
+    }
+    assert_eq!(r_total.round() as u64, reads, "reads counted");
+    assert_eq!(w_total.round() as u64, writes, "writes counted");
+    assert!(
+        d["diagnosis"][0].as_str().unwrap().starts_with(device),
+        "{}",
+        d["diagnosis"]
+    );
+    a
+}
+
+#[test]
+fn analyze_golden_recording_and_pt_stalk_file_from_dd_on_a_loop_device() {
+    // Both files watched the same dd load on loop1 (tests/fixtures/import/README.md):
+    // 4000 writes, then 4000 + 4 × 2000 reads, all 4 KiB O_DIRECT.
+    for (f, tool) in [
+        ("import/iosat-loop.rec", "iosat"),
+        ("import/pt-stalk-loop.diskstats", "pt-diskstats"),
+    ] {
+        let a = check_series_against_replay(&fixture(f), "loop1", 12_000, 4000);
+        assert_eq!(a["source"]["tool"], tool);
+        assert_eq!(a["source"]["files"][0]["tool"], tool);
+        // 4 KiB requests: rkB/s is 4 × r/s in every interval.
+        for s in a["devices"][0]["samples"].as_array().unwrap() {
+            close(&s["rkB/s"], 4.0 * s["r/s"].as_f64().unwrap());
+        }
+    }
+    // By default the report shows what `iosat stat` shows: the disk, not the loop devices.
+    let a = analyze_json(&[fixture("import/iosat-loop.rec").to_str().unwrap(), "--json"]);
+    let devs: Vec<&str> = a["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    assert_eq!(devs, ["vda"]);
+    // Without sysfs facts, zram0 is hidden by its name, loop1 by its major.
+    let a = analyze_json(&[
+        fixture("import/pt-stalk-loop.diskstats").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(a["devices"].as_array().unwrap().len(), 1);
+    assert_eq!(a["devices"][0]["device"], "vda");
+}
+
+#[test]
+fn analyze_text_of_a_recording() {
+    let o = iosat()
+        .current_dir(fixture("import"))
+        .args(["analyze", "iosat-loop.rec", "--device", "loop1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("analyze_iosat_recording", stdout(&o));
+}
+
+/// /proc/diskstats as pt-stalk writes it: `TS <epoch.ns> <date>` then the file verbatim.
+fn pt_sample(out: &mut String) -> f64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let stats = std::fs::read_to_string("/proc/diskstats").unwrap();
+    out.push_str(&format!(
+        "TS {}.{:09} 2026-01-01 00:00:00\n{stats}",
+        now.as_secs(),
+        now.subsec_nanos()
+    ));
+    now.as_secs_f64()
+}
+
+#[test]
+fn analyze_pt_samples_taken_now_and_a_live_recording() {
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    // pt-stalk style samples around known O_DIRECT I/O.
+    let mut pt = String::new();
+    pt_sample(&mut pt);
+    direct_io(&lo.path, 120, 40);
+    pt_sample(&mut pt);
+    direct_io(&lo.path, 30, 0);
+    pt_sample(&mut pt);
+    let f = dir.path().join("pt.diskstats");
+    std::fs::write(&f, &pt).unwrap();
+    check_series_against_replay(&f, lo.name(), 150, 40);
+
+    // A live iosat recording of the same kind of load.
+    let rec = dir.path().join("live.rec");
+    let mut child = iosat()
+        .args([
+            "stat",
+            lo.name(),
+            "-i",
+            "0.3",
+            "-c",
+            "3",
+            "--no-profile",
+            "--record",
+        ])
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_first_sample(&rec);
+    direct_io(&lo.path, 90, 25);
+    assert!(wait_bounded(&mut child, Duration::from_secs(20)).success());
+    check_series_against_replay(&rec, lo.name(), 90, 25);
+}
+
+#[test]
+fn analyze_truncated_or_foreign_samples_is_one_line_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        // Cut in the middle of a diskstats line.
+        (
+            "cut.diskstats",
+            "TS 100.0 x\n 8 0 sda 10 0 80 20 10 0 80 40 0 50 60\nTS 101.0 x\n 8 0 sda 20 0 9",
+            "cut.diskstats:4: bad diskstats line",
+        ),
+        // A single sample gives no interval.
+        (
+            "one.diskstats",
+            "TS 100.0 x\n 8 0 sda 10 0 80 20 10 0 80 40 0 50 60\n",
+            "one.diskstats:2: 1 usable sample: expected at least two samples",
+        ),
+        // A recording with something else in it.
+        (
+            "mixed.rec",
+            "#iosat-record 1\nT 1 2\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\nhello there\n",
+            "mixed.rec:4: not a recording line (unknown marker 'hello')",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let o = iosat()
+            .current_dir(dir.path())
+            .args(["analyze", name])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.starts_with(&format!("iosat: {want}")), "{e}");
+    }
+}
+
+#[test]
+fn readme_recording_example_is_what_the_binary_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let cmd = "$ iosat analyze iosat-loop.rec --device loop1\n";
+    let start = readme.find(cmd).expect("README has the recording example") + cmd.len();
+    let shown = &readme[start..start + readme[start..].find("```").unwrap()];
+    let o = iosat()
+        .current_dir(fixture("import"))
+        .args(["analyze", "iosat-loop.rec", "--device", "loop1"])
+        .output()
+        .unwrap();
+    assert_eq!(shown, stdout(&o));
+}
+
+#[test]
+fn legend_only_when_a_shown_device_has_a_profile() {
+    let pd = tempfile::tempdir().unwrap();
+    write_profile(pd.path(), "eui.0025385b71b0a1f2", 250_000.0, 4, 5000.0);
+    let rec = fixture("stat/profiled.rec");
+    let pdir = pd.path().to_str().unwrap();
+    let o = run(&[
+        "stat",
+        "--replay",
+        rec.to_str().unwrap(),
+        "md0",
+        "--profile-dir",
+        pdir,
+    ]);
+    let text = stdout(&o);
+    assert!(!text.contains("sat"), "{text}");
+    assert!(text.contains("r_conc w_conc"), "{text}");
+}
