@@ -482,9 +482,10 @@ fn check_block_size(spec: &TargetSpec, dio_align: u32, path: &Path) -> Result<()
 }
 
 /// Refuse, before opening it for writing, a device that is mounted or used as swap (itself or
-/// any of its partitions) or held by a device stacked on it (dm, md, LVM, bcache: `holders/`), saying where
-/// it is mounted and who holds it (DESIGN.md §5). Reads the running kernel's /proc and /sys,
-/// never the --proc-root/--sys-root fixture trees: a safety check must look at the real system.
+/// any of its partitions) or held by a device stacked on it (dm, md, LVM, bcache: `holders/`),
+/// saying where it is mounted and who holds it (DESIGN.md §5). Reads the running kernel's /proc
+/// and /sys, never the --proc-root/--sys-root fixture trees: a safety check must look at the
+/// real system.
 /// The O_EXCL open that follows stays as the second line of defence (it also refuses any claim
 /// made between this check and the open).
 fn check_not_in_use(path: &Path) -> Result<()> {
@@ -502,7 +503,8 @@ fn check_not_in_use(path: &Path) -> Result<()> {
 }
 
 /// What makes `dev` unsafe to write, one phrase each: where it and each of its partitions are
-/// mounted, which of them is swap, and which devices are stacked on it or on its partitions. Empty when nothing is.
+/// mounted, which of them is swap, and which devices are stacked on it or on its partitions.
+/// Empty when nothing is.
 fn uses_of(root: &crate::sys::Root, dev: &crate::sys::device::BlockDev) -> Vec<String> {
     use crate::sys::device::{self, BlockDev};
     let parts = device::partitions(root, dev);
