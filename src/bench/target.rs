@@ -28,6 +28,9 @@ pub struct TargetSpec {
     pub direct: bool,
     pub destructive: bool,
     pub allow_tmpfs: bool,
+    /// Bytes per I/O (`--bs`): with direct I/O it must be a multiple of the target's logical
+    /// block size, checked as soon as the target is open (before a test file is filled).
+    pub block_size: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -245,6 +248,7 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
     };
     let guard = RemoveOnDrop(Some(path.clone()));
     let dio_align = dio_align(&file).unwrap_or(512);
+    check_block_size(spec, dio_align, dir)?;
     let size = size / u64::from(dio_align.max(512)) * u64::from(dio_align.max(512));
     fill(&file, &path, size, stop)?;
     // Start the run cold: what layout wrote must not be served from the page cache.
@@ -366,6 +370,8 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
     let file = opts.open(path).map_err(|e| Error::io(path, e))?;
     let mut notes = Vec::new();
     check_memory_fs(spec, &file, path, &mut notes)?;
+    let dio_align = dio_align(&file).unwrap_or(512);
+    check_block_size(spec, dio_align, path)?;
     if !spec.direct {
         notes.push(
             "buffered I/O (--direct false): reads may be served by the page cache, not the disk"
@@ -373,7 +379,7 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
         );
     }
     Ok(Target {
-        dio_align: dio_align(&file).unwrap_or(512),
+        dio_align,
         file,
         path: path.to_path_buf(),
         kind: TargetKind::File,
@@ -391,6 +397,9 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
             "{}: writing to a block device destroys its data; iosat only reads devices unless --destructive is given",
             path.display()
         )));
+    }
+    if spec.destructive {
+        check_not_in_use(path)?;
     }
     let mut opts = OpenOptions::new();
     opts.read(true);
@@ -415,6 +424,8 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         }
         Err(e) => return Err(Error::io(path, e)),
     };
+    let dio_align = dio_align(&file).unwrap_or(512);
+    check_block_size(spec, dio_align, path)?;
     if spec.destructive {
         let mut head = AlignedBuf::new(SIGNATURE_SCAN_BYTES);
         // SAFETY: the buffer holds SIGNATURE_SCAN_BYTES bytes, aligned for O_DIRECT.
@@ -442,7 +453,7 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         return Err(Error::io(path, std::io::Error::last_os_error()));
     }
     Ok(Target {
-        dio_align: dio_align(&file).unwrap_or(512),
+        dio_align,
         file,
         path: path.to_path_buf(),
         kind: TargetKind::BlockDevice,
@@ -452,6 +463,107 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         notes: Vec::new(),
         created: None,
     })
+}
+
+/// With direct I/O every request must be a multiple of the logical block size (the kernel
+/// answers EINVAL otherwise): say so up front, naming the flag, the value and the target.
+fn check_block_size(spec: &TargetSpec, dio_align: u32, path: &Path) -> Result<()> {
+    if spec.direct && spec.block_size % u64::from(dio_align.max(1)) != 0 {
+        return Err(Error::usage(
+            "--bs",
+            spec.block_size,
+            format!(
+                "must be a multiple of the logical block size of {} ({dio_align} bytes)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuse, before opening it for writing, a device that is mounted or used as swap (itself or
+/// any of its partitions) or held by a device stacked on it (dm, md, LVM, bcache: `holders/`),
+/// saying where it is mounted and who holds it (DESIGN.md §5). Reads the running kernel's /proc
+/// and /sys, never the --proc-root/--sys-root fixture trees: a safety check must look at the
+/// real system.
+/// The O_EXCL open that follows stays as the second line of defence (it also refuses any claim
+/// made between this check and the open).
+fn check_not_in_use(path: &Path) -> Result<()> {
+    let root = crate::sys::Root::default();
+    let dev = crate::sys::device::blockdev_for_node(&root, path)?;
+    let uses = uses_of(&root, &dev);
+    if uses.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Safety(format!(
+        "{} is in use: {}; iosat will not write to it",
+        path.display(),
+        uses.join("; ")
+    )))
+}
+
+/// What makes `dev` unsafe to write, one phrase each: where it and each of its partitions are
+/// mounted, which of them is swap, and which devices are stacked on it or on its partitions.
+/// Empty when nothing is.
+fn uses_of(root: &crate::sys::Root, dev: &crate::sys::device::BlockDev) -> Vec<String> {
+    use crate::sys::device::{self, BlockDev};
+    let parts = device::partitions(root, dev);
+    let mut uses: Vec<String> = Vec::new();
+    // mountpoints() of the whole device includes its partitions'; list each under its own name.
+    let part_mounts: Vec<(String, Vec<String>)> = parts
+        .iter()
+        .map(|p| (p.name.clone(), device::mountpoints(root, p)))
+        .collect();
+    let own: Vec<String> = device::mountpoints(root, dev)
+        .into_iter()
+        .filter(|m| !part_mounts.iter().any(|(_, pm)| pm.contains(m)))
+        .collect();
+    if !own.is_empty() {
+        uses.push(format!("mounted at {}", own.join(", ")));
+    }
+    for (name, mounts) in &part_mounts {
+        if !mounts.is_empty() {
+            uses.push(format!(
+                "its partition {name} is mounted at {}",
+                mounts.join(", ")
+            ));
+        }
+    }
+    for d in std::iter::once(dev).chain(parts.iter()) {
+        if !device::swap_names(root, d).is_empty() {
+            uses.push(if d == dev {
+                "used as swap".to_string()
+            } else {
+                format!("its partition {} is used as swap", d.name)
+            });
+        }
+    }
+    let mut held: Vec<String> = Vec::new();
+    for d in std::iter::once(dev).chain(parts.iter()) {
+        for h in device::holders(root, d) {
+            // Looked up by kernel name (the sysfs class/block link): dm devices get their dm name.
+            let stub = BlockDev {
+                major: 0,
+                minor: 0,
+                name: h.clone(),
+            };
+            let friendly = device::friendly_name(root, &stub);
+            let who = if friendly == h {
+                h
+            } else {
+                format!("{h} ({friendly})")
+            };
+            held.push(if d == dev {
+                who
+            } else {
+                format!("{who} on {}", d.name)
+            });
+        }
+    }
+    if !held.is_empty() {
+        uses.push(format!("held by {}", held.join(", ")));
+    }
+    uses
 }
 
 /// Bytes read from the start of a device to look for signatures (btrfs sits at 64 KiB).
@@ -508,6 +620,41 @@ mod tests {
         assert!(fits(1 << 30, 10 << 30));
         assert!(!fits(1 << 30, 1 << 30));
         assert!(!fits(u64::MAX, 1 << 40));
+    }
+
+    #[test]
+    fn uses_name_mounts_partitions_and_holders() {
+        // The fake tree of tests/fixtures/sysroot1: nvme0n1p1 mounted at /boot/efi, dm-0
+        // (vg0-root, mounted at /) on nvme0n1p2, md0 (mounted at "/srv/my data") on sda2.
+        use crate::sys::device::BlockDev;
+        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysroot1");
+        let root = crate::sys::Root {
+            proc: PathBuf::from(base).join("proc"),
+            sys: PathBuf::from(base).join("sys"),
+        };
+        let dev = |major, minor, name: &str| BlockDev {
+            major,
+            minor,
+            name: name.into(),
+        };
+        assert_eq!(
+            uses_of(&root, &dev(259, 0, "nvme0n1")),
+            [
+                "its partition nvme0n1p1 is mounted at /boot/efi",
+                "held by dm-0 (vg0-root) on nvme0n1p2"
+            ]
+        );
+        assert_eq!(
+            uses_of(&root, &dev(259, 2, "nvme0n1p2")),
+            ["held by dm-0 (vg0-root)"]
+        );
+        assert_eq!(uses_of(&root, &dev(253, 0, "dm-0")), ["mounted at /"]);
+        assert_eq!(uses_of(&root, &dev(8, 0, "sda")), ["held by md0 on sda2"]);
+        assert_eq!(
+            uses_of(&root, &dev(9, 0, "md0")),
+            ["mounted at /srv/my data"]
+        );
+        assert!(uses_of(&root, &dev(252, 0, "zram0")).is_empty());
     }
 
     #[test]

@@ -294,17 +294,6 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         Some(t?)
     };
     if let Some(t) = &target {
-        if t.direct && spec.block_size % u64::from(t.dio_align) != 0 {
-            return Err(Error::usage(
-                "--bs",
-                spec.block_size,
-                format!(
-                    "must be a multiple of the logical block size of {} ({} bytes)",
-                    t.path.display(),
-                    t.dio_align
-                ),
-            ));
-        }
         if t.size_bytes < spec.block_size {
             return Err(Error::usage(
                 "TARGET",
@@ -320,6 +309,11 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = &target {
+        // Warnings that the numbers may not be about a disk (tmpfs, page cache) go to stderr
+        // too, so `--json > file` does not hide them.
+        for n in &t.notes {
+            eprintln!("iosat: warning: {n}");
+        }
         notes.extend(t.notes.iter().cloned());
     }
     if let Some(n) = engine_note {

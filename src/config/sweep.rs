@@ -249,6 +249,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             direct: a.direct,
             destructive: a.destructive,
             allow_tmpfs: a.allow_tmpfs,
+            block_size,
         },
         engine,
         pattern,

@@ -418,6 +418,33 @@ pub fn mountpoints(root: &Root, dev: &BlockDev) -> Vec<String> {
     v
 }
 
+/// The file names listed in a /proc/swaps text (pure): the first field of every line after
+/// the header, unescaped like mountinfo.
+pub fn parse_swaps(text: &str) -> Vec<String> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_ascii_whitespace().next())
+        .map(unescape_mount)
+        .collect()
+}
+
+/// The names under which `dev` itself is active swap, from <proc>/swaps (each listed block
+/// device's st_rdev compared with the device's major:minor; swap files are skipped).
+pub fn swap_names(root: &Root, dev: &BlockDev) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(root.proc.join("swaps")) else {
+        return Vec::new();
+    };
+    parse_swaps(&text)
+        .into_iter()
+        .filter(|name| {
+            std::fs::metadata(name).is_ok_and(|m| {
+                m.file_type().is_block_device()
+                    && (libc::major(m.rdev()), libc::minor(m.rdev())) == (dev.major, dev.minor)
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,6 +457,13 @@ mod tests {
         );
         assert_eq!(active_scheduler("none").as_deref(), Some("none"));
         assert_eq!(active_scheduler(""), None);
+    }
+
+    #[test]
+    fn swaps_lists_file_names() {
+        let t = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram1                              partition\t65532\t\t0\t\t-2\n/var/my\\040swap                           file\t\t1024\t\t0\t\t-3\n";
+        assert_eq!(parse_swaps(t), ["/dev/zram1", "/var/my swap"]);
+        assert!(parse_swaps("Filename\tType\tSize\tUsed\tPriority\n").is_empty());
     }
 
     #[test]

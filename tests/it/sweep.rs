@@ -254,6 +254,12 @@ fn tmpfs_is_refused_unless_allowed() {
         let j = json_of(&out);
         let notes = j["notes"].to_string();
         assert!(notes.contains("tmpfs"), "{notes}");
+        // The warning reaches stderr too: --json on stdout does not hide it.
+        let err = stderr(&out);
+        assert!(
+            err.contains("iosat: warning:") && err.contains("tmpfs") && err.contains("memory"),
+            "{err}"
+        );
     } else {
         // tmpfs without O_DIRECT support (kernels before 6.6) must say so and name the flag.
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -536,4 +542,692 @@ fn auto_levels_double_from_one_and_stop() {
     }
     assert!(*conc.last().unwrap() <= 4096);
     assert_eq!(j["complete"], true);
+}
+
+/// The issue's acceptance cases through the command line: `--engine sim:...` runs the whole
+/// pipeline (levels → JSON → verdict) against a device whose answers are known in closed form.
+/// A closed system of N clients with no think time on k units of fixed service time S does
+/// min(N, k)/S IOPS (or the cap C, whichever is lower) at a latency of max(S, N/IOPS).
+mod sim_cli {
+    use super::*;
+
+    /// A sim sweep is simulated time: `secs` seconds per level cost milliseconds. The run is
+    /// bounded (killed after 60 s) so a sim that slept in real time fails instead of hanging:
+    /// nine levels of `--duration 20` would take over three minutes of wall time.
+    fn sim_json(engine: &str, extra: &[&str]) -> Value {
+        let mut child = iosat()
+            .args(["sweep", "--engine", engine, "--json"])
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("{engine}: a simulated sweep still running after 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        json_of(&child.wait_with_output().unwrap())
+    }
+
+    fn f(v: &Value, k: &str) -> f64 {
+        v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
+    }
+
+    fn near(got: f64, want: f64, rel: f64) -> bool {
+        (got - want).abs() <= want.abs() * rel
+    }
+
+    fn summary(v: &Value) -> String {
+        let s = v["summary"].as_array().expect("summary is a list of lines");
+        assert!(!s.is_empty());
+        s.iter()
+            .map(|l| l.as_str().expect("summary lines are text"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// USL parameters are present and physically meaningful, and the curve's best
+    /// IOPS-per-latency point lies within one level of `knee`.
+    fn check_usl(v: &Value, knee: f64) {
+        let u = &v["usl"];
+        let lambda = f(u, "lambda");
+        let (sigma, kappa, r2) = (f(u, "sigma"), f(u, "kappa"), f(u, "r_squared"));
+        assert!(lambda > 0.0, "{u}");
+        assert!((0.0..=1.0).contains(&sigma) && kappa >= 0.0, "{u}");
+        assert!((0.0..=1.0).contains(&r2), "{u}");
+        let pk = f(u, "power_peak_concurrency");
+        assert!(pk >= knee / 2.0 && pk <= knee * 2.0, "{u}");
+        assert!(
+            f(u, "peak_concurrency") > 0.0 && f(u, "peak_iops") > 0.0,
+            "{u}"
+        );
+    }
+
+    #[test]
+    fn four_units_of_8ms_plateau_near_500_iops_with_the_knee_at_4() {
+        let j = sim_json("sim:units=4,service=8ms", &[]);
+        assert_eq!(j["workload"]["engine"], "sim");
+        assert_eq!(j["target"]["kind"], "none");
+        let levels = j["levels"].as_array().unwrap();
+        let conc: Vec<u64> = levels
+            .iter()
+            .map(|l| l["concurrency"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            conc,
+            [1, 2, 4, 8, 16, 32, 64, 128, 256],
+            "the default levels"
+        );
+        for l in levels {
+            check_level(l, 4096.0);
+            // The measured window is exactly the simulated --duration (default 2 s).
+            assert_eq!(l["elapsed_ns"].as_u64(), Some(2_000_000_000), "{l}");
+            let n = l["concurrency"].as_f64().unwrap();
+            let want_iops = n.min(4.0) * 125.0;
+            assert!(near(f(l, "iops"), want_iops, 0.01), "{l}");
+            let want_ns = (n / 500.0 * 1e9).max(8e6);
+            assert!(near(f(&l["latency_ns"], "mean"), want_ns, 0.01), "{l}");
+            assert!(
+                l["kernel"].is_null(),
+                "a simulated device has no kernel view"
+            );
+        }
+        let v = &j["verdict"];
+        assert!(near(f(v, "baseline_latency_ns"), 8e6, 0.01), "{v}");
+        // Power (IOPS ÷ latency) is N·125/8 ms up to N = 4 and 500/(N/500) after: it peaks at 4.
+        assert_eq!(v["knee_concurrency"], 4, "{v}");
+        assert!(near(f(v, "max_useful_iops"), 500.0, 0.01), "{v}");
+        // p95 = N/500 s past the knee passes 3 × 8 ms once N > 12: the first such level is 16.
+        assert_eq!(v["overload_concurrency"], 16, "{v}");
+        check_usl(v, 4.0);
+        let s = summary(v);
+        for needle in ["8.00 ms", "Knee (optimal concurrency): 4", "500 IOPS", "16"] {
+            assert!(s.contains(needle), "summary lacks {needle:?}:\n{s}");
+        }
+    }
+
+    #[test]
+    fn exponential_service_keeps_the_plateau_and_the_knee() {
+        // Exponential service times: the same closed-system plateau (all min(N, 4) units are
+        // always busy) and the same knee. 20 simulated seconds a level give ~2500 samples at
+        // concurrency 1. A mean of n exponential draws has a relative standard error of
+        // 1/√n, so each figure is allowed 3 of those (6 % at concurrency 1, 3 % on the plateau).
+        let j = sim_json("sim:units=4,service=8ms,dist=exp", &["--duration", "20"]);
+        let tol = |ios: f64| 3.0 / ios.sqrt();
+        for l in j["levels"].as_array().unwrap() {
+            let n = l["concurrency"].as_f64().unwrap();
+            let want = n.min(4.0) * 125.0;
+            assert!(near(f(l, "iops"), want, tol(want * 20.0)), "{l}");
+        }
+        let v = &j["verdict"];
+        assert!(near(f(v, "baseline_latency_ns"), 8e6, tol(2500.0)), "{v}");
+        assert_eq!(v["knee_concurrency"], 4, "{v}");
+        assert!(near(f(v, "max_useful_iops"), 500.0, tol(10000.0)), "{v}");
+        // Baseline p95 of an exponential is ln 20 × 8 ms ≈ 24 ms; 3× that is 72 ms. At 64
+        // clients the mean alone is 64/500 s = 128 ms, so the overload point is at most 64; at
+        // 4 or fewer nobody queues, so it is above 4.
+        let o = v["overload_concurrency"].as_u64().expect("overloaded");
+        assert!(o > 4 && o <= 64, "{v}");
+        check_usl(v, 4.0);
+    }
+
+    #[test]
+    fn no_overloaded_level_gives_null() {
+        // Up to 4 clients on 4 units nobody waits: latency stays at the baseline.
+        let j = sim_json("sim:units=4,service=8ms", &["--levels", "1,2,4"]);
+        let v = &j["verdict"];
+        let o = v
+            .as_object()
+            .unwrap()
+            .get("overload_concurrency")
+            .expect("the key is always present");
+        assert!(o.is_null(), "{v}");
+        assert_eq!(v["knee_concurrency"], 4, "{v}");
+    }
+
+    #[test]
+    fn thirty_two_units_under_an_iops_cap_give_the_cap() {
+        // 32 units of 8 ms could do 4000 IOPS; the cap holds them at 2000 from 16 clients on.
+        let j = sim_json("sim:units=32,service=8ms,cap=2000", &[]);
+        for l in j["levels"].as_array().unwrap() {
+            let n = l["concurrency"].as_f64().unwrap();
+            assert!(near(f(l, "iops"), (n * 125.0).min(2000.0), 0.01), "{l}");
+        }
+        let v = &j["verdict"];
+        let cap = f(v, "suspected_cap_iops");
+        assert!(near(cap, 2000.0, 0.001), "{v}");
+        // Power peaks where the cap is first reached (16 × 125 = 2000) ...
+        assert_eq!(v["knee_concurrency"], 16, "{v}");
+        assert!(near(f(v, "max_useful_iops"), 2000.0, 0.01), "{v}");
+        // ... and p95 = N/2000 s passes 24 ms once N > 48.
+        assert_eq!(v["overload_concurrency"], 64, "{v}");
+        check_usl(v, 16.0);
+        let s = summary(v);
+        assert!(s.contains("2000 IOPS") && s.contains("cap"), "{s}");
+
+        // The same device without a cap, at 7 ms (32/7 ms = 4571 IOPS, not a round figure):
+        // the plateau is the device's own and no cap is claimed.
+        let j = sim_json("sim:units=32,service=7ms", &[]);
+        let v = &j["verdict"];
+        assert!(v["suspected_cap_iops"].is_null(), "{v}");
+        assert!(near(f(v, "max_useful_iops"), 32.0 / 0.007, 0.01), "{v}");
+    }
+}
+
+/// Safety refusals and bad input on devices and filesystems the tests make themselves: loop
+/// devices over files in a temporary directory, a zram device, small ext4 filesystems mounted
+/// in temporary directories. Everything is torn down on drop, also when an assertion fails.
+mod own_devices {
+    use super::*;
+    use std::io::Write as _;
+
+    fn mkfs_and_mount(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<PathBuf> {
+        let ok = Command::new("mkfs.ext4")
+            .args(["-q", "-F", node])
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let mnt = tempfile::tempdir().ok()?;
+        let ok = Command::new("mount")
+            .arg(node)
+            .arg(mnt.path())
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let p = mnt.path().to_path_buf();
+        dirs.push(mnt);
+        Some(p)
+    }
+
+    /// A loop device over a file in a temporary directory. Drop unmounts what was mounted
+    /// from it, removes the dm devices stacked on it and detaches it.
+    struct Loop {
+        dev: String,
+        mounts: Vec<PathBuf>,
+        dm: Vec<String>,
+        // Dropped after `drop` has unmounted them.
+        mount_dirs: Vec<tempfile::TempDir>,
+        _backing: tempfile::TempDir,
+    }
+
+    impl Loop {
+        /// `size_mib` of backing file; with `partition`, an MBR with one Linux partition from
+        /// sector 2048 to the end, and the loop device scanned for it (losetup -P).
+        fn new(size_mib: u64, partition: bool) -> Option<Loop> {
+            let backing = tempfile::tempdir().ok()?;
+            let img = backing.path().join("img");
+            let mut f = std::fs::File::create(&img).ok()?;
+            f.set_len(size_mib << 20).ok()?;
+            if partition {
+                let sectors = (size_mib << 11) as u32;
+                let mut mbr = [0u8; 512];
+                let e = &mut mbr[446..462];
+                e[4] = 0x83; // Linux
+                e[8..12].copy_from_slice(&2048u32.to_le_bytes());
+                e[12..16].copy_from_slice(&(sectors - 2048).to_le_bytes());
+                mbr[510] = 0x55;
+                mbr[511] = 0xaa;
+                f.write_all(&mbr).ok()?;
+            }
+            drop(f);
+            let mut cmd = Command::new("losetup");
+            cmd.args(["--find", "--show"]);
+            if partition {
+                cmd.arg("--partscan");
+            }
+            let out = cmd.arg(&img).output().ok()?;
+            if !out.status.success() {
+                return None;
+            }
+            let dev = String::from_utf8(out.stdout).ok()?.trim().to_string();
+            let l = Loop {
+                dev,
+                mounts: Vec::new(),
+                dm: Vec::new(),
+                mount_dirs: Vec::new(),
+                _backing: backing,
+            };
+            if partition {
+                // The kernel creates the partition's node itself; give it a moment.
+                let t0 = Instant::now();
+                while !Path::new(&l.part1()).exists() {
+                    if t0.elapsed() > Duration::from_secs(5) {
+                        return None;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            Some(l)
+        }
+        fn part1(&self) -> String {
+            format!("{}p1", self.dev)
+        }
+        fn name(&self) -> &str {
+            self.dev.trim_start_matches("/dev/")
+        }
+        fn mount(&mut self, node: &str) -> Option<PathBuf> {
+            let p = mkfs_and_mount(node, &mut self.mount_dirs)?;
+            self.mounts.push(p.clone());
+            Some(p)
+        }
+    }
+
+    impl Drop for Loop {
+        fn drop(&mut self) {
+            for m in self.mounts.iter().rev() {
+                let _ = Command::new("umount").arg(m).status();
+            }
+            for d in &self.dm {
+                let _ = Command::new("dmsetup").args(["remove", d]).status();
+            }
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        }
+    }
+
+    /// Entries a run might leave in a fresh ext4 root (mkfs makes lost+found).
+    fn left_in(dir: &Path) -> Vec<PathBuf> {
+        entries(dir)
+            .into_iter()
+            .filter(|p| !p.ends_with("lost+found"))
+            .collect()
+    }
+
+    fn refused(args: &[&str], code: i32, needles: &[&str]) -> String {
+        let out = run(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
+        }
+        assert!(err.starts_with("iosat: "), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        err
+    }
+
+    #[test]
+    fn too_little_free_space_on_a_small_filesystem() {
+        let Some(mut lo) = Loop::new(16, false) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let dev = lo.dev.clone();
+        let Some(mnt) = lo.mount(&dev) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        let m = mnt.to_str().unwrap();
+        // The default size is a tenth of the free space, which is below the 16 MiB minimum.
+        refused(&[m, "--levels", "1"], 4, &["too little free space", m]);
+        // An explicit size must leave a tenth of the free space and 64 MiB for everyone else.
+        refused(
+            &[m, "--size", "8m", "--levels", "1"],
+            4,
+            &["too little free space for a 8.0 MiB test file", m],
+        );
+        assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
+    }
+
+    #[test]
+    fn a_mounted_device_is_refused_saying_where() {
+        let Some(mut lo) = Loop::new(16, false) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let dev = lo.dev.clone();
+        let Some(mnt) = lo.mount(&dev) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        std::fs::write(mnt.join("precious"), b"keep me").unwrap();
+        let at = format!("mounted at {}", mnt.display());
+        for pattern in ["randwrite", "randread"] {
+            refused(
+                &[
+                    &dev,
+                    "--destructive",
+                    "--pattern",
+                    pattern,
+                    "--engine",
+                    "sync",
+                    "--levels",
+                    "1",
+                ],
+                4,
+                &[&dev, "is in use", &at],
+            );
+        }
+        // Reading a mounted device harms nothing and stays allowed.
+        let mut args = vec![dev.as_str(), "--engine", "sync", "--levels", "1", "--json"];
+        args.extend(QUICK);
+        let j = json_of(&run(&args));
+        assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0);
+        assert_eq!(std::fs::read(mnt.join("precious")).unwrap(), b"keep me");
+    }
+
+    #[test]
+    fn a_device_with_a_mounted_partition_is_refused_naming_it() {
+        let Some(mut lo) = Loop::new(32, true) else {
+            eprintln!("skipped: cannot set up a partitioned loop device");
+            return;
+        };
+        let (dev, part) = (lo.dev.clone(), lo.part1());
+        let Some(mnt) = lo.mount(&part) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        let want = format!(
+            "its partition {}p1 is mounted at {}",
+            lo.name(),
+            mnt.display()
+        );
+        refused(
+            &[
+                &dev,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&dev, &want],
+        );
+        // The partition itself, too.
+        refused(
+            &[
+                &part,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&format!("mounted at {}", mnt.display())],
+        );
+    }
+
+    #[test]
+    fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
+        let Some(mut lo) = Loop::new(16, false) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let name = format!("iosat-it-{}", std::process::id());
+        let table = format!("0 {} linear {} 0", 16 << 11, lo.dev);
+        let ok = Command::new("dmsetup")
+            .args(["create", &name, "--table", &table])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: dmsetup create failed (no device mapper?)");
+            return;
+        }
+        lo.dm.push(name.clone());
+        let dev = lo.dev.clone();
+        let err = refused(
+            &[
+                &dev,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&dev, "is in use", "held by dm-", &format!("({name})")],
+        );
+        assert!(!err.contains("mounted"), "{err}");
+    }
+
+    /// swapoff on drop; declared after the device so it is dropped (swapped off) first.
+    struct SwapOn(String);
+
+    impl Drop for SwapOn {
+        fn drop(&mut self) {
+            let _ = Command::new("swapoff").arg(&self.0).status();
+        }
+    }
+
+    #[test]
+    fn a_device_in_use_as_swap_is_refused_saying_so() {
+        let Some(z) = Zram::new("16M") else {
+            eprintln!("skipped: no zram-control (needs root and the zram module)");
+            return;
+        };
+        let dev = z.dev();
+        let ok = Command::new("mkswap")
+            .arg(&dev)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mkswap failed");
+            return;
+        }
+        if !Command::new("swapon")
+            .arg(&dev)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            eprintln!("skipped: swapon failed");
+            return;
+        }
+        let _swap = SwapOn(dev.clone());
+        let err = refused(
+            &[
+                &dev,
+                "--destructive",
+                "--pattern",
+                "randwrite",
+                "--levels",
+                "1",
+            ],
+            4,
+            &[&dev, "is in use: used as swap"],
+        );
+        assert!(!err.contains("mounted"), "{err}");
+    }
+
+    #[test]
+    fn a_block_size_below_the_logical_block_size_is_refused_before_layout() {
+        // zram's logical block size is 4096, and ext4 on it does direct I/O in 4096-byte units.
+        // Declared first, dropped last: the mount point is removed after Zram's drop unmounts it.
+        let mut dirs = Vec::new();
+        let Some(mut z) = Zram::new("256M") else {
+            eprintln!("skipped: no zram-control (needs root and the zram module)");
+            return;
+        };
+        let Some(mnt) = mkfs_and_mount(&z.dev(), &mut dirs) else {
+            eprintln!("skipped: mkfs.ext4 or mount failed");
+            return;
+        };
+        z.mount = Some(mnt.clone());
+        let m = mnt.to_str().unwrap();
+        refused(
+            &[m, "--bs", "512", "--size", "16m", "--levels", "1"],
+            2,
+            &[
+                "'--bs' must be a multiple of the logical block size of",
+                m,
+                "(4096 bytes) (got '512')",
+            ],
+        );
+        assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
+        // 4 KiB is accepted there.
+        let mut args = vec![m, "--engine", "sync", "--bs", "4k", "--size", "16m"];
+        args.extend(["--levels", "1", "--json"]);
+        args.extend(QUICK);
+        let j = json_of(&run(&args));
+        assert_eq!(j["target"]["logical_block_size"], 4096);
+        assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
+    }
+}
+
+/// Issue 5's acceptance: `iosat analyze` on fio runs at iodepth 1, 4, 16, 64 gives the same knee
+/// as `iosat sweep` on the same file, within one level. Both on a 256 MiB file of real data in
+/// a temporary directory on the machine's own disk, 4 KiB random direct reads, io_uring.
+mod fio_agreement {
+    use super::*;
+
+    const LEVELS: [u32; 4] = [1, 4, 16, 64];
+    const FILE_MIB: u32 = 256;
+
+    fn fio(args: &[String]) -> Output {
+        Command::new("fio").args(args).output().expect("run fio")
+    }
+
+    /// fio at each iodepth, one JSON file per level; returns the files.
+    fn fio_levels(dir: &Path, data: &Path, engine: &str) -> Option<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for d in LEVELS {
+            let out = dir.join(format!("fio-qd{d}.json"));
+            let o = fio(&[
+                "--name=knee".into(),
+                format!("--filename={}", data.display()),
+                format!("--size={FILE_MIB}m"),
+                "--rw=randread".into(),
+                "--bs=4k".into(),
+                "--direct=1".into(),
+                format!("--ioengine={engine}"),
+                format!("--iodepth={d}"),
+                "--ramp_time=0.2".into(),
+                "--runtime=1".into(),
+                "--time_based".into(),
+                // End-to-end latency percentiles, the same span iosat times.
+                "--lat_percentiles=1".into(),
+                "--output-format=json".into(),
+                format!("--output={}", out.display()),
+            ]);
+            if !o.status.success() {
+                return None;
+            }
+            files.push(out);
+        }
+        Some(files)
+    }
+
+    /// (knee, one line of figures per level) from an analyze or sweep JSON report.
+    fn knee_of(j: &Value) -> (u32, String) {
+        let v = &j["verdict"];
+        let knee = v["knee_concurrency"].as_u64().expect("knee") as u32;
+        let figures: Vec<String> = j["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                format!(
+                    "N={} {:.0} IOPS mean {:.0} µs p95 {:.0} µs",
+                    l["concurrency"],
+                    l["iops"].as_f64().unwrap(),
+                    l["latency_ns"]["mean"].as_f64().unwrap() / 1e3,
+                    l["latency_ns"]["p95"].as_f64().unwrap_or(f64::NAN) / 1e3
+                )
+            })
+            .collect();
+        let text = format!(
+            "knee {knee} (power peak {}, overload {}): {}",
+            v["power_peak_concurrency"],
+            v["overload_concurrency"],
+            figures.join("; ")
+        );
+        (knee, text)
+    }
+
+    fn level_index(c: u32) -> usize {
+        LEVELS
+            .iter()
+            .position(|&l| l == c)
+            .unwrap_or_else(|| panic!("knee {c} is not one of the levels {LEVELS:?}"))
+    }
+
+    /// One round: fio's four levels, then iosat's sweep of the same levels on the same file.
+    fn round(dir: &Path, data: &Path, fio_engine: &str) -> Option<(u32, String, u32, String)> {
+        let files = fio_levels(dir, data, fio_engine)?;
+        let mut a = iosat();
+        a.arg("analyze").args(&files).arg("--json");
+        let analyzed = json_of(&a.output().unwrap());
+        assert_eq!(analyzed["levels"].as_array().unwrap().len(), LEVELS.len());
+        let p = data.to_str().unwrap();
+        let swept = json_of(&run(&[
+            p,
+            "--levels",
+            "1,4,16,64",
+            "--engine",
+            "uring",
+            "--duration",
+            "1",
+            "--ramp",
+            "0.2",
+            "--no-progress",
+            "--json",
+        ]));
+        assert_eq!(swept["target"]["kind"], "file");
+        let (fk, ft) = knee_of(&analyzed);
+        let (sk, st) = knee_of(&swept);
+        Some((fk, ft, sk, st))
+    }
+
+    #[test]
+    fn analyze_of_fio_and_sweep_find_the_same_knee_within_one_level() {
+        if !Command::new("fio")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            eprintln!("skipped: fio is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        // Real data, never sparse (holes read for free); a file iosat did not create, so the
+        // sweep only reads it.
+        let o = fio(&[
+            "--name=layout".into(),
+            format!("--filename={}", data.display()),
+            format!("--size={FILE_MIB}m"),
+            "--rw=write".into(),
+            "--bs=1m".into(),
+            "--direct=1".into(),
+            "--refill_buffers".into(),
+            "--output=/dev/null".into(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut fio_engine = "io_uring";
+        // The knee is where power (IOPS ÷ latency) peaks, short of the 3x-p95 overload point.
+        // Near it two levels' power, or a level's p95 and 3x the baseline's, can be within
+        // the noise of a 1 s run on a shared VM whose disk speed drifts from minute to minute,
+        // so one disagreement is measured again: a real difference between the two paths
+        // (concurrency, latency span, percentiles) shows in both rounds; noise does not.
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let r = round(dir.path(), &data, fio_engine).or_else(|| {
+                // A kernel or fio without io_uring: fio's libaio is the same asynchronous shape.
+                fio_engine = "libaio";
+                round(dir.path(), &data, fio_engine)
+            });
+            let (fk, ft, sk, st) = r.expect("fio randread with libaio failed");
+            let apart = level_index(fk).abs_diff(level_index(sk));
+            eprintln!("fio ({fio_engine}) + analyze: {ft}\niosat sweep: {st}");
+            if apart <= 1 {
+                return;
+            }
+            seen.push(format!("analyze {ft}\nsweep {st}"));
+        }
+        panic!(
+            "knees more than one level apart in two rounds:\n{}",
+            seen.join("\n")
+        );
+    }
 }
