@@ -433,7 +433,8 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
         summary.push(format!(
             "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
              a round figure: on a cloud volume that is the look of a provisioned {kind} cap \
-             (seed 003), not the device's own limit.",
+             (seed 003) rather than the device's own limit; compare it with what the volume was \
+             provisioned for.",
             c.from,
             CAP_PLATEAU * 100.0
         ));
@@ -572,6 +573,9 @@ fn linear_from(lv: &[LevelPoint]) -> Option<u32> {
 /// most figures. Seed 003's volume provisioned at 16000 delivered 16204 in fio (1.3 %).
 const ROUND_THOUSANDS: f64 = 0.015;
 
+/// The most a plateau may be off a whole number of thousands, in IOPS, to count as one.
+const ROUND_THOUSANDS_MAX_OFF: f64 = 100.0;
+
 /// The "round" figure a provider would provision near `x`, and how far `x` is from it
 /// (relative): 1, 1.2, 1.25, 1.5, 1.6, 2, 2.5, 3, 4, 5, 6, 7, 7.5, 8 or 9 times a power of ten
 /// within [`CAP_PLATEAU`], or from 10 000 up a whole number of thousands (16 000, 64 000)
@@ -588,7 +592,11 @@ fn round_figure(x: f64) -> Option<(f64, f64)> {
     .map(|m| (m * decade, CAP_PLATEAU))
     .collect();
     if x >= 10_000.0 {
-        candidates.push(((x / 1000.0).round() * 1000.0, ROUND_THOUSANDS));
+        // Whole thousands get closer together (relatively) as x grows: at 172 000 every figure
+        // lies within 0.3 % of one. Keep the window at most ±100 IOPS so that no more than one
+        // figure in five counts as "round" by chance.
+        let tol = ROUND_THOUSANDS.min(ROUND_THOUSANDS_MAX_OFF / x);
+        candidates.push(((x / 1000.0).round() * 1000.0, tol));
     }
     candidates
         .into_iter()
@@ -681,13 +689,15 @@ fn util_lesson(lv: &[LevelPoint]) -> Option<String> {
     let busy = &lv[i];
     let best = lv[i..].iter().max_by(|a, b| a.iops.total_cmp(&b.iops))?;
     let growth = ratio(best.iops, busy.iops);
-    (growth >= UTIL_LESSON_MIN_GROWTH).then(|| {
-        format!(
-            "%util reached {util:.0} % at concurrency {}, yet IOPS still grew {growth:.1}x up to \
-             concurrency {}.",
-            busy.concurrency, best.concurrency
-        )
-    })
+    (growth >= UTIL_LESSON_MIN_GROWTH)
+        .then(|| {
+            format!(
+                "%util reached {util:.0} % at concurrency {}, yet IOPS still grew {growth:.1}x up \
+                 to concurrency {}.",
+                busy.concurrency, best.concurrency
+            )
+        })
+        .or_else(|| util_flat_lesson(lv))
 }
 
 /// The same trap on kernels or devices where %util never gets near 100: it barely moves

@@ -617,42 +617,12 @@ fn header_line(report: &SweepReport) -> String {
 }
 
 fn verdict_lines(report: &SweepReport) -> Vec<String> {
-    let Some(v) = &report.verdict else {
-        return vec!["no level completed: no verdict".into()];
-    };
-    let mut out = vec![
-        format!(
-            "baseline latency: {} µs (concurrency {})",
-            us(v.baseline_latency_ns as u64),
-            report.levels.first().map(|l| l.concurrency).unwrap_or(1)
-        ),
-        format!("knee (optimal concurrency): {}", v.knee_concurrency),
-        format!("max useful IOPS: {:.0}", v.max_useful_iops),
-        format!(
-            "overload (p95 > 3x baseline): {}",
-            v.overload_concurrency
-                .map(|c| format!("from concurrency {c}"))
-                .unwrap_or_else(|| "none of the levels".into())
-        ),
-    ];
-    if let Some(u) = &v.usl {
-        out.push(format!(
-            "USL fit: lambda {:.0} IOPS, sigma {:.4}, kappa {:.6}, R² {:.3}{}",
-            u.lambda,
-            u.sigma,
-            u.kappa,
-            u.r_squared,
-            match (u.peak_concurrency, u.peak_iops) {
-                (Some(c), Some(x)) => format!(", predicted peak {x:.0} IOPS at {c:.0}"),
-                _ => String::new(),
-            }
-        ));
+    // The analysis' own sentences (baseline, knee, max useful IOPS, overload, queueing, cap,
+    // USL, the %util lesson, Little's law), the same ones `iosat analyze` prints.
+    match &report.verdict {
+        Some(v) => v.summary.clone(),
+        None => vec!["no level completed: no verdict".into()],
     }
-    if let Some(l) = &v.util_lesson {
-        out.push(l.clone());
-    }
-    out.extend(v.summary.iter().cloned());
-    out
 }
 
 /// The report in the chosen format (also what `-o` gets).
@@ -694,8 +664,9 @@ fn render(report: &SweepReport, format: Format) -> String {
             if report.levels.iter().any(|l| l.interrupted) {
                 s.push_str("* level cut short by Ctrl-C\n");
             }
-            s.push_str("x_base = avg latency / baseline avg; r/s .. %util = the kernel's view of the disk (iostat -x); little = Little's law check (IOPS x latency vs concurrency)\n\n");
+            s.push_str("x_base = avg latency / baseline avg; r/s .. %util = the kernel's view of the disk (iostat -x); little = Little's law check (IOPS x latency vs concurrency)\n\nVerdict:\n");
             for l in verdict_lines(report) {
+                s.push_str("  ");
                 s.push_str(&l);
                 s.push('\n');
             }
