@@ -40,7 +40,7 @@ pub fn render(doc: &Value, format: ReportFormat) -> Result<String, String> {
     })?;
     Ok(match (kind, format) {
         (Kind::Levels, ReportFormat::Html) => html::sweep_page(doc),
-        (Kind::Levels, ReportFormat::Markdown) => tables::levels_table(doc).to_markdown(),
+        (Kind::Levels, ReportFormat::Markdown) => tables::levels_markdown(doc),
         (Kind::Levels, ReportFormat::Csv) => tables::levels_table(doc).to_csv(),
         (Kind::Fsync, ReportFormat::Html) => fsync::page_html(doc),
         (Kind::Fsync, ReportFormat::Markdown) => fsync::markdown(doc),

@@ -48,3 +48,43 @@ pub fn levels_table(doc: &Value) -> Table {
     }
     t
 }
+
+/// A sweep or analysis in Markdown: the levels table, then the verdict's sentences and the
+/// notes, so a ticket gets the conclusions with the numbers.
+pub fn levels_markdown(doc: &Value) -> String {
+    use std::fmt::Write;
+    let title = match doc.get("kind").and_then(Value::as_str) {
+        Some("sweep") => "iosat sweep".to_string(),
+        _ => match doc.pointer("/source/tool").and_then(Value::as_str) {
+            Some(tool) => format!("iosat analyze: {tool} results"),
+            None => "iosat levels".to_string(),
+        },
+    };
+    let mut s = format!("## {title}\n\n");
+    s.push_str(&levels_table(doc).to_markdown());
+    let lines = |ptr: &str| -> Vec<String> {
+        doc.pointer(ptr)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let summary = lines("/verdict/summary");
+    if !summary.is_empty() {
+        s.push_str("\n### Verdict\n\n");
+        for l in summary {
+            let _ = writeln!(s, "- {l}");
+        }
+    }
+    let notes = lines("/notes");
+    if !notes.is_empty() {
+        s.push_str("\n### Notes\n\n");
+        for l in notes {
+            let _ = writeln!(s, "- {l}");
+        }
+    }
+    s
+}
