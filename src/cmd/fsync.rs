@@ -368,82 +368,8 @@ pub fn render_markdown(r: &FsyncReport) -> String {
 
 /// One CSV table: a row per case and per group-commit level, raw numbers (ns).
 pub fn render_csv(r: &FsyncReport) -> String {
-    let mut t = Table::new([
-        "kind",
-        "method",
-        "mode",
-        "size",
-        "committers",
-        "commits",
-        "elapsed_ns",
-        "commits_per_s",
-        "min_ns",
-        "mean_ns",
-        "p50_ns",
-        "p95_ns",
-        "p99_ns",
-        "p999_ns",
-        "max_ns",
-        "device_flushes",
-        "f_s",
-        "f_await_ms",
-        "verify",
-        "flush_verdict",
-    ]);
-    let verify = |v: VerifyStatus| match v {
-        VerifyStatus::Ok => "ok",
-        VerifyStatus::Skipped => "skipped",
-        VerifyStatus::Failed => "failed",
-    };
-    let flush_cols = |f: Option<&FlushStats>| {
-        [
-            f.map(|f| f.flushes.to_string()).unwrap_or_default(),
-            f.map(|f| format!("{:.3}", f.f_s)).unwrap_or_default(),
-            f.and_then(|f| f.f_await_ms)
-                .map(|v| format!("{v:.3}"))
-                .unwrap_or_default(),
-        ]
-    };
-    let lat =
-        |l: &LatencyNs| [l.min, l.mean, l.p50, l.p95, l.p99, l.p999, l.max].map(|v| v.to_string());
-    let verdict = r.device.flush_verdict.name();
-    for c in &r.cases {
-        let mut row = vec![
-            "case".to_string(),
-            c.method.name().into(),
-            c.mode.name().into(),
-            c.size.to_string(),
-            "1".into(),
-            c.commits.to_string(),
-            c.elapsed_ns.to_string(),
-            format!("{:.3}", c.commits_per_s),
-        ];
-        row.extend(lat(&c.latency_ns));
-        row.extend(flush_cols(c.device_flushes.as_ref()));
-        row.push(verify(c.verify).into());
-        row.push(verdict.into());
-        t.push(row);
-    }
-    if let Some(g) = &r.group_commit {
-        for l in &g.levels {
-            let mut row = vec![
-                format!("group_{}", l.layout.name()),
-                g.method.name().into(),
-                "overwrite".into(),
-                g.size.to_string(),
-                l.committers.to_string(),
-                l.commits.to_string(),
-                l.elapsed_ns.to_string(),
-                format!("{:.3}", l.commits_per_s),
-            ];
-            row.extend(lat(&l.latency_ns));
-            row.extend(flush_cols(l.device_flushes.as_ref()));
-            row.push(verify(l.verify).into());
-            row.push(verdict.into());
-            t.push(row);
-        }
-    }
-    t.to_csv()
+    // One CSV writer for a live run and for `iosat report` of its JSON: the same bytes.
+    crate::report::fsync::csv(&serde_json::to_value(r).expect("fsync report serialises"))
 }
 
 #[cfg(test)]
