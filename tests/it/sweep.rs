@@ -377,8 +377,26 @@ fn zram_device_reads_writes_and_refusals() {
     let j = json_of(&run(&args));
     assert_eq!(j["target"]["kind"], "block-device");
     assert_eq!(j["target"]["size_bytes"], 64 << 20);
+    assert_eq!(j["target"]["disk_device"], format!("zram{}", z.id));
     for l in j["levels"].as_array().unwrap() {
         check_level(l, 4096.0);
+        // The device is ours alone: the kernel's view over the measured interval must show
+        // our reads and nothing else (sampling edges of a few ms against 200 ms: within 10 %).
+        let k = &l["kernel"];
+        let iops = l["iops"].as_f64().unwrap();
+        let r_s = k["r/s"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("kernel view in {l}"));
+        assert!(
+            (r_s / iops - 1.0).abs() < 0.10,
+            "kernel r/s {r_s} vs iosat {iops}"
+        );
+        assert_eq!(k["w/s"].as_f64().unwrap(), 0.0, "{k}");
+        let rareq = k["rareq-sz"].as_f64().unwrap();
+        assert!(
+            (rareq - 4.0).abs() < 1e-9,
+            "4 KiB reads, kernel says {rareq} kB"
+        );
     }
 
     // Writes need --destructive.
