@@ -10,7 +10,8 @@
 #
 # Each figure is the median over REPEATS runs; within a repeat the order of the two tools
 # alternates. Environment: REPEATS (3), DURATION seconds per run (5), DIR (a temporary
-# directory under the current one), SIZE_MB of the test file (1024), SECTIONS ("A B C").
+# directory under the current one), SIZE_MB of the test file (1024), SECTIONS ("A B C"),
+# DEPTHS of section A ("1 4 16 64"; e.g. DEPTHS=1 REPEATS=15 to pin down the depth-1 p50).
 # fio runs with --invalidate=0 so section B really reads from the page cache.
 # Writes a Markdown summary to stdout and raw per-run lines to stderr.
 set -euo pipefail
@@ -19,6 +20,7 @@ REPEATS=${REPEATS:-3}
 DURATION=${DURATION:-5}
 SIZE_MB=${SIZE_MB:-1024}
 SECTIONS=${SECTIONS:-"A B C"}
+DEPTHS=${DEPTHS:-"1 4 16 64"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 for tool in fio sysbench jq /usr/bin/time; do
@@ -102,7 +104,7 @@ echo
 
 if [[ $SECTIONS == *A* ]]; then
   ROWS=()
-  for d in 1 4 16 64; do
+  for d in $DEPTHS; do
     compare "$d" "run_iosat uring $d true" "run_fio $d 1"
   done
   echo "### A. uring vs fio io_uring, 4 KiB random direct reads"
