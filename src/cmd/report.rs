@@ -6,7 +6,6 @@ use crate::bench::profile;
 use crate::cli::report::{ReportArgs, ReportFormat};
 use crate::error::Error;
 use crate::report::stat::{self as rstat, Found, Profiles};
-use anyhow::Context;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,8 +41,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         })?
     };
     match &args.output {
-        Some(path) => crate::report::write_new_file(path, bytes.as_bytes(), args.force)
-            .with_context(|| format!("writing the report to {}", path.display()))?,
+        // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
+        Some(path) => crate::report::write_new_file(path, bytes.as_bytes(), args.force)?,
         None => std::io::stdout()
             .lock()
             .write_all(bytes.as_bytes())

@@ -56,7 +56,7 @@ pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> crate::error::R
         return Err(Error::usage(
             "--output",
             path.display(),
-            "exists; pass --force to replace it",
+            "names a file that exists; pass --force to replace it",
         ));
     }
     replace_file(path, bytes)

@@ -201,6 +201,35 @@ fn bad_input_names_the_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("junk.txt"));
 }
 
+#[test]
+fn output_file_is_never_replaced_without_force() {
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("r.html");
+    let src = fixture("sim_sweep.json");
+    let src = src.to_str().unwrap();
+    let dst = page.to_str().unwrap();
+    // A new file is written whole.
+    ok_stdout(&report(&[src, "-o", dst]));
+    let first = std::fs::read_to_string(&page).unwrap();
+    assert!(first.contains("<svg") && first.trim_end().ends_with("</html>"));
+    // A user's file in the way: refused with one line, its content untouched.
+    std::fs::write(&page, "mine\n").unwrap();
+    let out = report(&[src, "-o", dst, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--output") && err.contains("r.html") && err.contains("--force"));
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "mine\n");
+    // --force replaces it, and nothing but the page is left in the directory.
+    ok_stdout(&report(&[
+        src, "-o", dst, "--format", "markdown", "--force",
+    ]));
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .starts_with("## iosat sweep"));
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+}
+
 // ---------------------------------------------------------------------------------------
 // Headless Chromium.
 
