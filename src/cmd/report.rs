@@ -25,7 +25,18 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
             _ => ReportFormat::Html,
         }
     });
-    let bytes = if rstat::is_recording(&text) {
+    let bytes = if rstat::is_stat_json(&text) {
+        let (devs, idle) = rstat::series_from_json(&text).map_err(|e| Error::Parse {
+            path: args.input.clone(),
+            line: e.line,
+            reason: e.reason,
+        })?;
+        match format {
+            ReportFormat::Html => rstat::page_html(&devs, &idle),
+            ReportFormat::Markdown => rstat::markdown(&devs, &idle),
+            ReportFormat::Csv => rstat::csv(&devs),
+        }
+    } else if rstat::is_recording(&text) {
         let dir = crate::config::stat::resolve_profile_dir(args.profile_dir.as_deref(), false)?;
         render_recording(&args.input, &text, format, dir.as_deref())?
     } else {

@@ -200,6 +200,124 @@ device is not identified on this machine."
     Ok((busy, idle.into_iter().map(|s| s.name).collect()))
 }
 
+/// True when `text` is `iosat stat --json` output: JSON lines, the first with schema
+/// "iosat-stat".
+pub fn is_stat_json(text: &str) -> bool {
+    text.lines()
+        .next()
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .is_some_and(|v| v.get("schema").and_then(|s| s.as_str()) == Some("iosat-stat"))
+}
+
+/// `iosat stat --json` output as series: one line per interval, the values as stat computed
+/// them (nothing recomputed), partitions left out as for recordings, and saturation as stat
+/// judged it: the line's `profile` object carries the baseline it used.
+pub fn series_from_json(text: &str) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError> {
+    use serde_json::Value;
+    let mut out: Vec<DeviceSeries> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| ParseError { line: n, reason };
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| bad(format!("expected one iosat stat JSON object per line: {e}")))?;
+        if v.get("schema").and_then(Value::as_str) != Some("iosat-stat") {
+            return Err(bad(
+                "expected schema \"iosat-stat\" (iosat stat --json)".into()
+            ));
+        }
+        let wall = v.get("wall_ns").and_then(Value::as_i64);
+        let interval = v.get("interval_s").and_then(Value::as_f64);
+        let (Some(end_wall_ns), Some(interval_s), Some(devices)) =
+            (wall, interval, v.get("devices").and_then(Value::as_array))
+        else {
+            return Err(bad("expected wall_ns, interval_s and devices[]".into()));
+        };
+        for d in devices {
+            let num = |k: &str| d.get(k).and_then(Value::as_f64);
+            let name = d
+                .get("kernel_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let kind = d.get("kind").and_then(Value::as_str);
+            let partition = match kind {
+                Some(k) => k == DevKind::Partition.as_str(),
+                None => looks_like_partition(name),
+            };
+            // An interval with no value (a counter went backwards) has no point.
+            let (Some(r_s), Some(w_s), false) = (num("r/s"), num("w/s"), partition) else {
+                continue;
+            };
+            let major = d.get("major").and_then(Value::as_u64).unwrap_or(0) as u32;
+            let minor = d.get("minor").and_then(Value::as_u64).unwrap_or(0) as u32;
+            let prof = d.get("profile");
+            let idx = match out
+                .iter()
+                .position(|s| s.name == name && s.major == major && s.minor == minor)
+            {
+                Some(i) => i,
+                None => {
+                    out.push(DeviceSeries {
+                        name: name.to_string(),
+                        major,
+                        minor,
+                        display_name: d
+                            .get("disk_device")
+                            .and_then(Value::as_str)
+                            .unwrap_or(name)
+                            .to_string(),
+                        points: Vec::new(),
+                        profile: profile_of_json(prof),
+                    });
+                    out.len() - 1
+                }
+            };
+            let sat = |k: &str| prof.and_then(|p| p.get(k)).and_then(Value::as_f64);
+            out[idx].points.push(Point {
+                end_wall_ns,
+                interval_s,
+                r_s,
+                w_s,
+                rkb_s: num("rkB/s").unwrap_or(0.0),
+                wkb_s: num("wkB/s").unwrap_or(0.0),
+                r_await: num("r_await"),
+                w_await: num("w_await"),
+                aqu_sz: num("aqu-sz").unwrap_or(0.0),
+                util_pct: num("util").unwrap_or(0.0),
+                sat_r: sat("saturation_r"),
+                sat_w: sat("saturation_w"),
+            });
+        }
+    }
+    let (busy, idle): (Vec<_>, Vec<_>) = out
+        .into_iter()
+        .partition(|s| s.points.iter().any(|p| p.r_s > 0.0 || p.w_s > 0.0));
+    Ok((busy, idle.into_iter().map(|s| s.name).collect()))
+}
+
+/// The profile a `stat --json` device object was judged against (its `profile` object).
+fn profile_of_json(p: Option<&serde_json::Value>) -> Result<Found, String> {
+    let p = p.ok_or_else(|| "iosat stat had no profile for it.".to_string())?;
+    let s = |k: &str| p.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let f = |k: &str| p.get(k).and_then(|v| v.as_f64());
+    match (s("id"), f("baseline_latency_ns")) {
+        (Some(id), Some(baseline_latency_ns)) => Ok(Found {
+            path: id.clone(),
+            profile: Arc::new(DeviceProfile {
+                id,
+                baseline_latency_ns,
+                knee_concurrency: f("knee_concurrency").unwrap_or(0.0) as u32,
+                max_useful_iops: f("max_useful_iops").unwrap_or(0.0),
+                pattern: s("baseline_pattern").unwrap_or_default(),
+                block_size: f("baseline_block_size").unwrap_or(0.0) as u64,
+            }),
+        }),
+        _ => Err("its profile object lacks id or baseline_latency_ns.".into()),
+    }
+}
+
 fn f(v: Option<f64>, d: usize) -> String {
     v.map_or(String::new(), |x| format!("{x:.d$}"))
 }

@@ -202,6 +202,41 @@ fn bad_input_names_the_file() {
 }
 
 #[test]
+fn stat_json_renders_as_its_recording_does() {
+    // `stat --json` of the recording (every device, its profile applied) through `report`
+    // must give the very table the recording itself gives: same rows, same saturation.
+    let prof = profile_dir();
+    let out = iosat()
+        .args(["stat", "--all", "--json", "--replay"])
+        .arg(fixture("loop.rec"))
+        .arg("--profile-dir")
+        .arg(prof.path())
+        .output()
+        .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("stat.json");
+    std::fs::write(&json, ok_stdout(&out)).unwrap();
+    let from_json = ok_stdout(&report(&[json.to_str().unwrap(), "--format", "csv"]));
+    assert!(from_json.lines().count() > 3, "{from_json}");
+    assert_eq!(from_json, recording("csv"));
+    // The page draws the saturation chart from the profile stat applied.
+    let page = ok_stdout(&report(&[json.to_str().unwrap()]));
+    assert!(
+        page.contains("loop1: saturation (await"),
+        "no saturation chart"
+    );
+    // A truncated line names the file and the line.
+    let text = std::fs::read_to_string(&json).unwrap();
+    let cut = &text[..text.len() - 40];
+    std::fs::write(&json, cut).unwrap();
+    let out = report(&[json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines = text.lines().count();
+    assert!(err.contains(&format!("stat.json:{lines}:")), "{err}");
+}
+
+#[test]
 fn output_file_is_never_replaced_without_force() {
     let d = tempfile::tempdir().unwrap();
     let page = d.path().join("r.html");
