@@ -54,7 +54,8 @@ pub struct DirectionResult {
 pub struct LittlesLaw {
     /// IOPS × mean latency (s).
     pub implied_concurrency: f64,
-    /// Within [`LITTLE_TOLERANCE`] of the offered concurrency.
+    /// Within [`crate::analysis::LITTLES_LAW_TOLERANCE`] of the offered concurrency, the rule
+    /// the analysis (and so the verdict printed under the table) applies to the same level.
     pub ok: bool,
     /// The kernel's average queue size over the same interval, when known.
     pub kernel_aqu_sz: Option<f64>,
@@ -62,10 +63,6 @@ pub struct LittlesLaw {
     /// no kernel view or the kernel saw too few of our I/Os to compare (page cache, tmpfs).
     pub kernel_ok: Option<bool>,
 }
-
-/// Relative tolerance of IOPS × latency against the offered concurrency. The generator's own
-/// bookkeeping between I/Os keeps the implied value a little under the offered one.
-pub const LITTLE_TOLERANCE: f64 = 0.15;
 
 /// One measured level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -158,7 +155,7 @@ impl LevelResult {
             kernel,
             littles_law: LittlesLaw {
                 implied_concurrency: implied,
-                ok: ((implied - offered) / offered).abs() <= LITTLE_TOLERANCE,
+                ok: (implied / offered - 1.0).abs() <= crate::analysis::LITTLES_LAW_TOLERANCE,
                 kernel_aqu_sz,
                 kernel_ok,
             },
