@@ -115,6 +115,47 @@ pub trait Engine {
     fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> crate::error::Result<LevelStats>;
 }
 
+/// Run one level on `threads` scoped worker threads (named `iosat-<engine>-<w>`) and merge what
+/// they measured. Each worker gets its share of the offsets and its own seed; `worker` is the
+/// engine's hot loop. The first worker I/O error is reported against `path`.
+pub(crate) fn run_workers<F>(
+    engine: &str,
+    spec: &LevelSpec,
+    threads: u32,
+    size_bytes: u64,
+    path: &std::path::Path,
+    stack_bytes: Option<usize>,
+    worker: F,
+) -> crate::error::Result<LevelStats>
+where
+    F: Fn(workload::IoGen, u64) -> std::io::Result<LevelStats> + Sync,
+{
+    let worker = &worker;
+    let results: Vec<std::io::Result<LevelStats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|w| {
+                let gen = workload::IoGen::new(spec, size_bytes, w, threads);
+                let seed = spec.seed ^ u64::from(w);
+                let mut b = std::thread::Builder::new().name(format!("iosat-{engine}-{w}"));
+                if let Some(n) = stack_bytes {
+                    b = b.stack_size(n);
+                }
+                b.spawn_scoped(s, move || worker(gen, seed))
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect()
+    });
+    let mut total = LevelStats::new();
+    for r in results {
+        total += &r.map_err(|e| crate::error::Error::io(path, e))?;
+    }
+    Ok(total)
+}
+
 pub mod plan;
 pub mod profile;
 pub mod result;

@@ -3,8 +3,8 @@
 //! report/ or cmd/.
 
 use super::workload::{now_ns, AlignedBuf, IoGen, Window};
-use super::{Engine, LevelCtl, LevelSpec, LevelStats};
-use crate::error::{Error, Result};
+use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
+use crate::error::Result;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
@@ -36,38 +36,18 @@ impl Engine for SyncEngine {
         // One request in flight per thread: the level's concurrency is its thread count.
         let threads = spec.concurrency().max(1);
         let window = Window::starting_now(spec);
-        let results: Vec<std::result::Result<LevelStats, WorkerError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|w| {
-                    let gen = IoGen::new(spec, self.size_bytes, w, threads);
-                    let fd = self.fd;
-                    let bs = spec.block_size as usize;
-                    let seed = spec.seed ^ u64::from(w);
-                    std::thread::Builder::new()
-                        .name(format!("iosat-sync-{w}"))
-                        .stack_size(256 * 1024)
-                        .spawn_scoped(s, move || worker(fd, bs, seed, gen, window, ctl))
-                        .expect("spawn worker thread")
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("sync worker panicked"))
-                .collect()
-        });
-        let mut total = LevelStats::new();
-        for r in results {
-            match r {
-                Ok(st) => total += &st,
-                Err(WorkerError(e)) => return Err(Error::io(&self.path, e)),
-            }
-        }
-        Ok(total)
+        let (fd, bs) = (self.fd, spec.block_size as usize);
+        run_workers(
+            "sync",
+            spec,
+            threads,
+            self.size_bytes,
+            &self.path,
+            Some(256 * 1024),
+            |gen, seed| worker(fd, bs, seed, gen, window, ctl),
+        )
     }
 }
-
-/// An I/O error inside a worker; the path is attached by the engine.
-struct WorkerError(std::io::Error);
 
 /// Completed I/Os a worker counts locally before adding them to the shared progress counter.
 pub(crate) const PUBLISH_EVERY: u64 = 256;
@@ -81,7 +61,7 @@ fn worker(
     mut gen: IoGen,
     window: Window,
     ctl: &LevelCtl,
-) -> std::result::Result<LevelStats, WorkerError> {
+) -> std::io::Result<LevelStats> {
     let mut st = LevelStats::new();
     let mut buf = AlignedBuf::random(bs, seed);
     let ptr = buf.as_mut_ptr();
@@ -115,7 +95,7 @@ fn worker(
                     format!("short transfer at offset {}: {n} of {bs} bytes", io.offset),
                 )
             };
-            return Err(WorkerError(err));
+            return Err(err);
         }
         if t0 >= window.measure_from_ns {
             counted += 1;

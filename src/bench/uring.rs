@@ -8,8 +8,8 @@
 //! I/O costs at most two clock reads (fewer when batches hold several).
 
 use super::workload::{now_ns, AlignedBuf, IoGen, Window};
-use super::{Engine, LevelCtl, LevelSpec, LevelStats};
-use crate::error::{Error, Result};
+use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
+use crate::error::Result;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -66,29 +66,16 @@ impl Engine for UringEngine {
         let threads = spec.threads.max(1);
         let depth = spec.queue_depth.max(1);
         let window = Window::starting_now(spec);
-        let results: Vec<std::io::Result<LevelStats>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|w| {
-                    let gen = IoGen::new(spec, self.size_bytes, w, threads);
-                    let fd = self.fd;
-                    let bs = spec.block_size as usize;
-                    let seed = spec.seed ^ u64::from(w);
-                    std::thread::Builder::new()
-                        .name(format!("iosat-uring-{w}"))
-                        .spawn_scoped(s, move || worker(fd, bs, depth, seed, gen, window, ctl))
-                        .expect("spawn worker thread")
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("uring worker panicked"))
-                .collect()
-        });
-        let mut total = LevelStats::new();
-        for r in results {
-            total += &r.map_err(|e| Error::io(&self.path, e))?;
-        }
-        Ok(total)
+        let (fd, bs) = (self.fd, spec.block_size as usize);
+        run_workers(
+            "uring",
+            spec,
+            threads,
+            self.size_bytes,
+            &self.path,
+            None,
+            |gen, seed| worker(fd, bs, depth, seed, gen, window, ctl),
+        )
     }
 }
 
