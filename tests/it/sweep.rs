@@ -404,33 +404,30 @@ fn zram_device_reads_writes_and_refusals() {
         );
     }
 
+    // One level of sync random writes on our device, plus `extra`.
+    let write_one_level = |extra: &[&str]| {
+        let mut args = vec![
+            dev.as_str(),
+            "--engine",
+            "sync",
+            "--pattern",
+            "randwrite",
+            "--levels",
+            "1",
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+
     // Writes need --destructive.
-    let out = run(&[
-        &dev,
-        "--engine",
-        "sync",
-        "--pattern",
-        "randwrite",
-        "--levels",
-        "1",
-    ]);
+    let out = write_one_level(&[]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("--destructive"), "{}", stderr(&out));
 
     // A blank device of our own may be written with --destructive.
-    let mut args = vec![
-        dev.as_str(),
-        "--engine",
-        "sync",
-        "--pattern",
-        "randwrite",
-        "--destructive",
-        "--levels",
-        "1",
-        "--json",
-    ];
-    args.extend(QUICK);
-    let j = json_of(&run(&args));
+    let mut extra = vec!["--destructive", "--json"];
+    extra.extend(QUICK);
+    let j = json_of(&write_one_level(&extra));
     assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0);
 
     // With a filesystem on it: refused.
@@ -439,16 +436,7 @@ fn zram_device_reads_writes_and_refusals() {
         eprintln!("skipped the signature/mount part: no mkfs.ext4");
         return;
     }
-    let out = run(&[
-        &dev,
-        "--engine",
-        "sync",
-        "--pattern",
-        "randwrite",
-        "--destructive",
-        "--levels",
-        "1",
-    ]);
+    let out = write_one_level(&["--destructive"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("ext2/3/4"), "{}", stderr(&out));
 
