@@ -167,26 +167,8 @@ pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let path = dir.join(format!("{id}.json"));
-    write_atomic(&path, json.as_bytes())?;
+    crate::sys::fs::replace_file(&path, json.as_bytes())?;
     Ok(path)
-}
-
-/// Replace `path` with `bytes` atomically (temporary file in the same directory + rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.iosat-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
 }
 
 #[cfg(test)]

@@ -371,6 +371,10 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     };
 
     let mut page = spec.html.as_deref().map(crate::report::PageFile::new);
+    let mut out_file = spec
+        .output
+        .as_deref()
+        .map(|p| crate::report::PageFile::for_flag("-o", p));
     let mut idx = 0usize;
     loop {
         let conc = match &spec.levels {
@@ -410,8 +414,8 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         }
         report.verdict = verdict(&report.levels);
         // Partial results after every level (DESIGN.md §3.4).
-        if let Some(out) = &spec.output {
-            profile::write_atomic(out, render(&report, spec.format).as_bytes())?;
+        if let Some(out) = out_file.as_mut() {
+            out.write(&render(&report, spec.format))?;
         }
         write_page(page.as_mut(), &report)?;
         if report.interrupted {
@@ -423,8 +427,8 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     report.complete = !report.interrupted;
     report.verdict = verdict(&report.levels);
     let text = render(&report, spec.format);
-    if let Some(out) = &spec.output {
-        profile::write_atomic(out, text.as_bytes())?;
+    if let Some(out) = out_file.as_mut() {
+        out.write(&text)?;
     }
     write_page(page.as_mut(), &report)?;
     {

@@ -241,6 +241,10 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     if let Some(p) = &a.html {
         crate::report::check_new_page(p)?;
     }
+    // -o is rewritten after every level: refuse a user's file before the run, not after it.
+    if let Some(p) = &a.output {
+        crate::report::check_new_file("-o", p)?;
+    }
     Ok(SweepSpec {
         target: TargetSpec {
             path: a.target.clone(),

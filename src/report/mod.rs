@@ -59,15 +59,15 @@ pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> crate::error::R
             "names a file that exists; pass --force to replace it",
         ));
     }
-    replace_file(path, bytes)
+    crate::sys::fs::replace_file(path, bytes)
 }
 
-/// Refuse a `--html FILE` that exists, before a run starts (so a long run does not end in a
-/// refusal, and a user's file is never replaced).
-pub fn check_new_page(path: &Path) -> crate::error::Result<()> {
+/// Refuse an output file (`flag` names it: `--html`, `-o`) that exists, before a run starts
+/// (so a long run does not end in a refusal, and a user's file is never replaced).
+pub fn check_new_file(flag: &str, path: &Path) -> crate::error::Result<()> {
     if path.exists() {
         return Err(Error::usage(
-            "--html",
+            flag,
             path.display(),
             "names a file that exists; iosat never overwrites it (pick another name or remove it)",
         ));
@@ -75,48 +75,42 @@ pub fn check_new_page(path: &Path) -> crate::error::Result<()> {
     Ok(())
 }
 
-/// The page of `--html FILE`: the first write refuses an existing file; later writes (after
-/// each level or interval) replace the page this run wrote.
+/// `--html FILE`: see [`check_new_file`].
+pub fn check_new_page(path: &Path) -> crate::error::Result<()> {
+    check_new_file("--html", path)
+}
+
+/// A file a run writes and rewrites (`--html FILE` after each level or interval, sweep's
+/// `-o FILE`): the first write refuses an existing file; later writes replace what this run
+/// wrote.
 #[derive(Debug)]
 pub struct PageFile {
     pub path: std::path::PathBuf,
+    flag: &'static str,
     written: bool,
 }
 
 impl PageFile {
+    /// The page of `--html FILE`.
     pub fn new(path: &Path) -> PageFile {
+        PageFile::for_flag("--html", path)
+    }
+
+    /// The output file given by `flag`.
+    pub fn for_flag(flag: &'static str, path: &Path) -> PageFile {
         PageFile {
             path: path.to_path_buf(),
+            flag,
             written: false,
         }
     }
 
     pub fn write(&mut self, html: &str) -> crate::error::Result<()> {
         if !self.written {
-            check_new_page(&self.path)?;
+            check_new_file(self.flag, &self.path)?;
         }
-        replace_file(&self.path, html.as_bytes())?;
+        crate::sys::fs::replace_file(&self.path, html.as_bytes())?;
         self.written = true;
         Ok(())
     }
-}
-
-/// Temporary file in the same directory + rename.
-fn replace_file(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.iosat-tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
 }

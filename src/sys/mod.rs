@@ -7,6 +7,7 @@ use std::path::PathBuf;
 pub mod clock;
 pub mod device;
 pub mod diskstats;
+pub mod fs;
 
 /// Where kernel files are read from: `/proc` and `/sys` normally, a fixture tree in tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
