@@ -145,8 +145,8 @@ impl FromStr for SimSpec {
                             bad(
                                 value,
                                 format!(
-                                    "sim: units must be a whole number from 1 to {MAX_UNITS} \
-                                     (got '{val}')"
+                                    "sim: units={val}: units must be a whole number from 1 to \
+                                     {MAX_UNITS}"
                                 ),
                             )
                         })?;
@@ -157,8 +157,8 @@ impl FromStr for SimSpec {
                         bad(
                             value,
                             format!(
-                                "sim: service must be a duration from 1ns to 1h with a unit \
-                                 ns, us, ms or s, like 8ms or 1.5ms (got '{val}')"
+                                "sim: service={val}: service must be a duration from 1ns to 1h \
+                                 with a unit ns, us, ms or s, like 8ms or 1.5ms"
                             ),
                         )
                     })?;
@@ -171,7 +171,7 @@ impl FromStr for SimSpec {
                         _ => {
                             return Err(bad(
                                 value,
-                                format!("sim: dist must be fixed or exp (got '{val}')"),
+                                format!("sim: dist={val}: dist must be fixed or exp"),
                             ))
                         }
                     };
@@ -181,7 +181,7 @@ impl FromStr for SimSpec {
                     let v = parse_positive(val).ok_or_else(|| {
                         bad(
                             value,
-                            format!("sim: cap must be a positive number of IOPS (got '{val}')"),
+                            format!("sim: cap={val}: cap must be a positive number of IOPS"),
                         )
                     })?;
                     cap_iops.replace(v).is_some()
@@ -190,7 +190,7 @@ impl FromStr for SimSpec {
                     let v = parse_positive(val).ok_or_else(|| {
                         bad(
                             value,
-                            format!("sim: bw must be a positive number of MB/s (got '{val}')"),
+                            format!("sim: bw={val}: bw must be a positive number of MB/s"),
                         )
                     })?;
                     bw_bytes_per_s.replace(v * 1e6).is_some()
@@ -547,11 +547,11 @@ mod tests {
             ("sim:service=8ms", "units= is missing"),
             ("sim:units=0,service=8ms", "units must be a whole number"),
             ("sim:units=-1,service=8ms", "units must be a whole number"),
-            ("sim:units=four,service=8ms", "(got 'four')"),
+            ("sim:units=four,service=8ms", "units=four:"),
             ("sim:units=4,service=8", "service must be a duration"),
             (
                 "sim:units=4,service=8ms,dist=normal",
-                "dist must be fixed or exp (got 'normal')",
+                "dist=normal: dist must be fixed or exp",
             ),
             (
                 "sim:units=4,service=8ms,cap=0",
@@ -574,6 +574,8 @@ mod tests {
             assert!(msg.contains(needle), "{text}: {msg}");
             assert!(msg.starts_with("'--engine' "), "{text}: {msg}");
             assert!(msg.ends_with(&format!("(got '{text}')")), "{text}: {msg}");
+            // The whole spec is quoted once, at the end; the bad item is named by key=value.
+            assert_eq!(msg.matches("(got ").count(), 1, "{text}: {msg}");
         }
     }
 
