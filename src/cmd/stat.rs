@@ -36,7 +36,12 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
                 )?;
             }
         }
-        None => live(&spec, &mut out)?,
+        None => {
+            // Ctrl-C (or SIGTERM, SIGHUP) ends the run between samples: the recording ends on
+            // a whole sample and the --html page is drawn from all of it before exiting 130.
+            crate::sys::signal::catch_stop_signals(false);
+            live(&spec, &mut out)?
+        }
     }
     Ok(crate::error::exit::OK)
 }
@@ -235,10 +240,8 @@ fn warn_once(seen: &mut HashSet<String>, warnings: Vec<String>) {
 }
 
 fn sleep_until(deadline_ns: u64) {
-    let now = clock::monotonic_ns();
-    if deadline_ns > now {
-        std::thread::sleep(std::time::Duration::from_nanos(deadline_ns - now));
-    }
+    // Woken early only by a signal; the loop checks whether it was a stop.
+    clock::sleep_until_ns(deadline_ns);
 }
 
 fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
@@ -278,6 +281,7 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
         emit(out, &view::render(&r, spec.format))?;
         reports += 1;
     }
+    let mut stopped = false;
     while !spec.count.is_some_and(|c| reports >= c) {
         deadline += spec.interval_ns;
         let now = clock::monotonic_ns();
@@ -286,6 +290,10 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
             deadline = now;
         }
         sleep_until(deadline);
+        if crate::sys::signal::stop_requested() {
+            stopped = true;
+            break;
+        }
         let raw = RawSample::take(root)?;
         let (sample, warnings) = raw.parse();
         warn_once(&mut seen_warnings, warnings);
@@ -308,6 +316,9 @@ fn live(spec: &StatSpec, out: &mut impl Write) -> Result<(), Error> {
     }
     if let (Some(p), Some(rec)) = (page.as_mut(), &spec.record) {
         write_page(p, rec, spec.profile_dir.as_deref())?;
+    }
+    if stopped {
+        return Err(Error::Interrupted);
     }
     Ok(())
 }

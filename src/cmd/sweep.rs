@@ -15,31 +15,13 @@ use crate::config::sweep::{self as config, EngineChoice, Format, Levels, SweepSp
 use crate::error::{Error, Result};
 use crate::ui::table::Table;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// Set by the SIGINT handler; polled by layout and by the level monitor.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    STOP.store(true, Relaxed);
-}
-
-fn install_sigint() {
-    // SAFETY: sigaction is plain old data; the handler only stores to an atomic. SA_RESTART keeps
-    // pread/pwrite and io_uring_enter from failing with EINTR in the workers.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_sigint as *const () as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-    }
-}
+use std::sync::atomic::Ordering::Relaxed;
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
     let spec = config::build(args)?;
-    install_sigint();
+    // Ctrl-C, SIGTERM, SIGHUP: stop the level, keep what was measured, remove the test file.
+    // SA_RESTART keeps pread/pwrite and io_uring_enter from failing with EINTR in the workers.
+    crate::sys::signal::catch_stop_signals(true);
     Ok(sweep(&spec)?)
 }
 
@@ -233,7 +215,7 @@ fn run_level(
         let mut last = None;
         let mut next_draw = t0;
         while !handle.is_finished() {
-            if STOP.load(Relaxed) {
+            if crate::sys::signal::stop_requested() {
                 ctl.stop.store(true, Relaxed);
             }
             let now = now_ns();
@@ -289,7 +271,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         if progress.on && spec.target.path.as_ref().map_or(true, |p| p.is_dir()) {
             let _ = write!(std::io::stderr().lock(), "laying out the test file ...");
         }
-        let t = target::open(&spec.target, &STOP);
+        let t = target::open(&spec.target, crate::sys::signal::stop_flag());
         progress.clear();
         Some(t?)
     };
@@ -387,7 +369,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
                 None => break,
             },
         };
-        if STOP.load(Relaxed) {
+        if crate::sys::signal::stop_requested() {
             report.interrupted = true;
             break;
         }
@@ -409,7 +391,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
             progress.level_done(&r);
             report.levels.push(r);
         }
-        if stats.interrupted || STOP.load(Relaxed) {
+        if stats.interrupted || crate::sys::signal::stop_requested() {
             report.interrupted = true;
         }
         report.verdict = verdict(&report.levels);

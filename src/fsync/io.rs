@@ -1,37 +1,22 @@
 //! The raw I/O of the fsync experiment: test files iosat creates and always removes, an
 //! aligned buffer for O_DIRECT, the timed write + sync calls, the Ctrl-C flag, free space.
-//! Must not import anything outside fsync/ and error.
+//! Must not import anything outside fsync/, error and sys::signal.
 
 use crate::error::{Error, Result};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::SyncCall;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// Catch SIGINT (Ctrl-C) so the loops stop, the files are removed and results printed.
+/// Catch Ctrl-C (and SIGTERM, SIGHUP) so the loops stop, the files are removed and results
+/// printed. No SA_RESTART: a blocked read returns EINTR.
 pub fn install_sigint_handler() {
-    // SAFETY: sigaction with a handler that only stores to an atomic; the struct is zeroed and
-    // then filled, as sigaction(2) expects. No SA_RESTART: a blocked read returns EINTR.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        sa.sa_flags = 0;
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-    }
+    crate::sys::signal::catch_stop_signals(false);
 }
 
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
+    crate::sys::signal::stop_requested()
 }
 
 fn cpath(p: &Path) -> CString {

@@ -26,6 +26,25 @@ pub fn wall_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// Sleep until `deadline_ns` on the monotonic clock, or until a signal arrives (a caught stop
+/// signal must not wait out a long `-i`). Returns false when woken early by a signal.
+pub fn sleep_until_ns(deadline_ns: u64) -> bool {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
+    let rc = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    rc != libc::EINTR
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod device;
 pub mod diskstats;
 pub mod fs;
+pub mod signal;
 
 /// Where kernel files are read from: `/proc` and `/sys` normally, a fixture tree in tests.
 #[derive(Debug, Clone, PartialEq, Eq)]

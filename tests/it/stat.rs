@@ -682,3 +682,57 @@ fn sys_api_on_a_live_loop_device() {
     let e = device::blockdev_for_node(&root, Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_err();
     assert_eq!(e.exit_code(), 2);
 }
+
+#[test]
+fn ctrl_c_ends_a_recording_whole_and_draws_the_page_from_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("r.rec");
+    let page = dir.path().join("p.html");
+    let mut child = iosat()
+        .args(["stat", "--all", "-i", "0.2", "--record"])
+        .arg(&rec)
+        .arg("--html")
+        .arg(&page)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let status = wait_bounded(&mut child, Duration::from_secs(20));
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "stopped at once, not at -c"
+    );
+    assert_eq!(status.code(), Some(130));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(err.trim(), "iosat: interrupted");
+    // The page is the report of the whole recording (not a redraw seconds old), and the
+    // recording replays cleanly: it ended on a whole sample.
+    let full = iosat().arg("report").arg(&rec).output().unwrap();
+    assert!(
+        full.status.success(),
+        "{}",
+        String::from_utf8_lossy(&full.stderr)
+    );
+    assert_eq!(std::fs::read(&page).unwrap(), full.stdout);
+    let replay = iosat()
+        .args(["stat", "--all", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(replay.status.success());
+    let intervals = String::from_utf8_lossy(&replay.stdout)
+        .lines()
+        .filter(|l| l.contains("interval "))
+        .count();
+    assert!(intervals >= 4, "{intervals} intervals in 1.5 s at -i 0.2");
+}

@@ -1,0 +1,40 @@
+//! Stop signals — SIGINT (Ctrl-C), SIGTERM (kill, timeout) and SIGHUP (a closed terminal) —
+//! turned into one flag that the long-running commands poll, so that they stop, remove the
+//! files they created and print what they measured whichever way they are stopped. Must not
+//! import anything above sys/.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Catch the stop signals. `restart`: SA_RESTART, so that blocking calls in other threads
+/// (pread, io_uring_enter) carry on instead of failing with EINTR; without it a blocked call
+/// returns EINTR and the caller checks [`stop_requested`].
+pub fn catch_stop_signals(restart: bool) {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: sigaction is plain old data, zeroed then filled as sigaction(2) expects; the
+        // handler only stores to an atomic.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_stop as extern "C" fn(libc::c_int) as usize;
+            sa.sa_flags = if restart { libc::SA_RESTART } else { 0 };
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The flag itself, for code that takes an `&AtomicBool` to poll.
+pub fn stop_flag() -> &'static AtomicBool {
+    &STOP
+}
+
+/// True once a stop signal arrived.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
