@@ -42,7 +42,7 @@ pub enum Command {
     Fsync(fsync::FsyncArgs),
     /// Analyse results made by other tools: fio JSON, sysbench, iostat -x, pt-diskstats.
     Analyze(analyze::AnalyzeArgs),
-    /// Render a saved iosat JSON result as HTML, Markdown or CSV.
+    /// Render a saved iosat result or recording as HTML, Markdown or CSV.
     Report(report::ReportArgs),
 }
 

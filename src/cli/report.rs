@@ -10,12 +10,14 @@ pub enum ReportFormat {
     Csv,
 }
 
-/// Render a saved iosat result (sweep or analyze JSON, fsync JSON, a `stat --record`
-/// recording) as one self-contained HTML page with SVG charts, or as Markdown or CSV tables.
+/// Render a saved iosat result (sweep or analyze JSON, fsync JSON, `stat --json` lines, a
+/// `stat --record` recording) as one self-contained HTML page with SVG charts, or as Markdown
+/// or CSV tables.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The iosat result to render: a JSON file, or a recording made by `iosat stat --record`
-    /// or a pt-diskstats/pt-stalk sample file (recognised by the first line).
+    /// The iosat result to render: a JSON file (sweep, analyze, fsync, or `stat --json` lines),
+    /// or a recording made by `iosat stat --record` or a pt-diskstats/pt-stalk sample file
+    /// (recognised by the first line).
     #[arg(value_name = "FILE")]
     pub input: PathBuf,
     /// Write here instead of standard output. An existing file is not overwritten unless
