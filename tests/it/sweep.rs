@@ -1248,15 +1248,18 @@ fn output_file_of_a_user_is_refused_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep.json");
     std::fs::write(&out, "mine\n").unwrap();
-    let o = run(&[
-        "--engine",
-        "sim:units=4,service=8ms",
-        "--levels",
-        "1,2",
-        "--json",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let sim_to = |path: &Path| {
+        run(&[
+            "--engine",
+            "sim:units=4,service=8ms",
+            "--levels",
+            "1,2",
+            "--json",
+            "-o",
+            path.to_str().unwrap(),
+        ])
+    };
+    let o = sim_to(&out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("'-o'") && err.contains("sweep.json"), "{err}");
@@ -1264,16 +1267,7 @@ fn output_file_of_a_user_is_refused_before_the_run() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "mine\n");
     // A new name is written, and rewritten by the same run after every level.
     let fresh = dir.path().join("new.json");
-    let o = run(&[
-        "--engine",
-        "sim:units=4,service=8ms",
-        "--levels",
-        "1,2",
-        "--json",
-        "-o",
-        fresh.to_str().unwrap(),
-    ]);
-    let j = json_of(&o);
+    let j = json_of(&sim_to(&fresh));
     let saved: Value = serde_json::from_slice(&std::fs::read(&fresh).unwrap()).unwrap();
     assert_eq!(saved["levels"], j["levels"]);
     assert_eq!(entries(dir.path()).len(), 2, "no temporary file left");
