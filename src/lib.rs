@@ -5,14 +5,15 @@
 //! sweep levels into findings; `report` turns a report into bytes.
 
 pub mod analysis;
-pub mod bench;
 pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod error;
 pub mod fsync;
 pub mod import;
+pub mod load;
 pub mod monitor;
+pub mod profile;
 pub mod report;
 pub mod sys;
 pub mod ui;

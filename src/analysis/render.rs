@@ -1,10 +1,10 @@
-//! A verdict as people read it: the levels table (ui::table::Table, so text, Markdown and CSV
+//! A verdict as people read it: the levels table (report::table::Table, so text, Markdown and CSV
 //! carry the same columns) and the summary lines. Returns strings; no IO. Shared by `sweep`
-//! and `analyze` so both print the same thing. Imports only the analysis types and ui::table;
-//! must not import sys/, bench/ or import/.
+//! and `analyze` so both print the same thing. Imports only the analysis types and report::table;
+//! must not import sys/, load/ or import/.
 
 use super::{LevelPoint, Verdict};
-use crate::ui::table::Table;
+use crate::report::table::Table;
 
 /// A latency in ms for a table cell: three decimals below 1 ms, two below 100 ms, one above.
 pub fn ms_cell(ns: Option<f64>) -> String {

@@ -1,5 +1,5 @@
 //! Command-line syntax only (clap derive). No clap type goes past `config/`; each subcommand's
-//! arguments live in a file of their own. Must not import sys/, monitor/, bench/ or fsync/.
+//! arguments live in a file of their own. Must not import sys/, monitor/, load/ or fsync/.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@ use super::{FormatArgs, RootArgs};
 use clap::{ArgAction, Args, ValueEnum};
 use std::path::PathBuf;
 
-/// The access pattern (syntax only; config/ maps it to bench::Pattern).
+/// The access pattern (syntax only; config/ maps it to load::Pattern).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PatternArg {
     Randread,

@@ -1,10 +1,10 @@
 //! `iosat fsync`: orchestration (spec → run → print → exit code) and the renderings of an
-//! FsyncReport as text, Markdown, CSV and JSON through ui::table::Table.
+//! FsyncReport as text, Markdown, CSV and JSON through report::table::Table.
 
 use crate::cli::fsync::FsyncArgs;
 use crate::error::{exit, Error};
 use crate::fsync::report::*;
-use crate::ui::table::Table;
+use crate::report::table::Table;
 use std::io::{IsTerminal, Write};
 
 pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {

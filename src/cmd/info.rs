@@ -7,9 +7,9 @@ use crate::config::info::InfoSpec;
 use crate::error::Error;
 use crate::monitor::saturation::DeviceProfile;
 use crate::monitor::select::{DeviceMeta, Selection};
+use crate::report::table::Table;
 use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
 use crate::sys::{diskstats, kernel_release, kernel_version, Root};
-use crate::ui::table::Table;
 use std::io::Write;
 
 /// Everything `iosat info` says about one device.
@@ -150,12 +150,12 @@ fn gather(root: &Root, spec: &InfoSpec) -> Result<Vec<DeviceInfo>, Error> {
                 .map(|p| p.name)
                 .collect(),
             members: device::slaves(root, &dev),
-            profile_id: crate::bench::profile::device_id(root, &dev),
+            profile_id: crate::profile::device_id(root, &dev),
             profile: None,
             notes: Vec::new(),
         };
         if let (Some(dir), Some(id)) = (&spec.profile_dir, &d.profile_id) {
-            match crate::bench::profile::load(dir, id) {
+            match crate::profile::load(dir, id) {
                 Ok(p) => d.profile = p,
                 Err(e) => eprintln!("iosat: warning: profile ignored: {e}"),
             }

@@ -2,9 +2,9 @@
 //! it (never over a user's file without --force). Also renders recordings for `stat --html`,
 //! with the device profiles read from files.
 
-use crate::bench::profile;
 use crate::cli::report::{ReportArgs, ReportFormat};
 use crate::error::Error;
+use crate::profile;
 use crate::report::stat::{self as rstat, Found, Profiles};
 use serde_json::Value;
 use std::io::Write;

@@ -3,7 +3,6 @@
 //! each interval. Replay: the same engine and views fed from a recording, so the output is
 //! byte-identical to the live run that made it.
 
-use crate::bench::profile;
 use crate::cli::stat::StatArgs;
 use crate::config::stat::StatSpec;
 use crate::error::Error;
@@ -13,6 +12,7 @@ use crate::monitor::saturation::DeviceProfile;
 use crate::monitor::select::DeviceMeta;
 use crate::monitor::view;
 use crate::monitor::{DiskSample, RawSample};
+use crate::profile;
 use crate::sys::device::{self, BlockDev};
 use crate::sys::{clock, Root};
 use std::collections::{HashMap, HashSet};

@@ -3,17 +3,18 @@
 //! verdict, the output. Ctrl-C stops the level in flight, keeps what was measured, removes the
 //! test file, exits 130.
 
-use crate::bench::plan::auto_next;
-use crate::bench::result::{
-    pattern_name, LevelResult, SweepReport, TargetInfo, WorkloadInfo, SCHEMA_VERSION,
-};
-use crate::bench::target::{self, Target, TargetKind};
-use crate::bench::workload::{now_ns, split_concurrency};
-use crate::bench::{profile, Engine, LevelCtl, LevelSpec, LevelStats};
 use crate::cli::sweep::SweepArgs;
 use crate::config::sweep::{self as config, EngineChoice, Format, Levels, SweepSpec};
 use crate::error::{Error, Result};
-use crate::ui::table::Table;
+use crate::load::plan::auto_next;
+use crate::load::result::{
+    pattern_name, LevelResult, SweepReport, TargetInfo, WorkloadInfo, SCHEMA_VERSION,
+};
+use crate::load::target::{self, Target, TargetKind};
+use crate::load::workload::{now_ns, split_concurrency};
+use crate::load::{Engine, LevelCtl, LevelSpec, LevelStats};
+use crate::profile;
+use crate::report::table::Table;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -29,11 +30,11 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
 type Chosen = (Box<dyn Engine + Send>, Option<String>);
 
 fn make_engine(spec: &SweepSpec, target: Option<&Target>) -> Result<Chosen> {
-    use crate::bench::{sync::SyncEngine, uring};
+    use crate::load::{sync::SyncEngine, uring};
     match &spec.engine {
         EngineChoice::Sim(text) => {
-            let sim: crate::bench::sim::SimSpec = text.parse()?;
-            Ok((Box::new(crate::bench::sim::SimEngine::new(sim)), None))
+            let sim: crate::load::sim::SimSpec = text.parse()?;
+            Ok((Box::new(crate::load::sim::SimEngine::new(sim)), None))
         }
         EngineChoice::Sync | EngineChoice::Uring => {
             let t = target.expect("real engines have a target");

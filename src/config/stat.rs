@@ -107,7 +107,7 @@ pub fn resolve_profile_dir(explicit: Option<&Path>, no_profile: bool) -> Result<
     let env_dir = std::env::var_os("IOSAT_PROFILE_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
-    Ok(crate::bench::profile::profile_dir(
+    Ok(crate::profile::profile_dir(
         explicit.or(env_dir.as_deref()),
         std::env::var("XDG_STATE_HOME").ok().as_deref(),
         std::env::var("HOME").ok().as_deref(),

@@ -1,10 +1,10 @@
 //! `iosat sweep` arguments → a validated [`SweepSpec`]. Every error names the flag and the
 //! value. No clap type goes past this file; must not import sys/, monitor/ or ui/.
 
-use crate::bench::target::TargetSpec;
-use crate::bench::Pattern;
 use crate::cli::sweep::{PatternArg, SweepArgs};
 use crate::error::{Error, Result};
+use crate::load::target::TargetSpec;
+use crate::load::Pattern;
 use std::path::PathBuf;
 
 /// The default concurrency levels: seed 000's 1, 4, 16, 64, 256 with the powers of two between.
@@ -149,7 +149,7 @@ pub fn parse_engine(s: &str) -> Result<EngineChoice> {
         "sync" => Ok(EngineChoice::Sync),
         other if other == "sim" || other.starts_with("sim:") => {
             // Validated here so a bad spec fails before anything else happens.
-            other.parse::<crate::bench::sim::SimSpec>()?;
+            other.parse::<crate::load::sim::SimSpec>()?;
             Ok(EngineChoice::Sim(other.to_string()))
         }
         _ => Err(Error::usage(

@@ -3,7 +3,7 @@
 //! No parser of its own: the recording reader and the stat engine of `iosat stat --replay`
 //! (monitor::record, monitor::interval) compute each interval's DiskRates, which become the
 //! same samples an `iostat -x` log gives, for the same diagnosis. Pure. Must not import cli/,
-//! cmd/, bench/ or sys/.
+//! cmd/, load/ or sys/.
 
 use super::{perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;

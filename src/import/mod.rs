@@ -1,7 +1,7 @@
 //! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON, iosat recordings and
 //! pt-diskstats/pt-stalk sample files → the analysis types ([`LevelPoint`]s for a verdict,
 //! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values
-//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, bench/
+//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, load/
 //! or sys/; of ui/ only the table model (report.rs).
 //!
 //! Recordings and pt-diskstats samples are raw counters: diskstats.rs runs them through the

@@ -1,13 +1,13 @@
 //! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and
 //! device series (diagnosis), and that report as JSON, text, Markdown and CSV. Pure: returns
-//! values and strings, does no IO. Must not import cli/, cmd/, bench/ or sys/.
+//! values and strings, does no IO. Must not import cli/, cmd/, load/ or sys/.
 
 use super::{FileImport, Tool};
 use crate::analysis::device::{diagnose, DeviceSample};
 use crate::analysis::render::{levels_table, verdict_markdown, verdict_text};
 use crate::analysis::{analyze, LatencyNs, LevelPoint, Verdict};
 use crate::error::{Error, Result};
-use crate::ui::table::Table;
+use crate::report::table::Table;
 use serde::Serialize;
 
 /// Version of the JSON layout below; bumped on any incompatible change.

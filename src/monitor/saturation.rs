@@ -1,7 +1,7 @@
 //! Saturation of a device against its own profile (the result of `iosat sweep
 //! --save-profile`): await ÷ the profile's concurrency-1 baseline, queue ÷ the knee, and IOPS
-//! left below the max useful IOPS. Pure; must not import cmd/, cli/, ui/ or bench/ (the
-//! loader that reads profile files lives in bench/profile.rs and returns [`DeviceProfile`]).
+//! left below the max useful IOPS. Pure; must not import cmd/, cli/, ui/ or load/ (the
+//! loader that reads profile files lives in src/profile.rs and returns [`DeviceProfile`]).
 
 use super::DiskRates;
 

@@ -5,7 +5,7 @@
 use super::interval::{DeviceRow, IntervalReport};
 use super::saturation::Saturation;
 use super::DiskRates;
-use crate::ui::table::Table;
+use crate::report::table::Table;
 
 /// Output format of `iosat stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

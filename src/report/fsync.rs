@@ -1,10 +1,10 @@
 //! The `iosat fsync` result (its JSON, schema_version 1) as an HTML page and as the tables its
 //! Markdown and CSV share: latency per method, the group-commit curve, the device and the
-//! flush-honesty verdict. Works on `serde_json::Value`; no IO. Imports report/ and ui::table only.
+//! flush-honesty verdict. Works on `serde_json::Value`; no IO. Imports report/ only.
 
 use super::html::{esc, html_table, num, page};
 use super::svg::{DotChart, LineChart, Series};
-use crate::ui::table::Table;
+use crate::report::table::Table;
 use serde_json::Value;
 use std::fmt::Write as _;
 

@@ -41,7 +41,7 @@ pub(crate) fn page(title: &str, body: &str) -> String {
     )
 }
 
-pub(crate) fn html_table(t: &crate::ui::table::Table) -> String {
+pub(crate) fn html_table(t: &crate::report::table::Table) -> String {
     let mut s = String::from("<table><thead><tr>");
     for h in &t.headers {
         let _ = write!(s, "<th>{}</th>", esc(h));
@@ -226,7 +226,7 @@ on a device that serves requests in parallel it reaches 100 % long before throug
     }
 
     // The table.
-    let mut t = crate::ui::table::Table::new([
+    let mut t = crate::report::table::Table::new([
         "concurrency",
         "IOPS",
         "MB/s",

@@ -5,6 +5,7 @@ pub mod fsync;
 pub mod html;
 pub mod stat;
 pub mod svg;
+pub mod table;
 pub mod tables;
 
 use crate::cli::report::ReportFormat;

@@ -3,7 +3,7 @@
 //! per-interval table its Markdown and CSV share. The rates come from the same parser and
 //! StatEngine as `iosat stat --replay`, saturation from monitor::saturation; no second parser.
 //! Pure (no IO): profiles come through [`Profiles`], implemented by the caller. Imports
-//! monitor/, report/ and ui::table.
+//! monitor/, report/ and report::table.
 
 use super::html::{esc, html_table, page};
 use super::svg::{LineChart, Series};
@@ -12,8 +12,8 @@ use crate::monitor::record::{self, Event, ParseError};
 use crate::monitor::saturation::{DeviceProfile, Saturation};
 use crate::monitor::select::{looks_like_partition, Selection};
 use crate::monitor::view::iso_utc;
+use crate::report::table::Table;
 use crate::sys::device::DevKind;
-use crate::ui::table::Table;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;

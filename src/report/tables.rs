@@ -1,7 +1,7 @@
 //! The tables shared by the Markdown, CSV and HTML renderings of a saved result.
 
 use super::html::num;
-use crate::ui::table::Table;
+use crate::report::table::Table;
 use serde_json::Value;
 
 /// One row per level: the columns users compare across tools.

@@ -1,6 +1,6 @@
 //! The only code that touches /proc, /sys and raw syscalls. Readers are thin IO functions over
 //! pure parsers, with a swappable root (--proc-root/--sys-root). Must not import monitor/,
-//! bench/, fsync/, analysis/, report/ or ui/.
+//! load/, fsync/, analysis/, report/ or ui/.
 
 use std::path::PathBuf;
 

@@ -1,2 +1,2 @@
-//! Plain text tables and progress bars. Never reads /proc itself.
-pub mod table;
+//! Screens only: what is drawn on a terminal (progress bars, later the TUI). Never reads /proc
+//! itself and renders no result kind (that is report/'s).

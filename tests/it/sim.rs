@@ -2,8 +2,8 @@
 //! system of N clients on k units of service time S plateaus at k/S (or the cap), and Little's
 //! law ties IOPS × latency to N.
 
-use iosat::bench::sim::{SimEngine, SimSpec};
-use iosat::bench::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
+use iosat::load::sim::{SimEngine, SimSpec};
+use iosat::load::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
 use std::sync::atomic::Ordering;
 
 const S: u64 = 1_000_000_000;

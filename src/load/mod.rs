@@ -157,7 +157,6 @@ where
 }
 
 pub mod plan;
-pub mod profile;
 pub mod result;
 pub mod sync;
 pub mod target;

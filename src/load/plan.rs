@@ -37,7 +37,7 @@ pub fn auto_next(done: &[LevelResult], max_concurrency: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::result::{LatencySummary, LittlesLaw};
+    use crate::load::result::{LatencySummary, LittlesLaw};
 
     fn level(c: u32, iops: f64, p95: u64) -> LevelResult {
         LevelResult {
