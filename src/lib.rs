@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod fsync;
 pub mod import;
+pub mod latency;
 pub mod load;
 pub mod monitor;
 pub mod profile;

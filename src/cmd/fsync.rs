@@ -384,10 +384,11 @@ mod tests {
         p50_us: u64,
         flushes: Option<u64>,
     ) -> CaseResult {
-        let l = LatencyNs {
+        let l = LatencySummary {
             min: p50_us * 700,
             mean: p50_us * 1100,
             p50: p50_us * 1000,
+            p90: p50_us * 1000,
             p95: p50_us * 1500,
             p99: p50_us * 2000,
             p999: p50_us * 4000,
@@ -434,10 +435,11 @@ mod tests {
             commits_per_s: cps,
             syncs: (cps / per_sync) as u64,
             commits_per_sync: per_sync,
-            latency_ns: LatencyNs {
+            latency_ns: LatencySummary {
                 min: 9_000_000,
                 mean: (n as f64 * 1e9 / cps) as u64,
                 p50: (n as f64 * 1e9 / cps) as u64,
+                p90: (n as f64 * 1e9 / cps) as u64,
                 p95: 30_000_000,
                 p99: 40_000_000,
                 p999: 50_000_000,

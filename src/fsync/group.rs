@@ -199,7 +199,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
     let mut lat = Recorder::new();
     let mut syncs = queue.state.lock().unwrap().syncs;
     for o in &outs {
-        lat.merge(&o.lat);
+        lat += &o.lat;
         syncs += o.syncs;
     }
     let commits = lat.count;
@@ -366,7 +366,7 @@ mod tests {
             commits_per_s: cps,
             syncs: 1,
             commits_per_sync: 1.0,
-            latency_ns: LatencyNs {
+            latency_ns: LatencySummary {
                 mean: mean_ns,
                 ..Default::default()
             },

@@ -6,18 +6,7 @@ use serde::Serialize;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Latency summary in integer nanoseconds: min, mean (rounded) and max exact, percentiles to
-/// HdrHistogram's 3 significant digits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct LatencyNs {
-    pub min: u64,
-    pub mean: u64,
-    pub p50: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
-}
+pub use crate::latency::LatencySummary;
 
 /// What the device's flush counters (/proc/diskstats fields 19–20, kernel ≥ 5.5) did during
 /// one measured run.
@@ -55,7 +44,7 @@ pub struct CaseResult {
     pub elapsed_ns: u64,
     /// Commits per second over the run (one connection: one commit at a time).
     pub commits_per_s: f64,
-    pub latency_ns: LatencyNs,
+    pub latency_ns: LatencySummary,
     /// 1 / mean latency: what one connection can commit per second (seed 002).
     pub per_connection_commits_per_s: f64,
     /// ceil(target TPS × mean latency), with `--target-tps`.
@@ -109,7 +98,7 @@ pub struct GroupLevel {
     pub syncs: u64,
     pub commits_per_sync: f64,
     /// Each commit: from its write to the moment a flush covering it returned.
-    pub latency_ns: LatencyNs,
+    pub latency_ns: LatencySummary,
     pub device_flushes: Option<FlushStats>,
     pub verify: VerifyStatus,
     pub verify_error: Option<String>,

@@ -13,79 +13,9 @@ use super::{
     APPEND_CAP_BYTES, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS, MIN_APPEND_BYTES, OVERWRITE_BLOCKS,
 };
 use crate::error::{Error, Result};
-use hdrhistogram::Histogram;
+pub use crate::latency::Recorder;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// Commit latencies of one worker: an HdrHistogram (1 ns to 100 s, 3 significant digits) for
-/// the percentiles, plus the exact count, sum, min and max. Allocated before the timed loop;
-/// `record` does not allocate.
-pub struct Recorder {
-    pub hist: Histogram<u64>,
-    pub count: u64,
-    pub sum_ns: u128,
-    pub min_ns: u64,
-    pub max_ns: u64,
-}
-
-impl Recorder {
-    pub fn new() -> Recorder {
-        Recorder {
-            hist: Histogram::new_with_bounds(1, 100_000_000_000, 3)
-                .expect("valid histogram bounds"),
-            count: 0,
-            sum_ns: 0,
-            min_ns: u64::MAX,
-            max_ns: 0,
-        }
-    }
-
-    #[inline]
-    pub fn record(&mut self, ns: u64) {
-        let ns = ns.max(1);
-        self.hist.saturating_record(ns);
-        self.count += 1;
-        self.sum_ns += ns as u128;
-        self.min_ns = self.min_ns.min(ns);
-        self.max_ns = self.max_ns.max(ns);
-    }
-
-    /// Merge another worker's latencies (after join).
-    pub fn merge(&mut self, o: &Recorder) {
-        self.hist.add(&o.hist).expect("same histogram bounds");
-        self.count += o.count;
-        self.sum_ns += o.sum_ns;
-        self.min_ns = self.min_ns.min(o.min_ns);
-        self.max_ns = self.max_ns.max(o.max_ns);
-    }
-
-    /// min, mean and max exact; percentiles to HdrHistogram's 3 significant digits.
-    pub fn summary(&self) -> LatencyNs {
-        if self.count == 0 {
-            return LatencyNs::default();
-        }
-        let q = |p: f64| {
-            self.hist
-                .value_at_quantile(p)
-                .clamp(self.min_ns, self.max_ns)
-        };
-        LatencyNs {
-            min: self.min_ns,
-            mean: ((self.sum_ns + self.count as u128 / 2) / self.count as u128) as u64,
-            p50: q(0.50),
-            p95: q(0.95),
-            p99: q(0.99),
-            p999: q(0.999),
-            max: self.max_ns,
-        }
-    }
-}
-
-impl Default for Recorder {
-    fn default() -> Self {
-        Recorder::new()
-    }
-}
 
 /// Names test files `.iosat-fsync.<pid>.<n>` in the target directory.
 pub struct Namer {
@@ -553,36 +483,6 @@ fn capacity(cases: &[CaseResult], target_tps: Option<f64>) -> Capacity {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recorder_is_exact_where_it_can_be() {
-        let mut a = Recorder::new();
-        let mut b = Recorder::new();
-        // 1..=1000 µs: p50 = 500 µs, p99 = 990 µs, mean 500.5 µs.
-        for i in 1..=1000u64 {
-            if i % 2 == 0 {
-                a.record(i * 1000 + 7)
-            } else {
-                b.record(i * 1000 + 7)
-            }
-        }
-        a.merge(&b);
-        let s = a.summary();
-        assert_eq!(s.min, 1007);
-        assert_eq!(s.max, 1_000_007);
-        assert_eq!(s.mean, 500_507);
-        for (got, want) in [
-            (s.p50, 500_007u64),
-            (s.p95, 950_007),
-            (s.p99, 990_007),
-            (s.p999, 999_007),
-        ] {
-            let err = got.abs_diff(want) as f64 / want as f64;
-            assert!(err <= 0.001, "{got} vs {want}");
-        }
-        assert!(s.min <= s.p50 && s.p999 <= s.max);
-        assert_eq!(Recorder::new().summary(), LatencyNs::default());
-    }
 
     #[test]
     fn verify_finds_a_stale_block_in_a_real_file() {

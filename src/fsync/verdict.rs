@@ -240,10 +240,11 @@ mod tests {
             commits: 100,
             elapsed_ns: 100 * p50_ns,
             commits_per_s: 1e9 / p50_ns as f64,
-            latency_ns: LatencyNs {
+            latency_ns: LatencySummary {
                 min: p50_ns / 2,
                 mean: p50_ns,
                 p50: p50_ns,
+                p90: p50_ns,
                 p95: p50_ns,
                 p99: p50_ns,
                 p999: p50_ns,

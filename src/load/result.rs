@@ -9,36 +9,7 @@ use serde::Serialize;
 /// Version of the sweep JSON schema; bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Latency distribution of one level (or one direction of it), integer nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct LatencySummary {
-    pub min: u64,
-    pub mean: u64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
-}
-
-impl LatencySummary {
-    pub fn from_hist(h: &Histogram<u64>) -> LatencySummary {
-        if h.is_empty() {
-            return LatencySummary::default();
-        }
-        LatencySummary {
-            min: h.min(),
-            mean: h.mean().round() as u64,
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-        }
-    }
-}
+pub use crate::latency::LatencySummary;
 
 /// One direction (reads or writes) of a mixed level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
