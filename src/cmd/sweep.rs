@@ -13,6 +13,7 @@ use crate::load::result::{
 use crate::load::target::{self, Target, TargetKind};
 use crate::load::workload::{now_ns, split_concurrency};
 use crate::load::{Engine, LevelCtl, LevelSpec, LevelStats};
+use crate::monitor::watch::{DeviceWatch, Mark};
 use crate::profile;
 use crate::report::table::Table;
 use std::io::{IsTerminal, Write};
@@ -71,61 +72,28 @@ fn sim_text(spec: &SweepSpec) -> &str {
     }
 }
 
-/// The kernel's view of the disk under the target: file → filesystem → partition → whole disk
-/// (dm and md devices are their own disk), through the sys/monitor core.
-struct KernelWatch {
-    root: crate::sys::Root,
-    dev: crate::sys::device::BlockDev,
+/// The kernel's view of the disk under the target (monitor::watch): the block device itself,
+/// or the whole disk holding the file; None when that disk is not in diskstats (tmpfs,
+/// overlay, network filesystems).
+fn kernel_watch(spec: &SweepSpec, target: &Target) -> Option<DeviceWatch> {
+    let root = crate::sys::Root {
+        proc: spec.proc_root.clone(),
+        sys: spec.sys_root.clone(),
+    };
+    let w = match target.kind {
+        TargetKind::BlockDevice => DeviceWatch::for_node(&root, &target.path).ok()?,
+        _ => DeviceWatch::for_path(&root, &target.path).ok()?,
+    };
+    w.mark().map(|_| w)
 }
 
-/// One reading of the disk's diskstats line with the monotonic time it was read at.
-struct Mark {
-    mono_ns: u64,
-    line: crate::sys::diskstats::DiskStatLine,
-}
-
-impl KernelWatch {
-    fn for_target(spec: &SweepSpec, target: &Target) -> Option<KernelWatch> {
-        use crate::sys::device;
-        let root = crate::sys::Root {
-            proc: spec.proc_root.clone(),
-            sys: spec.sys_root.clone(),
-        };
-        let dev = match target.kind {
-            TargetKind::BlockDevice => device::blockdev_for_node(&root, &target.path).ok()?,
-            _ => device::disk_for_path(&root, &target.path).ok()?,
-        };
-        let w = KernelWatch { root, dev };
-        // A device missing from diskstats (tmpfs, overlay, network fs) has no kernel view.
-        w.sample().map(|_| w)
-    }
-    fn disk_name(&self) -> Option<String> {
-        Some(crate::sys::device::friendly_name(&self.root, &self.dev))
-    }
-    fn sample(&self) -> Option<Mark> {
-        let s = crate::monitor::DiskSample::take(&self.root).ok()?;
-        let line = s.find(self.dev.major, self.dev.minor)?.clone();
-        Some(Mark {
-            mono_ns: s.mono_ns,
-            line,
-        })
-    }
-    fn view(&self, a: &Mark, b: &Mark) -> Option<serde_json::Map<String, serde_json::Value>> {
-        let dt = b.mono_ns.checked_sub(a.mono_ns)?;
-        let d = crate::monitor::DiskDelta::between(&a.line, &b.line, dt)?;
-        Some(crate::monitor::DiskRates::from_delta(&d).sysstat_json())
-    }
-    fn identity(&self) -> Option<profile::Identity> {
-        use crate::sys::device;
-        let dir = device::sysfs_dir(&self.root, &self.dev)?;
-        let q = device::queue_info(&self.root, &self.dev);
-        Some(profile::read_identity(
-            &dir,
-            &self.dev.name,
-            q.model,
-            q.size_bytes,
-        ))
-    }
+fn kernel_view(
+    w: &DeviceWatch,
+    a: &Mark,
+    b: &Mark,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let d = w.delta(a, b)?;
+    Some(crate::monitor::DiskRates::from_delta(&d).sysstat_json())
 }
 
 /// The progress bar on stderr (only when stderr is a terminal).
@@ -198,7 +166,7 @@ impl Progress {
 fn run_level(
     engine: &mut (dyn Engine + Send),
     ls: &LevelSpec,
-    watch: Option<&KernelWatch>,
+    watch: Option<&DeviceWatch>,
     progress: &Progress,
     idx: usize,
 ) -> Result<(
@@ -223,10 +191,10 @@ fn run_level(
             if !simulated {
                 if let Some(w) = watch {
                     if first.is_none() && now >= measure_at {
-                        first = w.sample();
+                        first = w.mark();
                     }
                     if last.is_none() && now >= end_at {
-                        last = w.sample();
+                        last = w.mark();
                     }
                 }
                 if now >= next_draw {
@@ -248,8 +216,8 @@ fn run_level(
         let stats = handle.join().expect("engine thread panicked")?;
         let kernel = match (watch, first) {
             (Some(w), Some(a)) => {
-                let b = last.or_else(|| w.sample());
-                b.and_then(|b| w.view(&a, &b))
+                let b = last.or_else(|| w.mark());
+                b.and_then(|b| kernel_view(w, &a, &b))
             }
             _ => None,
         };
@@ -286,9 +254,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         }
     }
     let (mut engine, engine_note) = make_engine(spec, target.as_ref())?;
-    let watch = target
-        .as_ref()
-        .and_then(|t| KernelWatch::for_target(spec, t));
+    let watch = target.as_ref().and_then(|t| kernel_watch(spec, t));
 
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = &target {
@@ -322,7 +288,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
                 }
                 .into(),
                 size_bytes: t.size_bytes,
-                disk_device: watch.as_ref().and_then(|w| w.disk_name()),
+                disk_device: watch.as_ref().map(DeviceWatch::friendly_name),
                 logical_block_size: t.dio_align,
             },
             None => TargetInfo {
@@ -437,7 +403,7 @@ fn write_page(page: Option<&mut crate::report::PageFile>, report: &SweepReport) 
     page.write(&crate::report::html::sweep_page(&doc))
 }
 
-fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&KernelWatch>) -> Result<()> {
+fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWatch>) -> Result<()> {
     let dir = profile::profile_dir(
         spec.profile_dir.as_deref(),
         std::env::var("XDG_STATE_HOME").ok().as_deref(),
@@ -450,7 +416,7 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&KernelWat
             "needs a profile directory: set --profile-dir, $XDG_STATE_HOME or $HOME",
         )
     })?;
-    let Some(id) = watch.and_then(KernelWatch::identity) else {
+    let Some(id) = watch.and_then(|w| profile::device_id(&w.root, &w.dev)) else {
         let _ = writeln!(
             std::io::stderr().lock(),
             "iosat: note: no device identity known for this target; profile not saved"
@@ -458,7 +424,7 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&KernelWat
         return Ok(());
     };
     let json = serde_json::to_string_pretty(report).expect("report serialises");
-    let path = profile::save(&dir, &profile::profile_id(&id), &json)?;
+    let path = profile::save(&dir, &id, &json)?;
     let _ = writeln!(
         std::io::stderr().lock(),
         "iosat: profile saved to {}",

@@ -363,3 +363,4 @@ pub mod record;
 pub mod saturation;
 pub mod select;
 pub mod view;
+pub mod watch;
