@@ -2,7 +2,6 @@
 
 use super::{FormatArgs, RootArgs};
 use clap::Args;
-use std::path::PathBuf;
 
 /// The device inventory needed to judge the numbers of `iosat stat`: model, size, rotational,
 /// block sizes, scheduler, nr_requests, write cache, FUA, discard, holders, mount points,
@@ -17,11 +16,8 @@ pub struct InfoArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// Directory of device profiles saved by `iosat sweep --save-profile` (default:
-    /// $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles, else
-    /// ~/.local/state/iosat/profiles).
-    #[arg(long, value_name = "DIR")]
-    pub profile_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub profile: crate::cli::ProfileArgs,
 
     #[command(flatten)]
     pub format: FormatArgs,

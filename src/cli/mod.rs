@@ -80,3 +80,14 @@ pub struct RootArgs {
     )]
     pub sys_root: PathBuf,
 }
+
+/// Where device profiles (`iosat sweep --save-profile`) are read and saved: one flag, one
+/// resolution (config::profile).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProfileArgs {
+    /// Directory of device profiles saved by `iosat sweep --save-profile` (default:
+    /// $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles, else
+    /// ~/.local/state/iosat/profiles).
+    #[arg(long, value_name = "DIR", help_heading = "Profiles")]
+    pub profile_dir: Option<PathBuf>,
+}

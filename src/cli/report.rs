@@ -30,9 +30,6 @@ pub struct ReportArgs {
     /// Replace OUT if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Directory of device profiles saved by `iosat sweep --save-profile`, for the saturation
-    /// chart of a recording (default: $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles,
-    /// else ~/.local/state/iosat/profiles).
-    #[arg(long, value_name = "DIR")]
-    pub profile_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub profile: crate::cli::ProfileArgs,
 }

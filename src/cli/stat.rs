@@ -81,14 +81,11 @@ pub struct StatArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "interval")]
     pub replay: Option<PathBuf>,
 
-    /// Directory of device profiles saved by `iosat sweep --save-profile` (default:
-    /// $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles, else
-    /// ~/.local/state/iosat/profiles).
-    #[arg(long, value_name = "DIR", conflicts_with = "no_profile")]
-    pub profile_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub profile: crate::cli::ProfileArgs,
 
     /// Ignore device profiles: no saturation columns.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,
 
     /// With --record (or --replay): also write the recording as a self-contained HTML page

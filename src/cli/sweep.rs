@@ -129,11 +129,8 @@ pub struct SweepArgs {
     #[arg(long, help_heading = "Output")]
     pub save_profile: bool,
 
-    /// Directory of device profiles (default: $IOSAT_PROFILE_DIR, else
-    /// $XDG_STATE_HOME/iosat/profiles, else
-    /// ~/.local/state/iosat/profiles).
-    #[arg(long, value_name = "DIR", help_heading = "Output")]
-    pub profile_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub profile: crate::cli::ProfileArgs,
 
     /// Never draw the progress bar (it is drawn on stderr only when that is a terminal).
     #[arg(long, help_heading = "Output")]

@@ -1,9 +1,10 @@
 //! `iosat analyze`: orchestration only — validate, read the files, build the report, print.
 
 use crate::cli::analyze::AnalyzeArgs;
-use crate::config::analyze::{AnalyzeSpec, OutputFormat};
+use crate::config::analyze::AnalyzeSpec;
 use crate::error::Error;
 use crate::import::{self, report};
+use crate::report::Format;
 use std::io::Write;
 
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
@@ -15,10 +16,10 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         .collect::<Result<Vec<_>, _>>()?;
     let rep = report::build(&imports, &spec.devices)?;
     let out = match spec.format {
-        OutputFormat::Text => rep.to_text(),
-        OutputFormat::Json => rep.to_json(),
-        OutputFormat::Csv => rep.to_csv(),
-        OutputFormat::Markdown => rep.to_markdown(),
+        Format::Text { .. } | Format::Html => rep.to_text(),
+        Format::Json => rep.to_json(),
+        Format::Csv => rep.to_csv(),
+        Format::Markdown => rep.to_markdown(),
     };
     let mut stdout = std::io::stdout().lock();
     stdout

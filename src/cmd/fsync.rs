@@ -5,13 +5,12 @@ use crate::cli::fsync::FsyncArgs;
 use crate::error::{exit, Error};
 use crate::fsync::report::*;
 use crate::report::table::Table;
+use crate::report::Format;
 use std::io::{IsTerminal, Write};
 
 pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
-    let spec = crate::config::fsync::spec(args)?;
-    if let Some(p) = &args.html {
-        crate::report::check_new_page(p)?;
-    }
+    let run = crate::config::fsync::build(args)?;
+    let spec = &run.spec;
     crate::fsync::io::install_sigint_handler();
     let tty = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
@@ -19,23 +18,21 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
             eprintln!("iosat fsync: {line}");
         }
     };
-    let report = crate::fsync::run(&spec, &mut progress)?;
-    let f = &args.format;
-    let out = if f.json {
-        let mut s = serde_json::to_string_pretty(&report)?;
-        s.push('\n');
-        s
-    } else if f.csv {
-        render_csv(&report)
-    } else if f.markdown {
-        render_markdown(&report)
-    } else {
-        render_text(&report)
+    let report = crate::fsync::run(spec, &mut progress)?;
+    let out = match run.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&report)?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => render_csv(&report),
+        Format::Markdown => render_markdown(&report),
+        Format::Text { .. } | Format::Html => render_text(&report),
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
-    if let Some(p) = &args.html {
+    if let Some(p) = &run.html {
         let doc = serde_json::to_value(&report)?;
         crate::report::PageFile::new(p).write(&crate::report::fsync::page_html(&doc))?;
     }

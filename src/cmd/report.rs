@@ -2,29 +2,22 @@
 //! it (never over a user's file without --force). Also renders recordings for `stat --html`,
 //! with the device profiles read from files.
 
-use crate::cli::report::{ReportArgs, ReportFormat};
+use crate::cli::report::ReportArgs;
+use crate::config::report::ReportSpec;
 use crate::error::Error;
 use crate::profile;
 use crate::report::stat::{self as rstat, Found, Profiles};
+use crate::report::Format;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
+    let spec = ReportSpec::from_args(args)?;
+    let args = &spec;
     let text = std::fs::read_to_string(&args.input).map_err(|e| Error::io(&args.input, e))?;
-    let format = args.format.unwrap_or_else(|| {
-        match args
-            .output
-            .as_ref()
-            .and_then(|p| p.extension())
-            .and_then(|e| e.to_str())
-        {
-            Some("md") | Some("markdown") => ReportFormat::Markdown,
-            Some("csv") => ReportFormat::Csv,
-            _ => ReportFormat::Html,
-        }
-    });
+    let format = spec.format;
     let bytes = if rstat::is_stat_json(&text) {
         let (devs, idle) = rstat::series_from_json(&text).map_err(|e| Error::Parse {
             path: args.input.clone(),
@@ -32,13 +25,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
             reason: e.reason,
         })?;
         match format {
-            ReportFormat::Html => rstat::page_html(&devs, &idle),
-            ReportFormat::Markdown => rstat::markdown(&devs, &idle),
-            ReportFormat::Csv => rstat::csv(&devs),
+            Format::Html => rstat::page_html(&devs, &idle),
+            Format::Markdown => rstat::markdown(&devs, &idle),
+            _ => rstat::csv(&devs),
         }
     } else if rstat::is_recording(&text) {
-        let dir = crate::config::stat::resolve_profile_dir(args.profile_dir.as_deref(), false)?;
-        render_recording(&args.input, &text, format, dir.as_deref())?
+        render_recording(&args.input, &text, format, args.profile_dir.as_deref())?
     } else {
         let doc: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
             path: args.input.clone(),
@@ -67,7 +59,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
 pub fn render_recording(
     path: &Path,
     text: &str,
-    format: ReportFormat,
+    format: Format,
     profile_dir: Option<&Path>,
 ) -> Result<String, Error> {
     let mut profiles = FileProfiles {
@@ -80,9 +72,9 @@ pub fn render_recording(
         reason: e.reason,
     })?;
     Ok(match format {
-        ReportFormat::Html => rstat::page_html(&devs, &idle),
-        ReportFormat::Markdown => rstat::markdown(&devs, &idle),
-        ReportFormat::Csv => rstat::csv(&devs),
+        Format::Html => rstat::page_html(&devs, &idle),
+        Format::Markdown => rstat::markdown(&devs, &idle),
+        _ => rstat::csv(&devs),
     })
 }
 

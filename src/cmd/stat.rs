@@ -53,12 +53,8 @@ fn write_page(
     profile_dir: Option<&Path>,
 ) -> Result<(), Error> {
     let text = std::fs::read_to_string(rec).map_err(|e| Error::io(rec, e))?;
-    let html = crate::cmd::report::render_recording(
-        rec,
-        &text,
-        crate::cli::report::ReportFormat::Html,
-        profile_dir,
-    )?;
+    let html =
+        crate::cmd::report::render_recording(rec, &text, crate::report::Format::Html, profile_dir)?;
     page.write(&html)
 }
 

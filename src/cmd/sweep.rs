@@ -4,7 +4,7 @@
 //! test file, exits 130.
 
 use crate::cli::sweep::SweepArgs;
-use crate::config::sweep::{self as config, EngineChoice, Format, Levels, SweepSpec};
+use crate::config::sweep::{self as config, EngineChoice, Levels, SweepSpec};
 use crate::error::{Error, Result};
 use crate::load::plan::auto_next;
 use crate::load::result::{
@@ -16,6 +16,7 @@ use crate::load::{Engine, LevelCtl, LevelSpec, LevelStats};
 use crate::monitor::watch::{DeviceWatch, Mark};
 use crate::profile;
 use crate::report::table::Table;
+use crate::report::Format;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -76,13 +77,10 @@ fn sim_text(spec: &SweepSpec) -> &str {
 /// or the whole disk holding the file; None when that disk is not in diskstats (tmpfs,
 /// overlay, network filesystems).
 fn kernel_watch(spec: &SweepSpec, target: &Target) -> Option<DeviceWatch> {
-    let root = crate::sys::Root {
-        proc: spec.proc_root.clone(),
-        sys: spec.sys_root.clone(),
-    };
+    let root = &spec.root;
     let w = match target.kind {
-        TargetKind::BlockDevice => DeviceWatch::for_node(&root, &target.path).ok()?,
-        _ => DeviceWatch::for_path(&root, &target.path).ok()?,
+        TargetKind::BlockDevice => DeviceWatch::for_node(root, &target.path).ok()?,
+        _ => DeviceWatch::for_path(root, &target.path).ok()?,
     };
     w.mark().map(|_| w)
 }
@@ -404,12 +402,7 @@ fn write_page(page: Option<&mut crate::report::PageFile>, report: &SweepReport) 
 }
 
 fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWatch>) -> Result<()> {
-    let dir = profile::profile_dir(
-        spec.profile_dir.as_deref(),
-        std::env::var("XDG_STATE_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    )
-    .ok_or_else(|| {
+    let dir = spec.profile_dir.clone().ok_or_else(|| {
         Error::usage(
             "--save-profile",
             "",
@@ -606,7 +599,7 @@ fn render(report: &SweepReport, format: Format) -> String {
             }
             s
         }
-        Format::Text => {
+        Format::Text { .. } | Format::Html => {
             let mut s = header_line(report);
             s.push_str("\n\n");
             s.push_str(&level_table(report).to_text());

@@ -6,20 +6,12 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// How the result is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
-    Text,
-    Json,
-    Csv,
-    Markdown,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnalyzeSpec {
     pub files: Vec<PathBuf>,
     /// iostat devices to keep; empty keeps all.
     pub devices: Vec<String>,
-    pub format: OutputFormat,
+    pub format: crate::report::Format,
 }
 
 impl AnalyzeSpec {
@@ -49,15 +41,7 @@ impl AnalyzeSpec {
                 "must be a device name as iostat prints it (sda, nvme0n1, dm-0)",
             ));
         }
-        let format = if a.format.json {
-            OutputFormat::Json
-        } else if a.format.csv {
-            OutputFormat::Csv
-        } else if a.format.markdown {
-            OutputFormat::Markdown
-        } else {
-            OutputFormat::Text
-        };
+        let format = super::output_format(&a.format, false);
         Ok(AnalyzeSpec {
             files,
             devices: a.devices.clone(),

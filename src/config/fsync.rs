@@ -154,6 +154,28 @@ fn check_dir(dir: &Path) -> Result<PathBuf> {
     }
 }
 
+/// What `iosat fsync` runs and how it prints: the experiment's spec plus the presentation
+/// choices, all validated here (cmd/ reads no clap field).
+#[derive(Debug, Clone)]
+pub struct FsyncRun {
+    pub spec: FsyncSpec,
+    pub format: crate::report::Format,
+    /// `--html FILE`, already checked not to exist.
+    pub html: Option<PathBuf>,
+}
+
+pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
+    let spec = spec(a)?;
+    if let Some(p) = &a.html {
+        crate::report::check_new_page(p)?;
+    }
+    Ok(FsyncRun {
+        spec,
+        format: super::output_format(&a.format, false),
+        html: a.html.clone(),
+    })
+}
+
 pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
     let dir = check_dir(a.dir.as_deref().unwrap_or(Path::new(".")))?;
     let o = &a.opts;
@@ -169,8 +191,7 @@ pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
         group_size: 4096,
         target_tps: o.target_tps.as_deref().map(parse_tps).transpose()?,
         verify: !o.no_verify,
-        proc_root: a.root.proc_root.clone(),
-        sys_root: a.root.sys_root.clone(),
+        root: super::root(&a.root),
         corrupt_block: o.test_corrupt_block,
     })
 }

@@ -31,8 +31,8 @@ impl InfoSpec {
             json: a.format.json,
             csv: a.format.csv,
             markdown: a.format.markdown,
-            root: Root::from_args(&a.root),
-            profile_dir: super::stat::resolve_profile_dir(a.profile_dir.as_deref(), false)?,
+            root: super::root(&a.root),
+            profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
         })
     }
 }

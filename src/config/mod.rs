@@ -4,5 +4,31 @@
 pub mod analyze;
 pub mod fsync;
 pub mod info;
+pub mod profile;
+pub mod report;
 pub mod stat;
 pub mod sweep;
+
+use crate::report::Format;
+
+/// The one place an output format is chosen from `--json`, `--csv`, `--markdown` (clap makes
+/// them exclusive); `wide` is stat's `--wide` text.
+pub fn output_format(f: &crate::cli::FormatArgs, wide: bool) -> Format {
+    if f.json {
+        Format::Json
+    } else if f.csv {
+        Format::Csv
+    } else if f.markdown {
+        Format::Markdown
+    } else {
+        Format::Text { wide }
+    }
+}
+
+/// `--proc-root` / `--sys-root` → where sys/ reads kernel files.
+pub fn root(a: &crate::cli::RootArgs) -> crate::sys::Root {
+    crate::sys::Root {
+        proc: a.proc_root.clone(),
+        sys: a.sys_root.clone(),
+    }
+}

@@ -3,7 +3,7 @@
 use crate::cli::stat::StatArgs;
 use crate::error::{Error, Result};
 use crate::monitor::select::Selection;
-use crate::monitor::view::Format;
+use crate::report::Format;
 use crate::sys::Root;
 use std::path::{Path, PathBuf};
 
@@ -90,30 +90,6 @@ pub fn device_pattern(arg: &str) -> Result<String> {
     Ok(arg.to_string())
 }
 
-/// Where to look for device profiles: `--profile-dir` (which must be a directory), else
-/// $IOSAT_PROFILE_DIR, $XDG_STATE_HOME/iosat/profiles, ~/.local/state/iosat/profiles; None
-/// with `--no-profile`.
-pub fn resolve_profile_dir(explicit: Option<&Path>, no_profile: bool) -> Result<Option<PathBuf>> {
-    if no_profile {
-        return Ok(None);
-    }
-    if let Some(d) = explicit.filter(|d| !d.is_dir()) {
-        return Err(Error::usage(
-            "--profile-dir",
-            d.display(),
-            "is not a directory (profiles are saved there by `iosat sweep --save-profile`)",
-        ));
-    }
-    let env_dir = std::env::var_os("IOSAT_PROFILE_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    Ok(crate::profile::profile_dir(
-        explicit.or(env_dir.as_deref()),
-        std::env::var("XDG_STATE_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    ))
-}
-
 impl StatSpec {
     pub fn from_args(a: &StatArgs) -> Result<StatSpec> {
         let interval_ns = match &a.interval {
@@ -126,15 +102,7 @@ impl StatSpec {
             .iter()
             .map(|d| device_pattern(d))
             .collect::<Result<Vec<_>>>()?;
-        let format = if a.format.json {
-            Format::Json
-        } else if a.format.csv {
-            Format::Csv
-        } else if a.format.markdown {
-            Format::Markdown
-        } else {
-            Format::Text { wide: a.wide }
-        };
+        let format = super::output_format(&a.format, a.wide);
         if let Some(p) = &a.html {
             if a.record.is_none() && a.replay.is_none() {
                 return Err(Error::usage(
@@ -158,8 +126,12 @@ impl StatSpec {
             record: a.record.clone(),
             replay: a.replay.clone(),
             html: a.html.clone(),
-            root: Root::from_args(&a.root),
-            profile_dir: resolve_profile_dir(a.profile_dir.as_deref(), a.no_profile)?,
+            root: super::root(&a.root),
+            profile_dir: if a.no_profile {
+                None
+            } else {
+                super::profile::resolve(&a.profile, super::profile::Access::Read)?
+            },
         })
     }
 }

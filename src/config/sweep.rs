@@ -26,14 +26,6 @@ pub enum Levels {
     Auto,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Json,
-    Csv,
-    Markdown,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepSpec {
     pub target: TargetSpec,
@@ -47,15 +39,15 @@ pub struct SweepSpec {
     pub ramp_ns: u64,
     pub max_threads: u32,
     pub seed: u64,
-    pub format: Format,
+    pub format: crate::report::Format,
     pub output: Option<PathBuf>,
     /// `--html FILE`: the report page, checked not to exist.
     pub html: Option<PathBuf>,
     pub save_profile: bool,
     pub profile_dir: Option<PathBuf>,
     pub no_progress: bool,
-    pub proc_root: PathBuf,
-    pub sys_root: PathBuf,
+    /// Where kernel files are read (--proc-root, --sys-root).
+    pub root: crate::sys::Root,
 }
 
 /// "4k", "64K", "1m", "1MiB", "4096", "1g" → bytes (binary multiples).
@@ -229,15 +221,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     }
     let engine = parse_engine(&a.engine)?;
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
-    let format = if a.format.json {
-        Format::Json
-    } else if a.format.csv {
-        Format::Csv
-    } else if a.format.markdown {
-        Format::Markdown
-    } else {
-        Format::Text
-    };
+    let format = super::output_format(&a.format, false);
     if let Some(p) = &a.html {
         crate::report::check_new_page(p)?;
     }
@@ -268,14 +252,9 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         output: a.output.clone(),
         html: a.html.clone(),
         save_profile: a.save_profile,
-        profile_dir: a.profile_dir.clone().or_else(|| {
-            std::env::var_os("IOSAT_PROFILE_DIR")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        }),
+        profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Save)?,
         no_progress: a.no_progress,
-        proc_root: a.root.proc_root.clone(),
-        sys_root: a.root.sys_root.clone(),
+        root: super::root(&a.root),
     })
 }
 

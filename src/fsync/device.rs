@@ -29,12 +29,8 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn probe(proc_root: &Path, sys_root: &Path, dir: &Path) -> Watch {
-        let root = Root {
-            proc: proc_root.to_path_buf(),
-            sys: sys_root.to_path_buf(),
-        };
-        let w = match DeviceWatch::for_path(&root, dir) {
+    pub fn probe(root: &Root, dir: &Path) -> Watch {
+        let w = match DeviceWatch::for_path(root, dir) {
             Ok(w) => w,
             Err(e) => {
                 return Watch {
@@ -47,7 +43,7 @@ impl Watch {
                 }
             }
         };
-        let q = sys::device::queue_info(&root, &w.dev);
+        let q = sys::device::queue_info(root, &w.dev);
         let device = DeviceInfo {
             name: w.dev.name.clone(),
             major: w.dev.major,

@@ -146,8 +146,8 @@ pub struct FsyncSpec {
     pub group_size: u32,
     pub target_tps: Option<f64>,
     pub verify: bool,
-    pub proc_root: PathBuf,
-    pub sys_root: PathBuf,
+    /// Where kernel files are read (--proc-root, --sys-root).
+    pub root: crate::sys::Root,
     /// Test hook: flip one byte of this block of every case's file before verification.
     pub corrupt_block: Option<u64>,
 }

@@ -367,7 +367,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         ));
     }
 
-    let watch = Watch::probe(&spec.proc_root, &spec.sys_root, dir);
+    let watch = Watch::probe(&spec.root, dir);
     if let Some(n) = &watch.note {
         warnings.push(n.clone());
     }

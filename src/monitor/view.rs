@@ -7,14 +7,7 @@ use super::saturation::Saturation;
 use super::DiskRates;
 use crate::report::table::Table;
 
-/// Output format of `iosat stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Text { wide: bool },
-    Json,
-    Csv,
-    Markdown,
-}
+pub use crate::report::Format;
 
 /// Version of the JSON and CSV layout; bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -141,7 +134,8 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 /// some device has a profile, so the text legend explains sat and load.
 pub fn preamble(format: Format, profiled: bool) -> String {
     match format {
-        Format::Text { .. } => {
+        // stat's page is drawn by report/, never through this per-interval path.
+        Format::Text { .. } | Format::Html => {
             let mut s = String::from(
                 "\
 # rates over the measured interval; r_conc/w_conc = mean reads/writes in flight
@@ -455,7 +449,7 @@ fn csv(r: &IntervalReport) -> String {
 /// The bytes for one interval.
 pub fn render(r: &IntervalReport, format: Format) -> String {
     match format {
-        Format::Text { wide: false } => text_narrow(r),
+        Format::Text { wide: false } | Format::Html => text_narrow(r),
         Format::Text { wide: true } => {
             let mut s = interval_title(r);
             s.push('\n');

@@ -8,10 +8,23 @@ pub mod svg;
 pub mod table;
 pub mod tables;
 
-use crate::cli::report::ReportFormat;
 use crate::error::Error;
 use serde_json::Value;
 use std::path::Path;
+
+/// How a result is printed or saved: chosen once in config/ (from --json/--csv/--markdown,
+/// `report --format`, or an output file's extension) and handed to every renderer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned text for a terminal; `wide` puts every column on one line (stat --wide).
+    Text {
+        wide: bool,
+    },
+    Json,
+    Csv,
+    Markdown,
+    Html,
+}
 
 /// What kind of iosat result a JSON document is, from its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,18 +47,19 @@ pub fn kind_of(doc: &Value) -> Option<Kind> {
 }
 
 /// Render a JSON result; Err names what the document lacks.
-pub fn render(doc: &Value, format: ReportFormat) -> Result<String, String> {
+pub fn render(doc: &Value, format: Format) -> Result<String, String> {
     let kind = kind_of(doc).ok_or_else(|| {
         "not an iosat result: expected a JSON object with 'levels' (sweep, analyze) or 'cases' (fsync)"
             .to_string()
     })?;
     Ok(match (kind, format) {
-        (Kind::Levels, ReportFormat::Html) => html::sweep_page(doc),
-        (Kind::Levels, ReportFormat::Markdown) => tables::levels_markdown(doc),
-        (Kind::Levels, ReportFormat::Csv) => tables::levels_table(doc).to_csv(),
-        (Kind::Fsync, ReportFormat::Html) => fsync::page_html(doc),
-        (Kind::Fsync, ReportFormat::Markdown) => fsync::markdown(doc),
-        (Kind::Fsync, ReportFormat::Csv) => fsync::csv(doc),
+        (Kind::Levels, Format::Html) => html::sweep_page(doc),
+        (Kind::Levels, Format::Markdown) => tables::levels_markdown(doc),
+        (Kind::Levels, Format::Csv) => tables::levels_table(doc).to_csv(),
+        (Kind::Fsync, Format::Html) => fsync::page_html(doc),
+        (Kind::Fsync, Format::Markdown) => fsync::markdown(doc),
+        (Kind::Fsync, Format::Csv) => fsync::csv(doc),
+        (_, f) => return Err(format!("iosat report does not write {f:?}")),
     })
 }
 

@@ -26,15 +26,6 @@ impl Default for Root {
     }
 }
 
-impl Root {
-    pub fn from_args(a: &crate::cli::RootArgs) -> Root {
-        Root {
-            proc: a.proc_root.clone(),
-            sys: a.sys_root.clone(),
-        }
-    }
-}
-
 /// The running kernel's release (`<proc>/sys/kernel/osrelease`), e.g. "6.18.44".
 pub fn kernel_release(root: &Root) -> Option<String> {
     std::fs::read_to_string(root.proc.join("sys/kernel/osrelease"))

@@ -1,0 +1,43 @@
+//! `iosat report` arguments → [`ReportSpec`]: the format from `--format`, else from the
+//! extension of `-o` (`.md`, `.csv`, else HTML), and the profile directory resolved once.
+
+use crate::cli::report::{ReportArgs, ReportFormat};
+use crate::error::Result;
+use crate::report::Format;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportSpec {
+    pub input: PathBuf,
+    pub output: Option<PathBuf>,
+    pub format: Format,
+    pub force: bool,
+    pub profile_dir: Option<PathBuf>,
+}
+
+impl ReportSpec {
+    pub fn from_args(a: &ReportArgs) -> Result<ReportSpec> {
+        let format = match a.format {
+            Some(ReportFormat::Html) => Format::Html,
+            Some(ReportFormat::Markdown) => Format::Markdown,
+            Some(ReportFormat::Csv) => Format::Csv,
+            None => match a
+                .output
+                .as_ref()
+                .and_then(|p| p.extension())
+                .and_then(|e| e.to_str())
+            {
+                Some("md") | Some("markdown") => Format::Markdown,
+                Some("csv") => Format::Csv,
+                _ => Format::Html,
+            },
+        };
+        Ok(ReportSpec {
+            input: a.input.clone(),
+            output: a.output.clone(),
+            format,
+            force: a.force,
+            profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
+        })
+    }
+}
