@@ -18,6 +18,7 @@ pub mod profile;
 pub mod report;
 pub mod sys;
 pub mod ui;
+pub mod units;
 
 /// Run one parsed command line; returns the process exit code.
 pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {

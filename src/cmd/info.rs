@@ -167,17 +167,10 @@ fn gather(root: &Root, spec: &InfoSpec) -> Result<Vec<DeviceInfo>, Error> {
 }
 
 fn size_text(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
+    if bytes < 1024 {
         format!("{bytes} B")
     } else {
-        format!("{v:.1} {} ({bytes} bytes)", UNITS[u])
+        format!("{} ({bytes} bytes)", crate::units::human_bytes(bytes))
     }
 }
 

@@ -37,19 +37,10 @@ pub fn parse_methods(s: &str) -> Result<Vec<Method>> {
     Ok(out)
 }
 
-fn parse_size(part: &str) -> Option<u64> {
-    let (num, mult) = match part.char_indices().last()? {
-        (i, 'k' | 'K') => (&part[..i], 1024),
-        (i, 'm' | 'M') => (&part[..i], 1 << 20),
-        _ => (part, 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
-
 pub fn parse_sizes(s: &str) -> Result<Vec<u32>> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim) {
-        let v = parse_size(part).ok_or_else(|| {
+        let v = crate::units::parse_size(part).map_err(|_| {
             Error::usage("--sizes", part, "must be a size in bytes, e.g. 4096 or 4k")
         })?;
         if v == 0 || v % 512 != 0 {
@@ -79,21 +70,21 @@ pub fn parse_mode(s: &str) -> Result<Vec<Mode>> {
 }
 
 pub fn parse_duration_ns(s: &str) -> Result<u64> {
-    let v: f64 = s.trim().trim_end_matches('s').parse().map_err(|_| {
+    let ns = crate::units::parse_duration_ns(s).map_err(|_| {
         Error::usage(
             "--duration",
             s,
-            "must be a number of seconds, e.g. 1 or 0.5",
+            "must be a duration, e.g. 1, 0.5, 2s or 500ms",
         )
     })?;
-    if !(v.is_finite() && v > 0.0 && v <= MAX_DURATION_S) {
+    if ns == 0 || ns as f64 > MAX_DURATION_S * 1e9 {
         return Err(Error::usage(
             "--duration",
             s,
             "must be more than 0 and at most 3600 seconds",
         ));
     }
-    Ok((v * 1e9).round() as u64)
+    Ok(ns)
 }
 
 pub fn parse_committers(s: &str) -> Result<Vec<u32>> {

@@ -30,24 +30,21 @@ pub const MIN_INTERVAL_NS: u64 = 10_000_000;
 /// Longest interval accepted (one day).
 pub const MAX_INTERVAL_NS: u64 = 86_400 * 1_000_000_000;
 
-/// "-i" value in seconds (decimal, fractions allowed) → ns.
+/// "-i" value: seconds (fractions allowed) or a duration with a unit (units.rs) → ns.
 pub fn parse_interval(s: &str) -> Result<u64> {
     let bad = |reason: &str| Error::usage("-i", s, reason);
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| bad("must be a number of seconds, e.g. 1 or 0.5"))?;
-    if !v.is_finite() || v <= 0.0 {
+    let ns = crate::units::parse_duration_ns(s)
+        .map_err(|_| bad("must be a number of seconds or a duration, e.g. 1, 0.5, 1s or 500ms"))?;
+    if ns == 0 {
         return Err(bad("must be a number of seconds greater than 0"));
     }
-    let ns = (v * 1e9).round();
-    if ns < MIN_INTERVAL_NS as f64 {
+    if ns < MIN_INTERVAL_NS {
         return Err(bad("must be at least 0.01 seconds"));
     }
-    if ns > MAX_INTERVAL_NS as f64 {
+    if ns > MAX_INTERVAL_NS {
         return Err(bad("must be at most 86400 seconds"));
     }
-    Ok(ns as u64)
+    Ok(ns)
 }
 
 pub fn parse_count(s: &str) -> Result<u64> {

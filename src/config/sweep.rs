@@ -52,59 +52,16 @@ pub struct SweepSpec {
 
 /// "4k", "64K", "1m", "1MiB", "4096", "1g" → bytes (binary multiples).
 pub fn parse_size(flag: &str, s: &str) -> Result<u64> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let digits_end = lower
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(lower.len());
-    let (num, unit) = lower.split_at(digits_end);
-    let mult: u64 = match unit.trim() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => {
-            return Err(Error::usage(
-                flag,
-                s,
-                "is not a size (use a number with an optional k, m, g or t suffix)",
-            ))
-        }
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| Error::usage(flag, s, "is not a size (use e.g. 4k, 1m, 512)"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| Error::usage(flag, s, "is too large"))
+    crate::units::parse_size(s).map_err(|reason| Error::usage(flag, s, reason))
 }
 
 /// "2", "2s", "0.2", "500ms", "1m" → nanoseconds.
 pub fn parse_duration(flag: &str, s: &str) -> Result<u64> {
-    let t = s.trim().to_ascii_lowercase();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60e9)
-    } else {
-        (t.as_str(), 1e9)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| Error::usage(flag, s, "is not a duration (use e.g. 2, 2s, 500ms)"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(Error::usage(flag, s, "must be a non-negative duration"));
-    }
-    let ns = v * mult;
-    if ns > 24.0 * 3600e9 {
+    let ns = crate::units::parse_duration_ns(s).map_err(|reason| Error::usage(flag, s, reason))?;
+    if ns > 86_400 * 1_000_000_000 {
         return Err(Error::usage(flag, s, "must be at most a day"));
     }
-    Ok(ns.round() as u64)
+    Ok(ns)
 }
 
 pub fn parse_levels(s: &str) -> Result<Levels> {

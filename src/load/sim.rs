@@ -85,23 +85,13 @@ fn bad(value: &str, reason: impl Into<String>) -> Error {
 
 /// A duration with a mandatory unit: `250ns`, `100us`, `8ms`, `1.5ms`, `2s`.
 fn parse_duration_ns(text: &str) -> Option<u64> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (num, unit) = text.split_at(split);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return None,
-    };
-    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
+    // A unit is required and must touch the number; minutes and hours are no service time.
+    let unit_at = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    if !["ns", "us", "µs", "ms", "s"].contains(&&text[unit_at..]) {
         return None;
     }
-    let value: f64 = num.parse().ok()?;
-    let ns = (value * scale).round();
-    (ns.is_finite() && ns >= 1.0 && ns <= MAX_SERVICE_NS as f64).then_some(ns as u64)
+    let ns = crate::units::parse_duration_ns(text).ok()?;
+    (1..=MAX_SERVICE_NS).contains(&ns).then_some(ns)
 }
 
 /// A positive, finite decimal number (no sign, no exponent, no `inf`).

@@ -180,21 +180,6 @@ pub fn fits(size: u64, free: u64) -> bool {
     size.saturating_add(free / 10).saturating_add(64 << 20) <= free
 }
 
-fn human(bytes: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
-}
-
 fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<Target> {
     let mut notes = Vec::new();
     let dir_handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
@@ -207,8 +192,8 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
             Error::Safety(format!(
                 "{}: too little free space for a test file ({} free, need at least {} plus a margin)",
                 dir.display(),
-                human(free),
-                human(MIN_SIZE * 10)
+                crate::units::human_bytes(free),
+                crate::units::human_bytes(MIN_SIZE * 10)
             ))
         })?,
     };
@@ -216,8 +201,8 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
         return Err(Error::Safety(format!(
             "{}: too little free space for a {} test file ({} free; iosat leaves a tenth of it and 64 MiB)",
             dir.display(),
-            human(size),
-            human(free)
+            crate::units::human_bytes(size),
+            crate::units::human_bytes(free)
         )));
     }
     let name = format!(

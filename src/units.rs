@@ -1,0 +1,189 @@
+//! Units, one way for every command: sizes (`4k`, `4K`, `4KiB`, `1g`, `512`), durations
+//! (`500ms`, `2s`, `1.5`, bare seconds, `100us`, `250ns`, `1m`), human formatting of bytes,
+//! and UTC timestamps. Pure; errors are reasons in words, and config/ adds the flag and the
+//! value. Imports nothing from iosat.
+
+/// A size in bytes: a whole or decimal number with an optional binary unit (k, m, g, t;
+/// also written kb, kib, K, KiB, ...); the result must be a whole number of bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(
+            "is not a size (use a number with an optional k, m, g or t suffix, e.g. 4k, 1g, 512)"
+                .into(),
+        ),
+    };
+    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
+        return Err("is not a size (use e.g. 4k, 1m, 512)".into());
+    }
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(mult).ok_or_else(|| "is too large".into());
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| "is not a size (use e.g. 4k, 1m, 512)".to_string())?;
+    let bytes = v * mult as f64;
+    if bytes >= u64::MAX as f64 {
+        return Err("is too large".into());
+    }
+    if bytes.fract() != 0.0 {
+        return Err("is not a whole number of bytes".into());
+    }
+    Ok(bytes as u64)
+}
+
+/// A duration in nanoseconds: a number with an optional unit (`ns`, `us`/`µs`, `ms`, `s`,
+/// `m`/`min`, `h`); a bare number is seconds, as iostat's interval and fio's `--runtime` are.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "" | "s" | "sec" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        _ => return Err("is not a duration (use e.g. 2, 2s, 500ms, 100us)".into()),
+    };
+    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
+        return Err("is not a duration (use e.g. 2, 2s, 500ms, 100us)".into());
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| "is not a duration (use e.g. 2, 2s, 500ms, 100us)".to_string())?;
+    let ns = (v * scale).round();
+    if !ns.is_finite() || ns >= u64::MAX as f64 {
+        return Err("is too long".into());
+    }
+    Ok(ns as u64)
+}
+
+/// Bytes for people: `512 B`, `4.0 KiB`, `1.5 GiB` (binary units, one decimal).
+pub fn human_bytes(bytes: u64) -> String {
+    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+/// A block or record size as it is configured: exact, in the largest binary unit that divides
+/// it (`512 B`, `4 KiB`, `16 KiB`, `1 MiB`).
+pub fn block_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Wall-clock nanoseconds since the epoch → `2026-11-22T13:35:45.123Z`.
+pub fn iso_utc(wall_ns: i64) -> String {
+    let secs = wall_ns.div_euclid(1_000_000_000);
+    let ms = wall_ns.rem_euclid(1_000_000_000) / 1_000_000;
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Days since 1970-01-01 → proleptic Gregorian date (Howard Hinnant's civil_from_days).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_every_common_spelling() {
+        for (t, want) in [
+            ("512", 512),
+            ("4k", 4096),
+            ("4K", 4096),
+            ("4KiB", 4096),
+            ("4kb", 4096),
+            ("1g", 1 << 30),
+            ("1G", 1 << 30),
+            ("1.5m", 3 << 19),
+            ("2t", 2 << 40),
+            (" 64KiB ", 65536),
+        ] {
+            assert_eq!(parse_size(t), Ok(want), "{t}");
+        }
+        for bad in ["", "k", "4x", "-1", "1.k", "0.3", "99999999999t", ".5k"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_take_units_and_bare_seconds() {
+        for (t, want) in [
+            ("2", 2_000_000_000),
+            ("0.5", 500_000_000),
+            ("2s", 2_000_000_000),
+            ("500ms", 500_000_000),
+            ("500MS", 500_000_000),
+            ("100us", 100_000),
+            ("100µs", 100_000),
+            ("250ns", 250),
+            ("1m", 60_000_000_000),
+            ("1min", 60_000_000_000),
+            ("1h", 3_600_000_000_000),
+            ("1.5ms", 1_500_000),
+        ] {
+            assert_eq!(parse_duration_ns(t), Ok(want), "{t}");
+        }
+        for bad in ["", "s", "2x", "-1", "1.", ".5s", "1e3", "inf"] {
+            assert!(parse_duration_ns(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn human_formats() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(1 << 30), "1.0 GiB");
+        assert_eq!(block_size(512), "512 B");
+        assert_eq!(block_size(16384), "16 KiB");
+        assert_eq!(block_size(1 << 20), "1 MiB");
+        assert_eq!(block_size(1536), "1536 B");
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            iso_utc(1_795_095_345_123_000_000),
+            "2026-11-19T13:35:45.123Z"
+        );
+    }
+}
