@@ -20,6 +20,28 @@ pub struct LatencyNs {
     pub max: Option<f64>,
 }
 
+impl LatencyNs {
+    /// Store the `p`th percentile (50, 90, 95, 99, 99.9) when it is one the summary keeps;
+    /// others are ignored.
+    pub fn set_percentile(&mut self, p: f64, ns: f64) {
+        let close = |x: f64| (p - x).abs() < 1e-6;
+        let slot = if close(50.0) {
+            &mut self.p50
+        } else if close(90.0) {
+            &mut self.p90
+        } else if close(95.0) {
+            &mut self.p95
+        } else if close(99.0) {
+            &mut self.p99
+        } else if close(99.9) {
+            &mut self.p999
+        } else {
+            return;
+        };
+        *slot = Some(ns);
+    }
+}
+
 /// One concurrency level as the analysis sees it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LevelPoint {

@@ -481,3 +481,22 @@ fn util_lesson_when_util_reaches_busy_only_at_the_peak() {
         )
     );
 }
+
+#[test]
+fn set_percentile_keeps_99_9_apart_from_99() {
+    let mut l = LatencyNs::default();
+    for (p, ns) in [
+        (50.0, 1.0),
+        (90.0, 2.0),
+        (95.0, 3.0),
+        (99.0, 4.0),
+        (99.9, 5.0),
+        (75.0, 9.0),
+    ] {
+        l.set_percentile(p, ns);
+    }
+    assert_eq!(
+        (l.p50, l.p90, l.p95, l.p99, l.p999),
+        (Some(1.0), Some(2.0), Some(3.0), Some(4.0), Some(5.0))
+    );
+}

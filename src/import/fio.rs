@@ -188,21 +188,6 @@ fn bin_percentile(bins: &[(f64, u64)], q: f64) -> Option<f64> {
     bins.last().map(|b| b.0)
 }
 
-fn set_pct(lat: &mut LatencyNs, p: f64, ns: f64) {
-    let close = |x: f64| (p - x).abs() < 1e-6;
-    if close(50.0) {
-        lat.p50 = Some(ns);
-    } else if close(90.0) {
-        lat.p90 = Some(ns);
-    } else if close(95.0) {
-        lat.p95 = Some(ns);
-    } else if close(99.0) {
-        lat.p99 = Some(ns);
-    } else if close(99.9) {
-        lat.p999 = Some(ns);
-    }
-}
-
 /// Parse fio JSON text.
 pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     let (root, skipped) = first_json(path, text)?;
@@ -356,12 +341,12 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             all.sort_by(|a, b| a.0.total_cmp(&b.0));
             for q in [50.0, 90.0, 95.0, 99.0, 99.9] {
                 if let Some(v) = bin_percentile(&all, q) {
-                    set_pct(&mut lat, q, v);
+                    lat.set_percentile(q, v);
                 }
             }
         } else if dirs.len() == 1 {
             for &(p, ns) in &dirs[0].pcts {
-                set_pct(&mut lat, p, ns);
+                lat.set_percentile(p, ns);
             }
         } else {
             // Several jobs or directions and no histograms: an I/O-weighted mean of each
@@ -377,7 +362,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                     }
                 }
                 if w > 0.0 {
-                    set_pct(&mut lat, q, sum / w);
+                    lat.set_percentile(q, sum / w);
                 }
             }
         }

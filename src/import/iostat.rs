@@ -96,6 +96,26 @@ struct Row {
     time: Option<String>,
 }
 
+impl Row {
+    /// A device row: the name and at least one value, every value a number.
+    fn of(
+        device: &str,
+        vals: &[&str],
+        line: usize,
+        block: usize,
+        time: &Option<String>,
+    ) -> Option<Row> {
+        let values: Option<Vec<f64>> = vals.iter().map(|v| value(v)).collect();
+        values.filter(|v| !v.is_empty()).map(|values| Row {
+            device: device.to_string(),
+            values,
+            line,
+            block,
+            time: time.clone(),
+        })
+    }
+}
+
 /// A value as iostat prints it: a number (decimal point or comma), or with `-h` a size with
 /// a unit suffix in kB (`47.1k` = 47.1 kB, `24.7M` = 24.7 MB) or a percentage (`14.1%`).
 fn value(tok: &str) -> Option<f64> {
@@ -279,15 +299,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         };
         if blocks[b].device_last {
             let (dev, vals) = toks.split_last().expect("non-empty line");
-            let values: Option<Vec<f64>> = vals.iter().map(|v| value(v)).collect();
-            match values {
-                Some(values) if !values.is_empty() && value(dev).is_none() => rows.push(Row {
-                    device: dev.to_string(),
-                    values,
-                    line: n,
-                    block: b,
-                    time: time.clone(),
-                }),
+            match Row::of(dev, vals, n, b, &time) {
+                Some(row) if value(dev).is_none() => rows.push(row),
                 _ => {
                     return Err(perr(
                         path,
@@ -328,15 +341,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             rows[k].values.extend(toks.iter().filter_map(|t| value(t)));
             continue;
         }
-        let values: Option<Vec<f64>> = toks[1..].iter().map(|v| value(v)).collect();
-        match values {
-            Some(values) if !values.is_empty() => rows.push(Row {
-                device: toks[0].to_string(),
-                values,
-                line: n,
-                block: b,
-                time: time.clone(),
-            }),
+        match Row::of(toks[0], &toks[1..], n, b, &time) {
+            Some(row) => rows.push(row),
             _ => {
                 return Err(perr(
                     path,

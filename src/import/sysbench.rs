@@ -167,13 +167,7 @@ fn levels_from_intervals(path: &Path, ivs: &[Interval], out: &mut FileImport) {
             mean: f64::from(t) / tps * 1e9,
             ..Default::default()
         };
-        match group[0].percentile as u32 {
-            50 => lat.p50 = Some(median),
-            90 => lat.p90 = Some(median),
-            95 => lat.p95 = Some(median),
-            99 => lat.p99 = Some(median),
-            _ => {}
-        }
+        lat.set_percentile(group[0].percentile, median);
         out.levels.push(ImportedLevel {
             point: LevelPoint {
                 concurrency: t,
@@ -367,13 +361,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             ..Default::default()
         };
         for (p, ns) in r.pct {
-            match p as u32 {
-                50 => lat.p50 = Some(ns),
-                90 => lat.p90 = Some(ns),
-                95 => lat.p95 = Some(ns),
-                99 => lat.p99 = Some(ns),
-                _ => {}
-            }
+            lat.set_percentile(p, ns);
         }
         out.levels.push(ImportedLevel {
             point: LevelPoint {
