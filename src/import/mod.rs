@@ -2,7 +2,7 @@
 //! pt-diskstats/pt-stalk sample files → the analysis types ([`LevelPoint`]s for a verdict,
 //! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values
 //! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, load/
-//! or sys/; of ui/ only the table model (report.rs).
+//! or sys/; of report/ only the table model (report.rs).
 //!
 //! Recordings and pt-diskstats samples are raw counters: diskstats.rs runs them through the
 //! recording reader and stat engine of `iosat stat --replay` (monitor/), not a parser of its
