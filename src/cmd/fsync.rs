@@ -453,7 +453,7 @@ mod tests {
             level(4, Layout::SharedLog, 160.0, 3.0),
             level(4, Layout::SeparateFiles, 60.0, 1.0),
         ];
-        let dev = crate::fsync::device::DeviceInfo {
+        let dev = crate::fsync::device::DiskFacts {
             name: "sda".into(),
             major: 8,
             minor: 0,

@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod device;
+pub mod file;
 pub mod group;
 pub mod io;
 pub mod report;

@@ -2,7 +2,7 @@
 //! fit what the device says about itself (sysfs) and what physics allows? Pure; must not
 //! import ui/, report/ or sys/.
 
-use super::device::{DeviceInfo, Watch};
+use super::device::{DiskFacts, Watch};
 use super::report::{CaseResult, DeviceSection, FlushVerdict};
 use super::{Method, Mode};
 
@@ -61,13 +61,13 @@ fn flush_pair(cases: &[CaseResult]) -> Option<(&CaseResult, &CaseResult)> {
 
 /// Devices whose diskstats flush counter does not count the flushes they pass down
 /// (bio-based dm and md account flushes as zero-length writes or not at all).
-fn counters_meaningful(dev: &DeviceInfo) -> bool {
+fn counters_meaningful(dev: &DiskFacts) -> bool {
     !(dev.name.starts_with("dm-") || dev.name.starts_with("md"))
 }
 
 /// Judge the flushes. Returns the verdict and its reasoning, sentence by sentence.
 pub fn judge(
-    dev: Option<&DeviceInfo>,
+    dev: Option<&DiskFacts>,
     cases: &[CaseResult],
     on_tmpfs: bool,
 ) -> (FlushVerdict, Vec<String>) {
@@ -266,8 +266,8 @@ mod tests {
         }
     }
 
-    fn dev(rot: bool, wc: &str) -> DeviceInfo {
-        DeviceInfo {
+    fn dev(rot: bool, wc: &str) -> DiskFacts {
+        DiskFacts {
             name: "sda".into(),
             major: 8,
             minor: 0,
@@ -333,7 +333,7 @@ mod tests {
             judge(Some(&dev(true, "write back")), &[], false).0,
             FlushVerdict::Unknown
         );
-        let bare = DeviceInfo {
+        let bare = DiskFacts {
             name: "x".into(),
             ..Default::default()
         };
