@@ -241,11 +241,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
         layout,
         commits,
         elapsed_ns,
-        commits_per_s: if elapsed_ns > 0 {
-            commits as f64 * 1e9 / elapsed_ns as f64
-        } else {
-            0.0
-        },
+        commits_per_s: per_second(commits, elapsed_ns),
         syncs,
         commits_per_sync: if syncs > 0 {
             commits as f64 / syncs as f64

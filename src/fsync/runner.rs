@@ -123,37 +123,18 @@ fn run_case(
     };
     drop(file);
 
-    let latency_ns = lat.summary();
-    let per_conn = if latency_ns.mean > 0 {
-        1e9 / latency_ns.mean as f64
-    } else {
-        0.0
-    };
-    Ok(CaseResult {
-        method,
-        size,
-        mode,
-        description: method.describe(),
-        durable: method.durable(),
-        commits,
-        elapsed_ns,
-        commits_per_s: if elapsed_ns > 0 {
-            commits as f64 * 1e9 / elapsed_ns as f64
-        } else {
-            0.0
-        },
-        latency_ns,
-        per_connection_commits_per_s: per_conn,
-        connections_for_target_tps: match spec.target_tps {
-            Some(t) if latency_ns.mean > 0 => Some(connections_for(t, latency_ns.mean)),
-            _ => None,
-        },
+    let mut case = CaseResult::measured(
+        (method, mode, size),
+        lat.summary(),
+        (commits, elapsed_ns),
+        spec.target_tps,
         device_flushes,
-        verify,
-        verify_error,
-        stopped_at_size_cap: stopped_at_cap,
-        interrupted,
-    })
+    );
+    case.verify = verify;
+    case.verify_error = verify_error;
+    case.stopped_at_size_cap = stopped_at_cap;
+    case.interrupted = interrupted;
+    Ok(case)
 }
 
 /// Bytes the largest test file of this spec can need (the append cap aside).
@@ -319,7 +300,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let device = verdict::device_section(&watch, &cases, &warnings);
     Ok(FsyncReport {
         schema_version: SCHEMA_VERSION,
-        command: "fsync",
+        command: "fsync".into(),
         dir: dir.display().to_string(),
         duration_s_per_case: spec.duration_ns as f64 / 1e9,
         verify: spec.verify,

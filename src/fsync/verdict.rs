@@ -231,39 +231,23 @@ mod tests {
     use super::*;
 
     fn case(method: Method, p50_ns: u64, flushes: Option<u64>) -> CaseResult {
-        CaseResult {
-            method,
-            size: 4096,
-            mode: Mode::Overwrite,
-            description: method.describe(),
-            durable: method.durable(),
-            commits: 100,
-            elapsed_ns: 100 * p50_ns,
-            commits_per_s: 1e9 / p50_ns as f64,
-            latency_ns: LatencySummary {
-                min: p50_ns / 2,
-                mean: p50_ns,
-                p50: p50_ns,
-                p90: p50_ns,
-                p95: p50_ns,
-                p99: p50_ns,
-                p999: p50_ns,
-                max: p50_ns,
-            },
-            per_connection_commits_per_s: 1e9 / p50_ns as f64,
-            connections_for_target_tps: None,
-            device_flushes: flushes.map(|f| FlushStats {
-                flushes: f,
-                f_s: f as f64,
-                f_await_ms: (f > 0).then_some(0.5),
-                flush_concurrency: Some(0.5),
-                interval_s: 1.0,
-            }),
-            verify: VerifyStatus::Ok,
-            verify_error: None,
-            stopped_at_size_cap: false,
-            interrupted: false,
-        }
+        let latency = LatencySummary {
+            min: p50_ns / 2,
+            mean: p50_ns,
+            p50: p50_ns,
+            p90: p50_ns,
+            p95: p50_ns,
+            p99: p50_ns,
+            p999: p50_ns,
+            max: p50_ns,
+        };
+        CaseResult::measured(
+            (method, Mode::Overwrite, 4096),
+            latency,
+            (100, 100 * p50_ns),
+            None,
+            flushes.map(|f| FlushStats::sample(f, 0.5, 0.5)),
+        )
     }
 
     fn dev(rot: bool, wc: &str) -> DiskFacts {
