@@ -1,7 +1,8 @@
 //! The test files of one run, shared by the single-committer cases (runner.rs) and the
 //! group-commit levels (group.rs): their names, the run context, laying out stamped blocks, the
-//! corruption test hook and the read-back verification. Imports block.rs and io.rs only, so
-//! runner.rs → group.rs → file.rs runs one way. Must not import ui/ or report/ (the crate's).
+//! corruption test hook and the read-back verification. Imports block.rs, io.rs and the spec
+//! and device-watch types, never runner.rs or group.rs, so runner.rs → group.rs → file.rs runs
+//! one way. Must not import ui/ or report/ (the crate's).
 
 use super::block;
 use super::device::Watch;
