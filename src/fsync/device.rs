@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// What sysfs says about the disk holding the test directory.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DeviceInfo {
+pub struct DiskFacts {
     pub name: String,
     pub major: u32,
     pub minor: u32,
@@ -23,7 +23,7 @@ pub struct DeviceInfo {
 /// Finds the device once, then reads its counters before and after each run.
 pub struct Watch {
     watch: Option<DeviceWatch>,
-    pub device: Option<DeviceInfo>,
+    pub device: Option<DiskFacts>,
     /// Why the device or its counters are unknown, in words.
     pub note: Option<String>,
 }
@@ -44,7 +44,7 @@ impl Watch {
             }
         };
         let q = sys::device::queue_info(root, &w.dev);
-        let device = DeviceInfo {
+        let device = DiskFacts {
             name: w.dev.name.clone(),
             major: w.dev.major,
             minor: w.dev.minor,

@@ -1,18 +1,20 @@
 //! Group commit: N concurrent committers writing to ONE shared log, where whoever finds no
 //! flush in progress becomes the leader and fsyncs for every writer whose record is already
 //! written (InnoDB's log_write_up_to, PostgreSQL's XLogFlush), against N committers each
-//! writing and fsyncing its own file. Must not import ui/ or report/ (the crate's).
+//! writing and fsyncing its own file. Imports fsync/file.rs for the test files, never
+//! runner.rs (which calls this). Must not import ui/ or report/ (the crate's).
 //!
 //! The Mutex/Condvar here is the thing being measured (the commit queue of a database), not
 //! bookkeeping: statistics stay thread-local and are merged after join.
 
 use super::block;
 use super::device;
+use super::file::{corrupt, preallocate, verify, Ctx, Expect, Namer};
 use super::io::{self, AlignedBuf, Handle, TestFile};
 use super::report::*;
-use super::runner::{preallocate, verify, Ctx, Expect, Namer, Recorder};
 use super::{Method, SyncCall, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS};
 use crate::error::{Error, Result};
+use crate::latency::Recorder;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -208,7 +210,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
         let mut result = Ok(());
         for (w, f) in files.iter().enumerate() {
             if let Some(k) = spec.corrupt_block {
-                super::runner::corrupt(f, size, k)?;
+                corrupt(f, size, k)?;
             }
             let expect = match layout {
                 Layout::SharedLog => Expect::Concurrent {
@@ -239,11 +241,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
         layout,
         commits,
         elapsed_ns,
-        commits_per_s: if elapsed_ns > 0 {
-            commits as f64 * 1e9 / elapsed_ns as f64
-        } else {
-            0.0
-        },
+        commits_per_s: per_second(commits, elapsed_ns),
         syncs,
         commits_per_sync: if syncs > 0 {
             commits as f64 / syncs as f64

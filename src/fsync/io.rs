@@ -1,13 +1,16 @@
-//! The raw I/O of the fsync experiment: test files iosat creates and always removes, an
-//! aligned buffer for O_DIRECT, the timed write + sync calls, the Ctrl-C flag, free space.
-//! Must not import anything outside fsync/, error and sys::signal.
+//! The I/O of the fsync experiment: test files iosat creates and always removes, the timed
+//! write + sync calls with their error policy (a failed fsync is fatal, never retried), the
+//! O_DIRECT refusal, the Ctrl-C flag. The system calls themselves are std's or sys/'s (the
+//! aligned buffer, pwritev2, fadvise); no `unsafe` here. Must not import anything outside
+//! fsync/, error and sys/.
 
 use crate::error::{Error, Result};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::SyncCall;
+pub use crate::sys::file::AlignedBuf;
 
 /// Catch Ctrl-C (and SIGTERM, SIGHUP) so the loops stop, the files are removed and results
 /// printed. No SA_RESTART: a blocked read returns EINTR.
@@ -19,54 +22,9 @@ pub fn interrupted() -> bool {
     crate::sys::signal::stop_requested()
 }
 
-fn cpath(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).expect("path without NUL")
-}
-
-/// A heap buffer aligned for O_DIRECT (4096 covers every logical block size Linux uses).
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: the buffer is uniquely owned, like a Vec<u8>.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    pub const ALIGN: usize = 4096;
-
-    pub fn new(len: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN).unwrap();
-        // SAFETY: layout has non-zero size; null is handled.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        AlignedBuf { ptr, len }
-    }
-
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len initialised bytes for the life of self.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self guarantees uniqueness.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.len.max(1), Self::ALIGN).unwrap();
-        // SAFETY: allocated in new() with this very layout.
-        unsafe { std::alloc::dealloc(self.ptr, layout) }
-    }
-}
-
-/// An open file descriptor with the timed write and sync calls; closed when dropped.
+/// An open file with the timed write and sync calls; closed when dropped.
 pub struct Handle {
-    fd: libc::c_int,
+    file: File,
     path: PathBuf,
 }
 
@@ -93,21 +51,29 @@ impl OpenError {
     }
 }
 
-fn open_raw(path: &Path, flags: libc::c_int) -> std::result::Result<Handle, OpenError> {
-    let c = cpath(path);
-    // SAFETY: c is a valid NUL-terminated path; the fd is owned by the returned Handle.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600 as libc::c_uint) };
-    if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EINVAL) && flags & libc::O_DIRECT != 0 {
-            return Err(OpenError::DirectRefused);
+/// Open read-write with `extra_flags` (O_DIRECT, O_DSYNC, O_SYNC); `create` makes a new file
+/// (O_CREAT|O_EXCL, mode 0600) and never opens an existing one. O_CLOEXEC always (std).
+fn open_raw(
+    path: &Path,
+    extra_flags: libc::c_int,
+    create: bool,
+) -> std::result::Result<Handle, OpenError> {
+    let mut opts = OpenOptions::new();
+    opts.read(true)
+        .write(true)
+        .create_new(create)
+        .mode(0o600)
+        .custom_flags(extra_flags);
+    match opts.open(path) {
+        Ok(file) => Ok(Handle {
+            file,
+            path: path.to_path_buf(),
+        }),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && extra_flags & libc::O_DIRECT != 0 => {
+            Err(OpenError::DirectRefused)
         }
-        return Err(OpenError::Other(Error::io(path, e)));
+        Err(e) => Err(OpenError::Other(Error::io(path, e))),
     }
-    Ok(Handle {
-        fd,
-        path: path.to_path_buf(),
-    })
 }
 
 impl Handle {
@@ -118,133 +84,51 @@ impl Handle {
         )
     }
 
-    /// pwrite the whole buffer at `offset` (a short write is continued for the rest).
+    /// pwrite the whole buffer at `offset` (a short write is continued for the rest, EINTR
+    /// retried).
     pub fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<()> {
-        let mut done = 0usize;
-        while done < buf.len() {
-            // SAFETY: buf[done..] is valid for reads of its length; fd is open.
-            let n = unsafe {
-                libc::pwrite(
-                    self.fd,
-                    buf[done..].as_ptr().cast(),
-                    buf.len() - done,
-                    (offset + done as u64) as libc::off_t,
-                )
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(self.err("write failed", e));
-            }
-            if n == 0 {
-                return Err(self.err("write failed", std::io::Error::other("wrote 0 bytes")));
-            }
-            done += n as usize;
-        }
-        Ok(())
+        self.file
+            .write_all_at(buf, offset)
+            .map_err(|e| self.err("write failed", e))
     }
 
     /// pwritev2(…, RWF_DSYNC): a per-write O_DSYNC (Linux 4.7).
     pub fn write_dsync_at(&self, buf: &[u8], offset: u64) -> Result<()> {
-        let iov = libc::iovec {
-            iov_base: buf.as_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        loop {
-            // SAFETY: one iovec pointing at a live buffer; fd is open.
-            let n =
-                unsafe { libc::pwritev2(self.fd, &iov, 1, offset as libc::off_t, libc::RWF_DSYNC) };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(self.err("pwritev2(RWF_DSYNC) failed", e));
-            }
-            if n as usize != buf.len() {
-                // Finishing a partial durable write would need a second one; report it instead.
-                return Err(self.err(
-                    "pwritev2(RWF_DSYNC) failed",
-                    std::io::Error::other(format!("short write: {n} of {} bytes", buf.len())),
-                ));
-            }
-            return Ok(());
-        }
+        crate::sys::file::write_dsync_at(&self.file, buf, offset)
+            .map_err(|e| self.err("pwritev2(RWF_DSYNC) failed", e))
     }
 
     /// fsync or fdatasync. An error is fatal and never retried: after a failed fsync the
     /// kernel may have dropped the dirty pages, so a later success would prove nothing.
     pub fn sync(&self, call: SyncCall) -> Result<()> {
-        // SAFETY: plain syscalls on an open fd.
-        let (rc, name) = unsafe {
-            match call {
-                SyncCall::None => return Ok(()),
-                SyncCall::Fsync => (libc::fsync(self.fd), "fsync"),
-                SyncCall::Fdatasync => (libc::fdatasync(self.fd), "fdatasync"),
-            }
+        let (data_only, name) = match call {
+            SyncCall::None => return Ok(()),
+            SyncCall::Fsync => (false, "fsync"),
+            SyncCall::Fdatasync => (true, "fdatasync"),
         };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(self.err(&format!("{name} failed (fatal, not retried)"), e));
-        }
-        Ok(())
+        let r = crate::sys::file::flush(&self.file, data_only);
+        r.map_err(|e| self.err(&format!("{name} failed (fatal, not retried)"), e))
     }
 
     /// pread exactly buf.len() bytes at `offset`; Ok(false) at end of file.
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<bool> {
-        let mut done = 0usize;
-        while done < buf.len() {
-            // SAFETY: buf[done..] is valid for writes of its length; fd is open.
-            let n = unsafe {
-                libc::pread(
-                    self.fd,
-                    buf[done..].as_mut_ptr().cast(),
-                    buf.len() - done,
-                    (offset + done as u64) as libc::off_t,
-                )
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(self.err("read-back failed", e));
-            }
-            if n == 0 {
-                return Ok(false);
-            }
-            done += n as usize;
+        match self.file.read_exact_at(buf, offset) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(self.err("read-back failed", e)),
         }
-        Ok(true)
     }
 
     pub fn size_bytes(&self) -> Result<u64> {
-        // SAFETY: zeroed stat filled by the kernel.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::fstat(self.fd, &mut st) };
-        if rc != 0 {
-            return Err(self.err("fstat failed", std::io::Error::last_os_error()));
-        }
-        Ok(st.st_size as u64)
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| self.err("fstat failed", e))
     }
 
     /// Ask the kernel to drop this file's clean cached pages so a read-back reaches the device.
     pub fn drop_cache(&self) {
-        // SAFETY: advisory syscall on an open fd; failure only means reads may hit the cache.
-        unsafe {
-            libc::posix_fadvise(self.fd, 0, 0, libc::POSIX_FADV_DONTNEED);
-        }
-    }
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        // SAFETY: fd was opened by us and is closed exactly once.
-        unsafe {
-            libc::close(self.fd);
-        }
+        crate::sys::file::drop_cache(&self.file);
     }
 }
 
@@ -258,8 +142,7 @@ pub struct TestFile {
 impl TestFile {
     /// Create a new, empty file; never opens an existing one.
     pub fn create(path: &Path) -> Result<TestFile> {
-        let base = open_raw(path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL)
-            .map_err(|e| e.into_error(path))?;
+        let base = open_raw(path, 0, true).map_err(|e| e.into_error(path))?;
         Ok(TestFile {
             path: path.to_path_buf(),
             base,
@@ -268,49 +151,12 @@ impl TestFile {
 
     /// A second descriptor on the same file with a method's open flags.
     pub fn open_with(&self, extra_flags: libc::c_int) -> std::result::Result<Handle, OpenError> {
-        open_raw(&self.path, libc::O_RDWR | extra_flags)
+        open_raw(&self.path, extra_flags, false)
     }
 }
 
 impl Drop for TestFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Bytes available to an unprivileged writer on the filesystem holding `dir`; None when the
-/// filesystem reports no size at all (ramfs and other memory filesystems report 0 blocks).
-pub fn free_bytes(dir: &Path) -> Result<Option<u64>> {
-    let c = cpath(dir);
-    // SAFETY: zeroed statvfs filled by the kernel; c is a valid path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    if rc != 0 {
-        return Err(Error::io(dir, std::io::Error::last_os_error()));
-    }
-    if st.f_blocks == 0 {
-        return Ok(None);
-    }
-    Ok(Some(st.f_bavail as u64 * st.f_frsize as u64))
-}
-
-/// The filesystem type name of `dir` (from statfs f_type), for the tmpfs warning.
-pub fn fs_magic(dir: &Path) -> Option<i64> {
-    let c = cpath(dir);
-    // SAFETY: zeroed statfs filled by the kernel.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-    (rc == 0).then_some(st.f_type as i64)
-}
-
-pub const TMPFS_MAGIC: i64 = 0x0102_1994;
-pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
-
-/// "tmpfs"/"ramfs" when `dir` is on a memory filesystem.
-pub fn memory_fs(dir: &Path) -> Option<&'static str> {
-    match fs_magic(dir)? {
-        TMPFS_MAGIC => Some("tmpfs"),
-        RAMFS_MAGIC => Some("ramfs"),
-        _ => None,
     }
 }

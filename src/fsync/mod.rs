@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod device;
+pub mod file;
 pub mod group;
 pub mod io;
 pub mod report;
@@ -13,11 +14,11 @@ pub mod verdict;
 pub use report::FsyncReport;
 pub use runner::run;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// How one commit is made durable (issue 4's short names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     Fsync,
@@ -110,7 +111,7 @@ impl Method {
 }
 
 /// Where each write goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// A preallocated, fully written file rewritten in place (the seed's script): no size or

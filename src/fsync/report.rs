@@ -1,8 +1,10 @@
-//! The result of `iosat fsync`, serialised as its JSON (schema_version 1). Plain data; the
-//! renderers live in cmd/fsync.rs. Must not import ui/ or report/.
+//! The result of `iosat fsync` and its JSON (schema_version 1), both ways: written by the run,
+//! read back by `iosat report` (older files load through serde defaults; a schema_version this
+//! build does not know is refused). Plain data; the one renderer is report/fsync.rs. Must not
+//! import ui/ or report/.
 
 use super::{Method, Mode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -10,7 +12,7 @@ pub use crate::latency::LatencySummary;
 
 /// What the device's flush counters (/proc/diskstats fields 19–20, kernel ≥ 5.5) did during
 /// one measured run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlushStats {
     /// Flush requests the device completed during the run.
     pub flushes: u64,
@@ -24,21 +26,24 @@ pub struct FlushStats {
     pub interval_s: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyStatus {
     Ok,
+    /// `--no-verify` (and the default when a file does not say).
+    #[default]
     Skipped,
     Failed,
 }
 
 /// One measured case: a method, a write size, a mode.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseResult {
     pub method: Method,
     pub size: u32,
     pub mode: Mode,
-    pub description: &'static str,
+    #[serde(default)]
+    pub description: String,
     pub durable: bool,
     pub commits: u64,
     pub elapsed_ns: u64,
@@ -51,16 +56,20 @@ pub struct CaseResult {
     pub connections_for_target_tps: Option<u64>,
     /// None when the device or its flush counters are unknown.
     pub device_flushes: Option<FlushStats>,
+    #[serde(default)]
     pub verify: VerifyStatus,
+    #[serde(default)]
     pub verify_error: Option<String>,
     /// An append case that reached the file-size cap before its duration ended.
+    #[serde(default)]
     pub stopped_at_size_cap: bool,
     /// Ctrl-C arrived during this case: it is partial.
+    #[serde(default)]
     pub interrupted: bool,
 }
 
 /// A case that was not run, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skipped {
     pub method: Method,
     pub size: u32,
@@ -68,7 +77,7 @@ pub struct Skipped {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
     /// All committers append to one log; a leader fsyncs for every writer waiting.
@@ -87,7 +96,7 @@ impl Layout {
 }
 
 /// One group-commit level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupLevel {
     pub committers: u32,
     pub layout: Layout,
@@ -100,12 +109,15 @@ pub struct GroupLevel {
     /// Each commit: from its write to the moment a flush covering it returned.
     pub latency_ns: LatencySummary,
     pub device_flushes: Option<FlushStats>,
+    #[serde(default)]
     pub verify: VerifyStatus,
+    #[serde(default)]
     pub verify_error: Option<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupCommit {
     pub method: Method,
     pub size: u32,
@@ -113,15 +125,17 @@ pub struct GroupCommit {
     /// Level with the best commits/s per unit of mean latency (Kleinrock's power) per layout.
     pub knee_shared_log: Option<u32>,
     pub knee_separate_files: Option<u32>,
+    #[serde(default)]
     pub summary: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FlushVerdict {
     Plausible,
     TooFastForPhysics,
     FlushesNotReachingDevice,
+    #[default]
     Unknown,
 }
 
@@ -137,7 +151,7 @@ impl FlushVerdict {
 }
 
 /// The device holding the test directory, as sysfs reports it, and the flush-honesty verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceSection {
     pub name: Option<String>,
     /// "major:minor".
@@ -150,11 +164,13 @@ pub struct DeviceSection {
     /// queue/rotational.
     pub rotational: Option<bool>,
     pub logical_block_size: Option<u32>,
+    #[serde(default)]
     pub flush_verdict: FlushVerdict,
+    #[serde(default)]
     pub flush_reasoning: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Capacity {
     pub target_tps: Option<f64>,
     /// The fastest durable case measured.
@@ -163,7 +179,7 @@ pub struct Capacity {
     pub fsync_reference: Option<CapacityLine>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacityLine {
     pub method: Method,
     pub size: u32,
@@ -173,29 +189,114 @@ pub struct CapacityLine {
     pub connections_for_target_tps: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FsyncReport {
     pub schema_version: u32,
-    pub command: &'static str,
+    pub command: String,
     pub dir: String,
     pub duration_s_per_case: f64,
+    #[serde(default)]
     pub verify: bool,
+    #[serde(default)]
     pub interrupted: bool,
     pub cases: Vec<CaseResult>,
+    #[serde(default)]
     pub skipped: Vec<Skipped>,
+    #[serde(default)]
     pub capacity: Capacity,
     pub group_commit: Option<GroupCommit>,
     pub device: DeviceSection,
+    #[serde(default)]
     pub warnings: Vec<String>,
 }
 
 impl FsyncReport {
+    /// Read a saved `iosat fsync --json` result. Err says why in words: a schema_version this
+    /// build does not know (a newer iosat wrote it) or a field of the wrong type.
+    pub fn from_json(doc: serde_json::Value) -> Result<FsyncReport, String> {
+        match doc.get("schema_version").map(|v| v.as_u64()) {
+            None => return Err("an fsync result without schema_version".into()),
+            Some(Some(v)) if (1..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
+            Some(Some(v)) if v > u64::from(SCHEMA_VERSION) => {
+                return Err(format!(
+                    "an fsync result of schema_version {v}, newer than this iosat reads ({SCHEMA_VERSION}): upgrade iosat"
+                ))
+            }
+            Some(v) => {
+                return Err(format!(
+                    "an fsync result of unknown schema_version {}",
+                    v.map_or_else(|| doc["schema_version"].to_string(), |v| v.to_string())
+                ))
+            }
+        }
+        serde_json::from_value(doc).map_err(|e| format!("not a valid fsync result: {e}"))
+    }
+
     pub fn verification_failed(&self) -> bool {
         self.cases.iter().any(|c| c.verify == VerifyStatus::Failed)
             || self
                 .group_commit
                 .as_ref()
                 .is_some_and(|g| g.levels.iter().any(|l| l.verify == VerifyStatus::Failed))
+    }
+}
+
+impl CaseResult {
+    /// A case as measured: commits/s over the interval, what one connection can commit per
+    /// second (1 / mean latency), and with a target the connections it needs. Verified `Ok`
+    /// until the read-back says otherwise.
+    pub fn measured(
+        (method, mode, size): (Method, Mode, u32),
+        latency_ns: LatencySummary,
+        (commits, elapsed_ns): (u64, u64),
+        target_tps: Option<f64>,
+        device_flushes: Option<FlushStats>,
+    ) -> CaseResult {
+        let mean = latency_ns.mean;
+        CaseResult {
+            method,
+            size,
+            mode,
+            description: method.describe().into(),
+            durable: method.durable(),
+            commits,
+            elapsed_ns,
+            commits_per_s: per_second(commits, elapsed_ns),
+            latency_ns,
+            per_connection_commits_per_s: if mean > 0 { 1e9 / mean as f64 } else { 0.0 },
+            connections_for_target_tps: match target_tps {
+                Some(t) if mean > 0 => Some(connections_for(t, mean)),
+                _ => None,
+            },
+            device_flushes,
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            stopped_at_size_cap: false,
+            interrupted: false,
+        }
+    }
+}
+
+#[cfg(test)]
+impl FlushStats {
+    /// `flushes` over one second, each taking `f_await_ms` when there were any.
+    pub(crate) fn sample(flushes: u64, f_await_ms: f64, flush_concurrency: f64) -> FlushStats {
+        FlushStats {
+            flushes,
+            f_s: flushes as f64,
+            f_await_ms: (flushes > 0).then_some(f_await_ms),
+            flush_concurrency: Some(flush_concurrency),
+            interval_s: 1.0,
+        }
+    }
+}
+
+/// `count` events over `elapsed_ns` as a rate per second; 0 over an empty interval.
+pub fn per_second(count: u64, elapsed_ns: u64) -> f64 {
+    if elapsed_ns > 0 {
+        count as f64 * 1e9 / elapsed_ns as f64
+    } else {
+        0.0
     }
 }
 
@@ -210,6 +311,44 @@ pub fn connections_for(target_tps: f64, mean_latency_ns: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_versions_are_checked() {
+        let doc = |v: serde_json::Value| {
+            let mut d: serde_json::Value = serde_json::from_str(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/report/fsync.json"
+            )))
+            .unwrap();
+            d["schema_version"] = v;
+            d
+        };
+        let r = FsyncReport::from_json(doc(1.into())).unwrap();
+        assert_eq!(r.command, "fsync");
+        assert_eq!(r.cases.len(), 32);
+        // Written before latency_ns had p90: it defaults to 0.
+        assert_eq!(r.cases[0].latency_ns.p90, 0);
+        let e = FsyncReport::from_json(doc(2.into())).unwrap_err();
+        assert!(e.contains("schema_version 2, newer"), "{e}");
+        let e = FsyncReport::from_json(doc(0.into())).unwrap_err();
+        assert!(e.contains("unknown schema_version 0"), "{e}");
+        let e = FsyncReport::from_json(doc("1".into())).unwrap_err();
+        assert!(e.contains("unknown schema_version \"1\""), "{e}");
+        let mut d = doc(1.into());
+        d.as_object_mut().unwrap().remove("schema_version");
+        assert!(FsyncReport::from_json(d).unwrap_err().contains("without"));
+        // Older files: the optional parts may be missing.
+        let mut d = doc(1.into());
+        for k in ["skipped", "warnings", "group_commit", "capacity"] {
+            d.as_object_mut().unwrap().remove(k);
+        }
+        let r = FsyncReport::from_json(d).unwrap();
+        assert!(r.group_commit.is_none() && r.skipped.is_empty());
+        // A field of the wrong type is named.
+        let mut d = doc(1.into());
+        d["cases"][0]["method"] = "fsnyc".into();
+        assert!(FsyncReport::from_json(d).unwrap_err().contains("fsnyc"));
+    }
 
     #[test]
     fn connections_follow_the_seed() {

@@ -1,43 +1,23 @@
 //! Runs every case of an FsyncSpec: lays out each test file, times write + sync in a loop
 //! without allocation or printing, reads the device's flush counters around the loop, reads
-//! the file back and checks every block. Must not import ui/ or report/ (the crate's).
+//! the file back and checks every block; then the group-commit experiment (group.rs) and the
+//! verdict. Imports fsync/file.rs and group.rs, never the reverse. Must not import ui/ or
+//! report/ (the crate's).
 
 use super::block;
 use super::device::{self, Watch};
+use super::file::{corrupt, preallocate, verify, Ctx, Expect, Namer};
 use super::group;
 use super::io::{self, AlignedBuf, Handle, OpenError, TestFile};
 use super::report::*;
 use super::verdict;
-use super::{FsyncSpec, Method, Mode, SyncCall};
+use super::{FsyncSpec, Method, Mode};
 use super::{
     APPEND_CAP_BYTES, GROUP_FILE_BLOCKS, GROUP_LOG_BLOCKS, MIN_APPEND_BYTES, OVERWRITE_BLOCKS,
 };
 use crate::error::{Error, Result};
-pub use crate::latency::Recorder;
-use std::path::{Path, PathBuf};
+use crate::latency::Recorder;
 use std::time::{Duration, Instant};
-
-/// Names test files `.iosat-fsync.<pid>.<n>` in the target directory.
-pub struct Namer {
-    dir: PathBuf,
-    pid: u32,
-    n: u32,
-}
-
-impl Namer {
-    pub fn new(dir: &Path) -> Namer {
-        Namer {
-            dir: dir.to_path_buf(),
-            pid: std::process::id(),
-            n: 0,
-        }
-    }
-    pub fn next_path(&mut self) -> PathBuf {
-        self.n += 1;
-        self.dir
-            .join(format!(".iosat-fsync.{}.{}", self.pid, self.n))
-    }
-}
 
 fn make_run_id() -> u64 {
     let t = std::time::SystemTime::now()
@@ -49,104 +29,6 @@ fn make_run_id() -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     (z ^ (z >> 31)) | 1
-}
-
-/// What the blocks of a file must say when read back.
-#[derive(Debug, Clone, Copy)]
-pub enum Expect {
-    /// `blocks` slots rewritten round-robin by sequences 0..total: slot i holds the last
-    /// sequence ≡ i (mod blocks).
-    RoundRobin { blocks: u64, total: u64 },
-    /// Like RoundRobin but written by concurrent committers: a slot holds some sequence
-    /// ≡ i (mod blocks) below `total` (which one depends on who finished last).
-    Concurrent { blocks: u64, total: u64 },
-    /// Blocks 0..blocks appended in order: block i holds sequence i.
-    Appended { blocks: u64 },
-}
-
-/// Lay out `blocks` stamped blocks (sequences 0..blocks) and make them durable.
-pub fn preallocate(f: &TestFile, size: u32, blocks: u64, run_id: u64) -> Result<()> {
-    let mut buf = AlignedBuf::new(size as usize);
-    block::fill_payload(buf.as_mut_slice(), run_id);
-    for seq in 0..blocks {
-        let off = seq * size as u64;
-        block::stamp(buf.as_mut_slice(), run_id, off, seq);
-        f.base.write_all_at(buf.as_slice(), off)?;
-    }
-    f.base.sync(SyncCall::Fsync)
-}
-
-/// Test hook: flip one payload byte of block `k` (mod the blocks present) in place.
-pub fn corrupt(f: &TestFile, size: u32, k: u64) -> Result<()> {
-    let blocks = f.base.size_bytes()? / size as u64;
-    if blocks == 0 {
-        return Ok(());
-    }
-    let at = (k % blocks) * size as u64 + block::HEADER_BYTES as u64;
-    let mut b = [0u8; 1];
-    f.base.read_exact_at(&mut b, at)?;
-    b[0] ^= 0x5a;
-    f.base.write_all_at(&b, at)?;
-    f.base.sync(SyncCall::Fsync)
-}
-
-/// Read the whole file back (after dropping its cached pages) and check every block.
-/// Err(reason) names the first bad block; an I/O error while reading is returned as such.
-pub fn verify(f: &TestFile, size: u32, run_id: u64, expect: Expect) -> Result<Result<(), String>> {
-    let blocks = match expect {
-        Expect::RoundRobin { blocks, .. }
-        | Expect::Concurrent { blocks, .. }
-        | Expect::Appended { blocks } => blocks,
-    };
-    let len = f.base.size_bytes()?;
-    if len != blocks * size as u64 {
-        return Ok(Err(format!(
-            "file is {len} bytes, expected {} ({blocks} blocks of {size})",
-            blocks * size as u64
-        )));
-    }
-    f.base.sync(SyncCall::Fsync)?;
-    f.base.drop_cache();
-    let per_chunk = ((1u64 << 20) / size as u64).max(1);
-    let mut chunk = vec![0u8; (per_chunk * size as u64) as usize];
-    let mut i = 0u64;
-    while i < blocks {
-        let n = per_chunk.min(blocks - i);
-        let bytes = (n * size as u64) as usize;
-        if !f.base.read_exact_at(&mut chunk[..bytes], i * size as u64)? {
-            return Ok(Err(format!("file ends before block {i}")));
-        }
-        for j in 0..n {
-            let slot = i + j;
-            let off = slot * size as u64;
-            let b = &chunk[(j * size as u64) as usize..((j + 1) * size as u64) as usize];
-            let seq = match block::check(b, run_id, off) {
-                Ok(c) => c.seq,
-                Err(e) => return Ok(Err(e)),
-            };
-            let ok = match expect {
-                Expect::RoundRobin { blocks, total } => {
-                    seq == total - 1 - ((total - 1 - slot) % blocks)
-                }
-                Expect::Concurrent { blocks, total } => seq % blocks == slot && seq < total,
-                Expect::Appended { .. } => seq == slot,
-            };
-            if !ok {
-                return Ok(Err(format!(
-                    "block at offset {off} holds sequence {seq}, not the last one written there (lost or reordered write)"
-                )));
-            }
-        }
-        i += n;
-    }
-    Ok(Ok(()))
-}
-
-pub struct Ctx<'a> {
-    pub spec: &'a FsyncSpec,
-    pub watch: &'a Watch,
-    pub run_id: u64,
-    pub append_cap_bytes: u64,
 }
 
 /// One timed case. Fatal I/O errors (a failed fsync) return Err; the file is removed anyway.
@@ -241,37 +123,18 @@ fn run_case(
     };
     drop(file);
 
-    let latency_ns = lat.summary();
-    let per_conn = if latency_ns.mean > 0 {
-        1e9 / latency_ns.mean as f64
-    } else {
-        0.0
-    };
-    Ok(CaseResult {
-        method,
-        size,
-        mode,
-        description: method.describe(),
-        durable: method.durable(),
-        commits,
-        elapsed_ns,
-        commits_per_s: if elapsed_ns > 0 {
-            commits as f64 * 1e9 / elapsed_ns as f64
-        } else {
-            0.0
-        },
-        latency_ns,
-        per_connection_commits_per_s: per_conn,
-        connections_for_target_tps: match spec.target_tps {
-            Some(t) if latency_ns.mean > 0 => Some(connections_for(t, latency_ns.mean)),
-            _ => None,
-        },
+    let mut case = CaseResult::measured(
+        (method, mode, size),
+        lat.summary(),
+        (commits, elapsed_ns),
+        spec.target_tps,
         device_flushes,
-        verify,
-        verify_error,
-        stopped_at_size_cap: stopped_at_cap,
-        interrupted,
-    })
+    );
+    case.verify = verify;
+    case.verify_error = verify_error;
+    case.stopped_at_size_cap = stopped_at_cap;
+    case.interrupted = interrupted;
+    Ok(case)
 }
 
 /// Bytes the largest test file of this spec can need (the append cap aside).
@@ -341,7 +204,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let fixed = fixed_need_bytes(spec);
     let wants_append = spec.modes.contains(&Mode::Append);
     let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };
-    let known_free = io::free_bytes(dir)?;
+    let known_free = crate::sys::fs::free_bytes(dir)?;
     // A filesystem that reports no size gets just enough for small append files.
     let free = known_free.unwrap_or(2 * (fixed + 2 * MIN_APPEND_BYTES));
     let append_cap_bytes = APPEND_CAP_BYTES.min(free.saturating_sub(fixed) / 2);
@@ -360,7 +223,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
             need * 2 / 1024
         )));
     }
-    if let Some(fs) = io::memory_fs(dir) {
+    if let Some(fs) = crate::sys::fs::memory_fs_at(dir) {
         warnings.push(format!(
             "{} is on {fs}: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
             dir.display()
@@ -437,7 +300,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let device = verdict::device_section(&watch, &cases, &warnings);
     Ok(FsyncReport {
         schema_version: SCHEMA_VERSION,
-        command: "fsync",
+        command: "fsync".into(),
         dir: dir.display().to_string(),
         duration_s_per_case: spec.duration_ns as f64 / 1e9,
         verify: spec.verify,
@@ -477,51 +340,5 @@ fn capacity(cases: &[CaseResult], target_tps: Option<f64>) -> Capacity {
         target_tps,
         best_durable: best.map(|c| line(c, target_tps)),
         fsync_reference: reference.map(|c| line(c, target_tps)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn verify_finds_a_stale_block_in_a_real_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = TestFile::create(&dir.path().join("t")).unwrap();
-        let (size, run_id) = (512u32, 99u64);
-        preallocate(&f, size, 4, run_id).unwrap();
-        let mut buf = AlignedBuf::new(size as usize);
-        block::fill_payload(buf.as_mut_slice(), run_id);
-        for seq in 4..10u64 {
-            let off = (seq % 4) * size as u64;
-            block::stamp(buf.as_mut_slice(), run_id, off, seq);
-            f.base.write_all_at(buf.as_slice(), off).unwrap();
-        }
-        let expect = Expect::RoundRobin {
-            blocks: 4,
-            total: 10,
-        };
-        assert_eq!(verify(&f, size, run_id, expect).unwrap(), Ok(()));
-        // Slot 1 should hold sequence 9; put back the older 5 (a lost write).
-        block::stamp(buf.as_mut_slice(), run_id, 512, 5);
-        f.base.write_all_at(buf.as_slice(), 512).unwrap();
-        let e = verify(&f, size, run_id, expect).unwrap().unwrap_err();
-        assert!(e.contains("offset 512 holds sequence 5"), "{e}");
-        // The concurrent expectation accepts any sequence of the right slot.
-        let conc = Expect::Concurrent {
-            blocks: 4,
-            total: 10,
-        };
-        assert_eq!(verify(&f, size, run_id, conc).unwrap(), Ok(()));
-        // Appended: wrong length is reported before anything else.
-        let e = verify(&f, size, run_id, Expect::Appended { blocks: 5 })
-            .unwrap()
-            .unwrap_err();
-        assert!(e.contains("expected 2560"), "{e}");
-        drop(f);
-        assert!(
-            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
-            "file removed"
-        );
     }
 }

@@ -2,7 +2,7 @@
 //! fit what the device says about itself (sysfs) and what physics allows? Pure; must not
 //! import ui/, report/ or sys/.
 
-use super::device::{DeviceInfo, Watch};
+use super::device::{DiskFacts, Watch};
 use super::report::{CaseResult, DeviceSection, FlushVerdict};
 use super::{Method, Mode};
 
@@ -61,13 +61,13 @@ fn flush_pair(cases: &[CaseResult]) -> Option<(&CaseResult, &CaseResult)> {
 
 /// Devices whose diskstats flush counter does not count the flushes they pass down
 /// (bio-based dm and md account flushes as zero-length writes or not at all).
-fn counters_meaningful(dev: &DeviceInfo) -> bool {
+fn counters_meaningful(dev: &DiskFacts) -> bool {
     !(dev.name.starts_with("dm-") || dev.name.starts_with("md"))
 }
 
 /// Judge the flushes. Returns the verdict and its reasoning, sentence by sentence.
 pub fn judge(
-    dev: Option<&DeviceInfo>,
+    dev: Option<&DiskFacts>,
     cases: &[CaseResult],
     on_tmpfs: bool,
 ) -> (FlushVerdict, Vec<String>) {
@@ -231,43 +231,27 @@ mod tests {
     use super::*;
 
     fn case(method: Method, p50_ns: u64, flushes: Option<u64>) -> CaseResult {
-        CaseResult {
-            method,
-            size: 4096,
-            mode: Mode::Overwrite,
-            description: method.describe(),
-            durable: method.durable(),
-            commits: 100,
-            elapsed_ns: 100 * p50_ns,
-            commits_per_s: 1e9 / p50_ns as f64,
-            latency_ns: LatencySummary {
-                min: p50_ns / 2,
-                mean: p50_ns,
-                p50: p50_ns,
-                p90: p50_ns,
-                p95: p50_ns,
-                p99: p50_ns,
-                p999: p50_ns,
-                max: p50_ns,
-            },
-            per_connection_commits_per_s: 1e9 / p50_ns as f64,
-            connections_for_target_tps: None,
-            device_flushes: flushes.map(|f| FlushStats {
-                flushes: f,
-                f_s: f as f64,
-                f_await_ms: (f > 0).then_some(0.5),
-                flush_concurrency: Some(0.5),
-                interval_s: 1.0,
-            }),
-            verify: VerifyStatus::Ok,
-            verify_error: None,
-            stopped_at_size_cap: false,
-            interrupted: false,
-        }
+        let latency = LatencySummary {
+            min: p50_ns / 2,
+            mean: p50_ns,
+            p50: p50_ns,
+            p90: p50_ns,
+            p95: p50_ns,
+            p99: p50_ns,
+            p999: p50_ns,
+            max: p50_ns,
+        };
+        CaseResult::measured(
+            (method, Mode::Overwrite, 4096),
+            latency,
+            (100, 100 * p50_ns),
+            None,
+            flushes.map(|f| FlushStats::sample(f, 0.5, 0.5)),
+        )
     }
 
-    fn dev(rot: bool, wc: &str) -> DeviceInfo {
-        DeviceInfo {
+    fn dev(rot: bool, wc: &str) -> DiskFacts {
+        DiskFacts {
             name: "sda".into(),
             major: 8,
             minor: 0,
@@ -333,7 +317,7 @@ mod tests {
             judge(Some(&dev(true, "write back")), &[], false).0,
             FlushVerdict::Unknown
         );
-        let bare = DeviceInfo {
+        let bare = DiskFacts {
             name: "x".into(),
             ..Default::default()
         };

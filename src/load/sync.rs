@@ -2,7 +2,7 @@
 //! `--file-io-mode=sync`). Owns its threads for the length of a level; must not import ui/,
 //! report/ or cmd/.
 
-use super::workload::{now_ns, AlignedBuf, IoGen, Window};
+use super::workload::{now_ns, random_buf, IoGen, Window};
 use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
 use crate::error::Result;
 use std::os::fd::RawFd;
@@ -63,7 +63,7 @@ fn worker(
     ctl: &LevelCtl,
 ) -> std::io::Result<LevelStats> {
     let mut st = LevelStats::new();
-    let mut buf = AlignedBuf::random(bs, seed);
+    let mut buf = random_buf(bs, seed);
     let ptr = buf.as_mut_ptr();
     let mut last_ns = 0u64;
     let mut counted = 0u64;

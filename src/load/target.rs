@@ -3,11 +3,12 @@
 //! safety check of DESIGN.md §5 passes). Owns opening, layout and the safety refusals; must not
 //! import ui/, report/ or cmd/.
 
-use super::workload::{AlignedBuf, Rng};
+use super::workload::{fill_random, Rng};
 use crate::error::{Error, Result};
+use crate::sys::file::{dio_align, drop_cache, AlignedBuf};
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -112,18 +113,6 @@ pub fn open(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
     }
 }
 
-/// The filesystem type magic of the filesystem holding `fd` (fstatfs).
-fn fs_magic(file: &File) -> Option<i64> {
-    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: valid fd and a valid out pointer.
-    let r = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
-    (r == 0).then_some(st.f_type as i64)
-}
-
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-const RAMFS_MAGIC: i64 = 0x8584_58f6;
-
 /// Refuse memory-backed filesystems unless asked: they measure RAM, not a disk.
 fn check_memory_fs(
     spec: &TargetSpec,
@@ -131,11 +120,8 @@ fn check_memory_fs(
     path: &Path,
     notes: &mut Vec<String>,
 ) -> Result<()> {
-    let magic = fs_magic(file);
-    let name = match magic {
-        Some(TMPFS_MAGIC) => "tmpfs",
-        Some(RAMFS_MAGIC) => "ramfs",
-        _ => return Ok(()),
+    let Some(name) = crate::sys::fs::memory_fs(file) else {
+        return Ok(());
     };
     if !spec.allow_tmpfs {
         return Err(Error::usage(
@@ -151,20 +137,6 @@ fn check_memory_fs(
         path.display()
     ));
     Ok(())
-}
-
-/// Free bytes available to this user on the filesystem holding `dir`.
-fn free_bytes(dir: &Path) -> Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| target_err(dir, "contains a NUL byte"))?;
-    // SAFETY: statvfs is plain old data.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: valid C string and out pointer.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(Error::io(dir, std::io::Error::last_os_error()));
-    }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// The default size of a temporary file: a tenth of the free space, at most 1 GiB, rounded
@@ -185,7 +157,8 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
     let dir_handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
     check_memory_fs(spec, &dir_handle, dir, &mut notes)?;
     drop(dir_handle);
-    let free = free_bytes(dir)?;
+    // A filesystem reporting no size (ramfs) has no room to promise.
+    let free = crate::sys::fs::free_bytes(dir)?.unwrap_or(0);
     let size = match spec.size_bytes {
         Some(s) => s,
         None => default_size(free).ok_or_else(|| {
@@ -237,8 +210,7 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
     let size = size / u64::from(dio_align.max(512)) * u64::from(dio_align.max(512));
     fill(&file, &path, size, stop)?;
     // Start the run cold: what layout wrote must not be served from the page cache.
-    // SAFETY: valid fd; advice only.
-    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    drop_cache(&file);
     let mut guard = guard;
     let created = guard.0.take();
     if !spec.direct {
@@ -272,72 +244,13 @@ fn fill(file: &File, path: &Path, size: u64, stop: &AtomicBool) -> Result<()> {
             return Err(Error::Interrupted);
         }
         let len = ((size - off) as usize).min(CHUNK);
-        for w in buf.as_mut_slice()[..len].chunks_exact_mut(8) {
-            w.copy_from_slice(&rng.next_u64().to_le_bytes());
-        }
-        let mut done = 0usize;
-        while done < len {
-            // SAFETY: the buffer holds `len` bytes; pointer and length stay inside it.
-            let n = unsafe {
-                libc::pwrite(
-                    file.as_raw_fd(),
-                    buf.as_slice()[done..].as_ptr().cast(),
-                    len - done,
-                    (off + done as u64) as libc::off_t,
-                )
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(Error::io(path, e));
-            }
-            if n == 0 {
-                return Err(Error::io(
-                    path,
-                    std::io::Error::from(std::io::ErrorKind::WriteZero),
-                ));
-            }
-            done += n as usize;
-        }
+        fill_random(&mut buf.as_mut_slice()[..len], &mut rng);
+        // pwrite until done (EINTR retried, a zero write is WriteZero).
+        file.write_all_at(&buf.as_slice()[..len], off)
+            .map_err(|e| Error::io(path, e))?;
         off += len as u64;
     }
     file.sync_data().map_err(|e| Error::io(path, e))
-}
-
-/// Direct-I/O offset alignment from statx(STATX_DIOALIGN) (Linux 6.1+), for files and block
-/// devices alike; for block devices on older kernels, BLKSSZGET.
-pub fn dio_align(file: &File) -> Option<u32> {
-    // The kernel's struct statx is 256 bytes; stx_dio_offset_align sits at byte 0x9c. Declared
-    // by hand because libc's glibc struct lacks the 6.1 fields.
-    #[repr(C, align(8))]
-    struct RawStatx([u8; 256]);
-    let mut raw = RawStatx([0; 256]);
-    let empty = c"";
-    // SAFETY: statx writes at most 256 bytes into `raw`; the path is a valid empty C string used
-    // with AT_EMPTY_PATH on a valid fd.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            file.as_raw_fd(),
-            empty.as_ptr(),
-            libc::AT_EMPTY_PATH,
-            0x2000u32, // STATX_DIOALIGN
-            raw.0.as_mut_ptr(),
-        )
-    };
-    if r == 0 {
-        let mask = u32::from_ne_bytes(raw.0[0..4].try_into().expect("4 bytes"));
-        let align = u32::from_ne_bytes(raw.0[0x9c..0xa0].try_into().expect("4 bytes"));
-        if mask & 0x2000 != 0 && align > 0 {
-            return Some(align);
-        }
-    }
-    let mut ssz: libc::c_int = 0;
-    // SAFETY: BLKSSZGET writes one int; fails harmlessly (ENOTTY) on regular files.
-    let r = unsafe { libc::ioctl(file.as_raw_fd(), 0x1268, &mut ssz) };
-    (r == 0 && ssz > 0).then_some(ssz as u32)
 }
 
 fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
@@ -413,36 +326,27 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
     check_block_size(spec, dio_align, path)?;
     if spec.destructive {
         let mut head = AlignedBuf::new(SIGNATURE_SCAN_BYTES);
-        // SAFETY: the buffer holds SIGNATURE_SCAN_BYTES bytes, aligned for O_DIRECT.
-        let n = unsafe {
-            libc::pread(
-                file.as_raw_fd(),
-                head.as_mut_ptr().cast(),
-                SIGNATURE_SCAN_BYTES,
-                0,
-            )
-        };
-        if n < 0 {
-            return Err(Error::io(path, std::io::Error::last_os_error()));
-        }
-        if let Some(sig) = signature(&head.as_slice()[..n as usize]) {
+        // One pread of the aligned buffer (O_DIRECT-safe); a tiny device returns less.
+        let n = file
+            .read_at(head.as_mut_slice(), 0)
+            .map_err(|e| Error::io(path, e))?;
+        if let Some(sig) = signature(&head.as_slice()[..n]) {
             return Err(Error::Safety(format!(
                 "{} carries a {sig} signature; wipe it yourself (wipefs) if its data really is disposable",
                 path.display()
             )));
         }
     }
-    // SAFETY: lseek on a valid fd; a block device reports its size at SEEK_END.
-    let size = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
-    if size < 0 {
-        return Err(Error::io(path, std::io::Error::last_os_error()));
-    }
+    // A block device reports its size at SEEK_END.
+    let size = (&file)
+        .seek(SeekFrom::End(0))
+        .map_err(|e| Error::io(path, e))?;
     Ok(Target {
         dio_align,
         file,
         path: path.to_path_buf(),
         kind: TargetKind::BlockDevice,
-        size_bytes: size as u64,
+        size_bytes: size,
         writable: spec.destructive,
         direct: spec.direct,
         notes: Vec::new(),

@@ -7,7 +7,7 @@
 //! ring is set up; the clock is read once before each submit and once after each wait, so an
 //! I/O costs at most two clock reads (fewer when batches hold several).
 
-use super::workload::{now_ns, AlignedBuf, IoGen, Window};
+use super::workload::{now_ns, random_buf, IoGen, Window};
 use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
 use crate::error::Result;
 use io_uring::{opcode, squeue, types, IoUring};
@@ -128,7 +128,7 @@ fn worker(
     let qd = depth as usize;
     let mut ring = build_ring(depth.next_power_of_two(), depth)?;
     ring.submitter().register_files(&[fd])?;
-    let mut bufs = AlignedBuf::random(bs * qd, seed);
+    let mut bufs = random_buf(bs * qd, seed);
     let base = bufs.as_mut_ptr();
     let iovecs: Vec<libc::iovec> = (0..qd)
         .map(|i| libc::iovec {

@@ -1,20 +1,11 @@
-//! The pieces every real engine's hot loop shares: the monotonic clock, the offset and
-//! direction generator, and page-aligned I/O buffers. No allocation after construction; must
-//! not import ui/, report/ or cmd/.
+//! The pieces every real engine's hot loop shares: the offset and direction generator, the
+//! measuring window, and I/O buffers of incompressible data. The clock (`now_ns`) and the
+//! aligned buffer are sys/'s, re-exported here for the engines. No allocation after
+//! construction; must not import ui/, report/ or cmd/.
 
 use super::{LevelSpec, Pattern};
-
-/// CLOCK_MONOTONIC in integer nanoseconds (one vDSO call, no syscall).
-#[inline]
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::sys::clock::monotonic_ns as now_ns;
+pub use crate::sys::file::AlignedBuf;
 
 /// xorshift64* — tiny, fast, and good enough to spread offsets evenly; seeded per worker so a
 /// level is repeatable.
@@ -129,71 +120,20 @@ impl IoGen {
     }
 }
 
-/// A zero-initialised heap buffer aligned for O_DIRECT (4096 covers every logical block size
-/// Linux supports for direct I/O on common devices).
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-// SAFETY: the buffer is plain memory owned by this value; moving it to another thread is fine.
-unsafe impl Send for AlignedBuf {}
-
-pub const BUF_ALIGN: usize = 4096;
-
-impl AlignedBuf {
-    pub fn new(len: usize) -> AlignedBuf {
-        let layout =
-            std::alloc::Layout::from_size_align(len.max(1), BUF_ALIGN).expect("valid layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        AlignedBuf { ptr, layout }
-    }
-
-    /// A buffer filled with pseudo-random bytes (what writes put on the disk: real data that
-    /// neither compresses nor deduplicates).
-    pub fn random(len: usize, seed: u64) -> AlignedBuf {
-        let mut b = AlignedBuf::new(len);
-        let mut rng = Rng::new(seed);
-        for chunk in b.as_mut_slice().chunks_mut(8) {
-            let v = rng.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&v[..chunk.len()]);
-        }
-        b
-    }
-
-    pub fn len(&self) -> usize {
-        self.layout.size()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.ptr
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for layout.size() bytes, initialised (alloc_zeroed) and uniquely
-        // borrowed through &mut self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: as above, shared borrow.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.layout.size()) }
+/// Overwrite `bytes` with the stream of `rng` (what writes put on the disk: real data that
+/// neither compresses nor deduplicates).
+pub fn fill_random(bytes: &mut [u8], rng: &mut Rng) {
+    for chunk in bytes.chunks_mut(8) {
+        let v = rng.next_u64().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
     }
 }
 
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: ptr was allocated with exactly this layout and is freed once.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
+/// An O_DIRECT-aligned buffer of `len` pseudo-random bytes from `seed`.
+pub fn random_buf(len: usize, seed: u64) -> AlignedBuf {
+    let mut b = AlignedBuf::new(len);
+    fill_random(b.as_mut_slice(), &mut Rng::new(seed));
+    b
 }
 
 /// The measuring window of a level, in absolute CLOCK_MONOTONIC nanoseconds: I/Os submitted
@@ -287,8 +227,8 @@ mod tests {
 
     #[test]
     fn aligned_buffer_is_aligned() {
-        let mut b = AlignedBuf::random(8192, 1);
-        assert_eq!(b.as_mut_ptr() as usize % BUF_ALIGN, 0);
+        let mut b = random_buf(8192, 1);
+        assert_eq!(b.as_mut_ptr() as usize % AlignedBuf::ALIGN, 0);
         assert!(b.as_slice().iter().any(|&x| x != 0));
     }
 }

@@ -1,10 +1,16 @@
-//! The `iosat fsync` result (its JSON, schema_version 1) as an HTML page and as the tables its
-//! Markdown and CSV share: latency per method, the group-commit curve, the device and the
-//! flush-honesty verdict. Works on `serde_json::Value`; no IO. Imports report/ only.
+//! The one renderer of the `iosat fsync` result: text, Markdown, CSV, JSON and the HTML page,
+//! all from the typed `FsyncReport`, for the live command and `iosat report` alike (so
+//! `iosat fsync --markdown` and `iosat report saved.json --format markdown` print the same
+//! bytes). One set of tables: latency per case, the group-commit curve, the device. Only
+//! `is_fsync` looks at raw JSON (to recognise the kind before it is read). No IO; imports
+//! report/, fsync::report (the type) and units only.
 
-use super::html::{esc, html_table, num, page};
+use super::html::{esc, html_table, page};
 use super::svg::{DotChart, LineChart, Series};
+use super::Format;
+use crate::fsync::report::*;
 use crate::report::table::Table;
+use crate::units::block_size;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -14,59 +20,60 @@ pub fn is_fsync(doc: &Value) -> bool {
         && doc.get("cases").is_some_and(Value::is_array)
 }
 
-fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-fn text<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("-")
-}
-
-/// 512 → "512 B", 4096 → "4 KiB", 1048576 → "1 MiB".
-fn size_label(b: f64) -> String {
-    let b = b as u64;
-    if b >= 1 << 20 && b % (1 << 20) == 0 {
-        format!("{} MiB", b >> 20)
-    } else if b >= 1024 && b % 1024 == 0 {
-        format!("{} KiB", b >> 10)
-    } else {
-        format!("{b} B")
+/// The result in `format`.
+pub fn render(r: &FsyncReport, format: Format) -> String {
+    match format {
+        Format::Text { .. } => text(r),
+        Format::Markdown => markdown(r),
+        Format::Csv => csv(r),
+        Format::Json => json(r),
+        Format::Html => page_html(r),
     }
 }
 
-/// ns → ms with 3 decimals, "-" when missing.
-fn ms(v: Option<f64>) -> String {
-    v.map_or("-".into(), |n| format!("{:.3}", n / 1e6))
+/// ns → ms with 3 decimals.
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
 }
 
-fn opt(v: Option<f64>, d: usize) -> String {
-    v.map_or("-".into(), |x| format!("{x:.d$}"))
+fn opt<T: Copy>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map_or_else(|| "-".into(), f)
 }
 
-fn lat(v: &Value, k: &str) -> Option<f64> {
-    num(v, &["latency_ns", k])
+fn size(b: u32) -> String {
+    block_size(u64::from(b))
 }
 
-fn verify(v: &Value) -> String {
-    let mut s = match text(v, "verify") {
-        "failed" => "FAILED".to_string(),
-        x => x.to_string(),
-    };
-    if v.get("stopped_at_size_cap").and_then(Value::as_bool) == Some(true) {
+fn verify_cell(v: VerifyStatus, size_cap: bool, interrupted: bool) -> String {
+    let mut s = match v {
+        VerifyStatus::Ok => "ok",
+        VerifyStatus::Skipped => "skipped",
+        VerifyStatus::Failed => "FAILED",
+    }
+    .to_string();
+    if size_cap {
         s.push_str(" (size cap)");
     }
-    if v.get("interrupted").and_then(Value::as_bool) == Some(true) {
+    if interrupted {
         s.push_str(" (interrupted)");
     }
     s
 }
 
-/// One row per case: method, mode, size, commits/s, latency in ms, device flushes.
-pub fn cases_table(doc: &Value) -> Table {
-    let mut t = Table::new([
+/// The JSON name of a verify status (CSV carries the raw value).
+fn verify_name(v: VerifyStatus) -> &'static str {
+    match v {
+        VerifyStatus::Ok => "ok",
+        VerifyStatus::Skipped => "skipped",
+        VerifyStatus::Failed => "failed",
+    }
+}
+
+/// One row per case (seed 002's rate and latency, plus percentiles and the device's flush
+/// counters); with --target-tps, the connections that target needs.
+pub fn cases_table(r: &FsyncReport) -> Table {
+    let tps = r.capacity.target_tps;
+    let mut head: Vec<String> = [
         "method",
         "mode",
         "size",
@@ -81,35 +88,47 @@ pub fn cases_table(doc: &Value) -> Table {
         "flushes",
         "f/s",
         "f_await ms",
-        "verify",
-    ]);
+    ]
+    .map(String::from)
+    .into();
+    if let Some(t) = tps {
+        head.push(format!("conns@{t}tps"));
+    }
+    head.push("verify".into());
+    let mut t = Table::new(head);
     t.right[1] = false;
-    t.right[14] = false;
-    for c in arr(doc, "cases") {
-        let fl = c.get("device_flushes").filter(|f| !f.is_null());
-        t.push([
-            text(c, "method").to_string(),
-            text(c, "mode").to_string(),
-            num(c, &["size"]).map_or("-".into(), size_label),
-            opt(num(c, &["commits_per_s"]), 1),
-            ms(lat(c, "min")),
-            ms(lat(c, "mean")),
-            ms(lat(c, "p50")),
-            ms(lat(c, "p95")),
-            ms(lat(c, "p99")),
-            ms(lat(c, "p999")),
-            ms(lat(c, "max")),
-            opt(fl.and_then(|f| num(f, &["flushes"])), 0),
-            opt(fl.and_then(|f| num(f, &["f_s"])), 1),
-            opt(fl.and_then(|f| num(f, &["f_await_ms"])), 3),
-            verify(c),
-        ]);
+    let last = t.right.len() - 1;
+    t.right[last] = false;
+    for c in &r.cases {
+        let l = &c.latency_ns;
+        let fl = c.device_flushes.as_ref();
+        let mut row = vec![
+            c.method.name().to_string(),
+            c.mode.name().to_string(),
+            size(c.size),
+            format!("{:.1}", c.commits_per_s),
+            ms(l.min),
+            ms(l.mean),
+            ms(l.p50),
+            ms(l.p95),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.max),
+            opt(fl.map(|f| f.flushes), |n| n.to_string()),
+            opt(fl.map(|f| f.f_s), |x| format!("{x:.1}")),
+            opt(fl.and_then(|f| f.f_await_ms), |x| format!("{x:.3}")),
+        ];
+        if tps.is_some() {
+            row.push(opt(c.connections_for_target_tps, |n| n.to_string()));
+        }
+        row.push(verify_cell(c.verify, c.stopped_at_size_cap, c.interrupted));
+        t.push(row);
     }
     t
 }
 
 /// One row per group-commit level and layout.
-pub fn group_table(g: &Value) -> Table {
+pub fn group_table(g: &GroupCommit) -> Table {
     let mut t = Table::new([
         "committers",
         "layout",
@@ -126,148 +145,204 @@ pub fn group_table(g: &Value) -> Table {
     ]);
     t.right[1] = false;
     t.right[11] = false;
-    for l in arr(g, "levels") {
-        let syncs_per_s = match (num(l, &["syncs"]), num(l, &["elapsed_ns"])) {
-            (Some(s), Some(e)) if e > 0.0 => Some(s * 1e9 / e),
-            _ => None,
-        };
+    for l in &g.levels {
+        let lat = &l.latency_ns;
+        let syncs_per_s = (l.elapsed_ns > 0).then(|| l.syncs as f64 * 1e9 / l.elapsed_ns as f64);
         t.push([
-            opt(num(l, &["committers"]), 0),
-            text(l, "layout").to_string(),
-            opt(num(l, &["commits_per_s"]), 1),
-            opt(syncs_per_s, 1),
-            opt(num(l, &["commits_per_sync"]), 2),
-            ms(lat(l, "mean")),
-            ms(lat(l, "p50")),
-            ms(lat(l, "p95")),
-            ms(lat(l, "p99")),
-            ms(lat(l, "max")),
-            opt(num(l, &["device_flushes", "flushes"]), 0),
-            verify(l),
+            l.committers.to_string(),
+            l.layout.name().to_string(),
+            format!("{:.1}", l.commits_per_s),
+            opt(syncs_per_s, |x| format!("{x:.1}")),
+            format!("{:.2}", l.commits_per_sync),
+            ms(lat.mean),
+            ms(lat.p50),
+            ms(lat.p95),
+            ms(lat.p99),
+            ms(lat.max),
+            opt(l.device_flushes.as_ref().map(|f| f.flushes), |n| {
+                n.to_string()
+            }),
+            verify_cell(l.verify, false, l.interrupted),
         ]);
     }
     t
 }
 
 /// The device facts as key/value rows.
-pub fn device_table(doc: &Value) -> Table {
-    let d = doc.get("device").cloned().unwrap_or(Value::Null);
+pub fn device_table(d: &DeviceSection) -> Table {
     let mut t = Table::new(["device", "value"]);
     t.right[1] = false;
-    let show = |v: Option<&Value>| match v {
-        None | Some(Value::Null) => "unknown".to_string(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => if *b { "yes" } else { "no" }.to_string(),
-        Some(x) => x.to_string(),
-    };
-    for (label, key) in [
-        ("name", "name"),
-        ("major:minor", "dev"),
-        ("model", "model"),
-        ("write cache", "write_cache"),
-        ("FUA", "fua"),
-        ("rotational", "rotational"),
-        ("logical block size (bytes)", "logical_block_size"),
-        ("flush verdict", "flush_verdict"),
-    ] {
-        t.push([label.to_string(), show(d.get(key))]);
+    let known = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+    let yes_no = |v: Option<bool>| known(v.map(|b| if b { "yes" } else { "no" }.to_string()));
+    let rows = [
+        ("name", known(d.name.clone())),
+        ("major:minor", known(d.dev.clone())),
+        ("model", known(d.model.clone())),
+        ("write cache", known(d.write_cache.clone())),
+        ("FUA", yes_no(d.fua)),
+        ("rotational", yes_no(d.rotational)),
+        (
+            "logical block size (bytes)",
+            known(d.logical_block_size.map(|b| b.to_string())),
+        ),
+        ("flush verdict", d.flush_verdict.name().to_string()),
+    ];
+    for (label, value) in rows {
+        t.push([label.to_string(), value]);
     }
     t
 }
 
-fn bullets(lines: &[Value]) -> Vec<String> {
-    lines
-        .iter()
-        .filter_map(|l| l.as_str().map(str::to_string))
-        .collect()
+/// The device in one line (the text header).
+fn device_line(d: &DeviceSection) -> String {
+    let Some(name) = &d.name else {
+        return "unknown (not a block device iosat could identify)".into();
+    };
+    let flag = |v: Option<bool>| v.map_or_else(|| "?".into(), |b| (b as u8).to_string());
+    format!(
+        "{name} ({}){}: write_cache={} fua={} rotational={} logical_block_size={}",
+        d.dev.as_deref().unwrap_or("?"),
+        d.model
+            .as_deref()
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default(),
+        d.write_cache
+            .as_deref()
+            .map_or_else(|| "?".into(), |s| format!("\"{s}\"")),
+        flag(d.fua),
+        flag(d.rotational),
+        d.logical_block_size
+            .map_or_else(|| "?".into(), |b| b.to_string()),
+    )
 }
 
 /// What one connection can commit per second with the reference and the fastest durable
 /// method (and, with --target-tps, how many connections the target needs).
-pub fn capacity_lines(doc: &Value) -> Vec<String> {
-    let cap = doc.get("capacity").cloned().unwrap_or(Value::Null);
-    let tps = num(&cap, &["target_tps"]);
+pub fn capacity_lines(r: &FsyncReport) -> Vec<String> {
+    let cap = &r.capacity;
     let mut out = Vec::new();
-    for (label, key) in [
-        ("write + fsync", "fsync_reference"),
-        ("fastest durable", "best_durable"),
+    for (label, line) in [
+        ("write + fsync", &cap.fsync_reference),
+        ("fastest durable", &cap.best_durable),
     ] {
-        let Some(c) = cap.get(key).filter(|c| !c.is_null()) else {
-            continue;
-        };
+        let Some(c) = line else { continue };
         let mut s = format!(
-            "{label}: {} {} {} B, {} ms per commit → {:.0} commits/s per connection",
-            text(c, "method"),
-            text(c, "mode"),
-            num(c, &["size"]).unwrap_or(0.0),
-            ms(num(c, &["mean_latency_ns"])),
-            num(c, &["per_connection_commits_per_s"]).unwrap_or(0.0)
+            "{label}: {} {} {}, {} ms per commit → {:.0} commits/s per connection",
+            c.method.name(),
+            c.mode.name(),
+            size(c.size),
+            ms(c.mean_latency_ns),
+            c.per_connection_commits_per_s
         );
-        if let (Some(t), Some(n)) = (tps, num(c, &["connections_for_target_tps"])) {
+        if let (Some(t), Some(n)) = (cap.target_tps, c.connections_for_target_tps) {
             let _ = write!(
                 s,
                 "; {t} commits/s need at least {n} connection{}",
-                if n == 1.0 { "" } else { "s" }
+                if n == 1 { "" } else { "s" }
             );
         }
         out.push(s);
     }
+    if out.is_empty() {
+        out.push("no durable case measured".into());
+    }
     out
 }
 
-fn group(doc: &Value) -> Option<&Value> {
-    doc.get("group_commit").filter(|g| !g.is_null())
+fn skipped_lines(r: &FsyncReport) -> impl Iterator<Item = String> + '_ {
+    r.skipped.iter().map(|k| {
+        format!(
+            "skipped {} {} {}: {}",
+            k.method.name(),
+            k.mode.name(),
+            size(k.size),
+            k.reason
+        )
+    })
 }
 
-fn group_title(g: &Value) -> String {
-    format!(
-        "Group commit ({} of {} B)",
-        text(g, "method"),
-        num(g, &["size"]).unwrap_or(0.0)
-    )
+/// Append each item as its own line after `prefix` (text indents, Markdown bullets).
+fn push_lines<T: std::fmt::Display>(
+    s: &mut String,
+    prefix: &str,
+    items: impl IntoIterator<Item = T>,
+) {
+    for l in items {
+        let _ = writeln!(s, "{prefix}{l}");
+    }
 }
 
-/// Markdown: the same tables as the page, latency in ms.
-pub fn markdown(doc: &Value) -> String {
+fn group_title(g: &GroupCommit) -> String {
+    format!("Group commit ({} of {})", g.method.name(), size(g.size))
+}
+
+/// Aligned text for a terminal.
+pub fn text(r: &FsyncReport) -> String {
     let mut s = format!(
-        "## iosat fsync: {}\n\n{} s per case, latency in ms.\n\n### Commit latency per method\n\n",
-        text(doc, "dir"),
-        num(doc, &["duration_s_per_case"]).unwrap_or(0.0)
+        "iosat fsync: {} ({} s per case, latency in ms; test files removed)\ndevice: {}\n\n",
+        r.dir,
+        r.duration_s_per_case,
+        device_line(&r.device)
     );
-    s.push_str(&cases_table(doc).to_markdown());
-    let cap = capacity_lines(doc);
-    if !cap.is_empty() {
-        s.push_str("\n### Commit capacity\n\n");
-        for l in cap {
-            let _ = writeln!(s, "- {l}");
-        }
+    s.push_str(&cases_table(r).to_text());
+    push_lines(&mut s, "", skipped_lines(r));
+    s.push_str("\nCommit capacity (one connection commits once per latency):\n");
+    push_lines(&mut s, "  ", capacity_lines(r));
+    if let Some(g) = &r.group_commit {
+        let _ = writeln!(
+            s,
+            "\nGroup commit ({} of {}, {} s per level):",
+            g.method.name(),
+            size(g.size),
+            r.duration_s_per_case
+        );
+        s.push_str(&group_table(g).to_text());
+        push_lines(&mut s, "  ", &g.summary);
     }
-    if let Some(g) = group(doc) {
-        let _ = write!(s, "\n### {}\n\n", group_title(g));
-        s.push_str(&group_table(g).to_markdown());
-        for l in bullets(arr(g, "summary")) {
-            let _ = writeln!(s, "- {l}");
-        }
-    }
-    s.push_str("\n### Device\n\n");
-    s.push_str(&device_table(doc).to_markdown());
-    let d = doc.get("device").cloned().unwrap_or(Value::Null);
-    let _ = write!(
-        s,
-        "\n### Flush honesty: `{}`\n\n",
-        text(&d, "flush_verdict")
-    );
-    for l in bullets(arr(&d, "flush_reasoning")) {
-        let _ = writeln!(s, "- {l}");
-    }
-    for w in bullets(arr(doc, "warnings")) {
-        let _ = writeln!(s, "\n> warning: {w}");
+    let _ = writeln!(s, "\nFlush honesty: {}", r.device.flush_verdict.name());
+    push_lines(&mut s, "  ", &r.device.flush_reasoning);
+    push_lines(&mut s, "warning: ", &r.warnings);
+    if r.interrupted {
+        s.push_str("interrupted: the results above are partial\n");
     }
     s
 }
 
+/// GitHub-flavoured Markdown: the same tables as the text and the page, latency in ms.
+pub fn markdown(r: &FsyncReport) -> String {
+    let mut s = format!(
+        "## iosat fsync: {}\n\n{} s per case, latency in ms.\n\n### Commit latency per method\n\n",
+        r.dir, r.duration_s_per_case
+    );
+    s.push_str(&cases_table(r).to_markdown());
+    if !r.skipped.is_empty() {
+        s.push('\n');
+        push_lines(&mut s, "- ", skipped_lines(r));
+    }
+    s.push_str("\n### Commit capacity\n\n");
+    push_lines(&mut s, "- ", capacity_lines(r));
+    if let Some(g) = &r.group_commit {
+        let _ = write!(s, "\n### {}\n\n", group_title(g));
+        s.push_str(&group_table(g).to_markdown());
+        if !g.summary.is_empty() {
+            s.push('\n');
+        }
+        push_lines(&mut s, "- ", &g.summary);
+    }
+    s.push_str("\n### Device\n\n");
+    s.push_str(&device_table(&r.device).to_markdown());
+    let _ = write!(
+        s,
+        "\n### Flush honesty: `{}`\n\n",
+        r.device.flush_verdict.name()
+    );
+    push_lines(&mut s, "- ", &r.device.flush_reasoning);
+    push_lines(&mut s, "\n> warning: ", &r.warnings);
+    s
+}
+
 /// CSV: one table, a row per case and per group-commit level, the JSON's raw numbers (ns).
-pub fn csv(doc: &Value) -> String {
+pub fn csv(r: &FsyncReport) -> String {
     let mut t = Table::new([
         "kind",
         "method",
@@ -290,123 +365,132 @@ pub fn csv(doc: &Value) -> String {
         "verify",
         "flush_verdict",
     ]);
-    let raw = |v: &Value, path: &[&str], d: Option<usize>| {
-        num(v, path).map_or(String::new(), |x| match d {
-            Some(d) => format!("{x:.d$}"),
-            None => format!("{x}"),
-        })
-    };
-    let verdict = doc
-        .get("device")
-        .map(|d| text(d, "flush_verdict"))
-        .unwrap_or("-")
-        .to_string();
-    let mut push = |kind: String, method: &str, mode: &str, size: String, v: &Value| {
+    let verdict = r.device.flush_verdict.name();
+    let f3 = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.3}"));
+    // The cells after kind, method, mode and size: what one case or level measured.
+    let measured = |committers: u32,
+                    commits: u64,
+                    elapsed_ns: u64,
+                    commits_per_s: f64,
+                    l: &LatencySummary,
+                    fl: Option<&FlushStats>,
+                    verify: VerifyStatus| {
         let mut row = vec![
-            kind,
-            method.to_string(),
-            mode.to_string(),
-            size,
-            raw(v, &["committers"], None),
-            raw(v, &["commits"], None),
-            raw(v, &["elapsed_ns"], None),
-            raw(v, &["commits_per_s"], Some(3)),
+            committers.to_string(),
+            commits.to_string(),
+            elapsed_ns.to_string(),
+            format!("{commits_per_s:.3}"),
         ];
-        if row[4].is_empty() {
-            row[4] = "1".into();
-        }
-        for k in ["min", "mean", "p50", "p95", "p99", "p999", "max"] {
-            row.push(raw(v, &["latency_ns", k], None));
-        }
-        row.push(raw(v, &["device_flushes", "flushes"], None));
-        row.push(raw(v, &["device_flushes", "f_s"], Some(3)));
-        row.push(raw(v, &["device_flushes", "f_await_ms"], Some(3)));
-        row.push(text(v, "verify").to_string());
-        row.push(verdict.clone());
-        t.push(row);
+        row.extend([l.min, l.mean, l.p50, l.p95, l.p99, l.p999, l.max].map(|n| n.to_string()));
+        row.push(fl.map_or(String::new(), |f| f.flushes.to_string()));
+        row.push(f3(fl.map(|f| f.f_s)));
+        row.push(f3(fl.and_then(|f| f.f_await_ms)));
+        row.push(verify_name(verify).to_string());
+        row.push(verdict.to_string());
+        row
     };
-    for c in arr(doc, "cases") {
-        push(
-            "case".into(),
-            text(c, "method"),
-            text(c, "mode"),
-            raw(c, &["size"], None),
-            c,
-        );
+    for c in &r.cases {
+        let mut row = vec![
+            "case".to_string(),
+            c.method.name().to_string(),
+            c.mode.name().to_string(),
+            c.size.to_string(),
+        ];
+        row.extend(measured(
+            1,
+            c.commits,
+            c.elapsed_ns,
+            c.commits_per_s,
+            &c.latency_ns,
+            c.device_flushes.as_ref(),
+            c.verify,
+        ));
+        t.push(row);
     }
-    if let Some(g) = group(doc) {
-        for l in arr(g, "levels") {
-            push(
-                format!("group_{}", text(l, "layout")),
-                text(g, "method"),
-                "overwrite",
-                raw(g, &["size"], None),
-                l,
-            );
+    if let Some(g) = &r.group_commit {
+        for l in &g.levels {
+            let mut row = vec![
+                format!("group_{}", l.layout.name()),
+                g.method.name().to_string(),
+                "overwrite".to_string(),
+                g.size.to_string(),
+            ];
+            row.extend(measured(
+                l.committers,
+                l.commits,
+                l.elapsed_ns,
+                l.commits_per_s,
+                &l.latency_ns,
+                l.device_flushes.as_ref(),
+                l.verify,
+            ));
+            t.push(row);
         }
     }
     t.to_csv()
 }
+/// The JSON `iosat fsync --json` prints (schema_version 1), pretty, with a final newline.
+pub fn json(r: &FsyncReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("an fsync report serialises");
+    s.push('\n');
+    s
+}
 
 /// The page: verdict, latency per method, group commit, device, tables.
-pub fn page_html(doc: &Value) -> String {
+pub fn page_html(r: &FsyncReport) -> String {
     let mut body = String::new();
-    let d = doc.get("device").cloned().unwrap_or(Value::Null);
+    let d = &r.device;
     let _ = write!(
         body,
         "<p>Test directory <code>{}</code>, {} s per case. Latency is the time from the write \
 to the moment the commit is durable (the method's flush returned).</p>",
-        esc(text(doc, "dir")),
-        num(doc, &["duration_s_per_case"]).unwrap_or(0.0)
+        esc(&r.dir),
+        r.duration_s_per_case
     );
     let _ = write!(
         body,
         "<div class=\"verdict\"><h2>Flush honesty: <code>{}</code></h2>",
-        esc(text(&d, "flush_verdict"))
+        esc(d.flush_verdict.name())
     );
-    for l in bullets(arr(&d, "flush_reasoning")) {
-        let _ = write!(body, "<p>{}</p>", esc(&l));
+    for l in &d.flush_reasoning {
+        let _ = write!(body, "<p>{}</p>", esc(l));
     }
     body.push_str("</div>");
-    for w in bullets(arr(doc, "warnings")) {
+    for w in &r.warnings {
         let _ = write!(
             body,
             "<p class=\"note\"><strong>warning:</strong> {}</p>",
-            esc(&w)
+            esc(w)
         );
     }
 
     // Latency per method, one chart per mode (rows: method × size).
     body.push_str("<h2>Commit latency per method</h2>");
-    let cases = arr(doc, "cases");
-    let mut modes: Vec<&str> = Vec::new();
-    for c in cases {
-        let m = text(c, "mode");
-        if !modes.contains(&m) {
-            modes.push(m);
+    let mut modes = Vec::new();
+    for c in &r.cases {
+        if !modes.contains(&c.mode) {
+            modes.push(c.mode);
         }
     }
     for mode in modes {
-        let rows = cases
+        let rows = r
+            .cases
             .iter()
-            .filter(|c| text(c, "mode") == mode)
+            .filter(|c| c.mode == mode)
             .map(|c| {
+                let l = &c.latency_ns;
                 (
-                    format!(
-                        "{} {}",
-                        text(c, "method"),
-                        num(c, &["size"]).map_or("-".into(), size_label)
-                    ),
-                    ["p50", "p95", "p99"]
+                    format!("{} {}", c.method.name(), size(c.size)),
+                    [l.p50, l.p95, l.p99]
                         .iter()
-                        .map(|k| lat(c, k).map(|n| n / 1e6))
+                        .map(|&n| Some(n as f64 / 1e6))
                         .collect(),
                 )
             })
             .collect();
         let chart = DotChart {
-            id: format!("latency-{mode}"),
-            title: format!("Commit latency, {mode} mode"),
+            id: format!("latency-{}", mode.name()),
+            title: format!("Commit latency, {} mode", mode.name()),
             x_label: "latency (ms)".into(),
             x_log: true,
             keys: vec!["p50".into(), "p95".into(), "p99".into()],
@@ -414,28 +498,24 @@ to the moment the commit is durable (the method's flush returned).</p>",
         };
         body.push_str(&chart.to_svg());
     }
-    let cap = capacity_lines(doc);
-    if !cap.is_empty() {
-        body.push_str("<h2>Commit capacity</h2><ul>");
-        for l in cap {
-            let _ = write!(body, "<li>{}</li>", esc(&l));
-        }
-        body.push_str("</ul>");
+    body.push_str("<h2>Commit capacity</h2><ul>");
+    for l in capacity_lines(r) {
+        let _ = write!(body, "<li>{}</li>", esc(&l));
     }
+    body.push_str("</ul>");
 
-    if let Some(g) = group(doc) {
+    if let Some(g) = &r.group_commit {
         let _ = write!(body, "<h2>{}</h2>", esc(&group_title(g)));
         body.push_str(
             "<p class=\"note\">shared_log: all committers append to one log and one fsync \
 covers every commit waiting (group commit); separate_files: each committer writes and fsyncs \
 its own file.</p>",
         );
-        let levels = arr(g, "levels");
-        let pts = |layout: &str, f: &dyn Fn(&Value) -> Option<f64>| -> Vec<(f64, f64)> {
-            levels
+        let pts = |layout: Layout, f: &dyn Fn(&GroupLevel) -> f64| -> Vec<(f64, f64)> {
+            g.levels
                 .iter()
-                .filter(|l| text(l, "layout") == layout)
-                .filter_map(|l| Some((num(l, &["committers"])?, f(l)?)))
+                .filter(|l| l.layout == layout)
+                .map(|l| (f64::from(l.committers), f(l)))
                 .collect()
         };
         let mut tput = LineChart::new(
@@ -453,23 +533,27 @@ its own file.</p>",
         );
         latc.x_log = true;
         latc.y_log = true;
-        for (colour, layout) in ["shared_log", "separate_files"].into_iter().enumerate() {
-            let p = pts(layout, &|l| num(l, &["commits_per_s"]));
+        for (colour, layout) in [Layout::SharedLog, Layout::SeparateFiles]
+            .into_iter()
+            .enumerate()
+        {
+            let p = pts(layout, &|l| l.commits_per_s);
             if p.is_empty() {
                 continue;
             }
-            tput.series.push(Series::new(layout, p).colour(colour));
+            let name = layout.name();
+            tput.series.push(Series::new(name, p).colour(colour));
             latc.series.push(
                 Series::new(
-                    format!("{layout} avg"),
-                    pts(layout, &|l| lat(l, "mean").map(|n| n / 1e6)),
+                    format!("{name} avg"),
+                    pts(layout, &|l| l.latency_ns.mean as f64 / 1e6),
                 )
                 .colour(colour),
             );
             latc.series.push(
                 Series::new(
-                    format!("{layout} p99"),
-                    pts(layout, &|l| lat(l, "p99").map(|n| n / 1e6)),
+                    format!("{name} p99"),
+                    pts(layout, &|l| l.latency_ns.p99 as f64 / 1e6),
                 )
                 .dashed()
                 .colour(colour),
@@ -477,11 +561,10 @@ its own file.</p>",
         }
         body.push_str(&tput.to_svg());
         body.push_str(&latc.to_svg());
-        let summary = bullets(arr(g, "summary"));
-        if !summary.is_empty() {
+        if !g.summary.is_empty() {
             body.push_str("<ul>");
-            for l in summary {
-                let _ = write!(body, "<li>{}</li>", esc(&l));
+            for l in &g.summary {
+                let _ = write!(body, "<li>{}</li>", esc(l));
             }
             body.push_str("</ul>");
         }
@@ -489,8 +572,172 @@ its own file.</p>",
     }
 
     body.push_str("<h2>Device</h2>");
-    body.push_str(&html_table(&device_table(doc)));
+    body.push_str(&html_table(&device_table(d)));
     body.push_str("<h2>Cases</h2>");
-    body.push_str(&html_table(&cases_table(doc)));
-    page(&format!("iosat fsync: {}", text(doc, "dir")), &body)
+    body.push_str(&html_table(&cases_table(r)));
+    page(&format!("iosat fsync: {}", r.dir), &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fsync::{Method, Mode};
+
+    fn case(
+        method: Method,
+        mode: Mode,
+        size: u32,
+        p50_us: u64,
+        flushes: Option<u64>,
+    ) -> CaseResult {
+        let l = LatencySummary {
+            min: p50_us * 700,
+            mean: p50_us * 1100,
+            p50: p50_us * 1000,
+            p90: p50_us * 1000,
+            p95: p50_us * 1500,
+            p99: p50_us * 2000,
+            p999: p50_us * 4000,
+            max: p50_us * 5000,
+        };
+        let mut c = CaseResult::measured(
+            (method, mode, size),
+            l,
+            (1_000_000 / (p50_us * 11 / 10), 1_000_000_000),
+            Some(200.0),
+            flushes.map(|f| FlushStats::sample(f, 0.125, 0.1)),
+        );
+        // The seed's rate is its latency's, not the rounded count's.
+        c.commits_per_s = 1e9 / l.mean as f64;
+        c
+    }
+
+    /// The seed's 7200 rpm disk: 18 ms fsync, 8.5 ms fdatasync, 0.22 ms O_DIRECT into the cache.
+    fn seed_report() -> FsyncReport {
+        let cases = vec![
+            case(Method::Fsync, Mode::Overwrite, 512, 18_000, Some(112)),
+            case(Method::Fdatasync, Mode::Overwrite, 512, 8_500, Some(118)),
+            case(Method::Odirect, Mode::Overwrite, 512, 220, Some(0)),
+        ];
+        let level = |n: u32, layout: Layout, cps: f64, per_sync: f64| GroupLevel {
+            committers: n,
+            layout,
+            commits: cps as u64,
+            elapsed_ns: 1_000_000_000,
+            commits_per_s: cps,
+            syncs: (cps / per_sync) as u64,
+            commits_per_sync: per_sync,
+            latency_ns: LatencySummary {
+                min: 9_000_000,
+                mean: (n as f64 * 1e9 / cps) as u64,
+                p50: (n as f64 * 1e9 / cps) as u64,
+                p90: (n as f64 * 1e9 / cps) as u64,
+                p95: 30_000_000,
+                p99: 40_000_000,
+                p999: 50_000_000,
+                max: 60_000_000,
+            },
+            device_flushes: None,
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            interrupted: false,
+        };
+        let levels = vec![
+            level(1, Layout::SharedLog, 55.0, 1.0),
+            level(1, Layout::SeparateFiles, 56.0, 1.0),
+            level(4, Layout::SharedLog, 160.0, 3.0),
+            level(4, Layout::SeparateFiles, 60.0, 1.0),
+        ];
+        let dev = crate::fsync::device::DiskFacts {
+            name: "sda".into(),
+            major: 8,
+            minor: 0,
+            model: Some("WDC WD2502ABYS-18B7A0".into()),
+            write_cache: Some("write back".into()),
+            fua: Some(false),
+            rotational: Some(true),
+            logical_block_size: Some(512),
+        };
+        let (flush_verdict, flush_reasoning) =
+            crate::fsync::verdict::judge(Some(&dev), &cases, false);
+        FsyncReport {
+            schema_version: SCHEMA_VERSION,
+            command: "fsync".into(),
+            dir: "/var/lib/mysql".into(),
+            duration_s_per_case: 1.0,
+            verify: true,
+            interrupted: false,
+            capacity: Capacity {
+                target_tps: Some(200.0),
+                best_durable: None,
+                fsync_reference: Some(CapacityLine {
+                    method: Method::Fsync,
+                    size: 512,
+                    mode: Mode::Overwrite,
+                    mean_latency_ns: cases[0].latency_ns.mean,
+                    per_connection_commits_per_s: cases[0].per_connection_commits_per_s,
+                    connections_for_target_tps: cases[0].connections_for_target_tps,
+                }),
+            },
+            cases,
+            skipped: vec![],
+            group_commit: Some(GroupCommit {
+                method: Method::Fsync,
+                size: 4096,
+                knee_shared_log: Some(4),
+                knee_separate_files: Some(1),
+                summary: vec!["shared log: example".into()],
+                levels,
+            }),
+            device: DeviceSection {
+                name: Some("sda".into()),
+                dev: Some("8:0".into()),
+                model: dev.model.clone(),
+                write_cache: dev.write_cache.clone(),
+                fua: dev.fua,
+                rotational: dev.rotational,
+                logical_block_size: Some(512),
+                flush_verdict,
+                flush_reasoning,
+            },
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn text_output() {
+        insta::assert_snapshot!(text(&seed_report()));
+    }
+
+    #[test]
+    fn markdown_output() {
+        insta::assert_snapshot!(markdown(&seed_report()));
+    }
+
+    #[test]
+    fn csv_output() {
+        insta::assert_snapshot!(csv(&seed_report()));
+    }
+
+    #[test]
+    fn json_keys_are_the_issue_s() {
+        let v = serde_json::to_value(seed_report()).unwrap();
+        assert_eq!(v["schema_version"], 1);
+        let c = &v["cases"][0];
+        for k in ["method", "size", "mode", "commits_per_s", "latency_ns"] {
+            assert!(c.get(k).is_some(), "case lacks {k}");
+        }
+        assert_eq!(c["method"], "fsync");
+        assert_eq!(c["mode"], "overwrite");
+        for k in ["min", "mean", "p50", "p95", "p99", "p999", "max"] {
+            assert!(c["latency_ns"][k].is_u64(), "latency_ns lacks {k}");
+        }
+        let d = &v["device"];
+        assert_eq!(d["write_cache"], "write back");
+        assert_eq!(d["fua"], false);
+        assert_eq!(d["rotational"], true);
+        assert_eq!(d["flush_verdict"], "plausible");
+        assert!(d["flush_reasoning"].as_array().unwrap().len() >= 2);
+        insta::assert_json_snapshot!(v);
+    }
 }

@@ -56,9 +56,7 @@ pub fn render(doc: &Value, format: Format) -> Result<String, String> {
         (Kind::Levels, Format::Html) => html::sweep_page(doc),
         (Kind::Levels, Format::Markdown) => tables::levels_markdown(doc),
         (Kind::Levels, Format::Csv) => tables::levels_table(doc).to_csv(),
-        (Kind::Fsync, Format::Html) => fsync::page_html(doc),
-        (Kind::Fsync, Format::Markdown) => fsync::markdown(doc),
-        (Kind::Fsync, Format::Csv) => fsync::csv(doc),
+        (Kind::Fsync, f) => fsync::render(&crate::fsync::FsyncReport::from_json(doc.clone())?, f),
         (_, f) => return Err(format!("iosat report does not write {f:?}")),
     })
 }

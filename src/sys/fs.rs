@@ -1,7 +1,12 @@
-//! Writing files iosat owns: through a temporary file in the same directory renamed into place,
-//! so a reader (or a crash) never sees half a file. Must not import anything above sys/.
+//! Filesystems: writing files iosat owns (through a temporary file in the same directory
+//! renamed into place, so a reader or a crash never sees half a file), and what a filesystem
+//! says about itself (statfs: memory-backed or not; statvfs: free space). Must not import
+//! anything above sys/.
 
 use crate::error::{Error, Result};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Replace `path` with `bytes` atomically (temporary file + rename).
@@ -20,4 +25,67 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// statfs f_type of tmpfs and ramfs (linux/magic.h).
+pub const TMPFS_MAGIC: i64 = 0x0102_1994;
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// "tmpfs"/"ramfs" when the filesystem holding the open `file` (a directory or a file) keeps
+/// its data in memory, from fstatfs f_type; None otherwise or when fstatfs fails.
+pub fn memory_fs(file: &File) -> Option<&'static str> {
+    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid fd and a valid out pointer for the duration of the call.
+    let r = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
+    if r != 0 {
+        return None;
+    }
+    match st.f_type as i64 {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    }
+}
+
+/// [`memory_fs`] of the filesystem holding `path`.
+pub fn memory_fs_at(path: &Path) -> Option<&'static str> {
+    memory_fs(&File::open(path).ok()?)
+}
+
+/// Bytes available to an unprivileged writer on the filesystem holding `dir` (statvfs
+/// f_bavail × f_frsize); None when the filesystem reports no size at all (ramfs and other
+/// memory filesystems report 0 blocks).
+pub fn free_bytes(dir: &Path) -> Result<Option<u64>> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
+        Error::io(
+            dir,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains a NUL byte"),
+        )
+    })?;
+    // SAFETY: statvfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid NUL-terminated path and a valid out pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::io(dir, std::io::Error::last_os_error()));
+    }
+    if st.f_blocks == 0 {
+        return Ok(None);
+    }
+    Ok(Some(st.f_bavail as u64 * st.f_frsize as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_disk_directory_has_free_space_and_is_not_memory() {
+        let d = std::env::current_dir().unwrap();
+        let free = super::free_bytes(&d).unwrap();
+        assert!(free.is_some_and(|f| f > 0));
+        assert!(super::free_bytes(std::path::Path::new("/no/such/dir")).is_err());
+        assert_eq!(
+            super::memory_fs_at(std::path::Path::new("/no/such/dir")),
+            None
+        );
+    }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 pub mod clock;
 pub mod device;
 pub mod diskstats;
+pub mod file;
 pub mod fs;
 pub mod signal;
 

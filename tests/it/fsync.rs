@@ -669,3 +669,62 @@ fn flush_counts_match_the_kernel_on_a_loop_device() {
         "iosat {iosat_total} vs kernel {kernel_delta}: too many flushes outside the windows"
     );
 }
+
+/// One renderer for the live command and `iosat report` (issue 9): for one real run, what
+/// `iosat fsync --markdown` (and `--csv`) prints is byte for byte what `iosat report` prints
+/// from that run's `--json`. The run is made in-process through the same config, engine and
+/// renderer calls cmd/fsync.rs makes (one run can print only one format); the report side is
+/// the real binary reading the saved file.
+#[test]
+fn live_markdown_and_csv_are_what_report_prints_of_the_json() {
+    use clap::Parser;
+    use iosat::cli::{Cli, Command as Sub};
+    let work = tempfile::tempdir().unwrap();
+    let saved = tempfile::tempdir().unwrap();
+    let build = |flag: &str| {
+        let cli = Cli::try_parse_from([
+            "iosat",
+            "fsync",
+            work.path().to_str().unwrap(),
+            "--methods",
+            "fsync,odirect",
+            "--sizes",
+            "4k",
+            "--mode",
+            "overwrite",
+            "--duration",
+            "0.2",
+            "--committers",
+            "1,2",
+            flag,
+        ])
+        .unwrap();
+        let Sub::Fsync(args) = &cli.command else {
+            unreachable!("parsed an fsync command line")
+        };
+        iosat::config::fsync::build(args).unwrap()
+    };
+    let (md_run, csv_run, json_run) = (build("--markdown"), build("--csv"), build("--json"));
+    let report = iosat::fsync::run(&md_run.spec, &mut |_| {}).unwrap();
+    assert!(leftovers(work.path()).is_empty(), "test files left");
+    assert_eq!(report.cases.len(), 2, "{report:?}");
+    assert_eq!(report.group_commit.as_ref().unwrap().levels.len(), 4);
+    let json = iosat::report::fsync::render(&report, json_run.format);
+    let file = saved.path().join("fsync.json");
+    std::fs::write(&file, &json).unwrap();
+    for (run, name) in [(&md_run, "markdown"), (&csv_run, "csv")] {
+        let live = iosat::report::fsync::render(&report, run.format);
+        let out = iosat()
+            .arg("report")
+            .arg(&file)
+            .args(["--format", name])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            live,
+            "{name} differs"
+        );
+    }
+}

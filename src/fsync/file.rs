@@ -1,0 +1,180 @@
+//! The test files of one run, shared by the single-committer cases (runner.rs) and the
+//! group-commit levels (group.rs): their names, the run context, laying out stamped blocks, the
+//! corruption test hook and the read-back verification. Imports block.rs, io.rs and the spec
+//! and device-watch types, never runner.rs or group.rs, so runner.rs → group.rs → file.rs runs
+//! one way. Must not import ui/ or report/ (the crate's).
+
+use super::block;
+use super::device::Watch;
+use super::io::{AlignedBuf, TestFile};
+use super::{FsyncSpec, SyncCall};
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+
+/// Names test files `.iosat-fsync.<pid>.<n>` in the target directory.
+pub struct Namer {
+    dir: PathBuf,
+    pid: u32,
+    n: u32,
+}
+
+impl Namer {
+    pub fn new(dir: &Path) -> Namer {
+        Namer {
+            dir: dir.to_path_buf(),
+            pid: std::process::id(),
+            n: 0,
+        }
+    }
+    pub fn next_path(&mut self) -> PathBuf {
+        self.n += 1;
+        self.dir
+            .join(format!(".iosat-fsync.{}.{}", self.pid, self.n))
+    }
+}
+
+/// What the blocks of a file must say when read back.
+#[derive(Debug, Clone, Copy)]
+pub enum Expect {
+    /// `blocks` slots rewritten round-robin by sequences 0..total: slot i holds the last
+    /// sequence ≡ i (mod blocks).
+    RoundRobin { blocks: u64, total: u64 },
+    /// Like RoundRobin but written by concurrent committers: a slot holds some sequence
+    /// ≡ i (mod blocks) below `total` (which one depends on who finished last).
+    Concurrent { blocks: u64, total: u64 },
+    /// Blocks 0..blocks appended in order: block i holds sequence i.
+    Appended { blocks: u64 },
+}
+
+/// Lay out `blocks` stamped blocks (sequences 0..blocks) and make them durable.
+pub fn preallocate(f: &TestFile, size: u32, blocks: u64, run_id: u64) -> Result<()> {
+    let mut buf = AlignedBuf::new(size as usize);
+    block::fill_payload(buf.as_mut_slice(), run_id);
+    for seq in 0..blocks {
+        let off = seq * size as u64;
+        block::stamp(buf.as_mut_slice(), run_id, off, seq);
+        f.base.write_all_at(buf.as_slice(), off)?;
+    }
+    f.base.sync(SyncCall::Fsync)
+}
+
+/// Test hook: flip one payload byte of block `k` (mod the blocks present) in place.
+pub fn corrupt(f: &TestFile, size: u32, k: u64) -> Result<()> {
+    let blocks = f.base.size_bytes()? / size as u64;
+    if blocks == 0 {
+        return Ok(());
+    }
+    let at = (k % blocks) * size as u64 + block::HEADER_BYTES as u64;
+    let mut b = [0u8; 1];
+    f.base.read_exact_at(&mut b, at)?;
+    b[0] ^= 0x5a;
+    f.base.write_all_at(&b, at)?;
+    f.base.sync(SyncCall::Fsync)
+}
+
+/// Read the whole file back (after dropping its cached pages) and check every block.
+/// Err(reason) names the first bad block; an I/O error while reading is returned as such.
+pub fn verify(f: &TestFile, size: u32, run_id: u64, expect: Expect) -> Result<Result<(), String>> {
+    let blocks = match expect {
+        Expect::RoundRobin { blocks, .. }
+        | Expect::Concurrent { blocks, .. }
+        | Expect::Appended { blocks } => blocks,
+    };
+    let len = f.base.size_bytes()?;
+    if len != blocks * size as u64 {
+        return Ok(Err(format!(
+            "file is {len} bytes, expected {} ({blocks} blocks of {size})",
+            blocks * size as u64
+        )));
+    }
+    f.base.sync(SyncCall::Fsync)?;
+    f.base.drop_cache();
+    let per_chunk = ((1u64 << 20) / size as u64).max(1);
+    let mut chunk = vec![0u8; (per_chunk * size as u64) as usize];
+    let mut i = 0u64;
+    while i < blocks {
+        let n = per_chunk.min(blocks - i);
+        let bytes = (n * size as u64) as usize;
+        if !f.base.read_exact_at(&mut chunk[..bytes], i * size as u64)? {
+            return Ok(Err(format!("file ends before block {i}")));
+        }
+        for j in 0..n {
+            let slot = i + j;
+            let off = slot * size as u64;
+            let b = &chunk[(j * size as u64) as usize..((j + 1) * size as u64) as usize];
+            let seq = match block::check(b, run_id, off) {
+                Ok(c) => c.seq,
+                Err(e) => return Ok(Err(e)),
+            };
+            let ok = match expect {
+                Expect::RoundRobin { blocks, total } => {
+                    seq == total - 1 - ((total - 1 - slot) % blocks)
+                }
+                Expect::Concurrent { blocks, total } => seq % blocks == slot && seq < total,
+                Expect::Appended { .. } => seq == slot,
+            };
+            if !ok {
+                return Ok(Err(format!(
+                    "block at offset {off} holds sequence {seq}, not the last one written there (lost or reordered write)"
+                )));
+            }
+        }
+        i += n;
+    }
+    Ok(Ok(()))
+}
+
+/// What a run's cases and levels share: the spec, the device watch, the run id stamped in every
+/// block, and the size cap of an append file.
+pub struct Ctx<'a> {
+    pub spec: &'a FsyncSpec,
+    pub watch: &'a Watch,
+    pub run_id: u64,
+    pub append_cap_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verify_finds_a_stale_block_in_a_real_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = TestFile::create(&dir.path().join("t")).unwrap();
+        let (size, run_id) = (512u32, 99u64);
+        preallocate(&f, size, 4, run_id).unwrap();
+        let mut buf = AlignedBuf::new(size as usize);
+        block::fill_payload(buf.as_mut_slice(), run_id);
+        for seq in 4..10u64 {
+            let off = (seq % 4) * size as u64;
+            block::stamp(buf.as_mut_slice(), run_id, off, seq);
+            f.base.write_all_at(buf.as_slice(), off).unwrap();
+        }
+        let expect = Expect::RoundRobin {
+            blocks: 4,
+            total: 10,
+        };
+        assert_eq!(verify(&f, size, run_id, expect).unwrap(), Ok(()));
+        // Slot 1 should hold sequence 9; put back the older 5 (a lost write).
+        block::stamp(buf.as_mut_slice(), run_id, 512, 5);
+        f.base.write_all_at(buf.as_slice(), 512).unwrap();
+        let e = verify(&f, size, run_id, expect).unwrap().unwrap_err();
+        assert!(e.contains("offset 512 holds sequence 5"), "{e}");
+        // The concurrent expectation accepts any sequence of the right slot.
+        let conc = Expect::Concurrent {
+            blocks: 4,
+            total: 10,
+        };
+        assert_eq!(verify(&f, size, run_id, conc).unwrap(), Ok(()));
+        // Appended: wrong length is reported before anything else.
+        let e = verify(&f, size, run_id, Expect::Appended { blocks: 5 })
+            .unwrap()
+            .unwrap_err();
+        assert!(e.contains("expected 2560"), "{e}");
+        drop(f);
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "file removed"
+        );
+    }
+}
