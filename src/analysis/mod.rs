@@ -109,7 +109,6 @@ pub struct Verdict {
 }
 
 pub mod device;
-pub mod render;
 pub mod text;
 pub mod usl;
 
