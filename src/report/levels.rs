@@ -269,6 +269,31 @@ mod tests {
     }
 
     #[test]
+    fn a_saved_sweep_loads_typed_and_writes_back_the_same_bytes() {
+        let text = include_str!("../../tests/fixtures/report/sim_sweep.json");
+        let r: SweepReport = serde_json::from_str(text).unwrap();
+        assert_eq!(r.levels.len(), 9);
+        // Every key comes back where it was, in the same order; the
+        // numbers may differ in their last digit (serde_json parses floats fast, not exactly).
+        fn keys(v: &Value, at: &str, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => m.iter().for_each(|(k, v)| {
+                    out.push(format!("{at}/{k}"));
+                    keys(v, &format!("{at}/{k}"), out)
+                }),
+                Value::Array(a) => a.iter().for_each(|v| keys(v, &format!("{at}[]"), out)),
+                _ => {}
+            }
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        keys(&serde_json::from_str(text).unwrap(), "", &mut a);
+        let back = super::super::sweep::render(&r, Format::Json);
+        keys(&serde_json::from_str(&back).unwrap(), "", &mut b);
+        assert_eq!(a, b);
+        assert_eq!(back.lines().count(), text.lines().count());
+    }
+
+    #[test]
     fn a_newer_schema_is_refused_with_its_reason() {
         let doc = serde_json::json!({"schema_version": 2, "kind": "sweep", "levels": []});
         let e = render_doc(&doc, Format::Markdown).unwrap_err();
