@@ -131,7 +131,6 @@ pub struct Verdict {
 }
 
 pub mod device;
-pub mod render;
 pub mod text;
 pub mod usl;
 

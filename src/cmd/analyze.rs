@@ -1,4 +1,5 @@
-//! `iosat analyze`: orchestration only — validate, read the files, build the report, print.
+//! `iosat analyze`: orchestration only — validate, read the files, build the report, print it
+//! with the renderer `iosat report` uses (report/analyze.rs).
 
 use crate::cli::analyze::AnalyzeArgs;
 use crate::config::analyze::AnalyzeSpec;
@@ -15,12 +16,12 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         .map(|f| import::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let rep = report::build(&imports, &spec.devices)?;
-    let out = match spec.format {
-        Format::Text { .. } | Format::Html => rep.to_text(),
-        Format::Json => rep.to_json(),
-        Format::Csv => rep.to_csv(),
-        Format::Markdown => rep.to_markdown(),
+    // No --html for analyze: text goes to a terminal (`iosat report` draws the page).
+    let format = match spec.format {
+        Format::Html => Format::Text { wide: false },
+        f => f,
     };
+    let out = crate::report::analyze::render(&rep, format);
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(out.as_bytes())

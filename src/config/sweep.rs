@@ -9,22 +9,8 @@ use std::path::PathBuf;
 
 /// The default concurrency levels: seed 000's 1, 4, 16, 64, 256 with the powers of two between.
 pub const DEFAULT_LEVELS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
-/// The highest concurrency a level may ask for (and where `auto` stops doubling).
-pub const MAX_CONCURRENCY: u32 = 4096;
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineChoice {
-    Uring,
-    Sync,
-    /// The whole `sim:...` text, handed to the sim engine's own parser.
-    Sim(String),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Levels {
-    List(Vec<u32>),
-    Auto,
-}
+pub use crate::load::engine::EngineChoice;
+pub use crate::load::plan::{Levels, MAX_CONCURRENCY};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepSpec {
@@ -213,6 +199,23 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         no_progress: a.no_progress,
         root: super::root(&a.root),
     })
+}
+
+impl SweepSpec {
+    /// What the level driver runs.
+    pub fn plan(&self) -> crate::load::driver::SweepPlan {
+        crate::load::driver::SweepPlan {
+            levels: self.levels.clone(),
+            levels_text: self.levels_text.clone(),
+            pattern: self.pattern,
+            block_size: self.block_size,
+            direct: self.target.direct,
+            ramp_ns: self.ramp_ns,
+            duration_ns: self.duration_ns,
+            max_threads: self.max_threads,
+            seed: self.seed,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON, iosat recordings and
 //! pt-diskstats/pt-stalk sample files → the analysis types ([`LevelPoint`]s for a verdict,
 //! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values
-//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, load/
-//! or sys/; of report/ only the table model (report.rs).
+//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, load/,
+//! sys/, ui/ or report/ (report/analyze.rs renders what report.rs builds).
 //!
 //! Recordings and pt-diskstats samples are raw counters: diskstats.rs runs them through the
 //! recording reader and stat engine of `iosat stat --replay` (monitor/), not a parser of its
@@ -20,7 +20,7 @@ pub mod report;
 pub mod sysbench;
 
 /// What produced a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
     Fio,

@@ -1,27 +1,28 @@
 //! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and
-//! device series (diagnosis), and that report as JSON, text, Markdown and CSV. Pure: returns
-//! values and strings, does no IO. Must not import cli/, cmd/, load/ or sys/.
+//! device series (diagnosis), in the versioned JSON layout `analyze --json` writes and
+//! `iosat report` reads back (report/analyze.rs renders it). Pure: returns values, does no IO.
+//! Must not import cli/, cmd/, load/, sys/ or report/.
 
 use super::{FileImport, Tool};
 use crate::analysis::device::{diagnose, DeviceSample};
-use crate::analysis::render::{levels_table, verdict_markdown, verdict_text};
 use crate::analysis::{analyze, LatencyNs, LevelPoint, Verdict};
 use crate::error::{Error, Result};
-use crate::report::table::Table;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// Version of the JSON layout below; bumped on any incompatible change.
+/// Version of the JSON layout below; bumped on any incompatible change. A file with a higher
+/// version is refused by `iosat report` rather than misread.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceFile {
     pub path: String,
     pub tool: Tool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Source {
     /// The tool the levels come from, else "iostat".
     pub tool: Tool,
@@ -34,30 +35,49 @@ pub struct Source {
     pub notes: Vec<String>,
 }
 
-/// The kernel's view of a level, under sysstat's JSON key names.
-#[derive(Debug, Clone, Serialize)]
-pub struct KernelView {
+impl Default for Source {
+    /// What a levels file without a `source` (written by hand) is taken to be.
+    fn default() -> Source {
+        Source {
+            tool: Tool::Iosat,
+            files: Vec::new(),
+            pattern: None,
+            block_size: None,
+            latency: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The kernel's %util and aqu-sz over an imported level, under sysstat's JSON key names
+/// (the importers give no more of the kernel's view).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LevelKernel {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub util: Option<f64>,
     #[serde(rename = "aqu-sz", skip_serializing_if = "Option::is_none")]
     pub aqu_sz: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LevelOut {
     pub concurrency: u32,
     pub iops: f64,
     pub bytes_per_s: f64,
     pub latency_ns: LatencyNs,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<KernelView>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<LevelKernel>,
     /// The file, and the line where the level's result starts.
+    #[serde(default)]
     pub file: String,
+    #[serde(default)]
     pub line: usize,
+    #[serde(default)]
     pub label: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceOut {
     pub device: String,
     pub file: String,
@@ -65,16 +85,24 @@ pub struct DeviceOut {
     pub diagnosis: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AnalyzeReport {
+    #[serde(default = "schema_one")]
     pub schema_version: u32,
+    #[serde(default)]
     pub source: Source,
+    #[serde(default)]
     pub levels: Vec<LevelOut>,
     /// The verdict on the levels; null when the input held only iostat logs.
+    #[serde(default)]
     pub verdict: Option<Verdict>,
     /// Per-device series from iostat logs, each with its diagnosis.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceOut>,
+}
+
+fn schema_one() -> u32 {
+    1
 }
 
 /// Merge parsed files into one report. Levels must come from one tool and give each
@@ -131,7 +159,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
                 bytes_per_s: p.bytes_per_s,
                 latency_ns: p.latency_ns.clone(),
                 kernel: (p.kernel_util_pct.is_some() || p.kernel_aqu_sz.is_some()).then_some(
-                    KernelView {
+                    LevelKernel {
                         util: p.kernel_util_pct,
                         aqu_sz: p.kernel_aqu_sz,
                     },
@@ -161,17 +189,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
         ));
     }
 
-    let points: Vec<LevelPoint> = levels
-        .iter()
-        .map(|l| LevelPoint {
-            concurrency: l.concurrency,
-            iops: l.iops,
-            bytes_per_s: l.bytes_per_s,
-            latency_ns: l.latency_ns.clone(),
-            kernel_util_pct: l.kernel.as_ref().and_then(|k| k.util),
-            kernel_aqu_sz: l.kernel.as_ref().and_then(|k| k.aqu_sz),
-        })
-        .collect();
+    let points: Vec<LevelPoint> = levels.iter().map(LevelOut::point).collect();
     let verdict = (!points.is_empty()).then(|| analyze(&points));
 
     let mut devs = Vec::new();
@@ -254,146 +272,23 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
     })
 }
 
+impl LevelOut {
+    /// The level as the analysis sees it.
+    pub fn point(&self) -> LevelPoint {
+        LevelPoint {
+            concurrency: self.concurrency,
+            iops: self.iops,
+            bytes_per_s: self.bytes_per_s,
+            latency_ns: self.latency_ns.clone(),
+            kernel_util_pct: self.kernel.as_ref().and_then(|k| k.util),
+            kernel_aqu_sz: self.kernel.as_ref().and_then(|k| k.aqu_sz),
+        }
+    }
+}
+
 impl AnalyzeReport {
-    fn points(&self) -> Vec<LevelPoint> {
-        self.levels
-            .iter()
-            .map(|l| LevelPoint {
-                concurrency: l.concurrency,
-                iops: l.iops,
-                bytes_per_s: l.bytes_per_s,
-                latency_ns: l.latency_ns.clone(),
-                kernel_util_pct: l.kernel.as_ref().and_then(|k| k.util),
-                kernel_aqu_sz: l.kernel.as_ref().and_then(|k| k.aqu_sz),
-            })
-            .collect()
-    }
-
-    /// One line saying what was read.
-    pub fn headline(&self) -> String {
-        let files = self.source.files.len();
-        let what = if self.levels.is_empty() {
-            format!("{} device series", self.devices.len())
-        } else {
-            let n = self.levels.len();
-            let mut s = format!("{n} level{}", if n == 1 { "" } else { "s" });
-            if let Some(p) = &self.source.pattern {
-                s.push_str(&format!(", {p}"));
-            }
-            if let Some(b) = self.source.block_size {
-                s.push_str(&format!(", {} KiB requests", b as f64 / 1024.0));
-            }
-            s
-        };
-        format!(
-            "{} results: {what}, from {files} file{}",
-            self.source.tool.name(),
-            if files == 1 { "" } else { "s" }
-        )
-    }
-
-    /// The device series as one table (device, time, rates, awaits, aqu-sz, %util, svctm).
-    pub fn devices_table(&self) -> Table {
-        let mut t = Table::new([
-            "device", "time", "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "await",
-            "aqu-sz", "%util", "svctm",
-        ]);
-        let o = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into());
-        for d in &self.devices {
-            for (i, s) in d.samples.iter().enumerate() {
-                t.push([
-                    d.device.clone(),
-                    s.time.clone().unwrap_or_else(|| format!("#{}", i + 1)),
-                    format!("{:.2}", s.r_per_s),
-                    format!("{:.2}", s.w_per_s),
-                    o(s.rkb_per_s),
-                    o(s.wkb_per_s),
-                    o(s.r_await),
-                    o(s.w_await),
-                    o(s.effective_await_ms()),
-                    o(s.aqu_sz),
-                    o(s.util_pct),
-                    o(s.svctm),
-                ]);
-            }
-        }
-        t
-    }
-
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("report serialises");
-        s.push('\n');
-        s
-    }
-
-    pub fn to_text(&self) -> String {
-        let mut s = format!("{}\n\n", self.headline());
-        if let Some(v) = &self.verdict {
-            s.push_str(&levels_table(&self.points(), v).to_text());
-            s.push('\n');
-            s.push_str(&verdict_text(v));
-        }
-        if !self.devices.is_empty() {
-            if self.verdict.is_some() {
-                s.push('\n');
-            }
-            s.push_str(&self.devices_table().to_text());
-            s.push_str("\nDiagnosis:\n");
-            for d in &self.devices {
-                for line in &d.diagnosis {
-                    s.push_str(&format!("  {line}\n"));
-                }
-            }
-        }
-        if !self.source.notes.is_empty() {
-            s.push_str("\nNotes:\n");
-            for n in &self.source.notes {
-                s.push_str(&format!("  {n}\n"));
-            }
-        }
-        s
-    }
-
-    pub fn to_markdown(&self) -> String {
-        let mut s = format!("# iosat analyze\n\n{}\n", self.headline());
-        if let Some(v) = &self.verdict {
-            s.push_str("\n## Levels\n\n");
-            s.push_str(&levels_table(&self.points(), v).to_markdown());
-            s.push_str("\n## Verdict\n\n");
-            s.push_str(&verdict_markdown(v));
-        }
-        if !self.devices.is_empty() {
-            s.push_str("\n## Devices\n\n");
-            s.push_str(&self.devices_table().to_markdown());
-            s.push_str("\n## Diagnosis\n\n");
-            for d in &self.devices {
-                for line in &d.diagnosis {
-                    s.push_str(&format!("- {line}\n"));
-                }
-            }
-        }
-        if !self.source.notes.is_empty() {
-            s.push_str("\n## Notes\n\n");
-            for n in &self.source.notes {
-                s.push_str(&format!("- {n}\n"));
-            }
-        }
-        s
-    }
-
-    /// CSV: the levels table, or the device series when there are no levels (both, separated
-    /// by an empty line, when the input held both).
-    pub fn to_csv(&self) -> String {
-        let mut s = String::new();
-        if let Some(v) = &self.verdict {
-            s.push_str(&levels_table(&self.points(), v).to_csv());
-        }
-        if !self.devices.is_empty() {
-            if !s.is_empty() {
-                s.push('\n');
-            }
-            s.push_str(&self.devices_table().to_csv());
-        }
-        s
+    /// The levels as the analysis sees them.
+    pub fn points(&self) -> Vec<LevelPoint> {
+        self.levels.iter().map(LevelOut::point).collect()
     }
 }

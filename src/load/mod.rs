@@ -1,5 +1,6 @@
-//! Load generation: WorkloadSpec → Engine (io_uring | sync threads | sim) → LevelStats →
-//! LevelResult → SweepReport. Must not import ui/ or report/.
+//! Load generation: WorkloadSpec → Engine (io_uring | sync threads | sim, chosen in engine.rs)
+//! → LevelStats → LevelResult → SweepReport, levels driven by driver.rs with the next level
+//! planned by plan.rs. Must not import cli/, cmd/, ui/ or report/.
 //!
 //! Every engine runs one level at a time behind the [`Engine`] trait; per-worker histograms
 //! are merged into one [`LevelStats`] after the level (no lock or shared histogram in the hot
@@ -156,6 +157,8 @@ where
     Ok(total)
 }
 
+pub mod driver;
+pub mod engine;
 pub mod plan;
 pub mod result;
 pub mod sync;

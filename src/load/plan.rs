@@ -3,6 +3,35 @@
 
 use super::result::LevelResult;
 
+/// The highest concurrency a level may ask for (and where `auto` stops doubling).
+pub const MAX_CONCURRENCY: u32 = 4096;
+
+/// Which levels a sweep runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Levels {
+    List(Vec<u32>),
+    /// Double from 1 until the device is clearly past its knee ([`auto_next`]).
+    Auto,
+}
+
+impl Levels {
+    /// The concurrency of level `idx` given the levels measured so far, or None when done.
+    pub fn next(&self, idx: usize, done: &[LevelResult]) -> Option<u32> {
+        match self {
+            Levels::List(v) => v.get(idx).copied(),
+            Levels::Auto => auto_next(done, MAX_CONCURRENCY),
+        }
+    }
+
+    /// How many levels will run, when known in advance.
+    pub fn count(&self) -> Option<usize> {
+        match self {
+            Levels::List(v) => Some(v.len()),
+            Levels::Auto => None,
+        }
+    }
+}
+
 /// IOPS growth below this between two doublings counts as "flat".
 pub const FLAT_GAIN: f64 = 1.10;
 

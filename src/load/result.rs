@@ -1,18 +1,22 @@
 //! LevelStats → LevelResult → SweepReport: what a sweep measured, in the versioned JSON schema
-//! documented in the README ("## iosat sweep"). Pure; must not import ui/, report/, sys/.
+//! documented in the README ("## iosat sweep"), serialised by `sweep --json` and read back by
+//! `iosat report` (older files of the same major version load through serde defaults). Pure;
+//! must not import ui/, report/, sys/.
 
 use super::{LevelSpec, LevelStats, Pattern};
 use crate::analysis::{LatencyNs, LevelPoint, Verdict};
+use crate::monitor::DiskRates;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// Version of the sweep JSON schema; bump on any incompatible change.
+/// Version of the sweep JSON schema; bump on any incompatible change. A file with a higher
+/// version is refused by `iosat report` rather than misread.
 pub const SCHEMA_VERSION: u32 = 1;
 
 pub use crate::latency::LatencySummary;
 
 /// One direction (reads or writes) of a mixed level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirectionResult {
     pub ios: u64,
     pub iops: f64,
@@ -21,7 +25,8 @@ pub struct DirectionResult {
 }
 
 /// Little's law on one level: the concurrency the measurements imply against the offered one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LittlesLaw {
     /// IOPS × mean latency (s).
     pub implied_concurrency: f64,
@@ -35,8 +40,90 @@ pub struct LittlesLaw {
     pub kernel_ok: Option<bool>,
 }
 
+/// The kernel's view of the disk under the target over a level's measured interval, under the
+/// key names of `iostat -x -o JSON` (sysstat): per second (`r/s`, `rkB/s`, `rrqm/s`), percent
+/// (`rrqm`, `util`), milliseconds (`*_await`), kB (`*areq-sz`), requests (`aqu-sz`). A value
+/// the kernel does not give (discards and flushes before 4.18/5.5, an await without I/O) is
+/// null. Fields are in byte order of their keys, the order `sweep --json` has always written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KernelView {
+    #[serde(rename = "aqu-sz")]
+    pub aqu_sz: Option<f64>,
+    #[serde(rename = "d/s")]
+    pub d_s: Option<f64>,
+    pub d_await: Option<f64>,
+    #[serde(rename = "dareq-sz")]
+    pub dareq_sz: Option<f64>,
+    #[serde(rename = "dkB/s")]
+    pub dkb_s: Option<f64>,
+    #[serde(rename = "drqm")]
+    pub drqm_pct: Option<f64>,
+    #[serde(rename = "drqm/s")]
+    pub drqm_s: Option<f64>,
+    #[serde(rename = "f/s")]
+    pub f_s: Option<f64>,
+    pub f_await: Option<f64>,
+    #[serde(rename = "r/s")]
+    pub r_s: Option<f64>,
+    pub r_await: Option<f64>,
+    #[serde(rename = "rareq-sz")]
+    pub rareq_sz: Option<f64>,
+    #[serde(rename = "rkB/s")]
+    pub rkb_s: Option<f64>,
+    #[serde(rename = "rrqm")]
+    pub rrqm_pct: Option<f64>,
+    #[serde(rename = "rrqm/s")]
+    pub rrqm_s: Option<f64>,
+    #[serde(rename = "util")]
+    pub util_pct: Option<f64>,
+    #[serde(rename = "w/s")]
+    pub w_s: Option<f64>,
+    pub w_await: Option<f64>,
+    #[serde(rename = "wareq-sz")]
+    pub wareq_sz: Option<f64>,
+    #[serde(rename = "wkB/s")]
+    pub wkb_s: Option<f64>,
+    #[serde(rename = "wrqm")]
+    pub wrqm_pct: Option<f64>,
+    #[serde(rename = "wrqm/s")]
+    pub wrqm_s: Option<f64>,
+}
+
+impl From<&DiskRates> for KernelView {
+    fn from(r: &DiskRates) -> KernelView {
+        // Non-finite rates serialise as null, as serde_json writes them.
+        let f = |v: f64| v.is_finite().then_some(v);
+        let o = |v: Option<f64>| v.filter(|x| x.is_finite());
+        KernelView {
+            r_s: f(r.r_s),
+            w_s: f(r.w_s),
+            d_s: o(r.d_s),
+            f_s: o(r.f_s),
+            rkb_s: f(r.rkb_s),
+            wkb_s: f(r.wkb_s),
+            dkb_s: o(r.dkb_s),
+            rrqm_s: f(r.rrqm_s),
+            wrqm_s: f(r.wrqm_s),
+            drqm_s: o(r.drqm_s),
+            rrqm_pct: f(r.rrqm_pct),
+            wrqm_pct: f(r.wrqm_pct),
+            drqm_pct: o(r.drqm_pct),
+            r_await: o(r.r_await),
+            w_await: o(r.w_await),
+            d_await: o(r.d_await),
+            f_await: o(r.f_await),
+            rareq_sz: o(r.rareq_sz),
+            wareq_sz: o(r.wareq_sz),
+            dareq_sz: o(r.dareq_sz),
+            aqu_sz: f(r.aqu_sz),
+            util_pct: f(r.util_pct),
+        }
+    }
+}
+
 /// One measured level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LevelResult {
     /// Requests kept in flight (threads × iodepth).
     pub concurrency: u32,
@@ -49,16 +136,18 @@ pub struct LevelResult {
     pub bytes_per_s: f64,
     pub latency_ns: LatencySummary,
     /// Only for mixed patterns.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<DirectionResult>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<DirectionResult>,
-    /// The kernel's view of the device under the target over the same interval, under the key
-    /// names of `iostat -x -o JSON` (`r/s`, `w/s`, `r_await`, `w_await`, `aqu-sz`, `util`, ...)
-    /// plus `disk_device`; null when unknown (sim engine, no diskstats).
-    pub kernel: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The kernel's view of the device under the target over the same interval; null when
+    /// unknown (sim engine, no diskstats).
+    #[serde(default)]
+    pub kernel: Option<KernelView>,
+    #[serde(default)]
     pub littles_law: LittlesLaw,
     /// Cut short by Ctrl-C.
+    #[serde(default)]
     pub interrupted: bool,
 }
 
@@ -77,7 +166,7 @@ impl LevelResult {
     pub fn new(
         spec: &LevelSpec,
         stats: &LevelStats,
-        kernel: Option<serde_json::Map<String, serde_json::Value>>,
+        kernel: Option<KernelView>,
     ) -> Option<LevelResult> {
         let ios = stats.read_ns.len() + stats.write_ns.len();
         if ios == 0 || stats.elapsed_ns == 0 {
@@ -91,14 +180,10 @@ impl LevelResult {
         let mixed = matches!(spec.pattern, Pattern::RandRw { .. });
         let offered = f64::from(spec.concurrency());
         let implied = iops * all.mean() / 1e9;
-        let kernel_aqu_sz = kernel
+        let kernel_aqu_sz = kernel.as_ref().and_then(|k| k.aqu_sz);
+        let kernel_ios_s = kernel
             .as_ref()
-            .and_then(|k| k.get("aqu-sz"))
-            .and_then(|v| v.as_f64());
-        let kernel_ios_s = kernel.as_ref().map(|k| {
-            let g = |key: &str| k.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0);
-            g("r/s") + g("w/s")
-        });
+            .map(|k| k.r_s.unwrap_or(0.0) + k.w_s.unwrap_or(0.0));
         // Compare aqu-sz only when the kernel saw (nearly) every one of our I/Os; below that
         // the page cache or another layer answered and the queue says nothing about us.
         let kernel_ok = match (kernel_aqu_sz, kernel_ios_s) {
@@ -138,12 +223,6 @@ impl LevelResult {
     pub fn point(&self) -> LevelPoint {
         let l = &self.latency_ns;
         let f = |v: u64| Some(v as f64);
-        let kf = |key: &str| {
-            self.kernel
-                .as_ref()
-                .and_then(|k| k.get(key))
-                .and_then(|v| v.as_f64())
-        };
         LevelPoint {
             concurrency: self.concurrency,
             iops: self.iops,
@@ -158,14 +237,15 @@ impl LevelResult {
                 p999: f(l.p999),
                 max: f(l.max),
             },
-            kernel_util_pct: kf("util"),
-            kernel_aqu_sz: kf("aqu-sz"),
+            kernel_util_pct: self.kernel.as_ref().and_then(|k| k.util_pct),
+            kernel_aqu_sz: self.kernel.as_ref().and_then(|k| k.aqu_sz),
         }
     }
 }
 
 /// What was run against.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TargetInfo {
     pub path: String,
     /// "temp-file" (laid out and removed by iosat), "file" or "block-device"; "none" for sim.
@@ -177,7 +257,8 @@ pub struct TargetInfo {
 }
 
 /// How it was run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct WorkloadInfo {
     /// "sync", "uring" or "sim".
     pub engine: String,
@@ -209,7 +290,8 @@ pub fn pattern_name(p: Pattern) -> (&'static str, u8) {
 }
 
 /// The whole result of `iosat sweep`, written after every level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SweepReport {
     pub schema_version: u32,
     /// Always "sweep".
@@ -226,6 +308,16 @@ pub struct SweepReport {
     pub complete: bool,
     pub interrupted: bool,
     pub notes: Vec<String>,
+}
+
+impl SweepReport {
+    /// The verdict over the levels measured so far (None before the first level).
+    pub fn refresh_verdict(&mut self) {
+        self.verdict = (!self.levels.is_empty()).then(|| {
+            let points: Vec<LevelPoint> = self.levels.iter().map(LevelResult::point).collect();
+            crate::analysis::analyze(&points)
+        });
+    }
 }
 
 #[cfg(test)]
@@ -277,15 +369,56 @@ mod tests {
         }
         st.read_bytes = 10_000 * 4096;
         st.elapsed_ns = 1_000_000_000;
-        let mut k = serde_json::Map::new();
-        k.insert("r/s".into(), 10_000.0.into());
-        k.insert("w/s".into(), 0.0.into());
-        k.insert("aqu-sz".into(), 3.9.into());
+        let k = KernelView {
+            r_s: Some(10_000.0),
+            w_s: Some(0.0),
+            aqu_sz: Some(3.9),
+            ..Default::default()
+        };
         let r = LevelResult::new(&spec(Pattern::RandRead, 4), &st, Some(k)).unwrap();
         assert!(r.read.is_none() && r.write.is_none());
         assert!(r.littles_law.ok, "{:?}", r.littles_law);
         assert_eq!(r.littles_law.kernel_ok, Some(true));
         assert_eq!(r.point().kernel_aqu_sz, Some(3.9));
+    }
+
+    #[test]
+    fn kernel_view_writes_the_sysstat_keys_of_the_rates() {
+        let r = DiskRates {
+            interval_s: 1.0,
+            r_s: 10.0,
+            w_s: 2.5,
+            d_s: None,
+            f_s: Some(1.0),
+            rkb_s: 40.0,
+            wkb_s: 10.0,
+            dkb_s: None,
+            rrqm_s: 0.0,
+            wrqm_s: 1.0,
+            drqm_s: None,
+            rrqm_pct: 0.0,
+            wrqm_pct: 28.5,
+            drqm_pct: None,
+            r_await: Some(0.25),
+            w_await: None,
+            d_await: None,
+            f_await: Some(3.0),
+            rareq_sz: Some(4.0),
+            wareq_sz: Some(4.0),
+            dareq_sz: None,
+            aqu_sz: 0.75,
+            util_pct: f64::NAN,
+            read_concurrency: 0.0,
+            write_concurrency: 0.0,
+            discard_concurrency: None,
+            flush_concurrency: None,
+            in_flight: 0,
+        };
+        let typed = serde_json::to_string(&KernelView::from(&r)).unwrap();
+        let keyed = serde_json::to_string(&r.sysstat_json()).unwrap();
+        assert_eq!(typed, keyed);
+        let back: KernelView = serde_json::from_str(&typed).unwrap();
+        assert_eq!(back, KernelView::from(&r));
     }
 
     #[test]

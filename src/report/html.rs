@@ -1,9 +1,11 @@
 //! One self-contained HTML page (inline SVG, inline CSS, no network, no JavaScript) for any
-//! iosat JSON result: sweep, fsync, analyze, stat. Works on `serde_json::Value` so a file saved
-//! by an older iosat of the same schema major version still renders. Returns a string; no IO.
+//! iosat result: the page frame and helpers every kind's page uses, and the levels body (the
+//! verdict, throughput with the USL fit of `analysis::usl`, latency, the hockey stick, the %util
+//! trap, the levels table) shared by sweep and analyze pages. Returns strings; no IO.
 
+use super::levels::{levels_table, LevelRow};
 use super::svg::{LineChart, Marker, Series};
-use serde_json::Value;
+use crate::analysis::Verdict;
 use std::fmt::Write as _;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:980px;margin:24px auto;padding:0 12px;color:#222}\
@@ -17,16 +19,6 @@ pub(crate) fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// A number at `path` (keys separated by '/'; a key may itself contain '/', e.g. "r/s", so the
-/// lookup tries the longest key first).
-pub(crate) fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(*k)?;
-    }
-    cur.as_f64()
 }
 
 pub(crate) fn page(title: &str, body: &str) -> String {
@@ -58,66 +50,48 @@ pub(crate) fn html_table(t: &crate::report::table::Table) -> String {
     s
 }
 
-fn verdict_block(v: &Value) -> String {
+fn verdict_block(v: &Verdict) -> String {
     let mut s = String::new();
-    let lines: Vec<String> = match v.get("summary") {
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|l| l.as_str().map(str::to_string))
-            .collect(),
-        Some(Value::String(t)) => t.lines().map(str::to_string).collect(),
-        _ => Vec::new(),
-    };
-    if lines.is_empty() {
+    if v.summary.is_empty() {
         return s;
     }
     s.push_str("<div class=\"verdict\"><h2>Verdict</h2>");
-    for l in lines {
-        let _ = write!(s, "<p>{}</p>", esc(&l));
+    for l in &v.summary {
+        let _ = write!(s, "<p>{}</p>", esc(l));
     }
-    if let Some(u) = v.get("util_lesson").and_then(Value::as_str) {
+    if let Some(u) = &v.util_lesson {
         let _ = write!(s, "<p><strong>%util:</strong> {}</p>", esc(u));
     }
     s.push_str("</div>");
     s
 }
 
-fn ms(ns: Option<f64>) -> Option<f64> {
-    ns.map(|n| n / 1e6)
-}
-
-/// The sweep (or analyze) page: throughput, latency, the hockey stick, the %util trap, USL.
-pub fn sweep_page(doc: &Value) -> String {
-    let empty = Vec::new();
-    let levels = doc
-        .get("levels")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    let verdict = doc.get("verdict").cloned().unwrap_or(Value::Null);
-    let c = |l: &Value| num(l, &["concurrency"]).unwrap_or(0.0);
-    let series = |f: &dyn Fn(&Value) -> Option<f64>| -> Vec<(f64, f64)> {
-        levels
-            .iter()
-            .filter_map(|l| f(l).map(|y| (c(l), y)))
+/// The body of a sweep or analyze page: the verdict, throughput (with the USL fit), latency,
+/// the hockey stick, the %util trap when the kernel's view is known, and the levels table.
+pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
+    let ms = |ns: Option<f64>| ns.map(|n| n / 1e6);
+    let c = |r: &LevelRow| f64::from(r.point.concurrency);
+    let series = |f: &dyn Fn(&LevelRow) -> Option<f64>| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter_map(|r| f(r).map(|y| (c(r), y)))
             .collect()
     };
-    let knee = num(&verdict, &["knee_concurrency"]);
-    let overload = num(&verdict, &["overload_concurrency"]);
+    let knee = verdict.map(|v| v.knee_concurrency);
     let mut markers = Vec::new();
     if let Some(k) = knee {
         markers.push(Marker {
-            x: k,
+            x: f64::from(k),
             label: format!("knee {k}"),
         });
     }
-    if let Some(o) = overload {
+    if let Some(o) = verdict.and_then(|v| v.overload_concurrency) {
         markers.push(Marker {
-            x: o,
+            x: f64::from(o),
             label: format!("overload {o}"),
         });
     }
 
-    let mut body = verdict_block(&verdict);
+    let mut body = verdict.map(verdict_block).unwrap_or_default();
 
     // 1. Throughput vs concurrency, with the USL fit.
     let mut tput = LineChart::new(
@@ -127,25 +101,25 @@ pub fn sweep_page(doc: &Value) -> String {
         "IOPS",
     );
     tput.x_log = true;
-    tput.series
-        .push(Series::new("measured IOPS", series(&|l| num(l, &["iops"]))));
-    if let (Some(lambda), Some(sigma), Some(kappa)) = (
-        num(&verdict, &["usl", "lambda"]),
-        num(&verdict, &["usl", "sigma"]),
-        num(&verdict, &["usl", "kappa"]),
-    ) {
-        let max_c = levels.iter().map(c).fold(1.0, f64::max);
+    tput.series.push(Series::new(
+        "measured IOPS",
+        series(&|r| Some(r.point.iops)),
+    ));
+    if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()) {
+        let max_c = rows.iter().map(c).fold(1.0, f64::max);
         let pts: Vec<(f64, f64)> = (0..=48)
             .map(|i| {
                 let n = 2f64.powf(i as f64 * max_c.log2() / 48.0);
-                (
-                    n,
-                    lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0)),
-                )
+                (n, fit.predict(n))
             })
             .collect();
-        tput.series
-            .push(Series::new(format!("USL fit (σ={sigma:.3}, κ={kappa:.5})"), pts).dashed());
+        tput.series.push(
+            Series::new(
+                format!("USL fit (σ={:.3}, κ={:.5})", fit.sigma, fit.kappa),
+                pts,
+            )
+            .dashed(),
+        );
     }
     tput.markers = markers.clone();
     body.push_str("<h2>Throughput</h2>");
@@ -160,8 +134,15 @@ pub fn sweep_page(doc: &Value) -> String {
     );
     lat.x_log = true;
     lat.y_log = true;
-    for (name, key) in [("avg", "mean"), ("p95", "p95"), ("p99", "p99")] {
-        let pts = series(&|l| ms(num(l, &["latency_ns", key])));
+    for name in ["avg", "p95", "p99"] {
+        let pts = series(&|r| {
+            let l = &r.point.latency_ns;
+            ms(match name {
+                "avg" => Some(l.mean),
+                "p95" => l.p95,
+                _ => l.p99,
+            })
+        });
         if !pts.is_empty() {
             lat.series.push(Series::new(name, pts));
         }
@@ -178,27 +159,25 @@ pub fn sweep_page(doc: &Value) -> String {
         "average latency (ms)",
     );
     hs.y_log = true;
-    let pts: Vec<(f64, f64)> = levels
+    let pts: Vec<(f64, f64)> = rows
         .iter()
-        .filter_map(|l| Some((num(l, &["iops"])?, ms(num(l, &["latency_ns", "mean"]))?)))
+        .map(|r| (r.point.iops, r.point.latency_ns.mean / 1e6))
         .collect();
     hs.series.push(Series::new("avg latency", pts));
     if let Some(k) = knee {
-        if let Some(l) = levels.iter().find(|l| c(l) == k) {
-            if let Some(x) = num(l, &["iops"]) {
-                hs.markers.push(Marker {
-                    x,
-                    label: format!("knee (concurrency {k})"),
-                });
-            }
+        if let Some(r) = rows.iter().find(|r| r.point.concurrency == k) {
+            hs.markers.push(Marker {
+                x: r.point.iops,
+                label: format!("knee (concurrency {k})"),
+            });
         }
     }
     body.push_str("<h2>The hockey stick</h2>");
     body.push_str(&hs.to_svg());
 
     // 4. The %util trap: util and aqu-sz beside real throughput.
-    let util = series(&|l| num(l, &["kernel", "util"]));
-    let aqu = series(&|l| num(l, &["kernel", "aqu-sz"]));
+    let util = series(&|r| r.point.kernel_util_pct);
+    let aqu = series(&|r| r.point.kernel_aqu_sz);
     if !util.is_empty() || !aqu.is_empty() {
         let mut trap = LineChart::new(
             "util",
@@ -215,7 +194,7 @@ pub fn sweep_page(doc: &Value) -> String {
         }
         trap.right = Some((
             "IOPS".to_string(),
-            vec![Series::new("IOPS", series(&|l| num(l, &["iops"]))).dashed()],
+            vec![Series::new("IOPS", series(&|r| Some(r.point.iops))).dashed()],
         ));
         body.push_str("<h2>The %util trap</h2>");
         body.push_str(
@@ -225,42 +204,7 @@ on a device that serves requests in parallel it reaches 100 % long before throug
         body.push_str(&trap.to_svg());
     }
 
-    // The table.
-    let mut t = crate::report::table::Table::new([
-        "concurrency",
-        "IOPS",
-        "MB/s",
-        "avg ms",
-        "p95 ms",
-        "p99 ms",
-        "saturation",
-        "%util",
-        "aqu-sz",
-    ]);
-    let base = num(&verdict, &["baseline_latency_ns"]);
-    let f = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |x| format!("{x:.d$}"));
-    for l in levels {
-        let mean = num(l, &["latency_ns", "mean"]);
-        t.push([
-            f(Some(c(l)), 0),
-            f(num(l, &["iops"]), 0),
-            f(num(l, &["bytes_per_s"]).map(|b| b / 1e6), 1),
-            f(ms(mean), 3),
-            f(ms(num(l, &["latency_ns", "p95"])), 3),
-            f(ms(num(l, &["latency_ns", "p99"])), 3),
-            match (mean, base) {
-                (Some(m), Some(b)) if b > 0.0 => format!("{:.2}x", m / b),
-                _ => "-".into(),
-            },
-            f(num(l, &["kernel", "util"]), 1),
-            f(num(l, &["kernel", "aqu-sz"]), 2),
-        ]);
-    }
     body.push_str("<h2>Levels</h2>");
-    body.push_str(&html_table(&t));
-    let title = doc
-        .get("title")
-        .and_then(Value::as_str)
-        .unwrap_or("iosat sweep");
-    page(title, &body)
+    body.push_str(&html_table(&levels_table(rows, verdict)));
+    body
 }

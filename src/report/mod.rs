@@ -1,12 +1,14 @@
 //! Report types with a schema_version, and one exporter per output format. Exporters return
 //! bytes and do no IO.
 
+pub mod analyze;
 pub mod fsync;
 pub mod html;
+pub mod levels;
 pub mod stat;
 pub mod svg;
+pub mod sweep;
 pub mod table;
-pub mod tables;
 
 use crate::error::Error;
 use serde_json::Value;
@@ -53,9 +55,9 @@ pub fn render(doc: &Value, format: Format) -> Result<String, String> {
             .to_string()
     })?;
     Ok(match (kind, format) {
-        (Kind::Levels, Format::Html) => html::sweep_page(doc),
-        (Kind::Levels, Format::Markdown) => tables::levels_markdown(doc),
-        (Kind::Levels, Format::Csv) => tables::levels_table(doc).to_csv(),
+        (Kind::Levels, f @ (Format::Html | Format::Markdown | Format::Csv)) => {
+            levels::render_doc(doc, f)?
+        }
         (Kind::Fsync, f) => fsync::render(&crate::fsync::FsyncReport::from_json(doc.clone())?, f),
         (_, f) => return Err(format!("iosat report does not write {f:?}")),
     })

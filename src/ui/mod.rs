@@ -1,2 +1,4 @@
-//! Screens only: what is drawn on a terminal (progress bars, later the TUI). Never reads /proc
-//! itself and renders no result kind (that is report/'s).
+//! Screens only: what is drawn on a terminal (the sweep's progress bar, later the TUI). Never
+//! reads /proc itself and renders no result kind (that is report/'s).
+
+pub mod progress;

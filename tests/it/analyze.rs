@@ -361,10 +361,18 @@ fn seed000_sysbench_excerpts_give_the_article_table() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("seed000.txt"), seed000_sysbench()).unwrap();
     let csv = stdout(&analyze_in(dir.path(), &["seed000.txt", "--csv"]));
+    // The avg/baseline column of the levels table (shared with sweep: "x_base").
+    let x_base = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|h| h == "x_base")
+        .unwrap();
     let ratios: Vec<&str> = csv
         .lines()
         .skip(1)
-        .map(|l| l.split(',').nth(8).unwrap())
+        .map(|l| l.split(',').nth(x_base).unwrap())
         .collect();
     assert_eq!(ratios, ["1.00x", "1.07x", "1.5x", "3.6x", "13.9x"]);
     let r: Value =

@@ -65,6 +65,98 @@ fn sweep_markdown_and_csv() {
     );
 }
 
+/// `iosat sweep --engine sim:... ARGS` with fast levels; the sim engine is deterministic
+/// (simulated time, seeded), so two runs measure the same levels.
+fn sim_sweep(args: &[&str]) -> String {
+    let out = iosat()
+        .args([
+            "sweep",
+            "--engine",
+            "sim:units=4,service=1ms",
+            "--levels",
+            "1,2,4",
+            "--duration",
+            "200ms",
+            "--ramp",
+            "0",
+            "--no-progress",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    ok_stdout(&out)
+}
+
+#[test]
+fn sweep_prints_what_report_prints_from_its_json() {
+    let d = tempfile::tempdir().unwrap();
+    let saved = d.path().join("sweep.json");
+    let json = sim_sweep(&["--json"]);
+    std::fs::write(&saved, &json).unwrap();
+    // The same levels on a second run: what makes comparing two runs' bytes fair.
+    let levels = |text: &str| serde_json::from_str::<Value>(text).unwrap()["levels"].clone();
+    assert_eq!(levels(&json), levels(&sim_sweep(&["--json"])));
+    for (flag, format) in [("--markdown", "markdown"), ("--csv", "csv")] {
+        let live = sim_sweep(&[flag]);
+        let from_json = ok_stdout(&report(&[saved.to_str().unwrap(), "--format", format]));
+        assert_eq!(live, from_json, "sweep {flag} vs report --format {format}");
+        assert!(live.lines().count() > 3, "{live}");
+    }
+}
+
+#[test]
+fn analyze_prints_what_report_prints_from_its_json() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let analyze = |files: &[&str], flag: &str| {
+        let out = iosat()
+            .current_dir(&fixtures)
+            .arg("analyze")
+            .args(files)
+            .arg(flag)
+            .output()
+            .unwrap();
+        ok_stdout(&out)
+    };
+    let d = tempfile::tempdir().unwrap();
+    let sets: [&[&str]; 3] = [
+        &[
+            "fio-qd1.json",
+            "fio-qd4.json",
+            "fio-qd16.json",
+            "fio-qd64.json",
+        ],
+        &["sysbench-t1.txt", "sysbench-t4.txt", "sysbench-t16.txt"],
+        &["iostat-x.txt"],
+    ];
+    for files in sets {
+        let saved = d.path().join("analyze.json");
+        std::fs::write(&saved, analyze(files, "--json")).unwrap();
+        for (flag, format) in [("--markdown", "markdown"), ("--csv", "csv")] {
+            let live = analyze(files, flag);
+            let from_json = ok_stdout(&report(&[saved.to_str().unwrap(), "--format", format]));
+            assert_eq!(live, from_json, "analyze {files:?} {flag} vs report");
+            assert!(live.lines().count() >= 3, "{live}");
+        }
+    }
+}
+
+#[test]
+fn a_result_of_a_newer_schema_is_refused_saying_why() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("future.json");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    doc["schema_version"] = 2.into();
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let out = report(&[p.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains("future.json") && err.contains("schema_version 2"),
+        "{err}"
+    );
+}
+
 #[test]
 fn fsync_markdown_and_csv() {
     let f = fixture("fsync.json");

@@ -1,0 +1,57 @@
+//! Which engine runs a sweep: the choice (io_uring, sync threads, the sim) and the factory that
+//! binds it to its target, falling back from io_uring to sync threads with a note when the
+//! kernel refuses io_uring. Must not import cli/, cmd/, ui/ or report/.
+
+use super::sim::{SimEngine, SimSpec};
+use super::sync::SyncEngine;
+use super::target::Target;
+use super::{uring, Engine};
+use crate::error::Result;
+
+/// The engine asked for (`--engine`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineChoice {
+    Uring,
+    Sync,
+    /// The whole `sim:...` text, handed to the sim engine's own parser.
+    Sim(String),
+}
+
+impl EngineChoice {
+    /// The engine's own description for the report (the sim parameters), else "".
+    pub fn spec_text(&self) -> &str {
+        match self {
+            EngineChoice::Sim(s) => s,
+            _ => "",
+        }
+    }
+}
+
+/// A ready engine and a one-line remark about how it was chosen (fallback), if any.
+pub type Chosen = (Box<dyn Engine + Send>, Option<String>);
+
+/// Bind the chosen engine to its target (None only for `sim`).
+pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
+    let t = match choice {
+        EngineChoice::Sim(text) => {
+            let sim: SimSpec = text.parse()?;
+            return Ok((Box::new(SimEngine::new(sim)), None));
+        }
+        EngineChoice::Sync | EngineChoice::Uring => target.expect("real engines have a target"),
+    };
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
+    let sync = || Box::new(SyncEngine::new(fd, t.size_bytes, t.path.clone()));
+    if *choice == EngineChoice::Uring {
+        return Ok(match uring::probe(fd) {
+            None => (
+                Box::new(uring::UringEngine::new(fd, t.size_bytes, t.path.clone())),
+                None,
+            ),
+            Some(why) => (
+                sync(),
+                Some(format!("{why}: using the sync engine instead")),
+            ),
+        });
+    }
+    Ok((sync(), None))
+}

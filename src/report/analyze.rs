@@ -1,0 +1,172 @@
+//! An analysis ([`AnalyzeReport`]) as text, Markdown, CSV, JSON and an HTML page: the one
+//! renderer `iosat analyze` prints and `iosat report` uses for a saved analysis, so both give
+//! the same bytes. The levels go through the table shared with sweep (report/levels.rs).
+//! Returns strings; no IO.
+
+use super::levels::{bullets, indented, levels_table, LevelRow};
+use super::table::Table;
+use super::Format;
+use crate::import::report::AnalyzeReport;
+
+/// The report in `format` (`Html` is the page; `Text` what a terminal gets).
+pub fn render(r: &AnalyzeReport, format: Format) -> String {
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(r).expect("report serialises");
+            s.push('\n');
+            s
+        }
+        Format::Text { .. } => text(r),
+        Format::Markdown => markdown(r),
+        Format::Csv => csv(r),
+        Format::Html => html(r),
+    }
+}
+
+/// The levels as the shared table and charts see them.
+pub fn rows(r: &AnalyzeReport) -> Vec<LevelRow> {
+    r.points()
+        .into_iter()
+        .map(|point| LevelRow {
+            point,
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// One line saying what was read.
+pub fn headline(r: &AnalyzeReport) -> String {
+    let files = r.source.files.len();
+    let what = if r.levels.is_empty() {
+        format!("{} device series", r.devices.len())
+    } else {
+        let n = r.levels.len();
+        let mut s = format!("{n} level{}", if n == 1 { "" } else { "s" });
+        if let Some(p) = &r.source.pattern {
+            s.push_str(&format!(", {p}"));
+        }
+        if let Some(b) = r.source.block_size {
+            s.push_str(&format!(", {} KiB requests", b as f64 / 1024.0));
+        }
+        s
+    };
+    format!(
+        "{} results: {what}, from {files} file{}",
+        r.source.tool.name(),
+        if files == 1 { "" } else { "s" }
+    )
+}
+
+/// The device series as one table (device, time, rates, awaits, aqu-sz, %util, svctm).
+pub fn devices_table(r: &AnalyzeReport) -> Table {
+    let mut t = Table::new([
+        "device", "time", "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "await", "aqu-sz",
+        "%util", "svctm",
+    ]);
+    let o = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into());
+    for d in &r.devices {
+        for (i, s) in d.samples.iter().enumerate() {
+            t.push([
+                d.device.clone(),
+                s.time.clone().unwrap_or_else(|| format!("#{}", i + 1)),
+                format!("{:.2}", s.r_per_s),
+                format!("{:.2}", s.w_per_s),
+                o(s.rkb_per_s),
+                o(s.wkb_per_s),
+                o(s.r_await),
+                o(s.w_await),
+                o(s.effective_await_ms()),
+                o(s.aqu_sz),
+                o(s.util_pct),
+                o(s.svctm),
+            ]);
+        }
+    }
+    t
+}
+
+fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
+    r.devices
+        .iter()
+        .flat_map(|d| d.diagnosis.iter().cloned())
+        .collect()
+}
+
+fn text(r: &AnalyzeReport) -> String {
+    let mut s = format!("{}\n\n", headline(r));
+    if let Some(v) = &r.verdict {
+        s.push_str(&levels_table(&rows(r), Some(v)).to_text());
+        s.push('\n');
+        s.push_str(&indented("Verdict:", &v.summary));
+    }
+    if !r.devices.is_empty() {
+        if r.verdict.is_some() {
+            s.push('\n');
+        }
+        s.push_str(&devices_table(r).to_text());
+        s.push('\n');
+        s.push_str(&indented("Diagnosis:", &diagnosis(r)));
+    }
+    if !r.source.notes.is_empty() {
+        s.push('\n');
+        s.push_str(&indented("Notes:", &r.source.notes));
+    }
+    s
+}
+
+fn markdown(r: &AnalyzeReport) -> String {
+    let mut s = format!("# iosat analyze\n\n{}\n", headline(r));
+    if let Some(v) = &r.verdict {
+        s.push_str("\n## Levels\n\n");
+        s.push_str(&levels_table(&rows(r), Some(v)).to_markdown());
+        s.push_str("\n## Verdict\n\n");
+        s.push_str(&bullets(&v.summary, ""));
+    }
+    if !r.devices.is_empty() {
+        s.push_str("\n## Devices\n\n");
+        s.push_str(&devices_table(r).to_markdown());
+        s.push_str("\n## Diagnosis\n\n");
+        s.push_str(&bullets(&diagnosis(r), ""));
+    }
+    if !r.source.notes.is_empty() {
+        s.push_str("\n## Notes\n\n");
+        s.push_str(&bullets(&r.source.notes, ""));
+    }
+    s
+}
+
+/// CSV: the levels table, or the device series when there are no levels (both, separated by
+/// an empty line, when the input held both).
+fn csv(r: &AnalyzeReport) -> String {
+    let mut s = String::new();
+    if let Some(v) = &r.verdict {
+        s.push_str(&levels_table(&rows(r), Some(v)).to_csv());
+    }
+    if !r.devices.is_empty() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&devices_table(r).to_csv());
+    }
+    s
+}
+
+/// The levels page (charts and table), then the device series and their diagnosis.
+fn html(r: &AnalyzeReport) -> String {
+    use super::html::{esc, html_table, levels_body, page};
+    let mut body = format!("<p>{}</p>", esc(&headline(r)));
+    if !r.levels.is_empty() {
+        body.push_str(&levels_body(&rows(r), r.verdict.as_ref()));
+    }
+    if !r.devices.is_empty() {
+        body.push_str("<h2>Devices</h2>");
+        body.push_str(&html_table(&devices_table(r)));
+        for l in diagnosis(r) {
+            body.push_str(&format!("<p>{}</p>", esc(&l)));
+        }
+    }
+    for n in &r.source.notes {
+        body.push_str(&format!("<p class=\"note\">{}</p>", esc(n)));
+    }
+    page("iosat analyze", &body)
+}

@@ -1,0 +1,308 @@
+//! What sweep and analyze results share: the one levels table (text, Markdown, CSV and the
+//! HTML page all show it), the verdict's lines, and telling a saved levels document apart
+//! (sweep or analyze) and loading it into its typed report, its `schema_version` checked.
+//! Returns values and strings; no IO.
+
+use super::table::Table;
+use super::Format;
+use crate::analysis::text::fmt_ratio;
+use crate::analysis::{LevelPoint, Verdict};
+use crate::import::report::AnalyzeReport;
+use crate::load::result::{KernelView, LittlesLaw, SweepReport};
+use serde_json::Value;
+
+/// One level as the table and the charts show it, whichever result it comes from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LevelRow {
+    /// Throughput, latency, and the kernel's %util and aqu-sz.
+    pub point: LevelPoint,
+    /// The kernel's r/s, w/s and awaits over the level (a sweep on a disk).
+    pub kernel: Option<KernelView>,
+    /// The sweep's own Little's law check (it also compares the kernel's aqu-sz); None: the
+    /// verdict's check is shown.
+    pub littles: Option<LittlesLaw>,
+    /// Cut short by Ctrl-C.
+    pub interrupted: bool,
+}
+
+/// Under the text table: what the less obvious columns mean.
+pub const LEGEND: &str = "x_base = avg latency / baseline avg (x_base_p95: the same for p95); \
+r/s .. %util = the kernel's view of the disk (iostat -x); little = Little's law check (IOPS x \
+latency vs concurrency); note = what the verdict says of the level";
+
+/// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
+pub fn us_cell(ns: Option<f64>) -> String {
+    let Some(v) = ns.filter(|v| v.is_finite()).map(|ns| ns / 1e3) else {
+        return "-".into();
+    };
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.filter(|x| x.is_finite())
+        .map(|x| format!("{x:.decimals$}"))
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// One row per level: throughput, latency (µs), saturation against the baseline, the
+/// kernel's view, Little's law, and what the verdict says about the level.
+pub fn levels_table(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
+    let mut t = Table::new([
+        "conc",
+        "IOPS",
+        "MB/s",
+        "min_us",
+        "avg_us",
+        "p50_us",
+        "p90_us",
+        "p95_us",
+        "p99_us",
+        "p99.9_us",
+        "max_us",
+        "x_base",
+        "x_base_p95",
+        "r/s",
+        "w/s",
+        "r_await",
+        "w_await",
+        "aqu-sz",
+        "%util",
+        "little",
+        "note",
+    ]);
+    let last = t.headers.len() - 1;
+    t.right[last] = false;
+    for r in rows {
+        let p = &r.point;
+        let finding = v.and_then(|v| v.levels.iter().find(|f| f.concurrency == p.concurrency));
+        let littles = r.littles.clone().or_else(|| {
+            finding.map(|f| LittlesLaw {
+                implied_concurrency: f.littles_law_concurrency,
+                ok: f.littles_law_ok,
+                ..Default::default()
+            })
+        });
+        let little = match littles {
+            None => "-".to_string(),
+            Some(l) => match (l.ok, l.kernel_ok) {
+                (true, Some(false)) => format!("aqu {:.1}?", l.kernel_aqu_sz.unwrap_or(0.0)),
+                (true, _) => "ok".to_string(),
+                (false, _) => format!("{:.1}!", l.implied_concurrency),
+            },
+        };
+        let k = r.kernel.clone().unwrap_or_default();
+        let lat = &p.latency_ns;
+        t.push([
+            format!("{}{}", p.concurrency, if r.interrupted { "*" } else { "" }),
+            format!("{:.0}", p.iops),
+            format!("{:.1}", p.bytes_per_s / 1e6),
+            us_cell(lat.min),
+            us_cell(Some(lat.mean)),
+            us_cell(lat.p50),
+            us_cell(lat.p90),
+            us_cell(lat.p95),
+            us_cell(lat.p99),
+            us_cell(lat.p999),
+            us_cell(lat.max),
+            finding.map_or("-".into(), |f| fmt_ratio(f.saturation_avg)),
+            finding
+                .and_then(|f| f.saturation_p95)
+                .map_or("-".into(), fmt_ratio),
+            opt(k.r_s, 0),
+            opt(k.w_s, 0),
+            opt(k.r_await, 2),
+            opt(k.w_await, 2),
+            opt(p.kernel_aqu_sz, 2),
+            opt(p.kernel_util_pct, 1),
+            little,
+            v.map(|v| notes(v, p, finding)).unwrap_or_default(),
+        ]);
+    }
+    t
+}
+
+/// What the verdict says of one level: baseline, knee, overload, queueing, Little's law.
+fn notes(v: &Verdict, p: &LevelPoint, f: Option<&crate::analysis::LevelFinding>) -> String {
+    let mut notes = Vec::new();
+    if p.concurrency == v.baseline_concurrency {
+        notes.push("baseline");
+    }
+    if p.concurrency == v.knee_concurrency {
+        notes.push("knee");
+    }
+    if v.overload_concurrency == Some(p.concurrency) {
+        notes.push("overload from here");
+    } else if f.is_some_and(|f| f.overloaded) {
+        notes.push("overloaded");
+    }
+    if v.linear_from_concurrency == Some(p.concurrency) {
+        notes.push("linear from here");
+    }
+    if f.is_some_and(|f| !f.littles_law_ok) {
+        notes.push("Little's law off");
+    }
+    notes.join(", ")
+}
+
+/// The verdict's sentences, or the one line saying there is none yet.
+pub fn verdict_lines(v: Option<&Verdict>) -> Vec<String> {
+    match v {
+        Some(v) => v.summary.clone(),
+        None => vec!["no level completed: no verdict".into()],
+    }
+}
+
+/// Lines as a Markdown bullet list, each behind `prefix`.
+pub fn bullets(lines: &[String], prefix: &str) -> String {
+    lines.iter().map(|l| format!("- {prefix}{l}\n")).collect()
+}
+
+/// Lines indented under a heading line (`Verdict:`, `Notes:`), for text output.
+pub fn indented(heading: &str, lines: &[String]) -> String {
+    let mut s = format!("{heading}\n");
+    for l in lines {
+        s.push_str("  ");
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+/// Render a saved sweep or analyze result: a document of kind "sweep" is a sweep, any other
+/// levels document an analysis. Err names what is wrong with it.
+pub fn render_doc(doc: &Value, format: Format) -> Result<String, String> {
+    if doc.get("kind").and_then(Value::as_str) == Some("sweep") {
+        let r: SweepReport = typed(doc, "sweep", crate::load::result::SCHEMA_VERSION)?;
+        Ok(super::sweep::render(&r, format))
+    } else {
+        let mut r: AnalyzeReport = typed(doc, "analyze", crate::import::report::SCHEMA_VERSION)?;
+        if r.verdict.is_none() && !r.levels.is_empty() {
+            // A hand-made levels file (no verdict saved): judge it as `iosat analyze` would.
+            r.verdict = Some(crate::analysis::analyze(&r.points()));
+        }
+        Ok(super::analyze::render(&r, format))
+    }
+}
+
+/// The typed report of a document whose `schema_version` (1 when absent) this iosat reads.
+fn typed<T: serde::de::DeserializeOwned>(
+    doc: &Value,
+    kind: &str,
+    supported: u32,
+) -> Result<T, String> {
+    let version = doc
+        .get("schema_version")
+        .map_or(Some(1), Value::as_u64)
+        .ok_or_else(|| format!("{kind} result: schema_version is not a number"))?;
+    if version > u64::from(supported) {
+        return Err(format!(
+            "{kind} result of schema_version {version}: this iosat {} reads up to version \
+             {supported}; render it with the iosat that wrote it or a newer one",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    T::deserialize(doc).map_err(|e| format!("not a valid iosat {kind} result: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{analyze, LatencyNs};
+
+    fn rows(lv: &[(u32, f64, f64, f64)]) -> Vec<LevelRow> {
+        lv.iter()
+            .map(|&(n, x, m, p)| LevelRow {
+                point: LevelPoint {
+                    concurrency: n,
+                    iops: x,
+                    bytes_per_s: x * 4096.0,
+                    latency_ns: LatencyNs {
+                        mean: m * 1e6,
+                        p95: Some(p * 1e6),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn table_marks_baseline_knee_and_overload() {
+        let rows = rows(&[
+            (1u32, 1000.0, 1.0, 1.2),
+            (4, 3900.0, 1.03, 1.5),
+            (16, 4000.0, 4.0, 9.0),
+        ]);
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let v = analyze(&points);
+        let t = levels_table(&rows, Some(&v));
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert_eq!(t.rows.len(), 3);
+        assert_eq!(t.rows[0][col("note")], "baseline");
+        assert_eq!(t.rows[1][col("note")], "knee, linear from here");
+        assert!(
+            t.rows[2][col("note")].starts_with("overload from here"),
+            "{:?}",
+            t.rows[2]
+        );
+        assert_eq!(t.rows[2][col("x_base")], "4.0x");
+        assert_eq!(t.rows[2][col("x_base_p95")], "7.5x");
+        assert_eq!(t.rows[0][col("p50_us")], "-");
+        assert_eq!(t.rows[0][col("avg_us")], "1000");
+        assert!(indented("Verdict:", &v.summary).starts_with("Verdict:\n  Baseline"));
+    }
+
+    #[test]
+    fn us_cells() {
+        assert_eq!(us_cell(Some(1_234.0)), "1.23");
+        assert_eq!(us_cell(Some(140_000.0)), "140.0");
+        assert_eq!(us_cell(Some(13_690_000.0)), "13690");
+        assert_eq!(us_cell(None), "-");
+    }
+
+    #[test]
+    fn a_saved_sweep_loads_typed_and_writes_back_the_same_bytes() {
+        let text = include_str!("../../tests/fixtures/report/sim_sweep.json");
+        let r: SweepReport = serde_json::from_str(text).unwrap();
+        assert_eq!(r.levels.len(), 9);
+        // Every key comes back where it was, in the same order; the
+        // numbers may differ in their last digit (serde_json parses floats fast, not exactly).
+        fn keys(v: &Value, at: &str, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => m.iter().for_each(|(k, v)| {
+                    out.push(format!("{at}/{k}"));
+                    keys(v, &format!("{at}/{k}"), out)
+                }),
+                Value::Array(a) => a.iter().for_each(|v| keys(v, &format!("{at}[]"), out)),
+                _ => {}
+            }
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        keys(&serde_json::from_str(text).unwrap(), "", &mut a);
+        let back = super::super::sweep::render(&r, Format::Json);
+        keys(&serde_json::from_str(&back).unwrap(), "", &mut b);
+        assert_eq!(a, b);
+        assert_eq!(back.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_with_its_reason() {
+        let doc = serde_json::json!({"schema_version": 2, "kind": "sweep", "levels": []});
+        let e = render_doc(&doc, Format::Markdown).unwrap_err();
+        assert!(
+            e.contains("schema_version 2") && e.contains("up to version 1"),
+            "{e}"
+        );
+        let doc = serde_json::json!({"schema_version": 9, "levels": []});
+        let e = render_doc(&doc, Format::Csv).unwrap_err();
+        assert!(e.starts_with("analyze result of schema_version 9"), "{e}");
+    }
+}

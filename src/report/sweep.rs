@@ -1,0 +1,211 @@
+//! A sweep result ([`SweepReport`]) as text, Markdown, CSV, JSON and an HTML page: the one
+//! renderer `iosat sweep` prints (and writes to `-o` and `--html` after every level) and
+//! `iosat report` uses for a saved sweep, so both give the same bytes. Returns strings; no IO.
+
+use super::levels::{bullets, indented, levels_table, us_cell, verdict_lines, LevelRow, LEGEND};
+use super::table::Table;
+use super::Format;
+use crate::load::result::{LevelResult, SweepReport};
+
+/// The report in `format` (`Html` is the page; `Text` what a terminal gets).
+pub fn render(r: &SweepReport, format: Format) -> String {
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(r).expect("report serialises");
+            s.push('\n');
+            s
+        }
+        Format::Csv => csv(r).to_csv(),
+        Format::Markdown => markdown(r),
+        Format::Text { .. } => text(r),
+        Format::Html => super::html::page(
+            "iosat sweep",
+            &super::html::levels_body(&rows(r), r.verdict.as_ref()),
+        ),
+    }
+}
+
+/// The levels as the shared table and charts see them.
+pub fn rows(r: &SweepReport) -> Vec<LevelRow> {
+    r.levels
+        .iter()
+        .map(|l| LevelRow {
+            point: l.point(),
+            kernel: l.kernel.clone(),
+            littles: Some(l.littles_law.clone()),
+            interrupted: l.interrupted,
+        })
+        .collect()
+}
+
+fn text(r: &SweepReport) -> String {
+    let mut s = header_line(r);
+    s.push_str("\n\n");
+    s.push_str(&levels_table(&rows(r), r.verdict.as_ref()).to_text());
+    if let Some(t) = split_table(r) {
+        s.push('\n');
+        s.push_str(&t.to_text());
+    }
+    if r.levels.iter().any(|l| l.interrupted) {
+        s.push_str("* level cut short by Ctrl-C\n");
+    }
+    s.push_str(LEGEND);
+    s.push_str("\n\n");
+    s.push_str(&indented("Verdict:", &verdict_lines(r.verdict.as_ref())));
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+fn markdown(r: &SweepReport) -> String {
+    let mut s = format!(
+        "## iosat sweep\n\n{}\n\n",
+        header_line(r).replace('\n', "  \n")
+    );
+    s.push_str(&levels_table(&rows(r), r.verdict.as_ref()).to_markdown());
+    if let Some(t) = split_table(r) {
+        s.push('\n');
+        s.push_str(&t.to_markdown());
+    }
+    s.push_str("\n### Verdict\n\n");
+    s.push_str(&bullets(&verdict_lines(r.verdict.as_ref()), ""));
+    s.push_str(&bullets(&r.notes, "note: "));
+    s
+}
+
+/// What ran against what, one or two lines.
+fn header_line(r: &SweepReport) -> String {
+    let w = &r.workload;
+    let t = &r.target;
+    let pattern = if w.pattern == "randrw" {
+        format!("randrw {}% reads", w.read_pct)
+    } else {
+        w.pattern.clone()
+    };
+    let mut s = format!(
+        "iosat sweep: {pattern}, {} B blocks, {}, engine {}, {:.2} s per level after {:.2} s ramp",
+        w.block_size,
+        if w.direct { "O_DIRECT" } else { "buffered" },
+        w.engine,
+        w.duration_ns as f64 / 1e9,
+        w.ramp_ns as f64 / 1e9
+    );
+    if t.kind != "none" {
+        s.push_str(&format!(
+            "\ntarget: {} ({}, {} MiB{})",
+            t.path,
+            t.kind,
+            t.size_bytes >> 20,
+            t.disk_device
+                .as_ref()
+                .map(|d| format!(", on {d}"))
+                .unwrap_or_default()
+        ));
+    }
+    s
+}
+
+/// Reads and writes apart, for mixed patterns only.
+fn split_table(r: &SweepReport) -> Option<Table> {
+    if !r.levels.iter().any(|l| l.read.is_some()) {
+        return None;
+    }
+    let mut t = Table::new([
+        "conc", "dir", "IOPS", "MB/s", "avg_us", "p50_us", "p95_us", "p99_us", "p99.9_us", "max_us",
+    ]);
+    t.right[1] = false;
+    for l in &r.levels {
+        for (name, d) in [("read", &l.read), ("write", &l.write)] {
+            if let Some(d) = d {
+                let us = |ns: u64| us_cell(Some(ns as f64));
+                let lat = &d.latency_ns;
+                t.push([
+                    l.concurrency.to_string(),
+                    name.to_string(),
+                    format!("{:.0}", d.iops),
+                    format!("{:.1}", d.bytes_per_s / 1e6),
+                    us(lat.mean),
+                    us(lat.p50),
+                    us(lat.p95),
+                    us(lat.p99),
+                    us(lat.p999),
+                    us(lat.max),
+                ]);
+            }
+        }
+    }
+    Some(t)
+}
+
+/// The machine-readable rows: integer nanoseconds, the kernel's numbers unrounded.
+fn csv(r: &SweepReport) -> Table {
+    let mut t = Table::new([
+        "concurrency",
+        "threads",
+        "iodepth",
+        "elapsed_ns",
+        "ios",
+        "iops",
+        "bytes_per_s",
+        "lat_min_ns",
+        "lat_mean_ns",
+        "lat_p50_ns",
+        "lat_p90_ns",
+        "lat_p95_ns",
+        "lat_p99_ns",
+        "lat_p999_ns",
+        "lat_max_ns",
+        "read_iops",
+        "read_lat_mean_ns",
+        "read_lat_p99_ns",
+        "write_iops",
+        "write_lat_mean_ns",
+        "write_lat_p99_ns",
+        "kernel_r/s",
+        "kernel_w/s",
+        "kernel_r_await",
+        "kernel_w_await",
+        "kernel_aqu-sz",
+        "kernel_util",
+        "littles_implied_concurrency",
+        "littles_ok",
+        "interrupted",
+    ]);
+    for l in &r.levels {
+        t.push(csv_row(l));
+    }
+    t
+}
+
+fn csv_row(r: &LevelResult) -> Vec<String> {
+    let l = &r.latency_ns;
+    let mut row: Vec<String> = vec![
+        r.concurrency.to_string(),
+        r.threads.to_string(),
+        r.iodepth.to_string(),
+        r.elapsed_ns.to_string(),
+        r.ios.to_string(),
+        format!("{:.1}", r.iops),
+        format!("{:.0}", r.bytes_per_s),
+    ];
+    row.extend([l.min, l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max].map(|v| v.to_string()));
+    for d in [&r.read, &r.write] {
+        match d {
+            Some(d) => row.extend([
+                format!("{:.1}", d.iops),
+                d.latency_ns.mean.to_string(),
+                d.latency_ns.p99.to_string(),
+            ]),
+            None => row.extend(["", "", ""].map(String::from)),
+        }
+    }
+    let k = r.kernel.clone().unwrap_or_default();
+    for v in [k.r_s, k.w_s, k.r_await, k.w_await, k.aqu_sz, k.util_pct] {
+        row.push(v.map(|v| format!("{v}")).unwrap_or_default());
+    }
+    row.push(format!("{:.3}", r.littles_law.implied_concurrency));
+    row.push(r.littles_law.ok.to_string());
+    row.push(r.interrupted.to_string());
+    row
+}
