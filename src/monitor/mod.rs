@@ -231,7 +231,7 @@ impl DiskDelta {
 
 /// The sysstat formulas (DESIGN.md §4) plus iosat's additions. None = undefined (e.g. await
 /// with no completed requests, discard fields on a kernel without them).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DiskRates {
     pub interval_s: f64,
     pub r_s: f64,
@@ -358,9 +358,12 @@ impl DiskRates {
 #[cfg(test)]
 mod tests;
 
+pub mod collect;
 pub mod interval;
 pub mod record;
+pub mod replay;
 pub mod saturation;
 pub mod select;
+pub mod series;
 pub mod view;
 pub mod watch;
