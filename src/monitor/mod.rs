@@ -359,11 +359,11 @@ impl DiskRates {
 mod tests;
 
 pub mod collect;
+pub mod fields;
 pub mod interval;
 pub mod record;
 pub mod replay;
 pub mod saturation;
 pub mod select;
 pub mod series;
-pub mod view;
 pub mod watch;

@@ -4,6 +4,7 @@
 pub mod fsync;
 pub mod html;
 pub mod stat;
+pub mod stat_view;
 pub mod svg;
 pub mod table;
 pub mod tables;
