@@ -13,7 +13,7 @@ use crate::units::iso_utc;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The default text view: (field key, width, decimals), 80 columns in all with the
-/// 9-character device column.
+/// 9-character device column: these, then [`UNPROFILED`] or [`PROFILED`].
 const NARROW: &[(&str, usize, usize)] = &[
     ("r/s", 7, 1),
     ("w/s", 7, 1),
@@ -21,24 +21,19 @@ const NARROW: &[(&str, usize, usize)] = &[
     ("wkB/s", 8, 1),
     ("r_await", 7, 2),
     ("w_await", 7, 2),
+];
+
+/// The end of the default view when no shown device has a profile.
+const UNPROFILED: &[(&str, usize, usize)] = &[
     ("read_concurrency", 6, 2),
     ("write_concurrency", 6, 2),
     ("util", 6, 1),
 ];
 
-/// The default view when a shown device has a profile: `sat` and `load` (ratios to the
-/// profile) take the place of r_conc/w_conc, still 80 columns.
-const NARROW_PROFILED: &[(&str, usize, usize)] = &[
-    ("r/s", 7, 1),
-    ("w/s", 7, 1),
-    ("rkB/s", 8, 1),
-    ("wkB/s", 8, 1),
-    ("r_await", 7, 2),
-    ("w_await", 7, 2),
-    ("util", 6, 1),
-    ("saturation", 6, 2),
-    ("load_vs_knee", 6, 2),
-];
+/// When a shown device has a profile, `sat` and `load` (ratios to the profile) take the
+/// place of r_conc/w_conc, still 80 columns.
+const PROFILED: &[(&str, usize, usize)] =
+    &[("util", 6, 1), ("saturation", 6, 2), ("load_vs_knee", 6, 2)];
 
 const DEVICE_WIDTH: usize = 9;
 
@@ -125,13 +120,10 @@ fn text_narrow(r: &IntervalReport) -> String {
     let mut s = String::with_capacity(200 + r.devices.len() * 82);
     s.push_str(&interval_title(r));
     s.push('\n');
-    let cols = if any_profile(r) {
-        NARROW_PROFILED
-    } else {
-        NARROW
-    };
-    let cols: Vec<(Column, usize, usize)> = cols
+    let tail = if any_profile(r) { PROFILED } else { UNPROFILED };
+    let cols: Vec<(Column, usize, usize)> = NARROW
         .iter()
+        .chain(tail)
         .map(|&(key, w, dec)| (Column::by_key(key), w, dec))
         .collect();
     let _ = write!(s, "{:<DEVICE_WIDTH$}", "Device");
