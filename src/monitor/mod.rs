@@ -360,6 +360,7 @@ mod tests;
 
 pub mod collect;
 pub mod fields;
+pub mod info;
 pub mod interval;
 pub mod record;
 pub mod replay;

@@ -8,7 +8,7 @@
 use super::interval::{IntervalReport, StatEngine};
 use super::record::{self, Event, ParseError, Source};
 use super::saturation::DeviceProfile;
-use super::select::Selection;
+use super::select::{unknown_device, Selection};
 use super::DiskSample;
 use crate::error::Error;
 use std::collections::{HashMap, VecDeque};
@@ -16,15 +16,6 @@ use std::sync::Arc;
 
 /// How a profile id becomes a profile for the engine (None: show the device without one).
 pub type Lookup<'a> = dyn FnMut(&str) -> Option<Arc<DeviceProfile>> + 'a;
-
-/// A selected device pattern that names no device of the first sample.
-pub fn unknown_device(pattern: &str) -> Error {
-    Error::usage(
-        "DEVICE",
-        pattern,
-        "matches no device in /proc/diskstats (see `iosat info --all`)",
-    )
-}
 
 /// What one recording line did.
 #[derive(Debug, Default)]

@@ -3,6 +3,7 @@
 
 pub mod fsync;
 pub mod html;
+pub mod info;
 pub mod stat;
 pub mod stat_view;
 pub mod svg;
