@@ -161,14 +161,6 @@ impl<'a> Replay<'a> {
     pub fn replayer(&self) -> &Replayer {
         &self.replayer
     }
-
-    /// Only the interval reports (for a selection without patterns, which cannot fail).
-    pub fn reports(self) -> impl Iterator<Item = IntervalReport> + 'a {
-        self.filter_map(|s| match s {
-            Ok(Step::Report(r)) => Some(r),
-            _ => None,
-        })
-    }
 }
 
 impl Iterator for Replay<'_> {
