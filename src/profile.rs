@@ -1,16 +1,19 @@
 //! Device profiles: where `--save-profile` stores a sweep result and under which id, so `stat`
-//! and later commands can judge live numbers against the device's own curve. Must not import
-//! ui/ or report/.
+//! and later commands can judge live numbers against the device's own curve; and the one
+//! cache of loaded profiles by id ([`ProfileCache`]) that `stat`, `report` and `info` share.
+//! Must not import cli/, cmd/, ui/ or report/.
 //!
 //! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
 //! else `~/.local/state/iosat/profiles`; file `<id>.json` where id is the device's wwid, else
 //! its serial, else model + size (sanitised to `[A-Za-z0-9._-]`).
 
 use crate::error::{Error, Result};
-use crate::monitor::saturation::DeviceProfile;
+use crate::monitor::saturation::{DeviceProfile, Found, ProfileLookup};
 use crate::sys::device::{self, BlockDev};
 use crate::sys::Root;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The profile directory from an explicit choice or the environment.
 pub fn profile_dir(
@@ -169,6 +172,98 @@ pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     let path = dir.join(format!("{id}.json"));
     crate::sys::fs::replace_file(&path, json.as_bytes())?;
     Ok(path)
+}
+
+/// Why a profile id has no profile.
+#[derive(Debug, Clone, PartialEq)]
+enum Missing {
+    /// No directory to look in.
+    NoDir,
+    /// No `<id>.json` in the directory.
+    NotSaved(PathBuf),
+    /// The file is there but unreadable or not a sweep report.
+    Unreadable(String),
+}
+
+/// Device profiles by id, each file read once, for every command that judges devices
+/// against their profiles (`stat`, `report`, `info`). An unreadable profile is one warning
+/// (taken with [`ProfileCache::take_warnings`]), then the device is shown without one.
+#[derive(Debug)]
+pub struct ProfileCache {
+    dir: Option<PathBuf>,
+    root: Root,
+    cache: HashMap<String, std::result::Result<Found, Missing>>,
+    warnings: Vec<String>,
+}
+
+impl ProfileCache {
+    /// Profiles in `dir` (None: there are none); devices are identified under `root`.
+    pub fn new(dir: Option<PathBuf>, root: Root) -> ProfileCache {
+        ProfileCache {
+            dir,
+            root,
+            cache: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn lookup(&mut self, id: &str) -> &std::result::Result<Found, Missing> {
+        let (dir, warnings) = (&self.dir, &mut self.warnings);
+        self.cache.entry(id.to_string()).or_insert_with(|| {
+            let Some(dir) = dir else {
+                return Err(Missing::NoDir);
+            };
+            match load(dir, id) {
+                Ok(Some(p)) => Ok(Found {
+                    profile: Arc::new(p),
+                    path: dir.join(format!("{id}.json")).display().to_string(),
+                }),
+                Ok(None) => Err(Missing::NotSaved(dir.clone())),
+                Err(e) => {
+                    warnings.push(format!("profile ignored: {e}"));
+                    Err(Missing::Unreadable(e.to_string()))
+                }
+            }
+        })
+    }
+
+    /// The profile saved under `id`, for the stat engine (None when there is none).
+    pub fn profile(&mut self, id: &str) -> Option<Arc<DeviceProfile>> {
+        self.lookup(id)
+            .as_ref()
+            .ok()
+            .map(|f| Arc::clone(&f.profile))
+    }
+
+    /// The profile id of a device of this machine (None when it is not in sysfs).
+    pub fn device_id(&self, dev: &BlockDev) -> Option<String> {
+        device_id(&self.root, dev)
+    }
+
+    /// Warnings about unreadable profiles since the last call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+impl ProfileLookup for ProfileCache {
+    fn by_id(&mut self, id: &str) -> std::result::Result<Found, String> {
+        self.lookup(id).clone().map_err(|m| match m {
+            Missing::NoDir => "no profile directory (--profile-dir, $IOSAT_PROFILE_DIR, \
+$XDG_STATE_HOME or $HOME)."
+                .into(),
+            Missing::NotSaved(dir) => format!("no profile {id}.json in {}.", dir.display()),
+            Missing::Unreadable(e) => format!("{e}."),
+        })
+    }
+
+    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String> {
+        self.device_id(&BlockDev {
+            major,
+            minor,
+            name: name.to_string(),
+        })
+    }
 }
 
 #[cfg(test)]

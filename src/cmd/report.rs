@@ -1,113 +1,58 @@
-//! `iosat report`: read a saved result (JSON, or a `stat --record` recording), render it, write
-//! it (never over a user's file without --force). Also renders recordings for `stat --html`,
-//! with the device profiles read from files.
+//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record`
+//! recording), render it, write it (never over a user's file without --force). Orchestration
+//! only: the recording goes through monitor::series, the profiles through profile::ProfileCache.
 
 use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;
 use crate::error::Error;
-use crate::profile;
-use crate::report::stat::{self as rstat, Found, Profiles};
-use crate::report::Format;
+use crate::monitor::record::ParseError;
+use crate::monitor::series::SeriesStore;
+use crate::profile::ProfileCache;
+use crate::report::stat as rstat;
 use serde_json::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
+
+fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
+    move |e| Error::Parse {
+        path: path.to_path_buf(),
+        line: e.line,
+        reason: e.reason,
+    }
+}
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
-    let args = &spec;
-    let text = std::fs::read_to_string(&args.input).map_err(|e| Error::io(&args.input, e))?;
+    let text = std::fs::read_to_string(&spec.input).map_err(|e| Error::io(&spec.input, e))?;
     let format = spec.format;
     let bytes = if rstat::is_stat_json(&text) {
-        let (devs, idle) = rstat::series_from_json(&text).map_err(|e| Error::Parse {
-            path: args.input.clone(),
-            line: e.line,
-            reason: e.reason,
-        })?;
-        match format {
-            Format::Html => rstat::page_html(&devs, &idle),
-            Format::Markdown => rstat::markdown(&devs, &idle),
-            _ => rstat::csv(&devs),
-        }
+        let (devs, idle) = rstat::series_from_json(&text).map_err(parse_error(&spec.input))?;
+        rstat::render(&devs, &idle, format)
     } else if rstat::is_recording(&text) {
-        render_recording(&args.input, &text, format, args.profile_dir.as_deref())?
+        let store = SeriesStore::from_text(&text).map_err(parse_error(&spec.input))?;
+        // Profiles are judged against this machine's view of the devices (the real root).
+        let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
+        let (devs, idle) = store.series(&mut profiles);
+        rstat::render(&devs, &idle, format)
     } else {
         let doc: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
-            path: args.input.clone(),
+            path: spec.input.clone(),
             line: e.line(),
             reason: format!("not JSON nor an iosat recording: {e}"),
         })?;
         crate::report::render(&doc, format).map_err(|reason| Error::Parse {
-            path: args.input.clone(),
+            path: spec.input.clone(),
             line: 1,
             reason,
         })?
     };
-    match &args.output {
+    match &spec.output {
         // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
-        Some(path) => crate::report::write_new_file(path, bytes.as_bytes(), args.force)?,
+        Some(path) => crate::report::write_new_file(path, bytes.as_bytes(), spec.force)?,
         None => std::io::stdout()
             .lock()
             .write_all(bytes.as_bytes())
             .map_err(|e| Error::io("<stdout>", e))?,
     }
     Ok(0)
-}
-
-/// A recording rendered in `format`, saturation against the device profiles in
-/// `profile_dir` (None: no profiles).
-pub fn render_recording(
-    path: &Path,
-    text: &str,
-    format: Format,
-    profile_dir: Option<&Path>,
-) -> Result<String, Error> {
-    let mut profiles = FileProfiles {
-        dir: profile_dir.map(Path::to_path_buf),
-        root: crate::sys::Root::default(),
-    };
-    let (devs, idle) = rstat::series(text, &mut profiles).map_err(|e| Error::Parse {
-        path: path.to_path_buf(),
-        line: e.line,
-        reason: e.reason,
-    })?;
-    Ok(match format {
-        Format::Html => rstat::page_html(&devs, &idle),
-        Format::Markdown => rstat::markdown(&devs, &idle),
-        _ => rstat::csv(&devs),
-    })
-}
-
-/// Profiles as `sweep --save-profile` saves them: `<dir>/<id>.json`, read with the loader
-/// `iosat stat` uses.
-struct FileProfiles {
-    dir: Option<PathBuf>,
-    root: crate::sys::Root,
-}
-
-impl Profiles for FileProfiles {
-    fn by_id(&mut self, id: &str) -> Result<Found, String> {
-        let Some(dir) = &self.dir else {
-            return Err("no profile directory (--profile-dir, $IOSAT_PROFILE_DIR, \
-$XDG_STATE_HOME or $HOME)."
-                .into());
-        };
-        match profile::load(dir, id) {
-            Ok(Some(p)) => Ok(Found {
-                profile: Arc::new(p),
-                path: dir.join(format!("{id}.json")).display().to_string(),
-            }),
-            Ok(None) => Err(format!("no profile {id}.json in {}.", dir.display())),
-            Err(e) => Err(format!("{e}.")),
-        }
-    }
-
-    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String> {
-        let dev = crate::sys::device::BlockDev {
-            major,
-            minor,
-            name: name.to_string(),
-        };
-        profile::device_id(&self.root, &dev)
-    }
 }

@@ -2,17 +2,17 @@
 
 use crate::cli::info::InfoArgs;
 use crate::error::Result;
+use crate::monitor::select::Selection;
+use crate::report::Format;
 use crate::sys::Root;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InfoSpec {
-    /// Names to show (same rules as `iosat stat`); empty = whole disks, dm, md.
-    pub patterns: Vec<String>,
-    pub all: bool,
-    pub json: bool,
-    pub csv: bool,
-    pub markdown: bool,
+    /// Which devices to show (same rules as `iosat stat`); no patterns = whole disks, dm,
+    /// md; --all adds partitions and virtual devices.
+    pub selection: Selection,
+    pub format: Format,
     pub root: Root,
     /// Where device profiles are looked up (see `stat`).
     pub profile_dir: Option<PathBuf>,
@@ -26,11 +26,12 @@ impl InfoSpec {
             .map(|d| super::stat::device_pattern(d))
             .collect::<Result<Vec<_>>>()?;
         Ok(InfoSpec {
-            patterns,
-            all: a.all,
-            json: a.format.json,
-            csv: a.format.csv,
-            markdown: a.format.markdown,
+            selection: Selection {
+                patterns,
+                partitions: a.all,
+                all: a.all,
+            },
+            format: super::output_format(&a.format, false),
             root: super::root(&a.root),
             profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
         })

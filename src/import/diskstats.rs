@@ -1,18 +1,18 @@
 //! Raw /proc/diskstats samples → per-device [`DeviceSample`] series: iosat recordings
 //! (`iosat stat --record`) and pt-diskstats `--save-samples` / pt-stalk `*-diskstats` files.
-//! No parser of its own: the recording reader and the stat engine of `iosat stat --replay`
-//! (monitor::record, monitor::interval) compute each interval's DiskRates, which become the
-//! same samples an `iostat -x` log gives, for the same diagnosis. Pure. Must not import cli/,
-//! cmd/, load/ or sys/.
+//! No parser of its own: the one replay of `iosat stat --replay` (monitor::replay) computes
+//! each interval's DiskRates, which become the same samples an `iostat -x` log gives, for the
+//! same diagnosis. Pure. Must not import cli/, cmd/, load/ or sys/.
 
 use super::{perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;
 use crate::error::Result;
-use crate::monitor::interval::{DeviceRow, StatEngine};
-use crate::monitor::record::{self, Event, Source};
+use crate::monitor::interval::DeviceRow;
+use crate::monitor::record::Source;
+use crate::monitor::replay::{Replay, Step};
 use crate::monitor::select::Selection;
-use crate::monitor::view::iso_utc;
 use crate::monitor::DiskRates;
+use crate::units::iso_utc;
 use std::path::Path;
 
 /// Is this an iosat recording or a pt-diskstats/pt-stalk sample file? Decided by the first
@@ -92,51 +92,37 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
 
 /// Parse a recording or a pt-diskstats/pt-stalk file into device series.
 pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
-    let (events, source) = record::parse(text).map_err(|e| perr(path, e.line, e.reason))?;
+    // Every device is computed; which ones the report shows by default is `iosat stat`'s
+    // default selection (whole disks, dm, md), `--device` names any other.
+    let every = Selection {
+        patterns: Vec::new(),
+        partitions: true,
+        all: true,
+    };
+    let mut replay = Replay::new(text, every, false, Box::new(|_| None))
+        .map_err(|e| perr(path, e.line, e.reason))?;
+    let source = replay.source();
     let tool = match source {
         Source::Iosat => Tool::Iosat,
         Source::PtDiskstats => Tool::PtDiskstats,
     };
     let mut out = FileImport::new(path, tool);
-    // Every device is computed; which ones the report shows by default is `iosat stat`'s
-    // default selection (whole disks, dm, md), `--device` names any other.
-    let mut engine = StatEngine::new(
-        Selection {
-            patterns: Vec::new(),
-            partitions: true,
-            all: true,
-        },
-        false,
-    );
     let default = Selection::default();
     let mut tracks: Vec<Track> = Vec::new();
-    let mut samples = 0usize;
-    for ev in events {
-        match ev {
-            Event::Run { .. } => engine.new_run(),
-            Event::Device {
-                major,
-                minor,
-                name,
-                meta,
-            } => engine.set_meta(major, minor, &name, meta),
-            Event::Identity { .. } => {}
-            Event::Sample(raw) => {
-                samples += 1;
-                let Some(rep) = engine.push(raw.parse().0) else {
-                    continue;
-                };
-                let time = iso_utc(rep.end_wall_ns);
-                for d in &rep.devices {
-                    let t = track(&mut tracks, d, &default);
-                    match &d.rates {
-                        Ok(r) => t.series.samples.push(sample(time.clone(), r)),
-                        Err(_) => t.skipped += 1,
-                    }
-                }
+    for rep in replay.by_ref().filter_map(|s| match s {
+        Ok(Step::Report(r)) => Some(r),
+        _ => None,
+    }) {
+        let time = iso_utc(rep.end_wall_ns);
+        for d in &rep.devices {
+            let t = track(&mut tracks, d, &default);
+            match &d.rates {
+                Ok(r) => t.series.samples.push(sample(time.clone(), r)),
+                Err(_) => t.skipped += 1,
             }
         }
     }
+    let samples = replay.replayer().samples();
     if tracks.iter().all(|t| t.series.samples.is_empty()) {
         return Err(perr(
             path,

@@ -56,6 +56,15 @@ pub struct IntervalReport {
     pub devices: Vec<DeviceRow>,
 }
 
+impl DeviceRow {
+    /// The device's interval judged against its profile, when it has one.
+    pub fn saturation(&self) -> Option<super::saturation::Saturation> {
+        self.profile
+            .as_deref()
+            .map(|p| super::saturation::Saturation::compute(p, self.rates.as_ref().ok()))
+    }
+}
+
 impl IntervalReport {
     pub fn interval_s(&self) -> f64 {
         (self.end_mono_ns - self.start_mono_ns) as f64 / 1e9

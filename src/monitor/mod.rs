@@ -1,7 +1,10 @@
 //! DiskSample → DiskDelta::between → DiskRates: raw cumulative counters in, the sysstat
-//! formulas (DESIGN.md §4) plus per-direction concurrency out. Pure except the collector
-//! (`DiskSample::take`), which reads through sys/; never reads /proc itself and must not
-//! import cmd/, cli/ or ui/.
+//! formulas (DESIGN.md §4) plus per-direction concurrency out; data only, never rendering.
+//! Submodules: interval (the stat engine), record (the recording format), replay (the one
+//! recording reader), collect (the one live collector), series (chart history), fields (the
+//! field registry), select, saturation, watch, info. Pure except the readers
+//! (`RawSample::take`, collect, info, watch), which read through sys/ and never /proc
+//! themselves. Must not import cmd/, cli/, ui/ or report/.
 
 use crate::error::Result;
 use crate::sys::diskstats::{self, DiskStatLine};
@@ -231,7 +234,7 @@ impl DiskDelta {
 
 /// The sysstat formulas (DESIGN.md §4) plus iosat's additions. None = undefined (e.g. await
 /// with no completed requests, discard fields on a kernel without them).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DiskRates {
     pub interval_s: f64,
     pub r_s: f64,
@@ -358,9 +361,13 @@ impl DiskRates {
 #[cfg(test)]
 mod tests;
 
+pub mod collect;
+pub mod fields;
+pub mod info;
 pub mod interval;
 pub mod record;
+pub mod replay;
 pub mod saturation;
 pub mod select;
-pub mod view;
+pub mod series;
 pub mod watch;

@@ -80,6 +80,29 @@ pub fn format_sample(raw: &RawSample) -> String {
     s
 }
 
+/// The line(s) of one element, as [`parse`] reads them back.
+pub fn format_event(ev: &Event) -> String {
+    match ev {
+        Event::Run {
+            wall_ns,
+            interval_ns,
+        } => format_run(*wall_ns, *interval_ns),
+        Event::Device {
+            major,
+            minor,
+            name,
+            meta,
+        } => format_device(*major, *minor, name, meta),
+        Event::Identity {
+            major,
+            minor,
+            name,
+            id,
+        } => format_identity(*major, *minor, name, id),
+        Event::Sample(raw) => format_sample(raw),
+    }
+}
+
 /// A parse failure: 1-based line number and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {

@@ -73,6 +73,36 @@ impl Saturation {
     }
 }
 
+/// A device's profile and where it was found (a file path, or the id a `stat --json` line
+/// carried).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub profile: std::sync::Arc<DeviceProfile>,
+    pub path: String,
+}
+
+/// Where device profiles come from for the recording page (`iosat report`, `stat --html`):
+/// the files through `profile::ProfileCache`, nothing in tests. Keeps this module pure.
+pub trait ProfileLookup {
+    /// The profile saved under `id`, or why there is none (said on the page).
+    fn by_id(&mut self, id: &str) -> Result<Found, String>;
+    /// The profile id of a device present on this machine, for recordings made before `I`
+    /// lines existed.
+    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String>;
+}
+
+/// No profiles at all (`--no-profile`, tests): every lookup fails with the given reason.
+pub struct NoProfiles(pub String);
+
+impl ProfileLookup for NoProfiles {
+    fn by_id(&mut self, _: &str) -> Result<Found, String> {
+        Err(self.0.clone())
+    }
+    fn live_id(&mut self, _: u32, _: u32, _: &str) -> Option<String> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! Which devices a stat report shows: kinds from sysfs (recorded with the samples so replay
 //! selects the same), explicit names and shell-style globs. Pure; must not import cmd/ or ui/.
 
+use crate::error::Error;
 use crate::sys::device::DevKind;
 
 /// What is known about a device besides its counters: its sysfs class and the name users know
@@ -19,6 +20,15 @@ pub struct Selection {
     pub patterns: Vec<String>,
     pub partitions: bool,
     pub all: bool,
+}
+
+/// The usage error for a selected device pattern that names no device.
+pub fn unknown_device(pattern: &str) -> Error {
+    Error::usage(
+        "DEVICE",
+        pattern,
+        "matches no device in /proc/diskstats (see `iosat info --all`)",
+    )
 }
 
 /// True when the pattern has glob metacharacters.

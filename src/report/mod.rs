@@ -4,8 +4,10 @@
 pub mod analyze;
 pub mod fsync;
 pub mod html;
+pub mod info;
 pub mod levels;
 pub mod stat;
+pub mod stat_view;
 pub mod svg;
 pub mod sweep;
 pub mod table;

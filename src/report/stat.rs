@@ -1,20 +1,18 @@
 //! A `stat --record` recording as a page: per device, latency (r_await, w_await), %util, load
 //! (aqu-sz) and saturation (await ÷ the device profile's baseline latency) over time, and the
-//! per-interval table its Markdown and CSV share. The rates come from the same parser and
-//! StatEngine as `iosat stat --replay`, saturation from monitor::saturation; no second parser.
-//! Pure (no IO): profiles come through [`Profiles`], implemented by the caller. Imports
-//! monitor/, report/ and report::table.
+//! per-interval table its Markdown and CSV share. The series come from monitor::series (the
+//! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines;
+//! no second parser. Pure (no IO). Imports monitor/, report/ and report::table.
 
 use super::html::{esc, html_table, page};
 use super::svg::{LineChart, Series};
-use crate::monitor::interval::StatEngine;
-use crate::monitor::record::{self, Event, ParseError};
-use crate::monitor::saturation::{DeviceProfile, Saturation};
-use crate::monitor::select::{looks_like_partition, Selection};
-use crate::monitor::view::iso_utc;
+use super::Format;
+use crate::monitor::record::{self, ParseError};
+use crate::monitor::saturation::{DeviceProfile, Found};
+use crate::monitor::series::{is_partition, split_idle, Point, StatSeries};
 use crate::report::table::Table;
 use crate::sys::device::DevKind;
-use std::collections::HashMap;
+use crate::units::iso_utc;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -30,288 +28,159 @@ pub fn is_recording(text: &str) -> bool {
             .is_some_and(|t| t.split('.').all(|p| p.bytes().all(|b| b.is_ascii_digit())))
 }
 
-/// One interval of one device.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    pub end_wall_ns: i64,
-    pub interval_s: f64,
-    pub r_s: f64,
-    pub w_s: f64,
-    pub rkb_s: f64,
-    pub wkb_s: f64,
-    /// ms; None with no completed request of that direction.
-    pub r_await: Option<f64>,
-    pub w_await: Option<f64>,
-    pub aqu_sz: f64,
-    pub util_pct: f64,
-    /// r_await and w_await ÷ the profile's baseline (monitor::saturation), with a profile.
-    pub sat_r: Option<f64>,
-    pub sat_w: Option<f64>,
-}
-
-/// A device's profile and where it was found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Found {
-    pub profile: Arc<DeviceProfile>,
-    pub path: String,
-}
-
-/// The time series of one device.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeviceSeries {
-    pub name: String,
-    pub major: u32,
-    pub minor: u32,
-    pub display_name: String,
-    pub points: Vec<Point>,
-    /// Its profile, or why there is none (said on the page instead of the saturation chart).
-    pub profile: Result<Found, String>,
-}
-
-/// Where device profiles come from (the files, for `iosat report` and `stat --html`).
-pub trait Profiles {
-    /// The profile saved under `id`, or why there is none.
-    fn by_id(&mut self, id: &str) -> Result<Found, String>;
-    /// The profile id of a device present on this machine, for recordings made before `I`
-    /// lines existed.
-    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String>;
-}
-
-/// No profiles at all (`--no-profile`, tests).
-pub struct NoProfiles(pub String);
-
-impl Profiles for NoProfiles {
-    fn by_id(&mut self, _: &str) -> Result<Found, String> {
-        Err(self.0.clone())
-    }
-    fn live_id(&mut self, _: u32, _: u32, _: &str) -> Option<String> {
-        None
+/// The recording page, Markdown or CSV of the series (busy devices, idle names).
+pub fn render(devs: &[StatSeries], idle: &[String], format: Format) -> String {
+    match format {
+        Format::Html => page_html(devs, idle),
+        Format::Markdown => markdown(devs, idle),
+        _ => csv(devs),
     }
 }
 
-/// The recording parsed and replayed through the stat engine: every device that did I/O
-/// (partitions left out: their disk is there), in kernel order; and the idle devices' names.
-pub fn series(
-    text: &str,
-    profiles: &mut dyn Profiles,
-) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError> {
-    let (events, _) = record::parse(text)?;
-    let sel = Selection {
-        patterns: Vec::new(),
-        partitions: false,
-        all: true,
-    };
-    // A recording that carries `I` lines names every device iosat could identify; only an
-    // older one (none at all) is matched against the devices present on this machine.
-    let has_ids = events.iter().any(|e| matches!(e, Event::Identity { .. }));
-    let mut engine = StatEngine::new(sel, false);
-    let mut out: Vec<DeviceSeries> = Vec::new();
-    // Profile ids recorded in `I` lines (what `stat --record` looked up live).
-    let mut ids: HashMap<(u32, u32, String), String> = HashMap::new();
-    for ev in events {
-        match ev {
-            Event::Run { .. } => engine.new_run(),
-            Event::Identity {
-                major,
-                minor,
-                name,
-                id,
-            } => {
-                ids.insert((major, minor, name), id);
-            }
-            Event::Device {
-                major,
-                minor,
-                name,
-                meta,
-            } => engine.set_meta(major, minor, &name, meta),
-            Event::Sample(raw) => {
-                let (sample, _) = raw.parse();
-                let Some(r) = engine.push(sample) else {
-                    continue;
-                };
-                for d in r.devices {
-                    let partition = match d.meta.kind {
-                        Some(k) => k == DevKind::Partition,
-                        // No sysfs facts (pt-stalk): by name, as `stat` selects.
-                        None => looks_like_partition(&d.kernel_name),
-                    };
-                    if partition {
-                        continue;
-                    }
-                    let Ok(rates) = d.rates else { continue };
-                    let idx = match out.iter().position(|s| {
-                        s.name == d.kernel_name && s.major == d.major && s.minor == d.minor
-                    }) {
-                        Some(i) => i,
-                        None => {
-                            let key = (d.major, d.minor, d.kernel_name.clone());
-                            let id = ids.get(&key).cloned().or_else(|| {
-                                (!has_ids)
-                                    .then(|| profiles.live_id(d.major, d.minor, &d.kernel_name))
-                                    .flatten()
-                            });
-                            let profile = match id {
-                                Some(id) => profiles.by_id(&id),
-                                None if has_ids => Err("the recording names no profile \
-id for it (no `I` line)."
-                                    .to_string()),
-                                None => Err("the recording names no profile ids, and the \
-device is not identified on this machine."
-                                    .to_string()),
-                            };
-                            out.push(DeviceSeries {
-                                name: d.kernel_name.clone(),
-                                major: d.major,
-                                minor: d.minor,
-                                display_name: d.meta.display_name.clone(),
-                                points: Vec::new(),
-                                profile,
-                            });
-                            out.len() - 1
-                        }
-                    };
-                    let sat = out[idx]
-                        .profile
-                        .as_ref()
-                        .ok()
-                        .map(|f| Saturation::compute(&f.profile, Some(&rates)));
-                    out[idx].points.push(Point {
-                        sat_r: sat.as_ref().and_then(|s| s.saturation_r),
-                        sat_w: sat.as_ref().and_then(|s| s.saturation_w),
-                        end_wall_ns: r.end_wall_ns,
-                        interval_s: rates.interval_s,
-                        r_s: rates.r_s,
-                        w_s: rates.w_s,
-                        rkb_s: rates.rkb_s,
-                        wkb_s: rates.wkb_s,
-                        r_await: rates.r_await,
-                        w_await: rates.w_await,
-                        aqu_sz: rates.aqu_sz,
-                        util_pct: rates.util_pct,
-                    });
-                }
-            }
-        }
-    }
-    let (busy, idle): (Vec<_>, Vec<_>) = out
-        .into_iter()
-        .partition(|s| s.points.iter().any(|p| p.r_s > 0.0 || p.w_s > 0.0));
-    Ok((busy, idle.into_iter().map(|s| s.name).collect()))
+/// One `iosat stat --json` line, the part the page reads.
+#[derive(serde::Deserialize)]
+struct JsonLine {
+    schema: Option<String>,
+    wall_ns: Option<i64>,
+    interval_s: Option<f64>,
+    devices: Option<Vec<JsonDevice>>,
 }
+
+/// One device of a `stat --json` line (sysstat's keys).
+#[derive(serde::Deserialize)]
+struct JsonDevice {
+    #[serde(default)]
+    kernel_name: String,
+    #[serde(default)]
+    major: u32,
+    #[serde(default)]
+    minor: u32,
+    kind: Option<String>,
+    disk_device: Option<String>,
+    #[serde(rename = "r/s")]
+    r_s: Option<f64>,
+    #[serde(rename = "w/s")]
+    w_s: Option<f64>,
+    #[serde(rename = "rkB/s")]
+    rkb_s: Option<f64>,
+    #[serde(rename = "wkB/s")]
+    wkb_s: Option<f64>,
+    r_await: Option<f64>,
+    w_await: Option<f64>,
+    #[serde(rename = "aqu-sz")]
+    aqu_sz: Option<f64>,
+    util: Option<f64>,
+    profile: Option<JsonProfile>,
+}
+
+/// The `profile` object of a `stat --json` device: the saturation stat judged.
+#[derive(serde::Deserialize)]
+struct JsonProfile {
+    id: Option<String>,
+    baseline_latency_ns: Option<f64>,
+    knee_concurrency: Option<f64>,
+    max_useful_iops: Option<f64>,
+    baseline_pattern: Option<String>,
+    baseline_block_size: Option<f64>,
+    saturation_r: Option<f64>,
+    saturation_w: Option<f64>,
+}
+
+const STAT_SCHEMA: &str = "iosat-stat";
 
 /// True when `text` is `iosat stat --json` output: JSON lines, the first with schema
 /// "iosat-stat".
 pub fn is_stat_json(text: &str) -> bool {
     text.lines()
         .next()
-        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .is_some_and(|v| v.get("schema").and_then(|s| s.as_str()) == Some("iosat-stat"))
+        .and_then(|l| serde_json::from_str::<JsonLine>(l).ok())
+        .is_some_and(|v| v.schema.as_deref() == Some(STAT_SCHEMA))
 }
 
 /// `iosat stat --json` output as series: one line per interval, the values as stat computed
 /// them (nothing recomputed), partitions left out as for recordings, and saturation as stat
 /// judged it: the line's `profile` object carries the baseline it used.
-pub fn series_from_json(text: &str) -> Result<(Vec<DeviceSeries>, Vec<String>), ParseError> {
-    use serde_json::Value;
-    let mut out: Vec<DeviceSeries> = Vec::new();
+pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
+    let mut out: Vec<StatSeries> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
             continue;
         }
         let bad = |reason: String| ParseError { line: n, reason };
-        let v: Value = serde_json::from_str(line)
+        let v: JsonLine = serde_json::from_str(line)
             .map_err(|e| bad(format!("expected one iosat stat JSON object per line: {e}")))?;
-        if v.get("schema").and_then(Value::as_str) != Some("iosat-stat") {
+        if v.schema.as_deref() != Some(STAT_SCHEMA) {
             return Err(bad(
                 "expected schema \"iosat-stat\" (iosat stat --json)".into()
             ));
         }
-        let wall = v.get("wall_ns").and_then(Value::as_i64);
-        let interval = v.get("interval_s").and_then(Value::as_f64);
         let (Some(end_wall_ns), Some(interval_s), Some(devices)) =
-            (wall, interval, v.get("devices").and_then(Value::as_array))
+            (v.wall_ns, v.interval_s, v.devices)
         else {
             return Err(bad("expected wall_ns, interval_s and devices[]".into()));
         };
         for d in devices {
-            let num = |k: &str| d.get(k).and_then(Value::as_f64);
-            let name = d
-                .get("kernel_name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let kind = d.get("kind").and_then(Value::as_str);
-            let partition = match kind {
+            let partition = match d.kind.as_deref() {
                 Some(k) => k == DevKind::Partition.as_str(),
-                None => looks_like_partition(name),
+                None => is_partition(None, &d.kernel_name),
             };
             // An interval with no value (a counter went backwards) has no point.
-            let (Some(r_s), Some(w_s), false) = (num("r/s"), num("w/s"), partition) else {
+            let (Some(r_s), Some(w_s), false) = (d.r_s, d.w_s, partition) else {
                 continue;
             };
-            let major = d.get("major").and_then(Value::as_u64).unwrap_or(0) as u32;
-            let minor = d.get("minor").and_then(Value::as_u64).unwrap_or(0) as u32;
-            let prof = d.get("profile");
             let idx = match out
                 .iter()
-                .position(|s| s.name == name && s.major == major && s.minor == minor)
+                .position(|s| s.name == d.kernel_name && s.major == d.major && s.minor == d.minor)
             {
                 Some(i) => i,
                 None => {
-                    out.push(DeviceSeries {
-                        name: name.to_string(),
-                        major,
-                        minor,
+                    out.push(StatSeries {
+                        name: d.kernel_name.clone(),
+                        major: d.major,
+                        minor: d.minor,
                         display_name: d
-                            .get("disk_device")
-                            .and_then(Value::as_str)
-                            .unwrap_or(name)
-                            .to_string(),
+                            .disk_device
+                            .clone()
+                            .unwrap_or_else(|| d.kernel_name.clone()),
                         points: Vec::new(),
-                        profile: profile_of_json(prof),
+                        profile: profile_of_json(d.profile.as_ref()),
                     });
                     out.len() - 1
                 }
             };
-            let sat = |k: &str| prof.and_then(|p| p.get(k)).and_then(Value::as_f64);
             out[idx].points.push(Point {
                 end_wall_ns,
                 interval_s,
                 r_s,
                 w_s,
-                rkb_s: num("rkB/s").unwrap_or(0.0),
-                wkb_s: num("wkB/s").unwrap_or(0.0),
-                r_await: num("r_await"),
-                w_await: num("w_await"),
-                aqu_sz: num("aqu-sz").unwrap_or(0.0),
-                util_pct: num("util").unwrap_or(0.0),
-                sat_r: sat("saturation_r"),
-                sat_w: sat("saturation_w"),
+                rkb_s: d.rkb_s.unwrap_or(0.0),
+                wkb_s: d.wkb_s.unwrap_or(0.0),
+                r_await: d.r_await,
+                w_await: d.w_await,
+                aqu_sz: d.aqu_sz.unwrap_or(0.0),
+                util_pct: d.util.unwrap_or(0.0),
+                sat_r: d.profile.as_ref().and_then(|p| p.saturation_r),
+                sat_w: d.profile.as_ref().and_then(|p| p.saturation_w),
             });
         }
     }
-    let (busy, idle): (Vec<_>, Vec<_>) = out
-        .into_iter()
-        .partition(|s| s.points.iter().any(|p| p.r_s > 0.0 || p.w_s > 0.0));
-    Ok((busy, idle.into_iter().map(|s| s.name).collect()))
+    Ok(split_idle(out))
 }
 
 /// The profile a `stat --json` device object was judged against (its `profile` object).
-fn profile_of_json(p: Option<&serde_json::Value>) -> Result<Found, String> {
+fn profile_of_json(p: Option<&JsonProfile>) -> Result<Found, String> {
     let p = p.ok_or_else(|| "iosat stat had no profile for it.".to_string())?;
-    let s = |k: &str| p.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    let f = |k: &str| p.get(k).and_then(|v| v.as_f64());
-    match (s("id"), f("baseline_latency_ns")) {
+    match (&p.id, p.baseline_latency_ns) {
         (Some(id), Some(baseline_latency_ns)) => Ok(Found {
             path: id.clone(),
             profile: Arc::new(DeviceProfile {
-                id,
+                id: id.clone(),
                 baseline_latency_ns,
-                knee_concurrency: f("knee_concurrency").unwrap_or(0.0) as u32,
-                max_useful_iops: f("max_useful_iops").unwrap_or(0.0),
-                pattern: s("baseline_pattern").unwrap_or_default(),
-                block_size: f("baseline_block_size").unwrap_or(0.0) as u64,
+                knee_concurrency: p.knee_concurrency.unwrap_or(0.0) as u32,
+                max_useful_iops: p.max_useful_iops.unwrap_or(0.0),
+                pattern: p.baseline_pattern.clone().unwrap_or_default(),
+                block_size: p.baseline_block_size.unwrap_or(0.0) as u64,
             }),
         }),
         _ => Err("its profile object lacks id or baseline_latency_ns.".into()),
@@ -323,7 +192,7 @@ fn f(v: Option<f64>, d: usize) -> String {
 }
 
 /// Per-interval rows of every device: what the charts show, as numbers.
-pub fn table(devs: &[DeviceSeries]) -> Table {
+pub fn table(devs: &[StatSeries]) -> Table {
     let mut t = Table::new([
         "device",
         "time_utc",
@@ -367,7 +236,7 @@ pub fn table(devs: &[DeviceSeries]) -> Table {
 }
 
 /// Wall-clock start of the first interval of the recording (the charts' time zero).
-fn start_ns(devs: &[DeviceSeries]) -> i64 {
+fn start_ns(devs: &[StatSeries]) -> i64 {
     devs.iter()
         .filter_map(|d| d.points.first())
         .map(|p| p.end_wall_ns - (p.interval_s * 1e9) as i64)
@@ -375,7 +244,7 @@ fn start_ns(devs: &[DeviceSeries]) -> i64 {
         .unwrap_or(0)
 }
 
-fn baseline_line(d: &DeviceSeries) -> String {
+fn baseline_line(d: &StatSeries) -> String {
     match &d.profile {
         Ok(f) => format!(
             "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of the profile {}.",
@@ -389,7 +258,7 @@ fn baseline_line(d: &DeviceSeries) -> String {
     }
 }
 
-pub fn markdown(devs: &[DeviceSeries], idle: &[String]) -> String {
+pub fn markdown(devs: &[StatSeries], idle: &[String]) -> String {
     let mut s = String::from("## iosat stat recording\n\nLatency in ms, rates per second.\n\n");
     for d in devs {
         let _ = writeln!(s, "- {}", baseline_line(d));
@@ -402,7 +271,7 @@ pub fn markdown(devs: &[DeviceSeries], idle: &[String]) -> String {
     s
 }
 
-pub fn csv(devs: &[DeviceSeries]) -> String {
+pub fn csv(devs: &[StatSeries]) -> String {
     table(devs).to_csv()
 }
 
@@ -416,7 +285,7 @@ fn spans_decades<'a>(pts: impl Iterator<Item = &'a (f64, f64)>) -> bool {
 }
 
 /// The page: four time-series charts per device, then the table.
-pub fn page_html(devs: &[DeviceSeries], idle: &[String]) -> String {
+pub fn page_html(devs: &[StatSeries], idle: &[String]) -> String {
     let t0 = start_ns(devs);
     let mut body = String::new();
     let _ = write!(
@@ -556,6 +425,15 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::saturation::{NoProfiles, ProfileLookup};
+    use crate::monitor::series::SeriesStore;
+
+    fn series(
+        text: &str,
+        profiles: &mut dyn ProfileLookup,
+    ) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
+        Ok(SeriesStore::from_text(text)?.series(profiles))
+    }
 
     const REC: &str = include_str!("../../tests/fixtures/stat/pair.rec");
 
@@ -593,7 +471,7 @@ mod tests {
     }
 
     struct One(Arc<DeviceProfile>);
-    impl Profiles for One {
+    impl ProfileLookup for One {
         fn by_id(&mut self, id: &str) -> Result<Found, String> {
             Ok(Found {
                 profile: self.0.clone(),

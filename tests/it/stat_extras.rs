@@ -468,3 +468,31 @@ fn legend_only_when_a_shown_device_has_a_profile() {
     assert!(!text.contains("sat"), "{text}");
     assert!(text.contains("r_conc w_conc"), "{text}");
 }
+
+#[test]
+fn html_page_of_an_appended_recording_is_the_report_of_the_whole_file() {
+    // The page is drawn from memory (monitor::series), starting from what earlier runs
+    // recorded: it must be the bytes `iosat report` draws from the file.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("r.rec");
+    let page = dir.path().join("p.html");
+    let first = iosat()
+        .args(["stat", "--all", "-i", "0.1", "-c", "2", "--record"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let second = iosat()
+        .args(["stat", "--all", "-i", "0.1", "-c", "3", "--record"])
+        .arg(&rec)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with("R ")).count(), 2);
+    let full = iosat().arg("report").arg(&rec).output().unwrap();
+    assert!(full.status.success(), "{}", stderr(&full));
+    assert_eq!(std::fs::read(&page).unwrap(), full.stdout);
+}

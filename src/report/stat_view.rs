@@ -1,109 +1,45 @@
 //! What `iosat stat` prints: interval reports rendered as 80-column text, wide text, JSON
-//! lines, CSV or Markdown. Returns strings, does no IO, reads no clock: the same reports give
-//! the same bytes (replay is byte-identical). Must not import cmd/ or cli/.
+//! lines, CSV or Markdown, every column read from the one field registry (monitor::fields).
+//! Returns strings, does no IO, reads no clock: the same reports give the same bytes (replay
+//! is byte-identical). Imports monitor/ and report::table; must not import cmd/, cli/ or ui/.
 
-use super::interval::{DeviceRow, IntervalReport};
-use super::saturation::Saturation;
-use super::DiskRates;
-use crate::report::table::Table;
-
-pub use crate::report::Format;
+use super::table::Table;
+use super::Format;
+use crate::monitor::fields::{Column, DISK, PROFILE};
+use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
+use crate::units::iso_utc;
 
 /// Version of the JSON and CSV layout; bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-type Get = fn(&DiskRates) -> Option<f64>;
-
-/// Every value column: text header, JSON/CSV key (sysstat's where it has one), accessor.
-const COLUMNS: &[(&str, &str, Get)] = &[
-    ("r/s", "r/s", |r| Some(r.r_s)),
-    ("w/s", "w/s", |r| Some(r.w_s)),
-    ("d/s", "d/s", |r| r.d_s),
-    ("f/s", "f/s", |r| r.f_s),
-    ("rkB/s", "rkB/s", |r| Some(r.rkb_s)),
-    ("wkB/s", "wkB/s", |r| Some(r.wkb_s)),
-    ("dkB/s", "dkB/s", |r| r.dkb_s),
-    ("rrqm/s", "rrqm/s", |r| Some(r.rrqm_s)),
-    ("wrqm/s", "wrqm/s", |r| Some(r.wrqm_s)),
-    ("drqm/s", "drqm/s", |r| r.drqm_s),
-    ("%rrqm", "rrqm", |r| Some(r.rrqm_pct)),
-    ("%wrqm", "wrqm", |r| Some(r.wrqm_pct)),
-    ("%drqm", "drqm", |r| r.drqm_pct),
-    ("r_await", "r_await", |r| r.r_await),
-    ("w_await", "w_await", |r| r.w_await),
-    ("d_await", "d_await", |r| r.d_await),
-    ("f_await", "f_await", |r| r.f_await),
-    ("rareq-sz", "rareq-sz", |r| r.rareq_sz),
-    ("wareq-sz", "wareq-sz", |r| r.wareq_sz),
-    ("dareq-sz", "dareq-sz", |r| r.dareq_sz),
-    ("aqu-sz", "aqu-sz", |r| Some(r.aqu_sz)),
-    ("%util", "util", |r| Some(r.util_pct)),
-    ("r_conc", "read_concurrency", |r| Some(r.read_concurrency)),
-    ("w_conc", "write_concurrency", |r| Some(r.write_concurrency)),
-    ("d_conc", "discard_concurrency", |r| r.discard_concurrency),
-    ("f_conc", "flush_concurrency", |r| r.flush_concurrency),
-    ("inflight", "in_flight", |r| Some(r.in_flight as f64)),
+/// The default text view: (field key, width, decimals), 80 columns in all with the
+/// 9-character device column: these, then [`UNPROFILED`] or [`PROFILED`].
+const NARROW: &[(&str, usize, usize)] = &[
+    ("r/s", 7, 1),
+    ("w/s", 7, 1),
+    ("rkB/s", 8, 1),
+    ("wkB/s", 8, 1),
+    ("r_await", 7, 2),
+    ("w_await", 7, 2),
 ];
 
-/// The default text view: (header, width, decimals, column index), 80 columns in all with
-/// the 9-character device column.
-const NARROW: &[(&str, usize, usize, usize)] = &[
-    ("r/s", 7, 1, 0),
-    ("w/s", 7, 1, 1),
-    ("rkB/s", 8, 1, 4),
-    ("wkB/s", 8, 1, 5),
-    ("r_await", 7, 2, 13),
-    ("w_await", 7, 2, 14),
-    ("r_conc", 6, 2, 22),
-    ("w_conc", 6, 2, 23),
-    ("%util", 6, 1, 21),
+/// The end of the default view when no shown device has a profile.
+const UNPROFILED: &[(&str, usize, usize)] = &[
+    ("read_concurrency", 6, 2),
+    ("write_concurrency", 6, 2),
+    ("util", 6, 1),
 ];
 
-/// The default view when a shown device has a profile: `sat` and `load` (ratios to the
-/// profile) take the place of r_conc/w_conc, still 80 columns.
-const NARROW_PROFILED: &[(&str, usize, usize, usize)] = &[
-    ("r/s", 7, 1, 0),
-    ("w/s", 7, 1, 1),
-    ("rkB/s", 8, 1, 4),
-    ("wkB/s", 8, 1, 5),
-    ("r_await", 7, 2, 13),
-    ("w_await", 7, 2, 14),
-    ("%util", 6, 1, 21),
-    ("sat", 6, 2, SAT),
-    ("load", 6, 2, LOAD),
-];
-
-/// Pseudo column indices of NARROW_PROFILED for the profile ratios.
-const SAT: usize = usize::MAX;
-const LOAD: usize = usize::MAX - 1;
-
-type GetSat = fn(&Saturation) -> Option<f64>;
-
-/// The profile columns of --wide, Markdown and CSV: text header, CSV key, accessor.
-const PROFILE_COLUMNS: &[(&str, &str, GetSat)] = &[
-    ("sat_r", "saturation_r", |s| s.saturation_r),
-    ("sat_w", "saturation_w", |s| s.saturation_w),
-    ("sat", "saturation", |s| s.saturation),
-    ("load", "load_vs_knee", |s| s.load_vs_knee),
-    ("headroom", "headroom_iops", |s| s.headroom_iops),
-];
+/// When a shown device has a profile, `sat` and `load` (ratios to the profile) take the
+/// place of r_conc/w_conc, still 80 columns.
+const PROFILED: &[(&str, usize, usize)] =
+    &[("util", 6, 1), ("saturation", 6, 2), ("load_vs_knee", 6, 2)];
 
 const DEVICE_WIDTH: usize = 9;
-
-/// The device's interval judged against its profile, when it has one.
-pub fn saturation(d: &DeviceRow) -> Option<Saturation> {
-    d.profile
-        .as_deref()
-        .map(|p| Saturation::compute(p, d.rates.as_ref().ok()))
-}
 
 fn any_profile(r: &IntervalReport) -> bool {
     r.devices.iter().any(|d| d.profile.is_some())
 }
-
-/// UTC civil time of a wall-clock ns value: "2026-11-22T03:50:01.123Z". UTC so that a
-/// replay elsewhere prints the same bytes.
-pub use crate::units::iso_utc;
 
 fn num(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
@@ -113,7 +49,7 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 /// some device has a profile, so the text legend explains sat and load.
 pub fn preamble(format: Format, profiled: bool) -> String {
     match format {
-        // stat's page is drawn by report/, never through this per-interval path.
+        // stat's page is drawn by report::stat, never through this per-interval path.
         Format::Text { .. } | Format::Html => {
             let mut s = String::from(
                 "\
@@ -132,14 +68,14 @@ pub fn preamble(format: Format, profiled: bool) -> String {
             let mut h = String::from(
                 "timestamp,start_timestamp,interval_s,since_boot,disk_device,kernel_name,major,minor,kind",
             );
-            for (_, key, _) in COLUMNS {
+            for c in DISK {
                 h.push(',');
-                h.push_str(key);
+                h.push_str(c.csv);
             }
             h.push_str(",wrapped_ms_fields,no_value,profile_id");
-            for (_, key, _) in PROFILE_COLUMNS {
+            for c in PROFILE {
                 h.push(',');
-                h.push_str(key);
+                h.push_str(c.csv);
             }
             h.push('\n');
             h
@@ -170,10 +106,8 @@ fn no_value_notes(r: &IntervalReport) -> String {
     for d in &r.devices {
         if let Err(e) = &d.rates {
             let why = match e {
-                super::interval::NoValue::NewDevice => "new device, no earlier sample",
-                super::interval::NoValue::CounterWentBackwards => {
-                    "a counter went backwards (reset or re-created)"
-                }
+                NoValue::NewDevice => "new device, no earlier sample",
+                NoValue::CounterWentBackwards => "a counter went backwards (reset or re-created)",
             };
             s.push_str(&format!("# {}: no value: {why}\n", d.meta.display_name));
         }
@@ -186,14 +120,15 @@ fn text_narrow(r: &IntervalReport) -> String {
     let mut s = String::with_capacity(200 + r.devices.len() * 82);
     s.push_str(&interval_title(r));
     s.push('\n');
-    let cols = if any_profile(r) {
-        NARROW_PROFILED
-    } else {
-        NARROW
-    };
+    let tail = if any_profile(r) { PROFILED } else { UNPROFILED };
+    let cols: Vec<(Column, usize, usize)> = NARROW
+        .iter()
+        .chain(tail)
+        .map(|&(key, w, dec)| (Column::by_key(key), w, dec))
+        .collect();
     let _ = write!(s, "{:<DEVICE_WIDTH$}", "Device");
-    for (h, w, _, _) in cols {
-        let _ = write!(s, " {h:>w$}");
+    for (c, w, _) in &cols {
+        let _ = write!(s, " {:>w$}", c.header());
     }
     s.push('\n');
     for d in &r.devices {
@@ -206,14 +141,9 @@ fn text_narrow(r: &IntervalReport) -> String {
         } else {
             let _ = write!(s, "{name:<DEVICE_WIDTH$}");
         }
-        let sat = saturation(d);
-        for &(_, w, dec, idx) in cols {
-            let v = match idx {
-                SAT => sat.as_ref().and_then(|s| s.saturation),
-                LOAD => sat.as_ref().and_then(|s| s.load_vs_knee),
-                _ => d.rates.as_ref().ok().and_then(COLUMNS[idx].2),
-            };
-            let _ = match v {
+        let sat = d.saturation();
+        for &(c, w, dec) in &cols {
+            let _ = match c.value(d.rates.as_ref().ok(), sat.as_ref()) {
                 Some(v) => write!(s, " {v:>w$.dec$}"),
                 None => write!(s, " {:>w$}", "-"),
             };
@@ -227,22 +157,21 @@ fn text_narrow(r: &IntervalReport) -> String {
 
 fn table(r: &IntervalReport) -> Table {
     let profiled = any_profile(r);
-    let profile_headers = PROFILE_COLUMNS.iter().filter(|_| profiled).map(|c| c.0);
+    let profile_headers = PROFILE.iter().filter(|_| profiled).map(|c| c.header);
     let mut t = Table::new(
         std::iter::once("Device")
-            .chain(COLUMNS.iter().map(|c| c.0))
+            .chain(DISK.iter().map(|c| c.header))
             .chain(profile_headers),
     );
     for d in &r.devices {
         let mut row = vec![d.meta.display_name.clone()];
-        for (_, key, get) in COLUMNS {
-            let decimals = if *key == "in_flight" { 0 } else { 2 };
-            row.push(num(d.rates.as_ref().ok().and_then(get), decimals));
+        for c in DISK {
+            row.push(num(d.rates.as_ref().ok().and_then(c.get), c.decimals));
         }
         if profiled {
-            let sat = saturation(d);
-            for (_, _, get) in PROFILE_COLUMNS {
-                row.push(num(sat.as_ref().and_then(get), 2));
+            let sat = d.saturation();
+            for c in PROFILE {
+                row.push(num(sat.as_ref().and_then(c.get), c.decimals));
             }
         }
         t.push(row);
@@ -263,101 +192,36 @@ struct JsonInterval<'a> {
     devices: Vec<JsonDevice<'a>>,
 }
 
-/// One device in the JSON: sysstat's keys in `iostat -x -o JSON` order, then iosat's.
-#[derive(serde::Serialize)]
-struct JsonDevice<'a> {
-    disk_device: &'a str,
-    #[serde(rename = "r/s")]
-    r_s: Option<f64>,
-    #[serde(rename = "w/s")]
-    w_s: Option<f64>,
-    #[serde(rename = "d/s")]
-    d_s: Option<f64>,
-    #[serde(rename = "f/s")]
-    f_s: Option<f64>,
-    #[serde(rename = "rkB/s")]
-    rkb_s: Option<f64>,
-    #[serde(rename = "wkB/s")]
-    wkb_s: Option<f64>,
-    #[serde(rename = "dkB/s")]
-    dkb_s: Option<f64>,
-    #[serde(rename = "rrqm/s")]
-    rrqm_s: Option<f64>,
-    #[serde(rename = "wrqm/s")]
-    wrqm_s: Option<f64>,
-    #[serde(rename = "drqm/s")]
-    drqm_s: Option<f64>,
-    rrqm: Option<f64>,
-    wrqm: Option<f64>,
-    drqm: Option<f64>,
-    r_await: Option<f64>,
-    w_await: Option<f64>,
-    d_await: Option<f64>,
-    f_await: Option<f64>,
-    #[serde(rename = "rareq-sz")]
-    rareq_sz: Option<f64>,
-    #[serde(rename = "wareq-sz")]
-    wareq_sz: Option<f64>,
-    #[serde(rename = "dareq-sz")]
-    dareq_sz: Option<f64>,
-    #[serde(rename = "aqu-sz")]
-    aqu_sz: Option<f64>,
-    util: Option<f64>,
-    read_concurrency: Option<f64>,
-    write_concurrency: Option<f64>,
-    discard_concurrency: Option<f64>,
-    flush_concurrency: Option<f64>,
-    in_flight: Option<u64>,
-    kernel_name: &'a str,
-    major: u32,
-    minor: u32,
-    kind: Option<&'static str>,
-    wrapped_ms_fields: u32,
-    no_value: Option<&'static str>,
-    /// Saturation against the device's profile; absent when it has none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    profile: Option<Saturation>,
-}
+/// One device in the JSON: sysstat's keys in `iostat -x -o JSON` order (the registry's),
+/// then iosat's.
+struct JsonDevice<'a>(&'a DeviceRow);
 
-fn json_device(d: &DeviceRow) -> JsonDevice<'_> {
-    let r = d.rates.as_ref().ok();
-    let g = |f: fn(&DiskRates) -> Option<f64>| r.and_then(f);
-    JsonDevice {
-        disk_device: &d.meta.display_name,
-        r_s: r.map(|r| r.r_s),
-        w_s: r.map(|r| r.w_s),
-        d_s: g(|r| r.d_s),
-        f_s: g(|r| r.f_s),
-        rkb_s: r.map(|r| r.rkb_s),
-        wkb_s: r.map(|r| r.wkb_s),
-        dkb_s: g(|r| r.dkb_s),
-        rrqm_s: r.map(|r| r.rrqm_s),
-        wrqm_s: r.map(|r| r.wrqm_s),
-        drqm_s: g(|r| r.drqm_s),
-        rrqm: r.map(|r| r.rrqm_pct),
-        wrqm: r.map(|r| r.wrqm_pct),
-        drqm: g(|r| r.drqm_pct),
-        r_await: g(|r| r.r_await),
-        w_await: g(|r| r.w_await),
-        d_await: g(|r| r.d_await),
-        f_await: g(|r| r.f_await),
-        rareq_sz: g(|r| r.rareq_sz),
-        wareq_sz: g(|r| r.wareq_sz),
-        dareq_sz: g(|r| r.dareq_sz),
-        aqu_sz: r.map(|r| r.aqu_sz),
-        util: r.map(|r| r.util_pct),
-        read_concurrency: r.map(|r| r.read_concurrency),
-        write_concurrency: r.map(|r| r.write_concurrency),
-        discard_concurrency: g(|r| r.discard_concurrency),
-        flush_concurrency: g(|r| r.flush_concurrency),
-        in_flight: r.map(|r| r.in_flight),
-        kernel_name: &d.kernel_name,
-        major: d.major,
-        minor: d.minor,
-        kind: d.meta.kind.map(|k| k.as_str()),
-        wrapped_ms_fields: d.wrapped_ms_fields,
-        no_value: d.rates.as_ref().err().map(|e| e.as_str()),
-        profile: saturation(d),
+impl serde::Serialize for JsonDevice<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let d = self.0;
+        let r = d.rates.as_ref().ok();
+        let mut m = ser.serialize_map(None)?;
+        m.serialize_entry("disk_device", &d.meta.display_name)?;
+        for c in DISK {
+            let v = r.and_then(c.get);
+            if c.integer {
+                m.serialize_entry(c.json, &v.map(|v| v as u64))?;
+            } else {
+                m.serialize_entry(c.json, &v)?;
+            }
+        }
+        m.serialize_entry("kernel_name", &d.kernel_name)?;
+        m.serialize_entry("major", &d.major)?;
+        m.serialize_entry("minor", &d.minor)?;
+        m.serialize_entry("kind", &d.meta.kind.map(|k| k.as_str()))?;
+        m.serialize_entry("wrapped_ms_fields", &d.wrapped_ms_fields)?;
+        m.serialize_entry("no_value", &d.rates.as_ref().err().map(|e| e.as_str()))?;
+        // Saturation against the device's profile; absent when it has none.
+        if let Some(sat) = d.saturation() {
+            m.serialize_entry("profile", &sat)?;
+        }
+        m.end()
     }
 }
 
@@ -372,7 +236,7 @@ pub fn json(r: &IntervalReport) -> String {
         start_wall_ns: r.start_wall_ns,
         interval_s: r.interval_s(),
         since_boot: r.since_boot,
-        devices: r.devices.iter().map(json_device).collect(),
+        devices: r.devices.iter().map(JsonDevice).collect(),
     };
     let mut s = serde_json::to_string(&obj).expect("interval report serialises");
     s.push('\n');
@@ -401,22 +265,22 @@ fn csv(r: &IntervalReport) -> String {
             d.minor,
             d.meta.kind.map_or("", |k| k.as_str())
         ));
-        for (_, _, get) in COLUMNS {
+        for c in DISK {
             s.push(',');
-            if let Some(v) = d.rates.as_ref().ok().and_then(get) {
+            if let Some(v) = d.rates.as_ref().ok().and_then(c.get) {
                 s.push_str(&v.to_string());
             }
         }
-        let sat = saturation(d);
+        let sat = d.saturation();
         s.push_str(&format!(
             ",{},{},{}",
             d.wrapped_ms_fields,
             d.rates.as_ref().err().map_or("", |e| e.as_str()),
             sat.as_ref().map_or("", |s| s.id.as_str())
         ));
-        for (_, _, get) in PROFILE_COLUMNS {
+        for c in PROFILE {
             s.push(',');
-            if let Some(v) = sat.as_ref().and_then(get) {
+            if let Some(v) = sat.as_ref().and_then(c.get) {
                 s.push_str(&v.to_string());
             }
         }
@@ -446,7 +310,7 @@ pub fn render(r: &IntervalReport, format: Format) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::interval::{NoValue, StatEngine};
+    use crate::monitor::interval::StatEngine;
     use crate::monitor::select::{DeviceMeta, Selection};
     use crate::monitor::DiskSample;
     use crate::sys::device::DevKind;

@@ -1,0 +1,206 @@
+//! The one live collector (`stat` now; `top` and `exporter` later): each [`Collector::tick`]
+//! reads one raw sample of /proc/diskstats, learns new devices from sysfs, appends the record
+//! lines (`D`, `I`, the sample) to the recording when there is one, warns once per distinct
+//! warning, and returns the interval report. The lines it records are the lines it feeds the
+//! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
+//! Reads through sys/ and profile.rs only; must not import cli/, cmd/, ui/ or report/.
+
+use super::interval::IntervalReport;
+use super::record::{self, Event};
+use super::replay::Replayer;
+use super::select::{DeviceMeta, Selection};
+use super::series::{SeriesStore, StatSeries};
+use super::RawSample;
+use crate::error::Error;
+use crate::profile::ProfileCache;
+use crate::sys::device::{self, BlockDev};
+use crate::sys::Root;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `stat --record FILE`: the recording, appended to (created with its header when new or
+/// empty). Opened at the first write, so a run refused at its first sample leaves no file.
+pub struct RecordingWriter {
+    path: PathBuf,
+    interval_ns: u64,
+    file: Option<File>,
+}
+
+impl RecordingWriter {
+    /// A run sampled every `interval_ns` (written in the run's `R` line).
+    pub fn new(path: &Path, interval_ns: u64) -> RecordingWriter {
+        RecordingWriter {
+            path: path.to_path_buf(),
+            interval_ns,
+            file: None,
+        }
+    }
+
+    fn write(&mut self, s: &str) -> Result<(), Error> {
+        let path = &self.path;
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => {
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| Error::io(path, e))?;
+                if f.metadata().map_err(|e| Error::io(path, e))?.len() == 0 {
+                    f.write_all(record::HEADER.as_bytes())
+                        .map_err(|e| Error::io(path, e))?;
+                }
+                self.file.insert(f)
+            }
+        };
+        file.write_all(s.as_bytes())
+            .map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// What one tick gave.
+#[derive(Debug, Default)]
+pub struct Tick {
+    /// On the first tick: does some selected device have a profile (the legend says sat/load)?
+    pub started: Option<bool>,
+    /// The interval this sample closed.
+    pub report: Option<IntervalReport>,
+}
+
+pub struct Collector {
+    root: Root,
+    replayer: Replayer,
+    profiles: ProfileCache,
+    recording: Option<RecordingWriter>,
+    series: Option<SeriesStore>,
+    warned: HashSet<String>,
+}
+
+impl Collector {
+    pub fn new(
+        root: Root,
+        selection: Selection,
+        since_boot: bool,
+        profiles: ProfileCache,
+        recording: Option<RecordingWriter>,
+    ) -> Collector {
+        Collector {
+            root,
+            replayer: Replayer::new(selection, since_boot),
+            profiles,
+            recording,
+            series: None,
+            warned: HashSet::new(),
+        }
+    }
+
+    /// Also keep the chart history (`--html`), starting from `store` (what the recording
+    /// held before this run).
+    pub fn keep_series(&mut self, store: SeriesStore) {
+        self.series = Some(store);
+    }
+
+    fn warn(&mut self, warnings: Vec<String>) {
+        for w in warnings {
+            if self.warned.insert(w.clone()) {
+                eprintln!("iosat: warning: {w}");
+            }
+        }
+    }
+
+    /// Feed a line to the engine and the chart history; its text goes to `rec`.
+    fn feed(&mut self, ev: Event, rec: &mut String) -> Result<(), Error> {
+        rec.push_str(&record::format_event(&ev));
+        if let Some(s) = &mut self.series {
+            s.feed(ev.clone());
+        }
+        let profiles = &mut self.profiles;
+        self.replayer.feed(ev, &mut |id| profiles.profile(id))?;
+        Ok(())
+    }
+
+    /// Look up devices seen for the first time (or re-created under another name) in sysfs.
+    fn learn_devices(&mut self, devs: Vec<BlockDev>, rec: &mut String) -> Result<(), Error> {
+        for BlockDev { major, minor, name } in devs {
+            if self.replayer.has_meta(major, minor, &name) {
+                continue;
+            }
+            let dev = BlockDev { major, minor, name };
+            let meta = DeviceMeta {
+                kind: device::kind(&self.root, &dev),
+                display_name: device::friendly_name(&self.root, &dev),
+            };
+            let id = self.profiles.device_id(&dev);
+            let name = dev.name;
+            let device = Event::Device {
+                major,
+                minor,
+                name: name.clone(),
+                meta,
+            };
+            self.feed(device, rec)?;
+            if let Some(id) = id {
+                self.feed(
+                    Event::Identity {
+                        major,
+                        minor,
+                        name,
+                        id,
+                    },
+                    rec,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Read one sample and return what it closes. Err on the first tick when a selected
+    /// pattern names no device (before anything is recorded).
+    pub fn tick(&mut self) -> Result<Tick, Error> {
+        let raw = RawSample::take(&self.root)?;
+        let (sample, warnings) = raw.parse();
+        self.warn(warnings);
+        let first = self.replayer.samples() == 0;
+        let mut rec = String::new();
+        if first {
+            let run = Event::Run {
+                wall_ns: raw.wall_ns,
+                interval_ns: self.recording.as_ref().map_or(0, |r| r.interval_ns),
+            };
+            self.feed(run, &mut rec)?;
+        }
+        let devs: Vec<BlockDev> = sample
+            .lines
+            .iter()
+            .map(|l| BlockDev {
+                major: l.major,
+                minor: l.minor,
+                name: l.name.clone(),
+            })
+            .collect();
+        self.learn_devices(devs, &mut rec)?;
+        let warnings = self.profiles.take_warnings();
+        self.warn(warnings);
+        let fed = self.replayer.push_sample(sample)?;
+        let sample = Event::Sample(raw);
+        rec.push_str(&record::format_event(&sample));
+        if let Some(s) = &mut self.series {
+            s.feed(sample);
+        }
+        if let Some(r) = &mut self.recording {
+            r.write(&rec)?;
+        }
+        Ok(Tick {
+            started: fed.started,
+            report: fed.report,
+        })
+    }
+
+    /// The chart history so far, judged against the profiles (None without `keep_series`).
+    pub fn series(&mut self) -> Option<(Vec<StatSeries>, Vec<String>)> {
+        let store = self.series.as_ref()?;
+        Some(store.series(&mut self.profiles))
+    }
+}

@@ -1,0 +1,171 @@
+//! What `iosat info` gathers about each device: the devices of /proc/diskstats (keyed by
+//! major:minor, the same list `iosat stat` sees), their sysfs facts (through sys/), their
+//! profiles (through profile::ProfileCache), and notes from what is known about the kernel's
+//! accounting (DESIGN.md §4). Must not import cli/, cmd/, ui/ or report/.
+
+use super::saturation::DeviceProfile;
+use super::select::{unknown_device, DeviceMeta, Selection};
+use crate::error::Error;
+use crate::profile::ProfileCache;
+use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
+use crate::sys::{diskstats, kernel_release, kernel_version, Root};
+
+/// Everything `iosat info` says about one device.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub display_name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub kind: Option<DevKind>,
+    #[serde(flatten)]
+    pub queue: QueueInfo,
+    #[serde(flatten)]
+    pub extra: DeviceExtra,
+    pub holders: Vec<String>,
+    pub mountpoints: Vec<String>,
+    pub partitions: Vec<String>,
+    pub members: Vec<String>,
+    /// The id a profile of this device is saved under (`iosat sweep --save-profile`).
+    pub profile_id: Option<String>,
+    /// The saved profile, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<DeviceProfile>,
+    pub notes: Vec<String>,
+}
+
+/// `iosat info`'s result: the kernel release and the devices.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InfoReport {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub kernel: Option<String>,
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// Notes on where this device's numbers mislead, given the kernel version.
+fn notes(d: &DeviceInfo, kernel: Option<(u32, u32)>) -> Vec<String> {
+    let mut n = Vec::new();
+    if let Some(v) = kernel {
+        if ((5, 0)..(6, 10)).contains(&v) {
+            n.push("%util comes from io_ticks, which kernels 5.0-6.9 sample per jiffy: it can over- or under-count".into());
+        }
+        if v < (5, 7) {
+            n.push("kernel < 5.7: weighted time is not the sum of per-direction times, so r_conc + w_conc may differ from aqu-sz".into());
+        }
+        if v < (4, 18) {
+            n.push("kernel < 4.18: no discard counters (d/s, dkB/s, d_await are undefined)".into());
+        } else if v < (5, 5) {
+            n.push("kernel < 5.5: no flush counters (f/s, f_await are undefined)".into());
+        }
+    }
+    match d.kind {
+        Some(DevKind::Dm) | Some(DevKind::Md) => n.push(
+            "stacked device: its requests are split and queued on the members below; %util and aqu-sz here say nothing about the members' capacity".into(),
+        ),
+        Some(DevKind::Loop) => n.push(
+            "loop device: I/O goes to a backing file, so the numbers describe that file's filesystem and page cache, not a disk".into(),
+        ),
+        Some(DevKind::Zram) | Some(DevKind::Ram) => {
+            n.push("RAM-backed: latency is CPU and memory time, not a disk's".into())
+        }
+        _ => {}
+    }
+    match d.queue.rotational {
+        Some(false) if !matches!(d.kind, Some(DevKind::Loop | DevKind::Zram | DevKind::Ram)) => n.push(
+            "non-rotational: serves many requests at once, so %util near 100 does not mean saturated; compare latency against the concurrency-1 baseline (iosat sweep)".into(),
+        ),
+        Some(true) if d.kind == Some(DevKind::Disk) => n.push(
+            "reports itself rotational: if it is one spinning disk, %util near 100 is close to saturation; virtual disks (virtio, cloud volumes) often report rotational whatever is behind them".into(),
+        ),
+        _ => {}
+    }
+    if d.queue.write_cache.as_deref() == Some("write back") {
+        if d.queue.fua == Some(false) {
+            n.push("volatile write cache without FUA: durable writes cost a full cache flush (see iosat fsync)".into());
+        } else {
+            n.push(
+                "volatile write cache: only fsync/flush makes writes durable (see iosat fsync)"
+                    .into(),
+            );
+        }
+    }
+    n
+}
+
+/// Every selected device of `<proc>/diskstats` with its sysfs facts, profile and notes.
+/// Err when a pattern names no device.
+pub fn gather(
+    root: &Root,
+    sel: &Selection,
+    profiles: &mut ProfileCache,
+) -> Result<InfoReport, Error> {
+    let text = diskstats::read_text(root)?;
+    let parsed = diskstats::parse(&text);
+    for w in &parsed.warnings {
+        eprintln!("iosat: warning: {w}");
+    }
+    let release = kernel_release(root);
+    let kernel = release.as_deref().and_then(kernel_version);
+    let mut metas = Vec::new();
+    for l in &parsed.lines {
+        let dev = BlockDev {
+            major: l.major,
+            minor: l.minor,
+            name: l.name.clone(),
+        };
+        let meta = DeviceMeta {
+            kind: device::kind(root, &dev),
+            display_name: device::friendly_name(root, &dev),
+        };
+        metas.push((dev, meta));
+    }
+    let all: Vec<(u32, &str, &DeviceMeta)> = metas
+        .iter()
+        .map(|(d, m)| (d.major, d.name.as_str(), m))
+        .collect();
+    if let Some(p) = sel.unmatched(&all) {
+        return Err(unknown_device(p));
+    }
+    let mut out = Vec::new();
+    for (dev, meta) in metas {
+        if !sel.selects(dev.major, &dev.name, &meta) {
+            continue;
+        }
+        let mut d = DeviceInfo {
+            name: dev.name.clone(),
+            display_name: meta.display_name.clone(),
+            major: dev.major,
+            minor: dev.minor,
+            kind: meta.kind,
+            queue: device::queue_info(root, &dev),
+            extra: device::extra(root, &dev),
+            holders: device::holders(root, &dev),
+            mountpoints: device::mountpoints(root, &dev),
+            partitions: device::partitions(root, &dev)
+                .into_iter()
+                .map(|p| p.name)
+                .collect(),
+            members: device::slaves(root, &dev),
+            profile_id: profiles.device_id(&dev),
+            profile: None,
+            notes: Vec::new(),
+        };
+        d.profile = d
+            .profile_id
+            .as_deref()
+            .and_then(|id| profiles.profile(id))
+            .map(|p| (*p).clone());
+        for w in profiles.take_warnings() {
+            eprintln!("iosat: warning: {w}");
+        }
+        d.notes = notes(&d, kernel);
+        out.push(d);
+    }
+    Ok(InfoReport {
+        schema: "iosat-info",
+        schema_version: 1,
+        kernel: release,
+        devices: out,
+    })
+}

@@ -1,0 +1,224 @@
+//! The one reader of recordings: the record line kinds (monitor::record) honoured once, in
+//! order, into a [`StatEngine`]: `R` starts a new run, `D` gives a device's sysfs facts, `I`
+//! its profile id (looked up through the caller), a sample is pushed and may close an
+//! interval. [`Replayer`] takes the lines one by one (the live collector feeds it the lines it
+//! records, so live and replay cannot disagree); [`Replay`] iterates over a whole recording.
+//! Pure; must not import cli/, cmd/, ui/ or report/.
+
+use super::interval::{IntervalReport, StatEngine};
+use super::record::{self, Event, ParseError, Source};
+use super::saturation::DeviceProfile;
+use super::select::{unknown_device, Selection};
+use super::DiskSample;
+use crate::error::Error;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// How a profile id becomes a profile for the engine (None: show the device without one).
+pub type Lookup<'a> = dyn FnMut(&str) -> Option<Arc<DeviceProfile>> + 'a;
+
+/// What one recording line did.
+#[derive(Debug, Default)]
+pub struct Fed {
+    /// Set on the first sample: does some selected device have a profile (the text legend
+    /// then explains sat and load)?
+    pub started: Option<bool>,
+    /// The interval this sample closed.
+    pub report: Option<IntervalReport>,
+    /// Lines of the sample the diskstats parser skipped.
+    pub warnings: Vec<String>,
+}
+
+/// The state a recording's lines drive: the engine, the profile ids seen, the sample count.
+#[derive(Debug, Clone)]
+pub struct Replayer {
+    engine: StatEngine,
+    ids: HashMap<(u32, u32, String), String>,
+    samples: usize,
+}
+
+impl Replayer {
+    pub fn new(selection: Selection, since_boot: bool) -> Replayer {
+        Replayer {
+            engine: StatEngine::new(selection, since_boot),
+            ids: HashMap::new(),
+            samples: 0,
+        }
+    }
+
+    /// Honour one line. Err at the first sample when a selected pattern names no device.
+    pub fn feed(&mut self, ev: Event, lookup: &mut Lookup<'_>) -> Result<Fed, Error> {
+        let mut fed = Fed::default();
+        match ev {
+            Event::Run { .. } => self.engine.new_run(),
+            Event::Device {
+                major,
+                minor,
+                name,
+                meta,
+            } => self.engine.set_meta(major, minor, &name, meta),
+            Event::Identity {
+                major,
+                minor,
+                name,
+                id,
+            } => {
+                self.engine.set_profile(major, minor, &name, lookup(&id));
+                self.ids.insert((major, minor, name), id);
+            }
+            Event::Sample(raw) => {
+                let (sample, warnings) = raw.parse();
+                fed = self.push_sample(sample)?;
+                fed.warnings = warnings;
+            }
+        }
+        Ok(fed)
+    }
+
+    /// A sample already parsed (the live collector parses it once to learn its devices).
+    pub fn push_sample(&mut self, sample: DiskSample) -> Result<Fed, Error> {
+        let mut fed = Fed::default();
+        if self.samples == 0 {
+            if let Some(p) = self.engine.unmatched_pattern(&sample) {
+                return Err(unknown_device(&p));
+            }
+            fed.started = Some(self.engine.has_profiles());
+        }
+        self.samples += 1;
+        fed.report = self.engine.push(sample);
+        Ok(fed)
+    }
+
+    /// Is there sysfs metadata for this device under this kernel name?
+    pub fn has_meta(&self, major: u32, minor: u32, name: &str) -> bool {
+        self.engine.has_meta(major, minor, name)
+    }
+
+    /// The profile id an `I` line gave this device, if any.
+    pub fn id_of(&self, major: u32, minor: u32, name: &str) -> Option<&str> {
+        self.ids
+            .get(&(major, minor, name.to_string()))
+            .map(String::as_str)
+    }
+
+    /// Has any `I` line been seen? (Recordings older than `I` lines carry none.)
+    pub fn has_ids(&self) -> bool {
+        !self.ids.is_empty()
+    }
+
+    /// Samples fed so far.
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+}
+
+/// One step of a replay.
+#[derive(Debug)]
+pub enum Step {
+    /// The first sample was read; `profiled`: some selected device has a profile.
+    Start {
+        profiled: bool,
+    },
+    Report(IntervalReport),
+}
+
+/// A whole recording (iosat's or pt-diskstats/pt-stalk samples) as steps. Below's store
+/// "advance" is the model: an iterator advancing over stored samples.
+pub struct Replay<'a> {
+    events: std::vec::IntoIter<Event>,
+    source: Source,
+    replayer: Replayer,
+    lookup: Box<Lookup<'a>>,
+    pending: VecDeque<Step>,
+    failed: bool,
+}
+
+impl<'a> Replay<'a> {
+    /// Parse `text`; the steps come as the iterator is advanced.
+    pub fn new(
+        text: &str,
+        selection: Selection,
+        since_boot: bool,
+        lookup: Box<Lookup<'a>>,
+    ) -> Result<Replay<'a>, ParseError> {
+        let (events, source) = record::parse(text)?;
+        Ok(Replay {
+            events: events.into_iter(),
+            source,
+            replayer: Replayer::new(selection, since_boot),
+            lookup,
+            pending: VecDeque::new(),
+            failed: false,
+        })
+    }
+
+    /// Which tool wrote the file.
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// The state the lines read so far left.
+    pub fn replayer(&self) -> &Replayer {
+        &self.replayer
+    }
+}
+
+impl Iterator for Replay<'_> {
+    type Item = Result<Step, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.pending.is_empty() {
+            if self.failed {
+                return None;
+            }
+            let ev = self.events.next()?;
+            match self.replayer.feed(ev, &mut *self.lookup) {
+                Ok(fed) => {
+                    if let Some(profiled) = fed.started {
+                        self.pending.push_back(Step::Start { profiled });
+                    }
+                    if let Some(r) = fed.report {
+                        self.pending.push_back(Step::Report(r));
+                    }
+                }
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.pending.pop_front().map(Ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_start_then_reports() {
+        let text =
+            "#iosat-record 1\nR 1 1000000000\nT 1000000000 5\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n\
+                    T 2000000000 6\n 8 0 sda 3 0 24 2 0 0 0 0 0 2 2\n";
+        let steps: Vec<Step> = Replay::new(text, Selection::default(), false, Box::new(|_| None))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(matches!(steps[0], Step::Start { profiled: false }));
+        let Step::Report(r) = &steps[1] else { panic!() };
+        assert_eq!(r.devices[0].rates.as_ref().unwrap().r_s, 2.0);
+        assert_eq!(steps.len(), 2);
+    }
+
+    #[test]
+    fn unknown_pattern_fails_at_the_first_sample() {
+        let text = "T 1 5\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n";
+        let sel = Selection {
+            patterns: vec!["nvme9".into()],
+            ..Selection::default()
+        };
+        let mut r = Replay::new(text, sel, false, Box::new(|_| None)).unwrap();
+        assert!(r.next().unwrap().is_err());
+        assert!(r.next().is_none());
+    }
+}

@@ -1,0 +1,225 @@
+//! History for charts: per device, the values the stat page draws (latency, %util, aqu-sz,
+//! rates), fed incrementally one recording line at a time, so `stat --record --html` redraws
+//! from memory what `iosat report FILE.rec` draws from the file. Saturation is judged at
+//! [`SeriesStore::series`] time against the profiles of a [`ProfileLookup`]. Pure; must not
+//! import cli/, cmd/, ui/ or report/.
+
+use super::interval::IntervalReport;
+use super::record::{self, Event, ParseError};
+use super::replay::Replayer;
+use super::saturation::{Found, ProfileLookup, Saturation};
+use super::select::{looks_like_partition, Selection};
+use crate::sys::device::DevKind;
+
+/// One interval of one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub end_wall_ns: i64,
+    pub interval_s: f64,
+    pub r_s: f64,
+    pub w_s: f64,
+    pub rkb_s: f64,
+    pub wkb_s: f64,
+    /// ms; None with no completed request of that direction.
+    pub r_await: Option<f64>,
+    pub w_await: Option<f64>,
+    pub aqu_sz: f64,
+    pub util_pct: f64,
+    /// r_await and w_await ÷ the profile's baseline (monitor::saturation), with a profile.
+    pub sat_r: Option<f64>,
+    pub sat_w: Option<f64>,
+}
+
+/// The time series of one device, as the stat page and its tables draw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatSeries {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub display_name: String,
+    pub points: Vec<Point>,
+    /// Its profile, or why there is none (said on the page instead of the saturation chart).
+    pub profile: Result<Found, String>,
+}
+
+/// Busy devices (some reads or writes) in first-seen order, and the idle ones' names.
+pub fn split_idle(all: Vec<StatSeries>) -> (Vec<StatSeries>, Vec<String>) {
+    let (busy, idle): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .partition(|s| s.points.iter().any(|p| p.r_s > 0.0 || p.w_s > 0.0));
+    (busy, idle.into_iter().map(|s| s.name).collect())
+}
+
+/// Leave partitions out (their disk is there): by sysfs kind, or by name without sysfs facts
+/// (pt-stalk files), as `stat` selects.
+pub fn is_partition(kind: Option<DevKind>, kernel_name: &str) -> bool {
+    match kind {
+        Some(k) => k == DevKind::Partition,
+        None => looks_like_partition(kernel_name),
+    }
+}
+
+struct Track {
+    name: String,
+    major: u32,
+    minor: u32,
+    display_name: String,
+    /// The profile id an `I` line gave it when it first had a value.
+    id: Option<String>,
+    points: Vec<Point>,
+}
+
+/// Every device of a recording that had a value, partitions left out, in kernel order.
+pub struct SeriesStore {
+    replayer: Replayer,
+    tracks: Vec<Track>,
+}
+
+impl Default for SeriesStore {
+    fn default() -> Self {
+        SeriesStore::new()
+    }
+}
+
+impl SeriesStore {
+    pub fn new() -> SeriesStore {
+        let sel = Selection {
+            patterns: Vec::new(),
+            partitions: false,
+            all: true,
+        };
+        SeriesStore {
+            replayer: Replayer::new(sel, false),
+            tracks: Vec::new(),
+        }
+    }
+
+    /// A whole recording.
+    pub fn from_text(text: &str) -> Result<SeriesStore, ParseError> {
+        let mut s = SeriesStore::new();
+        s.feed_text(text)?;
+        Ok(s)
+    }
+
+    /// Feed the lines of a recording (the part of a file written before this run).
+    pub fn feed_text(&mut self, text: &str) -> Result<(), ParseError> {
+        let (events, _) = record::parse(text)?;
+        for ev in events {
+            self.feed(ev);
+        }
+        Ok(())
+    }
+
+    /// Feed one recording line.
+    pub fn feed(&mut self, ev: Event) {
+        // The store's selection has no patterns: feeding cannot fail.
+        if let Ok(fed) = self.replayer.feed(ev, &mut |_| None) {
+            if let Some(r) = fed.report {
+                self.push(&r);
+            }
+        }
+    }
+
+    fn push(&mut self, r: &IntervalReport) {
+        for d in &r.devices {
+            if is_partition(d.meta.kind, &d.kernel_name) {
+                continue;
+            }
+            let Ok(rates) = &d.rates else { continue };
+            let idx =
+                match self.tracks.iter().position(|s| {
+                    s.name == d.kernel_name && s.major == d.major && s.minor == d.minor
+                }) {
+                    Some(i) => i,
+                    None => {
+                        self.tracks.push(Track {
+                            name: d.kernel_name.clone(),
+                            major: d.major,
+                            minor: d.minor,
+                            display_name: d.meta.display_name.clone(),
+                            id: self
+                                .replayer
+                                .id_of(d.major, d.minor, &d.kernel_name)
+                                .map(str::to_string),
+                            points: Vec::new(),
+                        });
+                        self.tracks.len() - 1
+                    }
+                };
+            self.tracks[idx].points.push(Point {
+                end_wall_ns: r.end_wall_ns,
+                interval_s: rates.interval_s,
+                r_s: rates.r_s,
+                w_s: rates.w_s,
+                rkb_s: rates.rkb_s,
+                wkb_s: rates.wkb_s,
+                r_await: rates.r_await,
+                w_await: rates.w_await,
+                aqu_sz: rates.aqu_sz,
+                util_pct: rates.util_pct,
+                sat_r: None,
+                sat_w: None,
+            });
+        }
+    }
+
+    /// The series so far, each judged against its profile: busy devices, idle names.
+    pub fn series(&self, profiles: &mut dyn ProfileLookup) -> (Vec<StatSeries>, Vec<String>) {
+        // A recording that carries `I` lines names every device iosat could identify; only an
+        // older one (none at all) is matched against the devices present on this machine.
+        let has_ids = self.replayer.has_ids();
+        let all = self
+            .tracks
+            .iter()
+            .map(|t| {
+                let id = t.id.clone().or_else(|| {
+                    (!has_ids)
+                        .then(|| profiles.live_id(t.major, t.minor, &t.name))
+                        .flatten()
+                });
+                let profile = match id {
+                    Some(id) => profiles.by_id(&id),
+                    None if has_ids => {
+                        Err("the recording names no profile id for it (no `I` line).".to_string())
+                    }
+                    None => Err("the recording names no profile ids, and the device is not \
+identified on this machine."
+                        .to_string()),
+                };
+                let mut points = t.points.clone();
+                if let Ok(f) = &profile {
+                    for p in &mut points {
+                        let sat = Saturation::compute(&f.profile, Some(&p.as_rates()));
+                        p.sat_r = sat.saturation_r;
+                        p.sat_w = sat.saturation_w;
+                    }
+                }
+                StatSeries {
+                    name: t.name.clone(),
+                    major: t.major,
+                    minor: t.minor,
+                    display_name: t.display_name.clone(),
+                    points,
+                    profile,
+                }
+            })
+            .collect();
+        split_idle(all)
+    }
+}
+
+impl Point {
+    /// What saturation needs of the interval's rates (r_await and w_await).
+    fn as_rates(&self) -> super::DiskRates {
+        super::DiskRates {
+            interval_s: self.interval_s,
+            r_s: self.r_s,
+            w_s: self.w_s,
+            r_await: self.r_await,
+            w_await: self.w_await,
+            aqu_sz: self.aqu_sz,
+            util_pct: self.util_pct,
+            ..Default::default()
+        }
+    }
+}
