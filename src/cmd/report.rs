@@ -8,8 +8,7 @@ use crate::error::Error;
 use crate::monitor::record::ParseError;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
-use crate::report::stat as rstat;
-use serde_json::Value;
+use crate::report::{stat as rstat, Report};
 use std::io::Write;
 use std::path::Path;
 
@@ -24,28 +23,16 @@ fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
     let text = std::fs::read_to_string(&spec.input).map_err(|e| Error::io(&spec.input, e))?;
-    let format = spec.format;
-    let bytes = if rstat::is_stat_json(&text) {
-        let (devs, idle) = rstat::series_from_json(&text).map_err(parse_error(&spec.input))?;
-        rstat::render(&devs, &idle, format)
-    } else if rstat::is_recording(&text) {
+    let report = if rstat::is_recording(&text) {
         let store = SeriesStore::from_text(&text).map_err(parse_error(&spec.input))?;
         // Profiles are judged against this machine's view of the devices (the real root).
         let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
-        let (devs, idle) = store.series(&mut profiles);
-        rstat::render(&devs, &idle, format)
+        let (devices, idle) = store.series(&mut profiles);
+        Report::Stat { devices, idle }
     } else {
-        let doc: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
-            path: spec.input.clone(),
-            line: e.line(),
-            reason: format!("not JSON nor an iosat recording: {e}"),
-        })?;
-        crate::report::render(&doc, format).map_err(|reason| Error::Parse {
-            path: spec.input.clone(),
-            line: 1,
-            reason,
-        })?
+        crate::report::load(&text).map_err(parse_error(&spec.input))?
     };
+    let bytes = crate::report::render(&report, spec.format);
     match &spec.output {
         // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
         Some(path) => crate::report::write_new_file(path, bytes.as_bytes(), spec.force)?,

@@ -213,25 +213,6 @@ pub struct FsyncReport {
 impl FsyncReport {
     /// Read a saved `iosat fsync --json` result. Err says why in words: a schema_version this
     /// build does not know (a newer iosat wrote it) or a field of the wrong type.
-    pub fn from_json(doc: serde_json::Value) -> Result<FsyncReport, String> {
-        match doc.get("schema_version").map(|v| v.as_u64()) {
-            None => return Err("an fsync result without schema_version".into()),
-            Some(Some(v)) if (1..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
-            Some(Some(v)) if v > u64::from(SCHEMA_VERSION) => {
-                return Err(format!(
-                    "an fsync result of schema_version {v}, newer than this iosat reads ({SCHEMA_VERSION}): upgrade iosat"
-                ))
-            }
-            Some(v) => {
-                return Err(format!(
-                    "an fsync result of unknown schema_version {}",
-                    v.map_or_else(|| doc["schema_version"].to_string(), |v| v.to_string())
-                ))
-            }
-        }
-        serde_json::from_value(doc).map_err(|e| format!("not a valid fsync result: {e}"))
-    }
-
     pub fn verification_failed(&self) -> bool {
         self.cases.iter().any(|c| c.verify == VerifyStatus::Failed)
             || self
@@ -311,44 +292,6 @@ pub fn connections_for(target_tps: f64, mean_latency_ns: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schema_versions_are_checked() {
-        let doc = |v: serde_json::Value| {
-            let mut d: serde_json::Value = serde_json::from_str(include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/report/fsync.json"
-            )))
-            .unwrap();
-            d["schema_version"] = v;
-            d
-        };
-        let r = FsyncReport::from_json(doc(1.into())).unwrap();
-        assert_eq!(r.command, "fsync");
-        assert_eq!(r.cases.len(), 32);
-        // Written before latency_ns had p90: it defaults to 0.
-        assert_eq!(r.cases[0].latency_ns.p90, 0);
-        let e = FsyncReport::from_json(doc(2.into())).unwrap_err();
-        assert!(e.contains("schema_version 2, newer"), "{e}");
-        let e = FsyncReport::from_json(doc(0.into())).unwrap_err();
-        assert!(e.contains("unknown schema_version 0"), "{e}");
-        let e = FsyncReport::from_json(doc("1".into())).unwrap_err();
-        assert!(e.contains("unknown schema_version \"1\""), "{e}");
-        let mut d = doc(1.into());
-        d.as_object_mut().unwrap().remove("schema_version");
-        assert!(FsyncReport::from_json(d).unwrap_err().contains("without"));
-        // Older files: the optional parts may be missing.
-        let mut d = doc(1.into());
-        for k in ["skipped", "warnings", "group_commit", "capacity"] {
-            d.as_object_mut().unwrap().remove(k);
-        }
-        let r = FsyncReport::from_json(d).unwrap();
-        assert!(r.group_commit.is_none() && r.skipped.is_empty());
-        // A field of the wrong type is named.
-        let mut d = doc(1.into());
-        d["cases"][0]["method"] = "fsnyc".into();
-        assert!(FsyncReport::from_json(d).unwrap_err().contains("fsnyc"));
-    }
 
     #[test]
     fn connections_follow_the_seed() {

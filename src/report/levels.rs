@@ -4,12 +4,9 @@
 //! Returns values and strings; no IO.
 
 use super::table::Table;
-use super::Format;
 use crate::analysis::text::fmt_ratio;
 use crate::analysis::{LevelPoint, Verdict};
-use crate::import::report::AnalyzeReport;
-use crate::load::result::{KernelView, LittlesLaw, SweepReport};
-use serde_json::Value;
+use crate::load::result::{KernelView, LittlesLaw};
 
 /// One level as the table and the charts show it, whichever result it comes from.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -174,46 +171,13 @@ pub fn indented(heading: &str, lines: &[String]) -> String {
     s
 }
 
-/// Render a saved sweep or analyze result: a document of kind "sweep" is a sweep, any other
-/// levels document an analysis. Err names what is wrong with it.
-pub fn render_doc(doc: &Value, format: Format) -> Result<String, String> {
-    if doc.get("kind").and_then(Value::as_str) == Some("sweep") {
-        let r: SweepReport = typed(doc, "sweep", crate::load::result::SCHEMA_VERSION)?;
-        Ok(super::sweep::render(&r, format))
-    } else {
-        let mut r: AnalyzeReport = typed(doc, "analyze", crate::import::report::SCHEMA_VERSION)?;
-        if r.verdict.is_none() && !r.levels.is_empty() {
-            // A hand-made levels file (no verdict saved): judge it as `iosat analyze` would.
-            r.verdict = Some(crate::analysis::analyze(&r.points()));
-        }
-        Ok(super::analyze::render(&r, format))
-    }
-}
-
-/// The typed report of a document whose `schema_version` (1 when absent) this iosat reads.
-fn typed<T: serde::de::DeserializeOwned>(
-    doc: &Value,
-    kind: &str,
-    supported: u32,
-) -> Result<T, String> {
-    let version = doc
-        .get("schema_version")
-        .map_or(Some(1), Value::as_u64)
-        .ok_or_else(|| format!("{kind} result: schema_version is not a number"))?;
-    if version > u64::from(supported) {
-        return Err(format!(
-            "{kind} result of schema_version {version}: this iosat {} reads up to version \
-             {supported}; render it with the iosat that wrote it or a newer one",
-            env!("CARGO_PKG_VERSION")
-        ));
-    }
-    T::deserialize(doc).map_err(|e| format!("not a valid iosat {kind} result: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::{analyze, LatencyNs};
+    use crate::load::result::SweepReport;
+    use crate::report::Format;
+    use serde_json::Value;
 
     fn rows(lv: &[(u32, f64, f64, f64)]) -> Vec<LevelRow> {
         lv.iter()
@@ -291,18 +255,5 @@ mod tests {
         keys(&serde_json::from_str(&back).unwrap(), "", &mut b);
         assert_eq!(a, b);
         assert_eq!(back.lines().count(), text.lines().count());
-    }
-
-    #[test]
-    fn a_newer_schema_is_refused_with_its_reason() {
-        let doc = serde_json::json!({"schema_version": 2, "kind": "sweep", "levels": []});
-        let e = render_doc(&doc, Format::Markdown).unwrap_err();
-        assert!(
-            e.contains("schema_version 2") && e.contains("up to version 1"),
-            "{e}"
-        );
-        let doc = serde_json::json!({"schema_version": 9, "levels": []});
-        let e = render_doc(&doc, Format::Csv).unwrap_err();
-        assert!(e.starts_with("analyze result of schema_version 9"), "{e}");
     }
 }
