@@ -22,7 +22,7 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     stdout.write_all(render(&report, run.format).as_bytes())?;
     stdout.flush()?;
     if let Some(p) = &run.html {
-        crate::report::PageFile::new(p).write(&render(&report, Format::Html))?;
+        crate::sys::fs::PageFile::new(p).write(&render(&report, Format::Html))?;
     }
     if report.interrupted {
         eprintln!("iosat: interrupted: results so far printed, test files removed");

@@ -35,7 +35,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let bytes = crate::report::render(&report, spec.format);
     match &spec.output {
         // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
-        Some(path) => crate::report::write_new_file(path, bytes.as_bytes(), spec.force)?,
+        Some(path) => crate::sys::fs::write_new_file(path, bytes.as_bytes(), spec.force)?,
         None => std::io::stdout()
             .lock()
             .write_all(bytes.as_bytes())

@@ -12,8 +12,9 @@ use crate::monitor::replay::{Replay, Step};
 use crate::monitor::series::{SeriesStore, StatSeries};
 use crate::profile::ProfileCache;
 use crate::report::stat_view as view;
-use crate::report::{Format, PageFile};
+use crate::report::Format;
 use crate::sys::clock;
+use crate::sys::fs::PageFile;
 use std::io::Write;
 use std::path::Path;
 

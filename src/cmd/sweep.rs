@@ -13,7 +13,8 @@ use crate::load::result::SweepReport;
 use crate::load::target;
 use crate::monitor::watch::DeviceWatch;
 use crate::profile;
-use crate::report::{sweep::render, Format, PageFile};
+use crate::report::{sweep::render, Format};
+use crate::sys::fs::PageFile;
 use crate::ui::progress::ProgressBar;
 use std::io::Write;
 

@@ -40,7 +40,7 @@ pub fn parse_methods(s: &str) -> Result<Vec<Method>> {
 pub fn parse_sizes(s: &str) -> Result<Vec<u32>> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim) {
-        let v = crate::units::parse_size(part).map_err(|_| {
+        let v = super::size_arg("--sizes", part).map_err(|_| {
             Error::usage("--sizes", part, "must be a size in bytes, e.g. 4096 or 4k")
         })?;
         if v == 0 || v % 512 != 0 {
@@ -69,14 +69,8 @@ pub fn parse_mode(s: &str) -> Result<Vec<Mode>> {
     }
 }
 
-pub fn parse_duration_ns(s: &str) -> Result<u64> {
-    let ns = crate::units::parse_duration_ns(s).map_err(|_| {
-        Error::usage(
-            "--duration",
-            s,
-            "must be a duration, e.g. 1, 0.5, 2s or 500ms",
-        )
-    })?;
+pub fn duration_ns(s: &str) -> Result<u64> {
+    let ns = super::duration_arg("--duration", s)?;
     if ns == 0 || ns as f64 > MAX_DURATION_S * 1e9 {
         return Err(Error::usage(
             "--duration",
@@ -158,7 +152,7 @@ pub struct FsyncRun {
 pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
     let spec = spec(a)?;
     if let Some(p) = &a.html {
-        crate::report::check_new_page(p)?;
+        crate::sys::fs::check_new_page(p)?;
     }
     Ok(FsyncRun {
         spec,
@@ -177,7 +171,7 @@ pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
         methods_explicit,
         sizes: parse_sizes(&o.sizes)?,
         modes: parse_mode(&o.mode)?,
-        duration_ns: parse_duration_ns(&o.duration)?,
+        duration_ns: duration_ns(&o.duration)?,
         committers: parse_committers(&o.committers)?,
         group_size: 4096,
         target_tps: o.target_tps.as_deref().map(parse_tps).transpose()?,
@@ -218,11 +212,11 @@ mod tests {
 
     #[test]
     fn durations_committers_modes_tps() {
-        assert_eq!(parse_duration_ns("0.2").unwrap(), 200_000_000);
-        assert_eq!(parse_duration_ns("2s").unwrap(), 2_000_000_000);
-        assert!(parse_duration_ns("0").is_err());
-        assert!(parse_duration_ns("-1").is_err());
-        assert!(parse_duration_ns("nan").is_err());
+        assert_eq!(duration_ns("0.2").unwrap(), 200_000_000);
+        assert_eq!(duration_ns("2s").unwrap(), 2_000_000_000);
+        assert!(duration_ns("0").is_err());
+        assert!(duration_ns("-1").is_err());
+        assert!(duration_ns("nan").is_err());
         assert_eq!(parse_committers("8,1,2").unwrap(), vec![1, 2, 8]);
         assert!(parse_committers("none").unwrap().is_empty());
         assert!(parse_committers("1,x").is_err());

@@ -32,3 +32,19 @@ pub fn root(a: &crate::cli::RootArgs) -> crate::sys::Root {
         sys: a.sys_root.clone(),
     }
 }
+
+/// A size flag's value (units::parse_size), the error naming the flag and the value.
+pub fn size_arg(flag: &str, s: &str) -> crate::error::Result<u64> {
+    crate::units::parse_size(s).map_err(|reason| crate::error::Error::usage(flag, s, reason))
+}
+
+/// A duration flag's value in ns (units::parse_duration_ns), at most a day; the error names
+/// the flag and the value.
+pub fn duration_arg(flag: &str, s: &str) -> crate::error::Result<u64> {
+    use crate::error::Error;
+    let ns = crate::units::parse_duration_ns(s).map_err(|reason| Error::usage(flag, s, reason))?;
+    if ns > 86_400 * 1_000_000_000 {
+        return Err(Error::usage(flag, s, "must be at most a day"));
+    }
+    Ok(ns)
+}

@@ -108,7 +108,7 @@ impl StatSpec {
                     "needs --record FILE (or --replay FILE): the page is drawn from a recording",
                 ));
             }
-            crate::report::check_new_page(p)?;
+            crate::sys::fs::check_new_page(p)?;
         }
         Ok(StatSpec {
             interval_ns,

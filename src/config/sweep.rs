@@ -36,20 +36,6 @@ pub struct SweepSpec {
     pub root: crate::sys::Root,
 }
 
-/// "4k", "64K", "1m", "1MiB", "4096", "1g" → bytes (binary multiples).
-pub fn parse_size(flag: &str, s: &str) -> Result<u64> {
-    crate::units::parse_size(s).map_err(|reason| Error::usage(flag, s, reason))
-}
-
-/// "2", "2s", "0.2", "500ms", "1m" → nanoseconds.
-pub fn parse_duration(flag: &str, s: &str) -> Result<u64> {
-    let ns = crate::units::parse_duration_ns(s).map_err(|reason| Error::usage(flag, s, reason))?;
-    if ns > 86_400 * 1_000_000_000 {
-        return Err(Error::usage(flag, s, "must be at most a day"));
-    }
-    Ok(ns)
-}
-
 pub fn parse_levels(s: &str) -> Result<Levels> {
     if s.trim().eq_ignore_ascii_case("auto") {
         return Ok(Levels::Auto);
@@ -123,7 +109,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             read_pct: read_pct.unwrap_or(70),
         },
     };
-    let block_size = parse_size("--bs", &a.bs)?;
+    let block_size = super::size_arg("--bs", &a.bs)?;
     // Sectors are 512 bytes: no device takes less; the target's own logical block size is
     // checked once it is open.
     if block_size == 0 || block_size % 512 != 0 {
@@ -132,7 +118,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     if block_size > 64 << 20 {
         return Err(Error::usage("--bs", &a.bs, "must be at most 64m"));
     }
-    let duration_ns = parse_duration("--duration", &a.duration)?;
+    let duration_ns = super::duration_arg("--duration", &a.duration)?;
     if duration_ns < 1_000_000 {
         return Err(Error::usage(
             "--duration",
@@ -140,11 +126,11 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             "must be at least 1ms",
         ));
     }
-    let ramp_ns = parse_duration("--ramp", &a.ramp)?;
+    let ramp_ns = super::duration_arg("--ramp", &a.ramp)?;
     let size_bytes = a
         .size
         .as_deref()
-        .map(|s| parse_size("--size", s))
+        .map(|s| super::size_arg("--size", s))
         .transpose()?;
     if let (Some(sz), Some(text)) = (size_bytes, &a.size) {
         if sz < block_size {
@@ -166,11 +152,11 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     let format = super::output_format(&a.format, false);
     if let Some(p) = &a.html {
-        crate::report::check_new_page(p)?;
+        crate::sys::fs::check_new_page(p)?;
     }
     // -o is rewritten after every level: refuse a user's file before the run, not after it.
     if let Some(p) = &a.output {
-        crate::report::check_new_file("-o", p)?;
+        crate::sys::fs::check_new_file("-o", p)?;
     }
     Ok(SweepSpec {
         target: TargetSpec {
@@ -224,23 +210,37 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("--bs", "4k").unwrap(), 4096);
-        assert_eq!(parse_size("--bs", "64KiB").unwrap(), 65536);
-        assert_eq!(parse_size("--bs", "1m").unwrap(), 1 << 20);
-        assert_eq!(parse_size("--bs", "512").unwrap(), 512);
-        let e = parse_size("--bs", "4x").unwrap_err().to_string();
+        assert_eq!(crate::config::size_arg("--bs", "4k").unwrap(), 4096);
+        assert_eq!(crate::config::size_arg("--bs", "64KiB").unwrap(), 65536);
+        assert_eq!(crate::config::size_arg("--bs", "1m").unwrap(), 1 << 20);
+        assert_eq!(crate::config::size_arg("--bs", "512").unwrap(), 512);
+        let e = crate::config::size_arg("--bs", "4x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'--bs'") && e.contains("'4x'"), "{e}");
-        assert!(parse_size("--size", "99999999999t").is_err());
+        assert!(crate::config::size_arg("--size", "99999999999t").is_err());
     }
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("--duration", "2").unwrap(), 2_000_000_000);
-        assert_eq!(parse_duration("--duration", "0.2").unwrap(), 200_000_000);
-        assert_eq!(parse_duration("--duration", "500ms").unwrap(), 500_000_000);
-        assert_eq!(parse_duration("--duration", "1.5s").unwrap(), 1_500_000_000);
-        assert!(parse_duration("--duration", "-1").is_err());
-        assert!(parse_duration("--duration", "fast").is_err());
+        assert_eq!(
+            crate::config::duration_arg("--duration", "2").unwrap(),
+            2_000_000_000
+        );
+        assert_eq!(
+            crate::config::duration_arg("--duration", "0.2").unwrap(),
+            200_000_000
+        );
+        assert_eq!(
+            crate::config::duration_arg("--duration", "500ms").unwrap(),
+            500_000_000
+        );
+        assert_eq!(
+            crate::config::duration_arg("--duration", "1.5s").unwrap(),
+            1_500_000_000
+        );
+        assert!(crate::config::duration_arg("--duration", "-1").is_err());
+        assert!(crate::config::duration_arg("--duration", "fast").is_err());
     }
 
     #[test]

@@ -1,5 +1,9 @@
-//! Report types with a schema_version, and one exporter per output format. Exporters return
-//! bytes and do no IO.
+//! Results as people read them: [`load`] turns a saved result's text into the typed
+//! [`Report`] (schema version checked), and one renderer per result kind (sweep, analyze,
+//! fsync, stat, info) writes text, Markdown, CSV, JSON or a self-contained HTML page (svg.rs
+//! charts) on one table model (table.rs). The live commands and `iosat report` call the same
+//! renderers. Returns strings; does no IO (output files are sys::fs's) and reads no clock;
+//! must not import cli/, cmd/ or ui/.
 
 pub mod analyze;
 pub mod fsync;
@@ -12,14 +16,12 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 
-use crate::error::Error;
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
 use crate::load::result::SweepReport;
 use crate::monitor::record::ParseError;
 use crate::monitor::series::StatSeries;
 use serde_json::Value;
-use std::path::Path;
 
 /// How a result is printed or saved: chosen once in config/ (from --json/--csv/--markdown,
 /// `report --format`, or an output file's extension) and handed to every renderer.
@@ -127,73 +129,6 @@ pub fn render(r: &Report, format: Format) -> String {
         Report::Analyze(r) => analyze::render(r, format),
         Report::Fsync(r) => fsync::render(r, format),
         Report::Stat { devices, idle } => stat::render(devices, idle, format),
-    }
-}
-
-/// Write a file iosat creates: refuses to replace an existing file unless `force`, and
-/// writes through a temporary file renamed into place, so a failed write never leaves half a
-/// report where the user's file was.
-pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> crate::error::Result<()> {
-    if path.exists() && !force {
-        return Err(Error::usage(
-            "--output",
-            path.display(),
-            "names a file that exists; pass --force to replace it",
-        ));
-    }
-    crate::sys::fs::replace_file(path, bytes)
-}
-
-/// Refuse an output file (`flag` names it: `--html`, `-o`) that exists, before a run starts
-/// (so a long run does not end in a refusal, and a user's file is never replaced).
-pub fn check_new_file(flag: &str, path: &Path) -> crate::error::Result<()> {
-    if path.exists() {
-        return Err(Error::usage(
-            flag,
-            path.display(),
-            "names a file that exists; iosat never overwrites it (pick another name or remove it)",
-        ));
-    }
-    Ok(())
-}
-
-/// `--html FILE`: see [`check_new_file`].
-pub fn check_new_page(path: &Path) -> crate::error::Result<()> {
-    check_new_file("--html", path)
-}
-
-/// A file a run writes and rewrites (`--html FILE` after each level or interval, sweep's
-/// `-o FILE`): the first write refuses an existing file; later writes replace what this run
-/// wrote.
-#[derive(Debug)]
-pub struct PageFile {
-    pub path: std::path::PathBuf,
-    flag: &'static str,
-    written: bool,
-}
-
-impl PageFile {
-    /// The page of `--html FILE`.
-    pub fn new(path: &Path) -> PageFile {
-        PageFile::for_flag("--html", path)
-    }
-
-    /// The output file given by `flag`.
-    pub fn for_flag(flag: &'static str, path: &Path) -> PageFile {
-        PageFile {
-            path: path.to_path_buf(),
-            flag,
-            written: false,
-        }
-    }
-
-    pub fn write(&mut self, html: &str) -> crate::error::Result<()> {
-        if !self.written {
-            check_new_file(self.flag, &self.path)?;
-        }
-        crate::sys::fs::replace_file(&self.path, html.as_bytes())?;
-        self.written = true;
-        Ok(())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Filesystems: writing files iosat owns (through a temporary file in the same directory
-//! renamed into place, so a reader or a crash never sees half a file), and what a filesystem
+//! renamed into place, so a reader or a crash never sees half a file; output files given by
+//! -o/--html refused when they exist, never replaced without --force), and what a filesystem
 //! says about itself (statfs: memory-backed or not; statvfs: free space). Must not import
 //! anything above sys/.
 
@@ -7,7 +8,7 @@ use crate::error::{Error, Result};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Replace `path` with `bytes` atomically (temporary file + rename).
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -73,6 +74,73 @@ pub fn free_bytes(dir: &Path) -> Result<Option<u64>> {
         return Ok(None);
     }
     Ok(Some(st.f_bavail as u64 * st.f_frsize as u64))
+}
+
+/// Write a file iosat creates: refuses to replace an existing file unless `force`, and
+/// writes through a temporary file renamed into place, so a failed write never leaves half a
+/// report where the user's file was.
+pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
+    if path.exists() && !force {
+        return Err(Error::usage(
+            "--output",
+            path.display(),
+            "names a file that exists; pass --force to replace it",
+        ));
+    }
+    replace_file(path, bytes)
+}
+
+/// Refuse an output file (`flag` names it: `--html`, `-o`) that exists, before a run starts
+/// (so a long run does not end in a refusal, and a user's file is never replaced).
+pub fn check_new_file(flag: &str, path: &Path) -> Result<()> {
+    if path.exists() {
+        return Err(Error::usage(
+            flag,
+            path.display(),
+            "names a file that exists; iosat never overwrites it (pick another name or remove it)",
+        ));
+    }
+    Ok(())
+}
+
+/// `--html FILE`: see [`check_new_file`].
+pub fn check_new_page(path: &Path) -> Result<()> {
+    check_new_file("--html", path)
+}
+
+/// A file a run writes and rewrites (`--html FILE` after each level or interval, sweep's
+/// `-o FILE`): the first write refuses an existing file; later writes replace what this run
+/// wrote.
+#[derive(Debug)]
+pub struct PageFile {
+    pub path: PathBuf,
+    flag: &'static str,
+    written: bool,
+}
+
+impl PageFile {
+    /// The page of `--html FILE`.
+    pub fn new(path: &Path) -> PageFile {
+        PageFile::for_flag("--html", path)
+    }
+
+    /// The output file given by `flag`.
+    pub fn for_flag(flag: &'static str, path: &Path) -> PageFile {
+        PageFile {
+            path: path.to_path_buf(),
+            flag,
+            written: false,
+        }
+    }
+
+    pub fn write(&mut self, html: &str) -> Result<()> {
+        if !self.written {
+            check_new_file(self.flag, &self.path)?;
+        }
+        replace_file(&self.path, html.as_bytes())?;
+        self.written = true;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
