@@ -233,6 +233,20 @@ fn nice_step(raw: f64) -> f64 {
     m * mag
 }
 
+/// The vertical grid lines and x tick labels of a plot area `ph` high whose top is at `top`.
+fn x_grid(s: &mut String, xa: &Axis, px: impl Fn(f64) -> f64, top: f64, ph: f64, stroke: &str) {
+    for t in xa.ticks() {
+        let x = px(t);
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{}" stroke="{stroke}"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            top + ph,
+            top + ph + 16.0,
+            fmt_num(t)
+        );
+    }
+}
+
 impl LineChart {
     pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> Self {
         LineChart {
@@ -303,16 +317,7 @@ impl LineChart {
                 fmt_num(t)
             );
         }
-        for t in xa.ticks() {
-            let x = px(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                T + ph,
-                T + ph + 16.0,
-                fmt_num(t)
-            );
-        }
+        x_grid(&mut s, &xa, px, T, ph, "#eee");
         if let Some(ra) = &ra {
             for t in ra.ticks() {
                 let _ = write!(
@@ -516,16 +521,7 @@ impl DotChart {
             W / 2.0,
             esc(&self.title)
         );
-        for t in xa.ticks() {
-            let x = px(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{}" stroke="#e4e4e4"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                top + ph,
-                top + ph + 16.0,
-                fmt_num(t)
-            );
-        }
+        x_grid(&mut s, &xa, px, top, ph, "#e4e4e4");
         let _ = write!(
             s,
             r##"<rect x="{DOT_L}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{}" y="{}" text-anchor="middle" class="xlabel">{}{}</text>"##,
