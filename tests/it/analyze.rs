@@ -2,13 +2,13 @@
 //! in tests/fixtures/import/, made on a test VM; see README there), on the outputs quoted in
 //! the seed articles, and on fresh runs of the tools themselves.
 
-use crate::cli::iosat;
+use crate::util::{fixture, have, iosat, ok_stdout as stdout};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import")
+    fixture("import")
 }
 
 /// Run `iosat analyze ARGS` from the fixtures directory (so paths in output are short).
@@ -23,16 +23,6 @@ fn analyze_in(dir: &Path, args: &[&str]) -> Output {
 
 fn analyze(args: &[&str]) -> Output {
     analyze_in(&fixtures(), args)
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 fn json(args: &[&str]) -> Value {
@@ -466,13 +456,6 @@ fn inconsistent_inputs_are_refused() {
         e.contains("concurrency 8 (randread) was already given by fio-multi.json:"),
         "{e}"
     );
-}
-
-fn have(tool: &str, version_flag: &str) -> bool {
-    std::process::Command::new(tool)
-        .arg(version_flag)
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// Fresh outputs of the installed tools, so a new fio/sysbench/sysstat release is caught:

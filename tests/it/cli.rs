@@ -1,10 +1,6 @@
 //! The binary's command-line contract: help, version, usage errors.
 
-use std::process::Command;
-
-pub fn iosat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iosat"))
-}
+use crate::util::iosat;
 
 #[test]
 fn help_lists_every_subcommand() {

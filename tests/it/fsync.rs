@@ -2,16 +2,11 @@
 //! block, bad inputs and their exit codes, Ctrl-C, and the flush counters cross-checked
 //! against the kernel's on a loop device with ext4 that the test sets up and tears down.
 
-use crate::cli::iosat;
+use crate::util::{entries as leftovers, iosat, is_root, stderr, LoopDev, Tmpfs};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     iosat().arg("fsync").arg(dir).args(args).output().unwrap()
@@ -27,53 +22,9 @@ fn json(out: &Output) -> Value {
     })
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn leftovers(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect()
-}
-
 fn u(v: &Value, k: &str) -> u64 {
     v[k].as_u64()
         .unwrap_or_else(|| panic!("{k} missing or not an integer in {v}"))
-}
-
-/// A memory filesystem (tmpfs with a size, or ramfs) mounted on a fresh temporary directory;
-/// unmounted on drop.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
-        let (fstype, opts) = if size == "ramfs" {
-            ("ramfs", "mode=0700".to_string())
-        } else {
-            ("tmpfs", format!("size={size}"))
-        };
-        let st = Command::new("mount")
-            .args(["-t", fstype, "-o", &opts, fstype])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount tmpfs failed");
-        Tmpfs { dir }
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
 }
 
 #[test]
@@ -476,77 +427,6 @@ fn ctrl_c_removes_the_file_and_prints_results_so_far() {
     );
 }
 
-/// A loop device over a file in a temporary directory, with ext4 on it, mounted on a
-/// temporary directory. Everything is undone on drop, also when the test fails halfway.
-struct LoopExt4 {
-    dir: tempfile::TempDir,
-    dev: Option<String>,
-    mounted: bool,
-}
-
-impl LoopExt4 {
-    /// `backing_in`: where to put the backing file (default: the temporary directory).
-    fn new(size_mib: u64, backing_in: Option<&Path>) -> LoopExt4 {
-        let dir = tempfile::tempdir().unwrap();
-        let mut g = LoopExt4 {
-            dir,
-            dev: None,
-            mounted: false,
-        };
-        let back = backing_in.unwrap_or(g.dir.path()).join("backing");
-        std::fs::File::create(&back)
-            .unwrap()
-            .set_len(size_mib << 20)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&back)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "losetup: {}", stderr(&out));
-        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
-        assert!(dev.starts_with("/dev/loop"), "{dev}");
-        g.dev = Some(dev.clone());
-        let st = Command::new("mkfs.ext4")
-            .args(["-q", "-F", &dev])
-            .status()
-            .unwrap();
-        assert!(st.success(), "mkfs.ext4 {dev}");
-        std::fs::create_dir(g.mnt()).unwrap();
-        let st = Command::new("mount")
-            .arg(&dev)
-            .arg(g.mnt())
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount {dev}");
-        g.mounted = true;
-        g
-    }
-
-    fn mnt(&self) -> PathBuf {
-        self.dir.path().join("mnt")
-    }
-
-    fn name(&self) -> String {
-        self.dev
-            .as_ref()
-            .unwrap()
-            .trim_start_matches("/dev/")
-            .to_string()
-    }
-}
-
-impl Drop for LoopExt4 {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = Command::new("umount").arg(self.mnt()).status();
-        }
-        if let Some(dev) = &self.dev {
-            let _ = Command::new("losetup").args(["-d", dev]).status();
-        }
-    }
-}
-
 #[test]
 fn an_fsync_error_is_fatal_and_reported_with_errno() {
     if !is_root() {
@@ -557,10 +437,12 @@ fn an_fsync_error_is_fatal_and_reported_with_errno() {
     // has 96 MiB: appending fills the tmpfs, the loop device fails the writes, and the
     // fdatasync that should make them durable returns the error.
     let small = Tmpfs::mount("24m");
-    let lo = LoopExt4::new(96, Some(small.path()));
+    let mut lo = LoopDev::try_new(96 << 20, false, Some(small.path())).expect("losetup");
     assert!(lo.name().starts_with("loop"));
+    let dev = lo.path.clone();
+    let mnt = lo.mount(&dev).expect("mkfs.ext4 and mount");
     let out = run(
-        &lo.mnt(),
+        &mnt,
         &[
             "--methods",
             "fdatasync",
@@ -582,7 +464,7 @@ fn an_fsync_error_is_fatal_and_reported_with_errno() {
         out.stdout.is_empty(),
         "no results printed as if it had succeeded"
     );
-    let left: Vec<PathBuf> = leftovers(&lo.mnt())
+    let left: Vec<PathBuf> = leftovers(&mnt)
         .into_iter()
         .filter(|p| !p.ends_with("lost+found"))
         .collect();
@@ -607,11 +489,13 @@ fn flush_counts_match_the_kernel_on_a_loop_device() {
         eprintln!("skipped: needs root for losetup and mount");
         return;
     }
-    let lo = LoopExt4::new(96, None);
-    let name = lo.name();
+    let mut lo = LoopDev::try_new(96 << 20, false, None).expect("losetup");
+    let dev = lo.path.clone();
+    let mnt = lo.mount(&dev).expect("mkfs.ext4 and mount");
+    let name = lo.name().to_string();
     let before = kernel_flushes(&name);
     let out = run(
-        &lo.mnt(),
+        &mnt,
         &[
             "--methods",
             "fsync,fdatasync,rwf_dsync,odirect,odirect_fdatasync",

@@ -9,3 +9,4 @@ mod sim;
 mod stat;
 mod stat_extras;
 mod sweep;
+mod util;

@@ -3,7 +3,7 @@
 //! their sources, every page drawn in headless Chromium (DOM checked, screenshot kept under
 //! target/test-artifacts/), and `--html` on sweep, fsync and stat refusing to overwrite.
 
-use crate::cli::iosat;
+use crate::util::{iosat, ok_stdout};
 use serde_json::Value;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -12,23 +12,11 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/report")
-        .join(name)
+    crate::util::fixture("report").join(name)
 }
 
 fn report(args: &[&str]) -> Output {
     iosat().arg("report").args(args).output().unwrap()
-}
-
-fn ok_stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 /// A profile directory holding one profile: the sim sweep saved under the id the recording

@@ -1,37 +1,17 @@
 //! `iosat stat` and `iosat info`: formulas on recorded samples (hand-computed), replay,
 //! selection, bad input, and a live loop device driven with a known number of O_DIRECT I/Os.
 
-use super::cli::iosat;
+use crate::util::{fixture, iosat, json_lines, stderr, stdout, LoopDev};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-pub(crate) fn fixture(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(p)
-}
 
 pub(crate) fn run(args: &[&str]) -> Output {
     let out = iosat().args(args).output().unwrap();
     out
-}
-
-pub(crate) fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-pub(crate) fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-pub(crate) fn json_lines(s: &str) -> Vec<Value> {
-    s.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 pub(crate) fn dev<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -391,44 +371,6 @@ pub(crate) fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::
             panic!("process did not finish within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A loop device over a file in a temp dir, detached on drop (even when the test fails).
-pub(crate) struct LoopDev {
-    pub(crate) path: String,
-    _dir: tempfile::TempDir,
-}
-
-impl LoopDev {
-    pub(crate) fn new(size: u64) -> LoopDev {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("backing.img");
-        std::fs::File::create(&file).unwrap().set_len(size).unwrap();
-        for _ in 0..5 {
-            let o = Command::new("losetup")
-                .args(["--find", "--show"])
-                .arg(&file)
-                .output()
-                .unwrap();
-            if o.status.success() {
-                let path = String::from_utf8(o.stdout).unwrap().trim().to_string();
-                return LoopDev { path, _dir: dir };
-            }
-            // Another process may have taken the free device between find and attach.
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("losetup failed (tests need root and loop devices)");
-    }
-
-    pub(crate) fn name(&self) -> &str {
-        self.path.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.path]).status();
     }
 }
 

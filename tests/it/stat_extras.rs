@@ -1,11 +1,8 @@
 //! `iosat stat` and `iosat info` with device profiles (`iosat sweep --save-profile`):
 //! saturation ratios on a hand-made recording (hand-computed) and on a live loop device.
 
-use super::cli::iosat;
-use super::stat::{
-    close, dev, direct_io, fixture, json_lines, run, stderr, stdout, wait_bounded,
-    wait_for_first_sample, LoopDev,
-};
+use super::stat::{close, dev, direct_io, run, wait_bounded, wait_for_first_sample};
+use crate::util::{fixture, iosat, json_lines, stderr, stdout, LoopDev};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `iosat sweep` end to end: real runs with both engines on small files, a zram device the
 //! test sets up and tears down, bad input and its exit codes, Ctrl-C.
 
-use super::cli::iosat;
+use crate::util::{entries, iosat, mkfs_and_mount, ok_json as json_of, stderr, LoopDev, Zram};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,27 +12,6 @@ const QUICK: [&str; 4] = ["--duration", "0.2", "--ramp", "0.05"];
 
 fn run(args: &[&str]) -> Output {
     iosat().arg("sweep").args(args).output().expect("run iosat")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn entries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect()
 }
 
 /// The invariants every measured level must satisfy, whatever the device.
@@ -314,38 +293,6 @@ fn ctrl_c_keeps_finished_levels_and_removes_the_file() {
         "test file left behind: {:?}",
         entries(dir.path())
     );
-}
-
-/// A zram device of our own, removed on drop (even when the test fails).
-struct Zram {
-    id: u32,
-    mount: Option<PathBuf>,
-}
-
-impl Zram {
-    fn new(size: &str) -> Option<Zram> {
-        let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        let z = Zram { id, mount: None };
-        std::fs::write(format!("/sys/block/zram{id}/disksize"), size).ok()?;
-        Some(z)
-    }
-    fn dev(&self) -> String {
-        format!("/dev/zram{}", self.id)
-    }
-}
-
-impl Drop for Zram {
-    fn drop(&mut self) {
-        if let Some(m) = self.mount.take() {
-            let _ = Command::new("umount").arg(&m).status();
-        }
-        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
-    }
 }
 
 #[test]
@@ -734,116 +681,6 @@ mod sim_cli {
 /// in temporary directories. Everything is torn down on drop, also when an assertion fails.
 mod own_devices {
     use super::*;
-    use std::io::Write as _;
-
-    fn mkfs_and_mount(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<PathBuf> {
-        let ok = Command::new("mkfs.ext4")
-            .args(["-q", "-F", node])
-            .status()
-            .ok()?
-            .success();
-        if !ok {
-            return None;
-        }
-        let mnt = tempfile::tempdir().ok()?;
-        let ok = Command::new("mount")
-            .arg(node)
-            .arg(mnt.path())
-            .status()
-            .ok()?
-            .success();
-        if !ok {
-            return None;
-        }
-        let p = mnt.path().to_path_buf();
-        dirs.push(mnt);
-        Some(p)
-    }
-
-    /// A loop device over a file in a temporary directory. Drop unmounts what was mounted
-    /// from it, removes the dm devices stacked on it and detaches it.
-    struct Loop {
-        dev: String,
-        mounts: Vec<PathBuf>,
-        dm: Vec<String>,
-        // Dropped after `drop` has unmounted them.
-        mount_dirs: Vec<tempfile::TempDir>,
-        _backing: tempfile::TempDir,
-    }
-
-    impl Loop {
-        /// `size_mib` of backing file; with `partition`, an MBR with one Linux partition from
-        /// sector 2048 to the end, and the loop device scanned for it (losetup -P).
-        fn new(size_mib: u64, partition: bool) -> Option<Loop> {
-            let backing = tempfile::tempdir().ok()?;
-            let img = backing.path().join("img");
-            let mut f = std::fs::File::create(&img).ok()?;
-            f.set_len(size_mib << 20).ok()?;
-            if partition {
-                let sectors = (size_mib << 11) as u32;
-                let mut mbr = [0u8; 512];
-                let e = &mut mbr[446..462];
-                e[4] = 0x83; // Linux
-                e[8..12].copy_from_slice(&2048u32.to_le_bytes());
-                e[12..16].copy_from_slice(&(sectors - 2048).to_le_bytes());
-                mbr[510] = 0x55;
-                mbr[511] = 0xaa;
-                f.write_all(&mbr).ok()?;
-            }
-            drop(f);
-            let mut cmd = Command::new("losetup");
-            cmd.args(["--find", "--show"]);
-            if partition {
-                cmd.arg("--partscan");
-            }
-            let out = cmd.arg(&img).output().ok()?;
-            if !out.status.success() {
-                return None;
-            }
-            let dev = String::from_utf8(out.stdout).ok()?.trim().to_string();
-            let l = Loop {
-                dev,
-                mounts: Vec::new(),
-                dm: Vec::new(),
-                mount_dirs: Vec::new(),
-                _backing: backing,
-            };
-            if partition {
-                // The kernel creates the partition's node itself; give it a moment.
-                let t0 = Instant::now();
-                while !Path::new(&l.part1()).exists() {
-                    if t0.elapsed() > Duration::from_secs(5) {
-                        return None;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
-            Some(l)
-        }
-        fn part1(&self) -> String {
-            format!("{}p1", self.dev)
-        }
-        fn name(&self) -> &str {
-            self.dev.trim_start_matches("/dev/")
-        }
-        fn mount(&mut self, node: &str) -> Option<PathBuf> {
-            let p = mkfs_and_mount(node, &mut self.mount_dirs)?;
-            self.mounts.push(p.clone());
-            Some(p)
-        }
-    }
-
-    impl Drop for Loop {
-        fn drop(&mut self) {
-            for m in self.mounts.iter().rev() {
-                let _ = Command::new("umount").arg(m).status();
-            }
-            for d in &self.dm {
-                let _ = Command::new("dmsetup").args(["remove", d]).status();
-            }
-            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        }
-    }
 
     /// Entries a run might leave in a fresh ext4 root (mkfs makes lost+found).
     fn left_in(dir: &Path) -> Vec<PathBuf> {
@@ -867,11 +704,11 @@ mod own_devices {
 
     #[test]
     fn too_little_free_space_on_a_small_filesystem() {
-        let Some(mut lo) = Loop::new(16, false) else {
+        let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
             eprintln!("skipped: cannot set up a loop device (needs root)");
             return;
         };
-        let dev = lo.dev.clone();
+        let dev = lo.path.clone();
         let Some(mnt) = lo.mount(&dev) else {
             eprintln!("skipped: mkfs.ext4 or mount failed");
             return;
@@ -890,11 +727,11 @@ mod own_devices {
 
     #[test]
     fn a_mounted_device_is_refused_saying_where() {
-        let Some(mut lo) = Loop::new(16, false) else {
+        let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
             eprintln!("skipped: cannot set up a loop device (needs root)");
             return;
         };
-        let dev = lo.dev.clone();
+        let dev = lo.path.clone();
         let Some(mnt) = lo.mount(&dev) else {
             eprintln!("skipped: mkfs.ext4 or mount failed");
             return;
@@ -927,11 +764,11 @@ mod own_devices {
 
     #[test]
     fn a_device_with_a_mounted_partition_is_refused_naming_it() {
-        let Some(mut lo) = Loop::new(32, true) else {
+        let Some(mut lo) = LoopDev::try_new(32 << 20, true, None) else {
             eprintln!("skipped: cannot set up a partitioned loop device");
             return;
         };
-        let (dev, part) = (lo.dev.clone(), lo.part1());
+        let (dev, part) = (lo.path.clone(), lo.part1());
         let Some(mnt) = lo.mount(&part) else {
             eprintln!("skipped: mkfs.ext4 or mount failed");
             return;
@@ -970,12 +807,12 @@ mod own_devices {
 
     #[test]
     fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
-        let Some(mut lo) = Loop::new(16, false) else {
+        let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
             eprintln!("skipped: cannot set up a loop device (needs root)");
             return;
         };
         let name = format!("iosat-it-{}", std::process::id());
-        let table = format!("0 {} linear {} 0", 16 << 11, lo.dev);
+        let table = format!("0 {} linear {} 0", 16 << 11, lo.path);
         let ok = Command::new("dmsetup")
             .args(["create", &name, "--table", &table])
             .stderr(std::process::Stdio::null())
@@ -986,7 +823,7 @@ mod own_devices {
             return;
         }
         lo.dm.push(name.clone());
-        let dev = lo.dev.clone();
+        let dev = lo.path.clone();
         let err = refused(
             &[
                 &dev,

@@ -1,0 +1,279 @@
+//! Helpers shared by every integration test: the binary and its output, the fixtures, the
+//! peer tools, and the devices and filesystems a test sets up itself (loop devices with or
+//! without a partition table and ext4, zram, tmpfs/ramfs), each torn down on drop, also when an
+//! assertion fails.
+
+use serde_json::Value;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// The iosat binary under test.
+pub fn iosat() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iosat"))
+}
+
+/// `tests/fixtures/<rel>`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+/// Standard output as UTF-8 (iosat prints nothing else).
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Standard output of a run that must have succeeded (the exit code and stderr otherwise).
+#[track_caller]
+pub fn ok_stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        stderr(o)
+    );
+    stdout(o)
+}
+
+/// The JSON document a successful run printed.
+#[track_caller]
+pub fn ok_json(o: &Output) -> Value {
+    serde_json::from_str(&ok_stdout(o)).expect("stdout is JSON")
+}
+
+/// One JSON value per line (`stat --json`).
+pub fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// What a directory holds now.
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether a peer tool is installed and runs (`tool version_flag` exits 0).
+pub fn have(tool: &str, version_flag: &str) -> bool {
+    Command::new(tool)
+        .arg(version_flag)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `mkfs.ext4` on `node` and mount it on a fresh temporary directory (kept in `dirs` so it
+/// outlives the mount).
+pub fn mkfs_and_mount(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<PathBuf> {
+    let ok = Command::new("mkfs.ext4")
+        .args(["-q", "-F", node])
+        .status()
+        .ok()?
+        .success();
+    if !ok {
+        return None;
+    }
+    let mnt = tempfile::tempdir().ok()?;
+    let ok = Command::new("mount")
+        .arg(node)
+        .arg(mnt.path())
+        .status()
+        .ok()?
+        .success();
+    if !ok {
+        return None;
+    }
+    let p = mnt.path().to_path_buf();
+    dirs.push(mnt);
+    Some(p)
+}
+
+/// A loop device over a file in a temporary directory. Drop unmounts what was mounted from
+/// it, removes the dm devices stacked on it (listed in `dm`) and detaches it.
+pub struct LoopDev {
+    /// `/dev/loopN`.
+    pub path: String,
+    /// dm devices a test stacked on it, removed on drop.
+    pub dm: Vec<String>,
+    mounts: Vec<PathBuf>,
+    // Dropped after `drop` has unmounted them.
+    mount_dirs: Vec<tempfile::TempDir>,
+    _backing: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// A blank loop device of `size` bytes; panics when none can be made (tests need root).
+    pub fn new(size: u64) -> LoopDev {
+        LoopDev::try_new(size, false, None)
+            .expect("losetup failed (tests need root and loop devices)")
+    }
+
+    /// `size` bytes of backing file, in a temporary directory under `backing_in` (default: the
+    /// system's); with `partition`, an MBR with one Linux partition from sector 2048 to the
+    /// end, and the loop device scanned for it (losetup -P).
+    pub fn try_new(size: u64, partition: bool, backing_in: Option<&Path>) -> Option<LoopDev> {
+        let backing = match backing_in {
+            Some(d) => tempfile::tempdir_in(d).ok()?,
+            None => tempfile::tempdir().ok()?,
+        };
+        let img = backing.path().join("backing.img");
+        let mut f = std::fs::File::create(&img).ok()?;
+        f.set_len(size).ok()?;
+        if partition {
+            let sectors = (size >> 9) as u32;
+            let mut mbr = [0u8; 512];
+            let e = &mut mbr[446..462];
+            e[4] = 0x83; // Linux
+            e[8..12].copy_from_slice(&2048u32.to_le_bytes());
+            e[12..16].copy_from_slice(&(sectors - 2048).to_le_bytes());
+            mbr[510] = 0x55;
+            mbr[511] = 0xaa;
+            f.write_all(&mbr).ok()?;
+        }
+        drop(f);
+        let mut path = None;
+        for _ in 0..5 {
+            let mut cmd = Command::new("losetup");
+            cmd.args(["--find", "--show"]);
+            if partition {
+                cmd.arg("--partscan");
+            }
+            let out = cmd.arg(&img).output().ok()?;
+            if out.status.success() {
+                path = Some(String::from_utf8(out.stdout).ok()?.trim().to_string());
+                break;
+            }
+            // Another process may have taken the free device between find and attach.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let l = LoopDev {
+            path: path?,
+            dm: Vec::new(),
+            mounts: Vec::new(),
+            mount_dirs: Vec::new(),
+            _backing: backing,
+        };
+        if partition {
+            // The kernel creates the partition's node itself; give it a moment.
+            let t0 = Instant::now();
+            while !Path::new(&l.part1()).exists() {
+                if t0.elapsed() > Duration::from_secs(5) {
+                    return None;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Some(l)
+    }
+
+    /// The first partition's node (with `partition`).
+    pub fn part1(&self) -> String {
+        format!("{}p1", self.path)
+    }
+
+    /// `loopN`, as /proc/diskstats names it.
+    pub fn name(&self) -> &str {
+        self.path.trim_start_matches("/dev/")
+    }
+
+    /// ext4 on `node` (this device or its partition), mounted until drop.
+    pub fn mount(&mut self, node: &str) -> Option<PathBuf> {
+        let p = mkfs_and_mount(node, &mut self.mount_dirs)?;
+        self.mounts.push(p.clone());
+        Some(p)
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        for m in self.mounts.iter().rev() {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        for d in &self.dm {
+            let _ = Command::new("dmsetup").args(["remove", d]).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.path]).status();
+    }
+}
+
+/// A zram device of our own, removed on drop (even when the test fails).
+pub struct Zram {
+    pub id: u32,
+    /// Where a test mounted it, unmounted on drop.
+    pub mount: Option<PathBuf>,
+}
+
+impl Zram {
+    pub fn new(size: &str) -> Option<Zram> {
+        let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        let z = Zram { id, mount: None };
+        std::fs::write(format!("/sys/block/zram{id}/disksize"), size).ok()?;
+        Some(z)
+    }
+
+    pub fn dev(&self) -> String {
+        format!("/dev/zram{}", self.id)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        if let Some(m) = self.mount.take() {
+            let _ = Command::new("umount").arg(&m).status();
+        }
+        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
+    }
+}
+
+/// A memory filesystem (tmpfs of `size`, or `"ramfs"`) mounted on a fresh temporary
+/// directory; unmounted on drop.
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let (fstype, opts) = if size == "ramfs" {
+            ("ramfs", "mode=0700".to_string())
+        } else {
+            ("tmpfs", format!("size={size}"))
+        };
+        let st = Command::new("mount")
+            .args(["-t", fstype, "-o", &opts, fstype])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount {fstype} failed");
+        Tmpfs { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
