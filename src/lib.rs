@@ -1,8 +1,11 @@
 //! iosat: the truth about disk utilization and saturation on Linux.
 //!
 //! Data flows one way (DESIGN.md §2): sources (`sys`) produce raw cumulative counters;
-//! `monitor` turns two samples and the measured interval into rates; `analysis` turns rates or
-//! sweep levels into findings; `report` turns a report into bytes.
+//! `monitor` turns two samples and the measured interval into rates; `load` and `fsync` run
+//! experiments into typed results; `import` reads other tools' results; `analysis` turns rates
+//! or levels into findings; `report` turns a typed result into bytes. Above them, `cli`
+//! (syntax) → `config` (validated specs) → `cmd` (one short orchestration per subcommand).
+//! The README's "For contributors" section gives each module's paragraph.
 
 pub mod analysis;
 pub mod cli;

@@ -1,19 +1,66 @@
 //! Device profiles: where `--save-profile` stores a sweep result and under which id, so `stat`
 //! and later commands can judge live numbers against the device's own curve; and the one
 //! cache of loaded profiles by id ([`ProfileCache`]) that `stat`, `report` and `info` share.
-//! Must not import cli/, cmd/, ui/ or report/.
+//! Imports only sys/ and error (monitor/ and report/ use its types); must not import cli/,
+//! cmd/, ui/, monitor/ or report/.
 //!
 //! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
 //! else `~/.local/state/iosat/profiles`; file `<id>.json` where id is the device's wwid, else
 //! its serial, else model + size (sanitised to `[A-Za-z0-9._-]`).
 
 use crate::error::{Error, Result};
-use crate::monitor::saturation::{DeviceProfile, Found, ProfileLookup};
 use crate::sys::device::{self, BlockDev};
 use crate::sys::Root;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// What `stat` needs from a saved sweep: the verdict's numbers and what they were measured
+/// with (the baseline holds for the swept pattern and block size only).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DeviceProfile {
+    /// The profile id (file name without `.json`): wwid, serial, or model + size.
+    pub id: String,
+    /// Mean latency at the baseline level (concurrency 1) of the sweep, ns.
+    pub baseline_latency_ns: f64,
+    pub knee_concurrency: u32,
+    /// Measured IOPS at the knee.
+    pub max_useful_iops: f64,
+    /// The swept pattern ("randread", ...): the baseline is for this pattern.
+    pub pattern: String,
+    /// The swept request size, bytes.
+    pub block_size: u64,
+}
+
+/// A device's profile and where it was found (a file path, or the id a `stat --json` line
+/// carried).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub profile: std::sync::Arc<DeviceProfile>,
+    pub path: String,
+}
+
+/// Where device profiles come from for the recording page (`iosat report`, `stat --html`):
+/// the files through [`ProfileCache`], nothing in tests.
+pub trait ProfileLookup {
+    /// The profile saved under `id`, or why there is none (said on the page).
+    fn by_id(&mut self, id: &str) -> Result<Found, String>;
+    /// The profile id of a device present on this machine, for recordings made before `I`
+    /// lines existed.
+    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String>;
+}
+
+/// No profiles at all (`--no-profile`, tests): every lookup fails with the given reason.
+pub struct NoProfiles(pub String);
+
+impl ProfileLookup for NoProfiles {
+    fn by_id(&mut self, _: &str) -> Result<Found, String> {
+        Err(self.0.clone())
+    }
+    fn live_id(&mut self, _: u32, _: u32, _: &str) -> Option<String> {
+        None
+    }
+}
 
 /// The profile directory from an explicit choice or the environment.
 pub fn profile_dir(

@@ -3,9 +3,9 @@
 //! profiles (through profile::ProfileCache), and notes from what is known about the kernel's
 //! accounting (DESIGN.md §4). Must not import cli/, cmd/, ui/ or report/.
 
-use super::saturation::DeviceProfile;
 use super::select::{unknown_device, DeviceMeta, Selection};
 use crate::error::Error;
+use crate::profile::DeviceProfile;
 use crate::profile::ProfileCache;
 use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
 use crate::sys::{diskstats, kernel_release, kernel_version, Root};

@@ -3,9 +3,9 @@
 //! backwards. Pure: the same input gives the same reports, which is what makes a replay
 //! byte-identical to the live run. Must not import cmd/, cli/ or ui/.
 
-use super::saturation::DeviceProfile;
 use super::select::{DeviceMeta, Selection};
 use super::{DiskDelta, DiskRates, DiskSample};
+use crate::profile::DeviceProfile;
 use crate::sys::diskstats::DiskStatLine;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -7,10 +7,10 @@
 
 use super::interval::{IntervalReport, StatEngine};
 use super::record::{self, Event, ParseError, Source};
-use super::saturation::DeviceProfile;
 use super::select::{unknown_device, Selection};
 use super::DiskSample;
 use crate::error::Error;
+use crate::profile::DeviceProfile;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 

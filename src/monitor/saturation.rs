@@ -1,26 +1,10 @@
 //! Saturation of a device against its own profile (the result of `iosat sweep
 //! --save-profile`): await ÷ the profile's concurrency-1 baseline, queue ÷ the knee, and IOPS
-//! left below the max useful IOPS. Pure; must not import cmd/, cli/, ui/ or load/ (the
-//! loader that reads profile files lives in src/profile.rs and returns [`DeviceProfile`]).
+//! left below the max useful IOPS. Pure; must not import cmd/, cli/, ui/ or load/ (profiles,
+//! their loader and lookups are src/profile.rs's).
 
 use super::DiskRates;
-
-/// What `stat` needs from a saved sweep: the verdict's numbers and what they were measured
-/// with (the baseline holds for the swept pattern and block size only).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct DeviceProfile {
-    /// The profile id (file name without `.json`): wwid, serial, or model + size.
-    pub id: String,
-    /// Mean latency at the baseline level (concurrency 1) of the sweep, ns.
-    pub baseline_latency_ns: f64,
-    pub knee_concurrency: u32,
-    /// Measured IOPS at the knee.
-    pub max_useful_iops: f64,
-    /// The swept pattern ("randread", ...): the baseline is for this pattern.
-    pub pattern: String,
-    /// The swept request size, bytes.
-    pub block_size: u64,
-}
+use crate::profile::DeviceProfile;
 
 /// A device's interval judged against its profile; the JSON `profile` object of `iosat stat`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -70,36 +54,6 @@ impl Saturation {
             baseline_pattern: p.pattern.clone(),
             baseline_block_size: p.block_size,
         }
-    }
-}
-
-/// A device's profile and where it was found (a file path, or the id a `stat --json` line
-/// carried).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Found {
-    pub profile: std::sync::Arc<DeviceProfile>,
-    pub path: String,
-}
-
-/// Where device profiles come from for the recording page (`iosat report`, `stat --html`):
-/// the files through `profile::ProfileCache`, nothing in tests. Keeps this module pure.
-pub trait ProfileLookup {
-    /// The profile saved under `id`, or why there is none (said on the page).
-    fn by_id(&mut self, id: &str) -> Result<Found, String>;
-    /// The profile id of a device present on this machine, for recordings made before `I`
-    /// lines existed.
-    fn live_id(&mut self, major: u32, minor: u32, name: &str) -> Option<String>;
-}
-
-/// No profiles at all (`--no-profile`, tests): every lookup fails with the given reason.
-pub struct NoProfiles(pub String);
-
-impl ProfileLookup for NoProfiles {
-    fn by_id(&mut self, _: &str) -> Result<Found, String> {
-        Err(self.0.clone())
-    }
-    fn live_id(&mut self, _: u32, _: u32, _: &str) -> Option<String> {
-        None
     }
 }
 

@@ -7,8 +7,9 @@
 use super::interval::IntervalReport;
 use super::record::{self, Event, ParseError};
 use super::replay::Replayer;
-use super::saturation::{Found, ProfileLookup, Saturation};
+use super::saturation::Saturation;
 use super::select::{looks_like_partition, Selection};
+use crate::profile::{Found, ProfileLookup};
 use crate::sys::device::DevKind;
 
 /// One interval of one device.

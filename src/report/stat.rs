@@ -8,8 +8,8 @@ use super::html::{esc, html_table, page};
 use super::svg::{LineChart, Series};
 use super::Format;
 use crate::monitor::record::{self, ParseError};
-use crate::monitor::saturation::{DeviceProfile, Found};
 use crate::monitor::series::{is_partition, split_idle, Point, StatSeries};
+use crate::profile::{DeviceProfile, Found};
 use crate::report::table::Table;
 use crate::sys::device::DevKind;
 use crate::units::iso_utc;
@@ -425,8 +425,8 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::saturation::{NoProfiles, ProfileLookup};
     use crate::monitor::series::SeriesStore;
+    use crate::profile::{NoProfiles, ProfileLookup};
 
     fn series(
         text: &str,
