@@ -54,6 +54,12 @@ pub struct LevelPoint {
     pub kernel_util_pct: Option<f64>,
     /// The kernel's aqu-sz (average requests in flight) over the level, when known.
     pub kernel_aqu_sz: Option<f64>,
+    /// How far the level's sub-windows disagreed (None: measured as one window, or imported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<evidence::Spread>,
+    /// What else happened while the level ran (None: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<evidence::Disturbance>,
 }
 
 /// Universal Scalability Law fit: X(N) = λN / (1 + σ(N−1) + κN(N−1)).
@@ -131,6 +137,7 @@ pub struct Verdict {
 }
 
 pub mod device;
+pub mod evidence;
 pub mod text;
 pub mod usl;
 

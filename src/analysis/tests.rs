@@ -15,6 +15,7 @@ fn level(n: u32, iops: f64, mean_ms: f64, p95_ms: Option<f64>) -> LevelPoint {
         },
         kernel_util_pct: None,
         kernel_aqu_sz: None,
+        ..Default::default()
     }
 }
 

@@ -374,6 +374,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 latency_ns: lat,
                 kernel_util_pct: None,
                 kernel_aqu_sz: None,
+                ..Default::default()
             },
             label: names.join("+"),
             line: first.line,

@@ -282,6 +282,7 @@ impl LevelOut {
             latency_ns: self.latency_ns.clone(),
             kernel_util_pct: self.kernel.as_ref().and_then(|k| k.util),
             kernel_aqu_sz: self.kernel.as_ref().and_then(|k| k.aqu_sz),
+            ..Default::default()
         }
     }
 }

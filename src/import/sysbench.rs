@@ -176,6 +176,7 @@ fn levels_from_intervals(path: &Path, ivs: &[Interval], out: &mut FileImport) {
                 latency_ns: lat,
                 kernel_util_pct: None,
                 kernel_aqu_sz: None,
+                ..Default::default()
             },
             label: format!("threads: {t} ({} intervals)", group.len()),
             line: group[0].line,
@@ -371,6 +372,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 latency_ns: lat,
                 kernel_util_pct: None,
                 kernel_aqu_sz: None,
+                ..Default::default()
             },
             label: format!("--threads={threads}"),
             line: r.start_line,

@@ -239,6 +239,7 @@ impl LevelResult {
             },
             kernel_util_pct: self.kernel.as_ref().and_then(|k| k.util_pct),
             kernel_aqu_sz: self.kernel.as_ref().and_then(|k| k.aqu_sz),
+            ..Default::default()
         }
     }
 }

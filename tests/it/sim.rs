@@ -321,6 +321,7 @@ mod acceptance {
             },
             kernel_util_pct: None,
             kernel_aqu_sz: None,
+            ..Default::default()
         }
     }
 
