@@ -702,3 +702,42 @@ fn readme_example_is_what_the_binary_prints() {
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
     assert_eq!(shown, stdout(&analyze(&FIO_QD)));
 }
+
+/// A page-cache run whose avg prints as 0.00 ms (sysbench 1.0.20, README in the fixtures)
+/// beside two direct-I/O runs: the mean is sum ÷ events, and the analysis goes through.
+#[test]
+fn sysbench_avg_of_zero_is_sum_over_events_in_a_multi_file_analysis() {
+    let r = json(&[
+        "sysbench-pagecache-t1.txt",
+        "sysbench-t4.txt",
+        "sysbench-t16.txt",
+    ]);
+    let l = &r["levels"][0];
+    assert_eq!(l["concurrency"], 1);
+    assert_eq!(l["iops"].as_f64().unwrap(), 536_439.84);
+    // sysbench: sum 915.45 ms over 536860 events.
+    let mean = l["latency_ns"]["mean"].as_f64().unwrap();
+    assert!((mean - 915.45e6 / 536_860.0).abs() < 1e-3, "{mean}");
+    assert_eq!(r["levels"].as_array().unwrap().len(), 3);
+    let notes = r["source"]["notes"].to_string();
+    assert!(notes.contains("sum ÷ events"), "{notes}");
+}
+
+/// sysbench 1.1's `Throughput:` layout (hand-made from sysbench-rndrw-t2.txt's numbers in
+/// the layout of sysbench's own tests/t/test_fileio.t) reads as the 1.0 file does.
+#[test]
+fn sysbench_1_1_layout_reads_like_1_0() {
+    let new = json(&["sysbench-1.1-rndrw-t2.txt"]);
+    let old = json(&["sysbench-rndrw-t2.txt"]);
+    assert_eq!(
+        new["source"]["files"][0]["version"],
+        "sysbench 1.1.0-df89d34"
+    );
+    let (l, o) = (&new["levels"][0], &old["levels"][0]);
+    for k in ["concurrency", "iops", "bytes_per_s", "latency_ns"] {
+        assert_eq!(l[k], o[k], "{k}");
+    }
+    // sysbench's events per second: 8401.28 reads + 5599.52 writes + 141.84 fsyncs.
+    assert!((l["iops"].as_f64().unwrap() - 14_142.64).abs() < 1e-6);
+    assert_eq!(l["latency_ns"]["mean"].as_f64().unwrap(), 140_000.0);
+}
