@@ -109,8 +109,13 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     let mut out = FileImport::new(path, tool);
     let default = Selection::default();
     let mut tracks: Vec<Track> = Vec::new();
+    let mut warnings = Vec::new();
     for rep in replay.by_ref().filter_map(|s| match s {
         Ok(Step::Report(r)) => Some(r),
+        Ok(Step::Warning(w)) => {
+            warnings.push(format!("{}: {w}", path.display()));
+            None
+        }
         _ => None,
     }) {
         let time = iso_utc(rep.end_wall_ns);
@@ -155,6 +160,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             path.display()
         ),
     });
+    out.notes.append(&mut warnings);
     for t in tracks.iter().filter(|t| t.series.shown_by_default) {
         if t.series.samples.is_empty() {
             out.notes.push(format!(

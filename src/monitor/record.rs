@@ -19,7 +19,7 @@
 use super::select::DeviceMeta;
 use super::RawSample;
 use crate::sys::device::DevKind;
-use crate::sys::diskstats::parse_line;
+use crate::sys::diskstats::{old_partition, parse_line};
 
 pub const HEADER: &str = "#iosat-record 1\n";
 
@@ -139,9 +139,15 @@ fn parse_epoch_ns(s: &str) -> Option<i64> {
 /// Parse a recording. Strict: a line that is not a marker, a comment or a valid diskstats
 /// line is an error naming the line.
 pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
+    let (events, source) = parse_numbered(text)?;
+    Ok((events.into_iter().map(|(_, e)| e).collect(), source))
+}
+
+/// [`parse`], each element with the 1-based line it starts at (for warnings that name it).
+pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), ParseError> {
     let mut events = Vec::new();
     let mut source: Option<Source> = None;
-    let mut cur: Option<RawSample> = None;
+    let mut cur: Option<(usize, RawSample)> = None;
     let mut set_source = |s: Source, n: usize| -> Result<(), ParseError> {
         match source {
             Some(x) if x != s => Err(err(n, "mixes iosat 'T' and pt-diskstats 'TS' samples")),
@@ -160,17 +166,20 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
         let mut f = t.split_ascii_whitespace();
         let first = f.next().unwrap_or("");
         if first.as_bytes()[0].is_ascii_digit() {
-            let Some(s) = cur.as_mut() else {
+            let Some((_, s)) = cur.as_mut() else {
                 return Err(err(n, "diskstats line before the first 'T' or 'TS' line"));
             };
-            parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
+            // A pre-2.6.25 partition line is valid: the sample's parser skips it with a warning.
+            if old_partition(t).is_none() {
+                parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
+            }
             s.text.push_str(t);
             s.text.push('\n');
             continue;
         }
-        let flush = |cur: &mut Option<RawSample>, events: &mut Vec<Event>| {
-            if let Some(s) = cur.take() {
-                events.push(Event::Sample(s));
+        let flush = |cur: &mut Option<(usize, RawSample)>, events: &mut Vec<(usize, Event)>| {
+            if let Some((at, s)) = cur.take() {
+                events.push((at, Event::Sample(s)));
             }
         };
         match first {
@@ -185,11 +194,14 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                cur = Some(RawSample {
-                    mono_ns,
-                    wall_ns,
-                    text: String::new(),
-                });
+                cur = Some((
+                    n,
+                    RawSample {
+                        mono_ns,
+                        wall_ns,
+                        text: String::new(),
+                    },
+                ));
             }
             "TS" => {
                 set_source(Source::PtDiskstats, n)?;
@@ -200,11 +212,14 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                cur = Some(RawSample {
-                    mono_ns: u64::try_from(ns).unwrap_or(0),
-                    wall_ns: ns,
-                    text: String::new(),
-                });
+                cur = Some((
+                    n,
+                    RawSample {
+                        mono_ns: u64::try_from(ns).unwrap_or(0),
+                        wall_ns: ns,
+                        text: String::new(),
+                    },
+                ));
             }
             "R" => {
                 let wall = f.next().and_then(|v| v.parse::<i64>().ok());
@@ -216,10 +231,13 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                events.push(Event::Run {
-                    wall_ns,
-                    interval_ns,
-                });
+                events.push((
+                    n,
+                    Event::Run {
+                        wall_ns,
+                        interval_ns,
+                    },
+                ));
             }
             "I" => {
                 let dev = f.next().and_then(crate::sys::device::parse_dev_t);
@@ -232,12 +250,15 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                events.push(Event::Identity {
-                    major,
-                    minor,
-                    name: name.to_string(),
-                    id: id.to_string(),
-                });
+                events.push((
+                    n,
+                    Event::Identity {
+                        major,
+                        minor,
+                        name: name.to_string(),
+                        id: id.to_string(),
+                    },
+                ));
             }
             "D" => {
                 let mut g = t.splitn(5, ' ').skip(1);
@@ -263,15 +284,18 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ),
                 };
                 flush(&mut cur, &mut events);
-                events.push(Event::Device {
-                    major,
-                    minor,
-                    name: name.to_string(),
-                    meta: DeviceMeta {
-                        kind,
-                        display_name: display.to_string(),
+                events.push((
+                    n,
+                    Event::Device {
+                        major,
+                        minor,
+                        name: name.to_string(),
+                        meta: DeviceMeta {
+                            kind,
+                            display_name: display.to_string(),
+                        },
                     },
-                });
+                ));
             }
             other => {
                 return Err(err(
@@ -281,8 +305,8 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
             }
         }
     }
-    if let Some(s) = cur.take() {
-        events.push(Event::Sample(s));
+    if let Some((at, s)) = cur.take() {
+        events.push((at, Event::Sample(s)));
     }
     let Some(source) = source else {
         return Err(err(
@@ -356,6 +380,15 @@ mod tests {
         let Event::Sample(b) = &ev[1] else { panic!() };
         assert_eq!(a.wall_ns, 1_344_561_790_012_145_298);
         assert_eq!(b.mono_ns - a.mono_ns, 1_487_854_702);
+    }
+
+    #[test]
+    fn pre_2_6_25_partition_lines_are_valid_and_events_carry_their_line() {
+        let text = "TS 10.0 x\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 1 sda1 5024 46400 6662 13324\nTS 11.0 x\n";
+        let (ev, _) = parse_numbered(text).unwrap();
+        assert_eq!(ev.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 4]);
+        let Event::Sample(s) = &ev[0].1 else { panic!() };
+        assert!(s.text.contains("sda1 5024"));
     }
 
     #[test]

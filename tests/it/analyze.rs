@@ -741,3 +741,59 @@ fn sysbench_1_1_layout_reads_like_1_0() {
     assert!((l["iops"].as_f64().unwrap() - 14_142.64).abs() < 1e-6);
     assert_eq!(l["latency_ns"]["mean"].as_f64().unwrap(), 140_000.0);
 }
+
+/// Time going back in a pt-stalk file (fixture: pt-stalk-loop.diskstats with an extra `TS`
+/// line at the top and the clock stepped back an hour before the 5th sample) loses only the
+/// interval across the step, and says so.
+#[test]
+fn pt_stalk_clock_step_keeps_every_other_interval() {
+    let orig = json(&["pt-stalk-loop.diskstats", "--device", "loop1"]);
+    let step = json(&["pt-stalk-clock-step.diskstats", "--device", "loop1"]);
+    let samples = |r: &Value| r["devices"][0]["samples"].as_array().unwrap().clone();
+    let (o, s) = (samples(&orig), samples(&step));
+    assert_eq!((o.len(), s.len()), (7, 6));
+    for (a, b) in s.iter().zip(o[..3].iter().chain(&o[4..])) {
+        for k in [
+            "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "util",
+        ] {
+            assert_eq!(a[k], b[k], "{k}");
+        }
+    }
+    let notes = step["source"]["notes"].to_string();
+    assert!(
+        notes.contains("line 46: time goes back 3599.486 s"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("line 1: a sample without /proc/diskstats lines"),
+        "{notes}"
+    );
+}
+
+/// Partitions as kernels before 2.6.25 print them (7 fields) no longer stop the import; the
+/// disk's intervals are iostat -x's (hand-computed in stat.rs's test of the same file).
+#[test]
+fn pre_2_6_25_file_reports_the_whole_disks() {
+    let r = json(&["pt-diskstats-2.6.18.diskstats"]);
+    let d = &r["devices"][0];
+    assert_eq!(d["device"], "sda");
+    let s = d["samples"].as_array().unwrap();
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        (s[0]["r/s"].as_f64(), s[0]["w/s"].as_f64()),
+        (Some(200.0), Some(100.0))
+    );
+    assert_eq!(
+        (s[0]["r_await"].as_f64(), s[0]["w_await"].as_f64()),
+        (Some(4.0), Some(15.0))
+    );
+    assert_eq!(
+        (s[1]["util"].as_f64(), s[1]["aqu-sz"].as_f64()),
+        (Some(80.0), Some(2.4))
+    );
+    let notes = r["source"]["notes"].to_string();
+    assert!(
+        notes.contains("partition sda1 as kernels before 2.6.25"),
+        "{notes}"
+    );
+}

@@ -678,3 +678,83 @@ fn ctrl_c_ends_a_recording_whole_and_draws_the_page_from_all_of_it() {
         .count();
     assert!(intervals >= 4, "{intervals} intervals in 1.5 s at -i 0.2");
 }
+
+/// pt-stalk-loop.diskstats with an extra, later `TS` line at the top and the clock stepped
+/// back one hour before its 5th sample (tests/fixtures/import/README.md): every interval but
+/// the one across the step is the original's, to the value; each oddity warned once, by line.
+#[test]
+fn time_going_back_in_a_sample_file_starts_a_new_base() {
+    let replay = |f: &str| {
+        let o = run(&[
+            "stat",
+            "--replay",
+            fixture(f).to_str().unwrap(),
+            "--json",
+            "loop1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (json_lines(&stdout(&o)), stderr(&o))
+    };
+    let (orig, e) = replay("import/pt-stalk-loop.diskstats");
+    assert!(e.is_empty(), "{e}");
+    let (step, e) = replay("import/pt-stalk-clock-step.diskstats");
+    assert_eq!(orig.len(), 7);
+    assert_eq!(step.len(), 6, "only the interval across the step is gone");
+    for (s, o) in step.iter().zip(orig[..3].iter().chain(&orig[4..])) {
+        assert_eq!(s["interval_s"], o["interval_s"]);
+        assert_eq!(s["devices"], o["devices"]);
+    }
+    assert_eq!(e.lines().count(), 2, "{e}");
+    assert!(e.contains("pt-stalk-clock-step.diskstats: line 1: a sample without /proc/diskstats lines, ignored"), "{e}");
+    assert!(
+        e.contains(
+            "line 46: time goes back 3599.486 s from the sample before; a new base starts here"
+        ),
+        "{e}"
+    );
+}
+
+/// A 2.6.18-era pt-diskstats file (hand-made, tests/fixtures/import/README.md): partitions
+/// with 4 counters (7 fields), which iostat -x and pt-diskstats skip, are skipped with one
+/// warning each; the whole disks get iostat -x's values, computed here by hand.
+#[test]
+fn pre_2_6_25_partition_lines_are_skipped_and_disks_reported() {
+    let f = fixture("import/pt-diskstats-2.6.18.diskstats");
+    let o = run(&[
+        "stat",
+        "--replay",
+        f.to_str().unwrap(),
+        "--json",
+        "--partitions",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 2, "one warning per partition: {e}");
+    assert!(
+        e.contains("partition sda1 as kernels before 2.6.25 print it"),
+        "{e}"
+    );
+    assert!(e.contains("partition sda2"), "{e}");
+    let r = json_lines(&stdout(&o));
+    assert_eq!(r.len(), 2);
+    assert_eq!(names(&r[0]), ["sda", "sdb"]);
+    // 2 s: +400 reads, +6400 sectors, +1600 ms, +40 merged; +200 writes, +3200 sectors,
+    // +3000 ms, +40 merged; io +1200 ms, weighted +4600 ms.
+    let a = dev(&r[0], "sda");
+    close(&a["r/s"], 200.0);
+    close(&a["rkB/s"], 1600.0);
+    close(&a["rrqm/s"], 20.0);
+    close(&a["r_await"], 4.0);
+    close(&a["w/s"], 100.0);
+    close(&a["wkB/s"], 800.0);
+    close(&a["w_await"], 15.0);
+    close(&a["aqu-sz"], 2.3);
+    close(&a["util"], 60.0);
+    // Then +200 reads (+800 ms), +400 writes (+4000 ms), io +1600, weighted +4800.
+    let b = dev(&r[1], "sda");
+    close(&b["r/s"], 100.0);
+    close(&b["w/s"], 200.0);
+    close(&b["w_await"], 10.0);
+    close(&b["aqu-sz"], 2.4);
+    close(&b["util"], 80.0);
+}
