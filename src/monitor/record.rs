@@ -11,6 +11,9 @@
 //! I <major>:<minor> <name> <profile id>   the device's stable identity (wwid, serial, or
 //!                                      model + size: the id its `iosat sweep` profile is
 //!                                      saved under), so a replay finds the same profile
+//! U <uptime_ns>                        the time since boot (/proc/uptime, which counts
+//!                                      suspended time) read with the next sample: the
+//!                                      since-boot interval (written by `--since-boot` runs)
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
@@ -43,6 +46,10 @@ pub enum Event {
         name: String,
         id: String,
     },
+    /// The time since boot when the next sample was read (`<proc>/uptime`), in ns.
+    Uptime {
+        ns: u64,
+    },
     Sample(RawSample),
 }
 
@@ -68,6 +75,10 @@ pub fn format_device(major: u32, minor: u32, name: &str, meta: &DeviceMeta) -> S
 
 pub fn format_identity(major: u32, minor: u32, name: &str, id: &str) -> String {
     format!("I {major}:{minor} {name} {id}\n")
+}
+
+pub fn format_uptime(ns: u64) -> String {
+    format!("U {ns}\n")
 }
 
 pub fn format_sample(raw: &RawSample) -> String {
@@ -99,6 +110,7 @@ pub fn format_event(ev: &Event) -> String {
             name,
             id,
         } => format_identity(*major, *minor, name, id),
+        Event::Uptime { ns } => format_uptime(*ns),
         Event::Sample(raw) => format_sample(raw),
     }
 }
@@ -239,6 +251,14 @@ pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), Parse
                     },
                 ));
             }
+            "U" => {
+                let (Some(ns), None) = (f.next().and_then(|v| v.parse::<u64>().ok()), f.next())
+                else {
+                    return Err(err(n, format!("expected 'U <uptime_ns>', got '{t}'")));
+                };
+                flush(&mut cur, &mut events);
+                events.push((n, Event::Uptime { ns }));
+            }
             "I" => {
                 let dev = f.next().and_then(crate::sys::device::parse_dev_t);
                 let (Some((major, minor)), Some(name), Some(id), None) =
@@ -341,10 +361,24 @@ mod tests {
         );
         let text = text.replace(
             "T 5",
-            &format!("{}T 5", format_identity(8, 0, "sda", "naa.5000c5")),
+            &format!(
+                "{}{}T 5",
+                format_identity(8, 0, "sda", "naa.5000c5"),
+                format_uptime(86_400_000_000_000)
+            ),
         );
-        let (ev, src) = parse(&text).unwrap();
+        let (mut ev, src) = parse(&text).unwrap();
         assert_eq!(src, Source::Iosat);
+        assert_eq!(
+            ev.remove(3),
+            Event::Uptime {
+                ns: 86_400_000_000_000
+            }
+        );
+        assert!(parse("U 1 2\nT 1 2\n")
+            .unwrap_err()
+            .reason
+            .contains("'U <uptime_ns>'"));
         assert_eq!(ev.len(), 4);
         assert_eq!(
             ev[1],

@@ -1,7 +1,7 @@
 //! The one reader of recordings: the record line kinds (monitor::record) honoured once, in
 //! order, into a [`StatEngine`]: `R` starts a new run, `D` gives a device's sysfs facts, `I`
 //! its profile id (looked up through the caller), a sample is pushed and may close an
-//! interval. [`Replayer`] takes the lines one by one (the live collector feeds it the lines it
+//! interval; `U` gives the since-boot interval. [`Replayer`] takes the lines one by one (the live collector feeds it the lines it
 //! records, so live and replay cannot disagree); [`Replay`] iterates over a whole recording.
 //!
 //! Time in a file may go backwards (an NTP step or VM clock jump under pt-stalk's `TS` wall
@@ -73,6 +73,7 @@ impl Replayer {
                 self.engine.new_run();
                 self.last_ns = None;
             }
+            Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Device {
                 major,
                 minor,

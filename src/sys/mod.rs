@@ -10,6 +10,7 @@ pub mod diskstats;
 pub mod file;
 pub mod fs;
 pub mod signal;
+pub mod uptime;
 
 /// Where kernel files are read from: `/proc` and `/sys` normally, a fixture tree in tests.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -758,3 +758,69 @@ fn pre_2_6_25_partition_lines_are_skipped_and_disks_reported() {
     close(&b["aqu-sz"], 2.4);
     close(&b["util"], 80.0);
 }
+
+/// `--since-boot` divides by the uptime of the root it reads (`<proc-root>/uptime`, 86400 s
+/// in the fixture), as iostat divides by /proc/uptime, not by this machine's monotonic clock;
+/// the recording keeps it (`U`), so the replay prints the same.
+#[test]
+fn since_boot_divides_by_the_uptime_of_the_proc_root() {
+    let root = fixture("sysroot1");
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("b.rec");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "stat".to_string(),
+            "--since-boot".into(),
+            "--json".into(),
+            "--sys-root".into(),
+            root.join("sys").to_str().unwrap().into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let live = iosat()
+        .args(args(&[
+            "-c",
+            "1",
+            "--proc-root",
+            root.join("proc").to_str().unwrap(),
+            "--record",
+            rec.to_str().unwrap(),
+        ]))
+        .output()
+        .unwrap();
+    assert!(live.status.success(), "{}", stderr(&live));
+    let r = json_lines(&stdout(&live));
+    assert_eq!(r[0]["since_boot"], true);
+    close(&r[0]["interval_s"], 86_400.0);
+    // iostat's since-boot values: counters ÷ uptime (nvme0n1: 212458 reads, 14532810
+    // sectors, io_ticks 416528 ms).
+    let n = dev(&r[0], "nvme0n1");
+    close(&n["r/s"], 212_458.0 / 86_400.0);
+    close(&n["rkB/s"], 14_532_810.0 / 2.0 / 86_400.0);
+    close(&n["util"], 416_528.0 / 86_400_000.0 * 100.0);
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.contains("\nU 86400000000000\nT "), "{text}");
+    let replay = iosat()
+        .args(args(&["--replay", rec.to_str().unwrap()]))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&replay), stdout(&live));
+    // A root without an uptime file: one line naming it, exit 1.
+    std::fs::copy(root.join("proc/diskstats"), dir.path().join("diskstats")).unwrap();
+    let o = iosat()
+        .args(args(&[
+            "-c",
+            "1",
+            "--proc-root",
+            dir.path().to_str().unwrap(),
+        ]))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("{}/uptime", dir.path().display())),
+        "{}",
+        stderr(&o)
+    );
+}
