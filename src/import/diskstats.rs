@@ -41,8 +41,10 @@ pub fn detect(text: &str) -> Option<Tool> {
 fn sample(time: String, r: &DiskRates) -> DeviceSample {
     DeviceSample {
         time: Some(time),
-        r_per_s: r.r_s,
-        w_per_s: r.w_s,
+        r_per_s: Some(r.r_s),
+        w_per_s: Some(r.w_s),
+        tps: None,
+        kb_per_s: None,
         d_per_s: r.d_s,
         f_per_s: r.f_s,
         rkb_per_s: Some(r.rkb_s),
@@ -217,7 +219,7 @@ mod tests {
         );
         let s = &sda.samples[0];
         // +200 reads in 400 ms, +100 writes in 500 ms, io +1000 ms, weighted +900 over 2 s.
-        assert_eq!((s.r_per_s, s.w_per_s), (100.0, 50.0));
+        assert_eq!((s.r_per_s, s.w_per_s), (Some(100.0), Some(50.0)));
         assert_eq!((s.r_await, s.w_await), (Some(2.0), Some(5.0)));
         assert_eq!(s.aqu_sz, Some(0.45));
         assert_eq!(s.util_pct, Some(50.0));

@@ -797,3 +797,89 @@ fn pre_2_6_25_file_reports_the_whole_disks() {
         "{notes}"
     );
 }
+
+/// `LC_ALL=C iostat -xs -d -t 1 3` and `iostat -xs -o JSON -d 1 2` (sysstat 12.6.1, the
+/// short extended layout): tps, kB/s and await as iostat printed them, no invented r/s or
+/// w/s, and a device doing I/O is judged, not called idle.
+#[test]
+fn iostat_short_layout_reads_totals() {
+    let r = json(&["iostat-xs.txt", "--device", "vda"]);
+    let vda = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "vda")
+        .unwrap();
+    let s = vda["samples"].as_array().unwrap();
+    // The since-boot report is left out; then "vda 52.00 49868.00 0.00 2.33 959.00 0.12
+    // 0.80" and "vda 24.00 220.00 0.00 0.29 9.17 0.01 0.00".
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0]["tps"], 52.0);
+    assert_eq!(s[0]["kB/s"], 49868.0);
+    assert_eq!(s[0]["await"], 2.33);
+    assert_eq!(s[0]["aqu-sz"], 0.12);
+    assert_eq!(s[0]["util"], 0.8);
+    assert_eq!(s[1]["tps"], 24.0);
+    for x in s {
+        assert!(x["r/s"].is_null() && x["w/s"].is_null(), "{x}");
+    }
+    let d = vda["diagnosis"].to_string();
+    assert!(!d.contains("nothing to judge"), "{d}");
+    assert!(d.contains("1.31 ms (median of 2 intervals)"), "{d}");
+    let notes = r["source"]["notes"].to_string();
+    assert!(notes.contains("short layout (-s)"), "{notes}");
+    // The JSON form: the same keys.
+    let j = json(&["iostat-xs.json"]);
+    let raw = fixture_json("iostat-xs.json");
+    let last = raw["sysstat"]["hosts"][0]["statistics"][1]["disk"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["disk_device"] == "vda")
+        .unwrap()
+        .clone();
+    let vda = j["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "vda")
+        .unwrap();
+    let s = &vda["samples"][0];
+    for k in ["tps", "kB/s", "await", "aqu-sz", "util"] {
+        assert_eq!(s[k], last[k], "{k}");
+    }
+    assert!(s["r/s"].is_null());
+}
+
+/// Flushes kept apart from await (hand-made sysstat 12 `iostat -x` log, README in the
+/// fixtures): vdb does only flushes (16/s at 60 ms), vdc 100 writes/s at 1 ms plus 50
+/// flushes/s at 60 ms. sysstat's await (its -xs column) leaves flushes out: vdb has none,
+/// vdc's is its writes' 1.00 ms; the flush latency is said apart as f_await.
+#[test]
+fn flushes_are_kept_apart_from_await() {
+    let r = json(&["iostat-x-flushes.txt"]);
+    let dev = |n: &str| {
+        r["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == n)
+            .unwrap()
+            .clone()
+    };
+    let (vdb, vdc) = (dev("vdb"), dev("vdc"));
+    assert_eq!(vdb["samples"][0]["f_await"], 60.0);
+    let b = vdb["diagnosis"].to_string();
+    assert!(!b.contains("baseline"), "{b}");
+    assert!(
+        b.contains("f_await 60.00 ms (median of 3 intervals with flushes)"),
+        "{b}"
+    );
+    let c = vdc["diagnosis"].to_string();
+    assert!(c.contains("the reference await is 1.00 ms"), "{c}");
+    assert!(c.contains("f_await 60.00 ms"), "{c}");
+    assert!(!c.contains("Little's law does not close"), "{c}");
+    let t = stdout(&analyze(&["iostat-x-flushes.txt"]));
+    let row = t.lines().find(|l| l.starts_with("vdc ")).unwrap();
+    assert!(row.contains("   1.00    3.10  99.00"), "{row}");
+}
