@@ -1,7 +1,8 @@
 //! `iostat -x` logs → per-device time series ([`DeviceSample`]). Pure. Reads sysstat's old
 //! layout (`Device:` … `avgqu-sz await r_await w_await svctm %util`, with or without the
 //! per-direction awaits, `rsec/s` or `rkB/s` or `rMB/s`) and the new one (`Device` … `r_await`
-//! … `aqu-sz %util`, discards and flushes), `-t` timestamp lines, `avg-cpu` blocks, several
+//! … `aqu-sz %util`, discards and flushes), the short one of `-xs` (`tps kB/s … await`: totals,
+//! r/s and w/s left undefined, never zero), `-t` timestamp lines, `avg-cpu` blocks, several
 //! devices and reports, concatenated runs, a decimal comma, `--pretty` and `-h` (device name
 //! last, a report split into blocks, k/M/% suffixes), `-o JSON`, and the mangled forms
 //! articles quote: header and row glued on one line (`%utildm-0 0.00 …`, seed 001) and a

@@ -252,7 +252,9 @@ impl StatEngine {
             }
             None => None,
             Some(prev) if cur.mono_ns <= prev.mono_ns => {
-                // Time did not advance (duplicate sample): keep the older one as the base.
+                // Time did not advance (a duplicate sample): keep the older one as the base. A
+                // sample older than its base never gets here: the replay (monitor::replay)
+                // starts a new run before it, with a warning.
                 self.prev = Some(prev);
                 return None;
             }

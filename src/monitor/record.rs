@@ -131,21 +131,7 @@ fn err(line: usize, reason: impl Into<String>) -> ParseError {
 
 /// "1344561790.012145298" → ns since the epoch, exactly (no float rounding).
 fn parse_epoch_ns(s: &str) -> Option<i64> {
-    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
-    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut ns: i64 = 0;
-    for (i, b) in frac.bytes().take(9).enumerate() {
-        ns += i64::from(b - b'0') * 10i64.pow(8 - i as u32);
-    }
-    sec.parse::<i64>()
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(ns)
+    crate::units::decimal_seconds_ns(s).and_then(|ns| i64::try_from(ns).ok())
 }
 
 /// Parse a recording. Strict: a line that is not a marker, a comment or a valid diskstats

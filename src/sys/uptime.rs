@@ -9,19 +9,7 @@ use crate::error::{Error, Result};
 /// "350735.47 234388.90\n" → 350735.47 s in ns, exactly (no float rounding). None when the
 /// first field is not a decimal number of seconds.
 pub fn parse(text: &str) -> Option<u64> {
-    let first = text.split_ascii_whitespace().next()?;
-    let (sec, frac) = first.split_once('.').unwrap_or((first, ""));
-    if sec.is_empty() || !(sec.bytes().chain(frac.bytes())).all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut ns: u64 = 0;
-    for (i, b) in frac.bytes().take(9).enumerate() {
-        ns += u64::from(b - b'0') * 10u64.pow(8 - i as u32);
-    }
-    sec.parse::<u64>()
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(ns)
+    crate::units::decimal_seconds_ns(text.split_ascii_whitespace().next()?)
 }
 
 /// The time since boot of the system under `root` (`<proc>/uptime`), in ns.
