@@ -1,8 +1,9 @@
 //! The one reader of recordings: the record line kinds (monitor::record) honoured once, in
 //! order, into a [`StatEngine`]: `R` starts a new run, `D` gives a device's sysfs facts, `I`
 //! its profile id (looked up through the caller), a sample is pushed and may close an
-//! interval; `U` gives the since-boot interval. [`Replayer`] takes the lines one by one (the live collector feeds it the lines it
-//! records, so live and replay cannot disagree); [`Replay`] iterates over a whole recording.
+//! interval; `U` gives the since-boot interval. [`Replayer`] takes the lines one by one (the
+//! live collector feeds it the lines it records, so live and replay cannot disagree);
+//! [`Replay`] iterates over a whole recording.
 //!
 //! Time in a file may go backwards (an NTP step or VM clock jump under pt-stalk's `TS` wall
 //! clock, two runs concatenated): a sample older than the one before it starts a new base,
@@ -91,6 +92,14 @@ impl Replayer {
             }
             Event::Sample(raw) => {
                 let (sample, mut warnings) = raw.parse();
+                if sample.lines.is_empty() {
+                    // An extra `TS` line, a sample cut off: nothing to be a base.
+                    fed.warnings.push(format!(
+                        "{}: a sample without /proc/diskstats lines, ignored",
+                        self.at(line)
+                    ));
+                    return Ok(fed);
+                }
                 fed = self.push_at(line, sample)?;
                 warnings.append(&mut fed.warnings);
                 fed.warnings = warnings;
@@ -104,24 +113,21 @@ impl Replayer {
         self.push_at(None, sample)
     }
 
-    fn push_at(&mut self, line: Option<usize>, sample: DiskSample) -> Result<Fed, Error> {
-        let mut fed = Fed::default();
-        let at = || match line {
+    /// Where a sample is, for warnings: its line in the file, else its number.
+    fn at(&self, line: Option<usize>) -> String {
+        match line {
             Some(n) => format!("line {n}"),
             None => format!("sample {}", self.samples + 1),
-        };
-        if sample.lines.is_empty() {
-            fed.warnings.push(format!(
-                "{}: a sample without /proc/diskstats lines, ignored",
-                at()
-            ));
-            return Ok(fed);
         }
+    }
+
+    fn push_at(&mut self, line: Option<usize>, sample: DiskSample) -> Result<Fed, Error> {
+        let mut fed = Fed::default();
         if let Some(last) = self.last_ns.filter(|&l| sample.mono_ns < l) {
             fed.warnings.push(format!(
                 "{}: time goes back {:.3} s from the sample before; a new base starts here (no \
                  interval spans the step)",
-                at(),
+                self.at(line),
                 (last - sample.mono_ns) as f64 / 1e9
             ));
             self.engine.new_run();
@@ -130,7 +136,7 @@ impl Replayer {
             fed.warnings.push(format!(
                 "{}: the same time as the sample before; not a base (the next interval starts \
                  at the sample before)",
-                at()
+                self.at(line)
             ));
         }
         self.last_ns = Some(sample.mono_ns);
@@ -331,5 +337,17 @@ mod tests {
         assert_eq!(reports[0].devices[0].rates.as_ref().unwrap().r_s, 10.0);
         assert_eq!(reports[1].interval_s(), 2.0);
         assert_eq!(reports[1].devices[0].rates.as_ref().unwrap().r_s, 20.0);
+    }
+
+    #[test]
+    fn a_duplicate_time_is_warned_and_not_a_base() {
+        let text = "TS 10.0\n 8 0 sda 10 0 80 5 0 0 0 0 0 5 5\nTS 10.0\n 8 0 sda 11 0 88 5 0 0 0 0 0 5 5\n\
+                    TS 12.0\n 8 0 sda 14 0 112 5 0 0 0 0 0 5 5\n";
+        let s = steps(text);
+        assert!(matches!(&s[1], Step::Warning(w) if w.starts_with("line 3: the same time")));
+        let Step::Report(r) = &s[2] else { panic!() };
+        assert_eq!(r.interval_s(), 2.0);
+        assert_eq!(r.devices[0].rates.as_ref().unwrap().r_s, 2.0);
+        assert_eq!(s.len(), 3);
     }
 }
