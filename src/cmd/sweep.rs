@@ -48,8 +48,14 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
             ));
         }
     }
-    let (mut engine, engine_note) = engine::make(&spec.engine, target.as_ref())?;
     let watch = target.as_ref().and_then(|t| kernel_watch(&spec.root, t));
+    let (choice, choice_note) = match (&watch, spec.engine_given) {
+        (Some(w), false) => engine::default_for(
+            crate::sys::device::kind(&w.root, &w.dev).map(|k| (k, w.dev.name.as_str())),
+        ),
+        _ => (spec.engine.clone(), None),
+    };
+    let (mut engine, engine_note) = engine::make(&choice, target.as_ref())?;
 
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = &target {
@@ -59,15 +65,19 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
             eprintln!("iosat: warning: {n}");
         }
         notes.extend(t.notes.iter().cloned());
+        for n in driver::cache_notes(&spec.root, t, watch.as_ref()) {
+            eprintln!("iosat: warning: {n}");
+            notes.push(n);
+        }
     }
-    if let Some(n) = engine_note {
+    for n in choice_note.into_iter().chain(engine_note) {
         eprintln!("iosat: note: {n}");
         notes.push(n);
     }
     let mut report = driver::start_report(
         &plan,
         engine.as_ref(),
-        spec.engine.spec_text(),
+        choice.spec_text(),
         target.as_ref(),
         watch.as_ref(),
         notes,

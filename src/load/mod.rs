@@ -73,6 +73,8 @@ pub struct LevelStats {
     pub write_bytes: u64,
     /// True when the level was cut short by `LevelCtl::stop`.
     pub interrupted: bool,
+    /// The same completions per sub-window of the measured phase (windows.rs).
+    pub windows: windows::SubWindows,
 }
 
 impl LevelStats {
@@ -86,6 +88,7 @@ impl LevelStats {
             read_bytes: 0,
             write_bytes: 0,
             interrupted: false,
+            windows: windows::SubWindows::default(),
         }
     }
 }
@@ -105,6 +108,7 @@ impl std::ops::AddAssign<&LevelStats> for LevelStats {
         self.read_bytes += other.read_bytes;
         self.write_bytes += other.write_bytes;
         self.interrupted |= other.interrupted;
+        self.windows += &other.windows;
     }
 }
 
@@ -157,6 +161,7 @@ where
     Ok(total)
 }
 
+pub mod disturb;
 pub mod driver;
 pub mod engine;
 pub mod plan;
@@ -164,4 +169,5 @@ pub mod result;
 pub mod sync;
 pub mod target;
 pub mod uring;
+pub mod windows;
 pub mod workload;

@@ -418,6 +418,7 @@ impl Engine for SimEngine {
         let mut measured = 0u64;
         let mut iter = 0u64;
         let bytes = level.block_size;
+        let mut clock = super::windows::WindowClock::new(level.ramp_ns, level.duration_ns);
         loop {
             if iter % CHECK_EVERY == 0 {
                 if ctl.stop.load(Ordering::Relaxed) {
@@ -437,6 +438,7 @@ impl Engine for SimEngine {
             // are the warm-up and are not counted.
             if now > level.ramp_ns {
                 let latency = (now - done.submit_ns).max(1);
+                stats.windows.record(clock.index(now), latency);
                 if done.is_read {
                     stats.read_ns.saturating_record(latency);
                     stats.read_bytes += bytes;
