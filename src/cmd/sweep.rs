@@ -28,7 +28,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
 
 fn sweep(spec: &SweepSpec) -> Result<i32> {
     let plan = spec.plan();
-    let progress = ProgressBar::new(!spec.no_progress, plan.levels.count());
+    let progress = ProgressBar::new(!spec.no_progress, plan.planned_levels());
     let target = if matches!(spec.engine, EngineChoice::Sim(_)) {
         None
     } else {
@@ -74,6 +74,11 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         eprintln!("iosat: note: {n}");
         notes.push(n);
     }
+    let (limits, limit_notes) = driver::io_limits(watch.as_ref());
+    for n in limit_notes {
+        eprintln!("iosat: note: {n}");
+        notes.push(n);
+    }
     let mut report = driver::start_report(
         &plan,
         engine.as_ref(),
@@ -82,6 +87,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         watch.as_ref(),
         notes,
     );
+    report.limits = limits;
 
     // The page goes to --html; stdout and -o get text rather than a page.
     let format = match spec.format {
@@ -127,6 +133,13 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 }
 
 fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWatch>) -> Result<()> {
+    let doubts = crate::load::trust::profile_doubts(report);
+    if !doubts.is_empty() && !spec.force {
+        return Err(Error::Safety(format!(
+            "--save-profile: not storing this profile: {}; --force stores it anyway",
+            doubts.join("; ")
+        )));
+    }
     let dir = spec.profile_dir.clone().ok_or_else(|| {
         Error::usage(
             "--save-profile",

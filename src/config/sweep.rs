@@ -238,6 +238,45 @@ impl SweepSpec {
 mod tests {
     use super::*;
 
+    fn args(extra: &[&str]) -> SweepArgs {
+        use clap::Parser;
+        let cli =
+            crate::cli::Cli::try_parse_from(["iosat", "sweep"].iter().chain(extra.iter()).copied())
+                .unwrap();
+        match cli.command {
+            crate::cli::Command::Sweep(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_default_sweep_measures_within_half_a_minute() {
+        // The budget is about 60 s for the whole default run; laying out the test
+        // file (1 GiB at most) takes the rest. Sub-windows split the same per-level time.
+        let plan = build(&args(&[])).unwrap().plan();
+        assert_eq!(
+            plan.planned_levels(),
+            Some(10),
+            "nine levels and the re-measure"
+        );
+        assert!(
+            plan.planned_ns().unwrap() <= 30_000_000_000,
+            "{:?}",
+            plan.planned_ns()
+        );
+        let plan = build(&args(&["--repeat", "2", "--levels", "1,2"]))
+            .unwrap()
+            .plan();
+        assert_eq!(plan.planned_levels(), Some(5));
+        assert_eq!(
+            build(&args(&["--levels", "auto"]))
+                .unwrap()
+                .plan()
+                .planned_ns(),
+            None
+        );
+    }
+
     #[test]
     fn sizes() {
         assert_eq!(crate::config::size_arg("--bs", "4k").unwrap(), 4096);

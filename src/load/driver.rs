@@ -13,9 +13,11 @@ use super::result::{
 use super::target::{Target, TargetKind};
 use super::workload::{now_ns, split_concurrency};
 use super::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
+use crate::analysis::evidence::{IoLimit, LimitKind};
 use crate::error::Result;
 use crate::monitor::watch::{DeviceWatch, Mark};
 use crate::monitor::DiskRates;
+use crate::sys::cgroup::ThrottleKind;
 use crate::sys::sched::{SchedDelta, SchedMark};
 use crate::sys::signal::{stop_requested, stop_signal};
 use std::sync::atomic::Ordering::Relaxed;
@@ -40,6 +42,20 @@ pub struct SweepPlan {
     pub remeasure_baseline: bool,
     /// Where the scheduler and CPU counters are read (sys::sched).
     pub root: crate::sys::Root,
+}
+
+impl SweepPlan {
+    /// Levels the run will measure, when known in advance (a list, not `auto`): every pass
+    /// plus the baseline re-measure.
+    pub fn planned_levels(&self) -> Option<usize> {
+        let n = self.levels.count()?;
+        Some(n * self.repeat.max(1) as usize + usize::from(self.remeasure_baseline && n > 0))
+    }
+
+    /// Ramp plus measured time of the whole run, when known in advance (no layout, no sim).
+    pub fn planned_ns(&self) -> Option<u64> {
+        Some(self.planned_levels()? as u64 * (self.ramp_ns + self.duration_ns))
+    }
 }
 
 /// Live progress of a running sweep (drawn on a terminal by ui::progress).
@@ -90,6 +106,31 @@ pub fn cache_notes(
         crate::sys::mem::mem_available(root),
     ));
     notes
+}
+
+/// The limits the kernel applies to this process's I/O on the watched disk (cgroup io.max,
+/// blkio.throttle), for the report, and one sentence each for its notes.
+pub fn io_limits(watch: Option<&DeviceWatch>) -> (Vec<IoLimit>, Vec<String>) {
+    let Some(w) = watch else {
+        return (Vec::new(), Vec::new());
+    };
+    let found = crate::sys::cgroup::limits(&w.root, w.dev.major, w.dev.minor);
+    let notes = found.iter().map(|l| l.sentence(&w.dev.name)).collect();
+    let limits = found
+        .into_iter()
+        .map(|l| IoLimit {
+            kind: match l.kind {
+                ThrottleKind::ReadIops => LimitKind::ReadIops,
+                ThrottleKind::WriteIops => LimitKind::WriteIops,
+                ThrottleKind::ReadBytesPerS => LimitKind::ReadBytesPerS,
+                ThrottleKind::WriteBytesPerS => LimitKind::WriteBytesPerS,
+            },
+            value: l.value as f64,
+            dev: l.dev,
+            source: l.source,
+        })
+        .collect();
+    (limits, notes)
 }
 
 /// The report before its first level: what runs, against what, and the notes so far.

@@ -168,6 +168,7 @@ pub mod plan;
 pub mod result;
 pub mod sync;
 pub mod target;
+pub mod trust;
 pub mod uring;
 pub mod windows;
 pub mod workload;

@@ -41,6 +41,27 @@ pub struct CgroupLimit {
     pub source: String,
 }
 
+impl CgroupLimit {
+    /// "this process may do at most 3000 read IOPS on vda: cgroup /sys/fs/cgroup/x/io.max".
+    pub fn sentence(&self, dev_name: &str) -> String {
+        let what = match self.kind {
+            ThrottleKind::ReadIops | ThrottleKind::WriteIops => {
+                format!("do at most {} {}", self.value, self.kind.text())
+            }
+            ThrottleKind::ReadBytesPerS => {
+                format!("read at most {}/s", crate::units::human_bytes(self.value))
+            }
+            ThrottleKind::WriteBytesPerS => {
+                format!("write at most {}/s", crate::units::human_bytes(self.value))
+            }
+        };
+        format!(
+            "this process may {what} on {dev_name}: cgroup {}",
+            self.source
+        )
+    }
+}
+
 /// The cgroup paths of this process: (v2 path, v1 blkio path), from /proc/self/cgroup
 /// lines `0::/path` and `N:blkio[,...]:/path`.
 pub fn parse_proc_cgroup(text: &str) -> (Option<String>, Option<String>) {
@@ -238,5 +259,18 @@ mod tests {
         assert_eq!((l[1].kind, l[1].value), (ThrottleKind::WriteIops, 500));
         assert_eq!(l[0].dev, "7:3");
         assert!(limits(&root, 8, 0).is_empty());
+        let s = l[0].sentence("loop3");
+        assert!(
+            s.starts_with("this process may do at most 2000 read IOPS on loop3: cgroup /"),
+            "{s}"
+        );
+        let bw = CgroupLimit {
+            kind: ThrottleKind::WriteBytesPerS,
+            value: 10 << 20,
+            ..l[0].clone()
+        };
+        assert!(bw
+            .sentence("vda")
+            .starts_with("this process may write at most 10.0 MiB/s on vda"));
     }
 }

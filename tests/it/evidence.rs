@@ -215,3 +215,191 @@ fn a_sparse_file_and_a_cache_sized_buffered_run_are_warned_about() {
         j["notes"]
     );
 }
+
+/// A cgroup the test makes under /sys/fs/cgroup with a read-IOPS limit on one device; removed
+/// on drop. cgroup v2 (`io.max`) where the io controller is available, else v1 blkio
+/// (`blkio.throttle.read_iops_device`); None when neither is.
+struct ThrottleCgroup {
+    dir: std::path::PathBuf,
+    /// The file the limit was written to.
+    file: std::path::PathBuf,
+}
+
+impl ThrottleCgroup {
+    fn new(dev: &str, riops: u32) -> Option<ThrottleCgroup> {
+        let name = format!("iosat-test-{}", std::process::id());
+        for base in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+            let base = std::path::Path::new(base);
+            let ctrls =
+                std::fs::read_to_string(base.join("cgroup.controllers")).unwrap_or_default();
+            if !ctrls.split_whitespace().any(|c| c == "io") {
+                continue;
+            }
+            // Children get the io controller only when the parent hands it down. Left enabled
+            // on drop: other cgroups may rely on it by then.
+            let sub =
+                std::fs::read_to_string(base.join("cgroup.subtree_control")).unwrap_or_default();
+            if !sub.split_whitespace().any(|c| c == "io")
+                && std::fs::write(base.join("cgroup.subtree_control"), "+io").is_err()
+            {
+                continue;
+            }
+            let dir = base.join(&name);
+            std::fs::create_dir(&dir).ok()?;
+            let file = dir.join("io.max");
+            let cg = ThrottleCgroup { dir, file };
+            std::fs::write(&cg.file, format!("{dev} riops={riops}")).ok()?;
+            return Some(cg);
+        }
+        let v1 = std::path::Path::new("/sys/fs/cgroup/blkio");
+        if v1.join("blkio.throttle.read_iops_device").exists() {
+            let dir = v1.join(&name);
+            std::fs::create_dir(&dir).ok()?;
+            let file = dir.join("blkio.throttle.read_iops_device");
+            let cg = ThrottleCgroup { dir, file };
+            std::fs::write(&cg.file, format!("{dev} {riops}")).ok()?;
+            return Some(cg);
+        }
+        None
+    }
+
+    /// `iosat ARGS` run inside the cgroup (a shell moves itself in, then execs iosat).
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        let bin = env!("CARGO_BIN_EXE_iosat");
+        let procs = self.dir.join("cgroup.procs");
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(bin)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for ThrottleCgroup {
+    fn drop(&mut self) {
+        // Its processes have exited; an empty cgroup is removed with rmdir.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn a_cgroup_read_iops_limit_is_read_named_and_plateaus_the_sweep() {
+    if !is_root() {
+        eprintln!("skipped: needs root for cgroups and loop devices");
+        return;
+    }
+    let lo = LoopDev::new(64 << 20);
+    let name = lo.name().to_string();
+    let rdev = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+    const CAP: u32 = 400;
+    let Some(cg) = ThrottleCgroup::new(rdev.trim(), CAP) else {
+        eprintln!("skipped: no cgroup io controller (v2 io.max or v1 blkio) to throttle with");
+        return;
+    };
+    let o = cg.run(&[
+        "sweep",
+        &lo.path,
+        "--levels",
+        "1,8,32",
+        "--duration",
+        "1",
+        "--ramp",
+        "0.3",
+        "--json",
+        "--no-progress",
+    ]);
+    let j = ok_json(&o);
+    let limits = j["limits"].as_array().expect("limits in the sweep result");
+    assert_eq!(limits.len(), 1, "{limits:?}");
+    assert_eq!(limits[0]["kind"], "read_iops");
+    assert_eq!(limits[0]["value"].as_f64(), Some(f64::from(CAP)));
+    assert_eq!(limits[0]["dev"], rdev.trim());
+    assert_eq!(limits[0]["source"], cg.file.display().to_string());
+    let sentence = format!(
+        "this process may do at most {CAP} read IOPS on {name}: cgroup {}",
+        cg.file.display()
+    );
+    assert!(j["notes"].to_string().contains(&sentence), "{}", j["notes"]);
+    // The throttle holds the deeper levels at the cap (its first slice may let a little more
+    // through), whatever the loop device could do.
+    for l in &j["levels"].as_array().unwrap()[1..] {
+        let iops = l["iops"].as_f64().unwrap();
+        assert!(
+            iops <= f64::from(CAP) * 1.2 && iops >= f64::from(CAP) * 0.7,
+            "{l}"
+        );
+    }
+    // `iosat info` inside the same cgroup names it too; outside, there is no limit.
+    let text = crate::util::ok_stdout(&cg.run(&["info", &name]));
+    assert!(
+        text.contains(&format!(
+            "limit: this process may do at most {CAP} read IOPS on {name}"
+        )),
+        "{text}"
+    );
+    let outside = crate::util::ok_stdout(&iosat().args(["info", &name]).output().unwrap());
+    assert!(!outside.contains("limit:"), "{outside}");
+}
+
+#[test]
+fn save_profile_refuses_an_unstable_baseline_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let pd = dir.path().to_str().unwrap();
+    // One unit of exponential 10 ms service, 0.4 s per level: a handful of requests per
+    // window, whose means scatter beyond MAX_MEAN_CV.
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "sweep",
+            "--engine",
+            "sim:units=1,service=10ms,dist=exp",
+            "--levels",
+            "1,2",
+            "--duration",
+            "0.4",
+            "--no-progress",
+            "--save-profile",
+            "--profile-dir",
+            pd,
+        ];
+        v.extend_from_slice(extra);
+        iosat().args(v).output().unwrap()
+    };
+    let o = args(&[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--force stores it anyway"), "{err}");
+    // The results were printed all the same.
+    assert!(
+        crate::util::stdout(&o).contains("Verdict"),
+        "{}",
+        crate::util::stdout(&o)
+    );
+    // Forced: past the refusal (a sim has no device to save a profile for).
+    let o = args(&["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no device identity"), "{}", stderr(&o));
+    // A steady device is not refused.
+    let o = iosat()
+        .args([
+            "sweep",
+            "--engine",
+            "sim:units=1,service=10ms",
+            "--levels",
+            "1,2",
+        ])
+        .args(["--no-progress", "--save-profile", "--profile-dir", pd])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
