@@ -7,9 +7,11 @@ use super::result::KernelView;
 use crate::analysis::evidence::Disturbance;
 use crate::sys::sched::SchedDelta;
 
-/// Other traffic below this many requests per second is rounding between the kernel's
-/// counters and ours (the two intervals are sampled a few ms apart), not a second workload.
-pub const OTHER_IOPS_NOISE: f64 = 1.0;
+/// Other traffic below this share of iosat's own rate (or below one request per second) is
+/// the offset between the kernel's interval and ours, not a second workload: the kernel is
+/// sampled by the driver thread when it wakes at the window's ends (a few ms late on a busy
+/// machine, up to 1 % of a 0.5 s level), iosat's interval ends at its last completion.
+pub const OTHER_NOISE_SHARE: f64 = 0.02;
 
 /// `ios` and `own_iops`: what iosat completed in the level. `other_iops` is the kernel's r/s +
 /// w/s minus iosat's own IOPS, 0 when the kernel saw fewer (the page cache answered, or a
@@ -27,7 +29,7 @@ pub fn disturbance(
     }
     let other_iops = kernel.map(|k| {
         let other = k.r_s.unwrap_or(0.0) + k.w_s.unwrap_or(0.0) - own_iops;
-        if other < OTHER_IOPS_NOISE {
+        if other < (OTHER_NOISE_SHARE * own_iops).max(1.0) {
             0.0
         } else {
             other
@@ -68,6 +70,13 @@ mod tests {
         assert_eq!(d.cpu_busy_pct, Some(90.0));
         assert_eq!(d.other_iops, Some(500.0));
         assert_eq!(d.cut_by, None);
+        // Within the sampling offset of ours: none.
+        let near = KernelView {
+            r_s: Some(100_500.0),
+            ..Default::default()
+        };
+        let d = disturbance(Some(&s), 100, 100_000.0, Some(&near), None).unwrap();
+        assert_eq!(d.other_iops, Some(0.0));
         // The kernel saw fewer than ours (page cache): no other traffic.
         let d = disturbance(None, 10, 2000.0, Some(&k), Some("SIGTERM")).unwrap();
         assert_eq!(d.other_iops, Some(0.0));

@@ -152,14 +152,20 @@ fn the_sim_has_no_disturbance_but_real_levels_do() {
     }
 }
 
-/// A quick real sweep of `node`: (exit JSON, stderr).
+/// A quick real sweep of `node`: (exit JSON, stderr). `extra` may override the short
+/// defaults (levels 1,2 of 0.2 s after 0.02 s).
 fn quick(node: &str, extra: &[&str]) -> (Value, String) {
-    let o = iosat()
-        .args(["sweep", node, "--levels", "1,2", "--duration", "0.2"])
-        .args(["--ramp", "0.02", "--json", "--no-progress"])
-        .args(extra)
-        .output()
-        .unwrap();
+    let mut args = vec!["sweep", node, "--json", "--no-progress"];
+    for (flag, v) in [
+        ("--levels", "1,2"),
+        ("--duration", "0.2"),
+        ("--ramp", "0.02"),
+    ] {
+        if !extra.contains(&flag) {
+            args.extend([flag, v]);
+        }
+    }
+    let o = iosat().args(args).args(extra).output().unwrap();
     (ok_json(&o), stderr(&o))
 }
 
@@ -402,4 +408,95 @@ fn save_profile_refuses_an_unstable_baseline_unless_forced() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Threads spinning on every CPU (twice over) until dropped.
+struct CpuHog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl CpuHog {
+    fn start() -> CpuHog {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get()) * 2;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        CpuHog { stop, threads }
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_cpu_hog_during_a_sweep_shows_as_cpu_wait_and_a_busy_machine() {
+    if !is_root() {
+        eprintln!("skipped: needs root for a zram device");
+        return;
+    }
+    let Some(z) = Zram::new("64M") else {
+        eprintln!("skipped: no zram");
+        return;
+    };
+    let hog = CpuHog::start();
+    let (j, err) = quick(&z.dev(), &["--levels", "1,4", "--duration", "0.5"]);
+    drop(hog);
+    for l in j["levels"].as_array().unwrap() {
+        let d = &l["disturbance"];
+        assert!(d["cpu_wait_ns_per_io"].as_f64().unwrap() > 0.0, "{d} {err}");
+        assert!(d["cpu_busy_pct"].as_f64().unwrap() > 50.0, "{d}");
+    }
+}
+
+#[test]
+fn a_competing_reader_on_the_same_device_shows_as_other_traffic() {
+    if !is_root() || !crate::util::have("fio", "--version") {
+        eprintln!("skipped: needs root and fio");
+        return;
+    }
+    let lo = LoopDev::new(64 << 20);
+    // fio reads the same device in one process (--thread) until killed.
+    let mut fio = std::process::Command::new("fio")
+        .args([
+            "--name=other",
+            "--rw=randread",
+            "--bs=4k",
+            "--direct=1",
+            "--thread",
+        ])
+        .args([
+            "--ioengine=psync",
+            "--time_based",
+            "--runtime=60",
+            "--output=/dev/null",
+        ])
+        .arg(format!("--filename={}", lo.path))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (j, err) = quick(&lo.path, &["--duration", "0.5"]);
+    let _ = fio.kill();
+    let _ = fio.wait();
+    for l in j["levels"].as_array().unwrap() {
+        let other = l["disturbance"]["other_iops"].as_f64().unwrap();
+        assert!(other > 50.0, "{l} {err}");
+    }
 }
