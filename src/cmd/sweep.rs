@@ -1,8 +1,9 @@
 //! `iosat sweep`: orchestration only — validated spec in, target opened, engine chosen
 //! (load/engine.rs), levels run by the level driver (load/driver.rs) with the progress bar
 //! (ui/progress.rs), the report rendered (report/sweep.rs) and written to `-o` and `--html`
-//! after every level, then printed and saved as a profile. Ctrl-C stops the level in flight,
-//! keeps what was measured, removes the test file, exits 130.
+//! after every level, then printed and saved as a profile unless load/trust.rs doubts it
+//! (exit 4 without --force). Ctrl-C stops the level in flight, keeps what was measured,
+//! removes the test file, exits 130.
 
 use crate::cli::sweep::SweepArgs;
 use crate::config::sweep::{self as config, EngineChoice, SweepSpec};

@@ -3,8 +3,10 @@
 //! planned by plan.rs. Must not import cli/, cmd/, ui/ or report/.
 //!
 //! Every engine runs one level at a time behind the [`Engine`] trait; per-worker histograms
-//! are merged into one [`LevelStats`] after the level (no lock or shared histogram in the hot
-//! path, DESIGN.md §3.9).
+//! and per-sub-window counts (windows.rs) are merged into one [`LevelStats`] after the level
+//! (no lock or shared histogram in the hot path, DESIGN.md §3.9). disturb.rs turns what was
+//! sampled around a level into its disturbance; trust.rs decides whether a result may become
+//! a profile.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};

@@ -228,4 +228,34 @@ mod tests {
         assert_eq!(d.psi_cpu_some_pct, None);
         assert!(SchedMark::between(&b, &a).is_none());
     }
+
+    #[test]
+    fn reads_a_proc_tree_through_the_root() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root {
+            proc: d.path().to_path_buf(),
+            sys: d.path().join("sys"),
+        };
+        for (tid, text) in [("100", "5 700 3\n"), ("101", "9 300 1\n")] {
+            let t = d.path().join("self/task").join(tid);
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("schedstat"), text).unwrap();
+        }
+        std::fs::write(d.path().join("stat"), STAT).unwrap();
+        std::fs::create_dir_all(d.path().join("pressure")).unwrap();
+        std::fs::write(d.path().join("pressure/io"), PSI).unwrap();
+        let m = SchedMark::read(&root);
+        let mut tasks = m.tasks.clone();
+        tasks.sort();
+        assert_eq!(tasks, vec![(100, 700), (101, 300)]);
+        assert_eq!(m.cpu.unwrap().total(), 1000);
+        assert_eq!(m.psi_io_us, Some(1_500_000));
+        assert_eq!(m.psi_cpu_us, None, "no pressure/cpu in the tree");
+        // An empty tree: nothing, no error.
+        let empty = SchedMark::read(&Root {
+            proc: d.path().join("nothing"),
+            sys: d.path().join("nothing"),
+        });
+        assert!(empty.tasks.is_empty() && empty.cpu.is_none());
+    }
 }

@@ -500,3 +500,47 @@ fn a_competing_reader_on_the_same_device_shows_as_other_traffic() {
         assert!(other > 50.0, "{l} {err}");
     }
 }
+
+#[test]
+fn a_level_cut_by_sigterm_names_its_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_file = out_dir.path().join("partial.json");
+    let child = iosat()
+        .arg("sweep")
+        .arg(dir.path())
+        .args(["--engine", "sync", "--size", "8m", "--levels", "1,2,4,8"])
+        .args([
+            "--duration",
+            "1",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-progress",
+            "-o",
+        ])
+        .arg(&out_file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !out_file.exists() {
+        assert!(t0.elapsed().as_secs() < 30, "no level finished");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Well inside the second level (1 s long).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let levels = j["levels"].as_array().unwrap();
+    let cut: Vec<&Value> = levels.iter().filter(|l| l["interrupted"] == true).collect();
+    assert_eq!(cut.len(), 1, "{levels:?}");
+    assert_eq!(cut[0]["disturbance"]["cut_by"], "SIGTERM", "{}", cut[0]);
+    assert!(levels[0]["disturbance"]["cut_by"].is_null());
+    // Cut short: no re-measure of the baseline.
+    assert!(j["baseline_remeasured"].is_null());
+}
