@@ -30,9 +30,10 @@ pub struct SweepArgs {
     pub target: Option<PathBuf>,
 
     /// Load generator: uring (io_uring, falls back to sync), sync (one pread/pwrite in flight
-    /// per thread), or sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS].
-    /// Default: uring, but sync on loop and zram devices (io_uring hands every I/O to
-    /// worker threads there).
+    /// per thread), or
+    /// sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS][,jitter=PCT].
+    /// Default: uring, but sync on loop and zram devices (io_uring hands every I/O to worker
+    /// threads there).
     #[arg(long, value_name = "ENGINE", help_heading = "Workload")]
     pub engine: Option<String>,
 

@@ -544,3 +544,18 @@ fn a_level_cut_by_sigterm_names_its_signal() {
     // Cut short: no re-measure of the baseline.
     assert!(j["baseline_remeasured"].is_null());
 }
+
+#[test]
+fn a_jittery_sim_is_unstable_at_every_level_and_the_same_every_run() {
+    let args = ["--levels", "1,4,16"];
+    let a = sim("sim:units=4,service=1ms,jitter=40", &args);
+    let b = sim("sim:units=4,service=1ms,jitter=40", &args);
+    assert_eq!(a["levels"], b["levels"], "deterministic");
+    for l in a["levels"].as_array().unwrap() {
+        assert!(f(&l["spread"], "mean_ns_cv") > 0.1, "{}", l["spread"]);
+    }
+    assert_eq!(
+        a["workload"]["engine_spec"],
+        "sim:units=4,service=1ms,jitter=40"
+    );
+}
