@@ -506,34 +506,15 @@ fn a_level_cut_by_sigterm_names_its_signal() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let out_file = out_dir.path().join("partial.json");
-    let child = iosat()
-        .arg("sweep")
-        .arg(dir.path())
-        .args(["--engine", "sync", "--size", "8m", "--levels", "1,2,4,8"])
-        .args([
-            "--duration",
-            "1",
-            "--ramp",
-            "0",
-            "--json",
-            "--no-progress",
-            "-o",
-        ])
-        .arg(&out_file)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !out_file.exists() {
-        assert!(t0.elapsed().as_secs() < 30, "no level finished");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let args = ["--levels", "1,2,4,8", "--duration", "1", "--no-progress"];
     // Well inside the second level (1 s long).
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
+    let out = crate::sweep::stop_after_first_level(
+        dir.path(),
+        &out_file,
+        &args,
+        libc::SIGTERM,
+        std::time::Duration::from_millis(300),
+    );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     let levels = j["levels"].as_array().unwrap();
