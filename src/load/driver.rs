@@ -250,6 +250,9 @@ pub fn run_levels(
                 progress,
                 shown,
             )?;
+            if let Some(r) = &r {
+                progress.level_done(r);
+            }
             report.baseline_remeasured = r.map(|mut r| {
                 r.repeat = 0;
                 r
