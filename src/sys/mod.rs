@@ -4,11 +4,14 @@
 
 use std::path::PathBuf;
 
+pub mod cgroup;
 pub mod clock;
 pub mod device;
 pub mod diskstats;
 pub mod file;
 pub mod fs;
+pub mod mem;
+pub mod sched;
 pub mod signal;
 pub mod uptime;
 
