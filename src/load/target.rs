@@ -28,6 +28,9 @@ pub struct TargetSpec {
     pub writes: bool,
     pub direct: bool,
     pub destructive: bool,
+    /// `--overwrite-found`: what the user confirms may be destroyed on a device that is not
+    /// blank (comma-separated libblkid TYPE names, or `data`).
+    pub overwrite_found: Option<String>,
     pub allow_tmpfs: bool,
     /// Bytes per I/O (`--bs`): with direct I/O it must be a multiple of the target's logical
     /// block size, checked as soon as the target is open (before a test file is filled).
@@ -324,23 +327,13 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
     };
     let dio_align = dio_align(&file).unwrap_or(512);
     check_block_size(spec, dio_align, path)?;
-    if spec.destructive {
-        let mut head = AlignedBuf::new(SIGNATURE_SCAN_BYTES);
-        // One pread of the aligned buffer (O_DIRECT-safe); a tiny device returns less.
-        let n = file
-            .read_at(head.as_mut_slice(), 0)
-            .map_err(|e| Error::io(path, e))?;
-        if let Some(sig) = signature(&head.as_slice()[..n]) {
-            return Err(Error::Safety(format!(
-                "{} carries a {sig} signature; wipe it yourself (wipefs) if its data really is disposable",
-                path.display()
-            )));
-        }
-    }
     // A block device reports its size at SEEK_END.
     let size = (&file)
         .seek(SeekFrom::End(0))
         .map_err(|e| Error::io(path, e))?;
+    if spec.destructive {
+        check_blank(spec, &file, path, size)?;
+    }
     Ok(Target {
         dio_align,
         file,
@@ -352,6 +345,24 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         notes: Vec::new(),
         created: None,
     })
+}
+
+/// Refuse a device that is not blank where signatures live (a signature blkid, wipefs or
+/// iosat's own table knows, or any data at the start, the end or a usual superblock offset),
+/// unless `--overwrite-found` names everything found (DESIGN.md §5).
+fn check_blank(spec: &TargetSpec, file: &File, path: &Path, size: u64) -> Result<()> {
+    use crate::sys::probe;
+    let found = probe::findings(file, size).map_err(|e| Error::io(path, e))?;
+    if probe::all_confirmed(&found, spec.overwrite_found.as_deref()) {
+        return Ok(());
+    }
+    let what: Vec<&str> = found.iter().map(|f| f.what.as_str()).collect();
+    Err(Error::Safety(format!(
+        "{} is not blank: {}; if its data really is disposable, pass --overwrite-found {} (or wipe it yourself: wipefs -a)",
+        path.display(),
+        what.join("; "),
+        probe::keys(&found)
+    )))
 }
 
 /// With direct I/O every request must be a multiple of the logical block size (the kernel
@@ -449,48 +460,20 @@ fn uses_of(root: &crate::sys::Root, dev: &crate::sys::device::BlockDev) -> Vec<S
             });
         }
     }
+    let nums: Vec<(u32, u32)> = std::iter::once(dev)
+        .chain(parts.iter())
+        .map(|d| (d.major, d.minor))
+        .collect();
+    for (lo, num) in device::loops_backed_by(root, &nums) {
+        held.push(match parts.iter().find(|p| (p.major, p.minor) == num) {
+            Some(p) => format!("loop device {lo} on {}", p.name),
+            None => format!("loop device {lo}"),
+        });
+    }
     if !held.is_empty() {
         uses.push(format!("held by {}", held.join(", ")));
     }
     uses
-}
-
-/// Bytes read from the start of a device to look for signatures (btrfs sits at 64 KiB).
-pub const SIGNATURE_SCAN_BYTES: usize = 128 << 10;
-
-/// The first filesystem, volume or partition-table signature found in the first bytes of a
-/// device, after the magic numbers blkid uses. Pure.
-pub fn signature(head: &[u8]) -> Option<&'static str> {
-    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
-    let checks: [(usize, &[u8], &str); 12] = [
-        (1080, &[0x53, 0xef], "ext2/3/4"),
-        (0, b"XFSB", "xfs"),
-        (65600, b"_BHRfS_M", "btrfs"),
-        (0, b"LUKS\xba\xbe", "LUKS"),
-        (512, b"LABELONE", "LVM2"),
-        (4086, b"SWAPSPACE2", "swap"),
-        (4086, b"SWAP-SPACE", "swap"),
-        (512, b"EFI PART", "GPT partition table"),
-        (3, b"NTFS    ", "ntfs"),
-        (82, b"FAT32   ", "vfat"),
-        (54, b"FAT1", "vfat"),
-        (4096, b"\x10\x20\xf5\xf2", "f2fs"),
-    ];
-    for (off, magic, name) in checks {
-        if at(off, magic) {
-            return Some(name);
-        }
-    }
-    // An MBR: boot signature plus at least one non-empty partition entry.
-    if at(510, &[0x55, 0xaa]) && (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|&t| t != 0))
-    {
-        return Some("MBR partition table");
-    }
-    // md RAID superblock 1.1/1.2 (at 0 or 4 KiB).
-    if at(0, &[0xfc, 0x4e, 0x2b, 0xa9]) || at(4096, &[0xfc, 0x4e, 0x2b, 0xa9]) {
-        return Some("md RAID");
-    }
-    None
 }
 
 #[cfg(test)]
@@ -544,29 +527,5 @@ mod tests {
             ["mounted at /srv/my data"]
         );
         assert!(uses_of(&root, &dev(252, 0, "zram0")).is_empty());
-    }
-
-    #[test]
-    fn signatures_are_found() {
-        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
-        assert_eq!(signature(&b), None);
-        b[1080] = 0x53;
-        b[1081] = 0xef;
-        assert_eq!(signature(&b), Some("ext2/3/4"));
-        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
-        b[4086..4096].copy_from_slice(b"SWAPSPACE2");
-        assert_eq!(signature(&b), Some("swap"));
-        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
-        b[510] = 0x55;
-        b[511] = 0xaa;
-        assert_eq!(
-            signature(&b),
-            None,
-            "boot signature alone with no partitions"
-        );
-        b[446 + 4] = 0x83;
-        assert_eq!(signature(&b), Some("MBR partition table"));
-        // A short read (tiny device) must not panic.
-        assert_eq!(signature(&[0u8; 10]), None);
     }
 }
