@@ -60,27 +60,86 @@ pub struct Target {
     pub direct: bool,
     /// Remarks for the user (page cache, tmpfs, ...), one line each.
     pub notes: Vec<String>,
-    /// Set when iosat created the file: removed on drop.
-    created: Option<PathBuf>,
+    /// Set when iosat created the file under a name (no O_TMPFILE): removed on drop, while
+    /// it still is iosat's file.
+    _created: Option<crate::sys::fs::OwnedFile>,
 }
 
-impl Drop for Target {
-    fn drop(&mut self) {
-        if let Some(p) = self.created.take() {
-            let _ = std::fs::remove_file(p);
+/// Names of the test files laid out under a name: `.iosat-sweep-<pid>-<random>.tmp`.
+pub const LEFTOVER_PREFIX: &str = ".iosat-sweep-";
+
+/// The test file: unnamed (O_TMPFILE; `path` is then the directory) where the filesystem
+/// supports it, so nothing survives a SIGKILL; else a new file with an unpredictable name.
+fn create_test_file(
+    spec: &TargetSpec,
+    dir: &Path,
+) -> Result<(File, PathBuf, Option<crate::sys::fs::OwnedFile>)> {
+    use crate::sys::fs::{open_unnamed, OwnedFile};
+    let flags = if spec.direct { libc::O_DIRECT } else { 0 };
+    let direct_refused = || {
+        Error::usage(
+            "--direct",
+            "true",
+            format!(
+                "is not supported by the filesystem of {}; use --direct false",
+                dir.display()
+            ),
+        )
+    };
+    match open_unnamed(dir, flags) {
+        Ok(Some(f)) => return Ok((f, dir.to_path_buf(), None)),
+        Ok(None) => {}
+        // EINVAL with O_DIRECT: O_TMPFILE without it tells which of the two is refused.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
+            if let Ok(Some(_)) = open_unnamed(dir, 0) {
+                return Err(direct_refused());
+            }
         }
+        Err(e) => return Err(Error::io(dir, e)),
+    }
+    match OwnedFile::create(dir, LEFTOVER_PREFIX, ".tmp", flags, 0o600) {
+        Ok((f, owned)) => Ok((f, owned.path.clone(), Some(owned))),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => Err(direct_refused()),
+        Err(e) => Err(Error::io(dir, e)),
     }
 }
 
-/// Removes a half-laid-out file if layout fails or is interrupted.
-struct RemoveOnDrop(Option<PathBuf>);
+/// The refusal when a file of `size` does not fit (see [`fits`]).
+fn no_room(dir: &Path, size: u64, free: u64, how: &str) -> Error {
+    Error::Safety(format!(
+        "{}: too little free space for a {} test file ({} {how}; iosat leaves a tenth of it and 64 MiB)",
+        dir.display(),
+        crate::units::human_bytes(size),
+        crate::units::human_bytes(free)
+    ))
+}
 
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_file(p);
+/// Allocate the file's blocks before filling it, then judge the free space again with this
+/// file counted: runs started together see each other's reservations, so they cannot each
+/// pass the check and then fill the filesystem. Filesystems without fallocate (ramfs) skip
+/// the reservation.
+fn reserve(file: &File, dir: &Path, size: u64) -> Result<()> {
+    match crate::sys::file::allocate(file, size) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+            return Err(Error::Safety(format!(
+                "{}: too little free space for a {} test file (no room to allocate it)",
+                dir.display(),
+                crate::units::human_bytes(size)
+            )))
         }
+        Err(e) => return Err(Error::io(dir, e)),
     }
+    let Some(free_now) = crate::sys::fs::free_bytes(dir)? else {
+        return Ok(());
+    };
+    let free = free_now.saturating_add(size);
+    if !fits(size, free) {
+        let how = "free with it allocated, another run may be using the rest";
+        return Err(no_room(dir, size, free_now, how));
+    }
+    Ok(())
 }
 
 fn target_err(value: &Path, reason: impl Into<String>) -> Error {
@@ -174,48 +233,26 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
         })?,
     };
     if !fits(size, free) {
-        return Err(Error::Safety(format!(
-            "{}: too little free space for a {} test file ({} free; iosat leaves a tenth of it and 64 MiB)",
+        return Err(no_room(dir, size, free, "free"));
+    }
+    let removed = crate::sys::fs::remove_dead_leftovers(dir, LEFTOVER_PREFIX);
+    if !removed.is_empty() {
+        notes.push(format!(
+            "removed {} test file(s) that killed iosat runs left in {}: {}",
+            removed.len(),
             dir.display(),
-            crate::units::human_bytes(size),
-            crate::units::human_bytes(free)
-        )));
+            removed.join(", ")
+        ));
     }
-    let name = format!(
-        ".iosat-sweep-{}-{}.tmp",
-        std::process::id(),
-        super::workload::now_ns() % 1_000_000_007
-    );
-    let path = dir.join(name);
-    let mut opts = OpenOptions::new();
-    opts.read(true).write(true).create_new(true).mode(0o600);
-    if spec.direct {
-        opts.custom_flags(libc::O_DIRECT);
-    }
-    let file = match opts.open(&path) {
-        Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
-            let _ = std::fs::remove_file(&path);
-            return Err(Error::usage(
-                "--direct",
-                "true",
-                format!(
-                    "is not supported by the filesystem of {}; use --direct false",
-                    dir.display()
-                ),
-            ));
-        }
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let guard = RemoveOnDrop(Some(path.clone()));
+    let (file, path, owned) = create_test_file(spec, dir)?;
     let dio_align = dio_align(&file).unwrap_or(512);
     check_block_size(spec, dio_align, dir)?;
     let size = size / u64::from(dio_align.max(512)) * u64::from(dio_align.max(512));
+    reserve(&file, dir, size)?;
     fill(&file, &path, size, stop)?;
     // Start the run cold: what layout wrote must not be served from the page cache.
     drop_cache(&file);
-    let mut guard = guard;
-    let created = guard.0.take();
+    let _created = owned;
     if !spec.direct {
         notes.push(
             "buffered I/O (--direct false): reads may be served by the page cache, not the disk"
@@ -231,7 +268,7 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
         writable: true,
         direct: spec.direct,
         notes,
-        created,
+        _created,
     })
 }
 
@@ -288,7 +325,7 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
         writable: false,
         direct: spec.direct,
         notes,
-        created: None,
+        _created: None,
     })
 }
 
@@ -343,7 +380,7 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         writable: spec.destructive,
         direct: spec.direct,
         notes: Vec::new(),
-        created: None,
+        _created: None,
     })
 }
 

@@ -5,6 +5,7 @@ mod analyze;
 mod cli;
 mod fsync;
 mod report;
+mod safety;
 mod sim;
 mod stat;
 mod stat_extras;

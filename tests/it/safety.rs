@@ -1,0 +1,236 @@
+//! Issue 12: nothing lost, nothing overwritten, nothing left behind. Output files through
+//! symlinks and full filesystems, test files after SIGKILL and leftovers of dead runs, space
+//! reserved by concurrent sweeps, output directories checked before the run. Real files,
+//! tmpfs mounts and processes the tests make and remove.
+
+use crate::util::{entries, fixture, iosat, is_root, stderr, Tmpfs};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn report(args: &[&str]) -> Output {
+    iosat().arg("report").args(args).output().unwrap()
+}
+
+/// A pid that belonged to a process that has exited (reaped, so no live process has it unless
+/// the kernel reused it at once).
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+fn sim_json() -> String {
+    fixture("report/sim_sweep.json")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Case 3: a dangling symlink at the destination is refused without --force (nothing is
+/// created where it points); with --force the link itself is replaced, never written through.
+#[test]
+fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    let link = d.path().join("out.md");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let src = sim_json();
+    let dst = link.to_str().unwrap();
+    let out = report(&[&src, "-o", dst, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("dangling symlink") && err.contains("out.md"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!victim.exists(), "written through the symlink");
+    let out = report(&[&src, "-o", dst, "--format", "markdown", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!victim.exists(), "written through the symlink");
+    assert!(link.symlink_metadata().unwrap().file_type().is_file());
+    // Only the output is left: no temporary file.
+    assert_eq!(entries(d.path()).len(), 1, "{:?}", entries(d.path()));
+}
+
+/// Case 7: -o on a full filesystem fails with exit 1 naming the user's path and leaves no
+/// partial temporary file.
+#[test]
+fn a_failed_output_write_leaves_nothing() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let t = Tmpfs::mount("64k");
+    std::fs::write(t.path().join("filler"), vec![1u8; 40 << 10]).unwrap();
+    let dst = t.path().join("page.html");
+    let src = fixture("report/fsync.json");
+    let out = report(&[src.to_str().unwrap(), "-o", dst.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("page.html"), "{}", stderr(&out));
+    let left: Vec<_> = entries(t.path());
+    assert_eq!(left, [t.path().join("filler")], "{left:?}");
+}
+
+/// Case 16: -o and --html into a missing or unwritable directory are refused before any work,
+/// naming the user's path.
+#[test]
+fn output_into_a_missing_directory_is_refused_before_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("no/such/dir/out.json");
+    let m = missing.to_str().unwrap();
+    let start = Instant::now();
+    let dir = d.path().to_str().unwrap();
+    for (cmd, args) in [
+        (
+            "sweep",
+            vec![dir, "--size", "16m", "-o", m, "--levels", "1"],
+        ),
+        (
+            "sweep",
+            vec![dir, "--size", "16m", "--html", m, "--levels", "1"],
+        ),
+        ("fsync", vec![dir, "--html", m]),
+    ] {
+        let out = iosat().arg(cmd).args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{cmd} {args:?}: {}",
+            stderr(&out)
+        );
+        let err = stderr(&out);
+        assert!(err.contains(m) && err.contains("not a directory"), "{err}");
+        assert!(!err.contains("iosat-tmp"), "{err}");
+    }
+    // Refused at start: nothing was laid out or measured.
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// Case 6: a sweep's test file has no name where the filesystem supports O_TMPFILE, so a
+/// SIGKILL leaves nothing; leftovers of dead runs (named files from filesystems without
+/// O_TMPFILE, or older versions) are removed at start with a note, a live process's never.
+#[test]
+fn a_killed_sweep_leaves_nothing_and_old_leftovers_are_cleaned() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let mut child = iosat()
+        .args(["sweep", dir, "--size", "32m", "--levels", "1,2,4,8"])
+        .args(["--duration", "5", "--no-progress", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+
+    let dead = d.path().join(format!(".iosat-sweep-{}-1.tmp", dead_pid()));
+    let live = d
+        .path()
+        .join(format!(".iosat-sweep-{}-1.tmp", std::process::id()));
+    let dead_fsync = d.path().join(format!(".iosat-fsync.{}.3", dead_pid()));
+    for p in [&dead, &live, &dead_fsync] {
+        std::fs::write(p, b"x").unwrap();
+    }
+    let out = iosat()
+        .args(["sweep", dir, "--size", "16m", "--levels", "1"])
+        .args(["--duration", "0.1", "--ramp", "0", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!dead.exists() && live.exists(), "{:?}", entries(d.path()));
+    let name = dead.file_name().unwrap().to_str().unwrap();
+    assert!(
+        err.contains("removed 1 test file") && err.contains(name),
+        "{err}"
+    );
+    // fsync cleans its own kind.
+    let out = iosat()
+        .args(["fsync", dir, "--duration", "0.05", "--sizes", "4096"])
+        .args(["--committers", "1", "--methods", "fsync", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!dead_fsync.exists(), "{:?}", entries(d.path()));
+    assert!(stderr(&out).contains(".iosat-fsync."), "{}", stderr(&out));
+    assert_eq!(entries(d.path()), [live]);
+}
+
+/// Case 8: two sweeps started together on a filesystem with room for one each reserve their
+/// file before judging the space: neither dies with ENOSPC (exit 1), at most one runs.
+#[test]
+fn concurrent_sweeps_reserve_their_space() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let t = Tmpfs::mount("300m");
+    let dir = t.path().to_str().unwrap();
+    let start = || {
+        iosat()
+            .args([
+                "sweep",
+                dir,
+                "--allow-tmpfs",
+                "--size",
+                "150m",
+                "--levels",
+                "1",
+            ])
+            .args([
+                "--duration",
+                "0.3",
+                "--ramp",
+                "0",
+                "--json",
+                "--direct",
+                "false",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let codes: Vec<(Option<i32>, String)> = [a, b]
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+        .collect();
+    for (c, err) in &codes {
+        assert!(matches!(c, Some(0) | Some(4)), "{c:?}: {err}");
+        if *c == Some(4) {
+            assert!(err.contains("too little free space"), "{err}");
+        }
+    }
+    assert!(
+        codes.iter().filter(|(c, _)| *c == Some(0)).count() <= 1,
+        "{codes:?}"
+    );
+    assert!(entries(t.path()).is_empty(), "{:?}", entries(t.path()));
+}
+
+/// Case 5, through the library: a name replaced during the run is left alone.
+#[test]
+fn a_replaced_file_is_not_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let (_f, owned) = iosat::sys::fs::OwnedFile::create(d.path(), ".t-", ".tmp", 0, 0o600).unwrap();
+    let p = owned.path.clone();
+    let other = d.path().join("users-file");
+    std::fs::write(&other, b"mine").unwrap();
+    std::fs::rename(&other, &p).unwrap();
+    drop(owned);
+    assert_eq!(std::fs::read(&p).unwrap(), b"mine");
+    assert!(Path::new(&p).exists());
+}
