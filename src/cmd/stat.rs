@@ -72,7 +72,7 @@ fn replay(
         let lookup = Box::new(|id: &str| {
             let p = profiles.profile(id);
             for w in profiles.take_warnings() {
-                eprintln!("iosat: warning: {w}");
+                crate::error::warn(w);
             }
             p
         });

@@ -56,12 +56,12 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         // Warnings that the numbers may not be about a disk (tmpfs, page cache) go to stderr
         // too, so `--json > file` does not hide them.
         for n in &t.notes {
-            eprintln!("iosat: warning: {n}");
+            crate::error::warn(n);
         }
         notes.extend(t.notes.iter().cloned());
     }
     if let Some(n) = engine_note {
-        eprintln!("iosat: note: {n}");
+        crate::error::say(format_args!("iosat: note: {n}"));
         notes.push(n);
     }
     let mut report = driver::start_report(

@@ -105,7 +105,7 @@ impl Collector {
     fn warn(&mut self, warnings: Vec<String>) {
         for w in warnings {
             if self.warned.insert(w.clone()) {
-                eprintln!("iosat: warning: {w}");
+                crate::error::warn(w);
             }
         }
     }

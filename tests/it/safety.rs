@@ -234,3 +234,26 @@ fn a_replaced_file_is_not_removed() {
     assert_eq!(std::fs::read(&p).unwrap(), b"mine");
     assert!(Path::new(&p).exists());
 }
+
+/// Case 11: warnings on a stderr that cannot be written (/dev/full) never abort a run.
+#[test]
+fn a_failed_stderr_write_never_panics() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    // --direct false warns (page cache) on stderr.
+    let out = iosat()
+        .args([
+            "sweep", dir, "--size", "16m", "--levels", "1", "--direct", "false",
+        ])
+        .args(["--duration", "0.1", "--ramp", "0", "--json"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"levels\""));
+    assert!(entries(d.path()).is_empty());
+}
