@@ -43,13 +43,21 @@ impl RecordingWriter {
         let file = match &mut self.file {
             Some(f) => f,
             None => {
+                use std::os::unix::fs::OpenOptionsExt;
+                // O_NOFOLLOW: a symlink is never appended through.
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                     .open(path)
                     .map_err(|e| Error::io(path, e))?;
-                if f.metadata().map_err(|e| Error::io(path, e))?.len() == 0 {
-                    f.write_all(record::HEADER.as_bytes())
+                let mut head = vec![0u8; 4096];
+                let n = std::io::Read::read(&mut f, &mut head).map_err(|e| Error::io(path, e))?;
+                let is_file = f.metadata().map_err(|e| Error::io(path, e))?.is_file();
+                check_appendable(path, is_file, &head[..n])?;
+                if n == 0 {
+                    f.write_all(format!("{}{}", record::HEADER, host_line()).as_bytes())
                         .map_err(|e| Error::io(path, e))?;
                 }
                 self.file.insert(f)
@@ -58,6 +66,76 @@ impl RecordingWriter {
         file.write_all(s.as_bytes())
             .map_err(|e| Error::io(&self.path, e))
     }
+}
+
+/// The comment line after the header that says which host recorded: `#host <hostname>`.
+fn host_line() -> String {
+    format!("#host {}\n", this_host())
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// `stat --record FILE` appends only to an iosat recording of this host: a missing or empty
+/// file is fine; anything else must start with the recording header, and when it names its
+/// host (`#host`), that must be this host. Checked before the run (the flag's value is named,
+/// exit 2) and again on the opened file.
+pub fn check_record_target(path: &Path) -> Result<(), Error> {
+    use std::io::Read;
+    let meta = match path.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(not_a_recording(path, "is a symlink"));
+    }
+    if !meta.is_file() {
+        return Err(not_a_recording(path, "is not a regular file"));
+    }
+    let mut head = vec![0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| Error::io(path, e))?;
+    check_appendable(path, true, &head[..n])
+}
+
+fn check_appendable(path: &Path, is_file: bool, head: &[u8]) -> Result<(), Error> {
+    if !is_file {
+        return Err(not_a_recording(path, "is not a regular file"));
+    }
+    if head.is_empty() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(head);
+    if !text.starts_with(record::HEADER) {
+        return Err(not_a_recording(
+            path,
+            "is not an iosat recording (no '#iosat-record' header)",
+        ));
+    }
+    let host = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix("#host "));
+    match host {
+        Some(h) if h.trim() != this_host() => Err(not_a_recording(
+            path,
+            &format!("is a recording of host '{}', not of this one", h.trim()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn not_a_recording(path: &Path, why: &str) -> Error {
+    Error::usage(
+        "--record",
+        path.display(),
+        format!("{why}; iosat appends only to its own recordings of this host"),
+    )
 }
 
 /// What one tick gave.

@@ -257,3 +257,49 @@ fn a_failed_stderr_write_never_panics() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"levels\""));
     assert!(entries(d.path()).is_empty());
 }
+
+/// Case 4: `stat --record FILE` appends only to an iosat recording of this host: a user's
+/// notes, a symlink, another host's recording are refused (exit 2) and left as they were.
+#[test]
+fn record_appends_only_to_a_recording_of_this_host() {
+    let d = tempfile::tempdir().unwrap();
+    let stat = |file: &Path| {
+        iosat()
+            .args(["stat", "-c", "1", "-i", "0.1", "--record"])
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let refused = |file: &Path, needle: &str| {
+        let before = std::fs::read(file).ok();
+        let out = stat(file);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("--record") && err.contains(needle), "{err}");
+        assert_eq!(std::fs::read(file).ok(), before, "changed");
+    };
+    let notes = d.path().join("notes.txt");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    refused(&notes, "not an iosat recording");
+    // A recording of this host is appended to; its header names the host.
+    let rec = d.path().join("r.rec");
+    assert!(stat(&rec).status.success());
+    assert!(stat(&rec).status.success());
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.lines().nth(1).unwrap().starts_with("#host "), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("R ")).count(), 2);
+    // Through a symlink: refused, even to a recording.
+    let link = d.path().join("link.rec");
+    std::os::unix::fs::symlink(&rec, &link).unwrap();
+    let out = stat(&link);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("symlink"));
+    // Another host's recording.
+    let other = d.path().join("other.rec");
+    std::fs::write(
+        &other,
+        "#iosat-record 1\n#host elsewhere-xyz\nR 1 1000000000\n",
+    )
+    .unwrap();
+    refused(&other, "elsewhere-xyz");
+}
