@@ -156,12 +156,11 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
         if spec.count.is_some_and(|c| reports >= c) {
             break;
         }
-        deadline += spec.interval_ns;
-        let now = clock::monotonic_ns();
-        if deadline < now {
-            // We fell behind (suspended, overloaded): measure from now on, don't catch up.
-            deadline = now;
-        }
+        deadline = crate::monitor::collect::next_deadline(
+            deadline,
+            spec.interval_ns,
+            clock::monotonic_ns(),
+        );
         // Woken early only by a signal; then check whether it was a stop.
         clock::sleep_until_ns(deadline);
         if crate::sys::signal::stop_requested() {

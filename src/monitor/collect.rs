@@ -68,6 +68,19 @@ impl RecordingWriter {
     }
 }
 
+/// When the next sample is due after the one due at `deadline`, taken at `now`: one interval
+/// later; when that is already past (a stall: SIGSTOP, suspend, overload), one whole interval
+/// after now, so the interval after a stall has its normal length (catching up at once made
+/// it a few ms long).
+pub fn next_deadline(deadline: u64, interval_ns: u64, now: u64) -> u64 {
+    let next = deadline.saturating_add(interval_ns);
+    if next < now {
+        now.saturating_add(interval_ns)
+    } else {
+        next
+    }
+}
+
 /// The comment line after the header that says which host recorded: `#host <hostname>`.
 fn host_line() -> String {
     format!("#host {}\n", this_host())
@@ -280,5 +293,21 @@ impl Collector {
     pub fn series(&mut self) -> Option<(Vec<StatSeries>, Vec<String>)> {
         let store = self.series.as_ref()?;
         Some(store.series(&mut self.profiles))
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::next_deadline;
+
+    #[test]
+    fn the_interval_after_a_stall_has_its_normal_length() {
+        let s = 1_000_000_000u64;
+        // On time: one interval later.
+        assert_eq!(next_deadline(10 * s, s, 10 * s + 3_000_000), 11 * s);
+        // Resumed 9.5 s late: the next sample comes a whole interval after now, not at once.
+        let now = 19 * s + s / 2;
+        assert_eq!(next_deadline(10 * s, s, now), now + s);
+        assert_eq!(next_deadline(u64::MAX - 1, s, 0), u64::MAX);
     }
 }
