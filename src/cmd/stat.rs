@@ -67,7 +67,10 @@ fn replay(
     mut profiles: ProfileCache,
     out: &mut impl Write,
 ) -> Result<(), Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let (text, bad) = crate::sys::fs::read_text(path)?;
+    crate::sys::fs::bad_line_warnings(path, &bad)
+        .into_iter()
+        .for_each(crate::error::warn);
     {
         let lookup = Box::new(|id: &str| {
             let p = profiles.profile(id);
@@ -122,13 +125,13 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
     if let (Some(html), Some(rec)) = (&spec.html, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
         let mut store = SeriesStore::new();
-        match std::fs::read_to_string(rec) {
+        match crate::sys::fs::read_text(rec).map(|(t, _)| t) {
             Ok(t) if !t.trim().is_empty() => {
                 store.feed_text(&t).map_err(|e| parse_error(rec, e))?
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(rec, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
         collector.keep_series(store);
         page = Some(PageFile::new(html));

@@ -206,6 +206,45 @@ pub fn process_alive(pid: i32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+/// A text file whose lines may hold bytes that are not UTF-8 (a mangled recording, a device
+/// name from a fixture): every such line is blanked (readers skip blank lines, and later lines
+/// keep their numbers), and its 1-based number is returned so the caller can warn naming it.
+pub fn read_text(path: &Path) -> Result<(String, Vec<usize>)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    Ok(text_of(bytes))
+}
+
+/// [`read_text`] on bytes already read. Pure.
+pub fn text_of(bytes: Vec<u8>) -> (String, Vec<usize>) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, Vec::new()),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut out = String::with_capacity(bytes.len());
+            let mut bad = Vec::new();
+            for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+                match std::str::from_utf8(line) {
+                    Ok(l) => out.push_str(l),
+                    Err(_) => {
+                        bad.push(i + 1);
+                        if line.ends_with(b"\n") {
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+            (out, bad)
+        }
+    }
+}
+
+/// One warning line per line [`read_text`] blanked: `FILE:N: not UTF-8, line skipped`.
+pub fn bad_line_warnings(path: &Path, bad: &[usize]) -> Vec<String> {
+    bad.iter()
+        .map(|n| format!("{}:{n}: not UTF-8, line skipped", path.display()))
+        .collect()
+}
+
 /// statfs f_type of tmpfs and ramfs (linux/magic.h).
 pub const TMPFS_MAGIC: i64 = 0x0102_1994;
 pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
@@ -363,6 +402,17 @@ impl PageFile {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_that_are_not_utf8_are_blanked_and_named() {
+        let (t, bad) = super::text_of(b"a\nb\xff\nc\n\xfe".to_vec());
+        assert_eq!(t, "a\n\nc\n");
+        assert_eq!(bad, [2, 4]);
+        let (t, bad) = super::text_of(b"fine\n".to_vec());
+        assert_eq!((t.as_str(), bad.len()), ("fine\n", 0));
+        let w = super::bad_line_warnings(std::path::Path::new("r.rec"), &[2]);
+        assert_eq!(w, ["r.rec:2: not UTF-8, line skipped"]);
+    }
+
     #[test]
     fn a_disk_directory_has_free_space_and_is_not_memory() {
         let d = std::env::current_dir().unwrap();

@@ -303,3 +303,33 @@ fn record_appends_only_to_a_recording_of_this_host() {
     .unwrap();
     refused(&other, "elsewhere-xyz");
 }
+
+/// Case 12: one byte that is not UTF-8 in a recording no longer fails the whole file: the line
+/// is skipped with a warning naming the file and line, in `stat --replay` and `report` alike.
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read(fixture("report/loop.rec")).unwrap();
+    let mut lines: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    // The 20th line is a diskstats line of the first sample.
+    let n = lines
+        .iter()
+        .enumerate()
+        .skip(15)
+        .find(|(_, l)| l.first() == Some(&b' '))
+        .map(|(i, _)| i)
+        .unwrap();
+    lines[n].extend_from_slice(b" \xff");
+    let rec = d.path().join("bad.rec");
+    std::fs::write(&rec, lines.join(&b'\n')).unwrap();
+    let want = format!("bad.rec:{}: not UTF-8, line skipped", n + 1);
+    for args in [
+        vec!["stat", "--replay", rec.to_str().unwrap(), "--no-profile"],
+        vec!["report", rec.to_str().unwrap(), "--format", "markdown"],
+    ] {
+        let out = iosat().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&want), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty());
+    }
+}
