@@ -1118,6 +1118,36 @@ mod own_devices {
             &[&format!("held by {}", upper.0.trim_start_matches("/dev/"))],
         );
     }
+
+    /// Issue 12 case 15: an I/O error while other io_uring requests are in flight ends the run
+    /// with one clear error (the worker cancels and reaps them before freeing their buffers).
+    #[test]
+    fn an_io_error_with_requests_in_flight_ends_the_uring_run_cleanly() {
+        let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let name = format!("iosat-err-{}", std::process::id());
+        // The first half reads the loop device, the second half fails every I/O.
+        let table = format!("0 16384 linear {} 0\n16384 16384 error", lo.path);
+        let ok = Command::new("dmsetup")
+            .args(["create", &name, "--table", &table])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: dmsetup create failed (no device mapper?)");
+            return;
+        }
+        lo.dm.push(name.clone());
+        let dev = format!("/dev/mapper/{name}");
+        let mut args = vec![dev.as_str(), "--engine", "uring", "--levels", "16"];
+        args.extend(QUICK);
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("Input/output error"), "{err}");
+    }
 }
 
 /// Issue 5's acceptance: `iosat analyze` on fio runs at iodepth 1, 4, 16, 64 gives the same knee
