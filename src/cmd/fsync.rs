@@ -11,6 +11,10 @@ use std::io::{IsTerminal, Write};
 pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     let run = crate::config::fsync::build(args)?;
     crate::fsync::io::install_sigint_handler();
+    // Said before the run, on stderr (the report on stdout repeats it).
+    if let Some(w) = crate::fsync::io::memory_fs_warning(&run.spec.dir) {
+        crate::error::warn(w);
+    }
     let tty = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
         if tty {

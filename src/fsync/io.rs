@@ -18,6 +18,16 @@ pub fn install_sigint_handler() {
     crate::sys::signal::catch_stop_signals(false);
 }
 
+/// The warning for a test directory on a memory filesystem, or None.
+pub fn memory_fs_warning(dir: &Path) -> Option<String> {
+    crate::sys::fs::memory_fs_at(dir).map(|fs| {
+        format!(
+            "{} is on {fs}: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
+            dir.display()
+        )
+    })
+}
+
 pub fn interrupted() -> bool {
     crate::sys::signal::stop_requested()
 }

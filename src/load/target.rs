@@ -219,8 +219,17 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
     let dir_handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
     check_memory_fs(spec, &dir_handle, dir, &mut notes)?;
     drop(dir_handle);
-    // A filesystem reporting no size (ramfs) has no room to promise.
-    let free = crate::sys::fs::free_bytes(dir)?.unwrap_or(0);
+    // A filesystem reporting no size (ramfs, allowed above) has no free space to judge: the
+    // size asked for, else the smallest worth measuring, without a check.
+    let Some(free) = crate::sys::fs::free_bytes(dir)? else {
+        let size = spec.size_bytes.unwrap_or(MIN_SIZE);
+        notes.push(format!(
+            "{} reports no size (ramfs): free space not checked for the {} test file",
+            dir.display(),
+            crate::units::human_bytes(size)
+        ));
+        return lay_out(spec, dir, size, notes, stop);
+    };
     let size = match spec.size_bytes {
         Some(s) => s,
         None => default_size(free).ok_or_else(|| {
@@ -235,6 +244,17 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
     if !fits(size, free) {
         return Err(no_room(dir, size, free, "free"));
     }
+    lay_out(spec, dir, size, notes, stop)
+}
+
+/// Create, reserve and fill the test file of `size` bytes in `dir`.
+fn lay_out(
+    spec: &TargetSpec,
+    dir: &Path,
+    size: u64,
+    mut notes: Vec<String>,
+    stop: &AtomicBool,
+) -> Result<Target> {
     let removed = crate::sys::fs::remove_dead_leftovers(dir, LEFTOVER_PREFIX);
     if !removed.is_empty() {
         notes.push(format!(
@@ -428,6 +448,12 @@ fn check_block_size(spec: &TargetSpec, dio_align: u32, path: &Path) -> Result<()
 fn check_not_in_use(path: &Path) -> Result<()> {
     let root = crate::sys::Root::default();
     let dev = crate::sys::device::blockdev_for_node(&root, path)?;
+    if crate::sys::device::read_only(&root, &dev) {
+        return Err(target_err(
+            path,
+            "is a read-only device (blockdev --getro says 1): it cannot be written; drop --destructive to read it",
+        ));
+    }
     let uses = uses_of(&root, &dev);
     if uses.is_empty() {
         return Ok(());

@@ -295,6 +295,12 @@ fn dir_entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Whether the kernel marks the device read-only (`ro`: `blockdev --setro`, a write-protected
+/// medium, a read-only loop device).
+pub fn read_only(root: &Root, dev: &BlockDev) -> bool {
+    sysfs_dir(root, dev).is_some_and(|d| read_num::<u8>(&d.join("ro")) == Some(1))
+}
+
 /// Kernel names of the devices stacked on this one (dm, md, bcache): `holders/`.
 pub fn holders(root: &Root, dev: &BlockDev) -> Vec<String> {
     sysfs_dir(root, dev)

@@ -333,3 +333,99 @@ fn a_line_that_is_not_utf8_is_skipped_naming_it() {
         assert!(!out.stdout.is_empty());
     }
 }
+
+/// Case 18: one clear line on stderr before the run: a read-only device, ramfs allowed with
+/// --allow-tmpfs (no "0 B free"), --profile-dir naming a file, fsync's memory-fs warning.
+#[test]
+fn clear_lines_before_the_run() {
+    if !is_root() {
+        eprintln!("skipped: needs root (loop devices, mounts)");
+        return;
+    }
+    // A read-only loop device given to --destructive.
+    let img = tempfile::tempdir().unwrap();
+    let f = img.path().join("ro.img");
+    std::fs::File::create(&f)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show", "--read-only"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let run = iosat()
+            .args(["sweep", &dev, "--destructive", "--pattern", "randwrite"])
+            .args(["--levels", "1"])
+            .output()
+            .unwrap();
+        let _ = Command::new("losetup").args(["-d", &dev]).status();
+        let err = stderr(&run);
+        assert_eq!(run.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("read-only device") && err.contains(&dev),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // ramfs with --allow-tmpfs runs (it reports no size: not "0 B free").
+    let ram = Tmpfs::mount("ramfs");
+    let out = iosat()
+        .arg("sweep")
+        .arg(ram.path())
+        .args([
+            "--allow-tmpfs",
+            "--direct",
+            "false",
+            "--levels",
+            "1",
+            "--json",
+        ])
+        .args(["--duration", "0.1", "--ramp", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ramfs"), "{}", stderr(&out));
+    assert!(entries(ram.path()).is_empty());
+    // --profile-dir naming a file: refused at start.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let out = iosat()
+        .arg("sweep")
+        .arg(d.path())
+        .args([
+            "--size",
+            "16m",
+            "--levels",
+            "1",
+            "--save-profile",
+            "--profile-dir",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--profile-dir"), "{}", stderr(&out));
+    assert_eq!(entries(d.path()), [file]);
+    // fsync on tmpfs: the warning is on stderr.
+    let t = Tmpfs::mount("64m");
+    let out = iosat()
+        .arg("fsync")
+        .arg(t.path())
+        .args([
+            "--duration",
+            "0.02",
+            "--sizes",
+            "4096",
+            "--committers",
+            "none",
+        ])
+        .args(["--methods", "fsync", "--mode", "overwrite", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is on tmpfs"), "{}", stderr(&out));
+}
