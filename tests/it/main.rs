@@ -4,6 +4,7 @@ mod analysis;
 mod analyze;
 mod cli;
 mod fsync;
+mod fuzz;
 mod report;
 mod safety;
 mod sim;

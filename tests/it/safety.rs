@@ -429,3 +429,248 @@ fn clear_lines_before_the_run() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("is on tmpfs"), "{}", stderr(&out));
 }
+
+// ---------------------------------------------------------------------------------------
+// Cases that held before issue 12 but had no test.
+
+/// Runs `iosat` as user nobody (root ignores permissions, so EACCES needs another user).
+fn iosat_as_nobody() -> Command {
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_iosat"));
+    c
+}
+
+#[test]
+fn eacces_on_the_target_directory_and_on_output_is_one_line() {
+    if !is_root() || !crate::util::have("setpriv", "--version") {
+        eprintln!("skipped: needs root and setpriv to run as another user");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let locked = d.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = iosat_as_nobody()
+        .arg("sweep")
+        .arg(&locked)
+        .args(["--size", "16m", "--levels", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Permission denied") && err.contains("locked"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let out = iosat_as_nobody()
+        .arg("report")
+        .arg(fixture("report/sim_sweep.json"))
+        .arg("-o")
+        .arg(locked.join("x.md"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--output'") && err.contains("Permission denied"),
+        "{err}"
+    );
+    assert!(entries(&locked).is_empty());
+}
+
+#[test]
+fn a_read_only_filesystem_is_one_line_and_nothing_is_written() {
+    if !is_root() {
+        eprintln!("skipped: mounting needs root");
+        return;
+    }
+    let t = Tmpfs::mount("256m");
+    let ok = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(t.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "remount ro failed");
+    let out = iosat()
+        .arg("sweep")
+        .arg(t.path())
+        .args([
+            "--allow-tmpfs",
+            "--direct",
+            "false",
+            "--size",
+            "16m",
+            "--levels",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("Read-only file system"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let out = iosat().arg("fsync").arg(t.path()).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(entries(t.path()).is_empty());
+}
+
+/// Whether process `pid` holds a file in `dir` open (named or O_TMPFILE).
+fn has_file_open_in(pid: u32, dir: &Path) -> bool {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"));
+    fds.into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.parent() == Some(dir)))
+}
+
+#[test]
+fn sigterm_and_sighup_during_layout_and_measurement_clean_up() {
+    for (sig, during_layout) in [
+        (libc::SIGTERM, true),
+        (libc::SIGHUP, true),
+        (libc::SIGTERM, false),
+        (libc::SIGHUP, false),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let size = if during_layout { "256m" } else { "16m" };
+        let child = iosat()
+            .arg("sweep")
+            .arg(d.path())
+            .args(["--engine", "sync", "--size", size, "--levels", "1,2"])
+            .args(["--duration", "5", "--no-progress", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !has_file_open_in(child.id(), d.path()) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "layout never started"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !during_layout {
+            // A 16 MiB layout is done well within a second; the level runs for 5 s.
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "signal {sig}: {}",
+            stderr(&out)
+        );
+        assert!(
+            entries(d.path()).is_empty(),
+            "signal {sig}: {:?}",
+            entries(d.path())
+        );
+    }
+}
+
+#[test]
+fn a_symlink_alias_of_a_mounted_device_and_a_dev_typo_are_refused() {
+    let Some(mut lo) = crate::util::LoopDev::try_new(16 << 20, false, None) else {
+        eprintln!("skipped: cannot set up a loop device (needs root)");
+        return;
+    };
+    let dev = lo.path.clone();
+    let Some(mnt) = lo.mount(&dev) else {
+        eprintln!("skipped: mkfs.ext4 or mount failed");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let alias = d.path().join("disk");
+    std::os::unix::fs::symlink(&dev, &alias).unwrap();
+    let out = iosat()
+        .arg("sweep")
+        .arg(&alias)
+        .args(["--destructive", "--pattern", "randwrite", "--levels", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!("mounted at {}", mnt.display())),
+        "{err}"
+    );
+    // A typo'd /dev path is an error, never a new file.
+    let typo = format!("{dev}-typo");
+    let out = iosat()
+        .args(["sweep", &typo, "--destructive", "--pattern", "randwrite"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    assert!(!Path::new(&typo).exists());
+}
+
+/// Thaws a frozen filesystem on drop, also when the test fails.
+struct Frozen(std::path::PathBuf);
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_frozen_filesystem_during_fsync_is_survived() {
+    let Some(mut lo) = crate::util::LoopDev::try_new(64 << 20, false, None) else {
+        eprintln!("skipped: cannot set up a loop device (needs root)");
+        return;
+    };
+    let dev = lo.path.clone();
+    let Some(mnt) = lo.mount(&dev) else {
+        eprintln!("skipped: mkfs.ext4 or mount failed");
+        return;
+    };
+    let child = iosat()
+        .arg("fsync")
+        .arg(&mnt)
+        .args([
+            "--duration",
+            "0.3",
+            "--sizes",
+            "4096",
+            "--committers",
+            "none",
+        ])
+        .args([
+            "--methods",
+            "fsync,fdatasync",
+            "--mode",
+            "overwrite",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let frozen = Command::new("fsfreeze")
+        .arg("-f")
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    let guard = Frozen(mnt.clone());
+    if frozen {
+        std::thread::sleep(Duration::from_millis(800));
+    }
+    drop(guard);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"cases\""));
+    let left: Vec<_> = entries(&mnt)
+        .into_iter()
+        .filter(|p| !p.ends_with("lost+found"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
