@@ -518,8 +518,9 @@ fn a_read_only_filesystem_is_one_line_and_nothing_is_written() {
     assert!(entries(t.path()).is_empty());
 }
 
-/// Whether process `pid` holds a file in `dir` open (named or O_TMPFILE).
-fn has_file_open_in(pid: u32, dir: &Path) -> bool {
+/// Whether process `pid` holds a file in `dir` open (a named or an O_TMPFILE one, which /proc
+/// shows as `DIR/#INODE (deleted)`).
+pub fn has_file_open_in(pid: u32, dir: &Path) -> bool {
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd"));
     fds.into_iter()
         .flatten()
@@ -577,15 +578,10 @@ fn sigterm_and_sighup_during_layout_and_measurement_clean_up() {
 
 #[test]
 fn a_symlink_alias_of_a_mounted_device_and_a_dev_typo_are_refused() {
-    let Some(mut lo) = crate::util::LoopDev::try_new(16 << 20, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
+    let Some((lo, mnt)) = mounted_loop(16 << 20) else {
         return;
     };
     let dev = lo.path.clone();
-    let Some(mnt) = lo.mount(&dev) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
-        return;
-    };
     let d = tempfile::tempdir().unwrap();
     let alias = d.path().join("disk");
     std::os::unix::fs::symlink(&dev, &alias).unwrap();
@@ -612,6 +608,21 @@ fn a_symlink_alias_of_a_mounted_device_and_a_dev_typo_are_refused() {
     assert!(!Path::new(&typo).exists());
 }
 
+/// A loop device of `size` bytes with ext4 on it, mounted (both undone on drop); None, saying
+/// why, when that cannot be set up (not root, no mkfs.ext4).
+fn mounted_loop(size: u64) -> Option<(crate::util::LoopDev, std::path::PathBuf)> {
+    let Some(mut lo) = crate::util::LoopDev::try_new(size, false, None) else {
+        eprintln!("skipped: cannot set up a loop device (needs root)");
+        return None;
+    };
+    let dev = lo.path.clone();
+    let Some(mnt) = lo.mount(&dev) else {
+        eprintln!("skipped: mkfs.ext4 or mount failed");
+        return None;
+    };
+    Some((lo, mnt))
+}
+
 /// Thaws a frozen filesystem on drop, also when the test fails.
 struct Frozen(std::path::PathBuf);
 
@@ -623,13 +634,7 @@ impl Drop for Frozen {
 
 #[test]
 fn a_frozen_filesystem_during_fsync_is_survived() {
-    let Some(mut lo) = crate::util::LoopDev::try_new(64 << 20, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
-        return;
-    };
-    let dev = lo.path.clone();
-    let Some(mnt) = lo.mount(&dev) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
+    let Some((_lo, mnt)) = mounted_loop(64 << 20) else {
         return;
     };
     let child = iosat()

@@ -422,16 +422,6 @@ fn write_and_sequential_patterns_run_on_a_laid_out_file() {
     }
 }
 
-/// Whether process `pid` holds a file in `dir` open (a named or an O_TMPFILE one, which
-/// /proc shows as `DIR/#INODE (deleted)`).
-fn has_file_open_in(pid: u32, dir: &Path) -> bool {
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"));
-    fds.into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.parent() == Some(dir)))
-}
-
 #[test]
 fn ctrl_c_during_layout_removes_the_half_written_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -456,7 +446,8 @@ fn ctrl_c_during_layout_removes_the_half_written_file() {
     // of the child's in the directory); interrupt then (during layout or, on a very fast disk,
     // during the level: either way nothing may be left behind).
     let t0 = Instant::now();
-    while entries(dir.path()).is_empty() && !has_file_open_in(child.id(), dir.path()) {
+    while entries(dir.path()).is_empty() && !crate::safety::has_file_open_in(child.id(), dir.path())
+    {
         assert!(
             t0.elapsed() < Duration::from_secs(30),
             "layout never started"
