@@ -72,7 +72,7 @@ fn mutate(u: &mut Unstructured, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
     for _ in 0..rounds {
         let len = v.len().max(1);
         let at = u.choose_index(len).unwrap_or(0).min(v.len());
-        match u.int_in_range(0..=7u8).unwrap_or(0) {
+        match u.int_in_range(0..=9u8).unwrap_or(0) {
             0 => {
                 if let Some(b) = v.get_mut(at) {
                     *b ^= 1 << u.int_in_range(0..=7u8).unwrap_or(0);
@@ -127,6 +127,27 @@ fn mutate(u: &mut Unstructured, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
                     v.splice(e..e, line.iter().copied());
                 }
             }
+            8 | 9 => {
+                // A field of a whitespace-separated line (a diskstats counter, an iostat
+                // column) set to a nasty number.
+                let s = v[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let e = v[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(v.len(), |p| at + p);
+                let line = String::from_utf8_lossy(&v[s..e]).into_owned();
+                let mut fields: Vec<String> =
+                    line.split_ascii_whitespace().map(str::to_string).collect();
+                if !fields.is_empty() {
+                    let k = u.choose_index(fields.len()).unwrap_or(0);
+                    fields[k] = u.choose(NASTY).unwrap_or(&"0").to_string();
+                    let lead = if line.starts_with(' ') { " " } else { "" };
+                    v.splice(s..e, format!("{lead}{}", fields.join(" ")).into_bytes());
+                }
+            }
             _ => {
                 let b: u8 = u.arbitrary().unwrap_or(0xff);
                 v.insert(at, b);
@@ -136,12 +157,38 @@ fn mutate(u: &mut Unstructured, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
     v
 }
 
-/// JSON-aware mutation for `report`: numbers replaced by extremes, keys dropped, values
-/// retyped, arrays emptied or repeated.
-fn mutate_json(u: &mut Unstructured, v: &mut serde_json::Value, depth: u32) {
+/// JSON-aware mutation for `report`: one to three places of the document changed (a number
+/// set to an extreme, a value retyped or nulled, a key dropped, an array emptied or grown), so
+/// the document still loads and reaches the renderers.
+fn mutate_json(u: &mut Unstructured, v: &mut serde_json::Value) {
     use serde_json::Value;
-    let nasty = |u: &mut Unstructured| -> Value {
-        match u.int_in_range(0..=9u8).unwrap_or(0) {
+    fn paths(v: &Value, at: &mut Vec<String>, out: &mut Vec<String>) {
+        out.push(at.join("/"));
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, x)| {
+                at.push(k.replace('~', "~0").replace('/', "~1"));
+                paths(x, at, out);
+                at.pop();
+            }),
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| {
+                at.push(i.to_string());
+                paths(x, at, out);
+                at.pop();
+            }),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    paths(v, &mut Vec::new(), &mut all);
+    let rounds = u.int_in_range(1..=3u8).unwrap_or(1);
+    for _ in 0..rounds {
+        let Ok(p) = u.choose(&all) else { return };
+        let ptr = if p.is_empty() {
+            String::new()
+        } else {
+            format!("/{p}")
+        };
+        let nasty = match u.int_in_range(0..=11u8).unwrap_or(0) {
             0 => serde_json::json!(1e16),
             1 => serde_json::json!(1e308),
             2 => serde_json::json!(-1e308),
@@ -151,38 +198,19 @@ fn mutate_json(u: &mut Unstructured, v: &mut serde_json::Value, depth: u32) {
             6 => serde_json::json!(-1),
             7 => serde_json::json!(5e-324),
             8 => Value::Null,
-            _ => serde_json::json!("x"),
-        }
-    };
-    match v {
-        Value::Number(_) if u.ratio(1u8, 8).unwrap_or(false) => *v = nasty(u),
-        Value::Object(m) => {
-            let keys: Vec<String> = m.keys().cloned().collect();
-            for k in keys {
-                if u.ratio(1u8, 40).unwrap_or(false) {
-                    m.remove(&k);
-                } else if let Some(x) = m.get_mut(&k) {
-                    if depth < 12 {
-                        mutate_json(u, x, depth + 1);
-                    }
+            9 => serde_json::json!("x"),
+            10 => serde_json::json!([]),
+            _ => serde_json::json!(1e9),
+        };
+        if let Some(x) = v.pointer_mut(&ptr) {
+            match x {
+                Value::Array(a) if u.ratio(1u8, 2).unwrap_or(false) && a.len() < 64 => {
+                    let first = a.first().cloned().unwrap_or(Value::Null);
+                    a.push(first);
                 }
+                _ => *x = nasty,
             }
         }
-        Value::Array(a) => {
-            if u.ratio(1u8, 30).unwrap_or(false) {
-                a.clear();
-            } else if u.ratio(1u8, 30).unwrap_or(false) && !a.is_empty() && a.len() < 64 {
-                let first = a[0].clone();
-                a.push(first);
-            }
-            for x in a.iter_mut() {
-                if depth < 12 {
-                    mutate_json(u, x, depth + 1);
-                }
-            }
-        }
-        _ if u.ratio(1u8, 60).unwrap_or(false) => *v = nasty(u),
-        _ => {}
     }
 }
 
@@ -370,7 +398,7 @@ fn fuzz_report_on_arbitrary_json() {
             return mutate(u, &s, &[]);
         }
         let mut d = u.choose(&docs).cloned().unwrap_or_default();
-        mutate_json(u, &mut d, 0);
+        mutate_json(u, &mut d);
         serde_json::to_vec(&d).unwrap()
     };
     let n = fuzz("report", gen, |b| {
