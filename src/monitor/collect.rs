@@ -3,7 +3,9 @@
 //! lines (`D`, `I`, the sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
-//! Reads through sys/ and profile.rs only; must not import cli/, cmd/, ui/ or report/.
+//! Also: which file `--record` may append to (an iosat recording of this host) and when the
+//! next sample is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs
+//! only; must not import cli/, cmd/, ui/ or report/.
 
 use super::interval::IntervalReport;
 use super::record::{self, Event};
