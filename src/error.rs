@@ -77,6 +77,18 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Print `iosat: warning: MSG` on stderr. A failed write (stderr on /dev/full, a closed pipe)
+/// is ignored: a warning never aborts a run (eprintln! panics there).
+pub fn warn(msg: impl std::fmt::Display) {
+    say(format_args!("iosat: warning: {msg}"));
+}
+
+/// One line on stderr, as is (progress, notes, the final error); a failed write is ignored.
+pub fn say(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// The exit code for an error chain: the first typed iosat error decides, else 1.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {

@@ -194,15 +194,43 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     })
 }
 
+/// `<dir>/<id>.json` with the id made a plain file name first (an id may come from a
+/// recording's identity line: `../../tmp/x` must not leave the directory).
+pub fn profile_path(dir: &Path, id: &str) -> PathBuf {
+    let stem = sanitize(id);
+    let stem = if stem.is_empty() || stem.starts_with('.') {
+        format!("_{stem}")
+    } else {
+        stem
+    };
+    dir.join(format!("{stem}.json"))
+}
+
 /// Read `<dir>/<id>.json`: Ok(None) when there is no such profile, a Parse error naming the
 /// file when it is not a usable sweep report.
 pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
-    let path = dir.join(format!("{id}.json"));
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = profile_path(dir, id);
+    // O_NONBLOCK and a regular-file check: a FIFO or device put there never blocks a read.
+    let mut f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+    {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Error::io(
+            &path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "is not a regular file"),
+        ));
+    }
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(|e| Error::io(&path, e))?;
     parse_profile(id, &text)
         .map(Some)
         .map_err(|reason| Error::Parse {
@@ -216,7 +244,7 @@ pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
 /// half a profile). Returns the path written.
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = dir.join(format!("{id}.json"));
+    let path = profile_path(dir, id);
     crate::sys::fs::replace_file(&path, json.as_bytes())?;
     Ok(path)
 }
@@ -263,7 +291,7 @@ impl ProfileCache {
             match load(dir, id) {
                 Ok(Some(p)) => Ok(Found {
                     profile: Arc::new(p),
-                    path: dir.join(format!("{id}.json")).display().to_string(),
+                    path: profile_path(dir, id).display().to_string(),
                 }),
                 Ok(None) => Err(Missing::NotSaved(dir.clone())),
                 Err(e) => {
@@ -350,6 +378,42 @@ mod tests {
         assert_eq!(profile_id(&id), "Samsung_SSD_970-1000");
         id.model = None;
         assert_eq!(profile_id(&id), "nvme0n1-1000");
+    }
+
+    #[test]
+    fn a_hostile_id_stays_a_plain_file_name_in_the_directory() {
+        let d = Path::new("/p");
+        for id in [
+            "../../../../tmp/x",
+            "/etc/passwd",
+            "..",
+            "",
+            "a/../../b",
+            ".hidden",
+        ] {
+            let p = profile_path(d, id);
+            assert_eq!(p.parent(), Some(d), "{id} -> {}", p.display());
+            let name = p.file_name().unwrap().to_str().unwrap();
+            assert!(
+                !name.starts_with('.') && !name.contains('/'),
+                "{id} -> {name}"
+            );
+        }
+        assert_eq!(
+            profile_path(d, "eui.0025_3859"),
+            Path::new("/p/eui.0025_3859.json")
+        );
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_a_profile_is_refused_not_waited_on() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("dev.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = load(t.path(), "dev").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]

@@ -115,6 +115,11 @@ pub struct SweepArgs {
     #[arg(long, help_heading = "Target")]
     pub destructive: bool,
 
+    /// With --destructive: confirm that the device's data may be destroyed although it is not
+    /// blank, naming what was found (`exfat`, `dos`, `data`, ... as the refusal says).
+    #[arg(long, value_name = "WHAT", help_heading = "Target")]
+    pub overwrite_found: Option<String>,
+
     /// Run on tmpfs/ramfs although that measures memory, not a disk.
     #[arg(long, help_heading = "Target")]
     pub allow_tmpfs: bool,

@@ -11,10 +11,14 @@ use std::io::{IsTerminal, Write};
 pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     let run = crate::config::fsync::build(args)?;
     crate::fsync::io::install_sigint_handler();
+    // Said before the run, on stderr (the report on stdout repeats it).
+    if let Some(w) = crate::fsync::io::memory_fs_warning(&run.spec.dir) {
+        crate::error::warn(w);
+    }
     let tty = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
         if tty {
-            eprintln!("iosat fsync: {line}");
+            crate::error::say(format_args!("iosat fsync: {line}"));
         }
     };
     let report = crate::fsync::run(&run.spec, &mut progress)?;
@@ -25,7 +29,7 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
         crate::sys::fs::PageFile::new(p).write(&render(&report, Format::Html))?;
     }
     if report.interrupted {
-        eprintln!("iosat: interrupted: results so far printed, test files removed");
+        crate::error::say("iosat: interrupted: results so far printed, test files removed");
         return Ok(exit::INTERRUPTED);
     }
     if report.verification_failed() {

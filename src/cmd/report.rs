@@ -22,7 +22,10 @@ fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
-    let text = std::fs::read_to_string(&spec.input).map_err(|e| Error::io(&spec.input, e))?;
+    let (text, bad) = crate::sys::fs::read_text(&spec.input)?;
+    crate::sys::fs::bad_line_warnings(&spec.input, &bad)
+        .into_iter()
+        .for_each(crate::error::warn);
     let report = if rstat::is_recording(&text) {
         let store = SeriesStore::from_text(&text).map_err(parse_error(&spec.input))?;
         // Profiles are judged against this machine's view of the devices (the real root).

@@ -67,12 +67,15 @@ fn replay(
     mut profiles: ProfileCache,
     out: &mut impl Write,
 ) -> Result<(), Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let (text, bad) = crate::sys::fs::read_text(path)?;
+    crate::sys::fs::bad_line_warnings(path, &bad)
+        .into_iter()
+        .for_each(crate::error::warn);
     {
         let lookup = Box::new(|id: &str| {
             let p = profiles.profile(id);
             for w in profiles.take_warnings() {
-                eprintln!("iosat: warning: {w}");
+                crate::error::warn(w);
             }
             p
         });
@@ -89,7 +92,7 @@ fn replay(
         for step in steps {
             match step? {
                 Step::Start { profiled } => emit(out, &view::preamble(spec.format, profiled))?,
-                Step::Warning(w) => eprintln!("iosat: warning: {}: {w}", path.display()),
+                Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
                     emit(out, &view::render(&r, spec.format))?;
                     reports += 1;
@@ -123,13 +126,13 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
     if let (Some(html), Some(rec)) = (&spec.html, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
         let mut store = SeriesStore::new();
-        match std::fs::read_to_string(rec) {
+        match crate::sys::fs::read_text(rec).map(|(t, _)| t) {
             Ok(t) if !t.trim().is_empty() => {
                 store.feed_text(&t).map_err(|e| parse_error(rec, e))?
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(rec, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
         collector.keep_series(store);
         page = Some(PageFile::new(html));
@@ -157,12 +160,11 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
         if spec.count.is_some_and(|c| reports >= c) {
             break;
         }
-        deadline += spec.interval_ns;
-        let now = clock::monotonic_ns();
-        if deadline < now {
-            // We fell behind (suspended, overloaded): measure from now on, don't catch up.
-            deadline = now;
-        }
+        deadline = crate::monitor::collect::next_deadline(
+            deadline,
+            spec.interval_ns,
+            clock::monotonic_ns(),
+        );
         // Woken early only by a signal; then check whether it was a stop.
         clock::sleep_until_ns(deadline);
         if crate::sys::signal::stop_requested() {

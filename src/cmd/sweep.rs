@@ -63,21 +63,21 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         // Warnings that the numbers may not be about a disk (tmpfs, page cache) go to stderr
         // too, so `--json > file` does not hide them.
         for n in &t.notes {
-            eprintln!("iosat: warning: {n}");
+            crate::error::warn(n);
         }
         notes.extend(t.notes.iter().cloned());
         for n in driver::cache_notes(&spec.root, t, watch.as_ref()) {
-            eprintln!("iosat: warning: {n}");
+            crate::error::warn(&n);
             notes.push(n);
         }
     }
     for n in choice_note.into_iter().chain(engine_note) {
-        eprintln!("iosat: note: {n}");
+        crate::error::say(format_args!("iosat: note: {n}"));
         notes.push(n);
     }
     let (limits, limit_notes) = driver::io_limits(watch.as_ref());
     for n in limit_notes {
-        eprintln!("iosat: note: {n}");
+        crate::error::say(format_args!("iosat: note: {n}"));
         notes.push(n);
     }
     let mut report = driver::start_report(

@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 const MAX_DURATION_S: f64 = 3600.0;
 const MAX_SIZE: u32 = 16 << 20;
 const MAX_COMMITTERS: u32 = 1024;
+/// Shortest accepted --duration per case: below it a verdict rests on a handful of commits.
+const MIN_DURATION_S: f64 = 0.01;
+/// Highest accepted --target-tps (a million commits per second is beyond any device).
+const MAX_TPS: f64 = 1e6;
 
 pub fn parse_methods(s: &str) -> Result<Vec<Method>> {
     let mut out = Vec::new();
@@ -78,12 +82,19 @@ pub fn duration_ns(s: &str) -> Result<u64> {
             "must be more than 0 and at most 3600 seconds",
         ));
     }
+    if (ns as f64) < MIN_DURATION_S * 1e9 {
+        return Err(Error::usage(
+            "--duration",
+            s,
+            "must be at least 0.01 seconds: a verdict needs more than a few commits",
+        ));
+    }
     Ok(ns)
 }
 
 pub fn parse_committers(s: &str) -> Result<Vec<u32>> {
     let t = s.trim();
-    if t.eq_ignore_ascii_case("none") || t == "0" {
+    if t.eq_ignore_ascii_case("none") {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
@@ -99,7 +110,7 @@ pub fn parse_committers(s: &str) -> Result<Vec<u32>> {
             return Err(Error::usage(
                 "--committers",
                 part,
-                "must be between 1 and 1024",
+                "must be between 1 and 1024 (none skips group commit)",
             ));
         }
         if !out.contains(&v) {
@@ -120,6 +131,13 @@ pub fn parse_tps(s: &str) -> Result<f64> {
     })?;
     if !(v.is_finite() && v > 0.0) {
         return Err(Error::usage("--target-tps", s, "must be more than 0"));
+    }
+    if v > MAX_TPS {
+        return Err(Error::usage(
+            "--target-tps",
+            s,
+            "must be at most 1000000 transactions per second",
+        ));
     }
     Ok(v)
 }
@@ -221,6 +239,19 @@ mod tests {
         assert!(parse_committers("none").unwrap().is_empty());
         assert!(parse_committers("1,x").is_err());
         assert!(parse_committers("2000").is_err());
+        // Issue 12 case 17: no silent skip, no one-commit verdict, no absurd rate.
+        let e = parse_committers("0").unwrap_err().to_string();
+        assert!(e.contains("none skips"), "{e}");
+        assert!(duration_ns("1us")
+            .unwrap_err()
+            .to_string()
+            .contains("at least 0.01"));
+        assert!(duration_ns("0.01").is_ok());
+        assert!(parse_tps("1e308")
+            .unwrap_err()
+            .to_string()
+            .contains("at most"));
+        assert!(parse_tps("1e6").is_ok());
         assert_eq!(parse_mode("both").unwrap().len(), 2);
         assert!(parse_mode("sideways").is_err());
         assert_eq!(parse_tps("200").unwrap(), 200.0);

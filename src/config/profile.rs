@@ -25,6 +25,13 @@ pub fn resolve(a: &ProfileArgs, access: Access) -> Result<Option<PathBuf>> {
             "is not a directory (profiles are saved there by `iosat sweep --save-profile`)",
         ));
     }
+    if let Some(d) = explicit.filter(|d| access == Access::Save && d.exists() && !d.is_dir()) {
+        return Err(Error::usage(
+            "--profile-dir",
+            d.display(),
+            "is not a directory: profiles could not be saved there",
+        ));
+    }
     let env_dir = std::env::var_os("IOSAT_PROFILE_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);

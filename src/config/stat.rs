@@ -100,6 +100,9 @@ impl StatSpec {
             .map(|d| device_pattern(d))
             .collect::<Result<Vec<_>>>()?;
         let format = super::output_format(&a.format, a.wide);
+        if let Some(r) = &a.record {
+            crate::monitor::collect::check_record_target(r)?;
+        }
         if let Some(p) = &a.html {
             if a.record.is_none() && a.replay.is_none() {
                 return Err(Error::usage(

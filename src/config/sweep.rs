@@ -189,6 +189,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             writes,
             direct: a.direct,
             destructive: a.destructive,
+            overwrite_found: a.overwrite_found.clone(),
             allow_tmpfs: a.allow_tmpfs,
             block_size,
         },

@@ -11,7 +11,10 @@ use super::{FsyncSpec, SyncCall};
 use crate::error::Result;
 use std::path::{Path, PathBuf};
 
-/// Names test files `.iosat-fsync.<pid>.<n>` in the target directory.
+/// Names test files `.iosat-fsync.<pid>.<n>.<random>` in the target directory (created
+/// O_EXCL|O_NOFOLLOW by `TestFile::create`, so a name put there by someone else is never
+/// used). Named, not O_TMPFILE: an fsync of an unlinked inode is not what a database pays.
+/// Created first in a run, it removes what killed iosat runs left there, saying so.
 pub struct Namer {
     dir: PathBuf,
     pid: u32,
@@ -20,6 +23,15 @@ pub struct Namer {
 
 impl Namer {
     pub fn new(dir: &Path) -> Namer {
+        let removed = crate::sys::fs::remove_dead_leftovers(dir, LEFTOVER_PREFIX);
+        if !removed.is_empty() {
+            crate::error::warn(format_args!(
+                "removed {} test file(s) that killed iosat runs left in {}: {}",
+                removed.len(),
+                dir.display(),
+                removed.join(", ")
+            ));
+        }
         Namer {
             dir: dir.to_path_buf(),
             pid: std::process::id(),
@@ -28,10 +40,17 @@ impl Namer {
     }
     pub fn next_path(&mut self) -> PathBuf {
         self.n += 1;
-        self.dir
-            .join(format!(".iosat-fsync.{}.{}", self.pid, self.n))
+        self.dir.join(format!(
+            "{LEFTOVER_PREFIX}{}.{}.{}",
+            self.pid,
+            self.n,
+            crate::sys::fs::random_token()
+        ))
     }
 }
+
+/// The start of every fsync test file's name.
+pub const LEFTOVER_PREFIX: &str = ".iosat-fsync.";
 
 /// What the blocks of a file must say when read back.
 #[derive(Debug, Clone, Copy)]

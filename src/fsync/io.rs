@@ -18,6 +18,16 @@ pub fn install_sigint_handler() {
     crate::sys::signal::catch_stop_signals(false);
 }
 
+/// The warning for a test directory on a memory filesystem, or None.
+pub fn memory_fs_warning(dir: &Path) -> Option<String> {
+    crate::sys::fs::memory_fs_at(dir).map(|fs| {
+        format!(
+            "{} is on {fs}: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
+            dir.display()
+        )
+    })
+}
+
 pub fn interrupted() -> bool {
     crate::sys::signal::stop_requested()
 }
@@ -132,31 +142,37 @@ impl Handle {
     }
 }
 
-/// A test file iosat created (O_CREAT|O_EXCL) and removes when dropped, on every exit path.
+/// A test file iosat created (O_CREAT|O_EXCL|O_NOFOLLOW) and removes when dropped, on every
+/// exit path, while the name still is that file (device and inode compared).
 pub struct TestFile {
     pub path: PathBuf,
     /// A plain read-write descriptor (no O_DIRECT/O_SYNC): preallocation and read-back.
     pub base: Handle,
+    _owned: crate::sys::fs::OwnedFile,
 }
 
 impl TestFile {
-    /// Create a new, empty file; never opens an existing one.
+    /// Create a new, empty file; never opens an existing one nor follows a symlink.
     pub fn create(path: &Path) -> Result<TestFile> {
-        let base = open_raw(path, 0, true).map_err(|e| e.into_error(path))?;
+        let (file, owned) =
+            crate::sys::fs::OwnedFile::create_at(path, 0, 0o600).map_err(|e| Error::io(path, e))?;
         Ok(TestFile {
             path: path.to_path_buf(),
-            base,
+            base: Handle {
+                file,
+                path: path.to_path_buf(),
+            },
+            _owned: owned,
         })
     }
 
     /// A second descriptor on the same file with a method's open flags.
+    /// Opened through /proc/self/fd, so it is this file even if the name was replaced.
     pub fn open_with(&self, extra_flags: libc::c_int) -> std::result::Result<Handle, OpenError> {
-        open_raw(&self.path, extra_flags, false)
-    }
-}
-
-impl Drop for TestFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        use std::os::fd::AsRawFd;
+        let fd_path = PathBuf::from(format!("/proc/self/fd/{}", self.base.file.as_raw_fd()));
+        let mut h = open_raw(&fd_path, extra_flags, false)?;
+        h.path = self.path.clone();
+        Ok(h)
     }
 }

@@ -223,12 +223,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
             need * 2 / 1024
         )));
     }
-    if let Some(fs) = crate::sys::fs::memory_fs_at(dir) {
-        warnings.push(format!(
-            "{} is on {fs}: memory, not a disk; fsync is a no-op there and the numbers say nothing about storage",
-            dir.display()
-        ));
-    }
+    warnings.extend(io::memory_fs_warning(dir));
 
     let watch = Watch::probe(&spec.root, dir);
     if let Some(n) = &watch.note {

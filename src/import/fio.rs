@@ -92,7 +92,7 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
         "g" => 1 << 30,
         _ => return None,
     };
-    Some(n * mult)
+    n.checked_mul(mult)
 }
 
 /// A direction's latency statistics object (`lat_ns`, or `lat` in µs for fio 2.x), in ns.
@@ -173,7 +173,7 @@ fn dir_stats(dir: &Value) -> Option<DirStats> {
 /// The percentile `q` (0–100) of a histogram of (value, count), fio's way: the first bin
 /// whose cumulative count reaches ceil(q/100 × total).
 fn bin_percentile(bins: &[(f64, u64)], q: f64) -> Option<f64> {
-    let total: u64 = bins.iter().map(|b| b.1).sum();
+    let total = bins.iter().try_fold(0u64, |a, b| a.checked_add(b.1))?;
     if total == 0 {
         return None;
     }
@@ -278,7 +278,10 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             let clones_listed = entries.iter().filter(|x| x.name == e.name).count() as u32;
             // One entry per clone without group_reporting; one for all clones with it.
             let clones = if clones_listed >= numjobs { 1 } else { numjobs };
-            concurrency += depth * clones;
+            concurrency = depth
+                .checked_mul(clones)
+                .and_then(|c| c.checked_add(concurrency))
+                .ok_or_else(|| perr(path, e.line, "iodepth × numjobs overflows: no concurrency"))?;
             if !names.contains(&e.name.as_str()) {
                 names.push(&e.name);
             }
@@ -403,8 +406,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         .and_then(Value::as_array)
         .and_then(|d| {
             d.iter().max_by_key(|x| {
-                x.get("read_ios").and_then(Value::as_u64).unwrap_or(0)
-                    + x.get("write_ios").and_then(Value::as_u64).unwrap_or(0)
+                x.get("read_ios").and_then(Value::as_u64).unwrap_or(0) as u128
+                    + x.get("write_ios").and_then(Value::as_u64).unwrap_or(0) as u128
             })
         });
     if let Some(util) = disk.and_then(|d| f(d, "util")) {

@@ -28,6 +28,9 @@ pub struct TargetSpec {
     pub writes: bool,
     pub direct: bool,
     pub destructive: bool,
+    /// `--overwrite-found`: what the user confirms may be destroyed on a device that is not
+    /// blank (comma-separated libblkid TYPE names, or `data`).
+    pub overwrite_found: Option<String>,
     pub allow_tmpfs: bool,
     /// Bytes per I/O (`--bs`): with direct I/O it must be a multiple of the target's logical
     /// block size, checked as soon as the target is open (before a test file is filled).
@@ -57,27 +60,86 @@ pub struct Target {
     pub direct: bool,
     /// Remarks for the user (page cache, tmpfs, ...), one line each.
     pub notes: Vec<String>,
-    /// Set when iosat created the file: removed on drop.
-    created: Option<PathBuf>,
+    /// Set when iosat created the file under a name (no O_TMPFILE): removed on drop, while
+    /// it still is iosat's file.
+    _created: Option<crate::sys::fs::OwnedFile>,
 }
 
-impl Drop for Target {
-    fn drop(&mut self) {
-        if let Some(p) = self.created.take() {
-            let _ = std::fs::remove_file(p);
+/// Names of the test files laid out under a name: `.iosat-sweep-<pid>-<random>.tmp`.
+pub const LEFTOVER_PREFIX: &str = ".iosat-sweep-";
+
+/// The test file: unnamed (O_TMPFILE; `path` is then the directory) where the filesystem
+/// supports it, so nothing survives a SIGKILL; else a new file with an unpredictable name.
+fn create_test_file(
+    spec: &TargetSpec,
+    dir: &Path,
+) -> Result<(File, PathBuf, Option<crate::sys::fs::OwnedFile>)> {
+    use crate::sys::fs::{open_unnamed, OwnedFile};
+    let flags = if spec.direct { libc::O_DIRECT } else { 0 };
+    let direct_refused = || {
+        Error::usage(
+            "--direct",
+            "true",
+            format!(
+                "is not supported by the filesystem of {}; use --direct false",
+                dir.display()
+            ),
+        )
+    };
+    match open_unnamed(dir, flags) {
+        Ok(Some(f)) => return Ok((f, dir.to_path_buf(), None)),
+        Ok(None) => {}
+        // EINVAL with O_DIRECT: O_TMPFILE without it tells which of the two is refused.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
+            if let Ok(Some(_)) = open_unnamed(dir, 0) {
+                return Err(direct_refused());
+            }
         }
+        Err(e) => return Err(Error::io(dir, e)),
+    }
+    match OwnedFile::create(dir, LEFTOVER_PREFIX, ".tmp", flags, 0o600) {
+        Ok((f, owned)) => Ok((f, owned.path.clone(), Some(owned))),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => Err(direct_refused()),
+        Err(e) => Err(Error::io(dir, e)),
     }
 }
 
-/// Removes a half-laid-out file if layout fails or is interrupted.
-struct RemoveOnDrop(Option<PathBuf>);
+/// The refusal when a file of `size` does not fit (see [`fits`]).
+fn no_room(dir: &Path, size: u64, free: u64, how: &str) -> Error {
+    Error::Safety(format!(
+        "{}: too little free space for a {} test file ({} {how}; iosat leaves a tenth of it and 64 MiB)",
+        dir.display(),
+        crate::units::human_bytes(size),
+        crate::units::human_bytes(free)
+    ))
+}
 
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_file(p);
+/// Allocate the file's blocks before filling it, then judge the free space again with this
+/// file counted: runs started together see each other's reservations, so they cannot each
+/// pass the check and then fill the filesystem. Filesystems without fallocate (ramfs) skip
+/// the reservation.
+fn reserve(file: &File, dir: &Path, size: u64) -> Result<()> {
+    match crate::sys::file::allocate(file, size) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+            return Err(Error::Safety(format!(
+                "{}: too little free space for a {} test file (no room to allocate it)",
+                dir.display(),
+                crate::units::human_bytes(size)
+            )))
         }
+        Err(e) => return Err(Error::io(dir, e)),
     }
+    let Some(free_now) = crate::sys::fs::free_bytes(dir)? else {
+        return Ok(());
+    };
+    let free = free_now.saturating_add(size);
+    if !fits(size, free) {
+        let how = "free with it allocated, another run may be using the rest";
+        return Err(no_room(dir, size, free_now, how));
+    }
+    Ok(())
 }
 
 fn target_err(value: &Path, reason: impl Into<String>) -> Error {
@@ -157,8 +219,17 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
     let dir_handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
     check_memory_fs(spec, &dir_handle, dir, &mut notes)?;
     drop(dir_handle);
-    // A filesystem reporting no size (ramfs) has no room to promise.
-    let free = crate::sys::fs::free_bytes(dir)?.unwrap_or(0);
+    // A filesystem reporting no size (ramfs, allowed above) has no free space to judge: the
+    // size asked for, else the smallest worth measuring, without a check.
+    let Some(free) = crate::sys::fs::free_bytes(dir)? else {
+        let size = spec.size_bytes.unwrap_or(MIN_SIZE);
+        notes.push(format!(
+            "{} reports no size (ramfs): free space not checked for the {} test file",
+            dir.display(),
+            crate::units::human_bytes(size)
+        ));
+        return lay_out(spec, dir, size, notes, stop);
+    };
     let size = match spec.size_bytes {
         Some(s) => s,
         None => default_size(free).ok_or_else(|| {
@@ -171,48 +242,37 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
         })?,
     };
     if !fits(size, free) {
-        return Err(Error::Safety(format!(
-            "{}: too little free space for a {} test file ({} free; iosat leaves a tenth of it and 64 MiB)",
+        return Err(no_room(dir, size, free, "free"));
+    }
+    lay_out(spec, dir, size, notes, stop)
+}
+
+/// Create, reserve and fill the test file of `size` bytes in `dir`.
+fn lay_out(
+    spec: &TargetSpec,
+    dir: &Path,
+    size: u64,
+    mut notes: Vec<String>,
+    stop: &AtomicBool,
+) -> Result<Target> {
+    let removed = crate::sys::fs::remove_dead_leftovers(dir, LEFTOVER_PREFIX);
+    if !removed.is_empty() {
+        notes.push(format!(
+            "removed {} test file(s) that killed iosat runs left in {}: {}",
+            removed.len(),
             dir.display(),
-            crate::units::human_bytes(size),
-            crate::units::human_bytes(free)
-        )));
+            removed.join(", ")
+        ));
     }
-    let name = format!(
-        ".iosat-sweep-{}-{}.tmp",
-        std::process::id(),
-        super::workload::now_ns() % 1_000_000_007
-    );
-    let path = dir.join(name);
-    let mut opts = OpenOptions::new();
-    opts.read(true).write(true).create_new(true).mode(0o600);
-    if spec.direct {
-        opts.custom_flags(libc::O_DIRECT);
-    }
-    let file = match opts.open(&path) {
-        Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
-            let _ = std::fs::remove_file(&path);
-            return Err(Error::usage(
-                "--direct",
-                "true",
-                format!(
-                    "is not supported by the filesystem of {}; use --direct false",
-                    dir.display()
-                ),
-            ));
-        }
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let guard = RemoveOnDrop(Some(path.clone()));
+    let (file, path, owned) = create_test_file(spec, dir)?;
     let dio_align = dio_align(&file).unwrap_or(512);
     check_block_size(spec, dio_align, dir)?;
     let size = size / u64::from(dio_align.max(512)) * u64::from(dio_align.max(512));
+    reserve(&file, dir, size)?;
     fill(&file, &path, size, stop)?;
     // Start the run cold: what layout wrote must not be served from the page cache.
     drop_cache(&file);
-    let mut guard = guard;
-    let created = guard.0.take();
+    let _created = owned;
     if !spec.direct {
         notes.push(
             "buffered I/O (--direct false): reads may be served by the page cache, not the disk"
@@ -228,7 +288,7 @@ fn layout_temp_file(spec: &TargetSpec, dir: &Path, stop: &AtomicBool) -> Result<
         writable: true,
         direct: spec.direct,
         notes,
-        created,
+        _created,
     })
 }
 
@@ -292,7 +352,7 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
         writable: false,
         direct: spec.direct,
         notes,
-        created: None,
+        _created: None,
     })
 }
 
@@ -362,23 +422,13 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
     };
     let dio_align = dio_align(&file).unwrap_or(512);
     check_block_size(spec, dio_align, path)?;
-    if spec.destructive {
-        let mut head = AlignedBuf::new(SIGNATURE_SCAN_BYTES);
-        // One pread of the aligned buffer (O_DIRECT-safe); a tiny device returns less.
-        let n = file
-            .read_at(head.as_mut_slice(), 0)
-            .map_err(|e| Error::io(path, e))?;
-        if let Some(sig) = signature(&head.as_slice()[..n]) {
-            return Err(Error::Safety(format!(
-                "{} carries a {sig} signature; wipe it yourself (wipefs) if its data really is disposable",
-                path.display()
-            )));
-        }
-    }
     // A block device reports its size at SEEK_END.
     let size = (&file)
         .seek(SeekFrom::End(0))
         .map_err(|e| Error::io(path, e))?;
+    if spec.destructive {
+        check_blank(spec, &file, path, size)?;
+    }
     Ok(Target {
         dio_align,
         file,
@@ -388,8 +438,26 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         writable: spec.destructive,
         direct: spec.direct,
         notes: Vec::new(),
-        created: None,
+        _created: None,
     })
+}
+
+/// Refuse a device that is not blank where signatures live (a signature blkid, wipefs or
+/// iosat's own table knows, or any data at the start, the end or a usual superblock offset),
+/// unless `--overwrite-found` names everything found (DESIGN.md §5).
+fn check_blank(spec: &TargetSpec, file: &File, path: &Path, size: u64) -> Result<()> {
+    use crate::sys::probe;
+    let found = probe::findings(file, size).map_err(|e| Error::io(path, e))?;
+    if probe::all_confirmed(&found, spec.overwrite_found.as_deref()) {
+        return Ok(());
+    }
+    let what: Vec<&str> = found.iter().map(|f| f.what.as_str()).collect();
+    Err(Error::Safety(format!(
+        "{} is not blank: {}; if its data really is disposable, pass --overwrite-found {} (or wipe it yourself: wipefs -a)",
+        path.display(),
+        what.join("; "),
+        probe::keys(&found)
+    )))
 }
 
 /// With direct I/O every request must be a multiple of the logical block size (the kernel
@@ -418,6 +486,12 @@ fn check_block_size(spec: &TargetSpec, dio_align: u32, path: &Path) -> Result<()
 fn check_not_in_use(path: &Path) -> Result<()> {
     let root = crate::sys::Root::default();
     let dev = crate::sys::device::blockdev_for_node(&root, path)?;
+    if crate::sys::device::read_only(&root, &dev) {
+        return Err(target_err(
+            path,
+            "is a read-only device (blockdev --getro says 1): it cannot be written; drop --destructive to read it",
+        ));
+    }
     let uses = uses_of(&root, &dev);
     if uses.is_empty() {
         return Ok(());
@@ -487,48 +561,20 @@ fn uses_of(root: &crate::sys::Root, dev: &crate::sys::device::BlockDev) -> Vec<S
             });
         }
     }
+    let nums: Vec<(u32, u32)> = std::iter::once(dev)
+        .chain(parts.iter())
+        .map(|d| (d.major, d.minor))
+        .collect();
+    for (lo, num) in device::loops_backed_by(root, &nums) {
+        held.push(match parts.iter().find(|p| (p.major, p.minor) == num) {
+            Some(p) => format!("loop device {lo} on {}", p.name),
+            None => format!("loop device {lo}"),
+        });
+    }
     if !held.is_empty() {
         uses.push(format!("held by {}", held.join(", ")));
     }
     uses
-}
-
-/// Bytes read from the start of a device to look for signatures (btrfs sits at 64 KiB).
-pub const SIGNATURE_SCAN_BYTES: usize = 128 << 10;
-
-/// The first filesystem, volume or partition-table signature found in the first bytes of a
-/// device, after the magic numbers blkid uses. Pure.
-pub fn signature(head: &[u8]) -> Option<&'static str> {
-    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
-    let checks: [(usize, &[u8], &str); 12] = [
-        (1080, &[0x53, 0xef], "ext2/3/4"),
-        (0, b"XFSB", "xfs"),
-        (65600, b"_BHRfS_M", "btrfs"),
-        (0, b"LUKS\xba\xbe", "LUKS"),
-        (512, b"LABELONE", "LVM2"),
-        (4086, b"SWAPSPACE2", "swap"),
-        (4086, b"SWAP-SPACE", "swap"),
-        (512, b"EFI PART", "GPT partition table"),
-        (3, b"NTFS    ", "ntfs"),
-        (82, b"FAT32   ", "vfat"),
-        (54, b"FAT1", "vfat"),
-        (4096, b"\x10\x20\xf5\xf2", "f2fs"),
-    ];
-    for (off, magic, name) in checks {
-        if at(off, magic) {
-            return Some(name);
-        }
-    }
-    // An MBR: boot signature plus at least one non-empty partition entry.
-    if at(510, &[0x55, 0xaa]) && (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|&t| t != 0))
-    {
-        return Some("MBR partition table");
-    }
-    // md RAID superblock 1.1/1.2 (at 0 or 4 KiB).
-    if at(0, &[0xfc, 0x4e, 0x2b, 0xa9]) || at(4096, &[0xfc, 0x4e, 0x2b, 0xa9]) {
-        return Some("md RAID");
-    }
-    None
 }
 
 #[cfg(test)]
@@ -598,29 +644,5 @@ mod tests {
             ["mounted at /srv/my data"]
         );
         assert!(uses_of(&root, &dev(252, 0, "zram0")).is_empty());
-    }
-
-    #[test]
-    fn signatures_are_found() {
-        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
-        assert_eq!(signature(&b), None);
-        b[1080] = 0x53;
-        b[1081] = 0xef;
-        assert_eq!(signature(&b), Some("ext2/3/4"));
-        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
-        b[4086..4096].copy_from_slice(b"SWAPSPACE2");
-        assert_eq!(signature(&b), Some("swap"));
-        let mut b = vec![0u8; SIGNATURE_SCAN_BYTES];
-        b[510] = 0x55;
-        b[511] = 0xaa;
-        assert_eq!(
-            signature(&b),
-            None,
-            "boot signature alone with no partitions"
-        );
-        b[446 + 4] = 0x83;
-        assert_eq!(signature(&b), Some("MBR partition table"));
-        // A short read (tiny device) must not panic.
-        assert_eq!(signature(&[0u8; 10]), None);
     }
 }

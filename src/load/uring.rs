@@ -176,25 +176,28 @@ fn worker(
         match ring.submit_and_wait(1) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(abandon(ring, bufs, in_flight, e)),
         }
         let t_done = now_ns();
         stopping = stopping || t_done >= window.end_ns || ctl.stop.load(Relaxed);
         // Reap every completion available; refill each finished slot unless stopping.
         let mut cq = ring.completion();
         cq.sync();
+        let mut failed = None;
         for cqe in &mut cq {
             let i = cqe.user_data() as usize;
             in_flight -= 1;
             let res = cqe.result();
             if res < 0 {
-                return Err(std::io::Error::from_raw_os_error(-res));
+                failed = Some(std::io::Error::from_raw_os_error(-res));
+                break;
             }
             if res as usize != bs {
-                return Err(std::io::Error::new(
+                failed = Some(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     format!("short transfer: {res} of {bs} bytes"),
                 ));
+                break;
             }
             let s = slots[i];
             if s.counted {
@@ -216,6 +219,9 @@ fn worker(
             }
         }
         drop(cq);
+        if let Some(e) = failed {
+            return Err(abandon(ring, bufs, in_flight, e));
+        }
         for &i in &fresh {
             push_io(
                 &mut ring, &mut slots, i as usize, &mut gen, base, bs, fixed_bufs,
@@ -236,6 +242,58 @@ fn worker(
     drop(ring);
     drop(bufs);
     Ok(st)
+}
+
+/// The exit path on an error: the other requests may still be in flight, targeting `bufs`.
+/// Cancel and reap them before the buffers are freed; whatever does not complete within the
+/// drain's patience keeps its buffer forever (leaked, never reused), so the kernel never
+/// writes into freed memory. Returns `err`.
+fn abandon(
+    mut ring: IoUring,
+    bufs: crate::sys::file::AlignedBuf,
+    in_flight: usize,
+    err: std::io::Error,
+) -> std::io::Error {
+    if drain(&mut ring, in_flight) > 0 {
+        std::mem::forget(bufs);
+    }
+    drop(ring);
+    err
+}
+
+/// `user_data` of the cancel request (slots use 0..qd).
+const CANCEL_TAG: u64 = u64::MAX;
+
+/// Cancel every request in flight (IORING_ASYNC_CANCEL_ANY, 5.19+; on older kernels the cancel
+/// fails and the requests are waited for) and reap completions until `in_flight` are done or
+/// nothing completes for a few seconds. Returns how many are still outstanding.
+fn drain(ring: &mut IoUring, mut in_flight: usize) -> usize {
+    let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any())
+        .build()
+        .user_data(CANCEL_TAG);
+    // SAFETY: the cancel request references no memory.
+    let _ = unsafe { ring.submission().push(&cancel) };
+    let ts = types::Timespec::new().sec(1);
+    let mut idle = 0;
+    while in_flight > 0 && idle < 5 {
+        let args = types::SubmitArgs::new().timespec(&ts);
+        if let Err(e) = ring.submitter().submit_with_args(1, &args) {
+            if e.raw_os_error() != Some(libc::EINTR) {
+                idle += 1;
+            }
+        }
+        let mut reaped = 0;
+        for cqe in ring.completion() {
+            if cqe.user_data() != CANCEL_TAG {
+                reaped += 1;
+            }
+        }
+        in_flight = in_flight.saturating_sub(reaped);
+        if reaped == 0 {
+            idle += 1;
+        }
+    }
+    in_flight
 }
 
 /// Prepare slot `i`'s next request and put it on the submission queue (not yet submitted).
@@ -276,5 +334,45 @@ fn push_io(
         ring.submission()
             .push(&entry)
             .expect("submission queue has room for every slot");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads on an empty pipe stay in flight until cancelled: the exit path's drain must end
+    /// them all, so the buffers they target can be freed.
+    #[test]
+    fn drain_cancels_and_reaps_requests_still_in_flight() {
+        let Ok(mut ring) = IoUring::new(8) else {
+            eprintln!("skipped: no io_uring");
+            return;
+        };
+        let mut fds = [0; 2];
+        // SAFETY: a valid out array of two fds.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let mut bufs = vec![0u8; 4 * 64];
+        for i in 0..4 {
+            let e = opcode::Read::new(types::Fd(fds[0]), bufs[i * 64..].as_mut_ptr(), 64)
+                .build()
+                .user_data(i as u64);
+            // SAFETY: bufs outlives the requests: drain reaps them before it is dropped.
+            unsafe { ring.submission().push(&e).unwrap() };
+        }
+        ring.submit().unwrap();
+        assert_eq!(
+            ring.completion().count(),
+            0,
+            "nothing completes on an empty pipe"
+        );
+        assert_eq!(drain(&mut ring, 4), 0);
+        drop(ring);
+        drop(bufs);
+        // SAFETY: closing our own fds.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
     }
 }

@@ -3,7 +3,9 @@
 //! lines (`D`, `I`, `U` for `--since-boot`, the sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
-//! Reads through sys/ and profile.rs only; must not import cli/, cmd/, ui/ or report/.
+//! Also: which file `--record` may append to (an iosat recording of this host) and when the
+//! next sample is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs
+//! only; must not import cli/, cmd/, ui/ or report/.
 
 use super::interval::IntervalReport;
 use super::record::{self, Event};
@@ -43,13 +45,21 @@ impl RecordingWriter {
         let file = match &mut self.file {
             Some(f) => f,
             None => {
+                use std::os::unix::fs::OpenOptionsExt;
+                // O_NOFOLLOW: a symlink is never appended through.
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                     .open(path)
                     .map_err(|e| Error::io(path, e))?;
-                if f.metadata().map_err(|e| Error::io(path, e))?.len() == 0 {
-                    f.write_all(record::HEADER.as_bytes())
+                let mut head = vec![0u8; 4096];
+                let n = std::io::Read::read(&mut f, &mut head).map_err(|e| Error::io(path, e))?;
+                let is_file = f.metadata().map_err(|e| Error::io(path, e))?.is_file();
+                check_appendable(path, is_file, &head[..n])?;
+                if n == 0 {
+                    f.write_all(format!("{}{}", record::HEADER, host_line()).as_bytes())
                         .map_err(|e| Error::io(path, e))?;
                 }
                 self.file.insert(f)
@@ -58,6 +68,89 @@ impl RecordingWriter {
         file.write_all(s.as_bytes())
             .map_err(|e| Error::io(&self.path, e))
     }
+}
+
+/// When the next sample is due after the one due at `deadline`, taken at `now`: one interval
+/// later; when that is already past (a stall: SIGSTOP, suspend, overload), one whole interval
+/// after now, so the interval after a stall has its normal length (catching up at once made
+/// it a few ms long).
+pub fn next_deadline(deadline: u64, interval_ns: u64, now: u64) -> u64 {
+    let next = deadline.saturating_add(interval_ns);
+    if next < now {
+        now.saturating_add(interval_ns)
+    } else {
+        next
+    }
+}
+
+/// The comment line after the header that says which host recorded: `#host <hostname>`.
+fn host_line() -> String {
+    format!("#host {}\n", this_host())
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// `stat --record FILE` appends only to an iosat recording of this host: a missing or empty
+/// file is fine; anything else must start with the recording header, and when it names its
+/// host (`#host`), that must be this host. Checked before the run (the flag's value is named,
+/// exit 2) and again on the opened file.
+pub fn check_record_target(path: &Path) -> Result<(), Error> {
+    use std::io::Read;
+    let meta = match path.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(not_a_recording(path, "is a symlink"));
+    }
+    if !meta.is_file() {
+        return Err(not_a_recording(path, "is not a regular file"));
+    }
+    let mut head = vec![0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| Error::io(path, e))?;
+    check_appendable(path, true, &head[..n])
+}
+
+fn check_appendable(path: &Path, is_file: bool, head: &[u8]) -> Result<(), Error> {
+    if !is_file {
+        return Err(not_a_recording(path, "is not a regular file"));
+    }
+    if head.is_empty() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(head);
+    if !text.starts_with(record::HEADER) {
+        return Err(not_a_recording(
+            path,
+            "is not an iosat recording (no '#iosat-record' header)",
+        ));
+    }
+    let host = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix("#host "));
+    match host {
+        Some(h) if h.trim() != this_host() => Err(not_a_recording(
+            path,
+            &format!("is a recording of host '{}', not of this one", h.trim()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn not_a_recording(path: &Path, why: &str) -> Error {
+    Error::usage(
+        "--record",
+        path.display(),
+        format!("{why}; iosat appends only to its own recordings of this host"),
+    )
 }
 
 /// What one tick gave.
@@ -107,7 +200,7 @@ impl Collector {
     fn warn(&mut self, warnings: Vec<String>) {
         for w in warnings {
             if self.warned.insert(w.clone()) {
-                eprintln!("iosat: warning: {w}");
+                crate::error::warn(w);
             }
         }
     }
@@ -214,5 +307,21 @@ impl Collector {
     pub fn series(&mut self) -> Option<(Vec<StatSeries>, Vec<String>)> {
         let store = self.series.as_ref()?;
         Some(store.series(&mut self.profiles))
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::next_deadline;
+
+    #[test]
+    fn the_interval_after_a_stall_has_its_normal_length() {
+        let s = 1_000_000_000u64;
+        // On time: one interval later.
+        assert_eq!(next_deadline(10 * s, s, 10 * s + 3_000_000), 11 * s);
+        // Resumed 9.5 s late: the next sample comes a whole interval after now, not at once.
+        let now = 19 * s + s / 2;
+        assert_eq!(next_deadline(10 * s, s, now), now + s);
+        assert_eq!(next_deadline(u64::MAX - 1, s, 0), u64::MAX);
     }
 }

@@ -109,7 +109,7 @@ pub fn gather(
     let text = diskstats::read_text(root)?;
     let parsed = diskstats::parse(&text);
     for w in &parsed.warnings {
-        eprintln!("iosat: warning: {w}");
+        crate::error::warn(w);
     }
     let release = kernel_release(root);
     let kernel = release.as_deref().and_then(kernel_version);
@@ -164,7 +164,7 @@ pub fn gather(
             .and_then(|id| profiles.profile(id))
             .map(|p| (*p).clone());
         for w in profiles.take_warnings() {
-            eprintln!("iosat: warning: {w}");
+            crate::error::warn(w);
         }
         d.notes = notes(&d, kernel);
         out.push(d);

@@ -18,6 +18,10 @@ pub enum NoValue {
     NewDevice,
     /// A counter went backwards (device reset or re-created, a wrap that can't be proven).
     CounterWentBackwards,
+    /// The interval has no length (a since-boot report taken at boot time zero).
+    ZeroInterval,
+    /// A sum of counter deltas does not fit in 64 bits (counters near 2^64).
+    Overflow,
 }
 
 impl NoValue {
@@ -25,6 +29,8 @@ impl NoValue {
         match self {
             NoValue::NewDevice => "new_device",
             NoValue::CounterWentBackwards => "counter_went_backwards",
+            NoValue::ZeroInterval => "zero_interval",
+            NoValue::Overflow => "counter_overflow",
         }
     }
 }
@@ -235,8 +241,7 @@ impl StatEngine {
                     .iter()
                     .filter(|l| self.is_selected(l))
                     .map(|l| {
-                        let d = DiskDelta::between(&zero_like(l), l, up_ns)
-                            .ok_or(NoValue::CounterWentBackwards);
+                        let d = DiskDelta::between_why(&zero_like(l), l, up_ns);
                         self.row(l, d)
                     })
                     .collect();
@@ -272,9 +277,7 @@ impl StatEngine {
                         .filter(|p| p.major == l.major && p.minor == l.minor)
                         .or_else(|| prev.find(l.major, l.minor));
                     let d = match p {
-                        Some(p) if p.name == l.name => {
-                            DiskDelta::between(p, l, dt).ok_or(NoValue::CounterWentBackwards)
-                        }
+                        Some(p) if p.name == l.name => DiskDelta::between_why(p, l, dt),
                         _ => Err(NoValue::NewDevice),
                     };
                     devices.push(self.row(l, d));

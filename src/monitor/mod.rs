@@ -148,9 +148,51 @@ impl DiskDelta {
     /// per-direction time by at most (completions in that direction + requests in flight at
     /// the start) × (interval + MAX_REQUEST_AGE_MS), and never without a completion.
     pub fn between(prev: &DiskStatLine, cur: &DiskStatLine, dt_ns: u64) -> Option<DiskDelta> {
+        Self::between_why(prev, cur, dt_ns).ok()
+    }
+
+    /// [`DiskDelta::between`] with the reason when there is no value: a zero interval, a
+    /// counter that went backwards, or a sum of deltas beyond 64 bits (checked, never wrapped
+    /// or saturated into a wrong number).
+    pub fn between_why(
+        prev: &DiskStatLine,
+        cur: &DiskStatLine,
+        dt_ns: u64,
+    ) -> Result<DiskDelta, interval::NoValue> {
+        use interval::NoValue::{CounterWentBackwards as Back, Overflow, ZeroInterval};
         if dt_ns == 0 {
-            return None;
+            return Err(ZeroInterval);
         }
+        Self::deltas(prev, cur, dt_ns)
+            .map_err(|o| if o { Overflow } else { Back })?
+            .ok_or(Back)
+    }
+
+    /// Err(true) on overflow; Ok(None) when a counter went backwards.
+    fn deltas(
+        prev: &DiskStatLine,
+        cur: &DiskStatLine,
+        dt_ns: u64,
+    ) -> Result<Option<DiskDelta>, bool> {
+        let all = [
+            cur.reads.checked_sub(prev.reads),
+            cur.writes.checked_sub(prev.writes),
+            both(prev.discards, cur.discards).map_or(Some(0), |(p, c)| c.checked_sub(p)),
+            both(prev.flushes, cur.flushes).map_or(Some(0), |(p, c)| c.checked_sub(p)),
+        ];
+        if all.iter().all(Option::is_some) {
+            let sum = all
+                .iter()
+                .try_fold(0u64, |a, b| a.checked_add(b.unwrap_or(0)));
+            let bound = sum.and_then(|s| s.checked_add(prev.in_flight));
+            if bound.is_none() {
+                return Err(true);
+            }
+        }
+        Ok(Self::deltas_unchecked(prev, cur, dt_ns))
+    }
+
+    fn deltas_unchecked(prev: &DiskStatLine, cur: &DiskStatLine, dt_ns: u64) -> Option<DiskDelta> {
         let reads = count(prev.reads, cur.reads)?;
         let reads_merged = count(prev.reads_merged, cur.reads_merged)?;
         let read_sectors = count(prev.read_sectors, cur.read_sectors)?;
@@ -181,6 +223,7 @@ impl DiskDelta {
             if n == 0 {
                 0
             } else {
+                // Checked in deltas(): n + start_inflight fits; the product is a bound only.
                 (n + start_inflight).saturating_mul(per_req_ms)
             }
         };
@@ -276,7 +319,13 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
 
 /// sysstat's %rrqm: merged / (merged + issued) × 100, 0 when neither happened.
 fn merge_pct(merged: u64, ios: u64) -> f64 {
-    ratio(merged, merged + ios).map_or(0.0, |r| r * 100.0)
+    // In f64: merged + ios may exceed 64 bits (counters near 2^64).
+    let total = merged as f64 + ios as f64;
+    if total > 0.0 {
+        merged as f64 / total * 100.0
+    } else {
+        0.0
+    }
 }
 
 impl DiskRates {

@@ -179,3 +179,32 @@ fn take_reads_the_fixture_root_and_measures_time() {
     assert!(warnings.is_empty());
     assert_eq!(s.lines, a.lines);
 }
+
+/// Issue 12 case 10: counters near 2^64 once overflowed `merged + ios` (%rrqm 100 instead of
+/// 50 in release, a panic in debug) and the sum of completions; now exact or "no value" with
+/// the reason.
+#[test]
+fn counters_near_2_pow_64_give_exact_values_or_no_value_with_a_reason() {
+    use super::interval::NoValue;
+    let big = u64::MAX - 10;
+    let prev = line(" 8 0 sda 0 0 0 0 0 0 0 0 0 0 0");
+    let cur = line(&format!(" 8 0 sda {big} {big} 8 1 0 0 0 0 0 1 1"));
+    let d = DiskDelta::between_why(&prev, &cur, DT_NS).unwrap();
+    let r = DiskRates::from_delta(&d);
+    close(r.rrqm_pct, 50.0);
+    // Reads + writes beyond 64 bits: no value, saying why.
+    let cur = line(&format!(" 8 0 sda {big} 0 8 1 {big} 0 8 1 0 1 1"));
+    assert_eq!(
+        DiskDelta::between_why(&prev, &cur, DT_NS).unwrap_err(),
+        NoValue::Overflow
+    );
+    // A zero interval is labelled as such, not as a counter going backwards.
+    assert_eq!(
+        DiskDelta::between_why(&prev, &prev, 0).unwrap_err(),
+        NoValue::ZeroInterval
+    );
+    assert_eq!(
+        DiskDelta::between_why(&cur, &prev, DT_NS).unwrap_err(),
+        NoValue::CounterWentBackwards
+    );
+}

@@ -108,6 +108,8 @@ fn no_value_notes(r: &IntervalReport) -> String {
             let why = match e {
                 NoValue::NewDevice => "new device, no earlier sample",
                 NoValue::CounterWentBackwards => "a counter went backwards (reset or re-created)",
+                NoValue::ZeroInterval => "the interval has no length",
+                NoValue::Overflow => "counter deltas beyond 64 bits",
             };
             s.push_str(&format!("# {}: no value: {why}\n", d.meta.display_name));
         }

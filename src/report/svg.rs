@@ -132,13 +132,24 @@ impl Axis {
             if hi <= lo {
                 hi = nice_log_ceil(lo * 1.5);
             }
+            // Near f64::MAX the nice bound overflows: keep every bound finite.
+            (lo, hi) = (lo.min(f64::MAX / 10.0), hi.min(f64::MAX));
         } else {
             if zero {
                 lo = lo.min(0.0);
             }
+            // A span lost in the values' own rounding (1e16 .. 1e16+1) or none at all: widen
+            // it to something a step can cross, so ticks always advance.
             if hi <= lo {
                 hi = lo + 1.0;
             }
+            let mag = lo.abs().max(hi.abs());
+            if (hi - lo).is_nan() || hi - lo <= mag * 1e-9 {
+                let pad = (mag * 1e-3).max(0.5);
+                (lo, hi) = (lo - pad, hi + pad);
+            }
+            // Keep the span finite (values near ±f64::MAX).
+            (lo, hi) = (lo.max(-f64::MAX / 4.0), hi.min(f64::MAX / 4.0));
             let step = nice_step((hi - lo) / 5.0);
             lo = (lo / step).floor() * step;
             hi = (hi / step).ceil() * step;
@@ -158,13 +169,16 @@ impl Axis {
         if self.log {
             // Powers of ten inside the range.
             let first = 10f64.powf(self.lo.log10().floor());
+            // At most the ~630 decades f64 has: the loop ends for any bounds.
             let mut t: Vec<f64> = std::iter::successors(Some(first), |d| Some(d * 10.0))
+                .take(MAX_TICKS)
                 .take_while(|&d| d <= self.hi * 1.0001)
                 .filter(|&d| d >= self.lo * 0.9999)
                 .collect();
             // Few decades: add 2x and 5x ticks so the axis stays readable.
             if t.len() <= 3 {
                 let extra: Vec<f64> = std::iter::successors(Some(first), |d| Some(d * 10.0))
+                    .take(MAX_TICKS)
                     .take_while(|&d| d < self.hi)
                     .flat_map(|d| [d * 2.0, d * 5.0])
                     .filter(|&v| v > self.lo * 1.0001 && v < self.hi * 0.9999)
@@ -181,17 +195,21 @@ impl Axis {
             t.dedup_by(|a, b| (*a / *b - 1.0).abs() < 1e-6);
             t
         } else {
+            // Counted, not accumulated: a step below the values' resolution cannot loop.
             let step = nice_step((self.hi - self.lo) / 5.0);
-            let mut t = Vec::new();
-            let mut v = self.lo;
-            while v <= self.hi + step * 1e-9 {
-                t.push(v);
-                v += step;
-            }
-            t
+            let n = ((self.hi - self.lo) / step + 1e-9).floor();
+            let n = if n.is_finite() {
+                n.min(MAX_TICKS as f64) as usize
+            } else {
+                0
+            };
+            (0..=n).map(|i| self.lo + i as f64 * step).collect()
         }
     }
 }
+
+/// No axis has more ticks than this, whatever its bounds.
+const MAX_TICKS: usize = 700;
 
 /// The largest of 1, 2, 3, 5 × 10^k that is ≤ v.
 fn nice_log_floor(v: f64) -> f64 {
@@ -586,6 +604,36 @@ impl DotChart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_axis_ends_for_any_input() {
+        let odd = [
+            vec![1e16],
+            vec![1e16, 1e16 + 2.0],
+            vec![0.0, 1e16],
+            vec![f64::MAX],
+            vec![-f64::MAX, f64::MAX],
+            vec![f64::MIN_POSITIVE],
+            vec![5e-324],
+            vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY],
+            vec![],
+            vec![-3.0, -3.0],
+        ];
+        for vals in &odd {
+            for log in [false, true] {
+                for zero in [false, true] {
+                    let a = Axis::fit(vals.iter().copied(), log, zero);
+                    assert!(a.lo.is_finite() && a.hi.is_finite(), "{vals:?} {a:?}");
+                    let t = a.ticks();
+                    assert!(
+                        !t.is_empty() && t.len() <= MAX_TICKS + 3,
+                        "{vals:?} {log}: {}",
+                        t.len()
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn numbers_are_compact() {

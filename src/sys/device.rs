@@ -295,6 +295,12 @@ fn dir_entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Whether the kernel marks the device read-only (`ro`: `blockdev --setro`, a write-protected
+/// medium, a read-only loop device).
+pub fn read_only(root: &Root, dev: &BlockDev) -> bool {
+    sysfs_dir(root, dev).is_some_and(|d| read_num::<u8>(&d.join("ro")) == Some(1))
+}
+
 /// Kernel names of the devices stacked on this one (dm, md, bcache): `holders/`.
 pub fn holders(root: &Root, dev: &BlockDev) -> Vec<String> {
     sysfs_dir(root, dev)
@@ -307,6 +313,23 @@ pub fn slaves(root: &Root, dev: &BlockDev) -> Vec<String> {
     sysfs_dir(root, dev)
         .map(|d| dir_entries(&d.join("slaves")))
         .unwrap_or_default()
+}
+
+/// Loop devices stacked on one of `devs` (major:minor): the kernel name of each loop device
+/// whose `loop/backing_file` is a block device node with that number, and the number. A loop
+/// device does not appear in its backing device's `holders/`, so this is looked up apart.
+pub fn loops_backed_by(root: &Root, devs: &[(u32, u32)]) -> Vec<(String, (u32, u32))> {
+    let block = root.sys.join("block");
+    dir_entries(&block)
+        .into_iter()
+        .filter_map(|n| {
+            let file = read_trim(&block.join(&n).join("loop/backing_file"))?;
+            let file = file.strip_suffix(" (deleted)").unwrap_or(&file);
+            let m = std::fs::metadata(file).ok()?;
+            let num = (libc::major(m.rdev()), libc::minor(m.rdev()));
+            (m.file_type().is_block_device() && devs.contains(&num)).then_some((n, num))
+        })
+        .collect()
 }
 
 /// The partitions of a whole disk (sub-directories carrying a `partition` attribute).

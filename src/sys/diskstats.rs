@@ -7,7 +7,7 @@
 //! monitor/ or anything above it.
 
 use super::Root;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// One line of /proc/diskstats, raw cumulative counters as the kernel printed them.
 /// Sectors are always 512 bytes; the `*_ms` fields are printed as 32-bit and wrap.
@@ -177,10 +177,11 @@ pub fn old_partition(line: &str) -> Option<&str> {
     .then(|| f[2])
 }
 
-/// The text of `<proc>/diskstats`.
+/// The text of `<proc>/diskstats`; a line that is not UTF-8 is left out (blank), never
+/// failing the whole sample.
 pub fn read_text(root: &Root) -> Result<String> {
     let path = root.proc.join("diskstats");
-    std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))
+    Ok(super::fs::read_text(&path)?.0)
 }
 
 #[cfg(test)]

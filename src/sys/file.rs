@@ -105,6 +105,22 @@ pub fn drop_cache(file: &File) {
     }
 }
 
+/// fallocate(2) mode 0: give the file `len` bytes of real blocks (the free space is taken
+/// now). EOPNOTSUPP where the filesystem cannot (ramfs); EINTR retried.
+pub fn allocate(file: &File, len: u64) -> std::io::Result<()> {
+    loop {
+        // SAFETY: a plain syscall on a valid fd; no memory is passed.
+        let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// fsync(2), or fdatasync(2) when `data_only`: one call, never retried (not even on EINTR),
 /// because after a failed flush the kernel may have dropped the dirty pages and a later success
 /// would prove nothing. (std's sync_all/sync_data retry EINTR.)

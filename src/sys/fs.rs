@@ -1,7 +1,11 @@
-//! Filesystems: writing files iosat owns (through a temporary file in the same directory
-//! renamed into place, so a reader or a crash never sees half a file; output files given by
-//! -o/--html refused when they exist, never replaced without --force), and what a filesystem
-//! says about itself (statfs: memory-backed or not; statvfs: free space). Must not import
+//! Filesystems: files iosat owns and what a filesystem says about itself. Output files are
+//! written through a temporary file with an unpredictable name (`O_EXCL|O_NOFOLLOW`) in the
+//! same directory, renamed into place, so a reader or a crash never sees half a file; output
+//! files given by -o/--html (a dangling symlink too) are refused when they exist, never
+//! replaced without --force, and their directory is checked before a run. Test files are
+//! unnamed (`O_TMPFILE`) where possible, else [`OwnedFile`]s removed only while the name is
+//! still theirs; leftovers of dead runs are found by pid. Text readers blank lines that are not
+//! UTF-8 and name them. statfs: memory-backed or not; statvfs: free space. Must not import
 //! anything above sys/.
 
 use crate::error::{Error, Result};
@@ -10,22 +14,239 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Replace `path` with `bytes` atomically (temporary file + rename).
+/// Replace `path` with `bytes` atomically: a new temporary file with an unpredictable name,
+/// created `O_EXCL|O_NOFOLLOW` in the same directory, renamed over `path` (rename replaces a
+/// symlink at `path`, never writes through it). A failed write removes the temporary file.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    use std::io::Write;
+    let dir = dir_of(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.iosat-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
+    let (mut file, tmp) = OwnedFile::create(dir, &format!(".{name}.iosat-tmp-"), "", 0, 0o666)
+        .map_err(|e| Error::io(path, e))?;
+    // Errors name the user's path: the temporary file is iosat's business.
+    file.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    drop(file);
+    std::fs::rename(&tmp.path, path).map_err(|e| Error::io(path, e))?;
+    tmp.keep();
+    Ok(())
+}
+
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// 16 hex digits from getrandom(2) (falls back to the clock and pid, never fails).
+pub fn random_token() -> String {
+    let mut b = [0u8; 8];
+    // SAFETY: getrandom writes at most 8 bytes into a valid 8-byte buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), libc::GRND_NONBLOCK) };
+    let v = if n == 8 {
+        u64::from_ne_bytes(b)
+    } else {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        t ^ (u64::from(std::process::id()) << 32)
+    };
+    format!("{v:016x}")
+}
+
+/// A file iosat created under a name (`<prefix><pid>-<random><suffix>`, `O_CREAT|O_EXCL|
+/// O_NOFOLLOW`). Remembers its device and inode, so [`OwnedFile::remove`] (and drop) removes
+/// the name only while it still is that file, never a replacement put there during a run.
+#[derive(Debug)]
+pub struct OwnedFile {
+    pub path: PathBuf,
+    dev: u64,
+    ino: u64,
+    armed: bool,
+}
+
+impl OwnedFile {
+    /// Create a new file in `dir` (read-write, `flags` added, `mode` before umask); a name
+    /// taken (EEXIST) is retried with a new random part.
+    pub fn create(
+        dir: &Path,
+        prefix: &str,
+        suffix: &str,
+        flags: libc::c_int,
+        mode: u32,
+    ) -> std::io::Result<(File, OwnedFile)> {
+        let mut last = None;
+        for _ in 0..16 {
+            let path = dir.join(format!(
+                "{prefix}{}-{}{suffix}",
+                std::process::id(),
+                random_token()
+            ));
+            match OwnedFile::create_at(&path, flags, mode) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                r => return r,
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
+    }
+
+    /// Create `path` itself (`O_CREAT|O_EXCL|O_NOFOLLOW`, read-write, `flags` added).
+    pub fn create_at(
+        path: &Path,
+        flags: libc::c_int,
+        mode: u32,
+    ) -> std::io::Result<(File, OwnedFile)> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(flags | libc::O_NOFOLLOW)
+            .open(path)?;
+        let m = f.metadata()?;
+        let owned = OwnedFile {
+            path: path.to_path_buf(),
+            dev: m.dev(),
+            ino: m.ino(),
+            armed: true,
+        };
+        Ok((f, owned))
+    }
+
+    /// Remove the name if it still is the file iosat created (lstat: same device and inode);
+    /// true when removed.
+    pub fn remove(&mut self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if !std::mem::take(&mut self.armed) {
+            return false;
+        }
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {
+                std::fs::remove_file(&self.path).is_ok()
+            }
+            _ => false,
+        }
+    }
+
+    /// The file is the user's now (renamed into place): never remove it.
+    pub fn keep(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for OwnedFile {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// An unnamed file in `dir` (`O_TMPFILE`, read-write, mode 0600, `flags` added): nothing is
+/// left behind whatever kills the process. Ok(None) when the filesystem does not support
+/// `O_TMPFILE` (EOPNOTSUPP, EISDIR on kernels without it).
+pub fn open_unnamed(dir: &Path, flags: libc::c_int) -> std::io::Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let r = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | flags)
+        .open(dir);
+    match r {
+        Ok(f) => Ok(Some(f)),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::EISDIR)
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Remove what dead iosat processes left in `dir`: regular files named `<prefix><pid>…`
+/// owned by the current user whose pid is no running process (a live process's file is never
+/// touched). Returns the names removed, for a one-line note.
+pub fn remove_dead_leftovers(dir: &Path, prefix: &str) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(prefix) else {
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(pid) = digits.parse::<i32>() else {
+            continue;
+        };
+        if pid <= 0 || process_alive(pid) {
+            continue;
+        }
+        let path = e.path();
+        let ok = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.file_type().is_file() && (me == 0 || m.uid() == me));
+        if ok && std::fs::remove_file(&path).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// Whether a process with this pid exists (kill(pid, 0) is not ESRCH).
+pub fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// A text file whose lines may hold bytes that are not UTF-8 (a mangled recording, a device
+/// name from a fixture): every such line is blanked (readers skip blank lines, and later lines
+/// keep their numbers), and its 1-based number is returned so the caller can warn naming it.
+pub fn read_text(path: &Path) -> Result<(String, Vec<usize>)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    Ok(text_of(bytes))
+}
+
+/// [`read_text`] on bytes already read. Pure.
+pub fn text_of(bytes: Vec<u8>) -> (String, Vec<usize>) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, Vec::new()),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut out = String::with_capacity(bytes.len());
+            let mut bad = Vec::new();
+            for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+                match std::str::from_utf8(line) {
+                    Ok(l) => out.push_str(l),
+                    Err(_) => {
+                        bad.push(i + 1);
+                        if line.ends_with(b"\n") {
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+            (out, bad)
+        }
+    }
+}
+
+/// One warning line per line [`read_text`] blanked: `FILE:N: not UTF-8, line skipped`.
+pub fn bad_line_warnings(path: &Path, bad: &[usize]) -> Vec<String> {
+    bad.iter()
+        .map(|n| format!("{}:{n}: not UTF-8, line skipped", path.display()))
+        .collect()
 }
 
 /// statfs f_type of tmpfs and ramfs (linux/magic.h).
@@ -80,24 +301,64 @@ pub fn free_bytes(dir: &Path) -> Result<Option<u64>> {
 /// writes through a temporary file renamed into place, so a failed write never leaves half a
 /// report where the user's file was.
 pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
-    if path.exists() && !force {
+    if path.symlink_metadata().is_ok() && !force {
+        let what = if path.exists() {
+            "a file"
+        } else {
+            "a dangling symlink"
+        };
         return Err(Error::usage(
             "--output",
             path.display(),
-            "names a file that exists; pass --force to replace it",
+            format!("names {what} that exists; pass --force to replace it"),
         ));
     }
+    check_dir_writable("--output", path)?;
     replace_file(path, bytes)
 }
 
 /// Refuse an output file (`flag` names it: `--html`, `-o`) that exists, before a run starts
 /// (so a long run does not end in a refusal, and a user's file is never replaced).
 pub fn check_new_file(flag: &str, path: &Path) -> Result<()> {
-    if path.exists() {
+    // lstat: a dangling symlink is something that exists, too.
+    if path.symlink_metadata().is_ok() {
+        let what = if path.exists() {
+            "a file"
+        } else {
+            "a dangling symlink"
+        };
         return Err(Error::usage(
             flag,
             path.display(),
-            "names a file that exists; iosat never overwrites it (pick another name or remove it)",
+            format!("names {what} that exists; iosat never overwrites it (pick another name or remove it)"),
+        ));
+    }
+    check_dir_writable(flag, path)
+}
+
+/// The directory an output file goes to must exist and be writable now, before any work
+/// starts (the error names the user's path, not a temporary file).
+pub fn check_dir_writable(flag: &str, path: &Path) -> Result<()> {
+    let dir = dir_of(path);
+    if !dir.is_dir() {
+        return Err(Error::usage(
+            flag,
+            path.display(),
+            format!(
+                "is in {}, which is not a directory that exists",
+                dir.display()
+            ),
+        ));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| Error::usage(flag, path.display(), "contains a NUL byte"))?;
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Error::usage(
+            flag,
+            path.display(),
+            format!("cannot be written: {}: {e}", dir.display()),
         ));
     }
     Ok(())
@@ -145,6 +406,17 @@ impl PageFile {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_that_are_not_utf8_are_blanked_and_named() {
+        let (t, bad) = super::text_of(b"a\nb\xff\nc\n\xfe".to_vec());
+        assert_eq!(t, "a\n\nc\n");
+        assert_eq!(bad, [2, 4]);
+        let (t, bad) = super::text_of(b"fine\n".to_vec());
+        assert_eq!((t.as_str(), bad.len()), ("fine\n", 0));
+        let w = super::bad_line_warnings(std::path::Path::new("r.rec"), &[2]);
+        assert_eq!(w, ["r.rec:2: not UTF-8, line skipped"]);
+    }
+
     #[test]
     fn a_disk_directory_has_free_space_and_is_not_memory() {
         let d = std::env::current_dir().unwrap();

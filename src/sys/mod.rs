@@ -11,6 +11,7 @@ pub mod diskstats;
 pub mod file;
 pub mod fs;
 pub mod mem;
+pub mod probe;
 pub mod sched;
 pub mod signal;
 pub mod uptime;

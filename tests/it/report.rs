@@ -647,3 +647,37 @@ fn stat_html_needs_a_recording_and_never_overwrites() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--record"));
 }
+
+/// Issue 12 case 9: one huge value (reachable from a mangled import through `analyze --json`)
+/// once made an axis step 0 and `report` loop until memory ran out. Every axis ends.
+#[test]
+fn a_result_with_a_huge_value_renders_and_ends() {
+    let d = tempfile::tempdir().unwrap();
+    let mut j: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    j["levels"][0]["iops"] = serde_json::json!(1e16);
+    let src = d.path().join("huge.json");
+    std::fs::write(&src, j.to_string()).unwrap();
+    let page = d.path().join("p.html");
+    let mut child = iosat()
+        .arg("report")
+        .arg(&src)
+        .arg("-o")
+        .arg(&page)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("report did not end on a huge value");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"));
+}

@@ -450,10 +450,12 @@ fn ctrl_c_during_layout_removes_the_half_written_file() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The file appears as soon as layout starts; interrupt then (during layout or, on a very
-    // fast disk, during the level: either way nothing may be left behind).
+    // The file appears as soon as layout starts (unnamed with O_TMPFILE: then as an open file
+    // of the child's in the directory); interrupt then (during layout or, on a very fast disk,
+    // during the level: either way nothing may be left behind).
     let t0 = Instant::now();
-    while entries(dir.path()).is_empty() {
+    while entries(dir.path()).is_empty() && !crate::safety::has_file_open_in(child.id(), dir.path())
+    {
         assert!(
             t0.elapsed() < Duration::from_secs(30),
             "layout never started"
@@ -928,6 +930,222 @@ mod own_devices {
         let j = json_of(&run(&args));
         assert_eq!(j["target"]["logical_block_size"], 4096);
         assert!(left_in(&mnt).is_empty(), "{:?}", left_in(&mnt));
+    }
+
+    /// Write `bytes` at `off` on a device of our own (as a filesystem tool would).
+    fn poke(dev: &str, off: u64, bytes: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(dev).unwrap();
+        f.write_all_at(bytes, off).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    fn head_of(dev: &str) -> Vec<u8> {
+        let mut v = std::fs::read(dev).unwrap();
+        v.truncate(1 << 20);
+        v
+    }
+
+    fn destroy(dev: &str, extra: &[&str]) -> Output {
+        let mut args = vec![dev, "--destructive", "--pattern", "randwrite"];
+        args.extend(["--engine", "sync", "--levels", "1", "--json"]);
+        args.extend(QUICK);
+        args.extend(extra);
+        run(&args)
+    }
+
+    /// Issue 12 case 1: signatures the old 12-entry table missed (exFAT, squashfs, ISO9660, md
+    /// superblocks at the end of the device, ZFS) and any data where signatures live are
+    /// refused, unless --overwrite-found names what was found; a blank device is written.
+    #[test]
+    fn a_device_that_is_not_blank_is_refused_unless_confirmed_by_name() {
+        let size = 80u64 << 20;
+        let cases: [(&str, u64, &[u8], &str); 6] = [
+            ("exfat", 3, b"EXFAT   ", "exfat"),
+            ("squashfs", 0, b"hsqs", "squashfs"),
+            ("iso", 32769, b"CD001", "iso9660"),
+            (
+                "md 0.90",
+                (size & !0xffff) - 0x10000,
+                &[0xfc, 0x4e, 0x2b, 0xa9],
+                "linux_raid_member",
+            ),
+            (
+                "md 1.0",
+                (size - 8192) & !4095,
+                &[0xfc, 0x4e, 0x2b, 0xa9],
+                "linux_raid_member",
+            ),
+            ("data at the end", size - 100, b"precious", "data"),
+        ];
+        for (label, off, magic, key) in cases {
+            let Some(lo) = LoopDev::try_new(size, false, None) else {
+                eprintln!("skipped: cannot set up a loop device (needs root)");
+                return;
+            };
+            let dev = lo.path.clone();
+            poke(&dev, off, magic);
+            let before = std::fs::read(&dev).unwrap();
+            let err = refused(
+                &[
+                    &dev,
+                    "--destructive",
+                    "--pattern",
+                    "randwrite",
+                    "--levels",
+                    "1",
+                ],
+                4,
+                &[&dev, "is not blank", "--overwrite-found"],
+            );
+            assert!(err.contains(key), "{label}: {err}");
+            // A confirmation naming something else is no confirmation.
+            refused(
+                &[
+                    &dev,
+                    "--destructive",
+                    "--pattern",
+                    "randwrite",
+                    "--levels",
+                    "1",
+                    "--overwrite-found",
+                    "ext4",
+                ],
+                4,
+                &["is not blank"],
+            );
+            assert!(
+                std::fs::read(&dev).unwrap() == before,
+                "{label}: the device changed"
+            );
+            if key == "data" || key == "exfat" {
+                // Named: written.
+                let j = json_of(&destroy(&dev, &["--overwrite-found", key]));
+                assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0, "{label}");
+            }
+        }
+        // A blank device is written without asking; afterwards it holds iosat's random data,
+        // which a second destructive run must be told about.
+        let lo = LoopDev::new(size);
+        let j = json_of(&destroy(&lo.path, &[]));
+        assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0);
+        if head_of(&lo.path).iter().any(|&b| b != 0) {
+            refused(
+                &[
+                    &lo.path,
+                    "--destructive",
+                    "--pattern",
+                    "randwrite",
+                    "--levels",
+                    "1",
+                ],
+                4,
+                &["--overwrite-found data"],
+            );
+        }
+    }
+
+    /// Detaches a loop device stacked on another one (dropped before the one below).
+    struct Stacked(String);
+
+    impl Drop for Stacked {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+
+    fn stack_loop_on(node: &str) -> Option<Stacked> {
+        let out = Command::new("losetup")
+            .args(["--find", "--show", node])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| Stacked(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+
+    /// Issue 12 case 2: a loop device stacked on the target (or on one of its partitions) does
+    /// not show in holders/; it is found through the loop devices' backing files.
+    #[test]
+    fn a_device_under_a_loop_device_is_refused_naming_it() {
+        let Some(lo) = LoopDev::try_new(32 << 20, true, None) else {
+            eprintln!("skipped: cannot set up a partitioned loop device (needs root)");
+            return;
+        };
+        let (dev, part) = (lo.path.clone(), lo.part1());
+        let Some(upper) = stack_loop_on(&part) else {
+            eprintln!("skipped: losetup on a partition failed");
+            return;
+        };
+        let upper_name = upper.0.trim_start_matches("/dev/").to_string();
+        let confirm = ["--overwrite-found", "dos,data"];
+        let args = |d: &str| {
+            let mut a = vec![d.to_string(), "--destructive".into(), "--pattern".into()];
+            a.extend(["randwrite", "--levels", "1"].map(String::from));
+            a.extend(confirm.map(String::from));
+            a
+        };
+        let a = args(&part);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        refused(
+            &a,
+            4,
+            &[
+                &part,
+                "is in use",
+                &format!("held by loop device {upper_name}"),
+            ],
+        );
+        let a = args(&dev);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        refused(
+            &a,
+            4,
+            &[&format!("loop device {upper_name} on {}p1", lo.name())],
+        );
+        drop(upper);
+        // A whole loop device stacked on a whole loop device, too.
+        let lo2 = LoopDev::new(16 << 20);
+        let Some(upper) = stack_loop_on(&lo2.path) else {
+            return;
+        };
+        let a = args(&lo2.path);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        refused(
+            &a,
+            4,
+            &[&format!("held by {}", upper.0.trim_start_matches("/dev/"))],
+        );
+    }
+
+    /// Issue 12 case 15: an I/O error while other io_uring requests are in flight ends the run
+    /// with one clear error (the worker cancels and reaps them before freeing their buffers).
+    #[test]
+    fn an_io_error_with_requests_in_flight_ends_the_uring_run_cleanly() {
+        let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
+            eprintln!("skipped: cannot set up a loop device (needs root)");
+            return;
+        };
+        let name = format!("iosat-err-{}", std::process::id());
+        // The first half reads the loop device, the second half fails every I/O.
+        let table = format!("0 16384 linear {} 0\n16384 16384 error", lo.path);
+        let ok = Command::new("dmsetup")
+            .args(["create", &name, "--table", &table])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: dmsetup create failed (no device mapper?)");
+            return;
+        }
+        lo.dm.push(name.clone());
+        let dev = format!("/dev/mapper/{name}");
+        let mut args = vec![dev.as_str(), "--engine", "uring", "--levels", "16"];
+        args.extend(QUICK);
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("Input/output error"), "{err}");
     }
 }
 

@@ -1,0 +1,419 @@
+//! A stable fuzz harness (issue 12): the parsers users feed files to, run on mutations of the
+//! fixtures under tests/fixtures, each input bounded in time. Targets: the diskstats parser,
+//! the recording/pt-stalk reader (and the replay's series), the fio, sysbench and iostat
+//! importers, and `report` (load + every renderer, charts included) on arbitrary JSON.
+//!
+//! `cargo test` runs each target for a few seconds (`IOSAT_FUZZ_SECS`, default 2; seed
+//! `IOSAT_FUZZ_SEED`, default 1, so a run is reproducible); `scripts/fuzz.sh` runs them for
+//! minutes. A panic or an input that takes longer than `IOSAT_FUZZ_HANG_SECS` (default 20)
+//! fails the test and leaves the input in target/fuzz-failures/. Mutations are drawn through
+//! `arbitrary::Unstructured` from a seeded xorshift stream.
+
+use arbitrary::Unstructured;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn fixture_text(rel: &str) -> Vec<u8> {
+    std::fs::read(crate::util::fixture(rel)).unwrap()
+}
+
+/// A deterministic byte stream for `Unstructured`.
+struct XorShift(u64);
+
+impl XorShift {
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                (self.0 >> 24) as u8
+            })
+            .collect()
+    }
+}
+
+/// Numbers that break arithmetic: extremes, signs, exponents, non-numbers.
+const NASTY: &[&str] = &[
+    "0",
+    "-1",
+    "18446744073709551615",
+    "18446744073709551616",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "4294967295",
+    "4294967296",
+    "1e16",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "NaN",
+    "inf",
+    "99999999999999999999999999",
+    "",
+    "\u{0}",
+    "\u{fffd}",
+];
+
+/// One mutation of `input`, chosen by `u`: byte flips, deletions, duplications, splices of
+/// another seed, a number replaced by a nasty one, a line repeated or dropped.
+fn mutate(u: &mut Unstructured, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    let rounds = u.int_in_range(1..=4u8).unwrap_or(1);
+    for _ in 0..rounds {
+        let len = v.len().max(1);
+        let at = u.choose_index(len).unwrap_or(0).min(v.len());
+        match u.int_in_range(0..=9u8).unwrap_or(0) {
+            0 => {
+                if let Some(b) = v.get_mut(at) {
+                    *b ^= 1 << u.int_in_range(0..=7u8).unwrap_or(0);
+                }
+            }
+            1 => {
+                let n = u.int_in_range(1..=64usize).unwrap_or(1);
+                let end = (at + n).min(v.len());
+                v.drain(at..end);
+            }
+            2 => {
+                let n = u.int_in_range(1..=256usize).unwrap_or(1);
+                let end = (at + n).min(v.len());
+                let chunk = v[at..end].to_vec();
+                v.splice(at..at, chunk);
+            }
+            3 => {
+                if let Ok(other) = u.choose(seeds) {
+                    let from = u
+                        .choose_index(other.len().max(1))
+                        .unwrap_or(0)
+                        .min(other.len());
+                    let n = u.int_in_range(1..=512usize).unwrap_or(1);
+                    let end = (from + n).min(other.len());
+                    v.splice(at..at, other[from..end].iter().copied());
+                }
+            }
+            4 | 5 => {
+                // Replace the number at or after `at` by a nasty one.
+                let start = (at..v.len()).find(|&i| v[i].is_ascii_digit());
+                if let Some(s) = start {
+                    let e = (s..v.len())
+                        .find(|&i| !(v[i].is_ascii_digit() || b".eE+-".contains(&v[i])))
+                        .unwrap_or(v.len());
+                    let n = u.choose(NASTY).unwrap_or(&"0");
+                    v.splice(s..e, n.bytes());
+                }
+            }
+            6 => {
+                // Repeat a line.
+                let s = v[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let e = v[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(v.len(), |p| at + p + 1);
+                let line = v[s..e].to_vec();
+                let times = u.int_in_range(1..=3usize).unwrap_or(1);
+                for _ in 0..times {
+                    v.splice(e..e, line.iter().copied());
+                }
+            }
+            8 | 9 => {
+                // A field of a whitespace-separated line (a diskstats counter, an iostat
+                // column) set to a nasty number.
+                let s = v[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let e = v[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(v.len(), |p| at + p);
+                let line = String::from_utf8_lossy(&v[s..e]).into_owned();
+                let mut fields: Vec<String> =
+                    line.split_ascii_whitespace().map(str::to_string).collect();
+                if !fields.is_empty() {
+                    let k = u.choose_index(fields.len()).unwrap_or(0);
+                    fields[k] = u.choose(NASTY).unwrap_or(&"0").to_string();
+                    let lead = if line.starts_with(' ') { " " } else { "" };
+                    v.splice(s..e, format!("{lead}{}", fields.join(" ")).into_bytes());
+                }
+            }
+            _ => {
+                let b: u8 = u.arbitrary().unwrap_or(0xff);
+                v.insert(at, b);
+            }
+        }
+    }
+    v
+}
+
+/// JSON-aware mutation for `report`: one to three places of the document changed (a number
+/// set to an extreme, a value retyped or nulled, a key dropped, an array emptied or grown), so
+/// the document still loads and reaches the renderers.
+fn mutate_json(u: &mut Unstructured, v: &mut serde_json::Value) {
+    use serde_json::Value;
+    fn paths(v: &Value, at: &mut Vec<String>, out: &mut Vec<String>) {
+        out.push(at.join("/"));
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, x)| {
+                at.push(k.replace('~', "~0").replace('/', "~1"));
+                paths(x, at, out);
+                at.pop();
+            }),
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| {
+                at.push(i.to_string());
+                paths(x, at, out);
+                at.pop();
+            }),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    paths(v, &mut Vec::new(), &mut all);
+    let rounds = u.int_in_range(1..=3u8).unwrap_or(1);
+    for _ in 0..rounds {
+        let Ok(p) = u.choose(&all) else { return };
+        let ptr = if p.is_empty() {
+            String::new()
+        } else {
+            format!("/{p}")
+        };
+        let nasty = match u.int_in_range(0..=11u8).unwrap_or(0) {
+            0 => serde_json::json!(1e16),
+            1 => serde_json::json!(1e308),
+            2 => serde_json::json!(-1e308),
+            3 => serde_json::json!(u64::MAX),
+            4 => serde_json::json!(i64::MIN),
+            5 => serde_json::json!(0),
+            6 => serde_json::json!(-1),
+            7 => serde_json::json!(5e-324),
+            8 => Value::Null,
+            9 => serde_json::json!("x"),
+            10 => serde_json::json!([]),
+            _ => serde_json::json!(1e9),
+        };
+        if let Some(x) = v.pointer_mut(&ptr) {
+            match x {
+                Value::Array(a) if u.ratio(1u8, 2).unwrap_or(false) && a.len() < 64 => {
+                    let first = a.first().cloned().unwrap_or(Value::Null);
+                    a.push(first);
+                }
+                _ => *x = nasty,
+            }
+        }
+    }
+}
+
+/// Run `f` on generated inputs for the time budget; a panic or a hang fails with the input
+/// saved. Returns how many inputs ran.
+fn fuzz(
+    name: &str,
+    gen: impl Fn(&mut Unstructured) -> Vec<u8> + Send + 'static,
+    f: fn(&[u8]),
+) -> u64 {
+    let secs = env_u64("IOSAT_FUZZ_SECS", 2);
+    let hang = Duration::from_secs(env_u64("IOSAT_FUZZ_HANG_SECS", 20));
+    let seed = env_u64("IOSAT_FUZZ_SEED", 1);
+    let current: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let started_ms = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let ran = Arc::new(AtomicU64::new(0));
+    let t0 = Instant::now();
+    let worker = {
+        let (current, started_ms, done, ran) = (
+            current.clone(),
+            started_ms.clone(),
+            done.clone(),
+            ran.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut rng = XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let deadline = Instant::now() + Duration::from_secs(secs);
+            while Instant::now() < deadline {
+                let raw = rng.bytes(4096);
+                let mut u = Unstructured::new(&raw);
+                let input = gen(&mut u);
+                *current.lock().unwrap() = input.clone();
+                started_ms.store(t0.elapsed().as_millis() as u64 + 1, SeqCst);
+                f(&input);
+                started_ms.store(0, SeqCst);
+                ran.fetch_add(1, SeqCst);
+            }
+            done.store(true, SeqCst);
+        })
+    };
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if worker.is_finished() {
+            break;
+        }
+        let s = started_ms.load(SeqCst);
+        if s > 0 && (t0.elapsed().as_millis() as u64).saturating_sub(s) > hang.as_millis() as u64 {
+            let input = current.lock().map(|c| c.clone()).unwrap_or_default();
+            let p = save_failure(name, "hang", &input);
+            panic!(
+                "fuzz {name}: an input ran longer than {hang:?}; saved in {}",
+                p.display()
+            );
+        }
+    }
+    if let Err(e) = worker.join() {
+        let input = current
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|p| p.into_inner().clone());
+        let p = save_failure(name, "panic", &input);
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        panic!(
+            "fuzz {name}: panicked ({msg}); input saved in {}",
+            p.display()
+        );
+    }
+    assert!(done.load(SeqCst));
+    let n = ran.load(SeqCst);
+    eprintln!("fuzz {name}: {n} inputs in {secs} s, no panic, no hang");
+    n
+}
+
+fn save_failure(name: &str, what: &str, input: &[u8]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-failures");
+    let _ = std::fs::create_dir_all(&dir);
+    let h = input.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let p = dir.join(format!("{name}-{what}-{h:016x}"));
+    let _ = std::fs::write(&p, input);
+    p
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn seeds(rels: &[&str]) -> Vec<Vec<u8>> {
+    rels.iter().map(|r| fixture_text(r)).collect()
+}
+
+fn byte_gen(rels: &'static [&'static str]) -> impl Fn(&mut Unstructured) -> Vec<u8> + Send {
+    let s = seeds(rels);
+    move |u| {
+        let base = u.choose(&s).cloned().unwrap_or_default();
+        mutate(u, &base, &s)
+    }
+}
+
+const RECORDINGS: &[&str] = &[
+    "report/loop.rec",
+    "stat/pair.rec",
+    "stat/profiled.rec",
+    "stat/pt-stalk.diskstats",
+    "import/iosat-loop.rec",
+    "import/pt-stalk-loop.diskstats",
+];
+
+#[test]
+fn fuzz_diskstats_parser() {
+    let n = fuzz("diskstats", byte_gen(RECORDINGS), |b| {
+        let t = text(b);
+        let _ = iosat::sys::diskstats::parse(&t);
+        for l in t.lines() {
+            let _ = iosat::sys::diskstats::parse_line(l);
+        }
+    });
+    assert!(n > 0);
+}
+
+#[test]
+fn fuzz_recording_and_pt_stalk_reader() {
+    let n = fuzz("recording", byte_gen(RECORDINGS), |b| {
+        let (t, _) = iosat::sys::fs::text_of(b.to_vec());
+        let _ = iosat::monitor::record::parse(&t);
+        if let Ok(store) = iosat::monitor::series::SeriesStore::from_text(&t) {
+            let mut profiles = iosat::profile::ProfileCache::new(None, iosat::sys::Root::default());
+            let _ = store.series(&mut profiles);
+        }
+        let _ = iosat::import::parse(Path::new("fuzz.rec"), &t);
+    });
+    assert!(n > 0);
+}
+
+#[test]
+fn fuzz_fio_sysbench_iostat_importers() {
+    const IMPORTS: &[&str] = &[
+        "import/fio-qd1.json",
+        "import/fio-multi.json",
+        "import/fio-randrw-qd4.json",
+        "import/fio-randwrite-fsync4.json",
+        "import/sysbench-t1.txt",
+        "import/sysbench-rndrw-t2.txt",
+        "import/iostat-x.txt",
+        "import/iostat-xt-iso.txt",
+        "import/iostat-human.txt",
+        "import/iostat.json",
+    ];
+    let n = fuzz("importers", byte_gen(IMPORTS), |b| {
+        let t = text(b);
+        let p = Path::new("fuzz.txt");
+        let _ = iosat::import::fio::parse(p, &t);
+        let _ = iosat::import::sysbench::parse(p, &t);
+        let _ = iosat::import::iostat::parse(p, &t);
+        if let Ok(imp) = iosat::import::parse(p, &t) {
+            if let Ok(r) = iosat::import::report::build(&[imp], &[]) {
+                let _ = serde_json::to_string(&r);
+            }
+        }
+    });
+    assert!(n > 0);
+}
+
+#[test]
+fn fuzz_report_on_arbitrary_json() {
+    let docs: Vec<serde_json::Value> = [
+        "report/sim_sweep.json",
+        "report/fsync.json",
+        "report/seed000_levels.json",
+    ]
+    .iter()
+    .map(|r| serde_json::from_slice(&fixture_text(r)).unwrap())
+    .collect();
+    let gen = move |u: &mut Unstructured| {
+        if u.ratio(1u8, 5).unwrap_or(false) {
+            // Raw bytes of a document, mutated blindly.
+            let d = u.choose(&docs).cloned().unwrap_or_default();
+            let s = serde_json::to_vec(&d).unwrap();
+            return mutate(u, &s, &[]);
+        }
+        let mut d = u.choose(&docs).cloned().unwrap_or_default();
+        mutate_json(u, &mut d);
+        serde_json::to_vec(&d).unwrap()
+    };
+    let n = fuzz("report", gen, |b| {
+        if let Ok(r) = iosat::report::load(&text(b)) {
+            use iosat::report::Format;
+            for f in [
+                Format::Text { wide: false },
+                Format::Json,
+                Format::Csv,
+                Format::Markdown,
+                Format::Html,
+            ] {
+                let _ = iosat::report::render(&r, f);
+            }
+        }
+    });
+    assert!(n > 0);
+}

@@ -1,0 +1,681 @@
+//! Issue 12: nothing lost, nothing overwritten, nothing left behind. Output files through
+//! symlinks and full filesystems, test files after SIGKILL and leftovers of dead runs, space
+//! reserved by concurrent sweeps, output directories checked before the run. Real files,
+//! tmpfs mounts and processes the tests make and remove.
+
+use crate::util::{entries, fixture, iosat, is_root, stderr, Tmpfs};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn report(args: &[&str]) -> Output {
+    iosat().arg("report").args(args).output().unwrap()
+}
+
+/// A pid that belonged to a process that has exited (reaped, so no live process has it unless
+/// the kernel reused it at once).
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+fn sim_json() -> String {
+    fixture("report/sim_sweep.json")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Case 3: a dangling symlink at the destination is refused without --force (nothing is
+/// created where it points); with --force the link itself is replaced, never written through.
+#[test]
+fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    let link = d.path().join("out.md");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let src = sim_json();
+    let dst = link.to_str().unwrap();
+    let out = report(&[&src, "-o", dst, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("dangling symlink") && err.contains("out.md"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!victim.exists(), "written through the symlink");
+    let out = report(&[&src, "-o", dst, "--format", "markdown", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!victim.exists(), "written through the symlink");
+    assert!(link.symlink_metadata().unwrap().file_type().is_file());
+    // Only the output is left: no temporary file.
+    assert_eq!(entries(d.path()).len(), 1, "{:?}", entries(d.path()));
+}
+
+/// Case 7: -o on a full filesystem fails with exit 1 naming the user's path and leaves no
+/// partial temporary file.
+#[test]
+fn a_failed_output_write_leaves_nothing() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let t = Tmpfs::mount("64k");
+    std::fs::write(t.path().join("filler"), vec![1u8; 40 << 10]).unwrap();
+    let dst = t.path().join("page.html");
+    let src = fixture("report/fsync.json");
+    let out = report(&[src.to_str().unwrap(), "-o", dst.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("page.html"), "{}", stderr(&out));
+    let left: Vec<_> = entries(t.path());
+    assert_eq!(left, [t.path().join("filler")], "{left:?}");
+}
+
+/// Case 16: -o and --html into a missing or unwritable directory are refused before any work,
+/// naming the user's path.
+#[test]
+fn output_into_a_missing_directory_is_refused_before_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("no/such/dir/out.json");
+    let m = missing.to_str().unwrap();
+    let start = Instant::now();
+    let dir = d.path().to_str().unwrap();
+    for (cmd, args) in [
+        (
+            "sweep",
+            vec![dir, "--size", "16m", "-o", m, "--levels", "1"],
+        ),
+        (
+            "sweep",
+            vec![dir, "--size", "16m", "--html", m, "--levels", "1"],
+        ),
+        ("fsync", vec![dir, "--html", m]),
+    ] {
+        let out = iosat().arg(cmd).args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{cmd} {args:?}: {}",
+            stderr(&out)
+        );
+        let err = stderr(&out);
+        assert!(err.contains(m) && err.contains("not a directory"), "{err}");
+        assert!(!err.contains("iosat-tmp"), "{err}");
+    }
+    // Refused at start: nothing was laid out or measured.
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// Case 6: a sweep's test file has no name where the filesystem supports O_TMPFILE, so a
+/// SIGKILL leaves nothing; leftovers of dead runs (named files from filesystems without
+/// O_TMPFILE, or older versions) are removed at start with a note, a live process's never.
+#[test]
+fn a_killed_sweep_leaves_nothing_and_old_leftovers_are_cleaned() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let mut child = iosat()
+        .args(["sweep", dir, "--size", "32m", "--levels", "1,2,4,8"])
+        .args(["--duration", "5", "--no-progress", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+
+    let dead = d.path().join(format!(".iosat-sweep-{}-1.tmp", dead_pid()));
+    let live = d
+        .path()
+        .join(format!(".iosat-sweep-{}-1.tmp", std::process::id()));
+    let dead_fsync = d.path().join(format!(".iosat-fsync.{}.3", dead_pid()));
+    for p in [&dead, &live, &dead_fsync] {
+        std::fs::write(p, b"x").unwrap();
+    }
+    let out = iosat()
+        .args(["sweep", dir, "--size", "16m", "--levels", "1"])
+        .args(["--duration", "0.1", "--ramp", "0", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!dead.exists() && live.exists(), "{:?}", entries(d.path()));
+    let name = dead.file_name().unwrap().to_str().unwrap();
+    assert!(
+        err.contains("removed 1 test file") && err.contains(name),
+        "{err}"
+    );
+    // fsync cleans its own kind.
+    let out = iosat()
+        .args(["fsync", dir, "--duration", "0.05", "--sizes", "4096"])
+        .args(["--committers", "1", "--methods", "fsync", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!dead_fsync.exists(), "{:?}", entries(d.path()));
+    assert!(stderr(&out).contains(".iosat-fsync."), "{}", stderr(&out));
+    assert_eq!(entries(d.path()), [live]);
+}
+
+/// Case 8: two sweeps started together on a filesystem with room for one each reserve their
+/// file before judging the space: neither dies with ENOSPC (exit 1), at most one runs.
+#[test]
+fn concurrent_sweeps_reserve_their_space() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let t = Tmpfs::mount("300m");
+    let dir = t.path().to_str().unwrap();
+    let start = || {
+        iosat()
+            .args([
+                "sweep",
+                dir,
+                "--allow-tmpfs",
+                "--size",
+                "150m",
+                "--levels",
+                "1",
+            ])
+            .args([
+                "--duration",
+                "0.3",
+                "--ramp",
+                "0",
+                "--json",
+                "--direct",
+                "false",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let codes: Vec<(Option<i32>, String)> = [a, b]
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+        .collect();
+    for (c, err) in &codes {
+        assert!(matches!(c, Some(0) | Some(4)), "{c:?}: {err}");
+        if *c == Some(4) {
+            assert!(err.contains("too little free space"), "{err}");
+        }
+    }
+    assert!(
+        codes.iter().filter(|(c, _)| *c == Some(0)).count() <= 1,
+        "{codes:?}"
+    );
+    assert!(entries(t.path()).is_empty(), "{:?}", entries(t.path()));
+}
+
+/// Case 5, through the library: a name replaced during the run is left alone.
+#[test]
+fn a_replaced_file_is_not_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let (_f, owned) = iosat::sys::fs::OwnedFile::create(d.path(), ".t-", ".tmp", 0, 0o600).unwrap();
+    let p = owned.path.clone();
+    let other = d.path().join("users-file");
+    std::fs::write(&other, b"mine").unwrap();
+    std::fs::rename(&other, &p).unwrap();
+    drop(owned);
+    assert_eq!(std::fs::read(&p).unwrap(), b"mine");
+    assert!(Path::new(&p).exists());
+}
+
+/// Case 11: warnings on a stderr that cannot be written (/dev/full) never abort a run.
+#[test]
+fn a_failed_stderr_write_never_panics() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    // --direct false warns (page cache) on stderr.
+    let out = iosat()
+        .args([
+            "sweep", dir, "--size", "16m", "--levels", "1", "--direct", "false",
+        ])
+        .args(["--duration", "0.1", "--ramp", "0", "--json"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"levels\""));
+    assert!(entries(d.path()).is_empty());
+}
+
+/// Case 4: `stat --record FILE` appends only to an iosat recording of this host: a user's
+/// notes, a symlink, another host's recording are refused (exit 2) and left as they were.
+#[test]
+fn record_appends_only_to_a_recording_of_this_host() {
+    let d = tempfile::tempdir().unwrap();
+    let stat = |file: &Path| {
+        iosat()
+            .args(["stat", "-c", "1", "-i", "0.1", "--record"])
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let refused = |file: &Path, needle: &str| {
+        let before = std::fs::read(file).ok();
+        let out = stat(file);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("--record") && err.contains(needle), "{err}");
+        assert_eq!(std::fs::read(file).ok(), before, "changed");
+    };
+    let notes = d.path().join("notes.txt");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    refused(&notes, "not an iosat recording");
+    // A recording of this host is appended to; its header names the host.
+    let rec = d.path().join("r.rec");
+    assert!(stat(&rec).status.success());
+    assert!(stat(&rec).status.success());
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.lines().nth(1).unwrap().starts_with("#host "), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("R ")).count(), 2);
+    // Through a symlink: refused, even to a recording.
+    let link = d.path().join("link.rec");
+    std::os::unix::fs::symlink(&rec, &link).unwrap();
+    let out = stat(&link);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("symlink"));
+    // Another host's recording.
+    let other = d.path().join("other.rec");
+    std::fs::write(
+        &other,
+        "#iosat-record 1\n#host elsewhere-xyz\nR 1 1000000000\n",
+    )
+    .unwrap();
+    refused(&other, "elsewhere-xyz");
+}
+
+/// Case 12: one byte that is not UTF-8 in a recording no longer fails the whole file: the line
+/// is skipped with a warning naming the file and line, in `stat --replay` and `report` alike.
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read(fixture("report/loop.rec")).unwrap();
+    let mut lines: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    // The 20th line is a diskstats line of the first sample.
+    let n = lines
+        .iter()
+        .enumerate()
+        .skip(15)
+        .find(|(_, l)| l.first() == Some(&b' '))
+        .map(|(i, _)| i)
+        .unwrap();
+    lines[n].extend_from_slice(b" \xff");
+    let rec = d.path().join("bad.rec");
+    std::fs::write(&rec, lines.join(&b'\n')).unwrap();
+    let want = format!("bad.rec:{}: not UTF-8, line skipped", n + 1);
+    for args in [
+        vec!["stat", "--replay", rec.to_str().unwrap(), "--no-profile"],
+        vec!["report", rec.to_str().unwrap(), "--format", "markdown"],
+    ] {
+        let out = iosat().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&want), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty());
+    }
+}
+
+/// Case 18: one clear line on stderr before the run: a read-only device, ramfs allowed with
+/// --allow-tmpfs (no "0 B free"), --profile-dir naming a file, fsync's memory-fs warning.
+#[test]
+fn clear_lines_before_the_run() {
+    if !is_root() {
+        eprintln!("skipped: needs root (loop devices, mounts)");
+        return;
+    }
+    // A read-only loop device given to --destructive.
+    let img = tempfile::tempdir().unwrap();
+    let f = img.path().join("ro.img");
+    std::fs::File::create(&f)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show", "--read-only"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let run = iosat()
+            .args(["sweep", &dev, "--destructive", "--pattern", "randwrite"])
+            .args(["--levels", "1"])
+            .output()
+            .unwrap();
+        let _ = Command::new("losetup").args(["-d", &dev]).status();
+        let err = stderr(&run);
+        assert_eq!(run.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("read-only device") && err.contains(&dev),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // ramfs with --allow-tmpfs runs (it reports no size: not "0 B free").
+    let ram = Tmpfs::mount("ramfs");
+    let out = iosat()
+        .arg("sweep")
+        .arg(ram.path())
+        .args([
+            "--allow-tmpfs",
+            "--direct",
+            "false",
+            "--levels",
+            "1",
+            "--json",
+        ])
+        .args(["--duration", "0.1", "--ramp", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ramfs"), "{}", stderr(&out));
+    assert!(entries(ram.path()).is_empty());
+    // --profile-dir naming a file: refused at start.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let out = iosat()
+        .arg("sweep")
+        .arg(d.path())
+        .args([
+            "--size",
+            "16m",
+            "--levels",
+            "1",
+            "--save-profile",
+            "--profile-dir",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--profile-dir"), "{}", stderr(&out));
+    assert_eq!(entries(d.path()), [file]);
+    // fsync on tmpfs: the warning is on stderr.
+    let t = Tmpfs::mount("64m");
+    let out = iosat()
+        .arg("fsync")
+        .arg(t.path())
+        .args([
+            "--duration",
+            "0.02",
+            "--sizes",
+            "4096",
+            "--committers",
+            "none",
+        ])
+        .args(["--methods", "fsync", "--mode", "overwrite", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is on tmpfs"), "{}", stderr(&out));
+}
+
+// ---------------------------------------------------------------------------------------
+// Cases that held before issue 12 but had no test.
+
+/// Runs `iosat` as user nobody (root ignores permissions, so EACCES needs another user).
+fn iosat_as_nobody() -> Command {
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_iosat"));
+    c
+}
+
+#[test]
+fn eacces_on_the_target_directory_and_on_output_is_one_line() {
+    if !is_root() || !crate::util::have("setpriv", "--version") {
+        eprintln!("skipped: needs root and setpriv to run as another user");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let locked = d.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = iosat_as_nobody()
+        .arg("sweep")
+        .arg(&locked)
+        .args(["--size", "16m", "--levels", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Permission denied") && err.contains("locked"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let out = iosat_as_nobody()
+        .arg("report")
+        .arg(fixture("report/sim_sweep.json"))
+        .arg("-o")
+        .arg(locked.join("x.md"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--output'") && err.contains("Permission denied"),
+        "{err}"
+    );
+    assert!(entries(&locked).is_empty());
+}
+
+#[test]
+fn a_read_only_filesystem_is_one_line_and_nothing_is_written() {
+    if !is_root() {
+        eprintln!("skipped: mounting needs root");
+        return;
+    }
+    let t = Tmpfs::mount("256m");
+    let ok = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(t.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "remount ro failed");
+    let out = iosat()
+        .arg("sweep")
+        .arg(t.path())
+        .args([
+            "--allow-tmpfs",
+            "--direct",
+            "false",
+            "--size",
+            "16m",
+            "--levels",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("Read-only file system"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let out = iosat().arg("fsync").arg(t.path()).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(entries(t.path()).is_empty());
+}
+
+/// Whether process `pid` holds a file in `dir` open (a named or an O_TMPFILE one, which /proc
+/// shows as `DIR/#INODE (deleted)`).
+pub fn has_file_open_in(pid: u32, dir: &Path) -> bool {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"));
+    fds.into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.parent() == Some(dir)))
+}
+
+#[test]
+fn sigterm_and_sighup_during_layout_and_measurement_clean_up() {
+    for (sig, during_layout) in [
+        (libc::SIGTERM, true),
+        (libc::SIGHUP, true),
+        (libc::SIGTERM, false),
+        (libc::SIGHUP, false),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let size = if during_layout { "256m" } else { "16m" };
+        let child = iosat()
+            .arg("sweep")
+            .arg(d.path())
+            .args(["--engine", "sync", "--size", size, "--levels", "1,2"])
+            .args(["--duration", "5", "--no-progress", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !has_file_open_in(child.id(), d.path()) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "layout never started"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !during_layout {
+            // A 16 MiB layout is done well within a second; the level runs for 5 s.
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "signal {sig}: {}",
+            stderr(&out)
+        );
+        assert!(
+            entries(d.path()).is_empty(),
+            "signal {sig}: {:?}",
+            entries(d.path())
+        );
+    }
+}
+
+#[test]
+fn a_symlink_alias_of_a_mounted_device_and_a_dev_typo_are_refused() {
+    let Some((lo, mnt)) = mounted_loop(16 << 20) else {
+        return;
+    };
+    let dev = lo.path.clone();
+    let d = tempfile::tempdir().unwrap();
+    let alias = d.path().join("disk");
+    std::os::unix::fs::symlink(&dev, &alias).unwrap();
+    let out = iosat()
+        .arg("sweep")
+        .arg(&alias)
+        .args(["--destructive", "--pattern", "randwrite", "--levels", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!("mounted at {}", mnt.display())),
+        "{err}"
+    );
+    // A typo'd /dev path is an error, never a new file.
+    let typo = format!("{dev}-typo");
+    let out = iosat()
+        .args(["sweep", &typo, "--destructive", "--pattern", "randwrite"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    assert!(!Path::new(&typo).exists());
+}
+
+/// A loop device of `size` bytes with ext4 on it, mounted (both undone on drop); None, saying
+/// why, when that cannot be set up (not root, no mkfs.ext4).
+fn mounted_loop(size: u64) -> Option<(crate::util::LoopDev, std::path::PathBuf)> {
+    let Some(mut lo) = crate::util::LoopDev::try_new(size, false, None) else {
+        eprintln!("skipped: cannot set up a loop device (needs root)");
+        return None;
+    };
+    let dev = lo.path.clone();
+    let Some(mnt) = lo.mount(&dev) else {
+        eprintln!("skipped: mkfs.ext4 or mount failed");
+        return None;
+    };
+    Some((lo, mnt))
+}
+
+/// Thaws a frozen filesystem on drop, also when the test fails.
+struct Frozen(std::path::PathBuf);
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_frozen_filesystem_during_fsync_is_survived() {
+    let Some((_lo, mnt)) = mounted_loop(64 << 20) else {
+        return;
+    };
+    let child = iosat()
+        .arg("fsync")
+        .arg(&mnt)
+        .args([
+            "--duration",
+            "0.3",
+            "--sizes",
+            "4096",
+            "--committers",
+            "none",
+        ])
+        .args([
+            "--methods",
+            "fsync,fdatasync",
+            "--mode",
+            "overwrite",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let frozen = Command::new("fsfreeze")
+        .arg("-f")
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    let guard = Frozen(mnt.clone());
+    if frozen {
+        std::thread::sleep(Duration::from_millis(800));
+    }
+    drop(guard);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"cases\""));
+    let left: Vec<_> = entries(&mnt)
+        .into_iter()
+        .filter(|p| !p.ends_with("lost+found"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
