@@ -2,3 +2,4 @@
 //! reads /proc itself and renders no result kind (that is report/'s).
 
 pub mod progress;
+pub mod top;
