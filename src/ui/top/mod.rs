@@ -4,3 +4,4 @@
 //! nothing here reads /proc.
 
 pub mod app;
+pub mod draw;

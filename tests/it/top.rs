@@ -1,0 +1,251 @@
+//! `iosat top`: frames drawn with ratatui's TestBackend from recordings made up here
+//! (snapshots at 80x24 and 160x48), and the real thing in a real terminal (tmux).
+
+use iosat::monitor::interval::IntervalReport;
+use iosat::monitor::replay::{Replay, Step};
+use iosat::monitor::select::Selection;
+use iosat::profile::DeviceProfile;
+use iosat::ui::top::app::{App, Key, Source};
+use iosat::ui::top::draw;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use std::sync::Arc;
+
+/// One device of a made-up recording: its kind, profile id, and per-second increments of
+/// (reads, read_ms, writes, write_ms, io_ms, weighted_ms) for each sample.
+struct Dev {
+    major: u32,
+    minor: u32,
+    name: &'static str,
+    kind: &'static str,
+    id: Option<&'static str>,
+    rate: fn(usize) -> [u64; 6],
+}
+
+/// The recording text: 20 samples one second apart.
+fn recording(devs: &[Dev]) -> String {
+    let mut s = String::from("#iosat-record 1\nR 1795333826000000000 1000000000\n");
+    for d in devs {
+        s.push_str(&format!(
+            "D {}:{} {} {} {}\n",
+            d.major, d.minor, d.name, d.kind, d.name
+        ));
+        if let Some(id) = d.id {
+            s.push_str(&format!("I {}:{} {} {id}\n", d.major, d.minor, d.name));
+        }
+    }
+    let mut cum: Vec<[u64; 6]> = devs.iter().map(|_| [0; 6]).collect();
+    for i in 0..20usize {
+        s.push_str(&format!(
+            "T {} {}\n",
+            (i as u64 + 1) * 1_000_000_000,
+            1_795_333_826_000_000_000i64 + i as i64 * 1_000_000_000
+        ));
+        for (d, c) in devs.iter().zip(cum.iter_mut()) {
+            if i > 0 {
+                let r = (d.rate)(i);
+                for k in 0..6 {
+                    c[k] += r[k];
+                }
+            }
+            s.push_str(&format!(
+                " {} {} {} {} 0 {} {} {} 0 {} {} 0 {} {}\n",
+                d.major,
+                d.minor,
+                d.name,
+                c[0],
+                c[0] * 8,
+                c[1],
+                c[2],
+                c[2] * 8,
+                c[3],
+                c[4],
+                c[5]
+            ));
+        }
+    }
+    s
+}
+
+fn profile(id: &str) -> Option<Arc<DeviceProfile>> {
+    (id == "nvme-test").then(|| {
+        Arc::new(DeviceProfile {
+            id: id.into(),
+            baseline_latency_ns: 100_000.0,
+            knee_concurrency: 4,
+            max_useful_iops: 20_000.0,
+            pattern: "randread".into(),
+            block_size: 4096,
+        })
+    })
+}
+
+fn reports(devs: &[Dev]) -> Vec<IntervalReport> {
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    Replay::new(&recording(devs), sel, false, Box::new(profile))
+        .unwrap()
+        .filter_map(|s| match s.unwrap() {
+            Step::Report(r) => Some(r),
+            Step::Start { .. } => None,
+        })
+        .collect()
+}
+
+fn app(devs: &[Dev]) -> App {
+    let mut a = App::new(
+        Source::Live {
+            host: "testhost".into(),
+            kernel: "6.1.0".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    for r in reports(devs) {
+        a.on_report(r);
+    }
+    a
+}
+
+fn frame(a: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw::draw(f, a)).unwrap();
+    draw::to_text(t.backend().buffer())
+}
+
+fn both(name: &str, a: &App) {
+    insta::assert_snapshot!(format!("top_{name}_80x24"), frame(a, 80, 24));
+    insta::assert_snapshot!(format!("top_{name}_160x48"), frame(a, 160, 48));
+}
+
+const IDLE: Dev = Dev {
+    major: 8,
+    minor: 0,
+    name: "sda",
+    kind: "disk",
+    id: None,
+    rate: |_| [0; 6],
+};
+
+/// Reads at 2 ms against a 0.1 ms baseline (20x), 8 in flight against a knee of 4, growing.
+const SATURATED: Dev = Dev {
+    major: 259,
+    minor: 0,
+    name: "nvme0n1",
+    kind: "disk",
+    id: Some("nvme-test"),
+    rate: |i| {
+        let n = 2000 + 200 * i as u64;
+        [
+            n,
+            n * 2 + 10 * i as u64 * i as u64,
+            500,
+            250,
+            1000,
+            n * 2 + 125,
+        ]
+    },
+};
+
+/// Busy, no profile.
+const BUSY: Dev = Dev {
+    major: 8,
+    minor: 16,
+    name: "sdb",
+    kind: "disk",
+    id: None,
+    rate: |i| [300, 300 * (1 + (i as u64 % 4)), 20, 40, 700, 600],
+};
+
+/// Writes only.
+const WRITER: Dev = Dev {
+    major: 8,
+    minor: 32,
+    name: "sdc",
+    kind: "disk",
+    id: None,
+    rate: |i| [0, 0, 900, 900 * (2 + (i as u64 % 3)), 990, 2500],
+};
+
+const LOOP: Dev = Dev {
+    major: 7,
+    minor: 0,
+    name: "loop0",
+    kind: "loop",
+    id: None,
+    rate: |_| [5, 5, 0, 0, 5, 5],
+};
+
+#[test]
+fn frame_no_devices() {
+    // Only a loop device: hidden by default (a shows it).
+    both("no_devices", &app(&[LOOP]));
+}
+
+#[test]
+fn frame_waiting() {
+    let a = App::new(
+        Source::Replay {
+            file: "x.rec".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    insta::assert_snapshot!("top_waiting_80x24", frame(&a, 80, 24));
+}
+
+#[test]
+fn frame_idle() {
+    both("idle", &app(&[IDLE]));
+}
+
+#[test]
+fn frame_saturated_with_profile() {
+    both("saturated", &app(&[IDLE, BUSY, SATURATED]));
+}
+
+#[test]
+fn frame_no_profile() {
+    both("no_profile", &app(&[IDLE, BUSY]));
+}
+
+#[test]
+fn frame_write_heavy() {
+    both("write_heavy", &app(&[WRITER, IDLE]));
+}
+
+#[test]
+fn frame_tiny_terminal() {
+    let a = app(&[BUSY]);
+    insta::assert_snapshot!("top_tiny_40x10", frame(&a, 40, 10));
+}
+
+#[test]
+fn frame_help_and_filter() {
+    let mut a = app(&[IDLE, BUSY, SATURATED]);
+    a.on_key(Key::Char('?'));
+    insta::assert_snapshot!("top_help_80x24", frame(&a, 80, 24));
+    a.on_key(Key::Esc);
+    a.on_key(Key::Char('/'));
+    a.on_key(Key::Char('s'));
+    a.on_key(Key::Char('d'));
+    let f = frame(&a, 80, 24);
+    assert!(f.contains("filter: sd"), "{f}");
+    assert!(!f.contains("nvme0n1"), "{f}");
+}
+
+#[test]
+fn saturated_device_sorts_first_and_is_judged() {
+    let a = app(&[IDLE, BUSY, SATURATED]);
+    let names: Vec<&str> = a.visible().iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["nvme0n1", "sdb", "sda"]);
+    let sat = a.visible()[0].sat.clone().unwrap();
+    assert!(sat.saturation_r.unwrap() > 10.0, "{sat:?}");
+    let f = frame(&a, 160, 48);
+    assert!(f.contains("baseline 0.100 ms"), "{f}");
+    assert!(f.contains("knee 4"), "{f}");
+    assert!(f.contains("10x"), "{f}");
+}
