@@ -12,7 +12,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, Paragraph, Row as TRow,
-    Table, Wrap,
+    Table, TableState, Wrap,
 };
 use ratatui::Frame;
 
@@ -263,7 +263,11 @@ fn table(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         .header(header)
         .column_spacing(1)
         .block(focus(app, Pane::Devices, title));
-    f.render_widget(t, area);
+    // The state scrolls the table so that the selected row is on screen.
+    let at = rows
+        .iter()
+        .position(|r| app.selected.as_deref() == Some(r.name.as_str()));
+    f.render_stateful_widget(t, area, &mut TableState::default().with_selected(at));
 }
 
 /// A named line of (seconds before now, value) points and its colour.
@@ -402,16 +406,7 @@ fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Re
     } else {
         (0.0, p.max.unwrap_or(if hi > 0.0 { hi * 1.15 } else { 1.0 }))
     };
-    let label = |v: f64| {
-        let real = if log { 10f64.powf(v) } else { v };
-        if real >= 100.0 || real == 0.0 {
-            format!("{real:.0}")
-        } else if real >= 1.0 {
-            format!("{real:.1}")
-        } else {
-            format!("{real:.2}")
-        }
-    };
+    let label = |v: f64| fmt_iops(if log { 10f64.powf(v) } else { v });
     let series: Vec<Vec<(f64, f64)>> = p
         .series
         .iter()
