@@ -249,3 +249,188 @@ fn saturated_device_sorts_first_and_is_judged() {
     assert!(f.contains("knee 4"), "{f}");
     assert!(f.contains("10x"), "{f}");
 }
+
+/// A tmux server of its own (a unique socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start() -> Option<Tmux> {
+        if !crate::util::have("tmux", "-V") {
+            eprintln!("skipped: tmux is not installed (scripts/test.sh installs it)");
+            return None;
+        }
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = Tmux {
+            socket: format!("iosat-top-{}-{n}", std::process::id()),
+        };
+        t.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "env -i TERM=xterm-256color PATH=/usr/bin:/bin bash --norc --noprofile",
+        ]);
+        t.keys(&["PS1='PROMPT$ '", "Enter"]);
+        t.wait_for("PROMPT$");
+        Some(t)
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let o = std::process::Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tmux {args:?}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "t"];
+        a.extend_from_slice(keys);
+        self.run(&a);
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    /// The screen once it shows `needle` (a deadline against a hung test, not a timing
+    /// assertion).
+    #[track_caller]
+    fn wait_for(&self, needle: &str) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "never showed {needle:?}:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    #[track_caller]
+    fn wait_gone(&self, needle: &str) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if !s.contains(needle) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "still shows {needle:?}:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+#[test]
+fn top_in_a_real_terminal() {
+    let Some(t) = Tmux::start() else { return };
+    let cmd = format!(
+        "{} top --replay {} -i 0.2 --no-profile",
+        env!("CARGO_BIN_EXE_iosat"),
+        crate::util::fixture("report/loop.rec").display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    let s = t.wait_for("devices (1)");
+    assert!(s.contains("vda"), "{s}");
+    assert!(s.contains("%busy"), "{s}");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+
+    t.keys(&["?"]);
+    t.wait_for("keys (Esc closes)");
+    t.keys(&["Escape"]);
+    t.wait_gone("keys (Esc closes)");
+
+    // Sort: saturation is not shown without a profile, → goes to the first column.
+    t.keys(&["Right"]);
+    t.wait_for("Device↓");
+    t.keys(&["r"]);
+    t.wait_for("Device↑");
+
+    // All devices, then a filter.
+    t.keys(&["a"]);
+    t.wait_for("devices (10)");
+    t.keys(&["/", "loop3", "Enter"]);
+    let s = t.wait_for("filter 'loop3'");
+    assert!(s.contains("devices (1)"), "{s}");
+    assert!(s.contains("loop3 latency ms"), "{s}");
+
+    t.keys(&["q"]);
+    let s = t.wait_for("PROMPT$");
+    assert!(!s.contains("iosat top ·"), "the view is gone:\n{s}");
+    t.keys(&["echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    // The terminal is back in its normal (cooked, echoing) mode, and iosat exited 0.
+    t.keys(&[
+        "clear; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo; echo END\\_MARK",
+        "Enter",
+    ]);
+    let s = t.wait_for("END_MARK");
+    assert!(s.lines().any(|l| l == "icanon"), "{s}");
+    assert!(s.lines().any(|l| l == "echo"), "{s}");
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let Some(t) = Tmux::start() else { return };
+    let cmd = format!(
+        "{} top --replay {} --no-profile",
+        env!("CARGO_BIN_EXE_iosat"),
+        crate::util::fixture("report/loop.rec").display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    // The shell's child is iosat: stop it as `kill` would.
+    let shell = t.run(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
+    let shell = shell.trim();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: kill(2) on the pid of the process this test started through the shell.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    t.wait_for("PROMPT$");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    t.keys(&[
+        "r=$?; clear; echo top_rc=$r; stty -a | tr ' ;' '\\n\\n' | grep -x icanon; echo END\\_MARK",
+        "Enter",
+    ]);
+    let s = t.wait_for("END_MARK");
+    assert!(s.contains("top_rc=130"), "{s}");
+    assert!(s.lines().any(|l| l == "icanon"), "{s}");
+}
