@@ -434,3 +434,54 @@ fn sigterm_restores_the_terminal() {
     assert!(s.contains("top_rc=130"), "{s}");
     assert!(s.lines().any(|l| l == "icanon"), "{s}");
 }
+
+#[test]
+fn bad_input_is_one_line_before_the_screen_switches() {
+    use crate::util::{iosat, stderr};
+    let rec = crate::util::fixture("report/loop.rec");
+    let o = iosat().args(["top", "-i", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(stderr(&o).contains("'-i'"), "{}", stderr(&o));
+    let o = iosat()
+        .args(["top", "nosuchdev9", "--no-profile", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(stderr(&o).contains("nosuchdev9"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = iosat()
+        .args(["top", "--replay", "/nonexistent/x.rec"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stderr(&o).contains("/nonexistent/x.rec"), "{}", stderr(&o));
+    // Nothing but the error line: the terminal was never switched.
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn live_view_records_what_stat_replays() {
+    let Some(t) = Tmux::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("top.rec");
+    let cmd = format!(
+        "{} top -i 0.1 --all --no-profile --record {}",
+        env!("CARGO_BIN_EXE_iosat"),
+        rec.display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    let s = t.wait_for("every 0.");
+    assert!(s.contains("· kernel "), "{s}");
+    t.wait_for("latency ms");
+    t.keys(&["q"]);
+    t.wait_for("PROMPT$");
+    let o = crate::util::iosat()
+        .args(["stat", "--all", "--no-profile", "--json", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let out = crate::util::ok_stdout(&o);
+    assert!(out.lines().count() >= 1, "{out}");
+    assert!(out.contains("\"r/s\""), "{out}");
+}

@@ -11,8 +11,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, Paragraph, Row as TRow,
-    Table, TableState, Wrap,
+    Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, LegendPosition, Paragraph,
+    Row as TRow, Table, TableState, Wrap,
 };
 use ratatui::Frame;
 
@@ -455,6 +455,8 @@ fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Re
                 .bounds([y0, y1])
                 .labels([label(y0), label(y1)]),
         )
+        // New points come in on the right: the legend stays out of their way.
+        .legend_position(Some(LegendPosition::TopLeft))
         .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)));
     f.render_widget(chart, area);
 }
