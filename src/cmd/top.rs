@@ -68,6 +68,8 @@ fn live(spec: &TopSpec, profiles: ProfileCache) -> Result<Receiver<Feed>, Error>
     );
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
     collector.tick()?;
+    // From here on the screen is the view's: warnings are drawn, not printed.
+    collector.hold_warnings();
     let interval_ns = spec.interval_ns;
     let (tx, rx) = sync_channel(QUEUE);
     std::thread::spawn(move || {
@@ -80,7 +82,13 @@ fn live(spec: &TopSpec, profiles: ProfileCache) -> Result<Receiver<Feed>, Error>
                 deadline = now;
             }
             clock::sleep_until_ns(deadline);
-            let feed = match collector.tick() {
+            let tick = collector.tick();
+            for w in collector.take_warnings() {
+                if !send(&tx, Feed::Warning(w)) {
+                    return;
+                }
+            }
+            let feed = match tick {
                 Ok(t) => match t.report {
                     Some(r) => Feed::Report(r),
                     None => continue,

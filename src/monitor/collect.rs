@@ -76,6 +76,8 @@ pub struct Collector {
     recording: Option<RecordingWriter>,
     series: Option<SeriesStore>,
     warned: HashSet<String>,
+    /// Warnings kept instead of printed (see `hold_warnings`).
+    held: Option<Vec<String>>,
 }
 
 impl Collector {
@@ -93,6 +95,7 @@ impl Collector {
             recording,
             series: None,
             warned: HashSet::new(),
+            held: None,
         }
     }
 
@@ -102,10 +105,24 @@ impl Collector {
         self.series = Some(store);
     }
 
+    /// Keep the warnings for [`Collector::take_warnings`] instead of printing them (`top`:
+    /// the screen is the terminal's).
+    pub fn hold_warnings(&mut self) {
+        self.held = Some(Vec::new());
+    }
+
+    /// The warnings held since the last call (each distinct one once).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        self.held.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     fn warn(&mut self, warnings: Vec<String>) {
         for w in warnings {
             if self.warned.insert(w.clone()) {
-                eprintln!("iosat: warning: {w}");
+                match &mut self.held {
+                    Some(h) => h.push(w),
+                    None => eprintln!("iosat: warning: {w}"),
+                }
             }
         }
     }

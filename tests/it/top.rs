@@ -485,3 +485,45 @@ fn live_view_records_what_stat_replays() {
     assert!(out.lines().count() >= 1, "{out}");
     assert!(out.contains("\"r/s\""), "{out}");
 }
+
+#[test]
+fn collector_holds_warnings_for_the_view() {
+    use iosat::monitor::collect::Collector;
+    use iosat::profile::ProfileCache;
+    use iosat::sys::Root;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("diskstats"),
+        "   8       0 sda 1 0 8 1 0 0 0 0 0 1 1\nthis is not a diskstats line\n",
+    )
+    .unwrap();
+    let root = Root {
+        proc: dir.path().to_path_buf(),
+        sys: dir.path().to_path_buf(),
+    };
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    let mut c = Collector::new(
+        root.clone(),
+        sel,
+        false,
+        ProfileCache::new(None, root),
+        None,
+    );
+    c.hold_warnings();
+    c.tick().unwrap();
+    let w = c.take_warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("not a diskstats line"), "{w:?}");
+    c.tick().unwrap();
+    assert!(c.take_warnings().is_empty(), "each distinct warning once");
+
+    let mut a = app(&[IDLE]);
+    a.warning = Some(w[0].clone());
+    assert!(frame(&a, 80, 24).contains("warning: "));
+    a.on_key(Key::Esc);
+    assert!(!frame(&a, 80, 24).contains("warning: "));
+}

@@ -201,6 +201,8 @@ pub struct App {
     pub ended: bool,
     /// Colours allowed (NO_COLOR unset).
     pub color: bool,
+    /// The latest warning of the sampling side, shown until Esc.
+    pub warning: Option<String>,
 }
 
 /// At most this many reports wait while paused (the oldest are dropped).
@@ -230,6 +232,7 @@ impl App {
             backlog: VecDeque::new(),
             ended: false,
             color,
+            warning: None,
         }
     }
 
@@ -468,7 +471,10 @@ impl App {
         match k {
             Key::Char('q') => self.quit = true,
             Key::Char('?') => self.help = true,
-            Key::Esc => self.filter.clear(),
+            Key::Esc => {
+                self.filter.clear();
+                self.warning = None;
+            }
             Key::Char('p') | Key::Char(' ') => {
                 self.paused = !self.paused;
                 if !self.paused {

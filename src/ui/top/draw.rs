@@ -122,10 +122,10 @@ pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
     if area.width < MIN_W || area.height < MIN_H {
         let msg = format!(
-            "iosat top: terminal {}x{} is too small (needs {MIN_W}x{MIN_H}); q quits",
+            "iosat top: {}x{} is too small ({MIN_W}x{MIN_H})",
             area.width, area.height
         );
-        f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        f.render_widget(Paragraph::new(msg), area);
         return;
     }
     let theme = Theme { color: app.color };
@@ -147,6 +147,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     gauge(f, app, &theme, parts[3]);
     let bottom = if app.filter_editing {
         format!("filter: {}▏ (Enter keeps, Esc clears)", app.filter)
+    } else if let Some(w) = &app.warning {
+        format!("warning: {w} (Esc)")
     } else {
         KEYS.to_string()
     };

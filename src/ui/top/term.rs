@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 /// What the sampling thread sends.
 pub enum Feed {
     Report(IntervalReport),
+    /// A warning of the collector (a skipped diskstats line, a profile that didn't load).
+    Warning(String),
     /// Sampling failed: the UI ends with this error.
     Failed(Error),
 }
@@ -104,6 +106,10 @@ fn take(app: &mut App, rx: &Receiver<Feed>, pace: Pace, due: &mut Instant) -> Re
                     *due = Instant::now() + period;
                     return Ok(true);
                 }
+            }
+            Ok(Feed::Warning(w)) => {
+                app.warning = Some(w);
+                changed = true;
             }
             Ok(Feed::Failed(e)) => return Err(e),
             Err(TryRecvError::Empty) => return Ok(changed),
