@@ -527,3 +527,29 @@ fn collector_holds_warnings_for_the_view() {
     a.on_key(Key::Esc);
     assert!(!frame(&a, 80, 24).contains("warning: "));
 }
+
+#[test]
+fn the_table_scrolls_to_the_selected_device() {
+    let devs: Vec<Dev> = (0..20u32)
+        .map(|i| Dev {
+            major: 8,
+            minor: i * 16,
+            name: Box::leak(format!("sd{}", (b'a' + i as u8) as char).into_boxed_str()),
+            kind: "disk",
+            id: None,
+            rate: |_| [0; 6],
+        })
+        .collect();
+    let mut a = app(&devs);
+    let f = frame(&a, 80, 24);
+    assert!(
+        f.contains("devices (20)") && f.contains("sda ") && !f.contains("sdt "),
+        "{f}"
+    );
+    for _ in 0..19 {
+        a.on_key(Key::Down);
+    }
+    assert_eq!(a.selected.as_deref(), Some("sdt"));
+    let f = frame(&a, 80, 24);
+    assert!(f.contains("sdt ") && !f.contains("sda "), "{f}");
+}

@@ -323,30 +323,32 @@ impl App {
             .collect()
     }
 
+    /// Does the row pass the device selection (or `a`) and the filter?
+    fn shown(&self, r: &Row, needle: &str) -> bool {
+        (self.show_all || self.selection.selects(r.major, &r.name, &r.meta))
+            && (needle.is_empty()
+                || r.name.to_lowercase().contains(needle)
+                || r.meta.display_name.to_lowercase().contains(needle))
+    }
+
     /// The rows shown, filtered and sorted.
     pub fn visible(&self) -> Vec<&Row> {
         let needle = self.filter.to_lowercase();
-        let mut v: Vec<&Row> = self
+        let col = Col::by_key(self.sort);
+        // Each row's sort key once (largest first, no value last; ties: the busier queue).
+        let mut v: Vec<(f64, f64, &Row)> = self
             .rows
             .iter()
-            .filter(|r| self.show_all || self.selection.selects(r.major, &r.name, &r.meta))
-            .filter(|r| {
-                needle.is_empty()
-                    || r.name.to_lowercase().contains(&needle)
-                    || r.meta.display_name.to_lowercase().contains(&needle)
-            })
+            .filter(|r| self.shown(r, &needle))
+            .map(|r| (col.value(r).unwrap_or(f64::NEG_INFINITY), aqu(r), r))
             .collect();
-        let col = Col::by_key(self.sort);
         v.sort_by(|a, b| {
             let ord = if col.key == "device" {
-                a.name.cmp(&b.name)
+                a.2.name.cmp(&b.2.name)
             } else {
-                // Largest first, no value last; ties: the busier queue, then the name.
-                let key = |r: &Row| col.value(r).unwrap_or(f64::NEG_INFINITY);
-                key(b)
-                    .total_cmp(&key(a))
-                    .then_with(|| aqu(b).total_cmp(&aqu(a)))
-                    .then_with(|| a.name.cmp(&b.name))
+                b.0.total_cmp(&a.0)
+                    .then_with(|| b.1.total_cmp(&a.1))
+                    .then_with(|| a.2.name.cmp(&b.2.name))
             };
             if self.reverse {
                 ord.reverse()
@@ -354,12 +356,16 @@ impl App {
                 ord
             }
         });
-        v
+        v.into_iter().map(|t| t.2).collect()
     }
 
     /// The columns that fit in `width` characters, in table order (the sort column is kept).
     pub fn columns(&self, width: u16) -> Vec<Col> {
-        let rows = self.visible();
+        self.columns_of(&self.visible(), width)
+    }
+
+    /// [`App::columns`] for rows already chosen.
+    pub fn columns_of(&self, rows: &[&Row], width: u16) -> Vec<Col> {
         let profiled = rows.iter().any(|r| r.profile.is_some());
         let wanted = |c: &Col| {
             (!c.profile || profiled)
@@ -389,9 +395,11 @@ impl App {
 
     /// The selected row (the first shown when the selected one is gone).
     pub fn selected_row(&self) -> Option<&Row> {
-        let v = self.visible();
         let name = self.selected.as_deref()?;
-        v.into_iter().find(|r| r.name == name)
+        let needle = self.filter.to_lowercase();
+        self.rows
+            .iter()
+            .find(|r| r.name == name && self.shown(r, &needle))
     }
 
     fn fix_selection(&mut self) {

@@ -12,7 +12,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, LegendPosition, Paragraph,
-    Row as TRow, Table, TableState, Wrap,
+    Row as TRow, Table, Wrap,
 };
 use ratatui::Frame;
 
@@ -129,7 +129,8 @@ pub fn draw(f: &mut Frame, app: &App) {
         return;
     }
     let theme = Theme { color: app.color };
-    let shown = app.visible().len() as u16;
+    let rows = app.visible();
+    let shown = rows.len() as u16;
     let table_h = (shown + 3).clamp(4, (area.height - 4) * 2 / 5);
     let parts = Layout::default()
         .direction(Direction::Vertical)
@@ -142,7 +143,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         ])
         .split(area);
     f.render_widget(Paragraph::new(context_line(app)), parts[0]);
-    table(f, app, &theme, parts[1]);
+    table(f, app, &rows, &theme, parts[1]);
     charts(f, app, &theme, parts[2]);
     gauge(f, app, &theme, parts[3]);
     let bottom = if app.filter_editing {
@@ -198,9 +199,8 @@ fn focus(app: &App, pane: Pane, title: String) -> Block<'static> {
     }
 }
 
-fn table(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let rows = app.visible();
-    let cols = app.columns(area.width.saturating_sub(2));
+fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
+    let cols = app.columns_of(rows, area.width.saturating_sub(2));
     let arrow = if app.reverse { "↑" } else { "↓" };
     let header = TRow::new(cols.iter().map(|c| {
         let w = col_width(*c) as usize;
@@ -220,8 +220,17 @@ fn table(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         }
         Cell::from(text).style(st)
     }));
+    // Only the rows that fit are built (1,000 devices cost one screenful), scrolled so that
+    // the selected one is on screen.
+    let fit = area.height.saturating_sub(3).max(1) as usize;
+    let at = rows
+        .iter()
+        .position(|r| app.selected.as_deref() == Some(r.name.as_str()));
+    let first = at.map_or(0, |i| (i + 1).saturating_sub(fit));
     let body: Vec<TRow> = rows
         .iter()
+        .skip(first)
+        .take(fit)
         .map(|r| {
             let cells = cols.iter().map(|c| {
                 let w = col_width(*c) as usize;
@@ -265,11 +274,7 @@ fn table(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         .header(header)
         .column_spacing(1)
         .block(focus(app, Pane::Devices, title));
-    // The state scrolls the table so that the selected row is on screen.
-    let at = rows
-        .iter()
-        .position(|r| app.selected.as_deref() == Some(r.name.as_str()));
-    f.render_stateful_widget(t, area, &mut TableState::default().with_selected(at));
+    f.render_widget(t, area);
 }
 
 /// A named line of (seconds before now, value) points and its colour.
