@@ -8,13 +8,17 @@ use crate::cli::top::TopArgs;
 use crate::config::top::TopSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter};
+use crate::monitor::procs::ProcTracker;
 use crate::monitor::replay::{Replay, Step};
 use crate::profile::ProfileCache;
 use crate::sys::clock;
+use crate::sys::procio;
 use crate::ui::top::app::{App, Source};
 use crate::ui::top::term::{self, Feed, Pace};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
@@ -22,6 +26,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     // SIGTERM and SIGHUP end the loop between two events; the guard restores the terminal.
     crate::sys::signal::catch_stop_signals(true);
+    let wants_procs = Arc::new(AtomicBool::new(false));
     let (source, rx, pace) = match &spec.replay {
         Some(path) => {
             let rx = replay(&spec, path, profiles)?;
@@ -32,16 +37,13 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
         None => {
             let host = crate::sys::hostname(&spec.root).unwrap_or_else(|| "?".into());
             let kernel = crate::sys::kernel_release(&spec.root).unwrap_or_else(|| "?".into());
-            (
-                Source::Live { host, kernel },
-                live(&spec, profiles)?,
-                Pace::Live,
-            )
+            let rx = live(&spec, profiles, wants_procs.clone())?;
+            (Source::Live { host, kernel }, rx, Pace::Live)
         }
     };
     let color = !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let app = App::new(source, spec.selection.clone(), color);
-    term::run(app, rx, pace)?;
+    term::run(app, rx, pace, &wants_procs)?;
     Ok(crate::error::exit::OK)
 }
 
@@ -54,7 +56,14 @@ fn send(tx: &SyncSender<Feed>, f: Feed) -> bool {
     tx.send(f).is_ok()
 }
 
-fn live(spec: &TopSpec, profiles: ProfileCache) -> Result<Receiver<Feed>, Error> {
+/// The processes pane lists this many.
+const PROCS: usize = 20;
+
+fn live(
+    spec: &TopSpec,
+    profiles: ProfileCache,
+    wants_procs: Arc<AtomicBool>,
+) -> Result<Receiver<Feed>, Error> {
     let recording = spec
         .record
         .as_deref()
@@ -70,7 +79,8 @@ fn live(spec: &TopSpec, profiles: ProfileCache) -> Result<Receiver<Feed>, Error>
     collector.tick()?;
     // From here on the screen is the view's: warnings are drawn, not printed.
     collector.hold_warnings();
-    let interval_ns = spec.interval_ns;
+    let (interval_ns, root) = (spec.interval_ns, spec.root.clone());
+    let mut procs = ProcTracker::default();
     let (tx, rx) = sync_channel(QUEUE);
     std::thread::spawn(move || {
         let mut deadline = clock::monotonic_ns();
@@ -98,6 +108,15 @@ fn live(spec: &TopSpec, profiles: ProfileCache) -> Result<Receiver<Feed>, Error>
             let failed = matches!(feed, Feed::Failed(_));
             if !send(&tx, feed) || failed {
                 return;
+            }
+            // Who is doing the I/O: read only while that pane is shown.
+            if !wants_procs.load(Ordering::Relaxed) {
+                procs = ProcTracker::default();
+            } else if let Some(p) = procs.update(&procio::read(&root), clock::monotonic_ns(), PROCS)
+            {
+                if !send(&tx, Feed::Procs(p)) {
+                    return;
+                }
             }
         }
     });

@@ -365,6 +365,7 @@ pub mod collect;
 pub mod fields;
 pub mod info;
 pub mod interval;
+pub mod procs;
 pub mod record;
 pub mod replay;
 pub mod saturation;

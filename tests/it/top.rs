@@ -474,6 +474,10 @@ fn live_view_records_what_stat_replays() {
     let s = t.wait_for("every 0.");
     assert!(s.contains("· kernel "), "{s}");
     t.wait_for("latency ms");
+    // Tab, Tab: who is doing the I/O (this test's own iosat and tmux may well be idle).
+    t.keys(&["Tab", "Tab"]);
+    let s = t.wait_for("processes: storage I/O");
+    assert!(s.contains("measuring") || s.contains("COMMAND"), "{s}");
     t.keys(&["q"]);
     t.wait_for("PROMPT$");
     let o = crate::util::iosat()
@@ -552,4 +556,41 @@ fn the_table_scrolls_to_the_selected_device() {
     assert_eq!(a.selected.as_deref(), Some("sdt"));
     let f = frame(&a, 80, 24);
     assert!(f.contains("sdt ") && !f.contains("sda "), "{f}");
+}
+
+#[test]
+fn frame_processes_pane() {
+    use iosat::monitor::procs::{ProcRate, ProcReport};
+    use iosat::ui::top::app::Pane;
+    let mut a = app(&[IDLE, BUSY]);
+    a.on_key(Key::Tab);
+    a.on_key(Key::Tab);
+    assert_eq!(a.pane, Pane::Processes);
+    a.procs = Some(ProcReport {
+        top: vec![
+            ProcRate {
+                pid: 4242,
+                comm: "postgres".into(),
+                read_bps: 12_500_000.0,
+                write_bps: 3_000_000.0,
+            },
+            ProcRate {
+                pid: 77,
+                comm: "jbd2/sda1-8".into(),
+                read_bps: 0.0,
+                write_bps: 1_000_000.0,
+            },
+        ],
+        denied: 120,
+    });
+    insta::assert_snapshot!("top_processes_80x24", frame(&a, 80, 24));
+    let mut r = App::new(
+        Source::Replay {
+            file: "x.rec".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    r.on_key(Key::BackTab);
+    assert!(frame(&r, 80, 24).contains("live only"));
 }

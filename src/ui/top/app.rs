@@ -32,6 +32,8 @@ pub enum Key {
 pub enum Pane {
     Devices,
     Charts,
+    /// Who is doing the I/O (live only).
+    Processes,
 }
 
 /// The chart windows `+`/`-` step through, seconds.
@@ -203,6 +205,8 @@ pub struct App {
     pub color: bool,
     /// The latest warning of the sampling side, shown until Esc.
     pub warning: Option<String>,
+    /// The busiest processes of the latest interval (read only while their pane is shown).
+    pub procs: Option<crate::monitor::procs::ProcReport>,
 }
 
 /// At most this many reports wait while paused (the oldest are dropped).
@@ -233,6 +237,7 @@ impl App {
             ended: false,
             color,
             warning: None,
+            procs: None,
         }
     }
 
@@ -498,10 +503,18 @@ impl App {
             Key::Right | Key::Char('>') => self.move_sort(1),
             Key::Char('r') => self.reverse = !self.reverse,
             Key::Char('/') => self.filter_editing = true,
-            Key::Tab | Key::BackTab => {
+            Key::Tab => {
                 self.pane = match self.pane {
                     Pane::Devices => Pane::Charts,
+                    Pane::Charts => Pane::Processes,
+                    Pane::Processes => Pane::Devices,
+                }
+            }
+            Key::BackTab => {
+                self.pane = match self.pane {
+                    Pane::Devices => Pane::Processes,
                     Pane::Charts => Pane::Devices,
+                    Pane::Processes => Pane::Charts,
                 }
             }
             Key::Char('+') | Key::Char('=') => {
@@ -679,6 +692,13 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
         assert_eq!(a.window_s(), 30);
         a.on_key(Key::Tab);
         assert_eq!(a.pane, Pane::Charts);
+        a.on_key(Key::Tab);
+        assert_eq!(a.pane, Pane::Processes);
+        a.on_key(Key::Tab);
+        assert_eq!(a.pane, Pane::Devices);
+        a.on_key(Key::BackTab);
+        assert_eq!(a.pane, Pane::Processes);
+        a.on_key(Key::BackTab);
         a.on_key(Key::BackTab);
         assert_eq!(a.pane, Pane::Devices);
         a.on_key(Key::Char('?'));

@@ -41,7 +41,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("p, space", "pause; n or . steps one interval"),
     ("+ -", "chart window (30 s to 10 min)"),
     ("a", "all devices (loop, zram, partitions)"),
-    ("Tab", "switch pane"),
+    ("Tab", "devices, charts, processes (who does the I/O)"),
     (
         "sat",
         "await ÷ the profile's baseline: 3x queueing, 10x overloaded",
@@ -144,7 +144,11 @@ pub fn draw(f: &mut Frame, app: &App) {
         .split(area);
     f.render_widget(Paragraph::new(context_line(app)), parts[0]);
     table(f, app, &rows, &theme, parts[1]);
-    charts(f, app, &theme, parts[2]);
+    if app.pane == Pane::Processes {
+        processes(f, app, parts[2]);
+    } else {
+        charts(f, app, &theme, parts[2]);
+    }
     gauge(f, app, &theme, parts[3]);
     let bottom = if app.filter_editing {
         format!("filter: {}▏ (Enter keeps, Esc clears)", app.filter)
@@ -466,6 +470,53 @@ fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Re
         .legend_position(Some(LegendPosition::TopLeft))
         .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)));
     f.render_widget(chart, area);
+}
+
+/// The per-process pane: storage bytes per second from /proc/PID/io, busiest first.
+fn processes(f: &mut Frame, app: &App, area: Rect) {
+    let mut title = " processes: storage I/O (/proc/PID/io) ".to_string();
+    let body = match (&app.source, &app.procs) {
+        (Source::Replay { .. }, _) => {
+            vec![Line::from(
+                "per-process I/O is live only: recordings do not carry it.",
+            )]
+        }
+        (_, None) => vec![Line::from("measuring (one interval)…")],
+        (_, Some(p)) => {
+            if p.denied > 0 {
+                title = format!(
+                    " processes: storage I/O · {} not readable: run as root to see all ",
+                    p.denied
+                );
+            }
+            let mut lines = vec![Line::from(Span::styled(
+                format!(
+                    "{:>8}  {:<16} {:>10} {:>10}",
+                    "PID", "COMMAND", "read MiB/s", "write MiB/s"
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))];
+            if p.top.is_empty() {
+                lines.push(Line::from(
+                    "no process read or wrote storage in the interval",
+                ));
+            }
+            for r in &p.top {
+                let comm: String = r.comm.chars().take(16).collect();
+                lines.push(Line::from(format!(
+                    "{:>8}  {comm:<16} {:>11.2} {:>11.2}",
+                    r.pid,
+                    r.read_bps / 1_048_576.0,
+                    r.write_bps / 1_048_576.0
+                )));
+            }
+            lines
+        }
+    };
+    f.render_widget(
+        Paragraph::new(body).block(focus(app, Pane::Processes, title)),
+        area,
+    );
 }
 
 fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {

@@ -3,7 +3,7 @@
 //! polls sys::signal's flag); the event loop that feeds the app reports from the sampling
 //! thread's channel and keys from the terminal, and draws when something changed.
 
-use super::app::{App, Key};
+use super::app::{App, Key, Pane};
 use super::draw;
 use crate::error::Error;
 use crate::monitor::interval::IntervalReport;
@@ -12,12 +12,15 @@ use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 /// What the sampling thread sends.
 pub enum Feed {
     Report(IntervalReport),
+    /// The busiest processes of the latest interval.
+    Procs(crate::monitor::procs::ProcReport),
     /// A warning of the collector (a skipped diskstats line, a profile that didn't load).
     Warning(String),
     /// Sampling failed: the UI ends with this error.
@@ -107,6 +110,10 @@ fn take(app: &mut App, rx: &Receiver<Feed>, pace: Pace, due: &mut Instant) -> Re
                     return Ok(true);
                 }
             }
+            Ok(Feed::Procs(p)) => {
+                app.procs = Some(p);
+                changed = true;
+            }
             Ok(Feed::Warning(w)) => {
                 app.warning = Some(w);
                 changed = true;
@@ -121,8 +128,14 @@ fn take(app: &mut App, rx: &Receiver<Feed>, pace: Pace, due: &mut Instant) -> Re
     }
 }
 
-/// Run the view until `q`, Ctrl-C or a stop signal (Err(Interrupted)).
-pub fn run(mut app: App, rx: Receiver<Feed>, pace: Pace) -> Result<(), Error> {
+/// Run the view until `q`, Ctrl-C or a stop signal (Err(Interrupted)). `wants_procs` tells
+/// the sampling thread whether the processes pane is shown (it reads /proc/PID/io only then).
+pub fn run(
+    mut app: App,
+    rx: Receiver<Feed>,
+    pace: Pace,
+    wants_procs: &AtomicBool,
+) -> Result<(), Error> {
     let io = |e| Error::io("<terminal>", e);
     let _guard = TermGuard::enter()?;
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(io)?;
@@ -152,5 +165,6 @@ pub fn run(mut app: App, rx: Receiver<Feed>, pace: Pace) -> Result<(), Error> {
         if app.quit {
             return Ok(());
         }
+        wants_procs.store(app.pane == Pane::Processes, Ordering::Relaxed);
     }
 }
