@@ -1,4 +1,4 @@
-//! The one live collector (`stat` now; `top` and `exporter` later): each [`Collector::tick`]
+//! The one live collector (`stat` and `top`; `exporter` later): each [`Collector::tick`]
 //! reads one raw sample of /proc/diskstats, learns new devices from sysfs, appends the record
 //! lines (`D`, `I`, the sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
