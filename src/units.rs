@@ -99,6 +99,24 @@ pub fn block_size(bytes: u64) -> String {
     }
 }
 
+/// Decimal seconds as the kernel and pt-stalk print them (`350735.47`, `1344561790.012145298`,
+/// `7`) → ns, exactly (no float rounding; digits past the ninth decimal are dropped). None
+/// for anything but digits with at most one decimal point.
+pub fn decimal_seconds_ns(s: &str) -> Option<u64> {
+    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
+    if sec.is_empty() || !sec.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut ns: u64 = 0;
+    for (i, b) in frac.bytes().take(9).enumerate() {
+        ns += u64::from(b - b'0') * 10u64.pow(8 - i as u32);
+    }
+    sec.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(ns)
+}
+
 /// Wall-clock nanoseconds since the epoch → `2026-11-22T13:35:45.123Z`.
 pub fn iso_utc(wall_ns: i64) -> String {
     let secs = wall_ns.div_euclid(1_000_000_000);

@@ -17,14 +17,22 @@ pub struct DeviceSample {
     /// The timestamp line printed with `iostat -t`, as printed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
+    /// None when the layout prints totals only (`iostat -xs`: `tps`, `kB/s`).
     #[serde(rename = "r/s")]
-    pub r_per_s: f64,
+    pub r_per_s: Option<f64>,
     #[serde(rename = "w/s")]
-    pub w_per_s: f64,
+    pub w_per_s: Option<f64>,
     #[serde(rename = "d/s", skip_serializing_if = "Option::is_none")]
     pub d_per_s: Option<f64>,
     #[serde(rename = "f/s", skip_serializing_if = "Option::is_none")]
     pub f_per_s: Option<f64>,
+    /// Requests per second over reads, writes and discards, as iostat's short layout
+    /// (`-xs`) prints it instead of the directions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    /// kB/s over all directions, as `iostat -xs` prints it instead of rkB/s and wkB/s.
+    #[serde(rename = "kB/s", skip_serializing_if = "Option::is_none")]
+    pub kb_per_s: Option<f64>,
     #[serde(rename = "rkB/s")]
     pub rkb_per_s: Option<f64>,
     #[serde(rename = "wkB/s")]
@@ -35,8 +43,9 @@ pub struct DeviceSample {
     pub d_await: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub f_await: Option<f64>,
-    /// Average wait over all requests, ms: iostat's own `await` when it prints one, else the
-    /// request-weighted mean of the per-direction awaits.
+    /// Average wait of reads, writes and discards, ms: iostat's own `await` when it prints
+    /// one, else the request-weighted mean of those directions' awaits. Flushes are kept
+    /// apart (`f_await`), as sysstat's `await` keeps them.
     #[serde(rename = "await")]
     pub await_ms: Option<f64>,
     #[serde(rename = "aqu-sz")]
@@ -48,33 +57,61 @@ pub struct DeviceSample {
 }
 
 impl DeviceSample {
-    /// Requests completed per second, all directions iostat printed.
+    /// Requests completed per second, all directions iostat printed (with `-xs`, its tps).
     pub fn iops(&self) -> f64 {
-        self.r_per_s + self.w_per_s + self.d_per_s.unwrap_or(0.0) + self.f_per_s.unwrap_or(0.0)
+        let data = match (self.r_per_s, self.w_per_s, self.tps) {
+            (None, None, Some(tps)) => tps,
+            (r, w, _) => r.unwrap_or(0.0) + w.unwrap_or(0.0) + self.d_per_s.unwrap_or(0.0),
+        };
+        data + self.f_per_s.unwrap_or(0.0)
     }
 
-    /// iostat's await, or the weighted mean of the per-direction awaits it printed instead.
+    /// (rate, await) of each direction iostat printed both for.
+    fn directions(&self) -> [(f64, Option<f64>); 4] {
+        [
+            (self.r_per_s.unwrap_or(0.0), self.r_await),
+            (self.w_per_s.unwrap_or(0.0), self.w_await),
+            (self.d_per_s.unwrap_or(0.0), self.d_await),
+            (self.f_per_s.unwrap_or(0.0), self.f_await),
+        ]
+    }
+
+    /// iostat's await, or the weighted mean of the read, write and discard awaits it printed
+    /// instead: sysstat's `await` (its `-xs` column, and `await` before 12) leaves flushes
+    /// out, so a device doing only flushes has no await, only an f_await.
     pub fn effective_await_ms(&self) -> Option<f64> {
         if self.await_ms.is_some() {
             return self.await_ms;
         }
-        // Since Linux 5.7 aqu-sz is the sum over all four directions (DESIGN.md §4), so the
-        // mean that closes Little's law weighs discards and flushes too.
-        let parts = [
-            (self.r_per_s, self.r_await),
-            (self.w_per_s, self.w_await),
-            (self.d_per_s.unwrap_or(0.0), self.d_await),
-            (self.f_per_s.unwrap_or(0.0), self.f_await),
-        ];
-        let (mut n, mut sum) = (0.0, 0.0);
-        for (rate, aw) in parts {
-            if let Some(a) = aw {
-                n += rate;
-                sum += rate * a;
-            }
-        }
-        (n > 0.0).then(|| sum / n)
+        weighted(&self.directions()[..3])
     }
+
+    /// The mean number of requests in flight by Little's law, to hold against aqu-sz: since
+    /// Linux 5.7 aqu-sz sums all four directions' times (DESIGN.md §4), flushes included.
+    pub fn littles_queue(&self) -> Option<f64> {
+        let d = self.directions();
+        let per_direction: f64 = d.iter().filter_map(|(r, a)| a.map(|a| r * a)).sum();
+        match self.await_ms {
+            Some(aw) => {
+                let flush = self.f_per_s.unwrap_or(0.0) * self.f_await.unwrap_or(0.0);
+                Some(((self.iops() - self.f_per_s.unwrap_or(0.0)) * aw + flush) / 1000.0)
+            }
+            None if d.iter().any(|(_, a)| a.is_some()) => Some(per_direction / 1000.0),
+            None => None,
+        }
+    }
+}
+
+/// Request-weighted mean of the awaits of some directions; None without requests.
+fn weighted(parts: &[(f64, Option<f64>)]) -> Option<f64> {
+    let (mut n, mut sum) = (0.0, 0.0);
+    for &(rate, aw) in parts {
+        if let Some(a) = aw {
+            n += rate;
+            sum += rate * a;
+        }
+    }
+    (n > 0.0).then(|| sum / n)
 }
 
 /// A queue of about one request: the low-concurrency reference for await.
@@ -122,6 +159,7 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
         out.push(format!(
             "{device}: no interval with I/O and a known await and aqu-sz: nothing to judge."
         ));
+        flushes(device, samples, &mut out);
         return out;
     }
 
@@ -284,21 +322,40 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
     let broken: Vec<_> = active
         .iter()
         .filter(|a| {
-            let l = a.1.iops() * a.2 / 1000.0;
+            let l = a.1.littles_queue().unwrap_or(0.0);
             a.3 >= 0.05 && (l / a.3 - 1.0).abs() > super::LITTLES_LAW_TOLERANCE
         })
         .collect();
-    if let Some(&&(i, s, aw, q)) = broken.first() {
+    if let Some(&&(i, s, _, q)) = broken.first() {
         out.push(format!(
             "{device}: Little's law does not close in {} of {} intervals (first {}: IOPS × await \
              = {:.2}, aqu-sz {q:.2}): the interval may be skewed, or requests split or merged.",
             broken.len(),
             active.len(),
             label(i, s),
-            s.iops() * aw / 1000.0
+            s.littles_queue().unwrap_or(0.0)
         ));
     }
+    flushes(device, samples, &mut out);
     out
+}
+
+/// Flush latency, kept apart from await (sysstat's await leaves flushes out).
+fn flushes(device: &str, samples: &[DeviceSample], out: &mut Vec<String>) {
+    let f: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.f_per_s.unwrap_or(0.0) > 0.0)
+        .filter_map(|s| s.f_await)
+        .collect();
+    if !f.is_empty() {
+        out.push(format!(
+            "{device}: flushes are kept apart from await (as sysstat's await): f_await {:.2} ms \
+             (median of {} interval{} with flushes).",
+            median(f.clone()),
+            f.len(),
+            if f.len() == 1 { "" } else { "s" }
+        ));
+    }
 }
 
 #[cfg(test)]
@@ -307,8 +364,8 @@ mod tests {
 
     fn s(r: f64, w: f64, aqu: f64, aw: f64, svctm: f64, util: f64) -> DeviceSample {
         DeviceSample {
-            r_per_s: r,
-            w_per_s: w,
+            r_per_s: Some(r),
+            w_per_s: Some(w),
             await_ms: Some(aw),
             aqu_sz: Some(aqu),
             svctm: Some(svctm),
@@ -384,13 +441,68 @@ mod tests {
     #[test]
     fn weighted_await_when_only_directions_are_printed() {
         let x = DeviceSample {
-            r_per_s: 300.0,
-            w_per_s: 100.0,
+            r_per_s: Some(300.0),
+            w_per_s: Some(100.0),
             r_await: Some(1.0),
             w_await: Some(5.0),
             ..Default::default()
         };
         assert_eq!(x.effective_await_ms(), Some(2.0));
+    }
+
+    #[test]
+    fn flushes_are_kept_apart_from_await() {
+        // 100 writes at 1 ms and 50 flushes at 60 ms (aqu-sz 0.1 + 3.0): sysstat's await is
+        // the writes' 1 ms; Little's law closes with the flushes' share of the queue.
+        let x = DeviceSample {
+            r_per_s: Some(0.0),
+            w_per_s: Some(100.0),
+            f_per_s: Some(50.0),
+            w_await: Some(1.0),
+            f_await: Some(60.0),
+            aqu_sz: Some(3.1),
+            ..Default::default()
+        };
+        assert_eq!(x.effective_await_ms(), Some(1.0));
+        assert!((x.littles_queue().unwrap() - 3.1).abs() < 1e-9);
+        let d = diagnose("vdb", &[x.clone(), x]).join("\n");
+        assert!(
+            d.contains("await at a queue of about one request") || d.contains("1.00 ms"),
+            "{d}"
+        );
+        assert!(!d.contains("60.00 ms: the device's own baseline"), "{d}");
+        assert!(
+            d.contains("f_await 60.00 ms (median of 2 intervals with flushes)"),
+            "{d}"
+        );
+        assert!(!d.contains("Little's law does not close"), "{d}");
+        // A device doing only flushes: no await to judge, the flush latency said apart.
+        let only = DeviceSample {
+            r_per_s: Some(0.0),
+            w_per_s: Some(0.0),
+            f_per_s: Some(16.0),
+            f_await: Some(60.0),
+            aqu_sz: Some(0.96),
+            util_pct: Some(96.0),
+            ..Default::default()
+        };
+        assert_eq!(only.effective_await_ms(), None);
+        let d = diagnose("vdc", &[only]).join("\n");
+        assert!(!d.contains("baseline"), "{d}");
+        assert!(d.contains("f_await 60.00 ms"), "{d}");
+    }
+
+    #[test]
+    fn short_layout_totals() {
+        // iostat -xs: tps and await over reads, writes and discards; no directions.
+        let x = DeviceSample {
+            tps: Some(286.27),
+            await_ms: Some(0.16),
+            aqu_sz: Some(0.07),
+            ..Default::default()
+        };
+        assert_eq!(x.iops(), 286.27);
+        assert!((x.littles_queue().unwrap() - 286.27 * 0.16 / 1000.0).abs() < 1e-12);
     }
 
     #[test]

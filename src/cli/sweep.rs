@@ -30,14 +30,12 @@ pub struct SweepArgs {
     pub target: Option<PathBuf>,
 
     /// Load generator: uring (io_uring, falls back to sync), sync (one pread/pwrite in flight
-    /// per thread), or sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS].
-    #[arg(
-        long,
-        default_value = "uring",
-        value_name = "ENGINE",
-        help_heading = "Workload"
-    )]
-    pub engine: String,
+    /// per thread), or
+    /// sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS][,jitter=PCT].
+    /// Default: uring, but sync on loop and zram devices (io_uring hands every I/O to worker
+    /// threads there).
+    #[arg(long, value_name = "ENGINE", help_heading = "Workload")]
+    pub engine: Option<String>,
 
     /// Access pattern.
     #[arg(
@@ -80,6 +78,11 @@ pub struct SweepArgs {
         help_heading = "Workload"
     )]
     pub duration: String,
+
+    /// Run the whole level series N times, one pass after another; the verdict combines the
+    /// passes and each level's spread covers all of them.
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = "Workload")]
+    pub repeat: u32,
 
     /// Warm-up per level before measuring (its I/Os are not counted).
     #[arg(
@@ -128,6 +131,10 @@ pub struct SweepArgs {
     /// Store the result as the device's profile (used by `iosat stat`).
     #[arg(long, help_heading = "Output")]
     pub save_profile: bool,
+
+    /// With --save-profile: save it even when its baseline was unstable or disturbed.
+    #[arg(long, help_heading = "Output")]
+    pub force: bool,
 
     #[command(flatten)]
     pub profile: crate::cli::ProfileArgs,

@@ -89,6 +89,7 @@ fn replay(
         for step in steps {
             match step? {
                 Step::Start { profiled } => emit(out, &view::preamble(spec.format, profiled))?,
+                Step::Warning(w) => eprintln!("iosat: warning: {}: {w}", path.display()),
                 Step::Report(r) => {
                     emit(out, &view::render(&r, spec.format))?;
                     reports += 1;

@@ -1,8 +1,9 @@
 //! `iosat sweep`: orchestration only — validated spec in, target opened, engine chosen
 //! (load/engine.rs), levels run by the level driver (load/driver.rs) with the progress bar
 //! (ui/progress.rs), the report rendered (report/sweep.rs) and written to `-o` and `--html`
-//! after every level, then printed and saved as a profile. Ctrl-C stops the level in flight,
-//! keeps what was measured, removes the test file, exits 130.
+//! after every level, then printed and saved as a profile unless load/trust.rs doubts it
+//! (exit 4 without --force). Ctrl-C stops the level in flight, keeps what was measured,
+//! removes the test file, exits 130.
 
 use crate::cli::sweep::SweepArgs;
 use crate::config::sweep::{self as config, EngineChoice, SweepSpec};
@@ -28,7 +29,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
 
 fn sweep(spec: &SweepSpec) -> Result<i32> {
     let plan = spec.plan();
-    let progress = ProgressBar::new(!spec.no_progress, plan.levels.count());
+    let progress = ProgressBar::new(!spec.no_progress, plan.planned_levels());
     let target = if matches!(spec.engine, EngineChoice::Sim(_)) {
         None
     } else {
@@ -48,8 +49,14 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
             ));
         }
     }
-    let (mut engine, engine_note) = engine::make(&spec.engine, target.as_ref())?;
     let watch = target.as_ref().and_then(|t| kernel_watch(&spec.root, t));
+    let (choice, choice_note) = match (&watch, spec.engine_given) {
+        (Some(w), false) => engine::default_for(
+            crate::sys::device::kind(&w.root, &w.dev).map(|k| (k, w.dev.name.as_str())),
+        ),
+        _ => (spec.engine.clone(), None),
+    };
+    let (mut engine, engine_note) = engine::make(&choice, target.as_ref())?;
 
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = &target {
@@ -59,19 +66,29 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
             eprintln!("iosat: warning: {n}");
         }
         notes.extend(t.notes.iter().cloned());
+        for n in driver::cache_notes(&spec.root, t, watch.as_ref()) {
+            eprintln!("iosat: warning: {n}");
+            notes.push(n);
+        }
     }
-    if let Some(n) = engine_note {
+    for n in choice_note.into_iter().chain(engine_note) {
+        eprintln!("iosat: note: {n}");
+        notes.push(n);
+    }
+    let (limits, limit_notes) = driver::io_limits(watch.as_ref());
+    for n in limit_notes {
         eprintln!("iosat: note: {n}");
         notes.push(n);
     }
     let mut report = driver::start_report(
         &plan,
         engine.as_ref(),
-        spec.engine.spec_text(),
+        choice.spec_text(),
         target.as_ref(),
         watch.as_ref(),
         notes,
     );
+    report.limits = limits;
 
     // The page goes to --html; stdout and -o get text rather than a page.
     let format = match spec.format {
@@ -117,6 +134,13 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 }
 
 fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWatch>) -> Result<()> {
+    let doubts = crate::load::trust::profile_doubts(report);
+    if !doubts.is_empty() && !spec.force {
+        return Err(Error::Safety(format!(
+            "--save-profile: not storing this profile: {}; --force stores it anyway",
+            doubts.join("; ")
+        )));
+    }
     let dir = spec.profile_dir.clone().ok_or_else(|| {
         Error::usage(
             "--save-profile",

@@ -164,6 +164,7 @@ fn replay(
         for step in first.into_iter().map(Ok).chain(steps) {
             let feed = match step {
                 Ok(Step::Report(r)) => Feed::Report(r),
+                Ok(Step::Warning(w)) => Feed::Warning(w),
                 Ok(Step::Start { .. }) => continue,
                 Err(e) => Feed::Failed(e),
             };

@@ -8,6 +8,10 @@ use crate::load::Pattern;
 use std::path::PathBuf;
 
 /// The default concurrency levels: seed 000's 1, 4, 16, 64, 256 with the powers of two between.
+/// The most passes `--repeat` may ask for: ten passes of the default series already take
+/// four minutes.
+pub const MAX_REPEAT: u32 = 100;
+
 pub const DEFAULT_LEVELS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 pub use crate::load::engine::EngineChoice;
 pub use crate::load::plan::{Levels, MAX_CONCURRENCY};
@@ -16,6 +20,10 @@ pub use crate::load::plan::{Levels, MAX_CONCURRENCY};
 pub struct SweepSpec {
     pub target: TargetSpec,
     pub engine: EngineChoice,
+    /// `--engine` was given: never replaced by the loop/zram default (load::engine).
+    pub engine_given: bool,
+    /// Passes over the level series (`--repeat`).
+    pub repeat: u32,
     pub pattern: Pattern,
     pub block_size: u64,
     pub levels: Levels,
@@ -30,6 +38,8 @@ pub struct SweepSpec {
     /// `--html FILE`: the report page, checked not to exist.
     pub html: Option<PathBuf>,
     pub save_profile: bool,
+    /// `--force`: save the profile although its measurement was unstable or disturbed.
+    pub force: bool,
     pub profile_dir: Option<PathBuf>,
     pub no_progress: bool,
     /// Where kernel files are read (--proc-root, --sys-root).
@@ -148,7 +158,21 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             format!("must be between 1 and {MAX_CONCURRENCY}"),
         ));
     }
-    let engine = parse_engine(&a.engine)?;
+    let engine = parse_engine(a.engine.as_deref().unwrap_or("uring"))?;
+    if a.repeat == 0 || a.repeat > MAX_REPEAT {
+        return Err(Error::usage(
+            "--repeat",
+            a.repeat,
+            format!("must be between 1 and {MAX_REPEAT}"),
+        ));
+    }
+    if a.force && !a.save_profile {
+        return Err(Error::usage(
+            "--force",
+            "",
+            "only applies to --save-profile",
+        ));
+    }
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     let format = super::output_format(&a.format, false);
     if let Some(p) = &a.html {
@@ -169,6 +193,8 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             block_size,
         },
         engine,
+        engine_given: a.engine.is_some(),
+        repeat: a.repeat,
         pattern,
         block_size,
         levels: parse_levels(&a.levels)?,
@@ -181,6 +207,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         output: a.output.clone(),
         html: a.html.clone(),
         save_profile: a.save_profile,
+        force: a.force,
         profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Save)?,
         no_progress: a.no_progress,
         root: super::root(&a.root),
@@ -200,6 +227,9 @@ impl SweepSpec {
             duration_ns: self.duration_ns,
             max_threads: self.max_threads,
             seed: self.seed,
+            repeat: self.repeat,
+            remeasure_baseline: true,
+            root: self.root.clone(),
         }
     }
 }
@@ -207,6 +237,45 @@ impl SweepSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn args(extra: &[&str]) -> SweepArgs {
+        use clap::Parser;
+        let cli =
+            crate::cli::Cli::try_parse_from(["iosat", "sweep"].iter().chain(extra.iter()).copied())
+                .unwrap();
+        match cli.command {
+            crate::cli::Command::Sweep(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_default_sweep_measures_within_half_a_minute() {
+        // The budget is about 60 s for the whole default run; laying out the test
+        // file (1 GiB at most) takes the rest. Sub-windows split the same per-level time.
+        let plan = build(&args(&[])).unwrap().plan();
+        assert_eq!(
+            plan.planned_levels(),
+            Some(10),
+            "nine levels and the re-measure"
+        );
+        assert!(
+            plan.planned_ns().unwrap() <= 30_000_000_000,
+            "{:?}",
+            plan.planned_ns()
+        );
+        let plan = build(&args(&["--repeat", "2", "--levels", "1,2"]))
+            .unwrap()
+            .plan();
+        assert_eq!(plan.planned_levels(), Some(5));
+        assert_eq!(
+            build(&args(&["--levels", "auto"]))
+                .unwrap()
+                .plan()
+                .planned_ns(),
+            None
+        );
+    }
 
     #[test]
     fn sizes() {

@@ -41,8 +41,10 @@ pub fn detect(text: &str) -> Option<Tool> {
 fn sample(time: String, r: &DiskRates) -> DeviceSample {
     DeviceSample {
         time: Some(time),
-        r_per_s: r.r_s,
-        w_per_s: r.w_s,
+        r_per_s: Some(r.r_s),
+        w_per_s: Some(r.w_s),
+        tps: None,
+        kb_per_s: None,
         d_per_s: r.d_s,
         f_per_s: r.f_s,
         rkb_per_s: Some(r.rkb_s),
@@ -109,8 +111,13 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     let mut out = FileImport::new(path, tool);
     let default = Selection::default();
     let mut tracks: Vec<Track> = Vec::new();
+    let mut warnings = Vec::new();
     for rep in replay.by_ref().filter_map(|s| match s {
         Ok(Step::Report(r)) => Some(r),
+        Ok(Step::Warning(w)) => {
+            warnings.push(format!("{}: {w}", path.display()));
+            None
+        }
         _ => None,
     }) {
         let time = iso_utc(rep.end_wall_ns);
@@ -155,6 +162,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             path.display()
         ),
     });
+    out.notes.append(&mut warnings);
     for t in tracks.iter().filter(|t| t.series.shown_by_default) {
         if t.series.samples.is_empty() {
             out.notes.push(format!(
@@ -211,7 +219,7 @@ mod tests {
         );
         let s = &sda.samples[0];
         // +200 reads in 400 ms, +100 writes in 500 ms, io +1000 ms, weighted +900 over 2 s.
-        assert_eq!((s.r_per_s, s.w_per_s), (100.0, 50.0));
+        assert_eq!((s.r_per_s, s.w_per_s), (Some(100.0), Some(50.0)));
         assert_eq!((s.r_await, s.w_await), (Some(2.0), Some(5.0)));
         assert_eq!(s.aqu_sz, Some(0.45));
         assert_eq!(s.util_pct, Some(50.0));

@@ -1,7 +1,8 @@
 //! `iostat -x` logs → per-device time series ([`DeviceSample`]). Pure. Reads sysstat's old
 //! layout (`Device:` … `avgqu-sz await r_await w_await svctm %util`, with or without the
 //! per-direction awaits, `rsec/s` or `rkB/s` or `rMB/s`) and the new one (`Device` … `r_await`
-//! … `aqu-sz %util`, discards and flushes), `-t` timestamp lines, `avg-cpu` blocks, several
+//! … `aqu-sz %util`, discards and flushes), the short one of `-xs` (`tps kB/s … await`: totals,
+//! r/s and w/s left undefined, never zero), `-t` timestamp lines, `avg-cpu` blocks, several
 //! devices and reports, concatenated runs, a decimal comma, `--pretty` and `-h` (device name
 //! last, a report split into blocks, k/M/% suffixes), `-o JSON`, and the mangled forms
 //! articles quote: header and row glued on one line (`%utildm-0 0.00 …`, seed 001) and a
@@ -18,6 +19,9 @@ use std::path::Path;
 enum Col {
     RPerS,
     WPerS,
+    /// `-xs`: requests and kB per second over all directions but flushes.
+    Tps,
+    Kb(f64),
     DPerS,
     FPerS,
     /// kB/s; the factor turns the printed unit into kB (sectors: 0.5, MB: 1024).
@@ -39,6 +43,9 @@ fn column(name: &str) -> Option<Col> {
     Some(match name {
         "r/s" => RPerS,
         "w/s" => WPerS,
+        "tps" => Tps,
+        "kB/s" => Kb(1.0),
+        "MB/s" => Kb(1024.0),
         "d/s" => DPerS,
         "f/s" => FPerS,
         "rkB/s" => RKb(1.0),
@@ -56,7 +63,7 @@ fn column(name: &str) -> Option<Col> {
         "%util" => Util,
         "svctm" => Svctm,
         "rrqm/s" | "wrqm/s" | "drqm/s" | "%rrqm" | "%wrqm" | "%drqm" | "avgrq-sz" | "areq-sz"
-        | "rareq-sz" | "wareq-sz" | "dareq-sz" | "dkB/s" | "dMB/s" | "dsec/s" | "tps" => Ignored,
+        | "rareq-sz" | "wareq-sz" | "dareq-sz" | "dkB/s" | "dMB/s" | "dsec/s" | "rqm/s" => Ignored,
         _ => return None,
     })
 }
@@ -140,8 +147,10 @@ fn sample(cols: &[Option<Col>], values: &[f64], time: Option<String>) -> DeviceS
     };
     for (c, &v) in cols.iter().zip(values) {
         match c {
-            Some(Col::RPerS) => s.r_per_s = v,
-            Some(Col::WPerS) => s.w_per_s = v,
+            Some(Col::RPerS) => s.r_per_s = Some(v),
+            Some(Col::WPerS) => s.w_per_s = Some(v),
+            Some(Col::Tps) => s.tps = Some(v),
+            Some(Col::Kb(f)) => s.kb_per_s = Some(v * f),
             Some(Col::DPerS) => s.d_per_s = Some(v),
             Some(Col::FPerS) => s.f_per_s = Some(v),
             Some(Col::RKb(f)) => s.rkb_per_s = Some(v * f),
@@ -472,7 +481,26 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             "expected device rows after the 'Device' header",
         ));
     }
+    short_layout_note(&mut out);
     Ok(out)
+}
+
+/// `iostat -xs` (sysstat 12's short extended layout) prints totals, not directions: say so,
+/// rather than show reads and writes as zero.
+fn short_layout_note(out: &mut FileImport) {
+    let short = out
+        .devices
+        .iter()
+        .flat_map(|d| &d.samples)
+        .any(|s| s.tps.is_some() && s.r_per_s.is_none() && s.w_per_s.is_none());
+    if short {
+        out.notes.push(format!(
+            "{}: iostat's short layout (-s): tps, kB/s and await are totals over reads, writes \
+             and discards (flushes left out); r/s, w/s and the per-direction values are not in \
+             the file.",
+            out.path.display()
+        ));
+    }
 }
 
 /// `iostat -x -o JSON`: sysstat.hosts[].statistics[].disk[] under the text column names.
@@ -529,8 +557,10 @@ fn parse_json(path: &Path, text: &str) -> Result<FileImport> {
                 };
                 let s = DeviceSample {
                     time: time.clone(),
-                    r_per_s: key(&d, "r/s").unwrap_or(0.0),
-                    w_per_s: key(&d, "w/s").unwrap_or(0.0),
+                    r_per_s: key(&d, "r/s"),
+                    w_per_s: key(&d, "w/s"),
+                    tps: key(&d, "tps"),
+                    kb_per_s: key(&d, "kB/s").or_else(|| key(&d, "MB/s").map(|v| v * 1024.0)),
                     d_per_s: key(&d, "d/s"),
                     f_per_s: key(&d, "f/s"),
                     rkb_per_s: kb("rkB/s", "rsec/s", "rMB/s"),
@@ -562,6 +592,7 @@ fn parse_json(path: &Path, text: &str) -> Result<FileImport> {
             path.display()
         ));
     }
+    short_layout_note(&mut out);
     Ok(out)
 }
 
@@ -579,7 +610,7 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].device, "dm-0");
         let s = &d[0].samples[0];
-        assert_eq!(s.r_per_s, 127.90);
+        assert_eq!(s.r_per_s, Some(127.90));
         assert_eq!(s.rkb_per_s, Some(2035.2));
         assert_eq!(s.aqu_sz, Some(1.01));
         assert_eq!(s.await_ms, Some(7.83));
@@ -592,7 +623,7 @@ mod tests {
     fn seed003_single_spaced_integers() {
         let d = one("Device: rrqm/s wrqm/s r/s w/s   rkB/s wkB/s avgrq-sz avgqu-sz await r_await w_await svctm %util\nnvme1n1 0 0 0 10993 0 43972 8 30.13 2.74 0 2.74 0.09 100.08\n");
         let s = &d[0].samples[0];
-        assert_eq!(s.w_per_s, 10993.0);
+        assert_eq!(s.w_per_s, Some(10993.0));
         assert_eq!(s.wkb_per_s, Some(43972.0));
         assert_eq!(s.w_await, Some(2.74));
         assert_eq!(s.util_pct, Some(100.08));
@@ -614,7 +645,7 @@ sdd           0.00     0.00  72914.67    0.00 291658.67    0.00     8.00
         assert_eq!(d[0].samples.len(), 2);
         assert_eq!(d[0].samples[0].aqu_sz, Some(0.78));
         assert_eq!(d[0].samples[0].util_pct, Some(78.40));
-        assert_eq!(d[0].samples[1].r_per_s, 72914.67);
+        assert_eq!(d[0].samples[1].r_per_s, Some(72914.67));
         assert_eq!(d[0].samples[1].svctm, Some(0.01));
     }
 

@@ -1,13 +1,18 @@
 //! sysbench fileio text output → levels, one per run. Pure. Reads the 1.0 format ("File
-//! operations:", "Latency (ms):") and the 0.4/0.5 format ("Operations performed:",
+//! operations:" with `reads/s:`, "Latency (ms):"), the 1.1 format (sysbench's development line
+//! since late 2017: "Throughput:" with `read:  IOPS=… MiB/s`, `write: IOPS=…`, `fsync: IOPS=…`)
+//! and the 0.4/0.5 format ("Operations performed:",
 //! "per-request statistics:"/"response time:", values with units), whole captures or the
 //! trimmed excerpts people paste (seed 000: a `sysbench --threads=N ...` command line and the
 //! result blocks). Several runs may follow each other in one file. A file with only
 //! `--report-interval` lines (0.5's `[ 80s] threads: 1, tps: ...` or 1.0's `[ 10s ] thds: ...`,
 //! as pasted in seed 001) gives one level per thread count from those lines.
 //!
-//! IOPS are reads/s + writes/s (fsyncs are not data I/O); the latency is sysbench's per-event
-//! latency, which for fileio is one request (or one fsync).
+//! IOPS are the events sysbench counts, so that Little's law closes against its latency: in
+//! 1.x an event is a read, a write or an fsync (`total number of events` = the sum of reads/s,
+//! writes/s and fsyncs/s × time), so IOPS include fsyncs/s (with a note when there are any); in 0.4/0.5
+//! an event is a read or a write (the `Other` fsyncs are not events). When `avg` prints as
+//! `0.00` ms (a run from the page cache), the mean is `sum` ÷ events, with a note.
 
 use super::fio::parse_size;
 use super::{num, perr, FileImport, ImportedLevel, Tool};
@@ -23,6 +28,12 @@ struct Run {
     // 1.0
     reads_per_s: Option<f64>,
     writes_per_s: Option<f64>,
+    fsyncs_per_s: Option<f64>,
+    /// `total number of events:`; 1.x's `events (avg/stddev):` × threads when that is missing.
+    events: Option<f64>,
+    events_per_thread: Option<f64>,
+    /// The latency block's `sum:`, ns.
+    sum: Option<f64>,
     read_mib_s: Option<f64>,
     written_mib_s: Option<f64>,
     // 0.x
@@ -77,6 +88,22 @@ fn bytes_0x(tok: &str) -> Option<f64> {
 /// The value after the last ':' of a line.
 fn after_colon(l: &str) -> Option<&str> {
     l.rsplit_once(':').map(|(_, v)| v.trim())
+}
+
+/// 1.1's throughput lines: `read:  IOPS=8401.28 131.27 MiB/s (137.65 MB/s)`, `write: IOPS=…`,
+/// `fsync: IOPS=141.84` → (direction, IOPS, MiB/s).
+fn throughput_1_1(l: &str) -> Option<(&str, f64, Option<f64>)> {
+    let (dir, rest) = l.split_once(':')?;
+    if !matches!(dir, "read" | "write" | "fsync") {
+        return None;
+    }
+    let mut toks = rest.split_whitespace();
+    let iops = num(toks.next()?.strip_prefix("IOPS=")?)?;
+    let mib_s = match (toks.next(), toks.next()) {
+        (Some(v), Some("MiB/s")) => num(v),
+        _ => None,
+    };
+    Some((dir, iops, mib_s))
 }
 
 /// `--threads=16`, `--num-threads=16`, `–num-threads=1` (a dash eaten by a blog).
@@ -241,12 +268,34 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 out.block_size = parse_size(b.trim_end_matches(['b', 'B']));
             }
         }
+        // 1.1 results: "read:  IOPS=8401.28 131.27 MiB/s (137.65 MB/s)".
+        if let Some((dir, iops, mib_s)) = throughput_1_1(l) {
+            match dir {
+                "read" => {
+                    cur.reads_per_s = Some(iops);
+                    cur.read_mib_s = mib_s;
+                    cur.has_results = true;
+                }
+                "write" => {
+                    cur.writes_per_s = Some(iops);
+                    cur.written_mib_s = mib_s;
+                }
+                _ => cur.fsyncs_per_s = Some(iops),
+            }
+            continue;
+        }
         // 1.0 results.
         if l.starts_with("reads/s:") {
             cur.reads_per_s = after_colon(l).and_then(num);
             cur.has_results = true;
         } else if l.starts_with("writes/s:") {
             cur.writes_per_s = after_colon(l).and_then(num);
+        } else if l.starts_with("fsyncs/s:") {
+            cur.fsyncs_per_s = after_colon(l).and_then(num);
+        } else if l.starts_with("total number of events:") {
+            cur.events = after_colon(l).and_then(num);
+        } else if let Some(v) = l.strip_prefix("events (avg/stddev):") {
+            cur.events_per_thread = v.trim().split('/').next().and_then(num);
         } else if l.starts_with("read, MiB/s:") {
             cur.read_mib_s = after_colon(l).and_then(num);
         } else if l.starts_with("written, MiB/s:") {
@@ -300,7 +349,9 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 if let (Some(p), Some(ns)) = (p, ns) {
                     cur.pct.push((p, ns));
                 }
-            } else if !l.starts_with("sum:") {
+            } else if l.starts_with("sum:") {
+                cur.sum = ns;
+            } else {
                 in_latency = false;
             }
         }
@@ -317,8 +368,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         return Err(perr(
             path,
             1,
-            "expected sysbench fileio results ('File operations:' with reads/s, or \
-             'Operations performed:')",
+            "expected sysbench fileio results ('File operations:' with reads/s, \
+             'Throughput:' with 'read:  IOPS=', or 'Operations performed:')",
         ));
     }
     for r in runs.into_iter().filter(|r| r.has_results) {
@@ -330,7 +381,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                  --threads=N command line)",
             )
         })?;
-        let avg = r.avg.ok_or_else(|| {
+        let mut avg = r.avg.ok_or_else(|| {
             perr(
                 path,
                 r.last_line,
@@ -338,11 +389,43 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                  'per-request statistics:') with avg",
             )
         })?;
+        let mut pct = r.pct;
+        let mut min = r.min;
+        if avg == 0.0 {
+            // Printed with two decimals, a page-cache run's mean rounds to 0.00 ms; sysbench
+            // also prints the sum of all latencies and the event count, which give it.
+            let events = r
+                .events
+                .or(r.events_per_thread.map(|e| e * f64::from(threads)));
+            if let (Some(sum), Some(ev)) = (r.sum, events.filter(|e| *e > 0.0)) {
+                avg = sum / ev;
+                // A min or percentile printed as 0.00 is below the print's resolution too.
+                pct.retain(|(_, ns)| *ns > 0.0);
+                min = min.filter(|ns| *ns > 0.0);
+                out.notes.push(format!(
+                    "{}: --threads={threads}: avg prints as 0.00 ms; the mean is sum ÷ events \
+                     = {:.2} ms ÷ {ev} = {:.6} ms (min and percentiles printed as 0.00 are left \
+                     out)",
+                    path.display(),
+                    sum / 1e6,
+                    avg / 1e6
+                ));
+            }
+        }
         let (iops, bytes_per_s) = if let Some(rd) = r.reads_per_s {
             let wr = r.writes_per_s.unwrap_or(0.0);
+            let fs = r.fsyncs_per_s.unwrap_or(0.0);
             let bytes =
                 (r.read_mib_s.unwrap_or(0.0) + r.written_mib_s.unwrap_or(0.0)) * 1_048_576.0;
-            (rd + wr, bytes)
+            if fs > 0.0 {
+                out.notes.push(format!(
+                    "{}: --threads={threads}: IOPS count sysbench's events, reads + writes + \
+                     fsyncs ({rd} + {wr} + {fs} per s), since its latency averages over all \
+                     three; the throughput is reads and writes only",
+                    path.display()
+                ));
+            }
+            (rd + wr + fs, bytes)
         } else {
             let t = r.total_time_s.filter(|t| *t > 0.0).ok_or_else(|| {
                 perr(
@@ -356,12 +439,12 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             (ops / t, bytes / t)
         };
         let mut lat = LatencyNs {
-            min: r.min,
+            min,
             mean: avg,
             max: r.max,
             ..Default::default()
         };
-        for (p, ns) in r.pct {
+        for (p, ns) in pct {
             lat.set_percentile(p, ns);
         }
         out.levels.push(ImportedLevel {
@@ -566,5 +649,68 @@ Threads fairness:
             e.starts_with("c.txt:1: expected sysbench fileio results"),
             "{e}"
         );
+    }
+
+    fn fixture(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/import")
+            .join(name);
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    #[test]
+    fn sysbench_1_1_throughput_layout() {
+        // Hand-made in 1.1's layout (sysbench's tests/t/test_fileio.t) from the numbers of
+        // sysbench-rndrw-t2.txt, so both layouts must give the same level.
+        let new = parse(Path::new("n.txt"), &fixture("sysbench-1.1-rndrw-t2.txt")).unwrap();
+        let old = parse(Path::new("o.txt"), &fixture("sysbench-rndrw-t2.txt")).unwrap();
+        assert_eq!(new.version.as_deref(), Some("sysbench 1.1.0-df89d34"));
+        let (a, b) = (&new.levels[0].point, &old.levels[0].point);
+        assert_eq!(a.concurrency, 2);
+        // sysbench's events: reads + writes + fsyncs per second.
+        assert!(
+            (a.iops - (8401.28 + 5599.52 + 141.84)).abs() < 1e-9,
+            "{}",
+            a.iops
+        );
+        assert!((a.bytes_per_s - (131.27 + 87.49) * 1_048_576.0).abs() < 1.0);
+        assert_eq!(a.latency_ns.mean, 140_000.0);
+        assert_eq!(a.latency_ns.p95, Some(240_000.0));
+        assert_eq!(a.latency_ns.max, Some(5_960_000.0));
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn rndrw_iops_count_fsyncs_as_sysbench_does() {
+        // 14157 events in 1.0003 s at a mean of 0.14 ms on 2 threads: Little's law closes
+        // only when the fsyncs are counted (sum 1986.01 ms / 1.0003 s = 1.985 busy threads).
+        let imp = parse(Path::new("rw.txt"), &fixture("sysbench-rndrw-t2.txt")).unwrap();
+        let p = &imp.levels[0].point;
+        assert!((p.iops - 14_142.64).abs() < 1e-6, "{}", p.iops);
+        assert!((p.iops * 1.0003 - 14157.0).abs() < 15.0);
+        let little = p.iops * p.latency_ns.mean / 1e9;
+        assert!((little - 1.98).abs() < 0.01, "{little}");
+        assert!(imp
+            .notes
+            .iter()
+            .any(|n| n.contains("fsyncs (8401.28 + 5599.52 + 141.84")));
+    }
+
+    #[test]
+    fn avg_rounded_to_zero_is_sum_over_events() {
+        // A page-cache run of the installed sysbench 1.0.20: avg 0.00, sum 915.45 ms over
+        // 536860 events.
+        let imp = parse(Path::new("pc.txt"), &fixture("sysbench-pagecache-t1.txt")).unwrap();
+        let p = &imp.levels[0].point;
+        assert!((p.latency_ns.mean - 915.45e6 / 536_860.0).abs() < 1e-6);
+        assert_eq!(p.latency_ns.p95, None);
+        assert_eq!(p.latency_ns.min, None);
+        assert!((p.latency_ns.max.unwrap() - 4.1e6).abs() < 1e-3);
+        assert_eq!(p.iops, 536_439.84);
+        assert!(imp.notes[0].contains("sum ÷ events"), "{:?}", imp.notes);
+        // Without the event total, 1.x's per-thread fairness line × threads gives it.
+        let cut = fixture("sysbench-pagecache-t1.txt").replace("total number of events", "x");
+        let imp = parse(Path::new("pc.txt"), &cut).unwrap();
+        assert!((imp.levels[0].point.latency_ns.mean - 915.45e6 / 536_860.0).abs() < 1e-6);
     }
 }

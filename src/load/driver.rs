@@ -1,10 +1,15 @@
-//! The level driver of `iosat sweep`: a [`SweepPlan`] run level by level on an [`Engine`], the
-//! kernel's view of the disk sampled around each measured window ([`DeviceWatch`]), each level
-//! turned into a [`LevelResult`], the verdict refreshed and the report so far handed to a
-//! callback after every level (partial results, DESIGN.md §3.4: a sweep interrupted at level 7
-//! keeps 1–6). Ctrl-C (sys::signal) stops the level in flight. Live progress goes to a
-//! [`LevelProgress`] (the terminal bar lives in ui/). Must not import cli/, cmd/, ui/ or report/.
+//! The level driver of `iosat sweep`: a [`SweepPlan`] run level by level on an [`Engine`]
+//! (`--repeat` passes over the series, then the baseline again), the kernel's view of the disk
+//! ([`DeviceWatch`]) and the scheduler, CPU and pressure counters (sys::sched) sampled around
+//! each measured window, each level turned into a [`LevelResult`] with its disturbance, the
+//! verdict refreshed and the report so far handed to a callback after every level (partial
+//! results, DESIGN.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal
+//! (sys::signal) stops the level in flight and is named in it. Also here: the notes about
+//! the target (cgroup limits, sparse backing files, cache-sized working sets). Live progress
+//! goes to a [`LevelProgress`] (the terminal bar lives in ui/). Must not import cli/, cmd/, ui/
+//! or report/.
 
+use super::disturb::disturbance;
 use super::plan::Levels;
 use super::result::{
     pattern_name, KernelView, LevelResult, SweepReport, TargetInfo, WorkloadInfo, SCHEMA_VERSION,
@@ -12,10 +17,13 @@ use super::result::{
 use super::target::{Target, TargetKind};
 use super::workload::{now_ns, split_concurrency};
 use super::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
+use crate::analysis::evidence::{IoLimit, LimitKind};
 use crate::error::Result;
 use crate::monitor::watch::{DeviceWatch, Mark};
 use crate::monitor::DiskRates;
-use crate::sys::signal::stop_requested;
+use crate::sys::cgroup::ThrottleKind;
+use crate::sys::sched::{SchedDelta, SchedMark};
+use crate::sys::signal::{stop_requested, stop_signal};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// What a sweep runs, validated (config/sweep.rs builds it).
@@ -32,6 +40,26 @@ pub struct SweepPlan {
     /// uring and sim: the most worker threads a level is spread over.
     pub max_threads: u32,
     pub seed: u64,
+    /// Passes over the level series (`--repeat`, at least 1).
+    pub repeat: u32,
+    /// Measure the first level again after the last, to show drift.
+    pub remeasure_baseline: bool,
+    /// Where the scheduler and CPU counters are read (sys::sched).
+    pub root: crate::sys::Root,
+}
+
+impl SweepPlan {
+    /// Levels the run will measure, when known in advance (a list, not `auto`): every pass
+    /// plus the baseline re-measure.
+    pub fn planned_levels(&self) -> Option<usize> {
+        let n = self.levels.count()?;
+        Some(n * self.repeat.max(1) as usize + usize::from(self.remeasure_baseline && n > 0))
+    }
+
+    /// Ramp plus measured time of the whole run, when known in advance (no layout, no sim).
+    pub fn planned_ns(&self) -> Option<u64> {
+        Some(self.planned_levels()? as u64 * (self.ramp_ns + self.duration_ns))
+    }
 }
 
 /// Live progress of a running sweep (drawn on a terminal by ui::progress).
@@ -52,6 +80,61 @@ pub fn kernel_watch(root: &crate::sys::Root, target: &Target) -> Option<DeviceWa
         _ => DeviceWatch::for_path(root, &target.path).ok()?,
     };
     w.mark().map(|_| w)
+}
+
+/// Warnings that the target's numbers may describe a cache rather than the disk: a loop
+/// device over a sparse file (its holes read as zeros without I/O), or a buffered run whose
+/// working set fits in free memory.
+pub fn cache_notes(
+    root: &crate::sys::Root,
+    target: &Target,
+    watch: Option<&DeviceWatch>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(w) = watch {
+        let backing = crate::sys::device::extra(root, &w.dev).loop_backing_file;
+        if let Some(b) = backing {
+            if let Ok(m) = std::fs::metadata(&b) {
+                use std::os::unix::fs::MetadataExt;
+                notes.extend(super::target::sparse_note(
+                    std::path::Path::new(&b),
+                    m.len(),
+                    m.blocks(),
+                ));
+            }
+        }
+    }
+    notes.extend(super::target::working_set_note(
+        target.size_bytes,
+        target.direct,
+        crate::sys::mem::mem_available(root),
+    ));
+    notes
+}
+
+/// The limits the kernel applies to this process's I/O on the watched disk (cgroup io.max,
+/// blkio.throttle), for the report, and one sentence each for its notes.
+pub fn io_limits(watch: Option<&DeviceWatch>) -> (Vec<IoLimit>, Vec<String>) {
+    let Some(w) = watch else {
+        return (Vec::new(), Vec::new());
+    };
+    let found = crate::sys::cgroup::limits(&w.root, w.dev.major, w.dev.minor);
+    let notes = found.iter().map(|l| l.sentence(&w.dev.name)).collect();
+    let limits = found
+        .into_iter()
+        .map(|l| IoLimit {
+            kind: match l.kind {
+                ThrottleKind::ReadIops => LimitKind::ReadIops,
+                ThrottleKind::WriteIops => LimitKind::WriteIops,
+                ThrottleKind::ReadBytesPerS => LimitKind::ReadBytesPerS,
+                ThrottleKind::WriteBytesPerS => LimitKind::WriteBytesPerS,
+            },
+            value: l.value as f64,
+            dev: l.dev,
+            source: l.source,
+        })
+        .collect();
+    (limits, notes)
 }
 
 /// The report before its first level: what runs, against what, and the notes so far.
@@ -103,15 +186,18 @@ pub fn start_report(
             levels: plan.levels_text.clone(),
             max_threads: plan.max_threads,
             seed: plan.seed,
+            repeat: plan.repeat.max(1),
         },
         notes,
         ..Default::default()
     }
 }
 
-/// Run the plan's levels into `report` until they are done or Ctrl-C; `after_level` gets the
-/// report after each level (verdict refreshed), to write partial results. On return the
-/// report is final: `complete` unless interrupted.
+/// Run the plan's levels into `report` until they are done or a stop signal: the level
+/// series `plan.repeat` times (each pass the concurrencies of the first, results tagged with
+/// their pass), then the first level again into `report.baseline_remeasured`. `after_level`
+/// gets the report after each level (verdict refreshed), to write partial results. On return
+/// the report is final: `complete` unless interrupted.
 pub fn run_levels(
     engine: &mut (dyn Engine + Send),
     plan: &SweepPlan,
@@ -120,54 +206,119 @@ pub fn run_levels(
     progress: &dyn LevelProgress,
     after_level: &mut dyn FnMut(&SweepReport) -> Result<()>,
 ) -> Result<()> {
-    let mut idx = 0usize;
-    while let Some(conc) = plan.levels.next(idx, &report.levels) {
-        if stop_requested() {
-            report.interrupted = true;
-            break;
+    let mut series: Vec<u32> = Vec::new();
+    let mut shown = 0usize;
+    'passes: for rep in 0..plan.repeat.max(1) {
+        let mut idx = 0usize;
+        loop {
+            let conc = if rep == 0 {
+                plan.levels.next(idx, &report.levels)
+            } else {
+                series.get(idx).copied()
+            };
+            let Some(conc) = conc else { break };
+            if stop_requested() {
+                report.interrupted = true;
+                break 'passes;
+            }
+            let (r, cut) = measure(engine, plan, conc, rep, watch, progress, shown)?;
+            shown += 1;
+            if let Some(r) = r {
+                progress.level_done(&r);
+                report.levels.push(r);
+            }
+            if rep == 0 {
+                series.push(conc);
+            }
+            report.interrupted |= cut;
+            report.refresh_verdict();
+            after_level(report)?;
+            if report.interrupted {
+                break 'passes;
+            }
+            idx += 1;
         }
-        let (threads, queue_depth) = match engine.name() {
-            "sync" => (conc, 1),
-            _ => split_concurrency(conc, plan.max_threads),
-        };
-        let ls = LevelSpec {
-            threads,
-            queue_depth,
-            pattern: plan.pattern,
-            block_size: plan.block_size,
-            ramp_ns: plan.ramp_ns,
-            duration_ns: plan.duration_ns,
-            seed: plan.seed.wrapping_add(u64::from(conc)),
-        };
-        let (stats, kernel) = run_level(engine, &ls, watch, progress, idx)?;
-        if let Some(r) = LevelResult::new(&ls, &stats, kernel) {
-            progress.level_done(&r);
-            report.levels.push(r);
+    }
+    if plan.remeasure_baseline && !report.interrupted {
+        if let Some(&conc) = series.first() {
+            let (r, cut) = measure(
+                engine,
+                plan,
+                conc,
+                plan.repeat.max(1),
+                watch,
+                progress,
+                shown,
+            )?;
+            if let Some(r) = &r {
+                progress.level_done(r);
+            }
+            report.baseline_remeasured = r.map(|mut r| {
+                r.repeat = 0;
+                r
+            });
+            report.interrupted |= cut;
         }
-        if stats.interrupted || stop_requested() {
-            report.interrupted = true;
-        }
-        report.refresh_verdict();
-        after_level(report)?;
-        if report.interrupted {
-            break;
-        }
-        idx += 1;
     }
     report.complete = !report.interrupted;
     report.refresh_verdict();
     Ok(())
 }
 
-/// Run one level: the engine in its own thread, this thread watching Ctrl-C, the progress bar
-/// and the kernel samples at the start and end of the measured window.
+/// One level of concurrency `conc` in pass `rep` (the first pass keeps the seeds sweeps have
+/// always used; later passes draw other offsets). Returns the level (None when it completed
+/// no I/O) and whether a stop signal cut it.
+fn measure(
+    engine: &mut (dyn Engine + Send),
+    plan: &SweepPlan,
+    conc: u32,
+    rep: u32,
+    watch: Option<&DeviceWatch>,
+    progress: &dyn LevelProgress,
+    idx: usize,
+) -> Result<(Option<LevelResult>, bool)> {
+    let (threads, queue_depth) = match engine.name() {
+        "sync" => (conc, 1),
+        _ => split_concurrency(conc, plan.max_threads),
+    };
+    let ls = LevelSpec {
+        threads,
+        queue_depth,
+        pattern: plan.pattern,
+        block_size: plan.block_size,
+        ramp_ns: plan.ramp_ns,
+        duration_ns: plan.duration_ns,
+        seed: plan
+            .seed
+            .wrapping_add(u64::from(conc))
+            .wrapping_add(u64::from(rep).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+    };
+    let (stats, kernel, sched) = run_level(engine, &ls, watch, &plan.root, progress, idx)?;
+    let cut = stats.interrupted || stop_requested();
+    let cut_by = stats.interrupted.then(|| stop_signal().unwrap_or("stop"));
+    let r = LevelResult::new(&ls, &stats, kernel).map(|mut r| {
+        r.repeat = rep;
+        r.disturbance = disturbance(sched.as_ref(), r.ios, r.iops, r.kernel.as_ref(), cut_by);
+        r
+    });
+    Ok((r, cut))
+}
+
+/// What one level measured: the engine's stats, the kernel's view of the disk and the
+/// scheduler counters over the measured window (both None for the sim).
+type LevelRun = (LevelStats, Option<KernelView>, Option<SchedDelta>);
+
+/// Run one level: the engine in its own thread, this thread watching for stop signals,
+/// drawing the progress bar and sampling the kernel (diskstats, schedstat, /proc/stat, PSI) at
+/// the start and end of the measured window.
 fn run_level(
     engine: &mut (dyn Engine + Send),
     ls: &LevelSpec,
     watch: Option<&DeviceWatch>,
+    root: &crate::sys::Root,
     progress: &dyn LevelProgress,
     idx: usize,
-) -> Result<(LevelStats, Option<KernelView>)> {
+) -> Result<LevelRun> {
     let ctl = LevelCtl::default();
     let simulated = engine.name() == "sim";
     std::thread::scope(|s| {
@@ -177,6 +328,8 @@ fn run_level(
         let end_at = measure_at + ls.duration_ns;
         let mut first = None;
         let mut last = None;
+        let mut sched_first = None;
+        let mut sched_last = None;
         let mut next_draw = t0;
         while !handle.is_finished() {
             if stop_requested() {
@@ -184,13 +337,13 @@ fn run_level(
             }
             let now = now_ns();
             if !simulated {
-                if let Some(w) = watch {
-                    if first.is_none() && now >= measure_at {
-                        first = w.mark();
-                    }
-                    if last.is_none() && now >= end_at {
-                        last = w.mark();
-                    }
+                if sched_first.is_none() && now >= measure_at {
+                    first = watch.and_then(DeviceWatch::mark);
+                    sched_first = Some(SchedMark::read(root));
+                }
+                if sched_last.is_none() && now >= end_at {
+                    last = watch.and_then(DeviceWatch::mark);
+                    sched_last = Some(SchedMark::read(root));
                 }
                 if now >= next_draw {
                     let measured = now.saturating_sub(measure_at).min(ls.duration_ns);
@@ -198,7 +351,7 @@ fn run_level(
                     next_draw = now + 200_000_000;
                 }
             }
-            // Wake for the next event: a sample point, a redraw, or a Ctrl-C check.
+            // Wake for the next event: a sample point, a redraw, or a stop check.
             let mut wake = now + 50_000_000;
             for t in [measure_at, end_at] {
                 if t > now {
@@ -216,7 +369,13 @@ fn run_level(
             }
             _ => None,
         };
-        Ok((stats, kernel))
+        // A level cut short ends before `end_at`: its workers are gone, so the threads'
+        // delays read now miss them; the CPU shares still hold.
+        let sched = sched_first.and_then(|a| {
+            let b = sched_last.unwrap_or_else(|| SchedMark::read(root));
+            SchedMark::between(&a, &b)
+        });
+        Ok((stats, kernel, sched))
     })
 }
 

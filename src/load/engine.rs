@@ -7,6 +7,7 @@ use super::sync::SyncEngine;
 use super::target::Target;
 use super::{uring, Engine};
 use crate::error::Result;
+use crate::sys::device::DevKind;
 
 /// The engine asked for (`--engine`).
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +30,24 @@ impl EngineChoice {
 
 /// A ready engine and a one-line remark about how it was chosen (fallback), if any.
 pub type Chosen = (Box<dyn Engine + Send>, Option<String>);
+
+/// The engine to run when the user did not pass `--engine`: io_uring, except on loop and zram
+/// disks, where io_uring punts every request to its worker threads (neither driver can take a
+/// request without blocking), so a level would measure those threads rather than the device;
+/// there the sync engine, and a note saying why. `disk` is the whole disk under the target.
+pub fn default_for(disk: Option<(DevKind, &str)>) -> (EngineChoice, Option<String>) {
+    match disk {
+        Some((kind @ (DevKind::Loop | DevKind::Zram), name)) => (
+            EngineChoice::Sync,
+            Some(format!(
+                "{name} is a {} device: using the sync engine (io_uring hands every I/O to \
+                 worker threads there); --engine uring to override",
+                kind.as_str()
+            )),
+        ),
+        _ => (EngineChoice::Uring, None),
+    }
+}
 
 /// Bind the chosen engine to its target (None only for `sim`).
 pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
@@ -54,4 +73,27 @@ pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
         });
     }
     Ok((sync(), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_and_zram_default_to_sync_with_a_note() {
+        let (e, n) = default_for(Some((DevKind::Zram, "zram0")));
+        assert_eq!(e, EngineChoice::Sync);
+        assert!(n
+            .unwrap()
+            .starts_with("zram0 is a zram device: using the sync engine"));
+        assert_eq!(
+            default_for(Some((DevKind::Loop, "loop3"))).0,
+            EngineChoice::Sync
+        );
+        assert_eq!(
+            default_for(Some((DevKind::Disk, "vda"))),
+            (EngineChoice::Uring, None)
+        );
+        assert_eq!(default_for(None), (EngineChoice::Uring, None));
+    }
 }

@@ -3,8 +3,10 @@
 //! planned by plan.rs. Must not import cli/, cmd/, ui/ or report/.
 //!
 //! Every engine runs one level at a time behind the [`Engine`] trait; per-worker histograms
-//! are merged into one [`LevelStats`] after the level (no lock or shared histogram in the hot
-//! path, DESIGN.md §3.9).
+//! and per-sub-window counts (windows.rs) are merged into one [`LevelStats`] after the level
+//! (no lock or shared histogram in the hot path, DESIGN.md §3.9). disturb.rs turns what was
+//! sampled around a level into its disturbance; trust.rs decides whether a result may become
+//! a profile.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -73,6 +75,8 @@ pub struct LevelStats {
     pub write_bytes: u64,
     /// True when the level was cut short by `LevelCtl::stop`.
     pub interrupted: bool,
+    /// The same completions per sub-window of the measured phase (windows.rs).
+    pub windows: windows::SubWindows,
 }
 
 impl LevelStats {
@@ -86,6 +90,7 @@ impl LevelStats {
             read_bytes: 0,
             write_bytes: 0,
             interrupted: false,
+            windows: windows::SubWindows::default(),
         }
     }
 }
@@ -105,6 +110,7 @@ impl std::ops::AddAssign<&LevelStats> for LevelStats {
         self.read_bytes += other.read_bytes;
         self.write_bytes += other.write_bytes;
         self.interrupted |= other.interrupted;
+        self.windows += &other.windows;
     }
 }
 
@@ -157,11 +163,14 @@ where
     Ok(total)
 }
 
+pub mod disturb;
 pub mod driver;
 pub mod engine;
 pub mod plan;
 pub mod result;
 pub mod sync;
 pub mod target;
+pub mod trust;
 pub mod uring;
+pub mod windows;
 pub mod workload;

@@ -91,6 +91,7 @@ mod tests {
                 kernel_ok: None,
             },
             interrupted: false,
+            ..Default::default()
         }
     }
 

@@ -3,7 +3,9 @@
 //! `iosat report` (older files of the same major version load through serde defaults). Pure;
 //! must not import ui/, report/, sys/.
 
+use super::windows::{spread, window_span_ns, WindowFigures};
 use super::{LevelSpec, LevelStats, Pattern};
+use crate::analysis::evidence::{Disturbance, IoLimit, Spread};
 use crate::analysis::{LatencyNs, LevelPoint, Verdict};
 use crate::monitor::DiskRates;
 use hdrhistogram::Histogram;
@@ -146,9 +148,30 @@ pub struct LevelResult {
     pub kernel: Option<KernelView>,
     #[serde(default)]
     pub littles_law: LittlesLaw,
-    /// Cut short by Ctrl-C.
+    /// Cut short by a stop signal (which one: `disturbance.cut_by`).
     #[serde(default)]
     pub interrupted: bool,
+    /// Which pass over the level series this level belongs to (`--repeat N`: 0 .. N-1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
+    /// The measured phase as equal sub-windows (load::windows), in time order; empty in files
+    /// written before sub-windows existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowFigures>,
+    /// The spread of `windows` (None with fewer than two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+    /// What else happened on the machine and the device while the level ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn single_pass(n: &u32) -> bool {
+    *n <= 1
 }
 
 fn direction(h: &Histogram<u64>, bytes: u64, elapsed_s: f64) -> DirectionResult {
@@ -178,6 +201,9 @@ impl LevelResult {
         let latency_ns = LatencySummary::from_hist(&all);
         let iops = ios as f64 / elapsed_s;
         let mixed = matches!(spec.pattern, Pattern::RandRw { .. });
+        let windows = stats
+            .windows
+            .figures(window_span_ns(spec.duration_ns), stats.elapsed_ns);
         let offered = f64::from(spec.concurrency());
         let implied = iops * all.mean() / 1e9;
         let kernel_aqu_sz = kernel.as_ref().and_then(|k| k.aqu_sz);
@@ -216,6 +242,10 @@ impl LevelResult {
                 kernel_ok,
             },
             interrupted: stats.interrupted,
+            repeat: 0,
+            spread: spread(&windows),
+            windows,
+            disturbance: None,
         })
     }
 
@@ -239,9 +269,92 @@ impl LevelResult {
             },
             kernel_util_pct: self.kernel.as_ref().and_then(|k| k.util_pct),
             kernel_aqu_sz: self.kernel.as_ref().and_then(|k| k.aqu_sz),
-            ..Default::default()
+            spread: self.spread.clone(),
+            disturbance: self.disturbance.clone(),
         }
     }
+}
+
+/// One point for the analysis from every measurement of one concurrency (`--repeat`): IOPS
+/// and bandwidth over the summed time, each latency figure weighted by completions (min and
+/// max the extremes), the spread over every sub-window of every repeat, the disturbance
+/// weighted likewise (cut_by: the first cut repeat's signal).
+pub fn combined_point(levels: &[&LevelResult]) -> Option<LevelPoint> {
+    let (first, rest) = levels.split_first()?;
+    if rest.is_empty() {
+        return Some(first.point());
+    }
+    let ios: u64 = levels.iter().map(|l| l.ios).sum();
+    let secs: f64 = levels.iter().map(|l| l.elapsed_ns as f64 / 1e9).sum();
+    let w = |l: &LevelResult| l.ios as f64 / ios.max(1) as f64;
+    let wavg = |f: &dyn Fn(&LevelResult) -> f64| levels.iter().map(|l| w(l) * f(l)).sum::<f64>();
+    let bytes: f64 = levels
+        .iter()
+        .map(|l| l.bytes_per_s * l.elapsed_ns as f64 / 1e9)
+        .sum();
+    let mean_of = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let kernel = |f: &dyn Fn(&KernelView) -> Option<f64>| {
+        mean_of(
+            levels
+                .iter()
+                .filter_map(|l| l.kernel.as_ref().and_then(f))
+                .collect(),
+        )
+    };
+    let all_windows: Vec<WindowFigures> = levels
+        .iter()
+        .flat_map(|l| l.windows.iter().cloned())
+        .collect();
+    let pcts = |f: &dyn Fn(&LevelResult) -> Option<u64>| Some(wavg(&|l| f(l).unwrap_or(0) as f64));
+    let l = |f: fn(&LatencySummary) -> u64| move |x: &LevelResult| Some(f(&x.latency_ns));
+    let disturbance = {
+        let ds: Vec<&Disturbance> = levels
+            .iter()
+            .filter_map(|l| l.disturbance.as_ref())
+            .collect();
+        (!ds.is_empty()).then(|| {
+            let m = |f: fn(&Disturbance) -> Option<f64>| {
+                mean_of(ds.iter().filter_map(|d| f(d)).collect())
+            };
+            Disturbance {
+                cpu_wait_ns_per_io: m(|d| d.cpu_wait_ns_per_io),
+                cpu_busy_pct: m(|d| d.cpu_busy_pct),
+                cpu_iowait_pct: m(|d| d.cpu_iowait_pct),
+                cpu_steal_pct: m(|d| d.cpu_steal_pct),
+                other_iops: m(|d| d.other_iops),
+                psi_io_some_pct: m(|d| d.psi_io_some_pct),
+                psi_cpu_some_pct: m(|d| d.psi_cpu_some_pct),
+                cut_by: ds.iter().find_map(|d| d.cut_by.clone()),
+            }
+        })
+    };
+    Some(LevelPoint {
+        concurrency: first.concurrency,
+        iops: ios as f64 / secs.max(f64::MIN_POSITIVE),
+        bytes_per_s: bytes / secs.max(f64::MIN_POSITIVE),
+        latency_ns: LatencyNs {
+            min: levels
+                .iter()
+                .map(|x| x.latency_ns.min)
+                .min()
+                .map(|v| v as f64),
+            mean: wavg(&|x| x.latency_ns.mean as f64),
+            p50: pcts(&l(|s| s.p50)),
+            p90: pcts(&l(|s| s.p90)),
+            p95: pcts(&l(|s| s.p95)),
+            p99: pcts(&l(|s| s.p99)),
+            p999: pcts(&l(|s| s.p999)),
+            max: levels
+                .iter()
+                .map(|x| x.latency_ns.max)
+                .max()
+                .map(|v| v as f64),
+        },
+        kernel_util_pct: kernel(&|k| k.util_pct),
+        kernel_aqu_sz: kernel(&|k| k.aqu_sz),
+        spread: spread(&all_windows),
+        disturbance,
+    })
 }
 
 /// What was run against.
@@ -278,6 +391,10 @@ pub struct WorkloadInfo {
     /// uring: the most worker threads a level is spread over.
     pub max_threads: u32,
     pub seed: u64,
+    /// Passes over the level series (`--repeat`); written only above 1, and 0 (absent) in
+    /// older files means 1.
+    #[serde(skip_serializing_if = "single_pass")]
+    pub repeat: u32,
 }
 
 pub fn pattern_name(p: Pattern) -> (&'static str, u8) {
@@ -309,15 +426,39 @@ pub struct SweepReport {
     pub complete: bool,
     pub interrupted: bool,
     pub notes: Vec<String>,
+    /// The single-request baseline measured again after the last level, to show drift
+    /// (compare with the level of concurrency 1 in `levels`); None when not re-measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_remeasured: Option<LevelResult>,
+    /// Limits the kernel applies to this process's I/O on the target's disk (cgroup io.max,
+    /// blkio.throttle), read at the start of the sweep.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<IoLimit>,
 }
 
 impl SweepReport {
     /// The verdict over the levels measured so far (None before the first level).
     pub fn refresh_verdict(&mut self) {
-        self.verdict = (!self.levels.is_empty()).then(|| {
-            let points: Vec<LevelPoint> = self.levels.iter().map(LevelResult::point).collect();
-            crate::analysis::analyze(&points)
-        });
+        self.verdict = (!self.levels.is_empty()).then(|| crate::analysis::analyze(&self.points()));
+    }
+
+    /// What the analysis sees: one point per concurrency, combining every repeat
+    /// ([`combined_point`]), in the order the concurrencies were first measured.
+    pub fn points(&self) -> Vec<LevelPoint> {
+        let mut order: Vec<u32> = Vec::new();
+        for l in &self.levels {
+            if !order.contains(&l.concurrency) {
+                order.push(l.concurrency);
+            }
+        }
+        order
+            .iter()
+            .filter_map(|&c| {
+                let same: Vec<&LevelResult> =
+                    self.levels.iter().filter(|l| l.concurrency == c).collect();
+                combined_point(&same)
+            })
+            .collect()
     }
 }
 
@@ -420,6 +561,54 @@ mod tests {
         assert_eq!(typed, keyed);
         let back: KernelView = serde_json::from_str(&typed).unwrap();
         assert_eq!(back, KernelView::from(&r));
+    }
+
+    #[test]
+    fn repeats_combine_into_one_point_per_concurrency() {
+        let lvl = |c: u32, rep: u32, ios: u64, mean: u64, iops: f64| LevelResult {
+            concurrency: c,
+            repeat: rep,
+            ios,
+            iops,
+            elapsed_ns: 1_000_000_000,
+            latency_ns: LatencySummary {
+                mean,
+                p95: 2 * mean,
+                min: mean / 2,
+                max: 3 * mean,
+                ..Default::default()
+            },
+            windows: vec![
+                WindowFigures {
+                    ios: ios / 2,
+                    iops,
+                    mean_ns: mean as f64,
+                    p95_ns: None,
+                };
+                2
+            ],
+            ..Default::default()
+        };
+        let r = SweepReport {
+            levels: vec![
+                lvl(1, 0, 1000, 100, 1000.0),
+                lvl(2, 0, 2000, 100, 2000.0),
+                lvl(1, 1, 3000, 200, 3000.0),
+            ],
+            ..Default::default()
+        };
+        let p = r.points();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].concurrency, 1);
+        // 4000 I/Os in 2 s; the mean weighted by I/Os: (1000·100 + 3000·200)/4000.
+        assert!((p[0].iops - 2000.0).abs() < 1e-9);
+        assert!((p[0].latency_ns.mean - 175.0).abs() < 1e-9);
+        assert_eq!(p[0].latency_ns.min, Some(50.0));
+        assert_eq!(p[0].latency_ns.max, Some(600.0));
+        let sp = p[0].spread.as_ref().unwrap();
+        assert_eq!(sp.windows, 4);
+        assert_eq!((sp.iops_min, sp.iops_max), (1000.0, 3000.0));
+        assert_eq!(p[1], r.levels[1].point());
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //! (zero think time). A request first passes an admission stage (a token bucket one token deep
 //! per cap, so the admission rate never exceeds the cap: an EBS-like provisioned limit, seed
 //! 003), then waits in one FIFO queue for the first free of `units` identical servers, then is
-//! served for a fixed or exponentially distributed time. Its latency is submission to
-//! completion, queueing and cap wait included.
+//! served for a fixed or exponentially distributed time (with `jitter`, the mean scaled by a
+//! seeded factor per sub-window of the level: a device whose speed wanders). Its latency is
+//! submission to completion, queueing and cap wait included.
 //!
 //! Because both stages are FIFO and arrivals are handled in time order, a request's admission,
 //! start and completion times are all known the moment it is submitted (the multi-server FIFO
@@ -16,6 +17,7 @@
 //! pending completion per client, and the servers are a heap of their next free times; both
 //! are allocated once per level and updated in place, nothing is allocated per I/O.
 
+use super::windows::{window_span_ns, SUB_WINDOWS};
 use super::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
 use crate::error::{Error, Result};
 use std::cmp::Reverse;
@@ -34,7 +36,7 @@ pub enum ServiceDist {
 }
 
 /// A simulated device, as given by `--engine sim:units=K,service=DURATION[,dist=fixed|exp]
-/// [,cap=IOPS][,bw=MBPS]`. The seed comes from each level's [`LevelSpec::seed`].
+/// [,cap=IOPS][,bw=MBPS][,jitter=PCT]`. The seed comes from each level's [`LevelSpec::seed`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSpec {
     /// Parallel execution units (servers).
@@ -46,6 +48,10 @@ pub struct SimSpec {
     pub cap_iops: Option<f64>,
     /// Bandwidth limit on admission, bytes per second (`bw=` is in MB/s, 1 MB = 10^6 bytes).
     pub bw_bytes_per_s: Option<f64>,
+    /// A device whose speed wanders: in each sub-window of a level (load::windows) every
+    /// service time is scaled by one seeded factor drawn uniformly from 1 ± this fraction
+    /// (`jitter=` is in percent, below 100). None: a steady device.
+    pub jitter: Option<f64>,
 }
 
 /// The most units a spec may ask for: far past any real device, small enough that a typo
@@ -60,7 +66,7 @@ const MAX_EVENTS_PER_LEVEL: f64 = 2e8;
 /// exactly 333 333.33 ns per token over a level instead of drifting by rounding.
 const FRAC_BITS: u32 = 32;
 
-const KEYS: &str = "units, service, dist, cap, bw";
+const KEYS: &str = "units, service, dist, cap, bw, jitter";
 const EXAMPLE: &str = "e.g. sim:units=4,service=8ms";
 
 impl SimSpec {
@@ -106,8 +112,9 @@ fn parse_positive(text: &str) -> Option<f64> {
 impl FromStr for SimSpec {
     type Err = Error;
 
-    /// Parses `sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS]`; every
-    /// error is a usage error on `--engine` naming the key and what is wrong with it.
+    /// Parses `sim:units=K,service=DURATION[,dist=fixed|exp][,cap=IOPS][,bw=MBPS]
+    /// [,jitter=PCT]`; every error is a usage error on `--engine` naming the key and what is
+    /// wrong with it.
     fn from_str(value: &str) -> Result<Self> {
         let body = match value.strip_prefix("sim:") {
             Some(body) => body,
@@ -118,6 +125,7 @@ impl FromStr for SimSpec {
         };
         let (mut units, mut service_ns, mut dist, mut cap_iops, mut bw_bytes_per_s) =
             (None, None, None, None, None);
+        let mut jitter = None;
         for item in body.split(',') {
             let Some((key, val)) = item.split_once('=') else {
                 return Err(bad(
@@ -185,6 +193,15 @@ impl FromStr for SimSpec {
                     })?;
                     bw_bytes_per_s.replace(v * 1e6).is_some()
                 }
+                "jitter" => {
+                    let v = parse_positive(val).filter(|&v| v < 100.0).ok_or_else(|| {
+                        bad(
+                            value,
+                            format!("sim: jitter={val}: jitter must be a percentage above 0 and below 100"),
+                        )
+                    })?;
+                    jitter.replace(v / 100.0).is_some()
+                }
                 _ => {
                     return Err(bad(
                         value,
@@ -206,6 +223,7 @@ impl FromStr for SimSpec {
             dist: dist.unwrap_or(ServiceDist::Fixed),
             cap_iops,
             bw_bytes_per_s,
+            jitter,
         })
     }
 }
@@ -232,6 +250,9 @@ impl fmt::Display for SimSpec {
         }
         if let Some(bw) = self.bw_bytes_per_s {
             write!(f, ",bw={}", bw / 1e6)?;
+        }
+        if let Some(j) = self.jitter {
+            write!(f, ",jitter={}", j * 100.0)?;
         }
         Ok(())
     }
@@ -287,6 +308,10 @@ struct Device {
     free_ns: BinaryHeap<Reverse<u64>>,
     pattern: Pattern,
     rng: SplitMix64,
+    /// Service-time factor per sub-window (all 1 without jitter), and where windows start.
+    factors: [f64; SUB_WINDOWS],
+    measure_from_ns: u64,
+    span_ns: u64,
 }
 
 impl Device {
@@ -307,14 +332,30 @@ impl Device {
             pattern: level.pattern,
             // Mix a constant in so seed 0 and seed 1 do not start one step apart.
             rng: SplitMix64(level.seed ^ 0x6A09_E667_F3BC_C908),
+            // A generator of its own, so a steady device draws exactly what it always drew.
+            factors: match spec.jitter {
+                None => [1.0; SUB_WINDOWS],
+                Some(j) => {
+                    let mut r = SplitMix64(level.seed ^ 0xBB67_AE85_84CA_A73B);
+                    std::array::from_fn(|_| 1.0 + j * (2.0 * r.next_open01() - 1.0))
+                }
+            },
+            measure_from_ns: level.ramp_ns,
+            span_ns: window_span_ns(level.duration_ns),
         }
     }
 
-    fn service(&mut self) -> u64 {
+    /// Service time of a request starting at `start_ns`.
+    fn service(&mut self, start_ns: u64) -> u64 {
+        let w = (start_ns.saturating_sub(self.measure_from_ns) / self.span_ns)
+            .min(SUB_WINDOWS as u64 - 1);
+        let factor = self.factors[w as usize];
+        let mean = self.service_ns as f64 * factor;
         match self.dist {
-            ServiceDist::Fixed => self.service_ns,
+            ServiceDist::Fixed if factor == 1.0 => self.service_ns,
+            ServiceDist::Fixed => (mean.round() as u64).clamp(1, MAX_SERVICE_NS),
             ServiceDist::Exp => {
-                let ns = -(self.service_ns as f64) * self.rng.next_open01().ln();
+                let ns = -mean * self.rng.next_open01().ln();
                 (ns.round() as u64).min(MAX_SERVICE_NS)
             }
         }
@@ -341,11 +382,11 @@ impl Device {
         }
         // Round up: a request is never admitted before its token exists.
         let admit_ns = admit_fp.div_ceil(1u128 << FRAC_BITS) as u64;
-        let service = self.service();
-        let mut unit = self.free_ns.peek_mut().expect("at least one unit");
-        let start = admit_ns.max(unit.0);
+        let free_ns = self.free_ns.peek().expect("at least one unit").0;
+        let start = admit_ns.max(free_ns);
+        let service = self.service(start);
         let done_ns = start + service;
-        unit.0 = done_ns;
+        self.free_ns.peek_mut().expect("at least one unit").0 = done_ns;
         Pending {
             done_ns,
             client,
@@ -418,6 +459,7 @@ impl Engine for SimEngine {
         let mut measured = 0u64;
         let mut iter = 0u64;
         let bytes = level.block_size;
+        let mut clock = super::windows::WindowClock::new(level.ramp_ns, level.duration_ns);
         loop {
             if iter % CHECK_EVERY == 0 {
                 if ctl.stop.load(Ordering::Relaxed) {
@@ -437,6 +479,7 @@ impl Engine for SimEngine {
             // are the warm-up and are not counted.
             if now > level.ramp_ns {
                 let latency = (now - done.submit_ns).max(1);
+                stats.windows.record(clock.index(now), latency);
                 if done.is_read {
                     stats.read_ns.saturating_record(latency);
                     stats.read_bytes += bytes;
@@ -483,7 +526,8 @@ mod tests {
                 service_ns: 8_000_000,
                 dist: ServiceDist::Fixed,
                 cap_iops: None,
-                bw_bytes_per_s: None
+                bw_bytes_per_s: None,
+                jitter: None
             }
         );
         assert_eq!(
@@ -493,7 +537,8 @@ mod tests {
                 service_ns: 1_500_000,
                 dist: ServiceDist::Exp,
                 cap_iops: Some(2000.0),
-                bw_bytes_per_s: Some(125e6)
+                bw_bytes_per_s: Some(125e6),
+                jitter: None
             }
         );
         // Keys in any order; dist=fixed spelled out.
@@ -570,12 +615,53 @@ mod tests {
     }
 
     #[test]
+    fn jitter_is_a_percentage_below_100() {
+        assert_eq!(spec("sim:units=1,service=1ms,jitter=25").jitter, Some(0.25));
+        for bad in ["0", "100", "-5", "x"] {
+            let e = err(&format!("sim:units=1,service=1ms,jitter={bad}"));
+            assert!(e.contains("jitter must be a percentage"), "{e}");
+        }
+    }
+
+    #[test]
+    fn jitter_moves_each_window_and_repeats_exactly() {
+        let lvl = LevelSpec {
+            threads: 1,
+            queue_depth: 1,
+            pattern: Pattern::RandRead,
+            block_size: 4096,
+            ramp_ns: 0,
+            duration_ns: 800_000_000,
+            seed: 7,
+        };
+        let run = |text: &str| {
+            SimEngine::new(spec(text))
+                .run_level(&lvl, &LevelCtl::default())
+                .unwrap()
+        };
+        let steady = run("sim:units=1,service=1ms");
+        let w = steady.windows.figures(100_000_000, steady.elapsed_ns);
+        assert!(w.iter().all(|f| (f.mean_ns - 1e6).abs() < 1.0));
+        let a = run("sim:units=1,service=1ms,jitter=50");
+        let b = run("sim:units=1,service=1ms,jitter=50");
+        let fa = a.windows.figures(100_000_000, a.elapsed_ns);
+        assert_eq!(fa, b.windows.figures(100_000_000, b.elapsed_ns));
+        let sp = crate::load::windows::spread(&fa).unwrap();
+        assert!(sp.mean_ns_cv > 0.1, "{sp:?}");
+        // Each window's mean within its factor's range.
+        assert!(fa
+            .iter()
+            .all(|f| f.mean_ns >= 0.5e6 - 1.0 && f.mean_ns <= 1.5e6 + 1.0));
+    }
+
+    #[test]
     fn display_round_trips() {
         for text in [
             "sim:units=4,service=8ms",
             "sim:units=32,service=1500us,dist=exp,cap=2000,bw=125",
             "sim:units=1,service=250ns",
             "sim:units=2,service=2s,bw=0.5",
+            "sim:units=4,service=1ms,jitter=30",
         ] {
             let s = spec(text);
             assert_eq!(s.to_string(), text);

@@ -2,6 +2,7 @@
 //! `--file-io-mode=sync`). Owns its threads for the length of a level; must not import ui/,
 //! report/ or cmd/.
 
+use super::windows::WindowClock;
 use super::workload::{now_ns, random_buf, IoGen, Window};
 use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
 use crate::error::Result;
@@ -69,6 +70,10 @@ fn worker(
     let mut counted = 0u64;
     // Progress is published in batches so 256 threads don't fight over one cache line.
     let mut unpublished = 0u64;
+    let mut clock = WindowClock::new(
+        window.measure_from_ns,
+        window.end_ns - window.measure_from_ns,
+    );
     loop {
         if ctl.stop.load(Relaxed) {
             st.interrupted = true;
@@ -101,6 +106,7 @@ fn worker(
             counted += 1;
             last_ns = t1;
             let lat = t1 - t0;
+            st.windows.record(clock.index(t1), lat.max(1));
             if io.is_read {
                 st.read_ns.saturating_record(lat.max(1));
                 st.read_bytes += bs as u64;

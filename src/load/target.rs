@@ -270,6 +270,13 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
     check_memory_fs(spec, &file, path, &mut notes)?;
     let dio_align = dio_align(&file).unwrap_or(512);
     check_block_size(spec, dio_align, path)?;
+    if let Ok(m) = file.metadata() {
+        notes.extend(sparse_note(
+            path,
+            len,
+            std::os::unix::fs::MetadataExt::blocks(&m),
+        ));
+    }
     if !spec.direct {
         notes.push(
             "buffered I/O (--direct false): reads may be served by the page cache, not the disk"
@@ -286,6 +293,37 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
         direct: spec.direct,
         notes,
         created: None,
+    })
+}
+
+/// A file with fewer blocks allocated than its size has holes, which the filesystem answers
+/// with zeros without reading the disk. `blocks`: st_blocks, in 512-byte units (stat(2)).
+pub fn sparse_note(path: &Path, len: u64, blocks: u64) -> Option<String> {
+    let allocated = blocks.saturating_mul(512);
+    (allocated < len).then(|| {
+        format!(
+            "{} is sparse ({} of {} allocated): reads of its holes never reach the disk",
+            path.display(),
+            crate::units::human_bytes(allocated),
+            crate::units::human_bytes(len)
+        )
+    })
+}
+
+/// A buffered run whose working set (the target's size) fits in the memory the kernel could
+/// use as page cache (`MemAvailable`) may be answered from that cache after the first pass.
+pub fn working_set_note(
+    size_bytes: u64,
+    direct: bool,
+    mem_available: Option<u64>,
+) -> Option<String> {
+    let avail = mem_available?;
+    (!direct && size_bytes < avail).then(|| {
+        format!(
+            "the working set ({}) fits in free memory ({}): a buffered run measures the page cache once it is warm",
+            crate::units::human_bytes(size_bytes),
+            crate::units::human_bytes(avail)
+        )
     })
 }
 
@@ -496,6 +534,22 @@ pub fn signature(head: &[u8]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sparse_and_cache_sized_targets_are_named() {
+        let p = Path::new("/x/f");
+        let n = sparse_note(p, 1 << 30, 8).unwrap();
+        assert!(
+            n.starts_with("/x/f is sparse (4.0 KiB of 1.0 GiB allocated)"),
+            "{n}"
+        );
+        assert_eq!(sparse_note(p, 4096, 8), None);
+        let n = working_set_note(1 << 20, false, Some(1 << 30)).unwrap();
+        assert!(n.contains("fits in free memory"), "{n}");
+        assert_eq!(working_set_note(1 << 20, true, Some(1 << 30)), None);
+        assert_eq!(working_set_note(1 << 31, false, Some(1 << 30)), None);
+        assert_eq!(working_set_note(1, false, None), None);
+    }
 
     #[test]
     fn default_size_scales_with_free_space() {

@@ -7,6 +7,7 @@
 //! ring is set up; the clock is read once before each submit and once after each wait, so an
 //! I/O costs at most two clock reads (fewer when batches hold several).
 
+use super::windows::WindowClock;
 use super::workload::{now_ns, random_buf, IoGen, Window};
 use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
 use crate::error::Result;
@@ -150,6 +151,10 @@ fn worker(
     let mut last_ns = 0u64;
     let mut counted = 0u64;
     let mut unpublished = 0u64;
+    let mut clock = WindowClock::new(
+        window.measure_from_ns,
+        window.end_ns - window.measure_from_ns,
+    );
 
     // Fill the queue.
     for i in 0..qd {
@@ -194,6 +199,7 @@ fn worker(
             let s = slots[i];
             if s.counted {
                 let lat = (t_done - s.t0_ns).max(1);
+                st.windows.record(clock.index(t_done), lat);
                 if s.is_read {
                     st.read_ns.saturating_record(lat);
                     st.read_bytes += bs as u64;

@@ -1,6 +1,6 @@
 //! The one live collector (`stat` and `top`; `exporter` later): each [`Collector::tick`]
 //! reads one raw sample of /proc/diskstats, learns new devices from sysfs, appends the record
-//! lines (`D`, `I`, the sample) to the recording when there is one, warns once per distinct
+//! lines (`D`, `I`, `U` for `--since-boot`, the sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
 //! Reads through sys/ and profile.rs only; must not import cli/, cmd/, ui/ or report/.
@@ -78,6 +78,7 @@ pub struct Collector {
     warned: HashSet<String>,
     /// Warnings kept instead of printed (see `hold_warnings`).
     held: Option<Vec<String>>,
+    since_boot: bool,
 }
 
 impl Collector {
@@ -96,6 +97,7 @@ impl Collector {
             series: None,
             warned: HashSet::new(),
             held: None,
+            since_boot,
         }
     }
 
@@ -177,9 +179,16 @@ impl Collector {
     /// pattern names no device (before anything is recorded).
     pub fn tick(&mut self) -> Result<Tick, Error> {
         let raw = RawSample::take(&self.root)?;
+        let first = self.replayer.samples() == 0;
+        // The since-boot interval is the uptime of the root the counters come from, read
+        // right after them (iostat divides by /proc/uptime too).
+        let uptime = if first && self.since_boot {
+            Some(crate::sys::uptime::read_ns(&self.root)?)
+        } else {
+            None
+        };
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
-        let first = self.replayer.samples() == 0;
         let mut rec = String::new();
         if first {
             let run = Event::Run {
@@ -198,6 +207,9 @@ impl Collector {
             })
             .collect();
         self.learn_devices(devs, &mut rec)?;
+        if let Some(ns) = uptime {
+            self.feed(Event::Uptime { ns }, &mut rec)?;
+        }
         let warnings = self.profiles.take_warnings();
         self.warn(warnings);
         let fed = self.replayer.push_sample(sample)?;

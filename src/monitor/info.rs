@@ -1,12 +1,14 @@
 //! What `iosat info` gathers about each device: the devices of /proc/diskstats (keyed by
 //! major:minor, the same list `iosat stat` sees), their sysfs facts (through sys/), their
-//! profiles (through profile::ProfileCache), and notes from what is known about the kernel's
+//! profiles (through profile::ProfileCache), the cgroup I/O limits on this process (through
+//! sys::cgroup), and notes from what is known about the kernel's
 //! accounting (DESIGN.md §4). Must not import cli/, cmd/, ui/ or report/.
 
 use super::select::{unknown_device, DeviceMeta, Selection};
 use crate::error::Error;
 use crate::profile::DeviceProfile;
 use crate::profile::ProfileCache;
+use crate::sys::cgroup::{self, CgroupLimit};
 use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
 use crate::sys::{diskstats, kernel_release, kernel_version, Root};
 
@@ -31,6 +33,10 @@ pub struct DeviceInfo {
     /// The saved profile, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<DeviceProfile>,
+    /// Limits the kernel applies to this process's I/O on the device (cgroup io.max,
+    /// blkio.throttle along its cgroup path).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<CgroupLimit>,
     pub notes: Vec<String>,
 }
 
@@ -149,6 +155,7 @@ pub fn gather(
             members: device::slaves(root, &dev),
             profile_id: profiles.device_id(&dev),
             profile: None,
+            limits: cgroup::limits(root, dev.major, dev.minor),
             notes: Vec::new(),
         };
         d.profile = d

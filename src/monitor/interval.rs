@@ -76,6 +76,8 @@ impl IntervalReport {
 pub struct StatEngine {
     sel: Selection,
     since_boot: bool,
+    /// The time since boot at the next sample (`<proc>/uptime`), for the since-boot report.
+    uptime_ns: Option<u64>,
     prev: Option<DiskSample>,
     metas: HashMap<(u32, u32), (String, DeviceMeta)>,
     profiles: HashMap<(u32, u32), (String, Arc<DeviceProfile>)>,
@@ -103,6 +105,7 @@ impl StatEngine {
         StatEngine {
             sel,
             since_boot,
+            uptime_ns: None,
             prev: None,
             metas: HashMap::new(),
             profiles: HashMap::new(),
@@ -164,6 +167,14 @@ impl StatEngine {
         }
     }
 
+    /// The time since boot when the next sample is read: the since-boot report divides by
+    /// it, as iostat divides by /proc/uptime (which counts suspended time; the monotonic
+    /// clock does not, and with --proc-root it is another system's clock). Without it, the
+    /// sample's monotonic time is taken (recordings made before `U` lines).
+    pub fn set_uptime(&mut self, ns: u64) {
+        self.uptime_ns = Some(ns);
+    }
+
     /// A new run starts (a recording appended by another invocation): forget the previous
     /// sample so that no interval spans the gap.
     pub fn new_run(&mut self) {
@@ -218,20 +229,22 @@ impl StatEngine {
         let report = match self.prev.take() {
             None if self.since_boot => {
                 self.since_boot = false;
+                let up_ns = self.uptime_ns.take().unwrap_or(cur.mono_ns);
                 let devices = cur
                     .lines
                     .iter()
                     .filter(|l| self.is_selected(l))
                     .map(|l| {
-                        let d = DiskDelta::between(&zero_like(l), l, cur.mono_ns)
+                        let d = DiskDelta::between(&zero_like(l), l, up_ns)
                             .ok_or(NoValue::CounterWentBackwards);
                         self.row(l, d)
                     })
                     .collect();
                 Some(IntervalReport {
+                    // The interval is the time since boot, whatever clock the samples use.
                     start_mono_ns: 0,
-                    end_mono_ns: cur.mono_ns,
-                    start_wall_ns: cur.wall_ns - cur.mono_ns as i64,
+                    end_mono_ns: up_ns,
+                    start_wall_ns: cur.wall_ns - up_ns as i64,
                     end_wall_ns: cur.wall_ns,
                     since_boot: true,
                     devices,
@@ -239,7 +252,9 @@ impl StatEngine {
             }
             None => None,
             Some(prev) if cur.mono_ns <= prev.mono_ns => {
-                // Time did not advance (duplicate sample): keep the older one as the base.
+                // Time did not advance (a duplicate sample): keep the older one as the base. A
+                // sample older than its base never gets here: the replay (monitor::replay)
+                // starts a new run before it, with a warning.
                 self.prev = Some(prev);
                 return None;
             }
@@ -363,6 +378,19 @@ mod tests {
                 "8 0 sda 100 0 800 50 0 0 0 0 0 40 50\n"
             ))
             .is_some());
+        // With /proc/uptime (20 s: 10 s of it suspended), iostat's divisor, not the clock's.
+        let mut e = StatEngine::new(Selection::default(), true);
+        e.set_uptime(20_000_000_000);
+        let r = e
+            .push(sample(
+                10_000_000_000,
+                "8 0 sda 100 0 800 50 0 0 0 0 0 40 50\n",
+            ))
+            .unwrap();
+        assert_eq!(r.interval_s(), 20.0);
+        let rates = r.devices[0].rates.as_ref().unwrap();
+        assert_eq!(rates.r_s, 5.0);
+        assert_eq!(rates.util_pct, 0.2);
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //! I <major>:<minor> <name> <profile id>   the device's stable identity (wwid, serial, or
 //!                                      model + size: the id its `iosat sweep` profile is
 //!                                      saved under), so a replay finds the same profile
+//! U <uptime_ns>                        the time since boot (/proc/uptime, which counts
+//!                                      suspended time) read with the next sample: the
+//!                                      since-boot interval (written by `--since-boot` runs)
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
@@ -19,7 +22,7 @@
 use super::select::DeviceMeta;
 use super::RawSample;
 use crate::sys::device::DevKind;
-use crate::sys::diskstats::parse_line;
+use crate::sys::diskstats::{old_partition, parse_line};
 
 pub const HEADER: &str = "#iosat-record 1\n";
 
@@ -42,6 +45,10 @@ pub enum Event {
         minor: u32,
         name: String,
         id: String,
+    },
+    /// The time since boot when the next sample was read (`<proc>/uptime`), in ns.
+    Uptime {
+        ns: u64,
     },
     Sample(RawSample),
 }
@@ -68,6 +75,10 @@ pub fn format_device(major: u32, minor: u32, name: &str, meta: &DeviceMeta) -> S
 
 pub fn format_identity(major: u32, minor: u32, name: &str, id: &str) -> String {
     format!("I {major}:{minor} {name} {id}\n")
+}
+
+pub fn format_uptime(ns: u64) -> String {
+    format!("U {ns}\n")
 }
 
 pub fn format_sample(raw: &RawSample) -> String {
@@ -99,6 +110,7 @@ pub fn format_event(ev: &Event) -> String {
             name,
             id,
         } => format_identity(*major, *minor, name, id),
+        Event::Uptime { ns } => format_uptime(*ns),
         Event::Sample(raw) => format_sample(raw),
     }
 }
@@ -119,29 +131,21 @@ fn err(line: usize, reason: impl Into<String>) -> ParseError {
 
 /// "1344561790.012145298" → ns since the epoch, exactly (no float rounding).
 fn parse_epoch_ns(s: &str) -> Option<i64> {
-    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
-    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut ns: i64 = 0;
-    for (i, b) in frac.bytes().take(9).enumerate() {
-        ns += i64::from(b - b'0') * 10i64.pow(8 - i as u32);
-    }
-    sec.parse::<i64>()
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(ns)
+    crate::units::decimal_seconds_ns(s).and_then(|ns| i64::try_from(ns).ok())
 }
 
 /// Parse a recording. Strict: a line that is not a marker, a comment or a valid diskstats
 /// line is an error naming the line.
 pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
+    let (events, source) = parse_numbered(text)?;
+    Ok((events.into_iter().map(|(_, e)| e).collect(), source))
+}
+
+/// [`parse`], each element with the 1-based line it starts at (for warnings that name it).
+pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), ParseError> {
     let mut events = Vec::new();
     let mut source: Option<Source> = None;
-    let mut cur: Option<RawSample> = None;
+    let mut cur: Option<(usize, RawSample)> = None;
     let mut set_source = |s: Source, n: usize| -> Result<(), ParseError> {
         match source {
             Some(x) if x != s => Err(err(n, "mixes iosat 'T' and pt-diskstats 'TS' samples")),
@@ -160,17 +164,20 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
         let mut f = t.split_ascii_whitespace();
         let first = f.next().unwrap_or("");
         if first.as_bytes()[0].is_ascii_digit() {
-            let Some(s) = cur.as_mut() else {
+            let Some((_, s)) = cur.as_mut() else {
                 return Err(err(n, "diskstats line before the first 'T' or 'TS' line"));
             };
-            parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
+            // A pre-2.6.25 partition line is valid: the sample's parser skips it with a warning.
+            if old_partition(t).is_none() {
+                parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
+            }
             s.text.push_str(t);
             s.text.push('\n');
             continue;
         }
-        let flush = |cur: &mut Option<RawSample>, events: &mut Vec<Event>| {
-            if let Some(s) = cur.take() {
-                events.push(Event::Sample(s));
+        let flush = |cur: &mut Option<(usize, RawSample)>, events: &mut Vec<(usize, Event)>| {
+            if let Some((at, s)) = cur.take() {
+                events.push((at, Event::Sample(s)));
             }
         };
         match first {
@@ -185,11 +192,14 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                cur = Some(RawSample {
-                    mono_ns,
-                    wall_ns,
-                    text: String::new(),
-                });
+                cur = Some((
+                    n,
+                    RawSample {
+                        mono_ns,
+                        wall_ns,
+                        text: String::new(),
+                    },
+                ));
             }
             "TS" => {
                 set_source(Source::PtDiskstats, n)?;
@@ -200,11 +210,14 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                cur = Some(RawSample {
-                    mono_ns: u64::try_from(ns).unwrap_or(0),
-                    wall_ns: ns,
-                    text: String::new(),
-                });
+                cur = Some((
+                    n,
+                    RawSample {
+                        mono_ns: u64::try_from(ns).unwrap_or(0),
+                        wall_ns: ns,
+                        text: String::new(),
+                    },
+                ));
             }
             "R" => {
                 let wall = f.next().and_then(|v| v.parse::<i64>().ok());
@@ -216,10 +229,21 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                events.push(Event::Run {
-                    wall_ns,
-                    interval_ns,
-                });
+                events.push((
+                    n,
+                    Event::Run {
+                        wall_ns,
+                        interval_ns,
+                    },
+                ));
+            }
+            "U" => {
+                let (Some(ns), None) = (f.next().and_then(|v| v.parse::<u64>().ok()), f.next())
+                else {
+                    return Err(err(n, format!("expected 'U <uptime_ns>', got '{t}'")));
+                };
+                flush(&mut cur, &mut events);
+                events.push((n, Event::Uptime { ns }));
             }
             "I" => {
                 let dev = f.next().and_then(crate::sys::device::parse_dev_t);
@@ -232,12 +256,15 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ));
                 };
                 flush(&mut cur, &mut events);
-                events.push(Event::Identity {
-                    major,
-                    minor,
-                    name: name.to_string(),
-                    id: id.to_string(),
-                });
+                events.push((
+                    n,
+                    Event::Identity {
+                        major,
+                        minor,
+                        name: name.to_string(),
+                        id: id.to_string(),
+                    },
+                ));
             }
             "D" => {
                 let mut g = t.splitn(5, ' ').skip(1);
@@ -263,15 +290,18 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
                     ),
                 };
                 flush(&mut cur, &mut events);
-                events.push(Event::Device {
-                    major,
-                    minor,
-                    name: name.to_string(),
-                    meta: DeviceMeta {
-                        kind,
-                        display_name: display.to_string(),
+                events.push((
+                    n,
+                    Event::Device {
+                        major,
+                        minor,
+                        name: name.to_string(),
+                        meta: DeviceMeta {
+                            kind,
+                            display_name: display.to_string(),
+                        },
                     },
-                });
+                ));
             }
             other => {
                 return Err(err(
@@ -281,8 +311,8 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
             }
         }
     }
-    if let Some(s) = cur.take() {
-        events.push(Event::Sample(s));
+    if let Some((at, s)) = cur.take() {
+        events.push((at, Event::Sample(s)));
     }
     let Some(source) = source else {
         return Err(err(
@@ -317,10 +347,24 @@ mod tests {
         );
         let text = text.replace(
             "T 5",
-            &format!("{}T 5", format_identity(8, 0, "sda", "naa.5000c5")),
+            &format!(
+                "{}{}T 5",
+                format_identity(8, 0, "sda", "naa.5000c5"),
+                format_uptime(86_400_000_000_000)
+            ),
         );
-        let (ev, src) = parse(&text).unwrap();
+        let (mut ev, src) = parse(&text).unwrap();
         assert_eq!(src, Source::Iosat);
+        assert_eq!(
+            ev.remove(3),
+            Event::Uptime {
+                ns: 86_400_000_000_000
+            }
+        );
+        assert!(parse("U 1 2\nT 1 2\n")
+            .unwrap_err()
+            .reason
+            .contains("'U <uptime_ns>'"));
         assert_eq!(ev.len(), 4);
         assert_eq!(
             ev[1],
@@ -356,6 +400,15 @@ mod tests {
         let Event::Sample(b) = &ev[1] else { panic!() };
         assert_eq!(a.wall_ns, 1_344_561_790_012_145_298);
         assert_eq!(b.mono_ns - a.mono_ns, 1_487_854_702);
+    }
+
+    #[test]
+    fn pre_2_6_25_partition_lines_are_valid_and_events_carry_their_line() {
+        let text = "TS 10.0 x\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 1 sda1 5024 46400 6662 13324\nTS 11.0 x\n";
+        let (ev, _) = parse_numbered(text).unwrap();
+        assert_eq!(ev.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 4]);
+        let Event::Sample(s) = &ev[0].1 else { panic!() };
+        assert!(s.text.contains("sda1 5024"));
     }
 
     #[test]

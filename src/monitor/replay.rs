@@ -1,9 +1,15 @@
 //! The one reader of recordings: the record line kinds (monitor::record) honoured once, in
 //! order, into a [`StatEngine`]: `R` starts a new run, `D` gives a device's sysfs facts, `I`
 //! its profile id (looked up through the caller), a sample is pushed and may close an
-//! interval. [`Replayer`] takes the lines one by one (the live collector feeds it the lines it
-//! records, so live and replay cannot disagree); [`Replay`] iterates over a whole recording.
-//! Pure; must not import cli/, cmd/, ui/ or report/.
+//! interval; `U` gives the since-boot interval. [`Replayer`] takes the lines one by one (the
+//! live collector feeds it the lines it records, so live and replay cannot disagree);
+//! [`Replay`] iterates over a whole recording.
+//!
+//! Time in a file may go backwards (an NTP step or VM clock jump under pt-stalk's `TS` wall
+//! clock, two runs concatenated): a sample older than the one before it starts a new base,
+//! like an `R` line, with a warning naming its line, so no interval spans the step and none
+//! is lost after it. A sample with no diskstats lines (an extra `TS` line) never becomes a
+//! base. Pure; must not import cli/, cmd/, ui/ or report/.
 
 use super::interval::{IntervalReport, StatEngine};
 use super::record::{self, Event, ParseError, Source};
@@ -11,7 +17,7 @@ use super::select::{unknown_device, Selection};
 use super::DiskSample;
 use crate::error::Error;
 use crate::profile::DeviceProfile;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How a profile id becomes a profile for the engine (None: show the device without one).
@@ -25,7 +31,8 @@ pub struct Fed {
     pub started: Option<bool>,
     /// The interval this sample closed.
     pub report: Option<IntervalReport>,
-    /// Lines of the sample the diskstats parser skipped.
+    /// Lines of the sample the diskstats parser skipped; a sample older than the one
+    /// before it, or without lines.
     pub warnings: Vec<String>,
 }
 
@@ -35,6 +42,8 @@ pub struct Replayer {
     engine: StatEngine,
     ids: HashMap<(u32, u32, String), String>,
     samples: usize,
+    /// The clock of the last sample pushed in this run.
+    last_ns: Option<u64>,
 }
 
 impl Replayer {
@@ -43,14 +52,29 @@ impl Replayer {
             engine: StatEngine::new(selection, since_boot),
             ids: HashMap::new(),
             samples: 0,
+            last_ns: None,
         }
     }
 
     /// Honour one line. Err at the first sample when a selected pattern names no device.
     pub fn feed(&mut self, ev: Event, lookup: &mut Lookup<'_>) -> Result<Fed, Error> {
+        self.feed_at(None, ev, lookup)
+    }
+
+    /// [`Replayer::feed`] for the element that starts at `line` of a file (named in warnings).
+    pub fn feed_at(
+        &mut self,
+        line: Option<usize>,
+        ev: Event,
+        lookup: &mut Lookup<'_>,
+    ) -> Result<Fed, Error> {
         let mut fed = Fed::default();
         match ev {
-            Event::Run { .. } => self.engine.new_run(),
+            Event::Run { .. } => {
+                self.engine.new_run();
+                self.last_ns = None;
+            }
+            Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Device {
                 major,
                 minor,
@@ -67,8 +91,17 @@ impl Replayer {
                 self.ids.insert((major, minor, name), id);
             }
             Event::Sample(raw) => {
-                let (sample, warnings) = raw.parse();
-                fed = self.push_sample(sample)?;
+                let (sample, mut warnings) = raw.parse();
+                if sample.lines.is_empty() {
+                    // An extra `TS` line, a sample cut off: nothing to be a base.
+                    fed.warnings.push(format!(
+                        "{}: a sample without /proc/diskstats lines, ignored",
+                        self.at(line)
+                    ));
+                    return Ok(fed);
+                }
+                fed = self.push_at(line, sample)?;
+                warnings.append(&mut fed.warnings);
                 fed.warnings = warnings;
             }
         }
@@ -77,7 +110,36 @@ impl Replayer {
 
     /// A sample already parsed (the live collector parses it once to learn its devices).
     pub fn push_sample(&mut self, sample: DiskSample) -> Result<Fed, Error> {
+        self.push_at(None, sample)
+    }
+
+    /// Where a sample is, for warnings: its line in the file, else its number.
+    fn at(&self, line: Option<usize>) -> String {
+        match line {
+            Some(n) => format!("line {n}"),
+            None => format!("sample {}", self.samples + 1),
+        }
+    }
+
+    fn push_at(&mut self, line: Option<usize>, sample: DiskSample) -> Result<Fed, Error> {
         let mut fed = Fed::default();
+        if let Some(last) = self.last_ns.filter(|&l| sample.mono_ns < l) {
+            fed.warnings.push(format!(
+                "{}: time goes back {:.3} s from the sample before; a new base starts here (no \
+                 interval spans the step)",
+                self.at(line),
+                (last - sample.mono_ns) as f64 / 1e9
+            ));
+            self.engine.new_run();
+        } else if self.last_ns == Some(sample.mono_ns) {
+            // The engine keeps the earlier sample as the base: the next interval spans both.
+            fed.warnings.push(format!(
+                "{}: the same time as the sample before; not a base (the next interval starts \
+                 at the sample before)",
+                self.at(line)
+            ));
+        }
+        self.last_ns = Some(sample.mono_ns);
         if self.samples == 0 {
             if let Some(p) = self.engine.unmatched_pattern(&sample) {
                 return Err(unknown_device(&p));
@@ -120,17 +182,21 @@ pub enum Step {
         profiled: bool,
     },
     Report(IntervalReport),
+    /// Something the user should know, said once per distinct text (a skipped diskstats
+    /// line, a sample older than the one before it).
+    Warning(String),
 }
 
 /// A whole recording (iosat's or pt-diskstats/pt-stalk samples) as steps. Below's store
 /// "advance" is the model: an iterator advancing over stored samples.
 pub struct Replay<'a> {
-    events: std::vec::IntoIter<Event>,
+    events: std::vec::IntoIter<(usize, Event)>,
     source: Source,
     replayer: Replayer,
     lookup: Box<Lookup<'a>>,
     pending: VecDeque<Step>,
     failed: bool,
+    warned: HashSet<String>,
 }
 
 impl<'a> Replay<'a> {
@@ -141,7 +207,7 @@ impl<'a> Replay<'a> {
         since_boot: bool,
         lookup: Box<Lookup<'a>>,
     ) -> Result<Replay<'a>, ParseError> {
-        let (events, source) = record::parse(text)?;
+        let (events, source) = record::parse_numbered(text)?;
         Ok(Replay {
             events: events.into_iter(),
             source,
@@ -149,6 +215,7 @@ impl<'a> Replay<'a> {
             lookup,
             pending: VecDeque::new(),
             failed: false,
+            warned: HashSet::new(),
         })
     }
 
@@ -171,9 +238,14 @@ impl Iterator for Replay<'_> {
             if self.failed {
                 return None;
             }
-            let ev = self.events.next()?;
-            match self.replayer.feed(ev, &mut *self.lookup) {
+            let (line, ev) = self.events.next()?;
+            match self.replayer.feed_at(Some(line), ev, &mut *self.lookup) {
                 Ok(fed) => {
+                    for w in fed.warnings {
+                        if self.warned.insert(w.clone()) {
+                            self.pending.push_back(Step::Warning(w));
+                        }
+                    }
                     if let Some(profiled) = fed.started {
                         self.pending.push_back(Step::Start { profiled });
                     }
@@ -220,5 +292,62 @@ mod tests {
         let mut r = Replay::new(text, sel, false, Box::new(|_| None)).unwrap();
         assert!(r.next().unwrap().is_err());
         assert!(r.next().is_none());
+    }
+
+    fn steps(text: &str) -> Vec<Step> {
+        Replay::new(text, Selection::default(), false, Box::new(|_| None))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn time_going_back_starts_a_new_base_with_one_warning() {
+        // An empty TS at the top, then the clock steps back 60 s between the 2nd and 3rd
+        // samples (an NTP step): intervals 1→2 and 3→4, none across the step.
+        let text = "TS 1000.0\nTS 100.0\n 8 0 sda 10 0 80 5 0 0 0 0 0 5 5\n\
+                    TS 101.0\n 8 0 sda 20 0 160 10 0 0 0 0 0 10 10\n\
+                    TS 41.0\n 8 0 sda 30 0 240 15 0 0 0 0 0 15 15\n\
+                    TS 43.0\n 8 0 sda 70 0 560 35 0 0 0 0 0 35 35\n";
+        let s = steps(text);
+        let warnings: Vec<&str> = s
+            .iter()
+            .filter_map(|x| match x {
+                Step::Warning(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                "line 1: a sample without /proc/diskstats lines, ignored",
+                "line 6: time goes back 60.000 s from the sample before; a new base starts \
+                 here (no interval spans the step)"
+            ]
+        );
+        let reports: Vec<&IntervalReport> = s
+            .iter()
+            .filter_map(|x| match x {
+                Step::Report(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0].interval_s(), 1.0);
+        assert_eq!(reports[0].devices[0].rates.as_ref().unwrap().r_s, 10.0);
+        assert_eq!(reports[1].interval_s(), 2.0);
+        assert_eq!(reports[1].devices[0].rates.as_ref().unwrap().r_s, 20.0);
+    }
+
+    #[test]
+    fn a_duplicate_time_is_warned_and_not_a_base() {
+        let text = "TS 10.0\n 8 0 sda 10 0 80 5 0 0 0 0 0 5 5\nTS 10.0\n 8 0 sda 11 0 88 5 0 0 0 0 0 5 5\n\
+                    TS 12.0\n 8 0 sda 14 0 112 5 0 0 0 0 0 5 5\n";
+        let s = steps(text);
+        assert!(matches!(&s[1], Step::Warning(w) if w.starts_with("line 3: the same time")));
+        let Step::Report(r) = &s[2] else { panic!() };
+        assert_eq!(r.interval_s(), 2.0);
+        assert_eq!(r.devices[0].rates.as_ref().unwrap().r_s, 2.0);
+        assert_eq!(s.len(), 3);
     }
 }

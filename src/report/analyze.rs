@@ -69,8 +69,8 @@ pub fn devices_table(r: &AnalyzeReport) -> Table {
             t.push([
                 d.device.clone(),
                 s.time.clone().unwrap_or_else(|| format!("#{}", i + 1)),
-                format!("{:.2}", s.r_per_s),
-                format!("{:.2}", s.w_per_s),
+                o(s.r_per_s),
+                o(s.w_per_s),
                 o(s.rkb_per_s),
                 o(s.wkb_per_s),
                 o(s.r_await),

@@ -133,6 +133,9 @@ fn text(kernel: &Option<String>, devs: &[DeviceInfo]) -> String {
                 ),
             );
         }
+        for l in &d.limits {
+            s.push_str(&wrap(&l.sentence(&d.name), "  limit: ", "         ", 80));
+        }
         for n in &d.notes {
             s.push_str(&wrap(n, "  note: ", "        ", 80));
         }

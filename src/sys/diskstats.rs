@@ -1,7 +1,10 @@
 //! /proc/diskstats: a pure parser and a thin reader. Knows the file's layout per kernel
 //! (Documentation/admin-guide/iostats.rst): 14 fields before 4.18, 18 from 4.18 (discards),
-//! 20 from 5.5 (flushes); longer future lines are accepted and the extras ignored. Must not
-//! import monitor/ or anything above it.
+//! 20 from 5.5 (flushes); longer future lines are accepted and the extras ignored. Kernels
+//! before 2.6.25 print partitions with four counters (7 fields: reads, read sectors, writes,
+//! write sectors, no times): such a line is recognised ([`old_partition`]) and skipped with a
+//! warning that names the partition, as `iostat -x` and pt-diskstats skip it. Must not import
+//! monitor/ or anything above it.
 
 use super::Root;
 use crate::error::{Error, Result};
@@ -57,6 +60,11 @@ pub fn parse(text: &str) -> Parsed {
         }
         match parse_line(line) {
             Ok(l) => out.lines.push(l),
+            // Without its counters, so that one warning stands for the partition in every
+            // sample of a recording.
+            Err(reason) if old_partition(line).is_some() => out
+                .warnings
+                .push(format!("diskstats line {}: {reason}, skipped", i + 1)),
             Err(reason) => out.warnings.push(format!(
                 "diskstats line {}: {reason}, skipped: '{}'",
                 i + 1,
@@ -121,6 +129,13 @@ pub fn parse_line(line: &str) -> std::result::Result<DiskStatLine, String> {
         // Fields past the 20th belong to a future kernel: counted, not interpreted.
         n += 1;
     }
+    if n == 4 {
+        return Err(format!(
+            "7 fields: partition {} as kernels before 2.6.25 print it (4 counters, no times: \
+             no extended statistics)",
+            text(name)
+        ));
+    }
     if n < 11 {
         return Err(format!("{} fields, need at least 14", n + 3));
     }
@@ -149,6 +164,17 @@ pub fn parse_line(line: &str) -> std::result::Result<DiskStatLine, String> {
         flushes: if n >= 17 { opt(15) } else { None },
         flush_ms: if n >= 17 { opt(16) } else { None },
     })
+}
+
+/// The name of the partition on a line as kernels before 2.6.25 print it (7 fields:
+/// `8 1 sda1 5024 46400 6662 13324`), None for any other line.
+pub fn old_partition(line: &str) -> Option<&str> {
+    let f: Vec<&str> = line.split_ascii_whitespace().collect();
+    (f.len() == 7
+        && f.iter()
+            .enumerate()
+            .all(|(i, t)| i == 2 || number(t.as_bytes()).is_some()))
+    .then(|| f[2])
 }
 
 /// The text of `<proc>/diskstats`.
@@ -227,6 +253,29 @@ mod tests {
         );
         assert!(p.warnings[1].contains("line 3") && p.warnings[1].contains("'x'"));
         assert!(p.warnings[2].contains("line 4") && p.warnings[2].contains("'-4'"));
+    }
+
+    #[test]
+    fn pre_2_6_25_partition_lines_are_recognised_and_skipped() {
+        // A 2.6.18 /proc/diskstats: the disk with 11 counters, its partitions with 4.
+        let text = "   8    0 sda 1931 338 62558 14280 1047 2567 28954 64832 0 17596 79112\n   8    1 sda1 5024 46400 6662 13324\n";
+        let p = parse(text);
+        assert_eq!(p.lines.len(), 1);
+        assert_eq!(p.lines[0].name, "sda");
+        assert_eq!(
+            p.warnings,
+            [
+                "diskstats line 2: 7 fields: partition sda1 as kernels before 2.6.25 print it (4 \
+              counters, no times: no extended statistics), skipped"
+            ]
+        );
+        assert_eq!(
+            old_partition(" 8 1 sda1 5024 46400 6662 13324"),
+            Some("sda1")
+        );
+        assert_eq!(old_partition("8 1 sda1 1 2 3"), None);
+        assert_eq!(old_partition("8 1 sda1 1 2 3 x"), None);
+        assert_eq!(old_partition(text.lines().next().unwrap()), None);
     }
 
     #[test]

@@ -4,13 +4,17 @@
 
 use std::path::PathBuf;
 
+pub mod cgroup;
 pub mod clock;
 pub mod device;
 pub mod diskstats;
 pub mod file;
 pub mod fs;
+pub mod mem;
 pub mod procio;
+pub mod sched;
 pub mod signal;
+pub mod uptime;
 
 /// Where kernel files are read from: `/proc` and `/sys` normally, a fixture tree in tests.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,12 +3,15 @@
 //! files they created and print what they measured whichever way they are stopped. Must not
 //! import anything above sys/.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The first stop signal that arrived (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_stop(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
+extern "C" fn on_stop(sig: libc::c_int) {
+    // Only atomic operations: async-signal-safe.
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
     STOP.store(true, Ordering::Relaxed);
 }
 
@@ -37,4 +40,27 @@ pub fn stop_flag() -> &'static AtomicBool {
 /// True once a stop signal arrived.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// The name of the first stop signal that arrived ("SIGINT", "SIGTERM", "SIGHUP"), if any.
+pub fn stop_signal() -> Option<&'static str> {
+    signal_name(SIGNAL.load(Ordering::Relaxed))
+}
+
+fn signal_name(sig: libc::c_int) -> Option<&'static str> {
+    match sig {
+        libc::SIGINT => Some("SIGINT"),
+        libc::SIGTERM => Some("SIGTERM"),
+        libc::SIGHUP => Some("SIGHUP"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_the_stop_signals() {
+        assert_eq!(super::signal_name(libc::SIGTERM), Some("SIGTERM"));
+        assert_eq!(super::signal_name(0), None);
+    }
 }

@@ -702,3 +702,184 @@ fn readme_example_is_what_the_binary_prints() {
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
     assert_eq!(shown, stdout(&analyze(&FIO_QD)));
 }
+
+/// A page-cache run whose avg prints as 0.00 ms (sysbench 1.0.20, README in the fixtures)
+/// beside two direct-I/O runs: the mean is sum ÷ events, and the analysis goes through.
+#[test]
+fn sysbench_avg_of_zero_is_sum_over_events_in_a_multi_file_analysis() {
+    let r = json(&[
+        "sysbench-pagecache-t1.txt",
+        "sysbench-t4.txt",
+        "sysbench-t16.txt",
+    ]);
+    let l = &r["levels"][0];
+    assert_eq!(l["concurrency"], 1);
+    assert_eq!(l["iops"].as_f64().unwrap(), 536_439.84);
+    // sysbench: sum 915.45 ms over 536860 events.
+    let mean = l["latency_ns"]["mean"].as_f64().unwrap();
+    assert!((mean - 915.45e6 / 536_860.0).abs() < 1e-3, "{mean}");
+    assert_eq!(r["levels"].as_array().unwrap().len(), 3);
+    let notes = r["source"]["notes"].to_string();
+    assert!(notes.contains("sum ÷ events"), "{notes}");
+}
+
+/// sysbench 1.1's `Throughput:` layout (hand-made from sysbench-rndrw-t2.txt's numbers in
+/// the layout of sysbench's own tests/t/test_fileio.t) reads as the 1.0 file does.
+#[test]
+fn sysbench_1_1_layout_reads_like_1_0() {
+    let new = json(&["sysbench-1.1-rndrw-t2.txt"]);
+    let old = json(&["sysbench-rndrw-t2.txt"]);
+    assert_eq!(
+        new["source"]["files"][0]["version"],
+        "sysbench 1.1.0-df89d34"
+    );
+    let (l, o) = (&new["levels"][0], &old["levels"][0]);
+    for k in ["concurrency", "iops", "bytes_per_s", "latency_ns"] {
+        assert_eq!(l[k], o[k], "{k}");
+    }
+    // sysbench's events per second: 8401.28 reads + 5599.52 writes + 141.84 fsyncs.
+    assert!((l["iops"].as_f64().unwrap() - 14_142.64).abs() < 1e-6);
+    assert_eq!(l["latency_ns"]["mean"].as_f64().unwrap(), 140_000.0);
+}
+
+/// Time going back in a pt-stalk file (fixture: pt-stalk-loop.diskstats with an extra `TS`
+/// line at the top and the clock stepped back an hour before the 5th sample) loses only the
+/// interval across the step, and says so.
+#[test]
+fn pt_stalk_clock_step_keeps_every_other_interval() {
+    let orig = json(&["pt-stalk-loop.diskstats", "--device", "loop1"]);
+    let step = json(&["pt-stalk-clock-step.diskstats", "--device", "loop1"]);
+    let samples = |r: &Value| r["devices"][0]["samples"].as_array().unwrap().clone();
+    let (o, s) = (samples(&orig), samples(&step));
+    assert_eq!((o.len(), s.len()), (7, 6));
+    for (a, b) in s.iter().zip(o[..3].iter().chain(&o[4..])) {
+        for k in [
+            "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "util",
+        ] {
+            assert_eq!(a[k], b[k], "{k}");
+        }
+    }
+    let notes = step["source"]["notes"].to_string();
+    assert!(
+        notes.contains("line 46: time goes back 3599.486 s"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("line 1: a sample without /proc/diskstats lines"),
+        "{notes}"
+    );
+}
+
+/// Partitions as kernels before 2.6.25 print them (7 fields) no longer stop the import; the
+/// disk's intervals are iostat -x's (hand-computed in stat.rs's test of the same file).
+#[test]
+fn pre_2_6_25_file_reports_the_whole_disks() {
+    let r = json(&["pt-diskstats-2.6.18.diskstats"]);
+    let d = &r["devices"][0];
+    assert_eq!(d["device"], "sda");
+    let s = d["samples"].as_array().unwrap();
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        (s[0]["r/s"].as_f64(), s[0]["w/s"].as_f64()),
+        (Some(200.0), Some(100.0))
+    );
+    assert_eq!(
+        (s[0]["r_await"].as_f64(), s[0]["w_await"].as_f64()),
+        (Some(4.0), Some(15.0))
+    );
+    assert_eq!(
+        (s[1]["util"].as_f64(), s[1]["aqu-sz"].as_f64()),
+        (Some(80.0), Some(2.4))
+    );
+    let notes = r["source"]["notes"].to_string();
+    assert!(
+        notes.contains("partition sda1 as kernels before 2.6.25"),
+        "{notes}"
+    );
+}
+
+/// `LC_ALL=C iostat -xs -d -t 1 3` and `iostat -xs -o JSON -d 1 2` (sysstat 12.6.1, the
+/// short extended layout): tps, kB/s and await as iostat printed them, no invented r/s or
+/// w/s, and a device doing I/O is judged, not called idle.
+#[test]
+fn iostat_short_layout_reads_totals() {
+    let r = json(&["iostat-xs.txt", "--device", "vda"]);
+    let vda = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "vda")
+        .unwrap();
+    let s = vda["samples"].as_array().unwrap();
+    // The since-boot report is left out; then "vda 52.00 49868.00 0.00 2.33 959.00 0.12
+    // 0.80" and "vda 24.00 220.00 0.00 0.29 9.17 0.01 0.00".
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0]["tps"], 52.0);
+    assert_eq!(s[0]["kB/s"], 49868.0);
+    assert_eq!(s[0]["await"], 2.33);
+    assert_eq!(s[0]["aqu-sz"], 0.12);
+    assert_eq!(s[0]["util"], 0.8);
+    assert_eq!(s[1]["tps"], 24.0);
+    for x in s {
+        assert!(x["r/s"].is_null() && x["w/s"].is_null(), "{x}");
+    }
+    let d = vda["diagnosis"].to_string();
+    assert!(!d.contains("nothing to judge"), "{d}");
+    assert!(d.contains("1.31 ms (median of 2 intervals)"), "{d}");
+    let notes = r["source"]["notes"].to_string();
+    assert!(notes.contains("short layout (-s)"), "{notes}");
+    // The JSON form: the same keys.
+    let j = json(&["iostat-xs.json"]);
+    let raw = fixture_json("iostat-xs.json");
+    let last = raw["sysstat"]["hosts"][0]["statistics"][1]["disk"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["disk_device"] == "vda")
+        .unwrap()
+        .clone();
+    let vda = j["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "vda")
+        .unwrap();
+    let s = &vda["samples"][0];
+    for k in ["tps", "kB/s", "await", "aqu-sz", "util"] {
+        assert_eq!(s[k], last[k], "{k}");
+    }
+    assert!(s["r/s"].is_null());
+}
+
+/// Flushes kept apart from await (hand-made sysstat 12 `iostat -x` log, README in the
+/// fixtures): vdb does only flushes (16/s at 60 ms), vdc 100 writes/s at 1 ms plus 50
+/// flushes/s at 60 ms. sysstat's await (its -xs column) leaves flushes out: vdb has none,
+/// vdc's is its writes' 1.00 ms; the flush latency is said apart as f_await.
+#[test]
+fn flushes_are_kept_apart_from_await() {
+    let r = json(&["iostat-x-flushes.txt"]);
+    let dev = |n: &str| {
+        r["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == n)
+            .unwrap()
+            .clone()
+    };
+    let (vdb, vdc) = (dev("vdb"), dev("vdc"));
+    assert_eq!(vdb["samples"][0]["f_await"], 60.0);
+    let b = vdb["diagnosis"].to_string();
+    assert!(!b.contains("baseline"), "{b}");
+    assert!(
+        b.contains("f_await 60.00 ms (median of 3 intervals with flushes)"),
+        "{b}"
+    );
+    let c = vdc["diagnosis"].to_string();
+    assert!(c.contains("the reference await is 1.00 ms"), "{c}");
+    assert!(c.contains("f_await 60.00 ms"), "{c}");
+    assert!(!c.contains("Little's law does not close"), "{c}");
+    let t = stdout(&analyze(&["iostat-x-flushes.txt"]));
+    let row = t.lines().find(|l| l.starts_with("vdc ")).unwrap();
+    assert!(row.contains("   1.00    3.10  99.00"), "{row}");
+}

@@ -678,3 +678,149 @@ fn ctrl_c_ends_a_recording_whole_and_draws_the_page_from_all_of_it() {
         .count();
     assert!(intervals >= 4, "{intervals} intervals in 1.5 s at -i 0.2");
 }
+
+/// pt-stalk-loop.diskstats with an extra, later `TS` line at the top and the clock stepped
+/// back one hour before its 5th sample (tests/fixtures/import/README.md): every interval but
+/// the one across the step is the original's, to the value; each oddity warned once, by line.
+#[test]
+fn time_going_back_in_a_sample_file_starts_a_new_base() {
+    let replay = |f: &str| {
+        let o = run(&[
+            "stat",
+            "--replay",
+            fixture(f).to_str().unwrap(),
+            "--json",
+            "loop1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (json_lines(&stdout(&o)), stderr(&o))
+    };
+    let (orig, e) = replay("import/pt-stalk-loop.diskstats");
+    assert!(e.is_empty(), "{e}");
+    let (step, e) = replay("import/pt-stalk-clock-step.diskstats");
+    assert_eq!(orig.len(), 7);
+    assert_eq!(step.len(), 6, "only the interval across the step is gone");
+    for (s, o) in step.iter().zip(orig[..3].iter().chain(&orig[4..])) {
+        assert_eq!(s["interval_s"], o["interval_s"]);
+        assert_eq!(s["devices"], o["devices"]);
+    }
+    assert_eq!(e.lines().count(), 2, "{e}");
+    assert!(e.contains("pt-stalk-clock-step.diskstats: line 1: a sample without /proc/diskstats lines, ignored"), "{e}");
+    assert!(
+        e.contains(
+            "line 46: time goes back 3599.486 s from the sample before; a new base starts here"
+        ),
+        "{e}"
+    );
+}
+
+/// A 2.6.18-era pt-diskstats file (hand-made, tests/fixtures/import/README.md): partitions
+/// with 4 counters (7 fields), which iostat -x and pt-diskstats skip, are skipped with one
+/// warning each; the whole disks get iostat -x's values, computed here by hand.
+#[test]
+fn pre_2_6_25_partition_lines_are_skipped_and_disks_reported() {
+    let f = fixture("import/pt-diskstats-2.6.18.diskstats");
+    let o = run(&[
+        "stat",
+        "--replay",
+        f.to_str().unwrap(),
+        "--json",
+        "--partitions",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 2, "one warning per partition: {e}");
+    assert!(
+        e.contains("partition sda1 as kernels before 2.6.25 print it"),
+        "{e}"
+    );
+    assert!(e.contains("partition sda2"), "{e}");
+    let r = json_lines(&stdout(&o));
+    assert_eq!(r.len(), 2);
+    assert_eq!(names(&r[0]), ["sda", "sdb"]);
+    // 2 s: +400 reads, +6400 sectors, +1600 ms, +40 merged; +200 writes, +3200 sectors,
+    // +3000 ms, +40 merged; io +1200 ms, weighted +4600 ms.
+    let a = dev(&r[0], "sda");
+    close(&a["r/s"], 200.0);
+    close(&a["rkB/s"], 1600.0);
+    close(&a["rrqm/s"], 20.0);
+    close(&a["r_await"], 4.0);
+    close(&a["w/s"], 100.0);
+    close(&a["wkB/s"], 800.0);
+    close(&a["w_await"], 15.0);
+    close(&a["aqu-sz"], 2.3);
+    close(&a["util"], 60.0);
+    // Then +200 reads (+800 ms), +400 writes (+4000 ms), io +1600, weighted +4800.
+    let b = dev(&r[1], "sda");
+    close(&b["r/s"], 100.0);
+    close(&b["w/s"], 200.0);
+    close(&b["w_await"], 10.0);
+    close(&b["aqu-sz"], 2.4);
+    close(&b["util"], 80.0);
+}
+
+/// `--since-boot` divides by the uptime of the root it reads (`<proc-root>/uptime`, 86400 s
+/// in the fixture), as iostat divides by /proc/uptime, not by this machine's monotonic clock;
+/// the recording keeps it (`U`), so the replay prints the same.
+#[test]
+fn since_boot_divides_by_the_uptime_of_the_proc_root() {
+    let root = fixture("sysroot1");
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("b.rec");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "stat".to_string(),
+            "--since-boot".into(),
+            "--json".into(),
+            "--sys-root".into(),
+            root.join("sys").to_str().unwrap().into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let live = iosat()
+        .args(args(&[
+            "-c",
+            "1",
+            "--proc-root",
+            root.join("proc").to_str().unwrap(),
+            "--record",
+            rec.to_str().unwrap(),
+        ]))
+        .output()
+        .unwrap();
+    assert!(live.status.success(), "{}", stderr(&live));
+    let r = json_lines(&stdout(&live));
+    assert_eq!(r[0]["since_boot"], true);
+    close(&r[0]["interval_s"], 86_400.0);
+    // iostat's since-boot values: counters ÷ uptime (nvme0n1: 212458 reads, 14532810
+    // sectors, io_ticks 416528 ms).
+    let n = dev(&r[0], "nvme0n1");
+    close(&n["r/s"], 212_458.0 / 86_400.0);
+    close(&n["rkB/s"], 14_532_810.0 / 2.0 / 86_400.0);
+    close(&n["util"], 416_528.0 / 86_400_000.0 * 100.0);
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.contains("\nU 86400000000000\nT "), "{text}");
+    let replay = iosat()
+        .args(args(&["--replay", rec.to_str().unwrap()]))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&replay), stdout(&live));
+    // A root without an uptime file: one line naming it, exit 1.
+    std::fs::copy(root.join("proc/diskstats"), dir.path().join("diskstats")).unwrap();
+    let o = iosat()
+        .args(args(&[
+            "-c",
+            "1",
+            "--proc-root",
+            dir.path().to_str().unwrap(),
+        ]))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("{}/uptime", dir.path().display())),
+        "{}",
+        stderr(&o)
+    );
+}

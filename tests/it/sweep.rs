@@ -247,37 +247,45 @@ fn tmpfs_is_refused_unless_allowed() {
     assert!(entries(shm.path()).is_empty());
 }
 
-#[test]
-fn ctrl_c_keeps_finished_levels_and_removes_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = tempfile::tempdir().unwrap();
-    let out_file = out_dir.path().join("partial.json");
+/// `iosat sweep DIR --engine sync --size 8m --ramp 0 ARGS --json -o OUT_FILE`, sent `sig`
+/// once the first level has been written to OUT_FILE and `after` has passed; its output.
+pub(crate) fn stop_after_first_level(
+    dir: &Path,
+    out_file: &Path,
+    args: &[&str],
+    sig: libc::c_int,
+    after: Duration,
+) -> Output {
     let child = iosat()
         .arg("sweep")
-        .arg(dir.path())
-        .args([
-            "--engine",
-            "sync",
-            "--size",
-            "8m",
-            "--levels",
-            "1,2,4,8,16,32,64",
-        ])
-        .args(["--duration", "0.4", "--ramp", "0", "--json", "-o"])
-        .arg(&out_file)
+        .arg(dir)
+        .args(["--engine", "sync", "--size", "8m", "--ramp", "0"])
+        .args(args)
+        .args(["--json", "-o"])
+        .arg(out_file)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the first level has been written, then interrupt.
     let t0 = Instant::now();
     while !out_file.exists() {
         assert!(t0.elapsed() < Duration::from_secs(30), "no level finished");
         std::thread::sleep(Duration::from_millis(20));
     }
+    std::thread::sleep(after);
     // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    unsafe { libc::kill(child.id() as i32, sig) };
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn ctrl_c_keeps_finished_levels_and_removes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_file = out_dir.path().join("partial.json");
+    // Interrupt as soon as the first level has been written.
+    let args = ["--levels", "1,2,4,8,16,32,64", "--duration", "0.4"];
+    let out = stop_after_first_level(dir.path(), &out_file, &args, libc::SIGINT, Duration::ZERO);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let j: Value = serde_json::from_slice(&out.stdout).expect("results printed on Ctrl-C");
     assert_eq!(j["interrupted"], true);

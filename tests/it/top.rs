@@ -90,7 +90,7 @@ fn reports(devs: &[Dev]) -> Vec<IntervalReport> {
         .unwrap()
         .filter_map(|s| match s.unwrap() {
             Step::Report(r) => Some(r),
-            Step::Start { .. } => None,
+            _ => None,
         })
         .collect()
 }

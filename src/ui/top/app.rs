@@ -562,7 +562,7 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
             .unwrap()
             .filter_map(|s| match s.unwrap() {
                 Step::Report(r) => Some(r),
-                Step::Start { .. } => None,
+                _ => None,
             })
             .collect()
     }
