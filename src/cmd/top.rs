@@ -13,6 +13,7 @@ use crate::monitor::replay::{Replay, Step};
 use crate::profile::ProfileCache;
 use crate::sys::clock;
 use crate::sys::procio;
+use crate::sys::sched::SchedMark;
 use crate::ui::top::app::{App, Source};
 use crate::ui::top::term::{self, Feed, Pace};
 use std::path::Path;
@@ -81,6 +82,7 @@ fn live(
     collector.hold_warnings();
     let (interval_ns, root) = (spec.interval_ns, spec.root.clone());
     let mut procs = ProcTracker::default();
+    let mut host = SchedMark::read(&root);
     let (tx, rx) = sync_channel(QUEUE);
     std::thread::spawn(move || {
         let mut deadline = clock::monotonic_ns();
@@ -109,6 +111,14 @@ fn live(
             if !send(&tx, feed) || failed {
                 return;
             }
+            // The context line: CPU busy, iowait, steal and PSI io over the same interval.
+            let mark = SchedMark::read(&root);
+            if let Some(d) = SchedMark::between(&host, &mark) {
+                if !send(&tx, Feed::Host(d)) {
+                    return;
+                }
+            }
+            host = mark;
             // Who is doing the I/O: read only while that pane is shown.
             if !wants_procs.load(Ordering::Relaxed) {
                 procs = ProcTracker::default();

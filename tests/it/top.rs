@@ -473,6 +473,8 @@ fn live_view_records_what_stat_replays() {
     t.keys(&[&cmd, "Enter"]);
     let s = t.wait_for("every 0.");
     assert!(s.contains("· kernel "), "{s}");
+    // CPU shares over the interval, from sys::sched (the second report has them).
+    t.wait_for(" · cpu ");
     t.wait_for("latency ms");
     // Tab, Tab: who is doing the I/O (this test's own iosat and tmux may well be idle).
     t.keys(&["Tab", "Tab"]);
@@ -593,4 +595,22 @@ fn frame_processes_pane() {
     );
     r.on_key(Key::BackTab);
     assert!(frame(&r, 80, 24).contains("live only"));
+}
+
+#[test]
+fn context_line_has_cpu_and_pressure() {
+    let mut a = app(&[BUSY]);
+    a.host = Some(iosat::sys::sched::SchedDelta {
+        cpu_busy_pct: Some(12.4),
+        cpu_iowait_pct: Some(3.0),
+        cpu_steal_pct: Some(0.0),
+        psi_io_some_pct: Some(1.5),
+        ..Default::default()
+    });
+    let f = frame(&a, 160, 48);
+    let first = f.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "iosat top · testhost · kernel 6.1.0 · cpu 12% iowait 3% steal 0% · psi io 1.5% · every 1.00 s · window 60 s"
+    );
 }

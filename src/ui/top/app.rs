@@ -205,6 +205,8 @@ pub struct App {
     pub color: bool,
     /// The latest warning of the sampling side, shown until Esc.
     pub warning: Option<String>,
+    /// CPU busy/iowait/steal and PSI over the latest interval (live only).
+    pub host: Option<crate::sys::sched::SchedDelta>,
     /// The busiest processes of the latest interval (read only while their pane is shown).
     pub procs: Option<crate::monitor::procs::ProcReport>,
 }
@@ -238,6 +240,7 @@ impl App {
             color,
             warning: None,
             procs: None,
+            host: None,
         }
     }
 

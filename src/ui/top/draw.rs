@@ -168,14 +168,23 @@ pub fn draw(f: &mut Frame, app: &App) {
 
 /// Host, kernel (live) or the file (replay); the interval, the window, the state.
 fn context_line(app: &App) -> String {
-    // HOOK (issue 15): CPU busy/iowait/steal and PSI io pressure belong on this line. They
-    // come from sys/'s /proc/stat and /proc/pressure readers (another helper's work): the
-    // sampling thread is to read them with each tick and send them with the report; the
-    // frame only draws them. Until then: host and kernel only.
     let mut s = match &app.source {
         Source::Live { host, kernel } => format!("iosat top · {host} · kernel {kernel}"),
         Source::Replay { file } => format!("iosat top · replay {file}"),
     };
+    // The CPU explains a noisy disk more often than the disk does.
+    if let Some(h) = &app.host {
+        let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}%"));
+        s.push_str(&format!(
+            " · cpu {} iowait {} steal {}",
+            pct(h.cpu_busy_pct),
+            pct(h.cpu_iowait_pct),
+            pct(h.cpu_steal_pct)
+        ));
+        if let Some(p) = h.psi_io_some_pct {
+            s.push_str(&format!(" · psi io {p:.1}%"));
+        }
+    }
     if app.interval_s > 0.0 {
         s.push_str(&format!(" · every {:.2} s", app.interval_s));
     }

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 /// What the sampling thread sends.
 pub enum Feed {
     Report(IntervalReport),
+    /// The machine's CPU and pressure over the latest interval.
+    Host(crate::sys::sched::SchedDelta),
     /// The busiest processes of the latest interval.
     Procs(crate::monitor::procs::ProcReport),
     /// A warning of the collector (a skipped diskstats line, a profile that didn't load).
@@ -109,6 +111,10 @@ fn take(app: &mut App, rx: &Receiver<Feed>, pace: Pace, due: &mut Instant) -> Re
                     *due = Instant::now() + period;
                     return Ok(true);
                 }
+            }
+            Ok(Feed::Host(h)) => {
+                app.host = Some(h);
+                changed = true;
             }
             Ok(Feed::Procs(p)) => {
                 app.procs = Some(p);
