@@ -8,6 +8,8 @@ need=()
 command -v fio >/dev/null || need+=(fio)
 command -v iostat >/dev/null || need+=(sysstat)
 command -v sysbench >/dev/null || need+=(sysbench)
+# The end-to-end test of `iosat top` (tests/it/top.rs) runs it in a real terminal.
+command -v tmux >/dev/null || need+=(tmux)
 # The browser test of the HTML reports (tests/it/report.rs) draws every page in headless Chromium.
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

@@ -119,7 +119,7 @@ const LOW_QUEUE: f64 = 1.5;
 /// %util from which iostat readers call a device "saturated".
 const BUSY_UTIL_PCT: f64 = 90.0;
 /// Seed 001: await at 10x the low-concurrency value is overload.
-const OVERLOAD_AWAIT_FACTOR: f64 = 10.0;
+pub const OVERLOAD_AWAIT_FACTOR: f64 = 10.0;
 /// Below this multiple of the low-concurrency await, requests barely wait.
 const STABLE_AWAIT_FACTOR: f64 = 2.0;
 /// Between this and the overload factor: queueing has started.

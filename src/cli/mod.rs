@@ -10,6 +10,7 @@ pub mod info;
 pub mod report;
 pub mod stat;
 pub mod sweep;
+pub mod top;
 
 /// iosat tells the truth about disk utilization and saturation on Linux.
 ///
@@ -44,6 +45,8 @@ pub enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Render a saved iosat result or recording as HTML, Markdown or CSV.
     Report(report::ReportArgs),
+    /// Live full-screen view: devices ranked by saturation against their profiles, four charts.
+    Top(top::TopArgs),
 }
 
 /// The output format flags shared by every command that prints a result.

@@ -6,3 +6,4 @@ pub mod info;
 pub mod report;
 pub mod stat;
 pub mod sweep;
+pub mod top;

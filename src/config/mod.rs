@@ -8,6 +8,7 @@ pub mod profile;
 pub mod report;
 pub mod stat;
 pub mod sweep;
+pub mod top;
 
 use crate::report::Format;
 

@@ -87,6 +87,19 @@ pub fn device_pattern(arg: &str) -> Result<String> {
     Ok(arg.to_string())
 }
 
+/// The DEVICE arguments and --partitions/--all as a device selection (stat and top).
+pub fn selection(devices: &[String], partitions: bool, all: bool) -> Result<Selection> {
+    let patterns = devices
+        .iter()
+        .map(|d| device_pattern(d))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Selection {
+        patterns,
+        partitions,
+        all,
+    })
+}
+
 impl StatSpec {
     pub fn from_args(a: &StatArgs) -> Result<StatSpec> {
         let interval_ns = match &a.interval {
@@ -94,11 +107,6 @@ impl StatSpec {
             None => 1_000_000_000,
         };
         let count = a.count.as_deref().map(parse_count).transpose()?;
-        let patterns = a
-            .devices
-            .iter()
-            .map(|d| device_pattern(d))
-            .collect::<Result<Vec<_>>>()?;
         let format = super::output_format(&a.format, a.wide);
         if let Some(r) = &a.record {
             crate::monitor::collect::check_record_target(r)?;
@@ -117,11 +125,7 @@ impl StatSpec {
             interval_ns,
             count,
             since_boot: a.since_boot,
-            selection: Selection {
-                patterns,
-                partitions: a.partitions,
-                all: a.all,
-            },
+            selection: selection(&a.devices, a.partitions, a.all)?,
             format,
             record: a.record.clone(),
             replay: a.replay.clone(),

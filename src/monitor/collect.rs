@@ -1,4 +1,4 @@
-//! The one live collector (`stat` now; `top` and `exporter` later): each [`Collector::tick`]
+//! The one live collector (`stat` and `top`; `exporter` later): each [`Collector::tick`]
 //! reads one raw sample of /proc/diskstats, learns new devices from sysfs, appends the record
 //! lines (`D`, `I`, `U` for `--since-boot`, the sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
@@ -169,6 +169,8 @@ pub struct Collector {
     recording: Option<RecordingWriter>,
     series: Option<SeriesStore>,
     warned: HashSet<String>,
+    /// Warnings kept instead of printed (see `hold_warnings`).
+    held: Option<Vec<String>>,
     since_boot: bool,
 }
 
@@ -187,6 +189,7 @@ impl Collector {
             recording,
             series: None,
             warned: HashSet::new(),
+            held: None,
             since_boot,
         }
     }
@@ -197,10 +200,24 @@ impl Collector {
         self.series = Some(store);
     }
 
+    /// Keep the warnings for [`Collector::take_warnings`] instead of printing them (`top`:
+    /// the screen is the terminal's).
+    pub fn hold_warnings(&mut self) {
+        self.held = Some(Vec::new());
+    }
+
+    /// The warnings held since the last call (each distinct one once).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        self.held.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     fn warn(&mut self, warnings: Vec<String>) {
         for w in warnings {
             if self.warned.insert(w.clone()) {
-                crate::error::warn(w);
+                match &mut self.held {
+                    Some(h) => h.push(w),
+                    None => crate::error::warn(w),
+                }
             }
         }
     }

@@ -2,9 +2,9 @@
 //! formulas (DESIGN.md §4) plus per-direction concurrency out; data only, never rendering.
 //! Submodules: interval (the stat engine), record (the recording format), replay (the one
 //! recording reader), collect (the one live collector), series (chart history), fields (the
-//! field registry), select, saturation, watch, info. Pure except the readers
-//! (`RawSample::take`, collect, info, watch), which read through sys/ and never /proc
-//! themselves. Must not import cmd/, cli/, ui/ or report/.
+//! field registry), select, saturation, watch, info, procs (who does the I/O). Pure except
+//! the readers (`RawSample::take`, collect, info, watch), which read through sys/ and never
+//! /proc themselves. Must not import cmd/, cli/, ui/ or report/.
 
 use crate::error::Result;
 use crate::sys::diskstats::{self, DiskStatLine};
@@ -414,6 +414,7 @@ pub mod collect;
 pub mod fields;
 pub mod info;
 pub mod interval;
+pub mod procs;
 pub mod record;
 pub mod replay;
 pub mod saturation;

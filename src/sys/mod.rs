@@ -12,6 +12,7 @@ pub mod file;
 pub mod fs;
 pub mod mem;
 pub mod probe;
+pub mod procio;
 pub mod sched;
 pub mod signal;
 pub mod uptime;
@@ -34,7 +35,17 @@ impl Default for Root {
 
 /// The running kernel's release (`<proc>/sys/kernel/osrelease`), e.g. "6.18.44".
 pub fn kernel_release(root: &Root) -> Option<String> {
-    std::fs::read_to_string(root.proc.join("sys/kernel/osrelease"))
+    kernel_value(root, "osrelease")
+}
+
+/// The host's name (`<proc>/sys/kernel/hostname`).
+pub fn hostname(root: &Root) -> Option<String> {
+    kernel_value(root, "hostname")
+}
+
+/// A one-line file of `<proc>/sys/kernel/`, trimmed; None when missing or empty.
+fn kernel_value(root: &Root, name: &str) -> Option<String> {
+    std::fs::read_to_string(root.proc.join("sys/kernel").join(name))
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())

@@ -1,4 +1,5 @@
-//! Screens only: what is drawn on a terminal (the sweep's progress bar, later the TUI). Never
-//! reads /proc itself and renders no result kind (that is report/'s).
+//! Screens only: what is drawn on a terminal (the sweep's progress bar, `iosat top`'s view).
+//! Never reads /proc itself and renders no result kind (that is report/'s).
 
 pub mod progress;
+pub mod top;

@@ -12,4 +12,5 @@ mod sim;
 mod stat;
 mod stat_extras;
 mod sweep;
+mod top;
 mod util;

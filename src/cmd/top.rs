@@ -1,0 +1,188 @@
+//! `iosat top`: orchestration only. A sampling thread — the one live collector
+//! (monitor::collect) on a monotonic schedule, or the one replay (monitor::replay) of a
+//! recording — sends interval reports through a channel; the UI thread (ui::top::term) draws
+//! them and never reads /proc. The first sample (or step) is taken before the screen is
+//! switched, so that a bad device or file is one plain error line.
+
+use crate::cli::top::TopArgs;
+use crate::config::top::TopSpec;
+use crate::error::Error;
+use crate::monitor::collect::{Collector, RecordingWriter};
+use crate::monitor::procs::ProcTracker;
+use crate::monitor::replay::{Replay, Step};
+use crate::profile::ProfileCache;
+use crate::sys::clock;
+use crate::sys::procio;
+use crate::sys::sched::SchedMark;
+use crate::ui::top::app::{App, Source};
+use crate::ui::top::term::{self, Feed, Pace};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
+    let spec = TopSpec::from_args(args)?;
+    let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
+    // SIGTERM and SIGHUP end the loop between two events; the guard restores the terminal.
+    crate::sys::signal::catch_stop_signals(true);
+    let wants_procs = Arc::new(AtomicBool::new(false));
+    let (source, rx, pace) = match &spec.replay {
+        Some(path) => {
+            let rx = replay(&spec, path, profiles)?;
+            let file = path.display().to_string();
+            let pace = Pace::Replay(Duration::from_nanos(spec.interval_ns));
+            (Source::Replay { file }, rx, pace)
+        }
+        None => {
+            let host = crate::sys::hostname(&spec.root).unwrap_or_else(|| "?".into());
+            let kernel = crate::sys::kernel_release(&spec.root).unwrap_or_else(|| "?".into());
+            let rx = live(&spec, profiles, wants_procs.clone())?;
+            (Source::Live { host, kernel }, rx, Pace::Live)
+        }
+    };
+    let color = !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let app = App::new(source, spec.selection.clone(), color);
+    term::run(app, rx, pace, &wants_procs)?;
+    Ok(crate::error::exit::OK)
+}
+
+/// Reports in flight between the threads; the sampler waits when the UI lags (or, in a
+/// replay, until the UI wants the next one).
+const QUEUE: usize = 4;
+
+/// Send one report; false when the UI is gone.
+fn send(tx: &SyncSender<Feed>, f: Feed) -> bool {
+    tx.send(f).is_ok()
+}
+
+/// The processes pane lists this many.
+const PROCS: usize = 20;
+
+fn live(
+    spec: &TopSpec,
+    profiles: ProfileCache,
+    wants_procs: Arc<AtomicBool>,
+) -> Result<Receiver<Feed>, Error> {
+    let recording = spec
+        .record
+        .as_deref()
+        .map(|p| RecordingWriter::new(p, spec.interval_ns));
+    let mut collector = Collector::new(
+        spec.root.clone(),
+        spec.collected(),
+        false,
+        profiles,
+        recording,
+    );
+    // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
+    collector.tick()?;
+    // From here on the screen is the view's: warnings are drawn, not printed.
+    collector.hold_warnings();
+    let (interval_ns, root) = (spec.interval_ns, spec.root.clone());
+    let mut procs = ProcTracker::default();
+    let mut host = SchedMark::read(&root);
+    let (tx, rx) = sync_channel(QUEUE);
+    std::thread::spawn(move || {
+        let mut deadline = clock::monotonic_ns();
+        loop {
+            deadline += interval_ns;
+            let now = clock::monotonic_ns();
+            if deadline < now {
+                // Fell behind (suspended, overloaded): measure from now on, don't catch up.
+                deadline = now;
+            }
+            clock::sleep_until_ns(deadline);
+            let tick = collector.tick();
+            for w in collector.take_warnings() {
+                if !send(&tx, Feed::Warning(w)) {
+                    return;
+                }
+            }
+            let feed = match tick {
+                Ok(t) => match t.report {
+                    Some(r) => Feed::Report(r),
+                    None => continue,
+                },
+                Err(e) => Feed::Failed(e),
+            };
+            let failed = matches!(feed, Feed::Failed(_));
+            if !send(&tx, feed) || failed {
+                return;
+            }
+            // The context line: CPU busy, iowait, steal and PSI io over the same interval.
+            let mark = SchedMark::read(&root);
+            if let Some(d) = SchedMark::between(&host, &mark) {
+                if !send(&tx, Feed::Host(d)) {
+                    return;
+                }
+            }
+            host = mark;
+            // Who is doing the I/O: read only while that pane is shown.
+            if !wants_procs.load(Ordering::Relaxed) {
+                procs = ProcTracker::default();
+            } else if let Some(p) = procs.update(&procio::read(&root), clock::monotonic_ns(), PROCS)
+            {
+                if !send(&tx, Feed::Procs(p)) {
+                    return;
+                }
+            }
+        }
+    });
+    Ok(rx)
+}
+
+fn replay(
+    spec: &TopSpec,
+    path: &Path,
+    mut profiles: ProfileCache,
+) -> Result<Receiver<Feed>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let (path, selection) = (path.to_path_buf(), spec.collected());
+    let (ready_tx, ready) = sync_channel::<Result<(), Error>>(1);
+    let (tx, rx) = sync_channel(0);
+    // The replay lives in its thread (its profile lookup is not Send); its first step is
+    // reported through `ready` before the screen is switched: a bad file or a DEVICE the
+    // recording doesn't have is a plain error line.
+    std::thread::spawn(move || {
+        // Profile warnings are dropped: stderr is the screen while the view runs.
+        let lookup = Box::new(move |id: &str| {
+            let p = profiles.profile(id);
+            profiles.take_warnings();
+            p
+        });
+        let mut steps = match Replay::new(&text, selection, false, lookup) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = ready_tx.send(Err(Error::Parse {
+                    path,
+                    line: e.line,
+                    reason: e.reason,
+                }));
+                return;
+            }
+        };
+        let first = match steps.next().transpose() {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let _ = ready_tx.send(Ok(()));
+        for step in first.into_iter().map(Ok).chain(steps) {
+            let feed = match step {
+                Ok(Step::Report(r)) => Feed::Report(r),
+                Ok(Step::Warning(w)) => Feed::Warning(w),
+                Ok(Step::Start { .. }) => continue,
+                Err(e) => Feed::Failed(e),
+            };
+            if !send(&tx, feed) {
+                return;
+            }
+        }
+    });
+    ready.recv().unwrap_or(Ok(()))?;
+    Ok(rx)
+}

@@ -1,0 +1,51 @@
+//! `iosat top` arguments → TopSpec, with stat's interval, device and profile rules
+//! (config::stat, config::profile). Each bad value is one Usage error naming the flag.
+
+use crate::cli::top::TopArgs;
+use crate::error::Result;
+use crate::monitor::select::Selection;
+use crate::sys::Root;
+use std::path::PathBuf;
+
+/// A validated `iosat top` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopSpec {
+    /// Between samples (live) or between shown intervals (--replay).
+    pub interval_ns: u64,
+    /// The devices shown without the `a` key.
+    pub selection: Selection,
+    pub record: Option<PathBuf>,
+    pub replay: Option<PathBuf>,
+    pub root: Root,
+    pub profile_dir: Option<PathBuf>,
+}
+
+impl TopSpec {
+    pub fn from_args(a: &TopArgs) -> Result<TopSpec> {
+        Ok(TopSpec {
+            interval_ns: match &a.interval {
+                Some(s) => super::stat::parse_interval(s)?,
+                None => 1_000_000_000,
+            },
+            selection: super::stat::selection(&a.devices, a.partitions, a.all)?,
+            record: a.record.clone(),
+            replay: a.replay.clone(),
+            root: super::root(&a.root),
+            profile_dir: if a.no_profile {
+                None
+            } else {
+                super::profile::resolve(&a.profile, super::profile::Access::Read)?
+            },
+        })
+    }
+
+    /// What the sampling side reads: every device, so that `a` can show them; the app hides
+    /// what [`TopSpec::selection`] leaves out.
+    pub fn collected(&self) -> Selection {
+        Selection {
+            patterns: self.selection.patterns.clone(),
+            partitions: true,
+            all: true,
+        }
+    }
+}

@@ -1,0 +1,639 @@
+//! The frames of `iosat top` (ratatui): the context line, the device table, the four charts of
+//! the selected device (latency with the baseline, %busy, load with the knee, saturation with
+//! the 3x and 10x lines) and its headroom gauge, the key line, the help. Draws the app state
+//! only; reads nothing.
+
+use super::app::{col_width, App, ChartPoint, Col, Pane, Row, Source};
+use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, LegendPosition, Paragraph,
+    Row as TRow, Table, Wrap,
+};
+use ratatui::Frame;
+
+/// Await at this multiple of the baseline: queueing has started (the analysis's overload rule
+/// of seed 001 for p95, analysis::OVERLOAD_P95_FACTOR, drawn as the 3x line).
+pub const QUEUEING: f64 = crate::analysis::OVERLOAD_P95_FACTOR;
+/// Await at this multiple of the baseline: overloaded (seed 001's 10x rule, the diagnosis's
+/// own constant).
+pub const OVERLOADED: f64 = crate::analysis::device::OVERLOAD_AWAIT_FACTOR;
+
+/// The smallest terminal drawn in full.
+pub const MIN_W: u16 = 60;
+pub const MIN_H: u16 = 16;
+
+/// The key line at the bottom.
+pub const KEYS: &str = "q quit ? help / filter p pause ←→ sort r reverse +- window a all Tab pane";
+
+/// The help text.
+pub const HELP: &[(&str, &str)] = &[
+    ("q, Ctrl-C", "quit"),
+    ("?", "this help (Esc closes)"),
+    ("↑ ↓, k j", "select a device"),
+    ("← →, < >", "sort column"),
+    ("r", "reverse the sort"),
+    ("/", "filter devices (Enter keeps, Esc clears)"),
+    ("p, space", "pause; n or . steps one interval"),
+    ("+ -", "chart window (30 s to 10 min)"),
+    ("a", "all devices (loop, zram, partitions)"),
+    ("Tab", "devices, charts, processes (who does the I/O)"),
+    (
+        "sat",
+        "await ÷ the profile's baseline: 3x queueing, 10x overloaded",
+    ),
+    ("load", "aqu-sz ÷ the profile's knee concurrency"),
+    ("%busy", "time with ≥1 request in flight: not capacity"),
+];
+
+/// Styles, plain when colours are off (NO_COLOR).
+struct Theme {
+    color: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+
+    /// A ratio to the baseline: stable, queueing (≥ 3x), overloaded (≥ 10x).
+    fn saturation(&self, v: Option<f64>) -> Style {
+        match v {
+            Some(v) if v >= OVERLOADED => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            Some(v) if v >= QUEUEING => self.fg(Color::Yellow),
+            Some(_) => self.fg(Color::Green),
+            None => Style::default(),
+        }
+    }
+
+    fn cell(&self, c: Col, row: &Row) -> Style {
+        let v = c.value(row);
+        match c.key {
+            "saturation" | "saturation_r" | "saturation_w" => self.saturation(v),
+            "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
+            "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
+            "load_vs_knee" => match v {
+                Some(v) if v > 1.0 => self.fg(Color::Yellow),
+                _ => Style::default(),
+            },
+            "headroom_iops" => match v {
+                Some(v) if v < 0.0 => self.fg(Color::Red),
+                _ => Style::default(),
+            },
+            // Busy time, not capacity: dimmed.
+            "util" => Style::default().add_modifier(Modifier::DIM),
+            _ => Style::default(),
+        }
+    }
+}
+
+/// A value in at most `w` characters, right-aligned.
+fn num(c: Col, v: Option<f64>, w: usize) -> String {
+    let Some(v) = v else {
+        return format!("{:>w$}", "-");
+    };
+    let s = match c.key {
+        "saturation" | "saturation_r" | "saturation_w" | "load_vs_knee" => fmt_ratio(v),
+        "headroom_iops" => fmt_iops(v),
+        _ => {
+            let mut d = 2;
+            loop {
+                let s = format!("{v:.d$}");
+                if s.len() <= w || d == 0 {
+                    break s;
+                }
+                d -= 1;
+            }
+        }
+    };
+    format!("{s:>w$}")
+}
+
+/// Draw the whole frame.
+pub fn draw(f: &mut Frame, app: &App) {
+    let area = f.area();
+    if area.width < MIN_W || area.height < MIN_H {
+        let msg = format!(
+            "iosat top: {}x{} is too small ({MIN_W}x{MIN_H})",
+            area.width, area.height
+        );
+        f.render_widget(Paragraph::new(msg), area);
+        return;
+    }
+    let theme = Theme { color: app.color };
+    let rows = app.visible();
+    let shown = rows.len() as u16;
+    let table_h = (shown + 3).clamp(4, (area.height - 4) * 2 / 5);
+    let parts = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Length(table_h),
+            Constraint::Min(6),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    f.render_widget(Paragraph::new(context_line(app)), parts[0]);
+    table(f, app, &rows, &theme, parts[1]);
+    if app.pane == Pane::Processes {
+        processes(f, app, parts[2]);
+    } else {
+        charts(f, app, &theme, parts[2]);
+    }
+    gauge(f, app, &theme, parts[3]);
+    let bottom = if app.filter_editing {
+        format!("filter: {}▏ (Enter keeps, Esc clears)", app.filter)
+    } else if let Some(w) = &app.warning {
+        format!("warning: {w} (Esc)")
+    } else {
+        KEYS.to_string()
+    };
+    f.render_widget(
+        Paragraph::new(bottom).style(Style::default().add_modifier(Modifier::DIM)),
+        parts[4],
+    );
+    if app.help {
+        help(f, area);
+    }
+}
+
+/// Host, kernel (live) or the file (replay); the interval, the window, the state.
+fn context_line(app: &App) -> String {
+    let mut s = match &app.source {
+        Source::Live { host, kernel } => format!("iosat top · {host} · kernel {kernel}"),
+        Source::Replay { file } => format!("iosat top · replay {file}"),
+    };
+    // The CPU explains a noisy disk more often than the disk does.
+    if let Some(h) = &app.host {
+        let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}%"));
+        s.push_str(&format!(
+            " · cpu {} iowait {} steal {}",
+            pct(h.cpu_busy_pct),
+            pct(h.cpu_iowait_pct),
+            pct(h.cpu_steal_pct)
+        ));
+        if let Some(p) = h.psi_io_some_pct {
+            s.push_str(&format!(" · psi io {p:.1}%"));
+        }
+    }
+    if app.interval_s > 0.0 {
+        s.push_str(&format!(" · every {:.2} s", app.interval_s));
+    }
+    s.push_str(&format!(" · window {} s", app.window_s()));
+    if !app.filter.is_empty() {
+        s.push_str(&format!(" · filter '{}'", app.filter));
+    }
+    if app.show_all {
+        s.push_str(" · all devices");
+    }
+    if app.paused {
+        s.push_str(&format!(" · PAUSED ({} waiting; n steps)", app.backlog()));
+    } else if app.ended {
+        s.push_str(" · end of recording");
+    }
+    s
+}
+
+fn focus(app: &App, pane: Pane, title: String) -> Block<'static> {
+    let b = Block::default().borders(Borders::ALL).title(title);
+    if app.pane == pane {
+        b.border_style(Style::default().add_modifier(Modifier::BOLD))
+    } else {
+        b.border_style(Style::default().add_modifier(Modifier::DIM))
+    }
+}
+
+fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
+    let cols = app.columns_of(rows, area.width.saturating_sub(2));
+    let arrow = if app.reverse { "↑" } else { "↓" };
+    let header = TRow::new(cols.iter().map(|c| {
+        let w = col_width(*c) as usize;
+        let h = if c.key == app.sort {
+            format!("{}{arrow}", c.header())
+        } else {
+            c.header().to_string()
+        };
+        let text = if c.key == "device" {
+            format!("{h:<w$}")
+        } else {
+            format!("{h:>w$}")
+        };
+        let mut st = Style::default().add_modifier(Modifier::BOLD);
+        if c.key == "util" {
+            st = st.add_modifier(Modifier::DIM);
+        }
+        Cell::from(text).style(st)
+    }));
+    // Only the rows that fit are built (1,000 devices cost one screenful), scrolled so that
+    // the selected one is on screen.
+    let fit = area.height.saturating_sub(3).max(1) as usize;
+    let at = rows
+        .iter()
+        .position(|r| app.selected.as_deref() == Some(r.name.as_str()));
+    let first = at.map_or(0, |i| (i + 1).saturating_sub(fit));
+    let body: Vec<TRow> = rows
+        .iter()
+        .skip(first)
+        .take(fit)
+        .map(|r| {
+            let cells = cols.iter().map(|c| {
+                let w = col_width(*c) as usize;
+                if c.key == "device" {
+                    let name: String = r.meta.display_name.chars().take(w).collect();
+                    let name = if name.is_empty() {
+                        r.name.clone()
+                    } else {
+                        name
+                    };
+                    return Cell::from(format!("{name:<w$}"));
+                }
+                Cell::from(num(*c, c.value(r), w)).style(theme.cell(*c, r))
+            });
+            let mut row = TRow::new(cells);
+            if app.selected.as_deref() == Some(r.name.as_str()) {
+                row = row.style(Style::default().add_modifier(Modifier::REVERSED));
+            }
+            row
+        })
+        .collect();
+    let title = if rows.is_empty() {
+        if app.reports == 0 {
+            " devices: waiting for the first interval ".to_string()
+        } else {
+            " devices: none shown (a: all, Esc: clear the filter) ".to_string()
+        }
+    } else if rows.iter().any(|r| r.profile.is_some()) {
+        format!(" devices ({}) · sat = await ÷ baseline ", rows.len())
+    } else {
+        format!(
+            " devices ({}) · no profile: iosat sweep --save-profile ",
+            rows.len()
+        )
+    };
+    let widths: Vec<Constraint> = cols
+        .iter()
+        .map(|c| Constraint::Length(col_width(*c)))
+        .collect();
+    let t = Table::new(body, widths)
+        .header(header)
+        .column_spacing(1)
+        .block(focus(app, Pane::Devices, title));
+    f.render_widget(t, area);
+}
+
+/// A named line of (seconds before now, value) points and its colour.
+type Series = (&'static str, Vec<(f64, f64)>, Color);
+
+/// One chart's data: named series and labelled horizontal lines.
+struct Plot {
+    title: String,
+    series: Vec<Series>,
+    lines: Vec<(String, f64)>,
+    /// Fixed upper bound (%busy: 100).
+    max: Option<f64>,
+    /// Allow a log scale when the values span decades.
+    log_ok: bool,
+}
+
+fn xy(h: &[ChartPoint], end_ns: i64, get: impl Fn(&ChartPoint) -> Option<f64>) -> Vec<(f64, f64)> {
+    h.iter()
+        .filter_map(|p| get(p).map(|v| ((p.end_wall_ns - end_ns) as f64 / 1e9, v)))
+        .collect()
+}
+
+fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let Some(row) = app.selected_row() else {
+        let block = focus(app, Pane::Charts, " charts ".into());
+        f.render_widget(Paragraph::new("no device selected").block(block), area);
+        return;
+    };
+    let h = app.history(&row.name);
+    let end = app.end_wall_ns;
+    let prof = row.profile.as_deref();
+    let mut plots = vec![
+        Plot {
+            title: format!(" {} latency ms ", row.name),
+            series: vec![
+                ("r_await", xy(&h, end, |p| p.r_await), Color::Cyan),
+                ("w_await", xy(&h, end, |p| p.w_await), Color::Magenta),
+            ],
+            lines: prof
+                .map(|p| {
+                    vec![(
+                        format!("baseline {}", fmt_latency_ns(p.baseline_latency_ns)),
+                        p.baseline_latency_ns / 1e6,
+                    )]
+                })
+                .unwrap_or_default(),
+            max: None,
+            log_ok: true,
+        },
+        Plot {
+            title: " %busy (not capacity) ".into(),
+            series: vec![("%busy", xy(&h, end, |p| Some(p.util_pct)), Color::Gray)],
+            lines: vec![],
+            max: Some(100.0),
+            log_ok: false,
+        },
+        Plot {
+            title: " load: requests in flight ".into(),
+            series: vec![
+                ("r_conc", xy(&h, end, |p| Some(p.r_conc)), Color::Cyan),
+                ("w_conc", xy(&h, end, |p| Some(p.w_conc)), Color::Magenta),
+            ],
+            lines: prof
+                .map(|p| {
+                    vec![(
+                        format!("knee {}", p.knee_concurrency),
+                        f64::from(p.knee_concurrency),
+                    )]
+                })
+                .unwrap_or_default(),
+            max: None,
+            log_ok: false,
+        },
+    ];
+    if prof.is_some() {
+        plots.push(Plot {
+            title: " saturation x baseline ".into(),
+            series: vec![
+                ("sat_r", xy(&h, end, |p| p.sat_r), Color::Cyan),
+                ("sat_w", xy(&h, end, |p| p.sat_w), Color::Magenta),
+            ],
+            lines: vec![
+                (format!("{QUEUEING}x"), QUEUEING),
+                (format!("{OVERLOADED}x"), OVERLOADED),
+            ],
+            max: None,
+            log_ok: true,
+        });
+    }
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
+        .split(area);
+    let mut cells = Vec::new();
+    for r in rows.iter() {
+        cells.extend(
+            Layout::default()
+                .direction(Direction::Horizontal)
+                .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .split(*r)
+                .iter()
+                .copied(),
+        );
+    }
+    let window = app.window_s() as f64;
+    for (i, p) in plots.iter().enumerate() {
+        plot(f, app, theme, p, window, cells[i]);
+    }
+    if prof.is_none() {
+        let block = focus(app, Pane::Charts, " saturation ".into());
+        let text = format!(
+            "no profile for {}: saturation needs its baseline. Measure it once with \
+             `iosat sweep --save-profile /dev/{}` (writes to the device: a spare one).",
+            row.name, row.name
+        );
+        f.render_widget(
+            Paragraph::new(text).wrap(Wrap { trim: true }).block(block),
+            cells[3],
+        );
+    }
+}
+
+fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Rect) {
+    let values = p
+        .series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|v| v.1))
+        .chain(p.lines.iter().map(|l| l.1));
+    let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+        (if v > 0.0 { lo.min(v) } else { lo }, hi.max(v))
+    });
+    let log = p.log_ok && lo.is_finite() && hi / lo >= 100.0;
+    let tf = |v: f64| if log { v.max(lo).log10() } else { v };
+    let (y0, y1) = if log {
+        (lo.log10().floor(), hi.log10().ceil())
+    } else {
+        (0.0, p.max.unwrap_or(if hi > 0.0 { hi * 1.15 } else { 1.0 }))
+    };
+    let label = |v: f64| fmt_iops(if log { 10f64.powf(v) } else { v });
+    let series: Vec<Vec<(f64, f64)>> = p
+        .series
+        .iter()
+        .map(|s| s.1.iter().map(|&(x, y)| (x, tf(y))).collect())
+        .collect();
+    let lines: Vec<Vec<(f64, f64)>> = p
+        .lines
+        .iter()
+        .map(|l| vec![(-window, tf(l.1)), (0.0, tf(l.1))])
+        .collect();
+    let mut sets = Vec::new();
+    for (i, s) in p.series.iter().enumerate() {
+        sets.push(
+            Dataset::default()
+                .name(s.0)
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(theme.fg(s.2))
+                .data(&series[i]),
+        );
+    }
+    for (i, l) in p.lines.iter().enumerate() {
+        sets.push(
+            Dataset::default()
+                .name(l.0.clone())
+                .marker(Marker::Dot)
+                .graph_type(GraphType::Line)
+                .style(theme.fg(Color::DarkGray))
+                .data(&lines[i]),
+        );
+    }
+    let title = if log {
+        format!("{}(log) ", p.title)
+    } else {
+        p.title.clone()
+    };
+    let chart = Chart::new(sets)
+        .block(focus(app, Pane::Charts, title))
+        .x_axis(
+            Axis::default()
+                .bounds([-window, 0.0])
+                .labels([format!("-{window:.0}s"), "now".to_string()]),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([y0, y1])
+                .labels([label(y0), label(y1)]),
+        )
+        // New points come in on the right: the legend stays out of their way.
+        .legend_position(Some(LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)));
+    f.render_widget(chart, area);
+}
+
+/// The per-process pane: storage bytes per second from /proc/PID/io, busiest first.
+fn processes(f: &mut Frame, app: &App, area: Rect) {
+    let mut title = " processes: storage I/O (/proc/PID/io) ".to_string();
+    let body = match (&app.source, &app.procs) {
+        (Source::Replay { .. }, _) => {
+            vec![Line::from(
+                "per-process I/O is live only: recordings do not carry it.",
+            )]
+        }
+        (_, None) => vec![Line::from("measuring (one interval)…")],
+        (_, Some(p)) => {
+            if p.denied > 0 {
+                title = format!(
+                    " processes: storage I/O · {} not readable: run as root to see all ",
+                    p.denied
+                );
+            }
+            let mut lines = vec![Line::from(Span::styled(
+                format!(
+                    "{:>8}  {:<16} {:>10} {:>10}",
+                    "PID", "COMMAND", "read MiB/s", "write MiB/s"
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))];
+            if p.top.is_empty() {
+                lines.push(Line::from(
+                    "no process read or wrote storage in the interval",
+                ));
+            }
+            for r in &p.top {
+                let comm: String = r.comm.chars().take(16).collect();
+                lines.push(Line::from(format!(
+                    "{:>8}  {comm:<16} {:>11.2} {:>11.2}",
+                    r.pid,
+                    r.read_bps / 1_048_576.0,
+                    r.write_bps / 1_048_576.0
+                )));
+            }
+            lines
+        }
+    };
+    f.render_widget(
+        Paragraph::new(body).block(focus(app, Pane::Processes, title)),
+        area,
+    );
+}
+
+fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let Some(row) = app.selected_row() else {
+        return;
+    };
+    let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
+        let msg = format!("{}: headroom needs a profile", row.name);
+        f.render_widget(
+            Paragraph::new(msg).style(Style::default().add_modifier(Modifier::DIM)),
+            area,
+        );
+        return;
+    };
+    let used = r.r_s + r.w_s;
+    let ratio = if p.max_useful_iops > 0.0 {
+        (used / p.max_useful_iops).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let head = p.max_useful_iops - used;
+    let label = format!(
+        "{}: {} of {} useful IOPS, headroom {}",
+        row.name,
+        fmt_iops(used),
+        fmt_iops(p.max_useful_iops),
+        fmt_iops(head.max(0.0))
+    );
+    let color = if head < 0.0 || ratio >= 0.9 {
+        Color::Red
+    } else if ratio >= 0.7 {
+        Color::Yellow
+    } else {
+        Color::Green
+    };
+    let g = Gauge::default()
+        .ratio(ratio)
+        .label(label)
+        .gauge_style(theme.fg(color).add_modifier(Modifier::REVERSED));
+    f.render_widget(g, area);
+}
+
+fn help(f: &mut Frame, area: Rect) {
+    let w = area.width.min(72);
+    let h = (HELP.len() as u16 + 2).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let lines: Vec<Line> = HELP
+        .iter()
+        .map(|(k, v)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{k:>10}  "),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*v),
+            ])
+        })
+        .collect();
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).alignment(Alignment::Left).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" keys (Esc closes) "),
+        ),
+        r,
+    );
+}
+
+/// A frame as text, one line per row (snapshot tests, the README's captured frame).
+pub fn to_text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    let mut out = String::new();
+    for line in buf.content.chunks(w) {
+        let s: String = line.iter().map(|c| c.symbol()).collect();
+        out.push_str(s.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_thresholds_and_no_color() {
+        let t = Theme { color: true };
+        assert_eq!(t.saturation(Some(1.0)).fg, Some(Color::Green));
+        assert_eq!(t.saturation(Some(QUEUEING)).fg, Some(Color::Yellow));
+        assert_eq!(t.saturation(Some(9.9)).fg, Some(Color::Yellow));
+        assert_eq!(t.saturation(Some(OVERLOADED)).fg, Some(Color::Red));
+        assert_eq!(t.saturation(None).fg, None);
+        let plain = Theme { color: false };
+        assert_eq!(plain.saturation(Some(50.0)).fg, None);
+    }
+
+    #[test]
+    fn numbers_fit_their_column() {
+        let c = Col::by_key("r/s");
+        assert_eq!(num(c, Some(12.345), 8), "   12.35");
+        assert_eq!(num(c, Some(1234567.0), 8), " 1234567");
+        assert_eq!(num(c, None, 8), "       -");
+        assert_eq!(num(Col::by_key("saturation"), Some(13.94), 8), "   13.9x");
+    }
+}

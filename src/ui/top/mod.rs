@@ -1,0 +1,8 @@
+//! `iosat top`, the live terminal view: the app state and its keys (app, pure), the frames
+//! (draw, ratatui), the terminal (term: raw mode, the guard that restores the screen, the
+//! event loop). Interval reports arrive through a channel from the sampling thread (cmd/top);
+//! nothing here reads /proc.
+
+pub mod app;
+pub mod draw;
+pub mod term;

@@ -1,0 +1,616 @@
+//! `iosat top`: frames drawn with ratatui's TestBackend from recordings made up here
+//! (snapshots at 80x24 and 160x48), and the real thing in a real terminal (tmux).
+
+use iosat::monitor::interval::IntervalReport;
+use iosat::monitor::replay::{Replay, Step};
+use iosat::monitor::select::Selection;
+use iosat::profile::DeviceProfile;
+use iosat::ui::top::app::{App, Key, Source};
+use iosat::ui::top::draw;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use std::sync::Arc;
+
+/// One device of a made-up recording: its kind, profile id, and per-second increments of
+/// (reads, read_ms, writes, write_ms, io_ms, weighted_ms) for each sample.
+struct Dev {
+    major: u32,
+    minor: u32,
+    name: &'static str,
+    kind: &'static str,
+    id: Option<&'static str>,
+    rate: fn(usize) -> [u64; 6],
+}
+
+/// The recording text: 20 samples one second apart.
+fn recording(devs: &[Dev]) -> String {
+    let mut s = String::from("#iosat-record 1\nR 1795333826000000000 1000000000\n");
+    for d in devs {
+        s.push_str(&format!(
+            "D {}:{} {} {} {}\n",
+            d.major, d.minor, d.name, d.kind, d.name
+        ));
+        if let Some(id) = d.id {
+            s.push_str(&format!("I {}:{} {} {id}\n", d.major, d.minor, d.name));
+        }
+    }
+    let mut cum: Vec<[u64; 6]> = devs.iter().map(|_| [0; 6]).collect();
+    for i in 0..20usize {
+        s.push_str(&format!(
+            "T {} {}\n",
+            (i as u64 + 1) * 1_000_000_000,
+            1_795_333_826_000_000_000i64 + i as i64 * 1_000_000_000
+        ));
+        for (d, c) in devs.iter().zip(cum.iter_mut()) {
+            if i > 0 {
+                let r = (d.rate)(i);
+                for k in 0..6 {
+                    c[k] += r[k];
+                }
+            }
+            s.push_str(&format!(
+                " {} {} {} {} 0 {} {} {} 0 {} {} 0 {} {}\n",
+                d.major,
+                d.minor,
+                d.name,
+                c[0],
+                c[0] * 8,
+                c[1],
+                c[2],
+                c[2] * 8,
+                c[3],
+                c[4],
+                c[5]
+            ));
+        }
+    }
+    s
+}
+
+fn profile(id: &str) -> Option<Arc<DeviceProfile>> {
+    (id == "nvme-test").then(|| {
+        Arc::new(DeviceProfile {
+            id: id.into(),
+            baseline_latency_ns: 100_000.0,
+            knee_concurrency: 4,
+            max_useful_iops: 20_000.0,
+            pattern: "randread".into(),
+            block_size: 4096,
+        })
+    })
+}
+
+fn reports(devs: &[Dev]) -> Vec<IntervalReport> {
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    Replay::new(&recording(devs), sel, false, Box::new(profile))
+        .unwrap()
+        .filter_map(|s| match s.unwrap() {
+            Step::Report(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn app(devs: &[Dev]) -> App {
+    let mut a = App::new(
+        Source::Live {
+            host: "testhost".into(),
+            kernel: "6.1.0".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    for r in reports(devs) {
+        a.on_report(r);
+    }
+    a
+}
+
+fn frame(a: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw::draw(f, a)).unwrap();
+    draw::to_text(t.backend().buffer())
+}
+
+fn both(name: &str, a: &App) {
+    insta::assert_snapshot!(format!("top_{name}_80x24"), frame(a, 80, 24));
+    insta::assert_snapshot!(format!("top_{name}_160x48"), frame(a, 160, 48));
+}
+
+const IDLE: Dev = Dev {
+    major: 8,
+    minor: 0,
+    name: "sda",
+    kind: "disk",
+    id: None,
+    rate: |_| [0; 6],
+};
+
+/// Reads at 2 ms against a 0.1 ms baseline (20x), 8 in flight against a knee of 4, growing.
+const SATURATED: Dev = Dev {
+    major: 259,
+    minor: 0,
+    name: "nvme0n1",
+    kind: "disk",
+    id: Some("nvme-test"),
+    rate: |i| {
+        let n = 2000 + 200 * i as u64;
+        [
+            n,
+            n * 2 + 10 * i as u64 * i as u64,
+            500,
+            250,
+            1000,
+            n * 2 + 125,
+        ]
+    },
+};
+
+/// Busy, no profile.
+const BUSY: Dev = Dev {
+    major: 8,
+    minor: 16,
+    name: "sdb",
+    kind: "disk",
+    id: None,
+    rate: |i| [300, 300 * (1 + (i as u64 % 4)), 20, 40, 700, 600],
+};
+
+/// Writes only.
+const WRITER: Dev = Dev {
+    major: 8,
+    minor: 32,
+    name: "sdc",
+    kind: "disk",
+    id: None,
+    rate: |i| [0, 0, 900, 900 * (2 + (i as u64 % 3)), 990, 2500],
+};
+
+const LOOP: Dev = Dev {
+    major: 7,
+    minor: 0,
+    name: "loop0",
+    kind: "loop",
+    id: None,
+    rate: |_| [5, 5, 0, 0, 5, 5],
+};
+
+#[test]
+fn frame_no_devices() {
+    // Only a loop device: hidden by default (a shows it).
+    both("no_devices", &app(&[LOOP]));
+}
+
+#[test]
+fn frame_waiting() {
+    let a = App::new(
+        Source::Replay {
+            file: "x.rec".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    insta::assert_snapshot!("top_waiting_80x24", frame(&a, 80, 24));
+}
+
+#[test]
+fn frame_idle() {
+    both("idle", &app(&[IDLE]));
+}
+
+#[test]
+fn frame_saturated_with_profile() {
+    both("saturated", &app(&[IDLE, BUSY, SATURATED]));
+}
+
+#[test]
+fn frame_no_profile() {
+    both("no_profile", &app(&[IDLE, BUSY]));
+}
+
+#[test]
+fn frame_write_heavy() {
+    both("write_heavy", &app(&[WRITER, IDLE]));
+}
+
+#[test]
+fn frame_tiny_terminal() {
+    let a = app(&[BUSY]);
+    insta::assert_snapshot!("top_tiny_40x10", frame(&a, 40, 10));
+}
+
+#[test]
+fn frame_help_and_filter() {
+    let mut a = app(&[IDLE, BUSY, SATURATED]);
+    a.on_key(Key::Char('?'));
+    insta::assert_snapshot!("top_help_80x24", frame(&a, 80, 24));
+    a.on_key(Key::Esc);
+    a.on_key(Key::Char('/'));
+    a.on_key(Key::Char('s'));
+    a.on_key(Key::Char('d'));
+    let f = frame(&a, 80, 24);
+    assert!(f.contains("filter: sd"), "{f}");
+    assert!(!f.contains("nvme0n1"), "{f}");
+}
+
+#[test]
+fn saturated_device_sorts_first_and_is_judged() {
+    let a = app(&[IDLE, BUSY, SATURATED]);
+    let names: Vec<&str> = a.visible().iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["nvme0n1", "sdb", "sda"]);
+    let sat = a.visible()[0].sat.clone().unwrap();
+    assert!(sat.saturation_r.unwrap() > 10.0, "{sat:?}");
+    let f = frame(&a, 160, 48);
+    assert!(f.contains("baseline 0.100 ms"), "{f}");
+    assert!(f.contains("knee 4"), "{f}");
+    assert!(f.contains("10x"), "{f}");
+}
+
+/// A tmux server of its own (a unique socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start() -> Option<Tmux> {
+        if !crate::util::have("tmux", "-V") {
+            eprintln!("skipped: tmux is not installed (scripts/test.sh installs it)");
+            return None;
+        }
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = Tmux {
+            socket: format!("iosat-top-{}-{n}", std::process::id()),
+        };
+        t.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "env -i TERM=xterm-256color PATH=/usr/bin:/bin bash --norc --noprofile",
+        ]);
+        t.keys(&["PS1='PROMPT$ '", "Enter"]);
+        t.wait_for("PROMPT$");
+        Some(t)
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let o = std::process::Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tmux {args:?}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "t"];
+        a.extend_from_slice(keys);
+        self.run(&a);
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    /// The screen once it shows `needle` (a deadline against a hung test, not a timing
+    /// assertion).
+    #[track_caller]
+    fn wait_for(&self, needle: &str) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "never showed {needle:?}:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    #[track_caller]
+    fn wait_gone(&self, needle: &str) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if !s.contains(needle) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "still shows {needle:?}:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+#[test]
+fn top_in_a_real_terminal() {
+    let Some(t) = Tmux::start() else { return };
+    let cmd = format!(
+        "{} top --replay {} -i 0.2 --no-profile",
+        env!("CARGO_BIN_EXE_iosat"),
+        crate::util::fixture("report/loop.rec").display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    let s = t.wait_for("devices (1)");
+    assert!(s.contains("vda"), "{s}");
+    assert!(s.contains("%busy"), "{s}");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+
+    t.keys(&["?"]);
+    t.wait_for("keys (Esc closes)");
+    t.keys(&["Escape"]);
+    t.wait_gone("keys (Esc closes)");
+
+    // Sort: saturation is not shown without a profile, → goes to the first column.
+    t.keys(&["Right"]);
+    t.wait_for("Device↓");
+    t.keys(&["r"]);
+    t.wait_for("Device↑");
+
+    // All devices, then a filter.
+    t.keys(&["a"]);
+    t.wait_for("devices (10)");
+    t.keys(&["/", "loop3", "Enter"]);
+    let s = t.wait_for("filter 'loop3'");
+    assert!(s.contains("devices (1)"), "{s}");
+    assert!(s.contains("loop3 latency ms"), "{s}");
+
+    t.keys(&["q"]);
+    let s = t.wait_for("PROMPT$");
+    assert!(!s.contains("iosat top ·"), "the view is gone:\n{s}");
+    t.keys(&["echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    // The terminal is back in its normal (cooked, echoing) mode, and iosat exited 0.
+    t.keys(&[
+        "clear; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo; echo END\\_MARK",
+        "Enter",
+    ]);
+    let s = t.wait_for("END_MARK");
+    assert!(s.lines().any(|l| l == "icanon"), "{s}");
+    assert!(s.lines().any(|l| l == "echo"), "{s}");
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let Some(t) = Tmux::start() else { return };
+    let cmd = format!(
+        "{} top --replay {} --no-profile",
+        env!("CARGO_BIN_EXE_iosat"),
+        crate::util::fixture("report/loop.rec").display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    // The shell's child is iosat: stop it as `kill` would.
+    let shell = t.run(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
+    let shell = shell.trim();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: kill(2) on the pid of the process this test started through the shell.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    t.wait_for("PROMPT$");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    t.keys(&[
+        "r=$?; clear; echo top_rc=$r; stty -a | tr ' ;' '\\n\\n' | grep -x icanon; echo END\\_MARK",
+        "Enter",
+    ]);
+    let s = t.wait_for("END_MARK");
+    assert!(s.contains("top_rc=130"), "{s}");
+    assert!(s.lines().any(|l| l == "icanon"), "{s}");
+}
+
+#[test]
+fn bad_input_is_one_line_before_the_screen_switches() {
+    use crate::util::{iosat, stderr};
+    let rec = crate::util::fixture("report/loop.rec");
+    let o = iosat().args(["top", "-i", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(stderr(&o).contains("'-i'"), "{}", stderr(&o));
+    let o = iosat()
+        .args(["top", "nosuchdev9", "--no-profile", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(stderr(&o).contains("nosuchdev9"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = iosat()
+        .args(["top", "--replay", "/nonexistent/x.rec"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stderr(&o).contains("/nonexistent/x.rec"), "{}", stderr(&o));
+    // Nothing but the error line: the terminal was never switched.
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn live_view_records_what_stat_replays() {
+    let Some(t) = Tmux::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("top.rec");
+    let cmd = format!(
+        "{} top -i 0.1 --all --no-profile --record {}",
+        env!("CARGO_BIN_EXE_iosat"),
+        rec.display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    let s = t.wait_for("every 0.");
+    assert!(s.contains("· kernel "), "{s}");
+    // CPU shares over the interval, from sys::sched (the second report has them).
+    t.wait_for(" · cpu ");
+    t.wait_for("latency ms");
+    // Tab, Tab: who is doing the I/O (this test's own iosat and tmux may well be idle).
+    t.keys(&["Tab", "Tab"]);
+    let s = t.wait_for("processes: storage I/O");
+    assert!(s.contains("measuring") || s.contains("COMMAND"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("PROMPT$");
+    let o = crate::util::iosat()
+        .args(["stat", "--all", "--no-profile", "--json", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let out = crate::util::ok_stdout(&o);
+    assert!(out.lines().count() >= 1, "{out}");
+    assert!(out.contains("\"r/s\""), "{out}");
+}
+
+#[test]
+fn collector_holds_warnings_for_the_view() {
+    use iosat::monitor::collect::Collector;
+    use iosat::profile::ProfileCache;
+    use iosat::sys::Root;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("diskstats"),
+        "   8       0 sda 1 0 8 1 0 0 0 0 0 1 1\nthis is not a diskstats line\n",
+    )
+    .unwrap();
+    let root = Root {
+        proc: dir.path().to_path_buf(),
+        sys: dir.path().to_path_buf(),
+    };
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    let mut c = Collector::new(
+        root.clone(),
+        sel,
+        false,
+        ProfileCache::new(None, root),
+        None,
+    );
+    c.hold_warnings();
+    c.tick().unwrap();
+    let w = c.take_warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("not a diskstats line"), "{w:?}");
+    c.tick().unwrap();
+    assert!(c.take_warnings().is_empty(), "each distinct warning once");
+
+    let mut a = app(&[IDLE]);
+    a.warning = Some(w[0].clone());
+    assert!(frame(&a, 80, 24).contains("warning: "));
+    a.on_key(Key::Esc);
+    assert!(!frame(&a, 80, 24).contains("warning: "));
+}
+
+#[test]
+fn the_table_scrolls_to_the_selected_device() {
+    let devs: Vec<Dev> = (0..20u32)
+        .map(|i| Dev {
+            major: 8,
+            minor: i * 16,
+            name: Box::leak(format!("sd{}", (b'a' + i as u8) as char).into_boxed_str()),
+            kind: "disk",
+            id: None,
+            rate: |_| [0; 6],
+        })
+        .collect();
+    let mut a = app(&devs);
+    let f = frame(&a, 80, 24);
+    assert!(
+        f.contains("devices (20)") && f.contains("sda ") && !f.contains("sdt "),
+        "{f}"
+    );
+    for _ in 0..19 {
+        a.on_key(Key::Down);
+    }
+    assert_eq!(a.selected.as_deref(), Some("sdt"));
+    let f = frame(&a, 80, 24);
+    assert!(f.contains("sdt ") && !f.contains("sda "), "{f}");
+}
+
+#[test]
+fn frame_processes_pane() {
+    use iosat::monitor::procs::{ProcRate, ProcReport};
+    use iosat::ui::top::app::Pane;
+    let mut a = app(&[IDLE, BUSY]);
+    a.on_key(Key::Tab);
+    a.on_key(Key::Tab);
+    assert_eq!(a.pane, Pane::Processes);
+    a.procs = Some(ProcReport {
+        top: vec![
+            ProcRate {
+                pid: 4242,
+                comm: "postgres".into(),
+                read_bps: 12_500_000.0,
+                write_bps: 3_000_000.0,
+            },
+            ProcRate {
+                pid: 77,
+                comm: "jbd2/sda1-8".into(),
+                read_bps: 0.0,
+                write_bps: 1_000_000.0,
+            },
+        ],
+        denied: 120,
+    });
+    insta::assert_snapshot!("top_processes_80x24", frame(&a, 80, 24));
+    let mut r = App::new(
+        Source::Replay {
+            file: "x.rec".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    r.on_key(Key::BackTab);
+    assert!(frame(&r, 80, 24).contains("live only"));
+}
+
+#[test]
+fn context_line_has_cpu_and_pressure() {
+    let mut a = app(&[BUSY]);
+    a.host = Some(iosat::sys::sched::SchedDelta {
+        cpu_busy_pct: Some(12.4),
+        cpu_iowait_pct: Some(3.0),
+        cpu_steal_pct: Some(0.0),
+        psi_io_some_pct: Some(1.5),
+        ..Default::default()
+    });
+    let f = frame(&a, 160, 48);
+    let first = f.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "iosat top · testhost · kernel 6.1.0 · cpu 12% iowait 3% steal 0% · psi io 1.5% · every 1.00 s · window 60 s"
+    );
+}
