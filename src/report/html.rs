@@ -105,7 +105,7 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
         "measured IOPS",
         series(&|r| Some(r.point.iops)),
     ));
-    if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()) {
+    if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()).filter(|u| u.trusted()) {
         let max_c = rows.iter().map(c).fold(1.0, f64::max);
         let pts: Vec<(f64, f64)> = (0..=48)
             .map(|i| {

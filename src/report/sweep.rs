@@ -46,8 +46,8 @@ fn text(r: &SweepReport) -> String {
         s.push('\n');
         s.push_str(&t.to_text());
     }
-    if r.levels.iter().any(|l| l.interrupted) {
-        s.push_str("* level cut short by Ctrl-C\n");
+    if let Some(line) = cut_footnote(r) {
+        s.push_str(&line);
     }
     s.push_str(LEGEND);
     s.push_str("\n\n");
@@ -72,6 +72,25 @@ fn markdown(r: &SweepReport) -> String {
     s.push_str(&bullets(&verdict_lines(r.verdict.as_ref()), ""));
     s.push_str(&bullets(&r.notes, "note: "));
     s
+}
+
+/// The footnote for levels marked `*`: cut short, by the signal the verdict names when it
+/// knows it (never "Ctrl-C" for a SIGTERM).
+fn cut_footnote(r: &SweepReport) -> Option<String> {
+    let mut signals: Vec<&str> = r
+        .verdict
+        .iter()
+        .flat_map(|v| v.levels.iter().filter_map(|f| f.cut_by.as_deref()))
+        .collect();
+    signals.dedup();
+    if signals.is_empty() && !r.levels.iter().any(|l| l.interrupted) {
+        return None;
+    }
+    Some(if signals.is_empty() {
+        "* level cut short by a stop signal (Ctrl-C, SIGTERM or SIGHUP)\n".to_string()
+    } else {
+        format!("* level cut short by {}\n", signals.join(", "))
+    })
 }
 
 /// What ran against what, one or two lines.

@@ -702,3 +702,19 @@ fn readme_example_is_what_the_binary_prints() {
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
     assert_eq!(shown, stdout(&analyze(&FIO_QD)));
 }
+
+#[test]
+fn one_level_is_shown_but_not_judged() {
+    // Exit 0 (single-level imports are valid input, and their JSON is what scripts read), but
+    // the verdict says why there is none, and the typed verdict carries the flag.
+    let out = stdout(&analyze(&["fio-qd1.json"]));
+    assert!(out.contains("a verdict needs at least two levels"), "{out}");
+    assert!(!out.contains("Knee"), "{out}");
+    let j = json(&["fio-qd1.json"]);
+    assert_eq!(j["verdict"]["too_few_levels"], true);
+    assert!(j["verdict"].get("usl").map_or(true, Value::is_null));
+    // Two levels are enough.
+    let out = stdout(&analyze(&["fio-qd1.json", "fio-qd4.json"]));
+    assert!(out.contains("Knee (optimal concurrency)"));
+    assert!(out.contains("No USL fit: 2 levels are too few"), "{out}");
+}
