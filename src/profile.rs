@@ -5,8 +5,9 @@
 //! cmd/, ui/, monitor/ or report/.
 //!
 //! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
-//! else `~/.local/state/iosat/profiles`; file `<id>.json` where id is the device's wwid, else
-//! its serial, else model + size (sanitised to `[A-Za-z0-9._-]`).
+//! else `~/.local/state/iosat/profiles`; files `<id>.read.json` and `<id>.write.json` (older
+//! files: `<id>.json`, loaded as read profiles) where id is the device's wwid, else its serial, else model + size (sanitised to
+//! `[A-Za-z0-9._-]`).
 
 use crate::error::{Error, Result};
 use crate::sys::device::{self, BlockDev};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 /// What `stat` needs from a saved sweep: the verdict's numbers and what they were measured
 /// with (the baseline holds for the swept pattern and block size only).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DeviceProfile {
     /// The profile id (file name without `.json`): wwid, serial, or model + size.
     pub id: String,
@@ -30,6 +31,79 @@ pub struct DeviceProfile {
     pub pattern: String,
     /// The swept request size, bytes.
     pub block_size: u64,
+    /// Which requests the baseline holds for (from the swept pattern; a file from before
+    /// directions existed loads by its pattern, and as a read profile when it has none).
+    #[serde(default, skip_serializing_if = "Direction::is_read")]
+    pub direction: Direction,
+    /// The write profile saved beside a read one (`<id>.write.json`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<Box<DeviceProfile>>,
+    /// Saved before profiles had a direction (as `<id>.json`): such a file judged every
+    /// request, so it still judges writes when no write profile exists, and `stat` says so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub legacy: bool,
+}
+
+/// The direction a profile judges: a read sweep gives the read baseline and knee, a write
+/// sweep the write ones; a mixed (randrw) sweep's baseline is of the mix, so it judges both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Read,
+    Write,
+    Mixed,
+}
+
+impl Direction {
+    /// From a sweep's pattern name; unknown patterns (old or hand-written files) are reads.
+    pub fn of_pattern(pattern: &str) -> Direction {
+        match pattern {
+            "write" | "randwrite" => Direction::Write,
+            "randrw" | "rw" | "readwrite" => Direction::Mixed,
+            _ => Direction::Read,
+        }
+    }
+
+    pub fn is_read(&self) -> bool {
+        *self == Direction::Read
+    }
+}
+
+impl DeviceProfile {
+    /// The profile reads are judged against (None: only a write profile is saved).
+    pub fn for_reads(&self) -> Option<&DeviceProfile> {
+        (self.direction != Direction::Write).then_some(self)
+    }
+
+    /// The profile writes are judged against (None: "no write profile"; never the read
+    /// baseline, which says nothing about how long a write takes, except for a legacy file
+    /// that always did).
+    pub fn for_writes(&self) -> Option<&DeviceProfile> {
+        if let Some(w) = self.write.as_deref() {
+            return Some(w);
+        }
+        match self.direction {
+            Direction::Write | Direction::Mixed => Some(self),
+            Direction::Read => self.legacy.then_some(self),
+        }
+    }
+}
+
+/// The file a profile of `id` for `dir` is saved in: `<id>.read.json` for reads (and mixed
+/// sweeps, whose baseline covers both), `<id>.write.json` for writes, so both can exist.
+/// `<id>.json` is the name profiles had before they had a direction ([`LEGACY`]).
+pub fn profile_file(id: &str, dir: Direction) -> String {
+    match dir {
+        Direction::Write => format!("{id}.write.json"),
+        Direction::Read | Direction::Mixed => format!("{id}.read.json"),
+    }
+}
+
+/// The file name of a profile saved before profiles had a direction: it loads as a read
+/// profile (or as its pattern says) that also judges writes, as it always did.
+pub fn legacy_file(id: &str) -> String {
+    format!("{id}.json")
 }
 
 /// A device's profile and where it was found (a file path, or the id a `stat --json` line
@@ -177,16 +251,20 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     let knee = num("knee_concurrency")?;
     let max_useful_iops = num("max_useful_iops")?;
     let w = v.get("workload");
+    let pattern = w
+        .and_then(|w| w.get("pattern"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("unknown")
+        .to_string();
     Ok(DeviceProfile {
         id: id.to_string(),
         baseline_latency_ns,
         knee_concurrency: knee as u32,
         max_useful_iops,
-        pattern: w
-            .and_then(|w| w.get("pattern"))
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("unknown")
-            .to_string(),
+        direction: Direction::of_pattern(&pattern),
+        write: None,
+        legacy: false,
+        pattern,
         block_size: w
             .and_then(|w| w.get("block_size"))
             .and_then(serde_json::Value::as_u64)
@@ -194,10 +272,32 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     })
 }
 
-/// Read `<dir>/<id>.json`: Ok(None) when there is no such profile, a Parse error naming the
-/// file when it is not a usable sweep report.
+/// The profiles of `id` in `dir`, both directions: `<id>.read.json` (else the older
+/// `<id>.json`, by its pattern) with `<id>.write.json` attached as its write part; the write
+/// profile alone when only it is saved. Ok(None) when neither exists; a Parse error
+/// naming the file when one is not a usable sweep report.
 pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
-    let path = dir.join(format!("{id}.json"));
+    let main = match load_file(&dir.join(profile_file(id, Direction::Read)), id)? {
+        Some(p) => Some(p),
+        None => {
+            load_file(&dir.join(legacy_file(id)), id)?.map(|p| DeviceProfile { legacy: true, ..p })
+        }
+    };
+    let write = load_file(&dir.join(profile_file(id, Direction::Write)), id)?;
+    Ok(match (main, write) {
+        (Some(mut m), Some(w)) if m.direction != Direction::Write => {
+            m.write = Some(Box::new(w));
+            Some(m)
+        }
+        // An old `<id>.json` of a write sweep: the write file saved since wins.
+        (Some(_), Some(w)) => Some(w),
+        (m, w) => m.or(w),
+    })
+}
+
+/// One profile file: Ok(None) when it does not exist.
+fn load_file(path: &Path, id: &str) -> Result<Option<DeviceProfile>> {
+    let path = path.to_path_buf();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -212,11 +312,16 @@ pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
         })
 }
 
-/// Write `json` as `<dir>/<id>.json` (via a temporary file and rename, so a reader never sees
-/// half a profile). Returns the path written.
+/// Write the sweep report `json` as the profile of its direction (`<dir>/<id>.json` for
+/// reads, `<id>.write.json` for writes: see [`profile_file`]), via a temporary file and
+/// rename, so a reader never sees half a profile. Returns the path written.
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = dir.join(format!("{id}.json"));
+    let pattern = serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v["workload"]["pattern"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let path = dir.join(profile_file(id, Direction::of_pattern(&pattern)));
     crate::sys::fs::replace_file(&path, json.as_bytes())?;
     Ok(path)
 }
@@ -262,8 +367,15 @@ impl ProfileCache {
             };
             match load(dir, id) {
                 Ok(Some(p)) => Ok(Found {
+                    path: dir
+                        .join(if p.legacy {
+                            legacy_file(id)
+                        } else {
+                            profile_file(id, p.direction)
+                        })
+                        .display()
+                        .to_string(),
                     profile: Arc::new(p),
-                    path: dir.join(format!("{id}.json")).display().to_string(),
                 }),
                 Ok(None) => Err(Missing::NotSaved(dir.clone())),
                 Err(e) => {
@@ -384,6 +496,53 @@ mod tests {
         std::fs::write(d.path().join("bad.json"), "{").unwrap();
         let e = load(d.path(), "bad").unwrap_err().to_string();
         assert!(e.contains("bad.json:1: not JSON"), "{e}");
+    }
+
+    fn sweep_json(pattern: &str, base_ns: f64) -> String {
+        format!(
+            r#"{{"workload":{{"pattern":"{pattern}","block_size":4096}},
+            "verdict":{{"baseline_latency_ns":{base_ns},"knee_concurrency":4,"max_useful_iops":1000}}}}"#
+        )
+    }
+
+    #[test]
+    fn read_and_write_profiles_live_side_by_side() {
+        let d = tempfile::tempdir().unwrap();
+        let r = save(d.path(), "dev", &sweep_json("randread", 100_000.0)).unwrap();
+        assert!(r.ends_with("dev.read.json"), "{}", r.display());
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert_eq!(p.direction, Direction::Read);
+        assert!(p.for_reads().is_some() && p.for_writes().is_none());
+        let w = save(d.path(), "dev", &sweep_json("randwrite", 900_000.0)).unwrap();
+        assert!(w.ends_with("dev.write.json"), "{}", w.display());
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert_eq!(p.for_reads().unwrap().baseline_latency_ns, 100_000.0);
+        assert_eq!(p.for_writes().unwrap().baseline_latency_ns, 900_000.0);
+        // Only a write profile: reads have none.
+        std::fs::remove_file(&r).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert!(p.for_reads().is_none());
+        assert_eq!(p.for_writes().unwrap().baseline_latency_ns, 900_000.0);
+    }
+
+    #[test]
+    fn an_old_profile_file_loads_as_a_read_profile() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("dev.json"), sweep_json("randread", 100_000.0)).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert!(p.legacy);
+        assert_eq!(p.direction, Direction::Read);
+        assert_eq!(p.for_reads().unwrap().baseline_latency_ns, 100_000.0);
+        // A newer read profile takes its place; a write profile is attached to either.
+        save(d.path(), "dev", &sweep_json("randread", 120_000.0)).unwrap();
+        save(d.path(), "dev", &sweep_json("randwrite", 900_000.0)).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert!(!p.legacy);
+        assert_eq!(p.baseline_latency_ns, 120_000.0);
+        assert_eq!(p.for_writes().unwrap().baseline_latency_ns, 900_000.0);
+        let mut cache = ProfileCache::new(Some(d.path().to_path_buf()), Root::default());
+        let found = cache.by_id("dev").unwrap();
+        assert!(found.path.ends_with("dev.read.json"), "{}", found.path);
     }
 
     #[test]
