@@ -779,6 +779,57 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
     }
 }
 
+impl From<&crate::latency::LatencySummary> for LatencyNs {
+    /// A recorded summary (integer ns, every percentile known) as the analysis reads it.
+    fn from(l: &crate::latency::LatencySummary) -> LatencyNs {
+        let f = |v: u64| Some(v as f64);
+        LatencyNs {
+            min: f(l.min),
+            mean: l.mean as f64,
+            p50: f(l.p50),
+            p90: f(l.p90),
+            p95: f(l.p95),
+            p99: f(l.p99),
+            p999: f(l.p999),
+            max: f(l.max),
+        }
+    }
+}
+
+/// One direction of a mixed workload judged on its own: each level's IOPS and latency of
+/// that direction at the offered (total) concurrency, so its baseline, knee and overload
+/// point are the direction's. Little's law is not judged per direction (the offered
+/// concurrency is shared by both). One sentence, starting with `name` ("Reads").
+pub fn direction_line(name: &str, levels: &[LevelPoint]) -> String {
+    let v = analyze(levels);
+    if v.too_few_levels {
+        return format!("{name}: one level only, not judged.");
+    }
+    let knee = v
+        .levels
+        .iter()
+        .find(|f| f.concurrency == v.knee_concurrency);
+    let knee_lat = levels
+        .iter()
+        .find(|l| l.concurrency == v.knee_concurrency)
+        .map_or(0.0, |l| l.latency_ns.mean);
+    format!(
+        "{name}: baseline {} at concurrency {}; knee {} ({} IOPS at {}, {} the baseline); {}.",
+        fmt_latency_ns(v.baseline_latency_ns),
+        v.baseline_concurrency,
+        v.knee_concurrency,
+        fmt_iops(v.max_useful_iops),
+        fmt_latency_ns(knee_lat),
+        fmt_ratio(knee.map_or(1.0, |f| f.saturation_avg.max(1.0))),
+        match v.overload_concurrency {
+            Some(o) =>
+                format!("overloaded from concurrency {o} (p95 above {OVERLOAD_P95_FACTOR}x)"),
+            None if v.baseline_p95_ns.is_some() => "not overloaded".to_string(),
+            None => "no p95, no overload rule".to_string(),
+        }
+    )
+}
+
 /// One level (after cut levels are set aside): its figures, and no verdict.
 fn too_few(
     all: &[LevelPoint],

@@ -5,7 +5,8 @@
 use super::levels::{bullets, indented, levels_table, us_cell, verdict_lines, LevelRow, LEGEND};
 use super::table::Table;
 use super::Format;
-use crate::load::result::{LevelResult, SweepReport};
+use crate::analysis::{direction_line, LatencyNs, LevelPoint};
+use crate::load::result::{DirectionResult, LevelResult, SweepReport};
 
 /// The report in `format` (`Html` is the page; `Text` what a terminal gets).
 pub fn render(r: &SweepReport, format: Format) -> String {
@@ -51,7 +52,9 @@ fn text(r: &SweepReport) -> String {
     }
     s.push_str(LEGEND);
     s.push_str("\n\n");
-    s.push_str(&indented("Verdict:", &verdict_lines(r.verdict.as_ref())));
+    let mut lines = verdict_lines(r.verdict.as_ref());
+    lines.extend(direction_lines(r));
+    s.push_str(&indented("Verdict:", &lines));
     for n in &r.notes {
         s.push_str(&format!("note: {n}\n"));
     }
@@ -69,7 +72,9 @@ fn markdown(r: &SweepReport) -> String {
         s.push_str(&t.to_markdown());
     }
     s.push_str("\n### Verdict\n\n");
-    s.push_str(&bullets(&verdict_lines(r.verdict.as_ref()), ""));
+    let mut lines = verdict_lines(r.verdict.as_ref());
+    lines.extend(direction_lines(r));
+    s.push_str(&bullets(&lines, ""));
     s.push_str(&bullets(&r.notes, "note: "));
     s
 }
@@ -123,6 +128,37 @@ fn header_line(r: &SweepReport) -> String {
         ));
     }
     s
+}
+
+/// A mixed sweep judged per direction: one line for reads, one for writes (none otherwise).
+fn direction_lines(r: &SweepReport) -> Vec<String> {
+    if !r.levels.iter().any(|l| l.read.is_some()) || r.levels.len() < 2 {
+        return Vec::new();
+    }
+    let points = |pick: fn(&LevelResult) -> Option<&DirectionResult>| -> Vec<LevelPoint> {
+        r.levels
+            .iter()
+            .filter_map(|l| {
+                pick(l).filter(|d| d.ios > 0).map(|d| LevelPoint {
+                    concurrency: l.concurrency,
+                    iops: d.iops,
+                    bytes_per_s: d.bytes_per_s,
+                    latency_ns: LatencyNs::from(&d.latency_ns),
+                    ..Default::default()
+                })
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (name, pts) in [
+        ("Reads", points(|l| l.read.as_ref())),
+        ("Writes", points(|l| l.write.as_ref())),
+    ] {
+        if !pts.is_empty() {
+            out.push(direction_line(name, &pts));
+        }
+    }
+    out
 }
 
 /// Reads and writes apart, for mixed patterns only.
