@@ -82,6 +82,36 @@ pub struct UslFit {
     pub power_peak_concurrency: Option<f64>,
 }
 
+impl Verdict {
+    /// Why this verdict should not be saved as a device profile (`--save-profile` refuses it
+    /// unless forced): its baseline or knee level is unstable, disturbed or cut short, the
+    /// baseline drifted, or there is no verdict at all. None when it can be saved.
+    pub fn profile_refusal(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if self.too_few_levels {
+            why.push("fewer than two levels, no verdict".to_string());
+        }
+        for (what, c) in [
+            ("baseline", self.baseline_concurrency),
+            ("knee", self.knee_concurrency),
+        ] {
+            if self.too_few_levels && what == "knee" {
+                continue;
+            }
+            if self.unstable_levels.contains(&c) {
+                why.push(format!("the {what} (concurrency {c}) is unstable"));
+            }
+            if self.disturbed_levels.contains(&c) {
+                why.push(format!("the {what} (concurrency {c}) was disturbed"));
+            }
+        }
+        if self.baseline_drift.as_ref().is_some_and(|d| d.drifted) {
+            why.push("the baseline drifted during the sweep".to_string());
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+}
+
 impl UslFit {
     /// Fits the levels well enough ([`USL_MIN_R2`]) to be shown and to refine the knee.
     pub fn trusted(&self) -> bool {

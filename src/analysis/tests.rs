@@ -975,3 +975,31 @@ fn util_lesson_when_util_falls_or_stays() {
     );
     assert!(!flat.contains("went only"));
 }
+
+#[test]
+fn profile_refusal_names_the_reasons() {
+    assert_eq!(analyze(&soft_knee()).profile_refusal(), None);
+    let v = analyze(&with_spread(
+        soft_knee(),
+        &[0.02, 0.02, 0.08, 0.08, 0.02, 0.02],
+    ));
+    let why = v.profile_refusal().expect("refused");
+    assert!(
+        why.contains(&format!(
+            "the knee (concurrency {}) is unstable",
+            v.knee_concurrency
+        )),
+        "{why}"
+    );
+    let mut lv = soft_knee();
+    lv[0].disturbance = Some(Disturbance {
+        cpu_wait_ns_per_io: Some(0.5e6),
+        ..Default::default()
+    });
+    let why = analyze(&lv).profile_refusal().expect("refused");
+    assert_eq!(why, "the baseline (concurrency 1) was disturbed");
+    let why = analyze(&[level(1, 1.0, 1.0, None)])
+        .profile_refusal()
+        .unwrap();
+    assert_eq!(why, "fewer than two levels, no verdict");
+}

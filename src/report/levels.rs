@@ -4,6 +4,7 @@
 //! Returns values and strings; no IO.
 
 use super::table::Table;
+use crate::analysis::evidence::Spread;
 use crate::analysis::text::fmt_ratio;
 use crate::analysis::throttle::LimitPlace;
 use crate::analysis::{LevelFinding, LevelPoint, LittleCheck, Verdict};
@@ -26,7 +27,8 @@ pub struct LevelRow {
 /// Under the text table: what the less obvious columns mean.
 pub const LEGEND: &str = "x_base = avg latency / baseline avg (x_base_p95: the same for p95); \
 r/s .. %util = the kernel's view of the disk (iostat -x); little = Little's law check (IOPS x \
-latency vs concurrency); note = what the verdict says of the level";
+latency vs concurrency); spread (when measured) = how far the level's sub-windows disagree (CV of \
+IOPS or latency); note = what the verdict says of the level";
 
 /// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
 pub fn us_cell(ns: Option<f64>) -> String {
@@ -76,6 +78,13 @@ pub fn levels_table(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
     ]);
     let last = t.headers.len() - 1;
     t.right[last] = false;
+    // The windows' spread, only when some level was measured in sub-windows (a column of
+    // dashes for every older file would say nothing).
+    let spread_col = rows.iter().any(|r| r.point.spread.is_some());
+    if spread_col {
+        t.headers.insert(last, "spread".into());
+        t.right.insert(last, true);
+    }
     for r in rows {
         let p = &r.point;
         let finding = v.and_then(|v| v.levels.iter().find(|f| f.concurrency == p.concurrency));
@@ -115,8 +124,19 @@ pub fn levels_table(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
             little,
             v.map(|v| notes(v, p, finding)).unwrap_or_default(),
         ]);
+        if spread_col {
+            let row = t.rows.last_mut().expect("just pushed");
+            row.insert(row.len() - 1, spread_cell(p.spread.as_ref()));
+        }
     }
     t
+}
+
+/// A level's spread as "±CV %" of the noisier of IOPS and mean latency; "-" without one.
+fn spread_cell(s: Option<&Spread>) -> String {
+    s.map_or("-".into(), |s| {
+        format!("±{:.0}%", 100.0 * s.iops_cv.max(s.mean_ns_cv))
+    })
 }
 
 /// The `little` column: the verdict's judgement of the level when there is a verdict (so the
@@ -308,6 +328,40 @@ mod tests {
             "{:?}",
             t.rows[2]
         );
+    }
+
+    #[test]
+    fn spread_column_only_when_measured_and_cut_levels_named() {
+        let mut rows = rows(&[(1u32, 1000.0, 1.0, 1.2), (4, 3900.0, 1.03, 1.5)]);
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let t = levels_table(&rows, Some(&analyze(&points)));
+        assert!(!t.headers.iter().any(|h| h == "spread"));
+        rows[1].point.spread = Some(crate::analysis::evidence::Spread {
+            windows: 6,
+            iops_cv: 0.04,
+            mean_ns_cv: 0.07,
+            ..Default::default()
+        });
+        rows.push(LevelRow {
+            point: LevelPoint {
+                disturbance: Some(crate::analysis::evidence::Disturbance {
+                    cut_by: Some("SIGTERM".into()),
+                    ..Default::default()
+                }),
+                ..rows[1].point.clone()
+            },
+            ..Default::default()
+        });
+        rows[2].point.concurrency = 16;
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let t = levels_table(&rows, Some(&analyze(&points)));
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert_eq!(col("spread") + 1, col("note"));
+        assert_eq!(t.rows[0][col("spread")], "-");
+        assert_eq!(t.rows[1][col("spread")], "±7%");
+        assert_eq!(t.rows[2][col("conc")], "16*");
+        assert_eq!(t.rows[2][col("note")], "cut short by SIGTERM: not judged");
+        assert!(t.to_text().lines().all(|l| !l.contains("Ctrl-C")));
     }
 
     #[test]
