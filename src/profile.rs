@@ -42,6 +42,71 @@ pub struct DeviceProfile {
     /// request, so it still judges writes when no write profile exists, and `stat` says so.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub legacy: bool,
+    /// The device as it was when the profile was measured (the file's `device_state`, added
+    /// by [`with_device_state`] on save); None in files that don't record it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_state: Option<DeviceState>,
+    /// How the device changed since (size, scheduler, model), when the device is present
+    /// now: the profile may no longer describe it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed_since: Vec<String>,
+}
+
+/// What about a device, when it changes, makes its profile stale.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct DeviceState {
+    pub size_bytes: Option<u64>,
+    pub scheduler: Option<String>,
+    pub model: Option<String>,
+}
+
+impl DeviceState {
+    /// Thin IO: the device's size, scheduler and model from sysfs.
+    pub fn read(root: &Root, dev: &BlockDev) -> DeviceState {
+        let q = device::queue_info(root, dev);
+        DeviceState {
+            size_bytes: q.size_bytes,
+            scheduler: q.scheduler,
+            model: q.model,
+        }
+    }
+
+    /// Pure: what differs from `then` to `self` (only what both know), in words.
+    pub fn changes_since(&self, then: &DeviceState) -> Vec<String> {
+        let mut out = Vec::new();
+        if let (Some(a), Some(b)) = (then.size_bytes, self.size_bytes) {
+            if a != b {
+                out.push(format!("size {} MiB -> {} MiB", a >> 20, b >> 20));
+            }
+        }
+        for (what, a, b) in [
+            ("scheduler", &then.scheduler, &self.scheduler),
+            ("model", &then.model, &self.model),
+        ] {
+            if let (Some(a), Some(b)) = (a, b) {
+                if a != b {
+                    out.push(format!("{what} {a} -> {b}"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The sweep report `json` with the device's state beside it (key `device_state`), for
+/// [`save`]: `stat` then says when the device changed since the profile was measured.
+pub fn with_device_state(json: &str, state: &DeviceState) -> String {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            m.insert(
+                "device_state".into(),
+                serde_json::to_value(state).expect("a plain struct serialises"),
+            );
+            serde_json::to_string_pretty(&m).expect("a JSON value serialises")
+        }
+        _ => json.to_string(),
+    }
 }
 
 /// The direction a profile judges: a read sweep gives the read baseline and knee, a write
@@ -264,6 +329,10 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
         direction: Direction::of_pattern(&pattern),
         write: None,
         legacy: false,
+        device_state: v
+            .get("device_state")
+            .and_then(|d| serde_json::from_value(d.clone()).ok()),
+        changed_since: Vec::new(),
         pattern,
         block_size: w
             .and_then(|w| w.get("block_size"))
@@ -346,6 +415,9 @@ pub struct ProfileCache {
     root: Root,
     cache: HashMap<String, std::result::Result<Found, Missing>>,
     warnings: Vec<String>,
+    /// The state of devices of this machine by profile id, learnt in [`Self::device_id`], to
+    /// tell a profile older than the device's last change.
+    live: HashMap<String, DeviceState>,
 }
 
 impl ProfileCache {
@@ -356,27 +428,31 @@ impl ProfileCache {
             root,
             cache: HashMap::new(),
             warnings: Vec::new(),
+            live: HashMap::new(),
         }
     }
 
     fn lookup(&mut self, id: &str) -> &std::result::Result<Found, Missing> {
-        let (dir, warnings) = (&self.dir, &mut self.warnings);
+        let (dir, warnings, live) = (&self.dir, &mut self.warnings, &self.live);
         self.cache.entry(id.to_string()).or_insert_with(|| {
             let Some(dir) = dir else {
                 return Err(Missing::NoDir);
             };
             match load(dir, id) {
-                Ok(Some(p)) => Ok(Found {
-                    path: dir
-                        .join(if p.legacy {
-                            legacy_file(id)
-                        } else {
-                            profile_file(id, p.direction)
-                        })
-                        .display()
-                        .to_string(),
-                    profile: Arc::new(p),
-                }),
+                Ok(Some(mut p)) => {
+                    if let (Some(then), Some(now)) = (&p.device_state, live.get(id)) {
+                        p.changed_since = now.changes_since(then);
+                    }
+                    let file = if p.legacy {
+                        legacy_file(id)
+                    } else {
+                        profile_file(id, p.direction)
+                    };
+                    Ok(Found {
+                        path: dir.join(file).display().to_string(),
+                        profile: Arc::new(p),
+                    })
+                }
                 Ok(None) => Err(Missing::NotSaved(dir.clone())),
                 Err(e) => {
                     warnings.push(format!("profile ignored: {e}"));
@@ -394,9 +470,13 @@ impl ProfileCache {
             .map(|f| Arc::clone(&f.profile))
     }
 
-    /// The profile id of a device of this machine (None when it is not in sysfs).
-    pub fn device_id(&self, dev: &BlockDev) -> Option<String> {
-        device_id(&self.root, dev)
+    /// The profile id of a device of this machine (None when it is not in sysfs); its
+    /// current state is remembered to compare with the profile's.
+    pub fn device_id(&mut self, dev: &BlockDev) -> Option<String> {
+        let id = device_id(&self.root, dev)?;
+        self.live
+            .insert(id.clone(), DeviceState::read(&self.root, dev));
+        Some(id)
     }
 
     /// Warnings about unreadable profiles since the last call.
@@ -543,6 +623,52 @@ mod tests {
         let mut cache = ProfileCache::new(Some(d.path().to_path_buf()), Root::default());
         let found = cache.by_id("dev").unwrap();
         assert!(found.path.ends_with("dev.read.json"), "{}", found.path);
+    }
+
+    #[test]
+    fn a_profile_older_than_the_device_s_change_is_told() {
+        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysroot1");
+        let root = Root {
+            proc: PathBuf::from(base).join("proc"),
+            sys: PathBuf::from(base).join("sys"),
+        };
+        let dev = BlockDev {
+            major: 259,
+            minor: 0,
+            name: "nvme0n1".into(),
+        };
+        let now = DeviceState::read(&root, &dev);
+        assert!(now.size_bytes.is_some(), "{now:?}");
+        let id = device_id(&root, &dev).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        // Saved when the device was half the size and ran another scheduler.
+        let then = DeviceState {
+            size_bytes: now.size_bytes.map(|b| b / 2),
+            scheduler: Some("bfq".into()),
+            model: now.model.clone(),
+        };
+        let json = with_device_state(&sweep_json("randread", 100_000.0), &then);
+        save(d.path(), &id, &json).unwrap();
+        let p = load(d.path(), &id).unwrap().unwrap();
+        assert_eq!(p.device_state.as_ref(), Some(&then));
+        let mut cache = ProfileCache::new(Some(d.path().to_path_buf()), root);
+        assert_eq!(cache.device_id(&dev).as_deref(), Some(id.as_str()));
+        let p = cache.profile(&id).unwrap();
+        assert!(
+            p.changed_since[0].starts_with("size "),
+            "{:?}",
+            p.changed_since
+        );
+        if now.scheduler.is_some() {
+            assert!(p
+                .changed_since
+                .iter()
+                .any(|c| c.starts_with("scheduler bfq -> ")));
+        }
+        // The same state: nothing to say; a file without a state: nothing known.
+        assert!(now.changes_since(&now).is_empty());
+        assert!(now.changes_since(&DeviceState::default()).is_empty());
+        assert_eq!(with_device_state("[1]", &then), "[1]");
     }
 
     #[test]

@@ -65,6 +65,12 @@ impl Saturation {
         });
         let main = rp.or(wp).unwrap_or(p);
         let mut notes = Vec::new();
+        if !p.changed_since.is_empty() {
+            notes.push(format!(
+                "profile older than the device's change: {}",
+                p.changed_since.join(", ")
+            ));
+        }
         if let Some(r) = rates {
             if r.w_s > 0.0 && wp.is_some_and(|w| w.legacy && w.direction == Direction::Read) {
                 notes.push("writes judged by an old read profile: save a write one".to_string());
@@ -140,8 +146,7 @@ mod tests {
             pattern: "randrw".into(),
             block_size: 4096,
             direction: crate::profile::Direction::Mixed,
-            write: None,
-            legacy: false,
+            ..Default::default()
         };
         let s = Saturation::compute(&p, Some(&r));
         assert_eq!(s.saturation_r, Some(8.0));
@@ -225,6 +230,15 @@ mod tests {
         let s = Saturation::compute(&old, Some(&r));
         assert_eq!(s.saturation_w, Some(20.0));
         assert!(s.notes[0].starts_with("writes judged by an old read profile"));
+        // A profile older than the device's change: said.
+        let mut stale = both.clone();
+        stale.changed_since = vec!["scheduler bfq -> none".into()];
+        let s = Saturation::compute(&stale, Some(&r));
+        assert_eq!(
+            s.notes,
+            ["profile older than the device's change: scheduler bfq -> none"]
+        );
+        let s = Saturation::compute(&old, Some(&r));
         // Another block size: said.
         assert!(s
             .notes
