@@ -6,7 +6,7 @@
 
 use super::evidence::Spread;
 use super::text::{fmt_iops, fmt_latency_ns};
-use super::{LevelFinding, LevelPoint, OVERLOAD_P95_FACTOR};
+use super::{LevelFinding, LevelPoint, LITTLES_LAW_TOLERANCE, OVERLOAD_P95_FACTOR};
 use serde::{Deserialize, Serialize};
 
 /// Without a measured spread, a level whose mean latency is this much below the baseline's is
@@ -174,14 +174,20 @@ pub fn drift_line(d: &BaselineDrift) -> String {
 }
 
 /// Re-base when a level is clearly faster than the baseline (its mean latency below the
-/// baseline's by more than the noise): a knee "at 0.28x the baseline" means the baseline was
-/// slowed, not that the device got faster under load. The fastest such level becomes the
-/// baseline; returns it and the sentence saying so.
+/// baseline's by more than the noise, its Little's law closing): a knee "at 0.28x the
+/// baseline" means the baseline was slowed, not that the device got faster under load. The
+/// fastest such level becomes the baseline; returns it and the sentence saying so.
 pub fn rebase(lv: &[LevelPoint], base: &LevelPoint) -> Option<(LevelPoint, String)> {
     let tol = BASELINE_TOLERANCE.max(mean_noise(base));
+    // Only a level whose own Little's law closes: a level served from a cache (IOPS ×
+    // latency far below the concurrency) is fast for the wrong reason.
+    let closes = |l: &LevelPoint| {
+        let n = f64::from(l.concurrency);
+        n > 0.0 && (l.iops * l.latency_ns.mean / 1e9 / n - 1.0).abs() <= LITTLES_LAW_TOLERANCE
+    };
     let fastest = lv
         .iter()
-        .filter(|l| l.latency_ns.mean > 0.0)
+        .filter(|l| l.latency_ns.mean > 0.0 && closes(l))
         .min_by(|a, b| a.latency_ns.mean.total_cmp(&b.latency_ns.mean))?;
     let (m, b) = (fastest.latency_ns.mean, base.latency_ns.mean);
     if fastest.concurrency == base.concurrency || m >= b * (1.0 - tol.max(mean_noise(fastest))) {

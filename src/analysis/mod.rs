@@ -446,7 +446,19 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
     let trusted = usl.as_ref().filter(|u| u.trusted());
 
     // 1. Measured power peak (first of equal maxima).
-    let usable: Vec<usize> = (0..lv.len()).filter(|&i| findings[i].power > 0.0).collect();
+    // A level whose IOPS × latency is far off its concurrency (a cache answered, the
+    // concurrency was misrecorded) is suspect: it decides the knee only if every level is.
+    let positive: Vec<usize> = (0..lv.len()).filter(|&i| findings[i].power > 0.0).collect();
+    let trusted_levels: Vec<usize> = positive
+        .iter()
+        .copied()
+        .filter(|&i| findings[i].little != LittleCheck::InFlightOff)
+        .collect();
+    let usable = if trusted_levels.is_empty() {
+        positive
+    } else {
+        trusted_levels
+    };
     let peak_idx = usable
         .iter()
         .copied()

@@ -1003,3 +1003,14 @@ fn profile_refusal_names_the_reasons() {
         .unwrap();
     assert_eq!(why, "fewer than two levels, no verdict");
 }
+
+#[test]
+fn a_cached_level_is_neither_the_baseline_nor_the_knee() {
+    // Concurrency 16 answered from a cache: 20000 IOPS × 0.2 ms = 4 in flight of 16.
+    let mut lv = closed(4.0, 1.0, &[1, 2, 4, 8, 16]);
+    lv[4] = level(16, 20_000.0, 0.2, Some(0.3));
+    let v = analyze(&lv);
+    assert_eq!(v.baseline_concurrency, 1, "{:#?}", v.summary);
+    assert_eq!(v.knee_concurrency, 4, "{:#?}", v.summary);
+    assert_eq!(v.levels[4].little, LittleCheck::InFlightOff);
+}
