@@ -54,6 +54,10 @@ pub struct LevelPoint {
     pub kernel_util_pct: Option<f64>,
     /// The kernel's aqu-sz (average requests in flight) over the level, when known.
     pub kernel_aqu_sz: Option<f64>,
+    /// Requests per second the kernel completed on the device over the level (its r/s +
+    /// w/s), when known: below iosat's own IOPS, a cache answered part of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_iops: Option<f64>,
     /// How far the level's sub-windows disagreed (None: measured as one window, or imported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<evidence::Spread>,

@@ -1014,3 +1014,31 @@ fn a_cached_level_is_neither_the_baseline_nor_the_knee() {
     assert_eq!(v.knee_concurrency, 4, "{:#?}", v.summary);
     assert_eq!(v.levels[4].little, LittleCheck::InFlightOff);
 }
+
+#[test]
+fn a_short_queue_without_our_requests_is_a_cache_not_a_throttle() {
+    // The same plateau, but the kernel completed a tenth of the requests: the page cache.
+    let mut lv = throttled(0.03);
+    for l in &mut lv {
+        l.kernel_iops = Some(l.iops / 10.0);
+    }
+    let v = analyze(&lv);
+    assert_ne!(
+        v.limit.as_ref().map(|t| t.place),
+        Some(throttle::LimitPlace::AboveBlockLayer)
+    );
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("throttle on this process")));
+    assert!(v.levels.iter().all(|f| f.little != LittleCheck::Throttled));
+    // The kernel saw them all: the throttle.
+    for l in &mut lv {
+        l.kernel_iops = Some(l.iops);
+    }
+    let v = analyze(&lv);
+    assert_eq!(
+        v.limit.as_ref().map(|t| t.place),
+        Some(throttle::LimitPlace::AboveBlockLayer)
+    );
+}

@@ -19,6 +19,10 @@ pub const FLAT: f64 = 0.03;
 /// it allows at the start lifts it a little).
 pub const LIMIT_MATCH: f64 = 0.10;
 
+/// The share of iosat's requests the kernel must have completed on the device for its queue
+/// to speak about them (the sweep's own Little's-law check uses the same 80 %).
+pub const KERNEL_SAW_SHARE: f64 = 0.8;
+
 /// Where the requests held by the limit wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -111,8 +115,15 @@ pub fn find(lv: &[LevelPoint], ctx: &Context) -> Option<ThroughputLimit> {
         .collect();
     let kernel_queue_share =
         (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64);
+    // A short kernel queue says "held above the block layer" only if the kernel saw our
+    // requests at all: when it completed far fewer than we did, a cache answered them.
+    let kernel_saw_ours = plateau[1..].iter().all(|l| {
+        l.kernel_iops
+            .map_or(true, |k| k >= KERNEL_SAW_SHARE * l.iops)
+    });
     let place = match kernel_queue_share {
         None => LimitPlace::Unknown,
+        Some(_) if !kernel_saw_ours => LimitPlace::Unknown,
         Some(s) if s < AQU_SZ_MIN_SHARE => LimitPlace::AboveBlockLayer,
         Some(_) => LimitPlace::DeviceQueue,
     };
