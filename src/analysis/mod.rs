@@ -1,8 +1,11 @@
 //! Findings from measurements: baseline ratio, the 3x-p95 overload rule, the knee (Kleinrock
-//! power, USL fit), Little's law checks, verdicts in plain words. Pure: no IO, no sys/ imports.
+//! power, USL fit), Little's law checks, how sure each is (confidence.rs: ranges, drift,
+//! disturbance), hard throughput limits (throttle.rs), verdicts in plain words. Pure: no IO,
+//! no sys/ imports.
 //!
 //! The input is a list of [`LevelPoint`]s, whatever produced them (a sweep, fio JSON, sysbench
-//! text); the output is a [`Verdict`].
+//! text), and optionally a [`Context`] (kernel limits, a re-measured baseline); the output is
+//! a [`Verdict`].
 
 use serde::{Deserialize, Serialize};
 

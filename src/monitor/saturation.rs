@@ -1,7 +1,9 @@
-//! Saturation of a device against its own profile (the result of `iosat sweep
-//! --save-profile`): await ÷ the profile's concurrency-1 baseline, queue ÷ the knee, and IOPS
-//! left below the max useful IOPS. Pure; must not import cmd/, cli/, ui/ or load/ (profiles,
-//! their loader and lookups are src/profile.rs's).
+//! Saturation of a device against its own profiles (the results of `iosat sweep
+//! --save-profile`): reads' await ÷ the read profile's concurrency-1 baseline, writes' ÷ the
+//! write profile's (a direction without one is not judged, and said so), queue ÷ the knee,
+//! IOPS left below the max useful IOPS, and notes when the profile measured other request
+//! sizes or predates a change of the device. Pure; must not import cmd/, cli/, ui/ or load/
+//! (profiles, their loader and lookups are src/profile.rs's).
 
 use super::DiskRates;
 use crate::profile::{DeviceProfile, Direction};
@@ -33,9 +35,9 @@ pub struct Saturation {
     /// The pattern and request size the baseline was measured with.
     pub baseline_pattern: String,
     pub baseline_block_size: u64,
-    /// Why part of the interval is not judged, or is judged against unlike requests ("no
-    /// write profile", "the read profile was measured with 4 KiB requests, these average
-    /// 64 KiB"); the text view prints them under the table.
+    /// Why part of the interval is not judged, or is judged against unlike requests or an
+    /// outdated profile ("no write profile: writes are not judged", "read profile measured at
+    /// 4 KiB, requests here 64 KiB"); the text view prints them under the table.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
