@@ -530,8 +530,9 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
 
     // 4. How sure: ranges from the levels' spread, a second baseline, unstable levels.
     let knee_range = confidence::knee_range(&lv, knee_idx, overload_concurrency);
-    let mut overload_range =
+    let spread_overload =
         overload_concurrency.and_then(|o| confidence::overload_range(&lv, &base, o));
+    let mut overload_range = spread_overload;
     let alt_overload = alt_base.as_ref().map(|alt| {
         lv.iter()
             .map(|l| finding(l, alt))
@@ -636,21 +637,22 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
                 .find(|l| l.concurrency == o)
                 .and_then(|l| l.latency_ns.p95)
                 .unwrap_or(0.0);
-            let hedge = match overload_range {
-                Some((lo, hi)) => {
-                    let mut h = Vec::new();
-                    if lo < o {
-                        h.push(format!("perhaps from {lo}"));
-                    }
-                    if hi > o {
-                        h.push(format!("surely from {hi}"));
-                    }
-                    if alt_overload.flatten().is_some_and(|a| a != o) {
-                        h.push("against the re-measured baseline".to_string());
-                    }
-                    format!(", {}", h.join(", "))
+            let mut h = Vec::new();
+            if let Some((lo, hi)) = spread_overload {
+                if lo < o {
+                    h.push(format!("perhaps from {lo}"));
                 }
-                None => String::new(),
+                if hi > o {
+                    h.push(format!("surely from {hi}"));
+                }
+            }
+            if let Some(a) = alt_overload.flatten().filter(|&a| a != o) {
+                h.push(format!("from {a} against the re-measured baseline"));
+            }
+            let hedge = if h.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", h.join(", "))
             };
             summary.push(format!(
                 "Overloaded from concurrency {o}{hedge}: p95 {} is {} the baseline p95 {} (more \

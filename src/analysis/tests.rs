@@ -734,6 +734,13 @@ fn baseline_drift_is_said_and_widens_the_overload_point() {
     assert_eq!(d.judged_against, confidence::DriftChoice::Both);
     assert_eq!(v.overload_range, Some((8, 16)), "{:#?}", v.summary);
     assert!(v.summary.iter().any(|s| s.contains("the baseline drifted")));
+    assert!(
+        v.summary.iter().any(|s| s.starts_with(
+            "Overloaded from concurrency 8, from 16 against the re-measured baseline:"
+        )),
+        "{:#?}",
+        v.summary
+    );
     // With spreads, the quieter measurement is the better-supported one.
     let mut first = lv.clone();
     first[0].spread = Some(spread(&first[0], 0.3));
