@@ -5,8 +5,9 @@
 //! cmd/, ui/, monitor/ or report/.
 //!
 //! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
-//! else `~/.local/state/iosat/profiles`; file `<id>.json` where id is the device's wwid, else
-//! its serial, else model + size (sanitised to `[A-Za-z0-9._-]`).
+//! else `~/.local/state/iosat/profiles`; files `<id>.read.json` and `<id>.write.json` (older
+//! files: `<id>.json`, loaded as read profiles) where id is the device's wwid, else its serial, else model + size (sanitised to
+//! `[A-Za-z0-9._-]`).
 
 use crate::error::{Error, Result};
 use crate::sys::device::{self, BlockDev};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 /// What `stat` needs from a saved sweep: the verdict's numbers and what they were measured
 /// with (the baseline holds for the swept pattern and block size only).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DeviceProfile {
     /// The profile id (file name without `.json`): wwid, serial, or model + size.
     pub id: String,
@@ -30,6 +31,156 @@ pub struct DeviceProfile {
     pub pattern: String,
     /// The swept request size, bytes.
     pub block_size: u64,
+    /// Which requests the baseline holds for (from the swept pattern; a file from before
+    /// directions existed loads by its pattern, and as a read profile when it has none).
+    #[serde(default, skip_serializing_if = "Direction::is_read")]
+    pub direction: Direction,
+    /// The write profile saved beside a read one (`<id>.write.json`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<Box<DeviceProfile>>,
+    /// Saved before profiles had a direction (as `<id>.json`): such a file judged every
+    /// request, so it still judges writes when no write profile exists, and `stat` says so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub legacy: bool,
+    /// The device as it was when the profile was measured (the file's `device_state`, added
+    /// by [`with_device_state`] on save); None in files that don't record it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_state: Option<DeviceState>,
+    /// How the device changed since (size, scheduler, model), when the device is present
+    /// now: the profile may no longer describe it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed_since: Vec<String>,
+}
+
+/// What about a device, when it changes, makes its profile stale.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct DeviceState {
+    pub size_bytes: Option<u64>,
+    pub scheduler: Option<String>,
+    pub model: Option<String>,
+}
+
+impl DeviceState {
+    /// Thin IO: the device's size, scheduler and model from sysfs.
+    pub fn read(root: &Root, dev: &BlockDev) -> DeviceState {
+        let q = device::queue_info(root, dev);
+        DeviceState {
+            size_bytes: q.size_bytes,
+            scheduler: q.scheduler,
+            model: q.model,
+        }
+    }
+
+    /// Pure: what differs from `then` to `self` (only what both know), in words.
+    pub fn changes_since(&self, then: &DeviceState) -> Vec<String> {
+        let mut out = Vec::new();
+        if let (Some(a), Some(b)) = (then.size_bytes, self.size_bytes) {
+            if a != b {
+                out.push(format!("size {} MiB -> {} MiB", a >> 20, b >> 20));
+            }
+        }
+        for (what, a, b) in [
+            ("scheduler", &then.scheduler, &self.scheduler),
+            ("model", &then.model, &self.model),
+        ] {
+            if let (Some(a), Some(b)) = (a, b) {
+                if a != b {
+                    out.push(format!("{what} {a} -> {b}"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The sweep report `json` with the device's state beside it (key `device_state`), for
+/// [`save`]: `stat` then says when the device changed since the profile was measured.
+pub fn with_device_state(json: &str, state: &DeviceState) -> String {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            m.insert(
+                "device_state".into(),
+                serde_json::to_value(state).expect("a plain struct serialises"),
+            );
+            serde_json::to_string_pretty(&m).expect("a JSON value serialises")
+        }
+        _ => json.to_string(),
+    }
+}
+
+/// The direction a profile judges: a read sweep gives the read baseline and knee, a write
+/// sweep the write ones; a mixed (randrw) sweep's baseline is of the mix, so it judges both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Read,
+    Write,
+    Mixed,
+}
+
+impl Direction {
+    /// From a sweep's pattern name; unknown patterns (old or hand-written files) are reads.
+    pub fn of_pattern(pattern: &str) -> Direction {
+        match pattern {
+            "write" | "randwrite" => Direction::Write,
+            "randrw" | "rw" | "readwrite" => Direction::Mixed,
+            _ => Direction::Read,
+        }
+    }
+
+    pub fn is_read(&self) -> bool {
+        *self == Direction::Read
+    }
+}
+
+impl DeviceProfile {
+    /// The profile reads are judged against (None: only a write profile is saved).
+    pub fn for_reads(&self) -> Option<&DeviceProfile> {
+        (self.direction != Direction::Write).then_some(self)
+    }
+
+    /// The profile writes are judged against (None: "no write profile"; never the read
+    /// baseline, which says nothing about how long a write takes, except for a legacy file
+    /// that always did).
+    pub fn for_writes(&self) -> Option<&DeviceProfile> {
+        if let Some(w) = self.write.as_deref() {
+            return Some(w);
+        }
+        match self.direction {
+            Direction::Write | Direction::Mixed => Some(self),
+            Direction::Read => self.legacy.then_some(self),
+        }
+    }
+}
+
+/// The file a profile of `id` for `dir` is saved in: `<id>.read.json` for reads (and mixed
+/// sweeps, whose baseline covers both), `<id>.write.json` for writes, so both can exist.
+/// `<id>.json` is the name profiles had before they had a direction ([`LEGACY`]).
+pub fn profile_file(id: &str, dir: Direction) -> String {
+    let stem = file_stem(id);
+    match dir {
+        Direction::Write => format!("{stem}.write.json"),
+        Direction::Read | Direction::Mixed => format!("{stem}.read.json"),
+    }
+}
+
+/// The id made a plain file name (an id may come from a recording's identity line:
+/// `../../tmp/x` must not leave the directory).
+fn file_stem(id: &str) -> String {
+    let stem = sanitize(id);
+    if stem.is_empty() || stem.starts_with('.') {
+        format!("_{stem}")
+    } else {
+        stem
+    }
+}
+
+/// The file name of a profile saved before profiles had a direction: it loads as a read
+/// profile (or as its pattern says) that also judges writes, as it always did.
+pub fn legacy_file(id: &str) -> String {
+    format!("{}.json", file_stem(id))
 }
 
 /// A device's profile and where it was found (a file path, or the id a `stat --json` line
@@ -177,16 +328,24 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     let knee = num("knee_concurrency")?;
     let max_useful_iops = num("max_useful_iops")?;
     let w = v.get("workload");
+    let pattern = w
+        .and_then(|w| w.get("pattern"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("unknown")
+        .to_string();
     Ok(DeviceProfile {
         id: id.to_string(),
         baseline_latency_ns,
         knee_concurrency: knee as u32,
         max_useful_iops,
-        pattern: w
-            .and_then(|w| w.get("pattern"))
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("unknown")
-            .to_string(),
+        direction: Direction::of_pattern(&pattern),
+        write: None,
+        legacy: false,
+        device_state: v
+            .get("device_state")
+            .and_then(|d| serde_json::from_value(d.clone()).ok()),
+        changed_since: Vec::new(),
+        pattern,
         block_size: w
             .and_then(|w| w.get("block_size"))
             .and_then(serde_json::Value::as_u64)
@@ -194,24 +353,34 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     })
 }
 
-/// `<dir>/<id>.json` with the id made a plain file name first (an id may come from a
-/// recording's identity line: `../../tmp/x` must not leave the directory).
-pub fn profile_path(dir: &Path, id: &str) -> PathBuf {
-    let stem = sanitize(id);
-    let stem = if stem.is_empty() || stem.starts_with('.') {
-        format!("_{stem}")
-    } else {
-        stem
+/// The profiles of `id` in `dir`, both directions: `<id>.read.json` (else the older
+/// `<id>.json`, by its pattern) with `<id>.write.json` attached as its write part; the write
+/// profile alone when only it is saved. Ok(None) when neither exists; a Parse error
+/// naming the file when one is not a usable sweep report.
+pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
+    let main = match load_file(&dir.join(profile_file(id, Direction::Read)), id)? {
+        Some(p) => Some(p),
+        None => {
+            load_file(&dir.join(legacy_file(id)), id)?.map(|p| DeviceProfile { legacy: true, ..p })
+        }
     };
-    dir.join(format!("{stem}.json"))
+    let write = load_file(&dir.join(profile_file(id, Direction::Write)), id)?;
+    Ok(match (main, write) {
+        (Some(mut m), Some(w)) if m.direction != Direction::Write => {
+            m.write = Some(Box::new(w));
+            Some(m)
+        }
+        // An old `<id>.json` of a write sweep: the write file saved since wins.
+        (Some(_), Some(w)) => Some(w),
+        (m, w) => m.or(w),
+    })
 }
 
-/// Read `<dir>/<id>.json`: Ok(None) when there is no such profile, a Parse error naming the
-/// file when it is not a usable sweep report.
-pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
+/// One profile file: Ok(None) when it does not exist.
+fn load_file(path: &Path, id: &str) -> Result<Option<DeviceProfile>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let path = profile_path(dir, id);
+    let path = path.to_path_buf();
     // O_NONBLOCK and a regular-file check: a FIFO or device put there never blocks a read.
     let mut f = match std::fs::OpenOptions::new()
         .read(true)
@@ -240,11 +409,16 @@ pub fn load(dir: &Path, id: &str) -> Result<Option<DeviceProfile>> {
         })
 }
 
-/// Write `json` as `<dir>/<id>.json` (via a temporary file and rename, so a reader never sees
-/// half a profile). Returns the path written.
+/// Write the sweep report `json` as the profile of its direction (`<dir>/<id>.json` for
+/// reads, `<id>.write.json` for writes: see [`profile_file`]), via a temporary file and
+/// rename, so a reader never sees half a profile. Returns the path written.
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = profile_path(dir, id);
+    let pattern = serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v["workload"]["pattern"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let path = dir.join(profile_file(id, Direction::of_pattern(&pattern)));
     crate::sys::fs::replace_file(&path, json.as_bytes())?;
     Ok(path)
 }
@@ -269,6 +443,9 @@ pub struct ProfileCache {
     root: Root,
     cache: HashMap<String, std::result::Result<Found, Missing>>,
     warnings: Vec<String>,
+    /// The state of devices of this machine by profile id, learnt in [`Self::device_id`], to
+    /// tell a profile older than the device's last change.
+    live: HashMap<String, DeviceState>,
 }
 
 impl ProfileCache {
@@ -279,20 +456,31 @@ impl ProfileCache {
             root,
             cache: HashMap::new(),
             warnings: Vec::new(),
+            live: HashMap::new(),
         }
     }
 
     fn lookup(&mut self, id: &str) -> &std::result::Result<Found, Missing> {
-        let (dir, warnings) = (&self.dir, &mut self.warnings);
+        let (dir, warnings, live) = (&self.dir, &mut self.warnings, &self.live);
         self.cache.entry(id.to_string()).or_insert_with(|| {
             let Some(dir) = dir else {
                 return Err(Missing::NoDir);
             };
             match load(dir, id) {
-                Ok(Some(p)) => Ok(Found {
-                    profile: Arc::new(p),
-                    path: profile_path(dir, id).display().to_string(),
-                }),
+                Ok(Some(mut p)) => {
+                    if let (Some(then), Some(now)) = (&p.device_state, live.get(id)) {
+                        p.changed_since = now.changes_since(then);
+                    }
+                    let file = if p.legacy {
+                        legacy_file(id)
+                    } else {
+                        profile_file(id, p.direction)
+                    };
+                    Ok(Found {
+                        path: dir.join(file).display().to_string(),
+                        profile: Arc::new(p),
+                    })
+                }
                 Ok(None) => Err(Missing::NotSaved(dir.clone())),
                 Err(e) => {
                     warnings.push(format!("profile ignored: {e}"));
@@ -310,9 +498,13 @@ impl ProfileCache {
             .map(|f| Arc::clone(&f.profile))
     }
 
-    /// The profile id of a device of this machine (None when it is not in sysfs).
-    pub fn device_id(&self, dev: &BlockDev) -> Option<String> {
-        device_id(&self.root, dev)
+    /// The profile id of a device of this machine (None when it is not in sysfs); its
+    /// current state is remembered to compare with the profile's.
+    pub fn device_id(&mut self, dev: &BlockDev) -> Option<String> {
+        let id = device_id(&self.root, dev)?;
+        self.live
+            .insert(id.clone(), DeviceState::read(&self.root, dev));
+        Some(id)
     }
 
     /// Warnings about unreadable profiles since the last call.
@@ -383,6 +575,7 @@ mod tests {
     #[test]
     fn a_hostile_id_stays_a_plain_file_name_in_the_directory() {
         let d = Path::new("/p");
+        let profile_path = |d: &Path, id: &str| d.join(legacy_file(id));
         for id in [
             "../../../../tmp/x",
             "/etc/passwd",
@@ -391,13 +584,18 @@ mod tests {
             "a/../../b",
             ".hidden",
         ] {
-            let p = profile_path(d, id);
-            assert_eq!(p.parent(), Some(d), "{id} -> {}", p.display());
-            let name = p.file_name().unwrap().to_str().unwrap();
-            assert!(
-                !name.starts_with('.') && !name.contains('/'),
-                "{id} -> {name}"
-            );
+            for p in [
+                profile_path(d, id),
+                d.join(profile_file(id, Direction::Read)),
+                d.join(profile_file(id, Direction::Write)),
+            ] {
+                assert_eq!(p.parent(), Some(d), "{id} -> {}", p.display());
+                let name = p.file_name().unwrap().to_str().unwrap();
+                assert!(
+                    !name.starts_with('.') && !name.contains('/'),
+                    "{id} -> {name}"
+                );
+            }
         }
         assert_eq!(
             profile_path(d, "eui.0025_3859"),
@@ -448,6 +646,99 @@ mod tests {
         std::fs::write(d.path().join("bad.json"), "{").unwrap();
         let e = load(d.path(), "bad").unwrap_err().to_string();
         assert!(e.contains("bad.json:1: not JSON"), "{e}");
+    }
+
+    fn sweep_json(pattern: &str, base_ns: f64) -> String {
+        format!(
+            r#"{{"workload":{{"pattern":"{pattern}","block_size":4096}},
+            "verdict":{{"baseline_latency_ns":{base_ns},"knee_concurrency":4,"max_useful_iops":1000}}}}"#
+        )
+    }
+
+    #[test]
+    fn read_and_write_profiles_live_side_by_side() {
+        let d = tempfile::tempdir().unwrap();
+        let r = save(d.path(), "dev", &sweep_json("randread", 100_000.0)).unwrap();
+        assert!(r.ends_with("dev.read.json"), "{}", r.display());
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert_eq!(p.direction, Direction::Read);
+        assert!(p.for_reads().is_some() && p.for_writes().is_none());
+        let w = save(d.path(), "dev", &sweep_json("randwrite", 900_000.0)).unwrap();
+        assert!(w.ends_with("dev.write.json"), "{}", w.display());
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert_eq!(p.for_reads().unwrap().baseline_latency_ns, 100_000.0);
+        assert_eq!(p.for_writes().unwrap().baseline_latency_ns, 900_000.0);
+        // Only a write profile: reads have none.
+        std::fs::remove_file(&r).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert!(p.for_reads().is_none());
+        assert_eq!(p.for_writes().unwrap().baseline_latency_ns, 900_000.0);
+    }
+
+    #[test]
+    fn an_old_profile_file_loads_as_a_read_profile() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("dev.json"), sweep_json("randread", 100_000.0)).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert!(p.legacy);
+        assert_eq!(p.direction, Direction::Read);
+        assert_eq!(p.for_reads().unwrap().baseline_latency_ns, 100_000.0);
+        // A newer read profile takes its place; a write profile is attached to either.
+        save(d.path(), "dev", &sweep_json("randread", 120_000.0)).unwrap();
+        save(d.path(), "dev", &sweep_json("randwrite", 900_000.0)).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert!(!p.legacy);
+        assert_eq!(p.baseline_latency_ns, 120_000.0);
+        assert_eq!(p.for_writes().unwrap().baseline_latency_ns, 900_000.0);
+        let mut cache = ProfileCache::new(Some(d.path().to_path_buf()), Root::default());
+        let found = cache.by_id("dev").unwrap();
+        assert!(found.path.ends_with("dev.read.json"), "{}", found.path);
+    }
+
+    #[test]
+    fn a_profile_older_than_the_device_s_change_is_told() {
+        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysroot1");
+        let root = Root {
+            proc: PathBuf::from(base).join("proc"),
+            sys: PathBuf::from(base).join("sys"),
+        };
+        let dev = BlockDev {
+            major: 259,
+            minor: 0,
+            name: "nvme0n1".into(),
+        };
+        let now = DeviceState::read(&root, &dev);
+        assert!(now.size_bytes.is_some(), "{now:?}");
+        let id = device_id(&root, &dev).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        // Saved when the device was half the size and ran another scheduler.
+        let then = DeviceState {
+            size_bytes: now.size_bytes.map(|b| b / 2),
+            scheduler: Some("bfq".into()),
+            model: now.model.clone(),
+        };
+        let json = with_device_state(&sweep_json("randread", 100_000.0), &then);
+        save(d.path(), &id, &json).unwrap();
+        let p = load(d.path(), &id).unwrap().unwrap();
+        assert_eq!(p.device_state.as_ref(), Some(&then));
+        let mut cache = ProfileCache::new(Some(d.path().to_path_buf()), root);
+        assert_eq!(cache.device_id(&dev).as_deref(), Some(id.as_str()));
+        let p = cache.profile(&id).unwrap();
+        assert!(
+            p.changed_since[0].starts_with("size "),
+            "{:?}",
+            p.changed_since
+        );
+        if now.scheduler.is_some() {
+            assert!(p
+                .changed_since
+                .iter()
+                .any(|c| c.starts_with("scheduler bfq -> ")));
+        }
+        // The same state: nothing to say; a file without a state: nothing known.
+        assert!(now.changes_since(&now).is_empty());
+        assert!(now.changes_since(&DeviceState::default()).is_empty());
+        assert_eq!(with_device_state("[1]", &then), "[1]");
     }
 
     #[test]

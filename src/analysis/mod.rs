@@ -1,8 +1,11 @@
 //! Findings from measurements: baseline ratio, the 3x-p95 overload rule, the knee (Kleinrock
-//! power, USL fit), Little's law checks, verdicts in plain words. Pure: no IO, no sys/ imports.
+//! power, USL fit), Little's law checks, how sure each is (confidence.rs: ranges, drift,
+//! disturbance), hard throughput limits (throttle.rs), verdicts in plain words. Pure: no IO,
+//! no sys/ imports.
 //!
 //! The input is a list of [`LevelPoint`]s, whatever produced them (a sweep, fio JSON, sysbench
-//! text); the output is a [`Verdict`].
+//! text), and optionally a [`Context`] (kernel limits, a re-measured baseline); the output is
+//! a [`Verdict`].
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +57,10 @@ pub struct LevelPoint {
     pub kernel_util_pct: Option<f64>,
     /// The kernel's aqu-sz (average requests in flight) over the level, when known.
     pub kernel_aqu_sz: Option<f64>,
+    /// Requests per second the kernel completed on the device over the level (its r/s +
+    /// w/s), when known: below iosat's own IOPS, a cache answered part of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_iops: Option<f64>,
     /// How far the level's sub-windows disagreed (None: measured as one window, or imported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<evidence::Spread>,
@@ -82,6 +89,43 @@ pub struct UslFit {
     pub power_peak_concurrency: Option<f64>,
 }
 
+impl Verdict {
+    /// Why this verdict should not be saved as a device profile (`--save-profile` refuses it
+    /// unless forced): its baseline or knee level is unstable, disturbed or cut short, the
+    /// baseline drifted, or there is no verdict at all. None when it can be saved.
+    pub fn profile_refusal(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if self.too_few_levels {
+            why.push("fewer than two levels, no verdict".to_string());
+        }
+        for (what, c) in [
+            ("baseline", self.baseline_concurrency),
+            ("knee", self.knee_concurrency),
+        ] {
+            if self.too_few_levels && what == "knee" {
+                continue;
+            }
+            if self.unstable_levels.contains(&c) {
+                why.push(format!("the {what} (concurrency {c}) is unstable"));
+            }
+            if self.disturbed_levels.contains(&c) {
+                why.push(format!("the {what} (concurrency {c}) was disturbed"));
+            }
+        }
+        if self.baseline_drift.as_ref().is_some_and(|d| d.drifted) {
+            why.push("the baseline drifted during the sweep".to_string());
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+}
+
+impl UslFit {
+    /// Fits the levels well enough ([`USL_MIN_R2`]) to be shown and to refine the knee.
+    pub fn trusted(&self) -> bool {
+        self.r_squared >= USL_MIN_R2
+    }
+}
+
 /// Per-level findings, aligned with the input levels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelFinding {
@@ -101,6 +145,42 @@ pub struct LevelFinding {
     pub power: f64,
     /// Why Little's law does not close at this level, in plain words (None when it does).
     pub littles_law_note: Option<String>,
+    /// Which of Little's law's checks judged the level (the sweep table's `little` column
+    /// shows this judgement, so table and verdict agree).
+    #[serde(default, skip_serializing_if = "LittleCheck::is_ok")]
+    pub little: LittleCheck,
+    /// The level's sub-windows disagree by more than the differences the verdict relies on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unstable: bool,
+    /// The signal that cut the level short: such a level is shown but decides nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_by: Option<String>,
+}
+
+/// What Little's law says of one level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LittleCheck {
+    /// IOPS × latency matches the offered concurrency (and the kernel's aqu-sz, when known).
+    #[default]
+    Ok,
+    /// IOPS × latency is off the offered concurrency: cache, misrecorded concurrency, bad
+    /// interval.
+    InFlightOff,
+    /// The kernel's queue holds more than IOPS × latency: another workload on the device.
+    KernelQueueHigh,
+    /// The kernel's queue holds under half of IOPS × latency and no throttle explains it: the
+    /// time is spent above the device (cache hits, a CPU-bound path).
+    KernelQueueLow,
+    /// The kernel's queue is short because a throttle above the block layer holds the
+    /// requests (the verdict's throughput limit): Little's law closes on the process side.
+    Throttled,
+}
+
+impl LittleCheck {
+    pub fn is_ok(&self) -> bool {
+        *self == LittleCheck::Ok
+    }
 }
 
 /// The verdict on a set of levels.
@@ -134,11 +214,39 @@ pub struct Verdict {
     pub util_lesson: Option<String>,
     /// The plain-words summary.
     pub summary: Vec<String>,
+    /// Levels the measurement can't tell apart from the knee (lowest, highest), when their
+    /// spread says so; None when the knee is clear or no spread was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_range: Option<(u32, u32)>,
+    /// The same for the overload point: (perhaps from, surely from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overload_range: Option<(u32, u32)>,
+    /// Levels whose sub-windows disagree by more than the differences the verdict relies on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unstable_levels: Vec<u32>,
+    /// Levels cut short by a signal: shown, never deciding.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_levels: Vec<u32>,
+    /// Levels measured while something else disturbed them (CPU contention, other traffic).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed_levels: Vec<u32>,
+    /// The baseline measured again at the end of the sweep, and whether it drifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_drift: Option<confidence::BaselineDrift>,
+    /// A throughput plateau with latency growing in proportion to concurrency: a hard limit,
+    /// and where the requests wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<throttle::ThroughputLimit>,
+    /// Fewer than two levels: no knee, overload or limit is judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_few_levels: bool,
 }
 
+pub mod confidence;
 pub mod device;
 pub mod evidence;
 pub mod text;
+pub mod throttle;
 pub mod usl;
 
 use text::{fmt_iops, fmt_latency_ns, fmt_ratio};
@@ -188,18 +296,57 @@ const UTIL_FLAT_MIN_PCT: f64 = 50.0;
 /// ...and IOPS grown at least this much by the best level.
 const UTIL_FLAT_MIN_GROWTH: f64 = 2.0;
 
+/// %util within this many points at both ends "stayed" rather than "went from … to".
+const UTIL_SAME_PTS: f64 = 2.0;
+
 /// Throughput plateau width for a suspected provisioned cap (seed 003: a volume limited to
 /// 16000 IOPS delivering 16001.6 w/s).
 const CAP_PLATEAU: f64 = 0.02;
 
-/// A fitted USL curve is trusted to refine the knee only above this R².
+/// A fitted USL curve is trusted (shown, and used to refine the knee) only above this R².
 const USL_MIN_R2: f64 = 0.9;
 
+/// The fewest distinct levels a USL fit is made from. The curve has three parameters (λ, σ,
+/// κ): through three points it passes exactly, so "R² 1.000" from three levels says nothing
+/// about the device; the fourth level is the first that can disagree with the curve, so
+/// from four on R² measures something (and [`USL_MIN_R2`] then decides whether it is shown).
+pub const USL_MIN_LEVELS: usize = 4;
+
+/// A predicted throughput peak is stated only up to this multiple of the highest level
+/// measured: beyond it the curve extrapolates κ from levels that barely felt it.
+pub const USL_MAX_EXTRAPOLATION: f64 = 2.0;
+
+/// What the analysis is told beside the levels (a sweep knows it; an import mostly not).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// Limits the kernel applies to this process's I/O on the target's device.
+    pub limits: &'a [evidence::IoLimit],
+    /// The baseline level measured again at the end of the sweep.
+    pub baseline_remeasured: Option<&'a LevelPoint>,
+    /// The levels come from a simulated device: its own limit is no provisioned cap.
+    pub simulated: bool,
+    /// Share of reads in the workload (1 for reads, 0 for writes), to match a kernel limit
+    /// per direction; None: unknown.
+    pub read_share: Option<f64>,
+    /// The device's name for sentences ("vda"); None: the limit's major:minor.
+    pub device: Option<&'a str>,
+}
+
+/// [`analyze_with`] knowing nothing beside the levels.
+pub fn analyze(levels: &[LevelPoint]) -> Verdict {
+    analyze_with(levels, &Context::default())
+}
+
 /// Analyse a set of levels: saturation against the baseline, the 3x-p95 overload point,
-/// Little's law, Kleinrock's power, the USL fit, the knee and the plain-words summary.
+/// Little's law, Kleinrock's power, the USL fit, the knee, how sure each is, and the
+/// plain-words summary.
 ///
 /// Levels are expected sorted by concurrency (they are sorted again here, stably). The
-/// baseline is the concurrency-1 level, else the lowest level (said so in the summary).
+/// baseline is the concurrency-1 level, else the lowest level (said so in the summary); when
+/// another level is clearly faster, that one (see [`confidence::rebase`]); when the context
+/// has it measured again, the better-supported of the two (see [`confidence::drift`]).
+/// Levels cut short by a signal are shown but decide nothing; fewer than two levels give no
+/// verdict at all.
 ///
 /// # The knee
 /// The knee is the optimal concurrency: throughput still grows and latency has not yet
@@ -210,57 +357,115 @@ const USL_MIN_R2: f64 = 0.9;
 /// 1. the knee is the measured level with the highest power (for X = min(N,k)/S that is
 ///    exactly k; for seed 000 it is 16, within the article's "between 16 and 64");
 /// 2. when a neighbour level's power is within 10 % of the peak, the measurements can't tell
-///    them apart, and the USL fit (if R² ≥ 0.9) decides: of the tied levels, the one nearest
+///    them apart, and the USL fit (if trusted) decides: of the tied levels, the one nearest
 ///    (on a log scale) to the fitted curve's own power optimum;
 /// 3. a knee must not be overloaded by seed 001's rule: if it is, the knee moves down to the
-///    highest level below the overload point.
+///    highest level below the overload point;
+/// 4. with measured spreads, the neighbours whose power interval overlaps the knee's make the
+///    knee a range ("knee 4–8").
 ///
 /// `max_useful_iops` is the measured IOPS at that knee, so the figure is one that was seen.
-pub fn analyze(levels: &[LevelPoint]) -> Verdict {
-    let mut lv: Vec<LevelPoint> = levels.to_vec();
-    lv.sort_by_key(|l| l.concurrency);
+pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
+    let mut all: Vec<LevelPoint> = levels.to_vec();
+    all.sort_by_key(|l| l.concurrency);
+    let cut_of = |l: &LevelPoint| l.disturbance.as_ref().and_then(|d| d.cut_by.clone());
+    let lv: Vec<LevelPoint> = all
+        .iter()
+        .filter(|l| cut_of(l).is_none())
+        .cloned()
+        .collect();
+    let (disturbance_lines, disturbed_levels) = confidence::disturbance_lines(&all);
+    let cut_levels: Vec<u32> = all
+        .iter()
+        .filter(|l| cut_of(l).is_some())
+        .map(|l| l.concurrency)
+        .collect();
     if lv.is_empty() {
-        return Verdict {
-            baseline_concurrency: 0,
-            baseline_latency_ns: 0.0,
-            baseline_p95_ns: None,
-            levels: Vec::new(),
-            overload_concurrency: None,
-            power_peak_concurrency: 0,
-            knee_concurrency: 0,
-            max_useful_iops: 0.0,
-            peak_iops: 0.0,
-            usl: None,
-            linear_from_concurrency: None,
-            suspected_cap_iops: None,
-            suspected_cap_bytes_per_s: None,
-            util_lesson: None,
-            summary: vec!["No levels to analyse.".to_string()],
-        };
+        let mut summary = vec!["No levels to analyse.".to_string()];
+        summary.extend(disturbance_lines);
+        return unjudged(None, Vec::new(), summary, cut_levels, disturbed_levels);
     }
-    let base = lv
+
+    // The baseline: concurrency 1 (else the lowest), the better-supported of two measurements,
+    // and never slower than a level that is clearly faster.
+    let mut summary = Vec::new();
+    let first = lv
         .iter()
         .find(|l| l.concurrency == 1)
         .unwrap_or(&lv[0])
         .clone();
+    if first.concurrency != 1 {
+        summary.push(format!(
+            "No concurrency-1 level: the baseline is the lowest level measured (concurrency {}), \
+             so every ratio is relative to it and understates saturation.",
+            first.concurrency
+        ));
+    }
+    let (baseline_drift, mut base, alt_base) = match ctx.baseline_remeasured {
+        Some(again) if lv.len() >= 2 => {
+            let (d, b, alt) = confidence::drift(&first, again);
+            summary.push(confidence::drift_line(&d));
+            (Some(d), b, alt)
+        }
+        _ => (None, first, None),
+    };
+    if lv.len() >= 2 {
+        if let Some((faster, line)) = confidence::rebase(&lv, &base) {
+            summary.push(line);
+            base = faster;
+        }
+    }
     let base_mean = base.latency_ns.mean;
     let base_p95 = base.latency_ns.p95;
 
-    let findings: Vec<LevelFinding> = lv.iter().map(|l| finding(l, &base)).collect();
+    let mut findings: Vec<LevelFinding> = lv.iter().map(|l| finding(l, &base)).collect();
+    let peak_iops = lv.iter().map(|l| l.iops).fold(0.0, f64::max);
+
+    if lv.len() < 2 {
+        return too_few(
+            &all,
+            &base,
+            findings,
+            summary,
+            disturbance_lines,
+            cut_levels,
+        );
+    }
+
     let overload_concurrency = findings
         .iter()
         .find(|f| f.overloaded)
         .map(|f| f.concurrency);
-    let peak_iops = lv.iter().map(|l| l.iops).fold(0.0, f64::max);
 
-    let usl = usl::fit(
-        &lv.iter()
-            .map(|l| (f64::from(l.concurrency), l.iops))
-            .collect::<Vec<_>>(),
-    );
+    // The USL fit, only from enough levels and only when it fits.
+    let distinct = lv.len();
+    let fitted = (distinct >= USL_MIN_LEVELS)
+        .then(|| {
+            usl::fit(
+                &lv.iter()
+                    .map(|l| (f64::from(l.concurrency), l.iops))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten();
+    // Kept in the typed verdict (with its R²) even when poor; shown and used only when trusted.
+    let usl = fitted;
+    let trusted = usl.as_ref().filter(|u| u.trusted());
 
     // 1. Measured power peak (first of equal maxima).
-    let usable: Vec<usize> = (0..lv.len()).filter(|&i| findings[i].power > 0.0).collect();
+    // A level whose IOPS × latency is far off its concurrency (a cache answered, the
+    // concurrency was misrecorded) is suspect: it decides the knee only if every level is.
+    let positive: Vec<usize> = (0..lv.len()).filter(|&i| findings[i].power > 0.0).collect();
+    let trusted_levels: Vec<usize> = positive
+        .iter()
+        .copied()
+        .filter(|&i| findings[i].little != LittleCheck::InFlightOff)
+        .collect();
+    let usable = if trusted_levels.is_empty() {
+        positive
+    } else {
+        trusted_levels
+    };
     let peak_idx = usable
         .iter()
         .copied()
@@ -277,11 +482,7 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
     // 2. USL refinement among levels the measurement can't separate.
     let mut knee_idx = peak_idx;
     let mut knee_note = None;
-    if let Some(np) = usl
-        .as_ref()
-        .filter(|u| u.r_squared >= USL_MIN_R2)
-        .and_then(|u| u.power_peak_concurrency)
-    {
+    if let Some(np) = trusted.and_then(|u| u.power_peak_concurrency) {
         let pos = usable.iter().position(|&i| i == peak_idx).unwrap_or(0);
         let lo = pos.saturating_sub(1);
         let hi = (pos + 1).min(usable.len().saturating_sub(1));
@@ -327,19 +528,53 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
     }
     let knee = &lv[knee_idx];
 
+    // 4. How sure: ranges from the levels' spread, a second baseline, unstable levels.
+    let knee_range = confidence::knee_range(&lv, knee_idx, overload_concurrency);
+    let spread_overload =
+        overload_concurrency.and_then(|o| confidence::overload_range(&lv, &base, o));
+    let mut overload_range = spread_overload;
+    let alt_overload = alt_base.as_ref().map(|alt| {
+        lv.iter()
+            .map(|l| finding(l, alt))
+            .find(|f| f.overloaded)
+            .map(|f| f.concurrency)
+    });
+    if let (Some(alt), Some(o)) = (alt_overload.flatten(), overload_concurrency) {
+        if alt != o {
+            let (lo, hi) = overload_range.unwrap_or((o, o));
+            overload_range = Some((lo.min(alt).min(o), hi.max(alt).max(o)));
+        }
+    }
+    let unstable_flags = confidence::unstable(&lv, &findings);
+    for (f, u) in findings.iter_mut().zip(&unstable_flags) {
+        f.unstable = *u;
+    }
+    let unstable_levels: Vec<u32> = findings
+        .iter()
+        .filter(|f| f.unstable)
+        .map(|f| f.concurrency)
+        .collect();
+
     let linear_from_concurrency = linear_from(&lv);
-    let cap = suspected_cap(&lv);
+    let limit = throttle::find(&lv, ctx);
+    if let Some(t) = limit
+        .as_ref()
+        .filter(|t| t.place == throttle::LimitPlace::AboveBlockLayer)
+    {
+        // The short kernel queue is the throttle's doing, not a cache: Little's law closes on
+        // the process side, and the table says so.
+        for f in findings.iter_mut().filter(|f| {
+            f.concurrency >= t.from_concurrency && f.little == LittleCheck::KernelQueueLow
+        }) {
+            f.little = LittleCheck::Throttled;
+            f.littles_law_ok = true;
+            f.littles_law_note = None;
+        }
+    }
+    let cap = (!ctx.simulated).then(|| suspected_cap(&lv)).flatten();
     let util_lesson = util_lesson(&lv);
 
     // The plain-words summary.
-    let mut summary = Vec::new();
-    if base.concurrency != 1 {
-        summary.push(format!(
-            "No concurrency-1 level: the baseline is the lowest level measured (concurrency {}), \
-             so every ratio is relative to it and understates saturation.",
-            base.concurrency
-        ));
-    }
     summary.push(format!(
         "Baseline (concurrency {}): {} average latency{}, {} IOPS.",
         base.concurrency,
@@ -349,27 +584,36 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
             .unwrap_or_default(),
         fmt_iops(base.iops)
     ));
+    let knee_words = match knee_range {
+        Some((a, b)) => format!(
+            "{a}–{b} (the levels' own spread can't separate them; {} measured best)",
+            knee.concurrency
+        ),
+        None => knee.concurrency.to_string(),
+    };
     summary.push(format!(
-        "Knee (optimal concurrency): {} — {} IOPS at {} average latency ({} the baseline).",
-        knee.concurrency,
+        "Knee (optimal concurrency): {knee_words} — {} IOPS at {} average latency ({} the \
+         baseline).",
         fmt_iops(knee.iops),
         fmt_latency_ns(knee.latency_ns.mean),
-        fmt_ratio(findings[knee_idx].saturation_avg)
+        // Never below the baseline: a clearly faster level became the baseline above, so
+        // what is left is within the noise.
+        fmt_ratio(findings[knee_idx].saturation_avg.max(1.0))
     ));
     if let Some(n) = knee_note {
         summary.push(n);
     }
-    if lv.len() > 1 && knee_idx == lv.len() - 1 {
+    if knee_idx == lv.len() - 1 {
         summary.push(
             "The knee is the highest level measured: IOPS per unit of latency was still \
              rising, so the real knee lies beyond; measure at higher concurrency."
                 .to_string(),
         );
     }
-    let peak_level = lv
-        .iter()
-        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+    let peak_pos = (0..lv.len())
+        .max_by(|&a, &b| lv[a].iops.total_cmp(&lv[b].iops))
         .expect("non-empty");
+    let peak_level = &lv[peak_pos];
     summary.push(format!(
         "Max useful IOPS: {} at concurrency {}{}.",
         fmt_iops(knee.iops),
@@ -379,13 +623,7 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
                 " (the most measured: {} at concurrency {}, for {} the baseline latency)",
                 fmt_iops(peak_level.iops),
                 peak_level.concurrency,
-                fmt_ratio(
-                    findings[lv
-                        .iter()
-                        .position(|l| std::ptr::eq(l, peak_level))
-                        .unwrap_or(0)]
-                    .saturation_avg
-                )
+                fmt_ratio(findings[peak_pos].saturation_avg)
             )
         } else {
             String::new()
@@ -399,9 +637,26 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
                 .find(|l| l.concurrency == o)
                 .and_then(|l| l.latency_ns.p95)
                 .unwrap_or(0.0);
+            let mut h = Vec::new();
+            if let Some((lo, hi)) = spread_overload {
+                if lo < o {
+                    h.push(format!("perhaps from {lo}"));
+                }
+                if hi > o {
+                    h.push(format!("surely from {hi}"));
+                }
+            }
+            if let Some(a) = alt_overload.flatten().filter(|&a| a != o) {
+                h.push(format!("from {a} against the re-measured baseline"));
+            }
+            let hedge = if h.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", h.join(", "))
+            };
             summary.push(format!(
-                "Overloaded from concurrency {o}: p95 {} is {} the baseline p95 {} (more than \
-                 {OVERLOAD_P95_FACTOR}x).",
+                "Overloaded from concurrency {o}{hedge}: p95 {} is {} the baseline p95 {} (more \
+                 than {OVERLOAD_P95_FACTOR}x).",
                 fmt_latency_ns(p95),
                 fmt_ratio(f.saturation_p95.unwrap_or(0.0)),
                 fmt_latency_ns(bp)
@@ -441,61 +696,110 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
                 .to_string(),
         ),
     }
-    if let Some(c) = cap {
-        let last = lv.last().expect("non-empty").concurrency;
-        let (figure, kind) = match (c.iops, c.bytes_per_s) {
-            (Some(x), _) => (format!("{} IOPS", fmt_iops(x)), "IOPS"),
-            (None, Some(b)) => {
-                let unit = if (b / 1e6 - (b / 1e6).round()).abs() < 1e-6 {
-                    format!("{:.0} MB/s", b / 1e6)
-                } else {
-                    format!("{:.0} MiB/s", b / 1_048_576.0)
-                };
-                (
-                    format!("{unit} ({} IOPS)", fmt_iops(c.plateau_iops)),
-                    "throughput (MB/s)",
-                )
-            }
-            (None, None) => (String::new(), ""),
-        };
+    // A plateau: what limits it and where the requests wait. A round figure is a supporting
+    // hint only; without a kernel view it is all there is to say (seed 003's wording).
+    // A device's own saturation plateaus too, with its queue full: that alone is said by the
+    // queueing line above, so the limit gets its own sentence only when the requests wait
+    // above the block layer or a kernel limit matches it.
+    let place = limit.as_ref().map(|t| t.place);
+    let named = limit
+        .as_ref()
+        .filter(|t| t.place == throttle::LimitPlace::AboveBlockLayer || t.io_limit.is_some());
+    if let Some(t) = named {
+        summary.push(throttle::sentence(t, ctx));
+    }
+    if let Some(c) = cap.filter(|_| named.is_none()) {
+        let mut line = cap_sentence(&c, lv.last().expect("non-empty").concurrency);
+        if place == Some(throttle::LimitPlace::DeviceQueue) {
+            line.push_str(
+                " The device's own queue holds the waiting requests, so the limit sits at the \
+                 device or below it (a volume's cap, a controller), not in this machine's kernel.",
+            );
+        }
+        summary.push(line);
+    }
+    if !ctx.limits.is_empty() && limit.as_ref().map_or(true, |t| t.io_limit.is_none()) {
+        let words: Vec<String> = ctx
+            .limits
+            .iter()
+            .map(|l| throttle::limit_words(l, ctx.device))
+            .collect();
         summary.push(format!(
-            "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
-             a round figure: on a cloud volume that is the look of a provisioned {kind} cap \
-             (seed 003) rather than the device's own limit; compare it with what the volume was \
-             provisioned for.",
-            c.from,
-            CAP_PLATEAU * 100.0
+            "The kernel limits this process's I/O ({}); the measured throughput does not sit \
+             at that limit.",
+            words.join("; ")
         ));
     }
-    if let Some(u) = &usl {
-        summary.push(format!(
-            "USL fit: λ = {} IOPS, σ = {}, κ = {} (R² {:.3}){}{}.",
-            fmt_iops(u.lambda),
-            text::fmt_coef(u.sigma),
-            text::fmt_coef(u.kappa),
-            u.r_squared,
-            u.power_peak_concurrency
-                .map(|n| format!("; best IOPS per latency near concurrency {n:.0}"))
-                .unwrap_or_default(),
-            match (u.peak_concurrency, u.peak_iops) {
-                (Some(n), Some(x)) => format!(
-                    "; predicted throughput peak {} IOPS at concurrency {n:.0}",
-                    fmt_iops(x)
-                ),
-                _ => "; no throughput peak predicted (no crosstalk)".to_string(),
-            }
-        ));
+    match (trusted, &usl) {
+        (Some(u), _) => {
+            let max_n = f64::from(lv.last().expect("non-empty").concurrency);
+            summary.push(format!(
+                "USL fit: λ = {} IOPS, σ = {}, κ = {} (R² {:.3}){}{}.",
+                fmt_iops(u.lambda),
+                text::fmt_coef(u.sigma),
+                text::fmt_coef(u.kappa),
+                u.r_squared,
+                u.power_peak_concurrency
+                    .map(|n| format!("; best IOPS per latency near concurrency {n:.0}"))
+                    .unwrap_or_default(),
+                match (u.peak_concurrency, u.peak_iops) {
+                    (Some(n), Some(x)) if n <= max_n * USL_MAX_EXTRAPOLATION => format!(
+                        "; predicted throughput peak {} IOPS at concurrency {n:.0}",
+                        fmt_iops(x)
+                    ),
+                    (Some(n), Some(_)) => format!(
+                        "; its throughput peak (near concurrency {n:.0}) lies too far beyond the \
+                         levels measured to predict"
+                    ),
+                    _ => "; no throughput peak predicted (no crosstalk)".to_string(),
+                }
+            ));
+        }
+        (None, Some(f)) => summary.push(format!(
+            "No USL fit shown: it fits the levels poorly (R² {:.3}, below {USL_MIN_R2}).",
+            f.r_squared
+        )),
+        (None, None) if distinct < USL_MIN_LEVELS => summary.push(format!(
+            "No USL fit: {distinct} levels are too few for a curve of three parameters (at least \
+             {USL_MIN_LEVELS}; through three points any such curve passes exactly)."
+        )),
+        (None, None) => {}
     }
     if let Some(l) = &util_lesson {
         summary.push(l.clone());
     }
-    for (l, f) in lv.iter().zip(&findings) {
-        if let Some(note) = &f.littles_law_note {
-            summary.push(format!(
-                "Little's law does not close at concurrency {}: {note}; treat this level as \
-                 suspect.",
-                l.concurrency
-            ));
+    if !unstable_levels.is_empty() {
+        summary.push(format!(
+            "Unstable: the sub-windows of concurrency {} disagree by more than the differences \
+             the verdict relies on; re-measure {} (--repeat) before trusting {}.",
+            confidence::list(&unstable_levels),
+            if unstable_levels.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+            if unstable_levels.len() == 1 {
+                "its place in the verdict"
+            } else {
+                "their place in the verdict"
+            }
+        ));
+    }
+    summary.extend(disturbance_lines);
+    summary.extend(littles_lines(&lv, &findings));
+
+    // Cut levels are shown in the table with what they measured, deciding nothing.
+    let mut all_findings: Vec<LevelFinding> = Vec::with_capacity(all.len());
+    let mut it = findings.into_iter().peekable();
+    for l in &all {
+        match cut_of(l) {
+            Some(sig) => {
+                let mut f = finding(l, &base);
+                f.overloaded = false;
+                f.cut_by = Some(sig);
+                all_findings.push(f);
+            }
+            None => all_findings.extend(it.next()),
         }
     }
 
@@ -503,7 +807,7 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
         baseline_concurrency: base.concurrency,
         baseline_latency_ns: base_mean,
         baseline_p95_ns: base_p95,
-        levels: findings,
+        levels: all_findings,
         overload_concurrency,
         power_peak_concurrency,
         knee_concurrency: knee.concurrency,
@@ -515,7 +819,214 @@ pub fn analyze(levels: &[LevelPoint]) -> Verdict {
         suspected_cap_bytes_per_s: cap.and_then(|c| c.bytes_per_s),
         util_lesson,
         summary,
+        knee_range,
+        overload_range,
+        unstable_levels,
+        cut_levels,
+        disturbed_levels,
+        baseline_drift,
+        limit,
+        too_few_levels: false,
     }
+}
+
+impl From<&crate::latency::LatencySummary> for LatencyNs {
+    /// A recorded summary (integer ns, every percentile known) as the analysis reads it.
+    fn from(l: &crate::latency::LatencySummary) -> LatencyNs {
+        let f = |v: u64| Some(v as f64);
+        LatencyNs {
+            min: f(l.min),
+            mean: l.mean as f64,
+            p50: f(l.p50),
+            p90: f(l.p90),
+            p95: f(l.p95),
+            p99: f(l.p99),
+            p999: f(l.p999),
+            max: f(l.max),
+        }
+    }
+}
+
+/// One direction of a mixed workload judged on its own: each level's IOPS and latency of
+/// that direction at the offered (total) concurrency, so its baseline, knee and overload
+/// point are the direction's. Little's law is not judged per direction (the offered
+/// concurrency is shared by both). One sentence, starting with `name` ("Reads").
+pub fn direction_line(name: &str, levels: &[LevelPoint]) -> String {
+    let v = analyze(levels);
+    if v.too_few_levels {
+        return format!("{name}: one level only, not judged.");
+    }
+    let knee = v
+        .levels
+        .iter()
+        .find(|f| f.concurrency == v.knee_concurrency);
+    let knee_lat = levels
+        .iter()
+        .find(|l| l.concurrency == v.knee_concurrency)
+        .map_or(0.0, |l| l.latency_ns.mean);
+    format!(
+        "{name}: baseline {} at concurrency {}; knee {} ({} IOPS at {}, {} the baseline); {}.",
+        fmt_latency_ns(v.baseline_latency_ns),
+        v.baseline_concurrency,
+        v.knee_concurrency,
+        fmt_iops(v.max_useful_iops),
+        fmt_latency_ns(knee_lat),
+        fmt_ratio(knee.map_or(1.0, |f| f.saturation_avg.max(1.0))),
+        match v.overload_concurrency {
+            Some(o) =>
+                format!("overloaded from concurrency {o} (p95 above {OVERLOAD_P95_FACTOR}x)"),
+            None if v.baseline_p95_ns.is_some() => "not overloaded".to_string(),
+            None => "no p95, no overload rule".to_string(),
+        }
+    )
+}
+
+/// One level (after cut levels are set aside): its figures, and no verdict.
+fn too_few(
+    all: &[LevelPoint],
+    base: &LevelPoint,
+    findings: Vec<LevelFinding>,
+    mut summary: Vec<String>,
+    disturbance_lines: Vec<String>,
+    cut_levels: Vec<u32>,
+) -> Verdict {
+    summary.push(format!(
+        "Only one level measured (concurrency {}): a verdict needs at least two levels, so \
+         nothing is judged (no knee, no overload point, no fit).",
+        base.concurrency
+    ));
+    summary.push(format!(
+        "Baseline (concurrency {}): {} average latency{}, {} IOPS.",
+        base.concurrency,
+        fmt_latency_ns(base.latency_ns.mean),
+        base.latency_ns
+            .p95
+            .map(|p| format!(", {} p95", fmt_latency_ns(p)))
+            .unwrap_or_default(),
+        fmt_iops(base.iops)
+    ));
+    summary.extend(disturbance_lines);
+    let mut levels = findings;
+    for l in all.iter().filter(|l| l.concurrency != base.concurrency) {
+        let mut f = finding(l, base);
+        f.overloaded = false;
+        f.cut_by = l.disturbance.as_ref().and_then(|d| d.cut_by.clone());
+        levels.push(f);
+    }
+    levels.sort_by_key(|f| f.concurrency);
+    unjudged(Some(base), levels, summary, cut_levels, Vec::new())
+}
+
+/// A verdict that judges nothing: no levels, or too few. Its knee and peak are the baseline's
+/// own figures (0 without one), so readers of the typed verdict find no invented finding.
+fn unjudged(
+    base: Option<&LevelPoint>,
+    levels: Vec<LevelFinding>,
+    summary: Vec<String>,
+    cut_levels: Vec<u32>,
+    disturbed_levels: Vec<u32>,
+) -> Verdict {
+    let c = base.map_or(0, |b| b.concurrency);
+    let iops = base.map_or(0.0, |b| b.iops);
+    Verdict {
+        baseline_concurrency: c,
+        baseline_latency_ns: base.map_or(0.0, |b| b.latency_ns.mean),
+        baseline_p95_ns: base.and_then(|b| b.latency_ns.p95),
+        levels,
+        overload_concurrency: None,
+        power_peak_concurrency: c,
+        knee_concurrency: c,
+        max_useful_iops: iops,
+        peak_iops: iops,
+        usl: None,
+        linear_from_concurrency: None,
+        suspected_cap_iops: None,
+        suspected_cap_bytes_per_s: None,
+        util_lesson: None,
+        summary,
+        knee_range: None,
+        overload_range: None,
+        unstable_levels: Vec::new(),
+        cut_levels,
+        disturbed_levels,
+        baseline_drift: None,
+        limit: None,
+        too_few_levels: true,
+    }
+}
+
+/// Seed 003's sentence for a plateau at a round figure.
+fn cap_sentence(c: &Cap, last: u32) -> String {
+    let (figure, kind) = match (c.iops, c.bytes_per_s) {
+        (Some(x), _) => (format!("{} IOPS", fmt_iops(x)), "IOPS"),
+        (None, Some(b)) => {
+            let unit = if (b / 1e6 - (b / 1e6).round()).abs() < 1e-6 {
+                format!("{:.0} MB/s", b / 1e6)
+            } else {
+                format!("{:.0} MiB/s", b / 1_048_576.0)
+            };
+            (
+                format!("{unit} ({} IOPS)", fmt_iops(c.plateau_iops)),
+                "throughput (MB/s)",
+            )
+        }
+        (None, None) => (String::new(), ""),
+    };
+    format!(
+        "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
+         a round figure: on a cloud volume that is the look of a provisioned {kind} cap \
+         (seed 003) rather than the device's own limit; compare it with what the volume was \
+         provisioned for.",
+        c.from,
+        CAP_PLATEAU * 100.0
+    )
+}
+
+/// Little's law's complaints, one line per kind of complaint (not one per level).
+fn littles_lines(lv: &[LevelPoint], findings: &[LevelFinding]) -> Vec<String> {
+    let mut out = Vec::new();
+    for kind in [
+        LittleCheck::InFlightOff,
+        LittleCheck::KernelQueueHigh,
+        LittleCheck::KernelQueueLow,
+    ] {
+        let hit: Vec<(&LevelPoint, &LevelFinding)> = lv
+            .iter()
+            .zip(findings)
+            .filter(|(_, f)| f.little == kind && f.littles_law_note.is_some())
+            .collect();
+        match hit.as_slice() {
+            [] => {}
+            [(l, f)] => out.push(format!(
+                "Little's law does not close at concurrency {}: {}; treat this level as suspect.",
+                l.concurrency,
+                f.littles_law_note.as_deref().unwrap_or_default()
+            )),
+            many => {
+                let levels: Vec<u32> = many.iter().map(|(l, _)| l.concurrency).collect();
+                let why = match kind {
+                    LittleCheck::InFlightOff => {
+                        "IOPS × latency differs from the concurrency offered (a cache answered, \
+                         the concurrency was misrecorded, or rates used the wrong interval)"
+                    }
+                    LittleCheck::KernelQueueHigh => {
+                        "the kernel's aqu-sz exceeds IOPS × latency: another workload on the \
+                         device?"
+                    }
+                    _ => {
+                        "the kernel's aqu-sz is under half of IOPS × latency: most of the \
+                         latency is spent above the device (cache hits, CPU-bound path)"
+                    }
+                };
+                out.push(format!(
+                    "Little's law does not close at concurrency {}: {why}; treat these levels as \
+                     suspect (the table's note column has each level's figures).",
+                    confidence::list(&levels)
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `a ÷ b`, 0 when `b` is not a positive number.
@@ -537,26 +1048,36 @@ fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
     let in_flight = l.iops * mean_s;
     let n = f64::from(l.concurrency);
     let mut notes = Vec::new();
+    let mut little = LittleCheck::Ok;
     if n > 0.0 && (in_flight / n - 1.0).abs() > LITTLES_LAW_TOLERANCE {
         notes.push(format!(
             "IOPS × latency = {in_flight:.2} in flight against {} offered",
             l.concurrency
         ));
+        little = LittleCheck::InFlightOff;
     }
     // The kernel's aqu-sz counts only the time requests spend below the block layer; the
     // load generator's latency also holds the syscall and (on VMs) the hypervisor path, so
     // aqu-sz sits somewhat below IOPS × latency on a healthy run (20-30 % on virtio). Only an
     // aqu-sz clearly above it (another workload on the device) or below half of it (most of
-    // the latency is spent above the device: cache hits, a CPU-bound path) is flagged.
+    // the latency is spent above the device: cache hits, a CPU-bound path, or a throttle the
+    // verdict recognises as such) is flagged.
     if let Some(q) = l.kernel_aqu_sz.filter(|q| *q > 0.0) {
-        if q > in_flight * (1.0 + LITTLES_LAW_TOLERANCE) {
+        let kernel = if q > in_flight * (1.0 + LITTLES_LAW_TOLERANCE) {
             notes.push(format!(
                 "the kernel's aqu-sz {q:.2} exceeds IOPS × latency = {in_flight:.2}: another workload on the device?"
             ));
+            LittleCheck::KernelQueueHigh
         } else if q < in_flight * AQU_SZ_MIN_SHARE {
             notes.push(format!(
                 "the kernel's aqu-sz {q:.2} is under half of IOPS × latency = {in_flight:.2}: most of the latency is spent above the device (cache hits, CPU-bound path)"
             ));
+            LittleCheck::KernelQueueLow
+        } else {
+            LittleCheck::Ok
+        };
+        if little == LittleCheck::Ok {
+            little = kernel;
         }
     }
     LevelFinding {
@@ -568,6 +1089,9 @@ fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
         littles_law_ok: notes.is_empty(),
         power: if mean_s > 0.0 { l.iops / mean_s } else { 0.0 },
         littles_law_note: (!notes.is_empty()).then(|| notes.join(", ")),
+        little,
+        unstable: false,
+        cut_by: None,
     }
 }
 
@@ -742,9 +1266,17 @@ fn util_flat_lesson(lv: &[LevelPoint]) -> Option<String> {
     let util_growth = ratio(u1, u0);
     (u0 >= UTIL_FLAT_MIN_PCT && growth >= UTIL_FLAT_MIN_GROWTH && util_growth * 2.0 <= growth).then(
         || {
+            // "went only from 75 % to 69 %" reads wrong: say it fell, or stayed.
+            let moved = if (u1 - u0).abs() < UTIL_SAME_PTS {
+                format!("%util stayed at about {u0:.0} % ({u0:.0} % to {u1:.0} %)")
+            } else if u1 < u0 {
+                format!("%util even fell from {u0:.0} % to {u1:.0} %")
+            } else {
+                format!("%util went only from {u0:.0} % to {u1:.0} %")
+            };
             format!(
-                "%util went only from {u0:.0} % to {u1:.0} % between concurrency {} and {}, \
-                 while IOPS grew {growth:.1}x: %util is time busy, not capacity.",
+                "{moved} between concurrency {} and {}, while IOPS grew {growth:.1}x: %util is \
+                 time busy, not capacity.",
                 first.concurrency, best.concurrency
             )
         },

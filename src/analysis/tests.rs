@@ -501,3 +501,551 @@ fn set_percentile_keeps_99_9_apart_from_99() {
         (Some(1.0), Some(2.0), Some(3.0), Some(4.0), Some(5.0))
     );
 }
+
+// ---- How sure the verdict is (issue 10) ----
+
+use super::evidence::{Disturbance, IoLimit, LimitKind, Spread};
+
+/// Windows spread ±`w` (relative) around the level's IOPS, mean and p95.
+fn spread(l: &LevelPoint, w: f64) -> Spread {
+    let p95 = l.latency_ns.p95;
+    Spread {
+        windows: 6,
+        iops_cv: w / 2.0,
+        iops_min: l.iops * (1.0 - w),
+        iops_max: l.iops * (1.0 + w),
+        mean_ns_cv: w / 2.0,
+        mean_ns_min: l.latency_ns.mean * (1.0 - w),
+        mean_ns_max: l.latency_ns.mean * (1.0 + w),
+        p95_ns_cv: p95.map(|_| w / 2.0),
+        p95_ns_min: p95.map(|p| p * (1.0 - w)),
+        p95_ns_max: p95.map(|p| p * (1.0 + w)),
+    }
+}
+
+fn with_spread(mut lv: Vec<LevelPoint>, w: &[f64]) -> Vec<LevelPoint> {
+    for (l, &w) in lv.iter_mut().zip(w) {
+        l.spread = Some(spread(l, w));
+    }
+    lv
+}
+
+/// A device whose knee sits between 4 and 8: power at 4 and 8 within 5 % of each other.
+fn soft_knee() -> Vec<LevelPoint> {
+    vec![
+        level(1, 1000.0, 1.0, Some(1.2)),
+        level(2, 1950.0, 1.03, Some(1.3)),
+        level(4, 3600.0, 1.11, Some(1.6)),
+        level(8, 5300.0, 1.51, Some(2.6)),
+        level(16, 6000.0, 2.67, Some(4.4)),
+        level(32, 6100.0, 5.25, Some(9.0)),
+    ]
+}
+
+#[test]
+fn without_spread_nothing_new_is_said() {
+    let v = analyze(&soft_knee());
+    assert_eq!(v.knee_range, None);
+    assert_eq!(v.overload_range, None);
+    assert!(v.unstable_levels.is_empty());
+    assert!(v.levels.iter().all(|f| !f.unstable));
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("Unstable") || s.contains("perhaps")));
+}
+
+#[test]
+fn noisy_neighbours_make_the_knee_a_range_and_are_unstable() {
+    let lv = with_spread(soft_knee(), &[0.02, 0.02, 0.08, 0.08, 0.02, 0.02]);
+    let v = analyze(&lv);
+    let p4 = v.levels[2].power;
+    let p8 = v.levels[3].power;
+    assert!((p4 / p8 - 1.0).abs() < 0.1, "{p4} {p8}");
+    let (lo, hi) = v.knee_range.expect("a range");
+    assert!(lo <= 4 && hi >= 8, "{:?}", v.knee_range);
+    assert!(
+        v.summary
+            .iter()
+            .any(|s| s.starts_with(&format!("Knee (optimal concurrency): {lo}–{hi} ("))),
+        "{:#?}",
+        v.summary
+    );
+    assert!(v.unstable_levels.contains(&4) && v.unstable_levels.contains(&8));
+    assert!(!v.unstable_levels.contains(&32), "{:?}", v.unstable_levels);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("Unstable: the sub-windows of concurrency")));
+    // Quiet windows: the same means give a single knee.
+    let v = analyze(&with_spread(soft_knee(), &[0.005; 6]));
+    assert_eq!(v.knee_range, None, "{:#?}", v.summary);
+}
+
+#[test]
+fn overload_point_with_its_uncertainty() {
+    // p95 at 8 is 2.8x the baseline's (not overloaded by the point figures), 16 is 3.4x: with
+    // windows spread ±15 %, 8 may be overloaded and 16 is not surely so; 32 surely is.
+    let mut lv = vec![
+        level(1, 1000.0, 1.0, Some(1.0)),
+        level(4, 3800.0, 1.05, Some(1.5)),
+        level(8, 6000.0, 1.33, Some(2.8)),
+        level(16, 7000.0, 2.29, Some(3.4)),
+        level(32, 7100.0, 4.5, Some(9.0)),
+    ];
+    lv = with_spread(lv, &[0.02, 0.02, 0.15, 0.15, 0.05]);
+    let v = analyze(&lv);
+    assert_eq!(v.overload_concurrency, Some(16));
+    assert_eq!(v.overload_range, Some((8, 32)), "{:#?}", v.summary);
+    assert!(
+        v.summary
+            .iter()
+            .any(|s| s
+                .starts_with("Overloaded from concurrency 16, perhaps from 8, surely from 32:")),
+        "{:#?}",
+        v.summary
+    );
+}
+
+#[test]
+fn a_knee_is_never_faster_than_the_baseline() {
+    // The issue's "knee at 0.28x the baseline": concurrency 1 measured 3.5x slower than the
+    // levels above it (a cold start). The fastest level becomes the baseline.
+    let lv = vec![
+        level(1, 290.0, 3.5, Some(4.0)),
+        level(2, 2000.0, 1.0, Some(1.2)),
+        level(4, 3900.0, 1.02, Some(1.3)),
+        level(8, 4200.0, 1.9, Some(2.4)),
+        level(16, 4300.0, 3.7, Some(4.8)),
+    ];
+    let v = analyze(&lv);
+    assert_eq!(v.baseline_concurrency, 2, "{:#?}", v.summary);
+    let knee = v
+        .levels
+        .iter()
+        .find(|f| f.concurrency == v.knee_concurrency)
+        .unwrap();
+    assert!(knee.saturation_avg >= 1.0, "{knee:?}");
+    assert!(v.levels.iter().all(|f| f.saturation_avg >= 1.0 - 1e-9));
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.contains("the verdict takes its baseline from concurrency 2")));
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("0.28x") || s.contains("0.29x")));
+    // Within the noise (5 % faster) the baseline stays, and the ratio never prints below 1.
+    let mut lv = closed(4.0, 1.0, &[1, 2, 4, 8, 16]);
+    lv[2].latency_ns.mean *= 0.95;
+    let v = analyze(&lv);
+    assert_eq!(v.baseline_concurrency, 1);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("Knee (optimal concurrency): 4")
+            && s.contains("(1.00x the baseline)")));
+}
+
+#[test]
+fn one_level_is_no_verdict() {
+    let v = analyze(&[level(4, 4000.0, 1.0, Some(1.2))]);
+    assert!(v.too_few_levels);
+    assert!(
+        v.summary
+            .iter()
+            .any(|s| s.contains("a verdict needs at least two levels")),
+        "{:?}",
+        v.summary
+    );
+    assert!(!v.summary.iter().any(|s| s.starts_with("Knee")));
+    assert_eq!(v.overload_concurrency, None);
+    assert!(v.usl.is_none() && v.limit.is_none());
+    assert!(!analyze(&closed(4.0, 1.0, &[1, 4])).too_few_levels);
+}
+
+#[test]
+fn usl_needs_four_levels_and_a_good_fit() {
+    // Three levels: any three-parameter curve passes through them; no fit, and it says why.
+    let v = analyze(&closed(4.0, 1.0, &[1, 4, 16]));
+    assert!(v.usl.is_none());
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("No USL fit: 3 levels are too few")));
+    assert!(!v.summary.iter().any(|s| s.contains("predicted")));
+    // A poor fit (a hard plateau) stays in the typed verdict with its R², but is not shown.
+    let v = analyze(&closed(4.0, 8.0, &POW2));
+    let u = v.usl.as_ref().unwrap();
+    if !u.trusted() {
+        assert!(v.summary.iter().any(|s| s.starts_with("No USL fit shown")));
+        assert!(!v.summary.iter().any(|s| s.starts_with("USL fit:")));
+    }
+    // A good fit far from its peak does not predict it.
+    let (l, s, k) = (1000.0, 0.01, 0.000_01);
+    let lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16]
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = usl::predict(l, s, k, nf);
+            level(n, x, nf / x * 1000.0, None)
+        })
+        .collect();
+    let v = analyze(&lv);
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("USL fit:"))
+        .unwrap();
+    assert!(line.contains("too far beyond"), "{line}");
+}
+
+#[test]
+fn baseline_drift_is_said_and_widens_the_overload_point() {
+    let lv = vec![
+        level(1, 1000.0, 1.0, Some(1.0)),
+        level(4, 3800.0, 1.05, Some(2.0)),
+        level(8, 6000.0, 1.33, Some(4.0)),
+        level(16, 7000.0, 2.29, Some(9.0)),
+    ];
+    // The same baseline again: no drift.
+    let again = level(1, 990.0, 1.01, Some(1.02));
+    let ctx = Context {
+        baseline_remeasured: Some(&again),
+        ..Default::default()
+    };
+    let v = analyze_with(&lv, &ctx);
+    let d = v.baseline_drift.as_ref().unwrap();
+    assert!(!d.drifted);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.contains("the same within the noise")));
+    assert_eq!(v.overload_concurrency, Some(8));
+    // 1.6x slower at the end: drifted; against it, 8 is no longer overloaded.
+    let again = level(1, 640.0, 1.6, Some(1.6));
+    let ctx = Context {
+        baseline_remeasured: Some(&again),
+        ..Default::default()
+    };
+    let v = analyze_with(&lv, &ctx);
+    let d = v.baseline_drift.as_ref().unwrap();
+    assert!(d.drifted);
+    assert_eq!(d.judged_against, confidence::DriftChoice::Both);
+    assert_eq!(v.overload_range, Some((8, 16)), "{:#?}", v.summary);
+    assert!(v.summary.iter().any(|s| s.contains("the baseline drifted")));
+    assert!(
+        v.summary.iter().any(|s| s.starts_with(
+            "Overloaded from concurrency 8, from 16 against the re-measured baseline:"
+        )),
+        "{:#?}",
+        v.summary
+    );
+    // With spreads, the quieter measurement is the better-supported one.
+    let mut first = lv.clone();
+    first[0].spread = Some(spread(&first[0], 0.3));
+    let mut again = again.clone();
+    again.spread = Some(spread(&again, 0.01));
+    let v = analyze_with(
+        &first,
+        &Context {
+            baseline_remeasured: Some(&again),
+            ..Default::default()
+        },
+    );
+    let d = v.baseline_drift.as_ref().unwrap();
+    assert!(
+        !d.drifted || d.judged_against == confidence::DriftChoice::Remeasured,
+        "{d:?}"
+    );
+}
+
+#[test]
+fn disturbances_are_one_line_per_cause() {
+    let mut lv = closed(4.0, 0.2, &[1, 2, 4, 8, 16, 32]);
+    for (i, l) in lv.iter_mut().enumerate() {
+        let wait = if i >= 4 { 0.3 * l.latency_ns.mean } else { 0.0 };
+        l.disturbance = Some(Disturbance {
+            cpu_wait_ns_per_io: Some(wait),
+            cpu_busy_pct: Some(if i >= 4 { 97.0 } else { 20.0 }),
+            other_iops: Some(if i == 1 || i == 2 { 1500.0 } else { 0.0 }),
+            psi_cpu_some_pct: Some(40.0),
+            ..Default::default()
+        });
+    }
+    let v = analyze(&lv);
+    let cpu: Vec<&String> = v
+        .summary
+        .iter()
+        .filter(|s| s.contains("waiting for a CPU"))
+        .collect();
+    assert_eq!(cpu.len(), 1, "{:#?}", v.summary);
+    assert!(cpu[0].starts_with("Latency at 16 includes"), "{}", cpu[0]);
+    assert!(cpu[0].contains("at 32 includes"), "{}", cpu[0]);
+    assert!(cpu[0].contains("CPU 97 % busy") && cpu[0].contains("PSI cpu some 40 %"));
+    assert!(cpu[0].contains("these levels measure the CPU, not the disk"));
+    let other: Vec<&String> = v
+        .summary
+        .iter()
+        .filter(|s| s.contains("other traffic"))
+        .collect();
+    assert_eq!(other.len(), 1, "{:#?}", v.summary);
+    assert!(
+        other[0].contains("1500 IOPS at 2, 1500 IOPS at 4"),
+        "{}",
+        other[0]
+    );
+    assert_eq!(v.disturbed_levels, [2, 4, 16, 32]);
+}
+
+#[test]
+fn a_level_cut_by_a_signal_never_decides() {
+    // The top level, cut by SIGTERM after a fraction of its time, measured the most power: it
+    // must not become the knee, and is labelled by its signal.
+    let mut lv = closed(4.0, 1.0, &[1, 2, 4, 8, 16]);
+    lv.push(LevelPoint {
+        disturbance: Some(Disturbance {
+            cut_by: Some("SIGTERM".into()),
+            ..Default::default()
+        }),
+        ..level(32, 90_000.0, 0.2, Some(0.3))
+    });
+    let v = analyze(&lv);
+    assert_eq!(v.knee_concurrency, 4, "{:#?}", v.summary);
+    assert_eq!(v.cut_levels, [32]);
+    assert_eq!(v.levels.len(), 6);
+    let f = v.levels.last().unwrap();
+    assert_eq!(f.cut_by.as_deref(), Some("SIGTERM"));
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s == "Concurrency 32 was cut short by SIGTERM: shown, but it decides nothing in this verdict."));
+    assert!(!v.summary.iter().any(|s| s.contains("Ctrl-C")));
+    assert!((v.peak_iops - 4000.0).abs() < 1e-6, "{}", v.peak_iops);
+}
+
+/// 32 units of 1 ms throttled to 3000 IOPS, with the kernel's queue as a fraction of the
+/// offered concurrency.
+fn throttled(queue_share: f64) -> Vec<LevelPoint> {
+    [1u32, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .map(|&n| {
+            let nf = f64::from(n);
+            let x = (nf * 1000.0).min(3000.0);
+            let mean = nf / x * 1000.0;
+            let in_flight_below = if nf * 1000.0 > 3000.0 {
+                // Only the requests the throttle lets through reach the block layer.
+                (3.0 * queue_share.max(0.0)).max(nf * queue_share)
+            } else {
+                nf * 0.9
+            };
+            LevelPoint {
+                bytes_per_s: x * 4096.0,
+                kernel_aqu_sz: Some(in_flight_below.min(nf)),
+                ..level(n, x, mean, Some(mean * 1.2))
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_throttle_above_the_block_layer_is_named_and_is_not_cache_hits() {
+    let mut lv = throttled(0.03);
+    for l in &mut lv[3..] {
+        l.kernel_aqu_sz = Some(1.0);
+    }
+    let limits = [IoLimit {
+        kind: LimitKind::ReadIops,
+        value: 3000.0,
+        dev: "253:0".into(),
+        source: "/sys/fs/cgroup/iosat-test/io.max".into(),
+    }];
+    let ctx = Context {
+        limits: &limits,
+        read_share: Some(1.0),
+        device: Some("vda"),
+        ..Default::default()
+    };
+    let v = analyze_with(&lv, &ctx);
+    let t = v.limit.as_ref().expect("a limit");
+    assert_eq!(t.place, throttle::LimitPlace::AboveBlockLayer);
+    assert_eq!(t.from_concurrency, 4);
+    assert!((t.iops - 3000.0).abs() < 1.0);
+    assert_eq!(t.io_limit.as_ref(), Some(&limits[0]));
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Throughput is flat"))
+        .unwrap();
+    assert!(line.contains("above the block layer"), "{line}");
+    assert!(line.contains(
+        "this process may do at most 3000 read IOPS on vda: cgroup /sys/fs/cgroup/iosat-test/io.max"
+    ));
+    // Never "cache hits" for a throttled level, and the table's judgement is the same.
+    assert!(
+        !v.summary.iter().any(|s| s.contains("cache hits")),
+        "{:#?}",
+        v.summary
+    );
+    for f in v.levels.iter().filter(|f| f.concurrency > 4) {
+        assert_eq!(f.little, LittleCheck::Throttled, "{f:?}");
+        assert!(f.littles_law_ok);
+    }
+    // The round figure is only a hint: no provisioned-cap sentence for a cgroup throttle.
+    assert!(!v.summary.iter().any(|s| s.contains("provisioned")));
+}
+
+#[test]
+fn a_limit_in_the_device_queue_is_placed_below_the_kernel() {
+    let v = analyze(&throttled(0.95));
+    let t = v.limit.as_ref().expect("a limit");
+    assert_eq!(t.place, throttle::LimitPlace::DeviceQueue);
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Throughput plateaus at about 3000 IOPS"))
+        .expect("the round-figure hint");
+    assert!(line.contains("at the device or below it"), "{line}");
+    assert!(v.levels.iter().all(|f| f.little != LittleCheck::Throttled));
+}
+
+#[test]
+fn a_simulated_devices_round_limit_is_no_provisioned_cap() {
+    let lv = closed(4.0, 8.0, &POW2);
+    let v = analyze_with(
+        &lv,
+        &Context {
+            simulated: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(v.suspected_cap_iops, None);
+    assert!(!v.summary.iter().any(|s| s.contains("provisioned")));
+    let t = v.limit.as_ref().expect("the plateau is still recognised");
+    assert_eq!(t.place, throttle::LimitPlace::Unknown);
+    assert_eq!(t.from_concurrency, 4);
+}
+
+#[test]
+fn a_plateau_after_a_burst_is_still_a_plateau() {
+    // The throttle's burst credit lets concurrency 4 run above the limit.
+    let mut lv = throttled(0.03);
+    lv[2].iops = 3600.0;
+    lv[2].latency_ns.mean = 4.0 / 3600.0 * 1e9;
+    let t = throttle::find(&lv, &Context::default()).expect("a limit");
+    assert_eq!(t.from_concurrency, 8);
+    assert_eq!(t.burst_concurrency, Some(4));
+}
+
+#[test]
+fn kernel_limits_that_the_run_did_not_reach_are_still_said() {
+    let limits = [IoLimit {
+        kind: LimitKind::WriteIops,
+        value: 100.0,
+        dev: "7:0".into(),
+        source: "/sys/fs/cgroup/x/io.max".into(),
+    }];
+    let v = analyze_with(
+        &closed(4.0, 1.0, &[1, 2, 4, 8]),
+        &Context {
+            limits: &limits,
+            ..Default::default()
+        },
+    );
+    assert!(v.summary.iter().any(|s| s.starts_with(
+        "The kernel limits this process's I/O (this process may do at most 100 write IOPS on 7:0"
+    )));
+}
+
+#[test]
+fn util_lesson_when_util_falls_or_stays() {
+    let mk = |u: [f64; 4]| -> Vec<LevelPoint> {
+        [1u32, 4, 16, 64]
+            .iter()
+            .zip([10000.0, 30000.0, 60000.0, 70000.0])
+            .zip(u)
+            .map(|((&n, x), u)| LevelPoint {
+                kernel_util_pct: Some(u),
+                ..level(n, x, f64::from(n) / x * 1000.0, None)
+            })
+            .collect()
+    };
+    let fell = analyze(&mk([75.0, 72.0, 70.0, 69.0])).util_lesson.unwrap();
+    assert!(
+        fell.starts_with("%util even fell from 75 % to 69 % between concurrency 1 and 64"),
+        "{fell}"
+    );
+    let flat = analyze(&mk([75.0, 76.0, 76.0, 76.0])).util_lesson.unwrap();
+    assert!(
+        flat.starts_with("%util stayed at about 75 % (75 % to 76 %)"),
+        "{flat}"
+    );
+    assert!(!flat.contains("went only"));
+}
+
+#[test]
+fn profile_refusal_names_the_reasons() {
+    assert_eq!(analyze(&soft_knee()).profile_refusal(), None);
+    let v = analyze(&with_spread(
+        soft_knee(),
+        &[0.02, 0.02, 0.08, 0.08, 0.02, 0.02],
+    ));
+    let why = v.profile_refusal().expect("refused");
+    assert!(
+        why.contains(&format!(
+            "the knee (concurrency {}) is unstable",
+            v.knee_concurrency
+        )),
+        "{why}"
+    );
+    let mut lv = soft_knee();
+    lv[0].disturbance = Some(Disturbance {
+        cpu_wait_ns_per_io: Some(0.5e6),
+        ..Default::default()
+    });
+    let why = analyze(&lv).profile_refusal().expect("refused");
+    assert_eq!(why, "the baseline (concurrency 1) was disturbed");
+    let why = analyze(&[level(1, 1.0, 1.0, None)])
+        .profile_refusal()
+        .unwrap();
+    assert_eq!(why, "fewer than two levels, no verdict");
+}
+
+#[test]
+fn a_cached_level_is_neither_the_baseline_nor_the_knee() {
+    // Concurrency 16 answered from a cache: 20000 IOPS × 0.2 ms = 4 in flight of 16.
+    let mut lv = closed(4.0, 1.0, &[1, 2, 4, 8, 16]);
+    lv[4] = level(16, 20_000.0, 0.2, Some(0.3));
+    let v = analyze(&lv);
+    assert_eq!(v.baseline_concurrency, 1, "{:#?}", v.summary);
+    assert_eq!(v.knee_concurrency, 4, "{:#?}", v.summary);
+    assert_eq!(v.levels[4].little, LittleCheck::InFlightOff);
+}
+
+#[test]
+fn a_short_queue_without_our_requests_is_a_cache_not_a_throttle() {
+    // The same plateau, but the kernel completed a tenth of the requests: the page cache.
+    let mut lv = throttled(0.03);
+    for l in &mut lv {
+        l.kernel_iops = Some(l.iops / 10.0);
+    }
+    let v = analyze(&lv);
+    assert_ne!(
+        v.limit.as_ref().map(|t| t.place),
+        Some(throttle::LimitPlace::AboveBlockLayer)
+    );
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("throttle on this process")));
+    assert!(v.levels.iter().all(|f| f.little != LittleCheck::Throttled));
+    // The kernel saw them all: the throttle.
+    for l in &mut lv {
+        l.kernel_iops = Some(l.iops);
+    }
+    let v = analyze(&lv);
+    assert_eq!(
+        v.limit.as_ref().map(|t| t.place),
+        Some(throttle::LimitPlace::AboveBlockLayer)
+    );
+}

@@ -148,7 +148,7 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
             "needs a profile directory: set --profile-dir, $XDG_STATE_HOME or $HOME",
         )
     })?;
-    let Some(id) = watch.and_then(|w| profile::device_id(&w.root, &w.dev)) else {
+    let Some((w, id)) = watch.and_then(|w| Some((w, profile::device_id(&w.root, &w.dev)?))) else {
         let _ = writeln!(
             std::io::stderr().lock(),
             "iosat: note: no device identity known for this target; profile not saved"
@@ -156,6 +156,8 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         return Ok(());
     };
     let json = serde_json::to_string_pretty(report).expect("report serialises");
+    // The device's size, scheduler and model now, so `stat` can tell when it changed since.
+    let json = profile::with_device_state(&json, &profile::DeviceState::read(&w.root, &w.dev));
     let path = profile::save(&dir, &id, &json)?;
     let _ = writeln!(
         std::io::stderr().lock(),

@@ -322,10 +322,8 @@ fn line(c: &CaseResult, target: Option<f64>) -> CapacityLine {
 
 fn capacity(cases: &[CaseResult], target_tps: Option<f64>) -> Capacity {
     let measured = |c: &&CaseResult| c.durable && c.commits > 0 && c.latency_ns.mean > 0;
-    let best = cases
-        .iter()
-        .filter(measured)
-        .min_by_key(|c| c.latency_ns.mean);
+    // The same choice the flush verdict names, so the report has one "fastest durable".
+    let best = super::verdict::fastest_durable(cases);
     let reference = cases
         .iter()
         .filter(measured)

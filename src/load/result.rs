@@ -251,26 +251,26 @@ impl LevelResult {
 
     /// The level as the analysis sees it.
     pub fn point(&self) -> LevelPoint {
-        let l = &self.latency_ns;
-        let f = |v: u64| Some(v as f64);
         LevelPoint {
             concurrency: self.concurrency,
             iops: self.iops,
             bytes_per_s: self.bytes_per_s,
-            latency_ns: LatencyNs {
-                min: f(l.min),
-                mean: l.mean as f64,
-                p50: f(l.p50),
-                p90: f(l.p90),
-                p95: f(l.p95),
-                p99: f(l.p99),
-                p999: f(l.p999),
-                max: f(l.max),
-            },
+            latency_ns: LatencyNs::from(&self.latency_ns),
             kernel_util_pct: self.kernel.as_ref().and_then(|k| k.util_pct),
             kernel_aqu_sz: self.kernel.as_ref().and_then(|k| k.aqu_sz),
+            kernel_iops: self.kernel.as_ref().and_then(KernelView::ios_per_s),
             spread: self.spread.clone(),
             disturbance: self.disturbance.clone(),
+        }
+    }
+}
+
+impl KernelView {
+    /// Requests per second the kernel completed (r/s + w/s), when it saw any.
+    pub fn ios_per_s(&self) -> Option<f64> {
+        match (self.r_s, self.w_s) {
+            (None, None) => None,
+            (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
         }
     }
 }
@@ -329,6 +329,7 @@ pub fn combined_point(levels: &[&LevelResult]) -> Option<LevelPoint> {
         })
     };
     Some(LevelPoint {
+        kernel_iops: kernel(&KernelView::ios_per_s),
         concurrency: first.concurrency,
         iops: ios as f64 / secs.max(f64::MIN_POSITIVE),
         bytes_per_s: bytes / secs.max(f64::MIN_POSITIVE),
@@ -439,7 +440,26 @@ pub struct SweepReport {
 impl SweepReport {
     /// The verdict over the levels measured so far (None before the first level).
     pub fn refresh_verdict(&mut self) {
-        self.verdict = (!self.levels.is_empty()).then(|| crate::analysis::analyze(&self.points()));
+        if self.levels.is_empty() {
+            self.verdict = None;
+            return;
+        }
+        let again = self.baseline_remeasured.as_ref().map(LevelResult::point);
+        let ctx = crate::analysis::Context {
+            limits: &self.limits,
+            baseline_remeasured: again.as_ref(),
+            // A sim's own parallel units are its limit; a cap it is configured with (`cap=`,
+            // `bw=`) stands for a provisioned one and is judged like a real device's.
+            simulated: self.workload.engine == "sim"
+                && self
+                    .workload
+                    .engine_spec
+                    .parse::<super::sim::SimSpec>()
+                    .is_ok_and(|s| s.cap_iops.is_none() && s.bw_bytes_per_s.is_none()),
+            read_share: Some(f64::from(self.workload.read_pct) / 100.0),
+            device: self.target.disk_device.as_deref(),
+        };
+        self.verdict = Some(crate::analysis::analyze_with(&self.points(), &ctx));
     }
 
     /// What the analysis sees: one point per concurrency, combining every repeat

@@ -2,8 +2,8 @@
 //! a profile's baseline is the denominator of every saturation ratio `iosat stat` prints
 //! afterwards, and its knee the concurrency it recommends, so an unstable or disturbed baseline
 //! or knee would mislead every later judgement. [`profile_doubts`] is the one rule; it reads the
-//! evidence measured here (spread, drift at the re-measure, disturbance) and may later read the
-//! verdict's own flags instead. Pure; must not import ui/, report/, sys/.
+//! verdict's own flags and the evidence measured here (spread, drift at the re-measure,
+//! disturbance). Pure; must not import ui/, report/, sys/.
 
 use super::result::{LevelResult, SweepReport};
 
@@ -20,9 +20,18 @@ pub const MAX_CPU_WAIT_SHARE: f64 = 0.10;
 /// Other requests on the device above this share of iosat's own: another workload shared it.
 pub const MAX_OTHER_SHARE: f64 = 0.10;
 
-/// Reasons not to store `r` as a profile, one short phrase each; empty when it is sound.
+/// Reasons not to store `r` as a profile, one short phrase each; empty when it is sound. The
+/// verdict's own flags come first ([`crate::analysis::Verdict::profile_refusal`]: a baseline
+/// or knee it judged unstable against the differences it relies on, disturbed or cut, a
+/// drifted baseline); then the absolute limits above, which hold whatever the neighbours do.
 pub fn profile_doubts(r: &SweepReport) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = r
+        .verdict
+        .as_ref()
+        .and_then(crate::analysis::Verdict::profile_refusal)
+        .into_iter()
+        .flat_map(|why| why.split("; ").map(str::to_string).collect::<Vec<_>>())
+        .collect();
     let Some(base) = r.levels.iter().min_by_key(|l| l.concurrency) else {
         return out;
     };

@@ -1,23 +1,32 @@
-//! Saturation of a device against its own profile (the result of `iosat sweep
-//! --save-profile`): await ÷ the profile's concurrency-1 baseline, queue ÷ the knee, and IOPS
-//! left below the max useful IOPS. Pure; must not import cmd/, cli/, ui/ or load/ (profiles,
-//! their loader and lookups are src/profile.rs's).
+//! Saturation of a device against its own profiles (the results of `iosat sweep
+//! --save-profile`): reads' await ÷ the read profile's concurrency-1 baseline, writes' ÷ the
+//! write profile's (a direction without one is not judged, and said so), queue ÷ the knee,
+//! IOPS left below the max useful IOPS, and notes when the profile measured other request
+//! sizes or predates a change of the device. Pure; must not import cmd/, cli/, ui/ or load/
+//! (profiles, their loader and lookups are src/profile.rs's).
 
 use super::DiskRates;
-use crate::profile::DeviceProfile;
+use crate::profile::{DeviceProfile, Direction};
 
 /// A device's interval judged against its profile; the JSON `profile` object of `iosat stat`.
+/// Reads are judged against the read profile and writes against the write profile; a
+/// direction without one is not judged (never w_await ÷ a read baseline).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Saturation {
     pub id: String,
+    /// The read profile's figures (the write profile's when only that is saved).
     pub baseline_latency_ns: f64,
     pub knee_concurrency: u32,
     pub max_useful_iops: f64,
-    /// r_await ÷ baseline latency (None without reads in the interval, or without rates).
+    /// The write profile's baseline, when it is another profile than the read one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_baseline_latency_ns: Option<f64>,
+    /// r_await ÷ the read baseline (None without reads in the interval, rates, or a read
+    /// profile).
     pub saturation_r: Option<f64>,
-    /// w_await ÷ baseline latency.
+    /// w_await ÷ the write baseline (None without writes, rates, or a write profile).
     pub saturation_w: Option<f64>,
-    /// The request-weighted mean of reads' and writes' await ÷ baseline: the text `sat` column.
+    /// The request-weighted mean of the judged directions' ratios: the text `sat` column.
     pub saturation: Option<f64>,
     /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee.
     pub load_vs_knee: Option<f64>,
@@ -26,33 +35,86 @@ pub struct Saturation {
     /// The pattern and request size the baseline was measured with.
     pub baseline_pattern: String,
     pub baseline_block_size: u64,
+    /// Why part of the interval is not judged, or is judged against unlike requests or an
+    /// outdated profile ("no write profile: writes are not judged", "read profile measured at
+    /// 4 KiB, requests here 64 KiB"); the text view prints them under the table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// A request size this many times larger or smaller than the profile's makes the ratio
+/// compare unlike requests (a 64 KiB read takes longer than a 4 KiB one on any device).
+const BLOCK_SIZE_FACTOR: f64 = 2.0;
 
 impl Saturation {
     /// Judge `rates` (None when the interval has no value) against `p`.
     pub fn compute(p: &DeviceProfile, rates: Option<&DiskRates>) -> Saturation {
-        let base_ms = p.baseline_latency_ns / 1e6;
-        let vs_base =
-            |await_ms: Option<f64>| await_ms.and_then(|a| (base_ms > 0.0).then(|| a / base_ms));
+        let (rp, wp) = (p.for_reads(), p.for_writes());
+        let vs = |prof: Option<&DeviceProfile>, await_ms: Option<f64>| {
+            let base_ms = prof?.baseline_latency_ns / 1e6;
+            await_ms.and_then(|a| (base_ms > 0.0).then(|| a / base_ms))
+        };
+        let saturation_r = vs(rp, rates.and_then(|r| r.r_await));
+        let saturation_w = vs(wp, rates.and_then(|r| r.w_await));
         let mixed = rates.and_then(|r| {
-            let n = r.r_s + r.w_s;
-            (n > 0.0)
-                .then(|| (r.r_s * r.r_await.unwrap_or(0.0) + r.w_s * r.w_await.unwrap_or(0.0)) / n)
+            let (nr, nw) = (
+                if saturation_r.is_some() { r.r_s } else { 0.0 },
+                if saturation_w.is_some() { r.w_s } else { 0.0 },
+            );
+            (nr + nw > 0.0).then(|| {
+                (nr * saturation_r.unwrap_or(0.0) + nw * saturation_w.unwrap_or(0.0)) / (nr + nw)
+            })
         });
+        let main = rp.or(wp).unwrap_or(p);
+        let mut notes = Vec::new();
+        if !p.changed_since.is_empty() {
+            notes.push(format!(
+                "profile older than the device's change: {}",
+                p.changed_since.join(", ")
+            ));
+        }
+        if let Some(r) = rates {
+            if r.w_s > 0.0 && wp.is_some_and(|w| w.legacy && w.direction == Direction::Read) {
+                notes.push("writes judged by an old read profile: save a write one".to_string());
+            }
+            if r.w_s > 0.0 && wp.is_none() {
+                notes.push("no write profile: writes are not judged".to_string());
+            }
+            if r.r_s > 0.0 && rp.is_none() {
+                notes.push("no read profile: reads are not judged".to_string());
+            }
+            for (name, prof, kb, judged) in [
+                ("read", rp, r.rareq_sz, saturation_r.is_some()),
+                ("write", wp, r.wareq_sz, saturation_w.is_some()),
+            ] {
+                if let (Some(prof), Some(kb), true) = (prof, kb.filter(|k| *k > 0.0), judged) {
+                    let bs = prof.block_size as f64 / 1024.0;
+                    if bs > 0.0 && (kb / bs > BLOCK_SIZE_FACTOR || bs / kb > BLOCK_SIZE_FACTOR) {
+                        notes.push(format!(
+                            "{name} profile measured at {bs:.0} KiB, requests here {kb:.0} KiB"
+                        ));
+                    }
+                }
+            }
+        }
         Saturation {
             id: p.id.clone(),
-            baseline_latency_ns: p.baseline_latency_ns,
-            knee_concurrency: p.knee_concurrency,
-            max_useful_iops: p.max_useful_iops,
-            saturation_r: vs_base(rates.and_then(|r| r.r_await)),
-            saturation_w: vs_base(rates.and_then(|r| r.w_await)),
-            saturation: vs_base(mixed),
+            baseline_latency_ns: main.baseline_latency_ns,
+            knee_concurrency: main.knee_concurrency,
+            max_useful_iops: main.max_useful_iops,
+            write_baseline_latency_ns: wp
+                .filter(|w| !std::ptr::eq(*w, main))
+                .map(|w| w.baseline_latency_ns),
+            saturation_r,
+            saturation_w,
+            saturation: mixed,
             load_vs_knee: rates.and_then(|r| {
-                (p.knee_concurrency > 0).then(|| r.aqu_sz / f64::from(p.knee_concurrency))
+                (main.knee_concurrency > 0).then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
-            headroom_iops: rates.map(|r| p.max_useful_iops - (r.r_s + r.w_s)),
-            baseline_pattern: p.pattern.clone(),
-            baseline_block_size: p.block_size,
+            headroom_iops: rates.map(|r| main.max_useful_iops - (r.r_s + r.w_s)),
+            baseline_pattern: main.pattern.clone(),
+            baseline_block_size: main.block_size,
+            notes,
         }
     }
 }
@@ -82,8 +144,11 @@ mod tests {
             baseline_latency_ns: 250_000.0,
             knee_concurrency: 4,
             max_useful_iops: 2000.0,
-            pattern: "randread".into(),
+            // A mixed sweep's profile judges both directions.
+            pattern: "randrw".into(),
             block_size: 4096,
+            direction: crate::profile::Direction::Mixed,
+            ..Default::default()
         };
         let s = Saturation::compute(&p, Some(&r));
         assert_eq!(s.saturation_r, Some(8.0));
@@ -106,5 +171,80 @@ mod tests {
         let none = Saturation::compute(&p, None);
         assert_eq!(none.headroom_iops, None);
         assert_eq!(none.id, "x");
+    }
+
+    fn prof(pattern: &str, base_ns: f64, bs: u64) -> DeviceProfile {
+        DeviceProfile {
+            id: "x".into(),
+            baseline_latency_ns: base_ns,
+            knee_concurrency: 4,
+            max_useful_iops: 2000.0,
+            direction: Direction::of_pattern(pattern),
+            pattern: pattern.into(),
+            block_size: bs,
+            ..Default::default()
+        }
+    }
+
+    /// 400 reads of 2 ms (4 KiB) and 100 writes of 5 ms (64 KiB) over 1 s.
+    fn mixed_second() -> DiskRates {
+        DiskRates::from_delta(&DiskDelta {
+            dt_ns: 1_000_000_000,
+            reads: 400,
+            read_sectors: 400 * 8,
+            read_ms: 800,
+            writes: 100,
+            write_sectors: 100 * 128,
+            write_ms: 500,
+            weighted_ms: 1300,
+            io_ms: 900,
+            ..DiskDelta::default()
+        })
+    }
+
+    #[test]
+    fn each_direction_against_its_own_profile() {
+        let r = mixed_second();
+        // A read profile alone: reads judged, writes not ("no write profile"), and the
+        // sat column is the reads' ratio only.
+        let read = prof("randread", 250_000.0, 4096);
+        let s = Saturation::compute(&read, Some(&r));
+        assert_eq!(s.saturation_r, Some(8.0));
+        assert_eq!(s.saturation_w, None);
+        assert_eq!(s.saturation, Some(8.0));
+        assert_eq!(s.notes, ["no write profile: writes are not judged"]);
+        // With a write profile beside it (1 ms writes of 64 KiB): writes judged against it.
+        let mut both = read.clone();
+        both.write = Some(Box::new(prof("randwrite", 1_000_000.0, 65536)));
+        let s = Saturation::compute(&both, Some(&r));
+        assert_eq!(s.saturation_w, Some(5.0));
+        assert_eq!(s.write_baseline_latency_ns, Some(1_000_000.0));
+        // (400 × 8 + 100 × 5) / 500
+        assert!((s.saturation.unwrap() - 7.4).abs() < 1e-12);
+        assert!(s.notes.is_empty(), "{:?}", s.notes);
+        // A write profile alone: reads not judged.
+        let s = Saturation::compute(&prof("randwrite", 1_000_000.0, 65536), Some(&r));
+        assert_eq!((s.saturation_r, s.saturation_w), (None, Some(5.0)));
+        assert_eq!(s.notes, ["no read profile: reads are not judged"]);
+        // An old profile file (legacy) still judges writes, and says so.
+        let mut old = read.clone();
+        old.legacy = true;
+        let s = Saturation::compute(&old, Some(&r));
+        assert_eq!(s.saturation_w, Some(20.0));
+        assert!(s.notes[0].starts_with("writes judged by an old read profile"));
+        // A profile older than the device's change: said.
+        let mut stale = both.clone();
+        stale.changed_since = vec!["scheduler bfq -> none".into()];
+        let s = Saturation::compute(&stale, Some(&r));
+        assert_eq!(
+            s.notes,
+            ["profile older than the device's change: scheduler bfq -> none"]
+        );
+        let s = Saturation::compute(&old, Some(&r));
+        // Another block size: said.
+        assert!(s
+            .notes
+            .iter()
+            .any(|n| n == "write profile measured at 4 KiB, requests here 64 KiB"));
     }
 }

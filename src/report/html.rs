@@ -76,19 +76,30 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
             .filter_map(|r| f(r).map(|y| (c(r), y)))
             .collect()
     };
-    let knee = verdict.map(|v| v.knee_concurrency);
+    // The markers carry the verdict's uncertainty: "knee 4–8", "overload 16 (perhaps 8)";
+    // none at all when there is no verdict (fewer than two levels).
+    let judged = verdict.filter(|v| !v.too_few_levels);
     let mut markers = Vec::new();
-    if let Some(k) = knee {
+    if let Some(v) = judged {
+        let k = v.knee_concurrency;
         markers.push(Marker {
             x: f64::from(k),
-            label: format!("knee {k}"),
+            label: match v.knee_range {
+                Some((lo, hi)) => format!("knee {lo}–{hi}"),
+                None => format!("knee {k}"),
+            },
         });
     }
-    if let Some(o) = verdict.and_then(|v| v.overload_concurrency) {
-        markers.push(Marker {
-            x: f64::from(o),
-            label: format!("overload {o}"),
-        });
+    if let Some(v) = judged {
+        if let Some(o) = v.overload_concurrency {
+            markers.push(Marker {
+                x: f64::from(o),
+                label: match v.overload_range {
+                    Some((lo, _)) if lo < o => format!("overload {o} (perhaps {lo})"),
+                    _ => format!("overload {o}"),
+                },
+            });
+        }
     }
 
     let mut body = verdict.map(verdict_block).unwrap_or_default();
@@ -105,7 +116,7 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
         "measured IOPS",
         series(&|r| Some(r.point.iops)),
     ));
-    if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()) {
+    if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()).filter(|u| u.trusted()) {
         let max_c = rows.iter().map(c).fold(1.0, f64::max);
         let pts: Vec<(f64, f64)> = (0..=48)
             .map(|i| {
@@ -164,7 +175,7 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
         .map(|r| (r.point.iops, r.point.latency_ns.mean / 1e6))
         .collect();
     hs.series.push(Series::new("avg latency", pts));
-    if let Some(k) = knee {
+    if let Some(k) = judged.map(|v| v.knee_concurrency) {
         if let Some(r) = rows.iter().find(|r| r.point.concurrency == k) {
             hs.markers.push(Marker {
                 x: r.point.iops,
@@ -207,4 +218,61 @@ on a device that serves requests in parallel it reaches 100 % long before throug
     body.push_str("<h2>Levels</h2>");
     body.push_str(&html_table(&levels_table(rows, verdict)));
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::evidence::Spread;
+    use crate::analysis::{analyze, LatencyNs, LevelPoint};
+
+    fn row(n: u32, iops: f64, mean_ms: f64, p95_ms: f64, w: f64) -> LevelRow {
+        let mean = mean_ms * 1e6;
+        LevelRow {
+            point: LevelPoint {
+                concurrency: n,
+                iops,
+                bytes_per_s: iops * 4096.0,
+                latency_ns: LatencyNs {
+                    mean,
+                    p95: Some(p95_ms * 1e6),
+                    ..Default::default()
+                },
+                spread: Some(Spread {
+                    windows: 6,
+                    iops_cv: w / 2.0,
+                    iops_min: iops * (1.0 - w),
+                    iops_max: iops * (1.0 + w),
+                    mean_ns_cv: w / 2.0,
+                    mean_ns_min: mean * (1.0 - w),
+                    mean_ns_max: mean * (1.0 + w),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn markers_carry_the_knee_range_and_no_verdict_draws_none() {
+        let rows = vec![
+            row(1, 1000.0, 1.0, 1.2, 0.02),
+            row(2, 1950.0, 1.03, 1.3, 0.02),
+            row(4, 3600.0, 1.11, 1.6, 0.08),
+            row(8, 5300.0, 1.51, 2.6, 0.08),
+            row(16, 6000.0, 2.67, 4.4, 0.02),
+            row(32, 6100.0, 5.25, 9.0, 0.02),
+        ];
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let v = analyze(&points);
+        let (lo, hi) = v.knee_range.expect("a range");
+        let page = levels_body(&rows, Some(&v));
+        assert!(page.contains(&format!("knee {lo}–{hi}")), "no range marker");
+        assert!(page.contains("Unstable: the sub-windows"));
+        let one = analyze(&points[..1]);
+        let page = levels_body(&rows[..1], Some(&one));
+        assert!(!page.contains("knee 1"));
+        assert!(page.contains("a verdict needs at least two levels"));
+    }
 }

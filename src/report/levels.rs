@@ -4,8 +4,10 @@
 //! Returns values and strings; no IO.
 
 use super::table::Table;
+use crate::analysis::evidence::Spread;
 use crate::analysis::text::fmt_ratio;
-use crate::analysis::{LevelPoint, Verdict};
+use crate::analysis::throttle::LimitPlace;
+use crate::analysis::{LevelFinding, LevelPoint, LittleCheck, Verdict};
 use crate::load::result::{KernelView, LittlesLaw};
 
 /// One level as the table and the charts show it, whichever result it comes from.
@@ -18,14 +20,15 @@ pub struct LevelRow {
     /// The sweep's own Little's law check (it also compares the kernel's aqu-sz); None: the
     /// verdict's check is shown.
     pub littles: Option<LittlesLaw>,
-    /// Cut short by Ctrl-C.
+    /// Cut short by a stop signal (Ctrl-C, SIGTERM, SIGHUP).
     pub interrupted: bool,
 }
 
 /// Under the text table: what the less obvious columns mean.
 pub const LEGEND: &str = "x_base = avg latency / baseline avg (x_base_p95: the same for p95); \
 r/s .. %util = the kernel's view of the disk (iostat -x); little = Little's law check (IOPS x \
-latency vs concurrency); note = what the verdict says of the level";
+latency vs concurrency); spread (when measured) = how far the level's sub-windows disagree (CV of \
+IOPS or latency); note = what the verdict says of the level";
 
 /// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
 pub fn us_cell(ns: Option<f64>) -> String {
@@ -75,28 +78,29 @@ pub fn levels_table(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
     ]);
     let last = t.headers.len() - 1;
     t.right[last] = false;
+    // The windows' spread, only when some level was measured in sub-windows (a column of
+    // dashes for every older file would say nothing).
+    let spread_col = rows.iter().any(|r| r.point.spread.is_some());
+    if spread_col {
+        t.headers.insert(last, "spread".into());
+        t.right.insert(last, true);
+    }
     for r in rows {
         let p = &r.point;
         let finding = v.and_then(|v| v.levels.iter().find(|f| f.concurrency == p.concurrency));
-        let littles = r.littles.clone().or_else(|| {
-            finding.map(|f| LittlesLaw {
-                implied_concurrency: f.littles_law_concurrency,
-                ok: f.littles_law_ok,
-                ..Default::default()
-            })
-        });
-        let little = match littles {
-            None => "-".to_string(),
-            Some(l) => match (l.ok, l.kernel_ok) {
-                (true, Some(false)) => format!("aqu {:.1}?", l.kernel_aqu_sz.unwrap_or(0.0)),
-                (true, _) => "ok".to_string(),
-                (false, _) => format!("{:.1}!", l.implied_concurrency),
-            },
-        };
+        let little = little_cell(finding, r.littles.as_ref(), p.kernel_aqu_sz);
         let k = r.kernel.clone().unwrap_or_default();
         let lat = &p.latency_ns;
         t.push([
-            format!("{}{}", p.concurrency, if r.interrupted { "*" } else { "" }),
+            format!(
+                "{}{}",
+                p.concurrency,
+                if r.interrupted || finding.is_some_and(|f| f.cut_by.is_some()) {
+                    "*"
+                } else {
+                    ""
+                }
+            ),
             format!("{:.0}", p.iops),
             format!("{:.1}", p.bytes_per_s / 1e6),
             us_cell(lat.min),
@@ -120,29 +124,93 @@ pub fn levels_table(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
             little,
             v.map(|v| notes(v, p, finding)).unwrap_or_default(),
         ]);
+        if spread_col {
+            let row = t.rows.last_mut().expect("just pushed");
+            row.insert(row.len() - 1, spread_cell(p.spread.as_ref()));
+        }
     }
     t
 }
 
-/// What the verdict says of one level: baseline, knee, overload, queueing, Little's law.
-fn notes(v: &Verdict, p: &LevelPoint, f: Option<&crate::analysis::LevelFinding>) -> String {
-    let mut notes = Vec::new();
+/// A level's spread as "±CV %" of the noisier of IOPS and mean latency; "-" without one.
+fn spread_cell(s: Option<&Spread>) -> String {
+    s.map_or("-".into(), |s| {
+        format!("±{:.0}%", 100.0 * s.iops_cv.max(s.mean_ns_cv))
+    })
+}
+
+/// The `little` column: the verdict's judgement of the level when there is a verdict (so the
+/// table and the verdict never disagree), else the sweep's own check.
+fn little_cell(f: Option<&LevelFinding>, own: Option<&LittlesLaw>, aqu: Option<f64>) -> String {
+    if let Some(f) = f {
+        return match f.little {
+            LittleCheck::Throttled => "throttle".to_string(),
+            LittleCheck::KernelQueueHigh | LittleCheck::KernelQueueLow => {
+                format!("aqu {:.1}?", aqu.unwrap_or(0.0))
+            }
+            LittleCheck::Ok if f.littles_law_ok => "ok".to_string(),
+            LittleCheck::Ok | LittleCheck::InFlightOff => {
+                format!("{:.1}!", f.littles_law_concurrency)
+            }
+        };
+    }
+    match own {
+        None => "-".to_string(),
+        Some(l) => match (l.ok, l.kernel_ok) {
+            (true, Some(false)) => format!("aqu {:.1}?", l.kernel_aqu_sz.unwrap_or(0.0)),
+            (true, _) => "ok".to_string(),
+            (false, _) => format!("{:.1}!", l.implied_concurrency),
+        },
+    }
+}
+
+/// What the verdict says of one level: baseline, knee (or within the knee's range), overload,
+/// queueing, the throughput limit, Little's law, stability, disturbance, a cut.
+fn notes(v: &Verdict, p: &LevelPoint, f: Option<&LevelFinding>) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(sig) = f.and_then(|f| f.cut_by.as_deref()) {
+        return format!("cut short by {sig}: not judged");
+    }
     if p.concurrency == v.baseline_concurrency {
-        notes.push("baseline");
+        notes.push("baseline".into());
+    }
+    if v.too_few_levels {
+        return notes.join(", ");
     }
     if p.concurrency == v.knee_concurrency {
-        notes.push("knee");
+        notes.push("knee".into());
+    } else if v
+        .knee_range
+        .is_some_and(|(lo, hi)| (lo..=hi).contains(&p.concurrency))
+    {
+        notes.push("knee?".into());
     }
     if v.overload_concurrency == Some(p.concurrency) {
-        notes.push("overload from here");
+        notes.push("overload from here".into());
     } else if f.is_some_and(|f| f.overloaded) {
-        notes.push("overloaded");
+        notes.push("overloaded".into());
+    } else if v
+        .overload_range
+        .is_some_and(|(lo, _)| lo <= p.concurrency && v.overload_concurrency > Some(p.concurrency))
+    {
+        notes.push("overloaded?".into());
     }
     if v.linear_from_concurrency == Some(p.concurrency) {
-        notes.push("linear from here");
+        notes.push("linear from here".into());
+    }
+    if let Some(t) = &v.limit {
+        if t.from_concurrency == p.concurrency && t.place == LimitPlace::AboveBlockLayer {
+            notes.push("throttled from here".into());
+        }
     }
     if f.is_some_and(|f| !f.littles_law_ok) {
-        notes.push("Little's law off");
+        notes.push("Little's law off".into());
+    }
+    if f.is_some_and(|f| f.unstable) {
+        notes.push("unstable".into());
+    }
+    if v.disturbed_levels.contains(&p.concurrency) {
+        notes.push("disturbed".into());
     }
     notes.join(", ")
 }
@@ -222,6 +290,78 @@ mod tests {
         assert_eq!(t.rows[0][col("p50_us")], "-");
         assert_eq!(t.rows[0][col("avg_us")], "1000");
         assert!(indented("Verdict:", &v.summary).starts_with("Verdict:\n  Baseline"));
+    }
+
+    #[test]
+    fn little_column_agrees_with_the_verdict_on_a_throttled_run() {
+        // 3000 IOPS from concurrency 4 on, the kernel's queue at one request: a throttle.
+        let mut rows = rows(&[
+            (1u32, 1000.0, 1.0, 1.2),
+            (2, 2000.0, 1.0, 1.2),
+            (4, 3000.0, 4.0 / 3.0, 1.6),
+            (16, 3000.0, 16.0 / 3.0, 6.4),
+            (64, 3000.0, 64.0 / 3.0, 25.6),
+        ]);
+        for r in &mut rows {
+            r.point.kernel_aqu_sz = Some(f64::from(r.point.concurrency).min(1.0));
+            // The sweep's own check (offered vs aqu-sz) would call these "aqu 1.0?".
+            r.littles = Some(LittlesLaw {
+                implied_concurrency: f64::from(r.point.concurrency),
+                ok: true,
+                kernel_aqu_sz: r.point.kernel_aqu_sz,
+                kernel_ok: Some(r.point.concurrency <= 2),
+            });
+        }
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let v = analyze(&points);
+        assert!(
+            !v.summary.iter().any(|s| s.contains("cache hits")),
+            "{:#?}",
+            v.summary
+        );
+        let t = levels_table(&rows, Some(&v));
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        let little: Vec<&str> = t.rows.iter().map(|r| r[col("little")].as_str()).collect();
+        assert_eq!(little, ["ok", "ok", "throttle", "throttle", "throttle"]);
+        assert!(
+            t.rows[2][col("note")].contains("throttled from here"),
+            "{:?}",
+            t.rows[2]
+        );
+    }
+
+    #[test]
+    fn spread_column_only_when_measured_and_cut_levels_named() {
+        let mut rows = rows(&[(1u32, 1000.0, 1.0, 1.2), (4, 3900.0, 1.03, 1.5)]);
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let t = levels_table(&rows, Some(&analyze(&points)));
+        assert!(!t.headers.iter().any(|h| h == "spread"));
+        rows[1].point.spread = Some(crate::analysis::evidence::Spread {
+            windows: 6,
+            iops_cv: 0.04,
+            mean_ns_cv: 0.07,
+            ..Default::default()
+        });
+        rows.push(LevelRow {
+            point: LevelPoint {
+                disturbance: Some(crate::analysis::evidence::Disturbance {
+                    cut_by: Some("SIGTERM".into()),
+                    ..Default::default()
+                }),
+                ..rows[1].point.clone()
+            },
+            ..Default::default()
+        });
+        rows[2].point.concurrency = 16;
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let t = levels_table(&rows, Some(&analyze(&points)));
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert_eq!(col("spread") + 1, col("note"));
+        assert_eq!(t.rows[0][col("spread")], "-");
+        assert_eq!(t.rows[1][col("spread")], "±7%");
+        assert_eq!(t.rows[2][col("conc")], "16*");
+        assert_eq!(t.rows[2][col("note")], "cut short by SIGTERM: not judged");
+        assert!(t.to_text().lines().all(|l| !l.contains("Ctrl-C")));
     }
 
     #[test]

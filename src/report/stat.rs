@@ -181,6 +181,7 @@ fn profile_of_json(p: Option<&JsonProfile>) -> Result<Found, String> {
                 max_useful_iops: p.max_useful_iops.unwrap_or(0.0),
                 pattern: p.baseline_pattern.clone().unwrap_or_default(),
                 block_size: p.baseline_block_size.unwrap_or(0.0) as u64,
+                ..Default::default()
             }),
         }),
         _ => Err("its profile object lacks id or baseline_latency_ns.".into()),
@@ -492,6 +493,7 @@ mod tests {
             max_useful_iops: 1000.0,
             pattern: "randread".into(),
             block_size: 4096,
+            ..Default::default()
         });
         let (devs, _) = series(REC, &mut One(prof)).unwrap();
         let nv = devs.iter().find(|d| d.name == "nvme0n1").unwrap();

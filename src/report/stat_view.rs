@@ -100,9 +100,15 @@ fn interval_title(r: &IntervalReport) -> String {
     }
 }
 
-/// One line per device without values, saying why (text views only).
+/// One line per device without values, saying why, and per device whose profile leaves part
+/// of the interval unjudged or compares unlike requests (text views only).
 fn no_value_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
+    for d in &r.devices {
+        for n in d.saturation().map(|sat| sat.notes).unwrap_or_default() {
+            s.push_str(&format!("# {}: {n}\n", d.meta.display_name));
+        }
+    }
     for d in &r.devices {
         if let Err(e) = &d.rates {
             let why = match e {

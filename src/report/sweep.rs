@@ -5,7 +5,8 @@
 use super::levels::{bullets, indented, levels_table, us_cell, verdict_lines, LevelRow, LEGEND};
 use super::table::Table;
 use super::Format;
-use crate::load::result::{LevelResult, SweepReport};
+use crate::analysis::{direction_line, LatencyNs, LevelPoint};
+use crate::load::result::{DirectionResult, LevelResult, SweepReport};
 
 /// The report in `format` (`Html` is the page; `Text` what a terminal gets).
 pub fn render(r: &SweepReport, format: Format) -> String {
@@ -46,12 +47,14 @@ fn text(r: &SweepReport) -> String {
         s.push('\n');
         s.push_str(&t.to_text());
     }
-    if r.levels.iter().any(|l| l.interrupted) {
-        s.push_str("* level cut short by Ctrl-C\n");
+    if let Some(line) = cut_footnote(r) {
+        s.push_str(&line);
     }
     s.push_str(LEGEND);
     s.push_str("\n\n");
-    s.push_str(&indented("Verdict:", &verdict_lines(r.verdict.as_ref())));
+    let mut lines = verdict_lines(r.verdict.as_ref());
+    lines.extend(direction_lines(r));
+    s.push_str(&indented("Verdict:", &lines));
     for n in &r.notes {
         s.push_str(&format!("note: {n}\n"));
     }
@@ -69,9 +72,30 @@ fn markdown(r: &SweepReport) -> String {
         s.push_str(&t.to_markdown());
     }
     s.push_str("\n### Verdict\n\n");
-    s.push_str(&bullets(&verdict_lines(r.verdict.as_ref()), ""));
+    let mut lines = verdict_lines(r.verdict.as_ref());
+    lines.extend(direction_lines(r));
+    s.push_str(&bullets(&lines, ""));
     s.push_str(&bullets(&r.notes, "note: "));
     s
+}
+
+/// The footnote for levels marked `*`: cut short, by the signal the verdict names when it
+/// knows it (never "Ctrl-C" for a SIGTERM).
+fn cut_footnote(r: &SweepReport) -> Option<String> {
+    let mut signals: Vec<&str> = r
+        .verdict
+        .iter()
+        .flat_map(|v| v.levels.iter().filter_map(|f| f.cut_by.as_deref()))
+        .collect();
+    signals.dedup();
+    if signals.is_empty() && !r.levels.iter().any(|l| l.interrupted) {
+        return None;
+    }
+    Some(if signals.is_empty() {
+        "* level cut short by a stop signal (Ctrl-C, SIGTERM or SIGHUP)\n".to_string()
+    } else {
+        format!("* level cut short by {}\n", signals.join(", "))
+    })
 }
 
 /// What ran against what, one or two lines.
@@ -104,6 +128,37 @@ fn header_line(r: &SweepReport) -> String {
         ));
     }
     s
+}
+
+/// A mixed sweep judged per direction: one line for reads, one for writes (none otherwise).
+fn direction_lines(r: &SweepReport) -> Vec<String> {
+    if !r.levels.iter().any(|l| l.read.is_some()) || r.levels.len() < 2 {
+        return Vec::new();
+    }
+    let points = |pick: fn(&LevelResult) -> Option<&DirectionResult>| -> Vec<LevelPoint> {
+        r.levels
+            .iter()
+            .filter_map(|l| {
+                pick(l).filter(|d| d.ios > 0).map(|d| LevelPoint {
+                    concurrency: l.concurrency,
+                    iops: d.iops,
+                    bytes_per_s: d.bytes_per_s,
+                    latency_ns: LatencyNs::from(&d.latency_ns),
+                    ..Default::default()
+                })
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (name, pts) in [
+        ("Reads", points(|l| l.read.as_ref())),
+        ("Writes", points(|l| l.write.as_ref())),
+    ] {
+        if !pts.is_empty() {
+            out.push(direction_line(name, &pts));
+        }
+    }
+    out
 }
 
 /// Reads and writes apart, for mixed patterns only.

@@ -126,3 +126,95 @@ fn usl_parameters_recovered_and_serialised() {
     let back: Verdict = serde_json::from_value(json).unwrap();
     assert_eq!(back, v);
 }
+
+/// A sweep of the sim engine, as its typed report.
+fn sim_sweep(engine: &str, extra: &[&str]) -> iosat::load::result::SweepReport {
+    let o = crate::util::iosat()
+        .args(["sweep", "--engine", engine, "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    serde_json::from_str(&crate::util::ok_stdout(&o)).unwrap()
+}
+
+#[test]
+fn a_capped_sim_is_recognised_and_the_kernel_limit_named() {
+    use iosat::analysis::evidence::{IoLimit, LimitKind};
+    use iosat::analysis::throttle::LimitPlace;
+    use iosat::analysis::{analyze_with, Context};
+    // 32 units of 1 ms (32000 IOPS of their own) held at 3000 IOPS by the sim's cap.
+    let r = sim_sweep("sim:units=32,service=1ms,cap=3000", &[]);
+    let points: Vec<LevelPoint> = r.levels.iter().map(|l| l.point()).collect();
+    let limits = [IoLimit {
+        kind: LimitKind::ReadIops,
+        value: 3000.0,
+        dev: "253:0".into(),
+        source: "/sys/fs/cgroup/test/io.max".into(),
+    }];
+    let ctx = Context {
+        limits: &limits,
+        simulated: true,
+        read_share: Some(1.0),
+        device: Some("vda"),
+        ..Default::default()
+    };
+    let v = analyze_with(&points, &ctx);
+    let t = v.limit.as_ref().expect("the cap is a plateau");
+    assert!((t.iops / 3000.0 - 1.0).abs() < 0.01, "{t:?}");
+    assert_eq!(t.from_concurrency, 4, "{t:?}");
+    // No kernel view in a simulation: where requests wait is not claimed.
+    assert_eq!(t.place, LimitPlace::Unknown);
+    assert_eq!(t.io_limit.as_ref(), Some(&limits[0]));
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Throughput is flat at about 3000 IOPS"))
+        .unwrap_or_else(|| panic!("{:#?}", v.summary));
+    assert!(line.contains("at most 3000 read IOPS on vda: cgroup /sys/fs/cgroup/test/io.max"));
+    // A simulated device's round limit is never "provisioned".
+    assert_eq!(v.suspected_cap_iops, None);
+    assert!(
+        !v.summary.iter().any(|s| s.contains("provisioned")),
+        "{:#?}",
+        v.summary
+    );
+    // Too few levels: no fit.
+    let short = sim_sweep("sim:units=32,service=1ms,cap=3000", &["--levels", "1,4,16"]);
+    let v = short.verdict.unwrap();
+    assert!(v.usl.is_none());
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.starts_with("No USL fit: 3 levels")));
+}
+
+#[test]
+fn a_mixed_sweep_is_judged_per_direction() {
+    let o = crate::util::iosat()
+        .args([
+            "sweep",
+            "--engine",
+            "sim:units=4,service=1ms",
+            "--pattern",
+            "randrw",
+            "--levels",
+            "1,2,4,8,16",
+        ])
+        .output()
+        .unwrap();
+    let text = crate::util::ok_stdout(&o);
+    let line = |dir: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(dir))
+            .unwrap_or_else(|| panic!("no {dir} line in\n{text}"))
+            .to_string()
+    };
+    for dir in ["Reads:", "Writes:"] {
+        let l = line(dir);
+        assert!(
+            l.contains("baseline 1.00 ms at concurrency 1; knee 4"),
+            "{l}"
+        );
+        assert!(l.contains("overloaded from concurrency 16"), "{l}");
+    }
+}

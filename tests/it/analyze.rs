@@ -883,3 +883,19 @@ fn flushes_are_kept_apart_from_await() {
     let row = t.lines().find(|l| l.starts_with("vdc ")).unwrap();
     assert!(row.contains("   1.00    3.10  99.00"), "{row}");
 }
+
+#[test]
+fn one_level_is_shown_but_not_judged() {
+    // Exit 0 (single-level imports are valid input, and their JSON is what scripts read), but
+    // the verdict says why there is none, and the typed verdict carries the flag.
+    let out = stdout(&analyze(&["fio-qd1.json"]));
+    assert!(out.contains("a verdict needs at least two levels"), "{out}");
+    assert!(!out.contains("Knee"), "{out}");
+    let j = json(&["fio-qd1.json"]);
+    assert_eq!(j["verdict"]["too_few_levels"], true);
+    assert!(j["verdict"].get("usl").map_or(true, Value::is_null));
+    // Two levels are enough.
+    let out = stdout(&analyze(&["fio-qd1.json", "fio-qd4.json"]));
+    assert!(out.contains("Knee (optimal concurrency)"));
+    assert!(out.contains("No USL fit: 2 levels are too few"), "{out}");
+}

@@ -493,3 +493,79 @@ fn html_page_of_an_appended_recording_is_the_report_of_the_whole_file() {
     assert!(full.status.success(), "{}", stderr(&full));
     assert_eq!(std::fs::read(&page).unwrap(), full.stdout);
 }
+
+/// A profile file as this version saves it: `<id>.read.json` or `<id>.write.json`.
+fn write_direction_profile(dir: &Path, id: &str, pattern: &str, baseline_ns: f64, bs: u64) {
+    let json = serde_json::json!({
+        "schema_version": 1,
+        "kind": "sweep",
+        "workload": {"engine": "sync", "pattern": pattern, "block_size": bs},
+        "levels": [],
+        "verdict": {
+            "baseline_concurrency": 1,
+            "baseline_latency_ns": baseline_ns,
+            "knee_concurrency": 4,
+            "max_useful_iops": 5000.0
+        },
+        "complete": true
+    });
+    let dir_name = if pattern.contains("write") {
+        "write"
+    } else {
+        "read"
+    };
+    std::fs::write(
+        dir.join(format!("{id}.{dir_name}.json")),
+        serde_json::to_string_pretty(&json).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn reads_and_writes_are_judged_against_their_own_profiles() {
+    let id = "eui.0025385b71b0a1f2";
+    let pd = tempfile::tempdir().unwrap();
+    let pdir = pd.path().to_str().unwrap();
+    let rec = fixture("stat/profiled.rec");
+    let rec = rec.to_str().unwrap();
+    // A read profile only: writes are not divided by the read baseline.
+    write_direction_profile(pd.path(), id, "randread", 250_000.0, 8192);
+    let o = run(&["stat", "--replay", rec, "--json", "--profile-dir", pdir]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reps = json_lines(&stdout(&o));
+    let p = &dev(&reps[0], "nvme0n1")["profile"];
+    close(&p["saturation_r"], 1002.0 / 2005.0 / 0.25);
+    assert!(p["saturation_w"].is_null(), "{p}");
+    // The sat column is the reads' ratio alone.
+    close(&p["saturation"], 1002.0 / 2005.0 / 0.25);
+    assert_eq!(p["notes"][0], "no write profile: writes are not judged");
+    let text = stdout(&run(&["stat", "--replay", rec, "--profile-dir", pdir]));
+    assert!(
+        text.contains("# nvme0n1: no write profile: writes are not judged"),
+        "{text}"
+    );
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "{l}");
+    }
+    // A write profile beside it (2 ms writes of 20 KiB): writes judged against it.
+    write_direction_profile(pd.path(), id, "randwrite", 2_000_000.0, 20480);
+    let reps = json_lines(&stdout(&run(&[
+        "stat",
+        "--replay",
+        rec,
+        "--json",
+        "--profile-dir",
+        pdir,
+    ])));
+    let p = &dev(&reps[0], "nvme0n1")["profile"];
+    close(&p["saturation_w"], 8020.0 / 4010.0 / 2.0);
+    assert_eq!(p["write_baseline_latency_ns"], 2_000_000.0);
+    assert!(p.get("notes").is_none(), "{p}");
+    // The read profile measured with 64 KiB requests: stat says these reads are unlike.
+    write_direction_profile(pd.path(), id, "randread", 250_000.0, 65536);
+    let text = stdout(&run(&["stat", "--replay", rec, "--profile-dir", pdir]));
+    assert!(
+        text.contains("# nvme0n1: read profile measured at 64 KiB, requests here 8 KiB"),
+        "{text}"
+    );
+}

@@ -76,6 +76,7 @@ fn profile(id: &str) -> Option<Arc<DeviceProfile>> {
             max_useful_iops: 20_000.0,
             pattern: "randread".into(),
             block_size: 4096,
+            ..Default::default()
         })
     })
 }

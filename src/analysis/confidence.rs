@@ -1,0 +1,423 @@
+//! How sure the verdict is: the baseline it judges against (re-based when a level is clearly
+//! faster, checked against a re-measured baseline), the knee and overload point as ranges when
+//! the levels' own spread can't separate neighbours, the levels too unstable to rely on, and one
+//! line per cause of disturbance (CPU contention, other traffic, a stop signal). Pure; imports
+//! only analysis types.
+
+use super::evidence::Spread;
+use super::text::{fmt_iops, fmt_latency_ns};
+use super::{LevelFinding, LevelPoint, LITTLES_LAW_TOLERANCE, OVERLOAD_P95_FACTOR};
+use serde::{Deserialize, Serialize};
+
+/// Without a measured spread, a level whose mean latency is this much below the baseline's is
+/// clearly faster: the baseline was slowed (cold start, CPU idle states, a disturbed window).
+/// Sub-windows of a quiet level agree within a few percent; 10 % is well beyond that.
+pub const BASELINE_TOLERANCE: f64 = 0.10;
+
+/// A re-measured baseline counts as drifted when it differs from the first by more than this
+/// (or by more than the two measurements' own windows spread, if that is wider).
+pub const DRIFT_TOLERANCE: f64 = 0.10;
+
+/// A level whose sub-windows' mean latency (or IOPS) spans more than this fraction of its value
+/// is unstable whatever the verdict relies on.
+pub const UNSTABLE_WIDTH: f64 = 0.5;
+
+/// Waiting for a CPU counts as a material part of the latency from this share of it.
+pub const CPU_WAIT_SHARE: f64 = 0.10;
+
+/// CPU steal (a hypervisor running someone else) is named from this percentage.
+pub const STEAL_PCT: f64 = 10.0;
+
+/// Other traffic on the device counts from this share of iosat's own IOPS...
+pub const OTHER_SHARE: f64 = 0.05;
+/// ...and at least this many requests per second (a few background writes are not a workload).
+pub const OTHER_MIN_IOPS: f64 = 20.0;
+
+/// The baseline re-measured at the end of a sweep, against the first measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineDrift {
+    pub concurrency: u32,
+    /// Mean latency at the start and at the end, ns.
+    pub first_mean_ns: f64,
+    pub again_mean_ns: f64,
+    /// The change is beyond the noise.
+    pub drifted: bool,
+    /// Which measurement the verdict judges against.
+    pub judged_against: DriftChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftChoice {
+    First,
+    Remeasured,
+    /// Neither is better supported: the verdict is widened to cover both.
+    Both,
+}
+
+/// An interval `(lo, hi)` of one figure of a level: its sub-windows' extremes, or the figure
+/// itself when no spread was measured.
+fn interval(v: f64, lo: Option<f64>, hi: Option<f64>) -> (f64, f64) {
+    match (lo, hi) {
+        (Some(a), Some(b)) if a > 0.0 && b >= a => (a.min(v), b.max(v)),
+        _ => (v, v),
+    }
+}
+
+fn mean_interval(l: &LevelPoint) -> (f64, f64) {
+    let s = l.spread.as_ref();
+    interval(
+        l.latency_ns.mean,
+        s.map(|s| s.mean_ns_min),
+        s.map(|s| s.mean_ns_max),
+    )
+}
+
+fn p95_interval(l: &LevelPoint) -> Option<(f64, f64)> {
+    let p = l.latency_ns.p95?;
+    let s = l.spread.as_ref();
+    Some(interval(
+        p,
+        s.and_then(|s| s.p95_ns_min),
+        s.and_then(|s| s.p95_ns_max),
+    ))
+}
+
+/// Kleinrock's power (IOPS ÷ mean latency) as an interval over the level's windows.
+pub fn power_interval(l: &LevelPoint) -> (f64, f64) {
+    let s = l.spread.as_ref();
+    let (x_lo, x_hi) = interval(l.iops, s.map(|s| s.iops_min), s.map(|s| s.iops_max));
+    let (r_lo, r_hi) = mean_interval(l);
+    if r_lo <= 0.0 {
+        return (0.0, 0.0);
+    }
+    (x_lo / r_hi * 1e9, x_hi / r_lo * 1e9)
+}
+
+/// Relative width of the noisier of the level's IOPS and mean latency, 0 without a spread.
+fn rel_width(s: &Spread, l: &LevelPoint) -> f64 {
+    let w = |lo: f64, hi: f64, v: f64| if v > 0.0 { (hi - lo).max(0.0) / v } else { 0.0 };
+    w(s.iops_min, s.iops_max, l.iops).max(w(s.mean_ns_min, s.mean_ns_max, l.latency_ns.mean))
+}
+
+/// Relative noise of a level's mean latency: half its windows' range, or 0.
+fn mean_noise(l: &LevelPoint) -> f64 {
+    let (lo, hi) = mean_interval(l);
+    if l.latency_ns.mean > 0.0 {
+        (hi - lo) / 2.0 / l.latency_ns.mean
+    } else {
+        0.0
+    }
+}
+
+/// The baseline's better-supported value when the sweep measured it twice. The one whose
+/// windows agree better (smaller CV) is better supported; without spreads neither is, and the
+/// verdict is widened over both (`alt` returned).
+pub fn drift(
+    first: &LevelPoint,
+    again: &LevelPoint,
+) -> (BaselineDrift, LevelPoint, Option<LevelPoint>) {
+    let (a, b) = (first.latency_ns.mean, again.latency_ns.mean);
+    let tol = DRIFT_TOLERANCE.max(mean_noise(first) + mean_noise(again));
+    let drifted = a > 0.0 && b > 0.0 && (b / a - 1.0).abs() > tol;
+    let choice = if !drifted {
+        DriftChoice::First
+    } else {
+        match (&first.spread, &again.spread) {
+            (Some(x), Some(y)) if y.mean_ns_cv * 2.0 < x.mean_ns_cv => DriftChoice::Remeasured,
+            (Some(x), Some(y)) if x.mean_ns_cv * 2.0 < y.mean_ns_cv => DriftChoice::First,
+            _ => DriftChoice::Both,
+        }
+    };
+    let d = BaselineDrift {
+        concurrency: first.concurrency,
+        first_mean_ns: a,
+        again_mean_ns: b,
+        drifted,
+        judged_against: choice,
+    };
+    match choice {
+        DriftChoice::First => (d, first.clone(), None),
+        DriftChoice::Remeasured => (d, again.clone(), None),
+        DriftChoice::Both => (d, first.clone(), Some(again.clone())),
+    }
+}
+
+/// The drift in one sentence.
+pub fn drift_line(d: &BaselineDrift) -> String {
+    let (a, b) = (d.first_mean_ns, d.again_mean_ns);
+    let head = format!(
+        "Baseline re-measured at the end: concurrency {} took {} at the start and {} at the end",
+        d.concurrency,
+        fmt_latency_ns(a),
+        fmt_latency_ns(b)
+    );
+    if !d.drifted {
+        return format!(
+            "{head}, the same within the noise: the device did not change during the sweep."
+        );
+    }
+    let how = match d.judged_against {
+        DriftChoice::First => {
+            "the first measurement's windows agree better, so the verdict judges against it"
+        }
+        DriftChoice::Remeasured => {
+            "the second measurement's windows agree better, so the verdict judges against it"
+        }
+        DriftChoice::Both => "neither is better supported, so the overload point is given for both",
+    };
+    format!(
+        "{head} ({:+.0} %): the baseline drifted, the device or the machine changed during the \
+         sweep; {how}.",
+        (b / a - 1.0) * 100.0
+    )
+}
+
+/// Re-base when a level is clearly faster than the baseline (its mean latency below the
+/// baseline's by more than the noise, its Little's law closing): a knee "at 0.28x the
+/// baseline" means the baseline was slowed, not that the device got faster under load. The
+/// fastest such level becomes the baseline; returns it and the sentence saying so.
+pub fn rebase(lv: &[LevelPoint], base: &LevelPoint) -> Option<(LevelPoint, String)> {
+    let tol = BASELINE_TOLERANCE.max(mean_noise(base));
+    // Only a level whose own Little's law closes: a level served from a cache (IOPS ×
+    // latency far below the concurrency) is fast for the wrong reason.
+    let closes = |l: &LevelPoint| {
+        let n = f64::from(l.concurrency);
+        n > 0.0 && (l.iops * l.latency_ns.mean / 1e9 / n - 1.0).abs() <= LITTLES_LAW_TOLERANCE
+    };
+    let fastest = lv
+        .iter()
+        .filter(|l| l.latency_ns.mean > 0.0 && closes(l))
+        .min_by(|a, b| a.latency_ns.mean.total_cmp(&b.latency_ns.mean))?;
+    let (m, b) = (fastest.latency_ns.mean, base.latency_ns.mean);
+    if fastest.concurrency == base.concurrency || m >= b * (1.0 - tol.max(mean_noise(fastest))) {
+        return None;
+    }
+    Some((
+        fastest.clone(),
+        format!(
+            "Concurrency {} took {} on average, less than concurrency {}'s {}: the baseline \
+             level was slowed (a cold start, CPU idle states, a disturbed window), so the \
+             verdict takes its baseline from concurrency {}.",
+            fastest.concurrency,
+            fmt_latency_ns(m),
+            base.concurrency,
+            fmt_latency_ns(b),
+            fastest.concurrency
+        ),
+    ))
+}
+
+/// The levels the measurement can't tell apart from the knee: neighbours (below the overload
+/// point) whose power interval overlaps the knee's. None without spreads or when the knee is
+/// clear.
+pub fn knee_range(lv: &[LevelPoint], knee: usize, overload: Option<u32>) -> Option<(u32, u32)> {
+    lv[knee].spread.as_ref()?;
+    let k = power_interval(&lv[knee]);
+    let overlaps = |i: usize| {
+        lv[i].spread.is_some() && {
+            let p = power_interval(&lv[i]);
+            p.1 >= k.0 && k.1 >= p.0
+        }
+    };
+    let mut lo = knee;
+    while lo > 0 && overlaps(lo - 1) {
+        lo -= 1;
+    }
+    let mut hi = knee;
+    while hi + 1 < lv.len()
+        && overload.map_or(true, |o| lv[hi + 1].concurrency < o)
+        && overlaps(hi + 1)
+    {
+        hi += 1;
+    }
+    (lo != hi).then(|| (lv[lo].concurrency, lv[hi].concurrency))
+}
+
+/// The overload point's uncertainty: (the lowest level that is perhaps overloaded, the first
+/// that surely is) given the windows' p95 extremes against the baseline's. None when both are
+/// the overload point itself.
+pub fn overload_range(lv: &[LevelPoint], base: &LevelPoint, overload: u32) -> Option<(u32, u32)> {
+    let (b_lo, b_hi) = p95_interval(base)?;
+    let o = lv.iter().position(|l| l.concurrency == overload)?;
+    let perhaps =
+        |l: &LevelPoint| p95_interval(l).is_some_and(|p| p.1 > OVERLOAD_P95_FACTOR * b_lo);
+    let surely = |l: &LevelPoint| p95_interval(l).is_some_and(|p| p.0 > OVERLOAD_P95_FACTOR * b_hi);
+    let mut lo = o;
+    while lo > 0 && lv[lo - 1].concurrency != base.concurrency && perhaps(&lv[lo - 1]) {
+        lo -= 1;
+    }
+    let hi = (o..lv.len()).find(|&i| surely(&lv[i])).unwrap_or(o);
+    (lo != o || hi != o).then(|| (lv[lo].concurrency, lv[hi].concurrency))
+}
+
+/// Per level: its windows disagree by more than the verdict can afford. The verdict relies on
+/// the step in power between neighbours (the knee) and on p95 against 3x the baseline (the
+/// overload point): a level is unstable when its power interval is wider than the power step
+/// to its nearer neighbour, or when its windows spread over more than [`UNSTABLE_WIDTH`].
+pub fn unstable(lv: &[LevelPoint], findings: &[LevelFinding]) -> Vec<bool> {
+    (0..lv.len())
+        .map(|i| {
+            let Some(s) = lv[i].spread.as_ref() else {
+                return false;
+            };
+            if rel_width(s, &lv[i]) > UNSTABLE_WIDTH {
+                return true;
+            }
+            let p = findings[i].power;
+            if p <= 0.0 {
+                return false;
+            }
+            let (lo, hi) = power_interval(&lv[i]);
+            let width = (hi - lo) / p;
+            let step = [i.checked_sub(1), Some(i + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(|j| findings.get(j))
+                .map(|f| (f.power - p).abs() / p)
+                .fold(f64::INFINITY, f64::min);
+            width > step
+        })
+        .collect()
+}
+
+/// "4", "4 and 8", "4, 8 and 16".
+pub fn list(levels: &[u32]) -> String {
+    let s: Vec<String> = levels.iter().map(u32::to_string).collect();
+    match s.len() {
+        0 => String::new(),
+        1 => s[0].clone(),
+        n => format!("{} and {}", s[..n - 1].join(", "), s[n - 1]),
+    }
+}
+
+/// One line per cause of disturbance over the levels (cut levels included), and the levels
+/// found disturbed (CPU contention or other traffic).
+pub fn disturbance_lines(all: &[LevelPoint]) -> (Vec<String>, Vec<u32>) {
+    let mut lines = Vec::new();
+    let mut disturbed = Vec::new();
+
+    // Waiting for a CPU inside the measured latency.
+    let mut cpu = Vec::new();
+    let mut busy: f64 = 0.0;
+    let mut steal: f64 = 0.0;
+    let mut psi_cpu: f64 = 0.0;
+    for l in all {
+        let Some(d) = &l.disturbance else { continue };
+        let wait = d.cpu_wait_ns_per_io.unwrap_or(0.0);
+        let share = if l.latency_ns.mean > 0.0 {
+            wait / l.latency_ns.mean
+        } else {
+            0.0
+        };
+        let stolen = d.cpu_steal_pct.unwrap_or(0.0);
+        if share >= CPU_WAIT_SHARE || stolen >= STEAL_PCT {
+            cpu.push((l.concurrency, wait, share));
+            busy = busy.max(d.cpu_busy_pct.unwrap_or(0.0));
+            steal = steal.max(stolen);
+            psi_cpu = psi_cpu.max(d.psi_cpu_some_pct.unwrap_or(0.0));
+        }
+    }
+    if !cpu.is_empty() {
+        let parts: Vec<String> = cpu
+            .iter()
+            .enumerate()
+            .map(|(i, &(n, w, s))| {
+                let at = if i == 0 { "Latency at" } else { "at" };
+                format!(
+                    "{at} {n} includes {}/IO of waiting for a CPU ({:.0} % of it)",
+                    fmt_latency_ns(w),
+                    s * 100.0
+                )
+            })
+            .collect();
+        let mut evidence = Vec::new();
+        if busy > 0.0 {
+            evidence.push(format!("CPU {busy:.0} % busy"));
+        }
+        if steal >= STEAL_PCT {
+            evidence.push(format!("{steal:.0} % stolen by the hypervisor"));
+        }
+        if psi_cpu > 0.0 {
+            evidence.push(format!("PSI cpu some {psi_cpu:.0} %"));
+        }
+        let this = if cpu.len() == 1 {
+            "this level measures"
+        } else {
+            "these levels measure"
+        };
+        lines.push(format!(
+            "{}: the machine was busy{}, {this} the CPU, not the disk.",
+            parts.join("; "),
+            if evidence.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", evidence.join(", "))
+            }
+        ));
+        disturbed.extend(cpu.iter().map(|c| c.0));
+    }
+
+    // Another workload on the same device.
+    let mut other = Vec::new();
+    let mut psi_io: f64 = 0.0;
+    for l in all {
+        let Some(d) = &l.disturbance else { continue };
+        let Some(x) = d.other_iops else { continue };
+        if x >= OTHER_MIN_IOPS && x >= OTHER_SHARE * l.iops {
+            other.push((l.concurrency, x));
+            psi_io = psi_io.max(d.psi_io_some_pct.unwrap_or(0.0));
+        }
+    }
+    if !other.is_empty() {
+        let parts: Vec<String> = other
+            .iter()
+            .map(|&(n, x)| format!("{} IOPS at {n}", fmt_iops(x)))
+            .collect();
+        lines.push(format!(
+            "The device served other traffic beside iosat's ({}{}): {} the disk with another \
+             workload, so {} less than the device can do.",
+            parts.join(", "),
+            if psi_io > 0.0 {
+                format!("; PSI io some {psi_io:.0} %")
+            } else {
+                String::new()
+            },
+            if other.len() == 1 {
+                "that level shared"
+            } else {
+                "those levels shared"
+            },
+            if other.len() == 1 {
+                "it measures"
+            } else {
+                "they measure"
+            }
+        ));
+        for (n, _) in other {
+            if !disturbed.contains(&n) {
+                disturbed.push(n);
+            }
+        }
+    }
+    disturbed.sort_unstable();
+
+    // Levels cut short, grouped by signal.
+    let mut signals: Vec<(String, Vec<u32>)> = Vec::new();
+    for l in all {
+        if let Some(sig) = l.disturbance.as_ref().and_then(|d| d.cut_by.clone()) {
+            match signals.iter_mut().find(|(s, _)| *s == sig) {
+                Some((_, v)) => v.push(l.concurrency),
+                None => signals.push((sig, vec![l.concurrency])),
+            }
+        }
+    }
+    for (sig, levels) in signals {
+        lines.push(format!(
+            "Concurrency {} {} cut short by {sig}: shown, but it decides nothing in this verdict.",
+            list(&levels),
+            if levels.len() == 1 { "was" } else { "were" }
+        ));
+    }
+    (lines, disturbed)
+}
