@@ -8,6 +8,8 @@ need=()
 command -v fio >/dev/null || need+=(fio)
 command -v iostat >/dev/null || need+=(sysstat)
 command -v sysbench >/dev/null || need+=(sysbench)
+# promtool (tests/it/exporter.rs: check metrics, check rules, test rules) and Prometheus itself.
+command -v promtool >/dev/null || need+=(prometheus)
 # The browser test of the HTML reports (tests/it/report.rs) draws every page in headless Chromium.
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

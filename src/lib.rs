@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod error;
+pub mod exporter;
 pub mod fsync;
 pub mod import;
 pub mod latency;

@@ -9,6 +9,7 @@ pub mod device;
 pub mod diskstats;
 pub mod file;
 pub mod fs;
+pub mod inflight;
 pub mod signal;
 
 /// Where kernel files are read from: `/proc` and `/sys` normally, a fixture tree in tests.

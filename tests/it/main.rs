@@ -3,6 +3,7 @@
 mod analysis;
 mod analyze;
 mod cli;
+mod exporter;
 mod fsync;
 mod report;
 mod sim;
