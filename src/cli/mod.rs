@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 pub mod analyze;
+pub mod exporter;
 pub mod fsync;
 pub mod info;
 pub mod report;
@@ -44,6 +45,8 @@ pub enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Render a saved iosat result or recording as HTML, Markdown or CSV.
     Report(report::ReportArgs),
+    /// Prometheus exporter: raw disk counters and device profiles, with shipped rules and alerts.
+    Exporter(exporter::ExporterArgs),
 }
 
 /// The output format flags shared by every command that prints a result.

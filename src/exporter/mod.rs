@@ -3,4 +3,6 @@
 //! cmd/ or ui/.
 
 pub mod metrics;
+pub mod rules;
 pub mod scrape;
+pub mod server;

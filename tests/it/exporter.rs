@@ -116,3 +116,258 @@ fn devices_are_selected_like_stat_with_excludes() {
     assert!(!text.contains("device=\"dm-0\""));
     assert!(text.contains("device=\"md0\""));
 }
+
+/// A running `iosat exporter` on a free loopback port (`127.0.0.1:0`, the address read back
+/// from its first line), killed on drop.
+pub(crate) struct Exporter {
+    child: std::process::Child,
+    pub addr: std::net::SocketAddr,
+}
+
+impl Exporter {
+    pub(crate) fn start(root: &std::path::Path, extra: &[&str]) -> Exporter {
+        use std::io::BufRead;
+        let mut child = crate::util::iosat()
+            .arg("exporter")
+            .args(["--web.listen-address", "127.0.0.1:0"])
+            .arg("--proc-root")
+            .arg(root.join("proc"))
+            .arg("--sys-root")
+            .arg(root.join("sys"))
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+            .and_then(|s| s.parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            panic!("no address in {line:?}");
+        };
+        // Keep draining stderr so the exporter never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Exporter { child, addr }
+    }
+
+    fn connect(&self) -> std::net::TcpStream {
+        let s = std::net::TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        s
+    }
+
+    /// Send `raw` on a fresh connection and read the whole answer.
+    pub(crate) fn raw(&self, raw: &[u8]) -> String {
+        use std::io::Read;
+        let mut s = self.connect();
+        s.write_all(raw).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    pub(crate) fn request(&self, method: &str, path: &str) -> (u16, String, String) {
+        let resp = self.raw(format!("{method} {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+        parse_response(&resp)
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// (status, head, body) of an HTTP/1.1 response.
+pub(crate) fn parse_response(resp: &str) -> (u16, String, String) {
+    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((resp, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+fn fixture_exporter(extra: &[&str]) -> Exporter {
+    let profiles = fixture("exporter/profiles");
+    let mut args = vec!["--profile-dir", profiles.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    Exporter::start(&fixture("exporter/root"), &args)
+}
+
+#[test]
+fn http_endpoints_and_methods() {
+    let e = fixture_exporter(&["--all"]);
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    assert!(
+        head.contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+        "{head}"
+    );
+    // The served text is the library's rendering (the snapshot), scrape duration aside.
+    let strip = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("iosat_scrape_collector_duration_seconds{"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&body), strip(&fixture_metrics(all())));
+    if have_promtool() {
+        promtool_check_metrics(&body).unwrap();
+    }
+    let (status, head, body) = e.request("HEAD", "/metrics");
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/plain; version=0.0.4; charset=utf-8"));
+    assert_eq!(body, "", "HEAD has no body");
+    let (status, _, body) = e.request("GET", "/");
+    assert_eq!(status, 200);
+    assert!(body.contains("href=\"/metrics\""), "{body}");
+    assert_eq!(e.request("GET", "/metricsx").0, 404);
+    assert_eq!(e.request("HEAD", "/nope").0, 404);
+    for m in ["POST", "PUT", "DELETE", "OPTIONS"] {
+        let (status, head, _) = e.request(m, "/metrics");
+        assert_eq!(status, 405, "{m}");
+        assert!(head.contains("allow: get, head"), "{head}");
+    }
+}
+
+#[test]
+fn a_client_stalling_mid_header_is_disconnected() {
+    use std::io::Read;
+    let e = fixture_exporter(&["--web.read-timeout", "300ms"]);
+    let mut s = e.connect();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+    // The server closes the connection at its read timeout: the read ends (EOF or reset)
+    // long before this client's own 30 s read timeout would fire.
+    let mut buf = Vec::new();
+    match s.read_to_end(&mut buf) {
+        Ok(_) => assert!(!String::from_utf8_lossy(&buf).contains("200 OK")),
+        Err(err) => assert!(
+            !matches!(
+                err.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the stalled connection was not cut: {err}"
+        ),
+    }
+}
+
+#[test]
+fn concurrent_requests_beyond_the_cap_get_503() {
+    let e = fixture_exporter(&["--web.max-requests", "2", "--web.read-timeout", "60s"]);
+    // Two clients hold the two slots by stalling mid-header.
+    let stalled: Vec<_> = (0..2)
+        .map(|_| {
+            let mut s = e.connect();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+            s
+        })
+        .collect();
+    // The server accepts in order: once the stalled ones are in, the third is refused. A
+    // first answer may race the accept of the stalled ones; the third request is retried.
+    let mut refused = None;
+    for _ in 0..50 {
+        let (status, _, body) = e.request("GET", "/metrics");
+        if status == 503 {
+            refused = Some(body);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(refused.as_deref(), Some("too many concurrent requests\n"));
+    drop(stalled);
+    // The slots come back when the stalled clients go away.
+    let mut ok = false;
+    for _ in 0..100 {
+        if e.request("GET", "/metrics").0 == 200 {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ok, "slots were not released");
+}
+
+#[test]
+fn an_oversized_request_head_is_refused() {
+    let e = fixture_exporter(&[]);
+    let big = format!(
+        "GET /metrics HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let (status, _, _) = parse_response(&e.raw(big.as_bytes()));
+    assert_eq!(status, 431);
+    // A head under the cap is served.
+    let ok = format!(
+        "GET /metrics HTTP/1.1\r\nHost: t\r\nX-Small: {}\r\n\r\n",
+        "a".repeat(1_000)
+    );
+    assert_eq!(parse_response(&e.raw(ok.as_bytes())).0, 200);
+}
+
+#[test]
+fn a_hung_collector_never_hangs_the_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let fifo = dir.path().join("proc/diskstats");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Reading a FIFO that nobody writes blocks forever: a hung /proc read.
+    let e = Exporter::start(dir.path(), &["--scrape.timeout", "300ms"]);
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    assert!(
+        body.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 0\n"),
+        "{body}"
+    );
+    // The next scrape finds the first one still stuck and says so at once.
+    let (_, _, body) = e.request("GET", "/metrics");
+    assert!(body.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 0\n"));
+    if have_promtool() {
+        promtool_check_metrics(&body).unwrap();
+    }
+}
+
+#[test]
+fn bad_flags_name_the_flag() {
+    for (args, flag) in [
+        (
+            vec!["--web.listen-address", "nowhere"],
+            "--web.listen-address",
+        ),
+        (vec!["--web.read-timeout", "0"], "--web.read-timeout"),
+        (vec!["--web.max-requests", "0"], "--web.max-requests"),
+        (vec!["--scrape.timeout", "soon"], "--scrape.timeout"),
+        (vec!["--device-exclude", ""], "--device-exclude"),
+    ] {
+        let o = crate::util::iosat()
+            .arg("exporter")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = crate::util::stderr(&o);
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // A port already taken is a usage error too, naming the flag.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = crate::util::iosat()
+        .args(["exporter", "--web.listen-address", &addr])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::util::stderr(&o).contains("--web.listen-address"));
+}
