@@ -371,3 +371,75 @@ fn bad_flags_name_the_flag() {
     assert_eq!(o.status.code(), Some(2));
     assert!(crate::util::stderr(&o).contains("--web.listen-address"));
 }
+
+fn prometheus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prometheus")
+}
+
+#[test]
+fn the_binary_prints_the_shipped_rules() {
+    for (flag, file) in [
+        ("--print-rules", "recording.yml"),
+        ("--print-alerts", "alerts.yml"),
+    ] {
+        let o = crate::util::iosat()
+            .args(["exporter", flag])
+            .output()
+            .unwrap();
+        let printed = crate::util::ok_stdout(&o);
+        let shipped = std::fs::read_to_string(prometheus_dir().join(file)).unwrap();
+        assert_eq!(printed, shipped, "{flag}");
+    }
+}
+
+/// `promtool <args>` in prometheus/: its output when it fails.
+fn promtool(args: &[&str]) -> Result<String, String> {
+    let o = Command::new("promtool")
+        .args(args)
+        .current_dir(prometheus_dir())
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if o.status.success() {
+        Ok(all)
+    } else {
+        Err(all)
+    }
+}
+
+#[test]
+fn rules_and_alerts_pass_promtool_check_and_unit_tests() {
+    if !have_promtool() {
+        return;
+    }
+    let out = promtool(&["check", "rules", "recording.yml", "alerts.yml"]).unwrap();
+    assert!(out.contains("SUCCESS: 9 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 5 rules found"), "{out}");
+    // prometheus/tests.yml: every alert fires where it should and stays silent on the idle
+    // disk, the few slow requests, the slow-below-the-knee device and the healthy one.
+    promtool(&["test", "rules", "tests.yml"]).unwrap();
+    let tests = std::fs::read_to_string(prometheus_dir().join("tests.yml")).unwrap();
+    let alerts = std::fs::read_to_string(prometheus_dir().join("alerts.yml")).unwrap();
+    for name in alerts
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: "))
+    {
+        let firing = format!("alertname: {name}\n        exp_alerts:\n          - exp_labels");
+        let silent = format!("alertname: {name}\n        exp_alerts: []");
+        assert!(tests.contains(&firing), "no firing case for {name}");
+        assert!(tests.contains(&silent), "no negative case for {name}");
+    }
+    // No alert on %util or on a fixed queue length.
+    for banned in [
+        "iosat_disk_busy",
+        "queue_length",
+        "iosat_disk_weighted_time",
+        "iosat_disk_in_flight",
+    ] {
+        assert!(!alerts.contains(banned), "alerts.yml uses {banned}");
+    }
+}
