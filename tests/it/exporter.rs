@@ -126,14 +126,22 @@ pub(crate) struct Exporter {
 
 impl Exporter {
     pub(crate) fn start(root: &std::path::Path, extra: &[&str]) -> Exporter {
+        Exporter::start_at(&root.join("proc"), &root.join("sys"), extra)
+    }
+
+    pub(crate) fn start_at(
+        proc: &std::path::Path,
+        sys: &std::path::Path,
+        extra: &[&str],
+    ) -> Exporter {
         use std::io::BufRead;
         let mut child = crate::util::iosat()
             .arg("exporter")
             .args(["--web.listen-address", "127.0.0.1:0"])
             .arg("--proc-root")
-            .arg(root.join("proc"))
+            .arg(proc)
             .arg("--sys-root")
-            .arg(root.join("sys"))
+            .arg(sys)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -442,4 +450,230 @@ fn rules_and_alerts_pass_promtool_check_and_unit_tests() {
     ] {
         assert!(!alerts.contains(banned), "alerts.yml uses {banned}");
     }
+}
+
+/// A real Prometheus (Debian's package) on a free loopback port with a temporary config and
+/// data directory, killed on drop.
+struct Prometheus {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(targets: &[std::net::SocketAddr]) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let targets: Vec<String> = targets.iter().map(|a| format!("'{a}'")).collect();
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {}\n  - {}\n\
+scrape_configs:\n  - job_name: iosat\n    static_configs:\n      - targets: [{}]\n",
+            prometheus_dir().join("recording.yml").display(),
+            prometheus_dir().join("alerts.yml").display(),
+            targets.join(", ")
+        );
+        std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+        let child = Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                dir.path().join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Prometheus {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// GET `path_and_query` from Prometheus's HTTP API: (status, body); status 0 when it is
+    /// not listening yet.
+    fn get(&self, path_and_query: &str) -> (u16, String) {
+        use std::io::Read;
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return (0, String::new());
+        };
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        let req = format!("GET {path_and_query} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        let (status, _, body) = parse_response(&String::from_utf8_lossy(&out));
+        (status, body)
+    }
+
+    /// The instant vector of `query`: (labels, value) per series.
+    fn query(&self, query: &str) -> Vec<(serde_json::Value, f64)> {
+        let enc: String = query
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let (status, body) = self.get(&format!("/api/v1/query?query={enc}"));
+        if status != 200 {
+            return vec![];
+        }
+        // Transfer-Encoding chunked is not used for these small answers; be lenient anyway.
+        let json = &body[body.find('{').unwrap_or(0)..body.rfind('}').map_or(0, |i| i + 1)];
+        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        v["data"]["result"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .map(|s| {
+                        let val = s["value"][1].as_str().unwrap().parse().unwrap();
+                        (s["metric"].clone(), val)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A /proc/diskstats that a thread advances: every 100 ms, `reads` more reads of the device
+/// nvme0n1 each taking `read_ms_per_1000` ms per thousand. Stopped on drop.
+struct AdvancingDiskstats {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    dir: tempfile::TempDir,
+}
+
+impl AdvancingDiskstats {
+    fn start(read_ms_per_1000: u64) -> AdvancingDiskstats {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let path = dir.path().join("diskstats");
+        let write = move |reads: u64, read_ms: u64| {
+            let text = format!(
+                " 259       0 nvme0n1 {reads} 0 {} {read_ms} 0 0 0 0 0 {} {read_ms} 0 0 0 0 0 0\n",
+                reads * 8,
+                read_ms / 2
+            );
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, text).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+        };
+        write(0, 0);
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                n += 1;
+                write(n * 1000, n * read_ms_per_1000);
+            }
+        });
+        AdvancingDiskstats {
+            stop,
+            thread: Some(thread),
+            dir,
+        }
+    }
+}
+
+impl Drop for AdvancingDiskstats {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_real_prometheus_records_saturation_for_every_host() {
+    if !have_promtool() || !have("prometheus", "--version") {
+        eprintln!("skipped: prometheus not installed");
+        return;
+    }
+    // Two hosts: nvme0n1 (profile baseline 85 us) serving reads at 0.5 ms and at 0.17 ms.
+    let hosts = [
+        AdvancingDiskstats::start(500),
+        AdvancingDiskstats::start(170),
+    ];
+    let profiles = fixture("exporter/profiles");
+    let sys = fixture("exporter/root/sys");
+    let exporters: Vec<Exporter> = hosts
+        .iter()
+        .map(|h| {
+            Exporter::start_at(
+                h.dir.path(),
+                &sys,
+                &["--profile-dir", profiles.to_str().unwrap()],
+            )
+        })
+        .collect();
+    let addrs: Vec<_> = exporters.iter().map(|e| e.addr).collect();
+    let prom = Prometheus::start(&addrs);
+    // Poll (bounded) until both hosts' saturation is recorded.
+    let mut got = vec![];
+    for _ in 0..600 {
+        got = prom.query("device_op:iosat_disk_saturation:ratio5m");
+        if got.len() == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(got.len(), 2, "recorded saturation: {got:?}");
+    for (labels, value) in &got {
+        assert_eq!(labels["job"], "iosat", "{labels}");
+        assert_eq!(labels["device"], "nvme0n1");
+        assert_eq!(labels["op"], "read");
+        let instance = labels["instance"].as_str().unwrap();
+        // Mean latency ÷ baseline: 0.5 ms / 85 us, 0.17 ms / 85 us (both counters advance
+        // together, so the ratio does not depend on when the scrapes fell).
+        let want = if instance == addrs[0].to_string() {
+            0.5e-3 / 85e-6
+        } else {
+            assert_eq!(instance, addrs[1].to_string());
+            0.17e-3 / 85e-6
+        };
+        assert!(
+            (value - want).abs() / want < 0.01,
+            "{instance}: saturation {value}, want {want}"
+        );
+    }
+    // Ops without completions (write, discard, flush here) have no latency series, not NaN.
+    let latency = prom.query("device_op:iosat_disk_latency_seconds:mean5m");
+    assert_eq!(latency.len(), 2, "{latency:?}");
+    for (labels, value) in &latency {
+        assert_eq!(labels["op"], "read");
+        let want = if labels["instance"] == addrs[0].to_string().as_str() {
+            0.5e-3
+        } else {
+            0.17e-3
+        };
+        assert!((value - want).abs() / want < 0.01, "{labels}: {value}");
+    }
+    // The fleet table: the most saturated devices across instances.
+    let fleet = prom.query("topk(10, device_op:iosat_disk_saturation:ratio5m)");
+    assert_eq!(fleet.len(), 2, "{fleet:?}");
+    let up = prom.query("iosat_scrape_collector_success");
+    assert_eq!(up.len(), 2, "{up:?}");
+    assert!(up.iter().all(|(_, v)| *v == 1.0));
 }
