@@ -81,12 +81,16 @@ pub struct ExporterArgs {
     pub no_profile: bool,
 
     /// Print the shipped Prometheus recording rules and exit.
-    #[arg(long, conflicts_with = "print_alerts")]
+    #[arg(long, conflicts_with_all = ["print_alerts", "print_dashboard"])]
     pub print_rules: bool,
 
     /// Print the shipped Prometheus alerting rules and exit.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "print_dashboard")]
     pub print_alerts: bool,
+
+    /// Print the shipped Grafana dashboard (JSON) and exit.
+    #[arg(long)]
+    pub print_dashboard: bool,
 
     #[command(flatten)]
     pub root: RootArgs,

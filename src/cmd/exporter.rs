@@ -1,4 +1,4 @@
-//! `iosat exporter`: orchestration only. Print a shipped rules file, or start the server
+//! `iosat exporter`: orchestration only. Print a shipped rules or dashboard file, or start the server
 //! (exporter::server) over the collector (exporter::scrape) and serve until a stop signal.
 
 use crate::cli::exporter::ExporterArgs;
@@ -15,6 +15,7 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
         let text = match p {
             Print::Rules => crate::exporter::rules::RECORDING,
             Print::Alerts => crate::exporter::rules::ALERTS,
+            Print::Dashboard => crate::exporter::rules::DASHBOARD,
         };
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())

@@ -15,6 +15,7 @@ use std::time::Duration;
 pub enum Print {
     Rules,
     Alerts,
+    Dashboard,
 }
 
 /// A validated `iosat exporter` request.
@@ -108,6 +109,8 @@ impl ExporterSpec {
                 Some(Print::Rules)
             } else if a.print_alerts {
                 Some(Print::Alerts)
+            } else if a.print_dashboard {
+                Some(Print::Dashboard)
             } else {
                 None
             },

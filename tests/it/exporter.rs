@@ -389,6 +389,7 @@ fn the_binary_prints_the_shipped_rules() {
     for (flag, file) in [
         ("--print-rules", "recording.yml"),
         ("--print-alerts", "alerts.yml"),
+        ("--print-dashboard", "grafana-dashboard.json"),
     ] {
         let o = crate::util::iosat()
             .args(["exporter", flag])
@@ -569,10 +570,15 @@ impl AdvancingDiskstats {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let path = dir.path().join("diskstats");
         let write = move |reads: u64, read_ms: u64| {
+            // Writes, discards and flushes a tenth as many, at the same latency.
+            let (w, w_ms) = (reads / 10, read_ms / 10);
             let text = format!(
-                " 259       0 nvme0n1 {reads} 0 {} {read_ms} 0 0 0 0 0 {} {read_ms} 0 0 0 0 0 0\n",
+                " 259       0 nvme0n1 {reads} 0 {} {read_ms} {w} 0 {} {w_ms} 0 {} {} {w} 0 {} {w_ms} {w} {w_ms}\n",
                 reads * 8,
-                read_ms / 2
+                w * 8,
+                read_ms / 2,
+                read_ms + 3 * w_ms,
+                w * 8,
             );
             let tmp = path.with_extension("tmp");
             std::fs::write(&tmp, text).unwrap();
@@ -658,11 +664,10 @@ fn a_real_prometheus_records_saturation_for_every_host() {
             "{instance}: saturation {value}, want {want}"
         );
     }
-    // Ops without completions (write, discard, flush here) have no latency series, not NaN.
     let latency = prom.query("device_op:iosat_disk_latency_seconds:mean5m");
-    assert_eq!(latency.len(), 2, "{latency:?}");
+    // Every op completed requests at the same latency.
+    assert_eq!(latency.len(), 8, "{latency:?}");
     for (labels, value) in &latency {
-        assert_eq!(labels["op"], "read");
         let want = if labels["instance"] == addrs[0].to_string().as_str() {
             0.5e-3
         } else {
@@ -676,4 +681,89 @@ fn a_real_prometheus_records_saturation_for_every_host() {
     let up = prom.query("iosat_scrape_collector_success");
     assert_eq!(up.len(), 2, "{up:?}");
     assert!(up.iter().all(|(_, v)| *v == 1.0));
+    // Every dashboard query, its variables filled in, is valid PromQL that returns data from
+    // both hosts.
+    for (title, expr) in dashboard_queries(&dashboard()) {
+        let filled = expr
+            .replace("$job", "iosat")
+            .replace("$instance", ".*")
+            .replace("$device", ".*");
+        let got = prom.query(&filled);
+        for a in &addrs {
+            assert!(
+                got.iter()
+                    .any(|(l, _)| l["instance"] == a.to_string().as_str()),
+                "{title}: {filled} gave no data for {a}: {got:?}"
+            );
+        }
+    }
+}
+
+fn dashboard() -> serde_json::Value {
+    let text = std::fs::read_to_string(prometheus_dir().join("grafana-dashboard.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (panel title, expr) of every query of the dashboard.
+fn dashboard_queries(d: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = vec![];
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            out.push((
+                p["title"].as_str().unwrap().to_string(),
+                t["expr"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_dashboard_follows_the_conventions() {
+    let d = dashboard();
+    let vars = d["templating"]["list"].as_array().unwrap();
+    let ds = vars
+        .iter()
+        .find(|v| v["type"] == "datasource")
+        .expect("a datasource variable");
+    assert_eq!(ds["name"], "datasource");
+    assert_eq!(ds["query"], "prometheus");
+    for name in ["job", "instance", "device"] {
+        assert!(
+            vars.iter().any(|v| v["name"] == name),
+            "no ${name} variable"
+        );
+    }
+    let titles: Vec<&str> = d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["title"].as_str())
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.contains("not capacity")),
+        "{titles:?}"
+    );
+    for p in d["panels"].as_array().unwrap() {
+        if p["type"] == "row" {
+            continue;
+        }
+        let title = p["title"].as_str().unwrap();
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{title}");
+        let unit = p["fieldConfig"]["defaults"]["unit"].as_str().unwrap_or("");
+        assert!(!unit.is_empty(), "{title}: no unit");
+        for t in p["targets"].as_array().unwrap() {
+            assert_eq!(t["datasource"]["uid"], "${datasource}", "{title}");
+            let expr = t["expr"].as_str().unwrap();
+            assert!(expr.contains("job=~\"$job\""), "{title}: {expr}");
+            // Only the fleet table looks across instances.
+            if !title.contains("across instances") {
+                assert!(expr.contains("instance=~\"$instance\""), "{title}: {expr}");
+            }
+            let queue = ["queue_length", "concurrency", "in_flight", "knee"];
+            if queue.iter().any(|q| expr.contains(q)) {
+                assert!(!unit.contains("percent"), "{title}: a queue in {unit}");
+            }
+        }
+    }
 }
