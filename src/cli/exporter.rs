@@ -40,7 +40,8 @@ pub struct ExporterArgs {
     )]
     pub read_timeout: String,
 
-    /// Longest time to deliver a response; a client that stops reading is disconnected.
+    /// Longest a response waits for the client to take more bytes; a client that stopped
+    /// reading is disconnected.
     #[arg(
         long = "web.write-timeout",
         value_name = "DURATION",

@@ -128,7 +128,7 @@ impl WrapExtender {
     }
 
     /// Forget devices not in `present` (removed devices keep no state).
-    pub fn retain(&mut self, present: &[(u32, u32, String)]) {
+    pub fn retain(&mut self, present: &std::collections::HashSet<(u32, u32, String)>) {
         self.devs.retain(|k, _| present.contains(k));
     }
 }

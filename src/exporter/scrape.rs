@@ -111,14 +111,14 @@ impl Scraper {
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
         let mut devices = Vec::new();
-        let mut present = Vec::new();
+        let mut present = HashSet::new();
         for line in &sample.lines {
             let dev = BlockDev {
                 major: line.major,
                 minor: line.minor,
                 name: line.name.clone(),
             };
-            present.push((dev.major, dev.minor, dev.name.clone()));
+            present.insert((dev.major, dev.minor, dev.name.clone()));
             let identity = self.identity(&dev);
             let meta = DeviceMeta {
                 kind: identity.kind,

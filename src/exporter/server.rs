@@ -1,8 +1,8 @@
 //! The exporter's HTTP server (hyper 1 on a single-threaded tokio runtime in a thread of its
 //! own): `GET`/`HEAD` of `/metrics` and `/`, 404 elsewhere, 405 for other methods. Robust by
 //! construction (DESIGN.md §5): one request per connection; a header-read timeout that cuts a
-//! client stalling mid-header; a whole-connection deadline (read + scrape + write) that cuts a
-//! client that stops reading; a cap on concurrent connections (503 beyond it); a cap on the
+//! client stalling mid-header; a write timeout that cuts a client that stops reading (no byte
+//! accepted for that long), and a backstop deadline on the whole exchange; a cap on concurrent connections (503 beyond it); a cap on the
 //! request head (hyper's buffer limit; bodies are never read); the scrape runs on a blocking
 //! thread under a deadline, so a hung read of /proc or /sys gives a failed-collector response,
 //! never a hung one. Stopped (and its port freed) when the [`Server`] is dropped. Must not
@@ -16,10 +16,13 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::{oneshot, Semaphore};
 
 /// How the server behaves (config::exporter validates the flags into it).
@@ -28,13 +31,17 @@ pub struct ServerSpec {
     pub listen: SocketAddr,
     /// Longest wait for a whole request head.
     pub read_timeout: Duration,
-    /// Longest time to deliver a response once it is ready.
+    /// Longest a response waits for the client to accept more bytes.
     pub write_timeout: Duration,
     /// Longest a scrape may take; past it the response says the collector failed.
     pub scrape_timeout: Duration,
     /// Connections served at once; more get 503.
     pub max_requests: usize,
 }
+
+/// Longest time the backstop deadline allows for delivering an answer to a client that keeps
+/// reading slowly (a stalled one is cut after `write_timeout`).
+const BACKSTOP_WRITE: Duration = Duration::from_secs(60);
 
 /// The request head may not exceed this (hyper's smallest buffer limit, 8 KiB).
 pub const MAX_REQUEST_HEAD_BYTES: usize = 8192;
@@ -155,7 +162,69 @@ async fn serve(
     }
 }
 
-/// Serve one request on one connection, the whole exchange under a deadline.
+/// A connection whose writes fail with TimedOut when the peer accepts no byte for
+/// `write_timeout` (a client that stopped reading), whatever the size of the answer.
+struct WriteTimeout {
+    inner: tokio::net::TcpStream,
+    write_timeout: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl WriteTimeout {
+    /// Map a write-side poll: progress resets the timer; Pending starts it; expiry fails.
+    fn guard<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if r.is_ready() {
+            self.stalled = None;
+            return r;
+        }
+        let t = self.write_timeout;
+        let s = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
+        match s.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::ErrorKind::TimedOut.into())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncRead for WriteTimeout {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for WriteTimeout {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.guard(cx, r)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_flush(cx);
+        self.guard(cx, r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.guard(cx, r)
+    }
+}
+
+/// Serve one request on one connection: the head under the read timeout, each write under
+/// the write timeout, and the whole exchange under a backstop deadline.
 async fn connection(stream: tokio::net::TcpStream, spec: &ServerSpec, shared: Arc<Shared>) {
     let service = hyper::service::service_fn(move |req| respond(req, Arc::clone(&shared)));
     let conn = hyper::server::conn::http1::Builder::new()
@@ -163,9 +232,17 @@ async fn connection(stream: tokio::net::TcpStream, spec: &ServerSpec, shared: Ar
         .header_read_timeout(spec.read_timeout)
         .keep_alive(false)
         .max_buf_size(MAX_REQUEST_HEAD_BYTES)
-        .serve_connection(TokioIo::new(stream), service);
-    let deadline = spec.read_timeout + spec.scrape_timeout + spec.write_timeout;
-    // On the deadline the connection future is dropped, which closes the socket.
+        .serve_connection(
+            TokioIo::new(WriteTimeout {
+                inner: stream,
+                write_timeout: spec.write_timeout,
+                stalled: None,
+            }),
+            service,
+        );
+    // Backstop: however a client trickles, a connection ends within this (dropping the
+    // connection future closes the socket).
+    let deadline = spec.read_timeout + spec.scrape_timeout + BACKSTOP_WRITE;
     let _ = tokio::time::timeout(deadline, conn).await;
 }
 

@@ -767,3 +767,52 @@ fn the_dashboard_follows_the_conventions() {
         }
     }
 }
+
+#[test]
+fn a_client_that_stops_reading_is_disconnected() {
+    use std::io::Read;
+    // 20,000 devices: a /metrics answer of megabytes, more than the socket buffers hold.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let text: String = (0..20_000)
+        .map(|i| format!(" 8 {i} sd{i} 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n"))
+        .collect();
+    std::fs::write(dir.path().join("proc/diskstats"), text).unwrap();
+    let e = Exporter::start(
+        dir.path(),
+        &[
+            "--all",
+            "--web.max-requests",
+            "1",
+            "--web.read-timeout",
+            "1s",
+            "--web.write-timeout",
+            "1s",
+            "--scrape.timeout",
+            "20s",
+        ],
+    );
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    let full = body.len();
+    assert!(full > 10_000_000, "{full}");
+    // A client asks and never reads: it holds the only slot until the server cuts it.
+    let mut stalled = e.connect();
+    stalled
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut freed = false;
+    for _ in 0..600 {
+        if e.request("GET", "/").0 == 200 {
+            freed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(freed, "the stalled reader kept its slot");
+    // What it can still read is what the socket buffers held: not the whole answer.
+    let mut got = Vec::new();
+    let _ = stalled.read_to_end(&mut got);
+    assert!(got.len() < full, "{} of {full} bytes", got.len());
+}
