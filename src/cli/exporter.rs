@@ -49,6 +49,11 @@ pub struct ExporterArgs {
     )]
     pub write_timeout: String,
 
+    /// TLS and basic auth, in exporter-toolkit's web configuration format
+    /// (tls_server_config: cert_file, key_file; basic_auth_users: user: bcrypt hash).
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<std::path::PathBuf>,
+
     /// Connections served at once; more are answered 503.
     #[arg(long = "web.max-requests", value_name = "N", default_value = "8")]
     pub max_requests: String,

@@ -27,8 +27,13 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     let scraper = Scraper::new(spec.root.clone(), spec.devices.clone(), profiles);
     let server = Server::start(&spec.server, scraper)?;
+    let scheme = if spec.server.web.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     eprintln!(
-        "iosat: exporter listening on http://{}/metrics",
+        "iosat: exporter listening on {scheme}://{}/metrics",
         server.addr()
     );
     while !crate::sys::signal::stop_requested() {

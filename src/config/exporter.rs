@@ -4,6 +4,7 @@ use crate::cli::exporter::ExporterArgs;
 use crate::error::{Error, Result};
 use crate::exporter::scrape::Devices;
 use crate::exporter::server::ServerSpec;
+use crate::exporter::webconfig::{self, WebConfig};
 use crate::monitor::select::Selection;
 use crate::sys::Root;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -44,6 +45,14 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr> {
             "must be IP:PORT, [IPv6]:PORT or :PORT, e.g. 127.0.0.1:9019",
         )
     })
+}
+
+/// `--web.config.file`: read and checked here; the certificate itself when the server starts.
+fn web_config(path: &std::path::Path) -> Result<WebConfig> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    webconfig::parse(&text, dir)
+        .map_err(|reason| Error::usage("--web.config.file", path.display(), reason))
 }
 
 fn timeout(flag: &str, s: &str) -> Result<Duration> {
@@ -90,6 +99,10 @@ impl ExporterSpec {
                 write_timeout: timeout("--web.write-timeout", &a.write_timeout)?,
                 scrape_timeout: timeout("--scrape.timeout", &a.scrape_timeout)?,
                 max_requests,
+                web: match &a.web_config_file {
+                    Some(path) => web_config(path)?,
+                    None => WebConfig::default(),
+                },
             },
             devices: Devices {
                 selection: Selection {

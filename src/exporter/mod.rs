@@ -6,3 +6,4 @@ pub mod metrics;
 pub mod rules;
 pub mod scrape;
 pub mod server;
+pub mod webconfig;

@@ -5,15 +5,17 @@
 //! accepted for that long), and a backstop deadline on the whole exchange; a cap on concurrent connections (503 beyond it); a cap on the
 //! request head (hyper's buffer limit; bodies are never read); the scrape runs on a blocking
 //! thread under a deadline, so a hung read of /proc or /sys gives a failed-collector response,
-//! never a hung one. Stopped (and its port freed) when the [`Server`] is dropped. Must not
+//! never a hung one. TLS (rustls) and basic auth (bcrypt) from `--web.config.file`. Stopped
+//! (and its port freed) when the [`Server`] is dropped. Must not
 //! import cli/, cmd/ or ui/.
 
 use super::metrics::{self, Health, Scrape};
 use super::scrape::Scraper;
+use super::webconfig::{TlsFiles, WebConfig};
 use crate::error::Error;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
@@ -37,6 +39,8 @@ pub struct ServerSpec {
     pub scrape_timeout: Duration,
     /// Connections served at once; more get 503.
     pub max_requests: usize,
+    /// TLS and basic auth (`--web.config.file`).
+    pub web: WebConfig,
 }
 
 /// Longest time the backstop deadline allows for delivering an answer to a client that keeps
@@ -64,6 +68,46 @@ pub struct Server {
 struct Shared {
     scraper: Mutex<Scraper>,
     scrape_timeout: Duration,
+    /// User → bcrypt hash; empty: no authentication.
+    users: std::collections::BTreeMap<String, String>,
+}
+
+/// The TLS acceptor of `--web.config.file`'s certificate and key (PEM); errors name the file.
+fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls;
+    let bad = |path: &std::path::Path, reason: String| {
+        Error::usage("--web.config.file", path.display(), reason)
+    };
+    let certs = CertificateDer::pem_file_iter(&t.cert_file)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| {
+            bad(
+                &t.cert_file,
+                format!("cert_file: not a PEM certificate ({e})"),
+            )
+        })?;
+    if certs.is_empty() {
+        return Err(bad(&t.cert_file, "cert_file: no certificate in it".into()));
+    }
+    let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|e| {
+        bad(
+            &t.key_file,
+            format!("key_file: not a PEM private key ({e})"),
+        )
+    })?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
+        .map_err(|e| {
+            bad(
+                &t.cert_file,
+                format!("certificate and key do not fit ({e})"),
+            )
+        })?;
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
 }
 
 impl Server {
@@ -76,6 +120,7 @@ impl Server {
                 format!("cannot listen there: {e}"),
             )
         };
+        let tls = spec.web.tls.as_ref().map(tls_acceptor).transpose()?;
         let std_listener = std::net::TcpListener::bind(spec.listen).map_err(bind_err)?;
         std_listener.set_nonblocking(true).map_err(bind_err)?;
         let addr = std_listener.local_addr().map_err(bind_err)?;
@@ -88,6 +133,7 @@ impl Server {
         let shared = Arc::new(Shared {
             scraper: Mutex::new(scraper),
             scrape_timeout: spec.scrape_timeout,
+            users: spec.web.users.clone(),
         });
         let spec = spec.clone();
         let thread = std::thread::Builder::new()
@@ -95,7 +141,7 @@ impl Server {
             .spawn(move || {
                 rt.block_on(async move {
                     match tokio::net::TcpListener::from_std(std_listener) {
-                        Ok(l) => serve(l, spec, shared, stopped).await,
+                        Ok(l) => serve(l, spec, tls, shared, stopped).await,
                         Err(e) => eprintln!("iosat: exporter: {e}"),
                     }
                 });
@@ -130,6 +176,7 @@ impl Drop for Server {
 async fn serve(
     listener: tokio::net::TcpListener,
     spec: ServerSpec,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
     mut stopped: oneshot::Receiver<()>,
 ) {
@@ -150,8 +197,9 @@ async fn serve(
             Ok(permit) => {
                 let shared = Arc::clone(&shared);
                 let spec = spec.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    connection(stream, &spec, shared).await;
+                    connection(stream, &spec, tls, shared).await;
                     drop(permit);
                 });
             }
@@ -225,21 +273,39 @@ impl AsyncWrite for WriteTimeout {
 
 /// Serve one request on one connection: the head under the read timeout, each write under
 /// the write timeout, and the whole exchange under a backstop deadline.
-async fn connection(stream: tokio::net::TcpStream, spec: &ServerSpec, shared: Arc<Shared>) {
+async fn connection(
+    stream: tokio::net::TcpStream,
+    spec: &ServerSpec,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shared: Arc<Shared>,
+) {
+    let io = WriteTimeout {
+        inner: stream,
+        write_timeout: spec.write_timeout,
+        stalled: None,
+    };
+    match tls {
+        None => http(io, spec, shared).await,
+        // The handshake is part of the request head: under the read timeout.
+        Some(acceptor) => {
+            if let Ok(Ok(io)) = tokio::time::timeout(spec.read_timeout, acceptor.accept(io)).await {
+                http(io, spec, shared).await
+            }
+        }
+    }
+}
+
+async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = hyper::service::service_fn(move |req| respond(req, Arc::clone(&shared)));
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(spec.read_timeout)
         .keep_alive(false)
         .max_buf_size(MAX_REQUEST_HEAD_BYTES)
-        .serve_connection(
-            TokioIo::new(WriteTimeout {
-                inner: stream,
-                write_timeout: spec.write_timeout,
-                stalled: None,
-            }),
-            service,
-        );
+        .serve_connection(TokioIo::new(io), service);
     // Backstop: however a client trickles, a connection ends within this (dropping the
     // connection future closes the socket).
     let deadline = spec.read_timeout + spec.scrape_timeout + BACKSTOP_WRITE;
@@ -283,6 +349,14 @@ async fn respond(
     shared: Arc<Shared>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
     const TEXT: &str = "text/plain; charset=utf-8";
+    if !shared.users.is_empty() && !authorized(&req, &shared).await {
+        let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n".into());
+        r.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"iosat\""),
+        );
+        return Ok(r);
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = response(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -320,4 +394,34 @@ async fn scrape(shared: &Arc<Shared>) -> String {
             }],
         }),
     }
+}
+
+/// Basic auth against the bcrypt hashes of `basic_auth_users` (verified on a blocking thread:
+/// bcrypt is slow by design).
+async fn authorized(req: &Request<Incoming>, shared: &Arc<Shared>) -> bool {
+    use base64::Engine;
+    let Some(creds) = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
+        .and_then(|b| String::from_utf8(b).ok())
+    else {
+        return false;
+    };
+    let Some((user, pass)) = creds.split_once(':') else {
+        return false;
+    };
+    let Some(hash) = shared.users.get(user).cloned() else {
+        return false;
+    };
+    let pass = pass.to_string();
+    tokio::task::spawn_blocking(move || bcrypt::verify(pass, &hash).unwrap_or(false))
+        .await
+        .unwrap_or(false)
 }
