@@ -900,3 +900,19 @@ fn tls_and_basic_auth_from_a_web_config_file() {
         "{err}"
     );
 }
+
+#[test]
+fn a_live_scrape_of_this_machine_passes_promtool() {
+    if !have_promtool() {
+        return;
+    }
+    let e = Exporter::start(std::path::Path::new("/"), &["--all", "--no-profile"]);
+    let (status, _, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200);
+    assert!(body.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 1\n"));
+    assert!(
+        body.contains("iosat_disk_requests_completed_total{"),
+        "{body}"
+    );
+    promtool_check_metrics(&body).unwrap();
+}
