@@ -101,9 +101,11 @@ pub fn parse(text: &str, dir: &Path) -> Result<WebConfig, String> {
                 }
             }
             "http_server_config" if is_empty(v) => {}
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "{other} is not supported by iosat (only tls_server_config and basic_auth_users)"
-            )),
+            ))
+            }
         }
     }
     Ok(cfg)
