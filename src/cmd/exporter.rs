@@ -6,7 +6,6 @@ use crate::config::exporter::{ExporterSpec, Print};
 use crate::error::Error;
 use crate::exporter::scrape::Scraper;
 use crate::exporter::server::Server;
-use crate::profile::ProfileCache;
 use std::io::Write;
 
 pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
@@ -24,8 +23,11 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
         return Ok(crate::error::exit::OK);
     }
     crate::sys::signal::catch_stop_signals(true);
-    let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
-    let scraper = Scraper::new(spec.root.clone(), spec.devices.clone(), profiles);
+    let scraper = Scraper::new(
+        spec.root.clone(),
+        spec.devices.clone(),
+        spec.profile_dir.clone(),
+    );
     let server = Server::start(&spec.server, scraper)?;
     let scheme = if spec.server.web.tls.is_some() {
         "https"

@@ -1,8 +1,9 @@
 //! The exporter's collector: one read of /proc/diskstats through the shared reader
 //! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus
 //! exclude globs, identity from sysfs (learned once per device), the in-flight split
-//! (sys::inflight), profiles (profile::ProfileCache), and the wrap extension of the ms
-//! fields kept across scrapes. Returns a [`Scrape`] for metrics::render. Must not import
+//! (sys::inflight), profiles (profile::ProfileCache, read again every minute so a profile
+//! saved while the exporter runs is picked up), and the wrap extension of the ms fields kept
+//! across scrapes. Returns a [`Scrape`] for metrics::render. Must not import
 //! cli/, cmd/, ui/ or report/.
 
 use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
@@ -12,6 +13,7 @@ use crate::profile::{self, ProfileCache};
 use crate::sys::device::{self, BlockDev};
 use crate::sys::{clock, inflight, Root};
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 /// Which devices the exporter exports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,26 +38,43 @@ impl Devices {
 pub struct Scraper {
     root: Root,
     devices: Devices,
+    profile_dir: Option<PathBuf>,
     profiles: ProfileCache,
+    /// When the profile cache was (re)made, monotonic ns.
+    profiles_since_ns: u64,
+    profile_refresh_ns: u64,
     wraps: WrapExtender,
     known: HashMap<(u32, u32, String), Identity>,
     warned: HashSet<String>,
 }
+
+/// How long a loaded (or missing) profile is trusted before the directory is read again.
+pub const PROFILE_REFRESH_NS: u64 = 60_000_000_000;
 
 fn secs(t0: u64) -> f64 {
     (clock::monotonic_ns() - t0) as f64 / 1e9
 }
 
 impl Scraper {
-    pub fn new(root: Root, devices: Devices, profiles: ProfileCache) -> Scraper {
+    /// Scrape `root`, with the profiles saved in `profile_dir` (None: no profiles).
+    pub fn new(root: Root, devices: Devices, profile_dir: Option<PathBuf>) -> Scraper {
         Scraper {
+            profiles: ProfileCache::new(profile_dir.clone(), root.clone()),
+            profile_dir,
+            profiles_since_ns: clock::monotonic_ns(),
+            profile_refresh_ns: PROFILE_REFRESH_NS,
             root,
             devices,
-            profiles,
             wraps: WrapExtender::default(),
             known: HashMap::new(),
             warned: HashSet::new(),
         }
+    }
+
+    /// Read the profile directory again after `ns` instead of [`PROFILE_REFRESH_NS`].
+    pub fn with_profile_refresh(mut self, ns: u64) -> Scraper {
+        self.profile_refresh_ns = ns;
+        self
     }
 
     fn warn(&mut self, warnings: Vec<String>) {
@@ -110,6 +129,11 @@ impl Scraper {
         };
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        // A long-running exporter sees profiles saved (or replaced) after it started.
+        if t0.saturating_sub(self.profiles_since_ns) >= self.profile_refresh_ns {
+            self.profiles = ProfileCache::new(self.profile_dir.clone(), self.root.clone());
+            self.profiles_since_ns = t0;
+        }
         let mut devices = Vec::new();
         let mut present = HashSet::new();
         for line in &sample.lines {

@@ -6,7 +6,6 @@ use crate::util::{fixture, have};
 use iosat::exporter::metrics;
 use iosat::exporter::scrape::{Devices, Scraper};
 use iosat::monitor::select::Selection;
-use iosat::profile::ProfileCache;
 use iosat::sys::Root;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -23,8 +22,7 @@ pub(crate) fn fixture_root() -> Root {
 /// are not the fixture's).
 fn fixture_metrics(devices: Devices) -> String {
     let root = fixture_root();
-    let profiles = ProfileCache::new(Some(fixture("exporter/profiles")), root.clone());
-    let mut s = Scraper::new(root, devices, profiles).scrape();
+    let mut s = Scraper::new(root, devices, Some(fixture("exporter/profiles"))).scrape();
     for h in &mut s.health {
         h.duration_s = 0.0;
     }
@@ -915,4 +913,23 @@ fn a_live_scrape_of_this_machine_passes_promtool() {
         "{body}"
     );
     promtool_check_metrics(&body).unwrap();
+}
+
+#[test]
+fn a_profile_saved_while_the_exporter_runs_is_picked_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Scraper::new(fixture_root(), Devices::default(), Some(dir.path().into()))
+        .with_profile_refresh(0);
+    let text = metrics::render(&s.scrape());
+    assert!(!text.contains("iosat_profile_info{"), "{text}");
+    std::fs::copy(
+        fixture("exporter/profiles/eui.0025385b71b2c3d4.json"),
+        dir.path().join("eui.0025385b71b2c3d4.json"),
+    )
+    .unwrap();
+    let text = metrics::render(&s.scrape());
+    assert!(
+        text.contains("iosat_profile_knee_concurrency{device=\"nvme0n1\",op=\"read\"} 32\n"),
+        "{text}"
+    );
 }
