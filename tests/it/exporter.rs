@@ -933,3 +933,14 @@ fn a_profile_saved_while_the_exporter_runs_is_picked_up() {
         "{text}"
     );
 }
+
+#[test]
+fn a_stop_signal_ends_the_exporter_and_frees_its_port() {
+    let mut e = fixture_exporter(&[]);
+    assert_eq!(e.request("GET", "/").0, 200);
+    // SAFETY: kill(2) on the pid of the child this test started.
+    assert_eq!(unsafe { libc::kill(e.child.id() as i32, libc::SIGTERM) }, 0);
+    let status = e.child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    std::net::TcpListener::bind(e.addr).expect("the port is free again");
+}
