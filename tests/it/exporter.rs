@@ -944,3 +944,117 @@ fn a_stop_signal_ends_the_exporter_and_frees_its_port() {
     assert_eq!(status.code(), Some(130), "{status:?}");
     std::net::TcpListener::bind(e.addr).expect("the port is free again");
 }
+
+/// The reads counter of `name` in this machine's /proc/diskstats.
+fn live_reads(name: &str) -> f64 {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&name))
+        .map(|f| f[3].parse().unwrap())
+        .unwrap()
+}
+
+#[test]
+fn on_a_loop_device_the_recorded_saturation_equals_stats() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root (loop device)");
+        return;
+    }
+    if !have_promtool() || !have("prometheus", "--version") {
+        return;
+    }
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let name = lo.name().to_string();
+    // A profile for this loop device (its id as iosat info gives it).
+    let info = crate::util::ok_json(
+        &crate::util::iosat()
+            .args(["info", "--all", "--json", &name])
+            .output()
+            .unwrap(),
+    );
+    let id = info["devices"][0]["profile_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let profiles = tempfile::tempdir().unwrap();
+    std::fs::write(
+        profiles.path().join(format!("{id}.json")),
+        r#"{"workload":{"pattern":"randread","block_size":4096},
+            "verdict":{"baseline_latency_ns":5000.0,"knee_concurrency":4,"max_useful_iops":50000.0}}"#,
+    )
+    .unwrap();
+    let pdir = profiles.path().to_str().unwrap().to_string();
+    // Warm-up reads, so the first sample Prometheus takes has both counters well above 0 (its
+    // rate() extrapolation then scales time and count alike).
+    crate::stat::direct_io(lo.path.as_str(), 20_000, 0);
+    let e = Exporter::start(
+        std::path::Path::new("/"),
+        &["--device-include", &name, "--profile-dir", &pdir],
+    );
+    let prom = Prometheus::start(&[e.addr]);
+    let reads_q = format!("iosat_disk_requests_completed_total{{device=\"{name}\",op=\"read\"}}");
+    let scraped = |want: f64| {
+        for _ in 0..600 {
+            if prom
+                .query(&reads_q)
+                .first()
+                .is_some_and(|(_, v)| *v == want)
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("Prometheus never scraped {want} reads of {name}");
+    };
+    scraped(live_reads(&name));
+    // stat over one interval that spans the measured reads, nothing else on the device.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("s.rec");
+    let stat = crate::util::iosat()
+        .args([
+            "stat",
+            &name,
+            "-i",
+            "8",
+            "-c",
+            "1",
+            "--json",
+            "--profile-dir",
+            &pdir,
+        ])
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::stat::wait_for_first_sample(&rec);
+    crate::stat::direct_io(lo.path.as_str(), 60_000, 0);
+    scraped(live_reads(&name));
+    let out = stat.wait_with_output().unwrap();
+    let line = crate::util::ok_stdout(&out);
+    let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    let want = crate::stat::dev(&report, &name)["profile"]["saturation_r"]
+        .as_f64()
+        .unwrap();
+    // The rules evaluate every second: wait for an evaluation after the last scrape.
+    let sat_q = format!("device_op:iosat_disk_saturation:ratio5m{{device=\"{name}\",op=\"read\"}}");
+    let mut got = None;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let v = prom.query(&sat_q);
+        if let Some((_, v)) = v.first() {
+            got = Some(*v);
+            if (v - want).abs() / want < 0.05 {
+                break;
+            }
+        }
+    }
+    let got = got.expect("no recorded saturation");
+    eprintln!("recorded saturation {got}, stat's {want}");
+    assert!(
+        (got - want).abs() / want < 0.05,
+        "recorded saturation {got}, stat's {want}"
+    );
+}
