@@ -679,6 +679,34 @@ fn a_real_prometheus_records_saturation_for_every_host() {
     let up = prom.query("iosat_scrape_collector_success");
     assert_eq!(up.len(), 2, "{up:?}");
     assert!(up.iter().all(|(_, v)| *v == 1.0));
+    // Host 1 reads at 5.9x its baseline with 5 in flight, far below the knee of 32: the
+    // alert that says "slow but not loaded" is pending (its 15 minutes have not passed),
+    // saturated and overloaded are not; host 2 (2x) has no alert.
+    let pending = "ALERTS{alertstate=\"pending\"}";
+    let mut alerts = vec![];
+    for _ in 0..100 {
+        alerts = prom.query(pending);
+        if !alerts.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let names: Vec<String> = alerts
+        .iter()
+        .map(|(l, _)| {
+            format!(
+                "{} {} {}",
+                l["alertname"].as_str().unwrap(),
+                l["instance"].as_str().unwrap(),
+                l["op"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [format!("IosatDiskSlowNotLoaded {} read", addrs[0])],
+        "{alerts:?}"
+    );
     // Every dashboard query, its variables filled in, is valid PromQL that returns data from
     // both hosts.
     for (title, expr) in dashboard_queries(&dashboard()) {
