@@ -10,6 +10,8 @@ command -v iostat >/dev/null || need+=(sysstat)
 command -v sysbench >/dev/null || need+=(sysbench)
 # The end-to-end test of `iosat top` (tests/it/top.rs) runs it in a real terminal.
 command -v tmux >/dev/null || need+=(tmux)
+# promtool (tests/it/exporter.rs: check metrics, check rules, test rules) and Prometheus itself.
+command -v promtool >/dev/null || need+=(prometheus)
 # The browser test of the HTML reports (tests/it/report.rs) draws every page in headless Chromium.
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

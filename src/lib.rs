@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod error;
+pub mod exporter;
 pub mod fsync;
 pub mod import;
 pub mod latency;
@@ -34,5 +35,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Top(a) => cmd::top::run(a),
+        Command::Exporter(a) => cmd::exporter::run(a),
     }
 }

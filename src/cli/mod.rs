@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 pub mod analyze;
+pub mod exporter;
 pub mod fsync;
 pub mod info;
 pub mod report;
@@ -47,6 +48,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Live full-screen view: devices ranked by saturation against their profiles, four charts.
     Top(top::TopArgs),
+    /// Prometheus exporter: raw disk counters and device profiles, with shipped rules and alerts.
+    Exporter(exporter::ExporterArgs),
 }
 
 /// The output format flags shared by every command that prints a result.

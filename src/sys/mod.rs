@@ -10,6 +10,7 @@ pub mod device;
 pub mod diskstats;
 pub mod file;
 pub mod fs;
+pub mod inflight;
 pub mod mem;
 pub mod probe;
 pub mod procio;

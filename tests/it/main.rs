@@ -4,6 +4,7 @@ mod analysis;
 mod analyze;
 mod cli;
 mod evidence;
+mod exporter;
 mod fsync;
 mod fuzz;
 mod report;

@@ -1,0 +1,47 @@
+//! `iosat exporter`: orchestration only. Print a shipped rules or dashboard file, or start the server
+//! (exporter::server) over the collector (exporter::scrape) and serve until a stop signal.
+
+use crate::cli::exporter::ExporterArgs;
+use crate::config::exporter::{ExporterSpec, Print};
+use crate::error::Error;
+use crate::exporter::scrape::Scraper;
+use crate::exporter::server::Server;
+use std::io::Write;
+
+pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
+    let spec = ExporterSpec::from_args(args)?;
+    if let Some(p) = spec.print {
+        let text = match p {
+            Print::Rules => crate::exporter::rules::RECORDING,
+            Print::Alerts => crate::exporter::rules::ALERTS,
+            Print::Dashboard => crate::exporter::rules::DASHBOARD,
+        };
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::io("<stdout>", e))?;
+        return Ok(crate::error::exit::OK);
+    }
+    crate::sys::signal::catch_stop_signals(true);
+    let scraper = Scraper::new(
+        spec.root.clone(),
+        spec.devices.clone(),
+        spec.profile_dir.clone(),
+    );
+    let server = Server::start(&spec.server, scraper)?;
+    let scheme = if spec.server.web.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    eprintln!(
+        "iosat: exporter listening on {scheme}://{}/metrics",
+        server.addr()
+    );
+    while !crate::sys::signal::stop_requested() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(server);
+    // Stopped by a signal, like every long-running command (systemd: SuccessExitStatus=130).
+    Ok(crate::error::exit::INTERRUPTED)
+}

@@ -1,0 +1,157 @@
+//! `iosat exporter` arguments → ExporterSpec. Each bad value is one Usage error naming the flag.
+
+use crate::cli::exporter::ExporterArgs;
+use crate::error::{Error, Result};
+use crate::exporter::scrape::Devices;
+use crate::exporter::server::ServerSpec;
+use crate::exporter::webconfig::{self, WebConfig};
+use crate::monitor::select::Selection;
+use crate::sys::Root;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What `--print-*` asks for instead of serving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Print {
+    Rules,
+    Alerts,
+    Dashboard,
+}
+
+/// A validated `iosat exporter` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExporterSpec {
+    pub server: ServerSpec,
+    pub devices: Devices,
+    pub root: Root,
+    pub profile_dir: Option<PathBuf>,
+    pub print: Option<Print>,
+}
+
+/// `IP:PORT`, `[IPv6]:PORT`, or `:PORT` (every interface, as node_exporter reads it).
+pub fn parse_listen(s: &str) -> Result<SocketAddr> {
+    let parsed = match s.strip_prefix(':') {
+        Some(port) => port
+            .parse::<u16>()
+            .ok()
+            .map(|p| SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), p)),
+        None => s.parse::<SocketAddr>().ok(),
+    };
+    parsed.ok_or_else(|| {
+        Error::usage(
+            "--web.listen-address",
+            s,
+            "must be IP:PORT, [IPv6]:PORT or :PORT, e.g. 127.0.0.1:9019",
+        )
+    })
+}
+
+/// `--web.config.file`: read and checked here; the certificate itself when the server starts.
+fn web_config(path: &std::path::Path) -> Result<WebConfig> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    webconfig::parse(&text, dir)
+        .map_err(|reason| Error::usage("--web.config.file", path.display(), reason))
+}
+
+fn timeout(flag: &str, s: &str) -> Result<Duration> {
+    let ns = super::duration_arg(flag, s)?;
+    if ns < 1_000_000 {
+        return Err(Error::usage(flag, s, "must be at least 1ms"));
+    }
+    Ok(Duration::from_nanos(ns))
+}
+
+fn glob(flag: &str, s: &str) -> Result<String> {
+    if s.is_empty() {
+        return Err(Error::usage(flag, s, "must not be empty"));
+    }
+    Ok(s.to_string())
+}
+
+impl ExporterSpec {
+    pub fn from_args(a: &ExporterArgs) -> Result<ExporterSpec> {
+        let max_requests = match a.max_requests.trim().parse::<usize>() {
+            Ok(n) if (1..=10_000).contains(&n) => n,
+            _ => {
+                return Err(Error::usage(
+                    "--web.max-requests",
+                    &a.max_requests,
+                    "must be a whole number from 1 to 10000",
+                ))
+            }
+        };
+        let include = a
+            .device_include
+            .iter()
+            .map(|s| glob("--device-include", s))
+            .collect::<Result<Vec<_>>>()?;
+        let exclude = a
+            .device_exclude
+            .iter()
+            .map(|s| glob("--device-exclude", s))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ExporterSpec {
+            server: ServerSpec {
+                listen: parse_listen(&a.listen_address)?,
+                read_timeout: timeout("--web.read-timeout", &a.read_timeout)?,
+                write_timeout: timeout("--web.write-timeout", &a.write_timeout)?,
+                scrape_timeout: timeout("--scrape.timeout", &a.scrape_timeout)?,
+                max_requests,
+                web: match &a.web_config_file {
+                    Some(path) => web_config(path)?,
+                    None => WebConfig::default(),
+                },
+            },
+            devices: Devices {
+                selection: Selection {
+                    patterns: include,
+                    partitions: a.partitions,
+                    all: a.all,
+                },
+                exclude,
+            },
+            root: super::root(&a.root),
+            profile_dir: if a.no_profile {
+                None
+            } else {
+                super::profile::resolve(&a.profile, super::profile::Access::Read)?
+            },
+            print: if a.print_rules {
+                Some(Print::Rules)
+            } else if a.print_alerts {
+                Some(Print::Alerts)
+            } else if a.print_dashboard {
+                Some(Print::Dashboard)
+            } else {
+                None
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(
+            parse_listen("127.0.0.1:9019").unwrap(),
+            "127.0.0.1:9019".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen(":9019").unwrap(),
+            "0.0.0.0:9019".parse().unwrap()
+        );
+        assert_eq!(
+            parse_listen("[::1]:80").unwrap(),
+            "[::1]:80".parse().unwrap()
+        );
+        for bad in ["", "9019", "localhost", "1.2.3.4:99999", ":x"] {
+            let e = parse_listen(bad).unwrap_err().to_string();
+            assert!(e.contains("--web.listen-address"), "{e}");
+        }
+    }
+}

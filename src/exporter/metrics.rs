@@ -1,0 +1,466 @@
+//! The Prometheus text exposition of one scrape (format 0.0.4): a [`Scrape`] (raw diskstats
+//! lines with their `*_ms` totals wrap-extended, device identity, in-flight split, profiles,
+//! collector health) in, bytes out. Pure: no IO, no clock. Also the per-device state that
+//! extends the kernel's 32-bit ms fields across scrapes ([`WrapExtender`]), with the proof
+//! `monitor::DiskDelta::between` uses. Must not import cli/, cmd/, ui/ or report/.
+
+use crate::monitor::DiskDelta;
+use crate::profile::DeviceProfile;
+use crate::sys::device::DevKind;
+use crate::sys::diskstats::DiskStatLine;
+use crate::sys::inflight::InFlight;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// The content type of the classic text format, exactly (Prometheus 3 rejects others).
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Sectors in /proc/diskstats are always 512 bytes (Documentation/admin-guide/iostats.rst).
+const SECTOR_BYTES: u64 = 512;
+
+/// What identifies a device to a person (the `iosat_disk_info` labels).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Identity {
+    /// The name users know it by (dm name, md array name), else the kernel name.
+    pub display_name: String,
+    pub kind: Option<DevKind>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub wwid: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub write_cache: Option<String>,
+    /// The id its profile is (or would be) saved under.
+    pub profile_id: Option<String>,
+}
+
+/// One selected device at scrape time.
+#[derive(Debug, Clone)]
+pub struct DeviceScrape {
+    /// The diskstats line with its `*_ms` fields wrap-extended ([`WrapExtender`]).
+    pub line: DiskStatLine,
+    pub identity: Identity,
+    /// `/sys/block/<dev>/inflight`; None when the file is missing.
+    pub in_flight: Option<InFlight>,
+    pub profile: Option<Arc<DeviceProfile>>,
+}
+
+/// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Health {
+    pub collector: &'static str,
+    pub success: bool,
+    pub duration_s: f64,
+}
+
+/// Everything one `/metrics` response says.
+#[derive(Debug, Clone, Default)]
+pub struct Scrape {
+    pub devices: Vec<DeviceScrape>,
+    pub health: Vec<Health>,
+}
+
+/// The direction a profile was measured in: a sweep's pattern (`randread`, `write`, ...).
+/// Profiles are read-only sweeps today; a write pattern names `write`.
+pub fn profile_op(p: &DeviceProfile) -> &'static str {
+    if p.pattern.contains("write") {
+        "write"
+    } else {
+        "read"
+    }
+}
+
+/// Extends the kernel's 32-bit `*_ms` fields into 64-bit totals across scrapes, per device
+/// (major:minor and name, so a re-created device starts afresh). Between two scrapes the
+/// advance is `DiskDelta::between`'s, which counts a backwards ms field as a wrap only when it
+/// can prove it (every count advanced, the wrapped advance fits the interval); anything else
+/// is a reset, and the totals restart from the raw values (Prometheus sees a reset, as it
+/// should).
+#[derive(Debug, Default)]
+pub struct WrapExtender {
+    devs: HashMap<(u32, u32, String), Prev>,
+}
+
+#[derive(Debug)]
+struct Prev {
+    raw: DiskStatLine,
+    extended: DiskStatLine,
+    mono_ns: u64,
+}
+
+fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a? + b?)
+}
+
+impl WrapExtender {
+    /// The line with its ms fields extended, given the monotonic time of its read.
+    pub fn extend(&mut self, cur: &DiskStatLine, mono_ns: u64) -> DiskStatLine {
+        let key = (cur.major, cur.minor, cur.name.clone());
+        let delta = self.devs.get(&key).and_then(|p| {
+            let dt = mono_ns.checked_sub(p.mono_ns)?;
+            Some((p, DiskDelta::between(&p.raw, cur, dt)?))
+        });
+        let extended = match delta {
+            Some((p, d)) => {
+                let e = &p.extended;
+                DiskStatLine {
+                    read_ms: e.read_ms + d.read_ms,
+                    write_ms: e.write_ms + d.write_ms,
+                    io_ms: e.io_ms + d.io_ms,
+                    weighted_ms: e.weighted_ms + d.weighted_ms,
+                    discard_ms: add(e.discard_ms, d.discard_ms),
+                    flush_ms: add(e.flush_ms, d.flush_ms),
+                    ..cur.clone()
+                }
+            }
+            None => cur.clone(),
+        };
+        self.devs.insert(
+            key,
+            Prev {
+                raw: cur.clone(),
+                extended: extended.clone(),
+                mono_ns,
+            },
+        );
+        extended
+    }
+
+    /// Forget devices not in `present` (removed devices keep no state).
+    pub fn retain(&mut self, present: &std::collections::HashSet<(u32, u32, String)>) {
+        self.devs.retain(|k, _| present.contains(k));
+    }
+}
+
+/// Label value escaping of the text format: backslash, double quote, newline.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+struct Out(String);
+
+impl Out {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}");
+        let _ = writeln!(self.0, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.0.push_str(name);
+        if !labels.is_empty() {
+            self.0.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.0.push(',');
+                }
+                let _ = write!(self.0, "{k}=\"{}\"", escape(v));
+            }
+            self.0.push('}');
+        }
+        let _ = writeln!(self.0, " {value}");
+    }
+}
+
+/// A per-op counter of the diskstats line (None: the kernel has no such field).
+type OpGet = fn(&DiskStatLine) -> Option<f64>;
+/// A metric family: name, HELP text, and how to get its value(s).
+type Family<G> = (&'static str, &'static str, G);
+type LineGet = fn(&DiskStatLine) -> f64;
+type ProfileGet = fn(&DeviceProfile) -> f64;
+
+fn ms_s(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+fn bytes(sectors: u64) -> f64 {
+    (sectors * SECTOR_BYTES) as f64
+}
+
+/// The per-op counter families: name, HELP, and the value per op.
+const OP_COUNTERS: &[Family<&[(&str, OpGet)]>] = &[
+    (
+        "iosat_disk_requests_completed_total",
+        "Requests completed, by operation (diskstats fields 1, 5, 12, 15).",
+        &[
+            ("read", |l| Some(l.reads as f64)),
+            ("write", |l| Some(l.writes as f64)),
+            ("discard", |l| l.discards.map(|v| v as f64)),
+            ("flush", |l| l.flushes.map(|v| v as f64)),
+        ],
+    ),
+    (
+        "iosat_disk_requests_merged_total",
+        "Adjacent requests merged into one before issue, by operation (diskstats fields 2, 6, 13).",
+        &[
+            ("read", |l| Some(l.reads_merged as f64)),
+            ("write", |l| Some(l.writes_merged as f64)),
+            ("discard", |l| l.discards_merged.map(|v| v as f64)),
+        ],
+    ),
+    (
+        "iosat_disk_bytes_total",
+        "Bytes transferred (discards: bytes discarded), by operation; diskstats sectors x 512.",
+        &[
+            ("read", |l| Some(bytes(l.read_sectors))),
+            ("write", |l| Some(bytes(l.write_sectors))),
+            ("discard", |l| l.discard_sectors.map(bytes)),
+        ],
+    ),
+    (
+        "iosat_disk_request_time_seconds_total",
+        "Sum of the time each completed request of this operation spent from issue to \
+completion (diskstats fields 4, 8, 14, 17, extended past the kernel's 32-bit wrap). Its rate is \
+the mean number of such requests in flight (Little's law); divided by the rate of completed \
+requests, their mean latency.",
+        &[
+            ("read", |l| Some(ms_s(l.read_ms))),
+            ("write", |l| Some(ms_s(l.write_ms))),
+            ("discard", |l| l.discard_ms.map(ms_s)),
+            ("flush", |l| l.flush_ms.map(ms_s)),
+        ],
+    ),
+];
+
+fn kind_str(k: Option<DevKind>) -> &'static str {
+    k.map_or("unknown", DevKind::as_str)
+}
+
+/// The exposition of one scrape.
+pub fn render(s: &Scrape) -> String {
+    let mut o = Out(String::with_capacity(1024 + s.devices.len() * 3000));
+    o.family(
+        "iosat_disk_info",
+        "gauge",
+        "Device identity, always 1: kernel name, the name users know it by, kind, model, \
+serial, wwid, rotational, I/O scheduler, write cache mode and the id its profile is saved under.",
+    );
+    for d in &s.devices {
+        let i = &d.identity;
+        let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+        let dev_t = format!("{}:{}", d.line.major, d.line.minor);
+        let rot = match i.rotational {
+            Some(true) => "1",
+            Some(false) => "0",
+            None => "",
+        };
+        o.sample(
+            "iosat_disk_info",
+            &[
+                ("device", &d.line.name),
+                ("name", &i.display_name),
+                ("kind", kind_str(i.kind)),
+                ("dev", &dev_t),
+                ("model", &opt(&i.model)),
+                ("serial", &opt(&i.serial)),
+                ("wwid", &opt(&i.wwid)),
+                ("rotational", rot),
+                ("scheduler", &opt(&i.scheduler)),
+                ("write_cache", &opt(&i.write_cache)),
+                ("profile_id", &opt(&i.profile_id)),
+            ],
+            1.0,
+        );
+    }
+    for (name, help, ops) in OP_COUNTERS {
+        o.family(name, "counter", help);
+        for d in &s.devices {
+            for (op, get) in *ops {
+                if let Some(v) = get(&d.line) {
+                    o.sample(name, &[("device", &d.line.name), ("op", op)], v);
+                }
+            }
+        }
+    }
+    let per_device: [Family<LineGet>; 2] = [
+        (
+            "iosat_disk_busy_time_seconds_total",
+            "Time with at least one request in flight (io_ticks, diskstats field 10, extended \
+past the 32-bit wrap): the basis of %util. Not a capacity measure on devices that serve \
+requests in parallel (NVMe, SSD, RAID, cloud volumes): one request at a time all the time is \
+100 %, and so are 64.",
+            |l| ms_s(l.io_ms),
+        ),
+        (
+            "iosat_disk_weighted_time_seconds_total",
+            "Request time summed over all requests in flight (diskstats field 11, extended past \
+the 32-bit wrap): its rate is aqu-sz, the mean queue length of all operations together.",
+            |l| ms_s(l.weighted_ms),
+        ),
+    ];
+    for (name, help, get) in per_device {
+        o.family(name, "counter", help);
+        for d in &s.devices {
+            o.sample(name, &[("device", &d.line.name)], get(&d.line));
+        }
+    }
+    o.family(
+        "iosat_disk_in_flight_requests",
+        "gauge",
+        "Requests in flight now, by direction (/sys/block/<dev>/inflight; discards count as \
+writes, flushes are not counted).",
+    );
+    for d in &s.devices {
+        if let Some(f) = d.in_flight {
+            let dev = &d.line.name;
+            o.sample(
+                "iosat_disk_in_flight_requests",
+                &[("device", dev), ("op", "read")],
+                f.reads as f64,
+            );
+            o.sample(
+                "iosat_disk_in_flight_requests",
+                &[("device", dev), ("op", "write")],
+                f.writes as f64,
+            );
+        }
+    }
+    render_profiles(&mut o, s);
+    o.family(
+        "iosat_scrape_collector_success",
+        "gauge",
+        "1 when this collector's part of the scrape succeeded, 0 when it failed or missed its deadline.",
+    );
+    for h in &s.health {
+        o.sample(
+            "iosat_scrape_collector_success",
+            &[("collector", h.collector)],
+            if h.success { 1.0 } else { 0.0 },
+        );
+    }
+    o.family(
+        "iosat_scrape_collector_duration_seconds",
+        "gauge",
+        "How long this collector's part of the scrape took.",
+    );
+    for h in &s.health {
+        o.sample(
+            "iosat_scrape_collector_duration_seconds",
+            &[("collector", h.collector)],
+            h.duration_s,
+        );
+    }
+    o.0
+}
+
+/// The profile gauges, per device and the direction the profile was measured in.
+fn render_profiles(o: &mut Out, s: &Scrape) {
+    let with: Vec<(&DeviceScrape, &DeviceProfile)> = s
+        .devices
+        .iter()
+        .filter_map(|d| d.profile.as_deref().map(|p| (d, p)))
+        .collect();
+    o.family(
+        "iosat_profile_info",
+        "gauge",
+        "The device profile (iosat sweep --save-profile) the gauges below come from, always 1: \
+its id, the swept pattern and the direction it was measured in.",
+    );
+    for (d, p) in &with {
+        o.sample(
+            "iosat_profile_info",
+            &[
+                ("device", &d.line.name),
+                ("op", profile_op(p)),
+                ("profile_id", &p.id),
+                ("pattern", &p.pattern),
+            ],
+            1.0,
+        );
+    }
+    let gauges: [Family<ProfileGet>; 4] = [
+        (
+            "iosat_profile_baseline_latency_seconds",
+            "Mean latency with one request in flight (the sweep's concurrency-1 level): the \
+device's own baseline that saturation is measured against.",
+            |p| p.baseline_latency_ns / 1e9,
+        ),
+        (
+            "iosat_profile_knee_concurrency",
+            "Requests in flight at the knee: the optimal concurrency, past which latency grows \
+faster than throughput.",
+            |p| f64::from(p.knee_concurrency),
+        ),
+        (
+            "iosat_profile_max_useful_iops",
+            "Requests per second measured at the knee: the most the device gives before \
+queueing dominates.",
+            |p| p.max_useful_iops,
+        ),
+        (
+            "iosat_profile_block_size_bytes",
+            "The request size the profile was swept with: its baseline holds for this size.",
+            |p| p.block_size as f64,
+        ),
+    ];
+    for (name, help, get) in gauges {
+        o.family(name, "gauge", help);
+        for (d, p) in &with {
+            o.sample(
+                name,
+                &[("device", &d.line.name), ("op", profile_op(p))],
+                get(p),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::MS_FIELD_WRAP;
+    use crate::sys::diskstats::parse_line;
+
+    fn line(read_ms: u64, reads: u64) -> DiskStatLine {
+        let mut l = parse_line("8 0 sda 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0").unwrap();
+        l.read_ms = read_ms;
+        l.reads = reads;
+        l
+    }
+
+    #[test]
+    fn a_provable_wrap_is_extended_and_a_reset_is_not() {
+        let mut w = WrapExtender::default();
+        let near = MS_FIELD_WRAP - 100;
+        assert_eq!(w.extend(&line(near, 10), 0).read_ms, near);
+        // 1 s later: 20 reads completed, read_ms wrapped to 400 → advanced 500 ms.
+        let e = w.extend(&line(400, 30), 1_000_000_000);
+        assert_eq!(e.read_ms, MS_FIELD_WRAP + 400);
+        let e = w.extend(&line(900, 40), 2_000_000_000);
+        assert_eq!(e.read_ms, MS_FIELD_WRAP + 900);
+        // Counts went back: a reset, totals restart from the raw values.
+        assert_eq!(w.extend(&line(50, 1), 3_000_000_000).read_ms, 50);
+        // ms back without any completion: no proof of a wrap, so a reset.
+        let mut w = WrapExtender::default();
+        w.extend(&line(near, 10), 0);
+        assert_eq!(w.extend(&line(400, 10), 1_000_000_000).read_ms, 400);
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn missing_fields_give_no_sample() {
+        let l = parse_line("8 0 sda 1 2 3 4 5 6 7 8 0 10 11").unwrap();
+        let s = Scrape {
+            devices: vec![DeviceScrape {
+                line: l,
+                identity: Identity::default(),
+                in_flight: None,
+                profile: None,
+            }],
+            health: vec![],
+        };
+        let text = render(&s);
+        assert!(!text.contains("op=\"discard\""), "{text}");
+        assert!(!text.contains("op=\"flush\""), "{text}");
+        assert!(text.contains("iosat_disk_bytes_total{device=\"sda\",op=\"read\"} 1536\n"));
+        assert!(text.contains(
+            "iosat_disk_request_time_seconds_total{device=\"sda\",op=\"write\"} 0.008\n"
+        ));
+    }
+}

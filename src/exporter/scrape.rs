@@ -1,0 +1,178 @@
+//! The exporter's collector: one read of /proc/diskstats through the shared reader
+//! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus
+//! exclude globs, identity from sysfs (learned once per device), the in-flight split
+//! (sys::inflight), profiles (profile::ProfileCache, read again every minute so a profile
+//! saved while the exporter runs is picked up), and the wrap extension of the ms fields kept
+//! across scrapes. Returns a [`Scrape`] for metrics::render. Must not import
+//! cli/, cmd/, ui/ or report/.
+
+use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
+use crate::monitor::select::{glob_match, DeviceMeta, Selection};
+use crate::monitor::RawSample;
+use crate::profile::{self, ProfileCache};
+use crate::sys::device::{self, BlockDev};
+use crate::sys::{clock, inflight, Root};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+/// Which devices the exporter exports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Devices {
+    /// `stat`'s selection: include patterns (names, globs), --partitions, --all.
+    pub selection: Selection,
+    /// Globs of kernel or friendly names never exported.
+    pub exclude: Vec<String>,
+}
+
+impl Devices {
+    fn selects(&self, major: u32, name: &str, meta: &DeviceMeta) -> bool {
+        self.selection.selects(major, name, meta)
+            && !self
+                .exclude
+                .iter()
+                .any(|p| glob_match(p, name) || glob_match(p, &meta.display_name))
+    }
+}
+
+/// Scrapes one root; keeps what must survive between scrapes.
+pub struct Scraper {
+    root: Root,
+    devices: Devices,
+    profile_dir: Option<PathBuf>,
+    profiles: ProfileCache,
+    /// When the profile cache was (re)made, monotonic ns.
+    profiles_since_ns: u64,
+    profile_refresh_ns: u64,
+    wraps: WrapExtender,
+    known: HashMap<(u32, u32, String), Identity>,
+    warned: HashSet<String>,
+}
+
+/// How long a loaded (or missing) profile is trusted before the directory is read again.
+pub const PROFILE_REFRESH_NS: u64 = 60_000_000_000;
+
+fn secs(t0: u64) -> f64 {
+    (clock::monotonic_ns() - t0) as f64 / 1e9
+}
+
+impl Scraper {
+    /// Scrape `root`, with the profiles saved in `profile_dir` (None: no profiles).
+    pub fn new(root: Root, devices: Devices, profile_dir: Option<PathBuf>) -> Scraper {
+        Scraper {
+            profiles: ProfileCache::new(profile_dir.clone(), root.clone()),
+            profile_dir,
+            profiles_since_ns: clock::monotonic_ns(),
+            profile_refresh_ns: PROFILE_REFRESH_NS,
+            root,
+            devices,
+            wraps: WrapExtender::default(),
+            known: HashMap::new(),
+            warned: HashSet::new(),
+        }
+    }
+
+    /// Read the profile directory again after `ns` instead of [`PROFILE_REFRESH_NS`].
+    pub fn with_profile_refresh(mut self, ns: u64) -> Scraper {
+        self.profile_refresh_ns = ns;
+        self
+    }
+
+    fn warn(&mut self, warnings: Vec<String>) {
+        for w in warnings {
+            if self.warned.insert(w.clone()) {
+                eprintln!("iosat: warning: {w}");
+            }
+        }
+    }
+
+    /// sysfs facts of a device, read the first time it is seen under this name.
+    fn identity(&mut self, dev: &BlockDev) -> Identity {
+        let key = (dev.major, dev.minor, dev.name.clone());
+        if let Some(i) = self.known.get(&key) {
+            return i.clone();
+        }
+        let q = device::queue_info(&self.root, dev);
+        let ids = device::sysfs_dir(&self.root, dev)
+            .map(|d| profile::read_identity(&d, &dev.name, q.model.clone(), q.size_bytes));
+        let i = Identity {
+            display_name: device::friendly_name(&self.root, dev),
+            kind: device::kind(&self.root, dev),
+            model: q.model,
+            serial: ids.as_ref().and_then(|i| i.serial.clone()),
+            wwid: ids.as_ref().and_then(|i| i.wwid.clone()),
+            rotational: q.rotational,
+            scheduler: q.scheduler,
+            write_cache: q.write_cache,
+            profile_id: ids.as_ref().map(profile::profile_id),
+        };
+        self.known.insert(key, i.clone());
+        i
+    }
+
+    /// One scrape. Never fails: a failed read is a collector with success 0.
+    pub fn scrape(&mut self) -> Scrape {
+        let t0 = clock::monotonic_ns();
+        let raw = match RawSample::take(&self.root) {
+            Ok(r) => r,
+            Err(e) => {
+                self.warn(vec![format!("diskstats: {e}")]);
+                let health = vec![Health {
+                    collector: "diskstats",
+                    success: false,
+                    duration_s: secs(t0),
+                }];
+                return Scrape {
+                    devices: vec![],
+                    health,
+                };
+            }
+        };
+        let (sample, warnings) = raw.parse();
+        self.warn(warnings);
+        // A long-running exporter sees profiles saved (or replaced) after it started.
+        if t0.saturating_sub(self.profiles_since_ns) >= self.profile_refresh_ns {
+            self.profiles = ProfileCache::new(self.profile_dir.clone(), self.root.clone());
+            self.profiles_since_ns = t0;
+        }
+        let mut devices = Vec::new();
+        let mut present = HashSet::new();
+        for line in &sample.lines {
+            let dev = BlockDev {
+                major: line.major,
+                minor: line.minor,
+                name: line.name.clone(),
+            };
+            present.insert((dev.major, dev.minor, dev.name.clone()));
+            let identity = self.identity(&dev);
+            let meta = DeviceMeta {
+                kind: identity.kind,
+                display_name: identity.display_name.clone(),
+            };
+            if !self.devices.selects(dev.major, &dev.name, &meta) {
+                continue;
+            }
+            let profile = identity
+                .profile_id
+                .as_deref()
+                .and_then(|id| self.profiles.profile(id));
+            devices.push(DeviceScrape {
+                line: self.wraps.extend(line, sample.mono_ns),
+                in_flight: inflight::read(&self.root, &dev),
+                identity,
+                profile,
+            });
+        }
+        self.wraps.retain(&present);
+        self.known.retain(|k, _| present.contains(k));
+        let warnings = self.profiles.take_warnings();
+        self.warn(warnings);
+        Scrape {
+            devices,
+            health: vec![Health {
+                collector: "diskstats",
+                success: true,
+                duration_s: secs(t0),
+            }],
+        }
+    }
+}

@@ -1,0 +1,1088 @@
+//! `iosat exporter`: the /metrics exposition over a fixture root (snapshot, `promtool check
+//! metrics`), the HTTP server's robustness on loopback, and the shipped rules and alerts
+//! (`promtool check rules`, `promtool test rules`).
+
+use crate::util::{fixture, have};
+use iosat::exporter::metrics;
+use iosat::exporter::scrape::{Devices, Scraper};
+use iosat::monitor::select::Selection;
+use iosat::sys::Root;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+pub(crate) fn fixture_root() -> Root {
+    let dir = fixture("exporter/root");
+    Root {
+        proc: dir.join("proc"),
+        sys: dir.join("sys"),
+    }
+}
+
+/// One scrape of the fixture root with every device, durations zeroed (the only values that
+/// are not the fixture's).
+fn fixture_metrics(devices: Devices) -> String {
+    let root = fixture_root();
+    let mut s = Scraper::new(root, devices, Some(fixture("exporter/profiles"))).scrape();
+    for h in &mut s.health {
+        h.duration_s = 0.0;
+    }
+    metrics::render(&s)
+}
+
+fn all() -> Devices {
+    Devices {
+        selection: Selection {
+            all: true,
+            ..Selection::default()
+        },
+        exclude: vec![],
+    }
+}
+
+/// `promtool check metrics` on `text`: Err with its complaints.
+pub(crate) fn promtool_check_metrics(text: &str) -> Result<(), String> {
+    let mut c = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = c.wait_with_output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if o.status.success() && all.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(all)
+    }
+}
+
+pub(crate) fn have_promtool() -> bool {
+    let ok = have("promtool", "--version");
+    if !ok {
+        eprintln!("skipped: promtool not installed (Debian package prometheus; scripts/test.sh installs it)");
+    }
+    ok
+}
+
+#[test]
+fn metrics_of_the_fixture_root() {
+    let text = fixture_metrics(all());
+    insta::assert_snapshot!("exporter_fixture_metrics", text);
+    // 14-field sda: no discard or flush series; 18-field md0: discards, no flushes.
+    assert!(!text.contains("{device=\"sda\",op=\"discard\"}"));
+    assert!(text.contains("iosat_disk_bytes_total{device=\"md0\",op=\"discard\"} 0\n"));
+    assert!(!text.contains("{device=\"md0\",op=\"flush\"}"));
+    // nvme0n1: 3061 discards of 2376520 sectors, 48512 flushes taking 50715 ms.
+    assert!(text.contains("iosat_disk_bytes_total{device=\"nvme0n1\",op=\"discard\"} 1216778240\n"));
+    assert!(text.contains(
+        "iosat_disk_request_time_seconds_total{device=\"nvme0n1\",op=\"flush\"} 50.715\n"
+    ));
+    assert!(text.contains("iosat_disk_in_flight_requests{device=\"nvme0n1\",op=\"read\"} 2\n"));
+    assert!(text.contains(
+        "iosat_profile_baseline_latency_seconds{device=\"nvme0n1\",op=\"read\"} 0.000085\n"
+    ));
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
+#[test]
+fn devices_are_selected_like_stat_with_excludes() {
+    let text = fixture_metrics(Devices::default());
+    for shown in ["nvme0n1", "sda", "md0", "dm-0"] {
+        assert!(text.contains(&format!("device=\"{shown}\"")), "{shown}");
+    }
+    for hidden in ["nvme0n1p1", "sda1", "loop0", "zram0"] {
+        assert!(!text.contains(&format!("device=\"{hidden}\"")), "{hidden}");
+    }
+    let text = fixture_metrics(Devices {
+        selection: Selection {
+            partitions: true,
+            ..Selection::default()
+        },
+        exclude: vec!["sd*".into(), "vg0-*".into()],
+    });
+    assert!(text.contains("device=\"nvme0n1p2\""));
+    assert!(!text.contains("device=\"sda"));
+    // dm-0 is excluded by its dm name (vg0-root).
+    assert!(!text.contains("device=\"dm-0\""));
+    assert!(text.contains("device=\"md0\""));
+}
+
+/// A running `iosat exporter` on a free loopback port (`127.0.0.1:0`, the address read back
+/// from its first line), killed on drop.
+pub(crate) struct Exporter {
+    child: std::process::Child,
+    pub addr: std::net::SocketAddr,
+}
+
+impl Exporter {
+    pub(crate) fn start(root: &std::path::Path, extra: &[&str]) -> Exporter {
+        Exporter::start_at(&root.join("proc"), &root.join("sys"), extra)
+    }
+
+    pub(crate) fn start_at(
+        proc: &std::path::Path,
+        sys: &std::path::Path,
+        extra: &[&str],
+    ) -> Exporter {
+        use std::io::BufRead;
+        let mut child = crate::util::iosat()
+            .arg("exporter")
+            .args(["--web.listen-address", "127.0.0.1:0"])
+            .arg("--proc-root")
+            .arg(proc)
+            .arg("--sys-root")
+            .arg(sys)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        let addr = line
+            .split("://")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+            .and_then(|s| s.parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            panic!("no address in {line:?}");
+        };
+        // Keep draining stderr so the exporter never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Exporter { child, addr }
+    }
+
+    fn connect(&self) -> std::net::TcpStream {
+        let s = std::net::TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        s
+    }
+
+    /// Send `raw` on a fresh connection and read the whole answer.
+    pub(crate) fn raw(&self, raw: &[u8]) -> String {
+        use std::io::Read;
+        let mut s = self.connect();
+        s.write_all(raw).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    pub(crate) fn request(&self, method: &str, path: &str) -> (u16, String, String) {
+        let resp = self.raw(format!("{method} {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+        parse_response(&resp)
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// (status, head, body) of an HTTP/1.1 response.
+pub(crate) fn parse_response(resp: &str) -> (u16, String, String) {
+    let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((resp, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+fn fixture_exporter(extra: &[&str]) -> Exporter {
+    let profiles = fixture("exporter/profiles");
+    let mut args = vec!["--profile-dir", profiles.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    Exporter::start(&fixture("exporter/root"), &args)
+}
+
+#[test]
+fn http_endpoints_and_methods() {
+    let e = fixture_exporter(&["--all"]);
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    assert!(
+        head.contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+        "{head}"
+    );
+    // The served text is the library's rendering (the snapshot), scrape duration aside.
+    let strip = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("iosat_scrape_collector_duration_seconds{"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&body), strip(&fixture_metrics(all())));
+    if have_promtool() {
+        promtool_check_metrics(&body).unwrap();
+    }
+    let (status, head, body) = e.request("HEAD", "/metrics");
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/plain; version=0.0.4; charset=utf-8"));
+    assert_eq!(body, "", "HEAD has no body");
+    let (status, _, body) = e.request("GET", "/");
+    assert_eq!(status, 200);
+    assert!(body.contains("href=\"/metrics\""), "{body}");
+    assert_eq!(e.request("GET", "/metricsx").0, 404);
+    assert_eq!(e.request("HEAD", "/nope").0, 404);
+    for m in ["POST", "PUT", "DELETE", "OPTIONS"] {
+        let (status, head, _) = e.request(m, "/metrics");
+        assert_eq!(status, 405, "{m}");
+        assert!(head.contains("allow: get, head"), "{head}");
+    }
+}
+
+#[test]
+fn a_client_stalling_mid_header_is_disconnected() {
+    use std::io::Read;
+    let e = fixture_exporter(&["--web.read-timeout", "300ms"]);
+    let mut s = e.connect();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+    // The server closes the connection at its read timeout: the read ends (EOF or reset)
+    // long before this client's own 30 s read timeout would fire.
+    let mut buf = Vec::new();
+    match s.read_to_end(&mut buf) {
+        Ok(_) => assert!(!String::from_utf8_lossy(&buf).contains("200 OK")),
+        Err(err) => assert!(
+            !matches!(
+                err.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the stalled connection was not cut: {err}"
+        ),
+    }
+}
+
+#[test]
+fn concurrent_requests_beyond_the_cap_get_503() {
+    let e = fixture_exporter(&["--web.max-requests", "2", "--web.read-timeout", "60s"]);
+    // Two clients hold the two slots by stalling mid-header.
+    let stalled: Vec<_> = (0..2)
+        .map(|_| {
+            let mut s = e.connect();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+            s
+        })
+        .collect();
+    // The server accepts in order: once the stalled ones are in, the third is refused. A
+    // first answer may race the accept of the stalled ones; the third request is retried.
+    let mut refused = None;
+    for _ in 0..50 {
+        let (status, _, body) = e.request("GET", "/metrics");
+        if status == 503 {
+            refused = Some(body);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(refused.as_deref(), Some("too many concurrent requests\n"));
+    drop(stalled);
+    // The slots come back when the stalled clients go away.
+    let mut ok = false;
+    for _ in 0..100 {
+        if e.request("GET", "/metrics").0 == 200 {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ok, "slots were not released");
+}
+
+#[test]
+fn an_oversized_request_head_is_refused() {
+    let e = fixture_exporter(&[]);
+    let big = format!(
+        "GET /metrics HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let (status, _, _) = parse_response(&e.raw(big.as_bytes()));
+    assert_eq!(status, 431);
+    // A head under the cap is served.
+    let ok = format!(
+        "GET /metrics HTTP/1.1\r\nHost: t\r\nX-Small: {}\r\n\r\n",
+        "a".repeat(1_000)
+    );
+    assert_eq!(parse_response(&e.raw(ok.as_bytes())).0, 200);
+}
+
+#[test]
+fn a_hung_collector_never_hangs_the_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let fifo = dir.path().join("proc/diskstats");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Reading a FIFO that nobody writes blocks forever: a hung /proc read.
+    let e = Exporter::start(dir.path(), &["--scrape.timeout", "300ms"]);
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    assert!(
+        body.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 0\n"),
+        "{body}"
+    );
+    // The next scrape finds the first one still stuck and says so at once.
+    let (_, _, body) = e.request("GET", "/metrics");
+    assert!(body.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 0\n"));
+    if have_promtool() {
+        promtool_check_metrics(&body).unwrap();
+    }
+}
+
+#[test]
+fn bad_flags_name_the_flag() {
+    for (args, flag) in [
+        (
+            vec!["--web.listen-address", "nowhere"],
+            "--web.listen-address",
+        ),
+        (vec!["--web.read-timeout", "0"], "--web.read-timeout"),
+        (vec!["--web.max-requests", "0"], "--web.max-requests"),
+        (vec!["--scrape.timeout", "soon"], "--scrape.timeout"),
+        (vec!["--device-exclude", ""], "--device-exclude"),
+    ] {
+        let o = crate::util::iosat()
+            .arg("exporter")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = crate::util::stderr(&o);
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // A port already taken is a usage error too, naming the flag.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = crate::util::iosat()
+        .args(["exporter", "--web.listen-address", &addr])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::util::stderr(&o).contains("--web.listen-address"));
+}
+
+fn prometheus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prometheus")
+}
+
+#[test]
+fn the_binary_prints_the_shipped_rules() {
+    for (flag, file) in [
+        ("--print-rules", "recording.yml"),
+        ("--print-alerts", "alerts.yml"),
+        ("--print-dashboard", "grafana-dashboard.json"),
+    ] {
+        let o = crate::util::iosat()
+            .args(["exporter", flag])
+            .output()
+            .unwrap();
+        let printed = crate::util::ok_stdout(&o);
+        let shipped = std::fs::read_to_string(prometheus_dir().join(file)).unwrap();
+        assert_eq!(printed, shipped, "{flag}");
+    }
+}
+
+/// `promtool <args>` in prometheus/: its output when it fails.
+fn promtool(args: &[&str]) -> Result<String, String> {
+    let o = Command::new("promtool")
+        .args(args)
+        .current_dir(prometheus_dir())
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if o.status.success() {
+        Ok(all)
+    } else {
+        Err(all)
+    }
+}
+
+#[test]
+fn rules_and_alerts_pass_promtool_check_and_unit_tests() {
+    if !have_promtool() {
+        return;
+    }
+    let out = promtool(&["check", "rules", "recording.yml", "alerts.yml"]).unwrap();
+    assert!(out.contains("SUCCESS: 9 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 5 rules found"), "{out}");
+    // prometheus/tests.yml: every alert fires where it should and stays silent on the idle
+    // disk, the few slow requests, the slow-below-the-knee device and the healthy one.
+    promtool(&["test", "rules", "tests.yml"]).unwrap();
+    let tests = std::fs::read_to_string(prometheus_dir().join("tests.yml")).unwrap();
+    let alerts = std::fs::read_to_string(prometheus_dir().join("alerts.yml")).unwrap();
+    for name in alerts
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: "))
+    {
+        let firing = format!("alertname: {name}\n        exp_alerts:\n          - exp_labels");
+        let silent = format!("alertname: {name}\n        exp_alerts: []");
+        assert!(tests.contains(&firing), "no firing case for {name}");
+        assert!(tests.contains(&silent), "no negative case for {name}");
+    }
+    // No alert on %util or on a fixed queue length.
+    for banned in [
+        "iosat_disk_busy",
+        "queue_length",
+        "iosat_disk_weighted_time",
+        "iosat_disk_in_flight",
+    ] {
+        assert!(!alerts.contains(banned), "alerts.yml uses {banned}");
+    }
+}
+
+/// A real Prometheus (Debian's package) on a free loopback port with a temporary config and
+/// data directory, killed on drop.
+struct Prometheus {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(targets: &[std::net::SocketAddr]) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let targets: Vec<String> = targets.iter().map(|a| format!("'{a}'")).collect();
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {}\n  - {}\n\
+scrape_configs:\n  - job_name: iosat\n    static_configs:\n      - targets: [{}]\n",
+            prometheus_dir().join("recording.yml").display(),
+            prometheus_dir().join("alerts.yml").display(),
+            targets.join(", ")
+        );
+        std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+        let child = Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                dir.path().join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Prometheus {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// GET `path_and_query` from Prometheus's HTTP API: (status, body); status 0 when it is
+    /// not listening yet.
+    fn get(&self, path_and_query: &str) -> (u16, String) {
+        use std::io::Read;
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return (0, String::new());
+        };
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        let req = format!("GET {path_and_query} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        let (status, _, body) = parse_response(&String::from_utf8_lossy(&out));
+        (status, body)
+    }
+
+    /// The instant vector of `query`: (labels, value) per series.
+    fn query(&self, query: &str) -> Vec<(serde_json::Value, f64)> {
+        let enc: String = query
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let (status, body) = self.get(&format!("/api/v1/query?query={enc}"));
+        if status != 200 {
+            return vec![];
+        }
+        // Transfer-Encoding chunked is not used for these small answers; be lenient anyway.
+        let json = &body[body.find('{').unwrap_or(0)..body.rfind('}').map_or(0, |i| i + 1)];
+        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        v["data"]["result"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .map(|s| {
+                        let val = s["value"][1].as_str().unwrap().parse().unwrap();
+                        (s["metric"].clone(), val)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A /proc/diskstats that a thread advances: every 100 ms, `reads` more reads of the device
+/// nvme0n1 each taking `read_ms_per_1000` ms per thousand. Stopped on drop.
+struct AdvancingDiskstats {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    dir: tempfile::TempDir,
+}
+
+impl AdvancingDiskstats {
+    fn start(read_ms_per_1000: u64) -> AdvancingDiskstats {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let path = dir.path().join("diskstats");
+        let write = move |reads: u64, read_ms: u64| {
+            // Writes, discards and flushes a tenth as many, at the same latency.
+            let (w, w_ms) = (reads / 10, read_ms / 10);
+            let text = format!(
+                " 259       0 nvme0n1 {reads} 0 {} {read_ms} {w} 0 {} {w_ms} 0 {} {} {w} 0 {} {w_ms} {w} {w_ms}\n",
+                reads * 8,
+                w * 8,
+                read_ms / 2,
+                read_ms + 3 * w_ms,
+                w * 8,
+            );
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, text).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+        };
+        write(0, 0);
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                n += 1;
+                write(n * 1000, n * read_ms_per_1000);
+            }
+        });
+        AdvancingDiskstats {
+            stop,
+            thread: Some(thread),
+            dir,
+        }
+    }
+}
+
+impl Drop for AdvancingDiskstats {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_real_prometheus_records_saturation_for_every_host() {
+    if !have_promtool() || !have("prometheus", "--version") {
+        eprintln!("skipped: prometheus not installed");
+        return;
+    }
+    // Two hosts: nvme0n1 (profile baseline 85 us) serving reads at 0.5 ms and at 0.17 ms.
+    let hosts = [
+        AdvancingDiskstats::start(500),
+        AdvancingDiskstats::start(170),
+    ];
+    let profiles = fixture("exporter/profiles");
+    let sys = fixture("exporter/root/sys");
+    let exporters: Vec<Exporter> = hosts
+        .iter()
+        .map(|h| {
+            Exporter::start_at(
+                h.dir.path(),
+                &sys,
+                &["--profile-dir", profiles.to_str().unwrap()],
+            )
+        })
+        .collect();
+    let addrs: Vec<_> = exporters.iter().map(|e| e.addr).collect();
+    let prom = Prometheus::start(&addrs);
+    // Poll (bounded) until both hosts' saturation is recorded.
+    let mut got = vec![];
+    for _ in 0..600 {
+        got = prom.query("device_op:iosat_disk_saturation:ratio5m");
+        if got.len() == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(got.len(), 2, "recorded saturation: {got:?}");
+    for (labels, value) in &got {
+        assert_eq!(labels["job"], "iosat", "{labels}");
+        assert_eq!(labels["device"], "nvme0n1");
+        assert_eq!(labels["op"], "read");
+        let instance = labels["instance"].as_str().unwrap();
+        // Mean latency ÷ baseline: 0.5 ms / 85 us, 0.17 ms / 85 us (both counters advance
+        // together, so the ratio does not depend on when the scrapes fell).
+        let want = if instance == addrs[0].to_string() {
+            0.5e-3 / 85e-6
+        } else {
+            assert_eq!(instance, addrs[1].to_string());
+            0.17e-3 / 85e-6
+        };
+        assert!(
+            (value - want).abs() / want < 0.01,
+            "{instance}: saturation {value}, want {want}"
+        );
+    }
+    let latency = prom.query("device_op:iosat_disk_latency_seconds:mean5m");
+    // Every op completed requests at the same latency.
+    assert_eq!(latency.len(), 8, "{latency:?}");
+    for (labels, value) in &latency {
+        let want = if labels["instance"] == addrs[0].to_string().as_str() {
+            0.5e-3
+        } else {
+            0.17e-3
+        };
+        assert!((value - want).abs() / want < 0.01, "{labels}: {value}");
+    }
+    // The fleet table: the most saturated devices across instances.
+    let fleet = prom.query("topk(10, device_op:iosat_disk_saturation:ratio5m)");
+    assert_eq!(fleet.len(), 2, "{fleet:?}");
+    let up = prom.query("iosat_scrape_collector_success");
+    assert_eq!(up.len(), 2, "{up:?}");
+    assert!(up.iter().all(|(_, v)| *v == 1.0));
+    // Host 1 reads at 5.9x its baseline with 5 in flight, far below the knee of 32: the
+    // alert that says "slow but not loaded" is pending (its 15 minutes have not passed),
+    // saturated and overloaded are not; host 2 (2x) has no alert.
+    let pending = "ALERTS{alertstate=\"pending\"}";
+    let mut alerts = vec![];
+    for _ in 0..100 {
+        alerts = prom.query(pending);
+        if !alerts.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let names: Vec<String> = alerts
+        .iter()
+        .map(|(l, _)| {
+            format!(
+                "{} {} {}",
+                l["alertname"].as_str().unwrap(),
+                l["instance"].as_str().unwrap(),
+                l["op"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [format!("IosatDiskSlowNotLoaded {} read", addrs[0])],
+        "{alerts:?}"
+    );
+    // Every dashboard query, its variables filled in, is valid PromQL that returns data from
+    // both hosts.
+    for (title, expr) in dashboard_queries(&dashboard()) {
+        let filled = expr
+            .replace("$job", "iosat")
+            .replace("$instance", ".*")
+            .replace("$device", ".*");
+        let got = prom.query(&filled);
+        for a in &addrs {
+            assert!(
+                got.iter()
+                    .any(|(l, _)| l["instance"] == a.to_string().as_str()),
+                "{title}: {filled} gave no data for {a}: {got:?}"
+            );
+        }
+    }
+}
+
+fn dashboard() -> serde_json::Value {
+    let text = std::fs::read_to_string(prometheus_dir().join("grafana-dashboard.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (panel title, expr) of every query of the dashboard.
+fn dashboard_queries(d: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = vec![];
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            out.push((
+                p["title"].as_str().unwrap().to_string(),
+                t["expr"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_dashboard_follows_the_conventions() {
+    let d = dashboard();
+    let vars = d["templating"]["list"].as_array().unwrap();
+    let ds = vars
+        .iter()
+        .find(|v| v["type"] == "datasource")
+        .expect("a datasource variable");
+    assert_eq!(ds["name"], "datasource");
+    assert_eq!(ds["query"], "prometheus");
+    for name in ["job", "instance", "device"] {
+        assert!(
+            vars.iter().any(|v| v["name"] == name),
+            "no ${name} variable"
+        );
+    }
+    let titles: Vec<&str> = d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["title"].as_str())
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.contains("not capacity")),
+        "{titles:?}"
+    );
+    for p in d["panels"].as_array().unwrap() {
+        if p["type"] == "row" {
+            continue;
+        }
+        let title = p["title"].as_str().unwrap();
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{title}");
+        let unit = p["fieldConfig"]["defaults"]["unit"].as_str().unwrap_or("");
+        assert!(!unit.is_empty(), "{title}: no unit");
+        for t in p["targets"].as_array().unwrap() {
+            assert_eq!(t["datasource"]["uid"], "${datasource}", "{title}");
+            let expr = t["expr"].as_str().unwrap();
+            assert!(expr.contains("job=~\"$job\""), "{title}: {expr}");
+            // Only the fleet table looks across instances.
+            if !title.contains("across instances") {
+                assert!(expr.contains("instance=~\"$instance\""), "{title}: {expr}");
+            }
+            let queue = ["queue_length", "concurrency", "in_flight", "knee"];
+            if queue.iter().any(|q| expr.contains(q)) {
+                assert!(!unit.contains("percent"), "{title}: a queue in {unit}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_client_that_stops_reading_is_disconnected() {
+    use std::io::Read;
+    // 20,000 devices: a /metrics answer of megabytes, more than the socket buffers hold.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let text: String = (0..20_000)
+        .map(|i| format!(" 8 {i} sd{i} 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n"))
+        .collect();
+    std::fs::write(dir.path().join("proc/diskstats"), text).unwrap();
+    let e = Exporter::start(
+        dir.path(),
+        &[
+            "--all",
+            "--web.max-requests",
+            "1",
+            "--web.read-timeout",
+            "1s",
+            "--web.write-timeout",
+            "1s",
+            "--scrape.timeout",
+            "20s",
+        ],
+    );
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    let full = body.len();
+    assert!(full > 10_000_000, "{full}");
+    // A client asks and never reads: it holds the only slot until the server cuts it.
+    let mut stalled = e.connect();
+    stalled
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut freed = false;
+    for _ in 0..600 {
+        if e.request("GET", "/").0 == 200 {
+            freed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(freed, "the stalled reader kept its slot");
+    // What it can still read is what the socket buffers held: not the whole answer.
+    let mut got = Vec::new();
+    let _ = stalled.read_to_end(&mut got);
+    assert!(got.len() < full, "{} of {full} bytes", got.len());
+}
+
+#[test]
+fn tls_and_basic_auth_from_a_web_config_file() {
+    if !have("openssl", "version") || !have("curl", "--version") {
+        eprintln!("skipped: needs openssl and curl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(d.join("tls.key"))
+        .arg("-out")
+        .arg(d.join("tls.crt"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  alice: '{hash}'\n"
+        ),
+    )
+    .unwrap();
+    if have_promtool() {
+        let o = Command::new("promtool")
+            .args(["check", "web-config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let url = format!("https://{}/metrics", e.addr);
+    let curl = |extra: &[&str]| {
+        let o = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+            ])
+            .arg("--cacert")
+            .arg(d.join("tls.crt"))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(curl(&["-u", "alice:s3cret"]), "200");
+    assert_eq!(curl(&[]), "401", "no credentials");
+    assert_eq!(curl(&["-u", "alice:wrong"]), "401", "wrong password");
+    assert_eq!(curl(&["-u", "bob:s3cret"]), "401", "unknown user");
+    // Plain HTTP to the TLS port gets no metrics.
+    let plain = e.raw(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert!(!plain.contains("iosat_disk"), "{plain}");
+    // A configuration iosat does not support is refused, naming the flag and the setting.
+    std::fs::write(&config, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n  client_auth_type: RequireAndVerifyClientCert\n").unwrap();
+    let o = crate::util::iosat()
+        .args(["exporter", "--web.config.file", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = crate::util::stderr(&o);
+    assert!(
+        err.contains("--web.config.file") && err.contains("client_auth_type"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_live_scrape_of_this_machine_passes_promtool() {
+    if !have_promtool() {
+        return;
+    }
+    let e = Exporter::start(std::path::Path::new("/"), &["--all", "--no-profile"]);
+    let (status, _, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200);
+    assert!(body.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 1\n"));
+    assert!(
+        body.contains("iosat_disk_requests_completed_total{"),
+        "{body}"
+    );
+    promtool_check_metrics(&body).unwrap();
+}
+
+#[test]
+fn a_profile_saved_while_the_exporter_runs_is_picked_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Scraper::new(fixture_root(), Devices::default(), Some(dir.path().into()))
+        .with_profile_refresh(0);
+    let text = metrics::render(&s.scrape());
+    assert!(!text.contains("iosat_profile_info{"), "{text}");
+    std::fs::copy(
+        fixture("exporter/profiles/eui.0025385b71b2c3d4.json"),
+        dir.path().join("eui.0025385b71b2c3d4.json"),
+    )
+    .unwrap();
+    let text = metrics::render(&s.scrape());
+    assert!(
+        text.contains("iosat_profile_knee_concurrency{device=\"nvme0n1\",op=\"read\"} 32\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stop_signal_ends_the_exporter_and_frees_its_port() {
+    let mut e = fixture_exporter(&[]);
+    assert_eq!(e.request("GET", "/").0, 200);
+    // SAFETY: kill(2) on the pid of the child this test started.
+    assert_eq!(unsafe { libc::kill(e.child.id() as i32, libc::SIGTERM) }, 0);
+    let status = e.child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    std::net::TcpListener::bind(e.addr).expect("the port is free again");
+}
+
+/// The reads counter of `name` in this machine's /proc/diskstats.
+fn live_reads(name: &str) -> f64 {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&name))
+        .map(|f| f[3].parse().unwrap())
+        .unwrap()
+}
+
+#[test]
+fn on_a_loop_device_the_recorded_saturation_equals_stats() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root (loop device)");
+        return;
+    }
+    if !have_promtool() || !have("prometheus", "--version") {
+        return;
+    }
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let name = lo.name().to_string();
+    // A profile for this loop device (its id as iosat info gives it).
+    let info = crate::util::ok_json(
+        &crate::util::iosat()
+            .args(["info", "--all", "--json", &name])
+            .output()
+            .unwrap(),
+    );
+    let id = info["devices"][0]["profile_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let profiles = tempfile::tempdir().unwrap();
+    std::fs::write(
+        profiles.path().join(format!("{id}.json")),
+        r#"{"workload":{"pattern":"randread","block_size":4096},
+            "verdict":{"baseline_latency_ns":5000.0,"knee_concurrency":4,"max_useful_iops":50000.0}}"#,
+    )
+    .unwrap();
+    let pdir = profiles.path().to_str().unwrap().to_string();
+    // Warm-up reads, so the first sample Prometheus takes has both counters well above 0 (its
+    // rate() extrapolation then scales time and count alike).
+    crate::stat::direct_io(lo.path.as_str(), 20_000, 0);
+    let e = Exporter::start(
+        std::path::Path::new("/"),
+        &["--device-include", &name, "--profile-dir", &pdir],
+    );
+    let prom = Prometheus::start(&[e.addr]);
+    let reads_q = format!("iosat_disk_requests_completed_total{{device=\"{name}\",op=\"read\"}}");
+    let scraped = |want: f64| {
+        for _ in 0..600 {
+            if prom
+                .query(&reads_q)
+                .first()
+                .is_some_and(|(_, v)| *v == want)
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("Prometheus never scraped {want} reads of {name}");
+    };
+    scraped(live_reads(&name));
+    // stat over one interval that spans the measured reads, nothing else on the device.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("s.rec");
+    let stat = crate::util::iosat()
+        .args([
+            "stat",
+            &name,
+            "-i",
+            "8",
+            "-c",
+            "1",
+            "--json",
+            "--profile-dir",
+            &pdir,
+        ])
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::stat::wait_for_first_sample(&rec);
+    crate::stat::direct_io(lo.path.as_str(), 60_000, 0);
+    scraped(live_reads(&name));
+    let out = stat.wait_with_output().unwrap();
+    let line = crate::util::ok_stdout(&out);
+    let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    let want = crate::stat::dev(&report, &name)["profile"]["saturation_r"]
+        .as_f64()
+        .unwrap();
+    // The rules evaluate every second: wait for an evaluation after the last scrape.
+    let sat_q = format!("device_op:iosat_disk_saturation:ratio5m{{device=\"{name}\",op=\"read\"}}");
+    let mut got = None;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let v = prom.query(&sat_q);
+        if let Some((_, v)) = v.first() {
+            got = Some(*v);
+            if (v - want).abs() / want < 0.05 {
+                break;
+            }
+        }
+    }
+    let got = got.expect("no recorded saturation");
+    eprintln!("recorded saturation {got}, stat's {want}");
+    assert!(
+        (got - want).abs() / want < 0.05,
+        "recorded saturation {got}, stat's {want}"
+    );
+}
