@@ -1,6 +1,7 @@
-//! The one live collector (`stat` and `top`; `exporter` later): each [`Collector::tick`]
-//! reads one raw sample of /proc/diskstats, learns new devices from sysfs, appends the record
-//! lines (`D`, `I`, `U` for `--since-boot`, the sample) to the recording when there is one, warns once per distinct
+//! The one live collector of interval reports (`stat` and `top`; the exporter serves raw
+//! counters, so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
+//! /proc/diskstats, learns new devices from sysfs, appends the record lines (`D`, `I`, `U` for
+//! `--since-boot`, the sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
 //! Also: which file `--record` may append to (an iosat recording of this host) and when the
