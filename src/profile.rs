@@ -31,6 +31,15 @@ pub struct DeviceProfile {
     pub pattern: String,
     /// The swept request size, bytes.
     pub block_size: u64,
+    /// p95 latency at the baseline level, ns (the 3x-p95 rule's reference), when saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_p95_ns: Option<f64>,
+    /// The first overloaded level of the sweep (p95 above 3x the baseline's), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overload_concurrency: Option<u32>,
+    /// When the sweep started, seconds since the epoch (its `started_unix_s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_unix_s: Option<u64>,
     /// Which requests the baseline holds for (from the swept pattern; a file from before
     /// directions existed loads by its pattern, and as a read profile when it has none).
     #[serde(default, skip_serializing_if = "Direction::is_read")]
@@ -345,6 +354,15 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
             .get("device_state")
             .and_then(|d| serde_json::from_value(d.clone()).ok()),
         changed_since: Vec::new(),
+        baseline_p95_ns: verdict
+            .get("baseline_p95_ns")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|x| x.is_finite() && *x > 0.0),
+        overload_concurrency: verdict
+            .get("overload_concurrency")
+            .and_then(serde_json::Value::as_u64)
+            .map(|c| c as u32),
+        measured_unix_s: v.get("started_unix_s").and_then(serde_json::Value::as_u64),
         pattern,
         block_size: w
             .and_then(|w| w.get("block_size"))

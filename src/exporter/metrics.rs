@@ -61,13 +61,12 @@ pub struct Scrape {
     pub health: Vec<Health>,
 }
 
-/// The direction a profile was measured in: a sweep's pattern (`randread`, `write`, ...).
-/// Profiles are read-only sweeps today; a write pattern names `write`.
+/// The `op` label of a profile: the direction it was measured in (a mixed sweep's profile is
+/// saved and served as the read one, as profile.rs files it).
 pub fn profile_op(p: &DeviceProfile) -> &'static str {
-    if p.pattern.contains("write") {
-        "write"
-    } else {
-        "read"
+    match p.direction {
+        crate::profile::Direction::Write => "write",
+        crate::profile::Direction::Read | crate::profile::Direction::Mixed => "read",
     }
 }
 
@@ -169,7 +168,7 @@ type OpGet = fn(&DiskStatLine) -> Option<f64>;
 /// A metric family: name, HELP text, and how to get its value(s).
 type Family<G> = (&'static str, &'static str, G);
 type LineGet = fn(&DiskStatLine) -> f64;
-type ProfileGet = fn(&DeviceProfile) -> f64;
+type ProfileGet = fn(&DeviceProfile) -> Option<f64>;
 
 fn ms_s(ms: u64) -> f64 {
     ms as f64 / 1000.0
@@ -347,10 +346,12 @@ writes, flushes are not counted).",
 
 /// The profile gauges, per device and the direction the profile was measured in.
 fn render_profiles(o: &mut Out, s: &Scrape) {
+    // Each direction's profile: the read (or only) one and the write one saved beside it.
     let with: Vec<(&DeviceScrape, &DeviceProfile)> = s
         .devices
         .iter()
         .filter_map(|d| d.profile.as_deref().map(|p| (d, p)))
+        .flat_map(|(d, p)| std::iter::once((d, p)).chain(p.write.as_deref().map(|w| (d, w))))
         .collect();
     o.family(
         "iosat_profile_info",
@@ -370,39 +371,54 @@ its id, the swept pattern and the direction it was measured in.",
             1.0,
         );
     }
-    let gauges: [Family<ProfileGet>; 4] = [
+    let gauges: [Family<ProfileGet>; 7] = [
         (
             "iosat_profile_baseline_latency_seconds",
             "Mean latency with one request in flight (the sweep's concurrency-1 level): the \
 device's own baseline that saturation is measured against.",
-            |p| p.baseline_latency_ns / 1e9,
+            |p| Some(p.baseline_latency_ns / 1e9),
+        ),
+        (
+            "iosat_profile_baseline_p95_latency_seconds",
+            "p95 latency with one request in flight: the reference of the 3x-p95 overload rule.",
+            |p| p.baseline_p95_ns.map(|ns| ns / 1e9),
         ),
         (
             "iosat_profile_knee_concurrency",
             "Requests in flight at the knee: the optimal concurrency, past which latency grows \
 faster than throughput.",
-            |p| f64::from(p.knee_concurrency),
+            |p| Some(f64::from(p.knee_concurrency)),
+        ),
+        (
+            "iosat_profile_overload_concurrency",
+            "The first level of the sweep whose p95 passed 3x the baseline p95 (absent when no \
+level was overloaded).",
+            |p| p.overload_concurrency.map(f64::from),
         ),
         (
             "iosat_profile_max_useful_iops",
             "Requests per second measured at the knee: the most the device gives before \
 queueing dominates.",
-            |p| p.max_useful_iops,
+            |p| Some(p.max_useful_iops),
         ),
         (
             "iosat_profile_block_size_bytes",
             "The request size the profile was swept with: its baseline holds for this size.",
-            |p| p.block_size as f64,
+            |p| Some(p.block_size as f64),
+        ),
+        (
+            "iosat_profile_measured_timestamp_seconds",
+            "When the profile's sweep started (Unix time): a profile older than the device's \
+last change no longer describes it.",
+            |p| p.measured_unix_s.map(|t| t as f64),
         ),
     ];
     for (name, help, get) in gauges {
         o.family(name, "gauge", help);
         for (d, p) in &with {
-            o.sample(
-                name,
-                &[("device", &d.line.name), ("op", profile_op(p))],
-                get(p),
-            );
+            if let Some(v) = get(p) {
+                o.sample(name, &[("device", &d.line.name), ("op", profile_op(p))], v);
+            }
         }
     }
 }

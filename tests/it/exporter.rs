@@ -22,7 +22,8 @@ pub(crate) fn fixture_root() -> Root {
 /// are not the fixture's).
 fn fixture_metrics(devices: Devices) -> String {
     let root = fixture_root();
-    let mut s = Scraper::new(root, devices, Some(fixture("exporter/profiles"))).scrape();
+    // A read profile (an older `<id>.json`) and a write profile beside it.
+    let mut s = Scraper::new(root, devices, Some(fixture("exporter/profiles-rw"))).scrape();
     for h in &mut s.health {
         h.duration_s = 0.0;
     }
@@ -204,7 +205,7 @@ pub(crate) fn parse_response(resp: &str) -> (u16, String, String) {
 }
 
 fn fixture_exporter(extra: &[&str]) -> Exporter {
-    let profiles = fixture("exporter/profiles");
+    let profiles = fixture("exporter/profiles-rw");
     let mut args = vec!["--profile-dir", profiles.to_str().unwrap()];
     args.extend_from_slice(extra);
     Exporter::start(&fixture("exporter/root"), &args)
