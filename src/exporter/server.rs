@@ -417,11 +417,18 @@ async fn authorized(req: &Request<Incoming>, shared: &Arc<Shared>) -> bool {
     let Some((user, pass)) = creds.split_once(':') else {
         return false;
     };
-    let Some(hash) = shared.users.get(user).cloned() else {
+    // An unknown user costs one bcrypt check too, against a configured hash (so at the same
+    // cost), and fails: the response time must not tell which user names exist.
+    let known = shared.users.get(user).cloned();
+    let Some(hash) = known
+        .clone()
+        .or_else(|| shared.users.values().next().cloned())
+    else {
         return false;
     };
     let pass = pass.to_string();
-    tokio::task::spawn_blocking(move || bcrypt::verify(pass, &hash).unwrap_or(false))
+    let matched = tokio::task::spawn_blocking(move || bcrypt::verify(pass, &hash).unwrap_or(false))
         .await
-        .unwrap_or(false)
+        .unwrap_or(false);
+    matched && known.is_some()
 }
