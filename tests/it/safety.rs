@@ -679,3 +679,132 @@ fn a_frozen_filesystem_during_fsync_is_survived() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Free bytes of the filesystem holding `dir` (statvfs), as an unprivileged writer sees them.
+fn avail_bytes(dir: &Path) -> u64 {
+    let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    // SAFETY: statvfs is plain data, zeroed is a valid value; the path is a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    st.f_bavail as u64 * st.f_frsize as u64
+}
+
+/// Take every free byte of the filesystem holding `dir` with one allocated file.
+fn fill(dir: &Path) {
+    let f = std::fs::File::create(dir.join("filler")).unwrap();
+    let mut want = avail_bytes(dir);
+    // SAFETY: a valid fd; fallocate only allocates blocks for it.
+    while want > 0
+        && unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, want as i64) } != 0
+    {
+        want = want.saturating_sub(64 << 10);
+    }
+}
+
+/// Entries iosat may have left in an ext4 root (the filler and lost+found aside).
+fn left_by_iosat(dir: &Path) -> Vec<std::path::PathBuf> {
+    entries(dir)
+        .into_iter()
+        .filter(|p| !p.ends_with("lost+found") && !p.ends_with("filler"))
+        .collect()
+}
+
+/// The filesystem fills up while fsync appends (another writer takes the space): the append's
+/// ENOSPC is fatal, said in one line naming the file and the error, no result is printed as if
+/// the run had succeeded, and the test file is removed.
+#[test]
+fn enospc_during_an_fsync_run_is_one_line_and_leaves_nothing() {
+    let Some((_lo, mnt)) = mounted_loop(64 << 20) else {
+        return;
+    };
+    let mut child = iosat()
+        .arg("fsync")
+        .arg(&mnt)
+        .args(["--methods", "fsync", "--mode", "append", "--sizes", "16k"])
+        .args(["--duration", "10", "--committers", "none"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while left_by_iosat(&mnt).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no test file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fill(&mnt);
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("fsync still running 30 s after the filesystem filled");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("No space left on device") && lines[0].contains(".iosat-fsync."),
+        "{err}"
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "no results printed as if it had succeeded"
+    );
+    assert!(left_by_iosat(&mnt).is_empty(), "{:?}", left_by_iosat(&mnt));
+}
+
+/// The filesystem fills up while a sweep lays out its file: the file's space is reserved
+/// (allocated) before it is judged enough, so the layout either wins the space and runs, or
+/// loses it and stops with one line naming ENOSPC or the lack of space; either way nothing of
+/// iosat's is left.
+#[test]
+fn enospc_around_the_layout_leaves_nothing() {
+    let Some((_lo, mnt)) = mounted_loop(200 << 20) else {
+        return;
+    };
+    for delay_ms in [0u64, 5, 30] {
+        let child = iosat()
+            .arg("sweep")
+            .arg(&mnt)
+            .args([
+                "--size",
+                "64m",
+                "--levels",
+                "1",
+                "--duration",
+                "0.2",
+                "--ramp",
+                "0",
+            ])
+            .args(["--json", "--no-progress"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        fill(&mnt);
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        match o.status.code() {
+            Some(0) => {
+                let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                assert!(j["levels"][0]["ios"].as_u64().unwrap() > 0, "{j}");
+            }
+            Some(1) => assert!(err.contains("No space left on device"), "{err}"),
+            Some(4) => assert!(err.contains("too little free space"), "{err}"),
+            c => panic!("exit {c:?}: {err}"),
+        }
+        assert!(
+            left_by_iosat(&mnt).is_empty(),
+            "after {delay_ms} ms: {:?}",
+            left_by_iosat(&mnt)
+        );
+        std::fs::remove_file(mnt.join("filler")).unwrap();
+    }
+}
