@@ -138,11 +138,14 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
         page = Some(PageFile::new(html));
     }
     let mut page_at = clock::monotonic_ns();
-    let mut deadline = page_at;
+    // The schedule starts at the first sample's own read, so `-c N` intervals add up to at
+    // least N intervals (deadlines don't drift).
+    let mut deadline: Option<u64> = None;
     let mut reports = 0u64;
     let mut stopped = false;
     loop {
         let tick = collector.tick()?;
+        let due = *deadline.get_or_insert(tick.mono_ns);
         if let Some(profiled) = tick.started {
             emit(out, &view::preamble(spec.format, profiled))?;
         }
@@ -160,13 +163,11 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
         if spec.count.is_some_and(|c| reports >= c) {
             break;
         }
-        deadline = crate::monitor::collect::next_deadline(
-            deadline,
-            spec.interval_ns,
-            clock::monotonic_ns(),
-        );
+        let next =
+            crate::monitor::collect::next_deadline(due, spec.interval_ns, clock::monotonic_ns());
+        deadline = Some(next);
         // Woken early only by a signal; then check whether it was a stop.
-        clock::sleep_until_ns(deadline);
+        clock::sleep_until_ns(next);
         if crate::sys::signal::stop_requested() {
             stopped = true;
             break;

@@ -161,6 +161,8 @@ pub struct Tick {
     pub started: Option<bool>,
     /// The interval this sample closed.
     pub report: Option<IntervalReport>,
+    /// When the sample was read (CLOCK_MONOTONIC): the schedule of later samples starts here.
+    pub mono_ns: u64,
 }
 
 pub struct Collector {
@@ -273,6 +275,7 @@ impl Collector {
     /// pattern names no device (before anything is recorded).
     pub fn tick(&mut self) -> Result<Tick, Error> {
         let raw = RawSample::take(&self.root)?;
+        let mono_ns = raw.mono_ns;
         let first = self.replayer.samples() == 0;
         // The since-boot interval is the uptime of the root the counters come from, read
         // right after them (iostat divides by /proc/uptime too).
@@ -318,6 +321,7 @@ impl Collector {
         Ok(Tick {
             started: fed.started,
             report: fed.report,
+            mono_ns,
         })
     }
 
