@@ -5,6 +5,8 @@
 #  2. iosat's CPU use at -i 1 against `iostat -x 1`, both running over the same minute.
 # Usage: bench/stat.sh [SECONDS]   (default 60 for part 2; needs a release build)
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 cargo build --release --quiet
@@ -12,19 +14,9 @@ bin=target/release/iosat
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# A 1,000-device diskstats in the 20-field format of current kernels: 250 disks with 3
-# partitions each, counters large enough to have every digit.
+# A 1,000-device diskstats (bench/lib.sh).
 mkdir -p "$tmp/proc" "$tmp/sys"
-awk 'BEGIN {
-  for (d = 0; d < 250; d++) {
-    for (p = 0; p < 4; p++) {
-      name = sprintf("sd%c%c%s", 97 + int(d / 26), 97 + d % 26, p ? p : "");
-      printf "%4d %7d %s", 8 + int(d / 16), (d % 16) * 16 + p, name;
-      for (f = 0; f < 17; f++) printf " %d", (d + 1) * 1000003 + f * 7919 + p;
-      printf "\n";
-    }
-  }
-}' > "$tmp/proc/diskstats"
+synthetic_diskstats "$tmp/proc/diskstats"
 echo "devices in synthetic diskstats: $(wc -l < "$tmp/proc/diskstats")"
 
 cpu_s() { # user+sys seconds of a command, from GNU time

@@ -7,6 +7,8 @@
 # Target (issue 15): at most 2x iostat's CPU per refresh; under 5 ms per refresh at 1,000.
 # Usage: bench/top.sh [SECONDS]   (default 60; builds a release binary; needs tmux)
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 cargo build --release --quiet
@@ -21,18 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The same 1,000-device diskstats as bench/stat.sh: 250 disks with 3 partitions each.
+# A 1,000-device diskstats (bench/lib.sh).
 mkdir -p "$tmp/proc" "$tmp/sys"
-awk 'BEGIN {
-  for (d = 0; d < 250; d++) {
-    for (p = 0; p < 4; p++) {
-      name = sprintf("sd%c%c%s", 97 + int(d / 26), 97 + d % 26, p ? p : "");
-      printf "%4d %7d %s", 8 + int(d / 16), (d % 16) * 16 + p, name;
-      for (f = 0; f < 17; f++) printf " %d", (d + 1) * 1000003 + f * 7919 + p;
-      printf "\n";
-    }
-  }
-}' > "$tmp/proc/diskstats"
+synthetic_diskstats "$tmp/proc/diskstats"
 
 ticks=$(getconf CLK_TCK)
 cpu_s() { # user+system seconds of a running pid (/proc/PID/stat fields 14 and 15)

@@ -111,10 +111,7 @@ fn replay(
 }
 
 fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result<(), Error> {
-    let recording = spec
-        .record
-        .as_deref()
-        .map(|p| RecordingWriter::new(p, spec.interval_ns));
+    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
     let mut collector = Collector::new(
         spec.root.clone(),
         spec.selection.clone(),

@@ -65,10 +65,7 @@ fn live(
     profiles: ProfileCache,
     wants_procs: Arc<AtomicBool>,
 ) -> Result<Receiver<Feed>, Error> {
-    let recording = spec
-        .record
-        .as_deref()
-        .map(|p| RecordingWriter::new(p, spec.interval_ns));
+    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
     let mut collector = Collector::new(
         spec.root.clone(),
         spec.collected(),

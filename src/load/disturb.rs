@@ -28,7 +28,7 @@ pub fn disturbance(
         return None;
     }
     let other_iops = kernel.map(|k| {
-        let other = k.r_s.unwrap_or(0.0) + k.w_s.unwrap_or(0.0) - own_iops;
+        let other = k.ios_per_s().unwrap_or(0.0) - own_iops;
         if other < (OTHER_NOISE_SHARE * own_iops).max(1.0) {
             0.0
         } else {

@@ -207,9 +207,7 @@ impl LevelResult {
         let offered = f64::from(spec.concurrency());
         let implied = iops * all.mean() / 1e9;
         let kernel_aqu_sz = kernel.as_ref().and_then(|k| k.aqu_sz);
-        let kernel_ios_s = kernel
-            .as_ref()
-            .map(|k| k.r_s.unwrap_or(0.0) + k.w_s.unwrap_or(0.0));
+        let kernel_ios_s = kernel.as_ref().and_then(KernelView::ios_per_s);
         // Compare aqu-sz only when the kernel saw (nearly) every one of our I/Os; below that
         // the page cache or another layer answered and the queue says nothing about us.
         let kernel_ok = match (kernel_aqu_sz, kernel_ios_s) {

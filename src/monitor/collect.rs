@@ -32,6 +32,11 @@ pub struct RecordingWriter {
 }
 
 impl RecordingWriter {
+    /// `--record FILE` of a run sampled every `interval_ns`, when given.
+    pub fn for_flag(path: Option<&Path>, interval_ns: u64) -> Option<RecordingWriter> {
+        path.map(|p| RecordingWriter::new(p, interval_ns))
+    }
+
     /// A run sampled every `interval_ns` (written in the run's `R` line).
     pub fn new(path: &Path, interval_ns: u64) -> RecordingWriter {
         RecordingWriter {
