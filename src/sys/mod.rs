@@ -16,6 +16,7 @@ pub mod probe;
 pub mod procio;
 pub mod sched;
 pub mod signal;
+pub mod tty;
 pub mod uptime;
 
 /// Where kernel files are read from: `/proc` and `/sys` normally, a fixture tree in tests.

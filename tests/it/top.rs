@@ -436,6 +436,37 @@ fn sigterm_restores_the_terminal() {
     assert!(s.lines().any(|l| l == "icanon"), "{s}");
 }
 
+/// The terminal goes away under a running view (the window closed, the tmux server killed):
+/// iosat top ends instead of spinning on a terminal that will never send a key (it did, at
+/// full CPU, until SIGKILL: crossterm's poll loops on a hung-up terminal).
+#[test]
+fn a_closed_terminal_ends_the_view() {
+    let Some(t) = Tmux::start() else { return };
+    let cmd = format!(
+        "exec {} top --replay {} --no-profile",
+        env!("CARGO_BIN_EXE_iosat"),
+        crate::util::fixture("report/loop.rec").display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    let pid: i32 = t
+        .run(&["display-message", "-p", "-t", "t", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    t.run(&["kill-server"]);
+    let t0 = std::time::Instant::now();
+    // SAFETY: kill(pid, 0) only asks whether the process exists.
+    while unsafe { libc::kill(pid, 0) } == 0 {
+        if t0.elapsed() > std::time::Duration::from_secs(10) {
+            // SAFETY: the process this test started; it must not outlive the test.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("iosat top still running 10 s after its terminal closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_before_the_screen_switches() {
     use crate::util::{iosat, stderr};

@@ -7,6 +7,7 @@ use super::app::{App, Key, Pane};
 use super::draw;
 use crate::error::Error;
 use crate::monitor::interval::IntervalReport;
+use crate::sys::tty::Input;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute};
@@ -156,7 +157,15 @@ pub fn run(
             term.draw(|f| draw::draw(f, &app)).map_err(io)?;
             dirty = false;
         }
-        if event::poll(Duration::from_millis(50)).map_err(io)? {
+        // Our own poll first: crossterm's spins without returning once the terminal hangs up.
+        // crossterm may hold bytes it has already read (several keys in one read), so it is
+        // asked too, without waiting, whenever the terminal is still there.
+        let mut ready = match crate::sys::tty::wait_input(Duration::from_millis(50)) {
+            Some(Input::Gone) => return Err(Error::Interrupted),
+            Some(Input::Ready | Input::Timeout) => event::poll(Duration::ZERO).map_err(io)?,
+            None => event::poll(Duration::from_millis(50)).map_err(io)?,
+        };
+        while ready {
             match event::read().map_err(io)? {
                 Event::Key(k) => {
                     if let Some(k) = key(k) {
@@ -167,6 +176,7 @@ pub fn run(
                 Event::Resize(..) => dirty = true,
                 _ => {}
             }
+            ready = !app.quit && event::poll(Duration::ZERO).map_err(io)?;
         }
         if app.quit {
             return Ok(());
