@@ -117,6 +117,35 @@ impl Verdict {
         }
         (!why.is_empty()).then(|| why.join("; "))
     }
+
+    /// The levels whose spread leaves the verdict open, which measuring again can settle:
+    /// every level inside the knee's and the overload point's ranges, and an unstable level
+    /// that is (or neighbours) the knee or the overload point. Levels cut short decide nothing
+    /// and are never listed. In the order measured; empty when the verdict is settled.
+    pub fn deciding_levels(&self) -> Vec<u32> {
+        let conc: Vec<u32> = self.levels.iter().map(|f| f.concurrency).collect();
+        let in_range = |c: u32, r: Option<(u32, u32)>| r.is_some_and(|(lo, hi)| c >= lo && c <= hi);
+        let near = |c: u32, target: Option<u32>| {
+            let (Some(i), Some(t)) = (
+                conc.iter().position(|&x| x == c),
+                target.and_then(|t| conc.iter().position(|&x| x == t)),
+            ) else {
+                return false;
+            };
+            i.abs_diff(t) <= 1
+        };
+        conc.iter()
+            .copied()
+            .filter(|&c| !self.cut_levels.contains(&c))
+            .filter(|&c| {
+                in_range(c, self.knee_range)
+                    || in_range(c, self.overload_range)
+                    || (self.unstable_levels.contains(&c)
+                        && (near(c, Some(self.knee_concurrency))
+                            || near(c, self.overload_concurrency)))
+            })
+            .collect()
+    }
 }
 
 impl UslFit {

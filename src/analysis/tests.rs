@@ -1068,3 +1068,22 @@ fn more_windows_narrow_the_interval_and_min_max_does_not_matter() {
     let v = analyze(&lv);
     assert_eq!(v.knee_range, None, "{:#?}", v.summary);
 }
+
+#[test]
+fn the_levels_that_decide_are_the_ranges_and_unstable_neighbours() {
+    let v = analyze(&with_spread(
+        soft_knee(),
+        &[0.02, 0.02, 0.08, 0.08, 0.02, 0.02],
+    ));
+    let (lo, hi) = v.knee_range.unwrap();
+    let d = v.deciding_levels();
+    assert!(
+        d.contains(&lo) && d.contains(&hi),
+        "{d:?} {:?}",
+        v.knee_range
+    );
+    assert!(!d.contains(&1) && !d.contains(&32), "{d:?}");
+    // Settled: nothing to re-measure.
+    let v = analyze(&with_spread(soft_knee(), &[0.005; 6]));
+    assert!(v.deciding_levels().is_empty(), "{:?}", v.deciding_levels());
+}
