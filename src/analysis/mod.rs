@@ -1042,6 +1042,16 @@ fn littles_lines(lv: &[LevelPoint], findings: &[LevelFinding]) -> Vec<String> {
                         "the kernel's aqu-sz exceeds IOPS × latency: another workload on the \
                          device?"
                     }
+                    _ if many.iter().all(|(_, f)| {
+                        f.littles_law_note
+                            .as_deref()
+                            .is_some_and(|n| n.contains("waiting for a CPU"))
+                    }) =>
+                    {
+                        "the kernel's aqu-sz is under half of IOPS × latency: most of the \
+                         latency is spent above the device, waiting for a CPU (the machine was \
+                         busy)"
+                    }
                     _ => {
                         "the kernel's aqu-sz is under half of IOPS × latency: most of the \
                          latency is spent above the device (cache hits, CPU-bound path)"
@@ -1098,8 +1108,21 @@ fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
             ));
             LittleCheck::KernelQueueHigh
         } else if q < in_flight * AQU_SZ_MIN_SHARE {
+            // Name the cause the evidence shows: measured waiting for a CPU, else the usual
+            // suspects (a throttle is named by the verdict's limit line instead).
+            let cpu_wait = l
+                .disturbance
+                .as_ref()
+                .and_then(|d| d.cpu_wait_ns_per_io)
+                .filter(|w| {
+                    l.latency_ns.mean > 0.0 && *w / l.latency_ns.mean >= confidence::CPU_WAIT_SHARE
+                });
+            let why = match cpu_wait {
+                Some(w) => format!("waiting for a CPU ({}/IO of it)", text::fmt_latency_ns(w)),
+                None => "cache hits, CPU-bound path".to_string(),
+            };
             notes.push(format!(
-                "the kernel's aqu-sz {q:.2} is under half of IOPS × latency = {in_flight:.2}: most of the latency is spent above the device (cache hits, CPU-bound path)"
+                "the kernel's aqu-sz {q:.2} is under half of IOPS × latency = {in_flight:.2}: most of the latency is spent above the device ({why})"
             ));
             LittleCheck::KernelQueueLow
         } else {

@@ -1087,3 +1087,31 @@ fn the_levels_that_decide_are_the_ranges_and_unstable_neighbours() {
     let v = analyze(&with_spread(soft_knee(), &[0.005; 6]));
     assert!(v.deciding_levels().is_empty(), "{:?}", v.deciding_levels());
 }
+
+#[test]
+fn a_short_kernel_queue_is_explained_by_the_cpu_wait_when_that_was_measured() {
+    // IOPS × latency = 1 at concurrency 1 but the kernel's queue holds 0.06: with 94 % of the
+    // latency measured as waiting for a CPU, that is the explanation, not "cache hits".
+    let mut lv = closed(2.0, 1.0, &[1, 2, 4, 8]);
+    lv[0].kernel_aqu_sz = Some(0.06);
+    lv[0].disturbance = Some(Disturbance {
+        cpu_wait_ns_per_io: Some(lv[0].latency_ns.mean * 0.94),
+        cpu_busy_pct: Some(100.0),
+        ..Default::default()
+    });
+    let v = analyze(&lv);
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Little's law does not close at concurrency 1"))
+        .unwrap_or_else(|| panic!("{:#?}", v.summary));
+    assert!(line.contains("waiting for a CPU"), "{line}");
+    assert!(!line.contains("cache hits"), "{line}");
+    // Without the measured wait, the usual suspects.
+    lv[0].disturbance = None;
+    let v = analyze(&lv);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.contains("(cache hits, CPU-bound path)")));
+}

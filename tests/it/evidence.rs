@@ -511,6 +511,11 @@ fn a_competing_reader_on_the_same_device_shows_as_other_traffic() {
         let other = l["disturbance"]["other_iops"].as_f64().unwrap();
         assert!(other > 50.0, "{l} {err}");
     }
+    let summary = j["verdict"]["summary"].to_string();
+    assert!(
+        summary.contains("The device served other traffic beside iosat's"),
+        "{summary}"
+    );
 }
 
 #[test]
