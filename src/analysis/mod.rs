@@ -800,7 +800,8 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
     if !unstable_levels.is_empty() {
         summary.push(format!(
             "Unstable: the sub-windows of concurrency {} disagree by more than the differences \
-             the verdict relies on; re-measure {} (--repeat) before trusting {}.",
+             the verdict relies on; measure {} longer (--duration, --repeat or --budget) before \
+             trusting {}.",
             confidence::list(&unstable_levels),
             if unstable_levels.len() == 1 {
                 "it"
