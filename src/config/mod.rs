@@ -2,6 +2,7 @@
 //! module; errors name the flag and the value (DESIGN.md §3.7).
 
 pub mod analyze;
+pub mod compare;
 pub mod exporter;
 pub mod fsync;
 pub mod info;
