@@ -22,7 +22,7 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4
 svg.chart{display:block;margin:12px 0;max-width:100%;height:auto}\
 .scroll{overflow-x:auto;max-width:100%}table.context{font-size:13px}table.context th{text-align:left;background:#f4f4f4}\
 table.context td{text-align:left}tr.knee td{background:#e6f4ea}tr.overload td{background:#fdecea}\
-.tag{font-size:11px;font-weight:bold;margin-left:4px}tr.knee .tag{color:#1e7b34}tr.overload .tag{color:#b3261e}\
+td:first-child{white-space:nowrap}.tag{font-size:11px;font-weight:bold;margin-left:4px}tr.knee .tag{color:#1e7b34}tr.overload .tag{color:#b3261e}\
 details{margin:12px 0}summary{cursor:pointer}";
 
 pub(crate) fn esc(s: &str) -> String {

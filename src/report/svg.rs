@@ -554,10 +554,15 @@ impl LineChart {
                         r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{colour}"/>"#
                     );
                     if let Some(l) = se.labels.get(j) {
+                        // Near the right edge the label goes to the left of its point.
+                        let (lx, anchor) = if cx > L + pw * 0.85 {
+                            (cx - 5.0, "end")
+                        } else {
+                            (cx + 5.0, "start")
+                        };
                         let _ = write!(
                             s,
-                            r##"<text class="pointlabel" x="{:.1}" y="{:.1}" font-size="10" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
-                            cx + 5.0,
+                            r##"<text class="pointlabel" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="10" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
                             cy - 5.0,
                             esc(l)
                         );

@@ -736,3 +736,55 @@ fn a_result_with_a_huge_value_renders_and_ends() {
     assert!(status.success());
     assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"));
 }
+
+#[test]
+fn an_analysis_of_device_logs_renders_their_series_and_diagnosis() {
+    // Was an empty page titled "iosat sweep" with blank 0–1 axes: now every device's time
+    // series and its diagnosis, titled by what it shows.
+    let d = tempfile::tempdir().unwrap();
+    let bin = chromium();
+    for (i, f) in [
+        "iostat-xt.txt",
+        "iostat.json",
+        "pt-stalk-loop.diskstats",
+        "iosat-loop.rec",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let src = crate::util::fixture("import").join(f);
+        let out = iosat()
+            .arg("analyze")
+            .arg(&src)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let json = d.path().join(format!("{i}.json"));
+        std::fs::write(&json, ok_stdout(&out)).unwrap();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let devices = doc["devices"].as_array().unwrap();
+        assert!(!devices.is_empty(), "{f}: no device series");
+        let html = ok_stdout(&report(&[json.to_str().unwrap()]));
+        assert!(
+            html.contains("device series") && !html.contains("<title>iosat sweep"),
+            "{f}: title"
+        );
+        // Requests per second, latency, %util and load per device that has them.
+        let charts = html.matches("<svg").count();
+        assert!(charts >= 3 * devices.len(), "{f}: {charts} charts");
+        for dev in devices {
+            for l in dev["diagnosis"].as_array().unwrap() {
+                let line = l
+                    .as_str()
+                    .unwrap()
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;");
+                let line = line.replace('>', "&gt;").replace('"', "&quot;");
+                assert!(html.contains(&line), "{f}: diagnosis missing: {line}");
+            }
+        }
+        if let Some(bin) = &bin {
+            check_page(bin, d.path(), &format!("analyze-{i}"), &html, charts);
+        }
+    }
+}
