@@ -7,7 +7,6 @@ use crate::config::compare::CompareSpec;
 use crate::error::Error;
 use crate::report::compare::{self, Run};
 use crate::report::{Format, Report};
-use std::io::Write;
 use std::path::Path;
 
 /// One file as a typed result; its errors name the file (and the line).
@@ -59,11 +58,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         let page = compare::render(&runs, Format::Html);
         crate::sys::fs::write_new_file(path, page.as_bytes(), spec.force)?;
     }
-    let out = compare::render(&runs, spec.format);
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Error::io("<stdout>", e))?;
+    super::print(&compare::render(&runs, spec.format))?;
     Ok(crate::error::exit::OK)
 }

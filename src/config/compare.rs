@@ -16,24 +16,7 @@ pub struct CompareSpec {
 
 impl CompareSpec {
     pub fn from_args(a: &CompareArgs) -> Result<Self> {
-        let mut files: Vec<PathBuf> = Vec::new();
-        for f in &a.files {
-            if f.is_dir() {
-                return Err(Error::usage(
-                    "FILE",
-                    f.display(),
-                    "is a directory; give the result files themselves",
-                ));
-            }
-            if files.contains(f) {
-                return Err(Error::usage(
-                    "FILE",
-                    f.display(),
-                    "is given twice; compare different results",
-                ));
-            }
-            files.push(f.clone());
-        }
+        let files = super::result_files(&a.files)?;
         if files.len() < 2 {
             let got = files.first().map(|f| f.display().to_string());
             return Err(Error::usage(

@@ -657,3 +657,18 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
         &body,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_in_words() {
+        assert_eq!(change(100.0, 185.0), "+85 %");
+        assert_eq!(change(100.0, 60.0), "−40 %");
+        assert_eq!(change(100.0, 103.0), "unchanged");
+        assert_eq!(change(0.0, 3.0), "-");
+        assert_eq!(letter(0), "A");
+        assert_eq!(letter(27), "B1");
+    }
+}

@@ -824,6 +824,49 @@ mod tests {
     }
 
     #[test]
+    fn legend_below_the_plot_ticks_at_the_levels_and_gaps_break_lines() {
+        let mut c = LineChart::new("t", "t", "x", "y");
+        c.x_ticks = vec![1.0, 2.0, 4.0, 8.0, 16.0];
+        c.series.push(Series::new(
+            "s",
+            vec![(1.0, 1.0), (2.0, 2.0), (12.0, 3.0), (16.0, 4.0)],
+        ));
+        c.x_gap = Some(4.0);
+        let svg = c.to_svg();
+        // Ticks at the levels, not at 1, 2, 5, 10, 20.
+        let ticks: Vec<&str> = svg
+            .split(r#"class="xtick""#)
+            .skip(1)
+            .map(|t| t.split('>').nth(1).unwrap().split('<').next().unwrap())
+            .collect();
+        assert_eq!(ticks, ["1", "2", "4", "8", "16"]);
+        // 2 → 12 is further than the gap: two lines.
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        // Every legend entry is below the plot area.
+        for g in svg.split(r#"<g class="legend">"#).skip(1) {
+            let y: f64 = g
+                .split("y1=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(y > H - B, "legend at {y}, inside the plot");
+        }
+    }
+
+    #[test]
+    fn clock_axis_labels_utc_time_of_day() {
+        assert_eq!(clock(1_700_000_000.0), "22:13:20");
+        let a = Axis::fit([1_700_000_000.0, 1_700_000_060.0].into_iter(), false, false);
+        let t = clock_ticks(&a);
+        assert!(t.len() >= 3 && t.len() <= 8, "{t:?}");
+        assert!(t.iter().all(|(v, _)| v.fract() == 0.0));
+    }
+
+    #[test]
     fn text_is_escaped() {
         let c = LineChart::new("t", "a<b & c", "x", "y");
         assert!(c.to_svg().contains("a&lt;b &amp; c"));
