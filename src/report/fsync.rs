@@ -547,6 +547,12 @@ its own file.</p>",
         );
         latc.x_log = true;
         latc.y_log = true;
+        // The committer counts measured are the x ticks.
+        let mut counts: Vec<f64> = g.levels.iter().map(|l| f64::from(l.committers)).collect();
+        counts.sort_by(f64::total_cmp);
+        counts.dedup();
+        tput.x_ticks = counts.clone();
+        latc.x_ticks = counts;
         for (colour, layout) in [Layout::SharedLog, Layout::SeparateFiles]
             .into_iter()
             .enumerate()

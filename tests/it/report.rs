@@ -554,6 +554,25 @@ fn pages_render_in_headless_chromium() {
     // Sweep: throughput, latency, hockey stick (no kernel columns from the sim engine), the
     // latency distribution per level.
     check_page(&bin, dir.path(), "sweep", &html("sim_sweep.json"), 4);
+    // A mixed pattern adds reads and writes apart (IOPS, latency).
+    let rw = dir.path().join("randrw.json");
+    std::fs::write(&rw, sim_sweep(&["--pattern", "randrw", "--json"])).unwrap();
+    let page = ok_stdout(&report(&[rw.to_str().unwrap()]));
+    check_page(&bin, dir.path(), "sweep-randrw", &page, 6);
+    // With the kernel's view: %util beside IOPS, aqu-sz against the offered concurrency,
+    // each chart one unit per axis.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    for l in doc["levels"].as_array_mut().unwrap() {
+        let c = l["concurrency"].as_f64().unwrap();
+        l["kernel"] = serde_json::json!({"util": (c * 30.0).min(100.0), "aqu-sz": c * 0.9,
+            "r/s": l["iops"], "r_await": 1.0});
+    }
+    let kv = dir.path().join("kernel.json");
+    std::fs::write(&kv, doc.to_string()).unwrap();
+    let page = ok_stdout(&report(&[kv.to_str().unwrap()]));
+    assert!(page.contains("id=\"util\"") && page.contains("id=\"queue\""));
+    check_page(&bin, dir.path(), "sweep-kernel", &page, 6);
     // fsync: one dot chart per mode, commits/s and latency vs committers.
     check_page(&bin, dir.path(), "fsync", &html("fsync.json"), 4);
     // Recording: 3 busy devices × (throughput, request size, latency, %util, load) + the
