@@ -11,6 +11,7 @@ use super::{Format, Report};
 use crate::analysis::{LevelPoint, Verdict};
 use crate::fsync::report::CaseResult;
 use crate::fsync::FsyncReport;
+use crate::import::report::AnalyzeReport;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -171,7 +172,14 @@ pub fn differences(runs: &[Run]) -> Vec<String> {
                 levels_of(y).and_then(|l| l.verdict),
             ) {
                 (Some(va), Some(vb)) => out.push(format!("{head}: {}", verdict_change(&va, &vb))),
-                _ => out.push(format!("{head}: no verdict to compare (no levels)")),
+                _ => match (x, y) {
+                    (Report::Analyze(a), Report::Analyze(b)) => {
+                        for l in device_changes(a, b) {
+                            out.push(format!("{head}: {l}"));
+                        }
+                    }
+                    _ => out.push(format!("{head}: no verdict to compare (no levels)")),
+                },
             },
         }
     }
@@ -375,6 +383,93 @@ fn fsync_changes(a: &FsyncReport, b: &FsyncReport) -> Vec<String> {
     out
 }
 
+/// One device series of an analysis in brief: mean requests/s, peak and mean await (ms,
+/// over the samples that had I/O), mean %util.
+struct DeviceBrief {
+    iops: f64,
+    peak_await: Option<f64>,
+    mean_await: Option<f64>,
+    util: Option<f64>,
+}
+
+fn brief(d: &crate::import::report::DeviceOut) -> DeviceBrief {
+    let n = d.samples.len().max(1) as f64;
+    let awaits: Vec<f64> = d
+        .samples
+        .iter()
+        .filter_map(|s| s.effective_await_ms())
+        .collect();
+    let utils: Vec<f64> = d.samples.iter().filter_map(|s| s.util_pct).collect();
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    DeviceBrief {
+        iops: d.samples.iter().map(|s| s.iops()).sum::<f64>() / n,
+        peak_await: awaits.iter().copied().reduce(f64::max),
+        mean_await: mean(&awaits),
+        util: mean(&utils),
+    }
+}
+
+/// Device series side by side: one row per run and device.
+fn devices_table(rs: &[&AnalyzeReport]) -> Table {
+    let mut t = Table::new([
+        "run",
+        "device",
+        "samples",
+        "mean_req/s",
+        "mean_await_ms",
+        "peak_await_ms",
+        "mean_%util",
+    ]);
+    t.right[1] = false;
+    let o = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.2}"));
+    for (i, r) in rs.iter().enumerate() {
+        for d in &r.devices {
+            let b = brief(d);
+            t.push([
+                letter(i),
+                d.device.clone(),
+                d.samples.len().to_string(),
+                format!("{:.1}", b.iops),
+                o(b.mean_await),
+                o(b.peak_await),
+                o(b.util),
+            ]);
+        }
+    }
+    t
+}
+
+/// What changed between two analyses of device series, per device both hold, in words.
+fn device_changes(a: &AnalyzeReport, b: &AnalyzeReport) -> Vec<String> {
+    let mut out = Vec::new();
+    for da in &a.devices {
+        let Some(db) = b.devices.iter().find(|d| d.device == da.device) else {
+            out.push(format!("{}: only in A", da.device));
+            continue;
+        };
+        let (x, y) = (brief(da), brief(db));
+        let mut parts = vec![format!("requests/s {}", change(x.iops, y.iops))];
+        if let (Some(p), Some(q)) = (x.mean_await, y.mean_await) {
+            parts.push(format!("mean await {} ({p:.2} → {q:.2} ms)", change(p, q)));
+        }
+        if let (Some(p), Some(q)) = (x.peak_await, y.peak_await) {
+            parts.push(format!("peak await {} ({p:.2} → {q:.2} ms)", change(p, q)));
+        }
+        if let (Some(p), Some(q)) = (x.util, y.util) {
+            parts.push(format!("mean %util {p:.1} → {q:.1}"));
+        }
+        out.push(format!("{}: {}", da.device, parts.join(", ")));
+    }
+    for db in b
+        .devices
+        .iter()
+        .filter(|d| !a.devices.iter().any(|x| x.device == d.device))
+    {
+        out.push(format!("{}: only in B", db.device));
+    }
+    out
+}
+
 /// The tables of a comparison (levels and verdicts, or fsync cases).
 fn tables(runs: &[Run]) -> Vec<(&'static str, Table)> {
     let fs: Vec<&FsyncReport> = runs
@@ -388,6 +483,16 @@ fn tables(runs: &[Run]) -> Vec<(&'static str, Table)> {
         return vec![("Commit latency per case", fsync_table(&fs))];
     }
     let ls: Vec<Levels> = runs.iter().filter_map(|r| levels_of(&r.report)).collect();
+    if ls.iter().all(|l| l.points.is_empty()) {
+        let an: Vec<&AnalyzeReport> = runs
+            .iter()
+            .filter_map(|r| match &r.report {
+                Report::Analyze(a) => Some(a.as_ref()),
+                _ => None,
+            })
+            .collect();
+        return vec![("Devices", devices_table(&an))];
+    }
     vec![
         ("Levels", levels_table(&ls)),
         ("Verdicts", verdicts_table(&ls)),
@@ -533,7 +638,7 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
             levels_of(&r.report).map(|l| (format!("{}: {}", letter(i), r.label), l))
         })
         .collect();
-    if !ls.is_empty() {
+    if ls.iter().any(|(_, l)| !l.points.is_empty()) {
         let ticks: Vec<f64> = all_concurrencies(
             &ls.iter()
                 .map(|(_, l)| Levels {
@@ -610,6 +715,47 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
         body.push_str(&lat.to_svg());
         body.push_str("<h2>The hockey stick</h2>");
         body.push_str(&hs.to_svg());
+    }
+    // Device series (analyses of iostat, pt-diskstats, recordings): per device, each run's
+    // await over its samples, overlaid.
+    let an: Vec<(String, &AnalyzeReport)> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match &r.report {
+            Report::Analyze(a) if a.levels.is_empty() => {
+                Some((format!("{}: {}", letter(i), r.label), a.as_ref()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    for d in an.iter().flat_map(|(_, a)| a.devices.iter()) {
+        if !names.contains(&d.device.as_str()) {
+            names.push(&d.device);
+        }
+    }
+    for name in names {
+        let id = name.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+        let mut c = LineChart::new(
+            &format!("compare-{id}-await"),
+            &format!("{name}: await per sample"),
+            "sample (interval number)",
+            "await (ms)",
+        );
+        c.x_gap = Some(1.5);
+        for (i, (label, a)) in an.iter().enumerate() {
+            if let Some(d) = a.devices.iter().find(|d| d.device == name) {
+                let pts: Vec<(f64, f64)> = d
+                    .samples
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, s)| Some(((j + 1) as f64, s.effective_await_ms()?)))
+                    .collect();
+                c.series.push(Series::new(label.clone(), pts).colour(i));
+            }
+        }
+        let _ = write!(body, "<h2>{}</h2>", esc(name));
+        body.push_str(&c.to_svg());
     }
     let fs: Vec<(String, &FsyncReport)> = runs
         .iter()

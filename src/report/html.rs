@@ -20,8 +20,8 @@ h1{font-size:22px}h2{font-size:18px;margin-top:32px}table{border-collapse:collap
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .verdict{background:#f6f8fa;border-left:4px solid #0072B2;padding:8px 14px}.note{color:#555;font-size:13px}\
 svg.chart{display:block;margin:12px 0;max-width:100%;height:auto}\
-.scroll{overflow-x:auto;max-width:100%}table.context{font-size:13px}table.context th{text-align:left;background:#f4f4f4}\
-table.context td{text-align:left}tr.knee td{background:#e6f4ea}tr.overload td{background:#fdecea}\
+.scroll{overflow-x:auto;max-width:100%}.context table,table.context{font-size:13px}.context th,table.context th{text-align:left;background:#f4f4f4}\
+.context td,table.context td{text-align:left}tr.knee td{background:#e6f4ea}tr.overload td{background:#fdecea}\
 td:first-child{white-space:nowrap}.tag{font-size:11px;font-weight:bold;margin-left:4px}tr.knee .tag{color:#1e7b34}tr.overload .tag{color:#b3261e}\
 details{margin:12px 0}summary{cursor:pointer}";
 
@@ -743,6 +743,15 @@ mod tests {
         let page = levels_body(&rows, Some(&v));
         assert!(page.contains(&format!("knee {lo}–{hi}")), "no range marker");
         assert!(page.contains("Unstable: the sub-windows"));
+        // The knee and overload rows are marked in the table.
+        let knee = format!(
+            "<tr class=\"knee\"><td>{}<span class=\"tag\">knee</span>",
+            v.knee_concurrency
+        );
+        assert!(page.contains(&knee), "knee row not marked");
+        if let Some(o) = v.overload_concurrency {
+            assert!(page.contains(&format!("<tr class=\"overload\"><td>{o}")));
+        }
         let one = analyze(&points[..1]);
         let page = levels_body(&rows[..1], Some(&one));
         assert!(!page.contains("knee 1"));

@@ -153,3 +153,40 @@ fn the_page_overlays_the_runs_and_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     crate::report::check_page(&bin, dir.path(), "compare", &html, 3);
 }
+
+#[test]
+fn analyses_of_device_logs_compare_device_by_device() {
+    // iostat on one host against pt-diskstats samples of the same device name.
+    let d = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (name, src) in [
+        ("iostat.json", "iostat-xt.txt"),
+        ("pt.json", "pt-stalk-loop.diskstats"),
+    ] {
+        let out = iosat()
+            .arg("analyze")
+            .arg(fixture("import").join(src))
+            .arg("--json")
+            .output()
+            .unwrap();
+        let path = d.path().join(name);
+        std::fs::write(&path, ok_stdout(&out)).unwrap();
+        files.push(path);
+    }
+    let text = ok_stdout(&compare(&[&files[0], &files[1]], &[]));
+    assert!(
+        text.contains("Devices:") && text.contains("peak_await_ms"),
+        "{text}"
+    );
+    assert!(text.contains("B against A: vda: requests/s"), "{text}");
+    let page = d.path().join("dev.html");
+    ok_stdout(&compare(
+        &[&files[0], &files[1]],
+        &["--html", page.to_str().unwrap()],
+    ));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1, "one await chart for vda");
+    if let Some(bin) = crate::report::chromium() {
+        crate::report::check_page(&bin, d.path(), "compare-devices", &html, 1);
+    }
+}
