@@ -19,10 +19,7 @@ pub fn render(r: &SweepReport, format: Format) -> String {
         Format::Csv => csv(r).to_csv(),
         Format::Markdown => markdown(r),
         Format::Text { .. } => text(r),
-        Format::Html => super::html::page(
-            "iosat sweep",
-            &super::html::levels_body(&rows(r), r.verdict.as_ref()),
-        ),
+        Format::Html => super::html::sweep_page(r),
     }
 }
 
