@@ -40,7 +40,10 @@ pub fn render(devs: &[StatSeries], idle: &[String], format: Format) -> String {
 /// One `iosat stat --json` line, the part the page reads.
 #[derive(serde::Deserialize)]
 struct JsonLine {
+    /// "stat" (schema_version 2 on); `schema` "iosat-stat" before.
+    kind: Option<String>,
     schema: Option<String>,
+    schema_version: Option<serde_json::Value>,
     wall_ns: Option<i64>,
     interval_s: Option<f64>,
     devices: Option<Vec<JsonDevice>>,
@@ -88,13 +91,20 @@ struct JsonProfile {
 
 const STAT_SCHEMA: &str = "iosat-stat";
 
-/// True when `text` is `iosat stat --json` output: JSON lines, the first with schema
-/// "iosat-stat".
+impl JsonLine {
+    /// Kind "stat", or schema "iosat-stat" as version 1 lines said.
+    fn is_stat(&self) -> bool {
+        self.kind.as_deref() == Some("stat") || self.schema.as_deref() == Some(STAT_SCHEMA)
+    }
+}
+
+/// True when `text` is `iosat stat --json` output: JSON lines, the first of kind "stat"
+/// (schema "iosat-stat" before version 2).
 pub fn is_stat_json(text: &str) -> bool {
     text.lines()
         .next()
         .and_then(|l| serde_json::from_str::<JsonLine>(l).ok())
-        .is_some_and(|v| v.schema.as_deref() == Some(STAT_SCHEMA))
+        .is_some_and(|v| v.is_stat())
 }
 
 /// `iosat stat --json` output as series: one line per interval, the values as stat computed
@@ -110,11 +120,16 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
         let bad = |reason: String| ParseError { line: n, reason };
         let v: JsonLine = serde_json::from_str(line)
             .map_err(|e| bad(format!("expected one iosat stat JSON object per line: {e}")))?;
-        if v.schema.as_deref() != Some(STAT_SCHEMA) {
-            return Err(bad(
-                "expected schema \"iosat-stat\" (iosat stat --json)".into()
-            ));
+        if !v.is_stat() {
+            return Err(bad("expected kind \"stat\" (iosat stat --json)".into()));
         }
+        super::check_version(
+            v.schema_version.as_ref(),
+            "stat",
+            super::stat_view::SCHEMA_VERSION,
+            false,
+        )
+        .map_err(bad)?;
         let (Some(end_wall_ns), Some(interval_s), Some(devices)) =
             (v.wall_ns, v.interval_s, v.devices)
         else {
