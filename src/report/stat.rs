@@ -287,8 +287,54 @@ pub fn markdown(devs: &[StatSeries], idle: &[String]) -> String {
     s
 }
 
+/// The series for machines: the units in the names (kB, ms, percent as `_pct`, seconds as
+/// `_s`), numbers unrounded, an empty cell when missing.
 pub fn csv(devs: &[StatSeries]) -> String {
-    table(devs).to_csv()
+    use super::levels::csv_num;
+    let mut t = Table::new([
+        "device",
+        "time_utc",
+        "t_s",
+        "interval_s",
+        "r/s",
+        "w/s",
+        "rkB/s",
+        "wkB/s",
+        "r_await_ms",
+        "w_await_ms",
+        "aqu-sz",
+        "util_pct",
+        "r_saturation",
+        "w_saturation",
+    ]);
+    let t0 = start_ns(devs);
+    for d in devs {
+        for p in &d.points {
+            let mut row = vec![
+                d.name.clone(),
+                iso_utc(p.end_wall_ns),
+                csv_num(Some((p.end_wall_ns - t0) as f64 / 1e9)),
+            ];
+            row.extend(
+                [
+                    Some(p.interval_s),
+                    Some(p.r_s),
+                    Some(p.w_s),
+                    Some(p.rkb_s),
+                    Some(p.wkb_s),
+                    p.r_await,
+                    p.w_await,
+                    Some(p.aqu_sz),
+                    Some(p.util_pct),
+                    p.sat_r,
+                    p.sat_w,
+                ]
+                .map(csv_num),
+            );
+            t.push(row);
+        }
+    }
+    t.to_csv()
 }
 
 /// Log scale when the positive values span more than a factor of 20.
