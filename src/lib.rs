@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod envelope;
 pub mod error;
 pub mod exporter;
 pub mod fsync;

@@ -13,7 +13,8 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|f| import::load(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let rep = report::build(&imports, &spec.devices)?;
+    let mut rep = report::build(&imports, &spec.devices)?;
+    rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
     // No --html for analyze: text goes to a terminal (`iosat report` draws the page).
     let format = match spec.format {
         Format::Html => Format::Text { wide: false },

@@ -61,6 +61,12 @@ fn write_page(page: &mut PageFile, series: (Vec<StatSeries>, Vec<String>)) -> Re
     page.write(&crate::report::stat::render(&devs, &idle, Format::Html))
 }
 
+/// The JSON lines' envelope: this host, started at the first interval's start, so live and
+/// replay of the same recording print the same bytes.
+fn stat_envelope(first: &crate::monitor::interval::IntervalReport) -> crate::envelope::Envelope {
+    crate::envelope::Envelope::at("stat", view::SCHEMA_VERSION, first.start_wall_ns)
+}
+
 fn replay(
     spec: &StatSpec,
     path: &Path,
@@ -89,12 +95,14 @@ fn replay(
             ));
         }
         let mut reports = 0u64;
+        let mut envelope = None;
         for step in steps {
             match step? {
                 Step::Start { profiled } => emit(out, &view::preamble(spec.format, profiled))?,
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
-                    emit(out, &view::render(&r, spec.format))?;
+                    let env = envelope.get_or_insert_with(|| stat_envelope(&r));
+                    emit(out, &view::render(&r, spec.format, env))?;
                     reports += 1;
                     if spec.count.is_some_and(|c| reports >= c) {
                         break;
@@ -139,6 +147,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
     // least N intervals (deadlines don't drift).
     let mut deadline: Option<u64> = None;
     let mut reports = 0u64;
+    let mut envelope = None;
     let mut stopped = false;
     loop {
         let tick = collector.tick()?;
@@ -147,7 +156,8 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
             emit(out, &view::preamble(spec.format, profiled))?;
         }
         if let Some(r) = tick.report {
-            emit(out, &view::render(&r, spec.format))?;
+            let env = envelope.get_or_insert_with(|| stat_envelope(&r));
+            emit(out, &view::render(&r, spec.format, env))?;
             reports += 1;
         }
         if let Some(p) = page.as_mut() {

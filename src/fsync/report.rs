@@ -6,7 +6,8 @@
 use super::{Method, Mode};
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: the envelope (`kind` for `command`, host, kernel, cpus, start); 1 still loads.
+pub const SCHEMA_VERSION: u32 = 2;
 
 pub use crate::latency::LatencySummary;
 
@@ -191,8 +192,9 @@ pub struct CapacityLine {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FsyncReport {
-    pub schema_version: u32,
-    pub command: String,
+    /// kind "fsync" (`command` before schema 2), versions, host, start (crate::envelope).
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub dir: String,
     pub duration_s_per_case: f64,
     #[serde(default)]

@@ -294,8 +294,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let capacity = capacity(&cases, spec.target_tps);
     let device = verdict::device_section(&watch, &cases, &warnings);
     Ok(FsyncReport {
-        schema_version: SCHEMA_VERSION,
-        command: "fsync".into(),
+        envelope: crate::envelope::Envelope::now("fsync", SCHEMA_VERSION),
         dir: dir.display().to_string(),
         duration_s_per_case: spec.duration_ns as f64 / 1e9,
         verify: spec.verify,

@@ -87,8 +87,10 @@ pub struct DeviceOut {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AnalyzeReport {
-    #[serde(default = "schema_one")]
-    pub schema_version: u32,
+    /// kind "analyze", versions, host and start of the analysis (crate::envelope); `build`
+    /// names the kind, the command stamps host and time. Absent before 0.1's envelope.
+    #[serde(flatten, default)]
+    pub envelope: crate::envelope::Envelope,
     #[serde(default)]
     pub source: Source,
     #[serde(default)]
@@ -99,10 +101,6 @@ pub struct AnalyzeReport {
     /// Per-device series from iostat logs, each with its diagnosis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceOut>,
-}
-
-fn schema_one() -> u32 {
-    1
 }
 
 /// Merge parsed files into one report. Levels must come from one tool and give each
@@ -246,7 +244,12 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
         .or_else(|| series_files().next().map(|f| f.tool))
         .unwrap_or(Tool::Iostat);
     Ok(AnalyzeReport {
-        schema_version: SCHEMA_VERSION,
+        envelope: crate::envelope::Envelope {
+            kind: "analyze".into(),
+            schema_version: SCHEMA_VERSION,
+            iosat_version: env!("CARGO_PKG_VERSION").into(),
+            ..Default::default()
+        },
         source: Source {
             tool,
             files: imports

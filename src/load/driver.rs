@@ -153,13 +153,7 @@ pub fn start_report(
 ) -> SweepReport {
     let (pattern, read_pct) = pattern_name(plan.pattern);
     SweepReport {
-        schema_version: SCHEMA_VERSION,
-        kind: "sweep".into(),
-        iosat_version: env!("CARGO_PKG_VERSION").into(),
-        started_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
+        envelope: crate::envelope::Envelope::now("sweep", SCHEMA_VERSION),
         target: match target {
             Some(t) => TargetInfo {
                 path: t.path.display().to_string(),

@@ -457,12 +457,9 @@ pub fn pattern_name(p: Pattern) -> (&'static str, u8) {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SweepReport {
-    pub schema_version: u32,
-    /// Always "sweep".
-    pub kind: String,
-    pub iosat_version: String,
-    /// Start of the sweep, seconds since the Unix epoch.
-    pub started_unix_s: u64,
+    /// kind "sweep", versions, host, start of the sweep (crate::envelope).
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub target: TargetInfo,
     pub workload: WorkloadInfo,
     pub levels: Vec<LevelResult>,

@@ -40,12 +40,15 @@ pub struct DeviceInfo {
     pub notes: Vec<String>,
 }
 
-/// `iosat info`'s result: the kernel release and the devices.
+/// Version of `info --json`. 2: the envelope (`kind` for `schema`, host, cpus, start).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// `iosat info`'s result: the envelope (its `kernel` the release under --proc-root) and the
+/// devices.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct InfoReport {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub kernel: Option<String>,
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub devices: Vec<DeviceInfo>,
 }
 
@@ -170,9 +173,14 @@ pub fn gather(
         out.push(d);
     }
     Ok(InfoReport {
-        schema: "iosat-info",
-        schema_version: 1,
-        kernel: release,
+        envelope: {
+            let mut e = crate::envelope::Envelope::now("info", SCHEMA_VERSION);
+            // The kernel whose devices are described (a copied /proc says its own).
+            if let Some(r) = release {
+                e.kernel = r;
+            }
+            e
+        },
         devices: out,
     })
 }

@@ -3,7 +3,7 @@
 //! the same bytes. The levels go through the table shared with sweep (report/levels.rs).
 //! Returns strings; no IO.
 
-use super::levels::{bullets, indented, levels_table, LevelRow};
+use super::levels::{bullets, csv_num, indented, levels_csv, levels_table, LevelRow};
 use super::table::Table;
 use super::Format;
 use crate::import::report::AnalyzeReport;
@@ -135,18 +135,54 @@ fn markdown(r: &AnalyzeReport) -> String {
     s
 }
 
-/// CSV: the levels table, or the device series when there are no levels (both, separated by
-/// an empty line, when the input held both).
+/// CSV for machines: the levels (levels::levels_csv), or the device series when there are no
+/// levels (both, separated by an empty line, when the input held both). Numbers unrounded in
+/// the units of sysstat's JSON keys (ms awaits, kB, percent util), empty when missing.
 fn csv(r: &AnalyzeReport) -> String {
     let mut s = String::new();
     if let Some(v) = &r.verdict {
-        s.push_str(&levels_table(&rows(r), Some(v)).to_csv());
+        s.push_str(&levels_csv(&rows(r), Some(v)).to_csv());
     }
     if !r.devices.is_empty() {
         if !s.is_empty() {
             s.push('\n');
         }
-        s.push_str(&devices_table(r).to_csv());
+        s.push_str(&devices_csv(r).to_csv());
     }
     s
+}
+
+/// The device series for machines: sample number and time (empty when the log had none),
+/// then sysstat's JSON keys.
+fn devices_csv(r: &AnalyzeReport) -> Table {
+    let mut t = Table::new([
+        "device", "sample", "time", "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "await",
+        "aqu-sz", "util", "svctm",
+    ]);
+    for d in &r.devices {
+        for (i, s) in d.samples.iter().enumerate() {
+            let mut row = vec![
+                d.device.clone(),
+                (i + 1).to_string(),
+                s.time.clone().unwrap_or_default(),
+            ];
+            row.extend(
+                [
+                    s.r_per_s,
+                    s.w_per_s,
+                    s.rkb_per_s,
+                    s.wkb_per_s,
+                    s.r_await,
+                    s.w_await,
+                    s.effective_await_ms(),
+                    s.aqu_sz,
+                    s.util_pct,
+                    s.svctm,
+                ]
+                .map(csv_num),
+            );
+            t.push(row);
+        }
+    }
+    t
 }

@@ -16,8 +16,9 @@ use std::fmt::Write as _;
 
 /// True for the JSON `iosat fsync --json` writes.
 pub fn is_fsync(doc: &Value) -> bool {
-    doc.get("command").and_then(Value::as_str) == Some("fsync")
-        && doc.get("cases").is_some_and(Value::is_array)
+    let kind = |k: &str| doc.get(k).and_then(Value::as_str) == Some("fsync");
+    // `command` until schema 2, `kind` from then on (the envelope).
+    (kind("kind") || kind("command")) && doc.get("cases").is_some_and(Value::is_array)
 }
 
 /// The result in `format`.
@@ -681,8 +682,16 @@ mod tests {
         let (flush_verdict, flush_reasoning) =
             crate::fsync::verdict::judge(Some(&dev), &cases, false);
         FsyncReport {
-            schema_version: SCHEMA_VERSION,
-            command: "fsync".into(),
+            envelope: crate::envelope::Envelope {
+                kind: "fsync".into(),
+                schema_version: SCHEMA_VERSION,
+                iosat_version: "0.1.0".into(),
+                host: "db1".into(),
+                kernel: "6.1.0".into(),
+                cpus: 8,
+                started_unix_s: 1_795_336_333,
+                started: "2026-11-22T08:32:13.000Z".into(),
+            },
             dir: "/var/lib/mysql".into(),
             duration_s_per_case: 1.0,
             verify: true,
@@ -742,7 +751,7 @@ mod tests {
     #[test]
     fn json_keys_are_the_issue_s() {
         let v = serde_json::to_value(seed_report()).unwrap();
-        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["schema_version"], 2);
         let c = &v["cases"][0];
         for k in ["method", "size", "mode", "commits_per_s", "latency_ns"] {
             assert!(c.get(k).is_some(), "case lacks {k}");

@@ -92,10 +92,40 @@ pub fn context_rows(r: &Report) -> Vec<(&'static str, String)> {
     }
 }
 
+/// Where and when a result was measured, from its envelope (fields an older file lacks are
+/// left out).
+fn envelope_rows(e: &crate::envelope::Envelope) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    if !e.host.is_empty() {
+        v.push(("host", e.host.clone()));
+    }
+    if !e.kernel.is_empty() {
+        v.push(("kernel", e.kernel.clone()));
+    }
+    if e.cpus > 0 {
+        v.push(("CPUs", e.cpus.to_string()));
+    }
+    v
+}
+
+/// When and by which iosat, from the envelope.
+fn envelope_tail(e: &crate::envelope::Envelope) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    if !e.started.is_empty() {
+        v.push(("date", e.started.clone()));
+    } else if e.started_unix_s > 0 {
+        v.push(("date", iso_utc(e.started_unix_s as i64 * 1_000_000_000)));
+    }
+    if !e.iosat_version.is_empty() {
+        v.push(("iosat version", e.iosat_version.clone()));
+    }
+    v
+}
+
 fn sweep_context(r: &SweepReport) -> Vec<(&'static str, String)> {
     let (w, t) = (&r.workload, &r.target);
     let mut v = vec![("measured", "concurrency sweep".to_string())];
-    // TODO(issue 16 envelope): ("host", …), ("kernel", …), ("cpus", …) once SweepReport has them.
+    v.extend(envelope_rows(&r.envelope));
     if let Some(d) = &t.disk_device {
         v.push(("device", d.clone()));
     }
@@ -145,12 +175,7 @@ fn sweep_context(r: &SweepReport) -> Vec<(&'static str, String)> {
             }
         ),
     ));
-    if r.started_unix_s > 0 {
-        v.push(("date", iso_utc(r.started_unix_s as i64 * 1_000_000_000)));
-    }
-    if !r.iosat_version.is_empty() {
-        v.push(("iosat version", r.iosat_version.clone()));
-    }
+    v.extend(envelope_tail(&r.envelope));
     v
 }
 
@@ -164,7 +189,7 @@ fn analyze_context(r: &AnalyzeReport) -> Vec<(&'static str, String)> {
             "levels of concurrency (verdict)".to_string()
         },
     )];
-    // TODO(issue 16 envelope): host, kernel, cpus, date, iosat version once analyze carries them.
+    v.extend(envelope_rows(&r.envelope));
     v.push(("source", src.tool.name().to_string()));
     if !src.files.is_empty() {
         let files: Vec<String> = src
@@ -191,13 +216,14 @@ fn analyze_context(r: &AnalyzeReport) -> Vec<(&'static str, String)> {
         let lv: Vec<String> = r.levels.iter().map(|l| l.concurrency.to_string()).collect();
         v.push(("levels", lv.join(", ")));
     }
+    v.extend(envelope_tail(&r.envelope));
     v
 }
 
 pub(crate) fn fsync_context(r: &crate::fsync::FsyncReport) -> Vec<(&'static str, String)> {
     let d = &r.device;
     let mut v = vec![("measured", "commit latency (fsync and friends)".to_string())];
-    // TODO(issue 16 envelope): host, kernel, cpus, date, iosat version once fsync carries them.
+    v.extend(envelope_rows(&r.envelope));
     let dev: Vec<String> = [
         d.name.clone(),
         d.model.clone(),
@@ -235,6 +261,7 @@ pub(crate) fn fsync_context(r: &crate::fsync::FsyncReport) -> Vec<(&'static str,
             .join(", "),
     ));
     v.push(("duration", format!("{} s per case", r.duration_s_per_case)));
+    v.extend(envelope_tail(&r.envelope));
     v
 }
 

@@ -17,7 +17,7 @@ pub fn render(r: &InfoReport, format: Format) -> String {
         }
         Format::Csv => table(&r.devices).to_csv(),
         Format::Markdown => table(&r.devices).to_markdown(),
-        Format::Text { .. } | Format::Html => text(&r.kernel, &r.devices),
+        Format::Text { .. } | Format::Html => text(&r.envelope.kernel, &r.devices),
     }
 }
 
@@ -46,8 +46,9 @@ fn list(v: &[String]) -> String {
     }
 }
 
-fn text(kernel: &Option<String>, devs: &[DeviceInfo]) -> String {
-    let mut s = format!("kernel {}\n", kernel.as_deref().unwrap_or("unknown"));
+fn text(kernel: &str, devs: &[DeviceInfo]) -> String {
+    let kernel = if kernel.is_empty() { "unknown" } else { kernel };
+    let mut s = format!("kernel {kernel}\n");
     for d in devs {
         let q = &d.queue;
         let x = &d.extra;

@@ -132,6 +132,80 @@ pub fn levels_table(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
     t
 }
 
+/// A number for a CSV cell: shortest exact decimal, empty when missing or not finite.
+pub fn csv_num(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map(|x| format!("{x}"))
+        .unwrap_or_default()
+}
+
+/// The levels for machines (`analyze --csv`): base units in the header names (ns, bytes,
+/// per second, percent as `_pct`), the verdict's ratios as plain numbers, an empty cell for
+/// a missing value, and what the verdict says of the level as `;`-separated words.
+pub fn levels_csv(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
+    let mut t = Table::new([
+        "concurrency",
+        "iops",
+        "bytes_per_s",
+        "lat_min_ns",
+        "lat_mean_ns",
+        "lat_p50_ns",
+        "lat_p90_ns",
+        "lat_p95_ns",
+        "lat_p99_ns",
+        "lat_p999_ns",
+        "lat_max_ns",
+        "saturation_avg",
+        "saturation_p95",
+        "overloaded",
+        "kernel_iops",
+        "kernel_aqu_sz",
+        "kernel_util_pct",
+        "littles_implied_concurrency",
+        "littles_ok",
+        "spread_cv",
+        "interrupted",
+        "note",
+    ]);
+    let ns = |v: Option<f64>| csv_num(v.map(f64::round));
+    for r in rows {
+        let p = &r.point;
+        let f = v.and_then(|v| v.levels.iter().find(|f| f.concurrency == p.concurrency));
+        let lat = &p.latency_ns;
+        let mut row = vec![p.concurrency.to_string(), csv_num(Some(p.iops))];
+        row.push(csv_num(Some(p.bytes_per_s.round())));
+        row.extend(
+            [
+                lat.min,
+                Some(lat.mean),
+                lat.p50,
+                lat.p90,
+                lat.p95,
+                lat.p99,
+                lat.p999,
+                lat.max,
+            ]
+            .map(ns),
+        );
+        row.extend([
+            csv_num(f.map(|f| f.saturation_avg)),
+            csv_num(f.and_then(|f| f.saturation_p95)),
+            f.map(|f| f.overloaded.to_string()).unwrap_or_default(),
+            csv_num(p.kernel_iops),
+            csv_num(p.kernel_aqu_sz),
+            csv_num(p.kernel_util_pct),
+            csv_num(f.map(|f| f.littles_law_concurrency)),
+            f.map(|f| f.littles_law_ok.to_string()).unwrap_or_default(),
+            csv_num(p.spread.as_ref().map(|s| s.iops_cv.max(s.mean_ns_cv))),
+            (r.interrupted || f.is_some_and(|f| f.cut_by.is_some())).to_string(),
+            v.map(|v| notes(v, p, f).replace(", ", ";"))
+                .unwrap_or_default(),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
 /// A level's spread as "±CV %" of the noisier of IOPS and mean latency; "-" without one.
 fn spread_cell(s: Option<&Spread>) -> String {
     s.map_or("-".into(), |s| {

@@ -105,7 +105,19 @@ fn typed<T: serde::de::DeserializeOwned>(
     supported: u32,
     required: bool,
 ) -> Result<T, String> {
-    match doc.get("schema_version") {
+    check_version(doc.get("schema_version"), kind, supported, required)?;
+    T::deserialize(doc).map_err(|e| format!("not a valid iosat {kind} result: {e}"))
+}
+
+/// The one version check: a `schema_version` of 1 up to `supported` passes; a missing one is
+/// 1 unless `required`.
+fn check_version(
+    version: Option<&Value>,
+    kind: &str,
+    supported: u32,
+    required: bool,
+) -> Result<(), String> {
+    match version {
         None if required => return Err(format!("an {kind} result without schema_version")),
         None => {}
         Some(v) => match v.as_u64() {
@@ -120,7 +132,7 @@ to version {supported}): render it with the iosat that wrote it or a newer one",
             _ => return Err(format!("{kind} result of unknown schema_version {v}")),
         },
     }
-    T::deserialize(doc).map_err(|e| format!("not a valid iosat {kind} result: {e}"))
+    Ok(())
 }
 
 /// A typed result in `format`: one renderer per kind, the same one the live command uses.
@@ -156,12 +168,18 @@ mod tests {
             d
         };
         let r = fsync_doc(doc(1.into())).unwrap();
-        assert_eq!(r.command, "fsync");
+        assert_eq!(r.envelope.kind, "fsync");
         assert_eq!(r.cases.len(), 32);
         // Written before latency_ns had p90: it defaults to 0.
         assert_eq!(r.cases[0].latency_ns.p90, 0);
-        let e = fsync_doc(doc(2.into())).unwrap_err();
-        assert!(e.contains("schema_version 2, newer"), "{e}");
+        let e = fsync_doc(doc(3.into())).unwrap_err();
+        assert!(e.contains("schema_version 3, newer"), "{e}");
+        // Version 2: the envelope, `kind` for `command`.
+        let mut d = doc(2.into());
+        d.as_object_mut().unwrap().remove("command");
+        d["kind"] = "fsync".into();
+        d["host"] = "db1".into();
+        assert_eq!(fsync_doc(d).unwrap().envelope.host, "db1");
         let e = fsync_doc(doc(0.into())).unwrap_err();
         assert!(e.contains("unknown schema_version 0"), "{e}");
         let e = fsync_doc(doc("1".into())).unwrap_err();

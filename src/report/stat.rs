@@ -42,7 +42,10 @@ pub fn render(devs: &[StatSeries], idle: &[String], format: Format) -> String {
 /// One `iosat stat --json` line, the part the page reads.
 #[derive(serde::Deserialize)]
 struct JsonLine {
+    /// "stat" (schema_version 2 on); `schema` "iosat-stat" before.
+    kind: Option<String>,
     schema: Option<String>,
+    schema_version: Option<serde_json::Value>,
     wall_ns: Option<i64>,
     interval_s: Option<f64>,
     devices: Option<Vec<JsonDevice>>,
@@ -90,13 +93,20 @@ struct JsonProfile {
 
 const STAT_SCHEMA: &str = "iosat-stat";
 
-/// True when `text` is `iosat stat --json` output: JSON lines, the first with schema
-/// "iosat-stat".
+impl JsonLine {
+    /// Kind "stat", or schema "iosat-stat" as version 1 lines said.
+    fn is_stat(&self) -> bool {
+        self.kind.as_deref() == Some("stat") || self.schema.as_deref() == Some(STAT_SCHEMA)
+    }
+}
+
+/// True when `text` is `iosat stat --json` output: JSON lines, the first of kind "stat"
+/// (schema "iosat-stat" before version 2).
 pub fn is_stat_json(text: &str) -> bool {
     text.lines()
         .next()
         .and_then(|l| serde_json::from_str::<JsonLine>(l).ok())
-        .is_some_and(|v| v.schema.as_deref() == Some(STAT_SCHEMA))
+        .is_some_and(|v| v.is_stat())
 }
 
 /// `iosat stat --json` output as series: one line per interval, the values as stat computed
@@ -112,11 +122,16 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
         let bad = |reason: String| ParseError { line: n, reason };
         let v: JsonLine = serde_json::from_str(line)
             .map_err(|e| bad(format!("expected one iosat stat JSON object per line: {e}")))?;
-        if v.schema.as_deref() != Some(STAT_SCHEMA) {
-            return Err(bad(
-                "expected schema \"iosat-stat\" (iosat stat --json)".into()
-            ));
+        if !v.is_stat() {
+            return Err(bad("expected kind \"stat\" (iosat stat --json)".into()));
         }
+        super::check_version(
+            v.schema_version.as_ref(),
+            "stat",
+            super::stat_view::SCHEMA_VERSION,
+            false,
+        )
+        .map_err(bad)?;
         let (Some(end_wall_ns), Some(interval_s), Some(devices)) =
             (v.wall_ns, v.interval_s, v.devices)
         else {
@@ -274,8 +289,54 @@ pub fn markdown(devs: &[StatSeries], idle: &[String]) -> String {
     s
 }
 
+/// The series for machines: the units in the names (kB, ms, percent as `_pct`, seconds as
+/// `_s`), numbers unrounded, an empty cell when missing.
 pub fn csv(devs: &[StatSeries]) -> String {
-    table(devs).to_csv()
+    use super::levels::csv_num;
+    let mut t = Table::new([
+        "device",
+        "time_utc",
+        "t_s",
+        "interval_s",
+        "r/s",
+        "w/s",
+        "rkB/s",
+        "wkB/s",
+        "r_await_ms",
+        "w_await_ms",
+        "aqu-sz",
+        "util_pct",
+        "r_saturation",
+        "w_saturation",
+    ]);
+    let t0 = start_ns(devs);
+    for d in devs {
+        for p in &d.points {
+            let mut row = vec![
+                d.name.clone(),
+                iso_utc(p.end_wall_ns),
+                csv_num(Some((p.end_wall_ns - t0) as f64 / 1e9)),
+            ];
+            row.extend(
+                [
+                    Some(p.interval_s),
+                    Some(p.r_s),
+                    Some(p.w_s),
+                    Some(p.rkb_s),
+                    Some(p.wkb_s),
+                    p.r_await,
+                    p.w_await,
+                    Some(p.aqu_sz),
+                    Some(p.util_pct),
+                    p.sat_r,
+                    p.sat_w,
+                ]
+                .map(csv_num),
+            );
+            t.push(row);
+        }
+    }
+    t.to_csv()
 }
 
 /// Log scale when the positive values span more than a factor of 20.

@@ -5,12 +5,14 @@
 
 use super::table::Table;
 use super::Format;
+use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
 use crate::units::iso_utc;
 
 /// Version of the JSON and CSV layout; bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: the envelope (`kind` "stat" for `schema` "iosat-stat", host, kernel, cpus, start).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The default text view: (field key, width, decimals), 80 columns in all with the
 /// 9-character device column: these, then [`UNPROFILED`] or [`PROFILED`].
@@ -189,8 +191,8 @@ fn table(r: &IntervalReport) -> Table {
 
 #[derive(serde::Serialize)]
 struct JsonInterval<'a> {
-    schema: &'static str,
-    schema_version: u32,
+    #[serde(flatten)]
+    envelope: &'a Envelope,
     timestamp: String,
     start_timestamp: String,
     wall_ns: i64,
@@ -233,11 +235,11 @@ impl serde::Serialize for JsonDevice<'_> {
     }
 }
 
-/// One JSON object (a single line) for an interval.
-pub fn json(r: &IntervalReport) -> String {
+/// One JSON object (a single line) for an interval, under the run's envelope (the same on
+/// every line: started is the first interval's start, so a replay prints the same bytes).
+pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     let obj = JsonInterval {
-        schema: "iosat-stat",
-        schema_version: SCHEMA_VERSION,
+        envelope,
         timestamp: iso_utc(r.end_wall_ns),
         start_timestamp: iso_utc(r.start_wall_ns),
         wall_ns: r.end_wall_ns,
@@ -297,8 +299,8 @@ fn csv(r: &IntervalReport) -> String {
     s
 }
 
-/// The bytes for one interval.
-pub fn render(r: &IntervalReport, format: Format) -> String {
+/// The bytes for one interval; `envelope` heads each JSON line.
+pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope) -> String {
     match format {
         Format::Text { wide: false } | Format::Html => text_narrow(r),
         Format::Text { wide: true } => {
@@ -309,7 +311,7 @@ pub fn render(r: &IntervalReport, format: Format) -> String {
             s.push('\n');
             s
         }
-        Format::Json => json(r),
+        Format::Json => json(r, envelope),
         Format::Csv => csv(r),
         Format::Markdown => format!("### {}\n\n{}\n", interval_title(r), table(r).to_markdown()),
     }
@@ -368,7 +370,7 @@ mod tests {
     fn narrow_text_fits_80_columns_and_marks_no_value() {
         let r = report();
         assert_eq!(r.devices[1].rates, Err(NoValue::CounterWentBackwards));
-        let t = render(&r, Format::Text { wide: false });
+        let t = render(&r, Format::Text { wide: false }, &Envelope::default());
         for l in t
             .lines()
             .chain(preamble(Format::Text { wide: false }, true).lines())
@@ -390,8 +392,13 @@ mod tests {
 
     #[test]
     fn json_has_sysstat_keys_and_interval() {
-        let v: serde_json::Value = serde_json::from_str(&json(&report())).unwrap();
-        assert_eq!(v["schema_version"], 1);
+        let env = Envelope::at("stat", SCHEMA_VERSION, 0);
+        let v: serde_json::Value = serde_json::from_str(&json(&report(), &env)).unwrap();
+        assert_eq!(v["schema_version"], 2);
+        assert_eq!(
+            (&v["kind"], &v["started"]),
+            (&"stat".into(), &"1970-01-01T00:00:00.000Z".into())
+        );
         assert_eq!(v["interval_s"], 1.0);
         let d = &v["devices"][0];
         assert_eq!(d["disk_device"], "vda");
@@ -408,7 +415,7 @@ mod tests {
     fn csv_rows_match_header() {
         let r = report();
         let h = preamble(Format::Csv, false);
-        let body = render(&r, Format::Csv);
+        let body = render(&r, Format::Csv, &Envelope::default());
         let n = h.trim_end().split(',').count();
         for l in body.lines() {
             assert_eq!(l.split(',').count(), n, "{l}");

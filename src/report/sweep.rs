@@ -2,7 +2,9 @@
 //! renderer `iosat sweep` prints (and writes to `-o` and `--html` after every level) and
 //! `iosat report` uses for a saved sweep, so both give the same bytes. Returns strings; no IO.
 
-use super::levels::{bullets, indented, levels_table, us_cell, verdict_lines, LevelRow, LEGEND};
+use super::levels::{
+    bullets, csv_num, indented, levels_table, us_cell, verdict_lines, LevelRow, LEGEND,
+};
 use super::table::Table;
 use super::Format;
 use crate::analysis::{direction_line, LatencyNs, LevelPoint};
@@ -218,16 +220,30 @@ fn csv(r: &SweepReport) -> Table {
         "write_lat_p99_ns",
         "kernel_r/s",
         "kernel_w/s",
-        "kernel_r_await",
-        "kernel_w_await",
-        "kernel_aqu-sz",
-        "kernel_util",
+        "kernel_r_await_ms",
+        "kernel_w_await_ms",
+        "kernel_aqu_sz",
+        "kernel_util_pct",
         "littles_implied_concurrency",
         "littles_ok",
         "interrupted",
+        "saturation_avg",
+        "saturation_p95",
+        "overloaded",
     ]);
     for l in &r.levels {
-        t.push(csv_row(l));
+        let mut row = csv_row(l);
+        // The verdict's view of the level (over every repeat of its concurrency).
+        let f = r
+            .verdict
+            .as_ref()
+            .and_then(|v| v.levels.iter().find(|f| f.concurrency == l.concurrency));
+        row.extend([
+            csv_num(f.map(|f| f.saturation_avg)),
+            csv_num(f.and_then(|f| f.saturation_p95)),
+            f.map(|f| f.overloaded.to_string()).unwrap_or_default(),
+        ]);
+        t.push(row);
     }
     t
 }
@@ -255,9 +271,7 @@ fn csv_row(r: &LevelResult) -> Vec<String> {
         }
     }
     let k = r.kernel.clone().unwrap_or_default();
-    for v in [k.r_s, k.w_s, k.r_await, k.w_await, k.aqu_sz, k.util_pct] {
-        row.push(v.map(|v| format!("{v}")).unwrap_or_default());
-    }
+    row.extend([k.r_s, k.w_s, k.r_await, k.w_await, k.aqu_sz, k.util_pct].map(csv_num));
     row.push(format!("{:.3}", r.littles_law.implied_concurrency));
     row.push(r.littles_law.ok.to_string());
     row.push(r.interrupted.to_string());

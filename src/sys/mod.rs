@@ -53,6 +53,32 @@ fn kernel_value(root: &Root, name: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// The running host's name and kernel release as uname(2) gives them (independent of
+/// --proc-root: the machine iosat runs on); empty strings if the call fails.
+pub fn uname() -> (String, String) {
+    // SAFETY: utsname is plain bytes; uname fills it and NUL-terminates each field.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return (String::new(), String::new());
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (field(&u.nodename), field(&u.release))
+}
+
+/// CPUs online (sysconf(_SC_NPROCESSORS_ONLN)), the count iostat prints; 0 if unknown.
+pub fn online_cpus() -> u32 {
+    // SAFETY: sysconf only reads a system setting.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(n).unwrap_or(0)
+}
+
 /// "6.18.44-fc-v445" → (6, 18).
 pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
     let mut it = release.split(|c: char| !c.is_ascii_digit());
@@ -66,5 +92,12 @@ mod tests {
         assert_eq!(super::kernel_version("6.18.44-fc-v445"), Some((6, 18)));
         assert_eq!(super::kernel_version("4.19.0"), Some((4, 19)));
         assert_eq!(super::kernel_version("x"), None);
+    }
+
+    #[test]
+    fn uname_names_this_host() {
+        let (host, release) = super::uname();
+        assert!(!host.is_empty() && super::kernel_version(&release).is_some());
+        assert!(super::online_cpus() >= 1);
     }
 }

@@ -350,19 +350,34 @@ Latency (ms):
 fn seed000_sysbench_excerpts_give_the_article_table() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("seed000.txt"), seed000_sysbench()).unwrap();
-    let csv = stdout(&analyze_in(dir.path(), &["seed000.txt", "--csv"]));
     // The avg/baseline column of the levels table (shared with sweep: "x_base").
-    let x_base = csv
+    let md = stdout(&analyze_in(dir.path(), &["seed000.txt", "--markdown"]));
+    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
+    let mut table = md.lines().skip_while(|l| !l.starts_with("| conc"));
+    let x_base = cells(table.next().unwrap())
+        .iter()
+        .position(|h| h == "x_base")
+        .unwrap();
+    let ratios: Vec<String> = table
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| cells(l)[x_base].clone())
+        .collect();
+    assert_eq!(ratios, ["1.00x", "1.07x", "1.5x", "3.6x", "13.9x"]);
+    // The CSV gives the same ratios as plain numbers (saturation_avg).
+    let csv = stdout(&analyze_in(dir.path(), &["seed000.txt", "--csv"]));
+    let col = csv
         .lines()
         .next()
         .unwrap()
         .split(',')
-        .position(|h| h == "x_base")
+        .position(|h| h == "saturation_avg")
         .unwrap();
-    let ratios: Vec<&str> = csv
+    let ratios: Vec<String> = csv
         .lines()
         .skip(1)
-        .map(|l| l.split(',').nth(x_base).unwrap())
+        .map(|l| l.split(',').nth(col).unwrap().parse::<f64>().unwrap())
+        .map(iosat::analysis::text::fmt_ratio)
         .collect();
     assert_eq!(ratios, ["1.00x", "1.07x", "1.5x", "3.6x", "13.9x"]);
     let r: Value =

@@ -58,7 +58,7 @@ fn every_method_and_mode_runs_and_verifies() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = json(&out);
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     let cases = r["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 8 * 2 * 2, "{r:#}");
     let methods = [

@@ -10,6 +10,7 @@ mod fsync;
 mod fuzz;
 mod report;
 mod safety;
+mod schema;
 mod sim;
 mod stat;
 mod stat_extras;

@@ -231,7 +231,7 @@ fn recording_rows_are_what_stat_replay_prints() {
             close(&o[col("w_await_ms")], &d["w_await"], 3),
             "{o:?} vs {d}"
         );
-        assert!(close(&o[col("%util")], &d["util"], 2), "{o:?} vs {d}");
+        assert!(close(&o[col("util_pct")], &d["util"], 2), "{o:?} vs {d}");
         assert!(close(&o[col("aqu-sz")], &d["aqu-sz"], 2), "{o:?} vs {d}");
         // Saturation: what stat computes against the same profile.
         assert!(close(

@@ -50,7 +50,7 @@ fn recorded_pair_matches_hand_computed_sysstat_formulas() {
     // Two runs in the file: no interval spans the gap between them.
     assert_eq!(reports.len(), 2);
     let r = &reports[0];
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     close(&r["interval_s"], 2.005);
     assert_eq!(r["timestamp"], "2025-11-22T03:50:02.005Z");
     assert_eq!(r["start_timestamp"], "2025-11-22T03:50:00.000Z");

@@ -1,0 +1,189 @@
+//! Every JSON output iosat prints, validated against its shipped JSON Schema
+//! (`schemas/KIND.schema.json`, draft 2020-12): a sim sweep, fsync on a temp dir, analyze of
+//! each input format, stat lines live and replayed, info live and on a fixture tree. The
+//! schemas are strict where a consumer depends on them: the envelope (kind, versions, host,
+//! kernel, cpus, start) must be there with its types.
+
+use crate::util::{fixture, iosat, json_lines, ok_stdout};
+use serde_json::Value;
+
+fn schema(kind: &str) -> Value {
+    let path = format!("{}/schemas/{kind}.schema.json", env!("CARGO_MANIFEST_DIR"));
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    jsonschema::meta::validate(&s).unwrap_or_else(|e| panic!("{path} is not a schema: {e}"));
+    s
+}
+
+/// Each error with where it is, or nothing.
+fn errors(kind: &str, doc: &Value) -> Vec<String> {
+    let v = jsonschema::validator_for(&schema(kind)).unwrap();
+    v.iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
+
+fn assert_valid(kind: &str, doc: &Value, what: &str) {
+    let e = errors(kind, doc);
+    assert!(e.is_empty(), "{what} fails {kind}.schema.json: {e:#?}");
+    assert_eq!(doc["kind"], kind, "{what}");
+}
+
+fn run_json(args: &[&str]) -> Value {
+    serde_json::from_str(&ok_stdout(&iosat().args(args).output().unwrap())).unwrap()
+}
+
+fn sim_sweep(extra: &[&str]) -> Value {
+    let mut a = vec![
+        "sweep",
+        "--engine",
+        "sim:units=4,service=1ms",
+        "--levels",
+        "1,2,4",
+        "--duration",
+        "200ms",
+        "--ramp",
+        "0",
+        "--no-progress",
+        "--json",
+    ];
+    a.extend_from_slice(extra);
+    run_json(&a)
+}
+
+#[test]
+fn sweep_json_matches_its_schema() {
+    assert_valid("sweep", &sim_sweep(&[]), "sim sweep");
+    let mixed = sim_sweep(&["--pattern", "randrw", "--repeat", "2"]);
+    assert_valid("sweep", &mixed, "randrw sweep with repeats");
+}
+
+#[test]
+fn fsync_json_matches_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let r = run_json(&[
+        "fsync",
+        d,
+        "--methods",
+        "fsync,odsync",
+        "--sizes",
+        "4k",
+        "--duration",
+        "0.1",
+        "--committers",
+        "1,2",
+        "--target-tps",
+        "100",
+        "--json",
+    ]);
+    assert_valid("fsync", &r, "fsync on a temp dir");
+    assert!(!r["group_commit"].is_null());
+}
+
+#[test]
+fn analyze_json_of_every_input_format_matches_its_schema() {
+    let sets: &[&[&str]] = &[
+        &[
+            "fio-qd1.json",
+            "fio-qd4.json",
+            "fio-qd16.json",
+            "fio-qd64.json",
+        ],
+        &["fio-plus-qd8.json"],
+        &["sysbench-t1.txt", "sysbench-t4.txt", "sysbench-t16.txt"],
+        &["iostat-x.txt"],
+        &["iostat.json"],
+        &["pt-stalk-loop.diskstats"],
+        &["iosat-loop.rec"],
+    ];
+    for files in sets {
+        let mut a = vec!["analyze".to_string(), "--json".to_string()];
+        a.extend(
+            files
+                .iter()
+                .map(|f| fixture("import").join(f).display().to_string()),
+        );
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        assert_valid("analyze", &run_json(&a), &format!("analyze {files:?}"));
+    }
+}
+
+#[test]
+fn stat_lines_live_and_replayed_match_their_schema() {
+    let live = ok_stdout(
+        &iosat()
+            .args(["stat", "--all", "-i", "0.1", "-c", "2", "--json"])
+            .output()
+            .unwrap(),
+    );
+    for rec in [
+        "stat/pair.rec",
+        "stat/profiled.rec",
+        "stat/pt-stalk.diskstats",
+    ] {
+        let f = fixture(rec);
+        let o = iosat()
+            .args(["stat", "--all", "--json", "--replay"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let lines = json_lines(&ok_stdout(&o));
+        assert!(!lines.is_empty(), "{rec}");
+        for l in &lines {
+            assert_valid("stat", l, rec);
+        }
+    }
+    let lines = json_lines(&live);
+    assert_eq!(lines.len(), 2);
+    for l in &lines {
+        assert_valid("stat", l, "live stat");
+    }
+    // One envelope per run: every line carries the same.
+    assert_eq!(lines[0]["started"], lines[1]["started"]);
+}
+
+#[test]
+fn info_json_matches_its_schema() {
+    assert_valid("info", &run_json(&["info", "--json"]), "info");
+    let root = fixture("sysroot1");
+    let r = run_json(&[
+        "info",
+        "--json",
+        "--proc-root",
+        root.join("proc").to_str().unwrap(),
+        "--sys-root",
+        root.join("sys").to_str().unwrap(),
+    ]);
+    assert_valid("info", &r, "info on a fixture tree");
+}
+
+#[test]
+fn a_missing_envelope_field_or_a_wrong_type_fails() {
+    let good = sim_sweep(&[]);
+    assert!(errors("sweep", &good).is_empty());
+    for key in [
+        "host",
+        "kernel",
+        "cpus",
+        "started",
+        "started_unix_s",
+        "kind",
+    ] {
+        let mut d = good.clone();
+        d.as_object_mut().unwrap().remove(key);
+        assert!(!errors("sweep", &d).is_empty(), "{key} missing passes");
+    }
+    let mut d = good.clone();
+    d["cpus"] = "2".into();
+    assert!(!errors("sweep", &d).is_empty(), "cpus as a string passes");
+    let mut d = good.clone();
+    d["kind"] = "fsync".into();
+    assert!(
+        !errors("sweep", &d).is_empty(),
+        "a sweep of kind fsync passes"
+    );
+    let mut d = good;
+    d["levels"][0]["iops"] = "fast".into();
+    let e = errors("sweep", &d);
+    assert!(e.iter().any(|e| e.contains("/levels/0/iops")), "{e:?}");
+}
