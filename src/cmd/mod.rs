@@ -1,6 +1,7 @@
 //! One orchestration function per subcommand: validated spec in, report out, exit code back.
 
 pub mod analyze;
+pub mod completions;
 pub mod exporter;
 pub mod fsync;
 pub mod info;

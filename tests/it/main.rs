@@ -7,6 +7,7 @@ mod evidence;
 mod exporter;
 mod fsync;
 mod fuzz;
+mod habits;
 mod report;
 mod safety;
 mod sim;
