@@ -14,6 +14,9 @@ pub struct IostatHabits {
     pub partitions: bool,
     /// `-p DEV,...`: these devices and their partitions (as globs `DEV*`).
     pub devices: Vec<String>,
+    /// `-p 1 5`: the number clap took as -p's value is iostat's interval (no device name
+    /// starts with a digit); it goes back in front of the positional arguments.
+    pub positional: Option<String>,
 }
 
 /// iostat's flags on `iosat stat`.
@@ -63,7 +66,9 @@ pub fn iostat(f: &IostatFlags) -> Result<IostatHabits> {
     };
     if let Some(p) = &f.p {
         h.partitions = true;
-        if !p.eq_ignore_ascii_case("ALL") {
+        if p.starts_with(|c: char| c.is_ascii_digit()) {
+            h.positional = Some(p.clone());
+        } else if !p.eq_ignore_ascii_case("ALL") {
             for d in p.split(',').map(str::trim) {
                 let name = super::stat::device_pattern(d)
                     .map_err(|_| Error::usage("-p", d, "must be ALL or a device name list"))?;
@@ -212,6 +217,13 @@ mod tests {
         })
         .unwrap();
         assert!(all.partitions && all.devices.is_empty());
+        let num = iostat(&IostatFlags {
+            p: Some("1".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(num.partitions && num.devices.is_empty());
+        assert_eq!(num.positional.as_deref(), Some("1"));
         let e = iostat(&IostatFlags {
             m: true,
             ..Default::default()

@@ -144,8 +144,14 @@ fn output_file(a: &StatArgs) -> Result<(Option<PathBuf>, bool)> {
 
 impl StatSpec {
     pub fn from_args(a: &StatArgs) -> Result<StatSpec> {
-        let (devices, pos_interval, pos_count) = split_interval_count(&a.devices);
         let habits = super::habits::iostat(&a.iostat)?;
+        let args: Vec<String> = habits
+            .positional
+            .iter()
+            .chain(&a.devices)
+            .cloned()
+            .collect();
+        let (devices, pos_interval, pos_count) = split_interval_count(&args);
         let interval_ns = match (&a.interval, pos_interval) {
             (Some(_), Some(p)) => {
                 return Err(Error::usage(
@@ -234,6 +240,9 @@ mod tests {
     fn intervals() {
         assert_eq!(parse_interval("0.5").unwrap(), 500_000_000);
         assert_eq!(parse_interval("2").unwrap(), 2_000_000_000);
+        // The one parser of durations (units.rs): iostat's bare seconds and units alike.
+        assert_eq!(parse_interval("1s").unwrap(), 1_000_000_000);
+        assert_eq!(parse_interval("500ms").unwrap(), 500_000_000);
         for bad in ["0", "-1", "abc", "", "nan", "inf", "0.001", "1e9"] {
             let e = parse_interval(bad).unwrap_err().to_string();
             assert!(e.starts_with("'-i' "), "{e}");

@@ -201,6 +201,18 @@ fn positional_interval_and_count() {
     assert_eq!(lines.len(), 2);
     let iv = lines[1]["interval_s"].as_f64().unwrap();
     assert!((0.04..1.0).contains(&iv), "{iv}");
+    // `-p` takes an optional value: `-p 0.05 2` is -p (ALL) then interval and count.
+    let o = run(&[
+        "stat",
+        "--proc-root",
+        root.to_str().unwrap(),
+        "--json",
+        "-p",
+        "0.05",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json_lines(&stdout(&o)).len(), 2);
     // `iosat stat sda 2 3` names sda as a DEVICE (the fixture has none: the DEVICE error,
     // not a number error).
     let e = stderr(&run(&[
