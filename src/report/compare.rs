@@ -211,9 +211,8 @@ fn legend_lines(runs: &[Run]) -> Vec<String> {
 }
 
 /// Every concurrency any run measured, ascending.
-fn all_concurrencies(ls: &[Levels]) -> Vec<u32> {
+fn all_concurrencies<'a>(ls: impl Iterator<Item = &'a Levels>) -> Vec<u32> {
     let mut cs: Vec<u32> = ls
-        .iter()
         .flat_map(|l| l.points.iter().map(|p| p.concurrency))
         .collect();
     cs.sort_unstable();
@@ -238,7 +237,7 @@ fn levels_table(ls: &[Levels]) -> Table {
         h.push(format!("p95_us_{}", letter(i)));
     }
     let mut t = Table::new(h);
-    for c in all_concurrencies(ls) {
+    for c in all_concurrencies(ls.iter()) {
         let at: Vec<Option<&LevelPoint>> = ls
             .iter()
             .map(|l| l.points.iter().find(|p| p.concurrency == c))
@@ -639,17 +638,10 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
         })
         .collect();
     if ls.iter().any(|(_, l)| !l.points.is_empty()) {
-        let ticks: Vec<f64> = all_concurrencies(
-            &ls.iter()
-                .map(|(_, l)| Levels {
-                    points: l.points.clone(),
-                    verdict: None,
-                })
-                .collect::<Vec<_>>(),
-        )
-        .into_iter()
-        .map(f64::from)
-        .collect();
+        let ticks: Vec<f64> = all_concurrencies(ls.iter().map(|(_, l)| l))
+            .into_iter()
+            .map(f64::from)
+            .collect();
         let mut tput = LineChart::new(
             "compare-throughput",
             "Throughput vs concurrency",
