@@ -84,6 +84,16 @@ fn fsync_results_compare_case_by_case() {
     assert!(text.contains("Commit latency per case"), "{text}");
     assert!(text.contains("flush verdict unchanged"), "{text}");
     assert!(text.contains("32 other cases unchanged"), "{text}");
+    // The page: both runs' percentiles per case on one chart.
+    let page = d.path().join("fsync.html");
+    ok_stdout(&compare(&[&a, &b], &["--html", page.to_str().unwrap()]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("fsync 4 KiB overwrite (A)") && html.contains("fsync 4 KiB overwrite (B)")
+    );
+    if let Some(bin) = crate::report::chromium() {
+        crate::report::check_page(&bin, d.path(), "compare-fsync", &html, 1);
+    }
 }
 
 #[test]
