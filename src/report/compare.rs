@@ -20,6 +20,9 @@ use std::fmt::Write as _;
 /// measures), so smaller differences say nothing about the device.
 pub const UNCHANGED_SHARE: f64 = 0.05;
 
+/// Version of `compare --json`'s layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// One result to compare, with the name it goes by (its file name).
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -502,6 +505,8 @@ fn tables(runs: &[Run]) -> Vec<(&'static str, Table)> {
 #[derive(Serialize)]
 struct CompareJson<'a> {
     kind: &'static str,
+    schema_version: u32,
+    iosat_version: &'static str,
     of: &'static str,
     runs: Vec<RunJson<'a>>,
     tables: Vec<TableJson<'a>>,
@@ -564,6 +569,8 @@ pub fn render(runs: &[Run], format: Format) -> String {
         Format::Json => {
             let doc = CompareJson {
                 kind: "compare",
+                schema_version: SCHEMA_VERSION,
+                iosat_version: env!("CARGO_PKG_VERSION"),
                 of: what,
                 runs: runs
                     .iter()

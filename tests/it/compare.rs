@@ -56,6 +56,7 @@ fn two_sweeps_side_by_side_with_the_differences_in_words() {
     assert!(csv.starts_with("conc,IOPS_A,IOPS_B,"), "{csv}");
     let json = ok_json(&compare(&[&a, &b], &["--json"]));
     assert_eq!(json["kind"], "compare");
+    assert_eq!(json["schema_version"], 1);
     assert_eq!(json["of"], "sweep");
     assert_eq!(json["runs"].as_array().unwrap().len(), 2);
     assert!(json["differences"][0]
