@@ -23,5 +23,8 @@ pub struct InfoArgs {
     pub format: FormatArgs,
 
     #[command(flatten)]
+    pub output: super::OutputFileArgs,
+
+    #[command(flatten)]
     pub root: RootArgs,
 }

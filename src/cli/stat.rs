@@ -34,6 +34,11 @@ Devices: whole disks (and dm, md with their names) by default; --partitions adds
 partitions, --all adds loop, zram, ram and other virtual devices. DEVICE may be a kernel
 name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').
 
+CPU: each report starts with iostat's avg-cpu line (%user %nice %system %iowait %steal
+%idle of all CPUs over the same interval, from /proc/stat; an \"avg-cpu\" object in JSON,
+cpu_* columns in CSV): a busy or iowait-bound host is often the whole explanation.
+--no-cpu (or -d) leaves it out.
+
 iostat habits: `iosat stat -xz 1 5` works as in iostat. -x, -t, -k, -N and -y are accepted
 (iosat already does that), -d is --no-cpu, -p [ALL|DEV,...] adds partitions (of all disks,
 or of these), -z omits idle devices, -o JSON is --json; a trailing INTERVAL [COUNT] is -i,

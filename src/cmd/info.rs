@@ -17,5 +17,8 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<i32> {
         .write_all(out.as_bytes())
         .and_then(|_| stdout.flush())
         .map_err(|e| Error::io("<stdout>", e))?;
+    if let Some(o) = &spec.output {
+        crate::sys::fs::write_new_file(&o.path, out.as_bytes(), o.force)?;
+    }
     Ok(crate::error::exit::OK)
 }

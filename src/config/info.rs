@@ -16,6 +16,8 @@ pub struct InfoSpec {
     pub root: Root,
     /// Where device profiles are looked up (see `stat`).
     pub profile_dir: Option<PathBuf>,
+    /// `-o FILE`: the inventory is written there too.
+    pub output: Option<super::OutputFile>,
 }
 
 impl InfoSpec {
@@ -34,6 +36,7 @@ impl InfoSpec {
             format: super::output_format(&a.format, false),
             root: super::root(&a.root),
             profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
+            output: super::output_file(&a.output)?,
         })
     }
 }

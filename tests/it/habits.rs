@@ -286,9 +286,15 @@ fn output_file_refused_when_it_exists_unless_force() {
     let rec = cpu_rec();
     let iostat_log = fixture("import/iostat-x.txt");
     let analyze_in = iostat_log.to_str().unwrap();
-    let cmds: [Vec<&str>; 2] = [
+    let sysroot = fixture("sysroot1");
+    let (proc_root, sys_root) = (
+        sysroot.join("proc").to_str().unwrap().to_string(),
+        sysroot.join("sys").to_str().unwrap().to_string(),
+    );
+    let cmds: [Vec<&str>; 3] = [
         vec!["stat", "--replay", &rec, "--json"],
         vec!["analyze", analyze_in, "--json"],
+        vec!["info", "--proc-root", &proc_root, "--sys-root", &sys_root],
     ];
     for cmd in &cmds {
         std::fs::write(&out, "the user's file\n").unwrap();
