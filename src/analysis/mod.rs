@@ -1004,9 +1004,10 @@ fn cap_sentence(c: &Cap, last: u32) -> String {
     };
     format!(
         "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
-         a round figure: on a cloud volume that is the look of a provisioned {kind} cap \
-         (seed 003) rather than the device's own limit; compare it with what the volume was \
-         provisioned for.",
+         a round figure: on a cloud volume that is the look of a provisioned {kind} cap (as in \
+         'Does 100% utilization really mean the disk bottleneck?', an EBS volume held at its \
+         provisioned IOPS) rather than the device's own limit; compare it with what the volume \
+         was provisioned for.",
         c.from,
         CAP_PLATEAU * 100.0
     )
