@@ -152,6 +152,7 @@ pub fn start_report(
     notes: Vec<String>,
 ) -> SweepReport {
     let (pattern, read_pct) = pattern_name(plan.pattern);
+    let disk = watch.map(|w| crate::sys::device::queue_info(&w.root, &w.dev));
     SweepReport {
         envelope: crate::envelope::Envelope::now("sweep", SCHEMA_VERSION),
         target: match target {
@@ -165,6 +166,8 @@ pub fn start_report(
                 .into(),
                 size_bytes: t.size_bytes,
                 disk_device: watch.map(DeviceWatch::friendly_name),
+                disk_model: disk.as_ref().and_then(|q| q.model.clone()),
+                disk_size_bytes: disk.as_ref().and_then(|q| q.size_bytes),
                 logical_block_size: t.dio_align,
             },
             None => TargetInfo {

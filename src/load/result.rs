@@ -413,6 +413,11 @@ pub struct TargetInfo {
     pub size_bytes: u64,
     /// The whole disk under the target (file → filesystem → partition → disk), when known.
     pub disk_device: Option<String>,
+    /// That disk's model (`device/model`) and size, when sysfs gives them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_size_bytes: Option<u64>,
     pub logical_block_size: u32,
 }
 

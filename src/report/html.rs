@@ -127,7 +127,18 @@ fn sweep_context(r: &SweepReport) -> Vec<(&'static str, String)> {
     let mut v = vec![("measured", "concurrency sweep".to_string())];
     v.extend(envelope_rows(&r.envelope));
     if let Some(d) = &t.disk_device {
-        v.push(("device", d.clone()));
+        let about: Vec<String> = [t.disk_model.clone(), t.disk_size_bytes.map(human_bytes)]
+            .into_iter()
+            .flatten()
+            .collect();
+        v.push((
+            "device",
+            if about.is_empty() {
+                d.clone()
+            } else {
+                format!("{d} ({})", about.join(", "))
+            },
+        ));
     }
     if t.kind != "none" {
         v.push((
@@ -748,6 +759,28 @@ mod tests {
     use super::*;
     use crate::analysis::evidence::Spread;
     use crate::analysis::{analyze, LatencyNs, LevelPoint};
+
+    #[test]
+    fn the_sweep_header_names_where_and_on_what() {
+        let mut r = SweepReport::default();
+        r.envelope.host = "db7".into();
+        r.envelope.kernel = "6.18.0".into();
+        r.envelope.cpus = 2;
+        r.target.kind = "temp-file".into();
+        r.target.disk_device = Some("nvme0n1".into());
+        r.target.disk_model = Some("Samsung SSD 990".into());
+        r.target.disk_size_bytes = Some(1 << 40);
+        let rows = sweep_context(&r);
+        let get = |k: &str| rows.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
+        assert_eq!(get("host").as_deref(), Some("db7"));
+        assert_eq!(get("kernel").as_deref(), Some("6.18.0"));
+        assert_eq!(get("CPUs").as_deref(), Some("2"));
+        let dev = get("device").unwrap();
+        assert!(
+            dev.starts_with("nvme0n1 (Samsung SSD 990, ") && dev.contains("TiB"),
+            "{dev}"
+        );
+    }
 
     fn row(n: u32, iops: f64, mean_ms: f64, p95_ms: f64, w: f64) -> LevelRow {
         let mean = mean_ms * 1e6;
