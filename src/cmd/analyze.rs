@@ -19,7 +19,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
     // No --html for analyze: text goes to a terminal (`iosat report` draws the page).
     let format = match spec.format {
-        Format::Html => Format::Text { wide: false },
+        Format::Html => Format::TEXT,
         f => f,
     };
     let out = crate::report::analyze::render(&rep, format);

@@ -92,7 +92,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 
     // The page goes to --html; stdout and -o get text rather than a page.
     let format = match spec.format {
-        Format::Html => Format::Text { wide: false },
+        Format::Html => Format::TEXT,
         f => f,
     };
     let mut page = spec.html.as_deref().map(PageFile::new);

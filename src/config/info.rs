@@ -31,7 +31,7 @@ impl InfoSpec {
                 partitions: a.all,
                 all: a.all,
             },
-            format: super::output_format(&a.format, false),
+            format: super::output_format(&a.format),
             root: super::root(&a.root),
             profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
         })

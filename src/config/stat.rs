@@ -107,7 +107,7 @@ impl StatSpec {
             None => 1_000_000_000,
         };
         let count = a.count.as_deref().map(parse_count).transpose()?;
-        let format = super::output_format(&a.format, a.wide);
+        let format = super::output_format(&a.format);
         if let Some(r) = &a.record {
             crate::monitor::collect::check_record_target(r)?;
         }

@@ -15,6 +15,7 @@ pub mod stat_view;
 pub mod svg;
 pub mod sweep;
 pub mod table;
+pub mod text;
 
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
@@ -27,9 +28,13 @@ use serde_json::Value;
 /// `report --format`, or an output file's extension) and handed to every renderer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Aligned text for a terminal; `wide` puts every column on one line (stat --wide).
+    /// Aligned text for a terminal: tables of the columns that matter in 80 columns, or with
+    /// `wide` every column (`--wide`); prose wrapped at word boundaries to `width`; ANSI
+    /// colour for the knee, overload and warnings when `color` (a terminal without NO_COLOR).
     Text {
         wide: bool,
+        width: usize,
+        color: bool,
     },
     Json,
     Csv,
@@ -132,6 +137,15 @@ to version {supported}): render it with the iosat that wrote it or a newer one",
         },
     }
     Ok(())
+}
+
+impl Format {
+    /// Plain 80-column text without colour: what a pipe or a file gets.
+    pub const TEXT: Format = Format::Text {
+        wide: false,
+        width: 80,
+        color: false,
+    };
 }
 
 /// A typed result in `format`: one renderer per kind, the same one the live command uses.

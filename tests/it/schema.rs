@@ -33,21 +33,8 @@ fn run_json(args: &[&str]) -> Value {
 }
 
 fn sim_sweep(extra: &[&str]) -> Value {
-    let mut a = vec![
-        "sweep",
-        "--engine",
-        "sim:units=4,service=1ms",
-        "--levels",
-        "1,2,4",
-        "--duration",
-        "200ms",
-        "--ramp",
-        "0",
-        "--no-progress",
-        "--json",
-    ];
-    a.extend_from_slice(extra);
-    run_json(&a)
+    let out = crate::report::sim_sweep(&[&["--json"], extra].concat());
+    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
