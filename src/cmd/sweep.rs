@@ -100,7 +100,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     // Partial results after every level (DESIGN.md §3.4), and the final ones.
     let mut write_files = |r: &SweepReport| -> Result<()> {
         if let Some(out) = out_file.as_mut() {
-            out.write(&render(r, format))?;
+            out.write(&render(r, format.for_file()))?;
         }
         if let Some(page) = page.as_mut() {
             page.write(&render(r, Format::Html))?;

@@ -27,7 +27,7 @@ pub fn output_format(f: &crate::cli::FormatArgs) -> Format {
     } else {
         let columns = crate::sys::tty::stdout_columns();
         let env_off = |k: &str, bad: fn(&str) -> bool| std::env::var(k).is_ok_and(|v| bad(&v));
-        let color = columns.is_some()
+        let color = crate::sys::tty::stdout_is_terminal()
             && !env_off("NO_COLOR", |v| !v.is_empty())
             && !env_off("TERM", |v| v == "dumb");
         Format::Text {

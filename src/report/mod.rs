@@ -146,6 +146,19 @@ impl Format {
         width: 80,
         color: false,
     };
+
+    /// The same format for a file (`-o`): text at 80 columns and never coloured, whatever
+    /// the terminal the command runs in.
+    pub fn for_file(self) -> Format {
+        match self {
+            Format::Text { wide, .. } => Format::Text {
+                wide,
+                width: 80,
+                color: false,
+            },
+            f => f,
+        }
+    }
 }
 
 /// A typed result in `format`: one renderer per kind, the same one the live command uses.
@@ -211,6 +224,22 @@ mod tests {
         let mut d = doc(1.into());
         d["cases"][0]["method"] = "fsnyc".into();
         assert!(fsync_doc(d).unwrap_err().contains("fsnyc"));
+    }
+
+    #[test]
+    fn files_get_plain_80_column_text() {
+        let tty = Format::Text {
+            wide: true,
+            width: 132,
+            color: true,
+        };
+        let plain = Format::Text {
+            wide: true,
+            width: 80,
+            color: false,
+        };
+        assert_eq!(tty.for_file(), plain);
+        assert_eq!(Format::Csv.for_file(), Format::Csv);
     }
 
     #[test]

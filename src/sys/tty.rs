@@ -18,11 +18,16 @@ pub enum Input {
     Gone,
 }
 
+/// True when standard output is a terminal (not a pipe or a file).
+pub fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal()
+}
+
 /// Standard output's terminal width in columns; None when standard output is not a terminal
-/// (a pipe, a file) or the terminal does not say.
+/// (a pipe, a file) or the terminal does not say (a pty whose size was never set).
 pub fn stdout_columns() -> Option<usize> {
-    // SAFETY: isatty only inspects the descriptor.
-    if unsafe { libc::isatty(libc::STDOUT_FILENO) } != 1 {
+    if !stdout_is_terminal() {
         return None;
     }
     // SAFETY: winsize is plain integers; TIOCGWINSZ fills it for a terminal.

@@ -773,3 +773,43 @@ fn analyze_text_at_80_columns() {
     insta::assert_snapshot!("analyze_fio_text_80", fio);
     insta::assert_snapshot!("analyze_iostat_text_80", run(&["iostat-x.txt"]));
 }
+
+/// On a terminal (a pty made by util-linux `script`) the knee row is green and the overload
+/// row red; NO_COLOR turns colour off (no-color.org).
+#[test]
+fn colour_on_a_terminal_only_and_never_with_no_color() {
+    if !crate::util::have("script", "--version") {
+        eprintln!("skipped: util-linux script(1) is not installed");
+        return;
+    }
+    let cmd = format!(
+        "{} analyze fio-qd1.json fio-qd4.json fio-qd16.json",
+        env!("CARGO_BIN_EXE_iosat")
+    );
+    let run = |no_color: bool| {
+        let mut c = Command::new("script");
+        c.args(["-qec", &cmd, "/dev/null"])
+            .current_dir(crate::util::fixture("import"))
+            .stdin(Stdio::null())
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm");
+        if no_color {
+            c.env("NO_COLOR", "1");
+        }
+        ok_stdout(&c.output().unwrap())
+    };
+    let tty = run(false);
+    assert!(
+        tty.lines()
+            .any(|l| l.starts_with("\x1b[32m4 ") && l.contains("knee")),
+        "{tty:?}"
+    );
+    assert!(
+        tty.lines()
+            .any(|l| l.starts_with("\x1b[31m16 ") && l.contains("overload")),
+        "{tty:?}"
+    );
+    let plain = run(true);
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(plain.contains("knee"), "{plain:?}");
+}
