@@ -512,7 +512,7 @@ pub fn csv(r: &FsyncReport) -> String {
     }
     t.to_csv()
 }
-/// The JSON `iosat fsync --json` prints (schema_version 1), pretty, with a final newline.
+/// The JSON `iosat fsync --json` prints (schema_version 2), pretty, with a final newline.
 pub fn json(r: &FsyncReport) -> String {
     let mut s = serde_json::to_string_pretty(r).expect("an fsync report serialises");
     s.push('\n');
