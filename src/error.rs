@@ -16,10 +16,11 @@ pub mod exit {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A flag's value is not acceptable: names the flag and the value.
-    #[error("'{flag}' {reason} (got '{value}')")]
+    #[error("{}", usage_line(flag, value, reason))]
     Usage {
         flag: String,
-        value: String,
+        /// None for a flag that takes no value (`--force`).
+        value: Option<String>,
         reason: String,
     },
     /// An input file (recording, import, fixture) is not in the expected form.
@@ -47,11 +48,28 @@ pub enum Error {
     Interrupted,
 }
 
+/// "'--flag' reason (got 'value')"; a flag that takes no value (`--force`) has no "got".
+fn usage_line(flag: &str, value: &Option<String>, reason: &str) -> String {
+    match value {
+        None => format!("'{flag}' {reason}"),
+        Some(v) => format!("'{flag}' {reason} (got '{v}')"),
+    }
+}
+
 impl Error {
     pub fn usage(flag: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
         Error::Usage {
             flag: flag.to_string(),
-            value: value.to_string(),
+            value: Some(value.to_string()),
+            reason: reason.into(),
+        }
+    }
+
+    /// A flag that takes no value, used where it has no meaning.
+    pub fn flag(flag: &str, reason: impl Into<String>) -> Self {
+        Error::Usage {
+            flag: flag.to_string(),
+            value: None,
             reason: reason.into(),
         }
     }

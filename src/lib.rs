@@ -35,6 +35,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Fsync(a) => cmd::fsync::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
         Command::Top(a) => cmd::top::run(a),
         Command::Exporter(a) => cmd::exporter::run(a),
     }

@@ -18,9 +18,11 @@ pub const BASELINE_TOLERANCE: f64 = 0.10;
 /// (or by more than the two measurements' own windows spread, if that is wider).
 pub const DRIFT_TOLERANCE: f64 = 0.10;
 
-/// A level whose sub-windows' mean latency (or IOPS) spans more than this fraction of its value
-/// is unstable whatever the verdict relies on.
-pub const UNSTABLE_WIDTH: f64 = 0.5;
+/// A level whose sub-windows' mean latency (or IOPS) varies with a CV above this is unstable
+/// whatever the verdict relies on: about a min–max spread of half its value over 8 windows
+/// (the expected range of 8 normal draws is 2.8 standard deviations). A CV, not the min–max,
+/// so that re-measuring a steady level does not make it look less stable.
+pub const UNSTABLE_CV: f64 = 0.175;
 
 /// Waiting for a CPU counts as a material part of the latency from this share of it.
 pub const CPU_WAIT_SHARE: f64 = 0.10;
@@ -55,11 +57,43 @@ pub enum DriftChoice {
     Both,
 }
 
-/// An interval `(lo, hi)` of one figure of a level: its sub-windows' extremes, or the figure
-/// itself when no spread was measured.
-fn interval(v: f64, lo: Option<f64>, hi: Option<f64>) -> (f64, f64) {
-    match (lo, hi) {
-        (Some(a), Some(b)) if a > 0.0 && b >= a => (a.min(v), b.max(v)),
+/// Student's t for a two-sided 95 % interval with `df` degrees of freedom (df ≥ 1).
+fn t95(df: u32) -> f64 {
+    const T: [f64; 10] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=10 => T[df as usize - 1],
+        11..=15 => 2.131,
+        16..=20 => 2.086,
+        21..=30 => 2.042,
+        31..=60 => 2.000,
+        _ => 1.96,
+    }
+}
+
+/// Half-width, relative to the figure, of its 95 % confidence interval from `n` sub-windows
+/// whose (population) coefficient of variation is `cv`: t · s ÷ √n with s the sample standard
+/// deviation (cv · √(n ÷ (n − 1))), i.e. t · cv ÷ √(n − 1). It narrows as windows are added
+/// (`--repeat`, the adaptive re-measure), which the windows' min–max never does. Neighbouring
+/// windows of one level are not independent (a disturbance spans several), so this is the
+/// interval of a level that was steady; [`unstable`] flags the others by their CV.
+pub fn rel_half_width(cv: f64, n: u32) -> f64 {
+    if n < 2 || !cv.is_finite() {
+        return 0.0;
+    }
+    t95(n - 1) * cv / f64::from(n - 1).sqrt()
+}
+
+/// The 95 % interval `(lo, hi)` of figure `v` whose windows' CV is `cv`, or the figure itself
+/// when no spread was measured.
+fn interval(v: f64, cv: Option<f64>, n: u32) -> (f64, f64) {
+    match cv {
+        Some(c) if n >= 2 && v > 0.0 => {
+            let h = v * rel_half_width(c, n);
+            ((v - h).max(0.0), v + h)
+        }
         _ => (v, v),
     }
 }
@@ -68,8 +102,8 @@ fn mean_interval(l: &LevelPoint) -> (f64, f64) {
     let s = l.spread.as_ref();
     interval(
         l.latency_ns.mean,
-        s.map(|s| s.mean_ns_min),
-        s.map(|s| s.mean_ns_max),
+        s.map(|s| s.mean_ns_cv),
+        s.map_or(0, |s| s.windows),
     )
 }
 
@@ -78,15 +112,15 @@ fn p95_interval(l: &LevelPoint) -> Option<(f64, f64)> {
     let s = l.spread.as_ref();
     Some(interval(
         p,
-        s.and_then(|s| s.p95_ns_min),
-        s.and_then(|s| s.p95_ns_max),
+        s.and_then(|s| s.p95_ns_cv),
+        s.map_or(0, |s| s.windows),
     ))
 }
 
-/// Kleinrock's power (IOPS ÷ mean latency) as an interval over the level's windows.
+/// Kleinrock's power (IOPS ÷ mean latency) as an interval from the level's windows.
 pub fn power_interval(l: &LevelPoint) -> (f64, f64) {
     let s = l.spread.as_ref();
-    let (x_lo, x_hi) = interval(l.iops, s.map(|s| s.iops_min), s.map(|s| s.iops_max));
+    let (x_lo, x_hi) = interval(l.iops, s.map(|s| s.iops_cv), s.map_or(0, |s| s.windows));
     let (r_lo, r_hi) = mean_interval(l);
     if r_lo <= 0.0 {
         return (0.0, 0.0);
@@ -94,13 +128,12 @@ pub fn power_interval(l: &LevelPoint) -> (f64, f64) {
     (x_lo / r_hi * 1e9, x_hi / r_lo * 1e9)
 }
 
-/// Relative width of the noisier of the level's IOPS and mean latency, 0 without a spread.
-fn rel_width(s: &Spread, l: &LevelPoint) -> f64 {
-    let w = |lo: f64, hi: f64, v: f64| if v > 0.0 { (hi - lo).max(0.0) / v } else { 0.0 };
-    w(s.iops_min, s.iops_max, l.iops).max(w(s.mean_ns_min, s.mean_ns_max, l.latency_ns.mean))
+/// The noisier of the level's IOPS and mean latency windows, as a CV.
+fn noisiest_cv(s: &Spread) -> f64 {
+    s.iops_cv.max(s.mean_ns_cv)
 }
 
-/// Relative noise of a level's mean latency: half its windows' range, or 0.
+/// Relative noise of a level's mean latency: its interval's half-width, or 0.
 fn mean_noise(l: &LevelPoint) -> f64 {
     let (lo, hi) = mean_interval(l);
     if l.latency_ns.mean > 0.0 {
@@ -209,7 +242,7 @@ pub fn rebase(lv: &[LevelPoint], base: &LevelPoint) -> Option<(LevelPoint, Strin
 }
 
 /// The levels the measurement can't tell apart from the knee: neighbours (below the overload
-/// point) whose power interval overlaps the knee's. None without spreads or when the knee is
+/// point) whose power's 95 % interval overlaps the knee's. None without spreads or when the knee is
 /// clear.
 pub fn knee_range(lv: &[LevelPoint], knee: usize, overload: Option<u32>) -> Option<(u32, u32)> {
     lv[knee].spread.as_ref()?;
@@ -235,7 +268,7 @@ pub fn knee_range(lv: &[LevelPoint], knee: usize, overload: Option<u32>) -> Opti
 }
 
 /// The overload point's uncertainty: (the lowest level that is perhaps overloaded, the first
-/// that surely is) given the windows' p95 extremes against the baseline's. None when both are
+/// that surely is) given the 95 % intervals of the levels' p95 against the baseline's. None when both are
 /// the overload point itself.
 pub fn overload_range(lv: &[LevelPoint], base: &LevelPoint, overload: u32) -> Option<(u32, u32)> {
     let (b_lo, b_hi) = p95_interval(base)?;
@@ -254,14 +287,14 @@ pub fn overload_range(lv: &[LevelPoint], base: &LevelPoint, overload: u32) -> Op
 /// Per level: its windows disagree by more than the verdict can afford. The verdict relies on
 /// the step in power between neighbours (the knee) and on p95 against 3x the baseline (the
 /// overload point): a level is unstable when its power interval is wider than the power step
-/// to its nearer neighbour, or when its windows spread over more than [`UNSTABLE_WIDTH`].
+/// to its nearer neighbour, or when its windows vary with a CV above [`UNSTABLE_CV`].
 pub fn unstable(lv: &[LevelPoint], findings: &[LevelFinding]) -> Vec<bool> {
     (0..lv.len())
         .map(|i| {
             let Some(s) = lv[i].spread.as_ref() else {
                 return false;
             };
-            if rel_width(s, &lv[i]) > UNSTABLE_WIDTH {
+            if noisiest_cv(s) > UNSTABLE_CV {
                 return true;
             }
             let p = findings[i].power;

@@ -117,6 +117,35 @@ impl Verdict {
         }
         (!why.is_empty()).then(|| why.join("; "))
     }
+
+    /// The levels whose spread leaves the verdict open, which measuring again can settle:
+    /// every level inside the knee's and the overload point's ranges, and an unstable level
+    /// that is (or neighbours) the knee or the overload point. Levels cut short decide nothing
+    /// and are never listed. In the order measured; empty when the verdict is settled.
+    pub fn deciding_levels(&self) -> Vec<u32> {
+        let conc: Vec<u32> = self.levels.iter().map(|f| f.concurrency).collect();
+        let in_range = |c: u32, r: Option<(u32, u32)>| r.is_some_and(|(lo, hi)| c >= lo && c <= hi);
+        let near = |c: u32, target: Option<u32>| {
+            let (Some(i), Some(t)) = (
+                conc.iter().position(|&x| x == c),
+                target.and_then(|t| conc.iter().position(|&x| x == t)),
+            ) else {
+                return false;
+            };
+            i.abs_diff(t) <= 1
+        };
+        conc.iter()
+            .copied()
+            .filter(|&c| !self.cut_levels.contains(&c))
+            .filter(|&c| {
+                in_range(c, self.knee_range)
+                    || in_range(c, self.overload_range)
+                    || (self.unstable_levels.contains(&c)
+                        && (near(c, Some(self.knee_concurrency))
+                            || near(c, self.overload_concurrency)))
+            })
+            .collect()
+    }
 }
 
 impl UslFit {
@@ -771,7 +800,8 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
     if !unstable_levels.is_empty() {
         summary.push(format!(
             "Unstable: the sub-windows of concurrency {} disagree by more than the differences \
-             the verdict relies on; re-measure {} (--repeat) before trusting {}.",
+             the verdict relies on; measure {} longer (--duration, --repeat or --budget) before \
+             trusting {}.",
             confidence::list(&unstable_levels),
             if unstable_levels.len() == 1 {
                 "it"
@@ -1013,6 +1043,16 @@ fn littles_lines(lv: &[LevelPoint], findings: &[LevelFinding]) -> Vec<String> {
                         "the kernel's aqu-sz exceeds IOPS × latency: another workload on the \
                          device?"
                     }
+                    _ if many.iter().all(|(_, f)| {
+                        f.littles_law_note
+                            .as_deref()
+                            .is_some_and(|n| n.contains("waiting for a CPU"))
+                    }) =>
+                    {
+                        "the kernel's aqu-sz is under half of IOPS × latency: most of the \
+                         latency is spent above the device, waiting for a CPU (the machine was \
+                         busy)"
+                    }
                     _ => {
                         "the kernel's aqu-sz is under half of IOPS × latency: most of the \
                          latency is spent above the device (cache hits, CPU-bound path)"
@@ -1069,8 +1109,21 @@ fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
             ));
             LittleCheck::KernelQueueHigh
         } else if q < in_flight * AQU_SZ_MIN_SHARE {
+            // Name the cause the evidence shows: measured waiting for a CPU, else the usual
+            // suspects (a throttle is named by the verdict's limit line instead).
+            let cpu_wait = l
+                .disturbance
+                .as_ref()
+                .and_then(|d| d.cpu_wait_ns_per_io)
+                .filter(|w| {
+                    l.latency_ns.mean > 0.0 && *w / l.latency_ns.mean >= confidence::CPU_WAIT_SHARE
+                });
+            let why = match cpu_wait {
+                Some(w) => format!("waiting for a CPU ({}/IO of it)", text::fmt_latency_ns(w)),
+                None => "cache hits, CPU-bound path".to_string(),
+            };
             notes.push(format!(
-                "the kernel's aqu-sz {q:.2} is under half of IOPS × latency = {in_flight:.2}: most of the latency is spent above the device (cache hits, CPU-bound path)"
+                "the kernel's aqu-sz {q:.2} is under half of IOPS × latency = {in_flight:.2}: most of the latency is spent above the device ({why})"
             ));
             LittleCheck::KernelQueueLow
         } else {

@@ -585,7 +585,8 @@ fn noisy_neighbours_make_the_knee_a_range_and_are_unstable() {
 #[test]
 fn overload_point_with_its_uncertainty() {
     // p95 at 8 is 2.8x the baseline's (not overloaded by the point figures), 16 is 3.4x: with
-    // windows spread ±15 %, 8 may be overloaded and 16 is not surely so; 32 surely is.
+    // 6 windows at a CV of 7.5 % (95 % interval ±8.6 %) 8 may be overloaded, and at 12.5 %
+    // (±14 %) 16 is not surely so; 32 surely is.
     let mut lv = vec![
         level(1, 1000.0, 1.0, Some(1.0)),
         level(4, 3800.0, 1.05, Some(1.5)),
@@ -593,7 +594,7 @@ fn overload_point_with_its_uncertainty() {
         level(16, 7000.0, 2.29, Some(3.4)),
         level(32, 7100.0, 4.5, Some(9.0)),
     ];
-    lv = with_spread(lv, &[0.02, 0.02, 0.15, 0.15, 0.05]);
+    lv = with_spread(lv, &[0.02, 0.02, 0.15, 0.25, 0.05]);
     let v = analyze(&lv);
     assert_eq!(v.overload_concurrency, Some(16));
     assert_eq!(v.overload_range, Some((8, 32)), "{:#?}", v.summary);
@@ -1048,4 +1049,69 @@ fn a_short_queue_without_our_requests_is_a_cache_not_a_throttle() {
         v.limit.as_ref().map(|t| t.place),
         Some(throttle::LimitPlace::AboveBlockLayer)
     );
+}
+
+#[test]
+fn more_windows_narrow_the_interval_and_min_max_does_not_matter() {
+    // The same CV over 8 windows and over 24 (three passes): the 95 % interval narrows.
+    let w8 = super::confidence::rel_half_width(0.1, 8);
+    let w24 = super::confidence::rel_half_width(0.1, 24);
+    assert!((w8 - 2.365 * 0.1 / 7f64.sqrt()).abs() < 1e-9, "{w8}");
+    assert!(w24 < w8 * 0.6, "{w24} vs {w8}");
+    assert_eq!(super::confidence::rel_half_width(0.1, 1), 0.0);
+    // A knee range that 6 noisy windows can't resolve is resolved by 48 windows of the same CV.
+    let mut lv = with_spread(soft_knee(), &[0.02, 0.02, 0.08, 0.08, 0.02, 0.02]);
+    assert!(analyze(&lv).knee_range.is_some());
+    for l in &mut lv {
+        l.spread.as_mut().unwrap().windows = 48;
+    }
+    let v = analyze(&lv);
+    assert_eq!(v.knee_range, None, "{:#?}", v.summary);
+}
+
+#[test]
+fn the_levels_that_decide_are_the_ranges_and_unstable_neighbours() {
+    let v = analyze(&with_spread(
+        soft_knee(),
+        &[0.02, 0.02, 0.08, 0.08, 0.02, 0.02],
+    ));
+    let (lo, hi) = v.knee_range.unwrap();
+    let d = v.deciding_levels();
+    assert!(
+        d.contains(&lo) && d.contains(&hi),
+        "{d:?} {:?}",
+        v.knee_range
+    );
+    assert!(!d.contains(&1) && !d.contains(&32), "{d:?}");
+    // Settled: nothing to re-measure.
+    let v = analyze(&with_spread(soft_knee(), &[0.005; 6]));
+    assert!(v.deciding_levels().is_empty(), "{:?}", v.deciding_levels());
+}
+
+#[test]
+fn a_short_kernel_queue_is_explained_by_the_cpu_wait_when_that_was_measured() {
+    // IOPS × latency = 1 at concurrency 1 but the kernel's queue holds 0.06: with 94 % of the
+    // latency measured as waiting for a CPU, that is the explanation, not "cache hits".
+    let mut lv = closed(2.0, 1.0, &[1, 2, 4, 8]);
+    lv[0].kernel_aqu_sz = Some(0.06);
+    lv[0].disturbance = Some(Disturbance {
+        cpu_wait_ns_per_io: Some(lv[0].latency_ns.mean * 0.94),
+        cpu_busy_pct: Some(100.0),
+        ..Default::default()
+    });
+    let v = analyze(&lv);
+    let line = v
+        .summary
+        .iter()
+        .find(|s| s.starts_with("Little's law does not close at concurrency 1"))
+        .unwrap_or_else(|| panic!("{:#?}", v.summary));
+    assert!(line.contains("waiting for a CPU"), "{line}");
+    assert!(!line.contains("cache hits"), "{line}");
+    // Without the measured wait, the usual suspects.
+    lv[0].disturbance = None;
+    let v = analyze(&lv);
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.contains("(cache hits, CPU-bound path)")));
 }

@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 pub mod analyze;
+pub mod compare;
 pub mod exporter;
 pub mod fsync;
 pub mod info;
@@ -46,6 +47,8 @@ pub enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Render a saved iosat result or recording as HTML, Markdown or CSV.
     Report(report::ReportArgs),
+    /// Compare saved results of one kind: a side-by-side table, the differences in words.
+    Compare(compare::CompareArgs),
     /// Live full-screen view: devices ranked by saturation against their profiles, four charts.
     Top(top::TopArgs),
     /// Prometheus exporter: raw disk counters and device profiles, with shipped rules and alerts.

@@ -84,6 +84,18 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_name = "N", help_heading = "Workload")]
     pub repeat: u32,
 
+    /// Time the levels may take in all: what is left after the series (and the baseline's
+    /// re-measure) goes to measuring again only the levels whose spread leaves the knee or the
+    /// overload point open. `0` never re-measures. The default keeps a whole default sweep,
+    /// laying out its test file included, to about a minute.
+    #[arg(
+        long,
+        default_value = "50s",
+        value_name = "TIME",
+        help_heading = "Workload"
+    )]
+    pub budget: String,
+
     /// Warm-up per level before measuring (its I/Os are not counted).
     #[arg(
         long,

@@ -3,10 +3,8 @@
 
 use crate::cli::analyze::AnalyzeArgs;
 use crate::config::analyze::AnalyzeSpec;
-use crate::error::Error;
 use crate::import::{self, report};
 use crate::report::Format;
-use std::io::Write;
 
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     let spec = AnalyzeSpec::from_args(args)?;
@@ -22,11 +20,6 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         Format::Html => Format::TEXT,
         f => f,
     };
-    let out = crate::report::analyze::render(&rep, format);
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Error::io("<stdout>", e))?;
+    super::print(&crate::report::analyze::render(&rep, format))?;
     Ok(crate::error::exit::OK)
 }

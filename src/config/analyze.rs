@@ -16,24 +16,7 @@ pub struct AnalyzeSpec {
 
 impl AnalyzeSpec {
     pub fn from_args(a: &AnalyzeArgs) -> Result<Self> {
-        let mut files: Vec<PathBuf> = Vec::new();
-        for f in &a.files {
-            if f.is_dir() {
-                return Err(Error::usage(
-                    "FILE",
-                    f.display(),
-                    "is a directory; give the result files themselves",
-                ));
-            }
-            if files.contains(f) {
-                return Err(Error::usage(
-                    "FILE",
-                    f.display(),
-                    "is given twice; each result counts once",
-                ));
-            }
-            files.push(f.clone());
-        }
+        let files = super::result_files(&a.files)?;
         if let Some(d) = a.devices.iter().find(|d| d.is_empty() || d.contains('/')) {
             return Err(Error::usage(
                 "--device",

@@ -2,6 +2,7 @@
 //! module; errors name the flag and the value (DESIGN.md §3.7).
 
 pub mod analyze;
+pub mod compare;
 pub mod exporter;
 pub mod fsync;
 pub mod info;
@@ -36,6 +37,31 @@ pub fn output_format(f: &crate::cli::FormatArgs) -> Format {
             color,
         }
     }
+}
+
+/// Result files named on the command line (analyze, compare): each a file, not a directory,
+/// and given once.
+pub fn result_files(files: &[std::path::PathBuf]) -> crate::error::Result<Vec<std::path::PathBuf>> {
+    use crate::error::Error;
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            return Err(Error::usage(
+                "FILE",
+                f.display(),
+                "is a directory; give the result files themselves",
+            ));
+        }
+        if out.contains(f) {
+            return Err(Error::usage(
+                "FILE",
+                f.display(),
+                "is given twice; each result counts once",
+            ));
+        }
+        out.push(f.clone());
+    }
+    Ok(out)
 }
 
 /// `--proc-root` / `--sys-root` → where sys/ reads kernel files.

@@ -24,6 +24,8 @@ pub struct SweepSpec {
     pub engine_given: bool,
     /// Passes over the level series (`--repeat`).
     pub repeat: u32,
+    /// `--budget`: ramp + measured time all levels may take, re-measures included (0: none).
+    pub budget_ns: u64,
     pub pattern: Pattern,
     pub block_size: u64,
     pub levels: Levels,
@@ -137,6 +139,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         ));
     }
     let ramp_ns = super::duration_arg("--ramp", &a.ramp)?;
+    let budget_ns = super::duration_arg("--budget", &a.budget)?;
     let size_bytes = a
         .size
         .as_deref()
@@ -167,11 +170,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         ));
     }
     if a.force && !a.save_profile {
-        return Err(Error::usage(
-            "--force",
-            "",
-            "only applies to --save-profile",
-        ));
+        return Err(Error::flag("--force", "only applies to --save-profile"));
     }
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     let format = super::output_format(&a.format);
@@ -196,6 +195,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         engine,
         engine_given: a.engine.is_some(),
         repeat: a.repeat,
+        budget_ns,
         pattern,
         block_size,
         levels: parse_levels(&a.levels)?,
@@ -229,6 +229,7 @@ impl SweepSpec {
             max_threads: self.max_threads,
             seed: self.seed,
             repeat: self.repeat,
+            budget_ns: self.budget_ns,
             remeasure_baseline: true,
             root: self.root.clone(),
         }
@@ -264,6 +265,12 @@ mod tests {
             plan.planned_ns().unwrap() <= 30_000_000_000,
             "{:?}",
             plan.planned_ns()
+        );
+        // What is left of the 50 s budget re-measures the levels that decide the verdict.
+        assert_eq!(plan.budget_ns, 50_000_000_000);
+        assert_eq!(
+            build(&args(&["--budget", "0"])).unwrap().plan().budget_ns,
+            0
         );
         let plan = build(&args(&["--repeat", "2", "--levels", "1,2"]))
             .unwrap()

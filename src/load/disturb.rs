@@ -8,9 +8,9 @@ use crate::analysis::evidence::Disturbance;
 use crate::sys::sched::SchedDelta;
 
 /// Other traffic below this share of iosat's own rate (or below one request per second) is
-/// the offset between the kernel's interval and ours, not a second workload: the kernel is
-/// sampled by the driver thread when it wakes at the window's ends (a few ms late on a busy
-/// machine, up to 1 % of a 0.5 s level), iosat's interval ends at its last completion.
+/// the offset between the kernel's interval and ours, not a second workload: both count
+/// completions over the level's window, but the kernel is sampled by the driver thread when it
+/// wakes at the window's ends (a few ms late on a busy machine, up to 1 % of a 0.5 s level).
 pub const OTHER_NOISE_SHARE: f64 = 0.02;
 
 /// `ios` and `own_iops`: what iosat completed in the level. `other_iops` is the kernel's r/s +

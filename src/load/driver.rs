@@ -42,6 +42,11 @@ pub struct SweepPlan {
     pub seed: u64,
     /// Passes over the level series (`--repeat`, at least 1).
     pub repeat: u32,
+    /// Ramp + measured time the levels may take in all; what the series leaves goes to
+    /// re-measuring the levels that decide the verdict ([`Verdict::deciding_levels`]). 0: none.
+    ///
+    /// [`Verdict::deciding_levels`]: crate::analysis::Verdict::deciding_levels
+    pub budget_ns: u64,
     /// Measure the first level again after the last, to show drift.
     pub remeasure_baseline: bool,
     /// Where the scheduler and CPU counters are read (sys::sched).
@@ -233,6 +238,20 @@ pub fn run_levels(
             idx += 1;
         }
     }
+    if !report.interrupted {
+        let level_ns = plan.ramp_ns + plan.duration_ns;
+        let spent = (shown as u64 + u64::from(plan.remeasure_baseline)) * level_ns;
+        shown = remeasure_deciding(
+            engine,
+            plan,
+            watch,
+            report,
+            progress,
+            after_level,
+            shown,
+            plan.budget_ns.saturating_sub(spent),
+        )?;
+    }
     if plan.remeasure_baseline && !report.interrupted {
         if let Some(&conc) = series.first() {
             let (r, cut) = measure(
@@ -257,6 +276,114 @@ pub fn run_levels(
     report.complete = !report.interrupted;
     report.refresh_verdict();
     Ok(())
+}
+
+/// Re-measurement rounds at most: each round measures every deciding level once more.
+pub const MAX_ROUNDS: u32 = 3;
+
+/// The adaptive part of a sweep: while `budget_ns` allows, measure once more the levels whose
+/// spread leaves the knee or the overload point open (each round all of them, or as many as
+/// fit, the lowest first), so that their figures combine more windows and the intervals the
+/// verdict compares narrow; stop when the verdict is settled, after [`MAX_ROUNDS`], or on a
+/// stop signal. A note says what was re-measured and whether it settled the verdict. Returns
+/// the number of levels shown so far.
+#[allow(clippy::too_many_arguments)]
+fn remeasure_deciding(
+    engine: &mut (dyn Engine + Send),
+    plan: &SweepPlan,
+    watch: Option<&DeviceWatch>,
+    report: &mut SweepReport,
+    progress: &dyn LevelProgress,
+    after_level: &mut dyn FnMut(&SweepReport) -> Result<()>,
+    mut shown: usize,
+    budget_ns: u64,
+) -> Result<usize> {
+    let level_ns = (plan.ramp_ns + plan.duration_ns).max(1);
+    let mut left = budget_ns;
+    let mut measured: Vec<u32> = Vec::new();
+    let mut open_before = false;
+    for _ in 0..MAX_ROUNDS {
+        let deciding = report
+            .verdict
+            .as_ref()
+            .map(crate::analysis::Verdict::deciding_levels)
+            .unwrap_or_default();
+        if deciding.is_empty() {
+            break;
+        }
+        open_before = true;
+        let fit = (left / level_ns) as usize;
+        if fit == 0 {
+            break;
+        }
+        for &conc in deciding.iter().take(fit) {
+            if stop_requested() {
+                report.interrupted = true;
+                return Ok(shown);
+            }
+            let rep = report
+                .levels
+                .iter()
+                .filter(|l| l.concurrency == conc)
+                .count() as u32;
+            let (r, cut) = measure(engine, plan, conc, rep, watch, progress, shown)?;
+            shown += 1;
+            left = left.saturating_sub(level_ns);
+            if let Some(r) = r {
+                progress.level_done(&r);
+                report.levels.push(r);
+            }
+            if !measured.contains(&conc) {
+                measured.push(conc);
+            }
+            report.interrupted |= cut;
+            report.refresh_verdict();
+            after_level(report)?;
+            if report.interrupted {
+                return Ok(shown);
+            }
+        }
+    }
+    if open_before {
+        let still = report
+            .verdict
+            .as_ref()
+            .map(crate::analysis::Verdict::deciding_levels)
+            .unwrap_or_default();
+        report
+            .notes
+            .push(remeasure_note(&measured, &still, budget_ns));
+    }
+    Ok(shown)
+}
+
+/// What the adaptive re-measure did, in one sentence.
+pub fn remeasure_note(measured: &[u32], still_open: &[u32], budget_ns: u64) -> String {
+    use crate::analysis::confidence::list;
+    if measured.is_empty() {
+        return format!(
+            "The spread of concurrency {} leaves the verdict open, and the --budget left {:.1} s, \
+             too little to measure {} again: give a longer --budget or --repeat.",
+            list(still_open),
+            budget_ns as f64 / 1e9,
+            if still_open.len() == 1 { "it" } else { "them" }
+        );
+    }
+    let head = format!(
+        "Measured concurrency {} again (their spread left the verdict open); the verdict \
+         combines every measurement of a level",
+        list(measured)
+    );
+    if still_open.is_empty() {
+        format!("{head}, and that settled it.")
+    } else {
+        format!(
+            "{head}; concurrency {} still can't be told apart within the --budget: the ranges \
+             given are the measurement's honest uncertainty (a longer --budget or --repeat may \
+             narrow them).",
+            list(still_open)
+        )
+    }
 }
 
 /// One level of concurrency `conc` in pass `rep` (the first pass keeps the seeds sweeps have

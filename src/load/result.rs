@@ -92,6 +92,63 @@ pub struct KernelView {
     pub wrqm_s: Option<f64>,
 }
 
+impl LittlesLaw {
+    /// The check of a level of `concurrency` that did `iops` at `mean_ns`, against the kernel's
+    /// view of the same interval when there is one.
+    pub fn of(concurrency: u32, iops: f64, mean_ns: f64, kernel: Option<&KernelView>) -> Self {
+        let offered = f64::from(concurrency);
+        let implied = iops * mean_ns / 1e9;
+        let kernel_aqu_sz = kernel.and_then(|k| k.aqu_sz);
+        let kernel_ios_s = kernel.and_then(KernelView::ios_per_s);
+        // Compare aqu-sz only when the kernel saw (nearly) every one of our I/Os; below that
+        // the page cache or another layer answered and the queue says nothing about us.
+        let kernel_ok = match (kernel_aqu_sz, kernel_ios_s) {
+            (Some(q), Some(k)) if k >= 0.8 * iops && k <= 1.25 * iops => {
+                // Same rule as the analysis: the block layer sees only part of each I/O's
+                // latency, so aqu-sz may sit below the offered concurrency, not above it.
+                use crate::analysis::{AQU_SZ_MIN_SHARE, LITTLES_LAW_TOLERANCE};
+                Some(
+                    q <= offered * (1.0 + LITTLES_LAW_TOLERANCE) && q >= offered * AQU_SZ_MIN_SHARE,
+                )
+            }
+            _ => None,
+        };
+        LittlesLaw {
+            implied_concurrency: implied,
+            ok: (implied / offered - 1.0).abs() <= crate::analysis::LITTLES_LAW_TOLERANCE,
+            kernel_aqu_sz,
+            kernel_ok,
+        }
+    }
+}
+
+impl KernelView {
+    /// The field-by-field mean of several views of equal-length intervals (a field missing in
+    /// some is averaged over the others, null when missing in all); None for no view.
+    pub fn mean(views: &[&KernelView]) -> Option<KernelView> {
+        use serde_json::{Map, Value};
+        let maps: Vec<Map<String, Value>> = views
+            .iter()
+            .filter_map(|v| match serde_json::to_value(v) {
+                Ok(Value::Object(m)) => Some(m),
+                _ => None,
+            })
+            .collect();
+        let first = maps.first()?;
+        let mut out = Map::new();
+        for k in first.keys() {
+            let vals: Vec<f64> = maps.iter().filter_map(|m| m.get(k)?.as_f64()).collect();
+            let v = if vals.is_empty() {
+                Value::Null
+            } else {
+                serde_json::json!(vals.iter().sum::<f64>() / vals.len() as f64)
+            };
+            out.insert(k.clone(), v);
+        }
+        serde_json::from_value(Value::Object(out)).ok()
+    }
+}
+
 impl From<&DiskRates> for KernelView {
     fn from(r: &DiskRates) -> KernelView {
         // Non-finite rates serialise as null, as serde_json writes them.
@@ -204,23 +261,7 @@ impl LevelResult {
         let windows = stats
             .windows
             .figures(window_span_ns(spec.duration_ns), stats.elapsed_ns);
-        let offered = f64::from(spec.concurrency());
-        let implied = iops * all.mean() / 1e9;
-        let kernel_aqu_sz = kernel.as_ref().and_then(|k| k.aqu_sz);
-        let kernel_ios_s = kernel.as_ref().and_then(KernelView::ios_per_s);
-        // Compare aqu-sz only when the kernel saw (nearly) every one of our I/Os; below that
-        // the page cache or another layer answered and the queue says nothing about us.
-        let kernel_ok = match (kernel_aqu_sz, kernel_ios_s) {
-            (Some(q), Some(k)) if k >= 0.8 * iops && k <= 1.25 * iops => {
-                // Same rule as the analysis: the block layer sees only part of each I/O's
-                // latency, so aqu-sz may sit below the offered concurrency, not above it.
-                use crate::analysis::{AQU_SZ_MIN_SHARE, LITTLES_LAW_TOLERANCE};
-                Some(
-                    q <= offered * (1.0 + LITTLES_LAW_TOLERANCE) && q >= offered * AQU_SZ_MIN_SHARE,
-                )
-            }
-            _ => None,
-        };
+        let littles_law = LittlesLaw::of(spec.concurrency(), iops, all.mean(), kernel.as_ref());
         Some(LevelResult {
             concurrency: spec.concurrency(),
             threads: spec.threads,
@@ -233,12 +274,7 @@ impl LevelResult {
             read: mixed.then(|| direction(&stats.read_ns, stats.read_bytes, elapsed_s)),
             write: mixed.then(|| direction(&stats.write_ns, stats.write_bytes, elapsed_s)),
             kernel,
-            littles_law: LittlesLaw {
-                implied_concurrency: implied,
-                ok: (implied / offered - 1.0).abs() <= crate::analysis::LITTLES_LAW_TOLERANCE,
-                kernel_aqu_sz,
-                kernel_ok,
-            },
+            littles_law,
             interrupted: stats.interrupted,
             repeat: 0,
             spread: spread(&windows),
@@ -356,6 +392,17 @@ pub fn combined_point(levels: &[&LevelResult]) -> Option<LevelPoint> {
     })
 }
 
+/// A concurrency's measurements combined (see [`SweepReport::combined_levels`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CombinedLevel {
+    pub point: LevelPoint,
+    pub kernel: Option<KernelView>,
+    pub littles_law: LittlesLaw,
+    pub interrupted: bool,
+    /// Measurements combined (`--repeat` passes and the adaptive re-measures).
+    pub runs: u32,
+}
+
 /// What was run against.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -455,6 +502,50 @@ impl SweepReport {
             device: self.target.disk_device.as_deref(),
         };
         self.verdict = Some(crate::analysis::analyze_with(&self.points(), &ctx));
+    }
+
+    /// One entry per concurrency for tables and charts, in the order first measured: the
+    /// combined point (as the analysis sees it), the mean kernel view, Little's law on the
+    /// combined figures, whether any measurement was cut short, and how many were combined.
+    pub fn combined_levels(&self) -> Vec<CombinedLevel> {
+        let mut order: Vec<u32> = Vec::new();
+        for l in &self.levels {
+            if !order.contains(&l.concurrency) {
+                order.push(l.concurrency);
+            }
+        }
+        order
+            .iter()
+            .filter_map(|&c| {
+                let same: Vec<&LevelResult> =
+                    self.levels.iter().filter(|l| l.concurrency == c).collect();
+                if let [one] = same.as_slice() {
+                    return Some(CombinedLevel {
+                        point: one.point(),
+                        kernel: one.kernel.clone(),
+                        littles_law: one.littles_law.clone(),
+                        interrupted: one.interrupted,
+                        runs: 1,
+                    });
+                }
+                let point = combined_point(&same)?;
+                let views: Vec<&KernelView> =
+                    same.iter().filter_map(|l| l.kernel.as_ref()).collect();
+                let kernel = KernelView::mean(&views);
+                Some(CombinedLevel {
+                    littles_law: LittlesLaw::of(
+                        c,
+                        point.iops,
+                        point.latency_ns.mean,
+                        kernel.as_ref(),
+                    ),
+                    point,
+                    kernel,
+                    interrupted: same.iter().any(|l| l.interrupted),
+                    runs: same.len() as u32,
+                })
+            })
+            .collect()
     }
 
     /// What the analysis sees: one point per concurrency, combining every repeat
@@ -624,6 +715,46 @@ mod tests {
         assert_eq!(sp.windows, 4);
         assert_eq!((sp.iops_min, sp.iops_max), (1000.0, 3000.0));
         assert_eq!(p[1], r.levels[1].point());
+    }
+
+    #[test]
+    fn combined_levels_are_one_per_concurrency_with_mean_kernel_view() {
+        let lvl = |c: u32, rep: u32, r_s: f64, aqu: f64| LevelResult {
+            concurrency: c,
+            repeat: rep,
+            ios: 1000,
+            iops: 1000.0,
+            elapsed_ns: 1_000_000_000,
+            latency_ns: LatencySummary {
+                mean: 1_000_000,
+                p95: 2_000_000,
+                ..Default::default()
+            },
+            kernel: Some(KernelView {
+                r_s: Some(r_s),
+                aqu_sz: Some(aqu),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let r = SweepReport {
+            levels: vec![
+                lvl(1, 0, 1000.0, 0.9),
+                lvl(2, 0, 1000.0, 0.9),
+                lvl(1, 1, 1100.0, 1.1),
+            ],
+            ..Default::default()
+        };
+        let c = r.combined_levels();
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0].point.concurrency, c[0].runs), (1, 2));
+        let k = c[0].kernel.as_ref().unwrap();
+        assert!((k.r_s.unwrap() - 1050.0).abs() < 1e-9 && (k.aqu_sz.unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(k.w_s, None);
+        assert!((c[0].littles_law.implied_concurrency - 1.0).abs() < 1e-9);
+        assert_eq!(c[0].littles_law.kernel_ok, Some(true));
+        assert_eq!((c[1].point.concurrency, c[1].runs), (2, 1));
+        assert_eq!(c[1].point, r.levels[1].point());
     }
 
     #[test]

@@ -102,7 +102,9 @@ fn worker(
             };
             return Err(err);
         }
-        if t0 >= window.measure_from_ns {
+        // Counted by completion time, as the kernel's counters are: the completions inside
+        // [measure_from, end), whenever they were submitted.
+        if t1 >= window.measure_from_ns && t1 < window.end_ns {
             counted += 1;
             last_ns = t1;
             let lat = t1 - t0;
@@ -125,12 +127,6 @@ fn worker(
         }
     }
     ctl.ops_done.fetch_add(unpublished, Relaxed);
-    // The measured interval runs from the start of the window to this worker's last counted
-    // completion (the level's is the longest worker's, merged by `+=`).
-    st.elapsed_ns = if counted > 0 {
-        last_ns - window.measure_from_ns
-    } else {
-        0
-    };
+    st.elapsed_ns = super::workload::measured_ns(&window, counted, last_ns, st.interrupted);
     Ok(st)
 }

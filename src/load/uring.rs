@@ -113,8 +113,6 @@ struct Slot {
     /// Submission time (clock read just before the submit that carried it).
     t0_ns: u64,
     is_read: bool,
-    /// Submitted inside the measuring window (ramp-up I/Os are not counted).
-    counted: bool,
 }
 
 fn worker(
@@ -166,7 +164,6 @@ fn worker(
         for &i in &fresh {
             let s = &mut slots[i as usize];
             s.t0_ns = t_submit;
-            s.counted = t_submit >= window.measure_from_ns;
         }
         in_flight += fresh.len();
         fresh.clear();
@@ -180,6 +177,9 @@ fn worker(
         }
         let t_done = now_ns();
         stopping = stopping || t_done >= window.end_ns || ctl.stop.load(Relaxed);
+        // Counted by completion time, as the kernel's counters are: the completions inside
+        // [measure_from, end), whenever they were submitted.
+        let in_window = t_done >= window.measure_from_ns && t_done < window.end_ns;
         // Reap every completion available; refill each finished slot unless stopping.
         let mut cq = ring.completion();
         cq.sync();
@@ -200,7 +200,7 @@ fn worker(
                 break;
             }
             let s = slots[i];
-            if s.counted {
+            if in_window {
                 let lat = (t_done - s.t0_ns).max(1);
                 st.windows.record(clock.index(t_done), lat);
                 if s.is_read {
@@ -234,11 +234,7 @@ fn worker(
     }
     ctl.ops_done.fetch_add(unpublished, Relaxed);
     st.interrupted = ctl.stop.load(Relaxed);
-    st.elapsed_ns = if counted > 0 {
-        last_ns - window.measure_from_ns
-    } else {
-        0
-    };
+    st.elapsed_ns = super::workload::measured_ns(&window, counted, last_ns, st.interrupted);
     drop(ring);
     drop(bufs);
     Ok(st)

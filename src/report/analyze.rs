@@ -22,7 +22,7 @@ pub fn render(r: &AnalyzeReport, format: Format) -> String {
         Format::Text { .. } => text(r, format),
         Format::Markdown => markdown(r),
         Format::Csv => csv(r),
-        Format::Html => html(r),
+        Format::Html => super::html::analyze_page(r),
     }
 }
 
@@ -201,24 +201,4 @@ fn devices_csv(r: &AnalyzeReport) -> Table {
         }
     }
     t
-}
-
-/// The levels page (charts and table), then the device series and their diagnosis.
-fn html(r: &AnalyzeReport) -> String {
-    use super::html::{esc, html_table, levels_body, page};
-    let mut body = format!("<p>{}</p>", esc(&headline(r)));
-    if !r.levels.is_empty() {
-        body.push_str(&levels_body(&rows(r), r.verdict.as_ref()));
-    }
-    if !r.devices.is_empty() {
-        body.push_str("<h2>Devices</h2>");
-        body.push_str(&html_table(&devices_table(r)));
-        for l in diagnosis(r) {
-            body.push_str(&format!("<p>{}</p>", esc(&l)));
-        }
-    }
-    for n in &r.source.notes {
-        body.push_str(&format!("<p class=\"note\">{}</p>", esc(n)));
-    }
-    page("iosat analyze", &body)
 }

@@ -521,7 +521,7 @@ pub fn json(r: &FsyncReport) -> String {
 
 /// The page: verdict, latency per method, group commit, device, tables.
 pub fn page_html(r: &FsyncReport) -> String {
-    let mut body = String::new();
+    let mut body = super::html::context_block(&super::html::fsync_context(r));
     let d = &r.device;
     let _ = write!(
         body,
@@ -562,11 +562,15 @@ to the moment the commit is durable (the method's flush returned).</p>",
             .filter(|c| c.mode == mode)
             .map(|c| {
                 let l = &c.latency_ns;
+                // The device's own flush time beside the commit: how much of a commit is
+                // the device's flush.
+                let flush = c.device_flushes.as_ref().and_then(|f| f.f_await_ms);
                 (
                     format!("{} {}", c.method.name(), size(c.size)),
                     [l.p50, l.p95, l.p99]
                         .iter()
                         .map(|&n| Some(n as f64 / 1e6))
+                        .chain([flush])
                         .collect(),
                 )
             })
@@ -576,11 +580,21 @@ to the moment the commit is durable (the method's flush returned).</p>",
             title: format!("Commit latency, {} mode", mode.name()),
             x_label: "latency (ms)".into(),
             x_log: true,
-            keys: vec!["p50".into(), "p95".into(), "p99".into()],
+            keys: vec![
+                "p50".into(),
+                "p95".into(),
+                "p99".into(),
+                "device flush (f_await)".into(),
+            ],
             rows,
         };
         body.push_str(&chart.to_svg());
     }
+    body.push_str(
+        "<p class=\"note\">device flush (f_await): the mean time the device took to complete a \
+flush request over the case (the kernel's f_await); a commit far slower than it waits elsewhere \
+(the filesystem journal), one faster than any flush did not reach the device.</p>",
+    );
     body.push_str("<h2>Commit capacity</h2><ul>");
     for l in capacity_lines(r) {
         let _ = write!(body, "<li>{}</li>", esc(&l));
@@ -616,6 +630,12 @@ its own file.</p>",
         );
         latc.x_log = true;
         latc.y_log = true;
+        // The committer counts measured are the x ticks.
+        let mut counts: Vec<f64> = g.levels.iter().map(|l| f64::from(l.committers)).collect();
+        counts.sort_by(f64::total_cmp);
+        counts.dedup();
+        tput.x_ticks = counts.clone();
+        latc.x_ticks = counts;
         for (colour, layout) in [Layout::SharedLog, Layout::SeparateFiles]
             .into_iter()
             .enumerate()
@@ -658,7 +678,7 @@ its own file.</p>",
     body.push_str(&html_table(&device_table(d)));
     body.push_str("<h2>Cases</h2>");
     body.push_str(&html_table(&cases_table(r)));
-    page(&format!("iosat fsync: {}", r.dir), &body)
+    page(&format!("iosat fsync: commit latency in {}", r.dir), &body)
 }
 
 #[cfg(test)]

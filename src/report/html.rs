@@ -1,18 +1,29 @@
 //! One self-contained HTML page (inline SVG, inline CSS, no network, no JavaScript) for any
-//! iosat result: the page frame and helpers every kind's page uses, and the levels body (the
-//! verdict, throughput with the USL fit of `analysis::usl`, latency, the hockey stick, the %util
-//! trap, the levels table) shared by sweep and analyze pages. Returns strings; no IO.
+//! iosat result: the page frame and helpers every kind's page uses, the context header that
+//! says what was measured and where ([`context_rows`], one function per kind), the levels body
+//! (the verdict, throughput with the USL fit of `analysis::usl`, latency, the hockey stick, the
+//! %util trap, the levels table with the knee and overload rows marked) shared by sweep and
+//! analyze pages, the sweep page's per-direction and latency-distribution charts, and the
+//! analyze page's device series. Returns strings; no IO.
 
 use super::levels::{levels_table, LevelRow};
-use super::svg::{LineChart, Marker, Series};
+use super::svg::{DotChart, LineChart, Marker, Series};
+use super::Report;
 use crate::analysis::Verdict;
+use crate::import::report::AnalyzeReport;
+use crate::load::result::SweepReport;
+use crate::units::{block_size, human_bytes, iso_utc};
 use std::fmt::Write as _;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:980px;margin:24px auto;padding:0 12px;color:#222}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px}table{border-collapse:collapse;margin:12px 0;font-size:13px}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .verdict{background:#f6f8fa;border-left:4px solid #0072B2;padding:8px 14px}.note{color:#555;font-size:13px}\
-svg.chart{display:block;margin:12px 0;max-width:100%;height:auto}";
+svg.chart{display:block;margin:12px 0;max-width:100%;height:auto}\
+.scroll{overflow-x:auto;max-width:100%}.context table,table.context{font-size:13px}.context th,table.context th{text-align:left;background:#f4f4f4}\
+.context td,table.context td{text-align:left}tr.knee td{background:#e6f4ea}tr.overload td{background:#fdecea}\
+td:first-child{white-space:nowrap}.tag{font-size:11px;font-weight:bold;margin-left:4px}tr.knee .tag{color:#1e7b34}tr.overload .tag{color:#b3261e}\
+details{margin:12px 0}summary{cursor:pointer}";
 
 pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -33,18 +44,261 @@ pub(crate) fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// A table; wide ones scroll inside the page instead of running off it.
 pub(crate) fn html_table(t: &crate::report::table::Table) -> String {
-    let mut s = String::from("<table><thead><tr>");
+    html_table_marked(t, &|_| None)
+}
+
+/// A table whose rows `mark` tags (a CSS class, and the word beside the first cell).
+pub(crate) fn html_table_marked(
+    t: &crate::report::table::Table,
+    mark: &dyn Fn(usize) -> Option<&'static str>,
+) -> String {
+    let mut s = String::from("<div class=\"scroll\"><table><thead><tr>");
     for h in &t.headers {
         let _ = write!(s, "<th>{}</th>", esc(h));
     }
     s.push_str("</tr></thead><tbody>");
-    for r in &t.rows {
-        s.push_str("<tr>");
-        for c in r {
-            let _ = write!(s, "<td>{}</td>", esc(c));
+    for (i, r) in t.rows.iter().enumerate() {
+        let m = mark(i);
+        match m {
+            Some(class) => {
+                let _ = write!(s, "<tr class=\"{class}\">");
+            }
+            None => s.push_str("<tr>"),
+        }
+        for (j, c) in r.iter().enumerate() {
+            let tag = match m {
+                Some(class) if j == 0 => format!("<span class=\"tag\">{class}</span>"),
+                _ => String::new(),
+            };
+            let _ = write!(s, "<td>{}{tag}</td>", esc(c));
         }
         s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table></div>");
+    s
+}
+
+/// What was measured and where, as (label, value) rows: one function per result kind, from
+/// the fields the result carries. Host, kernel and CPU count are not in today's results; they
+/// join here when the results carry them (issue 16's common envelope).
+pub fn context_rows(r: &Report) -> Vec<(&'static str, String)> {
+    match r {
+        Report::Sweep(s) => sweep_context(s),
+        Report::Analyze(a) => analyze_context(a),
+        Report::Fsync(f) => fsync_context(f),
+        Report::Stat { devices, idle } => stat_context(devices, idle),
+    }
+}
+
+/// Where and when a result was measured, from its envelope (fields an older file lacks are
+/// left out).
+fn envelope_rows(e: &crate::envelope::Envelope) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    if !e.host.is_empty() {
+        v.push(("host", e.host.clone()));
+    }
+    if !e.kernel.is_empty() {
+        v.push(("kernel", e.kernel.clone()));
+    }
+    if e.cpus > 0 {
+        v.push(("CPUs", e.cpus.to_string()));
+    }
+    v
+}
+
+/// When and by which iosat, from the envelope.
+fn envelope_tail(e: &crate::envelope::Envelope) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    if !e.started.is_empty() {
+        v.push(("date", e.started.clone()));
+    } else if e.started_unix_s > 0 {
+        v.push(("date", iso_utc(e.started_unix_s as i64 * 1_000_000_000)));
+    }
+    if !e.iosat_version.is_empty() {
+        v.push(("iosat version", e.iosat_version.clone()));
+    }
+    v
+}
+
+fn sweep_context(r: &SweepReport) -> Vec<(&'static str, String)> {
+    let (w, t) = (&r.workload, &r.target);
+    let mut v = vec![("measured", "concurrency sweep".to_string())];
+    v.extend(envelope_rows(&r.envelope));
+    if let Some(d) = &t.disk_device {
+        v.push(("device", d.clone()));
+    }
+    if t.kind != "none" {
+        v.push((
+            "target",
+            format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)),
+        ));
+    }
+    v.push((
+        "pattern",
+        if w.pattern == "randrw" {
+            format!("randrw, {} % reads", w.read_pct)
+        } else {
+            w.pattern.clone()
+        },
+    ));
+    v.push(("block size", block_size(w.block_size)));
+    v.push((
+        "engine",
+        if w.engine_spec.is_empty() {
+            w.engine.clone()
+        } else {
+            format!("{} ({})", w.engine, w.engine_spec)
+        },
+    ));
+    v.push((
+        "O_DIRECT",
+        if w.direct { "yes" } else { "no (buffered)" }.into(),
+    ));
+    let mut lv: Vec<u32> = r.levels.iter().map(|l| l.concurrency).collect();
+    lv.dedup();
+    v.push((
+        "levels",
+        lv.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+    ));
+    v.push((
+        "duration",
+        format!(
+            "{} s per level after {} s ramp{}",
+            w.duration_ns as f64 / 1e9,
+            w.ramp_ns as f64 / 1e9,
+            if w.repeat > 1 {
+                format!(", {} passes", w.repeat)
+            } else {
+                String::new()
+            }
+        ),
+    ));
+    v.extend(envelope_tail(&r.envelope));
+    v
+}
+
+fn analyze_context(r: &AnalyzeReport) -> Vec<(&'static str, String)> {
+    let src = &r.source;
+    let mut v = vec![(
+        "measured",
+        if r.levels.is_empty() {
+            "device time series (diagnosis)".to_string()
+        } else {
+            "levels of concurrency (verdict)".to_string()
+        },
+    )];
+    v.extend(envelope_rows(&r.envelope));
+    v.push(("source", src.tool.name().to_string()));
+    if !src.files.is_empty() {
+        let files: Vec<String> = src
+            .files
+            .iter()
+            .map(|f| match &f.version {
+                Some(ver) => format!("{} ({} {ver})", f.path, f.tool.name()),
+                None => f.path.clone(),
+            })
+            .collect();
+        v.push(("files", files.join(", ")));
+    }
+    if !r.devices.is_empty() {
+        let names: Vec<&str> = r.devices.iter().map(|d| d.device.as_str()).collect();
+        v.push(("device", names.join(", ")));
+    }
+    if let Some(p) = &src.pattern {
+        v.push(("pattern", p.clone()));
+    }
+    if let Some(b) = src.block_size {
+        v.push(("block size", block_size(b)));
+    }
+    if !r.levels.is_empty() {
+        let lv: Vec<String> = r.levels.iter().map(|l| l.concurrency.to_string()).collect();
+        v.push(("levels", lv.join(", ")));
+    }
+    v.extend(envelope_tail(&r.envelope));
+    v
+}
+
+pub(crate) fn fsync_context(r: &crate::fsync::FsyncReport) -> Vec<(&'static str, String)> {
+    let d = &r.device;
+    let mut v = vec![("measured", "commit latency (fsync and friends)".to_string())];
+    v.extend(envelope_rows(&r.envelope));
+    let dev: Vec<String> = [
+        d.name.clone(),
+        d.model.clone(),
+        d.dev.clone().map(|x| format!("dev {x}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !dev.is_empty() {
+        v.push(("device", dev.join(", ")));
+    }
+    v.push(("directory", r.dir.clone()));
+    if let Some(wc) = &d.write_cache {
+        v.push(("write cache", wc.clone()));
+    }
+    if let Some(rot) = d.rotational {
+        v.push(("rotational", if rot { "yes" } else { "no" }.into()));
+    }
+    let mut sizes: Vec<u32> = r.cases.iter().map(|c| c.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut methods: Vec<&str> = Vec::new();
+    for c in &r.cases {
+        if !methods.contains(&c.method.name()) {
+            methods.push(c.method.name());
+        }
+    }
+    v.push(("methods", methods.join(", ")));
+    v.push((
+        "block size",
+        sizes
+            .iter()
+            .map(|&b| block_size(u64::from(b)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    v.push(("duration", format!("{} s per case", r.duration_s_per_case)));
+    v.extend(envelope_tail(&r.envelope));
+    v
+}
+
+pub(crate) fn stat_context(
+    devs: &[crate::monitor::series::StatSeries],
+    idle: &[String],
+) -> Vec<(&'static str, String)> {
+    let mut v = vec![("measured", "device statistics over time (stat)".to_string())];
+    // TODO(issue 16 envelope): host, kernel, cpus once recordings carry them.
+    let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+    if !names.is_empty() {
+        v.push(("device", names.join(", ")));
+    }
+    if !idle.is_empty() {
+        v.push(("idle devices", idle.join(", ")));
+    }
+    let ends = devs.iter().flat_map(|d| d.points.iter());
+    let first = ends
+        .clone()
+        .map(|p| p.end_wall_ns - (p.interval_s * 1e9) as i64)
+        .min();
+    let last = ends.clone().map(|p| p.end_wall_ns).max();
+    if let (Some(a), Some(b)) = (first, last) {
+        v.push(("date", format!("{} to {}", iso_utc(a), iso_utc(b))));
+        v.push(("duration", format!("{:.1} s", (b - a) as f64 / 1e9)));
+    }
+    if let Some(p) = devs.iter().find_map(|d| d.points.first()) {
+        v.push(("interval", format!("{:.2} s", p.interval_s)));
+    }
+    v
+}
+
+/// The context header: a two-column table at the top of every page.
+pub fn context_block(rows: &[(&'static str, String)]) -> String {
+    let mut s = String::from("<table class=\"context\"><tbody>");
+    for (k, v) in rows {
+        let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
     }
     s.push_str("</tbody></table>");
     s
@@ -103,6 +357,8 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
     }
 
     let mut body = verdict.map(verdict_block).unwrap_or_default();
+    // The x axes tick at the levels measured (1, 2, 4 … 256), not at powers of ten.
+    let ticks: Vec<f64> = rows.iter().map(c).collect();
 
     // 1. Throughput vs concurrency, with the USL fit.
     let mut tput = LineChart::new(
@@ -112,6 +368,7 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
         "IOPS",
     );
     tput.x_log = true;
+    tput.x_ticks = ticks.clone();
     tput.series.push(Series::new(
         "measured IOPS",
         series(&|r| Some(r.point.iops)),
@@ -145,6 +402,7 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
     );
     lat.x_log = true;
     lat.y_log = true;
+    lat.x_ticks = ticks.clone();
     for name in ["avg", "p95", "p99"] {
         let pts = series(&|r| {
             let l = &r.point.latency_ns;
@@ -174,7 +432,12 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
         .iter()
         .map(|r| (r.point.iops, r.point.latency_ns.mean / 1e6))
         .collect();
-    hs.series.push(Series::new("avg latency", pts));
+    let mut avg = Series::new("avg latency (points: concurrency)", pts);
+    avg.labels = rows
+        .iter()
+        .map(|r| r.point.concurrency.to_string())
+        .collect();
+    hs.series.push(avg);
     if let Some(k) = judged.map(|v| v.knee_concurrency) {
         if let Some(r) = rows.iter().find(|r| r.point.concurrency == k) {
             hs.markers.push(Marker {
@@ -186,23 +449,20 @@ pub fn levels_body(rows: &[LevelRow], verdict: Option<&Verdict>) -> String {
     body.push_str("<h2>The hockey stick</h2>");
     body.push_str(&hs.to_svg());
 
-    // 4. The %util trap: util and aqu-sz beside real throughput.
+    // 4. The %util trap: util (one unit: %) beside real throughput on the right axis, and
+    // the kernel's queue (requests) against the offered concurrency (requests) apart.
     let util = series(&|r| r.point.kernel_util_pct);
     let aqu = series(&|r| r.point.kernel_aqu_sz);
-    if !util.is_empty() || !aqu.is_empty() {
+    if !util.is_empty() {
         let mut trap = LineChart::new(
             "util",
-            "%util and aqu-sz beside real throughput",
+            "%util beside real throughput",
             "concurrency (requests in flight)",
-            "%util, aqu-sz",
+            "%util (kernel)",
         );
         trap.x_log = true;
-        if !util.is_empty() {
-            trap.series.push(Series::new("%util (kernel)", util));
-        }
-        if !aqu.is_empty() {
-            trap.series.push(Series::new("aqu-sz (kernel)", aqu));
-        }
+        trap.x_ticks = ticks.clone();
+        trap.series.push(Series::new("%util (kernel)", util));
         trap.right = Some((
             "IOPS".to_string(),
             vec![Series::new("IOPS", series(&|r| Some(r.point.iops))).dashed()],
@@ -214,10 +474,250 @@ on a device that serves requests in parallel it reaches 100 % long before throug
         );
         body.push_str(&trap.to_svg());
     }
+    if !aqu.is_empty() {
+        let mut q = LineChart::new(
+            "queue",
+            "The kernel's queue against the offered concurrency",
+            "concurrency (requests in flight)",
+            "requests",
+        );
+        q.x_log = true;
+        q.y_log = true;
+        q.x_ticks = ticks.clone();
+        q.series.push(Series::new("aqu-sz (kernel)", aqu));
+        q.series
+            .push(Series::new("offered concurrency", series(&|r| Some(c(r)))).dashed());
+        body.push_str(&q.to_svg());
+    }
 
     body.push_str("<h2>Levels</h2>");
-    body.push_str(&html_table(&levels_table(rows, verdict)));
+    if judged.is_some() {
+        body.push_str(
+            "<p class=\"note\">The knee row is marked green, the first overloaded row red.</p>",
+        );
+    }
+    let knee = judged.map(|v| v.knee_concurrency);
+    let over = judged.and_then(|v| v.overload_concurrency);
+    let mark = |i: usize| -> Option<&'static str> {
+        let n = rows.get(i)?.point.concurrency;
+        if Some(n) == knee {
+            Some("knee")
+        } else if Some(n) == over {
+            Some("overload")
+        } else {
+            None
+        }
+    };
+    body.push_str(&html_table_marked(&levels_table(rows, verdict), &mark));
     body
+}
+
+/// The sweep page: what was measured, the levels body, then per-direction charts for a
+/// mixed pattern and the latency distribution of every level.
+pub fn sweep_page(r: &SweepReport) -> String {
+    let rows = super::sweep::rows(r);
+    let mut body = context_block(&sweep_context(r));
+    body.push_str(&levels_body(&rows, r.verdict.as_ref()));
+    let ticks: Vec<f64> = rows
+        .iter()
+        .map(|r| f64::from(r.point.concurrency))
+        .collect();
+    let mixed: Vec<_> = r
+        .levels
+        .iter()
+        .filter_map(|l| {
+            Some((
+                f64::from(l.concurrency),
+                l.read.as_ref()?,
+                l.write.as_ref()?,
+            ))
+        })
+        .collect();
+    if !mixed.is_empty() {
+        body.push_str("<h2>Reads and writes</h2>");
+        let mut tput = LineChart::new(
+            "directions-throughput",
+            "Reads and writes: IOPS vs concurrency",
+            "concurrency (requests in flight)",
+            "IOPS",
+        );
+        let mut lat = LineChart::new(
+            "directions-latency",
+            "Reads and writes: latency vs concurrency (avg solid, p99 dashed)",
+            "concurrency (requests in flight)",
+            "latency (ms)",
+        );
+        tput.x_log = true;
+        lat.x_log = true;
+        lat.y_log = true;
+        tput.x_ticks = ticks.clone();
+        lat.x_ticks = ticks.clone();
+        type Pick = fn(&crate::load::result::DirectionResult) -> f64;
+        for (i, (name, dir)) in [("reads", 0usize), ("writes", 1)].into_iter().enumerate() {
+            let pts = |f: Pick| -> Vec<(f64, f64)> {
+                mixed
+                    .iter()
+                    .map(|(c, rd, wr)| (*c, f(if dir == 0 { rd } else { wr })))
+                    .collect()
+            };
+            tput.series
+                .push(Series::new(name, pts(|d| d.iops)).colour(i));
+            lat.series.push(
+                Series::new(
+                    format!("{name} avg"),
+                    pts(|d| d.latency_ns.mean as f64 / 1e6),
+                )
+                .colour(i),
+            );
+            lat.series.push(
+                Series::new(
+                    format!("{name} p99"),
+                    pts(|d| d.latency_ns.p99 as f64 / 1e6),
+                )
+                .colour(i)
+                .dashed(),
+            );
+        }
+        body.push_str(&tput.to_svg());
+        body.push_str(&lat.to_svg());
+    }
+    if !r.levels.is_empty() {
+        body.push_str("<h2>Latency distribution per level</h2>");
+        body.push_str(
+            "<p class=\"note\">The percentiles of every level's recorded latency histogram: a \
+widening spread at higher concurrency is requests queueing.</p>",
+        );
+        let chart = DotChart {
+            id: "distribution".into(),
+            title: "Latency distribution per level".into(),
+            x_label: "latency (ms)".into(),
+            x_log: true,
+            keys: ["p50", "p90", "p99", "p99.9", "max"]
+                .map(String::from)
+                .to_vec(),
+            rows: r
+                .levels
+                .iter()
+                .map(|l| {
+                    let s = &l.latency_ns;
+                    (
+                        format!("concurrency {}", l.concurrency),
+                        [s.p50, s.p90, s.p99, s.p999, s.max]
+                            .iter()
+                            .map(|&n| (n > 0).then(|| n as f64 / 1e6))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        };
+        body.push_str(&chart.to_svg());
+    }
+    let title = format!(
+        "iosat sweep: {} {}{}",
+        r.workload.pattern,
+        block_size(r.workload.block_size),
+        r.target
+            .disk_device
+            .as_ref()
+            .map(|d| format!(" on {d}"))
+            .unwrap_or_default()
+    );
+    page(&title, &body)
+}
+
+/// The analyze page: what was read, the levels page when there are levels, and every
+/// device's time series (throughput, latency, %util, queue) with its diagnosis.
+pub fn analyze_page(r: &AnalyzeReport) -> String {
+    use super::analyze::{devices_table, headline, rows};
+    let mut body = context_block(&analyze_context(r));
+    let _ = write!(body, "<p>{}</p>", esc(&headline(r)));
+    if !r.levels.is_empty() {
+        body.push_str(&levels_body(&rows(r), r.verdict.as_ref()));
+    }
+    for d in &r.devices {
+        let id = d.device.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+        let _ = write!(body, "<h2>{}</h2>", esc(&d.device));
+        if !d.diagnosis.is_empty() {
+            body.push_str("<div class=\"verdict\">");
+            for l in &d.diagnosis {
+                let _ = write!(body, "<p>{}</p>", esc(l));
+            }
+            body.push_str("</div>");
+        }
+        let x_label = "sample (interval number)";
+        let pts = |f: &dyn Fn(&crate::analysis::device::DeviceSample) -> Option<f64>| {
+            d.samples
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| Some(((i + 1) as f64, f(s)?)))
+                .collect::<Vec<_>>()
+        };
+        let extent = vec![1.0, d.samples.len().max(1) as f64];
+        let chart = |name: &str, title: &str, y: &str, ss: Vec<Series>| -> String {
+            let mut c = LineChart::new(&format!("{id}-{name}"), title, x_label, y);
+            c.series = ss.into_iter().filter(|s| !s.points.is_empty()).collect();
+            c.x_extent = extent.clone();
+            c.x_gap = Some(1.5);
+            if c.series.is_empty() {
+                return String::new();
+            }
+            c.to_svg()
+        };
+        body.push_str(&chart(
+            "throughput",
+            &format!("{}: requests per second", d.device),
+            "requests/s",
+            vec![
+                Series::new("r/s", pts(&|s| s.r_per_s)),
+                Series::new("w/s", pts(&|s| s.w_per_s)),
+            ],
+        ));
+        body.push_str(&chart(
+            "latency",
+            &format!("{}: latency", d.device),
+            "await (ms)",
+            vec![
+                Series::new(
+                    "r_await",
+                    pts(&|s| s.r_await.filter(|_| s.r_per_s != Some(0.0))),
+                ),
+                Series::new(
+                    "w_await",
+                    pts(&|s| s.w_await.filter(|_| s.w_per_s != Some(0.0))),
+                ),
+            ],
+        ));
+        body.push_str(&chart(
+            "util",
+            &format!("{}: %util", d.device),
+            "%util",
+            vec![Series::new("%util", pts(&|s| s.util_pct))],
+        ));
+        body.push_str(&chart(
+            "queue",
+            &format!("{}: load", d.device),
+            "aqu-sz (requests in flight)",
+            vec![Series::new("aqu-sz", pts(&|s| s.aqu_sz))],
+        ));
+    }
+    if !r.devices.is_empty() {
+        body.push_str("<h2>Samples</h2>");
+        body.push_str(&html_table(&devices_table(r)));
+    }
+    for n in &r.source.notes {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
+    }
+    let title = if r.levels.is_empty() {
+        let names: Vec<&str> = r.devices.iter().map(|d| d.device.as_str()).collect();
+        format!(
+            "iosat analyze: {} device series ({})",
+            r.source.tool.name(),
+            names.join(", ")
+        )
+    } else {
+        format!("iosat analyze: {} levels", r.source.tool.name())
+    };
+    page(&title, &body)
 }
 
 #[cfg(test)]
@@ -270,6 +770,15 @@ mod tests {
         let page = levels_body(&rows, Some(&v));
         assert!(page.contains(&format!("knee {lo}–{hi}")), "no range marker");
         assert!(page.contains("Unstable: the sub-windows"));
+        // The knee and overload rows are marked in the table.
+        let knee = format!(
+            "<tr class=\"knee\"><td>{}<span class=\"tag\">knee</span>",
+            v.knee_concurrency
+        );
+        assert!(page.contains(&knee), "knee row not marked");
+        if let Some(o) = v.overload_concurrency {
+            assert!(page.contains(&format!("<tr class=\"overload\"><td>{o}")));
+        }
         let one = analyze(&points[..1]);
         let page = levels_body(&rows[..1], Some(&one));
         assert!(!page.contains("knee 1"));

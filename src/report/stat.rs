@@ -1,6 +1,8 @@
-//! A `stat --record` recording as a page: per device, latency (r_await, w_await), %util, load
-//! (aqu-sz) and saturation (await ÷ the device profile's baseline latency) over time, and the
-//! per-interval table its Markdown and CSV share. The series come from monitor::series (the
+//! A `stat --record` recording as a page: a summary per device (peak await, time above 3×
+//! the profile's baseline), then per device throughput (r/s, w/s, MB/s), request size, latency
+//! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's
+//! baseline latency) on a wall-clock axis, and the per-interval table its Markdown and CSV
+//! share. The series come from monitor::series (the
 //! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines;
 //! no second parser. Pure (no IO). Imports monitor/, report/ and report::table.
 
@@ -337,44 +339,97 @@ fn spans_decades<'a>(pts: impl Iterator<Item = &'a (f64, f64)>) -> bool {
     hi > 0.0 && hi / lo > 20.0
 }
 
-/// The page: four time-series charts per device, then the table.
+/// The overload line of the saturation chart and the summary: await above this multiple of
+/// the profile's baseline (the 3×-p95 overload rule applied to the mean, as `stat` judges).
+const OVERLOAD_X: f64 = 3.0;
+
+/// One row per busy device: peak awaits and queue, mean %util, and with a profile the time
+/// spent above 3× its baseline.
+fn summary_table(devs: &[StatSeries]) -> Table {
+    let mut t = Table::new([
+        "device",
+        "peak r_await (ms)",
+        "peak w_await (ms)",
+        "peak aqu-sz",
+        "mean %util",
+        "time above 3x baseline",
+    ]);
+    t.right[0] = false;
+    let peak = |v: &mut dyn Iterator<Item = f64>| {
+        v.fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    for d in devs {
+        let total: f64 = d.points.iter().map(|p| p.interval_s).sum();
+        let util = d
+            .points
+            .iter()
+            .map(|p| p.util_pct * p.interval_s)
+            .sum::<f64>()
+            / total.max(1e-9);
+        let above = d.profile.as_ref().ok().map(|_| {
+            d.points
+                .iter()
+                .filter(|p| p.sat_r.into_iter().chain(p.sat_w).any(|x| x > OVERLOAD_X))
+                .map(|p| p.interval_s)
+                .fold(0.0, |a, b| a + b)
+        });
+        t.push([
+            d.name.clone(),
+            f(peak(&mut d.points.iter().filter_map(|p| p.r_await)), 2),
+            f(peak(&mut d.points.iter().filter_map(|p| p.w_await)), 2),
+            f(peak(&mut d.points.iter().map(|p| p.aqu_sz)), 2),
+            format!("{util:.1}"),
+            above.map_or("no profile".into(), |s| format!("{s:.1} s of {total:.1} s")),
+        ]);
+    }
+    t
+}
+
+/// The page: per device, throughput and request size first (as PMM's Disk Details), then
+/// latency, %util, load and saturation on a wall-clock axis, a gap where a direction had no
+/// I/O; a summary per device first, idle devices folded, the table last.
 pub fn page_html(devs: &[StatSeries], idle: &[String]) -> String {
     let t0 = start_ns(devs);
-    let mut body = String::new();
+    let mut body = super::html::context_block(&super::html::stat_context(devs, idle));
     let _ = write!(
         body,
-        "<p>Recorded from {} (time 0 on the charts). Every value is sysstat's formula over the \
-measured interval, as <code>iosat stat --replay</code> prints it.</p>",
+        "<p>Recorded from {} (times on the charts are UTC). Every value is sysstat's formula \
+over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         esc(&iso_utc(t0))
     );
     if devs.is_empty() {
         body.push_str("<p><strong>No device did any I/O in this recording.</strong></p>");
+    } else {
+        body.push_str("<h2>Summary</h2>");
+        body.push_str(&html_table(&summary_table(devs)));
     }
     if !idle.is_empty() {
         let _ = write!(
             body,
-            "<p class=\"note\">No I/O in the recording (not drawn): {}.</p>",
+            "<details class=\"idle\"><summary>{} device{} without I/O in the recording (not drawn)</summary><p>{}</p></details>",
+            idle.len(),
+            if idle.len() == 1 { "" } else { "s" },
             esc(&idle.join(", "))
         );
     }
-    let x_label = "time since start of recording (s)";
+    let x_label = "time (UTC)";
     for d in devs {
         let ts = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
             d.points
                 .iter()
-                .filter_map(|p| Some(((p.end_wall_ns - t0) as f64 / 1e9, f(p)?)))
+                .filter_map(|p| Some((p.end_wall_ns as f64 / 1e9, f(p)?)))
                 .collect()
         };
-        // The four charts of a device share one time axis.
-        let extent: Vec<f64> = d
-            .points
-            .iter()
-            .map(|p| (p.end_wall_ns - t0) as f64 / 1e9)
-            .collect();
-        let extent = match (extent.first(), extent.last()) {
-            (Some(&a), Some(&b)) => vec![a.min(0.0), b],
+        // The charts of a device share one time axis; a gap longer than one and a half
+        // intervals (a direction without I/O, a pause in the recording) breaks the line.
+        let extent: Vec<f64> = match (d.points.first(), d.points.last()) {
+            (Some(a), Some(b)) => vec![
+                (a.end_wall_ns as f64 / 1e9 - a.interval_s).min(t0 as f64 / 1e9),
+                b.end_wall_ns as f64 / 1e9,
+            ],
             _ => Vec::new(),
         };
+        let gap = d.points.iter().map(|p| p.interval_s).fold(0.0, f64::max) * 1.5;
         let id = d.name.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
         let title = if d.display_name != d.name && !d.display_name.is_empty() {
             format!("{} ({})", d.name, d.display_name)
@@ -382,81 +437,86 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
             d.name.clone()
         };
         let _ = write!(body, "<h2>{}</h2>", esc(&title));
+        let chart = |name: &str, what: &str, y: &str| {
+            let mut c = LineChart::new(
+                &format!("{id}-{name}"),
+                &format!("{}: {what}", d.name),
+                x_label,
+                y,
+            );
+            c.x_extent = extent.clone();
+            c.x_clock = true;
+            c.x_gap = Some(gap);
+            c
+        };
+        let push = |c: &mut LineChart, name: &str, pts: Vec<(f64, f64)>| {
+            if !pts.is_empty() {
+                c.series.push(Series::new(name, pts));
+            }
+        };
 
-        let mut lat = LineChart::new(
-            &format!("{id}-latency"),
-            &format!("{}: latency", d.name),
-            x_label,
-            "await (ms)",
-        );
+        let mut tput = chart("throughput", "throughput", "requests/s");
+        push(&mut tput, "r/s", ts(&|p| Some(p.r_s)));
+        push(&mut tput, "w/s", ts(&|p| Some(p.w_s)));
+        tput.right = Some((
+            "MB/s".into(),
+            vec![Series::new(
+                "MB/s (read + write)",
+                ts(&|p| Some((p.rkb_s + p.wkb_s) * 1024.0 / 1e6)),
+            )
+            .dashed()],
+        ));
+        body.push_str(&tput.to_svg());
+
+        let mut size = chart("reqsize", "request size", "kB per request");
+        let per = |kb: f64, n: f64| (n > 0.0).then(|| kb / n);
+        push(&mut size, "rareq-sz", ts(&|p| per(p.rkb_s, p.r_s)));
+        push(&mut size, "wareq-sz", ts(&|p| per(p.wkb_s, p.w_s)));
+        if !size.series.is_empty() {
+            body.push_str(&size.to_svg());
+        }
+
+        let mut lat = chart("latency", "latency", "await (ms)");
         let r = ts(&|p| p.r_await);
         let w = ts(&|p| p.w_await);
         lat.y_log = spans_decades(r.iter().chain(&w));
-        if !r.is_empty() {
-            lat.series.push(Series::new("r_await", r));
-        }
-        if !w.is_empty() {
-            lat.series.push(Series::new("w_await", w));
-        }
-        lat.x_extent = extent.clone();
+        push(&mut lat, "r_await", r);
+        push(&mut lat, "w_await", w);
         body.push_str(&lat.to_svg());
 
-        let mut util = LineChart::new(
-            &format!("{id}-util"),
-            &format!("{}: utilization", d.name),
-            x_label,
-            "%util",
-        );
-        util.series
-            .push(Series::new("%util", ts(&|p| Some(p.util_pct))));
-        util.x_extent = extent.clone();
+        let mut util = chart("util", "utilization", "%util");
+        push(&mut util, "%util", ts(&|p| Some(p.util_pct)));
         body.push_str(&util.to_svg());
         body.push_str(
             "<p class=\"note\">%util is the share of time with at least one request in flight: \
 100 % on a device that serves requests in parallel does not mean it is saturated.</p>",
         );
 
-        let mut load = LineChart::new(
-            &format!("{id}-load"),
-            &format!("{}: load", d.name),
-            x_label,
-            "aqu-sz (requests in flight)",
-        );
-        load.series
-            .push(Series::new("aqu-sz", ts(&|p| Some(p.aqu_sz))));
-        load.x_extent = extent.clone();
+        let mut load = chart("load", "load", "aqu-sz (requests in flight)");
+        push(&mut load, "aqu-sz", ts(&|p| Some(p.aqu_sz)));
         body.push_str(&load.to_svg());
 
         match &d.profile {
             Ok(_) => {
-                let mut s = LineChart::new(
-                    &format!("{id}-saturation"),
-                    &format!("{}: saturation (await ÷ profile baseline)", d.name),
-                    x_label,
+                let mut s = chart(
+                    "saturation",
+                    "saturation (await ÷ profile baseline)",
                     "await ÷ baseline (x)",
                 );
                 let rs = ts(&|p| p.sat_r);
                 let ws = ts(&|p| p.sat_w);
-                let span = |v: &[(f64, f64)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
-                let xs: Vec<f64> = span(&rs).into_iter().chain(span(&ws)).collect();
-                let (x0, x1) = xs
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, c), &x| {
-                        (a.min(x), c.max(x))
-                    });
-                s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, 3.0)]));
-                if !rs.is_empty() {
-                    s.series.push(Series::new("read saturation", rs));
-                }
-                if !ws.is_empty() {
-                    s.series.push(Series::new("write saturation", ws));
-                }
-                if x0.is_finite() {
+                s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, OVERLOAD_X)]));
+                push(&mut s, "read saturation", rs);
+                push(&mut s, "write saturation", ws);
+                if let (Some(&x0), Some(&x1)) = (extent.first(), extent.last()) {
                     s.series.push(
-                        Series::new("3x baseline: overload", vec![(x0, 3.0), (x1, 3.0)]).dashed(),
+                        Series::new(
+                            "3x baseline: overload",
+                            vec![(x0, OVERLOAD_X), (x1, OVERLOAD_X)],
+                        )
+                        .dashed(),
                     );
                 }
-                s.x_extent = extent.clone();
                 body.push_str(&s.to_svg());
                 let _ = write!(body, "<p class=\"note\">{}</p>", esc(&baseline_line(d)));
             }
@@ -472,7 +532,11 @@ measured interval, as <code>iosat stat --replay</code> prints it.</p>",
     }
     body.push_str("<h2>Intervals</h2>");
     body.push_str(&html_table(&table(devs)));
-    page("iosat stat recording", &body)
+    let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+    page(
+        &format!("iosat stat recording: {}", names.join(", ")),
+        &body,
+    )
 }
 
 #[cfg(test)]

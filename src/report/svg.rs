@@ -17,6 +17,9 @@ pub struct Series {
     /// Palette index to use instead of the series' position (pairs such as avg/p99 of one
     /// thing share a colour, solid and dashed).
     pub colour: Option<usize>,
+    /// A label beside each point (the concurrency on a latency-vs-throughput chart); empty
+    /// for none, else one per point.
+    pub labels: Vec<String>,
 }
 
 impl Series {
@@ -26,6 +29,7 @@ impl Series {
             points,
             dashed: false,
             colour: None,
+            labels: Vec::new(),
         }
     }
     pub fn dashed(mut self) -> Self {
@@ -59,6 +63,13 @@ pub struct LineChart {
     pub right: Option<(String, Vec<Series>)>,
     /// Values the x axis must span besides the data (charts that share a time axis).
     pub x_extent: Vec<f64>,
+    /// The x ticks to draw instead of the axis' own (the levels measured: 1, 2, 4 … 256).
+    pub x_ticks: Vec<f64>,
+    /// Label x ticks as wall-clock UTC time of day (x in seconds since the epoch).
+    pub x_clock: bool,
+    /// Break a series' line where consecutive points are further apart than this in x (a
+    /// direction with no I/O draws a gap, not a straight line across it).
+    pub x_gap: Option<f64>,
 }
 
 const W: f64 = 720.0;
@@ -252,18 +263,66 @@ fn nice_step(raw: f64) -> f64 {
 }
 
 /// The vertical grid lines and x tick labels of a plot area `ph` high whose top is at `top`.
-fn x_grid(s: &mut String, xa: &Axis, px: impl Fn(f64) -> f64, top: f64, ph: f64, stroke: &str) {
-    for t in xa.ticks() {
-        let x = px(t);
+fn x_grid(
+    s: &mut String,
+    ticks: &[(f64, String)],
+    px: impl Fn(f64) -> f64,
+    top: f64,
+    ph: f64,
+    stroke: &str,
+) {
+    for (t, label) in ticks {
+        let x = px(*t);
         let _ = write!(
             s,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{}" stroke="{stroke}"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{}" stroke="{stroke}"/><text class="xtick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
             top + ph,
             top + ph + 16.0,
-            fmt_num(t)
+            esc(label)
         );
     }
 }
+
+/// An axis' own ticks, labelled compactly.
+fn own_ticks(a: &Axis) -> Vec<(f64, String)> {
+    a.ticks().into_iter().map(|t| (t, fmt_num(t))).collect()
+}
+
+/// Seconds since the epoch → `HH:MM:SS` UTC (the date is in the page's context header).
+pub fn clock(epoch_s: f64) -> String {
+    let s = epoch_s.floor().rem_euclid(86_400.0) as u64;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// Ticks on a wall-clock axis: whole seconds, minutes or hours, about six of them.
+fn clock_ticks(a: &Axis) -> Vec<(f64, String)> {
+    const STEPS: [f64; 14] = [
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+    ];
+    let span = a.hi - a.lo;
+    let step = STEPS
+        .into_iter()
+        .find(|&st| span / st <= 7.0)
+        .unwrap_or_else(|| (span / 6.0 / 3600.0).ceil() * 3600.0);
+    let first = (a.lo / step).ceil() * step;
+    (0..MAX_TICKS)
+        .map(|i| first + i as f64 * step)
+        .take_while(|&t| t <= a.hi + 1e-9)
+        .map(|t| (t, clock(t)))
+        .collect()
+}
+
+/// Where the legend entries go, below the plot (never over a marker or a line): their
+/// column width and rows.
+fn legend_grid(names: &[String]) -> (f64, usize, usize) {
+    let wmax = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64;
+    let col_w = 40.0 + wmax * 6.6;
+    let cols = (((W - L) / col_w).floor() as usize).max(1);
+    let rows = names.len().div_ceil(cols);
+    (col_w, cols, rows)
+}
+
+const LEGEND_ROW: f64 = 16.0;
 
 impl LineChart {
     pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> Self {
@@ -278,10 +337,14 @@ impl LineChart {
             markers: Vec::new(),
             right: None,
             x_extent: Vec::new(),
+            x_ticks: Vec::new(),
+            x_clock: false,
+            x_gap: None,
         }
     }
 
-    /// Render as a standalone `<svg>` element (inline in HTML, or saved as a .svg file).
+    /// Render as a standalone `<svg>` element (inline in HTML, or saved as a .svg file). The
+    /// legend sits below the plot, so it covers no marker, label or line.
     pub fn to_svg(&self) -> String {
         let all = |ss: &[Series], x: bool| -> Vec<f64> {
             ss.iter()
@@ -305,15 +368,34 @@ impl LineChart {
         let px = |v: f64| L + xa.frac(v) * pw;
         let py = |a: &Axis, v: f64| T + (1.0 - a.frac(v)) * ph;
 
+        // The legend's entries and room, known before the frame is drawn.
+        let mut legend: Vec<(String, &str, bool)> = Vec::new();
+        let right_series = self.right.as_ref().map_or(&[][..], |(_, r)| &r[..]);
+        for (i, se) in self.series.iter().chain(right_series).enumerate() {
+            let side = if i >= self.series.len() {
+                " (right axis)"
+            } else {
+                ""
+            };
+            legend.push((
+                format!("{}{side}", se.name),
+                PALETTE[se.colour.unwrap_or(i) % PALETTE.len()],
+                se.dashed,
+            ));
+        }
+        let names: Vec<String> = legend.iter().map(|l| l.0.clone()).collect();
+        let (col_w, cols, rows) = legend_grid(&names);
+        let h = H + rows as f64 * LEGEND_ROW + if rows > 0 { 6.0 } else { 0.0 };
+
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" id="{id}" class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-labelledby="{id}-title" font-family="sans-serif" font-size="12">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" id="{id}" class="chart" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-labelledby="{id}-title" font-family="sans-serif" font-size="12">"#,
             id = esc(&self.id)
         );
         let _ = write!(
             s,
-            r##"<title id="{}-title">{}</title><rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/>"##,
+            r##"<title id="{}-title">{}</title><rect x="0" y="0" width="{W}" height="{h}" fill="#fff"/>"##,
             esc(&self.id),
             esc(&self.title)
         );
@@ -335,7 +417,18 @@ impl LineChart {
                 fmt_num(t)
             );
         }
-        x_grid(&mut s, &xa, px, T, ph, "#eee");
+        let xticks: Vec<(f64, String)> = if !self.x_ticks.is_empty() {
+            self.x_ticks
+                .iter()
+                .filter(|&&t| t.is_finite() && t >= xa.lo && t <= xa.hi)
+                .map(|&t| (t, fmt_num(t)))
+                .collect()
+        } else if self.x_clock {
+            clock_ticks(&xa)
+        } else {
+            own_ticks(&xa)
+        };
+        x_grid(&mut s, &xticks, px, T, ph, "#eee");
         if let Some(ra) = &ra {
             for t in ra.ticks() {
                 let _ = write!(
@@ -350,7 +443,7 @@ impl LineChart {
         // Axes and labels.
         let _ = write!(
             s,
-            r##"<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>"##
+            r##"<rect class="plot" x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>"##
         );
         let xl = format!(
             "{}{}",
@@ -405,59 +498,86 @@ impl LineChart {
             );
         }
         // Series.
-        let mut legend = Vec::new();
-        let mut draw = |s: &mut String, ss: &[Series], a: &Axis, offset: usize, side: &str| {
+        let gap = self.x_gap;
+        let draw = |s: &mut String, ss: &[Series], a: &Axis, offset: usize| {
             for (i, se) in ss.iter().enumerate() {
                 let colour = PALETTE[se.colour.unwrap_or(i + offset) % PALETTE.len()];
-                let pts: Vec<String> = se
+                let kept: Vec<(usize, f64, f64)> = se
                     .points
                     .iter()
-                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!a.log || p.1 > 0.0))
-                    .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(a, y)))
+                    .enumerate()
+                    .filter(|(_, p)| p.0.is_finite() && p.1.is_finite() && (!a.log || p.1 > 0.0))
+                    .map(|(j, &(x, y))| (j, x, y))
                     .collect();
                 let dash = if se.dashed {
                     r#" stroke-dasharray="6 4""#
                 } else {
                     ""
                 };
-                let _ = write!(
-                    s,
-                    r#"<polyline class="series" data-series="{}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
-                    esc(&se.name),
-                    pts.join(" ")
-                );
-                // A dashed series is a fitted curve, and a long time series would be a smear
-                // of dots: no point markers then.
-                let dots = !se.dashed && pts.len() <= 200;
-                for p in pts.iter().filter(|_| dots) {
-                    let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
-                    let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>"#);
+                // One polyline per run of points no further apart than the gap.
+                let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+                let mut prev: Option<f64> = None;
+                for &(_, x, y) in &kept {
+                    let broken = matches!((prev, gap), (Some(p), Some(g)) if x - p > g);
+                    if runs.is_empty() || broken {
+                        runs.push(Vec::new());
+                    }
+                    runs.last_mut().expect("pushed").push((px(x), py(a, y)));
+                    prev = Some(x);
                 }
-                legend.push((format!("{}{side}", se.name), colour, se.dashed));
+                if runs.is_empty() {
+                    runs.push(Vec::new());
+                }
+                for run in &runs {
+                    let pts: Vec<String> =
+                        run.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+                    let _ = write!(
+                        s,
+                        r#"<polyline class="series" data-series="{}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+                        esc(&se.name),
+                        pts.join(" ")
+                    );
+                }
+                // A dashed series is a fitted curve, and a long time series would be a smear
+                // of dots: no point markers then (a lone point between gaps keeps its dot).
+                let dots = !se.dashed && kept.len() <= 200;
+                for (j, x, y) in kept.iter().copied() {
+                    let lone = runs
+                        .iter()
+                        .any(|r| r.len() == 1 && r[0] == (px(x), py(a, y)));
+                    if !(dots || lone) {
+                        continue;
+                    }
+                    let (cx, cy) = (px(x), py(a, y));
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{colour}"/>"#
+                    );
+                    if let Some(l) = se.labels.get(j) {
+                        // Near the right edge the label goes to the left of its point.
+                        let (lx, anchor) = if cx > L + pw * 0.85 {
+                            (cx - 5.0, "end")
+                        } else {
+                            (cx + 5.0, "start")
+                        };
+                        let _ = write!(
+                            s,
+                            r##"<text class="pointlabel" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="10" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+                            cy - 5.0,
+                            esc(l)
+                        );
+                    }
+                }
             }
         };
-        draw(&mut s, &self.series, &ya, 0, "");
+        draw(&mut s, &self.series, &ya, 0);
         if let (Some((_, r)), Some(ra)) = (&self.right, &ra) {
-            draw(&mut s, r, ra, self.series.len(), " (right axis)");
+            draw(&mut s, r, ra, self.series.len());
         }
-        // Legend, top-left inside the plot, on a white box so lines under it stay readable.
-        if !legend.is_empty() {
-            let wmax = legend
-                .iter()
-                .map(|l| l.0.chars().count())
-                .max()
-                .unwrap_or(0) as f64;
-            let _ = write!(
-                s,
-                r##"<rect x="{}" y="{}" width="{:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85" stroke="#ccc"/>"##,
-                L + 4.0,
-                T + 4.0,
-                40.0 + wmax * 6.6,
-                legend.len() as f64 * 16.0 + 4.0
-            );
-        }
+        // Legend, below the plot and its axis label.
         for (i, (name, colour, dashed)) in legend.iter().enumerate() {
-            let y = T + 14.0 + i as f64 * 16.0;
+            let x = L + (i % cols) as f64 * col_w;
+            let y = H + 4.0 + (i / cols) as f64 * LEGEND_ROW;
             let dash = if *dashed {
                 r#" stroke-dasharray="6 4""#
             } else {
@@ -465,10 +585,9 @@ impl LineChart {
             };
             let _ = write!(
                 s,
-                r##"<g class="legend"><line x1="{}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{:.1}">{}</text></g>"##,
-                L + 10.0,
-                L + 30.0,
-                L + 36.0,
+                r##"<g class="legend"><line x1="{x:.1}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}">{}</text></g>"##,
+                x + 20.0,
+                x + 26.0,
                 y + 4.0,
                 esc(name)
             );
@@ -539,10 +658,10 @@ impl DotChart {
             W / 2.0,
             esc(&self.title)
         );
-        x_grid(&mut s, &xa, px, top, ph, "#e4e4e4");
+        x_grid(&mut s, &own_ticks(&xa), px, top, ph, "#e4e4e4");
         let _ = write!(
             s,
-            r##"<rect x="{DOT_L}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{}" y="{}" text-anchor="middle" class="xlabel">{}{}</text>"##,
+            r##"<rect class="plot" x="{DOT_L}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{}" y="{}" text-anchor="middle" class="xlabel">{}{}</text>"##,
             DOT_L + pw / 2.0,
             h - 12.0,
             esc(&self.x_label),
@@ -702,6 +821,49 @@ mod tests {
         assert!(svg.contains("concurrency (log scale)"));
         assert!(svg.contains(">knee<"));
         assert!(svg.contains(r#"class="legend""#));
+    }
+
+    #[test]
+    fn legend_below_the_plot_ticks_at_the_levels_and_gaps_break_lines() {
+        let mut c = LineChart::new("t", "t", "x", "y");
+        c.x_ticks = vec![1.0, 2.0, 4.0, 8.0, 16.0];
+        c.series.push(Series::new(
+            "s",
+            vec![(1.0, 1.0), (2.0, 2.0), (12.0, 3.0), (16.0, 4.0)],
+        ));
+        c.x_gap = Some(4.0);
+        let svg = c.to_svg();
+        // Ticks at the levels, not at 1, 2, 5, 10, 20.
+        let ticks: Vec<&str> = svg
+            .split(r#"class="xtick""#)
+            .skip(1)
+            .map(|t| t.split('>').nth(1).unwrap().split('<').next().unwrap())
+            .collect();
+        assert_eq!(ticks, ["1", "2", "4", "8", "16"]);
+        // 2 → 12 is further than the gap: two lines.
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        // Every legend entry is below the plot area.
+        for g in svg.split(r#"<g class="legend">"#).skip(1) {
+            let y: f64 = g
+                .split("y1=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(y > H - B, "legend at {y}, inside the plot");
+        }
+    }
+
+    #[test]
+    fn clock_axis_labels_utc_time_of_day() {
+        assert_eq!(clock(1_700_000_000.0), "22:13:20");
+        let a = Axis::fit([1_700_000_000.0, 1_700_000_060.0].into_iter(), false, false);
+        let t = clock_ticks(&a);
+        assert!(t.len() >= 3 && t.len() <= 8, "{t:?}");
+        assert!(t.iter().all(|(v, _)| v.fract() == 0.0));
     }
 
     #[test]

@@ -23,22 +23,21 @@ pub fn render(r: &SweepReport, format: Format) -> String {
         Format::Csv => csv(r).to_csv(),
         Format::Markdown => markdown(r),
         Format::Text { .. } => text(r, format),
-        Format::Html => super::html::page(
-            "iosat sweep",
-            &super::html::levels_body(&rows(r), r.verdict.as_ref()),
-        ),
+        Format::Html => super::html::sweep_page(r),
     }
 }
 
-/// The levels as the shared table and charts see them.
+/// The levels as the shared table and charts see them: one row per concurrency, its
+/// `--repeat` passes and adaptive re-measures combined as the verdict combines them (the JSON
+/// keeps every measurement).
 pub fn rows(r: &SweepReport) -> Vec<LevelRow> {
-    r.levels
-        .iter()
-        .map(|l| LevelRow {
-            point: l.point(),
-            kernel: l.kernel.clone(),
-            littles: Some(l.littles_law.clone()),
-            interrupted: l.interrupted,
+    r.combined_levels()
+        .into_iter()
+        .map(|c| LevelRow {
+            point: c.point,
+            kernel: c.kernel,
+            littles: Some(c.littles_law),
+            interrupted: c.interrupted,
         })
         .collect()
 }

@@ -44,10 +44,12 @@ impl LevelProgress for ProgressBar {
         if !self.on {
             return;
         }
-        let total = self
-            .total_levels
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "auto".into());
+        // Past the planned levels come the re-measures of the deciding ones (--budget).
+        let which = match self.total_levels {
+            Some(n) if idx < n => format!("{}/{n}", idx + 1),
+            Some(_) => format!("{} (again)", idx + 1),
+            None => format!("{}/auto", idx + 1),
+        };
         let span = ls.ramp_ns + ls.duration_ns;
         let frac = (elapsed_ns as f64 / span.max(1) as f64).clamp(0.0, 1.0);
         let width = 20;
@@ -65,9 +67,7 @@ impl LevelProgress for ProgressBar {
         let mut e = std::io::stderr().lock();
         let _ = write!(
             e,
-            "{CLEAR_LINE}level {}/{} concurrency {:>4} [{}{}] {:<7} {}",
-            idx + 1,
-            total,
+            "{CLEAR_LINE}level {which} concurrency {:>4} [{}{}] {:<7} {}",
             ls.concurrency(),
             "#".repeat(filled),
             "-".repeat(width - filled),

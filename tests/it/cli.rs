@@ -7,7 +7,9 @@ fn help_lists_every_subcommand() {
     let out = iosat().arg("--help").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for sub in ["stat", "info", "sweep", "fsync", "analyze", "report"] {
+    for sub in [
+        "stat", "info", "sweep", "fsync", "analyze", "report", "compare",
+    ] {
         assert!(text.contains(sub), "--help lacks {sub}:\n{text}");
     }
 }

@@ -64,7 +64,17 @@ fn the_baseline_is_measured_again_after_the_last_level() {
 fn repeat_runs_the_series_again_and_the_verdict_sees_every_pass() {
     let j = sim(
         "sim:units=4,service=8ms,dist=exp",
-        &["--levels", "1,2,4", "--repeat", "3", "--duration", "0.5"],
+        // No adaptive re-measure: the passes' order is what is checked.
+        &[
+            "--levels",
+            "1,2,4",
+            "--repeat",
+            "3",
+            "--duration",
+            "0.5",
+            "--budget",
+            "0",
+        ],
     );
     assert_eq!(j["workload"]["repeat"], 3);
     let levels = j["levels"].as_array().unwrap();
@@ -321,6 +331,8 @@ fn a_cgroup_read_iops_limit_is_read_named_and_plateaus_the_sweep() {
         "1",
         "--ramp",
         "0.3",
+        "--budget",
+        "0",
         "--json",
         "--no-progress",
     ]);
@@ -499,6 +511,11 @@ fn a_competing_reader_on_the_same_device_shows_as_other_traffic() {
         let other = l["disturbance"]["other_iops"].as_f64().unwrap();
         assert!(other > 50.0, "{l} {err}");
     }
+    let summary = j["verdict"]["summary"].to_string();
+    assert!(
+        summary.contains("The device served other traffic beside iosat's"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -538,5 +555,66 @@ fn a_jittery_sim_is_unstable_at_every_level_and_the_same_every_run() {
     assert_eq!(
         a["workload"]["engine_spec"],
         "sim:units=4,service=1ms,jitter=40"
+    );
+}
+
+#[test]
+fn the_adaptive_default_measures_again_only_the_levels_that_decide() {
+    // Exponential service: noisy windows leave the knee or the overload point open.
+    let eng = "sim:units=4,service=8ms,dist=exp";
+    let base = [
+        "--levels",
+        "1,2,4,8,16,32",
+        "--duration",
+        "0.5",
+        "--ramp",
+        "0.1",
+    ];
+    let count = |j: &Value, c: u64| {
+        j["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["concurrency"].as_u64() == Some(c))
+            .count()
+    };
+    let fixed = sim(eng, &[&base[..], &["--budget", "0"]].concat());
+    assert_eq!(fixed["levels"].as_array().unwrap().len(), 6);
+    assert!(!fixed["notes"].to_string().contains("Measured concurrency"));
+    let deciding: Vec<u64> = {
+        // What the fixed run's verdict leaves open is what the adaptive run measures again.
+        let v = &fixed["verdict"];
+        let mut d = Vec::new();
+        for r in ["knee_range", "overload_range"] {
+            if let Some(a) = v[r].as_array() {
+                d.push(a[0].as_u64().unwrap());
+                d.push(a[1].as_u64().unwrap());
+            }
+        }
+        d
+    };
+    assert!(
+        !deciding.is_empty(),
+        "the fixture must leave something open: {fixed}"
+    );
+    let adaptive = sim(eng, &base);
+    let n = adaptive["levels"].as_array().unwrap().len();
+    assert!(n > 6, "{n} levels");
+    // Within the budget: 50 s of 0.6 s levels, minus the series and the re-measured baseline.
+    assert!(n <= 6 + 3 * 6, "{n}");
+    for c in deciding {
+        assert!(count(&adaptive, c) >= 2, "{c} measured once");
+    }
+    // The baseline level never decides a range here and is not measured again.
+    assert_eq!(count(&adaptive, 1), 1);
+    let notes = adaptive["notes"].to_string();
+    assert!(notes.contains("Measured concurrency"), "{notes}");
+    // A budget that the series already spends: nothing re-measured, and the note says so.
+    let tight = sim(eng, &[&base[..], &["--budget", "3s"]].concat());
+    assert_eq!(tight["levels"].as_array().unwrap().len(), 6);
+    assert!(
+        tight["notes"].to_string().contains("too little to measure"),
+        "{}",
+        tight["notes"]
     );
 }

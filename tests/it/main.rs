@@ -3,6 +3,7 @@
 mod analysis;
 mod analyze;
 mod cli;
+mod compare;
 mod evidence;
 mod exporter;
 mod fsync;

@@ -348,7 +348,7 @@ fn output_file_is_never_replaced_without_force() {
 // ---------------------------------------------------------------------------------------
 // Headless Chromium.
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
         .map(PathBuf::from)
@@ -433,10 +433,58 @@ fn attrs<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts: usize) {
+/// Run in the page by Chromium (the page itself has no script): every legend's box against
+/// the plot area, the marker and point labels and the point markers of its chart; the boxes
+/// that overlap are written into the DOM for the test to read.
+const OVERLAP_PROBE: &str = r#"<script>
+(function () {
+  var bad = [];
+  function hit(a, b) {
+    return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  }
+  document.querySelectorAll('svg.chart').forEach(function (svg) {
+    var others = svg.querySelectorAll('rect.plot, text.marker, text.pointlabel, circle, polyline');
+    svg.querySelectorAll('g.legend').forEach(function (g) {
+      var a = g.getBoundingClientRect();
+      others.forEach(function (o) {
+        if (o.closest('g.legend')) return;
+        if (hit(a, o.getBoundingClientRect())) {
+          bad.push(svg.id + ': legend "' + g.textContent + '" over ' + o.tagName + ' ' + (o.getAttribute('class') || '') + ' ' + (o.textContent || ''));
+        }
+      });
+    });
+  });
+  var out = document.createElement('pre');
+  out.id = 'overlaps';
+  out.textContent = JSON.stringify(bad);
+  document.body.appendChild(out);
+})();
+</script>"#;
+
+pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts: usize) {
     let page = dir.join(format!("{name}.html"));
+    // The probe goes into the checked copy only; the screenshot is of the page as shipped.
+    let probed = dir.join(format!("{name}-probe.html"));
     std::fs::write(&page, html).unwrap();
-    let (dom, log) = run_chromium(bin, &["--dump-dom"], &page);
+    std::fs::write(
+        &probed,
+        html.replace("</body>", &format!("{OVERLAP_PROBE}</body>")),
+    )
+    .unwrap();
+    let (dom, log) = run_chromium(bin, &["--dump-dom"], &probed);
+    // Every page says what was measured and where.
+    assert!(
+        dom.contains("class=\"context\"")
+            && (dom.contains("<th>measured</th>") || dom.contains("<td>measured</td>")),
+        "{name}: no context header"
+    );
+    // No legend covers a marker, a label, a point or a line.
+    let overlaps = dom
+        .split("<pre id=\"overlaps\">")
+        .nth(1)
+        .and_then(|t| t.split("</pre>").next())
+        .unwrap_or_else(|| panic!("{name}: the overlap probe did not run"));
+    assert_eq!(overlaps, "[]", "{name}: legends overlap");
     // No console errors (the pages have no script; a parse problem would show here too).
     let console: Vec<&str> = log
         .lines()
@@ -450,6 +498,10 @@ fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts: usize) {
         .map(|s| s.split("</svg>").next().unwrap())
         .collect();
     assert_eq!(svgs.len(), charts, "{name}: charts in the DOM");
+    assert!(
+        !dom.contains(">iosat sweep</title>"),
+        "{name}: the page is titled by what it shows"
+    );
     for s in &svgs {
         let id = attrs(s, "id").first().copied().unwrap_or("?");
         let lines: Vec<&str> = attrs(s, "points")
@@ -499,13 +551,34 @@ fn pages_render_in_headless_chromium() {
     };
     let dir = tempfile::tempdir().unwrap();
     let html = |f: &str| ok_stdout(&report(&[fixture(f).to_str().unwrap()]));
-    // Sweep: throughput, latency, hockey stick (no kernel columns from the sim engine).
-    check_page(&bin, dir.path(), "sweep", &html("sim_sweep.json"), 3);
+    // Sweep: throughput, latency, hockey stick (no kernel columns from the sim engine), the
+    // latency distribution per level.
+    check_page(&bin, dir.path(), "sweep", &html("sim_sweep.json"), 4);
+    // A mixed pattern adds reads and writes apart (IOPS, latency).
+    let rw = dir.path().join("randrw.json");
+    std::fs::write(&rw, sim_sweep(&["--pattern", "randrw", "--json"])).unwrap();
+    let page = ok_stdout(&report(&[rw.to_str().unwrap()]));
+    check_page(&bin, dir.path(), "sweep-randrw", &page, 6);
+    // With the kernel's view: %util beside IOPS, aqu-sz against the offered concurrency,
+    // each chart one unit per axis.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    for l in doc["levels"].as_array_mut().unwrap() {
+        let c = l["concurrency"].as_f64().unwrap();
+        l["kernel"] = serde_json::json!({"util": (c * 30.0).min(100.0), "aqu-sz": c * 0.9,
+            "r/s": l["iops"], "r_await": 1.0});
+    }
+    let kv = dir.path().join("kernel.json");
+    std::fs::write(&kv, doc.to_string()).unwrap();
+    let page = ok_stdout(&report(&[kv.to_str().unwrap()]));
+    assert!(page.contains("id=\"util\"") && page.contains("id=\"queue\""));
+    check_page(&bin, dir.path(), "sweep-kernel", &page, 6);
     // fsync: one dot chart per mode, commits/s and latency vs committers.
     check_page(&bin, dir.path(), "fsync", &html("fsync.json"), 4);
-    // Recording: 3 busy devices × (latency, %util, load) + the saturation chart of loop1.
+    // Recording: 3 busy devices × (throughput, request size, latency, %util, load) + the
+    // saturation chart of loop1.
     let rec = recording("html");
-    check_page(&bin, dir.path(), "recording", &rec, 10);
+    check_page(&bin, dir.path(), "recording", &rec, 16);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -551,7 +624,8 @@ fn sweep_html_writes_the_page_and_never_overwrites() {
         .unwrap();
     let json: Value = serde_json::from_str(&ok_stdout(&out)).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(html.matches("<svg").count(), 3);
+    // Throughput, latency, hockey stick, latency distribution per level.
+    assert_eq!(html.matches("<svg").count(), 4);
     // The table shows the measured IOPS of each level.
     for l in json["levels"].as_array().unwrap() {
         let iops = format!("<td>{:.0}</td>", l["iops"].as_f64().unwrap());
@@ -812,4 +886,56 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
     let plain = run(true);
     assert!(!plain.contains('\x1b'), "{plain:?}");
     assert!(plain.contains("knee"), "{plain:?}");
+}
+
+#[test]
+fn an_analysis_of_device_logs_renders_their_series_and_diagnosis() {
+    // Was an empty page titled "iosat sweep" with blank 0–1 axes: now every device's time
+    // series and its diagnosis, titled by what it shows.
+    let d = tempfile::tempdir().unwrap();
+    let bin = chromium();
+    for (i, f) in [
+        "iostat-xt.txt",
+        "iostat.json",
+        "pt-stalk-loop.diskstats",
+        "iosat-loop.rec",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let src = crate::util::fixture("import").join(f);
+        let out = iosat()
+            .arg("analyze")
+            .arg(&src)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let json = d.path().join(format!("{i}.json"));
+        std::fs::write(&json, ok_stdout(&out)).unwrap();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let devices = doc["devices"].as_array().unwrap();
+        assert!(!devices.is_empty(), "{f}: no device series");
+        let html = ok_stdout(&report(&[json.to_str().unwrap()]));
+        assert!(
+            html.contains("device series") && !html.contains("<title>iosat sweep"),
+            "{f}: title"
+        );
+        // Requests per second, latency, %util and load per device that has them.
+        let charts = html.matches("<svg").count();
+        assert!(charts >= 3 * devices.len(), "{f}: {charts} charts");
+        for dev in devices {
+            for l in dev["diagnosis"].as_array().unwrap() {
+                let line = l
+                    .as_str()
+                    .unwrap()
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;");
+                let line = line.replace('>', "&gt;").replace('"', "&quot;");
+                assert!(html.contains(&line), "{f}: diagnosis missing: {line}");
+            }
+        }
+        if let Some(bin) = &bin {
+            check_page(bin, d.path(), &format!("analyze-{i}"), &html, charts);
+        }
+    }
 }

@@ -8,7 +8,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// Short levels so the suite stays quick; never asserted on.
-const QUICK: [&str; 4] = ["--duration", "0.2", "--ramp", "0.05"];
+/// Short levels, and no adaptive re-measure (its own tests are in evidence.rs): these tests
+/// check the levels they ask for.
+const QUICK: [&str; 6] = ["--duration", "0.2", "--ramp", "0.05", "--budget", "0"];
 
 fn run(args: &[&str]) -> Output {
     iosat().arg("sweep").args(args).output().expect("run iosat")
@@ -493,6 +495,8 @@ fn auto_levels_double_from_one_and_stop() {
         "--duration",
         "0.1",
         "--ramp",
+        "0",
+        "--budget",
         "0",
         "--json",
     ];

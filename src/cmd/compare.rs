@@ -1,0 +1,63 @@
+//! `iosat compare`: orchestration only — validate, read and load each result
+//! (report::load, schema versions checked), refuse mixed kinds, print the comparison
+//! (report/compare.rs) and write its page with --html.
+
+use crate::cli::compare::CompareArgs;
+use crate::config::compare::CompareSpec;
+use crate::error::Error;
+use crate::report::compare::{self, Run};
+use crate::report::{Format, Report};
+use std::path::Path;
+
+/// One file as a typed result; its errors name the file (and the line).
+fn load(path: &Path) -> Result<Report, Error> {
+    let (text, _) = crate::sys::fs::read_text(path)?;
+    let report = crate::report::load(&text).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        line: e.line,
+        reason: e.reason,
+    })?;
+    if let Report::Stat { .. } = report {
+        return Err(Error::usage(
+            "FILE",
+            path.display(),
+            "is a stat recording; compare reads sweep, fsync and analyze results",
+        ));
+    }
+    Ok(report)
+}
+
+pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
+    let spec = CompareSpec::from_args(args)?;
+    let runs = spec
+        .files
+        .iter()
+        .map(|f| {
+            Ok(Run {
+                label: f
+                    .file_name()
+                    .map_or_else(|| f.display().to_string(), |n| n.to_string_lossy().into()),
+                report: load(f)?,
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    if let Some(i) = compare::mixed(&runs) {
+        return Err(Error::usage(
+            "FILE",
+            spec.files[i].display(),
+            format!(
+                "is {} result while {} is {} result; compare results of one kind",
+                compare::a_kind(&runs[i].report),
+                spec.files[0].display(),
+                compare::a_kind(&runs[0].report)
+            ),
+        )
+        .into());
+    }
+    if let Some(path) = &spec.html {
+        let page = compare::render(&runs, Format::Html);
+        crate::sys::fs::write_new_file(path, page.as_bytes(), spec.force)?;
+    }
+    super::print(&compare::render(&runs, spec.format))?;
+    Ok(crate::error::exit::OK)
+}

@@ -1,0 +1,192 @@
+//! `iosat compare`: two sim sweeps side by side (snapshot of the text, the page checked in
+//! headless Chromium), every format, fsync results, and the refusals: mixed kinds (usage, 2),
+//! a missing file (1), an existing --html file.
+
+use crate::util::{fixture, iosat, ok_json, ok_stdout, stderr};
+use std::path::{Path, PathBuf};
+
+/// A sim sweep saved as JSON in `dir/name`: `units` parallel units, so two devices of known
+/// knees (the sim is deterministic: simulated time, seeded).
+fn sim_sweep(dir: &Path, name: &str, units: u32) -> PathBuf {
+    let out = iosat()
+        .args([
+            "sweep",
+            "--engine",
+            &format!("sim:units={units},service=1ms"),
+            "--levels",
+            "1,2,4,8,16",
+            "--duration",
+            "200ms",
+            "--ramp",
+            "0",
+            "--no-progress",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, ok_stdout(&out)).unwrap();
+    path
+}
+
+fn compare(args: &[&Path], extra: &[&str]) -> std::process::Output {
+    iosat()
+        .arg("compare")
+        .args(args)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn two_sweeps_side_by_side_with_the_differences_in_words() {
+    let d = tempfile::tempdir().unwrap();
+    let a = sim_sweep(d.path(), "a.json", 4);
+    let b = sim_sweep(d.path(), "b.json", 8);
+    let text = ok_stdout(&compare(&[&a, &b], &[]));
+    insta::assert_snapshot!("compare_two_sim_sweeps", text);
+    // A device with twice the parallel units: the knee doubles, and it is said in words.
+    assert!(text.contains("knee 4 → 8"), "{text}");
+    assert!(text.contains("max useful IOPS +100 %"), "{text}");
+    assert!(text.contains("baseline unchanged"), "{text}");
+    // Markdown, CSV and JSON carry the same comparison.
+    let md = ok_stdout(&compare(&[&a, &b], &["--markdown"]));
+    assert!(md.starts_with("# iosat compare: sweep") && md.contains("| knee "));
+    let csv = ok_stdout(&compare(&[&a, &b], &["--csv"]));
+    assert!(csv.starts_with("conc,IOPS_A,IOPS_B,"), "{csv}");
+    let json = ok_json(&compare(&[&a, &b], &["--json"]));
+    assert_eq!(json["kind"], "compare");
+    assert_eq!(json["of"], "sweep");
+    assert_eq!(json["runs"].as_array().unwrap().len(), 2);
+    assert!(json["differences"][0]
+        .as_str()
+        .unwrap()
+        .contains("knee 4 → 8"));
+}
+
+#[test]
+fn a_saved_older_file_compares_with_a_new_one() {
+    // The fixture was written by an earlier iosat (report::load reads its schema version).
+    let d = tempfile::tempdir().unwrap();
+    let b = sim_sweep(d.path(), "new.json", 4);
+    let old = fixture("report").join("sim_sweep.json");
+    let text = ok_stdout(&compare(&[&old, &b], &[]));
+    assert!(text.contains("A = sim_sweep.json") && text.contains("B = new.json"));
+}
+
+#[test]
+fn fsync_results_compare_case_by_case() {
+    let d = tempfile::tempdir().unwrap();
+    let a = fixture("report").join("fsync.json");
+    let b = d.path().join("again.json");
+    std::fs::copy(&a, &b).unwrap();
+    let text = ok_stdout(&compare(&[&a, &b], &[]));
+    assert!(text.contains("Commit latency per case"), "{text}");
+    assert!(text.contains("flush verdict unchanged"), "{text}");
+    assert!(text.contains("32 other cases unchanged"), "{text}");
+}
+
+#[test]
+fn mixed_kinds_are_refused_naming_both_files() {
+    let d = tempfile::tempdir().unwrap();
+    let a = sim_sweep(d.path(), "a.json", 4);
+    let f = fixture("report").join("fsync.json");
+    let out = compare(&[&a, &f], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    for w in ["fsync.json", "an fsync result", "a.json", "a sweep result"] {
+        assert!(err.contains(w), "{w} missing: {err}");
+    }
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_missing_or_bad_file_is_one_line_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let a = sim_sweep(d.path(), "a.json", 4);
+    let missing = d.path().join("missing.json");
+    let out = compare(&[&a, &missing], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("missing.json"), "{err}");
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, "{not json").unwrap();
+    let out = compare(&[&a, &bad], &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
+    // One file is not a comparison.
+    let out = compare(&[&a], &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_page_overlays_the_runs_and_renders_in_chromium() {
+    let d = tempfile::tempdir().unwrap();
+    let a = sim_sweep(d.path(), "a.json", 4);
+    let b = sim_sweep(d.path(), "b.json", 8);
+    let page = d.path().join("c.html");
+    let out = compare(&[&a, &b], &["--html", page.to_str().unwrap()]);
+    ok_stdout(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<title>iosat compare (sweep): a.json vs b.json</title>"));
+    // Both runs on each chart: throughput, latency (avg and p95), the hockey stick.
+    for id in ["compare-throughput", "compare-latency", "compare-hockey"] {
+        let chart = html.split(&format!("id=\"{id}\"")).nth(1).unwrap();
+        let chart = chart.split("</svg>").next().unwrap();
+        for run in ["A: a.json", "B: b.json"] {
+            assert!(chart.contains(run), "{id} lacks {run}");
+        }
+    }
+    // An existing page is not replaced without --force.
+    let before = std::fs::read(&page).unwrap();
+    let out = compare(&[&a, &b], &["--html", page.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read(&page).unwrap(), before);
+    let out = compare(&[&a, &b], &["--html", page.to_str().unwrap(), "--force"]);
+    ok_stdout(&out);
+    let Some(bin) = crate::report::chromium() else {
+        eprintln!("SKIP chromium check of the compare page: no chromium");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    crate::report::check_page(&bin, dir.path(), "compare", &html, 3);
+}
+
+#[test]
+fn analyses_of_device_logs_compare_device_by_device() {
+    // iostat on one host against pt-diskstats samples of the same device name.
+    let d = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (name, src) in [
+        ("iostat.json", "iostat-xt.txt"),
+        ("pt.json", "pt-stalk-loop.diskstats"),
+    ] {
+        let out = iosat()
+            .arg("analyze")
+            .arg(fixture("import").join(src))
+            .arg("--json")
+            .output()
+            .unwrap();
+        let path = d.path().join(name);
+        std::fs::write(&path, ok_stdout(&out)).unwrap();
+        files.push(path);
+    }
+    let text = ok_stdout(&compare(&[&files[0], &files[1]], &[]));
+    assert!(
+        text.contains("Devices:") && text.contains("peak_await_ms"),
+        "{text}"
+    );
+    assert!(text.contains("B against A: vda: requests/s"), "{text}");
+    let page = d.path().join("dev.html");
+    ok_stdout(&compare(
+        &[&files[0], &files[1]],
+        &["--html", page.to_str().unwrap()],
+    ));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1, "one await chart for vda");
+    if let Some(bin) = crate::report::chromium() {
+        crate::report::check_page(&bin, d.path(), "compare-devices", &html, 1);
+    }
+}
