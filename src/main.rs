@@ -5,7 +5,17 @@ use clap::Parser;
 use std::io::Write;
 
 fn main() {
-    let cli = iosat::cli::Cli::parse();
+    let cli = match iosat::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help, --version: clap prints them (stdout, exit 0).
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(iosat::cli::error_text(&e).as_bytes());
+            std::process::exit(e.exit_code());
+        }
+    };
     let code = match iosat::run(cli) {
         Ok(code) => code,
         Err(err) => {

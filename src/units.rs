@@ -141,9 +141,63 @@ pub fn iso_utc(wall_ns: i64) -> String {
     )
 }
 
+/// `2026-11-22T13:35:45.123Z` (what [`iso_utc`] writes; 0–9 decimals, `Z` only) → wall-clock
+/// nanoseconds since the epoch; None for anything else.
+pub fn parse_iso_utc(s: &str) -> Option<i64> {
+    let s = s.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (h, mi, sec) = (t.next()??, t.next()??, t.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let frac_ns = if frac.is_empty() {
+        0
+    } else {
+        decimal_seconds_ns(&format!("0.{frac}"))? as i64
+    };
+    // Proleptic Gregorian date → days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y = y - i64::from(m <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000_000 + frac_ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_dates_read_back() {
+        for ns in [
+            0,
+            1_700_000_000_123_000_000,
+            951_782_400_000_000_000,
+            -86_400_000_000_000,
+        ] {
+            assert_eq!(parse_iso_utc(&iso_utc(ns)), Some(ns), "{}", iso_utc(ns));
+        }
+        assert_eq!(
+            parse_iso_utc("2026-11-22T07:50:58Z"),
+            parse_iso_utc("2026-11-22T07:50:58.000Z")
+        );
+        for bad in [
+            "",
+            "11/22/26 03:53:25",
+            "2026-11-22T07:50:58",
+            "2026-13-01T00:00:00Z",
+            "2026-11-22T07:50:58.x1Z",
+        ] {
+            assert_eq!(parse_iso_utc(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn sizes_take_every_common_spelling() {

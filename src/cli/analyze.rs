@@ -26,6 +26,14 @@ pub struct AnalyzeArgs {
     #[arg(long = "device", value_name = "NAME")]
     pub devices: Vec<String>,
 
+    /// Also write the result as a self-contained HTML page with charts (as `iosat report`
+    /// draws it). An existing FILE is refused, never replaced.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub output: super::OutputFileArgs,
+
     #[command(flatten)]
     pub format: FormatArgs,
 }

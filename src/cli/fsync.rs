@@ -29,6 +29,15 @@ pub struct FsyncArgs {
     pub format: FormatArgs,
 
     #[command(flatten)]
+    pub output: crate::cli::OutputFileArgs,
+
+    #[command(flatten)]
+    pub fio: crate::cli::habits::FioFlags,
+
+    #[command(flatten)]
+    pub fio_fsync: crate::cli::habits::FioFsyncFlags,
+
+    #[command(flatten)]
     pub root: RootArgs,
 }
 
@@ -39,18 +48,31 @@ pub struct FsyncOpts {
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub methods: String,
 
-    /// Write sizes in bytes (multiples of 512; k/K and m/M suffixes allowed).
-    #[arg(long, value_name = "LIST", default_value = "512,4096,16384")]
+    /// Write sizes in bytes (multiples of 512; k/K and m/M suffixes allowed). fio's --bs is
+    /// accepted for it.
+    #[arg(
+        long,
+        visible_alias = "bs",
+        value_name = "LIST",
+        default_value = "512,4096,16384"
+    )]
     pub sizes: String,
 
-    /// overwrite: rewrite a preallocated file in place (the seed's script); append: a log that
+    /// overwrite: rewrite a preallocated file in place (the script of Percona's "Fsync
+    /// Performance on Storage Devices"); append: a log that
     /// grows with every commit (metadata must be flushed too); both.
     #[arg(long, value_name = "MODE", default_value = "both")]
     pub mode: String,
 
     /// Seconds each case runs (decimals allowed). The default run, 48 cases and 12
     /// group-commit levels of 1 s, takes about a minute.
-    #[arg(long, value_name = "SECONDS", default_value = "1")]
+    /// fio's --runtime is accepted for it.
+    #[arg(
+        long,
+        visible_alias = "runtime",
+        value_name = "SECONDS",
+        default_value = "1"
+    )]
     pub duration: String,
 
     /// Group-commit levels: concurrent committers, comma-separated, or "none" to skip.

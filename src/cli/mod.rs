@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod compare;
 pub mod exporter;
 pub mod fsync;
+pub mod habits;
 pub mod info;
 pub mod report;
 pub mod stat;
@@ -53,6 +54,67 @@ pub enum Command {
     Top(top::TopArgs),
     /// Prometheus exporter: raw disk counters and device profiles, with shipped rules and alerts.
     Exporter(exporter::ExporterArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): iosat(1), or one subcommand's page.
+    Man(ManArgs),
+}
+
+/// `iosat completions SHELL`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "bash: iosat completions bash > ~/.local/share/bash-completion/completions/iosat
+zsh:  iosat completions zsh > \"${fpath[1]}/_iosat\"
+fish: iosat completions fish > ~/.config/fish/completions/iosat.fish"
+)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `iosat man [SUBCOMMAND]`.
+#[derive(Debug, Args)]
+#[command(after_help = "Read it: iosat man | man -l -
+Install it: iosat man > ~/.local/share/man/man1/iosat.1")]
+pub struct ManArgs {
+    /// A subcommand's page (iosat-SUBCOMMAND(1)) instead of iosat(1).
+    #[arg(value_name = "SUBCOMMAND")]
+    pub subcommand: Option<String>,
+}
+
+/// Write the result to a file as well as to standard output (`-o FILE`), as sweep and report
+/// do: an existing FILE is refused unless --force.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OutputFileArgs {
+    /// Also write the result to FILE (same format as stdout). An existing FILE is refused
+    /// unless --force.
+    #[arg(short = 'o', long, value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+    /// Replace the -o FILE if it exists.
+    #[arg(long, requires = "output", help_heading = "Output")]
+    pub force: bool,
+}
+
+/// A clap error as one message without clap's "to pass '-x' as a value, use '-- -x'" tip,
+/// which misleads iostat and fio users (their flags are answered by config/habits.rs).
+pub fn error_text(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut blank = false;
+    for l in text.lines() {
+        if l.contains("tip: to pass '") && l.contains("as a value") {
+            continue;
+        }
+        // The tip leaves a second blank line behind: one is enough.
+        if l.trim().is_empty() && blank {
+            continue;
+        }
+        blank = l.trim().is_empty();
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
 }
 
 /// The output format flags shared by every command that prints a result.

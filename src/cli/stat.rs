@@ -32,7 +32,13 @@ sat_r, sat_w and the IOPS headroom below the profile's max useful IOPS.
 
 Devices: whole disks (and dm, md with their names) by default; --partitions adds
 partitions, --all adds loop, zram, ram and other virtual devices. DEVICE may be a kernel
-name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').";
+name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').
+
+iostat habits: `iosat stat -xz 1 5` works as in iostat. -x, -t, -k, -N and -y are accepted
+(iosat already does that), -d is --no-cpu, -p [ALL|DEV,...] adds partitions (of all disks,
+or of these), -z omits idle devices, -o JSON is --json; a trailing INTERVAL [COUNT] is -i,
+-c. iostat's -c (CPU only) is --count here; -m, -s, -g, -j and --human get a one-line
+answer naming iosat's way.";
 
 /// Options of `iosat stat`.
 #[derive(Debug, Args)]
@@ -41,7 +47,9 @@ name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').";
     after_long_help = AFTER_LONG_HELP
 )]
 pub struct StatArgs {
-    /// Devices to show: names, /dev paths or globs (default: whole disks, dm, md).
+    /// Devices to show: names, /dev paths or globs (default: whole disks, dm, md). One or
+    /// two trailing numbers are iostat's INTERVAL [COUNT] (`iosat stat 1 5`, `iosat stat sda 2
+    /// 3`), the same as -i and -c.
     #[arg(value_name = "DEVICE")]
     pub devices: Vec<String>,
 
@@ -64,6 +72,15 @@ pub struct StatArgs {
     /// Include every device: partitions, loop, zram, ram and other virtual devices.
     #[arg(long)]
     pub all: bool,
+
+    /// Omit devices that did no I/O in the interval (iostat -z).
+    #[arg(short = 'z', long)]
+    pub omit_idle: bool,
+
+    /// No avg-cpu line (object in JSON, columns in CSV): the CPU context of each interval
+    /// (iostat -d).
+    #[arg(long)]
+    pub no_cpu: bool,
 
     #[command(flatten)]
     pub format: FormatArgs,
@@ -89,6 +106,18 @@ pub struct StatArgs {
     /// recording grows. An existing FILE is refused, never replaced.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+
+    /// Also write the reports to FILE (same format as stdout). An existing FILE is refused
+    /// unless --force. iostat's `-o JSON` means --json (a file named JSON: -o ./JSON).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Replace the -o FILE if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub iostat: super::habits::IostatFlags,
 
     #[command(flatten)]
     pub root: RootArgs,

@@ -20,7 +20,8 @@ pub enum PatternArg {
 /// point, max useful IOPS.
 ///
 /// With no TARGET a temporary file (a tenth of the free space, at most 1 GiB) is laid out in
-/// the current directory, filled with real data, and removed at the end, Ctrl-C included.
+/// the current directory as .iosat-sweep-<pid>-<random>.tmp, filled with real data, and
+/// removed at the end, Ctrl-C included (in a source checkout, .gitignore lists the name).
 /// Default run: 9 levels × (0.5 s ramp + 2 s measured), about 25 s plus the layout.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -37,9 +38,11 @@ pub struct SweepArgs {
     #[arg(long, value_name = "ENGINE", help_heading = "Workload")]
     pub engine: Option<String>,
 
-    /// Access pattern.
+    /// Access pattern (fio's --rw is accepted for it).
     #[arg(
         long,
+        visible_alias = "rw",
+        alias = "readwrite",
         value_enum,
         default_value = "randread",
         help_heading = "Workload"
@@ -70,9 +73,11 @@ pub struct SweepArgs {
     )]
     pub levels: String,
 
-    /// Measured time per level (s, ms suffixes; bare numbers are seconds).
+    /// Measured time per level (s, ms suffixes; bare numbers are seconds). fio's --runtime
+    /// is accepted for it.
     #[arg(
         long,
+        visible_alias = "runtime",
         default_value = "2s",
         value_name = "TIME",
         help_heading = "Workload"
@@ -162,6 +167,9 @@ pub struct SweepArgs {
 
     #[command(flatten)]
     pub format: FormatArgs,
+
+    #[command(flatten)]
+    pub fio: super::habits::FioFlags,
 
     #[command(flatten)]
     pub root: RootArgs,

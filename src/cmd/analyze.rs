@@ -1,5 +1,6 @@
 //! `iosat analyze`: orchestration only — validate, read the files, build the report, print it
-//! with the renderer `iosat report` uses (report/analyze.rs).
+//! with the renderer `iosat report` uses (report/analyze.rs), to stdout and `-o FILE`, and the
+//! page to `--html FILE`.
 
 use crate::cli::analyze::AnalyzeArgs;
 use crate::config::analyze::AnalyzeSpec;
@@ -15,11 +16,21 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut rep = report::build(&imports, &spec.devices)?;
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
-    // No --html for analyze: text goes to a terminal (`iosat report` draws the page).
+    // The page goes to --html FILE only; stdout gets text (or the format asked for).
     let format = match spec.format {
         Format::Html => Format::TEXT,
         f => f,
     };
-    super::print(&crate::report::analyze::render(&rep, format))?;
+    let out = crate::report::analyze::render(&rep, format);
+    super::print(&out)?;
+    if let Some(o) = &spec.output {
+        // A file gets plain 80-column text, never the terminal's colours.
+        let file = crate::report::analyze::render(&rep, format.for_file());
+        crate::sys::fs::write_new_file(&o.path, file.as_bytes(), o.force)?;
+    }
+    if let Some(p) = &spec.html {
+        let page = crate::report::analyze::render(&rep, Format::Html);
+        crate::sys::fs::PageFile::new(p).write(&page)?;
+    }
     Ok(crate::error::exit::OK)
 }

@@ -22,9 +22,15 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
         }
     };
     let report = crate::fsync::run(&run.spec, &mut progress)?;
+    let text = render(&report, run.format);
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(render(&report, run.format).as_bytes())?;
+    stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
+    if let Some(o) = &run.output {
+        // A file gets plain 80-column text, never the terminal's colours.
+        let file = render(&report, run.format.for_file());
+        crate::sys::fs::write_new_file(&o.path, file.as_bytes(), o.force)?;
+    }
     if let Some(p) = &run.html {
         crate::sys::fs::PageFile::new(p).write(&render(&report, Format::Html))?;
     }

@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod compare;
+pub mod completions;
 pub mod exporter;
 pub mod fsync;
 pub mod info;

@@ -1,7 +1,8 @@
 //! `iosat stat`: orchestration only. Live: tick the one collector (monitor::collect) on a
 //! monotonic schedule and print each interval. Replay: the one replay (monitor::replay) of a
 //! recording through the same engine and views, so the output is byte-identical to the live
-//! run that made it. `--html`: the recording page, drawn from the chart history in memory.
+//! run that made it. `--html`: the recording page, drawn from the chart history in memory;
+//! `-o FILE`: the reports written there as well.
 
 use crate::cli::stat::StatArgs;
 use crate::config::stat::StatSpec;
@@ -20,8 +21,14 @@ use std::path::Path;
 
 pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
     let spec = StatSpec::from_args(args)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let file = match &spec.output {
+        Some(p) => Some((p, crate::sys::fs::create_output(p, spec.force)?)),
+        None => None,
+    };
+    let mut out = Sink {
+        stdout: std::io::stdout().lock(),
+        file,
+    };
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     match &spec.replay {
         Some(path) => replay(&spec, path, profiles, &mut out)?,
@@ -38,13 +45,25 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
 /// While recording with --html, the page is redrawn at most this often and once at the end.
 const PAGE_EVERY_NS: u64 = 5_000_000_000;
 
-fn emit(out: &mut impl Write, s: &str) -> Result<(), Error> {
+/// Standard output, and the `-o FILE` when given: every report goes to both.
+struct Sink<'a> {
+    stdout: std::io::StdoutLock<'static>,
+    file: Option<(&'a std::path::PathBuf, std::fs::File)>,
+}
+
+fn emit(out: &mut Sink, s: &str) -> Result<(), Error> {
     if s.is_empty() {
         return Ok(());
     }
-    out.write_all(s.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("<stdout>", e))
+    let o = &mut out.stdout;
+    o.write_all(s.as_bytes())
+        .and_then(|_| o.flush())
+        .map_err(|e| Error::io("<stdout>", e))?;
+    if let Some((path, f)) = &mut out.file {
+        f.write_all(s.as_bytes())
+            .map_err(|e| Error::io(path.as_path(), e))?;
+    }
+    Ok(())
 }
 
 fn parse_error(path: &Path, e: ParseError) -> Error {
@@ -77,7 +96,7 @@ fn replay(
     spec: &StatSpec,
     path: &Path,
     mut profiles: ProfileCache,
-    out: &mut impl Write,
+    out: &mut Sink,
 ) -> Result<(), Error> {
     let (text, bad) = crate::sys::fs::read_text(path)?;
     crate::sys::fs::bad_line_warnings(path, &bad)
@@ -107,6 +126,7 @@ fn replay(
                 Step::Start { profiled } => emit(out, &view::preamble(spec.format, profiled))?,
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
+                    let r = r.shown(spec.cpu, spec.omit_idle);
                     let env = envelope.get_or_insert_with(|| stat_envelope(&r));
                     emit(out, &view::render(&r, spec.format, env))?;
                     reports += 1;
@@ -124,7 +144,7 @@ fn replay(
     Ok(())
 }
 
-fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result<(), Error> {
+fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), Error> {
     let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
     let mut collector = Collector::new(
         spec.root.clone(),
@@ -162,6 +182,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut impl Write) -> Result
             emit(out, &view::preamble(spec.format, profiled))?;
         }
         if let Some(r) = tick.report {
+            let r = r.shown(spec.cpu, spec.omit_idle);
             let env = envelope.get_or_insert_with(|| stat_envelope(&r));
             emit(out, &view::render(&r, spec.format, env))?;
             reports += 1;

@@ -33,8 +33,17 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     let target = if matches!(spec.engine, EngineChoice::Sim(_)) {
         None
     } else {
-        if spec.target.path.as_ref().map_or(true, |p| p.is_dir()) {
-            progress.say("laying out the test file ...");
+        let dir = match &spec.target.path {
+            None => Some(std::path::PathBuf::from(".")),
+            Some(p) if p.is_dir() => Some(p.clone()),
+            Some(_) => None,
+        };
+        if let Some(dir) = dir {
+            progress.say(&format!(
+                "laying out the test file {}/{}* (removed at the end) ...",
+                dir.display(),
+                target::LEFTOVER_PREFIX
+            ));
         }
         let t = target::open(&spec.target, crate::sys::signal::stop_flag());
         progress.clear();

@@ -12,6 +12,10 @@ pub struct AnalyzeSpec {
     /// iostat devices to keep; empty keeps all.
     pub devices: Vec<String>,
     pub format: crate::report::Format,
+    /// `-o FILE`: the result is written there too.
+    pub output: Option<super::OutputFile>,
+    /// `--html FILE`: the page `iosat report` draws, checked not to exist.
+    pub html: Option<PathBuf>,
 }
 
 impl AnalyzeSpec {
@@ -25,10 +29,15 @@ impl AnalyzeSpec {
             ));
         }
         let format = super::output_format(&a.format);
+        if let Some(p) = &a.html {
+            crate::sys::fs::check_new_page(p)?;
+        }
         Ok(AnalyzeSpec {
             files,
             devices: a.devices.clone(),
             format,
+            output: super::output_file(&a.output)?,
+            html: a.html.clone(),
         })
     }
 }

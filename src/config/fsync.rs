@@ -165,9 +165,13 @@ pub struct FsyncRun {
     pub format: crate::report::Format,
     /// `--html FILE`, already checked not to exist.
     pub html: Option<PathBuf>,
+    /// `-o FILE` (checked not to exist unless `--force`).
+    pub output: Option<super::OutputFile>,
 }
 
 pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
+    super::habits::fio(&a.fio, super::habits::FioOn::Fsync)?;
+    super::habits::fio_fsync(&a.fio_fsync)?;
     let spec = spec(a)?;
     if let Some(p) = &a.html {
         crate::sys::fs::check_new_page(p)?;
@@ -176,6 +180,7 @@ pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
         spec,
         format: super::output_format(&a.format),
         html: a.html.clone(),
+        output: super::output_file(&a.output)?,
     })
 }
 

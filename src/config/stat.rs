@@ -20,6 +20,13 @@ pub struct StatSpec {
     /// `--html FILE`: a page drawn from the recording (needs --record or --replay).
     pub html: Option<PathBuf>,
     pub root: Root,
+    /// `-z`: leave out devices that did no I/O in the interval.
+    pub omit_idle: bool,
+    /// The avg-cpu line (object, columns) of each interval; off with --no-cpu or -d.
+    pub cpu: bool,
+    /// `-o FILE`: the reports are written there too; `force` replaces an existing FILE.
+    pub output: Option<PathBuf>,
+    pub force: bool,
     /// Where device profiles are looked up; None with --no-profile or when no directory can
     /// be named (no --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME).
     pub profile_dir: Option<PathBuf>,
@@ -100,14 +107,95 @@ pub fn selection(devices: &[String], partitions: bool, all: bool) -> Result<Sele
     })
 }
 
+/// iostat's positional `[interval [count]]` after the devices: one or two trailing arguments
+/// that start with a digit (no kernel device name does). Returns the devices and the
+/// interval and count given that way.
+pub fn split_interval_count(args: &[String]) -> (&[String], Option<&str>, Option<&str>) {
+    let numeric = |s: &String| s.starts_with(|c: char| c.is_ascii_digit());
+    let n = args.iter().rev().take(2).take_while(|s| numeric(s)).count();
+    let (devices, tail) = args.split_at(args.len() - n);
+    match tail {
+        [i] => (devices, Some(i.as_str()), None),
+        [i, c] => (devices, Some(i.as_str()), Some(c.as_str())),
+        _ => (devices, None, None),
+    }
+}
+
+/// `-o FILE` of stat: iostat's `-o JSON` is the JSON format, anything else a file.
+fn output_file(a: &StatArgs) -> Result<(Option<PathBuf>, bool)> {
+    match &a.output {
+        Some(p) if p.as_os_str() == "JSON" => {
+            if a.format.csv || a.format.markdown || a.format.wide {
+                return Err(Error::usage(
+                    "-o",
+                    "JSON",
+                    "is iostat's --json and cannot be used with --csv, --markdown or --wide",
+                ));
+            }
+            Ok((None, true))
+        }
+        Some(p) => {
+            super::check_output("-o", p, a.force)?;
+            Ok((Some(p.clone()), false))
+        }
+        None => Ok((None, false)),
+    }
+}
+
 impl StatSpec {
     pub fn from_args(a: &StatArgs) -> Result<StatSpec> {
-        let interval_ns = match &a.interval {
-            Some(s) => parse_interval(s)?,
-            None => 1_000_000_000,
+        let habits = super::habits::iostat(&a.iostat)?;
+        let args: Vec<String> = habits
+            .positional
+            .iter()
+            .chain(&a.devices)
+            .cloned()
+            .collect();
+        let (devices, pos_interval, pos_count) = split_interval_count(&args);
+        let interval_ns = match (&a.interval, pos_interval) {
+            (Some(_), Some(p)) => {
+                return Err(Error::usage(
+                    "INTERVAL",
+                    p,
+                    "is given twice: as -i and as iostat's positional interval",
+                ))
+            }
+            (None, Some(p)) if a.replay.is_some() => {
+                return Err(Error::usage(
+                    "INTERVAL",
+                    p,
+                    "cannot be used with --replay (the recording has its own intervals)",
+                ))
+            }
+            (Some(s), None) => parse_interval(s)?,
+            (None, Some(p)) => parse_interval(p).map_err(|e| match e {
+                Error::Usage { reason, .. } => Error::usage("INTERVAL", p, reason),
+                e => e,
+            })?,
+            (None, None) => 1_000_000_000,
         };
-        let count = a.count.as_deref().map(parse_count).transpose()?;
-        let format = super::output_format(&a.format);
+        let count = match (&a.count, pos_count) {
+            (Some(_), Some(p)) => {
+                return Err(Error::usage(
+                    "COUNT",
+                    p,
+                    "is given twice: as -c and as iostat's positional count",
+                ))
+            }
+            (Some(c), None) => Some(parse_count(c)?),
+            (None, Some(p)) => Some(parse_count(p).map_err(|e| match e {
+                Error::Usage { reason, .. } => Error::usage("COUNT", p, reason),
+                e => e,
+            })?),
+            (None, None) => None,
+        };
+        let (output, json) = output_file(a)?;
+        let mut format = super::output_format(&a.format);
+        if json {
+            format = Format::Json;
+        }
+        let mut devices = devices.to_vec();
+        devices.extend(habits.devices);
         if let Some(r) = &a.record {
             crate::monitor::collect::check_record_target(r)?;
         }
@@ -125,12 +213,16 @@ impl StatSpec {
             interval_ns,
             count,
             since_boot: a.since_boot,
-            selection: selection(&a.devices, a.partitions, a.all)?,
+            selection: selection(&devices, a.partitions || habits.partitions, a.all)?,
             format,
             record: a.record.clone(),
             replay: a.replay.clone(),
             html: a.html.clone(),
             root: super::root(&a.root),
+            omit_idle: a.omit_idle,
+            cpu: !(a.no_cpu || habits.no_cpu),
+            output,
+            force: a.force,
             profile_dir: if a.no_profile {
                 None
             } else {
@@ -148,6 +240,9 @@ mod tests {
     fn intervals() {
         assert_eq!(parse_interval("0.5").unwrap(), 500_000_000);
         assert_eq!(parse_interval("2").unwrap(), 2_000_000_000);
+        // The one parser of durations (units.rs): iostat's bare seconds and units alike.
+        assert_eq!(parse_interval("1s").unwrap(), 1_000_000_000);
+        assert_eq!(parse_interval("500ms").unwrap(), 500_000_000);
         for bad in ["0", "-1", "abc", "", "nan", "inf", "0.001", "1e9"] {
             let e = parse_interval(bad).unwrap_err().to_string();
             assert!(e.starts_with("'-i' "), "{e}");
@@ -160,6 +255,22 @@ mod tests {
         assert_eq!(parse_count("3").unwrap(), 3);
         assert!(parse_count("0").is_err());
         assert!(parse_count("x").is_err());
+    }
+
+    #[test]
+    fn trailing_numbers_are_interval_and_count() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let a = v(&["1", "5"]);
+        assert_eq!(split_interval_count(&a), (&a[..0], Some("1"), Some("5")));
+        let a = v(&["sda", "2", "3"]);
+        assert_eq!(split_interval_count(&a), (&a[..1], Some("2"), Some("3")));
+        let a = v(&["sda", "nvme0n1", "0.5"]);
+        assert_eq!(split_interval_count(&a), (&a[..2], Some("0.5"), None));
+        let a = v(&["sda"]);
+        assert_eq!(split_interval_count(&a), (&a[..], None, None));
+        // Three numbers: the first is a DEVICE (and will match none).
+        let a = v(&["1", "2", "3"]);
+        assert_eq!(split_interval_count(&a).0, &a[..1]);
     }
 
     #[test]

@@ -94,6 +94,7 @@ pub fn parse_engine(s: &str) -> Result<EngineChoice> {
 }
 
 pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
+    super::habits::fio(&a.fio, super::habits::FioOn::Sweep)?;
     let read_pct =
         match (&a.read_pct, a.pattern) {
             (None, _) => None,

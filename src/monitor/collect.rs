@@ -1,8 +1,8 @@
 //! The one live collector of interval reports (`stat` and `top`; the exporter serves raw
 //! counters, so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
-//! /proc/diskstats, learns new devices from sysfs, appends the record lines (`D`, `I`, `U` for
-//! `--since-boot`, the sample) to the recording when there is one, warns once per distinct
-//! warning, and returns the interval report. The lines it records are the lines it feeds the
+//! /proc/diskstats (and the `cpu` line of /proc/stat), learns new devices from sysfs, appends
+//! the record lines (`D`, `I`, `U` for `--since-boot`, `C`, the sample) to the recording when
+//! there is one, warns once per distinct warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
 //! Also: which file `--record` may append to (an iosat recording of this host) and when the
 //! next sample is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs
@@ -280,6 +280,8 @@ impl Collector {
     /// pattern names no device (before anything is recorded).
     pub fn tick(&mut self) -> Result<Tick, Error> {
         let raw = RawSample::take(&self.root)?;
+        // The CPU times of the same moment, for the avg-cpu line (absent without <proc>/stat).
+        let cpu = crate::sys::sched::read_cpu_times(&self.root);
         let mono_ns = raw.mono_ns;
         let first = self.replayer.samples() == 0;
         // The since-boot interval is the uptime of the root the counters come from, read
@@ -311,6 +313,9 @@ impl Collector {
         self.learn_devices(devs, &mut rec)?;
         if let Some(ns) = uptime {
             self.feed(Event::Uptime { ns }, &mut rec)?;
+        }
+        if let Some(c) = cpu {
+            self.feed(Event::Cpu(c), &mut rec)?;
         }
         let warnings = self.profiles.take_warnings();
         self.warn(warnings);

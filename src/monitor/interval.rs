@@ -7,6 +7,7 @@ use super::select::{DeviceMeta, Selection};
 use super::{DiskDelta, DiskRates, DiskSample};
 use crate::profile::DeviceProfile;
 use crate::sys::diskstats::DiskStatLine;
+use crate::sys::sched::{AvgCpu, CpuTimes};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -60,6 +61,8 @@ pub struct IntervalReport {
     /// True for the since-boot report (interval = time since boot).
     pub since_boot: bool,
     pub devices: Vec<DeviceRow>,
+    /// iostat's avg-cpu over the same interval, when both ends have CPU times (`C` lines).
+    pub cpu: Option<AvgCpu>,
 }
 
 impl DeviceRow {
@@ -75,6 +78,36 @@ impl IntervalReport {
     pub fn interval_s(&self) -> f64 {
         (self.end_mono_ns - self.start_mono_ns) as f64 / 1e9
     }
+
+    /// What `stat` shows of the interval: the avg-cpu line only when `cpu`, idle devices
+    /// left out when `omit_idle` (iostat -d, -z).
+    pub fn shown(mut self, cpu: bool, omit_idle: bool) -> IntervalReport {
+        if !cpu {
+            self.cpu = None;
+        }
+        if omit_idle {
+            self = self.without_idle();
+        }
+        self
+    }
+
+    /// iostat -z: without the devices that did no I/O (nothing completed, nothing in flight).
+    /// Devices without a value stay: their line says why.
+    pub fn without_idle(mut self) -> IntervalReport {
+        self.devices.retain(|d| match &d.rates {
+            Ok(r) => {
+                let busy = |v: Option<f64>| v.is_some_and(|v| v > 0.0);
+                r.r_s > 0.0
+                    || r.w_s > 0.0
+                    || busy(r.d_s)
+                    || busy(r.f_s)
+                    || r.in_flight > 0
+                    || r.util_pct > 0.0
+            }
+            Err(_) => true,
+        });
+        self
+    }
 }
 
 /// Turns successive samples into interval reports.
@@ -85,6 +118,9 @@ pub struct StatEngine {
     /// The time since boot at the next sample (`<proc>/uptime`), for the since-boot report.
     uptime_ns: Option<u64>,
     prev: Option<DiskSample>,
+    /// CPU times read with the next sample (`C` line) and with `prev`.
+    next_cpu: Option<CpuTimes>,
+    prev_cpu: Option<CpuTimes>,
     metas: HashMap<(u32, u32), (String, DeviceMeta)>,
     profiles: HashMap<(u32, u32), (String, Arc<DeviceProfile>)>,
 }
@@ -113,6 +149,8 @@ impl StatEngine {
             since_boot,
             uptime_ns: None,
             prev: None,
+            next_cpu: None,
+            prev_cpu: None,
             metas: HashMap::new(),
             profiles: HashMap::new(),
         }
@@ -185,6 +223,12 @@ impl StatEngine {
     /// sample so that no interval spans the gap.
     pub fn new_run(&mut self) {
         self.prev = None;
+        self.prev_cpu = None;
+    }
+
+    /// The CPU times read with the next sample (for its interval's avg-cpu).
+    pub fn set_cpu(&mut self, c: CpuTimes) {
+        self.next_cpu = Some(c);
     }
 
     fn is_selected(&self, l: &DiskStatLine) -> bool {
@@ -232,6 +276,7 @@ impl StatEngine {
     /// Feed the next sample; returns the report for the interval it closes (None for the
     /// first sample unless since-boot was asked, or when time did not advance).
     pub fn push(&mut self, cur: DiskSample) -> Option<IntervalReport> {
+        let cur_cpu = self.next_cpu.take();
         let report = match self.prev.take() {
             None if self.since_boot => {
                 self.since_boot = false;
@@ -253,6 +298,7 @@ impl StatEngine {
                     end_wall_ns: cur.wall_ns,
                     since_boot: true,
                     devices,
+                    cpu: cur_cpu.and_then(|c| AvgCpu::between(&CpuTimes::default(), &c)),
                 })
             }
             None => None,
@@ -289,10 +335,15 @@ impl StatEngine {
                     end_wall_ns: cur.wall_ns,
                     since_boot: false,
                     devices,
+                    cpu: match (&self.prev_cpu, &cur_cpu) {
+                        (Some(a), Some(b)) => AvgCpu::between(a, b),
+                        _ => None,
+                    },
                 })
             }
         };
         self.prev = Some(cur);
+        self.prev_cpu = cur_cpu;
         report
     }
 }

@@ -14,6 +14,9 @@
 //! U <uptime_ns>                        the time since boot (/proc/uptime, which counts
 //!                                      suspended time) read with the next sample: the
 //!                                      since-boot interval (written by `--since-boot` runs)
+//! C <user> <nice> <system> <idle> <iowait> <irq> <softirq> <steal>
+//!                                      the `cpu` line of /proc/stat (USER_HZ ticks) read
+//!                                      with the next sample: stat's avg-cpu line
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
@@ -23,6 +26,7 @@ use super::select::DeviceMeta;
 use super::RawSample;
 use crate::sys::device::DevKind;
 use crate::sys::diskstats::{old_partition, parse_line};
+use crate::sys::sched::CpuTimes;
 
 pub const HEADER: &str = "#iosat-record 1\n";
 
@@ -50,6 +54,8 @@ pub enum Event {
     Uptime {
         ns: u64,
     },
+    /// The machine's CPU time counters read with the next sample (avg-cpu).
+    Cpu(CpuTimes),
     Sample(RawSample),
 }
 
@@ -79,6 +85,13 @@ pub fn format_identity(major: u32, minor: u32, name: &str, id: &str) -> String {
 
 pub fn format_uptime(ns: u64) -> String {
     format!("U {ns}\n")
+}
+
+pub fn format_cpu(c: &CpuTimes) -> String {
+    format!(
+        "C {} {} {} {} {} {} {} {}\n",
+        c.user, c.nice, c.system, c.idle, c.iowait, c.irq, c.softirq, c.steal
+    )
 }
 
 pub fn format_sample(raw: &RawSample) -> String {
@@ -111,6 +124,7 @@ pub fn format_event(ev: &Event) -> String {
             id,
         } => format_identity(*major, *minor, name, id),
         Event::Uptime { ns } => format_uptime(*ns),
+        Event::Cpu(c) => format_cpu(c),
         Event::Sample(raw) => format_sample(raw),
     }
 }
@@ -245,6 +259,31 @@ pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), Parse
                 flush(&mut cur, &mut events);
                 events.push((n, Event::Uptime { ns }));
             }
+            "C" => {
+                let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
+                let [user, nice, system, idle, iowait, irq, softirq, steal] = v[..] else {
+                    return Err(err(
+                        n,
+                        format!(
+                            "expected 'C <user> <nice> <system> <idle> <iowait> <irq> <softirq> <steal>', got '{t}'"
+                        ),
+                    ));
+                };
+                flush(&mut cur, &mut events);
+                events.push((
+                    n,
+                    Event::Cpu(CpuTimes {
+                        user,
+                        nice,
+                        system,
+                        idle,
+                        iowait,
+                        irq,
+                        softirq,
+                        steal,
+                    }),
+                ));
+            }
             "I" => {
                 let dev = f.next().and_then(crate::sys::device::parse_dev_t);
                 let (Some((major, minor)), Some(name), Some(id), None) =
@@ -361,6 +400,22 @@ mod tests {
                 ns: 86_400_000_000_000
             }
         );
+        let cpu = CpuTimes {
+            user: 1,
+            nice: 2,
+            system: 3,
+            idle: 4,
+            iowait: 5,
+            irq: 6,
+            softirq: 7,
+            steal: 8,
+        };
+        let (c, _) = parse(&format!("{}T 1 2\n", format_cpu(&cpu))).unwrap();
+        assert_eq!(c[0], Event::Cpu(cpu));
+        assert!(parse("C 1 2 3\nT 1 2\n")
+            .unwrap_err()
+            .reason
+            .contains("'C <user>"));
         assert!(parse("U 1 2\nT 1 2\n")
             .unwrap_err()
             .reason

@@ -1,7 +1,7 @@
 //! The one reader of recordings: the record line kinds (monitor::record) honoured once, in
 //! order, into a [`StatEngine`]: `R` starts a new run, `D` gives a device's sysfs facts, `I`
 //! its profile id (looked up through the caller), a sample is pushed and may close an
-//! interval; `U` gives the since-boot interval. [`Replayer`] takes the lines one by one (the
+//! interval; `U` gives the since-boot interval, `C` the CPU times of the next sample (avg-cpu). [`Replayer`] takes the lines one by one (the
 //! live collector feeds it the lines it records, so live and replay cannot disagree);
 //! [`Replay`] iterates over a whole recording.
 //!
@@ -75,6 +75,7 @@ impl Replayer {
                 self.last_ns = None;
             }
             Event::Uptime { ns } => self.engine.set_uptime(ns),
+            Event::Cpu(c) => self.engine.set_cpu(c),
             Event::Device {
                 major,
                 minor,

@@ -20,6 +20,9 @@ use std::fmt::Write as _;
 /// measures), so smaller differences say nothing about the device.
 pub const UNCHANGED_SHARE: f64 = 0.05;
 
+/// Version of `compare --json`'s layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// One result to compare, with the name it goes by (its file name).
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -211,9 +214,8 @@ fn legend_lines(runs: &[Run]) -> Vec<String> {
 }
 
 /// Every concurrency any run measured, ascending.
-fn all_concurrencies(ls: &[Levels]) -> Vec<u32> {
+fn all_concurrencies<'a>(ls: impl Iterator<Item = &'a Levels>) -> Vec<u32> {
     let mut cs: Vec<u32> = ls
-        .iter()
         .flat_map(|l| l.points.iter().map(|p| p.concurrency))
         .collect();
     cs.sort_unstable();
@@ -238,7 +240,7 @@ fn levels_table(ls: &[Levels]) -> Table {
         h.push(format!("p95_us_{}", letter(i)));
     }
     let mut t = Table::new(h);
-    for c in all_concurrencies(ls) {
+    for c in all_concurrencies(ls.iter()) {
         let at: Vec<Option<&LevelPoint>> = ls
             .iter()
             .map(|l| l.points.iter().find(|p| p.concurrency == c))
@@ -503,6 +505,8 @@ fn tables(runs: &[Run]) -> Vec<(&'static str, Table)> {
 #[derive(Serialize)]
 struct CompareJson<'a> {
     kind: &'static str,
+    schema_version: u32,
+    iosat_version: &'static str,
     of: &'static str,
     runs: Vec<RunJson<'a>>,
     tables: Vec<TableJson<'a>>,
@@ -565,6 +569,8 @@ pub fn render(runs: &[Run], format: Format) -> String {
         Format::Json => {
             let doc = CompareJson {
                 kind: "compare",
+                schema_version: SCHEMA_VERSION,
+                iosat_version: env!("CARGO_PKG_VERSION"),
                 of: what,
                 runs: runs
                     .iter()
@@ -639,17 +645,10 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
         })
         .collect();
     if ls.iter().any(|(_, l)| !l.points.is_empty()) {
-        let ticks: Vec<f64> = all_concurrencies(
-            &ls.iter()
-                .map(|(_, l)| Levels {
-                    points: l.points.clone(),
-                    verdict: None,
-                })
-                .collect::<Vec<_>>(),
-        )
-        .into_iter()
-        .map(f64::from)
-        .collect();
+        let ticks: Vec<f64> = all_concurrencies(ls.iter().map(|(_, l)| l))
+            .into_iter()
+            .map(f64::from)
+            .collect();
         let mut tput = LineChart::new(
             "compare-throughput",
             "Throughput vs concurrency",

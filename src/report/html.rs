@@ -644,20 +644,43 @@ pub fn analyze_page(r: &AnalyzeReport) -> String {
             }
             body.push_str("</div>");
         }
-        let x_label = "sample (interval number)";
+        // A wall-clock axis when every sample carries a UTC time (pt-diskstats, recordings),
+        // else the sample number (iostat -t prints local time in the locale's format).
+        let clock: Option<Vec<f64>> = d
+            .samples
+            .iter()
+            .map(|s| Some(crate::units::parse_iso_utc(s.time.as_deref()?)? as f64 / 1e9))
+            .collect();
+        let clock = clock.filter(|c| c.windows(2).all(|w| w[1] > w[0]));
+        let x_of = |i: usize| clock.as_ref().map_or((i + 1) as f64, |c| c[i]);
+        let x_label = if clock.is_some() {
+            "time (UTC)"
+        } else {
+            "sample (interval number)"
+        };
         let pts = |f: &dyn Fn(&crate::analysis::device::DeviceSample) -> Option<f64>| {
             d.samples
                 .iter()
                 .enumerate()
-                .filter_map(|(i, s)| Some(((i + 1) as f64, f(s)?)))
+                .filter_map(|(i, s)| Some((x_of(i), f(s)?)))
                 .collect::<Vec<_>>()
         };
-        let extent = vec![1.0, d.samples.len().max(1) as f64];
+        let n = d.samples.len();
+        let extent = if n > 0 {
+            vec![x_of(0), x_of(n - 1)]
+        } else {
+            Vec::new()
+        };
+        // A gap: more than one and a half of the usual (median) step between samples.
+        let mut steps: Vec<f64> = (1..n).map(|i| x_of(i) - x_of(i - 1)).collect();
+        steps.sort_by(f64::total_cmp);
+        let step = steps.get(steps.len() / 2).copied().unwrap_or(1.0);
         let chart = |name: &str, title: &str, y: &str, ss: Vec<Series>| -> String {
             let mut c = LineChart::new(&format!("{id}-{name}"), title, x_label, y);
             c.series = ss.into_iter().filter(|s| !s.points.is_empty()).collect();
             c.x_extent = extent.clone();
-            c.x_gap = Some(1.5);
+            c.x_gap = Some(step * 1.5);
+            c.x_clock = clock.is_some();
             if c.series.is_empty() {
                 return String::new();
             }

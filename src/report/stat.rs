@@ -533,10 +533,12 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
     body.push_str("<h2>Intervals</h2>");
     body.push_str(&html_table(&table(devs)));
     let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
-    page(
-        &format!("iosat stat recording: {}", names.join(", ")),
-        &body,
-    )
+    let title = if names.is_empty() {
+        "iosat stat recording: no device did I/O".to_string()
+    } else {
+        format!("iosat stat recording: {}", names.join(", "))
+    };
+    page(&title, &body)
 }
 
 #[cfg(test)]

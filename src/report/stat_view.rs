@@ -8,6 +8,7 @@ use super::Format;
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
+use crate::sys::sched::AvgCpu;
 use crate::units::iso_utc;
 
 /// Version of the JSON and CSV layout; bump on any incompatible change.
@@ -79,11 +80,36 @@ pub fn preamble(format: Format, profiled: bool) -> String {
                 h.push(',');
                 h.push_str(c.csv);
             }
+            for k in CPU_KEYS {
+                h.push_str(",cpu_");
+                h.push_str(k);
+            }
             h.push('\n');
             h
         }
         Format::Json | Format::Markdown => String::new(),
     }
+}
+
+/// iostat's avg-cpu states, in its order (JSON keys; `cpu_` + key in CSV).
+const CPU_KEYS: [&str; 6] = ["user", "nice", "system", "iowait", "steal", "idle"];
+
+fn cpu_values(c: &AvgCpu) -> [f64; 6] {
+    [c.user, c.nice, c.system, c.iowait, c.steal, c.idle]
+}
+
+/// The avg-cpu line of the text views (none when the report has no CPU times).
+fn cpu_line(r: &IntervalReport) -> String {
+    use std::fmt::Write;
+    let Some(c) = &r.cpu else {
+        return String::new();
+    };
+    let mut s = String::from("avg-cpu ");
+    for (k, v) in CPU_KEYS.iter().zip(cpu_values(c)) {
+        let _ = write!(s, " %{k} {v:.1}");
+    }
+    s.push('\n');
+    s
 }
 
 fn interval_title(r: &IntervalReport) -> String {
@@ -127,9 +153,10 @@ fn no_value_notes(r: &IntervalReport) -> String {
 
 fn text_narrow(r: &IntervalReport) -> String {
     use std::fmt::Write;
-    let mut s = String::with_capacity(200 + r.devices.len() * 82);
+    let mut s = String::with_capacity(280 + r.devices.len() * 82);
     s.push_str(&interval_title(r));
     s.push('\n');
+    s.push_str(&cpu_line(r));
     let tail = if any_profile(r) { PROFILED } else { UNPROFILED };
     let cols: Vec<(Column, usize, usize)> = NARROW
         .iter()
@@ -199,6 +226,9 @@ struct JsonInterval<'a> {
     start_wall_ns: i64,
     interval_s: f64,
     since_boot: bool,
+    /// iostat -o JSON's key; absent without CPU times or with --no-cpu.
+    #[serde(rename = "avg-cpu", skip_serializing_if = "Option::is_none")]
+    avg_cpu: Option<&'a AvgCpu>,
     devices: Vec<JsonDevice<'a>>,
 }
 
@@ -246,6 +276,7 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
         start_wall_ns: r.start_wall_ns,
         interval_s: r.interval_s(),
         since_boot: r.since_boot,
+        avg_cpu: r.cpu.as_ref(),
         devices: r.devices.iter().map(JsonDevice).collect(),
     };
     let mut s = serde_json::to_string(&obj).expect("interval report serialises");
@@ -294,6 +325,13 @@ fn csv(r: &IntervalReport) -> String {
                 s.push_str(&v.to_string());
             }
         }
+        match &r.cpu {
+            Some(c) => cpu_values(c).iter().for_each(|v| {
+                s.push(',');
+                s.push_str(&v.to_string());
+            }),
+            None => s.push_str(&",".repeat(CPU_KEYS.len())),
+        }
         s.push('\n');
     }
     s
@@ -306,6 +344,7 @@ pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope) -> String
         Format::Text { wide: true, .. } => {
             let mut s = interval_title(r);
             s.push('\n');
+            s.push_str(&cpu_line(r));
             s.push_str(&table(r).to_text());
             s.push_str(&no_value_notes(r));
             s.push('\n');
@@ -313,7 +352,17 @@ pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope) -> String
         }
         Format::Json => json(r, envelope),
         Format::Csv => csv(r),
-        Format::Markdown => format!("### {}\n\n{}\n", interval_title(r), table(r).to_markdown()),
+        Format::Markdown => {
+            let cpu = match cpu_line(r) {
+                l if l.is_empty() => l,
+                l => format!("`{}`\n\n", l.trim_end()),
+            };
+            format!(
+                "### {}\n\n{cpu}{}\n",
+                interval_title(r),
+                table(r).to_markdown()
+            )
+        }
     }
 }
 

@@ -317,6 +317,20 @@ pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
     replace_file(path, bytes)
 }
 
+/// A file a streaming command writes as it goes (`stat -o FILE`, checked by config/ first):
+/// created new (O_EXCL), or truncated with `force`; never through a symlink.
+pub fn create_output(path: &Path, force: bool) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).custom_flags(libc::O_NOFOLLOW);
+    if force {
+        o.create(true).truncate(true);
+    } else {
+        o.create_new(true);
+    }
+    o.open(path).map_err(|e| Error::io(path, e))
+}
+
 /// Refuse an output file (`flag` names it: `--html`, `-o`) that exists, before a run starts
 /// (so a long run does not end in a refusal, and a user's file is never replaced).
 pub fn check_new_file(flag: &str, path: &Path) -> Result<()> {

@@ -35,6 +35,41 @@ impl CpuTimes {
     }
 }
 
+/// The share of the CPU time between two reads spent in the state `f` picks, in percent; None
+/// when no time passed or that state's counter went backwards.
+fn share(a: &CpuTimes, b: &CpuTimes, f: fn(&CpuTimes) -> u64) -> Option<f64> {
+    let dt = b.total().checked_sub(a.total()).filter(|&d| d > 0)?;
+    let d = f(b).checked_sub(f(a))?;
+    Some(d as f64 / dt as f64 * 100.0)
+}
+
+/// iostat's avg-cpu report between two reads of the `cpu` line: the share of all CPUs' time
+/// per state, in percent (sysstat: %system includes irq and softirq; %user includes guest
+/// time, which the kernel counts inside user).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct AvgCpu {
+    pub user: f64,
+    pub nice: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+impl AvgCpu {
+    /// None when no tick passed or a counter went backwards.
+    pub fn between(a: &CpuTimes, b: &CpuTimes) -> Option<AvgCpu> {
+        Some(AvgCpu {
+            user: share(a, b, |c| c.user)?,
+            nice: share(a, b, |c| c.nice)?,
+            system: share(a, b, |c| c.system + c.irq + c.softirq)?,
+            iowait: share(a, b, |c| c.iowait)?,
+            steal: share(a, b, |c| c.steal)?,
+            idle: share(a, b, |c| c.idle)?,
+        })
+    }
+}
+
 /// The `cpu ` line of /proc/stat (kernels before 2.6.11 lack steal: it reads as 0).
 pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
@@ -141,15 +176,7 @@ impl SchedMark {
             // A tid reused by a new thread starts again from 0.
             run_delay_ns += d.checked_sub(before).unwrap_or(d);
         }
-        let cpu = match (a.cpu, b.cpu) {
-            (Some(x), Some(y)) if y.total() > x.total() => Some((x, y)),
-            _ => None,
-        };
-        let share = |f: fn(&CpuTimes) -> u64| {
-            let (x, y) = cpu?;
-            let d = f(&y).checked_sub(f(&x))?;
-            Some(d as f64 / (y.total() - x.total()) as f64 * 100.0)
-        };
+        let share = |f: fn(&CpuTimes) -> u64| share(a.cpu.as_ref()?, b.cpu.as_ref()?, f);
         let psi = |x: Option<u64>, y: Option<u64>| {
             let d = y?.checked_sub(x?)?;
             Some((d as f64 * 1000.0 / dt_ns as f64 * 100.0).min(100.0))
@@ -227,6 +254,27 @@ mod tests {
         assert!((d.psi_io_some_pct.unwrap() - 25.0).abs() < 1e-9);
         assert_eq!(d.psi_cpu_some_pct, None);
         assert!(SchedMark::between(&b, &a).is_none());
+    }
+
+    #[test]
+    fn avg_cpu_is_iostats() {
+        let a = parse_proc_stat(STAT).unwrap();
+        let b = CpuTimes {
+            user: 150,
+            nice: 10,
+            system: 70,
+            idle: 890,
+            iowait: 60,
+            irq: 5,
+            softirq: 5,
+            steal: 10,
+        };
+        let c = AvgCpu::between(&a, &b).unwrap();
+        // Δtotal 200: user 50, nice 10, system 20, iowait 20, steal 10, idle 90.
+        assert_eq!((c.user, c.nice, c.system), (25.0, 5.0, 10.0));
+        assert_eq!((c.iowait, c.steal, c.idle), (10.0, 5.0, 45.0));
+        assert_eq!(AvgCpu::between(&a, &a), None);
+        assert_eq!(AvgCpu::between(&b, &a), None);
     }
 
     #[test]

@@ -19,3 +19,27 @@ fn unknown_flag_is_a_usage_error() {
     let out = iosat().args(["stat", "--no-such-flag"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The README walked top to bottom: every shell example it shows runs (scripts/readme-check.sh
+/// keeps sweeps and fsync runs short; its header gives the rule and the markers).
+#[test]
+fn every_readme_example_runs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/readme-check.sh"))
+        .arg(root.join("README.md"))
+        .env("IOSAT", env!("CARGO_BIN_EXE_iosat"))
+        .env("README_CHECK_TIMEOUT", "120")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(" 0 failed"), "{text}");
+    // Something ran: the check is not vacuous.
+    let ran = text.lines().filter(|l| l.starts_with("ok ")).count();
+    assert!(ran >= 30, "only {ran} examples ran:\n{text}");
+}

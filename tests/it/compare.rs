@@ -56,6 +56,7 @@ fn two_sweeps_side_by_side_with_the_differences_in_words() {
     assert!(csv.starts_with("conc,IOPS_A,IOPS_B,"), "{csv}");
     let json = ok_json(&compare(&[&a, &b], &["--json"]));
     assert_eq!(json["kind"], "compare");
+    assert_eq!(json["schema_version"], 1);
     assert_eq!(json["of"], "sweep");
     assert_eq!(json["runs"].as_array().unwrap().len(), 2);
     assert!(json["differences"][0]
@@ -84,6 +85,16 @@ fn fsync_results_compare_case_by_case() {
     assert!(text.contains("Commit latency per case"), "{text}");
     assert!(text.contains("flush verdict unchanged"), "{text}");
     assert!(text.contains("32 other cases unchanged"), "{text}");
+    // The page: both runs' percentiles per case on one chart.
+    let page = d.path().join("fsync.html");
+    ok_stdout(&compare(&[&a, &b], &["--html", page.to_str().unwrap()]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("fsync 4 KiB overwrite (A)") && html.contains("fsync 4 KiB overwrite (B)")
+    );
+    if let Some(bin) = crate::report::chromium() {
+        crate::report::check_page(&bin, d.path(), "compare-fsync", &html, 1);
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod evidence;
 mod exporter;
 mod fsync;
 mod fuzz;
+mod habits;
 mod report;
 mod safety;
 mod schema;

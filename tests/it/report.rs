@@ -461,17 +461,29 @@ const OVERLAP_PROBE: &str = r#"<script>
 })();
 </script>"#;
 
-pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts: usize) {
-    let page = dir.join(format!("{name}.html"));
-    // The probe goes into the checked copy only; the screenshot is of the page as shipped.
+/// The page's DOM after the overlap probe ran in Chromium, and Chromium's log. The probe goes
+/// into a copy only; the screenshot is of the page as shipped.
+fn probed_dom(bin: &Path, dir: &Path, name: &str, html: &str) -> (String, String) {
     let probed = dir.join(format!("{name}-probe.html"));
-    std::fs::write(&page, html).unwrap();
     std::fs::write(
         &probed,
         html.replace("</body>", &format!("{OVERLAP_PROBE}</body>")),
     )
     .unwrap();
-    let (dom, log) = run_chromium(bin, &["--dump-dom"], &probed);
+    run_chromium(bin, &["--dump-dom"], &probed)
+}
+
+/// What the probe found: "[]" when no legend overlaps anything.
+fn overlaps_in(dom: &str) -> Option<&str> {
+    dom.split("<pre id=\"overlaps\">")
+        .nth(1)
+        .and_then(|t| t.split("</pre>").next())
+}
+
+pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts: usize) {
+    let page = dir.join(format!("{name}.html"));
+    std::fs::write(&page, html).unwrap();
+    let (dom, log) = probed_dom(bin, dir, name, html);
     // Every page says what was measured and where.
     assert!(
         dom.contains("class=\"context\"")
@@ -479,11 +491,8 @@ pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts:
         "{name}: no context header"
     );
     // No legend covers a marker, a label, a point or a line.
-    let overlaps = dom
-        .split("<pre id=\"overlaps\">")
-        .nth(1)
-        .and_then(|t| t.split("</pre>").next())
-        .unwrap_or_else(|| panic!("{name}: the overlap probe did not run"));
+    let overlaps =
+        overlaps_in(&dom).unwrap_or_else(|| panic!("{name}: the overlap probe did not run"));
     assert_eq!(overlaps, "[]", "{name}: legends overlap");
     // No console errors (the pages have no script; a parse problem would show here too).
     let console: Vec<&str> = log
@@ -938,4 +947,23 @@ fn an_analysis_of_device_logs_renders_their_series_and_diagnosis() {
             check_page(bin, d.path(), &format!("analyze-{i}"), &html, charts);
         }
     }
+}
+
+#[test]
+fn the_overlap_probe_sees_a_legend_over_a_marker_label() {
+    // The probe must be able to fail: a legend drawn inside the plot, over a marker label,
+    // as the charts drew it before legends moved below the plot.
+    let Some(bin) = chromium() else {
+        eprintln!("SKIP the_overlap_probe_sees_a_legend_over_a_marker_label: no chromium");
+        return;
+    };
+    let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" id="bad" class="chart" viewBox="0 0 300 200" width="300" height="200"><rect class="plot" x="40" y="20" width="240" height="150" fill="none" stroke="#333"/><text class="marker" x="50" y="34">knee 4</text><g class="legend"><line x1="44" x2="64" y1="30" y2="30" stroke="#000"/><text x="70" y="34">measured IOPS</text></g></svg>"##;
+    let html = format!("<!DOCTYPE html><html><body>{svg}</body></html>");
+    let dir = tempfile::tempdir().unwrap();
+    let (dom, _) = probed_dom(&bin, dir.path(), "bad", &html);
+    let found = overlaps_in(&dom).expect("the probe ran");
+    assert!(
+        found.contains("bad: legend") && found.contains("marker"),
+        "{found}"
+    );
 }

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Walk README.md top to bottom and run every shell example it shows; fail when one fails.
+#
+# The rule, the same for every section (also ones this script has never seen):
+#   - every line of a ```sh, ```bash or ```shell block is an example (blank lines and
+#     `# comment` lines skipped, a trailing `  # comment` and a leading `$ ` dropped);
+#   - in any other fenced block, a line starting with `$ ` is an example (the lines after it
+#     are the output it showed, not checked: numbers differ from machine to machine);
+#   - examples run in README order, each with `bash -c`, in one scratch directory (so a file
+#     an earlier example writes is there for a later one), bounded by a time limit, and must
+#     exit 0;
+#   - `iosat` is the built binary behind a wrapper that keeps runs short: sweep and fsync
+#     get short per-level/per-case durations (20 ms, no ramp; a sweep's temporary file 16 MiB
+#     unless the example sets --size), and a live `stat` without a count stops after 2
+#     reports at 0.2 s. Everything else is passed through unchanged.
+#   - HTML comments right before a fence adjust that block (several may stand one after
+#     another):
+#       <!-- readme-check: skip REASON -->          the block is not run (reported as skipped)
+#       <!-- readme-check: skip-line TEXT REASON --> lines containing TEXT are not run
+#       <!-- readme-check: root -->                 run only as root (else skipped)
+#       <!-- readme-check: setup COMMAND -->        run first in the scratch directory
+#                                                   ($FIXTURES is tests/fixtures, $ROOT the checkout)
+#       <!-- readme-check: sub FROM=TO -->          replace FROM by TO in the block's examples
+#       <!-- readme-check: exit N -->               the block's examples must exit N
+#
+# Usage: scripts/readme-check.sh [README.md]   (IOSAT=path/to/iosat; default target/debug/iosat,
+# built when missing). Prints one line per example; exit 1 when any failed.
+
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+readme=${1:-$ROOT/README.md}
+IOSAT=${IOSAT:-$ROOT/target/debug/iosat}
+if [[ ! -x $IOSAT ]]; then
+    (cd "$ROOT" && cargo build --quiet) || exit 1
+fi
+FIXTURES=$ROOT/tests/fixtures
+export ROOT FIXTURES
+LIMIT=${README_CHECK_TIMEOUT:-120}
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/readme-check.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/bin" "$scratch/work"
+
+# The wrapper: short runs, same binary.
+cat >"$scratch/bin/iosat" <<WRAP
+#!/usr/bin/env bash
+args=()
+cmd=\${1:-}
+skip=0
+for a in "\$@"; do
+    if (( skip )); then skip=0; continue; fi
+    case "\$cmd:\$a" in
+        sweep:--duration|sweep:--runtime|sweep:--ramp|fsync:--duration|fsync:--runtime) skip=1; continue ;;
+        sweep:--duration=*|sweep:--runtime=*|sweep:--ramp=*|fsync:--duration=*|fsync:--runtime=*) continue ;;
+    esac
+    args+=("\$a")
+done
+has() { local a; for a in "\${args[@]}"; do [[ \$a == "\$1" || \$a == "\$1="* ]] && return 0; done; return 1; }
+case "\$cmd" in
+    sweep)
+        args+=(--duration 20ms --ramp 0)
+        has --size || has --engine || args+=(--size 16m)
+        has --no-progress || args+=(--no-progress) ;;
+    fsync)
+        args+=(--duration 20ms) ;;
+    stat)
+        if ! has --replay && ! has -c && ! has --count && ! has --help; then
+            n=0; for a in "\${args[@]:1}"; do [[ \$a == [0-9]* ]] && n=\$((n+1)); done
+            (( n == 0 )) && args+=(-i 0.2)
+            (( n < 2 )) && args+=(-c 2)
+        fi ;;
+esac
+exec "$IOSAT" "\${args[@]}"
+WRAP
+chmod +x "$scratch/bin/iosat"
+
+# Extract: one record per example or directive, tab-separated: block, kind, line, text.
+extract() {
+    awk '
+    BEGIN { block = 0; inb = 0 }
+    /^```/ {
+        if (inb) { inb = 0; next }
+        inb = 1; block++; lang = substr($0, 4); gsub(/[ \t]/, "", lang)
+        shell = (lang == "sh" || lang == "bash" || lang == "shell")
+        for (i = 1; i <= nd; i++) printf "%d\tdirective\t%d\t%s\n", block, dl[i], d[i]
+        nd = 0
+        next
+    }
+    !inb && /^<!-- readme-check: .* -->[ \t]*$/ {
+        t = $0; sub(/^<!-- readme-check: /, "", t); sub(/ -->[ \t]*$/, "", t)
+        nd++; d[nd] = t; dl[nd] = NR; next
+    }
+    !inb && /[^ \t]/ { nd = 0 }
+    inb && shell {
+        t = $0
+        if (t ~ /^[ \t]*#/ || t ~ /^[ \t]*$/) next
+        sub(/[ \t][ \t]+#.*$/, "", t)
+        sub(/^\$ /, "", t)
+        printf "%d\texample\t%d\t%s\n", block, NR, t
+        next
+    }
+    inb && /^\$ / { t = $0; sub(/^\$ /, "", t); printf "%d\texample\t%d\t%s\n", block, NR, t }
+    ' "$readme"
+}
+
+pass=0 fail=0 skipped=0
+cur=0
+declare -a subs skiplines
+block_skip="" want=0
+while IFS=$'\t' read -r block kind line text; do
+    if [[ $block != "$cur" ]]; then
+        cur=$block subs=() skiplines=() block_skip="" want=0
+    fi
+    if [[ $kind == directive ]]; then
+        case $text in
+            "skip "*) block_skip=${text#skip } ;;
+            root) [[ $(id -u) == 0 ]] || block_skip="needs root" ;;
+            "skip-line "*) skiplines+=("${text#skip-line }") ;;
+            "sub "*) subs+=("${text#sub }") ;;
+            "exit "*) want=${text#exit } ;;
+            "setup "*)
+                if [[ -z $block_skip ]] && ! (cd "$scratch/work" && PATH="$scratch/bin:$PATH" \
+                    timeout "$LIMIT" bash -c "${text#setup }") >"$scratch/out" 2>&1; then
+                    echo "FAIL  README.md:$line: setup: ${text#setup }"
+                    sed 's/^/      /' "$scratch/out" | tail -20
+                    fail=$((fail + 1))
+                fi ;;
+            *) echo "FAIL  README.md:$line: unknown readme-check directive: $text"; fail=$((fail + 1)) ;;
+        esac
+        continue
+    fi
+    if [[ -n $block_skip ]]; then
+        echo "skip  README.md:$line: $text ($block_skip)"
+        skipped=$((skipped + 1))
+        continue
+    fi
+    why=""
+    for s in "${skiplines[@]}"; do
+        pat=${s%% *}
+        [[ $text == *"$pat"* ]] && why=${s#"$pat"} && why=${why# }
+    done
+    if [[ -n $why ]]; then
+        echo "skip  README.md:$line: $text ($why)"
+        skipped=$((skipped + 1))
+        continue
+    fi
+    run=$text
+    for s in "${subs[@]}"; do
+        run=${run//"${s%%=*}"/"${s#*=}"}
+    done
+    (cd "$scratch/work" && PATH="$scratch/bin:$PATH" timeout "$LIMIT" bash -c "$run") \
+        >"$scratch/out" 2>&1 </dev/null
+    rc=$?
+    if [[ $rc == "$want" ]]; then
+        echo "ok    README.md:$line: $run"
+        pass=$((pass + 1))
+    else
+        echo "FAIL  README.md:$line: $run (exit $rc, want $want)"
+        sed 's/^/      /' "$scratch/out" | tail -20
+        fail=$((fail + 1))
+    fi
+done < <(extract)
+
+echo "readme-check: $pass ran, $skipped skipped, $fail failed"
+(( fail == 0 ))
