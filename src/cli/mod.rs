@@ -129,6 +129,9 @@ pub struct FormatArgs {
     /// Print Markdown tables.
     #[arg(long, conflicts_with_all = ["json", "csv"])]
     pub markdown: bool,
+    /// Text with every column (wider than 80 columns); JSON, CSV and Markdown always have all.
+    #[arg(long, conflicts_with_all = ["json", "csv", "markdown"])]
+    pub wide: bool,
 }
 
 /// Where the kernel files are read from (fixtures, a copied /proc, a container's view).

@@ -87,10 +87,6 @@ pub struct StatArgs {
     #[arg(long)]
     pub no_cpu: bool,
 
-    /// Text with every column (wider than 80 columns); JSON, CSV and Markdown always have all.
-    #[arg(long, conflicts_with_all = ["json", "csv", "markdown"])]
-    pub wide: bool,
-
     #[command(flatten)]
     pub format: FormatArgs,
 

@@ -18,13 +18,15 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
     // The page goes to --html FILE only; stdout gets text (or the format asked for).
     let format = match spec.format {
-        Format::Html => Format::Text { wide: false },
+        Format::Html => Format::TEXT,
         f => f,
     };
     let out = crate::report::analyze::render(&rep, format);
     super::print(&out)?;
     if let Some(o) = &spec.output {
-        crate::sys::fs::write_new_file(&o.path, out.as_bytes(), o.force)?;
+        // A file gets plain 80-column text, never the terminal's colours.
+        let file = crate::report::analyze::render(&rep, format.for_file());
+        crate::sys::fs::write_new_file(&o.path, file.as_bytes(), o.force)?;
     }
     if let Some(p) = &spec.html {
         let page = crate::report::analyze::render(&rep, Format::Html);

@@ -27,7 +27,9 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     if let Some(o) = &run.output {
-        crate::sys::fs::write_new_file(&o.path, text.as_bytes(), o.force)?;
+        // A file gets plain 80-column text, never the terminal's colours.
+        let file = render(&report, run.format.for_file());
+        crate::sys::fs::write_new_file(&o.path, file.as_bytes(), o.force)?;
     }
     if let Some(p) = &run.html {
         crate::sys::fs::PageFile::new(p).write(&render(&report, Format::Html))?;

@@ -80,10 +80,16 @@ fn write_page(page: &mut PageFile, series: (Vec<StatSeries>, Vec<String>)) -> Re
     page.write(&crate::report::stat::render(&devs, &idle, Format::Html))
 }
 
-/// The JSON lines' envelope: this host, started at the first interval's start, so live and
+/// The JSON lines' envelope: this host, started at the run's first sample (the first
+/// interval's start; the end of the since-boot report, whose start is the boot), so live and
 /// replay of the same recording print the same bytes.
 fn stat_envelope(first: &crate::monitor::interval::IntervalReport) -> crate::envelope::Envelope {
-    crate::envelope::Envelope::at("stat", view::SCHEMA_VERSION, first.start_wall_ns)
+    let wall_ns = if first.since_boot {
+        first.end_wall_ns
+    } else {
+        first.start_wall_ns
+    };
+    crate::envelope::Envelope::at("stat", view::SCHEMA_VERSION, wall_ns)
 }
 
 fn replay(

@@ -101,7 +101,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 
     // The page goes to --html; stdout and -o get text rather than a page.
     let format = match spec.format {
-        Format::Html => Format::Text { wide: false },
+        Format::Html => Format::TEXT,
         f => f,
     };
     let mut page = spec.html.as_deref().map(PageFile::new);
@@ -109,7 +109,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     // Partial results after every level (DESIGN.md §3.4), and the final ones.
     let mut write_files = |r: &SweepReport| -> Result<()> {
         if let Some(out) = out_file.as_mut() {
-            out.write(&render(r, format))?;
+            out.write(&render(r, format.for_file()))?;
         }
         if let Some(page) = page.as_mut() {
             page.write(&render(r, Format::Html))?;

@@ -28,7 +28,7 @@ impl AnalyzeSpec {
                 "must be a device name as iostat prints it (sda, nvme0n1, dm-0)",
             ));
         }
-        let format = super::output_format(&a.format, false);
+        let format = super::output_format(&a.format);
         if let Some(p) = &a.html {
             crate::sys::fs::check_new_page(p)?;
         }

@@ -27,7 +27,7 @@ impl CompareSpec {
         }
         Ok(CompareSpec {
             files,
-            format: super::output_format(&a.format, false),
+            format: super::output_format(&a.format),
             html: a.html.clone(),
             force: a.force,
         })

@@ -178,7 +178,7 @@ pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
     }
     Ok(FsyncRun {
         spec,
-        format: super::output_format(&a.format, false),
+        format: super::output_format(&a.format),
         html: a.html.clone(),
         output: super::output_file(&a.output)?,
     })

@@ -33,7 +33,7 @@ impl InfoSpec {
                 partitions: a.all,
                 all: a.all,
             },
-            format: super::output_format(&a.format, false),
+            format: super::output_format(&a.format),
             root: super::root(&a.root),
             profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
             output: super::output_file(&a.output)?,

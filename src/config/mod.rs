@@ -16,8 +16,10 @@ pub mod top;
 use crate::report::Format;
 
 /// The one place an output format is chosen from `--json`, `--csv`, `--markdown` (clap makes
-/// them exclusive); `wide` is stat's `--wide` text.
-pub fn output_format(f: &crate::cli::FormatArgs, wide: bool) -> Format {
+/// them exclusive) and `--wide`. Text is wrapped to the terminal's width (80 when standard
+/// output is not a terminal) and coloured only on a terminal, unless NO_COLOR is set
+/// (no-color.org) or TERM is "dumb".
+pub fn output_format(f: &crate::cli::FormatArgs) -> Format {
     if f.json {
         Format::Json
     } else if f.csv {
@@ -25,7 +27,16 @@ pub fn output_format(f: &crate::cli::FormatArgs, wide: bool) -> Format {
     } else if f.markdown {
         Format::Markdown
     } else {
-        Format::Text { wide }
+        let columns = crate::sys::tty::stdout_columns();
+        let env_off = |k: &str, bad: fn(&str) -> bool| std::env::var(k).is_ok_and(|v| bad(&v));
+        let color = crate::sys::tty::stdout_is_terminal()
+            && !env_off("NO_COLOR", |v| !v.is_empty())
+            && !env_off("TERM", |v| v == "dumb");
+        Format::Text {
+            wide: f.wide,
+            width: columns.unwrap_or(80).max(40),
+            color,
+        }
     }
 }
 

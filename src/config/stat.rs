@@ -125,7 +125,7 @@ pub fn split_interval_count(args: &[String]) -> (&[String], Option<&str>, Option
 fn output_file(a: &StatArgs) -> Result<(Option<PathBuf>, bool)> {
     match &a.output {
         Some(p) if p.as_os_str() == "JSON" => {
-            if a.format.csv || a.format.markdown || a.wide {
+            if a.format.csv || a.format.markdown || a.format.wide {
                 return Err(Error::usage(
                     "-o",
                     "JSON",
@@ -190,7 +190,7 @@ impl StatSpec {
             (None, None) => None,
         };
         let (output, json) = output_file(a)?;
-        let mut format = super::output_format(&a.format, a.wide);
+        let mut format = super::output_format(&a.format);
         if json {
             format = Format::Json;
         }

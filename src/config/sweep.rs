@@ -174,7 +174,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         return Err(Error::flag("--force", "only applies to --save-profile"));
     }
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
-    let format = super::output_format(&a.format, false);
+    let format = super::output_format(&a.format);
     if let Some(p) = &a.html {
         crate::sys::fs::check_new_page(p)?;
     }

@@ -1,7 +1,7 @@
-//! The result of `iosat fsync` and its JSON (schema_version 1), both ways: written by the run,
-//! read back by `iosat report` (older files load through serde defaults; a schema_version this
-//! build does not know is refused). Plain data; the one renderer is report/fsync.rs. Must not
-//! import ui/ or report/.
+//! The result of `iosat fsync` and its JSON (schema_version 2: the envelope), both ways:
+//! written by the run, read back by `iosat report` (version 1 files and older ones load
+//! through serde defaults; a schema_version this build does not know is refused). Plain
+//! data; the one renderer is report/fsync.rs. Must not import ui/ or report/.
 
 use super::{Method, Mode};
 use serde::{Deserialize, Serialize};

@@ -3,8 +3,11 @@
 //! the same bytes. The levels go through the table shared with sweep (report/levels.rs).
 //! Returns strings; no IO.
 
-use super::levels::{bullets, csv_num, indented, levels_csv, levels_table, LevelRow};
+use super::levels::{
+    bullets, csv_num, indented_fit, levels_csv, levels_table, levels_text, LevelRow,
+};
 use super::table::Table;
+use super::text::wrap;
 use super::Format;
 use crate::import::report::AnalyzeReport;
 
@@ -16,7 +19,7 @@ pub fn render(r: &AnalyzeReport, format: Format) -> String {
             s.push('\n');
             s
         }
-        Format::Text { .. } => text(r),
+        Format::Text { .. } => text(r, format),
         Format::Markdown => markdown(r),
         Format::Csv => csv(r),
         Format::Html => super::html::analyze_page(r),
@@ -92,24 +95,37 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
         .collect()
 }
 
-fn text(r: &AnalyzeReport) -> String {
-    let mut s = format!("{}\n\n", headline(r));
+/// The device series' columns in 80 columns (`--wide`: rkB/s, wkB/s, the awaits apart,
+/// svctm).
+const DEVICES_NARROW: &[&str] = &["device", "time", "r/s", "w/s", "await", "aqu-sz", "%util"];
+
+/// Text: narrow tables (80 columns) or every column with `--wide`, the verdict, diagnosis
+/// and notes wrapped to the terminal's width; knee and overload rows coloured on a terminal.
+fn text(r: &AnalyzeReport, format: Format) -> String {
+    let Format::Text { wide, width, .. } = format else {
+        return text(r, Format::TEXT);
+    };
+    let mut s = wrap(&headline(r), "", "  ", width);
+    s.push('\n');
     if let Some(v) = &r.verdict {
-        s.push_str(&levels_table(&rows(r), Some(v)).to_text());
+        let (table, legend) = levels_text(&rows(r), Some(v), format);
+        s.push_str(&table);
+        s.push_str(&legend);
         s.push('\n');
-        s.push_str(&indented("Verdict:", &v.summary));
+        s.push_str(&indented_fit("Verdict:", &v.summary, width));
     }
     if !r.devices.is_empty() {
         if r.verdict.is_some() {
             s.push('\n');
         }
-        s.push_str(&devices_table(r).to_text());
+        let t = devices_table(r);
+        s.push_str(&if wide { t } else { t.select(DEVICES_NARROW) }.to_text());
         s.push('\n');
-        s.push_str(&indented("Diagnosis:", &diagnosis(r)));
+        s.push_str(&indented_fit("Diagnosis:", &diagnosis(r), width));
     }
     if !r.source.notes.is_empty() {
         s.push('\n');
-        s.push_str(&indented("Notes:", &r.source.notes));
+        s.push_str(&indented_fit("Notes:", &r.source.notes, width));
     }
     s
 }

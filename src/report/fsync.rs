@@ -7,6 +7,7 @@
 
 use super::html::{esc, html_table, page};
 use super::svg::{DotChart, LineChart, Series};
+use super::text::{paint, wrap, Paint};
 use super::Format;
 use crate::fsync::report::*;
 use crate::report::table::Table;
@@ -24,7 +25,7 @@ pub fn is_fsync(doc: &Value) -> bool {
 /// The result in `format`.
 pub fn render(r: &FsyncReport, format: Format) -> String {
     match format {
-        Format::Text { .. } => text(r),
+        Format::Text { .. } => text(r, format),
         Format::Markdown => markdown(r),
         Format::Csv => csv(r),
         Format::Json => json(r),
@@ -277,18 +278,85 @@ fn group_title(g: &GroupCommit) -> String {
     format!("Group commit ({} of {})", g.method.name(), size(g.size))
 }
 
-/// Aligned text for a terminal.
-pub fn text(r: &FsyncReport) -> String {
-    let mut s = format!(
-        "iosat fsync: {} ({} s per case, latency in ms; test files removed)\ndevice: {}\n\n",
-        r.dir,
-        r.duration_s_per_case,
-        device_line(&r.device)
+/// The cases' columns in 80 columns (`--wide`: min, p50, p95, p99.9, max, flushes, f/s,
+/// connections for the target).
+const CASES_NARROW: &[&str] = &[
+    "method",
+    "mode",
+    "size",
+    "commits/s",
+    "avg ms",
+    "p99 ms",
+    "f_await ms",
+    "verify",
+];
+
+/// The group-commit levels' columns in 80 columns.
+const GROUP_NARROW: &[&str] = &[
+    "committers",
+    "layout",
+    "commits/s",
+    "commits/fsync",
+    "avg ms",
+    "p99 ms",
+    "verify",
+];
+
+/// Each item wrapped to `width` after `prefix` (continuation lines indented under it),
+/// coloured as `p` on a terminal.
+fn push_wrapped<T: std::fmt::Display>(
+    s: &mut String,
+    prefix: &str,
+    items: impl IntoIterator<Item = T>,
+    (width, color, p): (usize, bool, Option<Paint>),
+) {
+    let rest = " ".repeat(prefix.chars().count() + 2);
+    for l in items {
+        let w = wrap(&l.to_string(), prefix, &rest, width);
+        match p {
+            Some(p) => {
+                for line in w.lines() {
+                    s.push_str(&paint(line, p, color));
+                    s.push('\n');
+                }
+            }
+            None => s.push_str(&w),
+        }
+    }
+}
+
+/// Text: narrow tables (80 columns) or every column with `--wide`, the prose wrapped to the
+/// terminal's width; on a terminal failed verification red, a dishonest flush verdict and the
+/// warnings yellow.
+pub fn text(r: &FsyncReport, format: Format) -> String {
+    let Format::Text { wide, width, color } = format else {
+        return text(r, Format::TEXT);
+    };
+    let plain = (width, color, None);
+    let mut s = String::new();
+    push_wrapped(
+        &mut s,
+        "",
+        [format!(
+            "iosat fsync: {} ({} s per case, latency in ms; test files removed)",
+            r.dir, r.duration_s_per_case
+        )],
+        plain,
     );
-    s.push_str(&cases_table(r).to_text());
-    push_lines(&mut s, "", skipped_lines(r));
+    push_wrapped(&mut s, "device: ", [device_line(&r.device)], plain);
+    s.push('\n');
+    let narrow = |t: Table, cols: &[&str]| if wide { t } else { t.select(cols) };
+    let failed = |t: &Table, i: usize| {
+        t.rows[i]
+            .last()
+            .is_some_and(|v| v.starts_with("FAILED"))
+            .then_some(Paint::Overload)
+    };
+    let cases = narrow(cases_table(r), CASES_NARROW);
+    s.push_str(&cases.to_text_fit(usize::MAX, color, |i| failed(&cases, i)));
+    push_wrapped(&mut s, "", skipped_lines(r), plain);
     s.push_str("\nCommit capacity (one connection commits once per latency):\n");
-    push_lines(&mut s, "  ", capacity_lines(r));
+    push_wrapped(&mut s, "  ", capacity_lines(r), plain);
     if let Some(g) = &r.group_commit {
         let _ = writeln!(
             s,
@@ -297,12 +365,26 @@ pub fn text(r: &FsyncReport) -> String {
             size(g.size),
             r.duration_s_per_case
         );
-        s.push_str(&group_table(g).to_text());
-        push_lines(&mut s, "  ", &g.summary);
+        let t = narrow(group_table(g), GROUP_NARROW);
+        s.push_str(&t.to_text_fit(usize::MAX, color, |i| failed(&t, i)));
+        push_wrapped(&mut s, "  ", &g.summary, plain);
     }
-    let _ = writeln!(s, "\nFlush honesty: {}", r.device.flush_verdict.name());
-    push_lines(&mut s, "  ", &r.device.flush_reasoning);
-    push_lines(&mut s, "warning: ", &r.warnings);
+    let verdict = r.device.flush_verdict;
+    let honest = matches!(verdict, FlushVerdict::Plausible | FlushVerdict::Unknown);
+    s.push('\n');
+    push_wrapped(
+        &mut s,
+        "",
+        [format!("Flush honesty: {}", verdict.name())],
+        (width, color, (!honest).then_some(Paint::Warning)),
+    );
+    push_wrapped(&mut s, "  ", &r.device.flush_reasoning, plain);
+    push_wrapped(
+        &mut s,
+        "warning: ",
+        &r.warnings,
+        (width, color, Some(Paint::Warning)),
+    );
     if r.interrupted {
         s.push_str("interrupted: the results above are partial\n");
     }
@@ -430,7 +512,7 @@ pub fn csv(r: &FsyncReport) -> String {
     }
     t.to_csv()
 }
-/// The JSON `iosat fsync --json` prints (schema_version 1), pretty, with a final newline.
+/// The JSON `iosat fsync --json` prints (schema_version 2), pretty, with a final newline.
 pub fn json(r: &FsyncReport) -> String {
     let mut s = serde_json::to_string_pretty(r).expect("an fsync report serialises");
     s.push('\n');
@@ -735,7 +817,25 @@ mod tests {
 
     #[test]
     fn text_output() {
-        insta::assert_snapshot!(text(&seed_report()));
+        insta::assert_snapshot!(text(&seed_report(), Format::TEXT));
+    }
+
+    #[test]
+    fn text_fits_80_columns_and_wide_has_every_column() {
+        let narrow = text(&seed_report(), Format::TEXT);
+        for l in narrow.lines() {
+            assert!(l.chars().count() <= 80, "{l}");
+        }
+        assert!(!narrow.contains('\x1b'));
+        let wide = Format::Text {
+            wide: true,
+            width: 80,
+            color: true,
+        };
+        let wide = text(&seed_report(), wide);
+        for col in ["p99.9 ms", "conns@200tps", "fsyncs/s", "min ms"] {
+            assert!(wide.contains(col) && !narrow.contains(col), "{col}");
+        }
     }
 
     #[test]

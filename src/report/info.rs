@@ -3,6 +3,7 @@
 //! report::table; must not import cmd/, cli/ or ui/.
 
 use super::table::Table;
+use super::text::wrap;
 use super::Format;
 use crate::monitor::info::{DeviceInfo, InfoReport};
 use crate::sys::device::DevKind;
@@ -142,29 +143,6 @@ fn text(kernel: &str, devs: &[DeviceInfo]) -> String {
         }
     }
     s
-}
-
-/// Word-wrap `text` to `width` columns, the first line after `first`, the others after `rest`.
-fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for w in text.split(' ') {
-        if !empty && line.chars().count() + 1 + w.chars().count() > width {
-            out.push_str(&line);
-            out.push('\n');
-            line = rest.to_string();
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(w);
-        empty = false;
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
 }
 
 fn table(devs: &[DeviceInfo]) -> Table {

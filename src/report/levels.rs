@@ -30,6 +30,63 @@ r/s .. %util = the kernel's view of the disk (iostat -x); little = Little's law 
 latency vs concurrency); spread (when measured) = how far the level's sub-windows disagree (CV of \
 IOPS or latency); note = what the verdict says of the level";
 
+/// Under the narrow (80-column) text table: its columns, and where the rest are.
+pub const LEGEND_NARROW: &str = "x_base = avg latency / baseline avg; %util = the kernel's \
+view of the disk (iostat -x); note = what the verdict says of the level; --wide shows every \
+column (p50 .. p99.9, x_base_p95, the kernel's r/s .. aqu-sz, Little's law, spread)";
+
+/// The columns the default text table keeps so that it fits 80 columns: throughput, mean and
+/// tail latency, the saturation ratio, the kernel's %util (what users came to question) and
+/// the verdict's note.
+const NARROW: &[&str] = &[
+    "conc", "IOPS", "MB/s", "avg_us", "p95_us", "p99_us", "x_base", "%util", "note",
+];
+
+/// The levels table and its legend as text: the narrow columns, or every column with `wide`;
+/// the notes and the legend wrapped to `width`; on a terminal the knee row green and the
+/// overloaded rows red.
+pub fn levels_text(
+    rows: &[LevelRow],
+    v: Option<&Verdict>,
+    format: super::Format,
+) -> (String, String) {
+    let super::Format::Text { wide, width, color } = format else {
+        return levels_text(rows, v, super::Format::TEXT);
+    };
+    let full = levels_table(rows, v);
+    let note = full.headers.len() - 1;
+    let paint = |i: usize| {
+        let n = &full.rows[i][note];
+        if n.contains("overload") {
+            Some(super::text::Paint::Overload)
+        } else if n.split(", ").any(|w| w == "knee") {
+            Some(super::text::Paint::Knee)
+        } else {
+            None
+        }
+    };
+    let (table, legend) = if wide {
+        (full.to_text_fit(usize::MAX, color, paint), LEGEND)
+    } else {
+        let narrow = full.select(NARROW);
+        (
+            narrow.to_text_fit(width.min(80), color, paint),
+            LEGEND_NARROW,
+        )
+    };
+    (table, super::text::wrap(legend, "", "", width))
+}
+
+/// Lines indented under a heading line (`Verdict:`, `Notes:`), each wrapped at word
+/// boundaries to `width` with a hanging indent.
+pub fn indented_fit(heading: &str, lines: &[String], width: usize) -> String {
+    let mut s = format!("{heading}\n");
+    for l in lines {
+        s.push_str(&super::text::wrap(l, "  ", "    ", width));
+    }
+    s
+}
+
 /// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
 pub fn us_cell(ns: Option<f64>) -> String {
     let Some(v) = ns.filter(|v| v.is_finite()).map(|ns| ns / 1e3) else {
@@ -139,22 +196,24 @@ pub fn csv_num(v: Option<f64>) -> String {
         .unwrap_or_default()
 }
 
+/// The CSV header names of a latency summary, in `LatencySummary` order (min .. max).
+pub const LAT_NS_HEADERS: [&str; 8] = [
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p95_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+];
+
 /// The levels for machines (`analyze --csv`): base units in the header names (ns, bytes,
 /// per second, percent as `_pct`), the verdict's ratios as plain numbers, an empty cell for
 /// a missing value, and what the verdict says of the level as `;`-separated words.
 pub fn levels_csv(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
-    let mut t = Table::new([
-        "concurrency",
-        "iops",
-        "bytes_per_s",
-        "lat_min_ns",
-        "lat_mean_ns",
-        "lat_p50_ns",
-        "lat_p90_ns",
-        "lat_p95_ns",
-        "lat_p99_ns",
-        "lat_p999_ns",
-        "lat_max_ns",
+    let head = ["concurrency", "iops", "bytes_per_s"].into_iter();
+    let mut t = Table::new(head.chain(LAT_NS_HEADERS).chain([
         "saturation_avg",
         "saturation_p95",
         "overloaded",
@@ -166,7 +225,7 @@ pub fn levels_csv(rows: &[LevelRow], v: Option<&Verdict>) -> Table {
         "spread_cv",
         "interrupted",
         "note",
-    ]);
+    ]));
     let ns = |v: Option<f64>| csv_num(v.map(f64::round));
     for r in rows {
         let p = &r.point;

@@ -16,6 +16,7 @@ pub mod stat_view;
 pub mod svg;
 pub mod sweep;
 pub mod table;
+pub mod text;
 
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
@@ -28,9 +29,13 @@ use serde_json::Value;
 /// `report --format`, or an output file's extension) and handed to every renderer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Aligned text for a terminal; `wide` puts every column on one line (stat --wide).
+    /// Aligned text for a terminal: tables of the columns that matter in 80 columns, or with
+    /// `wide` every column (`--wide`); prose wrapped at word boundaries to `width`; ANSI
+    /// colour for the knee, overload and warnings when `color` (a terminal without NO_COLOR).
     Text {
         wide: bool,
+        width: usize,
+        color: bool,
     },
     Json,
     Csv,
@@ -135,6 +140,28 @@ to version {supported}): render it with the iosat that wrote it or a newer one",
     Ok(())
 }
 
+impl Format {
+    /// Plain 80-column text without colour: what a pipe or a file gets.
+    pub const TEXT: Format = Format::Text {
+        wide: false,
+        width: 80,
+        color: false,
+    };
+
+    /// The same format for a file (`-o`): text at 80 columns and never coloured, whatever
+    /// the terminal the command runs in.
+    pub fn for_file(self) -> Format {
+        match self {
+            Format::Text { wide, .. } => Format::Text {
+                wide,
+                width: 80,
+                color: false,
+            },
+            f => f,
+        }
+    }
+}
+
 /// A typed result in `format`: one renderer per kind, the same one the live command uses.
 pub fn render(r: &Report, format: Format) -> String {
     match r {
@@ -198,6 +225,22 @@ mod tests {
         let mut d = doc(1.into());
         d["cases"][0]["method"] = "fsnyc".into();
         assert!(fsync_doc(d).unwrap_err().contains("fsnyc"));
+    }
+
+    #[test]
+    fn files_get_plain_80_column_text() {
+        let tty = Format::Text {
+            wide: true,
+            width: 132,
+            color: true,
+        };
+        let plain = Format::Text {
+            wide: true,
+            width: 80,
+            color: false,
+        };
+        assert_eq!(tty.for_file(), plain);
+        assert_eq!(Format::Csv.for_file(), Format::Csv);
     }
 
     #[test]

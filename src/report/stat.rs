@@ -293,22 +293,13 @@ pub fn markdown(devs: &[StatSeries], idle: &[String]) -> String {
 /// `_s`), numbers unrounded, an empty cell when missing.
 pub fn csv(devs: &[StatSeries]) -> String {
     use super::levels::csv_num;
-    let mut t = Table::new([
-        "device",
-        "time_utc",
-        "t_s",
-        "interval_s",
-        "r/s",
-        "w/s",
-        "rkB/s",
-        "wkB/s",
-        "r_await_ms",
-        "w_await_ms",
-        "aqu-sz",
-        "util_pct",
-        "r_saturation",
-        "w_saturation",
-    ]);
+    // The table's columns, `%util` named for machines.
+    let mut t = table(&[]);
+    for h in &mut t.headers {
+        if h == "%util" {
+            *h = "util_pct".into();
+        }
+    }
     let t0 = start_ns(devs);
     for d in devs {
         for p in &d.points {

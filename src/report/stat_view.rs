@@ -340,8 +340,8 @@ fn csv(r: &IntervalReport) -> String {
 /// The bytes for one interval; `envelope` heads each JSON line.
 pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope) -> String {
     match format {
-        Format::Text { wide: false } | Format::Html => text_narrow(r),
-        Format::Text { wide: true } => {
+        Format::Text { wide: false, .. } | Format::Html => text_narrow(r),
+        Format::Text { wide: true, .. } => {
             let mut s = interval_title(r);
             s.push('\n');
             s.push_str(&cpu_line(r));
@@ -419,11 +419,8 @@ mod tests {
     fn narrow_text_fits_80_columns_and_marks_no_value() {
         let r = report();
         assert_eq!(r.devices[1].rates, Err(NoValue::CounterWentBackwards));
-        let t = render(&r, Format::Text { wide: false }, &Envelope::default());
-        for l in t
-            .lines()
-            .chain(preamble(Format::Text { wide: false }, true).lines())
-        {
+        let t = render(&r, Format::TEXT, &Envelope::default());
+        for l in t.lines().chain(preamble(Format::TEXT, true).lines()) {
             assert!(l.chars().count() <= 80, "{} > 80: {l}", l.len());
         }
         let lines: Vec<&str> = t.lines().collect();

@@ -3,9 +3,11 @@
 //! `iosat report` uses for a saved sweep, so both give the same bytes. Returns strings; no IO.
 
 use super::levels::{
-    bullets, csv_num, indented, levels_table, us_cell, verdict_lines, LevelRow, LEGEND,
+    bullets, csv_num, indented_fit, levels_table, levels_text, us_cell, verdict_lines, LevelRow,
+    LAT_NS_HEADERS,
 };
 use super::table::Table;
+use super::text::{paint, wrap, wrap_lines, Paint};
 use super::Format;
 use crate::analysis::{direction_line, LatencyNs, LevelPoint};
 use crate::load::result::{DirectionResult, LevelResult, SweepReport};
@@ -20,7 +22,7 @@ pub fn render(r: &SweepReport, format: Format) -> String {
         }
         Format::Csv => csv(r).to_csv(),
         Format::Markdown => markdown(r),
-        Format::Text { .. } => text(r),
+        Format::Text { .. } => text(r, format),
         Format::Html => super::html::sweep_page(r),
     }
 }
@@ -40,27 +42,43 @@ pub fn rows(r: &SweepReport) -> Vec<LevelRow> {
         .collect()
 }
 
-fn text(r: &SweepReport) -> String {
-    let mut s = header_line(r);
-    s.push_str("\n\n");
-    s.push_str(&levels_table(&rows(r), r.verdict.as_ref()).to_text());
+/// Text: the narrow tables (80 columns) or every column with `--wide`, the prose wrapped to
+/// the terminal's width, the knee and overload rows coloured on a terminal.
+fn text(r: &SweepReport, format: Format) -> String {
+    let Format::Text { wide, width, color } = format else {
+        return text(r, Format::TEXT);
+    };
+    let mut s = wrap_lines(&header_line(r), width, 4);
+    s.push('\n');
+    let (table, legend) = levels_text(&rows(r), r.verdict.as_ref(), format);
+    s.push_str(&table);
     if let Some(t) = split_table(r) {
         s.push('\n');
-        s.push_str(&t.to_text());
+        s.push_str(&if wide { t } else { t.select(SPLIT_NARROW) }.to_text());
     }
     if let Some(line) = cut_footnote(r) {
         s.push_str(&line);
     }
-    s.push_str(LEGEND);
-    s.push_str("\n\n");
+    s.push_str(&legend);
+    s.push('\n');
     let mut lines = verdict_lines(r.verdict.as_ref());
     lines.extend(direction_lines(r));
-    s.push_str(&indented("Verdict:", &lines));
+    s.push_str(&indented_fit("Verdict:", &lines, width));
     for n in &r.notes {
-        s.push_str(&format!("note: {n}\n"));
+        s.push_str(&paint(
+            wrap(n, "note: ", "      ", width).trim_end(),
+            Paint::Warning,
+            color,
+        ));
+        s.push('\n');
     }
     s
 }
+
+/// The per-direction table's columns in 80 columns.
+const SPLIT_NARROW: &[&str] = &[
+    "conc", "dir", "IOPS", "MB/s", "avg_us", "p50_us", "p95_us", "p99_us", "max_us",
+];
 
 fn markdown(r: &SweepReport) -> String {
     let mut s = format!(
@@ -196,7 +214,7 @@ fn split_table(r: &SweepReport) -> Option<Table> {
 
 /// The machine-readable rows: integer nanoseconds, the kernel's numbers unrounded.
 fn csv(r: &SweepReport) -> Table {
-    let mut t = Table::new([
+    let head = [
         "concurrency",
         "threads",
         "iodepth",
@@ -204,14 +222,8 @@ fn csv(r: &SweepReport) -> Table {
         "ios",
         "iops",
         "bytes_per_s",
-        "lat_min_ns",
-        "lat_mean_ns",
-        "lat_p50_ns",
-        "lat_p90_ns",
-        "lat_p95_ns",
-        "lat_p99_ns",
-        "lat_p999_ns",
-        "lat_max_ns",
+    ];
+    let mut t = Table::new(head.into_iter().chain(LAT_NS_HEADERS).chain([
         "read_iops",
         "read_lat_mean_ns",
         "read_lat_p99_ns",
@@ -230,7 +242,7 @@ fn csv(r: &SweepReport) -> Table {
         "saturation_avg",
         "saturation_p95",
         "overloaded",
-    ]);
+    ]));
     for l in &r.levels {
         let mut row = csv_row(l);
         // The verdict's view of the level (over every repeat of its concurrency).
@@ -276,4 +288,48 @@ fn csv_row(r: &LevelResult) -> Vec<String> {
     row.push(r.littles_law.ok.to_string());
     row.push(r.interrupted.to_string());
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> SweepReport {
+        let text = include_str!("../../tests/fixtures/report/sim_sweep.json");
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn text_at_80_columns() {
+        let s = render(&fixture(), Format::TEXT);
+        for l in s.lines() {
+            assert!(
+                l.chars().count() <= 80,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        insta::assert_snapshot!(s);
+    }
+
+    #[test]
+    fn wide_text_has_every_column_and_colour_marks_knee_and_overload() {
+        let wide = Format::Text {
+            wide: true,
+            width: 80,
+            color: true,
+        };
+        let s = render(&fixture(), wide);
+        for col in ["p99.9_us", "x_base_p95", "r_await", "little"] {
+            assert!(s.contains(col), "{col}");
+        }
+        let knee = s.lines().find(|l| l.contains("knee")).unwrap();
+        assert!(knee.starts_with("\x1b[32m"), "{knee:?}");
+        let over = s
+            .lines()
+            .find(|l| l.contains("overload from here"))
+            .unwrap();
+        assert!(over.starts_with("\x1b[31m"), "{over:?}");
+        assert!(!render(&fixture(), Format::TEXT).contains('\x1b'));
+    }
 }

@@ -62,6 +62,81 @@ impl Table {
         out
     }
 
+    /// The named columns only, in the order given (names the table lacks are skipped): the
+    /// narrow view of a wide table, cells unchanged.
+    pub fn select(&self, names: &[&str]) -> Table {
+        let idx: Vec<usize> = names
+            .iter()
+            .filter_map(|n| self.headers.iter().position(|h| h == n))
+            .collect();
+        let pick = |row: &Vec<String>| -> Vec<String> {
+            idx.iter()
+                .map(|&i| row.get(i).cloned().unwrap_or_default())
+                .collect()
+        };
+        Table {
+            headers: pick(&self.headers),
+            rows: self.rows.iter().map(pick).collect(),
+            right: idx
+                .iter()
+                .map(|&i| self.right.get(i).copied().unwrap_or(false))
+                .collect(),
+        }
+    }
+
+    /// Aligned text as [`Table::to_text`], except that a last column of words (left-aligned:
+    /// notes) wraps under itself at word boundaries so no line passes `width`, and a data row
+    /// `paint(row index)` names is coloured when `color` (widths count the plain text).
+    pub fn to_text_fit(
+        &self,
+        width: usize,
+        color: bool,
+        paint: impl Fn(usize) -> Option<super::text::Paint>,
+    ) -> String {
+        let last = self.headers.len().saturating_sub(1);
+        let wrap_last = !self.right.get(last).copied().unwrap_or(true);
+        let w = self.widths();
+        let mut out = String::new();
+        for (n, row) in std::iter::once(&self.headers)
+            .chain(self.rows.iter())
+            .enumerate()
+        {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, c)| self.pad(i, c, w.get(i).copied().unwrap_or(0)))
+                .collect();
+            let mut text = cells.join("  ").trim_end().to_string();
+            if wrap_last && n > 0 && text.chars().count() > width && row.len() > last {
+                let lead: usize = w[..last].iter().map(|x| x + 2).sum();
+                if lead + 12 <= width {
+                    let head = cells[..last].join("  ");
+                    let wrapped = super::text::wrap(
+                        &row[last],
+                        &format!("{head}  "),
+                        &" ".repeat(lead),
+                        width,
+                    );
+                    text = wrapped.trim_end().to_string();
+                }
+            }
+            let text = match (n, color) {
+                (0, _) | (_, false) => text,
+                (n, true) => match paint(n - 1) {
+                    Some(p) => text
+                        .lines()
+                        .map(|l| super::text::paint(l, p, true))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    None => text,
+                },
+            };
+            out.push_str(&text);
+            out.push('\n');
+        }
+        out
+    }
+
     /// A GitHub-flavoured Markdown table.
     pub fn to_markdown(&self) -> String {
         let w = self.widths();
@@ -124,6 +199,22 @@ mod tests {
         t.push(["nvme0n1", "7612.80", "a, b"]);
         t.push(["sda", "1.00", "say \"hi\""]);
         t
+    }
+
+    #[test]
+    fn narrow_selects_and_wraps_the_notes() {
+        let mut t = Table::new(["a", "b", "note"]);
+        t.right[2] = false;
+        t.push(["1", "22", "knee, linear from here"]);
+        let n = t.select(&["a", "note"]);
+        assert_eq!(n.headers, ["a", "note"]);
+        let s = n.to_text_fit(17, false, |_| None);
+        assert_eq!(s, "a  note\n1  knee, linear\n   from here\n");
+        let s = n.to_text_fit(80, true, |_| Some(super::super::text::Paint::Knee));
+        assert!(
+            s.ends_with("\x1b[32m1  knee, linear from here\x1b[0m\n"),
+            "{s:?}"
+        );
     }
 
     #[test]

@@ -203,11 +203,19 @@ fn a_mixed_sweep_is_judged_per_direction() {
         .output()
         .unwrap();
     let text = crate::util::ok_stdout(&o);
+    // The verdict item of a direction, its wrapped continuation lines (deeper indented) joined.
     let line = |dir: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(dir))
-            .unwrap_or_else(|| panic!("no {dir} line in\n{text}"))
-            .to_string()
+        let mut it = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with(dir));
+        let first = it
+            .next()
+            .unwrap_or_else(|| panic!("no {dir} line in\n{text}"));
+        let rest = it.take_while(|l| l.starts_with("    ")).map(str::trim);
+        std::iter::once(first.trim_end())
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     for dir in ["Reads:", "Writes:"] {
         let l = line(dir);

@@ -146,7 +146,8 @@ fn text_csv_and_markdown_carry_the_cases() {
         "--committers",
         "none",
     ];
-    let text = run(dir.path(), &base);
+    // --wide: every column (the default keeps those that fit 80 columns).
+    let text = run(dir.path(), &[&base[..], &["--wide"]].concat());
     assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
     let t = String::from_utf8(text.stdout).unwrap();
     assert!(t.contains("commits/s") && t.contains("p99.9"), "{t}");

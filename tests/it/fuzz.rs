@@ -405,7 +405,7 @@ fn fuzz_report_on_arbitrary_json() {
         if let Ok(r) = iosat::report::load(&text(b)) {
             use iosat::report::Format;
             for f in [
-                Format::Text { wide: false },
+                Format::TEXT,
                 Format::Json,
                 Format::Csv,
                 Format::Markdown,

@@ -55,7 +55,7 @@ fn sweep_markdown_and_csv() {
 
 /// `iosat sweep --engine sim:... ARGS` with fast levels; the sim engine is deterministic
 /// (simulated time, seeded), so two runs measure the same levels.
-fn sim_sweep(args: &[&str]) -> String {
+pub(crate) fn sim_sweep(args: &[&str]) -> String {
     let out = iosat()
         .args([
             "sweep",
@@ -763,6 +763,138 @@ fn a_result_with_a_huge_value_renders_and_ends() {
     };
     assert!(status.success());
     assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"));
+}
+
+/// Default text (stdout not a terminal: 80 columns, no colour) of every command that prints a
+/// result table: no line passes 80 columns, no escape code; `--wide` still has every column.
+#[test]
+fn default_text_fits_80_columns() {
+    let imp = |f: &str| crate::util::fixture("import").join(f).display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let sweep = [
+        "sweep",
+        "--engine",
+        "sim:units=4,service=1ms",
+        "--levels",
+        "1,2,4,8,16",
+        "--duration",
+        "200ms",
+        "--ramp",
+        "0",
+        "--no-progress",
+    ];
+    let mixed = [&sweep[..], &["--pattern", "randrw"]].concat();
+    let fsync = [
+        "fsync",
+        &d,
+        "--methods",
+        "fsync,fdatasync,odsync",
+        "--sizes",
+        "4k,16k",
+        "--duration",
+        "0.1",
+        "--committers",
+        "1,2",
+        "--target-tps",
+        "200",
+    ];
+    let fio = [
+        "analyze".to_string(),
+        imp("fio-qd1.json"),
+        imp("fio-qd4.json"),
+        imp("fio-qd16.json"),
+        imp("fio-qd64.json"),
+    ];
+    let fio: Vec<&str> = fio.iter().map(String::as_str).collect();
+    let logs: Vec<String> = ["iostat-x.txt", "iostat-xt.txt", "pt-stalk-loop.diskstats"]
+        .iter()
+        .map(|f| imp(f))
+        .collect();
+    let runs: Vec<Vec<&str>> = vec![
+        sweep.to_vec(),
+        mixed,
+        fsync.to_vec(),
+        fio.clone(),
+        vec!["analyze", &logs[0]],
+        vec!["analyze", &logs[1]],
+        vec!["analyze", &logs[2]],
+    ];
+    for args in &runs {
+        let out = ok_stdout(&iosat().args(args).env_remove("NO_COLOR").output().unwrap());
+        for l in out.lines() {
+            let n = l.chars().count();
+            assert!(n <= 80, "{args:?}: {n} columns: {l}");
+        }
+        assert!(!out.contains('\x1b'), "{args:?}: colour into a pipe");
+        let wide = ok_stdout(&iosat().args(args).arg("--wide").output().unwrap());
+        assert!(
+            wide.lines().map(|l| l.chars().count()).max() > Some(80),
+            "{args:?} --wide"
+        );
+    }
+}
+
+#[test]
+fn analyze_text_at_80_columns() {
+    // Run in the fixture directory: the notes name the files as given.
+    let run = |files: &[&str]| {
+        let out = iosat()
+            .current_dir(crate::util::fixture("import"))
+            .arg("analyze")
+            .args(files)
+            .output()
+            .unwrap();
+        ok_stdout(&out)
+    };
+    let fio = run(&[
+        "fio-qd1.json",
+        "fio-qd4.json",
+        "fio-qd16.json",
+        "fio-qd64.json",
+    ]);
+    insta::assert_snapshot!("analyze_fio_text_80", fio);
+    insta::assert_snapshot!("analyze_iostat_text_80", run(&["iostat-x.txt"]));
+}
+
+/// On a terminal (a pty made by util-linux `script`) the knee row is green and the overload
+/// row red; NO_COLOR turns colour off (no-color.org).
+#[test]
+fn colour_on_a_terminal_only_and_never_with_no_color() {
+    if !crate::util::have("script", "--version") {
+        eprintln!("skipped: util-linux script(1) is not installed");
+        return;
+    }
+    let cmd = format!(
+        "{} analyze fio-qd1.json fio-qd4.json fio-qd16.json",
+        env!("CARGO_BIN_EXE_iosat")
+    );
+    let run = |no_color: bool| {
+        let mut c = Command::new("script");
+        c.args(["-qec", &cmd, "/dev/null"])
+            .current_dir(crate::util::fixture("import"))
+            .stdin(Stdio::null())
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm");
+        if no_color {
+            c.env("NO_COLOR", "1");
+        }
+        ok_stdout(&c.output().unwrap())
+    };
+    let tty = run(false);
+    assert!(
+        tty.lines()
+            .any(|l| l.starts_with("\x1b[32m4 ") && l.contains("knee")),
+        "{tty:?}"
+    );
+    assert!(
+        tty.lines()
+            .any(|l| l.starts_with("\x1b[31m16 ") && l.contains("overload")),
+        "{tty:?}"
+    );
+    let plain = run(true);
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(plain.contains("knee"), "{plain:?}");
 }
 
 #[test]

@@ -33,21 +33,8 @@ fn run_json(args: &[&str]) -> Value {
 }
 
 fn sim_sweep(extra: &[&str]) -> Value {
-    let mut a = vec![
-        "sweep",
-        "--engine",
-        "sim:units=4,service=1ms",
-        "--levels",
-        "1,2,4",
-        "--duration",
-        "200ms",
-        "--ramp",
-        "0",
-        "--no-progress",
-        "--json",
-    ];
-    a.extend_from_slice(extra);
-    run_json(&a)
+    let out = crate::report::sim_sweep(&[&["--json"], extra].concat());
+    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
@@ -138,8 +125,21 @@ fn stat_lines_live_and_replayed_match_their_schema() {
     for l in &lines {
         assert_valid("stat", l, "live stat");
     }
-    // One envelope per run: every line carries the same.
+    // One envelope per run: every line carries the same, the start of the run (the first
+    // interval's start; with --since-boot the first sample, not the boot).
     assert_eq!(lines[0]["started"], lines[1]["started"]);
+    assert_eq!(lines[0]["started"], lines[0]["start_timestamp"]);
+    let o = iosat()
+        .args(["stat", "--since-boot", "-i", "0.1", "-c", "2", "--json"])
+        .output()
+        .unwrap();
+    let lines = json_lines(&ok_stdout(&o));
+    assert_eq!(lines[0]["since_boot"], true);
+    assert_eq!(lines[0]["started"], lines[0]["timestamp"]);
+    assert_eq!(lines[1]["started"], lines[0]["timestamp"]);
+    for l in &lines {
+        assert_valid("stat", l, "stat --since-boot");
+    }
 }
 
 #[test]
