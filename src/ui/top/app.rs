@@ -135,11 +135,23 @@ impl Col {
 
     /// The value of a row (None: no value, or no profile).
     pub fn value(self, row: &Row) -> Option<f64> {
-        let rates = row.rates.as_ref();
-        match self.key {
-            "device" => None,
-            "mib_s" => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
-            k => Column::by_key(k).value(rates, row.sat.as_ref()),
+        self.getter()(row)
+    }
+
+    /// [`Col::value`] with the registry's field looked up once, for many rows.
+    pub fn getter(self) -> impl Fn(&Row) -> Option<f64> {
+        let field = match self.key {
+            "device" | "mib_s" => None,
+            k => Some(Column::by_key(k)),
+        };
+        let mib = self.key == "mib_s";
+        move |row: &Row| {
+            let rates = row.rates.as_ref();
+            match field {
+                Some(f) => f.value(rates, row.sat.as_ref()),
+                None if mib => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
+                None => None,
+            }
         }
     }
 }
@@ -283,7 +295,13 @@ impl App {
             .collect();
         for row in &self.rows {
             let Some(rates) = &row.rates else { continue };
-            let h = self.history.entry(row.name.clone()).or_default();
+            // The name is copied only for a device seen for the first time.
+            if !self.history.contains_key(&row.name) {
+                self.history.insert(row.name.clone(), VecDeque::new());
+            }
+            let Some(h) = self.history.get_mut(&row.name) else {
+                continue;
+            };
             if h.len() >= keep {
                 h.pop_front();
             }
@@ -343,12 +361,13 @@ impl App {
     pub fn visible(&self) -> Vec<&Row> {
         let needle = self.filter.to_lowercase();
         let col = Col::by_key(self.sort);
+        let value = col.getter();
         // Each row's sort key once (largest first, no value last; ties: the busier queue).
         let mut v: Vec<(f64, f64, &Row)> = self
             .rows
             .iter()
             .filter(|r| self.shown(r, &needle))
-            .map(|r| (col.value(r).unwrap_or(f64::NEG_INFINITY), aqu(r), r))
+            .map(|r| (value(r).unwrap_or(f64::NEG_INFINITY), aqu(r), r))
             .collect();
         v.sort_by(|a, b| {
             let ord = if col.key == "device" {
@@ -377,7 +396,10 @@ impl App {
         let profiled = rows.iter().any(|r| r.profile.is_some());
         let wanted = |c: &Col| {
             (!c.profile || profiled)
-                && (!c.when_nonzero || rows.iter().any(|r| c.value(r).is_some_and(|v| v > 0.0)))
+                && (!c.when_nonzero || {
+                    let value = c.getter();
+                    rows.iter().any(|r| value(r).is_some_and(|v| v > 0.0))
+                })
         };
         let mut used = 0u16;
         let mut keep: Vec<&str> = Vec::new();
