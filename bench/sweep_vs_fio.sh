@@ -82,20 +82,25 @@ run_iosat() {
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     "$IOSAT" sweep "$FILE" --engine "$engine" --levels "$depth" --duration "$DURATION" \
       --ramp 0 --direct "$direct" --no-progress --json >"$WORK/iosat.json"
+  # The process's CPU time also covers the sweep's re-measure of its first level at the end
+  # (baseline_remeasured, as long as the level): its I/Os count too.
   jq -r --arg cpu "$(cpu_of "$WORK/t")" \
-    '.levels[0] | "\(.iops) \(.ios) \($cpu) \(.latency_ns.p50)"' "$WORK/iosat.json"
+    '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50)"' \
+    "$WORK/iosat.json"
 }
 
-# run_tiou DEPTH DIRECT -> "iops ios cpu_s -": t/io_uring for DURATION s; its IOPS is the
-# median of the per-second figures it prints, its I/Os that times DURATION.
+# run_tiou DEPTH DIRECT -> "iops ios cpu_s -": t/io_uring for DURATION + 1 s (it prints one
+# IOPS line per second after the first); its IOPS is the median of those lines, its I/Os that
+# times the whole run.
 run_tiou() {
   local depth=$1 direct=$2
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-    "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O "$direct" -n 1 -r "$DURATION" "$FILE" >"$WORK/tiou.out"
+    "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O "$direct" -n 1 -r "$((DURATION + 1))" "$FILE" \
+    >"$WORK/tiou.out"
   local iops
   iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' \
     "$WORK/tiou.out" | median)
-  awk -v i="$iops" -v d="$DURATION" -v c="$(cpu_of "$WORK/t")" 'BEGIN { printf "%.0f %.0f %s -\n", i, i * d, c }'
+  awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" 'BEGIN { printf "%.0f %.0f %s -\n", i, i * d, c }'
 }
 
 # run_sysbench THREADS -> "iops"
