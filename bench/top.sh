@@ -63,7 +63,7 @@ if [ "$mode" = instructions ]; then
     local t n
     t=$(ir_total "$out")
     n=$(calls_of "$out" 'iosat::ui::top::draw::draw$')
-    awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f %d", t / n, n }'
+    awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f %d\n", t / n, n }'
   }
   tmux -L "$sock" new-session -d -s bench -x 160 -y 48
   read -r live frames < <(top_ir live)
