@@ -1,7 +1,8 @@
 //! `iosat top`: orchestration only. A sampling thread — the one live collector
 //! (monitor::collect) on a monotonic schedule, or the one replay (monitor::replay) of a
-//! recording — sends interval reports through a channel; the UI thread (ui::top::term) draws
-//! them and never reads /proc. The first sample (or step) is taken before the screen is
+//! recording — sends interval reports through a channel (live: an interval's CPU line and
+//! processes before its report, then it rings the UI's sys::tty::Wake); the UI thread
+//! (ui::top::term) draws them and never reads /proc. The first sample (or step) is taken before the screen is
 //! switched, so that a bad device or file is one plain error line.
 
 use crate::cli::top::TopArgs;

@@ -1,6 +1,6 @@
 //! The `uring` engine: io_uring, threads × queue depth, batched submission and reaping,
-//! registered file and buffers. Owns its rings for the length of a level; must not import ui/,
-//! report/ or cmd/.
+//! registered file, buffers and ring fd; the ring's set-up per depth ([`ring_mode`]). Owns its
+//! rings for the length of a level; must not import ui/, report/ or cmd/.
 //!
 //! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
 //! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
