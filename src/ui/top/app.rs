@@ -191,7 +191,8 @@ pub enum Source {
 pub struct App {
     pub source: Source,
     pub rows: Vec<Row>,
-    history: HashMap<String, VecDeque<ChartPoint>>,
+    /// Per device: the report that last listed it, and its points.
+    history: HashMap<String, (u64, VecDeque<ChartPoint>)>,
     /// The latest interval, seconds (0 before the first).
     pub interval_s: f64,
     pub end_wall_ns: i64,
@@ -293,15 +294,20 @@ impl App {
                 }
             })
             .collect();
+        let now = self.reports;
         for row in &self.rows {
-            let Some(rates) = &row.rates else { continue };
-            // The name is copied only for a device seen for the first time.
-            if !self.history.contains_key(&row.name) {
-                self.history.insert(row.name.clone(), VecDeque::new());
-            }
-            let Some(h) = self.history.get_mut(&row.name) else {
-                continue;
+            let entry = match (self.history.get_mut(&row.name), &row.rates) {
+                (Some(e), _) => e,
+                (None, None) => continue,
+                // The name is copied only for a device seen for the first time.
+                (None, Some(_)) => self
+                    .history
+                    .entry(row.name.clone())
+                    .or_insert((now, VecDeque::new())),
             };
+            entry.0 = now;
+            let Some(rates) = &row.rates else { continue };
+            let h = &mut entry.1;
             if h.len() >= keep {
                 h.pop_front();
             }
@@ -316,9 +322,8 @@ impl App {
                 sat_w: row.sat.as_ref().and_then(|s| s.saturation_w),
             });
         }
-        let names: std::collections::HashSet<&str> =
-            self.rows.iter().map(|r| r.name.as_str()).collect();
-        self.history.retain(|k, _| names.contains(k.as_str()));
+        // Devices this report no longer lists lose their history.
+        self.history.retain(|_, (seen, _)| *seen == now);
         self.fix_selection();
     }
 
@@ -339,7 +344,7 @@ impl App {
 
     /// The selected device's points within the window, oldest first.
     pub fn history(&self, name: &str) -> Vec<ChartPoint> {
-        let Some(h) = self.history.get(name) else {
+        let Some((_, h)) = self.history.get(name) else {
             return Vec::new();
         };
         let from = self.end_wall_ns - self.window_s() as i64 * 1_000_000_000;
@@ -433,14 +438,11 @@ impl App {
     }
 
     fn fix_selection(&mut self) {
-        let v = self.visible();
-        let ok = self
-            .selected
-            .as_deref()
-            .is_some_and(|s| v.iter().any(|r| r.name == s));
-        if !ok {
-            self.selected = v.first().map(|r| r.name.clone());
+        // Still shown: nothing to do (no sort needed to know that).
+        if self.selected_row().is_some() {
+            return;
         }
+        self.selected = self.visible().first().map(|r| r.name.clone());
     }
 
     fn move_selection(&mut self, by: isize) {
