@@ -8,24 +8,46 @@
 #   B. CPU-bound: buffered 4 KiB random reads of a file held in the page cache, depth 1 and 16.
 #   C. sync vs sysbench fileio --file-io-mode=sync --file-extra-flags=direct at 1, 4, 16 threads.
 #
-# Each figure is the median over REPEATS runs; within a repeat the order of the two tools
-# alternates. Environment: REPEATS (3), DURATION seconds per run (5), DIR (a temporary
-# directory under the current one), SIZE_MB of the test file (1024), SECTIONS ("A B C"),
-# DEPTHS of section A ("1 4 16 64"; e.g. DEPTHS=1 REPEATS=15 to pin down the depth-1 p50).
+# Every figure is per run: each repeat runs the tools back to back on the same file, in an
+# order that rotates from repeat to repeat, and a ratio is taken within the repeat. A table
+# cell gives the median of those per-run ratios and their spread (min–max); a depth whose
+# IOPS ratios spread wider than SPREAD (0.10, i.e. max − min > 10 % of the median) gets a line
+# saying the spread is too wide to claim a ratio there.
+#
+# fio's t/io_uring (the reference io_uring loop; not in Debian's fio package) joins sections
+# A and B as a third column when T_IO_URING names its binary: build it from fio's source,
+#   git clone https://github.com/axboe/fio && cd fio && ./configure && make t/io_uring
+#   T_IO_URING=$PWD/t/io_uring bash bench/sweep_vs_fio.sh
+# It runs with its defaults (batch submit 32, batch complete 32, both capped at the depth;
+# fixed buffers, registered file and ring), no polling (-p 0), one thread.
+#
+# Environment: REPEATS (7), DURATION seconds per run (5), DIR (a temporary directory under the
+# current one), SIZE_MB of the test file (1024), SECTIONS ("A B C"), DEPTHS of section A
+# ("1 4 16 64"; e.g. DEPTHS=1 REPEATS=15 to pin down the depth-1 p50), SETTLE seconds to let
+# the disk settle after the layout (10: fio's fsync has returned, but the writes can still be
+# draining below a VM or in a drive's cache, and would slow the first runs), SPREAD (0.10),
+# T_IO_URING (unset: no t/io_uring column).
 # fio runs with --invalidate=0 so section B really reads from the page cache.
 # Writes a Markdown summary to stdout and raw per-run lines to stderr.
 set -euo pipefail
 
-REPEATS=${REPEATS:-3}
+REPEATS=${REPEATS:-7}
 DURATION=${DURATION:-5}
 SIZE_MB=${SIZE_MB:-1024}
 SECTIONS=${SECTIONS:-"A B C"}
 DEPTHS=${DEPTHS:-"1 4 16 64"}
+SETTLE=${SETTLE:-10}
+SPREAD=${SPREAD:-0.10}
+T_IO_URING=${T_IO_URING:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 for tool in fio sysbench jq /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }
 done
+if [ -n "$T_IO_URING" ] && [ ! -x "$T_IO_URING" ]; then
+  echo "T_IO_URING=$T_IO_URING is not an executable (build it: see the top of this script)" >&2
+  exit 1
+fi
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
 IOSAT="$ROOT/target/release/iosat"
 
@@ -34,7 +56,8 @@ trap 'rm -rf "$WORK"' EXIT INT TERM
 FILE="$WORK/data"
 # Real data, written once (never sparse).
 fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-  --refill_buffers --output=/dev/null
+  --refill_buffers --end_fsync=1 --output=/dev/null
+sleep "$SETTLE"
 
 # cpu_of TIMEFILE -> user+sys seconds
 cpu_of() { awk '/^cpu/ {print $2 + $3}' "$1"; }
@@ -59,8 +82,25 @@ run_iosat() {
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     "$IOSAT" sweep "$FILE" --engine "$engine" --levels "$depth" --duration "$DURATION" \
       --ramp 0 --direct "$direct" --no-progress --json >"$WORK/iosat.json"
+  # The process's CPU time also covers the sweep's re-measure of its first level at the end
+  # (baseline_remeasured, as long as the level): its I/Os count too.
   jq -r --arg cpu "$(cpu_of "$WORK/t")" \
-    '.levels[0] | "\(.iops) \(.ios) \($cpu) \(.latency_ns.p50)"' "$WORK/iosat.json"
+    '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50)"' \
+    "$WORK/iosat.json"
+}
+
+# run_tiou DEPTH DIRECT -> "iops ios cpu_s -": t/io_uring for DURATION + 1 s (it prints one
+# IOPS line per second after the first); its IOPS is the median of those lines, its I/Os that
+# times the whole run.
+run_tiou() {
+  local depth=$1 direct=$2
+  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
+    "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O "$direct" -n 1 -r "$((DURATION + 1))" "$FILE" \
+    >"$WORK/tiou.out"
+  local iops
+  iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' \
+    "$WORK/tiou.out" | median)
+  awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" 'BEGIN { printf "%.0f %.0f %s -\n", i, i * d, c }'
 }
 
 # run_sysbench THREADS -> "iops"
@@ -71,66 +111,97 @@ run_sysbench() {
     --max-requests=0 run) | awk '/reads\/s:/ {print $2}'
 }
 
-# compare LABEL CMD_A CMD_B: interleaved repeats; prints "label a_iops b_iops ratio cpu_ratio p50..."
-declare -a ROWS
+# stats: per-run values on stdin -> "median (min–max)"
+stats() { sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
+# wide: per-run values on stdin -> "yes" when max − min > SPREAD × median
+wide() { sort -g | awk -v s="$SPREAD" '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; print (a[NR]-a[1] > s*m) ? "yes" : "no"}'; }
+
+# compare LABEL CMD_IOSAT CMD_PEER [CMD_THIRD]: REPEATS repeats, the order rotating; each
+# command prints "iops ios cpu_s p50" (or just "iops"). Per run: iosat÷peer IOPS, CPU per I/O
+# and p50 ratios, and third÷peer IOPS and CPU per I/O. Appends a table row to ROWS and, when
+# the IOPS ratios spread too wide, a line to WIDE.
+declare -a ROWS WIDE
 compare() {
-  local label=$1 a=$2 b=$3
-  : >"$WORK/ratios"
+  local label=$1 a=$2 b=$3 c=${4:-}
+  local cmds=("$a" "$b") n=2
+  [ -n "$c" ] && { cmds+=("$c"); n=3; }
+  : >"$WORK/runs"
   for r in $(seq 1 "$REPEATS"); do
-    local ra rb
-    if (( r % 2 )); then ra=$(eval "$a"); rb=$(eval "$b"); else rb=$(eval "$b"); ra=$(eval "$a"); fi
-    echo "$label run $r: iosat [$ra] peer [$rb]" >&2
-    # shellcheck disable=SC2086
-    set -- $ra $rb
-    if [ $# -ge 8 ]; then
-      # iops ratio, cpu-per-io ratio, p50 ratio
-      awk -v ai="$1" -v an="$2" -v ac="$3" -v ap="$4" -v bi="$5" -v bn="$6" -v bc="$7" -v bp="$8" \
-        'BEGIN {printf "%.0f %.0f %.3f %.3f %.3f %.2f %.2f %.0f %.0f\n", ai, bi, ai/bi, (ac/an)/(bc/bn), ap/bp, ac/an*1e6, bc/bn*1e6, ap, bp}' \
-        >>"$WORK/ratios"
-    else
-      awk -v ai="$1" -v bi="$2" 'BEGIN {printf "%.0f %.0f %.3f\n", ai, bi, ai/bi}' >>"$WORK/ratios"
-    fi
+    local out=() k
+    for k in $(seq 0 $((n - 1))); do
+      local j=$(( (k + r - 1) % n ))
+      out[j]=$(eval "${cmds[j]}")
+    done
+    echo "$label run $r: iosat [${out[0]}] peer [${out[1]}]${c:+ t/io_uring [${out[2]:-}]}" >&2
+    echo "${out[0]} | ${out[1]} | ${out[2]:-}" >>"$WORK/runs"
   done
-  local cols; cols=$(awk '{print NF; exit}' "$WORK/ratios")
-  local line="| $label"
-  for c in $(seq 1 "$cols"); do
-    line+=" | $(awk -v c="$c" '{print $c}' "$WORK/ratios" | median)"
+  # Per-run ratios: columns iops_a iops_b iops_ratio cpu_ratio p50_ratio t_iops_ratio t_cpu_ratio
+  awk -F' [|] ?' '{
+      split($1, a, " "); split($2, b, " "); nc = split($3, c, " ");
+      r_cpu = (a[2] > 0 && b[2] > 0 && b[3] > 0) ? (a[3]/a[2]) / (b[3]/b[2]) : "-";
+      r_p50 = (a[4] != "" && b[4] > 0) ? a[4]/b[4] : "-";
+      t_i = nc ? c[1]/b[1] : "-";
+      t_c = (nc && c[2] > 0 && b[2] > 0 && b[3] > 0) ? (c[3]/c[2]) / (b[3]/b[2]) : "-";
+      print a[1], b[1], a[1]/b[1], r_cpu, r_p50, t_i, t_c
+    }' "$WORK/runs" >"$WORK/ratios"
+  col() { awk -v c="$1" '$c != "-" {print $c}' "$WORK/ratios"; }
+  local line="| $label | $(col 1 | median | xargs printf '%.0f') | $(col 2 | median | xargs printf '%.0f') | $(col 3 | stats)"
+  local k
+  for k in 4 5; do
+    if [ -n "$(col "$k")" ]; then line+=" | $(col "$k" | stats)"; fi
   done
+  if [ -n "$c" ]; then line+=" | $(col 6 | stats) | $(col 7 | stats)"; fi
   ROWS+=("$line |")
+  if [ "$(col 3 | wide)" = yes ]; then
+    WIDE+=("- $label: the IOPS ratios of the $REPEATS runs spread $(col 3 | stats), wider than ${SPREAD} of the median: too wide to claim a ratio here.")
+  fi
 }
 
-echo "## iosat sweep vs peers ($(date -u +%F), $(uname -r), $(nproc) CPUs, ${SIZE_MB} MiB file, ${DURATION} s per run, median of $REPEATS interleaved repeats)"
+# table HEAD1 HEAD2: the header for sections A and B (with t/io_uring's columns when it runs).
+table() {
+  local h="| $1 | iosat IOPS | $2 IOPS | IOPS ratio | CPU/IO ratio | p50 ratio (fio lat) |"
+  local u="|---|---:|---:|---:|---:|---:|"
+  if [ -n "$T_IO_URING" ]; then
+    h+=" t/io_uring ÷ fio IOPS | t/io_uring ÷ fio CPU/IO |"
+    u+="---:|---:|"
+  fi
+  echo "$h"
+  echo "$u"
+  printf '%s\n' "${ROWS[@]}"
+  echo
+  if [ ${#WIDE[@]} -gt 0 ]; then printf '%s\n' "${WIDE[@]}"; echo; fi
+}
+
+echo "## iosat sweep vs peers ($(date -u +%F), $(uname -r), $(nproc) CPUs, ${SIZE_MB} MiB file, ${DURATION} s per run, $REPEATS interleaved repeats, settled ${SETTLE} s after the layout)"
+echo
+echo "Each ratio is iosat ÷ peer within one repeat: median (min–max) over the repeats."
 echo
 
+tiou() { [ -n "$T_IO_URING" ] && echo "run_tiou $1 $2"; true; }
+
 if [[ $SECTIONS == *A* ]]; then
-  ROWS=()
+  ROWS=() WIDE=()
   for d in $DEPTHS; do
-    compare "$d" "run_iosat uring $d true" "run_fio $d 1"
+    compare "$d" "run_iosat uring $d true" "run_fio $d 1" "$(tiou "$d" 1)"
   done
   echo "### A. uring vs fio io_uring, 4 KiB random direct reads"
   echo
-  echo "| depth | iosat IOPS | fio IOPS | IOPS ratio | CPU/IO ratio | p50 ratio (fio lat) | iosat CPU µs/IO | fio CPU µs/IO | iosat p50 ns | fio lat p50 ns |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  printf '%s\n' "${ROWS[@]}"
-  echo
+  table depth fio
 fi
 
 if [[ $SECTIONS == *B* ]]; then
-  ROWS=()
+  ROWS=() WIDE=()
   cat "$FILE" >/dev/null  # into the page cache
   for d in 1 16; do
-    compare "$d" "run_iosat uring $d false" "run_fio $d 0"
+    compare "$d" "run_iosat uring $d false" "run_fio $d 0" "$(tiou "$d" 0)"
   done
   echo "### B. CPU-bound: buffered 4 KiB random reads from the page cache"
   echo
-  echo "| depth | iosat IOPS | fio IOPS | IOPS ratio | CPU/IO ratio | p50 ratio | iosat CPU µs/IO | fio CPU µs/IO | iosat p50 ns | fio lat p50 ns |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  printf '%s\n' "${ROWS[@]}"
-  echo
+  table depth fio
 fi
 
 if [[ $SECTIONS == *C* ]]; then
-  ROWS=()
+  ROWS=() WIDE=()
   # sysbench reads its own file name; give it ours.
   mv "$FILE" "$WORK/test_file.0"
   FILE="$WORK/test_file.0"
@@ -144,4 +215,5 @@ if [[ $SECTIONS == *C* ]]; then
   echo "|---|---:|---:|---:|"
   printf '%s\n' "${ROWS[@]}"
   echo
+  if [ ${#WIDE[@]} -gt 0 ]; then printf '%s\n' "${WIDE[@]}"; echo; fi
 fi

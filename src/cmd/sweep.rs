@@ -75,6 +75,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
             crate::error::warn(n);
         }
         notes.extend(t.notes.iter().cloned());
+        notes.extend(t.settled.clone());
         for n in driver::cache_notes(&spec.root, t, watch.as_ref()) {
             crate::error::warn(&n);
             notes.push(n);

@@ -1,7 +1,8 @@
 //! `iosat top`: orchestration only. A sampling thread — the one live collector
 //! (monitor::collect) on a monotonic schedule, or the one replay (monitor::replay) of a
-//! recording — sends interval reports through a channel; the UI thread (ui::top::term) draws
-//! them and never reads /proc. The first sample (or step) is taken before the screen is
+//! recording — sends interval reports through a channel (live: an interval's CPU line and
+//! processes before its report, then it rings the UI's sys::tty::Wake); the UI thread
+//! (ui::top::term) draws them and never reads /proc. The first sample (or step) is taken before the screen is
 //! switched, so that a bad device or file is one plain error line.
 
 use crate::cli::top::TopArgs;
@@ -14,6 +15,7 @@ use crate::profile::ProfileCache;
 use crate::sys::clock;
 use crate::sys::procio;
 use crate::sys::sched::SchedMark;
+use crate::sys::tty::Wake;
 use crate::ui::top::app::{App, Source};
 use crate::ui::top::term::{self, Feed, Pace};
 use std::path::Path;
@@ -28,6 +30,8 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     // SIGTERM and SIGHUP end the loop between two events; the guard restores the terminal.
     crate::sys::signal::catch_stop_signals(true);
     let wants_procs = Arc::new(AtomicBool::new(false));
+    // Rung by the live sampler after each interval: the UI sleeps until then.
+    let wake = Arc::new(Wake::new().map_err(|e| Error::io("<pipe>", e))?);
     let (source, rx, pace) = match &spec.replay {
         Some(path) => {
             let rx = replay(&spec, path, profiles)?;
@@ -38,13 +42,13 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
         None => {
             let host = crate::sys::hostname(&spec.root).unwrap_or_else(|| "?".into());
             let kernel = crate::sys::kernel_release(&spec.root).unwrap_or_else(|| "?".into());
-            let rx = live(&spec, profiles, wants_procs.clone())?;
+            let rx = live(&spec, profiles, wants_procs.clone(), wake.clone())?;
             (Source::Live { host, kernel }, rx, Pace::Live)
         }
     };
     let color = !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let app = App::new(source, spec.selection.clone(), color);
-    term::run(app, rx, pace, &wants_procs)?;
+    term::run(app, rx, pace, &wants_procs, &wake)?;
     Ok(crate::error::exit::OK)
 }
 
@@ -64,6 +68,7 @@ fn live(
     spec: &TopSpec,
     profiles: ProfileCache,
     wants_procs: Arc<AtomicBool>,
+    wake: Arc<Wake>,
 ) -> Result<Receiver<Feed>, Error> {
     let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
     let mut collector = Collector::new(
@@ -92,38 +97,44 @@ fn live(
             }
             clock::sleep_until_ns(deadline);
             let tick = collector.tick();
-            for w in collector.take_warnings() {
-                if !send(&tx, Feed::Warning(w)) {
-                    return;
-                }
-            }
-            let feed = match tick {
-                Ok(t) => match t.report {
-                    Some(r) => Feed::Report(r),
-                    None => continue,
-                },
-                Err(e) => Feed::Failed(e),
+            // What goes with the interval's report is sent before it: the UI draws once per
+            // interval, when the report comes (see ui::top::term::take).
+            let mut feeds: Vec<Feed> = collector
+                .take_warnings()
+                .into_iter()
+                .map(Feed::Warning)
+                .collect();
+            let (report, failed) = match tick {
+                Ok(t) => (t.report, None),
+                Err(e) => (None, Some(Feed::Failed(e))),
             };
-            let failed = matches!(feed, Feed::Failed(_));
-            if !send(&tx, feed) || failed {
+            if let Some(report) = report {
+                // The context line: CPU busy, iowait, steal and PSI io over the same interval.
+                let mark = SchedMark::read(&root);
+                if let Some(d) = SchedMark::between(&host, &mark) {
+                    feeds.push(Feed::Host(d));
+                }
+                host = mark;
+                // Who is doing the I/O: read only while that pane is shown.
+                if !wants_procs.load(Ordering::Relaxed) {
+                    procs = ProcTracker::default();
+                } else if let Some(p) =
+                    procs.update(&procio::read(&root), clock::monotonic_ns(), PROCS)
+                {
+                    feeds.push(Feed::Procs(p));
+                }
+                feeds.push(Feed::Report(report));
+            }
+            let end = failed.is_some();
+            feeds.extend(failed);
+            for f in feeds {
+                if !send(&tx, f) {
+                    return;
+                }
+            }
+            wake.ring();
+            if end {
                 return;
-            }
-            // The context line: CPU busy, iowait, steal and PSI io over the same interval.
-            let mark = SchedMark::read(&root);
-            if let Some(d) = SchedMark::between(&host, &mark) {
-                if !send(&tx, Feed::Host(d)) {
-                    return;
-                }
-            }
-            host = mark;
-            // Who is doing the I/O: read only while that pane is shown.
-            if !wants_procs.load(Ordering::Relaxed) {
-                procs = ProcTracker::default();
-            } else if let Some(p) = procs.update(&procio::read(&root), clock::monotonic_ns(), PROCS)
-            {
-                if !send(&tx, Feed::Procs(p)) {
-                    return;
-                }
             }
         }
     });

@@ -60,6 +60,8 @@ pub struct Target {
     pub direct: bool,
     /// Remarks for the user (page cache, tmpfs, ...), one line each.
     pub notes: Vec<String>,
+    /// How long a laid-out file was let settle and why: for the sweep's notes (not a warning).
+    pub settled: Option<String>,
     /// Set when iosat created the file under a name (no O_TMPFILE): removed on drop, while
     /// it still is iosat's file.
     _created: Option<crate::sys::fs::OwnedFile>,
@@ -272,6 +274,7 @@ fn lay_out(
     fill(&file, &path, size, stop)?;
     // Start the run cold: what layout wrote must not be served from the page cache.
     drop_cache(&file);
+    let settled = Some(settle(&path, size, stop)?);
     let _created = owned;
     if !spec.direct {
         notes.push(
@@ -288,8 +291,96 @@ fn lay_out(
         writable: true,
         direct: spec.direct,
         notes,
+        settled,
         _created,
     })
+}
+
+/// The settle after the layout lasts at least this long per GiB written (within
+/// [`SETTLE_MIN_NS`] and [`SETTLE_MAX_NS`]) ...
+pub const SETTLE_NS_PER_GIB: u64 = 1_000_000_000;
+pub const SETTLE_MIN_NS: u64 = 500_000_000;
+/// ... and until the disk has completed no write for this long ...
+pub const SETTLE_QUIET_NS: u64 = 1_000_000_000;
+/// ... but no longer than five times that floor (a disk other writers keep busy never goes
+/// quiet), and never longer than this.
+pub const SETTLE_MAX_NS: u64 = 10_000_000_000;
+
+/// The least and the most the settle lasts after `size` bytes were written.
+pub fn settle_bounds_ns(size: u64) -> (u64, u64) {
+    let per = ((u128::from(size) * u128::from(SETTLE_NS_PER_GIB)) >> 30) as u64;
+    let floor = per.clamp(SETTLE_MIN_NS, SETTLE_MAX_NS / 2);
+    (floor, floor.saturating_mul(5).min(SETTLE_MAX_NS))
+}
+
+/// Is the settle within `bounds` over, `elapsed_ns` after it began, the disk quiet for
+/// `quiet_ns` (None: the disk can't be watched)?
+pub fn settled(elapsed_ns: u64, quiet_ns: Option<u64>, bounds: (u64, u64)) -> bool {
+    elapsed_ns >= bounds.1
+        || (elapsed_ns >= bounds.0 && quiet_ns.map_or(true, |q| q >= SETTLE_QUIET_NS))
+}
+
+/// Let the device settle after the layout, before the first level: fsync has returned, but
+/// the writes may still be draining below this machine (a VM's host cache, a cloud volume's
+/// replication, an SSD's write buffer) and the filesystem's journal commits a moment later;
+/// a first level measured then reads slower than the device is. Waits [`settle_floor_ns`] and
+/// until the disk under `path` has completed no write for [`SETTLE_QUIET_NS`] (other
+/// writers keep it from being quiet: [`SETTLE_MAX_NS`] at most). Returns the note that says
+/// how long and why.
+fn settle(path: &Path, size: u64, stop: &AtomicBool) -> Result<String> {
+    use crate::sys::clock::monotonic_ns;
+    let root = crate::sys::Root::default();
+    let disk = crate::sys::device::disk_for_path(&root, path).ok();
+    let writes = || -> Option<(u64, u64)> {
+        let d = disk.as_ref()?;
+        let text = crate::sys::diskstats::read_text(&root).ok()?;
+        let l = crate::sys::diskstats::parse(&text)
+            .lines
+            .into_iter()
+            .find(|l| l.major == d.major && l.minor == d.minor)?;
+        Some((l.writes, l.in_flight))
+    };
+    let bounds = settle_bounds_ns(size);
+    let start = monotonic_ns();
+    let mut last = writes();
+    let mut quiet_from = start;
+    loop {
+        let now = monotonic_ns();
+        let quiet = last.map(|_| now - quiet_from);
+        if settled(now - start, quiet, bounds) {
+            let why = match (&disk, quiet) {
+                (Some(d), Some(q)) if q >= SETTLE_QUIET_NS => format!(
+                    "and until {} had completed no write for {:.0} s",
+                    d.name,
+                    SETTLE_QUIET_NS as f64 / 1e9
+                ),
+                (Some(d), Some(_)) => format!(
+                    "{} was still writing (another writer?) at the {:.1} s limit",
+                    d.name,
+                    bounds.1 as f64 / 1e9
+                ),
+                _ => "its disk could not be watched".to_string(),
+            };
+            return Ok(format!(
+                "settled {:.1} s after laying out the {} test file before the first level \
+                 ({:.0} s per GiB written, at least {:.1} s, {why}): writes still draining \
+                 below the file system would slow the first level",
+                (now - start) as f64 / 1e9,
+                crate::units::human_bytes(size),
+                SETTLE_NS_PER_GIB as f64 / 1e9,
+                bounds.0 as f64 / 1e9,
+            ));
+        }
+        if stop.load(Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let w = writes();
+        if w != last || w.is_some_and(|(_, in_flight)| in_flight > 0) {
+            quiet_from = monotonic_ns();
+        }
+        last = w;
+    }
 }
 
 /// Write real data over the whole file (never sparse: holes read for free), 1 MiB at a time,
@@ -352,6 +443,7 @@ fn open_user_file(spec: &TargetSpec, path: &Path, len: u64) -> Result<Target> {
         writable: false,
         direct: spec.direct,
         notes,
+        settled: None,
         _created: None,
     })
 }
@@ -438,6 +530,7 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
         writable: spec.destructive,
         direct: spec.direct,
         notes: Vec::new(),
+        settled: None,
         _created: None,
     })
 }
@@ -595,6 +688,52 @@ mod tests {
         assert_eq!(working_set_note(1 << 20, true, Some(1 << 30)), None);
         assert_eq!(working_set_note(1 << 31, false, Some(1 << 30)), None);
         assert_eq!(working_set_note(1, false, None), None);
+    }
+
+    #[test]
+    fn the_settle_waits_per_gib_and_for_a_quiet_disk() {
+        let s = 1_000_000_000u64;
+        assert_eq!(settle_bounds_ns(16 << 20), (s / 2, 5 * s / 2));
+        assert_eq!(settle_bounds_ns(1 << 30), (s, 5 * s));
+        assert_eq!(settle_bounds_ns(3 << 30), (3 * s, SETTLE_MAX_NS));
+        assert_eq!(
+            settle_bounds_ns(1 << 40),
+            (SETTLE_MAX_NS / 2, SETTLE_MAX_NS)
+        );
+        let b = (s, 5 * s);
+        // The floor first, then the quiet second.
+        assert!(!settled(s / 2, Some(5 * s), b));
+        assert!(!settled(2 * s, Some(s / 2), b));
+        assert!(settled(2 * s, Some(s), b));
+        // A disk that can't be watched: the floor only; a busy one: the limit.
+        assert!(settled(s, None, b));
+        assert!(!settled(5 * s - 1, Some(0), b));
+        assert!(settled(5 * s, Some(0), b));
+    }
+
+    /// A laid-out test file settles before the first level, and the notes say how long.
+    #[test]
+    fn the_layout_settles_and_says_so() {
+        let dir = std::env::temp_dir().join(format!("iosat-settle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = TargetSpec {
+            path: Some(dir.clone()),
+            size_bytes: Some(MIN_SIZE),
+            writes: false,
+            direct: false,
+            destructive: false,
+            overwrite_found: None,
+            allow_tmpfs: true,
+            block_size: 4096,
+        };
+        let t = open(&spec, &AtomicBool::new(false));
+        let _ = std::fs::remove_dir_all(&dir);
+        let t = t.unwrap();
+        let note = t.settled.as_deref().unwrap();
+        assert!(note.starts_with("settled "), "{note}");
+        assert!(note.contains("16.0 MiB test file"), "{note}");
+        let secs = note["settled ".len()..].split(' ').next().unwrap();
+        assert!(secs.parse::<f64>().is_ok(), "{note}");
     }
 
     #[test]

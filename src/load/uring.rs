@@ -1,6 +1,6 @@
 //! The `uring` engine: io_uring, threads × queue depth, batched submission and reaping,
-//! registered file and buffers. Owns its rings for the length of a level; must not import ui/,
-//! report/ or cmd/.
+//! registered file, buffers and ring fd; the ring's set-up per depth ([`ring_mode`]). Owns its
+//! rings for the length of a level; must not import ui/, report/ or cmd/.
 //!
 //! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
 //! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
@@ -91,16 +91,33 @@ impl Engine for UringEngine {
 /// beat a batch of deferred work run at the next wait.
 pub const COOP_FROM_DEPTH: u32 = 8;
 
-/// A ring for one submitting thread, set up as [`COOP_FROM_DEPTH`] says; kernels that reject
-/// the flags get a plain ring.
+/// How a worker's ring runs completion work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingMode {
+    /// SINGLE_ISSUER + DEFER_TASKRUN: completion work waits for our own next wait.
+    DeferTaskrun,
+    /// COOP_TASKRUN: completions are posted as they arrive, without an interrupt.
+    CoopTaskrun,
+}
+
+/// The ring set-up for a worker keeping `depth` requests in flight ([`COOP_FROM_DEPTH`]).
+pub fn ring_mode(depth: u32) -> RingMode {
+    if depth < COOP_FROM_DEPTH {
+        RingMode::DeferTaskrun
+    } else {
+        RingMode::CoopTaskrun
+    }
+}
+
+/// A ring for one submitting thread, set up as [`ring_mode`] says; kernels that reject the
+/// flags get a plain ring.
 fn build_ring(entries: u32, depth: u32) -> std::io::Result<IoUring> {
-    let tuned = if depth < COOP_FROM_DEPTH {
-        IoUring::builder()
+    let tuned = match ring_mode(depth) {
+        RingMode::DeferTaskrun => IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
-            .build(entries)
-    } else {
-        IoUring::builder().setup_coop_taskrun().build(entries)
+            .build(entries),
+        RingMode::CoopTaskrun => IoUring::builder().setup_coop_taskrun().build(entries),
     };
     tuned
         .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
@@ -141,14 +158,95 @@ fn worker(
     let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
 
     let mut slots = vec![Slot::default(); qd];
+    let mut st = LevelStats::new();
+    let mut done = Done::default();
+    match run(
+        &mut ring,
+        &mut slots,
+        &mut st,
+        &mut done,
+        Requests {
+            gen: &mut gen,
+            base,
+            bs,
+            fixed_bufs,
+        },
+        window,
+        ctl,
+    ) {
+        Ok(()) => {}
+        Err((e, in_flight)) => return Err(abandon(ring, bufs, in_flight, e)),
+    }
+    ctl.ops_done.fetch_add(done.unpublished, Relaxed);
+    st.interrupted = ctl.stop.load(Relaxed);
+    st.elapsed_ns =
+        super::workload::measured_ns(&window, done.counted, done.last_ns, st.interrupted);
+    drop(ring);
+    drop(bufs);
+    Ok(st)
+}
+
+/// What the loop counted.
+#[derive(Default)]
+struct Done {
+    counted: u64,
+    unpublished: u64,
+    /// Time of the last counted completion.
+    last_ns: u64,
+}
+
+/// How a slot's next request is made.
+struct Requests<'a> {
+    gen: &'a mut IoGen,
+    base: *mut u8,
+    bs: usize,
+    fixed_bufs: bool,
+}
+
+/// The hot loop, on the ring split into its submitter and its two queues (one borrow for the
+/// whole level: a batch is pushed with one tail update, completions are consumed with one head
+/// update). Err: the error and how many requests are still in flight.
+fn run(
+    ring: &mut IoUring,
+    slots: &mut [Slot],
+    st: &mut LevelStats,
+    done: &mut Done,
+    io: Requests,
+    window: Window,
+    ctl: &LevelCtl,
+) -> Result<(), (std::io::Error, usize)> {
+    let (mut submitter, mut sq, mut cq) = ring.split();
+    // Every enter names the ring by its registered index (5.18+), sparing the kernel a file
+    // lookup per call, as t/io_uring does; without it, by its fd. Unregistered at the end: the
+    // registration holds the ring open for as long as the thread lives.
+    let registered = submitter.register_ring_fd().is_ok();
+    let r = reap_loop(
+        &submitter, &mut sq, &mut cq, slots, st, done, io, window, ctl,
+    );
+    if registered {
+        let _ = submitter.unregister_ring_fd();
+    }
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reap_loop(
+    submitter: &io_uring::Submitter<'_>,
+    sq: &mut squeue::SubmissionQueue<'_>,
+    cq: &mut io_uring::CompletionQueue<'_>,
+    slots: &mut [Slot],
+    st: &mut LevelStats,
+    done: &mut Done,
+    mut io: Requests,
+    window: Window,
+    ctl: &LevelCtl,
+) -> Result<(), (std::io::Error, usize)> {
+    let qd = slots.len();
+    let bs = io.bs;
     // Slots prepared since the last submit, waiting for their submission timestamp.
     let mut fresh: Vec<u32> = Vec::with_capacity(qd);
-    let mut st = LevelStats::new();
     let mut in_flight = 0usize;
     let mut stopping = false;
-    let mut last_ns = 0u64;
-    let mut counted = 0u64;
-    let mut unpublished = 0u64;
     let mut clock = WindowClock::new(
         window.measure_from_ns,
         window.end_ns - window.measure_from_ns,
@@ -156,7 +254,7 @@ fn worker(
 
     // Fill the queue.
     for i in 0..qd {
-        push_io(&mut ring, &mut slots, i, &mut gen, base, bs, fixed_bufs);
+        push_io(sq, slots, i, &mut io);
         fresh.push(i as u32);
     }
     loop {
@@ -168,12 +266,14 @@ fn worker(
         in_flight += fresh.len();
         fresh.clear();
         if in_flight == 0 {
-            break;
+            return Ok(());
         }
-        match ring.submit_and_wait(1) {
+        // Publish the batch (one tail update) and submit it.
+        sq.sync();
+        match submitter.submit_and_wait(1) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(abandon(ring, bufs, in_flight, e)),
+            Err(e) => return Err((e, in_flight)),
         }
         let t_done = now_ns();
         stopping = stopping || t_done >= window.end_ns || ctl.stop.load(Relaxed);
@@ -181,10 +281,9 @@ fn worker(
         // [measure_from, end), whenever they were submitted.
         let in_window = t_done >= window.measure_from_ns && t_done < window.end_ns;
         // Reap every completion available; refill each finished slot unless stopping.
-        let mut cq = ring.completion();
         cq.sync();
         let mut failed = None;
-        for cqe in &mut cq {
+        for cqe in &mut *cq {
             let i = cqe.user_data() as usize;
             in_flight -= 1;
             let res = cqe.result();
@@ -210,34 +309,29 @@ fn worker(
                     st.write_ns.saturating_record(lat);
                     st.write_bytes += bs as u64;
                 }
-                counted += 1;
-                unpublished += 1;
-                last_ns = t_done;
+                done.counted += 1;
+                done.unpublished += 1;
+                done.last_ns = t_done;
             }
             if !stopping {
                 fresh.push(i as u32);
             }
         }
-        drop(cq);
+        // The consumed completions' room goes back to the kernel now.
+        cq.sync();
         if let Some(e) = failed {
-            return Err(abandon(ring, bufs, in_flight, e));
+            return Err((e, in_flight));
         }
+        // The kernel's consumption of the last batch becomes room for this one.
+        sq.sync();
         for &i in &fresh {
-            push_io(
-                &mut ring, &mut slots, i as usize, &mut gen, base, bs, fixed_bufs,
-            );
+            push_io(sq, slots, i as usize, &mut io);
         }
-        if unpublished >= super::sync::PUBLISH_EVERY {
-            ctl.ops_done.fetch_add(unpublished, Relaxed);
-            unpublished = 0;
+        if done.unpublished >= super::sync::PUBLISH_EVERY {
+            ctl.ops_done.fetch_add(done.unpublished, Relaxed);
+            done.unpublished = 0;
         }
     }
-    ctl.ops_done.fetch_add(unpublished, Relaxed);
-    st.interrupted = ctl.stop.load(Relaxed);
-    st.elapsed_ns = super::workload::measured_ns(&window, counted, last_ns, st.interrupted);
-    drop(ring);
-    drop(bufs);
-    Ok(st)
 }
 
 /// The exit path on an error: the other requests may still be in flight, targeting `bufs`.
@@ -292,34 +386,28 @@ fn drain(ring: &mut IoUring, mut in_flight: usize) -> usize {
     in_flight
 }
 
-/// Prepare slot `i`'s next request and put it on the submission queue (not yet submitted).
+/// Prepare slot `i`'s next request and put it on the submission queue (published by the next
+/// `sq.sync()`, not yet submitted).
 #[inline]
-fn push_io(
-    ring: &mut IoUring,
-    slots: &mut [Slot],
-    i: usize,
-    gen: &mut IoGen,
-    base: *mut u8,
-    bs: usize,
-    fixed_bufs: bool,
-) {
-    let io = gen.next_io();
-    slots[i].is_read = io.is_read;
+fn push_io(sq: &mut squeue::SubmissionQueue<'_>, slots: &mut [Slot], i: usize, io: &mut Requests) {
+    let next = io.gen.next_io();
+    let bs = io.bs;
+    slots[i].is_read = next.is_read;
     // SAFETY: slot i's buffer is bytes [i*bs, (i+1)*bs) of the registered allocation.
-    let buf = unsafe { base.add(i * bs) };
+    let buf = unsafe { io.base.add(i * bs) };
     let file = types::Fixed(0);
-    let entry: squeue::Entry = match (io.is_read, fixed_bufs) {
+    let entry: squeue::Entry = match (next.is_read, io.fixed_bufs) {
         (true, true) => opcode::ReadFixed::new(file, buf, bs as u32, i as u16)
-            .offset(io.offset)
+            .offset(next.offset)
             .build(),
         (false, true) => opcode::WriteFixed::new(file, buf, bs as u32, i as u16)
-            .offset(io.offset)
+            .offset(next.offset)
             .build(),
         (true, false) => opcode::Read::new(file, buf, bs as u32)
-            .offset(io.offset)
+            .offset(next.offset)
             .build(),
         (false, false) => opcode::Write::new(file, buf, bs as u32)
-            .offset(io.offset)
+            .offset(next.offset)
             .build(),
     };
     let entry = entry.user_data(i as u64);
@@ -327,8 +415,7 @@ fn push_io(
     // slot is not reused before that); the queue has room because at most `qd` requests exist
     // and the ring has at least `qd` entries.
     unsafe {
-        ring.submission()
-            .push(&entry)
+        sq.push(&entry)
             .expect("submission queue has room for every slot");
     }
 }
@@ -336,6 +423,16 @@ fn push_io(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deferred_task_running_below_depth_8_cooperative_from_it() {
+        for d in [1, 2, 4, 7] {
+            assert_eq!(ring_mode(d), RingMode::DeferTaskrun, "depth {d}");
+        }
+        for d in [8, 16, 64, 256] {
+            assert_eq!(ring_mode(d), RingMode::CoopTaskrun, "depth {d}");
+        }
+    }
 
     /// Reads on an empty pipe stay in flight until cancelled: the exit path's drain must end
     /// them all, so the buffers they target can be freed.

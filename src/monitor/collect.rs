@@ -230,9 +230,12 @@ impl Collector {
         }
     }
 
-    /// Feed a line to the engine and the chart history; its text goes to `rec`.
+    /// Feed a line to the engine and the chart history; its text goes to `rec` when there
+    /// is a recording.
     fn feed(&mut self, ev: Event, rec: &mut String) -> Result<(), Error> {
-        rec.push_str(&record::format_event(&ev));
+        if self.recording.is_some() {
+            rec.push_str(&record::format_event(&ev));
+        }
         if let Some(s) = &mut self.series {
             s.feed(ev.clone());
         }
@@ -301,9 +304,11 @@ impl Collector {
             };
             self.feed(run, &mut rec)?;
         }
+        // Only the devices not known yet (no name copied per line and tick).
         let devs: Vec<BlockDev> = sample
             .lines
             .iter()
+            .filter(|l| !self.replayer.has_meta(l.major, l.minor, &l.name))
             .map(|l| BlockDev {
                 major: l.major,
                 minor: l.minor,
@@ -321,7 +326,10 @@ impl Collector {
         self.warn(warnings);
         let fed = self.replayer.push_sample(sample)?;
         let sample = Event::Sample(raw);
-        rec.push_str(&record::format_event(&sample));
+        // Not formatted at all without a recording (a large part of a tick at 1,000 devices).
+        if self.recording.is_some() {
+            rec.push_str(&record::format_event(&sample));
+        }
         if let Some(s) = &mut self.series {
             s.feed(sample);
         }

@@ -2,8 +2,9 @@
 //! terminal with poll(2), so a terminal that has gone
 //! away (window closed, tmux server killed, ssh dropped) is seen as such. crossterm's own poll
 //! treats a hung-up terminal as readable-but-empty and loops inside itself without returning,
-//! which left `iosat top` spinning at full CPU after its terminal closed. Must not import
-//! anything above sys/.
+//! which left `iosat top` spinning at full CPU after its terminal closed. The same wait also
+//! ends when another thread rings a [`Wake`] (a pipe), so the UI sleeps until there is input
+//! or something to draw. Must not import anything above sys/.
 
 use std::time::Duration;
 
@@ -36,25 +37,82 @@ pub fn stdout_columns() -> Option<usize> {
     (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
 }
 
-/// Wait up to `timeout` for input on standard input (the terminal `iosat top` draws on).
-/// Interrupted by a signal counts as a timeout (the caller checks its stop flag). None when
-/// standard input is not a terminal (the UI then reads /dev/tty and waits its own way).
-pub fn wait_input(timeout: Duration) -> Option<Input> {
+/// A doorbell another thread rings to end a [`wait_input`] early (a pipe: `iosat top`'s
+/// sampling thread rings it when a report is in the channel, so the UI sleeps until there is
+/// something to draw instead of waking 20 times a second to look).
+pub struct Wake {
+    read: std::os::fd::OwnedFd,
+    write: std::os::fd::OwnedFd,
+}
+
+impl Wake {
+    pub fn new() -> std::io::Result<Wake> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two descriptors on success, which are owned from here on.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors are fresh and owned by nothing else.
+        Ok(unsafe {
+            Wake {
+                read: std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                write: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+
+    /// Ring (never blocks: a full pipe is already ringing).
+    pub fn ring(&self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: one byte from a valid buffer to a descriptor we own.
+        unsafe { libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+    }
+
+    /// Empty the pipe after a ring was seen.
+    fn drain(&self) {
+        use std::os::fd::AsRawFd;
+        let mut buf = [0u8; 64];
+        // SAFETY: reads into a valid buffer of its length; the descriptor is non-blocking.
+        while unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {
+        }
+    }
+}
+
+/// Wait up to `timeout` for input on standard input (the terminal `iosat top` draws on), or
+/// for `wake` to ring (that returns Timeout: nothing to read from the terminal). Interrupted by
+/// a signal counts as a timeout (the caller checks its stop flag). None when standard input is
+/// not a terminal (the UI then reads /dev/tty and waits its own way).
+pub fn wait_input(timeout: Duration, wake: Option<&Wake>) -> Option<Input> {
+    use std::os::fd::AsRawFd;
     // SAFETY: isatty only inspects the descriptor.
     if unsafe { libc::isatty(libc::STDIN_FILENO) } != 1 {
         return None;
     }
-    let mut fds = libc::pollfd {
-        fd: libc::STDIN_FILENO,
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let mut fds = [
+        libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.map_or(-1, |w| w.read.as_raw_fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
     let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd for the duration of the call.
-    let n = unsafe { libc::poll(&mut fds, 1, ms) };
-    Some(if n <= 0 {
+    // SAFETY: two valid pollfds for the duration of the call (a negative fd is ignored).
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    if n > 0 && fds[1].revents != 0 {
+        if let Some(w) = wake {
+            w.drain();
+        }
+    }
+    let tty = fds[0].revents;
+    Some(if n <= 0 || tty == 0 {
         Input::Timeout
-    } else if fds.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+    } else if tty & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
         Input::Gone
     } else {
         Input::Ready

@@ -135,11 +135,23 @@ impl Col {
 
     /// The value of a row (None: no value, or no profile).
     pub fn value(self, row: &Row) -> Option<f64> {
-        let rates = row.rates.as_ref();
-        match self.key {
-            "device" => None,
-            "mib_s" => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
-            k => Column::by_key(k).value(rates, row.sat.as_ref()),
+        self.getter()(row)
+    }
+
+    /// [`Col::value`] with the registry's field looked up once, for many rows.
+    pub fn getter(self) -> impl Fn(&Row) -> Option<f64> {
+        let field = match self.key {
+            "device" | "mib_s" => None,
+            k => Some(Column::by_key(k)),
+        };
+        let mib = self.key == "mib_s";
+        move |row: &Row| {
+            let rates = row.rates.as_ref();
+            match field {
+                Some(f) => f.value(rates, row.sat.as_ref()),
+                None if mib => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
+                None => None,
+            }
         }
     }
 }
@@ -179,7 +191,8 @@ pub enum Source {
 pub struct App {
     pub source: Source,
     pub rows: Vec<Row>,
-    history: HashMap<String, VecDeque<ChartPoint>>,
+    /// Per device: the report that last listed it, and its points.
+    history: HashMap<String, (u64, VecDeque<ChartPoint>)>,
     /// The latest interval, seconds (0 before the first).
     pub interval_s: f64,
     pub end_wall_ns: i64,
@@ -281,9 +294,20 @@ impl App {
                 }
             })
             .collect();
+        let now = self.reports;
         for row in &self.rows {
+            let entry = match (self.history.get_mut(&row.name), &row.rates) {
+                (Some(e), _) => e,
+                (None, None) => continue,
+                // The name is copied only for a device seen for the first time.
+                (None, Some(_)) => self
+                    .history
+                    .entry(row.name.clone())
+                    .or_insert((now, VecDeque::new())),
+            };
+            entry.0 = now;
             let Some(rates) = &row.rates else { continue };
-            let h = self.history.entry(row.name.clone()).or_default();
+            let h = &mut entry.1;
             if h.len() >= keep {
                 h.pop_front();
             }
@@ -298,9 +322,8 @@ impl App {
                 sat_w: row.sat.as_ref().and_then(|s| s.saturation_w),
             });
         }
-        let names: std::collections::HashSet<&str> =
-            self.rows.iter().map(|r| r.name.as_str()).collect();
-        self.history.retain(|k, _| names.contains(k.as_str()));
+        // Devices this report no longer lists lose their history.
+        self.history.retain(|_, (seen, _)| *seen == now);
         self.fix_selection();
     }
 
@@ -321,7 +344,7 @@ impl App {
 
     /// The selected device's points within the window, oldest first.
     pub fn history(&self, name: &str) -> Vec<ChartPoint> {
-        let Some(h) = self.history.get(name) else {
+        let Some((_, h)) = self.history.get(name) else {
             return Vec::new();
         };
         let from = self.end_wall_ns - self.window_s() as i64 * 1_000_000_000;
@@ -343,12 +366,13 @@ impl App {
     pub fn visible(&self) -> Vec<&Row> {
         let needle = self.filter.to_lowercase();
         let col = Col::by_key(self.sort);
+        let value = col.getter();
         // Each row's sort key once (largest first, no value last; ties: the busier queue).
         let mut v: Vec<(f64, f64, &Row)> = self
             .rows
             .iter()
             .filter(|r| self.shown(r, &needle))
-            .map(|r| (col.value(r).unwrap_or(f64::NEG_INFINITY), aqu(r), r))
+            .map(|r| (value(r).unwrap_or(f64::NEG_INFINITY), aqu(r), r))
             .collect();
         v.sort_by(|a, b| {
             let ord = if col.key == "device" {
@@ -377,7 +401,10 @@ impl App {
         let profiled = rows.iter().any(|r| r.profile.is_some());
         let wanted = |c: &Col| {
             (!c.profile || profiled)
-                && (!c.when_nonzero || rows.iter().any(|r| c.value(r).is_some_and(|v| v > 0.0)))
+                && (!c.when_nonzero || {
+                    let value = c.getter();
+                    rows.iter().any(|r| value(r).is_some_and(|v| v > 0.0))
+                })
         };
         let mut used = 0u16;
         let mut keep: Vec<&str> = Vec::new();
@@ -411,14 +438,11 @@ impl App {
     }
 
     fn fix_selection(&mut self) {
-        let v = self.visible();
-        let ok = self
-            .selected
-            .as_deref()
-            .is_some_and(|s| v.iter().any(|r| r.name == s));
-        if !ok {
-            self.selected = v.first().map(|r| r.name.clone());
+        // Still shown: nothing to do (no sort needed to know that).
+        if self.selected_row().is_some() {
+            return;
         }
+        self.selected = self.visible().first().map(|r| r.name.clone());
     }
 
     fn move_selection(&mut self, by: isize) {
