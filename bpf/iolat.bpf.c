@@ -176,23 +176,22 @@ int iolat_complete(__u64 *ctx)
 				13);
 
 	__u32 rq_flags = rq->rq_flags;
-	// Only what diskstats accounts (iostats on, not a passthrough command).
-	if (!(rq_flags & io_stat))
-		return 0;
 	// A partial completion (blk_update_request with bytes left): the request goes on.
 	if (nr_bytes < rq->__data_len)
 		return 0;
 	__u32 op = rq->cmd_flags & REQ_OP_MASK;
 	__u32 kind;
 	if (op == REQ_OP_FLUSH) {
-		// diskstats counts the flush sequence's own flush request (blk_account_io_flush
-		// in block/blk-flush.c); the request that asked for it is not counted again.
+		// diskstats counts the flush sequence's own flush request, which is never
+		// RQF_IO_STAT (blk_account_io_flush in block/blk-flush.c); the request that
+		// asked for the flush is not counted again.
 		if (!(rq_flags & flush_seq))
 			return 0;
 		kind = OP_FLUSH;
 	} else {
-		// The data part of a flush sequence completes again, whole, without the flag.
-		if (rq_flags & flush_seq)
+		// Only what diskstats accounts (iostats on, not a passthrough command); the data
+		// part of a flush sequence completes again, whole, without RQF_FLUSH_SEQ.
+		if ((rq_flags & (io_stat | flush_seq)) != io_stat)
 			return 0;
 		kind = op == REQ_OP_DISCARD ? OP_DISCARD : (op & 1) ? OP_WRITE : OP_READ;
 	}

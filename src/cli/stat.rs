@@ -94,6 +94,10 @@ pub struct StatArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
+    /// Don't load the block-latency BPF program: no live p50/p95/p99, diskstats alone.
+    #[arg(long)]
+    pub no_bpf: bool,
+
     #[command(flatten)]
     pub root: RootArgs,
 }

@@ -23,6 +23,8 @@ pub struct StatSpec {
     /// Where device profiles are looked up; None with --no-profile or when no directory can
     /// be named (no --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME).
     pub profile_dir: Option<PathBuf>,
+    /// `--no-bpf`: no block-latency source (live percentiles).
+    pub no_bpf: bool,
 }
 
 /// Shortest interval accepted: below 10 ms the kernel's ms counters make every rate noise.
@@ -125,6 +127,7 @@ impl StatSpec {
             interval_ns,
             count,
             since_boot: a.since_boot,
+            no_bpf: a.no_bpf,
             selection: selection(&a.devices, a.partitions, a.all)?,
             format,
             record: a.record.clone(),

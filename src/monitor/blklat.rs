@@ -161,11 +161,37 @@ pub struct Measured {
     pub flush: OpLatency,
     /// Completions seen ÷ diskstats' completions, in % (None when diskstats counted none).
     pub coverage_pct: Option<f64>,
+    /// With a profile: the live read p95 ÷ the profile's baseline (concurrency 1) p95.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_vs_baseline_r: Option<f64>,
+    /// The same for writes, against the write profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_vs_baseline_w: Option<f64>,
+    /// The 3x-p95 rule (seed 001): some judged direction's p95 above 3x its baseline's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overloaded: Option<bool>,
 }
 
 impl Measured {
     pub fn op(&self, i: usize) -> &OpLatency {
         [&self.read, &self.write, &self.discard, &self.flush][i]
+    }
+
+    /// Judge the interval's p95 against a profile's baseline p95 (ns) per direction: the
+    /// ratios and the 3x-p95 rule's verdict (None when neither direction can be judged).
+    pub fn judge(&mut self, read_base_p95_ns: Option<f64>, write_base_p95_ns: Option<f64>) {
+        let ratio = |p95_ms: Option<f64>, base: Option<f64>| {
+            Some(p95_ms? * 1e6 / base.filter(|b| *b > 0.0)?)
+        };
+        self.p95_vs_baseline_r = ratio(self.read.p95_ms, read_base_p95_ns);
+        self.p95_vs_baseline_w = ratio(self.write.p95_ms, write_base_p95_ns);
+        let judged = [self.p95_vs_baseline_r, self.p95_vs_baseline_w];
+        self.overloaded = judged.iter().any(Option::is_some).then(|| {
+            judged
+                .iter()
+                .flatten()
+                .any(|r| *r > crate::analysis::OVERLOAD_P95_FACTOR)
+        });
     }
 
     /// A warning when the source saw too few of the completions diskstats counted.
@@ -247,6 +273,7 @@ pub fn device_latency(
         discard: next(),
         flush: next(),
         coverage_pct: (total > 0).then(|| seen as f64 / total as f64 * 100.0),
+        ..Measured::default()
     })))
 }
 
@@ -346,6 +373,12 @@ mod tests {
         assert_eq!(m.read.mean_ms, Some(2.0));
         assert_eq!(m.write.count, 1);
         assert_eq!(m.coverage_pct, Some(100.0));
+        let mut j = m.clone();
+        j.judge(Some(500_000.0), None);
+        assert!(j.p95_vs_baseline_r.unwrap() > 3.0);
+        assert_eq!(j.overloaded, Some(true));
+        j.judge(None, None);
+        assert_eq!(j.overloaded, None);
         assert!(m.coverage_warning("loop3").is_none());
         // Counters going backwards: no value.
         assert_eq!(

@@ -1,7 +1,8 @@
 //! The one live collector of interval reports (`stat` and `top`; the exporter serves raw
 //! counters, so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
 //! /proc/diskstats, learns new devices from sysfs, appends the record lines (`D`, `I`, `U` for
-//! `--since-boot`, the sample) to the recording when there is one, warns once per distinct
+//! `--since-boot`, `B` with the block-latency histograms when that source is attached, the
+//! sample) to the recording when there is one, warns once per distinct
 //! warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
 //! Also: which file `--record` may append to (an iosat recording of this host) and when the
@@ -180,6 +181,8 @@ pub struct Collector {
     /// Warnings kept instead of printed (see `hold_warnings`).
     held: Option<Vec<String>>,
     since_boot: bool,
+    /// The block-latency source, when attached ([`Collector::use_block_latency`]).
+    blk: Option<crate::sys::bpf::BlockLatency>,
 }
 
 impl Collector {
@@ -199,6 +202,44 @@ impl Collector {
             warned: HashSet::new(),
             held: None,
             since_boot,
+            blk: None,
+        }
+    }
+
+    /// Attach the block-latency source (live percentiles per device and direction) unless
+    /// `off` (`--no-bpf`). When it can't be had, one line says why and the collector carries
+    /// on with diskstats alone; counters from a fixture tree (`--proc-root`) are silently
+    /// not this kernel's. The kernel's BTF is looked for under the sys root.
+    pub fn use_block_latency(&mut self, off: bool) {
+        use crate::sys::bpf::{self, Unavailable};
+        if off {
+            return;
+        }
+        match bpf::open(self.root.proc == Root::default().proc, &self.root.sys) {
+            Ok(b) => self.blk = Some(b),
+            Err(Unavailable::OtherRoot | Unavailable::Disabled) => {}
+            Err(why) => self.warn(vec![format!(
+                "no live latency percentiles: {why}; carrying on with /proc/diskstats alone"
+            )]),
+        }
+    }
+
+    /// Is the block-latency source attached?
+    pub fn has_block_latency(&self) -> bool {
+        self.blk.is_some()
+    }
+
+    /// The source's histograms now; on a read error the source is dropped, with one line.
+    fn read_block_latency(&mut self) -> Option<super::blklat::BlkSample> {
+        match self.blk.as_ref()?.read() {
+            Ok((devs, dropped)) => Some(super::blklat::BlkSample { dropped, devs }),
+            Err(e) => {
+                self.blk = None;
+                self.warn(vec![format!(
+                    "no live latency percentiles from now on: reading the BPF maps failed: {e}"
+                )]);
+                None
+            }
         }
     }
 
@@ -280,6 +321,8 @@ impl Collector {
     /// pattern names no device (before anything is recorded).
     pub fn tick(&mut self) -> Result<Tick, Error> {
         let raw = RawSample::take(&self.root)?;
+        // Right after diskstats, so both describe (nearly) the same moment.
+        let blk = self.read_block_latency();
         let mono_ns = raw.mono_ns;
         let first = self.replayer.samples() == 0;
         // The since-boot interval is the uptime of the root the counters come from, read
@@ -314,7 +357,21 @@ impl Collector {
         }
         let warnings = self.profiles.take_warnings();
         self.warn(warnings);
+        if let Some(b) = blk {
+            self.feed(Event::Latency(b), &mut rec)?;
+        }
         let fed = self.replayer.push_sample(sample)?;
+        if let Some(r) = &fed.report {
+            let low: Vec<String> = r
+                .devices
+                .iter()
+                .filter_map(|d| {
+                    let m = d.latency.as_ref()?.measured()?;
+                    m.coverage_warning(&d.meta.display_name)
+                })
+                .collect();
+            self.warn(low);
+        }
         let sample = Event::Sample(raw);
         rec.push_str(&record::format_event(&sample));
         if let Some(s) = &mut self.series {

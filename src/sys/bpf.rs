@@ -64,8 +64,8 @@ pub enum Unavailable {
     OtherRoot,
     /// Neither CAP_BPF + CAP_PERFMON nor CAP_SYS_ADMIN.
     NoCapabilities,
-    /// No `/sys/kernel/btf/vmlinux` (kernel built without CONFIG_DEBUG_INFO_BTF).
-    NoBtf,
+    /// No `<sys>/kernel/btf/vmlinux` (kernel built without CONFIG_DEBUG_INFO_BTF).
+    NoBtf(std::path::PathBuf),
     /// Kernel lockdown in confidentiality mode forbids BPF reading kernel memory.
     Lockdown,
     /// The kernel refused the program or its maps (verifier, old kernel, memory limit).
@@ -81,10 +81,9 @@ impl fmt::Display for Unavailable {
                 f,
                 "loading the block-latency BPF program needs CAP_BPF and CAP_PERFMON (or root)"
             ),
-            Unavailable::NoBtf => write!(
-                f,
-                "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)"
-            ),
+            Unavailable::NoBtf(p) => {
+                write!(f, "the kernel has no BTF ({} is missing)", p.display())
+            }
             Unavailable::Lockdown => {
                 write!(f, "kernel lockdown (confidentiality) forbids BPF tracing")
             }
@@ -154,8 +153,8 @@ fn reason(e: &dyn std::error::Error) -> String {
 }
 
 /// Load and attach the program, or say why not. `proc_is_live`: the counters iosat reads
-/// are this kernel's (`/proc`, not a fixture tree).
-pub fn open(proc_is_live: bool) -> Result<BlockLatency, Unavailable> {
+/// are this kernel's (`/proc`, not a fixture tree); the kernel's BTF is read under `sys`.
+pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable> {
     if !proc_is_live {
         return Err(Unavailable::OtherRoot);
     }
@@ -163,15 +162,17 @@ pub fn open(proc_is_live: bool) -> Result<BlockLatency, Unavailable> {
     if !parse_cap_eff(&status).is_some_and(capable) {
         return Err(Unavailable::NoCapabilities);
     }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return Err(Unavailable::NoBtf);
+    let btf_path = sys.join("kernel/btf/vmlinux");
+    if !btf_path.exists() {
+        return Err(Unavailable::NoBtf(btf_path));
     }
-    let lockdown = std::fs::read_to_string("/sys/kernel/security/lockdown").unwrap_or_default();
+    let lockdown =
+        std::fs::read_to_string(sys.join("kernel/security/lockdown")).unwrap_or_default();
     if locked_down(&lockdown) {
         return Err(Unavailable::Lockdown);
     }
     let refused = |e: &dyn std::error::Error| Unavailable::Refused(reason(e));
-    let btf = Btf::from_sys_fs().map_err(|e| refused(&e))?;
+    let btf = Btf::parse_file(&btf_path, aya::Endianness::default()).map_err(|e| refused(&e))?;
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .set_global("max_slots", &MAX_SLOTS, true)
