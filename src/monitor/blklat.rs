@@ -51,6 +51,26 @@ pub fn bucket_bounds_ns(i: usize) -> (u64, u64) {
     (lo << UNIT_SHIFT, hi << UNIT_SHIFT)
 }
 
+/// A cumulative histogram at power-of-two bounds, for Prometheus: `(le in seconds,
+/// requests at or below it)` from 1.024 µs up to 2^29 units (68.7 s), the count and sum
+/// being the caller's (+Inf = all). Eight times coarser than the buckets, so a scrape
+/// holds 27 series per device and op instead of 216; a bound is exact to the 128 ns unit.
+pub fn power_of_two_buckets(h: &RawHist) -> Vec<(f64, u64)> {
+    let mut out = Vec::with_capacity(NBUCKETS / SUB as usize);
+    let mut below = 0u64;
+    for (i, &c) in h.buckets.iter().enumerate() {
+        if i > 0 && i % SUB as usize == 0 {
+            out.push((bucket_bounds_ns(i).0 as f64 / 1e9, below));
+        }
+        below = below.wrapping_add(c);
+    }
+    out.push((
+        bucket_bounds_ns(NBUCKETS - 1).1 as f64 / 1e9,
+        below - h.buckets[NBUCKETS - 1],
+    ));
+    out
+}
+
 /// One sample of the source: the cumulative histograms of every device it has seen, and
 /// the completions it dropped for want of a device slot.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -304,6 +324,20 @@ mod tests {
         assert_eq!(bucket_bounds_ns(bucket_of(1_000_000)), (983_040, 1_048_576));
         // Tens of seconds are still resolved: 30 s is not in the last bucket.
         assert!(bucket_of(30_000_000_000) < NBUCKETS - 1);
+    }
+
+    #[test]
+    fn prometheus_buckets_are_cumulative_at_powers_of_two() {
+        let h = raw(&[500, 1_500, 1_500, 3_000_000, 100_000_000_000]);
+        let b = power_of_two_buckets(&h);
+        assert_eq!(b.len(), 27);
+        assert_eq!(b[0], (1.024e-6, 1));
+        assert_eq!(b[1], (2.048e-6, 3));
+        assert!(b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        // 3 ms is at or below 4.194 ms; 100 s is beyond the last bound (only in +Inf).
+        let at = |le: f64| b.iter().find(|x| x.0 >= le).unwrap().1;
+        assert_eq!(at(0.004), 4);
+        assert_eq!(b.last().unwrap().1, 4);
     }
 
     fn hist_of(values_ns: &[u64]) -> Hist {

@@ -211,16 +211,9 @@ impl Collector {
     /// on with diskstats alone; counters from a fixture tree (`--proc-root`) are silently
     /// not this kernel's. The kernel's BTF is looked for under the sys root.
     pub fn use_block_latency(&mut self, off: bool) {
-        use crate::sys::bpf::{self, Unavailable};
-        if off {
-            return;
-        }
-        match bpf::open(self.root.proc == Root::default().proc, &self.root.sys) {
-            Ok(b) => self.blk = Some(b),
-            Err(Unavailable::OtherRoot | Unavailable::Disabled) => {}
-            Err(why) => self.warn(vec![format!(
-                "no live latency percentiles: {why}; carrying on with /proc/diskstats alone"
-            )]),
+        match crate::sys::bpf::attach(&self.root, off) {
+            Ok(b) => self.blk = b,
+            Err(line) => self.warn(vec![line]),
         }
     }
 

@@ -191,6 +191,22 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
     Ok(BlockLatency { ebpf })
 }
 
+/// The source for the commands that read `root` (`stat`, `exporter`): None with `off`
+/// (`--no-bpf`) or when the counters come from a fixture tree (`--proc-root`: not this
+/// kernel's); Err with the one line that says why there are no live percentiles.
+pub fn attach(root: &super::Root, off: bool) -> Result<Option<BlockLatency>, String> {
+    if off {
+        return Ok(None);
+    }
+    match open(root.proc == super::Root::default().proc, &root.sys) {
+        Ok(b) => Ok(Some(b)),
+        Err(Unavailable::OtherRoot | Unavailable::Disabled) => Ok(None),
+        Err(why) => Err(format!(
+            "no live latency percentiles: {why}; carrying on with /proc/diskstats alone"
+        )),
+    }
+}
+
 impl BlockLatency {
     /// The cumulative histograms of every device that completed a request since the attach,
     /// sorted by device number, and the completions dropped for want of a slot.

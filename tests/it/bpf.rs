@@ -293,3 +293,83 @@ fn the_committed_object_is_built_from_its_source() {
          and commit it"
     );
 }
+
+#[test]
+fn the_exporter_serves_the_histogram() {
+    if !bpf_possible("the_exporter_serves_the_histogram") || !have("curl", "--version") {
+        return;
+    }
+    use std::io::{BufRead, BufReader};
+    let lo = LoopDev::new(8 << 20);
+    let mut child = iosat()
+        .args([
+            "exporter",
+            "--web.listen-address",
+            "127.0.0.1:0",
+            "--device-include",
+        ])
+        .arg(lo.name())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let _guard = Kill(child);
+    let mut url = String::new();
+    for _ in 0..10 {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        assert!(!line.contains("no live latency"), "{line}");
+        if let Some(u) = line.trim().split("listening on ").nth(1) {
+            url = u.to_string();
+            break;
+        }
+    }
+    assert!(!url.is_empty(), "no listening line");
+    run(Command::new("dd").args([
+        &format!("if={}", lo.path),
+        "of=/dev/null",
+        "bs=4k",
+        "count=120",
+        "iflag=direct",
+    ]));
+    let o = Command::new("curl").args(["-s", &url]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let count = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(&format!(
+                "iosat_disk_request_duration_seconds_count{{device=\"{}\",op=\"read\"}} ",
+                lo.name()
+            ))
+        })
+        .unwrap_or_else(|| panic!("no read histogram for {}", lo.name()));
+    assert!(count.parse::<f64>().unwrap() >= 120.0, "{count}");
+    assert!(text.contains("# TYPE iosat_disk_request_duration_seconds histogram"));
+    if have("promtool", "--version") {
+        let mut p = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
