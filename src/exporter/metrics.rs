@@ -358,7 +358,9 @@ fn render_latency(o: &mut Out, s: &Scrape) {
     o.family(
         NAME,
         "histogram",
-        "Block-layer time of each completed request, from its start (the start diskstats' *_ms fields count from) to its completion, per device and op (read, write, discard, flush); buckets at powers of two from 1.024 us, counted by iosat's BPF program.",
+        "Block-layer time of each completed request, from its start (the start diskstats' \
+*_ms fields count from) to its completion, per device and op (read, write, discard, flush); \
+buckets at powers of two from 1.024 us, counted by iosat's BPF program.",
     );
     let ops = ["read", "write", "discard", "flush"];
     for d in &s.devices {

@@ -144,7 +144,8 @@ impl Hist {
 }
 
 /// One direction's latency in one interval (ms; None without completions).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct OpLatency {
     /// Completions the histogram saw.
     pub count: u64,
@@ -173,7 +174,8 @@ impl OpLatency {
 }
 
 /// One device's block-layer latency in one interval.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Measured {
     pub read: OpLatency,
     pub write: OpLatency,

@@ -373,3 +373,47 @@ fn the_exporter_serves_the_histogram() {
         );
     }
 }
+
+#[test]
+fn sweep_shows_the_block_layer_beside_the_engine() {
+    if !bpf_possible("sweep_shows_the_block_layer_beside_the_engine") {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = dir.path().join("sweep.json");
+    let o = iosat()
+        .args([
+            "sweep",
+            "--size",
+            "16m",
+            "--levels",
+            "1,4",
+            "--duration",
+            "0.3s",
+        ])
+        .args(["--ramp", "0.1s", "--no-progress", "--json", "-o"])
+        .arg(&out)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let j = ok_json(&o);
+    for l in j["levels"].as_array().unwrap() {
+        let b = &l["kernel"]["block_latency"];
+        assert!(b["read"]["count"].as_u64() > Some(0), "{l}");
+        // The block layer sees less of the path than the engine.
+        let blk_p50_ns = b["read"]["p50_ms"].as_f64().unwrap() * 1e6;
+        let engine_p50 = l["latency_ns"]["p50"].as_f64().unwrap();
+        assert!(
+            blk_p50_ns <= engine_p50 * 1.15,
+            "{blk_p50_ns} vs {engine_p50}"
+        );
+    }
+    let text = iosat()
+        .args(["report", "--format", "markdown"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let t = ok_stdout(&text);
+    assert!(t.contains("blk_p50_us"), "{t}");
+    assert!(t.contains("The block layer accounts for"), "{t}");
+}
