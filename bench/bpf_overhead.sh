@@ -22,17 +22,8 @@ SIZE_MB=${SIZE_MB:-1024}
 SECTIONS=${SECTIONS:-"A B"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-[ "$(id -u)" = 0 ] || { echo "needs root (loading BPF programs)" >&2; exit 1; }
-for tool in fio jq bpftool bpftrace; do
-  command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }
-done
-# IOSAT=<binary> skips the release build (for a smoke run of the script itself).
-if [ -z "${IOSAT:-}" ]; then
-  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-  IOSAT="$ROOT/target/release/iosat"
-fi
-
-WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
+. "$ROOT/bench/lib.sh"
+bpf_bench_setup fio jq bpftool bpftrace
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 BG=""
 # bpftrace finds tracepoints in tracefs: mount it for the run when it is not (and only then
@@ -48,11 +39,6 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
-FILE="$WORK/data"
-fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-  --refill_buffers --output=/dev/null
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 # fio_iops DEPTH -> IOPS of 4 KiB random direct reads
 fio_iops() {

@@ -19,29 +19,16 @@ DURATION=${DURATION:-5}
 SIZE_MB=${SIZE_MB:-1024}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-[ "$(id -u)" = 0 ] || { echo "needs root (loading the BPF program)" >&2; exit 1; }
-for tool in fio jq; do
-  command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }
-done
-if [ -z "${IOSAT:-}" ]; then
-  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-  IOSAT="$ROOT/target/release/iosat"
-fi
-
-WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
+. "$ROOT/bench/lib.sh"
+bpf_bench_setup fio jq
 BG=""
 trap '[ -n "$BG" ] && kill "$BG" 2>/dev/null; rm -rf "$WORK"' EXIT INT TERM
-FILE="$WORK/data"
-fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-  --refill_buffers --output=/dev/null
 if [ -z "${DEV:-}" ]; then
   src=$(findmnt -no SOURCE -T "$WORK")
   DEV=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
   [ -n "$DEV" ] || DEV=$(basename "$src")
 fi
 echo "watching $DEV" >&2
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "## iosat's block-layer p50 vs fio (randread 4 KiB, direct, ${DURATION}s x $REPEATS, $DEV)"
 echo

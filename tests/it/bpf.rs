@@ -6,7 +6,6 @@ use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// Can this machine load the program at all (root, BTF)? Else the test says why it skips.
 fn bpf_possible(test: &str) -> bool {
@@ -70,27 +69,9 @@ fn histograms_match_diskstats_on_a_loop_device() {
         .spawn()
         .unwrap();
     // The first sample (and the attach before it) is taken when the recording has a `T`.
-    let t0 = Instant::now();
-    while !std::fs::read_to_string(&rec).is_ok_and(|t| t.contains("\nT ")) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no first sample");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::stat::wait_for_first_sample(&rec);
     // A known number of direct reads and writes, then one discard range and a flush.
-    run(Command::new("dd").args([
-        &format!("if={}", lo.path),
-        "of=/dev/null",
-        "bs=4k",
-        "count=300",
-        "iflag=direct",
-    ]));
-    run(Command::new("dd").args([
-        "if=/dev/zero",
-        &format!("of={}", lo.path),
-        "bs=4k",
-        "count=200",
-        "oflag=direct",
-        "conv=notrunc",
-    ]));
+    crate::stat::direct_io(&lo.path, 300, 200);
     run(Command::new("blkdiscard").args(["-o", "0", "-l", "1048576", &lo.path]));
     run(Command::new("python3").args([
         "-c",
@@ -356,21 +337,7 @@ fn the_exporter_serves_the_histogram() {
     assert!(count.parse::<f64>().unwrap() >= 120.0, "{count}");
     assert!(text.contains("# TYPE iosat_disk_request_duration_seconds histogram"));
     if have("promtool", "--version") {
-        let mut p = Command::new("promtool")
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-        let out = p.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::exporter::promtool_check_metrics(&text).unwrap();
     }
 }
 
