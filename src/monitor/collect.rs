@@ -183,6 +183,8 @@ pub struct Collector {
     since_boot: bool,
     /// The block-latency source, when attached ([`Collector::use_block_latency`]).
     blk: Option<crate::sys::bpf::BlockLatency>,
+    /// Each device's block-latency coverage over the run (the warning below 99 %).
+    coverage: std::collections::HashMap<(u32, u32), super::blklat::RunCoverage>,
 }
 
 impl Collector {
@@ -203,6 +205,7 @@ impl Collector {
             held: None,
             since_boot,
             blk: None,
+            coverage: Default::default(),
         }
     }
 
@@ -355,12 +358,14 @@ impl Collector {
         }
         let fed = self.replayer.push_sample(sample)?;
         if let Some(r) = &fed.report {
+            let cover = &mut self.coverage;
             let low: Vec<String> = r
                 .devices
                 .iter()
                 .filter_map(|d| {
                     let m = d.latency.as_ref()?.measured()?;
-                    m.coverage_warning(&d.meta.display_name)
+                    let run = cover.entry((d.major, d.minor)).or_default();
+                    run.add(m, &d.meta.display_name)
                 })
                 .collect();
             self.warn(low);

@@ -275,6 +275,29 @@ mod tests {
     }
 
     #[test]
+    fn a_verifier_log_gives_one_line_with_its_reason() {
+        let log = std::io::Error::other(
+            "the BPF_PROG_LOAD syscall failed. Verifier output: 0: R1=ctx() R10=fp0\n\
+             166: (79) r1 = *(u64 *)(r2 +0)\n\
+             R2 unbounded memory access, make sure to bounds check any such access\n\
+             verification time 1711 usec\nstack depth 8\n\
+             processed 74 insns (limit 1000000)\n",
+        );
+        let r = reason(&log);
+        assert!(!r.contains('\n'), "{r}");
+        assert!(r.starts_with("the BPF_PROG_LOAD syscall failed"), "{r}");
+        assert!(
+            r.ends_with("R2 unbounded memory access, make sure to bounds check any such access"),
+            "{r}"
+        );
+        let why = Unavailable::Refused(r).to_string();
+        assert!(why.starts_with("the kernel refused the BPF program: "));
+        assert!(Unavailable::NoBtf("/sys/kernel/btf/vmlinux".into())
+            .to_string()
+            .contains("/sys/kernel/btf/vmlinux is missing"));
+    }
+
+    #[test]
     fn lockdown_modes() {
         assert!(!locked_down("[none] integrity confidentiality\n"));
         assert!(!locked_down("none [integrity] confidentiality\n"));

@@ -7,6 +7,15 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// The tests that compare timings run one at a time: each other's CPU load (a sweep's
+/// io_uring workers on a 2-core machine) delays completions between the tracepoint and
+/// diskstats' accounting.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Can this machine load the program at all (root, BTF)? Else the test says why it skips.
 fn bpf_possible(test: &str) -> bool {
     if !is_root() {
@@ -49,6 +58,7 @@ fn histograms_match_diskstats_on_a_loop_device() {
     if !bpf_possible("histograms_match_diskstats_on_a_loop_device") {
         return;
     }
+    let _one_at_a_time = serial();
     let lo = LoopDev::new(32 << 20);
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("rec");
@@ -103,8 +113,10 @@ fn histograms_match_diskstats_on_a_loop_device() {
     assert!(total_count(&lines, "discard", "count") >= 1);
     assert!(total_count(&lines, "flush", "count") >= 1);
     // The exact sum against Δread_ms/Δwrite_ms: the ms counters are truncated cumulative ns,
-    // so their sum over the run is within 1 ms; completion stamps taken a few µs apart
-    // (the tracepoint vs blk_account_io_done) add a little per request.
+    // so their sum over the run is within 1 ms. The completion is stamped a little earlier
+    // than diskstats stamps it (the tracepoint fires as blk_update_request starts, before
+    // the bios' completion callbacks; blk_account_io_done's `now` is taken after them), a
+    // few µs per request on a loaded machine (measured here: 2-10 µs), hence 10 µs each.
     for (op, key, count_key) in [("read", "r_await", "r/s"), ("write", "w_await", "w/s")] {
         let hist_ms: f64 = lines
             .iter()
@@ -120,8 +132,9 @@ fn histograms_match_diskstats_on_a_loop_device() {
                 Some(d[key].as_f64()? * d[count_key].as_f64()? * l["interval_s"].as_f64()?)
             })
             .sum();
+        eprintln!("{op}: histogram sum {hist_ms:.3} ms, diskstats {ds_ms:.3} ms");
         assert!(
-            (hist_ms - ds_ms).abs() <= 1.0 + 0.02 * ds_ms + 0.005 * total(&lines, op, "count"),
+            (hist_ms - ds_ms).abs() <= 1.0 + 0.02 * ds_ms + 0.010 * total(&lines, op, "count"),
             "{op}: histogram sum {hist_ms} ms vs diskstats {ds_ms} ms"
         );
     }
@@ -346,8 +359,18 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
     if !bpf_possible("sweep_shows_the_block_layer_beside_the_engine") {
         return;
     }
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let out = dir.path().join("sweep.json");
+    let _one_at_a_time = serial();
+    // On a loop device of its own, so that no other process's I/O is in the block layer's
+    // percentiles (they are the device's, not the engine's).
+    let mut lo = LoopDev::new(160 << 20);
+    let node = lo.path.clone();
+    let Some(mnt) = lo.mount(&node) else {
+        eprintln!("sweep_shows_the_block_layer_beside_the_engine: skipped (mkfs/mount failed)");
+        return;
+    };
+    let dir = tempfile::tempdir_in(&mnt).unwrap();
+    let outdir = tempfile::tempdir().unwrap();
+    let out = outdir.path().join("sweep.json");
     let o = iosat()
         .args([
             "sweep",
