@@ -63,8 +63,14 @@ impl DeviceWatch {
     }
 
     /// Also time the device's requests in the block layer (the BPF source) unless `off`;
-    /// one line says why not when it can't be had.
+    /// one line says why not when it can't be had. dm, md and zram have no requests to
+    /// time: nothing is attached for them.
     pub fn with_block_latency(mut self, off: bool) -> DeviceWatch {
+        use crate::sys::device::DevKind;
+        let kind = device::kind(&self.root, &self.dev);
+        if matches!(kind, Some(DevKind::Dm | DevKind::Md | DevKind::Zram)) {
+            return self;
+        }
         match crate::sys::bpf::attach(&self.root, off) {
             Ok(b) => self.blk = b.map(Arc::new),
             Err(line) => crate::error::warn(line),
