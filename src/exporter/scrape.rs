@@ -2,8 +2,8 @@
 //! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus
 //! exclude globs, identity from sysfs (learned once per device), the in-flight split
 //! (sys::inflight), profiles (profile::ProfileCache, read again every minute so a profile
-//! saved while the exporter runs is picked up), and the wrap extension of the ms fields kept
-//! across scrapes. Returns a [`Scrape`] for metrics::render. Must not import
+//! saved while the exporter runs is picked up), the wrap extension of the ms fields kept
+//! across scrapes, and the block-latency histograms (sys::bpf) when attached. Returns a [`Scrape`] for metrics::render. Must not import
 //! cli/, cmd/, ui/ or report/.
 
 use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
