@@ -14,3 +14,25 @@ synthetic_diskstats() {
     }
   }' > "$1"
 }
+
+# bpf_bench_setup TOOL...: what the BPF benches share. Root (they load BPF programs), the
+# tools, iosat (IOSAT=<binary> skips the release build: a smoke run of the script), and the
+# test file $FILE of SIZE_MB MiB of real data in a fresh $WORK under DIR (removed by the
+# caller's trap).
+bpf_bench_setup() {
+  [ "$(id -u)" = 0 ] || { echo "needs root (loading BPF programs)" >&2; exit 1; }
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }
+  done
+  if [ -z "${IOSAT:-}" ]; then
+    cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+    IOSAT="$ROOT/target/release/iosat"
+  fi
+  WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
+  FILE="$WORK/data"
+  fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
+    --refill_buffers --output=/dev/null
+}
+
+# median: the median of the numbers on stdin, one per line.
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }

@@ -14,6 +14,13 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v promtool >/dev/null || need+=(prometheus)
 # The browser test of the HTML reports (tests/it/report.rs) draws every page in headless Chromium.
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
+# clang + llvm-strip only to check that bpf/iolat.bpf.o is what scripts/build-bpf.sh builds
+# from its source (tests/it/bpf.rs); building iosat itself never needs them. bpftool and
+# bpftrace are for bench/bpf_overhead.sh.
+command -v clang >/dev/null || need+=(clang)
+command -v llvm-strip >/dev/null || need+=(llvm)
+command -v bpftool >/dev/null || need+=(bpftool)
+command -v bpftrace >/dev/null || need+=(bpftrace)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing: ${need[*]}"

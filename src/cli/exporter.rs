@@ -86,6 +86,10 @@ pub struct ExporterArgs {
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,
 
+    /// Don't load the block-latency BPF program: no iosat_disk_request_duration_seconds.
+    #[arg(long)]
+    pub no_bpf: bool,
+
     /// Print the shipped Prometheus recording rules and exit.
     #[arg(long, conflicts_with_all = ["print_alerts", "print_dashboard"])]
     pub print_rules: bool,

@@ -124,6 +124,10 @@ pub struct StatArgs {
     #[command(flatten)]
     pub iostat: super::habits::IostatFlags,
 
+    /// Don't load the block-latency BPF program: no live p50/p95/p99, diskstats alone.
+    #[arg(long)]
+    pub no_bpf: bool,
+
     #[command(flatten)]
     pub root: RootArgs,
 }

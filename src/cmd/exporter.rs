@@ -27,7 +27,8 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
         spec.root.clone(),
         spec.devices.clone(),
         spec.profile_dir.clone(),
-    );
+    )
+    .use_block_latency(spec.no_bpf);
     let server = Server::start(&spec.server, scraper)?;
     let scheme = if spec.server.web.tls.is_some() {
         "https"

@@ -153,6 +153,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         profiles,
         recording,
     );
+    collector.use_block_latency(spec.no_bpf);
     let mut page = None;
     if let (Some(html), Some(rec)) = (&spec.html, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.

@@ -22,6 +22,8 @@ pub enum Print {
 /// A validated `iosat exporter` request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExporterSpec {
+    /// `--no-bpf`: no block-latency histograms.
+    pub no_bpf: bool,
     pub server: ServerSpec,
     pub devices: Devices,
     pub root: Root,
@@ -113,6 +115,7 @@ impl ExporterSpec {
                 exclude,
             },
             root: super::root(&a.root),
+            no_bpf: a.no_bpf,
             profile_dir: if a.no_profile {
                 None
             } else {

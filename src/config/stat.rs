@@ -30,6 +30,8 @@ pub struct StatSpec {
     /// Where device profiles are looked up; None with --no-profile or when no directory can
     /// be named (no --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME).
     pub profile_dir: Option<PathBuf>,
+    /// `--no-bpf`: no block-latency source (live percentiles).
+    pub no_bpf: bool,
 }
 
 /// Shortest interval accepted: below 10 ms the kernel's ms counters make every rate noise.
@@ -213,6 +215,7 @@ impl StatSpec {
             interval_ns,
             count,
             since_boot: a.since_boot,
+            no_bpf: a.no_bpf,
             selection: selection(&devices, a.partitions || habits.partitions, a.all)?,
             format,
             record: a.record.clone(),

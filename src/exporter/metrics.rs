@@ -1,6 +1,6 @@
 //! The Prometheus text exposition of one scrape (format 0.0.4): a [`Scrape`] (raw diskstats
 //! lines with their `*_ms` totals wrap-extended, device identity, in-flight split, profiles,
-//! collector health) in, bytes out. Pure: no IO, no clock. Also the per-device state that
+//! block-latency histograms, collector health) in, bytes out. Pure: no IO, no clock. Also the per-device state that
 //! extends the kernel's 32-bit ms fields across scrapes ([`WrapExtender`]), with the proof
 //! `monitor::DiskDelta::between` uses. Must not import cli/, cmd/, ui/ or report/.
 
@@ -44,6 +44,9 @@ pub struct DeviceScrape {
     /// `/sys/block/<dev>/inflight`; None when the file is missing.
     pub in_flight: Option<InFlight>,
     pub profile: Option<Arc<DeviceProfile>>,
+    /// The block-layer latency histograms (the BPF source), cumulative, when it is attached
+    /// and the device has completed a request since.
+    pub latency: Option<crate::sys::bpf::DevHists>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -317,6 +320,7 @@ writes, flushes are not counted).",
         }
     }
     render_profiles(&mut o, s);
+    render_latency(&mut o, s);
     o.family(
         "iosat_scrape_collector_success",
         "gauge",
@@ -342,6 +346,53 @@ writes, flushes are not counted).",
         );
     }
     o.0
+}
+
+/// The block layer's per-request latency (the BPF source) as a Prometheus histogram per
+/// device and op; absent (no HELP either) when the source is not attached.
+fn render_latency(o: &mut Out, s: &Scrape) {
+    const NAME: &str = "iosat_disk_request_duration_seconds";
+    if s.devices.iter().all(|d| d.latency.is_none()) {
+        return;
+    }
+    o.family(
+        NAME,
+        "histogram",
+        "Block-layer time of each completed request, from its start (the start diskstats' \
+*_ms fields count from) to its completion, per device and op (read, write, discard, flush); \
+buckets at powers of two from 1.024 us, counted by iosat's BPF program.",
+    );
+    let ops = ["read", "write", "discard", "flush"];
+    for d in &s.devices {
+        let Some(l) = &d.latency else { continue };
+        let dev = &d.line.name;
+        for (op, h) in ops.iter().zip(&l.ops) {
+            for (le, n) in crate::monitor::blklat::power_of_two_buckets(h) {
+                let le = le.to_string();
+                o.sample(
+                    &format!("{NAME}_bucket"),
+                    &[("device", dev), ("op", op), ("le", &le)],
+                    n as f64,
+                );
+            }
+            let count: u64 = h.buckets.iter().sum();
+            o.sample(
+                &format!("{NAME}_bucket"),
+                &[("device", dev), ("op", op), ("le", "+Inf")],
+                count as f64,
+            );
+            o.sample(
+                &format!("{NAME}_sum"),
+                &[("device", dev), ("op", op)],
+                h.sum_ns as f64 / 1e9,
+            );
+            o.sample(
+                &format!("{NAME}_count"),
+                &[("device", dev), ("op", op)],
+                count as f64,
+            );
+        }
+    }
 }
 
 /// The profile gauges, per device and the direction the profile was measured in.
@@ -464,6 +515,7 @@ mod tests {
         let l = parse_line("8 0 sda 1 2 3 4 5 6 7 8 0 10 11").unwrap();
         let s = Scrape {
             devices: vec![DeviceScrape {
+                latency: None,
                 line: l,
                 identity: Identity::default(),
                 in_flight: None,

@@ -2,8 +2,8 @@
 //! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus
 //! exclude globs, identity from sysfs (learned once per device), the in-flight split
 //! (sys::inflight), profiles (profile::ProfileCache, read again every minute so a profile
-//! saved while the exporter runs is picked up), and the wrap extension of the ms fields kept
-//! across scrapes. Returns a [`Scrape`] for metrics::render. Must not import
+//! saved while the exporter runs is picked up), the wrap extension of the ms fields kept
+//! across scrapes, and the block-latency histograms (sys::bpf) when attached. Returns a [`Scrape`] for metrics::render. Must not import
 //! cli/, cmd/, ui/ or report/.
 
 use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
@@ -46,6 +46,8 @@ pub struct Scraper {
     wraps: WrapExtender,
     known: HashMap<(u32, u32, String), Identity>,
     warned: HashSet<String>,
+    /// The block-latency source, when attached ([`Scraper::use_block_latency`]).
+    blk: Option<crate::sys::bpf::BlockLatency>,
 }
 
 /// How long a loaded (or missing) profile is trusted before the directory is read again.
@@ -68,7 +70,18 @@ impl Scraper {
             wraps: WrapExtender::default(),
             known: HashMap::new(),
             warned: HashSet::new(),
+            blk: None,
         }
+    }
+
+    /// Serve the block-layer latency histograms too, unless `off` (`--no-bpf`); one line
+    /// says why not when the source can't be had.
+    pub fn use_block_latency(mut self, off: bool) -> Scraper {
+        match crate::sys::bpf::attach(&self.root, off) {
+            Ok(b) => self.blk = b,
+            Err(line) => self.warn(vec![line]),
+        }
+        self
     }
 
     /// Read the profile directory again after `ns` instead of [`PROFILE_REFRESH_NS`].
@@ -127,6 +140,19 @@ impl Scraper {
                 };
             }
         };
+        // Right after diskstats; a failed read drops the source, with one line.
+        let mut hists = Vec::new();
+        if let Some(b) = &self.blk {
+            match b.read() {
+                Ok((h, _dropped)) => hists = h,
+                Err(e) => {
+                    self.blk = None;
+                    self.warn(vec![format!(
+                        "no live latency percentiles from now on: reading the BPF maps failed: {e}"
+                    )]);
+                }
+            }
+        }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
         // A long-running exporter sees profiles saved (or replaced) after it started.
@@ -155,7 +181,12 @@ impl Scraper {
                 .profile_id
                 .as_deref()
                 .and_then(|id| self.profiles.profile(id));
+            let latency = hists
+                .iter()
+                .position(|h| h.major == dev.major && h.minor == dev.minor)
+                .map(|i| hists.swap_remove(i));
             devices.push(DeviceScrape {
+                latency,
                 line: self.wraps.extend(line, sample.mono_ns),
                 in_flight: inflight::read(&self.root, &dev),
                 identity,

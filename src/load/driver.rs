@@ -505,5 +505,7 @@ fn run_level(
 
 fn kernel_view(w: &DeviceWatch, a: &Mark, b: &Mark) -> Option<KernelView> {
     let d = w.delta(a, b)?;
-    Some(KernelView::from(&DiskRates::from_delta(&d)))
+    let mut k = KernelView::from(&DiskRates::from_delta(&d));
+    k.block_latency = w.block_latency(a, b);
+    Some(k)
 }

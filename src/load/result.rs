@@ -52,6 +52,11 @@ pub struct LittlesLaw {
 pub struct KernelView {
     #[serde(rename = "aqu-sz")]
     pub aqu_sz: Option<f64>,
+    /// The block layer's own per-request percentiles over the window (iosat's BPF source,
+    /// monitor::blklat), when it was attached: the engine's latency minus these is the time
+    /// spent above the block layer (syscall, scheduler, CPU contention).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_latency: Option<crate::monitor::blklat::Measured>,
     #[serde(rename = "d/s")]
     pub d_s: Option<f64>,
     pub d_await: Option<f64>,
@@ -177,6 +182,7 @@ impl From<&DiskRates> for KernelView {
             dareq_sz: o(r.dareq_sz),
             aqu_sz: f(r.aqu_sz),
             util_pct: f(r.util_pct),
+            block_latency: None,
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The one live collector of interval reports (`stat` and `top`; the exporter serves raw
 //! counters, so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
 //! /proc/diskstats (and the `cpu` line of /proc/stat), learns new devices from sysfs, appends
-//! the record lines (`D`, `I`, `U` for `--since-boot`, `C`, the sample) to the recording when
-//! there is one, warns once per distinct warning, and returns the interval report. The lines it records are the lines it feeds the
+//! the record lines (`D`, `I`, `U` for `--since-boot`, `C`, `B` with the block-latency
+//! histograms when that source is attached, the sample) to the recording when there is one,
+//! warns once per distinct warning, and returns the interval report. The lines it records are the lines it feeds the
 //! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
 //! Also: which file `--record` may append to (an iosat recording of this host) and when the
 //! next sample is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs
@@ -180,6 +181,10 @@ pub struct Collector {
     /// Warnings kept instead of printed (see `hold_warnings`).
     held: Option<Vec<String>>,
     since_boot: bool,
+    /// The block-latency source, when attached ([`Collector::use_block_latency`]).
+    blk: Option<crate::sys::bpf::BlockLatency>,
+    /// Each device's block-latency coverage over the run (the warning below 99 %).
+    coverage: std::collections::HashMap<(u32, u32), super::blklat::RunCoverage>,
 }
 
 impl Collector {
@@ -199,6 +204,38 @@ impl Collector {
             warned: HashSet::new(),
             held: None,
             since_boot,
+            blk: None,
+            coverage: Default::default(),
+        }
+    }
+
+    /// Attach the block-latency source (live percentiles per device and direction) unless
+    /// `off` (`--no-bpf`). When it can't be had, one line says why and the collector carries
+    /// on with diskstats alone; counters from a fixture tree (`--proc-root`) are silently
+    /// not this kernel's. The kernel's BTF is looked for under the sys root.
+    pub fn use_block_latency(&mut self, off: bool) {
+        match crate::sys::bpf::attach(&self.root, off) {
+            Ok(b) => self.blk = b,
+            Err(line) => self.warn(vec![line]),
+        }
+    }
+
+    /// Is the block-latency source attached?
+    pub fn has_block_latency(&self) -> bool {
+        self.blk.is_some()
+    }
+
+    /// The source's histograms now; on a read error the source is dropped, with one line.
+    fn read_block_latency(&mut self) -> Option<super::blklat::BlkSample> {
+        match self.blk.as_ref()?.read() {
+            Ok((devs, dropped)) => Some(super::blklat::BlkSample { dropped, devs }),
+            Err(e) => {
+                self.blk = None;
+                self.warn(vec![format!(
+                    "no live latency percentiles from now on: reading the BPF maps failed: {e}"
+                )]);
+                None
+            }
         }
     }
 
@@ -285,6 +322,8 @@ impl Collector {
         let raw = RawSample::take(&self.root)?;
         // The CPU times of the same moment, for the avg-cpu line (absent without <proc>/stat).
         let cpu = crate::sys::sched::read_cpu_times(&self.root);
+        // Right after diskstats, so both describe (nearly) the same moment.
+        let blk = self.read_block_latency();
         let mono_ns = raw.mono_ns;
         let first = self.replayer.samples() == 0;
         // The since-boot interval is the uptime of the root the counters come from, read
@@ -324,7 +363,23 @@ impl Collector {
         }
         let warnings = self.profiles.take_warnings();
         self.warn(warnings);
+        if let Some(b) = blk {
+            self.feed(Event::Latency(b), &mut rec)?;
+        }
         let fed = self.replayer.push_sample(sample)?;
+        if let Some(r) = &fed.report {
+            let cover = &mut self.coverage;
+            let low: Vec<String> = r
+                .devices
+                .iter()
+                .filter_map(|d| {
+                    let m = d.latency.as_ref()?.measured()?;
+                    let run = cover.entry((d.major, d.minor)).or_default();
+                    run.add(m, &d.meta.display_name)
+                })
+                .collect();
+            self.warn(low);
+        }
         let sample = Event::Sample(raw);
         // Not formatted at all without a recording (a large part of a tick at 1,000 devices).
         if self.recording.is_some() {

@@ -4,6 +4,7 @@
 //! views read it; the TUI, the exporter and the recording rules are to read it too. Data
 //! only; must not import cli/, cmd/, ui/ or report/.
 
+use super::blklat::Measured;
 use super::saturation::Saturation;
 use super::DiskRates;
 
@@ -107,6 +108,27 @@ pub const PROFILE: &[Field<Saturation>] = &[
     f("headroom", "headroom_iops", "1/s", |s| s.headroom_iops),
 ];
 
+/// Block-layer latency percentiles per direction (the BPF source; --wide, Markdown, CSV) and
+/// how many of diskstats' completions they saw. JSON nests the whole [`Measured`] instead.
+pub const LATENCY: &[Field<Measured>] = &[
+    f("r_p50", "r_p50_ms", "ms", |m| m.read.p50_ms),
+    f("r_p95", "r_p95_ms", "ms", |m| m.read.p95_ms),
+    f("r_p99", "r_p99_ms", "ms", |m| m.read.p99_ms),
+    f("w_p50", "w_p50_ms", "ms", |m| m.write.p50_ms),
+    f("w_p95", "w_p95_ms", "ms", |m| m.write.p95_ms),
+    f("w_p99", "w_p99_ms", "ms", |m| m.write.p99_ms),
+    Field {
+        decimals: 1,
+        ..f("cover%", "coverage_pct", "%", |m| m.coverage_pct)
+    },
+    f("p95/base_r", "p95_vs_baseline_r", "x", |m| {
+        m.p95_vs_baseline_r
+    }),
+    f("p95/base_w", "p95_vs_baseline_w", "x", |m| {
+        m.p95_vs_baseline_w
+    }),
+];
+
 /// A field of either table, by JSON key.
 #[derive(Clone, Copy)]
 pub enum Column {
@@ -150,6 +172,7 @@ mod tests {
             .iter()
             .map(|f| f.json)
             .chain(PROFILE.iter().map(|f| f.json))
+            .chain(LATENCY.iter().map(|f| f.json))
             .collect();
         let mut sorted = keys.clone();
         sorted.sort_unstable();

@@ -49,6 +49,8 @@ pub struct DeviceRow {
     pub wrapped_ms_fields: u32,
     /// The device's saved profile (`iosat sweep --save-profile`), when there is one.
     pub profile: Option<Arc<DeviceProfile>>,
+    /// Block-layer latency percentiles (monitor::blklat), when that source is attached.
+    pub latency: Option<super::blklat::DevLatency>,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -270,6 +272,7 @@ impl StatEngine {
                 Some((n, p)) if *n == l.name => Some(Arc::clone(p)),
                 _ => None,
             },
+            latency: None,
         }
     }
 

@@ -410,6 +410,7 @@ impl DiskRates {
 #[cfg(test)]
 mod tests;
 
+pub mod blklat;
 pub mod collect;
 pub mod fields;
 pub mod info;

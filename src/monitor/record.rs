@@ -17,11 +17,19 @@
 //! C <user> <nice> <system> <idle> <iowait> <irq> <softirq> <steal>
 //!                                      the `cpu` line of /proc/stat (USER_HZ ticks) read
 //!                                      with the next sample: stat's avg-cpu line
+//! B <dropped> <major>:<minor>/<op>/<sum_ns>/<bucket>=<count>,... ...
+//!                                      the block-latency source's cumulative histograms
+//!                                      (monitor::blklat), read with the next sample: one
+//!                                      token per device and op (r, w, d, f) that completed
+//!                                      anything, empty buckets left out; `dropped`:
+//!                                      completions of devices beyond its slots. Written
+//!                                      only while the source is attached.
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
 //! Other lines starting with `#` are comments.
 
+use super::blklat::{BlkSample, OP_CODES};
 use super::select::DeviceMeta;
 use super::RawSample;
 use crate::sys::device::DevKind;
@@ -57,6 +65,8 @@ pub enum Event {
     /// The machine's CPU time counters read with the next sample (avg-cpu).
     Cpu(CpuTimes),
     Sample(RawSample),
+    /// The block-latency source's cumulative histograms, read with the next sample.
+    Latency(BlkSample),
 }
 
 /// Which tool wrote the file.
@@ -104,6 +114,83 @@ pub fn format_sample(raw: &RawSample) -> String {
     s
 }
 
+pub fn format_latency(b: &BlkSample) -> String {
+    let mut s = format!("B {}", b.dropped);
+    for d in &b.devs {
+        for (op, h) in OP_CODES.iter().zip(&d.ops) {
+            if h.buckets.iter().all(|&c| c == 0) && h.sum_ns == 0 {
+                continue;
+            }
+            s.push_str(&format!(" {}:{}/{op}/{}/", d.major, d.minor, h.sum_ns));
+            let mut first = true;
+            for (i, &c) in h.buckets.iter().enumerate().filter(|(_, &c)| c > 0) {
+                if !first {
+                    s.push(',');
+                }
+                first = false;
+                s.push_str(&format!("{i}={c}"));
+            }
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// A `B` line's fields after the marker (see the module doc).
+fn parse_latency<'a>(mut f: impl Iterator<Item = &'a str>) -> Result<BlkSample, String> {
+    use crate::sys::bpf::{DevHists, RawHist, NBUCKETS};
+    let dropped = f
+        .next()
+        .and_then(|v| v.parse::<u64>().ok())
+        .ok_or("expected 'B <dropped> <major>:<minor>/<op>/<sum_ns>/<bucket>=<count>,...'")?;
+    let mut b = BlkSample {
+        dropped,
+        devs: Vec::new(),
+    };
+    for tok in f {
+        let bad = || format!("bad histogram '{tok}'");
+        let mut p = tok.splitn(4, '/');
+        let (Some(dev), Some(op), Some(sum), Some(buckets)) =
+            (p.next(), p.next(), p.next(), p.next())
+        else {
+            return Err(bad());
+        };
+        let (major, minor) = crate::sys::device::parse_dev_t(dev).ok_or_else(bad)?;
+        let op = OP_CODES.iter().position(|&c| c == op).ok_or_else(bad)?;
+        let sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
+        let idx = match b
+            .devs
+            .iter()
+            .position(|d| d.major == major && d.minor == minor)
+        {
+            Some(i) => i,
+            None => {
+                b.devs.push(DevHists {
+                    major,
+                    minor,
+                    ops: std::array::from_fn(|_| RawHist {
+                        buckets: vec![0; NBUCKETS],
+                        sum_ns: 0,
+                    }),
+                });
+                b.devs.len() - 1
+            }
+        };
+        let h = &mut b.devs[idx].ops[op];
+        h.sum_ns = sum_ns;
+        for kv in buckets.split(',').filter(|s| !s.is_empty()) {
+            let (i, c) = kv.split_once('=').ok_or_else(bad)?;
+            let i = i
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i < NBUCKETS)
+                .ok_or_else(bad)?;
+            h.buckets[i] = c.parse::<u64>().map_err(|_| bad())?;
+        }
+    }
+    Ok(b)
+}
+
 /// The line(s) of one element, as [`parse`] reads them back.
 pub fn format_event(ev: &Event) -> String {
     match ev {
@@ -126,6 +213,7 @@ pub fn format_event(ev: &Event) -> String {
         Event::Uptime { ns } => format_uptime(*ns),
         Event::Cpu(c) => format_cpu(c),
         Event::Sample(raw) => format_sample(raw),
+        Event::Latency(b) => format_latency(b),
     }
 }
 
@@ -251,6 +339,11 @@ pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), Parse
                     },
                 ));
             }
+            "B" => {
+                let b = parse_latency(f).map_err(|r| err(n, r))?;
+                flush(&mut cur, &mut events);
+                events.push((n, Event::Latency(b)));
+            }
             "U" => {
                 let (Some(ns), None) = (f.next().and_then(|v| v.parse::<u64>().ok()), f.next())
                 else {
@@ -365,6 +458,38 @@ pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), Parse
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latency_lines_roundtrip() {
+        use crate::sys::bpf::{DevHists, RawHist, NBUCKETS};
+        let mut h = RawHist {
+            buckets: vec![0; NBUCKETS],
+            sum_ns: 123_456_789,
+        };
+        h.buckets[3] = 7;
+        h.buckets[NBUCKETS - 1] = 1;
+        let zero = RawHist {
+            buckets: vec![0; NBUCKETS],
+            sum_ns: 0,
+        };
+        let b = BlkSample {
+            dropped: 2,
+            devs: vec![DevHists {
+                major: 259,
+                minor: 1,
+                ops: [zero.clone(), zero.clone(), zero.clone(), h],
+            }],
+        };
+        let line = format_latency(&b);
+        assert_eq!(line, "B 2 259:1/f/123456789/3=7,215=1\n");
+        let (ev, _) = parse(&format!("{HEADER}{line}T 1 2\n")).unwrap();
+        assert_eq!(ev[0], Event::Latency(b));
+        let (ev, _) = parse("B 0\nT 1 2\n").unwrap();
+        assert_eq!(ev[0], Event::Latency(BlkSample::default()));
+        for bad in ["B", "B x", "B 0 8:0/q/1/", "B 0 8:0/r/1/999=1", "B 0 8:0/r"] {
+            assert!(parse(&format!("{bad}\nT 1 2\n")).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn roundtrip() {

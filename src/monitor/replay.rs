@@ -1,7 +1,9 @@
 //! The one reader of recordings: the record line kinds (monitor::record) honoured once, in
 //! order, into a [`StatEngine`]: `R` starts a new run, `D` gives a device's sysfs facts, `I`
 //! its profile id (looked up through the caller), a sample is pushed and may close an
-//! interval; `U` gives the since-boot interval, `C` the CPU times of the next sample (avg-cpu). [`Replayer`] takes the lines one by one (the
+//! interval; `U` gives the since-boot interval, `C` the CPU times of the next sample (avg-cpu);
+//! `B` gives the block-latency histograms read with the next sample, whose interval then
+//! carries per-device percentiles (monitor::blklat). [`Replayer`] takes the lines one by one (the
 //! live collector feeds it the lines it records, so live and replay cannot disagree);
 //! [`Replay`] iterates over a whole recording.
 //!
@@ -11,6 +13,7 @@
 //! is lost after it. A sample with no diskstats lines (an extra `TS` line) never becomes a
 //! base. Pure; must not import cli/, cmd/, ui/ or report/.
 
+use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};
 use super::record::{self, Event, ParseError, Source};
 use super::select::{unknown_device, Selection};
@@ -44,6 +47,10 @@ pub struct Replayer {
     samples: usize,
     /// The clock of the last sample pushed in this run.
     last_ns: Option<u64>,
+    /// The block-latency histograms for the next sample (a `B` line).
+    blk_next: Option<BlkSample>,
+    /// Those of the last sample pushed in this run (the base of the next interval's).
+    blk_prev: Option<BlkSample>,
 }
 
 impl Replayer {
@@ -53,6 +60,8 @@ impl Replayer {
             ids: HashMap::new(),
             samples: 0,
             last_ns: None,
+            blk_next: None,
+            blk_prev: None,
         }
     }
 
@@ -73,7 +82,9 @@ impl Replayer {
             Event::Run { .. } => {
                 self.engine.new_run();
                 self.last_ns = None;
+                self.blk_prev = None;
             }
+            Event::Latency(b) => self.blk_next = Some(b),
             Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Cpu(c) => self.engine.set_cpu(c),
             Event::Device {
@@ -132,6 +143,7 @@ impl Replayer {
                 (last - sample.mono_ns) as f64 / 1e9
             ));
             self.engine.new_run();
+            self.blk_prev = None;
         } else if self.last_ns == Some(sample.mono_ns) {
             // The engine keeps the earlier sample as the base: the next interval spans both.
             fed.warnings.push(format!(
@@ -148,7 +160,12 @@ impl Replayer {
             fed.started = Some(self.engine.has_profiles());
         }
         self.samples += 1;
+        let blk = self.blk_next.take();
         fed.report = self.engine.push(sample);
+        if let (Some(r), Some(prev), Some(cur)) = (&mut fed.report, &self.blk_prev, &blk) {
+            add_latency(r, prev, cur);
+        }
+        self.blk_prev = blk;
         Ok(fed)
     }
 
@@ -172,6 +189,26 @@ impl Replayer {
     /// Samples fed so far.
     pub fn samples(&self) -> usize {
         self.samples
+    }
+}
+
+/// Each device's block-layer latency between the histograms of the interval's two samples.
+fn add_latency(r: &mut IntervalReport, prev: &BlkSample, cur: &BlkSample) {
+    for d in &mut r.devices {
+        let Ok(rates) = &d.rates else { continue };
+        let counts = blklat::diskstats_counts(rates);
+        d.latency = blklat::device_latency(d.meta.kind, prev, cur, d.major, d.minor, counts);
+        if let (Some(blklat::DevLatency::Measured(m)), Some(p)) = (&mut d.latency, &d.profile) {
+            // As saturation judges: reads by a read (or mixed) profile, writes by the write
+            // profile beside it, by a write profile, or by a legacy one that judged all.
+            use crate::profile::Direction;
+            let read = (p.direction != Direction::Write).then_some(p.baseline_p95_ns);
+            let write = match &p.write {
+                Some(w) => Some(w.baseline_p95_ns),
+                None => (p.direction != Direction::Read || p.legacy).then_some(p.baseline_p95_ns),
+            };
+            m.judge(read.flatten(), write.flatten());
+        }
     }
 }
 

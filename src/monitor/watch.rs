@@ -2,20 +2,36 @@
 //! and `fsync` (the flush counters of each case): the disk under a path (file → filesystem →
 //! partition → whole disk; dm and md are their own disk) or a device node, found once, then
 //! its diskstats line read before and after each window and turned into a [`DiskDelta`] by
-//! the same `DiskDelta::between` every other command uses. Must not import cmd/, cli/ or ui/.
+//! the same `DiskDelta::between` every other command uses; with the block-latency source
+//! attached ([`DeviceWatch::with_block_latency`]) a mark also holds the device's histograms,
+//! so a window has the block layer's own percentiles. Must not import cmd/, cli/ or ui/.
 
-use super::{DiskDelta, DiskSample};
+use super::blklat::{self, BlkSample, Measured};
+use super::{DiskDelta, DiskRates, DiskSample};
 use crate::error::Result;
 use crate::sys::device::{self, BlockDev};
 use crate::sys::diskstats::DiskStatLine;
 use crate::sys::Root;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The device a window is measured on.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DeviceWatch {
     pub root: Root,
     pub dev: BlockDev,
+    /// The block-latency source, when attached.
+    blk: Option<Arc<crate::sys::bpf::BlockLatency>>,
+}
+
+impl std::fmt::Debug for DeviceWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceWatch")
+            .field("root", &self.root)
+            .field("dev", &self.dev)
+            .field("block_latency", &self.blk.is_some())
+            .finish()
+    }
 }
 
 /// One reading of the device's diskstats line with the monotonic time it was read at.
@@ -23,6 +39,8 @@ pub struct DeviceWatch {
 pub struct Mark {
     pub mono_ns: u64,
     pub line: DiskStatLine,
+    /// The block-latency source's histograms (of every device), read right after.
+    pub blk: Option<BlkSample>,
 }
 
 impl DeviceWatch {
@@ -31,6 +49,7 @@ impl DeviceWatch {
         Ok(DeviceWatch {
             root: root.clone(),
             dev: device::disk_for_path(root, path)?,
+            blk: None,
         })
     }
 
@@ -39,7 +58,40 @@ impl DeviceWatch {
         Ok(DeviceWatch {
             root: root.clone(),
             dev: device::blockdev_for_node(root, node)?,
+            blk: None,
         })
+    }
+
+    /// Also time the device's requests in the block layer (the BPF source) unless `off`;
+    /// one line says why not when it can't be had. dm, md and zram have no requests to
+    /// time: nothing is attached for them.
+    pub fn with_block_latency(mut self, off: bool) -> DeviceWatch {
+        use crate::sys::device::DevKind;
+        let kind = device::kind(&self.root, &self.dev);
+        if matches!(kind, Some(DevKind::Dm | DevKind::Md | DevKind::Zram)) {
+            return self;
+        }
+        match crate::sys::bpf::attach(&self.root, off) {
+            Ok(b) => self.blk = b.map(Arc::new),
+            Err(line) => crate::error::warn(line),
+        }
+        self
+    }
+
+    /// The block layer's percentiles between two marks (None without the source, or when a
+    /// counter went backwards).
+    pub fn block_latency(&self, a: &Mark, b: &Mark) -> Option<Measured> {
+        let d = self.delta(a, b)?;
+        let counts = blklat::diskstats_counts(&DiskRates::from_delta(&d));
+        let l = blklat::device_latency(
+            None,
+            a.blk.as_ref()?,
+            b.blk.as_ref()?,
+            self.dev.major,
+            self.dev.minor,
+            counts,
+        )?;
+        l.measured().cloned()
     }
 
     /// Read the device's counters now; None when it is not in diskstats (tmpfs, overlay,
@@ -47,9 +99,15 @@ impl DeviceWatch {
     pub fn mark(&self) -> Option<Mark> {
         let s = DiskSample::take(&self.root).ok()?;
         let line = s.find(self.dev.major, self.dev.minor)?.clone();
+        let blk = self.blk.as_ref().and_then(|b| {
+            b.read()
+                .ok()
+                .map(|(devs, dropped)| BlkSample { dropped, devs })
+        });
         Some(Mark {
             mono_ns: s.mono_ns,
             line,
+            blk,
         })
     }
 
@@ -100,6 +158,7 @@ mod tests {
                 minor: 0,
                 name: "sda".into(),
             },
+            blk: None,
         };
         let a = w.mark().expect("sda is in the fixture");
         std::thread::sleep(std::time::Duration::from_millis(5));

@@ -6,7 +6,7 @@
 use super::table::Table;
 use super::Format;
 use crate::envelope::Envelope;
-use crate::monitor::fields::{Column, DISK, PROFILE};
+use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
 use crate::sys::sched::AvgCpu;
 use crate::units::iso_utc;
@@ -77,6 +77,11 @@ pub fn preamble(format: Format, profiled: bool) -> String {
             }
             h.push_str(",wrapped_ms_fields,no_value,profile_id");
             for c in PROFILE {
+                h.push(',');
+                h.push_str(c.csv);
+            }
+            // Block-layer latency: empty without the BPF source.
+            for c in LATENCY {
                 h.push(',');
                 h.push_str(c.csv);
             }
@@ -192,13 +197,21 @@ fn text_narrow(r: &IntervalReport) -> String {
     s
 }
 
+/// Does the interval carry block-layer latency (the BPF source was attached)?
+fn any_latency(r: &IntervalReport) -> bool {
+    r.devices.iter().any(|d| d.latency.is_some())
+}
+
 fn table(r: &IntervalReport) -> Table {
     let profiled = any_profile(r);
+    let latency = any_latency(r);
     let profile_headers = PROFILE.iter().filter(|_| profiled).map(|c| c.header);
+    let latency_headers = LATENCY.iter().filter(|_| latency).map(|c| c.header);
     let mut t = Table::new(
         std::iter::once("Device")
             .chain(DISK.iter().map(|c| c.header))
-            .chain(profile_headers),
+            .chain(profile_headers)
+            .chain(latency_headers),
     );
     for d in &r.devices {
         let mut row = vec![d.meta.display_name.clone()];
@@ -209,6 +222,12 @@ fn table(r: &IntervalReport) -> Table {
             let sat = d.saturation();
             for c in PROFILE {
                 row.push(num(sat.as_ref().and_then(c.get), c.decimals));
+            }
+        }
+        if latency {
+            let m = d.latency.as_ref().and_then(|l| l.measured());
+            for c in LATENCY {
+                row.push(num(m.and_then(c.get), c.decimals));
             }
         }
         t.push(row);
@@ -260,6 +279,16 @@ impl serde::Serialize for JsonDevice<'_> {
         // Saturation against the device's profile; absent when it has none.
         if let Some(sat) = d.saturation() {
             m.serialize_entry("profile", &sat)?;
+        }
+        // Block-layer percentiles when the BPF source is attached: per direction, the
+        // coverage, or why the device has none ({"none": "no_request_queue"}).
+        if let Some(l) = d.latency.as_ref() {
+            match l.measured() {
+                Some(lat) => m.serialize_entry("latency", lat)?,
+                None => {
+                    m.serialize_entry("latency", &serde_json::json!({"none": l.none_reason()}))?
+                }
+            }
         }
         m.end()
     }
@@ -322,6 +351,13 @@ fn csv(r: &IntervalReport) -> String {
         for c in PROFILE {
             s.push(',');
             if let Some(v) = sat.as_ref().and_then(c.get) {
+                s.push_str(&v.to_string());
+            }
+        }
+        let lat = d.latency.as_ref().and_then(|l| l.measured());
+        for c in LATENCY {
+            s.push(',');
+            if let Some(v) = lat.and_then(c.get) {
                 s.push_str(&v.to_string());
             }
         }

@@ -11,6 +11,7 @@ use super::text::{paint, wrap, wrap_lines, Paint};
 use super::Format;
 use crate::analysis::{direction_line, LatencyNs, LevelPoint};
 use crate::load::result::{DirectionResult, LevelResult, SweepReport};
+use crate::monitor::blklat::OpLatency;
 
 /// The report in `format` (`Html` is the page; `Text` what a terminal gets).
 pub fn render(r: &SweepReport, format: Format) -> String {
@@ -56,6 +57,10 @@ fn text(r: &SweepReport, format: Format) -> String {
         s.push('\n');
         s.push_str(&if wide { t } else { t.select(SPLIT_NARROW) }.to_text());
     }
+    if let Some(t) = block_table(r) {
+        s.push('\n');
+        s.push_str(&t.to_text());
+    }
     if let Some(line) = cut_footnote(r) {
         s.push_str(&line);
     }
@@ -63,6 +68,7 @@ fn text(r: &SweepReport, format: Format) -> String {
     s.push('\n');
     let mut lines = verdict_lines(r.verdict.as_ref());
     lines.extend(direction_lines(r));
+    lines.extend(block_line(r));
     s.push_str(&indented_fit("Verdict:", &lines, width));
     for n in &r.notes {
         s.push_str(&paint(
@@ -90,9 +96,14 @@ fn markdown(r: &SweepReport) -> String {
         s.push('\n');
         s.push_str(&t.to_markdown());
     }
+    if let Some(t) = block_table(r) {
+        s.push('\n');
+        s.push_str(&t.to_markdown());
+    }
     s.push_str("\n### Verdict\n\n");
     let mut lines = verdict_lines(r.verdict.as_ref());
     lines.extend(direction_lines(r));
+    lines.extend(block_line(r));
     s.push_str(&bullets(&lines, ""));
     s.push_str(&bullets(&r.notes, "note: "));
     s
@@ -178,6 +189,89 @@ fn direction_lines(r: &SweepReport) -> Vec<String> {
         }
     }
     out
+}
+
+/// A level's block-layer percentiles (iosat's BPF source) of its main direction (the one
+/// with more completions), when the source was attached.
+fn block_of(l: &LevelResult) -> Option<&OpLatency> {
+    let b = l.kernel.as_ref()?.block_latency.as_ref()?;
+    let op = if b.write.count > b.read.count {
+        &b.write
+    } else {
+        &b.read
+    };
+    (op.count > 0).then_some(op)
+}
+
+/// The block layer's own p50/p95 beside the engine's per level, and the share of the
+/// engine's p50 spent below the block layer (from request start to completion).
+fn block_table(r: &SweepReport) -> Option<Table> {
+    if !r.levels.iter().any(|l| block_of(l).is_some()) {
+        return None;
+    }
+    let mut t = Table::new([
+        "conc",
+        "p50_us",
+        "blk_p50_us",
+        "p95_us",
+        "blk_p95_us",
+        "below_%",
+        "blk_cover%",
+    ]);
+    for l in &r.levels {
+        let Some(b) = block_of(l) else { continue };
+        let us = |v: Option<f64>| us_cell(v.map(|ms| ms * 1e6));
+        let engine_p50 = l.latency_ns.p50 as f64;
+        let below = b.p50_ms.map(|ms| ms * 1e6 / engine_p50 * 100.0);
+        let cover = l
+            .kernel
+            .as_ref()
+            .and_then(|k| k.block_latency.as_ref()?.coverage_pct);
+        t.push([
+            l.concurrency.to_string(),
+            us_cell(Some(engine_p50)),
+            us(b.p50_ms),
+            us_cell(Some(l.latency_ns.p95 as f64)),
+            us(b.p95_ms),
+            below.map_or("-".into(), |v| format!("{v:.0}")),
+            cover.map_or("-".into(), |v| format!("{v:.1}")),
+        ]);
+    }
+    Some(t)
+}
+
+/// One verdict sentence: how much of the engine's median latency the block layer accounts
+/// for at the lowest and highest level, and what is left above it.
+fn block_line(r: &SweepReport) -> Option<String> {
+    let with: Vec<(&LevelResult, &OpLatency)> = r
+        .levels
+        .iter()
+        .filter_map(|l| Some((l, block_of(l)?)))
+        .collect();
+    let (lo, lo_b) = with.first()?;
+    let (hi, hi_b) = with.last()?;
+    let part = |l: &LevelResult, b: &OpLatency| -> Option<(f64, f64)> {
+        let engine = l.latency_ns.p50 as f64;
+        let blk = b.p50_ms? * 1e6;
+        (engine > 0.0).then(|| (blk / engine * 100.0, (engine - blk).max(0.0) / 1e3))
+    };
+    let (lo_pct, lo_above) = part(lo, lo_b)?;
+    let (hi_pct, hi_above) = part(hi, hi_b)?;
+    Some(if lo.concurrency == hi.concurrency {
+        format!(
+            "The block layer accounts for {lo_pct:.0} % of the median latency at concurrency \
+             {}; the other {lo_above:.1} us are spent above it (syscall, scheduler, CPU \
+             contention).",
+            lo.concurrency
+        )
+    } else {
+        format!(
+            "The block layer accounts for {lo_pct:.0} % of the median latency at concurrency \
+             {} and {hi_pct:.0} % at {}; above it (syscall, scheduler, CPU contention) \
+             {lo_above:.1} us and {hi_above:.1} us are spent.",
+            lo.concurrency, hi.concurrency
+        )
+    })
 }
 
 /// Reads and writes apart, for mixed patterns only.

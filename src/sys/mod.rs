@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+pub mod bpf;
 pub mod cgroup;
 pub mod clock;
 pub mod device;

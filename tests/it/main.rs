@@ -2,6 +2,7 @@
 
 mod analysis;
 mod analyze;
+mod bpf;
 mod cli;
 mod compare;
 mod evidence;

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The cost of iosat's block-latency BPF program (issue 14), side by side in one run:
+#
+#   A. Kernel CPU per completion: iosat's one-hook program (tp_btf/block_rq_complete, attached
+#      by `iosat stat`) against a biolatency-style issue+complete pair with an in-flight map
+#      (bpftrace on the block_rq_issue/block_rq_complete tracepoints, keyed by device and
+#      sector), each under the same fio load. From the kernel's own BPF run-time statistics
+#      (sysctl kernel.bpf_stats_enabled, switched on for the run and restored on exit;
+#      `bpftool prog show` gives run_time_ns and run_cnt). Target: iosat's at most half.
+#   B. fio's IOPS at iodepth 1 and 16 with and without iosat attached, interleaved (the order
+#      alternates between repeats) and repeated: the ratio with/without (target: no loss
+#      beyond the noise, i.e. the median ratio within the spread of the runs).
+#
+# Needs root, fio, jq, bpftool, bpftrace. Environment: REPEATS (5), DURATION seconds per run
+# (5), IOSAT (a built binary: skips the release build), DIR (where the temporary directory and test file go; the machine's disk, never a raw
+# device), SIZE_MB (1024), SECTIONS ("A B"). Markdown to stdout, one line per run to stderr.
+set -euo pipefail
+
+REPEATS=${REPEATS:-5}
+DURATION=${DURATION:-5}
+SIZE_MB=${SIZE_MB:-1024}
+SECTIONS=${SECTIONS:-"A B"}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+. "$ROOT/bench/lib.sh"
+bpf_bench_setup fio jq bpftool bpftrace
+OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+BG=""
+# bpftrace finds tracepoints in tracefs: mount it for the run when it is not (and only then
+# unmount it again).
+MOUNTED_TRACEFS=""
+if [[ " $SECTIONS " == *" A "* ]] && [ ! -d /sys/kernel/tracing/events/block ]; then
+  mount -t tracefs nodev /sys/kernel/tracing && MOUNTED_TRACEFS=1
+fi
+cleanup() {
+  [ -n "$BG" ] && kill -KILL "$BG" 2>/dev/null && wait "$BG" 2>/dev/null || true
+  sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" || true
+  [ -n "$MOUNTED_TRACEFS" ] && umount /sys/kernel/tracing || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# fio_iops DEPTH -> IOPS of 4 KiB random direct reads
+fio_iops() {
+  fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k --direct=1 \
+    --ioengine=io_uring --iodepth="$1" --runtime="$DURATION" --time_based \
+    --output-format=json --output="$WORK/fio.json"
+  jq -r '.jobs[0].read.iops' "$WORK/fio.json"
+}
+
+# start_iosat: iosat stat attached (its program loaded) in the background; waits for the
+# first sample so the program is attached before the load starts.
+start_iosat() {
+  "$IOSAT" stat -i 1 --json --no-profile --record "$WORK/rec" >/dev/null 2>"$WORK/iosat.err" &
+  BG=$!
+  for _ in $(seq 100); do
+    grep -q '^T ' "$WORK/rec" 2>/dev/null && break
+    sleep 0.05
+  done
+  grep -q '^B ' "$WORK/rec" || { echo "iosat did not attach: $(cat "$WORK/iosat.err")" >&2; exit 1; }
+}
+# bpftrace prints its maps on SIGINT; give it a few seconds, then make sure it is gone.
+stop_bpftrace() {
+  kill -INT "$BG" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$BG" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$BG" 2>/dev/null || true
+  wait "$BG" 2>/dev/null || true
+  BG=""
+}
+stop_iosat() { kill "$BG"; wait "$BG" 2>/dev/null || true; BG=""; rm -f "$WORK/rec"; }
+
+# prog_stats SELECTOR -> "run_time_ns run_cnt" summed over the programs jq selects
+prog_stats() {
+  bpftool prog show -j | jq -r "[.[] | select($1)] | \"\(map(.run_time_ns // 0) | add // 0) \(map(.run_cnt // 0) | add // 0)\""
+}
+
+if [[ " $SECTIONS " == *" A "* ]]; then
+  sysctl -q -w kernel.bpf_stats_enabled=1
+  iosat_ns=(); bt_ns=()
+  for rep in $(seq "$REPEATS"); do
+    for who in iosat bpftrace; do
+      if [ "$who" = iosat ]; then
+        start_iosat
+        sel='.name == "iolat_complete"'
+      else
+        bpftrace -e '
+          tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; }
+          tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ {
+            @usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000);
+            delete(@start[args->dev, args->sector]);
+          }' >/dev/null 2>&1 &
+        BG=$!
+        # bpftool names programs by their first 15 characters.
+        sel='.type == "tracepoint" and (.name == "block_rq_issue" or .name == "block_rq_comple")'
+        for _ in $(seq 600); do
+          [ "$(bpftool prog show -j | jq "[.[] | select($sel)] | length")" -ge 2 ] && break
+          sleep 0.1
+        done
+        # Loaded is not yet attached: bpftrace attaches after loading both.
+        sleep 2
+      fi
+      read -r t0 _ < <(prog_stats "$sel")
+      # Completions: the complete hook's count (bpftrace's issue hook runs as often).
+      c0=$(bpftool prog show -j | jq "[.[] | select($sel)] | map(.run_cnt // 0) | max // 0")
+      fio_iops 16 >/dev/null
+      read -r t1 _ < <(prog_stats "$sel")
+      c1=$(bpftool prog show -j | jq "[.[] | select($sel)] | map(.run_cnt // 0) | max // 0")
+      ns=$(awk -v t="$((t1 - t0))" -v c="$((c1 - c0))" 'BEGIN {printf "%.1f", c ? t / c : 0}')
+      echo "A rep $rep $who: $((c1 - c0)) completions, $ns ns of BPF per completion" >&2
+      if [ "$who" = iosat ]; then stop_iosat; iosat_ns+=("$ns"); else
+        stop_bpftrace; bt_ns+=("$ns"); fi
+    done
+  done
+  sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS"
+  mi=$(printf '%s\n' "${iosat_ns[@]}" | median)
+  mb=$(printf '%s\n' "${bt_ns[@]}" | median)
+  echo "## A. Kernel CPU per completion (fio randread 4 KiB, iodepth 16, ${DURATION}s x $REPEATS)"
+  echo
+  echo "| program | ns per completion (median) |"
+  echo "|---|---|"
+  echo "| iosat (tp_btf block_rq_complete, per-CPU histogram) | $mi |"
+  echo "| bpftrace issue+complete with in-flight map | $mb |"
+  echo "| ratio iosat / bpftrace | $(awk -v a="$mi" -v b="$mb" 'BEGIN {printf "%.2f", b ? a / b : 0}') |"
+  echo
+fi
+
+if [[ " $SECTIONS " == *" B "* ]]; then
+  echo "## B. fio IOPS with iosat attached / without (randread 4 KiB, ${DURATION}s x $REPEATS)"
+  echo
+  echo "| iodepth | median ratio | min | max |"
+  echo "|---|---|---|---|"
+  for depth in 1 16; do
+    ratios=()
+    for rep in $(seq "$REPEATS"); do
+      if [ $((rep % 2)) = 1 ]; then order="without with"; else order="with without"; fi
+      for o in $order; do
+        if [ "$o" = with ]; then start_iosat; w=$(fio_iops "$depth"); stop_iosat
+        else wo=$(fio_iops "$depth"); fi
+      done
+      r=$(awk -v a="$w" -v b="$wo" 'BEGIN {printf "%.4f", a / b}')
+      echo "B depth $depth rep $rep: with $w without $wo ratio $r" >&2
+      ratios+=("$r")
+    done
+    printf '%s\n' "${ratios[@]}" | sort -g > "$WORK/r"
+    echo "| $depth | $(median < "$WORK/r") | $(head -1 "$WORK/r") | $(tail -1 "$WORK/r") |"
+  done
+  echo
+fi

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// iosat's block-latency source: one hook on request completion (the BTF-enabled tracepoint
+// block_rq_complete, kernel >= 5.5), latency = completion time - the request's own
+// start_time_ns (the start blk_account_io_done() subtracts for diskstats' *_ms fields, see
+// block/blk-mq.c), added to a per-device, per-op log-linear histogram with an exact sum in a
+// per-CPU array. User space reads the cumulative counters and takes differences.
+//
+// CO-RE without a vmlinux.h: the few kernel types are declared below with
+// preserve_access_index, so the loader relocates their field offsets against the running
+// kernel's BTF. Self-contained (no libbpf headers): build with scripts/build-bpf.sh.
+//
+// The bucket layout is shared with src/monitor/blklat.rs (keep them in step):
+//   u = latency_ns >> UNIT_SHIFT (128 ns units)
+//   u < SUB:  bucket u
+//   else:     b = floor(log2 u); bucket (b - SUB_BITS + 1) * SUB + ((u >> (b - SUB_BITS)) & (SUB - 1))
+//   clamped to the last bucket (>= 2^MAX_LOG2 units, about 68.7 s).
+
+typedef unsigned char __u8;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int (*name)[val]
+#define __type(name, val) typeof(val) *name
+#define __always_inline inline __attribute__((always_inline))
+
+#define BPF_MAP_TYPE_HASH 1
+#define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_NOEXIST 1
+
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
+				   __u64 flags) = (void *)2;
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+
+#define UNIT_SHIFT 7
+#define SUB_BITS 3
+#define SUB (1 << SUB_BITS)
+#define MAX_LOG2 29
+#define NBUCKETS ((MAX_LOG2 - SUB_BITS + 1) * SUB)
+#define NOPS 4
+#define OP_READ 0
+#define OP_WRITE 1
+#define OP_DISCARD 2
+#define OP_FLUSH 3
+
+// The kernel's request operations (include/linux/blk_types.h, stable since 4.10).
+#define REQ_OP_MASK 0xff
+#define REQ_OP_FLUSH 2
+#define REQ_OP_DISCARD 3
+
+struct hist {
+	__u64 buckets[NBUCKETS];
+	__u64 sum_ns;
+};
+
+// Number of device slots; user space sizes the maps (set before load).
+const volatile __u32 max_slots = 64;
+
+// dev_t (major << 20 | minor, the kernel's internal encoding) -> slot.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} slots SEC(".maps");
+
+// [0]: the next free slot; [1]: completions dropped because every slot was taken.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} state SEC(".maps");
+
+// Index slot * NOPS + op.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 64 * NOPS);
+	__type(key, __u32);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+struct gendisk {
+	int major;
+	int first_minor;
+} __attribute__((preserve_access_index));
+
+struct request_queue {
+	struct gendisk *disk;
+} __attribute__((preserve_access_index));
+
+struct request {
+	struct request_queue *q;
+	__u32 cmd_flags;
+	__u32 rq_flags;
+	__u32 __data_len;
+	__u64 start_time_ns;
+} __attribute__((preserve_access_index));
+
+// Before 5.17 the disk hung off the request itself.
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+// Since 6.5 the RQF_* flags are bit numbers of this enum; before, fixed #defines.
+enum rqf_flags {
+	__RQF_FLUSH_SEQ = 1,
+	__RQF_IO_STAT = 8,
+};
+
+static __always_inline __u32 rqf_bit(int new_exists, __u32 new_bit, __u32 old_bit)
+{
+	return new_exists ? (1u << new_bit) : (1u << old_bit);
+}
+
+static __always_inline __u32 bucket_of(__u64 ns)
+{
+	__u64 u = ns >> UNIT_SHIFT;
+	if (u < SUB)
+		return (__u32)u;
+	if (u >> MAX_LOG2)
+		return NBUCKETS - 1;
+	// floor(log2 u) by halving (BPF has no count-leading-zeros instruction).
+	__u32 b = 0;
+	if (u >> 16) { u >>= 16; b += 16; }
+	if (u >> 8) { u >>= 8; b += 8; }
+	if (u >> 4) { u >>= 4; b += 4; }
+	if (u >> 2) { u >>= 2; b += 2; }
+	if (u >> 1) { b += 1; }
+	u = ns >> UNIT_SHIFT;
+	return (b - SUB_BITS + 1) * SUB + (__u32)((u >> (b - SUB_BITS)) & (SUB - 1));
+}
+
+static __always_inline __u32 *slot_of(__u32 dev)
+{
+	__u32 *slot = bpf_map_lookup_elem(&slots, &dev);
+	if (slot)
+		return slot;
+	__u32 zero = 0, one = 1;
+	__u64 *next = bpf_map_lookup_elem(&state, &zero);
+	if (!next)
+		return 0;
+	__u64 n = __sync_fetch_and_add(next, 1);
+	if (n >= max_slots) {
+		__u64 *dropped = bpf_map_lookup_elem(&state, &one);
+		if (dropped)
+			__sync_fetch_and_add(dropped, 1);
+		return 0;
+	}
+	__u32 s = (__u32)n;
+	// Another CPU may have given the device a slot meanwhile: then its slot wins and
+	// this one stays unused.
+	bpf_map_update_elem(&slots, &dev, &s, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&slots, &dev);
+}
+
+SEC("tp_btf/block_rq_complete")
+int iolat_complete(__u64 *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	__u32 nr_bytes = (__u32)ctx[2];
+	__u64 now = bpf_ktime_get_ns();
+
+	__u32 flush_seq = rqf_bit(__builtin_preserve_enum_value(
+					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 0),
+				  __builtin_preserve_enum_value(
+					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 1),
+				  4);
+	__u32 io_stat = rqf_bit(__builtin_preserve_enum_value(
+					*(typeof(enum rqf_flags) *)__RQF_IO_STAT, 0),
+				__builtin_preserve_enum_value(
+					*(typeof(enum rqf_flags) *)__RQF_IO_STAT, 1),
+				13);
+
+	__u32 rq_flags = rq->rq_flags;
+	// A partial completion (blk_update_request with bytes left): the request goes on.
+	if (nr_bytes < rq->__data_len)
+		return 0;
+	__u32 op = rq->cmd_flags & REQ_OP_MASK;
+	__u32 kind;
+	if (op == REQ_OP_FLUSH) {
+		// diskstats counts the flush sequence's own flush request, which is never
+		// RQF_IO_STAT (blk_account_io_flush in block/blk-flush.c); the request that
+		// asked for the flush is not counted again.
+		if (!(rq_flags & flush_seq))
+			return 0;
+		kind = OP_FLUSH;
+	} else {
+		// Only what diskstats accounts (iostats on, not a passthrough command); the data
+		// part of a flush sequence completes again, whole, without RQF_FLUSH_SEQ.
+		if ((rq_flags & (io_stat | flush_seq)) != io_stat)
+			return 0;
+		kind = op == REQ_OP_DISCARD ? OP_DISCARD : (op & 1) ? OP_WRITE : OP_READ;
+	}
+	__u64 start = rq->start_time_ns;
+	if (start == 0 || now < start)
+		return 0;
+	__u64 ns = now - start;
+
+	struct gendisk *disk;
+	if (__builtin_preserve_field_info(((struct request___old *)rq)->rq_disk, 2))
+		disk = ((struct request___old *)rq)->rq_disk;
+	else
+		disk = rq->q->disk;
+	if (!disk)
+		return 0;
+	__u32 dev = ((__u32)disk->major << 20) | (__u32)disk->first_minor;
+
+	__u32 *slot = slot_of(dev);
+	if (!slot)
+		return 0;
+	__u32 idx = *slot * NOPS + kind;
+	struct hist *h = bpf_map_lookup_elem(&hists, &idx);
+	if (!h)
+		return 0;
+	__u64 b = bucket_of(ns);
+	// Keep the bounds check on the register that indexes (the verifier needs to see it).
+	asm volatile("" : "+r"(b));
+	if (b >= NBUCKETS)
+		return 0;
+	h->buckets[b] += 1;
+	h->sum_ns += ns;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

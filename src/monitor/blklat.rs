@@ -1,0 +1,486 @@
+//! Live per-request latency from the block layer (the optional BPF source, sys::bpf): the
+//! histogram's bucket math (the layout is the C program's, constants in sys::bpf), cumulative
+//! samples → interval deltas, quantiles, and per device and interval the percentiles per
+//! direction with their coverage (completions the histogram saw ÷ diskstats' completions).
+//! diskstats stays the authority for counts and means; the histogram gives the percentiles.
+//! Pure; must not import cli/, cmd/, ui/ or report/.
+//!
+//! Resolution: below 1.024 µs the buckets are 128 ns wide; above, each power of two is split
+//! into 8 equal sub-buckets, so a bucket is at most 1/8 of its lower bound wide. A quantile
+//! interpolated linearly inside its bucket is within 12.5 % of the true value in the worst
+//! case (all the bucket's requests at one edge), typically far less. Latencies of 2^29 units
+//! (68.7 s) and more share the last bucket.
+
+use crate::sys::bpf::{DevHists, RawHist, MAX_LOG2, NBUCKETS, NOPS, SUB_BITS, UNIT_SHIFT};
+use crate::sys::device::DevKind;
+
+const SUB: u64 = 1 << SUB_BITS;
+
+/// Short names of the operations in the C program's order (record lines, column prefixes).
+pub const OP_CODES: [&str; NOPS] = ["r", "w", "d", "f"];
+
+/// Coverage below this share of diskstats' completions is warned about.
+pub const MIN_COVERAGE: f64 = 0.99;
+/// The warning needs this many completions counted over the run: the histogram and
+/// diskstats are read a moment apart, so an interval can trade the completions of that
+/// moment with its neighbour (a 0.2 s interval under load showed 93 %, the next one more
+/// than 100 %); over the run those cancel, and 1 % of 1000 is more than a moment holds.
+pub const MIN_COMPLETIONS_TO_WARN: u64 = 1000;
+
+/// The bucket of a latency in ns (the C program's `bucket_of`).
+pub fn bucket_of(ns: u64) -> usize {
+    let u = ns >> UNIT_SHIFT;
+    if u < SUB {
+        return u as usize;
+    }
+    if u >> MAX_LOG2 != 0 {
+        return NBUCKETS - 1;
+    }
+    let b = 63 - u.leading_zeros();
+    ((b - SUB_BITS + 1) as usize) * SUB as usize + ((u >> (b - SUB_BITS)) & (SUB - 1)) as usize
+}
+
+/// The bounds of bucket `i` in ns: [lo, hi).
+pub fn bucket_bounds_ns(i: usize) -> (u64, u64) {
+    let i = i as u64;
+    let (lo, hi) = if i < SUB {
+        (i, i + 1)
+    } else {
+        let g = i / SUB;
+        let s = i % SUB;
+        ((SUB + s) << (g - 1), (SUB + s + 1) << (g - 1))
+    };
+    (lo << UNIT_SHIFT, hi << UNIT_SHIFT)
+}
+
+/// A cumulative histogram at power-of-two bounds, for Prometheus: `(le in seconds,
+/// requests at or below it)` from 1.024 µs up to 2^29 units (68.7 s), the count and sum
+/// being the caller's (+Inf = all). Eight times coarser than the buckets, so a scrape
+/// holds 27 series per device and op instead of 216; a bound is exact to the 128 ns unit.
+pub fn power_of_two_buckets(h: &RawHist) -> Vec<(f64, u64)> {
+    let mut out = Vec::with_capacity(NBUCKETS / SUB as usize);
+    let mut below = 0u64;
+    for (i, &c) in h.buckets.iter().enumerate() {
+        if i > 0 && i % SUB as usize == 0 {
+            out.push((bucket_bounds_ns(i).0 as f64 / 1e9, below));
+        }
+        below = below.wrapping_add(c);
+    }
+    out.push((
+        bucket_bounds_ns(NBUCKETS - 1).1 as f64 / 1e9,
+        below - h.buckets[NBUCKETS - 1],
+    ));
+    out
+}
+
+/// One sample of the source: the cumulative histograms of every device it has seen, and
+/// the completions it dropped for want of a device slot.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlkSample {
+    pub dropped: u64,
+    pub devs: Vec<DevHists>,
+}
+
+impl BlkSample {
+    pub fn find(&self, major: u32, minor: u32) -> Option<&DevHists> {
+        self.devs
+            .iter()
+            .find(|d| d.major == major && d.minor == minor)
+    }
+}
+
+/// One interval's histogram of one device and operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hist {
+    pub counts: Vec<u64>,
+    pub sum_ns: u64,
+}
+
+impl Hist {
+    /// `cur − prev`; None when any counter went backwards (never saturating, DESIGN.md §3.1).
+    pub fn between(prev: Option<&RawHist>, cur: Option<&RawHist>) -> Option<Hist> {
+        let zero = RawHist {
+            buckets: vec![0; NBUCKETS],
+            sum_ns: 0,
+        };
+        let prev = prev.unwrap_or(&zero);
+        let cur = cur.unwrap_or(&zero);
+        let counts = cur
+            .buckets
+            .iter()
+            .zip(&prev.buckets)
+            .map(|(c, p)| c.checked_sub(*p))
+            .collect::<Option<Vec<u64>>>()?;
+        Some(Hist {
+            counts,
+            sum_ns: cur.sum_ns.checked_sub(prev.sum_ns)?,
+        })
+    }
+
+    pub fn count(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// The `q` quantile (0 < q ≤ 1) in ns, interpolated linearly inside its bucket.
+    pub fn quantile_ns(&self, q: f64) -> Option<f64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let rank = q.clamp(0.0, 1.0) * n as f64;
+        let mut below = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            if (below + c) as f64 >= rank {
+                let (lo, hi) = bucket_bounds_ns(i);
+                let frac = ((rank - below as f64) / c as f64).clamp(0.0, 1.0);
+                return Some(lo as f64 + frac * (hi - lo) as f64);
+            }
+            below += c;
+        }
+        let (lo, _) = bucket_bounds_ns(NBUCKETS - 1);
+        Some(lo as f64)
+    }
+}
+
+/// One direction's latency in one interval (ms; None without completions).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct OpLatency {
+    /// Completions the histogram saw.
+    pub count: u64,
+    /// diskstats' completions in the interval.
+    pub diskstats_count: u64,
+    /// The histogram's exact mean (the sum ÷ count).
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+impl OpLatency {
+    fn of(h: &Hist, diskstats_count: u64) -> OpLatency {
+        let count = h.count();
+        let ms = |ns: Option<f64>| ns.map(|v| v / 1e6);
+        OpLatency {
+            count,
+            diskstats_count,
+            mean_ms: (count > 0).then(|| h.sum_ns as f64 / count as f64 / 1e6),
+            p50_ms: ms(h.quantile_ns(0.50)),
+            p95_ms: ms(h.quantile_ns(0.95)),
+            p99_ms: ms(h.quantile_ns(0.99)),
+        }
+    }
+}
+
+/// One device's block-layer latency in one interval.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Measured {
+    pub read: OpLatency,
+    pub write: OpLatency,
+    pub discard: OpLatency,
+    pub flush: OpLatency,
+    /// Completions seen ÷ diskstats' completions, in % (None when diskstats counted none).
+    pub coverage_pct: Option<f64>,
+    /// With a profile: the live read p95 ÷ the profile's baseline (concurrency 1) p95.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_vs_baseline_r: Option<f64>,
+    /// The same for writes, against the write profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_vs_baseline_w: Option<f64>,
+    /// The 3x-p95 rule (seed 001): some judged direction's p95 above 3x its baseline's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overloaded: Option<bool>,
+}
+
+impl Measured {
+    pub fn op(&self, i: usize) -> &OpLatency {
+        [&self.read, &self.write, &self.discard, &self.flush][i]
+    }
+
+    /// Judge the interval's p95 against a profile's baseline p95 (ns) per direction: the
+    /// ratios and the 3x-p95 rule's verdict (None when neither direction can be judged).
+    pub fn judge(&mut self, read_base_p95_ns: Option<f64>, write_base_p95_ns: Option<f64>) {
+        let ratio = |p95_ms: Option<f64>, base: Option<f64>| {
+            Some(p95_ms? * 1e6 / base.filter(|b| *b > 0.0)?)
+        };
+        self.p95_vs_baseline_r = ratio(self.read.p95_ms, read_base_p95_ns);
+        self.p95_vs_baseline_w = ratio(self.write.p95_ms, write_base_p95_ns);
+        let judged = [self.p95_vs_baseline_r, self.p95_vs_baseline_w];
+        self.overloaded = judged.iter().any(Option::is_some).then(|| {
+            judged
+                .iter()
+                .flatten()
+                .any(|r| *r > crate::analysis::OVERLOAD_P95_FACTOR)
+        });
+    }
+
+    /// Completions the histogram saw and diskstats counted in the interval.
+    pub fn seen_and_counted(&self) -> (u64, u64) {
+        (0..NOPS).fold((0, 0), |(s, c), i| {
+            (s + self.op(i).count, c + self.op(i).diskstats_count)
+        })
+    }
+}
+
+/// A device's coverage over the run so far (the per-interval figure trades a few completions
+/// with its neighbour; the running totals don't), and whether it was warned about.
+#[derive(Debug, Clone, Default)]
+pub struct RunCoverage {
+    seen: u64,
+    counted: u64,
+    warned: bool,
+}
+
+impl RunCoverage {
+    /// Add an interval; the warning, once per device, when the source has seen less than
+    /// [`MIN_COVERAGE`] of at least [`MIN_COMPLETIONS_TO_WARN`] completions diskstats counted.
+    pub fn add(&mut self, m: &Measured, device: &str) -> Option<String> {
+        let (s, c) = m.seen_and_counted();
+        self.seen += s;
+        self.counted += c;
+        let pct = self.seen as f64 / self.counted.max(1) as f64 * 100.0;
+        let low = self.counted >= MIN_COMPLETIONS_TO_WARN && pct < MIN_COVERAGE * 100.0;
+        (low && !std::mem::replace(&mut self.warned, true)).then(|| {
+            format!(
+                "{device}: the block-latency source saw {pct:.1} % of the {} completions \
+                 diskstats counted so far; its percentiles may be skewed (missed completions \
+                 tend to be slow ones)",
+                self.counted
+            )
+        })
+    }
+}
+
+/// A device's block-layer latency in an interval, when the source is attached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DevLatency {
+    Measured(Box<Measured>),
+    /// dm, md, zram: bio-based, no requests to time (the disks beneath them have them).
+    NoRequestQueue,
+    /// A partition: its requests are timed with its whole disk's.
+    SeeDisk,
+}
+
+impl DevLatency {
+    pub fn measured(&self) -> Option<&Measured> {
+        match self {
+            DevLatency::Measured(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Why there are no percentiles (`no_request_queue`, `see_disk`), for JSON and CSV.
+    pub fn none_reason(&self) -> Option<&'static str> {
+        match self {
+            DevLatency::Measured(_) => None,
+            DevLatency::NoRequestQueue => Some("no_request_queue"),
+            DevLatency::SeeDisk => Some("see_disk"),
+        }
+    }
+}
+
+/// diskstats' completions per operation in an interval, from its rates (counts ÷ interval).
+pub fn diskstats_counts(r: &super::DiskRates) -> [u64; NOPS] {
+    let n = |per_s: Option<f64>| per_s.map_or(0, |v| (v * r.interval_s).round() as u64);
+    [n(Some(r.r_s)), n(Some(r.w_s)), n(r.d_s), n(r.f_s)]
+}
+
+/// A device's latency between two samples of the source. None when a counter went
+/// backwards. A device missing from a sample has completed nothing since the attach.
+pub fn device_latency(
+    kind: Option<DevKind>,
+    prev: &BlkSample,
+    cur: &BlkSample,
+    major: u32,
+    minor: u32,
+    diskstats: [u64; NOPS],
+) -> Option<DevLatency> {
+    match kind {
+        Some(DevKind::Dm | DevKind::Md | DevKind::Zram) => return Some(DevLatency::NoRequestQueue),
+        Some(DevKind::Partition) => return Some(DevLatency::SeeDisk),
+        _ => {}
+    }
+    let (p, c) = (prev.find(major, minor), cur.find(major, minor));
+    let mut ops: Vec<OpLatency> = Vec::with_capacity(NOPS);
+    for (i, &ds) in diskstats.iter().enumerate() {
+        let h = Hist::between(p.map(|d| &d.ops[i]), c.map(|d| &d.ops[i]))?;
+        ops.push(OpLatency::of(&h, ds));
+    }
+    let seen: u64 = ops.iter().map(|o| o.count).sum();
+    let total: u64 = diskstats.iter().sum();
+    let mut it = ops.into_iter();
+    let mut next = || it.next().unwrap_or_default();
+    Some(DevLatency::Measured(Box::new(Measured {
+        read: next(),
+        write: next(),
+        discard: next(),
+        flush: next(),
+        coverage_pct: (total > 0).then(|| seen as f64 / total as f64 * 100.0),
+        ..Measured::default()
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_contiguous_and_hold_their_values() {
+        let mut hi_before = 0;
+        for i in 0..NBUCKETS {
+            let (lo, hi) = bucket_bounds_ns(i);
+            assert_eq!(lo, hi_before, "bucket {i}");
+            assert!(hi > lo);
+            assert_eq!(bucket_of(lo), i);
+            assert_eq!(bucket_of(hi - 1), i);
+            // At most 1/8 of the lower bound wide above the linear range.
+            if i >= SUB as usize {
+                assert!((hi - lo) * 8 <= lo, "bucket {i}: {lo}..{hi}");
+            }
+            hi_before = hi;
+        }
+        assert_eq!(bucket_of(u64::MAX), NBUCKETS - 1);
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(127), 0);
+        assert_eq!(bucket_of(128), 1);
+        // 1 ms = 7812.5 units: 2^12 .. 2^13, sub-bucket 7 (7680..8192).
+        assert_eq!(bucket_bounds_ns(bucket_of(1_000_000)), (983_040, 1_048_576));
+        // Tens of seconds are still resolved: 30 s is not in the last bucket.
+        assert!(bucket_of(30_000_000_000) < NBUCKETS - 1);
+    }
+
+    #[test]
+    fn prometheus_buckets_are_cumulative_at_powers_of_two() {
+        let h = raw(&[500, 1_500, 1_500, 3_000_000, 100_000_000_000]);
+        let b = power_of_two_buckets(&h);
+        assert_eq!(b.len(), 27);
+        assert_eq!(b[0], (1.024e-6, 1));
+        assert_eq!(b[1], (2.048e-6, 3));
+        assert!(b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        // 3 ms is at or below 4.194 ms; 100 s is beyond the last bound (only in +Inf).
+        let at = |le: f64| b.iter().find(|x| x.0 >= le).unwrap().1;
+        assert_eq!(at(0.004), 4);
+        assert_eq!(b.last().unwrap().1, 4);
+    }
+
+    fn hist_of(values_ns: &[u64]) -> Hist {
+        let mut counts = vec![0; NBUCKETS];
+        for &v in values_ns {
+            counts[bucket_of(v)] += 1;
+        }
+        Hist {
+            counts,
+            sum_ns: values_ns.iter().sum(),
+        }
+    }
+
+    #[test]
+    fn quantiles_are_within_the_documented_resolution() {
+        // 1000 latencies spread 100 µs .. 10 ms geometrically.
+        let vals: Vec<u64> = (0..1000)
+            .map(|i| (100_000.0 * 100f64.powf(i as f64 / 999.0)) as u64)
+            .collect();
+        let h = hist_of(&vals);
+        for q in [0.5, 0.95, 0.99] {
+            let truth = vals[((q * 1000.0) as usize).min(999) - 1] as f64;
+            let got = h.quantile_ns(q).unwrap();
+            assert!((got / truth - 1.0).abs() <= 0.125, "q{q}: {got} vs {truth}");
+        }
+        assert_eq!(h.count(), 1000);
+        assert_eq!(Hist::between(None, None).unwrap().quantile_ns(0.5), None);
+        // One value: every quantile lies in its bucket.
+        let one = hist_of(&[5_000_000]);
+        let (lo, hi) = bucket_bounds_ns(bucket_of(5_000_000));
+        let p = one.quantile_ns(0.99).unwrap();
+        assert!(p >= lo as f64 && p <= hi as f64);
+    }
+
+    fn raw(values_ns: &[u64]) -> RawHist {
+        let h = hist_of(values_ns);
+        RawHist {
+            buckets: h.counts,
+            sum_ns: h.sum_ns,
+        }
+    }
+
+    fn sample(ops: [RawHist; NOPS]) -> BlkSample {
+        BlkSample {
+            dropped: 0,
+            devs: vec![DevHists {
+                major: 7,
+                minor: 3,
+                ops,
+            }],
+        }
+    }
+
+    #[test]
+    fn intervals_are_differences_with_coverage() {
+        let empty = || raw(&[]);
+        let prev = sample([raw(&[1_000_000]), empty(), empty(), empty()]);
+        let cur = sample([
+            raw(&[1_000_000, 2_000_000, 2_000_000]),
+            raw(&[500_000]),
+            empty(),
+            empty(),
+        ]);
+        let l = device_latency(Some(DevKind::Loop), &prev, &cur, 7, 3, [2, 1, 0, 0]).unwrap();
+        let m = l.measured().unwrap();
+        assert_eq!(m.read.count, 2);
+        assert_eq!(m.read.mean_ms, Some(2.0));
+        assert_eq!(m.write.count, 1);
+        assert_eq!(m.coverage_pct, Some(100.0));
+        let mut j = m.clone();
+        j.judge(Some(500_000.0), None);
+        assert!(j.p95_vs_baseline_r.unwrap() > 3.0);
+        assert_eq!(j.overloaded, Some(true));
+        j.judge(None, None);
+        assert_eq!(j.overloaded, None);
+        assert_eq!(m.seen_and_counted(), (3, 3));
+        // Counters going backwards: no value.
+        assert_eq!(
+            device_latency(Some(DevKind::Loop), &cur, &prev, 7, 3, [0; 4]),
+            None
+        );
+        // A device first seen in this interval: its counts since the attach.
+        let l = device_latency(None, &BlkSample::default(), &cur, 7, 3, [3, 1, 0, 0]).unwrap();
+        assert_eq!(l.measured().unwrap().read.count, 3);
+        // Not seen at all while diskstats counted 200: 0 % and a warning.
+        let l = device_latency(None, &prev, &prev, 8, 0, [200, 0, 0, 0]).unwrap();
+        let m = l.measured().unwrap();
+        assert_eq!(m.coverage_pct, Some(0.0));
+        assert_eq!(m.seen_and_counted(), (0, 200));
+        // The warning looks at the run: not yet at 200 completions, then once.
+        let mut run = RunCoverage::default();
+        assert!(run.add(m, "sda").is_none());
+        let many = Measured {
+            read: OpLatency {
+                count: 900,
+                diskstats_count: 1000,
+                ..OpLatency::default()
+            },
+            ..Measured::default()
+        };
+        assert!(run
+            .add(&many, "sda")
+            .unwrap()
+            .contains("75.0 % of the 1200"));
+        assert!(run.add(&many, "sda").is_none());
+        // An interval short of completions followed by one with them to spare: no warning.
+        let mut run = RunCoverage::default();
+        let mut m = many.clone();
+        m.read.diskstats_count = 500;
+        m.read.count = 465;
+        assert!(run.add(&m, "vda").is_none());
+        m.read.count = 535;
+        assert!(run.add(&m, "vda").is_none());
+        assert_eq!(
+            device_latency(Some(DevKind::Dm), &prev, &cur, 253, 0, [1; 4]),
+            Some(DevLatency::NoRequestQueue)
+        );
+    }
+}

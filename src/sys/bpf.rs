@@ -1,0 +1,324 @@
+//! The optional block-latency source: loads the committed CO-RE object `bpf/iolat.bpf.o`
+//! (source `bpf/iolat.bpf.c`, rebuilt by `scripts/build-bpf.sh`; embedded, so building iosat
+//! needs no clang) with the `aya` crate, attaches it to the BTF-enabled tracepoint
+//! `block_rq_complete`, and reads its per-CPU histograms as cumulative counters. Dropping the
+//! [`BlockLatency`] detaches the program and frees the maps. When the source can't be had
+//! ([`open`] returns the reason: no capabilities, no BTF, lockdown, verifier, old kernel) the
+//! caller carries on with diskstats alone. The bucket layout is the C program's ABI and is
+//! defined here; its math lives in monitor::blklat. Must not import monitor/, load/, fsync/,
+//! analysis/, report/ or ui/.
+
+use aya::maps::{HashMap as BpfHashMap, PerCpuArray};
+use aya::programs::BtfTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
+use std::fmt;
+use std::path::Path;
+
+/// Latencies are counted in units of 2^UNIT_SHIFT ns (128 ns) — `UNIT_SHIFT` in the C source.
+pub const UNIT_SHIFT: u32 = 7;
+/// log2 of the sub-buckets per power of two (8) — `SUB_BITS`.
+pub const SUB_BITS: u32 = 3;
+/// Units at and above 2^MAX_LOG2 (about 68.7 s) land in the last bucket — `MAX_LOG2`.
+pub const MAX_LOG2: u32 = 29;
+/// Buckets per histogram — `NBUCKETS`.
+pub const NBUCKETS: usize = ((MAX_LOG2 - SUB_BITS + 1) as usize) << SUB_BITS;
+/// Operations per device, in the order of the C program's OP_* (read, write, discard, flush).
+pub const NOPS: usize = 4;
+
+/// The compiled program, aligned for the ELF parser.
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/iolat.bpf.o");
+
+/// `struct hist` of the C program: the buckets and the exact sum of latencies in ns.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Hist {
+    buckets: [u64; NBUCKETS],
+    sum_ns: u64,
+}
+
+// SAFETY: plain old data (u64s only, repr(C), no padding), valid for any bit pattern.
+unsafe impl aya::Pod for Hist {}
+
+/// One device's cumulative histogram of one operation (summed over the CPUs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawHist {
+    pub buckets: Vec<u64>,
+    pub sum_ns: u64,
+}
+
+/// One device's cumulative histograms, keyed by the kernel's device number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevHists {
+    pub major: u32,
+    pub minor: u32,
+    /// Read, write, discard, flush.
+    pub ops: [RawHist; NOPS],
+}
+
+/// Why there are no live latency percentiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// `--no-bpf`.
+    Disabled,
+    /// Counters come from a fixture tree (`--proc-root`), not from this kernel.
+    OtherRoot,
+    /// Neither CAP_BPF + CAP_PERFMON nor CAP_SYS_ADMIN.
+    NoCapabilities,
+    /// No `<sys>/kernel/btf/vmlinux` (kernel built without CONFIG_DEBUG_INFO_BTF).
+    NoBtf(std::path::PathBuf),
+    /// Kernel lockdown in confidentiality mode forbids BPF reading kernel memory.
+    Lockdown,
+    /// The kernel refused the program or its maps (verifier, old kernel, memory limit).
+    Refused(String),
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unavailable::Disabled => write!(f, "turned off by --no-bpf"),
+            Unavailable::OtherRoot => write!(f, "the counters are not this kernel's (--proc-root)"),
+            Unavailable::NoCapabilities => write!(
+                f,
+                "loading the block-latency BPF program needs CAP_BPF and CAP_PERFMON (or root)"
+            ),
+            Unavailable::NoBtf(p) => {
+                write!(f, "the kernel has no BTF ({} is missing)", p.display())
+            }
+            Unavailable::Lockdown => {
+                write!(f, "kernel lockdown (confidentiality) forbids BPF tracing")
+            }
+            Unavailable::Refused(why) => write!(f, "the kernel refused the BPF program: {why}"),
+        }
+    }
+}
+
+/// The attached program and its maps; detached when dropped.
+pub struct BlockLatency {
+    ebpf: Ebpf,
+}
+
+/// Device slots the maps hold: a slot is taken at a device's first completion; completions
+/// of devices beyond it are counted as dropped (they show as lost coverage).
+const MAX_SLOTS: u32 = 64;
+
+/// Capability bits (linux/capability.h).
+const CAP_SYS_ADMIN: u32 = 21;
+const CAP_PERFMON: u32 = 38;
+const CAP_BPF: u32 = 39;
+
+/// The effective capability set of `/proc/self/status` ("CapEff:\t000001ffffffffff").
+fn parse_cap_eff(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+}
+
+/// May this process load and attach a tracing program?
+fn capable(cap_eff: u64) -> bool {
+    let has = |c: u32| cap_eff & (1u64 << c) != 0;
+    (has(CAP_BPF) && has(CAP_PERFMON)) || has(CAP_SYS_ADMIN)
+}
+
+/// `/sys/kernel/security/lockdown` ("none integrity [confidentiality]"): confidentiality
+/// blocks BPF reading kernel memory.
+fn locked_down(lockdown: &str) -> bool {
+    lockdown.contains("[confidentiality]")
+}
+
+/// One line from an aya error chain: its first line and, for a verifier log (long), the line
+/// that says what was rejected.
+fn reason(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        parts.push(s.to_string());
+        src = s.source();
+    }
+    let joined = parts.join(": ");
+    // A verifier log ends in statistics; the reason is the line before them.
+    let noise = ["verification time", "stack depth", "processed ", ":"];
+    let last = joined
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !noise.iter().any(|n| l.starts_with(n)))
+        .unwrap_or("")
+        .to_string();
+    let first = joined.lines().next().unwrap_or("").trim().to_string();
+    if last == first {
+        first
+    } else {
+        format!("{first} … {last}")
+    }
+}
+
+/// Load and attach the program, or say why not. `proc_is_live`: the counters iosat reads
+/// are this kernel's (`/proc`, not a fixture tree); the kernel's BTF is read under `sys`.
+pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable> {
+    if !proc_is_live {
+        return Err(Unavailable::OtherRoot);
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if !parse_cap_eff(&status).is_some_and(capable) {
+        return Err(Unavailable::NoCapabilities);
+    }
+    let btf_path = sys.join("kernel/btf/vmlinux");
+    if !btf_path.exists() {
+        return Err(Unavailable::NoBtf(btf_path));
+    }
+    let lockdown =
+        std::fs::read_to_string(sys.join("kernel/security/lockdown")).unwrap_or_default();
+    if locked_down(&lockdown) {
+        return Err(Unavailable::Lockdown);
+    }
+    let refused = |e: &dyn std::error::Error| Unavailable::Refused(reason(e));
+    let btf = Btf::parse_file(&btf_path, aya::Endianness::default()).map_err(|e| refused(&e))?;
+    let mut ebpf = EbpfLoader::new()
+        .btf(Some(&btf))
+        .set_global("max_slots", &MAX_SLOTS, true)
+        .set_max_entries("slots", MAX_SLOTS)
+        .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
+        .load(OBJECT)
+        .map_err(|e| refused(&e))?;
+    let prog: &mut BtfTracePoint = ebpf
+        .program_mut("iolat_complete")
+        .ok_or_else(|| Unavailable::Refused("iolat_complete missing from the object".into()))?
+        .try_into()
+        .map_err(|e| refused(&e))?;
+    prog.load("block_rq_complete", &btf)
+        .map_err(|e| refused(&e))?;
+    prog.attach().map_err(|e| refused(&e))?;
+    Ok(BlockLatency { ebpf })
+}
+
+/// The source for the commands that read `root` (`stat`, `exporter`): None with `off`
+/// (`--no-bpf`) or when the counters come from a fixture tree (`--proc-root`: not this
+/// kernel's); Err with the one line that says why there are no live percentiles.
+pub fn attach(root: &super::Root, off: bool) -> Result<Option<BlockLatency>, String> {
+    if off {
+        return Ok(None);
+    }
+    match open(root.proc == super::Root::default().proc, &root.sys) {
+        Ok(b) => Ok(Some(b)),
+        Err(Unavailable::OtherRoot | Unavailable::Disabled) => Ok(None),
+        Err(why) => Err(format!(
+            "no live latency percentiles: {why}; carrying on with /proc/diskstats alone"
+        )),
+    }
+}
+
+impl BlockLatency {
+    /// The cumulative histograms of every device that completed a request since the attach,
+    /// sorted by device number, and the completions dropped for want of a slot.
+    pub fn read(&self) -> Result<(Vec<DevHists>, u64), String> {
+        let slots: BpfHashMap<_, u32, u32> = self
+            .ebpf
+            .map("slots")
+            .ok_or("no slots map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
+        let hists: PerCpuArray<_, Hist> = self
+            .ebpf
+            .map("hists")
+            .ok_or("no hists map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
+        let state: aya::maps::Array<_, u64> = self
+            .ebpf
+            .map("state")
+            .ok_or("no state map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
+        let dropped = state.get(&1, 0).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        for kv in slots.iter() {
+            let (dev, slot) = kv.map_err(|e| e.to_string())?;
+            let mut ops: [RawHist; NOPS] = std::array::from_fn(|_| RawHist {
+                buckets: vec![0; NBUCKETS],
+                sum_ns: 0,
+            });
+            for (op, raw) in ops.iter_mut().enumerate() {
+                let idx = slot * NOPS as u32 + op as u32;
+                let per_cpu = hists.get(&idx, 0).map_err(|e| e.to_string())?;
+                for h in per_cpu.iter() {
+                    for (a, b) in raw.buckets.iter_mut().zip(h.buckets.iter()) {
+                        *a = a.wrapping_add(*b);
+                    }
+                    raw.sum_ns = raw.sum_ns.wrapping_add(h.sum_ns);
+                }
+            }
+            out.push(DevHists {
+                major: dev >> 20,
+                minor: dev & ((1 << 20) - 1),
+                ops,
+            });
+        }
+        out.sort_by_key(|d| (d.major, d.minor));
+        Ok((out, dropped))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities() {
+        let st = "Name:\tiosat\nCapEff:\t000001ffffffffff\n";
+        assert_eq!(parse_cap_eff(st), Some(0x1ff_ffff_ffff));
+        assert!(capable(0x1ff_ffff_ffff));
+        assert!(!capable(0));
+        assert!(capable(1 << CAP_SYS_ADMIN));
+        assert!(capable((1 << CAP_BPF) | (1 << CAP_PERFMON)));
+        assert!(!capable(1 << CAP_BPF));
+        assert_eq!(parse_cap_eff("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn a_verifier_log_gives_one_line_with_its_reason() {
+        let log = std::io::Error::other(
+            "the BPF_PROG_LOAD syscall failed. Verifier output: 0: R1=ctx() R10=fp0\n\
+             166: (79) r1 = *(u64 *)(r2 +0)\n\
+             R2 unbounded memory access, make sure to bounds check any such access\n\
+             verification time 1711 usec\nstack depth 8\n\
+             processed 74 insns (limit 1000000)\n",
+        );
+        let r = reason(&log);
+        assert!(!r.contains('\n'), "{r}");
+        assert!(r.starts_with("the BPF_PROG_LOAD syscall failed"), "{r}");
+        assert!(
+            r.ends_with("R2 unbounded memory access, make sure to bounds check any such access"),
+            "{r}"
+        );
+        let why = Unavailable::Refused(r).to_string();
+        assert!(why.starts_with("the kernel refused the BPF program: "));
+        assert!(Unavailable::NoBtf("/sys/kernel/btf/vmlinux".into())
+            .to_string()
+            .contains("/sys/kernel/btf/vmlinux is missing"));
+    }
+
+    #[test]
+    fn lockdown_modes() {
+        assert!(!locked_down("[none] integrity confidentiality\n"));
+        assert!(!locked_down("none [integrity] confidentiality\n"));
+        assert!(locked_down("none integrity [confidentiality]\n"));
+        assert!(!locked_down(""));
+    }
+
+    #[test]
+    fn the_layout_matches_the_c_program() {
+        let c = include_str!("../../bpf/iolat.bpf.c");
+        let define = |name: &str| -> u32 {
+            let l = c
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("no #define {name}"));
+            l.split_whitespace().nth(2).unwrap().parse().unwrap()
+        };
+        assert_eq!(define("UNIT_SHIFT"), UNIT_SHIFT);
+        assert_eq!(define("SUB_BITS"), SUB_BITS);
+        assert_eq!(define("MAX_LOG2"), MAX_LOG2);
+        assert_eq!(define("NOPS") as usize, NOPS);
+        assert_eq!(std::mem::size_of::<Hist>(), (NBUCKETS + 1) * 8);
+    }
+}
