@@ -445,6 +445,8 @@ fn run_level(
 ) -> Result<LevelRun> {
     let ctl = LevelCtl::default();
     let simulated = engine.name() == "sim";
+    // Real workers wait at the window's end until it has been read (their schedstat).
+    ctl.hold.store(!simulated, Relaxed);
     std::thread::scope(|s| {
         let handle = s.spawn(|| engine.run_level(ls, &ctl));
         let t0 = now_ns();
@@ -468,6 +470,7 @@ fn run_level(
                 if sched_last.is_none() && now >= end_at {
                     last = watch.and_then(DeviceWatch::mark);
                     sched_last = Some(SchedMark::read(root));
+                    ctl.released.store(true, Relaxed);
                 }
                 if now >= next_draw {
                     let measured = now.saturating_sub(measure_at).min(ls.duration_ns);

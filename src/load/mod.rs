@@ -60,6 +60,33 @@ pub struct LevelCtl {
     pub stop: AtomicBool,
     /// Completed I/Os so far in this level (measured phase), for progress display.
     pub ops_done: AtomicU64,
+    /// Set by the level driver before the level: workers that finished their window wait for
+    /// `released` before they exit, so the driver reads their scheduler delay at the window's
+    /// end while they still exist (an exited thread's schedstat is gone, and on a busy machine
+    /// the driver can wake after the workers have finished).
+    pub hold: AtomicBool,
+    /// Set by the driver once it has read the window's end.
+    pub released: AtomicBool,
+}
+
+/// The longest a worker waits for [`LevelCtl::released`]: a driver that never releases (it
+/// failed) costs a level this much, never a hang.
+pub const HOLD_LIMIT_NS: u64 = 2_000_000_000;
+
+impl LevelCtl {
+    /// Called by each worker after its window: with `hold` set, wait until the driver has read
+    /// the window's end (or a stop, or [`HOLD_LIMIT_NS`]); otherwise return at once.
+    pub fn wait_release(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.hold.load(Relaxed) {
+            return;
+        }
+        let until = workload::now_ns() + HOLD_LIMIT_NS;
+        while !self.released.load(Relaxed) && !self.stop.load(Relaxed) && workload::now_ns() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
 }
 
 /// What an engine measured in one level, merged over its workers.
@@ -174,3 +201,36 @@ pub mod trust;
 pub mod uring;
 pub mod windows;
 pub mod workload;
+
+#[cfg(test)]
+mod ctl_tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    #[test]
+    fn workers_wait_for_the_driver_only_when_held() {
+        let ctl = LevelCtl::default();
+        let t0 = workload::now_ns();
+        ctl.wait_release();
+        assert!(
+            workload::now_ns() - t0 < HOLD_LIMIT_NS / 2,
+            "no hold: no wait"
+        );
+        ctl.hold.store(true, Relaxed);
+        std::thread::scope(|s| {
+            let w = s.spawn(|| {
+                ctl.wait_release();
+                ctl.released.load(Relaxed)
+            });
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert!(!w.is_finished(), "held until released");
+            ctl.released.store(true, Relaxed);
+            assert!(w.join().unwrap());
+        });
+        // A stop releases too.
+        let ctl = LevelCtl::default();
+        ctl.hold.store(true, Relaxed);
+        ctl.stop.store(true, Relaxed);
+        ctl.wait_release();
+    }
+}

@@ -45,7 +45,11 @@ impl Engine for SyncEngine {
             self.size_bytes,
             &self.path,
             Some(256 * 1024),
-            |gen, seed| worker(fd, bs, seed, gen, window, ctl),
+            |gen, seed| {
+                let r = worker(fd, bs, seed, gen, window, ctl);
+                ctl.wait_release();
+                r
+            },
         )
     }
 }

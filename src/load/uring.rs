@@ -75,7 +75,11 @@ impl Engine for UringEngine {
             self.size_bytes,
             &self.path,
             None,
-            |gen, seed| worker(fd, bs, depth, seed, gen, window, ctl),
+            |gen, seed| {
+                let r = worker(fd, bs, depth, seed, gen, window, ctl);
+                ctl.wait_release();
+                r
+            },
         )
     }
 }
