@@ -95,7 +95,7 @@ impl SubWindows {
     }
 
     /// Per-window figures of a level whose measured phase was split into windows of
-    /// `span_ns` and lasted `elapsed_ns` (the last window runs to the last completion).
+    /// `span_ns` and lasted `elapsed_ns` (the whole window, or up to the last counted completion of a level cut short).
     /// Windows that ran less than half their span (a level cut short) are left out.
     pub fn figures(&self, span_ns: u64, elapsed_ns: u64) -> Vec<WindowFigures> {
         let mut out = Vec::new();
