@@ -519,17 +519,9 @@ impl SweepReport {
     /// combined point (as the analysis sees it), the mean kernel view, Little's law on the
     /// combined figures, whether any measurement was cut short, and how many were combined.
     pub fn combined_levels(&self) -> Vec<CombinedLevel> {
-        let mut order: Vec<u32> = Vec::new();
-        for l in &self.levels {
-            if !order.contains(&l.concurrency) {
-                order.push(l.concurrency);
-            }
-        }
-        order
-            .iter()
-            .filter_map(|&c| {
-                let same: Vec<&LevelResult> =
-                    self.levels.iter().filter(|l| l.concurrency == c).collect();
+        self.by_concurrency()
+            .into_iter()
+            .filter_map(|(c, same)| {
                 if let [one] = same.as_slice() {
                     return Some(CombinedLevel {
                         point: one.point(),
@@ -562,6 +554,15 @@ impl SweepReport {
     /// What the analysis sees: one point per concurrency, combining every repeat
     /// ([`combined_point`]), in the order the concurrencies were first measured.
     pub fn points(&self) -> Vec<LevelPoint> {
+        self.by_concurrency()
+            .into_iter()
+            .filter_map(|(_, same)| combined_point(&same))
+            .collect()
+    }
+
+    /// Every measurement of each concurrency (`--repeat` passes, re-measures), the
+    /// concurrencies in the order first measured.
+    fn by_concurrency(&self) -> Vec<(u32, Vec<&LevelResult>)> {
         let mut order: Vec<u32> = Vec::new();
         for l in &self.levels {
             if !order.contains(&l.concurrency) {
@@ -569,11 +570,12 @@ impl SweepReport {
             }
         }
         order
-            .iter()
-            .filter_map(|&c| {
-                let same: Vec<&LevelResult> =
-                    self.levels.iter().filter(|l| l.concurrency == c).collect();
-                combined_point(&same)
+            .into_iter()
+            .map(|c| {
+                (
+                    c,
+                    self.levels.iter().filter(|l| l.concurrency == c).collect(),
+                )
             })
             .collect()
     }
