@@ -26,6 +26,29 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     crate::sys::fs::bad_line_warnings(&spec.input, &bad)
         .into_iter()
         .for_each(crate::error::warn);
+    // The stat kind has one CSV layout, the one `stat --csv` prints: a recording is replayed
+    // as `stat --replay FILE --all --csv` would, stat's JSON lines are read column by column.
+    if spec.format == crate::report::Format::Csv {
+        if rstat::is_recording(&text) {
+            let stat = crate::config::stat::StatSpec::replay_of(
+                &spec.input,
+                spec.format,
+                spec.profile_dir.clone(),
+            );
+            let profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
+            let mut csv = String::new();
+            super::stat::replay(&stat, &spec.input, profiles, &mut |s| {
+                csv.push_str(s);
+                Ok(())
+            })?;
+            write_out(&spec, &csv)?;
+            return Ok(0);
+        }
+        if rstat::is_stat_json(&text) {
+            write_out(&spec, &crate::report::stat_view::csv_from_json_lines(&text))?;
+            return Ok(0);
+        }
+    }
     let report = if rstat::is_recording(&text) {
         let store = SeriesStore::from_text(&text).map_err(parse_error(&spec.input))?;
         // Profiles are judged against this machine's view of the devices (the real root).
@@ -35,14 +58,17 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     } else {
         crate::report::load(&text).map_err(parse_error(&spec.input))?
     };
-    let bytes = crate::report::render(&report, spec.format);
+    write_out(&spec, &crate::report::render(&report, spec.format))?;
+    Ok(0)
+}
+
+fn write_out(spec: &ReportSpec, bytes: &str) -> Result<(), Error> {
     match &spec.output {
         // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
-        Some(path) => crate::sys::fs::write_new_file(path, bytes.as_bytes(), spec.force)?,
+        Some(path) => crate::sys::fs::write_new_file(path, bytes.as_bytes(), spec.force),
         None => std::io::stdout()
             .lock()
             .write_all(bytes.as_bytes())
-            .map_err(|e| Error::io("<stdout>", e))?,
+            .map_err(|e| Error::io("<stdout>", e)),
     }
-    Ok(0)
 }

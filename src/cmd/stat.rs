@@ -31,7 +31,7 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
     };
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     match &spec.replay {
-        Some(path) => replay(&spec, path, profiles, &mut out)?,
+        Some(path) => replay(&spec, path, profiles, &mut |s| emit(&mut out, s))?,
         None => {
             // Ctrl-C (or SIGTERM, SIGHUP) ends the run between samples: the recording ends on
             // a whole sample and the --html page is drawn from all of it before exiting 130.
@@ -92,11 +92,13 @@ fn stat_envelope(first: &crate::monitor::interval::IntervalReport) -> crate::env
     crate::envelope::Envelope::at("stat", view::SCHEMA_VERSION, wall_ns)
 }
 
-fn replay(
+/// Replay a recording: each report rendered in `spec.format` goes to `out` as it comes
+/// (stdout and -o for `stat --replay`; a string for `iosat report FILE --csv`).
+pub(crate) fn replay(
     spec: &StatSpec,
     path: &Path,
     mut profiles: ProfileCache,
-    out: &mut Sink,
+    out: &mut dyn FnMut(&str) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let (text, bad) = crate::sys::fs::read_text(path)?;
     crate::sys::fs::bad_line_warnings(path, &bad)
@@ -123,12 +125,12 @@ fn replay(
         let mut envelope = None;
         for step in steps {
             match step? {
-                Step::Start { profiled } => emit(out, &view::preamble(spec.format, profiled))?,
+                Step::Start { profiled } => out(&view::preamble(spec.format, profiled))?,
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
                     let r = r.shown(spec.cpu, spec.omit_idle);
                     let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-                    emit(out, &view::render(&r, spec.format, env))?;
+                    out(&view::render(&r, spec.format, env))?;
                     reports += 1;
                     if spec.count.is_some_and(|c| reports >= c) {
                         break;

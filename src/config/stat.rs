@@ -34,6 +34,34 @@ pub struct StatSpec {
     pub no_bpf: bool,
 }
 
+impl StatSpec {
+    /// What `iosat report FILE --csv` replays a recording with: every device (partitions and
+    /// idle ones too), the CPU columns, no count, as `iosat stat --replay FILE --all --csv`.
+    pub fn replay_of(path: &Path, format: Format, profile_dir: Option<PathBuf>) -> StatSpec {
+        StatSpec {
+            interval_ns: MIN_INTERVAL_NS,
+            count: None,
+            since_boot: false,
+            no_bpf: true,
+            selection: Selection {
+                patterns: Vec::new(),
+                partitions: true,
+                all: true,
+            },
+            format,
+            record: None,
+            replay: Some(path.to_path_buf()),
+            html: None,
+            root: Root::default(),
+            omit_idle: false,
+            cpu: true,
+            output: None,
+            force: false,
+            profile_dir,
+        }
+    }
+}
+
 /// Shortest interval accepted: below 10 ms the kernel's ms counters make every rate noise.
 pub const MIN_INTERVAL_NS: u64 = 10_000_000;
 /// Longest interval accepted (one day).

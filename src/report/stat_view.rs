@@ -313,6 +313,81 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     s
 }
 
+/// `stat --csv`'s layout from the lines `stat --json` printed: `iosat report` of stat lines
+/// writes the same CSV as the live command (the values as stat computed them: each column is
+/// read under its JSON key). Lines that are not stat objects are left out.
+pub fn csv_from_json_lines(text: &str) -> String {
+    use serde_json::Value;
+    let mut s = preamble(Format::Csv, false);
+    let text_of = |v: &Value| match v {
+        Value::Null => String::new(),
+        Value::String(x) => x.clone(),
+        Value::Number(n) => n
+            .as_f64()
+            .map(|f| f.to_string())
+            .unwrap_or_else(|| n.to_string()),
+        other => other.to_string(),
+    };
+    let field = |v: &str| {
+        if v.contains([',', '"', '\n']) {
+            format!("\"{}\"", v.replace('"', "\"\""))
+        } else {
+            v.to_string()
+        }
+    };
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(l) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(devices) = l["devices"].as_array() else {
+            continue;
+        };
+        let head = ["timestamp", "start_timestamp", "interval_s", "since_boot"]
+            .map(|k| text_of(&l[k]))
+            .join(",");
+        for d in devices {
+            s.push_str(&head);
+            for k in ["disk_device", "kernel_name"] {
+                s.push(',');
+                s.push_str(&field(&text_of(&d[k])));
+            }
+            for k in ["major", "minor", "kind"] {
+                s.push(',');
+                s.push_str(&text_of(&d[k]));
+            }
+            for c in DISK {
+                s.push(',');
+                s.push_str(&text_of(&d[c.json]));
+            }
+            for k in ["wrapped_ms_fields", "no_value"] {
+                s.push(',');
+                s.push_str(&text_of(&d[k]));
+            }
+            let p = &d["profile"];
+            s.push(',');
+            s.push_str(&text_of(&p["id"]));
+            for c in PROFILE {
+                s.push(',');
+                s.push_str(&text_of(&p[c.json]));
+            }
+            let lat: Option<crate::monitor::blklat::Measured> =
+                serde_json::from_value(d["latency"].clone()).ok();
+            for c in LATENCY {
+                s.push(',');
+                if let Some(v) = lat.as_ref().and_then(c.get) {
+                    s.push_str(&v.to_string());
+                }
+            }
+            for k in CPU_KEYS {
+                s.push(',');
+                s.push_str(&text_of(&l["avg-cpu"][k]));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
 fn csv(r: &IntervalReport) -> String {
     let mut s = String::new();
     let ts = iso_utc(r.end_wall_ns);

@@ -165,6 +165,39 @@ fn recording_markdown_and_csv() {
 }
 
 #[test]
+fn stat_has_one_csv_layout_live_replayed_and_reported() {
+    // Issue 16: one CSV layout per result kind, the live command's and `report`'s alike.
+    let prof = profile_dir();
+    let dir = prof.path().to_str().unwrap();
+    let rec = fixture("loop.rec");
+    let stat = |fmt: &str| {
+        ok_stdout(
+            &iosat()
+                .args(["stat", "--all", fmt, "--profile-dir", dir, "--replay"])
+                .arg(&rec)
+                .output()
+                .unwrap(),
+        )
+    };
+    let live_csv = stat("--csv");
+    // A recording, reported.
+    let csv = recording("csv").replace("PROFILE_DIR", dir);
+    assert_eq!(csv, live_csv);
+    // stat's JSON lines, reported.
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = tmp.path().join("stat.jsonl");
+    std::fs::write(&lines, stat("--json")).unwrap();
+    let from_json = ok_stdout(&report(&[lines.to_str().unwrap(), "--format", "csv"]));
+    assert_eq!(from_json, live_csv);
+    let header = live_csv.lines().next().unwrap();
+    assert!(
+        header.starts_with("timestamp,") && !header.contains('%'),
+        "{header}"
+    );
+    assert!(live_csv.lines().count() > 3, "{live_csv}");
+}
+
+#[test]
 fn fsync_tables_carry_the_json_numbers() {
     let f = fixture("fsync.json");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
@@ -200,7 +233,7 @@ fn recording_rows_are_what_stat_replay_prints() {
         .lines()
         .skip(1)
         .map(|l| l.split(',').map(str::to_string).collect())
-        .filter(|r: &Vec<String>| r[0] == "loop1")
+        .filter(|r: &Vec<String>| r[col("disk_device")] == "loop1")
         .collect();
     let prof = profile_dir();
     let out = iosat()
@@ -223,24 +256,18 @@ fn recording_rows_are_what_stat_replay_prints() {
             None => cell.is_empty(),
         };
         assert!(close(&o[col("r/s")], &d["r/s"], 2), "{o:?} vs {d}");
-        assert!(
-            close(&o[col("r_await_ms")], &d["r_await"], 3),
-            "{o:?} vs {d}"
-        );
-        assert!(
-            close(&o[col("w_await_ms")], &d["w_await"], 3),
-            "{o:?} vs {d}"
-        );
-        assert!(close(&o[col("util_pct")], &d["util"], 2), "{o:?} vs {d}");
+        assert!(close(&o[col("r_await")], &d["r_await"], 3), "{o:?} vs {d}");
+        assert!(close(&o[col("w_await")], &d["w_await"], 3), "{o:?} vs {d}");
+        assert!(close(&o[col("util")], &d["util"], 2), "{o:?} vs {d}");
         assert!(close(&o[col("aqu-sz")], &d["aqu-sz"], 2), "{o:?} vs {d}");
         // Saturation: what stat computes against the same profile.
         assert!(close(
-            &o[col("r_saturation")],
+            &o[col("saturation_r")],
             &d["profile"]["saturation_r"],
             2
         ));
         assert!(close(
-            &o[col("w_saturation")],
+            &o[col("saturation_w")],
             &d["profile"]["saturation_w"],
             2
         ));
