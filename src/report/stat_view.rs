@@ -3,7 +3,7 @@
 //! Returns strings, does no IO, reads no clock: the same reports give the same bytes (replay
 //! is byte-identical). Imports monitor/ and report::table; must not import cmd/, cli/ or ui/.
 
-use super::table::Table;
+use super::table::{csv_field, Table};
 use super::Format;
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
@@ -328,13 +328,6 @@ pub fn csv_from_json_lines(text: &str) -> String {
             .unwrap_or_else(|| n.to_string()),
         other => other.to_string(),
     };
-    let field = |v: &str| {
-        if v.contains([',', '"', '\n']) {
-            format!("\"{}\"", v.replace('"', "\"\""))
-        } else {
-            v.to_string()
-        }
-    };
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Ok(l) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -349,7 +342,7 @@ pub fn csv_from_json_lines(text: &str) -> String {
             s.push_str(&head);
             for k in ["disk_device", "kernel_name"] {
                 s.push(',');
-                s.push_str(&field(&text_of(&d[k])));
+                s.push_str(&csv_field(&text_of(&d[k])));
             }
             for k in ["major", "minor", "kind"] {
                 s.push(',');
@@ -393,19 +386,12 @@ fn csv(r: &IntervalReport) -> String {
     let ts = iso_utc(r.end_wall_ns);
     let start = iso_utc(r.start_wall_ns);
     for d in &r.devices {
-        let field = |v: &str| {
-            if v.contains([',', '"', '\n']) {
-                format!("\"{}\"", v.replace('"', "\"\""))
-            } else {
-                v.to_string()
-            }
-        };
         s.push_str(&format!(
             "{ts},{start},{},{},{},{},{},{},{}",
             r.interval_s(),
             r.since_boot,
-            field(&d.meta.display_name),
-            field(&d.kernel_name),
+            csv_field(&d.meta.display_name),
+            csv_field(&d.kernel_name),
             d.major,
             d.minor,
             d.meta.kind.map_or("", |k| k.as_str())

@@ -172,20 +172,23 @@ impl Table {
 
     /// RFC 4180 CSV: fields with a comma, quote or newline are quoted.
     pub fn to_csv(&self) -> String {
-        let field = |s: &str| {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_string()
-            }
-        };
         let mut out = String::new();
         for row in std::iter::once(&self.headers).chain(self.rows.iter()) {
-            let cells: Vec<String> = row.iter().map(|c| field(c)).collect();
+            let cells: Vec<String> = row.iter().map(|c| csv_field(c)).collect();
             out.push_str(&cells.join(","));
             out.push('\n');
         }
         out
+    }
+}
+
+/// One CSV cell (RFC 4180): quoted, with its quotes doubled, when it holds a comma, a quote or
+/// a line break.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
     }
 }
 
