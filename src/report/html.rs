@@ -167,8 +167,8 @@ fn sweep_context(r: &SweepReport) -> Vec<(&'static str, String)> {
         "O_DIRECT",
         if w.direct { "yes" } else { "no (buffered)" }.into(),
     ));
-    let mut lv: Vec<u32> = r.levels.iter().map(|l| l.concurrency).collect();
-    lv.dedup();
+    // Each concurrency once: --repeat passes and re-measures measure some again.
+    let lv: Vec<u32> = r.points().iter().map(|p| p.concurrency).collect();
     v.push((
         "levels",
         lv.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
@@ -770,11 +770,22 @@ mod tests {
         r.target.disk_device = Some("nvme0n1".into());
         r.target.disk_model = Some("Samsung SSD 990".into());
         r.target.disk_size_bytes = Some(1 << 40);
+        // A pass measured again (--repeat, the adaptive re-measure) lists each level once.
+        for (c, rep) in [(1, 0), (2, 0), (4, 0), (2, 1), (4, 1)] {
+            r.levels.push(crate::load::result::LevelResult {
+                concurrency: c,
+                repeat: rep,
+                ios: 100,
+                elapsed_ns: 1_000_000,
+                ..Default::default()
+            });
+        }
         let rows = sweep_context(&r);
         let get = |k: &str| rows.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
         assert_eq!(get("host").as_deref(), Some("db7"));
         assert_eq!(get("kernel").as_deref(), Some("6.18.0"));
         assert_eq!(get("CPUs").as_deref(), Some("2"));
+        assert_eq!(get("levels").as_deref(), Some("1, 2, 4"));
         let dev = get("device").unwrap();
         assert!(
             dev.starts_with("nvme0n1 (Samsung SSD 990, ") && dev.contains("TiB"),

@@ -248,8 +248,10 @@ fn block_line(r: &SweepReport) -> Option<String> {
         .iter()
         .filter_map(|l| Some((l, block_of(l)?)))
         .collect();
-    let (lo, lo_b) = with.first()?;
-    let (hi, hi_b) = with.last()?;
+    // The lowest and highest concurrency measured (re-measures come after the series, so the
+    // last level measured need not be the deepest).
+    let (lo, lo_b) = with.iter().min_by_key(|(l, _)| l.concurrency)?;
+    let (hi, hi_b) = with.iter().max_by_key(|(l, _)| l.concurrency)?;
     let part = |l: &LevelResult, b: &OpLatency| -> Option<(f64, f64)> {
         let engine = l.latency_ns.p50 as f64;
         let blk = b.p50_ms? * 1e6;
