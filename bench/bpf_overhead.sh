@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of iosat's block-latency BPF program (issue 14), side by side in one run:
 #
-#   A. Kernel CPU per completion: iosat's one-hook program (tp_btf/block_rq_complete, attached
+#   A. Kernel CPU per completion: iosat's one-hook program (tp_btf/block_io_done, or block_rq_complete before 6.5, attached
 #      by `iosat stat`) against a biolatency-style issue+complete pair with an in-flight map
 #      (bpftrace on the block_rq_issue/block_rq_complete tracepoints, keyed by device and
 #      sector), each under the same fio load. From the kernel's own BPF run-time statistics
@@ -81,7 +81,7 @@ if [[ " $SECTIONS " == *" A "* ]]; then
     for who in iosat bpftrace; do
       if [ "$who" = iosat ]; then
         start_iosat
-        sel='.name == "iolat_complete"'
+        sel='(.name == "iolat_done" or .name == "iolat_complete")'
       else
         bpftrace -e '
           tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; }
@@ -118,7 +118,7 @@ if [[ " $SECTIONS " == *" A "* ]]; then
   echo
   echo "| program | ns per completion (median) |"
   echo "|---|---|"
-  echo "| iosat (tp_btf block_rq_complete, per-CPU histogram) | $mi |"
+  echo "| iosat (tp_btf block_io_done, per-CPU histogram) | $mi |"
   echo "| bpftrace issue+complete with in-flight map | $mb |"
   echo "| ratio iosat / bpftrace | $(awk -v a="$mi" -v b="$mb" 'BEGIN {printf "%.2f", b ? a / b : 0}') |"
   echo

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// iosat's block-latency source: one hook on request completion (the BTF-enabled tracepoint
-// block_rq_complete, kernel >= 5.5), latency = completion time - the request's own
-// start_time_ns (the start blk_account_io_done() subtracts for diskstats' *_ms fields, see
-// block/blk-mq.c), added to a per-device, per-op log-linear histogram with an exact sum in a
-// per-CPU array. User space reads the cumulative counters and takes differences.
+// iosat's block-latency source: one hook on request completion, latency = completion time -
+// the request's own start_time_ns (the start blk_account_io_done() subtracts for diskstats'
+// *_ms fields, see block/blk-mq.c), added to a per-device, per-op log-linear histogram with an
+// exact sum in a per-CPU array. User space reads the cumulative counters and takes differences.
+//
+// Two entry points; the loader attaches one:
+// - iolat_done on the BTF-enabled tracepoint block_io_done (kernel >= 6.5), which fires inside
+//   blk_account_io_done() itself, right after the time diskstats subtracts from: the sums agree
+//   with Δ*_ms to the counters' own truncation.
+// - iolat_complete on block_rq_complete (kernel >= 5.5), which fires in blk_update_request()
+//   before the bios' completion callbacks run, so each latency is short of diskstats' by the
+//   time those callbacks take (a few µs per request).
 //
 // CO-RE without a vmlinux.h: the few kernel types are declared below with
 // preserve_access_index, so the loader relocates their field offsets against the running
@@ -157,13 +164,9 @@ static __always_inline __u32 *slot_of(__u32 dev)
 	return bpf_map_lookup_elem(&slots, &dev);
 }
 
-SEC("tp_btf/block_rq_complete")
-int iolat_complete(__u64 *ctx)
+// What both entry points do with a request that has finished whole at time `now`.
+static __always_inline int account(struct request *rq, __u64 now)
 {
-	struct request *rq = (struct request *)ctx[0];
-	__u32 nr_bytes = (__u32)ctx[2];
-	__u64 now = bpf_ktime_get_ns();
-
 	__u32 flush_seq = rqf_bit(__builtin_preserve_enum_value(
 					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 0),
 				  __builtin_preserve_enum_value(
@@ -176,9 +179,6 @@ int iolat_complete(__u64 *ctx)
 				13);
 
 	__u32 rq_flags = rq->rq_flags;
-	// A partial completion (blk_update_request with bytes left): the request goes on.
-	if (nr_bytes < rq->__data_len)
-		return 0;
 	__u32 op = rq->cmd_flags & REQ_OP_MASK;
 	__u32 kind;
 	if (op == REQ_OP_FLUSH) {
@@ -224,6 +224,26 @@ int iolat_complete(__u64 *ctx)
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
 	return 0;
+}
+
+// blk_account_io_done(rq, now): once per request, whole, next to diskstats' own accounting.
+SEC("tp_btf/block_io_done")
+int iolat_done(__u64 *ctx)
+{
+	return account((struct request *)ctx[0], bpf_ktime_get_ns());
+}
+
+// blk_update_request(rq, error, nr_bytes): also for partial completions, skipped here.
+SEC("tp_btf/block_rq_complete")
+int iolat_complete(__u64 *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	__u32 nr_bytes = (__u32)ctx[2];
+	__u64 now = bpf_ktime_get_ns();
+	// A partial completion (blk_update_request with bytes left): the request goes on.
+	if (nr_bytes < rq->__data_len)
+		return 0;
+	return account(rq, now);
 }
 
 char LICENSE[] SEC("license") = "GPL";

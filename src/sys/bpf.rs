@@ -1,6 +1,7 @@
 //! The optional block-latency source: loads the committed CO-RE object `bpf/iolat.bpf.o`
 //! (source `bpf/iolat.bpf.c`, rebuilt by `scripts/build-bpf.sh`; embedded, so building iosat
 //! needs no clang) with the `aya` crate, attaches it to the BTF-enabled tracepoint
+//! `block_io_done` (6.5+: inside diskstats' own completion accounting) or, on older kernels,
 //! `block_rq_complete`, and reads its per-CPU histograms as cumulative counters. Dropping the
 //! [`BlockLatency`] detaches the program and frees the maps. When the source can't be had
 //! ([`open`] returns the reason: no capabilities, no BTF, lockdown, verifier, old kernel) the
@@ -95,6 +96,7 @@ impl fmt::Display for Unavailable {
 /// The attached program and its maps; detached when dropped.
 pub struct BlockLatency {
     ebpf: Ebpf,
+    hook: Hook,
 }
 
 /// Device slots the maps hold: a slot is taken at a device's first completion; completions
@@ -180,15 +182,49 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
         .load(OBJECT)
         .map_err(|e| refused(&e))?;
+    // The hook next to diskstats' accounting where the kernel has it (its BTF names the
+    // tracepoint); the older one else, or when the newer is refused.
+    let mut last = None;
+    for hook in [Hook::IoDone, Hook::RqComplete] {
+        match attach_one(&mut ebpf, &btf, hook) {
+            Ok(()) => return Ok(BlockLatency { ebpf, hook }),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("two hooks tried"))
+}
+
+fn attach_one(ebpf: &mut Ebpf, btf: &Btf, hook: Hook) -> Result<(), Unavailable> {
+    let refused = |e: &dyn std::error::Error| Unavailable::Refused(reason(e));
+    let (name, tracepoint) = hook.program();
     let prog: &mut BtfTracePoint = ebpf
-        .program_mut("iolat_complete")
-        .ok_or_else(|| Unavailable::Refused("iolat_complete missing from the object".into()))?
+        .program_mut(name)
+        .ok_or_else(|| Unavailable::Refused(format!("{name} missing from the object")))?
         .try_into()
         .map_err(|e| refused(&e))?;
-    prog.load("block_rq_complete", &btf)
-        .map_err(|e| refused(&e))?;
+    prog.load(tracepoint, btf).map_err(|e| refused(&e))?;
     prog.attach().map_err(|e| refused(&e))?;
-    Ok(BlockLatency { ebpf })
+    Ok(())
+}
+
+/// Where the program is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    /// `block_io_done` (6.5+), in blk_account_io_done(): the latency diskstats sums.
+    IoDone,
+    /// `block_rq_complete` (5.5+), in blk_update_request(), before the bios' completion
+    /// callbacks: a few µs per request short of diskstats' latency.
+    RqComplete,
+}
+
+impl Hook {
+    /// The C program and the tracepoint it attaches to.
+    pub fn program(self) -> (&'static str, &'static str) {
+        match self {
+            Hook::IoDone => ("iolat_done", "block_io_done"),
+            Hook::RqComplete => ("iolat_complete", "block_rq_complete"),
+        }
+    }
 }
 
 /// The source for the commands that read `root` (`stat`, `exporter`): None with `off`
@@ -208,6 +244,11 @@ pub fn attach(root: &super::Root, off: bool) -> Result<Option<BlockLatency>, Str
 }
 
 impl BlockLatency {
+    /// The tracepoint the program is attached to.
+    pub fn hook(&self) -> Hook {
+        self.hook
+    }
+
     /// The cumulative histograms of every device that completed a request since the attach,
     /// sorted by device number, and the completions dropped for want of a slot.
     pub fn read(&self) -> Result<(Vec<DevHists>, u64), String> {
