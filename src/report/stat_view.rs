@@ -142,6 +142,31 @@ fn no_value_notes(r: &IntervalReport) -> String {
             s.push_str(&format!("# {}: {n}\n", d.meta.display_name));
         }
     }
+    // The 3x-p95 rule on the block layer's live p95, in words (the ratios are --wide columns).
+    for d in &r.devices {
+        let Some(m) = d.latency.as_ref().and_then(|l| l.measured()) else {
+            continue;
+        };
+        if m.overloaded != Some(true) {
+            continue;
+        }
+        let over = [
+            ("read", m.p95_vs_baseline_r),
+            ("write", m.p95_vs_baseline_w),
+        ]
+        .into_iter()
+        .filter_map(|(dir, x)| {
+            x.filter(|x| *x > crate::analysis::OVERLOAD_P95_FACTOR)
+                .map(|x| format!("{dir} p95 {x:.1}x"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+        s.push_str(&format!(
+            "# {}: {over} the baseline p95: overloaded (the {}x-p95 rule)\n",
+            d.meta.display_name,
+            crate::analysis::OVERLOAD_P95_FACTOR
+        ));
+    }
     for d in &r.devices {
         if let Err(e) = &d.rates {
             let why = match e {

@@ -419,3 +419,115 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
     assert!(t.contains("blk_p50_us"), "{t}");
     assert!(t.contains("The block layer accounts for"), "{t}");
 }
+
+/// With a profile whose baseline p95 is known, each interval's live p95 is divided by it and
+/// judged by the 3x-p95 rule; a replay against another profile judges the same recording
+/// again, the other way.
+#[test]
+fn live_p95_is_judged_against_the_profile_baseline_p95() {
+    if !bpf_possible("live_p95_is_judged_against_the_profile_baseline_p95") {
+        return;
+    }
+    let _one_at_a_time = serial();
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    // A 16 MiB loop device has no wwid, serial or model: its profile id is its name and size.
+    let id = format!("{}-{}", lo.name(), 16 << 20);
+    // Two profile directories: a baseline p95 of 1 µs (any real p95 is far above 3x it) and
+    // one of 1 s (far below).
+    let profile = |name: &str, p95_ns: f64| {
+        let pd = dir.path().join(name);
+        std::fs::create_dir(&pd).unwrap();
+        crate::stat_extras::write_profile(&pd, &id, p95_ns, 4, 10_000.0);
+        let file = pd.join(format!("{id}.json"));
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        v["verdict"]["baseline_p95_ns"] = p95_ns.into();
+        std::fs::write(&file, v.to_string()).unwrap();
+        pd
+    };
+    let (tight, loose) = (profile("tight", 1_000.0), profile("loose", 1e9));
+    let rec = dir.path().join("rec");
+    let child = iosat()
+        .args(["stat", "--json", "-i", "0.5", "-c", "4", lo.name()])
+        .arg("--profile-dir")
+        .arg(&tight)
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::stat::wait_for_first_sample(&rec);
+    crate::stat::direct_io(&lo.path, 300, 0);
+    let o = child.wait_with_output().unwrap();
+    let lines = json_lines(&ok_stdout(&o));
+    let judged: Vec<&Value> = lines
+        .iter()
+        .map(|l| &l["devices"][0]["latency"])
+        .filter(|lat| lat["read"]["count"].as_u64() > Some(0))
+        .collect();
+    assert!(!judged.is_empty(), "no interval saw the reads: {lines:?}");
+    for lat in &judged {
+        let p95_ms = lat["read"]["p95_ms"].as_f64().unwrap();
+        let ratio = lat["p95_vs_baseline_r"].as_f64().unwrap();
+        assert!(
+            (ratio - p95_ms * 1e6 / 1_000.0).abs() <= 1e-6 * ratio,
+            "{lat}"
+        );
+        assert!(ratio > 3.0, "{lat}");
+        assert_eq!(lat["overloaded"], true, "{lat}");
+        // No writes: the write direction is not judged.
+        assert!(lat.get("p95_vs_baseline_w").is_none(), "{lat}");
+    }
+    // The text shows the ratio (--wide) and the judgement.
+    let text = |pd: &Path| {
+        let o = iosat()
+            .args(["stat", "--wide", lo.name(), "--replay"])
+            .arg(&rec)
+            .arg("--profile-dir")
+            .arg(pd)
+            .output()
+            .unwrap();
+        ok_stdout(&o)
+    };
+    let t = text(&tight);
+    assert!(t.contains("p95/base_r"), "{t}");
+    // The judgement in words, in the default view too.
+    let note = format!("# {}: read p95 ", lo.name());
+    let narrow = iosat()
+        .args(["stat", lo.name(), "--replay"])
+        .arg(&rec)
+        .arg("--profile-dir")
+        .arg(&tight)
+        .output()
+        .unwrap();
+    let narrow = ok_stdout(&narrow);
+    let line = narrow
+        .lines()
+        .find(|l| l.starts_with(&note))
+        .unwrap_or_else(|| panic!("no judgement line:\n{narrow}"));
+    assert!(
+        line.ends_with("x the baseline p95: overloaded (the 3x-p95 rule)"),
+        "{line}"
+    );
+    assert!(
+        !text(&loose).contains("overloaded (the"),
+        "{}",
+        text(&loose)
+    );
+    // The same recording against a baseline p95 of 1 s: far under 3x, not overloaded.
+    let o = iosat()
+        .args(["stat", "--json", lo.name(), "--replay"])
+        .arg(&rec)
+        .arg("--profile-dir")
+        .arg(&loose)
+        .output()
+        .unwrap();
+    for l in json_lines(&ok_stdout(&o)) {
+        let lat = &l["devices"][0]["latency"];
+        if lat["read"]["count"].as_u64() > Some(0) {
+            assert!(lat["p95_vs_baseline_r"].as_f64().unwrap() < 3.0, "{lat}");
+            assert_eq!(lat["overloaded"], false, "{lat}");
+        }
+    }
+}

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 /// A profile as `iosat sweep --save-profile` writes it (the fields stat reads, plus some).
-fn write_profile(dir: &Path, id: &str, baseline_ns: f64, knee: u32, max_iops: f64) {
+pub(crate) fn write_profile(dir: &Path, id: &str, baseline_ns: f64, knee: u32, max_iops: f64) {
     let json = serde_json::json!({
         "schema_version": 1,
         "kind": "sweep",
