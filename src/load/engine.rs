@@ -61,10 +61,17 @@ pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
     let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
     let sync = || Box::new(SyncEngine::new(fd, t.size_bytes, t.path.clone()));
     if *choice == EngineChoice::Uring {
+        let tuning = uring::Tuning::from_env()?;
         return Ok(match uring::probe(fd) {
             None => (
-                Box::new(uring::UringEngine::new(fd, t.size_bytes, t.path.clone())),
-                None,
+                Box::new(uring::UringEngine::new(
+                    fd,
+                    t.size_bytes,
+                    t.path.clone(),
+                    tuning,
+                )),
+                (tuning != uring::Tuning::default())
+                    .then(|| format!("uring engine tuned by ${}: {tuning:?}", uring::TUNING_ENV)),
             ),
             Some(why) => (
                 sync(),

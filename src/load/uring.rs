@@ -5,7 +5,8 @@
 //! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
 //! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
 //! ring is set up; the clock is read once before each submit and once after each wait, so an
-//! I/O costs at most two clock reads (fewer when batches hold several).
+//! I/O costs at most two clock reads (fewer when batches hold several). [`Tuning`] varies the
+//! loop for experiments (`$IOSAT_URING_TUNING`); a sweep's defaults are [`Tuning::default`].
 
 use super::windows::WindowClock;
 use super::workload::{now_ns, random_buf, IoGen, Window};
@@ -45,15 +46,17 @@ pub struct UringEngine {
     fd: RawFd,
     size_bytes: u64,
     path: PathBuf,
+    tuning: Tuning,
 }
 
 impl UringEngine {
     /// Call [`probe`] first; this assumes io_uring works.
-    pub fn new(fd: RawFd, size_bytes: u64, path: PathBuf) -> UringEngine {
+    pub fn new(fd: RawFd, size_bytes: u64, path: PathBuf, tuning: Tuning) -> UringEngine {
         UringEngine {
             fd,
             size_bytes,
             path,
+            tuning,
         }
     }
 }
@@ -67,7 +70,7 @@ impl Engine for UringEngine {
         let threads = spec.threads.max(1);
         let depth = spec.queue_depth.max(1);
         let window = Window::starting_now(spec);
-        let (fd, bs) = (self.fd, spec.block_size as usize);
+        let (fd, bs, tuning) = (self.fd, spec.block_size as usize, self.tuning);
         run_workers(
             "uring",
             spec,
@@ -76,7 +79,7 @@ impl Engine for UringEngine {
             &self.path,
             None,
             |gen, seed| {
-                let r = worker(fd, bs, depth, seed, gen, window, ctl);
+                let r = worker(fd, bs, depth, &tuning, seed, gen, window, ctl);
                 ctl.wait_release();
                 r
             },
@@ -113,10 +116,81 @@ pub fn ring_mode(depth: u32) -> RingMode {
     }
 }
 
-/// A ring for one submitting thread, set up as [`ring_mode`] says; kernels that reject the
-/// flags get a plain ring.
-fn build_ring(entries: u32, depth: u32) -> std::io::Result<IoUring> {
-    let tuned = match ring_mode(depth) {
+/// The engine's loop parameters, for experiments against fio and t/io_uring
+/// (`bench/uring_tuning.sh`): the defaults are what a sweep uses. Set through the environment
+/// variable [`TUNING_ENV`] as comma-separated `key=value` pairs:
+/// `submit_batch=N` (requests per `io_uring_enter` that submits; default: every prepared one
+/// at once, like t/io_uring; fio's default is 1), `wait=N` (completions a wait asks for before
+/// the queue is refilled; default 1, like fio; t/io_uring waits for its batch), `mode=defer|coop`
+/// (the ring set-up at every depth; default by [`ring_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    pub submit_batch: Option<u32>,
+    pub wait: u32,
+    pub mode: Option<RingMode>,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            submit_batch: None,
+            wait: 1,
+            mode: None,
+        }
+    }
+}
+
+/// The environment variable [`Tuning`] is read from.
+pub const TUNING_ENV: &str = "IOSAT_URING_TUNING";
+
+impl std::str::FromStr for Tuning {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Tuning, String> {
+        let mut t = Tuning::default();
+        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("'{pair}' is not key=value"))?;
+            let count = || {
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("{k} wants a positive whole number, not '{v}'"))
+            };
+            match k {
+                "submit_batch" => t.submit_batch = Some(count()?),
+                "wait" => t.wait = count()?,
+                "mode" => {
+                    t.mode = Some(match v {
+                        "defer" => RingMode::DeferTaskrun,
+                        "coop" => RingMode::CoopTaskrun,
+                        _ => return Err(format!("mode is defer or coop, not '{v}'")),
+                    })
+                }
+                _ => return Err(format!("unknown key '{k}' (submit_batch, wait, mode)")),
+            }
+        }
+        Ok(t)
+    }
+}
+
+impl Tuning {
+    /// From [`TUNING_ENV`]: the defaults when unset; Err names the variable and the value.
+    pub fn from_env() -> Result<Tuning> {
+        match std::env::var(TUNING_ENV) {
+            Err(_) => Ok(Tuning::default()),
+            Ok(text) => text.parse().map_err(|why: String| {
+                crate::error::Error::usage(&format!("${TUNING_ENV}"), &text, why)
+            }),
+        }
+    }
+}
+
+/// A ring for one submitting thread, set up as [`ring_mode`] says (or as `tuning` forces);
+/// kernels that reject the flags get a plain ring.
+fn build_ring(entries: u32, depth: u32, tuning: &Tuning) -> std::io::Result<IoUring> {
+    let tuned = match tuning.mode.unwrap_or_else(|| ring_mode(depth)) {
         RingMode::DeferTaskrun => IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
@@ -136,17 +210,19 @@ struct Slot {
     is_read: bool,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn worker(
     fd: RawFd,
     bs: usize,
     depth: u32,
+    tuning: &Tuning,
     seed: u64,
     mut gen: IoGen,
     window: Window,
     ctl: &LevelCtl,
 ) -> std::io::Result<LevelStats> {
     let qd = depth as usize;
-    let mut ring = build_ring(depth.next_power_of_two(), depth)?;
+    let mut ring = build_ring(depth.next_power_of_two(), depth, tuning)?;
     ring.submitter().register_files(&[fd])?;
     let mut bufs = random_buf(bs * qd, seed);
     let base = bufs.as_mut_ptr();
@@ -174,6 +250,8 @@ fn worker(
             base,
             bs,
             fixed_bufs,
+            submit_batch: tuning.submit_batch.map_or(usize::MAX, |n| n as usize),
+            wait: tuning.wait as usize,
         },
         window,
         ctl,
@@ -205,6 +283,10 @@ struct Requests<'a> {
     base: *mut u8,
     bs: usize,
     fixed_bufs: bool,
+    /// Requests per submitting enter ([`Tuning::submit_batch`]).
+    submit_batch: usize,
+    /// Completions a wait asks for ([`Tuning::wait`]), at most those in flight.
+    wait: usize,
 }
 
 /// The hot loop, on the ring split into its submitter and its two queues (one borrow for the
@@ -257,24 +339,38 @@ fn reap_loop(
     );
 
     // Fill the queue.
-    for i in 0..qd {
-        push_io(sq, slots, i, &mut io);
-        fresh.push(i as u32);
-    }
+    fresh.extend(0..qd as u32);
     loop {
-        let t_submit = if fresh.is_empty() { 0 } else { now_ns() };
-        for &i in &fresh {
-            let s = &mut slots[i as usize];
-            s.t0_ns = t_submit;
+        // Prepare the fresh slots and submit them, `submit_batch` per enter (by default all
+        // in one); the last part goes with the wait. Each part's requests are stamped with
+        // one clock read just before its submit.
+        let mut start = 0usize;
+        loop {
+            let end = fresh.len().min(start.saturating_add(io.submit_batch));
+            let t_submit = if end > start { now_ns() } else { 0 };
+            for &i in &fresh[start..end] {
+                push_io(sq, slots, i as usize, &mut io);
+                slots[i as usize].t0_ns = t_submit;
+            }
+            in_flight += end - start;
+            start = end;
+            if start >= fresh.len() {
+                break;
+            }
+            sq.sync();
+            match submitter.submit() {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => return Err((e, in_flight)),
+            }
         }
-        in_flight += fresh.len();
         fresh.clear();
         if in_flight == 0 {
             return Ok(());
         }
         // Publish the batch (one tail update) and submit it.
         sq.sync();
-        match submitter.submit_and_wait(1) {
+        match submitter.submit_and_wait(io.wait.min(in_flight)) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
             Err(e) => return Err((e, in_flight)),
@@ -326,11 +422,8 @@ fn reap_loop(
         if let Some(e) = failed {
             return Err((e, in_flight));
         }
-        // The kernel's consumption of the last batch becomes room for this one.
+        // The kernel's consumption of the last batch becomes room for the next.
         sq.sync();
-        for &i in &fresh {
-            push_io(sq, slots, i as usize, &mut io);
-        }
         if done.unpublished >= super::sync::PUBLISH_EVERY {
             ctl.ops_done.fetch_add(done.unpublished, Relaxed);
             done.unpublished = 0;
@@ -435,6 +528,27 @@ mod tests {
         }
         for d in [8, 16, 64, 256] {
             assert_eq!(ring_mode(d), RingMode::CoopTaskrun, "depth {d}");
+        }
+    }
+
+    #[test]
+    fn tuning_parses_its_keys_and_names_what_is_wrong() {
+        assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
+        let t: Tuning = "submit_batch=1, wait=8,mode=defer".parse().unwrap();
+        assert_eq!(t.submit_batch, Some(1));
+        assert_eq!(t.wait, 8);
+        assert_eq!(t.mode, Some(RingMode::DeferTaskrun));
+        assert_eq!(
+            "mode=coop".parse::<Tuning>().unwrap().mode,
+            Some(RingMode::CoopTaskrun)
+        );
+        for (bad, why) in [
+            ("wait=0", "wait wants a positive whole number, not '0'"),
+            ("submit_batch", "'submit_batch' is not key=value"),
+            ("mode=poll", "mode is defer or coop, not 'poll'"),
+            ("depth=4", "unknown key 'depth' (submit_batch, wait, mode)"),
+        ] {
+            assert_eq!(bad.parse::<Tuning>().unwrap_err(), why, "{bad}");
         }
     }
 

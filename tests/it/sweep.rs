@@ -89,6 +89,56 @@ fn uring_on_a_small_file() {
     small_file_run("uring");
 }
 
+/// The uring loop's experiment knobs ($IOSAT_URING_TUNING, for bench/uring_tuning.sh): a
+/// tuned run still measures every level right and says it was tuned; a bad value is one line
+/// naming the variable, exit 2.
+#[test]
+fn uring_tuning_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let mut args = vec![
+        d, "--engine", "uring", "--size", "8m", "--levels", "1,8", "--json",
+    ];
+    args.extend(QUICK);
+    for tuning in [
+        "submit_batch=1",
+        "submit_batch=3,wait=4,mode=defer",
+        "mode=coop",
+    ] {
+        let out = iosat()
+            .arg("sweep")
+            .args(&args)
+            .env("IOSAT_URING_TUNING", tuning)
+            .output()
+            .unwrap();
+        let j = json_of(&out);
+        let levels = j["levels"].as_array().unwrap();
+        assert_eq!(levels[1]["iodepth"], 8, "{tuning}");
+        for l in levels {
+            check_level(l, 4096.0);
+        }
+        assert!(
+            stderr(&out).contains("uring engine tuned by $IOSAT_URING_TUNING"),
+            "{tuning}: {}",
+            stderr(&out)
+        );
+    }
+    let out = iosat()
+        .arg("sweep")
+        .args(&args)
+        .env("IOSAT_URING_TUNING", "wait=0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("$IOSAT_URING_TUNING") && err.contains("wait=0"),
+        "{err}"
+    );
+    assert!(entries(dir.path()).is_empty(), "test file left behind");
+}
+
 #[test]
 fn sync_on_a_small_file() {
     small_file_run("sync");
