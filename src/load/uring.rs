@@ -1,5 +1,6 @@
 //! The `uring` engine: io_uring, threads × queue depth, batched submission and reaping,
-//! registered file, buffers and ring fd; the ring's set-up per depth ([`ring_mode`]). Owns its
+//! registered file, buffers and ring fd; the ring's set-up ([`RING_MODE`]) and submission
+//! batch ([`SUBMIT_BATCH`]) as measured against fio. Owns its
 //! rings for the length of a level; must not import ui/, report/ or cmd/.
 //!
 //! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
@@ -87,34 +88,38 @@ impl Engine for UringEngine {
     }
 }
 
-/// Below this queue depth the ring defers completion work to our own waits
-/// (SINGLE_ISSUER + DEFER_TASKRUN, 6.1+); from it up, cooperative task running (COOP_TASKRUN).
-///
-/// Measured on the development VM (virtio disk, kernel 6.18), 4 KiB random direct reads,
-/// the two set-ups interleaved, 6 runs of 2-3 s each: at depth 4 DEFER_TASKRUN gave 12 % more
-/// IOPS (38.6k against 33.5k), at depths 1 and 8 the two were level, and at depths 16, 32 and
-/// 64 COOP_TASKRUN gave 6-10 % more IOPS (16: 70.1k against 64.4k), with 21-23 % less CPU time
-/// per I/O at depths 8 and 32: with many requests in flight, completions posted as they arrive
-/// beat a batch of deferred work run at the next wait.
-pub const COOP_FROM_DEPTH: u32 = 8;
-
 /// How a worker's ring runs completion work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RingMode {
-    /// SINGLE_ISSUER + DEFER_TASKRUN: completion work waits for our own next wait.
+    /// SINGLE_ISSUER + DEFER_TASKRUN (6.1+): completion work waits for our own next wait.
     DeferTaskrun,
     /// COOP_TASKRUN: completions are posted as they arrive, without an interrupt.
     CoopTaskrun,
 }
 
-/// The ring set-up for a worker keeping `depth` requests in flight ([`COOP_FROM_DEPTH`]).
-pub fn ring_mode(depth: u32) -> RingMode {
-    if depth < COOP_FROM_DEPTH {
-        RingMode::DeferTaskrun
-    } else {
-        RingMode::CoopTaskrun
-    }
-}
+/// The ring set-up at every depth: SINGLE_ISSUER + DEFER_TASKRUN, as fio 3.33 sets up its
+/// rings (kernels without it get COOP_TASKRUN, then a plain ring).
+///
+/// Measured on the development VM (virtio disk, kernel 6.18), 4 KiB random direct reads, fio
+/// and iosat interleaved in one run, 7 repeats of 3 s (`bench/uring_tuning.sh`, 19:32 UTC,
+/// with [`SUBMIT_BATCH`] 4): at depth 16 DEFER_TASKRUN gave 1.002 of fio's IOPS against
+/// COOP_TASKRUN's 0.964, at depth 64 1.046 against 1.004, at the same CPU per I/O. (An earlier
+/// measurement that favoured COOP_TASKRUN from depth 8 was taken with every prepared request
+/// submitted in one enter, whose cost hid this difference.)
+pub const RING_MODE: RingMode = RingMode::DeferTaskrun;
+
+/// At most this many requests go into one submitting `io_uring_enter`: the refills after a
+/// reap are submitted in parts of 4, the last part with the wait.
+///
+/// Submitting a whole reaped batch at once (up to the depth) holds its first request back
+/// until the kernel has prepared the last, and io_uring plugs batches of more than two, so the
+/// device sees them together; fio submits each request on its own (its default
+/// `iodepth_batch_submit=1`), at the cost of one system call per request. Measured as above
+/// (19:20 UTC, 5 repeats, fio = 1): iosat with everything in one enter 0.867 of fio's IOPS at
+/// depth 16 and 0.936 at 64; with parts of 1: 0.947 and 1.023 at 0.71-0.77x fio's CPU per
+/// I/O; of 4: 0.992 and 0.976 at 0.55-0.61x; of 8: 1.011 and 1.002 at 0.54-0.65x. Four is
+/// the smallest part that keeps CPU per I/O near 0.6x fio's. Depths up to 4 are unchanged.
+pub const SUBMIT_BATCH: u32 = 4;
 
 /// The engine's loop parameters, for experiments against fio and t/io_uring
 /// (`bench/uring_tuning.sh`): the defaults are what a sweep uses. Set through the environment
@@ -125,17 +130,17 @@ pub fn ring_mode(depth: u32) -> RingMode {
 /// (the ring set-up at every depth; default by [`ring_mode`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
-    pub submit_batch: Option<u32>,
+    pub submit_batch: u32,
     pub wait: u32,
-    pub mode: Option<RingMode>,
+    pub mode: RingMode,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            submit_batch: None,
+            submit_batch: SUBMIT_BATCH,
             wait: 1,
-            mode: None,
+            mode: RING_MODE,
         }
     }
 }
@@ -159,14 +164,14 @@ impl std::str::FromStr for Tuning {
                     .ok_or_else(|| format!("{k} wants a positive whole number, not '{v}'"))
             };
             match k {
-                "submit_batch" => t.submit_batch = Some(count()?),
+                "submit_batch" => t.submit_batch = count()?,
                 "wait" => t.wait = count()?,
                 "mode" => {
-                    t.mode = Some(match v {
+                    t.mode = match v {
                         "defer" => RingMode::DeferTaskrun,
                         "coop" => RingMode::CoopTaskrun,
                         _ => return Err(format!("mode is defer or coop, not '{v}'")),
-                    })
+                    }
                 }
                 _ => return Err(format!("unknown key '{k}' (submit_batch, wait, mode)")),
             }
@@ -187,10 +192,10 @@ impl Tuning {
     }
 }
 
-/// A ring for one submitting thread, set up as [`ring_mode`] says (or as `tuning` forces);
-/// kernels that reject the flags get a plain ring.
-fn build_ring(entries: u32, depth: u32, tuning: &Tuning) -> std::io::Result<IoUring> {
-    let tuned = match tuning.mode.unwrap_or_else(|| ring_mode(depth)) {
+/// A ring for one submitting thread, set up as `tuning` says; kernels that reject the flags
+/// get COOP_TASKRUN, then a plain ring.
+fn build_ring(entries: u32, tuning: &Tuning) -> std::io::Result<IoUring> {
+    let tuned = match tuning.mode {
         RingMode::DeferTaskrun => IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
@@ -222,7 +227,7 @@ fn worker(
     ctl: &LevelCtl,
 ) -> std::io::Result<LevelStats> {
     let qd = depth as usize;
-    let mut ring = build_ring(depth.next_power_of_two(), depth, tuning)?;
+    let mut ring = build_ring(depth.next_power_of_two(), tuning)?;
     ring.submitter().register_files(&[fd])?;
     let mut bufs = random_buf(bs * qd, seed);
     let base = bufs.as_mut_ptr();
@@ -250,7 +255,7 @@ fn worker(
             base,
             bs,
             fixed_bufs,
-            submit_batch: tuning.submit_batch.map_or(usize::MAX, |n| n as usize),
+            submit_batch: tuning.submit_batch as usize,
             wait: tuning.wait as usize,
         },
         window,
@@ -341,8 +346,8 @@ fn reap_loop(
     // Fill the queue.
     fresh.extend(0..qd as u32);
     loop {
-        // Prepare the fresh slots and submit them, `submit_batch` per enter (by default all
-        // in one); the last part goes with the wait. Each part's requests are stamped with
+        // Prepare the fresh slots and submit them, `submit_batch` per enter
+        // ([`SUBMIT_BATCH`]); the last part goes with the wait. Each part's requests are stamped with
         // one clock read just before its submit.
         let mut start = 0usize;
         loop {
@@ -522,26 +527,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deferred_task_running_below_depth_8_cooperative_from_it() {
-        for d in [1, 2, 4, 7] {
-            assert_eq!(ring_mode(d), RingMode::DeferTaskrun, "depth {d}");
-        }
-        for d in [8, 16, 64, 256] {
-            assert_eq!(ring_mode(d), RingMode::CoopTaskrun, "depth {d}");
-        }
-    }
-
-    #[test]
     fn tuning_parses_its_keys_and_names_what_is_wrong() {
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
-        let t: Tuning = "submit_batch=1, wait=8,mode=defer".parse().unwrap();
-        assert_eq!(t.submit_batch, Some(1));
+        let t: Tuning = "submit_batch=1, wait=8,mode=coop".parse().unwrap();
+        assert_eq!(t.submit_batch, 1);
         assert_eq!(t.wait, 8);
-        assert_eq!(t.mode, Some(RingMode::DeferTaskrun));
+        assert_eq!(t.mode, RingMode::CoopTaskrun);
         assert_eq!(
-            "mode=coop".parse::<Tuning>().unwrap().mode,
-            Some(RingMode::CoopTaskrun)
+            "mode=defer".parse::<Tuning>().unwrap().mode,
+            RingMode::DeferTaskrun
         );
+        assert_eq!(Tuning::default().submit_batch, SUBMIT_BATCH);
         for (bad, why) in [
             ("wait=0", "wait wants a positive whole number, not '0'"),
             ("submit_batch", "'submit_batch' is not key=value"),
