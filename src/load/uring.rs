@@ -192,17 +192,23 @@ impl Tuning {
     }
 }
 
-/// A ring for one submitting thread, set up as `tuning` says; kernels that reject the flags
-/// get COOP_TASKRUN, then a plain ring.
+/// A ring for one submitting thread, set up as `tuning` says, without the submission queue's
+/// index array (NO_SQARRAY, 6.6+: one memory read less per request, as t/io_uring sets up);
+/// kernels that reject a flag get the ring without it, then COOP_TASKRUN, then a plain ring.
 fn build_ring(entries: u32, tuning: &Tuning) -> std::io::Result<IoUring> {
-    let tuned = match tuning.mode {
-        RingMode::DeferTaskrun => IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .build(entries),
-        RingMode::CoopTaskrun => IoUring::builder().setup_coop_taskrun().build(entries),
+    let with = |no_sqarray: bool| {
+        let mut b = IoUring::builder();
+        match tuning.mode {
+            RingMode::DeferTaskrun => b.setup_single_issuer().setup_defer_taskrun(),
+            RingMode::CoopTaskrun => b.setup_coop_taskrun(),
+        };
+        if no_sqarray {
+            b.setup_no_sqarray();
+        }
+        b.build(entries)
     };
-    tuned
+    with(true)
+        .or_else(|_| with(false))
         .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
         .or_else(|_| IoUring::new(entries))
 }
