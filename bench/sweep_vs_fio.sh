@@ -59,24 +59,25 @@ fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --d
   --refill_buffers --end_fsync=1 --output=/dev/null
 sleep "$SETTLE"
 
-# cpu_of TIMEFILE -> user+sys seconds
+# cpu_of TIMEFILE -> user+sys seconds; sys_of TIMEFILE -> sys seconds (the kernel's share)
 cpu_of() { awk '/^cpu/ {print $2 + $3}' "$1"; }
+sys_of() { awk '/^cpu/ {print $3}' "$1"; }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-# run_fio DEPTH DIRECT -> "iops ios cpu_s lat_p50_ns"
+# run_fio DEPTH DIRECT -> "iops ios cpu_s lat_p50_ns sys_s"
 run_fio() {
   local depth=$1 direct=$2
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k \
       --direct="$direct" --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" \
       --time_based --invalidate=0 --lat_percentiles=1 --output-format=json --output="$WORK/fio.json"
-  jq -r --arg cpu "$(cpu_of "$WORK/t")" \
-    '.jobs[0].read | "\(.iops) \(.total_ios) \($cpu) \(.lat_ns.percentile["50.000000"])"' \
+  jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
+    '.jobs[0].read | "\(.iops) \(.total_ios) \($cpu) \(.lat_ns.percentile["50.000000"]) \($sys)"' \
     "$WORK/fio.json"
 }
 
-# run_iosat ENGINE DEPTH DIRECT -> "iops ios cpu_s p50_ns"
+# run_iosat ENGINE DEPTH DIRECT -> "iops ios cpu_s p50_ns sys_s"
 run_iosat() {
   local engine=$1 depth=$2 direct=$3
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
@@ -84,12 +85,12 @@ run_iosat() {
       --ramp 0 --direct "$direct" --no-progress --json >"$WORK/iosat.json"
   # The process's CPU time also covers the sweep's re-measure of its first level at the end
   # (baseline_remeasured, as long as the level): its I/Os count too.
-  jq -r --arg cpu "$(cpu_of "$WORK/t")" \
-    '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50)"' \
+  jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
+    '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50) \($sys)"' \
     "$WORK/iosat.json"
 }
 
-# run_tiou DEPTH DIRECT -> "iops ios cpu_s -": t/io_uring for DURATION + 1 s (it prints one
+# run_tiou DEPTH DIRECT -> "iops ios cpu_s - sys_s": t/io_uring for DURATION + 1 s (it prints one
 # IOPS line per second after the first); its IOPS is the median of those lines, its I/Os that
 # times the whole run.
 run_tiou() {
@@ -100,7 +101,8 @@ run_tiou() {
   local iops
   iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' \
     "$WORK/tiou.out" | median)
-  awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" 'BEGIN { printf "%.0f %.0f %s -\n", i, i * d, c }'
+  awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" -v s="$(sys_of "$WORK/t")" \
+    'BEGIN { printf "%.0f %.0f %s - %s\n", i, i * d, c, s }'
 }
 
 # run_sysbench THREADS -> "iops"
@@ -136,18 +138,20 @@ compare() {
     echo "${out[0]} | ${out[1]} | ${out[2]:-}" >>"$WORK/runs"
   done
   # Per-run ratios: columns iops_a iops_b iops_ratio cpu_ratio p50_ratio t_iops_ratio t_cpu_ratio
+  # sys_ratio (kernel CPU per I/O, iosat ÷ peer)
   awk -F' [|] ?' '{
       split($1, a, " "); split($2, b, " "); nc = split($3, c, " ");
       r_cpu = (a[2] > 0 && b[2] > 0 && b[3] > 0) ? (a[3]/a[2]) / (b[3]/b[2]) : "-";
       r_p50 = (a[4] != "" && b[4] > 0) ? a[4]/b[4] : "-";
       t_i = nc ? c[1]/b[1] : "-";
       t_c = (nc && c[2] > 0 && b[2] > 0 && b[3] > 0) ? (c[3]/c[2]) / (b[3]/b[2]) : "-";
-      print a[1], b[1], a[1]/b[1], r_cpu, r_p50, t_i, t_c
+      r_sys = (a[5] != "" && a[2] > 0 && b[2] > 0 && b[5] > 0) ? (a[5]/a[2]) / (b[5]/b[2]) : "-";
+      print a[1], b[1], a[1]/b[1], r_cpu, r_p50, t_i, t_c, r_sys
     }' "$WORK/runs" >"$WORK/ratios"
   col() { awk -v c="$1" '$c != "-" {print $c}' "$WORK/ratios"; }
   local line="| $label | $(col 1 | median | xargs printf '%.0f') | $(col 2 | median | xargs printf '%.0f') | $(col 3 | stats)"
   local k
-  for k in 4 5; do
+  for k in 4 8 5; do
     if [ -n "$(col "$k")" ]; then line+=" | $(col "$k" | stats)"; fi
   done
   if [ -n "$c" ]; then line+=" | $(col 6 | stats) | $(col 7 | stats)"; fi
@@ -159,8 +163,8 @@ compare() {
 
 # table HEAD1 HEAD2: the header for sections A and B (with t/io_uring's columns when it runs).
 table() {
-  local h="| $1 | iosat IOPS | $2 IOPS | IOPS ratio | CPU/IO ratio | p50 ratio (fio lat) |"
-  local u="|---|---:|---:|---:|---:|---:|"
+  local h="| $1 | iosat IOPS | $2 IOPS | IOPS ratio | CPU/IO ratio | kernel CPU/IO ratio | p50 ratio (fio lat) |"
+  local u="|---|---:|---:|---:|---:|---:|---:|"
   if [ -n "$T_IO_URING" ]; then
     h+=" t/io_uring ÷ fio IOPS | t/io_uring ÷ fio CPU/IO |"
     u+="---:|---:|"
