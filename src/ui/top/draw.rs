@@ -47,6 +47,11 @@ pub const HELP: &[(&str, &str)] = &[
         "await ÷ the profile's baseline: 3x queueing, 10x overloaded",
     ),
     ("load", "aqu-sz ÷ the profile's knee concurrency"),
+    ("r_p95", "the block layer's live p95 (BPF; --no-bpf: off)"),
+    (
+        "r_p95/b",
+        "live p95 ÷ the profile's baseline p95: 3x overloaded",
+    ),
     ("%busy", "time with ≥1 request in flight: not capacity"),
 ];
 
@@ -77,9 +82,13 @@ impl Theme {
     fn cell(&self, c: Col, row: &Row) -> Style {
         let v = c.value(row);
         match c.key {
-            "saturation" | "saturation_r" | "saturation_w" => self.saturation(v),
+            "saturation" | "saturation_r" | "saturation_w" | "p95_vs_baseline_r"
+            | "p95_vs_baseline_w" => self.saturation(v),
             "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
             "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
+            // The live p95 at the 3x/10x limits of its own ratio to the baseline p95.
+            "r_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_r)),
+            "w_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_w)),
             "load_vs_knee" => match v {
                 Some(v) if v > 1.0 => self.fg(Color::Yellow),
                 _ => Style::default(),
@@ -101,7 +110,8 @@ fn num(c: Col, v: Option<f64>, w: usize) -> String {
         return format!("{:>w$}", "-");
     };
     let s = match c.key {
-        "saturation" | "saturation_r" | "saturation_w" | "load_vs_knee" => fmt_ratio(v),
+        "saturation" | "saturation_r" | "saturation_w" | "load_vs_knee" | "p95_vs_baseline_r"
+        | "p95_vs_baseline_w" => fmt_ratio(v),
         "headroom_iops" => fmt_iops(v),
         _ => {
             let mut d = 2;
@@ -319,19 +329,33 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let h = app.history(&row.name);
     let end = app.end_wall_ns;
     let prof = row.profile.as_deref();
+    let mut latency = vec![
+        ("r_await", xy(&h, end, |p| p.r_await), Color::Cyan),
+        ("w_await", xy(&h, end, |p| p.w_await), Color::Magenta),
+    ];
+    // The block layer's live p95 beside await, when the block-latency source measured it.
+    let r_p95 = xy(&h, end, |p| p.r_p95);
+    let w_p95 = xy(&h, end, |p| p.w_p95);
+    let p95_shown = !r_p95.is_empty() || !w_p95.is_empty();
+    if p95_shown {
+        latency.push(("r_p95", r_p95, Color::LightBlue));
+        latency.push(("w_p95", w_p95, Color::LightRed));
+    }
     let mut plots = vec![
         Plot {
             title: format!(" {} latency ms ", row.name),
-            series: vec![
-                ("r_await", xy(&h, end, |p| p.r_await), Color::Cyan),
-                ("w_await", xy(&h, end, |p| p.w_await), Color::Magenta),
-            ],
+            series: latency,
             lines: prof
                 .map(|p| {
-                    vec![(
+                    let mut v = vec![(
                         format!("baseline {}", fmt_latency_ns(p.baseline_latency_ns)),
                         p.baseline_latency_ns / 1e6,
-                    )]
+                    )];
+                    // The 3x-p95 rule's reference, beside the live p95 it judges.
+                    if let (true, Some(b)) = (p95_shown, p.baseline_p95_ns) {
+                        v.push((format!("base p95 {}", fmt_latency_ns(b)), b / 1e6));
+                    }
+                    v
                 })
                 .unwrap_or_default(),
             max: None,
