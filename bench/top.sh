@@ -6,10 +6,13 @@
 #  2. `iosat top -i 1 --all` over a synthetic /proc/diskstats of 1,000 devices (--proc-root).
 # Target (issue 15): at most 2x iostat's CPU per refresh; under 5 ms per refresh at 1,000.
 # Usage: bench/top.sh [SECONDS]   (default 60; builds a release binary; needs tmux)
+#        IOSAT_BIN=path/to/iosat bench/top.sh ...   measures that binary instead (no build):
+#        an earlier commit's release build, for a before/after pair in the same conditions.
 #
 #        bench/top.sh --instructions [SECONDS]   (default 20; needs valgrind)
 # counts user-space instructions per refresh instead, which a busy or shared machine does not
-# disturb: iosat top (160x48, charts drawn, -i 0.5) and the 1,000-device root under callgrind,
+# disturb: iosat top (160x48, charts drawn, -i 0.5; with the block-latency source when it can
+# be attached, i.e. as root, and with --no-bpf) and the 1,000-device root under callgrind,
 # counters zeroed after a warm-up so start-up is left out, divided by the frames drawn; and
 # `iostat -x 1` for N and 2N reports, the difference divided by N. Kernel time (reading /proc,
 # writing the terminal) is not in these counts: the CPU-time mode above has it.
@@ -23,8 +26,12 @@ if [ "${1:-}" = --instructions ]; then
   shift
 fi
 secs=${1:-60}
-cargo build --release --quiet
-bin=$PWD/target/release/iosat
+if [ -n "${IOSAT_BIN:-}" ]; then
+  bin=$(realpath "$IOSAT_BIN")
+else
+  cargo build --release --quiet
+  bin=$PWD/target/release/iosat
+fi
 tmp=$(mktemp -d)
 sock="iosat-bench-top-$$"
 pids=()
@@ -68,6 +75,8 @@ if [ "$mode" = instructions ]; then
   tmux -L "$sock" new-session -d -s bench -x 160 -y 48
   read -r live frames < <(top_ir live)
   echo "iosat top (this machine's devices): $live instructions per refresh ($frames frames)"
+  read -r nobpf frames < <(top_ir nobpf --no-bpf)
+  echo "iosat top --no-bpf:                 $nobpf instructions per refresh ($frames frames)"
   read -r k1 frames < <(top_ir fixture --all --proc-root "$tmp/proc" --sys-root "$tmp/sys")
   echo "iosat top --all, 1,000 devices:     $k1 instructions per refresh ($frames frames)"
   n=5
@@ -76,6 +85,7 @@ if [ "$mode" = instructions ]; then
   i=$(( ($(ir_total "$tmp/i2.cg") - $(ir_total "$tmp/i1.cg")) / n ))
   echo "iostat -x 1:                        $i instructions per refresh"
   awk -v a="$live" -v b="$i" 'BEGIN { printf "iosat top / iostat: %.2fx (user space only)\n", a / b }'
+  awk -v a="$nobpf" -v b="$i" 'BEGIN { printf "iosat top --no-bpf / iostat: %.2fx\n", a / b }'
   exit 0
 fi
 

@@ -4,16 +4,13 @@
 //! only; reads nothing.
 
 use super::app::{col_width, App, ChartPoint, Col, Pane, Row, Source};
+use super::chart::{Dataset, LineChart};
 use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, LegendPosition, Paragraph,
-    Row as TRow, Table, Wrap,
-};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Gauge, Paragraph, Row as TRow, Table, Wrap};
 use ratatui::Frame;
 
 /// Await at this multiple of the baseline: queueing has started (the analysis's overload rule
@@ -456,52 +453,43 @@ fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Re
         .iter()
         .map(|s| s.1.iter().map(|&(x, y)| (x, tf(y))).collect())
         .collect();
-    let lines: Vec<Vec<(f64, f64)>> = p
+    let lines: Vec<[(f64, f64); 2]> = p
         .lines
         .iter()
-        .map(|l| vec![(-window, tf(l.1)), (0.0, tf(l.1))])
+        .map(|l| [(-window, tf(l.1)), (0.0, tf(l.1))])
         .collect();
-    let mut sets = Vec::new();
-    for (i, s) in p.series.iter().enumerate() {
-        sets.push(
-            Dataset::default()
-                .name(s.0)
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(theme.fg(s.2))
-                .data(&series[i]),
-        );
+    let mut sets = Vec::with_capacity(series.len() + lines.len());
+    for (s, data) in p.series.iter().zip(&series) {
+        sets.push(Dataset {
+            name: s.0,
+            data,
+            color: theme.fg(s.2).fg,
+            dots: false,
+        });
     }
-    for (i, l) in p.lines.iter().enumerate() {
-        sets.push(
-            Dataset::default()
-                .name(l.0.clone())
-                .marker(Marker::Dot)
-                .graph_type(GraphType::Line)
-                .style(theme.fg(Color::DarkGray))
-                .data(&lines[i]),
-        );
+    for (l, data) in p.lines.iter().zip(&lines) {
+        sets.push(Dataset {
+            name: &l.0,
+            data,
+            color: theme.fg(Color::DarkGray).fg,
+            dots: true,
+        });
     }
     let title = if log {
         format!("{}(log) ", p.title)
     } else {
         p.title.clone()
     };
-    let chart = Chart::new(sets)
-        .block(focus(app, Pane::Charts, title))
-        .x_axis(
-            Axis::default()
-                .bounds([-window, 0.0])
-                .labels([format!("-{window:.0}s"), "now".to_string()]),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([y0, y1])
-                .labels([label(y0), label(y1)]),
-        )
-        // New points come in on the right: the legend stays out of their way.
-        .legend_position(Some(LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)));
+    let (x0, x1) = (format!("-{window:.0}s"), "now");
+    let (ylo, yhi) = (label(y0), label(y1));
+    let chart = LineChart {
+        block: focus(app, Pane::Charts, title),
+        datasets: &sets,
+        x_bounds: [-window, 0.0],
+        y_bounds: [y0, y1],
+        x_labels: [&x0, x1],
+        y_labels: [&ylo, &yhi],
+    };
     f.render_widget(chart, area);
 }
 
