@@ -10,6 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
 use ratatui::widgets::{Block, Borders, Cell, Clear, Gauge, Paragraph, Row as TRow, Table, Wrap};
 use ratatui::Frame;
 
@@ -132,7 +133,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             "iosat top: {}x{} is too small ({MIN_W}x{MIN_H})",
             area.width, area.height
         );
-        f.render_widget(Paragraph::new(msg), area);
+        one_line(f.buffer_mut(), area, &msg, Style::default());
         return;
     }
     let theme = Theme { color: app.color };
@@ -149,7 +150,12 @@ pub fn draw(f: &mut Frame, app: &App) {
             Constraint::Length(1),
         ])
         .split(area);
-    f.render_widget(Paragraph::new(context_line(app)), parts[0]);
+    one_line(
+        f.buffer_mut(),
+        parts[0],
+        &context_line(app),
+        Style::default(),
+    );
     table(f, app, &rows, &theme, parts[1]);
     if app.pane == Pane::Processes {
         processes(f, app, parts[2]);
@@ -164,13 +170,36 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else {
         KEYS.to_string()
     };
-    f.render_widget(
-        Paragraph::new(bottom).style(Style::default().add_modifier(Modifier::DIM)),
-        parts[4],
-    );
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    one_line(f.buffer_mut(), parts[4], &bottom, dim);
     if app.help {
         help(f, area);
     }
+}
+
+/// One line of text in `area` as `Paragraph::new(text).style(style)` draws it there (the
+/// area in `style`, the text's first line from the left, cut at the edge), without the
+/// paragraph's text model and line composer: a third of a frame's paragraph cost, and the
+/// context, headroom and key lines are drawn every frame.
+fn one_line(buf: &mut Buffer, area: Rect, text: &str, style: Style) {
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    let first = text.lines().next().unwrap_or("");
+    if first.contains(char::is_control) {
+        // A tab or such: the paragraph keeps what set_stringn drops.
+        Paragraph::new(text).style(style).render(area, buf);
+        return;
+    }
+    buf.set_style(area, style);
+    buf.set_stringn(
+        area.x,
+        area.y,
+        first,
+        usize::from(area.width),
+        Style::default(),
+    );
 }
 
 /// Host, kernel (live) or the file (replay); the interval, the window, the state.
@@ -546,10 +575,8 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     };
     let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
         let msg = format!("{}: headroom needs a profile", row.name);
-        f.render_widget(
-            Paragraph::new(msg).style(Style::default().add_modifier(Modifier::DIM)),
-            area,
-        );
+        let dim = Style::default().add_modifier(Modifier::DIM);
+        one_line(f.buffer_mut(), area, &msg, dim);
         return;
     };
     let used = r.r_s + r.w_s;
@@ -638,6 +665,37 @@ mod tests {
         assert_eq!(t.saturation(None).fg, None);
         let plain = Theme { color: false };
         assert_eq!(plain.saturation(Some(50.0)).fg, None);
+    }
+
+    #[test]
+    fn one_line_draws_what_a_paragraph_draws() {
+        let texts = [
+            "iosat top · replay loop.rec · every 0.50 s · window 60 s · end of recording",
+            "q quit ? help / filter p pause ←→ sort r reverse +- window a all Tab pane",
+            "filter: sd▏ (Enter keeps, Esc clears)",
+            "warning: 日本語 wide, a\u{301} combining, tab\there, 😀 (Esc)",
+            "two\nlines",
+            "two\r\nlines",
+            "bell\u{7}",
+            "",
+            "cut exactly here: 0123456789",
+        ];
+        for text in texts {
+            for style in [
+                Style::default(),
+                Style::default().add_modifier(Modifier::DIM),
+            ] {
+                for w in [1u16, 7, 20, 29, 80] {
+                    let area = Rect::new(1, 1, w, 1);
+                    let outer = Rect::new(0, 0, 82, 3);
+                    let mut a = Buffer::empty(outer);
+                    Paragraph::new(text).style(style).render(area, &mut a);
+                    let mut b = Buffer::empty(outer);
+                    one_line(&mut b, area, text, style);
+                    assert_eq!(a, b, "{text:?} at width {w}");
+                }
+            }
+        }
     }
 
     #[test]
