@@ -2,7 +2,8 @@
 # Benchmark of `iosat top` (figures go to BENCHMARKS.md, "## iosat top"): CPU time per refresh
 # over the same minute, side by side, of
 #  1. `iosat top -i 1` in a real terminal (tmux, 160x48, charts drawn) with this machine's
-#     devices, against `iostat -x 1` and `atop 1` (when installed; Debian: apt install atop);
+#     devices (with the block-latency source when it attaches, i.e. as root, and with
+#     --no-bpf), against `iostat -x 1` and `atop 1` (when installed; Debian: apt install atop);
 #  2. `iosat top -i 1 --all` over a synthetic /proc/diskstats of 1,000 devices (--proc-root).
 # Target (issue 15): at most 2x iostat's CPU per refresh; under 5 ms per refresh at 1,000.
 # Usage: bench/top.sh [SECONDS]   (default 60; builds a release binary; needs tmux)
@@ -106,6 +107,7 @@ start_top() { # window name, extra args...
 }
 tmux -L "$sock" new-session -d -s bench -x 160 -y 48
 top_pid=$(start_top live)
+nobpf_pid=$(start_top nobpf --no-bpf)
 top1k_pid=$(start_top fixture --all --proc-root "$tmp/proc" --sys-root "$tmp/sys")
 iostat -x 1 > /dev/null &
 pids+=($!)
@@ -118,10 +120,10 @@ if command -v atop > /dev/null; then
 fi
 
 # Start-up (loading profiles, the first frame, iostat's since-boot report) is left out: the
-# counts are taken after a 3 s warm-up and again $secs later, all four side by side.
+# counts are taken after a 3 s warm-up and again $secs later, all five side by side.
 sleep 3
 declare -A c0
-for p in "$top_pid" "$iostat_pid" "$atop_pid" "$top1k_pid"; do
+for p in "$top_pid" "$nobpf_pid" "$iostat_pid" "$atop_pid" "$top1k_pid"; do
   [ -n "$p" ] && c0[$p]=$(cpu_ns "$p")
 done
 sleep "$secs"
@@ -129,6 +131,8 @@ used() { awk -v a="${c0[$1]}" -v b="$(cpu_ns "$1")" 'BEGIN { printf "%.3f", (b -
 per() { awk -v c="$1" -v n="$secs" 'BEGIN { printf "%.2f ms", c / n * 1e3 }'; }
 t=$(used "$top_pid")
 echo "iosat top -i 1 (this machine's devices): CPU ${t} s in ${secs} s = $(per "$t") per refresh"
+t=$(used "$nobpf_pid")
+echo "iosat top -i 1 --no-bpf:                 CPU ${t} s in ${secs} s = $(per "$t") per refresh"
 t=$(used "$iostat_pid")
 echo "iostat -x 1:                             CPU ${t} s in ${secs} s = $(per "$t") per refresh"
 if [ -n "$atop_pid" ]; then
