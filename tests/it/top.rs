@@ -831,3 +831,61 @@ fn no_bpf_is_accepted_in_a_real_terminal() {
     t.keys(&["echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
 }
+
+#[test]
+fn live_view_attaches_the_block_latency_source() {
+    if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("live_view_attaches_the_block_latency_source: skipped (needs root and BTF)");
+        return;
+    }
+    let Some(t) = Tmux::start() else { return };
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let cmd = format!(
+        "{} top -i 0.2 --no-profile --all {}",
+        env!("CARGO_BIN_EXE_iosat"),
+        lo.name()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    // Direct reads and writes until an interval has them (a deadline, not a timing
+    // assertion): the table gets the block layer's p95 per direction, the chart its lines.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let s = loop {
+        crate::stat::direct_io(&lo.path, 200, 100);
+        let s = t.screen();
+        if s.contains("r_p95") && s.contains("w_p95") {
+            break s;
+        }
+        assert!(std::time::Instant::now() < end, "no p95 columns:\n{s}");
+    };
+    assert!(!s.contains("warning:"), "the source attached as root:\n{s}");
+    t.keys(&["q"]);
+    t.keys(&["clear; echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+
+    // No BTF under the sys root: one line says why, drawn on the view's warning line.
+    let empty = tempfile::tempdir().unwrap();
+    t.keys(&[
+        &format!("{cmd} --sys-root {}", empty.path().display()),
+        "Enter",
+    ]);
+    let s = t.wait_for("warning:");
+    assert!(s.contains("BTF"), "{s}");
+    crate::stat::direct_io(&lo.path, 200, 100);
+    t.keys(&["q"]);
+    t.keys(&["clear; echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+
+    // --no-bpf: no warning, no p95, whatever the I/O.
+    t.keys(&[&format!("{cmd} --no-bpf"), "Enter"]);
+    t.wait_for("devices (1)");
+    for _ in 0..3 {
+        crate::stat::direct_io(&lo.path, 200, 100);
+    }
+    t.wait_for("every 0.20 s");
+    let s = t.screen();
+    assert!(!s.contains("p95") && !s.contains("warning:"), "{s}");
+    t.keys(&["q"]);
+    t.keys(&["echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+}
