@@ -14,7 +14,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::symbols;
-use ratatui::widgets::{Block, Borders, Widget};
+use ratatui::widgets::Widget;
 
 /// One line of the chart.
 pub struct Dataset<'a> {
@@ -28,10 +28,13 @@ pub struct Dataset<'a> {
     pub dots: bool,
 }
 
-/// A line chart: a block, the datasets in drawing order, the bounds and two labels per axis
-/// (x: left and right end; y: bottom and top).
+/// A line chart in a bordered box with a title: the datasets in drawing order, the bounds
+/// and two labels per axis (x: left and right end; y: bottom and top).
 pub struct LineChart<'a> {
-    pub block: Block<'a>,
+    /// At the top left of the box, on its border.
+    pub title: &'a str,
+    /// The style of the box's borders (and so of the title and the legend box).
+    pub border: Style,
     pub datasets: &'a [Dataset<'a>],
     pub x_bounds: [f64; 2],
     pub y_bounds: [f64; 2],
@@ -108,10 +111,20 @@ fn width(s: &str) -> u16 {
     s.chars().count() as u16
 }
 
-/// Write `s` into the row `y` between `x` and `x + w`, left- or right-aligned, cut to fit.
+/// Write `s` into the row `y` between `x` and `x + w`, left- or right-aligned, cut to fit
+/// (a right-aligned label loses its start, as ratatui's right-aligned Line does).
 fn label(buf: &mut Buffer, x: u16, y: u16, w: u16, s: &str, right: bool) {
-    let n = width(s).min(w);
-    let x = if right { x + w - n } else { x };
+    let len = width(s);
+    let n = len.min(w);
+    let (x, s) = if right {
+        let cut = s
+            .char_indices()
+            .nth(usize::from(len - n))
+            .map_or("", |(i, _)| &s[i..]);
+        (x + w - n, cut)
+    } else {
+        (x, s)
+    };
     buf.set_stringn(x, y, s, usize::from(n), Style::default());
 }
 
@@ -121,7 +134,6 @@ const EMPTY: u8 = u8::MAX;
 /// The dot grid of the graph area: per cell the dataset shown and its dots there.
 struct Grid {
     width: usize,
-    height: usize,
     owner: Vec<u8>,
     bits: Vec<u8>,
 }
@@ -220,17 +232,58 @@ fn walk(
     }
 }
 
+/// A box with the four plain borders in `border` and `title` at the top left, as ratatui's
+/// `Block::default().borders(Borders::ALL).title(title).border_style(border)` draws it
+/// (the Block also patches the whole area with its style, the default one: no change to any
+/// cell, so left out, with the Line machinery of the title). `area` is within `buf`.
+pub fn bordered(buf: &mut Buffer, area: Rect, title: &str, border: Style) {
+    if area.is_empty() {
+        return;
+    }
+    let set = symbols::border::PLAIN;
+    let (l, r, t, b) = (area.left(), area.right() - 1, area.top(), area.bottom() - 1);
+    // Sides first, then corners over them (the Block's order).
+    for y in t..=b {
+        buf[(l, y)].set_symbol(set.vertical_left).set_style(border);
+    }
+    for x in l..=r {
+        buf[(x, t)].set_symbol(set.horizontal_top).set_style(border);
+    }
+    for y in t..=b {
+        buf[(r, y)].set_symbol(set.vertical_right).set_style(border);
+    }
+    for x in l..=r {
+        buf[(x, b)]
+            .set_symbol(set.horizontal_bottom)
+            .set_style(border);
+    }
+    buf[(r, b)].set_symbol(set.bottom_right).set_style(border);
+    buf[(r, t)].set_symbol(set.top_right).set_style(border);
+    buf[(l, b)].set_symbol(set.bottom_left).set_style(border);
+    buf[(l, t)].set_symbol(set.top_left).set_style(border);
+    let room = area.width.saturating_sub(2);
+    if room > 0 && !title.is_empty() {
+        let n = usize::from(width(title).min(room));
+        buf.set_stringn(l + 1, t, title, n, Style::default());
+    }
+}
+
 impl Widget for LineChart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let inner = self.block.inner(area);
-        self.block.clone().render(area, buf);
-        // The legend box takes the style of the block's top-left cell (its border's), as in
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        bordered(buf, area, self.title, self.border);
+        let inner = Rect::new(
+            area.x + 1,
+            area.y + 1,
+            area.width.saturating_sub(2),
+            area.height.saturating_sub(2),
+        );
+        // The legend box takes the style of the box's top-left cell (its border's), as in
         // ratatui's Chart.
-        let legend_style = if area.is_empty() {
-            Style::default()
-        } else {
-            buf[(area.left(), area.top())].style()
-        };
+        let legend_style = buf[(area.left(), area.top())].style();
         let Some(l) = self.layout(inner) else {
             return;
         };
@@ -268,7 +321,6 @@ impl Widget for LineChart<'_> {
         let (w, h) = (usize::from(g.width), usize::from(g.height));
         let mut grid = Grid {
             width: w,
-            height: h,
             owner: vec![EMPTY; w * h],
             bits: vec![0; w * h],
         };
@@ -308,10 +360,9 @@ impl Widget for LineChart<'_> {
                 cell.set_fg(c);
             }
         }
-        debug_assert_eq!(grid.height * grid.width, grid.owner.len());
         if let Some(r) = l.legend {
             buf.set_style(r, legend_style);
-            Block::default().borders(Borders::ALL).render(r, buf);
+            bordered(buf, r, "", Style::default());
             for (i, d) in self.datasets.iter().enumerate() {
                 let style = d.color.map_or(Style::default(), |c| Style::default().fg(c));
                 let row = Rect::new(r.x + 1, r.y + 1 + i as u16, r.width - 2, 1);
@@ -329,7 +380,7 @@ mod tests {
     use ratatui::layout::Constraint;
     use ratatui::style::Modifier;
     use ratatui::symbols::Marker;
-    use ratatui::widgets::{Axis, Chart, GraphType, LegendPosition};
+    use ratatui::widgets::{Axis, Block, Borders, Chart, GraphType, LegendPosition};
 
     /// ratatui's Chart as draw.rs used it before this widget: the picture to keep.
     fn ratatui_chart(c: &LineChart, area: Rect) -> Buffer {
@@ -347,7 +398,12 @@ mod tests {
             })
             .collect();
         let chart = Chart::new(sets)
-            .block(c.block.clone())
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(c.title)
+                    .border_style(c.border),
+            )
             .x_axis(
                 Axis::default()
                     .bounds(c.x_bounds)
@@ -405,7 +461,10 @@ mod tests {
         let spike = [(-50.0, 1.0), (-30.0, 12.0), (-20.0, 2.0), (-5.0, 0.5)];
         let flat = [(-60.0, 3.0), (0.0, 3.0)];
         let high = [(-60.0, 9.5), (0.0, 9.5)];
-        let border = Style::default().add_modifier(Modifier::DIM);
+        let borders = [
+            Style::default().add_modifier(Modifier::DIM),
+            Style::default().add_modifier(Modifier::BOLD),
+        ];
         for color in [true, false] {
             let c = |col: Color| color.then_some(col);
             let sets = [
@@ -440,12 +499,27 @@ mod tests {
                     dots: true,
                 },
             ];
-            for (w, h) in [(80, 22), (38, 8), (40, 7), (12, 4), (3, 3), (60, 1)] {
+            let sizes = [
+                (80, 22),
+                (81, 23),
+                (38, 8),
+                (40, 7),
+                (12, 4),
+                (7, 5),
+                (3, 3),
+                (2, 2),
+                (1, 1),
+                (60, 1),
+            ];
+            for (w, h) in sizes {
+                let (border, title) = if w % 2 == 0 {
+                    (borders[0], " vda latency ms (log) ")
+                } else {
+                    (borders[1], " %busy ")
+                };
                 let chart = || LineChart {
-                    block: Block::default()
-                        .borders(Borders::ALL)
-                        .title(" latency ms ")
-                        .border_style(border),
+                    title,
+                    border,
                     datasets: &sets,
                     x_bounds: [-60.0, 0.0],
                     y_bounds: [0.0, 10.0],

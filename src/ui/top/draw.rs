@@ -240,12 +240,20 @@ fn context_line(app: &App) -> String {
 }
 
 fn focus(app: &App, pane: Pane, title: String) -> Block<'static> {
-    let b = Block::default().borders(Borders::ALL).title(title);
-    if app.pane == pane {
-        b.border_style(Style::default().add_modifier(Modifier::BOLD))
+    Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(border(app, pane))
+}
+
+/// The borders of the pane with the focus are bold, the others' dim.
+fn border(app: &App, pane: Pane) -> Style {
+    let m = if app.pane == pane {
+        Modifier::BOLD
     } else {
-        b.border_style(Style::default().add_modifier(Modifier::DIM))
-    }
+        Modifier::DIM
+    };
+    Style::default().add_modifier(m)
 }
 
 fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
@@ -512,7 +520,8 @@ fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Re
     let (x0, x1) = (format!("-{window:.0}s"), "now");
     let (ylo, yhi) = (label(y0), label(y1));
     let chart = LineChart {
-        block: focus(app, Pane::Charts, title),
+        title: &title,
+        border: border(app, Pane::Charts),
         datasets: &sets,
         x_bounds: [-window, 0.0],
         y_bounds: [y0, y1],
