@@ -2,14 +2,18 @@
 # Benchmark of `iosat top` (figures go to BENCHMARKS.md, "## iosat top"): CPU time per refresh
 # over the same minute, side by side, of
 #  1. `iosat top -i 1` in a real terminal (tmux, 160x48, charts drawn) with this machine's
-#     devices, against `iostat -x 1` and `atop 1` (when installed; Debian: apt install atop);
+#     devices (with the block-latency source when it attaches, i.e. as root, and with
+#     --no-bpf), against `iostat -x 1` and `atop 1` (when installed; Debian: apt install atop);
 #  2. `iosat top -i 1 --all` over a synthetic /proc/diskstats of 1,000 devices (--proc-root).
 # Target (issue 15): at most 2x iostat's CPU per refresh; under 5 ms per refresh at 1,000.
 # Usage: bench/top.sh [SECONDS]   (default 60; builds a release binary; needs tmux)
+#        IOSAT_BIN=path/to/iosat bench/top.sh ...   measures that binary instead (no build):
+#        an earlier commit's release build, for a before/after pair in the same conditions.
 #
 #        bench/top.sh --instructions [SECONDS]   (default 20; needs valgrind)
 # counts user-space instructions per refresh instead, which a busy or shared machine does not
-# disturb: iosat top (160x48, charts drawn, -i 0.5) and the 1,000-device root under callgrind,
+# disturb: iosat top (160x48, charts drawn, -i 0.5; with the block-latency source when it can
+# be attached, i.e. as root, and with --no-bpf) and the 1,000-device root under callgrind,
 # counters zeroed after a warm-up so start-up is left out, divided by the frames drawn; and
 # `iostat -x 1` for N and 2N reports, the difference divided by N. Kernel time (reading /proc,
 # writing the terminal) is not in these counts: the CPU-time mode above has it.
@@ -23,8 +27,12 @@ if [ "${1:-}" = --instructions ]; then
   shift
 fi
 secs=${1:-60}
-cargo build --release --quiet
-bin=$PWD/target/release/iosat
+if [ -n "${IOSAT_BIN:-}" ]; then
+  bin=$(realpath "$IOSAT_BIN")
+else
+  cargo build --release --quiet
+  bin=$PWD/target/release/iosat
+fi
 tmp=$(mktemp -d)
 sock="iosat-bench-top-$$"
 pids=()
@@ -68,6 +76,8 @@ if [ "$mode" = instructions ]; then
   tmux -L "$sock" new-session -d -s bench -x 160 -y 48
   read -r live frames < <(top_ir live)
   echo "iosat top (this machine's devices): $live instructions per refresh ($frames frames)"
+  read -r nobpf frames < <(top_ir nobpf --no-bpf)
+  echo "iosat top --no-bpf:                 $nobpf instructions per refresh ($frames frames)"
   read -r k1 frames < <(top_ir fixture --all --proc-root "$tmp/proc" --sys-root "$tmp/sys")
   echo "iosat top --all, 1,000 devices:     $k1 instructions per refresh ($frames frames)"
   n=5
@@ -76,6 +86,7 @@ if [ "$mode" = instructions ]; then
   i=$(( ($(ir_total "$tmp/i2.cg") - $(ir_total "$tmp/i1.cg")) / n ))
   echo "iostat -x 1:                        $i instructions per refresh"
   awk -v a="$live" -v b="$i" 'BEGIN { printf "iosat top / iostat: %.2fx (user space only)\n", a / b }'
+  awk -v a="$nobpf" -v b="$i" 'BEGIN { printf "iosat top --no-bpf / iostat: %.2fx\n", a / b }'
   exit 0
 fi
 
@@ -96,6 +107,7 @@ start_top() { # window name, extra args...
 }
 tmux -L "$sock" new-session -d -s bench -x 160 -y 48
 top_pid=$(start_top live)
+nobpf_pid=$(start_top nobpf --no-bpf)
 top1k_pid=$(start_top fixture --all --proc-root "$tmp/proc" --sys-root "$tmp/sys")
 iostat -x 1 > /dev/null &
 pids+=($!)
@@ -108,10 +120,10 @@ if command -v atop > /dev/null; then
 fi
 
 # Start-up (loading profiles, the first frame, iostat's since-boot report) is left out: the
-# counts are taken after a 3 s warm-up and again $secs later, all four side by side.
+# counts are taken after a 3 s warm-up and again $secs later, all five side by side.
 sleep 3
 declare -A c0
-for p in "$top_pid" "$iostat_pid" "$atop_pid" "$top1k_pid"; do
+for p in "$top_pid" "$nobpf_pid" "$iostat_pid" "$atop_pid" "$top1k_pid"; do
   [ -n "$p" ] && c0[$p]=$(cpu_ns "$p")
 done
 sleep "$secs"
@@ -119,6 +131,8 @@ used() { awk -v a="${c0[$1]}" -v b="$(cpu_ns "$1")" 'BEGIN { printf "%.3f", (b -
 per() { awk -v c="$1" -v n="$secs" 'BEGIN { printf "%.2f ms", c / n * 1e3 }'; }
 t=$(used "$top_pid")
 echo "iosat top -i 1 (this machine's devices): CPU ${t} s in ${secs} s = $(per "$t") per refresh"
+t=$(used "$nobpf_pid")
+echo "iosat top -i 1 --no-bpf:                 CPU ${t} s in ${secs} s = $(per "$t") per refresh"
 t=$(used "$iostat_pid")
 echo "iostat -x 1:                             CPU ${t} s in ${secs} s = $(per "$t") per refresh"
 if [ -n "$atop_pid" ]; then

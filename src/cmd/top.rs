@@ -47,7 +47,9 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
         }
     };
     let color = !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let app = App::new(source, spec.selection.clone(), color);
+    let mut app = App::new(source, spec.selection.clone(), color);
+    // A recording's percentiles are not shown either: --no-bpf means diskstats alone.
+    app.latency = !spec.no_bpf;
     term::run(app, rx, pace, &wants_procs, &wake)?;
     Ok(crate::error::exit::OK)
 }
@@ -78,10 +80,14 @@ fn live(
         profiles,
         recording,
     );
+    // From here on the screen is the view's: warnings are drawn, not printed (the one line
+    // saying why there are no live percentiles too; stderr would be under the screen).
+    collector.hold_warnings();
+    // The block-latency source as `stat` has it, attached before the first sample so that
+    // the first interval already has percentiles.
+    collector.use_block_latency(spec.no_bpf);
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
     collector.tick()?;
-    // From here on the screen is the view's: warnings are drawn, not printed.
-    collector.hold_warnings();
     let (interval_ns, root) = (spec.interval_ns, spec.root.clone());
     let mut procs = ProcTracker::default();
     let mut host = SchedMark::read(&root);

@@ -18,6 +18,8 @@ pub struct TopSpec {
     pub replay: Option<PathBuf>,
     pub root: Root,
     pub profile_dir: Option<PathBuf>,
+    /// `--no-bpf`: no block-latency source (live percentiles), none shown from a recording.
+    pub no_bpf: bool,
 }
 
 impl TopSpec {
@@ -31,6 +33,7 @@ impl TopSpec {
             record: a.record.clone(),
             replay: a.replay.clone(),
             root: super::root(&a.root),
+            no_bpf: a.no_bpf,
             profile_dir: if a.no_profile {
                 None
             } else {

@@ -646,3 +646,246 @@ fn context_line_has_cpu_and_pressure() {
         "iosat top · testhost · kernel 6.1.0 · cpu 12% iowait 3% steal 0% · psi io 1.5% · every 1.00 s · window 60 s"
     );
 }
+
+/// A recording with the block-latency source's `B` lines, made with the real tool as root:
+/// `iosat stat --record` on a loop device of its own under direct reads and writes
+/// (fixtures/top/make_bpf_loop.sh, which tears the loop device down on every exit).
+const BPF_LOOP: &str = "top/bpf_loop.rec";
+
+/// The device table's block-latency columns (with a profile).
+const P95_COLUMNS: [&str; 4] = [
+    "r_p95_ms",
+    "w_p95_ms",
+    "p95_vs_baseline_r",
+    "p95_vs_baseline_w",
+];
+
+/// The loop device's profile (its id in the recording), with a baseline p95 to judge by.
+fn loop_profile(id: &str) -> Option<Arc<DeviceProfile>> {
+    (id == "loop0-67108864").then(|| {
+        Arc::new(DeviceProfile {
+            id: id.into(),
+            baseline_latency_ns: 20_000.0,
+            baseline_p95_ns: Some(30_000.0),
+            knee_concurrency: 2,
+            max_useful_iops: 5_000.0,
+            pattern: "randread".into(),
+            block_size: 4096,
+            ..Default::default()
+        })
+    })
+}
+
+/// The fixture replayed into an app showing loop0 (with or without the profile).
+fn bpf_app(profiled: bool, latency: bool) -> (App, Vec<IntervalReport>) {
+    let text = std::fs::read_to_string(crate::util::fixture(BPF_LOOP)).unwrap();
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    let lookup: fn(&str) -> Option<Arc<DeviceProfile>> =
+        if profiled { loop_profile } else { |_| None };
+    let reports: Vec<IntervalReport> = Replay::new(&text, sel, false, Box::new(lookup))
+        .unwrap()
+        .filter_map(|s| match s.unwrap() {
+            Step::Report(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let mut a = App::new(
+        Source::Replay {
+            file: "bpf_loop.rec".into(),
+        },
+        Selection {
+            patterns: vec!["loop0".into()],
+            partitions: false,
+            all: false,
+        },
+        false,
+    );
+    a.latency = latency;
+    for r in reports.clone() {
+        a.on_report(r);
+    }
+    (a, reports)
+}
+
+/// The last report's block-layer latency of loop0, as the replay computed it.
+fn loop0_latency(reports: &[IntervalReport]) -> iosat::monitor::blklat::Measured {
+    let d = reports.last().unwrap().devices.iter();
+    let d = d.clone().find(|d| d.kernel_name == "loop0").unwrap();
+    d.latency.as_ref().unwrap().measured().unwrap().clone()
+}
+
+#[test]
+fn frame_block_latency_with_profile() {
+    let (a, _) = bpf_app(true, true);
+    both("block_latency", &a);
+    let f = frame(&a, 160, 48);
+    for needle in ["r_p95", "w_p95", "r_p95/b", "w_p95/b", "base p95 0.030 ms"] {
+        assert!(f.contains(needle), "{needle}:\n{f}");
+    }
+}
+
+#[test]
+fn block_latency_columns_hold_the_replayed_percentiles() {
+    let (a, reports) = bpf_app(true, true);
+    let m = loop0_latency(&reports);
+    let row = a.selected_row().unwrap();
+    assert_eq!(row.name, "loop0");
+    let value = |key: &str| iosat::ui::top::app::Col::by_key(key).value(row);
+    assert_eq!(value("r_p95_ms"), m.read.p95_ms);
+    assert_eq!(value("w_p95_ms"), m.write.p95_ms);
+    assert!(m.read.p95_ms.is_some() && m.write.p95_ms.is_some(), "{m:?}");
+    // p95 ÷ the profile's baseline p95 (30 µs), as the replay judged it.
+    let r = value("p95_vs_baseline_r").unwrap();
+    assert!(
+        (r - m.read.p95_ms.unwrap() * 1e6 / 30_000.0).abs() < 1e-9,
+        "{r}"
+    );
+    assert_eq!(value("p95_vs_baseline_w"), m.p95_vs_baseline_w);
+    // The chart history carries the p95 per interval.
+    let h = a.history("loop0");
+    assert_eq!(h.last().unwrap().r_p95, m.read.p95_ms);
+    assert_eq!(h.last().unwrap().w_p95, m.write.p95_ms);
+    let keys: Vec<&str> = a.columns(400).iter().map(|c| c.key).collect();
+    for k in P95_COLUMNS {
+        assert!(keys.contains(&k), "{k} in {keys:?}");
+    }
+    // Without a profile: the p95 columns, not the ratios.
+    let (b, _) = bpf_app(false, true);
+    let keys: Vec<&str> = b.columns(400).iter().map(|c| c.key).collect();
+    assert!(
+        keys.contains(&"r_p95_ms") && keys.contains(&"w_p95_ms"),
+        "{keys:?}"
+    );
+    assert!(!keys.contains(&"p95_vs_baseline_r"), "{keys:?}");
+}
+
+#[test]
+fn sort_columns_include_the_live_p95() {
+    let (mut a, _) = bpf_app(true, true);
+    a.on_key(Key::Char('a'));
+    // From the first column rightwards: every shown column is a sort column, p95 ones too.
+    let mut seen = Vec::new();
+    for _ in 0..a.columns(u16::MAX).len() {
+        a.on_key(Key::Right);
+        seen.push(a.sort);
+    }
+    for k in P95_COLUMNS {
+        assert!(seen.contains(&k), "{k} in {seen:?}");
+    }
+    // Sorted by r_p95: largest first, devices without percentiles last.
+    a.sort = "r_p95_ms";
+    let col = iosat::ui::top::app::Col::by_key("r_p95_ms");
+    let v: Vec<f64> = a
+        .visible()
+        .iter()
+        .map(|r| col.value(r).unwrap_or(f64::NEG_INFINITY))
+        .collect();
+    assert!(v[0].is_finite(), "{v:?}");
+    assert!(v.windows(2).all(|w| w[0] >= w[1]), "{v:?}");
+    assert!(
+        v.iter().any(|x| !x.is_finite()),
+        "some device unmeasured: {v:?}"
+    );
+    let f = frame(&a, 160, 48);
+    assert!(f.contains("r_p95↓"), "{f}");
+}
+
+#[test]
+fn no_bpf_hides_the_recorded_percentiles() {
+    let (a, _) = bpf_app(true, false);
+    assert!(a.rows.iter().all(|r| r.latency.is_none()));
+    assert!(a.history("loop0").iter().all(|p| p.r_p95.is_none()));
+    let keys: Vec<&str> = a.columns(400).iter().map(|c| c.key).collect();
+    assert!(!keys.iter().any(|k| k.contains("p95")), "{keys:?}");
+    let f = frame(&a, 160, 48);
+    assert!(!f.contains("p95"), "{f}");
+}
+
+#[test]
+fn no_bpf_is_accepted_in_a_real_terminal() {
+    let Some(t) = Tmux::start() else { return };
+    let run = |extra: &str| {
+        format!(
+            "{} top --replay {} -i 0.2 --no-profile {extra} loop0",
+            env!("CARGO_BIN_EXE_iosat"),
+            crate::util::fixture(BPF_LOOP).display()
+        )
+    };
+    t.keys(&[&run(""), "Enter"]);
+    // Every interval of the recording has its `B` line: the first report has percentiles.
+    let s = t.wait_for("devices (1)");
+    assert!(s.contains("r_p95") && s.contains("w_p95"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("PROMPT$");
+    t.keys(&["clear", "Enter"]);
+    t.wait_gone("iosat top");
+    t.keys(&[&run("--no-bpf"), "Enter"]);
+    let s = t.wait_for("devices (1)");
+    assert!(s.contains("loop0"), "{s}");
+    assert!(!s.contains("p95"), "--no-bpf shows no percentiles:\n{s}");
+    t.keys(&["q"]);
+    t.keys(&["echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+}
+
+#[test]
+fn live_view_attaches_the_block_latency_source() {
+    if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("live_view_attaches_the_block_latency_source: skipped (needs root and BTF)");
+        return;
+    }
+    let Some(t) = Tmux::start() else { return };
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let cmd = format!(
+        "{} top -i 0.2 --no-profile --all {}",
+        env!("CARGO_BIN_EXE_iosat"),
+        lo.name()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    // Direct reads and writes until an interval has them (a deadline, not a timing
+    // assertion): the table gets the block layer's p95 per direction, the chart its lines.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let s = loop {
+        crate::stat::direct_io(&lo.path, 200, 100);
+        let s = t.screen();
+        if s.contains("r_p95") && s.contains("w_p95") {
+            break s;
+        }
+        assert!(std::time::Instant::now() < end, "no p95 columns:\n{s}");
+    };
+    assert!(!s.contains("warning:"), "the source attached as root:\n{s}");
+    t.keys(&["q"]);
+    t.keys(&["clear; echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+
+    // No BTF under the sys root: one line says why, drawn on the view's warning line.
+    let empty = tempfile::tempdir().unwrap();
+    t.keys(&[
+        &format!("{cmd} --sys-root {}", empty.path().display()),
+        "Enter",
+    ]);
+    let s = t.wait_for("warning:");
+    assert!(s.contains("BTF"), "{s}");
+    crate::stat::direct_io(&lo.path, 200, 100);
+    t.keys(&["q"]);
+    t.keys(&["clear; echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+
+    // --no-bpf: no warning, no p95, whatever the I/O.
+    t.keys(&[&format!("{cmd} --no-bpf"), "Enter"]);
+    t.wait_for("devices (1)");
+    for _ in 0..3 {
+        crate::stat::direct_io(&lo.path, 200, 100);
+    }
+    t.wait_for("every 0.20 s");
+    let s = t.screen();
+    assert!(!s.contains("p95") && !s.contains("warning:"), "{s}");
+    t.keys(&["q"]);
+    t.keys(&["echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
+}

@@ -2,7 +2,8 @@
 //! sampling thread, through the channel), keys in, what to draw out. No terminal, no /proc:
 //! every key is testable on the state alone.
 
-use crate::monitor::fields::Column;
+use crate::monitor::blklat::{DevLatency, Measured};
+use crate::monitor::fields::{Column, Field, LATENCY};
 use crate::monitor::interval::IntervalReport;
 use crate::monitor::saturation::Saturation;
 use crate::monitor::select::{DeviceMeta, Selection};
@@ -50,6 +51,9 @@ pub struct Col {
     pub profile: bool,
     /// Shown only when some shown device has a non-zero value (d/s, f/s).
     pub when_nonzero: bool,
+    /// A block-latency field (fields::LATENCY): shown only when some shown device has
+    /// percentiles from the block-latency source.
+    pub latency: bool,
 }
 
 const fn col(key: &'static str) -> Col {
@@ -57,6 +61,13 @@ const fn col(key: &'static str) -> Col {
         key,
         profile: false,
         when_nonzero: false,
+        latency: false,
+    }
+}
+const fn lat(key: &'static str) -> Col {
+    Col {
+        latency: true,
+        ..col(key)
     }
 }
 const fn prof(key: &'static str) -> Col {
@@ -83,6 +94,16 @@ pub const COLUMNS: &[Col] = &[
     col("mib_s"),
     col("r_await"),
     col("w_await"),
+    lat("r_p95_ms"),
+    lat("w_p95_ms"),
+    Col {
+        profile: true,
+        ..lat("p95_vs_baseline_r")
+    },
+    Col {
+        profile: true,
+        ..lat("p95_vs_baseline_w")
+    },
     col("read_concurrency"),
     col("write_concurrency"),
     col("aqu-sz"),
@@ -102,6 +123,10 @@ pub const PRIORITY: &[&str] = &[
     "r_await",
     "w_await",
     "saturation",
+    "r_p95_ms",
+    "w_p95_ms",
+    "p95_vs_baseline_r",
+    "p95_vs_baseline_w",
     "load_vs_knee",
     "util",
     "aqu-sz",
@@ -122,14 +147,20 @@ impl Col {
             .unwrap_or_else(|| panic!("no top column {key}"))
     }
 
-    /// The header: the registry's, except %util, labelled as what it is (busy time).
+    /// The header: the registry's, except %util, labelled as what it is (busy time), and the
+    /// p95 ratios, shortened to fit the column.
     pub fn header(self) -> &'static str {
         match self.key {
             "device" => "Device",
             "mib_s" => "MiB/s",
             "util" => "%busy",
             "saturation" => "sat",
-            k => Column::by_key(k).header(),
+            "p95_vs_baseline_r" => "r_p95/b",
+            "p95_vs_baseline_w" => "w_p95/b",
+            k => match latency_field(k) {
+                Some(f) => f.header,
+                None => Column::by_key(k).header(),
+            },
         }
     }
 
@@ -140,20 +171,28 @@ impl Col {
 
     /// [`Col::value`] with the registry's field looked up once, for many rows.
     pub fn getter(self) -> impl Fn(&Row) -> Option<f64> {
+        let lat = latency_field(self.key);
         let field = match self.key {
             "device" | "mib_s" => None,
+            _ if lat.is_some() => None,
             k => Some(Column::by_key(k)),
         };
         let mib = self.key == "mib_s";
         move |row: &Row| {
             let rates = row.rates.as_ref();
-            match field {
-                Some(f) => f.value(rates, row.sat.as_ref()),
-                None if mib => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
-                None => None,
+            match (field, lat) {
+                (Some(f), _) => f.value(rates, row.sat.as_ref()),
+                (None, Some(l)) => row.latency.as_ref().and_then(|m| (l.get)(m)),
+                (None, None) if mib => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
+                (None, None) => None,
             }
         }
     }
+}
+
+/// The block-latency field of the registry with this JSON key, if it is one.
+fn latency_field(key: &str) -> Option<&'static Field<Measured>> {
+    LATENCY.iter().find(|f| f.json == key)
 }
 
 /// One device in the latest interval.
@@ -166,6 +205,9 @@ pub struct Row {
     pub rates: Option<DiskRates>,
     pub sat: Option<Saturation>,
     pub profile: Option<Arc<DeviceProfile>>,
+    /// The block layer's percentiles of the interval (and, with a profile, the p95 ÷ the
+    /// baseline p95), when the block-latency source measured the device.
+    pub latency: Option<Measured>,
 }
 
 /// What the charts draw of one interval of one device.
@@ -179,6 +221,9 @@ pub struct ChartPoint {
     pub w_conc: f64,
     pub sat_r: Option<f64>,
     pub sat_w: Option<f64>,
+    /// The block layer's p95 per direction, ms (block-latency source only).
+    pub r_p95: Option<f64>,
+    pub w_p95: Option<f64>,
 }
 
 /// Where the reports come from, said on the context line.
@@ -222,6 +267,8 @@ pub struct App {
     pub host: Option<crate::sys::sched::SchedDelta>,
     /// The busiest processes of the latest interval (read only while their pane is shown).
     pub procs: Option<crate::monitor::procs::ProcReport>,
+    /// Show the block-latency source's percentiles (false with `--no-bpf`, also in a replay).
+    pub latency: bool,
 }
 
 /// At most this many reports wait while paused (the oldest are dropped).
@@ -254,6 +301,7 @@ impl App {
             warning: None,
             procs: None,
             host: None,
+            latency: true,
         }
     }
 
@@ -284,7 +332,12 @@ impl App {
             .into_iter()
             .map(|d| {
                 let sat = d.saturation();
+                let latency = match d.latency {
+                    Some(DevLatency::Measured(m)) if self.latency => Some(*m),
+                    _ => None,
+                };
                 Row {
+                    latency,
                     name: d.kernel_name,
                     major: d.major,
                     meta: d.meta,
@@ -320,6 +373,8 @@ impl App {
                 w_conc: rates.write_concurrency,
                 sat_r: row.sat.as_ref().and_then(|s| s.saturation_r),
                 sat_w: row.sat.as_ref().and_then(|s| s.saturation_w),
+                r_p95: row.latency.as_ref().and_then(|m| m.read.p95_ms),
+                w_p95: row.latency.as_ref().and_then(|m| m.write.p95_ms),
             });
         }
         // Devices this report no longer lists lose their history.
@@ -399,8 +454,10 @@ impl App {
     /// [`App::columns`] for rows already chosen.
     pub fn columns_of(&self, rows: &[&Row], width: u16) -> Vec<Col> {
         let profiled = rows.iter().any(|r| r.profile.is_some());
+        let measured = rows.iter().any(|r| r.latency.is_some());
         let wanted = |c: &Col| {
             (!c.profile || profiled)
+                && (!c.latency || measured)
                 && (!c.when_nonzero || {
                     let value = c.getter();
                     rows.iter().any(|r| value(r).is_some_and(|v| v > 0.0))

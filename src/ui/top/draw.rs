@@ -4,16 +4,14 @@
 //! only; reads nothing.
 
 use super::app::{col_width, App, ChartPoint, Col, Pane, Row, Source};
+use super::chart::{Dataset, LineChart};
 use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Block, Borders, Cell, Chart, Clear, Dataset, Gauge, GraphType, LegendPosition, Paragraph,
-    Row as TRow, Table, Wrap,
-};
+use ratatui::widgets::Widget;
+use ratatui::widgets::{Block, Borders, Cell, Clear, Gauge, Paragraph, Row as TRow, Table, Wrap};
 use ratatui::Frame;
 
 /// Await at this multiple of the baseline: queueing has started (the analysis's overload rule
@@ -47,6 +45,11 @@ pub const HELP: &[(&str, &str)] = &[
         "await ÷ the profile's baseline: 3x queueing, 10x overloaded",
     ),
     ("load", "aqu-sz ÷ the profile's knee concurrency"),
+    ("r_p95", "the block layer's live p95 (BPF; --no-bpf: off)"),
+    (
+        "r_p95/b",
+        "live p95 ÷ the profile's baseline p95: 3x overloaded",
+    ),
     ("%busy", "time with ≥1 request in flight: not capacity"),
 ];
 
@@ -77,9 +80,13 @@ impl Theme {
     fn cell(&self, c: Col, row: &Row) -> Style {
         let v = c.value(row);
         match c.key {
-            "saturation" | "saturation_r" | "saturation_w" => self.saturation(v),
+            "saturation" | "saturation_r" | "saturation_w" | "p95_vs_baseline_r"
+            | "p95_vs_baseline_w" => self.saturation(v),
             "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
             "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
+            // The live p95 at the 3x/10x limits of its own ratio to the baseline p95.
+            "r_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_r)),
+            "w_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_w)),
             "load_vs_knee" => match v {
                 Some(v) if v > 1.0 => self.fg(Color::Yellow),
                 _ => Style::default(),
@@ -101,7 +108,8 @@ fn num(c: Col, v: Option<f64>, w: usize) -> String {
         return format!("{:>w$}", "-");
     };
     let s = match c.key {
-        "saturation" | "saturation_r" | "saturation_w" | "load_vs_knee" => fmt_ratio(v),
+        "saturation" | "saturation_r" | "saturation_w" | "load_vs_knee" | "p95_vs_baseline_r"
+        | "p95_vs_baseline_w" => fmt_ratio(v),
         "headroom_iops" => fmt_iops(v),
         _ => {
             let mut d = 2;
@@ -125,7 +133,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             "iosat top: {}x{} is too small ({MIN_W}x{MIN_H})",
             area.width, area.height
         );
-        f.render_widget(Paragraph::new(msg), area);
+        one_line(f.buffer_mut(), area, &msg, Style::default());
         return;
     }
     let theme = Theme { color: app.color };
@@ -142,7 +150,12 @@ pub fn draw(f: &mut Frame, app: &App) {
             Constraint::Length(1),
         ])
         .split(area);
-    f.render_widget(Paragraph::new(context_line(app)), parts[0]);
+    one_line(
+        f.buffer_mut(),
+        parts[0],
+        &context_line(app),
+        Style::default(),
+    );
     table(f, app, &rows, &theme, parts[1]);
     if app.pane == Pane::Processes {
         processes(f, app, parts[2]);
@@ -157,13 +170,36 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else {
         KEYS.to_string()
     };
-    f.render_widget(
-        Paragraph::new(bottom).style(Style::default().add_modifier(Modifier::DIM)),
-        parts[4],
-    );
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    one_line(f.buffer_mut(), parts[4], &bottom, dim);
     if app.help {
         help(f, area);
     }
+}
+
+/// One line of text in `area` as `Paragraph::new(text).style(style)` draws it there (the
+/// area in `style`, the text's first line from the left, cut at the edge), without the
+/// paragraph's text model and line composer: a third of a frame's paragraph cost, and the
+/// context, headroom and key lines are drawn every frame.
+fn one_line(buf: &mut Buffer, area: Rect, text: &str, style: Style) {
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    let first = text.lines().next().unwrap_or("");
+    if first.contains(char::is_control) {
+        // A tab or such: the paragraph keeps what set_stringn drops.
+        Paragraph::new(text).style(style).render(area, buf);
+        return;
+    }
+    buf.set_style(area, style);
+    buf.set_stringn(
+        area.x,
+        area.y,
+        first,
+        usize::from(area.width),
+        Style::default(),
+    );
 }
 
 /// Host, kernel (live) or the file (replay); the interval, the window, the state.
@@ -204,12 +240,20 @@ fn context_line(app: &App) -> String {
 }
 
 fn focus(app: &App, pane: Pane, title: String) -> Block<'static> {
-    let b = Block::default().borders(Borders::ALL).title(title);
-    if app.pane == pane {
-        b.border_style(Style::default().add_modifier(Modifier::BOLD))
+    Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(border(app, pane))
+}
+
+/// The borders of the pane with the focus are bold, the others' dim.
+fn border(app: &App, pane: Pane) -> Style {
+    let m = if app.pane == pane {
+        Modifier::BOLD
     } else {
-        b.border_style(Style::default().add_modifier(Modifier::DIM))
-    }
+        Modifier::DIM
+    };
+    Style::default().add_modifier(m)
 }
 
 fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
@@ -319,19 +363,33 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let h = app.history(&row.name);
     let end = app.end_wall_ns;
     let prof = row.profile.as_deref();
+    let mut latency = vec![
+        ("r_await", xy(&h, end, |p| p.r_await), Color::Cyan),
+        ("w_await", xy(&h, end, |p| p.w_await), Color::Magenta),
+    ];
+    // The block layer's live p95 beside await, when the block-latency source measured it.
+    let r_p95 = xy(&h, end, |p| p.r_p95);
+    let w_p95 = xy(&h, end, |p| p.w_p95);
+    let p95_shown = !r_p95.is_empty() || !w_p95.is_empty();
+    if p95_shown {
+        latency.push(("r_p95", r_p95, Color::LightBlue));
+        latency.push(("w_p95", w_p95, Color::LightRed));
+    }
     let mut plots = vec![
         Plot {
             title: format!(" {} latency ms ", row.name),
-            series: vec![
-                ("r_await", xy(&h, end, |p| p.r_await), Color::Cyan),
-                ("w_await", xy(&h, end, |p| p.w_await), Color::Magenta),
-            ],
+            series: latency,
             lines: prof
                 .map(|p| {
-                    vec![(
+                    let mut v = vec![(
                         format!("baseline {}", fmt_latency_ns(p.baseline_latency_ns)),
                         p.baseline_latency_ns / 1e6,
-                    )]
+                    )];
+                    // The 3x-p95 rule's reference, beside the live p95 it judges.
+                    if let (true, Some(b)) = (p95_shown, p.baseline_p95_ns) {
+                        v.push((format!("base p95 {}", fmt_latency_ns(b)), b / 1e6));
+                    }
+                    v
                 })
                 .unwrap_or_default(),
             max: None,
@@ -432,52 +490,44 @@ fn plot(f: &mut Frame, app: &App, theme: &Theme, p: &Plot, window: f64, area: Re
         .iter()
         .map(|s| s.1.iter().map(|&(x, y)| (x, tf(y))).collect())
         .collect();
-    let lines: Vec<Vec<(f64, f64)>> = p
+    let lines: Vec<[(f64, f64); 2]> = p
         .lines
         .iter()
-        .map(|l| vec![(-window, tf(l.1)), (0.0, tf(l.1))])
+        .map(|l| [(-window, tf(l.1)), (0.0, tf(l.1))])
         .collect();
-    let mut sets = Vec::new();
-    for (i, s) in p.series.iter().enumerate() {
-        sets.push(
-            Dataset::default()
-                .name(s.0)
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(theme.fg(s.2))
-                .data(&series[i]),
-        );
+    let mut sets = Vec::with_capacity(series.len() + lines.len());
+    for (s, data) in p.series.iter().zip(&series) {
+        sets.push(Dataset {
+            name: s.0,
+            data,
+            color: theme.fg(s.2).fg,
+            dots: false,
+        });
     }
-    for (i, l) in p.lines.iter().enumerate() {
-        sets.push(
-            Dataset::default()
-                .name(l.0.clone())
-                .marker(Marker::Dot)
-                .graph_type(GraphType::Line)
-                .style(theme.fg(Color::DarkGray))
-                .data(&lines[i]),
-        );
+    for (l, data) in p.lines.iter().zip(&lines) {
+        sets.push(Dataset {
+            name: &l.0,
+            data,
+            color: theme.fg(Color::DarkGray).fg,
+            dots: true,
+        });
     }
     let title = if log {
         format!("{}(log) ", p.title)
     } else {
         p.title.clone()
     };
-    let chart = Chart::new(sets)
-        .block(focus(app, Pane::Charts, title))
-        .x_axis(
-            Axis::default()
-                .bounds([-window, 0.0])
-                .labels([format!("-{window:.0}s"), "now".to_string()]),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([y0, y1])
-                .labels([label(y0), label(y1)]),
-        )
-        // New points come in on the right: the legend stays out of their way.
-        .legend_position(Some(LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)));
+    let (x0, x1) = (format!("-{window:.0}s"), "now");
+    let (ylo, yhi) = (label(y0), label(y1));
+    let chart = LineChart {
+        title: &title,
+        border: border(app, Pane::Charts),
+        datasets: &sets,
+        x_bounds: [-window, 0.0],
+        y_bounds: [y0, y1],
+        x_labels: [&x0, x1],
+        y_labels: [&ylo, &yhi],
+    };
     f.render_widget(chart, area);
 }
 
@@ -534,10 +584,8 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     };
     let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
         let msg = format!("{}: headroom needs a profile", row.name);
-        f.render_widget(
-            Paragraph::new(msg).style(Style::default().add_modifier(Modifier::DIM)),
-            area,
-        );
+        let dim = Style::default().add_modifier(Modifier::DIM);
+        one_line(f.buffer_mut(), area, &msg, dim);
         return;
     };
     let used = r.r_s + r.w_s;
@@ -626,6 +674,37 @@ mod tests {
         assert_eq!(t.saturation(None).fg, None);
         let plain = Theme { color: false };
         assert_eq!(plain.saturation(Some(50.0)).fg, None);
+    }
+
+    #[test]
+    fn one_line_draws_what_a_paragraph_draws() {
+        let texts = [
+            "iosat top · replay loop.rec · every 0.50 s · window 60 s · end of recording",
+            "q quit ? help / filter p pause ←→ sort r reverse +- window a all Tab pane",
+            "filter: sd▏ (Enter keeps, Esc clears)",
+            "warning: 日本語 wide, a\u{301} combining, tab\there, 😀 (Esc)",
+            "two\nlines",
+            "two\r\nlines",
+            "bell\u{7}",
+            "",
+            "cut exactly here: 0123456789",
+        ];
+        for text in texts {
+            for style in [
+                Style::default(),
+                Style::default().add_modifier(Modifier::DIM),
+            ] {
+                for w in [1u16, 7, 20, 29, 80] {
+                    let area = Rect::new(1, 1, w, 1);
+                    let outer = Rect::new(0, 0, 82, 3);
+                    let mut a = Buffer::empty(outer);
+                    Paragraph::new(text).style(style).render(area, &mut a);
+                    let mut b = Buffer::empty(outer);
+                    one_line(&mut b, area, text, style);
+                    assert_eq!(a, b, "{text:?} at width {w}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -255,6 +255,11 @@ fn width(s: &str) -> usize {
     }
 }
 
+/// Two short strings equal, compared byte by byte in place (no call to memcmp).
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
 /// The cells of `next` to write over `prev`: ratatui's `Buffer::diff`, rule for rule (a cell
 /// after a wide one is skipped; cells a wide one covered are redrawn).
 fn diff<'a>(prev: &Buffer, next: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
@@ -262,13 +267,18 @@ fn diff<'a>(prev: &Buffer, next: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
     let mut invalidated: usize = 0;
     let mut to_skip: usize = 0;
     for (i, (cur, old)) in next.content.iter().zip(prev.content.iter()).enumerate() {
-        if !cur.skip && (cur != old || invalidated > 0) && to_skip == 0 {
+        // Each symbol read once and compared without a call (they are 1-4 bytes): this
+        // loop runs for every cell of every frame.
+        let (now, was) = (cur.symbol(), old.symbol());
+        let same_symbol = same(now, was);
+        // `cur != old` (Cell's derived PartialEq), from the symbols already compared.
+        let changed = !same_symbol || cur.style() != old.style() || cur.skip != old.skip;
+        if !cur.skip && (changed || invalidated > 0) && to_skip == 0 {
             let (x, y) = next.pos_of(i);
             updates.push((x, y, cur));
         }
-        let (now, was) = (cur.symbol(), old.symbol());
         let w = width(now);
-        let w_old = if now == was { w } else { width(was) };
+        let w_old = if same_symbol { w } else { width(was) };
         to_skip = w.saturating_sub(1);
         invalidated = w.max(w_old).max(invalidated).saturating_sub(1);
     }
