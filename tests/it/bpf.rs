@@ -36,6 +36,23 @@ fn kernel_has_block_io_done() -> bool {
     btf.windows(name.len()).any(|w| w == name)
 }
 
+/// `iosat stat --json ARGS DEVICE --record REC` running, once it has taken its first sample
+/// (the recording has a `T`; the BPF source is attached before it).
+fn recording_stat(lo: &LoopDev, rec: &Path, args: &[&str]) -> std::process::Child {
+    let child = iosat()
+        .args(["stat", "--json"])
+        .args(args)
+        .arg(lo.name())
+        .arg("--record")
+        .arg(rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::stat::wait_for_first_sample(rec);
+    child
+}
+
 fn run(cmd: &mut Command) {
     let st = cmd
         .stdout(Stdio::null())
@@ -69,24 +86,7 @@ fn histograms_match_diskstats_on_a_loop_device() {
     let lo = LoopDev::new(32 << 20);
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("rec");
-    let child = iosat()
-        .args([
-            "stat",
-            "--json",
-            "-i",
-            "0.5",
-            "-c",
-            "12",
-            lo.name(),
-            "--record",
-        ])
-        .arg(&rec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first sample (and the attach before it) is taken when the recording has a `T`.
-    crate::stat::wait_for_first_sample(&rec);
+    let child = recording_stat(&lo, &rec, &["-i", "0.5", "-c", "12"]);
     // A known number of direct reads and writes, then one discard range and a flush.
     crate::stat::direct_io(&lo.path, 300, 200);
     run(Command::new("blkdiscard").args(["-o", "0", "-l", "1048576", &lo.path]));
@@ -447,17 +447,8 @@ fn live_p95_is_judged_against_the_profile_baseline_p95() {
     };
     let (tight, loose) = (profile("tight", 1_000.0), profile("loose", 1e9));
     let rec = dir.path().join("rec");
-    let child = iosat()
-        .args(["stat", "--json", "-i", "0.5", "-c", "4", lo.name()])
-        .arg("--profile-dir")
-        .arg(&tight)
-        .arg("--record")
-        .arg(&rec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    crate::stat::wait_for_first_sample(&rec);
+    let pd = tight.to_str().unwrap();
+    let child = recording_stat(&lo, &rec, &["-i", "0.5", "-c", "4", "--profile-dir", pd]);
     crate::stat::direct_io(&lo.path, 300, 0);
     let o = child.wait_with_output().unwrap();
     let lines = json_lines(&ok_stdout(&o));
