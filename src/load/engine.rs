@@ -70,8 +70,13 @@ pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
                     t.path.clone(),
                     tuning,
                 )),
-                (tuning != uring::Tuning::default())
-                    .then(|| format!("uring engine tuned by ${}: {tuning:?}", uring::TUNING_ENV)),
+                (tuning != uring::Tuning::default()).then(|| {
+                    format!(
+                        "uring engine tuned by ${}: {tuning} (the defaults: {})",
+                        uring::TUNING_ENV,
+                        uring::Tuning::default()
+                    )
+                }),
             ),
             Some(why) => (
                 sync(),

@@ -187,6 +187,21 @@ impl std::str::FromStr for Tuning {
     }
 }
 
+/// The `key=value` form [`TUNING_ENV`] takes, every key given.
+impl std::fmt::Display for Tuning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match self.mode {
+            RingMode::DeferTaskrun => "defer",
+            RingMode::CoopTaskrun => "coop",
+        };
+        write!(
+            f,
+            "submit_batch={},wait={},mode={mode}",
+            self.submit_batch, self.wait
+        )
+    }
+}
+
 impl Tuning {
     /// From [`TUNING_ENV`]: the defaults when unset; Err names the variable and the value.
     pub fn from_env() -> Result<Tuning> {
@@ -295,7 +310,7 @@ struct Done {
     last_ns: u64,
 }
 
-/// How a slot's next request is made.
+/// How a slot's next request is made and submitted.
 struct Requests<'a> {
     gen: &'a mut IoGen,
     base: *mut u8,
@@ -362,9 +377,9 @@ fn reap_loop(
     // Fill the queue.
     fresh.extend(0..qd as u32);
     loop {
-        // Prepare the fresh slots and submit them, `submit_batch` per enter
-        // ([`SUBMIT_BATCH`]); the last part goes with the wait. Each part's requests are stamped with
-        // one clock read just before its submit.
+        // Prepare the fresh slots and submit them, `submit_batch` per enter ([`SUBMIT_BATCH`]);
+        // the last part goes with the wait. Each part's requests are stamped with one clock
+        // read just before its submit.
         let mut start = 0usize;
         // While requests complete inline, a round goes in one enter; every PROBE_EVERY-th
         // round is split again to see whether they still do.
@@ -418,6 +433,8 @@ fn reap_loop(
         // Counted by completion time, as the kernel's counters are: the completions inside
         // [measure_from, end), whenever they were submitted.
         let in_window = t_done >= window.measure_from_ns && t_done < window.end_ns;
+        // Every completion of this wait shares its time, hence its sub-window.
+        let sub_window = if in_window { clock.index(t_done) } else { 0 };
         // Reap every completion available; refill each finished slot unless stopping.
         cq.sync();
         let mut failed = None;
@@ -439,7 +456,7 @@ fn reap_loop(
             let s = slots[i];
             if in_window {
                 let lat = (t_done - s.t0_ns).max(1);
-                st.windows.record(clock.index(t_done), lat);
+                st.windows.record(sub_window, lat);
                 if s.is_read {
                     st.read_ns.saturating_record(lat);
                     st.read_bytes += bs as u64;
@@ -571,6 +588,9 @@ mod tests {
             RingMode::DeferTaskrun
         );
         assert_eq!(Tuning::default().submit_batch, SUBMIT_BATCH);
+        // The note's form parses back to the same tuning.
+        assert_eq!(t.to_string(), "submit_batch=1,wait=8,mode=coop");
+        assert_eq!(t.to_string().parse::<Tuning>().unwrap(), t);
         for (bad, why) in [
             ("wait=0", "wait wants a positive whole number, not '0'"),
             ("submit_batch", "'submit_batch' is not key=value"),

@@ -133,8 +133,9 @@ fn interval_title(r: &IntervalReport) -> String {
     }
 }
 
-/// One line per device without values, saying why, and per device whose profile leaves part
-/// of the interval unjudged or compares unlike requests (text views only).
+/// One line per device without values, saying why; per device whose profile leaves part of
+/// the interval unjudged or compares unlike requests; and per device whose live p95 passes
+/// the 3x-p95 rule (text views only).
 fn no_value_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {

@@ -96,7 +96,6 @@ impl fmt::Display for Unavailable {
 /// The attached program and its maps; detached when dropped.
 pub struct BlockLatency {
     ebpf: Ebpf,
-    hook: Hook,
 }
 
 /// Device slots the maps hold: a slot is taken at a device's first completion; completions
@@ -173,7 +172,6 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
     if locked_down(&lockdown) {
         return Err(Unavailable::Lockdown);
     }
-    let refused = |e: &dyn std::error::Error| Unavailable::Refused(reason(e));
     let btf = Btf::parse_file(&btf_path, aya::Endianness::default()).map_err(|e| refused(&e))?;
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
@@ -187,15 +185,19 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
     let mut last = None;
     for hook in [Hook::IoDone, Hook::RqComplete] {
         match attach_one(&mut ebpf, &btf, hook) {
-            Ok(()) => return Ok(BlockLatency { ebpf, hook }),
+            Ok(()) => return Ok(BlockLatency { ebpf }),
             Err(e) => last = Some(e),
         }
     }
     Err(last.expect("two hooks tried"))
 }
 
+/// The kernel's refusal of the program or its maps, in one line.
+fn refused(e: &dyn std::error::Error) -> Unavailable {
+    Unavailable::Refused(reason(e))
+}
+
 fn attach_one(ebpf: &mut Ebpf, btf: &Btf, hook: Hook) -> Result<(), Unavailable> {
-    let refused = |e: &dyn std::error::Error| Unavailable::Refused(reason(e));
     let (name, tracepoint) = hook.program();
     let prog: &mut BtfTracePoint = ebpf
         .program_mut(name)
@@ -207,9 +209,9 @@ fn attach_one(ebpf: &mut Ebpf, btf: &Btf, hook: Hook) -> Result<(), Unavailable>
     Ok(())
 }
 
-/// Where the program is attached.
+/// Where the program can be attached, in the order tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hook {
+enum Hook {
     /// `block_io_done` (6.5+), in blk_account_io_done(): the latency diskstats sums.
     IoDone,
     /// `block_rq_complete` (5.5+), in blk_update_request(), before the bios' completion
@@ -219,7 +221,7 @@ pub enum Hook {
 
 impl Hook {
     /// The C program and the tracepoint it attaches to.
-    pub fn program(self) -> (&'static str, &'static str) {
+    fn program(self) -> (&'static str, &'static str) {
         match self {
             Hook::IoDone => ("iolat_done", "block_io_done"),
             Hook::RqComplete => ("iolat_complete", "block_rq_complete"),
@@ -244,11 +246,6 @@ pub fn attach(root: &super::Root, off: bool) -> Result<Option<BlockLatency>, Str
 }
 
 impl BlockLatency {
-    /// The tracepoint the program is attached to.
-    pub fn hook(&self) -> Hook {
-        self.hook
-    }
-
     /// The cumulative histograms of every device that completed a request since the attach,
     /// sorted by device number, and the completions dropped for want of a slot.
     pub fn read(&self) -> Result<(Vec<DevHists>, u64), String> {
