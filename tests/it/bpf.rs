@@ -179,6 +179,43 @@ fn histograms_match_diskstats_on_a_loop_device() {
         .unwrap();
     let w = ok_stdout(&wide);
     assert!(w.contains("r_p95") && w.contains("cover%"), "{w}");
+    // CSV carries the same percentiles, in ms, in its latency columns.
+    let csv = iosat()
+        .args(["stat", "--csv", "--replay"])
+        .arg(&rec)
+        .arg(lo.name())
+        .output()
+        .unwrap();
+    let csv = ok_stdout(&csv);
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name} in {header:?}"))
+    };
+    let (p50, cover) = (col("r_p50_ms"), col("coverage_pct"));
+    let rows: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
+    assert_eq!(rows.len(), lines.len(), "{csv}");
+    for (row, l) in rows.iter().zip(&lines) {
+        let lat = &l["devices"][0]["latency"];
+        match lat["read"]["p50_ms"].as_f64() {
+            Some(want) => {
+                let got: f64 = row[p50].parse().unwrap();
+                assert!(
+                    (got - want).abs() <= 1e-6 * want.max(1e-3),
+                    "{row:?} vs {lat}"
+                );
+            }
+            None => assert_eq!(row[p50], "", "{row:?}"),
+        }
+        assert_eq!(
+            row[cover].parse::<f64>().ok().map(|v| v.round()),
+            lat["coverage_pct"].as_f64().map(|v| v.round()),
+            "{row:?}"
+        );
+    }
 }
 
 /// The command line of `iosat stat` once, as JSON, on the loop device.
