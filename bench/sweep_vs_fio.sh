@@ -14,6 +14,13 @@
 # IOPS ratios spread wider than SPREAD (0.10, i.e. max − min > 10 % of the median) gets a line
 # saying the spread is too wide to claim a ratio there.
 #
+# Issue 17's targets (TARGETS below) are then judged on a distribution-free confidence
+# interval of the median ratio: the order statistics x(k) and x(n-k+1) of the n per-run ratios,
+# with the largest k whose coverage 1 - 2 P(Bin(n, 1/2) <= k-1) is still >= 95 % (n = 7: the
+# min and the max, 98.4 %; n = 15: the 4th and 12th, 96.5 %). A target is "met" when the whole
+# interval lies on its side, "not met" when the whole interval lies on the other, and
+# "undecided" when the interval straddles it: the runs then cannot tell, whatever the median.
+#
 # fio's t/io_uring (the reference io_uring loop; not in Debian's fio package) joins sections
 # A and B as a third column when T_IO_URING names its binary: build it from fio's source,
 #   git clone https://github.com/axboe/fio && cd fio && ./configure && make t/io_uring
@@ -26,7 +33,8 @@
 # ("1 4 16 64"; e.g. DEPTHS=1 REPEATS=15 to pin down the depth-1 p50), SETTLE seconds to let
 # the disk settle after the layout (10: fio's fsync has returned, but the writes can still be
 # draining below a VM or in a drive's cache, and would slow the first runs), SPREAD (0.10),
-# T_IO_URING (unset: no t/io_uring column).
+# T_IO_URING (unset: no t/io_uring column), TARGETS (issue 17's acceptance, judged per depth; see
+# judge below).
 # fio runs with --invalidate=0 so section B really reads from the page cache.
 # Writes a Markdown summary to stdout and raw per-run lines to stderr.
 set -euo pipefail
@@ -113,6 +121,18 @@ run_sysbench() {
     --max-requests=0 run) | awk '/reads\/s:/ {print $2}'
 }
 
+# ci: per-run values on stdin -> "median lo hi coverage_pct": the median and its
+# distribution-free confidence interval (see the top of this script).
+ci() {
+  sort -g | awk '{a[NR]=$1} END {
+    n = NR; m = (n%2) ? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2;
+    k = 1; cdf = 0; term = 0.5^n;
+    for (j = 0; j < n/2; j++) { cdf += term; if (2*cdf <= 0.05) k = j + 1; term = term*(n-j)/(j+1) }
+    # coverage of [a[k], a[n-k+1]]: 1 - 2 P(X <= k-1)
+    cdf = 0; term = 0.5^n; for (j = 0; j <= k-1; j++) { cdf += term; term = term*(n-j)/(j+1) }
+    printf "%.3f %.3f %.3f %.1f\n", m, a[k], a[n-k+1], 100*(1-2*cdf)
+  }'
+}
 # stats: per-run values on stdin -> "median (min–max)"
 stats() { sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
 # wide: per-run values on stdin -> "yes" when max − min > SPREAD × median
@@ -122,7 +142,30 @@ wide() { sort -g | awk -v s="$SPREAD" '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] 
 # command prints "iops ios cpu_s p50" (or just "iops"). Per run: iosat÷peer IOPS, CPU per I/O
 # and p50 ratios, and third÷peer IOPS and CPU per I/O. Appends a table row to ROWS and, when
 # the IOPS ratios spread too wide, a line to WIDE.
-declare -a ROWS WIDE
+declare -a ROWS WIDE VERDICTS
+# Issue 17's acceptance, as SECTION:LABEL:COLUMN:OP:VALUE (columns of the per-run ratios: 3 IOPS,
+# 4 CPU per I/O, 5 p50 against fio's lat; OP ge, le, or near = within VALUE of 1).
+TARGETS=${TARGETS:-"A:1:3:ge:0.98 A:4:3:ge:0.98 A:16:3:ge:0.98 A:64:3:ge:0.98 A:1:4:le:0.85 A:4:4:le:0.60 A:16:4:le:0.60 A:64:4:le:0.60 A:1:5:near:0.03 B:1:3:ge:1.5 B:16:3:ge:2"}
+SECTION=
+# judge LABEL: a verdict line for every target of this section and label.
+judge() {
+  local t sec lab colm op val name
+  for t in $TARGETS; do
+    IFS=: read -r sec lab colm op val <<<"$t"
+    [ "$sec" = "$SECTION" ] && [ "$lab" = "$1" ] || continue
+    case $colm in 3) name="IOPS ratio" ;; 4) name="CPU/IO ratio" ;; 5) name="p50 ratio" ;; *) continue ;; esac
+    [ -n "$(col "$colm")" ] || continue
+    VERDICTS+=("$(col "$colm" | ci | awk -v l="$1" -v nm="$name" -v op="$op" -v v="$val" -v n="$REPEATS" '{
+      m = $1; lo = $2; hi = $3;
+      if (op == "ge") { want = "≥ " v; good = lo >= v; bad = hi < v }
+      else if (op == "le") { want = "≤ " v; good = hi <= v; bad = lo > v }
+      else { want = "within " v " of 1"; good = lo >= 1-v && hi <= 1+v; bad = hi < 1-v || lo > 1+v }
+      verdict = good ? "met" : (bad ? "**not met**" : "undecided (the interval straddles the target)");
+      if ($4 < 95) verdict = "too few runs to judge (REPEATS >= 6 for a 95 % interval)";
+      printf "- depth %s, %s %s: median %.3f, %.1f %% interval %.3f–%.3f over %d runs: %s\n", l, nm, want, m, $4, lo, hi, n, verdict
+    }')")
+  done
+}
 compare() {
   local label=$1 a=$2 b=$3 c=${4:-}
   local cmds=("$a" "$b") n=2
@@ -156,6 +199,7 @@ compare() {
   done
   if [ -n "$c" ]; then line+=" | $(col 6 | stats) | $(col 7 | stats)"; fi
   ROWS+=("$line |")
+  judge "$label"
   if [ "$(col 3 | wide)" = yes ]; then
     WIDE+=("- $label: the IOPS ratios of the $REPEATS runs spread $(col 3 | stats), wider than ${SPREAD} of the median: too wide to claim a ratio here.")
   fi
@@ -174,6 +218,12 @@ table() {
   printf '%s\n' "${ROWS[@]}"
   echo
   if [ ${#WIDE[@]} -gt 0 ]; then printf '%s\n' "${WIDE[@]}"; echo; fi
+  if [ ${#VERDICTS[@]} -gt 0 ]; then
+    echo "Issue 17's targets, judged on the median's confidence interval:"
+    echo
+    printf '%s\n' "${VERDICTS[@]}"
+    echo
+  fi
 }
 
 echo "## iosat sweep vs peers ($(date -u +%F), $(uname -r), $(nproc) CPUs, ${SIZE_MB} MiB file, ${DURATION} s per run, $REPEATS interleaved repeats, settled ${SETTLE} s after the layout)"
@@ -184,7 +234,7 @@ echo
 tiou() { [ -n "$T_IO_URING" ] && echo "run_tiou $1 $2"; true; }
 
 if [[ $SECTIONS == *A* ]]; then
-  ROWS=() WIDE=()
+  ROWS=() WIDE=() VERDICTS=() SECTION=A
   for d in $DEPTHS; do
     compare "$d" "run_iosat uring $d true" "run_fio $d 1" "$(tiou "$d" 1)"
   done
@@ -194,7 +244,7 @@ if [[ $SECTIONS == *A* ]]; then
 fi
 
 if [[ $SECTIONS == *B* ]]; then
-  ROWS=() WIDE=()
+  ROWS=() WIDE=() VERDICTS=() SECTION=B
   cat "$FILE" >/dev/null  # into the page cache
   for d in 1 16; do
     compare "$d" "run_iosat uring $d false" "run_fio $d 0" "$(tiou "$d" 0)"
@@ -205,7 +255,7 @@ if [[ $SECTIONS == *B* ]]; then
 fi
 
 if [[ $SECTIONS == *C* ]]; then
-  ROWS=() WIDE=()
+  ROWS=() WIDE=() VERDICTS=() SECTION=C
   # sysbench reads its own file name; give it ours.
   mv "$FILE" "$WORK/test_file.0"
   FILE="$WORK/test_file.0"
