@@ -6,7 +6,8 @@
 //! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
 //! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
 //! ring is set up; the clock is read once before each submit and once after each wait, so an
-//! I/O costs at most two clock reads (fewer when batches hold several). [`Tuning`] varies the
+//! I/O costs at most two clock reads (fewer when batches hold several); `io_uring_enter` is
+//! issued inline in the loop ([`crate::sys::enter`]). [`Tuning`] varies the
 //! loop for experiments (`$IOSAT_URING_TUNING`); a sweep's defaults are [`Tuning::default`].
 
 use super::windows::WindowClock;
@@ -322,9 +323,10 @@ struct Requests<'a> {
     wait: usize,
 }
 
-/// The hot loop, on the ring split into its submitter and its two queues (one borrow for the
-/// whole level: a batch is pushed with one tail update, completions are consumed with one head
-/// update). Err: the error and how many requests are still in flight.
+/// The hot loop, on the ring's two queues (one borrow for the whole level: a batch is pushed
+/// with one tail update, completions are consumed with one head update), entering the kernel
+/// inline through [`crate::sys::enter::Enter`]. Err: the error and how many requests are still
+/// in flight.
 fn run(
     ring: &mut IoUring,
     slots: &mut [Slot],
@@ -334,23 +336,20 @@ fn run(
     window: Window,
     ctl: &LevelCtl,
 ) -> Result<(), (std::io::Error, usize)> {
-    let (mut submitter, mut sq, mut cq) = ring.split();
+    use std::os::fd::AsRawFd;
     // Every enter names the ring by its registered index (5.18+), sparing the kernel a file
-    // lookup per call, as t/io_uring does; without it, by its fd. Unregistered at the end: the
-    // registration holds the ring open for as long as the thread lives.
-    let registered = submitter.register_ring_fd().is_ok();
-    let r = reap_loop(
-        &submitter, &mut sq, &mut cq, slots, st, done, io, window, ctl,
-    );
-    if registered {
-        let _ = submitter.unregister_ring_fd();
-    }
-    r
+    // lookup per call, as t/io_uring does; without it, by its fd. Unregistered when `enter` is
+    // dropped: the registration holds the ring open for as long as the thread lives. The
+    // enters are issued inline in the loop ([`crate::sys::enter`]: through a wrapper function
+    // each cost ~220 ns more on the development VM).
+    let enter = crate::sys::enter::Enter::new(ring.as_raw_fd());
+    let (_, mut sq, mut cq) = ring.split();
+    reap_loop(&enter, &mut sq, &mut cq, slots, st, done, io, window, ctl)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn reap_loop(
-    submitter: &io_uring::Submitter<'_>,
+    enter: &crate::sys::enter::Enter,
     sq: &mut squeue::SubmissionQueue<'_>,
     cq: &mut io_uring::CompletionQueue<'_>,
     slots: &mut [Slot],
@@ -399,7 +398,7 @@ fn reap_loop(
                 break;
             }
             sq.sync();
-            match submitter.submit() {
+            match enter.enter(sq.len() as u32, 0, sq.cq_overflow()) {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => return Err((e, in_flight)),
@@ -423,7 +422,7 @@ fn reap_loop(
         }
         // Publish the batch (one tail update) and submit it.
         sq.sync();
-        match submitter.submit_and_wait(io.wait.min(in_flight)) {
+        match enter.enter(sq.len() as u32, io.wait.min(in_flight) as u32, false) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
             Err(e) => return Err((e, in_flight)),
