@@ -122,7 +122,7 @@ pub const RING_MODE: RingMode = RingMode::DeferTaskrun;
 /// the smallest part that keeps CPU per I/O near 0.6x fio's. Depths up to 4 are unchanged.
 /// When a part's requests complete inline (page-cache hits: their completions are posted
 /// before the submit returns), the rest of the round goes in one enter, as before, and so do
-/// the next rounds but every [`PROBE_EVERY`]-th, which is split again to see whether they
+/// the next rounds but every 32nd (`PROBE_EVERY`), which is split again to see whether they
 /// still complete inline.
 pub const SUBMIT_BATCH: u32 = 4;
 
@@ -132,10 +132,10 @@ const PROBE_EVERY: u32 = 32;
 /// The engine's loop parameters, for experiments against fio and t/io_uring
 /// (`bench/uring_tuning.sh`): the defaults are what a sweep uses. Set through the environment
 /// variable [`TUNING_ENV`] as comma-separated `key=value` pairs:
-/// `submit_batch=N` (requests per `io_uring_enter` that submits; default: every prepared one
-/// at once, like t/io_uring; fio's default is 1), `wait=N` (completions a wait asks for before
-/// the queue is refilled; default 1, like fio; t/io_uring waits for its batch), `mode=defer|coop`
-/// (the ring set-up at every depth; default by [`ring_mode`]).
+/// `submit_batch=N` (requests per `io_uring_enter` that submits; default [`SUBMIT_BATCH`];
+/// fio's default is 1, t/io_uring submits every prepared one at once), `wait=N` (completions a
+/// wait asks for before the queue is refilled; default 1, like fio; t/io_uring waits for its
+/// batch), `mode=defer|coop` (the ring set-up at every depth; default [`RING_MODE`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     pub submit_batch: u32,

@@ -209,13 +209,21 @@ impl Measured {
         };
         self.p95_vs_baseline_r = ratio(self.read.p95_ms, read_base_p95_ns);
         self.p95_vs_baseline_w = ratio(self.write.p95_ms, write_base_p95_ns);
-        let judged = [self.p95_vs_baseline_r, self.p95_vs_baseline_w];
-        self.overloaded = judged.iter().any(Option::is_some).then(|| {
-            judged
-                .iter()
-                .flatten()
-                .any(|r| *r > crate::analysis::OVERLOAD_P95_FACTOR)
-        });
+        let judged = self.p95_vs_baseline_r.is_some() || self.p95_vs_baseline_w.is_some();
+        self.overloaded = judged.then(|| self.over_p95_rule().next().is_some());
+    }
+
+    /// The directions whose p95 ÷ baseline p95 passes the 3x-p95 rule, with that ratio.
+    pub fn over_p95_rule(&self) -> impl Iterator<Item = (&'static str, f64)> {
+        [
+            ("read", self.p95_vs_baseline_r),
+            ("write", self.p95_vs_baseline_w),
+        ]
+        .into_iter()
+        .filter_map(|(dir, r)| {
+            r.filter(|r| *r > crate::analysis::OVERLOAD_P95_FACTOR)
+                .map(|r| (dir, r))
+        })
     }
 
     /// Completions the histogram saw and diskstats counted in the interval.

@@ -133,10 +133,10 @@ fn interval_title(r: &IntervalReport) -> String {
     }
 }
 
-/// One line per device without values, saying why; per device whose profile leaves part of
-/// the interval unjudged or compares unlike requests; and per device whose live p95 passes
-/// the 3x-p95 rule (text views only).
-fn no_value_notes(r: &IntervalReport) -> String {
+/// The notes under a text table: one line per device without values, saying why; per device
+/// whose profile leaves part of the interval unjudged or compares unlike requests; and per
+/// device whose live p95 passes the 3x-p95 rule (text views only).
+fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {
         for n in d.saturation().map(|sat| sat.notes).unwrap_or_default() {
@@ -151,17 +151,11 @@ fn no_value_notes(r: &IntervalReport) -> String {
         if m.overloaded != Some(true) {
             continue;
         }
-        let over = [
-            ("read", m.p95_vs_baseline_r),
-            ("write", m.p95_vs_baseline_w),
-        ]
-        .into_iter()
-        .filter_map(|(dir, x)| {
-            x.filter(|x| *x > crate::analysis::OVERLOAD_P95_FACTOR)
-                .map(|x| format!("{dir} p95 {x:.1}x"))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+        let over = m
+            .over_p95_rule()
+            .map(|(dir, x)| format!("{dir} p95 {x:.1}x"))
+            .collect::<Vec<_>>()
+            .join(", ");
         s.push_str(&format!(
             "# {}: {over} the baseline p95: overloaded (the {}x-p95 rule)\n",
             d.meta.display_name,
@@ -218,7 +212,7 @@ fn text_narrow(r: &IntervalReport) -> String {
         }
         s.push('\n');
     }
-    s.push_str(&no_value_notes(r));
+    s.push_str(&device_notes(r));
     s.push('\n');
     s
 }
@@ -469,7 +463,7 @@ pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope) -> String
             s.push('\n');
             s.push_str(&cpu_line(r));
             s.push_str(&table(r).to_text());
-            s.push_str(&no_value_notes(r));
+            s.push_str(&device_notes(r));
             s.push('\n');
             s
         }

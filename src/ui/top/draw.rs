@@ -80,8 +80,7 @@ impl Theme {
     fn cell(&self, c: Col, row: &Row) -> Style {
         let v = c.value(row);
         match c.key {
-            "saturation" | "saturation_r" | "saturation_w" | "p95_vs_baseline_r"
-            | "p95_vs_baseline_w" => self.saturation(v),
+            k if is_baseline_ratio(k) => self.saturation(v),
             "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
             "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
             // The live p95 at the 3x/10x limits of its own ratio to the baseline p95.
@@ -102,14 +101,22 @@ impl Theme {
     }
 }
 
+/// A column that is a latency ÷ the profile's baseline (await or the live p95): drawn as a
+/// ratio and coloured at the 3x/10x limits.
+fn is_baseline_ratio(key: &str) -> bool {
+    matches!(
+        key,
+        "saturation" | "saturation_r" | "saturation_w" | "p95_vs_baseline_r" | "p95_vs_baseline_w"
+    )
+}
+
 /// A value in at most `w` characters, right-aligned.
 fn num(c: Col, v: Option<f64>, w: usize) -> String {
     let Some(v) = v else {
         return format!("{:>w$}", "-");
     };
     let s = match c.key {
-        "saturation" | "saturation_r" | "saturation_w" | "load_vs_knee" | "p95_vs_baseline_r"
-        | "p95_vs_baseline_w" => fmt_ratio(v),
+        k if is_baseline_ratio(k) || k == "load_vs_knee" => fmt_ratio(v),
         "headroom_iops" => fmt_iops(v),
         _ => {
             let mut d = 2;
