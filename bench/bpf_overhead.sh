@@ -53,10 +53,7 @@ fio_iops() {
 start_iosat() {
   "$IOSAT" stat -i 1 --json --no-profile --record "$WORK/rec" >/dev/null 2>"$WORK/iosat.err" &
   BG=$!
-  for _ in $(seq 100); do
-    grep -q '^T ' "$WORK/rec" 2>/dev/null && break
-    sleep 0.05
-  done
+  wait_for_line '^T ' "$WORK/rec" 100 0.05 || true
   grep -q '^B ' "$WORK/rec" || { echo "iosat did not attach: $(cat "$WORK/iosat.err")" >&2; exit 1; }
 }
 # bpftrace prints its maps on SIGINT; give it a few seconds, then make sure it is gone.

@@ -89,10 +89,7 @@ for depth in 1 16; do
     if [ -n "$STAGES" ]; then
       bpftrace "$WORK/stages.bt" >"$WORK/bt.out" 2>&1 &
       BT=$!
-      for _ in $(seq 100); do
-        grep -q '^Attaching' "$WORK/bt.out" 2>/dev/null && break
-        sleep 0.1
-      done
+      wait_for_line '^Attaching' "$WORK/bt.out" 100 0.1 || true
       # Loaded is not yet attached.
       sleep 3
       kill -0 "$BT" 2>/dev/null || { echo "bpftrace stopped: $(cat "$WORK/bt.out")" >&2; exit 1; }
@@ -101,10 +98,7 @@ for depth in 1 16; do
     "$IOSAT" stat "$DEV" --json --no-profile -i "$((DURATION + 1))" -c 1 \
       --record "$WORK/rec" >"$WORK/stat.json" 2>"$WORK/stat.err" &
     BG=$!
-    for _ in $(seq 100); do
-      grep -q '^T ' "$WORK/rec" 2>/dev/null && break
-      sleep 0.05
-    done
+    wait_for_line '^T ' "$WORK/rec" 100 0.05 || true
     sleep 0.5
     fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k --direct=1 \
       --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" --time_based \

@@ -24,15 +24,87 @@ bpf_bench_setup() {
   for tool in "$@"; do
     command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }
   done
+  iosat_binary
+  WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
+  FILE="$WORK/data"
+  lay_out "$FILE"
+}
+
+# iosat_binary: IOSAT, the release build unless IOSAT already names a binary (a smoke run of
+# a script with a debug build).
+iosat_binary() {
   if [ -z "${IOSAT:-}" ]; then
     cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
     IOSAT="$ROOT/target/release/iosat"
   fi
-  WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
-  FILE="$WORK/data"
-  fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-    --refill_buffers --output=/dev/null
+}
+
+# lay_out FILE: SIZE_MB MiB of real data (never sparse, never zeros), written once and synced.
+lay_out() {
+  fio --name=layout --filename="$1" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
+    --refill_buffers --end_fsync=1 --output=/dev/null
+}
+
+# wait_for_line PATTERN FILE TRIES PAUSE: until a line of FILE matches PATTERN, at most TRIES
+# looks PAUSE seconds apart; status 1 when it never does.
+wait_for_line() {
+  local _
+  for _ in $(seq "$3"); do
+    grep -q "$1" "$2" 2>/dev/null && return 0
+    sleep "$4"
+  done
+  return 1
 }
 
 # median: the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# stats: per-run values on stdin -> "median (min–max)", or "-" when there are none.
+stats() { sort -g | awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
+
+# The loops measured side by side on FILE (SIZE_MB MiB), 4 KiB random reads for DURATION s,
+# CPU time from /usr/bin/time (getrusage of the whole process) into $WORK/t.
+# cpu_of TIMEFILE -> user+sys seconds; sys_of TIMEFILE -> sys seconds (the kernel's share).
+cpu_of() { awk '/^cpu/ {print $2 + $3}' "$1"; }
+sys_of() { awk '/^cpu/ {print $3}' "$1"; }
+
+# run_fio DEPTH DIRECT -> "iops ios cpu_s lat_p50_ns sys_s": fio --ioengine=io_uring, one job.
+run_fio() {
+  local depth=$1 direct=$2
+  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
+    fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k \
+      --direct="$direct" --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" \
+      --time_based --invalidate=0 --lat_percentiles=1 --output-format=json --output="$WORK/fio.json"
+  jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
+    '.jobs[0].read | "\(.iops) \(.total_ios) \($cpu) \(.lat_ns.percentile["50.000000"]) \($sys)"' \
+    "$WORK/fio.json"
+}
+
+# run_iosat ENGINE DEPTH DIRECT -> "iops ios cpu_s p50_ns sys_s": one level of `iosat sweep`
+# (no adaptive re-measure: --budget 0; $IOSAT_URING_TUNING passes through). The process's CPU
+# time also covers the sweep's re-measure of its first level at the end (baseline_remeasured,
+# as long as the level): its I/Os count too.
+run_iosat() {
+  local engine=$1 depth=$2 direct=$3
+  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
+    "$IOSAT" sweep "$FILE" --engine "$engine" --levels "$depth" --duration "$DURATION" \
+      --ramp 0 --budget 0 --direct "$direct" --no-progress --json >"$WORK/iosat.json"
+  jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
+    '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50) \($sys)"' \
+    "$WORK/iosat.json"
+}
+
+# run_tiou DEPTH DIRECT -> "iops ios cpu_s - sys_s": fio's t/io_uring ($T_IO_URING) for
+# DURATION + 1 s, no polling, one thread (it prints one IOPS line per second after the
+# first); its IOPS is the median of those lines, its I/Os that times the whole run.
+run_tiou() {
+  local depth=$1 direct=$2
+  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
+    "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O "$direct" -n 1 -r "$((DURATION + 1))" "$FILE" \
+    >"$WORK/tiou.out"
+  local iops
+  iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' \
+    "$WORK/tiou.out" | median)
+  awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" -v s="$(sys_of "$WORK/t")" \
+    'BEGIN { printf "%.0f %.0f %s - %s\n", i, i * d, c, s }'
+}

@@ -56,62 +56,17 @@ if [ -n "$T_IO_URING" ] && [ ! -x "$T_IO_URING" ]; then
   echo "T_IO_URING=$T_IO_URING is not an executable (build it: see the top of this script)" >&2
   exit 1
 fi
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-IOSAT="$ROOT/target/release/iosat"
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+iosat_binary
 
 WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 FILE="$WORK/data"
-# Real data, written once (never sparse).
-fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-  --refill_buffers --end_fsync=1 --output=/dev/null
+lay_out "$FILE"
 sleep "$SETTLE"
 
-# cpu_of TIMEFILE -> user+sys seconds; sys_of TIMEFILE -> sys seconds (the kernel's share)
-cpu_of() { awk '/^cpu/ {print $2 + $3}' "$1"; }
-sys_of() { awk '/^cpu/ {print $3}' "$1"; }
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-
-# run_fio DEPTH DIRECT -> "iops ios cpu_s lat_p50_ns sys_s"
-run_fio() {
-  local depth=$1 direct=$2
-  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-    fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k \
-      --direct="$direct" --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" \
-      --time_based --invalidate=0 --lat_percentiles=1 --output-format=json --output="$WORK/fio.json"
-  jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
-    '.jobs[0].read | "\(.iops) \(.total_ios) \($cpu) \(.lat_ns.percentile["50.000000"]) \($sys)"' \
-    "$WORK/fio.json"
-}
-
-# run_iosat ENGINE DEPTH DIRECT -> "iops ios cpu_s p50_ns sys_s"
-run_iosat() {
-  local engine=$1 depth=$2 direct=$3
-  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-    "$IOSAT" sweep "$FILE" --engine "$engine" --levels "$depth" --duration "$DURATION" \
-      --ramp 0 --direct "$direct" --no-progress --json >"$WORK/iosat.json"
-  # The process's CPU time also covers the sweep's re-measure of its first level at the end
-  # (baseline_remeasured, as long as the level): its I/Os count too.
-  jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
-    '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50) \($sys)"' \
-    "$WORK/iosat.json"
-}
-
-# run_tiou DEPTH DIRECT -> "iops ios cpu_s - sys_s": t/io_uring for DURATION + 1 s (it prints one
-# IOPS line per second after the first); its IOPS is the median of those lines, its I/Os that
-# times the whole run.
-run_tiou() {
-  local depth=$1 direct=$2
-  /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-    "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O "$direct" -n 1 -r "$((DURATION + 1))" "$FILE" \
-    >"$WORK/tiou.out"
-  local iops
-  iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' \
-    "$WORK/tiou.out" | median)
-  awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" -v s="$(sys_of "$WORK/t")" \
-    'BEGIN { printf "%.0f %.0f %s - %s\n", i, i * d, c, s }'
-}
+# run_fio, run_iosat, run_tiou, median, stats: bench/lib.sh.
 
 # run_sysbench THREADS -> "iops"
 run_sysbench() {
@@ -133,8 +88,6 @@ ci() {
     printf "%.3f %.3f %.3f %.1f\n", m, a[k], a[n-k+1], 100*(1-2*cdf)
   }'
 }
-# stats: per-run values on stdin -> "median (min–max)"
-stats() { sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
 # wide: per-run values on stdin -> "yes" when max − min > SPREAD × median
 wide() { sort -g | awk -v s="$SPREAD" '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; print (a[NR]-a[1] > s*m) ? "yes" : "no"}'; }
 

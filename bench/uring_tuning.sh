@@ -36,10 +36,9 @@ for tool in fio jq /usr/bin/time; do
 done
 case "$IDLE" in halt | both) ;; *) echo "IDLE is halt or both, not '$IDLE'" >&2; exit 2 ;; esac
 if [ "$IDLE" = both ] && [ "$(id -u)" != 0 ]; then echo "IDLE=both needs root" >&2; exit 1; fi
-if [ -z "${IOSAT:-}" ]; then
-  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-  IOSAT="$ROOT/target/release/iosat"
-fi
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+iosat_binary
 
 WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
 IDLE_SAVED="$WORK/idle.saved"
@@ -64,43 +63,22 @@ idle() {
 }
 
 FILE="$WORK/data"
-fio --name=layout --filename="$FILE" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-  --refill_buffers --end_fsync=1 --output=/dev/null
+lay_out "$FILE"
 sleep "$SETTLE"
 
-cpu_of() { awk '/^cpu/ {print $2 + $3}' "$1"; }
-stats() { sort -g | awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-
-# run ARM DEPTH -> "iops ios cpu_s"
+# run ARM DEPTH -> "iops ios cpu_s" (bench/lib.sh's loops, direct reads)
 run() {
   local arm=$1 depth=$2
   case "$arm" in
-    fio)
-      /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-        fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k --direct=1 \
-          --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" --time_based \
-          --invalidate=0 --output-format=json --output="$WORK/fio.json"
-      jq -r --arg cpu "$(cpu_of "$WORK/t")" '.jobs[0].read | "\(.iops) \(.total_ios) \($cpu)"' "$WORK/fio.json"
-      ;;
-    tiou)
-      /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-        "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O 1 -n 1 -r "$((DURATION + 1))" "$FILE" >"$WORK/tiou.out"
-      local iops
-      iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' "$WORK/tiou.out" | median)
-      awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" 'BEGIN { printf "%.0f %.0f %s\n", i, i * d, c }'
-      ;;
+    fio) run_fio "$depth" 1 ;;
+    tiou) run_tiou "$depth" 1 ;;
     iosat*)
       local tuning=""
       [ "$arm" != iosat ] && tuning=${arm#iosat:}
-      IOSAT_URING_TUNING=$tuning /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
-        "$IOSAT" sweep "$FILE" --engine uring --levels "$depth" --duration "$DURATION" \
-          --ramp 0 --budget 0 --no-progress --json >"$WORK/iosat.json" 2>/dev/null
-      jq -r --arg cpu "$(cpu_of "$WORK/t")" \
-        '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu)"' "$WORK/iosat.json"
+      IOSAT_URING_TUNING=$tuning run_iosat uring "$depth" true 2>/dev/null
       ;;
     *) echo "unknown arm '$arm'" >&2; exit 2 ;;
-  esac
+  esac | awk '{print $1, $2, $3}'
 }
 
 read -r -a arms <<<"$ARMS"

@@ -236,7 +236,7 @@ fn walk(
 /// `Block::default().borders(Borders::ALL).title(title).border_style(border)` draws it
 /// (the Block also patches the whole area with its style, the default one: no change to any
 /// cell, so left out, with the Line machinery of the title). `area` is within `buf`.
-pub fn bordered(buf: &mut Buffer, area: Rect, title: &str, border: Style) {
+fn bordered(buf: &mut Buffer, area: Rect, title: &str, border: Style) {
     if area.is_empty() {
         return;
     }
