@@ -5,7 +5,8 @@
 # Arms (ARMS, space-separated): `fio` (fio 3.33 --ioengine=io_uring, one job: one request per
 # submit, wait for one), `iosat` (the defaults), `iosat:KEY=V,...` (the loop tuned through
 # $IOSAT_URING_TUNING: submit_batch=N requests per submitting enter, wait=N completions per
-# wait, mode=defer|coop ring set-up; submit_batch=64 is the loop before issue 17's change: every
+# wait, mode=defer|coop ring set-up, fixed_bufs=0|1 registered buffers, fixed_file=0|1 the file
+# by its registered index; submit_batch=64 is the loop before issue 17's change: every
 # prepared request in one enter) and `tiou` (fio's t/io_uring, when T_IO_URING names it).
 # With IDLE=both every arm also runs with the guest's idle states above polling disabled
 # (cpuidle state1+ `disable`=1 on every CPU, restored on exit, also on failure): a vCPU that

@@ -135,12 +135,17 @@ const PROBE_EVERY: u32 = 32;
 /// `submit_batch=N` (requests per `io_uring_enter` that submits; default [`SUBMIT_BATCH`];
 /// fio's default is 1, t/io_uring submits every prepared one at once), `wait=N` (completions a
 /// wait asks for before the queue is refilled; default 1, like fio; t/io_uring waits for its
-/// batch), `mode=defer|coop` (the ring set-up at every depth; default [`RING_MODE`]).
+/// batch), `mode=defer|coop` (the ring set-up at every depth; default [`RING_MODE`]),
+/// `fixed_bufs=0|1` (registered buffers, READ_FIXED/WRITE_FIXED; default 1, like t/io_uring;
+/// fio's default is 0) and `fixed_file=0|1` (the file by its registered index; default 1, like
+/// both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     pub submit_batch: u32,
     pub wait: u32,
     pub mode: RingMode,
+    pub fixed_bufs: bool,
+    pub fixed_file: bool,
 }
 
 impl Default for Tuning {
@@ -149,6 +154,8 @@ impl Default for Tuning {
             submit_batch: SUBMIT_BATCH,
             wait: 1,
             mode: RING_MODE,
+            fixed_bufs: true,
+            fixed_file: true,
         }
     }
 }
@@ -171,6 +178,11 @@ impl std::str::FromStr for Tuning {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("{k} wants a positive whole number, not '{v}'"))
             };
+            let flag = || match v {
+                "0" => Ok(false),
+                "1" => Ok(true),
+                _ => Err(format!("{k} is 0 or 1, not '{v}'")),
+            };
             match k {
                 "submit_batch" => t.submit_batch = count()?,
                 "wait" => t.wait = count()?,
@@ -181,7 +193,13 @@ impl std::str::FromStr for Tuning {
                         _ => return Err(format!("mode is defer or coop, not '{v}'")),
                     }
                 }
-                _ => return Err(format!("unknown key '{k}' (submit_batch, wait, mode)")),
+                "fixed_bufs" => t.fixed_bufs = flag()?,
+                "fixed_file" => t.fixed_file = flag()?,
+                _ => {
+                    return Err(format!(
+                        "unknown key '{k}' (submit_batch, wait, mode, fixed_bufs, fixed_file)"
+                    ))
+                }
             }
         }
         Ok(t)
@@ -197,8 +215,11 @@ impl std::fmt::Display for Tuning {
         };
         write!(
             f,
-            "submit_batch={},wait={},mode={mode}",
-            self.submit_batch, self.wait
+            "submit_batch={},wait={},mode={mode},fixed_bufs={},fixed_file={}",
+            self.submit_batch,
+            self.wait,
+            u8::from(self.fixed_bufs),
+            u8::from(self.fixed_file)
         )
     }
 }
@@ -269,7 +290,8 @@ fn worker(
         .collect();
     // SAFETY: the buffers live in `bufs`, which outlives the ring (declared before it is
     // dropped at the end of this function, after every I/O has completed).
-    let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    let fixed_bufs =
+        tuning.fixed_bufs && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
 
     let mut slots = vec![Slot::default(); qd];
     let mut st = LevelStats::new();
@@ -284,6 +306,7 @@ fn worker(
             base,
             bs,
             fixed_bufs,
+            file: tuning.fixed_file.then_some(0).ok_or(fd),
             submit_batch: tuning.submit_batch as usize,
             wait: tuning.wait as usize,
         },
@@ -317,6 +340,8 @@ struct Requests<'a> {
     base: *mut u8,
     bs: usize,
     fixed_bufs: bool,
+    /// The file: Ok(its registered index), Err(its fd) ([`Tuning::fixed_file`]).
+    file: Result<u32, RawFd>,
     /// Requests per submitting enter ([`Tuning::submit_batch`]).
     submit_batch: usize,
     /// Completions a wait asks for ([`Tuning::wait`]), at most those in flight.
@@ -546,20 +571,28 @@ fn push_io(sq: &mut squeue::SubmissionQueue<'_>, slots: &mut [Slot], i: usize, i
     slots[i].is_read = next.is_read;
     // SAFETY: slot i's buffer is bytes [i*bs, (i+1)*bs) of the registered allocation.
     let buf = unsafe { io.base.add(i * bs) };
-    let file = types::Fixed(0);
-    let entry: squeue::Entry = match (next.is_read, io.fixed_bufs) {
-        (true, true) => opcode::ReadFixed::new(file, buf, bs as u32, i as u16)
-            .offset(next.offset)
-            .build(),
-        (false, true) => opcode::WriteFixed::new(file, buf, bs as u32, i as u16)
-            .offset(next.offset)
-            .build(),
-        (true, false) => opcode::Read::new(file, buf, bs as u32)
-            .offset(next.offset)
-            .build(),
-        (false, false) => opcode::Write::new(file, buf, bs as u32)
-            .offset(next.offset)
-            .build(),
+    // The opcodes take the file as one of two types (registered index or fd).
+    macro_rules! request {
+        ($file:expr) => {
+            match (next.is_read, io.fixed_bufs) {
+                (true, true) => opcode::ReadFixed::new($file, buf, bs as u32, i as u16)
+                    .offset(next.offset)
+                    .build(),
+                (false, true) => opcode::WriteFixed::new($file, buf, bs as u32, i as u16)
+                    .offset(next.offset)
+                    .build(),
+                (true, false) => opcode::Read::new($file, buf, bs as u32)
+                    .offset(next.offset)
+                    .build(),
+                (false, false) => opcode::Write::new($file, buf, bs as u32)
+                    .offset(next.offset)
+                    .build(),
+            }
+        };
+    }
+    let entry: squeue::Entry = match io.file {
+        Ok(index) => request!(types::Fixed(index)),
+        Err(fd) => request!(types::Fd(fd)),
     };
     let entry = entry.user_data(i as u64);
     // SAFETY: the buffer stays valid and untouched until this slot's completion is reaped (the
@@ -588,13 +621,23 @@ mod tests {
         );
         assert_eq!(Tuning::default().submit_batch, SUBMIT_BATCH);
         // The note's form parses back to the same tuning.
-        assert_eq!(t.to_string(), "submit_batch=1,wait=8,mode=coop");
+        assert_eq!(
+            t.to_string(),
+            "submit_batch=1,wait=8,mode=coop,fixed_bufs=1,fixed_file=1"
+        );
+        let plain: Tuning = "fixed_bufs=0,fixed_file=0".parse().unwrap();
+        assert!(!plain.fixed_bufs && !plain.fixed_file);
+        assert_eq!(plain.to_string().parse::<Tuning>().unwrap(), plain);
         assert_eq!(t.to_string().parse::<Tuning>().unwrap(), t);
         for (bad, why) in [
             ("wait=0", "wait wants a positive whole number, not '0'"),
             ("submit_batch", "'submit_batch' is not key=value"),
             ("mode=poll", "mode is defer or coop, not 'poll'"),
-            ("depth=4", "unknown key 'depth' (submit_batch, wait, mode)"),
+            ("fixed_bufs=yes", "fixed_bufs is 0 or 1, not 'yes'"),
+            (
+                "depth=4",
+                "unknown key 'depth' (submit_batch, wait, mode, fixed_bufs, fixed_file)",
+            ),
         ] {
             assert_eq!(bad.parse::<Tuning>().unwrap_err(), why, "{bad}");
         }

@@ -104,6 +104,8 @@ fn uring_tuning_from_the_environment() {
         "submit_batch=1",
         "submit_batch=3,wait=4,mode=defer",
         "mode=coop",
+        // Neither registered buffers nor the registered file: plain READ/WRITE on the fd.
+        "fixed_bufs=0,fixed_file=0",
     ] {
         let out = iosat()
             .arg("sweep")
