@@ -137,8 +137,8 @@ const PROBE_EVERY: u32 = 32;
 /// wait asks for before the queue is refilled; default 1, like fio; t/io_uring waits for its
 /// batch), `mode=defer|coop` (the ring set-up at every depth; default [`RING_MODE`]),
 /// `fixed_bufs=0|1` (registered buffers, READ_FIXED/WRITE_FIXED; default 1, like t/io_uring;
-/// fio's default is 0) and `fixed_file=0|1` (the file by its registered index; default 1, like
-/// both).
+/// fio's `fixedbufs` is off by default) and `fixed_file=0|1` (the file by its registered index;
+/// default 1, like t/io_uring; fio's `registerfiles` is off by default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     pub submit_batch: u32,
