@@ -61,7 +61,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     let watch = target
         .as_ref()
         .and_then(|t| kernel_watch(&spec.root, t))
-        .map(|w| w.with_block_latency(false));
+        .map(|w| w.with_block_latency(spec.no_bpf));
     let (choice, choice_note) = match (&watch, spec.engine_given) {
         (Some(w), false) => engine::default_for(
             crate::sys::device::kind(&w.root, &w.dev).map(|k| (k, w.dev.name.as_str())),

@@ -44,6 +44,8 @@ pub struct SweepSpec {
     pub force: bool,
     pub profile_dir: Option<PathBuf>,
     pub no_progress: bool,
+    /// `--no-bpf`: no block-layer timing of the levels.
+    pub no_bpf: bool,
     /// Where kernel files are read (--proc-root, --sys-root).
     pub root: crate::sys::Root,
 }
@@ -212,6 +214,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         force: a.force,
         profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Save)?,
         no_progress: a.no_progress,
+        no_bpf: a.no_bpf,
         root: super::root(&a.root),
     })
 }

@@ -455,6 +455,29 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
     let t = ok_stdout(&text);
     assert!(t.contains("blk_p50_us"), "{t}");
     assert!(t.contains("The block layer accounts for"), "{t}");
+
+    // --no-bpf: the same sweep without the program, so no block-layer figures at all.
+    let o = iosat()
+        .args([
+            "sweep",
+            "--size",
+            "16m",
+            "--levels",
+            "1",
+            "--duration",
+            "0.2s",
+        ])
+        .args(["--ramp", "0.1s", "--no-progress", "--json", "--no-bpf"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let j = ok_json(&o);
+    let levels = j["levels"].as_array().unwrap();
+    assert!(!levels.is_empty(), "{j}");
+    for l in levels {
+        assert!(l["kernel"]["block_latency"].is_null(), "{l}");
+        assert!(l["ios"].as_u64() > Some(0), "{l}");
+    }
 }
 
 /// With a profile whose baseline p95 is known, each interval's live p95 is divided by it and
