@@ -67,11 +67,7 @@ p50_of() {
     on && /^\[/ { gsub(/[\[\),]/, " "); lo[++n] = $1; hi[n] = $2; c[n] = $3; t += $3 }
     END { a = 0; for (k = 1; k <= n; k++) { if (a + c[k] >= t / 2) { printf "%.1f", lo[k] + (hi[k] - lo[k]) * (t / 2 - a) / c[k]; exit } a += c[k] } print "-" }' "$1"
 }
-if [ -z "${DEV:-}" ]; then
-  src=$(findmnt -no SOURCE -T "$WORK")
-  DEV=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
-  [ -n "$DEV" ] || DEV=$(basename "$src")
-fi
+[ -n "${DEV:-}" ] || DEV=$(disk_under "$WORK")
 echo "watching $DEV" >&2
 
 echo "## iosat's block-layer p50 vs fio (randread 4 KiB, direct, ${DURATION}s x $REPEATS, $DEV)"

@@ -62,6 +62,30 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 # stats: per-run values on stdin -> "median (min–max)", or "-" when there are none.
 stats() { sort -g | awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
 
+# ci: per-run values on stdin -> "median lo hi coverage_pct": the median and its
+# distribution-free confidence interval, the order statistics x(k) and x(n-k+1) with the largest
+# k whose coverage 1 - 2 P(Bin(n, 1/2) <= k-1) is still >= 95 % (n = 7: min and max, 98.4 %;
+# n = 15: the 4th and 12th, 96.5 %). Below 6 values no interval reaches 95 %: coverage says so.
+ci() {
+  sort -g | awk '{a[NR]=$1} END {
+    n = NR; m = (n%2) ? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2;
+    k = 1; cdf = 0; term = 0.5^n;
+    for (j = 0; j < n/2; j++) { cdf += term; if (2*cdf <= 0.05) k = j + 1; term = term*(n-j)/(j+1) }
+    # coverage of [a[k], a[n-k+1]]: 1 - 2 P(X <= k-1)
+    cdf = 0; term = 0.5^n; for (j = 0; j <= k-1; j++) { cdf += term; term = term*(n-j)/(j+1) }
+    printf "%.3f %.3f %.3f %.1f\n", m, a[k], a[n-k+1], 100*(1-2*cdf)
+  }'
+}
+
+# disk_under DIR: the whole disk holding DIR (its partition's parent; the source itself when
+# it has none, e.g. ext4 straight on /dev/vda).
+disk_under() {
+  local src dev
+  src=$(findmnt -no SOURCE -T "$1")
+  dev=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
+  echo "${dev:-$(basename "$src")}"
+}
+
 # The loops measured side by side on FILE (SIZE_MB MiB), 4 KiB random reads for DURATION s,
 # CPU time from /usr/bin/time (getrusage of the whole process) into $WORK/t.
 # cpu_of TIMEFILE -> user+sys seconds; sys_of TIMEFILE -> sys seconds (the kernel's share).
@@ -81,14 +105,15 @@ run_fio() {
 }
 
 # run_iosat ENGINE DEPTH DIRECT -> "iops ios cpu_s p50_ns sys_s": one level of `iosat sweep`
-# (no adaptive re-measure: --budget 0; $IOSAT_URING_TUNING passes through). The process's CPU
+# (no adaptive re-measure: --budget 0; $IOSAT_URING_TUNING passes through, and so do the
+# extra flags in $IOSAT_ARGS, e.g. --no-bpf). The process's CPU
 # time also covers the sweep's re-measure of its first level at the end (baseline_remeasured,
 # as long as the level): its I/Os count too.
 run_iosat() {
   local engine=$1 depth=$2 direct=$3
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     "$IOSAT" sweep "$FILE" --engine "$engine" --levels "$depth" --duration "$DURATION" \
-      --ramp 0 --budget 0 --direct "$direct" --no-progress --json >"$WORK/iosat.json"
+      --ramp 0 --budget 0 --direct "$direct" --no-progress --json ${IOSAT_ARGS:-} >"$WORK/iosat.json"
   jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
     '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50) \($sys)"' \
     "$WORK/iosat.json"

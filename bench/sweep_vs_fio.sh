@@ -4,7 +4,8 @@
 #   A. uring vs fio --ioengine=io_uring: 4 KiB random direct reads at depths 1,4,16,64 on a file
 #      of this machine's own filesystem: IOPS ratio, CPU time per I/O (user+sys from
 #      /usr/bin/time, i.e. getrusage of the whole process) ratio, and at depth 1 iosat's p50
-#      against fio's end-to-end `lat` p50 (not clat).
+#      against fio's end-to-end `lat` p50 (not clat). That p50 ratio also holds the disk's drift
+#      between the two runs; bench/p50_vs_fio.sh takes it out with the block layer's own timing.
 #   B. CPU-bound: buffered 4 KiB random reads of a file held in the page cache, depth 1 and 16.
 #   C. sync vs sysbench fileio --file-io-mode=sync --file-extra-flags=direct at 1, 4, 16 threads.
 #
@@ -66,7 +67,7 @@ FILE="$WORK/data"
 lay_out "$FILE"
 sleep "$SETTLE"
 
-# run_fio, run_iosat, run_tiou, median, stats: bench/lib.sh.
+# run_fio, run_iosat, run_tiou, median, stats, ci: bench/lib.sh.
 
 # run_sysbench THREADS -> "iops"
 run_sysbench() {
@@ -76,18 +77,6 @@ run_sysbench() {
     --max-requests=0 run) | awk '/reads\/s:/ {print $2}'
 }
 
-# ci: per-run values on stdin -> "median lo hi coverage_pct": the median and its
-# distribution-free confidence interval (see the top of this script).
-ci() {
-  sort -g | awk '{a[NR]=$1} END {
-    n = NR; m = (n%2) ? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2;
-    k = 1; cdf = 0; term = 0.5^n;
-    for (j = 0; j < n/2; j++) { cdf += term; if (2*cdf <= 0.05) k = j + 1; term = term*(n-j)/(j+1) }
-    # coverage of [a[k], a[n-k+1]]: 1 - 2 P(X <= k-1)
-    cdf = 0; term = 0.5^n; for (j = 0; j <= k-1; j++) { cdf += term; term = term*(n-j)/(j+1) }
-    printf "%.3f %.3f %.3f %.1f\n", m, a[k], a[n-k+1], 100*(1-2*cdf)
-  }'
-}
 # wide: per-run values on stdin -> "yes" when max − min > SPREAD × median
 wide() { sort -g | awk -v s="$SPREAD" '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; print (a[NR]-a[1] > s*m) ? "yes" : "no"}'; }
 

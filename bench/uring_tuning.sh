@@ -3,7 +3,8 @@
 # the loop's variants and fio on the same file, interleaved and repeated in one run.
 #
 # Arms (ARMS, space-separated): `fio` (fio 3.33 --ioengine=io_uring, one job: one request per
-# submit, wait for one), `iosat` (the defaults), `iosat:KEY=V,...` (the loop tuned through
+# submit, wait for one), `iosat` (the defaults), `iosat-nobpf` (the defaults with --no-bpf:
+# the engine without the sweep's block-layer timing), `iosat:KEY=V,...` (the loop tuned through
 # $IOSAT_URING_TUNING: submit_batch=N requests per submitting enter, wait=N completions per
 # wait, mode=defer|coop ring set-up, fixed_bufs=0|1 registered buffers, fixed_file=0|1 the file
 # by its registered index; submit_batch=64 is the loop before issue 17's change: every
@@ -73,6 +74,7 @@ run() {
   case "$arm" in
     fio) run_fio "$depth" 1 ;;
     tiou) run_tiou "$depth" 1 ;;
+    iosat-nobpf) IOSAT_ARGS=--no-bpf run_iosat uring "$depth" true 2>/dev/null ;;
     iosat*)
       local tuning=""
       [ "$arm" != iosat ] && tuning=${arm#iosat:}
