@@ -420,21 +420,25 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
     let dir = tempfile::tempdir_in(&mnt).unwrap();
     let outdir = tempfile::tempdir().unwrap();
     let out = outdir.path().join("sweep.json");
-    let o = iosat()
-        .args([
-            "sweep",
-            "--size",
-            "16m",
-            "--levels",
-            "1,4",
-            "--duration",
-            "0.3s",
-        ])
-        .args(["--ramp", "0.1s", "--no-progress", "--json", "-o"])
-        .arg(&out)
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    // A short sweep of a 16 MiB file in `dir` at `levels`, JSON, with `extra` flags.
+    let sweep = |levels: &str, duration: &str, extra: &[&std::ffi::OsStr]| {
+        iosat()
+            .args([
+                "sweep",
+                "--size",
+                "16m",
+                "--levels",
+                levels,
+                "--duration",
+                duration,
+            ])
+            .args(["--ramp", "0.1s", "--no-progress", "--json"])
+            .args(extra)
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let o = sweep("1,4", "0.3s", &["-o".as_ref(), out.as_os_str()]);
     let j = ok_json(&o);
     for l in j["levels"].as_array().unwrap() {
         let b = &l["kernel"]["block_latency"];
@@ -457,20 +461,7 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
     assert!(t.contains("The block layer accounts for"), "{t}");
 
     // --no-bpf: the same sweep without the program, so no block-layer figures at all.
-    let o = iosat()
-        .args([
-            "sweep",
-            "--size",
-            "16m",
-            "--levels",
-            "1",
-            "--duration",
-            "0.2s",
-        ])
-        .args(["--ramp", "0.1s", "--no-progress", "--json", "--no-bpf"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let o = sweep("1", "0.2s", &["--no-bpf".as_ref()]);
     let j = ok_json(&o);
     let levels = j["levels"].as_array().unwrap();
     assert!(!levels.is_empty(), "{j}");
