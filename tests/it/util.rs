@@ -215,6 +215,9 @@ pub struct Zram {
     pub id: u32,
     /// Where a test mounted it, unmounted on drop.
     pub mount: Option<PathBuf>,
+    /// The mount point [`Zram::mount_on_temp_dir`] made: a field, so that it is removed after
+    /// `drop` has unmounted it (a `TempDir` dropped while mounted stays behind in /tmp).
+    mount_dir: Option<tempfile::TempDir>,
 }
 
 impl Zram {
@@ -224,13 +227,36 @@ impl Zram {
             .trim()
             .parse()
             .ok()?;
-        let z = Zram { id, mount: None };
+        let z = Zram {
+            id,
+            mount: None,
+            mount_dir: None,
+        };
         std::fs::write(format!("/sys/block/zram{id}/disksize"), size).ok()?;
         Some(z)
     }
 
     pub fn dev(&self) -> String {
         format!("/dev/zram{}", self.id)
+    }
+
+    /// Mount the device (already formatted) on a fresh temporary directory; None when mount
+    /// fails. Unmounted, and the directory removed, on drop.
+    pub fn mount_on_temp_dir(&mut self) -> Option<PathBuf> {
+        let dir = tempfile::tempdir().ok()?;
+        let ok = Command::new("mount")
+            .arg(self.dev())
+            .arg(dir.path())
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let p = dir.path().to_path_buf();
+        self.mount = Some(p.clone());
+        self.mount_dir = Some(dir);
+        Some(p)
     }
 }
 
