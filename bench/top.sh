@@ -34,11 +34,11 @@ else
   bin=$PWD/target/release/iosat
 fi
 tmp=$(mktemp -d)
-sock="iosat-bench-top-$$"
+sock="$tmp/tmux.sock"  # in $tmp: kill-server leaves the socket file behind
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  tmux -L "$sock" kill-server 2>/dev/null || true
+  tmux -S "$sock" kill-server 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -61,19 +61,19 @@ if [ "$mode" = instructions ]; then
   top_ir() { # window, extra args... -> "Ir_per_frame frames"
     local name=$1 out=$tmp/$1.cg
     shift
-    tmux -L "$sock" new-window -d -n "$name" -t bench \
+    tmux -S "$sock" new-window -d -n "$name" -t bench \
       "exec valgrind --tool=callgrind --callgrind-out-file=$out $bin top -i 0.5 --no-profile $* 2>/dev/null"
     sleep 15
-    callgrind_control -z "$(tmux -L "$sock" display-message -p -t "bench:$name" '#{pane_pid}')" >/dev/null
+    callgrind_control -z "$(tmux -S "$sock" display-message -p -t "bench:$name" '#{pane_pid}')" >/dev/null
     sleep "$secs"
-    tmux -L "$sock" send-keys -t "bench:$name" q
+    tmux -S "$sock" send-keys -t "bench:$name" q
     sleep 5
     local t n
     t=$(ir_total "$out")
     n=$(calls_of "$out" 'iosat::ui::top::draw::draw$')
     awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f %d\n", t / n, n }'
   }
-  tmux -L "$sock" new-session -d -s bench -x 160 -y 48
+  tmux -S "$sock" new-session -d -s bench -x 160 -y 48
   read -r live frames < <(top_ir live)
   echo "iosat top (this machine's devices): $live instructions per refresh ($frames frames)"
   read -r nobpf frames < <(top_ir nobpf --no-bpf)
@@ -101,11 +101,11 @@ cpu_ns() {
 start_top() { # window name, extra args...
   local name=$1
   shift
-  tmux -L "$sock" new-window -d -n "$name" -t bench "exec $bin top -i 1 --no-profile $*"
+  tmux -S "$sock" new-window -d -n "$name" -t bench "exec $bin top -i 1 --no-profile $*"
   sleep 0.5
-  tmux -L "$sock" display-message -p -t "bench:$name" '#{pane_pid}'
+  tmux -S "$sock" display-message -p -t "bench:$name" '#{pane_pid}'
 }
-tmux -L "$sock" new-session -d -s bench -x 160 -y 48
+tmux -S "$sock" new-session -d -s bench -x 160 -y 48
 top_pid=$(start_top live)
 nobpf_pid=$(start_top nobpf --no-bpf)
 top1k_pid=$(start_top fixture --all --proc-root "$tmp/proc" --sys-root "$tmp/sys")

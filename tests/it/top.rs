@@ -252,8 +252,11 @@ fn saturated_device_sorts_first_and_is_judged() {
 }
 
 /// A tmux server of its own (a unique socket), killed on drop.
+/// A tmux server of the test's own, its socket in a temporary directory (removed with it:
+/// `kill-server` leaves the socket file behind).
 struct Tmux {
-    socket: String,
+    socket: std::path::PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl Tmux {
@@ -262,10 +265,10 @@ impl Tmux {
             eprintln!("skipped: tmux is not installed (scripts/test.sh installs it)");
             return None;
         }
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = tempfile::tempdir().unwrap();
         let t = Tmux {
-            socket: format!("iosat-top-{}-{n}", std::process::id()),
+            socket: dir.path().join("tmux.sock"),
+            _dir: dir,
         };
         t.run(&[
             "new-session",
@@ -285,7 +288,7 @@ impl Tmux {
 
     fn run(&self, args: &[&str]) -> String {
         let o = std::process::Command::new("tmux")
-            .arg("-L")
+            .arg("-S")
             .arg(&self.socket)
             .args(args)
             .output()
@@ -342,7 +345,9 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
             .output();
     }
 }
