@@ -11,7 +11,9 @@
 //! arch/arch-x86_64.h). Elsewhere than x86-64 the call goes through libc.
 //!
 //! The ring's fd is registered with the kernel (IORING_REGISTER_RING_FDS, 5.18+), so each enter
-//! names it by index and the kernel skips the file lookup; without it, by its fd.
+//! names it by index and the kernel skips the file lookup; without it, by its fd. [`Enter`]
+//! registers it itself: the crate's `Submitter::register_ring_fd` keeps the index private, and
+//! an inline enter must name it.
 
 use std::os::fd::RawFd;
 

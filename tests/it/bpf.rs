@@ -160,33 +160,24 @@ fn histograms_match_diskstats_on_a_loop_device() {
     assert!(r["p95_ms"].as_f64() <= r["p99_ms"].as_f64());
     assert!(busy["devices"][0]["latency"]["coverage_pct"].as_f64() >= Some(99.0));
 
-    // The recording replays to the same output.
-    let replay = iosat()
-        .args(["stat", "--json", "--replay"])
-        .arg(&rec)
-        .arg(lo.name())
-        .output()
-        .unwrap();
-    assert_eq!(json_lines(&ok_stdout(&replay)), lines);
+    // The recording replays to the same output, in the format `flag` asks for.
+    let replay = |flag: &str| {
+        let o = iosat()
+            .args(["stat", flag, "--replay"])
+            .arg(&rec)
+            .arg(lo.name())
+            .output()
+            .unwrap();
+        ok_stdout(&o)
+    };
+    assert_eq!(json_lines(&replay("--json")), lines);
     let text = std::fs::read_to_string(&rec).unwrap();
     assert!(text.lines().any(|l| l.starts_with("B ")), "{text}");
     // --wide shows the columns in replay too.
-    let wide = iosat()
-        .args(["stat", "--wide", "--replay"])
-        .arg(&rec)
-        .arg(lo.name())
-        .output()
-        .unwrap();
-    let w = ok_stdout(&wide);
+    let w = replay("--wide");
     assert!(w.contains("r_p95") && w.contains("cover%"), "{w}");
     // CSV carries the same percentiles, in ms, in its latency columns.
-    let csv = iosat()
-        .args(["stat", "--csv", "--replay"])
-        .arg(&rec)
-        .arg(lo.name())
-        .output()
-        .unwrap();
-    let csv = ok_stdout(&csv);
+    let csv = replay("--csv");
     let mut rows = csv.lines();
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
     let col = |name: &str| {

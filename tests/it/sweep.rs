@@ -1,7 +1,7 @@
 //! `iosat sweep` end to end: real runs with both engines on small files, a zram device the
 //! test sets up and tears down, bad input and its exit codes, Ctrl-C.
 
-use crate::util::{entries, iosat, mkfs_and_mount, ok_json as json_of, stderr, LoopDev, Zram};
+use crate::util::{entries, iosat, ok_json as json_of, stderr, LoopDev, Zram};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -476,7 +476,7 @@ fn zram_device_reads_writes_and_refusals() {
     assert!(stderr(&out).contains("ext2/3/4"), "{}", stderr(&out));
 
     // Mounted: refused, even for a read pattern with --destructive.
-    if z.mount_on_temp_dir().is_none() {
+    if z.mount(false).is_none() {
         eprintln!("skipped the mount part: mount failed");
         return;
     }
@@ -980,17 +980,14 @@ mod own_devices {
     #[test]
     fn a_block_size_below_the_logical_block_size_is_refused_before_layout() {
         // zram's logical block size is 4096, and ext4 on it does direct I/O in 4096-byte units.
-        // Declared first, dropped last: the mount point is removed after Zram's drop unmounts it.
-        let mut dirs = Vec::new();
         let Some(mut z) = Zram::new("256M") else {
             eprintln!("skipped: no zram-control (needs root and the zram module)");
             return;
         };
-        let Some(mnt) = mkfs_and_mount(&z.dev(), &mut dirs) else {
+        let Some(mnt) = z.mount(true) else {
             eprintln!("skipped: mkfs.ext4 or mount failed");
             return;
         };
-        z.mount = Some(mnt.clone());
         let m = mnt.to_str().unwrap();
         refused(
             &[m, "--bs", "512", "--size", "16m", "--levels", "1"],

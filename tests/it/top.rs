@@ -251,9 +251,8 @@ fn saturated_device_sorts_first_and_is_judged() {
     assert!(f.contains("10x"), "{f}");
 }
 
-/// A tmux server of its own (a unique socket), killed on drop.
-/// A tmux server of the test's own, its socket in a temporary directory (removed with it:
-/// `kill-server` leaves the socket file behind).
+/// A tmux server of the test's own, killed on drop; its socket in a temporary directory,
+/// removed with it (`kill-server` leaves the socket file behind).
 struct Tmux {
     socket: std::path::PathBuf,
     _dir: tempfile::TempDir,

@@ -87,6 +87,12 @@ pub fn mkfs_and_mount(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<P
     if !ok {
         return None;
     }
+    mount_on_temp_dir(node, dirs)
+}
+
+/// Mount `node` (already formatted) on a fresh temporary directory, pushed to `dirs`: whoever
+/// owns `dirs` must unmount before dropping it (a `TempDir` dropped while mounted stays behind).
+pub fn mount_on_temp_dir(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<PathBuf> {
     let mnt = tempfile::tempdir().ok()?;
     let ok = Command::new("mount")
         .arg(node)
@@ -213,11 +219,10 @@ impl Drop for LoopDev {
 /// A zram device of our own, removed on drop (even when the test fails).
 pub struct Zram {
     pub id: u32,
-    /// Where a test mounted it, unmounted on drop.
-    pub mount: Option<PathBuf>,
-    /// The mount point [`Zram::mount_on_temp_dir`] made: a field, so that it is removed after
-    /// `drop` has unmounted it (a `TempDir` dropped while mounted stays behind in /tmp).
-    mount_dir: Option<tempfile::TempDir>,
+    /// Where a test mounted it ([`Zram::mount`]), unmounted on drop.
+    mount: Option<PathBuf>,
+    /// The mount point, a field so that it is removed after `drop` has unmounted it.
+    mount_dirs: Vec<tempfile::TempDir>,
 }
 
 impl Zram {
@@ -230,7 +235,7 @@ impl Zram {
         let z = Zram {
             id,
             mount: None,
-            mount_dir: None,
+            mount_dirs: Vec::new(),
         };
         std::fs::write(format!("/sys/block/zram{id}/disksize"), size).ok()?;
         Some(z)
@@ -240,22 +245,16 @@ impl Zram {
         format!("/dev/zram{}", self.id)
     }
 
-    /// Mount the device (already formatted) on a fresh temporary directory; None when mount
-    /// fails. Unmounted, and the directory removed, on drop.
-    pub fn mount_on_temp_dir(&mut self) -> Option<PathBuf> {
-        let dir = tempfile::tempdir().ok()?;
-        let ok = Command::new("mount")
-            .arg(self.dev())
-            .arg(dir.path())
-            .status()
-            .ok()?
-            .success();
-        if !ok {
-            return None;
-        }
-        let p = dir.path().to_path_buf();
+    /// Mount the device on a fresh temporary directory, formatted as ext4 first when `mkfs`;
+    /// None when that fails. Unmounted, and the directory removed, on drop.
+    pub fn mount(&mut self, mkfs: bool) -> Option<PathBuf> {
+        let dev = self.dev();
+        let p = if mkfs {
+            mkfs_and_mount(&dev, &mut self.mount_dirs)
+        } else {
+            mount_on_temp_dir(&dev, &mut self.mount_dirs)
+        }?;
         self.mount = Some(p.clone());
-        self.mount_dir = Some(dir);
         Some(p)
     }
 }
