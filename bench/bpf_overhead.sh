@@ -38,7 +38,7 @@ cleanup() {
   [ -n "$MOUNTED_TRACEFS" ] && umount /sys/kernel/tracing || true
   rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 
 # fio_iops DEPTH -> IOPS of 4 KiB random direct reads
 fio_iops() {

@@ -40,7 +40,7 @@ cleanup() {
   [ -n "$MOUNTED" ] && umount /sys/kernel/tracing
   rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 STAGES=""
 if command -v bpftrace >/dev/null; then
   STAGES=1
@@ -91,15 +91,10 @@ for depth in 1 16; do
       kill -0 "$BT" 2>/dev/null || { echo "bpftrace stopped: $(cat "$WORK/bt.out")" >&2; exit 1; }
     fi
     # One interval spanning fio's run: the first sample, half a second, fio, half a second.
-    "$IOSAT" stat "$DEV" --json --no-profile -i "$((DURATION + 1))" -c 1 \
-      --record "$WORK/rec" >"$WORK/stat.json" 2>"$WORK/stat.err" &
-    BG=$!
-    wait_for_line '^T ' "$WORK/rec" 100 0.05 || true
-    sleep 0.5
-    fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k --direct=1 \
-      --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" --time_based \
-      --lat_percentiles=1 --clat_percentiles=1 --output-format=json --output="$WORK/fio.json"
-    wait "$BG"; BG=""
+    stat_around "$WORK/stat.json" fio --name=r --filename="$FILE" --size="${SIZE_MB}m" \
+      --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth="$depth" \
+      --runtime="$DURATION" --time_based --lat_percentiles=1 --clat_percentiles=1 \
+      --output-format=json --output="$WORK/fio.json"
     stages="- - -"
     if [ -n "$BT" ]; then
       kill -INT "$BT"
@@ -107,7 +102,6 @@ for depth in 1 16; do
       BT=""
       stages="$(p50_of "$WORK/bt.out" blk) $(p50_of "$WORK/bt.out" dev) $(p50_of "$WORK/bt.out" uring)"
     fi
-    rm -f "$WORK/rec"
     grep -q latency "$WORK/stat.json" || { echo "no live percentiles: $(cat "$WORK/stat.err")" >&2; exit 1; }
     clat=$(jq '.jobs[0].read.clat_ns.percentile["50.000000"] / 1000' "$WORK/fio.json")
     lat=$(jq '.jobs[0].read.lat_ns.percentile["50.000000"] / 1000' "$WORK/fio.json")

@@ -1,5 +1,14 @@
 # Shared by the bench scripts (sourced, not run).
 
+# on_exit CMD: run CMD when the script ends, however it ends. Ctrl-C or a TERM ends the script
+# (a trap on INT alone would run CMD and carry on with the next run, its files gone).
+on_exit() {
+  # Without errexit: a cleanup step that fails (a process already gone) must not skip the rest.
+  trap "set +e; $1" EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
 # synthetic_diskstats FILE: a 1,000-device /proc/diskstats in the 20-field format of current
 # kernels, 250 disks with 3 partitions each, counters large enough to have every digit.
 synthetic_diskstats() {
@@ -17,8 +26,8 @@ synthetic_diskstats() {
 
 # bpf_bench_setup TOOL...: what the BPF benches share. Root (they load BPF programs), the
 # tools, iosat (IOSAT=<binary> skips the release build: a smoke run of the script), and the
-# test file $FILE of SIZE_MB MiB of real data in a fresh $WORK under DIR (removed by the
-# caller's trap).
+# test file $FILE of SIZE_MB MiB of real data in a fresh $WORK under DIR (removed on exit; the
+# caller's on_exit must remove it too).
 bpf_bench_setup() {
   [ "$(id -u)" = 0 ] || { echo "needs root (loading BPF programs)" >&2; exit 1; }
   for tool in "$@"; do
@@ -26,6 +35,8 @@ bpf_bench_setup() {
   done
   iosat_binary
   WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
+  # Removed if the layout is interrupted; the caller's on_exit replaces this.
+  on_exit 'rm -rf "$WORK"'
   FILE="$WORK/data"
   lay_out "$FILE"
 }
@@ -42,7 +53,7 @@ iosat_binary() {
 # lay_out FILE: SIZE_MB MiB of real data (never sparse, never zeros), written once and synced.
 lay_out() {
   fio --name=layout --filename="$1" --size="${SIZE_MB}m" --rw=write --bs=1m --direct=1 \
-    --refill_buffers --end_fsync=1 --output=/dev/null
+    --refill_buffers --end_fsync=1 --output=/dev/null || stop_if_interrupted $?
 }
 
 # wait_for_line PATTERN FILE TRIES PAUSE: until a line of FILE matches PATTERN, at most TRIES
@@ -62,7 +73,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 # stats: per-run values on stdin -> "median (min–max)", or "-" when there are none.
 stats() { sort -g | awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f (%.3f–%.3f)", m, a[1], a[NR]}'; }
 
-# ci: per-run values on stdin -> "median lo hi coverage_pct": the median and its
+# ci: per-run values on stdin -> "median lo hi coverage_pct n": the median and its
 # distribution-free confidence interval, the order statistics x(k) and x(n-k+1) with the largest
 # k whose coverage 1 - 2 P(Bin(n, 1/2) <= k-1) is still >= 95 % (n = 7: min and max, 98.4 %;
 # n = 15: the 4th and 12th, 96.5 %). Below 6 values no interval reaches 95 %: coverage says so.
@@ -73,8 +84,41 @@ ci() {
     for (j = 0; j < n/2; j++) { cdf += term; if (2*cdf <= 0.05) k = j + 1; term = term*(n-j)/(j+1) }
     # coverage of [a[k], a[n-k+1]]: 1 - 2 P(X <= k-1)
     cdf = 0; term = 0.5^n; for (j = 0; j <= k-1; j++) { cdf += term; term = term*(n-j)/(j+1) }
-    printf "%.3f %.3f %.3f %.1f\n", m, a[k], a[n-k+1], 100*(1-2*cdf)
+    printf "%.3f %.3f %.3f %.1f %d\n", m, a[k], a[n-k+1], 100*(1-2*cdf), n
   }'
+}
+
+# verdict LABEL OP VALUE: per-run values on stdin -> one Markdown line judging them against a
+# target on the median's interval (ci): OP ge (>= VALUE), le (<= VALUE) or near (within VALUE of
+# 1). "met" or "not met" only when the whole interval lies on one side; "undecided" when it
+# straddles the target; with fewer than 6 values no interval reaches 95 %, and it says so.
+verdict() {
+  ci | awk -v l="$1" -v op="$2" -v v="$3" '{
+    m = $1; lo = $2; hi = $3;
+    if (op == "ge") { want = "≥ " v; good = lo >= v; bad = hi < v }
+    else if (op == "le") { want = "≤ " v; good = hi <= v; bad = lo > v }
+    else { want = "within " v " of 1"; good = lo >= 1-v && hi <= 1+v; bad = hi < 1-v || lo > 1+v }
+    verdict = good ? "met" : (bad ? "**not met**" : "undecided (the interval straddles the target)");
+    if ($4 < 95) verdict = "too few runs to judge (6 at least for a 95 % interval)";
+    printf "- %s %s: median %.3f, %.1f %% interval %.3f–%.3f over %d runs: %s\n", l, want, m, $4, lo, hi, $5, verdict
+  }'
+}
+
+# stat_around OUT CMD...: CMD inside one `iosat stat $DEV` interval (JSON to OUT) that opens
+# half a second before it and closes after it, the interval being DURATION + 1 s long: the
+# block layer's own timing of CMD's requests. Sets and clears BG (the caller's trap kills it).
+stat_around() {
+  local out=$1
+  shift
+  "$IOSAT" stat "$DEV" --json --no-profile -i "$((DURATION + 1))" -c 1 \
+    --record "$WORK/rec" >"$out" 2>"$WORK/stat.err" &
+  BG=$!
+  wait_for_line '^T ' "$WORK/rec" 100 0.05 || true
+  sleep 0.5
+  "$@"
+  wait "$BG"
+  BG=""
+  rm -f "$WORK/rec"
 }
 
 # disk_under DIR: the whole disk holding DIR (its partition's parent; the source itself when
@@ -84,6 +128,15 @@ disk_under() {
   src=$(findmnt -no SOURCE -T "$1")
   dev=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
   echo "${dev:-$(basename "$src")}"
+}
+
+# stop_if_interrupted RC: end the script (its on_exit cleans up) when RC says the command was
+# stopped by Ctrl-C or a signal (iosat exits 130, fio 128, a killed process 128 + N); else
+# return RC. Needed because such a command exits by itself: bash then carries on, even in a
+# command substitution, as if nothing had happened.
+stop_if_interrupted() {
+  [ "$1" -lt 128 ] || exit "$1"
+  return "$1"
 }
 
 # The loops measured side by side on FILE (SIZE_MB MiB), 4 KiB random reads for DURATION s,
@@ -98,7 +151,8 @@ run_fio() {
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k \
       --direct="$direct" --ioengine=io_uring --iodepth="$depth" --runtime="$DURATION" \
-      --time_based --invalidate=0 --lat_percentiles=1 --output-format=json --output="$WORK/fio.json"
+      --time_based --invalidate=0 --lat_percentiles=1 --output-format=json --output="$WORK/fio.json" \
+    || stop_if_interrupted $?
   jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
     '.jobs[0].read | "\(.iops) \(.total_ios) \($cpu) \(.lat_ns.percentile["50.000000"]) \($sys)"' \
     "$WORK/fio.json"
@@ -113,7 +167,8 @@ run_iosat() {
   local engine=$1 depth=$2 direct=$3
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     "$IOSAT" sweep "$FILE" --engine "$engine" --levels "$depth" --duration "$DURATION" \
-      --ramp 0 --budget 0 --direct "$direct" --no-progress --json ${IOSAT_ARGS:-} >"$WORK/iosat.json"
+      --ramp 0 --budget 0 --direct "$direct" --no-progress --json ${IOSAT_ARGS:-} >"$WORK/iosat.json" \
+    || stop_if_interrupted $?
   jq -r --arg cpu "$(cpu_of "$WORK/t")" --arg sys "$(sys_of "$WORK/t")" \
     '"\(.levels[0].iops) \(.levels[0].ios + (.baseline_remeasured.ios // 0)) \($cpu) \(.levels[0].latency_ns.p50) \($sys)"' \
     "$WORK/iosat.json"
@@ -126,7 +181,7 @@ run_tiou() {
   local depth=$1 direct=$2
   /usr/bin/time -f "cpu %U %S" -o "$WORK/t" \
     "$T_IO_URING" -d "$depth" -b 4096 -p 0 -O "$direct" -n 1 -r "$((DURATION + 1))" "$FILE" \
-    >"$WORK/tiou.out"
+    >"$WORK/tiou.out" || stop_if_interrupted $?
   local iops
   iops=$(awk -F'[=,]' '/^IOPS=/ { v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6; sub(/[KM]$/, "", v); print v * m }' \
     "$WORK/tiou.out" | median)

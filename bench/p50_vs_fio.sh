@@ -16,7 +16,7 @@
 #
 # Each repeat runs fio and iosat back to back on the same file, the order alternating; both
 # ratios are judged against "within TOL of 1" on the median's distribution-free 95 % interval
-# (bench/lib.sh `ci`).
+# (bench/lib.sh `verdict`).
 #
 # Where the scheduler puts the waiting thread moves both figures by far more than 3 % on a VM
 # whose disk interrupts all land on one vCPU: woken on the other, a request pays a cross-CPU
@@ -47,25 +47,17 @@ fi
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time" >&2; exit 1; }
 bpf_bench_setup fio jq
 BG=""
-trap '[ -n "$BG" ] && kill "$BG" 2>/dev/null; rm -rf "$WORK"' EXIT INT TERM
+on_exit '[ -n "$BG" ] && kill "$BG" 2>/dev/null; rm -rf "$WORK"'
 [ -n "${DEV:-}" ] || DEV=$(disk_under "$WORK")
 echo "watching $DEV; settling ${SETTLE} s after the layout" >&2
 sleep "$SETTLE"
 
 # fio_run DEPTH -> "lat_p50_ns blk_p50_ns": fio (bench/lib.sh run_fio) inside one `iosat stat`
-# interval of the disk.
+# interval of the disk (stat_around).
 fio_run() {
-  "$IOSAT" stat "$DEV" --json --no-profile -i "$((DURATION + 1))" -c 1 \
-    --record "$WORK/rec" >"$WORK/stat.json" 2>"$WORK/stat.err" &
-  BG=$!
-  wait_for_line '^T ' "$WORK/rec" 100 0.05 || true
-  sleep 0.5
-  local lat
-  lat=$(run_fio "$1" 1 | awk '{print $4}')
-  wait "$BG"
-  BG=""
-  rm -f "$WORK/rec"
-  local blk
+  local lat blk
+  stat_around "$WORK/stat.json" run_fio "$1" 1 >"$WORK/fio.out"
+  lat=$(awk '{print $4}' "$WORK/fio.out")
   blk=$(jq -r '.devices[0].latency.read.p50_ms // empty' "$WORK/stat.json")
   [ -n "$blk" ] || { echo "no block-layer p50 from iosat stat: $(cat "$WORK/stat.err")" >&2; exit 1; }
   awk -v l="$lat" -v b="$blk" 'BEGIN { printf "%s %.0f\n", l, b * 1e6 }'
@@ -80,16 +72,6 @@ iosat_run() {
   awk -v p="$p50" -v b="$blk" 'BEGIN { printf "%s %.0f\n", p, b * 1e6 }'
 }
 
-# verdict LABEL: per-run ratios on stdin -> one line judged against "within TOL of 1".
-verdict() {
-  ci | awk -v l="$1" -v t="$TOL" -v n="$REPEATS" '{
-    m = $1; lo = $2; hi = $3;
-    good = lo >= 1 - t && hi <= 1 + t; bad = hi < 1 - t || lo > 1 + t;
-    v = good ? "met" : (bad ? "**not met**" : "undecided (the interval straddles the target)");
-    if ($4 < 95) v = "too few runs to judge (REPEATS >= 6 for a 95 % interval)";
-    printf "- %s: median %.3f, %.1f %% interval %.3f–%.3f over %d runs: %s\n", l, m, $4, lo, hi, n, v }'
-}
-
 us() { awk -v c="$1" '{print $c / 1000}' "$WORK/runs" | median | xargs printf '%.1f'; }
 
 echo "## iosat's depth-1 p50 against fio's lat p50, the disk's drift taken out ($(date -u '+%F %H:%M') UTC, $(uname -r), $DEV, ${SIZE_MB} MiB file, ${DURATION} s per run, $REPEATS alternating repeats${PIN:+, both tools on CPU $PIN})"
@@ -100,8 +82,10 @@ declare -a LINES=()
 for depth in $DEPTHS; do
   : >"$WORK/runs"
   for r in $(seq "$REPEATS"); do
-    if [ $((r % 2)) = 1 ]; then f=$(fio_run "$depth"); i=$(iosat_run "$depth")
-    else i=$(iosat_run "$depth"); f=$(fio_run "$depth"); fi
+    # Not in $(...): stat_around's BG must reach the trap of this shell.
+    if [ $((r % 2)) = 1 ]; then fio_run "$depth" >"$WORK/f"; iosat_run "$depth" >"$WORK/i"
+    else iosat_run "$depth" >"$WORK/i"; fio_run "$depth" >"$WORK/f"; fi
+    f=$(cat "$WORK/f") i=$(cat "$WORK/i")
     echo "depth $depth repeat $r: fio lat/blk [$f] iosat p50/blk [$i] ns" >&2
     echo "$f $i" >>"$WORK/runs"
   done
@@ -110,8 +94,8 @@ for depth in $DEPTHS; do
   awk '{ print $1, $2, $3, $4, $3 / $1, ($2 + $3 - $4) / $1, $1 - $2, $3 - $4 }' "$WORK/runs" >"$WORK/r"
   mv "$WORK/r" "$WORK/runs"
   echo "| $depth | $(us 1) | $(us 2) | $(us 3) | $(us 4) | $(us 7) | $(us 8) | $(awk '{print $5}' "$WORK/runs" | stats) | $(awk '{print $6}' "$WORK/runs" | stats) |"
-  LINES+=("$(awk '{print $5}' "$WORK/runs" | verdict "depth $depth, iosat p50 ÷ fio lat p50 within $TOL of 1")")
-  LINES+=("$(awk '{print $6}' "$WORK/runs" | verdict "depth $depth, aligned ratio within $TOL of 1")")
+  LINES+=("$(awk '{print $5}' "$WORK/runs" | verdict "depth $depth, iosat p50 ÷ fio lat p50" near "$TOL")")
+  LINES+=("$(awk '{print $6}' "$WORK/runs" | verdict "depth $depth, aligned ratio" near "$TOL")")
 done
 echo
 printf '%s\n' "${LINES[@]}"

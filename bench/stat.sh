@@ -12,7 +12,7 @@ secs=${1:-60}
 cargo build --release --quiet
 bin=target/release/iosat
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+on_exit 'rm -rf "$tmp"'
 
 # A 1,000-device diskstats (bench/lib.sh).
 mkdir -p "$tmp/proc" "$tmp/sys"

@@ -62,12 +62,12 @@ fi
 iosat_binary
 
 WORK=$(mktemp -d "${DIR:-$PWD}/iosat-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT INT TERM
+on_exit 'rm -rf "$WORK"'
 FILE="$WORK/data"
 lay_out "$FILE"
 sleep "$SETTLE"
 
-# run_fio, run_iosat, run_tiou, median, stats, ci: bench/lib.sh.
+# run_fio, run_iosat, run_tiou, median, stats, ci, verdict: bench/lib.sh.
 
 # run_sysbench THREADS -> "iops"
 run_sysbench() {
@@ -97,15 +97,7 @@ judge() {
     [ "$sec" = "$SECTION" ] && [ "$lab" = "$1" ] || continue
     case $colm in 3) name="IOPS ratio" ;; 4) name="CPU/IO ratio" ;; 5) name="p50 ratio" ;; *) continue ;; esac
     [ -n "$(col "$colm")" ] || continue
-    VERDICTS+=("$(col "$colm" | ci | awk -v l="$1" -v nm="$name" -v op="$op" -v v="$val" -v n="$REPEATS" '{
-      m = $1; lo = $2; hi = $3;
-      if (op == "ge") { want = "≥ " v; good = lo >= v; bad = hi < v }
-      else if (op == "le") { want = "≤ " v; good = hi <= v; bad = lo > v }
-      else { want = "within " v " of 1"; good = lo >= 1-v && hi <= 1+v; bad = hi < 1-v || lo > 1+v }
-      verdict = good ? "met" : (bad ? "**not met**" : "undecided (the interval straddles the target)");
-      if ($4 < 95) verdict = "too few runs to judge (REPEATS >= 6 for a 95 % interval)";
-      printf "- depth %s, %s %s: median %.3f, %.1f %% interval %.3f–%.3f over %d runs: %s\n", l, nm, want, m, $4, lo, hi, n, verdict
-    }')")
+    VERDICTS+=("$(col "$colm" | verdict "depth $1, $name" "$op" "$val")")
   done
 }
 compare() {

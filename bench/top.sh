@@ -41,7 +41,7 @@ cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null || true
   rm -rf "$tmp"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 # A 1,000-device diskstats (bench/lib.sh).
 mkdir -p "$tmp/proc" "$tmp/sys"

@@ -49,7 +49,7 @@ restore_idle() {
   while read -r f v; do echo "$v" >"$f"; done <"$IDLE_SAVED"
   : >"$IDLE_SAVED"
 }
-trap 'restore_idle; rm -rf "$WORK"' EXIT INT TERM
+on_exit 'restore_idle; rm -rf "$WORK"'
 idle() {
   if [ "$1" = poll ]; then
     # Already polling: the saved values are the machine's own; keep them.
