@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod compare;
+pub mod doc;
 pub mod fsync;
 pub mod html;
 pub mod info;

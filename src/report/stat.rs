@@ -6,7 +6,7 @@
 //! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines;
 //! no second parser. Pure (no IO). Imports monitor/, report/ and report::table.
 
-use super::html::{esc, html_table, page};
+use super::doc::{self, Block, Doc, Item, List, TableBlock};
 use super::svg::{LineChart, Series};
 use super::Format;
 use crate::monitor::record::{self, ParseError};
@@ -15,7 +15,6 @@ use crate::profile::{DeviceProfile, Found};
 use crate::report::table::Table;
 use crate::sys::device::DevKind;
 use crate::units::iso_utc;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// True when `text` is a recording: iosat's (by its header line) or a pt-diskstats/pt-stalk
@@ -30,13 +29,10 @@ pub fn is_recording(text: &str) -> bool {
             .is_some_and(|t| t.split('.').all(|p| p.bytes().all(|b| b.is_ascii_digit())))
 }
 
-/// The recording page, Markdown or CSV of the series (busy devices, idle names).
+/// The recording's document (busy devices, idle names) in `format`: the page, Markdown or
+/// text. (Its CSV is `stat --csv`'s, written from the interval reports by report::stat_view.)
 pub fn render(devs: &[StatSeries], idle: &[String], format: Format) -> String {
-    match format {
-        Format::Html => page_html(devs, idle),
-        Format::Markdown => markdown(devs, idle),
-        _ => csv(devs),
-    }
+    doc::write(&document(devs, idle), format)
 }
 
 /// One `iosat stat --json` line, the part the page reads.
@@ -272,62 +268,12 @@ fn baseline_line(d: &StatSeries) -> String {
             f.profile.block_size,
             f.path
         ),
-        Err(why) => format!("{}: no saturation: {why}", d.name),
+        Err(why) => format!(
+            "{}: no saturation: {why} Run `iosat sweep --save-profile` on this device to get \
+its baseline.",
+            d.name
+        ),
     }
-}
-
-pub fn markdown(devs: &[StatSeries], idle: &[String]) -> String {
-    let mut s = String::from("## iosat stat recording\n\nLatency in ms, rates per second.\n\n");
-    for d in devs {
-        let _ = writeln!(s, "- {}", baseline_line(d));
-    }
-    if !idle.is_empty() {
-        let _ = writeln!(s, "- No I/O in the recording: {}", idle.join(", "));
-    }
-    s.push('\n');
-    s.push_str(&table(devs).to_markdown());
-    s
-}
-
-/// The series for machines: the units in the names (kB, ms, percent as `_pct`, seconds as
-/// `_s`), numbers unrounded, an empty cell when missing.
-pub fn csv(devs: &[StatSeries]) -> String {
-    use super::levels::csv_num;
-    // The table's columns, `%util` named for machines.
-    let mut t = table(&[]);
-    for h in &mut t.headers {
-        if h == "%util" {
-            *h = "util_pct".into();
-        }
-    }
-    let t0 = start_ns(devs);
-    for d in devs {
-        for p in &d.points {
-            let mut row = vec![
-                d.name.clone(),
-                iso_utc(p.end_wall_ns),
-                csv_num(Some((p.end_wall_ns - t0) as f64 / 1e9)),
-            ];
-            row.extend(
-                [
-                    Some(p.interval_s),
-                    Some(p.r_s),
-                    Some(p.w_s),
-                    Some(p.rkb_s),
-                    Some(p.wkb_s),
-                    p.r_await,
-                    p.w_await,
-                    Some(p.aqu_sz),
-                    Some(p.util_pct),
-                    p.sat_r,
-                    p.sat_w,
-                ]
-                .map(csv_num),
-            );
-            t.push(row);
-        }
-    }
-    t.to_csv()
 }
 
 /// Log scale when the positive values span more than a factor of 20.
@@ -385,33 +331,77 @@ fn summary_table(devs: &[StatSeries]) -> Table {
     t
 }
 
-/// The page: per device, throughput and request size first (as PMM's Disk Details), then
-/// latency, %util, load and saturation on a wall-clock axis, a gap where a direction had no
-/// I/O; a summary per device first, idle devices folded, the table last.
-pub fn page_html(devs: &[StatSeries], idle: &[String]) -> String {
+/// Under each device's charts.
+const UTIL_NOTE: &str = "%util is the share of time with at least one request in flight: 100 % \
+on a device that serves requests in parallel does not mean it is saturated.";
+
+/// The recording as people read it: when and what was recorded, a summary per device, what
+/// saturation is judged against (or why not), the idle devices, per device throughput and
+/// request size first (as PMM's Disk Details), then latency, %util, load and saturation on a
+/// wall-clock axis, and the intervals (folded on the page).
+pub fn document(devs: &[StatSeries], idle: &[String]) -> Doc {
     let t0 = start_ns(devs);
-    let mut body = super::html::context_block(&super::html::stat_context(devs, idle));
-    let _ = write!(
-        body,
-        "<p>Recorded from {} (times on the charts are UTC). Every value is sysstat's formula \
-over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
-        esc(&iso_utc(t0))
-    );
+    let mut blocks = vec![
+        Block::Context(context(devs, idle)),
+        Block::Lead {
+            text: format!(
+                "Recorded from {} (times are UTC); latency in ms, rates per second. Every value \
+is sysstat's formula over the measured interval, as `iosat stat --replay` prints it.",
+                iso_utc(t0)
+            ),
+            hang: 2,
+        },
+    ];
     if devs.is_empty() {
-        body.push_str("<p><strong>No device did any I/O in this recording.</strong></p>");
+        blocks.push(Block::Para(
+            "No device did any I/O in this recording.".into(),
+        ));
     } else {
-        body.push_str("<h2>Summary</h2>");
-        body.push_str(&html_table(&summary_table(devs)));
+        blocks.push(Block::Heading("Summary".into()));
+        blocks.push(Block::Table(TableBlock::new(summary_table(devs))));
+        blocks.push(Block::List(List::titled(
+            "Saturation",
+            devs.iter().map(|d| Item::plain(baseline_line(d))),
+        )));
     }
     if !idle.is_empty() {
-        let _ = write!(
-            body,
-            "<details class=\"idle\"><summary>{} device{} without I/O in the recording (not drawn)</summary><p>{}</p></details>",
-            idle.len(),
-            if idle.len() == 1 { "" } else { "s" },
-            esc(&idle.join(", "))
-        );
+        blocks.push(Block::Details {
+            summary: format!(
+                "{} device{} without I/O in the recording (not drawn)",
+                idle.len(),
+                if idle.len() == 1 { "" } else { "s" }
+            ),
+            blocks: vec![Block::Para(format!(
+                "No I/O in the recording: {}",
+                idle.join(", ")
+            ))],
+        });
     }
+    blocks.extend(device_charts(devs));
+    let rows = devs.iter().map(|d| d.points.len()).sum::<usize>();
+    blocks.push(Block::Heading("Intervals".into()));
+    blocks.push(Block::Details {
+        summary: format!("{rows} intervals, every device (the numbers the charts draw)"),
+        blocks: vec![Block::Table(TableBlock::new(table(devs)))],
+    });
+    let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+    Doc {
+        title: if names.is_empty() {
+            "iosat stat recording: no device did I/O".to_string()
+        } else {
+            format!("iosat stat recording: {}", names.join(", "))
+        },
+        md_title: None,
+        md_level: 2,
+        blocks,
+    }
+}
+
+/// Per device: throughput, request size, latency, %util, load and, with a profile,
+/// saturation, on one wall-clock axis; a gap where a direction had no I/O.
+fn device_charts(devs: &[StatSeries]) -> Vec<Block> {
+    let t0 = start_ns(devs);
+    let mut body = Vec::new();
     let x_label = "time (UTC)";
     for d in devs {
         let ts = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
@@ -436,7 +426,7 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         } else {
             d.name.clone()
         };
-        let _ = write!(body, "<h2>{}</h2>", esc(&title));
+        let mut svgs: Vec<String> = Vec::new();
         let chart = |name: &str, what: &str, y: &str| {
             let mut c = LineChart::new(
                 &format!("{id}-{name}"),
@@ -466,14 +456,14 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
             )
             .dashed()],
         ));
-        body.push_str(&tput.to_svg());
+        svgs.push(tput.to_svg());
 
         let mut size = chart("reqsize", "request size", "kB per request");
         let per = |kb: f64, n: f64| (n > 0.0).then(|| kb / n);
         push(&mut size, "rareq-sz", ts(&|p| per(p.rkb_s, p.r_s)));
         push(&mut size, "wareq-sz", ts(&|p| per(p.wkb_s, p.w_s)));
         if !size.series.is_empty() {
-            body.push_str(&size.to_svg());
+            svgs.push(size.to_svg());
         }
 
         let mut lat = chart("latency", "latency", "await (ms)");
@@ -482,63 +472,79 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         lat.y_log = spans_decades(r.iter().chain(&w));
         push(&mut lat, "r_await", r);
         push(&mut lat, "w_await", w);
-        body.push_str(&lat.to_svg());
+        svgs.push(lat.to_svg());
 
         let mut util = chart("util", "utilization", "%util");
         push(&mut util, "%util", ts(&|p| Some(p.util_pct)));
-        body.push_str(&util.to_svg());
-        body.push_str(
-            "<p class=\"note\">%util is the share of time with at least one request in flight: \
-100 % on a device that serves requests in parallel does not mean it is saturated.</p>",
-        );
+        svgs.push(util.to_svg());
 
         let mut load = chart("load", "load", "aqu-sz (requests in flight)");
         push(&mut load, "aqu-sz", ts(&|p| Some(p.aqu_sz)));
-        body.push_str(&load.to_svg());
+        svgs.push(load.to_svg());
 
-        match &d.profile {
-            Ok(_) => {
-                let mut s = chart(
-                    "saturation",
-                    "saturation (await ÷ profile baseline)",
-                    "await ÷ baseline (x)",
-                );
-                let rs = ts(&|p| p.sat_r);
-                let ws = ts(&|p| p.sat_w);
-                s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, OVERLOAD_X)]));
-                push(&mut s, "read saturation", rs);
-                push(&mut s, "write saturation", ws);
-                if let (Some(&x0), Some(&x1)) = (extent.first(), extent.last()) {
-                    s.series.push(
-                        Series::new(
-                            "3x baseline: overload",
-                            vec![(x0, OVERLOAD_X), (x1, OVERLOAD_X)],
-                        )
-                        .dashed(),
-                    );
-                }
-                body.push_str(&s.to_svg());
-                let _ = write!(body, "<p class=\"note\">{}</p>", esc(&baseline_line(d)));
+        if d.profile.is_ok() {
+            let mut s = chart(
+                "saturation",
+                "saturation (await ÷ profile baseline)",
+                "await ÷ baseline (x)",
+            );
+            let rs = ts(&|p| p.sat_r);
+            let ws = ts(&|p| p.sat_w);
+            s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, OVERLOAD_X)]));
+            push(&mut s, "read saturation", rs);
+            push(&mut s, "write saturation", ws);
+            if let (Some(&x0), Some(&x1)) = (extent.first(), extent.last()) {
+                // One line across the whole recording, whatever gaps the data has.
+                let mut line = Series::new(
+                    "3x baseline: overload",
+                    vec![(x0, OVERLOAD_X), (x1, OVERLOAD_X)],
+                )
+                .dashed();
+                line.unbroken = true;
+                s.series.push(line);
             }
-            Err(_) => {
-                let _ = write!(
-                    body,
-                    "<p class=\"nosat\"><strong>Saturation:</strong> {} Run <code>iosat sweep \
---save-profile</code> on this device to get its baseline.</p>",
-                    esc(&baseline_line(d))
-                );
-            }
+            svgs.push(s.to_svg());
+        }
+        let n = svgs.len();
+        for (i, svg) in svgs.into_iter().enumerate() {
+            body.push(Block::Chart {
+                heading: (i == 0).then(|| title.clone()),
+                svg,
+                note: (i + 1 == n).then(|| UTIL_NOTE.to_string()),
+            });
         }
     }
-    body.push_str("<h2>Intervals</h2>");
-    body.push_str(&html_table(&table(devs)));
+    body
+}
+
+/// What was recorded: the page's context table (compare sets them side by side).
+pub fn context(
+    devs: &[crate::monitor::series::StatSeries],
+    idle: &[String],
+) -> Vec<(&'static str, String)> {
+    let mut v = vec![("measured", "device statistics over time (stat)".to_string())];
+    // TODO(issue 16 envelope): host, kernel, cpus once recordings carry them.
     let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
-    let title = if names.is_empty() {
-        "iosat stat recording: no device did I/O".to_string()
-    } else {
-        format!("iosat stat recording: {}", names.join(", "))
-    };
-    page(&title, &body)
+    if !names.is_empty() {
+        v.push(("device", names.join(", ")));
+    }
+    if !idle.is_empty() {
+        v.push(("idle devices", idle.join(", ")));
+    }
+    let ends = devs.iter().flat_map(|d| d.points.iter());
+    let first = ends
+        .clone()
+        .map(|p| p.end_wall_ns - (p.interval_s * 1e9) as i64)
+        .min();
+    let last = ends.clone().map(|p| p.end_wall_ns).max();
+    if let (Some(a), Some(b)) = (first, last) {
+        v.push(("date", format!("{} to {}", iso_utc(a), iso_utc(b))));
+        v.push(("duration", format!("{:.1} s", (b - a) as f64 / 1e9)));
+    }
+    if let Some(p) = devs.iter().find_map(|d| d.points.first()) {
+        v.push(("interval", format!("{:.2} s", p.interval_s)));
+    }
+    v
 }
 
 #[cfg(test)]

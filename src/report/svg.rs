@@ -23,6 +23,8 @@ pub struct Series {
     /// A label beside each point (the concurrency on a latency-vs-throughput chart); empty
     /// for none, else one per point.
     pub labels: Vec<String>,
+    /// Drawn as one line whatever the chart's gap (a threshold across the whole axis).
+    pub unbroken: bool,
 }
 
 impl Series {
@@ -33,6 +35,7 @@ impl Series {
             dashed: false,
             colour: None,
             labels: Vec::new(),
+            unbroken: false,
         }
     }
     pub fn dashed(mut self) -> Self {
@@ -581,6 +584,7 @@ impl Plot {
     ) {
         for (i, se) in ss.iter().enumerate() {
             let colour = PALETTE[se.colour.unwrap_or(i + offset) % PALETTE.len()];
+            let gap = if se.unbroken { None } else { gap };
             let kept: Vec<(usize, f64, f64)> = se
                 .points
                 .iter()
