@@ -3,8 +3,9 @@
 //! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's
 //! baseline latency) on a wall-clock axis, and the per-interval table its Markdown and CSV
 //! share. The series come from monitor::series (the
-//! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines;
-//! no second parser. Pure (no IO). Imports monitor/, report/ and report::table.
+//! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines
+//! (the one reader of them, which also gives their CSV). Pure (no IO). Imports monitor/,
+//! report/ and report::table.
 
 use super::doc::{self, Block, Doc, Item, List, TableBlock};
 use super::svg::{LineChart, Series};
@@ -35,19 +36,60 @@ pub fn render(devs: &[StatSeries], idle: &[String], format: Format) -> String {
     doc::write(&document(devs, idle), format)
 }
 
-/// One `iosat stat --json` line, the part the page reads.
+/// One `iosat stat --json` line, typed: what the page and the CSV read of it.
 #[derive(serde::Deserialize)]
 struct JsonLine {
     /// "stat" (schema_version 2 on); `schema` "iosat-stat" before.
     kind: Option<String>,
     schema: Option<String>,
     schema_version: Option<serde_json::Value>,
+    #[serde(default)]
+    timestamp: String,
+    #[serde(default)]
+    start_timestamp: String,
     wall_ns: Option<i64>,
     interval_s: Option<f64>,
+    #[serde(default)]
+    since_boot: bool,
+    #[serde(rename = "avg-cpu")]
+    avg_cpu: Option<JsonCpu>,
     devices: Option<Vec<JsonDevice>>,
 }
 
-/// One device of a `stat --json` line (sysstat's keys).
+/// iostat's avg-cpu object.
+#[derive(serde::Deserialize)]
+struct JsonCpu {
+    user: Option<f64>,
+    nice: Option<f64>,
+    system: Option<f64>,
+    iowait: Option<f64>,
+    steal: Option<f64>,
+    idle: Option<f64>,
+}
+
+/// A value of a device object that is not one of its named keys: a number (or null) under
+/// one of the registry's keys (monitor::fields), or anything else (ignored).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Cell {
+    Num(Option<f64>),
+    Other(serde::de::IgnoredAny),
+}
+
+/// The registry's values of an object, by JSON key.
+#[derive(serde::Deserialize, Default)]
+struct Values(std::collections::HashMap<String, Cell>);
+
+impl Values {
+    fn num(&self, key: &str) -> Option<f64> {
+        match self.0.get(key) {
+            Some(Cell::Num(v)) => *v,
+            _ => None,
+        }
+    }
+}
+
+/// One device of a `stat --json` line: sysstat's keys (the registry's), then iosat's.
 #[derive(serde::Deserialize)]
 struct JsonDevice {
     #[serde(default)]
@@ -58,20 +100,21 @@ struct JsonDevice {
     minor: u32,
     kind: Option<String>,
     disk_device: Option<String>,
-    #[serde(rename = "r/s")]
-    r_s: Option<f64>,
-    #[serde(rename = "w/s")]
-    w_s: Option<f64>,
-    #[serde(rename = "rkB/s")]
-    rkb_s: Option<f64>,
-    #[serde(rename = "wkB/s")]
-    wkb_s: Option<f64>,
-    r_await: Option<f64>,
-    w_await: Option<f64>,
-    #[serde(rename = "aqu-sz")]
-    aqu_sz: Option<f64>,
-    util: Option<f64>,
+    #[serde(default)]
+    wrapped_ms_fields: u32,
+    no_value: Option<String>,
     profile: Option<JsonProfile>,
+    latency: Option<JsonLatency>,
+    #[serde(flatten)]
+    values: Values,
+}
+
+/// A device's block-layer latency, or why it has none (`{"none": "no_request_queue"}`).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum JsonLatency {
+    Measured(Box<crate::monitor::blklat::Measured>),
+    None(serde::de::IgnoredAny),
 }
 
 /// The `profile` object of a `stat --json` device: the saturation stat judged.
@@ -83,8 +126,8 @@ struct JsonProfile {
     max_useful_iops: Option<f64>,
     baseline_pattern: Option<String>,
     baseline_block_size: Option<f64>,
-    saturation_r: Option<f64>,
-    saturation_w: Option<f64>,
+    #[serde(flatten)]
+    values: Values,
 }
 
 const STAT_SCHEMA: &str = "iosat-stat";
@@ -105,18 +148,25 @@ pub fn is_stat_json(text: &str) -> bool {
         .is_some_and(|v| v.is_stat())
 }
 
-/// `iosat stat --json` output as series: one line per interval, the values as stat computed
-/// them (nothing recomputed), partitions left out as for recordings, and saturation as stat
-/// judged it: the line's `profile` object carries the baseline it used.
-pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
-    let mut out: Vec<StatSeries> = Vec::new();
+/// An interval line read and checked: its kind and version, its end, length and devices.
+struct Interval {
+    line: JsonLine,
+    end_wall_ns: i64,
+    interval_s: f64,
+    devices: Vec<JsonDevice>,
+}
+
+/// The one reader of `iosat stat --json` output: every line typed, its kind and schema
+/// version checked. Err names the line.
+fn read_json(text: &str) -> Result<Vec<Interval>, ParseError> {
+    let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
             continue;
         }
         let bad = |reason: String| ParseError { line: n, reason };
-        let v: JsonLine = serde_json::from_str(line)
+        let mut v: JsonLine = serde_json::from_str(line)
             .map_err(|e| bad(format!("expected one iosat stat JSON object per line: {e}")))?;
         if !v.is_stat() {
             return Err(bad("expected kind \"stat\" (iosat stat --json)".into()));
@@ -129,17 +179,34 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
         )
         .map_err(bad)?;
         let (Some(end_wall_ns), Some(interval_s), Some(devices)) =
-            (v.wall_ns, v.interval_s, v.devices)
+            (v.wall_ns, v.interval_s, v.devices.take())
         else {
             return Err(bad("expected wall_ns, interval_s and devices[]".into()));
         };
-        for d in devices {
+        out.push(Interval {
+            line: v,
+            end_wall_ns,
+            interval_s,
+            devices,
+        });
+    }
+    Ok(out)
+}
+
+/// `iosat stat --json` output as series: one line per interval, the values as stat computed
+/// them (nothing recomputed), partitions left out as for recordings, and saturation as stat
+/// judged it: the line's `profile` object carries the baseline it used.
+pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
+    let mut out: Vec<StatSeries> = Vec::new();
+    for iv in read_json(text)? {
+        for d in iv.devices {
             let partition = match d.kind.as_deref() {
                 Some(k) => k == DevKind::Partition.as_str(),
                 None => is_partition(None, &d.kernel_name),
             };
+            let v = &d.values;
             // An interval with no value (a counter went backwards) has no point.
-            let (Some(r_s), Some(w_s), false) = (d.r_s, d.w_s, partition) else {
+            let (Some(r_s), Some(w_s), false) = (v.num("r/s"), v.num("w/s"), partition) else {
                 continue;
             };
             let idx = match out
@@ -162,23 +229,70 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                     out.len() - 1
                 }
             };
+            let sat = |k: &str| d.profile.as_ref().and_then(|p| p.values.num(k));
             out[idx].points.push(Point {
-                end_wall_ns,
-                interval_s,
+                end_wall_ns: iv.end_wall_ns,
+                interval_s: iv.interval_s,
                 r_s,
                 w_s,
-                rkb_s: d.rkb_s.unwrap_or(0.0),
-                wkb_s: d.wkb_s.unwrap_or(0.0),
-                r_await: d.r_await,
-                w_await: d.w_await,
-                aqu_sz: d.aqu_sz.unwrap_or(0.0),
-                util_pct: d.util.unwrap_or(0.0),
-                sat_r: d.profile.as_ref().and_then(|p| p.saturation_r),
-                sat_w: d.profile.as_ref().and_then(|p| p.saturation_w),
+                rkb_s: v.num("rkB/s").unwrap_or(0.0),
+                wkb_s: v.num("wkB/s").unwrap_or(0.0),
+                r_await: v.num("r_await"),
+                w_await: v.num("w_await"),
+                aqu_sz: v.num("aqu-sz").unwrap_or(0.0),
+                util_pct: v.num("util").unwrap_or(0.0),
+                sat_r: sat("saturation_r"),
+                sat_w: sat("saturation_w"),
             });
         }
     }
     Ok(split_idle(out))
+}
+
+/// `iosat stat --json` output as `stat --csv` prints the same intervals: each column read
+/// under its JSON key (the values as stat computed them), so `iosat report` of stat's JSON
+/// lines writes the live command's CSV.
+pub fn csv_from_json(text: &str) -> Result<String, ParseError> {
+    use super::stat_view::{preamble, CsvRow};
+    use crate::monitor::fields::{DISK, LATENCY, PROFILE};
+    let mut s = preamble(Format::Csv, false);
+    for iv in read_json(text)? {
+        let l = &iv.line;
+        let cpu = l
+            .avg_cpu
+            .as_ref()
+            .map(|c| [c.user, c.nice, c.system, c.iowait, c.steal, c.idle]);
+        for d in &iv.devices {
+            let p = d.profile.as_ref();
+            let lat = match &d.latency {
+                Some(JsonLatency::Measured(m)) => Some(m.as_ref()),
+                _ => None,
+            };
+            let row = CsvRow {
+                timestamp: l.timestamp.clone(),
+                start_timestamp: l.start_timestamp.clone(),
+                interval_s: iv.interval_s,
+                since_boot: l.since_boot,
+                disk_device: d.disk_device.clone().unwrap_or_default(),
+                kernel_name: d.kernel_name.clone(),
+                major: d.major,
+                minor: d.minor,
+                kind: d.kind.clone().unwrap_or_default(),
+                disk: DISK.iter().map(|c| d.values.num(c.json)).collect(),
+                wrapped_ms_fields: d.wrapped_ms_fields,
+                no_value: d.no_value.clone().unwrap_or_default(),
+                profile_id: p.and_then(|p| p.id.clone()).unwrap_or_default(),
+                profile: PROFILE
+                    .iter()
+                    .map(|c| p.and_then(|p| p.values.num(c.json)))
+                    .collect(),
+                latency: LATENCY.iter().map(|c| lat.and_then(c.get)).collect(),
+                cpu,
+            };
+            s.push_str(&row.line());
+        }
+    }
+    Ok(s)
 }
 
 /// The profile a `stat --json` device object was judged against (its `profile` object).

@@ -60,10 +60,10 @@ fn block(s: &mut String, b: &Block) {
             if let Some(h) = heading {
                 let _ = write!(s, "<h2>{}</h2>", esc(h));
             }
+            s.push_str(svg);
             if let Some(n) = note {
                 let _ = write!(s, "<p class=\"note\">{}</p>", esc(n));
             }
-            s.push_str(svg);
         }
         Block::Details { summary, blocks } => {
             let _ = write!(s, "<details><summary>{}</summary>", esc(summary));
