@@ -163,7 +163,7 @@ pub struct LevelFinding {
     pub saturation_avg: f64,
     /// p95 ÷ baseline p95, when both are known.
     pub saturation_p95: Option<f64>,
-    /// p95 above 3× the baseline p95 (seed 001's rule).
+    /// p95 above 3× the baseline p95 (seed 001's rule), at a concurrency above the baseline's.
     pub overloaded: bool,
     /// Little's law: IOPS × mean latency (s), the concurrency the measurements imply.
     pub littles_law_concurrency: f64,
@@ -1138,7 +1138,11 @@ fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
         concurrency: l.concurrency,
         saturation_avg: ratio(l.latency_ns.mean, base.latency_ns.mean),
         saturation_p95,
-        overloaded: saturation_p95.is_some_and(|r| r > OVERLOAD_P95_FACTOR),
+        // A level below the baseline (one slowed by a cold start or a disturbance, after the
+        // verdict re-based on a faster level) cannot be overloaded: overload is what more
+        // concurrency than the baseline's does to the tail.
+        overloaded: l.concurrency > base.concurrency
+            && saturation_p95.is_some_and(|r| r > OVERLOAD_P95_FACTOR),
         littles_law_concurrency: in_flight,
         littles_law_ok: notes.is_empty(),
         power: if mean_s > 0.0 { l.iops / mean_s } else { 0.0 },

@@ -1115,3 +1115,28 @@ fn a_short_kernel_queue_is_explained_by_the_cpu_wait_when_that_was_measured() {
         .iter()
         .any(|s| s.contains("(cache hits, CPU-bound path)")));
 }
+
+#[test]
+fn a_level_below_the_baseline_is_never_overloaded() {
+    // Issue 25: a disturbed concurrency 1 (a cold start, 4x slower, its p95 10x) makes the
+    // verdict re-base on concurrency 2; the slow level 1 is below that baseline and must not be
+    // "overloaded from concurrency 1".
+    let lv = vec![
+        level(1, 250.0, 4.0, Some(12.0)),
+        level(2, 2000.0, 1.0, Some(1.2)),
+        level(4, 3900.0, 1.02, Some(1.3)),
+        level(8, 4200.0, 1.9, Some(2.4)),
+        level(16, 4300.0, 3.7, Some(4.8)),
+    ];
+    let v = analyze(&lv);
+    assert_eq!(v.baseline_concurrency, 2, "{:#?}", v.summary);
+    assert!(!v.levels[0].overloaded, "{:?}", v.levels[0]);
+    assert_eq!(v.overload_concurrency, Some(16), "{:#?}", v.summary);
+    assert!(
+        !v.summary
+            .iter()
+            .any(|s| s.starts_with("Overloaded from concurrency 1:")),
+        "{:#?}",
+        v.summary
+    );
+}
