@@ -178,7 +178,8 @@ pub struct LevelFinding {
     /// shows this judgement, so table and verdict agree).
     #[serde(default, skip_serializing_if = "LittleCheck::is_ok")]
     pub little: LittleCheck,
-    /// The level's sub-windows disagree by more than the differences the verdict relies on.
+    /// The level's sub-windows disagree by more than a healthy device's do
+    /// ([`confidence::UNSTABLE_CV`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unstable: bool,
     /// The signal that cut the level short: such a level is shown but decides nothing.
@@ -250,7 +251,8 @@ pub struct Verdict {
     /// The same for the overload point: (perhaps from, surely from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overload_range: Option<(u32, u32)>,
-    /// Levels whose sub-windows disagree by more than the differences the verdict relies on.
+    /// Levels whose sub-windows disagree by more than a healthy device's do
+    /// ([`confidence::UNSTABLE_CV`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unstable_levels: Vec<u32>,
     /// Levels cut short by a signal: shown, never deciding.
@@ -574,7 +576,7 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
             overload_range = Some((lo.min(alt).min(o), hi.max(alt).max(o)));
         }
     }
-    let unstable_flags = confidence::unstable(&lv, &findings);
+    let unstable_flags = confidence::unstable(&lv);
     for (f, u) in findings.iter_mut().zip(&unstable_flags) {
         f.unstable = *u;
     }
@@ -799,10 +801,11 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
     }
     if !unstable_levels.is_empty() {
         summary.push(format!(
-            "Unstable: the sub-windows of concurrency {} disagree by more than the differences \
-             the verdict relies on; measure {} longer (--duration, --repeat or --budget) before \
+            "Unstable: the sub-windows of concurrency {} disagree by more than a healthy \
+             device's do (CV above {:.1} %); measure {} longer (--duration, --repeat or --budget) before \
              trusting {}.",
             confidence::list(&unstable_levels),
+            confidence::UNSTABLE_CV * 100.0,
             if unstable_levels.len() == 1 {
                 "it"
             } else {
