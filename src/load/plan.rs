@@ -1,5 +1,6 @@
-//! Which concurrency comes next: a fixed list, or `auto` (keep doubling until the device is
-//! clearly past its knee). Pure; must not import ui/, report/ or sys/.
+//! Which concurrency comes next: a fixed list, or `auto` (keep doubling until the device is clearly
+//! past its knee). Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use super::result::LevelResult;
 
