@@ -74,6 +74,17 @@ pub trait LevelProgress {
     fn draw(&self, idx: usize, ls: &LevelSpec, elapsed_ns: u64, ops: u64, measured_ns: u64);
     /// A level finished and was kept.
     fn level_done(&self, r: &LevelResult);
+    /// The next level is not one of the planned series: say what it is.
+    fn extra(&self, _what: ExtraLevel) {}
+}
+
+/// A level measured beyond the planned series, as the progress bar names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtraLevel {
+    /// The `nth` (from 1) of `of` deciding levels measured again in this round (`--budget`).
+    Remeasure { nth: usize, of: usize },
+    /// The baseline measured again after the last level.
+    Baseline,
 }
 
 /// The kernel's view of the disk under the target: the block device itself, or the whole disk
@@ -257,6 +268,7 @@ pub fn run_levels(
     }
     if plan.remeasure_baseline && !report.interrupted {
         if let Some(&conc) = series.first() {
+            progress.extra(ExtraLevel::Baseline);
             let (r, cut) = measure(
                 engine,
                 plan,
@@ -319,11 +331,13 @@ fn remeasure_deciding(
         if fit == 0 {
             break;
         }
-        for &conc in deciding.iter().take(fit) {
+        let of = deciding.len().min(fit);
+        for (nth, &conc) in deciding.iter().take(fit).enumerate() {
             if stop_requested() {
                 report.interrupted = true;
                 return Ok(shown);
             }
+            progress.extra(ExtraLevel::Remeasure { nth: nth + 1, of });
             let rep = report
                 .levels
                 .iter()
