@@ -14,8 +14,7 @@ use crate::load::result::SweepReport;
 use crate::load::target;
 use crate::monitor::watch::DeviceWatch;
 use crate::profile;
-use crate::report::{sweep::render, Format};
-use crate::sys::fs::PageFile;
+use crate::report::sweep::render;
 use crate::ui::progress::ProgressBar;
 use std::io::Write;
 
@@ -103,23 +102,9 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     );
     report.limits = limits;
 
-    // The page goes to --html; stdout and -o get text rather than a page.
-    let format = match spec.format {
-        Format::Html => Format::TEXT,
-        f => f,
-    };
-    let mut page = spec.html.as_deref().map(PageFile::new);
-    let mut out_file = spec.output.as_deref().map(|p| PageFile::for_flag("-o", p));
-    // Partial results after every level (DESIGN.md §3.4), and the final ones.
-    let mut write_files = |r: &SweepReport| -> Result<()> {
-        if let Some(out) = out_file.as_mut() {
-            out.write(&render(r, format.for_file()))?;
-        }
-        if let Some(page) = page.as_mut() {
-            page.write(&render(r, Format::Html))?;
-        }
-        Ok(())
-    };
+    let mut out = spec.output.open()?;
+    // Partial results in -o and --html after every level (DESIGN.md §3.4), and the final ones.
+    let mut write_files = |r: &SweepReport| -> Result<()> { out.files(&|f| render(r, f)) };
     driver::run_levels(
         engine.as_mut(),
         &plan,
@@ -129,13 +114,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         &mut write_files,
     )?;
     progress.clear();
-    write_files(&report)?;
-    {
-        let mut so = std::io::stdout().lock();
-        so.write_all(render(&report, format).as_bytes())
-            .and_then(|_| so.flush())
-            .map_err(|e| Error::io("<stdout>", e))?;
-    }
+    out.result(&|f| render(&report, f))?;
     if spec.save_profile && report.complete {
         save_profile(spec, &report, watch.as_ref())?;
     }

@@ -29,7 +29,8 @@ fn sim_json() -> String {
 }
 
 /// Case 3: a dangling symlink at the destination is refused without --force (nothing is
-/// created where it points); with --force the link itself is replaced, never written through.
+/// created where it points); with --force too (issue 28 item 2: only regular files are
+/// replaced), for safety and without advising --force; never written through.
 #[test]
 fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
     let d = tempfile::tempdir().unwrap();
@@ -48,10 +49,11 @@ fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!victim.exists(), "written through the symlink");
     let out = report(&[&src, "-o", dst, "--format", "markdown", "--force"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--force"), "{}", stderr(&out));
     assert!(!victim.exists(), "written through the symlink");
-    assert!(link.symlink_metadata().unwrap().file_type().is_file());
-    // Only the output is left: no temporary file.
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    // Only the link is left: no temporary file.
     assert_eq!(entries(d.path()).len(), 1, "{:?}", entries(d.path()));
 }
 
@@ -807,4 +809,135 @@ fn enospc_around_the_layout_leaves_nothing() {
         );
         std::fs::remove_file(mnt.join("filler")).unwrap();
     }
+}
+
+/// Issue 28 item 2: `-o`/`--html FILE --force` replaces only regular files. A FIFO and a
+/// character device are written into (the reader gets the result, the node stays what it
+/// was); a symlink to a user's file, a directory and a socket are refused for safety (exit 4)
+/// with one line naming the flag and the path and not advising --force, the file behind the
+/// link untouched. Without --force, a FIFO is refused with the advice.
+#[test]
+fn force_replaces_only_regular_files() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let src = sim_json();
+    let fifo = d.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path inside the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let f = fifo.to_str().unwrap();
+    let out = report(&[&src, "-o", f, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("FIFO") && err.contains("--force"), "{err}");
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = report(&[&src, "-o", f, "--format", "markdown", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = reader.join().unwrap();
+    let md = report(&[&src, "--format", "markdown"]);
+    assert_eq!(got.as_bytes(), &md.stdout[..]);
+    assert!(got.contains('|'), "{got}");
+    assert!(fifo.symlink_metadata().unwrap().file_type().is_fifo());
+
+    // A character device node (1:3, the kernel's null device) made here.
+    if is_root() {
+        let null = d.path().join("null");
+        let c = std::ffi::CString::new(null.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path inside the test's own directory.
+        let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        let n = null.to_str().unwrap();
+        let out = report(&[&src, "-o", n, "--format", "markdown", "--force"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // stat's -o is written as the run goes: into the device as well.
+        let rec = fixture("stat/pair.rec");
+        let out = iosat()
+            .args([
+                "stat",
+                "--replay",
+                rec.to_str().unwrap(),
+                "-o",
+                n,
+                "--force",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let t = null.symlink_metadata().unwrap().file_type();
+        assert!(t.is_char_device(), "{t:?}");
+    } else {
+        eprintln!("skipped the character device case: mknod needs root");
+    }
+
+    // A symlink to a user's file, a directory, a socket: refused for safety with --force.
+    let mine = d.path().join("mine.md");
+    std::fs::write(&mine, "mine\n").unwrap();
+    let link = d.path().join("link.md");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    let dir = d.path().join("a-dir");
+    std::fs::create_dir(&dir).unwrap();
+    let sock = d.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    for (p, what) in [(&link, "symlink"), (&dir, "directory"), (&sock, "socket")] {
+        let ps = p.to_str().unwrap();
+        let out = report(&[&src, "-o", ps, "--format", "markdown", "--force"]);
+        assert_eq!(out.status.code(), Some(4), "{what}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("--output") && err.contains(ps), "{err}");
+        assert!(err.contains(what) && !err.contains("--force"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    // The same rule for every command's -o: stat's stream and info's whole file.
+    let rec = fixture("stat/pair.rec");
+    let out = iosat()
+        .args(["stat", "--replay", rec.to_str().unwrap(), "-o"])
+        .arg(&link)
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--force"), "{}", stderr(&out));
+    let root = fixture("sysroot1");
+    let out = iosat()
+        .arg("info")
+        .arg("--proc-root")
+        .arg(root.join("proc"))
+        .arg("--sys-root")
+        .arg(root.join("sys"))
+        .arg("-o")
+        .arg(&link)
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("'-o'"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+}
+
+/// Issue 24 item 2: fsync writes through the one output sink, so a closed standard output
+/// (`| head`) exits 0 as every other command does, and the -o file is written all the same.
+#[test]
+fn fsync_into_a_closed_pipe_exits_0_and_keeps_its_file() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out.json");
+    let (r, w) = std::io::pipe().unwrap();
+    drop(r);
+    let o = iosat()
+        .arg("fsync")
+        .arg(work.path())
+        .args(["--duration", "20ms", "--sizes", "4k", "--methods=fdatasync"])
+        .args(["--mode=overwrite", "--committers=none", "--json", "-o"])
+        .arg(&out)
+        .stdout(w)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(saved.get("cases").is_some(), "{saved}");
+    assert_eq!(entries(work.path()), [out]);
 }
