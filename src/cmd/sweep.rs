@@ -16,7 +16,6 @@ use crate::monitor::watch::DeviceWatch;
 use crate::profile;
 use crate::report::sweep::render;
 use crate::ui::progress::ProgressBar;
-use std::io::Write;
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
     let spec = config::build(args)?;
@@ -84,12 +83,12 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         }
     }
     for n in choice_note.into_iter().chain(engine_note) {
-        crate::error::say(format_args!("iosat: note: {n}"));
+        crate::error::note(&n);
         notes.push(n);
     }
     let (limits, limit_notes) = driver::io_limits(watch.as_ref());
     for n in limit_notes {
-        crate::error::say(format_args!("iosat: note: {n}"));
+        crate::error::note(&n);
         notes.push(n);
     }
     let mut report = driver::start_report(
@@ -141,20 +140,13 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         )
     })?;
     let Some((w, id)) = watch.and_then(|w| Some((w, profile::device_id(&w.root, &w.dev)?))) else {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "iosat: note: no device identity known for this target; profile not saved"
-        );
+        crate::error::note("no device identity known for this target; profile not saved");
         return Ok(());
     };
     let json = serde_json::to_string_pretty(report).expect("report serialises");
     // The device's size, scheduler and model now, so `stat` can tell when it changed since.
     let json = profile::with_device_state(&json, &profile::DeviceState::read(&w.root, &w.dev));
     let path = profile::save(&dir, &id, &json)?;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "iosat: profile saved to {}",
-        path.display()
-    );
+    crate::error::say(format_args!("iosat: profile saved to {}", path.display()));
     Ok(())
 }

@@ -941,3 +941,92 @@ fn fsync_into_a_closed_pipe_exits_0_and_keeps_its_file() {
     assert!(saved.get("cases").is_some(), "{saved}");
     assert_eq!(entries(work.path()), [out]);
 }
+
+/// GET /metrics from an exporter at `addr`: the body, or None when nothing answers.
+fn metrics_at(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.starts_with("HTTP/1.1 200").then_some(text)
+}
+
+/// Issue 28 item 1: a warning written to a stderr that is a closed pipe or a full device
+/// never panics inside a scrape: the exporter keeps every metric (before, a warning's
+/// eprintln! poisoned the scraper, and with stderr on /dev/full it exited 101 at start).
+#[test]
+fn the_exporter_keeps_its_metrics_when_stderr_is_gone() {
+    use std::io::BufRead;
+    for full in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("proc")).unwrap();
+        std::fs::create_dir_all(root.path().join("sys")).unwrap();
+        let stats = root.path().join("proc/diskstats");
+        std::fs::write(&stats, "   8 0 sda 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n").unwrap();
+        // A free loopback port, for the run whose stderr says nothing.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut c = iosat();
+        c.args(["exporter", "--all", "--no-bpf", "--web.listen-address"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--proc-root")
+            .arg(root.path().join("proc"))
+            .arg("--sys-root")
+            .arg(root.path().join("sys"))
+            .stdout(Stdio::null());
+        if full {
+            c.stderr(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            );
+        } else {
+            c.stderr(Stdio::piped());
+        }
+        let mut child = c.spawn().unwrap();
+        if let Some(err) = child.stderr.take() {
+            // The first line ("listening"), then the reader goes away: a broken pipe.
+            let mut err = std::io::BufReader::new(err);
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            assert!(line.contains("listening"), "{line}");
+        }
+        let addr = format!("127.0.0.1:{port}");
+        let start = Instant::now();
+        let mut first = None;
+        while first.is_none() && start.elapsed() < Duration::from_secs(20) {
+            if let Some(code) = child.try_wait().unwrap() {
+                panic!("exporter exited with {code:?} (stderr on /dev/full: {full})");
+            }
+            first = metrics_at(&addr);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            first.is_some_and(|m| m.contains("iosat_disk_")),
+            "no first scrape"
+        );
+        // A line the parser skips with a warning, then scrapes: the warning goes nowhere.
+        let mut text = std::fs::read_to_string(&stats).unwrap();
+        text.push_str("   8 1 sdb 1 2\n");
+        std::fs::write(&stats, text).unwrap();
+        for _ in 0..2 {
+            let m = metrics_at(&addr).expect("a scrape after the warning");
+            assert!(
+                m.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 1\n"),
+                "{m}"
+            );
+            assert!(m.contains("iosat_disk_"), "{m}");
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the exporter died");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
