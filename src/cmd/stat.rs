@@ -29,6 +29,15 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
         stdout: std::io::stdout().lock(),
         file,
     };
+    if let Some(dir) = &spec.forget {
+        let removed = crate::learn::store::forget(dir, None)?;
+        crate::error::say(format_args!(
+            "removed the learned state of {} device(s) from {}",
+            removed.len(),
+            crate::learn::store::learned_dir(dir).display()
+        ));
+        return Ok(crate::error::exit::OK);
+    }
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     match &spec.replay {
         Some(path) => replay(&spec, path, profiles, &mut |s| emit(&mut out, s))?,
@@ -112,8 +121,13 @@ pub(crate) fn replay(
             }
             p
         });
-        let steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
+        let mut steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
             .map_err(|e| parse_error(path, e))?;
+        if let Some(l) = &spec.learn {
+            steps
+                .replayer_mut()
+                .learn_with(crate::learn::Learner::new(l.clone()));
+        }
         if spec.since_boot && steps.source() == Source::PtDiskstats {
             return Err(Error::usage(
                 "--since-boot",
@@ -156,6 +170,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         recording,
     );
     collector.use_block_latency(spec.no_bpf);
+    if let Some(l) = &spec.learn {
+        collector.learn(crate::learn::Learner::new(l.clone()));
+    }
     let mut page = None;
     if let (Some(html), Some(rec)) = (&spec.html, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
@@ -213,6 +230,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     if let (Some(p), Some(series)) = (page.as_mut(), collector.series()) {
         write_page(p, series)?;
     }
+    collector.save_learning();
     if stopped {
         return Err(Error::Interrupted);
     }

@@ -7,6 +7,7 @@ pub mod exporter;
 pub mod fsync;
 pub mod habits;
 pub mod info;
+pub mod learn;
 pub mod profile;
 pub mod report;
 pub mod stat;

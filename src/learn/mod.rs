@@ -280,7 +280,12 @@ impl Learner {
                     }
                 }
             }
-            let Ok(rates) = &row.rates else { continue };
+            let Ok(rates) = &row.rates else {
+                let mut l = d.judge(&[]);
+                l.state = State::Unknown;
+                row.learned = Some(Box::new(l));
+                continue;
+            };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let points = points_of(r.end_wall_ns, rates, lat);
             d.model
