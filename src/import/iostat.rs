@@ -7,6 +7,7 @@
 //! last, a report split into blocks, k/M/% suffixes), `-o JSON`, and the mangled forms
 //! articles quote: header and row glued on one line (`%utildm-0 0.00 …`, seed 001) and a
 //! header and row wrapped into two halves each (seed 004).
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 
 use super::{num, perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;

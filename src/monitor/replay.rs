@@ -6,12 +6,13 @@
 //! carries per-device percentiles (monitor::blklat). [`Replayer`] takes the lines one by one (the
 //! live collector feeds it the lines it records, so live and replay cannot disagree);
 //! [`Replay`] iterates over a whole recording.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! Time in a file may go backwards (an NTP step or VM clock jump under pt-stalk's `TS` wall
 //! clock, two runs concatenated): a sample older than the one before it starts a new base,
 //! like an `R` line, with a warning naming its line, so no interval spans the step and none
 //! is lost after it. A sample with no diskstats lines (an extra `TS` line) never becomes a
-//! base. Pure; must not import cli/, cmd/, ui/ or report/.
+//! base. Pure.
 
 use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};

@@ -1,12 +1,12 @@
-//! Filesystems: files iosat owns and what a filesystem says about itself. Output files are
-//! written through a temporary file with an unpredictable name (`O_EXCL|O_NOFOLLOW`) in the
-//! same directory, renamed into place, so a reader or a crash never sees half a file; output
-//! files given by -o/--html (a dangling symlink too) are refused when they exist, never
-//! replaced without --force, and their directory is checked before a run. Test files are
-//! unnamed (`O_TMPFILE`) where possible, else [`OwnedFile`]s removed only while the name is
-//! still theirs; leftovers of dead runs are found by pid. Text readers blank lines that are not
-//! UTF-8 and name them. statfs: memory-backed or not; statvfs: free space. Must not import
-//! anything above sys/.
+//! Filesystems: files iosat owns and what a filesystem says about itself. Output files are written
+//! through a temporary file with an unpredictable name (`O_EXCL|O_NOFOLLOW`) in the same directory,
+//! renamed into place, so a reader or a crash never sees half a file; output files given by
+//! -o/--html (a dangling symlink too) are refused when they exist, never replaced without --force,
+//! and their directory is checked before a run. Test files are unnamed (`O_TMPFILE`) where
+//! possible, else [`OwnedFile`]s removed only while the name is still theirs; leftovers of dead
+//! runs are found by pid. Text readers blank lines that are not UTF-8 and name them. statfs:
+//! memory-backed or not; statvfs: free space.
+//! Imports only: sys/, error, units.
 
 use crate::error::{Error, Result};
 use std::fs::File;
