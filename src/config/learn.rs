@@ -3,6 +3,7 @@
 //! only —, else /var/lib/iosat for root, else the XDG state directory; nowhere when the
 //! counters come from another root than this machine's /proc), the target parsed with the
 //! one duration parser. Errors name the flag.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::LearnArgs;
 use crate::error::{Error, Result};

@@ -2,8 +2,8 @@
 //! [`Curve`] out — the baseline with its uncertainty, the knee and the capacity within the
 //! target from the sweep's own rules (analysis::analyze on the buckets turned into levels),
 //! or, until the traffic has gone past the knee, a lower bound. Never more than the data
-//! supports: buckets without enough intervals and requests decide nothing. Pure; imports
-//! analysis (the knee and 3x-p95 rules) and learn's model and vocabulary only.
+//! supports: buckets without enough intervals and requests decide nothing. Pure.
+//! Imports only: analysis/, learn/model.rs, learn/vocab.rs.
 
 use super::model::{Bucket, Dir, Series, SizeClass};
 use super::vocab;

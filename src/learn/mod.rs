@@ -9,8 +9,8 @@
 //!
 //! [`Learner`] is fed the interval reports the one replay engine produces (live: the
 //! collector's; `analyze`/`report` of a recording: the replay's), so learning live and
-//! analysing the recording of the same intervals say the same. Imports monitor's interval
-//! types and analysis; must not import cli/, cmd/, ui/ or report/. The only IO is store.rs.
+//! analysing the recording of the same intervals say the same. The only IO is store.rs.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 pub mod estimate;
 pub mod model;

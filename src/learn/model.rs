@@ -4,7 +4,8 @@
 //! error), the most IOPS seen, and a small sparse latency histogram (p50/p95/p99). Fed one
 //! [`Point`] per interval and direction; bounded (at most 2 × 3 × [`NBUCKETS`] buckets, each
 //! with at most [`HIST_BINS`] bins); ageing is deterministic given the points' timestamps.
-//! Pure; imports nothing but serde.
+//! Pure.
+//! Imports only: nothing.
 
 use serde::{Deserialize, Serialize};
 

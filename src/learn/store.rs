@@ -6,6 +6,7 @@
 //! scheduler, queue settings). The state directory: `--state-dir`, else `/var/lib/iosat` for
 //! root, else `$XDG_STATE_HOME/iosat`, else `~/.local/state/iosat`. The only IO of learn/;
 //! reads sysfs through sys/ only.
+//! Imports only: error, sys/, learn/model.rs.
 
 use super::model::DeviceModel;
 use crate::error::Error;

@@ -1,8 +1,8 @@
 //! The one vocabulary and the one headroom every view uses (stat, top, the exporter, the
 //! shipped rules and alerts): a device's state from the ratio of its current latency to its
 //! baseline, and the requests per second that can still be added. Defined once here so that
-//! no two views call the same interval by two names. Pure; imports only analysis's 3x-p95
-//! constant (seed 001).
+//! no two views call the same interval by two names. Pure.
+//! Imports only: analysis/.
 
 use serde::Serialize;
 
