@@ -38,7 +38,7 @@ pub struct LearnSpec {
 /// fields until known. The figures are the series (direction and request-size class) that
 /// carried most of the interval's requests (when idle: the one learned most); `state` is the
 /// worst state of the directions with I/O.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Learned {
     pub state: State,
     /// Intervals learned from (not aged).

@@ -4,7 +4,7 @@
 //! no two views call the same interval by two names. Pure.
 //! Imports only: analysis/.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// At and above this ratio to the baseline, latency grows with load: at or past the knee.
 /// Why 1.5: seed 000's table reads 1.07x at the knee's edge and 3.6x well past it; half again
@@ -17,7 +17,7 @@ pub const SATURATED_RATIO: f64 = 1.5;
 pub const OVERLOADED_RATIO: f64 = crate::analysis::OVERLOAD_P95_FACTOR;
 
 /// A device's (or a direction's) state in an interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
     /// No I/O in the interval.
