@@ -8,6 +8,7 @@ pub mod exporter;
 pub mod fsync;
 pub mod habits;
 pub mod info;
+pub mod learn;
 pub mod output;
 pub mod profile;
 pub mod report;
