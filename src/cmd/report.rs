@@ -1,7 +1,9 @@
-//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record`
-//! recording), render it, write it (never over a user's file without --force). Orchestration
-//! only: a recording goes through the one replay (monitor::replay, monitor::series), the
-//! profiles through profile::ProfileCache; no other command is called.
+//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record` recording),
+//! render it, write it (never over a user's file without --force). Orchestration only: a
+//! recording goes through the one replay (monitor::replay, monitor::series), the profiles through
+//! profile::ProfileCache; no other command is called.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;
@@ -12,7 +14,6 @@ use crate::monitor::select::Selection;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
 use crate::report::{stat as rstat, Report};
-use std::io::Write;
 use std::path::Path;
 
 fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
@@ -80,13 +81,7 @@ fn recording_csv(spec: &ReportSpec, text: &str) -> Result<String, Error> {
     })
 }
 
+/// To `-o FILE` or standard output, through the one output sink (bytes already rendered).
 fn write_out(spec: &ReportSpec, bytes: &str) -> Result<(), Error> {
-    match &spec.output {
-        // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
-        Some(path) => crate::sys::fs::write_new_file(path, bytes.as_bytes(), spec.force),
-        None => std::io::stdout()
-            .lock()
-            .write_all(bytes.as_bytes())
-            .map_err(|e| Error::io("<stdout>", e)),
-    }
+    spec.output.open()?.result(&|_| bytes.to_string())
 }

@@ -2,6 +2,7 @@
 //! writers), CSV and JSON: the one renderer `iosat analyze` prints and `iosat report` uses for
 //! a saved analysis, so both give the same bytes. The levels go through the table and charts
 //! shared with sweep (report/levels.rs). Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{self, Block, Doc, List, TableBlock};
 use super::html::{envelope_rows, envelope_tail};

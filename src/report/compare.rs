@@ -3,6 +3,7 @@
 //! differences in words ("knee 8 → 16, max useful IOPS +85 %, baseline unchanged"), and an
 //! HTML page with the runs' curves overlaid: one document (text, Markdown and the page are its
 //! writers), CSV and JSON. Pure: takes typed reports, returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{self, Block, Doc, List, TableBlock};
 use super::levels::us_cell;

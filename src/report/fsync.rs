@@ -4,6 +4,7 @@
 //! markdown` print the same bytes). One set of tables: latency per case, the group-commit
 //! curve, the device. Only `is_fsync` looks at raw JSON (to recognise the kind before it is
 //! read). No IO; imports report/, fsync::report (the type) and units only.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{self, chart, Block, Doc, Item, List, Mark, TableBlock};
 use super::html::{envelope_rows, envelope_tail};

@@ -2,6 +2,8 @@
 //! (marked rows tagged), and the context table that says what was measured and where (with the
 //! envelope's rows every kind adds to its own). What goes on a page is each kind's document
 //! (report/doc/html.rs writes it); this file knows no result kind. Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/doc/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
+//! report/compare.rs, report/levels.rs.
 
 use crate::units::iso_utc;
 use std::fmt::Write as _;

@@ -1,7 +1,9 @@
-//! What sweep and analyze results share: the one levels table (text, Markdown, CSV and the
-//! HTML page all show it), the verdict's lines, and telling a saved levels document apart
-//! (sweep or analyze) and loading it into its typed report, its `schema_version` checked.
-//! Returns values and strings; no IO.
+//! What sweep and analyze results share: the one levels table (its text, Markdown and page
+//! block with the knee and overload marked, its CSV), the verdict's list, the `*` footnote
+//! and the levels charts (throughput with the USL fit, latency, the hockey stick, the %util
+//! trap). Returns values and strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs,
+//! report/compare.rs.
 
 use super::doc::{chart, Block, Item, List, Mark, TableBlock};
 use super::svg::{LineChart, Marker, Series};
@@ -372,11 +374,15 @@ pub fn levels_block(
     }
 }
 
-/// The verdict as a document's verdict list: its sentences, then the %util lesson.
+/// The verdict as a document's verdict list: its sentences, the %util lesson (when they do
+/// not say it), then `more`.
 pub fn verdict_list(v: Option<&Verdict>, more: impl IntoIterator<Item = Item>) -> List {
     let mut items = super::doc::items(&verdict_lines(v));
+    // The %util lesson, unless the sentences already say it.
     if let Some(u) = v.and_then(|v| v.util_lesson.as_ref()) {
-        items.push(Item::plain(format!("%util: {u}")));
+        if !items.iter().any(|i| i.text.contains(u.as_str())) {
+            items.push(Item::plain(format!("%util: {u}")));
+        }
     }
     items.extend(more);
     List {
@@ -719,5 +725,77 @@ mod tests {
         keys(&serde_json::from_str(&back).unwrap(), "", &mut b);
         assert_eq!(a, b);
         assert_eq!(back.lines().count(), text.lines().count());
+    }
+
+    /// The levels part of a sweep or analyze page: charts, table, verdict.
+    fn levels_page(rows: &[LevelRow], v: Option<&Verdict>) -> String {
+        let mut blocks = level_charts(rows, v);
+        blocks.push(Block::Table(levels_block(rows, v, None)));
+        blocks.push(Block::List(verdict_list(v, [])));
+        let doc = crate::report::doc::Doc {
+            blocks,
+            ..Default::default()
+        };
+        crate::report::doc::write(&doc, Format::Html)
+    }
+
+    fn row(n: u32, iops: f64, mean_ms: f64, p95_ms: f64, w: f64) -> LevelRow {
+        let mean = mean_ms * 1e6;
+        LevelRow {
+            point: LevelPoint {
+                concurrency: n,
+                iops,
+                bytes_per_s: iops * 4096.0,
+                latency_ns: LatencyNs {
+                    mean,
+                    p95: Some(p95_ms * 1e6),
+                    ..Default::default()
+                },
+                spread: Some(Spread {
+                    windows: 6,
+                    iops_cv: w / 2.0,
+                    iops_min: iops * (1.0 - w),
+                    iops_max: iops * (1.0 + w),
+                    mean_ns_cv: w / 2.0,
+                    mean_ns_min: mean * (1.0 - w),
+                    mean_ns_max: mean * (1.0 + w),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn markers_carry_the_knee_range_and_no_verdict_draws_none() {
+        let rows = vec![
+            row(1, 1000.0, 1.0, 1.2, 0.02),
+            row(2, 1950.0, 1.03, 1.3, 0.02),
+            // Windows scattering beyond a healthy device's (CV 20 %): unstable, and a range.
+            row(4, 3600.0, 1.11, 1.6, 0.4),
+            row(8, 5300.0, 1.51, 2.6, 0.4),
+            row(16, 6000.0, 2.67, 4.4, 0.02),
+            row(32, 6100.0, 5.25, 9.0, 0.02),
+        ];
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let v = analyze(&points);
+        let (lo, hi) = v.knee_range.expect("a range");
+        let page = levels_page(&rows, Some(&v));
+        assert!(page.contains(&format!("knee {lo}–{hi}")), "no range marker");
+        assert!(page.contains("Unstable: the sub-windows"));
+        // The knee and overload rows are marked in the table.
+        let knee = format!(
+            "<tr class=\"knee\"><td>{}<span class=\"tag\">knee</span>",
+            v.knee_concurrency
+        );
+        assert!(page.contains(&knee), "knee row not marked");
+        if let Some(o) = v.overload_concurrency {
+            assert!(page.contains(&format!("<tr class=\"overload\"><td>{o}")));
+        }
+        let one = analyze(&points[..1]);
+        let page = levels_page(&rows[..1], Some(&one));
+        assert!(!page.contains("knee 1"));
+        assert!(page.contains("a verdict needs at least two levels"));
     }
 }

@@ -6,6 +6,7 @@
 //! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines
 //! (the one reader of them, which also gives their CSV). Pure (no IO). Imports monitor/,
 //! report/ and report::table.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{self, Block, Doc, Item, List, TableBlock};
 use super::svg::{LineChart, Series};

@@ -2,6 +2,7 @@
 //! writers), CSV and JSON: the one renderer `iosat sweep` prints (and writes to `-o` and
 //! `--html` after every level) and `iosat report` uses for a saved sweep, so both give the
 //! same bytes. Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{self, chart, Block, Doc, Item, TableBlock};
 use super::html::{envelope_rows, envelope_tail};
@@ -555,6 +556,39 @@ mod tests {
     fn fixture() -> SweepReport {
         let text = include_str!("../../tests/fixtures/report/sim_sweep.json");
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_sweep_header_names_where_and_on_what() {
+        let mut r = SweepReport::default();
+        r.envelope.host = "db7".into();
+        r.envelope.kernel = "6.18.0".into();
+        r.envelope.cpus = 2;
+        r.target.kind = "temp-file".into();
+        r.target.disk_device = Some("nvme0n1".into());
+        r.target.disk_model = Some("Samsung SSD 990".into());
+        r.target.disk_size_bytes = Some(1 << 40);
+        // A pass measured again (--repeat, the adaptive re-measure) lists each level once.
+        for (c, rep) in [(1, 0), (2, 0), (4, 0), (2, 1), (4, 1)] {
+            r.levels.push(crate::load::result::LevelResult {
+                concurrency: c,
+                repeat: rep,
+                ios: 100,
+                elapsed_ns: 1_000_000,
+                ..Default::default()
+            });
+        }
+        let rows = context(&r);
+        let get = |k: &str| rows.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
+        assert_eq!(get("host").as_deref(), Some("db7"));
+        assert_eq!(get("kernel").as_deref(), Some("6.18.0"));
+        assert_eq!(get("CPUs").as_deref(), Some("2"));
+        assert_eq!(get("levels").as_deref(), Some("1, 2, 4"));
+        let dev = get("device").unwrap();
+        assert!(
+            dev.starts_with("nvme0n1 (Samsung SSD 990, ") && dev.contains("TiB"),
+            "{dev}"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! table) around the blocks; the verdict boxed right under what was measured, where it is
 //! seen first; marked table rows tagged; footnotes and chart notes in small print; folded
 //! parts as `<details>`.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
+//! report/compare.rs, report/levels.rs.
 
 use super::{Block, Doc, Item, ItemKind, List, TableBlock};
 use crate::report::html::{context_block, esc, html_table, html_table_marked, page};

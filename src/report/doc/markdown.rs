@@ -1,6 +1,8 @@
 //! The Markdown writer of a [`Doc`] (GitHub-flavoured): the title and section headings at the
 //! document's depth, a blank line between blocks, every table column, lists as bullets,
 //! footnotes under their table; charts and the context table left out (the page has them).
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
+//! report/compare.rs, report/levels.rs.
 
 use super::{Block, Doc, List};
 

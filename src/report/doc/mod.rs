@@ -3,8 +3,9 @@
 //! builds its document once (report/sweep.rs, analyze.rs, fsync.rs, stat.rs, compare.rs); the
 //! three writers (text.rs, markdown.rs, html.rs beside this file) turn it into bytes, chosen by
 //! the one registration match of [`write`]. A section added to a kind so appears in every
-//! format. CSV and JSON are not documents (each kind writes its own). Pure; imports only
-//! report::{table, text, html, svg}; must not import the kinds' files.
+//! format. CSV and JSON are not documents (each kind writes its own). Pure.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
+//! report/compare.rs, report/levels.rs.
 
 pub mod html;
 pub mod markdown;

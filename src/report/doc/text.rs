@@ -2,6 +2,8 @@
 //! says what ran); a blank line between blocks (none after a heading); tables narrow (80
 //! columns) unless `--wide`, their marked rows coloured on a terminal; prose wrapped at word
 //! boundaries to the width; charts and the context table left out (the page has them).
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
+//! report/compare.rs, report/levels.rs.
 
 use super::{Block, Doc, Item, ItemKind, List, Mark, TableBlock};
 use crate::report::text::{paint, wrap, wrap_lines, Paint};
