@@ -646,9 +646,8 @@ fn context_table(runs: &[Run]) -> Table {
     t
 }
 
-/// The runs' curves overlaid: levels (throughput, latency, the hockey stick), device
-/// series (await per sample), fsync cases (commit latency per case and run).
-fn charts(runs: &[Run]) -> Vec<Block> {
+/// Sweeps and analyses of levels: throughput, latency and the hockey stick, every run.
+fn levels_overlay(runs: &[Run]) -> Vec<Block> {
     let mut body = Vec::new();
     let ls: Vec<(String, Levels)> = runs
         .iter()
@@ -725,8 +724,13 @@ fn charts(runs: &[Run]) -> Vec<Block> {
         body.push(headed("Latency", lat.to_svg()));
         body.push(headed("The hockey stick", hs.to_svg()));
     }
-    // Device series (analyses of iostat, pt-diskstats, recordings): per device, each run's
-    // await over its samples, overlaid.
+    body
+}
+
+/// Device series (analyses of iostat, pt-diskstats, recordings): per device, each run's
+/// await over its samples, overlaid.
+fn devices_overlay(runs: &[Run]) -> Vec<Block> {
+    let mut body = Vec::new();
     let an: Vec<(String, &AnalyzeReport)> = runs
         .iter()
         .enumerate()
@@ -765,6 +769,12 @@ fn charts(runs: &[Run]) -> Vec<Block> {
         }
         body.push(headed(name, c.to_svg()));
     }
+    body
+}
+
+/// fsync runs: each case's percentiles per run on one dot chart.
+fn fsync_overlay(runs: &[Run]) -> Vec<Block> {
+    let mut body = Vec::new();
     let fs: Vec<(String, &FsyncReport)> = runs
         .iter()
         .enumerate()
@@ -800,6 +810,15 @@ fn charts(runs: &[Run]) -> Vec<Block> {
         };
         body.push(headed("Commit latency", chart.to_svg()));
     }
+    body
+}
+
+/// The runs' curves overlaid: levels (throughput, latency, the hockey stick), device
+/// series (await per sample), fsync cases (commit latency per case and run).
+fn charts(runs: &[Run]) -> Vec<Block> {
+    let mut body = levels_overlay(runs);
+    body.extend(devices_overlay(runs));
+    body.extend(fsync_overlay(runs));
     body
 }
 

@@ -490,7 +490,14 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
     lat.markers = markers.clone();
     body.push(headed("Latency", lat.to_svg()));
 
-    // 3. The hockey stick: latency against throughput.
+    body.push(hockey_stick(rows, judged.map(|v| v.knee_concurrency)));
+    body.extend(util_trap(rows, &ticks));
+    body
+}
+
+/// The hockey stick: average latency against throughput, each point labelled with its
+/// concurrency, the knee marked.
+fn hockey_stick(rows: &[LevelRow], knee: Option<u32>) -> Block {
     let mut hs = LineChart::new(
         "hockey",
         "Latency vs throughput (the hockey stick)",
@@ -508,7 +515,7 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
         .map(|r| r.point.concurrency.to_string())
         .collect();
     hs.series.push(avg);
-    if let Some(k) = judged.map(|v| v.knee_concurrency) {
+    if let Some(k) = knee {
         if let Some(r) = rows.iter().find(|r| r.point.concurrency == k) {
             hs.markers.push(Marker {
                 x: r.point.iops,
@@ -516,10 +523,20 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
             });
         }
     }
-    body.push(headed("The hockey stick", hs.to_svg()));
+    headed("The hockey stick", hs.to_svg())
+}
 
-    // 4. The %util trap: util (one unit: %) beside real throughput on the right axis, and
-    // the kernel's queue (requests) against the offered concurrency (requests) apart.
+/// The %util trap, when the kernel's view is known: %util (one unit: %) beside real
+/// throughput on the right axis, and the kernel's queue (requests) against the offered
+/// concurrency (requests) apart.
+fn util_trap(rows: &[LevelRow], ticks: &[f64]) -> Vec<Block> {
+    let c = |r: &LevelRow| f64::from(r.point.concurrency);
+    let series = |f: &dyn Fn(&LevelRow) -> Option<f64>| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter_map(|r| f(r).map(|y| (c(r), y)))
+            .collect()
+    };
+    let mut body = Vec::new();
     let util = series(&|r| r.point.kernel_util_pct);
     let aqu = series(&|r| r.point.kernel_aqu_sz);
     if !util.is_empty() {
@@ -530,7 +547,7 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
             "%util (kernel)",
         );
         trap.x_log = true;
-        trap.x_ticks = ticks.clone();
+        trap.x_ticks = ticks.to_vec();
         trap.series.push(Series::new("%util (kernel)", util));
         trap.right = Some((
             "IOPS".to_string(),
@@ -555,7 +572,7 @@ that serves requests in parallel it reaches 100 % long before throughput stops g
         );
         q.x_log = true;
         q.y_log = true;
-        q.x_ticks = ticks.clone();
+        q.x_ticks = ticks.to_vec();
         q.series.push(Series::new("aqu-sz (kernel)", aqu));
         q.series
             .push(Series::new("offered concurrency", series(&|r| Some(c(r)))).dashed());
