@@ -83,6 +83,9 @@ pub struct DeviceOut {
     pub file: String,
     pub samples: Vec<DeviceSample>,
     pub diagnosis: Vec<String>,
+    /// What production learning said of the device over the file (raw-counter files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<crate::learn::Learned>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -265,6 +268,7 @@ fn device_outs(
                     diagnose(&d.device, &d.samples)
                 },
                 samples: d.samples.clone(),
+                learned: d.learned.clone(),
             });
         }
     }

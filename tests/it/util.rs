@@ -10,9 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// The iosat binary under test.
+/// The iosat binary under test. Learned state is kept in memory only (an empty
+/// $IOSAT_STATE_DIR), so no test writes to /var/lib/iosat; a test of the state passes
+/// --state-dir.
 pub fn iosat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iosat"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iosat"));
+    c.env("IOSAT_STATE_DIR", "");
+    c
 }
 
 /// `iosat ARGS`, run to completion.
