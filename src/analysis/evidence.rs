@@ -1,9 +1,9 @@
-//! What the analysis is told besides a level's throughput and latency: how much the level's
-//! own sub-windows disagreed ([`Spread`]), what else was happening while it ran
-//! ([`Disturbance`]), and the limits the kernel applies to this process ([`IoLimit`]). The
-//! measuring side (load/, sys/) fills these; the verdict (analysis/) weighs them. Plain data,
-//! serialised in sweep results (absent in older files and in imports, hence every field is
-//! optional or defaulted). Imports nothing from iosat.
+//! What the analysis is told besides a level's throughput and latency: how much the level's own
+//! sub-windows disagreed ([`Spread`]), what else was happening while it ran ([`Disturbance`]), and
+//! the limits the kernel applies to this process ([`IoLimit`]). The measuring side (load/, sys/)
+//! fills these; the verdict (analysis/) weighs them. Plain data, serialised in sweep results
+//! (absent in older files and in imports, hence every field is optional or defaulted).
+//! Imports only: nothing.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
-//! Findings from measurements: baseline ratio, the 3x-p95 overload rule, the knee (Kleinrock
-//! power, USL fit), Little's law checks, how sure each is (confidence.rs: ranges, drift,
-//! disturbance), hard throughput limits (throttle.rs), verdicts in plain words. Pure: no IO,
-//! no sys/ imports.
+//! Findings from measurements: baseline ratio, the 3x-p95 overload rule, the knee (Kleinrock power,
+//! USL fit), Little's law checks, how sure each is (confidence.rs: ranges, drift, disturbance),
+//! hard throughput limits (throttle.rs), verdicts in plain words. Pure: no IO.
+//! Imports only: latency, units.
 //!
 //! The input is a list of [`LevelPoint`]s, whatever produced them (a sweep, fio JSON, sysbench
 //! text), and optionally a [`Context`] (kernel limits, a re-measured baseline); the output is

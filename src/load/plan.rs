@@ -1,5 +1,6 @@
 //! Which concurrency comes next: a fixed list, or `auto` (keep doubling until throughput has
-//! plateaued past the overload point). Pure; must not import ui/, report/ or sys/.
+//! plateaued past the overload point). Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use super::result::LevelResult;
 use crate::analysis::OVERLOAD_P95_FACTOR;

@@ -1,9 +1,9 @@
-//! A level measured as [`SUB_WINDOWS`] equal sub-windows: each worker counts its completions
-//! into a small fixed array indexed by the sub-window the completion falls in (a
-//! [`WindowClock`] advances the index without a division; no allocation, no lock in the hot
-//! loop), the arrays are merged with `+=` after join, and [`SubWindows::figures`] turns them
-//! into per-window IOPS, mean and p95 — whose [`spread`] says how far the level's figures can
-//! be trusted. Pure; must not import sys/, ui/, report/.
+//! A level measured as [`SUB_WINDOWS`] equal sub-windows: each worker counts its completions into a
+//! small fixed array indexed by the sub-window the completion falls in (a [`WindowClock`] advances
+//! the index without a division; no allocation, no lock in the hot loop), the arrays are merged
+//! with `+=` after join, and [`SubWindows::figures`] turns them into per-window IOPS, mean and p95
+//! — whose [`spread`] says how far the level's figures can be trusted. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use crate::analysis::evidence::Spread;
 use serde::{Deserialize, Serialize};

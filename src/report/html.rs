@@ -5,6 +5,7 @@
 //! %util trap, the levels table with the knee and overload rows marked) shared by sweep and
 //! analyze pages, the sweep page's per-direction and latency-distribution charts, and the
 //! analyze page's device series. Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::levels::{levels_table, LevelRow};
 use super::svg::{DotChart, LineChart, Marker, Series};

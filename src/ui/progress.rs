@@ -1,6 +1,7 @@
 //! The sweep's progress bar on stderr: one redrawn line per running level and one kept line
 //! per finished level, drawn only when stderr is a terminal. Implements the level driver's
 //! [`LevelProgress`]; reads only what the driver hands it (no /proc, no engine state).
+//! Must not import: cli/, config/, cmd/, exporter/.
 
 use crate::load::driver::{ExtraLevel, LevelProgress};
 use crate::load::result::LevelResult;
