@@ -10,7 +10,8 @@
 //! - a second block size at which the plateau keeps its IOPS (an IOPS cap) or its bytes/s (a
 //!   bandwidth cap), where a device's own limit would move with the request size.
 //!
-//! Pure; imports only analysis types.
+//! Pure.
+//! Imports only: analysis/.
 
 use super::throttle::{self, LimitPlace, ThroughputLimit};
 use super::{Context, LevelPoint};
