@@ -1,16 +1,56 @@
 //! The binary's command-line contract: help, version, usage errors.
 
-use crate::util::iosat;
+use crate::util::{iosat, ok_stdout, run};
+use clap::CommandFactory as _;
+use iosat::cli::Cli;
 
+/// The subcommands the parser itself knows, in its order (hidden ones left out).
+fn subcommands() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// clap's own consistency checks of the whole command line (conflicting or duplicate flags,
+/// groups naming no argument, defaults outside their possible values), which otherwise fire
+/// only when the faulty subcommand is parsed.
+#[test]
+fn the_command_line_passes_clap_debug_assert() {
+    Cli::command().debug_assert();
+}
+
+/// `iosat --help` lists exactly the parser's subcommands (and clap's `help`), in its order.
 #[test]
 fn help_lists_every_subcommand() {
-    let out = iosat().arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(&run(&["--help"]));
+    // Entries are indented two spaces; their wrapped continuations deeper.
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut want = subcommands();
+    want.push("help".to_string());
+    assert_eq!(listed, want, "--help:\n{text}");
     for sub in [
-        "stat", "info", "sweep", "fsync", "analyze", "report", "compare",
+        "stat", "info", "sweep", "fsync", "analyze", "report", "compare", "top", "exporter",
     ] {
-        assert!(text.contains(sub), "--help lacks {sub}:\n{text}");
+        assert!(listed.contains(&sub), "--help lacks {sub}:\n{text}");
+    }
+}
+
+/// What users see first: `iosat --help` and every subcommand's `--help`, one snapshot each.
+#[test]
+fn every_help_is_snapshotted() {
+    insta::assert_snapshot!("help_iosat", ok_stdout(&run(&["--help"])));
+    for sub in subcommands() {
+        let text = ok_stdout(&run(&[&sub, "--help"]));
+        insta::assert_snapshot!(format!("help_{sub}"), text);
     }
 }
 
@@ -29,6 +69,7 @@ fn every_readme_example_runs() {
     let out = std::process::Command::new("bash")
         .arg(root.join("scripts/readme-check.sh"))
         .env("IOSAT", env!("CARGO_BIN_EXE_iosat"))
+        .env("IOSAT_STATE_DIR", "") // learned state in memory only
         .env("README_CHECK_TIMEOUT", "120")
         .output()
         .unwrap();

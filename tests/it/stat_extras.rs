@@ -1,7 +1,8 @@
 //! `iosat stat` and `iosat info` with device profiles (`iosat sweep --save-profile`):
 //! saturation ratios on a hand-made recording (hand-computed) and on a live loop device.
 
-use super::stat::{close, dev, direct_io, run, wait_bounded, wait_for_first_sample};
+use super::stat::{close, dev, direct_io, wait_bounded, wait_for_first_sample};
+use crate::util::run;
 use crate::util::{fixture, iosat, json_lines, stderr, stdout, LoopDev};
 use serde_json::Value;
 use std::io::Read;
@@ -434,6 +435,7 @@ fn analyze_truncated_or_foreign_samples_is_one_line_with_file_and_line() {
 
 #[test]
 fn readme_recording_example_is_what_the_binary_prints() {
+    // The example's reference page (the README is a front door since issue 24).
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/analyze.md"))
             .unwrap();
