@@ -90,6 +90,18 @@ fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
             .unwrap(),
     );
     assert_eq!(&a["devices"][0]["learned"], last);
+    // The text view of the recording judges by the learned baseline (no profile here).
+    let text = crate::util::ok_stdout(
+        &iosat()
+            .arg("stat")
+            .arg("--replay")
+            .arg(&rec)
+            .arg(dev.name())
+            .output()
+            .unwrap(),
+    );
+    let last_table = text.rsplit("interval").next().unwrap();
+    assert!(last_table.contains("learned    +IOPS"), "{text}");
     // --forget removes it.
     let f = iosat()
         .args(["stat", "--forget", "--state-dir"])
