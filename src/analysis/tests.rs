@@ -520,6 +520,7 @@ fn spread(l: &LevelPoint, w: f64) -> Spread {
         p95_ns_cv: p95.map(|_| w / 2.0),
         p95_ns_min: p95.map(|p| p * (1.0 - w)),
         p95_ns_max: p95.map(|p| p * (1.0 + w)),
+        ..Default::default()
     }
 }
 

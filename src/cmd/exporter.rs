@@ -37,10 +37,10 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     } else {
         "http"
     };
-    eprintln!(
+    crate::error::say(format_args!(
         "iosat: exporter listening on {scheme}://{}/metrics",
         server.addr()
-    );
+    ));
     while !crate::sys::signal::stop_requested() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

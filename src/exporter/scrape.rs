@@ -93,7 +93,7 @@ impl Scraper {
     fn warn(&mut self, warnings: Vec<String>) {
         for w in warnings {
             if self.warned.insert(w.clone()) {
-                eprintln!("iosat: warning: {w}");
+                crate::error::warn(w);
             }
         }
     }

@@ -142,7 +142,7 @@ impl Server {
                 rt.block_on(async move {
                     match tokio::net::TcpListener::from_std(std_listener) {
                         Ok(l) => serve(l, spec, tls, shared, stopped).await,
-                        Err(e) => eprintln!("iosat: exporter: {e}"),
+                        Err(e) => crate::error::say(format_args!("iosat: exporter: {e}")),
                     }
                 });
                 // A scrape stuck in a hung read must not keep the process from stopping.
