@@ -46,6 +46,33 @@ fn any_profile(r: &IntervalReport) -> bool {
     r.devices.iter().any(|d| d.profile.is_some())
 }
 
+/// No shown device has a profile, but one has a learned baseline (learn/): the learned state
+/// and headroom take the place of r_conc/w_conc/%util, still 80 columns.
+fn any_learned(r: &IntervalReport) -> bool {
+    !any_profile(r) && r.devices.iter().any(|d| learned_baseline(d).is_some())
+}
+
+fn learned_baseline(d: &DeviceRow) -> Option<f64> {
+    d.learned.as_ref()?.baseline_latency_ns
+}
+
+/// Headroom in the text view: compact, `>=` when it is a lower bound.
+fn headroom_cell(l: &crate::learn::Learned) -> String {
+    let Some(h) = l.headroom_iops else {
+        return "-".to_string();
+    };
+    let v = if h >= 10_000.0 {
+        format!("{:.0}k", h / 1000.0)
+    } else {
+        format!("{h:.0}")
+    };
+    if l.max_iops_at_least == Some(true) {
+        format!(">={v}")
+    } else {
+        v
+    }
+}
+
 fn num(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
 }
@@ -141,7 +168,13 @@ fn interval_title(r: &IntervalReport) -> String {
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {
-        for n in d.saturation().map(|sat| sat.notes).unwrap_or_default() {
+        let sat = d.saturation();
+        if let (Some(sat), Some(l)) = (&sat, &d.learned) {
+            if let Some(n) = crate::learn::disagreement(l, sat.baseline_latency_ns) {
+                s.push_str(&format!("# {}: {n}\n", d.meta.display_name));
+            }
+        }
+        for n in sat.map(|sat| sat.notes).unwrap_or_default() {
             s.push_str(&format!("# {}: {n}\n", d.meta.display_name));
         }
     }
@@ -184,7 +217,14 @@ fn text_narrow(r: &IntervalReport) -> String {
     s.push_str(&interval_title(r));
     s.push('\n');
     s.push_str(&cpu_line(r));
-    let tail = if any_profile(r) { PROFILED } else { UNPROFILED };
+    let learned = any_learned(r);
+    let tail = if any_profile(r) {
+        PROFILED
+    } else if learned {
+        &[]
+    } else {
+        UNPROFILED
+    };
     let cols: Vec<(Column, usize, usize)> = NARROW
         .iter()
         .chain(tail)
@@ -193,6 +233,10 @@ fn text_narrow(r: &IntervalReport) -> String {
     let _ = write!(s, "{:<DEVICE_WIDTH$}", "Device");
     for (c, w, _) in &cols {
         let _ = write!(s, " {:>w$}", c.header());
+    }
+    if learned {
+        // Marked as learned: judged against the baseline this device's own traffic showed.
+        let _ = write!(s, " {:>11} {:>8}", "learned", "+IOPS");
     }
     s.push('\n');
     for d in &r.devices {
@@ -211,6 +255,12 @@ fn text_narrow(r: &IntervalReport) -> String {
                 Some(v) => write!(s, " {v:>w$.dec$}"),
                 None => write!(s, " {:>w$}", "-"),
             };
+        }
+        if learned {
+            let (state, room) = d.learned.as_ref().map_or(("-".into(), "-".into()), |l| {
+                (l.state.as_str().to_string(), headroom_cell(l))
+            });
+            let _ = write!(s, " {state:>11} {room:>8}");
         }
         s.push('\n');
     }
