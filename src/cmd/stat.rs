@@ -10,7 +10,7 @@ use crate::config::stat::StatSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter};
 use crate::monitor::record::{ParseError, Source};
-use crate::monitor::replay::{Replay, Step};
+use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::monitor::series::{SeriesStore, StatSeries};
 use crate::profile::ProfileCache;
 use crate::report::stat_view as view;
@@ -82,10 +82,8 @@ pub(crate) fn replay(
     mut profiles: ProfileCache,
     out: &mut dyn FnMut(Render) -> Result<(), Error>,
 ) -> Result<Option<String>, Error> {
-    let (text, bad) = crate::sys::fs::read_text(path)?;
-    crate::sys::fs::bad_line_warnings(path, &bad)
-        .into_iter()
-        .for_each(crate::error::warn);
+    let RecordingText { text, warnings } = RecordingText::open(path)?;
+    warnings.into_iter().for_each(crate::error::warn);
     {
         let lookup = Box::new(|id: &str| {
             let p = profiles.profile(id);
@@ -142,7 +140,8 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     if let (true, Some(rec)) = (page, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
         let mut store = SeriesStore::new();
-        match crate::sys::fs::read_text(rec).map(|(t, _)| t) {
+        // What is skipped is said by the recording writer, which cuts a partial last line.
+        match RecordingText::open(rec).map(|r| r.text) {
             Ok(t) if !t.trim().is_empty() => {
                 store.feed_text(&t).map_err(|e| parse_error(rec, e))?
             }
@@ -191,6 +190,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
             break;
         }
     }
+    collector.finish()?;
     if let (true, Some(series)) = (page, collector.series()) {
         out.page(&page_of(series))?;
     }

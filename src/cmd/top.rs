@@ -10,7 +10,7 @@ use crate::config::top::TopSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter};
 use crate::monitor::procs::ProcTracker;
-use crate::monitor::replay::{Replay, Step};
+use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::profile::ProfileCache;
 use crate::sys::clock;
 use crate::sys::procio;
@@ -27,19 +27,26 @@ use std::time::Duration;
 pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let spec = TopSpec::from_args(args)?;
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
+    // The recording is read before the stop handlers are installed (SA_RESTART): a FIFO
+    // named by --replay blocks in open() until a writer comes, and Ctrl-C must still end it.
+    let recording = spec
+        .replay
+        .as_deref()
+        .map(RecordingText::open)
+        .transpose()?;
     // SIGTERM and SIGHUP end the loop between two events; the guard restores the terminal.
     crate::sys::signal::catch_stop_signals(true);
     let wants_procs = Arc::new(AtomicBool::new(false));
     // Rung by the live sampler after each interval: the UI sleeps until then.
     let wake = Arc::new(Wake::new().map_err(|e| Error::io("<pipe>", e))?);
-    let (source, rx, pace) = match &spec.replay {
-        Some(path) => {
-            let rx = replay(&spec, path, profiles)?;
+    let (source, rx, pace) = match (&spec.replay, recording) {
+        (Some(path), Some(recording)) => {
+            let rx = replay(&spec, path, recording, profiles)?;
             let file = path.display().to_string();
             let pace = Pace::Replay(Duration::from_nanos(spec.interval_ns));
             (Source::Replay { file }, rx, pace)
         }
-        None => {
+        _ => {
             let host = crate::sys::hostname(&spec.root).unwrap_or_else(|| "?".into());
             let kernel = crate::sys::kernel_release(&spec.root).unwrap_or_else(|| "?".into());
             let rx = live(&spec, profiles, wants_procs.clone(), wake.clone())?;
@@ -135,11 +142,15 @@ fn live(
             feeds.extend(failed);
             for f in feeds {
                 if !send(&tx, f) {
+                    // The view is gone: the recording is synced and closed (nobody is left
+                    // to be told of an error there).
+                    let _ = collector.finish();
                     return;
                 }
             }
             wake.ring();
             if end {
+                let _ = collector.finish();
                 return;
             }
         }
@@ -150,9 +161,10 @@ fn live(
 fn replay(
     spec: &TopSpec,
     path: &Path,
+    recording: RecordingText,
     mut profiles: ProfileCache,
 ) -> Result<Receiver<Feed>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let RecordingText { text, warnings } = recording;
     let (path, selection) = (path.to_path_buf(), spec.collected());
     let (ready_tx, ready) = sync_channel::<Result<(), Error>>(1);
     let (tx, rx) = sync_channel(0);
@@ -185,6 +197,12 @@ fn replay(
             }
         };
         let _ = ready_tx.send(Ok(()));
+        // What the opener skipped (a cut-off last line, bytes that are not UTF-8) is drawn.
+        for w in warnings {
+            if !send(&tx, Feed::Warning(w)) {
+                return;
+            }
+        }
         for step in first.into_iter().map(Ok).chain(steps) {
             let feed = match step {
                 Ok(Step::Report(r)) => Feed::Report(r),

@@ -25,11 +25,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `stat --record FILE`: the recording, appended to (created with its header when new or
-/// empty). Opened at the first write, so a run refused at its first sample leaves no file.
+/// empty; a last line cut off without its newline, by ENOSPC or a kill, is removed first, so
+/// the file stays readable). Opened at the first write, so a run refused at its first sample
+/// leaves no file; [`RecordingWriter::close`] syncs it and checks the close.
 pub struct RecordingWriter {
     path: PathBuf,
     interval_ns: u64,
     file: Option<File>,
+    /// A note for the collector to say (the partial line removed).
+    note: Option<String>,
 }
 
 impl RecordingWriter {
@@ -44,6 +48,16 @@ impl RecordingWriter {
             path: path.to_path_buf(),
             interval_ns,
             file: None,
+            note: None,
+        }
+    }
+
+    /// Sync the recording and close it, reporting what the filesystem says (NFS and FUSE
+    /// report write-back errors only there).
+    pub fn close(&mut self) -> Result<(), Error> {
+        match self.file.take() {
+            Some(f) => crate::sys::fs::close_checked(f, &self.path, true),
+            None => Ok(()),
         }
     }
 
@@ -68,6 +82,12 @@ impl RecordingWriter {
                 if n == 0 {
                     f.write_all(format!("{}{}", record::HEADER, host_line()).as_bytes())
                         .map_err(|e| Error::io(path, e))?;
+                } else if let Some(cut) = cut_partial_tail(&f).map_err(|e| Error::io(path, e))? {
+                    self.note = Some(format!(
+                        "{}: its last line was cut off (no newline; {cut} bytes): removed \
+                         before appending",
+                        path.display()
+                    ));
                 }
                 self.file.insert(f)
             }
@@ -75,6 +95,31 @@ impl RecordingWriter {
         file.write_all(s.as_bytes())
             .map_err(|e| Error::io(&self.path, e))
     }
+}
+
+/// Truncate an open file after its last newline when it does not end with one; the bytes
+/// removed, if any. Reads backwards from the end in blocks (a `B` line can be long).
+fn cut_partial_tail(f: &File) -> std::io::Result<Option<u64>> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata()?.len();
+    let mut end = len;
+    let mut buf = vec![0u8; 64 << 10];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        f.read_exact_at(chunk, start)?;
+        if end == len && chunk.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            let keep = start + i as u64 + 1;
+            f.set_len(keep)?;
+            return Ok(Some(len - keep));
+        }
+        end = start;
+    }
+    // No newline at all: the header itself is cut (check_appendable refused it already).
+    Ok(None)
 }
 
 /// When the next sample is due after the one due at `deadline`, taken at `now`: one interval
@@ -390,12 +435,23 @@ impl Collector {
         }
         if let Some(r) = &mut self.recording {
             r.write(&rec)?;
+            if let Some(n) = r.note.take() {
+                self.warn(vec![n]);
+            }
         }
         Ok(Tick {
             started: fed.started,
             report: fed.report,
             mono_ns,
         })
+    }
+
+    /// End the run: the recording synced and closed, its errors reported.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        match &mut self.recording {
+            Some(r) => r.close(),
+            None => Ok(()),
+        }
     }
 
     /// The chart history so far, judged against the profiles (None without `keep_series`).

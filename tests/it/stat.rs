@@ -824,3 +824,110 @@ fn since_boot_divides_by_the_uptime_of_the_proc_root() {
         stderr(&o)
     );
 }
+
+/// Issue 28 item 5: a recording whose last line was cut off (ENOSPC, a kill) and which holds a
+/// line that is not UTF-8 is read by every command that replays — the good lines kept, each
+/// skipped line named once — and a later --record removes the partial line before appending,
+/// so the file stays readable.
+#[test]
+fn a_cut_off_recording_is_replayed_and_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("cut.rec");
+    let whole = std::fs::read(fixture("report/loop.rec")).unwrap();
+    let lines = whole.iter().filter(|&&b| b == b'\n').count();
+    let mut bytes = whole.clone();
+    // A comment with a byte that is not UTF-8 and the start of a sample cut off.
+    bytes.extend_from_slice(b"# \xff\nT 17953338");
+    std::fs::write(&rec, &bytes).unwrap();
+    let r = rec.to_str().unwrap();
+    let good = run(&["stat", "--all", "--no-profile", "--json", "--replay"]
+        .iter()
+        .copied()
+        .chain([fixture("report/loop.rec").to_str().unwrap()])
+        .collect::<Vec<_>>());
+    let o = run(&["stat", "--all", "--no-profile", "--json", "--replay", r]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&good));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("cut.rec:{}: not UTF-8", lines + 1)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "cut.rec:{}: the last line has no newline",
+            lines + 2
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
+    // report and analyze read it through the same opener.
+    let o = run(&["report", r, "--format", "markdown"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the last line has no newline"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["analyze", r, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the last line has no newline"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 28 item 5: `stat --record` onto a recording whose last line has no newline removes
+/// that partial line (with a warning) before appending: the next run's lines are whole lines.
+#[test]
+fn record_removes_a_partial_last_line_before_appending() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("r.rec");
+    let root = fixture("sysroot1");
+    let record = || {
+        iosat()
+            .args([
+                "stat",
+                "--all",
+                "--no-profile",
+                "--json",
+                "-i",
+                "0.05",
+                "-c",
+                "1",
+            ])
+            .arg("--proc-root")
+            .arg(root.join("proc"))
+            .arg("--sys-root")
+            .arg(root.join("sys"))
+            .arg("--record")
+            .arg(&rec)
+            .output()
+            .unwrap()
+    };
+    let o = record();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(&rec, format!("{first}T 12345 6")).unwrap();
+    let o = record();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("its last line was cut off"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.starts_with(&first), "{text}");
+    assert!(!text.contains("T 12345 6"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("R ")).count(), 2);
+    let o = run(&[
+        "stat",
+        "--all",
+        "--no-profile",
+        "--replay",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
