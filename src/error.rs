@@ -1,5 +1,6 @@
-//! Typed errors and their exit codes (DESIGN.md §5). Every IO or parse variant carries the
-//! path (and line) it is about. Must not import any other iosat module.
+//! Typed errors and their exit codes (DESIGN.md §5). Every IO or parse variant carries the path
+//! (and line) it is about.
+//! Imports only: nothing.
 
 use std::path::PathBuf;
 

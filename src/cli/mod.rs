@@ -1,5 +1,6 @@
 //! Command-line syntax only (clap derive). No clap type goes past `config/`; each subcommand's
-//! arguments live in a file of their own. Must not import sys/, monitor/, load/ or fsync/.
+//! arguments live in a file of their own.
+//! Imports only: cli/.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! Syntax of `iosat stat`. Values stay strings here; src/config/stat.rs validates them so
 //! that a bad value gets one line naming the flag.
+//! Imports only: cli/.
 
 use super::{FormatArgs, RootArgs};
 use clap::Args;

@@ -1,6 +1,8 @@
 //! `iosat analyze`: orchestration only — validate, read the files, build the report, write it
 //! through the one output sink (config::output) with the renderer `iosat report` uses
 //! (report/analyze.rs): stdout, `-o FILE`, and the page to `--html FILE`.
+//! Must not import: cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs, cmd/fsync.rs, cmd/info.rs,
+//! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::analyze::AnalyzeArgs;
 use crate::config::analyze::AnalyzeSpec;

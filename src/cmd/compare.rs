@@ -1,6 +1,8 @@
 //! `iosat compare`: orchestration only — validate, read and load each result
 //! (report::load, schema versions checked), refuse mixed kinds, print the comparison
 //! (report/compare.rs) and write its page with --html, through the one output sink.
+//! Must not import: cmd/analyze.rs, cmd/completions.rs, cmd/exporter.rs, cmd/fsync.rs, cmd/info.rs,
+//! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::compare::CompareArgs;
 use crate::config::compare::CompareSpec;

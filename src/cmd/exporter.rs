@@ -1,5 +1,7 @@
 //! `iosat exporter`: orchestration only. Print a shipped rules or dashboard file, or start the server
 //! (exporter::server) over the collector (exporter::scrape) and serve until a stop signal.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/fsync.rs, cmd/info.rs,
+//! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::exporter::ExporterArgs;
 use crate::config::exporter::{ExporterSpec, Print};

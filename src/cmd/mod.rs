@@ -1,4 +1,5 @@
 //! One orchestration function per subcommand: validated spec in, report out, exit code back.
+//! Imports only: error.
 
 pub mod analyze;
 pub mod compare;

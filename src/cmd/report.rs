@@ -1,6 +1,9 @@
-//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record`
-//! recording), render it, write it (never over a user's file without --force). Orchestration
-//! only: the recording goes through monitor::series, the profiles through profile::ProfileCache.
+//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record` recording),
+//! render it, write it (never over a user's file without --force). Orchestration only: the
+//! recording goes through monitor::series, the profiles through profile::ProfileCache. It still
+//! calls cmd/stat.rs's replay (issue 24 item 4 ends that; then cmd/stat.rs joins the wall).
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;

@@ -3,6 +3,8 @@
 //! recording through the same engine and views, so the output is byte-identical to the live
 //! run that made it. `--html`: the recording page, drawn from the chart history in memory;
 //! `-o FILE`: the reports written there as well.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::stat::StatArgs;
 use crate::config::output::{Render, Sink};

@@ -4,6 +4,8 @@
 //! after every level, then printed and saved as a profile unless load/trust.rs doubts it
 //! (exit 4 without --force). Ctrl-C stops the level in flight, keeps what was measured,
 //! removes the test file, exits 130.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/top.rs.
 
 use crate::cli::sweep::SweepArgs;
 use crate::config::sweep::{self as config, EngineChoice, SweepSpec};

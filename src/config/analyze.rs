@@ -1,5 +1,6 @@
 //! `iosat analyze` arguments → [`AnalyzeSpec`]. Checks what can be checked before reading:
 //! each FILE names a file, not a directory, and is given once.
+//! Must not import: cmd/, ui/.
 
 use super::output::force;
 use crate::cli::analyze::AnalyzeArgs;

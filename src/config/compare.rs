@@ -1,5 +1,6 @@
 //! `iosat compare` arguments → [`CompareSpec`]: at least two files, each a file and given
 //! once; the format from `--json`/`--csv`/`--markdown`; the `--html` page's path.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::compare::CompareArgs;
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
 //! `iosat fsync` arguments → FsyncSpec. Every error names the flag and the value.
-//! Must not import sys/, monitor/ or ui/.
+//! Must not import: cmd/, ui/, monitor/.
 
 use crate::cli::fsync::FsyncArgs;
 use crate::error::{Error, Result};

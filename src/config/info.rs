@@ -1,4 +1,5 @@
 //! `iosat info` arguments → InfoSpec.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::info::InfoArgs;
 use crate::error::Result;

@@ -1,5 +1,6 @@
 //! `iosat report` arguments → [`ReportSpec`]: the format from `--format`, else from the
 //! extension of `-o` (`.md`, `.csv`, else HTML), and the profile directory resolved once.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::report::{ReportArgs, ReportFormat};
 use crate::error::Result;

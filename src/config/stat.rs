@@ -1,4 +1,5 @@
 //! `iosat stat` arguments → StatSpec. Each bad value is one Usage error naming the flag.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::stat::StatArgs;
 use crate::error::{Error, Result};

@@ -1,5 +1,6 @@
-//! `iosat sweep` arguments → a validated [`SweepSpec`]. Every error names the flag and the
-//! value. No clap type goes past this file; must not import sys/, monitor/ or ui/.
+//! `iosat sweep` arguments → a validated [`SweepSpec`]. Every error names the flag and the value.
+//! No clap type goes past this file.
+//! Must not import: cmd/, ui/, monitor/.
 
 use crate::cli::sweep::{PatternArg, SweepArgs};
 use crate::error::{Error, Result};

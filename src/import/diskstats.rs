@@ -1,8 +1,8 @@
-//! Raw /proc/diskstats samples → per-device [`DeviceSample`] series: iosat recordings
-//! (`iosat stat --record`) and pt-diskstats `--save-samples` / pt-stalk `*-diskstats` files.
-//! No parser of its own: the one replay of `iosat stat --replay` (monitor::replay) computes
-//! each interval's DiskRates, which become the same samples an `iostat -x` log gives, for the
-//! same diagnosis. Pure. Must not import cli/, cmd/, load/ or sys/.
+//! Raw /proc/diskstats samples → per-device [`DeviceSample`] series: iosat recordings (`iosat stat
+//! --record`) and pt-diskstats `--save-samples` / pt-stalk `*-diskstats` files. No parser of its
+//! own: the one replay of `iosat stat --replay` (monitor::replay) computes each interval's
+//! DiskRates, which become the same samples an `iostat -x` log gives, for the same diagnosis. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 
 use super::{perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;

@@ -1,8 +1,9 @@
 //! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON, iosat recordings and
 //! pt-diskstats/pt-stalk sample files → the analysis types ([`LevelPoint`]s for a verdict,
-//! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values
-//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, load/,
-//! sys/, ui/ or report/ (report/analyze.rs renders what report.rs builds).
+//! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values out);
+//! [`load`] is the only function that reads a file. report/analyze.rs renders what report.rs
+//! builds.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 //!
 //! Recordings and pt-diskstats samples are raw counters: diskstats.rs runs them through the
 //! recording reader and stat engine of `iosat stat --replay` (monitor/), not a parser of its

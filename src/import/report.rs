@@ -1,7 +1,7 @@
-//! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and
-//! device series (diagnosis), in the versioned JSON layout `analyze --json` writes and
-//! `iosat report` reads back (report/analyze.rs renders it). Pure: returns values, does no IO.
-//! Must not import cli/, cmd/, load/, sys/ or report/.
+//! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and device
+//! series (diagnosis), in the versioned JSON layout `analyze --json` writes and `iosat report`
+//! reads back (report/analyze.rs renders it). Pure: returns values, does no IO.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 
 use super::{FileImport, Tool};
 use crate::analysis::device::{diagnose, DeviceSample};

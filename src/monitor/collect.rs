@@ -1,13 +1,13 @@
-//! The one live collector of interval reports (`stat` and `top`; the exporter serves raw
-//! counters, so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
-//! /proc/diskstats (and the `cpu` line of /proc/stat), learns new devices from sysfs, appends
-//! the record lines (`D`, `I`, `U` for `--since-boot`, `C`, `B` with the block-latency
-//! histograms when that source is attached, the sample) to the recording when there is one,
-//! warns once per distinct warning, and returns the interval report. The lines it records are the lines it feeds the
-//! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
-//! Also: which file `--record` may append to (an iosat recording of this host) and when the
-//! next sample is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs
-//! only; must not import cli/, cmd/, ui/ or report/.
+//! The one live collector of interval reports (`stat` and `top`; the exporter serves raw counters,
+//! so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
+//! /proc/diskstats (and the `cpu` line of /proc/stat), learns new devices from sysfs, appends the
+//! record lines (`D`, `I`, `U` for `--since-boot`, `C`, `B` with the block-latency histograms when
+//! that source is attached, the sample) to the recording when there is one, warns once per distinct
+//! warning, and returns the interval report. The lines it records are the lines it feeds the one
+//! replay (monitor::replay), so a replay of the recording prints what the live run printed. Also:
+//! which file `--record` may append to (an iosat recording of this host) and when the next sample
+//! is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::interval::IntervalReport;
 use super::record::{self, Event};

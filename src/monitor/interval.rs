@@ -1,7 +1,8 @@
-//! The stat engine: a stream of samples (live or replayed) in, one report per interval out,
-//! with device selection, devices appearing/disappearing, and "no value" when a counter went
-//! backwards. Pure: the same input gives the same reports, which is what makes a replay
-//! byte-identical to the live run. Must not import cmd/, cli/ or ui/.
+//! The stat engine: a stream of samples (live or replayed) in, one report per interval out, with
+//! device selection, devices appearing/disappearing, and "no value" when a counter went backwards.
+//! Pure: the same input gives the same reports, which is what makes a replay byte-identical to the
+//! live run.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::select::{DeviceMeta, Selection};
 use super::{DiskDelta, DiskRates, DiskSample};

@@ -6,6 +6,7 @@
 //! carries per-device percentiles (monitor::blklat). [`Replayer`] takes the lines one by one (the
 //! live collector feeds it the lines it records, so live and replay cannot disagree);
 //! [`Replay`] iterates over a whole recording.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! Time in a file may go backwards (an NTP step or VM clock jump under pt-stalk's `TS` wall
 //! clock, two runs concatenated): a sample older than the one before it starts a new base,
@@ -14,8 +15,7 @@
 //! base. [`RecordingText`] is the one opener of a recording file for every command that replays
 //! (`stat --replay`, `top --replay`, `report`, `analyze`): lines that are not UTF-8 and a last
 //! line without its newline (a `--record` cut short by ENOSPC or a kill) are skipped with a
-//! warning naming them, never the whole file refused. Pure but for [`RecordingText::open`];
-//! must not import cli/, cmd/, ui/ or report/.
+//! warning naming them, never the whole file refused. Pure but for [`RecordingText::open`].
 
 use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};

@@ -7,8 +7,8 @@
 //! every write is synced and its close checked before the rename. Test files are
 //! unnamed (`O_TMPFILE`) where possible, else [`OwnedFile`]s removed only while the name is
 //! still theirs; leftovers of dead runs are found by pid. Text readers blank lines that are not
-//! UTF-8 and name them. statfs: memory-backed or not; statvfs: free space. Must not import
-//! anything above sys/.
+//! UTF-8 and name them. statfs: memory-backed or not; statvfs: free space.
+//! Imports only: sys/, error, units.
 
 use crate::error::{Error, Result};
 use std::fs::File;

@@ -10,6 +10,7 @@ mod exporter;
 mod fsync;
 mod fuzz;
 mod habits;
+mod layering;
 mod report;
 mod safety;
 mod schema;
