@@ -145,9 +145,8 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         crate::error::note("no device identity known for this target; profile not saved");
         return Ok(());
     };
-    let json = serde_json::to_string_pretty(report).expect("report serialises");
     // The device's size, scheduler and model now, so `stat` can tell when it changed since.
-    let json = profile::with_device_state(&json, &profile::DeviceState::read(&w.root, &w.dev));
+    let json = profile::profile_json(report, &profile::DeviceState::read(&w.root, &w.dev));
     let path = profile::save(&dir, &id, &json)?;
     crate::error::say(format_args!("iosat: profile saved to {}", path.display()));
     Ok(())
