@@ -10,7 +10,7 @@ use crate::cli::stat::StatArgs;
 use crate::config::output::{Render, Sink};
 use crate::config::stat::StatSpec;
 use crate::error::Error;
-use crate::monitor::collect::{Collector, RecordingWriter};
+use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
 use crate::monitor::record::{ParseError, Source};
 use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::monitor::series::{SeriesStore, StatSeries};
@@ -130,7 +130,7 @@ pub(crate) fn replay(
 
 fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), Error> {
     let page = out.has_page();
-    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
+    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns, &spec.root);
     let mut collector = Collector::new(
         spec.root.clone(),
         spec.selection.clone(),
@@ -154,15 +154,13 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         collector.keep_series(store);
     }
     let mut page_at = clock::monotonic_ns();
-    // The schedule starts at the first sample's own read, so `-c N` intervals add up to at
-    // least N intervals (deadlines don't drift).
-    let mut deadline: Option<u64> = None;
+    let mut schedule = Schedule::new(spec.interval_ns);
     let mut reports = 0u64;
     let mut envelope = None;
     let mut stopped = false;
     loop {
         let tick = collector.tick()?;
-        let due = *deadline.get_or_insert(tick.mono_ns);
+        schedule.sampled(tick.mono_ns);
         if let Some(profiled) = tick.started {
             out.stream(&|f| view::preamble(f, profiled))?;
         }
@@ -182,11 +180,8 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         if spec.count.is_some_and(|c| reports >= c) {
             break;
         }
-        let next =
-            crate::monitor::collect::next_deadline(due, spec.interval_ns, clock::monotonic_ns());
-        deadline = Some(next);
         // Woken early only by a signal; then check whether it was a stop.
-        clock::sleep_until_ns(next);
+        schedule.wait();
         if crate::sys::signal::stop_requested() {
             stopped = true;
             break;

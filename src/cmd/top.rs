@@ -10,7 +10,7 @@
 use crate::cli::top::TopArgs;
 use crate::config::top::TopSpec;
 use crate::error::Error;
-use crate::monitor::collect::{Collector, RecordingWriter};
+use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
 use crate::monitor::procs::ProcTracker;
 use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::profile::ProfileCache;
@@ -81,7 +81,7 @@ fn live(
     wants_procs: Arc<AtomicBool>,
     wake: Arc<Wake>,
 ) -> Result<Receiver<Feed>, Error> {
-    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
+    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns, &spec.root);
     let mut collector = Collector::new(
         spec.root.clone(),
         spec.collected(),
@@ -96,21 +96,15 @@ fn live(
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
-    collector.tick()?;
-    let (interval_ns, root) = (spec.interval_ns, spec.root.clone());
+    let mut schedule = Schedule::new(spec.interval_ns);
+    schedule.sampled(collector.tick()?.mono_ns);
+    let root = spec.root.clone();
     let mut procs = ProcTracker::default();
     let mut host = SchedMark::read(&root);
     let (tx, rx) = sync_channel(QUEUE);
     std::thread::spawn(move || {
-        let mut deadline = clock::monotonic_ns();
         loop {
-            deadline += interval_ns;
-            let now = clock::monotonic_ns();
-            if deadline < now {
-                // Fell behind (suspended, overloaded): measure from now on, don't catch up.
-                deadline = now;
-            }
-            clock::sleep_until_ns(deadline);
+            schedule.wait();
             let tick = collector.tick();
             // What goes with the interval's report is sent before it: the UI draws once per
             // interval, when the report comes (see ui::top::term::take).

@@ -927,3 +927,43 @@ fn record_removes_a_partial_last_line_before_appending() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
+
+/// Issue 24 item 5: a recording's `#host` line is the host --proc-root points at (its
+/// `sys/kernel/hostname`), read through sys/, and appending checks against that same host.
+#[test]
+fn the_host_line_reads_the_hostname_under_proc_root() {
+    let root = tempfile::tempdir().unwrap();
+    let kernel = root.path().join("proc/sys/kernel");
+    std::fs::create_dir_all(&kernel).unwrap();
+    std::fs::create_dir_all(root.path().join("sys")).unwrap();
+    std::fs::write(kernel.join("hostname"), "fixture-host-7\n").unwrap();
+    std::fs::write(
+        root.path().join("proc/diskstats"),
+        "   8 0 sda 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    let rec = root.path().join("r.rec");
+    let record = |fixture_root: bool| {
+        let mut c = iosat();
+        c.args(["stat", "--all", "--no-profile", "-c", "1", "-i", "0.05"]);
+        if fixture_root {
+            c.arg("--proc-root")
+                .arg(root.path().join("proc"))
+                .arg("--sys-root")
+                .arg(root.path().join("sys"));
+        }
+        c.arg("--record").arg(&rec).output().unwrap()
+    };
+    let o = record(true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert_eq!(text.lines().nth(1), Some("#host fixture-host-7"), "{text}");
+    assert_eq!(record(true).status.code(), Some(0));
+    // This machine is another host: its counters are not appended to that recording.
+    let this = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    if this.trim() != "fixture-host-7" {
+        let o = record(false);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("fixture-host-7"), "{}", stderr(&o));
+    }
+}
