@@ -130,5 +130,8 @@ pub struct StatArgs {
     pub no_bpf: bool,
 
     #[command(flatten)]
+    pub learn: crate::cli::LearnArgs,
+
+    #[command(flatten)]
     pub root: RootArgs,
 }

@@ -23,6 +23,15 @@ use std::path::Path;
 pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
     let spec = StatSpec::from_args(args)?;
     let mut out = spec.output.open()?;
+    if let Some(dir) = &spec.forget {
+        let removed = crate::learn::store::forget(dir, None)?;
+        crate::error::say(format_args!(
+            "removed the learned state of {} device(s) from {}",
+            removed.len(),
+            crate::learn::store::learned_dir(dir).display()
+        ));
+        return Ok(crate::error::exit::OK);
+    }
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     match &spec.replay {
         Some(path) => {
@@ -94,8 +103,13 @@ pub(crate) fn replay(
             }
             p
         });
-        let steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
+        let mut steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
             .map_err(|e| parse_error(path, e))?;
+        if let Some(l) = &spec.learn {
+            steps
+                .replayer_mut()
+                .learn_with(crate::learn::Learner::new(l.clone()));
+        }
         if spec.since_boot && steps.source() == Source::PtDiskstats {
             return Err(Error::usage(
                 "--since-boot",
@@ -139,6 +153,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         recording,
     );
     collector.use_block_latency(spec.no_bpf);
+    if let Some(l) = &spec.learn {
+        collector.learn(crate::learn::Learner::new(l.clone()));
+    }
     if let (true, Some(rec)) = (page, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
         let mut store = SeriesStore::new();
@@ -191,6 +208,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     if let (true, Some(series)) = (page, collector.series()) {
         out.page(&page_of(series))?;
     }
+    collector.save_learning();
     if stopped {
         return Err(Error::Interrupted);
     }

@@ -70,7 +70,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     report.limits = limits;
 
     let mut out = spec.output.open()?;
-    // Partial results in -o and --html after every level (DESIGN.md §3.4), and the final ones.
+    // Partial results in -o and --html after every level (docs/design.md §3.4), and the final ones.
     let mut write_files = |r: &SweepReport| -> Result<()> { out.files(&|f| render(r, f)) };
     LevelDriver::new(
         engine.as_mut(),

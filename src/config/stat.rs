@@ -32,6 +32,10 @@ pub struct StatSpec {
     pub profile_dir: Option<PathBuf>,
     /// `--no-bpf`: no block-latency source (live percentiles).
     pub no_bpf: bool,
+    /// Production learning (config::learn); None with --no-learn. A replay learns in memory.
+    pub learn: Option<crate::learn::LearnSpec>,
+    /// `--forget`: the state directory whose learned state is removed (then exit).
+    pub forget: Option<PathBuf>,
 }
 
 impl StatSpec {
@@ -43,6 +47,8 @@ impl StatSpec {
             count: None,
             since_boot: false,
             no_bpf: true,
+            learn: None,
+            forget: None,
             selection: Selection {
                 patterns: Vec::new(),
                 partitions: true,
@@ -233,6 +239,21 @@ impl StatSpec {
                 ));
             }
         }
+        let root = super::root(&a.root);
+        let mut learn = super::learn::spec(&a.learn, &root)?;
+        if let (Some(l), Some(_)) = (&mut learn, &a.replay) {
+            // A recording's devices need not be this machine's: learned in memory only.
+            l.state_dir = None;
+        }
+        let forget = match a.learn.forget {
+            true => Some(super::learn::state_dir(&a.learn, &root)?.ok_or_else(|| {
+                Error::flag(
+                    "--forget",
+                    "no state directory (--state-dir, $IOSAT_STATE_DIR)",
+                )
+            })?),
+            false => None,
+        };
         let output = super::output::Output::stdout(format)
             .stream_file(output.as_deref(), super::output::force(a.force))?
             .page(a.html.as_deref(), crate::sys::fs::Force::NotOffered)?;
@@ -241,6 +262,8 @@ impl StatSpec {
             count,
             since_boot: a.since_boot,
             no_bpf: a.no_bpf,
+            learn,
+            forget,
             selection: selection(&devices, a.partitions || habits.partitions, a.all)?,
             format,
             record: a.record.clone(),

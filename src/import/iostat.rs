@@ -174,6 +174,7 @@ fn push_sample(out: &mut FileImport, device: &str, s: DeviceSample) {
     match out.devices.iter_mut().find(|d| d.device == device) {
         Some(d) => d.samples.push(s),
         None => out.devices.push(DeviceSeries {
+            learned: None,
             device: device.to_string(),
             samples: vec![s],
             shown_by_default: true,

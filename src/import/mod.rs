@@ -69,6 +69,9 @@ pub struct DeviceSeries {
     /// False for devices `iosat stat` does not show by default (partitions, loop, zram, ...)
     /// in raw-counter files, which hold every device: reported only when named by --device.
     pub shown_by_default: bool,
+    /// What production learning (learn/) said of the device at the file's last interval,
+    /// learned over all of them (raw-counter files: iosat recordings, pt-diskstats).
+    pub learned: Option<crate::learn::Learned>,
 }
 
 /// Everything one file holds.

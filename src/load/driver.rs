@@ -4,10 +4,10 @@
 //! ([`DeviceWatch`]) and the scheduler, CPU and pressure counters (sys::sched) sampled around each
 //! measured window, each level turned into a [`LevelResult`] with its disturbance, the verdict
 //! refreshed and the report so far handed to a callback after every level (partial results,
-//! DESIGN.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal (sys::signal) stops the
-//! level in flight and is named in it. Also here: the notes about the target (cgroup limits, sparse
-//! backing files, cache-sized working sets). Live progress goes to a [`LevelProgress`] (the
-//! terminal bar lives in ui/).
+//! docs/design.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal (sys::signal)
+//! stops the level in flight and is named in it. Also here: the notes about the target (cgroup
+//! limits, sparse backing files, cache-sized working sets). Live progress goes to a
+//! [`LevelProgress`] (the terminal bar lives in ui/).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::disturb::disturbance;

@@ -303,6 +303,22 @@ impl Collector {
         }
     }
 
+    /// Learn each device's baseline and curve from its traffic (learn/); the learned state
+    /// is loaded when a device is first seen and saved now and then and by
+    /// [`Collector::save_learning`].
+    pub fn learn(&mut self, learner: crate::learn::Learner) {
+        self.replayer.learn_with(learner);
+    }
+
+    /// Save what was learned (at the end of a run); problems are warnings.
+    pub fn save_learning(&mut self) {
+        if let Some(l) = self.replayer.learner_mut() {
+            l.save();
+            let w = l.take_warnings();
+            self.warn(w);
+        }
+    }
+
     /// Is the block-latency source attached?
     pub fn has_block_latency(&self) -> bool {
         self.blk.is_some()
@@ -376,6 +392,14 @@ impl Collector {
                 display_name: device::friendly_name(&self.root, &dev),
             };
             let id = self.profiles.device_id(&dev);
+            if self.replayer.learner_mut().is_some() {
+                // What makes learned state another device's: read once, when first seen.
+                let fp = crate::learn::store::Fingerprint::read(&self.root, &dev);
+                let key = id.clone().unwrap_or_else(|| dev.name.clone());
+                if let Some(l) = self.replayer.learner_mut() {
+                    l.set_fingerprint(&key, fp);
+                }
+            }
             let name = dev.name;
             let device = Event::Device {
                 major,
@@ -462,6 +486,10 @@ impl Collector {
                 })
                 .collect();
             self.warn(low);
+        }
+        if let Some(l) = self.replayer.learner_mut() {
+            let w = l.take_warnings();
+            self.warn(w);
         }
         let sample = Event::Sample(raw);
         // Not formatted at all without a recording (a large part of a tick at 1,000 devices).

@@ -52,6 +52,9 @@ pub struct DeviceRow {
     pub profile: Option<Arc<DeviceProfile>>,
     /// Block-layer latency percentiles (monitor::blklat), when that source is attached.
     pub latency: Option<super::blklat::DevLatency>,
+    /// What production learning (learn/) says of the device in this interval; None when
+    /// learning is off.
+    pub learned: Option<Box<crate::learn::Learned>>,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -274,6 +277,7 @@ impl StatEngine {
                 _ => None,
             },
             latency: None,
+            learned: None,
         }
     }
 

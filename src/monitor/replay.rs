@@ -98,6 +98,9 @@ pub struct Replayer {
     blk_next: Option<BlkSample>,
     /// Those of the last sample pushed in this run (the base of the next interval's).
     blk_prev: Option<BlkSample>,
+    /// Production learning (learn/), when on: fed every interval, it sets each row's
+    /// `learned`, live and in replay alike.
+    learner: Option<crate::learn::Learner>,
 }
 
 impl Replayer {
@@ -109,7 +112,24 @@ impl Replayer {
             last_ns: None,
             blk_next: None,
             blk_prev: None,
+            learner: None,
         }
+    }
+
+    /// Learn from every interval from now on (learn/): each row gets its `learned`.
+    pub fn learn_with(&mut self, learner: crate::learn::Learner) {
+        self.learner = Some(learner);
+    }
+
+    /// The learner, when learning is on.
+    pub fn learner_mut(&mut self) -> Option<&mut crate::learn::Learner> {
+        self.learner.as_mut()
+    }
+
+    /// What a device's learned state is kept under: its profile id (an `I` line), else its
+    /// kernel name.
+    pub fn learn_key(&self, major: u32, minor: u32, name: &str) -> String {
+        self.id_of(major, minor, name).unwrap_or(name).to_string()
     }
 
     /// Honour one line. Err at the first sample when a selected pattern names no device.
@@ -213,6 +233,15 @@ impl Replayer {
             add_latency(r, prev, cur);
         }
         self.blk_prev = blk;
+        if let (Some(l), Some(r)) = (&mut self.learner, &mut fed.report) {
+            let ids = &self.ids;
+            l.observe(r, &|d| {
+                // The same key as learn_key (a borrow of `ids` alone, beside the learner).
+                ids.get(&(d.major, d.minor, d.kernel_name.clone()))
+                    .cloned()
+                    .unwrap_or_else(|| d.kernel_name.clone())
+            });
+        }
         Ok(fed)
     }
 
@@ -312,6 +341,11 @@ impl<'a> Replay<'a> {
     /// The state the lines read so far left.
     pub fn replayer(&self) -> &Replayer {
         &self.replayer
+    }
+
+    /// The same, to attach a learner (learn/) before the first step.
+    pub fn replayer_mut(&mut self) -> &mut Replayer {
+        &mut self.replayer
     }
 }
 

@@ -301,6 +301,10 @@ impl serde::Serialize for JsonDevice<'_> {
         if let Some(sat) = d.saturation() {
             m.serialize_entry("profile", &sat)?;
         }
+        // What production learning says (learn/); absent with --no-learn.
+        if let Some(l) = &d.learned {
+            m.serialize_entry("learned", l)?;
+        }
         // Block-layer percentiles when the BPF source is attached: per direction, the
         // coverage, or why the device has none ({"none": "no_request_queue"}).
         if let Some(l) = d.latency.as_ref() {

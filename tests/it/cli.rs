@@ -69,6 +69,7 @@ fn every_readme_example_runs() {
     let out = std::process::Command::new("bash")
         .arg(root.join("scripts/readme-check.sh"))
         .env("IOSAT", env!("CARGO_BIN_EXE_iosat"))
+        .env("IOSAT_STATE_DIR", "") // learned state in memory only
         .env("README_CHECK_TIMEOUT", "120")
         .output()
         .unwrap();

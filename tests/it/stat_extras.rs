@@ -448,10 +448,15 @@ fn analyze_truncated_or_foreign_samples_is_one_line_with_file_and_line() {
 
 #[test]
 fn readme_recording_example_is_what_the_binary_prints() {
+    // The example's reference page (the README is a front door since issue 24).
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/analyze.md"))
+            .unwrap();
     let cmd = "$ iosat analyze iosat-loop.rec --device loop1\n";
-    let start = readme.find(cmd).expect("README has the recording example") + cmd.len();
+    let start = readme
+        .find(cmd)
+        .expect("docs/analyze.md has the recording example")
+        + cmd.len();
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
     let o = iosat()
         .current_dir(fixture("import"))

@@ -278,7 +278,7 @@ impl Tmux {
             "120",
             "-y",
             "40",
-            "env -i TERM=xterm-256color PATH=/usr/bin:/bin bash --norc --noprofile",
+            "env -i TERM=xterm-256color PATH=/usr/bin:/bin IOSAT_STATE_DIR= bash --norc --noprofile",
         ]);
         t.keys(&["PS1='PROMPT$ '", "Enter"]);
         t.wait_for("PROMPT$");

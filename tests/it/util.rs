@@ -10,9 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// The iosat binary under test.
+/// The iosat binary under test. Learned state is kept in memory only (an empty
+/// $IOSAT_STATE_DIR), so no test writes to /var/lib/iosat; a test of the state passes
+/// --state-dir.
 pub fn iosat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iosat"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iosat"));
+    c.env("IOSAT_STATE_DIR", "");
+    c
 }
 
 /// `iosat ARGS`, run to completion.
@@ -26,7 +30,7 @@ pub fn run_sub(sub: &str, args: &[&str]) -> Output {
 }
 
 /// A refusal: iosat's arguments, the exit code, and a piece of the one line iosat prints
-/// (DESIGN.md §5: bad input gets one clear line naming the flag or file, and its exit code).
+/// (docs/design.md §5: bad input gets one clear line naming the flag or file, and its exit code).
 pub type Refusal<'a> = (&'a [&'a str], i32, &'a str);
 
 /// Runs `iosat ARGS` for every row of a refusal table and checks each: the exit code, one line
