@@ -9,7 +9,7 @@ use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;
 use crate::error::Error;
 use crate::monitor::record::ParseError;
-use crate::monitor::replay::Replay;
+use crate::monitor::replay::{RecordingText, Replay};
 use crate::monitor::select::Selection;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
@@ -26,10 +26,16 @@ fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
-    let (text, bad) = crate::sys::fs::read_text(&spec.input)?;
-    crate::sys::fs::bad_line_warnings(&spec.input, &bad)
-        .into_iter()
-        .for_each(crate::error::warn);
+    let read = crate::sys::fs::read_text(&spec.input)?;
+    // A recording through the one recording opener (what it skips is said once, here).
+    let (text, warnings) = if rstat::is_recording(&read.0) {
+        let r = RecordingText::of(&spec.input, read);
+        (r.text, r.warnings)
+    } else {
+        let warnings = crate::sys::fs::bad_line_warnings(&spec.input, &read.1);
+        (read.0, warnings)
+    };
+    warnings.into_iter().for_each(crate::error::warn);
     // The stat kind has one CSV layout, the one `stat --csv` prints: a recording goes through
     // the one replay (monitor::replay) as `stat --replay FILE --all --csv` would, stat's JSON
     // lines through their one typed reader (report::stat).
