@@ -307,6 +307,17 @@ fn knee(
 }
 
 impl Judgement {
+    /// The knee's concurrency, when at least two levels were judged.
+    pub fn knee_concurrency(&self) -> Option<u32> {
+        let s = self.shape.as_ref()?;
+        Some(self.levels[s.knee].concurrency)
+    }
+
+    /// The first overloaded level (p95 above 3x the baseline's), when judged and found.
+    pub fn overload_concurrency(&self) -> Option<u32> {
+        self.shape.as_ref()?.overload
+    }
+
     /// The typed verdict, with the sentences `summary` and the %util lesson written for it.
     pub fn into_verdict(self, summary: Vec<String>, util_lesson: Option<String>) -> Verdict {
         let (Some(base), Some(shape)) = (self.base.as_ref(), self.shape.as_ref()) else {

@@ -23,6 +23,23 @@ pub struct LatencyNs {
     pub max: Option<f64>,
 }
 
+impl LevelPoint {
+    /// A level known only by its concurrency, IOPS, mean latency and (when known) p95, in
+    /// nanoseconds: enough for [`judge::judge`] (a curve learned from production has no more).
+    pub fn curve_point(concurrency: u32, iops: f64, mean_ns: f64, p95_ns: Option<f64>) -> Self {
+        LevelPoint {
+            concurrency,
+            iops,
+            latency_ns: LatencyNs {
+                mean: mean_ns,
+                p95: p95_ns,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+}
+
 impl LatencyNs {
     /// Store the `p`th percentile (50, 90, 95, 99, 99.9) when it is one the summary keeps;
     /// others are ignored.
