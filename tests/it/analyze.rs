@@ -704,6 +704,7 @@ fn levels_without_throughput_or_latency_are_refused() {
 
 #[test]
 fn readme_example_is_what_the_binary_prints() {
+    // The example's reference page (the README is a front door since issue 24).
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/analyze.md"))
             .unwrap();
