@@ -11,6 +11,7 @@ mod fsync;
 mod fuzz;
 mod habits;
 mod layering;
+mod learn;
 mod report;
 mod safety;
 mod schema;
