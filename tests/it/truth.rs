@@ -1,0 +1,563 @@
+//! Verdicts against the truth (issue 25): known devices (tests/it/knowndev.rs) whose knee,
+//! baseline, plateau, cap and flush time are set by the test, swept by the iosat binary, and
+//! every verdict checked against what the device really is.
+
+use crate::knowndev::{self, Cap, KnownDev, Service, Spec};
+use crate::util::*;
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// The service time of most devices here: long enough that the path's own cost per request
+/// (0.2–1 ms on a busy 2-core machine, most of it the loop device's kernel worker waiting for
+/// a CPU) stays within the 10 % the verdicts are judged by.
+const S_MS: u64 = 8;
+
+/// (IOPS, mean latency in ms) that fio measures at `iodepth` on `dev`: 4 KiB random direct
+/// reads through libaio, a peer's view of the same device.
+fn fio_point(dev: &str, iodepth: u32) -> (f64, f64) {
+    // At real-time priority, as iosat_rt runs iosat.
+    let out = Command::new("chrt")
+        .args([
+            "-f",
+            "1",
+            "fio",
+            "--name=known",
+            &format!("--filename={dev}"),
+            "--rw=randread",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=libaio",
+            &format!("--iodepth={iodepth}"),
+            "--ramp_time=0.2",
+            "--runtime=1",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .output()
+        .expect("run fio");
+    let j: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("fio JSON: {e}: {}", stderr(&out)));
+    let r = &j["jobs"][0]["read"];
+    (
+        r["iops"].as_f64().unwrap(),
+        r["lat_ns"]["mean"].as_f64().unwrap() / 1e6,
+    )
+}
+
+/// The device itself, judged by fio rather than by iosat: IOPS min(c, U)/S within 10 %, latency
+/// flat (S plus a small per-request overhead) up to U, then c·S/U.
+#[test]
+fn fio_sees_the_device_the_spec_describes() {
+    if !have("fio", "--version") {
+        eprintln!("skipped: fio is not installed");
+        return;
+    }
+    if !knowndev::available() {
+        return;
+    }
+    let o = overhead_ms();
+    let dev = KnownDev::start(Spec::new(4, ms(S_MS))).unwrap();
+    let mut figures = Vec::new();
+    let mut base_ms = 0.0;
+    for c in [1u32, 2, 4, 8, 16] {
+        let (iops, lat_ms) = fio_point(&dev.path, c);
+        figures.push(format!("iodepth {c}: {iops:.0} IOPS at {lat_ms:.2} ms"));
+        let line = figures.join("\n");
+        if c == 1 {
+            // S plus the path's own cost per request (FUSE, loop, the unit's wake-up).
+            base_ms = lat_ms;
+            assert!(
+                (lat_ms - (S_MS as f64 + o)).abs() <= (S_MS as f64 + o) * 0.10,
+                "one request takes {lat_ms:.2} ms on a {S_MS} ms device, overhead {o:.2} ms\n{line}"
+            );
+        }
+        // Up to U requests each take the baseline; past U the units, busy back to back, set
+        // the pace: U/S, at c·S/U.
+        let (want, want_ms) = if c <= 4 {
+            (c as f64 / base_ms * 1e3, base_ms)
+        } else {
+            (dev.spec.true_iops(c, 4096), c as f64 * S_MS as f64 / 4.0)
+        };
+        assert!(
+            (iops - want).abs() <= want * 0.10,
+            "iodepth {c}: {iops:.0} IOPS, the device gives {want:.0}\n{line}"
+        );
+        assert!(
+            (lat_ms - want_ms).abs() <= want_ms * 0.10,
+            "iodepth {c}: {lat_ms:.2} ms, the device takes {want_ms:.2}\n{line}"
+        );
+    }
+    eprintln!("{}", figures.join("\n"));
+}
+
+/// iosat at real-time priority 1, as the device's own threads run: the truth is about the
+/// device, and on a busy 2-core machine a sweep's threads otherwise wait for a CPU between a
+/// completion and the next request (iosat itself then reports "waiting for a CPU").
+fn iosat_rt(args: &[&str]) -> Value {
+    let out = Command::new("chrt")
+        .args(["-f", "1", env!("CARGO_BIN_EXE_iosat")])
+        .args(args)
+        .output()
+        .expect("run chrt iosat");
+    ok_json(&out)
+}
+
+/// `iosat sweep --json` of `dev` at `levels`, `secs` seconds a level, no re-measures.
+fn sweep(dev: &KnownDev, levels: &str, secs: &str) -> Value {
+    iosat_rt(&[
+        "sweep",
+        "--json",
+        "--no-progress",
+        "--levels",
+        levels,
+        "--duration",
+        secs,
+        "--ramp",
+        "0.3s",
+        "--budget",
+        "0",
+        &dev.path,
+    ])
+}
+
+fn num(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// The path's own cost per request, measured just before the device under test: the mean
+/// latency at concurrency 1 of a one-unit device of 1 ms, less that 1 ms (FUSE, the loop
+/// device's kernel worker, the wake-ups of a sleeping unit and of the sweep's thread). A device
+/// of S then answers one request in S + o. Measured afresh each time, as the machine's load
+/// (the kernel worker waits for a CPU behind whatever else runs) changes it.
+fn overhead_ms() -> f64 {
+    let dev = KnownDev::start(Spec::new(1, ms(1))).expect("known devices are available");
+    let j = sweep(&dev, "1", "1s");
+    let mean_ms = num(&j["levels"][0]["latency_ns"], "mean") / 1e6;
+    let o = mean_ms - 1.0;
+    eprintln!("per-request overhead of the path: {o:.3} ms");
+    assert!(
+        (0.0..1.5).contains(&o),
+        "a 1 ms device answers in {mean_ms:.3} ms"
+    );
+    o
+}
+
+/// One sweep of a known device, judged against its truth.
+struct Judged<'a> {
+    dev: &'a KnownDev,
+    j: Value,
+    /// S + o: what one request takes.
+    base_ms: f64,
+    /// Every figure, for the failure messages.
+    story: String,
+}
+
+impl<'a> Judged<'a> {
+    fn new(dev: &'a KnownDev, j: Value, o_ms: f64) -> Judged<'a> {
+        let v = &j["verdict"];
+        let mut story = format!("{:?}\n", dev.spec);
+        for l in j["levels"].as_array().unwrap() {
+            story += &format!(
+                "  c={:<3} {:>6.0} IOPS  mean {:.2} ms  p95 {:.2} ms  %util {:.0}\n",
+                l["concurrency"],
+                num(l, "iops"),
+                num(&l["latency_ns"], "mean") / 1e6,
+                num(&l["latency_ns"], "p95") / 1e6,
+                l["kernel"]["util"].as_f64().unwrap_or(f64::NAN),
+            );
+        }
+        for line in v["summary"].as_array().unwrap() {
+            story += &format!("  | {}\n", line.as_str().unwrap());
+        }
+        let base_ms = dev.spec.service.mean().as_secs_f64() * 1e3 + o_ms;
+        Judged {
+            dev,
+            j,
+            base_ms,
+            story,
+        }
+    }
+
+    fn v(&self) -> &Value {
+        &self.j["verdict"]
+    }
+
+    /// The true closed-loop IOPS at concurrency `c` of 4 KiB requests: c/(S + o) while units
+    /// are free, then the units' U/S or the cap.
+    fn true_iops(&self, c: u32) -> f64 {
+        (c as f64 / self.base_ms * 1e3).min(self.dev.spec.true_iops(c, 4096))
+    }
+
+    /// The true mean latency at `c` over the baseline: 1 until the device is full, then the
+    /// closed loop's c / IOPS over S + o.
+    fn true_ratio(&self, c: u32) -> f64 {
+        (c as f64 / self.true_iops(c) * 1e3 / self.base_ms).max(1.0)
+    }
+
+    fn baseline_is_s_plus_overhead(&self) {
+        let v = self.v();
+        assert_eq!(v["baseline_concurrency"], 1, "{}", self.story);
+        let got = num(v, "baseline_latency_ns") / 1e6;
+        assert!(
+            (got - self.base_ms).abs() <= self.base_ms * 0.10,
+            "baseline {got:.3} ms, truth S + o = {:.3} ms\n{}",
+            self.base_ms,
+            self.story
+        );
+    }
+
+    /// The knee within the levels around the true one (U, or cap × S).
+    fn knee_is_near(&self, truth: f64) {
+        let knee = num(self.v(), "knee_concurrency");
+        assert!(
+            knee >= truth / 2.0 && knee <= truth * 2.0,
+            "knee {knee}, truth {truth}\n{}",
+            self.story
+        );
+    }
+
+    /// Max useful IOPS within 10 % of what the device gives at the knee iosat chose, and the
+    /// most measured within 10 % of the plateau at the highest level.
+    fn iops_are_true(&self) {
+        let v = self.v();
+        let knee = num(v, "knee_concurrency") as u32;
+        let (got, want) = (num(v, "max_useful_iops"), self.true_iops(knee));
+        assert!(
+            (got - want).abs() <= want * 0.10,
+            "max useful IOPS {got:.0} at {knee}, truth {want:.0}\n{}",
+            self.story
+        );
+        let top = self.j["levels"].as_array().unwrap().last().unwrap()["concurrency"]
+            .as_u64()
+            .unwrap() as u32;
+        let (got, want) = (num(v, "peak_iops"), self.true_iops(top));
+        assert!(
+            (got - want).abs() <= want * 0.10,
+            "peak IOPS {got:.0}, truth {want:.0} at {top}\n{}",
+            self.story
+        );
+    }
+
+    /// The 3x-p95 overload point (a fixed service time makes p95 the mean): at the level whose
+    /// true mean ratio lies between 2 and 4 (where p95 passes 3x, as the issue puts it), or,
+    /// when no level does, at the first one past 3; none when no level passes 3.
+    fn overload_is_true(&self) {
+        let levels: Vec<u32> = self.j["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["concurrency"].as_u64().unwrap() as u32)
+            .collect();
+        let mut want: Vec<u32> = levels
+            .iter()
+            .copied()
+            .filter(|&c| (2.0..=4.0).contains(&self.true_ratio(c)))
+            .collect();
+        if want.is_empty() {
+            want.extend(levels.iter().copied().find(|&c| self.true_ratio(c) > 3.0));
+        }
+        let got = self.v()["overload_concurrency"].as_u64().map(|c| c as u32);
+        let ok = match got {
+            Some(c) => want.contains(&c),
+            None => want.is_empty(),
+        };
+        assert!(
+            ok,
+            "overload point {got:?}, truth {want:?}; true ratios {:?}\n{}",
+            levels
+                .iter()
+                .map(|&c| (c, (self.true_ratio(c) * 100.0).round() / 100.0))
+                .collect::<Vec<_>>(),
+            self.story
+        );
+    }
+
+    /// The articles' lesson: %util near 100 % from one request in flight while IOPS still grew.
+    fn util_lesson_is_told(&self) {
+        let util1 = self.j["levels"][0]["kernel"]["util"].as_f64().unwrap();
+        assert!(util1 >= 90.0, "%util {util1} at 1\n{}", self.story);
+        let lesson = self.v()["util_lesson"].as_str();
+        assert!(
+            lesson.is_some_and(|l| l.contains("%util")),
+            "no %util lesson\n{}",
+            self.story
+        );
+    }
+
+    fn no_cap_is_named(&self) {
+        let v = self.v();
+        assert!(
+            v["suspected_cap_iops"].is_null() && v["suspected_cap_bytes_per_s"].is_null(),
+            "a cap named on a device without one\n{}",
+            self.story
+        );
+        let summary = v["summary"].to_string();
+        assert!(
+            !summary.contains("provisioned"),
+            "the summary calls the device's own limit a provisioned cap\n{}",
+            self.story
+        );
+    }
+
+    /// A cap of `figure` (IOPS, or bytes/s with `bytes`) named within 5 %, and placed below the
+    /// block layer: the device's own queue holds the waiting requests.
+    fn cap_is_named(&self, figure: f64, bytes: bool) {
+        let v = self.v();
+        let key = if bytes {
+            "suspected_cap_bytes_per_s"
+        } else {
+            "suspected_cap_iops"
+        };
+        let got = v[key].as_f64();
+        assert!(
+            got.is_some_and(|g| (g - figure).abs() <= figure * 0.05),
+            "{key} {got:?}, truth {figure}\n{}",
+            self.story
+        );
+        assert_eq!(
+            v["limit"]["place"], "device_queue",
+            "the cap is below the block layer\n{}",
+            self.story
+        );
+    }
+
+    /// When the block-latency source ran: the block layer's mean is nearly all of the latency
+    /// the sweep measured (a loop device over FUSE adds nothing above the request queue).
+    fn block_layer_holds_the_latency(&self) {
+        for l in self.j["levels"].as_array().unwrap() {
+            let b = &l["kernel"]["block_latency"];
+            let Some(blk_ms) = b["read"]["mean_ms"].as_f64() else {
+                eprintln!("block-latency source did not run: share not checked");
+                return;
+            };
+            let share = blk_ms / (num(&l["latency_ns"], "mean") / 1e6);
+            assert!(
+                (0.9..=1.02).contains(&share),
+                "block-layer share {share:.3} at {}\n{}",
+                l["concurrency"],
+                self.story
+            );
+            assert!(num(b, "coverage_pct") >= 95.0, "{b}");
+        }
+    }
+}
+
+/// Whether the levels measured are the device's: every level's mean latency within 15 % of the
+/// truth, and, for a fixed service time, concurrency 1's p95 within 15 % of its mean (the 3x
+/// rule is judged against it). On a
+/// busy machine the loop device's kernel worker waits for a CPU now and then; a sweep whose
+/// raw levels are not the device tells nothing about the verdict, whatever it says.
+fn disturbance(t: &Judged) -> Option<String> {
+    let levels = t.j["levels"].as_array().unwrap();
+    // A burst makes the levels where it drains faster than the sustained truth: judge the
+    // first and the last level only.
+    let burst = matches!(t.dev.spec.cap, Some(Cap::Iops { burst, .. } | Cap::Bytes { burst, .. }) if burst > 0.0);
+    for (i, l) in levels.iter().enumerate() {
+        if burst && i != 0 && i != levels.len() - 1 {
+            continue;
+        }
+        let c = l["concurrency"].as_u64().unwrap() as u32;
+        let got = num(&l["latency_ns"], "mean") / 1e6;
+        let want = t.true_ratio(c) * t.base_ms;
+        if (got - want).abs() > want * 0.15 {
+            return Some(format!(
+                "c={c}: mean {got:.2} ms, the device gives {want:.2}"
+            ));
+        }
+    }
+    let l1 = &t.j["levels"][0]["latency_ns"];
+    let fixed = matches!(t.dev.spec.service, Service::Fixed(_));
+    (fixed && num(l1, "p95") > 1.15 * num(l1, "mean"))
+        .then(|| format!("c=1: p95 {:.2} ms", num(l1, "p95") / 1e6))
+}
+
+/// Start `spec`, measure the overhead first (on its own device), sweep until the levels are
+/// the device's (five tries), judge.
+fn judge(spec: Spec, levels: &str, check: impl FnOnce(&Judged)) {
+    if !knowndev::available() {
+        return;
+    }
+    let o = overhead_ms();
+    let dev = KnownDev::start(spec).unwrap();
+    let mut tries = Vec::new();
+    let judged = loop {
+        let judged = Judged::new(&dev, sweep(&dev, levels, "1s"), o);
+        match disturbance(&judged) {
+            None => break judged,
+            Some(why) if tries.len() < 4 => tries.push(why),
+            Some(why) => panic!(
+                "five sweeps disturbed by the machine ({tries:?}, {why})\n{}",
+                judged.story
+            ),
+        }
+    };
+    eprintln!("{}", judged.story);
+    check(&judged);
+}
+
+#[test]
+fn one_unit_has_its_knee_at_1() {
+    judge(Spec::new(1, ms(S_MS)), "1,2,4,8", |t| {
+        t.baseline_is_s_plus_overhead();
+        t.knee_is_near(1.0);
+        t.iops_are_true();
+        t.overload_is_true();
+        t.block_layer_holds_the_latency();
+    });
+}
+
+#[test]
+fn four_units_have_their_knee_at_4() {
+    judge(Spec::new(4, ms(S_MS)), "1,2,4,8,16,32", |t| {
+        t.baseline_is_s_plus_overhead();
+        t.knee_is_near(4.0);
+        t.iops_are_true();
+        t.overload_is_true();
+        t.util_lesson_is_told();
+        t.block_layer_holds_the_latency();
+    });
+}
+
+#[test]
+fn sixteen_units_have_their_knee_at_16() {
+    judge(Spec::new(16, ms(S_MS)), "1,4,16,32,64", |t| {
+        t.baseline_is_s_plus_overhead();
+        t.knee_is_near(16.0);
+        t.iops_are_true();
+        t.overload_is_true();
+        t.util_lesson_is_told();
+        t.block_layer_holds_the_latency();
+    });
+}
+
+/// 4 units of 8 ms would give 500 IOPS; a cap of 250 holds them from concurrency 2 on.
+const IOPS_CAP: f64 = 250.0;
+
+#[test]
+fn an_iops_cap_below_the_block_layer_is_named_with_its_figure() {
+    let cap = Cap::Iops {
+        per_s: IOPS_CAP,
+        burst: 0.0,
+    };
+    judge(Spec::new(4, ms(S_MS)).cap(cap), "1,2,4,8,16", |t| {
+        t.baseline_is_s_plus_overhead();
+        t.knee_is_near(2.0);
+        t.iops_are_true();
+        t.overload_is_true();
+        t.cap_is_named(IOPS_CAP, false);
+        t.block_layer_holds_the_latency();
+    });
+}
+
+#[test]
+fn a_bimodal_device_is_judged_by_its_mean() {
+    // 4 ms nine times in ten, 44 ms (garbage collection) the tenth: a mean of 8 ms, a p95 of
+    // 44 ms at one request in flight.
+    let gc = Service::Bimodal {
+        fast: ms(S_MS / 2),
+        slow: ms(S_MS * 11 / 2),
+        slow_per_mille: 100,
+    };
+    judge(Spec::new(4, ms(S_MS)).service(gc), "1,2,4,8,16,32", |t| {
+        t.baseline_is_s_plus_overhead();
+        let p95 = num(t.v(), "baseline_p95_ns") / 1e6;
+        let want = (S_MS * 11 / 2) as f64 + (t.base_ms - S_MS as f64);
+        assert!(
+            (p95 - want).abs() <= want * 0.10,
+            "baseline p95 {p95:.2} ms, truth {want:.2}\n{}",
+            t.story
+        );
+        t.knee_is_near(4.0);
+        t.iops_are_true();
+        t.no_cap_is_named();
+        // Not overloaded before the mean latency has at least doubled.
+        if let Some(c) = t.v()["overload_concurrency"].as_u64() {
+            assert!(
+                t.true_ratio(c as u32) >= 2.0,
+                "overloaded at {c}\n{}",
+                t.story
+            );
+        }
+    });
+}
+
+/// Writes completed by `name`, from /proc/diskstats.
+fn device_writes(name: &str) -> u64 {
+    let all = std::fs::read_to_string("/proc/diskstats").unwrap();
+    let f: Vec<&str> = all
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&name))
+        .unwrap_or_else(|| panic!("{name} in /proc/diskstats"));
+    f[7].parse().unwrap()
+}
+
+/// fdatasync of a 4 KiB rewrite in place on ext4 over a device whose flush takes F: every
+/// commit reaches the device as one flush of F, and the commit takes F plus its writes (the
+/// data block, and now and then ext4's metadata: the writes per commit are counted here).
+#[test]
+fn fdatasync_takes_the_write_and_the_flush_time() {
+    const WRITE_MS: f64 = 1.0;
+    const FLUSH_MS: f64 = 20.0;
+    if !knowndev::available() {
+        return;
+    }
+    let o = overhead_ms();
+    // Four units: a flush never waits behind a write for a free one.
+    let spec = Spec::new(4, ms(WRITE_MS as u64)).flush(ms(FLUSH_MS as u64));
+    let mut dev = KnownDev::start(spec).unwrap();
+    let dir = dev.mount_ext4();
+    let writes_before = device_writes(dev.name());
+    let j = iosat_rt(&[
+        "fsync",
+        "--json",
+        "--methods",
+        "fdatasync",
+        "--sizes",
+        "4096",
+        "--mode",
+        "overwrite",
+        "--committers",
+        "none",
+        "--duration",
+        "1",
+        dir.to_str().unwrap(),
+    ]);
+    let writes = device_writes(dev.name()) - writes_before;
+    let case = &j["cases"][0];
+    let story = format!(
+        "overhead {o:.3} ms, {writes} writes\n{case}\n{}",
+        j["device"]
+    );
+    assert_eq!(case["method"], "fdatasync", "{story}");
+    assert_eq!(case["verify"], "ok", "the blocks read back\n{story}");
+    let fl = &case["device_flushes"];
+    let (flushes, commits) = (num(fl, "flushes"), num(case, "commits"));
+    assert!(
+        (flushes - commits).abs() <= commits * 0.05,
+        "{flushes} flushes for {commits} commits\n{story}"
+    );
+    let (f_await, want) = (num(fl, "f_await_ms"), FLUSH_MS + o);
+    assert!(
+        (f_await - want).abs() <= want * 0.10,
+        "a flush took {f_await:.2} ms, truth F + o = {want:.2}\n{story}"
+    );
+    // The writes per commit: every write of the run (laying out the file and reading it back
+    // included) over the commits, an upper bound.
+    let per_commit = (writes as f64 / commits).max(1.0);
+    let got = num(&case["latency_ns"], "mean") / 1e6;
+    let (least, most) = (
+        FLUSH_MS + WRITE_MS,
+        FLUSH_MS + o + per_commit * (WRITE_MS + o),
+    );
+    assert!(
+        got >= least * 0.95 && got <= most * 1.10,
+        "commit latency {got:.2} ms, truth F + the writes = {least:.2}..{most:.2} ms\n{story}"
+    );
+    assert_eq!(j["device"]["flush_verdict"], "plausible", "{story}");
+}
