@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Walk README.md top to bottom and run every shell example it shows; fail when one fails.
+# Walk the documentation top to bottom -- README.md, CONTRIBUTING.md, then docs/*.md -- and run
+# every shell example it shows; check that every relative link points at a file (and heading)
+# that exists; fail when one example or link fails.
 #
-# The rule, the same for every section (also ones this script has never seen):
+# The rule, the same for every section and every page (also ones this script has never seen):
 #   - every line of a ```sh, ```bash or ```shell block is an example (blank lines and
 #     `# comment` lines skipped, a trailing `  # comment` and a leading `$ ` dropped);
 #   - in any other fenced block, a line starting with `$ ` is an example (the lines after it
 #     are the output it showed, not checked: numbers differ from machine to machine);
-#   - examples run in README order, each with `bash -c`, in one scratch directory (so a file
-#     an earlier example writes is there for a later one), bounded by a time limit, and must
-#     exit 0;
+#   - examples run in page order, each with `bash -c`, in one scratch directory per page (so
+#     a file an earlier example of the page writes is there for a later one; pages do not see
+#     each other's files), bounded by a time limit, and must exit 0;
 #   - `iosat` is the built binary behind a wrapper that keeps runs short: sweep and fsync
 #     get short per-level/per-case durations (20 ms, no ramp; a sweep's temporary file 16 MiB
 #     unless the example sets --size), and a live `stat` without a count stops after 2
@@ -18,17 +20,27 @@
 #       <!-- readme-check: skip REASON -->          the block is not run (reported as skipped)
 #       <!-- readme-check: skip-line TEXT REASON --> lines containing TEXT are not run
 #       <!-- readme-check: root -->                 run only as root (else skipped)
-#       <!-- readme-check: setup COMMAND -->        run first in the scratch directory
+#       <!-- readme-check: setup COMMAND -->        run first in the page's scratch directory
 #                                                   ($FIXTURES is tests/fixtures, $ROOT the checkout)
 #       <!-- readme-check: sub FROM=TO -->          replace FROM by TO in the block's examples
 #       <!-- readme-check: exit N -->               the block's examples must exit N
+#   - a link `[text](path)` or `[text](path#heading)` that is not a URL must name a file
+#     relative to the page, and the heading (GitHub's anchor: lower case, punctuation dropped,
+#     spaces as dashes) must be one of that file's headings.
 #
-# Usage: scripts/readme-check.sh [README.md]   (IOSAT=path/to/iosat; default target/debug/iosat,
-# built when missing). Prints one line per example; exit 1 when any failed.
+# Usage: scripts/readme-check.sh [PAGE.md...]   (default: README.md, CONTRIBUTING.md, docs/*.md;
+# IOSAT=path/to/iosat, default target/debug/iosat, built when missing). Prints one line per
+# example with the seconds it took; exit 1 when any failed.
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-readme=${1:-$ROOT/README.md}
+if (( $# )); then
+    pages=("$@")
+else
+    pages=("$ROOT/README.md")
+    [[ -f $ROOT/CONTRIBUTING.md ]] && pages+=("$ROOT/CONTRIBUTING.md")
+    pages+=("$ROOT"/docs/*.md)
+fi
 IOSAT=${IOSAT:-$ROOT/target/debug/iosat}
 if [[ ! -x $IOSAT ]]; then
     (cd "$ROOT" && cargo build --quiet) || exit 1
@@ -39,7 +51,7 @@ LIMIT=${README_CHECK_TIMEOUT:-120}
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/readme-check.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/bin" "$scratch/work"
+mkdir -p "$scratch/bin"
 
 # The wrapper: short runs, same binary.
 cat >"$scratch/bin/iosat" <<WRAP
@@ -100,66 +112,105 @@ extract() {
         next
     }
     inb && /^\$ / { t = $0; sub(/^\$ /, "", t); printf "%d\texample\t%d\t%s\n", block, NR, t }
-    ' "$readme"
+    ' "$1"
 }
 
-pass=0 fail=0 skipped=0
-cur=0
-declare -a subs skiplines
-block_skip="" want=0
-while IFS=$'\t' read -r block kind line text; do
-    if [[ $block != "$cur" ]]; then
-        cur=$block subs=() skiplines=() block_skip="" want=0
-    fi
-    if [[ $kind == directive ]]; then
-        case $text in
-            "skip "*) block_skip=${text#skip } ;;
-            root) [[ $(id -u) == 0 ]] || block_skip="needs root" ;;
-            "skip-line "*) skiplines+=("${text#skip-line }") ;;
-            "sub "*) subs+=("${text#sub }") ;;
-            "exit "*) want=${text#exit } ;;
-            "setup "*)
-                if [[ -z $block_skip ]] && ! (cd "$scratch/work" && PATH="$scratch/bin:$PATH" \
-                    timeout "$LIMIT" bash -c "${text#setup }") >"$scratch/out" 2>&1; then
-                    echo "FAIL  README.md:$line: setup: ${text#setup }"
-                    sed 's/^/      /' "$scratch/out" | tail -20
-                    fail=$((fail + 1))
-                fi ;;
-            *) echo "FAIL  README.md:$line: unknown readme-check directive: $text"; fail=$((fail + 1)) ;;
-        esac
-        continue
-    fi
-    if [[ -n $block_skip ]]; then
-        echo "skip  README.md:$line: $text ($block_skip)"
-        skipped=$((skipped + 1))
-        continue
-    fi
-    why=""
-    for s in "${skiplines[@]}"; do
-        pat=${s%% *}
-        [[ $text == *"$pat"* ]] && why=${s#"$pat"} && why=${why# }
-    done
-    if [[ -n $why ]]; then
-        echo "skip  README.md:$line: $text ($why)"
-        skipped=$((skipped + 1))
-        continue
-    fi
-    run=$text
-    for s in "${subs[@]}"; do
-        run=${run//"${s%%=*}"/"${s#*=}"}
-    done
-    (cd "$scratch/work" && PATH="$scratch/bin:$PATH" timeout "$LIMIT" bash -c "$run") \
-        >"$scratch/out" 2>&1 </dev/null
-    rc=$?
-    if [[ $rc == "$want" ]]; then
-        echo "ok    README.md:$line: $run"
-        pass=$((pass + 1))
-    else
-        echo "FAIL  README.md:$line: $run (exit $rc, want $want)"
-        sed 's/^/      /' "$scratch/out" | tail -20
-        fail=$((fail + 1))
-    fi
-done < <(extract)
+# GitHub's anchors of a page's headings (outside fences), one a line.
+anchors() {
+    awk '/^```/ { inb = !inb; next } !inb && /^#+ / { sub(/^#+ /, ""); print }' "$1" |
+        tr '[:upper:]' '[:lower:]' | sed 's/[^[:alnum:] _-]//g; s/ /-/g'
+}
 
-echo "readme-check: $pass ran, $skipped skipped, $fail failed"
+# Every relative link of a page resolves: the file exists, and the heading when one is named.
+check_links() {
+    local page=$1 name=$2 link file frag dir
+    dir=$(dirname "$page")
+    while IFS= read -r link; do
+        case $link in http:* | https:* | mailto:*) continue ;; esac
+        file=${link%%#*} frag=""
+        [[ $link == *"#"* ]] && frag=${link#*#}
+        if [[ -z $file ]]; then file=$page; else file=$dir/$file; fi
+        if [[ ! -e $file ]]; then
+            echo "FAIL  $name: link to a missing file: $link"
+            fail=$((fail + 1))
+        elif [[ -n $frag && -f $file ]] && ! anchors "$file" | grep -qxF -- "$frag"; then
+            echo "FAIL  $name: link to a missing heading: $link"
+            fail=$((fail + 1))
+        else
+            links=$((links + 1))
+        fi
+    done < <(awk '/^```/ { inb = !inb; next } !inb' "$page" | sed 's/`[^`]*`//g' |
+        grep -o '\]([^) ]*)' | sed 's/^](//; s/)$//')
+}
+
+pass=0 fail=0 skipped=0 links=0
+# One page: its examples in order, in a fresh scratch directory of its own.
+check_page() {
+    local page=$1 name=${1#"$ROOT"/} cur=0 block kind line text
+    local -a subs=() skiplines=()
+    local block_skip="" want=0 why run rc s pat t0 took
+    rm -rf "$scratch/work" && mkdir -p "$scratch/work"
+    while IFS=$'\t' read -r block kind line text; do
+        if [[ $block != "$cur" ]]; then
+            cur=$block subs=() skiplines=() block_skip="" want=0
+        fi
+        if [[ $kind == directive ]]; then
+            case $text in
+                "skip "*) block_skip=${text#skip } ;;
+                root) [[ $(id -u) == 0 ]] || block_skip="needs root" ;;
+                "skip-line "*) skiplines+=("${text#skip-line }") ;;
+                "sub "*) subs+=("${text#sub }") ;;
+                "exit "*) want=${text#exit } ;;
+                "setup "*)
+                    if [[ -z $block_skip ]] && ! (cd "$scratch/work" && PATH="$scratch/bin:$PATH" \
+                        timeout "$LIMIT" bash -c "${text#setup }") >"$scratch/out" 2>&1; then
+                        echo "FAIL  $name:$line: setup: ${text#setup }"
+                        sed 's/^/      /' "$scratch/out" | tail -20
+                        fail=$((fail + 1))
+                    fi ;;
+                *) echo "FAIL  $name:$line: unknown readme-check directive: $text"; fail=$((fail + 1)) ;;
+            esac
+            continue
+        fi
+        if [[ -n $block_skip ]]; then
+            echo "skip  $name:$line: $text ($block_skip)"
+            skipped=$((skipped + 1))
+            continue
+        fi
+        why=""
+        for s in "${skiplines[@]}"; do
+            pat=${s%% *}
+            [[ $text == *"$pat"* ]] && why=${s#"$pat"} && why=${why# }
+        done
+        if [[ -n $why ]]; then
+            echo "skip  $name:$line: $text ($why)"
+            skipped=$((skipped + 1))
+            continue
+        fi
+        run=$text
+        for s in "${subs[@]}"; do
+            run=${run//"${s%%=*}"/"${s#*=}"}
+        done
+        t0=$EPOCHREALTIME
+        (cd "$scratch/work" && PATH="$scratch/bin:$PATH" timeout "$LIMIT" bash -c "$run") \
+            >"$scratch/out" 2>&1 </dev/null
+        rc=$?
+        took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+        if [[ $rc == "$want" ]]; then
+            echo "ok    $name:$line: $run (${took} s)"
+            pass=$((pass + 1))
+        else
+            echo "FAIL  $name:$line: $run (exit $rc, want $want)"
+            sed 's/^/      /' "$scratch/out" | tail -20
+            fail=$((fail + 1))
+        fi
+    done < <(extract "$page")
+    check_links "$page" "$name"
+}
+
+for page in "${pages[@]}"; do
+    check_page "$page"
+done
+
+echo "readme-check: ${#pages[@]} pages, $pass ran, $skipped skipped, $links links resolved, $fail failed"
 (( fail == 0 ))

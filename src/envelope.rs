@@ -1,9 +1,10 @@
-//! The envelope every JSON result carries (sweep, fsync, analyze, stat lines, info): what it
-//! is (`kind`, `schema_version`), what wrote it (`iosat_version`), where (`host`, `kernel`,
-//! `cpus`: the machine iosat ran on) and when (`started_unix_s` and ISO-8601 UTC `started`).
-//! Defined once and `#[serde(flatten)]`ed into each typed result; the shapes are in
-//! `schemas/*.schema.json`. Files written before the envelope load through serde defaults
-//! (fsync's old `command` is read as `kind`). Must not import cli/, cmd/, report/ or ui/.
+//! The envelope every JSON result carries (sweep, fsync, analyze, stat lines, info): what it is
+//! (`kind`, `schema_version`), what wrote it (`iosat_version`), where (`host`, `kernel`, `cpus`:
+//! the machine iosat ran on) and when (`started_unix_s` and ISO-8601 UTC `started`). Defined once
+//! and `#[serde(flatten)]`ed into each typed result; the shapes are in `schemas/*.schema.json`.
+//! Files written before the envelope load through serde defaults (fsync's old `command` is read as
+//! `kind`).
+//! Imports only: sys/, units.
 
 use serde::{Deserialize, Serialize};
 

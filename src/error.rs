@@ -1,5 +1,6 @@
-//! Typed errors and their exit codes (DESIGN.md §5). Every IO or parse variant carries the
-//! path (and line) it is about. Must not import any other iosat module.
+//! Typed errors and their exit codes (DESIGN.md §5). Every IO or parse variant carries the path
+//! (and line) it is about.
+//! Imports only: nothing.
 
 use std::path::PathBuf;
 
@@ -95,13 +96,20 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Print `iosat: warning: MSG` on stderr. A failed write (stderr on /dev/full, a closed pipe)
-/// is ignored: a warning never aborts a run (eprintln! panics there).
+/// Print `iosat: warning: MSG` on stderr (through [`say`]).
 pub fn warn(msg: impl std::fmt::Display) {
     say(format_args!("iosat: warning: {msg}"));
 }
 
-/// One line on stderr, as is (progress, notes, the final error); a failed write is ignored.
+/// Print `iosat: note: MSG` on stderr (through [`say`]).
+pub fn note(msg: impl std::fmt::Display) {
+    say(format_args!("iosat: note: {msg}"));
+}
+
+/// One line on stderr, as is (progress, notes, warnings, the final error): the one function
+/// every line iosat writes to stderr goes through. A failed write (stderr on /dev/full, a
+/// closed pipe) is ignored and never panics (eprintln! does): a note never aborts a run, and
+/// the exporter keeps serving its metrics when the log reader behind its stderr is gone.
 pub fn say(line: impl std::fmt::Display) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{line}");

@@ -17,6 +17,7 @@ pub mod exporter;
 pub mod fsync;
 pub mod import;
 pub mod latency;
+pub mod learn;
 pub mod load;
 pub mod monitor;
 pub mod profile;

@@ -32,7 +32,7 @@ fn main() {
                         line.push_str(&c);
                     }
                 }
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                iosat::error::say(line);
                 iosat::error::exit_code(&err)
             }
         }

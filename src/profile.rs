@@ -1,8 +1,8 @@
-//! Device profiles: where `--save-profile` stores a sweep result and under which id, so `stat`
-//! and later commands can judge live numbers against the device's own curve; and the one
-//! cache of loaded profiles by id ([`ProfileCache`]) that `stat`, `report` and `info` share.
-//! Imports only sys/ and error (monitor/ and report/ use its types); must not import cli/,
-//! cmd/, ui/, monitor/ or report/.
+//! Device profiles: where `--save-profile` stores a sweep result and under which id, so `stat` and
+//! later commands can judge live numbers against the device's own curve; and the one cache of
+//! loaded profiles by id ([`ProfileCache`]) that `stat`, `report` and `info` share. monitor/ and
+//! report/ use its types.
+//! Imports only: sys/, error.
 //!
 //! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
 //! else `~/.local/state/iosat/profiles`; files `<id>.read.json` and `<id>.write.json` (older

@@ -1,7 +1,7 @@
-//! Units, one way for every command: sizes (`4k`, `4K`, `4KiB`, `1g`, `512`), durations
-//! (`500ms`, `2s`, `1.5`, bare seconds, `100us`, `250ns`, `1m`), human formatting of bytes,
-//! and UTC timestamps. Pure; errors are reasons in words, and config/ adds the flag and the
-//! value. Imports nothing from iosat.
+//! Units, one way for every command: sizes (`4k`, `4K`, `4KiB`, `1g`, `512`), durations (`500ms`,
+//! `2s`, `1.5`, bare seconds, `100us`, `250ns`, `1m`), human formatting of bytes, and UTC
+//! timestamps. Pure; errors are reasons in words, and config/ adds the flag and the value.
+//! Imports only: nothing.
 
 /// A size in bytes: a whole or decimal number with an optional binary unit (k, m, g, t;
 /// also written kb, kib, K, KiB, ...); the result must be a whole number of bytes.

@@ -1,5 +1,6 @@
 //! Diagnosis of a device's time series as `iostat -x` prints it (rates, await, aqu-sz, %util),
-//! without trusting %util or svctm (seeds 001, 003, 004). Pure: no IO, no sys/ or import/.
+//! without trusting %util or svctm (seeds 001, 003, 004). Pure: no IO.
+//! Imports only: analysis/, units.
 //!
 //! Without an experiment we don't know the concurrency that was offered, but the kernel's
 //! aqu-sz is the concurrency the device saw (Little's law: aqu-sz = IOPS × await), and await

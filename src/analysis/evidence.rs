@@ -1,9 +1,9 @@
-//! What the analysis is told besides a level's throughput and latency: how much the level's
-//! own sub-windows disagreed ([`Spread`]), what else was happening while it ran
-//! ([`Disturbance`]), and the limits the kernel applies to this process ([`IoLimit`]). The
-//! measuring side (load/, sys/) fills these; the verdict (analysis/) weighs them. Plain data,
-//! serialised in sweep results (absent in older files and in imports, hence every field is
-//! optional or defaulted). Imports nothing from iosat.
+//! What the analysis is told besides a level's throughput and latency: how much the level's own
+//! sub-windows disagreed ([`Spread`]), what else was happening while it ran ([`Disturbance`]), and
+//! the limits the kernel applies to this process ([`IoLimit`]). The measuring side (load/, sys/)
+//! fills these; the verdict (analysis/) weighs them. Plain data, serialised in sweep results
+//! (absent in older files and in imports, hence every field is optional or defaulted).
+//! Imports only: nothing.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,17 @@ pub struct Spread {
     pub p95_ns_cv: Option<f64>,
     pub p95_ns_min: Option<f64>,
     pub p95_ns_max: Option<f64>,
+    /// Mean IOPS of each measurement's first sub-window, and of its second half, with the
+    /// second half's CV: a first window clearly faster than the rest is a burst followed by a
+    /// plateau, the mark of a token bucket with burst credit (a cloud volume's cap, a
+    /// throttle), which a device's own limit does not show. None when no measurement of the
+    /// level was a full set of sub-windows (older files, imports, a level cut short).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops_first: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops_late: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops_late_cv: Option<f64>,
 }
 
 /// What else happened on the machine and the device over one level.

@@ -1,7 +1,7 @@
-//! Findings from measurements: baseline ratio, the 3x-p95 overload rule, the knee (Kleinrock
-//! power, USL fit), Little's law checks, how sure each is (confidence.rs: ranges, drift,
-//! disturbance), hard throughput limits (throttle.rs), verdicts in plain words. Pure: no IO,
-//! no sys/ imports.
+//! Findings from measurements: baseline ratio, the 3x-p95 overload rule, the knee (Kleinrock power,
+//! USL fit), Little's law checks, how sure each is (confidence.rs: ranges, drift, disturbance),
+//! hard throughput limits (throttle.rs), verdicts in plain words. Pure: no IO.
+//! Imports only: latency, units.
 //!
 //! The input is a list of [`LevelPoint`]s, whatever produced them (a sweep, fio JSON, sysbench
 //! text), and optionally a [`Context`] (kernel limits, a re-measured baseline); the output is
@@ -163,7 +163,7 @@ pub struct LevelFinding {
     pub saturation_avg: f64,
     /// p95 ÷ baseline p95, when both are known.
     pub saturation_p95: Option<f64>,
-    /// p95 above 3× the baseline p95 (seed 001's rule).
+    /// p95 above 3× the baseline p95 (seed 001's rule), at a concurrency above the baseline's.
     pub overloaded: bool,
     /// Little's law: IOPS × mean latency (s), the concurrency the measurements imply.
     pub littles_law_concurrency: f64,
@@ -178,7 +178,8 @@ pub struct LevelFinding {
     /// shows this judgement, so table and verdict agree).
     #[serde(default, skip_serializing_if = "LittleCheck::is_ok")]
     pub little: LittleCheck,
-    /// The level's sub-windows disagree by more than the differences the verdict relies on.
+    /// The level's sub-windows disagree by more than a healthy device's do
+    /// ([`confidence::UNSTABLE_CV`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unstable: bool,
     /// The signal that cut the level short: such a level is shown but decides nothing.
@@ -250,7 +251,8 @@ pub struct Verdict {
     /// The same for the overload point: (perhaps from, surely from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overload_range: Option<(u32, u32)>,
-    /// Levels whose sub-windows disagree by more than the differences the verdict relies on.
+    /// Levels whose sub-windows disagree by more than a healthy device's do
+    /// ([`confidence::UNSTABLE_CV`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unstable_levels: Vec<u32>,
     /// Levels cut short by a signal: shown, never deciding.
@@ -574,7 +576,7 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
             overload_range = Some((lo.min(alt).min(o), hi.max(alt).max(o)));
         }
     }
-    let unstable_flags = confidence::unstable(&lv, &findings);
+    let unstable_flags = confidence::unstable(&lv);
     for (f, u) in findings.iter_mut().zip(&unstable_flags) {
         f.unstable = *u;
     }
@@ -799,10 +801,11 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
     }
     if !unstable_levels.is_empty() {
         summary.push(format!(
-            "Unstable: the sub-windows of concurrency {} disagree by more than the differences \
-             the verdict relies on; measure {} longer (--duration, --repeat or --budget) before \
+            "Unstable: the sub-windows of concurrency {} disagree by more than a healthy \
+             device's do (CV above {:.1} %); measure {} longer (--duration, --repeat or --budget) before \
              trusting {}.",
             confidence::list(&unstable_levels),
+            confidence::UNSTABLE_CV * 100.0,
             if unstable_levels.len() == 1 {
                 "it"
             } else {
@@ -1138,7 +1141,11 @@ fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
         concurrency: l.concurrency,
         saturation_avg: ratio(l.latency_ns.mean, base.latency_ns.mean),
         saturation_p95,
-        overloaded: saturation_p95.is_some_and(|r| r > OVERLOAD_P95_FACTOR),
+        // A level below the baseline (one slowed by a cold start or a disturbance, after the
+        // verdict re-based on a faster level) cannot be overloaded: overload is what more
+        // concurrency than the baseline's does to the tail.
+        overloaded: l.concurrency > base.concurrency
+            && saturation_p95.is_some_and(|r| r > OVERLOAD_P95_FACTOR),
         littles_law_concurrency: in_flight,
         littles_law_ok: notes.is_empty(),
         power: if mean_s > 0.0 { l.iops / mean_s } else { 0.0 },

@@ -1,5 +1,5 @@
-//! How analysis figures are written for people: latency, IOPS, ratios. Pure string
-//! formatting; imports nothing else from iosat.
+//! How analysis figures are written for people: latency, IOPS, ratios. Pure string formatting.
+//! Imports only: nothing.
 
 /// A latency in nanoseconds, in the unit storage people read it in: µs below 10 µs, ms with
 /// three significant digits up to 10 s, else seconds.

@@ -1,8 +1,8 @@
-//! A hard throughput limit: IOPS flat within the noise from some level on while latency grows
-//! in proportion to concurrency, and where the waiting requests sit (the kernel's aqu-sz
-//! against the offered concurrency: above the block layer is a throttle on this process, in
-//! the device's queue is the device or a cap below it), named after the kernel limit that
-//! matches it. Pure; imports only analysis types.
+//! A hard throughput limit: IOPS flat within the noise from some level on while latency grows in
+//! proportion to concurrency, and where the waiting requests sit (the kernel's aqu-sz against the
+//! offered concurrency: above the block layer is a throttle on this process, in the device's queue
+//! is the device or a cap below it), named after the kernel limit that matches it. Pure.
+//! Imports only: analysis/.
 
 use super::evidence::{IoLimit, LimitKind};
 use super::text::fmt_iops;

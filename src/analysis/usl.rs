@@ -1,6 +1,7 @@
 //! Least-squares fit of the Universal Scalability Law (Gunther) to (concurrency, IOPS) points,
-//! written by hand: a linearised weighted fit for the start, Nelder–Mead for the refinement.
-//! Pure arithmetic; imports nothing but the [`UslFit`] type.
+//! written by hand: a linearised weighted fit for the start, Nelder–Mead for the refinement. Pure
+//! arithmetic.
+//! Imports only: analysis/.
 //!
 //! X(N) = λN / (1 + σ(N−1) + κN(N−1)), with λ > 0, 0 ≤ σ ≤ 1, κ ≥ 0.
 //!

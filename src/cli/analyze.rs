@@ -1,4 +1,5 @@
 //! Syntax of `iosat analyze`.
+//! Imports only: cli/.
 
 use super::FormatArgs;
 use clap::Args;

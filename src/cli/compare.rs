@@ -1,4 +1,5 @@
 //! Syntax of `iosat compare`.
+//! Imports only: cli/.
 
 use super::FormatArgs;
 use clap::Args;

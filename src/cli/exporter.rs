@@ -1,5 +1,6 @@
 //! Syntax of `iosat exporter` (node_exporter's flag names where it has the flag). Values stay
 //! strings here; src/config/exporter.rs validates them.
+//! Imports only: cli/.
 
 use super::{ProfileArgs, RootArgs};
 use clap::Args;

@@ -1,4 +1,5 @@
 //! Syntax of `iosat fsync`. Validation lives in config/fsync.rs.
+//! Imports only: cli/.
 
 use crate::cli::{FormatArgs, RootArgs};
 use clap::Args;

@@ -1,6 +1,7 @@
 //! Syntax only: the flags iostat and fio users type out of habit, so that clap accepts them
 //! and config/habits.rs can give them iostat's or fio's meaning, or answer with one line
 //! naming iosat's way. Hidden from `--help` (each command's long help names them).
+//! Imports only: cli/.
 
 use clap::Args;
 

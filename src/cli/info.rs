@@ -1,4 +1,5 @@
 //! Syntax of `iosat info`.
+//! Imports only: cli/.
 
 use super::{FormatArgs, RootArgs};
 use clap::Args;

@@ -1,5 +1,6 @@
 //! Command-line syntax only (clap derive). No clap type goes past `config/`; each subcommand's
-//! arguments live in a file of their own. Must not import sys/, monitor/, load/ or fsync/.
+//! arguments live in a file of their own.
+//! Imports only: cli/.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -153,6 +154,27 @@ pub struct RootArgs {
         help_heading = "Sources"
     )]
     pub sys_root: PathBuf,
+}
+
+/// Production learning (learn/): each device's baseline and saturation curve learned from
+/// its own traffic, kept in a state directory. One group for every live command.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LearnArgs {
+    /// Don't learn devices' baselines and curves from their traffic (no `learned` object,
+    /// nothing read from or written to the state directory).
+    #[arg(long, help_heading = "Learning")]
+    pub no_learn: bool,
+    /// Where learned state is kept (default: $IOSAT_STATE_DIR, else /var/lib/iosat for root,
+    /// else $XDG_STATE_HOME/iosat, else ~/.local/state/iosat; with --proc-root, nowhere).
+    #[arg(long, value_name = "DIR", help_heading = "Learning")]
+    pub state_dir: Option<PathBuf>,
+    /// The p95 a device may reach before it counts as overloaded and headroom runs out
+    /// (default: 3x its learned baseline p95), e.g. 2ms.
+    #[arg(long, value_name = "DURATION", help_heading = "Learning")]
+    pub target_p95: Option<String>,
+    /// Remove everything learned (the state directory's learned/ files) and exit.
+    #[arg(long, help_heading = "Learning")]
+    pub forget: bool,
 }
 
 /// Where device profiles (`iosat sweep --save-profile`) are read and saved: one flag, one

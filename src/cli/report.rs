@@ -1,4 +1,5 @@
 //! Syntax of `iosat report`.
+//! Imports only: cli/.
 
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! Syntax of `iosat stat`. Values stay strings here; src/config/stat.rs validates them so
 //! that a bad value gets one line naming the flag.
+//! Imports only: cli/.
 
 use super::{FormatArgs, RootArgs};
 use clap::Args;
@@ -127,6 +128,9 @@ pub struct StatArgs {
     /// Don't load the block-latency BPF program: no live p50/p95/p99, diskstats alone.
     #[arg(long)]
     pub no_bpf: bool,
+
+    #[command(flatten)]
+    pub learn: crate::cli::LearnArgs,
 
     #[command(flatten)]
     pub root: RootArgs,

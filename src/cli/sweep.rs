@@ -1,4 +1,5 @@
 //! Syntax of `iosat sweep` (clap only; validation lives in config/sweep.rs).
+//! Imports only: cli/.
 
 use super::{FormatArgs, RootArgs};
 use clap::{ArgAction, Args, ValueEnum};

@@ -1,5 +1,6 @@
 //! Syntax of `iosat top`. Values stay strings here; src/config/top.rs validates them so that a
 //! bad value gets one line naming the flag.
+//! Imports only: cli/.
 
 use super::RootArgs;
 use clap::Args;

@@ -1,12 +1,14 @@
 //! `iosat compare`: orchestration only — validate, read and load each result
 //! (report::load, schema versions checked), refuse mixed kinds, print the comparison
-//! (report/compare.rs) and write its page with --html.
+//! (report/compare.rs) and write its page with --html, through the one output sink.
+//! Must not import: cmd/analyze.rs, cmd/completions.rs, cmd/exporter.rs, cmd/fsync.rs, cmd/info.rs,
+//! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::compare::CompareArgs;
 use crate::config::compare::CompareSpec;
 use crate::error::Error;
 use crate::report::compare::{self, Run};
-use crate::report::{Format, Report};
+use crate::report::Report;
 use std::path::Path;
 
 /// One file as a typed result; its errors name the file (and the line).
@@ -54,10 +56,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         )
         .into());
     }
-    if let Some(path) = &spec.html {
-        let page = compare::render(&runs, Format::Html);
-        crate::sys::fs::write_new_file(path, page.as_bytes(), spec.force)?;
-    }
-    super::print(&compare::render(&runs, spec.format))?;
+    spec.output.open()?.result(&|f| compare::render(&runs, f))?;
     Ok(crate::error::exit::OK)
 }

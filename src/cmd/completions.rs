@@ -1,5 +1,7 @@
 //! `iosat completions SHELL` and `iosat man [SUBCOMMAND]`: generated from the same clap
 //! definitions the parser uses (clap_complete, clap_mangen), so they never drift from it.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/exporter.rs, cmd/fsync.rs, cmd/info.rs,
+//! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::error::Error;

@@ -1,5 +1,7 @@
 //! `iosat exporter`: orchestration only. Print a shipped rules or dashboard file, or start the server
 //! (exporter::server) over the collector (exporter::scrape) and serve until a stop signal.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/fsync.rs, cmd/info.rs,
+//! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::exporter::ExporterArgs;
 use crate::config::exporter::{ExporterSpec, Print};
@@ -35,10 +37,10 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     } else {
         "http"
     };
-    eprintln!(
+    crate::error::say(format_args!(
         "iosat: exporter listening on {scheme}://{}/metrics",
         server.addr()
-    );
+    ));
     while !crate::sys::signal::stop_requested() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

@@ -1,12 +1,14 @@
 //! `iosat fsync`: orchestration only: spec (config/) → run (fsync/) → print through the one
-//! fsync renderer (report/fsync.rs, the same bytes `iosat report` prints) → exit code.
+//! output sink (config::output) with the one fsync renderer (report/fsync.rs, the same bytes
+//! `iosat report` prints) → exit code.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::fsync::FsyncArgs;
 use crate::error::{exit, Error};
 use crate::fsync::report::FsyncReport;
 use crate::report::fsync::render;
-use crate::report::Format;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
     let run = crate::config::fsync::build(args)?;
@@ -22,18 +24,7 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
         }
     };
     let report = crate::fsync::run(&run.spec, &mut progress)?;
-    let text = render(&report, run.format);
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    if let Some(o) = &run.output {
-        // A file gets plain 80-column text, never the terminal's colours.
-        let file = render(&report, run.format.for_file());
-        crate::sys::fs::write_new_file(&o.path, file.as_bytes(), o.force)?;
-    }
-    if let Some(p) = &run.html {
-        crate::sys::fs::PageFile::new(p).write(&render(&report, Format::Html))?;
-    }
+    run.output.open()?.result(&|f| render(&report, f))?;
     if report.interrupted {
         crate::error::say("iosat: interrupted: results so far printed, test files removed");
         return Ok(exit::INTERRUPTED);

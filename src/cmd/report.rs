@@ -1,6 +1,9 @@
-//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record`
-//! recording), render it, write it (never over a user's file without --force). Orchestration
-//! only: the recording goes through monitor::series, the profiles through profile::ProfileCache.
+//! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record` recording),
+//! render it, write it (never over a user's file without --force). Orchestration only: the
+//! recording goes through monitor::series, the profiles through profile::ProfileCache. It still
+//! calls cmd/stat.rs's replay (issue 24 item 4 ends that; then cmd/stat.rs joins the wall).
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;
@@ -9,7 +12,6 @@ use crate::monitor::record::ParseError;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
 use crate::report::{stat as rstat, Report};
-use std::io::Write;
 use std::path::Path;
 
 fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
@@ -37,8 +39,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
             );
             let profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
             let mut csv = String::new();
-            super::stat::replay(&stat, &spec.input, profiles, &mut |s| {
-                csv.push_str(s);
+            super::stat::replay(&stat, &spec.input, profiles, &mut |r| {
+                csv.push_str(&r(stat.format));
                 Ok(())
             })?;
             write_out(&spec, &csv)?;
@@ -62,13 +64,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// To `-o FILE` or standard output, through the one output sink (bytes already rendered).
 fn write_out(spec: &ReportSpec, bytes: &str) -> Result<(), Error> {
-    match &spec.output {
-        // Its errors already name the file (Error::Io) or the flag and value (Error::Usage).
-        Some(path) => crate::sys::fs::write_new_file(path, bytes.as_bytes(), spec.force),
-        None => std::io::stdout()
-            .lock()
-            .write_all(bytes.as_bytes())
-            .map_err(|e| Error::io("<stdout>", e)),
-    }
+    spec.output.open()?.result(&|_| bytes.to_string())
 }

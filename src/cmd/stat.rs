@@ -3,8 +3,11 @@
 //! recording through the same engine and views, so the output is byte-identical to the live
 //! run that made it. `--html`: the recording page, drawn from the chart history in memory;
 //! `-o FILE`: the reports written there as well.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::stat::StatArgs;
+use crate::config::output::{Render, Sink};
 use crate::config::stat::StatSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter};
@@ -15,56 +18,45 @@ use crate::profile::ProfileCache;
 use crate::report::stat_view as view;
 use crate::report::Format;
 use crate::sys::clock;
-use crate::sys::fs::PageFile;
-use std::io::Write;
 use std::path::Path;
 
 pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
     let spec = StatSpec::from_args(args)?;
-    let file = match &spec.output {
-        Some(p) => Some((p, crate::sys::fs::create_output(p, spec.force)?)),
-        None => None,
-    };
-    let mut out = Sink {
-        stdout: std::io::stdout().lock(),
-        file,
-    };
+    let mut out = spec.output.open()?;
+    if let Some(dir) = &spec.forget {
+        let removed = crate::learn::store::forget(dir, None)?;
+        crate::error::say(format_args!(
+            "removed the learned state of {} device(s) from {}",
+            removed.len(),
+            crate::learn::store::learned_dir(dir).display()
+        ));
+        return Ok(crate::error::exit::OK);
+    }
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
     match &spec.replay {
-        Some(path) => replay(&spec, path, profiles, &mut |s| emit(&mut out, s))?,
+        Some(path) => {
+            if let Some(page) = replay(&spec, path, profiles, &mut |r| out.stream(r))? {
+                out.page(&page)?;
+            }
+        }
         None => {
             // Ctrl-C (or SIGTERM, SIGHUP) ends the run between samples: the recording ends on
             // a whole sample and the --html page is drawn from all of it before exiting 130.
             crate::sys::signal::catch_stop_signals(false);
-            live(&spec, profiles, &mut out)?
+            let r = live(&spec, profiles, &mut out);
+            // The -o file is closed (synced, its close checked) on the way out, Ctrl-C too.
+            let closed = out.close();
+            r?;
+            closed?;
+            return Ok(crate::error::exit::OK);
         }
     }
+    out.close()?;
     Ok(crate::error::exit::OK)
 }
 
 /// While recording with --html, the page is redrawn at most this often and once at the end.
 const PAGE_EVERY_NS: u64 = 5_000_000_000;
-
-/// Standard output, and the `-o FILE` when given: every report goes to both.
-struct Sink<'a> {
-    stdout: std::io::StdoutLock<'static>,
-    file: Option<(&'a std::path::PathBuf, std::fs::File)>,
-}
-
-fn emit(out: &mut Sink, s: &str) -> Result<(), Error> {
-    if s.is_empty() {
-        return Ok(());
-    }
-    let o = &mut out.stdout;
-    o.write_all(s.as_bytes())
-        .and_then(|_| o.flush())
-        .map_err(|e| Error::io("<stdout>", e))?;
-    if let Some((path, f)) = &mut out.file {
-        f.write_all(s.as_bytes())
-            .map_err(|e| Error::io(path.as_path(), e))?;
-    }
-    Ok(())
-}
 
 fn parse_error(path: &Path, e: ParseError) -> Error {
     Error::Parse {
@@ -75,9 +67,9 @@ fn parse_error(path: &Path, e: ParseError) -> Error {
 }
 
 /// `--html`: the page `iosat report` draws for the same recording.
-fn write_page(page: &mut PageFile, series: (Vec<StatSeries>, Vec<String>)) -> Result<(), Error> {
+fn page_of(series: (Vec<StatSeries>, Vec<String>)) -> String {
     let (devs, idle) = series;
-    page.write(&crate::report::stat::render(&devs, &idle, Format::Html))
+    crate::report::stat::render(&devs, &idle, Format::Html)
 }
 
 /// The JSON lines' envelope: this host, started at the run's first sample (the first
@@ -92,14 +84,15 @@ fn stat_envelope(first: &crate::monitor::interval::IntervalReport) -> crate::env
     crate::envelope::Envelope::at("stat", view::SCHEMA_VERSION, wall_ns)
 }
 
-/// Replay a recording: each report rendered in `spec.format` goes to `out` as it comes
-/// (stdout and -o for `stat --replay`; a string for `iosat report FILE --csv`).
+/// Replay a recording: each report, rendered in the format asked, goes to `out` as it comes
+/// (stdout and -o for `stat --replay`; a string for `iosat report FILE --csv`). Returns the
+/// `--html` page when the spec has one.
 pub(crate) fn replay(
     spec: &StatSpec,
     path: &Path,
     mut profiles: ProfileCache,
-    out: &mut dyn FnMut(&str) -> Result<(), Error>,
-) -> Result<(), Error> {
+    out: &mut dyn FnMut(Render) -> Result<(), Error>,
+) -> Result<Option<String>, Error> {
     let (text, bad) = crate::sys::fs::read_text(path)?;
     crate::sys::fs::bad_line_warnings(path, &bad)
         .into_iter()
@@ -112,8 +105,13 @@ pub(crate) fn replay(
             }
             p
         });
-        let steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
+        let mut steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
             .map_err(|e| parse_error(path, e))?;
+        if let Some(l) = &spec.learn {
+            steps
+                .replayer_mut()
+                .learn_with(crate::learn::Learner::new(l.clone()));
+        }
         if spec.since_boot && steps.source() == Source::PtDiskstats {
             return Err(Error::usage(
                 "--since-boot",
@@ -125,12 +123,12 @@ pub(crate) fn replay(
         let mut envelope = None;
         for step in steps {
             match step? {
-                Step::Start { profiled } => out(&view::preamble(spec.format, profiled))?,
+                Step::Start { profiled } => out(&|f| view::preamble(f, profiled))?,
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
                     let r = r.shown(spec.cpu, spec.omit_idle);
                     let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-                    out(&view::render(&r, spec.format, env))?;
+                    out(&|f| view::render(&r, f, env))?;
                     reports += 1;
                     if spec.count.is_some_and(|c| reports >= c) {
                         break;
@@ -139,14 +137,15 @@ pub(crate) fn replay(
             }
         }
     }
-    if let Some(html) = &spec.html {
-        let store = SeriesStore::from_text(&text).map_err(|e| parse_error(path, e))?;
-        write_page(&mut PageFile::new(html), store.series(&mut profiles))?;
+    if spec.output.page.is_none() {
+        return Ok(None);
     }
-    Ok(())
+    let store = SeriesStore::from_text(&text).map_err(|e| parse_error(path, e))?;
+    Ok(Some(page_of(store.series(&mut profiles))))
 }
 
 fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), Error> {
+    let page = out.has_page();
     let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
     let mut collector = Collector::new(
         spec.root.clone(),
@@ -156,8 +155,10 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         recording,
     );
     collector.use_block_latency(spec.no_bpf);
-    let mut page = None;
-    if let (Some(html), Some(rec)) = (&spec.html, &spec.record) {
+    if let Some(l) = &spec.learn {
+        collector.learn(crate::learn::Learner::new(l.clone()));
+    }
+    if let (true, Some(rec)) = (page, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
         let mut store = SeriesStore::new();
         match crate::sys::fs::read_text(rec).map(|(t, _)| t) {
@@ -169,7 +170,6 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
             Err(e) => return Err(e),
         }
         collector.keep_series(store);
-        page = Some(PageFile::new(html));
     }
     let mut page_at = clock::monotonic_ns();
     // The schedule starts at the first sample's own read, so `-c N` intervals add up to at
@@ -182,18 +182,18 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         let tick = collector.tick()?;
         let due = *deadline.get_or_insert(tick.mono_ns);
         if let Some(profiled) = tick.started {
-            emit(out, &view::preamble(spec.format, profiled))?;
+            out.stream(&|f| view::preamble(f, profiled))?;
         }
         if let Some(r) = tick.report {
             let r = r.shown(spec.cpu, spec.omit_idle);
             let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-            emit(out, &view::render(&r, spec.format, env))?;
+            out.stream(&|f| view::render(&r, f, env))?;
             reports += 1;
         }
-        if let Some(p) = page.as_mut() {
+        if page {
             let now = clock::monotonic_ns();
             if now.saturating_sub(page_at) >= PAGE_EVERY_NS {
-                write_page(p, collector.series().unwrap_or_default())?;
+                out.page(&page_of(collector.series().unwrap_or_default()))?;
                 page_at = now;
             }
         }
@@ -210,9 +210,10 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
             break;
         }
     }
-    if let (Some(p), Some(series)) = (page.as_mut(), collector.series()) {
-        write_page(p, series)?;
+    if let (true, Some(series)) = (page, collector.series()) {
+        out.page(&page_of(series))?;
     }
+    collector.save_learning();
     if stopped {
         return Err(Error::Interrupted);
     }

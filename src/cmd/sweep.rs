@@ -4,6 +4,8 @@
 //! after every level, then printed and saved as a profile unless load/trust.rs doubts it
 //! (exit 4 without --force). Ctrl-C stops the level in flight, keeps what was measured,
 //! removes the test file, exits 130.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/top.rs.
 
 use crate::cli::sweep::SweepArgs;
 use crate::config::sweep::{self as config, EngineChoice, SweepSpec};
@@ -14,10 +16,8 @@ use crate::load::result::SweepReport;
 use crate::load::target;
 use crate::monitor::watch::DeviceWatch;
 use crate::profile;
-use crate::report::{sweep::render, Format};
-use crate::sys::fs::PageFile;
+use crate::report::sweep::render;
 use crate::ui::progress::ProgressBar;
-use std::io::Write;
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
     let spec = config::build(args)?;
@@ -85,12 +85,12 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         }
     }
     for n in choice_note.into_iter().chain(engine_note) {
-        crate::error::say(format_args!("iosat: note: {n}"));
+        crate::error::note(&n);
         notes.push(n);
     }
     let (limits, limit_notes) = driver::io_limits(watch.as_ref());
     for n in limit_notes {
-        crate::error::say(format_args!("iosat: note: {n}"));
+        crate::error::note(&n);
         notes.push(n);
     }
     let mut report = driver::start_report(
@@ -103,23 +103,9 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     );
     report.limits = limits;
 
-    // The page goes to --html; stdout and -o get text rather than a page.
-    let format = match spec.format {
-        Format::Html => Format::TEXT,
-        f => f,
-    };
-    let mut page = spec.html.as_deref().map(PageFile::new);
-    let mut out_file = spec.output.as_deref().map(|p| PageFile::for_flag("-o", p));
-    // Partial results after every level (DESIGN.md §3.4), and the final ones.
-    let mut write_files = |r: &SweepReport| -> Result<()> {
-        if let Some(out) = out_file.as_mut() {
-            out.write(&render(r, format.for_file()))?;
-        }
-        if let Some(page) = page.as_mut() {
-            page.write(&render(r, Format::Html))?;
-        }
-        Ok(())
-    };
+    let mut out = spec.output.open()?;
+    // Partial results in -o and --html after every level (DESIGN.md §3.4), and the final ones.
+    let mut write_files = |r: &SweepReport| -> Result<()> { out.files(&|f| render(r, f)) };
     driver::run_levels(
         engine.as_mut(),
         &plan,
@@ -129,13 +115,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         &mut write_files,
     )?;
     progress.clear();
-    write_files(&report)?;
-    {
-        let mut so = std::io::stdout().lock();
-        so.write_all(render(&report, format).as_bytes())
-            .and_then(|_| so.flush())
-            .map_err(|e| Error::io("<stdout>", e))?;
-    }
+    out.result(&|f| render(&report, f))?;
     if spec.save_profile && report.complete {
         save_profile(spec, &report, watch.as_ref())?;
     }
@@ -162,20 +142,13 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         )
     })?;
     let Some((w, id)) = watch.and_then(|w| Some((w, profile::device_id(&w.root, &w.dev)?))) else {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "iosat: note: no device identity known for this target; profile not saved"
-        );
+        crate::error::note("no device identity known for this target; profile not saved");
         return Ok(());
     };
     let json = serde_json::to_string_pretty(report).expect("report serialises");
     // The device's size, scheduler and model now, so `stat` can tell when it changed since.
     let json = profile::with_device_state(&json, &profile::DeviceState::read(&w.root, &w.dev));
     let path = profile::save(&dir, &id, &json)?;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "iosat: profile saved to {}",
-        path.display()
-    );
+    crate::error::say(format_args!("iosat: profile saved to {}", path.display()));
     Ok(())
 }

@@ -4,6 +4,8 @@
 //! processes before its report, then it rings the UI's sys::tty::Wake); the UI thread
 //! (ui::top::term) draws them and never reads /proc. The first sample (or step) is taken before the screen is
 //! switched, so that a bad device or file is one plain error line.
+//! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
+//! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs.
 
 use crate::cli::top::TopArgs;
 use crate::config::top::TopSpec;

@@ -1,8 +1,11 @@
 //! `iosat analyze` arguments → [`AnalyzeSpec`]. Checks what can be checked before reading:
 //! each FILE names a file, not a directory, and is given once.
+//! Must not import: cmd/, ui/.
 
+use super::output::force;
 use crate::cli::analyze::AnalyzeArgs;
 use crate::error::{Error, Result};
+use crate::sys::fs::Force;
 use std::path::PathBuf;
 
 /// How the result is printed.
@@ -11,11 +14,9 @@ pub struct AnalyzeSpec {
     pub files: Vec<PathBuf>,
     /// iostat devices to keep; empty keeps all.
     pub devices: Vec<String>,
-    pub format: crate::report::Format,
-    /// `-o FILE`: the result is written there too.
-    pub output: Option<super::OutputFile>,
-    /// `--html FILE`: the page `iosat report` draws, checked not to exist.
-    pub html: Option<PathBuf>,
+    /// Standard output, `-o FILE` (the result there too) and `--html FILE` (the page
+    /// `iosat report` draws).
+    pub output: super::output::Output,
 }
 
 impl AnalyzeSpec {
@@ -28,16 +29,13 @@ impl AnalyzeSpec {
                 "must be a device name as iostat prints it (sda, nvme0n1, dm-0)",
             ));
         }
-        let format = super::output_format(&a.format);
-        if let Some(p) = &a.html {
-            crate::sys::fs::check_new_page(p)?;
-        }
+        let output = super::output::Output::stdout(super::output_format(&a.format))
+            .page(a.html.as_deref(), Force::NotOffered)?
+            .file("-o", a.output.output.as_deref(), force(a.output.force))?;
         Ok(AnalyzeSpec {
             files,
             devices: a.devices.clone(),
-            format,
-            output: super::output_file(&a.output)?,
-            html: a.html.clone(),
+            output,
         })
     }
 }

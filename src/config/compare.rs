@@ -1,17 +1,16 @@
 //! `iosat compare` arguments → [`CompareSpec`]: at least two files, each a file and given
 //! once; the format from `--json`/`--csv`/`--markdown`; the `--html` page's path.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::compare::CompareArgs;
 use crate::error::{Error, Result};
-use crate::report::Format;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareSpec {
     pub files: Vec<PathBuf>,
-    pub format: Format,
-    pub html: Option<PathBuf>,
-    pub force: bool,
+    /// Standard output and the `--html FILE` page (replaced with --force).
+    pub output: super::output::Output,
 }
 
 impl CompareSpec {
@@ -27,9 +26,8 @@ impl CompareSpec {
         }
         Ok(CompareSpec {
             files,
-            format: super::output_format(&a.format),
-            html: a.html.clone(),
-            force: a.force,
+            output: super::output::Output::stdout(super::output_format(&a.format))
+                .page(a.html.as_deref(), super::output::force(a.force))?,
         })
     }
 }

@@ -1,4 +1,5 @@
 //! `iosat exporter` arguments → ExporterSpec. Each bad value is one Usage error naming the flag.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::exporter::ExporterArgs;
 use crate::error::{Error, Result};

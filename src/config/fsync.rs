@@ -1,5 +1,5 @@
 //! `iosat fsync` arguments → FsyncSpec. Every error names the flag and the value.
-//! Must not import sys/, monitor/ or ui/.
+//! Must not import: cmd/, ui/, monitor/.
 
 use crate::cli::fsync::FsyncArgs;
 use crate::error::{Error, Result};
@@ -162,25 +162,29 @@ fn check_dir(dir: &Path) -> Result<PathBuf> {
 #[derive(Debug, Clone)]
 pub struct FsyncRun {
     pub spec: FsyncSpec,
+    /// The format standard output gets.
     pub format: crate::report::Format,
-    /// `--html FILE`, already checked not to exist.
-    pub html: Option<PathBuf>,
-    /// `-o FILE` (checked not to exist unless `--force`).
-    pub output: Option<super::OutputFile>,
+    /// Standard output, `--html FILE` (checked not to exist) and `-o FILE` (checked not to
+    /// exist unless `--force`).
+    pub output: super::output::Output,
 }
 
 pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
     super::habits::fio(&a.fio, super::habits::FioOn::Fsync)?;
     super::habits::fio_fsync(&a.fio_fsync)?;
     let spec = spec(a)?;
-    if let Some(p) = &a.html {
-        crate::sys::fs::check_new_page(p)?;
-    }
+    let format = super::output_format(&a.format);
+    let output = super::output::Output::stdout(format)
+        .page(a.html.as_deref(), crate::sys::fs::Force::NotOffered)?
+        .file(
+            "-o",
+            a.output.output.as_deref(),
+            super::output::force(a.output.force),
+        )?;
     Ok(FsyncRun {
         spec,
-        format: super::output_format(&a.format),
-        html: a.html.clone(),
-        output: super::output_file(&a.output)?,
+        format,
+        output,
     })
 }
 

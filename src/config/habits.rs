@@ -1,6 +1,7 @@
 //! iostat's and fio's flags (cli/habits.rs) given iostat's or fio's meaning where iosat has
 //! one, or answered with one usage line naming iosat's way (exit 2). Never clap's "use
 //! '-- -x'" tip: these flags are parsed, then explained here.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::habits::{FioFlags, FioFsyncFlags, IostatFlags};
 use crate::error::{Error, Result};

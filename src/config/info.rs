@@ -1,9 +1,9 @@
 //! `iosat info` arguments → InfoSpec.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::info::InfoArgs;
 use crate::error::Result;
 use crate::monitor::select::Selection;
-use crate::report::Format;
 use crate::sys::Root;
 use std::path::PathBuf;
 
@@ -12,12 +12,11 @@ pub struct InfoSpec {
     /// Which devices to show (same rules as `iosat stat`); no patterns = whole disks, dm,
     /// md; --all adds partitions and virtual devices.
     pub selection: Selection,
-    pub format: Format,
     pub root: Root,
     /// Where device profiles are looked up (see `stat`).
     pub profile_dir: Option<PathBuf>,
-    /// `-o FILE`: the inventory is written there too.
-    pub output: Option<super::OutputFile>,
+    /// Standard output, and `-o FILE`: the inventory written there too.
+    pub output: super::output::Output,
 }
 
 impl InfoSpec {
@@ -33,10 +32,13 @@ impl InfoSpec {
                 partitions: a.all,
                 all: a.all,
             },
-            format: super::output_format(&a.format),
             root: super::root(&a.root),
             profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
-            output: super::output_file(&a.output)?,
+            output: super::output::Output::stdout(super::output_format(&a.format)).file(
+                "-o",
+                a.output.output.as_deref(),
+                super::output::force(a.output.force),
+            )?,
         })
     }
 }

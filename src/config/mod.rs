@@ -1,5 +1,6 @@
 //! Validation: turns clap argument structs into domain specs. No clap type goes past this
 //! module; errors name the flag and the value (DESIGN.md §3.7).
+//! Must not import: cmd/, ui/.
 
 pub mod analyze;
 pub mod compare;
@@ -7,6 +8,8 @@ pub mod exporter;
 pub mod fsync;
 pub mod habits;
 pub mod info;
+pub mod learn;
+pub mod output;
 pub mod profile;
 pub mod report;
 pub mod stat;
@@ -87,45 +90,4 @@ pub fn duration_arg(flag: &str, s: &str) -> crate::error::Result<u64> {
         return Err(Error::usage(flag, s, "must be at most a day"));
     }
     Ok(ns)
-}
-
-/// `-o FILE` (and `--force`) of a command that prints one result: where it also goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputFile {
-    pub path: std::path::PathBuf,
-    pub force: bool,
-}
-
-/// `-o FILE`: refused before any work when FILE exists and --force is not given, so a long
-/// run never ends in a refusal.
-pub fn output_file(a: &crate::cli::OutputFileArgs) -> crate::error::Result<Option<OutputFile>> {
-    let Some(path) = &a.output else {
-        return Ok(None);
-    };
-    check_output("-o", path, a.force)?;
-    Ok(Some(OutputFile {
-        path: path.clone(),
-        force: a.force,
-    }))
-}
-
-/// `-o FILE` with `--force`: the directory must be writable; without it, FILE must not exist
-/// either (the refusal says how to replace it).
-pub fn check_output(flag: &str, path: &std::path::Path, force: bool) -> crate::error::Result<()> {
-    use crate::error::Error;
-    if force {
-        return crate::sys::fs::check_dir_writable(flag, path);
-    }
-    crate::sys::fs::check_new_file(flag, path).map_err(|e| match e {
-        Error::Usage {
-            flag,
-            value,
-            reason,
-        } if reason.contains("exists") => Error::Usage {
-            flag,
-            value,
-            reason: "names a file that exists; pass --force to replace it".into(),
-        },
-        e => e,
-    })
 }

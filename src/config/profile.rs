@@ -1,6 +1,7 @@
 //! The profile directory, resolved one way for every command: `--profile-dir`, else
 //! `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`, else
 //! `~/.local/state/iosat/profiles` (crate::profile::profile_dir).
+//! Must not import: cmd/, ui/.
 
 use crate::cli::ProfileArgs;
 use crate::error::{Error, Result};

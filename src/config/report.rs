@@ -1,5 +1,6 @@
 //! `iosat report` arguments → [`ReportSpec`]: the format from `--format`, else from the
 //! extension of `-o` (`.md`, `.csv`, else HTML), and the profile directory resolved once.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::report::{ReportArgs, ReportFormat};
 use crate::error::Result;
@@ -9,9 +10,9 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportSpec {
     pub input: PathBuf,
-    pub output: Option<PathBuf>,
+    /// Standard output, or `-o FILE` instead of it.
+    pub output: super::output::Output,
     pub format: Format,
-    pub force: bool,
     pub profile_dir: Option<PathBuf>,
 }
 
@@ -32,11 +33,19 @@ impl ReportSpec {
                 _ => Format::Html,
             },
         };
+        let output = match &a.output {
+            None => super::output::Output::stdout(format),
+            Some(p) => super::output::Output::files_only().file_as(
+                "--output",
+                Some(p),
+                super::output::force(a.force),
+                format,
+            )?,
+        };
         Ok(ReportSpec {
             input: a.input.clone(),
-            output: a.output.clone(),
+            output,
             format,
-            force: a.force,
             profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
         })
     }

@@ -1,4 +1,5 @@
 //! `iosat stat` arguments → StatSpec. Each bad value is one Usage error naming the flag.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::stat::StatArgs;
 use crate::error::{Error, Result};
@@ -17,21 +18,24 @@ pub struct StatSpec {
     pub format: Format,
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
-    /// `--html FILE`: a page drawn from the recording (needs --record or --replay).
-    pub html: Option<PathBuf>,
     pub root: Root,
     /// `-z`: leave out devices that did no I/O in the interval.
     pub omit_idle: bool,
     /// The avg-cpu line (object, columns) of each interval; off with --no-cpu or -d.
     pub cpu: bool,
-    /// `-o FILE`: the reports are written there too; `force` replaces an existing FILE.
-    pub output: Option<PathBuf>,
-    pub force: bool,
+    /// Standard output; `-o FILE`: the reports written there too as they come (`--force`
+    /// replaces an existing FILE); `--html FILE`: a page drawn from the recording (needs
+    /// --record or --replay).
+    pub output: super::output::Output,
     /// Where device profiles are looked up; None with --no-profile or when no directory can
     /// be named (no --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME).
     pub profile_dir: Option<PathBuf>,
     /// `--no-bpf`: no block-latency source (live percentiles).
     pub no_bpf: bool,
+    /// Production learning (config::learn); None with --no-learn. A replay learns in memory.
+    pub learn: Option<crate::learn::LearnSpec>,
+    /// `--forget`: the state directory whose learned state is removed (then exit).
+    pub forget: Option<PathBuf>,
 }
 
 impl StatSpec {
@@ -43,6 +47,8 @@ impl StatSpec {
             count: None,
             since_boot: false,
             no_bpf: true,
+            learn: None,
+            forget: None,
             selection: Selection {
                 patterns: Vec::new(),
                 partitions: true,
@@ -51,12 +57,10 @@ impl StatSpec {
             format,
             record: None,
             replay: Some(path.to_path_buf()),
-            html: None,
             root: Root::default(),
             omit_idle: false,
             cpu: true,
-            output: None,
-            force: false,
+            output: super::output::Output::stdout(format),
             profile_dir,
         }
     }
@@ -164,10 +168,7 @@ fn output_file(a: &StatArgs) -> Result<(Option<PathBuf>, bool)> {
             }
             Ok((None, true))
         }
-        Some(p) => {
-            super::check_output("-o", p, a.force)?;
-            Ok((Some(p.clone()), false))
-        }
+        Some(p) => Ok((Some(p.clone()), false)),
         None => Ok((None, false)),
     }
 }
@@ -237,23 +238,40 @@ impl StatSpec {
                     "needs --record FILE (or --replay FILE): the page is drawn from a recording",
                 ));
             }
-            crate::sys::fs::check_new_page(p)?;
         }
+        let root = super::root(&a.root);
+        let mut learn = super::learn::spec(&a.learn, &root)?;
+        if let (Some(l), Some(_)) = (&mut learn, &a.replay) {
+            // A recording's devices need not be this machine's: learned in memory only.
+            l.state_dir = None;
+        }
+        let forget = match a.learn.forget {
+            true => Some(super::learn::state_dir(&a.learn, &root)?.ok_or_else(|| {
+                Error::flag(
+                    "--forget",
+                    "no state directory (--state-dir, $IOSAT_STATE_DIR)",
+                )
+            })?),
+            false => None,
+        };
+        let output = super::output::Output::stdout(format)
+            .stream_file(output.as_deref(), super::output::force(a.force))?
+            .page(a.html.as_deref(), crate::sys::fs::Force::NotOffered)?;
         Ok(StatSpec {
             interval_ns,
             count,
             since_boot: a.since_boot,
             no_bpf: a.no_bpf,
+            learn,
+            forget,
             selection: selection(&devices, a.partitions || habits.partitions, a.all)?,
             format,
             record: a.record.clone(),
             replay: a.replay.clone(),
-            html: a.html.clone(),
             root: super::root(&a.root),
             omit_idle: a.omit_idle,
             cpu: !(a.no_cpu || habits.no_cpu),
             output,
-            force: a.force,
             profile_dir: if a.no_profile {
                 None
             } else {

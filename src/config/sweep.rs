@@ -1,10 +1,12 @@
-//! `iosat sweep` arguments → a validated [`SweepSpec`]. Every error names the flag and the
-//! value. No clap type goes past this file; must not import sys/, monitor/ or ui/.
+//! `iosat sweep` arguments → a validated [`SweepSpec`]. Every error names the flag and the value.
+//! No clap type goes past this file.
+//! Must not import: cmd/, ui/, monitor/.
 
 use crate::cli::sweep::{PatternArg, SweepArgs};
 use crate::error::{Error, Result};
 use crate::load::target::TargetSpec;
 use crate::load::Pattern;
+use crate::sys::fs::Force;
 use std::path::PathBuf;
 
 /// The default concurrency levels: seed 000's 1, 4, 16, 64, 256 with the powers of two between.
@@ -35,10 +37,9 @@ pub struct SweepSpec {
     pub ramp_ns: u64,
     pub max_threads: u32,
     pub seed: u64,
-    pub format: crate::report::Format,
-    pub output: Option<PathBuf>,
-    /// `--html FILE`: the report page, checked not to exist.
-    pub html: Option<PathBuf>,
+    /// Standard output, `-o FILE` and the `--html FILE` page, rewritten after every level
+    /// (neither may exist: sweep's --force is --save-profile's).
+    pub output: super::output::Output,
     pub save_profile: bool,
     /// `--force`: save the profile although its measurement was unstable or disturbed.
     pub force: bool,
@@ -176,14 +177,10 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         return Err(Error::flag("--force", "only applies to --save-profile"));
     }
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
-    let format = super::output_format(&a.format);
-    if let Some(p) = &a.html {
-        crate::sys::fs::check_new_page(p)?;
-    }
     // -o is rewritten after every level: refuse a user's file before the run, not after it.
-    if let Some(p) = &a.output {
-        crate::sys::fs::check_new_file("-o", p)?;
-    }
+    let output = super::output::Output::stdout(super::output_format(&a.format))
+        .page(a.html.as_deref(), Force::NotOffered)?
+        .file("-o", a.output.as_deref(), Force::NotOffered)?;
     Ok(SweepSpec {
         target: TargetSpec {
             path: a.target.clone(),
@@ -207,9 +204,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         ramp_ns,
         max_threads: a.threads,
         seed: a.seed,
-        format,
-        output: a.output.clone(),
-        html: a.html.clone(),
+        output,
         save_profile: a.save_profile,
         force: a.force,
         profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Save)?,

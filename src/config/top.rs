@@ -1,5 +1,6 @@
 //! `iosat top` arguments → TopSpec, with stat's interval, device and profile rules
 //! (config::stat, config::profile). Each bad value is one Usage error naming the flag.
+//! Must not import: cmd/, ui/.
 
 use crate::cli::top::TopArgs;
 use crate::error::Result;

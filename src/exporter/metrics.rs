@@ -1,8 +1,9 @@
-//! The Prometheus text exposition of one scrape (format 0.0.4): a [`Scrape`] (raw diskstats
-//! lines with their `*_ms` totals wrap-extended, device identity, in-flight split, profiles,
-//! block-latency histograms, collector health) in, bytes out. Pure: no IO, no clock. Also the per-device state that
-//! extends the kernel's 32-bit ms fields across scrapes ([`WrapExtender`]), with the proof
-//! `monitor::DiskDelta::between` uses. Must not import cli/, cmd/, ui/ or report/.
+//! The Prometheus text exposition of one scrape (format 0.0.4): a [`Scrape`] (raw diskstats lines
+//! with their `*_ms` totals wrap-extended, device identity, in-flight split, profiles,
+//! block-latency histograms, collector health) in, bytes out. Pure: no IO, no clock. Also the
+//! per-device state that extends the kernel's 32-bit ms fields across scrapes ([`WrapExtender`]),
+//! with the proof `monitor::DiskDelta::between` uses.
+//! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use crate::monitor::DiskDelta;
 use crate::profile::DeviceProfile;

@@ -1,6 +1,7 @@
 //! The Prometheus rules and the Grafana dashboard shipped in `prometheus/`, embedded so that
 //! `iosat exporter --print-rules` / `--print-alerts` / `--print-dashboard` print exactly the
 //! files in the repository. Data only.
+//! Imports only: nothing.
 
 /// `prometheus/recording.yml`: rates, concurrency, mean latency, saturation, load, headroom.
 pub const RECORDING: &str = include_str!("../../prometheus/recording.yml");

@@ -1,10 +1,10 @@
 //! The exporter's collector: one read of /proc/diskstats through the shared reader
-//! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus
-//! exclude globs, identity from sysfs (learned once per device), the in-flight split
-//! (sys::inflight), profiles (profile::ProfileCache, read again every minute so a profile
-//! saved while the exporter runs is picked up), the wrap extension of the ms fields kept
-//! across scrapes, and the block-latency histograms (sys::bpf) when attached. Returns a [`Scrape`] for metrics::render. Must not import
-//! cli/, cmd/, ui/ or report/.
+//! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus exclude
+//! globs, identity from sysfs (learned once per device), the in-flight split (sys::inflight),
+//! profiles (profile::ProfileCache, read again every minute so a profile saved while the exporter
+//! runs is picked up), the wrap extension of the ms fields kept across scrapes, and the
+//! block-latency histograms (sys::bpf) when attached. Returns a [`Scrape`] for metrics::render.
+//! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
 use crate::monitor::select::{glob_match, DeviceMeta, Selection};
@@ -93,7 +93,7 @@ impl Scraper {
     fn warn(&mut self, warnings: Vec<String>) {
         for w in warnings {
             if self.warned.insert(w.clone()) {
-                eprintln!("iosat: warning: {w}");
+                crate::error::warn(w);
             }
         }
     }

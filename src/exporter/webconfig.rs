@@ -3,6 +3,7 @@
 //! `cert_file` and `key_file` (relative paths are relative to the file, as exporter-toolkit
 //! reads them) and `basic_auth_users` (user: bcrypt hash). Any other setting is refused by
 //! name rather than silently ignored. Pure: text in, [`WebConfig`] out.
+//! Imports only: nothing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
-//! The self-describing block every commit writes, and the check of a block read back.
-//! Pure (no IO); must not import anything outside fsync/.
+//! The self-describing block every commit writes, and the check of a block read back. Pure (no IO).
+//! Imports only: fsync/.
 //!
 //! Layout, little-endian: magic "IOSATFS1" (8) · run id (8) · byte offset (8) · sequence (8) ·
 //! block size (4) · CRC-32 of the whole block with this field zero (4) · payload. The payload

@@ -1,5 +1,6 @@
-//! The device under the test directory and its flush counters around each measured run,
-//! through monitor::watch (the same window sweep uses), never a diskstats parser of its own. Must not import ui/.
+//! The device under the test directory and its flush counters around each measured run, through
+//! monitor::watch (the same window sweep uses), never a diskstats parser of its own.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 
 use super::report::FlushStats;
 use crate::monitor::watch::{DeviceWatch, Mark};

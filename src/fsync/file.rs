@@ -1,8 +1,9 @@
-//! The test files of one run, shared by the single-committer cases (runner.rs) and the
-//! group-commit levels (group.rs): their names, the run context, laying out stamped blocks, the
-//! corruption test hook and the read-back verification. Imports block.rs, io.rs and the spec
-//! and device-watch types, never runner.rs or group.rs, so runner.rs → group.rs → file.rs runs
-//! one way. Must not import ui/ or report/ (the crate's).
+//! The test files of one run, shared by the single-committer cases (runner.rs) and the group-commit
+//! levels (group.rs): their names, the run context, laying out stamped blocks, the corruption test
+//! hook and the read-back verification. Imports block.rs, io.rs and the spec and device-watch
+//! types, never runner.rs or group.rs, so runner.rs → group.rs → file.rs runs one way.
+//! Must not import: fsync/runner.rs, fsync/group.rs, cli/, config/, cmd/, ui/, report/, exporter/,
+//! import/, load/.
 
 use super::block;
 use super::device::Watch;

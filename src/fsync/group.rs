@@ -1,8 +1,9 @@
-//! Group commit: N concurrent committers writing to ONE shared log, where whoever finds no
-//! flush in progress becomes the leader and fsyncs for every writer whose record is already
-//! written (InnoDB's log_write_up_to, PostgreSQL's XLogFlush), against N committers each
-//! writing and fsyncing its own file. Imports fsync/file.rs for the test files, never
-//! runner.rs (which calls this). Must not import ui/ or report/ (the crate's).
+//! Group commit: N concurrent committers writing to ONE shared log, where whoever finds no flush in
+//! progress becomes the leader and fsyncs for every writer whose record is already written
+//! (InnoDB's log_write_up_to, PostgreSQL's XLogFlush), against N committers each writing and
+//! fsyncing its own file. Imports fsync/file.rs for the test files, never runner.rs (which calls
+//! this).
+//! Must not import: fsync/runner.rs, cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 //!
 //! The Mutex/Condvar here is the thing being measured (the commit queue of a database), not
 //! bookkeeping: statistics stay thread-local and are merged after join.

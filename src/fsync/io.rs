@@ -1,8 +1,8 @@
-//! The I/O of the fsync experiment: test files iosat creates and always removes, the timed
-//! write + sync calls with their error policy (a failed fsync is fatal, never retried), the
-//! O_DIRECT refusal, the Ctrl-C flag. The system calls themselves are std's or sys/'s (the
-//! aligned buffer, pwritev2, fadvise); no `unsafe` here. Must not import anything outside
-//! fsync/, error and sys/.
+//! The I/O of the fsync experiment: test files iosat creates and always removes, the timed write +
+//! sync calls with their error policy (a failed fsync is fatal, never retried), the O_DIRECT
+//! refusal, the Ctrl-C flag. The system calls themselves are std's or sys/'s (the aligned buffer,
+//! pwritev2, fadvise); no `unsafe` here.
+//! Imports only: fsync/, error, sys/.
 
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};

@@ -1,6 +1,7 @@
-//! Commit-latency measurement: FsyncSpec → FsyncReport (seed 002). Owns the eight commit
-//! methods, the test files, block headers and read-back verification, the group-commit
-//! experiment and the flush-honesty verdict. Must not import ui/, report/, cli/ or cmd/.
+//! Commit-latency measurement: FsyncSpec → FsyncReport (seed 002). Owns the eight commit methods,
+//! the test files, block headers and read-back verification, the group-commit experiment and the
+//! flush-honesty verdict.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 
 pub mod block;
 pub mod device;

@@ -1,7 +1,8 @@
-//! The result of `iosat fsync` and its JSON (schema_version 2: the envelope), both ways:
-//! written by the run, read back by `iosat report` (version 1 files and older ones load
-//! through serde defaults; a schema_version this build does not know is refused). Plain
-//! data; the one renderer is report/fsync.rs. Must not import ui/ or report/.
+//! The result of `iosat fsync` and its JSON (schema_version 2: the envelope), both ways: written by
+//! the run, read back by `iosat report` (version 1 files and older ones load through serde
+//! defaults; a schema_version this build does not know is refused). Plain data; the one renderer is
+//! report/fsync.rs.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 
 use super::{Method, Mode};
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
-//! Runs every case of an FsyncSpec: lays out each test file, times write + sync in a loop
-//! without allocation or printing, reads the device's flush counters around the loop, reads
-//! the file back and checks every block; then the group-commit experiment (group.rs) and the
-//! verdict. Imports fsync/file.rs and group.rs, never the reverse. Must not import ui/ or
-//! report/ (the crate's).
+//! Runs every case of an FsyncSpec: lays out each test file, times write + sync in a loop without
+//! allocation or printing, reads the device's flush counters around the loop, reads the file back
+//! and checks every block; then the group-commit experiment (group.rs) and the verdict. Imports
+//! fsync/file.rs and group.rs, never the reverse.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 
 use super::block;
 use super::device::{self, Watch};

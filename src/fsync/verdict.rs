@@ -1,6 +1,6 @@
-//! The flush-honesty verdict: do the measured commit latencies and the device's flush counters
-//! fit what the device says about itself (sysfs) and what physics allows? Pure; must not
-//! import ui/, report/ or sys/.
+//! The flush-honesty verdict: do the measured commit latencies and the device's flush counters fit
+//! what the device says about itself (sysfs) and what physics allows? Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/, sys/.
 
 use super::device::{DiskFacts, Watch};
 use super::report::{CaseResult, DeviceSection, FlushVerdict};

@@ -1,8 +1,8 @@
-//! Raw /proc/diskstats samples → per-device [`DeviceSample`] series: iosat recordings
-//! (`iosat stat --record`) and pt-diskstats `--save-samples` / pt-stalk `*-diskstats` files.
-//! No parser of its own: the one replay of `iosat stat --replay` (monitor::replay) computes
-//! each interval's DiskRates, which become the same samples an `iostat -x` log gives, for the
-//! same diagnosis. Pure. Must not import cli/, cmd/, load/ or sys/.
+//! Raw /proc/diskstats samples → per-device [`DeviceSample`] series: iosat recordings (`iosat stat
+//! --record`) and pt-diskstats `--save-samples` / pt-stalk `*-diskstats` files. No parser of its
+//! own: the one replay of `iosat stat --replay` (monitor::replay) computes each interval's
+//! DiskRates, which become the same samples an `iostat -x` log gives, for the same diagnosis. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 
 use super::{perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;
@@ -83,6 +83,7 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
                     device: d.meta.display_name.clone(),
                     samples: Vec::new(),
                     shown_by_default: default.selects(d.major, &d.kernel_name, &d.meta),
+                    learned: None,
                 },
                 skipped: 0,
             });
@@ -103,6 +104,11 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     };
     let mut replay = Replay::new(text, every, false, Box::new(|_| None))
         .map_err(|e| perr(path, e.line, e.reason))?;
+    // The same learner live `iosat stat` runs, in memory: what it says at the last interval
+    // is what live learning over the same intervals said.
+    replay.replayer_mut().learn_with(crate::learn::Learner::new(
+        crate::learn::LearnSpec::default(),
+    ));
     let source = replay.source();
     let tool = match source {
         Source::Iosat => Tool::Iosat,
@@ -126,6 +132,9 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             match &d.rates {
                 Ok(r) => t.series.samples.push(sample(time.clone(), r)),
                 Err(_) => t.skipped += 1,
+            }
+            if let Some(l) = &d.learned {
+                t.series.learned = Some((**l).clone());
             }
         }
     }

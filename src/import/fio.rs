@@ -1,4 +1,5 @@
 //! fio `--output-format=json` and `json+` (fio 2.x µs keys and 3.x ns keys) → levels. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 //!
 //! A level is a reporting group (`groupid`: a `stonewall` starts a new one), so one file per
 //! iodepth or one file with several stonewalled jobs both work. Its concurrency is the sum

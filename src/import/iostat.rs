@@ -7,6 +7,7 @@
 //! last, a report split into blocks, k/M/% suffixes), `-o JSON`, and the mangled forms
 //! articles quote: header and row glued on one line (`%utildm-0 0.00 …`, seed 001) and a
 //! header and row wrapped into two halves each (seed 004).
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 
 use super::{num, perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;
@@ -173,6 +174,7 @@ fn push_sample(out: &mut FileImport, device: &str, s: DeviceSample) {
     match out.devices.iter_mut().find(|d| d.device == device) {
         Some(d) => d.samples.push(s),
         None => out.devices.push(DeviceSeries {
+            learned: None,
             device: device.to_string(),
             samples: vec![s],
             shown_by_default: true,
@@ -180,309 +182,427 @@ fn push_sample(out: &mut FileImport, device: &str, s: DeviceSample) {
     }
 }
 
-/// Parse iostat output (text or `-o JSON`).
-pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
-    if text.trim_start().starts_with('{') {
-        return parse_json(path, text);
-    }
-    let mut out = FileImport::new(path, Tool::Iostat);
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut time: Option<String> = None;
-    let mut cpu_values_next = false;
-    // Rows of the current block waiting for the second half of a wrapped line.
-    let mut wrapped: Vec<usize> = Vec::new();
-    let mut section = 0;
-    let mut reports = 0;
+/// What one line of an iostat text log is, on its own (the assembler decides what it means
+/// after the lines before it).
+enum Line<'a> {
+    Blank,
+    /// `Linux 6.1.0 (host) ...`: a new iostat run.
+    Banner,
+    /// `avg-cpu:  %user ...`: its values follow on the next line.
+    CpuHeader,
+    /// `-t`: the time of the report that follows.
+    Timestamp(&'a str),
+    /// `--pretty`/`-h`: column names, then `Device`.
+    PrettyHeader(Vec<Option<Col>>),
+    /// `Device:`/`Device` then column names; `glued` is the first device row when the header
+    /// and the row were glued into one line (`%utildm-0 0.00 …`).
+    Header {
+        cols: Vec<Option<Col>>,
+        glued: Option<(String, Vec<f64>)>,
+    },
+    /// Anything else, read against the block above it.
+    Body {
+        toks: Vec<&'a str>,
+        shape: Shape,
+    },
+}
 
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let l = raw.trim();
-        if l.is_empty() {
+/// The shape of a [`Line::Body`].
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// Only column names: the second half of a wrapped header.
+    ColumnNames,
+    /// Only values: the second half of a wrapped row, or the avg-cpu values.
+    Numbers,
+    /// A device row (or a line that is none of these, which the assembler refuses).
+    Other,
+}
+
+fn is_numeric(toks: &[&str]) -> bool {
+    !toks.is_empty() && toks.iter().all(|x| value(x).is_some())
+}
+
+/// One line of an iostat text log, trimmed, as a [`Line`]; `n` is its number, for errors.
+fn classify<'a>(path: &Path, n: usize, l: &'a str) -> Result<Line<'a>> {
+    if l.is_empty() {
+        return Ok(Line::Blank);
+    }
+    let toks: Vec<&str> = l.split_whitespace().collect();
+    if l.starts_with("Linux ") {
+        return Ok(Line::Banner);
+    }
+    if l.starts_with("avg-cpu:") {
+        return Ok(Line::CpuHeader);
+    }
+    if is_numeric(&toks) {
+        return Ok(Line::Body {
+            toks,
+            shape: Shape::Numbers,
+        });
+    }
+    if is_timestamp(l) {
+        return Ok(Line::Timestamp(l));
+    }
+    let pretty_header = toks.len() > 1
+        && toks[toks.len() - 1] == "Device"
+        && toks[..toks.len() - 1].iter().all(|t| column(t).is_some());
+    if pretty_header {
+        let cols = toks[..toks.len() - 1].iter().map(|t| column(t)).collect();
+        return Ok(Line::PrettyHeader(cols));
+    }
+    if toks[0] == "Device:" || toks[0] == "Device" {
+        return header(path, n, &toks);
+    }
+    let shape = if toks.iter().all(|t| column(t).is_some()) {
+        Shape::ColumnNames
+    } else {
+        Shape::Other
+    };
+    Ok(Line::Body { toks, shape })
+}
+
+/// A `Device:`/`Device` header line, with the device row glued to it if there is one.
+fn header<'a>(path: &Path, n: usize, toks: &[&str]) -> Result<Line<'a>> {
+    let mut cols = Vec::new();
+    let mut rest: Vec<String> = Vec::new();
+    for (k, t) in toks[1..].iter().enumerate() {
+        if let Some(c) = column(t) {
+            cols.push(Some(c));
             continue;
         }
-        let toks: Vec<&str> = l.split_whitespace().collect();
-        let numeric = |t: &[&str]| !t.is_empty() && t.iter().all(|x| value(x).is_some());
-        if l.starts_with("Linux ") {
-            time = None;
-            section += 1;
-            continue;
+        // "%utildm-0": the last header column glued to the first device name.
+        if let Some(dev) = t.strip_prefix("%util").filter(|d| !d.is_empty()) {
+            cols.push(Some(Col::Util));
+            rest.push(dev.to_string());
+            rest.extend(toks[k + 2..].iter().map(|s| s.to_string()));
+            break;
         }
-        if l.starts_with("avg-cpu:") {
-            cpu_values_next = true;
-            continue;
+        if is_numeric(&[t]) {
+            return Err(perr(
+                path,
+                n,
+                format!("expected column names after 'Device', got the number '{t}'"),
+            ));
         }
-        if cpu_values_next && numeric(&toks) {
-            cpu_values_next = false;
-            continue;
+        cols.push(None);
+    }
+    let glued = match rest.split_first() {
+        None => None,
+        Some((device, vals)) => {
+            let values: Option<Vec<f64>> = vals.iter().map(|v| value(v)).collect();
+            let values =
+                values.ok_or_else(|| perr(path, n, "expected numbers after the device name"))?;
+            Some((device.clone(), values))
         }
-        cpu_values_next = false;
-        if is_timestamp(l) {
-            time = Some(l.to_string());
-            continue;
-        }
-        let pretty_header = toks.len() > 1
-            && toks[toks.len() - 1] == "Device"
-            && toks[..toks.len() - 1].iter().all(|t| column(t).is_some());
-        if pretty_header {
-            let cols: Vec<Option<Col>> = toks[..toks.len() - 1].iter().map(|t| column(t)).collect();
-            // A block continues the previous pretty report unless it repeats a column of it.
-            let same_report = blocks.last().is_some_and(|b| {
-                b.device_last
-                    && b.section == section
-                    && blocks.iter().filter(|x| x.report == b.report).all(|x| {
-                        x.cols.iter().all(|c| {
-                            c.map_or(true, |c| c == Col::Ignored || !cols.contains(&Some(c)))
-                        })
-                    })
-            });
-            if !same_report {
-                reports += 1;
+    };
+    Ok(Line::Header { cols, glued })
+}
+
+/// The first 40 characters of a line, to quote it in an error.
+fn quote(l: &str) -> String {
+    l.chars().take(40).collect()
+}
+
+/// Builds the blocks (headers) and rows of an iostat text log from its classified lines.
+#[derive(Default)]
+struct Assembler {
+    blocks: Vec<Block>,
+    rows: Vec<Row>,
+    time: Option<String>,
+    cpu_values_next: bool,
+    /// Rows of the current block waiting for the second half of a wrapped line.
+    wrapped: Vec<usize>,
+    section: usize,
+    reports: usize,
+}
+
+impl Assembler {
+    /// Takes line `n` (trimmed text `l`, classified as `line`).
+    fn line(&mut self, path: &Path, n: usize, l: &str, line: Line) -> Result<()> {
+        match line {
+            Line::Blank => return Ok(()),
+            Line::Banner => {
+                self.time = None;
+                self.section += 1;
+                return Ok(());
             }
-            blocks.push(Block {
-                cols,
-                line: n,
-                section,
-                device_last: true,
-                report: reports,
-            });
-            wrapped.clear();
-            continue;
-        }
-        if toks[0] == "Device:" || toks[0] == "Device" {
-            let mut cols = Vec::new();
-            let mut rest: Vec<String> = Vec::new();
-            for (k, t) in toks[1..].iter().enumerate() {
-                if let Some(c) = column(t) {
-                    cols.push(Some(c));
-                    continue;
-                }
-                // "%utildm-0": the last header column glued to the first device name.
-                if let Some(dev) = t.strip_prefix("%util").filter(|d| !d.is_empty()) {
-                    cols.push(Some(Col::Util));
-                    rest.push(dev.to_string());
-                    rest.extend(toks[k + 2..].iter().map(|s| s.to_string()));
-                    break;
-                }
-                if numeric(&[t]) {
-                    return Err(perr(
-                        path,
-                        n,
-                        format!("expected column names after 'Device', got the number '{t}'"),
-                    ));
-                }
-                cols.push(None);
+            Line::CpuHeader => {
+                self.cpu_values_next = true;
+                return Ok(());
             }
-            reports += 1;
-            blocks.push(Block {
-                cols,
-                line: n,
-                section,
-                device_last: false,
-                report: reports,
-            });
-            wrapped.clear();
-            if !rest.is_empty() {
-                let values: Option<Vec<f64>> = rest[1..].iter().map(|v| value(v)).collect();
-                let values = values
-                    .ok_or_else(|| perr(path, n, "expected numbers after the device name"))?;
-                rows.push(Row {
-                    device: rest[0].clone(),
-                    values,
-                    line: n,
-                    block: blocks.len() - 1,
-                    time: time.clone(),
-                });
+            Line::Body {
+                shape: Shape::Numbers,
+                ..
+            } if self.cpu_values_next => {
+                self.cpu_values_next = false;
+                return Ok(());
             }
-            continue;
+            _ => self.cpu_values_next = false,
         }
-        let Some(b) = blocks.len().checked_sub(1) else {
+        match line {
+            Line::Timestamp(t) => self.time = Some(t.to_string()),
+            Line::PrettyHeader(cols) => self.pretty_header(n, cols),
+            Line::Header { cols, glued } => {
+                self.reports += 1;
+                self.push_block(n, cols, false);
+                if let Some((device, values)) = glued {
+                    self.rows.push(Row {
+                        device,
+                        values,
+                        line: n,
+                        block: self.blocks.len() - 1,
+                        time: self.time.clone(),
+                    });
+                }
+            }
+            Line::Body { toks, shape } => self.body(path, n, l, &toks, shape)?,
+            Line::Blank | Line::Banner | Line::CpuHeader => unreachable!("handled above"),
+        }
+        Ok(())
+    }
+
+    fn push_block(&mut self, n: usize, cols: Vec<Option<Col>>, device_last: bool) {
+        self.blocks.push(Block {
+            cols,
+            line: n,
+            section: self.section,
+            device_last,
+            report: self.reports,
+        });
+        self.wrapped.clear();
+    }
+
+    fn pretty_header(&mut self, n: usize, cols: Vec<Option<Col>>) {
+        // A block continues the previous pretty report unless it repeats a column of it.
+        let blocks = &self.blocks;
+        let same_report = blocks.last().is_some_and(|b| {
+            b.device_last
+                && b.section == self.section
+                && blocks.iter().filter(|x| x.report == b.report).all(|x| {
+                    x.cols
+                        .iter()
+                        .all(|c| c.map_or(true, |c| c == Col::Ignored || !cols.contains(&Some(c))))
+                })
+        });
+        if !same_report {
+            self.reports += 1;
+        }
+        self.push_block(n, cols, true);
+    }
+
+    /// A line under a header: a device row, or the second half of a wrapped header or row.
+    fn body(&mut self, path: &Path, n: usize, l: &str, toks: &[&str], shape: Shape) -> Result<()> {
+        let Some(b) = self.blocks.len().checked_sub(1) else {
             return Err(perr(
                 path,
                 n,
                 format!(
                     "expected an iostat -x 'Device' header before '{}'",
-                    l.chars().take(40).collect::<String>()
+                    quote(l)
                 ),
             ));
         };
-        if blocks[b].device_last {
+        if self.blocks[b].device_last {
             let (dev, vals) = toks.split_last().expect("non-empty line");
-            match Row::of(dev, vals, n, b, &time) {
-                Some(row) if value(dev).is_none() => rows.push(row),
-                _ => {
+            return match Row::of(dev, vals, n, b, &self.time) {
+                Some(row) if value(dev).is_none() => {
+                    self.rows.push(row);
+                    Ok(())
+                }
+                _ => Err(perr(
+                    path,
+                    n,
+                    format!(
+                        "expected numbers then a device name (iostat --pretty) for the header \
+                         at line {}, got '{}'",
+                        self.blocks[b].line,
+                        quote(l)
+                    ),
+                )),
+            };
+        }
+        match shape {
+            // The second half of a wrapped header: only column names, no 'Device'.
+            Shape::ColumnNames => {
+                let want = self.blocks[b].cols.len();
+                self.blocks[b].cols.extend(toks.iter().map(|t| column(t)));
+                self.wrapped = (self.rows.iter().enumerate())
+                    .filter(|(_, r)| r.block == b && r.values.len() == want)
+                    .map(|(k, _)| k)
+                    .collect();
+            }
+            Shape::Numbers => {
+                if self.wrapped.is_empty() {
+                    return Err(perr(
+                        path,
+                        n,
+                        "expected a device name before the numbers (or a wrapped header line \
+                         before a line of numbers only)",
+                    ));
+                }
+                let k = self.wrapped.remove(0);
+                self.rows[k]
+                    .values
+                    .extend(toks.iter().filter_map(|t| value(t)));
+            }
+            Shape::Other => match Row::of(toks[0], &toks[1..], n, b, &self.time) {
+                Some(row) => self.rows.push(row),
+                None => {
                     return Err(perr(
                         path,
                         n,
                         format!(
-                            "expected numbers then a device name (iostat --pretty) for the \
-                             header at line {}, got '{}'",
-                            blocks[b].line,
-                            l.chars().take(40).collect::<String>()
+                            "expected a device row (a name, then numbers) for the header at \
+                             line {}, got '{}'",
+                            self.blocks[b].line,
+                            quote(l)
                         ),
                     ))
                 }
-            }
-            continue;
+            },
         }
-        // The second half of a wrapped header: only column names, no 'Device'.
-        if toks.iter().all(|t| column(t).is_some()) {
-            let want = blocks[b].cols.len();
-            blocks[b].cols.extend(toks.iter().map(|t| column(t)));
-            wrapped = rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.block == b && r.values.len() == want)
-                .map(|(k, _)| k)
-                .collect();
-            continue;
-        }
-        if numeric(&toks) {
-            if wrapped.is_empty() {
-                return Err(perr(
-                    path,
-                    n,
-                    "expected a device name before the numbers (or a wrapped header line \
-                     before a line of numbers only)",
-                ));
-            }
-            let k = wrapped.remove(0);
-            rows[k].values.extend(toks.iter().filter_map(|t| value(t)));
-            continue;
-        }
-        match Row::of(toks[0], &toks[1..], n, b, &time) {
-            Some(row) => rows.push(row),
-            _ => {
-                return Err(perr(
-                    path,
-                    n,
+        Ok(())
+    }
+
+    /// Every row has a value per column of its header; the last row, short, was cut off.
+    fn check_rows(&self, path: &Path) -> Result<()> {
+        let last_line = self.rows.last().map(|r| r.line).unwrap_or(0);
+        for r in &self.rows {
+            let block = &self.blocks[r.block];
+            let want = block.cols.len();
+            if r.values.len() != want {
+                let reason = if r.values.len() < want && r.line == last_line {
                     format!(
-                        "expected a device row (a name, then numbers) for the header at line \
-                         {}, got '{}'",
-                        blocks[b].line,
-                        l.chars().take(40).collect::<String>()
-                    ),
-                ))
+                        "truncated: expected {want} values for the columns of the header at \
+                         line {}, got {}",
+                        block.line,
+                        r.values.len()
+                    )
+                } else {
+                    format!(
+                        "expected {want} values for the columns of the header at line {}, got {}",
+                        block.line,
+                        r.values.len()
+                    )
+                };
+                return Err(perr(path, r.line, reason));
             }
         }
+        Ok(())
     }
-    if blocks.is_empty() {
-        return Err(perr(path, 1, "expected an iostat -x 'Device' header"));
-    }
-    let last_line = rows.last().map(|r| r.line).unwrap_or(0);
-    for r in &rows {
-        let block = &blocks[r.block];
-        let want = block.cols.len();
-        if r.values.len() != want {
-            let reason = if r.values.len() < want && r.line == last_line {
-                format!(
-                    "truncated: expected {want} values for the columns of the header at line \
-                     {}, got {}",
-                    block.line,
-                    r.values.len()
-                )
-            } else {
-                format!(
-                    "expected {want} values for the columns of the header at line {}, got {}",
-                    block.line,
-                    r.values.len()
-                )
-            };
-            return Err(perr(path, r.line, reason));
-        }
-    }
-    let has_any = |cols: &[Option<Col>]| {
-        cols.iter().any(|c| {
-            matches!(
-                c,
-                Some(Col::Await | Col::RAwait | Col::WAwait | Col::AquSz | Col::Util)
-            )
-        })
-    };
 
-    // One sample per (report, device): a pretty report spreads a device over several blocks.
-    struct Merged {
-        report: usize,
-        device: String,
-        cols: Vec<Option<Col>>,
-        values: Vec<f64>,
-        time: Option<String>,
-        header_line: usize,
-    }
-    let mut merged: Vec<Merged> = Vec::new();
-    for r in &rows {
-        let block = &blocks[r.block];
-        match merged
-            .iter_mut()
-            .find(|m| m.report == block.report && m.device == r.device)
-        {
-            Some(m) => {
-                m.cols.extend(block.cols.iter().copied());
-                m.values.extend(r.values.iter().copied());
+    /// One sample per (report, device): a pretty report spreads a device over several blocks.
+    fn merged(&self) -> Vec<Merged> {
+        let mut merged: Vec<Merged> = Vec::new();
+        for r in &self.rows {
+            let block = &self.blocks[r.block];
+            match merged
+                .iter_mut()
+                .find(|m| m.report == block.report && m.device == r.device)
+            {
+                Some(m) => {
+                    m.cols.extend(block.cols.iter().copied());
+                    m.values.extend(r.values.iter().copied());
+                }
+                None => merged.push(Merged {
+                    report: block.report,
+                    device: r.device.clone(),
+                    cols: block.cols.clone(),
+                    values: r.values.clone(),
+                    time: r.time.clone(),
+                    header_line: block.line,
+                }),
             }
-            None => merged.push(Merged {
-                report: block.report,
-                device: r.device.clone(),
-                cols: block.cols.clone(),
-                values: r.values.clone(),
-                time: r.time.clone(),
-                header_line: block.line,
-            }),
         }
+        merged
     }
 
-    // iostat's first report of a run averages everything since boot (seed 000: "can be
-    // safely ignored"). Leave it out when the run printed more than one report; pasted
-    // excerpts without the "Linux" banner are kept whole.
-    let section_of = |report: usize| {
-        blocks
-            .iter()
-            .find(|b| b.report == report)
+    /// iostat's first report of a run averages everything since boot (seed 000: "can be
+    /// safely ignored"). It is left out when the run printed more than one report; pasted
+    /// excerpts without the "Linux" banner are kept whole.
+    fn since_boot(&self, report: usize) -> bool {
+        let blocks = &self.blocks;
+        let sec = (blocks.iter().find(|b| b.report == report))
             .map(|b| b.section)
-            .unwrap_or(0)
-    };
-    let since_boot = |report: usize| {
-        let sec = section_of(report);
-        let mut in_section: Vec<usize> = blocks
-            .iter()
-            .filter(|b| b.section == sec)
+            .unwrap_or(0);
+        let mut in_section: Vec<usize> = (blocks.iter().filter(|b| b.section == sec))
             .map(|b| b.report)
             .collect();
         in_section.dedup();
         sec > 0 && in_section.len() > 1 && in_section.first() == Some(&report)
-    };
-    let mut dropped = false;
-    for m in merged {
-        if !has_any(&m.cols) {
-            return Err(perr(
-                path,
-                m.header_line,
-                "expected iostat -x columns (await, aqu-sz or %util): without -x there is \
-                 nothing to judge saturation by",
+    }
+
+    /// The device series of the whole log.
+    fn finish(self, path: &Path) -> Result<FileImport> {
+        if self.blocks.is_empty() {
+            return Err(perr(path, 1, "expected an iostat -x 'Device' header"));
+        }
+        self.check_rows(path)?;
+        let has_any = |cols: &[Option<Col>]| {
+            cols.iter().any(|c| {
+                matches!(
+                    c,
+                    Some(Col::Await | Col::RAwait | Col::WAwait | Col::AquSz | Col::Util)
+                )
+            })
+        };
+        let mut out = FileImport::new(path, Tool::Iostat);
+        let mut dropped = false;
+        for m in self.merged() {
+            if !has_any(&m.cols) {
+                return Err(perr(
+                    path,
+                    m.header_line,
+                    "expected iostat -x columns (await, aqu-sz or %util): without -x there is \
+                     nothing to judge saturation by",
+                ));
+            }
+            if self.since_boot(m.report) {
+                dropped = true;
+                continue;
+            }
+            push_sample(&mut out, &m.device, sample(&m.cols, &m.values, m.time));
+        }
+        if dropped {
+            out.notes.push(format!(
+                "{}: the first report of each iostat run (averages since boot) is left out; \
+                 with iostat -y there is none to leave out.",
+                path.display()
             ));
         }
-        if since_boot(m.report) {
-            dropped = true;
-            continue;
+        if out.devices.is_empty() {
+            return Err(perr(
+                path,
+                self.blocks[0].line,
+                "expected device rows after the 'Device' header",
+            ));
         }
-        push_sample(&mut out, &m.device, sample(&m.cols, &m.values, m.time));
+        short_layout_note(&mut out);
+        Ok(out)
     }
-    if dropped {
-        out.notes.push(format!(
-            "{}: the first report of each iostat run (averages since boot) is left out; with \
-             iostat -y there is none to leave out.",
-            path.display()
-        ));
+}
+
+/// One device's values of one report, its blocks joined.
+struct Merged {
+    report: usize,
+    device: String,
+    cols: Vec<Option<Col>>,
+    values: Vec<f64>,
+    time: Option<String>,
+    header_line: usize,
+}
+
+/// Parse iostat output (text or `-o JSON`).
+pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
+    if text.trim_start().starts_with('{') {
+        return parse_json(path, text);
     }
-    if out.devices.is_empty() {
-        return Err(perr(
-            path,
-            blocks[0].line,
-            "expected device rows after the 'Device' header",
-        ));
+    let mut asm = Assembler::default();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        asm.line(path, i + 1, l, classify(path, i + 1, l)?)?;
     }
-    short_layout_note(&mut out);
-    Ok(out)
+    asm.finish(path)
 }
 
 /// `iostat -xs` (sysstat 12's short extended layout) prints totals, not directions: say so,

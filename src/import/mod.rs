@@ -1,8 +1,9 @@
 //! Importers: fio JSON, sysbench fileio text, `iostat -x` text and JSON, iosat recordings and
 //! pt-diskstats/pt-stalk sample files → the analysis types ([`LevelPoint`]s for a verdict,
-//! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values
-//! out); [`load`] is the only function that reads a file. Must not import cli/, cmd/, load/,
-//! sys/, ui/ or report/ (report/analyze.rs renders what report.rs builds).
+//! [`DeviceSample`] series for a device diagnosis). Each parser is pure (text in, values out);
+//! [`load`] is the only function that reads a file. report/analyze.rs renders what report.rs
+//! builds.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 //!
 //! Recordings and pt-diskstats samples are raw counters: diskstats.rs runs them through the
 //! recording reader and stat engine of `iosat stat --replay` (monitor/), not a parser of its
@@ -68,6 +69,9 @@ pub struct DeviceSeries {
     /// False for devices `iosat stat` does not show by default (partitions, loop, zram, ...)
     /// in raw-counter files, which hold every device: reported only when named by --device.
     pub shown_by_default: bool,
+    /// What production learning (learn/) said of the device at the file's last interval,
+    /// learned over all of them (raw-counter files: iosat recordings, pt-diskstats).
+    pub learned: Option<crate::learn::Learned>,
 }
 
 /// Everything one file holds.

@@ -1,7 +1,7 @@
-//! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and
-//! device series (diagnosis), in the versioned JSON layout `analyze --json` writes and
-//! `iosat report` reads back (report/analyze.rs renders it). Pure: returns values, does no IO.
-//! Must not import cli/, cmd/, load/, sys/ or report/.
+//! What `iosat analyze` reports: imported files merged into one set of levels (verdict) and device
+//! series (diagnosis), in the versioned JSON layout `analyze --json` writes and `iosat report`
+//! reads back (report/analyze.rs renders it). Pure: returns values, does no IO.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 
 use super::{FileImport, Tool};
 use crate::analysis::device::{diagnose, DeviceSample};
@@ -83,6 +83,9 @@ pub struct DeviceOut {
     pub file: String,
     pub samples: Vec<DeviceSample>,
     pub diagnosis: Vec<String>,
+    /// What production learning said of the device over the file (raw-counter files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<crate::learn::Learned>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -213,6 +216,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
                     diagnose(&d.device, &d.samples)
                 },
                 samples: d.samples.clone(),
+                learned: d.learned.clone(),
             });
         }
     }

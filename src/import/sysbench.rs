@@ -7,6 +7,7 @@
 //! result blocks). Several runs may follow each other in one file. A file with only
 //! `--report-interval` lines (0.5's `[ 80s] threads: 1, tps: ...` or 1.0's `[ 10s ] thds: ...`,
 //! as pasted in seed 001) gives one level per thread count from those lines.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, sys/.
 //!
 //! IOPS are the events sysbench counts, so that Little's law closes against its latency: in
 //! 1.x an event is a read, a write or an fsync (`total number of events` = the sum of reads/s,

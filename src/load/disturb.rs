@@ -1,7 +1,7 @@
-//! A level's [`Disturbance`] from what was sampled around it: this process's scheduler delay
-//! and the machine's CPU and pressure shares (sys::sched), the kernel's view of the disk
-//! against iosat's own rate, and the signal that cut it short. Pure; must not import ui/,
-//! report/ or cmd/.
+//! A level's [`Disturbance`] from what was sampled around it: this process's scheduler delay and
+//! the machine's CPU and pressure shares (sys::sched), the kernel's view of the disk against
+//! iosat's own rate, and the signal that cut it short. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::result::KernelView;
 use crate::analysis::evidence::Disturbance;

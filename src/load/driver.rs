@@ -1,13 +1,13 @@
 //! The level driver of `iosat sweep`: a [`SweepPlan`] run level by level on an [`Engine`]
 //! (`--repeat` passes over the series, then the baseline again), the kernel's view of the disk
-//! ([`DeviceWatch`]) and the scheduler, CPU and pressure counters (sys::sched) sampled around
-//! each measured window, each level turned into a [`LevelResult`] with its disturbance, the
-//! verdict refreshed and the report so far handed to a callback after every level (partial
-//! results, DESIGN.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal
-//! (sys::signal) stops the level in flight and is named in it. Also here: the notes about
-//! the target (cgroup limits, sparse backing files, cache-sized working sets). Live progress
-//! goes to a [`LevelProgress`] (the terminal bar lives in ui/). Must not import cli/, cmd/, ui/
-//! or report/.
+//! ([`DeviceWatch`]) and the scheduler, CPU and pressure counters (sys::sched) sampled around each
+//! measured window, each level turned into a [`LevelResult`] with its disturbance, the verdict
+//! refreshed and the report so far handed to a callback after every level (partial results,
+//! DESIGN.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal (sys::signal) stops the
+//! level in flight and is named in it. Also here: the notes about the target (cgroup limits, sparse
+//! backing files, cache-sized working sets). Live progress goes to a [`LevelProgress`] (the
+//! terminal bar lives in ui/).
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::disturb::disturbance;
 use super::plan::Levels;
@@ -74,6 +74,17 @@ pub trait LevelProgress {
     fn draw(&self, idx: usize, ls: &LevelSpec, elapsed_ns: u64, ops: u64, measured_ns: u64);
     /// A level finished and was kept.
     fn level_done(&self, r: &LevelResult);
+    /// The next level is not one of the planned series: say what it is.
+    fn extra(&self, _what: ExtraLevel) {}
+}
+
+/// A level measured beyond the planned series, as the progress bar names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtraLevel {
+    /// The `nth` (from 1) of `of` deciding levels measured again in this round (`--budget`).
+    Remeasure { nth: usize, of: usize },
+    /// The baseline measured again after the last level.
+    Baseline,
 }
 
 /// The kernel's view of the disk under the target: the block device itself, or the whole disk
@@ -257,6 +268,7 @@ pub fn run_levels(
     }
     if plan.remeasure_baseline && !report.interrupted {
         if let Some(&conc) = series.first() {
+            progress.extra(ExtraLevel::Baseline);
             let (r, cut) = measure(
                 engine,
                 plan,
@@ -319,11 +331,13 @@ fn remeasure_deciding(
         if fit == 0 {
             break;
         }
-        for &conc in deciding.iter().take(fit) {
+        let of = deciding.len().min(fit);
+        for (nth, &conc) in deciding.iter().take(fit).enumerate() {
             if stop_requested() {
                 report.interrupted = true;
                 return Ok(shown);
             }
+            progress.extra(ExtraLevel::Remeasure { nth: nth + 1, of });
             let rep = report
                 .levels
                 .iter()

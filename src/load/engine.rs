@@ -1,6 +1,7 @@
 //! Which engine runs a sweep: the choice (io_uring, sync threads, the sim) and the factory that
-//! binds it to its target, falling back from io_uring to sync threads with a note when the
-//! kernel refuses io_uring. Must not import cli/, cmd/, ui/ or report/.
+//! binds it to its target, falling back from io_uring to sync threads with a note when the kernel
+//! refuses io_uring.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::sim::{SimEngine, SimSpec};
 use super::sync::SyncEngine;

@@ -1,6 +1,7 @@
-//! Load generation: WorkloadSpec → Engine (io_uring | sync threads | sim, chosen in engine.rs)
-//! → LevelStats → LevelResult → SweepReport, levels driven by driver.rs with the next level
-//! planned by plan.rs. Must not import cli/, cmd/, ui/ or report/.
+//! Load generation: WorkloadSpec → Engine (io_uring | sync threads | sim, chosen in engine.rs) →
+//! LevelStats → LevelResult → SweepReport, levels driven by driver.rs with the next level planned
+//! by plan.rs.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 //!
 //! Every engine runs one level at a time behind the [`Engine`] trait; per-worker histograms
 //! and per-sub-window counts (windows.rs) are merged into one [`LevelStats`] after the level

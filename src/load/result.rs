@@ -1,7 +1,7 @@
 //! LevelStats → LevelResult → SweepReport: what a sweep measured, in the versioned JSON schema
 //! documented in the README ("## iosat sweep"), serialised by `sweep --json` and read back by
-//! `iosat report` (older files of the same major version load through serde defaults). Pure;
-//! must not import ui/, report/, sys/.
+//! `iosat report` (older files of the same major version load through serde defaults). Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use super::windows::{spread, window_span_ns, WindowFigures};
 use super::{LevelSpec, LevelStats, Pattern};

@@ -1,12 +1,14 @@
-//! The `sim` engine: a deterministic, seeded discrete-event simulation of a device with k
-//! parallel units, a service-time distribution and optional IOPS / bandwidth caps, run in
-//! simulated time (DESIGN.md §3.5). Must not import sys/, ui/, report/ or touch any file.
+//! The `sim` engine: a deterministic, seeded discrete-event simulation of a device with k parallel
+//! units, a service-time distribution and optional IOPS / bandwidth caps, run in simulated time
+//! (DESIGN.md §3.5). Touches no file.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 //!
 //! The model is a closed queueing system, the shape of seed 000's experiment: `concurrency`
 //! clients each keep exactly one request outstanding and resubmit the instant it completes
 //! (zero think time). A request first passes an admission stage (a token bucket one token deep
 //! per cap, so the admission rate never exceeds the cap: an EBS-like provisioned limit, seed
-//! 003), then waits in one FIFO queue for the first free of `units` identical servers, then is
+//! 003; with `burst=N`, N more tokens deep and full at the start of each level, the short
+//! burst such limits give before they hold), then waits in one FIFO queue for the first free of `units` identical servers, then is
 //! served for a fixed or exponentially distributed time (with `jitter`, the mean scaled by a
 //! seeded factor per sub-window of the level: a device whose speed wanders). Its latency is
 //! submission to completion, queueing and cap wait included.
@@ -36,7 +38,8 @@ pub enum ServiceDist {
 }
 
 /// A simulated device, as given by `--engine sim:units=K,service=DURATION[,dist=fixed|exp]
-/// [,cap=IOPS][,bw=MBPS][,jitter=PCT]`. The seed comes from each level's [`LevelSpec::seed`].
+/// [,cap=IOPS][,bw=MBPS][,burst=N][,jitter=PCT]`. The seed comes from each level's
+/// [`LevelSpec::seed`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSpec {
     /// Parallel execution units (servers).
@@ -48,6 +51,10 @@ pub struct SimSpec {
     pub cap_iops: Option<f64>,
     /// Bandwidth limit on admission, bytes per second (`bw=` is in MB/s, 1 MB = 10^6 bytes).
     pub bw_bytes_per_s: Option<f64>,
+    /// Requests the caps let through above their rate at the start of each level (a token
+    /// bucket this much deeper, full when the level starts: a cloud volume's burst credit).
+    /// None: one token deep, no burst. Needs `cap=` or `bw=`.
+    pub burst: Option<u64>,
     /// A device whose speed wanders: in each sub-window of a level (load::windows) every
     /// service time is scaled by one seeded factor drawn uniformly from 1 ± this fraction
     /// (`jitter=` is in percent, below 100). None: a steady device.
@@ -66,7 +73,7 @@ const MAX_EVENTS_PER_LEVEL: f64 = 2e8;
 /// exactly 333 333.33 ns per token over a level instead of drifting by rounding.
 const FRAC_BITS: u32 = 32;
 
-const KEYS: &str = "units, service, dist, cap, bw, jitter";
+const KEYS: &str = "units, service, dist, cap, bw, burst, jitter";
 const EXAMPLE: &str = "e.g. sim:units=4,service=8ms";
 
 impl SimSpec {
@@ -126,6 +133,7 @@ impl FromStr for SimSpec {
         let (mut units, mut service_ns, mut dist, mut cap_iops, mut bw_bytes_per_s) =
             (None, None, None, None, None);
         let mut jitter = None;
+        let mut burst = None;
         for item in body.split(',') {
             let Some((key, val)) = item.split_once('=') else {
                 return Err(bad(
@@ -193,6 +201,18 @@ impl FromStr for SimSpec {
                     })?;
                     bw_bytes_per_s.replace(v * 1e6).is_some()
                 }
+                "burst" => {
+                    let n: u64 = val.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                        bad(
+                            value,
+                            format!(
+                                "sim: burst={val}: burst must be a whole number of requests \
+                                 above 0"
+                            ),
+                        )
+                    })?;
+                    burst.replace(n).is_some()
+                }
                 "jitter" => {
                     let v = parse_positive(val).filter(|&v| v < 100.0).ok_or_else(|| {
                         bad(
@@ -217,12 +237,19 @@ impl FromStr for SimSpec {
             units.ok_or_else(|| bad(value, format!("sim: units= is missing ({EXAMPLE})")))?;
         let service_ns = service_ns
             .ok_or_else(|| bad(value, format!("sim: service= is missing ({EXAMPLE})")))?;
+        if burst.is_some() && cap_iops.is_none() && bw_bytes_per_s.is_none() {
+            return Err(bad(
+                value,
+                "sim: burst= is credit above a cap: it needs cap= or bw=",
+            ));
+        }
         Ok(SimSpec {
             units,
             service_ns,
             dist: dist.unwrap_or(ServiceDist::Fixed),
             cap_iops,
             bw_bytes_per_s,
+            burst,
             jitter,
         })
     }
@@ -250,6 +277,9 @@ impl fmt::Display for SimSpec {
         }
         if let Some(bw) = self.bw_bytes_per_s {
             write!(f, ",bw={}", bw / 1e6)?;
+        }
+        if let Some(n) = self.burst {
+            write!(f, ",burst={n}")?;
         }
         if let Some(j) = self.jitter {
             write!(f, ",jitter={}", j * 100.0)?;
@@ -301,9 +331,13 @@ struct Pending {
 struct Device {
     service_ns: u64,
     dist: ServiceDist,
-    /// Per-cap pacer: (next token time, token interval), both in fixed point with FRAC_BITS.
+    /// Per-cap pacer: (theoretical arrival time, token interval), both in fixed point with
+    /// FRAC_BITS (GCRA, the virtual-scheduling form of a token bucket).
     iops_pacer: Option<(u128, u128)>,
     bw_pacer: Option<(u128, u128)>,
+    /// Burst tolerance in tokens: a request may be admitted this many intervals ahead of its
+    /// pacer's theoretical time.
+    burst: u128,
     /// Next free time of each unit; min-heap. Only min(units, clients) can ever be busy.
     free_ns: BinaryHeap<Reverse<u64>>,
     pattern: Pattern,
@@ -328,6 +362,7 @@ impl Device {
             bw_pacer: spec
                 .bw_bytes_per_s
                 .map(|bw| pacer(level.block_size as f64 * 1e9 / bw)),
+            burst: u128::from(spec.burst.unwrap_or(0)),
             free_ns,
             pattern: level.pattern,
             // Mix a constant in so seed 0 and seed 1 do not start one step apart.
@@ -368,17 +403,20 @@ impl Device {
             Pattern::RandWrite | Pattern::Write => false,
             Pattern::RandRw { read_pct } => self.rng.percent(read_pct),
         };
-        // Admission: a token from every cap's bucket, FIFO. Tokens do not pile up while the
-        // device is idle (one token deep), so no burst above the cap.
-        let mut admit_fp = u128::from(now) << FRAC_BITS;
-        for (next, _) in [self.iops_pacer, self.bw_pacer].into_iter().flatten() {
-            admit_fp = admit_fp.max(next);
+        // Admission: a token from every cap's bucket, FIFO (GCRA: a request is admitted no
+        // earlier than its pacer's theoretical time less the burst tolerance). Without a burst
+        // the bucket is one token deep: tokens do not pile up while the device is idle, so no
+        // burst above the cap. With one, the bucket starts full and refills at the cap's rate.
+        let now_fp = u128::from(now) << FRAC_BITS;
+        let mut admit_fp = now_fp;
+        for (tat, interval) in [self.iops_pacer, self.bw_pacer].into_iter().flatten() {
+            admit_fp = admit_fp.max(tat.saturating_sub(self.burst * interval));
         }
-        for (next, interval) in [&mut self.iops_pacer, &mut self.bw_pacer]
+        for (tat, interval) in [&mut self.iops_pacer, &mut self.bw_pacer]
             .into_iter()
             .flatten()
         {
-            *next = admit_fp + *interval;
+            *tat = (*tat).max(admit_fp) + *interval;
         }
         // Round up: a request is never admitted before its token exists.
         let admit_ns = admit_fp.div_ceil(1u128 << FRAC_BITS) as u64;
@@ -527,6 +565,7 @@ mod tests {
                 dist: ServiceDist::Fixed,
                 cap_iops: None,
                 bw_bytes_per_s: None,
+                burst: None,
                 jitter: None
             }
         );
@@ -538,6 +577,7 @@ mod tests {
                 dist: ServiceDist::Exp,
                 cap_iops: Some(2000.0),
                 bw_bytes_per_s: Some(125e6),
+                burst: None,
                 jitter: None
             }
         );
@@ -604,6 +644,11 @@ mod tests {
             ("sim:units=4,units=8,service=8ms", "'units' is given twice"),
             ("sim:units=4,service=8ms,", "'' is not key=value"),
             ("sim:units=4;service=8ms", "units must be a whole number"),
+            ("sim:units=4,service=8ms,burst=10", "needs cap= or bw="),
+            (
+                "sim:units=4,service=8ms,cap=10,burst=0",
+                "burst must be a whole number",
+            ),
         ] {
             let msg = err(text);
             assert!(msg.contains(needle), "{text}: {msg}");
@@ -662,6 +707,7 @@ mod tests {
             "sim:units=1,service=250ns",
             "sim:units=2,service=2s,bw=0.5",
             "sim:units=4,service=1ms,jitter=30",
+            "sim:units=32,service=8ms,cap=2000,burst=1500",
         ] {
             let s = spec(text);
             assert_eq!(s.to_string(), text);
@@ -723,5 +769,41 @@ mod tests {
             last = dev.submit(c, 0).done_ns;
         }
         assert_eq!(last - first, 1_000_000_000);
+    }
+
+    #[test]
+    fn a_burst_runs_above_the_cap_then_holds_it() {
+        // 32 units of 8 ms (4000 IOPS) capped at 2000 with 1000 requests of burst: the bucket
+        // drains at 4000 − 2000 = 2000/s, so the first 0.5 s run at the device's 4000 IOPS and
+        // the rest at the cap.
+        let lvl = LevelSpec {
+            threads: 32,
+            queue_depth: 1,
+            pattern: Pattern::RandRead,
+            block_size: 4096,
+            ramp_ns: 0,
+            duration_ns: 2_000_000_000,
+            seed: 3,
+        };
+        let run = |text: &str| {
+            let st = SimEngine::new(spec(text))
+                .run_level(&lvl, &LevelCtl::default())
+                .unwrap();
+            st.windows.figures(250_000_000, st.elapsed_ns)
+        };
+        let w = run("sim:units=32,service=8ms,cap=2000,burst=1000");
+        assert!((w[0].iops / 4000.0 - 1.0).abs() < 0.02, "{w:?}");
+        assert!((w[1].iops / 4000.0 - 1.0).abs() < 0.02, "{w:?}");
+        for f in &w[3..] {
+            assert!((f.iops / 2000.0 - 1.0).abs() < 0.01, "{w:?}");
+        }
+        // Without the burst the cap holds from the start (one token deep; the first window
+        // also holds the first service time, when nothing completes).
+        let w = run("sim:units=32,service=8ms,cap=2000");
+        assert!(w[0].iops <= 2000.0, "{w:?}");
+        assert!(
+            w[1..].iter().all(|f| (f.iops / 2000.0 - 1.0).abs() < 0.01),
+            "{w:?}"
+        );
     }
 }

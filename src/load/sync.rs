@@ -1,6 +1,6 @@
 //! The `sync` engine: N threads, each with exactly one pread/pwrite in flight (sysbench
-//! `--file-io-mode=sync`). Owns its threads for the length of a level; must not import ui/,
-//! report/ or cmd/.
+//! `--file-io-mode=sync`). Owns its threads for the length of a level.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::windows::WindowClock;
 use super::workload::{now_ns, random_buf, IoGen, Window};

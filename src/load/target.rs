@@ -1,7 +1,7 @@
-//! What a sweep runs against: a temporary file iosat lays out (and removes on every exit path),
-//! a user's file (reads only), or a block device (reads only unless --destructive and every
-//! safety check of DESIGN.md §5 passes). Owns opening, layout and the safety refusals; must not
-//! import ui/, report/ or cmd/.
+//! What a sweep runs against: a temporary file iosat lays out (and removes on every exit path), a
+//! user's file (reads only), or a block device (reads only unless --destructive and every safety
+//! check of DESIGN.md §5 passes). Owns opening, layout and the safety refusals.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::workload::{fill_random, Rng};
 use crate::error::{Error, Result};

@@ -1,9 +1,9 @@
-//! Whether a sweep's result is sound enough to become the device's profile (`--save-profile`):
-//! a profile's baseline is the denominator of every saturation ratio `iosat stat` prints
-//! afterwards, and its knee the concurrency it recommends, so an unstable or disturbed baseline
-//! or knee would mislead every later judgement. [`profile_doubts`] is the one rule; it reads the
-//! verdict's own flags and the evidence measured here (spread, drift at the re-measure,
-//! disturbance). Pure; must not import ui/, report/, sys/.
+//! Whether a sweep's result is sound enough to become the device's profile (`--save-profile`): a
+//! profile's baseline is the denominator of every saturation ratio `iosat stat` prints afterwards,
+//! and its knee the concurrency it recommends, so an unstable or disturbed baseline or knee would
+//! mislead every later judgement. [`profile_doubts`] is the one rule; it reads the verdict's own
+//! flags and the evidence measured here (spread, drift at the re-measure, disturbance). Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use super::result::{LevelResult, SweepReport};
 

@@ -1,7 +1,7 @@
-//! The `uring` engine: io_uring, threads × queue depth, batched submission and reaping,
-//! registered file, buffers and ring fd; the ring's set-up ([`RING_MODE`]) and submission
-//! batch ([`SUBMIT_BATCH`]) as measured against fio. Owns its
-//! rings for the length of a level; must not import ui/, report/ or cmd/.
+//! The `uring` engine: io_uring, threads × queue depth, batched submission and reaping, registered
+//! file, buffers and ring fd; the ring's set-up ([`RING_MODE`]) and submission batch
+//! ([`SUBMIT_BATCH`]) as measured against fio. Owns its rings for the length of a level.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 //!
 //! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
 //! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the

@@ -1,9 +1,9 @@
-//! A level measured as [`SUB_WINDOWS`] equal sub-windows: each worker counts its completions
-//! into a small fixed array indexed by the sub-window the completion falls in (a
-//! [`WindowClock`] advances the index without a division; no allocation, no lock in the hot
-//! loop), the arrays are merged with `+=` after join, and [`SubWindows::figures`] turns them
-//! into per-window IOPS, mean and p95 — whose [`spread`] says how far the level's figures can
-//! be trusted. Pure; must not import sys/, ui/, report/.
+//! A level measured as [`SUB_WINDOWS`] equal sub-windows: each worker counts its completions into a
+//! small fixed array indexed by the sub-window the completion falls in (a [`WindowClock`] advances
+//! the index without a division; no allocation, no lock in the hot loop), the arrays are merged
+//! with `+=` after join, and [`SubWindows::figures`] turns them into per-window IOPS, mean and p95
+//! — whose [`spread`] says how far the level's figures can be trusted. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use crate::analysis::evidence::Spread;
 use serde::{Deserialize, Serialize};
@@ -230,7 +230,14 @@ pub fn spread(windows: &[WindowFigures]) -> Option<Spread> {
     let (iops_cv, iops_min, iops_max) = cv_min_max(&iops);
     let (mean_ns_cv, mean_ns_min, mean_ns_max) = cv_min_max(&mean);
     let p = p95.map(|v| cv_min_max(&v));
+    let (iops_first, iops_late, iops_late_cv) = match head_and_tail(windows) {
+        Some((first, late, cv)) => (Some(first), Some(late), Some(cv)),
+        None => (None, None, None),
+    };
     Some(Spread {
+        iops_first,
+        iops_late,
+        iops_late_cv,
         windows: windows.len() as u32,
         iops_cv,
         iops_min,
@@ -242,6 +249,26 @@ pub fn spread(windows: &[WindowFigures]) -> Option<Spread> {
         p95_ns_min: p.map(|p| p.1),
         p95_ns_max: p.map(|p| p.2),
     })
+}
+
+/// Mean IOPS of the first sub-window of each full measurement in `windows` (consecutive runs
+/// of [`SUB_WINDOWS`], as a level's repeats are concatenated), mean IOPS of their second
+/// halves, and the second halves' CV. None without a full measurement.
+fn head_and_tail(windows: &[WindowFigures]) -> Option<(f64, f64, f64)> {
+    let runs: Vec<&[WindowFigures]> = windows
+        .chunks(SUB_WINDOWS)
+        .filter(|c| c.len() == SUB_WINDOWS)
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let first: Vec<f64> = runs.iter().map(|r| r[0].iops).collect();
+    let late: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r[SUB_WINDOWS / 2..].iter().map(|w| w.iops))
+        .collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    Some((mean(&first), mean(&late), cv_min_max(&late).0))
 }
 
 #[cfg(test)]
@@ -299,6 +326,10 @@ mod tests {
         assert!((sp.iops_cv - 1.0 / 3.0).abs() < 1e-9, "{}", sp.iops_cv);
         assert_eq!((sp.iops_min, sp.iops_max), (0.5e9, 1e9));
         assert!(sp.p95_ns_cv.is_some());
+        // The first window ran at 1e9, the second half at 0.5e9 flat: a burst, then a plateau.
+        assert_eq!(sp.iops_first, Some(1e9));
+        assert_eq!(sp.iops_late, Some(0.5e9));
+        assert_eq!(sp.iops_late_cv, Some(0.0));
     }
 
     #[test]

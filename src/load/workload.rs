@@ -1,7 +1,7 @@
 //! The pieces every real engine's hot loop shares: the offset and direction generator, the
-//! measuring window, and I/O buffers of incompressible data. The clock (`now_ns`) and the
-//! aligned buffer are sys/'s, re-exported here for the engines. No allocation after
-//! construction; must not import ui/, report/ or cmd/.
+//! measuring window, and I/O buffers of incompressible data. The clock (`now_ns`) and the aligned
+//! buffer are sys/'s, re-exported here for the engines. No allocation after construction.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::{LevelSpec, Pattern};
 pub use crate::sys::clock::monotonic_ns as now_ns;

@@ -1,9 +1,9 @@
 //! Live per-request latency from the block layer (the optional BPF source, sys::bpf): the
 //! histogram's bucket math (the layout is the C program's, constants in sys::bpf), cumulative
-//! samples → interval deltas, quantiles, and per device and interval the percentiles per
-//! direction with their coverage (completions the histogram saw ÷ diskstats' completions).
-//! diskstats stays the authority for counts and means; the histogram gives the percentiles.
-//! Pure; must not import cli/, cmd/, ui/ or report/.
+//! samples → interval deltas, quantiles, and per device and interval the percentiles per direction
+//! with their coverage (completions the histogram saw ÷ diskstats' completions). diskstats stays
+//! the authority for counts and means; the histogram gives the percentiles. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! Resolution: below 1.024 µs the buckets are 128 ns wide; above, each power of two is split
 //! into 8 equal sub-buckets, so a bucket is at most 1/8 of its lower bound wide. A quantile

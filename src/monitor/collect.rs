@@ -1,13 +1,13 @@
-//! The one live collector of interval reports (`stat` and `top`; the exporter serves raw
-//! counters, so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
-//! /proc/diskstats (and the `cpu` line of /proc/stat), learns new devices from sysfs, appends
-//! the record lines (`D`, `I`, `U` for `--since-boot`, `C`, `B` with the block-latency
-//! histograms when that source is attached, the sample) to the recording when there is one,
-//! warns once per distinct warning, and returns the interval report. The lines it records are the lines it feeds the
-//! one replay (monitor::replay), so a replay of the recording prints what the live run printed.
-//! Also: which file `--record` may append to (an iosat recording of this host) and when the
-//! next sample is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs
-//! only; must not import cli/, cmd/, ui/ or report/.
+//! The one live collector of interval reports (`stat` and `top`; the exporter serves raw counters,
+//! so it reads `RawSample`s itself): each [`Collector::tick`] reads one raw sample of
+//! /proc/diskstats (and the `cpu` line of /proc/stat), learns new devices from sysfs, appends the
+//! record lines (`D`, `I`, `U` for `--since-boot`, `C`, `B` with the block-latency histograms when
+//! that source is attached, the sample) to the recording when there is one, warns once per distinct
+//! warning, and returns the interval report. The lines it records are the lines it feeds the one
+//! replay (monitor::replay), so a replay of the recording prints what the live run printed. Also:
+//! which file `--record` may append to (an iosat recording of this host) and when the next sample
+//! is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::interval::IntervalReport;
 use super::record::{self, Event};
@@ -220,6 +220,22 @@ impl Collector {
         }
     }
 
+    /// Learn each device's baseline and curve from its traffic (learn/); the learned state
+    /// is loaded when a device is first seen and saved now and then and by
+    /// [`Collector::save_learning`].
+    pub fn learn(&mut self, learner: crate::learn::Learner) {
+        self.replayer.learn_with(learner);
+    }
+
+    /// Save what was learned (at the end of a run); problems are warnings.
+    pub fn save_learning(&mut self) {
+        if let Some(l) = self.replayer.learner_mut() {
+            l.save();
+            let w = l.take_warnings();
+            self.warn(w);
+        }
+    }
+
     /// Is the block-latency source attached?
     pub fn has_block_latency(&self) -> bool {
         self.blk.is_some()
@@ -293,6 +309,14 @@ impl Collector {
                 display_name: device::friendly_name(&self.root, &dev),
             };
             let id = self.profiles.device_id(&dev);
+            if self.replayer.learner_mut().is_some() {
+                // What makes learned state another device's: read once, when first seen.
+                let fp = crate::learn::store::Fingerprint::read(&self.root, &dev);
+                let key = id.clone().unwrap_or_else(|| dev.name.clone());
+                if let Some(l) = self.replayer.learner_mut() {
+                    l.set_fingerprint(&key, fp);
+                }
+            }
             let name = dev.name;
             let device = Event::Device {
                 major,
@@ -379,6 +403,10 @@ impl Collector {
                 })
                 .collect();
             self.warn(low);
+        }
+        if let Some(l) = self.replayer.learner_mut() {
+            let w = l.take_warnings();
+            self.warn(w);
         }
         let sample = Event::Sample(raw);
         // Not formatted at all without a recording (a large part of a tick at 1,000 devices).

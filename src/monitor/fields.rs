@@ -1,8 +1,8 @@
-//! The one field registry of `iosat stat`'s values: per field the text header, JSON key, CSV
-//! key (sysstat's names where it has one), unit, kind (derived from cumulative counters or a
-//! gauge), the decimals of the tables and the accessor. The stat text, CSV, Markdown and JSON
-//! views read it; the TUI, the exporter and the recording rules are to read it too. Data
-//! only; must not import cli/, cmd/, ui/ or report/.
+//! The one field registry of `iosat stat`'s values: per field the text header, JSON key, CSV key
+//! (sysstat's names where it has one), unit, kind (derived from cumulative counters or a gauge),
+//! the decimals of the tables and the accessor. The stat text, CSV, Markdown and JSON views read
+//! it; the TUI, the exporter and the recording rules are to read it too. Data only.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::blklat::Measured;
 use super::saturation::Saturation;

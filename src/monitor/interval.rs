@@ -1,7 +1,8 @@
-//! The stat engine: a stream of samples (live or replayed) in, one report per interval out,
-//! with device selection, devices appearing/disappearing, and "no value" when a counter went
-//! backwards. Pure: the same input gives the same reports, which is what makes a replay
-//! byte-identical to the live run. Must not import cmd/, cli/ or ui/.
+//! The stat engine: a stream of samples (live or replayed) in, one report per interval out, with
+//! device selection, devices appearing/disappearing, and "no value" when a counter went backwards.
+//! Pure: the same input gives the same reports, which is what makes a replay byte-identical to the
+//! live run.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::select::{DeviceMeta, Selection};
 use super::{DiskDelta, DiskRates, DiskSample};
@@ -51,6 +52,9 @@ pub struct DeviceRow {
     pub profile: Option<Arc<DeviceProfile>>,
     /// Block-layer latency percentiles (monitor::blklat), when that source is attached.
     pub latency: Option<super::blklat::DevLatency>,
+    /// What production learning (learn/) says of the device in this interval; None when
+    /// learning is off.
+    pub learned: Option<Box<crate::learn::Learned>>,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -273,6 +277,7 @@ impl StatEngine {
                 _ => None,
             },
             latency: None,
+            learned: None,
         }
     }
 

@@ -1,10 +1,10 @@
-//! DiskSample → DiskDelta::between → DiskRates: raw cumulative counters in, the sysstat
-//! formulas (DESIGN.md §4) plus per-direction concurrency out; data only, never rendering.
-//! Submodules: interval (the stat engine), record (the recording format), replay (the one
-//! recording reader), collect (the one live collector), series (chart history), fields (the
-//! field registry), select, saturation, watch, info, procs (who does the I/O). Pure except
-//! the readers (`RawSample::take`, collect, info, watch), which read through sys/ and never
-//! /proc themselves. Must not import cmd/, cli/, ui/ or report/.
+//! DiskSample → DiskDelta::between → DiskRates: raw cumulative counters in, the sysstat formulas
+//! (DESIGN.md §4) plus per-direction concurrency out; data only, never rendering. Submodules:
+//! interval (the stat engine), record (the recording format), replay (the one recording reader),
+//! collect (the one live collector), series (chart history), fields (the field registry), select,
+//! saturation, watch, info, procs (who does the I/O). Pure except the readers (`RawSample::take`,
+//! collect, info, watch), which read through sys/ and never /proc themselves.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use crate::error::Result;
 use crate::sys::diskstats::{self, DiskStatLine};

@@ -1,6 +1,6 @@
-//! Who is doing the I/O: per-process storage bytes per second between two reads of
-//! `/proc/<pid>/io` (sys::procio), the busiest first. Pure; must not import cli/, cmd/, ui/
-//! or report/.
+//! Who is doing the I/O: per-process storage bytes per second between two reads of `/proc/<pid>/io`
+//! (sys::procio), the busiest first. Pure.
+//! Imports only: sys/, monitor/.
 
 use crate::sys::procio::ProcIoSample;
 use std::collections::HashMap;

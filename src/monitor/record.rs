@@ -2,6 +2,7 @@
 //! and parsing from text, no IO. Raw samples only, never rates (DESIGN.md §2), so a replay runs
 //! the same parser and formulas on the same bytes as the live run. Also reads the sample files
 //! of pt-diskstats `--save-samples` and pt-stalk (`TS <epoch> ...` + /proc/diskstats lines).
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! ```text
 //! #iosat-record 1                      header, written when the file is created

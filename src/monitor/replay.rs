@@ -6,12 +6,13 @@
 //! carries per-device percentiles (monitor::blklat). [`Replayer`] takes the lines one by one (the
 //! live collector feeds it the lines it records, so live and replay cannot disagree);
 //! [`Replay`] iterates over a whole recording.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! Time in a file may go backwards (an NTP step or VM clock jump under pt-stalk's `TS` wall
 //! clock, two runs concatenated): a sample older than the one before it starts a new base,
 //! like an `R` line, with a warning naming its line, so no interval spans the step and none
 //! is lost after it. A sample with no diskstats lines (an extra `TS` line) never becomes a
-//! base. Pure; must not import cli/, cmd/, ui/ or report/.
+//! base. Pure.
 
 use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};
@@ -51,6 +52,9 @@ pub struct Replayer {
     blk_next: Option<BlkSample>,
     /// Those of the last sample pushed in this run (the base of the next interval's).
     blk_prev: Option<BlkSample>,
+    /// Production learning (learn/), when on: fed every interval, it sets each row's
+    /// `learned`, live and in replay alike.
+    learner: Option<crate::learn::Learner>,
 }
 
 impl Replayer {
@@ -62,7 +66,24 @@ impl Replayer {
             last_ns: None,
             blk_next: None,
             blk_prev: None,
+            learner: None,
         }
+    }
+
+    /// Learn from every interval from now on (learn/): each row gets its `learned`.
+    pub fn learn_with(&mut self, learner: crate::learn::Learner) {
+        self.learner = Some(learner);
+    }
+
+    /// The learner, when learning is on.
+    pub fn learner_mut(&mut self) -> Option<&mut crate::learn::Learner> {
+        self.learner.as_mut()
+    }
+
+    /// What a device's learned state is kept under: its profile id (an `I` line), else its
+    /// kernel name.
+    pub fn learn_key(&self, major: u32, minor: u32, name: &str) -> String {
+        self.id_of(major, minor, name).unwrap_or(name).to_string()
     }
 
     /// Honour one line. Err at the first sample when a selected pattern names no device.
@@ -166,6 +187,15 @@ impl Replayer {
             add_latency(r, prev, cur);
         }
         self.blk_prev = blk;
+        if let (Some(l), Some(r)) = (&mut self.learner, &mut fed.report) {
+            let ids = &self.ids;
+            l.observe(r, &|d| {
+                // The same key as learn_key (a borrow of `ids` alone, beside the learner).
+                ids.get(&(d.major, d.minor, d.kernel_name.clone()))
+                    .cloned()
+                    .unwrap_or_else(|| d.kernel_name.clone())
+            });
+        }
         Ok(fed)
     }
 
@@ -265,6 +295,11 @@ impl<'a> Replay<'a> {
     /// The state the lines read so far left.
     pub fn replayer(&self) -> &Replayer {
         &self.replayer
+    }
+
+    /// The same, to attach a learner (learn/) before the first step.
+    pub fn replayer_mut(&mut self) -> &mut Replayer {
+        &mut self.replayer
     }
 }
 

@@ -1,5 +1,6 @@
-//! Which devices a stat report shows: kinds from sysfs (recorded with the samples so replay
-//! selects the same), explicit names and shell-style globs. Pure; must not import cmd/ or ui/.
+//! Which devices a stat report shows: kinds from sysfs (recorded with the samples so replay selects
+//! the same), explicit names and shell-style globs. Pure.
+//! Imports only: sys/, monitor/, error.
 
 use crate::error::Error;
 use crate::sys::device::DevKind;

@@ -1,8 +1,8 @@
-//! History for charts: per device, the values the stat page draws (latency, %util, aqu-sz,
-//! rates), fed incrementally one recording line at a time, so `stat --record --html` redraws
-//! from memory what `iosat report FILE.rec` draws from the file. Saturation is judged at
-//! [`SeriesStore::series`] time against the profiles of a [`ProfileLookup`]. Pure; must not
-//! import cli/, cmd/, ui/ or report/.
+//! History for charts: per device, the values the stat page draws (latency, %util, aqu-sz, rates),
+//! fed incrementally one recording line at a time, so `stat --record --html` redraws from memory
+//! what `iosat report FILE.rec` draws from the file. Saturation is judged at
+//! [`SeriesStore::series`] time against the profiles of a [`ProfileLookup`]. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::interval::IntervalReport;
 use super::record::{self, Event, ParseError};

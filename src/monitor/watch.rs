@@ -1,10 +1,11 @@
-//! One device watched around a measured window, for `sweep` (the kernel's view of each level)
-//! and `fsync` (the flush counters of each case): the disk under a path (file → filesystem →
-//! partition → whole disk; dm and md are their own disk) or a device node, found once, then
-//! its diskstats line read before and after each window and turned into a [`DiskDelta`] by
-//! the same `DiskDelta::between` every other command uses; with the block-latency source
-//! attached ([`DeviceWatch::with_block_latency`]) a mark also holds the device's histograms,
-//! so a window has the block layer's own percentiles. Must not import cmd/, cli/ or ui/.
+//! One device watched around a measured window, for `sweep` (the kernel's view of each level) and
+//! `fsync` (the flush counters of each case): the disk under a path (file → filesystem → partition
+//! → whole disk; dm and md are their own disk) or a device node, found once, then its diskstats
+//! line read before and after each window and turned into a [`DiskDelta`] by the same
+//! `DiskDelta::between` every other command uses; with the block-latency source attached
+//! ([`DeviceWatch::with_block_latency`]) a mark also holds the device's histograms, so a window has
+//! the block layer's own percentiles.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::blklat::{self, BlkSample, Measured};
 use super::{DiskDelta, DiskRates, DiskSample};

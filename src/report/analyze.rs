@@ -2,6 +2,7 @@
 //! renderer `iosat analyze` prints and `iosat report` uses for a saved analysis, so both give
 //! the same bytes. The levels go through the table shared with sweep (report/levels.rs).
 //! Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::levels::{
     bullets, csv_num, indented_fit, levels_csv, levels_table, levels_text, LevelRow,

@@ -2,6 +2,7 @@
 //! devices, or one device before and after a change) side by side: one table, the verdicts'
 //! differences in words ("knee 8 → 16, max useful IOPS +85 %, baseline unchanged"), and an
 //! HTML page with the runs' curves overlaid. Pure: takes typed reports, returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::html::{context_rows, esc, html_table, page};
 use super::levels::us_cell;

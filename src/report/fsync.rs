@@ -1,9 +1,9 @@
-//! The one renderer of the `iosat fsync` result: text, Markdown, CSV, JSON and the HTML page,
-//! all from the typed `FsyncReport`, for the live command and `iosat report` alike (so
-//! `iosat fsync --markdown` and `iosat report saved.json --format markdown` print the same
-//! bytes). One set of tables: latency per case, the group-commit curve, the device. Only
-//! `is_fsync` looks at raw JSON (to recognise the kind before it is read). No IO; imports
-//! report/, fsync::report (the type) and units only.
+//! The one renderer of the `iosat fsync` result: text, Markdown, CSV, JSON and the HTML page, all
+//! from the typed `FsyncReport`, for the live command and `iosat report` alike (so `iosat fsync
+//! --markdown` and `iosat report saved.json --format markdown` print the same bytes). One set of
+//! tables: latency per case, the group-commit curve, the device. Only `is_fsync` looks at raw JSON
+//! (to recognise the kind before it is read). No IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::html::{esc, html_table, page};
 use super::svg::{DotChart, LineChart, Series};

@@ -5,6 +5,7 @@
 //! %util trap, the levels table with the knee and overload rows marked) shared by sweep and
 //! analyze pages, the sweep page's per-direction and latency-distribution charts, and the
 //! analyze page's device series. Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::levels::{levels_table, LevelRow};
 use super::svg::{DotChart, LineChart, Marker, Series};
@@ -826,8 +827,9 @@ mod tests {
         let rows = vec![
             row(1, 1000.0, 1.0, 1.2, 0.02),
             row(2, 1950.0, 1.03, 1.3, 0.02),
-            row(4, 3600.0, 1.11, 1.6, 0.08),
-            row(8, 5300.0, 1.51, 2.6, 0.08),
+            // Windows scattering beyond a healthy device's (CV 20 %): unstable, and a range.
+            row(4, 3600.0, 1.11, 1.6, 0.4),
+            row(8, 5300.0, 1.51, 2.6, 0.4),
             row(16, 6000.0, 2.67, 4.4, 0.02),
             row(32, 6100.0, 5.25, 9.0, 0.02),
         ];

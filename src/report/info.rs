@@ -1,6 +1,6 @@
-//! `iosat info` rendered: text (one block per device, notes wrapped at 80 columns), JSON,
-//! CSV and Markdown (one table). Returns strings, does no IO. Imports monitor::info and
-//! report::table; must not import cmd/, cli/ or ui/.
+//! `iosat info` rendered: text (one block per device, notes wrapped at 80 columns), JSON, CSV and
+//! Markdown (one table). Returns strings, does no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::table::Table;
 use super::text::wrap;

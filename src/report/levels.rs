@@ -2,6 +2,7 @@
 //! HTML page all show it), the verdict's lines, and telling a saved levels document apart
 //! (sweep or analyze) and loading it into its typed report, its `schema_version` checked.
 //! Returns values and strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::table::Table;
 use crate::analysis::evidence::Spread;

@@ -1,9 +1,10 @@
-//! Results as people read them: [`load`] turns a saved result's text into the typed
-//! [`Report`] (schema version checked), and one renderer per result kind (sweep, analyze,
-//! fsync, stat, info) writes text, Markdown, CSV, JSON or a self-contained HTML page (svg.rs
-//! charts) on one table model (table.rs); compare.rs sets results of one kind side by side. The live commands and `iosat report` call the same
-//! renderers. Returns strings; does no IO (output files are sys::fs's) and reads no clock;
-//! must not import cli/, cmd/ or ui/.
+//! Results as people read them: [`load`] turns a saved result's text into the typed [`Report`]
+//! (schema version checked), and one renderer per result kind (sweep, analyze, fsync, stat, info)
+//! writes text, Markdown, CSV, JSON or a self-contained HTML page (svg.rs charts) on one table
+//! model (table.rs); compare.rs sets results of one kind side by side. The live commands and `iosat
+//! report` call the same renderers. Returns strings; does no IO (output files are sys::fs's) and
+//! reads no clock.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 pub mod analyze;
 pub mod compare;

@@ -1,10 +1,10 @@
-//! A `stat --record` recording as a page: a summary per device (peak await, time above 3×
-//! the profile's baseline), then per device throughput (r/s, w/s, MB/s), request size, latency
-//! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's
-//! baseline latency) on a wall-clock axis, and the per-interval table its Markdown and CSV
-//! share. The series come from monitor::series (the
-//! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines;
-//! no second parser. Pure (no IO). Imports monitor/, report/ and report::table.
+//! A `stat --record` recording as a page: a summary per device (peak await, time above 3× the
+//! profile's baseline), then per device throughput (r/s, w/s, MB/s), request size, latency
+//! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's baseline
+//! latency) on a wall-clock axis, and the per-interval table its Markdown and CSV share. The series
+//! come from monitor::series (the one replay and StatEngine of `iosat stat --replay`), or typed
+//! from `stat --json` lines; no second parser. Pure (no IO).
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::html::{esc, html_table, page};
 use super::svg::{LineChart, Series};

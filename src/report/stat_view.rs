@@ -1,7 +1,8 @@
-//! What `iosat stat` prints: interval reports rendered as 80-column text, wide text, JSON
-//! lines, CSV or Markdown, every column read from the one field registry (monitor::fields).
-//! Returns strings, does no IO, reads no clock: the same reports give the same bytes (replay
-//! is byte-identical). Imports monitor/ and report::table; must not import cmd/, cli/ or ui/.
+//! What `iosat stat` prints: interval reports rendered as 80-column text, wide text, JSON lines,
+//! CSV or Markdown, every column read from the one field registry (monitor::fields). Returns
+//! strings, does no IO, reads no clock: the same reports give the same bytes (replay is
+//! byte-identical).
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::table::{csv_field, Table};
 use super::Format;
@@ -299,6 +300,10 @@ impl serde::Serialize for JsonDevice<'_> {
         // Saturation against the device's profile; absent when it has none.
         if let Some(sat) = d.saturation() {
             m.serialize_entry("profile", &sat)?;
+        }
+        // What production learning says (learn/); absent with --no-learn.
+        if let Some(l) = &d.learned {
+            m.serialize_entry("learned", l)?;
         }
         // Block-layer percentiles when the BPF source is attached: per direction, the
         // coverage, or why the device has none ({"none": "no_request_queue"}).

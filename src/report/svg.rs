@@ -1,9 +1,9 @@
-//! Inline SVG line charts for the HTML report: labelled axes with units, optional log scales,
-//! x ticks at given values (the levels measured) or on a wall-clock (UTC) axis, a legend below
-//! the plot (so it covers no marker, label or line), a colour-blind-safe palette (Okabe–Ito),
-//! point markers with optional labels, gaps where a series has none, vertical annotations; and
-//! dot charts of percentiles per row.
-//! Pure: returns a string, does no IO, imports nothing from the rest of iosat.
+//! Inline SVG line charts for the HTML report: labelled axes with units, optional log scales, x
+//! ticks at given values (the levels measured) or on a wall-clock (UTC) axis, a legend below the
+//! plot (so it covers no marker, label or line), a colour-blind-safe palette (Okabe–Ito), point
+//! markers with optional labels, gaps where a series has none, vertical annotations; and dot charts
+//! of percentiles per row. Pure: returns a string, does no IO.
+//! Imports only: nothing.
 
 use std::fmt::Write as _;
 

@@ -1,6 +1,7 @@
 //! A sweep result ([`SweepReport`]) as text, Markdown, CSV, JSON and an HTML page: the one
 //! renderer `iosat sweep` prints (and writes to `-o` and `--html` after every level) and
 //! `iosat report` uses for a saved sweep, so both give the same bytes. Returns strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::levels::{
     bullets, csv_num, indented_fit, levels_table, levels_text, us_cell, verdict_lines, LevelRow,

@@ -1,6 +1,7 @@
 //! Text-output helpers every renderer shares: word wrapping to the terminal's width and the
 //! few ANSI colours (knee, overload, warnings) a terminal gets. Pure string functions; the
 //! width and whether to colour are chosen once in config/ (`Format::Text`). No IO.
+//! Imports only: nothing.
 
 /// Word-wrap `text` to `width` columns, the first line after `first`, the others after `rest`.
 /// A word longer than a line stays whole (never cut mid-word).

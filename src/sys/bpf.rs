@@ -1,13 +1,13 @@
-//! The optional block-latency source: loads the committed CO-RE object `bpf/iolat.bpf.o`
-//! (source `bpf/iolat.bpf.c`, rebuilt by `scripts/build-bpf.sh`; embedded, so building iosat
-//! needs no clang) with the `aya` crate, attaches it to the BTF-enabled tracepoint
-//! `block_io_done` (6.5+: inside diskstats' own completion accounting) or, on older kernels,
-//! `block_rq_complete`, and reads its per-CPU histograms as cumulative counters. Dropping the
-//! [`BlockLatency`] detaches the program and frees the maps. When the source can't be had
-//! ([`open`] returns the reason: no capabilities, no BTF, lockdown, verifier, old kernel) the
-//! caller carries on with diskstats alone. The bucket layout is the C program's ABI and is
-//! defined here; its math lives in monitor::blklat. Must not import monitor/, load/, fsync/,
-//! analysis/, report/ or ui/.
+//! The optional block-latency source: loads the committed CO-RE object `bpf/iolat.bpf.o` (source
+//! `bpf/iolat.bpf.c`, rebuilt by `scripts/build-bpf.sh`; embedded, so building iosat needs no
+//! clang) with the `aya` crate, attaches it to the BTF-enabled tracepoint `block_io_done` (6.5+:
+//! inside diskstats' own completion accounting) or, on older kernels, `block_rq_complete`, and
+//! reads its per-CPU histograms as cumulative counters. Dropping the [`BlockLatency`] detaches the
+//! program and frees the maps. When the source can't be had ([`open`] returns the reason: no
+//! capabilities, no BTF, lockdown, verifier, old kernel) the caller carries on with diskstats
+//! alone. The bucket layout is the C program's ABI and is defined here; its math lives in
+//! monitor::blklat.
+//! Imports only: sys/, error, units.
 
 use aya::maps::{HashMap as BpfHashMap, PerCpuArray};
 use aya::programs::BtfTracePoint;

@@ -1,10 +1,11 @@
 //! The block I/O limits the kernel applies to this process: its cgroup path from
 //! `<proc>/self/cgroup`, then at every level of that path from the leaf up, cgroup v2 `io.max`
-//! under `<sys>/fs/cgroup` (Documentation/admin-guide/cgroup-v2.rst, "IO Interface Files")
-//! and cgroup v1 `blkio.throttle.{read,write}_{iops,bps}_device` under
-//! `<sys>/fs/cgroup/blkio` (Documentation/admin-guide/cgroup-v1/blkio-controller.rst). A
-//! limit at any level binds every cgroup below it, so the tightest of each kind is the one
-//! that applies. Thin reader over pure parsers; must not import anything above sys/.
+//! under `<sys>/fs/cgroup` (Documentation/admin-guide/cgroup-v2.rst, "IO Interface Files") and
+//! cgroup v1 `blkio.throttle.{read,write}_{iops,bps}_device` under `<sys>/fs/cgroup/blkio`
+//! (Documentation/admin-guide/cgroup-v1/blkio-controller.rst). A limit at any level binds every
+//! cgroup below it, so the tightest of each kind is the one that applies. Thin reader over pure
+//! parsers.
+//! Imports only: sys/, error, units.
 
 use super::Root;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Clock reads: CLOCK_MONOTONIC for intervals (never the requested interval, DESIGN.md §4) and
 //! CLOCK_REALTIME for timestamps. Integer nanoseconds.
+//! Imports only: sys/, error, units.
 
 #[inline]
 fn read(clock: libc::clockid_t) -> libc::timespec {

@@ -1,7 +1,7 @@
-//! Block devices in sysfs: mapping a path or a device node to its disk, classification
-//! (whole disk, partition, dm, md, loop, zram, ...), queue settings, holders, mount points.
-//! Devices are keyed by major:minor (`<sys>/dev/block/M:m`), never by name patterns. Thin IO
-//! over small pure helpers; must not import monitor/ or anything above it.
+//! Block devices in sysfs: mapping a path or a device node to its disk, classification (whole disk,
+//! partition, dm, md, loop, zram, ...), queue settings, holders, mount points. Devices are keyed by
+//! major:minor (`<sys>/dev/block/M:m`), never by name patterns. Thin IO over small pure helpers.
+//! Imports only: sys/, error, units.
 
 use super::Root;
 use crate::error::{Error, Result};

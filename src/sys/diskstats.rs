@@ -1,10 +1,10 @@
 //! /proc/diskstats: a pure parser and a thin reader. Knows the file's layout per kernel
-//! (Documentation/admin-guide/iostats.rst): 14 fields before 4.18, 18 from 4.18 (discards),
-//! 20 from 5.5 (flushes); longer future lines are accepted and the extras ignored. Kernels
-//! before 2.6.25 print partitions with four counters (7 fields: reads, read sectors, writes,
-//! write sectors, no times): such a line is recognised ([`old_partition`]) and skipped with a
-//! warning that names the partition, as `iostat -x` and pt-diskstats skip it. Must not import
-//! monitor/ or anything above it.
+//! (Documentation/admin-guide/iostats.rst): 14 fields before 4.18, 18 from 4.18 (discards), 20 from
+//! 5.5 (flushes); longer future lines are accepted and the extras ignored. Kernels before 2.6.25
+//! print partitions with four counters (7 fields: reads, read sectors, writes, write sectors, no
+//! times): such a line is recognised ([`old_partition`]) and skipped with a warning that names the
+//! partition, as `iostat -x` and pt-diskstats skip it.
+//! Imports only: sys/, error, units.
 
 use super::Root;
 use crate::error::Result;

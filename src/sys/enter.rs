@@ -1,4 +1,5 @@
 //! `io_uring_enter(2)` for the uring engine's hot loop, issued inline where the loop runs.
+//! Imports only: sys/, error, units.
 //!
 //! Why not the io-uring crate's `Submitter::submit_and_wait`: on the development VM (AMD EPYC,
 //! kernel 6.18 with the SRSO "Safe RET" mitigation) a system call whose `syscall` instruction is

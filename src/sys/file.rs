@@ -1,8 +1,8 @@
-//! The per-file system calls std does not offer, and the one buffer aligned for O_DIRECT:
-//! statx's direct-I/O alignment, posix_fadvise (page-cache drop), pwritev2(RWF_DSYNC), and
-//! `AlignedBuf`, shared by load/ (the sweep engines, the target layout) and fsync/. Policy
-//! (what to refuse, what to tell the user) stays with the callers. Must not import anything
-//! above sys/.
+//! The per-file system calls std does not offer, and the one buffer aligned for O_DIRECT: statx's
+//! direct-I/O alignment, posix_fadvise (page-cache drop), pwritev2(RWF_DSYNC), and `AlignedBuf`,
+//! shared by load/ (the sweep engines, the target layout) and fsync/. Policy (what to refuse, what
+//! to tell the user) stays with the callers.
+//! Imports only: sys/, error, units.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -1,12 +1,14 @@
 //! Filesystems: files iosat owns and what a filesystem says about itself. Output files are
 //! written through a temporary file with an unpredictable name (`O_EXCL|O_NOFOLLOW`) in the
 //! same directory, renamed into place, so a reader or a crash never sees half a file; output
-//! files given by -o/--html (a dangling symlink too) are refused when they exist, never
-//! replaced without --force, and their directory is checked before a run. Test files are
+//! files given by -o/--html follow one rule ([`check_output`]): what exists is never replaced
+//! without --force, and with it only a regular file is replaced (a character device or FIFO
+//! is written into, anything else refused); their directory is checked before a run, and
+//! every write is synced and its close checked before the rename. Test files are
 //! unnamed (`O_TMPFILE`) where possible, else [`OwnedFile`]s removed only while the name is
 //! still theirs; leftovers of dead runs are found by pid. Text readers blank lines that are not
-//! UTF-8 and name them. statfs: memory-backed or not; statvfs: free space. Must not import
-//! anything above sys/.
+//! UTF-8 and name them. statfs: memory-backed or not; statvfs: free space.
+//! Imports only: sys/, error, units.
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -15,8 +17,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Replace `path` with `bytes` atomically: a new temporary file with an unpredictable name,
-/// created `O_EXCL|O_NOFOLLOW` in the same directory, renamed over `path` (rename replaces a
-/// symlink at `path`, never writes through it). A failed write removes the temporary file.
+/// created `O_EXCL|O_NOFOLLOW` in the same directory, synced and closed (a write-back error
+/// that NFS or FUSE report only at fsync or close fails here, before the rename), renamed over
+/// `path`. Callers decide what may be replaced ([`check_output`]); a failed write removes the
+/// temporary file.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = dir_of(path);
@@ -28,10 +32,208 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| Error::io(path, e))?;
     // Errors name the user's path: the temporary file is iosat's business.
     file.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    drop(file);
+    close_checked(file, path, true)?;
     std::fs::rename(&tmp.path, path).map_err(|e| Error::io(path, e))?;
     tmp.keep();
     Ok(())
+}
+
+/// Close `file` (a write to `path`), first syncing it when `sync`, and report what the
+/// filesystem says at fsync and close: dropping a `File` ignores a failed close, which is where
+/// NFS and FUSE report write-back errors.
+pub fn close_checked(file: File, path: &Path, sync: bool) -> Result<()> {
+    use std::os::fd::IntoRawFd;
+    if sync {
+        file.sync_all().map_err(|e| Error::io(path, e))?;
+    }
+    let fd = file.into_raw_fd();
+    // SAFETY: fd was just released by the File, so it is open and closed exactly once here.
+    if unsafe { libc::close(fd) } != 0 {
+        let e = std::io::Error::last_os_error();
+        // Linux closes the descriptor even when close is interrupted: nothing to report.
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(Error::io(path, e));
+        }
+    }
+    Ok(())
+}
+
+/// What is at an output path now (lstat: a symlink is itself, never what it points to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    Missing,
+    Regular,
+    CharDevice,
+    Fifo,
+    Symlink { dangling: bool },
+    Directory,
+    Socket,
+    BlockDevice,
+}
+
+impl Existing {
+    /// lstat of `path`; Missing when nothing is there.
+    pub fn at(path: &Path) -> Result<Existing> {
+        use std::os::unix::fs::FileTypeExt;
+        let m = match path.symlink_metadata() {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::Missing),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let t = m.file_type();
+        Ok(if t.is_file() {
+            Existing::Regular
+        } else if t.is_symlink() {
+            Existing::Symlink {
+                dangling: !path.exists(),
+            }
+        } else if t.is_dir() {
+            Existing::Directory
+        } else if t.is_char_device() {
+            Existing::CharDevice
+        } else if t.is_fifo() {
+            Existing::Fifo
+        } else if t.is_block_device() {
+            Existing::BlockDevice
+        } else {
+            Existing::Socket
+        })
+    }
+
+    /// "a file", "a FIFO", ...: what a refusal calls it.
+    pub fn what(self) -> &'static str {
+        match self {
+            Existing::Missing => "nothing",
+            Existing::Regular => "a file",
+            Existing::CharDevice => "a character device",
+            Existing::Fifo => "a FIFO",
+            Existing::Symlink { dangling: true } => "a dangling symlink",
+            Existing::Symlink { dangling: false } => "a symlink",
+            Existing::Directory => "a directory",
+            Existing::Socket => "a socket",
+            Existing::BlockDevice => "a block device",
+        }
+    }
+
+    /// Written into in place (`-o /dev/null`, a FIFO a reader waits on), never replaced.
+    pub fn written_into(self) -> bool {
+        matches!(self, Existing::CharDevice | Existing::Fifo)
+    }
+}
+
+/// What `--force` means for one output flag of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Force {
+    /// The command has no --force for this flag: nothing that exists is touched.
+    NotOffered,
+    /// Offered, not given: what exists is refused, and the refusal says --force would do.
+    NotGiven,
+    /// Given: a regular file is replaced, a character device or FIFO written into.
+    Given,
+}
+
+/// The never-replace rule, once, for every output flag (`-o`, `--html`, `--output`): nothing
+/// at `path` is fine; a regular file is replaced and a character device or FIFO written into
+/// only with `--force`; a symlink, directory, socket or block device is never touched (with
+/// --force: refused for safety, exit 4; the refusal does not advise --force). The directory
+/// of a file that will be created or replaced must be writable. Checked before a run, so a long
+/// run does not end in a refusal, and again at each write. Returns what is there.
+pub fn check_output(flag: &str, path: &Path, force: Force) -> Result<Existing> {
+    let kind = match Existing::at(path) {
+        Ok(k) => k,
+        Err(e) => {
+            // An unreadable directory is said as the flag's problem (exit 2).
+            check_dir_writable(flag, path)?;
+            return Err(e);
+        }
+    };
+    let what = kind.what();
+    let refuse = |reason: String| Err(Error::usage(flag, path.display(), reason));
+    match kind {
+        Existing::Missing => {}
+        Existing::Regular | Existing::CharDevice | Existing::Fifo => match force {
+            Force::Given => {}
+            Force::NotGiven => {
+                let how = if kind.written_into() {
+                    "write into it"
+                } else {
+                    "replace it"
+                };
+                return refuse(format!("names {what} that exists; pass --force to {how}"));
+            }
+            Force::NotOffered => {
+                return refuse(format!(
+                    "names {what} that exists; iosat never overwrites it (pick another name or remove it)"
+                ))
+            }
+        },
+        _ if force == Force::Given => {
+            return Err(Error::Safety(format!(
+                "'{flag}' {}: is {what}; iosat replaces only regular files (and writes into \
+                 character devices and FIFOs)",
+                path.display()
+            )))
+        }
+        _ => {
+            return refuse(format!(
+                "names {what} that exists; iosat never replaces it (pick another name or remove it)"
+            ))
+        }
+    }
+    if !kind.written_into() {
+        check_dir_writable(flag, path)?;
+    }
+    Ok(kind)
+}
+
+/// Write a whole result to an output flag's `path` under [`check_output`]'s rule: a character
+/// device or FIFO is written into, anything else created or replaced through [`replace_file`].
+pub fn write_output(flag: &str, path: &Path, bytes: &[u8], force: Force) -> Result<()> {
+    use std::io::Write;
+    if !check_output(flag, path, force)?.written_into() {
+        return replace_file(path, bytes);
+    }
+    let mut f = open_in_place(flag, path)?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    close_checked(f, path, false)
+}
+
+/// Open an existing character device or FIFO for writing (no create, no truncate, never
+/// through a symlink) and make sure it still is one.
+fn open_in_place(flag: &str, path: &Path) -> Result<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let t = f.metadata().map_err(|e| Error::io(path, e))?.file_type();
+    if !(t.is_char_device() || t.is_fifo()) {
+        return Err(Error::Safety(format!(
+            "'{flag}' {}: changed while iosat opened it",
+            path.display()
+        )));
+    }
+    Ok(f)
+}
+
+/// A file a streaming command writes as it goes (`stat -o FILE`), under [`check_output`]'s
+/// rule: created new (O_EXCL), a regular file truncated with --force, a character device or
+/// FIFO written into; never through a symlink. Close it with [`close_checked`].
+pub fn open_output(flag: &str, path: &Path, force: Force) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let kind = check_output(flag, path, force)?;
+    if kind.written_into() {
+        return open_in_place(flag, path);
+    }
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).custom_flags(libc::O_NOFOLLOW);
+    if kind == Existing::Regular {
+        o.truncate(true);
+    } else {
+        o.create_new(true);
+    }
+    o.open(path).map_err(|e| Error::io(path, e))
 }
 
 fn dir_of(path: &Path) -> &Path {
@@ -297,59 +499,6 @@ pub fn free_bytes(dir: &Path) -> Result<Option<u64>> {
     Ok(Some(st.f_bavail as u64 * st.f_frsize as u64))
 }
 
-/// Write a file iosat creates: refuses to replace an existing file unless `force`, and
-/// writes through a temporary file renamed into place, so a failed write never leaves half a
-/// report where the user's file was.
-pub fn write_new_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
-    if path.symlink_metadata().is_ok() && !force {
-        let what = if path.exists() {
-            "a file"
-        } else {
-            "a dangling symlink"
-        };
-        return Err(Error::usage(
-            "--output",
-            path.display(),
-            format!("names {what} that exists; pass --force to replace it"),
-        ));
-    }
-    check_dir_writable("--output", path)?;
-    replace_file(path, bytes)
-}
-
-/// A file a streaming command writes as it goes (`stat -o FILE`, checked by config/ first):
-/// created new (O_EXCL), or truncated with `force`; never through a symlink.
-pub fn create_output(path: &Path, force: bool) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).custom_flags(libc::O_NOFOLLOW);
-    if force {
-        o.create(true).truncate(true);
-    } else {
-        o.create_new(true);
-    }
-    o.open(path).map_err(|e| Error::io(path, e))
-}
-
-/// Refuse an output file (`flag` names it: `--html`, `-o`) that exists, before a run starts
-/// (so a long run does not end in a refusal, and a user's file is never replaced).
-pub fn check_new_file(flag: &str, path: &Path) -> Result<()> {
-    // lstat: a dangling symlink is something that exists, too.
-    if path.symlink_metadata().is_ok() {
-        let what = if path.exists() {
-            "a file"
-        } else {
-            "a dangling symlink"
-        };
-        return Err(Error::usage(
-            flag,
-            path.display(),
-            format!("names {what} that exists; iosat never overwrites it (pick another name or remove it)"),
-        ));
-    }
-    check_dir_writable(flag, path)
-}
-
 /// The directory an output file goes to must exist and be writable now, before any work
 /// starts (the error names the user's path, not a temporary file).
 pub fn check_dir_writable(flag: &str, path: &Path) -> Result<()> {
@@ -376,46 +525,6 @@ pub fn check_dir_writable(flag: &str, path: &Path) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// `--html FILE`: see [`check_new_file`].
-pub fn check_new_page(path: &Path) -> Result<()> {
-    check_new_file("--html", path)
-}
-
-/// A file a run writes and rewrites (`--html FILE` after each level or interval, sweep's
-/// `-o FILE`): the first write refuses an existing file; later writes replace what this run
-/// wrote.
-#[derive(Debug)]
-pub struct PageFile {
-    pub path: PathBuf,
-    flag: &'static str,
-    written: bool,
-}
-
-impl PageFile {
-    /// The page of `--html FILE`.
-    pub fn new(path: &Path) -> PageFile {
-        PageFile::for_flag("--html", path)
-    }
-
-    /// The output file given by `flag`.
-    pub fn for_flag(flag: &'static str, path: &Path) -> PageFile {
-        PageFile {
-            path: path.to_path_buf(),
-            flag,
-            written: false,
-        }
-    }
-
-    pub fn write(&mut self, html: &str) -> Result<()> {
-        if !self.written {
-            check_new_file(self.flag, &self.path)?;
-        }
-        replace_file(&self.path, html.as_bytes())?;
-        self.written = true;
-        Ok(())
-    }
 }
 
 #[cfg(test)]

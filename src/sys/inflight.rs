@@ -1,6 +1,7 @@
-//! `/sys/block/<dev>/inflight` (and a partition's own file): the requests in flight per
-//! direction, "reads writes", the read/write split that diskstats' field 9 lacks. Thin IO over
-//! a pure parser (DESIGN.md §3.2). Must not import anything above sys/.
+//! `/sys/block/<dev>/inflight` (and a partition's own file): the requests in flight per direction,
+//! "reads writes", the read/write split that diskstats' field 9 lacks. Thin IO over a pure parser
+//! (DESIGN.md §3.2).
+//! Imports only: sys/, error, units.
 
 use super::device::{self, BlockDev};
 use super::Root;

@@ -1,5 +1,6 @@
-//! Memory the page cache could use: `MemAvailable` of `<proc>/meminfo` (proc(5), 3.14+).
-//! Thin reader over a pure parser; must not import anything above sys/.
+//! Memory the page cache could use: `MemAvailable` of `<proc>/meminfo` (proc(5), 3.14+). Thin
+//! reader over a pure parser.
+//! Imports only: sys/, error, units.
 
 use super::Root;
 

@@ -1,6 +1,6 @@
-//! The only code that touches /proc, /sys and raw syscalls. Readers are thin IO functions over
-//! pure parsers, with a swappable root (--proc-root/--sys-root). Must not import monitor/,
-//! load/, fsync/, analysis/, report/ or ui/.
+//! The only code that touches /proc, /sys and raw syscalls. Readers are thin IO functions over pure
+//! parsers, with a swappable root (--proc-root/--sys-root).
+//! Imports only: sys/, error, units.
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
-//! Per-process storage I/O: `/proc/<pid>/io` (read_bytes, write_bytes: what the process made
-//! the block layer transfer, page cache misses and writeback it caused) and `comm`. A pure
-//! parser and a thin reader; another user's processes need root (EACCES is counted, not an
-//! error). Must not import monitor/ or anything above it.
+//! Per-process storage I/O: `/proc/<pid>/io` (read_bytes, write_bytes: what the process made the
+//! block layer transfer, page cache misses and writeback it caused) and `comm`. A pure parser and a
+//! thin reader; another user's processes need root (EACCES is counted, not an error).
+//! Imports only: sys/, error, units.
 
 use super::Root;
 

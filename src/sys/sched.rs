@@ -1,10 +1,10 @@
 //! What competes with a measurement for the CPU and the disk, as raw cumulative counters: this
 //! process's per-thread scheduler delay (`<proc>/self/task/*/schedstat`, field 2: time spent
-//! runnable but not running, ns; Documentation/scheduler/sched-stats.rst), the machine's CPU
-//! time (`<proc>/stat`, the aggregate `cpu` line, USER_HZ ticks; proc(5)) and pressure stall
-//! totals (`<proc>/pressure/{io,cpu}`, `total=` µs; Documentation/accounting/psi.rst). Thin
-//! readers over pure parsers; [`SchedMark::between`] derives shares from two marks. Must not
-//! import anything above sys/.
+//! runnable but not running, ns; Documentation/scheduler/sched-stats.rst), the machine's CPU time
+//! (`<proc>/stat`, the aggregate `cpu` line, USER_HZ ticks; proc(5)) and pressure stall totals
+//! (`<proc>/pressure/{io,cpu}`, `total=` µs; Documentation/accounting/psi.rst). Thin readers over
+//! pure parsers; [`SchedMark::between`] derives shares from two marks.
+//! Imports only: sys/, error, units.
 
 use super::Root;
 

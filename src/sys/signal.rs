@@ -1,7 +1,7 @@
-//! Stop signals — SIGINT (Ctrl-C), SIGTERM (kill, timeout) and SIGHUP (a closed terminal) —
-//! turned into one flag that the long-running commands poll, so that they stop, remove the
-//! files they created and print what they measured whichever way they are stopped. Must not
-//! import anything above sys/.
+//! Stop signals — SIGINT (Ctrl-C), SIGTERM (kill, timeout) and SIGHUP (a closed terminal) — turned
+//! into one flag that the long-running commands poll, so that they stop, remove the files they
+//! created and print what they measured whichever way they are stopped.
+//! Imports only: sys/, error, units.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

@@ -1,10 +1,10 @@
-//! Standard output's terminal width (TIOCGWINSZ), and waiting for input on the controlling
-//! terminal with poll(2), so a terminal that has gone
-//! away (window closed, tmux server killed, ssh dropped) is seen as such. crossterm's own poll
-//! treats a hung-up terminal as readable-but-empty and loops inside itself without returning,
-//! which left `iosat top` spinning at full CPU after its terminal closed. The same wait also
-//! ends when another thread rings a [`Wake`] (a pipe), so the UI sleeps until there is input
-//! or something to draw. Must not import anything above sys/.
+//! Standard output's terminal width (TIOCGWINSZ), and waiting for input on the controlling terminal
+//! with poll(2), so a terminal that has gone away (window closed, tmux server killed, ssh dropped)
+//! is seen as such. crossterm's own poll treats a hung-up terminal as readable-but-empty and loops
+//! inside itself without returning, which left `iosat top` spinning at full CPU after its terminal
+//! closed. The same wait also ends when another thread rings a [`Wake`] (a pipe), so the UI sleeps
+//! until there is input or something to draw.
+//! Imports only: sys/, error, units.
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `<proc>/uptime`: a pure parser and a thin reader. Its first field is the time since boot in
-//! seconds with two decimals, counting time spent suspended (CLOCK_BOOTTIME), the divisor
-//! iostat uses for its since-boot report (sysstat `read_uptime`). Must not import monitor/ or
-//! anything above it.
+//! seconds with two decimals, counting time spent suspended (CLOCK_BOOTTIME), the divisor iostat
+//! uses for its since-boot report (sysstat `read_uptime`).
+//! Imports only: sys/, error, units.
 
 use super::Root;
 use crate::error::{Error, Result};

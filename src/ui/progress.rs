@@ -1,11 +1,13 @@
 //! The sweep's progress bar on stderr: one redrawn line per running level and one kept line
 //! per finished level, drawn only when stderr is a terminal. Implements the level driver's
 //! [`LevelProgress`]; reads only what the driver hands it (no /proc, no engine state).
+//! Must not import: cli/, config/, cmd/, exporter/.
 
-use crate::load::driver::LevelProgress;
+use crate::load::driver::{ExtraLevel, LevelProgress};
 use crate::load::result::LevelResult;
 use crate::load::LevelSpec;
 use crate::report::levels::us_cell;
+use std::cell::Cell;
 use std::io::Write;
 
 /// Erase the current terminal line.
@@ -15,6 +17,8 @@ pub struct ProgressBar {
     on: bool,
     /// None for `--levels auto`.
     total_levels: Option<usize>,
+    /// Set once the driver measures levels beyond the planned series.
+    extra: Cell<Option<ExtraLevel>>,
 }
 
 impl ProgressBar {
@@ -24,6 +28,7 @@ impl ProgressBar {
         ProgressBar {
             on: wanted && std::io::stderr().is_terminal(),
             total_levels,
+            extra: Cell::new(None),
         }
     }
 
@@ -44,12 +49,7 @@ impl LevelProgress for ProgressBar {
         if !self.on {
             return;
         }
-        // Past the planned levels come the re-measures of the deciding ones (--budget).
-        let which = match self.total_levels {
-            Some(n) if idx < n => format!("{}/{n}", idx + 1),
-            Some(_) => format!("{} (again)", idx + 1),
-            None => format!("{}/auto", idx + 1),
-        };
+        let which = level_words(idx, self.total_levels, self.extra.get(), ls.concurrency());
         let span = ls.ramp_ns + ls.duration_ns;
         let frac = (elapsed_ns as f64 / span.max(1) as f64).clamp(0.0, 1.0);
         let width = 20;
@@ -67,14 +67,17 @@ impl LevelProgress for ProgressBar {
         let mut e = std::io::stderr().lock();
         let _ = write!(
             e,
-            "{CLEAR_LINE}level {which} concurrency {:>4} [{}{}] {:<7} {}",
-            ls.concurrency(),
+            "{CLEAR_LINE}{which} [{}{}] {:<7} {}",
             "#".repeat(filled),
             "-".repeat(width - filled),
             phase,
             iops
         );
         let _ = e.flush();
+    }
+
+    fn extra(&self, what: ExtraLevel) {
+        self.extra.set(Some(what));
     }
 
     fn level_done(&self, r: &LevelResult) {
@@ -88,6 +91,60 @@ impl LevelProgress for ProgressBar {
             r.iops,
             us_cell(Some(r.latency_ns.mean as f64)),
             us_cell(Some(r.latency_ns.p95 as f64))
+        );
+    }
+}
+
+/// What the bar calls level `idx` of concurrency `conc`: its place in the planned series
+/// ("level 3/10 concurrency    4"), or, past the series, what it is: the re-measures of the
+/// deciding levels are not planned in advance (they depend on the verdict), so instead of a
+/// count that runs past its total ("level 11 (again)" after "10/10") they are named.
+fn level_words(idx: usize, total: Option<usize>, extra: Option<ExtraLevel>, conc: u32) -> String {
+    match (extra, total) {
+        (Some(ExtraLevel::Remeasure { nth, of }), _) => {
+            format!("re-measuring concurrency {conc:>4} ({nth} of {of})")
+        }
+        (Some(ExtraLevel::Baseline), Some(n)) => {
+            format!("level {n}/{n} concurrency {conc:>4} (baseline again)")
+        }
+        (Some(ExtraLevel::Baseline), None) => {
+            format!("baseline again, concurrency {conc:>4}")
+        }
+        (None, Some(n)) => format!("level {}/{n} concurrency {conc:>4}", idx + 1),
+        (None, None) => format!("level {}/auto concurrency {conc:>4}", idx + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn re_measures_are_named_not_counted_past_the_total() {
+        assert_eq!(
+            level_words(2, Some(10), None, 4),
+            "level 3/10 concurrency    4"
+        );
+        assert_eq!(
+            level_words(
+                9,
+                Some(10),
+                Some(ExtraLevel::Remeasure { nth: 1, of: 2 }),
+                4
+            ),
+            "re-measuring concurrency    4 (1 of 2)"
+        );
+        assert_eq!(
+            level_words(18, Some(10), Some(ExtraLevel::Baseline), 1),
+            "level 10/10 concurrency    1 (baseline again)"
+        );
+        assert_eq!(
+            level_words(3, None, None, 8),
+            "level 4/auto concurrency    8"
+        );
+        assert_eq!(
+            level_words(7, None, Some(ExtraLevel::Baseline), 1),
+            "baseline again, concurrency    1"
         );
     }
 }

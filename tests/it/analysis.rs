@@ -129,12 +129,7 @@ fn usl_parameters_recovered_and_serialised() {
 
 /// A sweep of the sim engine, as its typed report.
 fn sim_sweep(engine: &str, extra: &[&str]) -> iosat::load::result::SweepReport {
-    let o = crate::util::iosat()
-        .args(["sweep", "--engine", engine, "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    serde_json::from_str(&crate::util::ok_stdout(&o)).unwrap()
+    crate::util::SimSweep::new(engine).args(extra).report()
 }
 
 #[test]

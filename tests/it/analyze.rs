@@ -576,12 +576,6 @@ fn fio_sync_latency_is_reported_and_little_sees_the_gap() {
     assert_eq!(f["littles_law_ok"], (inflight - 1.0).abs() <= 0.2);
 }
 
-#[test]
-fn help_snapshot() {
-    let o = iosat().args(["analyze", "--help"]).output().unwrap();
-    insta::assert_snapshot!("analyze_help", stdout(&o));
-}
-
 /// The last report of an iostat --pretty/-h file: for each block (header with "Device" last),
 /// the header's columns and the row of `device`.
 fn pretty_last_report(text: &str, device: &str) -> Vec<(Vec<String>, Vec<String>)> {

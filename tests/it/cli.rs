@@ -1,16 +1,56 @@
 //! The binary's command-line contract: help, version, usage errors.
 
-use crate::util::iosat;
+use crate::util::{iosat, ok_stdout, run};
+use clap::CommandFactory as _;
+use iosat::cli::Cli;
 
+/// The subcommands the parser itself knows, in its order (hidden ones left out).
+fn subcommands() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// clap's own consistency checks of the whole command line (conflicting or duplicate flags,
+/// groups naming no argument, defaults outside their possible values), which otherwise fire
+/// only when the faulty subcommand is parsed.
+#[test]
+fn the_command_line_passes_clap_debug_assert() {
+    Cli::command().debug_assert();
+}
+
+/// `iosat --help` lists exactly the parser's subcommands (and clap's `help`), in its order.
 #[test]
 fn help_lists_every_subcommand() {
-    let out = iosat().arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(&run(&["--help"]));
+    // Entries are indented two spaces; their wrapped continuations deeper.
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut want = subcommands();
+    want.push("help".to_string());
+    assert_eq!(listed, want, "--help:\n{text}");
     for sub in [
-        "stat", "info", "sweep", "fsync", "analyze", "report", "compare",
+        "stat", "info", "sweep", "fsync", "analyze", "report", "compare", "top", "exporter",
     ] {
-        assert!(text.contains(sub), "--help lacks {sub}:\n{text}");
+        assert!(listed.contains(&sub), "--help lacks {sub}:\n{text}");
+    }
+}
+
+/// What users see first: `iosat --help` and every subcommand's `--help`, one snapshot each.
+#[test]
+fn every_help_is_snapshotted() {
+    insta::assert_snapshot!("help_iosat", ok_stdout(&run(&["--help"])));
+    for sub in subcommands() {
+        let text = ok_stdout(&run(&[&sub, "--help"]));
+        insta::assert_snapshot!(format!("help_{sub}"), text);
     }
 }
 
@@ -20,14 +60,14 @@ fn unknown_flag_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// The README walked top to bottom: every shell example it shows runs (scripts/readme-check.sh
-/// keeps sweeps and fsync runs short; its header gives the rule and the markers).
+/// The documentation walked page by page -- README.md, CONTRIBUTING.md, docs/*.md: every shell
+/// example it shows runs and every relative link resolves (scripts/readme-check.sh keeps sweeps
+/// and fsync runs short; its header gives the rule and the markers).
 #[test]
 fn every_readme_example_runs() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new("bash")
         .arg(root.join("scripts/readme-check.sh"))
-        .arg(root.join("README.md"))
         .env("IOSAT", env!("CARGO_BIN_EXE_iosat"))
         .env("README_CHECK_TIMEOUT", "120")
         .output()
@@ -42,4 +82,17 @@ fn every_readme_example_runs() {
     // Something ran: the check is not vacuous.
     let ran = text.lines().filter(|l| l.starts_with("ok ")).count();
     assert!(ran >= 30, "only {ran} examples ran:\n{text}");
+    // Every page of docs/ with a shell example was walked, not only the README.
+    for page in std::fs::read_dir(root.join("docs")).unwrap() {
+        let page = page.unwrap().path();
+        let body = std::fs::read_to_string(&page).unwrap();
+        if !body.contains("```sh") {
+            continue;
+        }
+        let name = format!("docs/{}:", page.file_name().unwrap().to_string_lossy());
+        assert!(
+            text.lines().any(|l| l.contains(&name)),
+            "{name} was not walked:\n{text}"
+        );
+    }
 }

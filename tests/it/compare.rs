@@ -2,31 +2,13 @@
 //! headless Chromium), every format, fsync results, and the refusals: mixed kinds (usage, 2),
 //! a missing file (1), an existing --html file.
 
-use crate::util::{fixture, iosat, ok_json, ok_stdout, stderr};
+use crate::util::{fixture, iosat, ok_json, ok_stdout, stderr, SimSweep};
 use std::path::{Path, PathBuf};
 
 /// A sim sweep saved as JSON in `dir/name`: `units` parallel units, so two devices of known
 /// knees (the sim is deterministic: simulated time, seeded).
 fn sim_sweep(dir: &Path, name: &str, units: u32) -> PathBuf {
-    let out = iosat()
-        .args([
-            "sweep",
-            "--engine",
-            &format!("sim:units={units},service=1ms"),
-            "--levels",
-            "1,2,4,8,16",
-            "--duration",
-            "200ms",
-            "--ramp",
-            "0",
-            "--no-progress",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, ok_stdout(&out)).unwrap();
-    path
+    SimSweep::quick(&format!("sim:units={units},service=1ms"), "1,2,4,8,16").save(dir.join(name))
 }
 
 fn compare(args: &[&Path], extra: &[&str]) -> std::process::Output {

@@ -3,18 +3,15 @@
 //! level, the kernel's I/O limits on the process, the engine chosen for loop and zram targets,
 //! and `--save-profile` refusing an unstable baseline.
 
-use crate::util::{iosat, is_root, ok_json, stderr, LoopDev, Zram};
+use crate::util::{iosat, is_root, ok_json, stderr, LoopDev, SimSweep, Zram};
 use serde_json::Value;
 
 /// A sim sweep of `--duration 2` per level costs milliseconds of real time.
 fn sim(engine: &str, extra: &[&str]) -> Value {
-    ok_json(
-        &iosat()
-            .args(["sweep", "--engine", engine, "--json", "--no-progress"])
-            .args(extra)
-            .output()
-            .unwrap(),
-    )
+    SimSweep::new(engine)
+        .args(&["--no-progress"])
+        .args(extra)
+        .json()
 }
 
 fn f(v: &Value, k: &str) -> f64 {
@@ -525,7 +522,7 @@ fn a_level_cut_by_sigterm_names_its_signal() {
     let out_file = out_dir.path().join("partial.json");
     let args = ["--levels", "1,2,4,8", "--duration", "1", "--no-progress"];
     // Well inside the second level (1 s long).
-    let out = crate::sweep::stop_after_first_level(
+    let out = crate::sweep::signals::stop_after_first_level(
         dir.path(),
         &out_file,
         &args,

@@ -3,12 +3,8 @@
 //! '-- -x'" tip. Also stat's positional INTERVAL [COUNT], -z, -o JSON, the avg-cpu line, -o
 //! FILE with its refusal and --force, and the generated completions and man page.
 
-use crate::util::{fixture, iosat, json_lines, stderr, stdout};
+use crate::util::{fixture, json_lines, run, stderr, stdout};
 use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    iosat().args(args).output().unwrap()
-}
 
 /// One short fsync case (fdatasync, 4 KiB, overwrite, no group commit) in `dir`, as JSON;
 /// `time` is the duration flag (`--duration` or fio's `--runtime`), `size` the size flag.

@@ -11,6 +11,7 @@ mod fsync;
 mod fuzz;
 mod habits;
 mod knowndev;
+mod layering;
 mod report;
 mod safety;
 mod schema;

@@ -55,24 +55,8 @@ fn sweep_markdown_and_csv() {
 
 /// `iosat sweep --engine sim:... ARGS` with fast levels; the sim engine is deterministic
 /// (simulated time, seeded), so two runs measure the same levels.
-pub(crate) fn sim_sweep(args: &[&str]) -> String {
-    let out = iosat()
-        .args([
-            "sweep",
-            "--engine",
-            "sim:units=4,service=1ms",
-            "--levels",
-            "1,2,4",
-            "--duration",
-            "200ms",
-            "--ramp",
-            "0",
-            "--no-progress",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    ok_stdout(&out)
+fn sim_sweep(args: &[&str]) -> String {
+    crate::util::SimSweep::small().args(args).stdout()
 }
 
 #[test]

@@ -29,7 +29,8 @@ fn sim_json() -> String {
 }
 
 /// Case 3: a dangling symlink at the destination is refused without --force (nothing is
-/// created where it points); with --force the link itself is replaced, never written through.
+/// created where it points); with --force too (issue 28 item 2: only regular files are
+/// replaced), for safety and without advising --force; never written through.
 #[test]
 fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
     let d = tempfile::tempdir().unwrap();
@@ -48,10 +49,11 @@ fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!victim.exists(), "written through the symlink");
     let out = report(&[&src, "-o", dst, "--format", "markdown", "--force"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--force"), "{}", stderr(&out));
     assert!(!victim.exists(), "written through the symlink");
-    assert!(link.symlink_metadata().unwrap().file_type().is_file());
-    // Only the output is left: no temporary file.
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    // Only the link is left: no temporary file.
     assert_eq!(entries(d.path()).len(), 1, "{:?}", entries(d.path()));
 }
 
@@ -806,5 +808,225 @@ fn enospc_around_the_layout_leaves_nothing() {
             left_by_iosat(&mnt)
         );
         std::fs::remove_file(mnt.join("filler")).unwrap();
+    }
+}
+
+/// Issue 28 item 2: `-o`/`--html FILE --force` replaces only regular files. A FIFO and a
+/// character device are written into (the reader gets the result, the node stays what it
+/// was); a symlink to a user's file, a directory and a socket are refused for safety (exit 4)
+/// with one line naming the flag and the path and not advising --force, the file behind the
+/// link untouched. Without --force, a FIFO is refused with the advice.
+#[test]
+fn force_replaces_only_regular_files() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let src = sim_json();
+    let fifo = d.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path inside the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let f = fifo.to_str().unwrap();
+    let out = report(&[&src, "-o", f, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("FIFO") && err.contains("--force"), "{err}");
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = report(&[&src, "-o", f, "--format", "markdown", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = reader.join().unwrap();
+    let md = report(&[&src, "--format", "markdown"]);
+    assert_eq!(got.as_bytes(), &md.stdout[..]);
+    assert!(got.contains('|'), "{got}");
+    assert!(fifo.symlink_metadata().unwrap().file_type().is_fifo());
+
+    // A character device node (1:3, the kernel's null device) made here.
+    if is_root() {
+        let null = d.path().join("null");
+        let c = std::ffi::CString::new(null.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path inside the test's own directory.
+        let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        let n = null.to_str().unwrap();
+        let out = report(&[&src, "-o", n, "--format", "markdown", "--force"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // stat's -o is written as the run goes: into the device as well.
+        let rec = fixture("stat/pair.rec");
+        let out = iosat()
+            .args([
+                "stat",
+                "--replay",
+                rec.to_str().unwrap(),
+                "-o",
+                n,
+                "--force",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let t = null.symlink_metadata().unwrap().file_type();
+        assert!(t.is_char_device(), "{t:?}");
+    } else {
+        eprintln!("skipped the character device case: mknod needs root");
+    }
+
+    // A symlink to a user's file, a directory, a socket: refused for safety with --force.
+    let mine = d.path().join("mine.md");
+    std::fs::write(&mine, "mine\n").unwrap();
+    let link = d.path().join("link.md");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    let dir = d.path().join("a-dir");
+    std::fs::create_dir(&dir).unwrap();
+    let sock = d.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    for (p, what) in [(&link, "symlink"), (&dir, "directory"), (&sock, "socket")] {
+        let ps = p.to_str().unwrap();
+        let out = report(&[&src, "-o", ps, "--format", "markdown", "--force"]);
+        assert_eq!(out.status.code(), Some(4), "{what}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("--output") && err.contains(ps), "{err}");
+        assert!(err.contains(what) && !err.contains("--force"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    // The same rule for every command's -o: stat's stream and info's whole file.
+    let rec = fixture("stat/pair.rec");
+    let out = iosat()
+        .args(["stat", "--replay", rec.to_str().unwrap(), "-o"])
+        .arg(&link)
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--force"), "{}", stderr(&out));
+    let root = fixture("sysroot1");
+    let out = iosat()
+        .arg("info")
+        .arg("--proc-root")
+        .arg(root.join("proc"))
+        .arg("--sys-root")
+        .arg(root.join("sys"))
+        .arg("-o")
+        .arg(&link)
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("'-o'"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+}
+
+/// Issue 24 item 2: fsync writes through the one output sink, so a closed standard output
+/// (`| head`) exits 0 as every other command does, and the -o file is written all the same.
+#[test]
+fn fsync_into_a_closed_pipe_exits_0_and_keeps_its_file() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out.json");
+    let (r, w) = std::io::pipe().unwrap();
+    drop(r);
+    let o = iosat()
+        .arg("fsync")
+        .arg(work.path())
+        .args(["--duration", "20ms", "--sizes", "4k", "--methods=fdatasync"])
+        .args(["--mode=overwrite", "--committers=none", "--json", "-o"])
+        .arg(&out)
+        .stdout(w)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(saved.get("cases").is_some(), "{saved}");
+    assert_eq!(entries(work.path()), [out]);
+}
+
+/// GET /metrics from an exporter at `addr`: the body, or None when nothing answers.
+fn metrics_at(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.starts_with("HTTP/1.1 200").then_some(text)
+}
+
+/// Issue 28 item 1: a warning written to a stderr that is a closed pipe or a full device
+/// never panics inside a scrape: the exporter keeps every metric (before, a warning's
+/// eprintln! poisoned the scraper, and with stderr on /dev/full it exited 101 at start).
+#[test]
+fn the_exporter_keeps_its_metrics_when_stderr_is_gone() {
+    use std::io::BufRead;
+    for full in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("proc")).unwrap();
+        std::fs::create_dir_all(root.path().join("sys")).unwrap();
+        let stats = root.path().join("proc/diskstats");
+        std::fs::write(&stats, "   8 0 sda 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n").unwrap();
+        // A free loopback port, for the run whose stderr says nothing.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut c = iosat();
+        c.args(["exporter", "--all", "--no-bpf", "--web.listen-address"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--proc-root")
+            .arg(root.path().join("proc"))
+            .arg("--sys-root")
+            .arg(root.path().join("sys"))
+            .stdout(Stdio::null());
+        if full {
+            c.stderr(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            );
+        } else {
+            c.stderr(Stdio::piped());
+        }
+        let mut child = c.spawn().unwrap();
+        if let Some(err) = child.stderr.take() {
+            // The first line ("listening"), then the reader goes away: a broken pipe.
+            let mut err = std::io::BufReader::new(err);
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            assert!(line.contains("listening"), "{line}");
+        }
+        let addr = format!("127.0.0.1:{port}");
+        let start = Instant::now();
+        let mut first = None;
+        while first.is_none() && start.elapsed() < Duration::from_secs(20) {
+            if let Some(code) = child.try_wait().unwrap() {
+                panic!("exporter exited with {code:?} (stderr on /dev/full: {full})");
+            }
+            first = metrics_at(&addr);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            first.is_some_and(|m| m.contains("iosat_disk_")),
+            "no first scrape"
+        );
+        // A line the parser skips with a warning, then scrapes: the warning goes nowhere.
+        let mut text = std::fs::read_to_string(&stats).unwrap();
+        text.push_str("   8 1 sdb 1 2\n");
+        std::fs::write(&stats, text).unwrap();
+        for _ in 0..2 {
+            let m = metrics_at(&addr).expect("a scrape after the warning");
+            assert!(
+                m.contains("iosat_scrape_collector_success{collector=\"diskstats\"} 1\n"),
+                "{m}"
+            );
+            assert!(m.contains("iosat_disk_"), "{m}");
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the exporter died");
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }

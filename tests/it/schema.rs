@@ -33,8 +33,7 @@ fn run_json(args: &[&str]) -> Value {
 }
 
 fn sim_sweep(extra: &[&str]) -> Value {
-    let out = crate::report::sim_sweep(&[&["--json"], extra].concat());
-    serde_json::from_str(&out).unwrap()
+    crate::util::SimSweep::small().args(extra).json()
 }
 
 #[test]

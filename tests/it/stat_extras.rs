@@ -1,7 +1,8 @@
 //! `iosat stat` and `iosat info` with device profiles (`iosat sweep --save-profile`):
 //! saturation ratios on a hand-made recording (hand-computed) and on a live loop device.
 
-use super::stat::{close, dev, direct_io, run, wait_bounded, wait_for_first_sample};
+use super::stat::{close, dev, direct_io, wait_bounded, wait_for_first_sample};
+use crate::util::run;
 use crate::util::{fixture, iosat, json_lines, stderr, stdout, LoopDev};
 use serde_json::Value;
 use std::io::Read;

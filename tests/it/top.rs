@@ -473,27 +473,23 @@ fn a_closed_terminal_ends_the_view() {
 
 #[test]
 fn bad_input_is_one_line_before_the_screen_switches() {
-    use crate::util::{iosat, stderr};
     let rec = crate::util::fixture("report/loop.rec");
-    let o = iosat().args(["top", "-i", "0"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(stderr(&o).contains("'-i'"), "{}", stderr(&o));
-    let o = iosat()
-        .args(["top", "nosuchdev9", "--no-profile", "--replay"])
-        .arg(&rec)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(stderr(&o).contains("nosuchdev9"), "{}", stderr(&o));
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-    let o = iosat()
-        .args(["top", "--replay", "/nonexistent/x.rec"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert!(stderr(&o).contains("/nonexistent/x.rec"), "{}", stderr(&o));
-    // Nothing but the error line: the terminal was never switched.
-    assert!(o.stdout.is_empty());
+    let rec = rec.to_str().unwrap();
+    // Nothing but the error line (assert_refusals: one line, nothing on stdout): the terminal
+    // was never switched.
+    crate::util::assert_refusals(&[
+        (&["top", "-i", "0"], 2, "'-i'"),
+        (
+            &["top", "nosuchdev9", "--no-profile", "--replay", rec],
+            2,
+            "nosuchdev9",
+        ),
+        (
+            &["top", "--replay", "/nonexistent/x.rec"],
+            1,
+            "/nonexistent/x.rec",
+        ),
+    ]);
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! Helpers shared by every integration test: the binary and its output, the fixtures, the
-//! peer tools, and the devices and filesystems a test sets up itself (loop devices with or
+//! Helpers shared by every integration test: the binary and its output ([`run`], the sim
+//! sweep builder [`SimSweep`], refusal tables checked by [`assert_refusals`]), the fixtures,
+//! the peer tools, and the devices and filesystems a test sets up itself (loop devices with or
 //! without a partition table and ext4, zram, tmpfs/ramfs), each torn down on drop, also when an
 //! assertion fails.
 
@@ -9,9 +10,160 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// The iosat binary under test.
+/// The iosat binary under test. Learned state is kept in memory only (an empty
+/// $IOSAT_STATE_DIR), so no test writes to /var/lib/iosat; a test of the state passes
+/// --state-dir.
 pub fn iosat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iosat"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iosat"));
+    c.env("IOSAT_STATE_DIR", "");
+    c
+}
+
+/// `iosat ARGS`, run to completion.
+pub fn run(args: &[&str]) -> Output {
+    iosat().args(args).output().expect("run iosat")
+}
+
+/// `iosat SUBCOMMAND ARGS`, run to completion.
+pub fn run_sub(sub: &str, args: &[&str]) -> Output {
+    iosat().arg(sub).args(args).output().expect("run iosat")
+}
+
+/// A refusal: iosat's arguments, the exit code, and a piece of the one line iosat prints
+/// (DESIGN.md §5: bad input gets one clear line naming the flag or file, and its exit code).
+pub type Refusal<'a> = (&'a [&'a str], i32, &'a str);
+
+/// Runs `iosat ARGS` for every row of a refusal table and checks each: the exit code, one line
+/// on stderr starting `iosat: ` that contains the expected piece, nothing on stdout.
+#[track_caller]
+pub fn assert_refusals(table: &[Refusal]) {
+    for &(args, code, line) in table {
+        let out = run(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(line), "{args:?}: wanted {line:?} in {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line: {err}"
+        );
+        assert!(err.starts_with("iosat: "), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: nothing on stdout: {}",
+            stdout(&out)
+        );
+    }
+}
+
+/// `iosat sweep --engine sim:...`, built up argument by argument. The sim engine runs in
+/// simulated time and is seeded, so a sweep costs milliseconds and two runs measure the same
+/// levels. Every run is bounded: a sim that slept in real time is killed after 60 s and the
+/// test fails instead of hanging (nine levels of `--duration 20` would take minutes).
+#[derive(Clone, Debug)]
+pub struct SimSweep {
+    args: Vec<String>,
+}
+
+impl SimSweep {
+    /// `iosat sweep --engine ENGINE` with the sweep's own defaults for everything else.
+    pub fn new(engine: &str) -> Self {
+        Self {
+            args: vec!["sweep".into(), "--engine".into(), engine.into()],
+        }
+    }
+
+    /// The quick shape: `--levels LEVELS --duration 200ms --ramp 0 --no-progress`.
+    pub fn quick(engine: &str, levels: &str) -> Self {
+        Self::new(engine).args(&[
+            "--levels",
+            levels,
+            "--duration",
+            "200ms",
+            "--ramp",
+            "0",
+            "--no-progress",
+        ])
+    }
+
+    /// The small device most report tests sweep: 4 units of 1 ms, levels 1, 2 and 4, quick.
+    pub fn small() -> Self {
+        Self::quick("sim:units=4,service=1ms", "1,2,4")
+    }
+
+    /// More arguments, appended.
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// The run's output, whatever its exit code (killed and failed after 60 s).
+    #[track_caller]
+    pub fn output(&self) -> Output {
+        use std::io::Read as _;
+        use std::process::Stdio;
+        let mut child = iosat()
+            .args(&self.args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run iosat");
+        // Drained while the run goes on, so a large document never blocks it on a full pipe.
+        let drain = |mut r: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                r.read_to_end(&mut buf).map(|_| buf)
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().unwrap()));
+        let err = drain(Box::new(child.stderr.take().unwrap()));
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if t0.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "{:?}: a simulated sweep still running after 60 s",
+                    self.args
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Output {
+            status,
+            stdout: out.join().unwrap().unwrap(),
+            stderr: err.join().unwrap().unwrap(),
+        }
+    }
+
+    /// Standard output of a run that must succeed.
+    #[track_caller]
+    pub fn stdout(&self) -> String {
+        ok_stdout(&self.output())
+    }
+
+    /// The `--json` document of a run that must succeed.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        ok_json(&self.clone().args(&["--json"]).output())
+    }
+
+    /// The `--json` document as its typed report.
+    #[track_caller]
+    pub fn report(&self) -> iosat::load::result::SweepReport {
+        serde_json::from_value(self.json()).expect("a sweep report")
+    }
+
+    /// The `--json` document saved as `path`; returns `path`.
+    #[track_caller]
+    pub fn save(&self, path: PathBuf) -> PathBuf {
+        let text = ok_stdout(&self.clone().args(&["--json"]).output());
+        std::fs::write(&path, text).unwrap();
+        path
+    }
 }
 
 /// `tests/fixtures/<rel>`.

@@ -1,6 +1,7 @@
 //! The state of `iosat top` and its key handling, as pure code: interval reports in (from the
 //! sampling thread, through the channel), keys in, what to draw out. No terminal, no /proc:
 //! every key is testable on the state alone.
+//! Must not import: cli/, config/, cmd/, exporter/.
 
 use crate::monitor::blklat::{DevLatency, Measured};
 use crate::monitor::fields::{Column, Field, LATENCY};

@@ -2,6 +2,7 @@
 //! of `iosat top` (draw.rs) without ratatui's Chart and Canvas, which cost a third of a
 //! refresh (BENCHMARKS.md, "Instruction counts per refresh"): a Canvas per dataset, each with
 //! its own grid, a UTF-16 string per layer and a pass over the whole graph area.
+//! Imports only: nothing.
 //!
 //! The picture is ratatui 0.29's `Chart` with two labels per axis, the legend at the top left
 //! (hidden when wider or taller than half the graph) and `GraphType::Line` datasets with

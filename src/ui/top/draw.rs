@@ -2,6 +2,7 @@
 //! the selected device (latency with the baseline, %busy, load with the knee, saturation with
 //! the 3x and 10x lines) and its headroom gauge, the key line, the help. Draws the app state
 //! only; reads nothing.
+//! Must not import: cli/, config/, cmd/, exporter/.
 
 use super::app::{col_width, App, ChartPoint, Col, Pane, Row, Source};
 use super::chart::{Dataset, LineChart};

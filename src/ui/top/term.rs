@@ -4,6 +4,7 @@
 //! thread's channel and keys from the terminal, sleeps until either comes (the sampler rings
 //! a sys::tty::Wake), and draws when something changed, writing only the cells that changed
 //! (its own copy of ratatui's diff, [`Screen`]) through one buffered write per frame.
+//! Must not import: cli/, config/, cmd/, exporter/.
 
 use super::app::{App, Key, Pane};
 use super::draw;

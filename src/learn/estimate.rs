@@ -1,0 +1,345 @@
+//! The estimator: one [`Series`] (a direction and request-size class of a device) in, its
+//! [`Curve`] out — the baseline with its uncertainty, the knee and the capacity within the
+//! target from the sweep's own rules (analysis::analyze on the buckets turned into levels),
+//! or, until the traffic has gone past the knee, a lower bound. Never more than the data
+//! supports: buckets without enough intervals and requests decide nothing. Pure.
+//! Imports only: analysis/, learn/model.rs, learn/vocab.rs.
+
+use super::model::{Bucket, Dir, Series, SizeClass};
+use super::vocab;
+use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
+use crate::analysis::{LatencyNs, LevelPoint};
+use serde::Serialize;
+
+/// A baseline needs this many intervals (aged weights) at its in-flight bucket. Why 30: the
+/// standard error of a mean of n interval means is σ/√n; production intervals at a queue of
+/// about one scatter by ±30 % (mixed request sizes, background flushes), and 30 brings the
+/// mean within ±11 % at 95 % confidence — about the 10 % the sweep's own baseline tolerates
+/// (analysis::confidence::BASELINE_TOLERANCE).
+pub const MIN_BASELINE_INTERVALS: f64 = 30.0;
+/// ...and this many requests: the p95 needs 150 requests beyond it to be more than a few
+/// outliers (3,000 × 5 %), and 30 intervals of a handful of requests each are too few.
+pub const MIN_BASELINE_REQUESTS: f64 = 3000.0;
+/// A bucket above the baseline counts as a level of the curve with this many intervals and
+/// requests: fewer than the baseline needs (the curve's points are compared with ratios of
+/// 1.5x and 3x, not 10 %), but enough that one burst does not make a knee.
+pub const MIN_LEVEL_INTERVALS: f64 = 10.0;
+pub const MIN_LEVEL_REQUESTS: f64 = 1000.0;
+/// The z of a 95 % interval.
+const Z95: f64 = 1.96;
+/// Power within this fraction of the knee's cannot be told apart from it (the sweep's
+/// POWER_TIE): the knee's range.
+const POWER_TIE: f64 = 0.10;
+
+fn enough(b: &Bucket, intervals: f64, requests: f64) -> bool {
+    b.intervals >= intervals && b.requests >= requests
+}
+
+/// The learned baseline of a series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Baseline {
+    /// Mean requests in flight of the intervals it comes from.
+    pub in_flight: f64,
+    /// Request-weighted mean latency.
+    pub latency_ns: f64,
+    /// p95 of the requests (the block layer's, else of the intervals' means).
+    pub p95_ns: f64,
+    /// 95 % interval of the mean latency from the per-interval means' spread.
+    pub interval_ns: Option<[f64; 2]>,
+    /// The p95 comes from block-layer percentiles (else from interval means).
+    pub from_percentiles: bool,
+    pub intervals: f64,
+    pub requests: f64,
+}
+
+/// What a series says about its device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Curve {
+    pub dir: Dir,
+    pub size_class: SizeClass,
+    /// Aged intervals learned from.
+    pub intervals: f64,
+    pub baseline: Option<Baseline>,
+    /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
+    pub knee_concurrency: Option<u32>,
+    /// Levels that can't be told from the knee (power within 10 %).
+    pub knee_range: Option<[u32; 2]>,
+    /// Until then: the most in flight the traffic reached with enough data; the knee is at
+    /// or above it.
+    pub knee_at_least: Option<f64>,
+    /// The most IOPS served with the p95 within the target (3x the baseline p95, or the
+    /// user's); a lower bound when no level went past the target.
+    pub max_iops: Option<f64>,
+    pub max_iops_at_least: bool,
+    /// The first learned level over the target.
+    pub overload_concurrency: Option<u32>,
+    /// The USL fit's R² on the learned levels (4 levels and more).
+    pub fit_r_squared: Option<f64>,
+    /// The levels the verdict was taken on.
+    #[serde(skip)]
+    pub levels: Vec<LevelPoint>,
+    /// The judgement in words.
+    pub summary: String,
+}
+
+fn level_of(b: &Bucket, prev: Option<u32>) -> LevelPoint {
+    let mut c = b.in_flight().round().max(1.0) as u32;
+    if let Some(p) = prev {
+        c = c.max(p + 1);
+    }
+    LevelPoint {
+        concurrency: c,
+        iops: b.iops(),
+        bytes_per_s: b.bytes_per_s(),
+        latency_ns: LatencyNs {
+            mean: b.mean_latency_ns().unwrap_or(0.0),
+            p50: b.quantile_ns(0.50),
+            p95: b.quantile_ns(0.95),
+            p99: b.quantile_ns(0.99),
+            ..LatencyNs::default()
+        },
+        ..LevelPoint::default()
+    }
+}
+
+/// Estimate a series' curve; `target_p95_ns`: the user's target (None: 3x the baseline p95).
+pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
+    let mut c = Curve {
+        dir: s.dir,
+        size_class: s.size_class,
+        intervals: s.intervals(),
+        baseline: None,
+        knee_concurrency: None,
+        knee_range: None,
+        knee_at_least: None,
+        max_iops: None,
+        max_iops_at_least: true,
+        overload_concurrency: None,
+        fit_r_squared: None,
+        levels: Vec::new(),
+        summary: String::new(),
+    };
+    let Some(bi) = s
+        .buckets
+        .iter()
+        .position(|b| enough(b, MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS))
+    else {
+        let (n, r): (f64, f64) = s
+            .buckets
+            .iter()
+            .fold((0.0, 0.0), |(n, r), b| (n + b.intervals, r + b.requests));
+        c.summary = format!(
+            "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline needs \
+             {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} requests at \
+             one in-flight level"
+        );
+        return c;
+    };
+    let bb = &s.buckets[bi];
+    let base_mean = bb.mean_latency_ns().unwrap_or(0.0);
+    let base = Baseline {
+        in_flight: bb.in_flight(),
+        latency_ns: base_mean,
+        p95_ns: bb.quantile_ns(0.95).unwrap_or(base_mean),
+        interval_ns: bb
+            .latency_se_ns()
+            .map(|se| [(base_mean - Z95 * se).max(0.0), base_mean + Z95 * se]),
+        from_percentiles: bb.has_percentiles(),
+        intervals: bb.intervals,
+        requests: bb.requests,
+    };
+    // The curve: the baseline bucket, then every bucket above it with enough data.
+    let mut levels: Vec<LevelPoint> = Vec::new();
+    let mut in_flights: Vec<f64> = Vec::new();
+    for b in s.buckets[bi..].iter().enumerate().filter_map(|(i, b)| {
+        (i == 0 || enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS)).then_some(b)
+    }) {
+        let l = level_of(b, levels.last().map(|l| l.concurrency));
+        in_flights.push(b.in_flight());
+        levels.push(l);
+    }
+    let target = vocab::target_latency_ns(base.p95_ns, target_p95_ns);
+    let p95 = |l: &LevelPoint| l.latency_ns.p95.unwrap_or(l.latency_ns.mean);
+    let within: Vec<&LevelPoint> = levels.iter().filter(|l| p95(l) <= target).collect();
+    let over = levels.iter().find(|l| p95(l) > target);
+    c.overload_concurrency = over.map(|l| l.concurrency);
+    c.max_iops = within.iter().map(|l| l.iops).reduce(f64::max);
+    c.max_iops_at_least = over.is_none();
+
+    let top = levels.last().expect("the baseline is a level");
+    let top_ratio = top.latency_ns.mean / base_mean.max(1.0);
+    if levels.len() >= 2 {
+        let v = crate::analysis::analyze(&levels);
+        c.fit_r_squared = v.usl.as_ref().map(|u| u.r_squared);
+        // Past the knee: the sweep's knee is below the highest level learned, and the traffic
+        // went on into latency that grows with load (or over the target).
+        let past = v.knee_concurrency < top.concurrency
+            && (top_ratio >= vocab::SATURATED_RATIO || over.is_some());
+        if past && !v.too_few_levels {
+            c.knee_concurrency = Some(v.knee_concurrency);
+            if let Some(k) = v
+                .levels
+                .iter()
+                .position(|f| f.concurrency == v.knee_concurrency)
+            {
+                let best = v.levels[k].power;
+                let tied = |i: usize| v.levels[i].power >= best * (1.0 - POWER_TIE);
+                let mut lo = k;
+                while lo > 0 && tied(lo - 1) {
+                    lo -= 1;
+                }
+                let mut hi = k;
+                while hi + 1 < v.levels.len() && tied(hi + 1) {
+                    hi += 1;
+                }
+                if lo != hi {
+                    c.knee_range = Some([v.levels[lo].concurrency, v.levels[hi].concurrency]);
+                }
+            }
+        }
+    }
+    let reached = *in_flights.last().expect("non-empty");
+    let base_words = format!(
+        "baseline {} mean, {} p95 at {:.1} in flight ({:.0} intervals)",
+        fmt_latency_ns(base.latency_ns),
+        fmt_latency_ns(base.p95_ns),
+        base.in_flight,
+        base.intervals
+    );
+    let iops_words = |at_least: bool| {
+        c.max_iops.map_or(String::new(), |m| {
+            format!(
+                "; {}{} IOPS within {} p95",
+                if at_least { "at least " } else { "" },
+                fmt_iops(m),
+                fmt_latency_ns(target)
+            )
+        })
+    };
+    c.summary = match c.knee_concurrency {
+        Some(k) => format!(
+            "{base_words}; knee at {k} in flight{}{}",
+            c.knee_range
+                .map(|[a, b]| format!(" ({a}–{b})"))
+                .unwrap_or_default(),
+            iops_words(c.max_iops_at_least)
+        ),
+        None => {
+            c.knee_at_least = Some(reached);
+            format!(
+                "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
+                 knee is at or above {reached:.0}{}",
+                fmt_ratio(top_ratio),
+                iops_words(true)
+            )
+        }
+    };
+    c.baseline = Some(base);
+    c.levels = levels;
+    c
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::learn::model::{DeviceModel, Point};
+
+    /// A closed-loop device of `units` parallel units of `service_ms` each, driven at
+    /// `in_flight` requests: latency S up to the units, then c·S/U (DESIGN.md §4), a little
+    /// deterministic jitter so intervals differ.
+    pub(crate) fn device_point(
+        dir: Dir,
+        units: f64,
+        service_ms: f64,
+        in_flight: f64,
+        i: u64,
+    ) -> Point {
+        let jitter = 1.0 + 0.05 * (((i * 7919) % 11) as f64 / 10.0 - 0.5);
+        let lat_ms = service_ms * (in_flight / units).max(1.0) * jitter;
+        let busy_ms = in_flight * 1000.0;
+        let requests = (busy_ms / lat_ms).round();
+        Point {
+            dir,
+            wall_ns: i as i64 * 1_000_000_000,
+            interval_s: 1.0,
+            requests,
+            busy_ms: requests * lat_ms,
+            bytes: requests * 4096.0,
+            pcts_ns: None,
+        }
+    }
+
+    /// A load wandering between `lo` and `hi` in flight (a triangle wave over 1, 2, 3, …).
+    pub(crate) fn wandering(lo: f64, hi: f64, n: u64) -> impl Iterator<Item = (u64, f64)> {
+        let steps = ((hi - lo) / 0.25).round() as u64;
+        (0..n).map(move |i| {
+            let k = i % (2 * steps);
+            let k = if k > steps { 2 * steps - k } else { k };
+            (i, lo + 0.25 * k as f64)
+        })
+    }
+
+    fn learn(units: f64, service_ms: f64, lo: f64, hi: f64, n: u64) -> Curve {
+        let mut m = DeviceModel::default();
+        for (i, c) in wandering(lo, hi, n) {
+            let p = device_point(Dir::Read, units, service_ms, c, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None)
+    }
+
+    #[test]
+    fn known_device_baseline_knee_and_ceiling() {
+        // 4 units of 2 ms: ceiling 2000 IOPS, knee 4. Load between 0.5 and 16 in flight.
+        let c = learn(4.0, 2.0, 0.5, 16.0, 4000);
+        let b = c.baseline.as_ref().expect("a baseline");
+        assert!((b.latency_ns / 2e6 - 1.0).abs() < 0.10, "{b:?}");
+        let [lo, hi] = b.interval_ns.unwrap();
+        assert!(lo <= b.latency_ns && b.latency_ns <= hi);
+        let k = c.knee_concurrency.expect(&c.summary);
+        // Within one level (of 1, 2, 4, 8, 16) of the units.
+        assert!((2..=8).contains(&k), "knee {k}: {}", c.summary);
+        let m = c.max_iops.unwrap();
+        assert!((m / 2000.0 - 1.0).abs() < 0.20, "max {m}: {}", c.summary);
+        assert!(!c.max_iops_at_least, "{}", c.summary);
+        assert!(c.knee_at_least.is_none());
+    }
+
+    #[test]
+    fn driven_only_at_low_concurrency_a_lower_bound() {
+        let c = learn(8.0, 1.0, 0.5, 2.0, 2000);
+        assert!(c.baseline.is_some());
+        assert_eq!(c.knee_concurrency, None, "{}", c.summary);
+        let at_least = c.knee_at_least.unwrap();
+        assert!((1.5..=2.0).contains(&at_least), "{at_least}");
+        assert!(c.max_iops_at_least);
+        // 2 in flight at 1 ms: about 2000 IOPS seen, never more.
+        let m = c.max_iops.unwrap();
+        assert!(m > 1500.0 && m <= 2100.0, "{m}");
+        assert!(c.summary.contains("knee is at or above 2"), "{}", c.summary);
+    }
+
+    #[test]
+    fn no_baseline_until_enough() {
+        let c = learn(4.0, 2.0, 0.5, 1.0, 10);
+        assert!(c.baseline.is_none());
+        assert!(c.max_iops.is_none());
+        assert!(c.summary.starts_with("no baseline yet"), "{}", c.summary);
+    }
+
+    #[test]
+    fn a_user_target_moves_the_ceiling() {
+        // 1 unit of 1 ms: latency doubles at 2 in flight; with a target of 2 ms only the
+        // baseline level is within it.
+        let c = learn(1.0, 1.0, 0.5, 8.0, 3000);
+        let mut m = DeviceModel::default();
+        for (i, f) in wandering(0.5, 8.0, 3000) {
+            let p = device_point(Dir::Read, 1.0, 1.0, f, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        let s = m.series(Dir::Read, SizeClass::Small).unwrap();
+        let tight = estimate(s, Some(2.0e6));
+        assert!(tight.max_iops.unwrap() < c.max_iops.unwrap());
+        assert!(!tight.max_iops_at_least);
+    }
+}

@@ -1,0 +1,343 @@
+//! Production learning (DESIGN.md §4, issue 26): each device's baseline and saturation curve
+//! learned from its own traffic, so a production disk is judged without a benchmark. Every
+//! interval is one point of Little's law per direction (in flight = Δtime/Δt, IOPS = Δios/Δt,
+//! mean latency = Δtime/Δios, plus the block layer's percentiles where that source runs);
+//! model.rs accumulates them into a bounded, ageing model per direction and request-size
+//! class; estimate.rs turns it into a baseline, a knee (or a lower bound) and a capacity
+//! with the sweep's own rules; vocab.rs is the one vocabulary (idle, ok, saturated,
+//! overloaded, unknown) and the one headroom; store.rs keeps the model across runs.
+//!
+//! [`Learner`] is fed the interval reports the one replay engine produces (live: the
+//! collector's; `analyze`/`report` of a recording: the replay's), so learning live and
+//! analysing the recording of the same intervals say the same. The only IO is store.rs.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
+
+pub mod estimate;
+pub mod model;
+pub mod store;
+pub mod vocab;
+
+use crate::monitor::interval::{DeviceRow, IntervalReport};
+use crate::monitor::DiskRates;
+use estimate::Curve;
+use model::{DeviceModel, Dir, Point};
+use serde::Serialize;
+use std::collections::HashMap;
+pub use vocab::State;
+
+/// How learning is set up (config builds it from `--no-learn`, `--state-dir`, `--target-p95`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LearnSpec {
+    /// Where the state is kept (None: in memory only).
+    pub state_dir: Option<std::path::PathBuf>,
+    /// The user's target p95 in ns (None: 3x the baseline p95).
+    pub target_p95_ns: Option<f64>,
+}
+
+/// The `learned` object of a device in an interval (stat --json, analyze --json): null
+/// fields until known. The figures are the series (direction and request-size class) that
+/// carried most of the interval's requests (when idle: the one learned most); `state` is the
+/// worst state of the directions with I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Learned {
+    pub state: State,
+    /// Intervals learned from (not aged).
+    pub intervals: u64,
+    /// Seconds of traffic learned from.
+    pub learned_s: f64,
+    pub direction: Option<Dir>,
+    pub size_class: Option<model::SizeClass>,
+    pub baseline_latency_ns: Option<f64>,
+    pub baseline_p95_ns: Option<f64>,
+    /// 95 % interval of the baseline's mean latency.
+    pub baseline_interval_ns: Option<[f64; 2]>,
+    pub knee_concurrency: Option<u32>,
+    pub knee_range: Option<[u32; 2]>,
+    pub knee_at_least: Option<f64>,
+    pub max_iops: Option<f64>,
+    pub max_iops_at_least: Option<bool>,
+    pub headroom_iops: Option<f64>,
+    /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
+    pub ratio: Option<f64>,
+    pub fit_r_squared: Option<f64>,
+    pub summary: Option<String>,
+}
+
+impl Learned {
+    fn empty(m: &DeviceModel) -> Learned {
+        Learned {
+            state: State::Unknown,
+            intervals: m.intervals_seen,
+            learned_s: m.seconds_seen,
+            direction: None,
+            size_class: None,
+            baseline_latency_ns: None,
+            baseline_p95_ns: None,
+            baseline_interval_ns: None,
+            knee_concurrency: None,
+            knee_range: None,
+            knee_at_least: None,
+            max_iops: None,
+            max_iops_at_least: None,
+            headroom_iops: None,
+            ratio: None,
+            fit_r_squared: None,
+            summary: None,
+        }
+    }
+
+    fn with_curve(mut self, c: &Curve) -> Learned {
+        self.direction = Some(c.dir);
+        self.size_class = Some(c.size_class);
+        if let Some(b) = &c.baseline {
+            self.baseline_latency_ns = Some(b.latency_ns);
+            self.baseline_p95_ns = Some(b.p95_ns);
+            self.baseline_interval_ns = b.interval_ns;
+            self.max_iops = c.max_iops;
+            self.max_iops_at_least = c.max_iops.map(|_| c.max_iops_at_least);
+        }
+        self.knee_concurrency = c.knee_concurrency;
+        self.knee_range = c.knee_range;
+        self.knee_at_least = c.knee_at_least;
+        self.fit_r_squared = c.fit_r_squared;
+        self.summary = Some(c.summary.clone());
+        self
+    }
+}
+
+/// The points of one device's interval: reads and writes (discards and flushes are other
+/// work and are not learned). `pcts` from the block-latency source, when it measured.
+pub fn points_of(
+    wall_ns: i64,
+    r: &DiskRates,
+    lat: Option<&crate::monitor::blklat::Measured>,
+) -> Vec<Point> {
+    let pcts = |o: &crate::monitor::blklat::OpLatency| {
+        Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6])
+    };
+    let dt = r.interval_s;
+    [
+        (
+            Dir::Read,
+            r.r_s,
+            r.read_concurrency,
+            r.rkb_s,
+            lat.and_then(|m| pcts(&m.read)),
+        ),
+        (
+            Dir::Write,
+            r.w_s,
+            r.write_concurrency,
+            r.wkb_s,
+            lat.and_then(|m| pcts(&m.write)),
+        ),
+    ]
+    .into_iter()
+    .map(|(dir, per_s, conc, kb_s, pcts_ns)| Point {
+        dir,
+        wall_ns,
+        interval_s: dt,
+        requests: per_s * dt,
+        busy_ms: conc * dt * 1e3,
+        bytes: kb_s * 1024.0 * dt,
+        pcts_ns,
+    })
+    .filter(Point::usable)
+    .collect()
+}
+
+/// Learning of one device: the model, its curves (re-estimated now and then), and whether
+/// it changed since it was last saved.
+#[derive(Debug, Clone, Default)]
+struct Device {
+    model: DeviceModel,
+    curves: Vec<Curve>,
+    /// Intervals since the curves were last estimated.
+    since_estimate: u64,
+    dirty: bool,
+    /// The device's fingerprint (live only), stored with the state.
+    fingerprint: Option<store::Fingerprint>,
+    loaded: bool,
+}
+
+/// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
+/// device. Re-estimated after a tenth more intervals, at least every interval early on and
+/// at most every 60 intervals; deterministic in the count, so live and replay agree.
+fn due(d: &Device) -> bool {
+    let n = d.model.intervals_seen;
+    d.curves.is_empty() || d.since_estimate >= (n / 10).clamp(1, 60)
+}
+
+impl Device {
+    fn estimate(&mut self, target: Option<f64>) {
+        self.curves = self
+            .model
+            .series
+            .iter()
+            .map(|s| estimate::estimate(s, target))
+            .collect();
+        self.since_estimate = 0;
+    }
+
+    fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
+        self.curves
+            .iter()
+            .find(|c| c.dir == dir && c.size_class == class)
+    }
+
+    /// The interval's judgement from the curves and the interval's points.
+    fn judge(&self, points: &[Point]) -> Learned {
+        let empty = Learned::empty(&self.model);
+        if points.is_empty() {
+            // Idle: the figures of the series learned most.
+            let best = self
+                .curves
+                .iter()
+                .max_by(|a, b| a.intervals.total_cmp(&b.intervals));
+            let mut l = best.map_or(empty.clone(), |c| empty.clone().with_curve(c));
+            l.state = State::Idle;
+            l.headroom_iops = l.max_iops;
+            return l;
+        }
+        let judged: Vec<(State, Option<f64>, &Point)> = points
+            .iter()
+            .map(|p| {
+                let c = self.curve(p.dir, p.size_class());
+                let ratio = c.and_then(|c| {
+                    let b = c.baseline.as_ref()?;
+                    Some(match p.pcts_ns {
+                        Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
+                        _ => p.mean_latency_ns() / b.latency_ns,
+                    })
+                });
+                (State::of_ratio(ratio), ratio, p)
+            })
+            .collect();
+        let main = judged
+            .iter()
+            .max_by(|a, b| a.2.requests.total_cmp(&b.2.requests))
+            .expect("non-empty");
+        let mut l = match self.curve(main.2.dir, main.2.size_class()) {
+            Some(c) => empty.with_curve(c),
+            None => empty,
+        };
+        l.state = State::worst(judged.iter().map(|j| j.0));
+        l.ratio = main.1;
+        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main.2.iops()));
+        l
+    }
+}
+
+/// Learns every device of the interval reports fed to it and annotates their rows.
+#[derive(Debug, Clone, Default)]
+pub struct Learner {
+    spec: LearnSpec,
+    devices: HashMap<String, Device>,
+    warnings: Vec<String>,
+    /// The wall clock of the last save (saved again every [`SAVE_EVERY_NS`]).
+    saved_wall_ns: Option<i64>,
+}
+
+/// The state is saved this often while a run lasts (and at its end): a crash loses at most
+/// this much learning.
+pub const SAVE_EVERY_NS: i64 = 300 * 1_000_000_000;
+
+impl Learner {
+    pub fn new(spec: LearnSpec) -> Learner {
+        Learner {
+            spec,
+            ..Learner::default()
+        }
+    }
+
+    /// The device known under `key` (profile id, else kernel name) has this fingerprint
+    /// (live: read from sysfs when the device is first seen).
+    pub fn set_fingerprint(&mut self, key: &str, fp: store::Fingerprint) {
+        self.devices.entry(key.to_string()).or_default().fingerprint = Some(fp);
+    }
+
+    /// Learn from one interval report and set each device row's `learned`. `key_of` names a
+    /// device's state (its profile id, else its kernel name).
+    pub fn observe(&mut self, r: &mut IntervalReport, key_of: &dyn Fn(&DeviceRow) -> String) {
+        if r.since_boot {
+            // An average since boot is no interval of traffic: nothing to learn.
+            return;
+        }
+        let target = self.spec.target_p95_ns;
+        for row in &mut r.devices {
+            let key = key_of(row);
+            let d = self.devices.entry(key.clone()).or_default();
+            if !d.loaded {
+                d.loaded = true;
+                if let Some(dir) = &self.spec.state_dir {
+                    match store::load(dir, &key, d.fingerprint.as_ref()) {
+                        Ok((Some(m), note)) => {
+                            d.model = m;
+                            self.warnings.extend(note);
+                        }
+                        Ok((None, note)) => self.warnings.extend(note),
+                        Err(e) => self.warnings.push(format!("learned state ignored: {e}")),
+                    }
+                }
+            }
+            let Ok(rates) = &row.rates else {
+                let mut l = d.judge(&[]);
+                l.state = State::Unknown;
+                row.learned = Some(Box::new(l));
+                continue;
+            };
+            let lat = row.latency.as_ref().and_then(|l| l.measured());
+            let points = points_of(r.end_wall_ns, rates, lat);
+            d.model
+                .add_interval(r.end_wall_ns, rates.interval_s, &points);
+            d.dirty = true;
+            d.since_estimate += 1;
+            if due(d) {
+                d.estimate(target);
+            }
+            row.learned = Some(Box::new(d.judge(&points)));
+        }
+        if self.spec.state_dir.is_some() {
+            let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
+            if r.end_wall_ns - last >= SAVE_EVERY_NS {
+                self.save();
+            }
+        }
+    }
+
+    /// The device's curves estimated from everything learned (the end of a recording).
+    pub fn finish(&mut self, key: &str) -> Option<Learned> {
+        let target = self.spec.target_p95_ns;
+        let d = self.devices.get_mut(key)?;
+        d.estimate(target);
+        Some(d.judge(&[]))
+    }
+
+    /// Save every device learned since the last save; problems become warnings.
+    pub fn save(&mut self) {
+        let Some(dir) = self.spec.state_dir.clone() else {
+            return;
+        };
+        let mut last = None;
+        for (key, d) in self.devices.iter_mut().filter(|(_, d)| d.dirty) {
+            match store::save(&dir, key, d.fingerprint.as_ref(), &d.model) {
+                Ok(()) => d.dirty = false,
+                Err(e) => self
+                    .warnings
+                    .push(format!("learned state of {key} not saved: {e}")),
+            }
+            last = last.max(d.model.last_wall_ns);
+        }
+        if let Some(l) = last {
+            self.saved_wall_ns = Some(l);
+        }
+    }
+
+    /// Warnings since the last call (a state file unreadable or reset).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,526 @@
+//! The learned model of one device: per direction (reads, writes), request-size class and
+//! in-flight bucket, decayed counts of intervals and requests, the time requests spent in
+//! flight, the per-interval mean latencies' first two moments (for the baseline's standard
+//! error), the most IOPS seen, and a small sparse latency histogram (p50/p95/p99). Fed one
+//! [`Point`] per interval and direction; bounded (at most 2 × 3 × [`NBUCKETS`] buckets, each
+//! with at most [`HIST_BINS`] bins); ageing is deterministic given the points' timestamps.
+//! Pure.
+//! Imports only: nothing.
+
+use serde::{Deserialize, Serialize};
+
+/// Upper edges of the in-flight buckets (requests in flight = Δtime_ms / Δt_ms, Little's law).
+/// Bucket 0 is [0, 1.5): a request mostly alone, what a baseline is; then [1.5, 3) ≈ 2,
+/// [3, 6) ≈ 4, … doubling like the sweep's levels 1, 2, 4, …; the last bucket is 192 and more.
+pub const INFLIGHT_EDGES: [f64; NBUCKETS - 1] = [1.5, 3.0, 6.0, 12.0, 24.0, 48.0, 96.0, 192.0];
+pub const NBUCKETS: usize = 9;
+
+/// The bucket of an interval's mean requests in flight.
+pub fn bucket_of(in_flight: f64) -> usize {
+    INFLIGHT_EDGES
+        .iter()
+        .position(|&e| in_flight < e)
+        .unwrap_or(NBUCKETS - 1)
+}
+
+/// Ageing: a point's weight halves every week, so last month's traffic still counts but a
+/// device's behaviour this week decides.
+pub const HALF_LIFE_NS: i64 = 7 * 24 * 3600 * 1_000_000_000;
+/// Weights are aged in steps of an hour (not at every point: that would touch every bucket
+/// each second); within an hour, a point weighs 1.
+pub const DECAY_STEP_NS: i64 = 3600 * 1_000_000_000;
+
+/// Latency histogram: 4 bins per octave (a bin's geometric centre is within 9 % of any value
+/// in it) from 1.024 µs (bin 0 holds everything faster) to 2^36 ns (69 s, the last bin).
+pub const HIST_BINS_PER_OCTAVE: f64 = 4.0;
+const HIST_MIN_LOG2: f64 = 10.0;
+pub const HIST_BINS: usize = 26 * 4;
+
+fn hist_bin(ns: f64) -> u8 {
+    if ns.is_nan() || ns <= 0.0 {
+        return 0;
+    }
+    let b = ((ns.log2() - HIST_MIN_LOG2) * HIST_BINS_PER_OCTAVE).floor();
+    b.clamp(0.0, (HIST_BINS - 1) as f64) as u8
+}
+
+/// The geometric centre of a bin in ns.
+fn hist_centre_ns(bin: u8) -> f64 {
+    (HIST_MIN_LOG2 + (f64::from(bin) + 0.5) / HIST_BINS_PER_OCTAVE).exp2()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+impl Dir {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        }
+    }
+}
+
+/// Request-size class of an interval's mean request: 4 KiB reads are never judged against
+/// 1 MiB ones (a large request takes longer on any device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeClass {
+    /// ≤ 8 KiB: database pages, random I/O.
+    Small,
+    /// ≤ 64 KiB.
+    Medium,
+    /// Larger: sequential, bulk.
+    Large,
+}
+
+impl SizeClass {
+    pub fn of(bytes: f64) -> SizeClass {
+        if bytes <= 8192.0 {
+            SizeClass::Small
+        } else if bytes <= 65536.0 {
+            SizeClass::Medium
+        } else {
+            SizeClass::Large
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SizeClass::Small => "<=8KiB",
+            SizeClass::Medium => "<=64KiB",
+            SizeClass::Large => ">64KiB",
+        }
+    }
+}
+
+/// One interval of one direction: one point of Little's law.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub dir: Dir,
+    /// The interval's end (wall clock), for ageing.
+    pub wall_ns: i64,
+    pub interval_s: f64,
+    /// Requests completed in the interval (Δios).
+    pub requests: f64,
+    /// Time those requests spent in flight (Δtime_ms, in ms).
+    pub busy_ms: f64,
+    /// Bytes moved (Δsectors · 512).
+    pub bytes: f64,
+    /// Block-layer percentiles of the interval, when that source runs.
+    pub pcts_ns: Option<[f64; 3]>,
+}
+
+impl Point {
+    pub fn in_flight(&self) -> f64 {
+        self.busy_ms / (self.interval_s * 1e3)
+    }
+    pub fn iops(&self) -> f64 {
+        self.requests / self.interval_s
+    }
+    pub fn mean_latency_ns(&self) -> f64 {
+        self.busy_ms * 1e6 / self.requests
+    }
+    pub fn size_class(&self) -> SizeClass {
+        SizeClass::of(self.bytes / self.requests)
+    }
+    /// Is there something to learn (requests completed over a positive interval)?
+    pub fn usable(&self) -> bool {
+        self.requests >= 1.0 && self.interval_s > 0.0 && self.busy_ms.is_finite()
+    }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// One in-flight bucket of one series. All weights are decayed (see [`HALF_LIFE_NS`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Bucket {
+    /// Σ w: intervals.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub intervals: f64,
+    /// Σ w²: for the effective number of intervals (Kish), (Σw)² / Σw².
+    #[serde(skip_serializing_if = "is_zero")]
+    pub intervals_sq: f64,
+    /// Σ w · requests.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub requests: f64,
+    /// Σ w · interval seconds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub seconds: f64,
+    /// Σ w · Δtime_ms: with `requests` the request-weighted mean latency, with `seconds` the
+    /// mean in flight.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub busy_ms: f64,
+    /// Σ w · bytes.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes: f64,
+    /// Σ w · m and Σ w · m² of the per-interval mean latencies m (ms): their spread.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lat_ms: f64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lat_ms_sq: f64,
+    /// Σ w · requests of intervals with block-layer percentiles: the histogram holds real
+    /// percentiles, not interval means, when these are most of the requests.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pct_requests: f64,
+    /// The most IOPS an interval of this bucket served (not aged: a peak is a peak).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_iops: f64,
+    /// Sparse latency histogram: (bin, Σ w · requests), bins ascending.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hist: Vec<(u8, f32)>,
+}
+
+impl Bucket {
+    pub fn is_empty(&self) -> bool {
+        self.intervals == 0.0
+    }
+
+    fn add_hist(&mut self, ns: f64, w: f64) {
+        let b = hist_bin(ns);
+        match self.hist.binary_search_by_key(&b, |e| e.0) {
+            Ok(i) => self.hist[i].1 += w as f32,
+            Err(i) => self.hist.insert(i, (b, w as f32)),
+        }
+    }
+
+    fn add(&mut self, p: &Point) {
+        let m_ms = p.busy_ms / p.requests;
+        self.intervals += 1.0;
+        self.intervals_sq += 1.0;
+        self.requests += p.requests;
+        self.seconds += p.interval_s;
+        self.busy_ms += p.busy_ms;
+        self.bytes += p.bytes;
+        self.lat_ms += m_ms;
+        self.lat_ms_sq += m_ms * m_ms;
+        self.max_iops = self.max_iops.max(p.iops());
+        match p.pcts_ns {
+            // The interval's distribution as three masses: half at its p50, 45 % at its p95,
+            // 5 % at its p99, so that merging identical intervals gives back their p50, p95
+            // and p99 (to the bin).
+            Some([p50, p95, p99]) => {
+                self.pct_requests += p.requests;
+                self.add_hist(p50, 0.50 * p.requests);
+                self.add_hist(p95, 0.45 * p.requests);
+                self.add_hist(p99, 0.05 * p.requests);
+            }
+            None => self.add_hist(m_ms * 1e6, p.requests),
+        }
+    }
+
+    fn scale(&mut self, f: f64) {
+        self.intervals *= f;
+        self.intervals_sq *= f * f;
+        self.requests *= f;
+        self.seconds *= f;
+        self.busy_ms *= f;
+        self.bytes *= f;
+        self.lat_ms *= f;
+        self.lat_ms_sq *= f * f;
+        self.pct_requests *= f;
+        for e in &mut self.hist {
+            e.1 *= f as f32;
+        }
+    }
+
+    /// The request-weighted mean latency (Σ time / Σ requests).
+    pub fn mean_latency_ns(&self) -> Option<f64> {
+        (self.requests > 0.0).then(|| self.busy_ms * 1e6 / self.requests)
+    }
+
+    /// The mean requests in flight over the bucket's intervals.
+    pub fn in_flight(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.busy_ms / (self.seconds * 1e3)
+        } else {
+            0.0
+        }
+    }
+
+    pub fn iops(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.requests / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    pub fn bytes_per_s(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// The effective number of intervals (Kish): decayed weights count less.
+    pub fn effective_intervals(&self) -> f64 {
+        if self.intervals_sq > 0.0 {
+            self.intervals * self.intervals / self.intervals_sq
+        } else {
+            0.0
+        }
+    }
+
+    /// The standard error of the mean of per-interval mean latencies, in ns.
+    pub fn latency_se_ns(&self) -> Option<f64> {
+        let n = self.effective_intervals();
+        if n < 2.0 || self.intervals <= 0.0 {
+            return None;
+        }
+        let mean = self.lat_ms / self.intervals;
+        // In f64, rounding can make a zero variance slightly negative.
+        let var = (self.lat_ms_sq / self.intervals - mean * mean).max(0.0) * n / (n - 1.0);
+        Some((var / n).sqrt() * 1e6)
+    }
+
+    /// The `q` quantile of the histogram (a bin's centre), in ns.
+    pub fn quantile_ns(&self, q: f64) -> Option<f64> {
+        let total: f64 = self.hist.iter().map(|e| f64::from(e.1)).sum();
+        if total <= 0.0 {
+            return None;
+        }
+        let rank = q.clamp(0.0, 1.0) * total;
+        let mut below = 0.0;
+        for &(b, w) in &self.hist {
+            below += f64::from(w);
+            // A tolerance for f32 sums: identical intervals put exactly q of the mass here.
+            if below >= rank * (1.0 - 1e-6) {
+                return Some(hist_centre_ns(b));
+            }
+        }
+        self.hist.last().map(|e| hist_centre_ns(e.0))
+    }
+
+    /// Do most of its requests come with block-layer percentiles?
+    pub fn has_percentiles(&self) -> bool {
+        self.requests > 0.0 && self.pct_requests >= 0.5 * self.requests
+    }
+
+    /// Round the stored figures to what they are worth (four significant digits; histogram
+    /// weights to three), so a state file stays small.
+    fn compact(&mut self) {
+        let r = |x: &mut f64| *x = round_sig(*x, 4);
+        for x in [
+            &mut self.intervals,
+            &mut self.intervals_sq,
+            &mut self.requests,
+            &mut self.seconds,
+            &mut self.busy_ms,
+            &mut self.bytes,
+            &mut self.lat_ms,
+            &mut self.lat_ms_sq,
+            &mut self.pct_requests,
+            &mut self.max_iops,
+        ] {
+            r(x);
+        }
+        self.hist.retain(|e| e.1 > 1e-3);
+        for e in &mut self.hist {
+            e.1 = round_sig(f64::from(e.1), 3) as f32;
+        }
+    }
+}
+
+fn round_sig(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let mag = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    (x * mag).round() / mag
+}
+
+/// The buckets of one direction and request-size class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub dir: Dir,
+    pub size_class: SizeClass,
+    pub buckets: Vec<Bucket>,
+}
+
+impl Series {
+    fn new(dir: Dir, size_class: SizeClass) -> Series {
+        Series {
+            dir,
+            size_class,
+            buckets: vec![Bucket::default(); NBUCKETS],
+        }
+    }
+
+    pub fn intervals(&self) -> f64 {
+        self.buckets.iter().map(|b| b.intervals).sum()
+    }
+}
+
+/// Everything learned about one device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceModel {
+    /// The time the weights are relative to (the last ageing step).
+    pub ref_wall_ns: Option<i64>,
+    /// The first and the last interval learned from (wall clock).
+    pub first_wall_ns: Option<i64>,
+    pub last_wall_ns: Option<i64>,
+    /// Intervals learned from, not aged (what "learned from N intervals" says).
+    pub intervals_seen: u64,
+    /// Seconds of traffic learned from, not aged.
+    pub seconds_seen: f64,
+    pub series: Vec<Series>,
+}
+
+impl DeviceModel {
+    /// Age the weights to `wall_ns` when an ageing step has passed.
+    fn age_to(&mut self, wall_ns: i64) {
+        let r = *self.ref_wall_ns.get_or_insert(wall_ns);
+        let dt = wall_ns - r;
+        if dt < DECAY_STEP_NS {
+            // Time going back (a clock step) ages nothing.
+            return;
+        }
+        let f = 0.5f64.powf(dt as f64 / HALF_LIFE_NS as f64);
+        for s in &mut self.series {
+            for b in &mut s.buckets {
+                b.scale(f);
+            }
+        }
+        self.ref_wall_ns = Some(wall_ns);
+    }
+
+    /// One interval of a device: the points of its directions (at most one each).
+    pub fn add_interval(&mut self, wall_ns: i64, interval_s: f64, points: &[Point]) {
+        self.age_to(wall_ns);
+        self.first_wall_ns.get_or_insert(wall_ns);
+        self.last_wall_ns = Some(wall_ns);
+        self.intervals_seen += 1;
+        self.seconds_seen += interval_s;
+        for p in points.iter().filter(|p| p.usable()) {
+            let class = p.size_class();
+            let i = match self
+                .series
+                .iter()
+                .position(|s| s.dir == p.dir && s.size_class == class)
+            {
+                Some(i) => i,
+                None => {
+                    self.series.push(Series::new(p.dir, class));
+                    self.series.len() - 1
+                }
+            };
+            self.series[i].buckets[bucket_of(p.in_flight())].add(p);
+        }
+    }
+
+    pub fn series(&self, dir: Dir, class: SizeClass) -> Option<&Series> {
+        self.series
+            .iter()
+            .find(|s| s.dir == dir && s.size_class == class)
+    }
+
+    /// Rounded for storage (see [`Bucket::compact`]).
+    pub fn compacted(&self) -> DeviceModel {
+        let mut m = self.clone();
+        m.seconds_seen = round_sig(m.seconds_seen, 6);
+        for s in &mut m.series {
+            for b in &mut s.buckets {
+                b.compact();
+            }
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(dir: Dir, in_flight: f64, lat_ms: f64, kib: f64) -> Point {
+        let busy_ms = in_flight * 1000.0;
+        let requests = busy_ms / lat_ms;
+        Point {
+            dir,
+            wall_ns: 0,
+            interval_s: 1.0,
+            requests,
+            busy_ms,
+            bytes: requests * kib * 1024.0,
+            pcts_ns: None,
+        }
+    }
+
+    #[test]
+    fn buckets_double_like_the_sweep_levels() {
+        assert_eq!(bucket_of(0.0), 0);
+        assert_eq!(bucket_of(1.49), 0);
+        assert_eq!(bucket_of(1.5), 1);
+        assert_eq!(bucket_of(4.0), 2);
+        assert_eq!(bucket_of(8.0), 3);
+        assert_eq!(bucket_of(191.0), 7);
+        assert_eq!(bucket_of(1e6), 8);
+    }
+
+    #[test]
+    fn little_law_per_point_and_bucket() {
+        // 4 in flight at 2 ms: 2000 IOPS.
+        let p = pt(Dir::Read, 4.0, 2.0, 4.0);
+        assert!((p.iops() - 2000.0).abs() < 1e-9);
+        assert!((p.mean_latency_ns() - 2e6).abs() < 1e-6);
+        assert_eq!(p.size_class(), SizeClass::Small);
+        let mut m = DeviceModel::default();
+        for _ in 0..10 {
+            m.add_interval(0, 1.0, &[p.clone(), pt(Dir::Write, 1.0, 1.0, 128.0)]);
+        }
+        let s = m.series(Dir::Read, SizeClass::Small).unwrap();
+        let b = &s.buckets[2];
+        assert_eq!(b.intervals, 10.0);
+        assert!((b.in_flight() - 4.0).abs() < 1e-9);
+        assert!((b.iops() - 2000.0).abs() < 1e-9);
+        assert!((b.mean_latency_ns().unwrap() - 2e6).abs() < 1e-3);
+        assert_eq!(b.latency_se_ns(), Some(0.0));
+        // The histogram's quantile is the bin centre: within 9 %.
+        let q = b.quantile_ns(0.95).unwrap();
+        assert!((q / 2e6 - 1.0).abs() < 0.09, "{q}");
+        assert!(m.series(Dir::Write, SizeClass::Large).is_some());
+        assert_eq!(m.intervals_seen, 10);
+    }
+
+    #[test]
+    fn percentile_masses_give_back_the_percentiles() {
+        let mut m = DeviceModel::default();
+        let mut p = pt(Dir::Read, 1.0, 1.0, 4.0);
+        p.pcts_ns = Some([0.8e6, 3e6, 9e6]);
+        for _ in 0..50 {
+            m.add_interval(0, 1.0, std::slice::from_ref(&p));
+        }
+        let b = &m.series(Dir::Read, SizeClass::Small).unwrap().buckets[0];
+        assert!(b.has_percentiles());
+        for (q, want) in [(0.5, 0.8e6), (0.95, 3e6), (0.99, 9e6)] {
+            let got = b.quantile_ns(q).unwrap();
+            assert!((got / want - 1.0).abs() < 0.09, "q {q}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn weights_halve_each_week_deterministically() {
+        let mut m = DeviceModel::default();
+        let p = pt(Dir::Read, 1.0, 1.0, 4.0);
+        m.add_interval(0, 1.0, std::slice::from_ref(&p));
+        // Within the hour: no ageing.
+        m.add_interval(DECAY_STEP_NS - 1, 1.0, std::slice::from_ref(&p));
+        let b = |m: &DeviceModel| m.series(Dir::Read, SizeClass::Small).unwrap().buckets[0].clone();
+        assert_eq!(b(&m).intervals, 2.0);
+        m.add_interval(HALF_LIFE_NS, 1.0, std::slice::from_ref(&p));
+        assert!((b(&m).intervals - 2.0).abs() < 1e-9, "{}", b(&m).intervals);
+        // A clock step back ages nothing.
+        m.add_interval(0, 1.0, &[p]);
+        assert!((b(&m).intervals - 3.0).abs() < 1e-9);
+        assert_eq!(m.intervals_seen, 4);
+    }
+}

@@ -1,0 +1,117 @@
+//! Learning end to end on synthetic interval reports: live learning and a replay of the same
+//! intervals agree, the state survives a restart and an interrupted write, stays small after
+//! a day of 1 s intervals, and starts again when the device changes.
+
+use super::estimate::tests::{device_point, wandering};
+use super::model::{DeviceModel, Dir, Point, SizeClass};
+use super::store::{self, Fingerprint};
+use super::*;
+
+fn tmpdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "iosat-learn-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A day of 1 s intervals on both directions and all size classes, the load wandering over
+/// every in-flight bucket, with percentiles on half of them: the worst case for the size.
+fn busy_day(n: u64) -> DeviceModel {
+    let mut m = DeviceModel::default();
+    for (i, c) in wandering(0.25, 300.0, n) {
+        let mut pts: Vec<Point> = Vec::new();
+        for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
+            let mut p = device_point(dir, 8.0, 0.5 + k as f64, c, i);
+            let kib = [4.0, 32.0, 512.0][(i % 3) as usize];
+            p.bytes = p.requests * kib * 1024.0;
+            if i % 2 == 0 {
+                let m = p.mean_latency_ns();
+                let spread = 1.0 + (i % 17) as f64 / 4.0;
+                p.pcts_ns = Some([m * 0.8, m * 2.0 * spread, m * 4.0 * spread]);
+            }
+            pts.push(p);
+        }
+        m.add_interval(i as i64 * 1_000_000_000, 1.0, &pts);
+    }
+    m
+}
+
+#[test]
+fn a_day_of_one_second_intervals_stays_under_64_kib() {
+    let m = busy_day(86_400);
+    assert_eq!(m.series.len(), 6);
+    let text = store::render("dev", Some(&Fingerprint::default()), &m);
+    assert!(text.len() < 64 * 1024, "{} bytes", text.len());
+    // And what was stored still estimates as the model did (rounding to 4 digits).
+    let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let m2: DeviceModel = serde_json::from_value(back["model"].clone()).unwrap();
+    let a = estimate::estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+    let b = estimate::estimate(m2.series(Dir::Read, SizeClass::Small).unwrap(), None);
+    let (x, y) = (a.baseline.unwrap(), b.baseline.unwrap());
+    assert!((x.latency_ns / y.latency_ns - 1.0).abs() < 1e-3);
+}
+
+#[test]
+fn state_survives_a_restart_an_interrupted_write_and_resets_on_change() {
+    let dir = tmpdir("store");
+    let fp = Fingerprint {
+        size_bytes: Some(1 << 30),
+        scheduler: Some("none".into()),
+        ..Fingerprint::default()
+    };
+    let m = busy_day(2000);
+    store::save(&dir, "wwn-1", Some(&fp), &m).unwrap();
+    // A restart: the same model back (as stored).
+    let (back, note) = store::load(&dir, "wwn-1", Some(&fp)).unwrap();
+    assert_eq!(note, None);
+    assert_eq!(back.unwrap(), m.compacted());
+    // An interrupted write leaves a temporary file, never a torn state file: the old state
+    // is still read, and the leftover is not mistaken for a device.
+    let path = store::path_of(&dir, "wwn-1");
+    let torn = path.with_file_name(".wwn-1.json.tmp.1.2");
+    std::fs::write(&torn, &store::render("wwn-1", Some(&fp), &m)[..100]).unwrap();
+    assert!(store::load(&dir, "wwn-1", Some(&fp)).unwrap().0.is_some());
+    // A device change: started again, said why.
+    let mut other = fp.clone();
+    other.scheduler = Some("mq-deadline".into());
+    let (none, note) = store::load(&dir, "wwn-1", Some(&other)).unwrap();
+    assert!(none.is_none());
+    assert!(note.unwrap().contains("scheduler"), "changed");
+    // Another schema version: started again.
+    std::fs::write(&path, r#"{"schema_version":99,"id":"x","model":{}}"#).unwrap();
+    let (none, note) = store::load(&dir, "wwn-1", Some(&fp)).unwrap();
+    assert!(none.is_none() && note.unwrap().contains("99"));
+    // Forgetting removes the device files (not the leftover temporary one).
+    store::save(&dir, "wwn-2", None, &m).unwrap();
+    let removed = store::forget(&dir, None).unwrap();
+    assert_eq!(removed.len(), 2);
+    assert!(store::load(&dir, "wwn-2", None).unwrap().0.is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn state_dir_follows_root_xdg_home() {
+    use std::path::Path;
+    assert_eq!(
+        store::state_dir(Some(Path::new("/x")), true, None, None).unwrap(),
+        Path::new("/x")
+    );
+    assert_eq!(
+        store::state_dir(None, true, Some("/s"), None).unwrap(),
+        Path::new("/var/lib/iosat")
+    );
+    assert_eq!(
+        store::state_dir(None, false, Some("/s"), Some("/h")).unwrap(),
+        Path::new("/s/iosat")
+    );
+    assert_eq!(
+        store::state_dir(None, false, None, Some("/h")).unwrap(),
+        Path::new("/h/.local/state/iosat")
+    );
+}
