@@ -175,7 +175,7 @@ pub fn limit_words(l: &IoLimit, device: Option<&str>) -> String {
     )
 }
 
-/// The limit in plain words. `round` is a supporting hint ("a round figure").
+/// The limit in plain words: a kernel limit or a throttle above the block layer.
 pub fn sentence(t: &ThroughputLimit, ctx: &Context) -> String {
     let mut s = format!(
         "Throughput is flat at about {} IOPS ({:.1} MB/s) from concurrency {} to {} (within \
