@@ -118,7 +118,7 @@ fn sweep(dev: &KnownDev, levels: &str, secs: &str) -> Value {
         "--duration",
         secs,
         "--ramp",
-        "0.3s",
+        "0.2s",
         "--budget",
         "0",
         &dev.path,
@@ -136,7 +136,7 @@ fn num(v: &Value, k: &str) -> f64 {
 /// (the kernel worker waits for a CPU behind whatever else runs) changes it.
 fn overhead_ms() -> f64 {
     let dev = KnownDev::start(Spec::new(1, ms(1))).expect("known devices are available");
-    let j = sweep(&dev, "1", "1s");
+    let j = sweep(&dev, "1", "0.5s");
     let mean_ms = num(&j["levels"][0]["latency_ns"], "mean") / 1e6;
     let o = mean_ms - 1.0;
     eprintln!("per-request overhead of the path: {o:.3} ms");
@@ -289,10 +289,14 @@ impl<'a> Judged<'a> {
         );
     }
 
+    /// No cap claimed: neither figure, no cap finding, and the summary never calls the plateau
+    /// a provisioned cap.
     fn no_cap_is_named(&self) {
         let v = self.v();
         assert!(
-            v["suspected_cap_iops"].is_null() && v["suspected_cap_bytes_per_s"].is_null(),
+            v["suspected_cap_iops"].is_null()
+                && v["suspected_cap_bytes_per_s"].is_null()
+                && v["cap"].is_null(),
             "a cap named on a device without one\n{}",
             self.story
         );
@@ -304,21 +308,39 @@ impl<'a> Judged<'a> {
         );
     }
 
-    /// A cap of `figure` (IOPS, or bytes/s with `bytes`) named within 5 %, and placed below the
-    /// block layer: the device's own queue holds the waiting requests.
-    fn cap_is_named(&self, figure: f64, bytes: bool) {
-        let v = self.v();
-        let key = if bytes {
-            "suspected_cap_bytes_per_s"
-        } else {
-            "suspected_cap_iops"
-        };
-        let got = v[key].as_f64();
+    /// A plateau at `iops` named as what one sweep can't tell apart: the device's limit or a
+    /// cap placed on it, with its figure within 5 %.
+    fn limit_is_named_without_a_claim(&self, iops: f64) {
+        self.no_cap_is_named();
+        let got = self.v()["limit"]["iops"].as_f64();
         assert!(
-            got.is_some_and(|g| (g - figure).abs() <= figure * 0.05),
-            "{key} {got:?}, truth {figure}\n{}",
+            got.is_some_and(|g| (g - iops).abs() <= iops * 0.05),
+            "plateau {got:?} IOPS, truth {iops}\n{}",
             self.story
         );
+        assert!(
+            self.v()["summary"]
+                .to_string()
+                .contains("the device's limit, or a cap placed on it"),
+            "{}",
+            self.story
+        );
+    }
+
+    /// A cap of `iops` requests a second (`bytes` = iops × 4 KiB for a bandwidth cap: one block
+    /// size can't tell the two kinds apart) named within 5 %, on the evidence of its burst, and
+    /// placed below the block layer: the device's own queue holds the waiting requests.
+    fn cap_is_named(&self, iops: f64) {
+        let v = self.v();
+        let by_iops = v["suspected_cap_iops"].as_f64();
+        let by_bytes = v["suspected_cap_bytes_per_s"].as_f64().map(|b| b / 4096.0);
+        let got = by_iops.or(by_bytes);
+        assert!(
+            got.is_some_and(|g| (g - iops).abs() <= iops * 0.05),
+            "cap {got:?} IOPS, truth {iops}\n{}",
+            self.story
+        );
+        assert_eq!(v["cap"]["evidence"], "burst", "{}", self.story);
         assert_eq!(
             v["limit"]["place"], "device_queue",
             "the cap is below the block layer\n{}",
@@ -376,34 +398,58 @@ fn disturbance(t: &Judged) -> Option<String> {
         .then(|| format!("c=1: p95 {:.2} ms", num(l1, "p95") / 1e6))
 }
 
-/// Start `spec`, measure the overhead first (on its own device), sweep until the levels are
-/// the device's (five tries), judge.
-fn judge(spec: Spec, levels: &str, check: impl FnOnce(&Judged)) {
-    if !knowndev::available() {
-        return;
-    }
-    let o = overhead_ms();
-    let dev = KnownDev::start(spec).unwrap();
+/// One clean sweep of `dev` (five tries, see [`disturbance`]).
+fn clean_sweep<'a>(dev: &'a KnownDev, levels: &str, secs: &str, o: f64) -> Judged<'a> {
     let mut tries = Vec::new();
-    let judged = loop {
-        let judged = Judged::new(&dev, sweep(&dev, levels, "1s"), o);
+    loop {
+        let judged = Judged::new(dev, sweep(dev, levels, secs), o);
         match disturbance(&judged) {
-            None => break judged,
+            None => return judged,
             Some(why) if tries.len() < 4 => tries.push(why),
             Some(why) => panic!(
                 "five sweeps disturbed by the machine ({tries:?}, {why})\n{}",
                 judged.story
             ),
         }
-    };
+    }
+}
+
+/// Start `spec`, measure the overhead first (on its own device), sweep until the levels are
+/// the device's, judge with `check`; then `again` more sweeps back to back (at `again_levels`
+/// of `again_secs`), each judged with `check_again` whatever the machine did to it.
+fn judge_again(
+    spec: Spec,
+    levels: &str,
+    check: impl FnOnce(&Judged),
+    again: usize,
+    (again_levels, again_secs): (&str, &str),
+    check_again: impl Fn(&Judged),
+) {
+    if !knowndev::available() {
+        return;
+    }
+    let o = overhead_ms();
+    let dev = KnownDev::start(spec).unwrap();
+    let judged = clean_sweep(&dev, levels, "0.8s", o);
     eprintln!("{}", judged.story);
     check(&judged);
+    // Taken as they come: recognition must not depend on the noise of the moment.
+    for _ in 0..again {
+        let judged = Judged::new(&dev, sweep(&dev, again_levels, again_secs), o);
+        eprintln!("{}", judged.story);
+        check_again(&judged);
+    }
+}
+
+fn judge(spec: Spec, levels: &str, check: impl FnOnce(&Judged)) {
+    judge_again(spec, levels, check, 0, ("", ""), |_| {});
 }
 
 #[test]
 fn one_unit_has_its_knee_at_1() {
     judge(Spec::new(1, ms(S_MS)), "1,2,4,8", |t| {
         t.baseline_is_s_plus_overhead();
+        t.no_cap_is_named();
         t.knee_is_near(1.0);
         t.iops_are_true();
         t.overload_is_true();
@@ -411,22 +457,33 @@ fn one_unit_has_its_knee_at_1() {
     });
 }
 
+/// Issue 25's acceptance: five back-to-back sweeps of a device with no cap name no cap (its
+/// own limit, 500 IOPS, is as round a figure as any provisioned one).
 #[test]
-fn four_units_have_their_knee_at_4() {
-    judge(Spec::new(4, ms(S_MS)), "1,2,4,8,16,32", |t| {
-        t.baseline_is_s_plus_overhead();
-        t.knee_is_near(4.0);
-        t.iops_are_true();
-        t.overload_is_true();
-        t.util_lesson_is_told();
-        t.block_layer_holds_the_latency();
-    });
+fn four_units_have_their_knee_at_4_and_no_cap_five_times() {
+    judge_again(
+        Spec::new(4, ms(S_MS)),
+        "1,2,4,8,16,32",
+        |t| {
+            t.baseline_is_s_plus_overhead();
+            t.knee_is_near(4.0);
+            t.iops_are_true();
+            t.overload_is_true();
+            t.util_lesson_is_told();
+            t.block_layer_holds_the_latency();
+            t.limit_is_named_without_a_claim(500.0);
+        },
+        4,
+        ("1,8,16", "0.5s"),
+        |t| t.limit_is_named_without_a_claim(500.0),
+    );
 }
 
 #[test]
 fn sixteen_units_have_their_knee_at_16() {
     judge(Spec::new(16, ms(S_MS)), "1,4,16,32,64", |t| {
         t.baseline_is_s_plus_overhead();
+        t.no_cap_is_named();
         t.knee_is_near(16.0);
         t.iops_are_true();
         t.overload_is_true();
@@ -438,8 +495,10 @@ fn sixteen_units_have_their_knee_at_16() {
 /// 4 units of 8 ms would give 500 IOPS; a cap of 250 holds them from concurrency 2 on.
 const IOPS_CAP: f64 = 250.0;
 
+/// A cap without a burst, at one block size, looks exactly like the device's own limit: the
+/// verdict gives the plateau's figure and says one sweep can't tell which it is.
 #[test]
-fn an_iops_cap_below_the_block_layer_is_named_with_its_figure() {
+fn an_iops_cap_without_a_burst_is_a_limit_one_sweep_cannot_place() {
     let cap = Cap::Iops {
         per_s: IOPS_CAP,
         burst: 0.0,
@@ -449,24 +508,52 @@ fn an_iops_cap_below_the_block_layer_is_named_with_its_figure() {
         t.knee_is_near(2.0);
         t.iops_are_true();
         t.overload_is_true();
-        t.cap_is_named(IOPS_CAP, false);
+        t.limit_is_named_without_a_claim(IOPS_CAP);
         t.block_layer_holds_the_latency();
     });
 }
 
+/// A cap for 8 units of 8 ms (1000 IOPS of their own) that concurrency 2 (240 IOPS) stays
+/// clearly below and concurrency 4 (480) clearly above: the plateau begins at 4.
+const BURST_CAP: f64 = 350.0;
+
+/// Requests of burst credit: at concurrency 4 (480 IOPS asked of [`BURST_CAP`]) they last
+/// 0.3 s, the 0.2 s ramp and the first sub-windows of the level, so its second half settles
+/// on the plateau; concurrency 1 and 2, below the cap, fill the bucket again.
+const BURST: f64 = 40.0;
+
+/// A bandwidth cap, 1.4 MB/s ([`BURST_CAP`] requests of 4 KiB a second) with [`BURST`] requests' worth of
+/// burst: at one block size it is named like an IOPS cap, with its figure.
+#[test]
+fn a_bandwidth_cap_with_a_burst_is_named_with_its_figure() {
+    let cap = Cap::Bytes {
+        per_s: BURST_CAP * 4096.0,
+        burst: BURST * 4096.0,
+    };
+    judge(Spec::new(8, ms(S_MS)).cap(cap), "1,2,4,8,16", |t| {
+        t.baseline_is_s_plus_overhead();
+        t.knee_is_near(BURST_CAP * S_MS as f64 / 1e3);
+        t.cap_is_named(BURST_CAP);
+        t.block_layer_holds_the_latency();
+    });
+}
+
+const SLOW_MS: u64 = 14;
+
 #[test]
 fn a_bimodal_device_is_judged_by_its_mean() {
-    // 4 ms nine times in ten, 44 ms (garbage collection) the tenth: a mean of 8 ms, a p95 of
-    // 44 ms at one request in flight.
+    // 6 ms three times in four, 14 ms (garbage collection) the fourth: a mean of 8 ms, a p95 of
+    // 14 ms at one request in flight. (Rarer, longer stalls would leave the mean of a short
+    // level to the luck of a few draws: one in ten of 44 ms moves it by 1 ms in 100 requests.)
     let gc = Service::Bimodal {
-        fast: ms(S_MS / 2),
-        slow: ms(S_MS * 11 / 2),
-        slow_per_mille: 100,
+        fast: ms(SLOW_MS - 8),
+        slow: ms(SLOW_MS),
+        slow_per_mille: 250,
     };
     judge(Spec::new(4, ms(S_MS)).service(gc), "1,2,4,8,16,32", |t| {
         t.baseline_is_s_plus_overhead();
         let p95 = num(t.v(), "baseline_p95_ns") / 1e6;
-        let want = (S_MS * 11 / 2) as f64 + (t.base_ms - S_MS as f64);
+        let want = SLOW_MS as f64 + (t.base_ms - S_MS as f64);
         assert!(
             (p95 - want).abs() <= want * 0.10,
             "baseline p95 {p95:.2} ms, truth {want:.2}\n{}",
