@@ -648,3 +648,29 @@ fn fdatasync_takes_the_write_and_the_flush_time() {
     );
     assert_eq!(j["device"]["flush_verdict"], "plausible", "{story}");
 }
+
+/// The articles' claim, shown on a device whose truth is known (docs/known-devices.md): run
+/// `cargo test --test it truth::demo -- --ignored --nocapture` as root. A device of
+/// KNOWNDEV_UNITS units (8) of KNOWNDEV_SERVICE_MS (8 ms) each; `iosat sweep` of it is printed.
+/// With KNOWNDEV_HOLD_S=N the device stays attached N seconds instead, its path printed, for
+/// iostat, fio or iosat by hand.
+#[test]
+#[ignore]
+fn demo() {
+    let var = |k: &str, d: u64| std::env::var(k).map_or(d, |v| v.parse().expect(k));
+    let (units, service) = (var("KNOWNDEV_UNITS", 8), var("KNOWNDEV_SERVICE_MS", 8));
+    let Some(dev) = KnownDev::start(Spec::new(units as usize, ms(service))) else {
+        return;
+    };
+    println!("{}: {units} units of {service} ms each", dev.path);
+    if let Ok(secs) = std::env::var("KNOWNDEV_HOLD_S") {
+        std::thread::sleep(Duration::from_secs(secs.parse().expect("KNOWNDEV_HOLD_S")));
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_iosat"))
+        .args(["sweep", "--no-progress", "--levels", "1,2,4,8,16,32"])
+        .args(["--duration", "1s", &dev.path])
+        .output()
+        .expect("run iosat");
+    println!("{}", ok_stdout(&out));
+}
