@@ -10,26 +10,13 @@
 //! - a second block size at which the plateau keeps its IOPS (an IOPS cap) or its bytes/s (a
 //!   bandwidth cap), where a device's own limit would move with the request size.
 //!
-//! Pure; imports only analysis types.
+//! Pure.
+//! Imports only: analysis/.
 
 use super::throttle::{self, LimitPlace, ThroughputLimit};
 use super::{Context, LevelPoint};
 use crate::analysis::evidence::LimitKind;
 use serde::{Deserialize, Serialize};
-
-/// A level's first sub-window must run at least this much faster than its second half to
-/// count as a burst...
-///
-/// Why 25 %: a healthy device's sub-windows scatter with a CV of 1–9 % (issue 25), and the
-/// second half's own CV, from four windows, can come out well below the truth; a device whose
-/// speed wanders ±8 % per window showed a first window 12 % above its second half. A burst
-/// runs at the device's own rate against the cap's, commonly twice the cap or more (issue 25's
-/// known device: 1875 IOPS of its own against a cap of 1000).
-pub const BURST_MIN_GAIN: f64 = 0.25;
-
-/// ...and faster by more than this many CVs of the second half's windows, so that a noisy
-/// level needs a larger step still.
-pub const BURST_NOISE_CVS: f64 = 4.0;
 
 /// The second half of a burst level settles on the plateau when it lies within this fraction
 /// of it (or within twice its own windows' CV, when that is wider).
@@ -99,24 +86,6 @@ impl CapFinding {
     }
 }
 
-/// A level's first sub-window against its second half: `(first, late)` IOPS when the first
-/// ran clearly faster ([`BURST_MIN_GAIN`], [`BURST_NOISE_CVS`]).
-pub fn burst_of(l: &LevelPoint) -> Option<(f64, f64)> {
-    let s = l.spread.as_ref()?;
-    let (first, late, cv) = (s.iops_first?, s.iops_late?, s.iops_late_cv?);
-    (late > 0.0 && first > late * (1.0 + BURST_MIN_GAIN.max(BURST_NOISE_CVS * cv)))
-        .then_some((first, late))
-}
-
-/// The level's sustained IOPS: its second half when measured, else its mean.
-fn sustained(l: &LevelPoint) -> f64 {
-    l.spread
-        .as_ref()
-        .and_then(|s| s.iops_late)
-        .filter(|x| *x > 0.0)
-        .unwrap_or(l.iops)
-}
-
 /// Whether the plateau `t` over `lv` is a cap, and on what evidence; None when nothing tells
 /// it from the device's own limit.
 pub fn find(lv: &[LevelPoint], t: &ThroughputLimit, ctx: &Context) -> Option<CapFinding> {
@@ -125,7 +94,11 @@ pub fn find(lv: &[LevelPoint], t: &ThroughputLimit, ctx: &Context) -> Option<Cap
         .position(|l| l.concurrency == t.from_concurrency)?;
     let plateau = &lv[from..];
     let n = plateau.len() as f64;
-    let plateau_iops = plateau.iter().map(sustained).sum::<f64>() / n;
+    let plateau_iops = plateau
+        .iter()
+        .map(|l| throttle::sustained(l).0)
+        .sum::<f64>()
+        / n;
     let bytes_per_io = if t.iops > 0.0 {
         t.bytes_per_s / t.iops
     } else {
@@ -171,7 +144,7 @@ pub fn find(lv: &[LevelPoint], t: &ThroughputLimit, ctx: &Context) -> Option<Cap
     };
     let near = &lv[from.saturating_sub(1)..(from + 2).min(lv.len())];
     let burst = near.iter().find_map(|l| {
-        burst_of(l)
+        throttle::burst_of(l)
             .filter(|&(_, late)| settles(l, late))
             .map(|(first, late)| BurstSeen {
                 concurrency: l.concurrency,

@@ -1330,3 +1330,32 @@ fn cap_recognition_does_not_depend_on_noise() {
         }
     }
 }
+
+#[test]
+fn a_burst_that_lifts_its_level_neither_moves_the_plateau_nor_its_figure() {
+    // A token bucket that persists across levels (a cloud volume, issue 25's test device):
+    // full while the load stays under the cap of 1000, it empties at concurrency 4, whose
+    // level mean comes out at 1400 IOPS. The plateau starts at 4 and the cap is 1000.
+    let mut lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .map(|&n| {
+            let x = (f64::from(n) * 450.0).min(1000.0);
+            let mut l = level(n, x, f64::from(n) / x * 1000.0, None);
+            l.spread = Some(windows(&l, x * 1.01, x, 0.02));
+            l
+        })
+        .collect();
+    lv[2].iops = 1400.0;
+    lv[2].latency_ns.mean = 4.0 / 1400.0 * 1e9;
+    lv[2].spread = Some(Spread {
+        iops_cv: 0.4,
+        ..windows(&lv[2], 2000.0, 1000.0, 0.01)
+    });
+    let v = analyze(&lv);
+    let t = v.limit.as_ref().expect("a plateau");
+    assert_eq!(t.from_concurrency, 4, "{t:?}");
+    assert!((t.iops / 1000.0 - 1.0).abs() < 0.01, "{t:?}");
+    let c = v.cap.as_ref().expect("a cap");
+    assert_eq!(c.burst.as_ref().map(|b| b.concurrency), Some(4));
+    assert!((v.suspected_cap_iops.unwrap() / 1000.0 - 1.0).abs() < 0.01);
+}

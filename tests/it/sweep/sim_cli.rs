@@ -137,8 +137,8 @@ fn thirty_two_units_under_an_iops_cap_give_the_cap() {
         assert!(near(f(l, "iops"), (n * 125.0).min(2000.0), 0.01), "{l}");
     }
     let v = &j["verdict"];
-    // Issue 25: a plateau at 2000 IOPS, and nothing else, can't be told from the device's
-    // own limit: no cap is claimed, and the verdict says what would tell.
+    // Issue 25: a plateau at 2000 IOPS, and nothing else, can't be told from the device's own
+    // limit: no cap is claimed, and the verdict says so.
     assert!(v["suspected_cap_iops"].is_null(), "{v}");
     assert!(near(f(&v["limit"], "iops"), 2000.0, 0.01), "{v}");
     // Power peaks where the cap is first reached (16 × 125 = 2000) ...
@@ -154,8 +154,8 @@ fn thirty_two_units_under_an_iops_cap_give_the_cap() {
     );
 
     // With 2000 requests of burst credit (1 s of the device's 4000 IOPS against the cap's
-    // 2000: the last 0.5 s of it in the measured window), the burst before the plateau is
-    // the evidence: the cap is named with its figure.
+    // 2000: the last 0.5 s of it in the measured window), the burst before the plateau is the
+    // evidence: the cap is named with its figure.
     let j = sim_json("sim:units=32,service=8ms,cap=2000,burst=2000", &[]);
     let v = &j["verdict"];
     assert!(near(f(v, "suspected_cap_iops"), 2000.0, 0.01), "{v}");
