@@ -348,18 +348,21 @@ impl<'a> Judged<'a> {
         );
     }
 
-    /// When the block-latency source ran: the block layer's mean is nearly all of the latency
-    /// the sweep measured (a loop device over FUSE adds nothing above the request queue).
+    /// When the block-latency source ran: the block layer's median is nearly all of the
+    /// median latency the sweep measured (a loop device over FUSE adds nothing above the request
+    /// queue). The median, as iosat's own below_% column: a few requests whose completion waited
+    /// for a CPU on a busy machine move a mean (to 0.895 of it at one level here) but not it;
+    /// the block layer's median is interpolated in its histogram, hence the 5 % above.
     fn block_layer_holds_the_latency(&self) {
         for l in self.j["levels"].as_array().unwrap() {
             let b = &l["kernel"]["block_latency"];
-            let Some(blk_ms) = b["read"]["mean_ms"].as_f64() else {
+            let Some(blk_ms) = b["read"]["p50_ms"].as_f64() else {
                 eprintln!("block-latency source did not run: share not checked");
                 return;
             };
-            let share = blk_ms / (num(&l["latency_ns"], "mean") / 1e6);
+            let share = blk_ms / (num(&l["latency_ns"], "p50") / 1e6);
             assert!(
-                (0.9..=1.02).contains(&share),
+                (0.9..=1.05).contains(&share),
                 "block-layer share {share:.3} at {}\n{}",
                 l["concurrency"],
                 self.story
@@ -371,9 +374,9 @@ impl<'a> Judged<'a> {
 
 /// Whether the levels measured are the device's: every level's mean latency within 15 % of the
 /// truth, and, for a fixed service time, concurrency 1's p95 within 15 % of its mean (the 3x
-/// rule is judged against it). On a
-/// busy machine the loop device's kernel worker waits for a CPU now and then; a sweep whose
-/// raw levels are not the device tells nothing about the verdict, whatever it says.
+/// rule is judged against it). On a busy machine the loop device's kernel worker waits for a
+/// CPU now and then; a sweep whose raw levels are not the device tells nothing about the
+/// verdict, whatever it says.
 fn disturbance(t: &Judged) -> Option<String> {
     let levels = t.j["levels"].as_array().unwrap();
     // A burst makes the levels where it drains faster than the sustained truth: judge the
