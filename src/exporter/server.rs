@@ -21,7 +21,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
@@ -66,7 +66,9 @@ pub struct Server {
 }
 
 struct Shared {
-    scraper: Mutex<Scraper>,
+    /// One scrape at a time; a scrape that finds another running waits for it (within its own
+    /// deadline) instead of failing: two Prometheus servers scraping at once both get data.
+    scraper: Arc<tokio::sync::Mutex<Scraper>>,
     scrape_timeout: Duration,
     /// User → bcrypt hash; empty: no authentication.
     users: std::collections::BTreeMap<String, String>,
@@ -131,7 +133,7 @@ impl Server {
             .map_err(|e| Error::io("<tokio runtime>", e))?;
         let (stop, stopped) = oneshot::channel();
         let shared = Arc::new(Shared {
-            scraper: Mutex::new(scraper),
+            scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
             users: spec.web.users.clone(),
         });
@@ -374,17 +376,23 @@ async fn respond(
     })
 }
 
-/// The exposition of one scrape, or of a failed collector when the scrape missed its deadline
-/// or the previous one is still stuck (it holds the scraper).
+/// The exposition of one scrape, or of a failed collector when the scrape missed its deadline.
+/// A scrape already running is waited for within the deadline (the scraper serves one at a
+/// time); one stuck past it (a hung read) keeps the scraper, and later scrapes fail at their
+/// own deadline.
 async fn scrape(shared: &Arc<Shared>) -> String {
     let timeout = shared.scrape_timeout;
-    let s = Arc::clone(shared);
-    let job = tokio::task::spawn_blocking(move || {
-        let mut scraper = s.scraper.try_lock().ok()?;
-        Some(metrics::render(&scraper.scrape()))
-    });
+    let scraper = Arc::clone(&shared.scraper);
+    let job = async move {
+        let mut guard = scraper.lock_owned().await;
+        // The guard moves into the blocking thread: a scrape cut by the deadline keeps the
+        // scraper until it really ends.
+        tokio::task::spawn_blocking(move || metrics::render(&guard.scrape()))
+            .await
+            .ok()
+    };
     match tokio::time::timeout(timeout, job).await {
-        Ok(Ok(Some(text))) => text,
+        Ok(Some(text)) => text,
         _ => metrics::render(&Scrape {
             devices: vec![],
             health: vec![Health {

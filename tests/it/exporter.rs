@@ -121,6 +121,8 @@ fn devices_are_selected_like_stat_with_excludes() {
 pub(crate) struct Exporter {
     child: std::process::Child,
     pub addr: std::net::SocketAddr,
+    /// The lines printed before the "listening" line (warnings at start).
+    pub before: Vec<String>,
 }
 
 impl Exporter {
@@ -147,23 +149,40 @@ impl Exporter {
             .spawn()
             .unwrap();
         let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let addr = line
-            .split("://")
-            .nth(1)
-            .and_then(|s| s.split('/').next())
-            .and_then(|s| s.parse().ok());
-        let Some(addr) = addr else {
-            let _ = child.kill();
-            panic!("no address in {line:?}");
+        let mut before = Vec::new();
+        let addr = loop {
+            let mut line = String::new();
+            if err.read_line(&mut line).unwrap() == 0 {
+                let _ = child.kill();
+                panic!("no address in {before:?}");
+            }
+            if !line.contains(" listening on ") {
+                before.push(line);
+                continue;
+            }
+            let addr = line
+                .split("://")
+                .nth(1)
+                .and_then(|s| s.split('/').next())
+                .and_then(|s| s.parse().ok());
+            match addr {
+                Some(a) => break a,
+                None => {
+                    let _ = child.kill();
+                    panic!("no address in {line:?}");
+                }
+            }
         };
         // Keep draining stderr so the exporter never blocks on a full pipe.
         std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        Exporter { child, addr }
+        Exporter {
+            child,
+            addr,
+            before,
+        }
     }
 
-    fn connect(&self) -> std::net::TcpStream {
+    pub(crate) fn connect(&self) -> std::net::TcpStream {
         let s = std::net::TcpStream::connect(self.addr).unwrap();
         s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
             .unwrap();
@@ -204,7 +223,7 @@ pub(crate) fn parse_response(resp: &str) -> (u16, String, String) {
     (status, head.to_ascii_lowercase(), body.to_string())
 }
 
-fn fixture_exporter(extra: &[&str]) -> Exporter {
+pub(crate) fn fixture_exporter(extra: &[&str]) -> Exporter {
     let profiles = fixture("exporter/profiles-rw");
     let mut args = vec!["--profile-dir", profiles.to_str().unwrap()];
     args.extend_from_slice(extra);
@@ -214,6 +233,8 @@ fn fixture_exporter(extra: &[&str]) -> Exporter {
 #[test]
 fn http_endpoints_and_methods() {
     let e = fixture_exporter(&["--all"]);
+    // On loopback, without TLS or auth, nothing to warn about.
+    assert!(e.before.is_empty(), "{:?}", e.before);
     let (status, head, body) = e.request("GET", "/metrics");
     assert_eq!(status, 200, "{head}");
     assert!(

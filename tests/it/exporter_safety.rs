@@ -1,0 +1,45 @@
+//! `iosat exporter` as a network service under real conditions (issue 28): overlapping
+//! scrapes, idle connections, basic auth that tells nothing and cannot starve the host,
+//! warnings at start about exposure and an expired certificate, and the block-latency
+//! program's device slots. Against a real exporter on 127.0.0.1 where possible.
+
+use crate::exporter::Exporter;
+
+/// A root whose diskstats has `n` whole disks: a scrape that takes a while.
+fn many_disks(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let text: String = (0..n)
+        .map(|i| format!(" 8 {i} sd{i} 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n"))
+        .collect();
+    std::fs::write(dir.path().join("proc/diskstats"), text).unwrap();
+    dir
+}
+
+const OK: &str = "iosat_scrape_collector_success{collector=\"diskstats\"} 1\n";
+
+#[test]
+fn overlapping_scrapes_all_get_data() {
+    let dir = many_disks(2_000);
+    let e = Exporter::start(dir.path(), &["--all", "--scrape.timeout", "60s"]);
+    // Three clients scraping back to back: their scrapes overlap most of the time.
+    let failed = std::sync::atomic::AtomicUsize::new(0);
+    let served = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                for _ in 0..10 {
+                    let (status, head, body) = e.request("GET", "/metrics");
+                    assert_eq!(status, 200, "{head}");
+                    served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if !body.contains(OK) || !body.contains("device=\"sd1999\"") {
+                        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(served.into_inner(), 30);
+    assert_eq!(failed.into_inner(), 0, "scrapes answered without data");
+}
