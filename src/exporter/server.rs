@@ -2,8 +2,9 @@
 //! `GET`/`HEAD` of `/metrics` and `/`, 404 elsewhere, 405 for other methods. Robust by construction
 //! (docs/design.md §5): one request per connection; a header-read timeout that cuts a client
 //! stalling mid-header; a write timeout that cuts a client that stops reading (no byte accepted for
-//! that long), and a backstop deadline on the whole exchange; a cap on concurrent connections (503
-//! beyond it); a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
+//! that long), and a backstop deadline on the whole exchange; a cap on concurrent requests counted
+//! once their head has arrived (503 beyond it) and a larger one on open connections, so idle
+//! sockets cannot deny a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
 //! runs on a blocking thread under a deadline, so a hung read of /proc or /sys gives a
 //! failed-collector response, never a hung one. TLS (rustls) and basic auth (bcrypt) from
 //! `--web.config.file`. Stopped (and its port freed) when the [`Server`] is dropped.
@@ -25,7 +26,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 /// How the server behaves (config::exporter validates the flags into it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +38,8 @@ pub struct ServerSpec {
     pub write_timeout: Duration,
     /// Longest a scrape may take; past it the response says the collector failed.
     pub scrape_timeout: Duration,
-    /// Connections served at once; more get 503.
+    /// Requests served at once (counted once their head has arrived); more get 503.
+    /// Connections still sending their head have a cap of their own, [`idle_cap`].
     pub max_requests: usize,
     /// TLS and basic auth (`--web.config.file`).
     pub web: WebConfig,
@@ -46,6 +48,13 @@ pub struct ServerSpec {
 /// Longest time the backstop deadline allows for delivering an answer to a client that keeps
 /// reading slowly (a stalled one is cut after `write_timeout`).
 const BACKSTOP_WRITE: Duration = Duration::from_secs(60);
+
+/// Connections open at once (idle or sending their head, each cut after the read timeout):
+/// far more than the requests served, so clients holding idle sockets cannot deny a scrape;
+/// beyond it a connection gets 503 at once.
+pub fn idle_cap(max_requests: usize) -> usize {
+    (max_requests * 16).max(64)
+}
 
 /// The request head may not exceed this (hyper's smallest buffer limit, 8 KiB).
 pub const MAX_REQUEST_HEAD_BYTES: usize = 8192;
@@ -72,6 +81,8 @@ struct Shared {
     scrape_timeout: Duration,
     /// User → bcrypt hash; empty: no authentication.
     users: std::collections::BTreeMap<String, String>,
+    /// Requests being served (head arrived), at most `max_requests`.
+    requests: Arc<Semaphore>,
 }
 
 /// The TLS acceptor of `--web.config.file`'s certificate and key (PEM); errors name the file.
@@ -136,6 +147,7 @@ impl Server {
             scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
             users: spec.web.users.clone(),
+            requests: Arc::new(Semaphore::new(spec.max_requests)),
         });
         let spec = spec.clone();
         let thread = std::thread::Builder::new()
@@ -182,7 +194,7 @@ async fn serve(
     shared: Arc<Shared>,
     mut stopped: oneshot::Receiver<()>,
 ) {
-    let permits = Arc::new(Semaphore::new(spec.max_requests));
+    let permits = Arc::new(Semaphore::new(idle_cap(spec.max_requests)));
     loop {
         let stream = tokio::select! {
             _ = &mut stopped => return,
@@ -301,7 +313,29 @@ async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |req| respond(req, Arc::clone(&shared)));
+    // The request slot, taken once the head has arrived, is held until the connection ends
+    // (the answer written): one request per connection.
+    let slot: Arc<std::sync::Mutex<Option<OwnedSemaphorePermit>>> = Arc::default();
+    let held = Arc::clone(&slot);
+    let service = hyper::service::service_fn(move |req| {
+        let shared = Arc::clone(&shared);
+        let held = Arc::clone(&held);
+        async move {
+            match Arc::clone(&shared.requests).try_acquire_owned() {
+                Ok(p) => {
+                    if let Ok(mut h) = held.lock() {
+                        *h = Some(p);
+                    }
+                    respond(req, shared).await
+                }
+                Err(_) => Ok(response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain; charset=utf-8",
+                    TOO_BUSY.into(),
+                )),
+            }
+        }
+    });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(spec.read_timeout)
@@ -312,12 +346,15 @@ where
     // connection future closes the socket).
     let deadline = spec.read_timeout + spec.scrape_timeout + BACKSTOP_WRITE;
     let _ = tokio::time::timeout(deadline, conn).await;
+    drop(slot);
 }
 
-/// Beyond the cap: a fixed 503, written under the write timeout, then a short drain so the
+const TOO_BUSY: &str = "too many concurrent requests\n";
+
+/// Beyond the connection cap: a fixed 503, written under the write timeout, then a short drain so the
 /// client reads the answer instead of a reset.
 async fn too_busy(mut stream: tokio::net::TcpStream, write_timeout: Duration) {
-    const BODY: &str = "too many concurrent requests\n";
+    const BODY: &str = TOO_BUSY;
     let resp = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
 content-length: {}\r\nconnection: close\r\n\r\n{BODY}",

@@ -291,20 +291,31 @@ fn a_client_stalling_mid_header_is_disconnected() {
 
 #[test]
 fn concurrent_requests_beyond_the_cap_get_503() {
-    let e = fixture_exporter(&["--web.max-requests", "2", "--web.read-timeout", "60s"]);
-    // Two clients hold the two slots by stalling mid-header.
-    let stalled: Vec<_> = (0..2)
+    // Requests whose head has arrived count against the cap: two scrapes held by a hung
+    // collector (diskstats is a FIFO nobody writes) until their 2 s deadline.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let fifo = dir.path().join("proc/diskstats");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = Exporter::start(
+        dir.path(),
+        &["--web.max-requests", "2", "--scrape.timeout", "2s"],
+    );
+    let held: Vec<_> = (0..2)
         .map(|_| {
             let mut s = e.connect();
-            s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+                .unwrap();
             s
         })
         .collect();
-    // The server accepts in order: once the stalled ones are in, the third is refused. A
-    // first answer may race the accept of the stalled ones; the third request is retried.
+    // A first answer may race the arrival of the held ones; the third request is retried.
     let mut refused = None;
     for _ in 0..50 {
-        let (status, _, body) = e.request("GET", "/metrics");
+        let (status, _, body) = e.request("GET", "/");
         if status == 503 {
             refused = Some(body);
             break;
@@ -312,17 +323,17 @@ fn concurrent_requests_beyond_the_cap_get_503() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(refused.as_deref(), Some("too many concurrent requests\n"));
-    drop(stalled);
-    // The slots come back when the stalled clients go away.
+    // The slots come back when the held requests are answered (at their scrape deadline).
     let mut ok = false;
-    for _ in 0..100 {
-        if e.request("GET", "/metrics").0 == 200 {
+    for _ in 0..500 {
+        if e.request("GET", "/").0 == 200 {
             ok = true;
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(ok, "slots were not released");
+    drop(held);
 }
 
 #[test]

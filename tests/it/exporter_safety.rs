@@ -3,7 +3,7 @@
 //! warnings at start about exposure and an expired certificate, and the block-latency
 //! program's device slots. Against a real exporter on 127.0.0.1 where possible.
 
-use crate::exporter::Exporter;
+use crate::exporter::{fixture_exporter, Exporter};
 
 /// A root whose diskstats has `n` whole disks: a scrape that takes a while.
 fn many_disks(n: usize) -> tempfile::TempDir {
@@ -42,4 +42,37 @@ fn overlapping_scrapes_all_get_data() {
     });
     assert_eq!(served.into_inner(), 30);
     assert_eq!(failed.into_inner(), 0, "scrapes answered without data");
+}
+
+#[test]
+fn idle_connections_do_not_deny_a_scrape() {
+    use std::io::Write;
+    let e = fixture_exporter(&["--web.max-requests", "2", "--web.read-timeout", "60s"]);
+    // Forty clients hold connections: some idle, some half-way through their head.
+    let idle: Vec<_> = (0..40)
+        .map(|i| {
+            let mut s = e.connect();
+            if i % 2 == 0 {
+                s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+            }
+            s
+        })
+        .collect();
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    assert!(body.contains(OK), "{body}");
+    // Idle connections have a cap of their own: beyond it, 503 at once.
+    let more: Vec<_> = (idle.len()..iosat::exporter::server::idle_cap(2))
+        .map(|_| e.connect())
+        .collect();
+    let mut refused = false;
+    for _ in 0..50 {
+        if e.request("GET", "/").0 == 503 {
+            refused = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(refused, "no cap on idle connections");
+    drop((idle, more));
 }
