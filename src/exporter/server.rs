@@ -79,8 +79,8 @@ struct Shared {
     /// deadline) instead of failing: two Prometheus servers scraping at once both get data.
     scraper: Arc<tokio::sync::Mutex<Scraper>>,
     scrape_timeout: Duration,
-    /// User → bcrypt hash; empty: no authentication.
-    users: std::collections::BTreeMap<String, String>,
+    /// Basic auth; None: no authentication.
+    auth: Option<Auth>,
     /// Requests being served (head arrived), at most `max_requests`.
     requests: Arc<Semaphore>,
 }
@@ -146,7 +146,7 @@ impl Server {
         let shared = Arc::new(Shared {
             scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
-            users: spec.web.users.clone(),
+            auth: Auth::new(&spec.web.users)?,
             requests: Arc::new(Semaphore::new(spec.max_requests)),
         });
         let spec = spec.clone();
@@ -388,7 +388,11 @@ async fn respond(
     shared: Arc<Shared>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
     const TEXT: &str = "text/plain; charset=utf-8";
-    if !shared.users.is_empty() && !authorized(&req, &shared).await {
+    let denied = match &shared.auth {
+        Some(auth) => !authorized(&req, auth).await,
+        None => false,
+    };
+    if denied {
         let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n".into());
         r.headers_mut().insert(
             WWW_AUTHENTICATE,
@@ -441,9 +445,54 @@ async fn scrape(shared: &Arc<Shared>) -> String {
     }
 }
 
+/// The `basic_auth_users` of `--web.config.file`, checked so that the answer tells nothing
+/// but yes or no: an unknown user costs one bcrypt check too, against a dummy hash at the
+/// highest configured cost (so never faster than a real user's wrong password).
+pub struct Auth {
+    users: std::collections::BTreeMap<String, String>,
+    dummy: String,
+}
+
+impl Auth {
+    /// None without users. Every hash was parsed by webconfig; the dummy hash is computed
+    /// here once, at the highest cost among them.
+    pub fn new(users: &std::collections::BTreeMap<String, String>) -> Result<Option<Auth>, Error> {
+        if users.is_empty() {
+            return Ok(None);
+        }
+        let cost = users
+            .values()
+            .filter_map(|h| h.parse::<bcrypt::HashParts>().ok())
+            .map(|p| p.get_cost())
+            .max()
+            .unwrap_or(bcrypt::DEFAULT_COST);
+        let dummy = bcrypt::hash_with_salt("iosat: no such user", cost, [0x5a; 16])
+            .map_err(|e| Error::usage("--web.config.file", "basic_auth_users", e.to_string()))?
+            .to_string();
+        Ok(Some(Auth {
+            users: users.clone(),
+            dummy,
+        }))
+    }
+
+    /// The hash `user`'s password is checked against, and whether the user exists.
+    pub fn hash_for(&self, user: &str) -> (&str, bool) {
+        match self.users.get(user) {
+            Some(h) => (h, true),
+            None => (&self.dummy, false),
+        }
+    }
+
+    /// Whether `user` with `pass` may in (bcrypt: slow by design; call off the runtime).
+    pub fn check(&self, user: &str, pass: &str) -> bool {
+        let (hash, known) = self.hash_for(user);
+        bcrypt::verify(pass, hash).unwrap_or(false) && known
+    }
+}
+
 /// Basic auth against the bcrypt hashes of `basic_auth_users` (verified on a blocking thread:
 /// bcrypt is slow by design).
-async fn authorized(req: &Request<Incoming>, shared: &Arc<Shared>) -> bool {
+async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
     use base64::Engine;
     let Some(creds) = req
         .headers()
@@ -462,18 +511,32 @@ async fn authorized(req: &Request<Incoming>, shared: &Arc<Shared>) -> bool {
     let Some((user, pass)) = creds.split_once(':') else {
         return false;
     };
-    // An unknown user costs one bcrypt check too, against a configured hash (so at the same
-    // cost), and fails: the response time must not tell which user names exist.
-    let known = shared.users.get(user).cloned();
-    let Some(hash) = known
-        .clone()
-        .or_else(|| shared.users.values().next().cloned())
-    else {
-        return false;
-    };
-    let pass = pass.to_string();
+    let (hash, known) = auth.hash_for(user);
+    let (hash, pass) = (hash.to_string(), pass.to_string());
     let matched = tokio::task::spawn_blocking(move || bcrypt::verify(pass, &hash).unwrap_or(false))
         .await
         .unwrap_or(false);
-    matched && known.is_some()
+    matched && known
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_user_is_checked_against_a_dummy_hash_at_the_highest_cost() {
+        let users = [("alice", 4), ("bob", 5)]
+            .map(|(u, cost)| (u.to_string(), bcrypt::hash("pw", cost).unwrap()))
+            .into_iter()
+            .collect();
+        let auth = Auth::new(&users).unwrap().unwrap();
+        let (hash, known) = auth.hash_for("carol");
+        assert!(!known);
+        assert!(!users.values().any(|h| h == hash), "a user's hash");
+        assert_eq!(hash.parse::<bcrypt::HashParts>().unwrap().get_cost(), 5);
+        assert_eq!(auth.hash_for("alice"), (users["alice"].as_str(), true));
+        assert!(auth.check("alice", "pw") && auth.check("bob", "pw"));
+        assert!(!auth.check("alice", "pW") && !auth.check("carol", "pw"));
+        assert!(Auth::new(&Default::default()).unwrap().is_none());
+    }
 }

@@ -76,3 +76,23 @@ fn idle_connections_do_not_deny_a_scrape() {
     assert!(refused, "no cap on idle connections");
     drop((idle, more));
 }
+
+#[test]
+fn a_malformed_hash_is_refused_at_start_naming_the_file_and_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("web.yml");
+    let good = bcrypt::hash("pw", 4).unwrap();
+    std::fs::write(
+        &config,
+        format!("basic_auth_users:\n  alice: '{good}'\n  bob: '$2y$10$tooshort'\n"),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    crate::util::assert_refusals(&[(
+        &["exporter", "--web.config.file", path],
+        2,
+        "basic_auth_users.bob: not a valid bcrypt hash",
+    )]);
+    let err = crate::util::stderr(&crate::util::run(&["exporter", "--web.config.file", path]));
+    assert!(err.contains(path), "{err}");
+}
