@@ -70,6 +70,7 @@ const INDEX: &str = "<!DOCTYPE html>
 /// A running server; dropping it stops it.
 pub struct Server {
     addr: SocketAddr,
+    shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -104,6 +105,12 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     if certs.is_empty() {
         return Err(bad(&t.cert_file, "cert_file: no certificate in it".into()));
     }
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    if let Some(w) = expiry_warning(&t.cert_file, &certs[0], now_s) {
+        crate::error::warn(w);
+    }
     let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|e| {
         bad(
             &t.key_file,
@@ -121,6 +128,99 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
             )
         })?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
+}
+
+/// One line when the served certificate's notAfter has passed: it is served anyway (the user
+/// may be renewing it), but every client that checks will refuse the connection.
+fn expiry_warning(path: &std::path::Path, der: &[u8], now_s: i64) -> Option<String> {
+    let not_after = cert_not_after_s(der)?;
+    (not_after < now_s).then(|| {
+        format!(
+            "--web.config.file: the certificate in {} expired on {} (its notAfter); TLS clients will refuse it",
+            path.display(),
+            utc(not_after)
+        )
+    })
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` of Unix seconds.
+fn utc(s: i64) -> String {
+    let (days, rem) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Unix seconds of a civil date (Howard Hinnant's days_from_civil).
+fn unix_s(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    days * 86_400 + hh * 3600 + mm * 60 + ss
+}
+
+/// One DER element: (tag, contents, what follows).
+fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, b) = b.split_first()?;
+    let (&l0, b) = b.split_first()?;
+    let (len, b) = if l0 < 0x80 {
+        (usize::from(l0), b)
+    } else {
+        let n = usize::from(l0 & 0x7f);
+        if n == 0 || n > 4 || b.len() < n {
+            return None;
+        }
+        let len = b[..n].iter().fold(0usize, |a, &x| a << 8 | usize::from(x));
+        (len, &b[n..])
+    };
+    (b.len() >= len).then(|| (tag, &b[..len], &b[len..]))
+}
+
+/// The notAfter of an X.509 certificate (DER), Unix seconds: Certificate → tbsCertificate →
+/// [version], serial, signature, issuer, validity → notAfter (UTCTime or GeneralizedTime).
+fn cert_not_after_s(cert: &[u8]) -> Option<i64> {
+    let (0x30, c, _) = der(cert)? else {
+        return None;
+    };
+    let (0x30, tbs, _) = der(c)? else { return None };
+    let (tag, _, mut rest) = der(tbs)?;
+    if tag == 0xa0 {
+        rest = der(rest)?.2; // the serial after the explicit version
+    }
+    let rest = der(rest)?.2; // signature algorithm
+    let rest = der(rest)?.2; // issuer
+    let (0x30, validity, _) = der(rest)? else {
+        return None;
+    };
+    let (tag, t, _) = der(der(validity)?.2)?;
+    let t = std::str::from_utf8(t).ok()?.strip_suffix('Z')?;
+    let (y, t) = match tag {
+        0x17 => {
+            let yy: i64 = t.get(..2)?.parse().ok()?;
+            (if yy >= 50 { 1900 + yy } else { 2000 + yy }, &t[2..])
+        }
+        0x18 => (t.get(..4)?.parse().ok()?, &t[4..]),
+        _ => return None,
+    };
+    let n = |i: usize| -> Option<i64> { t.get(i..i + 2)?.parse().ok() };
+    Some(unix_s(y, n(0)?, n(2)?, n(4)?, n(6)?, n(8)?))
 }
 
 impl Server {
@@ -150,12 +250,13 @@ impl Server {
             requests: Arc::new(Semaphore::new(spec.max_requests)),
         });
         let spec = spec.clone();
+        let served = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("iosat-exporter".into())
             .spawn(move || {
                 rt.block_on(async move {
                     match tokio::net::TcpListener::from_std(std_listener) {
-                        Ok(l) => serve(l, spec, tls, shared, stopped).await,
+                        Ok(l) => serve(l, spec, tls, served, stopped).await,
                         Err(e) => crate::error::say(format_args!("iosat: exporter: {e}")),
                     }
                 });
@@ -165,6 +266,7 @@ impl Server {
             .map_err(|e| Error::io("<exporter thread>", e))?;
         Ok(Server {
             addr,
+            shared,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -173,6 +275,15 @@ impl Server {
     /// The address actually bound (port 0 picks a free one).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The most bcrypt checks that ran at once so far (at most [`AUTH_CHECKS`]); 0 without
+    /// basic auth.
+    pub fn auth_checks_peak(&self) -> usize {
+        self.shared
+            .auth
+            .as_ref()
+            .map_or(0, |a| a.peak.load(std::sync::atomic::Ordering::SeqCst))
     }
 }
 
@@ -451,7 +562,16 @@ async fn scrape(shared: &Arc<Shared>) -> String {
 pub struct Auth {
     users: std::collections::BTreeMap<String, String>,
     dummy: String,
+    /// At most [`AUTH_CHECKS`] bcrypt checks at once; more wait their turn (each holds a
+    /// request slot meanwhile, so the queue is bounded by `--web.max-requests`).
+    checks: Arc<Semaphore>,
+    running: Arc<std::sync::atomic::AtomicUsize>,
+    peak: Arc<std::sync::atomic::AtomicUsize>,
 }
+
+/// bcrypt checks run at once: wrong passwords sent by many clients keep at most one CPU busy,
+/// never every CPU of the host being measured.
+pub const AUTH_CHECKS: usize = 1;
 
 impl Auth {
     /// None without users. Every hash was parsed by webconfig; the dummy hash is computed
@@ -472,6 +592,9 @@ impl Auth {
         Ok(Some(Auth {
             users: users.clone(),
             dummy,
+            checks: Arc::new(Semaphore::new(AUTH_CHECKS)),
+            running: Arc::default(),
+            peak: Arc::default(),
         }))
     }
 
@@ -513,15 +636,37 @@ async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
     };
     let (hash, known) = auth.hash_for(user);
     let (hash, pass) = (hash.to_string(), pass.to_string());
-    let matched = tokio::task::spawn_blocking(move || bcrypt::verify(pass, &hash).unwrap_or(false))
-        .await
-        .unwrap_or(false);
+    let Ok(permit) = Arc::clone(&auth.checks).acquire_owned().await else {
+        return false;
+    };
+    let (running, peak) = (Arc::clone(&auth.running), Arc::clone(&auth.peak));
+    let matched = tokio::task::spawn_blocking(move || {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = running.fetch_add(1, SeqCst) + 1;
+        peak.fetch_max(now, SeqCst);
+        let ok = bcrypt::verify(pass, &hash).unwrap_or(false);
+        running.fetch_sub(1, SeqCst);
+        drop(permit);
+        ok
+    })
+    .await
+    .unwrap_or(false);
     matched && known
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        assert_eq!(unix_s(1970, 1, 1, 0, 0, 0), 0);
+        assert_eq!(unix_s(2020, 1, 2, 0, 0, 0), 1_577_923_200);
+        assert_eq!(utc(1_577_923_200), "2020-01-02 00:00:00 UTC");
+        assert_eq!(utc(951_825_599), "2000-02-29 11:59:59 UTC");
+        assert!(cert_not_after_s(b"\x30\x03\x02\x01\x01").is_none());
+        assert!(cert_not_after_s(b"").is_none());
+    }
 
     #[test]
     fn an_unknown_user_is_checked_against_a_dummy_hash_at_the_highest_cost() {

@@ -96,3 +96,134 @@ fn a_malformed_hash_is_refused_at_start_naming_the_file_and_user() {
     let err = crate::util::stderr(&crate::util::run(&["exporter", "--web.config.file", path]));
     assert!(err.contains(path), "{err}");
 }
+
+#[test]
+fn wrong_passwords_run_one_bcrypt_check_at_a_time() {
+    use iosat::exporter::scrape::{Devices, Scraper};
+    use iosat::exporter::server::{Server, ServerSpec, AUTH_CHECKS};
+    use std::time::Duration;
+    // In-process, to read the server's own count of the checks running at once.
+    let hash = bcrypt::hash("s3cret", 6).unwrap();
+    let spec = ServerSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        read_timeout: Duration::from_secs(30),
+        write_timeout: Duration::from_secs(30),
+        scrape_timeout: Duration::from_secs(30),
+        max_requests: 16,
+        web: iosat::exporter::webconfig::WebConfig {
+            tls: None,
+            users: [("alice".to_string(), hash)].into_iter().collect(),
+        },
+    };
+    let scraper = Scraper::new(crate::exporter::fixture_root(), Devices::default(), None);
+    let server = Server::start(&spec, scraper).unwrap();
+    let ask = |creds: &str| {
+        use base64::Engine;
+        use std::io::{Read, Write};
+        let b64 = base64::engine::general_purpose::STANDARD.encode(creds);
+        let mut s = std::net::TcpStream::connect(server.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Basic {b64}\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        crate::exporter::parse_response(&out).0
+    };
+    // Eight clients with wrong passwords (and unknown users) at once.
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let ask = &ask;
+            s.spawn(move || {
+                for _ in 0..3 {
+                    let creds = if i % 2 == 0 {
+                        "alice:wrong"
+                    } else {
+                        "mallory:x"
+                    };
+                    assert_eq!(ask(creds), 401, "{creds}");
+                }
+            });
+        }
+    });
+    assert_eq!(server.auth_checks_peak(), AUTH_CHECKS);
+    assert_eq!(ask("alice:s3cret"), 200);
+}
+
+#[test]
+fn an_expired_certificate_is_served_with_a_warning() {
+    use std::process::Command;
+    if !crate::util::have("openssl", "version") {
+        eprintln!("skipped: needs openssl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("db")).unwrap();
+    std::fs::write(d.join("db/index.txt"), "").unwrap();
+    std::fs::write(d.join("db/serial"), "01\n").unwrap();
+    std::fs::write(
+        d.join("ca.cnf"),
+        "[ ca ]\ndefault_ca = c\n[ c ]\ndatabase = db/index.txt\nnew_certs_dir = db\n\
+serial = db/serial\ndefault_md = sha256\npolicy = p\nx509_extensions = x\n\
+[ p ]\ncommonName = supplied\n[ x ]\nsubjectAltName = IP:127.0.0.1\n",
+    )
+    .unwrap();
+    let openssl = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    openssl(&[
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "tls.key",
+        "-out",
+        "tls.csr",
+    ]);
+    // Valid for one day in 2020 only.
+    openssl(&[
+        "ca",
+        "-batch",
+        "-config",
+        "ca.cnf",
+        "-selfsign",
+        "-keyfile",
+        "tls.key",
+        "-in",
+        "tls.csr",
+        "-out",
+        "tls.crt",
+        "-notext",
+        "-startdate",
+        "20200101000000Z",
+        "-enddate",
+        "20200102000000Z",
+    ]);
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n",
+    )
+    .unwrap();
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    assert_eq!(e.before.len(), 1, "{:?}", e.before);
+    let w = &e.before[0];
+    assert!(w.starts_with("iosat: warning: "), "{w}");
+    assert!(
+        w.contains(d.join("tls.crt").to_str().unwrap())
+            && w.contains("expired on 2020-01-02 00:00:00 UTC"),
+        "{w}"
+    );
+}
