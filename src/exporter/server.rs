@@ -130,6 +130,23 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
 }
 
+/// One line when the metrics are served to every network the host is on: a listen address
+/// that is not loopback, with neither TLS nor basic auth.
+pub fn exposure_warning(listen: SocketAddr, web: &WebConfig) -> Option<String> {
+    let open =
+        !listen.ip().to_canonical().is_loopback() && web.tls.is_none() && web.users.is_empty();
+    open.then(|| {
+        let wide = if listen.ip().is_unspecified() {
+            " (every interface)"
+        } else {
+            ""
+        };
+        format!(
+            "--web.listen-address {listen}{wide}: serving plain HTTP without authentication to anyone who can reach this host; listen on 127.0.0.1, or set TLS and basic_auth_users in --web.config.file"
+        )
+    })
+}
+
 /// One line when the served certificate's notAfter has passed: it is served anyway (the user
 /// may be renewing it), but every client that checks will refuse the connection.
 fn expiry_warning(path: &std::path::Path, der: &[u8], now_s: i64) -> Option<String> {
@@ -237,6 +254,9 @@ impl Server {
         let std_listener = std::net::TcpListener::bind(spec.listen).map_err(bind_err)?;
         std_listener.set_nonblocking(true).map_err(bind_err)?;
         let addr = std_listener.local_addr().map_err(bind_err)?;
+        if let Some(w) = exposure_warning(addr, &spec.web) {
+            crate::error::warn(w);
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -657,6 +677,41 @@ async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_http_beyond_loopback_is_warned_about() {
+        let open = WebConfig::default();
+        for a in ["0.0.0.0:9019", "[::]:9019", "192.0.2.7:9019"] {
+            let w = exposure_warning(a.parse().unwrap(), &open).expect(a);
+            assert!(
+                w.starts_with("--web.listen-address ") && w.contains("without authentication"),
+                "{w}"
+            );
+            assert_eq!(w.contains("every interface"), !a.starts_with("192"), "{w}");
+        }
+        for a in [
+            "127.0.0.1:9019",
+            "[::1]:9019",
+            "127.0.0.53:1",
+            "[::ffff:127.0.0.1]:9019",
+        ] {
+            assert_eq!(exposure_warning(a.parse().unwrap(), &open), None, "{a}");
+        }
+        let any: SocketAddr = "0.0.0.0:9019".parse().unwrap();
+        let tls = WebConfig {
+            tls: Some(TlsFiles {
+                cert_file: "c".into(),
+                key_file: "k".into(),
+            }),
+            ..WebConfig::default()
+        };
+        let auth = WebConfig {
+            users: [("a".to_string(), "h".to_string())].into_iter().collect(),
+            ..WebConfig::default()
+        };
+        assert_eq!(exposure_warning(any, &tls), None);
+        assert_eq!(exposure_warning(any, &auth), None);
+    }
 
     #[test]
     fn dates_round_trip() {
