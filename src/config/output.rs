@@ -4,7 +4,7 @@
 //! the never-replace rule), then written whole (a result, or the result so far after each
 //! sweep level), or as it comes (`stat`). A write to standard output that fails names
 //! `<stdout>`, so a closed pipe exits 0 as everywhere. Does its IO through sys::fs only.
-//! Must not import: cmd/, ui/, monitor/.
+//! Imports only: error, report/, sys/.
 
 use crate::error::{Error, Result};
 use crate::report::Format;

@@ -105,6 +105,25 @@ impl Learned {
     }
 }
 
+/// A swept baseline and a learned one further apart than both their uncertainties allow
+/// (the learned one's 95 % interval, the sweep's own 10 % tolerance), in words; None when
+/// they agree or the learned one is not known yet. The swept profile is what is judged by.
+pub fn disagreement(l: &Learned, swept_baseline_ns: f64) -> Option<String> {
+    let learned = l.baseline_latency_ns?;
+    let tol = swept_baseline_ns * crate::analysis::confidence::BASELINE_TOLERANCE;
+    let [lo, hi] = l.baseline_interval_ns.unwrap_or([learned, learned]);
+    let apart = lo > swept_baseline_ns + tol || hi < swept_baseline_ns - tol;
+    apart.then(|| {
+        use crate::analysis::text::fmt_latency_ns;
+        format!(
+            "learned baseline {}, swept {}: the device changed, or production's requests \
+             differ from the sweep's (judged by the sweep)",
+            fmt_latency_ns(learned),
+            fmt_latency_ns(swept_baseline_ns)
+        )
+    })
+}
+
 /// The points of one device's interval: reads and writes (discards and flushes are other
 /// work and are not learned). `pcts` from the block-latency source, when it measured.
 pub fn points_of(

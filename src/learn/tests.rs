@@ -115,3 +115,26 @@ fn state_dir_follows_root_xdg_home() {
         Path::new("/h/.local/state/iosat")
     );
 }
+
+#[test]
+fn a_swept_and_a_learned_baseline_disagree_only_beyond_their_uncertainty() {
+    let mut m = DeviceModel::default();
+    for (i, c) in wandering(0.5, 1.0, 200) {
+        let p = device_point(Dir::Read, 4.0, 2.0, c, i);
+        m.add_interval(p.wall_ns, 1.0, &[p]);
+    }
+    let mut d = Device {
+        model: m,
+        ..Device::default()
+    };
+    d.estimate(None);
+    let l = d.judge(&[]);
+    let base = l.baseline_latency_ns.unwrap();
+    assert!((base / 2e6 - 1.0).abs() < 0.05, "{base}");
+    // A sweep within its 10 % of the learned baseline: no note.
+    assert_eq!(disagreement(&l, 2.1e6), None);
+    // 0.9 ms swept against 2 ms learned: said, with both figures.
+    let n = disagreement(&l, 0.9e6).unwrap();
+    assert!(n.starts_with("learned baseline 2."), "{n}");
+    assert!(n.contains("swept 0.900 ms"), "{n}");
+}

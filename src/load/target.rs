@@ -150,8 +150,31 @@ fn target_err(value: &Path, reason: impl Into<String>) -> Error {
     Error::usage("TARGET", value.display(), reason)
 }
 
-/// Open (or lay out) the target. `stop` is polled during layout so Ctrl-C removes the file.
+/// Open (or lay out) the target and check it holds at least one block. `stop` is polled
+/// during layout so Ctrl-C removes the file.
 pub fn open(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
+    let t = open_any(spec, stop)?;
+    if t.size_bytes < spec.block_size {
+        return Err(Error::usage(
+            "TARGET",
+            t.path.display(),
+            format!("is smaller than one block of {} bytes", spec.block_size),
+        ));
+    }
+    Ok(t)
+}
+
+/// Where a test file is laid out when the target is a directory (the current one when none
+/// is given); None for a file or device target.
+pub fn layout_dir(spec: &TargetSpec) -> Option<PathBuf> {
+    match &spec.path {
+        None => Some(PathBuf::from(".")),
+        Some(p) if p.is_dir() => Some(p.clone()),
+        Some(_) => None,
+    }
+}
+
+fn open_any(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
     let path = match &spec.path {
         Some(p) => p.clone(),
         None => std::env::current_dir().map_err(|e| Error::io(".", e))?,

@@ -180,3 +180,43 @@ fn analyses_of_device_logs_compare_device_by_device() {
         crate::report::check_page(&bin, d.path(), "compare-devices", &html, 1);
     }
 }
+
+#[test]
+fn every_difference_is_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    let a = sim_sweep(d.path(), "a.json", 4);
+    let b = sim_sweep(d.path(), "b.json", 8);
+    let f = fixture("report").join("fsync.json");
+    let g = d.path().join("again.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    // A slower second run: its differences are sentences of their own.
+    for c in doc["cases"].as_array_mut().unwrap() {
+        let mean = c["latency_ns"]["mean"].as_u64().unwrap();
+        c["latency_ns"]["mean"] = (mean * 2).into();
+    }
+    std::fs::write(&g, doc.to_string()).unwrap();
+    for (what, x, y) in [("sweeps", &a, &b), ("fsync runs", &f, &g)] {
+        let json = ok_json(&compare(&[x, y], &["--json"]));
+        let said: Vec<String> = json["differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        // Text and Markdown as `iosat compare` prints them, the page as it writes it.
+        let render = |format: &str| -> String {
+            match format {
+                "text" => ok_stdout(&compare(&[x, y], &[])),
+                "markdown" => ok_stdout(&compare(&[x, y], &["--markdown"])),
+                _ => {
+                    let page = d.path().join(format!("{}.html", what.replace(' ', "_")));
+                    let _ = std::fs::remove_file(&page);
+                    ok_stdout(&compare(&[x, y], &["--html", page.to_str().unwrap()]));
+                    std::fs::read_to_string(&page).unwrap()
+                }
+            }
+        };
+        crate::report::said_in_every_format(what, render, &said);
+    }
+}

@@ -12,6 +12,7 @@ mod fsync;
 mod fuzz;
 mod habits;
 mod layering;
+mod learn;
 mod report;
 mod safety;
 mod schema;
