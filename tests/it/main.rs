@@ -7,6 +7,7 @@ mod cli;
 mod compare;
 mod evidence;
 mod exporter;
+mod exporter_safety;
 mod fsync;
 mod fuzz;
 mod habits;
