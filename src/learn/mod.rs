@@ -60,7 +60,24 @@ pub struct Learned {
     /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
-    pub summary: Option<String>,
+    pub summary: Option<Summary>,
+}
+
+/// The curve's judgement in words, shared by every interval's [`Learned`] until the next
+/// estimate (a string copied per device and interval was a tenth of learning's cost).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary(pub std::sync::Arc<str>);
+
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Summary {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Summary, D::Error> {
+        String::deserialize(d).map(|s| Summary(s.into()))
+    }
 }
 
 impl Learned {
@@ -100,9 +117,30 @@ impl Learned {
         self.knee_range = c.knee_range;
         self.knee_at_least = c.knee_at_least;
         self.fit_r_squared = c.fit_r_squared;
-        self.summary = Some(c.summary.clone());
+        self.summary = Some(Summary(c.summary.clone()));
         self
     }
+}
+
+/// What a learned judgement rests on, for a view's header: "learned from 3 h 12 m of
+/// traffic, 4,812 intervals".
+pub fn basis_words(l: &Learned) -> String {
+    let s = l.learned_s.max(0.0) as u64;
+    let span = match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, sec) => format!("{sec} s"),
+        (0, m, sec) => format!("{m} m {sec} s"),
+        (h, m, _) => format!("{h} h {m} m"),
+    };
+    // Thousands separated, as the issue writes them: 4,812.
+    let digits = l.intervals.to_string();
+    let mut n = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            n.push(',');
+        }
+        n.push(c);
+    }
+    format!("learned from {span} of traffic, {n} intervals")
 }
 
 /// A swept baseline and a learned one further apart than both their uncertainties allow
@@ -124,13 +162,27 @@ pub fn disagreement(l: &Learned, swept_baseline_ns: f64) -> Option<String> {
     })
 }
 
+/// The points of one interval of a device, on the stack (no allocation per device and
+/// interval).
+#[derive(Debug, Clone, Copy)]
+pub struct Points {
+    pts: [Point; 2],
+    n: usize,
+}
+
+impl Points {
+    pub fn as_slice(&self) -> &[Point] {
+        &self.pts[..self.n]
+    }
+}
+
 /// The points of one device's interval: reads and writes (discards and flushes are other
 /// work and are not learned). `pcts` from the block-latency source, when it measured.
 pub fn points_of(
     wall_ns: i64,
     r: &DiskRates,
     lat: Option<&crate::monitor::blklat::Measured>,
-) -> Vec<Point> {
+) -> Points {
     let pcts = |o: &crate::monitor::blklat::OpLatency| {
         Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6])
     };
@@ -162,7 +214,25 @@ pub fn points_of(
         pcts_ns,
     })
     .filter(Point::usable)
-    .collect()
+    .fold(
+        Points {
+            pts: [Point {
+                dir: Dir::Read,
+                wall_ns,
+                interval_s: dt,
+                requests: 0.0,
+                busy_ms: 0.0,
+                bytes: 0.0,
+                pcts_ns: None,
+            }; 2],
+            n: 0,
+        },
+        |mut acc, p| {
+            acc.pts[acc.n] = p;
+            acc.n += 1;
+            acc
+        },
+    )
 }
 
 /// Learning of one device: the model, its curves (re-estimated now and then), and whether
@@ -180,11 +250,12 @@ struct Device {
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
-/// device. Re-estimated after a tenth more intervals, at least every interval early on and
-/// at most every 60 intervals; deterministic in the count, so live and replay agree.
+/// device. Re-estimated after a quarter more intervals, at least every 10 intervals (a
+/// baseline needs 30) and at most every 60; deterministic in the count, so live and replay
+/// agree. At 1 s intervals the learned figures are at most a minute old.
 fn due(d: &Device) -> bool {
     let n = d.model.intervals_seen;
-    d.curves.is_empty() || d.since_estimate >= (n / 10).clamp(1, 60)
+    d.curves.is_empty() || d.since_estimate >= (n / 4).clamp(10, 60)
 }
 
 impl Device {
@@ -252,6 +323,9 @@ impl Device {
 pub struct Learner {
     spec: LearnSpec,
     devices: HashMap<String, Device>,
+    /// Each major:minor's kernel name and key, so a row finds its device without a string
+    /// built per row and interval.
+    slots: HashMap<(u32, u32), (String, String)>,
     warnings: Vec<String>,
     /// The wall clock of the last save (saved again every [`SAVE_EVERY_NS`]).
     saved_wall_ns: Option<i64>,
@@ -283,19 +357,33 @@ impl Learner {
             return;
         }
         let target = self.spec.target_p95_ns;
+        let Learner {
+            spec,
+            devices,
+            slots,
+            warnings,
+            ..
+        } = self;
         for row in &mut r.devices {
-            let key = key_of(row);
-            let d = self.devices.entry(key.clone()).or_default();
+            let dev = (row.major, row.minor);
+            if !matches!(slots.get(&dev), Some((n, _)) if *n == row.kernel_name) {
+                slots.insert(dev, (row.kernel_name.clone(), key_of(row)));
+            }
+            let key = &slots[&dev].1;
+            let d = match devices.get_mut(key.as_str()) {
+                Some(d) => d,
+                None => devices.entry(key.clone()).or_default(),
+            };
             if !d.loaded {
                 d.loaded = true;
-                if let Some(dir) = &self.spec.state_dir {
-                    match store::load(dir, &key, d.fingerprint.as_ref()) {
+                if let Some(dir) = &spec.state_dir {
+                    match store::load(dir, key, d.fingerprint.as_ref()) {
                         Ok((Some(m), note)) => {
                             d.model = m;
-                            self.warnings.extend(note);
+                            warnings.extend(note);
                         }
-                        Ok((None, note)) => self.warnings.extend(note),
-                        Err(e) => self.warnings.push(format!("learned state ignored: {e}")),
+                        Ok((None, note)) => warnings.extend(note),
+                        Err(e) => warnings.push(format!("learned state ignored: {e}")),
                     }
                 }
             }
@@ -307,14 +395,16 @@ impl Learner {
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let points = points_of(r.end_wall_ns, rates, lat);
+            let points = points.as_slice();
             d.model
-                .add_interval(r.end_wall_ns, rates.interval_s, &points);
-            d.dirty = true;
+                .add_interval(r.end_wall_ns, rates.interval_s, points);
+            // Only traffic is worth a write: an idle device's state is not rewritten.
+            d.dirty |= !points.is_empty();
             d.since_estimate += 1;
             if due(d) {
                 d.estimate(target);
             }
-            row.learned = Some(Box::new(d.judge(&points)));
+            row.learned = Some(Box::new(d.judge(points)));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);

@@ -99,7 +99,7 @@ impl SizeClass {
 }
 
 /// One interval of one direction: one point of Little's law.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub dir: Dir,
     /// The interval's end (wall clock), for ageing.
@@ -475,7 +475,7 @@ mod tests {
         assert_eq!(p.size_class(), SizeClass::Small);
         let mut m = DeviceModel::default();
         for _ in 0..10 {
-            m.add_interval(0, 1.0, &[p.clone(), pt(Dir::Write, 1.0, 1.0, 128.0)]);
+            m.add_interval(0, 1.0, &[p, pt(Dir::Write, 1.0, 1.0, 128.0)]);
         }
         let s = m.series(Dir::Read, SizeClass::Small).unwrap();
         let b = &s.buckets[2];
