@@ -78,7 +78,7 @@ case "\$cmd" in
     stat)
         if ! has --replay && ! has -c && ! has --count && ! has --help; then
             n=0; for a in "\${args[@]:1}"; do [[ \$a == [0-9]* ]] && n=\$((n+1)); done
-            (( n == 0 )) && args+=(-i 0.2)
+            (( n == 0 )) && ! has -i && ! has --interval && args+=(-i 0.2)
             (( n < 2 )) && args+=(-c 2)
         fi ;;
 esac

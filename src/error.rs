@@ -1,10 +1,10 @@
-//! Typed errors and their exit codes (DESIGN.md §5). Every IO or parse variant carries the path
-//! (and line) it is about.
+//! Typed errors and their exit codes (docs/design.md §5). Every IO or parse variant carries the
+//! path (and line) it is about.
 //! Imports only: nothing.
 
 use std::path::PathBuf;
 
-/// Exit codes promised to users (DESIGN.md §5).
+/// Exit codes promised to users (docs/design.md §5).
 pub mod exit {
     pub const OK: i32 = 0;
     pub const IO: i32 = 1;

@@ -1,7 +1,7 @@
 //! Latency distributions, one way for every experiment: a [`Recorder`] each worker owns
-//! (HdrHistogram plus exact count, sum, min and max; merged with `+=` after join, DESIGN.md §3.9)
-//! and the [`LatencySummary`] every result carries, in integer nanoseconds. Used by load/ (sweep
-//! levels) and fsync/ (commit cases, group commit).
+//! (HdrHistogram plus exact count, sum, min and max; merged with `+=` after join, docs/design.md
+//! §3.9) and the [`LatencySummary`] every result carries, in integer nanoseconds. Used by load/
+//! (sweep levels) and fsync/ (commit cases, group commit).
 //! Imports only: nothing.
 
 use hdrhistogram::Histogram;

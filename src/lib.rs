@@ -1,6 +1,6 @@
 //! iosat: the truth about disk utilization and saturation on Linux.
 //!
-//! Data flows one way (DESIGN.md §2): sources (`sys`) produce raw cumulative counters;
+//! Data flows one way (docs/design.md §2): sources (`sys`) produce raw cumulative counters;
 //! `monitor` turns two samples and the measured interval into rates; `load` and `fsync` run
 //! experiments into typed results; `import` reads other tools' results; `analysis` turns rates
 //! or levels into findings; `report` turns a typed result into bytes. Above them, `cli`

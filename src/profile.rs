@@ -103,19 +103,81 @@ impl DeviceState {
     }
 }
 
-/// The sweep report `json` with the device's state beside it (key `device_state`), for
-/// [`save`]: `stat` then says when the device changed since the profile was measured.
-pub fn with_device_state(json: &str, state: &DeviceState) -> String {
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(mut m)) => {
-            m.insert(
-                "device_state".into(),
-                serde_json::to_value(state).expect("a plain struct serialises"),
-            );
-            serde_json::to_string_pretty(&m).expect("a JSON value serialises")
-        }
-        _ => json.to_string(),
+/// The sweep `report` with the device's state beside it (key `device_state`), as [`save`]
+/// stores it: `stat` then says when the device changed since the profile was measured.
+pub fn profile_json<T: serde::Serialize>(report: &T, state: &DeviceState) -> String {
+    #[derive(serde::Serialize)]
+    struct WithState<'a, T> {
+        #[serde(flatten)]
+        report: &'a T,
+        device_state: &'a DeviceState,
     }
+    serde_json::to_string_pretty(&WithState {
+        report,
+        device_state: state,
+    })
+    .expect("a sweep report serialises")
+}
+
+/// A profile file as `stat` reads it: the fields it needs from the saved sweep report, each
+/// typed, every other field of the report ignored. A field that is missing or of another type
+/// reads as None (the error then names it), so a file from an older or newer iosat loads by
+/// the fields it has. Renaming one of these fields in the sweep report breaks
+/// `tests::a_profile_saved_by_iosat_0_1_still_loads`, not silently every saved profile.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ProfileFile {
+    #[serde(deserialize_with = "lenient")]
+    verdict: Option<FileVerdict>,
+    #[serde(deserialize_with = "lenient")]
+    workload: Option<FileWorkload>,
+    /// When the sweep started, seconds since the epoch.
+    #[serde(deserialize_with = "lenient")]
+    started_unix_s: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    device_state: Option<DeviceState>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileVerdict {
+    #[serde(deserialize_with = "lenient")]
+    baseline_latency_ns: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    knee_concurrency: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    max_useful_iops: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    baseline_p95_ns: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    overload_concurrency: Option<u64>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileWorkload {
+    #[serde(deserialize_with = "lenient")]
+    pattern: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    block_size: Option<u64>,
+}
+
+/// A value of type T, or None when the file holds something else there (null, another type).
+fn lenient<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Either<T> {
+        Is(T),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match <Either<T> as serde::Deserialize>::deserialize(d)? {
+        Either::Is(v) => Some(v),
+        Either::Other(_) => None,
+    })
 }
 
 /// The direction a profile judges: a read sweep gives the read baseline and knee, a write
@@ -321,27 +383,25 @@ pub fn device_id(root: &Root, dev: &BlockDev) -> Option<String> {
 /// Pure: the numbers `stat` needs from a saved sweep report (`verdict.baseline_latency_ns`,
 /// `knee_concurrency`, `max_useful_iops`; `workload.pattern`, `block_size`).
 pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile, String> {
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("not JSON ({e})"))?;
-    let verdict = v
-        .get("verdict")
-        .filter(|x| x.is_object())
+    let file: ProfileFile = serde_json::from_str(json).map_err(|e| {
+        if e.is_data() {
+            "expected a sweep report with a 'verdict' object".to_string()
+        } else {
+            format!("not JSON ({e})")
+        }
+    })?;
+    let verdict = file
+        .verdict
         .ok_or("expected a sweep report with a 'verdict' object")?;
-    let num = |k: &str| {
-        verdict
-            .get(k)
-            .and_then(serde_json::Value::as_f64)
-            .filter(|x| x.is_finite() && *x > 0.0)
+    let positive = |v: Option<f64>, k: &str| {
+        v.filter(|x| x.is_finite() && *x > 0.0)
             .ok_or(format!("expected a positive number at verdict.{k}"))
     };
-    let baseline_latency_ns = num("baseline_latency_ns")?;
-    let knee = num("knee_concurrency")?;
-    let max_useful_iops = num("max_useful_iops")?;
-    let w = v.get("workload");
-    let pattern = w
-        .and_then(|w| w.get("pattern"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or("unknown")
-        .to_string();
+    let baseline_latency_ns = positive(verdict.baseline_latency_ns, "baseline_latency_ns")?;
+    let knee = positive(verdict.knee_concurrency, "knee_concurrency")?;
+    let max_useful_iops = positive(verdict.max_useful_iops, "max_useful_iops")?;
+    let w = file.workload.unwrap_or_default();
+    let pattern = w.pattern.unwrap_or_else(|| "unknown".into());
     Ok(DeviceProfile {
         id: id.to_string(),
         baseline_latency_ns,
@@ -350,24 +410,15 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
         direction: Direction::of_pattern(&pattern),
         write: None,
         legacy: false,
-        device_state: v
-            .get("device_state")
-            .and_then(|d| serde_json::from_value(d.clone()).ok()),
+        device_state: file.device_state,
         changed_since: Vec::new(),
         baseline_p95_ns: verdict
-            .get("baseline_p95_ns")
-            .and_then(serde_json::Value::as_f64)
+            .baseline_p95_ns
             .filter(|x| x.is_finite() && *x > 0.0),
-        overload_concurrency: verdict
-            .get("overload_concurrency")
-            .and_then(serde_json::Value::as_u64)
-            .map(|c| c as u32),
-        measured_unix_s: v.get("started_unix_s").and_then(serde_json::Value::as_u64),
+        overload_concurrency: verdict.overload_concurrency.map(|c| c as u32),
+        measured_unix_s: file.started_unix_s,
         pattern,
-        block_size: w
-            .and_then(|w| w.get("block_size"))
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0),
+        block_size: w.block_size.unwrap_or(0),
     })
 }
 
@@ -432,9 +483,9 @@ fn load_file(path: &Path, id: &str) -> Result<Option<DeviceProfile>> {
 /// rename, so a reader never sees half a profile. Returns the path written.
 pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let pattern = serde_json::from_str::<serde_json::Value>(json)
+    let pattern = serde_json::from_str::<ProfileFile>(json)
         .ok()
-        .and_then(|v| v["workload"]["pattern"].as_str().map(str::to_string))
+        .and_then(|f| f.workload?.pattern)
         .unwrap_or_default();
     let path = dir.join(profile_file(id, Direction::of_pattern(&pattern)));
     crate::sys::fs::replace_file(&path, json.as_bytes())?;
@@ -735,7 +786,9 @@ mod tests {
             scheduler: Some("bfq".into()),
             model: now.model.clone(),
         };
-        let json = with_device_state(&sweep_json("randread", 100_000.0), &then);
+        let report: serde_json::Value =
+            serde_json::from_str(&sweep_json("randread", 100_000.0)).unwrap();
+        let json = profile_json(&report, &then);
         save(d.path(), &id, &json).unwrap();
         let p = load(d.path(), &id).unwrap().unwrap();
         assert_eq!(p.device_state.as_ref(), Some(&then));
@@ -756,7 +809,52 @@ mod tests {
         // The same state: nothing to say; a file without a state: nothing known.
         assert!(now.changes_since(&now).is_empty());
         assert!(now.changes_since(&DeviceState::default()).is_empty());
-        assert_eq!(with_device_state("[1]", &then), "[1]");
+    }
+
+    /// A profile file as iosat 0.1 saved it (the sweep report pretty-printed with sorted keys,
+    /// `device_state` among them): every field `stat` uses still loads from it, so renaming
+    /// one in the typed reader (or the report) fails here instead of disabling saved profiles.
+    #[test]
+    fn a_profile_saved_by_iosat_0_1_still_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/profile/saved-0.1.read.json"
+        );
+        std::fs::copy(fixture, d.path().join("dev.read.json")).unwrap();
+        let p = load(d.path(), "dev").unwrap().unwrap();
+        assert_eq!(p.baseline_latency_ns, 8_001_536.0);
+        assert_eq!(p.baseline_p95_ns, Some(8_003_583.0));
+        assert_eq!(p.knee_concurrency, 4);
+        assert_eq!(p.overload_concurrency, Some(16));
+        assert_eq!(p.max_useful_iops, 500.0);
+        assert_eq!((p.pattern.as_str(), p.block_size), ("randread", 4096));
+        assert_eq!(p.direction, Direction::Read);
+        assert_eq!(p.measured_unix_s, Some(1_795_336_333));
+        let state = p.device_state.unwrap();
+        assert_eq!(state.size_bytes, Some(1_000_204_886_016));
+        assert_eq!(state.scheduler.as_deref(), Some("none"));
+        assert_eq!(state.model.as_deref(), Some("Samsung SSD 980 PRO 1TB"));
+        // What this iosat saves reads back the same: the fixture's report, with its state.
+        let mut report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        report.as_object_mut().unwrap().remove("device_state");
+        let again = parse_profile("dev", &profile_json(&report, &state)).unwrap();
+        assert_eq!(again.baseline_p95_ns, p.baseline_p95_ns);
+        assert_eq!(again.device_state, Some(state));
+        // A field of another type reads as missing and is named; an array is no report.
+        let e = parse_profile("dev", r#"{"verdict":{"baseline_latency_ns":"1"}}"#).unwrap_err();
+        assert!(e.contains("verdict.baseline_latency_ns"), "{e}");
+        let e = parse_profile("dev", "[1]").unwrap_err();
+        assert!(e.contains("'verdict'"), "{e}");
+        let p = parse_profile(
+            "dev",
+            r#"{"verdict":{"baseline_latency_ns":1,"knee_concurrency":2,"max_useful_iops":3,
+                "overload_concurrency":2.5},"workload":{"block_size":"4k"},"device_state":7}"#,
+        )
+        .unwrap();
+        assert_eq!((p.overload_concurrency, p.block_size), (None, 0));
+        assert_eq!((p.pattern.as_str(), p.device_state), ("unknown", None));
     }
 
     #[test]

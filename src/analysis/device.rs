@@ -88,7 +88,7 @@ impl DeviceSample {
     }
 
     /// The mean number of requests in flight by Little's law, to hold against aqu-sz: since
-    /// Linux 5.7 aqu-sz sums all four directions' times (DESIGN.md §4), flushes included.
+    /// Linux 5.7 aqu-sz sums all four directions' times (docs/design.md §4), flushes included.
     pub fn littles_queue(&self) -> Option<f64> {
         let d = self.directions();
         let per_direction: f64 = d.iter().filter_map(|(r, a)| a.map(|a| r * a)).sum();

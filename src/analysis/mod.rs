@@ -235,10 +235,13 @@ pub struct Verdict {
     /// The first level from which average latency grows in proportion to concurrency
     /// (queueing): None when it never turns linear within the measured levels.
     pub linear_from_concurrency: Option<u32>,
-    /// A throughput plateau at a round number that looks like a provisioned cap (seed 003).
+    /// The figure of a cap on requests (IOPS) placed on the device, that the evidence shows
+    /// ([`cap::find`]: a burst before the plateau, a second block size); None when nothing
+    /// tells the plateau from the device's own limit. A limit the kernel applies to this
+    /// process is `limit.io_limit` (and `cap`), not this. (Until issue 25: any plateau at a
+    /// round figure.)
     pub suspected_cap_iops: Option<f64>,
-    /// The same for a plateau at a round bandwidth (bytes/s: a round MB/s or MiB/s), when
-    /// that fits better than IOPS (a throughput-provisioned volume).
+    /// The same for a cap on bandwidth (bytes/s).
     pub suspected_cap_bytes_per_s: Option<f64>,
     /// The %util lesson in the user's own numbers, when the data shows it.
     pub util_lesson: Option<String>,
@@ -268,11 +271,15 @@ pub struct Verdict {
     /// and where the requests wait for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<throttle::ThroughputLimit>,
+    /// The cap the evidence shows, with that evidence and where the requests wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<cap::CapFinding>,
     /// Fewer than two levels: no knee, overload or limit is judged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub too_few_levels: bool,
 }
 
+pub mod cap;
 pub mod confidence;
 pub mod device;
 pub mod evidence;
@@ -330,10 +337,6 @@ const UTIL_FLAT_MIN_GROWTH: f64 = 2.0;
 /// %util within this many points at both ends "stayed" rather than "went from … to".
 const UTIL_SAME_PTS: f64 = 2.0;
 
-/// Throughput plateau width for a suspected provisioned cap (seed 003: a volume limited to
-/// 16000 IOPS delivering 16001.6 w/s).
-const CAP_PLATEAU: f64 = 0.02;
-
 /// A fitted USL curve is trusted (shown, and used to refine the knee) only above this R².
 const USL_MIN_R2: f64 = 0.9;
 
@@ -354,13 +357,16 @@ pub struct Context<'a> {
     pub limits: &'a [evidence::IoLimit],
     /// The baseline level measured again at the end of the sweep.
     pub baseline_remeasured: Option<&'a LevelPoint>,
-    /// The levels come from a simulated device: its own limit is no provisioned cap.
+    /// The levels come from a simulated device without a cap: a plateau is its own limit.
     pub simulated: bool,
     /// Share of reads in the workload (1 for reads, 0 for writes), to match a kernel limit
     /// per direction; None: unknown.
     pub read_share: Option<f64>,
     /// The device's name for sentences ("vda"); None: the limit's major:minor.
     pub device: Option<&'a str>,
+    /// The same workload measured at a second block size, when the data has one: a plateau
+    /// that keeps its IOPS or bytes/s across the two is a cap ([`cap::find`]).
+    pub other_block_size: Option<&'a [LevelPoint]>,
 }
 
 /// [`analyze_with`] knowing nothing beside the levels.
@@ -602,7 +608,8 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
             f.littles_law_note = None;
         }
     }
-    let cap = (!ctx.simulated).then(|| suspected_cap(&lv)).flatten();
+    let cap = limit.as_ref().and_then(|t| cap::find(&lv, t, ctx));
+    let on_device = cap.as_ref().filter(|c| c.on_device());
     let util_lesson = util_lesson(&lv);
 
     // The plain-words summary.
@@ -727,27 +734,16 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
                 .to_string(),
         ),
     }
-    // A plateau: what limits it and where the requests wait. A round figure is a supporting
-    // hint only; without a kernel view it is all there is to say (seed 003's wording).
-    // A device's own saturation plateaus too, with its queue full: that alone is said by the
-    // queueing line above, so the limit gets its own sentence only when the requests wait
-    // above the block layer or a kernel limit matches it.
-    let place = limit.as_ref().map(|t| t.place);
-    let named = limit
-        .as_ref()
-        .filter(|t| t.place == throttle::LimitPlace::AboveBlockLayer || t.io_limit.is_some());
-    if let Some(t) = named {
-        summary.push(throttle::sentence(t, ctx));
-    }
-    if let Some(c) = cap.filter(|_| named.is_none()) {
-        let mut line = cap_sentence(&c, lv.last().expect("non-empty").concurrency);
-        if place == Some(throttle::LimitPlace::DeviceQueue) {
-            line.push_str(
-                " The device's own queue holds the waiting requests, so the limit sits at the \
-                 device or below it (a volume's cap, a controller), not in this machine's kernel.",
-            );
-        }
-        summary.push(line);
+    // A plateau: what limits it and where the requests wait. A throttle above the block layer
+    // or a kernel limit is named by the throttle's sentence; otherwise a cap is claimed only
+    // on positive evidence, and without it the sentence says that one sweep cannot tell.
+    if let Some(t) = &limit {
+        summary.push(match &cap {
+            Some(c) if c.evidence == cap::CapEvidence::Burst => cap_sentence(c, t),
+            Some(c) if c.evidence == cap::CapEvidence::BlockSizes => cap_sentence(c, t),
+            Some(_) => throttle::sentence(t, ctx),
+            None => plateau_sentence(t, ctx),
+        });
     }
     if !ctx.limits.is_empty() && limit.as_ref().map_or(true, |t| t.io_limit.is_none()) {
         let words: Vec<String> = ctx
@@ -848,8 +844,9 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
         peak_iops,
         usl,
         linear_from_concurrency,
-        suspected_cap_iops: cap.and_then(|c| c.iops),
-        suspected_cap_bytes_per_s: cap.and_then(|c| c.bytes_per_s),
+        suspected_cap_iops: on_device.and_then(|c| c.iops),
+        suspected_cap_bytes_per_s: on_device.and_then(|c| c.bytes_per_s),
+        cap,
         util_lesson,
         summary,
         knee_range,
@@ -975,6 +972,7 @@ fn unjudged(
         linear_from_concurrency: None,
         suspected_cap_iops: None,
         suspected_cap_bytes_per_s: None,
+        cap: None,
         util_lesson: None,
         summary,
         knee_range: None,
@@ -988,31 +986,79 @@ fn unjudged(
     }
 }
 
-/// Seed 003's sentence for a plateau at a round figure.
-fn cap_sentence(c: &Cap, last: u32) -> String {
-    let (figure, kind) = match (c.iops, c.bytes_per_s) {
-        (Some(x), _) => (format!("{} IOPS", fmt_iops(x)), "IOPS"),
-        (None, Some(b)) => {
-            let unit = if (b / 1e6 - (b / 1e6).round()).abs() < 1e-6 {
-                format!("{:.0} MB/s", b / 1e6)
-            } else {
-                format!("{:.0} MiB/s", b / 1_048_576.0)
-            };
-            (
-                format!("{unit} ({} IOPS)", fmt_iops(c.plateau_iops)),
-                "throughput (MB/s)",
-            )
-        }
-        (None, None) => (String::new(), ""),
+/// "3000 IOPS (12.3 MB/s)".
+fn iops_and_mb(iops: f64, bytes_per_s: f64) -> String {
+    format!("{} IOPS ({:.1} MB/s)", fmt_iops(iops), bytes_per_s / 1e6)
+}
+
+/// Where the requests wait for a plateau, in one sentence (empty when unknown).
+fn place_words(t: &throttle::ThroughputLimit, whichever: &str) -> String {
+    match (t.place, t.kernel_queue_share) {
+        (throttle::LimitPlace::DeviceQueue, Some(q)) => format!(
+            " The device's own queue holds the waiting requests (aqu-sz {:.0} % of those in \
+             flight): {whichever} sits at the device or below it (a cloud volume's cap, a \
+             controller), below the block layer, not in this machine's kernel.",
+            q * 100.0
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A plateau nothing tells from the device's own limit (issue 25): say so, and what would.
+fn plateau_sentence(t: &throttle::ThroughputLimit, ctx: &Context) -> String {
+    let head = format!(
+        "Throughput plateaus at about {} from concurrency {}",
+        iops_and_mb(t.iops, t.bytes_per_s),
+        t.from_concurrency
+    );
+    if ctx.simulated {
+        return format!("{head}: the simulated device's own limit (it has no cap).");
+    }
+    format!(
+        "{head}: the device's limit, or a cap placed on it — one sweep cannot tell them \
+         apart.{}",
+        place_words(t, "whichever it is")
+    )
+}
+
+/// A cap the evidence shows: its figure, the evidence, and where the requests wait.
+fn cap_sentence(c: &cap::CapFinding, t: &throttle::ThroughputLimit) -> String {
+    let figure = match (c.iops, c.bytes_per_s) {
+        (_, Some(b)) => format!("{:.1} MB/s", b / 1e6),
+        (Some(x), None) => format!("{} IOPS", fmt_iops(x)),
+        (None, None) => iops_and_mb(c.plateau_iops, c.plateau_bytes_per_s),
+    };
+    let why =
+        match (&c.burst, c.other_block_size) {
+            (Some(b), _) => format!(
+            "after a burst: concurrency {}'s first sub-window ran {} IOPS, its second half {}. \
+             A device's own limit gives no burst: this is a cap placed on the device (a token \
+             bucket with burst credit, like a cloud volume's provisioned IOPS or throughput), \
+             at about {figure}.",
+            b.concurrency,
+            fmt_iops(b.first_iops),
+            fmt_iops(b.late_iops)
+        ),
+            (None, Some((bs, iops))) => format!(
+            "and at {:.0} KiB per request the plateau is {} IOPS ({:.1} MB/s): it keeps its {}, \
+             where a device's own limit would move with the request size. This is a {} cap \
+             placed on the device, at about {figure}.",
+            bs / 1024.0,
+            fmt_iops(iops),
+            iops * bs / 1e6,
+            if c.bytes_per_s.is_some() { "bytes/s" } else { "IOPS" },
+            if c.bytes_per_s.is_some() { "bandwidth" } else { "IOPS" },
+        ),
+            (None, None) => String::new(),
+        };
+    let place = match c.place {
+        throttle::LimitPlace::DeviceQueue => place_words(t, "the cap"),
+        _ => String::new(),
     };
     format!(
-        "Throughput plateaus at about {figure} from concurrency {} to {last} (within {:.0} %), \
-         a round figure: on a cloud volume that is the look of a provisioned {kind} cap (as in \
-         'Does 100% utilization really mean the disk bottleneck?', an EBS volume held at its \
-         provisioned IOPS) rather than the device's own limit; compare it with what the volume \
-         was provisioned for.",
-        c.from,
-        CAP_PLATEAU * 100.0
+        "Throughput plateaus at about {} from concurrency {} {why}{place}",
+        iops_and_mb(c.plateau_iops, c.plateau_bytes_per_s),
+        c.from_concurrency
     )
 }
 
@@ -1179,114 +1225,6 @@ fn linear_from(lv: &[LevelPoint]) -> Option<u32> {
         }
     }
     from
-}
-
-/// Tolerance for a whole number of thousands (from 10 000 IOPS up): tighter than the
-/// mantissa list, since thousands are only 10 % apart at 10 000 and would otherwise match
-/// most figures. Seed 003's volume provisioned at 16000 delivered 16204 in fio (1.3 %).
-const ROUND_THOUSANDS: f64 = 0.015;
-
-/// The most a plateau may be off a whole number of thousands, in IOPS, to count as one.
-const ROUND_THOUSANDS_MAX_OFF: f64 = 100.0;
-
-/// The "round" figure a provider would provision near `x`, and how far `x` is from it
-/// (relative): 1, 1.2, 1.25, 1.5, 1.6, 2, 2.5, 3, 4, 5, 6, 7, 7.5, 8 or 9 times a power of ten
-/// within [`CAP_PLATEAU`], or from 10 000 up a whole number of thousands (16 000, 64 000)
-/// within [`ROUND_THOUSANDS`].
-fn round_figure(x: f64) -> Option<(f64, f64)> {
-    if !(x.is_finite() && x > 0.0) {
-        return None;
-    }
-    let decade = 10f64.powf(x.log10().floor());
-    let mut candidates: Vec<(f64, f64)> = [
-        1.0, 1.2, 1.25, 1.5, 1.6, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 7.5, 8.0, 9.0, 10.0,
-    ]
-    .iter()
-    .map(|m| (m * decade, CAP_PLATEAU))
-    .collect();
-    if x >= 10_000.0 {
-        // Whole thousands get closer together (relatively) as x grows: at 172 000 every figure
-        // lies within 0.3 % of one. Keep the window at most ±100 IOPS so that no more than one
-        // figure in five counts as "round" by chance.
-        let tol = ROUND_THOUSANDS.min(ROUND_THOUSANDS_MAX_OFF / x);
-        candidates.push(((x / 1000.0).round() * 1000.0, tol));
-    }
-    candidates
-        .into_iter()
-        .map(|(c, tol)| (c, (x / c - 1.0).abs(), tol))
-        .filter(|&(_, err, tol)| err <= tol)
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, err, _)| (c, err))
-}
-
-/// A throughput plateau that looks provisioned.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Cap {
-    /// The round IOPS figure, when the plateau is round in IOPS.
-    iops: Option<f64>,
-    /// The round bandwidth in bytes/s (a round MB/s or MiB/s), when that fits better.
-    bytes_per_s: Option<f64>,
-    /// Measured IOPS and bytes/s over the plateau (means).
-    plateau_iops: f64,
-    plateau_bytes_per_s: f64,
-    /// First level of the plateau.
-    from: u32,
-}
-
-/// A plateau of throughput over at least the two top levels, all within [`CAP_PLATEAU`] of
-/// each other, holding the highest IOPS measured, at a round figure: in IOPS (seed 003: a
-/// volume provisioned at 16000 IOPS) or in MB/s or MiB/s (a throughput-provisioned volume,
-/// 125 MB/s, 250 MiB/s), whichever is rounder.
-///
-/// A device's own limit can sit at a round figure too (4 units of 8 ms: 500 IOPS), so the
-/// summary words it as a suspicion for cloud volumes, not a finding.
-fn suspected_cap(lv: &[LevelPoint]) -> Option<Cap> {
-    if lv.len() < 2 {
-        return None;
-    }
-    let peak = lv.iter().map(|l| l.iops).fold(0.0, f64::max);
-    // The longest run of top levels within the plateau band.
-    let mut lo = f64::INFINITY;
-    let mut hi: f64 = 0.0;
-    let mut count = 0;
-    let mut from = 0;
-    let mut bytes = 0.0;
-    for l in lv.iter().rev() {
-        let (nlo, nhi) = (lo.min(l.iops), hi.max(l.iops));
-        if nlo <= 0.0 || nhi / nlo - 1.0 > CAP_PLATEAU {
-            break;
-        }
-        lo = nlo;
-        hi = nhi;
-        count += 1;
-        from = l.concurrency;
-        bytes += l.bytes_per_s;
-    }
-    if count < 2 || hi < peak {
-        return None;
-    }
-    let plateau_iops = (lo + hi) / 2.0;
-    let plateau_bytes_per_s = bytes / f64::from(count);
-    let by_iops = round_figure(plateau_iops);
-    let by_bw = [1e6, 1_048_576.0]
-        .iter()
-        .filter_map(|&unit| {
-            round_figure(plateau_bytes_per_s / unit).map(|(f, err)| (f * unit, err))
-        })
-        .min_by(|a, b| a.1.total_cmp(&b.1));
-    let (iops, bytes_per_s) = match (by_iops, by_bw) {
-        (Some(i), Some(b)) if b.1 < i.1 => (None, Some(b.0)),
-        (Some(i), _) => (Some(i.0), None),
-        (None, Some(b)) => (None, Some(b.0)),
-        (None, None) => return None,
-    };
-    Some(Cap {
-        iops,
-        bytes_per_s,
-        plateau_iops,
-        plateau_bytes_per_s,
-        from,
-    })
 }
 
 /// The %util lesson: the first level whose %util is already "busy" (≥ 90 %), and how much

@@ -9,9 +9,10 @@ use super::text::fmt_iops;
 use super::{Context, LevelPoint, AQU_SZ_MIN_SHARE, LINEAR_ELASTICITY};
 use serde::{Deserialize, Serialize};
 
-/// Levels count as flat when their IOPS lie within this fraction of each other, or within the
-/// measured noise (twice the levels' IOPS CV) when that is wider. A token bucket paces to well
-/// under 1 %; 3 % leaves room for a real device's jitter.
+/// Levels count as flat when their sustained IOPS ([`sustained`]) lie within this fraction of
+/// each other, or within the measured noise (twice the CV of the windows they come from) when
+/// that is wider, so that noise widens the band instead of crossing a fixed edge (issue 25). A
+/// token bucket paces to well under 1 %; 3 % leaves room for a real device's jitter.
 pub const FLAT: f64 = 0.03;
 
 /// A kernel limit matches the plateau when the measured rate in its direction lies within
@@ -43,7 +44,7 @@ pub struct ThroughputLimit {
     /// First and last level of the plateau.
     pub from_concurrency: u32,
     pub to_concurrency: u32,
-    /// Mean IOPS and bytes/s over the plateau.
+    /// Mean sustained IOPS and bytes/s over the plateau ([`sustained`]).
     pub iops: f64,
     pub bytes_per_s: f64,
     /// How far apart the plateau's levels are, as a fraction.
@@ -57,6 +58,41 @@ pub struct ThroughputLimit {
     pub io_limit: Option<IoLimit>,
 }
 
+/// A level's sustained IOPS and the CV of the windows it comes from: the second half of its
+/// sub-windows when the level shows a burst ([`burst_of`]: a token bucket with burst credit
+/// let its start run faster, which must neither lift the plateau nor widen its band), else the
+/// whole level (eight windows estimate the noise better than four).
+pub fn sustained(l: &LevelPoint) -> (f64, f64) {
+    let cv = l.spread.as_ref().map_or(0.0, |s| s.iops_cv);
+    match (burst_of(l), l.spread.as_ref().and_then(|s| s.iops_late_cv)) {
+        (Some((_, late)), Some(late_cv)) => (late, late_cv),
+        _ => (l.iops, cv),
+    }
+}
+
+/// A level's first sub-window must run at least this much faster than its second half to
+/// count as a burst...
+///
+/// Why 25 %: a healthy device's sub-windows scatter with a CV of 1–9 % (issue 25), and the
+/// second half's own CV, from four windows, can come out well below the truth; a device whose
+/// speed wanders ±8 % per window showed a first window 12 % above its second half. A burst
+/// runs at the device's own rate against the cap's, commonly twice the cap or more (issue 25's
+/// known device: 1875 IOPS of its own against a cap of 1000).
+pub const BURST_MIN_GAIN: f64 = 0.25;
+
+/// ...and faster by more than this many CVs of the second half's windows, so that a noisy
+/// level needs a larger step still.
+pub const BURST_NOISE_CVS: f64 = 4.0;
+
+/// A level's first sub-window against its second half: `(first, late)` IOPS when the first
+/// ran clearly faster ([`BURST_MIN_GAIN`], [`BURST_NOISE_CVS`]).
+pub fn burst_of(l: &LevelPoint) -> Option<(f64, f64)> {
+    let s = l.spread.as_ref()?;
+    let (first, late, cv) = (s.iops_first?, s.iops_late?, s.iops_late_cv?);
+    (late > 0.0 && first > late * (1.0 + BURST_MIN_GAIN.max(BURST_NOISE_CVS * cv)))
+        .then_some((first, late))
+}
+
 /// The plateau over the top levels, if there is one (at least two levels, latency growing in
 /// proportion to concurrency across it, and nothing measured above it except one burst level
 /// just before it).
@@ -64,14 +100,13 @@ pub fn find(lv: &[LevelPoint], ctx: &Context) -> Option<ThroughputLimit> {
     if lv.len() < 2 {
         return None;
     }
-    let noise = |l: &LevelPoint| l.spread.as_ref().map_or(0.0, |s| 2.0 * s.iops_cv);
     let mut lo = f64::INFINITY;
     let mut hi: f64 = 0.0;
     let mut from = lv.len();
     let mut tol = FLAT;
     for i in (0..lv.len()).rev() {
-        let x = lv[i].iops;
-        let t = tol.max(noise(&lv[i]));
+        let (x, cv) = sustained(&lv[i]);
+        let t = tol.max(2.0 * cv);
         let (nlo, nhi) = (lo.min(x), hi.max(x));
         if nlo <= 0.0 || nhi / nlo - 1.0 > t {
             break;
@@ -101,8 +136,13 @@ pub fn find(lv: &[LevelPoint], ctx: &Context) -> Option<ThroughputLimit> {
     }
     let plateau = &lv[from..];
     let n = plateau.len() as f64;
-    let iops = plateau.iter().map(|l| l.iops).sum::<f64>() / n;
-    let bytes_per_s = plateau.iter().map(|l| l.bytes_per_s).sum::<f64>() / n;
+    let iops = plateau.iter().map(|l| sustained(l).0).sum::<f64>() / n;
+    // Bytes per request as measured over each whole level, at the sustained rate.
+    let bytes_per_s = plateau
+        .iter()
+        .map(|l| sustained(l).0 * l.bytes_per_s / l.iops.max(f64::MIN_POSITIVE))
+        .sum::<f64>()
+        / n;
     // The plateau's first level offers just enough to reach the limit; the queue shows where
     // the surplus waits on the levels beyond it.
     let shares: Vec<f64> = plateau[1..]
@@ -175,7 +215,7 @@ pub fn limit_words(l: &IoLimit, device: Option<&str>) -> String {
     )
 }
 
-/// The limit in plain words. `round` is a supporting hint ("a round figure").
+/// The limit in plain words: a kernel limit or a throttle above the block layer.
 pub fn sentence(t: &ThroughputLimit, ctx: &Context) -> String {
     let mut s = format!(
         "Throughput is flat at about {} IOPS ({:.1} MB/s) from concurrency {} to {} (within \

@@ -6,14 +6,30 @@
 
 use crate::cli::analyze::AnalyzeArgs;
 use crate::config::analyze::AnalyzeSpec;
-use crate::import::{self, report};
+use crate::error::Error;
+use crate::import::{self, report, FileImport};
+use crate::monitor::replay::RecordingText;
+use std::path::Path;
+
+/// One input file; a recording through the one recording opener (a cut-off last line or a
+/// line that is not UTF-8 skipped with a warning), any other result as import::load reads it.
+fn load(path: &Path) -> Result<FileImport, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    if import::diskstats::detect(&head).is_none() {
+        return import::parse(path, &String::from_utf8_lossy(&bytes));
+    }
+    let rec = RecordingText::of(path, crate::sys::fs::text_of(bytes));
+    rec.warnings.into_iter().for_each(crate::error::warn);
+    import::parse(path, &rec.text)
+}
 
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     let spec = AnalyzeSpec::from_args(args)?;
     let imports = spec
         .files
         .iter()
-        .map(|f| import::load(f))
+        .map(|f| load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rep = report::build(&imports, &spec.devices)?;
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);

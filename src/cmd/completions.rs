@@ -6,7 +6,6 @@
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::error::Error;
 use clap::CommandFactory;
-use std::io::Write;
 
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
     let mut buf = Vec::new();
@@ -52,9 +51,7 @@ pub fn man(args: &ManArgs) -> anyhow::Result<i32> {
     Ok(crate::error::exit::OK)
 }
 
+/// Through the one writer of standard output (config::output::print).
 fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|e| Error::io("<stdout>", e))
+    crate::config::output::print(&String::from_utf8_lossy(bytes))
 }

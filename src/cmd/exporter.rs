@@ -5,10 +5,8 @@
 
 use crate::cli::exporter::ExporterArgs;
 use crate::config::exporter::{ExporterSpec, Print};
-use crate::error::Error;
 use crate::exporter::scrape::Scraper;
 use crate::exporter::server::Server;
-use std::io::Write;
 
 pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     let spec = ExporterSpec::from_args(args)?;
@@ -18,10 +16,7 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
             Print::Alerts => crate::exporter::rules::ALERTS,
             Print::Dashboard => crate::exporter::rules::DASHBOARD,
         };
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .map_err(|e| Error::io("<stdout>", e))?;
+        crate::config::output::print(text)?;
         return Ok(crate::error::exit::OK);
     }
     crate::sys::signal::catch_stop_signals(true);

@@ -1,14 +1,16 @@
 //! `iosat report`: read a saved result (JSON, `stat --json` lines, or a `stat --record` recording),
-//! render it, write it (never over a user's file without --force). Orchestration only: the
-//! recording goes through monitor::series, the profiles through profile::ProfileCache. It still
-//! calls cmd/stat.rs's replay (issue 24 item 4 ends that; then cmd/stat.rs joins the wall).
+//! render it, write it (never over a user's file without --force). Orchestration only: a
+//! recording goes through the one replay (monitor::replay, monitor::series), the profiles through
+//! profile::ProfileCache; no other command is called.
 //! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
-//! cmd/fsync.rs, cmd/info.rs, cmd/sweep.rs, cmd/top.rs.
+//! cmd/fsync.rs, cmd/info.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;
 use crate::error::Error;
 use crate::monitor::record::ParseError;
+use crate::monitor::replay::{RecordingText, Replay};
+use crate::monitor::select::Selection;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
 use crate::report::{stat as rstat, Report};
@@ -24,30 +26,27 @@ fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
-    let (text, bad) = crate::sys::fs::read_text(&spec.input)?;
-    crate::sys::fs::bad_line_warnings(&spec.input, &bad)
-        .into_iter()
-        .for_each(crate::error::warn);
-    // The stat kind has one CSV layout, the one `stat --csv` prints: a recording is replayed
-    // as `stat --replay FILE --all --csv` would, stat's JSON lines are read column by column.
+    let read = crate::sys::fs::read_text(&spec.input)?;
+    // A recording through the one recording opener (what it skips is said once, here).
+    let (text, warnings) = if rstat::is_recording(&read.0) {
+        let r = RecordingText::of(&spec.input, read);
+        (r.text, r.warnings)
+    } else {
+        let warnings = crate::sys::fs::bad_line_warnings(&spec.input, &read.1);
+        (read.0, warnings)
+    };
+    warnings.into_iter().for_each(crate::error::warn);
+    // The stat kind has one CSV layout, the one `stat --csv` prints: a recording goes through
+    // the one replay (monitor::replay) as `stat --replay FILE --all --csv` would, stat's JSON
+    // lines through their one typed reader (report::stat).
     if spec.format == crate::report::Format::Csv {
         if rstat::is_recording(&text) {
-            let stat = crate::config::stat::StatSpec::replay_of(
-                &spec.input,
-                spec.format,
-                spec.profile_dir.clone(),
-            );
-            let profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
-            let mut csv = String::new();
-            super::stat::replay(&stat, &spec.input, profiles, &mut |r| {
-                csv.push_str(&r(stat.format));
-                Ok(())
-            })?;
-            write_out(&spec, &csv)?;
+            write_out(&spec, &recording_csv(&spec, &text)?)?;
             return Ok(0);
         }
         if rstat::is_stat_json(&text) {
-            write_out(&spec, &crate::report::stat_view::csv_from_json_lines(&text))?;
+            let csv = rstat::csv_from_json(&text).map_err(parse_error(&spec.input))?;
+            write_out(&spec, &csv)?;
             return Ok(0);
         }
     }
@@ -62,6 +61,30 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     };
     write_out(&spec, &crate::report::render(&report, spec.format))?;
     Ok(0)
+}
+
+/// A recording replayed into `stat --csv`'s rows: every device, partitions too, each judged
+/// against its profile; the replay's and the profiles' warnings on stderr.
+fn recording_csv(spec: &ReportSpec, text: &str) -> Result<String, Error> {
+    let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
+    let lookup = Box::new(|id: &str| {
+        let p = profiles.profile(id);
+        profiles
+            .take_warnings()
+            .into_iter()
+            .for_each(crate::error::warn);
+        p
+    });
+    let every = Selection {
+        patterns: Vec::new(),
+        partitions: true,
+        all: true,
+    };
+    let steps = Replay::new(text, every, false, lookup).map_err(parse_error(&spec.input))?;
+    let path = spec.input.display().to_string();
+    crate::report::stat_view::csv_of_replay(steps, &mut |w| {
+        crate::error::warn(format_args!("{path}: {w}"))
+    })
 }
 
 /// To `-o FILE` or standard output, through the one output sink (bytes already rendered).

@@ -10,9 +10,9 @@ use crate::cli::stat::StatArgs;
 use crate::config::output::{Render, Sink};
 use crate::config::stat::StatSpec;
 use crate::error::Error;
-use crate::monitor::collect::{Collector, RecordingWriter};
+use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
 use crate::monitor::record::{ParseError, Source};
-use crate::monitor::replay::{Replay, Step};
+use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::monitor::series::{SeriesStore, StatSeries};
 use crate::profile::ProfileCache;
 use crate::report::stat_view as view;
@@ -93,10 +93,8 @@ pub(crate) fn replay(
     mut profiles: ProfileCache,
     out: &mut dyn FnMut(Render) -> Result<(), Error>,
 ) -> Result<Option<String>, Error> {
-    let (text, bad) = crate::sys::fs::read_text(path)?;
-    crate::sys::fs::bad_line_warnings(path, &bad)
-        .into_iter()
-        .for_each(crate::error::warn);
+    let RecordingText { text, warnings } = RecordingText::open(path)?;
+    warnings.into_iter().for_each(crate::error::warn);
     {
         let lookup = Box::new(|id: &str| {
             let p = profiles.profile(id);
@@ -146,7 +144,7 @@ pub(crate) fn replay(
 
 fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), Error> {
     let page = out.has_page();
-    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
+    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns, &spec.root);
     let mut collector = Collector::new(
         spec.root.clone(),
         spec.selection.clone(),
@@ -161,7 +159,8 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     if let (true, Some(rec)) = (page, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
         let mut store = SeriesStore::new();
-        match crate::sys::fs::read_text(rec).map(|(t, _)| t) {
+        // What is skipped is said by the recording writer, which cuts a partial last line.
+        match RecordingText::open(rec).map(|r| r.text) {
             Ok(t) if !t.trim().is_empty() => {
                 store.feed_text(&t).map_err(|e| parse_error(rec, e))?
             }
@@ -172,15 +171,13 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         collector.keep_series(store);
     }
     let mut page_at = clock::monotonic_ns();
-    // The schedule starts at the first sample's own read, so `-c N` intervals add up to at
-    // least N intervals (deadlines don't drift).
-    let mut deadline: Option<u64> = None;
+    let mut schedule = Schedule::new(spec.interval_ns);
     let mut reports = 0u64;
     let mut envelope = None;
     let mut stopped = false;
     loop {
         let tick = collector.tick()?;
-        let due = *deadline.get_or_insert(tick.mono_ns);
+        schedule.sampled(tick.mono_ns);
         if let Some(profiled) = tick.started {
             out.stream(&|f| view::preamble(f, profiled))?;
         }
@@ -200,16 +197,14 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         if spec.count.is_some_and(|c| reports >= c) {
             break;
         }
-        let next =
-            crate::monitor::collect::next_deadline(due, spec.interval_ns, clock::monotonic_ns());
-        deadline = Some(next);
         // Woken early only by a signal; then check whether it was a stop.
-        clock::sleep_until_ns(next);
+        schedule.wait();
         if crate::sys::signal::stop_requested() {
             stopped = true;
             break;
         }
     }
+    collector.finish()?;
     if let (true, Some(series)) = (page, collector.series()) {
         out.page(&page_of(series))?;
     }

@@ -10,7 +10,7 @@
 use crate::cli::sweep::SweepArgs;
 use crate::config::sweep::{self as config, EngineChoice, SweepSpec};
 use crate::error::{Error, Result};
-use crate::load::driver::{self, kernel_watch};
+use crate::load::driver::{self, kernel_watch, LevelDriver};
 use crate::load::engine;
 use crate::load::result::SweepReport;
 use crate::load::target;
@@ -30,66 +30,32 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<i32> {
 fn sweep(spec: &SweepSpec) -> Result<i32> {
     let plan = spec.plan();
     let progress = ProgressBar::new(!spec.no_progress, plan.planned_levels());
-    let target = if matches!(spec.engine, EngineChoice::Sim(_)) {
-        None
-    } else {
-        let dir = match &spec.target.path {
-            None => Some(std::path::PathBuf::from(".")),
-            Some(p) if p.is_dir() => Some(p.clone()),
-            Some(_) => None,
-        };
-        if let Some(dir) = dir {
-            progress.say(&format!(
-                "laying out the test file {}/{}* (removed at the end) ...",
-                dir.display(),
-                target::LEFTOVER_PREFIX
-            ));
-        }
-        let t = target::open(&spec.target, crate::sys::signal::stop_flag());
-        progress.clear();
-        Some(t?)
-    };
-    if let Some(t) = &target {
-        if t.size_bytes < spec.block_size {
-            return Err(Error::usage(
-                "TARGET",
-                t.path.display(),
-                format!("is smaller than one block of {} bytes", spec.block_size),
-            ));
-        }
-    }
+    let target = open_target(spec, &progress)?;
     let watch = target
         .as_ref()
         .and_then(|t| kernel_watch(&spec.root, t))
         .map(|w| w.with_block_latency(spec.no_bpf));
-    let (choice, choice_note) = match (&watch, spec.engine_given) {
-        (Some(w), false) => engine::default_for(
-            crate::sys::device::kind(&w.root, &w.dev).map(|k| (k, w.dev.name.as_str())),
-        ),
-        _ => (spec.engine.clone(), None),
-    };
+    let (choice, choice_note) = engine::choose(&spec.engine, spec.engine_given, watch.as_ref());
     let (mut engine, engine_note) = engine::make(&choice, target.as_ref())?;
 
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = &target {
         // Warnings that the numbers may not be about a disk (tmpfs, page cache) go to stderr
         // too, so `--json > file` does not hide them.
-        for n in &t.notes {
+        let cache = driver::cache_notes(&spec.root, t, watch.as_ref());
+        for n in t.notes.iter().chain(&cache) {
             crate::error::warn(n);
         }
         notes.extend(t.notes.iter().cloned());
         notes.extend(t.settled.clone());
-        for n in driver::cache_notes(&spec.root, t, watch.as_ref()) {
-            crate::error::warn(&n);
-            notes.push(n);
-        }
-    }
-    for n in choice_note.into_iter().chain(engine_note) {
-        crate::error::note(&n);
-        notes.push(n);
+        notes.extend(cache);
     }
     let (limits, limit_notes) = driver::io_limits(watch.as_ref());
-    for n in limit_notes {
+    for n in choice_note
+        .into_iter()
+        .chain(engine_note)
+        .chain(limit_notes)
+    {
         crate::error::note(&n);
         notes.push(n);
     }
@@ -104,16 +70,16 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     report.limits = limits;
 
     let mut out = spec.output.open()?;
-    // Partial results in -o and --html after every level (DESIGN.md §3.4), and the final ones.
+    // Partial results in -o and --html after every level (docs/design.md §3.4), and the final ones.
     let mut write_files = |r: &SweepReport| -> Result<()> { out.files(&|f| render(r, f)) };
-    driver::run_levels(
+    LevelDriver::new(
         engine.as_mut(),
         &plan,
         watch.as_ref(),
-        &mut report,
         &progress,
         &mut write_files,
-    )?;
+    )
+    .run(&mut report)?;
     progress.clear();
     out.result(&|f| render(&report, f))?;
     if spec.save_profile && report.complete {
@@ -124,6 +90,24 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(crate::error::exit::OK)
+}
+
+/// The target, opened or laid out (the bar says so while a test file is laid out); None for
+/// the sim.
+fn open_target(spec: &SweepSpec, progress: &ProgressBar) -> Result<Option<target::Target>> {
+    if matches!(spec.engine, EngineChoice::Sim(_)) {
+        return Ok(None);
+    }
+    if let Some(dir) = target::layout_dir(&spec.target) {
+        progress.say(&format!(
+            "laying out the test file {}/{}* (removed at the end) ...",
+            dir.display(),
+            target::LEFTOVER_PREFIX
+        ));
+    }
+    let t = target::open(&spec.target, crate::sys::signal::stop_flag());
+    progress.clear();
+    t.map(Some)
 }
 
 fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWatch>) -> Result<()> {
@@ -145,9 +129,8 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         crate::error::note("no device identity known for this target; profile not saved");
         return Ok(());
     };
-    let json = serde_json::to_string_pretty(report).expect("report serialises");
     // The device's size, scheduler and model now, so `stat` can tell when it changed since.
-    let json = profile::with_device_state(&json, &profile::DeviceState::read(&w.root, &w.dev));
+    let json = profile::profile_json(report, &profile::DeviceState::read(&w.root, &w.dev));
     let path = profile::save(&dir, &id, &json)?;
     crate::error::say(format_args!("iosat: profile saved to {}", path.display()));
     Ok(())

@@ -10,9 +10,9 @@
 use crate::cli::top::TopArgs;
 use crate::config::top::TopSpec;
 use crate::error::Error;
-use crate::monitor::collect::{Collector, RecordingWriter};
+use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
 use crate::monitor::procs::ProcTracker;
-use crate::monitor::replay::{Replay, Step};
+use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::profile::ProfileCache;
 use crate::sys::clock;
 use crate::sys::procio;
@@ -29,19 +29,26 @@ use std::time::Duration;
 pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let spec = TopSpec::from_args(args)?;
     let profiles = ProfileCache::new(spec.profile_dir.clone(), spec.root.clone());
+    // The recording is read before the stop handlers are installed (SA_RESTART): a FIFO
+    // named by --replay blocks in open() until a writer comes, and Ctrl-C must still end it.
+    let recording = spec
+        .replay
+        .as_deref()
+        .map(RecordingText::open)
+        .transpose()?;
     // SIGTERM and SIGHUP end the loop between two events; the guard restores the terminal.
     crate::sys::signal::catch_stop_signals(true);
     let wants_procs = Arc::new(AtomicBool::new(false));
     // Rung by the live sampler after each interval: the UI sleeps until then.
     let wake = Arc::new(Wake::new().map_err(|e| Error::io("<pipe>", e))?);
-    let (source, rx, pace) = match &spec.replay {
-        Some(path) => {
-            let rx = replay(&spec, path, profiles)?;
+    let (source, rx, pace) = match (&spec.replay, recording) {
+        (Some(path), Some(recording)) => {
+            let rx = replay(&spec, path, recording, profiles)?;
             let file = path.display().to_string();
             let pace = Pace::Replay(Duration::from_nanos(spec.interval_ns));
             (Source::Replay { file }, rx, pace)
         }
-        None => {
+        _ => {
             let host = crate::sys::hostname(&spec.root).unwrap_or_else(|| "?".into());
             let kernel = crate::sys::kernel_release(&spec.root).unwrap_or_else(|| "?".into());
             let rx = live(&spec, profiles, wants_procs.clone(), wake.clone())?;
@@ -74,7 +81,7 @@ fn live(
     wants_procs: Arc<AtomicBool>,
     wake: Arc<Wake>,
 ) -> Result<Receiver<Feed>, Error> {
-    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns);
+    let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns, &spec.root);
     let mut collector = Collector::new(
         spec.root.clone(),
         spec.collected(),
@@ -93,21 +100,15 @@ fn live(
         collector.learn(crate::learn::Learner::new(l.clone()));
     }
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
-    collector.tick()?;
-    let (interval_ns, root) = (spec.interval_ns, spec.root.clone());
+    let mut schedule = Schedule::new(spec.interval_ns);
+    schedule.sampled(collector.tick()?.mono_ns);
+    let root = spec.root.clone();
     let mut procs = ProcTracker::default();
     let mut host = SchedMark::read(&root);
     let (tx, rx) = sync_channel(QUEUE);
     std::thread::spawn(move || {
-        let mut deadline = clock::monotonic_ns();
         loop {
-            deadline += interval_ns;
-            let now = clock::monotonic_ns();
-            if deadline < now {
-                // Fell behind (suspended, overloaded): measure from now on, don't catch up.
-                deadline = now;
-            }
-            clock::sleep_until_ns(deadline);
+            schedule.wait();
             let tick = collector.tick();
             // What goes with the interval's report is sent before it: the UI draws once per
             // interval, when the report comes (see ui::top::term::take).
@@ -141,11 +142,15 @@ fn live(
             feeds.extend(failed);
             for f in feeds {
                 if !send(&tx, f) {
+                    // The view is gone: the recording is synced and closed (nobody is left
+                    // to be told of an error there).
+                    let _ = collector.finish();
                     return;
                 }
             }
             wake.ring();
             if end {
+                let _ = collector.finish();
                 return;
             }
         }
@@ -156,9 +161,10 @@ fn live(
 fn replay(
     spec: &TopSpec,
     path: &Path,
+    recording: RecordingText,
     mut profiles: ProfileCache,
 ) -> Result<Receiver<Feed>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let RecordingText { text, warnings } = recording;
     let (path, selection) = (path.to_path_buf(), spec.collected());
     let learn = spec.learn.clone();
     let (ready_tx, ready) = sync_channel::<Result<(), Error>>(1);
@@ -197,6 +203,12 @@ fn replay(
             }
         };
         let _ = ready_tx.send(Ok(()));
+        // What the opener skipped (a cut-off last line, bytes that are not UTF-8) is drawn.
+        for w in warnings {
+            if !send(&tx, Feed::Warning(w)) {
+                return;
+            }
+        }
         for step in first.into_iter().map(Ok).chain(steps) {
             let feed = match step {
                 Ok(Step::Report(r)) => Feed::Report(r),

@@ -1,5 +1,5 @@
 //! Validation: turns clap argument structs into domain specs. No clap type goes past this
-//! module; errors name the flag and the value (DESIGN.md §3.7).
+//! module; errors name the flag and the value (docs/design.md §3.7).
 //! Must not import: cmd/, ui/.
 
 pub mod analyze;

@@ -3,8 +3,8 @@
 //! (the page). Built once here from the flags, checked before any work (sys::fs::check_output,
 //! the never-replace rule), then written whole (a result, or the result so far after each
 //! sweep level), or as it comes (`stat`). A write to standard output that fails names
-//! `<stdout>`, so a closed pipe exits 0 as everywhere. Does its IO through sys::fs only; must
-//! not import cmd/, ui/ or monitor/.
+//! `<stdout>`, so a closed pipe exits 0 as everywhere. Does its IO through sys::fs only.
+//! Imports only: error, report/, sys/.
 
 use crate::error::{Error, Result};
 use crate::report::Format;

@@ -228,7 +228,7 @@ impl StatSpec {
         let mut devices = devices.to_vec();
         devices.extend(habits.devices);
         if let Some(r) = &a.record {
-            crate::monitor::collect::check_record_target(r)?;
+            crate::monitor::collect::check_record_target(r, &super::root(&a.root))?;
         }
         if let Some(p) = &a.html {
             if a.record.is_none() && a.replay.is_none() {

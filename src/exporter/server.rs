@@ -1,8 +1,8 @@
 //! The exporter's HTTP server (hyper 1 on a single-threaded tokio runtime in a thread of its own):
 //! `GET`/`HEAD` of `/metrics` and `/`, 404 elsewhere, 405 for other methods. Robust by construction
-//! (DESIGN.md §5): one request per connection; a header-read timeout that cuts a client stalling
-//! mid-header; a write timeout that cuts a client that stops reading (no byte accepted for that
-//! long), and a backstop deadline on the whole exchange; a cap on concurrent connections (503
+//! (docs/design.md §5): one request per connection; a header-read timeout that cuts a client
+//! stalling mid-header; a write timeout that cuts a client that stops reading (no byte accepted for
+//! that long), and a backstop deadline on the whole exchange; a cap on concurrent connections (503
 //! beyond it); a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
 //! runs on a blocking thread under a deadline, so a hung read of /proc or /sys gives a
 //! failed-collector response, never a hung one. TLS (rustls) and basic auth (bcrypt) from

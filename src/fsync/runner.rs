@@ -200,7 +200,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
             Err(OpenError::Other(e)) => return Err(e),
         }
     }
-    // Free space first (DESIGN.md §5): refuse rather than fill the filesystem.
+    // Free space first (docs/design.md §5): refuse rather than fill the filesystem.
     let fixed = fixed_need_bytes(spec);
     let wants_append = spec.modes.contains(&Mode::Append);
     let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };

@@ -189,46 +189,30 @@ fn bin_percentile(bins: &[(f64, u64)], q: f64) -> Option<f64> {
     bins.last().map(|b| b.0)
 }
 
-/// Parse fio JSON text.
-pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
-    let (root, skipped) = first_json(path, text)?;
-    let mut out = FileImport::new(path, Tool::Fio);
-    out.version = root
-        .get("fio version")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let jobs = root
-        .get("jobs")
-        .and_then(Value::as_array)
-        .filter(|j| !j.is_empty())
-        .ok_or_else(|| {
-            perr(
-                path,
-                skipped + 1,
-                "expected a non-empty \"jobs\" array (fio --output-format=json)",
-            )
-        })?;
-    let global = root.get("global options").cloned().unwrap_or(Value::Null);
+/// One entry of fio's `jobs` array and the line of its `"jobname"`, for messages.
+struct Entry<'a> {
+    job: &'a Value,
+    name: String,
+    line: usize,
+}
 
-    // The line of each job entry, for messages: the n-th "jobname" key.
-    let job_lines: Vec<usize> = text
-        .lines()
-        .enumerate()
+/// The job entries by reporting group (`groupid`: one level each), each checked: no fio error,
+/// read/write statistics present.
+fn groups<'a>(
+    path: &Path,
+    text: &str,
+    skipped: usize,
+    jobs: &'a [Value],
+) -> Result<BTreeMap<u64, Vec<Entry<'a>>>> {
+    // The line of each job entry: the n-th "jobname" key.
+    let job_lines: Vec<usize> = (text.lines().enumerate())
         .filter(|(_, l)| l.contains("\"jobname\""))
         .map(|(i, _)| i + 1)
         .collect();
-
-    struct Entry<'a> {
-        job: &'a Value,
-        name: String,
-        line: usize,
-    }
     let mut groups: BTreeMap<u64, Vec<Entry>> = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
         let line = job_lines.get(i).copied().unwrap_or(skipped + 1);
-        let name = job
-            .get("jobname")
-            .and_then(Value::as_str)
+        let name = (job.get("jobname").and_then(Value::as_str))
             .unwrap_or("?")
             .to_string();
         if let Some(err) = job.get("error").and_then(Value::as_i64).filter(|e| *e != 0) {
@@ -245,55 +229,133 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 format!("job '{name}': expected \"read\"/\"write\" statistics"),
             ));
         }
-        let gid = job
-            .get("groupid")
-            .and_then(Value::as_u64)
-            .unwrap_or(i as u64);
+        let gid = (job.get("groupid").and_then(Value::as_u64)).unwrap_or(i as u64);
         groups
             .entry(gid)
             .or_default()
             .push(Entry { job, name, line });
     }
+    Ok(groups)
+}
 
-    let mut patterns = Vec::new();
-    let mut averaged_pcts = false;
-    for entries in groups.values() {
+/// The requests one entry keeps in flight: iodepth (1 for a synchronous engine) × the clones
+/// it stands for (one entry per clone without group_reporting; one for all with it).
+fn entry_concurrency(e: &Entry, entries: &[Entry], global: &Value) -> Option<u32> {
+    let engine = opt(e.job, global, "ioengine").unwrap_or("psync");
+    let iodepth: u32 = (opt(e.job, global, "iodepth").and_then(|s| s.parse().ok()))
+        .unwrap_or(1)
+        .max(1);
+    let depth = if SYNC_ENGINES.contains(&engine) {
+        1
+    } else {
+        iodepth
+    };
+    let numjobs: u32 = (opt(e.job, global, "numjobs").and_then(|s| s.parse().ok()))
+        .unwrap_or(1)
+        .max(1);
+    let clones_listed = entries.iter().filter(|x| x.name == e.name).count() as u32;
+    let clones = if clones_listed >= numjobs { 1 } else { numjobs };
+    depth.checked_mul(clones)
+}
+
+/// fio's "sync" block: fsync/fdatasync latency (--fsync=N). Not data I/O, so not in the
+/// level's IOPS; a note beside it.
+fn sync_note(path: &Path, e: &Entry) -> Option<String> {
+    let sync = e.job.get("sync")?;
+    let n = sync.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
+    let (lat, sc) = lat_obj(sync, "lat").filter(|_| n > 0)?;
+    let p95 = (lat.get("percentile"))
+        .and_then(|p| p.get("95.000000"))
+        .and_then(Value::as_f64);
+    Some(format!(
+        "{}: job '{}' also made {n} syncs (fsync/fdatasync): mean {:.3} ms{}.",
+        path.display(),
+        e.name,
+        f(lat, "mean").unwrap_or(0.0) * sc / 1e6,
+        p95.map(|v| format!(", p95 {:.3} ms", v * sc / 1e6))
+            .unwrap_or_default()
+    ))
+}
+
+/// A level's latency from its directions: the I/O-weighted mean, min and max, and the
+/// percentiles (exact from merged json+ histograms, as printed for one direction, else
+/// I/O-weighted means, which sets `averaged`).
+fn level_latency(dirs: &[DirStats], averaged: &mut bool) -> LatencyNs {
+    let ios: f64 = dirs.iter().map(|d| d.ios).sum();
+    let mut lat = LatencyNs {
+        mean: dirs.iter().map(|d| d.mean_ns * d.ios).sum::<f64>() / ios,
+        min: dirs.iter().filter_map(|d| d.min_ns).reduce(f64::min),
+        max: dirs.iter().filter_map(|d| d.max_ns).reduce(f64::max),
+        ..Default::default()
+    };
+    if dirs.iter().all(|d| d.bins.is_some()) {
+        // json+: merge the histograms, exact percentiles of the whole level.
+        let mut all: Vec<(f64, u64)> = (dirs.iter())
+            .flat_map(|d| d.bins.clone().unwrap_or_default())
+            .collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for q in [50.0, 90.0, 95.0, 99.0, 99.9] {
+            if let Some(v) = bin_percentile(&all, q) {
+                lat.set_percentile(q, v);
+            }
+        }
+    } else if dirs.len() == 1 {
+        for &(p, ns) in &dirs[0].pcts {
+            lat.set_percentile(p, ns);
+        }
+    } else {
+        // Several jobs or directions and no histograms: an I/O-weighted mean of each
+        // percentile. Not exact; said so in the notes.
+        *averaged = true;
+        for q in [50.0, 90.0, 95.0, 99.0, 99.9] {
+            let mut w = 0.0;
+            let mut sum = 0.0;
+            for d in dirs {
+                if let Some(&(_, ns)) = d.pcts.iter().find(|(p, _)| (p - q).abs() < 1e-6) {
+                    w += d.ios;
+                    sum += d.ios * ns;
+                }
+            }
+            if w > 0.0 {
+                lat.set_percentile(q, sum / w);
+            }
+        }
+    }
+    lat
+}
+
+/// Builds the levels of a fio file from its reporting groups.
+struct Assembler<'a> {
+    path: &'a Path,
+    global: Value,
+    out: FileImport,
+    patterns: Vec<String>,
+    averaged_pcts: bool,
+}
+
+impl Assembler<'_> {
+    /// One reporting group's level.
+    fn group(&mut self, entries: &[Entry]) -> Result<()> {
+        let path = self.path;
         let mut concurrency: u32 = 0;
         let mut dirs = Vec::new();
         let mut names: Vec<&str> = Vec::new();
         for e in entries {
-            let engine = opt(e.job, &global, "ioengine").unwrap_or("psync");
-            let iodepth: u32 = opt(e.job, &global, "iodepth")
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(1)
-                .max(1);
-            let depth = if SYNC_ENGINES.contains(&engine) {
-                1
-            } else {
-                iodepth
-            };
-            let numjobs: u32 = opt(e.job, &global, "numjobs")
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(1)
-                .max(1);
-            let clones_listed = entries.iter().filter(|x| x.name == e.name).count() as u32;
-            // One entry per clone without group_reporting; one for all clones with it.
-            let clones = if clones_listed >= numjobs { 1 } else { numjobs };
-            concurrency = depth
-                .checked_mul(clones)
+            concurrency = entry_concurrency(e, entries, &self.global)
                 .and_then(|c| c.checked_add(concurrency))
                 .ok_or_else(|| perr(path, e.line, "iodepth × numjobs overflows: no concurrency"))?;
             if !names.contains(&e.name.as_str()) {
                 names.push(&e.name);
             }
-            if let Some(rw) = opt(e.job, &global, "rw").or(opt(e.job, &global, "readwrite")) {
-                if !patterns.iter().any(|p: &String| p == rw) {
-                    patterns.push(rw.to_string());
+            let global = &self.global;
+            if let Some(rw) = opt(e.job, global, "rw").or(opt(e.job, global, "readwrite")) {
+                if !self.patterns.iter().any(|p: &String| p == rw) {
+                    self.patterns.push(rw.to_string());
                 }
             }
-            if out.block_size.is_none() {
-                out.block_size = opt(e.job, &global, "bs")
-                    .or(opt(e.job, &global, "blocksize"))
+            if self.out.block_size.is_none() {
+                self.out.block_size = (opt(e.job, global, "bs"))
+                    .or(opt(e.job, global, "blocksize"))
                     .and_then(parse_size);
             }
             for d in ["read", "write", "trim"] {
@@ -301,25 +363,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                     dirs.push(s);
                 }
             }
-            // fio's "sync" block: fsync/fdatasync latency (--fsync=N). Not data I/O, so not in
-            // the level's IOPS; reported beside it.
-            if let Some(sync) = e.job.get("sync") {
-                let n = sync.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
-                if let Some((lat, sc)) = lat_obj(sync, "lat").filter(|_| n > 0) {
-                    let p95 = lat
-                        .get("percentile")
-                        .and_then(|p| p.get("95.000000"))
-                        .and_then(Value::as_f64);
-                    out.notes.push(format!(
-                        "{}: job '{}' also made {n} syncs (fsync/fdatasync): mean {:.3} ms{}.",
-                        path.display(),
-                        e.name,
-                        f(lat, "mean").unwrap_or(0.0) * sc / 1e6,
-                        p95.map(|v| format!(", p95 {:.3} ms", v * sc / 1e6))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
+            self.out.notes.extend(sync_note(path, e));
         }
         let first = &entries[0];
         if dirs.is_empty() {
@@ -329,48 +373,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 format!("job '{}': no I/O completed (iops 0)", first.name),
             ));
         }
-        let ios: f64 = dirs.iter().map(|d| d.ios).sum();
-        let mut lat = LatencyNs {
-            mean: dirs.iter().map(|d| d.mean_ns * d.ios).sum::<f64>() / ios,
-            min: dirs.iter().filter_map(|d| d.min_ns).reduce(f64::min),
-            max: dirs.iter().filter_map(|d| d.max_ns).reduce(f64::max),
-            ..Default::default()
-        };
-        if dirs.iter().all(|d| d.bins.is_some()) {
-            // json+: merge the histograms, exact percentiles of the whole level.
-            let mut all: Vec<(f64, u64)> = dirs
-                .iter()
-                .flat_map(|d| d.bins.clone().unwrap_or_default())
-                .collect();
-            all.sort_by(|a, b| a.0.total_cmp(&b.0));
-            for q in [50.0, 90.0, 95.0, 99.0, 99.9] {
-                if let Some(v) = bin_percentile(&all, q) {
-                    lat.set_percentile(q, v);
-                }
-            }
-        } else if dirs.len() == 1 {
-            for &(p, ns) in &dirs[0].pcts {
-                lat.set_percentile(p, ns);
-            }
-        } else {
-            // Several jobs or directions and no histograms: an I/O-weighted mean of each
-            // percentile. Not exact; said so in the notes.
-            averaged_pcts = true;
-            for q in [50.0, 90.0, 95.0, 99.0, 99.9] {
-                let mut w = 0.0;
-                let mut sum = 0.0;
-                for d in &dirs {
-                    if let Some(&(_, ns)) = d.pcts.iter().find(|(p, _)| (p - q).abs() < 1e-6) {
-                        w += d.ios;
-                        sum += d.ios * ns;
-                    }
-                }
-                if w > 0.0 {
-                    lat.set_percentile(q, sum / w);
-                }
-            }
-        }
-        out.levels.push(ImportedLevel {
+        let lat = level_latency(&dirs, &mut self.averaged_pcts);
+        self.out.levels.push(ImportedLevel {
             point: LevelPoint {
                 concurrency,
                 iops: dirs.iter().map(|d| d.iops).sum(),
@@ -383,46 +387,76 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             label: names.join("+"),
             line: first.line,
         });
-    }
-    if averaged_pcts {
-        out.notes.push(format!(
-            "{}: percentiles of several jobs or directions are I/O-weighted means, not exact; \
-             fio --output-format=json+ gives histograms that merge exactly.",
-            path.display()
-        ));
-    }
-    out.pattern = patterns.first().cloned();
-    if patterns.len() > 1 {
-        out.notes.push(format!(
-            "{}: jobs mix patterns ({}): a concurrency analysis compares like with like.",
-            path.display(),
-            patterns.join(", ")
-        ));
+        Ok(())
     }
 
-    // The device's %util over the run: fio's disk_util, the busiest device listed. It covers
-    // the whole run, so it belongs to a level only when the file holds one level.
-    let disk = root
-        .get("disk_util")
-        .and_then(Value::as_array)
-        .and_then(|d| {
+    /// The notes about the whole file, and the device's %util when it belongs to a level.
+    fn finish(mut self, root: &Value) -> FileImport {
+        let (path, out) = (self.path, &mut self.out);
+        if self.averaged_pcts {
+            out.notes.push(format!(
+                "{}: percentiles of several jobs or directions are I/O-weighted means, not \
+                 exact; fio --output-format=json+ gives histograms that merge exactly.",
+                path.display()
+            ));
+        }
+        out.pattern = self.patterns.first().cloned();
+        if self.patterns.len() > 1 {
+            out.notes.push(format!(
+                "{}: jobs mix patterns ({}): a concurrency analysis compares like with like.",
+                path.display(),
+                self.patterns.join(", ")
+            ));
+        }
+        // The device's %util over the run: fio's disk_util, the busiest device listed. It
+        // covers the whole run, so it belongs to a level only when the file holds one level.
+        let disk = (root.get("disk_util").and_then(Value::as_array)).and_then(|d| {
             d.iter().max_by_key(|x| {
                 x.get("read_ios").and_then(Value::as_u64).unwrap_or(0) as u128
                     + x.get("write_ios").and_then(Value::as_u64).unwrap_or(0) as u128
             })
         });
-    if let Some(util) = disk.and_then(|d| f(d, "util")) {
-        if out.levels.len() == 1 {
-            out.levels[0].point.kernel_util_pct = Some(util);
-        } else {
-            out.notes.push(format!(
-                "{}: fio's disk_util covers the whole run of {} levels, so no level gets a %util.",
-                path.display(),
-                out.levels.len()
-            ));
+        if let Some(util) = disk.and_then(|d| f(d, "util")) {
+            if out.levels.len() == 1 {
+                out.levels[0].point.kernel_util_pct = Some(util);
+            } else {
+                out.notes.push(format!(
+                    "{}: fio's disk_util covers the whole run of {} levels, so no level gets a \
+                     %util.",
+                    path.display(),
+                    out.levels.len()
+                ));
+            }
         }
+        self.out
     }
-    Ok(out)
+}
+
+/// Parse fio JSON text.
+pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
+    let (root, skipped) = first_json(path, text)?;
+    let mut out = FileImport::new(path, Tool::Fio);
+    out.version = (root.get("fio version").and_then(Value::as_str)).map(str::to_string);
+    let jobs = (root.get("jobs").and_then(Value::as_array))
+        .filter(|j| !j.is_empty())
+        .ok_or_else(|| {
+            perr(
+                path,
+                skipped + 1,
+                "expected a non-empty \"jobs\" array (fio --output-format=json)",
+            )
+        })?;
+    let mut asm = Assembler {
+        path,
+        global: root.get("global options").cloned().unwrap_or(Value::Null),
+        out,
+        patterns: Vec::new(),
+        averaged_pcts: false,
+    };
+    for entries in groups(path, text, skipped, jobs)?.values() {
+        asm.group(entries)?;
+    }
+    Ok(asm.finish(&root))
 }
 
 #[cfg(test)]

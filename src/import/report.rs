@@ -125,9 +125,72 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
             ),
         ));
     }
-    let mut levels: Vec<LevelOut> = Vec::new();
+    let levels = merged_levels(&level_files)?;
     let mut notes = Vec::new();
+    let mut patterns: Vec<&str> = Vec::new();
     for f in &level_files {
+        if let Some(p) = f.pattern.as_deref() {
+            if !patterns.contains(&p) {
+                patterns.push(p);
+            }
+        }
+        notes.extend(f.notes.iter().cloned());
+    }
+    if patterns.len() > 1 {
+        notes.push(format!(
+            "the files mix patterns ({}): saturation compares like with like, so read the \
+             verdict with care",
+            patterns.join(", ")
+        ));
+    }
+
+    let points: Vec<LevelPoint> = levels.iter().map(LevelOut::point).collect();
+    let verdict = (!points.is_empty()).then(|| analyze(&points));
+    let devs = device_outs(imports, devices, &mut notes)?;
+
+    let series_files = || imports.iter().filter(|f| f.tool.gives_device_series());
+    let tool = level_files
+        .first()
+        .map(|f| f.tool)
+        .or_else(|| series_files().next().map(|f| f.tool))
+        .unwrap_or(Tool::Iostat);
+    Ok(AnalyzeReport {
+        envelope: crate::envelope::Envelope {
+            kind: "analyze".into(),
+            schema_version: SCHEMA_VERSION,
+            iosat_version: env!("CARGO_PKG_VERSION").into(),
+            ..Default::default()
+        },
+        source: Source {
+            tool,
+            files: imports
+                .iter()
+                .map(|f| SourceFile {
+                    path: f.path.display().to_string(),
+                    tool: f.tool,
+                    version: f.version.clone(),
+                })
+                .collect(),
+            pattern: patterns.first().map(|p| p.to_string()),
+            block_size: level_files.iter().find_map(|f| f.block_size),
+            latency: (tool == Tool::Fio && !levels.is_empty()).then(|| {
+                "mean/min/max of fio's lat (submission + completion); percentiles of clat \
+                 (or of lat with lat_percentiles=1)"
+                    .to_string()
+            }),
+            notes,
+        },
+        levels,
+        verdict,
+        devices: devs,
+    })
+}
+
+/// The levels of every file, checked (concurrency, IOPS and mean latency positive; each
+/// concurrency given once), sorted by concurrency.
+fn merged_levels(level_files: &[&FileImport]) -> Result<Vec<LevelOut>> {
+    let mut levels: Vec<LevelOut> = Vec::new();
+    for f in level_files {
         for l in &f.levels {
             let p = &l.point;
             let positive = |x: f64| x.is_finite() && x > 0.0;
@@ -172,27 +235,16 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
         }
     }
     levels.sort_by_key(|l| l.concurrency);
+    Ok(levels)
+}
 
-    let mut patterns: Vec<&str> = Vec::new();
-    for f in &level_files {
-        if let Some(p) = f.pattern.as_deref() {
-            if !patterns.contains(&p) {
-                patterns.push(p);
-            }
-        }
-        notes.extend(f.notes.iter().cloned());
-    }
-    if patterns.len() > 1 {
-        notes.push(format!(
-            "the files mix patterns ({}): saturation compares like with like, so read the \
-             verdict with care",
-            patterns.join(", ")
-        ));
-    }
-
-    let points: Vec<LevelPoint> = levels.iter().map(LevelOut::point).collect();
-    let verdict = (!points.is_empty()).then(|| analyze(&points));
-
+/// The device series of the iostat-like files with their diagnoses: those shown by default,
+/// or the `devices` asked for (each must be there). The files' notes go to `notes`.
+fn device_outs(
+    imports: &[FileImport],
+    devices: &[String],
+    notes: &mut Vec<String>,
+) -> Result<Vec<DeviceOut>> {
     let mut devs = Vec::new();
     let series_files = || imports.iter().filter(|f| f.tool.gives_device_series());
     let iostat_files = series_files().count();
@@ -241,42 +293,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
             ),
         ));
     }
-
-    let tool = level_files
-        .first()
-        .map(|f| f.tool)
-        .or_else(|| series_files().next().map(|f| f.tool))
-        .unwrap_or(Tool::Iostat);
-    Ok(AnalyzeReport {
-        envelope: crate::envelope::Envelope {
-            kind: "analyze".into(),
-            schema_version: SCHEMA_VERSION,
-            iosat_version: env!("CARGO_PKG_VERSION").into(),
-            ..Default::default()
-        },
-        source: Source {
-            tool,
-            files: imports
-                .iter()
-                .map(|f| SourceFile {
-                    path: f.path.display().to_string(),
-                    tool: f.tool,
-                    version: f.version.clone(),
-                })
-                .collect(),
-            pattern: patterns.first().map(|p| p.to_string()),
-            block_size: level_files.iter().find_map(|f| f.block_size),
-            latency: (tool == Tool::Fio && !levels.is_empty()).then(|| {
-                "mean/min/max of fio's lat (submission + completion); percentiles of clat \
-                 (or of lat with lat_percentiles=1)"
-                    .to_string()
-            }),
-            notes,
-        },
-        levels,
-        verdict,
-        devices: devs,
-    })
+    Ok(devs)
 }
 
 impl LevelOut {

@@ -218,60 +218,254 @@ fn levels_from_intervals(path: &Path, ivs: &[Interval], out: &mut FileImport) {
     ));
 }
 
-/// Parse sysbench text.
-pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
-    let mut out = FileImport::new(path, Tool::Sysbench);
-    let mut runs: Vec<Run> = Vec::new();
-    let mut cur = Run {
-        start_line: 1,
-        ..Default::default()
+/// What one line of sysbench output says, on its own (the assembler reads it against the
+/// run so far).
+enum Line<'a> {
+    Blank,
+    /// A `--report-interval` line.
+    Interval(Interval),
+    /// Any other line: whether it may start a new run, the facts of a run's header it names,
+    /// and the result it gives.
+    Text {
+        starts_run: bool,
+        facts: Facts<'a>,
+        item: Item<'a>,
+    },
+}
+
+/// What a line says about its run's set-up; one line may say several (a command line).
+#[derive(Default)]
+struct Facts<'a> {
+    /// `sysbench 1.0.20 (using ...)`: the version.
+    version: Option<&'a str>,
+    /// `--threads=N` anywhere on the line.
+    threads_flag: Option<u32>,
+    /// `Number of threads: N` (inner None when N is not a number).
+    number_of_threads: Option<Option<u32>>,
+    /// `Doing random read test`.
+    pattern: Option<&'a str>,
+    /// `Block size 16Kb` (inner None when the size does not parse).
+    block_size: Option<Option<u64>>,
+}
+
+/// The result a line gives, if any.
+enum Item<'a> {
+    /// 1.1: `read:  IOPS=8401.28 131.27 MiB/s (137.65 MB/s)`, `write: …`, `fsync: …`.
+    Throughput {
+        dir: &'a str,
+        iops: f64,
+        mib_s: Option<f64>,
+    },
+    ReadsPerS(Option<f64>),
+    WritesPerS(Option<f64>),
+    FsyncsPerS(Option<f64>),
+    Events(Option<f64>),
+    EventsPerThread(Option<f64>),
+    ReadMibS(Option<f64>),
+    WrittenMibS(Option<f64>),
+    /// `Latency (ms):`, `per-request statistics:`, `response time:`: a latency block opens.
+    LatencyBlock,
+    /// 0.x: `32816 Read, 21877 Write, 69888 Other = 124581 Total` (outer None: a direction
+    /// the line does not name).
+    Operations {
+        read: Option<Option<f64>>,
+        write: Option<Option<f64>>,
+    },
+    /// 0.x: `Read 512.75Mb  Written 341.83Mb  Total transferred …`, bytes.
+    Transferred {
+        read: Option<f64>,
+        written: Option<f64>,
+    },
+    TotalTimeS(Option<f64>),
+    /// Lines of a latency block, meaningful only inside one (ns).
+    Min(Option<f64>),
+    Avg(Option<f64>),
+    Max(Option<f64>),
+    Percentile(Option<f64>, Option<f64>),
+    Sum(Option<f64>),
+    /// Nothing iosat reads (it closes a latency block).
+    Other,
+}
+
+/// One line of sysbench output, trimmed, as a [`Line`]; `n` is its number.
+fn classify(n: usize, l: &str) -> Line<'_> {
+    if l.is_empty() {
+        return Line::Blank;
+    }
+    if let Some(iv) = interval(l, n) {
+        return Line::Interval(iv);
+    }
+    let version = (l.strip_prefix("sysbench "))
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|v| v.split([' ', ':']).next().unwrap_or(v));
+    let facts = Facts {
+        version,
+        threads_flag: threads_flag(l),
+        number_of_threads: (l.strip_prefix("Number of threads:")).map(|t| t.trim().parse().ok()),
+        pattern: (l.strip_prefix("Doing ")).and_then(|r| r.strip_suffix(" test")),
+        block_size: (l.strip_prefix("Block size "))
+            .map(|b| parse_size(b.trim_end_matches(['b', 'B']))),
     };
-    let mut in_latency = false;
-    let mut intervals: Vec<Interval> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let l = raw.trim();
-        if l.is_empty() {
-            continue;
-        }
-        if let Some(iv) = interval(l, n) {
-            intervals.push(iv);
-            continue;
-        }
-        if is_run_start(l) && cur.has_results {
-            runs.push(std::mem::take(&mut cur));
-            cur.start_line = n;
-            in_latency = false;
-        }
-        cur.last_line = n;
-        if let Some(v) = l.strip_prefix("sysbench ") {
-            if v.starts_with(|c: char| c.is_ascii_digit()) && out.version.is_none() {
-                out.version = Some(format!(
-                    "sysbench {}",
-                    v.split([' ', ':']).next().unwrap_or(v)
-                ));
+    Line::Text {
+        starts_run: is_run_start(l),
+        facts,
+        item: item(l),
+    }
+}
+
+/// The result one line gives, in the order the formats are told apart.
+fn item(l: &str) -> Item<'_> {
+    if let Some((dir, iops, mib_s)) = throughput_1_1(l) {
+        return Item::Throughput { dir, iops, mib_s };
+    }
+    let value = || after_colon(l).and_then(num);
+    // 1.0 results.
+    if l.starts_with("reads/s:") {
+        Item::ReadsPerS(value())
+    } else if l.starts_with("writes/s:") {
+        Item::WritesPerS(value())
+    } else if l.starts_with("fsyncs/s:") {
+        Item::FsyncsPerS(value())
+    } else if l.starts_with("total number of events:") {
+        Item::Events(value())
+    } else if let Some(v) = l.strip_prefix("events (avg/stddev):") {
+        Item::EventsPerThread(v.trim().split('/').next().and_then(num))
+    } else if l.starts_with("read, MiB/s:") {
+        Item::ReadMibS(value())
+    } else if l.starts_with("written, MiB/s:") {
+        Item::WrittenMibS(value())
+    } else if l.starts_with("Latency (ms):") {
+        Item::LatencyBlock
+    } else if let Some(rest) = l.strip_prefix("Operations performed:") {
+        // 0.x: "32816 Read, 21877 Write, 69888 Other = 124581 Total"
+        let (mut read, mut write) = (None, None);
+        let toks: Vec<&str> = rest.split_whitespace().collect();
+        for w in toks.windows(2) {
+            let word = w[1].trim_end_matches(',').to_ascii_lowercase();
+            if word.starts_with("read") {
+                read = Some(num(w[0]));
+            } else if word.starts_with("write") {
+                write = Some(num(w[0]));
             }
         }
-        if let Some(t) = threads_flag(l) {
-            cur.threads = Some(t);
+        Item::Operations { read, write }
+    } else if l.starts_with("Read ") && l.contains("Written ") {
+        // 0.x: "Read 512.75Mb  Written 341.83Mb  Total transferred 854.58Mb  (2.8484Mb/sec)"
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        Item::Transferred {
+            read: toks.get(1).and_then(|t| bytes_0x(t)),
+            written: toks.get(3).and_then(|t| bytes_0x(t)),
         }
-        if let Some(t) = l.strip_prefix("Number of threads:") {
-            cur.threads = t.trim().parse().ok().or(cur.threads);
+    } else if l.starts_with("total time:") {
+        Item::TotalTimeS(
+            after_colon(l)
+                .and_then(|v| duration_ns(v, false))
+                .map(|ns| ns / 1e9),
+        )
+    } else if l.starts_with("per-request statistics:") || l.starts_with("response time:") {
+        Item::LatencyBlock
+    } else {
+        latency_item(l)
+    }
+}
+
+/// A line of a latency block: `min:`, `avg:`, `max:`, a percentile, `sum:`.
+fn latency_item(l: &str) -> Item<'_> {
+    let ns = after_colon(l).and_then(|v| duration_ns(v, true));
+    if l.starts_with("min:") {
+        Item::Min(ns)
+    } else if l.starts_with("avg:") {
+        Item::Avg(ns)
+    } else if l.starts_with("max:") {
+        Item::Max(ns)
+    } else if l.contains("percentile:") {
+        // "95th percentile:" (1.0) or "approx.  95 percentile:" (0.x)
+        let p = l
+            .split_whitespace()
+            .filter_map(|t| {
+                num(t
+                    .trim_end_matches("th")
+                    .trim_end_matches("st")
+                    .trim_end_matches("nd")
+                    .trim_end_matches("rd"))
+            })
+            .next();
+        Item::Percentile(p, ns)
+    } else if l.starts_with("sum:") {
+        Item::Sum(ns)
+    } else {
+        Item::Other
+    }
+}
+
+/// Builds the runs (and interval lines) of a sysbench file from its classified lines.
+struct Assembler {
+    out: FileImport,
+    runs: Vec<Run>,
+    cur: Run,
+    in_latency: bool,
+    intervals: Vec<Interval>,
+}
+
+impl Assembler {
+    fn new(path: &Path) -> Self {
+        Self {
+            out: FileImport::new(path, Tool::Sysbench),
+            runs: Vec::new(),
+            cur: Run {
+                start_line: 1,
+                ..Default::default()
+            },
+            in_latency: false,
+            intervals: Vec::new(),
         }
-        if let Some(p) = l
-            .strip_prefix("Doing ")
-            .and_then(|r| r.strip_suffix(" test"))
-        {
-            out.pattern.get_or_insert_with(|| p.to_string());
+    }
+
+    /// Takes line `n`.
+    fn line(&mut self, n: usize, line: Line) {
+        let (starts_run, facts, item) = match line {
+            Line::Blank => return,
+            Line::Interval(iv) => return self.intervals.push(iv),
+            Line::Text {
+                starts_run,
+                facts,
+                item,
+            } => (starts_run, facts, item),
+        };
+        if starts_run && self.cur.has_results {
+            self.runs.push(std::mem::take(&mut self.cur));
+            self.cur.start_line = n;
+            self.in_latency = false;
         }
-        if let Some(b) = l.strip_prefix("Block size ") {
-            if out.block_size.is_none() {
-                out.block_size = parse_size(b.trim_end_matches(['b', 'B']));
+        self.cur.last_line = n;
+        self.facts(facts);
+        self.item(item);
+    }
+
+    fn facts(&mut self, f: Facts) {
+        if let Some(v) = f.version.filter(|_| self.out.version.is_none()) {
+            self.out.version = Some(format!("sysbench {v}"));
+        }
+        if let Some(t) = f.threads_flag {
+            self.cur.threads = Some(t);
+        }
+        if let Some(t) = f.number_of_threads {
+            self.cur.threads = t.or(self.cur.threads);
+        }
+        if let Some(p) = f.pattern {
+            self.out.pattern.get_or_insert_with(|| p.to_string());
+        }
+        if let Some(b) = f.block_size {
+            if self.out.block_size.is_none() {
+                self.out.block_size = b;
             }
         }
-        // 1.1 results: "read:  IOPS=8401.28 131.27 MiB/s (137.65 MB/s)".
-        if let Some((dir, iops, mib_s)) = throughput_1_1(l) {
-            match dir {
+    }
+
+    fn item(&mut self, item: Item) {
+        let cur = &mut self.cur;
+        match item {
+            Item::Throughput { dir, iops, mib_s } => match dir {
                 "read" => {
                     cur.reads_per_s = Some(iops);
                     cur.read_mib_s = mib_s;
@@ -282,187 +476,170 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                     cur.written_mib_s = mib_s;
                 }
                 _ => cur.fsyncs_per_s = Some(iops),
+            },
+            Item::ReadsPerS(v) => {
+                cur.reads_per_s = v;
+                cur.has_results = true;
             }
-            continue;
-        }
-        // 1.0 results.
-        if l.starts_with("reads/s:") {
-            cur.reads_per_s = after_colon(l).and_then(num);
-            cur.has_results = true;
-        } else if l.starts_with("writes/s:") {
-            cur.writes_per_s = after_colon(l).and_then(num);
-        } else if l.starts_with("fsyncs/s:") {
-            cur.fsyncs_per_s = after_colon(l).and_then(num);
-        } else if l.starts_with("total number of events:") {
-            cur.events = after_colon(l).and_then(num);
-        } else if let Some(v) = l.strip_prefix("events (avg/stddev):") {
-            cur.events_per_thread = v.trim().split('/').next().and_then(num);
-        } else if l.starts_with("read, MiB/s:") {
-            cur.read_mib_s = after_colon(l).and_then(num);
-        } else if l.starts_with("written, MiB/s:") {
-            cur.written_mib_s = after_colon(l).and_then(num);
-        } else if l.starts_with("Latency (ms):") {
-            in_latency = true;
-        } else if let Some(rest) = l.strip_prefix("Operations performed:") {
-            // 0.x: "32816 Read, 21877 Write, 69888 Other = 124581 Total"
-            cur.has_results = true;
-            let toks: Vec<&str> = rest.split_whitespace().collect();
-            for w in toks.windows(2) {
-                let word = w[1].trim_end_matches(',').to_ascii_lowercase();
-                if word.starts_with("read") {
-                    cur.ops_read = num(w[0]);
-                } else if word.starts_with("write") {
-                    cur.ops_write = num(w[0]);
+            Item::WritesPerS(v) => cur.writes_per_s = v,
+            Item::FsyncsPerS(v) => cur.fsyncs_per_s = v,
+            Item::Events(v) => cur.events = v,
+            Item::EventsPerThread(v) => cur.events_per_thread = v,
+            Item::ReadMibS(v) => cur.read_mib_s = v,
+            Item::WrittenMibS(v) => cur.written_mib_s = v,
+            Item::LatencyBlock => self.in_latency = true,
+            Item::Operations { read, write } => {
+                cur.has_results = true;
+                if let Some(v) = read {
+                    cur.ops_read = v;
+                }
+                if let Some(v) = write {
+                    cur.ops_write = v;
                 }
             }
-        } else if l.starts_with("Read ") && l.contains("Written ") {
-            // 0.x: "Read 512.75Mb  Written 341.83Mb  Total transferred 854.58Mb  (2.8484Mb/sec)"
-            let toks: Vec<&str> = l.split_whitespace().collect();
-            cur.read_bytes = toks.get(1).and_then(|t| bytes_0x(t));
-            cur.written_bytes = toks.get(3).and_then(|t| bytes_0x(t));
-        } else if l.starts_with("total time:") {
-            cur.total_time_s = after_colon(l)
-                .and_then(|v| duration_ns(v, false))
-                .map(|ns| ns / 1e9);
-        } else if l.starts_with("per-request statistics:") || l.starts_with("response time:") {
-            in_latency = true;
-        } else if in_latency {
-            let v = after_colon(l);
-            let ns = v.and_then(|v| duration_ns(v, true));
-            if l.starts_with("min:") {
-                cur.min = ns;
-            } else if l.starts_with("avg:") {
-                cur.avg = ns;
-            } else if l.starts_with("max:") {
-                cur.max = ns;
-            } else if l.contains("percentile:") {
-                // "95th percentile:" (1.0) or "approx.  95 percentile:" (0.x)
-                let p = l
-                    .split_whitespace()
-                    .filter_map(|t| {
-                        num(t
-                            .trim_end_matches("th")
-                            .trim_end_matches("st")
-                            .trim_end_matches("nd")
-                            .trim_end_matches("rd"))
-                    })
-                    .next();
+            Item::Transferred { read, written } => {
+                cur.read_bytes = read;
+                cur.written_bytes = written;
+            }
+            Item::TotalTimeS(v) => cur.total_time_s = v,
+            _ if !self.in_latency => {}
+            Item::Min(ns) => cur.min = ns,
+            Item::Avg(ns) => cur.avg = ns,
+            Item::Max(ns) => cur.max = ns,
+            Item::Percentile(p, ns) => {
                 if let (Some(p), Some(ns)) = (p, ns) {
                     cur.pct.push((p, ns));
                 }
-            } else if l.starts_with("sum:") {
-                cur.sum = ns;
-            } else {
-                in_latency = false;
             }
+            Item::Sum(ns) => cur.sum = ns,
+            Item::Other => self.in_latency = false,
         }
     }
-    if cur.has_results || runs.is_empty() {
-        runs.push(cur);
-    }
 
-    if runs.iter().all(|r| !r.has_results) && !intervals.is_empty() {
-        levels_from_intervals(path, &intervals, &mut out);
-        return Ok(out);
-    }
-    if runs.iter().all(|r| !r.has_results) {
-        return Err(perr(
-            path,
-            1,
-            "expected sysbench fileio results ('File operations:' with reads/s, \
-             'Throughput:' with 'read:  IOPS=', or 'Operations performed:')",
-        ));
-    }
-    for r in runs.into_iter().filter(|r| r.has_results) {
-        let threads = r.threads.ok_or_else(|| {
-            perr(
+    /// The levels of the whole file: one per run with results, else from interval lines.
+    fn finish(mut self, path: &Path) -> Result<FileImport> {
+        if self.cur.has_results || self.runs.is_empty() {
+            self.runs.push(self.cur);
+        }
+        let mut out = self.out;
+        if self.runs.iter().all(|r| !r.has_results) && !self.intervals.is_empty() {
+            levels_from_intervals(path, &self.intervals, &mut out);
+            return Ok(out);
+        }
+        if self.runs.iter().all(|r| !r.has_results) {
+            return Err(perr(
                 path,
-                r.start_line,
-                "expected the thread count of this run ('Number of threads: N' or a \
-                 --threads=N command line)",
-            )
-        })?;
-        let mut avg = r.avg.ok_or_else(|| {
+                1,
+                "expected sysbench fileio results ('File operations:' with reads/s, \
+                 'Throughput:' with 'read:  IOPS=', or 'Operations performed:')",
+            ));
+        }
+        for r in self.runs.into_iter().filter(|r| r.has_results) {
+            let level = level(path, r, &mut out.notes)?;
+            out.levels.push(level);
+        }
+        Ok(out)
+    }
+}
+
+/// One run's level; notes (a mean recomputed from sum ÷ events, fsyncs counted as events)
+/// go to `notes`.
+fn level(path: &Path, r: Run, notes: &mut Vec<String>) -> Result<ImportedLevel> {
+    let threads = r.threads.ok_or_else(|| {
+        perr(
+            path,
+            r.start_line,
+            "expected the thread count of this run ('Number of threads: N' or a \
+             --threads=N command line)",
+        )
+    })?;
+    let mut avg = r.avg.ok_or_else(|| {
+        perr(
+            path,
+            r.last_line,
+            "truncated sysbench output: expected the latency block ('Latency (ms):' or \
+             'per-request statistics:') with avg",
+        )
+    })?;
+    let mut pct = r.pct;
+    let mut min = r.min;
+    if avg == 0.0 {
+        // Printed with two decimals, a page-cache run's mean rounds to 0.00 ms; sysbench
+        // also prints the sum of all latencies and the event count, which give it.
+        let events = r
+            .events
+            .or(r.events_per_thread.map(|e| e * f64::from(threads)));
+        if let (Some(sum), Some(ev)) = (r.sum, events.filter(|e| *e > 0.0)) {
+            avg = sum / ev;
+            // A min or percentile printed as 0.00 is below the print's resolution too.
+            pct.retain(|(_, ns)| *ns > 0.0);
+            min = min.filter(|ns| *ns > 0.0);
+            notes.push(format!(
+                "{}: --threads={threads}: avg prints as 0.00 ms; the mean is sum ÷ events \
+                 = {:.2} ms ÷ {ev} = {:.6} ms (min and percentiles printed as 0.00 are left \
+                 out)",
+                path.display(),
+                sum / 1e6,
+                avg / 1e6
+            ));
+        }
+    }
+    let (iops, bytes_per_s) = if let Some(rd) = r.reads_per_s {
+        let wr = r.writes_per_s.unwrap_or(0.0);
+        let fs = r.fsyncs_per_s.unwrap_or(0.0);
+        let bytes = (r.read_mib_s.unwrap_or(0.0) + r.written_mib_s.unwrap_or(0.0)) * 1_048_576.0;
+        if fs > 0.0 {
+            notes.push(format!(
+                "{}: --threads={threads}: IOPS count sysbench's events, reads + writes + \
+                 fsyncs ({rd} + {wr} + {fs} per s), since its latency averages over all \
+                 three; the throughput is reads and writes only",
+                path.display()
+            ));
+        }
+        (rd + wr + fs, bytes)
+    } else {
+        let t = r.total_time_s.filter(|t| *t > 0.0).ok_or_else(|| {
             perr(
                 path,
                 r.last_line,
-                "truncated sysbench output: expected the latency block ('Latency (ms):' or \
-                 'per-request statistics:') with avg",
+                "truncated sysbench output: expected 'total time:'",
             )
         })?;
-        let mut pct = r.pct;
-        let mut min = r.min;
-        if avg == 0.0 {
-            // Printed with two decimals, a page-cache run's mean rounds to 0.00 ms; sysbench
-            // also prints the sum of all latencies and the event count, which give it.
-            let events = r
-                .events
-                .or(r.events_per_thread.map(|e| e * f64::from(threads)));
-            if let (Some(sum), Some(ev)) = (r.sum, events.filter(|e| *e > 0.0)) {
-                avg = sum / ev;
-                // A min or percentile printed as 0.00 is below the print's resolution too.
-                pct.retain(|(_, ns)| *ns > 0.0);
-                min = min.filter(|ns| *ns > 0.0);
-                out.notes.push(format!(
-                    "{}: --threads={threads}: avg prints as 0.00 ms; the mean is sum ÷ events \
-                     = {:.2} ms ÷ {ev} = {:.6} ms (min and percentiles printed as 0.00 are left \
-                     out)",
-                    path.display(),
-                    sum / 1e6,
-                    avg / 1e6
-                ));
-            }
-        }
-        let (iops, bytes_per_s) = if let Some(rd) = r.reads_per_s {
-            let wr = r.writes_per_s.unwrap_or(0.0);
-            let fs = r.fsyncs_per_s.unwrap_or(0.0);
-            let bytes =
-                (r.read_mib_s.unwrap_or(0.0) + r.written_mib_s.unwrap_or(0.0)) * 1_048_576.0;
-            if fs > 0.0 {
-                out.notes.push(format!(
-                    "{}: --threads={threads}: IOPS count sysbench's events, reads + writes + \
-                     fsyncs ({rd} + {wr} + {fs} per s), since its latency averages over all \
-                     three; the throughput is reads and writes only",
-                    path.display()
-                ));
-            }
-            (rd + wr + fs, bytes)
-        } else {
-            let t = r.total_time_s.filter(|t| *t > 0.0).ok_or_else(|| {
-                perr(
-                    path,
-                    r.last_line,
-                    "truncated sysbench output: expected 'total time:'",
-                )
-            })?;
-            let ops = r.ops_read.unwrap_or(0.0) + r.ops_write.unwrap_or(0.0);
-            let bytes = r.read_bytes.unwrap_or(0.0) + r.written_bytes.unwrap_or(0.0);
-            (ops / t, bytes / t)
-        };
-        let mut lat = LatencyNs {
-            min,
-            mean: avg,
-            max: r.max,
-            ..Default::default()
-        };
-        for (p, ns) in pct {
-            lat.set_percentile(p, ns);
-        }
-        out.levels.push(ImportedLevel {
-            point: LevelPoint {
-                concurrency: threads,
-                iops,
-                bytes_per_s,
-                latency_ns: lat,
-                kernel_util_pct: None,
-                kernel_aqu_sz: None,
-                ..Default::default()
-            },
-            label: format!("--threads={threads}"),
-            line: r.start_line,
-        });
+        let ops = r.ops_read.unwrap_or(0.0) + r.ops_write.unwrap_or(0.0);
+        let bytes = r.read_bytes.unwrap_or(0.0) + r.written_bytes.unwrap_or(0.0);
+        (ops / t, bytes / t)
+    };
+    let mut lat = LatencyNs {
+        min,
+        mean: avg,
+        max: r.max,
+        ..Default::default()
+    };
+    for (p, ns) in pct {
+        lat.set_percentile(p, ns);
     }
-    Ok(out)
+    Ok(ImportedLevel {
+        point: LevelPoint {
+            concurrency: threads,
+            iops,
+            bytes_per_s,
+            latency_ns: lat,
+            kernel_util_pct: None,
+            kernel_aqu_sz: None,
+            ..Default::default()
+        },
+        label: format!("--threads={threads}"),
+        line: r.start_line,
+    })
+}
+
+/// Parse sysbench text.
+pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
+    let mut asm = Assembler::new(path);
+    for (i, raw) in text.lines().enumerate() {
+        asm.line(i + 1, classify(i + 1, raw.trim()));
+    }
+    asm.finish(path)
 }
 
 #[cfg(test)]

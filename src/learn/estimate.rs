@@ -252,7 +252,7 @@ pub(crate) mod tests {
     use crate::learn::model::{DeviceModel, Point};
 
     /// A closed-loop device of `units` parallel units of `service_ms` each, driven at
-    /// `in_flight` requests: latency S up to the units, then c·S/U (DESIGN.md §4), a little
+    /// `in_flight` requests: latency S up to the units, then c·S/U (docs/design.md §4), a little
     /// deterministic jitter so intervals differ.
     pub(crate) fn device_point(
         dir: Dir,

@@ -1,4 +1,4 @@
-//! Production learning (DESIGN.md §4, issue 26): each device's baseline and saturation curve
+//! Production learning (docs/design.md §4, issue 26): each device's baseline and saturation curve
 //! learned from its own traffic, so a production disk is judged without a benchmark. Every
 //! interval is one point of Little's law per direction (in flight = Δtime/Δt, IOPS = Δios/Δt,
 //! mean latency = Δtime/Δios, plus the block layer's percentiles where that source runs);

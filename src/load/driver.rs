@@ -1,12 +1,13 @@
-//! The level driver of `iosat sweep`: a [`SweepPlan`] run level by level on an [`Engine`]
-//! (`--repeat` passes over the series, then the baseline again), the kernel's view of the disk
+//! The level driver of `iosat sweep` ([`LevelDriver`]): a [`SweepPlan`] run level by level on
+//! an [`Engine`] (`--repeat` passes over the series, the deciding levels again within
+//! `--budget`, then the baseline again), the kernel's view of the disk
 //! ([`DeviceWatch`]) and the scheduler, CPU and pressure counters (sys::sched) sampled around each
 //! measured window, each level turned into a [`LevelResult`] with its disturbance, the verdict
 //! refreshed and the report so far handed to a callback after every level (partial results,
-//! DESIGN.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal (sys::signal) stops the
-//! level in flight and is named in it. Also here: the notes about the target (cgroup limits, sparse
-//! backing files, cache-sized working sets). Live progress goes to a [`LevelProgress`] (the
-//! terminal bar lives in ui/).
+//! docs/design.md §3.4: a sweep interrupted at level 7 keeps 1–6). A stop signal (sys::signal)
+//! stops the level in flight and is named in it. Also here: the notes about the target (cgroup
+//! limits, sparse backing files, cache-sized working sets). Live progress goes to a
+//! [`LevelProgress`] (the terminal bar lives in ui/).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::disturb::disturbance;
@@ -206,172 +207,212 @@ pub fn start_report(
     }
 }
 
-/// Run the plan's levels into `report` until they are done or a stop signal: the level
-/// series `plan.repeat` times (each pass the concurrencies of the first, results tagged with
-/// their pass), then the first level again into `report.baseline_remeasured`. `after_level`
-/// gets the report after each level (verdict refreshed), to write partial results. On return
-/// the report is final: `complete` unless interrupted.
-pub fn run_levels(
-    engine: &mut (dyn Engine + Send),
-    plan: &SweepPlan,
-    watch: Option<&DeviceWatch>,
-    report: &mut SweepReport,
-    progress: &dyn LevelProgress,
-    after_level: &mut dyn FnMut(&SweepReport) -> Result<()>,
-) -> Result<()> {
-    let mut series: Vec<u32> = Vec::new();
-    let mut shown = 0usize;
-    'passes: for rep in 0..plan.repeat.max(1) {
-        let mut idx = 0usize;
-        loop {
-            let conc = if rep == 0 {
-                plan.levels.next(idx, &report.levels)
-            } else {
-                series.get(idx).copied()
-            };
-            let Some(conc) = conc else { break };
-            if stop_requested() {
-                report.interrupted = true;
-                break 'passes;
-            }
-            let (r, cut) = measure(engine, plan, conc, rep, watch, progress, shown)?;
-            shown += 1;
-            if let Some(r) = r {
-                progress.level_done(&r);
-                report.levels.push(r);
-            }
-            if rep == 0 {
-                series.push(conc);
-            }
-            report.interrupted |= cut;
-            report.refresh_verdict();
-            after_level(report)?;
-            if report.interrupted {
-                break 'passes;
-            }
-            idx += 1;
-        }
-    }
-    if !report.interrupted {
-        let level_ns = plan.ramp_ns + plan.duration_ns;
-        let spent = (shown as u64 + u64::from(plan.remeasure_baseline)) * level_ns;
-        shown = remeasure_deciding(
-            engine,
-            plan,
-            watch,
-            report,
-            progress,
-            after_level,
-            shown,
-            plan.budget_ns.saturating_sub(spent),
-        )?;
-    }
-    if plan.remeasure_baseline && !report.interrupted {
-        if let Some(&conc) = series.first() {
-            progress.extra(ExtraLevel::Baseline);
-            let (r, cut) = measure(
-                engine,
-                plan,
-                conc,
-                plan.repeat.max(1),
-                watch,
-                progress,
-                shown,
-            )?;
-            if let Some(r) = &r {
-                progress.level_done(r);
-            }
-            report.baseline_remeasured = r.map(|mut r| {
-                r.repeat = 0;
-                r
-            });
-            report.interrupted |= cut;
-        }
-    }
-    report.complete = !report.interrupted;
-    report.refresh_verdict();
-    Ok(())
-}
+/// Called with the report after each level (verdict refreshed), to write partial results.
+pub type AfterLevel<'a> = dyn FnMut(&SweepReport) -> Result<()> + 'a;
 
 /// Re-measurement rounds at most: each round measures every deciding level once more.
 pub const MAX_ROUNDS: u32 = 3;
 
-/// The adaptive part of a sweep: while `budget_ns` allows, measure once more the levels whose
-/// spread leaves the knee or the overload point open (each round all of them, or as many as
-/// fit, the lowest first), so that their figures combine more windows and the intervals the
-/// verdict compares narrow; stop when the verdict is settled, after [`MAX_ROUNDS`], or on a
-/// stop signal. A note says what was re-measured and whether it settled the verdict. Returns
-/// the number of levels shown so far.
-#[allow(clippy::too_many_arguments)]
-fn remeasure_deciding(
-    engine: &mut (dyn Engine + Send),
-    plan: &SweepPlan,
-    watch: Option<&DeviceWatch>,
-    report: &mut SweepReport,
-    progress: &dyn LevelProgress,
-    after_level: &mut dyn FnMut(&SweepReport) -> Result<()>,
-    mut shown: usize,
-    budget_ns: u64,
-) -> Result<usize> {
-    let level_ns = (plan.ramp_ns + plan.duration_ns).max(1);
-    let mut left = budget_ns;
-    let mut measured: Vec<u32> = Vec::new();
-    let mut open_before = false;
-    for _ in 0..MAX_ROUNDS {
-        let deciding = report
-            .verdict
-            .as_ref()
-            .map(crate::analysis::Verdict::deciding_levels)
-            .unwrap_or_default();
-        if deciding.is_empty() {
-            break;
-        }
-        open_before = true;
-        let fit = (left / level_ns) as usize;
-        if fit == 0 {
-            break;
-        }
-        let of = deciding.len().min(fit);
-        for (nth, &conc) in deciding.iter().take(fit).enumerate() {
-            if stop_requested() {
-                report.interrupted = true;
-                return Ok(shown);
-            }
-            progress.extra(ExtraLevel::Remeasure { nth: nth + 1, of });
-            let rep = report
-                .levels
-                .iter()
-                .filter(|l| l.concurrency == conc)
-                .count() as u32;
-            let (r, cut) = measure(engine, plan, conc, rep, watch, progress, shown)?;
-            shown += 1;
-            left = left.saturating_sub(level_ns);
-            if let Some(r) = r {
-                progress.level_done(&r);
-                report.levels.push(r);
-            }
-            if !measured.contains(&conc) {
-                measured.push(conc);
-            }
-            report.interrupted |= cut;
-            report.refresh_verdict();
-            after_level(report)?;
-            if report.interrupted {
-                return Ok(shown);
-            }
+/// The level driver: a [`SweepPlan`] run on an engine, the disk watched, progress drawn, each
+/// level kept in the report and handed to `after_level`.
+pub struct LevelDriver<'a> {
+    engine: &'a mut (dyn Engine + Send),
+    plan: &'a SweepPlan,
+    watch: Option<&'a DeviceWatch>,
+    progress: &'a dyn LevelProgress,
+    after_level: &'a mut AfterLevel<'a>,
+    /// Levels shown so far (the progress bar's index of the next one).
+    shown: usize,
+}
+
+impl<'a> LevelDriver<'a> {
+    pub fn new(
+        engine: &'a mut (dyn Engine + Send),
+        plan: &'a SweepPlan,
+        watch: Option<&'a DeviceWatch>,
+        progress: &'a dyn LevelProgress,
+        after_level: &'a mut AfterLevel<'a>,
+    ) -> LevelDriver<'a> {
+        LevelDriver {
+            engine,
+            plan,
+            watch,
+            progress,
+            after_level,
+            shown: 0,
         }
     }
-    if open_before {
-        let still = report
-            .verdict
-            .as_ref()
-            .map(crate::analysis::Verdict::deciding_levels)
-            .unwrap_or_default();
-        report
-            .notes
-            .push(remeasure_note(&measured, &still, budget_ns));
+
+    /// Run the plan's levels into `report` until they are done or a stop signal: the level
+    /// series `plan.repeat` times (each pass the concurrencies of the first, results tagged
+    /// with their pass), the deciding levels again while `--budget` allows, then the first
+    /// level again into `report.baseline_remeasured`. On return the report is final:
+    /// `complete` unless interrupted.
+    pub fn run(&mut self, report: &mut SweepReport) -> Result<()> {
+        let plan = self.plan;
+        let mut series: Vec<u32> = Vec::new();
+        'passes: for rep in 0..plan.repeat.max(1) {
+            let mut idx = 0usize;
+            loop {
+                let conc = if rep == 0 {
+                    plan.levels.next(idx, &report.levels)
+                } else {
+                    series.get(idx).copied()
+                };
+                let Some(conc) = conc else { break };
+                if stop_requested() {
+                    report.interrupted = true;
+                    break 'passes;
+                }
+                self.level(report, conc, rep)?;
+                if rep == 0 {
+                    series.push(conc);
+                }
+                if report.interrupted {
+                    break 'passes;
+                }
+                idx += 1;
+            }
+        }
+        if !report.interrupted {
+            let level_ns = plan.ramp_ns + plan.duration_ns;
+            let spent = (self.shown as u64 + u64::from(plan.remeasure_baseline)) * level_ns;
+            self.remeasure_deciding(report, plan.budget_ns.saturating_sub(spent))?;
+        }
+        if plan.remeasure_baseline && !report.interrupted {
+            if let Some(&conc) = series.first() {
+                self.progress.extra(ExtraLevel::Baseline);
+                let (r, cut) = self.measure(conc, plan.repeat.max(1))?;
+                if let Some(r) = &r {
+                    self.progress.level_done(r);
+                }
+                report.baseline_remeasured = r.map(|mut r| {
+                    r.repeat = 0;
+                    r
+                });
+                report.interrupted |= cut;
+            }
+        }
+        report.complete = !report.interrupted;
+        report.refresh_verdict();
+        Ok(())
     }
-    Ok(shown)
+
+    /// One level of the series (or a re-measure) kept in the report: measured, shown, the
+    /// verdict refreshed, the report handed on.
+    fn level(&mut self, report: &mut SweepReport, conc: u32, rep: u32) -> Result<()> {
+        let (r, cut) = self.measure(conc, rep)?;
+        if let Some(r) = r {
+            self.progress.level_done(&r);
+            report.levels.push(r);
+        }
+        report.interrupted |= cut;
+        report.refresh_verdict();
+        (self.after_level)(report)
+    }
+
+    /// The adaptive part of a sweep: while `budget_ns` allows, measure once more the levels
+    /// whose spread leaves the knee or the overload point open (each round all of them, or as
+    /// many as fit, the lowest first), so that their figures combine more windows and the
+    /// intervals the verdict compares narrow; stop when the verdict is settled, after
+    /// [`MAX_ROUNDS`], or on a stop signal. A note says what was re-measured and whether it
+    /// settled the verdict.
+    fn remeasure_deciding(&mut self, report: &mut SweepReport, budget_ns: u64) -> Result<()> {
+        let level_ns = (self.plan.ramp_ns + self.plan.duration_ns).max(1);
+        let mut left = budget_ns;
+        let mut measured: Vec<u32> = Vec::new();
+        let mut open_before = false;
+        for _ in 0..MAX_ROUNDS {
+            let deciding = deciding_levels(report);
+            if deciding.is_empty() {
+                break;
+            }
+            open_before = true;
+            let fit = (left / level_ns) as usize;
+            if fit == 0 {
+                break;
+            }
+            let of = deciding.len().min(fit);
+            for (nth, &conc) in deciding.iter().take(fit).enumerate() {
+                if stop_requested() {
+                    report.interrupted = true;
+                    return Ok(());
+                }
+                self.progress
+                    .extra(ExtraLevel::Remeasure { nth: nth + 1, of });
+                let rep = report
+                    .levels
+                    .iter()
+                    .filter(|l| l.concurrency == conc)
+                    .count() as u32;
+                self.level(report, conc, rep)?;
+                left = left.saturating_sub(level_ns);
+                if !measured.contains(&conc) {
+                    measured.push(conc);
+                }
+                if report.interrupted {
+                    return Ok(());
+                }
+            }
+        }
+        if open_before {
+            let still = deciding_levels(report);
+            report
+                .notes
+                .push(remeasure_note(&measured, &still, budget_ns));
+        }
+        Ok(())
+    }
+
+    /// One level of concurrency `conc` in pass `rep` (the first pass keeps the seeds sweeps
+    /// have always used; later passes draw other offsets). Returns the level (None when it
+    /// completed no I/O) and whether a stop signal cut it.
+    fn measure(&mut self, conc: u32, rep: u32) -> Result<(Option<LevelResult>, bool)> {
+        let plan = self.plan;
+        let (threads, queue_depth) = match self.engine.name() {
+            "sync" => (conc, 1),
+            _ => split_concurrency(conc, plan.max_threads),
+        };
+        let ls = LevelSpec {
+            threads,
+            queue_depth,
+            pattern: plan.pattern,
+            block_size: plan.block_size,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            seed: plan
+                .seed
+                .wrapping_add(u64::from(conc))
+                .wrapping_add(u64::from(rep).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        };
+        let idx = self.shown;
+        self.shown += 1;
+        let (stats, kernel, sched) = run_level(
+            &mut *self.engine,
+            &ls,
+            self.watch,
+            &plan.root,
+            self.progress,
+            idx,
+        )?;
+        let cut = stats.interrupted || stop_requested();
+        let cut_by = stats.interrupted.then(|| stop_signal().unwrap_or("stop"));
+        let r = LevelResult::new(&ls, &stats, kernel).map(|mut r| {
+            r.repeat = rep;
+            r.disturbance = disturbance(sched.as_ref(), r.ios, r.iops, r.kernel.as_ref(), cut_by);
+            r
+        });
+        Ok((r, cut))
+    }
+}
+
+/// The levels whose spread leaves the verdict open (none without a verdict).
+fn deciding_levels(report: &SweepReport) -> Vec<u32> {
+    report
+        .verdict
+        .as_ref()
+        .map(crate::analysis::Verdict::deciding_levels)
+        .unwrap_or_default()
 }
 
 /// What the adaptive re-measure did, in one sentence.
@@ -401,45 +442,6 @@ pub fn remeasure_note(measured: &[u32], still_open: &[u32], budget_ns: u64) -> S
             list(still_open)
         )
     }
-}
-
-/// One level of concurrency `conc` in pass `rep` (the first pass keeps the seeds sweeps have
-/// always used; later passes draw other offsets). Returns the level (None when it completed
-/// no I/O) and whether a stop signal cut it.
-fn measure(
-    engine: &mut (dyn Engine + Send),
-    plan: &SweepPlan,
-    conc: u32,
-    rep: u32,
-    watch: Option<&DeviceWatch>,
-    progress: &dyn LevelProgress,
-    idx: usize,
-) -> Result<(Option<LevelResult>, bool)> {
-    let (threads, queue_depth) = match engine.name() {
-        "sync" => (conc, 1),
-        _ => split_concurrency(conc, plan.max_threads),
-    };
-    let ls = LevelSpec {
-        threads,
-        queue_depth,
-        pattern: plan.pattern,
-        block_size: plan.block_size,
-        ramp_ns: plan.ramp_ns,
-        duration_ns: plan.duration_ns,
-        seed: plan
-            .seed
-            .wrapping_add(u64::from(conc))
-            .wrapping_add(u64::from(rep).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-    };
-    let (stats, kernel, sched) = run_level(engine, &ls, watch, &plan.root, progress, idx)?;
-    let cut = stats.interrupted || stop_requested();
-    let cut_by = stats.interrupted.then(|| stop_signal().unwrap_or("stop"));
-    let r = LevelResult::new(&ls, &stats, kernel).map(|mut r| {
-        r.repeat = rep;
-        r.disturbance = disturbance(sched.as_ref(), r.ios, r.iops, r.kernel.as_ref(), cut_by);
-        r
-    });
-    Ok((r, cut))
 }
 
 /// What one level measured: the engine's stats, the kernel's view of the disk and the

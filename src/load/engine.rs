@@ -1,4 +1,5 @@
-//! Which engine runs a sweep: the choice (io_uring, sync threads, the sim) and the factory that
+//! Which engine runs a sweep: the choice (io_uring, sync threads, the sim; the default for the
+//! disk under the target when `--engine` is not given) and the factory that
 //! binds it to its target, falling back from io_uring to sync threads with a note when the kernel
 //! refuses io_uring.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
@@ -8,6 +9,7 @@ use super::sync::SyncEngine;
 use super::target::Target;
 use super::{uring, Engine};
 use crate::error::Result;
+use crate::monitor::watch::DeviceWatch;
 use crate::sys::device::DevKind;
 
 /// The engine asked for (`--engine`).
@@ -47,6 +49,21 @@ pub fn default_for(disk: Option<(DevKind, &str)>) -> (EngineChoice, Option<Strin
             )),
         ),
         _ => (EngineChoice::Uring, None),
+    }
+}
+
+/// The engine a sweep runs: `--engine` when given (and the sim always), else the default for
+/// the whole disk under the target ([`default_for`]), with the note saying why.
+pub fn choose(
+    asked: &EngineChoice,
+    given: bool,
+    watch: Option<&DeviceWatch>,
+) -> (EngineChoice, Option<String>) {
+    match (watch, given) {
+        (Some(w), false) => {
+            default_for(crate::sys::device::kind(&w.root, &w.dev).map(|k| (k, w.dev.name.as_str())))
+        }
+        _ => (asked.clone(), None),
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Every engine runs one level at a time behind the [`Engine`] trait; per-worker histograms
 //! and per-sub-window counts (windows.rs) are merged into one [`LevelStats`] after the level
-//! (no lock or shared histogram in the hot path, DESIGN.md §3.9). disturb.rs turns what was
+//! (no lock or shared histogram in the hot path, docs/design.md §3.9). disturb.rs turns what was
 //! sampled around a level into its disturbance; trust.rs decides whether a result may become
 //! a profile.
 

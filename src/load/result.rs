@@ -511,6 +511,7 @@ impl SweepReport {
                     .is_ok_and(|s| s.cap_iops.is_none() && s.bw_bytes_per_s.is_none()),
             read_share: Some(f64::from(self.workload.read_pct) / 100.0),
             device: self.target.disk_device.as_deref(),
+            ..Default::default()
         };
         self.verdict = Some(crate::analysis::analyze_with(&self.points(), &ctx));
     }

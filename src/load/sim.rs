@@ -1,6 +1,6 @@
 //! The `sim` engine: a deterministic, seeded discrete-event simulation of a device with k parallel
 //! units, a service-time distribution and optional IOPS / bandwidth caps, run in simulated time
-//! (DESIGN.md §3.5). Touches no file.
+//! (docs/design.md §3.5). Touches no file.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 //!
 //! The model is a closed queueing system, the shape of seed 000's experiment: `concurrency`

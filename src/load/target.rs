@@ -1,6 +1,6 @@
 //! What a sweep runs against: a temporary file iosat lays out (and removes on every exit path), a
 //! user's file (reads only), or a block device (reads only unless --destructive and every safety
-//! check of DESIGN.md §5 passes). Owns opening, layout and the safety refusals.
+//! check of docs/design.md §5 passes). Owns opening, layout and the safety refusals.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::workload::{fill_random, Rng};
@@ -150,8 +150,31 @@ fn target_err(value: &Path, reason: impl Into<String>) -> Error {
     Error::usage("TARGET", value.display(), reason)
 }
 
-/// Open (or lay out) the target. `stop` is polled during layout so Ctrl-C removes the file.
+/// Open (or lay out) the target and check it holds at least one block. `stop` is polled
+/// during layout so Ctrl-C removes the file.
 pub fn open(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
+    let t = open_any(spec, stop)?;
+    if t.size_bytes < spec.block_size {
+        return Err(Error::usage(
+            "TARGET",
+            t.path.display(),
+            format!("is smaller than one block of {} bytes", spec.block_size),
+        ));
+    }
+    Ok(t)
+}
+
+/// Where a test file is laid out when the target is a directory (the current one when none
+/// is given); None for a file or device target.
+pub fn layout_dir(spec: &TargetSpec) -> Option<PathBuf> {
+    match &spec.path {
+        None => Some(PathBuf::from(".")),
+        Some(p) if p.is_dir() => Some(p.clone()),
+        Some(_) => None,
+    }
+}
+
+fn open_any(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
     let path = match &spec.path {
         Some(p) => p.clone(),
         None => std::env::current_dir().map_err(|e| Error::io(".", e))?,
@@ -159,7 +182,7 @@ pub fn open(spec: &TargetSpec, stop: &AtomicBool) -> Result<Target> {
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Never create a file from a typo'd path (DESIGN.md §5).
+            // Never create a file from a typo'd path (docs/design.md §5).
             return Err(target_err(&path, "does not exist"));
         }
         Err(e) => return Err(Error::io(&path, e)),
@@ -549,7 +572,7 @@ fn open_block_device(spec: &TargetSpec, path: &Path) -> Result<Target> {
 
 /// Refuse a device that is not blank where signatures live (a signature blkid, wipefs or
 /// iosat's own table knows, or any data at the start, the end or a usual superblock offset),
-/// unless `--overwrite-found` names everything found (DESIGN.md §5).
+/// unless `--overwrite-found` names everything found (docs/design.md §5).
 fn check_blank(spec: &TargetSpec, file: &File, path: &Path, size: u64) -> Result<()> {
     use crate::sys::probe;
     let found = probe::findings(file, size).map_err(|e| Error::io(path, e))?;
@@ -583,7 +606,7 @@ fn check_block_size(spec: &TargetSpec, dio_align: u32, path: &Path) -> Result<()
 
 /// Refuse, before opening it for writing, a device that is mounted or used as swap (itself or
 /// any of its partitions) or held by a device stacked on it (dm, md, LVM, bcache: `holders/`),
-/// saying where it is mounted and who holds it (DESIGN.md §5). Reads the running kernel's /proc
+/// saying where it is mounted and who holds it (docs/design.md §5). Reads the running kernel's /proc
 /// and /sys, never the --proc-root/--sys-root fixture trees: a safety check must look at the
 /// real system.
 /// The O_EXCL open that follows stays as the second line of defence (it also refuses any claim

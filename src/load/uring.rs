@@ -3,12 +3,12 @@
 //! ([`SUBMIT_BATCH`]) as measured against fio. Owns its rings for the length of a level.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 //!
-//! The hot loop is an explicit state machine over a fixed array of slots (DESIGN.md §3.10, after
-//! fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
-//! ring is set up; the clock is read once before each submit and once after each wait, so an
-//! I/O costs at most two clock reads (fewer when batches hold several); `io_uring_enter` is
-//! issued inline in the loop ([`crate::sys::enter`]). [`Tuning`] varies the
-//! loop for experiments (`$IOSAT_URING_TUNING`); a sweep's defaults are [`Tuning::default`].
+//! The hot loop is an explicit state machine over a fixed array of slots (docs/design.md §3.10,
+//! after fio's t/io_uring.c): the slot index travels in `user_data`; nothing is allocated after the
+//! ring is set up; the clock is read once before each submit and once after each wait, so an I/O
+//! costs at most two clock reads (fewer when batches hold several); `io_uring_enter` is issued
+//! inline in the loop ([`crate::sys::enter`]). [`Tuning`] varies the loop for experiments
+//! (`$IOSAT_URING_TUNING`); a sweep's defaults are [`Tuning::default`].
 
 use super::windows::WindowClock;
 use super::workload::{now_ns, random_buf, IoGen, Window};

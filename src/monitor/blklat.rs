@@ -97,7 +97,7 @@ pub struct Hist {
 }
 
 impl Hist {
-    /// `cur − prev`; None when any counter went backwards (never saturating, DESIGN.md §3.1).
+    /// `cur − prev`; None when any counter went backwards (never saturating, docs/design.md §3.1).
     pub fn between(prev: Option<&RawHist>, cur: Option<&RawHist>) -> Option<Hist> {
         let zero = RawHist {
             buckets: vec![0; NBUCKETS],

@@ -6,7 +6,7 @@
 //! warning, and returns the interval report. The lines it records are the lines it feeds the one
 //! replay (monitor::replay), so a replay of the recording prints what the live run printed. Also:
 //! which file `--record` may append to (an iosat recording of this host) and when the next sample
-//! is due after a stall ([`next_deadline`]). Reads through sys/ and profile.rs.
+//! is due ([`Schedule`], the one live schedule and stall rule of `stat` and `top`). Reads through sys/ and profile.rs.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::interval::IntervalReport;
@@ -25,25 +25,42 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `stat --record FILE`: the recording, appended to (created with its header when new or
-/// empty). Opened at the first write, so a run refused at its first sample leaves no file.
+/// empty; a last line cut off without its newline, by ENOSPC or a kill, is removed first, so
+/// the file stays readable). Opened at the first write, so a run refused at its first sample
+/// leaves no file; [`RecordingWriter::close`] syncs it and checks the close.
 pub struct RecordingWriter {
     path: PathBuf,
     interval_ns: u64,
+    /// The host the samples come from (`<proc>/sys/kernel/hostname` under --proc-root).
+    host: String,
     file: Option<File>,
+    /// A note for the collector to say (the partial line removed).
+    note: Option<String>,
 }
 
 impl RecordingWriter {
-    /// `--record FILE` of a run sampled every `interval_ns`, when given.
-    pub fn for_flag(path: Option<&Path>, interval_ns: u64) -> Option<RecordingWriter> {
-        path.map(|p| RecordingWriter::new(p, interval_ns))
+    /// `--record FILE` of a run sampled every `interval_ns` from `root`, when given.
+    pub fn for_flag(path: Option<&Path>, interval_ns: u64, root: &Root) -> Option<RecordingWriter> {
+        path.map(|p| RecordingWriter::new(p, interval_ns, root))
     }
 
-    /// A run sampled every `interval_ns` (written in the run's `R` line).
-    pub fn new(path: &Path, interval_ns: u64) -> RecordingWriter {
+    /// A run sampled every `interval_ns` (written in the run's `R` line) from `root`.
+    pub fn new(path: &Path, interval_ns: u64, root: &Root) -> RecordingWriter {
         RecordingWriter {
             path: path.to_path_buf(),
             interval_ns,
+            host: this_host(root),
             file: None,
+            note: None,
+        }
+    }
+
+    /// Sync the recording and close it, reporting what the filesystem says (NFS and FUSE
+    /// report write-back errors only there).
+    pub fn close(&mut self) -> Result<(), Error> {
+        match self.file.take() {
+            Some(f) => crate::sys::fs::close_checked(f, &self.path, true),
+            None => Ok(()),
         }
     }
 
@@ -64,16 +81,87 @@ impl RecordingWriter {
                 let mut head = vec![0u8; 4096];
                 let n = std::io::Read::read(&mut f, &mut head).map_err(|e| Error::io(path, e))?;
                 let is_file = f.metadata().map_err(|e| Error::io(path, e))?.is_file();
-                check_appendable(path, is_file, &head[..n])?;
+                check_appendable(path, is_file, &head[..n], &self.host)?;
                 if n == 0 {
-                    f.write_all(format!("{}{}", record::HEADER, host_line()).as_bytes())
+                    let head = format!("{}#host {}\n", record::HEADER, self.host);
+                    f.write_all(head.as_bytes())
                         .map_err(|e| Error::io(path, e))?;
+                } else if let Some(cut) = cut_partial_tail(&f).map_err(|e| Error::io(path, e))? {
+                    self.note = Some(format!(
+                        "{}: its last line was cut off (no newline; {cut} bytes): removed \
+                         before appending",
+                        path.display()
+                    ));
                 }
                 self.file.insert(f)
             }
         };
         file.write_all(s.as_bytes())
             .map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// Truncate an open file after its last newline when it does not end with one; the bytes
+/// removed, if any. Reads backwards from the end in blocks (a `B` line can be long).
+fn cut_partial_tail(f: &File) -> std::io::Result<Option<u64>> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata()?.len();
+    let mut end = len;
+    let mut buf = vec![0u8; 64 << 10];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        f.read_exact_at(chunk, start)?;
+        if end == len && chunk.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            let keep = start + i as u64 + 1;
+            f.set_len(keep)?;
+            return Ok(Some(len - keep));
+        }
+        end = start;
+    }
+    // No newline at all: the header itself is cut (check_appendable refused it already).
+    Ok(None)
+}
+
+/// The one live schedule of `stat` and `top`: a sample every interval on CLOCK_MONOTONIC,
+/// counted from the first sample's own read (so `-c N` intervals add up to at least N
+/// intervals and deadlines don't drift), with one stall rule ([`next_deadline`]): after a
+/// stall the next sample comes a whole interval after now, never at once. (The exporter
+/// samples when it is scraped: it has no schedule of its own.)
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    interval_ns: u64,
+    /// When the last sample was due; None before the first.
+    due: Option<u64>,
+}
+
+impl Schedule {
+    pub fn new(interval_ns: u64) -> Schedule {
+        Schedule {
+            interval_ns,
+            due: None,
+        }
+    }
+
+    /// A sample was read at `mono_ns`: the first one starts the schedule.
+    pub fn sampled(&mut self, mono_ns: u64) {
+        self.due.get_or_insert(mono_ns);
+    }
+
+    /// When the next sample is due, seen at `now`; the schedule moves on to it. Pure.
+    pub fn next_at(&mut self, now: u64) -> u64 {
+        let next = next_deadline(self.due.unwrap_or(now), self.interval_ns, now);
+        self.due = Some(next);
+        next
+    }
+
+    /// Sleep until the next sample is due (woken early only by a signal).
+    pub fn wait(&mut self) {
+        let next = self.next_at(crate::sys::clock::monotonic_ns());
+        crate::sys::clock::sleep_until_ns(next);
     }
 }
 
@@ -90,22 +178,17 @@ pub fn next_deadline(deadline: u64, interval_ns: u64, now: u64) -> u64 {
     }
 }
 
-/// The comment line after the header that says which host recorded: `#host <hostname>`.
-fn host_line() -> String {
-    format!("#host {}\n", this_host())
-}
-
-fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
+/// The host whose counters are read, for the `#host <hostname>` comment after the header:
+/// `<proc>/sys/kernel/hostname` through sys/, so --proc-root names the host it points at.
+fn this_host(root: &Root) -> String {
+    crate::sys::hostname(root).unwrap_or_default()
 }
 
 /// `stat --record FILE` appends only to an iosat recording of this host: a missing or empty
 /// file is fine; anything else must start with the recording header, and when it names its
 /// host (`#host`), that must be this host. Checked before the run (the flag's value is named,
-/// exit 2) and again on the opened file.
-pub fn check_record_target(path: &Path) -> Result<(), Error> {
+/// exit 2) and again on the opened file. The host is the one `root` reads.
+pub fn check_record_target(path: &Path, root: &Root) -> Result<(), Error> {
     use std::io::Read;
     let meta = match path.symlink_metadata() {
         Ok(m) => m,
@@ -122,10 +205,10 @@ pub fn check_record_target(path: &Path) -> Result<(), Error> {
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
         .map_err(|e| Error::io(path, e))?;
-    check_appendable(path, true, &head[..n])
+    check_appendable(path, true, &head[..n], &this_host(root))
 }
 
-fn check_appendable(path: &Path, is_file: bool, head: &[u8]) -> Result<(), Error> {
+fn check_appendable(path: &Path, is_file: bool, head: &[u8], this: &str) -> Result<(), Error> {
     if !is_file {
         return Err(not_a_recording(path, "is not a regular file"));
     }
@@ -144,7 +227,7 @@ fn check_appendable(path: &Path, is_file: bool, head: &[u8]) -> Result<(), Error
         .take_while(|l| l.starts_with('#'))
         .find_map(|l| l.strip_prefix("#host "));
     match host {
-        Some(h) if h.trim() != this_host() => Err(not_a_recording(
+        Some(h) if h.trim() != this => Err(not_a_recording(
             path,
             &format!("is a recording of host '{}', not of this one", h.trim()),
         )),
@@ -418,12 +501,23 @@ impl Collector {
         }
         if let Some(r) = &mut self.recording {
             r.write(&rec)?;
+            if let Some(n) = r.note.take() {
+                self.warn(vec![n]);
+            }
         }
         Ok(Tick {
             started: fed.started,
             report: fed.report,
             mono_ns,
         })
+    }
+
+    /// End the run: the recording synced and closed, its errors reported.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        match &mut self.recording {
+            Some(r) => r.close(),
+            None => Ok(()),
+        }
     }
 
     /// The chart history so far, judged against the profiles (None without `keep_series`).
@@ -446,5 +540,20 @@ mod schedule_tests {
         let now = 19 * s + s / 2;
         assert_eq!(next_deadline(10 * s, s, now), now + s);
         assert_eq!(next_deadline(u64::MAX - 1, s, 0), u64::MAX);
+    }
+
+    #[test]
+    fn the_schedule_counts_from_the_first_sample_and_never_catches_up() {
+        let s = 1_000_000_000u64;
+        let mut sch = super::Schedule::new(s);
+        sch.sampled(5 * s);
+        // A later sample's own read time does not move the schedule.
+        assert_eq!(sch.next_at(5 * s + 1), 6 * s);
+        sch.sampled(6 * s + 40_000_000);
+        assert_eq!(sch.next_at(6 * s + 50_000_000), 7 * s);
+        // Stopped for 9.5 s: a whole interval after now, then on from there.
+        let now = 16 * s + s / 2;
+        assert_eq!(sch.next_at(now), now + s);
+        assert_eq!(sch.next_at(now + s + 1), now + 2 * s);
     }
 }

@@ -1,7 +1,7 @@
 //! What `iosat info` gathers about each device: the devices of /proc/diskstats (keyed by
 //! major:minor, the same list `iosat stat` sees), their sysfs facts (through sys/), their profiles
 //! (through profile::ProfileCache), the cgroup I/O limits on this process (through sys::cgroup),
-//! and notes from what is known about the kernel's accounting (DESIGN.md §4).
+//! and notes from what is known about the kernel's accounting (docs/design.md §4).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::select::{unknown_device, DeviceMeta, Selection};

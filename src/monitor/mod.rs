@@ -1,5 +1,5 @@
 //! DiskSample → DiskDelta::between → DiskRates: raw cumulative counters in, the sysstat formulas
-//! (DESIGN.md §4) plus per-direction concurrency out; data only, never rendering. Submodules:
+//! (docs/design.md §4) plus per-direction concurrency out; data only, never rendering. Submodules:
 //! interval (the stat engine), record (the recording format), replay (the one recording reader),
 //! collect (the one live collector), series (chart history), fields (the field registry), select,
 //! saturation, watch, info, procs (who does the I/O). Pure except the readers (`RawSample::take`,
@@ -111,7 +111,7 @@ pub struct DiskDelta {
     pub wrapped_fields: u32,
 }
 
-/// Counter difference; None when it went backwards. Never saturating (DESIGN.md §3.1).
+/// Counter difference; None when it went backwards. Never saturating (docs/design.md §3.1).
 fn count(prev: u64, cur: u64) -> Option<u64> {
     cur.checked_sub(prev)
 }
@@ -275,7 +275,7 @@ impl DiskDelta {
     }
 }
 
-/// The sysstat formulas (DESIGN.md §4) plus iosat's additions. None = undefined (e.g. await
+/// The sysstat formulas (docs/design.md §4) plus iosat's additions. None = undefined (e.g. await
 /// with no completed requests, discard fields on a kernel without them).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DiskRates {

@@ -1,7 +1,7 @@
-//! The recording file format (`iosat stat --record`/`--replay`), pure: formatting to strings
-//! and parsing from text, no IO. Raw samples only, never rates (DESIGN.md §2), so a replay runs
-//! the same parser and formulas on the same bytes as the live run. Also reads the sample files
-//! of pt-diskstats `--save-samples` and pt-stalk (`TS <epoch> ...` + /proc/diskstats lines).
+//! The recording file format (`iosat stat --record`/`--replay`), pure: formatting to strings and
+//! parsing from text, no IO. Raw samples only, never rates (docs/design.md §2), so a replay runs
+//! the same parser and formulas on the same bytes as the live run. Also reads the sample files of
+//! pt-diskstats `--save-samples` and pt-stalk (`TS <epoch> ...` + /proc/diskstats lines).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! ```text

@@ -12,7 +12,10 @@
 //! clock, two runs concatenated): a sample older than the one before it starts a new base,
 //! like an `R` line, with a warning naming its line, so no interval spans the step and none
 //! is lost after it. A sample with no diskstats lines (an extra `TS` line) never becomes a
-//! base. Pure.
+//! base. [`RecordingText`] is the one opener of a recording file for every command that replays
+//! (`stat --replay`, `top --replay`, `report`, `analyze`): lines that are not UTF-8 and a last
+//! line without its newline (a `--record` cut short by ENOSPC or a kill) are skipped with a
+//! warning naming them, never the whole file refused. Pure but for [`RecordingText::open`].
 
 use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};
@@ -22,7 +25,50 @@ use super::DiskSample;
 use crate::error::Error;
 use crate::profile::DeviceProfile;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
 use std::sync::Arc;
+
+/// A recording file's text as every replay reads it, with the warnings about what was skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordingText {
+    pub text: String,
+    /// `FILE:N: ...` for each line skipped.
+    pub warnings: Vec<String>,
+}
+
+impl RecordingText {
+    /// Read `path` whole (sys::fs::read_text: lines that are not UTF-8 blanked).
+    pub fn open(path: &Path) -> Result<RecordingText, Error> {
+        Ok(RecordingText::of(path, crate::sys::fs::read_text(path)?))
+    }
+
+    /// The text already read (and its blanked lines), for a caller that sniffed it first.
+    /// Pure.
+    pub fn of(path: &Path, (mut text, bad): (String, Vec<usize>)) -> RecordingText {
+        let mut warnings = crate::sys::fs::bad_line_warnings(path, &bad);
+        if let Some(n) = cut_partial_last_line(&mut text) {
+            warnings.push(format!(
+                "{}:{n}: the last line has no newline (the recording was cut off while it was \
+                 written), line skipped",
+                path.display()
+            ));
+        }
+        RecordingText { text, warnings }
+    }
+}
+
+/// Remove a last line that has no newline and is not blank; its 1-based number when one was
+/// removed.
+pub fn cut_partial_last_line(text: &mut String) -> Option<usize> {
+    if text.ends_with('\n') {
+        return None;
+    }
+    let start = text.rfind('\n').map_or(0, |i| i + 1);
+    let blank = text[start..].trim().is_empty();
+    let n = text[..start].matches('\n').count() + 1;
+    text.truncate(start);
+    (!blank).then_some(n)
+}
 
 /// How a profile id becomes a profile for the engine (None: show the device without one).
 pub type Lookup<'a> = dyn FnMut(&str) -> Option<Arc<DeviceProfile>> + 'a;
@@ -339,6 +385,28 @@ impl Iterator for Replay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_last_line_is_cut_and_named_and_bad_bytes_are_blanked() {
+        let full =
+            "#iosat-record 1\nR 1 1000000000\nT 1000000000 5\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n";
+        let bytes = format!("{full}T 2000000000 6\n 8 0 sda 3 0 2").into_bytes();
+        let r = RecordingText::of(Path::new("r.rec"), crate::sys::fs::text_of(bytes));
+        assert_eq!(r.text, format!("{full}T 2000000000 6\n"));
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0].starts_with("r.rec:6: the last line has no newline"));
+        // Whole lines, or a last line that is blank: nothing cut, nothing said.
+        for ok in [full.to_string(), format!("{full}  ")] {
+            let r = RecordingText::of(Path::new("r.rec"), (ok, Vec::new()));
+            assert_eq!((r.text.as_str(), r.warnings.len()), (full, 0));
+        }
+        // A byte that is not UTF-8 blanks its line, named; the rest replays.
+        let mut bytes = full.as_bytes().to_vec();
+        bytes.extend_from_slice(b"# \xff\n");
+        let r = RecordingText::of(Path::new("r.rec"), crate::sys::fs::text_of(bytes));
+        assert_eq!(r.warnings, ["r.rec:5: not UTF-8, line skipped"]);
+        assert!(Replay::new(&r.text, Selection::default(), false, Box::new(|_| None)).is_ok());
+    }
 
     #[test]
     fn steps_start_then_reports() {

@@ -1,16 +1,19 @@
-//! An analysis ([`AnalyzeReport`]) as text, Markdown, CSV, JSON and an HTML page: the one
-//! renderer `iosat analyze` prints and `iosat report` uses for a saved analysis, so both give
-//! the same bytes. The levels go through the table shared with sweep (report/levels.rs).
-//! Returns strings; no IO.
+//! An analysis ([`AnalyzeReport`]) as one document (text, Markdown and the HTML page are its
+//! writers), CSV and JSON: the one renderer `iosat analyze` prints and `iosat report` uses for
+//! a saved analysis, so both give the same bytes. The levels go through the table and charts
+//! shared with sweep (report/levels.rs). Returns strings; no IO.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
+use super::doc::{self, Block, Doc, List, TableBlock};
+use super::html::{envelope_rows, envelope_tail};
 use super::levels::{
-    bullets, csv_num, indented_fit, levels_csv, levels_table, levels_text, LevelRow,
+    csv_num, cut_footnote, level_charts, levels_block, levels_csv, verdict_list, LevelRow,
 };
+use super::svg::{LineChart, Series};
 use super::table::Table;
-use super::text::wrap;
 use super::Format;
 use crate::import::report::AnalyzeReport;
+use crate::units::block_size;
 
 /// The report in `format` (`Html` is the page; `Text` what a terminal gets).
 pub fn render(r: &AnalyzeReport, format: Format) -> String {
@@ -20,10 +23,71 @@ pub fn render(r: &AnalyzeReport, format: Format) -> String {
             s.push('\n');
             s
         }
-        Format::Text { .. } => text(r, format),
-        Format::Markdown => markdown(r),
         Format::Csv => csv(r),
-        Format::Html => super::html::analyze_page(r),
+        f => doc::write(&document(r), f),
+    }
+}
+
+/// The analysis as people read it: what was read; the levels (charts, table, verdict) when
+/// there are levels; every device's series (charts, samples, diagnosis); the importers' notes.
+pub fn document(r: &AnalyzeReport) -> Doc {
+    let mut blocks = vec![
+        Block::Context(context(r)),
+        Block::Lead {
+            text: headline(r),
+            hang: 2,
+        },
+    ];
+    // Headings only when the analysis holds both levels and device series (the title says
+    // which one it is otherwise).
+    let both = r.verdict.is_some() && !r.devices.is_empty();
+    if let Some(v) = &r.verdict {
+        let rows = rows(r);
+        if both {
+            blocks.push(Block::Heading("Levels".into()));
+        }
+        blocks.extend(level_charts(&rows, Some(v)));
+        let cut = cut_footnote(Some(v), false);
+        blocks.push(Block::Table(levels_block(&rows, Some(v), cut)));
+        blocks.push(Block::List(verdict_list(Some(v), [])));
+    }
+    if !r.devices.is_empty() {
+        if both {
+            blocks.push(Block::Heading("Devices".into()));
+        }
+        blocks.extend(device_charts(r));
+        let t = TableBlock::new(devices_table(r)).narrow(DEVICES_NARROW);
+        blocks.push(Block::Table(t));
+        blocks.push(Block::List(List {
+            verdict: true,
+            ..List::titled("Diagnosis", doc::items(&diagnosis(r)))
+        }));
+    }
+    if !r.source.notes.is_empty() {
+        blocks.push(Block::List(List::titled(
+            "Notes",
+            doc::items(&r.source.notes),
+        )));
+    }
+    Doc {
+        title: title(r),
+        md_title: None,
+        md_level: 1,
+        blocks,
+    }
+}
+
+/// "iosat analyze: fio levels", or the device series' names.
+fn title(r: &AnalyzeReport) -> String {
+    if r.levels.is_empty() {
+        let names: Vec<&str> = r.devices.iter().map(|d| d.device.as_str()).collect();
+        format!(
+            "iosat analyze: {} device series ({})",
+            r.source.tool.name(),
+            names.join(", ")
+        )
+    } else {
+        format!("iosat analyze: {} levels", r.source.tool.name())
     }
 }
 
@@ -100,56 +164,140 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
 /// svctm).
 const DEVICES_NARROW: &[&str] = &["device", "time", "r/s", "w/s", "await", "aqu-sz", "%util"];
 
-/// Text: narrow tables (80 columns) or every column with `--wide`, the verdict, diagnosis
-/// and notes wrapped to the terminal's width; knee and overload rows coloured on a terminal.
-fn text(r: &AnalyzeReport, format: Format) -> String {
-    let Format::Text { wide, width, .. } = format else {
-        return text(r, Format::TEXT);
-    };
-    let mut s = wrap(&headline(r), "", "  ", width);
-    s.push('\n');
-    if let Some(v) = &r.verdict {
-        let (table, legend) = levels_text(&rows(r), Some(v), format);
-        s.push_str(&table);
-        s.push_str(&legend);
-        s.push('\n');
-        s.push_str(&indented_fit("Verdict:", &v.summary, width));
+/// What was read: the page's context table (compare sets them side by side).
+pub fn context(r: &AnalyzeReport) -> Vec<(&'static str, String)> {
+    let src = &r.source;
+    let mut v = vec![(
+        "measured",
+        if r.levels.is_empty() {
+            "device time series (diagnosis)".to_string()
+        } else {
+            "levels of concurrency (verdict)".to_string()
+        },
+    )];
+    v.extend(envelope_rows(&r.envelope));
+    v.push(("source", src.tool.name().to_string()));
+    if !src.files.is_empty() {
+        let files: Vec<String> = src
+            .files
+            .iter()
+            .map(|f| match &f.version {
+                Some(ver) => format!("{} ({} {ver})", f.path, f.tool.name()),
+                None => f.path.clone(),
+            })
+            .collect();
+        v.push(("files", files.join(", ")));
     }
     if !r.devices.is_empty() {
-        if r.verdict.is_some() {
-            s.push('\n');
-        }
-        let t = devices_table(r);
-        s.push_str(&if wide { t } else { t.select(DEVICES_NARROW) }.to_text());
-        s.push('\n');
-        s.push_str(&indented_fit("Diagnosis:", &diagnosis(r), width));
+        let names: Vec<&str> = r.devices.iter().map(|d| d.device.as_str()).collect();
+        v.push(("device", names.join(", ")));
     }
-    if !r.source.notes.is_empty() {
-        s.push('\n');
-        s.push_str(&indented_fit("Notes:", &r.source.notes, width));
+    if let Some(p) = &src.pattern {
+        v.push(("pattern", p.clone()));
     }
-    s
+    if let Some(b) = src.block_size {
+        v.push(("block size", block_size(b)));
+    }
+    if !r.levels.is_empty() {
+        let lv: Vec<String> = r.levels.iter().map(|l| l.concurrency.to_string()).collect();
+        v.push(("levels", lv.join(", ")));
+    }
+    v.extend(envelope_tail(&r.envelope));
+    v
 }
 
-fn markdown(r: &AnalyzeReport) -> String {
-    let mut s = format!("# iosat analyze\n\n{}\n", headline(r));
-    if let Some(v) = &r.verdict {
-        s.push_str("\n## Levels\n\n");
-        s.push_str(&levels_table(&rows(r), Some(v)).to_markdown());
-        s.push_str("\n## Verdict\n\n");
-        s.push_str(&bullets(&v.summary, ""));
+/// Every device's time series (requests per second, latency, %util, load), on a wall-clock
+/// axis when every sample carries a UTC time.
+fn device_charts(r: &AnalyzeReport) -> Vec<Block> {
+    let mut body = Vec::new();
+    for d in &r.devices {
+        let id = d.device.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+        // A wall-clock axis when every sample carries a UTC time (pt-diskstats, recordings),
+        // else the sample number (iostat -t prints local time in the locale's format).
+        let clock: Option<Vec<f64>> = d
+            .samples
+            .iter()
+            .map(|s| Some(crate::units::parse_iso_utc(s.time.as_deref()?)? as f64 / 1e9))
+            .collect();
+        let clock = clock.filter(|c| c.windows(2).all(|w| w[1] > w[0]));
+        let x_of = |i: usize| clock.as_ref().map_or((i + 1) as f64, |c| c[i]);
+        let x_label = if clock.is_some() {
+            "time (UTC)"
+        } else {
+            "sample (interval number)"
+        };
+        let pts = |f: &dyn Fn(&crate::analysis::device::DeviceSample) -> Option<f64>| {
+            d.samples
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| Some((x_of(i), f(s)?)))
+                .collect::<Vec<_>>()
+        };
+        let n = d.samples.len();
+        let extent = if n > 0 {
+            vec![x_of(0), x_of(n - 1)]
+        } else {
+            Vec::new()
+        };
+        // A gap: more than one and a half of the usual (median) step between samples.
+        let mut steps: Vec<f64> = (1..n).map(|i| x_of(i) - x_of(i - 1)).collect();
+        steps.sort_by(f64::total_cmp);
+        let step = steps.get(steps.len() / 2).copied().unwrap_or(1.0);
+        let chart = |name: &str, title: &str, y: &str, ss: Vec<Series>| -> Option<String> {
+            let mut c = LineChart::new(&format!("{id}-{name}"), title, x_label, y);
+            c.series = ss.into_iter().filter(|s| !s.points.is_empty()).collect();
+            c.x_extent = extent.clone();
+            c.x_gap = Some(step * 1.5);
+            c.x_clock = clock.is_some();
+            (!c.series.is_empty()).then(|| c.to_svg())
+        };
+        let mut svgs = Vec::new();
+        svgs.extend(chart(
+            "throughput",
+            &format!("{}: requests per second", d.device),
+            "requests/s",
+            vec![
+                Series::new("r/s", pts(&|s| s.r_per_s)),
+                Series::new("w/s", pts(&|s| s.w_per_s)),
+            ],
+        ));
+        svgs.extend(chart(
+            "latency",
+            &format!("{}: latency", d.device),
+            "await (ms)",
+            vec![
+                Series::new(
+                    "r_await",
+                    pts(&|s| s.r_await.filter(|_| s.r_per_s != Some(0.0))),
+                ),
+                Series::new(
+                    "w_await",
+                    pts(&|s| s.w_await.filter(|_| s.w_per_s != Some(0.0))),
+                ),
+            ],
+        ));
+        svgs.extend(chart(
+            "util",
+            &format!("{}: %util", d.device),
+            "%util",
+            vec![Series::new("%util", pts(&|s| s.util_pct))],
+        ));
+        svgs.extend(chart(
+            "queue",
+            &format!("{}: load", d.device),
+            "aqu-sz (requests in flight)",
+            vec![Series::new("aqu-sz", pts(&|s| s.aqu_sz))],
+        ));
+        // The device's name heads its first chart.
+        for (i, svg) in svgs.into_iter().enumerate() {
+            body.push(Block::Chart {
+                heading: (i == 0).then(|| d.device.clone()),
+                svg,
+                note: None,
+            });
+        }
     }
-    if !r.devices.is_empty() {
-        s.push_str("\n## Devices\n\n");
-        s.push_str(&devices_table(r).to_markdown());
-        s.push_str("\n## Diagnosis\n\n");
-        s.push_str(&bullets(&diagnosis(r), ""));
-    }
-    if !r.source.notes.is_empty() {
-        s.push_str("\n## Notes\n\n");
-        s.push_str(&bullets(&r.source.notes, ""));
-    }
-    s
+    body
 }
 
 /// CSV for machines: the levels (levels::levels_csv), or the device series when there are no

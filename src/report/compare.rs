@@ -1,10 +1,11 @@
 //! `iosat compare`: two or more saved results of one kind (sweeps, analyses, fsync runs; two
 //! devices, or one device before and after a change) side by side: one table, the verdicts'
 //! differences in words ("knee 8 → 16, max useful IOPS +85 %, baseline unchanged"), and an
-//! HTML page with the runs' curves overlaid. Pure: takes typed reports, returns strings; no IO.
+//! HTML page with the runs' curves overlaid: one document (text, Markdown and the page are its
+//! writers), CSV and JSON. Pure: takes typed reports, returns strings; no IO.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
-use super::html::{context_rows, esc, html_table, page};
+use super::doc::{self, Block, Doc, List, TableBlock};
 use super::levels::us_cell;
 use super::svg::{DotChart, LineChart, Series};
 use super::table::Table;
@@ -14,7 +15,6 @@ use crate::fsync::report::CaseResult;
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
 use serde::Serialize;
-use std::fmt::Write as _;
 
 /// A change smaller than this share counts as "unchanged" in words: the repeat-to-repeat
 /// noise of a sweep level on a quiet machine is a few percent (the sub-window spread iosat
@@ -29,6 +29,16 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Run {
     pub label: String,
     pub report: Report,
+}
+
+/// What was measured and where, as (label, value) rows: each kind's context table.
+pub fn context_rows(r: &Report) -> Vec<(&'static str, String)> {
+    match r {
+        Report::Sweep(s) => super::sweep::context(s),
+        Report::Analyze(a) => super::analyze::context(a),
+        Report::Fsync(f) => super::fsync::context(f),
+        Report::Stat { devices, idle } => super::stat::context(devices, idle),
+    }
 }
 
 /// The kind of a result, in the words of the refusal and the page title.
@@ -534,34 +544,6 @@ pub fn render(runs: &[Run], format: Format) -> String {
     let tabs = tables(runs);
     let diffs = differences(runs);
     match format {
-        Format::Text { .. } => {
-            let mut s = format!("iosat compare: {} {what} results\n", runs.len());
-            for l in legend_lines(runs) {
-                let _ = writeln!(s, "  {l}");
-            }
-            for (title, t) in &tabs {
-                let _ = write!(s, "\n{title}:\n{}", t.to_text());
-            }
-            s.push_str("\nDifferences:\n");
-            for d in &diffs {
-                let _ = writeln!(s, "  - {d}");
-            }
-            s
-        }
-        Format::Markdown => {
-            let mut s = format!("# iosat compare: {what}\n\n");
-            for l in legend_lines(runs) {
-                let _ = writeln!(s, "- {l}");
-            }
-            for (title, t) in &tabs {
-                let _ = write!(s, "\n## {title}\n\n{}", t.to_markdown());
-            }
-            s.push_str("\n## Differences\n\n");
-            for d in &diffs {
-                let _ = writeln!(s, "- {d}");
-            }
-            s
-        }
         Format::Csv => tabs
             .iter()
             .map(|(_, t)| t.to_csv())
@@ -596,7 +578,41 @@ pub fn render(runs: &[Run], format: Format) -> String {
             s.push('\n');
             s
         }
-        Format::Html => html(runs, what, &tabs, &diffs),
+        f => doc::write(&document(runs, what, tabs, diffs), f),
+    }
+}
+
+/// The comparison as people read it: which file each letter is (on the page their contexts
+/// side by side), the differences in words, the overlaid curves, the tables.
+fn document(runs: &[Run], what: &str, tabs: Vec<(&str, Table)>, diffs: Vec<String>) -> Doc {
+    let mut lead = format!("iosat compare: {} {what} results", runs.len());
+    for l in legend_lines(runs) {
+        lead.push_str("\n  ");
+        lead.push_str(&l);
+    }
+    let mut blocks = vec![
+        Block::ContextTable(context_table(runs)),
+        Block::Lead {
+            text: lead,
+            hang: 4,
+        },
+    ];
+    blocks.extend(charts(runs));
+    for (title, t) in tabs {
+        blocks.push(Block::Heading(title.to_string()));
+        blocks.push(Block::Table(TableBlock::new(t)));
+    }
+    blocks.push(Block::List(List {
+        verdict: true,
+        whole_lines: true,
+        ..List::titled("Differences", doc::items(&diffs))
+    }));
+    let names: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
+    Doc {
+        title: format!("iosat compare ({what}): {}", names.join(" vs ")),
+        md_title: Some(format!("iosat compare: {what}")),
+        md_level: 1,
+        blocks,
     }
 }
 
@@ -630,14 +646,9 @@ fn context_table(runs: &[Run]) -> Table {
     t
 }
 
-fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> String {
-    let mut body = String::from("<div class=\"context\">");
-    body.push_str(&html_table(&context_table(runs)));
-    body.push_str("</div><div class=\"verdict\"><h2>Differences</h2>");
-    for d in diffs {
-        let _ = write!(body, "<p>{}</p>", esc(d));
-    }
-    body.push_str("</div>");
+/// Sweeps and analyses of levels: throughput, latency and the hockey stick, every run.
+fn levels_overlay(runs: &[Run]) -> Vec<Block> {
+    let mut body = Vec::new();
     let ls: Vec<(String, Levels)> = runs
         .iter()
         .enumerate()
@@ -709,15 +720,17 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
             h.labels = l.points.iter().map(|p| p.concurrency.to_string()).collect();
             hs.series.push(h);
         }
-        body.push_str("<h2>Throughput</h2>");
-        body.push_str(&tput.to_svg());
-        body.push_str("<h2>Latency</h2>");
-        body.push_str(&lat.to_svg());
-        body.push_str("<h2>The hockey stick</h2>");
-        body.push_str(&hs.to_svg());
+        body.push(headed("Throughput", tput.to_svg()));
+        body.push(headed("Latency", lat.to_svg()));
+        body.push(headed("The hockey stick", hs.to_svg()));
     }
-    // Device series (analyses of iostat, pt-diskstats, recordings): per device, each run's
-    // await over its samples, overlaid.
+    body
+}
+
+/// Device series (analyses of iostat, pt-diskstats, recordings): per device, each run's
+/// await over its samples, overlaid.
+fn devices_overlay(runs: &[Run]) -> Vec<Block> {
+    let mut body = Vec::new();
     let an: Vec<(String, &AnalyzeReport)> = runs
         .iter()
         .enumerate()
@@ -754,9 +767,14 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
                 c.series.push(Series::new(label.clone(), pts).colour(i));
             }
         }
-        let _ = write!(body, "<h2>{}</h2>", esc(name));
-        body.push_str(&c.to_svg());
+        body.push(headed(name, c.to_svg()));
     }
+    body
+}
+
+/// fsync runs: each case's percentiles per run on one dot chart.
+fn fsync_overlay(runs: &[Run]) -> Vec<Block> {
+    let mut body = Vec::new();
     let fs: Vec<(String, &FsyncReport)> = runs
         .iter()
         .enumerate()
@@ -790,18 +808,26 @@ fn html(runs: &[Run], what: &str, tabs: &[(&str, Table)], diffs: &[String]) -> S
             keys: vec!["p50".into(), "p95".into(), "p99".into()],
             rows,
         };
-        body.push_str("<h2>Commit latency</h2>");
-        body.push_str(&chart.to_svg());
+        body.push(headed("Commit latency", chart.to_svg()));
     }
-    for (title, t) in tabs {
-        let _ = write!(body, "<h2>{}</h2>", esc(title));
-        body.push_str(&html_table(t));
+    body
+}
+
+/// The runs' curves overlaid: levels (throughput, latency, the hockey stick), device
+/// series (await per sample), fsync cases (commit latency per case and run).
+fn charts(runs: &[Run]) -> Vec<Block> {
+    let mut body = levels_overlay(runs);
+    body.extend(devices_overlay(runs));
+    body.extend(fsync_overlay(runs));
+    body
+}
+
+fn headed(heading: &str, svg: String) -> Block {
+    Block::Chart {
+        heading: Some(heading.into()),
+        svg,
+        note: None,
     }
-    let names: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
-    page(
-        &format!("iosat compare ({what}): {}", names.join(" vs ")),
-        &body,
-    )
 }
 
 #[cfg(test)]

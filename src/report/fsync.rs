@@ -1,13 +1,14 @@
-//! The one renderer of the `iosat fsync` result: text, Markdown, CSV, JSON and the HTML page, all
-//! from the typed `FsyncReport`, for the live command and `iosat report` alike (so `iosat fsync
-//! --markdown` and `iosat report saved.json --format markdown` print the same bytes). One set of
-//! tables: latency per case, the group-commit curve, the device. Only `is_fsync` looks at raw JSON
-//! (to recognise the kind before it is read). No IO.
+//! The one renderer of the `iosat fsync` result: one document (text, Markdown and the HTML
+//! page are its writers), CSV and JSON, all from the typed `FsyncReport`, for the live command
+//! and `iosat report` alike (so `iosat fsync --markdown` and `iosat report saved.json --format
+//! markdown` print the same bytes). One set of tables: latency per case, the group-commit
+//! curve, the device. Only `is_fsync` looks at raw JSON (to recognise the kind before it is
+//! read). No IO; imports report/, fsync::report (the type) and units only.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
-use super::html::{esc, html_table, page};
+use super::doc::{self, chart, Block, Doc, Item, List, Mark, TableBlock};
+use super::html::{envelope_rows, envelope_tail};
 use super::svg::{DotChart, LineChart, Series};
-use super::text::{paint, wrap, Paint};
 use super::Format;
 use crate::fsync::report::*;
 use crate::report::table::Table;
@@ -25,11 +26,94 @@ pub fn is_fsync(doc: &Value) -> bool {
 /// The result in `format`.
 pub fn render(r: &FsyncReport, format: Format) -> String {
     match format {
-        Format::Text { .. } => text(r, format),
-        Format::Markdown => markdown(r),
         Format::Csv => csv(r),
         Format::Json => json(r),
-        Format::Html => page_html(r),
+        f => doc::write(&document(r), f),
+    }
+}
+
+/// The run as people read it: what ran, latency per case (charts, table, skipped cases), what
+/// one connection can commit, the group-commit curve, the device, the flush-honesty verdict,
+/// the warnings, and whether the run was cut short.
+pub fn document(r: &FsyncReport) -> Doc {
+    let mut blocks = vec![
+        Block::Context(context(r)),
+        Block::Lead {
+            text: format!(
+                "iosat fsync: {} ({} s per case, latency in ms; test files removed)",
+                r.dir, r.duration_s_per_case
+            ),
+            hang: 2,
+        },
+        Block::Heading("Commit latency per method".into()),
+    ];
+    blocks.extend(case_charts(r));
+    blocks.push(Block::Table(marked(cases_table(r), CASES_NARROW)));
+    blocks.push(Block::List(List {
+        items: skipped_lines(r).map(Item::plain).collect(),
+        ..Default::default()
+    }));
+    blocks.push(Block::List(List::titled(
+        "Commit capacity (one connection commits once per latency)",
+        doc::items(&capacity_lines(r)),
+    )));
+    if let Some(g) = &r.group_commit {
+        blocks.push(Block::Heading(format!(
+            "Group commit ({} of {}, {} s per level)",
+            g.method.name(),
+            size(g.size),
+            r.duration_s_per_case
+        )));
+        blocks.extend(group_charts(g));
+        blocks.push(Block::Table(marked(group_table(g), GROUP_NARROW)));
+        blocks.push(Block::List(List {
+            items: doc::items(&g.summary),
+            indent: true,
+            ..Default::default()
+        }));
+    }
+    blocks.push(Block::Heading("Device".into()));
+    blocks.push(Block::Table(TableBlock::new(device_table(&r.device))));
+    let verdict = r.device.flush_verdict;
+    blocks.push(Block::List(List {
+        verdict: true,
+        warn_title: !matches!(verdict, FlushVerdict::Plausible | FlushVerdict::Unknown),
+        ..List::titled(
+            format!("Flush honesty: {}", verdict.name()),
+            doc::items(&r.device.flush_reasoning),
+        )
+    }));
+    blocks.push(Block::List(List {
+        items: r.warnings.iter().map(Item::warning).collect(),
+        ..Default::default()
+    }));
+    if r.interrupted {
+        blocks.push(Block::Para(
+            "interrupted: the results above are partial".into(),
+        ));
+    }
+    Doc {
+        title: format!("iosat fsync: {}", r.dir),
+        md_title: None,
+        md_level: 2,
+        blocks,
+    }
+}
+
+/// A table with its failed rows marked, `narrow` its 80-column view.
+fn marked(t: Table, narrow: &'static [&'static str]) -> TableBlock {
+    let marks = t
+        .rows
+        .iter()
+        .map(|row| {
+            row.last()
+                .is_some_and(|v| v.starts_with("FAILED"))
+                .then_some(Mark::Failed)
+        })
+        .collect();
+    TableBlock {
+        marks,
+        ..TableBlock::new(t).narrow(narrow)
     }
 }
 
@@ -195,29 +279,6 @@ pub fn device_table(d: &DeviceSection) -> Table {
     t
 }
 
-/// The device in one line (the text header).
-fn device_line(d: &DeviceSection) -> String {
-    let Some(name) = &d.name else {
-        return "unknown (not a block device iosat could identify)".into();
-    };
-    let flag = |v: Option<bool>| v.map_or_else(|| "?".into(), |b| (b as u8).to_string());
-    format!(
-        "{name} ({}){}: write_cache={} fua={} rotational={} logical_block_size={}",
-        d.dev.as_deref().unwrap_or("?"),
-        d.model
-            .as_deref()
-            .map(|m| format!(" {m}"))
-            .unwrap_or_default(),
-        d.write_cache
-            .as_deref()
-            .map_or_else(|| "?".into(), |s| format!("\"{s}\"")),
-        flag(d.fua),
-        flag(d.rotational),
-        d.logical_block_size
-            .map_or_else(|| "?".into(), |b| b.to_string()),
-    )
-}
-
 /// What one connection can commit per second with the reference and the fastest durable
 /// method (and, with --target-tps, how many connections the target needs).
 pub fn capacity_lines(r: &FsyncReport) -> Vec<String> {
@@ -263,21 +324,6 @@ fn skipped_lines(r: &FsyncReport) -> impl Iterator<Item = String> + '_ {
     })
 }
 
-/// Append each item as its own line after `prefix` (text indents, Markdown bullets).
-fn push_lines<T: std::fmt::Display>(
-    s: &mut String,
-    prefix: &str,
-    items: impl IntoIterator<Item = T>,
-) {
-    for l in items {
-        let _ = writeln!(s, "{prefix}{l}");
-    }
-}
-
-fn group_title(g: &GroupCommit) -> String {
-    format!("Group commit ({} of {})", g.method.name(), size(g.size))
-}
-
 /// The cases' columns in 80 columns (`--wide`: min, p50, p95, p99.9, max, flushes, f/s,
 /// connections for the target).
 const CASES_NARROW: &[&str] = &[
@@ -301,128 +347,6 @@ const GROUP_NARROW: &[&str] = &[
     "p99 ms",
     "verify",
 ];
-
-/// Each item wrapped to `width` after `prefix` (continuation lines indented under it),
-/// coloured as `p` on a terminal.
-fn push_wrapped<T: std::fmt::Display>(
-    s: &mut String,
-    prefix: &str,
-    items: impl IntoIterator<Item = T>,
-    (width, color, p): (usize, bool, Option<Paint>),
-) {
-    let rest = " ".repeat(prefix.chars().count() + 2);
-    for l in items {
-        let w = wrap(&l.to_string(), prefix, &rest, width);
-        match p {
-            Some(p) => {
-                for line in w.lines() {
-                    s.push_str(&paint(line, p, color));
-                    s.push('\n');
-                }
-            }
-            None => s.push_str(&w),
-        }
-    }
-}
-
-/// Text: narrow tables (80 columns) or every column with `--wide`, the prose wrapped to the
-/// terminal's width; on a terminal failed verification red, a dishonest flush verdict and the
-/// warnings yellow.
-pub fn text(r: &FsyncReport, format: Format) -> String {
-    let Format::Text { wide, width, color } = format else {
-        return text(r, Format::TEXT);
-    };
-    let plain = (width, color, None);
-    let mut s = String::new();
-    push_wrapped(
-        &mut s,
-        "",
-        [format!(
-            "iosat fsync: {} ({} s per case, latency in ms; test files removed)",
-            r.dir, r.duration_s_per_case
-        )],
-        plain,
-    );
-    push_wrapped(&mut s, "device: ", [device_line(&r.device)], plain);
-    s.push('\n');
-    let narrow = |t: Table, cols: &[&str]| if wide { t } else { t.select(cols) };
-    let failed = |t: &Table, i: usize| {
-        t.rows[i]
-            .last()
-            .is_some_and(|v| v.starts_with("FAILED"))
-            .then_some(Paint::Overload)
-    };
-    let cases = narrow(cases_table(r), CASES_NARROW);
-    s.push_str(&cases.to_text_fit(usize::MAX, color, |i| failed(&cases, i)));
-    push_wrapped(&mut s, "", skipped_lines(r), plain);
-    s.push_str("\nCommit capacity (one connection commits once per latency):\n");
-    push_wrapped(&mut s, "  ", capacity_lines(r), plain);
-    if let Some(g) = &r.group_commit {
-        let _ = writeln!(
-            s,
-            "\nGroup commit ({} of {}, {} s per level):",
-            g.method.name(),
-            size(g.size),
-            r.duration_s_per_case
-        );
-        let t = narrow(group_table(g), GROUP_NARROW);
-        s.push_str(&t.to_text_fit(usize::MAX, color, |i| failed(&t, i)));
-        push_wrapped(&mut s, "  ", &g.summary, plain);
-    }
-    let verdict = r.device.flush_verdict;
-    let honest = matches!(verdict, FlushVerdict::Plausible | FlushVerdict::Unknown);
-    s.push('\n');
-    push_wrapped(
-        &mut s,
-        "",
-        [format!("Flush honesty: {}", verdict.name())],
-        (width, color, (!honest).then_some(Paint::Warning)),
-    );
-    push_wrapped(&mut s, "  ", &r.device.flush_reasoning, plain);
-    push_wrapped(
-        &mut s,
-        "warning: ",
-        &r.warnings,
-        (width, color, Some(Paint::Warning)),
-    );
-    if r.interrupted {
-        s.push_str("interrupted: the results above are partial\n");
-    }
-    s
-}
-
-/// GitHub-flavoured Markdown: the same tables as the text and the page, latency in ms.
-pub fn markdown(r: &FsyncReport) -> String {
-    let mut s = format!(
-        "## iosat fsync: {}\n\n{} s per case, latency in ms.\n\n### Commit latency per method\n\n",
-        r.dir, r.duration_s_per_case
-    );
-    s.push_str(&cases_table(r).to_markdown());
-    if !r.skipped.is_empty() {
-        s.push('\n');
-        push_lines(&mut s, "- ", skipped_lines(r));
-    }
-    s.push_str("\n### Commit capacity\n\n");
-    push_lines(&mut s, "- ", capacity_lines(r));
-    if let Some(g) = &r.group_commit {
-        let _ = write!(s, "\n### {}\n\n", group_title(g));
-        s.push_str(&group_table(g).to_markdown());
-        if !g.summary.is_empty() {
-            s.push('\n');
-        }
-        push_lines(&mut s, "- ", &g.summary);
-    }
-    s.push_str("\n### Device\n\n");
-    s.push_str(&device_table(&r.device).to_markdown());
-    let _ = write!(
-        s,
-        "\n### Flush honesty: `{}`\n\n",
-        r.device.flush_verdict.name()
-    );
-    push_lines(&mut s, "- ", &r.device.flush_reasoning);
-    push_lines(&mut s, "\n> warning: ", &r.warnings);
-    s
-}
 
 /// CSV: one table, a row per case and per group-commit level, the JSON's raw numbers (ns).
 pub fn csv(r: &FsyncReport) -> String {
@@ -519,36 +443,56 @@ pub fn json(r: &FsyncReport) -> String {
     s
 }
 
-/// The page: verdict, latency per method, group commit, device, tables.
-pub fn page_html(r: &FsyncReport) -> String {
-    let mut body = super::html::context_block(&super::html::fsync_context(r));
+/// What was measured and where: the page's context table (compare sets them side by side).
+pub fn context(r: &crate::fsync::FsyncReport) -> Vec<(&'static str, String)> {
     let d = &r.device;
-    let _ = write!(
-        body,
-        "<p>Test directory <code>{}</code>, {} s per case. Latency is the time from the write \
-to the moment the commit is durable (the method's flush returned).</p>",
-        esc(&r.dir),
-        r.duration_s_per_case
-    );
-    let _ = write!(
-        body,
-        "<div class=\"verdict\"><h2>Flush honesty: <code>{}</code></h2>",
-        esc(d.flush_verdict.name())
-    );
-    for l in &d.flush_reasoning {
-        let _ = write!(body, "<p>{}</p>", esc(l));
+    let mut v = vec![("measured", "commit latency (fsync and friends)".to_string())];
+    v.extend(envelope_rows(&r.envelope));
+    let dev: Vec<String> = [
+        d.name.clone(),
+        d.model.clone(),
+        d.dev.clone().map(|x| format!("dev {x}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !dev.is_empty() {
+        v.push(("device", dev.join(", ")));
     }
-    body.push_str("</div>");
-    for w in &r.warnings {
-        let _ = write!(
-            body,
-            "<p class=\"note\"><strong>warning:</strong> {}</p>",
-            esc(w)
-        );
+    v.push(("directory", r.dir.clone()));
+    if let Some(wc) = &d.write_cache {
+        v.push(("write cache", wc.clone()));
     }
+    if let Some(rot) = d.rotational {
+        v.push(("rotational", if rot { "yes" } else { "no" }.into()));
+    }
+    let mut sizes: Vec<u32> = r.cases.iter().map(|c| c.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut methods: Vec<&str> = Vec::new();
+    for c in &r.cases {
+        if !methods.contains(&c.method.name()) {
+            methods.push(c.method.name());
+        }
+    }
+    v.push(("methods", methods.join(", ")));
+    v.push((
+        "block size",
+        sizes
+            .iter()
+            .map(|&b| block_size(u64::from(b)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    v.push(("duration", format!("{} s per case", r.duration_s_per_case)));
+    v.extend(envelope_tail(&r.envelope));
+    v
+}
 
-    // Latency per method, one chart per mode (rows: method × size).
-    body.push_str("<h2>Commit latency per method</h2>");
+/// Latency per method, one dot chart per mode (rows: method × size), the device's own flush
+/// time beside each commit.
+fn case_charts(r: &FsyncReport) -> Vec<Block> {
+    let mut svgs = Vec::new();
     let mut modes = Vec::new();
     for c in &r.cases {
         if !modes.contains(&c.mode) {
@@ -588,97 +532,90 @@ to the moment the commit is durable (the method's flush returned).</p>",
             ],
             rows,
         };
-        body.push_str(&chart.to_svg());
+        svgs.push(chart.to_svg());
     }
-    body.push_str(
-        "<p class=\"note\">device flush (f_await): the mean time the device took to complete a \
-flush request over the case (the kernel's f_await); a commit far slower than it waits elsewhere \
-(the filesystem journal), one faster than any flush did not reach the device.</p>",
+    let note = "device flush (f_await): the mean time the device took to complete a flush \
+request over the case (the kernel's f_await); a commit far slower than it waits elsewhere (the \
+filesystem journal), one faster than any flush did not reach the device.";
+    let n = svgs.len();
+    svgs.into_iter()
+        .enumerate()
+        .map(|(i, svg)| Block::Chart {
+            heading: None,
+            svg,
+            note: (i + 1 == n).then(|| note.to_string()),
+        })
+        .collect()
+}
+
+/// Commits per second and latency against the committers, per layout.
+fn group_charts(g: &GroupCommit) -> Vec<Block> {
+    let pts = |layout: Layout, f: &dyn Fn(&GroupLevel) -> f64| -> Vec<(f64, f64)> {
+        g.levels
+            .iter()
+            .filter(|l| l.layout == layout)
+            .map(|l| (f64::from(l.committers), f(l)))
+            .collect()
+    };
+    let mut tput = LineChart::new(
+        "group-throughput",
+        "Commits per second vs committers",
+        "concurrent committers",
+        "commits/s",
     );
-    body.push_str("<h2>Commit capacity</h2><ul>");
-    for l in capacity_lines(r) {
-        let _ = write!(body, "<li>{}</li>", esc(&l));
-    }
-    body.push_str("</ul>");
-
-    if let Some(g) = &r.group_commit {
-        let _ = write!(body, "<h2>{}</h2>", esc(&group_title(g)));
-        body.push_str(
-            "<p class=\"note\">shared_log: all committers append to one log and one fsync \
-covers every commit waiting (group commit); separate_files: each committer writes and fsyncs \
-its own file.</p>",
-        );
-        let pts = |layout: Layout, f: &dyn Fn(&GroupLevel) -> f64| -> Vec<(f64, f64)> {
-            g.levels
-                .iter()
-                .filter(|l| l.layout == layout)
-                .map(|l| (f64::from(l.committers), f(l)))
-                .collect()
-        };
-        let mut tput = LineChart::new(
-            "group-throughput",
-            "Commits per second vs committers",
-            "concurrent committers",
-            "commits/s",
-        );
-        tput.x_log = true;
-        let mut latc = LineChart::new(
-            "group-latency",
-            "Commit latency vs committers",
-            "concurrent committers",
-            "latency (ms)",
-        );
-        latc.x_log = true;
-        latc.y_log = true;
-        // The committer counts measured are the x ticks.
-        let mut counts: Vec<f64> = g.levels.iter().map(|l| f64::from(l.committers)).collect();
-        counts.sort_by(f64::total_cmp);
-        counts.dedup();
-        tput.x_ticks = counts.clone();
-        latc.x_ticks = counts;
-        for (colour, layout) in [Layout::SharedLog, Layout::SeparateFiles]
-            .into_iter()
-            .enumerate()
-        {
-            let p = pts(layout, &|l| l.commits_per_s);
-            if p.is_empty() {
-                continue;
-            }
-            let name = layout.name();
-            tput.series.push(Series::new(name, p).colour(colour));
-            latc.series.push(
-                Series::new(
-                    format!("{name} avg"),
-                    pts(layout, &|l| l.latency_ns.mean as f64 / 1e6),
-                )
-                .colour(colour),
-            );
-            latc.series.push(
-                Series::new(
-                    format!("{name} p99"),
-                    pts(layout, &|l| l.latency_ns.p99 as f64 / 1e6),
-                )
-                .dashed()
-                .colour(colour),
-            );
+    tput.x_log = true;
+    let mut latc = LineChart::new(
+        "group-latency",
+        "Commit latency vs committers",
+        "concurrent committers",
+        "latency (ms)",
+    );
+    latc.x_log = true;
+    latc.y_log = true;
+    // The committer counts measured are the x ticks.
+    let mut counts: Vec<f64> = g.levels.iter().map(|l| f64::from(l.committers)).collect();
+    counts.sort_by(f64::total_cmp);
+    counts.dedup();
+    tput.x_ticks = counts.clone();
+    latc.x_ticks = counts;
+    for (colour, layout) in [Layout::SharedLog, Layout::SeparateFiles]
+        .into_iter()
+        .enumerate()
+    {
+        let p = pts(layout, &|l| l.commits_per_s);
+        if p.is_empty() {
+            continue;
         }
-        body.push_str(&tput.to_svg());
-        body.push_str(&latc.to_svg());
-        if !g.summary.is_empty() {
-            body.push_str("<ul>");
-            for l in &g.summary {
-                let _ = write!(body, "<li>{}</li>", esc(l));
-            }
-            body.push_str("</ul>");
-        }
-        body.push_str(&html_table(&group_table(g)));
+        let name = layout.name();
+        tput.series.push(Series::new(name, p).colour(colour));
+        latc.series.push(
+            Series::new(
+                format!("{name} avg"),
+                pts(layout, &|l| l.latency_ns.mean as f64 / 1e6),
+            )
+            .colour(colour),
+        );
+        latc.series.push(
+            Series::new(
+                format!("{name} p99"),
+                pts(layout, &|l| l.latency_ns.p99 as f64 / 1e6),
+            )
+            .dashed()
+            .colour(colour),
+        );
     }
-
-    body.push_str("<h2>Device</h2>");
-    body.push_str(&html_table(&device_table(d)));
-    body.push_str("<h2>Cases</h2>");
-    body.push_str(&html_table(&cases_table(r)));
-    page(&format!("iosat fsync: commit latency in {}", r.dir), &body)
+    vec![
+        Block::Chart {
+            heading: None,
+            svg: tput.to_svg(),
+            note: Some(
+                "shared_log: all committers append to one log and one fsync covers every \
+commit waiting (group commit); separate_files: each committer writes and fsyncs its own file."
+                    .into(),
+            ),
+        },
+        chart(latc.to_svg()),
+    ]
 }
 
 #[cfg(test)]
@@ -817,12 +754,12 @@ mod tests {
 
     #[test]
     fn text_output() {
-        insta::assert_snapshot!(text(&seed_report(), Format::TEXT));
+        insta::assert_snapshot!(render(&seed_report(), Format::TEXT));
     }
 
     #[test]
     fn text_fits_80_columns_and_wide_has_every_column() {
-        let narrow = text(&seed_report(), Format::TEXT);
+        let narrow = render(&seed_report(), Format::TEXT);
         for l in narrow.lines() {
             assert!(l.chars().count() <= 80, "{l}");
         }
@@ -832,7 +769,7 @@ mod tests {
             width: 80,
             color: true,
         };
-        let wide = text(&seed_report(), wide);
+        let wide = render(&seed_report(), wide);
         for col in ["p99.9 ms", "conns@200tps", "fsyncs/s", "min ms"] {
             assert!(wide.contains(col) && !narrow.contains(col), "{col}");
         }
@@ -840,7 +777,7 @@ mod tests {
 
     #[test]
     fn markdown_output() {
-        insta::assert_snapshot!(markdown(&seed_report()));
+        insta::assert_snapshot!(render(&seed_report(), Format::Markdown));
     }
 
     #[test]

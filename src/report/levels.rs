@@ -1,9 +1,12 @@
-//! What sweep and analyze results share: the one levels table (text, Markdown, CSV and the
-//! HTML page all show it), the verdict's lines, and telling a saved levels document apart
-//! (sweep or analyze) and loading it into its typed report, its `schema_version` checked.
-//! Returns values and strings; no IO.
-//! Must not import: cli/, config/, cmd/, ui/, exporter/.
+//! What sweep and analyze results share: the one levels table (its text, Markdown and page
+//! block with the knee and overload marked, its CSV), the verdict's list, the `*` footnote
+//! and the levels charts (throughput with the USL fit, latency, the hockey stick, the %util
+//! trap). Returns values and strings; no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs,
+//! report/compare.rs.
 
+use super::doc::{chart, Block, Item, List, Mark, TableBlock};
+use super::svg::{LineChart, Marker, Series};
 use super::table::Table;
 use crate::analysis::evidence::Spread;
 use crate::analysis::text::fmt_ratio;
@@ -42,51 +45,6 @@ column (p50 .. p99.9, x_base_p95, the kernel's r/s .. aqu-sz, Little's law, spre
 const NARROW: &[&str] = &[
     "conc", "IOPS", "MB/s", "avg_us", "p95_us", "p99_us", "x_base", "%util", "note",
 ];
-
-/// The levels table and its legend as text: the narrow columns, or every column with `wide`;
-/// the notes and the legend wrapped to `width`; on a terminal the knee row green and the
-/// overloaded rows red.
-pub fn levels_text(
-    rows: &[LevelRow],
-    v: Option<&Verdict>,
-    format: super::Format,
-) -> (String, String) {
-    let super::Format::Text { wide, width, color } = format else {
-        return levels_text(rows, v, super::Format::TEXT);
-    };
-    let full = levels_table(rows, v);
-    let note = full.headers.len() - 1;
-    let paint = |i: usize| {
-        let n = &full.rows[i][note];
-        if n.contains("overload") {
-            Some(super::text::Paint::Overload)
-        } else if n.split(", ").any(|w| w == "knee") {
-            Some(super::text::Paint::Knee)
-        } else {
-            None
-        }
-    };
-    let (table, legend) = if wide {
-        (full.to_text_fit(usize::MAX, color, paint), LEGEND)
-    } else {
-        let narrow = full.select(NARROW);
-        (
-            narrow.to_text_fit(width.min(80), color, paint),
-            LEGEND_NARROW,
-        )
-    };
-    (table, super::text::wrap(legend, "", "", width))
-}
-
-/// Lines indented under a heading line (`Verdict:`, `Notes:`), each wrapped at word
-/// boundaries to `width` with a hanging indent.
-pub fn indented_fit(heading: &str, lines: &[String], width: usize) -> String {
-    let mut s = format!("{heading}\n");
-    for l in lines {
-        s.push_str(&super::text::wrap(l, "  ", "    ", width));
-    }
-    s
-}
 
 /// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
 pub fn us_cell(ns: Option<f64>) -> String {
@@ -357,20 +315,270 @@ pub fn verdict_lines(v: Option<&Verdict>) -> Vec<String> {
     }
 }
 
-/// Lines as a Markdown bullet list, each behind `prefix`.
-pub fn bullets(lines: &[String], prefix: &str) -> String {
-    lines.iter().map(|l| format!("- {prefix}{l}\n")).collect()
+/// The footnote for levels marked `*`: cut short, by the signal the verdict names when it
+/// knows it (never "Ctrl-C" for a SIGTERM); `interrupted`: some level was cut.
+pub fn cut_footnote(v: Option<&Verdict>, interrupted: bool) -> Option<String> {
+    let mut signals: Vec<&str> = v
+        .into_iter()
+        .flat_map(|v| v.levels.iter().filter_map(|f| f.cut_by.as_deref()))
+        .collect();
+    signals.dedup();
+    if signals.is_empty() && !interrupted {
+        return None;
+    }
+    Some(if signals.is_empty() {
+        "* level cut short by a stop signal (Ctrl-C, SIGTERM or SIGHUP)".to_string()
+    } else {
+        format!("* level cut short by {}", signals.join(", "))
+    })
 }
 
-/// Lines indented under a heading line (`Verdict:`, `Notes:`), for text output.
-pub fn indented(heading: &str, lines: &[String]) -> String {
-    let mut s = format!("{heading}\n");
-    for l in lines {
-        s.push_str("  ");
-        s.push_str(l);
-        s.push('\n');
+/// A chart that opens a section of the page.
+fn headed(heading: &str, svg: String) -> Block {
+    Block::Chart {
+        heading: Some(heading.into()),
+        svg,
+        note: None,
     }
-    s
+}
+
+/// The levels table as a document block: every column (text: the narrow ones unless
+/// `--wide`), the knee row and the overloaded rows marked, the `*` footnote, the legend.
+pub fn levels_block(
+    rows: &[LevelRow],
+    v: Option<&Verdict>,
+    footnote: Option<String>,
+) -> TableBlock {
+    let table = levels_table(rows, v);
+    let note = table.headers.len() - 1;
+    let marks = table
+        .rows
+        .iter()
+        .map(|r| {
+            let n = &r[note];
+            if n.contains("overload") {
+                Some(Mark::Overload)
+            } else if n.split(", ").any(|w| w == "knee") {
+                Some(Mark::Knee)
+            } else {
+                None
+            }
+        })
+        .collect();
+    TableBlock {
+        table,
+        narrow: Some(NARROW),
+        marks,
+        footnotes: footnote.into_iter().collect(),
+        legend: Some((LEGEND_NARROW, LEGEND)),
+    }
+}
+
+/// The verdict as a document's verdict list: its sentences, the %util lesson (when they do
+/// not say it), then `more`.
+pub fn verdict_list(v: Option<&Verdict>, more: impl IntoIterator<Item = Item>) -> List {
+    let mut items = super::doc::items(&verdict_lines(v));
+    // The %util lesson, unless the sentences already say it.
+    if let Some(u) = v.and_then(|v| v.util_lesson.as_ref()) {
+        if !items.iter().any(|i| i.text.contains(u.as_str())) {
+            items.push(Item::plain(format!("%util: {u}")));
+        }
+    }
+    items.extend(more);
+    List {
+        verdict: true,
+        ..List::titled("Verdict", items)
+    }
+}
+
+/// The charts of a sweep or analyze page: throughput (with the USL fit), latency, the hockey
+/// stick, and the %util trap when the kernel's view is known; the knee and overload marked
+/// with the verdict's uncertainty.
+pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> {
+    let ms = |ns: Option<f64>| ns.map(|n| n / 1e6);
+    let c = |r: &LevelRow| f64::from(r.point.concurrency);
+    let series = |f: &dyn Fn(&LevelRow) -> Option<f64>| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter_map(|r| f(r).map(|y| (c(r), y)))
+            .collect()
+    };
+    // The markers carry the verdict's uncertainty: "knee 4–8", "overload 16 (perhaps 8)";
+    // none at all when there is no verdict (fewer than two levels).
+    let judged = verdict.filter(|v| !v.too_few_levels);
+    let mut markers = Vec::new();
+    if let Some(v) = judged {
+        let k = v.knee_concurrency;
+        markers.push(Marker {
+            x: f64::from(k),
+            label: match v.knee_range {
+                Some((lo, hi)) => format!("knee {lo}–{hi}"),
+                None => format!("knee {k}"),
+            },
+        });
+    }
+    if let Some(v) = judged {
+        if let Some(o) = v.overload_concurrency {
+            markers.push(Marker {
+                x: f64::from(o),
+                label: match v.overload_range {
+                    Some((lo, _)) if lo < o => format!("overload {o} (perhaps {lo})"),
+                    _ => format!("overload {o}"),
+                },
+            });
+        }
+    }
+
+    let mut body = Vec::new();
+    // The x axes tick at the levels measured (1, 2, 4 … 256), not at powers of ten.
+    let ticks: Vec<f64> = rows.iter().map(c).collect();
+
+    // 1. Throughput vs concurrency, with the USL fit.
+    let mut tput = LineChart::new(
+        "throughput",
+        "Throughput vs concurrency",
+        "concurrency (requests in flight)",
+        "IOPS",
+    );
+    tput.x_log = true;
+    tput.x_ticks = ticks.clone();
+    tput.series.push(Series::new(
+        "measured IOPS",
+        series(&|r| Some(r.point.iops)),
+    ));
+    if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()).filter(|u| u.trusted()) {
+        let max_c = rows.iter().map(c).fold(1.0, f64::max);
+        let pts: Vec<(f64, f64)> = (0..=48)
+            .map(|i| {
+                let n = 2f64.powf(i as f64 * max_c.log2() / 48.0);
+                (n, fit.predict(n))
+            })
+            .collect();
+        tput.series.push(
+            Series::new(
+                format!("USL fit (σ={:.3}, κ={:.5})", fit.sigma, fit.kappa),
+                pts,
+            )
+            .dashed(),
+        );
+    }
+    tput.markers = markers.clone();
+    body.push(headed("Throughput", tput.to_svg()));
+
+    // 2. Latency vs concurrency (log: latency spans decades when a device saturates).
+    let mut lat = LineChart::new(
+        "latency",
+        "Latency vs concurrency",
+        "concurrency (requests in flight)",
+        "latency (ms)",
+    );
+    lat.x_log = true;
+    lat.y_log = true;
+    lat.x_ticks = ticks.clone();
+    for name in ["avg", "p95", "p99"] {
+        let pts = series(&|r| {
+            let l = &r.point.latency_ns;
+            ms(match name {
+                "avg" => Some(l.mean),
+                "p95" => l.p95,
+                _ => l.p99,
+            })
+        });
+        if !pts.is_empty() {
+            lat.series.push(Series::new(name, pts));
+        }
+    }
+    lat.markers = markers.clone();
+    body.push(headed("Latency", lat.to_svg()));
+
+    body.push(hockey_stick(rows, judged.map(|v| v.knee_concurrency)));
+    body.extend(util_trap(rows, &ticks));
+    body
+}
+
+/// The hockey stick: average latency against throughput, each point labelled with its
+/// concurrency, the knee marked.
+fn hockey_stick(rows: &[LevelRow], knee: Option<u32>) -> Block {
+    let mut hs = LineChart::new(
+        "hockey",
+        "Latency vs throughput (the hockey stick)",
+        "IOPS",
+        "average latency (ms)",
+    );
+    hs.y_log = true;
+    let pts: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.point.iops, r.point.latency_ns.mean / 1e6))
+        .collect();
+    let mut avg = Series::new("avg latency (points: concurrency)", pts);
+    avg.labels = rows
+        .iter()
+        .map(|r| r.point.concurrency.to_string())
+        .collect();
+    hs.series.push(avg);
+    if let Some(k) = knee {
+        if let Some(r) = rows.iter().find(|r| r.point.concurrency == k) {
+            hs.markers.push(Marker {
+                x: r.point.iops,
+                label: format!("knee (concurrency {k})"),
+            });
+        }
+    }
+    headed("The hockey stick", hs.to_svg())
+}
+
+/// The %util trap, when the kernel's view is known: %util (one unit: %) beside real
+/// throughput on the right axis, and the kernel's queue (requests) against the offered
+/// concurrency (requests) apart.
+fn util_trap(rows: &[LevelRow], ticks: &[f64]) -> Vec<Block> {
+    let c = |r: &LevelRow| f64::from(r.point.concurrency);
+    let series = |f: &dyn Fn(&LevelRow) -> Option<f64>| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter_map(|r| f(r).map(|y| (c(r), y)))
+            .collect()
+    };
+    let mut body = Vec::new();
+    let util = series(&|r| r.point.kernel_util_pct);
+    let aqu = series(&|r| r.point.kernel_aqu_sz);
+    if !util.is_empty() {
+        let mut trap = LineChart::new(
+            "util",
+            "%util beside real throughput",
+            "concurrency (requests in flight)",
+            "%util (kernel)",
+        );
+        trap.x_log = true;
+        trap.x_ticks = ticks.to_vec();
+        trap.series.push(Series::new("%util (kernel)", util));
+        trap.right = Some((
+            "IOPS".to_string(),
+            vec![Series::new("IOPS", series(&|r| Some(r.point.iops))).dashed()],
+        ));
+        body.push(Block::Chart {
+            heading: Some("The %util trap".into()),
+            svg: trap.to_svg(),
+            note: Some(
+                "%util is the share of time with at least one request in flight; on a device \
+that serves requests in parallel it reaches 100 % long before throughput stops growing."
+                    .into(),
+            ),
+        });
+    }
+    if !aqu.is_empty() {
+        let mut q = LineChart::new(
+            "queue",
+            "The kernel's queue against the offered concurrency",
+            "concurrency (requests in flight)",
+            "requests",
+        );
+        q.x_log = true;
+        q.y_log = true;
+        q.x_ticks = ticks.to_vec();
+        q.series.push(Series::new("aqu-sz (kernel)", aqu));
+        q.series
+            .push(Series::new("offered concurrency", series(&|r| Some(c(r)))).dashed());
+        body.push(chart(q.to_svg()));
+    }
+    body
 }
 
 #[cfg(test)]
@@ -423,7 +631,12 @@ mod tests {
         assert_eq!(t.rows[2][col("x_base_p95")], "7.5x");
         assert_eq!(t.rows[0][col("p50_us")], "-");
         assert_eq!(t.rows[0][col("avg_us")], "1000");
-        assert!(indented("Verdict:", &v.summary).starts_with("Verdict:\n  Baseline"));
+        let doc = crate::report::doc::Doc {
+            blocks: vec![Block::List(verdict_list(Some(&v), []))],
+            ..Default::default()
+        };
+        let text = crate::report::doc::write(&doc, Format::TEXT);
+        assert!(text.starts_with("Verdict:\n  Baseline"), "{text}");
     }
 
     #[test]
@@ -529,5 +742,77 @@ mod tests {
         keys(&serde_json::from_str(&back).unwrap(), "", &mut b);
         assert_eq!(a, b);
         assert_eq!(back.lines().count(), text.lines().count());
+    }
+
+    /// The levels part of a sweep or analyze page: charts, table, verdict.
+    fn levels_page(rows: &[LevelRow], v: Option<&Verdict>) -> String {
+        let mut blocks = level_charts(rows, v);
+        blocks.push(Block::Table(levels_block(rows, v, None)));
+        blocks.push(Block::List(verdict_list(v, [])));
+        let doc = crate::report::doc::Doc {
+            blocks,
+            ..Default::default()
+        };
+        crate::report::doc::write(&doc, Format::Html)
+    }
+
+    fn row(n: u32, iops: f64, mean_ms: f64, p95_ms: f64, w: f64) -> LevelRow {
+        let mean = mean_ms * 1e6;
+        LevelRow {
+            point: LevelPoint {
+                concurrency: n,
+                iops,
+                bytes_per_s: iops * 4096.0,
+                latency_ns: LatencyNs {
+                    mean,
+                    p95: Some(p95_ms * 1e6),
+                    ..Default::default()
+                },
+                spread: Some(Spread {
+                    windows: 6,
+                    iops_cv: w / 2.0,
+                    iops_min: iops * (1.0 - w),
+                    iops_max: iops * (1.0 + w),
+                    mean_ns_cv: w / 2.0,
+                    mean_ns_min: mean * (1.0 - w),
+                    mean_ns_max: mean * (1.0 + w),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn markers_carry_the_knee_range_and_no_verdict_draws_none() {
+        let rows = vec![
+            row(1, 1000.0, 1.0, 1.2, 0.02),
+            row(2, 1950.0, 1.03, 1.3, 0.02),
+            // Windows scattering beyond a healthy device's (CV 20 %): unstable, and a range.
+            row(4, 3600.0, 1.11, 1.6, 0.4),
+            row(8, 5300.0, 1.51, 2.6, 0.4),
+            row(16, 6000.0, 2.67, 4.4, 0.02),
+            row(32, 6100.0, 5.25, 9.0, 0.02),
+        ];
+        let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
+        let v = analyze(&points);
+        let (lo, hi) = v.knee_range.expect("a range");
+        let page = levels_page(&rows, Some(&v));
+        assert!(page.contains(&format!("knee {lo}–{hi}")), "no range marker");
+        assert!(page.contains("Unstable: the sub-windows"));
+        // The knee and overload rows are marked in the table.
+        let knee = format!(
+            "<tr class=\"knee\"><td>{}<span class=\"tag\">knee</span>",
+            v.knee_concurrency
+        );
+        assert!(page.contains(&knee), "knee row not marked");
+        if let Some(o) = v.overload_concurrency {
+            assert!(page.contains(&format!("<tr class=\"overload\"><td>{o}")));
+        }
+        let one = analyze(&points[..1]);
+        let page = levels_page(&rows[..1], Some(&one));
+        assert!(!page.contains("knee 1"));
+        assert!(page.contains("a verdict needs at least two levels"));
     }
 }

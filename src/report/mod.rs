@@ -1,13 +1,15 @@
 //! Results as people read them: [`load`] turns a saved result's text into the typed [`Report`]
 //! (schema version checked), and one renderer per result kind (sweep, analyze, fsync, stat, info)
-//! writes text, Markdown, CSV, JSON or a self-contained HTML page (svg.rs charts) on one table
-//! model (table.rs); compare.rs sets results of one kind side by side. The live commands and `iosat
+//! builds one document (doc/: text, Markdown and the self-contained HTML page with svg.rs charts
+//! are its three writers) on one table model (table.rs), and writes its own CSV and JSON;
+//! compare.rs sets results of one kind side by side. The live commands and `iosat
 //! report` call the same renderers. Returns strings; does no IO (output files are sys::fs's) and
 //! reads no clock.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 pub mod analyze;
 pub mod compare;
+pub mod doc;
 pub mod fsync;
 pub mod html;
 pub mod info;

@@ -1,12 +1,14 @@
-//! A `stat --record` recording as a page: a summary per device (peak await, time above 3× the
-//! profile's baseline), then per device throughput (r/s, w/s, MB/s), request size, latency
-//! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's baseline
-//! latency) on a wall-clock axis, and the per-interval table its Markdown and CSV share. The series
-//! come from monitor::series (the one replay and StatEngine of `iosat stat --replay`), or typed
-//! from `stat --json` lines; no second parser. Pure (no IO).
+//! A `stat --record` recording as a page: a summary per device (peak await, time above 3×
+//! the profile's baseline), then per device throughput (r/s, w/s, MB/s), request size, latency
+//! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's
+//! baseline latency) on a wall-clock axis, and the per-interval table its Markdown and CSV
+//! share. The series come from monitor::series (the
+//! one replay and StatEngine of `iosat stat --replay`), or typed from `stat --json` lines
+//! (the one reader of them, which also gives their CSV). Pure (no IO). Imports monitor/,
+//! report/ and report::table.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
-use super::html::{esc, html_table, page};
+use super::doc::{self, Block, Doc, Item, List, TableBlock};
 use super::svg::{LineChart, Series};
 use super::Format;
 use crate::monitor::record::{self, ParseError};
@@ -15,7 +17,6 @@ use crate::profile::{DeviceProfile, Found};
 use crate::report::table::Table;
 use crate::sys::device::DevKind;
 use crate::units::iso_utc;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// True when `text` is a recording: iosat's (by its header line) or a pt-diskstats/pt-stalk
@@ -30,28 +31,66 @@ pub fn is_recording(text: &str) -> bool {
             .is_some_and(|t| t.split('.').all(|p| p.bytes().all(|b| b.is_ascii_digit())))
 }
 
-/// The recording page, Markdown or CSV of the series (busy devices, idle names).
+/// The recording's document (busy devices, idle names) in `format`: the page, Markdown or
+/// text. (Its CSV is `stat --csv`'s, written from the interval reports by report::stat_view.)
 pub fn render(devs: &[StatSeries], idle: &[String], format: Format) -> String {
-    match format {
-        Format::Html => page_html(devs, idle),
-        Format::Markdown => markdown(devs, idle),
-        _ => csv(devs),
-    }
+    doc::write(&document(devs, idle), format)
 }
 
-/// One `iosat stat --json` line, the part the page reads.
+/// One `iosat stat --json` line, typed: what the page and the CSV read of it.
 #[derive(serde::Deserialize)]
 struct JsonLine {
     /// "stat" (schema_version 2 on); `schema` "iosat-stat" before.
     kind: Option<String>,
     schema: Option<String>,
     schema_version: Option<serde_json::Value>,
+    #[serde(default)]
+    timestamp: String,
+    #[serde(default)]
+    start_timestamp: String,
     wall_ns: Option<i64>,
     interval_s: Option<f64>,
+    #[serde(default)]
+    since_boot: bool,
+    #[serde(rename = "avg-cpu")]
+    avg_cpu: Option<JsonCpu>,
     devices: Option<Vec<JsonDevice>>,
 }
 
-/// One device of a `stat --json` line (sysstat's keys).
+/// iostat's avg-cpu object.
+#[derive(serde::Deserialize)]
+struct JsonCpu {
+    user: Option<f64>,
+    nice: Option<f64>,
+    system: Option<f64>,
+    iowait: Option<f64>,
+    steal: Option<f64>,
+    idle: Option<f64>,
+}
+
+/// A value of a device object that is not one of its named keys: a number (or null) under
+/// one of the registry's keys (monitor::fields), or anything else (ignored).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Cell {
+    Num(Option<f64>),
+    Other(serde::de::IgnoredAny),
+}
+
+/// The registry's values of an object, by JSON key.
+#[derive(serde::Deserialize, Default)]
+struct Values(std::collections::HashMap<String, Cell>);
+
+impl Values {
+    fn num(&self, key: &str) -> Option<f64> {
+        match self.0.get(key) {
+            Some(Cell::Num(v)) => *v,
+            _ => None,
+        }
+    }
+}
+
+/// One device of a `stat --json` line: sysstat's keys (the registry's), then iosat's.
 #[derive(serde::Deserialize)]
 struct JsonDevice {
     #[serde(default)]
@@ -62,20 +101,21 @@ struct JsonDevice {
     minor: u32,
     kind: Option<String>,
     disk_device: Option<String>,
-    #[serde(rename = "r/s")]
-    r_s: Option<f64>,
-    #[serde(rename = "w/s")]
-    w_s: Option<f64>,
-    #[serde(rename = "rkB/s")]
-    rkb_s: Option<f64>,
-    #[serde(rename = "wkB/s")]
-    wkb_s: Option<f64>,
-    r_await: Option<f64>,
-    w_await: Option<f64>,
-    #[serde(rename = "aqu-sz")]
-    aqu_sz: Option<f64>,
-    util: Option<f64>,
+    #[serde(default)]
+    wrapped_ms_fields: u32,
+    no_value: Option<String>,
     profile: Option<JsonProfile>,
+    latency: Option<JsonLatency>,
+    #[serde(flatten)]
+    values: Values,
+}
+
+/// A device's block-layer latency, or why it has none (`{"none": "no_request_queue"}`).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum JsonLatency {
+    Measured(Box<crate::monitor::blklat::Measured>),
+    None(serde::de::IgnoredAny),
 }
 
 /// The `profile` object of a `stat --json` device: the saturation stat judged.
@@ -87,8 +127,8 @@ struct JsonProfile {
     max_useful_iops: Option<f64>,
     baseline_pattern: Option<String>,
     baseline_block_size: Option<f64>,
-    saturation_r: Option<f64>,
-    saturation_w: Option<f64>,
+    #[serde(flatten)]
+    values: Values,
 }
 
 const STAT_SCHEMA: &str = "iosat-stat";
@@ -109,18 +149,25 @@ pub fn is_stat_json(text: &str) -> bool {
         .is_some_and(|v| v.is_stat())
 }
 
-/// `iosat stat --json` output as series: one line per interval, the values as stat computed
-/// them (nothing recomputed), partitions left out as for recordings, and saturation as stat
-/// judged it: the line's `profile` object carries the baseline it used.
-pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
-    let mut out: Vec<StatSeries> = Vec::new();
+/// An interval line read and checked: its kind and version, its end, length and devices.
+struct Interval {
+    line: JsonLine,
+    end_wall_ns: i64,
+    interval_s: f64,
+    devices: Vec<JsonDevice>,
+}
+
+/// The one reader of `iosat stat --json` output: every line typed, its kind and schema
+/// version checked. Err names the line.
+fn read_json(text: &str) -> Result<Vec<Interval>, ParseError> {
+    let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
             continue;
         }
         let bad = |reason: String| ParseError { line: n, reason };
-        let v: JsonLine = serde_json::from_str(line)
+        let mut v: JsonLine = serde_json::from_str(line)
             .map_err(|e| bad(format!("expected one iosat stat JSON object per line: {e}")))?;
         if !v.is_stat() {
             return Err(bad("expected kind \"stat\" (iosat stat --json)".into()));
@@ -133,17 +180,34 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
         )
         .map_err(bad)?;
         let (Some(end_wall_ns), Some(interval_s), Some(devices)) =
-            (v.wall_ns, v.interval_s, v.devices)
+            (v.wall_ns, v.interval_s, v.devices.take())
         else {
             return Err(bad("expected wall_ns, interval_s and devices[]".into()));
         };
-        for d in devices {
+        out.push(Interval {
+            line: v,
+            end_wall_ns,
+            interval_s,
+            devices,
+        });
+    }
+    Ok(out)
+}
+
+/// `iosat stat --json` output as series: one line per interval, the values as stat computed
+/// them (nothing recomputed), partitions left out as for recordings, and saturation as stat
+/// judged it: the line's `profile` object carries the baseline it used.
+pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
+    let mut out: Vec<StatSeries> = Vec::new();
+    for iv in read_json(text)? {
+        for d in iv.devices {
             let partition = match d.kind.as_deref() {
                 Some(k) => k == DevKind::Partition.as_str(),
                 None => is_partition(None, &d.kernel_name),
             };
+            let v = &d.values;
             // An interval with no value (a counter went backwards) has no point.
-            let (Some(r_s), Some(w_s), false) = (d.r_s, d.w_s, partition) else {
+            let (Some(r_s), Some(w_s), false) = (v.num("r/s"), v.num("w/s"), partition) else {
                 continue;
             };
             let idx = match out
@@ -166,23 +230,70 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                     out.len() - 1
                 }
             };
+            let sat = |k: &str| d.profile.as_ref().and_then(|p| p.values.num(k));
             out[idx].points.push(Point {
-                end_wall_ns,
-                interval_s,
+                end_wall_ns: iv.end_wall_ns,
+                interval_s: iv.interval_s,
                 r_s,
                 w_s,
-                rkb_s: d.rkb_s.unwrap_or(0.0),
-                wkb_s: d.wkb_s.unwrap_or(0.0),
-                r_await: d.r_await,
-                w_await: d.w_await,
-                aqu_sz: d.aqu_sz.unwrap_or(0.0),
-                util_pct: d.util.unwrap_or(0.0),
-                sat_r: d.profile.as_ref().and_then(|p| p.saturation_r),
-                sat_w: d.profile.as_ref().and_then(|p| p.saturation_w),
+                rkb_s: v.num("rkB/s").unwrap_or(0.0),
+                wkb_s: v.num("wkB/s").unwrap_or(0.0),
+                r_await: v.num("r_await"),
+                w_await: v.num("w_await"),
+                aqu_sz: v.num("aqu-sz").unwrap_or(0.0),
+                util_pct: v.num("util").unwrap_or(0.0),
+                sat_r: sat("saturation_r"),
+                sat_w: sat("saturation_w"),
             });
         }
     }
     Ok(split_idle(out))
+}
+
+/// `iosat stat --json` output as `stat --csv` prints the same intervals: each column read
+/// under its JSON key (the values as stat computed them), so `iosat report` of stat's JSON
+/// lines writes the live command's CSV.
+pub fn csv_from_json(text: &str) -> Result<String, ParseError> {
+    use super::stat_view::{preamble, CsvRow};
+    use crate::monitor::fields::{DISK, LATENCY, PROFILE};
+    let mut s = preamble(Format::Csv, false);
+    for iv in read_json(text)? {
+        let l = &iv.line;
+        let cpu = l
+            .avg_cpu
+            .as_ref()
+            .map(|c| [c.user, c.nice, c.system, c.iowait, c.steal, c.idle]);
+        for d in &iv.devices {
+            let p = d.profile.as_ref();
+            let lat = match &d.latency {
+                Some(JsonLatency::Measured(m)) => Some(m.as_ref()),
+                _ => None,
+            };
+            let row = CsvRow {
+                timestamp: l.timestamp.clone(),
+                start_timestamp: l.start_timestamp.clone(),
+                interval_s: iv.interval_s,
+                since_boot: l.since_boot,
+                disk_device: d.disk_device.clone().unwrap_or_default(),
+                kernel_name: d.kernel_name.clone(),
+                major: d.major,
+                minor: d.minor,
+                kind: d.kind.clone().unwrap_or_default(),
+                disk: DISK.iter().map(|c| d.values.num(c.json)).collect(),
+                wrapped_ms_fields: d.wrapped_ms_fields,
+                no_value: d.no_value.clone().unwrap_or_default(),
+                profile_id: p.and_then(|p| p.id.clone()).unwrap_or_default(),
+                profile: PROFILE
+                    .iter()
+                    .map(|c| p.and_then(|p| p.values.num(c.json)))
+                    .collect(),
+                latency: LATENCY.iter().map(|c| lat.and_then(c.get)).collect(),
+                cpu,
+            };
+            s.push_str(&row.line());
+        }
+    }
+    Ok(s)
 }
 
 /// The profile a `stat --json` device object was judged against (its `profile` object).
@@ -272,62 +383,12 @@ fn baseline_line(d: &StatSeries) -> String {
             f.profile.block_size,
             f.path
         ),
-        Err(why) => format!("{}: no saturation: {why}", d.name),
+        Err(why) => format!(
+            "{}: no saturation: {why} Run `iosat sweep --save-profile` on this device to get \
+its baseline.",
+            d.name
+        ),
     }
-}
-
-pub fn markdown(devs: &[StatSeries], idle: &[String]) -> String {
-    let mut s = String::from("## iosat stat recording\n\nLatency in ms, rates per second.\n\n");
-    for d in devs {
-        let _ = writeln!(s, "- {}", baseline_line(d));
-    }
-    if !idle.is_empty() {
-        let _ = writeln!(s, "- No I/O in the recording: {}", idle.join(", "));
-    }
-    s.push('\n');
-    s.push_str(&table(devs).to_markdown());
-    s
-}
-
-/// The series for machines: the units in the names (kB, ms, percent as `_pct`, seconds as
-/// `_s`), numbers unrounded, an empty cell when missing.
-pub fn csv(devs: &[StatSeries]) -> String {
-    use super::levels::csv_num;
-    // The table's columns, `%util` named for machines.
-    let mut t = table(&[]);
-    for h in &mut t.headers {
-        if h == "%util" {
-            *h = "util_pct".into();
-        }
-    }
-    let t0 = start_ns(devs);
-    for d in devs {
-        for p in &d.points {
-            let mut row = vec![
-                d.name.clone(),
-                iso_utc(p.end_wall_ns),
-                csv_num(Some((p.end_wall_ns - t0) as f64 / 1e9)),
-            ];
-            row.extend(
-                [
-                    Some(p.interval_s),
-                    Some(p.r_s),
-                    Some(p.w_s),
-                    Some(p.rkb_s),
-                    Some(p.wkb_s),
-                    p.r_await,
-                    p.w_await,
-                    Some(p.aqu_sz),
-                    Some(p.util_pct),
-                    p.sat_r,
-                    p.sat_w,
-                ]
-                .map(csv_num),
-            );
-            t.push(row);
-        }
-    }
-    t.to_csv()
 }
 
 /// Log scale when the positive values span more than a factor of 20.
@@ -385,33 +446,77 @@ fn summary_table(devs: &[StatSeries]) -> Table {
     t
 }
 
-/// The page: per device, throughput and request size first (as PMM's Disk Details), then
-/// latency, %util, load and saturation on a wall-clock axis, a gap where a direction had no
-/// I/O; a summary per device first, idle devices folded, the table last.
-pub fn page_html(devs: &[StatSeries], idle: &[String]) -> String {
+/// Under each device's charts.
+const UTIL_NOTE: &str = "%util is the share of time with at least one request in flight: 100 % \
+on a device that serves requests in parallel does not mean it is saturated.";
+
+/// The recording as people read it: when and what was recorded, a summary per device, what
+/// saturation is judged against (or why not), the idle devices, per device throughput and
+/// request size first (as PMM's Disk Details), then latency, %util, load and saturation on a
+/// wall-clock axis, and the intervals (folded on the page).
+pub fn document(devs: &[StatSeries], idle: &[String]) -> Doc {
     let t0 = start_ns(devs);
-    let mut body = super::html::context_block(&super::html::stat_context(devs, idle));
-    let _ = write!(
-        body,
-        "<p>Recorded from {} (times on the charts are UTC). Every value is sysstat's formula \
-over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
-        esc(&iso_utc(t0))
-    );
+    let mut blocks = vec![
+        Block::Context(context(devs, idle)),
+        Block::Lead {
+            text: format!(
+                "Recorded from {} (times are UTC); latency in ms, rates per second. Every value \
+is sysstat's formula over the measured interval, as `iosat stat --replay` prints it.",
+                iso_utc(t0)
+            ),
+            hang: 2,
+        },
+    ];
     if devs.is_empty() {
-        body.push_str("<p><strong>No device did any I/O in this recording.</strong></p>");
+        blocks.push(Block::Para(
+            "No device did any I/O in this recording.".into(),
+        ));
     } else {
-        body.push_str("<h2>Summary</h2>");
-        body.push_str(&html_table(&summary_table(devs)));
+        blocks.push(Block::Heading("Summary".into()));
+        blocks.push(Block::Table(TableBlock::new(summary_table(devs))));
+        blocks.push(Block::List(List::titled(
+            "Saturation",
+            devs.iter().map(|d| Item::plain(baseline_line(d))),
+        )));
     }
     if !idle.is_empty() {
-        let _ = write!(
-            body,
-            "<details class=\"idle\"><summary>{} device{} without I/O in the recording (not drawn)</summary><p>{}</p></details>",
-            idle.len(),
-            if idle.len() == 1 { "" } else { "s" },
-            esc(&idle.join(", "))
-        );
+        blocks.push(Block::Details {
+            summary: format!(
+                "{} device{} without I/O in the recording (not drawn)",
+                idle.len(),
+                if idle.len() == 1 { "" } else { "s" }
+            ),
+            blocks: vec![Block::Para(format!(
+                "No I/O in the recording: {}",
+                idle.join(", ")
+            ))],
+        });
     }
+    blocks.extend(device_charts(devs));
+    let rows = devs.iter().map(|d| d.points.len()).sum::<usize>();
+    blocks.push(Block::Heading("Intervals".into()));
+    blocks.push(Block::Details {
+        summary: format!("{rows} intervals, every device (the numbers the charts draw)"),
+        blocks: vec![Block::Table(TableBlock::new(table(devs)))],
+    });
+    let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+    Doc {
+        title: if names.is_empty() {
+            "iosat stat recording: no device did I/O".to_string()
+        } else {
+            format!("iosat stat recording: {}", names.join(", "))
+        },
+        md_title: None,
+        md_level: 2,
+        blocks,
+    }
+}
+
+/// Per device: throughput, request size, latency, %util, load and, with a profile,
+/// saturation, on one wall-clock axis; a gap where a direction had no I/O.
+fn device_charts(devs: &[StatSeries]) -> Vec<Block> {
+    let t0 = start_ns(devs);
+    let mut body = Vec::new();
     let x_label = "time (UTC)";
     for d in devs {
         let ts = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
@@ -436,7 +541,7 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         } else {
             d.name.clone()
         };
-        let _ = write!(body, "<h2>{}</h2>", esc(&title));
+        let mut svgs: Vec<String> = Vec::new();
         let chart = |name: &str, what: &str, y: &str| {
             let mut c = LineChart::new(
                 &format!("{id}-{name}"),
@@ -466,14 +571,14 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
             )
             .dashed()],
         ));
-        body.push_str(&tput.to_svg());
+        svgs.push(tput.to_svg());
 
         let mut size = chart("reqsize", "request size", "kB per request");
         let per = |kb: f64, n: f64| (n > 0.0).then(|| kb / n);
         push(&mut size, "rareq-sz", ts(&|p| per(p.rkb_s, p.r_s)));
         push(&mut size, "wareq-sz", ts(&|p| per(p.wkb_s, p.w_s)));
         if !size.series.is_empty() {
-            body.push_str(&size.to_svg());
+            svgs.push(size.to_svg());
         }
 
         let mut lat = chart("latency", "latency", "await (ms)");
@@ -482,63 +587,79 @@ over the measured interval, as <code>iosat stat --replay</code> prints it.</p>",
         lat.y_log = spans_decades(r.iter().chain(&w));
         push(&mut lat, "r_await", r);
         push(&mut lat, "w_await", w);
-        body.push_str(&lat.to_svg());
+        svgs.push(lat.to_svg());
 
         let mut util = chart("util", "utilization", "%util");
         push(&mut util, "%util", ts(&|p| Some(p.util_pct)));
-        body.push_str(&util.to_svg());
-        body.push_str(
-            "<p class=\"note\">%util is the share of time with at least one request in flight: \
-100 % on a device that serves requests in parallel does not mean it is saturated.</p>",
-        );
+        svgs.push(util.to_svg());
 
         let mut load = chart("load", "load", "aqu-sz (requests in flight)");
         push(&mut load, "aqu-sz", ts(&|p| Some(p.aqu_sz)));
-        body.push_str(&load.to_svg());
+        svgs.push(load.to_svg());
 
-        match &d.profile {
-            Ok(_) => {
-                let mut s = chart(
-                    "saturation",
-                    "saturation (await ÷ profile baseline)",
-                    "await ÷ baseline (x)",
-                );
-                let rs = ts(&|p| p.sat_r);
-                let ws = ts(&|p| p.sat_w);
-                s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, OVERLOAD_X)]));
-                push(&mut s, "read saturation", rs);
-                push(&mut s, "write saturation", ws);
-                if let (Some(&x0), Some(&x1)) = (extent.first(), extent.last()) {
-                    s.series.push(
-                        Series::new(
-                            "3x baseline: overload",
-                            vec![(x0, OVERLOAD_X), (x1, OVERLOAD_X)],
-                        )
-                        .dashed(),
-                    );
-                }
-                body.push_str(&s.to_svg());
-                let _ = write!(body, "<p class=\"note\">{}</p>", esc(&baseline_line(d)));
+        if d.profile.is_ok() {
+            let mut s = chart(
+                "saturation",
+                "saturation (await ÷ profile baseline)",
+                "await ÷ baseline (x)",
+            );
+            let rs = ts(&|p| p.sat_r);
+            let ws = ts(&|p| p.sat_w);
+            s.y_log = spans_decades(rs.iter().chain(&ws).chain(&[(0.0, OVERLOAD_X)]));
+            push(&mut s, "read saturation", rs);
+            push(&mut s, "write saturation", ws);
+            if let (Some(&x0), Some(&x1)) = (extent.first(), extent.last()) {
+                // One line across the whole recording, whatever gaps the data has.
+                let mut line = Series::new(
+                    "3x baseline: overload",
+                    vec![(x0, OVERLOAD_X), (x1, OVERLOAD_X)],
+                )
+                .dashed();
+                line.unbroken = true;
+                s.series.push(line);
             }
-            Err(_) => {
-                let _ = write!(
-                    body,
-                    "<p class=\"nosat\"><strong>Saturation:</strong> {} Run <code>iosat sweep \
---save-profile</code> on this device to get its baseline.</p>",
-                    esc(&baseline_line(d))
-                );
-            }
+            svgs.push(s.to_svg());
+        }
+        let n = svgs.len();
+        for (i, svg) in svgs.into_iter().enumerate() {
+            body.push(Block::Chart {
+                heading: (i == 0).then(|| title.clone()),
+                svg,
+                note: (i + 1 == n).then(|| UTIL_NOTE.to_string()),
+            });
         }
     }
-    body.push_str("<h2>Intervals</h2>");
-    body.push_str(&html_table(&table(devs)));
+    body
+}
+
+/// What was recorded: the page's context table (compare sets them side by side).
+pub fn context(
+    devs: &[crate::monitor::series::StatSeries],
+    idle: &[String],
+) -> Vec<(&'static str, String)> {
+    let mut v = vec![("measured", "device statistics over time (stat)".to_string())];
+    // TODO(issue 16 envelope): host, kernel, cpus once recordings carry them.
     let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
-    let title = if names.is_empty() {
-        "iosat stat recording: no device did I/O".to_string()
-    } else {
-        format!("iosat stat recording: {}", names.join(", "))
-    };
-    page(&title, &body)
+    if !names.is_empty() {
+        v.push(("device", names.join(", ")));
+    }
+    if !idle.is_empty() {
+        v.push(("idle devices", idle.join(", ")));
+    }
+    let ends = devs.iter().flat_map(|d| d.points.iter());
+    let first = ends
+        .clone()
+        .map(|p| p.end_wall_ns - (p.interval_s * 1e9) as i64)
+        .min();
+    let last = ends.clone().map(|p| p.end_wall_ns).max();
+    if let (Some(a), Some(b)) = (first, last) {
+        v.push(("date", format!("{} to {}", iso_utc(a), iso_utc(b))));
+        v.push(("duration", format!("{:.1} s", (b - a) as f64 / 1e9)));
+    }
+    if let Some(p) = devs.iter().find_map(|d| d.points.first()) {
+        v.push(("interval", format!("{:.2} s", p.interval_s)));
+    }
+    v
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use super::Format;
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
+use crate::monitor::replay::Step;
 use crate::sys::sched::AvgCpu;
 use crate::units::iso_utc;
 
@@ -125,7 +126,7 @@ pub fn preamble(format: Format, profiled: bool) -> String {
 }
 
 /// iostat's avg-cpu states, in its order (JSON keys; `cpu_` + key in CSV).
-const CPU_KEYS: [&str; 6] = ["user", "nice", "system", "iowait", "steal", "idle"];
+pub const CPU_KEYS: [&str; 6] = ["user", "nice", "system", "iowait", "steal", "idle"];
 
 fn cpu_values(c: &AvgCpu) -> [f64; 6] {
     [c.user, c.nice, c.system, c.iowait, c.steal, c.idle]
@@ -388,125 +389,129 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     s
 }
 
-/// `stat --csv`'s layout from the lines `stat --json` printed: `iosat report` of stat lines
-/// writes the same CSV as the live command (the values as stat computed them: each column is
-/// read under its JSON key). Lines that are not stat objects are left out.
-pub fn csv_from_json_lines(text: &str) -> String {
-    use serde_json::Value;
-    let mut s = preamble(Format::Csv, false);
-    let text_of = |v: &Value| match v {
-        Value::Null => String::new(),
-        Value::String(x) => x.clone(),
-        Value::Number(n) => n
-            .as_f64()
-            .map(|f| f.to_string())
-            .unwrap_or_else(|| n.to_string()),
-        other => other.to_string(),
-    };
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(l) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let Some(devices) = l["devices"].as_array() else {
-            continue;
-        };
-        let head = ["timestamp", "start_timestamp", "interval_s", "since_boot"]
-            .map(|k| text_of(&l[k]))
-            .join(",");
-        for d in devices {
-            s.push_str(&head);
-            for k in ["disk_device", "kernel_name"] {
-                s.push(',');
-                s.push_str(&csv_field(&text_of(&d[k])));
-            }
-            for k in ["major", "minor", "kind"] {
-                s.push(',');
-                s.push_str(&text_of(&d[k]));
-            }
-            for c in DISK {
-                s.push(',');
-                s.push_str(&text_of(&d[c.json]));
-            }
-            for k in ["wrapped_ms_fields", "no_value"] {
-                s.push(',');
-                s.push_str(&text_of(&d[k]));
-            }
-            let p = &d["profile"];
-            s.push(',');
-            s.push_str(&text_of(&p["id"]));
-            for c in PROFILE {
-                s.push(',');
-                s.push_str(&text_of(&p[c.json]));
-            }
-            let lat: Option<crate::monitor::blklat::Measured> =
-                serde_json::from_value(d["latency"].clone()).ok();
-            for c in LATENCY {
-                s.push(',');
-                if let Some(v) = lat.as_ref().and_then(c.get) {
-                    s.push_str(&v.to_string());
-                }
-            }
-            for k in CPU_KEYS {
-                s.push(',');
-                s.push_str(&text_of(&l["avg-cpu"][k]));
-            }
-            s.push('\n');
-        }
-    }
-    s
+/// One row of `stat --csv`, typed: what a live (or replayed) interval gives for one device,
+/// and what a `stat --json` line read back gives (report::stat), so `iosat report` of either
+/// writes the live command's CSV.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CsvRow {
+    pub timestamp: String,
+    pub start_timestamp: String,
+    pub interval_s: f64,
+    pub since_boot: bool,
+    pub disk_device: String,
+    pub kernel_name: String,
+    pub major: u32,
+    pub minor: u32,
+    /// sysfs' kind ("disk", "partition" …); empty when unknown.
+    pub kind: String,
+    /// The registry's [`DISK`] fields, in its order.
+    pub disk: Vec<Option<f64>>,
+    pub wrapped_ms_fields: u32,
+    /// Why the device has no value this interval (`NoValue::as_str`); empty when it has.
+    pub no_value: String,
+    pub profile_id: String,
+    /// The registry's [`PROFILE`] fields, in its order.
+    pub profile: Vec<Option<f64>>,
+    /// The registry's [`LATENCY`] fields, in its order.
+    pub latency: Vec<Option<f64>>,
+    /// avg-cpu in [`CPU_KEYS`] order; None without CPU times.
+    pub cpu: Option<[Option<f64>; 6]>,
 }
 
-fn csv(r: &IntervalReport) -> String {
-    let mut s = String::new();
-    let ts = iso_utc(r.end_wall_ns);
-    let start = iso_utc(r.start_wall_ns);
-    for d in &r.devices {
-        s.push_str(&format!(
-            "{ts},{start},{},{},{},{},{},{},{}",
-            r.interval_s(),
-            r.since_boot,
-            csv_field(&d.meta.display_name),
-            csv_field(&d.kernel_name),
-            d.major,
-            d.minor,
-            d.meta.kind.map_or("", |k| k.as_str())
-        ));
-        for c in DISK {
+impl CsvRow {
+    /// The row's line (numbers as Rust prints an f64: shortest exact, no trailing ".0").
+    pub fn line(&self) -> String {
+        let num = |v: &Option<f64>| v.map_or(String::new(), |v| v.to_string());
+        let mut s = format!(
+            "{},{},{},{},{},{},{},{},{}",
+            self.timestamp,
+            self.start_timestamp,
+            self.interval_s,
+            self.since_boot,
+            csv_field(&self.disk_device),
+            csv_field(&self.kernel_name),
+            self.major,
+            self.minor,
+            self.kind
+        );
+        for v in &self.disk {
             s.push(',');
-            if let Some(v) = d.rates.as_ref().ok().and_then(c.get) {
-                s.push_str(&v.to_string());
-            }
+            s.push_str(&num(v));
         }
-        let sat = d.saturation();
         s.push_str(&format!(
             ",{},{},{}",
-            d.wrapped_ms_fields,
-            d.rates.as_ref().err().map_or("", |e| e.as_str()),
-            sat.as_ref().map_or("", |s| s.id.as_str())
+            self.wrapped_ms_fields, self.no_value, self.profile_id
         ));
-        for c in PROFILE {
+        for v in self.profile.iter().chain(&self.latency) {
             s.push(',');
-            if let Some(v) = sat.as_ref().and_then(c.get) {
-                s.push_str(&v.to_string());
-            }
+            s.push_str(&num(v));
         }
-        let lat = d.latency.as_ref().and_then(|l| l.measured());
-        for c in LATENCY {
-            s.push(',');
-            if let Some(v) = lat.and_then(c.get) {
-                s.push_str(&v.to_string());
-            }
-        }
-        match &r.cpu {
-            Some(c) => cpu_values(c).iter().for_each(|v| {
+        match &self.cpu {
+            Some(c) => c.iter().for_each(|v| {
                 s.push(',');
-                s.push_str(&v.to_string());
+                s.push_str(&num(v));
             }),
             None => s.push_str(&",".repeat(CPU_KEYS.len())),
         }
         s.push('\n');
+        s
     }
-    s
+}
+
+/// The rows of one interval, one per device.
+fn csv_rows(r: &IntervalReport) -> Vec<CsvRow> {
+    let cpu = r.cpu.as_ref().map(|c| cpu_values(c).map(Some));
+    r.devices
+        .iter()
+        .map(|d| {
+            let rates = d.rates.as_ref().ok();
+            let sat = d.saturation();
+            let lat = d.latency.as_ref().and_then(|l| l.measured());
+            CsvRow {
+                timestamp: iso_utc(r.end_wall_ns),
+                start_timestamp: iso_utc(r.start_wall_ns),
+                interval_s: r.interval_s(),
+                since_boot: r.since_boot,
+                disk_device: d.meta.display_name.clone(),
+                kernel_name: d.kernel_name.clone(),
+                major: d.major,
+                minor: d.minor,
+                kind: d.meta.kind.map_or("", |k| k.as_str()).to_string(),
+                disk: DISK.iter().map(|c| rates.and_then(c.get)).collect(),
+                wrapped_ms_fields: d.wrapped_ms_fields,
+                no_value: d.rates.as_ref().err().map_or("", |e| e.as_str()).into(),
+                profile_id: sat.as_ref().map_or(String::new(), |s| s.id.clone()),
+                profile: PROFILE
+                    .iter()
+                    .map(|c| sat.as_ref().and_then(c.get))
+                    .collect(),
+                latency: LATENCY.iter().map(|c| lat.and_then(c.get)).collect(),
+                cpu,
+            }
+        })
+        .collect()
+}
+
+fn csv(r: &IntervalReport) -> String {
+    csv_rows(r).iter().map(CsvRow::line).collect()
+}
+
+/// `stat --csv` of a whole replay (`iosat report FILE.rec --format csv`): the header, then
+/// every interval's rows, as `stat --replay FILE --all --csv` prints them. The replay's
+/// warnings go to `warn`.
+pub fn csv_of_replay(
+    steps: impl Iterator<Item = Result<Step, crate::error::Error>>,
+    warn: &mut dyn FnMut(String),
+) -> Result<String, crate::error::Error> {
+    let mut s = preamble(Format::Csv, false);
+    for step in steps {
+        match step? {
+            Step::Start { .. } => {}
+            Step::Warning(w) => warn(w),
+            Step::Report(r) => s.push_str(&csv(&r)),
+        }
+    }
+    Ok(s)
 }
 
 /// The bytes for one interval; `envelope` heads each JSON line.

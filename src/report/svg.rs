@@ -23,6 +23,8 @@ pub struct Series {
     /// A label beside each point (the concurrency on a latency-vs-throughput chart); empty
     /// for none, else one per point.
     pub labels: Vec<String>,
+    /// Drawn as one line whatever the chart's gap (a threshold across the whole axis).
+    pub unbroken: bool,
 }
 
 impl Series {
@@ -33,6 +35,7 @@ impl Series {
             dashed: false,
             colour: None,
             labels: Vec::new(),
+            unbroken: false,
         }
     }
     pub fn dashed(mut self) -> Self {
@@ -349,47 +352,11 @@ impl LineChart {
     /// Render as a standalone `<svg>` element (inline in HTML, or saved as a .svg file). The
     /// legend sits below the plot, so it covers no marker, label or line.
     pub fn to_svg(&self) -> String {
-        let all = |ss: &[Series], x: bool| -> Vec<f64> {
-            ss.iter()
-                .flat_map(|s| s.points.iter().map(move |p| if x { p.0 } else { p.1 }))
-                .collect()
-        };
-        let mut xs = all(&self.series, true);
-        if let Some((_, r)) = &self.right {
-            xs.extend(all(r, true));
-        }
-        xs.extend(self.markers.iter().map(|m| m.x));
-        xs.extend(self.x_extent.iter().copied());
-        let xa = Axis::fit(xs.into_iter(), self.x_log, false);
-        let ya = Axis::fit(all(&self.series, false).into_iter(), self.y_log, true);
-        let ra = self
-            .right
-            .as_ref()
-            .map(|(_, r)| Axis::fit(all(r, false).into_iter(), false, true));
-        let pw = W - L - R;
-        let ph = H - T - B;
-        let px = |v: f64| L + xa.frac(v) * pw;
-        let py = |a: &Axis, v: f64| T + (1.0 - a.frac(v)) * ph;
-
-        // The legend's entries and room, known before the frame is drawn.
-        let mut legend: Vec<(String, &str, bool)> = Vec::new();
-        let right_series = self.right.as_ref().map_or(&[][..], |(_, r)| &r[..]);
-        for (i, se) in self.series.iter().chain(right_series).enumerate() {
-            let side = if i >= self.series.len() {
-                " (right axis)"
-            } else {
-                ""
-            };
-            legend.push((
-                format!("{}{side}", se.name),
-                PALETTE[se.colour.unwrap_or(i) % PALETTE.len()],
-                se.dashed,
-            ));
-        }
+        let plot = self.plot();
+        let legend = self.legend_entries();
         let names: Vec<String> = legend.iter().map(|l| l.0.clone()).collect();
         let (col_w, cols, rows) = legend_grid(&names);
         let h = H + rows as f64 * LEGEND_ROW + if rows > 0 { 6.0 } else { 0.0 };
-
         let mut s = String::new();
         let _ = write!(
             s,
@@ -408,174 +375,12 @@ impl LineChart {
             W / 2.0,
             esc(&self.title)
         );
-        // Grid and ticks.
-        for t in ya.ticks() {
-            let y = py(&ya, t);
-            let _ = write!(
-                s,
-                r##"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-                L + pw,
-                L - 6.0,
-                y + 4.0,
-                fmt_num(t)
-            );
-        }
-        let xticks: Vec<(f64, String)> = if !self.x_ticks.is_empty() {
-            self.x_ticks
-                .iter()
-                .filter(|&&t| t.is_finite() && t >= xa.lo && t <= xa.hi)
-                .map(|&t| (t, fmt_num(t)))
-                .collect()
-        } else if self.x_clock {
-            clock_ticks(&xa)
-        } else {
-            own_ticks(&xa)
-        };
-        x_grid(&mut s, &xticks, px, T, ph, "#eee");
-        if let Some(ra) = &ra {
-            for t in ra.ticks() {
-                let _ = write!(
-                    s,
-                    r#"<text x="{}" y="{:.1}" text-anchor="start">{}</text>"#,
-                    L + pw + 6.0,
-                    py(ra, t) + 4.0,
-                    fmt_num(t)
-                );
-            }
-        }
-        // Axes and labels.
-        let _ = write!(
-            s,
-            r##"<rect class="plot" x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>"##
-        );
-        let xl = format!(
-            "{}{}",
-            self.x_label,
-            if self.x_log { " (log scale)" } else { "" }
-        );
-        let yl = format!(
-            "{}{}",
-            self.y_label,
-            if self.y_log { " (log scale)" } else { "" }
-        );
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle" class="xlabel">{}</text>"#,
-            L + pw / 2.0,
-            H - 12.0,
-            esc(&xl)
-        );
-        let _ = write!(
-            s,
-            r#"<text transform="translate(18 {}) rotate(-90)" text-anchor="middle" class="ylabel">{}</text>"#,
-            T + ph / 2.0,
-            esc(&yl)
-        );
-        if let Some((label, _)) = &self.right {
-            let _ = write!(
-                s,
-                r#"<text transform="translate({} {}) rotate(90)" text-anchor="middle" class="ylabel">{}</text>"#,
-                W - 14.0,
-                T + ph / 2.0,
-                esc(label)
-            );
-        }
-        // Markers; labels of markers close together are stacked, not drawn over each other.
-        let mut placed: Vec<f64> = Vec::new();
-        for m in &self.markers {
-            let x = px(m.x);
-            let row = placed.iter().filter(|&&p| (p - x).abs() < 90.0).count();
-            placed.push(x);
-            // Near the right edge the label goes to the left of its line.
-            let (lx, anchor) = if x > L + pw * 0.7 {
-                (x - 4.0, "end")
-            } else {
-                (x + 4.0, "start")
-            };
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{lx:.1}" y="{}" text-anchor="{anchor}" font-size="11" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
-                T + ph,
-                T + 12.0 + row as f64 * 14.0,
-                esc(&m.label)
-            );
-        }
-        // Series.
-        let gap = self.x_gap;
-        let draw = |s: &mut String, ss: &[Series], a: &Axis, offset: usize| {
-            for (i, se) in ss.iter().enumerate() {
-                let colour = PALETTE[se.colour.unwrap_or(i + offset) % PALETTE.len()];
-                let kept: Vec<(usize, f64, f64)> = se
-                    .points
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.0.is_finite() && p.1.is_finite() && (!a.log || p.1 > 0.0))
-                    .map(|(j, &(x, y))| (j, x, y))
-                    .collect();
-                let dash = if se.dashed {
-                    r#" stroke-dasharray="6 4""#
-                } else {
-                    ""
-                };
-                // One polyline per run of points no further apart than the gap.
-                let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
-                let mut prev: Option<f64> = None;
-                for &(_, x, y) in &kept {
-                    let broken = matches!((prev, gap), (Some(p), Some(g)) if x - p > g);
-                    if runs.is_empty() || broken {
-                        runs.push(Vec::new());
-                    }
-                    runs.last_mut().expect("pushed").push((px(x), py(a, y)));
-                    prev = Some(x);
-                }
-                if runs.is_empty() {
-                    runs.push(Vec::new());
-                }
-                for run in &runs {
-                    let pts: Vec<String> =
-                        run.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-                    let _ = write!(
-                        s,
-                        r#"<polyline class="series" data-series="{}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
-                        esc(&se.name),
-                        pts.join(" ")
-                    );
-                }
-                // A dashed series is a fitted curve, and a long time series would be a smear
-                // of dots: no point markers then (a lone point between gaps keeps its dot).
-                let dots = !se.dashed && kept.len() <= 200;
-                for (j, x, y) in kept.iter().copied() {
-                    let lone = runs
-                        .iter()
-                        .any(|r| r.len() == 1 && r[0] == (px(x), py(a, y)));
-                    if !(dots || lone) {
-                        continue;
-                    }
-                    let (cx, cy) = (px(x), py(a, y));
-                    let _ = write!(
-                        s,
-                        r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{colour}"/>"#
-                    );
-                    if let Some(l) = se.labels.get(j) {
-                        // Near the right edge the label goes to the left of its point.
-                        let (lx, anchor) = if cx > L + pw * 0.85 {
-                            (cx - 5.0, "end")
-                        } else {
-                            (cx + 5.0, "start")
-                        };
-                        let _ = write!(
-                            s,
-                            r##"<text class="pointlabel" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="10" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
-                            cy - 5.0,
-                            esc(l)
-                        );
-                    }
-                }
-            }
-        };
-        draw(&mut s, &self.series, &ya, 0);
-        if let (Some((_, r)), Some(ra)) = (&self.right, &ra) {
-            draw(&mut s, r, ra, self.series.len());
+        self.grid(&mut s, &plot);
+        self.axis_labels(&mut s);
+        self.draw_markers(&mut s, &plot);
+        plot.draw_series(&mut s, &self.series, &plot.y, 0, self.x_gap);
+        if let (Some((_, r)), Some(ra)) = (&self.right, &plot.right) {
+            plot.draw_series(&mut s, r, ra, self.series.len(), self.x_gap);
         }
         // Legend, below the plot and its axis label.
         for (i, (name, colour, dashed)) in legend.iter().enumerate() {
@@ -597,6 +402,255 @@ impl LineChart {
         }
         s.push_str("</svg>");
         s
+    }
+
+    /// The axes fitted to the data, markers and extent.
+    fn plot(&self) -> Plot {
+        let all = |ss: &[Series], x: bool| -> Vec<f64> {
+            ss.iter()
+                .flat_map(|s| s.points.iter().map(move |p| if x { p.0 } else { p.1 }))
+                .collect()
+        };
+        let mut xs = all(&self.series, true);
+        if let Some((_, r)) = &self.right {
+            xs.extend(all(r, true));
+        }
+        xs.extend(self.markers.iter().map(|m| m.x));
+        xs.extend(self.x_extent.iter().copied());
+        Plot {
+            x: Axis::fit(xs.into_iter(), self.x_log, false),
+            y: Axis::fit(all(&self.series, false).into_iter(), self.y_log, true),
+            right: self
+                .right
+                .as_ref()
+                .map(|(_, r)| Axis::fit(all(r, false).into_iter(), false, true)),
+        }
+    }
+
+    /// The legend's entries (name, colour, dashed): the left axis' series, then the right's.
+    fn legend_entries(&self) -> Vec<(String, &'static str, bool)> {
+        let right_series = self.right.as_ref().map_or(&[][..], |(_, r)| &r[..]);
+        self.series
+            .iter()
+            .chain(right_series)
+            .enumerate()
+            .map(|(i, se)| {
+                let side = if i >= self.series.len() {
+                    " (right axis)"
+                } else {
+                    ""
+                };
+                (
+                    format!("{}{side}", se.name),
+                    PALETTE[se.colour.unwrap_or(i) % PALETTE.len()],
+                    se.dashed,
+                )
+            })
+            .collect()
+    }
+
+    /// The grid lines and tick labels of both axes (the right one's labels only).
+    fn grid(&self, s: &mut String, p: &Plot) {
+        for t in p.y.ticks() {
+            let y = p.py(&p.y, t);
+            let _ = write!(
+                s,
+                r##"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                L + PW,
+                L - 6.0,
+                y + 4.0,
+                fmt_num(t)
+            );
+        }
+        let xa = &p.x;
+        let xticks: Vec<(f64, String)> = if !self.x_ticks.is_empty() {
+            self.x_ticks
+                .iter()
+                .filter(|&&t| t.is_finite() && t >= xa.lo && t <= xa.hi)
+                .map(|&t| (t, fmt_num(t)))
+                .collect()
+        } else if self.x_clock {
+            clock_ticks(xa)
+        } else {
+            own_ticks(xa)
+        };
+        x_grid(s, &xticks, |v| p.px(v), T, PH, "#eee");
+        if let Some(ra) = &p.right {
+            for t in ra.ticks() {
+                let _ = write!(
+                    s,
+                    r#"<text x="{}" y="{:.1}" text-anchor="start">{}</text>"#,
+                    L + PW + 6.0,
+                    p.py(ra, t) + 4.0,
+                    fmt_num(t)
+                );
+            }
+        }
+    }
+
+    /// The plot's frame and the axes' labels (with their scale).
+    fn axis_labels(&self, s: &mut String) {
+        let _ = write!(
+            s,
+            r##"<rect class="plot" x="{L}" y="{T}" width="{PW}" height="{PH}" fill="none" stroke="#333"/>"##
+        );
+        let xl = format!(
+            "{}{}",
+            self.x_label,
+            if self.x_log { " (log scale)" } else { "" }
+        );
+        let yl = format!(
+            "{}{}",
+            self.y_label,
+            if self.y_log { " (log scale)" } else { "" }
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle" class="xlabel">{}</text>"#,
+            L + PW / 2.0,
+            H - 12.0,
+            esc(&xl)
+        );
+        let _ = write!(
+            s,
+            r#"<text transform="translate(18 {}) rotate(-90)" text-anchor="middle" class="ylabel">{}</text>"#,
+            T + PH / 2.0,
+            esc(&yl)
+        );
+        if let Some((label, _)) = &self.right {
+            let _ = write!(
+                s,
+                r#"<text transform="translate({} {}) rotate(90)" text-anchor="middle" class="ylabel">{}</text>"#,
+                W - 14.0,
+                T + PH / 2.0,
+                esc(label)
+            );
+        }
+    }
+
+    /// Markers; labels of markers close together are stacked, not drawn over each other.
+    fn draw_markers(&self, s: &mut String, p: &Plot) {
+        let mut placed: Vec<f64> = Vec::new();
+        for m in &self.markers {
+            let x = p.px(m.x);
+            let row = placed.iter().filter(|&&q| (q - x).abs() < 90.0).count();
+            placed.push(x);
+            // Near the right edge the label goes to the left of its line.
+            let (lx, anchor) = if x > L + PW * 0.7 {
+                (x - 4.0, "end")
+            } else {
+                (x + 4.0, "start")
+            };
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#555" stroke-dasharray="2 3"/><text class="marker" x="{lx:.1}" y="{}" text-anchor="{anchor}" font-size="11" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+                T + PH,
+                T + 12.0 + row as f64 * 14.0,
+                esc(&m.label)
+            );
+        }
+    }
+}
+
+/// The plot area's width and height inside the margins.
+const PW: f64 = W - L - R;
+const PH: f64 = H - T - B;
+
+/// A line chart's axes, fitted: data to pixels.
+struct Plot {
+    x: Axis,
+    y: Axis,
+    right: Option<Axis>,
+}
+
+impl Plot {
+    fn px(&self, v: f64) -> f64 {
+        L + self.x.frac(v) * PW
+    }
+
+    fn py(&self, a: &Axis, v: f64) -> f64 {
+        T + (1.0 - a.frac(v)) * PH
+    }
+
+    /// The series against axis `a`: one polyline per run of points no further apart than
+    /// `gap`, a dot per point (a long or dashed series keeps only lone points' dots), labels.
+    fn draw_series(
+        &self,
+        s: &mut String,
+        ss: &[Series],
+        a: &Axis,
+        offset: usize,
+        gap: Option<f64>,
+    ) {
+        for (i, se) in ss.iter().enumerate() {
+            let colour = PALETTE[se.colour.unwrap_or(i + offset) % PALETTE.len()];
+            let gap = if se.unbroken { None } else { gap };
+            let kept: Vec<(usize, f64, f64)> = se
+                .points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.0.is_finite() && p.1.is_finite() && (!a.log || p.1 > 0.0))
+                .map(|(j, &(x, y))| (j, x, y))
+                .collect();
+            let dash = if se.dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
+            // One polyline per run of points no further apart than the gap.
+            let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+            let mut prev: Option<f64> = None;
+            for &(_, x, y) in &kept {
+                let broken = matches!((prev, gap), (Some(p), Some(g)) if x - p > g);
+                if runs.is_empty() || broken {
+                    runs.push(Vec::new());
+                }
+                runs.last_mut()
+                    .expect("pushed")
+                    .push((self.px(x), self.py(a, y)));
+                prev = Some(x);
+            }
+            if runs.is_empty() {
+                runs.push(Vec::new());
+            }
+            for run in &runs {
+                let pts: Vec<String> = run.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+                let _ = write!(
+                    s,
+                    r#"<polyline class="series" data-series="{}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+                    esc(&se.name),
+                    pts.join(" ")
+                );
+            }
+            // A dashed series is a fitted curve, and a long time series would be a smear
+            // of dots: no point markers then (a lone point between gaps keeps its dot).
+            let dots = !se.dashed && kept.len() <= 200;
+            for (j, x, y) in kept.iter().copied() {
+                let (cx, cy) = (self.px(x), self.py(a, y));
+                let lone = runs.iter().any(|r| r.len() == 1 && r[0] == (cx, cy));
+                if !(dots || lone) {
+                    continue;
+                }
+                let _ = write!(
+                    s,
+                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{colour}"/>"#
+                );
+                if let Some(l) = se.labels.get(j) {
+                    // Near the right edge the label goes to the left of its point.
+                    let (lx, anchor) = if cx > L + PW * 0.85 {
+                        (cx - 5.0, "end")
+                    } else {
+                        (cx + 5.0, "start")
+                    };
+                    let _ = write!(
+                        s,
+                        r##"<text class="pointlabel" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="10" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+                        cy - 5.0,
+                        esc(l)
+                    );
+                }
+            }
+        }
     }
 }
 

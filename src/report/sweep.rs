@@ -1,18 +1,22 @@
-//! A sweep result ([`SweepReport`]) as text, Markdown, CSV, JSON and an HTML page: the one
-//! renderer `iosat sweep` prints (and writes to `-o` and `--html` after every level) and
-//! `iosat report` uses for a saved sweep, so both give the same bytes. Returns strings; no IO.
+//! A sweep result ([`SweepReport`]) as one document (text, Markdown and the HTML page are its
+//! writers), CSV and JSON: the one renderer `iosat sweep` prints (and writes to `-o` and
+//! `--html` after every level) and `iosat report` uses for a saved sweep, so both give the
+//! same bytes. Returns strings; no IO.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
+use super::doc::{self, chart, Block, Doc, Item, TableBlock};
+use super::html::{envelope_rows, envelope_tail};
 use super::levels::{
-    bullets, csv_num, indented_fit, levels_table, levels_text, us_cell, verdict_lines, LevelRow,
+    csv_num, cut_footnote, level_charts, levels_block, us_cell, verdict_list, LevelRow,
     LAT_NS_HEADERS,
 };
+use super::svg::{DotChart, LineChart, Series};
 use super::table::Table;
-use super::text::{paint, wrap, wrap_lines, Paint};
 use super::Format;
 use crate::analysis::{direction_line, LatencyNs, LevelPoint};
 use crate::load::result::{DirectionResult, LevelResult, SweepReport};
 use crate::monitor::blklat::OpLatency;
+use crate::units::{block_size, human_bytes};
 
 /// The report in `format` (`Html` is the page; `Text` what a terminal gets).
 pub fn render(r: &SweepReport, format: Format) -> String {
@@ -23,10 +27,63 @@ pub fn render(r: &SweepReport, format: Format) -> String {
             s
         }
         Format::Csv => csv(r).to_csv(),
-        Format::Markdown => markdown(r),
-        Format::Text { .. } => text(r, format),
-        Format::Html => super::html::sweep_page(r),
+        f => doc::write(&document(r), f),
     }
+}
+
+/// The sweep as people read it: what ran, the levels table (its `*` footnote under it),
+/// reads and writes apart for a mixed pattern, the block layer's view, the verdict with the
+/// per-direction and block-layer sentences and the notes; on the page the context and the
+/// charts.
+pub fn document(r: &SweepReport) -> Doc {
+    let rows = rows(r);
+    let mut blocks = vec![
+        Block::Context(context(r)),
+        Block::Lead {
+            text: header_line(r),
+            hang: 4,
+        },
+    ];
+    blocks.extend(level_charts(&rows, r.verdict.as_ref()));
+    blocks.push(Block::Table(levels_block(
+        &rows,
+        r.verdict.as_ref(),
+        cut_footnote(r.verdict.as_ref(), r.levels.iter().any(|l| l.interrupted)),
+    )));
+    blocks.extend(direction_charts(r, &rows));
+    if let Some(t) = split_table(r) {
+        blocks.push(Block::Table(TableBlock::new(t).narrow(SPLIT_NARROW)));
+    }
+    if let Some(t) = block_table(r) {
+        blocks.push(Block::Table(TableBlock::new(t)));
+    }
+    let more = direction_lines(r)
+        .into_iter()
+        .chain(block_line(r))
+        .map(Item::plain)
+        .chain(r.notes.iter().map(Item::note));
+    blocks.push(Block::List(verdict_list(r.verdict.as_ref(), more)));
+    blocks.extend(distribution_chart(r));
+    Doc {
+        title: title(r),
+        md_title: None,
+        md_level: 2,
+        blocks,
+    }
+}
+
+/// "iosat sweep: randread 4 KiB on nvme0n1".
+fn title(r: &SweepReport) -> String {
+    format!(
+        "iosat sweep: {} {}{}",
+        r.workload.pattern,
+        block_size(r.workload.block_size),
+        r.target
+            .disk_device
+            .as_ref()
+            .map(|d| format!(" on {d}"))
+            .unwrap_or_default()
+    )
 }
 
 /// The levels as the shared table and charts see them: one row per concurrency, its
@@ -44,90 +101,195 @@ pub fn rows(r: &SweepReport) -> Vec<LevelRow> {
         .collect()
 }
 
-/// Text: the narrow tables (80 columns) or every column with `--wide`, the prose wrapped to
-/// the terminal's width, the knee and overload rows coloured on a terminal.
-fn text(r: &SweepReport, format: Format) -> String {
-    let Format::Text { wide, width, color } = format else {
-        return text(r, Format::TEXT);
-    };
-    let mut s = wrap_lines(&header_line(r), width, 4);
-    s.push('\n');
-    let (table, legend) = levels_text(&rows(r), r.verdict.as_ref(), format);
-    s.push_str(&table);
-    if let Some(t) = split_table(r) {
-        s.push('\n');
-        s.push_str(&if wide { t } else { t.select(SPLIT_NARROW) }.to_text());
-    }
-    if let Some(t) = block_table(r) {
-        s.push('\n');
-        s.push_str(&t.to_text());
-    }
-    if let Some(line) = cut_footnote(r) {
-        s.push_str(&line);
-    }
-    s.push_str(&legend);
-    s.push('\n');
-    let mut lines = verdict_lines(r.verdict.as_ref());
-    lines.extend(direction_lines(r));
-    lines.extend(block_line(r));
-    s.push_str(&indented_fit("Verdict:", &lines, width));
-    for n in &r.notes {
-        s.push_str(&paint(
-            wrap(n, "note: ", "      ", width).trim_end(),
-            Paint::Warning,
-            color,
+/// What was measured and where: the page's context table (compare sets them side by side).
+pub fn context(r: &SweepReport) -> Vec<(&'static str, String)> {
+    let (w, t) = (&r.workload, &r.target);
+    let mut v = vec![("measured", "concurrency sweep".to_string())];
+    v.extend(envelope_rows(&r.envelope));
+    if let Some(d) = &t.disk_device {
+        let about: Vec<String> = [t.disk_model.clone(), t.disk_size_bytes.map(human_bytes)]
+            .into_iter()
+            .flatten()
+            .collect();
+        v.push((
+            "device",
+            if about.is_empty() {
+                d.clone()
+            } else {
+                format!("{d} ({})", about.join(", "))
+            },
         ));
-        s.push('\n');
     }
-    s
+    if t.kind != "none" {
+        v.push((
+            "target",
+            format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)),
+        ));
+    }
+    v.push((
+        "pattern",
+        if w.pattern == "randrw" {
+            format!("randrw, {} % reads", w.read_pct)
+        } else {
+            w.pattern.clone()
+        },
+    ));
+    v.push(("block size", block_size(w.block_size)));
+    v.push((
+        "engine",
+        if w.engine_spec.is_empty() {
+            w.engine.clone()
+        } else {
+            format!("{} ({})", w.engine, w.engine_spec)
+        },
+    ));
+    v.push((
+        "O_DIRECT",
+        if w.direct { "yes" } else { "no (buffered)" }.into(),
+    ));
+    // Each concurrency once: --repeat passes and re-measures measure some again.
+    let lv: Vec<u32> = r.points().iter().map(|p| p.concurrency).collect();
+    v.push((
+        "levels",
+        lv.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+    ));
+    v.push((
+        "duration",
+        format!(
+            "{} s per level after {} s ramp{}",
+            w.duration_ns as f64 / 1e9,
+            w.ramp_ns as f64 / 1e9,
+            if w.repeat > 1 {
+                format!(", {} passes", w.repeat)
+            } else {
+                String::new()
+            }
+        ),
+    ));
+    v.extend(envelope_tail(&r.envelope));
+    v
+}
+
+/// For a mixed pattern: reads and writes apart, IOPS and latency against concurrency.
+fn direction_charts(r: &SweepReport, rows: &[LevelRow]) -> Vec<Block> {
+    let ticks: Vec<f64> = rows
+        .iter()
+        .map(|r| f64::from(r.point.concurrency))
+        .collect();
+    let mixed: Vec<_> = r
+        .levels
+        .iter()
+        .filter_map(|l| {
+            Some((
+                f64::from(l.concurrency),
+                l.read.as_ref()?,
+                l.write.as_ref()?,
+            ))
+        })
+        .collect();
+    if mixed.is_empty() {
+        return Vec::new();
+    }
+    {
+        let mut tput = LineChart::new(
+            "directions-throughput",
+            "Reads and writes: IOPS vs concurrency",
+            "concurrency (requests in flight)",
+            "IOPS",
+        );
+        let mut lat = LineChart::new(
+            "directions-latency",
+            "Reads and writes: latency vs concurrency (avg solid, p99 dashed)",
+            "concurrency (requests in flight)",
+            "latency (ms)",
+        );
+        tput.x_log = true;
+        lat.x_log = true;
+        lat.y_log = true;
+        tput.x_ticks = ticks.clone();
+        lat.x_ticks = ticks.clone();
+        type Pick = fn(&crate::load::result::DirectionResult) -> f64;
+        for (i, (name, dir)) in [("reads", 0usize), ("writes", 1)].into_iter().enumerate() {
+            let pts = |f: Pick| -> Vec<(f64, f64)> {
+                mixed
+                    .iter()
+                    .map(|(c, rd, wr)| (*c, f(if dir == 0 { rd } else { wr })))
+                    .collect()
+            };
+            tput.series
+                .push(Series::new(name, pts(|d| d.iops)).colour(i));
+            lat.series.push(
+                Series::new(
+                    format!("{name} avg"),
+                    pts(|d| d.latency_ns.mean as f64 / 1e6),
+                )
+                .colour(i),
+            );
+            lat.series.push(
+                Series::new(
+                    format!("{name} p99"),
+                    pts(|d| d.latency_ns.p99 as f64 / 1e6),
+                )
+                .colour(i)
+                .dashed(),
+            );
+        }
+        vec![
+            Block::Chart {
+                heading: Some("Reads and writes".into()),
+                svg: tput.to_svg(),
+                note: None,
+            },
+            chart(lat.to_svg()),
+        ]
+    }
+}
+
+/// The percentiles of every level's latency histogram.
+fn distribution_chart(r: &SweepReport) -> Option<Block> {
+    if r.levels.is_empty() {
+        return None;
+    }
+    {
+        let chart = DotChart {
+            id: "distribution".into(),
+            title: "Latency distribution per level".into(),
+            x_label: "latency (ms)".into(),
+            x_log: true,
+            keys: ["p50", "p90", "p99", "p99.9", "max"]
+                .map(String::from)
+                .to_vec(),
+            rows: r
+                .levels
+                .iter()
+                .map(|l| {
+                    let s = &l.latency_ns;
+                    (
+                        format!("concurrency {}", l.concurrency),
+                        [s.p50, s.p90, s.p99, s.p999, s.max]
+                            .iter()
+                            .map(|&n| (n > 0).then(|| n as f64 / 1e6))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        };
+        Some(Block::Chart {
+            heading: Some("Latency distribution per level".into()),
+            svg: chart.to_svg(),
+            note: Some(
+                "The percentiles of every level's recorded latency histogram: a widening spread \
+at higher concurrency is requests queueing."
+                    .into(),
+            ),
+        })
+    }
 }
 
 /// The per-direction table's columns in 80 columns.
 const SPLIT_NARROW: &[&str] = &[
     "conc", "dir", "IOPS", "MB/s", "avg_us", "p50_us", "p95_us", "p99_us", "max_us",
 ];
-
-fn markdown(r: &SweepReport) -> String {
-    let mut s = format!(
-        "## iosat sweep\n\n{}\n\n",
-        header_line(r).replace('\n', "  \n")
-    );
-    s.push_str(&levels_table(&rows(r), r.verdict.as_ref()).to_markdown());
-    if let Some(t) = split_table(r) {
-        s.push('\n');
-        s.push_str(&t.to_markdown());
-    }
-    if let Some(t) = block_table(r) {
-        s.push('\n');
-        s.push_str(&t.to_markdown());
-    }
-    s.push_str("\n### Verdict\n\n");
-    let mut lines = verdict_lines(r.verdict.as_ref());
-    lines.extend(direction_lines(r));
-    lines.extend(block_line(r));
-    s.push_str(&bullets(&lines, ""));
-    s.push_str(&bullets(&r.notes, "note: "));
-    s
-}
-
-/// The footnote for levels marked `*`: cut short, by the signal the verdict names when it
-/// knows it (never "Ctrl-C" for a SIGTERM).
-fn cut_footnote(r: &SweepReport) -> Option<String> {
-    let mut signals: Vec<&str> = r
-        .verdict
-        .iter()
-        .flat_map(|v| v.levels.iter().filter_map(|f| f.cut_by.as_deref()))
-        .collect();
-    signals.dedup();
-    if signals.is_empty() && !r.levels.iter().any(|l| l.interrupted) {
-        return None;
-    }
-    Some(if signals.is_empty() {
-        "* level cut short by a stop signal (Ctrl-C, SIGTERM or SIGHUP)\n".to_string()
-    } else {
-        format!("* level cut short by {}\n", signals.join(", "))
-    })
-}
 
 /// What ran against what, one or two lines.
 fn header_line(r: &SweepReport) -> String {
@@ -394,6 +556,39 @@ mod tests {
     fn fixture() -> SweepReport {
         let text = include_str!("../../tests/fixtures/report/sim_sweep.json");
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_sweep_header_names_where_and_on_what() {
+        let mut r = SweepReport::default();
+        r.envelope.host = "db7".into();
+        r.envelope.kernel = "6.18.0".into();
+        r.envelope.cpus = 2;
+        r.target.kind = "temp-file".into();
+        r.target.disk_device = Some("nvme0n1".into());
+        r.target.disk_model = Some("Samsung SSD 990".into());
+        r.target.disk_size_bytes = Some(1 << 40);
+        // A pass measured again (--repeat, the adaptive re-measure) lists each level once.
+        for (c, rep) in [(1, 0), (2, 0), (4, 0), (2, 1), (4, 1)] {
+            r.levels.push(crate::load::result::LevelResult {
+                concurrency: c,
+                repeat: rep,
+                ios: 100,
+                elapsed_ns: 1_000_000,
+                ..Default::default()
+            });
+        }
+        let rows = context(&r);
+        let get = |k: &str| rows.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
+        assert_eq!(get("host").as_deref(), Some("db7"));
+        assert_eq!(get("kernel").as_deref(), Some("6.18.0"));
+        assert_eq!(get("CPUs").as_deref(), Some("2"));
+        assert_eq!(get("levels").as_deref(), Some("1, 2, 4"));
+        let dev = get("device").unwrap();
+        assert!(
+            dev.starts_with("nvme0n1 (Samsung SSD 990, ") && dev.contains("TiB"),
+            "{dev}"
+        );
     }
 
     #[test]

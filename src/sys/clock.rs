@@ -1,4 +1,4 @@
-//! Clock reads: CLOCK_MONOTONIC for intervals (never the requested interval, DESIGN.md §4) and
+//! Clock reads: CLOCK_MONOTONIC for intervals (never the requested interval, docs/design.md §4) and
 //! CLOCK_REALTIME for timestamps. Integer nanoseconds.
 //! Imports only: sys/, error, units.
 

@@ -1,6 +1,6 @@
 //! `/sys/block/<dev>/inflight` (and a partition's own file): the requests in flight per direction,
 //! "reads writes", the read/write split that diskstats' field 9 lacks. Thin IO over a pure parser
-//! (DESIGN.md §3.2).
+//! (docs/design.md §3.2).
 //! Imports only: sys/, error, units.
 
 use super::device::{self, BlockDev};

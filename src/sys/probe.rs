@@ -1,9 +1,9 @@
-//! What a block device holds before iosat may write to it (DESIGN.md §5): the system's own probers
-//! (`blkid -p` and `wipefs -n`, which know libblkid's hundreds of signatures at their real offsets,
-//! the end of the device included) when installed, iosat's own table of common signatures (start
-//! and end of the device), and whether the areas where signatures live (start, end, the usual
-//! superblock offsets) are blank. Reports findings; the policy (refuse unless confirmed) stays with
-//! load/target.rs.
+//! What a block device holds before iosat may write to it (docs/design.md §5): the system's own
+//! probers (`blkid -p` and `wipefs -n`, which know libblkid's hundreds of signatures at their real
+//! offsets, the end of the device included) when installed, iosat's own table of common signatures
+//! (start and end of the device), and whether the areas where signatures live (start, end, the
+//! usual superblock offsets) are blank. Reports findings; the policy (refuse unless confirmed)
+//! stays with load/target.rs.
 //! Imports only: sys/, error, units.
 
 use super::file::AlignedBuf;

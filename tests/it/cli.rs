@@ -69,6 +69,7 @@ fn every_readme_example_runs() {
     let out = std::process::Command::new("bash")
         .arg(root.join("scripts/readme-check.sh"))
         .env("IOSAT", env!("CARGO_BIN_EXE_iosat"))
+        .env("IOSAT_STATE_DIR", "") // learned state in memory only
         .env("README_CHECK_TIMEOUT", "120")
         .output()
         .unwrap();
@@ -95,4 +96,34 @@ fn every_readme_example_runs() {
             "{name} was not walked:\n{text}"
         );
     }
+}
+
+/// The README stays a front door (issue 24): short, the two set-up commands first, a real
+/// output early, the production host before the benchmark; the reference lives in docs/.
+#[test]
+fn readme_is_a_front_door() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    assert!(lines.len() <= 300, "README.md has {} lines", lines.len());
+    let top = lines[..10].join("\n");
+    for setup in ["cargo run --release -- sweep", "bash scripts/test.sh"] {
+        assert!(
+            top.contains(setup),
+            "{setup:?} not among the first lines:\n{top}"
+        );
+    }
+    let first_output = lines.iter().position(|l| l.starts_with("$ iosat "));
+    assert!(
+        first_output.is_some_and(|i| i < 30),
+        "no `$ iosat` output in the first 30 lines"
+    );
+    let at = |h: &str| {
+        lines
+            .iter()
+            .position(|l| *l == h)
+            .unwrap_or_else(|| panic!("{h}"))
+    };
+    assert!(at("## On a production host") < at("## Benchmarking a device"));
+    assert!(at("## Contents") < at("## On a production host"));
 }

@@ -2,7 +2,7 @@
 //! headless Chromium), every format, fsync results, and the refusals: mixed kinds (usage, 2),
 //! a missing file (1), an existing --html file.
 
-use crate::util::{fixture, iosat, ok_json, ok_stdout, stderr, SimSweep};
+use crate::util::{assert_refusals, fixture, iosat, ok_json, ok_stdout, stderr, SimSweep};
 use std::path::{Path, PathBuf};
 
 /// A sim sweep saved as JSON in `dir/name`: `units` parallel units, so two devices of known
@@ -99,17 +99,14 @@ fn a_missing_or_bad_file_is_one_line_naming_it() {
     let d = tempfile::tempdir().unwrap();
     let a = sim_sweep(d.path(), "a.json", 4);
     let missing = d.path().join("missing.json");
-    let out = compare(&[&a, &missing], &[]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("missing.json"), "{err}");
     let bad = d.path().join("bad.json");
     std::fs::write(&bad, "{not json").unwrap();
-    let out = compare(&[&a, &bad], &[]);
-    assert_ne!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
-    // One file is not a comparison.
+    let [a_, missing_, bad_] = [&a, &missing, &bad].map(|p| p.to_str().unwrap());
+    assert_refusals(&[
+        (&["compare", a_, missing_], 1, "missing.json: No such file"),
+        (&["compare", a_, bad_], 2, "bad.json:1: not JSON"),
+    ]);
+    // One file is not a comparison (clap's usage error, several lines).
     let out = compare(&[&a], &[]);
     assert_eq!(out.status.code(), Some(2));
 }
@@ -181,5 +178,45 @@ fn analyses_of_device_logs_compare_device_by_device() {
     assert_eq!(html.matches("<svg").count(), 1, "one await chart for vda");
     if let Some(bin) = crate::report::chromium() {
         crate::report::check_page(&bin, d.path(), "compare-devices", &html, 1);
+    }
+}
+
+#[test]
+fn every_difference_is_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    let a = sim_sweep(d.path(), "a.json", 4);
+    let b = sim_sweep(d.path(), "b.json", 8);
+    let f = fixture("report").join("fsync.json");
+    let g = d.path().join("again.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    // A slower second run: its differences are sentences of their own.
+    for c in doc["cases"].as_array_mut().unwrap() {
+        let mean = c["latency_ns"]["mean"].as_u64().unwrap();
+        c["latency_ns"]["mean"] = (mean * 2).into();
+    }
+    std::fs::write(&g, doc.to_string()).unwrap();
+    for (what, x, y) in [("sweeps", &a, &b), ("fsync runs", &f, &g)] {
+        let json = ok_json(&compare(&[x, y], &["--json"]));
+        let said: Vec<String> = json["differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        // Text and Markdown as `iosat compare` prints them, the page as it writes it.
+        let render = |format: &str| -> String {
+            match format {
+                "text" => ok_stdout(&compare(&[x, y], &[])),
+                "markdown" => ok_stdout(&compare(&[x, y], &["--markdown"])),
+                _ => {
+                    let page = d.path().join(format!("{}.html", what.replace(' ', "_")));
+                    let _ = std::fs::remove_file(&page);
+                    ok_stdout(&compare(&[x, y], &["--html", page.to_str().unwrap()]));
+                    std::fs::read_to_string(&page).unwrap()
+                }
+            }
+        };
+        crate::report::said_in_every_format(what, render, &said);
     }
 }

@@ -281,6 +281,7 @@ impl ThrottleCgroup {
         let bin = env!("CARGO_BIN_EXE_iosat");
         let procs = self.dir.join("cgroup.procs");
         std::process::Command::new("sh")
+            .env("IOSAT_STATE_DIR", "") // learned state in memory only
             .arg("-c")
             .arg(format!(
                 "echo $$ > {} && exec \"$0\" \"$@\"",

@@ -587,3 +587,51 @@ fn a_crossing_names_file_line_and_wall() {
         ["src/report/table.rs: header names nosuch, which is no module of src/"]
     );
 }
+
+/// Every `docs/design.md §N` or `§N.M` the code cites names a section (`## N.`) of
+/// docs/design.md, and `§N.M` a numbered point `M.` of it, so a citation can't point nowhere.
+#[test]
+fn every_design_citation_names_a_section_that_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let design = std::fs::read_to_string(root.join("docs/design.md")).expect("docs/design.md");
+    let section = |n: &str| -> Option<String> {
+        let head = format!("## {n}. ");
+        let start = design.find(&head)?;
+        let body = &design[start + head.len()..];
+        Some(body[..body.find("\n## ").unwrap_or(body.len())].to_string())
+    };
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("tests/it"), &mut files);
+    let cite = "docs/design.md §";
+    let (mut cited, mut errors) = (0, Vec::new());
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for (at, _) in line.match_indices(cite) {
+                let num: String = line[at + cite.len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                let num = num.trim_end_matches('.');
+                if num.is_empty() {
+                    continue; // This file's own prose (`§N`).
+                }
+                let (sec, point) = num.split_once('.').unwrap_or((num, ""));
+                let found = section(sec).is_some_and(|body| {
+                    point.is_empty() || body.lines().any(|l| l.starts_with(&format!("{point}. ")))
+                });
+                cited += 1;
+                if !found {
+                    let shown = path.strip_prefix(root).unwrap().display();
+                    errors.push(format!(
+                        "{shown}:{}: cites §{num}, not in docs/design.md",
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(cited > 20, "only {cited} citations found");
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}

@@ -1,4 +1,4 @@
-//! The single integration-test binary (DESIGN.md §2): one module per area.
+//! The single integration-test binary (docs/design.md §2): one module per area.
 
 mod analysis;
 mod analyze;

@@ -978,3 +978,225 @@ fn the_overlap_probe_sees_a_legend_over_a_marker_label() {
         "{found}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// One document per result: every sentence in every format.
+
+/// `s` as words: whitespace runs (text wraps, Markdown breaks) made one space.
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A page's words: tags dropped (each one a space), the entities iosat writes unescaped.
+fn page_words(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    words(&out)
+}
+
+/// Every sentence is in the text, the Markdown and the page `render(format)` gives.
+pub(crate) fn said_in_every_format(
+    what: &str,
+    render: impl Fn(&str) -> String,
+    sentences: &[String],
+) {
+    assert!(!sentences.is_empty(), "{what}: nothing to look for");
+    let formats = [
+        ("text", words(&render("text"))),
+        ("markdown", words(&render("markdown"))),
+        ("html", page_words(&render("html"))),
+    ];
+    for s in sentences {
+        let s = words(s);
+        for (name, out) in &formats {
+            assert!(out.contains(&s), "{what}: {name} lacks: {s}\n---\n{out}");
+        }
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The library's format for a name ("text": plain 80 columns, as a pipe gets it).
+pub(crate) fn format_named(name: &str) -> iosat::report::Format {
+    match name {
+        "text" => iosat::report::Format::TEXT,
+        "markdown" => iosat::report::Format::Markdown,
+        _ => iosat::report::Format::Html,
+    }
+}
+
+/// A saved result rendered as `iosat report` (and the live command) renders it. Text is not
+/// a format of `iosat report`, so the library renders all three.
+fn report_as(file: &Path) -> impl Fn(&str) -> String + '_ {
+    move |format| {
+        let text = std::fs::read_to_string(file).unwrap();
+        let r = iosat::report::load(&text).unwrap();
+        iosat::report::render(&r, format_named(format))
+    }
+}
+
+#[test]
+fn every_sweep_sentence_and_footnote_is_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    // A saved sweep with a note and a level cut short: the `*` footnote was text-only.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    doc["notes"] = serde_json::json!(["the target is a temporary file on tmpfs <not a disk>"]);
+    doc["levels"][8]["interrupted"] = true.into();
+    let f = d.path().join("sweep.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let v = &doc["verdict"];
+    let mut said = strings(&v["summary"]);
+    said.extend(v["util_lesson"].as_str().map(String::from));
+    said.extend(strings(&doc["notes"]));
+    said.push("* level cut short by a stop signal (Ctrl-C, SIGTERM or SIGHUP)".into());
+    said_in_every_format("sweep", report_as(&f), &said);
+    // A mixed pattern: the per-direction sentences and the kernel's %util lesson.
+    let rw = d.path().join("randrw.json");
+    std::fs::write(&rw, sim_sweep(&["--pattern", "randrw", "--json"])).unwrap();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&rw).unwrap()).unwrap();
+    let text = report_as(&rw)("text");
+    let mut said = strings(&doc["verdict"]["summary"]);
+    let reads = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Reads"))
+        .unwrap();
+    said.push(reads.trim().to_string());
+    said_in_every_format("randrw sweep", report_as(&rw), &said);
+}
+
+#[test]
+fn every_analyze_sentence_is_in_every_format() {
+    let imp = |f: &str| crate::util::fixture("import").join(f);
+    let d = tempfile::tempdir().unwrap();
+    let sets: [&[&str]; 3] = [
+        &[
+            "fio-qd1.json",
+            "fio-qd4.json",
+            "fio-qd16.json",
+            "fio-qd64.json",
+        ],
+        &["iostat-x.txt"],
+        &["pt-stalk-loop.diskstats"],
+    ];
+    for (i, files) in sets.into_iter().enumerate() {
+        let out = iosat()
+            .arg("analyze")
+            .args(files.iter().map(|f| imp(f)))
+            .arg("--json")
+            .output()
+            .unwrap();
+        let f = d.path().join(format!("{i}.json"));
+        std::fs::write(&f, ok_stdout(&out)).unwrap();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let mut said = strings(&doc["verdict"]["summary"]);
+        said.extend(doc["verdict"]["util_lesson"].as_str().map(String::from));
+        for dev in doc["devices"].as_array().into_iter().flatten() {
+            said.extend(strings(&dev["diagnosis"]));
+        }
+        said.extend(strings(&doc["source"]["notes"]));
+        said_in_every_format(&format!("analyze {files:?}"), report_as(&f), &said);
+    }
+}
+
+#[test]
+fn every_fsync_sentence_is_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("fsync.json")).unwrap()).unwrap();
+    // A run cut short with a warning: the "partial" line was text-only.
+    doc["interrupted"] = true.into();
+    doc["warnings"] = serde_json::json!(["the directory is on tmpfs: \"durable\" means nothing"]);
+    let f = d.path().join("fsync.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let mut said = strings(&doc["device"]["flush_reasoning"]);
+    said.extend(strings(&doc["group_commit"]["summary"]));
+    said.extend(strings(&doc["warnings"]));
+    said.push(format!(
+        "Flush honesty: {}",
+        doc["device"]["flush_verdict"].as_str().unwrap()
+    ));
+    said.push("interrupted: the results above are partial".into());
+    // The device section, one table in every format (was a line, a table, a table).
+    let dev = &doc["device"];
+    for k in ["name", "model", "write_cache"] {
+        if let Some(v) = dev[k].as_str() {
+            said.push(v.to_string());
+        }
+    }
+    said_in_every_format("fsync", report_as(&f), &said);
+}
+
+#[test]
+fn every_recording_sentence_is_in_every_format() {
+    // stat's JSON lines of the recording: each busy device's saturation sentence (its
+    // profile's baseline, or why it has none) and the idle devices.
+    let prof = profile_dir();
+    let out = iosat()
+        .args(["stat", "--all", "--json", "--replay"])
+        .arg(fixture("loop.rec"))
+        .arg("--profile-dir")
+        .arg(prof.path())
+        .output()
+        .unwrap();
+    let lines = crate::util::json_lines(&ok_stdout(&out));
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("stat.json");
+    std::fs::write(&f, ok_stdout(&out)).unwrap();
+    let mut busy = Vec::new();
+    let mut idle = Vec::new();
+    for dev in lines[0]["devices"].as_array().unwrap() {
+        let name = dev["kernel_name"].as_str().unwrap().to_string();
+        if dev["kind"] == "partition" {
+            continue;
+        }
+        let did_io = lines.iter().any(|l| {
+            l["devices"].as_array().unwrap().iter().any(|x| {
+                x["kernel_name"] == dev["kernel_name"]
+                    && (x["r/s"].as_f64() > Some(0.0) || x["w/s"].as_f64() > Some(0.0))
+            })
+        });
+        if !did_io {
+            idle.push(name);
+            continue;
+        }
+        busy.push(match dev["profile"]["id"].as_str() {
+            Some(id) => format!(
+                "{name}: saturation = await ÷ {:.3} ms, the baseline (mean latency at \
+                 concurrency 1, {} {} B) of the profile {id}.",
+                dev["profile"]["baseline_latency_ns"].as_f64().unwrap() / 1e6,
+                dev["profile"]["baseline_pattern"].as_str().unwrap(),
+                dev["profile"]["baseline_block_size"]
+            ),
+            None => format!("{name}: no saturation: iosat stat had no profile for it."),
+        });
+    }
+    assert!(busy.len() >= 2 && !idle.is_empty(), "{busy:?} {idle:?}");
+    let mut said = busy;
+    said.push(format!("No I/O in the recording: {}", idle.join(", ")));
+    said_in_every_format("recording", report_as(&f), &said);
+}

@@ -395,20 +395,33 @@ mod acceptance {
     }
 
     #[test]
-    fn sweep_of_32_units_under_an_iops_cap_reports_the_cap() {
-        // The issue's case (32 units of 8 ms, 4000 IOPS of their own, capped at 2000), and one where
-        // the device's own limit (32 units of 7 ms: 4571 IOPS) is not a round figure, so the cap
-        // can only have come from the cap.
+    fn sweep_of_32_units_under_an_iops_cap_plateaus_at_the_cap() {
+        // The issue's case (32 units of 8 ms, 4000 IOPS of their own, capped at 2000), and one
+        // where the device's own limit (32 units of 7 ms: 4571 IOPS) is not a round figure.
+        // Issue 25: one sweep at one block size can't tell a cap without a burst from the
+        // device's own limit, round figure or not: the plateau is found at the cap, and no cap
+        // is claimed (the burst that is the evidence is tested in analysis/tests.rs and the
+        // CLI sweep tests).
         for (engine, want) in [
             ("sim:units=32,service=8ms,cap=2000", 2000.0),
             ("sim:units=32,service=7ms,cap=3000", 3000.0),
+            ("sim:units=64,service=2ms,dist=exp,cap=16000", 16000.0),
         ] {
             let (_, v) = sweep(engine, 2);
-            let cap = v
-                .suspected_cap_iops
+            let t = v
+                .limit
+                .as_ref()
                 .unwrap_or_else(|| panic!("{engine}: {:?}", v.summary));
-            assert!(within(cap, want, 0.001), "{engine}: {cap}");
+            assert!(within(t.iops, want, 0.01), "{engine}: {}", t.iops);
             assert!(within(v.peak_iops, want, 0.02), "{engine}: {}", v.peak_iops);
+            assert_eq!(v.suspected_cap_iops, None, "{engine}: {:?}", v.summary);
+            assert!(
+                v.summary
+                    .iter()
+                    .any(|s| s.contains("one sweep cannot tell them apart")),
+                "{engine}: {:?}",
+                v.summary
+            );
         }
         // Same device without the cap: the plateau is its own (4571 IOPS), and no cap is claimed.
         let (_, free) = sweep("sim:units=32,service=7ms", 2);
@@ -418,9 +431,5 @@ mod acceptance {
             free.peak_iops
         );
         assert_eq!(free.suspected_cap_iops, None, "{:?}", free.summary);
-        // The EBS case of seed 003 at scale: 16000 provisioned IOPS on a faster device.
-        let (_, ebs) = sweep("sim:units=64,service=2ms,dist=exp,cap=16000", 2);
-        let cap = ebs.suspected_cap_iops.expect("the EBS cap is reported");
-        assert!(within(cap, 16000.0, 0.001), "{cap}");
     }
 }

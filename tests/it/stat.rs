@@ -269,7 +269,7 @@ fn fractional_interval_on_a_fixture_root() {
 #[test]
 fn broken_pipe_exits_0() {
     let mut child = iosat()
-        .args(["stat", "-i", "0.02", "--all"])
+        .args(["stat", "-i", "0.02", "--all", "--no-bpf"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -821,4 +821,151 @@ fn since_boot_divides_by_the_uptime_of_the_proc_root() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Issue 28 item 5: a recording whose last line was cut off (ENOSPC, a kill) and which holds a
+/// line that is not UTF-8 is read by every command that replays — the good lines kept, each
+/// skipped line named once — and a later --record removes the partial line before appending,
+/// so the file stays readable.
+#[test]
+fn a_cut_off_recording_is_replayed_and_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("cut.rec");
+    let whole = std::fs::read(fixture("report/loop.rec")).unwrap();
+    let lines = whole.iter().filter(|&&b| b == b'\n').count();
+    let mut bytes = whole.clone();
+    // A comment with a byte that is not UTF-8 and the start of a sample cut off.
+    bytes.extend_from_slice(b"# \xff\nT 17953338");
+    std::fs::write(&rec, &bytes).unwrap();
+    let r = rec.to_str().unwrap();
+    let good = run(&["stat", "--all", "--no-profile", "--json", "--replay"]
+        .iter()
+        .copied()
+        .chain([fixture("report/loop.rec").to_str().unwrap()])
+        .collect::<Vec<_>>());
+    let o = run(&["stat", "--all", "--no-profile", "--json", "--replay", r]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&good));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("cut.rec:{}: not UTF-8", lines + 1)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "cut.rec:{}: the last line has no newline",
+            lines + 2
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
+    // report and analyze read it through the same opener.
+    let o = run(&["report", r, "--format", "markdown"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the last line has no newline"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["analyze", r, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the last line has no newline"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 28 item 5: `stat --record` onto a recording whose last line has no newline removes
+/// that partial line (with a warning) before appending: the next run's lines are whole lines.
+#[test]
+fn record_removes_a_partial_last_line_before_appending() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("r.rec");
+    let root = fixture("sysroot1");
+    let record = || {
+        iosat()
+            .args([
+                "stat",
+                "--all",
+                "--no-profile",
+                "--json",
+                "-i",
+                "0.05",
+                "-c",
+                "1",
+            ])
+            .arg("--proc-root")
+            .arg(root.join("proc"))
+            .arg("--sys-root")
+            .arg(root.join("sys"))
+            .arg("--record")
+            .arg(&rec)
+            .output()
+            .unwrap()
+    };
+    let o = record();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(&rec, format!("{first}T 12345 6")).unwrap();
+    let o = record();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("its last line was cut off"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.starts_with(&first), "{text}");
+    assert!(!text.contains("T 12345 6"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("R ")).count(), 2);
+    let o = run(&[
+        "stat",
+        "--all",
+        "--no-profile",
+        "--replay",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+/// Issue 24 item 5: a recording's `#host` line is the host --proc-root points at (its
+/// `sys/kernel/hostname`), read through sys/, and appending checks against that same host.
+#[test]
+fn the_host_line_reads_the_hostname_under_proc_root() {
+    let root = tempfile::tempdir().unwrap();
+    let kernel = root.path().join("proc/sys/kernel");
+    std::fs::create_dir_all(&kernel).unwrap();
+    std::fs::create_dir_all(root.path().join("sys")).unwrap();
+    std::fs::write(kernel.join("hostname"), "fixture-host-7\n").unwrap();
+    std::fs::write(
+        root.path().join("proc/diskstats"),
+        "   8 0 sda 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    let rec = root.path().join("r.rec");
+    let record = |fixture_root: bool| {
+        let mut c = iosat();
+        c.args(["stat", "--all", "--no-profile", "-c", "1", "-i", "0.05"]);
+        if fixture_root {
+            c.arg("--proc-root")
+                .arg(root.path().join("proc"))
+                .arg("--sys-root")
+                .arg(root.path().join("sys"));
+        }
+        c.arg("--record").arg(&rec).output().unwrap()
+    };
+    let o = record(true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert_eq!(text.lines().nth(1), Some("#host fixture-host-7"), "{text}");
+    assert_eq!(record(true).status.code(), Some(0));
+    // This machine is another host: its counters are not appended to that recording.
+    let this = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    if this.trim() != "fixture-host-7" {
+        let o = record(false);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("fixture-host-7"), "{}", stderr(&o));
+    }
 }

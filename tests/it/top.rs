@@ -278,7 +278,7 @@ impl Tmux {
             "120",
             "-y",
             "40",
-            "env -i TERM=xterm-256color PATH=/usr/bin:/bin bash --norc --noprofile",
+            "env -i TERM=xterm-256color PATH=/usr/bin:/bin IOSAT_STATE_DIR= bash --norc --noprofile",
         ]);
         t.keys(&["PS1='PROMPT$ '", "Enter"]);
         t.wait_for("PROMPT$");
@@ -888,4 +888,25 @@ fn live_view_attaches_the_block_latency_source() {
     t.keys(&["q"]);
     t.keys(&["echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
+}
+
+/// Issue 28 item 5 / issue 24 item 5: `top --replay` reads a recording with a line that is
+/// not UTF-8 and a cut-off last line as `stat --replay` does (it refused the whole file).
+#[test]
+fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
+    let Some(t) = Tmux::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("cut.rec");
+    let mut bytes = std::fs::read(crate::util::fixture("report/loop.rec")).unwrap();
+    bytes.extend_from_slice(b"# \xff\nT 17953338");
+    std::fs::write(&rec, bytes).unwrap();
+    let cmd = format!(
+        "{} top --replay {} --no-profile",
+        env!("CARGO_BIN_EXE_iosat"),
+        rec.display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    t.keys(&["q"]);
+    t.wait_for("PROMPT$");
 }

@@ -30,7 +30,7 @@ pub fn run_sub(sub: &str, args: &[&str]) -> Output {
 }
 
 /// A refusal: iosat's arguments, the exit code, and a piece of the one line iosat prints
-/// (DESIGN.md §5: bad input gets one clear line naming the flag or file, and its exit code).
+/// (docs/design.md §5: bad input gets one clear line naming the flag or file, and its exit code).
 pub type Refusal<'a> = (&'a [&'a str], i32, &'a str);
 
 /// Runs `iosat ARGS` for every row of a refusal table and checks each: the exit code, one line

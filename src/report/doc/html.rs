@@ -1,0 +1,121 @@
+//! The HTML writer of a [`Doc`]: the page frame of report/html.rs (CSS, escaping, the context
+//! table) around the blocks; the verdict boxed right under what was measured, where it is
+//! seen first; marked table rows tagged; footnotes and chart notes in small print; folded
+//! parts as `<details>`.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
+//! report/compare.rs, report/levels.rs.
+
+use super::{Block, Doc, Item, ItemKind, List, TableBlock};
+use crate::report::html::{context_block, esc, html_table, html_table_marked, page};
+use std::fmt::Write as _;
+
+pub fn write(doc: &Doc) -> String {
+    // The context and the lead first, then the verdict, then the rest in order.
+    let lead = doc
+        .blocks
+        .iter()
+        .take_while(|b| {
+            matches!(
+                b,
+                Block::Context(_) | Block::ContextTable(_) | Block::Lead { .. }
+            )
+        })
+        .count();
+    let is_verdict = |b: &Block| matches!(b, Block::List(l) if l.verdict);
+    let mut body = String::new();
+    for b in &doc.blocks[..lead] {
+        block(&mut body, b);
+    }
+    for b in doc.blocks[lead..].iter().filter(|b| is_verdict(b)) {
+        block(&mut body, b);
+    }
+    for b in doc.blocks[lead..].iter().filter(|b| !is_verdict(b)) {
+        block(&mut body, b);
+    }
+    page(&doc.title, &body)
+}
+
+fn block(s: &mut String, b: &Block) {
+    match b {
+        Block::Context(rows) => s.push_str(&context_block(rows)),
+        Block::ContextTable(t) => {
+            s.push_str("<div class=\"context\">");
+            s.push_str(&html_table(t));
+            s.push_str("</div>");
+        }
+        Block::Lead { text, .. } => {
+            let _ = write!(
+                s,
+                "<p class=\"lead\">{}</p>",
+                esc(text).replace('\n', "<br>")
+            );
+        }
+        Block::Heading(h) => {
+            let _ = write!(s, "<h2>{}</h2>", esc(h));
+        }
+        Block::Para(p) => {
+            let _ = write!(s, "<p>{}</p>", esc(p));
+        }
+        Block::Table(t) => table(s, t),
+        Block::List(l) => list(s, l),
+        Block::Chart { heading, svg, note } => {
+            if let Some(h) = heading {
+                let _ = write!(s, "<h2>{}</h2>", esc(h));
+            }
+            s.push_str(svg);
+            if let Some(n) = note {
+                let _ = write!(s, "<p class=\"note\">{}</p>", esc(n));
+            }
+        }
+        Block::Details { summary, blocks } => {
+            let _ = write!(s, "<details><summary>{}</summary>", esc(summary));
+            for b in blocks {
+                block(s, b);
+            }
+            s.push_str("</details>");
+        }
+    }
+}
+
+fn table(s: &mut String, t: &TableBlock) {
+    let mark = |i: usize| t.marks.get(i).copied().flatten().map(|m| m.class());
+    s.push_str(&html_table_marked(&t.table, &mark));
+    for f in &t.footnotes {
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(f));
+    }
+}
+
+fn item(it: &Item) -> String {
+    match it.kind {
+        ItemKind::Plain => esc(&it.text),
+        ItemKind::Note | ItemKind::Warning => format!(
+            "<strong>{}</strong> {}",
+            esc(it.prefix().trim_end()),
+            esc(&it.text)
+        ),
+    }
+}
+
+fn list(s: &mut String, l: &List) {
+    if l.verdict {
+        s.push_str("<div class=\"verdict\">");
+        if let Some(t) = &l.title {
+            let _ = write!(s, "<h2>{}</h2>", esc(t));
+        }
+        for it in &l.items {
+            let _ = write!(s, "<p>{}</p>", item(it));
+        }
+        s.push_str("</div>");
+        return;
+    }
+    if let Some(t) = &l.title {
+        let _ = write!(s, "<h2>{}</h2>", esc(t));
+    }
+    if !l.items.is_empty() {
+        s.push_str("<ul>");
+        for it in &l.items {
+            let _ = write!(s, "<li>{}</li>", item(it));
+        }
+        s.push_str("</ul>");
+    }
+}
