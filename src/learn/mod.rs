@@ -23,6 +23,7 @@ use estimate::Curve;
 use model::{DeviceModel, Dir, Point};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 pub use vocab::State;
 
 /// How learning is set up (config builds it from `--no-learn`, `--state-dir`, `--target-p95`).
@@ -247,6 +248,8 @@ struct Device {
     /// The device's fingerprint (live only), stored with the state.
     fingerprint: Option<store::Fingerprint>,
     loaded: bool,
+    /// What an idle interval says, until the model changes (idle rows share it).
+    idle: Option<Arc<Learned>>,
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
@@ -267,6 +270,7 @@ impl Device {
             .map(|s| estimate::estimate(s, target))
             .collect();
         self.since_estimate = 0;
+        self.idle = None;
     }
 
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
@@ -322,10 +326,12 @@ impl Device {
 #[derive(Debug, Clone, Default)]
 pub struct Learner {
     spec: LearnSpec,
-    devices: HashMap<String, Device>,
-    /// Each major:minor's kernel name and key, so a row finds its device without a string
-    /// built per row and interval.
-    slots: HashMap<(u32, u32), (String, String)>,
+    /// The devices, with their keys (profile id, else kernel name).
+    devices: Vec<(String, Device)>,
+    by_key: HashMap<String, usize>,
+    /// Each major:minor's kernel name and device, so a row finds its device with one lookup
+    /// and no string built per row and interval.
+    slots: HashMap<(u32, u32), (String, usize)>,
     warnings: Vec<String>,
     /// The wall clock of the last save (saved again every [`SAVE_EVERY_NS`]).
     saved_wall_ns: Option<i64>,
@@ -346,7 +352,18 @@ impl Learner {
     /// The device known under `key` (profile id, else kernel name) has this fingerprint
     /// (live: read from sysfs when the device is first seen).
     pub fn set_fingerprint(&mut self, key: &str, fp: store::Fingerprint) {
-        self.devices.entry(key.to_string()).or_default().fingerprint = Some(fp);
+        let i = self.index(key);
+        self.devices[i].1.fingerprint = Some(fp);
+    }
+
+    /// The device learned under `key`, added when new.
+    fn index(&mut self, key: &str) -> usize {
+        if let Some(&i) = self.by_key.get(key) {
+            return i;
+        }
+        self.devices.push((key.to_string(), Device::default()));
+        self.by_key.insert(key.to_string(), self.devices.len() - 1);
+        self.devices.len() - 1
     }
 
     /// Learn from one interval report and set each device row's `learned`. `key_of` names a
@@ -357,23 +374,19 @@ impl Learner {
             return;
         }
         let target = self.spec.target_p95_ns;
-        let Learner {
-            spec,
-            devices,
-            slots,
-            warnings,
-            ..
-        } = self;
         for row in &mut r.devices {
             let dev = (row.major, row.minor);
-            if !matches!(slots.get(&dev), Some((n, _)) if *n == row.kernel_name) {
-                slots.insert(dev, (row.kernel_name.clone(), key_of(row)));
-            }
-            let key = &slots[&dev].1;
-            let d = match devices.get_mut(key.as_str()) {
-                Some(d) => d,
-                None => devices.entry(key.clone()).or_default(),
+            let i = match self.slots.get(&dev) {
+                Some((n, i)) if *n == row.kernel_name => *i,
+                _ => {
+                    let i = self.index(&key_of(row));
+                    self.slots.insert(dev, (row.kernel_name.clone(), i));
+                    i
+                }
             };
+            let (spec, warnings) = (&self.spec, &mut self.warnings);
+            let (key, d) = &mut self.devices[i];
+            let key = key.as_str();
             if !d.loaded {
                 d.loaded = true;
                 if let Some(dir) = &spec.state_dir {
@@ -390,12 +403,22 @@ impl Learner {
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[]);
                 l.state = State::Unknown;
-                row.learned = Some(Box::new(l));
+                row.learned = Some(Arc::new(l));
                 continue;
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let points = points_of(r.end_wall_ns, rates, lat);
             let points = points.as_slice();
+            if points.is_empty() {
+                // Idle: nothing learned, the same judgement as the last idle interval's.
+                let l = match &d.idle {
+                    Some(l) => Arc::clone(l),
+                    None => Arc::clone(d.idle.insert(Arc::new(d.judge(&[])))),
+                };
+                row.learned = Some(l);
+                continue;
+            }
+            d.idle = None;
             d.model
                 .add_interval(r.end_wall_ns, rates.interval_s, points);
             // Only traffic is worth a write: an idle device's state is not rewritten.
@@ -404,7 +427,7 @@ impl Learner {
             if due(d) {
                 d.estimate(target);
             }
-            row.learned = Some(Box::new(d.judge(points)));
+            row.learned = Some(Arc::new(d.judge(points)));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -417,7 +440,8 @@ impl Learner {
     /// The device's curves estimated from everything learned (the end of a recording).
     pub fn finish(&mut self, key: &str) -> Option<Learned> {
         let target = self.spec.target_p95_ns;
-        let d = self.devices.get_mut(key)?;
+        let i = *self.by_key.get(key)?;
+        let d = &mut self.devices[i].1;
         d.estimate(target);
         Some(d.judge(&[]))
     }
@@ -429,6 +453,7 @@ impl Learner {
         };
         let mut last = None;
         for (key, d) in self.devices.iter_mut().filter(|(_, d)| d.dirty) {
+            let key = key.as_str();
             match store::save(&dir, key, d.fingerprint.as_ref(), &d.model) {
                 Ok(()) => d.dirty = false,
                 Err(e) => self

@@ -369,9 +369,9 @@ pub struct DeviceModel {
     /// The first and the last interval learned from (wall clock).
     pub first_wall_ns: Option<i64>,
     pub last_wall_ns: Option<i64>,
-    /// Intervals learned from, not aged (what "learned from N intervals" says).
+    /// Intervals with traffic learned from, not aged (what "learned from N intervals" says).
     pub intervals_seen: u64,
-    /// Seconds of traffic learned from, not aged.
+    /// Seconds of those intervals, not aged.
     pub seconds_seen: f64,
     pub series: Vec<Series>,
 }
@@ -395,7 +395,12 @@ impl DeviceModel {
     }
 
     /// One interval of a device: the points of its directions (at most one each).
+    /// Intervals without traffic teach nothing and are not counted ("learned from N
+    /// intervals" counts traffic).
     pub fn add_interval(&mut self, wall_ns: i64, interval_s: f64, points: &[Point]) {
+        if !points.iter().any(Point::usable) {
+            return;
+        }
         self.age_to(wall_ns);
         self.first_wall_ns.get_or_insert(wall_ns);
         self.last_wall_ns = Some(wall_ns);

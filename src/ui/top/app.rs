@@ -210,7 +210,7 @@ pub struct Row {
     /// baseline p95), when the block-latency source measured the device.
     pub latency: Option<Measured>,
     /// What production learning says of the device (learn/), when on.
-    pub learned: Option<Box<crate::learn::Learned>>,
+    pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
 }
 
 /// What the charts draw of one interval of one device.
