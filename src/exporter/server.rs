@@ -572,6 +572,7 @@ async fn scrape(shared: &Arc<Shared>) -> String {
                 success: false,
                 duration_s: timeout.as_secs_f64(),
             }],
+            blk_dropped: None,
         }),
     }
 }

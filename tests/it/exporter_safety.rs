@@ -227,3 +227,155 @@ serial = db/serial\ndefault_md = sha256\npolicy = p\nx509_extensions = x\n\
         "{w}"
     );
 }
+
+/// A loop device made through /dev/loop-control (LOOP_CTL_ADD) over a file of its own, so it
+/// leaves /proc/diskstats when dropped (detached, then LOOP_CTL_REMOVE), also on failure.
+struct OwnLoop {
+    nr: i32,
+    path: String,
+    _backing: tempfile::TempDir,
+}
+
+const LOOP_CTL_ADD: libc::c_ulong = 0x4C80;
+const LOOP_CTL_REMOVE: libc::c_ulong = 0x4C81;
+
+impl OwnLoop {
+    fn new() -> OwnLoop {
+        use std::os::fd::AsRawFd;
+        let ctl = std::fs::File::open("/dev/loop-control").unwrap();
+        let nr = (3000..3200)
+            // SAFETY: LOOP_CTL_ADD takes the device number as its argument; fd is open.
+            .find(|&nr| unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_ADD, nr) } >= 0)
+            .expect("LOOP_CTL_ADD");
+        let backing = tempfile::tempdir().unwrap();
+        let img = backing.path().join("backing.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(4 << 20)
+            .unwrap();
+        let l = OwnLoop {
+            nr,
+            path: format!("/dev/loop{nr}"),
+            _backing: backing,
+        };
+        for _ in 0..100 {
+            if std::path::Path::new(&l.path).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let st = std::process::Command::new("losetup")
+            .arg(&l.path)
+            .arg(&img)
+            .status()
+            .unwrap();
+        assert!(st.success(), "losetup {}", l.path);
+        l
+    }
+
+    /// (major, minor) from sysfs.
+    fn number(&self) -> (u32, u32) {
+        let t = std::fs::read_to_string(format!("/sys/block/loop{}/dev", self.nr)).unwrap();
+        let (a, b) = t.trim().split_once(':').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    }
+
+    /// `count` direct 4 KiB reads.
+    fn read(&self, count: u32) {
+        let st = std::process::Command::new("dd")
+            .arg(format!("if={}", self.path))
+            .args(["of=/dev/null", "bs=4k", "iflag=direct"])
+            .arg(format!("count={count}"))
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+}
+
+impl Drop for OwnLoop {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.path])
+            .status();
+        let Ok(ctl) = std::fs::File::open("/dev/loop-control") else {
+            return;
+        };
+        for _ in 0..100 {
+            // SAFETY: LOOP_CTL_REMOVE takes the device number as its argument; fd is open.
+            if unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_REMOVE, self.nr) } >= 0 {
+                return;
+            }
+            // EBUSY while the detach settles.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// (major, minor) of every line of /proc/diskstats.
+fn diskstats_numbers() -> std::collections::HashSet<(u32, u32)> {
+    std::fs::read_to_string("/proc/diskstats")
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<_> = l.split_whitespace().collect();
+            Some((f.first()?.parse().ok()?, f.get(1)?.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn the_latency_slots_of_removed_devices_come_back() {
+    if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("skipped: needs root and BTF");
+        return;
+    }
+    let mut bl = match iosat::sys::bpf::open(true, std::path::Path::new("/sys")) {
+        Ok(b) => b,
+        Err(why) => panic!("the block-latency program did not load: {why}"),
+    };
+    let a = OwnLoop::new();
+    let (ma, na) = a.number();
+    a.read(200);
+    let slot_a = bl
+        .slot_of(ma, na)
+        .unwrap()
+        .expect("a slot for the first device");
+    drop(a);
+    for _ in 0..100 {
+        if !diskstats_numbers().contains(&(ma, na)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let present = diskstats_numbers();
+    assert!(
+        !present.contains(&(ma, na)),
+        "loop device still in diskstats"
+    );
+    let freed = bl.free_gone(&present).unwrap();
+    assert!(freed.contains(&slot_a), "{freed:?} lacks {slot_a}");
+    assert_eq!(bl.slot_of(ma, na).unwrap(), None);
+    // Devices still present keep their slots.
+    assert!(bl.free_gone(&diskstats_numbers()).unwrap().is_empty());
+    // A new device takes a freed slot, with its histograms zeroed.
+    let b = OwnLoop::new();
+    let (mb, nb) = b.number();
+    b.read(10);
+    let slot_b = bl
+        .slot_of(mb, nb)
+        .unwrap()
+        .expect("a slot for the second device");
+    assert!(
+        freed.contains(&slot_b),
+        "{slot_b} is not one of the freed {freed:?}"
+    );
+    let (hists, _) = bl.read().unwrap();
+    let h = hists
+        .iter()
+        .find(|h| (h.major, h.minor) == (mb, nb))
+        .expect("histograms of the second device");
+    let reads: u64 = h.ops[0].buckets.iter().sum();
+    assert!((10..200).contains(&reads), "{reads} reads: not zeroed");
+}
