@@ -379,3 +379,53 @@ fn the_latency_slots_of_removed_devices_come_back() {
     let reads: u64 = h.ops[0].buckets.iter().sum();
     assert!((10..200).contains(&reads), "{reads} reads: not zeroed");
 }
+
+#[test]
+fn a_fifo_as_the_certificate_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("tls.crt");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::write(d.join("tls.key"), "not used\n").unwrap();
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n",
+    )
+    .unwrap();
+    let mut child = crate::util::iosat()
+        .args(["exporter", "--web.listen-address", "127.0.0.1:0"])
+        .arg("--web.config.file")
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: an exporter blocked opening the FIFO is killed and the test fails.
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let status = status.expect("the exporter blocked opening the FIFO");
+    let mut err = String::new();
+    use std::io::Read;
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--web.config.file")
+            && err.contains(fifo.to_str().unwrap())
+            && err.contains("not a regular file"),
+        "{err}"
+    );
+}
