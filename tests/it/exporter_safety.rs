@@ -1,7 +1,9 @@
 //! `iosat exporter` as a network service under real conditions (issue 28): overlapping
 //! scrapes, idle connections, basic auth that tells nothing and cannot starve the host,
-//! warnings at start about exposure and an expired certificate, and the block-latency
-//! program's device slots. Against a real exporter on 127.0.0.1 where possible.
+//! warnings at start about exposure and an expired certificate, a FIFO given as the
+//! certificate, and the block-latency program's device slots; against a real exporter on
+//! 127.0.0.1 where possible. Also the last data-safety hole of that issue: fsync's test file
+//! left on a filesystem an I/O error made read-only is named.
 
 use crate::exporter::{fixture_exporter, Exporter};
 
@@ -419,13 +421,105 @@ fn a_fifo_as_the_certificate_is_refused_not_waited_on() {
     let status = status.expect("the exporter blocked opening the FIFO");
     let mut err = String::new();
     use std::io::Read;
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert_eq!(status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.contains("--web.config.file")
             && err.contains(fifo.to_str().unwrap())
             && err.contains("not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn fsync_names_its_test_file_left_on_a_filesystem_gone_read_only() {
+    use crate::util::{is_root, LoopDev};
+    use std::process::Command;
+    if !is_root() || !crate::util::have("mkfs.ext4", "-V") {
+        eprintln!("skipped: needs root and mkfs.ext4");
+        return;
+    }
+    let mut lo = LoopDev::new(64 << 20);
+    let node = lo.path.clone();
+    let Some(mnt) = lo.mount(&node) else {
+        eprintln!("skipped: mkfs/mount failed");
+        return;
+    };
+    let remount = Command::new("mount")
+        .args(["-o", "remount,errors=remount-ro"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(remount.success());
+    let trigger = format!("/sys/fs/ext4/{}/trigger_fs_error", lo.name());
+    if !std::path::Path::new(&trigger).exists() {
+        eprintln!("skipped: no {trigger}");
+        return;
+    }
+    let mut child = crate::util::iosat()
+        .arg("fsync")
+        .arg(&mnt)
+        .args([
+            "--methods",
+            "fdatasync",
+            "--sizes",
+            "4k",
+            "--duration",
+            "20",
+        ])
+        .args(["--committers", "none", "--no-verify"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let test_file = || {
+        std::fs::read_dir(&mnt)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(".iosat-fsync.")
+            })
+    };
+    let mut file = None;
+    for _ in 0..200 {
+        file = test_file();
+        if file.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let Some(file) = file else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("no test file appeared in {}", mnt.display());
+    };
+    // An error the filesystem treats like a failed write: errors=remount-ro makes it read-only.
+    std::fs::write(&trigger, "1").unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(file.exists(), "the file was removed after all: {err}");
+    assert!(
+        err.contains("could not remove the test file")
+            && err.contains(file.to_str().unwrap())
+            && err.contains("Read-only file system"),
         "{err}"
     );
 }
