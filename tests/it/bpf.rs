@@ -476,7 +476,8 @@ fn live_p95_is_judged_against_the_profile_baseline_p95() {
     let dir = tempfile::tempdir().unwrap();
     // A 16 MiB loop device has no wwid, serial or model: its profile id is its name and size.
     let id = format!("{}-{}", lo.name(), 16 << 20);
-    // Two profile directories: a baseline p95 of 1 µs (any real p95 is far above 3x it) and
+    // Two profile directories: a baseline p95 of 100 ns (any real p95 is far above 3x it: a
+    // loop device over a cached file was seen answering at a p95 of 2.9 µs) and
     // one of 1 s (far below).
     let profile = |name: &str, p95_ns: f64| {
         let pd = dir.path().join(name);
@@ -488,7 +489,7 @@ fn live_p95_is_judged_against_the_profile_baseline_p95() {
         std::fs::write(&file, v.to_string()).unwrap();
         pd
     };
-    let (tight, loose) = (profile("tight", 1_000.0), profile("loose", 1e9));
+    let (tight, loose) = (profile("tight", 100.0), profile("loose", 1e9));
     let rec = dir.path().join("rec");
     let pd = tight.to_str().unwrap();
     let child = recording_stat(&lo, &rec, &["-i", "0.5", "-c", "4", "--profile-dir", pd]);
@@ -505,7 +506,7 @@ fn live_p95_is_judged_against_the_profile_baseline_p95() {
         let p95_ms = lat["read"]["p95_ms"].as_f64().unwrap();
         let ratio = lat["p95_vs_baseline_r"].as_f64().unwrap();
         assert!(
-            (ratio - p95_ms * 1e6 / 1_000.0).abs() <= 1e-6 * ratio,
+            (ratio - p95_ms * 1e6 / 100.0).abs() <= 1e-6 * ratio,
             "{lat}"
         );
         assert!(ratio > 3.0, "{lat}");
