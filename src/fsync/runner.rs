@@ -114,10 +114,7 @@ fn run_case(
             },
             Mode::Append => Expect::Appended { blocks: seq },
         };
-        match verify(&file, size, run_id, expect)? {
-            Ok(()) => (VerifyStatus::Ok, None),
-            Err(e) => (VerifyStatus::Failed, Some(e)),
-        }
+        VerifyStatus::of(verify(&file, size, run_id, expect)?)
     } else {
         (VerifyStatus::Skipped, None)
     };
