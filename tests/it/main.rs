@@ -12,6 +12,7 @@ mod fuzz;
 mod habits;
 mod layering;
 mod learn;
+mod profile_cmd;
 mod report;
 mod safety;
 mod schema;
