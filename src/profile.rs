@@ -286,6 +286,16 @@ pub fn legacy_file(id: &str) -> String {
     format!("{}.json", file_stem(id))
 }
 
+/// The file names a profile of `id` is looked for under, in order: the read profile, the
+/// write profile, the file of before profiles had a direction.
+pub fn files_for(id: &str) -> Vec<String> {
+    vec![
+        profile_file(id, Direction::Read),
+        profile_file(id, Direction::Write),
+        legacy_file(id),
+    ]
+}
+
 /// A device's profile and where it was found (a file path, or the id a `stat --json` line
 /// carried).
 #[derive(Debug, Clone, PartialEq)]
@@ -675,6 +685,11 @@ impl ProfileCache {
         self.live
             .insert(id.clone(), DeviceState::read(&self.root, dev));
         Some(id)
+    }
+
+    /// The directory profiles are looked for in (None: none could be named).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     /// Warnings about unreadable profiles since the last call.

@@ -267,3 +267,55 @@ fn import_for_another_device_then_list_show_export_rm() {
         ),
     ]);
 }
+
+#[test]
+fn info_names_the_ids_it_looked_for_and_which_matched() {
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let roots = roots();
+    let r = result(t.path(), "r.json");
+    ok_stdout(&profile(
+        &with_roots(&["save", r.to_str().unwrap(), "--for", "nvme0n1"], &roots),
+        &profiles,
+    ));
+    let mut args = vec!["info", "nvme0n1", "sda", "--profile-dir"];
+    let p = profiles.display().to_string();
+    args.push(&p);
+    let args = with_roots(&args, &roots);
+    let mut j = args.clone();
+    j.push("--json");
+    let v = ok_json(&run_sub(j[0], &j[1..]));
+    let devs = v["devices"].as_array().unwrap();
+    let nv = &devs[0]["profile_lookup"];
+    assert_eq!(nv["ids"], serde_json::json!([NVME_ID]), "{nv}");
+    assert_eq!(nv["matched_id"], NVME_ID);
+    assert_eq!(
+        nv["matched_file"],
+        profiles
+            .join(format!("{NVME_ID}.read.json"))
+            .display()
+            .to_string()
+    );
+    assert_eq!(nv["dir"], p);
+    let sda = &devs[1]["profile_lookup"];
+    let sda_id = devs[1]["profile_id"].as_str().unwrap();
+    assert_eq!(sda["ids"], serde_json::json!([sda_id]));
+    assert_eq!(sda["files"][0], format!("{sda_id}.read.json"));
+    assert!(sda["matched_id"].is_null() && sda["matched_file"].is_null());
+    assert!(sda["missing"].is_string(), "{sda}");
+
+    let text = ok_stdout(&run_sub(args[0], &args[1..]));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!(
+            "profile ids looked for {NVME_ID} (.read.json, .write.json, .json): matched"
+        )),
+        "{text}"
+    );
+    assert!(
+        flat.contains(&format!(
+            "looked for {sda_id} (.read.json, .write.json, .json): none matched"
+        )),
+        "{text}"
+    );
+}
