@@ -286,6 +286,18 @@ pub fn legacy_file(id: &str) -> String {
     format!("{}.json", file_stem(id))
 }
 
+/// How to give `dev` (a kernel name, or "DEVICE") a profile, as every notice that points at a
+/// sweep says it: the default sweep of a device is read-only (random 4 KiB reads), so it is
+/// the right first command, short on a busy production disk; a twin's profile can be
+/// imported instead. Writes need a spare device and are never the default.
+pub fn how_to_measure(dev: &str) -> String {
+    format!(
+        "Measure it once (read-only): `iosat sweep /dev/{dev} --save-profile`; on a busy \
+production disk a short one (`--levels 1,2,4 --duration 1s`), or import a twin's profile: \
+`iosat profile import FILE --for /dev/{dev}`."
+    )
+}
+
 /// The file names a profile of `id` is looked for under, in order: the read profile, the
 /// write profile, the file of before profiles had a direction.
 pub fn files_for(id: &str) -> Vec<String> {
@@ -971,6 +983,23 @@ mod tests {
         .unwrap();
         assert_eq!((p.overload_concurrency, p.block_size), (None, 0));
         assert_eq!((p.pattern.as_str(), p.device_state), ("unknown", None));
+    }
+
+    /// The default sweep of a device is read-only: the advice says so, names the device, and
+    /// offers a short sweep and an import, never a write sweep.
+    #[test]
+    fn the_advice_to_measure_is_read_only_and_names_the_device() {
+        let a = how_to_measure("vda");
+        assert!(
+            a.contains("(read-only): `iosat sweep /dev/vda --save-profile`"),
+            "{a}"
+        );
+        assert!(
+            a.contains("`iosat profile import FILE --for /dev/vda`"),
+            "{a}"
+        );
+        assert!(a.contains("--levels 1,2,4"), "{a}");
+        assert!(!a.contains("write"), "{a}");
     }
 
     #[test]
