@@ -52,6 +52,10 @@ LIMIT=${README_CHECK_TIMEOUT:-120}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/readme-check.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/bin"
+# Nothing an example does outlives the check: what `stat` learns from the traffic it sees (else
+# /var/lib/iosat for root, ~/.local/state/iosat otherwise) and the profiles examples read or
+# save stay in the scratch directory, and the machine's own profiles never colour an example.
+export IOSAT_STATE_DIR=$scratch/state IOSAT_PROFILE_DIR=$scratch/profiles
 
 # The wrapper: short runs, same binary.
 cat >"$scratch/bin/iosat" <<WRAP

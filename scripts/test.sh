@@ -21,6 +21,9 @@ command -v clang >/dev/null || need+=(clang)
 command -v llvm-strip >/dev/null || need+=(llvm)
 command -v bpftool >/dev/null || need+=(bpftool)
 command -v bpftrace >/dev/null || need+=(bpftrace)
+# The known-truth test device (tests/it/knowndev.rs) is a FUSE server inside the test binary: as
+# root it mounts through /dev/fuse itself; fusermount3 is its fallback where mount(2) is denied.
+command -v fusermount3 >/dev/null || need+=(fuse3)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing: ${need[*]}"
@@ -29,6 +32,11 @@ if [ ${#need[@]} -gt 0 ]; then
   else
     echo "warning: not root; tests that need ${need[*]} will skip" >&2
   fi
+fi
+
+# /dev/fuse exists once the fuse module is loaded.
+if [ ! -e /dev/fuse ] && [ "$(id -u)" = 0 ]; then
+  modprobe fuse || echo "warning: no /dev/fuse; the known-device tests will skip" >&2
 fi
 
 cargo fmt --all -- --check

@@ -218,8 +218,8 @@ pub fn drift_line(d: &BaselineDrift) -> String {
 /// Re-base when a level is clearly faster than the baseline (its mean latency below the
 /// baseline's by more than the noise, its Little's law closing): a knee "at 0.28x the
 /// baseline" means the baseline was slowed, not that the device got faster under load. The
-/// fastest such level becomes the baseline; returns it and the sentence saying so.
-pub fn rebase(lv: &[LevelPoint], base: &LevelPoint) -> Option<(LevelPoint, String)> {
+/// fastest such level becomes the baseline; returns it ([`rebase_line`] says so).
+pub fn rebase(lv: &[LevelPoint], base: &LevelPoint) -> Option<LevelPoint> {
     let tol = BASELINE_TOLERANCE.max(mean_noise(base));
     // Only a level whose own Little's law closes: a level served from a cache (IOPS ×
     // latency far below the concurrency) is fast for the wrong reason.
@@ -235,19 +235,21 @@ pub fn rebase(lv: &[LevelPoint], base: &LevelPoint) -> Option<(LevelPoint, Strin
     if fastest.concurrency == base.concurrency || m >= b * (1.0 - tol.max(mean_noise(fastest))) {
         return None;
     }
-    Some((
-        fastest.clone(),
-        format!(
-            "Concurrency {} took {} on average, less than concurrency {}'s {}: the baseline \
-             level was slowed (a cold start, CPU idle states, a disturbed window), so the \
-             verdict takes its baseline from concurrency {}.",
-            fastest.concurrency,
-            fmt_latency_ns(m),
-            base.concurrency,
-            fmt_latency_ns(b),
-            fastest.concurrency
-        ),
-    ))
+    Some(fastest.clone())
+}
+
+/// The re-base in one sentence: `fastest` became the baseline instead of `slowed`.
+pub fn rebase_line(fastest: &LevelPoint, slowed: &LevelPoint) -> String {
+    format!(
+        "Concurrency {} took {} on average, less than concurrency {}'s {}: the baseline \
+         level was slowed (a cold start, CPU idle states, a disturbed window), so the \
+         verdict takes its baseline from concurrency {}.",
+        fastest.concurrency,
+        fmt_latency_ns(fastest.latency_ns.mean),
+        slowed.concurrency,
+        fmt_latency_ns(slowed.latency_ns.mean),
+        fastest.concurrency
+    )
 }
 
 /// The levels the measurement can't tell apart from the knee: neighbours (below the overload

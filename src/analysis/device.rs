@@ -147,7 +147,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
     let mut out = Vec::new();
     // Samples that carry something to judge: I/O happened and await and aqu-sz are known.
-    let active: Vec<(usize, &DeviceSample, f64, f64)> = samples
+    let active: Vec<Active> = samples
         .iter()
         .enumerate()
         .filter_map(|(i, s)| {
@@ -164,6 +164,22 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
         return out;
     }
 
+    let base_await = reference_await(device, &active, &mut out);
+    headroom(device, &active, base_await, &mut out);
+    util_trap(device, &active, &mut out);
+    saturation(device, &active, base_await, &mut out);
+    svctm_trap(device, &active, &mut out);
+    littles_law(device, &active, &mut out);
+    flushes(device, samples, &mut out);
+    out
+}
+
+/// One interval worth judging: its index, the sample, its await (ms) and its aqu-sz.
+type Active<'a> = (usize, &'a DeviceSample, f64, f64);
+
+/// The low-concurrency reference await: the median over intervals with a queue of about
+/// one, else the interval with the shortest queue (said so).
+fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> f64 {
     // The low-concurrency reference: median await over intervals with a queue of about one,
     // else the interval with the shortest queue.
     let low: Vec<f64> = active
@@ -171,7 +187,7 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
         .filter(|a| a.3 <= LOW_QUEUE)
         .map(|a| a.2)
         .collect();
-    let base_await = if low.is_empty() {
+    if low.is_empty() {
         let (i, s, aw, q) = active
             .iter()
             .min_by(|a, b| a.3.total_cmp(&b.3))
@@ -194,8 +210,11 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
             if low.len() == 1 { "" } else { "s" }
         ));
         m
-    };
+    }
+}
 
+/// Busy by %util, yet a short queue and no waiting: headroom.
+fn headroom(device: &str, active: &[Active], base_await: f64, out: &mut Vec<String>) {
     // %util says busy, yet the queue is short and requests don't wait: headroom.
     let headroom: Vec<_> = active
         .iter()
@@ -220,7 +239,10 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
             }
         ));
     }
+}
 
+/// The %util lesson: busy by %util, yet more IOPS came later.
+fn util_trap(device: &str, active: &[Active], out: &mut Vec<String>) {
     // The %util lesson: busy by %util, yet more IOPS came later.
     if let Some(&(i, s, _, q)) = active
         .iter()
@@ -246,7 +268,10 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
             }
         }
     }
+}
 
+/// Overload and queueing by await against the baseline.
+fn saturation(device: &str, active: &[Active], base_await: f64, out: &mut Vec<String>) {
     // Overload and queueing by await against the baseline.
     let worst = active
         .iter()
@@ -296,7 +321,10 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
             active.iter().map(|a| a.3).fold(0.0, f64::max)
         ));
     }
+}
 
+/// svctm falling while await rises (seed 004).
+fn svctm_trap(device: &str, active: &[Active], out: &mut Vec<String>) {
     // svctm: falls as concurrency grows on a parallel device (seed 004).
     let with_svctm: Vec<_> = active.iter().filter(|a| a.1.svctm.is_some()).collect();
     if with_svctm.len() >= 2 {
@@ -318,7 +346,10 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
             ));
         }
     }
+}
 
+/// Little's law: aqu-sz should equal IOPS × await.
+fn littles_law(device: &str, active: &[Active], out: &mut Vec<String>) {
     // Little's law: aqu-sz should equal IOPS × await.
     let broken: Vec<_> = active
         .iter()
@@ -337,8 +368,6 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
             s.littles_queue().unwrap_or(0.0)
         ));
     }
-    flushes(device, samples, &mut out);
-    out
 }
 
 /// Flush latency, kept apart from await (sysstat's await leaves flushes out).

@@ -1359,3 +1359,47 @@ fn a_burst_that_lifts_its_level_neither_moves_the_plateau_nor_its_figure() {
     assert_eq!(c.burst.as_ref().map(|b| b.concurrency), Some(4));
     assert!((v.suspected_cap_iops.unwrap() / 1000.0 - 1.0).abs() < 0.01);
 }
+
+#[test]
+fn the_numbers_are_judged_from_a_plain_curve_without_words() {
+    // Seed 000's curve as a learner would have it: concurrency, IOPS, mean and p95 only.
+    let pts: Vec<LevelPoint> = seed000()
+        .iter()
+        .map(|l| {
+            LevelPoint::curve_point(l.concurrency, l.iops, l.latency_ns.mean, l.latency_ns.p95)
+        })
+        .collect();
+    let j = judge::judge(&pts, &Context::default());
+    assert_eq!(j.base.as_ref().map(|b| b.concurrency), Some(1));
+    assert_eq!(j.overload_concurrency(), Some(64));
+    assert!((16..=64).contains(&j.knee_concurrency().unwrap()));
+    assert_eq!(j.shape.as_ref().unwrap().linear_from, Some(64));
+    // The same numbers the worded verdict gives.
+    let v = analyze(&pts);
+    assert_eq!(j.knee_concurrency(), Some(v.knee_concurrency));
+    // One point judges nothing.
+    let one = judge::judge(&pts[..1], &Context::default());
+    assert_eq!(
+        (one.knee_concurrency(), one.overload_concurrency()),
+        (None, None)
+    );
+}
+
+#[test]
+fn a_disturbed_level_does_not_drag_the_plateau_figure() {
+    // Issue 25's known device (4 units of 8 ms, 500 IOPS): concurrency 16 measured while the
+    // machine was busy, 440 IOPS with windows scattering (CV 30 %); 8 steady at 492.
+    let mut lv = closed(4.0, 8.0, &[1, 8, 16]);
+    lv[1].iops = 492.0;
+    lv[2].iops = 440.0;
+    for (l, cv) in lv.iter_mut().zip([0.02, 0.02, 0.3]) {
+        l.spread = Some(Spread {
+            windows: 8,
+            iops_cv: cv,
+            mean_ns_cv: cv,
+            ..Default::default()
+        });
+    }
+    let t = analyze(&lv).limit.expect("a plateau");
+    assert!((t.iops / 492.0 - 1.0).abs() < 0.01, "{t:?}");
+}

@@ -2,8 +2,9 @@
 //! `GET`/`HEAD` of `/metrics` and `/`, 404 elsewhere, 405 for other methods. Robust by construction
 //! (docs/design.md §5): one request per connection; a header-read timeout that cuts a client
 //! stalling mid-header; a write timeout that cuts a client that stops reading (no byte accepted for
-//! that long), and a backstop deadline on the whole exchange; a cap on concurrent connections (503
-//! beyond it); a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
+//! that long), and a backstop deadline on the whole exchange; a cap on concurrent requests counted
+//! once their head has arrived (503 beyond it) and a larger one on open connections, so idle
+//! sockets cannot deny a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
 //! runs on a blocking thread under a deadline, so a hung read of /proc or /sys gives a
 //! failed-collector response, never a hung one. TLS (rustls) and basic auth (bcrypt) from
 //! `--web.config.file`. Stopped (and its port freed) when the [`Server`] is dropped.
@@ -21,11 +22,11 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 /// How the server behaves (config::exporter validates the flags into it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +38,8 @@ pub struct ServerSpec {
     pub write_timeout: Duration,
     /// Longest a scrape may take; past it the response says the collector failed.
     pub scrape_timeout: Duration,
-    /// Connections served at once; more get 503.
+    /// Requests served at once (counted once their head has arrived); more get 503.
+    /// Connections still sending their head have a cap of their own, [`idle_cap`].
     pub max_requests: usize,
     /// TLS and basic auth (`--web.config.file`).
     pub web: WebConfig,
@@ -46,6 +48,13 @@ pub struct ServerSpec {
 /// Longest time the backstop deadline allows for delivering an answer to a client that keeps
 /// reading slowly (a stalled one is cut after `write_timeout`).
 const BACKSTOP_WRITE: Duration = Duration::from_secs(60);
+
+/// Connections open at once (idle or sending their head, each cut after the read timeout):
+/// far more than the requests served, so clients holding idle sockets cannot deny a scrape;
+/// beyond it a connection gets 503 at once.
+pub fn idle_cap(max_requests: usize) -> usize {
+    (max_requests * 16).max(64)
+}
 
 /// The request head may not exceed this (hyper's smallest buffer limit, 8 KiB).
 pub const MAX_REQUEST_HEAD_BYTES: usize = 8192;
@@ -61,15 +70,20 @@ const INDEX: &str = "<!DOCTYPE html>
 /// A running server; dropping it stops it.
 pub struct Server {
     addr: SocketAddr,
+    shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 struct Shared {
-    scraper: Mutex<Scraper>,
+    /// One scrape at a time; a scrape that finds another running waits for it (within its own
+    /// deadline) instead of failing: two Prometheus servers scraping at once both get data.
+    scraper: Arc<tokio::sync::Mutex<Scraper>>,
     scrape_timeout: Duration,
-    /// User → bcrypt hash; empty: no authentication.
-    users: std::collections::BTreeMap<String, String>,
+    /// Basic auth; None: no authentication.
+    auth: Option<Auth>,
+    /// Requests being served (head arrived), at most `max_requests`.
+    requests: Arc<Semaphore>,
 }
 
 /// The TLS acceptor of `--web.config.file`'s certificate and key (PEM); errors name the file.
@@ -91,6 +105,12 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     if certs.is_empty() {
         return Err(bad(&t.cert_file, "cert_file: no certificate in it".into()));
     }
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    if let Some(w) = expiry_warning(&t.cert_file, &certs[0], now_s) {
+        crate::error::warn(w);
+    }
     let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|e| {
         bad(
             &t.key_file,
@@ -110,6 +130,116 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
 }
 
+/// One line when the metrics are served to every network the host is on: a listen address
+/// that is not loopback, with neither TLS nor basic auth.
+pub fn exposure_warning(listen: SocketAddr, web: &WebConfig) -> Option<String> {
+    let open =
+        !listen.ip().to_canonical().is_loopback() && web.tls.is_none() && web.users.is_empty();
+    open.then(|| {
+        let wide = if listen.ip().is_unspecified() {
+            " (every interface)"
+        } else {
+            ""
+        };
+        format!(
+            "--web.listen-address {listen}{wide}: serving plain HTTP without authentication to anyone who can reach this host; listen on 127.0.0.1, or set TLS and basic_auth_users in --web.config.file"
+        )
+    })
+}
+
+/// One line when the served certificate's notAfter has passed: it is served anyway (the user
+/// may be renewing it), but every client that checks will refuse the connection.
+fn expiry_warning(path: &std::path::Path, der: &[u8], now_s: i64) -> Option<String> {
+    let not_after = cert_not_after_s(der)?;
+    (not_after < now_s).then(|| {
+        format!(
+            "--web.config.file: the certificate in {} expired on {} (its notAfter); TLS clients will refuse it",
+            path.display(),
+            utc(not_after)
+        )
+    })
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` of Unix seconds.
+fn utc(s: i64) -> String {
+    let (days, rem) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Unix seconds of a civil date (Howard Hinnant's days_from_civil).
+fn unix_s(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    days * 86_400 + hh * 3600 + mm * 60 + ss
+}
+
+/// One DER element: (tag, contents, what follows).
+fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, b) = b.split_first()?;
+    let (&l0, b) = b.split_first()?;
+    let (len, b) = if l0 < 0x80 {
+        (usize::from(l0), b)
+    } else {
+        let n = usize::from(l0 & 0x7f);
+        if n == 0 || n > 4 || b.len() < n {
+            return None;
+        }
+        let len = b[..n].iter().fold(0usize, |a, &x| a << 8 | usize::from(x));
+        (len, &b[n..])
+    };
+    (b.len() >= len).then(|| (tag, &b[..len], &b[len..]))
+}
+
+/// The notAfter of an X.509 certificate (DER), Unix seconds: Certificate → tbsCertificate →
+/// [version], serial, signature, issuer, validity → notAfter (UTCTime or GeneralizedTime).
+fn cert_not_after_s(cert: &[u8]) -> Option<i64> {
+    let (0x30, c, _) = der(cert)? else {
+        return None;
+    };
+    let (0x30, tbs, _) = der(c)? else { return None };
+    let (tag, _, mut rest) = der(tbs)?;
+    if tag == 0xa0 {
+        rest = der(rest)?.2; // the serial after the explicit version
+    }
+    let rest = der(rest)?.2; // signature algorithm
+    let rest = der(rest)?.2; // issuer
+    let (0x30, validity, _) = der(rest)? else {
+        return None;
+    };
+    let (tag, t, _) = der(der(validity)?.2)?;
+    let t = std::str::from_utf8(t).ok()?.strip_suffix('Z')?;
+    let (y, t) = match tag {
+        0x17 => {
+            let yy: i64 = t.get(..2)?.parse().ok()?;
+            (if yy >= 50 { 1900 + yy } else { 2000 + yy }, &t[2..])
+        }
+        0x18 => (t.get(..4)?.parse().ok()?, &t[4..]),
+        _ => return None,
+    };
+    let n = |i: usize| -> Option<i64> { t.get(i..i + 2)?.parse().ok() };
+    Some(unix_s(y, n(0)?, n(2)?, n(4)?, n(6)?, n(8)?))
+}
+
 impl Server {
     /// Bind and start serving `scraper` in a thread of its own.
     pub fn start(spec: &ServerSpec, scraper: Scraper) -> Result<Server, Error> {
@@ -124,6 +254,9 @@ impl Server {
         let std_listener = std::net::TcpListener::bind(spec.listen).map_err(bind_err)?;
         std_listener.set_nonblocking(true).map_err(bind_err)?;
         let addr = std_listener.local_addr().map_err(bind_err)?;
+        if let Some(w) = exposure_warning(addr, &spec.web) {
+            crate::error::warn(w);
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -131,17 +264,19 @@ impl Server {
             .map_err(|e| Error::io("<tokio runtime>", e))?;
         let (stop, stopped) = oneshot::channel();
         let shared = Arc::new(Shared {
-            scraper: Mutex::new(scraper),
+            scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
-            users: spec.web.users.clone(),
+            auth: Auth::new(&spec.web.users)?,
+            requests: Arc::new(Semaphore::new(spec.max_requests)),
         });
         let spec = spec.clone();
+        let served = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("iosat-exporter".into())
             .spawn(move || {
                 rt.block_on(async move {
                     match tokio::net::TcpListener::from_std(std_listener) {
-                        Ok(l) => serve(l, spec, tls, shared, stopped).await,
+                        Ok(l) => serve(l, spec, tls, served, stopped).await,
                         Err(e) => crate::error::say(format_args!("iosat: exporter: {e}")),
                     }
                 });
@@ -151,6 +286,7 @@ impl Server {
             .map_err(|e| Error::io("<exporter thread>", e))?;
         Ok(Server {
             addr,
+            shared,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -159,6 +295,15 @@ impl Server {
     /// The address actually bound (port 0 picks a free one).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The most bcrypt checks that ran at once so far (at most [`AUTH_CHECKS`]); 0 without
+    /// basic auth.
+    pub fn auth_checks_peak(&self) -> usize {
+        self.shared
+            .auth
+            .as_ref()
+            .map_or(0, |a| a.peak.load(std::sync::atomic::Ordering::SeqCst))
     }
 }
 
@@ -180,7 +325,7 @@ async fn serve(
     shared: Arc<Shared>,
     mut stopped: oneshot::Receiver<()>,
 ) {
-    let permits = Arc::new(Semaphore::new(spec.max_requests));
+    let permits = Arc::new(Semaphore::new(idle_cap(spec.max_requests)));
     loop {
         let stream = tokio::select! {
             _ = &mut stopped => return,
@@ -299,7 +444,29 @@ async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |req| respond(req, Arc::clone(&shared)));
+    // The request slot, taken once the head has arrived, is held until the connection ends
+    // (the answer written): one request per connection.
+    let slot: Arc<std::sync::Mutex<Option<OwnedSemaphorePermit>>> = Arc::default();
+    let held = Arc::clone(&slot);
+    let service = hyper::service::service_fn(move |req| {
+        let shared = Arc::clone(&shared);
+        let held = Arc::clone(&held);
+        async move {
+            match Arc::clone(&shared.requests).try_acquire_owned() {
+                Ok(p) => {
+                    if let Ok(mut h) = held.lock() {
+                        *h = Some(p);
+                    }
+                    respond(req, shared).await
+                }
+                Err(_) => Ok(response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain; charset=utf-8",
+                    TOO_BUSY.into(),
+                )),
+            }
+        }
+    });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(spec.read_timeout)
@@ -310,12 +477,15 @@ where
     // connection future closes the socket).
     let deadline = spec.read_timeout + spec.scrape_timeout + BACKSTOP_WRITE;
     let _ = tokio::time::timeout(deadline, conn).await;
+    drop(slot);
 }
 
-/// Beyond the cap: a fixed 503, written under the write timeout, then a short drain so the
+const TOO_BUSY: &str = "too many concurrent requests\n";
+
+/// Beyond the connection cap: a fixed 503, written under the write timeout, then a short drain so the
 /// client reads the answer instead of a reset.
 async fn too_busy(mut stream: tokio::net::TcpStream, write_timeout: Duration) {
-    const BODY: &str = "too many concurrent requests\n";
+    const BODY: &str = TOO_BUSY;
     let resp = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
 content-length: {}\r\nconnection: close\r\n\r\n{BODY}",
@@ -349,7 +519,11 @@ async fn respond(
     shared: Arc<Shared>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
     const TEXT: &str = "text/plain; charset=utf-8";
-    if !shared.users.is_empty() && !authorized(&req, &shared).await {
+    let denied = match &shared.auth {
+        Some(auth) => !authorized(&req, auth).await,
+        None => false,
+    };
+    if denied {
         let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n".into());
         r.headers_mut().insert(
             WWW_AUTHENTICATE,
@@ -374,17 +548,23 @@ async fn respond(
     })
 }
 
-/// The exposition of one scrape, or of a failed collector when the scrape missed its deadline
-/// or the previous one is still stuck (it holds the scraper).
+/// The exposition of one scrape, or of a failed collector when the scrape missed its deadline.
+/// A scrape already running is waited for within the deadline (the scraper serves one at a
+/// time); one stuck past it (a hung read) keeps the scraper, and later scrapes fail at their
+/// own deadline.
 async fn scrape(shared: &Arc<Shared>) -> String {
     let timeout = shared.scrape_timeout;
-    let s = Arc::clone(shared);
-    let job = tokio::task::spawn_blocking(move || {
-        let mut scraper = s.scraper.try_lock().ok()?;
-        Some(metrics::render(&scraper.scrape()))
-    });
+    let scraper = Arc::clone(&shared.scraper);
+    let job = async move {
+        let mut guard = scraper.lock_owned().await;
+        // The guard moves into the blocking thread: a scrape cut by the deadline keeps the
+        // scraper until it really ends.
+        tokio::task::spawn_blocking(move || metrics::render(&guard.scrape()))
+            .await
+            .ok()
+    };
     match tokio::time::timeout(timeout, job).await {
-        Ok(Ok(Some(text))) => text,
+        Ok(Some(text)) => text,
         _ => metrics::render(&Scrape {
             devices: vec![],
             health: vec![Health {
@@ -396,9 +576,66 @@ async fn scrape(shared: &Arc<Shared>) -> String {
     }
 }
 
+/// The `basic_auth_users` of `--web.config.file`, checked so that the answer tells nothing
+/// but yes or no: an unknown user costs one bcrypt check too, against a dummy hash at the
+/// highest configured cost (so never faster than a real user's wrong password).
+pub struct Auth {
+    users: std::collections::BTreeMap<String, String>,
+    dummy: String,
+    /// At most [`AUTH_CHECKS`] bcrypt checks at once; more wait their turn (each holds a
+    /// request slot meanwhile, so the queue is bounded by `--web.max-requests`).
+    checks: Arc<Semaphore>,
+    running: Arc<std::sync::atomic::AtomicUsize>,
+    peak: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// bcrypt checks run at once: wrong passwords sent by many clients keep at most one CPU busy,
+/// never every CPU of the host being measured.
+pub const AUTH_CHECKS: usize = 1;
+
+impl Auth {
+    /// None without users. Every hash was parsed by webconfig; the dummy hash is computed
+    /// here once, at the highest cost among them.
+    pub fn new(users: &std::collections::BTreeMap<String, String>) -> Result<Option<Auth>, Error> {
+        if users.is_empty() {
+            return Ok(None);
+        }
+        let cost = users
+            .values()
+            .filter_map(|h| h.parse::<bcrypt::HashParts>().ok())
+            .map(|p| p.get_cost())
+            .max()
+            .unwrap_or(bcrypt::DEFAULT_COST);
+        let dummy = bcrypt::hash_with_salt("iosat: no such user", cost, [0x5a; 16])
+            .map_err(|e| Error::usage("--web.config.file", "basic_auth_users", e.to_string()))?
+            .to_string();
+        Ok(Some(Auth {
+            users: users.clone(),
+            dummy,
+            checks: Arc::new(Semaphore::new(AUTH_CHECKS)),
+            running: Arc::default(),
+            peak: Arc::default(),
+        }))
+    }
+
+    /// The hash `user`'s password is checked against, and whether the user exists.
+    pub fn hash_for(&self, user: &str) -> (&str, bool) {
+        match self.users.get(user) {
+            Some(h) => (h, true),
+            None => (&self.dummy, false),
+        }
+    }
+
+    /// Whether `user` with `pass` may in (bcrypt: slow by design; call off the runtime).
+    pub fn check(&self, user: &str, pass: &str) -> bool {
+        let (hash, known) = self.hash_for(user);
+        bcrypt::verify(pass, hash).unwrap_or(false) && known
+    }
+}
+
 /// Basic auth against the bcrypt hashes of `basic_auth_users` (verified on a blocking thread:
 /// bcrypt is slow by design).
-async fn authorized(req: &Request<Incoming>, shared: &Arc<Shared>) -> bool {
+async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
     use base64::Engine;
     let Some(creds) = req
         .headers()
@@ -417,18 +654,89 @@ async fn authorized(req: &Request<Incoming>, shared: &Arc<Shared>) -> bool {
     let Some((user, pass)) = creds.split_once(':') else {
         return false;
     };
-    // An unknown user costs one bcrypt check too, against a configured hash (so at the same
-    // cost), and fails: the response time must not tell which user names exist.
-    let known = shared.users.get(user).cloned();
-    let Some(hash) = known
-        .clone()
-        .or_else(|| shared.users.values().next().cloned())
-    else {
+    let (hash, known) = auth.hash_for(user);
+    let (hash, pass) = (hash.to_string(), pass.to_string());
+    let Ok(permit) = Arc::clone(&auth.checks).acquire_owned().await else {
         return false;
     };
-    let pass = pass.to_string();
-    let matched = tokio::task::spawn_blocking(move || bcrypt::verify(pass, &hash).unwrap_or(false))
-        .await
-        .unwrap_or(false);
-    matched && known.is_some()
+    let (running, peak) = (Arc::clone(&auth.running), Arc::clone(&auth.peak));
+    let matched = tokio::task::spawn_blocking(move || {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = running.fetch_add(1, SeqCst) + 1;
+        peak.fetch_max(now, SeqCst);
+        let ok = bcrypt::verify(pass, &hash).unwrap_or(false);
+        running.fetch_sub(1, SeqCst);
+        drop(permit);
+        ok
+    })
+    .await
+    .unwrap_or(false);
+    matched && known
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_beyond_loopback_is_warned_about() {
+        let open = WebConfig::default();
+        for a in ["0.0.0.0:9019", "[::]:9019", "192.0.2.7:9019"] {
+            let w = exposure_warning(a.parse().unwrap(), &open).expect(a);
+            assert!(
+                w.starts_with("--web.listen-address ") && w.contains("without authentication"),
+                "{w}"
+            );
+            assert_eq!(w.contains("every interface"), !a.starts_with("192"), "{w}");
+        }
+        for a in [
+            "127.0.0.1:9019",
+            "[::1]:9019",
+            "127.0.0.53:1",
+            "[::ffff:127.0.0.1]:9019",
+        ] {
+            assert_eq!(exposure_warning(a.parse().unwrap(), &open), None, "{a}");
+        }
+        let any: SocketAddr = "0.0.0.0:9019".parse().unwrap();
+        let tls = WebConfig {
+            tls: Some(TlsFiles {
+                cert_file: "c".into(),
+                key_file: "k".into(),
+            }),
+            ..WebConfig::default()
+        };
+        let auth = WebConfig {
+            users: [("a".to_string(), "h".to_string())].into_iter().collect(),
+            ..WebConfig::default()
+        };
+        assert_eq!(exposure_warning(any, &tls), None);
+        assert_eq!(exposure_warning(any, &auth), None);
+    }
+
+    #[test]
+    fn dates_round_trip() {
+        assert_eq!(unix_s(1970, 1, 1, 0, 0, 0), 0);
+        assert_eq!(unix_s(2020, 1, 2, 0, 0, 0), 1_577_923_200);
+        assert_eq!(utc(1_577_923_200), "2020-01-02 00:00:00 UTC");
+        assert_eq!(utc(951_825_599), "2000-02-29 11:59:59 UTC");
+        assert!(cert_not_after_s(b"\x30\x03\x02\x01\x01").is_none());
+        assert!(cert_not_after_s(b"").is_none());
+    }
+
+    #[test]
+    fn an_unknown_user_is_checked_against_a_dummy_hash_at_the_highest_cost() {
+        let users = [("alice", 4), ("bob", 5)]
+            .map(|(u, cost)| (u.to_string(), bcrypt::hash("pw", cost).unwrap()))
+            .into_iter()
+            .collect();
+        let auth = Auth::new(&users).unwrap().unwrap();
+        let (hash, known) = auth.hash_for("carol");
+        assert!(!known);
+        assert!(!users.values().any(|h| h == hash), "a user's hash");
+        assert_eq!(hash.parse::<bcrypt::HashParts>().unwrap().get_cost(), 5);
+        assert_eq!(auth.hash_for("alice"), (users["alice"].as_str(), true));
+        assert!(auth.check("alice", "pw") && auth.check("bob", "pw"));
+        assert!(!auth.check("alice", "pW") && !auth.check("carol", "pw"));
+        assert!(Auth::new(&Default::default()).unwrap().is_none());
+    }
 }

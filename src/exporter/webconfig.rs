@@ -2,7 +2,8 @@
 //! Prometheus and promtool read), the subset iosat serves: `tls_server_config` with
 //! `cert_file` and `key_file` (relative paths are relative to the file, as exporter-toolkit
 //! reads them) and `basic_auth_users` (user: bcrypt hash). Any other setting is refused by
-//! name rather than silently ignored. Pure: text in, [`WebConfig`] out.
+//! name rather than silently ignored; every bcrypt hash is parsed here, so a malformed one is
+//! refused at start naming its user. Pure: text in, [`WebConfig`] out.
 //! Imports only: nothing.
 
 use std::collections::BTreeMap;
@@ -98,6 +99,10 @@ pub fn parse(text: &str, dir: &Path) -> Result<WebConfig, String> {
                     let hash = p.as_str().filter(|h| h.starts_with("$2")).ok_or(format!(
                         "basic_auth_users.{user}: expected a bcrypt hash ($2y$...)"
                     ))?;
+                    // Parsed now: a malformed hash would otherwise fail every login at once.
+                    hash.parse::<bcrypt::HashParts>().map_err(|e| {
+                        format!("basic_auth_users.{user}: not a valid bcrypt hash ({e})")
+                    })?;
                     cfg.users.insert(user.to_string(), hash.to_string());
                 }
             }
@@ -119,7 +124,7 @@ mod tests {
     #[test]
     fn the_supported_subset() {
         let c = parse(
-            "tls_server_config:\n  cert_file: a.crt\n  key_file: /k/a.key\nbasic_auth_users:\n  alice: $2y$10$abc\n",
+            "tls_server_config:\n  cert_file: a.crt\n  key_file: /k/a.key\nbasic_auth_users:\n  alice: $2y$10$PH1RCsPmZSHOeVvsrGJ6jeTyjQBBmbI4BFpUM6JUXHVaYFn8TgzNK\n",
             Path::new("/etc/iosat"),
         )
         .unwrap();
@@ -130,7 +135,10 @@ mod tests {
                 key_file: "/k/a.key".into()
             })
         );
-        assert_eq!(c.users.get("alice").map(String::as_str), Some("$2y$10$abc"));
+        assert_eq!(
+            c.users.get("alice").map(String::as_str),
+            Some("$2y$10$PH1RCsPmZSHOeVvsrGJ6jeTyjQBBmbI4BFpUM6JUXHVaYFn8TgzNK")
+        );
         assert_eq!(parse("", Path::new("/")).unwrap(), WebConfig::default());
     }
 
@@ -140,6 +148,7 @@ mod tests {
             ("tls_server_config:\n  cert_file: a\n", "both cert_file and key_file"),
             ("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n", "client_auth_type"),
             ("basic_auth_users:\n  bob: plain\n", "bcrypt"),
+            ("basic_auth_users:\n  bob: $2y$10$abc\n", "basic_auth_users.bob: not a valid bcrypt hash"),
             ("http_server_config:\n  http2: false\n", "http_server_config"),
             ("[1, 2]", "mapping"),
             ("a: [", "not YAML"),

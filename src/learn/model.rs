@@ -380,8 +380,10 @@ impl DeviceModel {
     /// Age the weights to `wall_ns` when an ageing step has passed.
     fn age_to(&mut self, wall_ns: i64) {
         let r = *self.ref_wall_ns.get_or_insert(wall_ns);
-        let dt = wall_ns - r;
-        if dt < DECAY_STEP_NS {
+        // Timestamps come from recordings too (any i64): the difference is taken wide, so two
+        // far-apart stamps age everything rather than overflow.
+        let dt = i128::from(wall_ns) - i128::from(r);
+        if dt < i128::from(DECAY_STEP_NS) {
             // Time going back (a clock step) ages nothing.
             return;
         }
@@ -505,6 +507,19 @@ mod tests {
             let got = b.quantile_ns(q).unwrap();
             assert!((got / want - 1.0).abs() < 0.09, "q {q}: {got} vs {want}");
         }
+    }
+
+    #[test]
+    fn stamps_at_the_ends_of_i64_age_without_overflow() {
+        // A recording may carry any timestamp (the fuzz test found i64::MIN then a later one).
+        let mut m = DeviceModel::default();
+        let p = pt(Dir::Read, 1.0, 1.0, 4.0);
+        m.add_interval(i64::MIN, 1.0, std::slice::from_ref(&p));
+        m.add_interval(i64::MAX, 1.0, std::slice::from_ref(&p));
+        m.add_interval(i64::MIN, 1.0, std::slice::from_ref(&p));
+        let b = &m.series(Dir::Read, SizeClass::Small).unwrap().buckets[0];
+        // The first interval aged away entirely; the clock step back ages nothing.
+        assert!((b.intervals - 2.0).abs() < 1e-9, "{}", b.intervals);
     }
 
     #[test]

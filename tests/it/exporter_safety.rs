@@ -1,0 +1,229 @@
+//! `iosat exporter` as a network service under real conditions (issue 28): overlapping
+//! scrapes, idle connections, basic auth that tells nothing and cannot starve the host,
+//! warnings at start about exposure and an expired certificate, and the block-latency
+//! program's device slots. Against a real exporter on 127.0.0.1 where possible.
+
+use crate::exporter::{fixture_exporter, Exporter};
+
+/// A root whose diskstats has `n` whole disks: a scrape that takes a while.
+fn many_disks(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+    let text: String = (0..n)
+        .map(|i| format!(" 8 {i} sd{i} 1 2 3 4 5 6 7 8 0 10 11 0 0 0 0 0 0\n"))
+        .collect();
+    std::fs::write(dir.path().join("proc/diskstats"), text).unwrap();
+    dir
+}
+
+const OK: &str = "iosat_scrape_collector_success{collector=\"diskstats\"} 1\n";
+
+#[test]
+fn overlapping_scrapes_all_get_data() {
+    let dir = many_disks(2_000);
+    let e = Exporter::start(dir.path(), &["--all", "--scrape.timeout", "60s"]);
+    // Three clients scraping back to back: their scrapes overlap most of the time.
+    let failed = std::sync::atomic::AtomicUsize::new(0);
+    let served = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                for _ in 0..10 {
+                    let (status, head, body) = e.request("GET", "/metrics");
+                    assert_eq!(status, 200, "{head}");
+                    served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if !body.contains(OK) || !body.contains("device=\"sd1999\"") {
+                        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(served.into_inner(), 30);
+    assert_eq!(failed.into_inner(), 0, "scrapes answered without data");
+}
+
+#[test]
+fn idle_connections_do_not_deny_a_scrape() {
+    use std::io::Write;
+    let e = fixture_exporter(&["--web.max-requests", "2", "--web.read-timeout", "60s"]);
+    // Forty clients hold connections: some idle, some half-way through their head.
+    let idle: Vec<_> = (0..40)
+        .map(|i| {
+            let mut s = e.connect();
+            if i % 2 == 0 {
+                s.write_all(b"GET /metrics HTTP/1.1\r\nHo").unwrap();
+            }
+            s
+        })
+        .collect();
+    let (status, head, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{head}");
+    assert!(body.contains(OK), "{body}");
+    // Idle connections have a cap of their own: beyond it, 503 at once.
+    let more: Vec<_> = (idle.len()..iosat::exporter::server::idle_cap(2))
+        .map(|_| e.connect())
+        .collect();
+    let mut refused = false;
+    for _ in 0..50 {
+        if e.request("GET", "/").0 == 503 {
+            refused = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(refused, "no cap on idle connections");
+    drop((idle, more));
+}
+
+#[test]
+fn a_malformed_hash_is_refused_at_start_naming_the_file_and_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("web.yml");
+    let good = bcrypt::hash("pw", 4).unwrap();
+    std::fs::write(
+        &config,
+        format!("basic_auth_users:\n  alice: '{good}'\n  bob: '$2y$10$tooshort'\n"),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    crate::util::assert_refusals(&[(
+        &["exporter", "--web.config.file", path],
+        2,
+        "basic_auth_users.bob: not a valid bcrypt hash",
+    )]);
+    let err = crate::util::stderr(&crate::util::run(&["exporter", "--web.config.file", path]));
+    assert!(err.contains(path), "{err}");
+}
+
+#[test]
+fn wrong_passwords_run_one_bcrypt_check_at_a_time() {
+    use iosat::exporter::scrape::{Devices, Scraper};
+    use iosat::exporter::server::{Server, ServerSpec, AUTH_CHECKS};
+    use std::time::Duration;
+    // In-process, to read the server's own count of the checks running at once.
+    let hash = bcrypt::hash("s3cret", 6).unwrap();
+    let spec = ServerSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        read_timeout: Duration::from_secs(30),
+        write_timeout: Duration::from_secs(30),
+        scrape_timeout: Duration::from_secs(30),
+        max_requests: 16,
+        web: iosat::exporter::webconfig::WebConfig {
+            tls: None,
+            users: [("alice".to_string(), hash)].into_iter().collect(),
+        },
+    };
+    let scraper = Scraper::new(crate::exporter::fixture_root(), Devices::default(), None);
+    let server = Server::start(&spec, scraper).unwrap();
+    let ask = |creds: &str| {
+        use base64::Engine;
+        use std::io::{Read, Write};
+        let b64 = base64::engine::general_purpose::STANDARD.encode(creds);
+        let mut s = std::net::TcpStream::connect(server.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Basic {b64}\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        crate::exporter::parse_response(&out).0
+    };
+    // Eight clients with wrong passwords (and unknown users) at once.
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let ask = &ask;
+            s.spawn(move || {
+                for _ in 0..3 {
+                    let creds = if i % 2 == 0 {
+                        "alice:wrong"
+                    } else {
+                        "mallory:x"
+                    };
+                    assert_eq!(ask(creds), 401, "{creds}");
+                }
+            });
+        }
+    });
+    assert_eq!(server.auth_checks_peak(), AUTH_CHECKS);
+    assert_eq!(ask("alice:s3cret"), 200);
+}
+
+#[test]
+fn an_expired_certificate_is_served_with_a_warning() {
+    use std::process::Command;
+    if !crate::util::have("openssl", "version") {
+        eprintln!("skipped: needs openssl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("db")).unwrap();
+    std::fs::write(d.join("db/index.txt"), "").unwrap();
+    std::fs::write(d.join("db/serial"), "01\n").unwrap();
+    std::fs::write(
+        d.join("ca.cnf"),
+        "[ ca ]\ndefault_ca = c\n[ c ]\ndatabase = db/index.txt\nnew_certs_dir = db\n\
+serial = db/serial\ndefault_md = sha256\npolicy = p\nx509_extensions = x\n\
+[ p ]\ncommonName = supplied\n[ x ]\nsubjectAltName = IP:127.0.0.1\n",
+    )
+    .unwrap();
+    let openssl = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    openssl(&[
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "tls.key",
+        "-out",
+        "tls.csr",
+    ]);
+    // Valid for one day in 2020 only.
+    openssl(&[
+        "ca",
+        "-batch",
+        "-config",
+        "ca.cnf",
+        "-selfsign",
+        "-keyfile",
+        "tls.key",
+        "-in",
+        "tls.csr",
+        "-out",
+        "tls.crt",
+        "-notext",
+        "-startdate",
+        "20200101000000Z",
+        "-enddate",
+        "20200102000000Z",
+    ]);
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n",
+    )
+    .unwrap();
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    assert_eq!(e.before.len(), 1, "{:?}", e.before);
+    let w = &e.before[0];
+    assert!(w.starts_with("iosat: warning: "), "{w}");
+    assert!(
+        w.contains(d.join("tls.crt").to_str().unwrap())
+            && w.contains("expired on 2020-01-02 00:00:00 UTC"),
+        "{w}"
+    );
+}
