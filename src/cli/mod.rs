@@ -11,6 +11,7 @@ pub mod exporter;
 pub mod fsync;
 pub mod habits;
 pub mod info;
+pub mod profile;
 pub mod report;
 pub mod stat;
 pub mod sweep;
@@ -55,6 +56,8 @@ pub enum Command {
     Top(top::TopArgs),
     /// Prometheus exporter: raw disk counters and device profiles, with shipped rules and alerts.
     Exporter(exporter::ExporterArgs),
+    /// Device profiles: list, show, rm, export; save one from a sweep result; import a twin's.
+    Profile(profile::ProfileCmdArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (roff): iosat(1), or one subcommand's page.

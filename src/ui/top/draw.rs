@@ -485,9 +485,9 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     if prof.is_none() {
         let block = focus(app, Pane::Charts, " saturation ".into());
         let text = format!(
-            "no profile for {}: saturation needs its baseline. Measure it once with \
-             `iosat sweep --save-profile /dev/{}` (writes to the device: a spare one).",
-            row.name, row.name
+            "no profile for {}: saturation needs its baseline. {}",
+            row.name,
+            crate::profile::how_to_measure(&row.name)
         );
         f.render_widget(
             Paragraph::new(text).wrap(Wrap { trim: true }).block(block),
