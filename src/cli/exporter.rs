@@ -91,6 +91,9 @@ pub struct ExporterArgs {
     #[arg(long)]
     pub no_bpf: bool,
 
+    #[command(flatten)]
+    pub learn: crate::cli::LearnArgs,
+
     /// Print the shipped Prometheus recording rules and exit.
     #[arg(long, conflicts_with_all = ["print_alerts", "print_dashboard"])]
     pub print_rules: bool,

@@ -25,7 +25,8 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
         spec.devices.clone(),
         spec.profile_dir.clone(),
     )
-    .use_block_latency(spec.no_bpf);
+    .use_block_latency(spec.no_bpf)
+    .learn_with(spec.learn.clone());
     let server = Server::start(&spec.server, scraper)?;
     let scheme = if spec.server.web.tls.is_some() {
         "https"

@@ -29,6 +29,8 @@ pub struct ExporterSpec {
     pub devices: Devices,
     pub root: Root,
     pub profile_dir: Option<PathBuf>,
+    /// Production learning (`--no-learn`: None), resolved as `stat` resolves it.
+    pub learn: Option<crate::learn::LearnSpec>,
     pub print: Option<Print>,
 }
 
@@ -75,6 +77,12 @@ fn glob(flag: &str, s: &str) -> Result<String> {
 
 impl ExporterSpec {
     pub fn from_args(a: &ExporterArgs) -> Result<ExporterSpec> {
+        if a.learn.forget {
+            return Err(Error::flag(
+                "--forget",
+                "is iosat stat's: iosat stat --forget removes what was learned",
+            ));
+        }
         let max_requests = match a.max_requests.trim().parse::<usize>() {
             Ok(n) if (1..=10_000).contains(&n) => n,
             _ => {
@@ -115,6 +123,7 @@ impl ExporterSpec {
                 },
                 exclude,
             },
+            learn: super::learn::spec(&a.learn, &super::root(&a.root))?,
             root: super::root(&a.root),
             no_bpf: a.no_bpf,
             profile_dir: if a.no_profile {

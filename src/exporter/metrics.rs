@@ -48,6 +48,9 @@ pub struct DeviceScrape {
     /// The block-layer latency histograms (the BPF source), cumulative, when it is attached
     /// and the device has completed a request since.
     pub latency: Option<crate::sys::bpf::DevHists>,
+    /// What production learning (learn/) says of the interval since the last scrape: None
+    /// with `--no-learn`, on the first scrape, or for a device not selected.
+    pub learned: Option<Arc<crate::learn::Learned>>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -324,6 +327,7 @@ writes, flushes are not counted).",
         }
     }
     render_profiles(&mut o, s);
+    render_judgement(&mut o, s);
     render_latency(&mut o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
@@ -488,6 +492,210 @@ last change no longer describes it.",
     }
 }
 
+/// One device and direction's baseline and curve, whichever source gives it: a swept profile
+/// (`source="sweep"`, taking precedence) else production learning (`source="learned"`).
+struct Judged<'a> {
+    device: &'a str,
+    op: &'static str,
+    source: &'static str,
+    baseline_s: Option<f64>,
+    baseline_p95_s: Option<f64>,
+    /// 95 % interval of the learned baseline (low, high), seconds.
+    bounds_s: Option<[f64; 2]>,
+    knee: Option<f64>,
+    knee_at_least: Option<f64>,
+    max_iops: Option<f64>,
+    headroom_iops: Option<f64>,
+}
+
+fn judged(s: &Scrape) -> Vec<Judged<'_>> {
+    let mut out = Vec::new();
+    for d in &s.devices {
+        let device = d.line.name.as_str();
+        let swept: Vec<&DeviceProfile> = d
+            .profile
+            .as_deref()
+            .into_iter()
+            .flat_map(|p| std::iter::once(p).chain(p.write.as_deref()))
+            .collect();
+        for p in &swept {
+            out.push(Judged {
+                device,
+                op: profile_op(p),
+                source: "sweep",
+                baseline_s: Some(p.baseline_latency_ns / 1e9),
+                baseline_p95_s: p.baseline_p95_ns.map(|ns| ns / 1e9),
+                bounds_s: None,
+                knee: Some(f64::from(p.knee_concurrency)),
+                knee_at_least: None,
+                max_iops: Some(p.max_useful_iops),
+                headroom_iops: None,
+            });
+        }
+        let Some(l) = d.learned.as_deref() else {
+            continue;
+        };
+        let Some(dir) = l.direction else { continue };
+        if l.baseline_latency_ns.is_none() || swept.iter().any(|p| profile_op(p) == dir.as_str()) {
+            continue;
+        }
+        out.push(Judged {
+            device,
+            op: dir.as_str(),
+            source: "learned",
+            baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
+            baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
+            bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
+            knee: l.knee_concurrency.map(f64::from),
+            knee_at_least: l.knee_at_least,
+            max_iops: l.max_iops,
+            headroom_iops: l.headroom_iops,
+        });
+    }
+    out
+}
+
+type JudgedGet = fn(&Judged) -> Option<f64>;
+
+/// The judgement every view shares (learn::vocab): per device and direction the baseline and
+/// curve with their `source`, and per device the state (`iosat_disk_state`), the p95 ratio it
+/// is judged on and how much was learned. A family appears only when some device has a value.
+fn render_judgement(o: &mut Out, s: &Scrape) {
+    let j = judged(s);
+    let gauges: [Family<JudgedGet>; 6] = [
+        (
+            "iosat_disk_baseline_latency_seconds",
+            "Mean latency at a queue of about one, the baseline the state is judged against; \
+source=\"sweep\" from a saved profile (taking precedence), source=\"learned\" from the device's \
+own traffic.",
+            |j| j.baseline_s,
+        ),
+        (
+            "iosat_disk_baseline_p95_latency_seconds",
+            "p95 latency at a queue of about one: the reference of the states (saturated from \
+1.5x, overloaded from 3x).",
+            |j| j.baseline_p95_s,
+        ),
+        (
+            "iosat_disk_knee_concurrency",
+            "Requests in flight at the knee, past which latency grows faster than throughput \
+(absent until the traffic went past it).",
+            |j| j.knee,
+        ),
+        (
+            "iosat_disk_knee_at_least_concurrency",
+            "Until the learned traffic has gone past the knee: the concurrency it reached \
+without one, a lower bound of the knee.",
+            |j| j.knee_at_least,
+        ),
+        (
+            "iosat_disk_max_iops",
+            "Requests per second the device serves within the target p95 (3x the baseline p95 \
+unless --target-p95): at the knee for a sweep, the most seen for learning.",
+            |j| j.max_iops,
+        ),
+        (
+            "iosat_disk_headroom_iops",
+            "Requests per second that can be added before the p95 reaches the target (learn::vocab, \
+the one headroom of stat, top and the exporter); never below 0.",
+            |j| j.headroom_iops,
+        ),
+    ];
+    for (name, help, get) in gauges {
+        let rows: Vec<(&Judged, f64)> = j.iter().filter_map(|j| Some((j, get(j)?))).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        o.family(name, "gauge", help);
+        for (j, v) in rows {
+            o.sample(
+                name,
+                &[("device", j.device), ("op", j.op), ("source", j.source)],
+                v,
+            );
+        }
+    }
+    let bounded: Vec<(&Judged, [f64; 2])> =
+        j.iter().filter_map(|j| Some((j, j.bounds_s?))).collect();
+    if !bounded.is_empty() {
+        let name = "iosat_disk_baseline_latency_bound_seconds";
+        o.family(
+            name,
+            "gauge",
+            "The 95 % interval of the learned baseline latency: bound=\"low\" and bound=\"high\".",
+        );
+        for (j, [lo, hi]) in bounded {
+            for (b, v) in [("low", lo), ("high", hi)] {
+                o.sample(
+                    name,
+                    &[
+                        ("device", j.device),
+                        ("op", j.op),
+                        ("source", j.source),
+                        ("bound", b),
+                    ],
+                    v,
+                );
+            }
+        }
+    }
+    let learned: Vec<(&str, &crate::learn::Learned)> = s
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.line.name.as_str(), d.learned.as_deref()?)))
+        .collect();
+    if learned.is_empty() {
+        return;
+    }
+    use crate::learn::State;
+    o.family(
+        "iosat_disk_state",
+        "gauge",
+        "The device's state in the interval since the last scrape, 1 for the current one and 0 \
+for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
+saturated (1.5x to 3x), overloaded (3x and more) - the one vocabulary of stat, top and the alerts.",
+    );
+    for (dev, l) in &learned {
+        for st in [
+            State::Idle,
+            State::Unknown,
+            State::Ok,
+            State::Saturated,
+            State::Overloaded,
+        ] {
+            let v = if l.state == st { 1.0 } else { 0.0 };
+            o.sample(
+                "iosat_disk_state",
+                &[("device", dev), ("state", st.as_str())],
+                v,
+            );
+        }
+    }
+    o.family(
+        "iosat_disk_latency_ratio",
+        "gauge",
+        "The interval's p95 latency (the mean without percentiles) divided by the baseline's: \
+the ratio iosat_disk_state is judged on (absent without a baseline).",
+    );
+    for (dev, l) in &learned {
+        if let Some(r) = l.ratio {
+            o.sample("iosat_disk_latency_ratio", &[("device", dev)], r);
+        }
+    }
+    o.family(
+        "iosat_disk_learned_intervals",
+        "gauge",
+        "Intervals of traffic the learned baseline and curve rest on (aged: older weeks weigh less).",
+    );
+    for (dev, l) in &learned {
+        o.sample(
+            "iosat_disk_learned_intervals",
+            &[("device", dev)],
+            l.intervals as f64,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,6 +737,7 @@ mod tests {
         let l = parse_line("8 0 sda 1 2 3 4 5 6 7 8 0 10 11").unwrap();
         let s = Scrape {
             devices: vec![DeviceScrape {
+                learned: None,
                 latency: None,
                 line: l,
                 identity: Identity::default(),

@@ -3,7 +3,9 @@
 //! globs, identity from sysfs (learned once per device), the in-flight split (sys::inflight),
 //! profiles (profile::ProfileCache, read again every minute so a profile saved while the exporter
 //! runs is picked up), the wrap extension of the ms fields kept across scrapes, and the
-//! block-latency histograms (sys::bpf) when attached. Returns a [`Scrape`] for metrics::render.
+//! block-latency histograms (sys::bpf) when attached, and production learning (learn/, fed
+//! through the one replay engine as `stat` feeds it: each scrape is a sample, the interval
+//! since the last scrape is learned from). Returns a [`Scrape`] for metrics::render.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
@@ -14,6 +16,7 @@ use crate::sys::device::{self, BlockDev};
 use crate::sys::{clock, inflight, Root};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which devices the exporter exports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,6 +53,9 @@ pub struct Scraper {
     blk: Option<crate::sys::bpf::BlockLatency>,
     /// The dropped completions were warned about (once).
     warned_dropped: bool,
+    /// Production learning, when on ([`Scraper::learn_with`]): the replay engine `stat` uses,
+    /// with its learner, fed one sample per scrape.
+    learning: Option<crate::monitor::replay::Replayer>,
 }
 
 /// How long a loaded (or missing) profile is trusted before the directory is read again.
@@ -74,7 +80,118 @@ impl Scraper {
             warned: HashSet::new(),
             blk: None,
             warned_dropped: false,
+            learning: None,
         }
+    }
+
+    /// Learn each exported device's baseline and curve from the traffic between scrapes
+    /// (learn/, the same learner `stat` and `top` feed); None (`--no-learn`): nothing learned.
+    pub fn learn_with(mut self, spec: Option<crate::learn::LearnSpec>) -> Scraper {
+        self.learning = spec.map(|s| {
+            let mut r =
+                crate::monitor::replay::Replayer::new(self.devices.selection.clone(), false);
+            r.learn_with(crate::learn::Learner::new(s));
+            r
+        });
+        self
+    }
+
+    /// Save what was learned (at the end of a run); problems are warnings.
+    pub fn save_learning(&mut self) {
+        if let Some(l) = self.learning.as_mut().and_then(|r| r.learner_mut()) {
+            l.save();
+            let w = l.take_warnings();
+            self.warn(w);
+        }
+    }
+
+    /// Feed one sample to the learner; each selected device's judgement of the interval it
+    /// closes, by device number (empty on the first scrape or without learning).
+    fn learn(
+        &mut self,
+        sample: &crate::monitor::DiskSample,
+        wall_ns: i64,
+        hists: &[crate::sys::bpf::DevHists],
+        blk_dropped: Option<u64>,
+    ) -> HashMap<(u32, u32), Arc<crate::learn::Learned>> {
+        use crate::monitor::record::Event;
+        let Some(mut r) = self.learning.take() else {
+            return HashMap::new();
+        };
+        let mut none = |_: &str| None;
+        let mut events = Vec::new();
+        if r.samples() == 0 {
+            events.push(Event::Run {
+                wall_ns,
+                interval_ns: 0,
+            });
+        }
+        for l in &sample.lines {
+            if r.has_meta(l.major, l.minor, &l.name) {
+                continue;
+            }
+            let dev = BlockDev {
+                major: l.major,
+                minor: l.minor,
+                name: l.name.clone(),
+            };
+            let identity = self.identity(&dev);
+            let key = identity
+                .profile_id
+                .clone()
+                .unwrap_or_else(|| dev.name.clone());
+            if let Some(learner) = r.learner_mut() {
+                let fp = crate::learn::store::Fingerprint::read(&self.root, &dev);
+                learner.set_fingerprint(&key, fp);
+            }
+            events.push(Event::Device {
+                major: dev.major,
+                minor: dev.minor,
+                name: dev.name.clone(),
+                meta: DeviceMeta {
+                    kind: identity.kind,
+                    display_name: identity.display_name.clone(),
+                },
+            });
+            if let Some(id) = identity.profile_id {
+                events.push(Event::Identity {
+                    major: dev.major,
+                    minor: dev.minor,
+                    name: dev.name,
+                    id,
+                });
+            }
+        }
+        if let Some(dropped) = blk_dropped {
+            events.push(Event::Latency(crate::monitor::blklat::BlkSample {
+                dropped,
+                devs: hists.to_vec(),
+            }));
+        }
+        let mut warnings = Vec::new();
+        let mut out = HashMap::new();
+        let fed = events
+            .into_iter()
+            .try_for_each(|ev| r.feed(ev, &mut none).map(|f| warnings.extend(f.warnings)))
+            .and_then(|()| r.push_sample(sample.clone()));
+        match fed {
+            Ok(f) => {
+                warnings.extend(f.warnings);
+                for d in f.report.iter().flat_map(|rep| &rep.devices) {
+                    if let Some(l) = &d.learned {
+                        out.insert((d.major, d.minor), Arc::clone(l));
+                    }
+                }
+                if let Some(l) = r.learner_mut() {
+                    warnings.extend(l.take_warnings());
+                }
+                self.learning = Some(r);
+            }
+            // A selected pattern that names no device: nothing to learn, said once.
+            Err(e) => warnings.push(format!("nothing learned: {e}")),
+        }
+        self.warn(warnings);
+        out
     }
 
     /// Serve the block-layer latency histograms too, unless `off` (`--no-bpf`); one line
@@ -163,6 +280,7 @@ impl Scraper {
         }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        let mut learned = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
         let numbers = sample.lines.iter().map(|l| (l.major, l.minor)).collect();
         self.free_latency_slots(&numbers, blk_dropped);
         // A long-running exporter sees profiles saved (or replaced) after it started.
@@ -201,6 +319,7 @@ impl Scraper {
                 in_flight: inflight::read(&self.root, &dev),
                 identity,
                 profile,
+                learned: learned.remove(&(dev.major, dev.minor)),
             });
         }
         self.wraps.retain(&present);

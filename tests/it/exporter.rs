@@ -1119,3 +1119,89 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
         "recorded saturation {got}, stat's {want}"
     );
 }
+
+/// A learned judgement of `state` at `ratio` over a baseline of 1 ms mean, 1.5 ms p95 (reads).
+pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::Learned {
+    iosat::learn::Learned {
+        state,
+        intervals: 4812,
+        learned_s: 11_520.0,
+        direction: Some(iosat::learn::model::Dir::Read),
+        size_class: None,
+        baseline_latency_ns: Some(1e6),
+        baseline_p95_ns: Some(1.5e6),
+        baseline_interval_ns: Some([0.9e6, 1.1e6]),
+        knee_concurrency: None,
+        knee_range: None,
+        knee_at_least: Some(6.0),
+        max_iops: Some(3400.0),
+        max_iops_at_least: Some(true),
+        headroom_iops: Some(1200.0),
+        ratio: Some(ratio),
+        fit_r_squared: None,
+        summary: None,
+    }
+}
+
+#[test]
+fn the_learned_judgement_is_served_with_its_source_and_state() {
+    use iosat::learn::State;
+    let mut s = Scraper::new(fixture_root(), all(), Some(fixture("exporter/profiles-rw"))).scrape();
+    for d in &mut s.devices {
+        // nvme0n1 has swept profiles (read and write): the sweep takes precedence there.
+        if d.line.name == "sda" || d.line.name == "nvme0n1" {
+            d.learned = Some(std::sync::Arc::new(learned(State::Saturated, 2.0)));
+        }
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.001",
+        "iosat_disk_baseline_p95_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.0015",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned\",bound=\"low\"} 0.0009",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned\",bound=\"high\"} 0.0011",
+        "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 6",
+        "iosat_disk_headroom_iops{device=\"sda\",op=\"read\",source=\"learned\"} 1200",
+        "iosat_disk_baseline_latency_seconds{device=\"nvme0n1\",op=\"read\",source=\"sweep\"} 0.000085",
+        "iosat_disk_state{device=\"sda\",state=\"saturated\"} 1",
+        "iosat_disk_state{device=\"sda\",state=\"ok\"} 0",
+        "iosat_disk_latency_ratio{device=\"sda\"} 2",
+        "iosat_disk_learned_intervals{device=\"sda\"} 4812",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    assert!(
+        !text.contains("device=\"nvme0n1\",op=\"read\",source=\"learned\""),
+        "a swept profile takes precedence over learning:\n{text}"
+    );
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
+#[test]
+fn the_exporter_feeds_the_learner_unless_told_not_to() {
+    let spec = iosat::learn::LearnSpec::default(); // in memory: nothing written
+    let mut on = Scraper::new(fixture_root(), all(), None).learn_with(Some(spec));
+    assert!(
+        on.scrape().devices.iter().all(|d| d.learned.is_none()),
+        "no interval yet"
+    );
+    let s = on.scrape();
+    // The fixture's counters stand still: every device is idle, and says so.
+    assert!(s
+        .devices
+        .iter()
+        .all(|d| d.learned.as_ref().map(|l| l.state) == Some(iosat::learn::State::Idle)));
+    let text = metrics::render(&s);
+    assert!(
+        text.contains("iosat_disk_state{device=\"sda\",state=\"idle\"} 1"),
+        "{text}"
+    );
+    let mut off = Scraper::new(fixture_root(), all(), None).learn_with(None);
+    off.scrape();
+    let text = metrics::render(&off.scrape());
+    assert!(
+        !text.contains("iosat_disk_state"),
+        "--no-learn serves no state:\n{text}"
+    );
+}
