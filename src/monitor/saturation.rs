@@ -30,7 +30,8 @@ pub struct Saturation {
     pub saturation: Option<f64>,
     /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee.
     pub load_vs_knee: Option<f64>,
-    /// max useful IOPS − (r/s + w/s): negative when the device is driven past its knee.
+    /// The one headroom (learn::vocab::headroom_iops): max useful IOPS − (r/s + w/s), never
+    /// below 0 (a device driven past its knee has none; its ratio says by how much).
     pub headroom_iops: Option<f64>,
     /// The pattern and request size the baseline was measured with.
     pub baseline_pattern: String,
@@ -115,7 +116,8 @@ impl Saturation {
             load_vs_knee: rates.and_then(|r| {
                 (main.knee_concurrency > 0).then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
-            headroom_iops: rates.map(|r| main.max_useful_iops - (r.r_s + r.w_s)),
+            headroom_iops: rates
+                .map(|r| crate::learn::vocab::headroom_iops(main.max_useful_iops, r.r_s + r.w_s)),
             baseline_pattern: main.pattern.clone(),
             baseline_block_size: main.block_size,
             notes,

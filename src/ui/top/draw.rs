@@ -1,6 +1,6 @@
 //! The frames of `iosat top` (ratatui): the context line, the device table, the four charts of
 //! the selected device (latency with the baseline, %busy, load with the knee, saturation with
-//! the 3x and 10x lines) and its headroom gauge, the key line, the help. Draws the app state
+//! the 1.5x and 3x lines) and its headroom gauge, the key line, the help. Draws the app state
 //! only; reads nothing.
 //! Must not import: cli/, config/, cmd/, exporter/.
 
@@ -15,12 +15,12 @@ use ratatui::widgets::Widget;
 use ratatui::widgets::{Block, Borders, Cell, Clear, Gauge, Paragraph, Row as TRow, Table, Wrap};
 use ratatui::Frame;
 
-/// Await at this multiple of the baseline: queueing has started (the analysis's overload rule
-/// of seed 001 for p95, analysis::OVERLOAD_P95_FACTOR, drawn as the 3x line).
-pub const QUEUEING: f64 = crate::analysis::OVERLOAD_P95_FACTOR;
-/// Await at this multiple of the baseline: overloaded (seed 001's 10x rule, the diagnosis's
-/// own constant).
-pub const OVERLOADED: f64 = crate::analysis::device::OVERLOAD_AWAIT_FACTOR;
+/// Latency at this multiple of the baseline: saturated (learn::vocab, the one vocabulary of
+/// stat, top, the exporter and the alerts; drawn as the 1.5x line).
+pub const SATURATED: f64 = crate::learn::vocab::SATURATED_RATIO;
+/// Latency at this multiple of the baseline: overloaded (learn::vocab, seed 001's 3x rule;
+/// drawn as the 3x line).
+pub const OVERLOADED: f64 = crate::learn::vocab::OVERLOADED_RATIO;
 
 /// The smallest terminal drawn in full.
 pub const MIN_W: u16 = 60;
@@ -41,15 +41,12 @@ pub const HELP: &[(&str, &str)] = &[
     ("+ -", "chart window (30 s to 10 min)"),
     ("a", "all devices (loop, zram, partitions)"),
     ("Tab", "devices, charts, processes (who does the I/O)"),
-    (
-        "sat",
-        "await ÷ the profile's baseline: 3x queueing, 10x overloaded",
-    ),
+    ("sat", "latency ÷ baseline: 1.5x saturated, 3x overloaded"),
     ("load", "aqu-sz ÷ the profile's knee concurrency"),
     ("r_p95", "the block layer's live p95 (BPF; --no-bpf: off)"),
     (
         "r_p95/b",
-        "live p95 ÷ the profile's baseline p95: 3x overloaded",
+        "live p95 ÷ baseline p95: 1.5x saturated, 3x overloaded",
     ),
     ("%busy", "time with ≥1 request in flight: not capacity"),
 ];
@@ -68,11 +65,13 @@ impl Theme {
         }
     }
 
-    /// A ratio to the baseline: stable, queueing (≥ 3x), overloaded (≥ 10x).
+    /// A ratio to the baseline by its state (learn::vocab): ok, saturated (≥ 1.5x),
+    /// overloaded (≥ 3x).
     fn saturation(&self, v: Option<f64>) -> Style {
-        match v {
-            Some(v) if v >= OVERLOADED => self.fg(Color::Red).add_modifier(Modifier::BOLD),
-            Some(v) if v >= QUEUEING => self.fg(Color::Yellow),
+        use crate::learn::State;
+        match v.map(|v| State::of_ratio(Some(v))) {
+            Some(State::Overloaded) => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            Some(State::Saturated) => self.fg(Color::Yellow),
             Some(_) => self.fg(Color::Green),
             None => Style::default(),
         }
@@ -84,7 +83,7 @@ impl Theme {
             k if is_baseline_ratio(k) => self.saturation(v),
             "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
             "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
-            // The live p95 at the 3x/10x limits of its own ratio to the baseline p95.
+            // The live p95 at the 1.5x/3x limits (learn::vocab) of its own ratio to the baseline p95.
             "r_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_r)),
             "w_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_w)),
             "load_vs_knee" => match v {
@@ -103,7 +102,7 @@ impl Theme {
 }
 
 /// A column that is a latency ÷ the profile's baseline (await or the live p95): drawn as a
-/// ratio and coloured at the 3x/10x limits.
+/// ratio and coloured at the 1.5x/3x limits (learn::vocab).
 fn is_baseline_ratio(key: &str) -> bool {
     matches!(
         key,
@@ -456,7 +455,7 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
                 ("sat_w", xy(&h, end, |p| p.sat_w), Color::Magenta),
             ],
             lines: vec![
-                (format!("{QUEUEING}x"), QUEUEING),
+                (format!("{SATURATED}x"), SATURATED),
                 (format!("{OVERLOADED}x"), OVERLOADED),
             ],
             max: None,
@@ -622,15 +621,16 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     } else {
         1.0
     };
-    let head = p.max_useful_iops - used;
+    // The one headroom (learn::vocab): never below zero.
+    let head = crate::learn::vocab::headroom_iops(p.max_useful_iops, used);
     let label = format!(
         "{}: {} of {} useful IOPS, headroom {}",
         row.name,
         fmt_iops(used),
         fmt_iops(p.max_useful_iops),
-        fmt_iops(head.max(0.0))
+        fmt_iops(head)
     );
-    let color = if head < 0.0 || ratio >= 0.9 {
+    let color = if used > p.max_useful_iops || ratio >= 0.9 {
         Color::Red
     } else if ratio >= 0.7 {
         Color::Yellow
@@ -696,8 +696,9 @@ mod tests {
     fn colour_thresholds_and_no_color() {
         let t = Theme { color: true };
         assert_eq!(t.saturation(Some(1.0)).fg, Some(Color::Green));
-        assert_eq!(t.saturation(Some(QUEUEING)).fg, Some(Color::Yellow));
-        assert_eq!(t.saturation(Some(9.9)).fg, Some(Color::Yellow));
+        assert_eq!(t.saturation(Some(1.49)).fg, Some(Color::Green));
+        assert_eq!(t.saturation(Some(SATURATED)).fg, Some(Color::Yellow));
+        assert_eq!(t.saturation(Some(2.99)).fg, Some(Color::Yellow));
         assert_eq!(t.saturation(Some(OVERLOADED)).fg, Some(Color::Red));
         assert_eq!(t.saturation(None).fg, None);
         let plain = Theme { color: false };
