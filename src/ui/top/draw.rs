@@ -609,8 +609,21 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let Some(row) = app.selected_row() else {
         return;
     };
+    let state = state_of(row);
     let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
-        let msg = format!("{}: headroom needs a profile", row.name);
+        let msg = match row.learned.as_deref() {
+            // No profile, but a learned baseline: the state and headroom learned.
+            Some(l) if l.baseline_latency_ns.is_some() => format!(
+                "{}: {}{}, headroom {} (learned)",
+                row.name,
+                state.as_str(),
+                l.ratio
+                    .map(|x| format!(" ({x:.1}x baseline)"))
+                    .unwrap_or_default(),
+                l.headroom_iops.map_or("-".into(), fmt_iops),
+            ),
+            _ => format!("{}: headroom needs a profile", row.name),
+        };
         let dim = Style::default().add_modifier(Modifier::DIM);
         one_line(f.buffer_mut(), area, &msg, dim);
         return;
@@ -624,8 +637,9 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     // The one headroom (learn::vocab): never below zero.
     let head = crate::learn::vocab::headroom_iops(p.max_useful_iops, used);
     let label = format!(
-        "{}: {} of {} useful IOPS, headroom {}",
+        "{}: {} · {} of {} useful IOPS, headroom {}",
         row.name,
+        state.as_str(),
         fmt_iops(used),
         fmt_iops(p.max_useful_iops),
         fmt_iops(head)
@@ -642,6 +656,22 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         .label(label)
         .gauge_style(theme.fg(color).add_modifier(Modifier::REVERSED));
     f.render_widget(g, area);
+}
+
+/// The selected device's state in learn::vocab's words: against its swept profile (taking
+/// precedence: the live p95 ÷ the baseline p95, else await ÷ baseline), else learning's.
+fn state_of(row: &Row) -> crate::learn::State {
+    use crate::learn::State;
+    if row.profile.is_none() {
+        return row.learned.as_deref().map_or(State::Unknown, |l| l.state);
+    }
+    let p95 = row.latency.as_ref().and_then(|m| {
+        m.p95_vs_baseline_r
+            .into_iter()
+            .chain(m.p95_vs_baseline_w)
+            .reduce(f64::max)
+    });
+    State::of_ratio(p95.or(row.sat.as_ref().and_then(|s| s.saturation)))
 }
 
 fn help(f: &mut Frame, area: Rect) {
