@@ -25,3 +25,4 @@ mod sweep;
 mod top;
 mod truth;
 mod util;
+mod vocab;
