@@ -35,7 +35,8 @@ fn recording() -> String {
         ));
     };
     emit(&mut out, 0, 0, 0, 0, mono, wall);
-    let lat: Vec<f64> = std::iter::repeat_n(1.0, 60)
+    let lat: Vec<f64> = std::iter::repeat(1.0)
+        .take(60)
         .chain(TAIL.iter().map(|t| t.0))
         .collect();
     for l in lat {
