@@ -1,6 +1,6 @@
 //! One table model rendered as aligned text, Markdown or CSV, shared by every command so the
 //! three formats always carry the same columns. Returns strings; does no IO.
-//! Imports only: report/text.rs.
+//! Imports only: report/text.rs, units.
 
 /// A table: a header row and data rows of preformatted cells. Numeric columns are
 /// right-aligned in text and Markdown.
