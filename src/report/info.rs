@@ -5,7 +5,7 @@
 use super::table::Table;
 use super::text::wrap;
 use super::Format;
-use crate::monitor::info::{DeviceInfo, InfoReport};
+use crate::monitor::info::{DeviceInfo, InfoReport, ProfileLookup};
 use crate::sys::device::DevKind;
 
 /// The bytes `iosat info` prints.
@@ -135,6 +135,10 @@ fn text(kernel: &str, devs: &[DeviceInfo]) -> String {
                 ),
             );
         }
+        if let Some(l) = &d.profile_lookup {
+            let pad = " ".repeat(16);
+            s.push_str(&wrap(&lookup_text(l), "  profile ids   ", &pad, 80));
+        }
         for l in &d.limits {
             s.push_str(&wrap(&l.sentence(&d.name), "  limit: ", "         ", 80));
         }
@@ -143,6 +147,27 @@ fn text(kernel: &str, devs: &[DeviceInfo]) -> String {
         }
     }
     s
+}
+
+/// "looked for ID (.read.json, .write.json, .json): matched FILE" or "...: none matched".
+fn lookup_text(l: &ProfileLookup) -> String {
+    // The file names share the id's stem: say it once.
+    let stem = l
+        .files
+        .last()
+        .and_then(|f| f.strip_suffix(".json"))
+        .unwrap_or_default();
+    let files: Vec<&str> = l
+        .files
+        .iter()
+        .map(|f| f.strip_prefix(stem).unwrap_or(f))
+        .collect();
+    let tried = format!("looked for {} ({})", l.ids.join(", "), files.join(", "));
+    match (&l.matched_file, &l.dir) {
+        (Some(f), _) => format!("{tried}: matched {f}"),
+        (None, None) => format!("{tried}: no profile directory"),
+        (None, Some(_)) => format!("{tried}: none matched"),
+    }
 }
 
 fn table(devs: &[DeviceInfo]) -> Table {
