@@ -175,7 +175,8 @@ pub struct LearnArgs {
     /// (default: 3x its learned baseline p95), e.g. 2ms.
     #[arg(long, value_name = "DURATION", help_heading = "Learning")]
     pub target_p95: Option<String>,
-    /// Remove everything learned (the state directory's learned/ files) and exit.
+    /// `iosat stat --forget`: remove everything learned (the state directory's learned/
+    /// files) and exit.
     #[arg(long, help_heading = "Learning")]
     pub forget: bool,
 }

@@ -93,23 +93,8 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(n as usize + 1);
 
-    let files: Vec<TestFile> = match layout {
-        Layout::SharedLog => vec![TestFile::create(&namer.next_path())?],
-        Layout::SeparateFiles => (0..n)
-            .map(|_| TestFile::create(&namer.next_path()))
-            .collect::<Result<_>>()?,
-    };
-    let blocks = match layout {
-        Layout::SharedLog => GROUP_LOG_BLOCKS,
-        Layout::SeparateFiles => GROUP_FILE_BLOCKS,
-    };
-    for f in &files {
-        preallocate(f, size, blocks, run_id)?;
-    }
-    let handles: Vec<Handle> = files
-        .iter()
-        .map(|f| f.open_with(0).map_err(|e| e.into_error(&f.path)))
-        .collect::<Result<_>>()?;
+    let blocks = log_blocks(layout);
+    let (files, handles) = lay_out(namer, layout, n, size, run_id)?;
     let queue = Queue {
         state: Mutex::new(QState::default()),
         cv: Condvar::new(),
@@ -205,39 +190,90 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
         lat += &o.lat;
         syncs += o.syncs;
     }
-    let commits = lat.count;
 
-    let (verify_status, verify_error) = if spec.verify {
-        let mut result = Ok(());
-        for (w, f) in files.iter().enumerate() {
-            if let Some(k) = spec.corrupt_block {
-                corrupt(f, size, k)?;
-            }
-            let expect = match layout {
-                Layout::SharedLog => Expect::Concurrent {
-                    blocks,
-                    total: shared_seq.load(Ordering::Relaxed),
-                },
-                Layout::SeparateFiles => Expect::RoundRobin {
-                    blocks,
-                    total: outs[w].next_seq,
-                },
-            };
-            result = verify(f, size, run_id, expect)?;
-            if result.is_err() {
-                break;
-            }
-        }
-        match result {
-            Ok(()) => (VerifyStatus::Ok, None),
-            Err(e) => (VerifyStatus::Failed, Some(e)),
-        }
+    let (verify, verify_error) = if spec.verify {
+        let totals: Vec<u64> = match layout {
+            Layout::SharedLog => vec![shared_seq.load(Ordering::Relaxed)],
+            Layout::SeparateFiles => outs.iter().map(|o| o.next_seq).collect(),
+        };
+        VerifyStatus::of(read_back(ctx, &files, layout, &totals)?)
     } else {
         (VerifyStatus::Skipped, None)
     };
     drop(files);
 
-    Ok(GroupLevel {
+    let mut l = measured(n, layout, &lat, syncs, elapsed_ns);
+    l.device_flushes = device_flushes;
+    l.verify = verify;
+    l.verify_error = verify_error;
+    Ok(l)
+}
+
+/// Blocks per file: one log of the whole group, or a smaller file per committer.
+fn log_blocks(layout: Layout) -> u64 {
+    match layout {
+        Layout::SharedLog => GROUP_LOG_BLOCKS,
+        Layout::SeparateFiles => GROUP_FILE_BLOCKS,
+    }
+}
+
+/// Create the level's files (one shared log, or one per committer), lay out stamped blocks and
+/// open one handle per file.
+fn lay_out(
+    namer: &mut Namer,
+    layout: Layout,
+    n: u32,
+    size: u32,
+    run_id: u64,
+) -> Result<(Vec<TestFile>, Vec<Handle>)> {
+    let files: Vec<TestFile> = match layout {
+        Layout::SharedLog => vec![TestFile::create(&namer.next_path())?],
+        Layout::SeparateFiles => (0..n)
+            .map(|_| TestFile::create(&namer.next_path()))
+            .collect::<Result<_>>()?,
+    };
+    let blocks = log_blocks(layout);
+    for f in &files {
+        preallocate(f, size, blocks, run_id)?;
+    }
+    let handles: Vec<Handle> = files
+        .iter()
+        .map(|f| f.open_with(0).map_err(|e| e.into_error(&f.path)))
+        .collect::<Result<_>>()?;
+    Ok((files, handles))
+}
+
+/// Read every file back (after the corruption hook, if set) until the first that fails.
+/// `totals[w]`: the sequences written to file `w` (the shared log's count, or each committer's).
+fn read_back(
+    ctx: &Ctx,
+    files: &[TestFile],
+    layout: Layout,
+    totals: &[u64],
+) -> Result<std::result::Result<(), String>> {
+    let (size, blocks) = (ctx.spec.group_size, log_blocks(layout));
+    let mut result = Ok(());
+    for (f, &total) in files.iter().zip(totals) {
+        if let Some(k) = ctx.spec.corrupt_block {
+            corrupt(f, size, k)?;
+        }
+        let expect = match layout {
+            Layout::SharedLog => Expect::Concurrent { blocks, total },
+            Layout::SeparateFiles => Expect::RoundRobin { blocks, total },
+        };
+        result = verify(f, size, ctx.run_id, expect)?;
+        if result.is_err() {
+            break;
+        }
+    }
+    Ok(result)
+}
+
+/// A level's figures from its merged latencies and fsync count, read when its files are gone;
+/// the caller adds the device's flushes and the read-back.
+fn measured(n: u32, layout: Layout, lat: &Recorder, syncs: u64, elapsed_ns: u64) -> GroupLevel {
+    let commits = lat.count;
+    GroupLevel {
         committers: n,
         layout,
         commits,
@@ -250,11 +286,11 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
             0.0
         },
         latency_ns: lat.summary(),
-        device_flushes,
-        verify: verify_status,
-        verify_error,
+        device_flushes: None,
+        verify: VerifyStatus::Skipped,
+        verify_error: None,
         interrupted: io::interrupted(),
-    })
+    }
 }
 
 /// The knee: the level with the highest Kleinrock power (commits/s ÷ mean latency), the point

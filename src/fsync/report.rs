@@ -38,6 +38,16 @@ pub enum VerifyStatus {
     Failed,
 }
 
+impl VerifyStatus {
+    /// A read-back's outcome as a case or level states it: the status and what was wrong.
+    pub fn of(check: std::result::Result<(), String>) -> (VerifyStatus, Option<String>) {
+        match check {
+            Ok(()) => (VerifyStatus::Ok, None),
+            Err(e) => (VerifyStatus::Failed, Some(e)),
+        }
+    }
+}
+
 /// One measured case: a method, a write size, a mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseResult {

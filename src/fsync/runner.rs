@@ -114,10 +114,7 @@ fn run_case(
             },
             Mode::Append => Expect::Appended { blocks: seq },
         };
-        match verify(&file, size, run_id, expect)? {
-            Ok(()) => (VerifyStatus::Ok, None),
-            Err(e) => (VerifyStatus::Failed, Some(e)),
-        }
+        VerifyStatus::of(verify(&file, size, run_id, expect)?)
     } else {
         (VerifyStatus::Skipped, None)
     };
@@ -157,72 +154,10 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let mut methods: Vec<Method> = spec.methods.clone();
     let mut skipped = Vec::new();
 
-    // Does the filesystem accept O_DIRECT at all? (tmpfs refuses it with EINVAL on open.)
     if methods.iter().any(|m| m.direct()) {
-        let probe = TestFile::create(&namer.next_path())?;
-        match probe.open_with(libc::O_DIRECT) {
-            Ok(_) => {}
-            Err(OpenError::DirectRefused) => {
-                let direct: Vec<&str> = methods
-                    .iter()
-                    .filter(|m| m.direct())
-                    .map(|m| m.name())
-                    .collect();
-                if spec.methods_explicit {
-                    return Err(Error::usage(
-                        "--methods",
-                        direct.join(","),
-                        format!(
-                            "needs O_DIRECT, which the filesystem at {} refuses (EINVAL on open; tmpfs does this): leave these methods out or test another directory",
-                            dir.display()
-                        ),
-                    ));
-                }
-                warnings.push(format!(
-                    "the filesystem at {} refuses O_DIRECT (EINVAL on open): skipped {}",
-                    dir.display(),
-                    direct.join(", ")
-                ));
-                for &m in methods.iter().filter(|m| m.direct()) {
-                    for &mode in &spec.modes {
-                        for &size in &spec.sizes {
-                            skipped.push(Skipped {
-                                method: m,
-                                size,
-                                mode,
-                                reason: "the filesystem refuses O_DIRECT".into(),
-                            });
-                        }
-                    }
-                }
-                methods.retain(|m| !m.direct());
-            }
-            Err(OpenError::Other(e)) => return Err(e),
-        }
+        probe_direct(spec, &mut namer, &mut methods, &mut skipped, &mut warnings)?;
     }
-    // Free space first (docs/design.md §5): refuse rather than fill the filesystem.
-    let fixed = fixed_need_bytes(spec);
-    let wants_append = spec.modes.contains(&Mode::Append);
-    let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };
-    let known_free = crate::sys::fs::free_bytes(dir)?;
-    // A filesystem that reports no size gets just enough for small append files.
-    let free = known_free.unwrap_or(2 * (fixed + 2 * MIN_APPEND_BYTES));
-    let append_cap_bytes = APPEND_CAP_BYTES.min(free.saturating_sub(fixed) / 2);
-    if known_free.is_none() {
-        warnings.push(format!(
-            "{} reports no size, so free space could not be checked; append files are capped at {} MiB",
-            dir.display(),
-            append_cap_bytes >> 20
-        ));
-    }
-    if free < need.saturating_mul(2) {
-        return Err(Error::Safety(format!(
-            "{}: only {} KiB free, the fsync test files need at least {} KiB (twice their size, to leave room)",
-            dir.display(),
-            free / 1024,
-            need * 2 / 1024
-        )));
-    }
+    let append_cap_bytes = check_free_space(spec, &mut warnings)?;
     warnings.extend(io::memory_fs_warning(dir));
 
     let watch = Watch::probe(&spec.root, dir);
@@ -242,40 +177,8 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         run_id,
         append_cap_bytes,
     };
-    let mut cases = Vec::new();
-    let mut interrupted = false;
-    'all: for &mode in &spec.modes {
-        for &method in &methods {
-            for &size in &spec.sizes {
-                if method.direct() && size % lbs != 0 {
-                    skipped.push(Skipped {
-                        method,
-                        size,
-                        mode,
-                        reason: format!(
-                            "O_DIRECT needs a multiple of the logical block size ({lbs} bytes)"
-                        ),
-                    });
-                    continue;
-                }
-                let c = run_case(&ctx, &mut namer, method, mode, size)?;
-                progress(&format!(
-                    "{} {} {} B: {:.0} commits/s, p50 {:.3} ms",
-                    method.name(),
-                    mode.name(),
-                    size,
-                    c.commits_per_s,
-                    c.latency_ns.p50 as f64 / 1e6
-                ));
-                let stop = c.interrupted;
-                cases.push(c);
-                if stop {
-                    interrupted = true;
-                    break 'all;
-                }
-            }
-        }
-    }
+    let (cases, mut interrupted) =
+        run_cases(&ctx, &mut namer, &methods, lbs, &mut skipped, progress)?;
     if cases.iter().any(|c| c.stopped_at_size_cap) {
         warnings.push(format!(
             "some append cases reached the {} MiB file-size cap before their duration ended (see stopped_at_size_cap)",
@@ -306,6 +209,134 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         device,
         warnings,
     })
+}
+
+/// Does the filesystem accept O_DIRECT at all? (tmpfs refuses it with EINVAL on open.) When it
+/// refuses, methods asked for by name are a usage error; the defaults are skipped, saying so.
+fn probe_direct(
+    spec: &FsyncSpec,
+    namer: &mut Namer,
+    methods: &mut Vec<Method>,
+    skipped: &mut Vec<Skipped>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let dir = &spec.dir;
+    let probe = TestFile::create(&namer.next_path())?;
+    match probe.open_with(libc::O_DIRECT) {
+        Ok(_) => {}
+        Err(OpenError::DirectRefused) => {
+            let direct: Vec<&str> = methods
+                .iter()
+                .filter(|m| m.direct())
+                .map(|m| m.name())
+                .collect();
+            if spec.methods_explicit {
+                return Err(Error::usage(
+                    "--methods",
+                    direct.join(","),
+                    format!(
+                        "needs O_DIRECT, which the filesystem at {} refuses (EINVAL on open; tmpfs does this): leave these methods out or test another directory",
+                        dir.display()
+                    ),
+                ));
+            }
+            warnings.push(format!(
+                "the filesystem at {} refuses O_DIRECT (EINVAL on open): skipped {}",
+                dir.display(),
+                direct.join(", ")
+            ));
+            for &m in methods.iter().filter(|m| m.direct()) {
+                for &mode in &spec.modes {
+                    for &size in &spec.sizes {
+                        skipped.push(Skipped {
+                            method: m,
+                            size,
+                            mode,
+                            reason: "the filesystem refuses O_DIRECT".into(),
+                        });
+                    }
+                }
+            }
+            methods.retain(|m| !m.direct());
+        }
+        Err(OpenError::Other(e)) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Free space first (docs/design.md §5): refuse rather than fill the filesystem. Returns the
+/// size cap of an append file.
+fn check_free_space(spec: &FsyncSpec, warnings: &mut Vec<String>) -> Result<u64> {
+    let dir = &spec.dir;
+    let fixed = fixed_need_bytes(spec);
+    let wants_append = spec.modes.contains(&Mode::Append);
+    let need = fixed + if wants_append { MIN_APPEND_BYTES } else { 0 };
+    let known_free = crate::sys::fs::free_bytes(dir)?;
+    // A filesystem that reports no size gets just enough for small append files.
+    let free = known_free.unwrap_or(2 * (fixed + 2 * MIN_APPEND_BYTES));
+    let append_cap_bytes = APPEND_CAP_BYTES.min(free.saturating_sub(fixed) / 2);
+    if known_free.is_none() {
+        warnings.push(format!(
+            "{} reports no size, so free space could not be checked; append files are capped at {} MiB",
+            dir.display(),
+            append_cap_bytes >> 20
+        ));
+    }
+    if free < need.saturating_mul(2) {
+        return Err(Error::Safety(format!(
+            "{}: only {} KiB free, the fsync test files need at least {} KiB (twice their size, to leave room)",
+            dir.display(),
+            free / 1024,
+            need * 2 / 1024
+        )));
+    }
+    Ok(append_cap_bytes)
+}
+
+/// Every single-committer case, mode by mode, until one is interrupted (then `true`). An
+/// O_DIRECT size that is not a multiple of the logical block size `lbs` is skipped.
+fn run_cases(
+    ctx: &Ctx,
+    namer: &mut Namer,
+    methods: &[Method],
+    lbs: u32,
+    skipped: &mut Vec<Skipped>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<CaseResult>, bool)> {
+    let spec = ctx.spec;
+    let mut cases = Vec::new();
+    for &mode in &spec.modes {
+        for &method in methods {
+            for &size in &spec.sizes {
+                if method.direct() && size % lbs != 0 {
+                    skipped.push(Skipped {
+                        method,
+                        size,
+                        mode,
+                        reason: format!(
+                            "O_DIRECT needs a multiple of the logical block size ({lbs} bytes)"
+                        ),
+                    });
+                    continue;
+                }
+                let c = run_case(ctx, namer, method, mode, size)?;
+                progress(&format!(
+                    "{} {} {} B: {:.0} commits/s, p50 {:.3} ms",
+                    method.name(),
+                    mode.name(),
+                    size,
+                    c.commits_per_s,
+                    c.latency_ns.p50 as f64 / 1e6
+                ));
+                let stop = c.interrupted;
+                cases.push(c);
+                if stop {
+                    return Ok((cases, true));
+                }
+            }
+        }
+    }
+    Ok((cases, false))
 }
 
 fn line(c: &CaseResult, target: Option<f64>) -> CapacityLine {

@@ -112,25 +112,7 @@ pub fn judge(
         return (FlushVerdict::Unknown, why);
     };
     let write_back = dev.write_cache.as_deref() == Some("write back");
-    let wc = dev
-        .write_cache
-        .as_deref()
-        .map(|s| format!("'{s}'"))
-        .unwrap_or_else(|| "unknown".into());
-    why.push(format!(
-        "{}: write cache {wc}, FUA {}, {}.",
-        dev.name,
-        match dev.fua {
-            Some(true) => "supported",
-            Some(false) => "not supported",
-            None => "unknown",
-        },
-        match dev.rotational {
-            Some(true) => "rotational",
-            Some(false) => "non-rotational",
-            None => "rotational unknown",
-        }
-    ));
+    why.push(device_facts(dev));
     why.push(format!(
         "Fastest durable method: {} {} {} B at {} median ({:.0} commits/s).",
         best.method.name(),
@@ -151,78 +133,12 @@ pub fn judge(
         ));
     }
 
-    // Flush counters: did anything reach the device?
-    let durable_with_counters: Vec<&CaseResult> = cases
-        .iter()
-        .filter(|c| c.durable && c.commits > 0 && c.device_flushes.is_some())
-        .collect();
-    let flushes: u64 = durable_with_counters
-        .iter()
-        .filter_map(|c| c.device_flushes.as_ref().map(|f| f.flushes))
-        .sum();
-    let commits: u64 = durable_with_counters.iter().map(|c| c.commits).sum();
-    let mut verdict = None;
-    if durable_with_counters.is_empty() {
-        why.push("The device's flush counters are not available (kernel before 5.5, or the device was not found in diskstats).".into());
-    } else if !counters_meaningful(dev) {
-        why.push(format!(
-            "{} is a dm/md device: its own flush counter does not count the flushes it passes down, so it is not used here; look at the devices below it.",
-            dev.name
-        ));
-    } else {
-        let f_await: Vec<f64> = durable_with_counters
-            .iter()
-            .filter_map(|c| c.device_flushes.as_ref().and_then(|f| f.f_await_ms))
-            .collect();
-        why.push(format!(
-            "During the durable runs ({commits} commits) the device completed {flushes} flush requests{} (device-wide counters: other processes' flushes count too).",
-            if f_await.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", averaging {:.3} ms each",
-                    f_await.iter().sum::<f64>() / f_await.len() as f64
-                )
-            }
-        ));
-        if flushes == 0 && write_back {
-            why.push("The device declares a volatile write-back cache, yet not one flush reached it: something above the device (a nobarrier mount, a hypervisor with cache=unsafe, a layer that drops REQ_PREFLUSH) is completing fsync without flushing. Acknowledged commits can be lost on power failure.".into());
-            verdict = Some(FlushVerdict::FlushesNotReachingDevice);
-        } else if flushes == 0 {
-            why.push("No flushes reached the device, which is expected for a write-through cache: the kernel does not send flushes to a device that says it has nothing to flush.".into());
-        }
-    }
-
+    let mut verdict = judge_counters(dev, cases, write_back, &mut why);
     if verdict.is_none() && dev.rotational == Some(true) {
-        if best.latency_ns.p50 < ROTATIONAL_FLOOR_NS {
-            why.push(format!(
-                "A rotating disk cannot make a write durable in much less than one revolution (8.3 ms at 7200 rpm, 4 ms at 15 000 rpm); a median of {} is too fast for a platter, so a cache (drive, RAID controller or hypervisor) acknowledges the flush. That is safe only if that cache is battery- or flash-backed. (Virtual disks often report rotational=1 whatever the host stores them on.)",
-                ms(best.latency_ns.p50)
-            ));
-            verdict = Some(FlushVerdict::TooFastForPhysics);
-        } else {
-            why.push(format!(
-                "A median of {} is consistent with a rotating disk waiting for the platter (one revolution is 8.3 ms at 7200 rpm).",
-                ms(best.latency_ns.p50)
-            ));
-        }
+        verdict = judge_platter(best, &mut why);
     }
     if verdict.is_none() {
-        if let Some((d, o)) = flush_pair(cases) {
-            let ratio = d.latency_ns.p50 as f64 / o.latency_ns.p50.max(1) as f64;
-            why.push(format!(
-                "{} {} B takes {} at the median against {} for O_DIRECT alone (no flush): the flush costs {:.2}×.",
-                d.method.name(),
-                d.size,
-                ms(d.latency_ns.p50),
-                ms(o.latency_ns.p50),
-                ratio
-            ));
-            if ratio < FREE_FLUSH_RATIO && write_back && dev.rotational != Some(true) {
-                why.push("A device that declares a volatile write-back cache but flushes it for almost nothing is either protected (power-loss capacitors, which normally make it report 'write through') or acknowledging flushes it has not done.".into());
-                verdict = Some(FlushVerdict::TooFastForPhysics);
-            }
-        }
+        verdict = judge_flush_cost(cases, write_back && dev.rotational != Some(true), &mut why);
     }
     let verdict = match verdict {
         Some(v) => v,
@@ -237,6 +153,122 @@ pub fn judge(
     };
     why.push(POWER_CUT.into());
     (verdict, why)
+}
+
+/// "sda: write cache 'write back', FUA supported, non-rotational.": what sysfs says.
+fn device_facts(dev: &DiskFacts) -> String {
+    let wc = dev
+        .write_cache
+        .as_deref()
+        .map(|s| format!("'{s}'"))
+        .unwrap_or_else(|| "unknown".into());
+    format!(
+        "{}: write cache {wc}, FUA {}, {}.",
+        dev.name,
+        match dev.fua {
+            Some(true) => "supported",
+            Some(false) => "not supported",
+            None => "unknown",
+        },
+        match dev.rotational {
+            Some(true) => "rotational",
+            Some(false) => "non-rotational",
+            None => "rotational unknown",
+        }
+    )
+}
+
+/// Flush counters: did anything reach the device during the durable runs? A write-back cache
+/// that received no flush is the one verdict they give.
+fn judge_counters(
+    dev: &DiskFacts,
+    cases: &[CaseResult],
+    write_back: bool,
+    why: &mut Vec<String>,
+) -> Option<FlushVerdict> {
+    let durable_with_counters: Vec<&CaseResult> = cases
+        .iter()
+        .filter(|c| c.durable && c.commits > 0 && c.device_flushes.is_some())
+        .collect();
+    let flushes: u64 = durable_with_counters
+        .iter()
+        .filter_map(|c| c.device_flushes.as_ref().map(|f| f.flushes))
+        .sum();
+    let commits: u64 = durable_with_counters.iter().map(|c| c.commits).sum();
+    if durable_with_counters.is_empty() {
+        why.push("The device's flush counters are not available (kernel before 5.5, or the device was not found in diskstats).".into());
+        return None;
+    }
+    if !counters_meaningful(dev) {
+        why.push(format!(
+            "{} is a dm/md device: its own flush counter does not count the flushes it passes down, so it is not used here; look at the devices below it.",
+            dev.name
+        ));
+        return None;
+    }
+    let f_await: Vec<f64> = durable_with_counters
+        .iter()
+        .filter_map(|c| c.device_flushes.as_ref().and_then(|f| f.f_await_ms))
+        .collect();
+    why.push(format!(
+        "During the durable runs ({commits} commits) the device completed {flushes} flush requests{} (device-wide counters: other processes' flushes count too).",
+        if f_await.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", averaging {:.3} ms each",
+                f_await.iter().sum::<f64>() / f_await.len() as f64
+            )
+        }
+    ));
+    if flushes == 0 && write_back {
+        why.push("The device declares a volatile write-back cache, yet not one flush reached it: something above the device (a nobarrier mount, a hypervisor with cache=unsafe, a layer that drops REQ_PREFLUSH) is completing fsync without flushing. Acknowledged commits can be lost on power failure.".into());
+        return Some(FlushVerdict::FlushesNotReachingDevice);
+    }
+    if flushes == 0 {
+        why.push("No flushes reached the device, which is expected for a write-through cache: the kernel does not send flushes to a device that says it has nothing to flush.".into());
+    }
+    None
+}
+
+/// A rotating disk: is the fastest durable median possible for a platter?
+fn judge_platter(best: &CaseResult, why: &mut Vec<String>) -> Option<FlushVerdict> {
+    if best.latency_ns.p50 < ROTATIONAL_FLOOR_NS {
+        why.push(format!(
+            "A rotating disk cannot make a write durable in much less than one revolution (8.3 ms at 7200 rpm, 4 ms at 15 000 rpm); a median of {} is too fast for a platter, so a cache (drive, RAID controller or hypervisor) acknowledges the flush. That is safe only if that cache is battery- or flash-backed. (Virtual disks often report rotational=1 whatever the host stores them on.)",
+            ms(best.latency_ns.p50)
+        ));
+        return Some(FlushVerdict::TooFastForPhysics);
+    }
+    why.push(format!(
+        "A median of {} is consistent with a rotating disk waiting for the platter (one revolution is 8.3 ms at 7200 rpm).",
+        ms(best.latency_ns.p50)
+    ));
+    None
+}
+
+/// What the flush costs over O_DIRECT alone; `volatile_flash`: a non-rotating device that
+/// declares a write-back cache, for which an almost free flush is suspect.
+fn judge_flush_cost(
+    cases: &[CaseResult],
+    volatile_flash: bool,
+    why: &mut Vec<String>,
+) -> Option<FlushVerdict> {
+    let (d, o) = flush_pair(cases)?;
+    let ratio = d.latency_ns.p50 as f64 / o.latency_ns.p50.max(1) as f64;
+    why.push(format!(
+        "{} {} B takes {} at the median against {} for O_DIRECT alone (no flush): the flush costs {:.2}×.",
+        d.method.name(),
+        d.size,
+        ms(d.latency_ns.p50),
+        ms(o.latency_ns.p50),
+        ratio
+    ));
+    if ratio < FREE_FLUSH_RATIO && volatile_flash {
+        why.push("A device that declares a volatile write-back cache but flushes it for almost nothing is either protected (power-loss capacitors, which normally make it report 'write through') or acknowledging flushes it has not done.".into());
+        return Some(FlushVerdict::TooFastForPhysics);
+    }
+    None
 }
 
 /// The device section of the report, with the verdict.

@@ -99,7 +99,7 @@ impl SizeClass {
 }
 
 /// One interval of one direction: one point of Little's law.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub dir: Dir,
     /// The interval's end (wall clock), for ageing.
@@ -369,9 +369,9 @@ pub struct DeviceModel {
     /// The first and the last interval learned from (wall clock).
     pub first_wall_ns: Option<i64>,
     pub last_wall_ns: Option<i64>,
-    /// Intervals learned from, not aged (what "learned from N intervals" says).
+    /// Intervals with traffic learned from, not aged (what "learned from N intervals" says).
     pub intervals_seen: u64,
-    /// Seconds of traffic learned from, not aged.
+    /// Seconds of those intervals, not aged.
     pub seconds_seen: f64,
     pub series: Vec<Series>,
 }
@@ -397,7 +397,12 @@ impl DeviceModel {
     }
 
     /// One interval of a device: the points of its directions (at most one each).
+    /// Intervals without traffic teach nothing and are not counted ("learned from N
+    /// intervals" counts traffic).
     pub fn add_interval(&mut self, wall_ns: i64, interval_s: f64, points: &[Point]) {
+        if !points.iter().any(Point::usable) {
+            return;
+        }
         self.age_to(wall_ns);
         self.first_wall_ns.get_or_insert(wall_ns);
         self.last_wall_ns = Some(wall_ns);
@@ -477,7 +482,7 @@ mod tests {
         assert_eq!(p.size_class(), SizeClass::Small);
         let mut m = DeviceModel::default();
         for _ in 0..10 {
-            m.add_interval(0, 1.0, &[p.clone(), pt(Dir::Write, 1.0, 1.0, 128.0)]);
+            m.add_interval(0, 1.0, &[p, pt(Dir::Write, 1.0, 1.0, 128.0)]);
         }
         let s = m.series(Dir::Read, SizeClass::Small).unwrap();
         let b = &s.buckets[2];

@@ -246,214 +246,231 @@ pub fn parse(text: &str) -> Result<(Vec<Event>, Source), ParseError> {
 
 /// [`parse`], each element with the 1-based line it starts at (for warnings that name it).
 pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), ParseError> {
-    let mut events = Vec::new();
-    let mut source: Option<Source> = None;
-    let mut cur: Option<(usize, RawSample)> = None;
-    let mut set_source = |s: Source, n: usize| -> Result<(), ParseError> {
-        match source {
+    let mut asm = Assembler::default();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        asm.push(n, classify(n, line)?)?;
+    }
+    asm.finish(text.lines().count().max(1))
+}
+
+/// What one line of a recording is, read on its own.
+enum Line<'a> {
+    /// Blank or a `#` comment.
+    Skip,
+    /// A /proc/diskstats line (trailing blanks trimmed): it belongs to the open sample.
+    Stats(&'a str),
+    /// `T` or `TS`: opens a sample. The fields' verdict waits until the source is checked, so a
+    /// file that mixes the two is named as such first.
+    Stamp(Source, Result<RawSample, ParseError>),
+    /// Any other element.
+    Event(Event),
+}
+
+/// One line → what it is, its fields parsed; a malformed marker line is an error naming it.
+fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
+    let t = line.trim_end();
+    if t.trim().is_empty() || t.starts_with('#') {
+        return Ok(Line::Skip);
+    }
+    let mut f = t.split_ascii_whitespace();
+    let first = f.next().unwrap_or("");
+    if first.as_bytes()[0].is_ascii_digit() {
+        return Ok(Line::Stats(t));
+    }
+    let expected = |form: &str| err(n, format!("expected '{form}', got '{t}'"));
+    let event = match first {
+        "T" => {
+            let sample = iosat_stamp(f).ok_or_else(|| expected("T <mono_ns> <wall_ns>"));
+            return Ok(Line::Stamp(Source::Iosat, sample));
+        }
+        "TS" => {
+            let sample = pt_stamp(f).ok_or_else(|| expected("TS <epoch seconds> ..."));
+            return Ok(Line::Stamp(Source::PtDiskstats, sample));
+        }
+        "R" => run_event(f).ok_or_else(|| expected("R <wall_ns> <interval_ns>"))?,
+        "B" => Event::Latency(parse_latency(f).map_err(|r| err(n, r))?),
+        "U" => uptime_event(f).ok_or_else(|| expected("U <uptime_ns>"))?,
+        "C" => cpu_event(f).ok_or_else(|| {
+            expected("C <user> <nice> <system> <idle> <iowait> <irq> <softirq> <steal>")
+        })?,
+        "I" => {
+            identity_event(f).ok_or_else(|| expected("I <major>:<minor> <name> <profile id>"))?
+        }
+        "D" => device_event(n, t)?
+            .ok_or_else(|| expected("D <major>:<minor> <name> <kind> <display name>"))?,
+        other => {
+            return Err(err(
+                n,
+                format!("not a recording line (unknown marker '{other}'): '{t}'"),
+            ))
+        }
+    };
+    Ok(Line::Event(event))
+}
+
+/// `T <mono_ns> <wall_ns>`'s fields, exactly two.
+fn iosat_stamp<'a>(mut f: impl Iterator<Item = &'a str>) -> Option<RawSample> {
+    let mono_ns = f.next()?.parse::<u64>().ok()?;
+    let wall_ns = f.next()?.parse::<i64>().ok()?;
+    f.next().is_none().then(|| RawSample {
+        mono_ns,
+        wall_ns,
+        text: String::new(),
+    })
+}
+
+/// `TS <epoch seconds> ...`: the wall clock is the only clock, so it is the monotonic one too.
+fn pt_stamp<'a>(mut f: impl Iterator<Item = &'a str>) -> Option<RawSample> {
+    let ns = f.next().and_then(parse_epoch_ns)?;
+    Some(RawSample {
+        mono_ns: u64::try_from(ns).unwrap_or(0),
+        wall_ns: ns,
+        text: String::new(),
+    })
+}
+
+fn run_event<'a>(mut f: impl Iterator<Item = &'a str>) -> Option<Event> {
+    let wall_ns = f.next()?.parse::<i64>().ok()?;
+    let interval_ns = f.next()?.parse::<u64>().ok()?;
+    Some(Event::Run {
+        wall_ns,
+        interval_ns,
+    })
+}
+
+fn uptime_event<'a>(mut f: impl Iterator<Item = &'a str>) -> Option<Event> {
+    let ns = f.next()?.parse::<u64>().ok()?;
+    f.next().is_none().then_some(Event::Uptime { ns })
+}
+
+/// `C`: the eight counters, read up to the first that is not a number.
+fn cpu_event<'a>(f: impl Iterator<Item = &'a str>) -> Option<Event> {
+    let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
+    let [user, nice, system, idle, iowait, irq, softirq, steal] = v[..] else {
+        return None;
+    };
+    Some(Event::Cpu(CpuTimes {
+        user,
+        nice,
+        system,
+        idle,
+        iowait,
+        irq,
+        softirq,
+        steal,
+    }))
+}
+
+fn identity_event<'a>(mut f: impl Iterator<Item = &'a str>) -> Option<Event> {
+    let (major, minor) = f.next().and_then(crate::sys::device::parse_dev_t)?;
+    let (Some(name), Some(id), None) = (f.next(), f.next(), f.next()) else {
+        return None;
+    };
+    Some(Event::Identity {
+        major,
+        minor,
+        name: name.to_string(),
+        id: id.to_string(),
+    })
+}
+
+/// `D`: split on single spaces, the display name being the rest of the line. `None` when the
+/// form is wrong; an error when only the kind is unknown.
+fn device_event(n: usize, t: &str) -> Result<Option<Event>, ParseError> {
+    let mut g = t.splitn(5, ' ').skip(1);
+    let dev = g.next().and_then(crate::sys::device::parse_dev_t);
+    let name = g.next().filter(|s| !s.is_empty());
+    let kind = g.next();
+    let display = g.next().filter(|s| !s.is_empty());
+    let (Some((major, minor)), Some(name), Some(kind), Some(display)) = (dev, name, kind, display)
+    else {
+        return Ok(None);
+    };
+    let kind = match kind {
+        "-" => None,
+        k => Some(DevKind::parse(k).ok_or_else(|| err(n, format!("unknown device kind '{k}'")))?),
+    };
+    Ok(Some(Event::Device {
+        major,
+        minor,
+        name: name.to_string(),
+        meta: DeviceMeta {
+            kind,
+            display_name: display.to_string(),
+        },
+    }))
+}
+
+/// Puts classified lines together: the open sample gathers the diskstats lines that follow
+/// its stamp until the next element closes it; each element keeps the line it starts at.
+#[derive(Default)]
+struct Assembler {
+    events: Vec<(usize, Event)>,
+    source: Option<Source>,
+    open: Option<(usize, RawSample)>,
+}
+
+impl Assembler {
+    fn push(&mut self, n: usize, line: Line<'_>) -> Result<(), ParseError> {
+        match line {
+            Line::Skip => {}
+            Line::Stats(t) => self.stats(n, t)?,
+            Line::Stamp(source, sample) => {
+                self.set_source(source, n)?;
+                let sample = sample?;
+                self.close();
+                self.open = Some((n, sample));
+            }
+            Line::Event(ev) => {
+                self.close();
+                self.events.push((n, ev));
+            }
+        }
+        Ok(())
+    }
+
+    /// A diskstats line joins the open sample, verbatim, once it parses.
+    fn stats(&mut self, n: usize, t: &str) -> Result<(), ParseError> {
+        let Some((_, s)) = self.open.as_mut() else {
+            return Err(err(n, "diskstats line before the first 'T' or 'TS' line"));
+        };
+        // A pre-2.6.25 partition line is valid: the sample's parser skips it with a warning.
+        if old_partition(t).is_none() {
+            parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
+        }
+        s.text.push_str(t);
+        s.text.push('\n');
+        Ok(())
+    }
+
+    fn set_source(&mut self, s: Source, n: usize) -> Result<(), ParseError> {
+        match self.source {
             Some(x) if x != s => Err(err(n, "mixes iosat 'T' and pt-diskstats 'TS' samples")),
             _ => {
-                source = Some(s);
+                self.source = Some(s);
                 Ok(())
             }
         }
-    };
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        let t = line.trim_end();
-        if t.trim().is_empty() || t.starts_with('#') {
-            continue;
+    }
+
+    fn close(&mut self) {
+        if let Some((at, s)) = self.open.take() {
+            self.events.push((at, Event::Sample(s)));
         }
-        let mut f = t.split_ascii_whitespace();
-        let first = f.next().unwrap_or("");
-        if first.as_bytes()[0].is_ascii_digit() {
-            let Some((_, s)) = cur.as_mut() else {
-                return Err(err(n, "diskstats line before the first 'T' or 'TS' line"));
-            };
-            // A pre-2.6.25 partition line is valid: the sample's parser skips it with a warning.
-            if old_partition(t).is_none() {
-                parse_line(t).map_err(|r| err(n, format!("bad diskstats line: {r}")))?;
-            }
-            s.text.push_str(t);
-            s.text.push('\n');
-            continue;
-        }
-        let flush = |cur: &mut Option<(usize, RawSample)>, events: &mut Vec<(usize, Event)>| {
-            if let Some((at, s)) = cur.take() {
-                events.push((at, Event::Sample(s)));
-            }
+    }
+
+    /// The elements, once every line is in; `last_line` is where a file without samples fails.
+    fn finish(mut self, last_line: usize) -> Result<(Vec<(usize, Event)>, Source), ParseError> {
+        self.close();
+        let Some(source) = self.source else {
+            return Err(err(
+                last_line,
+                "no samples (no 'T' or 'TS' line): not an iosat recording or pt-diskstats file",
+            ));
         };
-        match first {
-            "T" => {
-                set_source(Source::Iosat, n)?;
-                let mono = f.next().and_then(|v| v.parse::<u64>().ok());
-                let wall = f.next().and_then(|v| v.parse::<i64>().ok());
-                let (Some(mono_ns), Some(wall_ns), None) = (mono, wall, f.next()) else {
-                    return Err(err(
-                        n,
-                        format!("expected 'T <mono_ns> <wall_ns>', got '{t}'"),
-                    ));
-                };
-                flush(&mut cur, &mut events);
-                cur = Some((
-                    n,
-                    RawSample {
-                        mono_ns,
-                        wall_ns,
-                        text: String::new(),
-                    },
-                ));
-            }
-            "TS" => {
-                set_source(Source::PtDiskstats, n)?;
-                let Some(ns) = f.next().and_then(parse_epoch_ns) else {
-                    return Err(err(
-                        n,
-                        format!("expected 'TS <epoch seconds> ...', got '{t}'"),
-                    ));
-                };
-                flush(&mut cur, &mut events);
-                cur = Some((
-                    n,
-                    RawSample {
-                        mono_ns: u64::try_from(ns).unwrap_or(0),
-                        wall_ns: ns,
-                        text: String::new(),
-                    },
-                ));
-            }
-            "R" => {
-                let wall = f.next().and_then(|v| v.parse::<i64>().ok());
-                let iv = f.next().and_then(|v| v.parse::<u64>().ok());
-                let (Some(wall_ns), Some(interval_ns)) = (wall, iv) else {
-                    return Err(err(
-                        n,
-                        format!("expected 'R <wall_ns> <interval_ns>', got '{t}'"),
-                    ));
-                };
-                flush(&mut cur, &mut events);
-                events.push((
-                    n,
-                    Event::Run {
-                        wall_ns,
-                        interval_ns,
-                    },
-                ));
-            }
-            "B" => {
-                let b = parse_latency(f).map_err(|r| err(n, r))?;
-                flush(&mut cur, &mut events);
-                events.push((n, Event::Latency(b)));
-            }
-            "U" => {
-                let (Some(ns), None) = (f.next().and_then(|v| v.parse::<u64>().ok()), f.next())
-                else {
-                    return Err(err(n, format!("expected 'U <uptime_ns>', got '{t}'")));
-                };
-                flush(&mut cur, &mut events);
-                events.push((n, Event::Uptime { ns }));
-            }
-            "C" => {
-                let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
-                let [user, nice, system, idle, iowait, irq, softirq, steal] = v[..] else {
-                    return Err(err(
-                        n,
-                        format!(
-                            "expected 'C <user> <nice> <system> <idle> <iowait> <irq> <softirq> <steal>', got '{t}'"
-                        ),
-                    ));
-                };
-                flush(&mut cur, &mut events);
-                events.push((
-                    n,
-                    Event::Cpu(CpuTimes {
-                        user,
-                        nice,
-                        system,
-                        idle,
-                        iowait,
-                        irq,
-                        softirq,
-                        steal,
-                    }),
-                ));
-            }
-            "I" => {
-                let dev = f.next().and_then(crate::sys::device::parse_dev_t);
-                let (Some((major, minor)), Some(name), Some(id), None) =
-                    (dev, f.next(), f.next(), f.next())
-                else {
-                    return Err(err(
-                        n,
-                        format!("expected 'I <major>:<minor> <name> <profile id>', got '{t}'"),
-                    ));
-                };
-                flush(&mut cur, &mut events);
-                events.push((
-                    n,
-                    Event::Identity {
-                        major,
-                        minor,
-                        name: name.to_string(),
-                        id: id.to_string(),
-                    },
-                ));
-            }
-            "D" => {
-                let mut g = t.splitn(5, ' ').skip(1);
-                let dev = g.next().and_then(crate::sys::device::parse_dev_t);
-                let name = g.next().filter(|s| !s.is_empty());
-                let kind = g.next();
-                let display = g.next().filter(|s| !s.is_empty());
-                let (Some((major, minor)), Some(name), Some(kind), Some(display)) =
-                    (dev, name, kind, display)
-                else {
-                    return Err(err(
-                        n,
-                        format!(
-                            "expected 'D <major>:<minor> <name> <kind> <display name>', got '{t}'"
-                        ),
-                    ));
-                };
-                let kind = match kind {
-                    "-" => None,
-                    k => Some(
-                        DevKind::parse(k)
-                            .ok_or_else(|| err(n, format!("unknown device kind '{k}'")))?,
-                    ),
-                };
-                flush(&mut cur, &mut events);
-                events.push((
-                    n,
-                    Event::Device {
-                        major,
-                        minor,
-                        name: name.to_string(),
-                        meta: DeviceMeta {
-                            kind,
-                            display_name: display.to_string(),
-                        },
-                    },
-                ));
-            }
-            other => {
-                return Err(err(
-                    n,
-                    format!("not a recording line (unknown marker '{other}'): '{t}'"),
-                ))
-            }
-        }
+        Ok((self.events, source))
     }
-    if let Some((at, s)) = cur.take() {
-        events.push((at, Event::Sample(s)));
-    }
-    let Some(source) = source else {
-        return Err(err(
-            text.lines().count().max(1),
-            "no samples (no 'T' or 'TS' line): not an iosat recording or pt-diskstats file",
-        ));
-    };
-    Ok((events, source))
 }
 
 #[cfg(test)]
