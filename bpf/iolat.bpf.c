@@ -35,12 +35,15 @@ typedef unsigned long long __u64;
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_QUEUE 22
 #define BPF_NOEXIST 1
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
 				   __u64 flags) = (void *)2;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static long (*bpf_map_push_elem)(void *map, const void *value, __u64 flags) = (void *)87;
+static long (*bpf_map_pop_elem)(void *map, void *value) = (void *)88;
 
 #define UNIT_SHIFT 7
 #define SUB_BITS 3
@@ -81,6 +84,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } state SEC(".maps");
+
+// Slots user space freed (their devices left diskstats, their histograms zeroed): taken
+// before new ones, so device churn (loop, dm, nbd) never exhausts the slots.
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 64);
+	__type(value, __u32);
+} free_slots SEC(".maps");
 
 // Index slot * NOPS + op.
 struct {
@@ -146,21 +157,26 @@ static __always_inline __u32 *slot_of(__u32 dev)
 	__u32 *slot = bpf_map_lookup_elem(&slots, &dev);
 	if (slot)
 		return slot;
-	__u32 zero = 0, one = 1;
-	__u64 *next = bpf_map_lookup_elem(&state, &zero);
-	if (!next)
-		return 0;
-	__u64 n = __sync_fetch_and_add(next, 1);
-	if (n >= max_slots) {
-		__u64 *dropped = bpf_map_lookup_elem(&state, &one);
-		if (dropped)
-			__sync_fetch_and_add(dropped, 1);
-		return 0;
+	__u32 s;
+	int reused = bpf_map_pop_elem(&free_slots, &s) == 0;
+	if (!reused) {
+		__u32 zero = 0, one = 1;
+		__u64 *next = bpf_map_lookup_elem(&state, &zero);
+		if (!next)
+			return 0;
+		__u64 n = __sync_fetch_and_add(next, 1);
+		if (n >= max_slots) {
+			__u64 *dropped = bpf_map_lookup_elem(&state, &one);
+			if (dropped)
+				__sync_fetch_and_add(dropped, 1);
+			return 0;
+		}
+		s = (__u32)n;
 	}
-	__u32 s = (__u32)n;
-	// Another CPU may have given the device a slot meanwhile: then its slot wins and
-	// this one stays unused.
-	bpf_map_update_elem(&slots, &dev, &s, BPF_NOEXIST);
+	// Another CPU may have given the device a slot meanwhile: then its slot wins; a reused
+	// slot goes back to the free list, a new one stays unused.
+	if (bpf_map_update_elem(&slots, &dev, &s, BPF_NOEXIST) != 0 && reused)
+		bpf_map_push_elem(&free_slots, &s, 0);
 	return bpf_map_lookup_elem(&slots, &dev);
 }
 

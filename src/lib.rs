@@ -39,6 +39,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Top(a) => cmd::top::run(a),
         Command::Exporter(a) => cmd::exporter::run(a),
+        Command::Profile(a) => cmd::profile::run(a),
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Man(a) => cmd::completions::man(a),
     }

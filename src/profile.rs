@@ -59,6 +59,13 @@ pub struct DeviceProfile {
     /// now: the profile may no longer describe it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changed_since: Vec<String>,
+    /// The device it is the profile of: the one `iosat profile save/import` saved it for,
+    /// else the disk the sweep measured (the report's `target.disk_device`), when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Set when the profile was imported (`iosat profile import`) rather than swept here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
 }
 
 /// What about a device, when it changes, makes its profile stale.
@@ -136,6 +143,31 @@ struct ProfileFile {
     started_unix_s: Option<u64>,
     #[serde(deserialize_with = "lenient")]
     device_state: Option<DeviceState>,
+    #[serde(deserialize_with = "lenient")]
+    target: Option<FileTarget>,
+    /// Set by `iosat profile import`: the device it was imported for, from which host.
+    #[serde(deserialize_with = "lenient")]
+    imported: Option<Imported>,
+    /// Set by `iosat profile save/import`: the device here it was saved as the profile of.
+    #[serde(deserialize_with = "lenient")]
+    saved_for: Option<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileTarget {
+    #[serde(deserialize_with = "lenient")]
+    disk_device: Option<String>,
+}
+
+/// What `iosat profile import` adds to a profile file (key `imported`): the device here it
+/// was imported for, the host it was swept on, when it was imported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Imported {
+    pub for_device: String,
+    pub from_host: Option<String>,
+    pub unix_s: u64,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -252,6 +284,28 @@ fn file_stem(id: &str) -> String {
 /// profile (or as its pattern says) that also judges writes, as it always did.
 pub fn legacy_file(id: &str) -> String {
     format!("{}.json", file_stem(id))
+}
+
+/// How to give `dev` (a kernel name, or "DEVICE") a profile, as every notice that points at a
+/// sweep says it: the default sweep of a device is read-only (random 4 KiB reads), so it is
+/// the right first command, short on a busy production disk; a twin's profile can be
+/// imported instead. Writes need a spare device and are never the default.
+pub fn how_to_measure(dev: &str) -> String {
+    format!(
+        "Measure it once (read-only): `iosat sweep /dev/{dev} --save-profile`; on a busy \
+production disk a short one (`--levels 1,2,4 --duration 1s`), or import a twin's profile: \
+`iosat profile import FILE --for /dev/{dev}`."
+    )
+}
+
+/// The file names a profile of `id` is looked for under, in order: the read profile, the
+/// write profile, the file of before profiles had a direction.
+pub fn files_for(id: &str) -> Vec<String> {
+    vec![
+        profile_file(id, Direction::Read),
+        profile_file(id, Direction::Write),
+        legacy_file(id),
+    ]
 }
 
 /// A device's profile and where it was found (a file path, or the id a `stat --json` line
@@ -412,6 +466,10 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
         legacy: false,
         device_state: file.device_state,
         changed_since: Vec::new(),
+        device: file
+            .saved_for
+            .or_else(|| file.target.and_then(|t| t.disk_device)),
+        imported: file.imported,
         baseline_p95_ns: verdict
             .baseline_p95_ns
             .filter(|x| x.is_finite() && *x > 0.0),
@@ -490,6 +548,71 @@ pub fn save(dir: &Path, id: &str, json: &str) -> Result<PathBuf> {
     let path = dir.join(profile_file(id, Direction::of_pattern(&pattern)));
     crate::sys::fs::replace_file(&path, json.as_bytes())?;
     Ok(path)
+}
+
+/// One profile file of the directory, as `iosat profile list` shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Listed {
+    pub id: String,
+    /// The direction the profile judges (from its swept pattern, as its file name says).
+    pub direction: Direction,
+    pub path: PathBuf,
+    pub profile: DeviceProfile,
+}
+
+/// The id and direction a file name stands for, when it is a profile file's name.
+fn parse_file_name(name: &str) -> Option<(String, bool)> {
+    let stem = name.strip_suffix(".json")?;
+    let (id, legacy) = match stem.strip_suffix(".read").or(stem.strip_suffix(".write")) {
+        Some(id) => (id, false),
+        None => (stem, true),
+    };
+    (!id.is_empty() && !id.starts_with('.')).then(|| (id.to_string(), legacy))
+}
+
+/// Every iosat profile in `dir`, by id then direction; files that are not profiles (not
+/// named like one, not a sweep report with a verdict) are skipped, so `rm` and `list` never
+/// touch them. A missing directory has none.
+pub fn list(dir: &Path) -> Result<Vec<Listed>> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((id, legacy)) = parse_file_name(&name) else {
+            continue;
+        };
+        let path = entry.path();
+        let Ok(Some(p)) = load_file(&path, &id) else {
+            continue;
+        };
+        out.push(Listed {
+            id,
+            direction: p.direction,
+            path,
+            profile: DeviceProfile { legacy, ..p },
+        });
+    }
+    out.sort_by(|a, b| (a.id.as_str(), a.direction as u8).cmp(&(b.id.as_str(), b.direction as u8)));
+    Ok(out)
+}
+
+/// The profile files of `id` in `dir` (only ones that are iosat profiles), optionally of one
+/// direction.
+pub fn files_of(dir: &Path, id: &str, only: Option<Direction>) -> Result<Vec<Listed>> {
+    Ok(list(dir)?
+        .into_iter()
+        .filter(|l| {
+            l.id == id
+                && only.map_or(true, |d| {
+                    l.direction == d || (d == Direction::Read && l.direction == Direction::Mixed)
+                })
+        })
+        .collect())
 }
 
 /// Why a profile id has no profile.
@@ -574,6 +697,11 @@ impl ProfileCache {
         self.live
             .insert(id.clone(), DeviceState::read(&self.root, dev));
         Some(id)
+    }
+
+    /// The directory profiles are looked for in (None: none could be named).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     /// Warnings about unreadable profiles since the last call.
@@ -855,6 +983,23 @@ mod tests {
         .unwrap();
         assert_eq!((p.overload_concurrency, p.block_size), (None, 0));
         assert_eq!((p.pattern.as_str(), p.device_state), ("unknown", None));
+    }
+
+    /// The default sweep of a device is read-only: the advice says so, names the device, and
+    /// offers a short sweep and an import, never a write sweep.
+    #[test]
+    fn the_advice_to_measure_is_read_only_and_names_the_device() {
+        let a = how_to_measure("vda");
+        assert!(
+            a.contains("(read-only): `iosat sweep /dev/vda --save-profile`"),
+            "{a}"
+        );
+        assert!(
+            a.contains("`iosat profile import FILE --for /dev/vda`"),
+            "{a}"
+        );
+        assert!(a.contains("--levels 1,2,4"), "{a}");
+        assert!(!a.contains("write"), "{a}");
     }
 
     #[test]

@@ -1384,3 +1384,22 @@ fn the_numbers_are_judged_from_a_plain_curve_without_words() {
         (None, None)
     );
 }
+
+#[test]
+fn a_disturbed_level_does_not_drag_the_plateau_figure() {
+    // Issue 25's known device (4 units of 8 ms, 500 IOPS): concurrency 16 measured while the
+    // machine was busy, 440 IOPS with windows scattering (CV 30 %); 8 steady at 492.
+    let mut lv = closed(4.0, 8.0, &[1, 8, 16]);
+    lv[1].iops = 492.0;
+    lv[2].iops = 440.0;
+    for (l, cv) in lv.iter_mut().zip([0.02, 0.02, 0.3]) {
+        l.spread = Some(Spread {
+            windows: 8,
+            iops_cv: cv,
+            mean_ns_cv: cv,
+            ..Default::default()
+        });
+    }
+    let t = analyze(&lv).limit.expect("a plateau");
+    assert!((t.iops / 492.0 - 1.0).abs() < 0.01, "{t:?}");
+}

@@ -15,6 +15,11 @@ use serde::{Deserialize, Serialize};
 /// token bucket paces to well under 1 %; 3 % leaves room for a real device's jitter.
 pub const FLAT: f64 = 0.03;
 
+/// Windows agreeing within this CV count as equally steady when the plateau's levels are
+/// weighted (a healthy device's 1–9 %, issue 25): below it, a smaller CV is luck, not
+/// evidence of a better level.
+pub const STEADY_CV: f64 = 0.05;
+
 /// A kernel limit matches the plateau when the measured rate in its direction lies within
 /// this fraction of it (a throttle's rate over a level is exact to a few percent; the burst
 /// it allows at the start lifts it a little).
@@ -135,14 +140,22 @@ pub fn find(lv: &[LevelPoint], ctx: &Context) -> Option<ThroughputLimit> {
         }
     }
     let plateau = &lv[from..];
-    let n = plateau.len() as f64;
-    let iops = plateau.iter().map(|l| sustained(l).0).sum::<f64>() / n;
+    // The plateau's figure: its levels' sustained IOPS weighted by how steady each was
+    // (inverse variance, CV floored at [`STEADY_CV`]), so that a level the machine disturbed
+    // (its windows scattering, its IOPS low) does not drag the figure off the device's.
+    let weight = |l: &LevelPoint| 1.0 / sustained(l).1.max(STEADY_CV).powi(2);
+    let total: f64 = plateau.iter().map(weight).sum();
+    let iops = plateau
+        .iter()
+        .map(|l| weight(l) * sustained(l).0)
+        .sum::<f64>()
+        / total;
     // Bytes per request as measured over each whole level, at the sustained rate.
     let bytes_per_s = plateau
         .iter()
-        .map(|l| sustained(l).0 * l.bytes_per_s / l.iops.max(f64::MIN_POSITIVE))
+        .map(|l| weight(l) * sustained(l).0 * l.bytes_per_s / l.iops.max(f64::MIN_POSITIVE))
         .sum::<f64>()
-        / n;
+        / total;
     // The plateau's first level offers just enough to reach the limit; the queue shows where
     // the surplus waits on the levels beyond it.
     let shares: Vec<f64> = plateau[1..]

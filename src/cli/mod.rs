@@ -11,6 +11,7 @@ pub mod exporter;
 pub mod fsync;
 pub mod habits;
 pub mod info;
+pub mod profile;
 pub mod report;
 pub mod stat;
 pub mod sweep;
@@ -55,6 +56,8 @@ pub enum Command {
     Top(top::TopArgs),
     /// Prometheus exporter: raw disk counters and device profiles, with shipped rules and alerts.
     Exporter(exporter::ExporterArgs),
+    /// Device profiles: list, show, rm, export; save one from a sweep result; import a twin's.
+    Profile(profile::ProfileCmdArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (roff): iosat(1), or one subcommand's page.
@@ -172,7 +175,8 @@ pub struct LearnArgs {
     /// (default: 3x its learned baseline p95), e.g. 2ms.
     #[arg(long, value_name = "DURATION", help_heading = "Learning")]
     pub target_p95: Option<String>,
-    /// Remove everything learned (the state directory's learned/ files) and exit.
+    /// `iosat stat --forget`: remove everything learned (the state directory's learned/
+    /// files) and exit.
     #[arg(long, help_heading = "Learning")]
     pub forget: bool,
 }

@@ -31,6 +31,19 @@ the profile's knee concurrency (above 1: past the optimal concurrency). In the d
 they replace r_conc/w_conc when a shown device has a profile; --wide and --json also give
 sat_r, sat_w and the IOPS headroom below the profile's max useful IOPS.
 
+Learning (no sweep needed): every interval is one point of Little's law per direction, and
+iosat learns each device's baseline (latency at about one request in flight, once it has
+30 intervals and 3,000 requests there) and its latency-vs-in-flight curve from its own
+traffic, per direction and request size (<= 8 KiB, <= 64 KiB, larger). Without a profile,
+the default view then shows `learned` (idle, ok < 1.5x the baseline, saturated < 3x,
+overloaded from 3x: seed 001's 3x-p95 rule; unknown without a baseline) and `+IOPS`, the
+requests per second that can be added before the p95 reaches 3x the baseline (or
+--target-p95), marked >= while the traffic has not gone past the knee; --json has a
+`learned` object. A swept profile takes precedence. The state is kept per device in the
+state directory (--state-dir; /var/lib/iosat as root, else $XDG_STATE_HOME/iosat), ages by
+half each week and restarts when the device changes; --no-learn turns learning off,
+`iosat stat --forget` removes what was learned.
+
 Devices: whole disks (and dm, md with their names) by default; --partitions adds
 partitions, --all adds loop, zram, ram and other virtual devices. DEVICE may be a kernel
 name (sda, dm-0), a dm name (vg0-root), a /dev path, or a glob ('nvme*').

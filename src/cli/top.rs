@@ -65,5 +65,8 @@ pub struct TopArgs {
     pub no_bpf: bool,
 
     #[command(flatten)]
+    pub learn: crate::cli::LearnArgs,
+
+    #[command(flatten)]
     pub root: RootArgs,
 }

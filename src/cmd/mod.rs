@@ -7,6 +7,7 @@ pub mod completions;
 pub mod exporter;
 pub mod fsync;
 pub mod info;
+pub mod profile;
 pub mod report;
 pub mod stat;
 pub mod sweep;

@@ -95,6 +95,10 @@ fn live(
     // The block-latency source as `stat` has it, attached before the first sample so that
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
+    if let Some(l) = &spec.learn {
+        // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS).
+        collector.learn(crate::learn::Learner::new(l.clone()));
+    }
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
     let mut schedule = Schedule::new(spec.interval_ns);
     schedule.sampled(collector.tick()?.mono_ns);
@@ -162,6 +166,7 @@ fn replay(
 ) -> Result<Receiver<Feed>, Error> {
     let RecordingText { text, warnings } = recording;
     let (path, selection) = (path.to_path_buf(), spec.collected());
+    let learn = spec.learn.clone();
     let (ready_tx, ready) = sync_channel::<Result<(), Error>>(1);
     let (tx, rx) = sync_channel(0);
     // The replay lives in its thread (its profile lookup is not Send); its first step is
@@ -175,7 +180,12 @@ fn replay(
             p
         });
         let mut steps = match Replay::new(&text, selection, false, lookup) {
-            Ok(s) => s,
+            Ok(mut s) => {
+                if let Some(l) = learn {
+                    s.replayer_mut().learn_with(crate::learn::Learner::new(l));
+                }
+                s
+            }
             Err(e) => {
                 let _ = ready_tx.send(Err(Error::Parse {
                     path,

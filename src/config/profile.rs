@@ -42,3 +42,47 @@ pub fn resolve(a: &ProfileArgs, access: Access) -> Result<Option<PathBuf>> {
         std::env::var("HOME").ok().as_deref(),
     ))
 }
+
+/// The device a `--for DEVICE` (or a result's `target.disk_device`) names: a /dev path (its
+/// st_rdev) or a kernel name looked up in `<sys>/class/block/NAME/dev`. A name that is no
+/// block device here is a usage error naming `flag`.
+pub fn device(
+    root: &crate::sys::Root,
+    flag: &str,
+    arg: &str,
+) -> Result<crate::sys::device::BlockDev> {
+    use crate::sys::device::{self, BlockDev};
+    let p = std::path::Path::new(arg);
+    if p.is_absolute() && p.exists() {
+        return device::blockdev_for_node(root, p)
+            .map_err(|_| Error::usage(flag, arg, "is not a block device of this machine"));
+    }
+    let name = arg.strip_prefix("/dev/").unwrap_or(arg);
+    let dev_t = (!name.is_empty() && !name.contains('/'))
+        .then(|| std::fs::read_to_string(root.sys.join("class/block").join(name).join("dev")).ok())
+        .flatten()
+        .and_then(|s| device::parse_dev_t(s.trim()));
+    let Some((major, minor)) = dev_t else {
+        return Err(Error::usage(
+            flag,
+            arg,
+            "is not a block device of this machine (a name like sdb or a /dev path)",
+        ));
+    };
+    Ok(BlockDev {
+        major,
+        minor,
+        name: name.to_string(),
+    })
+}
+
+/// `--direction read|write` of `iosat profile show/rm/export`.
+pub fn direction(arg: Option<&str>) -> Result<Option<crate::profile::Direction>> {
+    use crate::profile::Direction;
+    match arg {
+        None => Ok(None),
+        Some("read") => Ok(Some(Direction::Read)),
+        Some("write") => Ok(Some(Direction::Write)),
+        Some(v) => Err(Error::usage("--direction", v, "must be read or write")),
+    }
+}

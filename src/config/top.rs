@@ -21,11 +21,25 @@ pub struct TopSpec {
     pub profile_dir: Option<PathBuf>,
     /// `--no-bpf`: no block-latency source (live percentiles), none shown from a recording.
     pub no_bpf: bool,
+    /// Production learning (config::learn); None with --no-learn; in memory for --replay.
+    pub learn: Option<crate::learn::LearnSpec>,
 }
 
 impl TopSpec {
     pub fn from_args(a: &TopArgs) -> Result<TopSpec> {
+        if a.learn.forget {
+            return Err(crate::error::Error::flag(
+                "--forget",
+                "is iosat stat's: iosat stat --forget removes what was learned",
+            ));
+        }
+        let root = super::root(&a.root);
+        let mut learn = super::learn::spec(&a.learn, &root)?;
+        if let (Some(l), Some(_)) = (&mut learn, &a.replay) {
+            l.state_dir = None;
+        }
         Ok(TopSpec {
+            learn,
             interval_ns: match &a.interval {
                 Some(s) => super::stat::parse_interval(s)?,
                 None => 1_000_000_000,

@@ -63,6 +63,9 @@ pub struct Health {
 pub struct Scrape {
     pub devices: Vec<DeviceScrape>,
     pub health: Vec<Health>,
+    /// Completions the block-latency program dropped for want of a device slot; None when
+    /// the source is not attached.
+    pub blk_dropped: Option<u64>,
 }
 
 /// The `op` label of a profile: the direction it was measured in (a mixed sweep's profile is
@@ -322,6 +325,16 @@ writes, flushes are not counted).",
     }
     render_profiles(&mut o, s);
     render_latency(&mut o, s);
+    if let Some(n) = s.blk_dropped {
+        let name = "iosat_block_latency_dropped_completions_total";
+        o.family(
+            name,
+            "counter",
+            "Completions the block-latency program counted in no histogram because every device \
+slot was taken (slots of devices gone from diskstats are freed).",
+        );
+        o.sample(name, &[], n as f64);
+    }
     o.family(
         "iosat_scrape_collector_success",
         "gauge",
@@ -523,13 +536,33 @@ mod tests {
                 profile: None,
             }],
             health: vec![],
+            blk_dropped: None,
         };
         let text = render(&s);
+        assert!(!text.contains("dropped_completions"), "{text}");
         assert!(!text.contains("op=\"discard\""), "{text}");
         assert!(!text.contains("op=\"flush\""), "{text}");
         assert!(text.contains("iosat_disk_bytes_total{device=\"sda\",op=\"read\"} 1536\n"));
         assert!(text.contains(
             "iosat_disk_request_time_seconds_total{device=\"sda\",op=\"write\"} 0.008\n"
         ));
+    }
+
+    #[test]
+    fn the_dropped_completions_are_a_counter_with_help() {
+        let s = Scrape {
+            devices: vec![],
+            health: vec![],
+            blk_dropped: Some(42),
+        };
+        let text = render(&s);
+        assert!(text.contains(
+            "# HELP iosat_block_latency_dropped_completions_total Completions the block-latency"
+        ));
+        assert!(text.contains("# TYPE iosat_block_latency_dropped_completions_total counter\n"));
+        assert!(
+            text.contains("\niosat_block_latency_dropped_completions_total 42\n"),
+            "{text}"
+        );
     }
 }

@@ -48,6 +48,8 @@ pub struct Scraper {
     warned: HashSet<String>,
     /// The block-latency source, when attached ([`Scraper::use_block_latency`]).
     blk: Option<crate::sys::bpf::BlockLatency>,
+    /// The dropped completions were warned about (once).
+    warned_dropped: bool,
 }
 
 /// How long a loaded (or missing) profile is trusted before the directory is read again.
@@ -71,6 +73,7 @@ impl Scraper {
             known: HashMap::new(),
             warned: HashSet::new(),
             blk: None,
+            warned_dropped: false,
         }
     }
 
@@ -137,14 +140,19 @@ impl Scraper {
                 return Scrape {
                     devices: vec![],
                     health,
+                    blk_dropped: None,
                 };
             }
         };
         // Right after diskstats; a failed read drops the source, with one line.
         let mut hists = Vec::new();
+        let mut blk_dropped = None;
         if let Some(b) = &self.blk {
             match b.read() {
-                Ok((h, _dropped)) => hists = h,
+                Ok((h, dropped)) => {
+                    hists = h;
+                    blk_dropped = Some(dropped);
+                }
                 Err(e) => {
                     self.blk = None;
                     self.warn(vec![format!(
@@ -155,6 +163,8 @@ impl Scraper {
         }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        let numbers = sample.lines.iter().map(|l| (l.major, l.minor)).collect();
+        self.free_latency_slots(&numbers, blk_dropped);
         // A long-running exporter sees profiles saved (or replaced) after it started.
         if t0.saturating_sub(self.profiles_since_ns) >= self.profile_refresh_ns {
             self.profiles = ProfileCache::new(self.profile_dir.clone(), self.root.clone());
@@ -204,6 +214,27 @@ impl Scraper {
                 success: true,
                 duration_s: secs(t0),
             }],
+            blk_dropped,
+        }
+    }
+
+    /// The block-latency slots of devices gone from `sample` come back (device churn: loop,
+    /// dm, nbd); completions dropped for want of a slot are warned about once.
+    fn free_latency_slots(&mut self, present: &HashSet<(u32, u32)>, dropped: Option<u64>) {
+        let Some(b) = &mut self.blk else { return };
+        if let Err(e) = b.free_gone(present) {
+            self.warn(vec![format!(
+                "block-latency slots of removed devices could not be freed: {e}"
+            )]);
+        }
+        if dropped.is_some_and(|d| d > 0) && !self.warned_dropped {
+            self.warned_dropped = true;
+            self.warn(vec![format!(
+                "block latency: all {} device slots are taken by devices still present; the \
+                 completions of further devices are not in any histogram (counted in \
+                 iosat_block_latency_dropped_completions_total)",
+                crate::sys::bpf::MAX_SLOTS
+            )]);
         }
     }
 }

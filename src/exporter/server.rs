@@ -86,6 +86,26 @@ struct Shared {
     requests: Arc<Semaphore>,
 }
 
+/// The bytes of a regular file, or why not. Opened without blocking and checked on the open
+/// descriptor: a FIFO (or a device) given as a certificate would otherwise block `open` with
+/// the stop signals already caught, leaving an exporter nothing can stop but SIGKILL.
+fn read_regular(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
 /// The TLS acceptor of `--web.config.file`'s certificate and key (PEM); errors name the file.
 fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     use rustls_pki_types::pem::PemObject;
@@ -94,8 +114,10 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     let bad = |path: &std::path::Path, reason: String| {
         Error::usage("--web.config.file", path.display(), reason)
     };
-    let certs = CertificateDer::pem_file_iter(&t.cert_file)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let cert_pem =
+        read_regular(&t.cert_file).map_err(|r| bad(&t.cert_file, format!("cert_file: {r}")))?;
+    let certs = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
             bad(
                 &t.cert_file,
@@ -111,7 +133,9 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
     if let Some(w) = expiry_warning(&t.cert_file, &certs[0], now_s) {
         crate::error::warn(w);
     }
-    let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|e| {
+    let key_pem =
+        read_regular(&t.key_file).map_err(|r| bad(&t.key_file, format!("key_file: {r}")))?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
         bad(
             &t.key_file,
             format!("key_file: not a PEM private key ({e})"),
@@ -572,6 +596,7 @@ async fn scrape(shared: &Arc<Shared>) -> String {
                 success: false,
                 duration_s: timeout.as_secs_f64(),
             }],
+            blk_dropped: None,
         }),
     }
 }

@@ -148,21 +148,50 @@ pub struct TestFile {
     pub path: PathBuf,
     /// A plain read-write descriptor (no O_DIRECT/O_SYNC): preallocation and read-back.
     pub base: Handle,
-    _owned: crate::sys::fs::OwnedFile,
+    owned: crate::sys::fs::OwnedFile,
+    /// Device and inode of the file created, to tell a failed removal from a replaced name.
+    dev_ino: (u64, u64),
+}
+
+impl Drop for TestFile {
+    /// Removed by `owned`; when it could not be (an I/O error made the filesystem read-only:
+    /// EROFS), one line names the file left behind, instead of silence until the next run.
+    fn drop(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        if self.owned.remove() {
+            return;
+        }
+        let still_ours =
+            std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.dev_ino);
+        if !still_ours {
+            return;
+        }
+        // Again, for the reason.
+        if let Err(e) = std::fs::remove_file(&self.path) {
+            crate::error::warn(format_args!(
+                "could not remove the test file {}: {e}; remove it by hand (the next fsync run in \
+                 that directory removes it too)",
+                self.path.display()
+            ));
+        }
+    }
 }
 
 impl TestFile {
     /// Create a new, empty file; never opens an existing one nor follows a symlink.
     pub fn create(path: &Path) -> Result<TestFile> {
+        use std::os::unix::fs::MetadataExt;
         let (file, owned) =
             crate::sys::fs::OwnedFile::create_at(path, 0, 0o600).map_err(|e| Error::io(path, e))?;
+        let m = file.metadata().map_err(|e| Error::io(path, e))?;
         Ok(TestFile {
+            dev_ino: (m.dev(), m.ino()),
             path: path.to_path_buf(),
             base: Handle {
                 file,
                 path: path.to_path_buf(),
             },
-            _owned: owned,
+            owned,
         })
     }
 

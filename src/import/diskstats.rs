@@ -134,7 +134,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 Err(_) => t.skipped += 1,
             }
             if let Some(l) = &d.learned {
-                t.series.learned = Some((**l).clone());
+                t.series.learned = Some(l.as_ref().clone());
             }
         }
     }

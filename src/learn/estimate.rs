@@ -79,7 +79,12 @@ pub struct Curve {
     #[serde(skip)]
     pub levels: Vec<LevelPoint>,
     /// The judgement in words.
-    pub summary: String,
+    #[serde(serialize_with = "as_str")]
+    pub summary: std::sync::Arc<str>,
+}
+
+fn as_str<S: serde::Serializer>(s: &std::sync::Arc<str>, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s)
 }
 
 fn level_of(b: &Bucket, prev: Option<u32>) -> LevelPoint {
@@ -117,7 +122,7 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         overload_concurrency: None,
         fit_r_squared: None,
         levels: Vec::new(),
-        summary: String::new(),
+        summary: "".into(),
     };
     let Some(bi) = s
         .buckets
@@ -132,7 +137,8 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
             "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline needs \
              {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} requests at \
              one in-flight level"
-        );
+        )
+        .into();
         return c;
     };
     let bb = &s.buckets[bi];
@@ -233,7 +239,8 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
                 iops_words(true)
             )
         }
-    };
+    }
+    .into();
     c.baseline = Some(base);
     c.levels = levels;
     c

@@ -23,6 +23,7 @@ use estimate::Curve;
 use model::{DeviceModel, Dir, Point};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 pub use vocab::State;
 
 /// How learning is set up (config builds it from `--no-learn`, `--state-dir`, `--target-p95`).
@@ -60,7 +61,24 @@ pub struct Learned {
     /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
-    pub summary: Option<String>,
+    pub summary: Option<Summary>,
+}
+
+/// The curve's judgement in words, shared by every interval's [`Learned`] until the next
+/// estimate (a string copied per device and interval was a tenth of learning's cost).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary(pub std::sync::Arc<str>);
+
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Summary {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Summary, D::Error> {
+        String::deserialize(d).map(|s| Summary(s.into()))
+    }
 }
 
 impl Learned {
@@ -100,9 +118,30 @@ impl Learned {
         self.knee_range = c.knee_range;
         self.knee_at_least = c.knee_at_least;
         self.fit_r_squared = c.fit_r_squared;
-        self.summary = Some(c.summary.clone());
+        self.summary = Some(Summary(c.summary.clone()));
         self
     }
+}
+
+/// What a learned judgement rests on, for a view's header: "learned from 3 h 12 m of
+/// traffic, 4,812 intervals".
+pub fn basis_words(l: &Learned) -> String {
+    let s = l.learned_s.max(0.0) as u64;
+    let span = match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, sec) => format!("{sec} s"),
+        (0, m, sec) => format!("{m} m {sec} s"),
+        (h, m, _) => format!("{h} h {m} m"),
+    };
+    // Thousands separated, as the issue writes them: 4,812.
+    let digits = l.intervals.to_string();
+    let mut n = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            n.push(',');
+        }
+        n.push(c);
+    }
+    format!("learned from {span} of traffic, {n} intervals")
 }
 
 /// A swept baseline and a learned one further apart than both their uncertainties allow
@@ -124,13 +163,27 @@ pub fn disagreement(l: &Learned, swept_baseline_ns: f64) -> Option<String> {
     })
 }
 
+/// The points of one interval of a device, on the stack (no allocation per device and
+/// interval).
+#[derive(Debug, Clone, Copy)]
+pub struct Points {
+    pts: [Point; 2],
+    n: usize,
+}
+
+impl Points {
+    pub fn as_slice(&self) -> &[Point] {
+        &self.pts[..self.n]
+    }
+}
+
 /// The points of one device's interval: reads and writes (discards and flushes are other
 /// work and are not learned). `pcts` from the block-latency source, when it measured.
 pub fn points_of(
     wall_ns: i64,
     r: &DiskRates,
     lat: Option<&crate::monitor::blklat::Measured>,
-) -> Vec<Point> {
+) -> Points {
     let pcts = |o: &crate::monitor::blklat::OpLatency| {
         Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6])
     };
@@ -162,7 +215,25 @@ pub fn points_of(
         pcts_ns,
     })
     .filter(Point::usable)
-    .collect()
+    .fold(
+        Points {
+            pts: [Point {
+                dir: Dir::Read,
+                wall_ns,
+                interval_s: dt,
+                requests: 0.0,
+                busy_ms: 0.0,
+                bytes: 0.0,
+                pcts_ns: None,
+            }; 2],
+            n: 0,
+        },
+        |mut acc, p| {
+            acc.pts[acc.n] = p;
+            acc.n += 1;
+            acc
+        },
+    )
 }
 
 /// Learning of one device: the model, its curves (re-estimated now and then), and whether
@@ -177,14 +248,17 @@ struct Device {
     /// The device's fingerprint (live only), stored with the state.
     fingerprint: Option<store::Fingerprint>,
     loaded: bool,
+    /// What an idle interval says, until the model changes (idle rows share it).
+    idle: Option<Arc<Learned>>,
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
-/// device. Re-estimated after a tenth more intervals, at least every interval early on and
-/// at most every 60 intervals; deterministic in the count, so live and replay agree.
+/// device. Re-estimated after a quarter more intervals, at least every 10 intervals (a
+/// baseline needs 30) and at most every 60; deterministic in the count, so live and replay
+/// agree. At 1 s intervals the learned figures are at most a minute old.
 fn due(d: &Device) -> bool {
     let n = d.model.intervals_seen;
-    d.curves.is_empty() || d.since_estimate >= (n / 10).clamp(1, 60)
+    d.curves.is_empty() || d.since_estimate >= (n / 4).clamp(10, 60)
 }
 
 impl Device {
@@ -196,6 +270,7 @@ impl Device {
             .map(|s| estimate::estimate(s, target))
             .collect();
         self.since_estimate = 0;
+        self.idle = None;
     }
 
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
@@ -251,7 +326,12 @@ impl Device {
 #[derive(Debug, Clone, Default)]
 pub struct Learner {
     spec: LearnSpec,
-    devices: HashMap<String, Device>,
+    /// The devices, with their keys (profile id, else kernel name).
+    devices: Vec<(String, Device)>,
+    by_key: HashMap<String, usize>,
+    /// Each major:minor's kernel name and device, so a row finds its device with one lookup
+    /// and no string built per row and interval.
+    slots: HashMap<(u32, u32), (String, usize)>,
     warnings: Vec<String>,
     /// The wall clock of the last save (saved again every [`SAVE_EVERY_NS`]).
     saved_wall_ns: Option<i64>,
@@ -272,7 +352,18 @@ impl Learner {
     /// The device known under `key` (profile id, else kernel name) has this fingerprint
     /// (live: read from sysfs when the device is first seen).
     pub fn set_fingerprint(&mut self, key: &str, fp: store::Fingerprint) {
-        self.devices.entry(key.to_string()).or_default().fingerprint = Some(fp);
+        let i = self.index(key);
+        self.devices[i].1.fingerprint = Some(fp);
+    }
+
+    /// The device learned under `key`, added when new.
+    fn index(&mut self, key: &str) -> usize {
+        if let Some(&i) = self.by_key.get(key) {
+            return i;
+        }
+        self.devices.push((key.to_string(), Device::default()));
+        self.by_key.insert(key.to_string(), self.devices.len() - 1);
+        self.devices.len() - 1
     }
 
     /// Learn from one interval report and set each device row's `learned`. `key_of` names a
@@ -284,37 +375,59 @@ impl Learner {
         }
         let target = self.spec.target_p95_ns;
         for row in &mut r.devices {
-            let key = key_of(row);
-            let d = self.devices.entry(key.clone()).or_default();
+            let dev = (row.major, row.minor);
+            let i = match self.slots.get(&dev) {
+                Some((n, i)) if *n == row.kernel_name => *i,
+                _ => {
+                    let i = self.index(&key_of(row));
+                    self.slots.insert(dev, (row.kernel_name.clone(), i));
+                    i
+                }
+            };
+            let (spec, warnings) = (&self.spec, &mut self.warnings);
+            let (key, d) = &mut self.devices[i];
+            let key = key.as_str();
             if !d.loaded {
                 d.loaded = true;
-                if let Some(dir) = &self.spec.state_dir {
-                    match store::load(dir, &key, d.fingerprint.as_ref()) {
+                if let Some(dir) = &spec.state_dir {
+                    match store::load(dir, key, d.fingerprint.as_ref()) {
                         Ok((Some(m), note)) => {
                             d.model = m;
-                            self.warnings.extend(note);
+                            warnings.extend(note);
                         }
-                        Ok((None, note)) => self.warnings.extend(note),
-                        Err(e) => self.warnings.push(format!("learned state ignored: {e}")),
+                        Ok((None, note)) => warnings.extend(note),
+                        Err(e) => warnings.push(format!("learned state ignored: {e}")),
                     }
                 }
             }
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[]);
                 l.state = State::Unknown;
-                row.learned = Some(Box::new(l));
+                row.learned = Some(Arc::new(l));
                 continue;
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let points = points_of(r.end_wall_ns, rates, lat);
+            let points = points.as_slice();
+            if points.is_empty() {
+                // Idle: nothing learned, the same judgement as the last idle interval's.
+                let l = match &d.idle {
+                    Some(l) => Arc::clone(l),
+                    None => Arc::clone(d.idle.insert(Arc::new(d.judge(&[])))),
+                };
+                row.learned = Some(l);
+                continue;
+            }
+            d.idle = None;
             d.model
-                .add_interval(r.end_wall_ns, rates.interval_s, &points);
-            d.dirty = true;
+                .add_interval(r.end_wall_ns, rates.interval_s, points);
+            // Only traffic is worth a write: an idle device's state is not rewritten.
+            d.dirty |= !points.is_empty();
             d.since_estimate += 1;
             if due(d) {
                 d.estimate(target);
             }
-            row.learned = Some(Box::new(d.judge(&points)));
+            row.learned = Some(Arc::new(d.judge(points)));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -327,7 +440,8 @@ impl Learner {
     /// The device's curves estimated from everything learned (the end of a recording).
     pub fn finish(&mut self, key: &str) -> Option<Learned> {
         let target = self.spec.target_p95_ns;
-        let d = self.devices.get_mut(key)?;
+        let i = *self.by_key.get(key)?;
+        let d = &mut self.devices[i].1;
         d.estimate(target);
         Some(d.judge(&[]))
     }
@@ -339,6 +453,7 @@ impl Learner {
         };
         let mut last = None;
         for (key, d) in self.devices.iter_mut().filter(|(_, d)| d.dirty) {
+            let key = key.as_str();
             match store::save(&dir, key, d.fingerprint.as_ref(), &d.model) {
                 Ok(()) => d.dirty = false,
                 Err(e) => self

@@ -99,7 +99,7 @@ impl SizeClass {
 }
 
 /// One interval of one direction: one point of Little's law.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub dir: Dir,
     /// The interval's end (wall clock), for ageing.
@@ -369,9 +369,9 @@ pub struct DeviceModel {
     /// The first and the last interval learned from (wall clock).
     pub first_wall_ns: Option<i64>,
     pub last_wall_ns: Option<i64>,
-    /// Intervals learned from, not aged (what "learned from N intervals" says).
+    /// Intervals with traffic learned from, not aged (what "learned from N intervals" says).
     pub intervals_seen: u64,
-    /// Seconds of traffic learned from, not aged.
+    /// Seconds of those intervals, not aged.
     pub seconds_seen: f64,
     pub series: Vec<Series>,
 }
@@ -380,8 +380,10 @@ impl DeviceModel {
     /// Age the weights to `wall_ns` when an ageing step has passed.
     fn age_to(&mut self, wall_ns: i64) {
         let r = *self.ref_wall_ns.get_or_insert(wall_ns);
-        let dt = wall_ns - r;
-        if dt < DECAY_STEP_NS {
+        // Timestamps come from recordings too (any i64): the difference is taken wide, so two
+        // far-apart stamps age everything rather than overflow.
+        let dt = i128::from(wall_ns) - i128::from(r);
+        if dt < i128::from(DECAY_STEP_NS) {
             // Time going back (a clock step) ages nothing.
             return;
         }
@@ -395,7 +397,12 @@ impl DeviceModel {
     }
 
     /// One interval of a device: the points of its directions (at most one each).
+    /// Intervals without traffic teach nothing and are not counted ("learned from N
+    /// intervals" counts traffic).
     pub fn add_interval(&mut self, wall_ns: i64, interval_s: f64, points: &[Point]) {
+        if !points.iter().any(Point::usable) {
+            return;
+        }
         self.age_to(wall_ns);
         self.first_wall_ns.get_or_insert(wall_ns);
         self.last_wall_ns = Some(wall_ns);
@@ -475,7 +482,7 @@ mod tests {
         assert_eq!(p.size_class(), SizeClass::Small);
         let mut m = DeviceModel::default();
         for _ in 0..10 {
-            m.add_interval(0, 1.0, &[p.clone(), pt(Dir::Write, 1.0, 1.0, 128.0)]);
+            m.add_interval(0, 1.0, &[p, pt(Dir::Write, 1.0, 1.0, 128.0)]);
         }
         let s = m.series(Dir::Read, SizeClass::Small).unwrap();
         let b = &s.buckets[2];
@@ -505,6 +512,19 @@ mod tests {
             let got = b.quantile_ns(q).unwrap();
             assert!((got / want - 1.0).abs() < 0.09, "q {q}: {got} vs {want}");
         }
+    }
+
+    #[test]
+    fn stamps_at_the_ends_of_i64_age_without_overflow() {
+        // A recording may carry any timestamp (the fuzz test found i64::MIN then a later one).
+        let mut m = DeviceModel::default();
+        let p = pt(Dir::Read, 1.0, 1.0, 4.0);
+        m.add_interval(i64::MIN, 1.0, std::slice::from_ref(&p));
+        m.add_interval(i64::MAX, 1.0, std::slice::from_ref(&p));
+        m.add_interval(i64::MIN, 1.0, std::slice::from_ref(&p));
+        let b = &m.series(Dir::Read, SizeClass::Small).unwrap().buckets[0];
+        // The first interval aged away entirely; the clock step back ages nothing.
+        assert!((b.intervals - 2.0).abs() < 1e-9, "{}", b.intervals);
     }
 
     #[test]

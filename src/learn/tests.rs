@@ -138,3 +138,21 @@ fn a_swept_and_a_learned_baseline_disagree_only_beyond_their_uncertainty() {
     assert!(n.starts_with("learned baseline 2."), "{n}");
     assert!(n.contains("swept 0.900 ms"), "{n}");
 }
+
+#[test]
+fn the_basis_in_words() {
+    let mut d = Device::default();
+    d.model.intervals_seen = 4812;
+    d.model.seconds_seen = 3.0 * 3600.0 + 12.0 * 60.0 + 5.0;
+    let l = d.judge(&[]);
+    assert_eq!(
+        basis_words(&l),
+        "learned from 3 h 12 m of traffic, 4,812 intervals"
+    );
+    d.model.intervals_seen = 42;
+    d.model.seconds_seen = 42.4;
+    assert_eq!(
+        basis_words(&d.judge(&[])),
+        "learned from 42 s of traffic, 42 intervals"
+    );
+}

@@ -8,6 +8,7 @@ use super::select::{unknown_device, DeviceMeta, Selection};
 use crate::error::Error;
 use crate::profile::DeviceProfile;
 use crate::profile::ProfileCache;
+use crate::profile::ProfileLookup as ProfileLookupTrait;
 use crate::sys::cgroup::{self, CgroupLimit};
 use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
 use crate::sys::{diskstats, kernel_release, kernel_version, Root};
@@ -33,11 +34,32 @@ pub struct DeviceInfo {
     /// The saved profile, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<DeviceProfile>,
+    /// Where the profile was looked for and what matched (None: the device has no id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile_lookup: Option<ProfileLookup>,
     /// Limits the kernel applies to this process's I/O on the device (cgroup io.max,
     /// blkio.throttle along its cgroup path).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<CgroupLimit>,
     pub notes: Vec<String>,
+}
+
+/// Which profile ids `info` looked for, in which files of which directory, and which matched:
+/// a profile copied under another name is then seen to be ignored, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ProfileLookup {
+    /// The profile directory (None: none could be named).
+    pub dir: Option<String>,
+    /// The ids looked for, best first.
+    pub ids: Vec<String>,
+    /// The file names looked for in `dir`, in order.
+    pub files: Vec<String>,
+    /// The id that matched, and its file.
+    pub matched_id: Option<String>,
+    pub matched_file: Option<String>,
+    /// Why none matched (no directory, no such file, an unreadable file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
 }
 
 /// Version of `info --json`. 2: the envelope (`kind` for `schema`, host, cpus, start).
@@ -158,14 +180,30 @@ pub fn gather(
             members: device::slaves(root, &dev),
             profile_id: profiles.device_id(&dev),
             profile: None,
+            profile_lookup: None,
             limits: cgroup::limits(root, dev.major, dev.minor),
             notes: Vec::new(),
         };
-        d.profile = d
-            .profile_id
-            .as_deref()
-            .and_then(|id| profiles.profile(id))
-            .map(|p| (*p).clone());
+        if let Some(id) = d.profile_id.clone() {
+            let found = ProfileLookupTrait::by_id(profiles, &id);
+            let mut l = ProfileLookup {
+                dir: profiles.dir().map(|p| p.display().to_string()),
+                files: crate::profile::files_for(&id),
+                ids: vec![id.clone()],
+                matched_id: None,
+                matched_file: None,
+                missing: None,
+            };
+            match found {
+                Ok(f) => {
+                    d.profile = Some((*f.profile).clone());
+                    l.matched_id = Some(id);
+                    l.matched_file = Some(f.path);
+                }
+                Err(why) => l.missing = Some(why),
+            }
+            d.profile_lookup = Some(l);
+        }
         for w in profiles.take_warnings() {
             crate::error::warn(w);
         }

@@ -54,7 +54,7 @@ pub struct DeviceRow {
     pub latency: Option<super::blklat::DevLatency>,
     /// What production learning (learn/) says of the device in this interval; None when
     /// learning is off.
-    pub learned: Option<Box<crate::learn::Learned>>,
+    pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.

@@ -43,8 +43,12 @@ pub struct Saturation {
 }
 
 /// A request size this many times larger or smaller than the profile's makes the ratio
-/// compare unlike requests (a 64 KiB read takes longer than a 4 KiB one on any device).
-const BLOCK_SIZE_FACTOR: f64 = 2.0;
+/// compare unlike requests (a 64 KiB read takes longer than a 4 KiB one on any device). One
+/// doubling is tolerated; the limit sits halfway (in log2) between one doubling and two, at
+/// 2^1.5 ≈ 2.83, not at 2 itself: request sizes cluster at powers of two, so a limit of
+/// exactly 2 put 8 KiB requests against a 4 KiB profile on the boundary, and the note came
+/// and went between intervals as rareq-sz read 7.99 then 8.06 (issue 27).
+const BLOCK_SIZE_FACTOR: f64 = 2.0 * std::f64::consts::SQRT_2;
 
 impl Saturation {
     /// Judge `rates` (None when the interval has no value) against `p`.
@@ -246,5 +250,36 @@ mod tests {
             .notes
             .iter()
             .any(|n| n == "write profile measured at 4 KiB, requests here 64 KiB"));
+    }
+
+    /// Reads of a 4 KiB profile at request sizes around 8 KiB (one doubling) never note the
+    /// size, so the note does not flap as rareq-sz wobbles around 8; two doublings do, both
+    /// ways.
+    #[test]
+    fn the_request_size_note_does_not_flap_at_one_doubling() {
+        let read = prof("randread", 250_000.0, 4096);
+        let note = |kb: f64| {
+            let mut r = mixed_second();
+            r.rareq_sz = Some(kb);
+            Saturation::compute(&read, Some(&r))
+                .notes
+                .into_iter()
+                .find(|n| n.starts_with("read profile measured at"))
+        };
+        for kb in [7.99, 8.0, 8.06, 10.0, 11.0, 4.0, 2.0, 1.5] {
+            assert_eq!(note(kb), None, "{kb} KiB");
+        }
+        assert_eq!(
+            note(12.0).as_deref(),
+            Some("read profile measured at 4 KiB, requests here 12 KiB")
+        );
+        assert_eq!(
+            note(16.0).as_deref(),
+            Some("read profile measured at 4 KiB, requests here 16 KiB")
+        );
+        assert_eq!(
+            note(1.0).as_deref(),
+            Some("read profile measured at 4 KiB, requests here 1 KiB")
+        );
     }
 }

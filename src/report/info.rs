@@ -6,7 +6,7 @@
 use super::doc::{self, Block, Doc, Record};
 use super::table::Table;
 use super::Format;
-use crate::monitor::info::{DeviceInfo, InfoReport};
+use crate::monitor::info::{DeviceInfo, InfoReport, ProfileLookup};
 use crate::sys::device::DevKind;
 
 /// The bytes `iosat info` prints.
@@ -148,12 +148,39 @@ fn record(d: &DeviceInfo) -> Record {
             ),
         ));
     }
+    let long_fields = d
+        .profile_lookup
+        .iter()
+        .map(|l| ("profile ids", lookup_text(l)))
+        .collect();
     let limits = d.limits.iter().map(|l| ("limit", l.sentence(&d.name)));
     let notes = d.notes.iter().map(|n| ("note", n.clone()));
     Record {
         heading,
         fields,
+        long_fields,
         notes: limits.chain(notes).collect(),
+    }
+}
+
+/// "looked for ID (.read.json, .write.json, .json): matched FILE" or "...: none matched".
+fn lookup_text(l: &ProfileLookup) -> String {
+    // The file names share the id's stem: say it once.
+    let stem = l
+        .files
+        .last()
+        .and_then(|f| f.strip_suffix(".json"))
+        .unwrap_or_default();
+    let files: Vec<&str> = l
+        .files
+        .iter()
+        .map(|f| f.strip_prefix(stem).unwrap_or(f))
+        .collect();
+    let tried = format!("looked for {} ({})", l.ids.join(", "), files.join(", "));
+    match (&l.matched_file, &l.dir) {
+        (Some(f), _) => format!("{tried}: matched {f}"),
+        (None, None) => format!("{tried}: no profile directory"),
+        (None, Some(_)) => format!("{tried}: none matched"),
     }
 }
 
@@ -220,6 +247,7 @@ mod tests {
             blocks: vec![Block::Record(Record {
                 heading: "sda  8:0  disk".into(),
                 fields: vec![("model", "X1".into())],
+                long_fields: vec![],
                 notes: vec![("note", "cache flush".into())],
             })],
             ..Default::default()

@@ -384,9 +384,9 @@ fn baseline_line(d: &StatSeries) -> String {
             f.path
         ),
         Err(why) => format!(
-            "{}: no saturation: {why} Run `iosat sweep --save-profile` on this device to get \
-its baseline.",
-            d.name
+            "{}: no saturation: {why} {}",
+            d.name,
+            crate::profile::how_to_measure(&d.name)
         ),
     }
 }

@@ -354,7 +354,7 @@ impl serde::Serialize for JsonDevice<'_> {
         }
         // What production learning says (learn/); absent with --no-learn.
         if let Some(l) = &d.learned {
-            m.serialize_entry("learned", l)?;
+            m.serialize_entry("learned", l.as_ref())?;
         }
         // Block-layer percentiles when the BPF source is attached: per direction, the
         // coverage, or why the device has none ({"none": "no_request_queue"}).

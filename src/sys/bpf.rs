@@ -99,8 +99,9 @@ pub struct BlockLatency {
 }
 
 /// Device slots the maps hold: a slot is taken at a device's first completion; completions
-/// of devices beyond it are counted as dropped (they show as lost coverage).
-const MAX_SLOTS: u32 = 64;
+/// of devices beyond it are counted as dropped (they show as lost coverage). The slots of
+/// devices gone from diskstats come back through [`BlockLatency::free_gone`].
+pub const MAX_SLOTS: u32 = 64;
 
 /// Capability bits (linux/capability.h).
 const CAP_SYS_ADMIN: u32 = 21;
@@ -177,6 +178,7 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
         .btf(Some(&btf))
         .set_global("max_slots", &MAX_SLOTS, true)
         .set_max_entries("slots", MAX_SLOTS)
+        .set_max_entries("free_slots", MAX_SLOTS)
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
         .load(OBJECT)
         .map_err(|e| refused(&e))?;
@@ -293,6 +295,84 @@ impl BlockLatency {
         }
         out.sort_by_key(|d| (d.major, d.minor));
         Ok((out, dropped))
+    }
+
+    /// (device number, slot) of every device holding a slot.
+    fn held(&self) -> Result<Vec<(u32, u32)>, String> {
+        let slots: BpfHashMap<_, u32, u32> = self
+            .ebpf
+            .map("slots")
+            .ok_or("no slots map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
+        slots
+            .iter()
+            .map(|kv| kv.map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    /// The slot `major:minor` holds, if any.
+    pub fn slot_of(&self, major: u32, minor: u32) -> Result<Option<u32>, String> {
+        let dev = major << 20 | minor;
+        Ok(self
+            .held()?
+            .into_iter()
+            .find(|&(d, _)| d == dev)
+            .map(|(_, s)| s))
+    }
+
+    /// Give back the slots of devices not in `present` (major, minor: the devices of the
+    /// diskstats just read): each is unmapped, its histograms zeroed and the slot queued for
+    /// the program to take before a new one. Returns the slots freed.
+    pub fn free_gone(
+        &mut self,
+        present: &std::collections::HashSet<(u32, u32)>,
+    ) -> Result<Vec<u32>, String> {
+        let err = |e: aya::maps::MapError| e.to_string();
+        let gone: Vec<(u32, u32)> = self
+            .held()?
+            .into_iter()
+            .filter(|&(dev, _)| !present.contains(&(dev >> 20, dev & ((1 << 20) - 1))))
+            .collect();
+        if gone.is_empty() {
+            return Ok(vec![]);
+        }
+        let cpus = aya::util::nr_cpus().map_err(|(what, e)| format!("{what}: {e}"))?;
+        let zero = Hist {
+            buckets: [0; NBUCKETS],
+            sum_ns: 0,
+        };
+        let mut freed = Vec::new();
+        for (dev, slot) in gone {
+            // Unmapped first: a completion of the device can no longer find the slot.
+            let mut slots: BpfHashMap<_, u32, u32> = self
+                .ebpf
+                .map_mut("slots")
+                .ok_or("no slots map")?
+                .try_into()
+                .map_err(err)?;
+            slots.remove(&dev).map_err(err)?;
+            let mut hists: PerCpuArray<_, Hist> = self
+                .ebpf
+                .map_mut("hists")
+                .ok_or("no hists map")?
+                .try_into()
+                .map_err(err)?;
+            for op in 0..NOPS as u32 {
+                let values = aya::maps::PerCpuValues::try_from(vec![zero; cpus])
+                    .map_err(|e| e.to_string())?;
+                hists.set(slot * NOPS as u32 + op, values, 0).map_err(err)?;
+            }
+            let mut free: aya::maps::Queue<_, u32> = self
+                .ebpf
+                .map_mut("free_slots")
+                .ok_or("no free_slots map")?
+                .try_into()
+                .map_err(err)?;
+            free.push(slot, 0).map_err(err)?;
+            freed.push(slot);
+        }
+        Ok(freed)
     }
 }
 

@@ -1,7 +1,9 @@
 //! `iosat exporter` as a network service under real conditions (issue 28): overlapping
 //! scrapes, idle connections, basic auth that tells nothing and cannot starve the host,
-//! warnings at start about exposure and an expired certificate, and the block-latency
-//! program's device slots. Against a real exporter on 127.0.0.1 where possible.
+//! warnings at start about exposure and an expired certificate, a FIFO given as the
+//! certificate, and the block-latency program's device slots; against a real exporter on
+//! 127.0.0.1 where possible. Also the last data-safety hole of that issue: fsync's test file
+//! left on a filesystem an I/O error made read-only is named.
 
 use crate::exporter::{fixture_exporter, Exporter};
 
@@ -225,5 +227,299 @@ serial = db/serial\ndefault_md = sha256\npolicy = p\nx509_extensions = x\n\
         w.contains(d.join("tls.crt").to_str().unwrap())
             && w.contains("expired on 2020-01-02 00:00:00 UTC"),
         "{w}"
+    );
+}
+
+/// A loop device made through /dev/loop-control (LOOP_CTL_ADD) over a file of its own, so it
+/// leaves /proc/diskstats when dropped (detached, then LOOP_CTL_REMOVE), also on failure.
+struct OwnLoop {
+    nr: i32,
+    path: String,
+    _backing: tempfile::TempDir,
+}
+
+const LOOP_CTL_ADD: libc::c_ulong = 0x4C80;
+const LOOP_CTL_REMOVE: libc::c_ulong = 0x4C81;
+
+impl OwnLoop {
+    fn new() -> OwnLoop {
+        use std::os::fd::AsRawFd;
+        let ctl = std::fs::File::open("/dev/loop-control").unwrap();
+        let nr = (3000..3200)
+            // SAFETY: LOOP_CTL_ADD takes the device number as its argument; fd is open.
+            .find(|&nr| unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_ADD, nr) } >= 0)
+            .expect("LOOP_CTL_ADD");
+        let backing = tempfile::tempdir().unwrap();
+        let img = backing.path().join("backing.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(4 << 20)
+            .unwrap();
+        let l = OwnLoop {
+            nr,
+            path: format!("/dev/loop{nr}"),
+            _backing: backing,
+        };
+        for _ in 0..100 {
+            if std::path::Path::new(&l.path).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let st = std::process::Command::new("losetup")
+            .arg(&l.path)
+            .arg(&img)
+            .status()
+            .unwrap();
+        assert!(st.success(), "losetup {}", l.path);
+        l
+    }
+
+    /// (major, minor) from sysfs.
+    fn number(&self) -> (u32, u32) {
+        let t = std::fs::read_to_string(format!("/sys/block/loop{}/dev", self.nr)).unwrap();
+        let (a, b) = t.trim().split_once(':').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    }
+
+    /// `count` direct 4 KiB reads.
+    fn read(&self, count: u32) {
+        let st = std::process::Command::new("dd")
+            .arg(format!("if={}", self.path))
+            .args(["of=/dev/null", "bs=4k", "iflag=direct"])
+            .arg(format!("count={count}"))
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+}
+
+impl Drop for OwnLoop {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.path])
+            .status();
+        let Ok(ctl) = std::fs::File::open("/dev/loop-control") else {
+            return;
+        };
+        for _ in 0..100 {
+            // SAFETY: LOOP_CTL_REMOVE takes the device number as its argument; fd is open.
+            if unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_REMOVE, self.nr) } >= 0 {
+                return;
+            }
+            // EBUSY while the detach settles.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// (major, minor) of every line of /proc/diskstats.
+fn diskstats_numbers() -> std::collections::HashSet<(u32, u32)> {
+    std::fs::read_to_string("/proc/diskstats")
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<_> = l.split_whitespace().collect();
+            Some((f.first()?.parse().ok()?, f.get(1)?.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn the_latency_slots_of_removed_devices_come_back() {
+    if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("skipped: needs root and BTF");
+        return;
+    }
+    let mut bl = match iosat::sys::bpf::open(true, std::path::Path::new("/sys")) {
+        Ok(b) => b,
+        Err(why) => panic!("the block-latency program did not load: {why}"),
+    };
+    let a = OwnLoop::new();
+    let (ma, na) = a.number();
+    a.read(200);
+    let slot_a = bl
+        .slot_of(ma, na)
+        .unwrap()
+        .expect("a slot for the first device");
+    drop(a);
+    for _ in 0..100 {
+        if !diskstats_numbers().contains(&(ma, na)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let present = diskstats_numbers();
+    assert!(
+        !present.contains(&(ma, na)),
+        "loop device still in diskstats"
+    );
+    let freed = bl.free_gone(&present).unwrap();
+    assert!(freed.contains(&slot_a), "{freed:?} lacks {slot_a}");
+    assert_eq!(bl.slot_of(ma, na).unwrap(), None);
+    // Devices still present keep their slots.
+    assert!(bl.free_gone(&diskstats_numbers()).unwrap().is_empty());
+    // A new device takes a freed slot, with its histograms zeroed.
+    let b = OwnLoop::new();
+    let (mb, nb) = b.number();
+    b.read(10);
+    let slot_b = bl
+        .slot_of(mb, nb)
+        .unwrap()
+        .expect("a slot for the second device");
+    assert!(
+        freed.contains(&slot_b),
+        "{slot_b} is not one of the freed {freed:?}"
+    );
+    let (hists, _) = bl.read().unwrap();
+    let h = hists
+        .iter()
+        .find(|h| (h.major, h.minor) == (mb, nb))
+        .expect("histograms of the second device");
+    let reads: u64 = h.ops[0].buckets.iter().sum();
+    assert!((10..200).contains(&reads), "{reads} reads: not zeroed");
+}
+
+#[test]
+fn a_fifo_as_the_certificate_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("tls.crt");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::write(d.join("tls.key"), "not used\n").unwrap();
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n",
+    )
+    .unwrap();
+    let mut child = crate::util::iosat()
+        .args(["exporter", "--web.listen-address", "127.0.0.1:0"])
+        .arg("--web.config.file")
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: an exporter blocked opening the FIFO is killed and the test fails.
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let status = status.expect("the exporter blocked opening the FIFO");
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--web.config.file")
+            && err.contains(fifo.to_str().unwrap())
+            && err.contains("not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn fsync_names_its_test_file_left_on_a_filesystem_gone_read_only() {
+    use crate::util::{is_root, LoopDev};
+    use std::process::Command;
+    if !is_root() || !crate::util::have("mkfs.ext4", "-V") {
+        eprintln!("skipped: needs root and mkfs.ext4");
+        return;
+    }
+    let mut lo = LoopDev::new(64 << 20);
+    let node = lo.path.clone();
+    let Some(mnt) = lo.mount(&node) else {
+        eprintln!("skipped: mkfs/mount failed");
+        return;
+    };
+    let remount = Command::new("mount")
+        .args(["-o", "remount,errors=remount-ro"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(remount.success());
+    let trigger = format!("/sys/fs/ext4/{}/trigger_fs_error", lo.name());
+    if !std::path::Path::new(&trigger).exists() {
+        eprintln!("skipped: no {trigger}");
+        return;
+    }
+    let mut child = crate::util::iosat()
+        .arg("fsync")
+        .arg(&mnt)
+        .args([
+            "--methods",
+            "fdatasync",
+            "--sizes",
+            "4k",
+            "--duration",
+            "20",
+        ])
+        .args(["--committers", "none", "--no-verify"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let test_file = || {
+        std::fs::read_dir(&mnt)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(".iosat-fsync.")
+            })
+    };
+    let mut file = None;
+    for _ in 0..200 {
+        file = test_file();
+        if file.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let Some(file) = file else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("no test file appeared in {}", mnt.display());
+    };
+    // An error the filesystem treats like a failed write: errors=remount-ro makes it read-only.
+    std::fs::write(&trigger, "1").unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(file.exists(), "the file was removed after all: {err}");
+    assert!(
+        err.contains("could not remove the test file")
+            && err.contains(file.to_str().unwrap())
+            && err.contains("Read-only file system"),
+        "{err}"
     );
 }

@@ -100,6 +100,8 @@ impl TableBlock {
 pub struct Record {
     pub heading: String,
     pub fields: Vec<(&'static str, String)>,
+    /// Rows after those whose value text wraps under its column (the others never wrap).
+    pub long_fields: Vec<(&'static str, String)>,
     /// (the word a sentence is said behind, the sentence).
     pub notes: Vec<(&'static str, String)>,
 }
@@ -108,7 +110,7 @@ impl Record {
     /// The fields as a table of two columns, for the formats that have tables.
     pub fn table(&self) -> Table {
         let mut t = Table::new(["field", "value"]);
-        for (k, v) in &self.fields {
+        for (k, v) in self.fields.iter().chain(&self.long_fields) {
             t.push([k.to_string(), v.clone()]);
         }
         t

@@ -60,12 +60,15 @@ fn block(b: &Block, o: &Opts) -> String {
     }
 }
 
-/// A record: labels in a column 13 wide, sentences wrapped at 80 columns behind their word,
+/// A record: labels in a column 13 wide (long values wrapped under their column), sentences wrapped at 80 columns behind their word,
 /// all indented two spaces under the heading (as `iosat info` has always printed a device).
 fn record(r: &Record) -> String {
     let mut s = format!("{}\n", r.heading);
     for (k, v) in &r.fields {
         s.push_str(&format!("  {k:<13} {v}\n"));
+    }
+    for (k, v) in &r.long_fields {
+        s.push_str(&wrap(v, &format!("  {k:<13} "), &" ".repeat(16), 80));
     }
     for (word, n) in &r.notes {
         let first = format!("  {word}: ");

@@ -209,6 +209,8 @@ pub struct Row {
     /// The block layer's percentiles of the interval (and, with a profile, the p95 ÷ the
     /// baseline p95), when the block-latency source measured the device.
     pub latency: Option<Measured>,
+    /// What production learning says of the device (learn/), when on.
+    pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
 }
 
 /// What the charts draw of one interval of one device.
@@ -339,6 +341,7 @@ impl App {
                 };
                 Row {
                     latency,
+                    learned: d.learned,
                     name: d.kernel_name,
                     major: d.major,
                     meta: d.meta,

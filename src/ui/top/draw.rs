@@ -264,6 +264,23 @@ fn border(app: &App, pane: Pane) -> Style {
     Style::default().add_modifier(m)
 }
 
+/// The learned baseline the view judges by, in words: the selected device's, else the first
+/// shown device's that has one.
+fn basis(app: &App, rows: &[&Row]) -> Option<String> {
+    let has = |r: &&&Row| {
+        r.learned
+            .as_ref()
+            .is_some_and(|l| l.baseline_latency_ns.is_some())
+    };
+    let r = rows
+        .iter()
+        .filter(has)
+        .find(|r| app.selected.as_deref() == Some(r.name.as_str()))
+        .or_else(|| rows.iter().find(has))?;
+    let l = r.learned.as_ref()?;
+    Some(format!("{} ({})", crate::learn::basis_words(l), r.name))
+}
+
 fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
     let cols = app.columns_of(rows, area.width.saturating_sub(2));
     let arrow = if app.reverse { "↑" } else { "↓" };
@@ -325,6 +342,9 @@ fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
         }
     } else if rows.iter().any(|r| r.profile.is_some()) {
         format!(" devices ({}) · sat = await ÷ baseline ", rows.len())
+    } else if let Some(l) = basis(app, rows) {
+        // Which baseline the view judges against: the one learned from this traffic.
+        format!(" devices ({}) · judged against: {l} ", rows.len())
     } else {
         format!(
             " devices ({}) · no profile: iosat sweep --save-profile ",
@@ -465,9 +485,9 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     if prof.is_none() {
         let block = focus(app, Pane::Charts, " saturation ".into());
         let text = format!(
-            "no profile for {}: saturation needs its baseline. Measure it once with \
-             `iosat sweep --save-profile /dev/{}` (writes to the device: a spare one).",
-            row.name, row.name
+            "no profile for {}: saturation needs its baseline. {}",
+            row.name,
+            crate::profile::how_to_measure(&row.name)
         );
         f.render_widget(
             Paragraph::new(text).wrap(Wrap { trim: true }).block(block),

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The CPU cost of production learning per sample (issue 26; figures go to BENCHMARKS.md,
+# "## Learning"): `iosat stat` over the same 1,000-device samples with learning and with
+# --no-learn, runs interleaved (learn, no-learn, learn, ...) and repeated, CPU time from
+# wait4()'s rusage. Two inputs:
+#  1. a recording of N samples of bench/lib.sh's 1,000 devices with every counter advancing
+#     (every device has traffic in every interval: the learner's worst case), replayed;
+#  2. the same static 1,000-line diskstats read live (--proc-root, -i 0.01): idle devices.
+# Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/.."
+n=${1:-600}
+repeats=${2:-3}
+cargo build --release --quiet
+bin=target/release/iosat
+tmp=$(mktemp -d)
+on_exit 'rm -rf "$tmp"'
+mkdir -p "$tmp/proc" "$tmp/sys"
+synthetic_diskstats "$tmp/proc/diskstats"
+# As bench/stat.sh (with %.0f: mawk's %d stops at 2^31): field k of device i grows by i % 7 + 1 per 10 ms sample (not in-flight);
+# the ms fields grow as the counts do, so each device has 1 to 7 requests of 1 ms in flight.
+awk -v n="$n" 'BEGIN { print "#iosat-record 1"; print "R 0 10000000" }
+  { line[NR] = $0 }
+  END {
+    for (s = 0; s <= n; s++) {
+      printf "T %.0f %.0f\n", 1000000000 + s * 10000000, 1700000000000000000 + s * 10000000;
+      for (i = 1; i <= NR; i++) {
+        split(line[i], f, " ");
+        printf "%4d %7d %s", f[1], f[2], f[3];
+        for (k = 4; k <= 20; k++) printf " %.0f", f[k] + s * (k == 12 ? 0 : (i % 7 + 1));
+        printf "\n";
+      }
+    }
+  }' "$tmp/proc/diskstats" > "$tmp/rec"
+echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
+python3 - "$bin" "$tmp" "$n" "$repeats" <<'PY'
+import os, subprocess, sys, statistics
+bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+null = open(os.devnull, "w")
+def cpu(cmd):
+    p = subprocess.Popen(cmd, stdout=null)
+    _, status, ru = os.wait4(p.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, cmd
+    return ru.ru_utime + ru.ru_stime
+inputs = {
+    "replay, traffic on all, text": ["stat", "--all", "--replay", tmp + "/rec"],
+    "replay, traffic on all, json": ["stat", "--all", "--json", "--replay", tmp + "/rec"],
+    "live --proc-root, idle, text": ["stat", "--all", "-i", "0.01", "-c", str(n),
+                                     "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
+                                     "--state-dir", tmp + "/state"],
+}
+print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |")
+print("|---|---|---|---|")
+for name, args in inputs.items():
+    on, off, ratios = [], [], []
+    for _ in range(repeats):
+        a = cpu([bin] + args) / (n + 1) * 1e6
+        b = cpu([bin] + args + ["--no-learn"]) / (n + 1) * 1e6
+        on.append(a); off.append(b); ratios.append(a / b)
+    print("| %s | %.0f | %.0f | %.3f (%.3f-%.3f) |" % (
+        name, statistics.median(on), statistics.median(off), statistics.median(ratios),
+        min(ratios), max(ratios)))
+PY

@@ -1,0 +1,321 @@
+//! `iosat profile`: save a profile from an existing sweep result (with the trust checks and
+//! `--force` of `sweep --save-profile`), import one for another device, list/show/export/rm;
+//! `iosat info` naming the ids it looked for. Devices come from the sysfs fixture (sysroot1),
+//! whose profile ids are known, so no test touches a real disk.
+
+use crate::util::{assert_refusals, fixture, ok_json, ok_stdout, run_sub, stderr, SimSweep};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The fixture's nvme0n1 and loop0 profile ids (model + size; no wwid or serial there).
+const NVME_ID: &str = "Samsung_SSD_970_EVO_Plus_1TB-1000204886016";
+const LOOP_ID: &str = "loop0-268435456";
+
+fn roots() -> Vec<String> {
+    let s = fixture("sysroot1");
+    vec![
+        "--sys-root".into(),
+        s.join("sys").display().to_string(),
+        "--proc-root".into(),
+        s.join("proc").display().to_string(),
+    ]
+}
+
+fn profile(args: &[&str], dir: &Path) -> std::process::Output {
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.push("--profile-dir".into());
+    all.push(dir.display().to_string());
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    run_sub("profile", &all)
+}
+
+fn with_roots<'a>(args: &[&'a str], roots: &'a [String]) -> Vec<&'a str> {
+    let mut v = args.to_vec();
+    v.extend(roots.iter().map(String::as_str));
+    v
+}
+
+/// A sim sweep's result saved as `dir/name`.
+fn result(dir: &Path, name: &str) -> PathBuf {
+    SimSweep::small().save(dir.join(name))
+}
+
+/// The result with its baseline made unstable (40 % between its windows): refused as a profile.
+fn unstable(dir: &Path, good: &Path) -> PathBuf {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(good).unwrap()).unwrap();
+    v["levels"][0]["spread"]["mean_ns_cv"] = 0.4.into();
+    let p = dir.join("unstable.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn save_from_a_result_accepted_refused_and_forced() {
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let good = result(t.path(), "r.json");
+    let roots = roots();
+    let p = profiles.display().to_string();
+
+    // A sim result names no disk: --for is required, one line naming it, exit 2.
+    let r = good.display().to_string();
+    assert_refusals(&[(
+        &["profile", "save", &r, "--profile-dir", &p],
+        2,
+        "'--for' is needed",
+    )]);
+    assert!(!profiles.exists(), "nothing saved");
+
+    let out = profile(
+        &with_roots(&["save", &r, "--for", "nvme0n1", "--json"], &roots),
+        &profiles,
+    );
+    let v = ok_json(&out);
+    assert_eq!(v["id"], NVME_ID);
+    let saved = PathBuf::from(v["path"].as_str().unwrap());
+    assert_eq!(saved, profiles.join(format!("{NVME_ID}.read.json")));
+    // The stored file is the result whole, with the device it was saved for.
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let orig: Value = serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    assert_eq!(stored["levels"], orig["levels"]);
+    assert_eq!(stored["verdict"], orig["verdict"]);
+    assert_eq!(stored["saved_for"], "nvme0n1");
+    assert!(stored["device_state"]["size_bytes"].is_u64(), "{stored}");
+
+    // An unstable baseline: refused for safety (exit 4) as `sweep --save-profile` refuses it,
+    // and nothing replaced; --force stores it.
+    std::fs::remove_file(&saved).unwrap();
+    let bad = unstable(t.path(), &good).display().to_string();
+    let args = with_roots(&["save", &bad, "--for", "nvme0n1"], &roots);
+    let out = profile(&args, &profiles);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("not storing this profile: baseline is unstable (mean latency varied 40 %")
+            && e.contains("--force stores it anyway"),
+        "{e}"
+    );
+    assert!(!saved.exists());
+    let mut forced = args.clone();
+    forced.push("--force");
+    ok_stdout(&profile(&forced, &profiles));
+    assert!(saved.exists());
+
+    // A sweep that did not finish is refused too; not JSON and another kind are usage errors.
+    let mut v = orig.clone();
+    v["complete"] = false.into();
+    let cut = t.path().join("cut.json");
+    std::fs::write(&cut, v.to_string()).unwrap();
+    let out = profile(
+        &with_roots(&["save", cut.to_str().unwrap(), "--for", "nvme0n1"], &roots),
+        &profiles,
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("did not finish"), "{}", stderr(&out));
+    let junk = t.path().join("junk.json");
+    std::fs::write(&junk, "{").unwrap();
+    let j = junk.display().to_string();
+    assert_refusals(&[
+        (
+            &[
+                "profile",
+                "save",
+                &j,
+                "--for",
+                "nvme0n1",
+                "--profile-dir",
+                &p,
+            ],
+            2,
+            "junk.json:1: not JSON",
+        ),
+        (
+            &["profile", "save", &r, "--for", "sdq", "--profile-dir", &p],
+            2,
+            "'--for' is not a block device of this machine",
+        ),
+    ]);
+}
+
+#[test]
+fn import_for_another_device_then_list_show_export_rm() {
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let roots = roots();
+    // Swept and saved for nvme0n1 (the twin), exported, imported for loop0.
+    let r = result(t.path(), "r.json");
+    ok_stdout(&profile(
+        &with_roots(
+            &["save", r.to_str().unwrap(), "--for", "/dev/nvme0n1"],
+            &roots,
+        ),
+        &profiles,
+    ));
+    let exported = t.path().join("twin.json");
+    ok_stdout(&profile(
+        &["export", NVME_ID, "-o", exported.to_str().unwrap()],
+        &profiles,
+    ));
+    let out = profile(
+        &with_roots(
+            &[
+                "import",
+                exported.to_str().unwrap(),
+                "--for",
+                "loop0",
+                "--json",
+            ],
+            &roots,
+        ),
+        &profiles,
+    );
+    assert_eq!(ok_json(&out)["id"], LOOP_ID);
+
+    let list = ok_json(&profile(&["list", "--json"], &profiles));
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{list}");
+    let loop_row = rows.iter().find(|r| r["id"] == LOOP_ID).unwrap();
+    assert_eq!(loop_row["device"], "loop0");
+    assert_eq!(loop_row["direction"], "read");
+    assert_eq!(loop_row["pattern"], "randread");
+    assert_eq!(loop_row["block_size"], 4096);
+    assert_eq!(loop_row["source"], "swept");
+    assert!(loop_row["measured_unix_s"].is_u64());
+    // The import keeps the twin's device state (stat then says how this device differs) and
+    // says where it came from.
+    let imp = &loop_row["profile"]["imported"];
+    assert_eq!(imp["for_device"], "loop0");
+    assert!(imp["from_host"].is_string(), "{imp}");
+    assert_eq!(
+        loop_row["profile"]["device_state"]["size_bytes"],
+        1_000_204_886_016u64
+    );
+    // Both carry the numbers of the one sweep.
+    let nvme_row = rows.iter().find(|r| r["id"] == NVME_ID).unwrap();
+    assert_eq!(
+        nvme_row["profile"]["baseline_latency_ns"],
+        loop_row["profile"]["baseline_latency_ns"]
+    );
+
+    let text = ok_stdout(&profile(&["list"], &profiles));
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.starts_with("ID") && head.contains("DEVICE") && head.ends_with("SOURCE"),
+        "{text}"
+    );
+    assert!(
+        text.contains(LOOP_ID) && text.contains("randread"),
+        "{text}"
+    );
+
+    let show = ok_stdout(&profile(&["show", LOOP_ID], &profiles));
+    assert!(show.contains("knee concurrency"), "{show}");
+    assert!(
+        show.contains("imported") && show.contains("for loop0"),
+        "{show}"
+    );
+    let show = ok_json(&profile(&["show", LOOP_ID, "--json"], &profiles));
+    assert_eq!(show[0]["id"], LOOP_ID);
+
+    // Export to stdout is the file as stored.
+    let e = ok_stdout(&profile(&["export", LOOP_ID], &profiles));
+    let stored = std::fs::read_to_string(profiles.join(format!("{LOOP_ID}.read.json"))).unwrap();
+    assert_eq!(e, stored);
+    // -o never replaces a file without --force.
+    let out = profile(
+        &["export", LOOP_ID, "-o", exported.to_str().unwrap()],
+        &profiles,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+
+    // rm removes only iosat profiles: a foreign file of a profile's name stays.
+    std::fs::write(profiles.join(format!("{LOOP_ID}.json")), "not a profile").unwrap();
+    std::fs::write(profiles.join("notes.txt"), "keep").unwrap();
+    let out = ok_json(&profile(&["rm", LOOP_ID, "--json"], &profiles));
+    assert_eq!(out["removed"].as_array().unwrap().len(), 1, "{out}");
+    assert!(!profiles.join(format!("{LOOP_ID}.read.json")).exists());
+    assert!(profiles.join(format!("{LOOP_ID}.json")).exists());
+    assert!(profiles.join("notes.txt").exists());
+    let list = ok_json(&profile(&["list", "--json"], &profiles));
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+
+    // Unknown ids and bad values: one line naming the argument and value, exit 2.
+    let p = profiles.display().to_string();
+    assert_refusals(&[
+        (
+            &["profile", "show", "nope", "--profile-dir", &p],
+            2,
+            "'ID' is no profile in",
+        ),
+        (
+            &["profile", "rm", LOOP_ID, "--profile-dir", &p],
+            2,
+            "(got 'loop0-268435456')",
+        ),
+        (
+            &[
+                "profile",
+                "show",
+                NVME_ID,
+                "--direction",
+                "up",
+                "--profile-dir",
+                &p,
+            ],
+            2,
+            "'--direction' must be read or write (got 'up')",
+        ),
+    ]);
+}
+
+#[test]
+fn info_names_the_ids_it_looked_for_and_which_matched() {
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let roots = roots();
+    let r = result(t.path(), "r.json");
+    ok_stdout(&profile(
+        &with_roots(&["save", r.to_str().unwrap(), "--for", "nvme0n1"], &roots),
+        &profiles,
+    ));
+    let mut args = vec!["info", "nvme0n1", "sda", "--profile-dir"];
+    let p = profiles.display().to_string();
+    args.push(&p);
+    let args = with_roots(&args, &roots);
+    let mut j = args.clone();
+    j.push("--json");
+    let v = ok_json(&run_sub(j[0], &j[1..]));
+    let devs = v["devices"].as_array().unwrap();
+    let nv = &devs[0]["profile_lookup"];
+    assert_eq!(nv["ids"], serde_json::json!([NVME_ID]), "{nv}");
+    assert_eq!(nv["matched_id"], NVME_ID);
+    assert_eq!(
+        nv["matched_file"],
+        profiles
+            .join(format!("{NVME_ID}.read.json"))
+            .display()
+            .to_string()
+    );
+    assert_eq!(nv["dir"], p);
+    let sda = &devs[1]["profile_lookup"];
+    let sda_id = devs[1]["profile_id"].as_str().unwrap();
+    assert_eq!(sda["ids"], serde_json::json!([sda_id]));
+    assert_eq!(sda["files"][0], format!("{sda_id}.read.json"));
+    assert!(sda["matched_id"].is_null() && sda["matched_file"].is_null());
+    assert!(sda["missing"].is_string(), "{sda}");
+
+    let text = ok_stdout(&run_sub(args[0], &args[1..]));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!(
+            "profile ids looked for {NVME_ID} (.read.json, .write.json, .json): matched"
+        )),
+        "{text}"
+    );
+    assert!(
+        flat.contains(&format!(
+            "looked for {sda_id} (.read.json, .write.json, .json): none matched"
+        )),
+        "{text}"
+    );
+}
