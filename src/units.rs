@@ -72,6 +72,24 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
 }
 
 /// Bytes for people: `512 B`, `4.0 KiB`, `1.5 GiB` (binary units, one decimal).
+/// `text` padded with spaces to `width` characters, on the left when `right` (right-aligned),
+/// else on the right; never cut. By hand rather than `format!("{:>w$}")`, whose width must fit
+/// in a u16: a table cell of 65,536 characters (a device name in a fuzzed recording) panicked
+/// with "Formatting argument out of range".
+pub fn pad(text: &str, width: usize, right: bool) -> String {
+    let fill = width.saturating_sub(text.chars().count());
+    let mut out = String::with_capacity(text.len() + fill);
+    let spaces = " ".repeat(fill);
+    if right {
+        out.push_str(&spaces);
+    }
+    out.push_str(text);
+    if !right {
+        out.push_str(&spaces);
+    }
+    out
+}
+
 pub fn human_bytes(bytes: u64) -> String {
     const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
@@ -173,6 +191,16 @@ pub fn parse_iso_utc(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pad_aligns_and_takes_any_width() {
+        assert_eq!(pad("ab", 4, true), "  ab");
+        assert_eq!(pad("ab", 4, false), "ab  ");
+        assert_eq!(pad("abcdef", 4, false), "abcdef");
+        assert_eq!(pad("é", 2, true), " é");
+        let long = "x".repeat(70_000);
+        assert_eq!(pad(&long, 70_001, true).len(), 70_001);
+    }
 
     #[test]
     fn iso_dates_read_back() {

@@ -181,7 +181,7 @@ fn list_text(dir: &Path, all: &[Listed]) -> String {
         let mut s = cells
             .iter()
             .zip(width)
-            .map(|(c, w)| format!("{c:<w$}"))
+            .map(|(c, w)| crate::units::pad(c, w, false))
             .collect::<Vec<_>>()
             .join("  ");
         s.truncate(s.trim_end().len());

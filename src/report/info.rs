@@ -1,9 +1,10 @@
-//! `iosat info` rendered: text (one block per device, notes wrapped at 80 columns), JSON, CSV and
-//! Markdown (one table). Returns strings, does no IO.
+//! `iosat info` rendered: one document (report/doc/: the kernel, then one record per device:
+//! its facts, limits and notes) written as text, Markdown or HTML; JSON and CSV (one table row
+//! per device) written here. Returns strings, does no IO.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
+use super::doc::{self, Block, Doc, Record};
 use super::table::Table;
-use super::text::wrap;
 use super::Format;
 use crate::monitor::info::{DeviceInfo, InfoReport, ProfileLookup};
 use crate::sys::device::DevKind;
@@ -17,8 +18,7 @@ pub fn render(r: &InfoReport, format: Format) -> String {
             s
         }
         Format::Csv => table(&r.devices).to_csv(),
-        Format::Markdown => table(&r.devices).to_markdown(),
-        Format::Text { .. } | Format::Html => text(&r.envelope.kernel, &r.devices),
+        Format::Markdown | Format::Text { .. } | Format::Html => doc::write(&doc(r), format),
     }
 }
 
@@ -47,106 +47,120 @@ fn list(v: &[String]) -> String {
     }
 }
 
-fn text(kernel: &str, devs: &[DeviceInfo]) -> String {
+/// The document of `iosat info`: the kernel, then one record per device.
+pub fn doc(r: &InfoReport) -> Doc {
+    let kernel = &r.envelope.kernel;
     let kernel = if kernel.is_empty() { "unknown" } else { kernel };
-    let mut s = format!("kernel {kernel}\n");
-    for d in devs {
-        let q = &d.queue;
-        let x = &d.extra;
-        s.push('\n');
-        let name = if d.display_name != d.name {
-            format!("{} ({})", d.display_name, d.name)
-        } else {
-            d.name.clone()
-        };
-        s.push_str(&format!(
-            "{name}  {}:{}  {}\n",
-            d.major,
-            d.minor,
-            d.kind.map_or("unknown", DevKind::as_str)
-        ));
-        let mut kv = |k: &str, v: String| s.push_str(&format!("  {k:<13} {v}\n"));
-        kv("model", opt(&q.model));
-        kv("size", q.size_bytes.map_or("-".into(), size_text));
-        kv("rotational", yes_no(q.rotational));
-        kv(
+    let mut blocks = vec![Block::Lead {
+        text: format!("kernel {kernel}"),
+        hang: 0,
+    }];
+    blocks.extend(r.devices.iter().map(|d| Block::Record(record(d))));
+    Doc {
+        title: "iosat info".into(),
+        md_title: None,
+        md_level: 1,
+        blocks,
+    }
+}
+
+/// One device: its names, numbers and kind, then what sysfs and its profile say, then its
+/// limits and notes.
+fn record(d: &DeviceInfo) -> Record {
+    let q = &d.queue;
+    let x = &d.extra;
+    let name = if d.display_name != d.name {
+        format!("{} ({})", d.display_name, d.name)
+    } else {
+        d.name.clone()
+    };
+    let heading = format!(
+        "{name}  {}:{}  {}",
+        d.major,
+        d.minor,
+        d.kind.map_or("unknown", DevKind::as_str)
+    );
+    let mut fields = vec![
+        ("model", opt(&q.model)),
+        ("size", q.size_bytes.map_or("-".into(), size_text)),
+        ("rotational", yes_no(q.rotational)),
+        (
             "block size",
             format!(
                 "logical {}, physical {}",
                 opt(&q.logical_block_size),
                 opt(&q.physical_block_size)
             ),
-        );
-        kv(
+        ),
+        (
             "scheduler",
             format!("{}, nr_requests {}", opt(&q.scheduler), opt(&q.nr_requests)),
-        );
-        let mut depth = Vec::new();
-        if let Some(qd) = x.queue_depth {
-            depth.push(format!("device queue_depth {qd}"));
-        }
-        if let Some(h) = x.hw_queues {
-            depth.push(format!("{h} hw queue(s) x {} tags", opt(&x.hw_queue_tags)));
-        }
-        kv(
-            "queue depth",
-            if depth.is_empty() {
-                "-".into()
-            } else {
-                depth.join(", ")
-            },
-        );
-        kv(
-            "write cache",
-            format!("{}, FUA {}", opt(&q.write_cache), yes_no(q.fua)),
-        );
-        kv(
-            "discard",
-            match q.discard_max_bytes {
-                Some(0) => "no".into(),
-                Some(b) => format!("yes (max {b} bytes per request)"),
-                None => "-".into(),
-            },
-        );
-        if let Some(l) = &x.md_level {
-            kv("md level", l.clone());
-        }
-        if let Some(t) = &x.dm_target {
-            kv("dm target", t.clone());
-        }
-        if let Some(f) = &x.loop_backing_file {
-            kv("backing file", f.clone());
-        }
-        kv("members", list(&d.members));
-        kv("partitions", list(&d.partitions));
-        kv("holders", list(&d.holders));
-        kv("mounted on", list(&d.mountpoints));
-        if let Some(p) = &d.profile {
-            kv(
-                "profile",
-                format!(
-                    "{} (baseline {:.1} µs, knee {}, max useful {:.0} IOPS; {} {} B)",
-                    p.id,
-                    p.baseline_latency_ns / 1e3,
-                    p.knee_concurrency,
-                    p.max_useful_iops,
-                    p.pattern,
-                    p.block_size
-                ),
-            );
-        }
-        if let Some(l) = &d.profile_lookup {
-            let pad = " ".repeat(16);
-            s.push_str(&wrap(&lookup_text(l), "  profile ids   ", &pad, 80));
-        }
-        for l in &d.limits {
-            s.push_str(&wrap(&l.sentence(&d.name), "  limit: ", "         ", 80));
-        }
-        for n in &d.notes {
-            s.push_str(&wrap(n, "  note: ", "        ", 80));
-        }
+        ),
+    ];
+    let mut depth = Vec::new();
+    if let Some(qd) = x.queue_depth {
+        depth.push(format!("device queue_depth {qd}"));
     }
-    s
+    if let Some(h) = x.hw_queues {
+        depth.push(format!("{h} hw queue(s) x {} tags", opt(&x.hw_queue_tags)));
+    }
+    fields.push((
+        "queue depth",
+        if depth.is_empty() {
+            "-".into()
+        } else {
+            depth.join(", ")
+        },
+    ));
+    fields.push((
+        "write cache",
+        format!("{}, FUA {}", opt(&q.write_cache), yes_no(q.fua)),
+    ));
+    fields.push((
+        "discard",
+        match q.discard_max_bytes {
+            Some(0) => "no".into(),
+            Some(b) => format!("yes (max {b} bytes per request)"),
+            None => "-".into(),
+        },
+    ));
+    let stack = [
+        ("md level", &x.md_level),
+        ("dm target", &x.dm_target),
+        ("backing file", &x.loop_backing_file),
+    ];
+    fields.extend(stack.into_iter().filter_map(|(k, v)| Some((k, v.clone()?))));
+    fields.push(("members", list(&d.members)));
+    fields.push(("partitions", list(&d.partitions)));
+    fields.push(("holders", list(&d.holders)));
+    fields.push(("mounted on", list(&d.mountpoints)));
+    if let Some(p) = &d.profile {
+        fields.push((
+            "profile",
+            format!(
+                "{} (baseline {:.1} µs, knee {}, max useful {:.0} IOPS; {} {} B)",
+                p.id,
+                p.baseline_latency_ns / 1e3,
+                p.knee_concurrency,
+                p.max_useful_iops,
+                p.pattern,
+                p.block_size
+            ),
+        ));
+    }
+    let long_fields = d
+        .profile_lookup
+        .iter()
+        .map(|l| ("profile ids", lookup_text(l)))
+        .collect();
+    let limits = d.limits.iter().map(|l| ("limit", l.sentence(&d.name)));
+    let notes = d.notes.iter().map(|n| ("note", n.clone()));
+    Record {
+        heading,
+        fields,
+        long_fields,
+        notes: limits.chain(notes).collect(),
+    }
 }
 
 /// "looked for ID (.read.json, .write.json, .json): matched FILE" or "...: none matched".
@@ -219,4 +233,34 @@ fn table(devs: &[DeviceInfo]) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_said_in_every_format() {
+        let d = Doc {
+            title: "iosat info".into(),
+            md_level: 1,
+            blocks: vec![Block::Record(Record {
+                heading: "sda  8:0  disk".into(),
+                fields: vec![("model", "X1".into())],
+                long_fields: vec![],
+                notes: vec![("note", "cache flush".into())],
+            })],
+            ..Default::default()
+        };
+        assert_eq!(
+            doc::write(&d, Format::TEXT),
+            "sda  8:0  disk\n  model         X1\n  note: cache flush\n"
+        );
+        for f in [Format::Markdown, Format::Html] {
+            let s = doc::write(&d, f);
+            for part in ["sda  8:0  disk", "model", "X1", "note", "cache flush"] {
+                assert!(s.contains(part), "{f:?} lacks {part}: {s}");
+            }
+        }
+    }
 }

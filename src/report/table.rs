@@ -1,6 +1,6 @@
 //! One table model rendered as aligned text, Markdown or CSV, shared by every command so the
 //! three formats always carry the same columns. Returns strings; does no IO.
-//! Imports only: report/text.rs.
+//! Imports only: report/text.rs, units.
 
 /// A table: a header row and data rows of preformatted cells. Numeric columns are
 /// right-aligned in text and Markdown.
@@ -40,11 +40,7 @@ impl Table {
     }
 
     fn pad(&self, i: usize, cell: &str, width: usize) -> String {
-        if self.right.get(i).copied().unwrap_or(false) {
-            format!("{cell:>width$}")
-        } else {
-            format!("{cell:<width$}")
-        }
+        crate::units::pad(cell, width, self.right.get(i).copied().unwrap_or(false))
     }
 
     /// Aligned plain text, columns separated by two spaces, no trailing spaces.
@@ -228,6 +224,28 @@ mod tests {
         assert_eq!(lines[0], "device       r/s  note");
         assert_eq!(lines[1], "nvme0n1  7612.80  a, b");
         assert_eq!(lines[2], "sda         1.00  say \"hi\"");
+    }
+
+    #[test]
+    fn a_cell_of_65536_characters_or_more_renders() {
+        // Issue 28 #6: format!'s width is a u16, so such a cell panicked every text and
+        // Markdown renderer ("Formatting argument out of range").
+        let mut t = sample();
+        let name = "d".repeat(70_000);
+        t.push([name.as_str(), "2.00", "n"]);
+        let text = t.to_text();
+        let last = text.lines().last().unwrap();
+        assert!(
+            last.starts_with(&name) && last.ends_with("2.00  n"),
+            "{}",
+            &last[69_990..]
+        );
+        // Every other row is padded to the long cell's width: the r/s column ends at one place.
+        let row = text.lines().nth(1).unwrap();
+        let end = |l: &str, v: &str| l.find(v).unwrap() + v.len();
+        assert_eq!(end(row, "7612.80"), end(last, "2.00"));
+        assert!(t.to_markdown().contains(&name));
+        assert!(t.to_text_fit(80, false, |_| None).contains(&name));
     }
 
     #[test]

@@ -251,12 +251,6 @@ impl BlockLatency {
     /// The cumulative histograms of every device that completed a request since the attach,
     /// sorted by device number, and the completions dropped for want of a slot.
     pub fn read(&self) -> Result<(Vec<DevHists>, u64), String> {
-        let slots: BpfHashMap<_, u32, u32> = self
-            .ebpf
-            .map("slots")
-            .ok_or("no slots map")?
-            .try_into()
-            .map_err(|e: aya::maps::MapError| e.to_string())?;
         let hists: PerCpuArray<_, Hist> = self
             .ebpf
             .map("hists")
@@ -271,8 +265,7 @@ impl BlockLatency {
             .map_err(|e: aya::maps::MapError| e.to_string())?;
         let dropped = state.get(&1, 0).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
-        for kv in slots.iter() {
-            let (dev, slot) = kv.map_err(|e| e.to_string())?;
+        for (dev, slot) in self.held()? {
             let mut ops: [RawHist; NOPS] = std::array::from_fn(|_| RawHist {
                 buckets: vec![0; NBUCKETS],
                 sum_ns: 0,

@@ -289,10 +289,8 @@ fn a_client_stalling_mid_header_is_disconnected() {
     }
 }
 
-#[test]
-fn concurrent_requests_beyond_the_cap_get_503() {
-    // Requests whose head has arrived count against the cap: two scrapes held by a hung
-    // collector (diskstats is a FIFO nobody writes) until their 2 s deadline.
+/// A root whose diskstats is a FIFO nobody writes: reading it blocks forever (a hung /proc).
+fn hung_root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("proc")).unwrap();
     std::fs::create_dir_all(dir.path().join("sys")).unwrap();
@@ -300,6 +298,14 @@ fn concurrent_requests_beyond_the_cap_get_503() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    dir
+}
+
+#[test]
+fn concurrent_requests_beyond_the_cap_get_503() {
+    // Requests whose head has arrived count against the cap: two scrapes held by a hung
+    // collector (diskstats is a FIFO nobody writes) until their 2 s deadline.
+    let dir = hung_root();
     let e = Exporter::start(
         dir.path(),
         &["--web.max-requests", "2", "--scrape.timeout", "2s"],
@@ -355,13 +361,7 @@ fn an_oversized_request_head_is_refused() {
 
 #[test]
 fn a_hung_collector_never_hangs_the_scrape() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
-    std::fs::create_dir_all(dir.path().join("sys")).unwrap();
-    let fifo = dir.path().join("proc/diskstats");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let dir = hung_root();
     // Reading a FIFO that nobody writes blocks forever: a hung /proc read.
     let e = Exporter::start(dir.path(), &["--scrape.timeout", "300ms"]);
     let (status, head, body) = e.request("GET", "/metrics");

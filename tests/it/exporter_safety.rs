@@ -225,7 +225,7 @@ serial = db/serial\ndefault_md = sha256\npolicy = p\nx509_extensions = x\n\
     assert!(w.starts_with("iosat: warning: "), "{w}");
     assert!(
         w.contains(d.join("tls.crt").to_str().unwrap())
-            && w.contains("expired on 2020-01-02 00:00:00 UTC"),
+            && w.contains("expired on 2020-01-02T00:00:00.000Z"),
         "{w}"
     );
 }

@@ -319,3 +319,36 @@ fn info_names_the_ids_it_looked_for_and_which_matched() {
         "{text}"
     );
 }
+
+/// A twin's profile imported for a loop device this test creates: saved under the loop
+/// device's own id, and `info` then finds it for that device.
+#[test]
+fn import_for_a_loop_device_is_found_by_info() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root for a loop device");
+        return;
+    }
+    let Some(dev) = crate::util::LoopDev::try_new(8 << 20, false, None) else {
+        eprintln!("skipped: no loop device");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let r = result(t.path(), "twin.json");
+    let node = format!("/dev/{}", dev.name());
+    let v = ok_json(&profile(
+        &["import", r.to_str().unwrap(), "--for", &node, "--json"],
+        &profiles,
+    ));
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!(v["device"], dev.name());
+    let p = profiles.display().to_string();
+    let info = ok_json(&run_sub(
+        "info",
+        &["--all", dev.name(), "--profile-dir", &p, "--json"],
+    ));
+    let d = &info["devices"][0];
+    assert_eq!(d["profile_id"], id.as_str(), "{d}");
+    assert_eq!(d["profile_lookup"]["matched_id"], id.as_str(), "{d}");
+    assert_eq!(d["profile"]["imported"]["for_device"], dev.name());
+}

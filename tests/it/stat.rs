@@ -351,6 +351,20 @@ fn info_on_fixture_tree() {
     assert!(stdout(&o).contains("backing file  /var/lib/snapd/snaps/core_1.snap"));
     let o = args(&[]);
     insta::assert_snapshot!("info_fixture_text", stdout(&o));
+    // One document, two writers: every note of the JSON result is said in the text and in
+    // the Markdown (wrapping aside), under its device's heading.
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let md = stdout(&args(&["--markdown"]));
+    assert!(md.starts_with("# iosat info\n"), "{md}");
+    assert!(md.contains("\n## md0  9:0  md\n"), "{md}");
+    let (text, md) = (flat(&stdout(&o)), flat(&md));
+    for d in devs {
+        for n in d["notes"].as_array().unwrap() {
+            let n = flat(n.as_str().unwrap());
+            assert!(text.contains(&format!("note: {n}")), "text lacks {n}");
+            assert!(md.contains(&format!("- note: {n}")), "Markdown lacks {n}");
+        }
+    }
 }
 
 // ---- live devices ----------------------------------------------------------------------

@@ -58,6 +58,17 @@ fn block(s: &mut String, b: &Block) {
         }
         Block::Table(t) => table(s, t),
         Block::List(l) => list(s, l),
+        Block::Record(r) => {
+            let _ = write!(s, "<h2>{}</h2>", esc(&r.heading));
+            s.push_str(&html_table(&r.table()));
+            if !r.notes.is_empty() {
+                s.push_str("<ul>");
+                for (word, n) in &r.notes {
+                    let _ = write!(s, "<li><strong>{}:</strong> {}</li>", esc(word), esc(n));
+                }
+                s.push_str("</ul>");
+            }
+        }
         Block::Chart { heading, svg, note } => {
             if let Some(h) = heading {
                 let _ = write!(s, "<h2>{}</h2>", esc(h));

@@ -4,7 +4,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
 //! report/compare.rs, report/levels.rs.
 
-use super::{Block, Doc, List};
+use super::{Block, Doc, List, Record};
 
 pub fn write(doc: &Doc) -> String {
     let title = doc.md_title.as_ref().unwrap_or(&doc.title);
@@ -51,7 +51,24 @@ fn block(b: &Block, level: usize) -> String {
             s
         }
         Block::List(l) => list(l, level),
+        Block::Record(r) => record(r, level),
     }
+}
+
+fn record(r: &Record, level: usize) -> String {
+    let mut s = format!(
+        "{} {}\n\n{}",
+        hashes(level),
+        r.heading,
+        r.table().to_markdown()
+    );
+    if !r.notes.is_empty() {
+        s.push('\n');
+        for (word, n) in &r.notes {
+            s.push_str(&format!("- {word}: {n}\n"));
+        }
+    }
+    s
 }
 
 /// A line that would start a list or a heading, escaped to stay text.

@@ -55,6 +55,8 @@ pub enum Block {
         svg: String,
         note: Option<String>,
     },
+    /// One thing described field by field (a device of `iosat info`).
+    Record(Record),
     /// A part shown folded on a page (HTML `<details>`), in full elsewhere.
     Details {
         summary: String,
@@ -88,6 +90,30 @@ impl TableBlock {
     pub fn narrow(mut self, cols: &'static [&'static str]) -> TableBlock {
         self.narrow = Some(cols);
         self
+    }
+}
+
+/// A thing described field by field: a heading line, (label, value) rows, then sentences said
+/// behind a word ("note", "limit"). Text: the heading as it is, the rows and sentences indented
+/// under it; Markdown and HTML: a heading, a two-column table, bullets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    pub heading: String,
+    pub fields: Vec<(&'static str, String)>,
+    /// Rows after those whose value text wraps under its column (the others never wrap).
+    pub long_fields: Vec<(&'static str, String)>,
+    /// (the word a sentence is said behind, the sentence).
+    pub notes: Vec<(&'static str, String)>,
+}
+
+impl Record {
+    /// The fields as a table of two columns, for the formats that have tables.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(["field", "value"]);
+        for (k, v) in self.fields.iter().chain(&self.long_fields) {
+            t.push([k.to_string(), v.clone()]);
+        }
+        t
     }
 }
 

@@ -5,7 +5,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
 //! report/compare.rs, report/levels.rs.
 
-use super::{Block, Doc, Item, ItemKind, List, Mark, TableBlock};
+use super::{Block, Doc, Item, ItemKind, List, Mark, Record, TableBlock};
 use crate::report::text::{paint, wrap, wrap_lines, Paint};
 use crate::report::Format;
 
@@ -56,7 +56,25 @@ fn block(b: &Block, o: &Opts) -> String {
         Block::Para(p) => wrap(p, "", "", o.width),
         Block::Table(t) => table(t, o),
         Block::List(l) => list(l, o),
+        Block::Record(r) => record(r),
     }
+}
+
+/// A record: labels in a column 13 wide (long values wrapped under their column), sentences wrapped at 80 columns behind their word,
+/// all indented two spaces under the heading (as `iosat info` has always printed a device).
+fn record(r: &Record) -> String {
+    let mut s = format!("{}\n", r.heading);
+    for (k, v) in &r.fields {
+        s.push_str(&format!("  {k:<13} {v}\n"));
+    }
+    for (k, v) in &r.long_fields {
+        s.push_str(&wrap(v, &format!("  {k:<13} "), &" ".repeat(16), 80));
+    }
+    for (word, n) in &r.notes {
+        let first = format!("  {word}: ");
+        s.push_str(&wrap(n, &first, &" ".repeat(first.len()), 80));
+    }
+    s
 }
 
 /// A title as a text line: with a closing ':' unless it says "x: y" itself.
