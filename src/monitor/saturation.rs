@@ -31,7 +31,7 @@ pub struct Saturation {
     /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee.
     pub load_vs_knee: Option<f64>,
     /// The one headroom (learn::vocab::headroom_iops): max useful IOPS − (r/s + w/s), never
-    /// below 0 (a device driven past its knee has none; its ratio says by how much).
+    /// below 0, and 0 when overloaded (3x the baseline and more: none before the target).
     pub headroom_iops: Option<f64>,
     /// The pattern and request size the baseline was measured with.
     pub baseline_pattern: String,
@@ -116,8 +116,13 @@ impl Saturation {
             load_vs_knee: rates.and_then(|r| {
                 (main.knee_concurrency > 0).then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
-            headroom_iops: rates
-                .map(|r| crate::learn::vocab::headroom_iops(main.max_useful_iops, r.r_s + r.w_s)),
+            headroom_iops: rates.map(|r| {
+                // Past the target (overloaded, learn::vocab) there is none to add, whatever
+                // the IOPS: the device is slower than its profile said.
+                let over = crate::learn::State::of_ratio(mixed) == crate::learn::State::Overloaded;
+                let max = if over { 0.0 } else { main.max_useful_iops };
+                crate::learn::vocab::headroom_iops(max, r.r_s + r.w_s)
+            }),
             baseline_pattern: main.pattern.clone(),
             baseline_block_size: main.block_size,
             notes,
@@ -162,7 +167,8 @@ mod tests {
         // (400 × 2 + 100 × 5) / 500 = 2.6 ms → 10.4x
         assert!((s.saturation.unwrap() - 10.4).abs() < 1e-12);
         assert!((s.load_vs_knee.unwrap() - 0.325).abs() < 1e-12);
-        assert_eq!(s.headroom_iops, Some(1500.0));
+        // 10.4x is overloaded (learn::vocab): no headroom, though 1500 IOPS below the knee's.
+        assert_eq!(s.headroom_iops, Some(0.0));
 
         let idle = Saturation::compute(
             &p,
@@ -174,6 +180,8 @@ mod tests {
         assert_eq!(idle.saturation_r, None);
         assert_eq!(idle.saturation, None);
         assert_eq!(idle.load_vs_knee, Some(0.0));
+        // Not overloaded: all of the max useful IOPS are headroom.
+        assert_eq!(idle.headroom_iops, Some(2000.0));
         let none = Saturation::compute(&p, None);
         assert_eq!(none.headroom_iops, None);
         assert_eq!(none.id, "x");

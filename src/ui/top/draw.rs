@@ -634,8 +634,13 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     } else {
         1.0
     };
-    // The one headroom (learn::vocab): never below zero.
-    let head = crate::learn::vocab::headroom_iops(p.max_useful_iops, used);
+    // The one headroom (learn::vocab, as stat computes it): never below zero, none when
+    // overloaded.
+    let head = row
+        .sat
+        .as_ref()
+        .and_then(|s| s.headroom_iops)
+        .unwrap_or_else(|| crate::learn::vocab::headroom_iops(p.max_useful_iops, used));
     let label = format!(
         "{}: {} · {} of {} useful IOPS, headroom {}",
         row.name,
