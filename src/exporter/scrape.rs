@@ -58,6 +58,14 @@ pub struct Scraper {
     learning: Option<crate::monitor::replay::Replayer>,
 }
 
+impl Drop for Scraper {
+    /// The exporter stops (a signal drops the server and its scraper): what was learned since
+    /// the last periodic save (learn::SAVE_EVERY_NS) is kept.
+    fn drop(&mut self) {
+        self.save_learning();
+    }
+}
+
 /// How long a loaded (or missing) profile is trusted before the directory is read again.
 pub const PROFILE_REFRESH_NS: u64 = 60_000_000_000;
 
@@ -96,7 +104,8 @@ impl Scraper {
         self
     }
 
-    /// Save what was learned (at the end of a run); problems are warnings.
+    /// Save what was learned (at the end of a run, and when the scraper is dropped with
+    /// the server); problems are warnings.
     pub fn save_learning(&mut self) {
         if let Some(l) = self.learning.as_mut().and_then(|r| r.learner_mut()) {
             l.save();
