@@ -80,11 +80,15 @@ pub struct DeviceState {
 impl DeviceState {
     /// Thin IO: the device's size, scheduler and model from sysfs.
     pub fn read(root: &Root, dev: &BlockDev) -> DeviceState {
-        let q = device::queue_info(root, dev);
+        DeviceState::of(&device::queue_info(root, dev))
+    }
+
+    /// Pure: the part of a device's queue facts that makes a profile stale.
+    pub fn of(q: &device::QueueInfo) -> DeviceState {
         DeviceState {
             size_bytes: q.size_bytes,
-            scheduler: q.scheduler,
-            model: q.model,
+            scheduler: q.scheduler.clone(),
+            model: q.model.clone(),
         }
     }
 

@@ -6,10 +6,11 @@
 //! scheduler, queue settings). The state directory: `--state-dir`, else `/var/lib/iosat` for
 //! root, else `$XDG_STATE_HOME/iosat`, else `~/.local/state/iosat`. The only IO of learn/;
 //! reads sysfs through sys/ only.
-//! Imports only: error, sys/, learn/model.rs.
+//! Imports only: error, sys/, profile, learn/model.rs.
 
 use super::model::DeviceModel;
 use crate::error::Error;
+use crate::profile::DeviceState;
 use crate::sys::device::{self, BlockDev};
 use crate::sys::Root;
 use serde::{Deserialize, Serialize};
@@ -18,13 +19,14 @@ use std::path::{Path, PathBuf};
 /// The version of the state file's layout; a file of another version is started again.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// What about a device, when it changes, makes what was learned about it another device's.
+/// What about a device, when it changes, makes what was learned about it another device's: what
+/// makes a swept profile stale (profile::DeviceState: size, scheduler, model) and the queue
+/// settings that shape a learned curve besides.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Fingerprint {
-    pub size_bytes: Option<u64>,
-    pub model: Option<String>,
-    pub scheduler: Option<String>,
+    #[serde(flatten)]
+    pub device: DeviceState,
     pub nr_requests: Option<u32>,
     pub rotational: Option<bool>,
     pub logical_block_size: Option<u32>,
@@ -36,9 +38,7 @@ impl Fingerprint {
     pub fn read(root: &Root, dev: &BlockDev) -> Fingerprint {
         let q = device::queue_info(root, dev);
         Fingerprint {
-            size_bytes: q.size_bytes,
-            model: q.model,
-            scheduler: q.scheduler,
+            device: DeviceState::of(&q),
             nr_requests: q.nr_requests,
             rotational: q.rotational,
             logical_block_size: q.logical_block_size,
@@ -46,7 +46,8 @@ impl Fingerprint {
         }
     }
 
-    /// Pure: what changed from `then` to `self`, in words (only what both know).
+    /// Pure: what changed from `then` to `self`, in words (only what both know): the profile's
+    /// own comparison, then the queue settings.
     pub fn changes_since(&self, then: &Fingerprint) -> Vec<String> {
         fn diff<T: PartialEq + std::fmt::Debug>(
             out: &mut Vec<String>,
@@ -60,10 +61,7 @@ impl Fingerprint {
                 }
             }
         }
-        let mut out = Vec::new();
-        diff(&mut out, "size", &then.size_bytes, &self.size_bytes);
-        diff(&mut out, "model", &then.model, &self.model);
-        diff(&mut out, "scheduler", &then.scheduler, &self.scheduler);
+        let mut out = self.device.changes_since(&then.device);
         diff(
             &mut out,
             "nr_requests",

@@ -61,8 +61,11 @@ fn a_day_of_one_second_intervals_stays_under_64_kib() {
 fn state_survives_a_restart_an_interrupted_write_and_resets_on_change() {
     let dir = tmpdir("store");
     let fp = Fingerprint {
-        size_bytes: Some(1 << 30),
-        scheduler: Some("none".into()),
+        device: crate::profile::DeviceState {
+            size_bytes: Some(1 << 30),
+            scheduler: Some("none".into()),
+            model: None,
+        },
         ..Fingerprint::default()
     };
     let m = busy_day(2000);
@@ -79,7 +82,7 @@ fn state_survives_a_restart_an_interrupted_write_and_resets_on_change() {
     assert!(store::load(&dir, "wwn-1", Some(&fp)).unwrap().0.is_some());
     // A device change: started again, said why.
     let mut other = fp.clone();
-    other.scheduler = Some("mq-deadline".into());
+    other.device.scheduler = Some("mq-deadline".into());
     let (none, note) = store::load(&dir, "wwn-1", Some(&other)).unwrap();
     assert!(none.is_none());
     assert!(note.unwrap().contains("scheduler"), "changed");
