@@ -19,21 +19,7 @@ tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
 mkdir -p "$tmp/proc" "$tmp/sys"
 synthetic_diskstats "$tmp/proc/diskstats"
-# As bench/stat.sh (with %.0f: mawk's %d stops at 2^31): field k of device i grows by i % 7 + 1 per 10 ms sample (not in-flight);
-# the ms fields grow as the counts do, so each device has 1 to 7 requests of 1 ms in flight.
-awk -v n="$n" 'BEGIN { print "#iosat-record 1"; print "R 0 10000000" }
-  { line[NR] = $0 }
-  END {
-    for (s = 0; s <= n; s++) {
-      printf "T %.0f %.0f\n", 1000000000 + s * 10000000, 1700000000000000000 + s * 10000000;
-      for (i = 1; i <= NR; i++) {
-        split(line[i], f, " ");
-        printf "%4d %7d %s", f[1], f[2], f[3];
-        for (k = 4; k <= 20; k++) printf " %.0f", f[k] + s * (k == 12 ? 0 : (i % 7 + 1));
-        printf "\n";
-      }
-    }
-  }' "$tmp/proc/diskstats" > "$tmp/rec"
+synthetic_recording "$n" "$tmp/proc/diskstats" > "$tmp/rec"
 echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
 python3 - "$bin" "$tmp" "$n" "$repeats" <<'PY'
 import os, subprocess, sys, statistics

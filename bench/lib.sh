@@ -11,6 +11,25 @@ on_exit() {
 
 # synthetic_diskstats FILE: a 1,000-device /proc/diskstats in the 20-field format of current
 # kernels, 250 disks with 3 partitions each, counters large enough to have every digit.
+# A recording of N 10 ms samples of the devices in DISKSTATS, every counter of device i growing by
+# i % 7 + 1 per sample (the in-flight gauge stays), so each device has 1 to 7 requests of 1 ms in
+# flight. %.0f, not %d: mawk's %d stops at 2^31. Usage: synthetic_recording N DISKSTATS > OUT
+synthetic_recording() {
+  awk -v n="$1" 'BEGIN { print "#iosat-record 1"; print "R 0 10000000" }
+    { line[NR] = $0 }
+    END {
+      for (s = 0; s <= n; s++) {
+        printf "T %.0f %.0f\n", 1000000000 + s * 10000000, 1700000000000000000 + s * 10000000;
+        for (i = 1; i <= NR; i++) {
+          split(line[i], f, " ");
+          printf "%4d %7d %s", f[1], f[2], f[3];
+          for (k = 4; k <= 20; k++) printf " %.0f", f[k] + s * (k == 12 ? 0 : (i % 7 + 1));
+          printf "\n";
+        }
+      }
+    }' "$2"
+}
+
 synthetic_diskstats() {
   awk 'BEGIN {
     for (d = 0; d < 250; d++) {

@@ -33,19 +33,7 @@ t=$(cpu_s "$bin" stat -i 0.01 -c "$n" --proc-root "$tmp/proc" --sys-root "$tmp/s
 echo "live, 1000 devices, one shown:    $n reports, CPU ${t} s = $(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / (n + 1) * 1e6 }') us per sample"
 
 # A recording of n samples of the same 1,000 devices with advancing counters.
-awk -v n="$n" 'BEGIN { print "#iosat-record 1"; print "R 0 10000000" }
-  { line[NR] = $0 }
-  END {
-    for (s = 0; s <= n; s++) {
-      printf "T %d %d\n", 1000000000 + s * 10000000, 1700000000000000000 + s * 10000000;
-      for (i = 1; i <= NR; i++) {
-        split(line[i], f, " ");
-        printf "%4d %7d %s", f[1], f[2], f[3];
-        for (k = 4; k <= 20; k++) printf " %d", f[k] + s * (k == 12 ? 0 : (i % 7 + 1));
-        printf "\n";
-      }
-    }
-  }' "$tmp/proc/diskstats" > "$tmp/rec"
+synthetic_recording "$n" "$tmp/proc/diskstats" > "$tmp/rec"
 t=$(cpu_s "$bin" stat --all --replay "$tmp/rec")
 echo "replay, 1000 devices, --all, text: $n intervals, CPU ${t} s = $(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / (n + 1) * 1e6 }') us per sample"
 
