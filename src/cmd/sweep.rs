@@ -130,7 +130,11 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         return Ok(());
     };
     // The device's size, scheduler and model now, so `stat` can tell when it changed since.
-    let json = profile::profile_json(report, &profile::DeviceState::read(&w.root, &w.dev));
+    let json = profile::profile_json(
+        report,
+        &profile::DeviceState::read(&w.root, &w.dev),
+        &profile::Extras::default(),
+    );
     let path = profile::save(&dir, &id, &json)?;
     crate::error::say(format_args!("iosat: profile saved to {}", path.display()));
     Ok(())

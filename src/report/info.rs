@@ -176,11 +176,37 @@ fn lookup_text(l: &ProfileLookup) -> String {
         .iter()
         .map(|f| f.strip_prefix(stem).unwrap_or(f))
         .collect();
-    let tried = format!("looked for {} ({})", l.ids.join(", "), files.join(", "));
+    let own = l.ids.first().map_or("", String::as_str);
+    let mut tried = format!("looked for {own} ({})", files.join(", "));
+    if l.dirs.len() > 1 {
+        let dirs: Vec<String> = l
+            .dirs
+            .iter()
+            .map(|d| match d.role {
+                crate::profile::DirRole::Own => d.path.clone(),
+                crate::profile::DirRole::Old => format!("{} (old location)", d.path),
+                crate::profile::DirRole::Shared => format!("{} (shared)", d.path),
+            })
+            .collect();
+        tried.push_str(&format!(" in {}", dirs.join(", ")));
+    }
+    if l.ids.len() > 1 {
+        let models: Vec<String> = l.ids[1..]
+            .iter()
+            .map(|id| match l.model_misses.iter().find(|m| m.id == *id) {
+                Some(m) => format!("{id} ({})", m.differences.join(", ")),
+                None => id.clone(),
+            })
+            .collect();
+        tried.push_str(&format!(", then the model profiles {}", models.join("; ")));
+    }
     match (&l.matched_file, &l.dir) {
-        (Some(f), _) => format!("{tried}: matched {f}"),
-        (None, None) => format!("{tried}: no profile directory"),
-        (None, Some(_)) => format!("{tried}: none matched"),
+        (Some(f), _) => match &l.judged_against {
+            Some(j) if l.matched_by == Some("model") => format!("{tried}: matched {f}: {j}"),
+            _ => format!("{tried}: matched {f}"),
+        },
+        (None, None) if l.dirs.is_empty() => format!("{tried}: no profile directory"),
+        (None, _) => format!("{tried}: none matched"),
     }
 }
 
