@@ -451,13 +451,26 @@ pub fn legacy_file(id: &str) -> String {
 
 /// How to give `dev` (a kernel name, or "DEVICE") a profile, as every notice that points at a
 /// sweep says it: the default sweep of a device is read-only (random 4 KiB reads), so it is
-/// the right first command, short on a busy production disk; a twin's profile can be
-/// imported instead. Writes need a spare device and are never the default.
+/// the right first command; on a busy production disk the gentle mode (a few requests in
+/// flight, a cap on the IOPS added), a twin's or the model's profile, or the baseline learned
+/// from the traffic. Writes need a spare device ([`how_to_measure_writes`]) and are never
+/// suggested for the device itself.
 pub fn how_to_measure(dev: &str) -> String {
     format!(
         "Measure it once (read-only): `iosat sweep /dev/{dev} --save-profile`; on a busy \
-production disk a short one (`--levels 1,2,4 --duration 1s`), or import a twin's profile: \
-`iosat profile import FILE --for /dev/{dev}`."
+production disk gently (`--max-concurrency 8 --rate-limit 1000`), or import a twin's profile \
+(`iosat profile import FILE --for /dev/{dev}`, `--model` for every disk of its model), or let \
+iosat learn the baseline from the traffic."
+    )
+}
+
+/// How to get a write profile: a write sweep destroys data, so only on a spare device (a twin
+/// of the same model), whose profile is then imported for `dev`.
+pub fn how_to_measure_writes(dev: &str) -> String {
+    format!(
+        "A write profile needs a spare device of the same model (a write sweep overwrites it): \
+`iosat sweep /dev/SPARE --pattern randwrite --json -o w.json`, then `iosat profile import \
+w.json --for /dev/{dev}`."
     )
 }
 
@@ -1435,8 +1448,13 @@ mod tests {
             a.contains("`iosat profile import FILE --for /dev/vda`"),
             "{a}"
         );
-        assert!(a.contains("--levels 1,2,4"), "{a}");
+        assert!(a.contains("--max-concurrency 8 --rate-limit"), "{a}");
+        assert!(a.contains("learn"), "{a}");
         assert!(!a.contains("write"), "{a}");
+        // Writes: only ever on a spare device.
+        let w = how_to_measure_writes("vda");
+        assert!(w.contains("/dev/SPARE --pattern randwrite"), "{w}");
+        assert!(!w.contains("sweep /dev/vda"), "{w}");
     }
 
     #[test]

@@ -185,6 +185,36 @@ impl StatEngine {
         }
     }
 
+    /// Which profile each selected device with one is judged against, one line each
+    /// ("sda: judged against the model profile of '…', swept on host-a 2026-11-20"), by name.
+    pub fn judged(&self) -> Vec<String> {
+        let mut out: Vec<(String, String)> = self
+            .profiles
+            .iter()
+            .filter_map(|(&(major, minor), (name, p))| {
+                let meta = match self.metas.get(&(major, minor)) {
+                    Some((n, m)) if n == name => m.clone(),
+                    _ => DeviceMeta {
+                        kind: None,
+                        display_name: name.clone(),
+                    },
+                };
+                self.sel.selects(major, name, &meta).then(|| {
+                    (
+                        meta.display_name.clone(),
+                        format!(
+                            "{}: judged against {}",
+                            meta.display_name,
+                            p.judged_against()
+                        ),
+                    )
+                })
+            })
+            .collect();
+        out.sort();
+        out.into_iter().map(|(_, l)| l).collect()
+    }
+
     /// Does any selected device have a profile? (The text legend then explains sat/load.)
     pub fn has_profiles(&self) -> bool {
         self.profiles.iter().any(|(&(major, minor), (name, _))| {

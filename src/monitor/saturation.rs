@@ -14,6 +14,10 @@ use crate::profile::{DeviceProfile, Direction};
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Saturation {
     pub id: String,
+    /// Which profile judged the interval: the device's own or a model profile, and whose
+    /// sweep ("the model profile of 'Amazon Elastic Block Store 100 GiB', swept on host-a
+    /// 2026-11-20").
+    pub judged_against: String,
     /// The read profile's figures (the write profile's when only that is saved).
     pub baseline_latency_ns: f64,
     pub knee_concurrency: u32,
@@ -104,6 +108,7 @@ impl Saturation {
         }
         Saturation {
             id: p.id.clone(),
+            judged_against: p.judged_against(),
             baseline_latency_ns: main.baseline_latency_ns,
             knee_concurrency: main.knee_concurrency,
             max_useful_iops: main.max_useful_iops,
