@@ -177,19 +177,9 @@ fn lookup_text(l: &ProfileLookup) -> String {
         .map(|f| f.strip_prefix(stem).unwrap_or(f))
         .collect();
     let own = l.ids.first().map_or("", String::as_str);
+    // The directories searched are the JSON's `dirs` (a match names its file, so its
+    // directory): the text stays the same on every machine.
     let mut tried = format!("looked for {own} ({})", files.join(", "));
-    if l.dirs.len() > 1 {
-        let dirs: Vec<String> = l
-            .dirs
-            .iter()
-            .map(|d| match d.role {
-                crate::profile::DirRole::Own => d.path.clone(),
-                crate::profile::DirRole::Old => format!("{} (old location)", d.path),
-                crate::profile::DirRole::Shared => format!("{} (shared)", d.path),
-            })
-            .collect();
-        tried.push_str(&format!(" in {}", dirs.join(", ")));
-    }
     if l.ids.len() > 1 {
         let models: Vec<String> = l.ids[1..]
             .iter()

@@ -554,7 +554,10 @@ fn runbook_profile_missing_steps_work_as_written() {
     // Step 4's answer: DEVICE (not the twin) judged against the model profile shipped.
     let flat = last.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("the model profile of '"), "{last}");
-    assert!(flat.contains("(shared)"), "{last}");
+    assert!(
+        flat.contains(etc.to_str().unwrap()),
+        "from the shipped directory: {last}"
+    );
     assert!(
         std::fs::read_dir(&etc).unwrap().count() == 1,
         "one model profile shipped"
