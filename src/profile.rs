@@ -1103,7 +1103,7 @@ impl ProfileLookup for ProfileCache {
 $XDG_STATE_HOME or $HOME)."
                 .into(),
             Missing::NotSaved(dirs) => {
-                format!("no profile {id} and no model profile that matches in {dirs}.")
+                format!("no profile {id}.json in {dirs}, and no model profile that matches.")
             }
             Missing::Unreadable(e) => format!("{e}."),
         })

@@ -376,13 +376,18 @@ fn start_ns(devs: &[StatSeries]) -> i64 {
 fn baseline_line(d: &StatSeries) -> String {
     match &d.profile {
         Ok(f) => format!(
-            "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of {} ({}).",
+            "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of {}{}.",
             d.name,
             f.profile.baseline_latency_ns / 1e6,
             f.profile.pattern,
             f.profile.block_size,
             f.profile.judged_against(),
-            f.path
+            // The file, unless the profile came from a `stat --json` line (its id only).
+            if f.path == f.profile.id {
+                String::new()
+            } else {
+                format!(" ({})", f.path)
+            }
         ),
         Err(why) => format!(
             "{}: no saturation: {why} {}",
