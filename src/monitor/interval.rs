@@ -55,6 +55,9 @@ pub struct DeviceRow {
     /// What production learning (learn/) says of the device in this interval; None when
     /// learning is off.
     pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
+    /// The request-size notes the device's previous interval showed: held while the size
+    /// stays near the limit, so they do not flap (monitor::saturation).
+    pub size_notes_held: super::saturation::SizeNotes,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -74,9 +77,13 @@ pub struct IntervalReport {
 impl DeviceRow {
     /// The device's interval judged against its profile, when it has one.
     pub fn saturation(&self) -> Option<super::saturation::Saturation> {
-        self.profile
-            .as_deref()
-            .map(|p| super::saturation::Saturation::compute(p, self.rates.as_ref().ok()))
+        self.profile.as_deref().map(|p| {
+            super::saturation::Saturation::compute_held(
+                p,
+                self.rates.as_ref().ok(),
+                self.size_notes_held,
+            )
+        })
     }
 }
 
@@ -129,6 +136,8 @@ pub struct StatEngine {
     prev_cpu: Option<CpuTimes>,
     metas: HashMap<(u32, u32), (String, DeviceMeta)>,
     profiles: HashMap<(u32, u32), (String, Arc<DeviceProfile>)>,
+    /// The request-size notes each device's last interval showed (hysteresis).
+    size_notes: HashMap<(u32, u32), super::saturation::SizeNotes>,
 }
 
 /// The counters as they were at boot: zeros, with the optional groups the line has.
@@ -159,6 +168,7 @@ impl StatEngine {
             prev_cpu: None,
             metas: HashMap::new(),
             profiles: HashMap::new(),
+            size_notes: HashMap::new(),
         }
     }
 
@@ -308,6 +318,11 @@ impl StatEngine {
             },
             latency: None,
             learned: None,
+            size_notes_held: self
+                .size_notes
+                .get(&(l.major, l.minor))
+                .copied()
+                .unwrap_or_default(),
         }
     }
 
@@ -382,6 +397,11 @@ impl StatEngine {
         };
         self.prev = Some(cur);
         self.prev_cpu = cur_cpu;
+        // Remember which size notes each device showed, for the next interval's hysteresis.
+        for d in report.iter().flat_map(|r| &r.devices) {
+            let shown = d.saturation().map(|s| s.size_notes).unwrap_or_default();
+            self.size_notes.insert((d.major, d.minor), shown);
+        }
         report
     }
 }
