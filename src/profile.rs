@@ -1073,6 +1073,18 @@ in {ROOT_PROFILE_DIR}; move it there",
             .map(|f| Arc::clone(&f.profile))
     }
 
+    /// The profile judging `dev`, whose profile id the caller knows (`id`): its state and model
+    /// key are read once per cache, so a model profile can match it (the exporter's path).
+    pub fn profile_for(&mut self, dev: &BlockDev, id: &str) -> Option<Arc<DeviceProfile>> {
+        if !self.keys.contains_key(id) {
+            self.live
+                .insert(id.to_string(), DeviceState::read(&self.root, dev));
+            self.keys
+                .insert(id.to_string(), ModelKey::read(&self.root, dev));
+        }
+        self.profile(id)
+    }
+
     /// The profile id of a device of this machine (None when it is not in sysfs); its
     /// current state and model key are remembered, to compare with the profile's and to
     /// match model profiles.

@@ -321,7 +321,7 @@ impl Scraper {
             let profile = identity
                 .profile_id
                 .as_deref()
-                .and_then(|id| self.profiles.profile(id));
+                .and_then(|id| self.profiles.profile_for(&dev, id));
             let latency = hists
                 .iter()
                 .position(|h| h.major == dev.major && h.minor == dev.minor)

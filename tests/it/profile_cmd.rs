@@ -584,3 +584,36 @@ fn the_advice_to_sweep_matches_the_sweep_default() {
     );
     assert!(!advice.contains("--pattern"), "{advice}");
 }
+
+/// The exporter judges a device by a model profile that matches it (its model key read from
+/// its sysfs), and names the model profile's id in `iosat_profile_info`.
+#[test]
+fn the_exporter_uses_a_matching_model_profile() {
+    use iosat::exporter::{metrics, scrape::Devices, scrape::Scraper};
+    let root = crate::exporter::fixture_root();
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("profiles");
+    let r = result(t.path(), "twin.json");
+    let v = ok_json(&profile(
+        &[
+            "save",
+            r.to_str().unwrap(),
+            "--model",
+            "--for",
+            "nvme0n1",
+            "--sys-root",
+            root.sys.to_str().unwrap(),
+            "--json",
+        ],
+        &dir,
+    ));
+    let model_id = v["id"].as_str().unwrap().to_string();
+    let mut s = Scraper::new(root, Devices::default(), Some(dir)).with_profile_refresh(0);
+    let text = metrics::render(&s.scrape());
+    assert!(
+        text.contains(&format!(
+            "iosat_profile_info{{device=\"nvme0n1\",op=\"read\",profile_id=\"{model_id}\""
+        )),
+        "{text}"
+    );
+}
