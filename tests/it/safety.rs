@@ -1122,3 +1122,91 @@ fn a_long_stat_gives_the_slots_of_removed_devices_back() {
         "the 81st device's reads in its latency histogram: {counted} of >= 100\n{err}"
     );
 }
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Issue 28, item 9: a web-config file that is a FIFO is refused at once (exit 2, naming the
+/// flag and the file); the old code blocked in open() with the stop signals caught.
+#[test]
+fn a_fifo_as_the_web_config_file_is_refused_not_waited_on() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("web.yml");
+    mkfifo(&fifo);
+    let out = crate::util::output_within(
+        iosat()
+            .args([
+                "exporter",
+                "--no-learn",
+                "--web.listen-address",
+                "127.0.0.1:0",
+            ])
+            .arg("--web.config.file")
+            .arg(&fifo),
+        Duration::from_secs(20),
+    )
+    .expect("the exporter blocked opening the FIFO");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--web.config.file") && err.contains(fifo.to_str().unwrap()),
+        "{err}"
+    );
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
+/// Issue 28, item 9: `fsync -o FIFO --force` with no process reading the FIFO ends with one
+/// line naming -o and the file (exit 2) instead of blocking in open() for ever; with a
+/// reader, the result goes into the FIFO.
+#[test]
+fn fsync_into_a_fifo_without_a_reader_ends() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("out.json");
+    mkfifo(&fifo);
+    let run = || {
+        let mut c = iosat();
+        c.arg("fsync")
+            .arg(d.path())
+            .args([
+                "--methods",
+                "fdatasync",
+                "--sizes",
+                "4k",
+                "--duration",
+                "0.2",
+            ])
+            .args([
+                "--committers",
+                "none",
+                "--no-verify",
+                "--json",
+                "--force",
+                "-o",
+            ])
+            .arg(&fifo);
+        c
+    };
+    let out = crate::util::output_within(&mut run(), Duration::from_secs(120))
+        .expect("fsync blocked opening a FIFO nobody reads");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'-o'") && err.contains("no process reads") && err.contains("out.json"),
+        "{err}"
+    );
+    // With a reader, the result arrives whole.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = crate::util::output_within(&mut run(), Duration::from_secs(120)).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = reader.join().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&got).expect("the JSON result in the FIFO");
+    assert_eq!(v["kind"], "fsync", "{got}");
+    // Nothing was left beside the FIFO.
+    assert_eq!(entries(d.path()), [fifo]);
+}
