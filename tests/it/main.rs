@@ -8,6 +8,7 @@ mod compare;
 mod evidence;
 mod exporter;
 mod exporter_safety;
+mod failfs;
 mod fsync;
 mod fuzz;
 mod habits;

@@ -1210,3 +1210,50 @@ fn fsync_into_a_fifo_without_a_reader_ends() {
     // Nothing was left beside the FIFO.
     assert_eq!(entries(d.path()), [fifo]);
 }
+
+/// Issue 28, item 10: on a filesystem that reports a write-back error at fsync or at close
+/// (NFS, FUSE), `report -o` fails with exit 1 naming the user's file, and neither the file nor
+/// a temporary one is left; the old code ignored close's error, renamed the temporary file
+/// into place and exited 0.
+#[test]
+fn a_write_back_error_at_fsync_or_close_fails_report_o() {
+    use crate::failfs::{FailAt, FailFs};
+    let src = fixture("report/fsync.json");
+    for at in [FailAt::Fsync, FailAt::Close] {
+        let Some(fs) = FailFs::mount(at) else { return };
+        let dst = fs.path().join("page.html");
+        let out = report(&[src.to_str().unwrap(), "-o", dst.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{at:?}: {err}");
+        assert!(
+            err.contains("page.html") && err.contains("Input/output error"),
+            "{at:?}: {err}"
+        );
+        assert!(fs.names().is_empty(), "{at:?}: left {:?}", fs.names());
+    }
+}
+
+/// Issue 28, item 10, for the files written as a run goes: `stat -o FILE` and
+/// `stat --record FILE` end with exit 1 naming the file when close (or fsync) fails, instead
+/// of exit 0 over data the filesystem did not keep.
+#[test]
+fn a_write_back_error_fails_stat_o_and_record() {
+    use crate::failfs::{FailAt, FailFs};
+    for at in [FailAt::Fsync, FailAt::Close] {
+        let Some(fs) = FailFs::mount(at) else { return };
+        for (flag, name) in [("-o", "stat.txt"), ("--record", "disk.rec")] {
+            let file = fs.path().join(name);
+            let out = iosat()
+                .args(["stat", "--no-bpf", "-i", "0.1", "-c", "2", flag])
+                .arg(&file)
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{at:?} {flag}: {err}");
+            assert!(
+                err.contains(name) && err.contains("Input/output error"),
+                "{at:?} {flag}: {err}"
+            );
+        }
+    }
+}
