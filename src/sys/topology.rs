@@ -1,7 +1,8 @@
 //! Which physical disk(s) a block device's requests end on: a whole disk is its own, a
 //! partition its parent disk's (`/sys/class/block/X/partition` present: the parent is the
 //! directory above), a dm or md device the physical disks beneath its members
-//! (`/sys/class/block/X/slaves/`, followed down through partitions and further dm/md layers).
+//! (`/sys/class/block/X/slaves/`, followed down through partitions and further dm/md layers),
+//! a loop device over a block device node (`loop/backing_file`) that device's.
 //! The exporter labels each device with these so that alerts fire once per physical disk.
 //! A pure resolver over a lookup of sysfs nodes ([`physical_disks`]) and a thin reader of one
 //! node under a swappable root ([`read_node`], [`physical_disks_in`]).
@@ -15,7 +16,8 @@ use std::path::Path;
 pub struct Node {
     /// The whole disk a partition belongs to (None: not a partition).
     pub partition_of: Option<String>,
-    /// The devices it is built from (dm, md, bcache members), as in `slaves/`.
+    /// The devices it is built from: dm, md, bcache members as in `slaves/`, and the block
+    /// device a loop device reads and writes (which `slaves/` does not list).
     pub slaves: Vec<String>,
 }
 
@@ -79,10 +81,28 @@ pub fn read_node(root: &Root, name: &str) -> Option<Node> {
     } else {
         None
     };
+    let mut slaves = entries(&dir.join("slaves"));
+    slaves.extend(loop_backing_device(root, &dir));
     Some(Node {
         partition_of,
-        slaves: entries(&dir.join("slaves")),
+        slaves,
     })
+}
+
+/// The kernel name of the block device a loop device (sysfs directory `dir`) is backed by,
+/// when its backing file is a block device node rather than a regular file.
+fn loop_backing_device(root: &Root, dir: &Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let file = std::fs::read_to_string(dir.join("loop/backing_file")).ok()?;
+    let file = file.trim();
+    let file = file.strip_suffix(" (deleted)").unwrap_or(file);
+    let m = std::fs::metadata(file).ok()?;
+    if !m.file_type().is_block_device() {
+        return None;
+    }
+    let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
+    let target = std::fs::canonicalize(root.sys.join(format!("dev/block/{major}:{minor}"))).ok()?;
+    Some(target.file_name()?.to_string_lossy().into_owned())
 }
 
 /// [`physical_disks`] of `name` read from sysfs under `root`.
