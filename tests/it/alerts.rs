@@ -293,24 +293,11 @@ fn a_real_prometheus_pages_within_two_minutes_of_an_overload_and_clears_within_t
     };
     let name = dev.name().to_string();
     // A swept profile for the device: baseline 2 ms mean, 2.2 ms p95 at one in flight.
-    let info = crate::util::ok_json(
-        &crate::util::iosat()
-            .args(["info", "--all", "--json", &name])
-            .output()
-            .unwrap(),
+    let profiles = crate::exporter::profile_dir_for(
+        &name,
+        r#"{"baseline_latency_ns":2000000.0,"baseline_p95_ns":2200000.0,
+            "knee_concurrency":1,"max_useful_iops":500.0}"#,
     );
-    let id = info["devices"][0]["profile_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let profiles = tempfile::tempdir().unwrap();
-    std::fs::write(
-        profiles.path().join(format!("{id}.json")),
-        r#"{"workload":{"pattern":"randread","block_size":4096},
-            "verdict":{"baseline_latency_ns":2000000.0,"baseline_p95_ns":2200000.0,
-                       "knee_concurrency":1,"max_useful_iops":500.0}}"#,
-    )
-    .unwrap();
     let pdir = profiles.path().to_str().unwrap().to_string();
     let e = Exporter::start(
         std::path::Path::new("/"),

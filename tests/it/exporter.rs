@@ -1027,6 +1027,25 @@ fn live_reads(name: &str) -> f64 {
         .unwrap()
 }
 
+/// A profile directory with a randread profile of 4 KiB requests for device `name` (saved
+/// under its id as `iosat info` gives it) whose verdict is `verdict` (JSON).
+pub(crate) fn profile_dir_for(name: &str, verdict: &str) -> tempfile::TempDir {
+    let info = crate::util::ok_json(
+        &crate::util::iosat()
+            .args(["info", "--all", "--json", name])
+            .output()
+            .unwrap(),
+    );
+    let id = info["devices"][0]["profile_id"].as_str().unwrap();
+    let profiles = tempfile::tempdir().unwrap();
+    std::fs::write(
+        profiles.path().join(format!("{id}.json")),
+        format!(r#"{{"workload":{{"pattern":"randread","block_size":4096}},"verdict":{verdict}}}"#),
+    )
+    .unwrap();
+    profiles
+}
+
 #[test]
 fn on_a_loop_device_the_recorded_saturation_equals_stats() {
     if !crate::util::is_root() {
@@ -1038,24 +1057,10 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
     }
     let lo = crate::util::LoopDev::new(16 << 20);
     let name = lo.name().to_string();
-    // A profile for this loop device (its id as iosat info gives it).
-    let info = crate::util::ok_json(
-        &crate::util::iosat()
-            .args(["info", "--all", "--json", &name])
-            .output()
-            .unwrap(),
+    let profiles = profile_dir_for(
+        &name,
+        r#"{"baseline_latency_ns":5000.0,"knee_concurrency":4,"max_useful_iops":50000.0}"#,
     );
-    let id = info["devices"][0]["profile_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let profiles = tempfile::tempdir().unwrap();
-    std::fs::write(
-        profiles.path().join(format!("{id}.json")),
-        r#"{"workload":{"pattern":"randread","block_size":4096},
-            "verdict":{"baseline_latency_ns":5000.0,"knee_concurrency":4,"max_useful_iops":50000.0}}"#,
-    )
-    .unwrap();
     let pdir = profiles.path().to_str().unwrap().to_string();
     // Warm-up reads, so the first sample Prometheus takes has both counters well above 0 (its
     // rate() extrapolation then scales time and count alike).
