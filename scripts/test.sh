@@ -12,6 +12,8 @@ command -v sysbench >/dev/null || need+=(sysbench)
 command -v tmux >/dev/null || need+=(tmux)
 # promtool (tests/it/exporter.rs: check metrics, check rules, test rules) and Prometheus itself.
 command -v promtool >/dev/null || need+=(prometheus)
+# amtool and Alertmanager (tests/it/alerts.rs: the shipped inhibition, checked and run).
+command -v amtool >/dev/null || need+=(prometheus-alertmanager)
 # The browser test of the HTML reports (tests/it/report.rs) draws every page in headless Chromium.
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 # clang + llvm-strip only to check that bpf/iolat.bpf.o is what scripts/build-bpf.sh builds

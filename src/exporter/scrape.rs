@@ -1,6 +1,6 @@
 //! The exporter's collector: one read of /proc/diskstats through the shared reader
 //! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus exclude
-//! globs, identity from sysfs (learned once per device), the in-flight split (sys::inflight),
+//! globs, identity and physical disks (sys::topology) from sysfs (learned once per device), the in-flight split (sys::inflight),
 //! profiles (profile::ProfileCache, read again every minute so a profile saved while the exporter
 //! runs is picked up), the wrap extension of the ms fields kept across scrapes, and the
 //! block-latency histograms (sys::bpf) when attached, and production learning (learn/, fed
@@ -243,6 +243,7 @@ impl Scraper {
             scheduler: q.scheduler,
             write_cache: q.write_cache,
             profile_id: ids.as_ref().map(profile::profile_id),
+            disks: crate::sys::topology::physical_disks_in(&self.root, &dev.name),
         };
         self.known.insert(key, i.clone());
         i

@@ -1,5 +1,6 @@
 //! The single integration-test binary (docs/design.md §2): one module per area.
 
+mod alerts;
 mod analysis;
 mod analyze;
 mod bpf;
