@@ -14,6 +14,7 @@ mod habits;
 mod knowndev;
 mod layering;
 mod learn;
+mod packaging;
 mod profile_cmd;
 mod report;
 mod safety;
