@@ -691,11 +691,14 @@ fn the_debian_package_installs_into_a_temporary_root_and_serves_a_scrape() {
     let root = dir.path().join("root");
     std::fs::create_dir_all(root.join("var/lib/dpkg/info")).unwrap();
     std::fs::create_dir_all(root.join("var/lib/dpkg/updates")).unwrap();
+    std::fs::create_dir_all(root.join("var/log")).unwrap();
     std::fs::write(root.join("var/lib/dpkg/status"), "").unwrap();
     std::fs::write(root.join("var/lib/dpkg/available"), "").unwrap();
     let dpkg = |args: &[&str]| {
         let o = Command::new("dpkg")
             .arg(format!("--root={}", root.display()))
+            // Its log too (dpkg writes the host's /var/log/dpkg.log otherwise).
+            .arg(format!("--log={}", root.join("var/log/dpkg.log").display()))
             .args(["--force-script-chrootless", "--force-depends"])
             .args(args)
             .output()
@@ -709,6 +712,8 @@ fn the_debian_package_installs_into_a_temporary_root_and_serves_a_scrape() {
     };
     dpkg(&["-i", deb.to_str().unwrap()]);
     let installed = |p: &str| root.join(p.trim_start_matches('/'));
+    let dpkg_log = std::fs::read_to_string(installed("/var/log/dpkg.log")).unwrap();
+    assert!(dpkg_log.contains("install iosat:amd64"), "{dpkg_log}");
     assert_eq!(
         std::fs::read_to_string(installed("/usr/lib/systemd/system/iosat-exporter.service"))
             .unwrap(),
