@@ -4,8 +4,10 @@
 //! are held against the unit's filter); the Debian package built by cargo-deb from this test's
 //! binary, installed into a temporary root by dpkg (maintainer scripts included, under
 //! $DPKG_ROOT), whose installed binary serves a scrape as its unit would run it, then purged; the
-//! Kubernetes DaemonSet validated by kubernetes-validate and its container's command run. A peer
-//! tool that is missing skips its test with a line saying which (scripts/test.sh installs them).
+//! Kubernetes DaemonSet validated by kubernetes-validate and its container's command run; the
+//! bare binary given file capabilities. (The static build is scripts/static-build.sh's, run
+//! once per CI run: a release build.) A peer tool that is missing skips its test with a line
+//! saying which (scripts/test.sh installs them).
 //! Nothing is installed on this machine's own system: every root is a temporary directory.
 
 use crate::util::*;
