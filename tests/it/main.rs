@@ -17,6 +17,7 @@ mod knowndev;
 mod layering;
 mod learn;
 mod ownloop;
+mod packaging;
 mod profile_cmd;
 mod report;
 mod safety;
