@@ -603,10 +603,12 @@ impl ProfileDirs {
     }
 }
 
-/// Pure: the search order. `explicit` (`--profile-dir`, repeatable): exactly those, the first
-/// the own one. Else the own directory ($IOSAT_PROFILE_DIR, else [`profile_dir`]), for root the
-/// old user location after it, then the shared ones: `$IOSAT_PROFILE_DIRS` (colon-separated;
-/// set and empty: none), else [`SHARED_PROFILE_DIR`].
+/// Pure: the search order. The own directory: the first `explicit` (`--profile-dir`,
+/// repeatable; the others are read after it), else $IOSAT_PROFILE_DIR, else [`profile_dir`];
+/// for root without either, the old user location after it; then always the shared ones:
+/// `$IOSAT_PROFILE_DIRS` (colon-separated; set and empty: none), else [`SHARED_PROFILE_DIR`]
+/// (so an exporter unit that names its own directory still reads what configuration
+/// management ships).
 pub fn search_dirs(
     explicit: &[PathBuf],
     env_own: Option<&Path>,
@@ -626,12 +628,10 @@ pub fn search_dirs(
         for d in more {
             push(d.clone(), DirRole::Shared);
         }
-        return ProfileDirs { dirs };
-    }
-    if let Some(own) = profile_dir(env_own, is_root, xdg_state_home, home) {
+    } else if let Some(own) = profile_dir(env_own, is_root, xdg_state_home, home) {
         push(own, DirRole::Own);
     }
-    if env_own.is_none() && is_root {
+    if explicit.is_empty() && env_own.is_none() && is_root {
         if let Some(old) = user_profile_dir(xdg_state_home, home) {
             push(old, DirRole::Old);
         }
@@ -1203,13 +1203,20 @@ mod tests {
             )),
             [("/p".into(), Own)]
         );
-        let explicit = [PathBuf::from("/x"), PathBuf::from("/etc/iosat/profiles")];
+        // --profile-dir names the own one and more to read; the shared one is still read.
+        let explicit = [PathBuf::from("/x"), PathBuf::from("/y")];
         let d = search_dirs(&explicit, Some(Path::new("/p")), None, true, None, None);
         assert_eq!(d.own(), Some(Path::new("/x")));
         assert_eq!(
             paths(d),
-            [("/x".into(), Own), ("/etc/iosat/profiles".into(), Shared)]
+            [
+                ("/x".into(), Own),
+                ("/y".into(), Shared),
+                ("/etc/iosat/profiles".into(), Shared)
+            ]
         );
+        let d = search_dirs(&explicit[..1], None, Some(""), true, None, Some("/root"));
+        assert_eq!(paths(d), [("/x".into(), Own)]);
     }
 
     #[test]

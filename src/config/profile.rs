@@ -1,9 +1,9 @@
 //! The profile directories, resolved one way for every command (crate::profile::search_dirs):
 //! where profiles are saved — the first `--profile-dir`, else `$IOSAT_PROFILE_DIR`, else
 //! `/var/lib/iosat/profiles` for root, else `$XDG_STATE_HOME/iosat/profiles`, else
-//! `~/.local/state/iosat/profiles` — and, for reading, after it root's old location and the
-//! shared read-only ones (`$IOSAT_PROFILE_DIRS`, else `/etc/iosat/profiles`), or exactly the
-//! `--profile-dir` list when one is given.
+//! `~/.local/state/iosat/profiles` — and, for reading, after it the further `--profile-dir`s
+//! (else root's old location) and the shared read-only ones (`$IOSAT_PROFILE_DIRS`, else
+//! `/etc/iosat/profiles`).
 //! Must not import: cmd/, ui/.
 
 use crate::cli::ProfileArgs;
