@@ -10,7 +10,7 @@
 //! [`LevelProgress`] (the terminal bar lives in ui/).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
-use super::disturb::disturbance;
+use super::disturb::{disturbance, OwnRate};
 use super::plan::Levels;
 use super::result::{
     pattern_name, KernelView, LevelResult, SweepReport, TargetInfo, WorkloadInfo, SCHEMA_VERSION,
@@ -399,7 +399,21 @@ impl<'a> LevelDriver<'a> {
         let cut_by = stats.interrupted.then(|| stop_signal().unwrap_or("stop"));
         let r = LevelResult::new(&ls, &stats, kernel).map(|mut r| {
             r.repeat = rep;
-            r.disturbance = disturbance(sched.as_ref(), r.ios, r.iops, r.kernel.as_ref(), cut_by);
+            let own = match (&r.read, &r.write) {
+                (Some(rd), Some(wr)) => OwnRate {
+                    r_s: rd.iops,
+                    w_s: wr.iops,
+                },
+                _ if pattern_name(plan.pattern).1 > 0 => OwnRate {
+                    r_s: r.iops,
+                    w_s: 0.0,
+                },
+                _ => OwnRate {
+                    r_s: 0.0,
+                    w_s: r.iops,
+                },
+            };
+            r.disturbance = disturbance(sched.as_ref(), r.ios, own, r.kernel.as_ref(), cut_by);
             r
         });
         Ok((r, cut))

@@ -362,9 +362,13 @@ pub fn combined_point(levels: &[&LevelResult]) -> Option<LevelPoint> {
                 cpu_iowait_pct: m(|d| d.cpu_iowait_pct),
                 cpu_steal_pct: m(|d| d.cpu_steal_pct),
                 other_iops: m(|d| d.other_iops),
+                other_r_s: m(|d| d.other_r_s),
+                other_w_s: m(|d| d.other_w_s),
+                other_in_flight: m(|d| d.other_in_flight),
                 psi_io_some_pct: m(|d| d.psi_io_some_pct),
                 psi_cpu_some_pct: m(|d| d.psi_cpu_some_pct),
                 cut_by: ds.iter().find_map(|d| d.cut_by.clone()),
+                other_explains_rel: 0.0,
             }
         })
     };
