@@ -64,6 +64,8 @@ pub struct Judgement {
     pub cut_levels: Vec<u32>,
     /// Levels measured while something else disturbed them.
     pub disturbed_levels: Vec<u32>,
+    /// The other traffic on the device over the levels, when material.
+    pub other_traffic: Option<confidence::OtherTraffic>,
     /// The level the baseline was first taken from: concurrency 1, else the lowest. None
     /// without a deciding level.
     pub first: Option<LevelPoint>,
@@ -85,7 +87,16 @@ pub struct Judgement {
 pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
     let mut all: Vec<LevelPoint> = levels.to_vec();
     all.sort_by_key(|l| l.concurrency);
-    let lv: Vec<LevelPoint> = all.iter().filter(|l| !is_cut(l)).cloned().collect();
+    let mut lv: Vec<LevelPoint> = all.iter().filter(|l| !is_cut(l)).cloned().collect();
+    // What other traffic explains, from the deciding levels' own curve, widens their
+    // intervals (and is said for every level; cut ones keep none).
+    confidence::explain_other_traffic(&mut lv);
+    for l in all.iter_mut() {
+        if let Some(x) = lv.iter().find(|x| x.concurrency == l.concurrency) {
+            l.disturbance.clone_from(&x.disturbance);
+        }
+    }
+    let lv = lv;
     let (_, disturbed_levels) = confidence::disturbance_lines(&all);
     let cut_levels: Vec<u32> = all
         .iter()
@@ -97,6 +108,7 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         levels: Vec::new(),
         cut_levels,
         disturbed_levels,
+        other_traffic: None,
         first: None,
         baseline_drift: None,
         base: None,
@@ -111,7 +123,9 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         let first = first.clone();
         let (drift, mut base, alt) = match ctx.baseline_remeasured {
             Some(again) if lv.len() >= 2 => {
-                let (d, b, alt) = confidence::drift(&first, again);
+                let mut again = again.clone();
+                confidence::explain_like(&mut again, &lv);
+                let (d, b, alt) = confidence::drift(&first, &again);
                 (Some(d), b, alt)
             }
             _ => (None, first.clone(), None),
@@ -125,6 +139,7 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         if lv.len() >= 2 {
             j.shape = Some(shape(&lv, &base, alt.as_ref(), &mut j.findings, ctx));
         }
+        j.other_traffic = confidence::other_traffic(&all, &base);
         (j.first, j.baseline_drift, j.base, j.alt_base) = (Some(first), drift, Some(base), alt);
     }
     (j.all, j.levels) = (all, lv);
@@ -348,6 +363,7 @@ impl Judgement {
             unstable_levels: shape.unstable_levels.clone(),
             cut_levels: self.cut_levels,
             disturbed_levels: self.disturbed_levels,
+            other_traffic: self.other_traffic,
             baseline_drift: self.baseline_drift,
             limit: shape.limit.clone(),
             too_few_levels: false,
@@ -415,6 +431,7 @@ impl Judgement {
             } else {
                 self.disturbed_levels
             },
+            other_traffic: self.other_traffic,
             baseline_drift: None,
             limit: None,
             too_few_levels: true,

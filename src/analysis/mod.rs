@@ -278,9 +278,14 @@ pub struct Verdict {
     /// Levels cut short by a signal: shown, never deciding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_levels: Vec<u32>,
-    /// Levels measured while something else disturbed them (CPU contention, other traffic).
+    /// Levels measured while something else disturbed them (CPU contention, other traffic
+    /// the levels do not share or that outweighs iosat's own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed_levels: Vec<u32>,
+    /// Other traffic on the device beside iosat's over the levels, when material: how much, and
+    /// how far it widened the verdict's intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_traffic: Option<confidence::OtherTraffic>,
     /// The baseline measured again at the end of the sweep, and whether it drifted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_drift: Option<confidence::BaselineDrift>,
