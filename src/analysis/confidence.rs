@@ -322,6 +322,27 @@ fn mean_noise(l: &LevelPoint) -> f64 {
     }
 }
 
+/// How well a level's mean latency is known: its 95 % interval's half-width relative to it
+/// (windows' spread plus what other traffic explains); None when neither was measured.
+pub fn uncertainty_rel(l: &LevelPoint) -> Option<f64> {
+    (l.spread.is_some() || explained(l) > 0.0).then(|| mean_noise(l))
+}
+
+/// The baseline's stated uncertainty: [`uncertainty_rel`], plus half the difference between
+/// its two measurements when the sweep took it again at the end. The windows of one
+/// measurement share its moment (the machine's load then, the device's state), so their
+/// spread misses how much a level moves from one minute to the next; the re-measure shows it.
+pub fn baseline_uncertainty_rel(base: &LevelPoint, drift: Option<&BaselineDrift>) -> Option<f64> {
+    let own = uncertainty_rel(base);
+    let moved = drift
+        .filter(|d| d.first_mean_ns > 0.0 && d.again_mean_ns > 0.0 && base.latency_ns.mean > 0.0)
+        .map(|d| (d.again_mean_ns - d.first_mean_ns).abs() / 2.0 / base.latency_ns.mean);
+    match (own, moved) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
+
 /// The baseline's better-supported value when the sweep measured it twice. The one whose
 /// windows agree better (smaller CV) is better supported; without spreads neither is, and the
 /// verdict is widened over both (`alt` returned).

@@ -345,6 +345,10 @@ impl Judgement {
             baseline_concurrency: base.concurrency,
             baseline_latency_ns: base.latency_ns.mean,
             baseline_p95_ns: base.latency_ns.p95,
+            baseline_uncertainty_rel: confidence::baseline_uncertainty_rel(
+                base,
+                self.baseline_drift.as_ref(),
+            ),
             levels: self.all_findings(base, false),
             overload_concurrency: shape.overload,
             power_peak_concurrency: lv[shape.power_peak].concurrency,
@@ -408,6 +412,7 @@ impl Judgement {
             baseline_concurrency: c,
             baseline_latency_ns: base.map_or(0.0, |b| b.latency_ns.mean),
             baseline_p95_ns: base.and_then(|b| b.latency_ns.p95),
+            baseline_uncertainty_rel: base.and_then(confidence::uncertainty_rel),
             levels,
             overload_concurrency: None,
             power_peak_concurrency: c,

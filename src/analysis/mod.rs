@@ -237,6 +237,10 @@ pub struct Verdict {
     pub baseline_concurrency: u32,
     pub baseline_latency_ns: f64,
     pub baseline_p95_ns: Option<f64>,
+    /// The baseline's mean latency is known within ± this share of it (95 %): its windows'
+    /// spread plus what other traffic explains. None without a spread or other traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_uncertainty_rel: Option<f64>,
     pub levels: Vec<LevelFinding>,
     /// The first level whose p95 exceeds 3× the baseline p95; None when none is overloaded.
     pub overload_concurrency: Option<u32>,

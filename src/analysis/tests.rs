@@ -1482,3 +1482,32 @@ fn other_traffic_that_varied_or_outweighed_iosat_is_a_disturbance() {
     assert!(v.disturbed_levels.contains(&1), "{:?}", v.disturbed_levels);
     assert!(v.profile_refusal().is_some());
 }
+
+#[test]
+fn the_baseline_uncertainty_holds_its_spread_other_traffic_and_re_measure() {
+    let lv = with_spread(soft_knee(), &[0.04; 6]);
+    let spread_only = analyze(&lv).baseline_uncertainty_rel.unwrap();
+    // Six windows at a CV of 2 %: t(5) · 0.02 / √5.
+    assert!((spread_only - 2.571 * 0.02 / 5f64.sqrt()).abs() < 1e-9);
+    assert_eq!(analyze(&soft_knee()).baseline_uncertainty_rel, None);
+    // Measured again 4 % slower at the end: half of that is added.
+    let mut again = lv[0].clone();
+    again.latency_ns.mean *= 1.04;
+    let v = analyze_with(
+        &lv,
+        &Context {
+            baseline_remeasured: Some(&again),
+            ..Default::default()
+        },
+    );
+    let u = v.baseline_uncertainty_rel.unwrap();
+    assert!((u - spread_only - 0.02).abs() < 1e-9, "{u}");
+    // Other traffic adds what it explains.
+    let v = analyze(&with_other(lv, 4000.0, 0.0, 2.0));
+    let t = v.other_traffic.as_ref().unwrap();
+    let u = v.baseline_uncertainty_rel.unwrap();
+    assert!(
+        (u - spread_only - t.baseline_widened_rel).abs() < 1e-9,
+        "{u} {t:?}"
+    );
+}
