@@ -74,6 +74,26 @@ pub struct Disturbance {
     pub other_explains_rel: f64,
 }
 
+/// A sweep kept gentle on purpose (a production disk): its levels stop at `max_concurrency`
+/// (`--max-concurrency`) and the requests it adds are capped at `rate_limit_iops`
+/// (`--rate-limit`). The verdict then states a knee or ceiling it did not reach as a lower
+/// bound, never more.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SweepLimits {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit_iops: Option<f64>,
+}
+
+impl SweepLimits {
+    /// Neither limit was given.
+    pub fn is_none(&self) -> bool {
+        self.max_concurrency.is_none() && self.rate_limit_iops.is_none()
+    }
+}
+
 /// Which requests a limit applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -46,6 +46,10 @@ pub struct Shape {
     pub knee: usize,
     pub knee_note: Option<KneeNote>,
     pub knee_range: Option<(u32, u32)>,
+    /// The knee was not reached: it is above this concurrency (the knee is the highest level
+    /// measured, or in a gentle sweep the highest whose Little's law closes, the ones above
+    /// held back by --rate-limit).
+    pub knee_above: Option<u32>,
     /// The level with the most IOPS.
     pub peak: usize,
     pub unstable_levels: Vec<u32>,
@@ -180,6 +184,12 @@ fn shape(
         })
         .flatten();
     let (power_peak, knee, knee_note) = knee(lv, findings, usl.as_ref(), overload);
+    let top_closing = (0..lv.len())
+        .rev()
+        .find(|&i| findings[i].little != LittleCheck::InFlightOff);
+    let knee_above = (knee == lv.len() - 1
+        || (ctx.sweep_limits.is_some() && Some(knee) == top_closing))
+        .then_some(lv[knee].concurrency);
 
     // How sure: ranges from the levels' spread, a second baseline, unstable levels.
     let knee_range = confidence::knee_range(lv, knee, overload);
@@ -232,6 +242,7 @@ fn shape(
         knee,
         knee_note,
         knee_range,
+        knee_above,
         peak: (0..lv.len())
             .max_by(|&a, &b| lv[a].iops.total_cmp(&lv[b].iops))
             .unwrap_or(0),
@@ -363,6 +374,7 @@ impl Judgement {
             util_lesson,
             summary,
             knee_range: shape.knee_range,
+            knee_above: shape.knee_above,
             overload_range: shape.overload_range,
             unstable_levels: shape.unstable_levels.clone(),
             cut_levels: self.cut_levels,
@@ -427,6 +439,7 @@ impl Judgement {
             util_lesson: None,
             summary,
             knee_range: None,
+            knee_above: None,
             overload_range: None,
             unstable_levels: Vec::new(),
             cut_levels: self.cut_levels,

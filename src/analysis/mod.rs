@@ -272,6 +272,11 @@ pub struct Verdict {
     /// spread says so; None when the knee is clear or no spread was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knee_range: Option<(u32, u32)>,
+    /// The knee was not reached: it lies above this concurrency, and max useful IOPS is a
+    /// lower bound (the knee is the highest level measured, or a gentle sweep stopped below
+    /// it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_above: Option<u32>,
     /// The same for the overload point: (perhaps from, surely from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overload_range: Option<(u32, u32)>,
@@ -393,6 +398,8 @@ pub struct Context<'a> {
     /// The same workload measured at a second block size, when the data has one: a plateau
     /// that keeps its IOPS or bytes/s across the two is a cap ([`cap::find`]).
     pub other_block_size: Option<&'a [LevelPoint]>,
+    /// The sweep was kept gentle on purpose: a knee it did not reach is a lower bound.
+    pub sweep_limits: Option<evidence::SweepLimits>,
 }
 
 /// [`analyze_with`] knowing nothing beside the levels.

@@ -1511,3 +1511,42 @@ fn the_baseline_uncertainty_holds_its_spread_other_traffic_and_re_measure() {
         "{u} {t:?}"
     );
 }
+
+#[test]
+fn a_gentle_sweep_states_the_knee_it_did_not_reach_as_a_lower_bound() {
+    // Stopped at 8 on purpose, IOPS per unit of latency still rising there.
+    let lv: Vec<LevelPoint> = soft_knee().into_iter().take(3).collect();
+    let limits = evidence::SweepLimits {
+        max_concurrency: Some(4),
+        rate_limit_iops: Some(5000.0),
+    };
+    let v = analyze_with(
+        &lv,
+        &Context {
+            sweep_limits: Some(limits),
+            ..Default::default()
+        },
+    );
+    assert_eq!(v.knee_above, Some(4));
+    let line = summary_line(&v, "Gentle sweep");
+    assert!(
+        line.starts_with(
+            "Gentle sweep (--max-concurrency 4, --rate-limit 5000 IOPS): the knee was not \
+             reached, so the knee is above 4 in flight and the ceiling above 3600 IOPS"
+        ),
+        "{line}"
+    );
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("measure at higher concurrency")));
+    // The same levels from an ordinary sweep: the knee lies beyond too, said the old way.
+    let v = analyze(&lv);
+    assert_eq!(v.knee_above, Some(4));
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.contains("measure at higher concurrency")));
+    // A knee inside the levels has no lower bound.
+    assert_eq!(analyze(&soft_knee()).knee_above, None);
+}

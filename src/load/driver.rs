@@ -52,6 +52,22 @@ pub struct SweepPlan {
     pub remeasure_baseline: bool,
     /// Where the scheduler and CPU counters are read (sys::sched).
     pub root: crate::sys::Root,
+    /// `--rate-limit`: the engine paces its requests at this rate; the series stops after the
+    /// first level the cap held back ([`held_back`]).
+    pub rate_limit_iops: Option<f64>,
+}
+
+/// A level's IOPS within this share of `--rate-limit`: the cap, not the device, set its pace,
+/// and higher levels would only queue behind the cap.
+pub const HELD_BACK_SHARE: f64 = 0.9;
+
+/// Whether the rate limit held the last level back (its IOPS reached
+/// [`HELD_BACK_SHARE`] of the limit).
+pub fn held_back(rate_limit_iops: Option<f64>, last: Option<&LevelResult>) -> bool {
+    match (rate_limit_iops, last) {
+        (Some(r), Some(l)) => l.iops >= HELD_BACK_SHARE * r,
+        _ => false,
+    }
 }
 
 impl SweepPlan {
@@ -201,6 +217,7 @@ pub fn start_report(
             max_threads: plan.max_threads,
             seed: plan.seed,
             repeat: plan.repeat.max(1),
+            limits: None,
         },
         notes,
         ..Default::default()
@@ -272,6 +289,14 @@ impl<'a> LevelDriver<'a> {
                     break 'passes;
                 }
                 idx += 1;
+                if rep == 0 && held_back(plan.rate_limit_iops, report.levels.last()) {
+                    let n = plan.rate_limit_iops.unwrap_or(0.0);
+                    report.notes.push(format!(
+                        "Concurrency {conc} reached the --rate-limit of {n:.0} IOPS: the series \
+                         stops there (higher levels would queue behind the cap, not the device)."
+                    ));
+                    break;
+                }
             }
         }
         if !report.interrupted {

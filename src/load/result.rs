@@ -456,6 +456,9 @@ pub struct WorkloadInfo {
     /// older files means 1.
     #[serde(skip_serializing_if = "single_pass")]
     pub repeat: u32,
+    /// The gentle mode's limits (`--max-concurrency`, `--rate-limit`); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::analysis::evidence::SweepLimits>,
 }
 
 pub fn pattern_name(p: Pattern) -> (&'static str, u8) {
@@ -515,6 +518,7 @@ impl SweepReport {
                     .is_ok_and(|s| s.cap_iops.is_none() && s.bw_bytes_per_s.is_none()),
             read_share: Some(f64::from(self.workload.read_pct) / 100.0),
             device: self.target.disk_device.as_deref(),
+            sweep_limits: self.workload.limits,
             ..Default::default()
         };
         self.verdict = Some(crate::analysis::analyze_with(&self.points(), &ctx));

@@ -2,7 +2,9 @@
 //! known background load — fio reading at a fixed 150 IOPS on the same device, started and
 //! killed here — `iosat sweep DEVICE --save-profile` (a read-only sweep) succeeds, writes the
 //! profile into a temporary --profile-dir, states how much other traffic there was, and its
-//! baseline agrees with a quiet run's within the uncertainty both state.
+//! baseline agrees with a quiet run's within the uncertainty both state. The gentle mode
+//! (`--max-concurrency`, `--rate-limit`) under the same load stops where asked, keeps to its
+//! rate, and gives the knee it did not reach as a lower bound.
 
 use crate::knowndev::{self, KnownDev, Spec};
 use crate::util::{have, ok_json, stderr};
@@ -62,6 +64,37 @@ fn sweep(dev: &str, extra: &[&str]) -> std::process::Output {
         .expect("run chrt iosat")
 }
 
+/// Attempts at a sweep the machine may disturb: two sweeps on two cores shared with other
+/// builds sometimes see a stall (a window without a completion, the baseline moving between
+/// the start and the end), which `--save-profile` rightly refuses. Such a refusal is retried;
+/// one that names the other traffic never is.
+const ATTEMPTS: usize = 3;
+
+/// `sweep(dev, extra)` under fio's background load until it exits 0, at most [`ATTEMPTS`]
+/// times; every refusal met on the way must be the machine's, not the other traffic's.
+fn saved_under_load(dev: &str, extra: &[&str]) -> std::process::Output {
+    let mut refusals = Vec::new();
+    for _ in 0..ATTEMPTS {
+        let out = {
+            let _load = Background::start(dev);
+            sweep(dev, extra)
+        };
+        if out.status.code() == Some(0) {
+            return out;
+        }
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(4), "{err}");
+        assert!(
+            !err.contains("other requests")
+                && !err.contains("other traffic")
+                && !err.contains("disturbed"),
+            "refused for the other traffic: {err}"
+        );
+        refusals.push(err);
+    }
+    panic!("--save-profile refused {ATTEMPTS} times: {refusals:#?}");
+}
+
 fn baseline(v: &Value) -> (f64, f64) {
     let verdict = &v["verdict"];
     (
@@ -91,16 +124,7 @@ fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() 
 
     let profiles = tempfile::tempdir().unwrap();
     let pd = profiles.path().to_str().unwrap();
-    let live = {
-        let _load = Background::start(&dev.path);
-        sweep(&dev.path, &["--save-profile", "--profile-dir", pd])
-    };
-    assert_eq!(
-        live.status.code(),
-        Some(0),
-        "--save-profile under a steady background load: {}",
-        stderr(&live)
-    );
+    let live = saved_under_load(&dev.path, &["--save-profile", "--profile-dir", pd]);
     let saved: Vec<_> = std::fs::read_dir(profiles.path())
         .unwrap()
         .filter_map(|e| e.ok())
@@ -173,4 +197,75 @@ fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() 
         l / 1e6,
         ul * 100.0
     );
+}
+
+#[test]
+fn a_gentle_sweep_stops_where_asked_caps_its_rate_and_gives_the_knee_as_a_lower_bound() {
+    if !have("fio", "--version") {
+        eprintln!("skipped: fio is not installed");
+        return;
+    }
+    if !knowndev::available() {
+        return;
+    }
+    // Four units: the knee is at 4; a sweep stopped at 2 can only say it is above 2.
+    let Some(dev) = KnownDev::start(Spec::new(4, Duration::from_millis(2))) else {
+        return;
+    };
+    let profiles = tempfile::tempdir().unwrap();
+    let pd = profiles.path().to_str().unwrap();
+    let out = {
+        let _load = Background::start(&dev.path);
+        sweep(
+            &dev.path,
+            &[
+                "--max-concurrency",
+                "2",
+                "--rate-limit",
+                "1500",
+                "--save-profile",
+                "--profile-dir",
+                pd,
+            ],
+        )
+    };
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    for l in v["levels"].as_array().unwrap() {
+        eprintln!(
+            "gentle {}: {:.0} IOPS {:.3} ms spread {} cpu wait {}",
+            l["concurrency"],
+            l["iops"].as_f64().unwrap(),
+            l["latency_ns"]["mean"].as_f64().unwrap() / 1e6,
+            l["spread"],
+            l["disturbance"]["cpu_wait_ns_per_io"]
+        );
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        v["workload"]["limits"],
+        serde_json::json!({"max_concurrency": 2, "rate_limit_iops": 1500.0})
+    );
+    assert_eq!(
+        v["workload"]["engine"], "sync",
+        "--rate-limit paces the sync engine"
+    );
+    let levels: Vec<u64> = v["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["concurrency"].as_u64().unwrap())
+        .collect();
+    assert_eq!(levels, [1, 2]);
+    for l in v["levels"].as_array().unwrap() {
+        let iops = l["iops"].as_f64().unwrap();
+        assert!(iops <= 1500.0 * 1.05, "{iops:.0} IOPS above the cap: {l}");
+    }
+    let verdict = &v["verdict"];
+    assert_eq!(verdict["knee_above"], 2, "{verdict}");
+    let summary = verdict["summary"].to_string();
+    assert!(
+        summary.contains("the knee is above 2 in flight and the ceiling above"),
+        "{summary}"
+    );
+    assert!(verdict["other_traffic"]["r_s"].is_number(), "{verdict}");
 }
