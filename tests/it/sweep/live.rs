@@ -30,8 +30,11 @@ impl Background {
                 "--direct=1",
                 "--ioengine=psync",
                 &format!("--rate_iops={BG_IOPS}"),
+                // Threads, not processes: killing fio then ends its job too (a forked job
+                // would read on, orphaned, until its runtime ran out).
+                "--thread",
                 "--time_based",
-                "--runtime=120",
+                "--runtime=60",
                 "--output=/dev/null",
             ])
             .stdout(Stdio::null())
@@ -214,33 +217,19 @@ fn a_gentle_sweep_stops_where_asked_caps_its_rate_and_gives_the_knee_as_a_lower_
     };
     let profiles = tempfile::tempdir().unwrap();
     let pd = profiles.path().to_str().unwrap();
-    let out = {
-        let _load = Background::start(&dev.path);
-        sweep(
-            &dev.path,
-            &[
-                "--max-concurrency",
-                "2",
-                "--rate-limit",
-                "1500",
-                "--save-profile",
-                "--profile-dir",
-                pd,
-            ],
-        )
-    };
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-    for l in v["levels"].as_array().unwrap() {
-        eprintln!(
-            "gentle {}: {:.0} IOPS {:.3} ms spread {} cpu wait {}",
-            l["concurrency"],
-            l["iops"].as_f64().unwrap(),
-            l["latency_ns"]["mean"].as_f64().unwrap() / 1e6,
-            l["spread"],
-            l["disturbance"]["cpu_wait_ns_per_io"]
-        );
-    }
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = saved_under_load(
+        &dev.path,
+        &[
+            "--max-concurrency",
+            "2",
+            "--rate-limit",
+            "1500",
+            "--save-profile",
+            "--profile-dir",
+            pd,
+        ],
+    );
+    let v = ok_json(&out);
     assert_eq!(
         v["workload"]["limits"],
         serde_json::json!({"max_concurrency": 2, "rate_limit_iops": 1500.0})
