@@ -490,7 +490,14 @@ pub fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
     // aqu-sz clearly above it (another workload on the device) or below half of it (most of
     // the latency is spent above the device: cache hits, a CPU-bound path, or a throttle the
     // verdict recognises as such) is flagged.
-    if let Some(q) = l.kernel_aqu_sz.filter(|q| *q > 0.0) {
+    // The other traffic's requests in flight (measured) are not ours: the kernel's queue is
+    // compared with ours without them.
+    let other_q = l
+        .disturbance
+        .as_ref()
+        .and_then(|d| d.other_in_flight)
+        .unwrap_or(0.0);
+    if let Some(q) = l.kernel_aqu_sz.map(|q| q - other_q).filter(|q| *q > 0.0) {
         let kernel = if q > in_flight * (1.0 + LITTLES_LAW_TOLERANCE) {
             notes.push(format!(
                 "the kernel's aqu-sz {q:.2} exceeds IOPS × latency = {in_flight:.2}: another workload on the device?"

@@ -1550,3 +1550,30 @@ fn a_gentle_sweep_states_the_knee_it_did_not_reach_as_a_lower_bound() {
     // A knee inside the levels has no lower bound.
     assert_eq!(analyze(&soft_knee()).knee_above, None);
 }
+
+#[test]
+fn the_kernel_queue_is_compared_with_ours_without_the_other_traffic() {
+    // 4 in flight of ours (aqu-sz 3.6 of them, the block layer's part) and 2 of someone
+    // else's: aqu-sz 5.6 is not "another workload?" once the measured 2 are taken out.
+    let mut lv = with_other(soft_knee(), 1000.0, 0.0, 2.0);
+    for l in &mut lv {
+        l.kernel_aqu_sz = Some(0.9 * l.iops * l.latency_ns.mean / 1e9 + 2.0);
+    }
+    let v = analyze(&lv);
+    assert!(
+        v.levels
+            .iter()
+            .all(|f| f.little != LittleCheck::KernelQueueHigh),
+        "{:#?}",
+        v.levels
+    );
+    // Unmeasured, the same queue is flagged.
+    for l in &mut lv {
+        l.disturbance.as_mut().unwrap().other_in_flight = None;
+    }
+    let v = analyze(&lv);
+    assert!(v
+        .levels
+        .iter()
+        .any(|f| f.little == LittleCheck::KernelQueueHigh));
+}

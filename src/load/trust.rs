@@ -55,7 +55,7 @@ pub fn profile_doubts(r: &SweepReport) -> Vec<String> {
     if let Some(t) = r.verdict.as_ref().and_then(|v| v.other_traffic.as_ref()) {
         if t.baseline_widened_rel > MAX_OTHER_WIDENING {
             out.push(format!(
-                "the other traffic ({}) explains ±{:.0} % of the baseline's latency, more than \
+                "the other traffic, {}, explains ±{:.0} % of the baseline's latency, more than \
                  ±{:.0} %",
                 other_words(base),
                 t.baseline_widened_rel * 100.0,
@@ -288,6 +288,22 @@ mod tests {
         assert!(
             d.iter()
                 .any(|x| x == "the baseline (concurrency 1) was disturbed"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn other_traffic_explaining_more_than_a_quarter_of_the_baseline_is_a_doubt() {
+        // A queueing device (latency doubles from 1 to 2) with 0.5 other requests in flight
+        // beside the baseline's one: (1 + 0.5)^1 - 1 = ±50 % of its latency is explained.
+        let mut r = curve(&[0.03; 6], Some((400.0, 0.5)));
+        r.levels[1].latency_ns.mean = r.levels[0].latency_ns.mean * 2;
+        r.refresh_verdict();
+        let d = profile_doubts(&r);
+        assert!(
+            d.iter().any(|x| x.starts_with(
+                "the other traffic, 400 other requests/s (0.5 in flight), explains ±50 % of the baseline's latency, more than ±25 %"
+            )),
             "{d:?}"
         );
     }
