@@ -1,7 +1,9 @@
 //! How sure the verdict is: the baseline it judges against (re-based when a level is clearly
 //! faster, checked against a re-measured baseline), the knee and overload point as ranges when the
-//! levels' own spread can't separate neighbours, the levels too unstable to rely on, and one line
-//! per cause of disturbance (CPU contention, other traffic, a stop signal). Pure.
+//! levels' own spread can't separate neighbours, the levels too unstable to rely on, what other
+//! traffic on the device explains (each level's intervals widened by it, the levels it does not
+//! explain disturbed), and one line per cause of disturbance (CPU contention, other traffic, a
+//! stop signal). Pure.
 //! Imports only: analysis/.
 
 use super::evidence::Spread;

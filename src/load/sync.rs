@@ -1,5 +1,6 @@
 //! The `sync` engine: N threads, each with exactly one pread/pwrite in flight (sysbench
-//! `--file-io-mode=sync`). Owns its threads for the length of a level.
+//! `--file-io-mode=sync`), paced by pace.rs under `--rate-limit`. Owns its threads for the
+//! length of a level.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::pace::Pacer;
