@@ -24,6 +24,8 @@ command -v bpftrace >/dev/null || need+=(bpftrace)
 # The known-truth test device (tests/it/knowndev.rs) is a FUSE server inside the test binary: as
 # root it mounts through /dev/fuse itself; fusermount3 is its fallback where mount(2) is denied.
 command -v fusermount3 >/dev/null || need+=(fuse3)
+# pg_test_fsync, the peer of `iosat fsync --like postgres` (tests/it/fsync_like.rs).
+compgen -G "/usr/lib/postgresql/*/bin/pg_test_fsync" >/dev/null || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing: ${need[*]}"

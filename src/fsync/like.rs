@@ -420,8 +420,12 @@ fn choose(
         ),
         _ => String::new(),
     };
+    let per_s = match pattern {
+        Pattern::Commit => "commits/s",
+        Pattern::PageFlush => "page flushes/s",
+    };
     let text = format!(
-        "{setting}: {what} p99 {}, {:.0} {what}s/s{comparison}{fs}",
+        "{setting}: {what} p99 {}, {:.0} {per_s}{comparison}{fs}",
         ms(e.latency_ns.p99),
         e.commits_per_s
     );

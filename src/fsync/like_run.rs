@@ -130,9 +130,11 @@ fn probe_direct(namer: &mut Namer) -> Result<bool> {
 }
 
 /// Time `commit` until the duration ends (or Ctrl-C), with the device's flush counters around
-/// the loop. `commit(seq)` makes one commit starting at write sequence `seq` and returns the
-/// next sequence. No allocation or printing inside.
-fn timed(ctx: &Ctx, mut commit: impl FnMut(u64) -> Result<u64>) -> Result<Timed> {
+/// the loop. `commit(seq, t0)` stamps the blocks of one commit starting at write sequence
+/// `seq`, sets `t0` to the moment its first write starts (the stamping, a CRC per block, is
+/// not the database's cost: the clock starts after it, as in runner.rs), makes the commit and
+/// returns the next sequence. No allocation or printing inside.
+fn timed(ctx: &Ctx, mut commit: impl FnMut(u64, &mut Instant) -> Result<u64>) -> Result<Timed> {
     let mut lat = Recorder::new();
     let dur = Duration::from_nanos(ctx.spec.duration_ns);
     let mark = device::window(ctx.watch);
@@ -145,8 +147,8 @@ fn timed(ctx: &Ctx, mut commit: impl FnMut(u64) -> Result<u64>) -> Result<Timed>
             interrupted = true;
             break;
         }
-        let t0 = Instant::now();
-        seq = commit(seq)?;
+        let mut t0 = Instant::now();
+        seq = commit(seq, &mut t0)?;
         let t1 = Instant::now();
         lat.record((t1 - t0).as_nanos() as u64);
         if t1 >= deadline {
@@ -185,18 +187,26 @@ fn commit_entry(
         .open_with(s.access.open_flags)
         .map_err(|e| e.into_error(&path))?;
     let run_id = ctx.run_id;
-    let mut buf = AlignedBuf::new(size as usize);
-    block::fill_payload(buf.as_mut_slice(), run_id);
+    // One block per write of a commit, each written by its own pwrite (as pg_test_fsync
+    // writes its two 8 kB blocks).
+    let sz = size as usize;
+    let mut buf = AlignedBuf::new(sz * wpc as usize);
+    for w in 0..wpc as usize {
+        block::fill_payload(&mut buf.as_mut_slice()[w * sz..(w + 1) * sz], run_id);
+    }
     let sync = s.access.sync;
-    let t = timed(ctx, |mut seq| {
-        for _ in 0..wpc {
-            let off = (seq % blocks) * size as u64;
-            block::stamp(buf.as_mut_slice(), run_id, off, seq);
-            h.write_all_at(buf.as_slice(), off)?;
-            seq += 1;
+    let t = timed(ctx, |seq, t0| {
+        let off = |w: u64| ((seq + w) % blocks) * size as u64;
+        for w in 0..wpc as usize {
+            let b = &mut buf.as_mut_slice()[w * sz..(w + 1) * sz];
+            block::stamp(b, run_id, off(w as u64), seq + w as u64);
+        }
+        *t0 = Instant::now();
+        for w in 0..wpc as usize {
+            h.write_all_at(&buf.as_slice()[w * sz..(w + 1) * sz], off(w as u64))?;
         }
         h.sync(sync)?;
-        Ok(seq)
+        Ok(seq + wpc as u64)
     })?;
     drop(h);
     let expect = Expect::Scattered {
@@ -233,13 +243,14 @@ fn page_flush_entry(ctx: &Ctx, namer: &mut Namer, s: &Setting) -> Result<LikeEnt
         block::fill_payload(&mut buf.as_mut_slice()[p..p + page as usize], run_id);
     }
     let sync = s.access.sync;
-    let t = timed(ctx, |seq| {
+    let t = timed(ctx, |seq, t0| {
         for k in 0..batch {
             let slot = ((seq + k) * PAGE_STRIDE) % pages;
             let p = (k * page) as usize;
             let b = &mut buf.as_mut_slice()[p..p + page as usize];
             block::stamp(b, run_id, slot * page, seq + k);
         }
+        *t0 = Instant::now();
         hw.write_all_at(buf.as_slice(), 0)?;
         hw.sync(sync)?;
         for k in 0..batch {

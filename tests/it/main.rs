@@ -9,6 +9,7 @@ mod evidence;
 mod exporter;
 mod exporter_safety;
 mod fsync;
+mod fsync_like;
 mod fuzz;
 mod habits;
 mod knowndev;
