@@ -13,10 +13,16 @@
 # stamps every block so it can read them back afterwards. Both rewrite allocated blocks, so
 # the filesystem does the same work.
 #
-# Usage: bench/fsync_vs_pg.sh [DIR|--loop-tmpfs] [REPEATS] [SECONDS]
+# Usage: bench/fsync_vs_pg.sh [DIR|--loop-tmpfs|--knowndev] [REPEATS] [SECONDS]
 #   --loop-tmpfs (root): ext4 on a loop device whose backing file is on a tmpfs the script
-#   mounts (and removes). Defaults: a temp dir under the current directory, 5 repeats, 2 s per
-#   test (pg_test_fsync runs 16 tests, iosat 10 settings: about 5 minutes in all).
+#   mounts (and removes): flushes cost almost nothing, so both tools measure microseconds of
+#   CPU, and on a shared machine the scheduler's noise is as large as the figures.
+#   --knowndev (root, /dev/fuse): ext4 on the known test device (tests/it/knowndev.rs) with
+#   writes of KNOWNDEV_WRITE_MS (1) and flushes of KNOWNDEV_FLUSH_MS (20), held by the ignored
+#   test fsync_like::hold and torn down by it when the script ends: a device whose commits
+#   take what a real disk's do, the same for both tools.
+#   Defaults: a temp dir under the current directory, 5 repeats, 2 s per test (pg_test_fsync
+#   runs 16 tests, iosat 10 settings: about 5 minutes in all).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +39,13 @@ pg=$(ls /usr/lib/postgresql/*/bin/pg_test_fsync 2>/dev/null | tail -n1 || true)
 
 loop_base=""
 loop_dev=""
+hold_dir=""
 cleanup() {
+    if [[ -n $hold_dir ]]; then
+        touch "$hold_dir/stop"
+        wait 2>/dev/null || true
+        rm -rf "$hold_dir"
+    fi
     if [[ -n $loop_base ]]; then
         umount "$loop_base/mnt" 2>/dev/null || true
         [[ -n $loop_dev ]] && losetup -d "$loop_dev" 2>/dev/null || true
@@ -42,6 +54,8 @@ cleanup() {
     fi
 }
 trap 'rm -rf "${work:-/nonexistent}"; cleanup' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [[ $parent == --loop-tmpfs ]]; then
     loop_base=$(mktemp -d)
     mkdir "$loop_base/tmpfs" "$loop_base/mnt"
@@ -51,6 +65,16 @@ if [[ $parent == --loop-tmpfs ]]; then
     mkfs.ext4 -q -F "$loop_dev"
     mount "$loop_dev" "$loop_base/mnt"
     parent=$loop_base/mnt
+fi
+if [[ $parent == --knowndev ]]; then
+    hold_dir=$(mktemp -d)
+    (cd "$here" && cargo test --quiet --test it --no-run >/dev/null 2>&1)
+    (cd "$here" && KNOWNDEV_STOP_FILE=$hold_dir/stop cargo test --quiet --test it \
+        fsync_like::hold -- --ignored --nocapture >"$hold_dir/log" 2>&1) &
+    for _ in $(seq 600); do grep -q '^held: ' "$hold_dir/log" && break; sleep 0.5; done
+    grep -q '^held: ' "$hold_dir/log" || { cat "$hold_dir/log" >&2; exit 1; }
+    parent=$(sed -n 's/^held: \(.*\) (.*/\1/p' "$hold_dir/log")
+    sed -n 's/^held: //p' "$hold_dir/log" >&2
 fi
 work=$(mktemp -d "$parent/.iosat-bench.XXXXXX")
 results=$work/results.tsv
@@ -77,7 +101,7 @@ for ((i = 1; i <= repeats; i++)); do
     echo "repeat $i of $repeats done" >&2
 done
 
-echo "# $(date -u +%F) $(uname -r), $(findmnt -no FSTYPE,SOURCE -T "$work" | tr -s ' '), $repeats repeats of $secs s, $(basename "$(dirname "$(dirname "$pg")")") pg_test_fsync"
+echo "# $(date -u +%F) $(uname -r), $(findmnt -no FSTYPE,SOURCE -T "$work" | tr -s ' ')${hold_dir:+ (known device: $(sed -n 's/^held: .*: //p' "$hold_dir/log" | tr -d ')'))}, $repeats repeats of $secs s, PostgreSQL $(basename "$(dirname "$(dirname "$pg")")") pg_test_fsync"
 python3 - "$results" <<'PY'
 import sys, statistics
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines() if l]

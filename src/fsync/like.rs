@@ -339,6 +339,9 @@ pub struct LikeResult {
     pub caveats: Vec<String>,
 }
 
+/// Two writes per commit this much faster than one: the run was disturbed (see `caveats`).
+pub const NOISE_RATIO: f64 = 1.5;
+
 /// Within this ratio two settings are the same speed: the default (or the documented choice)
 /// is kept rather than a difference in the noise.
 pub const SAME_SPEED: f64 = 1.10;
@@ -507,6 +510,23 @@ pub fn caveats(db: Database, entries: &[LikeEntry], fs: &str) -> Vec<String> {
     match db {
         Database::Postgres => {
             out.push("open_datasync and open_sync are opened with O_DIRECT here, as pg_test_fsync opens them; PostgreSQL itself adds O_DIRECT only with wal_level = minimal (and debug_io_direct in 16+), so its open_* commits can be slower than these.".into());
+            // No disk commits two writes faster than one: when a setting did, the run was
+            // disturbed (another process, a CPU-starved machine) and one run decides nothing.
+            for s in settings(db).iter().filter(|s| s.durable) {
+                let of = |n: u32| {
+                    entries
+                        .iter()
+                        .find(|e| e.method == s.value && e.writes_per_commit == n && e.commits > 0)
+                };
+                if let (Some(one), Some(two)) = (of(1), of(2)) {
+                    if two.commits_per_s > one.commits_per_s * NOISE_RATIO {
+                        out.push(format!(
+                            "{} made {:.0} commits/s with two writes a commit against {:.0} with one, which no disk does: this run was disturbed (other I/O, a busy CPU); repeat it with a longer --duration before acting on the recommendation.",
+                            s.value, two.commits_per_s, one.commits_per_s
+                        ));
+                    }
+                }
+            }
             let one = find(entries, "open_datasync", Pattern::Commit);
             let two = entries
                 .iter()
@@ -706,6 +726,21 @@ pub(crate) mod tests {
                 .contains("1.9× faster than fdatasync on this filesystem"),
             "{}",
             r.text
+        );
+        assert!(
+            !caveats(Database::Postgres, &e, "")
+                .iter()
+                .any(|c| c.contains("disturbed")),
+            "two writes at half the rate of one: nothing odd"
+        );
+        // One write slower than two: no disk does that; the caveat says the run was disturbed.
+        let mut odd = e.clone();
+        odd[2].commits_per_s = 100.0;
+        let c = caveats(Database::Postgres, &odd, "");
+        assert!(
+            c.iter().any(|l| l
+                .starts_with("fdatasync made 500 commits/s with two writes a commit against 100")),
+            "{c:?}"
         );
         // 5 % faster is noise: the default stays.
         let e = pg(&[("open_datasync", 1050.0), ("fdatasync", 1000.0)]);

@@ -446,3 +446,33 @@ fn pg_test_fsync_output_parses() {
     assert_eq!(p[&("open_sync".to_string(), 2)], 1918.085);
     assert_eq!(p[&("write".to_string(), 1)], 1645270.135);
 }
+
+/// For bench/fsync_vs_pg.sh --knowndev: a known device (KNOWNDEV_WRITE_MS per write, 1;
+/// KNOWNDEV_FLUSH_MS per flush, 20) with ext4 mounted, its directory printed as "held: DIR",
+/// kept until the file KNOWNDEV_STOP_FILE exists (at most KNOWNDEV_HOLD_S seconds, 900), then
+/// torn down by the test itself. `cargo test --test it fsync_like::hold -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn hold() {
+    let var = |k: &str, d: f64| std::env::var(k).map_or(d, |v| v.parse().expect(k));
+    let us = |ms: f64| Duration::from_micros((ms * 1000.0) as u64);
+    let (w, fl) = (
+        var("KNOWNDEV_WRITE_MS", 1.0),
+        var("KNOWNDEV_FLUSH_MS", 20.0),
+    );
+    let Some(mut dev) = KnownDev::start(Spec::new(4, us(w)).flush(us(fl))) else {
+        return;
+    };
+    let dir = dev.mount_ext4();
+    println!(
+        "held: {} ({}: writes {w} ms, flushes {fl} ms)",
+        dir.display(),
+        dev.path
+    );
+    let stop = std::env::var("KNOWNDEV_STOP_FILE").expect("KNOWNDEV_STOP_FILE");
+    let until = std::time::Instant::now() + Duration::from_secs_f64(var("KNOWNDEV_HOLD_S", 900.0));
+    while !Path::new(&stop).exists() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
