@@ -1,5 +1,6 @@
 //! The single integration-test binary (docs/design.md §2): one module per area.
 
+mod alerts;
 mod analysis;
 mod analyze;
 mod bpf;
@@ -8,6 +9,7 @@ mod compare;
 mod evidence;
 mod exporter;
 mod exporter_safety;
+mod failfs;
 mod fsync;
 mod fsync_like;
 mod fuzz;
@@ -15,6 +17,8 @@ mod habits;
 mod knowndev;
 mod layering;
 mod learn;
+mod ownloop;
+mod packaging;
 mod profile_cmd;
 mod report;
 mod safety;
