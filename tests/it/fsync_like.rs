@@ -277,8 +277,10 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
         );
         let f_await = f(fl, "f_await_ms");
         let o = f_await - FLUSH_MS;
+        // The flush is F at the device, plus the path's cost (FUSE and the loop worker, more
+        // on a busy machine): not free, not two flushes.
         assert!(
-            (-0.5..1.5).contains(&o),
+            (-0.5..FLUSH_MS * 0.25).contains(&o),
             "{m}: the device flushed in {f_await} ms, truth {FLUSH_MS} ms\n{e}"
         );
         let o = o.max(0.0);
