@@ -478,3 +478,41 @@ fn hold() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// A block corrupted before the read-back (the test hook) fails the run with exit 3, naming
+/// the setting.
+#[test]
+fn a_corrupted_wal_block_fails_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = iosat()
+        .arg("fsync")
+        .arg(dir.path())
+        .args([
+            "--like",
+            "postgres",
+            "--duration",
+            "0.02",
+            "--committers",
+            "none",
+        ])
+        .args(["--test-corrupt-block", "0", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("open_datasync commit x1")
+            || stderr(&o).contains("fdatasync commit x1"),
+        "{}",
+        stderr(&o)
+    );
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j["like"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["verify"] == "failed"));
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "test files removed"
+    );
+}
