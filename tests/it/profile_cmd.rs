@@ -726,3 +726,64 @@ fn a_gentle_profile_is_never_read_as_having_a_knee() {
     }
     assert!(!p["notes"].to_string().contains("lower bound"), "{p}");
 }
+
+/// `iosat analyze RECORDING` names the profile of each recorded device (found by the id its
+/// `I` line holds, in the profile directories), and, when a device has none of its own but a
+/// model profile exists, says in one line that a recording holds no model facts to match by.
+#[test]
+fn analyze_names_the_profile_of_a_recorded_device() {
+    let t = tempfile::tempdir().unwrap();
+    let rec = fixture("stat/profiled.rec");
+    let analyze = |dir: &Path| -> Value {
+        let out = crate::util::iosat()
+            .args(["analyze", rec.to_str().unwrap(), "--json"])
+            .env("IOSAT_PROFILE_DIR", dir)
+            .env("IOSAT_PROFILE_DIRS", "")
+            .output()
+            .unwrap();
+        let v = ok_json(&out);
+        let d = v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == "nvme0n1")
+            .unwrap()
+            .clone();
+        d["diagnosis"].clone()
+    };
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(result(t.path(), "r.json")).unwrap())
+            .unwrap();
+    r["host"] = "host-a".into();
+    r["started_unix_s"] = 1_795_568_400u64.into(); // 2026-11-25 01:00 UTC
+    let own = t.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::write(own.join("eui.0025385b71b0a1f2.read.json"), r.to_string()).unwrap();
+    let d = analyze(&own).to_string();
+    assert!(
+        d.contains(
+            "nvme0n1: its profile is the profile eui.0025385b71b0a1f2, swept on host-a 2026-11-25"
+        ),
+        "{d}"
+    );
+    assert!(!d.contains("model facts"), "{d}");
+
+    // Only a model profile: not matched, and said so.
+    let models = t.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    r["model_profile"] = serde_json::json!({"model": "Samsung SSD 970 EVO Plus 1TB"});
+    std::fs::write(models.join("model-x.read.json"), r.to_string()).unwrap();
+    let d = analyze(&models).to_string();
+    assert!(!d.contains("its profile is"), "{d}");
+    assert!(
+        d.contains(
+            "nvme0n1: no profile eui.0025385b71b0a1f2; the recording holds the device's id only"
+        ),
+        "{d}"
+    );
+    assert!(d.contains("model facts"), "{d}");
+
+    // No profiles at all: nothing said.
+    let d = analyze(&t.path().join("none")).to_string();
+    assert!(!d.contains("profile"), "{d}");
+}
