@@ -1100,6 +1100,23 @@ in {ROOT_PROFILE_DIR}; move it there",
         self.models.as_deref().unwrap_or_default()
     }
 
+    /// For a device known by `id` only (a recording's `I` line: no model facts), when it has
+    /// no profile of its own and model profiles exist: that they cannot be matched, in one
+    /// line. None when it has a profile or no model profile exists.
+    pub fn model_facts_missing(&mut self, id: &str) -> Option<String> {
+        if self.keys.contains_key(id)
+            || self.profile(id).is_some()
+            || self.model_profiles().is_empty()
+        {
+            return None;
+        }
+        Some(format!(
+            "no profile {id}; the recording holds the device's id only, not the model facts \
+(model, firmware, size, block sizes, rotational, scheduler) a model profile in {} is matched by",
+            self.dirs.describe()
+        ))
+    }
+
     /// The first model profile the device of `id` matches (None: its key is unknown, or none
     /// matches).
     pub fn model_match(&mut self, id: &str) -> Option<ModelProfile> {

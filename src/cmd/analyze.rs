@@ -77,13 +77,8 @@ recording's own traffic",
                 d.diagnosis.extend(
                     learned.and_then(|l| crate::learn::disagreement(l, p.baseline_latency_ns)),
                 );
-            } else if !cache.model_profiles().is_empty() {
-                d.diagnosis.push(format!(
-                    "{name}: no profile {id}; the recording holds the device's id only, not \
-the model facts (model, firmware, size, block sizes, rotational, scheduler) a model profile in \
-{} is matched by",
-                    cache.dirs().describe()
-                ));
+            } else if let Some(why) = cache.model_facts_missing(id) {
+                d.diagnosis.push(format!("{name}: {why}"));
             }
         }
     }

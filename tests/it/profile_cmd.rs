@@ -787,3 +787,44 @@ fn analyze_names_the_profile_of_a_recorded_device() {
     let d = analyze(&t.path().join("none")).to_string();
     assert!(!d.contains("profile"), "{d}");
 }
+
+/// `stat --replay`: a recording holds device ids, not model facts, so a model profile can't
+/// judge a recorded device; the replay says so once per device instead of staying silent, and
+/// not when the device has its own profile.
+#[test]
+fn replay_says_a_model_profile_cannot_match_a_recording() {
+    let t = tempfile::tempdir().unwrap();
+    let rec = fixture("stat/profiled.rec");
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(result(t.path(), "r.json")).unwrap())
+            .unwrap();
+    r["model_profile"] = serde_json::json!({"model": "Samsung SSD 970 EVO Plus 1TB"});
+    let dir = t.path().join("p");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("model-x.read.json"), r.to_string()).unwrap();
+    let replay = || {
+        crate::util::iosat()
+            .args(["stat", "--replay", rec.to_str().unwrap(), "--json"])
+            .args(["--profile-dir", dir.to_str().unwrap()])
+            .env("IOSAT_PROFILE_DIRS", "")
+            .output()
+            .unwrap()
+    };
+    let out = replay();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = "no profile eui.0025385b71b0a1f2; the recording holds the device's id only";
+    assert_eq!(err.matches(line).count(), 1, "{err}");
+    assert!(
+        !ok_stdout(&out).contains("\"judged_against\""),
+        "no judgement"
+    );
+
+    // With the device's own profile: judged by it, nothing said of models for it.
+    r.as_object_mut().unwrap().remove("model_profile");
+    std::fs::write(dir.join("eui.0025385b71b0a1f2.read.json"), r.to_string()).unwrap();
+    let out = replay();
+    let err = stderr(&out);
+    assert!(!err.contains("eui.0025385b71b0a1f2"), "{err}");
+    assert!(ok_stdout(&out).contains("\"judged_against\""));
+}
