@@ -59,6 +59,8 @@ pub struct Curve {
     pub size_class: SizeClass,
     /// Aged intervals learned from.
     pub intervals: f64,
+    /// Aged requests learned from.
+    pub requests: f64,
     pub baseline: Option<Baseline>,
     /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
     pub knee_concurrency: Option<u32>,
@@ -113,6 +115,7 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         dir: s.dir,
         size_class: s.size_class,
         intervals: s.intervals(),
+        requests: s.buckets.iter().map(|b| b.requests).sum(),
         baseline: None,
         knee_concurrency: None,
         knee_range: None,
@@ -234,8 +237,10 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
             c.knee_at_least = Some(reached);
             format!(
                 "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
-                 knee is at or above {reached:.0}{}",
+                 knee is at or above {:.0}{}",
                 fmt_ratio(top_ratio),
+                // No knee is below one request in flight.
+                reached.max(1.0),
                 iops_words(true)
             )
         }

@@ -273,6 +273,35 @@ impl Device {
         self.idle = None;
     }
 
+    /// Learn one interval of the device and judge it: the one path live learning, a
+    /// recording's replay and an iostat log's rates all take.
+    fn learn(
+        &mut self,
+        wall_ns: i64,
+        rates: &DiskRates,
+        lat: Option<&crate::monitor::blklat::Measured>,
+        target: Option<f64>,
+    ) -> Arc<Learned> {
+        let points = points_of(wall_ns, rates, lat);
+        let points = points.as_slice();
+        if points.is_empty() {
+            // Idle: nothing learned, the same judgement as the last idle interval's.
+            return match &self.idle {
+                Some(l) => Arc::clone(l),
+                None => Arc::clone(self.idle.insert(Arc::new(self.judge(&[])))),
+            };
+        }
+        self.idle = None;
+        self.model.add_interval(wall_ns, rates.interval_s, points);
+        // Only traffic is worth a write: an idle device's state is not rewritten.
+        self.dirty = true;
+        self.since_estimate += 1;
+        if due(self) {
+            self.estimate(target);
+        }
+        Arc::new(self.judge(points))
+    }
+
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
         self.curves
             .iter()
@@ -283,11 +312,12 @@ impl Device {
     fn judge(&self, points: &[Point]) -> Learned {
         let empty = Learned::empty(&self.model);
         if points.is_empty() {
-            // Idle: the figures of the series learned most.
+            // Idle: the figures of the series learned most (by requests: a direction
+            // that carried a few requests in each interval does not outrank the main one).
             let best = self
                 .curves
                 .iter()
-                .max_by(|a, b| a.intervals.total_cmp(&b.intervals));
+                .max_by(|a, b| a.requests.total_cmp(&b.requests));
             let mut l = best.map_or(empty.clone(), |c| empty.clone().with_curve(c));
             l.state = State::Idle;
             l.headroom_iops = l.max_iops;
@@ -407,27 +437,7 @@ impl Learner {
                 continue;
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
-            let points = points_of(r.end_wall_ns, rates, lat);
-            let points = points.as_slice();
-            if points.is_empty() {
-                // Idle: nothing learned, the same judgement as the last idle interval's.
-                let l = match &d.idle {
-                    Some(l) => Arc::clone(l),
-                    None => Arc::clone(d.idle.insert(Arc::new(d.judge(&[])))),
-                };
-                row.learned = Some(l);
-                continue;
-            }
-            d.idle = None;
-            d.model
-                .add_interval(r.end_wall_ns, rates.interval_s, points);
-            // Only traffic is worth a write: an idle device's state is not rewritten.
-            d.dirty |= !points.is_empty();
-            d.since_estimate += 1;
-            if due(d) {
-                d.estimate(target);
-            }
-            row.learned = Some(Arc::new(d.judge(points)));
+            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, target));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -435,6 +445,18 @@ impl Learner {
                 self.save();
             }
         }
+    }
+
+    /// Learn one interval of the device under `key` from its rates alone, for files that
+    /// hold rates rather than counters (iostat logs: r/s, w/s, rkB/s, wkB/s and the awaits,
+    /// the requests in flight per direction by Little's law, r/s × r_await): the same model,
+    /// the same estimator and the same judgement as live learning. No state is loaded.
+    pub fn observe_rates(&mut self, key: &str, wall_ns: i64, rates: &DiskRates) -> Arc<Learned> {
+        let target = self.spec.target_p95_ns;
+        let i = self.index(key);
+        let d = &mut self.devices[i].1;
+        d.loaded = true;
+        d.learn(wall_ns, rates, None, target)
     }
 
     /// The device's curves estimated from everything learned (the end of a recording).

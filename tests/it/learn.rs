@@ -14,13 +14,18 @@ fn fio(dev: &str, depth: u32, secs: u32) {
 /// fio of 4 KiB random direct I/O on `dev`: `rw` is fio's (randread, randwrite, randrw: half
 /// reads, half writes, the way a database's data disk mixes them).
 fn fio_rw(dev: &str, rw: &str, depth: u32, secs: u32) {
+    fio_mix(dev, rw, 50, depth, secs);
+}
+
+/// fio_rw with `read_pct` % of reads when `rw` mixes them.
+fn fio_mix(dev: &str, rw: &str, read_pct: u32, depth: u32, secs: u32) {
     let st = Command::new("fio")
         .args([
             "--name=learn",
             &format!("--filename={dev}"),
             "--direct=1",
             &format!("--rw={rw}"),
-            "--rwmixread=50",
+            &format!("--rwmixread={read_pct}"),
             "--bs=4k",
             "--ioengine=libaio",
             &format!("--iodepth={depth}"),
@@ -255,4 +260,113 @@ fn a_known_device_written_at_two_at_most_gives_a_lower_bound() {
         return;
     };
     is_a_lower_bound(&w.expect("writes learned"));
+}
+
+/// `iosat analyze` of a log made by real `iostat -x -t 1` (sysstat) over a known device under
+/// fio's mixed load learns each direction with the same estimator as live learning: the
+/// baseline is the device's service time (plus the path's overhead), and the recording iosat
+/// made of the same traffic at the same time says the same within iostat's rounding.
+#[test]
+fn an_iostat_log_is_learned_like_a_recording() {
+    use crate::knowndev::{KnownDev, Spec};
+    if !have("fio", "--version") || !have("iostat", "-V") {
+        eprintln!("skipped: needs fio and iostat (sysstat)");
+        return;
+    }
+    let Some(dev) = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (log, rec) = (dir.path().join("iostat.log"), dir.path().join("run.rec"));
+    // 1 s intervals, iostat's least: 34 s at about one request in flight per direction (a
+    // baseline needs 30 intervals), 12 s at 16 in flight (a level needs 10 intervals), then
+    // 14 s at 2 again, so that the curve is estimated again after the level (every quarter
+    // more intervals, as live). Mostly reads (70 %), so that the last interval's figures are
+    // the reads' in both files.
+    let n = "64";
+    let mut iostat = Command::new("iostat")
+        .args(["-x", "-t", "1", n, dev.name()])
+        .env("LC_ALL", "C")
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stat = iosat()
+        .args([
+            "stat",
+            "-i",
+            "1",
+            "-c",
+            n,
+            "--no-bpf",
+            "--no-learn",
+            "--record",
+        ])
+        .arg(&rec)
+        .arg(dev.name())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    fio_mix(&dev.path, "randrw", 70, 2, 34);
+    fio_mix(&dev.path, "randrw", 70, 16, 12);
+    fio_mix(&dev.path, "randrw", 70, 2, 14);
+    assert!(wait_bounded(&mut iostat, Duration::from_secs(60)).success());
+    assert!(wait_bounded(&mut stat, Duration::from_secs(60)).success());
+    let analyze = |path: &std::path::Path| {
+        let a = ok_json(
+            &iosat()
+                .arg("analyze")
+                .arg(path)
+                .args(["--json", "--device", dev.name()])
+                .output()
+                .unwrap(),
+        );
+        let d = a["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev.name())
+            .unwrap_or_else(|| panic!("{} in {a}", dev.name()))
+            .clone();
+        d["learned"].clone()
+    };
+    let from_log = analyze(&log);
+    let from_rec = analyze(&rec);
+    eprintln!("iostat log: {from_log}\nrecording: {from_rec}");
+    let base = from_log["baseline_latency_ns"]
+        .as_f64()
+        .expect("a baseline");
+    assert!(
+        (0.9 * S_NS..=1.1 * S_NS + 1.5e6).contains(&base),
+        "{from_log}"
+    );
+    // Every interval with traffic learned (the first report, since boot, is left out).
+    let intervals = from_log["intervals"].as_u64().unwrap();
+    assert!((58..=64).contains(&intervals), "{from_log}");
+    // The same estimator over the same traffic, measured by two tools a few ms apart.
+    let rec_base = from_rec["baseline_latency_ns"]
+        .as_f64()
+        .expect("a baseline");
+    assert!((base / rec_base - 1.0).abs() < 0.05, "{base} vs {rec_base}");
+    assert_eq!(from_log["direction"], "read", "{from_log}");
+    assert_eq!(from_rec["direction"], "read", "{from_rec}");
+    // Past the baseline: a knee, or a lower bound above the 16-deep phase's reads' level.
+    assert!(
+        from_log["knee_concurrency"].is_u64() || from_log["knee_at_least"].as_f64().unwrap() > 4.0,
+        "{from_log}"
+    );
+    assert_eq!(from_log["knee_concurrency"], from_rec["knee_concurrency"]);
+    let (m, rm) = (
+        from_log["max_iops"].as_f64().unwrap(),
+        from_rec["max_iops"].as_f64().unwrap(),
+    );
+    assert!((m / rm - 1.0).abs() < 0.10, "{m} vs {rm}");
+    // The text says it too.
+    let text = crate::util::ok_stdout(&iosat().arg("analyze").arg(&log).output().unwrap());
+    assert!(
+        text.contains(&format!("{}: learned", dev.name())) && text.contains("baseline"),
+        "{text}"
+    );
 }
