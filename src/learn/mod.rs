@@ -250,6 +250,8 @@ struct Device {
     loaded: bool,
     /// What an idle interval says, until the model changes (idle rows share it).
     idle: Option<Arc<Learned>>,
+    /// The last interval's judgement with traffic, reused when no row holds it any more.
+    last: Option<Arc<Learned>>,
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
@@ -299,7 +301,15 @@ impl Device {
         if due(self) {
             self.estimate(target);
         }
-        Arc::new(self.judge(points))
+        let l = self.judge(points);
+        // The last interval's judgement is written over in place once its row is gone (the
+        // usual case: a view drops a report before the next one): no allocation per device
+        // and interval.
+        match self.last.as_mut().and_then(Arc::get_mut) {
+            Some(slot) => *slot = l,
+            None => self.last = Some(Arc::new(l)),
+        }
+        Arc::clone(self.last.as_ref().expect("just set"))
     }
 
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
@@ -323,31 +333,30 @@ impl Device {
             l.headroom_iops = l.max_iops;
             return l;
         }
-        let judged: Vec<(State, Option<f64>, &Point)> = points
+        // At most two points (reads, writes): judged on the stack, no allocation per row.
+        let judge = |p: &Point| {
+            let c = self.curve(p.dir, p.size_class());
+            let ratio = c.and_then(|c| {
+                let b = c.baseline.as_ref()?;
+                Some(match p.pcts_ns {
+                    Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
+                    _ => p.mean_latency_ns() / b.latency_ns,
+                })
+            });
+            (State::of_ratio(ratio), ratio)
+        };
+        let main_p = points
             .iter()
-            .map(|p| {
-                let c = self.curve(p.dir, p.size_class());
-                let ratio = c.and_then(|c| {
-                    let b = c.baseline.as_ref()?;
-                    Some(match p.pcts_ns {
-                        Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
-                        _ => p.mean_latency_ns() / b.latency_ns,
-                    })
-                });
-                (State::of_ratio(ratio), ratio, p)
-            })
-            .collect();
-        let main = judged
-            .iter()
-            .max_by(|a, b| a.2.requests.total_cmp(&b.2.requests))
+            .max_by(|a, b| a.requests.total_cmp(&b.requests))
             .expect("non-empty");
-        let mut l = match self.curve(main.2.dir, main.2.size_class()) {
+        let main = judge(main_p);
+        let mut l = match self.curve(main_p.dir, main_p.size_class()) {
             Some(c) => empty.with_curve(c),
             None => empty,
         };
-        l.state = State::worst(judged.iter().map(|j| j.0));
+        l.state = State::worst(points.iter().map(|p| judge(p).0));
         l.ratio = main.1;
-        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main.2.iops()));
+        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main_p.iops()));
         l
     }
 }
