@@ -280,6 +280,25 @@ fn basis(app: &App, rows: &[&Row]) -> Option<String> {
     Some(format!("{} ({})", crate::learn::basis_words(l), r.name))
 }
 
+/// The swept profile the view judges by, in words ("swept 2026-11-24 (sda)"): the selected
+/// device's, else the first shown device's that has one.
+fn swept(app: &App, rows: &[&Row]) -> Option<String> {
+    let r = rows
+        .iter()
+        .filter(|r| r.profile.is_some())
+        .find(|r| app.selected.as_deref() == Some(r.name.as_str()))
+        .or_else(|| rows.iter().find(|r| r.profile.is_some()))?;
+    let p = r.profile.as_ref()?;
+    let when = p
+        .measured_unix_s
+        .map(|s| {
+            let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
+            format!(" {}", iso.get(..10).unwrap_or(&iso))
+        })
+        .unwrap_or_default();
+    Some(format!("swept{when} ({})", r.name))
+}
+
 fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
     let cols = app.columns_of(rows, area.width.saturating_sub(2));
     let arrow = if app.reverse { "↑" } else { "↓" };
@@ -339,8 +358,12 @@ fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
         } else {
             " devices: none shown (a: all, Esc: clear the filter) ".to_string()
         }
-    } else if rows.iter().any(|r| r.profile.is_some()) {
-        format!(" devices ({}) · sat = await ÷ baseline ", rows.len())
+    } else if let Some(p) = swept(app, rows) {
+        // Which baseline the view judges against: the sweep's, and when it was taken.
+        format!(
+            " devices ({}) · sat = await ÷ baseline · judged against: {p} ",
+            rows.len()
+        )
     } else if let Some(l) = basis(app, rows) {
         // Which baseline the view judges against: the one learned from this traffic.
         format!(" devices ({}) · judged against: {l} ", rows.len())
@@ -481,7 +504,30 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     for (i, p) in plots.iter().enumerate() {
         plot(f, app, theme, p, window, cells[i]);
     }
-    if prof.is_none() {
+    let learned = row
+        .learned
+        .as_ref()
+        .filter(|l| l.baseline_latency_ns.is_some());
+    if let (None, Some(l)) = (prof, learned) {
+        // No profile, but a baseline learned from this device's own traffic: its judgement,
+        // not a request for a sweep.
+        let block = focus(app, Pane::Charts, " saturation (learned) ".into());
+        let ratio = l
+            .ratio
+            .map(|r| format!(" at {r:.1}x the learned baseline"))
+            .unwrap_or_default();
+        let text = format!(
+            "{}: {}{ratio}. {}. {}",
+            row.name,
+            l.state.as_str(),
+            crate::learn::basis_words(l),
+            l.summary.as_ref().map_or("", |s| &s.0)
+        );
+        f.render_widget(
+            Paragraph::new(text).wrap(Wrap { trim: true }).block(block),
+            cells[3],
+        );
+    } else if prof.is_none() {
         let block = focus(app, Pane::Charts, " saturation ".into());
         let text = format!(
             "no profile for {}: saturation needs its baseline. {}",
@@ -570,10 +616,19 @@ fn processes(f: &mut Frame, app: &App, area: Rect) {
         (_, None) => vec![Line::from("measuring (one interval)…")],
         (_, Some(p)) => {
             if p.denied > 0 {
-                title = format!(
-                    " processes: storage I/O · {} not readable: run as root to see all ",
-                    p.denied
-                );
+                title = if app.as_root {
+                    // Root is refused only by a security module or a container's missing
+                    // CAP_SYS_PTRACE: "run as root" would say nothing.
+                    format!(
+                        " processes: storage I/O · {} refused even to root ",
+                        p.denied
+                    )
+                } else {
+                    format!(
+                        " processes: storage I/O · {} not readable: run as root to see all ",
+                        p.denied
+                    )
+                };
             }
             let mut lines = vec![Line::from(Span::styled(
                 format!(
