@@ -154,12 +154,14 @@ pub fn devices_table(r: &AnalyzeReport) -> Table {
 }
 
 /// Each device's diagnosis, then what production learning made of its traffic (issue 26:
-/// the baseline, the knee or its lower bound, the ceiling) when anything was learned.
+/// the baseline, the knee or its lower bound, the ceiling) once it learned a baseline.
 fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
     r.devices
         .iter()
         .flat_map(|d| {
+            // Once a baseline is known (before, "no baseline yet" is no diagnosis).
             let learned = d.learned.as_ref().and_then(|l| {
+                l.baseline_latency_ns?;
                 let s = l.summary.as_ref()?;
                 let dir = l
                     .direction
