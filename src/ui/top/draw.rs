@@ -280,25 +280,6 @@ fn basis(app: &App, rows: &[&Row]) -> Option<String> {
     Some(format!("{} ({})", crate::learn::basis_words(l), r.name))
 }
 
-/// The swept profile the view judges by, in words ("swept 2026-11-24 (sda)"): the selected
-/// device's, else the first shown device's that has one.
-fn swept(app: &App, rows: &[&Row]) -> Option<String> {
-    let r = rows
-        .iter()
-        .filter(|r| r.profile.is_some())
-        .find(|r| app.selected.as_deref() == Some(r.name.as_str()))
-        .or_else(|| rows.iter().find(|r| r.profile.is_some()))?;
-    let p = r.profile.as_ref()?;
-    let when = p
-        .measured_unix_s
-        .map(|s| {
-            let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
-            format!(" {}", iso.get(..10).unwrap_or(&iso))
-        })
-        .unwrap_or_default();
-    Some(format!("swept{when} ({})", r.name))
-}
-
 fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
     let cols = app.columns_of(rows, area.width.saturating_sub(2));
     let arrow = if app.reverse { "↑" } else { "↓" };
@@ -358,18 +339,26 @@ fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
         } else {
             " devices: none shown (a: all, Esc: clear the filter) ".to_string()
         }
-    } else if let Some(p) = swept(app, rows) {
-        // Which baseline the view judges against: the sweep's, and when it was taken.
-        format!(
-            " devices ({}) · sat = await ÷ baseline · judged against: {p} ",
-            rows.len()
-        )
+    } else if rows.iter().any(|r| r.profile.is_some()) {
+        // Which profile judges the selected device: its own or a model profile, whose sweep.
+        let selected = rows
+            .iter()
+            .find(|r| app.selected.as_deref() == Some(r.name.as_str()))
+            .and_then(|r| r.profile.as_deref());
+        match selected {
+            Some(p) => format!(
+                " devices ({}) · sat = await ÷ baseline of {} ",
+                rows.len(),
+                p.judged_against()
+            ),
+            None => format!(" devices ({}) · sat = await ÷ baseline ", rows.len()),
+        }
     } else if let Some(l) = basis(app, rows) {
         // Which baseline the view judges against: the one learned from this traffic.
         format!(" devices ({}) · judged against: {l} ", rows.len())
     } else {
         format!(
-            " devices ({}) · no profile: iosat sweep --save-profile ",
+            " devices ({}) · no profile: iosat sweep DEVICE --save-profile (read-only) ",
             rows.len()
         )
     };
