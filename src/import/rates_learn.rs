@@ -115,7 +115,8 @@ pub fn learn(mut out: FileImport) -> FileImport {
     let mut assumed_any = false;
     for d in &mut out.devices {
         let (l, assumed) = learn_series(d);
-        assumed_any |= assumed && l.is_some();
+        // Said only when something was learned from the assumed intervals (a baseline).
+        assumed_any |= assumed && l.as_ref().is_some_and(|l| l.baseline_latency_ns.is_some());
         d.learned = l;
     }
     if assumed_any {
@@ -212,5 +213,32 @@ mod tests {
         let (l, assumed) = learn_series(&d);
         assert!(assumed);
         assert_eq!(l.unwrap().intervals, 5);
+    }
+
+    #[test]
+    fn the_assumed_interval_is_noted_once_a_baseline_rests_on_it() {
+        let mut s = sample("", 500.0, 2.0);
+        s.time = None;
+        let import = |n: usize| {
+            let mut f = FileImport::new(std::path::Path::new("io.log"), super::super::Tool::Iostat);
+            f.devices.push(DeviceSeries {
+                device: "sda".into(),
+                samples: vec![s.clone(); n],
+                shown_by_default: true,
+                learned: None,
+            });
+            learn(f)
+        };
+        // Too few intervals for a baseline: nothing to note.
+        assert!(import(5).notes.is_empty());
+        let f = import(40);
+        assert!(f.devices[0]
+            .learned
+            .as_ref()
+            .unwrap()
+            .baseline_latency_ns
+            .is_some());
+        assert_eq!(f.notes.len(), 1, "{:?}", f.notes);
+        assert!(f.notes[0].contains("taken as 1 s"), "{:?}", f.notes);
     }
 }
