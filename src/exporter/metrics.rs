@@ -506,6 +506,8 @@ struct Judged<'a> {
     knee_at_least: Option<f64>,
     max_iops: Option<f64>,
     headroom_iops: Option<f64>,
+    /// How well the learned curve's fit (USL) explains its points: the curve's confidence.
+    fit_r_squared: Option<f64>,
 }
 
 fn judged(s: &Scrape) -> Vec<Judged<'_>> {
@@ -530,39 +532,110 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 knee_at_least: None,
                 max_iops: Some(p.max_useful_iops),
                 headroom_iops: None,
+                fit_r_squared: None,
             });
         }
-        let Some(l) = d.learned.as_deref() else {
-            continue;
-        };
-        let Some(dir) = l.direction else { continue };
-        if l.baseline_latency_ns.is_none() || swept.iter().any(|p| profile_op(p) == dir.as_str()) {
-            continue;
+        for l in learned_directions(d) {
+            let Some(dir) = l.direction else { continue };
+            if l.baseline_latency_ns.is_none()
+                || swept.iter().any(|p| profile_op(p) == dir.as_str())
+            {
+                continue;
+            }
+            out.push(Judged {
+                device,
+                op: dir.as_str(),
+                source: "learned",
+                baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
+                baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
+                bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
+                knee: l.knee_concurrency.map(f64::from),
+                knee_at_least: l.knee_at_least,
+                max_iops: l.max_iops,
+                headroom_iops: l.headroom_iops,
+                fit_r_squared: l.fit_r_squared,
+            });
         }
-        out.push(Judged {
-            device,
-            op: dir.as_str(),
-            source: "learned",
-            baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
-            baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
-            bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
-            knee: l.knee_concurrency.map(f64::from),
-            knee_at_least: l.knee_at_least,
-            max_iops: l.max_iops,
-            headroom_iops: l.headroom_iops,
-        });
     }
     out
 }
 
+/// Each direction's learned judgement of a device: reads and writes apart (learn's
+/// `directions`), else the device's one judgement under its direction.
+fn learned_directions(d: &DeviceScrape) -> Vec<&crate::learn::Learned> {
+    match d.learned.as_deref() {
+        None => vec![],
+        Some(l) if l.directions.is_empty() => vec![l],
+        Some(l) => l.directions.iter().collect(),
+    }
+}
+
 type JudgedGet = fn(&Judged) -> Option<f64>;
+
+const STATES: [crate::learn::State; 5] = {
+    use crate::learn::State;
+    [
+        State::Idle,
+        State::Unknown,
+        State::Ok,
+        State::Saturated,
+        State::Overloaded,
+    ]
+};
+
+/// Each direction's own state and ratio (`iosat_disk_state` is the worst of them).
+fn render_direction_states(o: &mut Out, s: &Scrape) {
+    let rows: Vec<(&str, &'static str, &crate::learn::Learned)> = s
+        .devices
+        .iter()
+        .flat_map(|d| {
+            learned_directions(d)
+                .into_iter()
+                .filter_map(|l| Some((d.line.name.as_str(), l.direction?.as_str(), l)))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let name = "iosat_disk_op_state";
+    o.family(
+        name,
+        "gauge",
+        "Each direction's state in the interval since the last scrape, 1 for the current one \
+and 0 for the others (the states of iosat_disk_state, which is the worst of them); a direction \
+without I/O is idle.",
+    );
+    for (dev, op, l) in &rows {
+        for st in STATES {
+            let v = if l.state == st { 1.0 } else { 0.0 };
+            o.sample(
+                name,
+                &[("device", dev), ("op", op), ("state", st.as_str())],
+                v,
+            );
+        }
+    }
+    let name = "iosat_disk_op_latency_ratio";
+    o.family(
+        name,
+        "gauge",
+        "Each direction's p95 latency in the interval (the mean without percentiles) divided by \
+its learned baseline's: the ratio iosat_disk_op_state is judged on (absent without a baseline \
+or without I/O).",
+    );
+    for (dev, op, l) in &rows {
+        if let Some(r) = l.ratio {
+            o.sample(name, &[("device", dev), ("op", op)], r);
+        }
+    }
+}
 
 /// The judgement every view shares (learn::vocab): per device and direction the baseline and
 /// curve with their `source`, and per device the state (`iosat_disk_state`), the p95 ratio it
 /// is judged on and how much was learned. A family appears only when some device has a value.
 fn render_judgement(o: &mut Out, s: &Scrape) {
     let j = judged(s);
-    let gauges: [Family<JudgedGet>; 6] = [
+    let gauges: [Family<JudgedGet>; 7] = [
         (
             "iosat_disk_baseline_latency_seconds",
             "Mean latency at a queue of about one, the baseline the state is judged against; \
@@ -599,6 +672,12 @@ unless --target-p95): at the knee for a sweep, the most seen for learning.",
             "Requests per second that can be added before the p95 reaches the target (learn::vocab, \
 the one headroom of stat, top and the exporter); never below 0.",
             |j| j.headroom_iops,
+        ),
+        (
+            "iosat_disk_curve_fit_r_squared",
+            "R squared of the learned curve's fit (USL) to its points, 0 to 1: how far its \
+knee and capacity can be trusted (absent until there is a curve to fit).",
+            |j| j.fit_r_squared,
         ),
     ];
     for (name, help, get) in gauges {
@@ -647,7 +726,6 @@ the one headroom of stat, top and the exporter); never below 0.",
     if learned.is_empty() {
         return;
     }
-    use crate::learn::State;
     o.family(
         "iosat_disk_state",
         "gauge",
@@ -656,13 +734,7 @@ for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the
 saturated (1.5x to 3x), overloaded (3x and more) - the one vocabulary of stat, top and the alerts.",
     );
     for (dev, l) in &learned {
-        for st in [
-            State::Idle,
-            State::Unknown,
-            State::Ok,
-            State::Saturated,
-            State::Overloaded,
-        ] {
+        for st in STATES {
             let v = if l.state == st { 1.0 } else { 0.0 };
             o.sample(
                 "iosat_disk_state",
@@ -671,6 +743,7 @@ saturated (1.5x to 3x), overloaded (3x and more) - the one vocabulary of stat, t
             );
         }
     }
+    render_direction_states(o, s);
     o.family(
         "iosat_disk_latency_ratio",
         "gauge",

@@ -1144,6 +1144,7 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         ratio: Some(ratio),
         fit_r_squared: None,
         summary: None,
+        directions: vec![],
     }
 }
 
@@ -1176,6 +1177,55 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
     assert!(
         !text.contains("device=\"nvme0n1\",op=\"read\",source=\"learned\""),
         "a swept profile takes precedence over learning:\n{text}"
+    );
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
+#[test]
+fn reads_and_writes_are_judged_apart() {
+    use iosat::learn::model::Dir;
+    use iosat::learn::State;
+    let mut s = Scraper::new(fixture_root(), all(), None).scrape();
+    let mut read = learned(State::Overloaded, 4.0);
+    read.fit_r_squared = Some(0.93);
+    let mut write = learned(State::Ok, 1.1);
+    write.direction = Some(Dir::Write);
+    write.baseline_latency_ns = Some(2e6);
+    write.baseline_interval_ns = Some([1.8e6, 2.3e6]);
+    write.knee_at_least = None;
+    write.knee_concurrency = Some(8);
+    write.headroom_iops = Some(700.0);
+    // The device's own judgement is the busier direction's, with the worst state.
+    let mut dev = read.clone();
+    dev.directions = vec![read, write];
+    for d in &mut s.devices {
+        if d.line.name == "sda" {
+            d.learned = Some(std::sync::Arc::new(dev.clone()));
+        }
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.001",
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"write\",source=\"learned\"} 0.002",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"write\",source=\"learned\",bound=\"high\"} 0.0023",
+        "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 6",
+        "iosat_disk_knee_concurrency{device=\"sda\",op=\"write\",source=\"learned\"} 8",
+        "iosat_disk_headroom_iops{device=\"sda\",op=\"write\",source=\"learned\"} 700",
+        "iosat_disk_curve_fit_r_squared{device=\"sda\",op=\"read\",source=\"learned\"} 0.93",
+        "iosat_disk_op_state{device=\"sda\",op=\"read\",state=\"overloaded\"} 1",
+        "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"ok\"} 1",
+        "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"overloaded\"} 0",
+        "iosat_disk_op_latency_ratio{device=\"sda\",op=\"write\"} 1.1",
+        "iosat_disk_state{device=\"sda\",state=\"overloaded\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    assert!(
+        !text.lines().any(|l| l
+            == "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"write\",source=\"learned\"} 0.001"),
+        "the write direction has its own baseline:\n{text}"
     );
     if have_promtool() {
         promtool_check_metrics(&text).unwrap();
