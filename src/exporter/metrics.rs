@@ -69,7 +69,47 @@ pub struct Scrape {
     /// Completions the block-latency program dropped for want of a device slot; None when
     /// the source is not attached.
     pub blk_dropped: Option<u64>,
+    /// The `iosat_build_info` labels; None leaves the family out (the server sets it: a
+    /// fixture's exposition does not change with each commit).
+    pub build: Option<BuildInfo>,
 }
+
+/// What the running binary was built from (crate::build), as `iosat_build_info` labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildInfo {
+    pub version: &'static str,
+    pub commit: &'static str,
+    pub rustc: &'static str,
+    pub target: &'static str,
+    pub profile: &'static str,
+}
+
+impl BuildInfo {
+    /// This binary's.
+    pub const THIS: BuildInfo = BuildInfo {
+        version: crate::build::VERSION,
+        commit: crate::build::COMMIT,
+        rustc: crate::build::RUSTC,
+        target: crate::build::TARGET,
+        profile: crate::build::PROFILE,
+    };
+
+    /// The label pairs, in exposition order.
+    pub fn labels(&self) -> [(&'static str, &'static str); 5] {
+        [
+            ("version", self.version),
+            ("commit", self.commit),
+            ("rustc", self.rustc),
+            ("target", self.target),
+            ("profile", self.profile),
+        ]
+    }
+}
+
+/// `iosat_build_info`'s HELP.
+pub const BUILD_INFO_HELP: &str = "The build of iosat serving these metrics, always 1: its \
+version, the commit it was built from (unknown outside a git checkout), the compiler, target and \
+profile.";
 
 /// The `op` label of a profile: the direction it was measured in (a mixed sweep's profile is
 /// saved and served as the read one, as profile.rs files it).
@@ -338,6 +378,10 @@ writes, flushes are not counted).",
 slot was taken (slots of devices gone from diskstats are freed).",
         );
         o.sample(name, &[], n as f64);
+    }
+    if let Some(b) = &s.build {
+        o.family("iosat_build_info", "gauge", BUILD_INFO_HELP);
+        o.sample("iosat_build_info", &b.labels(), 1.0);
     }
     o.family(
         "iosat_scrape_collector_success",
@@ -819,6 +863,7 @@ mod tests {
             }],
             health: vec![],
             blk_dropped: None,
+            build: None,
         };
         let text = render(&s);
         assert!(!text.contains("dropped_completions"), "{text}");
@@ -836,6 +881,7 @@ mod tests {
             devices: vec![],
             health: vec![],
             blk_dropped: Some(42),
+            build: Some(BuildInfo::THIS),
         };
         let text = render(&s);
         assert!(text.contains(
@@ -846,5 +892,12 @@ mod tests {
             text.contains("\niosat_block_latency_dropped_completions_total 42\n"),
             "{text}"
         );
+        let build = format!(
+            "\niosat_build_info{{version=\"{}\",commit=\"{}\",",
+            crate::build::VERSION,
+            crate::build::COMMIT
+        );
+        assert!(text.contains(&build), "{text}");
+        assert!(text.contains("# HELP iosat_build_info The build"), "{text}");
     }
 }

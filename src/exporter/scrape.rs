@@ -267,6 +267,7 @@ impl Scraper {
                     devices: vec![],
                     health,
                     blk_dropped: None,
+                    build: None,
                 };
             }
         };
@@ -343,6 +344,7 @@ impl Scraper {
                 duration_s: secs(t0),
             }],
             blk_dropped,
+            build: None,
         }
     }
 

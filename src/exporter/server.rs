@@ -554,17 +554,21 @@ async fn respond(
 async fn scrape(shared: &Arc<Shared>) -> String {
     let timeout = shared.scrape_timeout;
     let scraper = Arc::clone(&shared.scraper);
+    let render = |mut s: Scrape| {
+        s.build = Some(metrics::BuildInfo::THIS);
+        metrics::render(&s)
+    };
     let job = async move {
         let mut guard = scraper.lock_owned().await;
         // The guard moves into the blocking thread: a scrape cut by the deadline keeps the
         // scraper until it really ends.
-        tokio::task::spawn_blocking(move || metrics::render(&guard.scrape()))
+        tokio::task::spawn_blocking(move || render(guard.scrape()))
             .await
             .ok()
     };
     match tokio::time::timeout(timeout, job).await {
         Ok(Some(text)) => text,
-        _ => metrics::render(&Scrape {
+        _ => render(Scrape {
             devices: vec![],
             health: vec![Health {
                 collector: "diskstats",
@@ -572,6 +576,7 @@ async fn scrape(shared: &Arc<Shared>) -> String {
                 duration_s: timeout.as_secs_f64(),
             }],
             blk_dropped: None,
+            build: None,
         }),
     }
 }

@@ -241,14 +241,23 @@ fn http_endpoints_and_methods() {
         head.contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"),
         "{head}"
     );
-    // The served text is the library's rendering (the snapshot), scrape duration aside.
+    // The served text is the library's rendering (the snapshot), scrape duration aside, plus
+    // the build it comes from (which the snapshot leaves out: it changes with each commit).
     let strip = |t: &str| {
         t.lines()
             .filter(|l| !l.starts_with("iosat_scrape_collector_duration_seconds{"))
+            .filter(|l| !l.contains("iosat_build_info"))
             .collect::<Vec<_>>()
             .join("\n")
     };
     assert_eq!(strip(&body), strip(&fixture_metrics(all())));
+    let build = format!(
+        "\niosat_build_info{{version=\"{}\",commit=\"{}\",",
+        iosat::build::VERSION,
+        iosat::build::COMMIT
+    );
+    assert_eq!(body.matches(&build).count(), 1, "{body}");
+    assert_eq!(body.matches("# TYPE iosat_build_info gauge\n").count(), 1);
     if have_promtool() {
         promtool_check_metrics(&body).unwrap();
     }
@@ -978,6 +987,91 @@ fn a_live_scrape_of_this_machine_passes_promtool() {
         "{body}"
     );
     promtool_check_metrics(&body).unwrap();
+    every_type_has_help(&body);
+    let commit = checkout_commit();
+    let build = body
+        .lines()
+        .find(|l| l.starts_with("iosat_build_info{"))
+        .unwrap_or_else(|| panic!("no iosat_build_info in:\n{body}"));
+    assert!(
+        build.starts_with(&format!(
+            "iosat_build_info{{version=\"{}\",commit=\"{}\",rustc=\"",
+            env!("CARGO_PKG_VERSION"),
+            commit.as_deref().unwrap_or("unknown")
+        )) && build.ends_with("} 1"),
+        "{build}"
+    );
+}
+
+/// Every `# TYPE` of an exposition has a `# HELP` of the same family before it, and every
+/// sample belongs to a typed family.
+pub(crate) fn every_type_has_help(body: &str) {
+    let mut helped = std::collections::HashSet::new();
+    let mut typed = vec![];
+    for l in body.lines() {
+        if let Some(rest) = l.strip_prefix("# HELP ") {
+            let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            assert!(!text.trim().is_empty(), "empty HELP: {l}");
+            helped.insert(name.to_string());
+        } else if let Some(rest) = l.strip_prefix("# TYPE ") {
+            let name = rest.split(' ').next().unwrap();
+            assert!(
+                helped.contains(name),
+                "# TYPE {name} without a # HELP before it"
+            );
+            typed.push(name.to_string());
+        }
+    }
+    assert!(typed.len() >= 10, "{typed:?}");
+    for l in body
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let name = l.split(['{', ' ']).next().unwrap();
+        assert!(
+            typed.iter().any(|t| name == t
+                || ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .any(|s| name.strip_suffix(s) == Some(t.as_str()))),
+            "{name} belongs to no typed family"
+        );
+    }
+}
+
+/// `git rev-parse --short HEAD` of this checkout; None outside one (or without git).
+fn checkout_commit() -> Option<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !root.join(".git").exists() {
+        return None;
+    }
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+#[test]
+fn version_names_the_commit_of_the_checkout() {
+    let o = crate::util::iosat().arg("--version").output().unwrap();
+    let out = crate::util::ok_stdout(&o);
+    let commit = checkout_commit();
+    let want = format!(
+        "iosat {} (commit {}, rustc ",
+        env!("CARGO_PKG_VERSION"),
+        commit.as_deref().unwrap_or("unknown")
+    );
+    assert!(out.starts_with(&want), "{out:?}, want {want:?}");
+    // Subcommands say the same.
+    let o = crate::util::iosat()
+        .args(["exporter", "--version"])
+        .output()
+        .unwrap();
+    assert!(crate::util::ok_stdout(&o).contains(&want[6..]));
 }
 
 #[test]
