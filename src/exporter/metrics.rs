@@ -1,4 +1,5 @@
-//! The Prometheus text exposition of one scrape (format 0.0.4): a [`Scrape`] (raw diskstats lines
+//! The Prometheus exposition of one scrape, as families fed to a [`Sink`] (the text format 0.0.4
+//! here, the protobuf one in proto.rs): a [`Scrape`] (raw diskstats lines
 //! with their `*_ms` totals wrap-extended, device identity, in-flight split, profiles,
 //! block-latency histograms, collector health) in, bytes out. Pure: no IO, no clock. Also the
 //! per-device state that extends the kernel's 32-bit ms fields across scrapes ([`WrapExtender`]),
@@ -189,19 +190,24 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-struct Out(String);
+/// Where a scrape's families go: the text format here ([`Text`]), the protobuf one in
+/// exporter::proto. Families are opened in order; each sample belongs to the last one opened.
+pub trait Sink {
+    fn family(&mut self, name: &str, kind: &str, help: &str);
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64);
+    /// One histogram of the block-latency source (cumulative, as read).
+    fn histogram(&mut self, name: &str, labels: &[(&str, &str)], h: &crate::sys::bpf::RawHist);
+}
 
-impl Out {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.0, "# HELP {name} {help}");
-        let _ = writeln!(self.0, "# TYPE {name} {kind}");
-    }
+/// The text format (0.0.4).
+pub struct Text(pub String);
 
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+impl Text {
+    fn labelled(&mut self, name: &str, labels: &[(&str, &str)], extra: Option<(&str, &str)>) {
         self.0.push_str(name);
-        if !labels.is_empty() {
+        if !labels.is_empty() || extra.is_some() {
             self.0.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
+            for (i, (k, v)) in labels.iter().chain(extra.as_ref()).enumerate() {
                 if i > 0 {
                     self.0.push(',');
                 }
@@ -209,7 +215,31 @@ impl Out {
             }
             self.0.push('}');
         }
+    }
+}
+
+impl Sink for Text {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}");
+        let _ = writeln!(self.0, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.labelled(name, labels, None);
         let _ = writeln!(self.0, " {value}");
+    }
+
+    fn histogram(&mut self, name: &str, labels: &[(&str, &str)], h: &crate::sys::bpf::RawHist) {
+        let bucket = format!("{name}_bucket");
+        for (le, n) in crate::monitor::blklat::power_of_two_buckets(h) {
+            self.labelled(&bucket, labels, Some(("le", &le.to_string())));
+            let _ = writeln!(self.0, " {n}");
+        }
+        let count: u64 = h.buckets.iter().sum();
+        self.labelled(&bucket, labels, Some(("le", "+Inf")));
+        let _ = writeln!(self.0, " {count}");
+        self.sample(&format!("{name}_sum"), labels, h.sum_ns as f64 / 1e9);
+        self.sample(&format!("{name}_count"), labels, count as f64);
     }
 }
 
@@ -277,9 +307,15 @@ fn kind_str(k: Option<DevKind>) -> &'static str {
     k.map_or("unknown", DevKind::as_str)
 }
 
-/// The exposition of one scrape.
+/// The text exposition of one scrape.
 pub fn render(s: &Scrape) -> String {
-    let mut o = Out(String::with_capacity(1024 + s.devices.len() * 3000));
+    let mut o = Text(String::with_capacity(1024 + s.devices.len() * 3000));
+    render_into(&mut o, s);
+    o.0
+}
+
+/// Every family of one scrape into `o`, in exposition order.
+pub fn render_into(o: &mut dyn Sink, s: &Scrape) {
     o.family(
         "iosat_disk_info",
         "gauge",
@@ -366,9 +402,9 @@ writes, flushes are not counted).",
             );
         }
     }
-    render_profiles(&mut o, s);
-    render_judgement(&mut o, s);
-    render_latency(&mut o, s);
+    render_profiles(o, s);
+    render_judgement(o, s);
+    render_latency(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
         o.family(
@@ -407,12 +443,11 @@ slot was taken (slots of devices gone from diskstats are freed).",
             h.duration_s,
         );
     }
-    o.0
 }
 
 /// The block layer's per-request latency (the BPF source) as a Prometheus histogram per
 /// device and op; absent (no HELP either) when the source is not attached.
-fn render_latency(o: &mut Out, s: &Scrape) {
+fn render_latency(o: &mut dyn Sink, s: &Scrape) {
     const NAME: &str = "iosat_disk_request_duration_seconds";
     if s.devices.iter().all(|d| d.latency.is_none()) {
         return;
@@ -429,36 +464,13 @@ buckets at powers of two from 1.024 us, counted by iosat's BPF program.",
         let Some(l) = &d.latency else { continue };
         let dev = &d.line.name;
         for (op, h) in ops.iter().zip(&l.ops) {
-            for (le, n) in crate::monitor::blklat::power_of_two_buckets(h) {
-                let le = le.to_string();
-                o.sample(
-                    &format!("{NAME}_bucket"),
-                    &[("device", dev), ("op", op), ("le", &le)],
-                    n as f64,
-                );
-            }
-            let count: u64 = h.buckets.iter().sum();
-            o.sample(
-                &format!("{NAME}_bucket"),
-                &[("device", dev), ("op", op), ("le", "+Inf")],
-                count as f64,
-            );
-            o.sample(
-                &format!("{NAME}_sum"),
-                &[("device", dev), ("op", op)],
-                h.sum_ns as f64 / 1e9,
-            );
-            o.sample(
-                &format!("{NAME}_count"),
-                &[("device", dev), ("op", op)],
-                count as f64,
-            );
+            o.histogram(NAME, &[("device", dev), ("op", op)], h);
         }
     }
 }
 
 /// The profile gauges, per device and the direction the profile was measured in.
-fn render_profiles(o: &mut Out, s: &Scrape) {
+fn render_profiles(o: &mut dyn Sink, s: &Scrape) {
     // Each direction's profile: the read (or only) one and the write one saved beside it.
     let with: Vec<(&DeviceScrape, &DeviceProfile)> = s
         .devices
@@ -628,7 +640,7 @@ const STATES: [crate::learn::State; 5] = {
 };
 
 /// Each direction's own state and ratio (`iosat_disk_state` is the worst of them).
-fn render_direction_states(o: &mut Out, s: &Scrape) {
+fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
     let rows: Vec<(&str, &'static str, &crate::learn::Learned)> = s
         .devices
         .iter()
@@ -677,7 +689,7 @@ or without I/O).",
 /// The judgement every view shares (learn::vocab): per device and direction the baseline and
 /// curve with their `source`, and per device the state (`iosat_disk_state`), the p95 ratio it
 /// is judged on and how much was learned. A family appears only when some device has a value.
-fn render_judgement(o: &mut Out, s: &Scrape) {
+fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
     let j = judged(s);
     let gauges: [Family<JudgedGet>; 7] = [
         (

@@ -16,7 +16,7 @@ use super::webconfig::{TlsFiles, WebConfig};
 use crate::error::Error;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
@@ -461,7 +461,7 @@ where
                 Err(_) => Ok(response(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "text/plain; charset=utf-8",
-                    TOO_BUSY.into(),
+                    TOO_BUSY,
                 )),
             }
         }
@@ -505,8 +505,12 @@ content-length: {}\r\nconnection: close\r\n\r\n{BODY}",
     .await;
 }
 
-fn response(status: StatusCode, ctype: &'static str, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+fn response(
+    status: StatusCode,
+    ctype: &'static str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
@@ -523,7 +527,7 @@ async fn respond(
         None => false,
     };
     if denied {
-        let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n".into());
+        let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n");
         r.headers_mut().insert(
             WWW_AUTHENTICATE,
             HeaderValue::from_static("Basic realm=\"iosat\""),
@@ -531,19 +535,24 @@ async fn respond(
         return Ok(r);
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut r = response(
-            StatusCode::METHOD_NOT_ALLOWED,
-            TEXT,
-            "only GET and HEAD\n".into(),
-        );
+        let mut r = response(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
         r.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Ok(r);
     }
     Ok(match req.uri().path() {
-        "/metrics" => response(StatusCode::OK, metrics::CONTENT_TYPE, scrape(&shared).await),
-        "/" => response(StatusCode::OK, "text/html; charset=utf-8", INDEX.into()),
-        _ => response(StatusCode::NOT_FOUND, TEXT, "not found\n".into()),
+        "/metrics" => {
+            // Protobuf (native histograms) when the scraper prefers it, else the text format.
+            let proto = req
+                .headers()
+                .get(ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(super::proto::wants_protobuf);
+            let (ctype, body) = scrape(&shared, proto).await;
+            response(StatusCode::OK, ctype, body)
+        }
+        "/" => response(StatusCode::OK, "text/html; charset=utf-8", INDEX),
+        _ => response(StatusCode::NOT_FOUND, TEXT, "not found\n"),
     })
 }
 
@@ -551,12 +560,19 @@ async fn respond(
 /// A scrape already running is waited for within the deadline (the scraper serves one at a
 /// time); one stuck past it (a hung read) keeps the scraper, and later scrapes fail at their
 /// own deadline.
-async fn scrape(shared: &Arc<Shared>) -> String {
+async fn scrape(shared: &Arc<Shared>, proto: bool) -> (&'static str, Bytes) {
     let timeout = shared.scrape_timeout;
     let scraper = Arc::clone(&shared.scraper);
-    let render = |mut s: Scrape| {
+    let render = move |mut s: Scrape| {
         s.build = Some(metrics::BuildInfo::THIS);
-        metrics::render(&s)
+        if proto {
+            (
+                super::proto::CONTENT_TYPE,
+                Bytes::from(super::proto::render(&s)),
+            )
+        } else {
+            (metrics::CONTENT_TYPE, Bytes::from(metrics::render(&s)))
+        }
     };
     let job = async move {
         let mut guard = scraper.lock_owned().await;
@@ -567,7 +583,7 @@ async fn scrape(shared: &Arc<Shared>) -> String {
             .ok()
     };
     match tokio::time::timeout(timeout, job).await {
-        Ok(Some(text)) => text,
+        Ok(Some(out)) => out,
         _ => render(Scrape {
             devices: vec![],
             health: vec![Health {

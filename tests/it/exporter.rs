@@ -503,6 +503,11 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(targets: &[std::net::SocketAddr]) -> Prometheus {
+        Prometheus::start_with(targets, &[])
+    }
+
+    /// With extra command-line flags (`--enable-feature=...`).
+    fn start_with(targets: &[std::net::SocketAddr], flags: &[&str]) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -528,6 +533,7 @@ scrape_configs:\n  - job_name: iosat\n    static_configs:\n      - targets: [{}]
                 dir.path().join("data").display()
             ))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -1352,4 +1358,91 @@ fn the_exporter_feeds_the_learner_unless_told_not_to() {
         !text.contains("iosat_disk_state"),
         "--no-learn serves no state:\n{text}"
     );
+}
+
+/// What Prometheus sends with native histograms on.
+const PROTOBUF_ACCEPT: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+
+#[test]
+fn the_exporter_negotiates_protobuf_by_the_accept_header() {
+    let e = fixture_exporter(&[]);
+    let resp = e.raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: t\r\nAccept: {PROTOBUF_ACCEPT}\r\n\r\n").as_bytes(),
+    );
+    let (status, head, body) = parse_response(&resp);
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("content-type: application/vnd.google.protobuf; proto=io.prometheus.client.metricfamily; encoding=delimited"),
+        "{head}"
+    );
+    // Every family is there (names are plain strings inside the messages).
+    for family in [
+        "iosat_disk_info",
+        "iosat_disk_requests_completed_total",
+        "iosat_build_info",
+        "iosat_scrape_collector_success",
+    ] {
+        assert!(body.contains(family), "{family} missing");
+    }
+    assert!(!body.contains("# TYPE"));
+    // Without it: the text format.
+    let (_, head, body) = e.request("GET", "/metrics");
+    assert!(
+        head.contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    assert!(body.contains("# TYPE iosat_build_info gauge"));
+}
+
+#[test]
+fn a_real_prometheus_stores_native_histograms() {
+    if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("skipped: needs root and BTF (block-latency source on a loop device)");
+        return;
+    }
+    if !have("prometheus", "--version") {
+        eprintln!("skipped: prometheus not installed");
+        return;
+    }
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let name = lo.name().to_string();
+    let e = Exporter::start(
+        std::path::Path::new("/"),
+        &["--device-include", &name, "--no-profile", "--no-learn"],
+    );
+    crate::stat::direct_io(lo.path.as_str(), 2_000, 0);
+    let prom = Prometheus::start_with(&[e.addr], &["--enable-feature=native-histograms"]);
+    let q = format!(
+        "histogram_count(iosat_disk_request_duration_seconds{{device=\"{name}\",op=\"read\"}})"
+    );
+    // Bounded: 60 s at most (Prometheus starts, then scrapes every second).
+    let mut got = vec![];
+    for _ in 0..600 {
+        got = prom.query(&q);
+        if got.first().is_some_and(|(_, v)| *v >= 2_000.0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (_, count) = got
+        .first()
+        .unwrap_or_else(|| panic!("no native histogram stored for {name}: {q}"));
+    assert!(*count >= 2_000.0, "histogram_count {count}");
+    // A native sample: the series without _bucket holds a histogram, whose quantile is a
+    // latency (a loop device's 4 KiB direct reads: between 128 ns and 1 s).
+    let p95 = prom.query(&format!(
+        "histogram_quantile(0.95, iosat_disk_request_duration_seconds{{device=\"{name}\",op=\"read\"}})"
+    ));
+    let (_, p95) = p95.first().expect("a quantile of the native histogram");
+    assert!(*p95 > 1.28e-7 && *p95 < 1.0, "p95 {p95}");
+    // The other families came in the same protobuf scrape.
+    let reads = prom.query(&format!(
+        "iosat_disk_requests_completed_total{{device=\"{name}\",op=\"read\"}}"
+    ));
+    assert!(
+        reads.first().is_some_and(|(_, v)| *v >= 2_000.0),
+        "{reads:?}"
+    );
+    let build = prom.query("iosat_build_info");
+    assert_eq!(build.len(), 1, "{build:?}");
 }
