@@ -929,14 +929,7 @@ fn tls_and_basic_auth_from_a_web_config_file() {
         ),
     )
     .unwrap();
-    if have_promtool() {
-        let o = Command::new("promtool")
-            .args(["check", "web-config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    promtool_check_web_config(&config);
     let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
     let url = format!("https://{}/metrics", e.addr);
     let curl = |extra: &[&str]| {
@@ -1445,4 +1438,328 @@ fn a_real_prometheus_stores_native_histograms() {
     );
     let build = prom.query("iosat_build_info");
     assert_eq!(build.len(), 1, "{build:?}");
+}
+
+/// `promtool check web-config FILE` passes (exporter-toolkit reads the file), when promtool is
+/// installed.
+fn promtool_check_web_config(file: &std::path::Path) {
+    if have_promtool() {
+        let o = Command::new("promtool")
+            .args(["check", "web-config"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// `openssl ARGS` in `dir`, which must succeed.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate signed by it, and a
+/// client certificate signed by nobody, in `d` (RSA, one day).
+fn make_pki(d: &std::path::Path) {
+    let days = ["-days", "1"];
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=iosat test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            days[0],
+            days[1],
+        ],
+    );
+    for (name, ext) in [
+        ("server", "subjectAltName=IP:127.0.0.1"),
+        ("client", "extendedKeyUsage=clientAuth"),
+    ] {
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                &format!("/CN={name}"),
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+            ],
+        );
+        std::fs::write(d.join(format!("{name}.ext")), ext).unwrap();
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &format!("{name}.crt"),
+                "-extfile",
+                &format!("{name}.ext"),
+                days[0],
+                days[1],
+            ],
+        );
+    }
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=rogue",
+            "-keyout",
+            "rogue.key",
+            "-out",
+            "rogue.crt",
+            days[0],
+            days[1],
+        ],
+    );
+}
+
+#[test]
+fn every_web_config_key_with_a_real_client() {
+    if !have("openssl", "version") || !have("curl", "--version") {
+        eprintln!("skipped: needs openssl and curl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    make_pki(d);
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: ca.crt
+  min_version: TLS12
+  max_version: TLS12
+  cipher_suites:
+    - TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+  prefer_server_cipher_suites: true
+basic_auth_users:
+  alice: '{hash}'
+http_server_config:
+  http2: false
+  headers:
+    X-Frame-Options: deny
+    X-Content-Type-Options: nosniff
+"
+        ),
+    )
+    .unwrap();
+    // The same file is valid for exporter-toolkit (node_exporter, Prometheus). Debian's
+    // promtool (2.42) carries an exporter-toolkit older than rate_limit (newer ones read it),
+    // so it checks the file before that section is added.
+    promtool_check_web_config(&config);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&config)
+        .unwrap();
+    f.write_all(b"rate_limit:\n  interval: 1m\n  burst: 3\n")
+        .unwrap();
+    drop(f);
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let url = format!("https://{}/metrics", e.addr);
+    // (HTTP status, response head); status 0 when no HTTP answer came (TLS refused).
+    let curl = |extra: &[&str]| {
+        let o = Command::new("curl")
+            .current_dir(d)
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-D",
+                "-",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+                "--cacert",
+                "ca.crt",
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let code = out
+            .get(out.len().saturating_sub(3)..)
+            .unwrap_or("")
+            .parse()
+            .unwrap_or(0u16);
+        (code, out.to_ascii_lowercase())
+    };
+    let cert = ["--cert", "client.crt", "--key", "client.key"];
+    fn with<'a>(cert: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+        [cert, more].concat()
+    }
+    // client_auth_type RequireAndVerifyClientCert, client_ca_file: no certificate, or one
+    // the CA did not sign, gets no HTTP answer at all.
+    assert_eq!(curl(&["-u", "alice:s3cret"]).0, 0, "no client certificate");
+    assert_eq!(
+        curl(&[
+            "--cert",
+            "rogue.crt",
+            "--key",
+            "rogue.key",
+            "-u",
+            "alice:s3cret"
+        ])
+        .0,
+        0,
+        "a certificate of another CA"
+    );
+    // max_version TLS12: a TLS 1.3-only client is refused.
+    assert_eq!(
+        curl(&with(&cert, &["--tlsv1.3", "-u", "alice:s3cret"])).0,
+        0,
+        "TLS 1.3 only"
+    );
+    // cipher_suites: a client offering only another suite is refused.
+    assert_eq!(
+        curl(&with(
+            &cert,
+            &[
+                "--tls-max",
+                "1.2",
+                "--ciphers",
+                "ECDHE-RSA-AES128-GCM-SHA256",
+                "-u",
+                "alice:s3cret"
+            ]
+        ))
+        .0,
+        0,
+        "another cipher suite"
+    );
+    // The configured suite, a verified certificate and the password: served, with the headers.
+    let (code, head) = curl(&with(
+        &cert,
+        &[
+            "--tls-max",
+            "1.2",
+            "--ciphers",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+            "-u",
+            "alice:s3cret",
+        ],
+    ));
+    assert_eq!(code, 200, "{head}");
+    assert!(head.contains("\r\nx-frame-options: deny\r\n"), "{head}");
+    assert!(
+        head.contains("\r\nx-content-type-options: nosniff\r\n"),
+        "{head}"
+    );
+    // basic_auth_users over the verified connection.
+    let (code, head) = curl(&with(&cert, &["-u", "alice:wrong"]));
+    assert_eq!(code, 401);
+    assert!(
+        head.contains("x-frame-options: deny"),
+        "headers on every answer: {head}"
+    );
+    assert_eq!(curl(&with(&cert, &["-u", "alice:s3cret"])).0, 200);
+    // rate_limit burst 3, one more a minute: the fourth request within the minute gets 429.
+    assert_eq!(curl(&with(&cert, &["-u", "alice:s3cret"])).0, 429);
+    // An unknown key is refused in one line naming it.
+    std::fs::write(&config, "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_allowed_sans: [x]\n").unwrap();
+    let o = crate::util::iosat()
+        .args(["exporter", "--web.config.file", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = crate::util::stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("tls_server_config.client_allowed_sans: unknown setting"),
+        "{err}"
+    );
+}
+
+#[test]
+fn verify_client_cert_if_given_serves_clients_without_one() {
+    if !have("openssl", "version") || !have("curl", "--version") {
+        eprintln!("skipped: needs openssl and curl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    make_pki(d);
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ca.crt\n  min_version: TLS13\n",
+    )
+    .unwrap();
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let url = format!("https://{}/metrics", e.addr);
+    let curl = |extra: &[&str]| {
+        let o = Command::new("curl")
+            .current_dir(d)
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+                "--cacert",
+                "ca.crt",
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(curl(&[]), "200", "no certificate: served");
+    assert_eq!(
+        curl(&["--cert", "client.crt", "--key", "client.key"]),
+        "200"
+    );
+    assert_eq!(
+        curl(&["--cert", "rogue.crt", "--key", "rogue.key"]),
+        "000",
+        "a certificate nobody vouches for"
+    );
+    // min_version TLS13: a TLS 1.2 client is refused.
+    assert_eq!(curl(&["--tls-max", "1.2"]), "000");
 }
