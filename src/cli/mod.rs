@@ -1,6 +1,6 @@
 //! Command-line syntax only (clap derive). No clap type goes past `config/`; each subcommand's
 //! arguments live in a file of their own.
-//! Imports only: cli/, and build (the version string).
+//! Imports only: cli/, build.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
