@@ -148,6 +148,11 @@ pub trait Engine {
     /// Short name for reports: "sync", "uring", "sim".
     fn name(&self) -> &str;
     fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> crate::error::Result<LevelStats>;
+    /// Cap the requests every later level issues at `iops` per second (`--rate-limit`,
+    /// pace.rs); false when this engine can't pace its requests.
+    fn limit_rate(&mut self, _iops: f64) -> bool {
+        false
+    }
 }
 
 /// Run one level on `threads` scoped worker threads (named `iosat-<engine>-<w>`) and merge what
@@ -194,6 +199,7 @@ where
 pub mod disturb;
 pub mod driver;
 pub mod engine;
+pub mod pace;
 pub mod plan;
 pub mod result;
 pub mod sync;
