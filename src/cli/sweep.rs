@@ -124,6 +124,26 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_name = "N", help_heading = "Workload")]
     pub seed: u64,
 
+    /// Open loop: offer these request rates (IOPS, a comma list; k suffix: 2k = 2000), or
+    /// `auto` (25, 50, 80, 100 and 120 % of the maximum a short closed-loop pass finds), one
+    /// level each, requests issued on a schedule of intended start times whether or not the
+    /// device kept up, every latency timed from its intended start (what a user waits) and
+    /// from its submission (what the device took). Without --levels no closed-loop levels
+    /// run for a list of rates.
+    #[arg(long, value_name = "LIST|auto", help_heading = "Open loop")]
+    pub rate: Option<String>,
+
+    /// Open loop: how requests arrive: poisson (independent arrivals, exponential gaps, as
+    /// fio's rate_process=poisson) or uniform (evenly spaced).
+    #[arg(long, value_name = "poisson|uniform", help_heading = "Open loop")]
+    pub arrivals: Option<String>,
+
+    /// Open loop: the most requests in flight (threads of the generator's pool). Default: 4x
+    /// the closed-loop knee when a closed-loop pass ran, else 64. A schedule that needs more
+    /// falls behind, and the level says so.
+    #[arg(long, value_name = "N", help_heading = "Open loop")]
+    pub max_inflight: Option<u32>,
+
     /// Size of the temporary file (default: a tenth of the free space, at most 1 GiB).
     #[arg(long, value_name = "SIZE", help_heading = "Target")]
     pub size: Option<String>,

@@ -72,17 +72,33 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     let mut out = spec.output.open()?;
     // Partial results in -o and --html after every level (docs/design.md §3.4), and the final ones.
     let mut write_files = |r: &SweepReport| -> Result<()> { out.files(&|f| render(r, f)) };
-    LevelDriver::new(
-        engine.as_mut(),
-        &plan,
-        watch.as_ref(),
-        &progress,
-        &mut write_files,
-    )
-    .run(&mut report)?;
+    let closed = spec.open.as_ref().map_or(true, |o| o.closed_first);
+    if closed {
+        LevelDriver::new(
+            engine.as_mut(),
+            &plan,
+            watch.as_ref(),
+            &progress,
+            &mut write_files,
+        )
+        .run(&mut report)?;
+    }
+    if let (Some(o), Some(t)) = (&spec.open, &target) {
+        if !report.interrupted {
+            open_loop(
+                o,
+                &plan,
+                t,
+                watch.as_ref(),
+                &progress,
+                &mut report,
+                &mut write_files,
+            )?;
+        }
+    }
     progress.clear();
     out.result(&|f| render(&report, f))?;
-    if spec.save_profile && report.complete {
+    if spec.save_profile && report.complete && !report.levels.is_empty() {
         save_profile(spec, &report, watch.as_ref())?;
     }
     drop(target);
@@ -90,6 +106,72 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(crate::error::exit::OK)
+}
+
+/// The open-loop levels (`--rate`), after the closed loop's when it ran: the pool sized
+/// (load/open.rs `pool_size`), one level per rate, the verdict refreshed and the files
+/// rewritten after each.
+fn open_loop(
+    o: &crate::load::open::OpenPlan,
+    plan: &crate::load::driver::SweepPlan,
+    t: &target::Target,
+    watch: Option<&DeviceWatch>,
+    progress: &ProgressBar,
+    report: &mut SweepReport,
+    write_files: &mut dyn FnMut(&SweepReport) -> Result<()>,
+) -> Result<()> {
+    use crate::load::driver::LevelProgress;
+    use crate::load::open::{self, OpenEngine, OpenSpec};
+    use crate::load::open_result::OpenLoopInfo;
+    let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
+    let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
+    crate::error::note(&why);
+    report.open_loop = Some(OpenLoopInfo {
+        rates: o.rates_text.clone(),
+        arrivals: o.arrivals,
+        max_inflight,
+        max_inflight_why: why,
+        target: None,
+        verdict: None,
+    });
+    let rates = o.rates(report.verdict.as_ref().map(|v| v.peak_iops));
+    if rates.is_empty() {
+        report.notes.push(
+            "--rate auto: the closed loop measured no maximum, so no rate was offered".into(),
+        );
+    }
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
+    let first = OpenSpec {
+        rate_per_s: rates.first().copied().unwrap_or(1.0),
+        arrivals: o.arrivals,
+        max_inflight,
+    };
+    let mut engine = OpenEngine::new(fd, t.size_bytes, t.path.clone(), first);
+    report.complete = false;
+    let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
+    for (i, rate) in rates.into_iter().enumerate() {
+        if crate::sys::signal::stop_requested() {
+            report.interrupted = true;
+            break;
+        }
+        let spec = OpenSpec {
+            rate_per_s: rate,
+            ..first
+        };
+        let (r, cut) = open::measure(&mut engine, plan, spec, base + i, watch, progress)?;
+        if let Some(r) = r {
+            progress.open_level_done(&r);
+            report.open_levels.push(r);
+        }
+        report.interrupted |= cut;
+        report.refresh_open_verdict();
+        write_files(report)?;
+        if report.interrupted {
+            break;
+        }
+    }
+    report.complete = !report.interrupted;
+    Ok(())
 }
 
 /// The target, opened or laid out (the bar says so while a test file is laid out); None for

@@ -49,7 +49,94 @@ pub struct SweepSpec {
     pub no_bpf: bool,
     /// Where kernel files are read (--proc-root, --sys-root).
     pub root: crate::sys::Root,
+    /// `--rate`: the open loop (load/open.rs), None for a closed-loop sweep only.
+    pub open: Option<crate::load::open::OpenPlan>,
 }
+
+/// `--rate`: `auto` or a comma list of positive rates (IOPS; `k` suffix for thousands).
+pub fn parse_rates(s: &str) -> Result<crate::load::open::Rates> {
+    use crate::load::open::Rates;
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Rates::Auto);
+    }
+    let bad = || {
+        Error::usage(
+            "--rate",
+            s,
+            "must be `auto` or a comma-separated list of positive rates in IOPS (2000, 2k)",
+        )
+    };
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let p = part.trim().to_ascii_lowercase();
+        let (num, mul) = match p.strip_suffix('k') {
+            Some(n) => (n, 1000.0),
+            None => (p.as_str(), 1.0),
+        };
+        let v: f64 = num.trim().parse().map_err(|_| bad())?;
+        let v = v * mul;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(bad());
+        }
+        out.push(v);
+    }
+    Ok(Rates::List(out))
+}
+
+/// The open-loop part of the arguments (None without `--rate`); `--arrivals` and
+/// `--max-inflight` without `--rate` are refused.
+fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load::open::OpenPlan>> {
+    use crate::load::schedule::Arrivals;
+    let Some(text) = &a.rate else {
+        if a.arrivals.is_some() {
+            return Err(Error::flag("--arrivals", "only applies to --rate"));
+        }
+        if a.max_inflight.is_some() {
+            return Err(Error::flag("--max-inflight", "only applies to --rate"));
+        }
+        return Ok(None);
+    };
+    if matches!(engine, EngineChoice::Sim(_)) {
+        return Err(Error::usage(
+            "--rate",
+            text,
+            "the open loop runs on a real target, not the sim engine",
+        ));
+    }
+    let rates = parse_rates(text)?;
+    let arrivals = match a.arrivals.as_deref().map(str::trim) {
+        None | Some("poisson") => Arrivals::Poisson,
+        Some("uniform") => Arrivals::Uniform,
+        Some(other) => {
+            return Err(Error::usage(
+                "--arrivals",
+                other,
+                "must be poisson or uniform",
+            ))
+        }
+    };
+    if let Some(n) = a.max_inflight {
+        if n == 0 || n > MAX_CONCURRENCY {
+            return Err(Error::usage(
+                "--max-inflight",
+                n,
+                format!("must be between 1 and {MAX_CONCURRENCY}"),
+            ));
+        }
+    }
+    // The closed loop runs first when asked for (--levels given) or needed (--rate auto).
+    let levels_given = a.levels.trim() != DEFAULT_LEVELS_TEXT;
+    Ok(Some(crate::load::open::OpenPlan {
+        closed_first: levels_given || rates == crate::load::open::Rates::Auto,
+        rates,
+        rates_text: text.trim().to_string(),
+        arrivals,
+        max_inflight: a.max_inflight,
+    }))
+}
+
+/// `--levels`' default as clap writes it (cli/sweep.rs).
+const DEFAULT_LEVELS_TEXT: &str = "1,2,4,8,16,32,64,128,256";
 
 pub fn parse_levels(s: &str) -> Result<Levels> {
     if s.trim().eq_ignore_ascii_case("auto") {
@@ -176,6 +263,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     if a.force && !a.save_profile {
         return Err(Error::flag("--force", "only applies to --save-profile"));
     }
+    let open = open_plan(a, &engine)?;
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     // -o is rewritten after every level: refuse a user's file before the run, not after it.
     let output = super::output::Output::stdout(super::output_format(&a.format))
@@ -198,8 +286,25 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         budget_ns,
         pattern,
         block_size,
-        levels: parse_levels(&a.levels)?,
-        levels_text: a.levels.trim().to_string(),
+        // `--rate auto` needs the closed loop's maximum only: doubling until it plateaus.
+        levels: match &open {
+            Some(o)
+                if o.rates == crate::load::open::Rates::Auto
+                    && a.levels.trim() == DEFAULT_LEVELS_TEXT =>
+            {
+                Levels::Auto
+            }
+            _ => parse_levels(&a.levels)?,
+        },
+        levels_text: match &open {
+            Some(o)
+                if o.rates == crate::load::open::Rates::Auto
+                    && a.levels.trim() == DEFAULT_LEVELS_TEXT =>
+            {
+                "auto".to_string()
+            }
+            _ => a.levels.trim().to_string(),
+        },
         duration_ns,
         ramp_ns,
         max_threads: a.threads,
@@ -211,6 +316,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         no_progress: a.no_progress,
         no_bpf: a.no_bpf,
         root: super::root(&a.root),
+        open,
     })
 }
 
