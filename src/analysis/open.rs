@@ -328,6 +328,45 @@ pub fn next_probe(open: &[OpenPoint], t: Target, resolution: f64) -> Option<f64>
     (high - a.low_iops > resolution * a.low_iops).then_some((a.low_iops + high) / 2.0)
 }
 
+/// `--target-p99`'s search stops when the rates that met and missed the target are within
+/// this share of each other.
+pub const SEARCH_RESOLUTION: f64 = 0.05;
+/// ... or after this many open-loop levels (about 25 s of 2 s levels).
+pub const MAX_PROBES: usize = 10;
+/// The highest rate the search offers, as a share of the closed loop's maximum: beyond it
+/// the device can't keep the rate at all.
+pub const SEARCH_CEILING: f64 = 1.2;
+
+/// The next rate `--target-p99` offers, given the open-loop levels so far, the closed loop's
+/// maximum and its estimate for the target ([`estimate_from_closed`]): first the estimate
+/// (within 5 % .. 100 % of the maximum), then up by a quarter while every rate meets the
+/// target (to [`SEARCH_CEILING`] of the maximum) or down by half while none does, then
+/// bisection ([`next_probe`]) to [`SEARCH_RESOLUTION`]; None when done.
+pub fn search_next(
+    open: &[OpenPoint],
+    t: Target,
+    closed_max_iops: f64,
+    estimate_iops: Option<f64>,
+) -> Option<f64> {
+    if open.len() >= MAX_PROBES || closed_max_iops <= 0.0 {
+        return None;
+    }
+    let ceiling = SEARCH_CEILING * closed_max_iops;
+    let Some(a) = at_target(open, t) else {
+        let e = estimate_iops.unwrap_or(closed_max_iops / 2.0);
+        return Some(e.clamp(0.05 * closed_max_iops, closed_max_iops));
+    };
+    match a.high_iops {
+        // Every rate met it: go higher, up to the ceiling.
+        None => (a.low_iops < ceiling * 0.999).then(|| (a.low_iops * 1.25).min(ceiling)),
+        Some(h) if a.low_iops <= 0.0 => {
+            // None met it: halve, down to half a percent of the maximum.
+            (h / 2.0 >= 0.005 * closed_max_iops).then_some(h / 2.0)
+        }
+        Some(_) => next_probe(open, t, SEARCH_RESOLUTION),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +472,42 @@ mod tests {
         assert!(target_words(&a).starts_with("Estimate from the closed loop"));
         let all = estimate_from_closed(&c[..2], P99_2MS).unwrap();
         assert_eq!((all.iops, all.high_iops), (1000.0, None));
+    }
+
+    #[test]
+    fn the_search_brackets_then_bisects_to_the_resolution() {
+        // A device whose p99 from the intended start crosses 2 ms at 1300 IOPS.
+        let device = |r: f64| {
+            open(
+                r,
+                if r <= 1300.0 { 1.0 + r / 1300.0 } else { 3.0 },
+                r < 2000.0,
+            )
+        };
+        let mut levels: Vec<OpenPoint> = Vec::new();
+        while let Some(r) = search_next(&levels, P99_2MS, 2000.0, Some(1800.0)) {
+            assert!(r <= 2400.0 && r > 0.0, "{r}");
+            levels.push(device(r));
+        }
+        assert!(levels.len() <= MAX_PROBES, "{}", levels.len());
+        let a = at_target(&levels, P99_2MS).unwrap();
+        let h = a.high_iops.unwrap();
+        assert!(a.low_iops <= 1300.0 && h > 1300.0, "{a:?}");
+        assert!(
+            h - a.low_iops <= SEARCH_RESOLUTION * a.low_iops + 1e-9,
+            "{a:?}"
+        );
+        // A target every rate meets: up to the ceiling, then stop.
+        let easy = Target {
+            percentile: Percentile::P99,
+            limit_ns: 1e9,
+        };
+        let mut levels = Vec::new();
+        while let Some(r) = search_next(&levels, easy, 2000.0, None) {
+            levels.push(open(r, 1.0, true));
+        }
+        let top = levels.iter().map(|p| p.offered_iops).fold(0.0, f64::max);
+        assert!((top - 2400.0).abs() < 1e-6, "{top}");
     }
 
     #[test]

@@ -144,6 +144,23 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", help_heading = "Open loop")]
     pub max_inflight: Option<u32>,
 
+    /// Open loop: find the highest offered rate whose p99 from the intended start is at most
+    /// TIME (2ms, 500us): a short closed-loop pass brackets it, then open-loop levels bisect
+    /// the rate; the verdict gives max_iops_at_target with the rates that met and missed it.
+    /// Same as `--target p99=TIME`.
+    #[arg(long, value_name = "TIME", help_heading = "Open loop", conflicts_with_all = ["rate", "latency_target"])]
+    pub target_p99: Option<String>,
+
+    /// Open loop: as --target-p99 for any percentile: PCT=TIME with PCT one of mean, p50,
+    /// p90, p95, p99, p99.9 (`--target p95=1ms`).
+    #[arg(
+        long = "target",
+        value_name = "PCT=TIME",
+        help_heading = "Open loop",
+        conflicts_with = "rate"
+    )]
+    pub latency_target: Option<String>,
+
     /// Size of the temporary file (default: a tenth of the free space, at most 1 GiB).
     #[arg(long, value_name = "SIZE", help_heading = "Target")]
     pub size: Option<String>,

@@ -131,25 +131,47 @@ fn open_loop(
         arrivals: o.arrivals,
         max_inflight,
         max_inflight_why: why,
-        target: None,
+        target: o.target,
         verdict: None,
     });
-    let rates = o.rates(report.verdict.as_ref().map(|v| v.peak_iops));
-    if rates.is_empty() {
+    let closed_max = report.verdict.as_ref().map(|v| v.peak_iops);
+    let rates = o.rates(closed_max);
+    let search = o.target.zip(closed_max.filter(|m| *m > 0.0));
+    if rates.is_empty() && search.is_none() {
         report.notes.push(
-            "--rate auto: the closed loop measured no maximum, so no rate was offered".into(),
+            "the closed loop measured no maximum, so no rate was offered (--rate auto and \
+             --target-p99 start from it)"
+                .into(),
         );
     }
+    // --target-p99: the closed loop's estimate brackets the search (analysis::open).
+    let estimate = search.and_then(|(t, _)| {
+        crate::analysis::open::estimate_from_closed(&report.points(), t).map(|a| a.iops)
+    });
+    let next_rate = |i: usize, r: &SweepReport| -> Option<f64> {
+        match search {
+            Some((t, max)) => {
+                let pts: Vec<_> = r
+                    .open_levels
+                    .iter()
+                    .map(crate::load::open_result::OpenLevelResult::point)
+                    .collect();
+                crate::analysis::open::search_next(&pts, t, max, estimate)
+            }
+            None => rates.get(i).copied(),
+        }
+    };
     let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
     let first = OpenSpec {
-        rate_per_s: rates.first().copied().unwrap_or(1.0),
+        rate_per_s: 1.0,
         arrivals: o.arrivals,
         max_inflight,
     };
     let mut engine = OpenEngine::new(fd, t.size_bytes, t.path.clone(), first);
     report.complete = false;
     let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
-    for (i, rate) in rates.into_iter().enumerate() {
+    let mut i = 0;
+    while let Some(rate) = next_rate(i, report) {
         if crate::sys::signal::stop_requested() {
             report.interrupted = true;
             break;
@@ -169,6 +191,7 @@ fn open_loop(
         if report.interrupted {
             break;
         }
+        i += 1;
     }
     report.complete = !report.interrupted;
     Ok(())

@@ -87,7 +87,14 @@ pub fn parse_rates(s: &str) -> Result<crate::load::open::Rates> {
 /// `--max-inflight` without `--rate` are refused.
 fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load::open::OpenPlan>> {
     use crate::load::schedule::Arrivals;
-    let Some(text) = &a.rate else {
+    let target = parse_target(a)?;
+    let searching = target.is_some();
+    let rate_text = match (&a.rate, target) {
+        (Some(r), _) => Some(r.clone()),
+        (None, Some(_)) => Some("search".to_string()),
+        (None, None) => None,
+    };
+    let Some(text) = &rate_text else {
         if a.arrivals.is_some() {
             return Err(Error::flag("--arrivals", "only applies to --rate"));
         }
@@ -103,7 +110,11 @@ fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load:
             "the open loop runs on a real target, not the sim engine",
         ));
     }
-    let rates = parse_rates(text)?;
+    let rates = if searching {
+        crate::load::open::Rates::Search
+    } else {
+        parse_rates(text)?
+    };
     let arrivals = match a.arrivals.as_deref().map(str::trim) {
         None | Some("poisson") => Arrivals::Poisson,
         Some("uniform") => Arrivals::Uniform,
@@ -127,11 +138,42 @@ fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load:
     // The closed loop runs first when asked for (--levels given) or needed (--rate auto).
     let levels_given = a.levels.trim() != DEFAULT_LEVELS_TEXT;
     Ok(Some(crate::load::open::OpenPlan {
-        closed_first: levels_given || rates == crate::load::open::Rates::Auto,
+        closed_first: levels_given || !matches!(rates, crate::load::open::Rates::List(_)),
+        target,
         rates,
         rates_text: text.trim().to_string(),
         arrivals,
         max_inflight: a.max_inflight,
+    }))
+}
+
+/// `--target-p99 TIME` or `--target PCT=TIME` (None without either); the error names the flag.
+fn parse_target(a: &SweepArgs) -> Result<Option<crate::analysis::open::Target>> {
+    use crate::analysis::open::{Percentile, Target};
+    let (flag, pct, time) = match (&a.target_p99, &a.latency_target) {
+        (Some(t), _) => ("--target-p99", "p99", t.as_str()),
+        (None, Some(t)) => {
+            let (p, time) = t.split_once('=').ok_or_else(|| {
+                Error::usage("--target", t, "must be PCT=TIME, as p99=2ms or p95=500us")
+            })?;
+            ("--target", p, time)
+        }
+        (None, None) => return Ok(None),
+    };
+    let percentile = Percentile::parse(pct).ok_or_else(|| {
+        Error::usage(
+            flag,
+            pct,
+            "the percentile is one of mean, p50, p90, p95, p99, p99.9",
+        )
+    })?;
+    let limit_ns = super::duration_arg(flag, time)?;
+    if limit_ns == 0 {
+        return Err(Error::usage(flag, time, "must be a positive time"));
+    }
+    Ok(Some(Target {
+        percentile,
+        limit_ns: limit_ns as f64,
     }))
 }
 
@@ -435,6 +477,55 @@ mod tests {
         assert!(parse_levels("4,2").is_err());
         assert!(parse_levels("0,1").is_err());
         assert!(parse_levels("1,,2").is_err());
+    }
+
+    #[test]
+    fn open_loop_flags() {
+        use crate::analysis::open::Percentile;
+        use crate::load::open::Rates;
+        assert_eq!(
+            parse_rates("1000, 2k,2.5k").unwrap(),
+            Rates::List(vec![1000.0, 2000.0, 2500.0])
+        );
+        assert_eq!(parse_rates("AUTO").unwrap(), Rates::Auto);
+        for bad in ["0", "-5", "fast", "1000,,2000"] {
+            assert!(parse_rates(bad).is_err(), "{bad}");
+        }
+        // A list alone runs no closed loop; --levels or auto adds it first.
+        let o = build(&args(&["--rate", "1000"])).unwrap().open.unwrap();
+        assert!(!o.closed_first);
+        assert!(
+            build(&args(&["--rate", "1000", "--levels", "1,4"]))
+                .unwrap()
+                .open
+                .unwrap()
+                .closed_first
+        );
+        let s = build(&args(&["--rate", "auto"])).unwrap();
+        assert!(s.open.unwrap().closed_first);
+        assert_eq!(s.levels, Levels::Auto);
+        let t = build(&args(&["--target-p99", "2ms"]))
+            .unwrap()
+            .open
+            .unwrap();
+        assert_eq!(t.rates, Rates::Search);
+        let t = t.target.unwrap();
+        assert_eq!((t.percentile, t.limit_ns), (Percentile::P99, 2e6));
+        let t = build(&args(&["--target", "p95=500us"]))
+            .unwrap()
+            .open
+            .unwrap();
+        assert_eq!(t.target.unwrap().percentile, Percentile::P95);
+        for bad in [
+            &["--target", "p42=1ms"][..],
+            &["--target", "2ms"],
+            &["--target-p99", "0"],
+            &["--arrivals", "uniform"],
+            &["--rate", "100", "--arrivals", "bursty"],
+            &["--rate", "100", "--engine", "sim:units=4,service=1ms"],
+        ] {
+            assert!(build(&args(bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub const KNEE_POOL_FACTOR: u32 = 4;
 /// The smallest pool a knee gives.
 pub const MIN_KNEE_POOL: u32 = 16;
 
+/// A request due this close to the level's end and not yet submitted when it ends is not
+/// counted as unsent: a timer wake-up can take that long on a busy machine, and the requests
+/// are still being offered at the rate (only the window closed).
+pub const UNSENT_GRACE_NS: u64 = 5_000_000;
+
 /// What one open-loop level asks for beyond its [`LevelSpec`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpenSpec {
@@ -105,7 +110,7 @@ impl Engine for OpenEngine {
         let taken = ticket.load(Relaxed).min(starts.len());
         open.unsent += starts[taken..]
             .iter()
-            .filter(|&&t| t >= spec.ramp_ns && t < span_ns)
+            .filter(|&&t| t >= spec.ramp_ns && t + UNSENT_GRACE_NS < span_ns)
             .count() as u64;
         Ok(total)
     }
@@ -158,7 +163,7 @@ fn worker(
         let t_sub = now_ns();
         if t_sub >= window.end_ns || ctl.stop.load(Relaxed) {
             // Its time came while every thread was busy, and the level is over.
-            if intended >= window.measure_from_ns && intended < window.end_ns {
+            if intended >= window.measure_from_ns && intended + UNSENT_GRACE_NS < window.end_ns {
                 open.unsent += 1;
             }
             st.interrupted = ctl.stop.load(Relaxed);
@@ -264,6 +269,8 @@ pub enum Rates {
     List(Vec<f64>),
     /// [`AUTO_SHARES`] of the maximum a closed-loop pass measured first.
     Auto,
+    /// `--target-p99`: searched level by level (analysis::open::search_next).
+    Search,
 }
 
 /// `--rate auto`: these shares of the closed loop's maximum: two well below the knee, one
@@ -279,8 +286,10 @@ pub struct OpenPlan {
     pub arrivals: Arrivals,
     /// `--max-inflight`, when given ([`pool_size`]).
     pub max_inflight: Option<u32>,
-    /// Run the closed-loop levels first (`--levels` given, or `--rate auto`).
+    /// Run the closed-loop levels first (`--levels` given, `--rate auto`, a target).
     pub closed_first: bool,
+    /// `--target-p99` / `--target`: the latency target the search is for.
+    pub target: Option<crate::analysis::open::Target>,
 }
 
 impl OpenPlan {
@@ -290,7 +299,7 @@ impl OpenPlan {
         match (&self.rates, closed_max_iops) {
             (Rates::List(v), _) => v.clone(),
             (Rates::Auto, Some(m)) if m > 0.0 => AUTO_SHARES.iter().map(|s| s * m).collect(),
-            (Rates::Auto, _) => Vec::new(),
+            (Rates::Auto | Rates::Search, _) => Vec::new(),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 mod engines;
 mod fio_agreement;
+mod openloop;
 mod own_devices;
 mod refusals;
 pub(crate) mod signals;
