@@ -295,7 +295,9 @@ pub fn estimate_from_closed(closed: &[LevelPoint], t: Target) -> Option<TargetAn
                 li + (p.iops - li) * (t.limit_ns - lv) / (v - lv),
                 Some(p.iops),
             ),
-            Some((li, _)) => (li, Some(p.iops)),
+            // More requests in flight gave no more throughput: the closed loop's maximum met
+            // the target, and no higher rate was measured.
+            Some((li, _)) => (li, None),
             None => (0.0, Some(p.iops)),
         };
         return Some(TargetAnswer {
@@ -470,6 +472,14 @@ mod tests {
         assert!(a.estimate);
         assert!((a.iops - 1250.0).abs() < 1e-6, "{a:?}");
         assert!(target_words(&a).starts_with("Estimate from the closed loop"));
+        // Past the maximum the throughput fell and the p99 missed: the maximum is the answer.
+        let past = [
+            closed(1, 500.0, 1.0),
+            closed(4, 1500.0, 1.5),
+            closed(8, 1400.0, 3.0),
+        ];
+        let a = estimate_from_closed(&past, P99_2MS).unwrap();
+        assert_eq!((a.iops, a.low_iops, a.high_iops), (1500.0, 1500.0, None));
         let all = estimate_from_closed(&c[..2], P99_2MS).unwrap();
         assert_eq!((all.iops, all.high_iops), (1000.0, None));
     }

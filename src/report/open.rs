@@ -171,3 +171,62 @@ pub fn csv(r: &SweepReport) -> Table {
     }
     t
 }
+
+/// `compare`: every run's open-loop levels in one table (letter, offered, achieved, latency
+/// from the intended start, from submission, kept); None when no run has any.
+pub fn compare_table(runs: &[(String, &SweepReport)]) -> Option<Table> {
+    if runs.iter().all(|(_, r)| r.open_levels.is_empty()) {
+        return None;
+    }
+    let mut t = Table::new([
+        "run",
+        "offered",
+        "IOPS",
+        "lat_avg_us",
+        "lat_p99_us",
+        "svc_p99_us",
+        "late_p99_us",
+        "kept",
+    ]);
+    for (letter, r) in runs {
+        for l in &r.open_levels {
+            let us = |v: u64| us_cell(Some(v as f64));
+            t.push([
+                letter.clone(),
+                format!("{:.0}", l.offered_iops),
+                format!("{:.0}", l.iops),
+                us(l.latency_ns.mean),
+                us(l.latency_ns.p99),
+                us(l.service_latency_ns.p99),
+                us(l.behind.p99_ns),
+                if l.behind.kept { "yes" } else { "BEHIND" }.to_string(),
+            ]);
+        }
+    }
+    Some(t)
+}
+
+/// `compare`: what the open loop found in `b` against `a`, in words; None when either has
+/// no open-loop verdict.
+pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
+    let va = a.open_loop.as_ref()?.verdict.as_ref()?;
+    let vb = b.open_loop.as_ref()?.verdict.as_ref()?;
+    let rate = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+    let mut parts = vec![format!(
+        "open loop kept up to {} IOPS offered (was {})",
+        rate(vb.max_kept_iops),
+        rate(va.max_kept_iops)
+    )];
+    if let (Some(x), Some(y)) = (&va.max_iops_at_target, &vb.max_iops_at_target) {
+        parts.push(format!(
+            "most IOPS at {} <= {:.2} ms {:.0} (was {:.0} at {} <= {:.2} ms)",
+            y.target.percentile.as_str(),
+            y.target.limit_ns / 1e6,
+            y.iops,
+            x.iops,
+            x.target.percentile.as_str(),
+            x.target.limit_ns / 1e6
+        ));
+    }
+    Some(parts.join(", "))
+}
