@@ -125,6 +125,12 @@ fn open_loop(
     use crate::load::open_result::OpenLoopInfo;
     let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
     let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
+    if report.levels.is_empty() {
+        // No closed loop ran: the report names the open loop's generator, not the engine
+        // that would have run it.
+        report.workload.engine = "open".into();
+        report.workload.levels = String::new();
+    }
     crate::error::note(&why);
     report.open_loop = Some(OpenLoopInfo {
         rates: o.rates_text.clone(),

@@ -5,7 +5,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{chart, Block, Item, List, TableBlock};
-use super::levels::us_cell;
+use super::levels::{us_cell, LAT_NS_HEADERS};
 use super::svg::{LineChart, Series};
 use super::table::Table;
 use crate::load::open_result::{OpenLevelResult, SLOW_WAKEUP_P99_NS};
@@ -122,35 +122,35 @@ fn latency_chart(r: &SweepReport) -> LineChart {
     c
 }
 
-/// The open-loop levels as CSV: integer nanoseconds.
+/// The open-loop levels as CSV: integer nanoseconds, `lat_*` from the intended start (the
+/// closed loop's column names), `svc_*` from submission, `late_*` the lateness.
 pub fn csv(r: &SweepReport) -> Table {
-    let mut t = Table::new([
-        "rate_iops",
-        "offered_iops",
-        "iops",
-        "ios",
-        "elapsed_ns",
-        "arrivals",
-        "max_inflight",
-        "lat_mean_ns",
-        "lat_p50_ns",
-        "lat_p90_ns",
-        "lat_p95_ns",
-        "lat_p99_ns",
-        "lat_p999_ns",
-        "lat_max_ns",
-        "svc_mean_ns",
-        "svc_p50_ns",
-        "svc_p99_ns",
-        "svc_max_ns",
-        "late_p50_ns",
-        "late_p99_ns",
-        "late_max_ns",
-        "unsent",
-        "pool_waits",
-        "kept",
-        "interrupted",
-    ]);
+    let mut t = Table::new(
+        [
+            "rate_iops",
+            "offered_iops",
+            "iops",
+            "ios",
+            "elapsed_ns",
+            "arrivals",
+            "max_inflight",
+        ]
+        .into_iter()
+        .chain(LAT_NS_HEADERS)
+        .chain([
+            "svc_mean_ns",
+            "svc_p50_ns",
+            "svc_p99_ns",
+            "svc_max_ns",
+            "late_p50_ns",
+            "late_p99_ns",
+            "late_max_ns",
+            "unsent",
+            "pool_waits",
+            "kept",
+            "interrupted",
+        ]),
+    );
     for l in &r.open_levels {
         let (a, s, b) = (&l.latency_ns, &l.service_latency_ns, &l.behind);
         let mut row = vec![
@@ -162,7 +162,9 @@ pub fn csv(r: &SweepReport) -> Table {
             l.arrivals.as_str().to_string(),
             l.max_inflight.to_string(),
         ];
-        row.extend([a.mean, a.p50, a.p90, a.p95, a.p99, a.p999, a.max].map(|v| v.to_string()));
+        row.extend(
+            [a.min, a.mean, a.p50, a.p90, a.p95, a.p99, a.p999, a.max].map(|v| v.to_string()),
+        );
         row.extend([s.mean, s.p50, s.p99, s.max].map(|v| v.to_string()));
         row.extend([b.p50_ns, b.p99_ns, b.max_ns, b.unsent, b.pool_waits].map(|v| v.to_string()));
         row.push(b.kept.to_string());
@@ -229,4 +231,73 @@ pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
         ));
     }
     Some(parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::open_result::{Behind, OpenLoopInfo};
+    use crate::report::Format;
+
+    fn report() -> SweepReport {
+        let level = |offered: f64, p99_us: u64, kept: bool| OpenLevelResult {
+            rate_iops: offered,
+            offered_iops: offered,
+            iops: if kept { offered } else { offered * 0.8 },
+            ios: 1000,
+            elapsed_ns: 1_000_000_000,
+            max_inflight: 64,
+            latency_ns: crate::latency::LatencySummary {
+                mean: p99_us * 400,
+                p50: p99_us * 300,
+                p99: p99_us * 1000,
+                ..Default::default()
+            },
+            behind: Behind {
+                p99_ns: 50_000,
+                kept,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut r = SweepReport {
+            open_loop: Some(OpenLoopInfo {
+                rates: "500,1000,3000".into(),
+                max_inflight: 64,
+                ..Default::default()
+            }),
+            open_levels: vec![
+                level(500.0, 2000, true),
+                level(1000.0, 3000, true),
+                level(3000.0, 90_000, false),
+            ],
+            ..Default::default()
+        };
+        r.refresh_open_verdict();
+        r
+    }
+
+    #[test]
+    fn an_open_loop_sweep_shows_its_rates_and_flags_the_one_behind() {
+        let r = report();
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        assert!(
+            text.contains("Open loop: latency at an offered rate"),
+            "{text}"
+        );
+        assert!(text.contains("BEHIND"), "{text}");
+        assert!(
+            text.contains("From 3000 IOPS offered the schedule was not kept"),
+            "{text}"
+        );
+        assert!(!text.contains("no verdict"), "{text}");
+        let csv = crate::report::sweep::render(&r, Format::Csv);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4, "{csv}");
+        let cols = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == cols), "{csv}");
+        assert!(lines[0].contains("lat_p99_ns") && lines[0].contains("svc_p99_ns"));
+        let html = crate::report::sweep::render(&r, Format::Html);
+        assert!(html.contains("Latency at an offered rate"));
+    }
 }

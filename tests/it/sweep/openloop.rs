@@ -96,11 +96,7 @@ const STALL_P99_OVER_P50: f64 = 5.0;
 
 #[test]
 fn open_loop_latency_agrees_with_fio_on_the_known_device() {
-    if !Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !crate::util::have("fio", "--version") {
         eprintln!("skipped: fio is not installed");
         return;
     }
