@@ -18,7 +18,7 @@ for seed in $seeds; do
     echo "== seed $seed, $secs s per target"
     if ! IOSAT_FUZZ_SECS=$secs IOSAT_FUZZ_SEED=$seed \
         CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
-        cargo test --release --test it fuzz:: -- --nocapture --test-threads 4 >"$log" 2>&1; then
+        cargo test --release --test it fuzz:: -- --nocapture --test-threads 8 >"$log" 2>&1; then
         status=1
     fi
     grep -E '^fuzz |^test fuzz|panicked|saved in|test result' "$log" || true

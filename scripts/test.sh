@@ -12,6 +12,8 @@ command -v sysbench >/dev/null || need+=(sysbench)
 command -v tmux >/dev/null || need+=(tmux)
 # promtool (tests/it/exporter.rs: check metrics, check rules, test rules) and Prometheus itself.
 command -v promtool >/dev/null || need+=(prometheus)
+# amtool and Alertmanager (tests/it/alerts.rs: the shipped inhibition, checked and run).
+command -v amtool >/dev/null || need+=(prometheus-alertmanager)
 # The browser test of the HTML reports (tests/it/report.rs) draws every page in headless Chromium.
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 # clang + llvm-strip only to check that bpf/iolat.bpf.o is what scripts/build-bpf.sh builds
@@ -24,6 +26,11 @@ command -v bpftrace >/dev/null || need+=(bpftrace)
 # The known-truth test device (tests/it/knowndev.rs) is a FUSE server inside the test binary: as
 # root it mounts through /dev/fuse itself; fusermount3 is its fallback where mount(2) is denied.
 command -v fusermount3 >/dev/null || need+=(fuse3)
+# Packaging (tests/it/packaging.rs): systemd-analyze verifies the unit and expands its syscall
+# filter, strace records the exporter's system calls, curl scrapes the installed exporter.
+command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v strace >/dev/null || need+=(strace)
+command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing: ${need[*]}"
@@ -34,6 +41,18 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# The Debian package is built by cargo-deb (1m40s to install on 2 cores, measured) and the
+# Kubernetes manifest validated by kubernetes-validate, which carries the schemas (5 s).
+if ! cargo deb --version >/dev/null 2>&1; then
+  echo "installing: cargo-deb"
+  cargo install cargo-deb --locked --quiet || echo "warning: no cargo-deb; the package test will skip" >&2
+fi
+if ! python3 -m kubernetes_validate --version >/dev/null 2>&1; then
+  echo "installing: kubernetes-validate"
+  python3 -m pip install --quiet kubernetes-validate \
+    || echo "warning: no kubernetes-validate; the manifest test will skip" >&2
+fi
+
 # /dev/fuse exists once the fuse module is loaded.
 if [ ! -e /dev/fuse ] && [ "$(id -u)" = 0 ]; then
   modprobe fuse || echo "warning: no /dev/fuse; the known-device tests will skip" >&2
@@ -41,4 +60,7 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+# The static binary (docs/deploy.md): linked with +crt-static and run, in the `static-check`
+# profile (a release build from scratch would add minutes on 2 cores; the link is the same).
+PROFILE=static-check bash scripts/static-build.sh
 cargo test --locked 2>&1

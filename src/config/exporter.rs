@@ -54,7 +54,10 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr> {
 
 /// `--web.config.file`: read and checked here; the certificate itself when the server starts.
 fn web_config(path: &std::path::Path) -> Result<WebConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::sys::fs::read_regular(path)
+        .map_err(|reason| Error::usage("--web.config.file", path.display(), reason))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::usage("--web.config.file", path.display(), "not UTF-8 text"))?;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     webconfig::parse(&text, dir)
         .map_err(|reason| Error::usage("--web.config.file", path.display(), reason))

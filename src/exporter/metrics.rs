@@ -34,6 +34,8 @@ pub struct Identity {
     pub write_cache: Option<String>,
     /// The id its profile is (or would be) saved under.
     pub profile_id: Option<String>,
+    /// The physical disk(s) its requests end on (sys::topology): itself for a whole disk.
+    pub disks: Vec<String>,
 }
 
 /// One selected device at scrape time.
@@ -273,6 +275,7 @@ serial, wwid, rotational, I/O scheduler, write cache mode and the id its profile
             1.0,
         );
     }
+    render_physical(&mut o, s);
     for (name, help, ops) in OP_COUNTERS {
         o.family(name, "counter", help);
         for d in &s.devices {
@@ -364,6 +367,37 @@ slot was taken (slots of devices gone from diskstats are freed).",
         );
     }
     o.0
+}
+
+/// Each device's physical disk(s), so that rules alert once per physical disk (the stacked
+/// devices on a judged disk left out): one series per device and disk.
+fn render_physical(o: &mut Out, s: &Scrape) {
+    const NAME: &str = "iosat_disk_physical_info";
+    o.family(
+        NAME,
+        "gauge",
+        "The physical disk a device's requests end on, always 1: the device itself for a whole \
+disk (stacked=\"false\"); for a partition its disk, for dm and md the disks beneath their \
+members (/sys/block/*/slaves followed down), one series per disk (stacked=\"true\").",
+    );
+    for d in &s.devices {
+        for disk in &d.identity.disks {
+            let stacked = if *disk == d.line.name {
+                "false"
+            } else {
+                "true"
+            };
+            o.sample(
+                NAME,
+                &[
+                    ("device", &d.line.name),
+                    ("disk", disk),
+                    ("stacked", stacked),
+                ],
+                1.0,
+            );
+        }
+    }
 }
 
 /// The block layer's per-request latency (the BPF source) as a Prometheus histogram per

@@ -1,6 +1,6 @@
 //! The exporter's collector: one read of /proc/diskstats through the shared reader
 //! (monitor::RawSample), devices selected as `stat` selects them (monitor::select) plus exclude
-//! globs, identity from sysfs (learned once per device), the in-flight split (sys::inflight),
+//! globs, identity and physical disks (sys::topology) from sysfs (learned once per device), the in-flight split (sys::inflight),
 //! profiles (profile::ProfileCache, read again every minute so a profile saved while the exporter
 //! runs is picked up), the wrap extension of the ms fields kept across scrapes, and the
 //! block-latency histograms (sys::bpf) when attached, and production learning (learn/, fed
@@ -51,8 +51,6 @@ pub struct Scraper {
     warned: HashSet<String>,
     /// The block-latency source, when attached ([`Scraper::use_block_latency`]).
     blk: Option<crate::sys::bpf::BlockLatency>,
-    /// The dropped completions were warned about (once).
-    warned_dropped: bool,
     /// Production learning, when on ([`Scraper::learn_with`]): the replay engine `stat` uses,
     /// with its learner, fed one sample per scrape.
     learning: Option<crate::monitor::replay::Replayer>,
@@ -87,7 +85,6 @@ impl Scraper {
             known: HashMap::new(),
             warned: HashSet::new(),
             blk: None,
-            warned_dropped: false,
             learning: None,
         }
     }
@@ -246,6 +243,7 @@ impl Scraper {
             scheduler: q.scheduler,
             write_cache: q.write_cache,
             profile_id: ids.as_ref().map(profile::profile_id),
+            disks: crate::sys::topology::physical_disks_in(&self.root, &dev.name),
         };
         self.known.insert(key, i.clone());
         i
@@ -346,23 +344,11 @@ impl Scraper {
         }
     }
 
-    /// The block-latency slots of devices gone from `sample` come back (device churn: loop,
-    /// dm, nbd); completions dropped for want of a slot are warned about once.
+    /// The block-latency slots of devices gone from `sample` come back; dropped completions
+    /// are warned about once (`BlockLatency::tend`).
     fn free_latency_slots(&mut self, present: &HashSet<(u32, u32)>, dropped: Option<u64>) {
         let Some(b) = &mut self.blk else { return };
-        if let Err(e) = b.free_gone(present) {
-            self.warn(vec![format!(
-                "block-latency slots of removed devices could not be freed: {e}"
-            )]);
-        }
-        if dropped.is_some_and(|d| d > 0) && !self.warned_dropped {
-            self.warned_dropped = true;
-            self.warn(vec![format!(
-                "block latency: all {} device slots are taken by devices still present; the \
-                 completions of further devices are not in any histogram (counted in \
-                 iosat_block_latency_dropped_completions_total)",
-                crate::sys::bpf::MAX_SLOTS
-            )]);
-        }
+        let lines = b.tend(present, dropped.unwrap_or(0));
+        self.warn(lines);
     }
 }

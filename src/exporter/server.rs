@@ -86,25 +86,7 @@ struct Shared {
     requests: Arc<Semaphore>,
 }
 
-/// The bytes of a regular file, or why not. Opened without blocking and checked on the open
-/// descriptor: a FIFO (or a device) given as a certificate would otherwise block `open` with
-/// the stop signals already caught, leaving an exporter nothing can stop but SIGKILL.
-fn read_regular(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    let meta = f.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    Ok(bytes)
-}
+use crate::sys::fs::read_regular;
 
 /// The TLS acceptor of `--web.config.file`'s certificate and key (PEM); errors name the file.
 fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {

@@ -160,7 +160,7 @@ pub fn load(
 }
 
 /// Pure: a state file's text, judged against the device's fingerprint now.
-fn parse(
+pub fn parse(
     text: &str,
     key: &str,
     now: Option<&Fingerprint>,

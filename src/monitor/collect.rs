@@ -338,6 +338,16 @@ impl Collector {
         }
     }
 
+    /// The slots of devices gone from `sample` come back to the block-latency program (loop,
+    /// dm and nbd devices come and go during a long `stat` or `top`); dropped completions are
+    /// warned about once.
+    fn tend_block_latency(&mut self, sample: &super::DiskSample, dropped: u64) {
+        let Some(b) = &mut self.blk else { return };
+        let present = sample.lines.iter().map(|l| (l.major, l.minor)).collect();
+        let lines = b.tend(&present, dropped);
+        self.warn(lines);
+    }
+
     /// Also keep the chart history (`--html`), starting from `store` (what the recording
     /// held before this run).
     pub fn keep_series(&mut self, store: SeriesStore) {
@@ -471,6 +481,7 @@ impl Collector {
         let warnings = self.profiles.take_warnings();
         self.warn(warnings);
         if let Some(b) = blk {
+            self.tend_block_latency(&sample, b.dropped);
             self.feed(Event::Latency(b), &mut rec)?;
         }
         let fed = self.replayer.push_sample(sample)?;

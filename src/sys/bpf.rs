@@ -96,6 +96,8 @@ impl fmt::Display for Unavailable {
 /// The attached program and its maps; detached when dropped.
 pub struct BlockLatency {
     ebpf: Ebpf,
+    /// The "all slots taken" line was said (once a run).
+    warned_dropped: bool,
 }
 
 /// Device slots the maps hold: a slot is taken at a device's first completion; completions
@@ -187,7 +189,12 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
     let mut last = None;
     for hook in [Hook::IoDone, Hook::RqComplete] {
         match attach_one(&mut ebpf, &btf, hook) {
-            Ok(()) => return Ok(BlockLatency { ebpf }),
+            Ok(()) => {
+                return Ok(BlockLatency {
+                    ebpf,
+                    warned_dropped: false,
+                })
+            }
             Err(e) => last = Some(e),
         }
     }
@@ -312,6 +319,31 @@ impl BlockLatency {
             .into_iter()
             .find(|&(d, _)| d == dev)
             .map(|(_, s)| s))
+    }
+
+    /// After each read of diskstats (stat, top, the exporter): the slots of devices gone from
+    /// `present` come back (device churn: loop, dm, nbd), and completions dropped for want of
+    /// a slot (`dropped`, from [`BlockLatency::read`]) are warned about once. The lines to say.
+    pub fn tend(
+        &mut self,
+        present: &std::collections::HashSet<(u32, u32)>,
+        dropped: u64,
+    ) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Err(e) = self.free_gone(present) {
+            lines.push(format!(
+                "block-latency slots of removed devices could not be freed: {e}"
+            ));
+        }
+        if dropped > 0 && !self.warned_dropped {
+            self.warned_dropped = true;
+            lines.push(format!(
+                "block latency: all {MAX_SLOTS} device slots are taken by devices still present; \
+                 the completions of further devices are not in any histogram (counted in \
+                 iosat_block_latency_dropped_completions_total)"
+            ));
+        }
+        lines
     }
 
     /// Give back the slots of devices not in `present` (major, minor: the devices of the

@@ -186,6 +186,27 @@ pub fn check_output(flag: &str, path: &Path, force: Force) -> Result<Existing> {
     Ok(kind)
 }
 
+/// The bytes of a regular file, or why not. Opened without blocking and checked on the open
+/// descriptor: a FIFO (or a device) given as a configuration file or a certificate would
+/// otherwise block `open` with the stop signals already caught, leaving a process nothing can
+/// stop but SIGKILL.
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
 /// Write a whole result to an output flag's `path` under [`check_output`]'s rule: a character
 /// device or FIFO is written into, anything else created or replaced through [`replace_file`].
 pub fn write_output(flag: &str, path: &Path, bytes: &[u8], force: Force) -> Result<()> {
@@ -201,18 +222,36 @@ pub fn write_output(flag: &str, path: &Path, bytes: &[u8], force: Force) -> Resu
 /// Open an existing character device or FIFO for writing (no create, no truncate, never
 /// through a symlink) and make sure it still is one.
 fn open_in_place(flag: &str, path: &Path) -> Result<File> {
+    use std::os::fd::AsRawFd;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // Without blocking: a FIFO nobody reads would otherwise hold `open` forever, with the
+    // stop signals already caught (SA_RESTART), so that only SIGKILL ends the run.
     let f = std::fs::OpenOptions::new()
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => Error::usage(
+                flag,
+                path.display(),
+                "is a FIFO that no process reads: start its reader first",
+            ),
+            _ => Error::io(path, e),
+        })?;
     let t = f.metadata().map_err(|e| Error::io(path, e))?.file_type();
     if !(t.is_char_device() || t.is_fifo()) {
         return Err(Error::Safety(format!(
             "'{flag}' {}: changed while iosat opened it",
             path.display()
         )));
+    }
+    // Written in blocking mode from here on, as any output: a slow reader slows the writer.
+    // SAFETY: F_GETFL/F_SETFL on a descriptor this function owns.
+    unsafe {
+        let fl = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+        if fl < 0 || libc::fcntl(f.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
+            return Err(Error::io(path, std::io::Error::last_os_error()));
+        }
     }
     Ok(f)
 }

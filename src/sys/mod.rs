@@ -18,6 +18,7 @@ pub mod probe;
 pub mod procio;
 pub mod sched;
 pub mod signal;
+pub mod topology;
 pub mod tty;
 pub mod uptime;
 

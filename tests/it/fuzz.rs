@@ -1,7 +1,8 @@
 //! A stable fuzz harness (issue 12): the parsers users feed files to, run on mutations of the
 //! fixtures under tests/fixtures, each input bounded in time. Targets: the diskstats parser,
 //! the recording/pt-stalk reader (and the replay's series), the fio, sysbench and iostat
-//! importers, and `report` (load + every renderer, charts included) on arbitrary JSON.
+//! importers, `report` (load + every renderer, charts included) on arbitrary JSON, the learned
+//! state file, the profile file and the web-config file.
 //!
 //! `cargo test` runs each target for a few seconds (`IOSAT_FUZZ_SECS`, default 2; seed
 //! `IOSAT_FUZZ_SEED`, default 1, so a run is reproducible); `scripts/fuzz.sh` runs them for
@@ -414,6 +415,41 @@ fn fuzz_report_on_arbitrary_json() {
                 let _ = iosat::report::render(&r, f);
             }
         }
+    });
+    assert!(n > 0);
+}
+
+#[test]
+fn fuzz_learned_state_file() {
+    let n = fuzz("learned", byte_gen(&["learn/state.json"]), |b| {
+        use iosat::learn::model::{Dir, SizeClass};
+        if let Ok((Some(model), _)) = iosat::learn::store::parse(&text(b), "fuzz", None) {
+            for dir in [Dir::Read, Dir::Write] {
+                for class in [SizeClass::Small, SizeClass::Medium, SizeClass::Large] {
+                    if let Some(s) = model.series(dir, class) {
+                        let _ = iosat::learn::estimate::estimate(s, Some(2e6));
+                    }
+                }
+            }
+            let c = model.compacted();
+            let _ = iosat::learn::store::render("fuzz", None, &c);
+        }
+    });
+    assert!(n > 0);
+}
+
+#[test]
+fn fuzz_profile_file() {
+    let n = fuzz("profile", byte_gen(&["profile/saved-0.1.read.json"]), |b| {
+        let _ = iosat::profile::parse_profile("fuzz", &text(b));
+    });
+    assert!(n > 0);
+}
+
+#[test]
+fn fuzz_web_config() {
+    let n = fuzz("webconfig", byte_gen(&["exporter/web-config.yml"]), |b| {
+        let _ = iosat::exporter::webconfig::parse(&text(b), Path::new("/nonexistent"));
     });
     assert!(n > 0);
 }

@@ -1,5 +1,6 @@
 //! The single integration-test binary (docs/design.md §2): one module per area.
 
+mod alerts;
 mod analysis;
 mod analyze;
 mod bpf;
@@ -8,12 +9,15 @@ mod compare;
 mod evidence;
 mod exporter;
 mod exporter_safety;
+mod failfs;
 mod fsync;
 mod fuzz;
 mod habits;
 mod knowndev;
 mod layering;
 mod learn;
+mod ownloop;
+mod packaging;
 mod profile_cmd;
 mod report;
 mod safety;

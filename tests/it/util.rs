@@ -454,3 +454,51 @@ impl Drop for Tmpfs {
         let _ = Command::new("umount").arg(self.dir.path()).status();
     }
 }
+
+/// A child process killed (and reaped) when the guard is dropped, so a failing test leaves
+/// no process behind.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Run `cmd` (stdout and stderr captured) for at most `limit`: its output, or None when it
+/// had to be killed (a process blocked where it must not block).
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Option<Output> {
+    use std::io::Read;
+    let mut child = KillOnDrop(
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Drained as it comes, so a full pipe cannot block the child.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            b
+        })
+    };
+    let out = drain(Box::new(child.0.stdout.take().unwrap()));
+    let err = drain(Box::new(child.0.stderr.take().unwrap()));
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Some(Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    })
+}
