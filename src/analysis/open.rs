@@ -3,7 +3,7 @@
 //! throughput (coordinated omission), and the highest rate meeting a latency target
 //! (`--target-p99`), from open-loop levels or, labelled as an estimate, from a closed-loop
 //! curve. Pure: no IO.
-//! Imports only: latency, units (and this module's parent).
+//! Imports only: analysis/.
 
 use super::{LatencyNs, LevelPoint};
 use serde::{Deserialize, Serialize};
