@@ -26,6 +26,8 @@ command -v bpftrace >/dev/null || need+=(bpftrace)
 # The known-truth test device (tests/it/knowndev.rs) is a FUSE server inside the test binary: as
 # root it mounts through /dev/fuse itself; fusermount3 is its fallback where mount(2) is denied.
 command -v fusermount3 >/dev/null || need+=(fuse3)
+# pg_test_fsync, the peer of `iosat fsync --like postgres` (tests/it/fsync_like.rs).
+compgen -G "/usr/lib/postgresql/*/bin/pg_test_fsync" >/dev/null || need+=(postgresql)
 # Packaging (tests/it/packaging.rs): systemd-analyze verifies the unit and expands its syscall
 # filter, strace records the exporter's system calls, curl scrapes the installed exporter.
 command -v systemd-analyze >/dev/null || need+=(systemd)

@@ -2,12 +2,17 @@
 //! later commands can judge live numbers against the device's own curve; and the one cache of
 //! loaded profiles by id ([`ProfileCache`]) that `stat`, `report` and `info` share. monitor/ and
 //! report/ use its types.
-//! Imports only: sys/, error.
+//! Imports only: sys/, error, units.
 //!
-//! Location: `--profile-dir` / `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`,
-//! else `~/.local/state/iosat/profiles`; files `<id>.read.json` and `<id>.write.json` (older
-//! files: `<id>.json`, loaded as read profiles) where id is the device's wwid, else its serial, else model + size (sanitised to
-//! `[A-Za-z0-9._-]`).
+//! Where profiles are looked for ([`ProfileDirs`], resolved by config/profile.rs): the own
+//! directory (`--profile-dir` / `$IOSAT_PROFILE_DIR`, else `/var/lib/iosat/profiles` for root,
+//! else `$XDG_STATE_HOME/iosat/profiles`, else `~/.local/state/iosat/profiles`), for root also
+//! the old user location, then the shared read-only ones (`$IOSAT_PROFILE_DIRS`, else
+//! `/etc/iosat/profiles`). Files `<id>.read.json` and `<id>.write.json` (older files:
+//! `<id>.json`, loaded as read profiles) where id is the device's wwid, else its serial, else
+//! model + size (sanitised to `[A-Za-z0-9._-]`); a model profile ([`ModelKey`]) is saved under
+//! `model-<model>-<size>-<hash>` and judges every device whose model, firmware, capacity,
+//! block sizes, rotational flag and scheduler match it, when no profile of its own exists.
 
 use crate::error::{Error, Result};
 use crate::sys::device::{self, BlockDev};
@@ -66,6 +71,12 @@ pub struct DeviceProfile {
     /// Set when the profile was imported (`iosat profile import`) rather than swept here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// The host the sweep ran on (the report's `host`), when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Set on a model profile: what a device must match for this profile to judge it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_profile: Option<ModelKey>,
 }
 
 /// What about a device, when it changes, makes its profile stale.
@@ -114,20 +125,128 @@ impl DeviceState {
     }
 }
 
-/// The sweep `report` with the device's state beside it (key `device_state`), as [`save`]
-/// stores it: `stat` then says when the device changed since the profile was measured.
-pub fn profile_json<T: serde::Serialize>(report: &T, state: &DeviceState) -> String {
+/// The sweep `report` with the device's state beside it (key `device_state`) and what `iosat
+/// profile` adds ([`Extras`]), as [`save`] stores it: `stat` then says when the device changed
+/// since the profile was measured.
+pub fn profile_json<T: serde::Serialize>(
+    report: &T,
+    state: &DeviceState,
+    extras: &Extras,
+) -> String {
     #[derive(serde::Serialize)]
     struct WithState<'a, T> {
         #[serde(flatten)]
         report: &'a T,
         device_state: &'a DeviceState,
+        #[serde(flatten)]
+        extras: &'a Extras,
     }
     serde_json::to_string_pretty(&WithState {
         report,
         device_state: state,
+        extras,
     })
     .expect("a sweep report serialises")
+}
+
+/// What a model profile holds of the device it was swept on, and a device must match in every
+/// field (a field neither knows matches) for the profile to judge it: one sweep per model of
+/// a fleet instead of one per volume.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ModelKey {
+    pub model: Option<String>,
+    pub firmware: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub logical_block_size: Option<u32>,
+    pub physical_block_size: Option<u32>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+}
+
+impl ModelKey {
+    /// Thin IO: the device's model key from sysfs (firmware: `device/firmware_rev`, NVMe, else
+    /// `device/rev`, SCSI).
+    pub fn read(root: &Root, dev: &BlockDev) -> ModelKey {
+        let firmware = device::sysfs_dir(root, dev).and_then(|d| {
+            ["device/firmware_rev", "device/rev"].iter().find_map(|f| {
+                std::fs::read_to_string(d.join(f))
+                    .ok()
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+            })
+        });
+        ModelKey::of(&device::queue_info(root, dev), firmware)
+    }
+
+    /// Pure: the key from a device's queue facts and firmware revision.
+    pub fn of(q: &device::QueueInfo, firmware: Option<String>) -> ModelKey {
+        ModelKey {
+            model: q.model.clone(),
+            firmware,
+            size_bytes: q.size_bytes,
+            logical_block_size: q.logical_block_size,
+            physical_block_size: q.physical_block_size,
+            rotational: q.rotational,
+            scheduler: q.scheduler.clone(),
+        }
+    }
+
+    /// How a model is named to people: its model and capacity ("Amazon Elastic Block Store
+    /// 100 GiB").
+    pub fn label(&self) -> String {
+        let model = self.model.as_deref().unwrap_or("unnamed model");
+        match self.size_bytes {
+            Some(b) if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{model} {} GiB", b >> 30),
+            Some(b) if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{model} {} MiB", b >> 20),
+            Some(b) => format!("{model} {}", crate::units::human_bytes(b)),
+            None => model.to_string(),
+        }
+    }
+
+    /// The id a model profile is saved under: `model-<model>-<size>-<hash of the whole key>`,
+    /// so two firmwares or schedulers of one model keep two profiles.
+    pub fn id(&self) -> String {
+        // FNV-1a over the key's JSON: stable across builds and hosts (std's hasher is not).
+        let json = serde_json::to_string(self).expect("a model key serialises");
+        let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let model = sanitize(self.model.as_deref().unwrap_or("unnamed"));
+        let size = self.size_bytes.map(|b| format!("-{b}")).unwrap_or_default();
+        format!("model-{model}{size}-{:08x}", hash as u32)
+    }
+
+    /// Pure: how `dev` differs from this key, in words (empty: it matches).
+    pub fn differences(&self, dev: &ModelKey) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cmp = |what: &str, a: Option<String>, b: Option<String>| {
+            if a != b {
+                let s = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+                out.push(format!("{what} {} here, {} in the profile", s(b), s(a)));
+            }
+        };
+        cmp("model", self.model.clone(), dev.model.clone());
+        cmp("firmware", self.firmware.clone(), dev.firmware.clone());
+        let n = |v: Option<u64>| v.map(|v| v.to_string());
+        cmp("size", n(self.size_bytes), n(dev.size_bytes));
+        let n32 = |v: Option<u32>| v.map(|v| v.to_string());
+        cmp(
+            "logical block size",
+            n32(self.logical_block_size),
+            n32(dev.logical_block_size),
+        );
+        cmp(
+            "physical block size",
+            n32(self.physical_block_size),
+            n32(dev.physical_block_size),
+        );
+        let rot =
+            |v: Option<bool>| v.map(|r| if r { "rotational" } else { "non-rotational" }.into());
+        cmp("rotational", rot(self.rotational), rot(dev.rotational));
+        cmp("scheduler", self.scheduler.clone(), dev.scheduler.clone());
+        out
+    }
 }
 
 /// A profile file as `stat` reads it: the fields it needs from the saved sweep report, each
@@ -155,6 +274,26 @@ struct ProfileFile {
     /// Set by `iosat profile save/import`: the device here it was saved as the profile of.
     #[serde(deserialize_with = "lenient")]
     saved_for: Option<String>,
+    /// The sweep report's host.
+    #[serde(deserialize_with = "lenient")]
+    host: Option<String>,
+    /// Set by `iosat profile save/import --model`: a model profile and what it matches.
+    #[serde(deserialize_with = "lenient")]
+    model_profile: Option<ModelKey>,
+}
+
+/// What `iosat profile save/import` add to the sweep report they store ([`profile_json`]):
+/// typed, so the stored file and [`ProfileFile`] agree on the names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Extras {
+    /// The device here the profile was saved for (None for a model profile: it is no one
+    /// device's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_for: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_profile: Option<ModelKey>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -260,6 +399,26 @@ impl DeviceProfile {
             Direction::Read => self.legacy.then_some(self),
         }
     }
+
+    /// Which profile a judgement used, as every judgement says it: "the model profile of
+    /// 'Amazon Elastic Block Store 100 GiB', swept on host-a 2026-11-20" or "the profile
+    /// serial-S3X, swept on host-a 2026-11-20".
+    pub fn judged_against(&self) -> String {
+        let what = match &self.model_profile {
+            Some(k) => format!("the model profile of '{}'", k.label()),
+            None => format!("the profile {}", self.id),
+        };
+        let day = self.measured_unix_s.map(|s| {
+            let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
+            iso.get(..10).unwrap_or(&iso).to_string()
+        });
+        match (self.host.as_deref(), day) {
+            (Some(h), Some(d)) => format!("{what}, swept on {h} {d}"),
+            (Some(h), None) => format!("{what}, swept on {h}"),
+            (None, Some(d)) => format!("{what}, swept {d}"),
+            (None, None) => what,
+        }
+    }
 }
 
 /// The file a profile of `id` for `dir` is saved in: `<id>.read.json` for reads (and mixed
@@ -292,13 +451,26 @@ pub fn legacy_file(id: &str) -> String {
 
 /// How to give `dev` (a kernel name, or "DEVICE") a profile, as every notice that points at a
 /// sweep says it: the default sweep of a device is read-only (random 4 KiB reads), so it is
-/// the right first command, short on a busy production disk; a twin's profile can be
-/// imported instead. Writes need a spare device and are never the default.
+/// the right first command; on a busy production disk the gentle mode (a few requests in
+/// flight, a cap on the IOPS added), a twin's or the model's profile, or the baseline learned
+/// from the traffic. Writes need a spare device ([`how_to_measure_writes`]) and are never
+/// suggested for the device itself.
 pub fn how_to_measure(dev: &str) -> String {
     format!(
         "Measure it once (read-only): `iosat sweep /dev/{dev} --save-profile`; on a busy \
-production disk a short one (`--levels 1,2,4 --duration 1s`), or import a twin's profile: \
-`iosat profile import FILE --for /dev/{dev}`."
+production disk gently (`--max-concurrency 8 --rate-limit 1000`), or import a twin's profile \
+(`iosat profile import FILE --for /dev/{dev}`, `--model` for every disk of its model), or let \
+iosat learn the baseline from the traffic."
+    )
+}
+
+/// How to get a write profile: a write sweep destroys data, so only on a spare device (a twin
+/// of the same model), whose profile is then imported for `dev`.
+pub fn how_to_measure_writes(dev: &str) -> String {
+    format!(
+        "A write profile needs a spare device of the same model (a write sweep overwrites it): \
+`iosat sweep /dev/SPARE --pattern randwrite --json -o w.json`, then `iosat profile import \
+w.json --for /dev/{dev}`."
     )
 }
 
@@ -342,20 +514,137 @@ impl ProfileLookup for NoProfiles {
     }
 }
 
-/// The profile directory from an explicit choice or the environment.
+/// The own profile directory (where profiles are saved) from an explicit choice or the
+/// environment: root's beside its learned state (`/var/lib/iosat/profiles`), a user's in the
+/// XDG state directory.
 pub fn profile_dir(
     explicit: Option<&Path>,
+    is_root: bool,
     xdg_state_home: Option<&str>,
     home: Option<&str>,
 ) -> Option<PathBuf> {
     if let Some(p) = explicit {
         return Some(p.to_path_buf());
     }
+    if is_root {
+        return Some(PathBuf::from(ROOT_PROFILE_DIR));
+    }
+    user_profile_dir(xdg_state_home, home)
+}
+
+/// Root's own profile directory, beside its learned state (/var/lib/iosat).
+pub const ROOT_PROFILE_DIR: &str = "/var/lib/iosat/profiles";
+
+/// The directory configuration management ships profiles to, read-only, read by default.
+pub const SHARED_PROFILE_DIR: &str = "/etc/iosat/profiles";
+
+fn user_profile_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
     if let Some(x) = xdg_state_home.filter(|s| !s.is_empty()) {
         return Some(Path::new(x).join("iosat").join("profiles"));
     }
     home.filter(|s| !s.is_empty())
         .map(|h| Path::new(h).join(".local/state/iosat/profiles"))
+}
+
+/// What a directory of the search is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirRole {
+    /// Where this user's (root's) profiles are saved.
+    Own,
+    /// Root's profiles before they moved beside the learned state (~/.local/state/iosat/
+    /// profiles): still read, and said so.
+    Old,
+    /// Read-only, e.g. shipped by configuration management (/etc/iosat/profiles), or a
+    /// further `--profile-dir`.
+    Shared,
+}
+
+/// The directories profiles are looked for in, in search order: an exact id is looked for in
+/// each in turn, then a model profile in each in turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileDirs {
+    pub dirs: Vec<(PathBuf, DirRole)>,
+}
+
+impl From<Option<PathBuf>> for ProfileDirs {
+    /// One directory, this user's (tests, a single `--profile-dir`).
+    fn from(own: Option<PathBuf>) -> ProfileDirs {
+        ProfileDirs {
+            dirs: own.map(|d| (d, DirRole::Own)).into_iter().collect(),
+        }
+    }
+}
+
+impl ProfileDirs {
+    /// Where profiles are saved (None: no directory could be named).
+    pub fn own(&self) -> Option<&Path> {
+        self.dirs
+            .iter()
+            .find(|(_, r)| *r == DirRole::Own)
+            .map(|(d, _)| d.as_path())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+    }
+
+    /// The directories as one line: "/var/lib/iosat/profiles, /etc/iosat/profiles (shared)".
+    pub fn describe(&self) -> String {
+        self.dirs
+            .iter()
+            .map(|(d, r)| match r {
+                DirRole::Own => d.display().to_string(),
+                DirRole::Old => format!("{} (old location)", d.display()),
+                DirRole::Shared => format!("{} (shared)", d.display()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Pure: the search order. The own directory: the first `explicit` (`--profile-dir`,
+/// repeatable; the others are read after it), else $IOSAT_PROFILE_DIR, else [`profile_dir`];
+/// for root without either, the old user location after it; then always the shared ones:
+/// `$IOSAT_PROFILE_DIRS` (colon-separated; set and empty: none), else [`SHARED_PROFILE_DIR`]
+/// (so an exporter unit that names its own directory still reads what configuration
+/// management ships).
+pub fn search_dirs(
+    explicit: &[PathBuf],
+    env_own: Option<&Path>,
+    env_shared: Option<&str>,
+    is_root: bool,
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> ProfileDirs {
+    let mut dirs: Vec<(PathBuf, DirRole)> = Vec::new();
+    let mut push = |d: PathBuf, r: DirRole| {
+        if !dirs.iter().any(|(x, _)| *x == d) {
+            dirs.push((d, r));
+        }
+    };
+    if let Some((own, more)) = explicit.split_first() {
+        push(own.clone(), DirRole::Own);
+        for d in more {
+            push(d.clone(), DirRole::Shared);
+        }
+    } else if let Some(own) = profile_dir(env_own, is_root, xdg_state_home, home) {
+        push(own, DirRole::Own);
+    }
+    if explicit.is_empty() && env_own.is_none() && is_root {
+        if let Some(old) = user_profile_dir(xdg_state_home, home) {
+            push(old, DirRole::Old);
+        }
+    }
+    match env_shared {
+        Some(list) => {
+            for d in list.split(':').filter(|d| !d.is_empty()) {
+                push(PathBuf::from(d), DirRole::Shared);
+            }
+        }
+        None => push(PathBuf::from(SHARED_PROFILE_DIR), DirRole::Shared),
+    }
+    ProfileDirs { dirs }
 }
 
 /// What identifies a device across reboots and renames, best first.
@@ -474,6 +763,8 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
             .saved_for
             .or_else(|| file.target.and_then(|t| t.disk_device)),
         imported: file.imported,
+        host: file.host.filter(|h| !h.is_empty()),
+        model_profile: file.model_profile,
         baseline_p95_ns: verdict
             .baseline_p95_ns
             .filter(|x| x.is_finite() && *x > 0.0),
@@ -619,71 +910,159 @@ pub fn files_of(dir: &Path, id: &str, only: Option<Direction>) -> Result<Vec<Lis
         .collect())
 }
 
-/// Why a profile id has no profile.
+/// Why a device has no profile.
 #[derive(Debug, Clone, PartialEq)]
 enum Missing {
     /// No directory to look in.
     NoDir,
-    /// No `<id>.json` in the directory.
-    NotSaved(PathBuf),
-    /// The file is there but unreadable or not a sweep report.
+    /// No file of the id in any directory (described), and no model profile matched.
+    NotSaved(String),
+    /// A file is there but unreadable or not a sweep report.
     Unreadable(String),
 }
 
+/// A model profile of one of the directories: where, its id, what it matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelProfile {
+    pub dir: PathBuf,
+    pub id: String,
+    pub key: ModelKey,
+}
+
 /// Device profiles by id, each file read once, for every command that judges devices
-/// against their profiles (`stat`, `report`, `info`). An unreadable profile is one warning
-/// (taken with [`ProfileCache::take_warnings`]), then the device is shown without one.
+/// against their profiles (`stat`, `top`, `report`, `info`, the exporter): the device's own
+/// profile (its exact id) in each directory in turn, else a model profile it matches. An
+/// unreadable profile is one warning (taken with [`ProfileCache::take_warnings`]), then the
+/// device is shown without one.
 #[derive(Debug)]
 pub struct ProfileCache {
-    dir: Option<PathBuf>,
+    dirs: ProfileDirs,
     root: Root,
     cache: HashMap<String, std::result::Result<Found, Missing>>,
     warnings: Vec<String>,
     /// The state of devices of this machine by profile id, learnt in [`Self::device_id`], to
     /// tell a profile older than the device's last change.
     live: HashMap<String, DeviceState>,
+    /// The model key of devices of this machine by profile id (from [`Self::device_id`]).
+    keys: HashMap<String, ModelKey>,
+    /// The model profiles of every directory, listed once when first needed.
+    models: Option<Vec<ModelProfile>>,
 }
 
 impl ProfileCache {
-    /// Profiles in `dir` (None: there are none); devices are identified under `root`.
-    pub fn new(dir: Option<PathBuf>, root: Root) -> ProfileCache {
+    /// Profiles in `dirs` (none: there are none); devices are identified under `root`.
+    pub fn new(dirs: impl Into<ProfileDirs>, root: Root) -> ProfileCache {
         ProfileCache {
-            dir,
+            dirs: dirs.into(),
             root,
             cache: HashMap::new(),
             warnings: Vec::new(),
             live: HashMap::new(),
+            keys: HashMap::new(),
+            models: None,
         }
     }
 
     fn lookup(&mut self, id: &str) -> &std::result::Result<Found, Missing> {
-        let (dir, warnings, live) = (&self.dir, &mut self.warnings, &self.live);
-        self.cache.entry(id.to_string()).or_insert_with(|| {
-            let Some(dir) = dir else {
-                return Err(Missing::NoDir);
-            };
+        if !self.cache.contains_key(id) {
+            let found = self.resolve(id);
+            self.cache.insert(id.to_string(), found);
+        }
+        &self.cache[id]
+    }
+
+    /// The profile of `id`: its own in each directory in turn, else the first model profile
+    /// its device matches.
+    fn resolve(&mut self, id: &str) -> std::result::Result<Found, Missing> {
+        if self.dirs.is_empty() {
+            return Err(Missing::NoDir);
+        }
+        let mut unreadable = None;
+        let dirs = self.dirs.dirs.clone();
+        for (dir, role) in &dirs {
             match load(dir, id) {
-                Ok(Some(mut p)) => {
-                    if let (Some(then), Some(now)) = (&p.device_state, live.get(id)) {
-                        p.changed_since = now.changes_since(then);
+                Ok(Some(p)) => {
+                    if *role == DirRole::Old {
+                        self.warnings.push(format!(
+                            "profile {id} read from the old location {}: root's profiles now live \
+in {ROOT_PROFILE_DIR}; move it there",
+                            dir.display()
+                        ));
                     }
-                    let file = if p.legacy {
-                        legacy_file(id)
-                    } else {
-                        profile_file(id, p.direction)
-                    };
-                    Ok(Found {
-                        path: dir.join(file).display().to_string(),
-                        profile: Arc::new(p),
-                    })
+                    return Ok(self.found(dir, id, p));
                 }
-                Ok(None) => Err(Missing::NotSaved(dir.clone())),
+                Ok(None) => {}
                 Err(e) => {
-                    warnings.push(format!("profile ignored: {e}"));
-                    Err(Missing::Unreadable(e.to_string()))
+                    self.warnings.push(format!("profile ignored: {e}"));
+                    unreadable.get_or_insert(e.to_string());
                 }
             }
+        }
+        if let Some(m) = self.model_match(id) {
+            match load(&m.dir, &m.id) {
+                Ok(Some(p)) => return Ok(self.found(&m.dir, id, p)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.warnings.push(format!("profile ignored: {e}"));
+                    unreadable.get_or_insert(e.to_string());
+                }
+            }
+        }
+        Err(match unreadable {
+            Some(e) => Missing::Unreadable(e),
+            None => Missing::NotSaved(self.dirs.describe()),
         })
+    }
+
+    /// A loaded profile judging the device of `id`, with how the device changed since.
+    fn found(&self, dir: &Path, id: &str, mut p: DeviceProfile) -> Found {
+        if let (Some(then), Some(now)) = (&p.device_state, self.live.get(id)) {
+            p.changed_since = now.changes_since(then);
+        }
+        let file = if p.legacy {
+            legacy_file(&p.id)
+        } else {
+            profile_file(&p.id, p.direction)
+        };
+        Found {
+            path: dir.join(file).display().to_string(),
+            profile: Arc::new(p),
+        }
+    }
+
+    /// The model profiles of every directory, in search order (listed once).
+    pub fn model_profiles(&mut self) -> &[ModelProfile] {
+        if self.models.is_none() {
+            let mut all: Vec<ModelProfile> = Vec::new();
+            for (dir, _) in &self.dirs.dirs {
+                for l in list(dir).unwrap_or_default() {
+                    let Some(key) = l.profile.model_profile.clone() else {
+                        continue;
+                    };
+                    if !all.iter().any(|m| m.dir == *dir && m.id == l.id) {
+                        all.push(ModelProfile {
+                            dir: dir.clone(),
+                            id: l.id,
+                            key,
+                        });
+                    }
+                }
+            }
+            self.models = Some(all);
+        }
+        self.models.as_deref().unwrap_or_default()
+    }
+
+    /// The first model profile the device of `id` matches (None: its key is unknown, or none
+    /// matches).
+    pub fn model_match(&mut self, id: &str) -> Option<ModelProfile> {
+        let key = self.keys.get(id)?.clone();
+        self.model_profiles().iter().find(|m| m.key == key).cloned()
+    }
+
+    /// The model key of the device of `id`, when [`Self::device_id`] read it.
+    pub fn model_key(&self, id: &str) -> Option<&ModelKey> {
+        self.keys.get(id)
     }
 
     /// The profile saved under `id`, for the stat engine (None when there is none).
@@ -694,18 +1073,33 @@ impl ProfileCache {
             .map(|f| Arc::clone(&f.profile))
     }
 
+    /// The profile judging `dev`, whose profile id the caller knows (`id`): its state and model
+    /// key are read once per cache, so a model profile can match it (the exporter's path).
+    pub fn profile_for(&mut self, dev: &BlockDev, id: &str) -> Option<Arc<DeviceProfile>> {
+        if !self.keys.contains_key(id) {
+            self.live
+                .insert(id.to_string(), DeviceState::read(&self.root, dev));
+            self.keys
+                .insert(id.to_string(), ModelKey::read(&self.root, dev));
+        }
+        self.profile(id)
+    }
+
     /// The profile id of a device of this machine (None when it is not in sysfs); its
-    /// current state is remembered to compare with the profile's.
+    /// current state and model key are remembered, to compare with the profile's and to
+    /// match model profiles.
     pub fn device_id(&mut self, dev: &BlockDev) -> Option<String> {
         let id = device_id(&self.root, dev)?;
         self.live
             .insert(id.clone(), DeviceState::read(&self.root, dev));
+        self.keys
+            .insert(id.clone(), ModelKey::read(&self.root, dev));
         Some(id)
     }
 
-    /// The directory profiles are looked for in (None: none could be named).
-    pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
+    /// The directories profiles are looked for in, in order.
+    pub fn dirs(&self) -> &ProfileDirs {
+        &self.dirs
     }
 
     /// Warnings about unreadable profiles since the last call.
@@ -720,7 +1114,9 @@ impl ProfileLookup for ProfileCache {
             Missing::NoDir => "no profile directory (--profile-dir, $IOSAT_PROFILE_DIR, \
 $XDG_STATE_HOME or $HOME)."
                 .into(),
-            Missing::NotSaved(dir) => format!("no profile {id}.json in {}.", dir.display()),
+            Missing::NotSaved(dirs) => {
+                format!("no profile {id}.json in {dirs}, and no model profile that matches.")
+            }
             Missing::Unreadable(e) => format!("{e}."),
         })
     }
@@ -741,18 +1137,86 @@ mod tests {
     #[test]
     fn dir_precedence() {
         assert_eq!(
-            profile_dir(Some(Path::new("/x")), Some("/s"), Some("/h")),
+            profile_dir(Some(Path::new("/x")), true, Some("/s"), Some("/h")),
             Some(PathBuf::from("/x"))
         );
         assert_eq!(
-            profile_dir(None, Some("/s"), Some("/h")),
+            profile_dir(None, false, Some("/s"), Some("/h")),
             Some(PathBuf::from("/s/iosat/profiles"))
         );
         assert_eq!(
-            profile_dir(None, Some(""), Some("/h")),
+            profile_dir(None, false, Some(""), Some("/h")),
             Some(PathBuf::from("/h/.local/state/iosat/profiles"))
         );
-        assert_eq!(profile_dir(None, None, None), None);
+        assert_eq!(profile_dir(None, false, None, None), None);
+        // Root's beside its learned state (/var/lib/iosat), whatever its environment says.
+        assert_eq!(
+            profile_dir(None, true, Some("/s"), Some("/root")),
+            Some(PathBuf::from("/var/lib/iosat/profiles"))
+        );
+    }
+
+    /// The search order: the own directory, root's old one, the shared ones; an explicit
+    /// `--profile-dir` list is exactly that list.
+    #[test]
+    fn search_order() {
+        let paths = |d: ProfileDirs| {
+            d.dirs
+                .into_iter()
+                .map(|(p, r)| (p.display().to_string(), r))
+                .collect::<Vec<_>>()
+        };
+        use DirRole::*;
+        assert_eq!(
+            paths(search_dirs(&[], None, None, true, None, Some("/root"))),
+            [
+                ("/var/lib/iosat/profiles".into(), Own),
+                ("/root/.local/state/iosat/profiles".into(), Old),
+                ("/etc/iosat/profiles".into(), Shared),
+            ]
+        );
+        assert_eq!(
+            paths(search_dirs(
+                &[],
+                None,
+                Some("/a::/b"),
+                false,
+                None,
+                Some("/h")
+            )),
+            [
+                ("/h/.local/state/iosat/profiles".into(), Own),
+                ("/a".into(), Shared),
+                ("/b".into(), Shared),
+            ]
+        );
+        // $IOSAT_PROFILE_DIR names the own one (no old location); an empty
+        // $IOSAT_PROFILE_DIRS: no shared one.
+        assert_eq!(
+            paths(search_dirs(
+                &[],
+                Some(Path::new("/p")),
+                Some(""),
+                true,
+                None,
+                Some("/root")
+            )),
+            [("/p".into(), Own)]
+        );
+        // --profile-dir names the own one and more to read; the shared one is still read.
+        let explicit = [PathBuf::from("/x"), PathBuf::from("/y")];
+        let d = search_dirs(&explicit, Some(Path::new("/p")), None, true, None, None);
+        assert_eq!(d.own(), Some(Path::new("/x")));
+        assert_eq!(
+            paths(d),
+            [
+                ("/x".into(), Own),
+                ("/y".into(), Shared),
+                ("/etc/iosat/profiles".into(), Shared)
+            ]
+        );
+        let d = search_dirs(&explicit[..1], None, Some(""), true, None, Some("/root"));
+        assert_eq!(paths(d), [("/x".into(), Own)]);
     }
 
     #[test]
@@ -920,7 +1384,7 @@ mod tests {
         };
         let report: serde_json::Value =
             serde_json::from_str(&sweep_json("randread", 100_000.0)).unwrap();
-        let json = profile_json(&report, &then);
+        let json = profile_json(&report, &then, &Extras::default());
         save(d.path(), &id, &json).unwrap();
         let p = load(d.path(), &id).unwrap().unwrap();
         assert_eq!(p.device_state.as_ref(), Some(&then));
@@ -971,7 +1435,8 @@ mod tests {
         let mut report: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
         report.as_object_mut().unwrap().remove("device_state");
-        let again = parse_profile("dev", &profile_json(&report, &state)).unwrap();
+        let again =
+            parse_profile("dev", &profile_json(&report, &state, &Extras::default())).unwrap();
         assert_eq!(again.baseline_p95_ns, p.baseline_p95_ns);
         assert_eq!(again.device_state, Some(state));
         // A field of another type reads as missing and is named; an array is no report.
@@ -1002,8 +1467,13 @@ mod tests {
             a.contains("`iosat profile import FILE --for /dev/vda`"),
             "{a}"
         );
-        assert!(a.contains("--levels 1,2,4"), "{a}");
+        assert!(a.contains("--max-concurrency 8 --rate-limit"), "{a}");
+        assert!(a.contains("learn"), "{a}");
         assert!(!a.contains("write"), "{a}");
+        // Writes: only ever on a spare device.
+        let w = how_to_measure_writes("vda");
+        assert!(w.contains("/dev/SPARE --pattern randwrite"), "{w}");
+        assert!(!w.contains("sweep /dev/vda"), "{w}");
     }
 
     #[test]

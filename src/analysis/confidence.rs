@@ -1,7 +1,9 @@
 //! How sure the verdict is: the baseline it judges against (re-based when a level is clearly
 //! faster, checked against a re-measured baseline), the knee and overload point as ranges when the
-//! levels' own spread can't separate neighbours, the levels too unstable to rely on, and one line
-//! per cause of disturbance (CPU contention, other traffic, a stop signal). Pure.
+//! levels' own spread can't separate neighbours, the levels too unstable to rely on, what other
+//! traffic on the device explains (each level's intervals widened by it, the levels it does not
+//! explain disturbed), and one line per cause of disturbance (CPU contention, other traffic, a
+//! stop signal). Pure.
 //! Imports only: analysis/.
 
 use super::evidence::Spread;
@@ -43,6 +45,167 @@ pub const STEAL_PCT: f64 = 10.0;
 pub const OTHER_SHARE: f64 = 0.05;
 /// ...and at least this many requests per second (a few background writes are not a workload).
 pub const OTHER_MIN_IOPS: f64 = 20.0;
+
+/// Other traffic is steady when every level's rate is within this share of the levels' median
+/// (or within the noise of the level's own rate, [`OTHER_SHARE`], if that is wider): then the
+/// levels were judged against one workload, and what it adds is explained; a level outside
+/// it shared the disk with a workload the others did not see.
+pub const OTHER_VARY: f64 = 0.5;
+
+/// The other traffic at the levels, as the verdict states it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OtherTraffic {
+    /// Averages over the levels that measured it (zeros included), requests per second and
+    /// requests in flight (None when the kernel's awaits were unknown).
+    pub r_s: f64,
+    pub w_s: f64,
+    pub in_flight: Option<f64>,
+    /// The baseline's intervals widened by this (relative, ±) for what that traffic explains.
+    pub baseline_widened_rel: f64,
+    /// The most any deciding level's intervals were widened by.
+    pub max_widened_rel: f64,
+    /// Levels whose other traffic the rest do not share (it varied), or which carried more of
+    /// it in flight than iosat's own: judged disturbed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexplained_levels: Vec<u32>,
+}
+
+/// The latency elasticity of the curve at level `i` of `lv` (sorted, deciding levels): ln of
+/// the mean latency's ratio over ln of the concurrency's, to the next level (from the previous
+/// one at the top), clamped to 0..=1 (flat on a parallel device, proportional on a queueing one).
+fn elasticity_at(lv: &[LevelPoint], i: usize) -> f64 {
+    let (a, b) = match (i.checked_sub(1), lv.get(i + 1)) {
+        (_, Some(next)) => (&lv[i], next),
+        (Some(prev), None) => (&lv[prev], &lv[i]),
+        _ => return 1.0,
+    };
+    let (la, lb) = (a.latency_ns.mean, b.latency_ns.mean);
+    let (na, nb) = (f64::from(a.concurrency), f64::from(b.concurrency));
+    if la <= 0.0 || lb <= 0.0 || na <= 0.0 || nb <= na {
+        return 1.0;
+    }
+    ((lb / la).ln() / (nb / na).ln()).clamp(0.0, 1.0)
+}
+
+/// How far other traffic of `x` requests in flight can move a level of concurrency `n` whose
+/// curve has elasticity `e` there: the level ran at concurrency n + x, not n, and the curve
+/// moves latency by (1 + x/n)^e between the two.
+fn widening(x: f64, n: u32, e: f64) -> f64 {
+    if x <= 0.0 || n == 0 {
+        return 0.0;
+    }
+    (1.0 + x / f64::from(n)).powf(e) - 1.0
+}
+
+fn other_in_flight(l: &LevelPoint) -> Option<f64> {
+    l.disturbance.as_ref().and_then(|d| d.other_in_flight)
+}
+
+/// Fill each deciding level's `other_explains_rel` (sorted `lv`): the widening its other
+/// traffic in flight explains at the curve's own slope there. Levels without it keep 0.
+pub fn explain_other_traffic(lv: &mut [LevelPoint]) {
+    let e: Vec<f64> = (0..lv.len()).map(|i| elasticity_at(lv, i)).collect();
+    for (l, e) in lv.iter_mut().zip(e) {
+        let w = other_in_flight(l).map_or(0.0, |x| widening(x, l.concurrency, e));
+        if let Some(d) = l.disturbance.as_mut() {
+            d.other_explains_rel = w;
+        }
+    }
+}
+
+/// The same for a level measured apart from `lv` (the re-measured baseline), at the slope of
+/// the level of its concurrency in `lv`.
+pub fn explain_like(l: &mut LevelPoint, lv: &[LevelPoint]) {
+    let e = lv
+        .iter()
+        .position(|x| x.concurrency == l.concurrency)
+        .map_or(1.0, |i| elasticity_at(lv, i));
+    let w = other_in_flight(l).map_or(0.0, |x| widening(x, l.concurrency, e));
+    if let Some(d) = l.disturbance.as_mut() {
+        d.other_explains_rel = w;
+    }
+}
+
+fn explained(l: &LevelPoint) -> f64 {
+    l.disturbance.as_ref().map_or(0.0, |d| d.other_explains_rel)
+}
+
+/// The levels (any, cut ones included) whose other traffic is not explained: a material rate
+/// ([`OTHER_MIN_IOPS`], [`OTHER_SHARE`] of the level's own) that is off the levels' median by
+/// more than [`OTHER_VARY`] of it (or the level's own noise, if wider), or more other requests
+/// in flight than the level's own concurrency.
+fn unexplained(all: &[LevelPoint]) -> Vec<(u32, f64)> {
+    let mut rates: Vec<f64> = all
+        .iter()
+        .filter_map(|l| l.disturbance.as_ref()?.other_iops)
+        .collect();
+    if rates.is_empty() {
+        return Vec::new();
+    }
+    rates.sort_by(f64::total_cmp);
+    let m = rates.len();
+    let median = if m % 2 == 1 {
+        rates[m / 2]
+    } else {
+        (rates[m / 2 - 1] + rates[m / 2]) / 2.0
+    };
+    all.iter()
+        .filter_map(|l| {
+            let x = l.disturbance.as_ref()?.other_iops?;
+            let noise = (OTHER_SHARE * l.iops).max(OTHER_MIN_IOPS);
+            let varied = (x - median).abs() > (OTHER_VARY * median).max(noise);
+            let outweighs = match other_in_flight(l) {
+                Some(q) => q > f64::from(l.concurrency),
+                None => x > l.iops,
+            };
+            let material = x >= OTHER_MIN_IOPS && x >= OTHER_SHARE * l.iops;
+            (material && (varied || outweighs)).then_some((l.concurrency, x))
+        })
+        .collect()
+}
+
+/// The other traffic over the levels `all` (explained, [`explain_other_traffic`]) and
+/// `base`'s widening: None when no level measured a material amount of it.
+pub fn other_traffic(all: &[LevelPoint], base: &LevelPoint) -> Option<OtherTraffic> {
+    let ds: Vec<&LevelPoint> = all
+        .iter()
+        .filter(|l| {
+            l.disturbance
+                .as_ref()
+                .is_some_and(|d| d.other_iops.is_some())
+        })
+        .collect();
+    let material = ds.iter().any(|l| {
+        let x = l
+            .disturbance
+            .as_ref()
+            .and_then(|d| d.other_iops)
+            .unwrap_or(0.0);
+        x >= OTHER_MIN_IOPS && x >= OTHER_SHARE * l.iops
+    });
+    if !material {
+        return None;
+    }
+    let n = ds.len() as f64;
+    let avg = |f: fn(&super::evidence::Disturbance) -> Option<f64>| {
+        ds.iter()
+            .filter_map(|l| f(l.disturbance.as_ref()?))
+            .sum::<f64>()
+            / n
+    };
+    let in_flight = ds
+        .iter()
+        .all(|l| other_in_flight(l).is_some())
+        .then(|| avg(|d| d.other_in_flight));
+    Some(OtherTraffic {
+        r_s: avg(|d| d.other_r_s.or(d.other_iops)),
+        w_s: avg(|d| d.other_w_s),
+        in_flight,
+        baseline_widened_rel: explained(base),
+        max_widened_rel: all.iter().map(explained).fold(0.0, f64::max),
+        unexplained_levels: unexplained(all).into_iter().map(|(c, _)| c).collect(),
+    })
+}
 
 /// The baseline re-measured at the end of a sweep, against the first measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,15 +259,17 @@ pub fn rel_half_width(cv: f64, n: u32) -> f64 {
 }
 
 /// The 95 % interval `(lo, hi)` of figure `v` whose windows' CV is `cv`, or the figure itself
-/// when no spread was measured.
-fn interval(v: f64, cv: Option<f64>, n: u32) -> (f64, f64) {
-    match cv {
-        Some(c) if n >= 2 && v > 0.0 => {
-            let h = v * rel_half_width(c, n);
-            ((v - h).max(0.0), v + h)
-        }
-        _ => (v, v),
+/// when no spread was measured; widened by `extra` (relative) for what other traffic explains.
+fn interval(v: f64, cv: Option<f64>, n: u32, extra: f64) -> (f64, f64) {
+    let rel = match cv {
+        Some(c) if n >= 2 => rel_half_width(c, n),
+        _ => 0.0,
+    } + extra;
+    if v <= 0.0 || rel <= 0.0 {
+        return (v, v);
     }
+    let h = v * rel;
+    ((v - h).max(0.0), v + h)
 }
 
 fn mean_interval(l: &LevelPoint) -> (f64, f64) {
@@ -113,6 +278,7 @@ fn mean_interval(l: &LevelPoint) -> (f64, f64) {
         l.latency_ns.mean,
         s.map(|s| s.mean_ns_cv),
         s.map_or(0, |s| s.windows),
+        explained(l),
     )
 }
 
@@ -123,13 +289,19 @@ fn p95_interval(l: &LevelPoint) -> Option<(f64, f64)> {
         p,
         s.and_then(|s| s.p95_ns_cv),
         s.map_or(0, |s| s.windows),
+        explained(l),
     ))
 }
 
 /// Kleinrock's power (IOPS ÷ mean latency) as an interval from the level's windows.
 pub fn power_interval(l: &LevelPoint) -> (f64, f64) {
     let s = l.spread.as_ref();
-    let (x_lo, x_hi) = interval(l.iops, s.map(|s| s.iops_cv), s.map_or(0, |s| s.windows));
+    let (x_lo, x_hi) = interval(
+        l.iops,
+        s.map(|s| s.iops_cv),
+        s.map_or(0, |s| s.windows),
+        explained(l),
+    );
     let (r_lo, r_hi) = mean_interval(l);
     if r_lo <= 0.0 {
         return (0.0, 0.0);
@@ -149,6 +321,27 @@ fn mean_noise(l: &LevelPoint) -> f64 {
         (hi - lo) / 2.0 / l.latency_ns.mean
     } else {
         0.0
+    }
+}
+
+/// How well a level's mean latency is known: its 95 % interval's half-width relative to it
+/// (windows' spread plus what other traffic explains); None when neither was measured.
+pub fn uncertainty_rel(l: &LevelPoint) -> Option<f64> {
+    (l.spread.is_some() || explained(l) > 0.0).then(|| mean_noise(l))
+}
+
+/// The baseline's stated uncertainty: [`uncertainty_rel`], plus half the difference between
+/// its two measurements when the sweep took it again at the end. The windows of one
+/// measurement share its moment (the machine's load then, the device's state), so their
+/// spread misses how much a level moves from one minute to the next; the re-measure shows it.
+pub fn baseline_uncertainty_rel(base: &LevelPoint, drift: Option<&BaselineDrift>) -> Option<f64> {
+    let own = uncertainty_rel(base);
+    let moved = drift
+        .filter(|d| d.first_mean_ns > 0.0 && d.again_mean_ns > 0.0 && base.latency_ns.mean > 0.0)
+        .map(|d| (d.again_mean_ns - d.first_mean_ns).abs() / 2.0 / base.latency_ns.mean);
+    match (own, moved) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
     }
 }
 
@@ -307,6 +500,53 @@ pub fn unstable(lv: &[LevelPoint]) -> Vec<bool> {
         .collect()
 }
 
+/// The other traffic in one sentence: how much, how far it widened the verdict, and the levels
+/// it does not explain (`odd`: concurrency and other IOPS).
+pub fn other_traffic_line(t: &OtherTraffic, odd: &[(u32, f64)], psi_io: f64) -> String {
+    let in_flight = t
+        .in_flight
+        .map(|q| format!(" ({q:.1} in flight)"))
+        .unwrap_or_default();
+    let psi = if psi_io > 0.0 {
+        format!("; PSI io some {psi_io:.0} %")
+    } else {
+        String::new()
+    };
+    let head = format!(
+        "The device served other traffic beside iosat's: {} r/s, {} w/s on average{in_flight}{psi}",
+        fmt_iops(t.r_s),
+        fmt_iops(t.w_s)
+    );
+    if odd.is_empty() {
+        return format!(
+            "{head}, steady across the levels, so each level is judged at its own concurrency \
+             plus that, and the uncertainty widened by ±{:.0} % at the baseline (±{:.0} % at \
+             most) for what it explains at the curve's own slope.",
+            t.baseline_widened_rel * 100.0,
+            t.max_widened_rel * 100.0
+        );
+    }
+    let parts: Vec<String> = odd
+        .iter()
+        .map(|&(n, x)| format!("{} IOPS at {n}", fmt_iops(x)))
+        .collect();
+    format!(
+        "{head}; it varied between the levels or outweighed iosat's own ({}): {} the disk with \
+         another workload, so {} less than the device can do.",
+        parts.join(", "),
+        if odd.len() == 1 {
+            "that level shared"
+        } else {
+            "those levels shared"
+        },
+        if odd.len() == 1 {
+            "it measures"
+        } else {
+            "they measure"
+        }
+    )
+}
+
 /// "4", "4 and 8", "4, 8 and 16".
 pub fn list(levels: &[u32]) -> String {
     let s: Vec<String> = levels.iter().map(u32::to_string).collect();
@@ -384,43 +624,16 @@ pub fn disturbance_lines(all: &[LevelPoint]) -> (Vec<String>, Vec<u32>) {
         disturbed.extend(cpu.iter().map(|c| c.0));
     }
 
-    // Another workload on the same device.
-    let mut other = Vec::new();
-    let mut psi_io: f64 = 0.0;
-    for l in all {
-        let Some(d) = &l.disturbance else { continue };
-        let Some(x) = d.other_iops else { continue };
-        if x >= OTHER_MIN_IOPS && x >= OTHER_SHARE * l.iops {
-            other.push((l.concurrency, x));
-            psi_io = psi_io.max(d.psi_io_some_pct.unwrap_or(0.0));
-        }
-    }
-    if !other.is_empty() {
-        let parts: Vec<String> = other
-            .iter()
-            .map(|&(n, x)| format!("{} IOPS at {n}", fmt_iops(x)))
-            .collect();
-        lines.push(format!(
-            "The device served other traffic beside iosat's ({}{}): {} the disk with another \
-             workload, so {} less than the device can do.",
-            parts.join(", "),
-            if psi_io > 0.0 {
-                format!("; PSI io some {psi_io:.0} %")
-            } else {
-                String::new()
-            },
-            if other.len() == 1 {
-                "that level shared"
-            } else {
-                "those levels shared"
-            },
-            if other.len() == 1 {
-                "it measures"
-            } else {
-                "they measure"
-            }
-        ));
-        for (n, _) in other {
+    // Other traffic on the same device: said whenever it was material; the levels it does
+    // not explain (it varied, or outweighed iosat's own) are disturbed.
+    let psi_io = all
+        .iter()
+        .filter_map(|l| l.disturbance.as_ref()?.psi_io_some_pct)
+        .fold(0.0, f64::max);
+    let base = all.first();
+    if let Some(t) = base.and_then(|b| other_traffic(all, b)) {
+        lines.push(other_traffic_line(&t, &unexplained(all), psi_io));
+        for n in t.unexplained_levels {
             if !disturbed.contains(&n) {
                 disturbed.push(n);
             }

@@ -52,12 +52,46 @@ pub struct Disturbance {
     /// Requests per second the device completed beyond iosat's own (the kernel's r/s + w/s
     /// minus ours); None when the kernel's view is unknown.
     pub other_iops: Option<f64>,
+    /// The same per direction: the kernel's r/s and w/s minus iosat's own reads and writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_r_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_w_s: Option<f64>,
+    /// Requests of that other traffic in flight on average (Little's law with the kernel's
+    /// r_await and w_await over the level): what it added to the level's own concurrency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_in_flight: Option<f64>,
     /// PSI `some avg10`-style share of the level's time, percent, from the `total` counters of
     /// `/proc/pressure/io` and `/proc/pressure/cpu` (None where the kernel has no PSI).
     pub psi_io_some_pct: Option<f64>,
     pub psi_cpu_some_pct: Option<f64>,
     /// The signal that cut the level short ("SIGINT", "SIGTERM", "SIGHUP"), if one did.
     pub cut_by: Option<String>,
+    /// Relative widening of the level's intervals that the other traffic explains (0: none).
+    /// Derived by the analysis from the curve (analysis::confidence::explain_other_traffic),
+    /// never measured nor stored.
+    #[serde(skip)]
+    pub other_explains_rel: f64,
+}
+
+/// A sweep kept gentle on purpose (a production disk): its levels stop at `max_concurrency`
+/// (`--max-concurrency`) and the requests it adds are capped at `rate_limit_iops`
+/// (`--rate-limit`). The verdict then states a knee or ceiling it did not reach as a lower
+/// bound, never more.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SweepLimits {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit_iops: Option<f64>,
+}
+
+impl SweepLimits {
+    /// Neither limit was given.
+    pub fn is_none(&self) -> bool {
+        self.max_concurrency.is_none() && self.rate_limit_iops.is_none()
+    }
 }
 
 /// Which requests a limit applies to.

@@ -46,6 +46,10 @@ pub struct Shape {
     pub knee: usize,
     pub knee_note: Option<KneeNote>,
     pub knee_range: Option<(u32, u32)>,
+    /// The knee was not reached: it is above this concurrency (the knee is the highest level
+    /// measured, or in a gentle sweep the highest whose Little's law closes, the ones above
+    /// held back by --rate-limit).
+    pub knee_above: Option<u32>,
     /// The level with the most IOPS.
     pub peak: usize,
     pub unstable_levels: Vec<u32>,
@@ -64,6 +68,8 @@ pub struct Judgement {
     pub cut_levels: Vec<u32>,
     /// Levels measured while something else disturbed them.
     pub disturbed_levels: Vec<u32>,
+    /// The other traffic on the device over the levels, when material.
+    pub other_traffic: Option<confidence::OtherTraffic>,
     /// The level the baseline was first taken from: concurrency 1, else the lowest. None
     /// without a deciding level.
     pub first: Option<LevelPoint>,
@@ -85,7 +91,16 @@ pub struct Judgement {
 pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
     let mut all: Vec<LevelPoint> = levels.to_vec();
     all.sort_by_key(|l| l.concurrency);
-    let lv: Vec<LevelPoint> = all.iter().filter(|l| !is_cut(l)).cloned().collect();
+    let mut lv: Vec<LevelPoint> = all.iter().filter(|l| !is_cut(l)).cloned().collect();
+    // What other traffic explains, from the deciding levels' own curve, widens their
+    // intervals (and is said for every level; cut ones keep none).
+    confidence::explain_other_traffic(&mut lv);
+    for l in all.iter_mut() {
+        if let Some(x) = lv.iter().find(|x| x.concurrency == l.concurrency) {
+            l.disturbance.clone_from(&x.disturbance);
+        }
+    }
+    let lv = lv;
     let (_, disturbed_levels) = confidence::disturbance_lines(&all);
     let cut_levels: Vec<u32> = all
         .iter()
@@ -97,6 +112,7 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         levels: Vec::new(),
         cut_levels,
         disturbed_levels,
+        other_traffic: None,
         first: None,
         baseline_drift: None,
         base: None,
@@ -111,7 +127,9 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         let first = first.clone();
         let (drift, mut base, alt) = match ctx.baseline_remeasured {
             Some(again) if lv.len() >= 2 => {
-                let (d, b, alt) = confidence::drift(&first, again);
+                let mut again = again.clone();
+                confidence::explain_like(&mut again, &lv);
+                let (d, b, alt) = confidence::drift(&first, &again);
                 (Some(d), b, alt)
             }
             _ => (None, first.clone(), None),
@@ -125,6 +143,7 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         if lv.len() >= 2 {
             j.shape = Some(shape(&lv, &base, alt.as_ref(), &mut j.findings, ctx));
         }
+        j.other_traffic = confidence::other_traffic(&all, &base);
         (j.first, j.baseline_drift, j.base, j.alt_base) = (Some(first), drift, Some(base), alt);
     }
     (j.all, j.levels) = (all, lv);
@@ -165,6 +184,12 @@ fn shape(
         })
         .flatten();
     let (power_peak, knee, knee_note) = knee(lv, findings, usl.as_ref(), overload);
+    let top_closing = (0..lv.len())
+        .rev()
+        .find(|&i| findings[i].little != LittleCheck::InFlightOff);
+    let knee_above = (knee == lv.len() - 1
+        || (ctx.sweep_limits.is_some() && Some(knee) == top_closing))
+        .then_some(lv[knee].concurrency);
 
     // How sure: ranges from the levels' spread, a second baseline, unstable levels.
     let knee_range = confidence::knee_range(lv, knee, overload);
@@ -217,6 +242,7 @@ fn shape(
         knee,
         knee_note,
         knee_range,
+        knee_above,
         peak: (0..lv.len())
             .max_by(|&a, &b| lv[a].iops.total_cmp(&lv[b].iops))
             .unwrap_or(0),
@@ -330,6 +356,10 @@ impl Judgement {
             baseline_concurrency: base.concurrency,
             baseline_latency_ns: base.latency_ns.mean,
             baseline_p95_ns: base.latency_ns.p95,
+            baseline_uncertainty_rel: confidence::baseline_uncertainty_rel(
+                base,
+                self.baseline_drift.as_ref(),
+            ),
             levels: self.all_findings(base, false),
             overload_concurrency: shape.overload,
             power_peak_concurrency: lv[shape.power_peak].concurrency,
@@ -344,10 +374,12 @@ impl Judgement {
             util_lesson,
             summary,
             knee_range: shape.knee_range,
+            knee_above: shape.knee_above,
             overload_range: shape.overload_range,
             unstable_levels: shape.unstable_levels.clone(),
             cut_levels: self.cut_levels,
             disturbed_levels: self.disturbed_levels,
+            other_traffic: self.other_traffic,
             baseline_drift: self.baseline_drift,
             limit: shape.limit.clone(),
             too_few_levels: false,
@@ -392,6 +424,7 @@ impl Judgement {
             baseline_concurrency: c,
             baseline_latency_ns: base.map_or(0.0, |b| b.latency_ns.mean),
             baseline_p95_ns: base.and_then(|b| b.latency_ns.p95),
+            baseline_uncertainty_rel: base.and_then(confidence::uncertainty_rel),
             levels,
             overload_concurrency: None,
             power_peak_concurrency: c,
@@ -406,6 +439,7 @@ impl Judgement {
             util_lesson: None,
             summary,
             knee_range: None,
+            knee_above: None,
             overload_range: None,
             unstable_levels: Vec::new(),
             cut_levels: self.cut_levels,
@@ -415,6 +449,7 @@ impl Judgement {
             } else {
                 self.disturbed_levels
             },
+            other_traffic: self.other_traffic,
             baseline_drift: None,
             limit: None,
             too_few_levels: true,
@@ -455,7 +490,14 @@ pub fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
     // aqu-sz clearly above it (another workload on the device) or below half of it (most of
     // the latency is spent above the device: cache hits, a CPU-bound path, or a throttle the
     // verdict recognises as such) is flagged.
-    if let Some(q) = l.kernel_aqu_sz.filter(|q| *q > 0.0) {
+    // The other traffic's requests in flight (measured) are not ours: the kernel's queue is
+    // compared with ours without them.
+    let other_q = l
+        .disturbance
+        .as_ref()
+        .and_then(|d| d.other_in_flight)
+        .unwrap_or(0.0);
+    if let Some(q) = l.kernel_aqu_sz.map(|q| q - other_q).filter(|q| *q > 0.0) {
         let kernel = if q > in_flight * (1.0 + LITTLES_LAW_TOLERANCE) {
             notes.push(format!(
                 "the kernel's aqu-sz {q:.2} exceeds IOPS × latency = {in_flight:.2}: another workload on the device?"

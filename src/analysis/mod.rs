@@ -237,6 +237,10 @@ pub struct Verdict {
     pub baseline_concurrency: u32,
     pub baseline_latency_ns: f64,
     pub baseline_p95_ns: Option<f64>,
+    /// The baseline's mean latency is known within ± this share of it (95 %): its windows'
+    /// spread plus what other traffic explains. None without a spread or other traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_uncertainty_rel: Option<f64>,
     pub levels: Vec<LevelFinding>,
     /// The first level whose p95 exceeds 3× the baseline p95; None when none is overloaded.
     pub overload_concurrency: Option<u32>,
@@ -268,6 +272,11 @@ pub struct Verdict {
     /// spread says so; None when the knee is clear or no spread was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knee_range: Option<(u32, u32)>,
+    /// The knee was not reached: it lies above this concurrency, and max useful IOPS is a
+    /// lower bound (the knee is the highest level measured, or a gentle sweep stopped below
+    /// it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_above: Option<u32>,
     /// The same for the overload point: (perhaps from, surely from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overload_range: Option<(u32, u32)>,
@@ -278,9 +287,14 @@ pub struct Verdict {
     /// Levels cut short by a signal: shown, never deciding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_levels: Vec<u32>,
-    /// Levels measured while something else disturbed them (CPU contention, other traffic).
+    /// Levels measured while something else disturbed them (CPU contention, other traffic
+    /// the levels do not share or that outweighs iosat's own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed_levels: Vec<u32>,
+    /// Other traffic on the device beside iosat's over the levels, when material: how much, and
+    /// how far it widened the verdict's intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_traffic: Option<confidence::OtherTraffic>,
     /// The baseline measured again at the end of the sweep, and whether it drifted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_drift: Option<confidence::BaselineDrift>,
@@ -385,6 +399,8 @@ pub struct Context<'a> {
     /// The same workload measured at a second block size, when the data has one: a plateau
     /// that keeps its IOPS or bytes/s across the two is a cap ([`cap::find`]).
     pub other_block_size: Option<&'a [LevelPoint]>,
+    /// The sweep was kept gentle on purpose: a knee it did not reach is a lower bound.
+    pub sweep_limits: Option<evidence::SweepLimits>,
 }
 
 /// [`analyze_with`] knowing nothing beside the levels.

@@ -1403,3 +1403,177 @@ fn a_disturbed_level_does_not_drag_the_plateau_figure() {
     let t = analyze(&lv).limit.expect("a plateau");
     assert!((t.iops / 492.0 - 1.0).abs() < 0.01, "{t:?}");
 }
+
+/// `lv` with the same other traffic at every level: `r_s` reads and `w_s` writes per second
+/// of someone else's, `in_flight` of them in flight.
+fn with_other(mut lv: Vec<LevelPoint>, r_s: f64, w_s: f64, in_flight: f64) -> Vec<LevelPoint> {
+    for l in &mut lv {
+        l.disturbance = Some(Disturbance {
+            other_iops: Some(r_s + w_s),
+            other_r_s: Some(r_s),
+            other_w_s: Some(w_s),
+            other_in_flight: Some(in_flight),
+            ..Default::default()
+        });
+    }
+    lv
+}
+
+#[test]
+fn steady_other_traffic_is_judged_against_and_widens_the_intervals() {
+    // Issue 27: a live host's steady 410 r/s + 120 w/s (0.4 in flight) does not disturb the
+    // levels; the verdict says it and widens the baseline by what it explains at the curve's
+    // own slope from 1 to 2 (latency 1.00 → 1.03 ms: elasticity ln 1.03 / ln 2).
+    let quiet = with_spread(soft_knee(), &[0.04; 6]);
+    let v = analyze(&with_other(quiet.clone(), 410.0, 120.0, 0.4));
+    assert_eq!(v.profile_refusal(), None, "{:#?}", v.summary);
+    assert!(v.disturbed_levels.is_empty(), "{:?}", v.disturbed_levels);
+    let t = v.other_traffic.as_ref().expect("other traffic stated");
+    assert_eq!((t.r_s, t.w_s), (410.0, 120.0));
+    assert!((t.in_flight.unwrap() - 0.4).abs() < 1e-9, "{t:?}");
+    let e = 1.03f64.ln() / 2f64.ln();
+    assert!(
+        (t.baseline_widened_rel - (1.4f64.powf(e) - 1.0)).abs() < 1e-9,
+        "{t:?}"
+    );
+    assert!(t.unexplained_levels.is_empty());
+    let line = summary_line(&v, "The device served other traffic");
+    assert!(
+        line.contains("410 r/s, 120 w/s on average (0.4 in flight), steady across the levels")
+            && line.contains("uncertainty widened by ±1 % at the baseline"),
+        "{line}"
+    );
+    // The same curve quiet says nothing of it.
+    assert_eq!(analyze(&quiet).other_traffic, None);
+    // What it explains reaches the intervals: 2 in flight beside 8 (elasticity 0.82 from 8 to
+    // 16) widens concurrency 8 by a fifth, and the knee's range with it.
+    let busy = analyze(&with_other(quiet.clone(), 4000.0, 0.0, 2.0));
+    let (q, b) = (analyze(&quiet).knee_range, busy.knee_range);
+    let width = |r: Option<(u32, u32)>| r.map_or(0, |(lo, hi)| hi - lo);
+    assert!(width(b) > width(q), "quiet {q:?}, busy {b:?}");
+    assert!(busy.other_traffic.unwrap().max_widened_rel > 0.15);
+}
+
+#[test]
+fn other_traffic_that_varied_or_outweighed_iosat_is_a_disturbance() {
+    // 400 IOPS at 1 and 2, 5000 from 4 on: the levels were not judged against one workload.
+    let mut lv = with_other(with_spread(soft_knee(), &[0.04; 6]), 5000.0, 0.0, 0.5);
+    for l in &mut lv[..2] {
+        let d = l.disturbance.as_mut().unwrap();
+        (d.other_iops, d.other_r_s) = (Some(400.0), Some(400.0));
+    }
+    let v = analyze(&lv);
+    assert_eq!(v.disturbed_levels, [1, 2], "{:#?}", v.summary);
+    let why = v.profile_refusal().expect("refused");
+    assert!(
+        why.contains("the baseline (concurrency 1) was disturbed"),
+        "{why}"
+    );
+    let line = summary_line(&v, "The device served other traffic");
+    assert!(
+        line.contains(
+            "varied between the levels or outweighed iosat's own (400 IOPS at 1, 400 IOPS at 2)"
+        ),
+        "{line}"
+    );
+    // Steady, but 1.5 requests in flight beside the baseline's one: the baseline measured the
+    // other workload as much as the device.
+    let v = analyze(&with_other(soft_knee(), 900.0, 0.0, 1.5));
+    assert!(v.disturbed_levels.contains(&1), "{:?}", v.disturbed_levels);
+    assert!(v.profile_refusal().is_some());
+}
+
+#[test]
+fn the_baseline_uncertainty_holds_its_spread_other_traffic_and_re_measure() {
+    let lv = with_spread(soft_knee(), &[0.04; 6]);
+    let spread_only = analyze(&lv).baseline_uncertainty_rel.unwrap();
+    // Six windows at a CV of 2 %: t(5) · 0.02 / √5.
+    assert!((spread_only - 2.571 * 0.02 / 5f64.sqrt()).abs() < 1e-9);
+    assert_eq!(analyze(&soft_knee()).baseline_uncertainty_rel, None);
+    // Measured again 4 % slower at the end: half of that is added.
+    let mut again = lv[0].clone();
+    again.latency_ns.mean *= 1.04;
+    let v = analyze_with(
+        &lv,
+        &Context {
+            baseline_remeasured: Some(&again),
+            ..Default::default()
+        },
+    );
+    let u = v.baseline_uncertainty_rel.unwrap();
+    assert!((u - spread_only - 0.02).abs() < 1e-9, "{u}");
+    // Other traffic adds what it explains.
+    let v = analyze(&with_other(lv, 4000.0, 0.0, 2.0));
+    let t = v.other_traffic.as_ref().unwrap();
+    let u = v.baseline_uncertainty_rel.unwrap();
+    assert!(
+        (u - spread_only - t.baseline_widened_rel).abs() < 1e-9,
+        "{u} {t:?}"
+    );
+}
+
+#[test]
+fn a_gentle_sweep_states_the_knee_it_did_not_reach_as_a_lower_bound() {
+    // Stopped at 8 on purpose, IOPS per unit of latency still rising there.
+    let lv: Vec<LevelPoint> = soft_knee().into_iter().take(3).collect();
+    let limits = evidence::SweepLimits {
+        max_concurrency: Some(4),
+        rate_limit_iops: Some(5000.0),
+    };
+    let v = analyze_with(
+        &lv,
+        &Context {
+            sweep_limits: Some(limits),
+            ..Default::default()
+        },
+    );
+    assert_eq!(v.knee_above, Some(4));
+    let line = summary_line(&v, "Gentle sweep");
+    assert!(
+        line.starts_with(
+            "Gentle sweep (--max-concurrency 4, --rate-limit 5000 IOPS): the knee was not \
+             reached, so the knee is above 4 in flight and the ceiling above 3600 IOPS"
+        ),
+        "{line}"
+    );
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("measure at higher concurrency")));
+    // The same levels from an ordinary sweep: the knee lies beyond too, said the old way.
+    let v = analyze(&lv);
+    assert_eq!(v.knee_above, Some(4));
+    assert!(v
+        .summary
+        .iter()
+        .any(|s| s.contains("measure at higher concurrency")));
+    // A knee inside the levels has no lower bound.
+    assert_eq!(analyze(&soft_knee()).knee_above, None);
+}
+
+#[test]
+fn the_kernel_queue_is_compared_with_ours_without_the_other_traffic() {
+    // 4 in flight of ours (aqu-sz 3.6 of them, the block layer's part) and 2 of someone
+    // else's: aqu-sz 5.6 is not "another workload?" once the measured 2 are taken out.
+    let mut lv = with_other(soft_knee(), 1000.0, 0.0, 2.0);
+    for l in &mut lv {
+        l.kernel_aqu_sz = Some(0.9 * l.iops * l.latency_ns.mean / 1e9 + 2.0);
+    }
+    let v = analyze(&lv);
+    assert!(
+        v.levels
+            .iter()
+            .all(|f| f.little != LittleCheck::KernelQueueHigh),
+        "{:#?}",
+        v.levels
+    );
+    // Unmeasured, the same queue is flagged.
+    for l in &mut lv {
+        l.disturbance.as_mut().unwrap().other_in_flight = None;
+    }
+    let v = analyze(&lv);
+    assert!(v
+        .levels
+        .iter()
+        .any(|f| f.little == LittleCheck::KernelQueueHigh));
+}

@@ -48,7 +48,7 @@ pub fn summary(j: &Judgement, ctx: &Context) -> Vec<String> {
         return out;
     };
     out.push(baseline_line(base));
-    out.extend(knee_lines(j, shape));
+    out.extend(knee_lines(j, shape, ctx));
     out.push(overload_line(j, base, shape));
     out.push(linear_line(&j.levels, shape));
     out.extend(limit_lines(shape, ctx));
@@ -75,7 +75,7 @@ fn baseline_line(base: &LevelPoint) -> String {
 }
 
 /// The knee, why it is not the power peak, whether it lies beyond, and max useful IOPS.
-fn knee_lines(j: &Judgement, shape: &Shape) -> Vec<String> {
+fn knee_lines(j: &Judgement, shape: &Shape, ctx: &Context) -> Vec<String> {
     let lv = &j.levels;
     let knee = &lv[shape.knee];
     let knee_words = match shape.knee_range {
@@ -110,7 +110,10 @@ fn knee_lines(j: &Judgement, shape: &Shape) -> Vec<String> {
         )),
         None => {}
     }
-    if shape.knee == lv.len() - 1 {
+    let gentle = ctx.sweep_limits.filter(|g| !g.is_none());
+    if let (Some(g), Some(above)) = (gentle, shape.knee_above) {
+        out.push(gentle_line(&g, above, knee.iops));
+    } else if shape.knee == lv.len() - 1 {
         out.push(
             "The knee is the highest level measured: IOPS per unit of latency was still \
              rising, so the real knee lies beyond; measure at higher concurrency."
@@ -134,6 +137,24 @@ fn knee_lines(j: &Judgement, shape: &Shape) -> Vec<String> {
         }
     ));
     out
+}
+
+/// A gentle sweep that stopped below the knee: the knee and the ceiling as lower bounds.
+fn gentle_line(g: &super::evidence::SweepLimits, above: u32, iops: f64) -> String {
+    let mut how = Vec::new();
+    if let Some(n) = g.max_concurrency {
+        how.push(format!("--max-concurrency {n}"));
+    }
+    if let Some(r) = g.rate_limit_iops {
+        how.push(format!("--rate-limit {} IOPS", fmt_iops(r)));
+    }
+    format!(
+        "Gentle sweep ({}): the knee was not reached, so the knee is above {above} in flight and \
+         the ceiling above {} IOPS; both are lower bounds, never more (IOPS per unit of latency \
+         still rose where the sweep stopped on purpose).",
+        how.join(", "),
+        fmt_iops(iops)
+    )
 }
 
 /// The 3x-p95 rule's answer, with its uncertainty.

@@ -85,6 +85,14 @@ pub struct FsyncOpts {
     #[arg(long, value_name = "TPS")]
     pub target_tps: Option<String>,
 
+    /// Measure a database's commit settings instead of the methods: postgres (the four
+    /// wal_sync_method values on 8 KiB WAL writes into a zero-filled 16 MiB segment, one and two
+    /// writes per commit, and the non-synced ceiling), innodb (innodb_flush_method: redo-log
+    /// commits and doublewrite page flushes) or mariadb (MariaDB 11's innodb_log_file_* and
+    /// innodb_data_file_* settings). Prints the recommendation in the database's own words.
+    #[arg(long, value_name = "DB")]
+    pub like: Option<String>,
+
     /// Skip reading the test files back and checking every block.
     #[arg(long)]
     pub no_verify: bool,

@@ -1,6 +1,6 @@
 //! Command-line syntax only (clap derive). No clap type goes past `config/`; each subcommand's
 //! arguments live in a file of their own.
-//! Imports only: cli/.
+//! Imports only: cli/, build.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ pub mod top;
 #[derive(Debug, Parser)]
 #[command(
     name = "iosat",
-    version,
+    version = crate::build::LONG_VERSION,
     propagate_version = true,
     max_term_width = 100
 )]
@@ -185,9 +185,11 @@ pub struct LearnArgs {
 /// resolution (config::profile).
 #[derive(Debug, Clone, Default, Args)]
 pub struct ProfileArgs {
-    /// Directory of device profiles saved by `iosat sweep --save-profile` (default:
-    /// $IOSAT_PROFILE_DIR, else $XDG_STATE_HOME/iosat/profiles, else
-    /// ~/.local/state/iosat/profiles).
+    /// Directory of device profiles (repeatable: the first is where profiles are saved, the
+    /// others are read too, after it). Default: $IOSAT_PROFILE_DIR, else
+    /// /var/lib/iosat/profiles as root, else $XDG_STATE_HOME/iosat/profiles or
+    /// ~/.local/state/iosat/profiles. The shared $IOSAT_PROFILE_DIRS (colon-separated; empty:
+    /// none), else /etc/iosat/profiles, are always read last.
     #[arg(long, value_name = "DIR", help_heading = "Profiles")]
-    pub profile_dir: Option<PathBuf>,
+    pub profile_dir: Vec<PathBuf>,
 }

@@ -12,7 +12,9 @@ use std::path::PathBuf;
   iosat profile list
   iosat sweep /dev/sdb --json -o r.json; iosat profile save r.json
   iosat profile export ID -o twin.json    (on the twin)
-  iosat profile import twin.json --for /dev/sdb    (on the fleet host)")]
+  iosat profile import twin.json --for /dev/sdb    (on the fleet host)
+  iosat profile save r.json --model    (one profile for every device of sdb's model)
+  iosat profile import model.json --profile-dir /etc/iosat/profiles    (ship a model profile)")]
 pub struct ProfileCmdArgs {
     #[command(subcommand)]
     pub action: ProfileAction,
@@ -31,7 +33,8 @@ pub enum ProfileAction {
     /// Save a profile from a sweep result (`iosat sweep --json -o r.json`), with the checks of
     /// `sweep --save-profile`.
     Save(SaveArgs),
-    /// Save a profile or sweep result made elsewhere (a twin) as DEVICE's profile.
+    /// Save a profile or sweep result made elsewhere (a twin) as DEVICE's profile, or with
+    /// --model as the model profile of every device like DEVICE.
     Import(ImportArgs),
 }
 
@@ -89,9 +92,10 @@ pub struct ImportArgs {
     /// A profile (`iosat profile export`) or a sweep result made on another host.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// The device here it becomes the profile of (name or /dev path).
-    #[arg(long = "for", value_name = "DEVICE", required = true)]
-    pub for_device: String,
+    /// The device here it becomes the profile of (name or /dev path); with --model, a device
+    /// of the model. Needed unless FILE is a model profile (`iosat profile export` of one).
+    #[arg(long = "for", value_name = "DEVICE")]
+    pub for_device: Option<String>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -102,6 +106,11 @@ pub struct StoreArgs {
     /// Save it even when its baseline was unstable or disturbed.
     #[arg(long)]
     pub force: bool,
+    /// Save a model profile: it judges every device that matches the device's model,
+    /// firmware, capacity, logical/physical block size, rotational flag and scheduler and has
+    /// no profile of its own (one sweep per model of a fleet).
+    #[arg(long)]
+    pub model: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

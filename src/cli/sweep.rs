@@ -160,6 +160,17 @@ pub struct SweepArgs {
         conflicts_with = "rate"
     )]
     pub latency_target: Option<String>,
+    /// Gentle mode for a production disk: no level above N requests in flight (the levels
+    /// asked for are cut there; `auto` doubles up to N). A knee not reached by then is stated
+    /// as a lower bound ("the knee is above N in flight").
+    #[arg(long, value_name = "N", help_heading = "Gentle mode")]
+    pub max_concurrency: Option<u32>,
+
+    /// Gentle mode for a production disk: cap the requests the sweep adds at IOPS per second
+    /// (a token bucket before each request; latency is still timed from the request's own
+    /// start). Runs the sync engine; the series stops at the first level the cap holds back.
+    #[arg(long, value_name = "IOPS", help_heading = "Gentle mode")]
+    pub rate_limit: Option<String>,
 
     /// Size of the temporary file (default: a tenth of the free space, at most 1 GiB).
     #[arg(long, value_name = "SIZE", help_heading = "Target")]

@@ -56,5 +56,16 @@ fn first_verify_error(report: &FsyncReport) -> String {
             ))
         })
     });
-    cases.chain(levels).next().unwrap_or_default()
+    let like = report.like.iter().flat_map(|l| {
+        l.entries.iter().filter_map(|e| {
+            let err = e.verify_error.as_ref()?;
+            Some(format!(
+                "{} {} x{}: {err}",
+                e.method,
+                e.pattern.name(),
+                e.writes_per_commit
+            ))
+        })
+    });
+    cases.chain(like).chain(levels).next().unwrap_or_default()
 }

@@ -1,7 +1,8 @@
 //! `iosat profile`: orchestration only — list, show, rm and export the profiles of the
-//! profile directory (profile.rs), save one from an existing sweep result with the trust
+//! profile directories (profile.rs), save one from an existing sweep result with the trust
 //! checks of `sweep --save-profile` (load/trust.rs), import one made on a twin for a device
-//! here. Its few lines of text output are printed here (a list, a profile's numbers).
+//! here, either as a device's profile or (`--model`) as the model profile of every device
+//! like it. Rendered by report/profile.rs.
 //! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
 //! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs, ui/.
 
@@ -10,27 +11,31 @@ use crate::config::output::print;
 use crate::config::profile::{self as config, Access};
 use crate::error::{exit, Error, Result};
 use crate::load::result::SweepReport;
-use crate::profile::{self, Listed};
-use std::path::{Path, PathBuf};
+use crate::profile::{self, DeviceProfile, Extras, Listed, ModelKey, ProfileDirs};
+use crate::report::profile as view;
+use crate::report::Format;
+use std::path::Path;
+
+fn format(json: bool) -> Format {
+    if json {
+        Format::Json
+    } else {
+        Format::TEXT
+    }
+}
 
 pub fn run(args: &ProfileCmdArgs) -> anyhow::Result<i32> {
     match &args.action {
         ProfileAction::List(a) => {
-            let dir = dir(&a.profile, Access::Read)?;
-            let all = profile::list(&dir)?;
-            print(&if a.json {
-                json(&all.iter().map(entry).collect::<Vec<_>>())
-            } else {
-                list_text(&dir, &all)
-            })?;
+            let dirs = dirs(&a.profile)?;
+            let mut all = Vec::new();
+            for (d, _) in &dirs.dirs {
+                all.extend(profile::list(d)?);
+            }
+            print(&view::list(&dirs.describe(), &all, format(a.json)))?;
         }
         ProfileAction::Show(a) => {
-            let found = find(a)?;
-            print(&if a.json {
-                json(&found.iter().map(entry).collect::<Vec<_>>())
-            } else {
-                found.iter().map(show_text).collect::<Vec<_>>().join("\n")
-            })?;
+            print(&view::show(&find(a)?, format(a.json)))?;
         }
         ProfileAction::Rm(a) => {
             let found = find(a)?;
@@ -39,11 +44,7 @@ pub fn run(args: &ProfileCmdArgs) -> anyhow::Result<i32> {
                 std::fs::remove_file(&l.path).map_err(|e| Error::io(&l.path, e))?;
                 removed.push(l.path.display().to_string());
             }
-            print(&if a.json {
-                json(&serde_json::json!({ "id": a.id, "removed": removed }))
-            } else {
-                removed.iter().map(|p| format!("removed {p}\n")).collect()
-            })?;
+            print(&view::removed(&a.id, &removed, format(a.json)))?;
         }
         ProfileAction::Export(a) => {
             let found = find(&a.id)?;
@@ -71,182 +72,59 @@ pub fn run(args: &ProfileCmdArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-/// The profile directory; none nameable is a usage error.
-fn dir(a: &crate::cli::ProfileArgs, access: Access) -> Result<PathBuf> {
-    config::resolve(a, access)?.ok_or_else(|| {
-        Error::usage(
-            "--profile-dir",
-            "",
-            "no profile directory: set --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME",
-        )
-    })
+/// The directories profiles are read from; none nameable is a usage error.
+fn dirs(a: &crate::cli::ProfileArgs) -> Result<ProfileDirs> {
+    let d = config::resolve_dirs(a, Access::Read)?;
+    if d.is_empty() {
+        return Err(no_dir());
+    }
+    Ok(d)
 }
 
-/// The profile files of ID (of --direction); none is a usage error naming the id (exit 2).
+fn no_dir() -> Error {
+    Error::usage(
+        "--profile-dir",
+        "",
+        "no profile directory: set --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME",
+    )
+}
+
+/// The profile files of ID (of --direction) in the first directory of the search that has
+/// any; none is a usage error naming the id (exit 2).
 fn find(a: &IdArgs) -> Result<Vec<Listed>> {
     let only = config::direction(a.direction.as_deref())?;
-    let dir = dir(&a.profile, Access::Read)?;
-    let found = profile::files_of(&dir, &a.id, only)?;
-    if found.is_empty() {
-        return Err(Error::usage(
-            "ID",
-            &a.id,
-            format!(
-                "is no profile in {} (see `iosat profile list`)",
-                dir.display()
-            ),
-        ));
-    }
-    Ok(found)
-}
-
-fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).expect("serialises");
-    s.push('\n');
-    s
-}
-
-/// One profile as `list --json` and `show --json` give it.
-fn entry(l: &Listed) -> serde_json::Value {
-    serde_json::json!({
-        "id": l.id,
-        "device": device_of(l),
-        "direction": l.profile.direction,
-        "pattern": l.profile.pattern,
-        "block_size": l.profile.block_size,
-        "measured_unix_s": l.profile.measured_unix_s,
-        "source": "swept",
-        "path": l.path,
-        "profile": l.profile,
-    })
-}
-
-/// The device a profile is of (profile.rs: saved or imported for, else the swept disk).
-fn device_of(l: &Listed) -> Option<String> {
-    l.profile.device.clone()
-}
-
-fn when(unix_s: Option<u64>) -> String {
-    unix_s.map_or("-".into(), |s| {
-        let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
-        iso.get(..16).unwrap_or(&iso).replace('T', " ")
-    })
-}
-
-fn direction_word(d: profile::Direction) -> &'static str {
-    match d {
-        profile::Direction::Read => "read",
-        profile::Direction::Write => "write",
-        profile::Direction::Mixed => "mixed",
-    }
-}
-
-fn list_text(dir: &Path, all: &[Listed]) -> String {
-    if all.is_empty() {
-        return format!(
-            "no profiles in {} (save one: `iosat sweep DEVICE --save-profile`, read-only by default)\n",
-            dir.display()
-        );
-    }
-    let rows: Vec<[String; 7]> = all
-        .iter()
-        .map(|l| {
-            [
-                l.id.clone(),
-                device_of(l).unwrap_or_else(|| "-".into()),
-                direction_word(l.profile.direction).into(),
-                l.profile.pattern.clone(),
-                crate::units::block_size(l.profile.block_size),
-                when(l.profile.measured_unix_s),
-                "swept".into(),
-            ]
-        })
-        .collect();
-    let head = [
-        "ID",
-        "DEVICE",
-        "DIR",
-        "PATTERN",
-        "BS",
-        "WHEN (UTC)",
-        "SOURCE",
-    ];
-    let mut width = head.map(str::len);
-    for r in &rows {
-        for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
+    let dirs = dirs(&a.profile)?;
+    for (d, _) in &dirs.dirs {
+        let found = profile::files_of(d, &a.id, only)?;
+        if !found.is_empty() {
+            return Ok(found);
         }
     }
-    let line = |cells: Vec<&str>| {
-        let mut s = cells
-            .iter()
-            .zip(width)
-            .map(|(c, w)| crate::units::pad(c, w, false))
-            .collect::<Vec<_>>()
-            .join("  ");
-        s.truncate(s.trim_end().len());
-        s.push('\n');
-        s
-    };
-    let mut out = line(head.to_vec());
-    for r in &rows {
-        out.push_str(&line(r.iter().map(String::as_str).collect()));
-    }
-    out
+    Err(Error::usage(
+        "ID",
+        &a.id,
+        format!(
+            "is no profile in {} (see `iosat profile list`)",
+            dirs.describe()
+        ),
+    ))
 }
 
-fn show_text(l: &Listed) -> String {
-    let p = &l.profile;
-    let mut out = format!("profile {} ({})\n", l.id, l.path.display());
-    let mut kv = |k: &str, v: String| out.push_str(&format!("  {k:<22} {v}\n"));
-    kv("device", device_of(l).unwrap_or_else(|| "-".into()));
-    kv("direction", direction_word(p.direction).into());
-    kv(
-        "workload",
-        format!("{} {}", p.pattern, crate::units::block_size(p.block_size)),
-    );
-    kv("measured (UTC)", when(p.measured_unix_s));
-    kv(
-        "baseline latency",
-        format!("{:.1} µs", p.baseline_latency_ns / 1e3),
-    );
-    if let Some(p95) = p.baseline_p95_ns {
-        kv("baseline p95", format!("{:.1} µs", p95 / 1e3));
-    }
-    kv("knee concurrency", p.knee_concurrency.to_string());
-    kv("max useful IOPS", format!("{:.0}", p.max_useful_iops));
-    if let Some(o) = p.overload_concurrency {
-        kv("overloaded from", o.to_string());
-    }
-    if let Some(i) = &p.imported {
-        kv(
-            "imported",
-            format!(
-                "for {} from host {} at {}",
-                i.for_device,
-                i.from_host.as_deref().unwrap_or("?"),
-                when(Some(i.unix_s))
-            ),
-        );
-    }
-    kv("source", "swept".into());
-    out
-}
-
-/// A sweep result or profile file: its JSON (to store whole) and its typed report (to check).
-fn read_result(path: &Path) -> Result<(serde_json::Value, SweepReport)> {
+/// A sweep result or profile file: its typed report (stored, and checked) and the profile
+/// it makes (what an exported profile adds: its device state, model key, host).
+fn read_result(path: &Path) -> Result<(SweepReport, DeviceProfile)> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let parse = |reason: String| Error::Parse {
         path: path.to_path_buf(),
         line: 1,
         reason,
     };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| parse(format!("not JSON ({e})")))?;
-    let report: SweepReport = serde_json::from_value(value.clone()).map_err(|e| {
-        parse(format!(
-            "not an iosat sweep result (`iosat sweep --json -o FILE`): {e}"
-        ))
+    let report: SweepReport = serde_json::from_str(&text).map_err(|e| {
+        parse(if e.is_syntax() || e.is_eof() {
+            format!("not JSON ({e})")
+        } else {
+            format!("not an iosat sweep result (`iosat sweep --json -o FILE`): {e}")
+        })
     })?;
     if report.envelope.kind != "sweep" {
         return Err(parse(format!(
@@ -255,8 +133,8 @@ fn read_result(path: &Path) -> Result<(serde_json::Value, SweepReport)> {
         )));
     }
     // The numbers a profile needs must be there (a verdict with a positive baseline, ...).
-    profile::parse_profile("check", &text).map_err(parse)?;
-    Ok((value, report))
+    let p = profile::parse_profile("check", &text).map_err(parse)?;
+    Ok((report, p))
 }
 
 /// The trust checks of `sweep --save-profile` (load/trust.rs), and a sweep that did not end.
@@ -277,43 +155,65 @@ fn check_trust(what: &str, report: &SweepReport, force: bool) -> Result<()> {
     Ok(())
 }
 
-/// Store `value` as the profile of `dev`, with `state` as its device state; say where.
+/// Whom a stored profile judges: one device here, or every device of a model.
+enum Target {
+    Device(crate::sys::device::BlockDev),
+    Model(ModelKey),
+}
+
+/// Store `report` with `state` and `extras` for `target`; say where.
 fn store(
     a: &StoreArgs,
     root: &crate::sys::Root,
-    dev: &crate::sys::device::BlockDev,
-    mut value: serde_json::Value,
+    target: Target,
+    report: &SweepReport,
     state: profile::DeviceState,
+    mut extras: Extras,
 ) -> Result<i32> {
-    let id = profile::device_id(root, dev).ok_or_else(|| {
-        Error::usage(
-            "--for",
-            &dev.name,
-            "is not in sysfs: its profile id is unknown",
-        )
-    })?;
-    let dir = dir(&a.profile, Access::Save)?;
-    if let Some(o) = value.as_object_mut() {
-        o.remove("device_state");
-        o.insert("saved_for".into(), dev.name.clone().into());
-    }
-    let path = profile::save(&dir, &id, &profile::profile_json(&value, &state))?;
-    print(&if a.json {
-        json(&serde_json::json!({ "id": id, "device": dev.name, "path": path }))
-    } else {
-        format!(
-            "profile of {} saved as {id} to {}\n",
-            dev.name,
-            path.display()
-        )
-    })?;
+    let (id, device, model) = match target {
+        Target::Device(dev) => {
+            let id = profile::device_id(root, &dev).ok_or_else(|| {
+                Error::usage(
+                    "--for",
+                    &dev.name,
+                    "is not in sysfs: its profile id is unknown",
+                )
+            })?;
+            extras.saved_for = Some(dev.name.clone());
+            (id, Some(dev.name), None)
+        }
+        Target::Model(key) => {
+            let label = key.label();
+            let id = key.id();
+            extras.model_profile = Some(key);
+            (id, None, Some(label))
+        }
+    };
+    let dir = config::resolve(&a.profile, Access::Save)?.ok_or_else(no_dir)?;
+    let path = profile::save(&dir, &id, &profile::profile_json(report, &state, &extras))?;
+    print(&view::saved(
+        &id,
+        device.as_deref(),
+        model.as_deref(),
+        &path,
+        format(a.json),
+    ))?;
     Ok(exit::OK)
 }
 
-/// `iosat profile save RESULT.json [--for DEVICE]`.
+/// The device or model a profile is saved for: `--model` makes it the model of `dev`.
+fn target(a: &StoreArgs, root: &crate::sys::Root, dev: crate::sys::device::BlockDev) -> Target {
+    if a.model {
+        Target::Model(ModelKey::read(root, &dev))
+    } else {
+        Target::Device(dev)
+    }
+}
+
+/// `iosat profile save RESULT.json [--for DEVICE] [--model]`.
 fn save(a: &SaveArgs) -> Result<i32> {
     let root = crate::config::root(&a.store.root);
-    let (value, report) = read_result(&a.result)?;
+    let (report, _) = read_result(&a.result)?;
     check_trust("profile save", &report, a.store.force)?;
     let dev = match (&a.for_device, &report.target.disk_device) {
         (Some(d), _) => config::device(&root, "--for", d)?,
@@ -342,32 +242,45 @@ here with --for DEVICE (or use `iosat profile import`)",
         }
     };
     let state = profile::DeviceState::read(&root, &dev);
-    store(&a.store, &root, &dev, value, state)
+    let target = target(&a.store, &root, dev);
+    store(&a.store, &root, target, &report, state, Extras::default())
 }
 
-/// `iosat profile import FILE --for DEVICE`: a profile or a sweep result from a twin, kept with
-/// the state of the device it was measured on (so `stat` says how this one differs) and
-/// marked as imported.
+/// `iosat profile import FILE --for DEVICE [--model]`: a profile or a sweep result from a
+/// twin, kept with the state of the device it was measured on (so `stat` says how this one
+/// differs) and marked as imported. A model profile (exported) imports as one without --for.
 fn import(a: &ImportArgs) -> Result<i32> {
     let root = crate::config::root(&a.store.root);
-    let (mut value, report) = read_result(&a.file)?;
+    let (report, p) = read_result(&a.file)?;
     check_trust("profile import", &report, a.store.force)?;
-    let dev = config::device(&root, "--for", &a.for_device)?;
-    let then: profile::DeviceState = value
-        .get("device_state")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    let (target, for_device) = match (&a.for_device, p.model_profile) {
+        (Some(d), _) => {
+            let dev = config::device(&root, "--for", d)?;
+            let name = dev.name.clone();
+            (target(&a.store, &root, dev), name)
+        }
+        (None, Some(key)) => {
+            let label = key.label();
+            (Target::Model(key), format!("model '{label}'"))
+        }
+        (None, None) => {
+            return Err(Error::usage(
+                "--for",
+                a.file.display(),
+                "is needed: name the device here it is the profile of (with --model, a device \
+of the model)",
+            ))
+        }
+    };
     let host = report.envelope.host.clone();
-    if let Some(o) = value.as_object_mut() {
-        let imported = profile::Imported {
-            for_device: dev.name.clone(),
+    let extras = Extras {
+        imported: Some(profile::Imported {
+            for_device,
             from_host: (!host.is_empty()).then_some(host),
             unix_s: u64::try_from(crate::sys::clock::wall_ns() / 1_000_000_000).unwrap_or(0),
-        };
-        o.insert(
-            "imported".into(),
-            serde_json::to_value(imported).expect("serialises"),
-        );
-    }
-    store(&a.store, &root, &dev, value, then)
+        }),
+        ..Extras::default()
+    };
+    let then = p.device_state.unwrap_or_default();
+    store(&a.store, &root, target, &report, then, extras)
 }

@@ -121,7 +121,7 @@ pub(crate) fn replay(
         let mut envelope = None;
         for step in steps {
             match step? {
-                Step::Start { profiled } => out(&|f| view::preamble(f, profiled))?,
+                Step::Start { judged } => out(&|f| view::preamble(f, &judged))?,
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
                     let r = r.shown(spec.cpu, spec.omit_idle);
@@ -178,8 +178,8 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     loop {
         let tick = collector.tick()?;
         schedule.sampled(tick.mono_ns);
-        if let Some(profiled) = tick.started {
-            out.stream(&|f| view::preamble(f, profiled))?;
+        if let Some(judged) = tick.started {
+            out.stream(&|f| view::preamble(f, &judged))?;
         }
         if let Some(r) = tick.report {
             let r = r.shown(spec.cpu, spec.omit_idle);

@@ -37,6 +37,11 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         .map(|w| w.with_block_latency(spec.no_bpf));
     let (choice, choice_note) = engine::choose(&spec.engine, spec.engine_given, watch.as_ref());
     let (mut engine, engine_note) = engine::make(&choice, target.as_ref())?;
+    if let Some(r) = spec.limits.rate_limit_iops {
+        // config/sweep.rs chose the sync engine, which paces.
+        let paced = engine.limit_rate(r);
+        debug_assert!(paced, "--rate-limit on an engine that can't pace");
+    }
 
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = &target {
@@ -68,6 +73,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         notes,
     );
     report.limits = limits;
+    report.workload.limits = (!spec.limits.is_none()).then_some(spec.limits);
 
     let mut out = spec.output.open()?;
     // Partial results in -o and --html after every level (docs/design.md §3.4), and the final ones.
@@ -241,7 +247,11 @@ fn save_profile(spec: &SweepSpec, report: &SweepReport, watch: Option<&DeviceWat
         return Ok(());
     };
     // The device's size, scheduler and model now, so `stat` can tell when it changed since.
-    let json = profile::profile_json(report, &profile::DeviceState::read(&w.root, &w.dev));
+    let json = profile::profile_json(
+        report,
+        &profile::DeviceState::read(&w.root, &w.dev),
+        &profile::Extras::default(),
+    );
     let path = profile::save(&dir, &id, &json)?;
     crate::error::say(format_args!("iosat: profile saved to {}", path.display()));
     Ok(())

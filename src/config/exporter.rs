@@ -9,7 +9,6 @@ use crate::exporter::webconfig::{self, WebConfig};
 use crate::monitor::select::Selection;
 use crate::sys::Root;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `--print-*` asks for instead of serving.
@@ -28,7 +27,7 @@ pub struct ExporterSpec {
     pub server: ServerSpec,
     pub devices: Devices,
     pub root: Root,
-    pub profile_dir: Option<PathBuf>,
+    pub profile_dir: crate::profile::ProfileDirs,
     /// Production learning (`--no-learn`: None), resolved as `stat` resolves it.
     pub learn: Option<crate::learn::LearnSpec>,
     pub print: Option<Print>,
@@ -130,9 +129,9 @@ impl ExporterSpec {
             root: super::root(&a.root),
             no_bpf: a.no_bpf,
             profile_dir: if a.no_profile {
-                None
+                crate::profile::ProfileDirs::default()
             } else {
-                super::profile::resolve(&a.profile, super::profile::Access::Read)?
+                super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?
             },
             print: if a.print_rules {
                 Some(Print::Rules)

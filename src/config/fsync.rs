@@ -3,6 +3,7 @@
 
 use crate::cli::fsync::FsyncArgs;
 use crate::error::{Error, Result};
+use crate::fsync::like::Database;
 use crate::fsync::{FsyncSpec, Method, Mode};
 use std::path::{Path, PathBuf};
 
@@ -188,23 +189,43 @@ pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
     })
 }
 
+/// `--like DB`: the database, or a usage error naming the flag.
+pub fn parse_like(s: &str) -> Result<Database> {
+    Database::from_name(s)
+        .ok_or_else(|| Error::usage("--like", s, "must be postgres, innodb or mariadb"))
+}
+
 pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
     let dir = check_dir(a.dir.as_deref().unwrap_or(Path::new(".")))?;
     let o = &a.opts;
     let methods_explicit = o.methods.trim() != "all";
+    let like = o.like.as_deref().map(parse_like).transpose()?;
+    if like.is_some() && methods_explicit {
+        return Err(Error::usage(
+            "--methods",
+            &o.methods,
+            "cannot be combined with --like, which measures the database's own settings",
+        ));
+    }
     Ok(FsyncSpec {
         dir,
-        methods: parse_methods(&o.methods)?,
+        methods: if like.is_some() {
+            Vec::new()
+        } else {
+            parse_methods(&o.methods)?
+        },
         methods_explicit,
         sizes: parse_sizes(&o.sizes)?,
         modes: parse_mode(&o.mode)?,
         duration_ns: duration_ns(&o.duration)?,
         committers: parse_committers(&o.committers)?,
-        group_size: 4096,
+        // The group-commit records are the database's commit writes under --like.
+        group_size: like.map_or(4096, |d| d.commit_write_bytes()),
         target_tps: o.target_tps.as_deref().map(parse_tps).transpose()?,
         verify: !o.no_verify,
         root: super::root(&a.root),
         corrupt_block: o.test_corrupt_block,
+        like,
     })
 }
 
@@ -264,6 +285,10 @@ mod tests {
         assert_eq!(parse_mode("both").unwrap().len(), 2);
         assert!(parse_mode("sideways").is_err());
         assert_eq!(parse_tps("200").unwrap(), 200.0);
+        assert_eq!(parse_like("PostgreSQL").unwrap(), Database::Postgres);
+        assert_eq!(parse_like("mariadb").unwrap(), Database::Mariadb);
+        let e = parse_like("oracle").unwrap_err().to_string();
+        assert!(e.contains("--like") && e.contains("oracle"), "{e}");
         assert!(parse_tps("0").is_err());
     }
 }

@@ -5,7 +5,6 @@ use crate::cli::info::InfoArgs;
 use crate::error::Result;
 use crate::monitor::select::Selection;
 use crate::sys::Root;
-use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct InfoSpec {
@@ -14,7 +13,7 @@ pub struct InfoSpec {
     pub selection: Selection,
     pub root: Root,
     /// Where device profiles are looked up (see `stat`).
-    pub profile_dir: Option<PathBuf>,
+    pub profile_dir: crate::profile::ProfileDirs,
     /// Standard output, and `-o FILE`: the inventory written there too.
     pub output: super::output::Output,
 }
@@ -33,7 +32,7 @@ impl InfoSpec {
                 all: a.all,
             },
             root: super::root(&a.root),
-            profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
+            profile_dir: super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?,
             output: super::output::Output::stdout(super::output_format(&a.format)).file(
                 "-o",
                 a.output.output.as_deref(),

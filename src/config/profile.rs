@@ -1,10 +1,14 @@
-//! The profile directory, resolved one way for every command: `--profile-dir`, else
-//! `$IOSAT_PROFILE_DIR`, else `$XDG_STATE_HOME/iosat/profiles`, else
-//! `~/.local/state/iosat/profiles` (crate::profile::profile_dir).
+//! The profile directories, resolved one way for every command (crate::profile::search_dirs):
+//! where profiles are saved — the first `--profile-dir`, else `$IOSAT_PROFILE_DIR`, else
+//! `/var/lib/iosat/profiles` for root, else `$XDG_STATE_HOME/iosat/profiles`, else
+//! `~/.local/state/iosat/profiles` — and, for reading, after it the further `--profile-dir`s
+//! (else root's old location) and the shared read-only ones (`$IOSAT_PROFILE_DIRS`, else
+//! `/etc/iosat/profiles`).
 //! Must not import: cmd/, ui/.
 
 use crate::cli::ProfileArgs;
 use crate::error::{Error, Result};
+use crate::profile::ProfileDirs;
 use std::path::PathBuf;
 
 /// Whether the command reads profiles (an explicit directory must exist) or saves one (the
@@ -15,29 +19,41 @@ pub enum Access {
     Save,
 }
 
-/// The directory to read or save profiles in; None when no directory can be named (no flag,
-/// no `$IOSAT_PROFILE_DIR`, `$XDG_STATE_HOME` or `$HOME`).
+/// The directory to save profiles in (the own one); None when no directory can be named (no
+/// flag, no `$IOSAT_PROFILE_DIR`, not root, no `$XDG_STATE_HOME` or `$HOME`).
 pub fn resolve(a: &ProfileArgs, access: Access) -> Result<Option<PathBuf>> {
-    let explicit = a.profile_dir.as_deref();
-    if let Some(d) = explicit.filter(|d| access == Access::Read && !d.is_dir()) {
-        return Err(Error::usage(
-            "--profile-dir",
-            d.display(),
-            "is not a directory (profiles are saved there by `iosat sweep --save-profile`)",
-        ));
-    }
-    if let Some(d) = explicit.filter(|d| access == Access::Save && d.exists() && !d.is_dir()) {
-        return Err(Error::usage(
-            "--profile-dir",
-            d.display(),
-            "is not a directory: profiles could not be saved there",
-        ));
+    Ok(resolve_dirs(a, access)?.own().map(PathBuf::from))
+}
+
+/// Every directory profiles are read from, in search order.
+pub fn resolve_dirs(a: &ProfileArgs, access: Access) -> Result<ProfileDirs> {
+    for d in &a.profile_dir {
+        if access == Access::Read && !d.is_dir() {
+            return Err(Error::usage(
+                "--profile-dir",
+                d.display(),
+                "is not a directory (profiles are saved there by `iosat sweep --save-profile`)",
+            ));
+        }
+        if access == Access::Save && d.exists() && !d.is_dir() {
+            return Err(Error::usage(
+                "--profile-dir",
+                d.display(),
+                "is not a directory: profiles could not be saved there",
+            ));
+        }
     }
     let env_dir = std::env::var_os("IOSAT_PROFILE_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
-    Ok(crate::profile::profile_dir(
-        explicit.or(env_dir.as_deref()),
+    let shared = std::env::var_os("IOSAT_PROFILE_DIRS").map(|v| v.to_string_lossy().into_owned());
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    Ok(crate::profile::search_dirs(
+        &a.profile_dir,
+        env_dir.as_deref(),
+        shared.as_deref(),
+        is_root,
         std::env::var("XDG_STATE_HOME").ok().as_deref(),
         std::env::var("HOME").ok().as_deref(),
     ))

@@ -13,7 +13,7 @@ pub struct ReportSpec {
     /// Standard output, or `-o FILE` instead of it.
     pub output: super::output::Output,
     pub format: Format,
-    pub profile_dir: Option<PathBuf>,
+    pub profile_dir: crate::profile::ProfileDirs,
 }
 
 impl ReportSpec {
@@ -46,7 +46,7 @@ impl ReportSpec {
             input: a.input.clone(),
             output,
             format,
-            profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Read)?,
+            profile_dir: super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?,
         })
     }
 }

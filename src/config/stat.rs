@@ -29,7 +29,7 @@ pub struct StatSpec {
     pub output: super::output::Output,
     /// Where device profiles are looked up; None with --no-profile or when no directory can
     /// be named (no --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME).
-    pub profile_dir: Option<PathBuf>,
+    pub profile_dir: crate::profile::ProfileDirs,
     /// `--no-bpf`: no block-latency source (live percentiles).
     pub no_bpf: bool,
     /// Production learning (config::learn); None with --no-learn. A replay learns in memory.
@@ -41,7 +41,11 @@ pub struct StatSpec {
 impl StatSpec {
     /// What `iosat report FILE --csv` replays a recording with: every device (partitions and
     /// idle ones too), the CPU columns, no count, as `iosat stat --replay FILE --all --csv`.
-    pub fn replay_of(path: &Path, format: Format, profile_dir: Option<PathBuf>) -> StatSpec {
+    pub fn replay_of(
+        path: &Path,
+        format: Format,
+        profile_dir: impl Into<crate::profile::ProfileDirs>,
+    ) -> StatSpec {
         StatSpec {
             interval_ns: MIN_INTERVAL_NS,
             count: None,
@@ -61,7 +65,7 @@ impl StatSpec {
             omit_idle: false,
             cpu: true,
             output: super::output::Output::stdout(format),
-            profile_dir,
+            profile_dir: profile_dir.into(),
         }
     }
 }
@@ -273,9 +277,9 @@ impl StatSpec {
             cpu: !(a.no_cpu || habits.no_cpu),
             output,
             profile_dir: if a.no_profile {
-                None
+                crate::profile::ProfileDirs::default()
             } else {
-                super::profile::resolve(&a.profile, super::profile::Access::Read)?
+                super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?
             },
         })
     }

@@ -51,6 +51,78 @@ pub struct SweepSpec {
     pub root: crate::sys::Root,
     /// `--rate`: the open loop (load/open.rs), None for a closed-loop sweep only.
     pub open: Option<crate::load::open::OpenPlan>,
+    /// `--max-concurrency`, `--rate-limit`: the gentle mode (none given: default).
+    pub limits: crate::analysis::evidence::SweepLimits,
+}
+
+/// `--max-concurrency` and `--rate-limit` into the sweep's limits, the levels cut at the
+/// first (`auto` becomes the doublings up to it) and the engine the second needs (sync: it
+/// paces each request; the sim has no clock to pace and uring batches its submissions).
+fn gentle(
+    a: &SweepArgs,
+    levels: Levels,
+    engine: EngineChoice,
+) -> Result<(crate::analysis::evidence::SweepLimits, Levels, EngineChoice)> {
+    let mut limits = crate::analysis::evidence::SweepLimits::default();
+    let mut levels = levels;
+    if let Some(n) = a.max_concurrency {
+        if n == 0 || n > MAX_CONCURRENCY {
+            return Err(Error::usage(
+                "--max-concurrency",
+                n,
+                format!("must be between 1 and {MAX_CONCURRENCY}"),
+            ));
+        }
+        levels = match levels {
+            Levels::Auto => Levels::List(
+                std::iter::successors(Some(1u32), |c| c.checked_mul(2))
+                    .take_while(|&c| c <= n)
+                    .collect(),
+            ),
+            Levels::List(v) => {
+                let kept: Vec<u32> = v.into_iter().filter(|&c| c <= n).collect();
+                if kept.is_empty() {
+                    return Err(Error::usage(
+                        "--max-concurrency",
+                        n,
+                        "is below every level of --levels",
+                    ));
+                }
+                Levels::List(kept)
+            }
+        };
+        limits.max_concurrency = Some(n);
+    }
+    let mut engine = engine;
+    if let Some(text) = &a.rate_limit {
+        let iops: f64 = text
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 1.0)
+            .ok_or_else(|| {
+                Error::usage("--rate-limit", text, "must be a number of IOPS, at least 1")
+            })?;
+        engine = match (engine, a.engine.is_some()) {
+            (EngineChoice::Sim(_), _) => {
+                return Err(Error::usage(
+                    "--rate-limit",
+                    text,
+                    "paces a real target's requests, not the sim engine's",
+                ))
+            }
+            (EngineChoice::Uring, true) => {
+                return Err(Error::usage(
+                    "--rate-limit",
+                    text,
+                    "runs the sync engine (it paces each request): drop --engine uring",
+                ))
+            }
+            _ => EngineChoice::Sync,
+        };
+        limits.rate_limit_iops = Some(iops);
+    }
+    Ok((limits, levels, engine))
 }
 
 /// `--rate`: `auto` or a comma list of positive rates (IOPS; `k` suffix for thousands).
@@ -305,7 +377,14 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     if a.force && !a.save_profile {
         return Err(Error::flag("--force", "only applies to --save-profile"));
     }
+    let (limits, levels, engine) = gentle(a, parse_levels(&a.levels)?, engine)?;
     let open = open_plan(a, &engine)?;
+    // `--rate auto` and a target need the closed loop's maximum only: doubling until it
+    // plateaus, unless --levels was given.
+    let searching = open
+        .as_ref()
+        .is_some_and(|o| !matches!(o.rates, crate::load::open::Rates::List(_)))
+        && a.levels.trim() == DEFAULT_LEVELS_TEXT;
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     // -o is rewritten after every level: refuse a user's file before the run, not after it.
     let output = super::output::Output::stdout(super::output_format(&a.format))
@@ -323,29 +402,16 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
             block_size,
         },
         engine,
-        engine_given: a.engine.is_some(),
+        engine_given: a.engine.is_some() || limits.rate_limit_iops.is_some(),
         repeat: a.repeat,
         budget_ns,
         pattern,
         block_size,
-        // `--rate auto` needs the closed loop's maximum only: doubling until it plateaus.
-        levels: match &open {
-            Some(o)
-                if o.rates == crate::load::open::Rates::Auto
-                    && a.levels.trim() == DEFAULT_LEVELS_TEXT =>
-            {
-                Levels::Auto
-            }
-            _ => parse_levels(&a.levels)?,
-        },
-        levels_text: match &open {
-            Some(o)
-                if o.rates == crate::load::open::Rates::Auto
-                    && a.levels.trim() == DEFAULT_LEVELS_TEXT =>
-            {
-                "auto".to_string()
-            }
-            _ => a.levels.trim().to_string(),
+        levels: if searching { Levels::Auto } else { levels },
+        levels_text: if searching {
+            "auto".to_string()
+        } else {
+            a.levels.trim().to_string()
         },
         duration_ns,
         ramp_ns,
@@ -359,6 +425,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         no_bpf: a.no_bpf,
         root: super::root(&a.root),
         open,
+        limits,
     })
 }
 
@@ -379,6 +446,7 @@ impl SweepSpec {
             budget_ns: self.budget_ns,
             remeasure_baseline: true,
             root: self.root.clone(),
+            rate_limit_iops: self.limits.rate_limit_iops,
         }
     }
 }
@@ -539,5 +607,35 @@ mod tests {
         assert!(parse_engine("aio").is_err());
         assert!(parse_engine("sim").is_err());
         assert!(parse_engine("sim:units=0,service=8ms").is_err());
+    }
+
+    #[test]
+    fn gentle_mode_cuts_the_levels_and_paces_the_sync_engine() {
+        let spec = build(&args(&["--max-concurrency", "8"])).unwrap();
+        assert_eq!(spec.levels, Levels::List(vec![1, 2, 4, 8]));
+        assert_eq!(spec.limits.max_concurrency, Some(8));
+        assert_eq!(spec.engine, EngineChoice::Uring);
+        let spec = build(&args(&["--levels", "auto", "--max-concurrency", "6"])).unwrap();
+        assert_eq!(spec.levels, Levels::List(vec![1, 2, 4]));
+        let spec = build(&args(&["--rate-limit", "500"])).unwrap();
+        assert_eq!(spec.limits.rate_limit_iops, Some(500.0));
+        assert_eq!(spec.engine, EngineChoice::Sync);
+        assert!(spec.engine_given, "never replaced by the loop/zram default");
+        assert_eq!(spec.plan().rate_limit_iops, Some(500.0));
+        let err = |a: &[&str]| build(&args(a)).unwrap_err().to_string();
+        assert!(
+            err(&["--levels", "16,32", "--max-concurrency", "8"]).contains("below every level"),
+            "{}",
+            err(&["--levels", "16,32", "--max-concurrency", "8"])
+        );
+        assert!(err(&["--max-concurrency", "0"]).contains("--max-concurrency"));
+        assert!(err(&["--rate-limit", "fast"]).contains("--rate-limit"));
+        assert!(err(&["--rate-limit", "0"]).contains("at least 1"));
+        assert!(err(&["--rate-limit", "500", "--engine", "uring"]).contains("sync engine"));
+        assert!(
+            err(&["--rate-limit", "500", "--engine", "sim:units=4,service=1ms"])
+                .contains("not the sim engine")
+        );
+        assert!(build(&args(&[])).unwrap().limits.is_none());
     }
 }

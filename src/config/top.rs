@@ -18,7 +18,7 @@ pub struct TopSpec {
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
     pub root: Root,
-    pub profile_dir: Option<PathBuf>,
+    pub profile_dir: crate::profile::ProfileDirs,
     /// `--no-bpf`: no block-latency source (live percentiles), none shown from a recording.
     pub no_bpf: bool,
     /// Production learning (config::learn); None with --no-learn; in memory for --replay.
@@ -50,9 +50,9 @@ impl TopSpec {
             root: super::root(&a.root),
             no_bpf: a.no_bpf,
             profile_dir: if a.no_profile {
-                None
+                crate::profile::ProfileDirs::default()
             } else {
-                super::profile::resolve(&a.profile, super::profile::Access::Read)?
+                super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?
             },
         })
     }

@@ -15,7 +15,6 @@ use crate::profile::{self, ProfileCache};
 use crate::sys::device::{self, BlockDev};
 use crate::sys::{clock, inflight, Root};
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Which devices the exporter exports.
@@ -41,7 +40,7 @@ impl Devices {
 pub struct Scraper {
     root: Root,
     devices: Devices,
-    profile_dir: Option<PathBuf>,
+    profile_dir: crate::profile::ProfileDirs,
     profiles: ProfileCache,
     /// When the profile cache was (re)made, monotonic ns.
     profiles_since_ns: u64,
@@ -73,7 +72,12 @@ fn secs(t0: u64) -> f64 {
 
 impl Scraper {
     /// Scrape `root`, with the profiles saved in `profile_dir` (None: no profiles).
-    pub fn new(root: Root, devices: Devices, profile_dir: Option<PathBuf>) -> Scraper {
+    pub fn new(
+        root: Root,
+        devices: Devices,
+        profile_dir: impl Into<crate::profile::ProfileDirs>,
+    ) -> Scraper {
+        let profile_dir = profile_dir.into();
         Scraper {
             profiles: ProfileCache::new(profile_dir.clone(), root.clone()),
             profile_dir,
@@ -265,6 +269,7 @@ impl Scraper {
                     devices: vec![],
                     health,
                     blk_dropped: None,
+                    build: None,
                 };
             }
         };
@@ -315,7 +320,7 @@ impl Scraper {
             let profile = identity
                 .profile_id
                 .as_deref()
-                .and_then(|id| self.profiles.profile(id));
+                .and_then(|id| self.profiles.profile_for(&dev, id));
             let latency = hists
                 .iter()
                 .position(|h| h.major == dev.major && h.minor == dev.minor)
@@ -341,6 +346,7 @@ impl Scraper {
                 duration_s: secs(t0),
             }],
             blk_dropped,
+            build: None,
         }
     }
 

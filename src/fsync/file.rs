@@ -64,6 +64,51 @@ pub enum Expect {
     Concurrent { blocks: u64, total: u64 },
     /// Blocks 0..blocks appended in order: block i holds sequence i.
     Appended { blocks: u64 },
+    /// A zero-filled file (a WAL segment, a redo log, a tablespace) whose sequences 0..total
+    /// went to slot `(seq × stride) mod blocks` (`stride` odd, `blocks` a power of two, so
+    /// every slot has its turn; `stride_inv` its inverse mod `blocks`): a slot holds the last
+    /// sequence sent there, or zeros when none was.
+    Scattered {
+        blocks: u64,
+        total: u64,
+        stride_inv: u64,
+    },
+}
+
+impl Expect {
+    /// The blocks the file must have.
+    fn blocks(self) -> u64 {
+        match self {
+            Expect::RoundRobin { blocks, .. }
+            | Expect::Concurrent { blocks, .. }
+            | Expect::Appended { blocks }
+            | Expect::Scattered { blocks, .. } => blocks,
+        }
+    }
+
+    /// For [`Expect::Scattered`]: the sequence slot `slot` must hold, None for zeros.
+    fn scattered_seq(self, slot: u64) -> Option<u64> {
+        let Expect::Scattered {
+            blocks,
+            total,
+            stride_inv,
+        } = self
+        else {
+            return None;
+        };
+        let first = (slot * stride_inv) % blocks;
+        (first < total).then(|| first + (total - 1 - first) / blocks * blocks)
+    }
+}
+
+/// The inverse of odd `a` modulo the power of two `m` (Newton's iteration on 2-adic inverses).
+pub fn inverse_mod_pow2(a: u64, m: u64) -> u64 {
+    debug_assert!(a % 2 == 1 && m.is_power_of_two());
+    let mut x = a; // correct to 3 bits for odd a
+    for _ in 0..6 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+    }
+    x & (m - 1)
 }
 
 /// Lay out `blocks` stamped blocks (sequences 0..blocks) and make them durable.
@@ -74,6 +119,20 @@ pub fn preallocate(f: &TestFile, size: u32, blocks: u64, run_id: u64) -> Result<
         let off = seq * size as u64;
         block::stamp(buf.as_mut_slice(), run_id, off, seq);
         f.base.write_all_at(buf.as_slice(), off)?;
+    }
+    f.base.sync(SyncCall::Fsync)
+}
+
+/// Lay out `bytes` of zeros and make them durable, as PostgreSQL creates a WAL segment
+/// (wal_init_zero) and InnoDB a redo log or tablespace: every block allocated and written
+/// before the first commit, so the commits rewrite in place.
+pub fn zero_fill(f: &TestFile, bytes: u64) -> Result<()> {
+    let chunk = AlignedBuf::new((1usize << 20).min(bytes as usize));
+    let mut off = 0u64;
+    while off < bytes {
+        let n = (chunk.as_slice().len() as u64).min(bytes - off) as usize;
+        f.base.write_all_at(&chunk.as_slice()[..n], off)?;
+        off += n as u64;
     }
     f.base.sync(SyncCall::Fsync)
 }
@@ -95,11 +154,7 @@ pub fn corrupt(f: &TestFile, size: u32, k: u64) -> Result<()> {
 /// Read the whole file back (after dropping its cached pages) and check every block.
 /// Err(reason) names the first bad block; an I/O error while reading is returned as such.
 pub fn verify(f: &TestFile, size: u32, run_id: u64, expect: Expect) -> Result<Result<(), String>> {
-    let blocks = match expect {
-        Expect::RoundRobin { blocks, .. }
-        | Expect::Concurrent { blocks, .. }
-        | Expect::Appended { blocks } => blocks,
-    };
+    let blocks = expect.blocks();
     let len = f.base.size_bytes()?;
     if len != blocks * size as u64 {
         return Ok(Err(format!(
@@ -122,6 +177,16 @@ pub fn verify(f: &TestFile, size: u32, run_id: u64, expect: Expect) -> Result<Re
             let slot = i + j;
             let off = slot * size as u64;
             let b = &chunk[(j * size as u64) as usize..((j + 1) * size as u64) as usize];
+            let want_zero =
+                matches!(expect, Expect::Scattered { .. }) && expect.scattered_seq(slot).is_none();
+            if want_zero {
+                if b.iter().any(|&x| x != 0) {
+                    return Ok(Err(format!(
+                        "block at offset {off} was never written but is not the zeros laid out"
+                    )));
+                }
+                continue;
+            }
             let seq = match block::check(b, run_id, off) {
                 Ok(c) => c.seq,
                 Err(e) => return Ok(Err(e)),
@@ -132,6 +197,7 @@ pub fn verify(f: &TestFile, size: u32, run_id: u64, expect: Expect) -> Result<Re
                 }
                 Expect::Concurrent { blocks, total } => seq % blocks == slot && seq < total,
                 Expect::Appended { .. } => seq == slot,
+                Expect::Scattered { .. } => Some(seq) == expect.scattered_seq(slot),
             };
             if !ok {
                 return Ok(Err(format!(
@@ -196,5 +262,42 @@ mod tests {
             std::fs::read_dir(dir.path()).unwrap().next().is_none(),
             "file removed"
         );
+    }
+
+    #[test]
+    fn scattered_writes_into_zeros_verify_and_a_lost_one_is_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = TestFile::create(&dir.path().join("t")).unwrap();
+        let (size, run_id, blocks, stride) = (512u32, 7u64, 8u64, 5u64);
+        zero_fill(&f, blocks * size as u64).unwrap();
+        let inv = inverse_mod_pow2(stride, blocks);
+        assert_eq!(stride * inv % blocks, 1);
+        assert_eq!(inverse_mod_pow2(389, 1024) * 389 % 1024, 1);
+        let mut buf = AlignedBuf::new(size as usize);
+        block::fill_payload(buf.as_mut_slice(), run_id);
+        let write = |seq: u64, buf: &mut AlignedBuf| {
+            let off = (seq * stride % blocks) * size as u64;
+            block::stamp(buf.as_mut_slice(), run_id, off, seq);
+            f.base.write_all_at(buf.as_slice(), off).unwrap();
+        };
+        for seq in 0..5 {
+            write(seq, &mut buf);
+        }
+        let expect = |total| Expect::Scattered {
+            blocks,
+            total,
+            stride_inv: inv,
+        };
+        // Three slots still zeros.
+        assert_eq!(verify(&f, size, run_id, expect(5)).unwrap(), Ok(()));
+        assert!(verify(&f, size, run_id, expect(6)).unwrap().is_err());
+        for seq in 5..13 {
+            write(seq, &mut buf);
+        }
+        assert_eq!(verify(&f, size, run_id, expect(13)).unwrap(), Ok(()));
+        // Put back an older block where seq 12 went (a lost write).
+        write(4, &mut buf);
+        let e = verify(&f, size, run_id, expect(13)).unwrap().unwrap_err();
+        assert!(e.contains("holds sequence 4"), "{e}");
     }
 }

@@ -1,6 +1,6 @@
 //! Commit-latency measurement: FsyncSpec → FsyncReport (seed 002). Owns the eight commit methods,
-//! the test files, block headers and read-back verification, the group-commit experiment and the
-//! flush-honesty verdict.
+//! the test files, block headers and read-back verification, the group-commit experiment, the
+//! flush-honesty verdict and the database settings of `--like` (like.rs, like_run.rs).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 
 pub mod block;
@@ -8,6 +8,8 @@ pub mod device;
 pub mod file;
 pub mod group;
 pub mod io;
+pub mod like;
+pub mod like_run;
 pub mod report;
 pub mod runner;
 pub mod verdict;
@@ -152,6 +154,8 @@ pub struct FsyncSpec {
     pub root: crate::sys::Root,
     /// Test hook: flip one byte of this block of every case's file before verification.
     pub corrupt_block: Option<u64>,
+    /// `--like`: the database whose settings are measured (then `methods` is empty).
+    pub like: Option<like::Database>,
 }
 
 /// Blocks in an overwrite-mode file: the seed rewrites one block; cycling over a small

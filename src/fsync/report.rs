@@ -221,6 +221,9 @@ pub struct FsyncReport {
     pub device: DeviceSection,
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// `--like postgres|innodb|mariadb`: one entry per setting, the recommendation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like: Option<super::like::LikeResult>,
 }
 
 impl FsyncReport {
@@ -228,6 +231,10 @@ impl FsyncReport {
     /// build does not know (a newer iosat wrote it) or a field of the wrong type.
     pub fn verification_failed(&self) -> bool {
         self.cases.iter().any(|c| c.verify == VerifyStatus::Failed)
+            || self
+                .like
+                .as_ref()
+                .is_some_and(|l| l.entries.iter().any(|e| e.verify == VerifyStatus::Failed))
             || self
                 .group_commit
                 .as_ref()

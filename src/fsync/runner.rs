@@ -137,7 +137,8 @@ fn run_case(
 /// Bytes the largest test file of this spec can need (the append cap aside).
 fn fixed_need_bytes(spec: &FsyncSpec) -> u64 {
     let max_size = spec.sizes.iter().copied().max().unwrap_or(0) as u64;
-    let overwrite = OVERWRITE_BLOCKS * max_size;
+    let overwrite =
+        (OVERWRITE_BLOCKS * max_size).max(spec.like.map_or(0, super::like_run::need_bytes));
     let max_c = spec.committers.iter().copied().max().unwrap_or(0) as u64;
     let group = (GROUP_LOG_BLOCKS * spec.group_size as u64)
         .max(max_c * GROUP_FILE_BLOCKS * spec.group_size as u64);
@@ -186,6 +187,15 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         ));
     }
 
+    let like = match spec.like {
+        Some(db) if !interrupted => {
+            let (l, cut) = super::like_run::run(&ctx, &mut namer, db, lbs, progress)?;
+            interrupted = cut;
+            Some(l)
+        }
+        _ => None,
+    };
+
     let group_commit = if !interrupted && !spec.committers.is_empty() {
         let g = group::run(&ctx, &mut namer, progress)?;
         interrupted = g.levels.iter().any(|l| l.interrupted);
@@ -195,7 +205,11 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     };
 
     let capacity = capacity(&cases, spec.target_tps);
-    let device = verdict::device_section(&watch, &cases, &warnings);
+    let judged = match &like {
+        Some(l) => super::like_run::as_cases(l),
+        None => cases.clone(),
+    };
+    let device = verdict::device_section(&watch, &judged, &warnings);
     Ok(FsyncReport {
         envelope: crate::envelope::Envelope::now("fsync", SCHEMA_VERSION),
         dir: dir.display().to_string(),
@@ -208,6 +222,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         group_commit,
         device,
         warnings,
+        like,
     })
 }
 

@@ -62,6 +62,11 @@ pub struct Learned {
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
     pub summary: Option<Summary>,
+    /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
+    /// `directions` empty; a direction without I/O in the interval is idle and judged by its
+    /// series learned most. Not in the JSON (the object above is the device's).
+    #[serde(skip)]
+    pub directions: Vec<Learned>,
 }
 
 /// The curve's judgement in words, shared by every interval's [`Learned`] until the next
@@ -101,6 +106,7 @@ impl Learned {
             ratio: None,
             fit_r_squared: None,
             summary: None,
+            directions: Vec::new(),
         }
     }
 
@@ -279,8 +285,34 @@ impl Device {
             .find(|c| c.dir == dir && c.size_class == class)
     }
 
-    /// The interval's judgement from the curves and the interval's points.
+    /// The interval's judgement from the curves and the interval's points, with each
+    /// direction's own beside it.
     fn judge(&self, points: &[Point]) -> Learned {
+        let mut l = self.judge_points(points);
+        l.directions = [Dir::Read, Dir::Write]
+            .into_iter()
+            .filter_map(|dir| {
+                // points_of gives at most one point per direction.
+                if let Some(p) = points.iter().find(|p| p.dir == dir) {
+                    return Some(self.judge_points(std::slice::from_ref(p)));
+                }
+                // No I/O this way: idle, by this direction's series learned most.
+                let c = self
+                    .curves
+                    .iter()
+                    .filter(|c| c.dir == dir)
+                    .max_by(|a, b| a.intervals.total_cmp(&b.intervals))?;
+                let mut l = Learned::empty(&self.model).with_curve(c);
+                l.state = State::Idle;
+                l.headroom_iops = l.max_iops;
+                Some(l)
+            })
+            .collect();
+        l
+    }
+
+    /// The judgement of these points (one interval's, of one or both directions).
+    fn judge_points(&self, points: &[Point]) -> Learned {
         let empty = Learned::empty(&self.model);
         if points.is_empty() {
             // Idle: the figures of the series learned most.
@@ -403,6 +435,9 @@ impl Learner {
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[]);
                 l.state = State::Unknown;
+                for d in &mut l.directions {
+                    d.state = State::Unknown;
+                }
                 row.learned = Some(Arc::new(l));
                 continue;
             };

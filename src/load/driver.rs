@@ -10,7 +10,7 @@
 //! [`LevelProgress`] (the terminal bar lives in ui/).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
-use super::disturb::disturbance;
+use super::disturb::{disturbance, OwnRate};
 use super::plan::Levels;
 use super::result::{
     pattern_name, KernelView, LevelResult, SweepReport, TargetInfo, WorkloadInfo, SCHEMA_VERSION,
@@ -52,6 +52,22 @@ pub struct SweepPlan {
     pub remeasure_baseline: bool,
     /// Where the scheduler and CPU counters are read (sys::sched).
     pub root: crate::sys::Root,
+    /// `--rate-limit`: the engine paces its requests at this rate; the series stops after the
+    /// first level the cap held back ([`held_back`]).
+    pub rate_limit_iops: Option<f64>,
+}
+
+/// A level's IOPS within this share of `--rate-limit`: the cap, not the device, set its pace,
+/// and higher levels would only queue behind the cap.
+pub const HELD_BACK_SHARE: f64 = 0.9;
+
+/// Whether the rate limit held the last level back (its IOPS reached
+/// [`HELD_BACK_SHARE`] of the limit).
+pub fn held_back(rate_limit_iops: Option<f64>, last: Option<&LevelResult>) -> bool {
+    match (rate_limit_iops, last) {
+        (Some(r), Some(l)) => l.iops >= HELD_BACK_SHARE * r,
+        _ => false,
+    }
 }
 
 impl SweepPlan {
@@ -203,6 +219,7 @@ pub fn start_report(
             max_threads: plan.max_threads,
             seed: plan.seed,
             repeat: plan.repeat.max(1),
+            limits: None,
         },
         notes,
         ..Default::default()
@@ -274,6 +291,14 @@ impl<'a> LevelDriver<'a> {
                     break 'passes;
                 }
                 idx += 1;
+                if rep == 0 && held_back(plan.rate_limit_iops, report.levels.last()) {
+                    let n = plan.rate_limit_iops.unwrap_or(0.0);
+                    report.notes.push(format!(
+                        "Concurrency {conc} reached the --rate-limit of {n:.0} IOPS: the series \
+                         stops there (higher levels would queue behind the cap, not the device)."
+                    ));
+                    break;
+                }
             }
         }
         if !report.interrupted {
@@ -401,7 +426,21 @@ impl<'a> LevelDriver<'a> {
         let cut_by = stats.interrupted.then(|| stop_signal().unwrap_or("stop"));
         let r = LevelResult::new(&ls, &stats, kernel).map(|mut r| {
             r.repeat = rep;
-            r.disturbance = disturbance(sched.as_ref(), r.ios, r.iops, r.kernel.as_ref(), cut_by);
+            let own = match (&r.read, &r.write) {
+                (Some(rd), Some(wr)) => OwnRate {
+                    r_s: rd.iops,
+                    w_s: wr.iops,
+                },
+                _ if pattern_name(plan.pattern).1 > 0 => OwnRate {
+                    r_s: r.iops,
+                    w_s: 0.0,
+                },
+                _ => OwnRate {
+                    r_s: 0.0,
+                    w_s: r.iops,
+                },
+            };
+            r.disturbance = disturbance(sched.as_ref(), r.ios, own, r.kernel.as_ref(), cut_by);
             r
         });
         Ok((r, cut))

@@ -158,6 +158,11 @@ pub trait Engine {
     /// Short name for reports: "sync", "uring", "sim".
     fn name(&self) -> &str;
     fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> crate::error::Result<LevelStats>;
+    /// Cap the requests every later level issues at `iops` per second (`--rate-limit`,
+    /// pace.rs); false when this engine can't pace its requests.
+    fn limit_rate(&mut self, _iops: f64) -> bool {
+        false
+    }
 }
 
 /// Run one level on `threads` scoped worker threads (named `iosat-<engine>-<w>`) and merge what
@@ -206,6 +211,7 @@ pub mod driver;
 pub mod engine;
 pub mod open;
 pub mod open_result;
+pub mod pace;
 pub mod plan;
 pub mod result;
 pub mod schedule;

@@ -362,9 +362,13 @@ pub fn combined_point(levels: &[&LevelResult]) -> Option<LevelPoint> {
                 cpu_iowait_pct: m(|d| d.cpu_iowait_pct),
                 cpu_steal_pct: m(|d| d.cpu_steal_pct),
                 other_iops: m(|d| d.other_iops),
+                other_r_s: m(|d| d.other_r_s),
+                other_w_s: m(|d| d.other_w_s),
+                other_in_flight: m(|d| d.other_in_flight),
                 psi_io_some_pct: m(|d| d.psi_io_some_pct),
                 psi_cpu_some_pct: m(|d| d.psi_cpu_some_pct),
                 cut_by: ds.iter().find_map(|d| d.cut_by.clone()),
+                other_explains_rel: 0.0,
             }
         })
     };
@@ -452,6 +456,9 @@ pub struct WorkloadInfo {
     /// older files means 1.
     #[serde(skip_serializing_if = "single_pass")]
     pub repeat: u32,
+    /// The gentle mode's limits (`--max-concurrency`, `--rate-limit`); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::analysis::evidence::SweepLimits>,
 }
 
 pub fn pattern_name(p: Pattern) -> (&'static str, u8) {
@@ -517,6 +524,7 @@ impl SweepReport {
                     .is_ok_and(|s| s.cap_iops.is_none() && s.bw_bytes_per_s.is_none()),
             read_share: Some(f64::from(self.workload.read_pct) / 100.0),
             device: self.target.disk_device.as_deref(),
+            sweep_limits: self.workload.limits,
             ..Default::default()
         };
         self.verdict = Some(crate::analysis::analyze_with(&self.points(), &ctx));

@@ -1,7 +1,9 @@
 //! The `sync` engine: N threads, each with exactly one pread/pwrite in flight (sysbench
-//! `--file-io-mode=sync`). Owns its threads for the length of a level.
+//! `--file-io-mode=sync`), paced by pace.rs under `--rate-limit`. Owns its threads for the
+//! length of a level.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
+use super::pace::Pacer;
 use super::windows::WindowClock;
 use super::workload::{now_ns, random_buf, IoGen, Window};
 use super::{run_workers, Engine, LevelCtl, LevelSpec, LevelStats};
@@ -16,6 +18,9 @@ pub struct SyncEngine {
     fd: RawFd,
     size_bytes: u64,
     path: PathBuf,
+    /// `--rate-limit`: requests per second over all threads (pace.rs); None: as fast as the
+    /// device answers.
+    rate_limit_iops: Option<f64>,
 }
 
 impl SyncEngine {
@@ -24,6 +29,7 @@ impl SyncEngine {
             fd,
             size_bytes,
             path,
+            rate_limit_iops: None,
         }
     }
 }
@@ -33,11 +39,18 @@ impl Engine for SyncEngine {
         "sync"
     }
 
+    fn limit_rate(&mut self, iops: f64) -> bool {
+        self.rate_limit_iops = Some(iops);
+        true
+    }
+
     fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> Result<LevelStats> {
         // One request in flight per thread: the level's concurrency is its thread count.
         let threads = spec.concurrency().max(1);
         let window = Window::starting_now(spec);
         let (fd, bs) = (self.fd, spec.block_size as usize);
+        let pacer = self.rate_limit_iops.and_then(|r| Pacer::new(r, now_ns()));
+        let pacer = pacer.as_ref();
         run_workers(
             "sync",
             spec,
@@ -46,7 +59,7 @@ impl Engine for SyncEngine {
             &self.path,
             Some(256 * 1024),
             |gen, seed| {
-                let r = worker(fd, bs, seed, gen, window, ctl);
+                let r = worker(fd, bs, seed, gen, window, ctl, pacer);
                 ctl.wait_release();
                 r
             },
@@ -100,6 +113,7 @@ fn worker(
     mut gen: IoGen,
     window: Window,
     ctl: &LevelCtl,
+    pacer: Option<&Pacer>,
 ) -> std::io::Result<LevelStats> {
     let mut st = LevelStats::new();
     let mut buf = random_buf(bs, seed);
@@ -116,6 +130,9 @@ fn worker(
         if ctl.stop.load(Relaxed) {
             st.interrupted = true;
             break;
+        }
+        if let Some(p) = pacer {
+            p.wait();
         }
         let io = gen.next_io();
         let t0 = now_ns();

@@ -246,8 +246,9 @@ fn not_a_recording(path: &Path, why: &str) -> Error {
 /// What one tick gave.
 #[derive(Debug, Default)]
 pub struct Tick {
-    /// On the first tick: does some selected device have a profile (the legend says sat/load)?
-    pub started: Option<bool>,
+    /// On the first tick: which profile each selected device with one is judged against
+    /// (empty: none has one; the legend says sat/load when some has).
+    pub started: Option<Vec<String>>,
     /// The interval this sample closed.
     pub report: Option<IntervalReport>,
     /// When the sample was read (CLOCK_MONOTONIC): the schedule of later samples starts here.

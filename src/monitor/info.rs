@@ -44,22 +44,51 @@ pub struct DeviceInfo {
     pub notes: Vec<String>,
 }
 
-/// Which profile ids `info` looked for, in which files of which directory, and which matched:
-/// a profile copied under another name is then seen to be ignored, and why.
+/// Which profile ids `info` looked for, in which files of which directories, and which
+/// matched: a profile copied under another name is then seen to be ignored, and why; a model
+/// profile that does not match says how the device differs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProfileLookup {
-    /// The profile directory (None: none could be named).
+    /// The own profile directory, where profiles are saved (None: none could be named).
     pub dir: Option<String>,
-    /// The ids looked for, best first.
+    /// Every directory searched, in order, with its role (own, old, shared).
+    pub dirs: Vec<LookupDir>,
+    /// The ids looked for, best first: the device's own, then the model profiles compared.
     pub ids: Vec<String>,
-    /// The file names looked for in `dir`, in order.
+    /// The file names of the device's own id looked for in each directory, in order.
     pub files: Vec<String>,
     /// The id that matched, and its file.
     pub matched_id: Option<String>,
     pub matched_file: Option<String>,
+    /// How it matched: "device" (its own id) or "model" (a model profile).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_by: Option<&'static str>,
+    /// What judgements of the device name: "the model profile of '…', swept on HOST DAY".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged_against: Option<String>,
+    /// What a model profile must match of this device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_key: Option<crate::profile::ModelKey>,
+    /// The model profiles compared that do not match, each with how the device differs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_misses: Vec<ModelMiss>,
     /// Why none matched (no directory, no such file, an unreadable file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+}
+
+/// A directory of the profile search.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LookupDir {
+    pub path: String,
+    pub role: crate::profile::DirRole,
+}
+
+/// A model profile that does not judge the device, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModelMiss {
+    pub id: String,
+    pub differences: Vec<String>,
 }
 
 /// Version of `info --json`. 2: the envelope (`kind` for `schema`, host, cpus, start).
@@ -72,6 +101,72 @@ pub struct InfoReport {
     #[serde(flatten)]
     pub envelope: crate::envelope::Envelope,
     pub devices: Vec<DeviceInfo>,
+}
+
+/// Where the profile of the device of `id` was looked for and what matched; the profile
+/// found into `profile`.
+fn lookup(
+    profiles: &mut ProfileCache,
+    id: &str,
+    profile: &mut Option<DeviceProfile>,
+) -> ProfileLookup {
+    let found = ProfileLookupTrait::by_id(profiles, id);
+    let dirs = profiles.dirs().clone();
+    let key = profiles.model_key(id).cloned();
+    let models = profiles.model_profiles().to_vec();
+    let mut l = ProfileLookup {
+        dir: dirs.own().map(|p| p.display().to_string()),
+        dirs: dirs
+            .dirs
+            .iter()
+            .map(|(p, role)| LookupDir {
+                path: p.display().to_string(),
+                role: *role,
+            })
+            .collect(),
+        files: crate::profile::files_for(id),
+        ids: vec![id.to_string()],
+        matched_id: None,
+        matched_file: None,
+        matched_by: None,
+        judged_against: None,
+        model_key: key.clone(),
+        model_misses: Vec::new(),
+        missing: None,
+    };
+    let own = found
+        .as_ref()
+        .is_ok_and(|f| f.profile.model_profile.is_none());
+    if !own {
+        // The model profiles were compared: name each, and why it does not match.
+        for m in &models {
+            if !l.ids.contains(&m.id) {
+                l.ids.push(m.id.clone());
+            }
+            match &key {
+                Some(k) if m.key == *k => {}
+                Some(k) => l.model_misses.push(ModelMiss {
+                    id: m.id.clone(),
+                    differences: m.key.differences(k),
+                }),
+                None => l.model_misses.push(ModelMiss {
+                    id: m.id.clone(),
+                    differences: vec!["the device's model facts are unknown".into()],
+                }),
+            }
+        }
+    }
+    match found {
+        Ok(f) => {
+            l.matched_id = Some(f.profile.id.clone());
+            l.matched_by = Some(if own { "device" } else { "model" });
+            l.judged_against = Some(f.profile.judged_against());
+            l.matched_file = Some(f.path);
+            *profile = Some((*f.profile).clone());
+        }
+        Err(why) => l.missing = Some(why),
+    }
+    l
 }
 
 /// Notes on where this device's numbers mislead, given the kernel version.
@@ -185,24 +280,7 @@ pub fn gather(
             notes: Vec::new(),
         };
         if let Some(id) = d.profile_id.clone() {
-            let found = ProfileLookupTrait::by_id(profiles, &id);
-            let mut l = ProfileLookup {
-                dir: profiles.dir().map(|p| p.display().to_string()),
-                files: crate::profile::files_for(&id),
-                ids: vec![id.clone()],
-                matched_id: None,
-                matched_file: None,
-                missing: None,
-            };
-            match found {
-                Ok(f) => {
-                    d.profile = Some((*f.profile).clone());
-                    l.matched_id = Some(id);
-                    l.matched_file = Some(f.path);
-                }
-                Err(why) => l.missing = Some(why),
-            }
-            d.profile_lookup = Some(l);
+            d.profile_lookup = Some(lookup(profiles, &id, &mut d.profile));
         }
         for w in profiles.take_warnings() {
             crate::error::warn(w);

@@ -55,6 +55,9 @@ pub struct DeviceRow {
     /// What production learning (learn/) says of the device in this interval; None when
     /// learning is off.
     pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
+    /// The request-size notes the device's previous interval showed: held while the size
+    /// stays near the limit, so they do not flap (monitor::saturation).
+    pub size_notes_held: super::saturation::SizeNotes,
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -74,9 +77,13 @@ pub struct IntervalReport {
 impl DeviceRow {
     /// The device's interval judged against its profile, when it has one.
     pub fn saturation(&self) -> Option<super::saturation::Saturation> {
-        self.profile
-            .as_deref()
-            .map(|p| super::saturation::Saturation::compute(p, self.rates.as_ref().ok()))
+        self.profile.as_deref().map(|p| {
+            super::saturation::Saturation::compute_held(
+                p,
+                self.rates.as_ref().ok(),
+                self.size_notes_held,
+            )
+        })
     }
 }
 
@@ -129,6 +136,8 @@ pub struct StatEngine {
     prev_cpu: Option<CpuTimes>,
     metas: HashMap<(u32, u32), (String, DeviceMeta)>,
     profiles: HashMap<(u32, u32), (String, Arc<DeviceProfile>)>,
+    /// The request-size notes each device's last interval showed (hysteresis).
+    size_notes: HashMap<(u32, u32), super::saturation::SizeNotes>,
 }
 
 /// The counters as they were at boot: zeros, with the optional groups the line has.
@@ -159,6 +168,7 @@ impl StatEngine {
             prev_cpu: None,
             metas: HashMap::new(),
             profiles: HashMap::new(),
+            size_notes: HashMap::new(),
         }
     }
 
@@ -183,6 +193,36 @@ impl StatEngine {
                 self.profiles.remove(&(major, minor));
             }
         }
+    }
+
+    /// Which profile each selected device with one is judged against, one line each
+    /// ("sda: judged against the model profile of '…', swept on host-a 2026-11-20"), by name.
+    pub fn judged(&self) -> Vec<String> {
+        let mut out: Vec<(String, String)> = self
+            .profiles
+            .iter()
+            .filter_map(|(&(major, minor), (name, p))| {
+                let meta = match self.metas.get(&(major, minor)) {
+                    Some((n, m)) if n == name => m.clone(),
+                    _ => DeviceMeta {
+                        kind: None,
+                        display_name: name.clone(),
+                    },
+                };
+                self.sel.selects(major, name, &meta).then(|| {
+                    (
+                        meta.display_name.clone(),
+                        format!(
+                            "{}: judged against {}",
+                            meta.display_name,
+                            p.judged_against()
+                        ),
+                    )
+                })
+            })
+            .collect();
+        out.sort();
+        out.into_iter().map(|(_, l)| l).collect()
     }
 
     /// Does any selected device have a profile? (The text legend then explains sat/load.)
@@ -278,6 +318,11 @@ impl StatEngine {
             },
             latency: None,
             learned: None,
+            size_notes_held: self
+                .size_notes
+                .get(&(l.major, l.minor))
+                .copied()
+                .unwrap_or_default(),
         }
     }
 
@@ -352,6 +397,11 @@ impl StatEngine {
         };
         self.prev = Some(cur);
         self.prev_cpu = cur_cpu;
+        // Remember which size notes each device showed, for the next interval's hysteresis.
+        for d in report.iter().flat_map(|r| &r.devices) {
+            let shown = d.saturation().map(|s| s.size_notes).unwrap_or_default();
+            self.size_notes.insert((d.major, d.minor), shown);
+        }
         report
     }
 }

@@ -76,9 +76,9 @@ pub type Lookup<'a> = dyn FnMut(&str) -> Option<Arc<DeviceProfile>> + 'a;
 /// What one recording line did.
 #[derive(Debug, Default)]
 pub struct Fed {
-    /// Set on the first sample: does some selected device have a profile (the text legend
-    /// then explains sat and load)?
-    pub started: Option<bool>,
+    /// Set on the first sample: which profile each selected device with one is judged
+    /// against (empty: none has one; the text legend then explains sat and load).
+    pub started: Option<Vec<String>>,
     /// The interval this sample closed.
     pub report: Option<IntervalReport>,
     /// Lines of the sample the diskstats parser skipped; a sample older than the one
@@ -224,7 +224,7 @@ impl Replayer {
             if let Some(p) = self.engine.unmatched_pattern(&sample) {
                 return Err(unknown_device(&p));
             }
-            fed.started = Some(self.engine.has_profiles());
+            fed.started = Some(self.engine.judged());
         }
         self.samples += 1;
         let blk = self.blk_next.take();
@@ -291,9 +291,10 @@ fn add_latency(r: &mut IntervalReport, prev: &BlkSample, cur: &BlkSample) {
 /// One step of a replay.
 #[derive(Debug)]
 pub enum Step {
-    /// The first sample was read; `profiled`: some selected device has a profile.
+    /// The first sample was read; `judged`: which profile each selected device with one is
+    /// judged against (empty: none has a profile).
     Start {
-        profiled: bool,
+        judged: Vec<String>,
     },
     Report(IntervalReport),
     /// Something the user should know, said once per distinct text (a skipped diskstats
@@ -365,8 +366,8 @@ impl Iterator for Replay<'_> {
                             self.pending.push_back(Step::Warning(w));
                         }
                     }
-                    if let Some(profiled) = fed.started {
-                        self.pending.push_back(Step::Start { profiled });
+                    if let Some(judged) = fed.started {
+                        self.pending.push_back(Step::Start { judged });
                     }
                     if let Some(r) = fed.report {
                         self.pending.push_back(Step::Report(r));
@@ -417,7 +418,7 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert!(matches!(steps[0], Step::Start { profiled: false }));
+        assert!(matches!(&steps[0], Step::Start { judged } if judged.is_empty()));
         let Step::Report(r) = &steps[1] else { panic!() };
         assert_eq!(r.devices[0].rates.as_ref().unwrap().r_s, 2.0);
         assert_eq!(steps.len(), 2);

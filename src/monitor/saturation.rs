@@ -14,6 +14,10 @@ use crate::profile::{DeviceProfile, Direction};
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Saturation {
     pub id: String,
+    /// Which profile judged the interval: the device's own or a model profile, and whose
+    /// sweep ("the model profile of 'Amazon Elastic Block Store 100 GiB', swept on host-a
+    /// 2026-11-20").
+    pub judged_against: String,
     /// The read profile's figures (the write profile's when only that is saved).
     pub baseline_latency_ns: f64,
     pub knee_concurrency: u32,
@@ -41,6 +45,17 @@ pub struct Saturation {
     /// 4 KiB, requests here 64 KiB"); the text view prints them under the table.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Which request-size notes are among `notes` (the next interval holds them).
+    #[serde(skip)]
+    pub size_notes: SizeNotes,
+}
+
+/// Which directions' request-size notes ("read profile measured at 4 KiB, requests here
+/// 16 KiB") an interval showed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SizeNotes {
+    pub read: bool,
+    pub write: bool,
 }
 
 /// A request size this many times larger or smaller than the profile's makes the ratio
@@ -51,9 +66,24 @@ pub struct Saturation {
 /// and went between intervals as rareq-sz read 7.99 then 8.06 (issue 27).
 const BLOCK_SIZE_FACTOR: f64 = 2.0 * std::f64::consts::SQRT_2;
 
+/// Hysteresis on top of that tolerance: a note shown in the previous interval stays until the
+/// sizes are within this factor (2.5, between one doubling and [`BLOCK_SIZE_FACTOR`]), so sizes
+/// wobbling around 2.83x (11.2 then 11.5 KiB against 4 KiB) do not make it come and go either.
+const BLOCK_SIZE_FACTOR_HELD: f64 = 2.5;
+
 impl Saturation {
     /// Judge `rates` (None when the interval has no value) against `p`.
     pub fn compute(p: &DeviceProfile, rates: Option<&DiskRates>) -> Saturation {
+        Saturation::compute_held(p, rates, SizeNotes::default())
+    }
+
+    /// [`Self::compute`], with the request-size notes the device's previous interval showed
+    /// (`held`): each stays until the sizes are within [`BLOCK_SIZE_FACTOR_HELD`].
+    pub fn compute_held(
+        p: &DeviceProfile,
+        rates: Option<&DiskRates>,
+        held: SizeNotes,
+    ) -> Saturation {
         let (rp, wp) = (p.for_reads(), p.for_writes());
         let vs = |prof: Option<&DeviceProfile>, await_ms: Option<f64>| {
             let base_ms = prof?.baseline_latency_ns / 1e6;
@@ -72,6 +102,7 @@ impl Saturation {
         });
         let main = rp.or(wp).unwrap_or(p);
         let mut notes = Vec::new();
+        let mut size_notes = SizeNotes::default();
         if !p.changed_since.is_empty() {
             notes.push(format!(
                 "profile older than the device's change: {}",
@@ -88,13 +119,33 @@ impl Saturation {
             if r.r_s > 0.0 && rp.is_none() {
                 notes.push("no read profile: reads are not judged".to_string());
             }
-            for (name, prof, kb, judged) in [
-                ("read", rp, r.rareq_sz, saturation_r.is_some()),
-                ("write", wp, r.wareq_sz, saturation_w.is_some()),
+            for (name, prof, kb, judged, was, shown) in [
+                (
+                    "read",
+                    rp,
+                    r.rareq_sz,
+                    saturation_r.is_some(),
+                    held.read,
+                    &mut size_notes.read,
+                ),
+                (
+                    "write",
+                    wp,
+                    r.wareq_sz,
+                    saturation_w.is_some(),
+                    held.write,
+                    &mut size_notes.write,
+                ),
             ] {
                 if let (Some(prof), Some(kb), true) = (prof, kb.filter(|k| *k > 0.0), judged) {
                     let bs = prof.block_size as f64 / 1024.0;
-                    if bs > 0.0 && (kb / bs > BLOCK_SIZE_FACTOR || bs / kb > BLOCK_SIZE_FACTOR) {
+                    let limit = if was {
+                        BLOCK_SIZE_FACTOR_HELD
+                    } else {
+                        BLOCK_SIZE_FACTOR
+                    };
+                    if bs > 0.0 && (kb / bs > limit || bs / kb > limit) {
+                        *shown = true;
                         notes.push(format!(
                             "{name} profile measured at {bs:.0} KiB, requests here {kb:.0} KiB"
                         ));
@@ -104,6 +155,7 @@ impl Saturation {
         }
         Saturation {
             id: p.id.clone(),
+            judged_against: p.judged_against(),
             baseline_latency_ns: main.baseline_latency_ns,
             knee_concurrency: main.knee_concurrency,
             max_useful_iops: main.max_useful_iops,
@@ -126,6 +178,7 @@ impl Saturation {
             baseline_pattern: main.pattern.clone(),
             baseline_block_size: main.block_size,
             notes,
+            size_notes,
         }
     }
 }
@@ -260,6 +313,44 @@ mod tests {
             .notes
             .iter()
             .any(|n| n == "write profile measured at 4 KiB, requests here 64 KiB"));
+    }
+
+    /// A sequence of intervals with rareq-sz around both limits, each judged with what the one
+    /// before showed (as the stat engine does): the note appears once past 2.83x and stays
+    /// until the sizes are back within 2.5x, so it never comes and goes between neighbours.
+    #[test]
+    fn the_request_size_note_is_held_across_intervals_near_its_limit() {
+        let read = prof("randread", 250_000.0, 4096);
+        let mut held = SizeNotes::default();
+        let mut shown = Vec::new();
+        for kb in [
+            7.99, 8.06, 7.99, 11.2, 11.5, 11.2, 11.4, 11.1, 10.5, 9.9, 10.1, 11.2, 8.0,
+        ] {
+            let mut r = mixed_second();
+            r.rareq_sz = Some(kb);
+            let s = Saturation::compute_held(&read, Some(&r), held);
+            let note = s
+                .notes
+                .iter()
+                .any(|n| n.starts_with("read profile measured at"));
+            assert_eq!(note, s.size_notes.read, "{kb}");
+            held = s.size_notes;
+            shown.push(note);
+        }
+        assert_eq!(
+            shown,
+            [
+                false, false, false, false, true, true, true, true, true, false, false, false,
+                false
+            ]
+        );
+        // Without a held note the limit is 2.83x: 11.2 KiB alone is not noted.
+        let mut r = mixed_second();
+        r.rareq_sz = Some(11.2);
+        assert!(!Saturation::compute(&read, Some(&r))
+            .notes
+            .iter()
+            .any(|n| n.starts_with("read profile measured at")));
     }
 
     /// Reads of a 4 KiB profile at request sizes around 8 KiB (one doubling) never note the

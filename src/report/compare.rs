@@ -11,7 +11,7 @@ use super::svg::{DotChart, LineChart, Series};
 use super::table::Table;
 use super::{Format, Report};
 use crate::analysis::{LevelPoint, Verdict};
-use crate::fsync::report::CaseResult;
+use crate::fsync::report::{CaseResult, LatencySummary};
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
 use crate::load::result::SweepReport;
@@ -323,20 +323,38 @@ fn case_key(c: &CaseResult) -> String {
     )
 }
 
-/// Every case key any run measured, in first-seen order.
+/// A `--like` entry's key: setting, pattern, writes per commit ("fdatasync commit x1").
+fn like_key(e: &crate::fsync::like::LikeEntry) -> String {
+    format!("{} {} x{}", e.method, e.pattern.name(), e.writes_per_commit)
+}
+
+/// Every case key any run measured (its `--like` settings too), in first-seen order.
 fn case_keys(rs: &[&FsyncReport]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
-    for c in rs.iter().flat_map(|r| r.cases.iter()) {
-        let k = case_key(c);
-        if !keys.contains(&k) {
-            keys.push(k);
+    for r in rs {
+        let like = r.like.iter().flat_map(|l| l.entries.iter().map(like_key));
+        for k in r.cases.iter().map(case_key).chain(like) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
         }
     }
     keys
 }
 
-fn case<'a>(r: &'a FsyncReport, key: &str) -> Option<&'a CaseResult> {
-    r.cases.iter().find(|c| case_key(c) == key)
+/// The commit latency of the case (or `--like` setting) `key` of a run.
+fn case<'a>(r: &'a FsyncReport, key: &str) -> Option<&'a LatencySummary> {
+    r.cases
+        .iter()
+        .find(|c| case_key(c) == key)
+        .map(|c| &c.latency_ns)
+        .or_else(|| {
+            let l = r.like.as_ref()?;
+            l.entries
+                .iter()
+                .find(|e| like_key(e) == key)
+                .map(|e| &e.latency_ns)
+        })
 }
 
 /// fsync cases side by side: mean and p99 commit latency (µs) per run, the change in mean.
@@ -350,22 +368,16 @@ fn fsync_table(rs: &[&FsyncReport]) -> Table {
     let mut t = Table::new(h);
     t.right[0] = false;
     for k in case_keys(rs) {
-        let at: Vec<Option<&CaseResult>> = rs.iter().map(|r| case(r, &k)).collect();
+        let at: Vec<Option<&LatencySummary>> = rs.iter().map(|r| case(r, &k)).collect();
         let mut row = vec![k.clone()];
-        row.extend(
-            at.iter()
-                .map(|c| us_cell(c.map(|c| c.latency_ns.mean as f64))),
-        );
+        row.extend(at.iter().map(|c| us_cell(c.map(|c| c.mean as f64))));
         if rs.len() == 2 {
             row.push(match (at[0], at[1]) {
-                (Some(a), Some(b)) => change(a.latency_ns.mean as f64, b.latency_ns.mean as f64),
+                (Some(a), Some(b)) => change(a.mean as f64, b.mean as f64),
                 _ => "-".into(),
             });
         }
-        row.extend(
-            at.iter()
-                .map(|c| us_cell(c.map(|c| c.latency_ns.p99 as f64))),
-        );
+        row.extend(at.iter().map(|c| us_cell(c.map(|c| c.p99 as f64))));
         t.push(row);
     }
     t
@@ -380,11 +392,26 @@ fn fsync_changes(a: &FsyncReport, b: &FsyncReport) -> Vec<String> {
     } else {
         format!("flush verdict {} → {}", fa.name(), fb.name())
     });
+    let rec = |r: &FsyncReport| -> Vec<String> {
+        r.like
+            .iter()
+            .flat_map(|l| l.recommendations.iter())
+            .map(|x| format!("{} = {}", x.variable, x.value))
+            .collect()
+    };
+    let (ra, rb) = (rec(a), rec(b));
+    if !(ra.is_empty() && rb.is_empty()) {
+        out.push(if ra == rb {
+            format!("recommendation unchanged ({})", ra.join(", "))
+        } else {
+            format!("recommendation {} → {}", ra.join(", "), rb.join(", "))
+        });
+    }
     let mut same = 0;
     for k in case_keys(&[a, b]) {
         match (case(a, &k), case(b, &k)) {
             (Some(x), Some(y)) => {
-                let (ma, mb) = (x.latency_ns.mean as f64, y.latency_ns.mean as f64);
+                let (ma, mb) = (x.mean as f64, y.mean as f64);
                 match change(ma, mb).as_str() {
                     "unchanged" | "-" => same += 1,
                     c => out.push(format!("{k}: mean commit {c} ({} → {})", ms(ma), ms(mb))),
@@ -814,8 +841,7 @@ fn fsync_overlay(runs: &[Run]) -> Vec<Block> {
         let mut rows = Vec::new();
         for k in case_keys(&reports) {
             for (l, f) in &fs {
-                if let Some(c) = case(f, &k) {
-                    let lt = &c.latency_ns;
+                if let Some(lt) = case(f, &k) {
                     rows.push((
                         format!("{k} ({l})"),
                         [lt.p50, lt.p95, lt.p99]

@@ -10,6 +10,7 @@ use super::doc::{self, chart, Block, Doc, Item, List, Mark, TableBlock};
 use super::html::{envelope_rows, envelope_tail};
 use super::svg::{DotChart, LineChart, Series};
 use super::Format;
+use crate::fsync::like::{Database, LikeEntry, LikeResult, Pattern};
 use crate::fsync::report::*;
 use crate::report::table::Table;
 use crate::units::block_size;
@@ -45,18 +46,25 @@ pub fn document(r: &FsyncReport) -> Doc {
             ),
             hang: 2,
         },
-        Block::Heading("Commit latency per method".into()),
     ];
-    blocks.extend(case_charts(r));
-    blocks.push(Block::Table(marked(cases_table(r), CASES_NARROW)));
-    blocks.push(Block::List(List {
-        items: skipped_lines(r).map(Item::plain).collect(),
-        ..Default::default()
-    }));
-    blocks.push(Block::List(List::titled(
-        "Commit capacity (one connection commits once per latency)",
-        doc::items(&capacity_lines(r)),
-    )));
+    // A --like run measures the database's settings, not the methods: its section replaces
+    // the per-method one.
+    if let Some(l) = &r.like {
+        blocks.extend(like_blocks(l));
+    }
+    if r.like.is_none() || !r.cases.is_empty() {
+        blocks.push(Block::Heading("Commit latency per method".into()));
+        blocks.extend(case_charts(r));
+        blocks.push(Block::Table(marked(cases_table(r), CASES_NARROW)));
+        blocks.push(Block::List(List {
+            items: skipped_lines(r).map(Item::plain).collect(),
+            ..Default::default()
+        }));
+        blocks.push(Block::List(List::titled(
+            "Commit capacity (one connection commits once per latency)",
+            doc::items(&capacity_lines(r)),
+        )));
+    }
     if let Some(g) = &r.group_commit {
         blocks.push(Block::Heading(format!(
             "Group commit ({} of {}, {} s per level)",
@@ -211,6 +219,162 @@ pub fn cases_table(r: &FsyncReport) -> Table {
         t.push(row);
     }
     t
+}
+
+/// "PostgreSQL" for the headings.
+fn db_title(db: Database) -> &'static str {
+    match db {
+        Database::Postgres => "PostgreSQL",
+        Database::Innodb => "InnoDB",
+        Database::Mariadb => "MariaDB",
+    }
+}
+
+/// "1 write" / "2 writes" of a commit, "batch + 8 pages" of a page flush.
+fn pattern_cell(e: &LikeEntry) -> String {
+    match e.pattern {
+        Pattern::Commit if e.writes_per_commit == 1 => "commit, 1 write".into(),
+        Pattern::Commit => format!("commit, {} writes", e.writes_per_commit),
+        Pattern::PageFlush => format!(
+            "page flush, batch + {} pages",
+            e.writes_per_commit.saturating_sub(1)
+        ),
+    }
+}
+
+/// One row per setting measured: how the database opens and syncs, the rate, the
+/// percentiles and the flushes the device saw per commit.
+pub fn like_table(l: &LikeResult) -> Table {
+    let mut t = Table::new([
+        "setting",
+        "pattern",
+        "size",
+        "opened as",
+        "per s",
+        "avg ms",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "flushes/commit",
+        "f_await ms",
+        "verify",
+    ]);
+    for i in [0, 1, 3, 12] {
+        t.right[i] = false;
+    }
+    for e in &l.entries {
+        let lat = &e.latency_ns;
+        let fl = e.device_flushes.as_ref();
+        let mut setting = e.method.clone();
+        if !e.durable {
+            setting.push_str(" (not durable)");
+        }
+        t.push([
+            setting,
+            pattern_cell(e),
+            size(e.write_bytes),
+            e.access.clone(),
+            format!("{:.1}", e.commits_per_s),
+            ms(lat.mean),
+            ms(lat.p50),
+            ms(lat.p99),
+            ms(lat.p999),
+            ms(lat.max),
+            opt(fl, |f| {
+                format!("{:.2}", f.flushes as f64 / e.commits.max(1) as f64)
+            }),
+            opt(fl.and_then(|f| f.f_await_ms), |x| format!("{x:.3}")),
+            verify_cell(e.verify, false, e.interrupted),
+        ]);
+    }
+    t
+}
+
+/// The columns of the --like table at 80 columns.
+const LIKE_NARROW: &[&str] = &["setting", "pattern", "per s", "p50 ms", "p99 ms", "verify"];
+
+/// The --like section: the recommendation first (the verdict box), the chart of p50/p99 per
+/// setting, the table, the kernel's evidence per setting, what could not run, the caveats.
+fn like_blocks(l: &LikeResult) -> Vec<Block> {
+    let mut out = vec![Block::Heading(format!(
+        "Like {}: {}",
+        db_title(l.database),
+        l.variable
+    ))];
+    let recs: Vec<String> = l.recommendations.iter().map(|r| r.text.clone()).collect();
+    out.push(Block::List(List {
+        verdict: true,
+        ..List::titled(
+            "Recommendation",
+            if recs.is_empty() {
+                doc::items(&["no durable setting was measured".to_string()])
+            } else {
+                doc::items(&recs)
+            },
+        )
+    }));
+    let rows = l
+        .entries
+        .iter()
+        .map(|e| {
+            let lat = &e.latency_ns;
+            (
+                format!("{} ({})", e.method, pattern_cell(e)),
+                [lat.p50, lat.p99]
+                    .iter()
+                    .map(|&n| Some(n as f64 / 1e6))
+                    .chain([e.device_flushes.as_ref().and_then(|f| f.f_await_ms)])
+                    .collect(),
+            )
+        })
+        .collect();
+    let chart = DotChart {
+        id: format!("like-{}", l.database.name()),
+        title: format!("{} commit latency per setting", db_title(l.database)),
+        x_label: "latency (ms)".into(),
+        x_log: true,
+        keys: vec!["p50".into(), "p99".into(), "device flush (f_await)".into()],
+        rows,
+    };
+    out.push(Block::Chart {
+        heading: None,
+        svg: chart.to_svg(),
+        note: None,
+    });
+    out.push(Block::Table(marked(like_table(l), LIKE_NARROW)));
+    let evidence: Vec<String> = l
+        .entries
+        .iter()
+        .filter(|e| e.pattern == Pattern::PageFlush || e.writes_per_commit == 1)
+        .flat_map(|e| {
+            e.flush_evidence
+                .iter()
+                .map(move |x| format!("{}: {x}", e.method))
+        })
+        .collect();
+    out.push(Block::List(List::titled(
+        "What the kernel saw per setting",
+        doc::items(&evidence),
+    )));
+    let skipped: Vec<String> = l
+        .skipped
+        .iter()
+        .map(|s| {
+            format!(
+                "{} ({}) not measured: {}",
+                s.method,
+                s.pattern.name(),
+                s.reason
+            )
+        })
+        .collect();
+    out.push(Block::List(List {
+        items: doc::items(&skipped),
+        ..Default::default()
+    }));
+    out.push(Block::List(List::titled("Caveats", doc::items(&l.caveats))));
+    out
 }
 
 /// One row per group-commit level and layout.
@@ -413,6 +577,30 @@ pub fn csv(r: &FsyncReport) -> String {
             c.verify,
         ));
         t.push(row);
+    }
+    if let Some(like) = &r.like {
+        for e in &like.entries {
+            let pattern = match e.pattern {
+                Pattern::Commit => format!("commit_{}_writes", e.writes_per_commit),
+                Pattern::PageFlush => format!("page_flush_{}_writes", e.writes_per_commit),
+            };
+            let mut row = vec![
+                like.database.name().to_string(),
+                e.method.clone(),
+                pattern,
+                e.write_bytes.to_string(),
+            ];
+            row.extend(measured(
+                1,
+                e.commits,
+                e.elapsed_ns,
+                e.commits_per_s,
+                &e.latency_ns,
+                e.device_flushes.as_ref(),
+                e.verify,
+            ));
+            t.push(row);
+        }
     }
     if let Some(g) = &r.group_commit {
         for l in &g.levels {
@@ -748,6 +936,7 @@ mod tests {
                 flush_verdict,
                 flush_reasoning,
             },
+            like: None,
             warnings: vec![],
         }
     }

@@ -176,11 +176,27 @@ fn lookup_text(l: &ProfileLookup) -> String {
         .iter()
         .map(|f| f.strip_prefix(stem).unwrap_or(f))
         .collect();
-    let tried = format!("looked for {} ({})", l.ids.join(", "), files.join(", "));
+    let own = l.ids.first().map_or("", String::as_str);
+    // The directories searched are the JSON's `dirs` (a match names its file, so its
+    // directory): the text stays the same on every machine.
+    let mut tried = format!("looked for {own} ({})", files.join(", "));
+    if l.ids.len() > 1 {
+        let models: Vec<String> = l.ids[1..]
+            .iter()
+            .map(|id| match l.model_misses.iter().find(|m| m.id == *id) {
+                Some(m) => format!("{id} ({})", m.differences.join(", ")),
+                None => id.clone(),
+            })
+            .collect();
+        tried.push_str(&format!(", then the model profiles {}", models.join("; ")));
+    }
     match (&l.matched_file, &l.dir) {
-        (Some(f), _) => format!("{tried}: matched {f}"),
-        (None, None) => format!("{tried}: no profile directory"),
-        (None, Some(_)) => format!("{tried}: none matched"),
+        (Some(f), _) => match &l.judged_against {
+            Some(j) if l.matched_by == Some("model") => format!("{tried}: matched {f}: {j}"),
+            _ => format!("{tried}: matched {f}"),
+        },
+        (None, None) if l.dirs.is_empty() => format!("{tried}: no profile directory"),
+        (None, _) => format!("{tried}: none matched"),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod html;
 pub mod info;
 pub mod levels;
 pub mod open;
+pub mod profile;
 pub mod stat;
 pub mod stat_view;
 pub mod svg;

@@ -256,7 +256,7 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
 pub fn csv_from_json(text: &str) -> Result<String, ParseError> {
     use super::stat_view::{preamble, CsvRow};
     use crate::monitor::fields::{DISK, LATENCY, PROFILE};
-    let mut s = preamble(Format::Csv, false);
+    let mut s = preamble(Format::Csv, &[]);
     for iv in read_json(text)? {
         let l = &iv.line;
         let cpu = l
@@ -376,12 +376,18 @@ fn start_ns(devs: &[StatSeries]) -> i64 {
 fn baseline_line(d: &StatSeries) -> String {
     match &d.profile {
         Ok(f) => format!(
-            "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of the profile {}.",
+            "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of {}{}.",
             d.name,
             f.profile.baseline_latency_ns / 1e6,
             f.profile.pattern,
             f.profile.block_size,
-            f.path
+            f.profile.judged_against(),
+            // The file, unless the profile came from a `stat --json` line (its id only).
+            if f.path == f.profile.id {
+                String::new()
+            } else {
+                format!(" ({})", f.path)
+            }
         ),
         Err(why) => format!(
             "{}: no saturation: {why} {}",

@@ -79,7 +79,7 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 
 /// What comes before the first report (legend for text, header row for CSV). `profiled`:
 /// some device has a profile, so the text legend explains sat and load.
-pub fn preamble(format: Format, profiled: bool) -> String {
+pub fn preamble(format: Format, judged: &[String]) -> String {
     match format {
         // stat's page is drawn by report::stat, never through this per-interval path.
         Format::Text { .. } | Format::Html => {
@@ -88,11 +88,15 @@ pub fn preamble(format: Format, profiled: bool) -> String {
 # rates over the measured interval; r_conc/w_conc = mean reads/writes in flight
 # %util = share of time with >=1 request in flight, not capacity (see --help)\n",
             );
-            if profiled {
+            if !judged.is_empty() {
                 s.push_str(
                     "\
 # sat = await / profile baseline latency; load = aqu-sz / profile knee\n",
                 );
+            }
+            // Which profile each judgement uses: its own, or a model profile (and whose sweep).
+            for j in judged {
+                s.push_str(&format!("# {j}\n"));
             }
             s
         }
@@ -503,7 +507,7 @@ pub fn csv_of_replay(
     steps: impl Iterator<Item = Result<Step, crate::error::Error>>,
     warn: &mut dyn FnMut(String),
 ) -> Result<String, crate::error::Error> {
-    let mut s = preamble(Format::Csv, false);
+    let mut s = preamble(Format::Csv, &[]);
     for step in steps {
         match step? {
             Step::Start { .. } => {}
@@ -597,7 +601,10 @@ mod tests {
         let r = report();
         assert_eq!(r.devices[1].rates, Err(NoValue::CounterWentBackwards));
         let t = render(&r, Format::TEXT, &Envelope::default());
-        for l in t.lines().chain(preamble(Format::TEXT, true).lines()) {
+        for l in t
+            .lines()
+            .chain(preamble(Format::TEXT, &["sda: judged against the profile x".into()]).lines())
+        {
             assert!(l.chars().count() <= 80, "{} > 80: {l}", l.len());
         }
         let lines: Vec<&str> = t.lines().collect();
@@ -637,7 +644,7 @@ mod tests {
     #[test]
     fn csv_rows_match_header() {
         let r = report();
-        let h = preamble(Format::Csv, false);
+        let h = preamble(Format::Csv, &[]);
         let body = render(&r, Format::Csv, &Envelope::default());
         let n = h.trim_end().split(',').count();
         for l in body.lines() {

@@ -186,6 +186,9 @@ pub fn context(r: &SweepReport) -> Vec<(&'static str, String)> {
             }
         ),
     ));
+    if let Some(g) = gentle_words(w) {
+        v.push(("gentle mode", g));
+    }
     v.extend(envelope_tail(&r.envelope));
     v
 }
@@ -311,7 +314,20 @@ const SPLIT_NARROW: &[&str] = &[
     "conc", "dir", "IOPS", "MB/s", "avg_us", "p50_us", "p95_us", "p99_us", "max_us",
 ];
 
-/// What ran against what, one or two lines.
+/// The gentle mode's limits in words ("at most 8 in flight, at most 500 added IOPS").
+fn gentle_words(w: &crate::load::result::WorkloadInfo) -> Option<String> {
+    let g = w.limits.filter(|g| !g.is_none())?;
+    let mut parts = Vec::new();
+    if let Some(n) = g.max_concurrency {
+        parts.push(format!("at most {n} in flight"));
+    }
+    if let Some(iops) = g.rate_limit_iops {
+        parts.push(format!("at most {iops:.0} added IOPS"));
+    }
+    Some(parts.join(", "))
+}
+
+/// What ran against what, two or three lines.
 fn header_line(r: &SweepReport) -> String {
     let w = &r.workload;
     let t = &r.target;
@@ -339,6 +355,9 @@ fn header_line(r: &SweepReport) -> String {
                 .map(|d| format!(", on {d}"))
                 .unwrap_or_default()
         ));
+    }
+    if let Some(g) = gentle_words(w) {
+        s.push_str(&format!("\ngentle mode: {g}"));
     }
     s
 }

@@ -511,6 +511,29 @@ pub fn memory_fs(file: &File) -> Option<&'static str> {
     }
 }
 
+/// The filesystem type holding `path` by its statfs f_type (linux/magic.h), for the few a
+/// commit-latency verdict names (XFS's and ext4's documented O_DIRECT_NO_FSYNC caveat); None
+/// for the others or when statfs fails.
+pub fn fs_name_at(path: &Path) -> Option<&'static str> {
+    let file = File::open(path).ok()?;
+    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid fd and a valid out pointer for the duration of the call.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    match st.f_type as i64 {
+        0xEF53 => Some("ext4"),
+        0x5846_5342 => Some("xfs"),
+        0x9123_683E => Some("btrfs"),
+        0x2FC1_2FC1 => Some("zfs"),
+        0xF2F5_2010 => Some("f2fs"),
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    }
+}
+
 /// [`memory_fs`] of the filesystem holding `path`.
 pub fn memory_fs_at(path: &Path) -> Option<&'static str> {
     memory_fs(&File::open(path).ok()?)

@@ -11,6 +11,7 @@ mod exporter;
 mod exporter_safety;
 mod failfs;
 mod fsync;
+mod fsync_like;
 mod fuzz;
 mod habits;
 mod knowndev;

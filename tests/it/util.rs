@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 pub fn iosat() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iosat"));
     c.env("IOSAT_STATE_DIR", "");
+    // No shared profile directory (/etc/iosat/profiles) of this machine in any test.
+    c.env("IOSAT_PROFILE_DIRS", "");
     c
 }
 

@@ -340,13 +340,25 @@ fn table(f: &mut Frame, app: &App, rows: &[&Row], theme: &Theme, area: Rect) {
             " devices: none shown (a: all, Esc: clear the filter) ".to_string()
         }
     } else if rows.iter().any(|r| r.profile.is_some()) {
-        format!(" devices ({}) · sat = await ÷ baseline ", rows.len())
+        // Which profile judges the selected device: its own or a model profile, whose sweep.
+        let selected = rows
+            .iter()
+            .find(|r| app.selected.as_deref() == Some(r.name.as_str()))
+            .and_then(|r| r.profile.as_deref());
+        match selected {
+            Some(p) => format!(
+                " devices ({}) · sat = await ÷ baseline of {} ",
+                rows.len(),
+                p.judged_against()
+            ),
+            None => format!(" devices ({}) · sat = await ÷ baseline ", rows.len()),
+        }
     } else if let Some(l) = basis(app, rows) {
         // Which baseline the view judges against: the one learned from this traffic.
         format!(" devices ({}) · judged against: {l} ", rows.len())
     } else {
         format!(
-            " devices ({}) · no profile: iosat sweep --save-profile ",
+            " devices ({}) · no profile: iosat sweep DEVICE --save-profile (read-only) ",
             rows.len()
         )
     };

@@ -1,11 +1,13 @@
 //! `iosat sweep` end to end, one file per theme: real runs with both engines on small files
 //! (engines), bad input and its exit codes (refusals), Ctrl-C (signals), the sim engine's
-//! closed-form answers through the command line (sim_cli), loop, zram and ext4 devices the tests
+//! closed-form answers through the command line (sim_cli), a profile saved under a known
+//! background load (live), loop, zram and ext4 devices the tests
 //! set up and tear down (own_devices), and the knee fio finds (fio_agreement). The helpers
 //! they share are here.
 
 mod engines;
 mod fio_agreement;
+mod live;
 mod openloop;
 mod own_devices;
 mod refusals;

@@ -1,0 +1,349 @@
+//! The timed loops of `iosat fsync --like`: each setting of like.rs on files laid out as the
+//! database lays them out (a zero-filled 16 MiB WAL segment, a preallocated redo log, a
+//! tablespace and a doublewrite area), the device's flush counters around each, the read-back,
+//! and the kernel's evidence per setting. Called by runner.rs; imports file.rs, io.rs, like.rs.
+//! Must not import: fsync/runner.rs, cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
+
+use super::block;
+use super::device;
+use super::file::{inverse_mod_pow2, verify, zero_fill, Ctx, Expect, Namer};
+use super::io::{self, AlignedBuf, OpenError, TestFile};
+use super::like::*;
+use super::report::{CaseResult, VerifyStatus};
+use super::{Method, Mode, SyncCall};
+use crate::error::Result;
+use crate::latency::Recorder;
+use std::time::{Duration, Instant};
+
+/// Pages go to slot (seq × PAGE_STRIDE) mod pages: odd, so every page of the tablespace has its
+/// turn, and far apart, as a flush list's pages are.
+const PAGE_STRIDE: u64 = 389;
+
+/// What one timed loop produced.
+struct Timed {
+    lat: Recorder,
+    total: u64,
+    elapsed_ns: u64,
+    flushes: Option<super::report::FlushStats>,
+    interrupted: bool,
+}
+
+/// Bytes the --like files need at most at once (the page flush: tablespace + doublewrite).
+pub fn need_bytes(db: Database) -> u64 {
+    match db {
+        Database::Postgres => PG_SEGMENT_BYTES,
+        Database::Innodb | Database::Mariadb => {
+            INNODB_REDO_BYTES.max(INNODB_DATA_BYTES + (DBLWR_BATCH_PAGES * INNODB_PAGE) as u64)
+        }
+    }
+}
+
+/// Run every setting of `db`; `lbs` is the device's logical block size. Returns the section
+/// and whether Ctrl-C cut it short.
+pub fn run(
+    ctx: &Ctx,
+    namer: &mut Namer,
+    db: Database,
+    lbs: u32,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(LikeResult, bool)> {
+    let direct_ok = probe_direct(namer)?;
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    let mut interrupted = false;
+    'settings: for s in settings(db) {
+        let direct = s.access.open_flags & libc::O_DIRECT != 0;
+        let size = match s.pattern {
+            Pattern::Commit => db.commit_write_bytes(),
+            Pattern::PageFlush => INNODB_PAGE,
+        };
+        let why_not = if direct && !direct_ok {
+            Some("n/a: the filesystem refuses O_DIRECT (pg_test_fsync prints n/a* here)".into())
+        } else if direct && size % lbs != 0 {
+            Some(format!(
+                "O_DIRECT needs a multiple of the logical block size ({lbs} bytes)"
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = why_not {
+            skipped.push(LikeSkipped {
+                method: s.value.into(),
+                pattern: s.pattern,
+                reason,
+            });
+            continue;
+        }
+        let wpcs: &[u32] = match s.pattern {
+            Pattern::Commit => writes_per_commit(db),
+            Pattern::PageFlush => &[1 + DBLWR_BATCH_PAGES],
+        };
+        for &wpc in wpcs {
+            let e = match s.pattern {
+                Pattern::Commit => commit_entry(ctx, namer, db, &s, wpc)?,
+                Pattern::PageFlush => page_flush_entry(ctx, namer, &s)?,
+            };
+            progress(&format!(
+                "{} {} {} x {} B: {:.0}/s, p99 {:.3} ms",
+                s.value,
+                s.pattern.name(),
+                e.writes_per_commit,
+                e.write_bytes,
+                e.commits_per_s,
+                e.latency_ns.p99 as f64 / 1e6
+            ));
+            let stop = e.interrupted;
+            entries.push(e);
+            if stop {
+                interrupted = true;
+                break 'settings;
+            }
+        }
+    }
+    let dev = ctx.watch.device.as_ref();
+    let flush_ms = device_flush_ms(&entries);
+    for e in entries.iter_mut() {
+        e.flush_evidence = flush_evidence(e, dev, flush_ms);
+    }
+    let fs = crate::sys::fs::fs_name_at(&ctx.spec.dir).unwrap_or("");
+    Ok((
+        LikeResult {
+            database: db,
+            variable: db.variable().into(),
+            recommendations: recommend(db, &entries, fs),
+            caveats: caveats(db, &entries, fs),
+            entries,
+            skipped,
+        },
+        interrupted,
+    ))
+}
+
+/// Does the filesystem accept O_DIRECT at all (tmpfs before Linux 6.6 refuses it)?
+fn probe_direct(namer: &mut Namer) -> Result<bool> {
+    let probe = TestFile::create(&namer.next_path())?;
+    match probe.open_with(libc::O_DIRECT) {
+        Ok(_) => Ok(true),
+        Err(OpenError::DirectRefused) => Ok(false),
+        Err(OpenError::Other(e)) => Err(e),
+    }
+}
+
+/// Time `commit` until the duration ends (or Ctrl-C), with the device's flush counters around
+/// the loop. `commit(seq, t0)` stamps the blocks of one commit starting at write sequence
+/// `seq`, sets `t0` to the moment its first write starts (the stamping, a CRC per block, is
+/// not the database's cost: the clock starts after it, as in runner.rs), makes the commit and
+/// returns the next sequence. No allocation or printing inside.
+fn timed(ctx: &Ctx, mut commit: impl FnMut(u64, &mut Instant) -> Result<u64>) -> Result<Timed> {
+    let mut lat = Recorder::new();
+    let dur = Duration::from_nanos(ctx.spec.duration_ns);
+    let mark = device::window(ctx.watch);
+    let start = Instant::now();
+    let deadline = start + dur;
+    let mut seq = 0u64;
+    let mut interrupted = false;
+    loop {
+        if io::interrupted() {
+            interrupted = true;
+            break;
+        }
+        let mut t0 = Instant::now();
+        seq = commit(seq, &mut t0)?;
+        let t1 = Instant::now();
+        lat.record((t1 - t0).as_nanos() as u64);
+        if t1 >= deadline {
+            break;
+        }
+    }
+    let elapsed_ns = start.elapsed().as_nanos() as u64;
+    Ok(Timed {
+        lat,
+        total: seq,
+        elapsed_ns,
+        flushes: device::finish(ctx.watch, mark),
+        interrupted,
+    })
+}
+
+/// One log write (or two) per commit, in order through a zero-filled, preallocated file that
+/// wraps (a WAL segment is recycled, InnoDB's redo log is circular), then the setting's sync.
+fn commit_entry(
+    ctx: &Ctx,
+    namer: &mut Namer,
+    db: Database,
+    s: &Setting,
+    wpc: u32,
+) -> Result<LikeEntry> {
+    let size = db.commit_write_bytes();
+    let file_bytes = match db {
+        Database::Postgres => PG_SEGMENT_BYTES,
+        Database::Innodb | Database::Mariadb => INNODB_REDO_BYTES,
+    };
+    let blocks = file_bytes / size as u64;
+    let path = namer.next_path();
+    let file = TestFile::create(&path)?;
+    zero_fill(&file, file_bytes)?;
+    let h = file
+        .open_with(s.access.open_flags)
+        .map_err(|e| e.into_error(&path))?;
+    let run_id = ctx.run_id;
+    // One block per write of a commit, each written by its own pwrite (as pg_test_fsync
+    // writes its two 8 kB blocks).
+    let sz = size as usize;
+    let mut buf = AlignedBuf::new(sz * wpc as usize);
+    for w in 0..wpc as usize {
+        block::fill_payload(&mut buf.as_mut_slice()[w * sz..(w + 1) * sz], run_id);
+    }
+    let sync = s.access.sync;
+    let t = timed(ctx, |seq, t0| {
+        let off = |w: u64| ((seq + w) % blocks) * size as u64;
+        for w in 0..wpc as usize {
+            let b = &mut buf.as_mut_slice()[w * sz..(w + 1) * sz];
+            block::stamp(b, run_id, off(w as u64), seq + w as u64);
+        }
+        *t0 = Instant::now();
+        for w in 0..wpc as usize {
+            h.write_all_at(&buf.as_slice()[w * sz..(w + 1) * sz], off(w as u64))?;
+        }
+        h.sync(sync)?;
+        Ok(seq + wpc as u64)
+    })?;
+    drop(h);
+    let expect = Expect::Scattered {
+        blocks,
+        total: t.total,
+        stride_inv: 1,
+    };
+    let checked = check(ctx, &file, size, expect)?;
+    Ok(entry(s, wpc, size, t, checked))
+}
+
+/// InnoDB's page flush with the doublewrite buffer: a batch of pages written sequentially to
+/// the doublewrite area and synced, then each page written in place in the tablespace and
+/// synced (both files opened and synced as the setting says). One "commit" is one batch.
+fn page_flush_entry(ctx: &Ctx, namer: &mut Namer, s: &Setting) -> Result<LikeEntry> {
+    let page = INNODB_PAGE as u64;
+    let pages = INNODB_DATA_BYTES / page;
+    let batch = DBLWR_BATCH_PAGES as u64;
+    let data_path = namer.next_path();
+    let data = TestFile::create(&data_path)?;
+    zero_fill(&data, INNODB_DATA_BYTES)?;
+    let dblwr_path = namer.next_path();
+    let dblwr = TestFile::create(&dblwr_path)?;
+    zero_fill(&dblwr, batch * page)?;
+    let open = |f: &TestFile, p: &std::path::Path| {
+        f.open_with(s.access.open_flags)
+            .map_err(|e: OpenError| e.into_error(p))
+    };
+    let (hd, hw) = (open(&data, &data_path)?, open(&dblwr, &dblwr_path)?);
+    let run_id = ctx.run_id;
+    let mut buf = AlignedBuf::new((batch * page) as usize);
+    for k in 0..batch as usize {
+        let p = k * page as usize;
+        block::fill_payload(&mut buf.as_mut_slice()[p..p + page as usize], run_id);
+    }
+    let sync = s.access.sync;
+    let t = timed(ctx, |seq, t0| {
+        for k in 0..batch {
+            let slot = ((seq + k) * PAGE_STRIDE) % pages;
+            let p = (k * page) as usize;
+            let b = &mut buf.as_mut_slice()[p..p + page as usize];
+            block::stamp(b, run_id, slot * page, seq + k);
+        }
+        *t0 = Instant::now();
+        hw.write_all_at(buf.as_slice(), 0)?;
+        hw.sync(sync)?;
+        for k in 0..batch {
+            let slot = ((seq + k) * PAGE_STRIDE) % pages;
+            let p = (k * page) as usize;
+            hd.write_all_at(&buf.as_slice()[p..p + page as usize], slot * page)?;
+        }
+        hd.sync(sync)?;
+        Ok(seq + batch)
+    })?;
+    drop((hd, hw));
+    let expect = Expect::Scattered {
+        blocks: pages,
+        total: t.total,
+        stride_inv: inverse_mod_pow2(PAGE_STRIDE, pages),
+    };
+    let checked = check(ctx, &data, INNODB_PAGE, expect)?;
+    Ok(entry(s, 1 + DBLWR_BATCH_PAGES, INNODB_PAGE, t, checked))
+}
+
+/// The read-back of a file, unless --no-verify (or the corruption test hook first).
+fn check(
+    ctx: &Ctx,
+    f: &TestFile,
+    size: u32,
+    expect: Expect,
+) -> Result<(VerifyStatus, Option<String>)> {
+    if !ctx.spec.verify {
+        return Ok((VerifyStatus::Skipped, None));
+    }
+    if let Some(k) = ctx.spec.corrupt_block {
+        super::file::corrupt(f, size, k)?;
+    }
+    Ok(VerifyStatus::of(verify(f, size, ctx.run_id, expect)?))
+}
+
+fn entry(
+    s: &Setting,
+    wpc: u32,
+    size: u32,
+    t: Timed,
+    (verify, verify_error): (VerifyStatus, Option<String>),
+) -> LikeEntry {
+    let commits = t.lat.count;
+    LikeEntry {
+        method: s.value.into(),
+        pattern: s.pattern,
+        writes_per_commit: wpc,
+        write_bytes: size,
+        access: s.access.describe(),
+        durable: s.durable,
+        commits,
+        elapsed_ns: t.elapsed_ns,
+        commits_per_s: super::report::per_second(commits, t.elapsed_ns),
+        latency_ns: t.lat.summary(),
+        device_flushes: t.flushes,
+        flush_evidence: Vec::new(),
+        verify,
+        verify_error,
+        interrupted: t.interrupted,
+    }
+}
+
+/// The durable one-write commit entries as the flush-honesty verdict's cases (the method that
+/// opens and syncs the same way), so `device.flush_verdict` judges a --like run too.
+pub fn as_cases(r: &LikeResult) -> Vec<CaseResult> {
+    r.entries
+        .iter()
+        .filter(|e| e.durable && e.pattern == Pattern::Commit && e.writes_per_commit == 1)
+        .filter_map(|e| {
+            let s = settings(r.database)
+                .into_iter()
+                .find(|s| s.value == e.method && s.pattern == e.pattern)?;
+            let direct = s.access.open_flags & libc::O_DIRECT != 0;
+            let method = match (s.access.sync, direct) {
+                (SyncCall::Fsync, false) => Method::Fsync,
+                (SyncCall::Fsync, true) => Method::OdirectFsync,
+                (SyncCall::Fdatasync, false) => Method::Fdatasync,
+                (SyncCall::Fdatasync, true) => Method::OdirectFdatasync,
+                (SyncCall::None, _) if s.access.open_flags & libc::O_SYNC == libc::O_SYNC => {
+                    Method::Osync
+                }
+                (SyncCall::None, _) => Method::Odsync,
+            };
+            let mut c = CaseResult::measured(
+                (method, Mode::Overwrite, e.write_bytes),
+                e.latency_ns,
+                (e.commits, e.elapsed_ns),
+                None,
+                e.device_flushes.clone(),
+            );
+            c.description = format!("{} ({})", e.method, e.access);
+            Some(c)
+        })
+        .collect()
+}
