@@ -259,6 +259,44 @@ mod tests {
         assert_eq!(none.id, "x");
     }
 
+    /// A profile whose sweep did not reach the knee: no knee, no max useful IOPS, no load vs
+    /// knee; their lower bounds, the headroom marked as one, and the words; the baseline
+    /// ratios as before.
+    #[test]
+    fn a_knee_not_reached_is_a_bound() {
+        let r = mixed_second();
+        let plain = prof("randrw", 1_000_000.0, 4096);
+        let bounded = DeviceProfile {
+            knee_at_least: Some(4),
+            gentle: true,
+            measured_unix_s: Some(1_795_568_400),
+            ..plain.clone()
+        };
+        let (a, b) = (
+            Saturation::compute(&plain, Some(&r)),
+            Saturation::compute(&bounded, Some(&r)),
+        );
+        assert_eq!(a.knee_concurrency, Some(4));
+        assert_eq!(a.max_useful_iops, Some(2000.0));
+        assert!(a.load_vs_knee.is_some() && !a.headroom_at_least);
+        assert_eq!(b.knee_concurrency, None);
+        assert_eq!(b.knee_at_least, Some(4));
+        assert_eq!(
+            (b.max_useful_iops, b.max_useful_iops_at_least),
+            (None, Some(2000.0))
+        );
+        assert_eq!(b.load_vs_knee, None);
+        assert_eq!(b.headroom_iops, a.headroom_iops);
+        assert!(b.headroom_at_least);
+        assert_eq!(b.saturation, a.saturation);
+        assert_eq!(
+            b.notes[0],
+            "swept gently on 2026-11-25: the knee is above 4 in flight, so max useful IOPS (at \
+least 2000) and the headroom are lower bounds"
+        );
+        assert!(!a.notes.iter().any(|n| n.contains("knee")), "{:?}", a.notes);
+    }
+
     fn prof(pattern: &str, base_ns: f64, bs: u64) -> DeviceProfile {
         DeviceProfile {
             id: "x".into(),
