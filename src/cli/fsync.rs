@@ -93,6 +93,11 @@ pub struct FsyncOpts {
     #[arg(long, value_name = "DB")]
     pub like: Option<String>,
 
+    /// Do not attach the block-latency BPF source (root + BTF), which times the flushes the
+    /// device itself completes during each --like setting (p50/p99 beside diskstats' counts).
+    #[arg(long)]
+    pub no_bpf: bool,
+
     /// Skip reading the test files back and checking every block.
     #[arg(long)]
     pub no_verify: bool,

@@ -226,6 +226,7 @@ pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
         root: super::root(&a.root),
         corrupt_block: o.test_corrupt_block,
         like,
+        no_bpf: o.no_bpf,
     })
 }
 

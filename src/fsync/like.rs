@@ -337,6 +337,10 @@ pub struct LikeResult {
     /// What the databases themselves document about these settings.
     #[serde(default)]
     pub caveats: Vec<String>,
+    /// Why the block-latency source (the device's own flush latency per setting) is absent;
+    /// None when it timed the flushes.
+    #[serde(default)]
+    pub block_latency_absent: Option<String>,
 }
 
 /// Two writes per commit this much faster than one: the run was disturbed (see `caveats`).
@@ -571,11 +575,14 @@ pub fn device_flush_ms(entries: &[LikeEntry]) -> Option<f64> {
 /// What the kernel's counters say about one entry's flushes (item 3 of issue 31), one sentence
 /// each with its evidence: the flushes that reached the device per commit; a write-through
 /// cache (the kernel sends none: flushes are no-ops); fsyncs that reach a write-back device as
-/// no flush at all; commits faster than the device's own flush time.
+/// no flush at all; commits faster than the device's own flush time; the device's own flush
+/// latency as the block layer timed it (the BPF source), or why that source is absent
+/// (`blk_absent`).
 pub fn flush_evidence(
     e: &LikeEntry,
     dev: Option<&DiskFacts>,
     flush_ms: Option<f64>,
+    blk_absent: Option<&str>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let Some(dev) = dev else {
@@ -602,6 +609,23 @@ pub fn flush_evidence(
         "diskstats {}: {} flush requests completed during {} commits ({per:.2} per commit{wait}).",
         dev.name, f.flushes, e.commits
     ));
+    let commit_ms = e.latency_ns.p50 as f64 / 1e6;
+    match (&f.block_layer, blk_absent) {
+        (Some(b), _) => match (b.p50_ms, b.p99_ms) {
+            (Some(p50), Some(p99)) if b.flushes > 0 => out.push(format!(
+                "the device's own flushes took {p50:.3} ms p50, {p99:.3} ms p99 (block layer, {} flushes timed), commits {commit_ms:.3} ms p50.",
+                b.flushes
+            )),
+            _ => out.push(format!(
+                "the block layer timed no flush on {} during {} commits (commits {commit_ms:.3} ms p50).",
+                dev.name, e.commits
+            )),
+        },
+        (None, Some(why)) => out.push(format!(
+            "the device's own flush latency is not known: the block-latency source is absent ({why})."
+        )),
+        (None, None) => {}
+    }
     let fua = dev.fua == Some(true);
     if e.durable && f.flushes == 0 && wc == Some("write back") {
         if fua && (e.access.contains("O_DSYNC") || e.access.contains("O_SYNC")) {
@@ -846,7 +870,7 @@ pub(crate) mod tests {
         };
         let mut e = entry("fdatasync", Pattern::Commit, 1, 5000.0);
         e.device_flushes = Some(FlushStats::sample(0, 0.0, 0.0));
-        let wt = flush_evidence(&e, Some(&dev("write through", false)), None);
+        let wt = flush_evidence(&e, Some(&dev("write through", false)), None, None);
         assert!(
             wt[0].contains("/sys/block/loop3/queue/write_cache = write through"),
             "{wt:?}"
@@ -856,7 +880,7 @@ pub(crate) mod tests {
             wt[1].contains("0 flush requests completed during 5000 commits"),
             "{wt:?}"
         );
-        let wb = flush_evidence(&e, Some(&dev("write back", false)), Some(1.0));
+        let wb = flush_evidence(&e, Some(&dev("write back", false)), Some(1.0), None);
         assert!(
             wb.iter().any(|l| l.contains("as no flush at all")),
             "{wb:?}"
@@ -870,7 +894,7 @@ pub(crate) mod tests {
         let mut o = entry("open_datasync", Pattern::Commit, 1, 5000.0);
         o.access = "O_DSYNC|O_DIRECT + no sync call".into();
         o.device_flushes = Some(FlushStats::sample(0, 0.0, 0.0));
-        let fua = flush_evidence(&o, Some(&dev("write back", true)), None);
+        let fua = flush_evidence(&o, Some(&dev("write back", true)), None, None);
         assert!(fua.iter().any(|l| l.contains("fua = 1")), "{fua:?}");
         assert!(
             !fua.iter().any(|l| l.contains("as no flush at all")),
@@ -879,8 +903,45 @@ pub(crate) mod tests {
         // A flush per commit at the device's pace: only the count.
         let mut ok = entry("fsync", Pattern::Commit, 1, 500.0);
         ok.device_flushes = Some(FlushStats::sample(500, 1.5, 0.7));
-        let l = flush_evidence(&ok, Some(&dev("write back", false)), Some(1.5));
+        let l = flush_evidence(&ok, Some(&dev("write back", false)), Some(1.5), None);
         assert_eq!(l.len(), 1, "{l:?}");
         assert!(l[0].contains("1.00 per commit, 1.500 ms each"), "{l:?}");
+    }
+
+    #[test]
+    fn evidence_gives_the_block_layers_flush_latency_or_says_it_is_absent() {
+        use super::super::report::BlockFlushes;
+        let dev = DiskFacts {
+            name: "loop3".into(),
+            write_cache: Some("write back".into()),
+            fua: Some(false),
+            ..Default::default()
+        };
+        let mut e = entry("fsync", Pattern::Commit, 1, 50.0);
+        e.latency_ns.p50 = 21_400_000;
+        let mut f = FlushStats::sample(50, 19.9, 1.0);
+        f.block_layer = Some(BlockFlushes {
+            flushes: 50,
+            p50_ms: Some(19.8),
+            p99_ms: Some(20.6),
+        });
+        e.device_flushes = Some(f);
+        let l = flush_evidence(&e, Some(&dev), Some(19.9), Some("ignored"));
+        assert!(
+            l.iter().any(|x| x.starts_with(
+                "the device's own flushes took 19.800 ms p50, 20.600 ms p99 (block layer, 50 flushes timed), commits 21.400 ms p50"
+            )),
+            "{l:?}"
+        );
+        assert!(!l.iter().any(|x| x.contains("absent")), "{l:?}");
+        // Without the source: one line saying why, never a figure.
+        e.device_flushes.as_mut().unwrap().block_layer = None;
+        let l = flush_evidence(&e, Some(&dev), Some(19.9), Some("turned off by --no-bpf"));
+        assert!(
+            l.iter()
+                .any(|x| x.contains("the block-latency source is absent (turned off by --no-bpf)")),
+            "{l:?}"
+        );
+        assert!(!l.iter().any(|x| x.contains("block layer,")), "{l:?}");
     }
 }

@@ -102,8 +102,9 @@ pub fn run(
     }
     let dev = ctx.watch.device.as_ref();
     let flush_ms = device_flush_ms(&entries);
+    let blk_absent = ctx.watch.block_latency_absent.clone();
     for e in entries.iter_mut() {
-        e.flush_evidence = flush_evidence(e, dev, flush_ms);
+        e.flush_evidence = flush_evidence(e, dev, flush_ms, blk_absent.as_deref());
     }
     let fs = crate::sys::fs::fs_name_at(&ctx.spec.dir).unwrap_or("");
     Ok((
@@ -114,6 +115,7 @@ pub fn run(
             caveats: caveats(db, &entries, fs),
             entries,
             skipped,
+            block_latency_absent: blk_absent,
         },
         interrupted,
     ))

@@ -156,6 +156,8 @@ pub struct FsyncSpec {
     pub corrupt_block: Option<u64>,
     /// `--like`: the database whose settings are measured (then `methods` is empty).
     pub like: Option<like::Database>,
+    /// `--no-bpf`: do not attach the block-latency source (the device's own flush latency).
+    pub no_bpf: bool,
 }
 
 /// Blocks in an overwrite-mode file: the seed rewrites one block; cycling over a small

@@ -26,6 +26,18 @@ pub struct FlushStats {
     pub flush_concurrency: Option<f64>,
     /// The measured interval the counters span, seconds.
     pub interval_s: f64,
+    /// The block-latency source's view of the same window (None without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_layer: Option<BlockFlushes>,
+}
+
+/// The flushes the block-latency source (BPF) timed at the device during one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockFlushes {
+    /// Flush completions the histogram saw.
+    pub flushes: u64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -288,6 +300,7 @@ impl FlushStats {
             f_await_ms: (flushes > 0).then_some(f_await_ms),
             flush_concurrency: Some(flush_concurrency),
             interval_s: 1.0,
+            block_layer: None,
         }
     }
 }

@@ -161,7 +161,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let append_cap_bytes = check_free_space(spec, &mut warnings)?;
     warnings.extend(io::memory_fs_warning(dir));
 
-    let watch = Watch::probe(&spec.root, dir);
+    let watch = Watch::probe(&spec.root, dir, spec.no_bpf);
     if let Some(n) = &watch.note {
         warnings.push(n.clone());
     }

@@ -258,14 +258,17 @@ pub fn like_table(l: &LikeResult) -> Table {
         "max ms",
         "flushes/commit",
         "f_await ms",
+        "blk flush p50 ms",
+        "blk flush p99 ms",
         "verify",
     ]);
-    for i in [0, 1, 3, 12] {
+    for i in [0, 1, 3, 14] {
         t.right[i] = false;
     }
     for e in &l.entries {
         let lat = &e.latency_ns;
         let fl = e.device_flushes.as_ref();
+        let blk = fl.and_then(|f| f.block_layer.as_ref());
         let mut setting = e.method.clone();
         if !e.durable {
             setting.push_str(" (not durable)");
@@ -285,6 +288,8 @@ pub fn like_table(l: &LikeResult) -> Table {
                 format!("{:.2}", f.flushes as f64 / e.commits.max(1) as f64)
             }),
             opt(fl.and_then(|f| f.f_await_ms), |x| format!("{x:.3}")),
+            opt(blk.and_then(|b| b.p50_ms), |x| format!("{x:.3}")),
+            opt(blk.and_then(|b| b.p99_ms), |x| format!("{x:.3}")),
             verify_cell(e.verify, false, e.interrupted),
         ]);
     }
@@ -533,6 +538,8 @@ pub fn csv(r: &FsyncReport) -> String {
         "device_flushes",
         "f_s",
         "f_await_ms",
+        "blk_flush_p50_ms",
+        "blk_flush_p99_ms",
         "verify",
         "flush_verdict",
     ]);
@@ -556,6 +563,9 @@ pub fn csv(r: &FsyncReport) -> String {
         row.push(fl.map_or(String::new(), |f| f.flushes.to_string()));
         row.push(f3(fl.map(|f| f.f_s)));
         row.push(f3(fl.and_then(|f| f.f_await_ms)));
+        let blk = fl.and_then(|f| f.block_layer.as_ref());
+        row.push(f3(blk.and_then(|b| b.p50_ms)));
+        row.push(f3(blk.and_then(|b| b.p99_ms)));
         row.push(verify_name(verify).to_string());
         row.push(verdict.to_string());
         row

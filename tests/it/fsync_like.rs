@@ -298,6 +298,30 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
                 .contains("flush requests completed"),
             "{e}"
         );
+        // The block-latency source (root + BTF) times the flushes at the device itself: its
+        // median is the set flush time within 15 % (the loop worker's fsync of the backing
+        // file is the flush). Measurement against the set truth; skipped without BPF.
+        let Some(why) = j["like"]["block_latency_absent"].as_str().map(String::from) else {
+            let b = &fl["block_layer"];
+            let p50 = f(b, "p50_ms");
+            assert!(
+                (p50 - FLUSH_MS).abs() <= FLUSH_MS * 0.15,
+                "{m}: the block layer timed flushes at {p50} ms p50, truth {FLUSH_MS} ms\n{e}"
+            );
+            assert!(b["flushes"].as_u64().unwrap() > 0, "{e}");
+            assert!(
+                e["flush_evidence"]
+                    .to_string()
+                    .contains("the device's own flushes took"),
+                "{e}"
+            );
+            continue;
+        };
+        eprintln!("block-layer flush latency not checked: {why}");
+        assert!(
+            e["flush_evidence"].to_string().contains("source is absent"),
+            "{e}"
+        );
     }
     assert_eq!(j["device"]["write_cache"], "write back");
     assert_ne!(
@@ -305,6 +329,35 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
         "{}",
         j["device"]
     );
+}
+
+/// --no-bpf: no block-layer figures, and the result and the evidence say the source was
+/// absent and why.
+#[test]
+fn fsync_like_without_bpf_says_the_block_latency_source_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = like(
+        dir.path(),
+        "postgres",
+        "0.05",
+        &["--committers", "none", "--no-bpf"],
+    );
+    assert_eq!(
+        j["like"]["block_latency_absent"], "turned off by --no-bpf",
+        "{}",
+        j["like"]
+    );
+    for e in j["like"]["entries"].as_array().unwrap() {
+        assert!(e["device_flushes"]["block_layer"].is_null(), "{e}");
+        if !e["device_flushes"].is_null() {
+            assert!(
+                e["flush_evidence"]
+                    .to_string()
+                    .contains("block-latency source is absent (turned off by --no-bpf)"),
+                "{e}"
+            );
+        }
+    }
 }
 
 /// A loop device told "write through" (queue/write_cache): the kernel drops every flush before
