@@ -6,7 +6,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/, sys/.
 
 use super::device::DiskFacts;
-use super::report::{FlushStats, LatencySummary, VerifyStatus};
+use super::report::{FlushStats, GroupLevel, LatencySummary, Layout, VerifyStatus};
 use super::SyncCall;
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,10 @@ impl Database {
         }
     }
 }
+
+/// PostgreSQL's commit_siblings default: the leader waits commit_delay only when at least
+/// this many other backends are in a transaction.
+pub const COMMIT_SIBLINGS: u32 = 5;
 
 /// XLOG_BLCKSZ.
 pub const PG_WAL_BLOCK: u32 = 8192;
@@ -508,6 +512,80 @@ pub fn recommend(db: Database, entries: &[LikeEntry], fs: &str) -> Vec<Recommend
     }
 }
 
+/// PostgreSQL's commit_delay from the shared-log group-commit levels: the delay and number of
+/// backends where waiting raised commits/s most over commit_delay = 0 at the same backends,
+/// recommended only when that is at least [`SAME_SPEED`] (10 %) more; otherwise "keep
+/// commit_delay = 0". None when no level ran with a delay.
+pub fn commit_delay_advice(levels: &[GroupLevel]) -> Option<Recommendation> {
+    let shared = |n: u32, d: u32| {
+        levels.iter().find(|l| {
+            l.layout == Layout::SharedLog
+                && l.committers == n
+                && l.commit_delay_us == d
+                && l.commits > 0
+        })
+    };
+    let mut tried = false;
+    let mut best: Option<(&GroupLevel, &GroupLevel, f64)> = None;
+    for l in levels
+        .iter()
+        .filter(|l| l.layout == Layout::SharedLog && l.commit_delay_us > 0 && l.commits > 0)
+    {
+        let Some(base) = shared(l.committers, 0) else {
+            continue;
+        };
+        tried = true;
+        let gain = l.commits_per_s / base.commits_per_s.max(f64::MIN_POSITIVE);
+        if best.map_or(true, |b| gain > b.2) {
+            best = Some((l, base, gain));
+        }
+    }
+    if !tried {
+        return None;
+    }
+    let (l, base, gain) = best?;
+    let cost_ms = (l.latency_ns.p99 as f64 - base.latency_ns.p99 as f64) / 1e6;
+    let cost = if cost_ms >= 0.0 {
+        format!("at a p99 cost of {cost_ms:.1} ms")
+    } else {
+        format!("with p99 {:.1} ms lower", -cost_ms)
+    };
+    let (value, text, chosen) = if gain >= SAME_SPEED {
+        (
+            l.commit_delay_us,
+            format!(
+                "commit_delay = {}: raises commits/s at {} backends by {gain:.1}× ({:.0} against {:.0}) {cost} (it applies with commit_siblings = {COMMIT_SIBLINGS} or fewer other backends active)",
+                l.commit_delay_us, l.committers, l.commits_per_s, base.commits_per_s
+            ),
+            l,
+        )
+    } else {
+        (
+            0,
+            format!(
+                "keep commit_delay = 0: no delay raised commits/s by {:.0} % at any number of backends (best: commit_delay = {} at {} backends, {gain:.2}×)",
+                (SAME_SPEED - 1.0) * 100.0,
+                l.commit_delay_us,
+                l.committers
+            ),
+            base,
+        )
+    };
+    Some(Recommendation {
+        variable: "commit_delay".into(),
+        value: value.to_string(),
+        p99_ns: chosen.latency_ns.p99,
+        commits_per_s: chosen.commits_per_s,
+        versus: Some(if value > 0 {
+            "0".into()
+        } else {
+            l.commit_delay_us.to_string()
+        }),
+        speedup: Some(if value > 0 { gain } else { 1.0 / gain }),
+        text,
+    })
+}
+
 /// What the databases document about these settings, for the result's caveats.
 pub fn caveats(db: Database, entries: &[LikeEntry], fs: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -906,6 +984,72 @@ pub(crate) mod tests {
         let l = flush_evidence(&ok, Some(&dev("write back", false)), Some(1.5), None);
         assert_eq!(l.len(), 1, "{l:?}");
         assert!(l[0].contains("1.00 per commit, 1.500 ms each"), "{l:?}");
+    }
+
+    fn level(n: u32, delay_us: u32, cps: f64, p99_ms: f64) -> GroupLevel {
+        let mut l = GroupLevel {
+            committers: n,
+            layout: Layout::SharedLog,
+            commit_delay_us: delay_us,
+            commits: cps as u64,
+            elapsed_ns: 1_000_000_000,
+            commits_per_s: cps,
+            syncs: 1,
+            commits_per_sync: 1.0,
+            latency_ns: entry("x", Pattern::Commit, 1, 100.0).latency_ns,
+            device_flushes: None,
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            interrupted: false,
+        };
+        l.latency_ns.p99 = (p99_ms * 1e6) as u64;
+        l
+    }
+
+    #[test]
+    fn commit_delay_is_recommended_only_when_it_raises_commits() {
+        let mut sep = level(16, 0, 9000.0, 0.1);
+        sep.layout = Layout::SeparateFiles;
+        let mut levels = vec![
+            level(1, 0, 1000.0, 1.2),
+            level(1, 1000, 1000.0, 1.2),
+            level(16, 0, 5000.0, 3.0),
+            level(16, 100, 5200.0, 3.1),
+            level(16, 1000, 7000.0, 3.9),
+            // Separate files are never the baseline or the candidate.
+            sep,
+        ];
+        let r = commit_delay_advice(&levels).unwrap();
+        assert_eq!(
+            (r.variable.as_str(), r.value.as_str()),
+            ("commit_delay", "1000")
+        );
+        assert!(
+            r.text.starts_with(
+                "commit_delay = 1000: raises commits/s at 16 backends by 1.4× (7000 against 5000) at a p99 cost of 0.9 ms"
+            ),
+            "{}",
+            r.text
+        );
+        // 4 % more is noise: keep 0.
+        levels[4].commits_per_s = 5100.0;
+        levels[3].commits_per_s = 5200.0;
+        let r = commit_delay_advice(&levels).unwrap();
+        assert_eq!(r.value, "0");
+        assert!(
+            r.text
+                .starts_with("keep commit_delay = 0: no delay raised commits/s by 10 %"),
+            "{}",
+            r.text
+        );
+        assert!(
+            r.text.contains("commit_delay = 100 at 16 backends, 1.04×"),
+            "{}",
+            r.text
+        );
+        // No delayed level: nothing to say.
+        levels.retain(|l| l.commit_delay_us == 0);
+        assert!(commit_delay_advice(&levels).is_none());
     }
 
     #[test]

@@ -124,6 +124,10 @@ impl Layout {
 pub struct GroupLevel {
     pub committers: u32,
     pub layout: Layout,
+    /// PostgreSQL's commit_delay emulated (µs the leader waits before its flush, only with
+    /// at least commit_siblings other committers); 0: none.
+    #[serde(default)]
+    pub commit_delay_us: u32,
     pub commits: u64,
     pub elapsed_ns: u64,
     pub commits_per_s: f64,

@@ -204,6 +204,11 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         None
     };
 
+    let mut like = like;
+    if let (Some(l), Some(g)) = (like.as_mut(), group_commit.as_ref()) {
+        l.recommendations
+            .extend(super::like::commit_delay_advice(&g.levels));
+    }
     let capacity = capacity(&cases, spec.target_tps);
     let judged = match &like {
         Some(l) => super::like_run::as_cases(l),

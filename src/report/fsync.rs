@@ -405,7 +405,15 @@ pub fn group_table(g: &GroupCommit) -> Table {
         let syncs_per_s = (l.elapsed_ns > 0).then(|| l.syncs as f64 * 1e9 / l.elapsed_ns as f64);
         t.push([
             l.committers.to_string(),
-            l.layout.name().to_string(),
+            if l.commit_delay_us > 0 {
+                format!(
+                    "{} (commit_delay {} µs)",
+                    l.layout.name(),
+                    l.commit_delay_us
+                )
+            } else {
+                l.layout.name().to_string()
+            },
             format!("{:.1}", l.commits_per_s),
             opt(syncs_per_s, |x| format!("{x:.1}")),
             format!("{:.2}", l.commits_per_sync),
@@ -858,6 +866,7 @@ mod tests {
             case(Method::Odirect, Mode::Overwrite, 512, 220, Some(0)),
         ];
         let level = |n: u32, layout: Layout, cps: f64, per_sync: f64| GroupLevel {
+            commit_delay_us: 0,
             committers: n,
             layout,
             commits: cps as u64,

@@ -250,6 +250,64 @@ fn like_refuses_methods_and_an_unknown_database() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// --commit-delay: the shared-log curve runs once per delay (and 0), each level saying its
+/// delay, and the recommendations end with a commit_delay line (a value or "keep 0"); the
+/// flag needs --like postgres.
+#[test]
+fn fsync_like_postgres_commit_delay_runs_the_curve_per_delay_and_advises() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = like(
+        dir.path(),
+        "postgres",
+        "0.05",
+        &["--committers", "1,8", "--commit-delay", "0,1ms"],
+    );
+    let levels = j["group_commit"]["levels"].as_array().unwrap();
+    let got: Vec<(u64, String, u64)> = levels
+        .iter()
+        .map(|l| {
+            (
+                l["committers"].as_u64().unwrap(),
+                l["layout"].as_str().unwrap().to_string(),
+                l["commit_delay_us"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for n in [1, 8] {
+        for (layout, d) in [
+            ("shared_log", 0),
+            ("shared_log", 1000),
+            ("separate_files", 0),
+        ] {
+            assert!(
+                got.contains(&(n, layout.to_string(), d)),
+                "{n} {layout} {d}: {got:?}"
+            );
+        }
+    }
+    assert_eq!(got.len(), 6, "{got:?}");
+    let recs = j["like"]["recommendations"].as_array().unwrap();
+    let cd = recs
+        .iter()
+        .find(|r| r["variable"] == "commit_delay")
+        .unwrap_or_else(|| panic!("no commit_delay line: {recs:?}"));
+    let text = cd["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("commit_delay = 1000: raises commits/s at 8 backends")
+            || text.starts_with("keep commit_delay = 0"),
+        "{text}"
+    );
+    assert_eq!(recs[0]["variable"], "wal_sync_method", "{recs:?}");
+    let o = iosat()
+        .arg("fsync")
+        .arg(dir.path())
+        .args(["--like", "innodb", "--commit-delay", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--like postgres"), "{}", stderr(&o));
+}
+
 /// On the known device (writes of W, flushes of F), ext4 without a journal: an fdatasync or
 /// fsync commit of one 8 KiB WAL write is the write plus one flush. Both go through FUSE and
 /// the loop device's worker, whose cost per request `o` the device's own counters show
