@@ -512,8 +512,9 @@ pub fn recommend(db: Database, entries: &[LikeEntry], fs: &str) -> Vec<Recommend
     }
 }
 
-/// PostgreSQL's commit_delay from the shared-log group-commit levels: the delay and number of
-/// backends where waiting raised commits/s most over commit_delay = 0 at the same backends,
+/// PostgreSQL's commit_delay from the shared-log group-commit levels with more than
+/// [`COMMIT_SIBLINGS`] backends (where the delay applies): the delay and number of backends
+/// where waiting raised commits/s most over commit_delay = 0 at the same backends,
 /// recommended only when that is at least [`SAME_SPEED`] (10 %) more; otherwise "keep
 /// commit_delay = 0". None when no level ran with a delay.
 pub fn commit_delay_advice(levels: &[GroupLevel]) -> Option<Recommendation> {
@@ -527,10 +528,14 @@ pub fn commit_delay_advice(levels: &[GroupLevel]) -> Option<Recommendation> {
     };
     let mut tried = false;
     let mut best: Option<(&GroupLevel, &GroupLevel, f64)> = None;
-    for l in levels
-        .iter()
-        .filter(|l| l.layout == Layout::SharedLog && l.commit_delay_us > 0 && l.commits > 0)
-    {
+    // With commit_siblings or fewer other committers the leader did not wait: a difference
+    // there is noise, not the delay.
+    for l in levels.iter().filter(|l| {
+        l.layout == Layout::SharedLog
+            && l.commit_delay_us > 0
+            && l.commits > 0
+            && l.committers > COMMIT_SIBLINGS
+    }) {
         let Some(base) = shared(l.committers, 0) else {
             continue;
         };
@@ -1012,7 +1017,8 @@ pub(crate) mod tests {
         sep.layout = Layout::SeparateFiles;
         let mut levels = vec![
             level(1, 0, 1000.0, 1.2),
-            level(1, 1000, 1000.0, 1.2),
+            // One backend: the delay did not apply (commit_siblings); this 2x is noise.
+            level(1, 1000, 2000.0, 1.2),
             level(16, 0, 5000.0, 3.0),
             level(16, 100, 5200.0, 3.1),
             level(16, 1000, 7000.0, 3.9),
@@ -1047,8 +1053,8 @@ pub(crate) mod tests {
             "{}",
             r.text
         );
-        // No delayed level: nothing to say.
-        levels.retain(|l| l.commit_delay_us == 0);
+        // No delayed level where the delay applies: nothing to say.
+        levels.retain(|l| l.commit_delay_us == 0 || l.committers == 1);
         assert!(commit_delay_advice(&levels).is_none());
     }
 
