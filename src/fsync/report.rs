@@ -68,6 +68,10 @@ pub struct CaseResult {
     pub mode: Mode,
     #[serde(default)]
     pub description: String,
+    /// Under --like: the database setting this case stands for ("wal_sync_method =
+    /// open_sync"), the name the verdict's lines use instead of iosat's method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
     pub durable: bool,
     pub commits: u64,
     pub elapsed_ns: u64,
@@ -275,6 +279,7 @@ impl CaseResult {
             size,
             mode,
             description: method.describe().into(),
+            setting: None,
             durable: method.durable(),
             commits,
             elapsed_ns,
