@@ -7,6 +7,8 @@
 #     (every device has traffic in every interval: the learner's worst case), replayed;
 #  2. the same static 1,000-line diskstats read live (--proc-root, -i 0.01): idle devices.
 # Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
+# BEFORE=<an older iosat binary> adds its learning runs to each repeat (before, after,
+# --no-learn, interleaved) and a before ÷ --no-learn column: a change measured side by side.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -21,9 +23,10 @@ mkdir -p "$tmp/proc" "$tmp/sys"
 synthetic_diskstats "$tmp/proc/diskstats"
 synthetic_recording "$n" "$tmp/proc/diskstats" > "$tmp/rec"
 echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
-python3 - "$bin" "$tmp" "$n" "$repeats" <<'PY'
+python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" <<'PY'
 import os, subprocess, sys, statistics
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+before = sys.argv[5]
 null = open(os.devnull, "w")
 def cpu(cmd):
     p = subprocess.Popen(cmd, stdout=null)
@@ -37,15 +40,23 @@ inputs = {
                                      "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
                                      "--state-dir", tmp + "/state"],
 }
-print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |")
-print("|---|---|---|---|")
+print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"
+      + (" before: us/sample | before ratio |" if before else ""))
+print("|---|---|---|---|" + ("---|---|" if before else ""))
 for name, args in inputs.items():
-    on, off, ratios = [], [], []
+    on, off, ratios, old, old_ratios = [], [], [], [], []
     for _ in range(repeats):
+        if before:
+            old.append(cpu([before] + args) / (n + 1) * 1e6)
         a = cpu([bin] + args) / (n + 1) * 1e6
         b = cpu([bin] + args + ["--no-learn"]) / (n + 1) * 1e6
         on.append(a); off.append(b); ratios.append(a / b)
-    print("| %s | %.0f | %.0f | %.3f (%.3f-%.3f) |" % (
+        if before:
+            old_ratios.append(old[-1] / b)
+    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) |" % (
         name, statistics.median(on), statistics.median(off), statistics.median(ratios),
-        min(ratios), max(ratios)))
+        min(ratios), max(ratios))
+    if before:
+        line += " %.0f | %.3f |" % (statistics.median(old), statistics.median(old_ratios))
+    print(line)
 PY

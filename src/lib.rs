@@ -8,6 +8,7 @@
 //! The README's "For contributors" section gives each module's paragraph.
 
 pub mod analysis;
+pub mod build;
 pub mod cli;
 pub mod cmd;
 pub mod config;

@@ -315,6 +315,7 @@ pub mod confidence;
 pub mod device;
 pub mod evidence;
 pub mod judge;
+pub mod open;
 pub mod text;
 pub mod throttle;
 pub mod usl;

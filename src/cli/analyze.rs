@@ -32,6 +32,12 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub html: Option<PathBuf>,
 
+    /// Estimate from the closed-loop levels the highest rate whose p99 stays within TIME
+    /// (2ms, 500us), labelled as an estimate: a closed loop hides the queueing of an offered
+    /// rate, so the real answer (`iosat sweep --target-p99`) is lower.
+    #[arg(long, value_name = "TIME")]
+    pub target_p99: Option<String>,
+
     #[command(flatten)]
     pub output: super::OutputFileArgs,
 

@@ -50,8 +50,9 @@ pub struct ExporterArgs {
     )]
     pub write_timeout: String,
 
-    /// TLS and basic auth, in exporter-toolkit's web configuration format
-    /// (tls_server_config: cert_file, key_file; basic_auth_users: user: bcrypt hash).
+    /// TLS (with client certificates), basic auth, headers and a rate limit, in
+    /// exporter-toolkit's web configuration format (tls_server_config, basic_auth_users,
+    /// http_server_config, rate_limit): the file node_exporter reads.
     #[arg(long = "web.config.file", value_name = "FILE")]
     pub web_config_file: Option<std::path::PathBuf>,
 

@@ -1,6 +1,6 @@
 //! Command-line syntax only (clap derive). No clap type goes past `config/`; each subcommand's
 //! arguments live in a file of their own.
-//! Imports only: cli/.
+//! Imports only: cli/, build.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ pub mod top;
 #[derive(Debug, Parser)]
 #[command(
     name = "iosat",
-    version,
+    version = crate::build::LONG_VERSION,
     propagate_version = true,
     max_term_width = 100
 )]

@@ -124,6 +124,42 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_name = "N", help_heading = "Workload")]
     pub seed: u64,
 
+    /// Open loop: offer these request rates (IOPS, a comma list; k suffix: 2k = 2000), or
+    /// `auto` (25, 50, 80, 100 and 120 % of the maximum a short closed-loop pass finds), one
+    /// level each, requests issued on a schedule of intended start times whether or not the
+    /// device kept up, every latency timed from its intended start (what a user waits) and
+    /// from its submission (what the device took). Without --levels no closed-loop levels
+    /// run for a list of rates.
+    #[arg(long, value_name = "LIST|auto", help_heading = "Open loop")]
+    pub rate: Option<String>,
+
+    /// Open loop: how requests arrive: poisson (independent arrivals, exponential gaps, as
+    /// fio's rate_process=poisson) or uniform (evenly spaced).
+    #[arg(long, value_name = "poisson|uniform", help_heading = "Open loop")]
+    pub arrivals: Option<String>,
+
+    /// Open loop: the most requests in flight (threads of the generator's pool). Default: 4x
+    /// the closed-loop knee when a closed-loop pass ran, else 64. A schedule that needs more
+    /// falls behind, and the level says so.
+    #[arg(long, value_name = "N", help_heading = "Open loop")]
+    pub max_inflight: Option<u32>,
+
+    /// Open loop: find the highest offered rate whose p99 from the intended start is at most
+    /// TIME (2ms, 500us): a short closed-loop pass brackets it, then open-loop levels bisect
+    /// the rate; the verdict gives max_iops_at_target with the rates that met and missed it.
+    /// Same as `--target p99=TIME`.
+    #[arg(long, value_name = "TIME", help_heading = "Open loop", conflicts_with_all = ["rate", "latency_target"])]
+    pub target_p99: Option<String>,
+
+    /// Open loop: as --target-p99 for any percentile: PCT=TIME with PCT one of mean, p50,
+    /// p90, p95, p99, p99.9 (`--target p95=1ms`).
+    #[arg(
+        long = "target",
+        value_name = "PCT=TIME",
+        help_heading = "Open loop",
+        conflicts_with = "rate"
+    )]
+    pub latency_target: Option<String>,
     /// Gentle mode for a production disk: no level above N requests in flight (the levels
     /// asked for are cut there; `auto` doubles up to N). A knee not reached by then is stated
     /// as a lower bound ("the knee is above N in flight").

@@ -33,6 +33,15 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut rep = report::build(&imports, &spec.devices)?;
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
+    if let Some(t) = spec.target {
+        // An estimate from the closed loop, said as one (analysis::open).
+        rep.target_estimate = crate::analysis::open::estimate_from_closed(&rep.points(), t);
+        let words = match &rep.target_estimate {
+            Some(a) => crate::analysis::open::target_words(a),
+            None => "--target-p99: no closed-loop level with a p99 to estimate from".to_string(),
+        };
+        rep.source.notes.push(words);
+    }
     spec.output
         .open()?
         .result(&|f| crate::report::analyze::render(&rep, f))?;

@@ -78,17 +78,33 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     let mut out = spec.output.open()?;
     // Partial results in -o and --html after every level (docs/design.md §3.4), and the final ones.
     let mut write_files = |r: &SweepReport| -> Result<()> { out.files(&|f| render(r, f)) };
-    LevelDriver::new(
-        engine.as_mut(),
-        &plan,
-        watch.as_ref(),
-        &progress,
-        &mut write_files,
-    )
-    .run(&mut report)?;
+    let closed = spec.open.as_ref().map_or(true, |o| o.closed_first);
+    if closed {
+        LevelDriver::new(
+            engine.as_mut(),
+            &plan,
+            watch.as_ref(),
+            &progress,
+            &mut write_files,
+        )
+        .run(&mut report)?;
+    }
+    if let (Some(o), Some(t)) = (&spec.open, &target) {
+        if !report.interrupted {
+            open_loop(
+                o,
+                &plan,
+                t,
+                watch.as_ref(),
+                &progress,
+                &mut report,
+                &mut write_files,
+            )?;
+        }
+    }
     progress.clear();
     out.result(&|f| render(&report, f))?;
-    if spec.save_profile && report.complete {
+    if spec.save_profile && report.complete && !report.levels.is_empty() {
         save_profile(spec, &report, watch.as_ref())?;
     }
     drop(target);
@@ -96,6 +112,101 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(crate::error::exit::OK)
+}
+
+/// The open-loop levels (`--rate`), after the closed loop's when it ran: the pool sized
+/// (load/open.rs `pool_size`), one level per rate, the verdict refreshed and the files
+/// rewritten after each.
+fn open_loop(
+    o: &crate::load::open::OpenPlan,
+    plan: &crate::load::driver::SweepPlan,
+    t: &target::Target,
+    watch: Option<&DeviceWatch>,
+    progress: &ProgressBar,
+    report: &mut SweepReport,
+    write_files: &mut dyn FnMut(&SweepReport) -> Result<()>,
+) -> Result<()> {
+    use crate::load::driver::LevelProgress;
+    use crate::load::open::{self, OpenEngine, OpenSpec};
+    use crate::load::open_result::OpenLoopInfo;
+    let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
+    let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
+    if report.levels.is_empty() {
+        // No closed loop ran: the report names the open loop's generator, not the engine
+        // that would have run it.
+        report.workload.engine = "open".into();
+        report.workload.levels = String::new();
+    }
+    crate::error::note(&why);
+    report.open_loop = Some(OpenLoopInfo {
+        rates: o.rates_text.clone(),
+        arrivals: o.arrivals,
+        max_inflight,
+        max_inflight_why: why,
+        target: o.target,
+        verdict: None,
+    });
+    let closed_max = report.verdict.as_ref().map(|v| v.peak_iops);
+    let rates = o.rates(closed_max);
+    let search = o.target.zip(closed_max.filter(|m| *m > 0.0));
+    if rates.is_empty() && search.is_none() {
+        report.notes.push(
+            "the closed loop measured no maximum, so no rate was offered (--rate auto and \
+             --target-p99 start from it)"
+                .into(),
+        );
+    }
+    // --target-p99: the closed loop's estimate brackets the search (analysis::open).
+    let estimate = search.and_then(|(t, _)| {
+        crate::analysis::open::estimate_from_closed(&report.points(), t).map(|a| a.iops)
+    });
+    let next_rate = |i: usize, r: &SweepReport| -> Option<f64> {
+        match search {
+            Some((t, max)) => {
+                let pts: Vec<_> = r
+                    .open_levels
+                    .iter()
+                    .map(crate::load::open_result::OpenLevelResult::point)
+                    .collect();
+                crate::analysis::open::search_next(&pts, t, max, estimate)
+            }
+            None => rates.get(i).copied(),
+        }
+    };
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
+    let first = OpenSpec {
+        rate_per_s: 1.0,
+        arrivals: o.arrivals,
+        max_inflight,
+    };
+    let mut engine = OpenEngine::new(fd, t.size_bytes, t.path.clone(), first);
+    report.complete = false;
+    let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
+    let mut i = 0;
+    while let Some(rate) = next_rate(i, report) {
+        if crate::sys::signal::stop_requested() {
+            report.interrupted = true;
+            break;
+        }
+        let spec = OpenSpec {
+            rate_per_s: rate,
+            ..first
+        };
+        let (r, cut) = open::measure(&mut engine, plan, spec, base + i, watch, progress)?;
+        if let Some(r) = r {
+            progress.open_level_done(&r);
+            report.open_levels.push(r);
+        }
+        report.interrupted |= cut;
+        report.refresh_open_verdict();
+        write_files(report)?;
+        if report.interrupted {
+            break;
+        }
+        i += 1;
+    }
+    report.complete = !report.interrupted;
+    Ok(())
 }
 
 /// The target, opened or laid out (the bar says so while a test file is laid out); None for

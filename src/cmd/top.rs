@@ -41,6 +41,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let wants_procs = Arc::new(AtomicBool::new(false));
     // Rung by the live sampler after each interval: the UI sleeps until then.
     let wake = Arc::new(Wake::new().map_err(|e| Error::io("<pipe>", e))?);
+    let mut sampler_thread = None;
     let (source, rx, pace) = match (&spec.replay, recording) {
         (Some(path), Some(recording)) => {
             let rx = replay(&spec, path, recording, profiles)?;
@@ -51,7 +52,8 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
         _ => {
             let host = crate::sys::hostname(&spec.root).unwrap_or_else(|| "?".into());
             let kernel = crate::sys::kernel_release(&spec.root).unwrap_or_else(|| "?".into());
-            let rx = live(&spec, profiles, wants_procs.clone(), wake.clone())?;
+            let (rx, sampler) = live(&spec, profiles, wants_procs.clone(), wake.clone())?;
+            sampler_thread = Some(sampler);
             (Source::Live { host, kernel }, rx, Pace::Live)
         }
     };
@@ -59,7 +61,13 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let mut app = App::new(source, spec.selection.clone(), color);
     // A recording's percentiles are not shown either: --no-bpf means diskstats alone.
     app.latency = !spec.no_bpf;
-    term::run(app, rx, pace, &wants_procs, &wake)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    app.as_root = unsafe { libc::geteuid() } == 0;
+    let ran = term::run(app, rx, pace, &wants_procs, &wake);
+    if let Some(t) = sampler_thread {
+        t.stop();
+    }
+    ran?;
     Ok(crate::error::exit::OK)
 }
 
@@ -75,12 +83,35 @@ fn send(tx: &SyncSender<Feed>, f: Feed) -> bool {
 /// The processes pane lists this many.
 const PROCS: usize = 20;
 
+/// The live sampler's thread, told to stop when the view ends: it saves what was learned
+/// and closes the recording first (issue 26: top saves its learned state at exit, as stat
+/// and the exporter do, not only every few minutes).
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// How long the view waits at exit for the sampler to save (a state file per device with
+/// traffic; a tick of 1,000 devices in flight first).
+const SAVE_AT_EXIT: Duration = Duration::from_secs(5);
+
+impl Sampler {
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.thread().unpark();
+        let deadline = std::time::Instant::now() + SAVE_AT_EXIT;
+        while !self.thread.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 fn live(
     spec: &TopSpec,
     profiles: ProfileCache,
     wants_procs: Arc<AtomicBool>,
     wake: Arc<Wake>,
-) -> Result<Receiver<Feed>, Error> {
+) -> Result<(Receiver<Feed>, Sampler), Error> {
     let recording = RecordingWriter::for_flag(spec.record.as_deref(), spec.interval_ns, &spec.root);
     let mut collector = Collector::new(
         spec.root.clone(),
@@ -96,7 +127,7 @@ fn live(
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
     if let Some(l) = &spec.learn {
-        // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS).
+        // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS) and at its end.
         collector.learn(crate::learn::Learner::new(l.clone()));
     }
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
@@ -106,9 +137,24 @@ fn live(
     let mut procs = ProcTracker::default();
     let mut host = SchedMark::read(&root);
     let (tx, rx) = sync_channel(QUEUE);
-    std::thread::spawn(move || {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let thread = std::thread::spawn(move || {
         loop {
-            schedule.wait();
+            // Until the next sample is due, or the view ends (it unparks this thread).
+            let next = schedule.next_at(clock::monotonic_ns());
+            loop {
+                let now = clock::monotonic_ns();
+                if stopped.load(Ordering::Relaxed) || now >= next {
+                    break;
+                }
+                std::thread::park_timeout(Duration::from_nanos(next - now));
+            }
+            if stopped.load(Ordering::Relaxed) {
+                collector.save_learning();
+                let _ = collector.finish();
+                return;
+            }
             let tick = collector.tick();
             // What goes with the interval's report is sent before it: the UI draws once per
             // interval, when the report comes (see ui::top::term::take).
@@ -142,20 +188,22 @@ fn live(
             feeds.extend(failed);
             for f in feeds {
                 if !send(&tx, f) {
-                    // The view is gone: the recording is synced and closed (nobody is left
-                    // to be told of an error there).
+                    // The view is gone: what was learned is saved, the recording synced and
+                    // closed (nobody is left to be told of an error there).
+                    collector.save_learning();
                     let _ = collector.finish();
                     return;
                 }
             }
             wake.ring();
             if end {
+                collector.save_learning();
                 let _ = collector.finish();
                 return;
             }
         }
     });
-    Ok(rx)
+    Ok((rx, Sampler { stop, thread }))
 }
 
 fn replay(

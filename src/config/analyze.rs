@@ -17,6 +17,8 @@ pub struct AnalyzeSpec {
     /// Standard output, `-o FILE` (the result there too) and `--html FILE` (the page
     /// `iosat report` draws).
     pub output: super::output::Output,
+    /// `--target-p99`: the target to estimate the rate for.
+    pub target: Option<crate::analysis::open::Target>,
 }
 
 impl AnalyzeSpec {
@@ -32,7 +34,22 @@ impl AnalyzeSpec {
         let output = super::output::Output::stdout(super::output_format(&a.format))
             .page(a.html.as_deref(), Force::NotOffered)?
             .file("-o", a.output.output.as_deref(), force(a.output.force))?;
+        let target = a
+            .target_p99
+            .as_deref()
+            .map(|t| -> Result<_> {
+                let ns = super::duration_arg("--target-p99", t)?;
+                if ns == 0 {
+                    return Err(Error::usage("--target-p99", t, "must be a positive time"));
+                }
+                Ok(crate::analysis::open::Target {
+                    percentile: crate::analysis::open::Percentile::P99,
+                    limit_ns: ns as f64,
+                })
+            })
+            .transpose()?;
         Ok(AnalyzeSpec {
+            target,
             files,
             devices: a.devices.clone(),
             output,

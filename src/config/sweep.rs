@@ -49,6 +49,8 @@ pub struct SweepSpec {
     pub no_bpf: bool,
     /// Where kernel files are read (--proc-root, --sys-root).
     pub root: crate::sys::Root,
+    /// `--rate`: the open loop (load/open.rs), None for a closed-loop sweep only.
+    pub open: Option<crate::load::open::OpenPlan>,
     /// `--max-concurrency`, `--rate-limit`: the gentle mode (none given: default).
     pub limits: crate::analysis::evidence::SweepLimits,
 }
@@ -122,6 +124,133 @@ fn gentle(
     }
     Ok((limits, levels, engine))
 }
+
+/// `--rate`: `auto` or a comma list of positive rates (IOPS; `k` suffix for thousands).
+pub fn parse_rates(s: &str) -> Result<crate::load::open::Rates> {
+    use crate::load::open::Rates;
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Rates::Auto);
+    }
+    let bad = || {
+        Error::usage(
+            "--rate",
+            s,
+            "must be `auto` or a comma-separated list of positive rates in IOPS (2000, 2k)",
+        )
+    };
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let p = part.trim().to_ascii_lowercase();
+        let (num, mul) = match p.strip_suffix('k') {
+            Some(n) => (n, 1000.0),
+            None => (p.as_str(), 1.0),
+        };
+        let v: f64 = num.trim().parse().map_err(|_| bad())?;
+        let v = v * mul;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(bad());
+        }
+        out.push(v);
+    }
+    Ok(Rates::List(out))
+}
+
+/// The open-loop part of the arguments (None without `--rate`); `--arrivals` and
+/// `--max-inflight` without `--rate` are refused.
+fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load::open::OpenPlan>> {
+    use crate::load::schedule::Arrivals;
+    let target = parse_target(a)?;
+    let searching = target.is_some();
+    let rate_text = match (&a.rate, target) {
+        (Some(r), _) => Some(r.clone()),
+        (None, Some(_)) => Some("search".to_string()),
+        (None, None) => None,
+    };
+    let Some(text) = &rate_text else {
+        if a.arrivals.is_some() {
+            return Err(Error::flag("--arrivals", "only applies to --rate"));
+        }
+        if a.max_inflight.is_some() {
+            return Err(Error::flag("--max-inflight", "only applies to --rate"));
+        }
+        return Ok(None);
+    };
+    if matches!(engine, EngineChoice::Sim(_)) {
+        return Err(Error::usage(
+            "--rate",
+            text,
+            "the open loop runs on a real target, not the sim engine",
+        ));
+    }
+    let rates = if searching {
+        crate::load::open::Rates::Search
+    } else {
+        parse_rates(text)?
+    };
+    let arrivals = match a.arrivals.as_deref().map(str::trim) {
+        None | Some("poisson") => Arrivals::Poisson,
+        Some("uniform") => Arrivals::Uniform,
+        Some(other) => {
+            return Err(Error::usage(
+                "--arrivals",
+                other,
+                "must be poisson or uniform",
+            ))
+        }
+    };
+    if let Some(n) = a.max_inflight {
+        if n == 0 || n > MAX_CONCURRENCY {
+            return Err(Error::usage(
+                "--max-inflight",
+                n,
+                format!("must be between 1 and {MAX_CONCURRENCY}"),
+            ));
+        }
+    }
+    // The closed loop runs first when asked for (--levels given) or needed (--rate auto).
+    let levels_given = a.levels.trim() != DEFAULT_LEVELS_TEXT;
+    Ok(Some(crate::load::open::OpenPlan {
+        closed_first: levels_given || !matches!(rates, crate::load::open::Rates::List(_)),
+        target,
+        rates,
+        rates_text: text.trim().to_string(),
+        arrivals,
+        max_inflight: a.max_inflight,
+    }))
+}
+
+/// `--target-p99 TIME` or `--target PCT=TIME` (None without either); the error names the flag.
+fn parse_target(a: &SweepArgs) -> Result<Option<crate::analysis::open::Target>> {
+    use crate::analysis::open::{Percentile, Target};
+    let (flag, pct, time) = match (&a.target_p99, &a.latency_target) {
+        (Some(t), _) => ("--target-p99", "p99", t.as_str()),
+        (None, Some(t)) => {
+            let (p, time) = t.split_once('=').ok_or_else(|| {
+                Error::usage("--target", t, "must be PCT=TIME, as p99=2ms or p95=500us")
+            })?;
+            ("--target", p, time)
+        }
+        (None, None) => return Ok(None),
+    };
+    let percentile = Percentile::parse(pct).ok_or_else(|| {
+        Error::usage(
+            flag,
+            pct,
+            "the percentile is one of mean, p50, p90, p95, p99, p99.9",
+        )
+    })?;
+    let limit_ns = super::duration_arg(flag, time)?;
+    if limit_ns == 0 {
+        return Err(Error::usage(flag, time, "must be a positive time"));
+    }
+    Ok(Some(Target {
+        percentile,
+        limit_ns: limit_ns as f64,
+    }))
+}
+
+/// `--levels`' default as clap writes it (cli/sweep.rs).
+const DEFAULT_LEVELS_TEXT: &str = "1,2,4,8,16,32,64,128,256";
 
 pub fn parse_levels(s: &str) -> Result<Levels> {
     if s.trim().eq_ignore_ascii_case("auto") {
@@ -249,6 +378,13 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         return Err(Error::flag("--force", "only applies to --save-profile"));
     }
     let (limits, levels, engine) = gentle(a, parse_levels(&a.levels)?, engine)?;
+    let open = open_plan(a, &engine)?;
+    // `--rate auto` and a target need the closed loop's maximum only: doubling until it
+    // plateaus, unless --levels was given.
+    let searching = open
+        .as_ref()
+        .is_some_and(|o| !matches!(o.rates, crate::load::open::Rates::List(_)))
+        && a.levels.trim() == DEFAULT_LEVELS_TEXT;
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     // -o is rewritten after every level: refuse a user's file before the run, not after it.
     let output = super::output::Output::stdout(super::output_format(&a.format))
@@ -271,8 +407,12 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         budget_ns,
         pattern,
         block_size,
-        levels,
-        levels_text: a.levels.trim().to_string(),
+        levels: if searching { Levels::Auto } else { levels },
+        levels_text: if searching {
+            "auto".to_string()
+        } else {
+            a.levels.trim().to_string()
+        },
         duration_ns,
         ramp_ns,
         max_threads: a.threads,
@@ -284,6 +424,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         no_progress: a.no_progress,
         no_bpf: a.no_bpf,
         root: super::root(&a.root),
+        open,
         limits,
     })
 }
@@ -404,6 +545,55 @@ mod tests {
         assert!(parse_levels("4,2").is_err());
         assert!(parse_levels("0,1").is_err());
         assert!(parse_levels("1,,2").is_err());
+    }
+
+    #[test]
+    fn open_loop_flags() {
+        use crate::analysis::open::Percentile;
+        use crate::load::open::Rates;
+        assert_eq!(
+            parse_rates("1000, 2k,2.5k").unwrap(),
+            Rates::List(vec![1000.0, 2000.0, 2500.0])
+        );
+        assert_eq!(parse_rates("AUTO").unwrap(), Rates::Auto);
+        for bad in ["0", "-5", "fast", "1000,,2000"] {
+            assert!(parse_rates(bad).is_err(), "{bad}");
+        }
+        // A list alone runs no closed loop; --levels or auto adds it first.
+        let o = build(&args(&["--rate", "1000"])).unwrap().open.unwrap();
+        assert!(!o.closed_first);
+        assert!(
+            build(&args(&["--rate", "1000", "--levels", "1,4"]))
+                .unwrap()
+                .open
+                .unwrap()
+                .closed_first
+        );
+        let s = build(&args(&["--rate", "auto"])).unwrap();
+        assert!(s.open.unwrap().closed_first);
+        assert_eq!(s.levels, Levels::Auto);
+        let t = build(&args(&["--target-p99", "2ms"]))
+            .unwrap()
+            .open
+            .unwrap();
+        assert_eq!(t.rates, Rates::Search);
+        let t = t.target.unwrap();
+        assert_eq!((t.percentile, t.limit_ns), (Percentile::P99, 2e6));
+        let t = build(&args(&["--target", "p95=500us"]))
+            .unwrap()
+            .open
+            .unwrap();
+        assert_eq!(t.target.unwrap().percentile, Percentile::P95);
+        for bad in [
+            &["--target", "p42=1ms"][..],
+            &["--target", "2ms"],
+            &["--target-p99", "0"],
+            &["--arrivals", "uniform"],
+            &["--rate", "100", "--arrivals", "bursty"],
+            &["--rate", "100", "--engine", "sim:units=4,service=1ms"],
+        ] {
+            assert!(build(&args(bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The Prometheus text exposition of one scrape (format 0.0.4): a [`Scrape`] (raw diskstats lines
+//! The Prometheus exposition of one scrape, as families fed to a [`Sink`] (the text format 0.0.4
+//! here, the protobuf one in proto.rs): a [`Scrape`] (raw diskstats lines
 //! with their `*_ms` totals wrap-extended, device identity, in-flight split, profiles,
 //! block-latency histograms, collector health) in, bytes out. Pure: no IO, no clock. Also the
 //! per-device state that extends the kernel's 32-bit ms fields across scrapes ([`WrapExtender`]),
@@ -71,7 +72,47 @@ pub struct Scrape {
     /// Completions the block-latency program dropped for want of a device slot; None when
     /// the source is not attached.
     pub blk_dropped: Option<u64>,
+    /// The `iosat_build_info` labels; None leaves the family out (the server sets it: a
+    /// fixture's exposition does not change with each commit).
+    pub build: Option<BuildInfo>,
 }
+
+/// What the running binary was built from (crate::build), as `iosat_build_info` labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildInfo {
+    pub version: &'static str,
+    pub commit: &'static str,
+    pub rustc: &'static str,
+    pub target: &'static str,
+    pub profile: &'static str,
+}
+
+impl BuildInfo {
+    /// This binary's.
+    pub const THIS: BuildInfo = BuildInfo {
+        version: crate::build::VERSION,
+        commit: crate::build::COMMIT,
+        rustc: crate::build::RUSTC,
+        target: crate::build::TARGET,
+        profile: crate::build::PROFILE,
+    };
+
+    /// The label pairs, in exposition order.
+    pub fn labels(&self) -> [(&'static str, &'static str); 5] {
+        [
+            ("version", self.version),
+            ("commit", self.commit),
+            ("rustc", self.rustc),
+            ("target", self.target),
+            ("profile", self.profile),
+        ]
+    }
+}
+
+/// `iosat_build_info`'s HELP.
+pub const BUILD_INFO_HELP: &str = "The build of iosat serving these metrics, always 1: its \
+version, the commit it was built from (unknown outside a git checkout), the compiler, target and \
+profile.";
 
 /// The `op` label of a profile: the direction it was measured in (a mixed sweep's profile is
 /// saved and served as the read one, as profile.rs files it).
@@ -151,19 +192,24 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-struct Out(String);
+/// Where a scrape's families go: the text format here ([`Text`]), the protobuf one in
+/// exporter::proto. Families are opened in order; each sample belongs to the last one opened.
+pub trait Sink {
+    fn family(&mut self, name: &str, kind: &str, help: &str);
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64);
+    /// One histogram of the block-latency source (cumulative, as read).
+    fn histogram(&mut self, name: &str, labels: &[(&str, &str)], h: &crate::sys::bpf::RawHist);
+}
 
-impl Out {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.0, "# HELP {name} {help}");
-        let _ = writeln!(self.0, "# TYPE {name} {kind}");
-    }
+/// The text format (0.0.4).
+pub struct Text(pub String);
 
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+impl Text {
+    fn labelled(&mut self, name: &str, labels: &[(&str, &str)], extra: Option<(&str, &str)>) {
         self.0.push_str(name);
-        if !labels.is_empty() {
+        if !labels.is_empty() || extra.is_some() {
             self.0.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
+            for (i, (k, v)) in labels.iter().chain(extra.as_ref()).enumerate() {
                 if i > 0 {
                     self.0.push(',');
                 }
@@ -171,7 +217,31 @@ impl Out {
             }
             self.0.push('}');
         }
+    }
+}
+
+impl Sink for Text {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}");
+        let _ = writeln!(self.0, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.labelled(name, labels, None);
         let _ = writeln!(self.0, " {value}");
+    }
+
+    fn histogram(&mut self, name: &str, labels: &[(&str, &str)], h: &crate::sys::bpf::RawHist) {
+        let bucket = format!("{name}_bucket");
+        for (le, n) in crate::monitor::blklat::power_of_two_buckets(h) {
+            self.labelled(&bucket, labels, Some(("le", &le.to_string())));
+            let _ = writeln!(self.0, " {n}");
+        }
+        let count: u64 = h.buckets.iter().sum();
+        self.labelled(&bucket, labels, Some(("le", "+Inf")));
+        let _ = writeln!(self.0, " {count}");
+        self.sample(&format!("{name}_sum"), labels, h.sum_ns as f64 / 1e9);
+        self.sample(&format!("{name}_count"), labels, count as f64);
     }
 }
 
@@ -239,9 +309,15 @@ fn kind_str(k: Option<DevKind>) -> &'static str {
     k.map_or("unknown", DevKind::as_str)
 }
 
-/// The exposition of one scrape.
+/// The text exposition of one scrape.
 pub fn render(s: &Scrape) -> String {
-    let mut o = Out(String::with_capacity(1024 + s.devices.len() * 3000));
+    let mut o = Text(String::with_capacity(1024 + s.devices.len() * 3000));
+    render_into(&mut o, s);
+    o.0
+}
+
+/// Every family of one scrape into `o`, in exposition order.
+pub fn render_into(o: &mut dyn Sink, s: &Scrape) {
     o.family(
         "iosat_disk_info",
         "gauge",
@@ -275,7 +351,7 @@ serial, wwid, rotational, I/O scheduler, write cache mode and the id its profile
             1.0,
         );
     }
-    render_physical(&mut o, s);
+    render_physical(o, s);
     for (name, help, ops) in OP_COUNTERS {
         o.family(name, "counter", help);
         for d in &s.devices {
@@ -329,9 +405,9 @@ writes, flushes are not counted).",
             );
         }
     }
-    render_profiles(&mut o, s);
-    render_judgement(&mut o, s);
-    render_latency(&mut o, s);
+    render_profiles(o, s);
+    render_judgement(o, s);
+    render_latency(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
         o.family(
@@ -341,6 +417,10 @@ writes, flushes are not counted).",
 slot was taken (slots of devices gone from diskstats are freed).",
         );
         o.sample(name, &[], n as f64);
+    }
+    if let Some(b) = &s.build {
+        o.family("iosat_build_info", "gauge", BUILD_INFO_HELP);
+        o.sample("iosat_build_info", &b.labels(), 1.0);
     }
     o.family(
         "iosat_scrape_collector_success",
@@ -366,12 +446,11 @@ slot was taken (slots of devices gone from diskstats are freed).",
             h.duration_s,
         );
     }
-    o.0
 }
 
 /// Each device's physical disk(s), so that rules alert once per physical disk (the stacked
 /// devices on a judged disk left out): one series per device and disk.
-fn render_physical(o: &mut Out, s: &Scrape) {
+fn render_physical(o: &mut dyn Sink, s: &Scrape) {
     const NAME: &str = "iosat_disk_physical_info";
     o.family(
         NAME,
@@ -402,7 +481,7 @@ members (/sys/block/*/slaves followed down), one series per disk (stacked=\"true
 
 /// The block layer's per-request latency (the BPF source) as a Prometheus histogram per
 /// device and op; absent (no HELP either) when the source is not attached.
-fn render_latency(o: &mut Out, s: &Scrape) {
+fn render_latency(o: &mut dyn Sink, s: &Scrape) {
     const NAME: &str = "iosat_disk_request_duration_seconds";
     if s.devices.iter().all(|d| d.latency.is_none()) {
         return;
@@ -419,36 +498,13 @@ buckets at powers of two from 1.024 us, counted by iosat's BPF program.",
         let Some(l) = &d.latency else { continue };
         let dev = &d.line.name;
         for (op, h) in ops.iter().zip(&l.ops) {
-            for (le, n) in crate::monitor::blklat::power_of_two_buckets(h) {
-                let le = le.to_string();
-                o.sample(
-                    &format!("{NAME}_bucket"),
-                    &[("device", dev), ("op", op), ("le", &le)],
-                    n as f64,
-                );
-            }
-            let count: u64 = h.buckets.iter().sum();
-            o.sample(
-                &format!("{NAME}_bucket"),
-                &[("device", dev), ("op", op), ("le", "+Inf")],
-                count as f64,
-            );
-            o.sample(
-                &format!("{NAME}_sum"),
-                &[("device", dev), ("op", op)],
-                h.sum_ns as f64 / 1e9,
-            );
-            o.sample(
-                &format!("{NAME}_count"),
-                &[("device", dev), ("op", op)],
-                count as f64,
-            );
+            o.histogram(NAME, &[("device", dev), ("op", op)], h);
         }
     }
 }
 
 /// The profile gauges, per device and the direction the profile was measured in.
-fn render_profiles(o: &mut Out, s: &Scrape) {
+fn render_profiles(o: &mut dyn Sink, s: &Scrape) {
     // Each direction's profile: the read (or only) one and the write one saved beside it.
     let with: Vec<(&DeviceScrape, &DeviceProfile)> = s
         .devices
@@ -540,6 +596,8 @@ struct Judged<'a> {
     knee_at_least: Option<f64>,
     max_iops: Option<f64>,
     headroom_iops: Option<f64>,
+    /// How well the learned curve's fit (USL) explains its points: the curve's confidence.
+    fit_r_squared: Option<f64>,
 }
 
 fn judged(s: &Scrape) -> Vec<Judged<'_>> {
@@ -564,39 +622,110 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 knee_at_least: None,
                 max_iops: Some(p.max_useful_iops),
                 headroom_iops: None,
+                fit_r_squared: None,
             });
         }
-        let Some(l) = d.learned.as_deref() else {
-            continue;
-        };
-        let Some(dir) = l.direction else { continue };
-        if l.baseline_latency_ns.is_none() || swept.iter().any(|p| profile_op(p) == dir.as_str()) {
-            continue;
+        for l in learned_directions(d) {
+            let Some(dir) = l.direction else { continue };
+            if l.baseline_latency_ns.is_none()
+                || swept.iter().any(|p| profile_op(p) == dir.as_str())
+            {
+                continue;
+            }
+            out.push(Judged {
+                device,
+                op: dir.as_str(),
+                source: "learned",
+                baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
+                baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
+                bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
+                knee: l.knee_concurrency.map(f64::from),
+                knee_at_least: l.knee_at_least,
+                max_iops: l.max_iops,
+                headroom_iops: l.headroom_iops,
+                fit_r_squared: l.fit_r_squared,
+            });
         }
-        out.push(Judged {
-            device,
-            op: dir.as_str(),
-            source: "learned",
-            baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
-            baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
-            bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
-            knee: l.knee_concurrency.map(f64::from),
-            knee_at_least: l.knee_at_least,
-            max_iops: l.max_iops,
-            headroom_iops: l.headroom_iops,
-        });
     }
     out
 }
 
+/// Each direction's learned judgement of a device: reads and writes apart (learn's
+/// `directions`), else the device's one judgement under its direction.
+fn learned_directions(d: &DeviceScrape) -> Vec<&crate::learn::Learned> {
+    match d.learned.as_deref() {
+        None => vec![],
+        Some(l) if l.directions.is_empty() => vec![l],
+        Some(l) => l.directions.iter().collect(),
+    }
+}
+
 type JudgedGet = fn(&Judged) -> Option<f64>;
+
+const STATES: [crate::learn::State; 5] = {
+    use crate::learn::State;
+    [
+        State::Idle,
+        State::Unknown,
+        State::Ok,
+        State::Saturated,
+        State::Overloaded,
+    ]
+};
+
+/// Each direction's own state and ratio (`iosat_disk_state` is the worst of them).
+fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
+    let rows: Vec<(&str, &'static str, &crate::learn::Learned)> = s
+        .devices
+        .iter()
+        .flat_map(|d| {
+            learned_directions(d)
+                .into_iter()
+                .filter_map(|l| Some((d.line.name.as_str(), l.direction?.as_str(), l)))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let name = "iosat_disk_op_state";
+    o.family(
+        name,
+        "gauge",
+        "Each direction's state in the interval since the last scrape, 1 for the current one \
+and 0 for the others (the states of iosat_disk_state, which is the worst of them); a direction \
+without I/O is idle.",
+    );
+    for (dev, op, l) in &rows {
+        for st in STATES {
+            let v = if l.state == st { 1.0 } else { 0.0 };
+            o.sample(
+                name,
+                &[("device", dev), ("op", op), ("state", st.as_str())],
+                v,
+            );
+        }
+    }
+    let name = "iosat_disk_op_latency_ratio";
+    o.family(
+        name,
+        "gauge",
+        "Each direction's p95 latency in the interval (the mean without percentiles) divided by \
+its learned baseline's: the ratio iosat_disk_op_state is judged on (absent without a baseline \
+or without I/O).",
+    );
+    for (dev, op, l) in &rows {
+        if let Some(r) = l.ratio {
+            o.sample(name, &[("device", dev), ("op", op)], r);
+        }
+    }
+}
 
 /// The judgement every view shares (learn::vocab): per device and direction the baseline and
 /// curve with their `source`, and per device the state (`iosat_disk_state`), the p95 ratio it
 /// is judged on and how much was learned. A family appears only when some device has a value.
-fn render_judgement(o: &mut Out, s: &Scrape) {
+fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
     let j = judged(s);
-    let gauges: [Family<JudgedGet>; 6] = [
+    let gauges: [Family<JudgedGet>; 7] = [
         (
             "iosat_disk_baseline_latency_seconds",
             "Mean latency at a queue of about one, the baseline the state is judged against; \
@@ -633,6 +762,12 @@ unless --target-p95): at the knee for a sweep, the most seen for learning.",
             "Requests per second that can be added before the p95 reaches the target (learn::vocab, \
 the one headroom of stat, top and the exporter); never below 0.",
             |j| j.headroom_iops,
+        ),
+        (
+            "iosat_disk_curve_fit_r_squared",
+            "R squared of the learned curve's fit (USL) to its points, 0 to 1: how far its \
+knee and capacity can be trusted (absent until there is a curve to fit).",
+            |j| j.fit_r_squared,
         ),
     ];
     for (name, help, get) in gauges {
@@ -681,7 +816,6 @@ the one headroom of stat, top and the exporter); never below 0.",
     if learned.is_empty() {
         return;
     }
-    use crate::learn::State;
     o.family(
         "iosat_disk_state",
         "gauge",
@@ -690,13 +824,7 @@ for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the
 saturated (1.5x to 3x), overloaded (3x and more) - the one vocabulary of stat, top and the alerts.",
     );
     for (dev, l) in &learned {
-        for st in [
-            State::Idle,
-            State::Unknown,
-            State::Ok,
-            State::Saturated,
-            State::Overloaded,
-        ] {
+        for st in STATES {
             let v = if l.state == st { 1.0 } else { 0.0 };
             o.sample(
                 "iosat_disk_state",
@@ -705,6 +833,7 @@ saturated (1.5x to 3x), overloaded (3x and more) - the one vocabulary of stat, t
             );
         }
     }
+    render_direction_states(o, s);
     o.family(
         "iosat_disk_latency_ratio",
         "gauge",
@@ -780,6 +909,7 @@ mod tests {
             }],
             health: vec![],
             blk_dropped: None,
+            build: None,
         };
         let text = render(&s);
         assert!(!text.contains("dropped_completions"), "{text}");
@@ -797,6 +927,7 @@ mod tests {
             devices: vec![],
             health: vec![],
             blk_dropped: Some(42),
+            build: Some(BuildInfo::THIS),
         };
         let text = render(&s);
         assert!(text.contains(
@@ -807,5 +938,12 @@ mod tests {
             text.contains("\niosat_block_latency_dropped_completions_total 42\n"),
             "{text}"
         );
+        let build = format!(
+            "\niosat_build_info{{version=\"{}\",commit=\"{}\",",
+            crate::build::VERSION,
+            crate::build::COMMIT
+        );
+        assert!(text.contains(&build), "{text}");
+        assert!(text.contains("# HELP iosat_build_info The build"), "{text}");
     }
 }

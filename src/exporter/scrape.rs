@@ -269,6 +269,7 @@ impl Scraper {
                     devices: vec![],
                     health,
                     blk_dropped: None,
+                    build: None,
                 };
             }
         };
@@ -345,6 +346,7 @@ impl Scraper {
                 duration_s: secs(t0),
             }],
             blk_dropped,
+            build: None,
         }
     }
 

@@ -6,17 +6,19 @@
 //! once their head has arrived (503 beyond it) and a larger one on open connections, so idle
 //! sockets cannot deny a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
 //! runs on a blocking thread under a deadline, so a hung read of /proc or /sys gives a
-//! failed-collector response, never a hung one. TLS (rustls) and basic auth (bcrypt) from
-//! `--web.config.file`. Stopped (and its port freed) when the [`Server`] is dropped.
+//! failed-collector response, never a hung one. TLS (rustls, with client certificates, versions
+//! and suites), basic auth (bcrypt), extra headers and a rate limit (429) from
+//! `--web.config.file`. `/metrics` answers in the protobuf exposition (proto.rs) when the
+//! scraper's Accept header prefers it. Stopped (and its port freed) when the [`Server`] is dropped.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use super::metrics::{self, Health, Scrape};
 use super::scrape::Scraper;
-use super::webconfig::{TlsFiles, WebConfig};
+use super::webconfig::{ClientAuth, RateLimit, TlsFiles, TlsVersion, WebConfig};
 use crate::error::Error;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
@@ -84,6 +86,47 @@ struct Shared {
     auth: Option<Auth>,
     /// Requests being served (head arrived), at most `max_requests`.
     requests: Arc<Semaphore>,
+    /// `http_server_config.headers`, on every response.
+    headers: Vec<(hyper::header::HeaderName, HeaderValue)>,
+    /// `rate_limit`: None, no limit.
+    limiter: Option<std::sync::Mutex<Bucket>>,
+}
+
+/// exporter-toolkit's `rate_limit` (Go's x/time/rate): a bucket of `burst` tokens, refilled
+/// one per `interval`; a request takes one or gets 429.
+#[derive(Debug)]
+pub struct Bucket {
+    limit: RateLimit,
+    tokens: f64,
+    last: std::time::Instant,
+}
+
+impl Bucket {
+    pub fn new(limit: RateLimit, now: std::time::Instant) -> Bucket {
+        Bucket {
+            limit,
+            tokens: f64::from(limit.burst),
+            last: now,
+        }
+    }
+
+    /// Take a token at `now`: false when there is none.
+    pub fn take(&mut self, now: std::time::Instant) -> bool {
+        let burst = f64::from(self.limit.burst);
+        let dt = now.saturating_duration_since(self.last).as_secs_f64();
+        let per_s = match self.limit.interval.as_secs_f64() {
+            i if i > 0.0 => 1.0 / i,
+            _ => f64::INFINITY,
+        };
+        self.tokens = (self.tokens + dt * per_s).min(burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 use crate::sys::fs::read_regular;
@@ -123,16 +166,71 @@ fn tls_acceptor(t: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, Error> {
             format!("key_file: not a PEM private key ({e})"),
         )
     })?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let cfg = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !t.cipher_suites.is_empty() {
+        // TLS 1.3's suites stay (Go does not configure them either); TLS 1.2's are the list.
+        provider.cipher_suites.retain(|s| {
+            s.version() == &rustls::version::TLS13
+                || t.cipher_suites.contains(&format!("{:?}", s.suite()))
+        });
+    }
+    let provider = Arc::new(provider);
+    // rustls serves 1.2 and 1.3: TLS10 and TLS11 as a minimum mean 1.2.
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> = [
+        (TlsVersion::Tls12, &rustls::version::TLS12),
+        (TlsVersion::Tls13, &rustls::version::TLS13),
+    ]
+    .into_iter()
+    .filter(|(v, _)| {
+        t.min_version.map_or(true, |m| *v >= m) && t.max_version.map_or(true, |m| *v <= m)
+    })
+    .map(|(_, p)| p)
+    .collect();
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(&versions)
         .map_err(|e| {
             bad(
                 &t.cert_file,
-                format!("certificate and key do not fit ({e})"),
+                format!("TLS versions and cipher suites do not fit ({e})"),
             )
         })?;
+    let builder = match (&t.client_ca_file, t.client_auth) {
+        (Some(ca), auth) if auth != ClientAuth::NoClientCert => {
+            let pem = read_regular(ca).map_err(|r| bad(ca, format!("client_ca_file: {r}")))?;
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_slice_iter(&pem) {
+                let c =
+                    c.map_err(|e| bad(ca, format!("client_ca_file: not a PEM certificate ({e})")))?;
+                roots
+                    .add(c)
+                    .map_err(|e| bad(ca, format!("client_ca_file: {e}")))?;
+            }
+            if roots.is_empty() {
+                return Err(bad(ca, "client_ca_file: no certificate in it".into()));
+            }
+            let v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                Arc::clone(&provider),
+            );
+            let v = if auth == ClientAuth::VerifyClientCertIfGiven {
+                v.allow_unauthenticated()
+            } else {
+                v
+            };
+            let v = v
+                .build()
+                .map_err(|e| bad(ca, format!("client_ca_file: {e}")))?;
+            builder.with_client_cert_verifier(v)
+        }
+        _ => builder.with_no_client_auth(),
+    };
+    let mut cfg = builder.with_single_cert(certs, key).map_err(|e| {
+        bad(
+            &t.cert_file,
+            format!("certificate and key do not fit ({e})"),
+        )
+    })?;
+    cfg.ignore_client_order = t.prefer_server_cipher_suites;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
 }
 
@@ -249,6 +347,23 @@ impl Server {
             scrape_timeout: spec.scrape_timeout,
             auth: Auth::new(&spec.web.users)?,
             requests: Arc::new(Semaphore::new(spec.max_requests)),
+            headers: spec
+                .web
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    let bad = |e: String| Error::usage("--web.config.file", k, e);
+                    Ok((
+                        hyper::header::HeaderName::from_bytes(k.as_bytes())
+                            .map_err(|e| bad(e.to_string()))?,
+                        HeaderValue::from_str(v).map_err(|e| bad(e.to_string()))?,
+                    ))
+                })
+                .collect::<Result<_, Error>>()?,
+            limiter: spec
+                .web
+                .rate_limit
+                .map(|l| std::sync::Mutex::new(Bucket::new(l, std::time::Instant::now()))),
         });
         let spec = spec.clone();
         let served = Arc::clone(&shared);
@@ -443,7 +558,7 @@ where
                 Err(_) => Ok(response(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "text/plain; charset=utf-8",
-                    TOO_BUSY.into(),
+                    TOO_BUSY,
                 )),
             }
         }
@@ -487,8 +602,12 @@ content-length: {}\r\nconnection: close\r\n\r\n{BODY}",
     .await;
 }
 
-fn response(status: StatusCode, ctype: &'static str, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+fn response(
+    status: StatusCode,
+    ctype: &'static str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
@@ -499,54 +618,87 @@ async fn respond(
     req: Request<Incoming>,
     shared: Arc<Shared>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let mut r = answer(req, &shared).await;
+    for (k, v) in &shared.headers {
+        r.headers_mut().insert(k.clone(), v.clone());
+    }
+    Ok(r)
+}
+
+async fn answer(req: Request<Incoming>, shared: &Arc<Shared>) -> Response<Full<Bytes>> {
     const TEXT: &str = "text/plain; charset=utf-8";
+    // Before authentication: a flood of wrong passwords is limited too.
+    if let Some(l) = &shared.limiter {
+        let ok = l
+            .lock()
+            .map_or(true, |mut b| b.take(std::time::Instant::now()));
+        if !ok {
+            return response(StatusCode::TOO_MANY_REQUESTS, TEXT, "too many requests\n");
+        }
+    }
     let denied = match &shared.auth {
         Some(auth) => !authorized(&req, auth).await,
         None => false,
     };
     if denied {
-        let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n".into());
+        let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n");
         r.headers_mut().insert(
             WWW_AUTHENTICATE,
             HeaderValue::from_static("Basic realm=\"iosat\""),
         );
-        return Ok(r);
+        return r;
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut r = response(
-            StatusCode::METHOD_NOT_ALLOWED,
-            TEXT,
-            "only GET and HEAD\n".into(),
-        );
+        let mut r = response(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
         r.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return Ok(r);
+        return r;
     }
-    Ok(match req.uri().path() {
-        "/metrics" => response(StatusCode::OK, metrics::CONTENT_TYPE, scrape(&shared).await),
-        "/" => response(StatusCode::OK, "text/html; charset=utf-8", INDEX.into()),
-        _ => response(StatusCode::NOT_FOUND, TEXT, "not found\n".into()),
-    })
+    match req.uri().path() {
+        "/metrics" => {
+            // Protobuf (native histograms) when the scraper prefers it, else the text format.
+            let proto = req
+                .headers()
+                .get(ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(super::proto::wants_protobuf);
+            let (ctype, body) = scrape(shared, proto).await;
+            response(StatusCode::OK, ctype, body)
+        }
+        "/" => response(StatusCode::OK, "text/html; charset=utf-8", INDEX),
+        _ => response(StatusCode::NOT_FOUND, TEXT, "not found\n"),
+    }
 }
 
 /// The exposition of one scrape, or of a failed collector when the scrape missed its deadline.
 /// A scrape already running is waited for within the deadline (the scraper serves one at a
 /// time); one stuck past it (a hung read) keeps the scraper, and later scrapes fail at their
 /// own deadline.
-async fn scrape(shared: &Arc<Shared>) -> String {
+async fn scrape(shared: &Arc<Shared>, proto: bool) -> (&'static str, Bytes) {
     let timeout = shared.scrape_timeout;
     let scraper = Arc::clone(&shared.scraper);
+    let render = move |mut s: Scrape| {
+        s.build = Some(metrics::BuildInfo::THIS);
+        if proto {
+            (
+                super::proto::CONTENT_TYPE,
+                Bytes::from(super::proto::render(&s)),
+            )
+        } else {
+            (metrics::CONTENT_TYPE, Bytes::from(metrics::render(&s)))
+        }
+    };
     let job = async move {
         let mut guard = scraper.lock_owned().await;
         // The guard moves into the blocking thread: a scrape cut by the deadline keeps the
         // scraper until it really ends.
-        tokio::task::spawn_blocking(move || metrics::render(&guard.scrape()))
+        tokio::task::spawn_blocking(move || render(guard.scrape()))
             .await
             .ok()
     };
     match tokio::time::timeout(timeout, job).await {
-        Ok(Some(text)) => text,
-        _ => metrics::render(&Scrape {
+        Ok(Some(out)) => out,
+        _ => render(Scrape {
             devices: vec![],
             health: vec![Health {
                 collector: "diskstats",
@@ -554,6 +706,7 @@ async fn scrape(shared: &Arc<Shared>) -> String {
                 duration_s: timeout.as_secs_f64(),
             }],
             blk_dropped: None,
+            build: None,
         }),
     }
 }
@@ -681,10 +834,7 @@ mod tests {
         }
         let any: SocketAddr = "0.0.0.0:9019".parse().unwrap();
         let tls = WebConfig {
-            tls: Some(TlsFiles {
-                cert_file: "c".into(),
-                key_file: "k".into(),
-            }),
+            tls: Some(TlsFiles::new("c".into(), "k".into())),
             ..WebConfig::default()
         };
         let auth = WebConfig {
@@ -693,6 +843,26 @@ mod tests {
         };
         assert_eq!(exposure_warning(any, &tls), None);
         assert_eq!(exposure_warning(any, &auth), None);
+    }
+
+    #[test]
+    fn the_rate_limit_is_a_token_bucket() {
+        let t0 = std::time::Instant::now();
+        let s = Duration::from_secs;
+        let mut b = Bucket::new(
+            RateLimit {
+                interval: s(10),
+                burst: 2,
+            },
+            t0,
+        );
+        assert!(b.take(t0) && b.take(t0), "the burst");
+        assert!(!b.take(t0 + s(5)), "half a token");
+        assert!(b.take(t0 + s(10)), "one more after the interval");
+        assert!(!b.take(t0 + s(10)));
+        // Never more than the burst, however long it was idle.
+        let later = t0 + s(1000);
+        assert!(b.take(later) && b.take(later) && !b.take(later));
     }
 
     #[test]

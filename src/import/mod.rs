@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub mod diskstats;
 pub mod fio;
 pub mod iostat;
+pub mod rates_learn;
 pub mod report;
 pub mod sysbench;
 
@@ -70,7 +71,7 @@ pub struct DeviceSeries {
     /// in raw-counter files, which hold every device: reported only when named by --device.
     pub shown_by_default: bool,
     /// What production learning (learn/) said of the device at the file's last interval,
-    /// learned over all of them (raw-counter files: iosat recordings, pt-diskstats).
+    /// learned over all of them (iosat recordings, pt-diskstats, iostat logs).
     pub learned: Option<crate::learn::Learned>,
 }
 
@@ -163,7 +164,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     match detect(text) {
         Some(Tool::Fio) => fio::parse(path, text),
         Some(Tool::Sysbench) => sysbench::parse(path, text),
-        Some(Tool::Iostat) => iostat::parse(path, text),
+        Some(Tool::Iostat) => iostat::parse(path, text).map(rates_learn::learn),
         Some(Tool::Iosat | Tool::PtDiskstats) => diskstats::parse(path, text),
         None => Err(perr(
             path,

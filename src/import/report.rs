@@ -104,6 +104,10 @@ pub struct AnalyzeReport {
     /// Per-device series from iostat logs, each with its diagnosis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceOut>,
+    /// `analyze --target-p99`: the highest rate meeting the target as the closed-loop levels
+    /// suggest, labelled an estimate (analysis::open::estimate_from_closed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_estimate: Option<crate::analysis::open::TargetAnswer>,
 }
 
 /// Merge parsed files into one report. Levels must come from one tool and give each
@@ -183,6 +187,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
         levels,
         verdict,
         devices: devs,
+        target_estimate: None,
     })
 }
 

@@ -59,6 +59,8 @@ pub struct Curve {
     pub size_class: SizeClass,
     /// Aged intervals learned from.
     pub intervals: f64,
+    /// Aged requests learned from.
+    pub requests: f64,
     pub baseline: Option<Baseline>,
     /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
     pub knee_concurrency: Option<u32>,
@@ -113,6 +115,7 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         dir: s.dir,
         size_class: s.size_class,
         intervals: s.intervals(),
+        requests: s.buckets.iter().map(|b| b.requests).sum(),
         baseline: None,
         knee_concurrency: None,
         knee_range: None,
@@ -198,6 +201,15 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
                 while hi + 1 < v.levels.len() && tied(hi + 1) {
                     hi += 1;
                 }
+                // The traffic skipped the in-flight levels between the knee and the next
+                // level learned (a load that jumps from 1 to 12 in flight): the knee is
+                // somewhere up to that level, not known to be at the lower one.
+                if hi == k && k + 1 < v.levels.len() {
+                    let next = v.levels[k + 1].concurrency;
+                    if next > 2 * v.levels[k].concurrency {
+                        hi = k + 1;
+                    }
+                }
                 if lo != hi {
                     c.knee_range = Some([v.levels[lo].concurrency, v.levels[hi].concurrency]);
                 }
@@ -234,8 +246,10 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
             c.knee_at_least = Some(reached);
             format!(
                 "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
-                 knee is at or above {reached:.0}{}",
+                 knee is at or above {:.0}{}",
                 fmt_ratio(top_ratio),
+                // No knee is below one request in flight.
+                reached.max(1.0),
                 iops_words(true)
             )
         }
@@ -324,6 +338,24 @@ pub(crate) mod tests {
         let m = c.max_iops.unwrap();
         assert!(m > 1500.0 && m <= 2100.0, "{m}");
         assert!(c.summary.contains("knee is at or above 2"), "{}", c.summary);
+    }
+
+    #[test]
+    fn a_knee_before_a_gap_in_the_levels_is_a_range() {
+        // 4 units of 2 ms, driven at 1 in flight, then only at 24 (its power well below the
+        // knee's, so no tie makes the range): the knee is between.
+        let mut m = DeviceModel::default();
+        for i in 0..200 {
+            let f = if i < 100 { 1.0 } else { 24.0 };
+            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        let k = c.knee_concurrency.expect(&c.summary);
+        let [lo, hi] = c.knee_range.expect(&c.summary);
+        assert!(lo <= k && k < hi, "{}", c.summary);
+        assert!(hi >= 24, "{}", c.summary);
+        assert!(c.summary.contains(&format!("({lo}–{hi})")), "{}", c.summary);
     }
 
     #[test]

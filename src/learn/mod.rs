@@ -62,6 +62,11 @@ pub struct Learned {
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
     pub summary: Option<Summary>,
+    /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
+    /// `directions` empty; a direction without I/O in the interval is idle and judged by its
+    /// series learned most. Not in the JSON (the object above is the device's).
+    #[serde(skip)]
+    pub directions: Vec<Learned>,
 }
 
 /// The curve's judgement in words, shared by every interval's [`Learned`] until the next
@@ -101,6 +106,7 @@ impl Learned {
             ratio: None,
             fit_r_squared: None,
             summary: None,
+            directions: Vec::new(),
         }
     }
 
@@ -250,6 +256,8 @@ struct Device {
     loaded: bool,
     /// What an idle interval says, until the model changes (idle rows share it).
     idle: Option<Arc<Learned>>,
+    /// The last interval's judgement with traffic, reused when no row holds it any more.
+    last: Option<Arc<Learned>>,
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
@@ -273,51 +281,114 @@ impl Device {
         self.idle = None;
     }
 
+    /// Learn one interval of the device and judge it: the one path live learning, a
+    /// recording's replay and an iostat log's rates all take.
+    fn learn(
+        &mut self,
+        wall_ns: i64,
+        rates: &DiskRates,
+        lat: Option<&crate::monitor::blklat::Measured>,
+        target: Option<f64>,
+    ) -> Arc<Learned> {
+        let points = points_of(wall_ns, rates, lat);
+        let points = points.as_slice();
+        if points.is_empty() {
+            // Idle: nothing learned, the same judgement as the last idle interval's.
+            return match &self.idle {
+                Some(l) => Arc::clone(l),
+                None => Arc::clone(self.idle.insert(Arc::new(self.judge(&[])))),
+            };
+        }
+        self.idle = None;
+        self.model.add_interval(wall_ns, rates.interval_s, points);
+        // Only traffic is worth a write: an idle device's state is not rewritten.
+        self.dirty = true;
+        self.since_estimate += 1;
+        if due(self) {
+            self.estimate(target);
+        }
+        let l = self.judge(points);
+        // The last interval's judgement is written over in place once its row is gone (the
+        // usual case: a view drops a report before the next one): no allocation per device
+        // and interval.
+        match self.last.as_mut().and_then(Arc::get_mut) {
+            Some(slot) => *slot = l,
+            None => self.last = Some(Arc::new(l)),
+        }
+        Arc::clone(self.last.as_ref().expect("just set"))
+    }
+
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
         self.curves
             .iter()
             .find(|c| c.dir == dir && c.size_class == class)
     }
 
-    /// The interval's judgement from the curves and the interval's points.
+    /// The interval's judgement from the curves and the interval's points, with each
+    /// direction's own beside it.
     fn judge(&self, points: &[Point]) -> Learned {
+        let mut l = self.judge_points(points);
+        l.directions = [Dir::Read, Dir::Write]
+            .into_iter()
+            .filter_map(|dir| {
+                // points_of gives at most one point per direction.
+                if let Some(p) = points.iter().find(|p| p.dir == dir) {
+                    return Some(self.judge_points(std::slice::from_ref(p)));
+                }
+                // No I/O this way: idle, by this direction's series learned most.
+                let c = self
+                    .curves
+                    .iter()
+                    .filter(|c| c.dir == dir)
+                    .max_by(|a, b| a.intervals.total_cmp(&b.intervals))?;
+                let mut l = Learned::empty(&self.model).with_curve(c);
+                l.state = State::Idle;
+                l.headroom_iops = l.max_iops;
+                Some(l)
+            })
+            .collect();
+        l
+    }
+
+    /// The judgement of these points (one interval's, of one or both directions).
+    fn judge_points(&self, points: &[Point]) -> Learned {
         let empty = Learned::empty(&self.model);
         if points.is_empty() {
-            // Idle: the figures of the series learned most.
+            // Idle: the figures of the series learned most (by requests: a direction
+            // that carried a few requests in each interval does not outrank the main one).
             let best = self
                 .curves
                 .iter()
-                .max_by(|a, b| a.intervals.total_cmp(&b.intervals));
+                .max_by(|a, b| a.requests.total_cmp(&b.requests));
             let mut l = best.map_or(empty.clone(), |c| empty.clone().with_curve(c));
             l.state = State::Idle;
             l.headroom_iops = l.max_iops;
             return l;
         }
-        let judged: Vec<(State, Option<f64>, &Point)> = points
+        // At most two points (reads, writes): judged on the stack, no allocation per row.
+        let judge = |p: &Point| {
+            let c = self.curve(p.dir, p.size_class());
+            let ratio = c.and_then(|c| {
+                let b = c.baseline.as_ref()?;
+                Some(match p.pcts_ns {
+                    Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
+                    _ => p.mean_latency_ns() / b.latency_ns,
+                })
+            });
+            (State::of_ratio(ratio), ratio)
+        };
+        let main_p = points
             .iter()
-            .map(|p| {
-                let c = self.curve(p.dir, p.size_class());
-                let ratio = c.and_then(|c| {
-                    let b = c.baseline.as_ref()?;
-                    Some(match p.pcts_ns {
-                        Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
-                        _ => p.mean_latency_ns() / b.latency_ns,
-                    })
-                });
-                (State::of_ratio(ratio), ratio, p)
-            })
-            .collect();
-        let main = judged
-            .iter()
-            .max_by(|a, b| a.2.requests.total_cmp(&b.2.requests))
+            .max_by(|a, b| a.requests.total_cmp(&b.requests))
             .expect("non-empty");
-        let mut l = match self.curve(main.2.dir, main.2.size_class()) {
+        let main = judge(main_p);
+        let mut l = match self.curve(main_p.dir, main_p.size_class()) {
             Some(c) => empty.with_curve(c),
             None => empty,
         };
-        l.state = State::worst(judged.iter().map(|j| j.0));
+        l.state = State::worst(points.iter().map(|p| judge(p).0));
         l.ratio = main.1;
-        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main.2.iops()));
+        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main_p.iops()));
         l
     }
 }
@@ -403,31 +474,14 @@ impl Learner {
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[]);
                 l.state = State::Unknown;
+                for d in &mut l.directions {
+                    d.state = State::Unknown;
+                }
                 row.learned = Some(Arc::new(l));
                 continue;
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
-            let points = points_of(r.end_wall_ns, rates, lat);
-            let points = points.as_slice();
-            if points.is_empty() {
-                // Idle: nothing learned, the same judgement as the last idle interval's.
-                let l = match &d.idle {
-                    Some(l) => Arc::clone(l),
-                    None => Arc::clone(d.idle.insert(Arc::new(d.judge(&[])))),
-                };
-                row.learned = Some(l);
-                continue;
-            }
-            d.idle = None;
-            d.model
-                .add_interval(r.end_wall_ns, rates.interval_s, points);
-            // Only traffic is worth a write: an idle device's state is not rewritten.
-            d.dirty |= !points.is_empty();
-            d.since_estimate += 1;
-            if due(d) {
-                d.estimate(target);
-            }
-            row.learned = Some(Arc::new(d.judge(points)));
+            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, target));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -435,6 +489,18 @@ impl Learner {
                 self.save();
             }
         }
+    }
+
+    /// Learn one interval of the device under `key` from its rates alone, for files that
+    /// hold rates rather than counters (iostat logs: r/s, w/s, rkB/s, wkB/s and the awaits,
+    /// the requests in flight per direction by Little's law, r/s × r_await): the same model,
+    /// the same estimator and the same judgement as live learning. No state is loaded.
+    pub fn observe_rates(&mut self, key: &str, wall_ns: i64, rates: &DiskRates) -> Arc<Learned> {
+        let target = self.spec.target_p95_ns;
+        let i = self.index(key);
+        let d = &mut self.devices[i].1;
+        d.loaded = true;
+        d.learn(wall_ns, rates, None, target)
     }
 
     /// The device's curves estimated from everything learned (the end of a recording).

@@ -159,3 +159,37 @@ fn the_basis_in_words() {
         "learned from 42 s of traffic, 42 intervals"
     );
 }
+
+#[test]
+fn each_direction_is_judged_by_its_own_curve() {
+    // Reads at 2 ms a request, writes at 0.5 ms: two curves, two baselines.
+    let mut m = DeviceModel::default();
+    for (i, c) in wandering(0.5, 1.0, 200) {
+        let r = device_point(Dir::Read, 4.0, 2.0, c, i);
+        let w = device_point(Dir::Write, 4.0, 0.5, c, i);
+        m.add_interval(r.wall_ns, 1.0, &[r, w]);
+    }
+    let mut d = Device {
+        model: m,
+        ..Device::default()
+    };
+    d.estimate(None);
+    // An interval of reads only: reads judged, writes idle with their own baseline.
+    let reads = device_point(Dir::Read, 4.0, 2.0, 1.0, 300);
+    let l = d.judge(&[reads]);
+    assert_eq!(l.directions.len(), 2, "{l:?}");
+    let [r, w] = [&l.directions[0], &l.directions[1]];
+    assert_eq!(r.direction, Some(Dir::Read));
+    assert_eq!(w.direction, Some(Dir::Write));
+    assert_eq!(w.state, State::Idle);
+    assert_eq!(r.state, l.state);
+    assert!(r.directions.is_empty() && w.directions.is_empty());
+    let (rb, wb) = (
+        r.baseline_latency_ns.unwrap(),
+        w.baseline_latency_ns.unwrap(),
+    );
+    assert!((rb / 2e6 - 1.0).abs() < 0.05, "{rb}");
+    assert!((wb / 0.5e6 - 1.0).abs() < 0.05, "{wb}");
+    // The device's own judgement is the busier direction's: the reads'.
+    assert_eq!(l.baseline_latency_ns, Some(rb));
+}

@@ -93,6 +93,8 @@ pub trait LevelProgress {
     fn level_done(&self, r: &LevelResult);
     /// The next level is not one of the planned series: say what it is.
     fn extra(&self, _what: ExtraLevel) {}
+    /// An open-loop level finished and was kept (load/open.rs).
+    fn open_level_done(&self, _r: &super::open_result::OpenLevelResult) {}
 }
 
 /// A level measured beyond the planned series, as the progress bar names it.
@@ -485,12 +487,12 @@ pub fn remeasure_note(measured: &[u32], still_open: &[u32], budget_ns: u64) -> S
 
 /// What one level measured: the engine's stats, the kernel's view of the disk and the
 /// scheduler counters over the measured window (both None for the sim).
-type LevelRun = (LevelStats, Option<KernelView>, Option<SchedDelta>);
+pub(crate) type LevelRun = (LevelStats, Option<KernelView>, Option<SchedDelta>);
 
 /// Run one level: the engine in its own thread, this thread watching for stop signals,
 /// drawing the progress bar and sampling the kernel (diskstats, schedstat, /proc/stat, PSI) at
 /// the start and end of the measured window.
-fn run_level(
+pub(crate) fn run_level(
     engine: &mut (dyn Engine + Send),
     ls: &LevelSpec,
     watch: Option<&DeviceWatch>,

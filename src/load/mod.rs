@@ -7,7 +7,8 @@
 //! and per-sub-window counts (windows.rs) are merged into one [`LevelStats`] after the level
 //! (no lock or shared histogram in the hot path, docs/design.md §3.9). disturb.rs turns what was
 //! sampled around a level into its disturbance; trust.rs decides whether a result may become
-//! a profile.
+//! a profile. open.rs is the open loop (`--rate`): a schedule of intended starts
+//! (schedule.rs), its levels in open_result.rs.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -105,6 +106,9 @@ pub struct LevelStats {
     pub interrupted: bool,
     /// The same completions per sub-window of the measured phase (windows.rs).
     pub windows: windows::SubWindows,
+    /// The open loop's figures (open.rs): latency from the intended start, lateness; None for
+    /// the closed-loop engines.
+    pub open: Option<open_result::OpenStats>,
 }
 
 impl LevelStats {
@@ -119,6 +123,7 @@ impl LevelStats {
             write_bytes: 0,
             interrupted: false,
             windows: windows::SubWindows::default(),
+            open: None,
         }
     }
 }
@@ -139,6 +144,11 @@ impl std::ops::AddAssign<&LevelStats> for LevelStats {
         self.write_bytes += other.write_bytes;
         self.interrupted |= other.interrupted;
         self.windows += &other.windows;
+        match (&mut self.open, &other.open) {
+            (Some(a), Some(b)) => *a += b,
+            (None, Some(b)) => self.open = Some(b.clone()),
+            _ => {}
+        }
     }
 }
 
@@ -199,9 +209,12 @@ where
 pub mod disturb;
 pub mod driver;
 pub mod engine;
+pub mod open;
+pub mod open_result;
 pub mod pace;
 pub mod plan;
 pub mod result;
+pub mod schedule;
 pub mod sync;
 pub mod target;
 pub mod trust;

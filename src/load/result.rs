@@ -495,6 +495,12 @@ pub struct SweepReport {
     /// blkio.throttle), read at the start of the sweep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<IoLimit>,
+    /// The open loop's set-up and verdict (`--rate`); absent for a closed-loop sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<super::open_result::OpenLoopInfo>,
+    /// Open-loop levels, one per offered rate, in the order measured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub open_levels: Vec<super::open_result::OpenLevelResult>,
 }
 
 impl SweepReport {

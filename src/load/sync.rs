@@ -70,6 +70,40 @@ impl Engine for SyncEngine {
 /// Completed I/Os a worker counts locally before adding them to the shared progress counter.
 pub(crate) const PUBLISH_EVERY: u64 = 256;
 
+/// One pread or pwrite of `bs` bytes at `io.offset`, the sync engine's request (shared with the
+/// open loop, load/open.rs); a short transfer is an error naming the offset.
+///
+/// # Safety
+/// `ptr` must point to `bs` writable bytes (aligned for O_DIRECT) that stay alive for the call;
+/// `fd` must be open (the target outlives the engines).
+#[inline]
+pub(crate) unsafe fn transfer(
+    fd: RawFd,
+    ptr: *mut u8,
+    bs: usize,
+    io: super::workload::Io,
+) -> std::io::Result<()> {
+    // SAFETY: as the caller promises.
+    let n = unsafe {
+        if io.is_read {
+            libc::pread(fd, ptr.cast(), bs, io.offset as libc::off_t)
+        } else {
+            libc::pwrite(fd, ptr.cast(), bs, io.offset as libc::off_t)
+        }
+    };
+    if n == bs as isize {
+        return Ok(());
+    }
+    Err(if n < 0 {
+        std::io::Error::last_os_error()
+    } else {
+        std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("short transfer at offset {}: {n} of {bs} bytes", io.offset),
+        )
+    })
+}
+
 /// The hot loop: draw an offset, read the clock, one syscall, read the clock, record. Two clock
 /// reads per I/O, no allocation, no lock, no print.
 fn worker(
@@ -103,26 +137,9 @@ fn worker(
         let io = gen.next_io();
         let t0 = now_ns();
         // SAFETY: `ptr` points to `bs` bytes owned by `buf`, aligned to 4096, alive for the
-        // whole loop; `fd` is open for the level (the target outlives the engine).
-        let n = unsafe {
-            if io.is_read {
-                libc::pread(fd, ptr.cast(), bs, io.offset as libc::off_t)
-            } else {
-                libc::pwrite(fd, ptr.cast(), bs, io.offset as libc::off_t)
-            }
-        };
+        // whole loop.
+        unsafe { transfer(fd, ptr, bs, io) }?;
         let t1 = now_ns();
-        if n != bs as isize {
-            let err = if n < 0 {
-                std::io::Error::last_os_error()
-            } else {
-                std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    format!("short transfer at offset {}: {n} of {bs} bytes", io.offset),
-                )
-            };
-            return Err(err);
-        }
         // Counted by completion time, as the kernel's counters are: the completions inside
         // [measure_from, end), whenever they were submitted.
         if t1 >= window.measure_from_ns && t1 < window.end_ns {

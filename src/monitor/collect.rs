@@ -269,6 +269,8 @@ pub struct Collector {
     blk: Option<crate::sys::bpf::BlockLatency>,
     /// Each device's block-latency coverage over the run (the warning below 99 %).
     coverage: std::collections::HashMap<(u32, u32), super::blklat::RunCoverage>,
+    /// The DEVICE patterns the user gave: their series come first on the page.
+    first: Vec<String>,
 }
 
 impl Collector {
@@ -281,6 +283,7 @@ impl Collector {
     ) -> Collector {
         Collector {
             root,
+            first: selection.patterns.clone(),
             replayer: Replayer::new(selection, since_boot),
             profiles,
             recording,
@@ -535,7 +538,10 @@ impl Collector {
     /// The chart history so far, judged against the profiles (None without `keep_series`).
     pub fn series(&mut self) -> Option<(Vec<StatSeries>, Vec<String>)> {
         let store = self.series.as_ref()?;
-        Some(store.series(&mut self.profiles))
+        let (mut devs, idle) = store.series(&mut self.profiles);
+        // The devices the user named first (the page draws them first).
+        super::series::selected_first(&mut devs, &self.first);
+        Some((devs, idle))
     }
 }
 

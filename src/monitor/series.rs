@@ -41,6 +41,26 @@ pub struct StatSeries {
     pub points: Vec<Point>,
     /// Its profile, or why there is none (said on the page instead of the saturation chart).
     pub profile: Result<Found, String>,
+    /// What production learning (learn/) said at its last interval with a value: the
+    /// judgement the page gives without a profile.
+    pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
+}
+
+/// The devices the user named (DEVICE patterns: names, friendly names or globs) first, the
+/// others after them, each group in its order: the page draws what was asked for first.
+pub fn selected_first(devs: &mut [StatSeries], patterns: &[String]) {
+    let named = |d: &StatSeries| {
+        patterns.iter().any(|p| {
+            if super::select::is_glob(p) {
+                super::select::glob_match(p, &d.name)
+                    || super::select::glob_match(p, &d.display_name)
+            } else {
+                *p == d.name || *p == d.display_name
+            }
+        })
+    };
+    // A stable sort: false (named) before true.
+    devs.sort_by_key(|d| !named(d));
 }
 
 /// Busy devices (some reads or writes) in first-seen order, and the idle ones' names.
@@ -68,6 +88,7 @@ struct Track {
     /// The profile id an `I` line gave it when it first had a value.
     id: Option<String>,
     points: Vec<Point>,
+    learned: Option<std::sync::Arc<crate::learn::Learned>>,
 }
 
 /// Every device of a recording that had a value, partitions left out, in kernel order.
@@ -89,8 +110,14 @@ impl SeriesStore {
             partitions: false,
             all: true,
         };
+        let mut replayer = Replayer::new(sel, false);
+        // Learned in memory, as `analyze` of the recording learns: the page judges a device
+        // without a profile by the baseline its own traffic showed.
+        replayer.learn_with(crate::learn::Learner::new(
+            crate::learn::LearnSpec::default(),
+        ));
         SeriesStore {
-            replayer: Replayer::new(sel, false),
+            replayer,
             tracks: Vec::new(),
         }
     }
@@ -143,10 +170,14 @@ impl SeriesStore {
                                 .id_of(d.major, d.minor, &d.kernel_name)
                                 .map(str::to_string),
                             points: Vec::new(),
+                            learned: None,
                         });
                         self.tracks.len() - 1
                     }
                 };
+            if d.learned.is_some() {
+                self.tracks[idx].learned = d.learned.clone();
+            }
             self.tracks[idx].points.push(Point {
                 end_wall_ns: r.end_wall_ns,
                 interval_s: rates.interval_s,
@@ -202,6 +233,7 @@ identified on this machine."
                     display_name: t.display_name.clone(),
                     points,
                     profile,
+                    learned: t.learned.clone(),
                 }
             })
             .collect();

@@ -153,10 +153,29 @@ pub fn devices_table(r: &AnalyzeReport) -> Table {
     t
 }
 
+/// Each device's diagnosis, then what production learning made of its traffic (issue 26:
+/// the baseline, the knee or its lower bound, the ceiling) once it learned a baseline.
 fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
     r.devices
         .iter()
-        .flat_map(|d| d.diagnosis.iter().cloned())
+        .flat_map(|d| {
+            // Once a baseline is known (before, "no baseline yet" is no diagnosis).
+            let learned = d.learned.as_ref().and_then(|l| {
+                l.baseline_latency_ns?;
+                let s = l.summary.as_ref()?;
+                let dir = l
+                    .direction
+                    .map(|d| format!(" ({})", d.as_str()))
+                    .unwrap_or_default();
+                Some(format!(
+                    "{}: learned{dir} from its own traffic ({}): {}",
+                    d.device,
+                    crate::learn::basis_words(l).trim_start_matches("learned from "),
+                    s.0
+                ))
+            });
+            d.diagnosis.iter().cloned().chain(learned)
+        })
         .collect()
 }
 

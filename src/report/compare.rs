@@ -14,6 +14,7 @@ use crate::analysis::{LevelPoint, Verdict};
 use crate::fsync::report::{CaseResult, LatencySummary};
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
+use crate::load::result::SweepReport;
 use serde::Serialize;
 
 /// A change smaller than this share counts as "unchanged" in words: the repeat-to-repeat
@@ -175,6 +176,14 @@ pub fn differences(runs: &[Run]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, r) in runs.iter().enumerate().skip(1) {
         let head = format!("{} against {}", letter(i), letter(0));
+        if let (Report::Sweep(a), Report::Sweep(b)) = (&first.report, &r.report) {
+            if let Some(w) = super::open::compare_words(a, b) {
+                out.push(format!("{head}: {w}"));
+                if a.levels.is_empty() || b.levels.is_empty() {
+                    continue;
+                }
+            }
+        }
         match (&first.report, &r.report) {
             (Report::Fsync(a), Report::Fsync(b)) => {
                 for l in fsync_changes(a, b) {
@@ -523,6 +532,10 @@ fn tables(runs: &[Run]) -> Vec<(&'static str, Table)> {
         return vec![("Commit latency per case", fsync_table(&fs))];
     }
     let ls: Vec<Levels> = runs.iter().filter_map(|r| levels_of(&r.report)).collect();
+    let open = super::open::compare_table(&sweeps(runs));
+    if let (Some(t), true) = (&open, ls.iter().all(|l| l.points.is_empty())) {
+        return vec![("Open loop", t.clone())];
+    }
     if ls.iter().all(|l| l.points.is_empty()) {
         let an: Vec<&AnalyzeReport> = runs
             .iter()
@@ -533,10 +546,23 @@ fn tables(runs: &[Run]) -> Vec<(&'static str, Table)> {
             .collect();
         return vec![("Devices", devices_table(&an))];
     }
-    vec![
+    let mut v = vec![
         ("Levels", levels_table(&ls)),
         ("Verdicts", verdicts_table(&ls)),
-    ]
+    ];
+    v.extend(open.map(|t| ("Open loop", t)));
+    v
+}
+
+/// The sweep results among the runs, with their letters (for the open-loop table).
+fn sweeps(runs: &[Run]) -> Vec<(String, &SweepReport)> {
+    runs.iter()
+        .enumerate()
+        .filter_map(|(i, r)| match &r.report {
+            Report::Sweep(s) => Some((letter(i), s.as_ref())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The comparison as JSON: the runs, the tables' rows, the differences.

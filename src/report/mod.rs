@@ -14,6 +14,7 @@ pub mod fsync;
 pub mod html;
 pub mod info;
 pub mod levels;
+pub mod open;
 pub mod profile;
 pub mod stat;
 pub mod stat_view;

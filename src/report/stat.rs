@@ -106,6 +106,9 @@ struct JsonDevice {
     no_value: Option<String>,
     profile: Option<JsonProfile>,
     latency: Option<JsonLatency>,
+    /// What stat learned of the device at that interval (null or absent: nothing).
+    #[serde(default)]
+    learned: Option<crate::learn::Learned>,
     #[serde(flatten)]
     values: Values,
 }
@@ -226,10 +229,14 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                             .unwrap_or_else(|| d.kernel_name.clone()),
                         points: Vec::new(),
                         profile: profile_of_json(d.profile.as_ref()),
+                        learned: None,
                     });
                     out.len() - 1
                 }
             };
+            if let Some(l) = &d.learned {
+                out[idx].learned = Some(Arc::new(l.clone()));
+            }
             let sat = |k: &str| d.profile.as_ref().and_then(|p| p.values.num(k));
             out[idx].points.push(Point {
                 end_wall_ns: iv.end_wall_ns,
@@ -374,6 +381,29 @@ fn start_ns(devs: &[StatSeries]) -> i64 {
 }
 
 fn baseline_line(d: &StatSeries) -> String {
+    let learned = d
+        .learned
+        .as_deref()
+        .filter(|l| l.baseline_latency_ns.is_some());
+    match (&d.profile, learned) {
+        // No profile, a learned baseline: the judgement of its own traffic, and its
+        // diagnosis (the curve's summary: baseline, knee or its lower bound, ceiling).
+        (Err(_), Some(l)) => format!(
+            "{}: judged against the baseline learned from its own traffic ({}): {} at the \
+             last interval{}. {}.",
+            d.name,
+            crate::learn::basis_words(l),
+            l.state.as_str(),
+            l.ratio
+                .map(|r| format!(", {r:.1}x the learned baseline"))
+                .unwrap_or_default(),
+            l.summary.as_ref().map_or("", |s| &s.0)
+        ),
+        _ => profile_line(d),
+    }
+}
+
+fn profile_line(d: &StatSeries) -> String {
     match &d.profile {
         Ok(f) => format!(
             "{}: saturation = await ÷ {:.3} ms, the baseline (mean latency at concurrency 1, {} {} B) of {}{}.",
@@ -682,6 +712,53 @@ mod tests {
     }
 
     const REC: &str = include_str!("../../tests/fixtures/stat/pair.rec");
+
+    /// A recording of sda (idle) and sdb: 1,000 reads a second at 1 ms (one in flight) for
+    /// 40 s, then 4 in flight at 4 ms.
+    fn learned_rec() -> String {
+        let mut t = String::from(
+            "#iosat-record 1\nR 1795333826000000000 1000000000\nD 8:0 sda disk sda\nD 8:16 sdb disk sdb\n",
+        );
+        let (mut n, mut ms) = (0u64, 0u64);
+        for i in 0..45u64 {
+            t.push_str(&format!(
+                "T {} {}\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb {n} 0 {} {ms} 0 0 0 0 0 {} {ms}\n",
+                (i + 1) * 1_000_000_000,
+                1_795_333_826_000_000_000 + i * 1_000_000_000,
+                n * 8,
+                i * 1000
+            ));
+            n += 1000;
+            ms += if i < 40 { 1000 } else { 4000 };
+        }
+        t
+    }
+
+    #[test]
+    fn the_page_judges_by_the_learned_baseline_and_draws_the_named_devices_first() {
+        let (mut devs, idle) = series(&learned_rec(), &mut NoProfiles("none".into())).unwrap();
+        assert_eq!(idle, ["sda"]);
+        let text = render(&devs, &idle, Format::Markdown);
+        assert!(
+            text.contains("sdb: judged against the baseline learned from its own traffic"),
+            "{text}"
+        );
+        assert!(
+            text.contains("overloaded at the last interval, 4.0x"),
+            "{text}"
+        );
+        assert!(!text.contains("sdb: no saturation"), "{text}");
+        // The devices named first, the others after them in their order.
+        let mk = |name: &str| StatSeries {
+            name: name.into(),
+            display_name: name.into(),
+            ..devs[0].clone()
+        };
+        devs = vec![mk("sda"), mk("sdb"), mk("nvme0n1"), mk("sdc")];
+        crate::monitor::series::selected_first(&mut devs, &["nvme*".into(), "sdc".into()]);
+        let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["nvme0n1", "sdc", "sda", "sdb"]);
+    }
 
     #[test]
     fn recording_is_replayed_through_the_stat_engine() {

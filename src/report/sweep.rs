@@ -4,7 +4,7 @@
 //! same bytes. Returns strings; no IO.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
-use super::doc::{self, chart, Block, Doc, Item, TableBlock};
+use super::doc::{self, chart, Block, Doc, Item, List, TableBlock};
 use super::html::{envelope_rows, envelope_tail};
 use super::levels::{
     csv_num, cut_footnote, level_charts, levels_block, us_cell, verdict_list, LevelRow,
@@ -26,6 +26,9 @@ pub fn render(r: &SweepReport, format: Format) -> String {
             s.push('\n');
             s
         }
+        // An open-loop sweep's CSV is its offered rates (the closed loop's levels are in the
+        // JSON and the other formats).
+        Format::Csv if !r.open_levels.is_empty() => super::open::csv(r).to_csv(),
         Format::Csv => csv(r).to_csv(),
         f => doc::write(&document(r), f),
     }
@@ -44,6 +47,22 @@ pub fn document(r: &SweepReport) -> Doc {
             hang: 4,
         },
     ];
+    if r.levels.is_empty() && r.open_loop.is_some() {
+        // Only the open loop ran: no closed-loop table or verdict to show.
+        blocks.extend(super::open::blocks(r));
+        if !r.notes.is_empty() {
+            blocks.push(Block::List(List {
+                items: r.notes.iter().map(Item::note).collect(),
+                ..Default::default()
+            }));
+        }
+        return Doc {
+            title: title(r),
+            md_title: None,
+            md_level: 2,
+            blocks,
+        };
+    }
     blocks.extend(level_charts(&rows, r.verdict.as_ref()));
     blocks.push(Block::Table(levels_block(
         &rows,
@@ -64,6 +83,7 @@ pub fn document(r: &SweepReport) -> Doc {
         .chain(r.notes.iter().map(Item::note));
     blocks.push(Block::List(verdict_list(r.verdict.as_ref(), more)));
     blocks.extend(distribution_chart(r));
+    blocks.extend(super::open::blocks(r));
     Doc {
         title: title(r),
         md_title: None,

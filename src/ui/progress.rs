@@ -80,6 +80,26 @@ impl LevelProgress for ProgressBar {
         self.extra.set(Some(what));
     }
 
+    fn open_level_done(&self, r: &crate::load::open_result::OpenLevelResult) {
+        if !self.on {
+            return;
+        }
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{CLEAR_LINE}offered {:>8.0}/s: {:>10.0} IOPS  p99 {} µs from the intended start, \
+             {} µs from submission{}",
+            r.offered_iops,
+            r.iops,
+            us_cell(Some(r.latency_ns.p99 as f64)),
+            us_cell(Some(r.service_latency_ns.p99 as f64)),
+            if r.behind.kept {
+                ""
+            } else {
+                "  (behind schedule)"
+            }
+        );
+    }
+
     fn level_done(&self, r: &LevelResult) {
         if !self.on {
             return;

@@ -241,14 +241,23 @@ fn http_endpoints_and_methods() {
         head.contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"),
         "{head}"
     );
-    // The served text is the library's rendering (the snapshot), scrape duration aside.
+    // The served text is the library's rendering (the snapshot), scrape duration aside, plus
+    // the build it comes from (which the snapshot leaves out: it changes with each commit).
     let strip = |t: &str| {
         t.lines()
             .filter(|l| !l.starts_with("iosat_scrape_collector_duration_seconds{"))
+            .filter(|l| !l.contains("iosat_build_info"))
             .collect::<Vec<_>>()
             .join("\n")
     };
     assert_eq!(strip(&body), strip(&fixture_metrics(all())));
+    let build = format!(
+        "\niosat_build_info{{version=\"{}\",commit=\"{}\",",
+        iosat::build::VERSION,
+        iosat::build::COMMIT
+    );
+    assert_eq!(body.matches(&build).count(), 1, "{body}");
+    assert_eq!(body.matches("# TYPE iosat_build_info gauge\n").count(), 1);
     if have_promtool() {
         promtool_check_metrics(&body).unwrap();
     }
@@ -494,6 +503,11 @@ pub(crate) struct Prometheus {
 
 impl Prometheus {
     pub(crate) fn start(targets: &[std::net::SocketAddr]) -> Prometheus {
+        Prometheus::start_with(targets, &[])
+    }
+
+    /// With extra command-line flags (`--enable-feature=...`).
+    pub(crate) fn start_with(targets: &[std::net::SocketAddr], flags: &[&str]) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -519,6 +533,7 @@ scrape_configs:\n  - job_name: iosat\n    static_configs:\n      - targets: [{}]
                 dir.path().join("data").display()
             ))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -921,14 +936,7 @@ fn tls_and_basic_auth_from_a_web_config_file() {
         ),
     )
     .unwrap();
-    if have_promtool() {
-        let o = Command::new("promtool")
-            .args(["check", "web-config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    promtool_check_web_config(&config);
     let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
     let url = format!("https://{}/metrics", e.addr);
     let curl = |extra: &[&str]| {
@@ -985,6 +993,91 @@ fn a_live_scrape_of_this_machine_passes_promtool() {
         "{body}"
     );
     promtool_check_metrics(&body).unwrap();
+    every_type_has_help(&body);
+    let commit = checkout_commit();
+    let build = body
+        .lines()
+        .find(|l| l.starts_with("iosat_build_info{"))
+        .unwrap_or_else(|| panic!("no iosat_build_info in:\n{body}"));
+    assert!(
+        build.starts_with(&format!(
+            "iosat_build_info{{version=\"{}\",commit=\"{}\",rustc=\"",
+            env!("CARGO_PKG_VERSION"),
+            commit.as_deref().unwrap_or("unknown")
+        )) && build.ends_with("} 1"),
+        "{build}"
+    );
+}
+
+/// Every `# TYPE` of an exposition has a `# HELP` of the same family before it, and every
+/// sample belongs to a typed family.
+pub(crate) fn every_type_has_help(body: &str) {
+    let mut helped = std::collections::HashSet::new();
+    let mut typed = vec![];
+    for l in body.lines() {
+        if let Some(rest) = l.strip_prefix("# HELP ") {
+            let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            assert!(!text.trim().is_empty(), "empty HELP: {l}");
+            helped.insert(name.to_string());
+        } else if let Some(rest) = l.strip_prefix("# TYPE ") {
+            let name = rest.split(' ').next().unwrap();
+            assert!(
+                helped.contains(name),
+                "# TYPE {name} without a # HELP before it"
+            );
+            typed.push(name.to_string());
+        }
+    }
+    assert!(typed.len() >= 10, "{typed:?}");
+    for l in body
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let name = l.split(['{', ' ']).next().unwrap();
+        assert!(
+            typed.iter().any(|t| name == t
+                || ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .any(|s| name.strip_suffix(s) == Some(t.as_str()))),
+            "{name} belongs to no typed family"
+        );
+    }
+}
+
+/// `git rev-parse --short HEAD` of this checkout; None outside one (or without git).
+fn checkout_commit() -> Option<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !root.join(".git").exists() {
+        return None;
+    }
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+#[test]
+fn version_names_the_commit_of_the_checkout() {
+    let o = crate::util::iosat().arg("--version").output().unwrap();
+    let out = crate::util::ok_stdout(&o);
+    let commit = checkout_commit();
+    let want = format!(
+        "iosat {} (commit {}, rustc ",
+        env!("CARGO_PKG_VERSION"),
+        commit.as_deref().unwrap_or("unknown")
+    );
+    assert!(out.starts_with(&want), "{out:?}, want {want:?}");
+    // Subcommands say the same.
+    let o = crate::util::iosat()
+        .args(["exporter", "--version"])
+        .output()
+        .unwrap();
+    assert!(crate::util::ok_stdout(&o).contains(&want[6..]));
 }
 
 #[test]
@@ -1156,6 +1249,7 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         ratio: Some(ratio),
         fit_r_squared: None,
         summary: None,
+        directions: vec![],
     }
 }
 
@@ -1195,6 +1289,55 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
 }
 
 #[test]
+fn reads_and_writes_are_judged_apart() {
+    use iosat::learn::model::Dir;
+    use iosat::learn::State;
+    let mut s = Scraper::new(fixture_root(), all(), None).scrape();
+    let mut read = learned(State::Overloaded, 4.0);
+    read.fit_r_squared = Some(0.93);
+    let mut write = learned(State::Ok, 1.1);
+    write.direction = Some(Dir::Write);
+    write.baseline_latency_ns = Some(2e6);
+    write.baseline_interval_ns = Some([1.8e6, 2.3e6]);
+    write.knee_at_least = None;
+    write.knee_concurrency = Some(8);
+    write.headroom_iops = Some(700.0);
+    // The device's own judgement is the busier direction's, with the worst state.
+    let mut dev = read.clone();
+    dev.directions = vec![read, write];
+    for d in &mut s.devices {
+        if d.line.name == "sda" {
+            d.learned = Some(std::sync::Arc::new(dev.clone()));
+        }
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.001",
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"write\",source=\"learned\"} 0.002",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"write\",source=\"learned\",bound=\"high\"} 0.0023",
+        "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 6",
+        "iosat_disk_knee_concurrency{device=\"sda\",op=\"write\",source=\"learned\"} 8",
+        "iosat_disk_headroom_iops{device=\"sda\",op=\"write\",source=\"learned\"} 700",
+        "iosat_disk_curve_fit_r_squared{device=\"sda\",op=\"read\",source=\"learned\"} 0.93",
+        "iosat_disk_op_state{device=\"sda\",op=\"read\",state=\"overloaded\"} 1",
+        "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"ok\"} 1",
+        "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"overloaded\"} 0",
+        "iosat_disk_op_latency_ratio{device=\"sda\",op=\"write\"} 1.1",
+        "iosat_disk_state{device=\"sda\",state=\"overloaded\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    assert!(
+        !text.lines().any(|l| l
+            == "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"write\",source=\"learned\"} 0.001"),
+        "the write direction has its own baseline:\n{text}"
+    );
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
+#[test]
 fn the_exporter_feeds_the_learner_unless_told_not_to() {
     let spec = iosat::learn::LearnSpec::default(); // in memory: nothing written
     let mut on = Scraper::new(fixture_root(), all(), None).learn_with(Some(spec));
@@ -1220,4 +1363,415 @@ fn the_exporter_feeds_the_learner_unless_told_not_to() {
         !text.contains("iosat_disk_state"),
         "--no-learn serves no state:\n{text}"
     );
+}
+
+/// What Prometheus sends with native histograms on.
+const PROTOBUF_ACCEPT: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+
+#[test]
+fn the_exporter_negotiates_protobuf_by_the_accept_header() {
+    let e = fixture_exporter(&[]);
+    let resp = e.raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: t\r\nAccept: {PROTOBUF_ACCEPT}\r\n\r\n").as_bytes(),
+    );
+    let (status, head, body) = parse_response(&resp);
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("content-type: application/vnd.google.protobuf; proto=io.prometheus.client.metricfamily; encoding=delimited"),
+        "{head}"
+    );
+    // Every family is there (names are plain strings inside the messages).
+    for family in [
+        "iosat_disk_info",
+        "iosat_disk_requests_completed_total",
+        "iosat_build_info",
+        "iosat_scrape_collector_success",
+    ] {
+        assert!(body.contains(family), "{family} missing");
+    }
+    assert!(!body.contains("# TYPE"));
+    // Without it: the text format.
+    let (_, head, body) = e.request("GET", "/metrics");
+    assert!(
+        head.contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    assert!(body.contains("# TYPE iosat_build_info gauge"));
+}
+
+#[test]
+fn a_real_prometheus_stores_native_histograms() {
+    if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("skipped: needs root and BTF (block-latency source on a loop device)");
+        return;
+    }
+    if !have("prometheus", "--version") {
+        eprintln!("skipped: prometheus not installed");
+        return;
+    }
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let name = lo.name().to_string();
+    let e = Exporter::start(
+        std::path::Path::new("/"),
+        &["--device-include", &name, "--no-profile", "--no-learn"],
+    );
+    crate::stat::direct_io(lo.path.as_str(), 2_000, 0);
+    let prom = Prometheus::start_with(&[e.addr], &["--enable-feature=native-histograms"]);
+    let q = format!(
+        "histogram_count(iosat_disk_request_duration_seconds{{device=\"{name}\",op=\"read\"}})"
+    );
+    // Bounded: 60 s at most (Prometheus starts, then scrapes every second).
+    let mut got = vec![];
+    for _ in 0..600 {
+        got = prom.query(&q);
+        if got.first().is_some_and(|(_, v)| *v >= 2_000.0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (_, count) = got
+        .first()
+        .unwrap_or_else(|| panic!("no native histogram stored for {name}: {q}"));
+    assert!(*count >= 2_000.0, "histogram_count {count}");
+    // A native sample: the series without _bucket holds a histogram, whose quantile is a
+    // latency (a loop device's 4 KiB direct reads: between 128 ns and 1 s).
+    let p95 = prom.query(&format!(
+        "histogram_quantile(0.95, iosat_disk_request_duration_seconds{{device=\"{name}\",op=\"read\"}})"
+    ));
+    let (_, p95) = p95.first().expect("a quantile of the native histogram");
+    assert!(*p95 > 1.28e-7 && *p95 < 1.0, "p95 {p95}");
+    // The other families came in the same protobuf scrape.
+    let reads = prom.query(&format!(
+        "iosat_disk_requests_completed_total{{device=\"{name}\",op=\"read\"}}"
+    ));
+    assert!(
+        reads.first().is_some_and(|(_, v)| *v >= 2_000.0),
+        "{reads:?}"
+    );
+    let build = prom.query("iosat_build_info");
+    assert_eq!(build.len(), 1, "{build:?}");
+}
+
+/// `promtool check web-config FILE` passes (exporter-toolkit reads the file), when promtool is
+/// installed.
+fn promtool_check_web_config(file: &std::path::Path) {
+    if have_promtool() {
+        let o = Command::new("promtool")
+            .args(["check", "web-config"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// `openssl ARGS` in `dir`, which must succeed.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate signed by it, and a
+/// client certificate signed by nobody, in `d` (RSA, one day).
+fn make_pki(d: &std::path::Path) {
+    let days = ["-days", "1"];
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=iosat test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            days[0],
+            days[1],
+        ],
+    );
+    for (name, ext) in [
+        ("server", "subjectAltName=IP:127.0.0.1"),
+        ("client", "extendedKeyUsage=clientAuth"),
+    ] {
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                &format!("/CN={name}"),
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+            ],
+        );
+        std::fs::write(d.join(format!("{name}.ext")), ext).unwrap();
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &format!("{name}.crt"),
+                "-extfile",
+                &format!("{name}.ext"),
+                days[0],
+                days[1],
+            ],
+        );
+    }
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=rogue",
+            "-keyout",
+            "rogue.key",
+            "-out",
+            "rogue.crt",
+            days[0],
+            days[1],
+        ],
+    );
+}
+
+#[test]
+fn every_web_config_key_with_a_real_client() {
+    if !have("openssl", "version") || !have("curl", "--version") {
+        eprintln!("skipped: needs openssl and curl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    make_pki(d);
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: ca.crt
+  min_version: TLS12
+  max_version: TLS12
+  cipher_suites:
+    - TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+  prefer_server_cipher_suites: true
+basic_auth_users:
+  alice: '{hash}'
+http_server_config:
+  http2: false
+  headers:
+    X-Frame-Options: deny
+    X-Content-Type-Options: nosniff
+"
+        ),
+    )
+    .unwrap();
+    // The same file is valid for exporter-toolkit (node_exporter, Prometheus). Debian's
+    // promtool (2.42) carries an exporter-toolkit older than rate_limit (newer ones read it),
+    // so it checks the file before that section is added.
+    promtool_check_web_config(&config);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&config)
+        .unwrap();
+    f.write_all(b"rate_limit:\n  interval: 1m\n  burst: 3\n")
+        .unwrap();
+    drop(f);
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let url = format!("https://{}/metrics", e.addr);
+    // (HTTP status, response head); status 0 when no HTTP answer came (TLS refused).
+    let curl = |extra: &[&str]| {
+        let o = Command::new("curl")
+            .current_dir(d)
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-D",
+                "-",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+                "--cacert",
+                "ca.crt",
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let code = out
+            .get(out.len().saturating_sub(3)..)
+            .unwrap_or("")
+            .parse()
+            .unwrap_or(0u16);
+        (code, out.to_ascii_lowercase())
+    };
+    let cert = ["--cert", "client.crt", "--key", "client.key"];
+    fn with<'a>(cert: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+        [cert, more].concat()
+    }
+    // client_auth_type RequireAndVerifyClientCert, client_ca_file: no certificate, or one
+    // the CA did not sign, gets no HTTP answer at all.
+    assert_eq!(curl(&["-u", "alice:s3cret"]).0, 0, "no client certificate");
+    assert_eq!(
+        curl(&[
+            "--cert",
+            "rogue.crt",
+            "--key",
+            "rogue.key",
+            "-u",
+            "alice:s3cret"
+        ])
+        .0,
+        0,
+        "a certificate of another CA"
+    );
+    // max_version TLS12: a TLS 1.3-only client is refused.
+    assert_eq!(
+        curl(&with(&cert, &["--tlsv1.3", "-u", "alice:s3cret"])).0,
+        0,
+        "TLS 1.3 only"
+    );
+    // cipher_suites: a client offering only another suite is refused.
+    assert_eq!(
+        curl(&with(
+            &cert,
+            &[
+                "--tls-max",
+                "1.2",
+                "--ciphers",
+                "ECDHE-RSA-AES128-GCM-SHA256",
+                "-u",
+                "alice:s3cret"
+            ]
+        ))
+        .0,
+        0,
+        "another cipher suite"
+    );
+    // The configured suite, a verified certificate and the password: served, with the headers.
+    let (code, head) = curl(&with(
+        &cert,
+        &[
+            "--tls-max",
+            "1.2",
+            "--ciphers",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+            "-u",
+            "alice:s3cret",
+        ],
+    ));
+    assert_eq!(code, 200, "{head}");
+    assert!(head.contains("\r\nx-frame-options: deny\r\n"), "{head}");
+    assert!(
+        head.contains("\r\nx-content-type-options: nosniff\r\n"),
+        "{head}"
+    );
+    // basic_auth_users over the verified connection.
+    let (code, head) = curl(&with(&cert, &["-u", "alice:wrong"]));
+    assert_eq!(code, 401);
+    assert!(
+        head.contains("x-frame-options: deny"),
+        "headers on every answer: {head}"
+    );
+    assert_eq!(curl(&with(&cert, &["-u", "alice:s3cret"])).0, 200);
+    // rate_limit burst 3, one more a minute: the fourth request within the minute gets 429.
+    assert_eq!(curl(&with(&cert, &["-u", "alice:s3cret"])).0, 429);
+    // An unknown key is refused in one line naming it.
+    std::fs::write(&config, "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_allowed_sans: [x]\n").unwrap();
+    let o = crate::util::iosat()
+        .args(["exporter", "--web.config.file", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = crate::util::stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("tls_server_config.client_allowed_sans: unknown setting"),
+        "{err}"
+    );
+}
+
+#[test]
+fn verify_client_cert_if_given_serves_clients_without_one() {
+    if !have("openssl", "version") || !have("curl", "--version") {
+        eprintln!("skipped: needs openssl and curl");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    make_pki(d);
+    let config = d.join("web.yml");
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ca.crt\n  min_version: TLS13\n",
+    )
+    .unwrap();
+    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let url = format!("https://{}/metrics", e.addr);
+    let curl = |extra: &[&str]| {
+        let o = Command::new("curl")
+            .current_dir(d)
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+                "--cacert",
+                "ca.crt",
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(curl(&[]), "200", "no certificate: served");
+    assert_eq!(
+        curl(&["--cert", "client.crt", "--key", "client.key"]),
+        "200"
+    );
+    assert_eq!(
+        curl(&["--cert", "rogue.crt", "--key", "rogue.key"]),
+        "000",
+        "a certificate nobody vouches for"
+    );
+    // min_version TLS13: a TLS 1.2 client is refused.
+    assert_eq!(curl(&["--tls-max", "1.2"]), "000");
 }

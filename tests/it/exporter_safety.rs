@@ -115,6 +115,7 @@ fn wrong_passwords_run_one_bcrypt_check_at_a_time() {
         web: iosat::exporter::webconfig::WebConfig {
             tls: None,
             users: [("alice".to_string(), hash)].into_iter().collect(),
+            ..Default::default()
         },
     };
     let scraper = Scraper::new(crate::exporter::fixture_root(), Devices::default(), None);

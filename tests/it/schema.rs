@@ -43,6 +43,46 @@ fn sweep_json_matches_its_schema() {
     assert_valid("sweep", &mixed, "randrw sweep with repeats");
 }
 
+/// An open-loop sweep (`--rate` beside closed levels, and a `--target-p99` search) on a
+/// small file in a temporary directory: open_loop and open_levels as the schema says.
+#[test]
+fn open_loop_sweep_json_matches_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let quick = [
+        "--size",
+        "16m",
+        "--duration",
+        "0.2",
+        "--ramp",
+        "0.05",
+        "--budget",
+        "0",
+        "--no-progress",
+        "--json",
+    ];
+    let r = run_json(
+        &[
+            &["sweep", d, "--levels", "1,2", "--rate", "300,600"],
+            &quick[..],
+        ]
+        .concat(),
+    );
+    assert_valid("sweep", &r, "open-loop sweep");
+    assert_eq!(r["open_levels"].as_array().unwrap().len(), 2, "{r}");
+    let t = run_json(
+        &[
+            &["sweep", d, "--levels", "1,2", "--target-p99", "50ms"],
+            &quick[..],
+        ]
+        .concat(),
+    );
+    assert_valid("sweep", &t, "--target-p99 sweep");
+    let a = &t["open_loop"]["verdict"]["max_iops_at_target"];
+    assert_eq!(a["estimate"], false, "{}", t["open_loop"]);
+    assert!(a["low_iops"].as_f64().unwrap() > 0.0, "{}", t["open_loop"]);
+}
+
 #[test]
 fn fsync_json_matches_its_schema() {
     let dir = tempfile::tempdir().unwrap();

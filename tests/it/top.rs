@@ -24,6 +24,11 @@ struct Dev {
 
 /// The recording text: 20 samples one second apart.
 fn recording(devs: &[Dev]) -> String {
+    recording_n(devs, 20)
+}
+
+/// The recording text: `n` samples one second apart.
+fn recording_n(devs: &[Dev], n: usize) -> String {
     let mut s = String::from("#iosat-record 1\nR 1795333826000000000 1000000000\n");
     for d in devs {
         s.push_str(&format!(
@@ -35,7 +40,7 @@ fn recording(devs: &[Dev]) -> String {
         }
     }
     let mut cum: Vec<[u64; 6]> = devs.iter().map(|_| [0; 6]).collect();
-    for i in 0..20usize {
+    for i in 0..n {
         s.push_str(&format!(
             "T {} {}\n",
             (i as u64 + 1) * 1_000_000_000,
@@ -621,6 +626,14 @@ fn frame_processes_pane() {
         denied: 120,
     });
     insta::assert_snapshot!("top_processes_80x24", frame(&a, 80, 24));
+    // Root is not told to run as root.
+    assert!(frame(&a, 80, 24).contains("run as root"));
+    a.as_root = true;
+    let f = frame(&a, 80, 24);
+    assert!(
+        !f.contains("run as root") && f.contains("120 refused even to root"),
+        "{f}"
+    );
     let mut r = App::new(
         Source::Replay {
             file: "x.rec".into(),
@@ -912,4 +925,94 @@ fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
     t.wait_for("devices (1)");
     t.keys(&["q"]);
     t.wait_for("PROMPT$");
+}
+
+/// No profile, 1,000 reads a second at 1 ms, one in flight (a baseline after 30 intervals),
+/// then 4 in flight at 4 ms: the view judges against the learned baseline, says so in the
+/// table's title, and its saturation pane gives the learned judgement rather than asking for
+/// a sweep.
+#[test]
+fn frame_judged_against_a_learned_baseline() {
+    const LEARNED: Dev = Dev {
+        major: 8,
+        minor: 16,
+        name: "sdb",
+        kind: "disk",
+        id: None,
+        rate: |i| {
+            if i < 40 {
+                [1000, 1000, 0, 0, 1000, 1000]
+            } else {
+                [1000, 4000, 0, 0, 1000, 4000]
+            }
+        },
+    };
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    let mut replay =
+        Replay::new(&recording_n(&[LEARNED], 45), sel, false, Box::new(profile)).unwrap();
+    replay.replayer_mut().learn_with(iosat::learn::Learner::new(
+        iosat::learn::LearnSpec::default(),
+    ));
+    let mut a = App::new(
+        Source::Live {
+            host: "testhost".into(),
+            kernel: "6.1.0".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    for r in replay.filter_map(|s| match s.unwrap() {
+        Step::Report(r) => Some(r),
+        _ => None,
+    }) {
+        a.on_report(r);
+    }
+    let f = frame(&a, 160, 48);
+    assert!(
+        f.contains("judged against: learned from 44 s of traffic, 44 intervals (sdb)"),
+        "{f}"
+    );
+    assert!(f.contains("saturation (learned)"), "{f}");
+    assert!(f.contains("overloaded at 4.0x the learned baseline"), "{f}");
+    assert!(!f.contains("needs its baseline"), "{f}");
+}
+
+/// top saves what it learned when the view ends (issue 26), not only every few minutes:
+/// a loop device read during the view has its state file in --state-dir after q.
+#[test]
+fn top_saves_its_learned_state_at_exit() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root (a loop device)");
+        return;
+    }
+    let Some(t) = Tmux::start() else { return };
+    let dev = crate::util::LoopDev::new(16 << 20);
+    let state = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "{} top -i 0.1 --all --no-profile --no-bpf --state-dir {} {}",
+        env!("CARGO_BIN_EXE_iosat"),
+        state.path().display(),
+        dev.name()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("latency ms");
+    // Reads the view sees (direct, so the page cache does not answer them).
+    let st = std::process::Command::new("dd")
+        .arg(format!("if={}", dev.path))
+        .args(["of=/dev/null", "bs=4k", "count=2000", "iflag=direct"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // A few more intervals (0.1 s each, slower on a loaded machine), so the reads are in a
+    // report, then quit.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    t.keys(&["q"]);
+    t.wait_for("PROMPT$");
+    let files = crate::util::entries(&state.path().join("learned"));
+    assert_eq!(files.len(), 1, "{files:?}");
 }

@@ -239,6 +239,12 @@ pub enum Source {
 pub struct App {
     pub source: Source,
     pub rows: Vec<Row>,
+    /// The columns shown only when non-zero (d/s, f/s) that a shown device has had non-zero
+    /// in some interval: they stay, rather than appear and disappear between frames and
+    /// shift the table.
+    nonzero_seen: Vec<&'static str>,
+    /// The view runs as root (the processes pane then does not tell root to run as root).
+    pub as_root: bool,
     /// Per device: the report that last listed it, and its points.
     history: HashMap<String, (u64, VecDeque<ChartPoint>)>,
     /// The latest interval, seconds (0 before the first).
@@ -305,6 +311,8 @@ impl App {
             procs: None,
             host: None,
             latency: true,
+            nonzero_seen: Vec::new(),
+            as_root: false,
         }
     }
 
@@ -351,6 +359,19 @@ impl App {
                 }
             })
             .collect();
+        let seen: Vec<&'static str> = {
+            let shown = self.visible();
+            COLUMNS
+                .iter()
+                .filter(|c| c.when_nonzero && !self.nonzero_seen.contains(&c.key))
+                .filter(|c| {
+                    let value = c.getter();
+                    shown.iter().any(|r| value(r).is_some_and(|v| v > 0.0))
+                })
+                .map(|c| c.key)
+                .collect()
+        };
+        self.nonzero_seen.extend(seen);
         let now = self.reports;
         for row in &self.rows {
             let entry = match (self.history.get_mut(&row.name), &row.rates) {
@@ -462,7 +483,7 @@ impl App {
         let wanted = |c: &Col| {
             (!c.profile || profiled)
                 && (!c.latency || measured)
-                && (!c.when_nonzero || {
+                && (!c.when_nonzero || self.nonzero_seen.contains(&c.key) || {
                     let value = c.getter();
                     rows.iter().any(|r| value(r).is_some_and(|v| v > 0.0))
                 })
@@ -803,6 +824,38 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
         b.on_key(Key::Char('/'));
         b.on_key(Key::CtrlC);
         assert!(b.quit);
+    }
+
+    #[test]
+    fn a_column_shown_when_non_zero_stays_once_shown() {
+        // Discards in the first interval only: d/s appears and stays (it shifted the table
+        // when it came and went between frames).
+        let text = "#iosat-record 1\nR 1000000000 1000000000\nD 8:16 sdb disk sdb\n\
+T 1000000000 1000000000\n 8 16 sdb 1 0 8 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n\
+T 2000000000 2000000000\n 8 16 sdb 101 0 808 201 0 0 0 0 0 501 201 10 0 80 10 0 0\n\
+T 3000000000 3000000000\n 8 16 sdb 201 0 1608 401 0 0 0 0 0 1001 401 10 0 80 10 0 0\n";
+        let reports: Vec<IntervalReport> =
+            Replay::new(text, Selection::default(), false, Box::new(|_| None))
+                .unwrap()
+                .filter_map(|s| match s.unwrap() {
+                    Step::Report(r) => Some(r),
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(reports.len(), 2);
+        let mut a = App::new(
+            Source::Replay { file: "x".into() },
+            Selection::default(),
+            false,
+        );
+        let has_ds = |a: &App| a.columns(400).iter().any(|c| c.key == "d/s");
+        assert!(!has_ds(&a));
+        let mut it = reports.into_iter();
+        a.on_report(it.next().unwrap());
+        assert!(has_ds(&a), "discards in this interval");
+        a.on_report(it.next().unwrap());
+        assert_eq!(a.rows[0].rates.as_ref().unwrap().d_s, Some(0.0));
+        assert!(has_ds(&a), "no discards now, but the column stays");
     }
 
     #[test]

@@ -493,7 +493,30 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     for (i, p) in plots.iter().enumerate() {
         plot(f, app, theme, p, window, cells[i]);
     }
-    if prof.is_none() {
+    let learned = row
+        .learned
+        .as_ref()
+        .filter(|l| l.baseline_latency_ns.is_some());
+    if let (None, Some(l)) = (prof, learned) {
+        // No profile, but a baseline learned from this device's own traffic: its judgement,
+        // not a request for a sweep.
+        let block = focus(app, Pane::Charts, " saturation (learned) ".into());
+        let ratio = l
+            .ratio
+            .map(|r| format!(" at {r:.1}x the learned baseline"))
+            .unwrap_or_default();
+        let text = format!(
+            "{}: {}{ratio}. {}. {}",
+            row.name,
+            l.state.as_str(),
+            crate::learn::basis_words(l),
+            l.summary.as_ref().map_or("", |s| &s.0)
+        );
+        f.render_widget(
+            Paragraph::new(text).wrap(Wrap { trim: true }).block(block),
+            cells[3],
+        );
+    } else if prof.is_none() {
         let block = focus(app, Pane::Charts, " saturation ".into());
         let text = format!(
             "no profile for {}: saturation needs its baseline. {}",
@@ -582,10 +605,19 @@ fn processes(f: &mut Frame, app: &App, area: Rect) {
         (_, None) => vec![Line::from("measuring (one interval)…")],
         (_, Some(p)) => {
             if p.denied > 0 {
-                title = format!(
-                    " processes: storage I/O · {} not readable: run as root to see all ",
-                    p.denied
-                );
+                title = if app.as_root {
+                    // Root is refused only by a security module or a container's missing
+                    // CAP_SYS_PTRACE: "run as root" would say nothing.
+                    format!(
+                        " processes: storage I/O · {} refused even to root ",
+                        p.denied
+                    )
+                } else {
+                    format!(
+                        " processes: storage I/O · {} not readable: run as root to see all ",
+                        p.denied
+                    )
+                };
             }
             let mut lines = vec![Line::from(Span::styled(
                 format!(

@@ -8,6 +8,7 @@
 mod engines;
 mod fio_agreement;
 mod live;
+mod openloop;
 mod own_devices;
 mod refusals;
 pub(crate) mod signals;

@@ -1,0 +1,292 @@
+//! What an open-loop level measured (OpenStats, merged over the pool's threads) → the level
+//! in the sweep JSON ([`OpenLevelResult`]): offered and achieved rate, latency from the
+//! intended start and from submission, and how far behind its schedule the generator fell
+//! ([`Behind`]), with the rule that says whether the rate was really offered. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
+
+use super::open::OpenSpec;
+use super::result::KernelView;
+use super::schedule::Arrivals;
+use super::{LevelSpec, LevelStats};
+use crate::latency::{LatencySummary, Recorder};
+use serde::{Deserialize, Serialize};
+
+/// The open loop's own figures of one thread or a whole level (merged with `+=` after join).
+#[derive(Debug, Clone)]
+pub struct OpenStats {
+    /// Completion minus intended start, per counted request.
+    pub intended: Recorder,
+    /// Submission minus intended start (how late), per counted request.
+    pub late: Recorder,
+    /// Intended starts inside the measured window (set by the engine after join).
+    pub scheduled: u64,
+    /// Intended starts inside the measured window never submitted (every thread busy until
+    /// the level ended).
+    pub unsent: u64,
+    /// Counted requests whose intended start came while every thread of the pool was busy.
+    pub pool_waits: u64,
+}
+
+impl OpenStats {
+    pub fn new() -> OpenStats {
+        OpenStats {
+            intended: Recorder::new(),
+            late: Recorder::new(),
+            scheduled: 0,
+            unsent: 0,
+            pool_waits: 0,
+        }
+    }
+}
+
+impl Default for OpenStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::ops::AddAssign<&OpenStats> for OpenStats {
+    fn add_assign(&mut self, o: &OpenStats) {
+        self.intended += &o.intended;
+        self.late += &o.late;
+        self.scheduled += o.scheduled;
+        self.unsent += o.unsent;
+        self.pool_waits += o.pool_waits;
+    }
+}
+
+/// The share of requests that may find every thread of the pool busy before a level counts
+/// as not kept: beyond it the pool, not the schedule, set the pace (a closed loop in part).
+pub const KEPT_POOL_WAIT_SHARE: f64 = 0.01;
+
+/// The share of the offered rate a level must achieve to count as kept. Completions are
+/// counted inside the window, so the requests in flight at its two edges move the achieved
+/// rate by (in flight)/(rate × duration): a few percent at most for a schedule that is kept.
+pub const KEPT_ACHIEVED_SHARE: f64 = 0.97;
+
+/// p99 lateness above this, in a level that was kept, is the machine's: its timer wake-ups
+/// were slow (a busy CPU), not the device; the report says so.
+pub const SLOW_WAKEUP_P99_NS: u64 = 1_000_000;
+
+/// How far behind its schedule the generator fell in one level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Behind {
+    /// Median lateness of submissions (submission minus intended start).
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    /// Intended starts in the window never submitted.
+    pub unsent: u64,
+    /// Requests whose intended start found every thread of the pool busy.
+    pub pool_waits: u64,
+    /// The rate was offered: nothing unsent, the achieved rate within
+    /// [`KEPT_ACHIEVED_SHARE`] of the offered one, at most [`KEPT_POOL_WAIT_SHARE`] of the
+    /// requests waiting for a free thread. (Lateness from slow timer wake-ups alone does not
+    /// undo it: those requests still arrived at the rate, and their lateness is in their
+    /// latency from the intended start.)
+    pub kept: bool,
+}
+
+/// One open-loop level, as `sweep --json` writes it under `open_levels`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenLevelResult {
+    /// The rate asked for (`--rate`), requests per second.
+    pub rate_iops: f64,
+    /// What the schedule offered inside the measured window (Poisson arrivals vary around the
+    /// rate asked): intended starts ÷ measured time.
+    pub offered_iops: f64,
+    /// Completions per second inside the window.
+    pub iops: f64,
+    pub ios: u64,
+    pub elapsed_ns: u64,
+    pub bytes_per_s: f64,
+    pub arrivals: Arrivals,
+    /// The pool: the most requests in flight.
+    pub max_inflight: u32,
+    /// From the intended start to completion: what a user arriving on schedule waits.
+    pub latency_ns: LatencySummary,
+    /// From submission to completion: what the device (and the path to it) took.
+    pub service_latency_ns: LatencySummary,
+    pub behind: Behind,
+    /// The kernel's view of the device over the same interval (null when unknown).
+    pub kernel: Option<KernelView>,
+    pub interrupted: bool,
+}
+
+impl OpenLevelResult {
+    /// None when the level completed no I/O.
+    pub fn new(
+        spec: &LevelSpec,
+        open: &OpenSpec,
+        stats: &LevelStats,
+        kernel: Option<KernelView>,
+    ) -> Option<OpenLevelResult> {
+        let o = stats.open.as_ref()?;
+        let ios = stats.read_ns.len() + stats.write_ns.len();
+        if ios == 0 || stats.elapsed_ns == 0 {
+            return None;
+        }
+        // The window's length, not `elapsed_ns`, is what the schedule offered over (they
+        // differ only when a stop cut the level).
+        let window_s = spec.duration_ns as f64 / 1e9;
+        let elapsed_s = stats.elapsed_ns as f64 / 1e9;
+        let mut service = stats.read_ns.clone();
+        service.add(&stats.write_ns).expect("same bounds");
+        let offered_iops = o.scheduled as f64 / window_s;
+        let iops = ios as f64 / elapsed_s;
+        let late = o.late.summary();
+        let behind = Behind {
+            p50_ns: late.p50,
+            p99_ns: late.p99,
+            max_ns: late.max,
+            unsent: o.unsent,
+            pool_waits: o.pool_waits,
+            kept: kept(o.unsent, iops, offered_iops, o.pool_waits, ios) && !stats.interrupted,
+        };
+        Some(OpenLevelResult {
+            rate_iops: open.rate_per_s,
+            offered_iops,
+            iops,
+            ios,
+            elapsed_ns: stats.elapsed_ns,
+            bytes_per_s: (stats.read_bytes + stats.write_bytes) as f64 / elapsed_s,
+            arrivals: open.arrivals,
+            max_inflight: open.max_inflight,
+            latency_ns: o.intended.summary(),
+            service_latency_ns: LatencySummary::from_hist(&service),
+            behind,
+            kernel,
+            interrupted: stats.interrupted,
+        })
+    }
+}
+
+/// Whether a level offered its rate (see [`Behind::kept`]).
+pub fn kept(unsent: u64, iops: f64, offered_iops: f64, pool_waits: u64, ios: u64) -> bool {
+    unsent == 0
+        && iops >= KEPT_ACHIEVED_SHARE * offered_iops
+        && pool_waits as f64 <= KEPT_POOL_WAIT_SHARE * ios as f64
+}
+
+/// How the open loop ran, and what it found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenLoopInfo {
+    /// `--rate` as given ("auto" or the list).
+    pub rates: String,
+    pub arrivals: Arrivals,
+    /// The pool: the most requests in flight, and why that many.
+    pub max_inflight: u32,
+    pub max_inflight_why: String,
+    /// The latency target searched for (`--target-p99`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::analysis::open::Target>,
+    /// None until a level is measured.
+    pub verdict: Option<crate::analysis::open::OpenVerdict>,
+}
+
+impl super::result::SweepReport {
+    /// The open loop's verdict over its levels so far, beside the closed loop's points.
+    pub fn refresh_open_verdict(&mut self) {
+        let points: Vec<_> = self
+            .open_levels
+            .iter()
+            .map(OpenLevelResult::point)
+            .collect();
+        let closed = self.points();
+        if let Some(info) = self.open_loop.as_mut() {
+            info.verdict = (!points.is_empty())
+                .then(|| crate::analysis::open::verdict(&points, &closed, info.target));
+        }
+    }
+}
+
+impl OpenLevelResult {
+    /// The level as the analysis sees it.
+    pub fn point(&self) -> crate::analysis::open::OpenPoint {
+        crate::analysis::open::OpenPoint {
+            offered_iops: self.offered_iops,
+            iops: self.iops,
+            latency_ns: crate::analysis::LatencyNs::from(&self.latency_ns),
+            service_latency_ns: crate::analysis::LatencyNs::from(&self.service_latency_ns),
+            kept: self.behind.kept,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_is_kept_only_when_every_request_went_out_on_time() {
+        assert!(kept(0, 990.0, 1000.0, 5, 1000));
+        assert!(!kept(1, 990.0, 1000.0, 0, 1000), "an unsent request");
+        assert!(!kept(0, 900.0, 1000.0, 0, 1000), "achieved 90 %");
+        assert!(
+            !kept(0, 1000.0, 1000.0, 20, 1000),
+            "2 % waited for a thread"
+        );
+    }
+
+    #[test]
+    fn a_level_is_built_from_its_stats() {
+        let spec = LevelSpec {
+            threads: 4,
+            queue_depth: 1,
+            pattern: super::super::Pattern::RandRead,
+            block_size: 4096,
+            ramp_ns: 0,
+            duration_ns: 1_000_000_000,
+            seed: 1,
+        };
+        let open = OpenSpec {
+            rate_per_s: 100.0,
+            arrivals: Arrivals::Poisson,
+            max_inflight: 4,
+        };
+        let mut st = LevelStats::new();
+        let mut o = OpenStats::new();
+        for i in 0..100u64 {
+            st.read_ns.record(1_000_000).unwrap();
+            o.intended.record(1_000_000 + i * 10_000);
+            o.late.record(i * 10_000);
+        }
+        st.read_bytes = 100 * 4096;
+        st.elapsed_ns = 1_000_000_000;
+        o.scheduled = 101;
+        st.open = Some(o);
+        let r = OpenLevelResult::new(&spec, &open, &st, None).unwrap();
+        assert_eq!(r.ios, 100);
+        assert!((r.offered_iops - 101.0).abs() < 1e-9);
+        assert!((r.iops - 100.0).abs() < 1e-9);
+        // HdrHistogram's 3 significant digits: the bucket's highest equivalent value.
+        assert!((1_000_000..1_001_000).contains(&r.service_latency_ns.p50));
+        assert!(r.latency_ns.mean > r.service_latency_ns.mean);
+        assert!(r.behind.kept, "{:?}", r.behind);
+        assert!(
+            (979_000..=981_000).contains(&r.behind.p99_ns),
+            "{:?}",
+            r.behind
+        );
+        // The same level with requests waiting for the pool is not kept.
+        let mut st2 = st.clone();
+        st2.open.as_mut().unwrap().pool_waits = 2;
+        let r2 = OpenLevelResult::new(&spec, &open, &st2, None).unwrap();
+        assert!(!r2.behind.kept);
+        let j = serde_json::to_value(&r).unwrap();
+        for k in [
+            "offered_iops",
+            "iops",
+            "latency_ns",
+            "service_latency_ns",
+            "behind",
+        ] {
+            assert!(j.get(k).is_some(), "{k} in {j}");
+        }
+        assert_eq!(j["behind"]["kept"], true);
+        assert!(j["behind"]["p99_ns"].is_u64());
+    }
+}

@@ -1,0 +1,303 @@
+//! The open-loop part of a sweep result (`sweep --rate`) as document blocks and CSV: the table
+//! of offered rates (achieved, latency from the intended start and from submission, lateness,
+//! kept), the chart of latency against offered IOPS with the closed loop's curve beside it,
+//! and the open loop's verdict. Used by report/sweep.rs; returns values, no IO.
+//! Must not import: cli/, config/, cmd/, ui/, exporter/.
+
+use super::doc::{chart, Block, Item, List, TableBlock};
+use super::levels::{us_cell, LAT_NS_HEADERS};
+use super::svg::{LineChart, Series};
+use super::table::Table;
+use crate::load::open_result::{OpenLevelResult, SLOW_WAKEUP_P99_NS};
+use crate::load::result::SweepReport;
+
+/// The open loop's blocks: heading, table, chart, verdict; none without open-loop levels.
+pub fn blocks(r: &SweepReport) -> Vec<Block> {
+    let Some(info) = &r.open_loop else {
+        return Vec::new();
+    };
+    let mut out = vec![Block::Heading(format!(
+        "Open loop: latency at an offered rate ({} arrivals, at most {} in flight)",
+        info.arrivals.as_str(),
+        info.max_inflight
+    ))];
+    if !r.open_levels.is_empty() {
+        out.push(Block::Table(TableBlock::new(table(&r.open_levels))));
+        out.push(chart(latency_chart(r).to_svg()));
+    }
+    let mut items: Vec<Item> = info
+        .verdict
+        .iter()
+        .flat_map(|v| v.words.iter().map(Item::plain))
+        .collect();
+    items.push(Item::plain(
+        "lat = from the intended start (what a user arriving on schedule waits); svc = from \
+         submission (what the device took); late = how late submissions were; kept = the \
+         rate was offered (nothing unsent, achieved within 3 %, under 1 % of requests \
+         waiting for a free thread).",
+    ));
+    if r.open_levels
+        .iter()
+        .any(|l| l.behind.kept && l.behind.p99_ns > SLOW_WAKEUP_P99_NS)
+    {
+        items.push(Item::note(
+            "submissions were more than 1 ms late at p99 while the pool had free threads: the \
+             machine woke the generator late (busy CPUs); that lateness is in the latency from \
+             the intended start",
+        ));
+    }
+    out.push(Block::List(List::titled("Open loop", items)));
+    out
+}
+
+fn table(levels: &[OpenLevelResult]) -> Table {
+    let mut t = Table::new([
+        "offered",
+        "IOPS",
+        "lat_avg_us",
+        "lat_p50_us",
+        "lat_p99_us",
+        "lat_p99.9_us",
+        "svc_avg_us",
+        "svc_p99_us",
+        "late_p99_us",
+        "kept",
+    ]);
+    for l in levels {
+        let (a, s) = (&l.latency_ns, &l.service_latency_ns);
+        let us = |v: u64| us_cell(Some(v as f64));
+        t.push([
+            format!("{:.0}", l.offered_iops),
+            format!("{:.0}", l.iops),
+            us(a.mean),
+            us(a.p50),
+            us(a.p99),
+            us(a.p999),
+            us(s.mean),
+            us(s.p99),
+            us(l.behind.p99_ns),
+            if l.behind.kept {
+                "yes".to_string()
+            } else {
+                "BEHIND".to_string()
+            },
+        ]);
+    }
+    t
+}
+
+/// p99 and mean against offered IOPS, from the intended start and from submission, and the
+/// closed loop's p99 against its throughput when the sweep measured one.
+fn latency_chart(r: &SweepReport) -> LineChart {
+    let mut c = LineChart::new(
+        "open-latency",
+        "Latency at an offered rate",
+        "IOPS (offered; closed loop: achieved)",
+        "latency (ms)",
+    );
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let pts = |f: &dyn Fn(&OpenLevelResult) -> u64| -> Vec<(f64, f64)> {
+        r.open_levels
+            .iter()
+            .map(|l| (l.offered_iops, ms(f(l))))
+            .collect()
+    };
+    c.series = vec![
+        Series::new("p99 from intended start", pts(&|l| l.latency_ns.p99)).colour(0),
+        Series::new("mean from intended start", pts(&|l| l.latency_ns.mean))
+            .colour(0)
+            .dashed(),
+        Series::new("p99 from submission", pts(&|l| l.service_latency_ns.p99)).colour(1),
+    ];
+    let closed: Vec<(f64, f64)> = r
+        .points()
+        .iter()
+        .filter_map(|p| Some((p.iops, p.latency_ns.p99? / 1e6)))
+        .collect();
+    if !closed.is_empty() {
+        c.series
+            .push(Series::new("closed loop p99", closed).colour(2).dashed());
+    }
+    c.y_log = true;
+    c
+}
+
+/// The open-loop levels as CSV: integer nanoseconds, `lat_*` from the intended start (the
+/// closed loop's column names), `svc_*` from submission, `late_*` the lateness.
+pub fn csv(r: &SweepReport) -> Table {
+    let mut t = Table::new(
+        [
+            "rate_iops",
+            "offered_iops",
+            "iops",
+            "ios",
+            "elapsed_ns",
+            "arrivals",
+            "max_inflight",
+        ]
+        .into_iter()
+        .chain(LAT_NS_HEADERS)
+        .chain([
+            "svc_mean_ns",
+            "svc_p50_ns",
+            "svc_p99_ns",
+            "svc_max_ns",
+            "late_p50_ns",
+            "late_p99_ns",
+            "late_max_ns",
+            "unsent",
+            "pool_waits",
+            "kept",
+            "interrupted",
+        ]),
+    );
+    for l in &r.open_levels {
+        let (a, s, b) = (&l.latency_ns, &l.service_latency_ns, &l.behind);
+        let mut row = vec![
+            format!("{:.1}", l.rate_iops),
+            format!("{:.1}", l.offered_iops),
+            format!("{:.1}", l.iops),
+            l.ios.to_string(),
+            l.elapsed_ns.to_string(),
+            l.arrivals.as_str().to_string(),
+            l.max_inflight.to_string(),
+        ];
+        row.extend(
+            [a.min, a.mean, a.p50, a.p90, a.p95, a.p99, a.p999, a.max].map(|v| v.to_string()),
+        );
+        row.extend([s.mean, s.p50, s.p99, s.max].map(|v| v.to_string()));
+        row.extend([b.p50_ns, b.p99_ns, b.max_ns, b.unsent, b.pool_waits].map(|v| v.to_string()));
+        row.push(b.kept.to_string());
+        row.push(l.interrupted.to_string());
+        t.push(row);
+    }
+    t
+}
+
+/// `compare`: every run's open-loop levels in one table (letter, offered, achieved, latency
+/// from the intended start, from submission, kept); None when no run has any.
+pub fn compare_table(runs: &[(String, &SweepReport)]) -> Option<Table> {
+    if runs.iter().all(|(_, r)| r.open_levels.is_empty()) {
+        return None;
+    }
+    let mut t = Table::new([
+        "run",
+        "offered",
+        "IOPS",
+        "lat_avg_us",
+        "lat_p99_us",
+        "svc_p99_us",
+        "late_p99_us",
+        "kept",
+    ]);
+    for (letter, r) in runs {
+        for l in &r.open_levels {
+            let us = |v: u64| us_cell(Some(v as f64));
+            t.push([
+                letter.clone(),
+                format!("{:.0}", l.offered_iops),
+                format!("{:.0}", l.iops),
+                us(l.latency_ns.mean),
+                us(l.latency_ns.p99),
+                us(l.service_latency_ns.p99),
+                us(l.behind.p99_ns),
+                if l.behind.kept { "yes" } else { "BEHIND" }.to_string(),
+            ]);
+        }
+    }
+    Some(t)
+}
+
+/// `compare`: what the open loop found in `b` against `a`, in words; None when either has
+/// no open-loop verdict.
+pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
+    let va = a.open_loop.as_ref()?.verdict.as_ref()?;
+    let vb = b.open_loop.as_ref()?.verdict.as_ref()?;
+    let rate = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+    let mut parts = vec![format!(
+        "open loop kept up to {} IOPS offered (was {})",
+        rate(vb.max_kept_iops),
+        rate(va.max_kept_iops)
+    )];
+    if let (Some(x), Some(y)) = (&va.max_iops_at_target, &vb.max_iops_at_target) {
+        parts.push(format!(
+            "most IOPS at {} <= {:.2} ms {:.0} (was {:.0} at {} <= {:.2} ms)",
+            y.target.percentile.as_str(),
+            y.target.limit_ns / 1e6,
+            y.iops,
+            x.iops,
+            x.target.percentile.as_str(),
+            x.target.limit_ns / 1e6
+        ));
+    }
+    Some(parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::open_result::{Behind, OpenLoopInfo};
+    use crate::report::Format;
+
+    fn report() -> SweepReport {
+        let level = |offered: f64, p99_us: u64, kept: bool| OpenLevelResult {
+            rate_iops: offered,
+            offered_iops: offered,
+            iops: if kept { offered } else { offered * 0.8 },
+            ios: 1000,
+            elapsed_ns: 1_000_000_000,
+            max_inflight: 64,
+            latency_ns: crate::latency::LatencySummary {
+                mean: p99_us * 400,
+                p50: p99_us * 300,
+                p99: p99_us * 1000,
+                ..Default::default()
+            },
+            behind: Behind {
+                p99_ns: 50_000,
+                kept,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut r = SweepReport {
+            open_loop: Some(OpenLoopInfo {
+                rates: "500,1000,3000".into(),
+                max_inflight: 64,
+                ..Default::default()
+            }),
+            open_levels: vec![
+                level(500.0, 2000, true),
+                level(1000.0, 3000, true),
+                level(3000.0, 90_000, false),
+            ],
+            ..Default::default()
+        };
+        r.refresh_open_verdict();
+        r
+    }
+
+    #[test]
+    fn an_open_loop_sweep_shows_its_rates_and_flags_the_one_behind() {
+        let r = report();
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        assert!(
+            text.contains("Open loop: latency at an offered rate"),
+            "{text}"
+        );
+        assert!(text.contains("BEHIND"), "{text}");
+        assert!(
+            text.contains("From 3000 IOPS offered the schedule was not kept"),
+            "{text}"
+        );
+        assert!(!text.contains("no verdict"), "{text}");
+        let csv = crate::report::sweep::render(&r, Format::Csv);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4, "{csv}");
+        let cols = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == cols), "{csv}");
+        assert!(lines[0].contains("lat_p99_ns") && lines[0].contains("svc_p99_ns"));
+        let html = crate::report::sweep::render(&r, Format::Html);
+        assert!(html.contains("Latency at an offered rate"));
+    }
+}
