@@ -362,6 +362,11 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
         let Some(why) = j["like"]["block_latency_absent"].as_str().map(String::from) else {
             let b = &fl["block_layer"];
             let p50 = f(b, "p50_ms");
+            eprintln!(
+                "{m}: block-layer flush p50 {p50:.2} ms p99 {:.2} ms over {} flushes, set {FLUSH_MS} ms",
+                f(b, "p99_ms"),
+                b["flushes"]
+            );
             assert!(
                 (p50 - FLUSH_MS).abs() <= FLUSH_MS * 0.15,
                 "{m}: the block layer timed flushes at {p50} ms p50, truth {FLUSH_MS} ms\n{e}"
