@@ -365,8 +365,11 @@ pub fn run(ctx: &Ctx, namer: &mut Namer, progress: &mut dyn FnMut(&str)) -> Resu
         .chain(ctx.spec.commit_delays_us.iter().copied().filter(|&d| d > 0))
         .collect();
     'outer: for &n in &ctx.spec.committers {
+        // With commit_siblings or fewer other committers PostgreSQL's leader does not wait:
+        // a delayed run there would measure the undelayed curve again.
         let runs = delays
             .iter()
+            .filter(|&&d| d == 0 || n > super::like::COMMIT_SIBLINGS)
             .map(|&d| (Layout::SharedLog, d))
             .chain([(Layout::SeparateFiles, 0)]);
         for (layout, delay) in runs {

@@ -279,13 +279,15 @@ fn fsync_like_postgres_commit_delay_runs_the_curve_per_delay_and_advises() {
             ("shared_log", 1000),
             ("separate_files", 0),
         ] {
-            assert!(
+            // One committer has no commit_siblings: PostgreSQL would not wait, nor is it run.
+            assert_eq!(
                 got.contains(&(n, layout.to_string(), d)),
+                n == 8 || d == 0,
                 "{n} {layout} {d}: {got:?}"
             );
         }
     }
-    assert_eq!(got.len(), 6, "{got:?}");
+    assert_eq!(got.len(), 5, "{got:?}");
     let recs = j["like"]["recommendations"].as_array().unwrap();
     let cd = recs
         .iter()
