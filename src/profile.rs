@@ -77,6 +77,15 @@ pub struct DeviceProfile {
     /// Set on a model profile: what a device must match for this profile to judge it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_profile: Option<ModelKey>,
+    /// The sweep did not reach the knee (its `verdict.knee_above`): the knee lies above this
+    /// many in flight, `knee_concurrency` is only the highest level judged, and max useful
+    /// IOPS and the headroom from it are lower bounds ([`Self::bound`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee_at_least: Option<u32>,
+    /// The sweep ran in gentle mode (its `workload.limits`: `--max-concurrency`,
+    /// `--rate-limit`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gentle: bool,
 }
 
 /// What about a device, when it changes, makes its profile stale.
@@ -326,6 +335,8 @@ struct FileVerdict {
     baseline_p95_ns: Option<f64>,
     #[serde(deserialize_with = "lenient")]
     overload_concurrency: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    knee_above: Option<u64>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -335,6 +346,9 @@ struct FileWorkload {
     pattern: Option<String>,
     #[serde(deserialize_with = "lenient")]
     block_size: Option<u64>,
+    /// The gentle mode's limits, when the sweep had any (an object; absent or null: none).
+    #[serde(deserialize_with = "lenient")]
+    limits: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A value of type T, or None when the file holds something else there (null, another type).
@@ -400,6 +414,41 @@ impl DeviceProfile {
         }
     }
 
+    /// When the sweep did not reach the knee, what that means for every judgement against
+    /// the profile, in words: "swept gently on 2026-11-25: the knee is above 8 in flight, so
+    /// max useful IOPS (at least 9000) and the headroom are lower bounds". None for a profile
+    /// with a knee.
+    pub fn bound(&self) -> Option<String> {
+        let k = self.knee_at_least?;
+        let how = if self.gentle { "swept gently" } else { "swept" };
+        let when = match self.day() {
+            Some(d) => format!("{how} on {d}"),
+            None => how.to_string(),
+        };
+        let reached = if self.gentle { "" } else { " (not reached)" };
+        Some(format!(
+            "{when}: the knee is above {k} in flight{reached}, so max useful IOPS (at least {:.0}) \
+and the headroom are lower bounds",
+            self.max_useful_iops
+        ))
+    }
+
+    /// The knee as people read it: "8", or "> 8" when the sweep did not reach it.
+    pub fn knee_text(&self) -> String {
+        match self.knee_at_least {
+            Some(k) => format!("> {k}"),
+            None => self.knee_concurrency.to_string(),
+        }
+    }
+
+    /// The day the sweep started (UTC, "2026-11-25"), when known.
+    fn day(&self) -> Option<String> {
+        self.measured_unix_s.map(|s| {
+            let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
+            iso.get(..10).unwrap_or(&iso).to_string()
+        })
+    }
+
     /// Which profile a judgement used, as every judgement says it: "the model profile of
     /// 'Amazon Elastic Block Store 100 GiB', swept on host-a 2026-11-20" or "the profile
     /// serial-S3X, swept on host-a 2026-11-20".
@@ -408,11 +457,7 @@ impl DeviceProfile {
             Some(k) => format!("the model profile of '{}'", k.label()),
             None => format!("the profile {}", self.id),
         };
-        let day = self.measured_unix_s.map(|s| {
-            let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
-            iso.get(..10).unwrap_or(&iso).to_string()
-        });
-        match (self.host.as_deref(), day) {
+        match (self.host.as_deref(), self.day()) {
             (Some(h), Some(d)) => format!("{what}, swept on {h} {d}"),
             (Some(h), None) => format!("{what}, swept on {h}"),
             (None, Some(d)) => format!("{what}, swept {d}"),
@@ -769,6 +814,8 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
             .baseline_p95_ns
             .filter(|x| x.is_finite() && *x > 0.0),
         overload_concurrency: verdict.overload_concurrency.map(|c| c as u32),
+        knee_at_least: verdict.knee_above.map(|c| c as u32),
+        gentle: w.limits.as_ref().is_some_and(|l| !l.is_empty()),
         measured_unix_s: file.started_unix_s,
         pattern,
         block_size: w.block_size.unwrap_or(0),
@@ -1051,6 +1098,23 @@ in {ROOT_PROFILE_DIR}; move it there",
             self.models = Some(all);
         }
         self.models.as_deref().unwrap_or_default()
+    }
+
+    /// For a device known by `id` only (a recording's `I` line: no model facts), when it has
+    /// no profile of its own and model profiles exist: that they cannot be matched, in one
+    /// line. None when it has a profile or no model profile exists.
+    pub fn model_facts_missing(&mut self, id: &str) -> Option<String> {
+        if self.keys.contains_key(id)
+            || self.profile(id).is_some()
+            || self.model_profiles().is_empty()
+        {
+            return None;
+        }
+        Some(format!(
+            "no profile {id}; the recording holds the device's id only, not the model facts \
+(model, firmware, size, block sizes, rotational, scheduler) a model profile in {} is matched by",
+            self.dirs.describe()
+        ))
     }
 
     /// The first model profile the device of `id` matches (None: its key is unknown, or none

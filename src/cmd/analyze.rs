@@ -1,6 +1,7 @@
 //! `iosat analyze`: orchestration only — validate, read the files, build the report, write it
 //! through the one output sink (config::output) with the renderer `iosat report` uses
-//! (report/analyze.rs): stdout, `-o FILE`, and the page to `--html FILE`.
+//! (report/analyze.rs): stdout, `-o FILE`, and the page to `--html FILE`. A recording's
+//! devices are named with their profile (profile::ProfileCache, by the recorded id).
 //! Must not import: cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs, cmd/fsync.rs, cmd/info.rs,
 //! cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 
@@ -11,27 +12,94 @@ use crate::import::{self, report, FileImport};
 use crate::monitor::replay::RecordingText;
 use std::path::Path;
 
+/// A device of a recording and the profile id its `I` line gives (name, id).
+type Ids = Vec<(String, String)>;
+
 /// One input file; a recording through the one recording opener (a cut-off last line or a
 /// line that is not UTF-8 skipped with a warning), any other result as import::load reads it.
-fn load(path: &Path) -> Result<FileImport, Error> {
+/// With a recording, the profile ids its devices were recorded with.
+fn load(path: &Path) -> Result<(FileImport, Ids), Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
     if import::diskstats::detect(&head).is_none() {
-        return import::parse(path, &String::from_utf8_lossy(&bytes));
+        return Ok((
+            import::parse(path, &String::from_utf8_lossy(&bytes))?,
+            Vec::new(),
+        ));
     }
     let rec = RecordingText::of(path, crate::sys::fs::text_of(bytes));
     rec.warnings.into_iter().for_each(crate::error::warn);
-    import::parse(path, &rec.text)
+    let ids = crate::monitor::record::parse(&rec.text)
+        .map(|(events, _)| {
+            events
+                .into_iter()
+                .filter_map(|e| match e {
+                    crate::monitor::record::Event::Identity { name, id, .. } => Some((name, id)),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((import::parse(path, &rec.text)?, ids))
+}
+
+/// Which profile each recorded device has, named as `stat` names the one it judges by (the
+/// profile of its recorded id, in the profile directories: `$IOSAT_PROFILE_DIR` or the
+/// default, then the shared ones), with where its learned baseline disagrees; when it has
+/// none of its own and model profiles exist, that a recording holds no model facts to match
+/// them by (one line, not silence).
+fn name_profiles(rep: &mut report::AnalyzeReport, files: &[(String, Ids)]) {
+    let Ok(dirs) = crate::config::profile::resolve_dirs(
+        &crate::cli::ProfileArgs::default(),
+        crate::config::profile::Access::Read,
+    ) else {
+        return;
+    };
+    let mut cache = crate::profile::ProfileCache::new(dirs, crate::sys::Root::default());
+    for (file, ids) in files {
+        for (name, id) in ids {
+            let Some(d) = rep
+                .devices
+                .iter_mut()
+                .find(|d| d.device == *name && d.file == *file)
+            else {
+                continue;
+            };
+            if let Some(p) = cache.profile(id) {
+                d.diagnosis.push(format!(
+                    "{name}: its profile is {} (swept baseline {}); the diagnosis above is of the \
+recording's own traffic",
+                    p.judged_against(),
+                    crate::analysis::text::fmt_latency_ns(p.baseline_latency_ns)
+                ));
+                d.diagnosis.extend(p.bound());
+                let learned = d.learned.as_ref();
+                d.diagnosis.extend(
+                    learned.and_then(|l| crate::learn::disagreement(l, p.baseline_latency_ns)),
+                );
+            } else if let Some(why) = cache.model_facts_missing(id) {
+                d.diagnosis.push(format!("{name}: {why}"));
+            }
+        }
+    }
 }
 
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     let spec = AnalyzeSpec::from_args(args)?;
-    let imports = spec
+    let loaded = spec
         .files
         .iter()
         .map(|f| load(f))
         .collect::<Result<Vec<_>, _>>()?;
+    let (imports, ids): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
     let mut rep = report::build(&imports, &spec.devices)?;
+    let files: Vec<(String, Ids)> = spec
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .zip(ids)
+        .collect();
+    name_profiles(&mut rep, &files);
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
     if let Some(t) = spec.target {
         // An estimate from the closed loop, said as one (analysis::open).

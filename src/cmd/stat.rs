@@ -96,10 +96,17 @@ pub(crate) fn replay(
     let RecordingText { text, warnings } = RecordingText::open(path)?;
     warnings.into_iter().for_each(crate::error::warn);
     {
+        let mut told = std::collections::HashSet::new();
         let lookup = Box::new(|id: &str| {
             let p = profiles.profile(id);
             for w in profiles.take_warnings() {
                 crate::error::warn(w);
+            }
+            // A recording has no model facts: say once that model profiles can't match.
+            if let Some(why) = profiles.model_facts_missing(id) {
+                if told.insert(id.to_string()) {
+                    crate::error::warn(format_args!("{}: {why}", path.display()));
+                }
             }
             p
         });

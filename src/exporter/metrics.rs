@@ -546,7 +546,12 @@ device's own baseline that saturation is measured against.",
             "iosat_profile_knee_concurrency",
             "Requests in flight at the knee: the optimal concurrency, past which latency grows \
 faster than throughput.",
-            |p| Some(f64::from(p.knee_concurrency)),
+            // None when the sweep did not reach the knee (only a lower bound).
+            |p| {
+                p.knee_at_least
+                    .is_none()
+                    .then(|| f64::from(p.knee_concurrency))
+            },
         ),
         (
             "iosat_profile_overload_concurrency",
@@ -618,8 +623,11 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 baseline_s: Some(p.baseline_latency_ns / 1e9),
                 baseline_p95_s: p.baseline_p95_ns.map(|ns| ns / 1e9),
                 bounds_s: None,
-                knee: Some(f64::from(p.knee_concurrency)),
-                knee_at_least: None,
+                knee: p
+                    .knee_at_least
+                    .is_none()
+                    .then(|| f64::from(p.knee_concurrency)),
+                knee_at_least: p.knee_at_least.map(f64::from),
                 max_iops: Some(p.max_useful_iops),
                 headroom_iops: None,
                 fit_r_squared: None,

@@ -18,10 +18,19 @@ pub struct Saturation {
     /// sweep ("the model profile of 'Amazon Elastic Block Store 100 GiB', swept on host-a
     /// 2026-11-20").
     pub judged_against: String,
-    /// The read profile's figures (the write profile's when only that is saved).
+    /// The read profile's figures (the write profile's when only that is saved). A sweep that
+    /// did not reach the knee (gentle, or stopped below it) gives no knee and no max useful
+    /// IOPS, only their lower bounds (`knee_at_least`: the knee is above it;
+    /// `max_useful_iops_at_least`), and its headroom is a lower bound (`headroom_at_least`).
     pub baseline_latency_ns: f64,
-    pub knee_concurrency: u32,
-    pub max_useful_iops: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee_concurrency: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee_at_least: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_useful_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_useful_iops_at_least: Option<f64>,
     /// The write profile's baseline, when it is another profile than the read one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_baseline_latency_ns: Option<f64>,
@@ -32,11 +41,15 @@ pub struct Saturation {
     pub saturation_w: Option<f64>,
     /// The request-weighted mean of the judged directions' ratios: the text `sat` column.
     pub saturation: Option<f64>,
-    /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee.
+    /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee (None when
+    /// the profile has only a lower bound of the knee).
     pub load_vs_knee: Option<f64>,
     /// The one headroom (learn::vocab::headroom_iops): max useful IOPS − (r/s + w/s), never
     /// below 0, and 0 when overloaded (3x the baseline and more: none before the target).
     pub headroom_iops: Option<f64>,
+    /// `headroom_iops` is a lower bound: the profile's sweep did not reach the knee.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub headroom_at_least: bool,
     /// The pattern and request size the baseline was measured with.
     pub baseline_pattern: String,
     pub baseline_block_size: u64,
@@ -103,6 +116,8 @@ impl Saturation {
         let main = rp.or(wp).unwrap_or(p);
         let mut notes = Vec::new();
         let mut size_notes = SizeNotes::default();
+        let bound = main.knee_at_least;
+        notes.extend(main.bound());
         if !p.changed_since.is_empty() {
             notes.push(format!(
                 "profile older than the device's change: {}",
@@ -157,8 +172,10 @@ impl Saturation {
             id: p.id.clone(),
             judged_against: p.judged_against(),
             baseline_latency_ns: main.baseline_latency_ns,
-            knee_concurrency: main.knee_concurrency,
-            max_useful_iops: main.max_useful_iops,
+            knee_concurrency: bound.is_none().then_some(main.knee_concurrency),
+            knee_at_least: bound,
+            max_useful_iops: bound.is_none().then_some(main.max_useful_iops),
+            max_useful_iops_at_least: bound.map(|_| main.max_useful_iops),
             write_baseline_latency_ns: wp
                 .filter(|w| !std::ptr::eq(*w, main))
                 .map(|w| w.baseline_latency_ns),
@@ -166,7 +183,8 @@ impl Saturation {
             saturation_w,
             saturation: mixed,
             load_vs_knee: rates.and_then(|r| {
-                (main.knee_concurrency > 0).then(|| r.aqu_sz / f64::from(main.knee_concurrency))
+                (bound.is_none() && main.knee_concurrency > 0)
+                    .then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
             headroom_iops: rates.map(|r| {
                 // Past the target (overloaded, learn::vocab) there is none to add, whatever
@@ -175,6 +193,7 @@ impl Saturation {
                 let max = if over { 0.0 } else { main.max_useful_iops };
                 crate::learn::vocab::headroom_iops(max, r.r_s + r.w_s)
             }),
+            headroom_at_least: bound.is_some() && rates.is_some(),
             baseline_pattern: main.pattern.clone(),
             baseline_block_size: main.block_size,
             notes,
@@ -238,6 +257,44 @@ mod tests {
         let none = Saturation::compute(&p, None);
         assert_eq!(none.headroom_iops, None);
         assert_eq!(none.id, "x");
+    }
+
+    /// A profile whose sweep did not reach the knee: no knee, no max useful IOPS, no load vs
+    /// knee; their lower bounds, the headroom marked as one, and the words; the baseline
+    /// ratios as before.
+    #[test]
+    fn a_knee_not_reached_is_a_bound() {
+        let r = mixed_second();
+        let plain = prof("randrw", 1_000_000.0, 4096);
+        let bounded = DeviceProfile {
+            knee_at_least: Some(4),
+            gentle: true,
+            measured_unix_s: Some(1_795_568_400),
+            ..plain.clone()
+        };
+        let (a, b) = (
+            Saturation::compute(&plain, Some(&r)),
+            Saturation::compute(&bounded, Some(&r)),
+        );
+        assert_eq!(a.knee_concurrency, Some(4));
+        assert_eq!(a.max_useful_iops, Some(2000.0));
+        assert!(a.load_vs_knee.is_some() && !a.headroom_at_least);
+        assert_eq!(b.knee_concurrency, None);
+        assert_eq!(b.knee_at_least, Some(4));
+        assert_eq!(
+            (b.max_useful_iops, b.max_useful_iops_at_least),
+            (None, Some(2000.0))
+        );
+        assert_eq!(b.load_vs_knee, None);
+        assert_eq!(b.headroom_iops, a.headroom_iops);
+        assert!(b.headroom_at_least);
+        assert_eq!(b.saturation, a.saturation);
+        assert_eq!(
+            b.notes[0],
+            "swept gently on 2026-11-25: the knee is above 4 in flight, so max useful IOPS (at \
+least 2000) and the headroom are lower bounds"
+        );
+        assert!(!a.notes.iter().any(|n| n.contains("knee")), "{:?}", a.notes);
     }
 
     fn prof(pattern: &str, base_ns: f64, bs: u64) -> DeviceProfile {

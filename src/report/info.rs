@@ -138,10 +138,15 @@ fn record(d: &DeviceInfo) -> Record {
         fields.push((
             "profile",
             format!(
-                "{} (baseline {:.1} µs, knee {}, max useful {:.0} IOPS; {} {} B)",
+                "{} (baseline {:.1} µs, knee {}, max useful {}{:.0} IOPS; {} {} B)",
                 p.id,
                 p.baseline_latency_ns / 1e3,
-                p.knee_concurrency,
+                p.knee_text(),
+                if p.knee_at_least.is_some() {
+                    "≥ "
+                } else {
+                    ""
+                },
                 p.max_useful_iops,
                 p.pattern,
                 p.block_size

@@ -45,6 +45,8 @@ fn entry(l: &Listed) -> serde_json::Value {
         "host": l.profile.host,
         "source": source(l),
         "path": l.path,
+        "knee_at_least": l.profile.knee_at_least,
+        "bound": l.profile.bound(),
         "profile": l.profile,
     })
 }
@@ -147,16 +149,24 @@ fn record(l: &Listed) -> Record {
     if let Some(p95) = p.baseline_p95_ns {
         fields.push(("baseline p95", format!("{:.1} µs", p95 / 1e3)));
     }
-    let mut curve = format!(
-        "knee concurrency {}, max useful {:.0} IOPS",
-        p.knee_concurrency, p.max_useful_iops
-    );
+    let mut curve = match p.knee_at_least {
+        Some(_) => format!(
+            "knee concurrency {} (not reached), max useful at least {:.0} IOPS",
+            p.knee_text(),
+            p.max_useful_iops
+        ),
+        None => format!(
+            "knee concurrency {}, max useful {:.0} IOPS",
+            p.knee_concurrency, p.max_useful_iops
+        ),
+    };
     if let Some(o) = p.overload_concurrency {
         curve.push_str(&format!(", overloaded from concurrency {o}"));
     }
     fields.push(("curve", curve));
     fields.push(("source", source(l).into()));
     let mut long_fields = vec![("judges as", p.judged_against())];
+    long_fields.extend(p.bound().map(|b| ("bound", b)));
     if let Some(i) = &p.imported {
         long_fields.push((
             "imported",

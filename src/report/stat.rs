@@ -128,6 +128,9 @@ struct JsonProfile {
     baseline_latency_ns: Option<f64>,
     knee_concurrency: Option<f64>,
     max_useful_iops: Option<f64>,
+    /// A profile whose sweep did not reach the knee gives these instead.
+    knee_at_least: Option<f64>,
+    max_useful_iops_at_least: Option<f64>,
     baseline_pattern: Option<String>,
     baseline_block_size: Option<f64>,
     #[serde(flatten)]
@@ -312,8 +315,12 @@ fn profile_of_json(p: Option<&JsonProfile>) -> Result<Found, String> {
             profile: Arc::new(DeviceProfile {
                 id: id.clone(),
                 baseline_latency_ns,
-                knee_concurrency: p.knee_concurrency.unwrap_or(0.0) as u32,
-                max_useful_iops: p.max_useful_iops.unwrap_or(0.0),
+                knee_concurrency: p.knee_concurrency.or(p.knee_at_least).unwrap_or(0.0) as u32,
+                knee_at_least: p.knee_at_least.map(|k| k as u32),
+                max_useful_iops: p
+                    .max_useful_iops
+                    .or(p.max_useful_iops_at_least)
+                    .unwrap_or(0.0),
                 pattern: p.baseline_pattern.clone().unwrap_or_default(),
                 block_size: p.baseline_block_size.unwrap_or(0.0) as u64,
                 ..Default::default()

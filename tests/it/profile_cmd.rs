@@ -617,3 +617,214 @@ fn the_exporter_uses_a_matching_model_profile() {
         "{text}"
     );
 }
+
+/// A sweep that did not reach the knee (gentle: `--max-concurrency 2` on a device whose knee
+/// is at 4) saved as a profile: `stat --json` gives the bound (`knee_at_least`,
+/// `max_useful_iops_at_least`, the headroom marked as a lower bound) and no knee, and says so
+/// in words; `profile show` too. The same device swept past its knee judges as before (a
+/// knee, max useful IOPS, load vs knee).
+#[test]
+fn a_gentle_profile_is_never_read_as_having_a_knee() {
+    let t = tempfile::tempdir().unwrap();
+    let roots = roots();
+    let sweep = |name: &str, extra: &[&str]| -> (PathBuf, Value) {
+        let path = SimSweep::quick("sim:units=4,service=1ms", "1,2,4,8,16")
+            .args(extra)
+            .save(t.path().join(name));
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v["started_unix_s"] = 1_795_568_400u64.into(); // 2026-11-25 01:00 UTC
+        std::fs::write(&path, v.to_string()).unwrap();
+        (path, v)
+    };
+    let (gentle, gv) = sweep("gentle.json", &["--max-concurrency", "2"]);
+    let knee = gv["verdict"]["knee_above"]
+        .as_u64()
+        .expect("a gentle sweep stops below the knee");
+    let max = gv["verdict"]["max_useful_iops"].as_f64().unwrap();
+    let (plain, pv) = sweep("plain.json", &[]);
+    assert!(
+        pv["verdict"].get("knee_above").is_none(),
+        "{}",
+        pv["verdict"]
+    );
+    let (pknee, pmax) = (
+        pv["verdict"]["knee_concurrency"].as_u64().unwrap(),
+        pv["verdict"]["max_useful_iops"].as_f64().unwrap(),
+    );
+
+    let stat = |file: &Path, dir: &Path| -> Value {
+        let d = dir.display().to_string();
+        ok_stdout(&profile(
+            &with_roots(
+                &["save", file.to_str().unwrap(), "--for", "nvme0n1"],
+                &roots,
+            ),
+            dir,
+        ));
+        let args = with_roots(
+            &[
+                "nvme0n1",
+                "--since-boot",
+                "-c",
+                "1",
+                "--json",
+                "--profile-dir",
+                &d,
+            ],
+            &roots,
+        );
+        let out = run_sub("stat", &args);
+        let line = ok_stdout(&out);
+        let rep: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        let dev = rep["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["disk_device"] == "nvme0n1")
+            .unwrap()
+            .clone();
+        dev["profile"].clone()
+    };
+
+    let g = stat(&gentle, &t.path().join("g"));
+    assert_eq!(g["knee_at_least"], knee, "{g}");
+    assert!(g.get("knee_concurrency").is_none(), "no knee claim: {g}");
+    assert!(g.get("max_useful_iops").is_none(), "{g}");
+    assert_eq!(g["max_useful_iops_at_least"].as_f64(), Some(max), "{g}");
+    assert!(g["load_vs_knee"].is_null(), "{g}");
+    assert!(g["headroom_iops"].is_number(), "{g}");
+    assert_eq!(g["headroom_at_least"], true, "{g}");
+    let notes = g["notes"].to_string();
+    assert!(
+        notes.contains(&format!(
+            "swept gently on 2026-11-25: the knee is above {knee} in flight"
+        )),
+        "{notes}"
+    );
+    assert!(notes.contains("lower bounds"), "{notes}");
+
+    let shown = ok_stdout(&profile(&["show", NVME_ID], &t.path().join("g")));
+    assert!(
+        shown.contains(&format!("knee concurrency > {knee} (not reached)")),
+        "{shown}"
+    );
+    assert!(shown.contains("swept gently on 2026-11-25"), "{shown}");
+    let shown = ok_json(&profile(&["show", NVME_ID, "--json"], &t.path().join("g")));
+    assert_eq!(shown[0]["knee_at_least"], knee, "{shown}");
+
+    // An ordinary profile: a knee, max useful IOPS, load vs knee; no bound.
+    let p = stat(&plain, &t.path().join("p"));
+    assert_eq!(p["knee_concurrency"], pknee, "{p}");
+    assert_eq!(p["max_useful_iops"].as_f64(), Some(pmax), "{p}");
+    assert!(p["load_vs_knee"].is_number(), "{p}");
+    for k in [
+        "knee_at_least",
+        "max_useful_iops_at_least",
+        "headroom_at_least",
+    ] {
+        assert!(p.get(k).is_none(), "{k}: {p}");
+    }
+    assert!(!p["notes"].to_string().contains("lower bound"), "{p}");
+}
+
+/// `iosat analyze RECORDING` names the profile of each recorded device (found by the id its
+/// `I` line holds, in the profile directories), and, when a device has none of its own but a
+/// model profile exists, says in one line that a recording holds no model facts to match by.
+#[test]
+fn analyze_names_the_profile_of_a_recorded_device() {
+    let t = tempfile::tempdir().unwrap();
+    let rec = fixture("stat/profiled.rec");
+    let analyze = |dir: &Path| -> Value {
+        let out = crate::util::iosat()
+            .args(["analyze", rec.to_str().unwrap(), "--json"])
+            .env("IOSAT_PROFILE_DIR", dir)
+            .env("IOSAT_PROFILE_DIRS", "")
+            .output()
+            .unwrap();
+        let v = ok_json(&out);
+        let d = v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == "nvme0n1")
+            .unwrap()
+            .clone();
+        d["diagnosis"].clone()
+    };
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(result(t.path(), "r.json")).unwrap())
+            .unwrap();
+    r["host"] = "host-a".into();
+    r["started_unix_s"] = 1_795_568_400u64.into(); // 2026-11-25 01:00 UTC
+    let own = t.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::write(own.join("eui.0025385b71b0a1f2.read.json"), r.to_string()).unwrap();
+    let d = analyze(&own).to_string();
+    assert!(
+        d.contains(
+            "nvme0n1: its profile is the profile eui.0025385b71b0a1f2, swept on host-a 2026-11-25"
+        ),
+        "{d}"
+    );
+    assert!(!d.contains("model facts"), "{d}");
+
+    // Only a model profile: not matched, and said so.
+    let models = t.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    r["model_profile"] = serde_json::json!({"model": "Samsung SSD 970 EVO Plus 1TB"});
+    std::fs::write(models.join("model-x.read.json"), r.to_string()).unwrap();
+    let d = analyze(&models).to_string();
+    assert!(!d.contains("its profile is"), "{d}");
+    assert!(
+        d.contains(
+            "nvme0n1: no profile eui.0025385b71b0a1f2; the recording holds the device's id only"
+        ),
+        "{d}"
+    );
+    assert!(d.contains("model facts"), "{d}");
+
+    // No profiles at all: nothing said.
+    let d = analyze(&t.path().join("none")).to_string();
+    assert!(!d.contains("profile"), "{d}");
+}
+
+/// `stat --replay`: a recording holds device ids, not model facts, so a model profile can't
+/// judge a recorded device; the replay says so once per device instead of staying silent, and
+/// not when the device has its own profile.
+#[test]
+fn replay_says_a_model_profile_cannot_match_a_recording() {
+    let t = tempfile::tempdir().unwrap();
+    let rec = fixture("stat/profiled.rec");
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(result(t.path(), "r.json")).unwrap())
+            .unwrap();
+    r["model_profile"] = serde_json::json!({"model": "Samsung SSD 970 EVO Plus 1TB"});
+    let dir = t.path().join("p");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("model-x.read.json"), r.to_string()).unwrap();
+    let replay = || {
+        crate::util::iosat()
+            .args(["stat", "--replay", rec.to_str().unwrap(), "--json"])
+            .args(["--profile-dir", dir.to_str().unwrap()])
+            .env("IOSAT_PROFILE_DIRS", "")
+            .output()
+            .unwrap()
+    };
+    let out = replay();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = "no profile eui.0025385b71b0a1f2; the recording holds the device's id only";
+    assert_eq!(err.matches(line).count(), 1, "{err}");
+    assert!(
+        !ok_stdout(&out).contains("\"judged_against\""),
+        "no judgement"
+    );
+
+    // With the device's own profile: judged by it, nothing said of models for it.
+    r.as_object_mut().unwrap().remove("model_profile");
+    std::fs::write(dir.join("eui.0025385b71b0a1f2.read.json"), r.to_string()).unwrap();
+    let out = replay();
+    let err = stderr(&out);
+    assert!(!err.contains("eui.0025385b71b0a1f2"), "{err}");
+    assert!(ok_stdout(&out).contains("\"judged_against\""));
+}

@@ -450,7 +450,7 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
             lines: prof
                 .map(|p| {
                     vec![(
-                        format!("knee {}", p.knee_concurrency),
+                        format!("knee {}", p.knee_text()),
                         f64::from(p.knee_concurrency),
                     )]
                 })
@@ -685,8 +685,14 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         .as_ref()
         .and_then(|s| s.headroom_iops)
         .unwrap_or_else(|| crate::learn::vocab::headroom_iops(p.max_useful_iops, used));
+    // A sweep that did not reach the knee gives lower bounds only.
+    let at_least = if p.knee_at_least.is_some() {
+        "≥ "
+    } else {
+        ""
+    };
     let label = format!(
-        "{}: {} · {} of {} useful IOPS, headroom {}",
+        "{}: {} · {} of {at_least}{} useful IOPS, headroom {at_least}{}",
         row.name,
         state.as_str(),
         fmt_iops(used),
