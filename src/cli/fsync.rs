@@ -93,6 +93,18 @@ pub struct FsyncOpts {
     #[arg(long, value_name = "DB")]
     pub like: Option<String>,
 
+    /// With --like postgres: PostgreSQL commit_delay values to run the group-commit curve
+    /// with besides 0 (a bare number is µs, or 100us, 1ms): the leader waits that long before
+    /// its flush when more than commit_siblings (5) other committers run. Recommends a
+    /// commit_delay only when it raises commits/s.
+    #[arg(long, value_name = "LIST")]
+    pub commit_delay: Option<String>,
+
+    /// Do not attach the block-latency BPF source (root + BTF), which times the flushes the
+    /// device itself completes during each --like setting (p50/p99 beside diskstats' counts).
+    #[arg(long)]
+    pub no_bpf: bool,
+
     /// Skip reading the test files back and checking every block.
     #[arg(long)]
     pub no_verify: bool,

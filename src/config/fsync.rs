@@ -189,6 +189,40 @@ pub fn build(a: &FsyncArgs) -> Result<FsyncRun> {
     })
 }
 
+/// PostgreSQL's limit on commit_delay, µs.
+pub const MAX_COMMIT_DELAY_US: u64 = 100_000;
+
+/// `--commit-delay LIST`: commit_delay values, a bare number in µs (PostgreSQL's unit) or a
+/// duration ("100us", "1ms"); 0 is always run, so it may be left out.
+pub fn parse_commit_delays(s: &str) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let us = if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            part.parse::<u64>().ok()
+        } else {
+            crate::units::parse_duration_ns(part)
+                .ok()
+                .map(|ns| ns / 1000)
+        };
+        match us {
+            Some(us) if us <= MAX_COMMIT_DELAY_US => {
+                if !out.contains(&(us as u32)) {
+                    out.push(us as u32);
+                }
+            }
+            _ => {
+                return Err(Error::usage(
+                    "--commit-delay",
+                    part,
+                    "must be a list of delays up to 100000 µs, e.g. 0,100,1000 or 0,100us,1ms",
+                ))
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
 /// `--like DB`: the database, or a usage error naming the flag.
 pub fn parse_like(s: &str) -> Result<Database> {
     Database::from_name(s)
@@ -226,6 +260,18 @@ pub fn spec(a: &FsyncArgs) -> Result<FsyncSpec> {
         root: super::root(&a.root),
         corrupt_block: o.test_corrupt_block,
         like,
+        no_bpf: o.no_bpf,
+        commit_delays_us: match o.commit_delay.as_deref() {
+            None => Vec::new(),
+            Some(s) if like == Some(Database::Postgres) => parse_commit_delays(s)?,
+            Some(s) => {
+                return Err(Error::usage(
+                    "--commit-delay",
+                    s,
+                    "is PostgreSQL's commit_delay: it needs --like postgres",
+                ))
+            }
+        },
     })
 }
 
@@ -287,6 +333,12 @@ mod tests {
         assert_eq!(parse_tps("200").unwrap(), 200.0);
         assert_eq!(parse_like("PostgreSQL").unwrap(), Database::Postgres);
         assert_eq!(parse_like("mariadb").unwrap(), Database::Mariadb);
+        assert_eq!(
+            parse_commit_delays("1ms, 0,100us,1000").unwrap(),
+            vec![0, 100, 1000]
+        );
+        let e = parse_commit_delays("0,200ms").unwrap_err().to_string();
+        assert!(e.contains("--commit-delay") && e.contains("200ms"), "{e}");
         let e = parse_like("oracle").unwrap_err().to_string();
         assert!(e.contains("--like") && e.contains("oracle"), "{e}");
         assert!(parse_tps("0").is_err());

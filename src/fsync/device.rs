@@ -2,7 +2,7 @@
 //! monitor::watch (the same window sweep uses), never a diskstats parser of its own.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/.
 
-use super::report::FlushStats;
+use super::report::{BlockFlushes, FlushStats};
 use crate::monitor::watch::{DeviceWatch, Mark};
 use crate::monitor::DiskRates;
 use crate::sys::{self, Root};
@@ -27,10 +27,14 @@ pub struct Watch {
     pub device: Option<DiskFacts>,
     /// Why the device or its counters are unknown, in words.
     pub note: Option<String>,
+    /// Why the block-latency source (the device's own flush latency) is absent; None when
+    /// it is attached.
+    pub block_latency_absent: Option<String>,
 }
 
 impl Watch {
-    pub fn probe(root: &Root, dir: &Path) -> Watch {
+    /// `no_bpf`: do not attach the block-latency source.
+    pub fn probe(root: &Root, dir: &Path, no_bpf: bool) -> Watch {
         let w = match DeviceWatch::for_path(root, dir) {
             Ok(w) => w,
             Err(e) => {
@@ -41,6 +45,7 @@ impl Watch {
                         "no block device found under {} ({e}): the device section and flush counters are unknown",
                         dir.display()
                     )),
+                    block_latency_absent: Some("no block device to time".into()),
                 }
             }
         };
@@ -66,10 +71,26 @@ impl Watch {
             }
             Some(_) => None,
         };
+        let live = root.proc == Root::default().proc;
+        let w = if live && !no_bpf {
+            w.with_block_latency(false)
+        } else {
+            w
+        };
+        let block_latency_absent = if no_bpf {
+            Some("turned off by --no-bpf".to_string())
+        } else if !live {
+            Some("the counters are not this kernel's (--proc-root)".into())
+        } else if !w.has_block_latency() {
+            Some("the block-latency BPF program is not attached (it needs root and a kernel with BTF; dm, md and zram have no requests to time)".into())
+        } else {
+            None
+        };
         Watch {
             watch: Some(w),
             device: Some(device),
             note,
+            block_latency_absent,
         }
     }
 }
@@ -80,13 +101,22 @@ pub fn window(watch: &Watch) -> Option<Mark> {
 }
 
 pub fn finish(watch: &Watch, start: Option<Mark>) -> Option<FlushStats> {
-    let d = watch.watch.as_ref()?.finish(start)?;
+    let w = watch.watch.as_ref()?;
+    let a = start?;
+    let b = w.mark()?;
+    let d = w.delta(&a, &b)?;
     let r = DiskRates::from_delta(&d);
+    let block_layer = w.block_latency(&a, &b).map(|m| BlockFlushes {
+        flushes: m.flush.count,
+        p50_ms: m.flush.p50_ms,
+        p99_ms: m.flush.p99_ms,
+    });
     Some(FlushStats {
         flushes: d.flushes?,
         f_s: r.f_s?,
         f_await_ms: r.f_await,
         flush_concurrency: r.flush_concurrency,
         interval_s: r.interval_s,
+        block_layer,
     })
 }

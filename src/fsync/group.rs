@@ -24,6 +24,10 @@ use std::time::{Duration, Instant};
 struct Queue {
     state: Mutex<QState>,
     cv: Condvar,
+    /// PostgreSQL's commit_delay: the leader sleeps this long before taking the group's
+    /// target, so committers arriving meanwhile share its flush (zero: no sleep; also zero
+    /// when fewer than commit_siblings other committers run, as XLogFlush checks).
+    delay: Duration,
 }
 
 #[derive(Default)]
@@ -54,6 +58,11 @@ impl Queue {
             }
             if !g.flushing {
                 g.flushing = true;
+                if !self.delay.is_zero() {
+                    drop(g);
+                    std::thread::sleep(self.delay);
+                    g = self.state.lock().unwrap();
+                }
                 // Every ticket ≤ target had its pwrite complete before this fsync starts.
                 let target = g.written;
                 drop(g);
@@ -83,7 +92,13 @@ struct WorkerOut {
     syncs: u64,
 }
 
-fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLevel> {
+fn level(
+    ctx: &Ctx,
+    namer: &mut Namer,
+    layout: Layout,
+    n: u32,
+    commit_delay_us: u32,
+) -> Result<GroupLevel> {
     let spec = ctx.spec;
     let size = spec.group_size;
     let size64 = size as u64;
@@ -95,9 +110,16 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
 
     let blocks = log_blocks(layout);
     let (files, handles) = lay_out(namer, layout, n, size, run_id)?;
+    // MinimumActiveBackends(commit_siblings): every committer here is always in a commit.
+    let delay_on = n > super::like::COMMIT_SIBLINGS;
     let queue = Queue {
         state: Mutex::new(QState::default()),
         cv: Condvar::new(),
+        delay: if delay_on {
+            Duration::from_micros(commit_delay_us as u64)
+        } else {
+            Duration::ZERO
+        },
     };
     let shared_seq = AtomicU64::new(GROUP_LOG_BLOCKS);
 
@@ -203,6 +225,7 @@ fn level(ctx: &Ctx, namer: &mut Namer, layout: Layout, n: u32) -> Result<GroupLe
     drop(files);
 
     let mut l = measured(n, layout, &lat, syncs, elapsed_ns);
+    l.commit_delay_us = commit_delay_us;
     l.device_flushes = device_flushes;
     l.verify = verify;
     l.verify_error = verify_error;
@@ -276,6 +299,7 @@ fn measured(n: u32, layout: Layout, lat: &Recorder, syncs: u64, elapsed_ns: u64)
     GroupLevel {
         committers: n,
         layout,
+        commit_delay_us: 0,
         commits,
         elapsed_ns,
         commits_per_s: per_second(commits, elapsed_ns),
@@ -336,12 +360,28 @@ fn summarise(name: &str, levels: &[&GroupLevel], knee: Option<u32>) -> Option<St
 
 pub fn run(ctx: &Ctx, namer: &mut Namer, progress: &mut dyn FnMut(&str)) -> Result<GroupCommit> {
     let mut levels = Vec::new();
+    // commit_delay 0 first (the plain curve), then each delay on the shared log only.
+    let delays: Vec<u32> = std::iter::once(0)
+        .chain(ctx.spec.commit_delays_us.iter().copied().filter(|&d| d > 0))
+        .collect();
     'outer: for &n in &ctx.spec.committers {
-        for layout in [Layout::SharedLog, Layout::SeparateFiles] {
-            let l = level(ctx, namer, layout, n)?;
+        // With commit_siblings or fewer other committers PostgreSQL's leader does not wait:
+        // a delayed run there would measure the undelayed curve again.
+        let runs = delays
+            .iter()
+            .filter(|&&d| d == 0 || n > super::like::COMMIT_SIBLINGS)
+            .map(|&d| (Layout::SharedLog, d))
+            .chain([(Layout::SeparateFiles, 0)]);
+        for (layout, delay) in runs {
+            let l = level(ctx, namer, layout, n, delay)?;
             progress(&format!(
-                "group commit {} x{}: {:.0} commits/s, {:.1} commits per fsync",
+                "group commit {}{} x{}: {:.0} commits/s, {:.1} commits per fsync",
                 layout.name(),
+                if delay > 0 {
+                    format!(" commit_delay {delay} us")
+                } else {
+                    String::new()
+                },
                 n,
                 l.commits_per_s,
                 l.commits_per_sync
@@ -355,7 +395,7 @@ pub fn run(ctx: &Ctx, namer: &mut Namer, progress: &mut dyn FnMut(&str)) -> Resu
     }
     let shared: Vec<&GroupLevel> = levels
         .iter()
-        .filter(|l| l.layout == Layout::SharedLog)
+        .filter(|l| l.layout == Layout::SharedLog && l.commit_delay_us == 0)
         .collect();
     let separate: Vec<&GroupLevel> = levels
         .iter()
@@ -394,6 +434,7 @@ mod tests {
 
     fn lvl(c: u32, cps: f64, mean_ns: u64) -> GroupLevel {
         GroupLevel {
+            commit_delay_us: 0,
             committers: c,
             layout: Layout::SharedLog,
             commits: 100,

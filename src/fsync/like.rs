@@ -6,7 +6,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/, sys/.
 
 use super::device::DiskFacts;
-use super::report::{FlushStats, LatencySummary, VerifyStatus};
+use super::report::{FlushStats, GroupLevel, LatencySummary, Layout, VerifyStatus};
 use super::SyncCall;
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,10 @@ impl Database {
         }
     }
 }
+
+/// PostgreSQL's commit_siblings default: the leader waits commit_delay only when at least
+/// this many other backends are in a transaction.
+pub const COMMIT_SIBLINGS: u32 = 5;
 
 /// XLOG_BLCKSZ.
 pub const PG_WAL_BLOCK: u32 = 8192;
@@ -337,6 +341,10 @@ pub struct LikeResult {
     /// What the databases themselves document about these settings.
     #[serde(default)]
     pub caveats: Vec<String>,
+    /// Why the block-latency source (the device's own flush latency per setting) is absent;
+    /// None when it timed the flushes.
+    #[serde(default)]
+    pub block_latency_absent: Option<String>,
 }
 
 /// Two writes per commit this much faster than one: the run was disturbed (see `caveats`).
@@ -504,6 +512,85 @@ pub fn recommend(db: Database, entries: &[LikeEntry], fs: &str) -> Vec<Recommend
     }
 }
 
+/// PostgreSQL's commit_delay from the shared-log group-commit levels with more than
+/// [`COMMIT_SIBLINGS`] backends (where the delay applies): the delay and number of backends
+/// where waiting raised commits/s most over commit_delay = 0 at the same backends,
+/// recommended only when that is at least [`SAME_SPEED`] (10 %) more; otherwise "keep
+/// commit_delay = 0". None when no level ran with a delay.
+pub fn commit_delay_advice(levels: &[GroupLevel]) -> Option<Recommendation> {
+    let shared = |n: u32, d: u32| {
+        levels.iter().find(|l| {
+            l.layout == Layout::SharedLog
+                && l.committers == n
+                && l.commit_delay_us == d
+                && l.commits > 0
+        })
+    };
+    let mut tried = false;
+    let mut best: Option<(&GroupLevel, &GroupLevel, f64)> = None;
+    // With commit_siblings or fewer other committers the leader did not wait: a difference
+    // there is noise, not the delay.
+    for l in levels.iter().filter(|l| {
+        l.layout == Layout::SharedLog
+            && l.commit_delay_us > 0
+            && l.commits > 0
+            && l.committers > COMMIT_SIBLINGS
+    }) {
+        let Some(base) = shared(l.committers, 0) else {
+            continue;
+        };
+        tried = true;
+        let gain = l.commits_per_s / base.commits_per_s.max(f64::MIN_POSITIVE);
+        if best.map_or(true, |b| gain > b.2) {
+            best = Some((l, base, gain));
+        }
+    }
+    if !tried {
+        return None;
+    }
+    let (l, base, gain) = best?;
+    let cost_ms = (l.latency_ns.p99 as f64 - base.latency_ns.p99 as f64) / 1e6;
+    let cost = if cost_ms >= 0.0 {
+        format!("at a p99 cost of {cost_ms:.1} ms")
+    } else {
+        format!("with p99 {:.1} ms lower", -cost_ms)
+    };
+    let (value, text, chosen) = if gain >= SAME_SPEED {
+        (
+            l.commit_delay_us,
+            format!(
+                "commit_delay = {}: raises commits/s at {} backends by {gain:.1}× ({:.0} against {:.0}) {cost} (it applies with commit_siblings = {COMMIT_SIBLINGS} or fewer other backends active)",
+                l.commit_delay_us, l.committers, l.commits_per_s, base.commits_per_s
+            ),
+            l,
+        )
+    } else {
+        (
+            0,
+            format!(
+                "keep commit_delay = 0: no delay raised commits/s by {:.0} % at any number of backends (best: commit_delay = {} at {} backends, {gain:.2}×)",
+                (SAME_SPEED - 1.0) * 100.0,
+                l.commit_delay_us,
+                l.committers
+            ),
+            base,
+        )
+    };
+    Some(Recommendation {
+        variable: "commit_delay".into(),
+        value: value.to_string(),
+        p99_ns: chosen.latency_ns.p99,
+        commits_per_s: chosen.commits_per_s,
+        versus: Some(if value > 0 {
+            "0".into()
+        } else {
+            l.commit_delay_us.to_string()
+        }),
+        speedup: Some(if value > 0 { gain } else { 1.0 / gain }),
+        text,
+    })
+}
+
 /// What the databases document about these settings, for the result's caveats.
 pub fn caveats(db: Database, entries: &[LikeEntry], fs: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -571,11 +658,14 @@ pub fn device_flush_ms(entries: &[LikeEntry]) -> Option<f64> {
 /// What the kernel's counters say about one entry's flushes (item 3 of issue 31), one sentence
 /// each with its evidence: the flushes that reached the device per commit; a write-through
 /// cache (the kernel sends none: flushes are no-ops); fsyncs that reach a write-back device as
-/// no flush at all; commits faster than the device's own flush time.
+/// no flush at all; commits faster than the device's own flush time; the device's own flush
+/// latency as the block layer timed it (the BPF source), or why that source is absent
+/// (`blk_absent`).
 pub fn flush_evidence(
     e: &LikeEntry,
     dev: Option<&DiskFacts>,
     flush_ms: Option<f64>,
+    blk_absent: Option<&str>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let Some(dev) = dev else {
@@ -602,6 +692,23 @@ pub fn flush_evidence(
         "diskstats {}: {} flush requests completed during {} commits ({per:.2} per commit{wait}).",
         dev.name, f.flushes, e.commits
     ));
+    let commit_ms = e.latency_ns.p50 as f64 / 1e6;
+    match (&f.block_layer, blk_absent) {
+        (Some(b), _) => match (b.p50_ms, b.p99_ms) {
+            (Some(p50), Some(p99)) if b.flushes > 0 => out.push(format!(
+                "the device's own flushes took {p50:.3} ms p50, {p99:.3} ms p99 (block layer, {} flushes timed), commits {commit_ms:.3} ms p50.",
+                b.flushes
+            )),
+            _ => out.push(format!(
+                "the block layer timed no flush on {} during {} commits (commits {commit_ms:.3} ms p50).",
+                dev.name, e.commits
+            )),
+        },
+        (None, Some(why)) => out.push(format!(
+            "the device's own flush latency is not known: the block-latency source is absent ({why})."
+        )),
+        (None, None) => {}
+    }
     let fua = dev.fua == Some(true);
     if e.durable && f.flushes == 0 && wc == Some("write back") {
         if fua && (e.access.contains("O_DSYNC") || e.access.contains("O_SYNC")) {
@@ -846,7 +953,7 @@ pub(crate) mod tests {
         };
         let mut e = entry("fdatasync", Pattern::Commit, 1, 5000.0);
         e.device_flushes = Some(FlushStats::sample(0, 0.0, 0.0));
-        let wt = flush_evidence(&e, Some(&dev("write through", false)), None);
+        let wt = flush_evidence(&e, Some(&dev("write through", false)), None, None);
         assert!(
             wt[0].contains("/sys/block/loop3/queue/write_cache = write through"),
             "{wt:?}"
@@ -856,7 +963,7 @@ pub(crate) mod tests {
             wt[1].contains("0 flush requests completed during 5000 commits"),
             "{wt:?}"
         );
-        let wb = flush_evidence(&e, Some(&dev("write back", false)), Some(1.0));
+        let wb = flush_evidence(&e, Some(&dev("write back", false)), Some(1.0), None);
         assert!(
             wb.iter().any(|l| l.contains("as no flush at all")),
             "{wb:?}"
@@ -870,7 +977,7 @@ pub(crate) mod tests {
         let mut o = entry("open_datasync", Pattern::Commit, 1, 5000.0);
         o.access = "O_DSYNC|O_DIRECT + no sync call".into();
         o.device_flushes = Some(FlushStats::sample(0, 0.0, 0.0));
-        let fua = flush_evidence(&o, Some(&dev("write back", true)), None);
+        let fua = flush_evidence(&o, Some(&dev("write back", true)), None, None);
         assert!(fua.iter().any(|l| l.contains("fua = 1")), "{fua:?}");
         assert!(
             !fua.iter().any(|l| l.contains("as no flush at all")),
@@ -879,8 +986,112 @@ pub(crate) mod tests {
         // A flush per commit at the device's pace: only the count.
         let mut ok = entry("fsync", Pattern::Commit, 1, 500.0);
         ok.device_flushes = Some(FlushStats::sample(500, 1.5, 0.7));
-        let l = flush_evidence(&ok, Some(&dev("write back", false)), Some(1.5));
+        let l = flush_evidence(&ok, Some(&dev("write back", false)), Some(1.5), None);
         assert_eq!(l.len(), 1, "{l:?}");
         assert!(l[0].contains("1.00 per commit, 1.500 ms each"), "{l:?}");
+    }
+
+    fn level(n: u32, delay_us: u32, cps: f64, p99_ms: f64) -> GroupLevel {
+        let mut l = GroupLevel {
+            committers: n,
+            layout: Layout::SharedLog,
+            commit_delay_us: delay_us,
+            commits: cps as u64,
+            elapsed_ns: 1_000_000_000,
+            commits_per_s: cps,
+            syncs: 1,
+            commits_per_sync: 1.0,
+            latency_ns: entry("x", Pattern::Commit, 1, 100.0).latency_ns,
+            device_flushes: None,
+            verify: VerifyStatus::Ok,
+            verify_error: None,
+            interrupted: false,
+        };
+        l.latency_ns.p99 = (p99_ms * 1e6) as u64;
+        l
+    }
+
+    #[test]
+    fn commit_delay_is_recommended_only_when_it_raises_commits() {
+        let mut sep = level(16, 0, 9000.0, 0.1);
+        sep.layout = Layout::SeparateFiles;
+        let mut levels = vec![
+            level(1, 0, 1000.0, 1.2),
+            // One backend: the delay did not apply (commit_siblings); this 2x is noise.
+            level(1, 1000, 2000.0, 1.2),
+            level(16, 0, 5000.0, 3.0),
+            level(16, 100, 5200.0, 3.1),
+            level(16, 1000, 7000.0, 3.9),
+            // Separate files are never the baseline or the candidate.
+            sep,
+        ];
+        let r = commit_delay_advice(&levels).unwrap();
+        assert_eq!(
+            (r.variable.as_str(), r.value.as_str()),
+            ("commit_delay", "1000")
+        );
+        assert!(
+            r.text.starts_with(
+                "commit_delay = 1000: raises commits/s at 16 backends by 1.4× (7000 against 5000) at a p99 cost of 0.9 ms"
+            ),
+            "{}",
+            r.text
+        );
+        // 4 % more is noise: keep 0.
+        levels[4].commits_per_s = 5100.0;
+        levels[3].commits_per_s = 5200.0;
+        let r = commit_delay_advice(&levels).unwrap();
+        assert_eq!(r.value, "0");
+        assert!(
+            r.text
+                .starts_with("keep commit_delay = 0: no delay raised commits/s by 10 %"),
+            "{}",
+            r.text
+        );
+        assert!(
+            r.text.contains("commit_delay = 100 at 16 backends, 1.04×"),
+            "{}",
+            r.text
+        );
+        // No delayed level where the delay applies: nothing to say.
+        levels.retain(|l| l.commit_delay_us == 0 || l.committers == 1);
+        assert!(commit_delay_advice(&levels).is_none());
+    }
+
+    #[test]
+    fn evidence_gives_the_block_layers_flush_latency_or_says_it_is_absent() {
+        use super::super::report::BlockFlushes;
+        let dev = DiskFacts {
+            name: "loop3".into(),
+            write_cache: Some("write back".into()),
+            fua: Some(false),
+            ..Default::default()
+        };
+        let mut e = entry("fsync", Pattern::Commit, 1, 50.0);
+        e.latency_ns.p50 = 21_400_000;
+        let mut f = FlushStats::sample(50, 19.9, 1.0);
+        f.block_layer = Some(BlockFlushes {
+            flushes: 50,
+            p50_ms: Some(19.8),
+            p99_ms: Some(20.6),
+        });
+        e.device_flushes = Some(f);
+        let l = flush_evidence(&e, Some(&dev), Some(19.9), Some("ignored"));
+        assert!(
+            l.iter().any(|x| x.starts_with(
+                "the device's own flushes took 19.800 ms p50, 20.600 ms p99 (block layer, 50 flushes timed), commits 21.400 ms p50"
+            )),
+            "{l:?}"
+        );
+        assert!(!l.iter().any(|x| x.contains("absent")), "{l:?}");
+        // Without the source: one line saying why, never a figure.
+        e.device_flushes.as_mut().unwrap().block_layer = None;
+        let l = flush_evidence(&e, Some(&dev), Some(19.9), Some("turned off by --no-bpf"));
+        assert!(
+            l.iter()
+                .any(|x| x.contains("the block-latency source is absent (turned off by --no-bpf)")),
+            "{l:?}"
+        );
+        assert!(!l.iter().any(|x| x.contains("block layer,")), "{l:?}");
     }
 }

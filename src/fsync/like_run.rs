@@ -102,8 +102,9 @@ pub fn run(
     }
     let dev = ctx.watch.device.as_ref();
     let flush_ms = device_flush_ms(&entries);
+    let blk_absent = ctx.watch.block_latency_absent.clone();
     for e in entries.iter_mut() {
-        e.flush_evidence = flush_evidence(e, dev, flush_ms);
+        e.flush_evidence = flush_evidence(e, dev, flush_ms, blk_absent.as_deref());
     }
     let fs = crate::sys::fs::fs_name_at(&ctx.spec.dir).unwrap_or("");
     Ok((
@@ -114,6 +115,7 @@ pub fn run(
             caveats: caveats(db, &entries, fs),
             entries,
             skipped,
+            block_latency_absent: blk_absent,
         },
         interrupted,
     ))
@@ -343,7 +345,96 @@ pub fn as_cases(r: &LikeResult) -> Vec<CaseResult> {
                 e.device_flushes.clone(),
             );
             c.description = format!("{} ({})", e.method, e.access);
+            c.setting = Some(match e.method.split_once('=') {
+                Some((var, val)) => format!("{var} = {val}"),
+                None => format!("{} = {}", r.database.variable(), e.method),
+            });
             Some(c)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::device::DiskFacts;
+    use super::super::like::tests::entry;
+    use super::super::report::FlushStats;
+    use super::*;
+
+    fn result(db: Database, entries: Vec<LikeEntry>) -> LikeResult {
+        LikeResult {
+            database: db,
+            variable: db.variable().into(),
+            entries,
+            skipped: Vec::new(),
+            recommendations: Vec::new(),
+            caveats: Vec::new(),
+            block_latency_absent: None,
+        }
+    }
+
+    /// The device verdict of a --like run names the database's settings, never iosat's
+    /// methods (osync, odsync, odirect_fsync …).
+    #[test]
+    fn the_device_verdict_names_the_database_settings() {
+        let dev = DiskFacts {
+            name: "sdz".into(),
+            write_cache: Some("write back".into()),
+            fua: Some(false),
+            rotational: Some(false),
+            ..Default::default()
+        };
+        let with_flushes = |mut e: LikeEntry, f_await_ms: f64| {
+            e.device_flushes = Some(FlushStats::sample(e.commits, f_await_ms, 1.0));
+            e
+        };
+        // open_sync is the fastest, fdatasync the slowest: every commit 10x and more the
+        // device's flush time.
+        let pg = result(
+            Database::Postgres,
+            vec![
+                with_flushes(entry("open_datasync", Pattern::Commit, 1, 90.0), 1.0),
+                with_flushes(entry("fdatasync", Pattern::Commit, 1, 80.0), 1.0),
+                with_flushes(entry("open_sync", Pattern::Commit, 1, 100.0), 1.0),
+                with_flushes(entry("open_sync", Pattern::Commit, 2, 50.0), 1.0),
+                entry("write", Pattern::Commit, 1, 9000.0),
+            ],
+        );
+        let cases = as_cases(&pg);
+        assert_eq!(cases.len(), 3, "durable one-write commits only: {cases:?}");
+        let (_, why) = super::super::verdict::judge(Some(&dev), &cases, false);
+        let all = why.join("\n");
+        assert!(
+            all.contains("Fastest durable method: wal_sync_method = open_sync 8192 B at"),
+            "{all}"
+        );
+        assert!(
+            all.contains("wal_sync_method = fdatasync 8192 B commits take"),
+            "{all}"
+        );
+        for internal in ["osync", "odsync", "odirect", "overwrite"] {
+            assert!(!all.contains(internal), "{internal} in {all}");
+        }
+        // InnoDB's and MariaDB's names as their manuals spell them.
+        // (The helper marks O_DIRECT_NO_FSYNC not durable; its commit is: the log is fsynced.)
+        let mut e = entry("O_DIRECT_NO_FSYNC", Pattern::Commit, 1, 100.0);
+        e.durable = true;
+        e.write_bytes = 4096;
+        let c = as_cases(&result(Database::Innodb, vec![e]));
+        assert_eq!(
+            c[0].setting.as_deref(),
+            Some("innodb_flush_method = O_DIRECT_NO_FSYNC")
+        );
+        let e = entry(
+            "innodb_log_file_write_through=ON",
+            Pattern::Commit,
+            1,
+            100.0,
+        );
+        let c = as_cases(&result(Database::Mariadb, vec![e]));
+        assert_eq!(
+            c[0].setting.as_deref(),
+            Some("innodb_log_file_write_through = ON")
+        );
+    }
 }

@@ -156,6 +156,11 @@ pub struct FsyncSpec {
     pub corrupt_block: Option<u64>,
     /// `--like`: the database whose settings are measured (then `methods` is empty).
     pub like: Option<like::Database>,
+    /// `--no-bpf`: do not attach the block-latency source (the device's own flush latency).
+    pub no_bpf: bool,
+    /// `--commit-delay` (with `--like postgres`): PostgreSQL commit_delay values in µs to run
+    /// the shared-log group commit with, besides 0.
+    pub commit_delays_us: Vec<u32>,
 }
 
 /// Blocks in an overwrite-mode file: the seed rewrites one block; cycling over a small

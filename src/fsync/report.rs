@@ -26,6 +26,18 @@ pub struct FlushStats {
     pub flush_concurrency: Option<f64>,
     /// The measured interval the counters span, seconds.
     pub interval_s: f64,
+    /// The block-latency source's view of the same window (None without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_layer: Option<BlockFlushes>,
+}
+
+/// The flushes the block-latency source (BPF) timed at the device during one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockFlushes {
+    /// Flush completions the histogram saw.
+    pub flushes: u64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +68,10 @@ pub struct CaseResult {
     pub mode: Mode,
     #[serde(default)]
     pub description: String,
+    /// Under --like: the database setting this case stands for ("wal_sync_method =
+    /// open_sync"), the name the verdict's lines use instead of iosat's method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
     pub durable: bool,
     pub commits: u64,
     pub elapsed_ns: u64,
@@ -112,6 +128,10 @@ impl Layout {
 pub struct GroupLevel {
     pub committers: u32,
     pub layout: Layout,
+    /// PostgreSQL's commit_delay emulated (µs the leader waits before its flush, only with
+    /// at least commit_siblings other committers); 0: none.
+    #[serde(default)]
+    pub commit_delay_us: u32,
     pub commits: u64,
     pub elapsed_ns: u64,
     pub commits_per_s: f64,
@@ -259,6 +279,7 @@ impl CaseResult {
             size,
             mode,
             description: method.describe().into(),
+            setting: None,
             durable: method.durable(),
             commits,
             elapsed_ns,
@@ -288,6 +309,7 @@ impl FlushStats {
             f_await_ms: (flushes > 0).then_some(f_await_ms),
             flush_concurrency: Some(flush_concurrency),
             interval_s: 1.0,
+            block_layer: None,
         }
     }
 }

@@ -161,7 +161,7 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
     let append_cap_bytes = check_free_space(spec, &mut warnings)?;
     warnings.extend(io::memory_fs_warning(dir));
 
-    let watch = Watch::probe(&spec.root, dir);
+    let watch = Watch::probe(&spec.root, dir, spec.no_bpf);
     if let Some(n) = &watch.note {
         warnings.push(n.clone());
     }
@@ -204,6 +204,11 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         None
     };
 
+    let mut like = like;
+    if let (Some(l), Some(g)) = (like.as_mut(), group_commit.as_ref()) {
+        l.recommendations
+            .extend(super::like::commit_delay_advice(&g.levels));
+    }
     let capacity = capacity(&cases, spec.target_tps);
     let judged = match &like {
         Some(l) => super::like_run::as_cases(l),

@@ -20,6 +20,15 @@ fn ms(ns: u64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
 }
 
+/// How the verdict names a case: the database setting under --like ("wal_sync_method =
+/// open_sync 8192 B"), else iosat's method, mode and size ("osync overwrite 8192 B").
+fn label(c: &CaseResult) -> String {
+    match &c.setting {
+        Some(s) => format!("{s} {} B", c.size),
+        None => format!("{} {} {} B", c.method.name(), c.mode.name(), c.size),
+    }
+}
+
 /// Commit latency this many times the device's own flush time (f_await) means most of the
 /// commit is spent above the device. A commit is at least a write plus a flush; on a device
 /// with a write-back cache the write is the cheaper part, so an honest commit costs between
@@ -105,8 +114,8 @@ pub fn judge(
     }
     let Some(dev) = dev else {
         why.push(format!(
-            "The test directory is not on a block device iosat could identify (a network, FUSE or overlay filesystem?), so neither the cache mode nor the flush counters are known. The fastest durable method, {} {} {} B, took {} at the median.",
-            best.method.name(), best.mode.name(), best.size, ms(best.latency_ns.p50)
+            "The test directory is not on a block device iosat could identify (a network, FUSE or overlay filesystem?), so neither the cache mode nor the flush counters are known. The fastest durable method, {}, took {} at the median.",
+            label(best), ms(best.latency_ns.p50)
         ));
         why.push(POWER_CUT.into());
         return (FlushVerdict::Unknown, why);
@@ -114,21 +123,17 @@ pub fn judge(
     let write_back = dev.write_cache.as_deref() == Some("write back");
     why.push(device_facts(dev));
     why.push(format!(
-        "Fastest durable method: {} {} {} B at {} median ({:.0} commits/s).",
-        best.method.name(),
-        best.mode.name(),
-        best.size,
+        "Fastest durable method: {} at {} median ({:.0} commits/s).",
+        label(best),
         ms(best.latency_ns.p50),
         best.commits_per_s
     ));
     if let Some((c, f_await, ratio)) = above_device(cases).filter(|_| counters_meaningful(dev)) {
         why.push(format!(
-            "{} {} {} B commits take {} on average, {ratio:.0}x the {f_await:.3} ms the device \
+            "{} commits take {} on average, {ratio:.0}x the {f_await:.3} ms the device \
              spends on a flush (f_await): most of the commit time is spent above the device \
              (the filesystem journal, waiting for a CPU, the write path), not in the flush.",
-            c.method.name(),
-            c.mode.name(),
-            c.size,
+            label(c),
             ms(c.latency_ns.mean)
         ));
     }

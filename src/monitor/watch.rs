@@ -79,6 +79,11 @@ impl DeviceWatch {
         self
     }
 
+    /// Is the block-latency source attached?
+    pub fn has_block_latency(&self) -> bool {
+        self.blk.is_some()
+    }
+
     /// The block layer's percentiles between two marks (None without the source, or when a
     /// counter went backwards).
     pub fn block_latency(&self, a: &Mark, b: &Mark) -> Option<Measured> {

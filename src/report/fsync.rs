@@ -258,14 +258,17 @@ pub fn like_table(l: &LikeResult) -> Table {
         "max ms",
         "flushes/commit",
         "f_await ms",
+        "blk flush p50 ms",
+        "blk flush p99 ms",
         "verify",
     ]);
-    for i in [0, 1, 3, 12] {
+    for i in [0, 1, 3, 14] {
         t.right[i] = false;
     }
     for e in &l.entries {
         let lat = &e.latency_ns;
         let fl = e.device_flushes.as_ref();
+        let blk = fl.and_then(|f| f.block_layer.as_ref());
         let mut setting = e.method.clone();
         if !e.durable {
             setting.push_str(" (not durable)");
@@ -285,6 +288,8 @@ pub fn like_table(l: &LikeResult) -> Table {
                 format!("{:.2}", f.flushes as f64 / e.commits.max(1) as f64)
             }),
             opt(fl.and_then(|f| f.f_await_ms), |x| format!("{x:.3}")),
+            opt(blk.and_then(|b| b.p50_ms), |x| format!("{x:.3}")),
+            opt(blk.and_then(|b| b.p99_ms), |x| format!("{x:.3}")),
             verify_cell(e.verify, false, e.interrupted),
         ]);
     }
@@ -400,7 +405,15 @@ pub fn group_table(g: &GroupCommit) -> Table {
         let syncs_per_s = (l.elapsed_ns > 0).then(|| l.syncs as f64 * 1e9 / l.elapsed_ns as f64);
         t.push([
             l.committers.to_string(),
-            l.layout.name().to_string(),
+            if l.commit_delay_us > 0 {
+                format!(
+                    "{} (commit_delay {} µs)",
+                    l.layout.name(),
+                    l.commit_delay_us
+                )
+            } else {
+                l.layout.name().to_string()
+            },
             format!("{:.1}", l.commits_per_s),
             opt(syncs_per_s, |x| format!("{x:.1}")),
             format!("{:.2}", l.commits_per_sync),
@@ -533,6 +546,8 @@ pub fn csv(r: &FsyncReport) -> String {
         "device_flushes",
         "f_s",
         "f_await_ms",
+        "blk_flush_p50_ms",
+        "blk_flush_p99_ms",
         "verify",
         "flush_verdict",
     ]);
@@ -556,6 +571,9 @@ pub fn csv(r: &FsyncReport) -> String {
         row.push(fl.map_or(String::new(), |f| f.flushes.to_string()));
         row.push(f3(fl.map(|f| f.f_s)));
         row.push(f3(fl.and_then(|f| f.f_await_ms)));
+        let blk = fl.and_then(|f| f.block_layer.as_ref());
+        row.push(f3(blk.and_then(|b| b.p50_ms)));
+        row.push(f3(blk.and_then(|b| b.p99_ms)));
         row.push(verify_name(verify).to_string());
         row.push(verdict.to_string());
         row
@@ -848,6 +866,7 @@ mod tests {
             case(Method::Odirect, Mode::Overwrite, 512, 220, Some(0)),
         ];
         let level = |n: u32, layout: Layout, cps: f64, per_sync: f64| GroupLevel {
+            commit_delay_us: 0,
             committers: n,
             layout,
             commits: cps as u64,

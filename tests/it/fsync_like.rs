@@ -250,6 +250,66 @@ fn like_refuses_methods_and_an_unknown_database() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// --commit-delay: the shared-log curve runs once per delay (and 0), each level saying its
+/// delay, and the recommendations end with a commit_delay line (a value or "keep 0"); the
+/// flag needs --like postgres.
+#[test]
+fn fsync_like_postgres_commit_delay_runs_the_curve_per_delay_and_advises() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = like(
+        dir.path(),
+        "postgres",
+        "0.05",
+        &["--committers", "1,8", "--commit-delay", "0,1ms"],
+    );
+    let levels = j["group_commit"]["levels"].as_array().unwrap();
+    let got: Vec<(u64, String, u64)> = levels
+        .iter()
+        .map(|l| {
+            (
+                l["committers"].as_u64().unwrap(),
+                l["layout"].as_str().unwrap().to_string(),
+                l["commit_delay_us"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for n in [1, 8] {
+        for (layout, d) in [
+            ("shared_log", 0),
+            ("shared_log", 1000),
+            ("separate_files", 0),
+        ] {
+            // One committer has no commit_siblings: PostgreSQL would not wait, nor is it run.
+            assert_eq!(
+                got.contains(&(n, layout.to_string(), d)),
+                n == 8 || d == 0,
+                "{n} {layout} {d}: {got:?}"
+            );
+        }
+    }
+    assert_eq!(got.len(), 5, "{got:?}");
+    let recs = j["like"]["recommendations"].as_array().unwrap();
+    let cd = recs
+        .iter()
+        .find(|r| r["variable"] == "commit_delay")
+        .unwrap_or_else(|| panic!("no commit_delay line: {recs:?}"));
+    let text = cd["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("commit_delay = 1000: raises commits/s at 8 backends")
+            || text.starts_with("keep commit_delay = 0"),
+        "{text}"
+    );
+    assert_eq!(recs[0]["variable"], "wal_sync_method", "{recs:?}");
+    let o = iosat()
+        .arg("fsync")
+        .arg(dir.path())
+        .args(["--like", "innodb", "--commit-delay", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--like postgres"), "{}", stderr(&o));
+}
+
 /// On the known device (writes of W, flushes of F), ext4 without a journal: an fdatasync or
 /// fsync commit of one 8 KiB WAL write is the write plus one flush. Both go through FUSE and
 /// the loop device's worker, whose cost per request `o` the device's own counters show
@@ -298,6 +358,35 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
                 .contains("flush requests completed"),
             "{e}"
         );
+        // The block-latency source (root + BTF) times the flushes at the device itself: its
+        // median is the set flush time within 15 % (the loop worker's fsync of the backing
+        // file is the flush). Measurement against the set truth; skipped without BPF.
+        let Some(why) = j["like"]["block_latency_absent"].as_str().map(String::from) else {
+            let b = &fl["block_layer"];
+            let p50 = f(b, "p50_ms");
+            eprintln!(
+                "{m}: block-layer flush p50 {p50:.2} ms p99 {:.2} ms over {} flushes, set {FLUSH_MS} ms",
+                f(b, "p99_ms"),
+                b["flushes"]
+            );
+            assert!(
+                (p50 - FLUSH_MS).abs() <= FLUSH_MS * 0.15,
+                "{m}: the block layer timed flushes at {p50} ms p50, truth {FLUSH_MS} ms\n{e}"
+            );
+            assert!(b["flushes"].as_u64().unwrap() > 0, "{e}");
+            assert!(
+                e["flush_evidence"]
+                    .to_string()
+                    .contains("the device's own flushes took"),
+                "{e}"
+            );
+            continue;
+        };
+        eprintln!("block-layer flush latency not checked: {why}");
+        assert!(
+            e["flush_evidence"].to_string().contains("source is absent"),
+            "{e}"
+        );
     }
     assert_eq!(j["device"]["write_cache"], "write back");
     assert_ne!(
@@ -305,6 +394,35 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
         "{}",
         j["device"]
     );
+}
+
+/// --no-bpf: no block-layer figures, and the result and the evidence say the source was
+/// absent and why.
+#[test]
+fn fsync_like_without_bpf_says_the_block_latency_source_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = like(
+        dir.path(),
+        "postgres",
+        "0.05",
+        &["--committers", "none", "--no-bpf"],
+    );
+    assert_eq!(
+        j["like"]["block_latency_absent"], "turned off by --no-bpf",
+        "{}",
+        j["like"]
+    );
+    for e in j["like"]["entries"].as_array().unwrap() {
+        assert!(e["device_flushes"]["block_layer"].is_null(), "{e}");
+        if !e["device_flushes"].is_null() {
+            assert!(
+                e["flush_evidence"]
+                    .to_string()
+                    .contains("block-latency source is absent (turned off by --no-bpf)"),
+                "{e}"
+            );
+        }
+    }
 }
 
 /// A loop device told "write through" (queue/write_cache): the kernel drops every flush before
