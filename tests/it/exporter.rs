@@ -304,9 +304,7 @@ fn hung_root() -> tempfile::TempDir {
     std::fs::create_dir_all(dir.path().join("proc")).unwrap();
     std::fs::create_dir_all(dir.path().join("sys")).unwrap();
     let fifo = dir.path().join("proc/diskstats");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::util::mkfifo(&fifo);
     dir
 }
 

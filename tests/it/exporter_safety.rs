@@ -292,9 +292,7 @@ fn a_fifo_as_the_certificate_is_refused_not_waited_on() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let fifo = d.join("tls.crt");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::util::mkfifo(&fifo);
     std::fs::write(d.join("tls.key"), "not used\n").unwrap();
     let config = d.join("web.yml");
     std::fs::write(

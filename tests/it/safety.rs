@@ -823,9 +823,7 @@ fn force_replaces_only_regular_files() {
     let d = tempfile::tempdir().unwrap();
     let src = sim_json();
     let fifo = d.path().join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path inside the test's own directory.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::util::mkfifo(&fifo);
     let f = fifo.to_str().unwrap();
     let out = report(&[&src, "-o", f, "--format", "markdown"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -1123,19 +1121,13 @@ fn a_long_stat_gives_the_slots_of_removed_devices_back() {
     );
 }
 
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 /// Issue 28, item 9: a web-config file that is a FIFO is refused at once (exit 2, naming the
 /// flag and the file); the old code blocked in open() with the stop signals caught.
 #[test]
 fn a_fifo_as_the_web_config_file_is_refused_not_waited_on() {
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("web.yml");
-    mkfifo(&fifo);
+    crate::util::mkfifo(&fifo);
     let out = crate::util::output_within(
         iosat()
             .args([
@@ -1165,7 +1157,7 @@ fn a_fifo_as_the_web_config_file_is_refused_not_waited_on() {
 fn fsync_into_a_fifo_without_a_reader_ends() {
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("out.json");
-    mkfifo(&fifo);
+    crate::util::mkfifo(&fifo);
     let run = || {
         let mut c = iosat();
         c.arg("fsync")

@@ -504,3 +504,10 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Option<Ou
         stderr: err.join().unwrap(),
     })
 }
+
+/// A FIFO at `path` (in the test's own directory).
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
