@@ -26,6 +26,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
 parent=${1:-.}
 repeats=${2:-3}
 secs=${3:-5}
@@ -40,25 +42,12 @@ fi
 command -v fio >/dev/null || { echo "fio not found" >&2; exit 1; }
 pg=$(ls /usr/lib/postgresql/*/bin/pg_test_fsync 2>/dev/null | tail -n1 || true)
 
-loop_base=""
-loop_dev=""
 cleanup() {
-    if [[ -n $loop_base ]]; then
-        umount "$loop_base/mnt" 2>/dev/null || true
-        [[ -n $loop_dev ]] && losetup -d "$loop_dev" 2>/dev/null || true
-        umount "$loop_base/tmpfs" 2>/dev/null || true
-        rm -rf "$loop_base"
-    fi
+    loop_tmpfs_down
 }
 trap 'rm -rf "${work:-/nonexistent}"; cleanup' EXIT
 if [[ $parent == --loop-tmpfs ]]; then
-    loop_base=$(mktemp -d)
-    mkdir "$loop_base/tmpfs" "$loop_base/mnt"
-    mount -t tmpfs -o size=600m tmpfs "$loop_base/tmpfs"
-    truncate -s 512M "$loop_base/tmpfs/backing"
-    loop_dev=$(losetup -f --show "$loop_base/tmpfs/backing")
-    mkfs.ext4 -q -F "$loop_dev"
-    mount "$loop_dev" "$loop_base/mnt"
+    loop_tmpfs_up 600 512
     parent=$loop_base/mnt
 fi
 work=$(mktemp -d "$parent/.iosat-bench.XXXXXX")

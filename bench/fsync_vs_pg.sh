@@ -26,6 +26,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
 parent=${1:-.}
 repeats=${2:-5}
 secs=${3:-2}
@@ -37,8 +39,6 @@ fi
 pg=$(ls /usr/lib/postgresql/*/bin/pg_test_fsync 2>/dev/null | tail -n1 || true)
 [[ -n $pg ]] || { echo "pg_test_fsync not found (apt-get install postgresql)" >&2; exit 1; }
 
-loop_base=""
-loop_dev=""
 hold_dir=""
 cleanup() {
     if [[ -n $hold_dir ]]; then
@@ -46,24 +46,13 @@ cleanup() {
         wait 2>/dev/null || true
         rm -rf "$hold_dir"
     fi
-    if [[ -n $loop_base ]]; then
-        umount "$loop_base/mnt" 2>/dev/null || true
-        [[ -n $loop_dev ]] && losetup -d "$loop_dev" 2>/dev/null || true
-        umount "$loop_base/tmpfs" 2>/dev/null || true
-        rm -rf "$loop_base"
-    fi
+    loop_tmpfs_down
 }
 trap 'rm -rf "${work:-/nonexistent}"; cleanup' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 if [[ $parent == --loop-tmpfs ]]; then
-    loop_base=$(mktemp -d)
-    mkdir "$loop_base/tmpfs" "$loop_base/mnt"
-    mount -t tmpfs -o size=300m tmpfs "$loop_base/tmpfs"
-    truncate -s 256M "$loop_base/tmpfs/backing"
-    loop_dev=$(losetup -f --show "$loop_base/tmpfs/backing")
-    mkfs.ext4 -q -F "$loop_dev"
-    mount "$loop_dev" "$loop_base/mnt"
+    loop_tmpfs_up 300 256
     parent=$loop_base/mnt
 fi
 if [[ $parent == --knowndev ]]; then

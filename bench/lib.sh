@@ -207,3 +207,27 @@ run_tiou() {
   awk -v i="${iops:-0}" -v d="$((DURATION + 1))" -v c="$(cpu_of "$WORK/t")" -v s="$(sys_of "$WORK/t")" \
     'BEGIN { printf "%.0f %.0f %s - %s\n", i, i * d, c, s }'
 }
+
+# ext4 on a loop device over a file on a tmpfs: flushes that cost nothing (the fsync benches'
+# --loop-tmpfs). loop_tmpfs_up TMPFS_MB BACKING_MB sets loop_base (mounted at
+# $loop_base/mnt) and loop_dev; loop_tmpfs_down undoes it (call it from the script's exit
+# trap; harmless when nothing was set up).
+loop_base=""
+loop_dev=""
+loop_tmpfs_up() {
+    loop_base=$(mktemp -d)
+    mkdir "$loop_base/tmpfs" "$loop_base/mnt"
+    mount -t tmpfs -o "size=${1}m" tmpfs "$loop_base/tmpfs"
+    truncate -s "${2}M" "$loop_base/tmpfs/backing"
+    loop_dev=$(losetup -f --show "$loop_base/tmpfs/backing")
+    mkfs.ext4 -q -F "$loop_dev"
+    mount "$loop_dev" "$loop_base/mnt"
+}
+loop_tmpfs_down() {
+    if [[ -n $loop_base ]]; then
+        umount "$loop_base/mnt" 2>/dev/null || true
+        [[ -n $loop_dev ]] && losetup -d "$loop_dev" 2>/dev/null || true
+        umount "$loop_base/tmpfs" 2>/dev/null || true
+        rm -rf "$loop_base"
+    fi
+}
