@@ -106,16 +106,22 @@ fn baseline(v: &Value) -> (f64, f64) {
     )
 }
 
-#[test]
-fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() {
+/// A known device of four units of 2 ms, when fio and known devices can be had here (None
+/// after saying why not).
+fn four_units_and_fio() -> Option<KnownDev> {
     if !have("fio", "--version") {
         eprintln!("skipped: fio is not installed");
-        return;
+        return None;
     }
     if !knowndev::available() {
-        return;
+        return None;
     }
-    let Some(dev) = KnownDev::start(Spec::new(4, Duration::from_millis(2))) else {
+    KnownDev::start(Spec::new(4, Duration::from_millis(2)))
+}
+
+#[test]
+fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() {
+    let Some(dev) = four_units_and_fio() else {
         return;
     };
     let quiet = ok_json(&sweep(&dev.path, &[]));
@@ -204,15 +210,8 @@ fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() 
 
 #[test]
 fn a_gentle_sweep_stops_where_asked_caps_its_rate_and_gives_the_knee_as_a_lower_bound() {
-    if !have("fio", "--version") {
-        eprintln!("skipped: fio is not installed");
-        return;
-    }
-    if !knowndev::available() {
-        return;
-    }
     // Four units: the knee is at 4; a sweep stopped at 2 can only say it is above 2.
-    let Some(dev) = KnownDev::start(Spec::new(4, Duration::from_millis(2))) else {
+    let Some(dev) = four_units_and_fio() else {
         return;
     };
     let profiles = tempfile::tempdir().unwrap();
