@@ -89,12 +89,13 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         )
         .run(&mut report)?;
     }
-    if let (Some(o), Some(t)) = (&spec.open, &target) {
-        if !report.interrupted {
+    if let Some(o) = &spec.open {
+        if let (false, Some(mut gen)) = (report.interrupted, open_engine(&choice, target.as_ref())?)
+        {
             open_loop(
                 o,
                 &plan,
-                t,
+                gen.as_mut(),
                 watch.as_ref(),
                 &progress,
                 &mut report,
@@ -120,21 +121,21 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 fn open_loop(
     o: &crate::load::open::OpenPlan,
     plan: &crate::load::driver::SweepPlan,
-    t: &target::Target,
+    engine: &mut (dyn crate::load::Engine + Send),
     watch: Option<&DeviceWatch>,
     progress: &ProgressBar,
     report: &mut SweepReport,
     write_files: &mut dyn FnMut(&SweepReport) -> Result<()>,
 ) -> Result<()> {
     use crate::load::driver::LevelProgress;
-    use crate::load::open::{self, OpenEngine, OpenSpec};
+    use crate::load::open::{self, OpenSpec};
     use crate::load::open_result::OpenLoopInfo;
     let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
     let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
     if report.levels.is_empty() {
-        // No closed loop ran: the report names the open loop's generator, not the engine
-        // that would have run it.
-        report.workload.engine = "open".into();
+        // No closed loop ran: the report names the open loop's generator ("open", or the sim
+        // whose device it offers the schedule to), not the engine that would have run it.
+        report.workload.engine = engine.name().into();
         report.workload.levels = String::new();
     }
     crate::error::note(&why);
@@ -173,13 +174,11 @@ fn open_loop(
             None => rates.get(i).copied(),
         }
     };
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
     let first = OpenSpec {
         rate_per_s: 1.0,
         arrivals: o.arrivals,
         max_inflight,
     };
-    let mut engine = OpenEngine::new(fd, t.size_bytes, t.path.clone(), first);
     report.complete = false;
     let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
     let mut i = 0;
@@ -192,7 +191,7 @@ fn open_loop(
             rate_per_s: rate,
             ..first
         };
-        let (r, cut) = open::measure(&mut engine, plan, spec, base + i, watch, progress)?;
+        let (r, cut) = open::measure(engine, plan, spec, base + i, watch, progress)?;
         if let Some(r) = r {
             progress.open_level_done(&r);
             report.open_levels.push(r);
@@ -207,6 +206,36 @@ fn open_loop(
     }
     report.complete = !report.interrupted;
     Ok(())
+}
+
+/// The open loop's generator (`--rate`): the sim's, in simulated time, or the thread pool on
+/// the target; None without either. `open::measure` sets each level's rate and pool.
+fn open_engine(
+    choice: &EngineChoice,
+    t: Option<&target::Target>,
+) -> Result<Option<Box<dyn crate::load::Engine + Send>>> {
+    use crate::load::open::{OpenEngine, OpenSpec};
+    let unset = OpenSpec {
+        rate_per_s: 1.0,
+        arrivals: Default::default(),
+        max_inflight: 1,
+    };
+    Ok(match (choice, t) {
+        (EngineChoice::Sim(text), _) => Some(Box::new(crate::load::open_sim::OpenSimEngine::new(
+            text.parse()?,
+            unset,
+        ))),
+        (_, Some(t)) => {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
+            Some(Box::new(OpenEngine::new(
+                fd,
+                t.size_bytes,
+                t.path.clone(),
+                unset,
+            )))
+        }
+        (_, None) => None,
+    })
 }
 
 /// The target, opened or laid out (the bar says so while a test file is laid out); None for

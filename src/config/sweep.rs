@@ -157,7 +157,7 @@ pub fn parse_rates(s: &str) -> Result<crate::load::open::Rates> {
 
 /// The open-loop part of the arguments (None without `--rate`); `--arrivals` and
 /// `--max-inflight` without `--rate` are refused.
-fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load::open::OpenPlan>> {
+fn open_plan(a: &SweepArgs) -> Result<Option<crate::load::open::OpenPlan>> {
     use crate::load::schedule::Arrivals;
     let target = parse_target(a)?;
     let searching = target.is_some();
@@ -175,13 +175,6 @@ fn open_plan(a: &SweepArgs, engine: &EngineChoice) -> Result<Option<crate::load:
         }
         return Ok(None);
     };
-    if matches!(engine, EngineChoice::Sim(_)) {
-        return Err(Error::usage(
-            "--rate",
-            text,
-            "the open loop runs on a real target, not the sim engine",
-        ));
-    }
     let rates = if searching {
         crate::load::open::Rates::Search
     } else {
@@ -378,7 +371,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         return Err(Error::flag("--force", "only applies to --save-profile"));
     }
     let (limits, levels, engine) = gentle(a, parse_levels(&a.levels)?, engine)?;
-    let open = open_plan(a, &engine)?;
+    let open = open_plan(a)?;
     // `--rate auto` and a target need the closed loop's maximum only: doubling until it
     // plateaus, unless --levels was given.
     let searching = open
@@ -590,10 +583,19 @@ mod tests {
             &["--target-p99", "0"],
             &["--arrivals", "uniform"],
             &["--rate", "100", "--arrivals", "bursty"],
-            &["--rate", "100", "--engine", "sim:units=4,service=1ms"],
         ] {
             assert!(build(&args(bad)).is_err(), "{bad:?}");
         }
+        // The sim runs the open loop too (load/open_sim.rs), in simulated time.
+        let s = build(&args(&[
+            "--rate",
+            "100",
+            "--engine",
+            "sim:units=4,service=1ms",
+        ]))
+        .unwrap();
+        assert!(matches!(s.engine, EngineChoice::Sim(_)));
+        assert_eq!(s.open.unwrap().rates, Rates::List(vec![100.0]));
     }
 
     #[test]

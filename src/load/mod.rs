@@ -8,7 +8,7 @@
 //! (no lock or shared histogram in the hot path, docs/design.md §3.9). disturb.rs turns what was
 //! sampled around a level into its disturbance; trust.rs decides whether a result may become
 //! a profile. open.rs is the open loop (`--rate`): a schedule of intended starts
-//! (schedule.rs), its levels in open_result.rs.
+//! (schedule.rs), its levels in open_result.rs, on the sim in open_sim.rs.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -163,6 +163,11 @@ pub trait Engine {
     fn limit_rate(&mut self, _iops: f64) -> bool {
         false
     }
+    /// Offer the next levels on the open loop's schedule (`--rate`, open.rs); false when this
+    /// engine runs a closed loop only.
+    fn set_open(&mut self, _open: open::OpenSpec) -> bool {
+        false
+    }
 }
 
 /// Run one level on `threads` scoped worker threads (named `iosat-<engine>-<w>`) and merge what
@@ -211,6 +216,7 @@ pub mod driver;
 pub mod engine;
 pub mod open;
 pub mod open_result;
+pub mod open_sim;
 pub mod pace;
 pub mod plan;
 pub mod result;

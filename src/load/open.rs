@@ -76,6 +76,11 @@ impl Engine for OpenEngine {
         "open"
     }
 
+    fn set_open(&mut self, open: OpenSpec) -> bool {
+        self.open = open;
+        true
+    }
+
     fn run_level(&mut self, spec: &LevelSpec, ctl: &LevelCtl) -> Result<LevelStats> {
         let span_ns = spec.ramp_ns + spec.duration_ns;
         let starts = intended_starts(self.open.rate_per_s, span_ns, self.open.arrivals, spec.seed)
@@ -244,17 +249,19 @@ pub fn level_spec(plan: &super::driver::SweepPlan, open: &OpenSpec, idx: usize) 
     }
 }
 
-/// Run one open-loop level on `engine` (its `open` set to `open`) with the closed loop's
-/// kernel view, scheduler counters and progress; None when it completed no I/O.
+/// Run one open-loop level on `engine` (an open-loop engine: this file's, open_sim.rs's; set
+/// to `open`) with the closed loop's kernel view, scheduler counters and progress; None when
+/// it completed no I/O.
 pub fn measure(
-    engine: &mut OpenEngine,
+    engine: &mut (dyn Engine + Send),
     plan: &super::driver::SweepPlan,
     open: OpenSpec,
     idx: usize,
     watch: Option<&crate::monitor::watch::DeviceWatch>,
     progress: &dyn super::driver::LevelProgress,
 ) -> Result<(Option<OpenLevelResult>, bool)> {
-    engine.open = open;
+    let offers = engine.set_open(open);
+    debug_assert!(offers, "{} runs no open loop", engine.name());
     let ls = level_spec(plan, &open, idx);
     let (stats, kernel, _sched) =
         super::driver::run_level(engine, &ls, watch, &plan.root, progress, idx)?;

@@ -19,7 +19,7 @@
 //! pending completion per client, and the servers are a heap of their next free times; both
 //! are allocated once per level and updated in place, nothing is allocated per I/O.
 
-use super::windows::{window_span_ns, SUB_WINDOWS};
+use super::windows::{window_span_ns, WindowClock, SUB_WINDOWS};
 use super::{Engine, LevelCtl, LevelSpec, LevelStats, Pattern};
 use crate::error::{Error, Result};
 use std::cmp::Reverse;
@@ -316,19 +316,36 @@ impl SplitMix64 {
     }
 }
 
-/// One outstanding request: when it completes, whose it is, when it was submitted and whether
-/// it is a read. Ordered by completion time, then client, so ties resolve the same way on
-/// every run.
+/// One outstanding request: when it completes, whose it is (the closed loop's client, the open
+/// loop's index in its schedule), when it was submitted and whether it is a read. Ordered by
+/// completion time, then client, so ties resolve the same way on every run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Pending {
-    done_ns: u64,
-    client: u32,
-    submit_ns: u64,
-    is_read: bool,
+pub(super) struct Pending {
+    pub(super) done_ns: u64,
+    pub(super) client: u32,
+    pub(super) submit_ns: u64,
+    pub(super) is_read: bool,
 }
 
-/// The device state of one level: admission pacers, server free times, the PRNG.
-struct Device {
+impl Pending {
+    /// Count this request's completion in `stats`: its latency from submission in its
+    /// sub-window and in the read or write histogram, its bytes.
+    pub(super) fn count(&self, stats: &mut LevelStats, clock: &mut WindowClock, bytes: u64) {
+        let latency = (self.done_ns - self.submit_ns).max(1);
+        stats.windows.record(clock.index(self.done_ns), latency);
+        if self.is_read {
+            stats.read_ns.saturating_record(latency);
+            stats.read_bytes += bytes;
+        } else {
+            stats.write_ns.saturating_record(latency);
+            stats.write_bytes += bytes;
+        }
+    }
+}
+
+/// The device state of one level: admission pacers, server free times, the PRNG. The closed
+/// loop here and the open loop (open_sim.rs) both submit through it.
+pub(super) struct Device {
     service_ns: u64,
     dist: ServiceDist,
     /// Per-cap pacer: (theoretical arrival time, token interval), both in fixed point with
@@ -349,7 +366,7 @@ struct Device {
 }
 
 impl Device {
-    fn new(spec: &SimSpec, level: &LevelSpec) -> Self {
+    pub(super) fn new(spec: &SimSpec, level: &LevelSpec) -> Self {
         let pacer =
             |ns_per_token: f64| (0u128, (ns_per_token * (1u64 << FRAC_BITS) as f64) as u128);
         let units = spec.units.min(level.concurrency()) as usize;
@@ -397,7 +414,7 @@ impl Device {
     }
 
     /// Submit a request at `now` (called in nondecreasing `now` order) and return its fate.
-    fn submit(&mut self, client: u32, now: u64) -> Pending {
+    pub(super) fn submit(&mut self, client: u32, now: u64) -> Pending {
         let is_read = match self.pattern {
             Pattern::RandRead | Pattern::Read => true,
             Pattern::RandWrite | Pattern::Write => false,
@@ -451,7 +468,7 @@ impl SimEngine {
 }
 
 /// How often (in simulated I/Os) the loop looks at `ctl.stop` and publishes progress.
-const CHECK_EVERY: u64 = 1024;
+pub(super) const CHECK_EVERY: u64 = 1024;
 
 impl Engine for SimEngine {
     fn name(&self) -> &str {
@@ -497,7 +514,7 @@ impl Engine for SimEngine {
         let mut measured = 0u64;
         let mut iter = 0u64;
         let bytes = level.block_size;
-        let mut clock = super::windows::WindowClock::new(level.ramp_ns, level.duration_ns);
+        let mut clock = WindowClock::new(level.ramp_ns, level.duration_ns);
         loop {
             if iter % CHECK_EVERY == 0 {
                 if ctl.stop.load(Ordering::Relaxed) {
@@ -516,15 +533,7 @@ impl Engine for SimEngine {
             // The measured window is (ramp, ramp + duration]: completions during the ramp
             // are the warm-up and are not counted.
             if now > level.ramp_ns {
-                let latency = (now - done.submit_ns).max(1);
-                stats.windows.record(clock.index(now), latency);
-                if done.is_read {
-                    stats.read_ns.saturating_record(latency);
-                    stats.read_bytes += bytes;
-                } else {
-                    stats.write_ns.saturating_record(latency);
-                    stats.write_bytes += bytes;
-                }
+                done.count(&mut stats, &mut clock, bytes);
                 measured += 1;
             }
             // The client resubmits at once (closed system, zero think time); replacing the
