@@ -10,7 +10,8 @@
 //! is its lateness and the level's `pool_waits`. Once submitted it goes through the sim's own
 //! admission caps and FIFO multi-server queue (sim.rs `Device::submit`, the same recursion as
 //! the closed loop's). A request whose turn would come only after the level ends is counted
-//! unsent (no grace: the simulation has no timer wake-ups to forgive). Latency from the
+//! unsent (no grace: the simulation has no timer wake-ups to forgive). Completions are
+//! counted in time order, as the window clock needs. Latency from the
 //! intended start, from submission and lateness land in the same OpenStats as the real open
 //! loop's, so its results, verdict and target search read them unchanged. There is no kernel
 //! view: nothing touches a device.
@@ -129,12 +130,11 @@ impl Engine for OpenSimEngine {
             last_sub = sub;
             inflight.push(Reverse(dev.submit(i as u32, sub)));
         }
-        // The requests still outstanding complete as they will; those inside the window count
-        // (a stop leaves them: the simulation ends where it was).
-        if !c.stats.interrupted {
-            for Reverse(p) in inflight.drain() {
-                c.complete(&p);
-            }
+        // The requests still outstanding complete as they will, in time order (the window
+        // clock only moves forward); those inside the window count. A stop leaves them: the
+        // simulation ends where it was.
+        while let (false, Some(Reverse(p))) = (c.stats.interrupted, inflight.pop()) {
+            c.complete(&p);
         }
         ctl.ops_done.store(c.counted, Relaxed);
         let mut stats = c.stats;
@@ -452,5 +452,35 @@ mod tests {
         let st = run("sim:units=1,service=1ms", open, 1.0, 1, &ctl);
         assert!(st.interrupted);
         assert_eq!((st.read_ns.len(), st.elapsed_ns), (0, 0));
+    }
+
+    #[test]
+    fn completions_land_in_their_sub_windows() {
+        // One request every 10 ms on a 2 ms unit for 8 s: each 1 s window completes 100, the
+        // last one's last at 7.992 s, after which nothing is outstanding.
+        let open = offer(100.0, Arrivals::Uniform, 4);
+        let st = run(
+            "sim:units=1,service=2ms",
+            open,
+            8.0,
+            1,
+            &LevelCtl::default(),
+        );
+        let w = st.windows.figures(1_000_000_000, st.elapsed_ns);
+        assert_eq!(w.iter().map(|f| f.ios).collect::<Vec<_>>(), [100; 8]);
+        // A rate the unit cannot serve keeps the pool of 4 full: one completion every 2 ms
+        // from 2 ms on, so 499 in the first window (the one at 1 s opens the second), 500 in
+        // each other; the ones outstanding at the end complete after it.
+        let open = offer(1000.0, Arrivals::Uniform, 4);
+        let st = run(
+            "sim:units=1,service=2ms",
+            open,
+            8.0,
+            1,
+            &LevelCtl::default(),
+        );
+        let w = st.windows.figures(1_000_000_000, st.elapsed_ns);
+        let ios: Vec<u64> = w.iter().map(|f| f.ios).collect();
+        assert_eq!(ios, [499, 500, 500, 500, 500, 500, 500, 500]);
     }
 }
