@@ -456,31 +456,24 @@ mod tests {
 
     #[test]
     fn completions_land_in_their_sub_windows() {
+        let per_window = |rate| {
+            let open = offer(rate, Arrivals::Uniform, 4);
+            let st = run(
+                "sim:units=1,service=2ms",
+                open,
+                8.0,
+                1,
+                &LevelCtl::default(),
+            );
+            let w = st.windows.figures(1_000_000_000, st.elapsed_ns);
+            w.iter().map(|f| f.ios).collect::<Vec<_>>()
+        };
         // One request every 10 ms on a 2 ms unit for 8 s: each 1 s window completes 100, the
         // last one's last at 7.992 s, after which nothing is outstanding.
-        let open = offer(100.0, Arrivals::Uniform, 4);
-        let st = run(
-            "sim:units=1,service=2ms",
-            open,
-            8.0,
-            1,
-            &LevelCtl::default(),
-        );
-        let w = st.windows.figures(1_000_000_000, st.elapsed_ns);
-        assert_eq!(w.iter().map(|f| f.ios).collect::<Vec<_>>(), [100; 8]);
+        assert_eq!(per_window(100.0), [100; 8]);
         // A rate the unit cannot serve keeps the pool of 4 full: one completion every 2 ms
         // from 2 ms on, so 499 in the first window (the one at 1 s opens the second), 500 in
         // each other; the ones outstanding at the end complete after it.
-        let open = offer(1000.0, Arrivals::Uniform, 4);
-        let st = run(
-            "sim:units=1,service=2ms",
-            open,
-            8.0,
-            1,
-            &LevelCtl::default(),
-        );
-        let w = st.windows.figures(1_000_000_000, st.elapsed_ns);
-        let ios: Vec<u64> = w.iter().map(|f| f.ios).collect();
-        assert_eq!(ios, [499, 500, 500, 500, 500, 500, 500, 500]);
+        assert_eq!(per_window(1000.0), [499, 500, 500, 500, 500, 500, 500, 500]);
     }
 }
