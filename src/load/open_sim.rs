@@ -330,6 +330,47 @@ mod tests {
         }
     }
 
+    /// A pool of exactly c places in front of c units moves the M/M/c queue's waiting line
+    /// from the device into the pool: a request waits for a place exactly when every unit is
+    /// busy, and its lateness is then the queue's waiting time. So the share that waited is
+    /// Erlang C's, and P(wait > t) = C·e^{−(cμ−λ)t}: its mean C/(cμ − λ), its q-quantile
+    /// ln(C/(1 − q))/(cμ − λ) for q above 1 − C. The wait alone is noisier than the
+    /// response: over 20 other seeds of 400 s the share that waited missed C by 0.6 % (one
+    /// standard deviation), the mean wait by 1.5 %, its p90 and p99 by up to 1.8 %, no bias;
+    /// these levels run 1000 s (√2.5 less), and the bounds are about four of those.
+    #[test]
+    fn a_pool_of_c_before_c_units_waits_as_erlang_c_says() {
+        let (c, mu) = (4, 500.0);
+        for rate in [1000.0, 1500.0] {
+            let st = level("sim:units=4,service=2ms,dist=exp", rate, 1000.0, c, 21);
+            let o = st.open.as_ref().unwrap();
+            let ios = st.read_ns.len() as f64;
+            let (w, g) = (erlang_c(c, rate / mu), f64::from(c) * mu - rate);
+            let waited = o.pool_waits as f64 / ios;
+            assert!(rel(waited, w) < 0.015, "{rate}: {waited} waited, C = {w}");
+            let late = o.late.summary();
+            let mean_s = o.late.sum_ns as f64 / o.late.count as f64 / 1e9;
+            assert!(
+                rel(mean_s, w / g) < 0.04,
+                "{rate}: mean wait {mean_s} vs {}",
+                w / g
+            );
+            for (q, got) in [(0.9, late.p90), (0.99, late.p99)] {
+                let want = (w / (1.0 - q)).ln() / g;
+                assert!(
+                    rel(got as f64 / 1e9, want) < 0.05,
+                    "{rate}: p{q} {got} vs {want}"
+                );
+            }
+            // The response from the intended start is still M/M/c's.
+            let mean = o.intended.sum_ns as f64 / o.intended.count as f64 / 1e9;
+            assert!(
+                rel(mean, mmc_mean_response_s(c, rate, mu)) < 0.02,
+                "{rate}: {mean}"
+            );
+        }
+    }
+
     /// M/D/1 converges more slowly (a fixed service time queues in longer busy periods): over
     /// 30 other seeds of these 1000 simulated seconds the mean's standard deviation was 0.23 %
     /// at ρ = 0.5 and 0.66 % at ρ = 0.8 (no bias); the bounds are 6 and 4.5 of them.
