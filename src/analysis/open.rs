@@ -19,6 +19,25 @@ pub struct OpenPoint {
     pub service_latency_ns: LatencyNs,
     /// The rate was really offered (load/open_result.rs `Behind::kept`).
     pub kept: bool,
+    /// 95 % confidence intervals of `latency_ns` (load/open_ci.rs); None for a level read
+    /// from a file written before they were recorded, whose figures are then taken as exact.
+    pub latency_ci_ns: Option<LatencyCi>,
+}
+
+/// The confidence level of [`LatencyCi`] and of every decision made with it.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// 95 % confidence intervals of one level's latency figures, `[low, high]` in integer
+/// nanoseconds, each containing the figure itself (load/open_ci.rs says how they are made).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencyCi {
+    pub mean: [u64; 2],
+    pub p50: [u64; 2],
+    pub p90: [u64; 2],
+    pub p95: [u64; 2],
+    pub p99: [u64; 2],
+    pub p999: [u64; 2],
 }
 
 /// A latency target: a percentile (`p99`, `p95`, `p999`, `p50`, `p90`, `mean`) at most
@@ -63,6 +82,19 @@ impl Percentile {
             Percentile::P99 => "p99",
             Percentile::P999 => "p99.9",
         }
+    }
+
+    /// This figure's 95 % interval in `ci`, ns.
+    pub fn ci_of(self, ci: &LatencyCi) -> (f64, f64) {
+        let [lo, hi] = match self {
+            Percentile::Mean => ci.mean,
+            Percentile::P50 => ci.p50,
+            Percentile::P90 => ci.p90,
+            Percentile::P95 => ci.p95,
+            Percentile::P99 => ci.p99,
+            Percentile::P999 => ci.p999,
+        };
+        (lo as f64, hi as f64)
     }
 
     /// The value of this percentile in `l`, when the source gave it.
@@ -388,6 +420,7 @@ mod tests {
             latency_ns: lat(p99_ms / 2.0, p99_ms),
             service_latency_ns: lat(1.0, 2.0),
             kept,
+            latency_ci_ns: None,
         }
     }
 
