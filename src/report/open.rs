@@ -6,7 +6,7 @@
 
 use super::doc::{chart, Block, Item, List, TableBlock};
 use super::levels::{us_cell, LAT_NS_HEADERS};
-use super::svg::{LineChart, Series};
+use super::svg::{LineChart, Marker, Series};
 use super::table::Table;
 use crate::analysis::open::{decide, Target};
 use crate::load::open_result::{OpenLevelResult, SLOW_WAKEUP_P99_NS};
@@ -134,6 +134,37 @@ fn latency_chart(r: &SweepReport) -> LineChart {
             .dashed(),
         Series::new("p99 from submission", pts(&|l| l.service_latency_ns.p99)).colour(1),
     ];
+    // The p99's 95 % interval, where the levels have one.
+    for (end, name) in [
+        (0, "p99 95 % interval, low"),
+        (1, "p99 95 % interval, high"),
+    ] {
+        let band: Vec<(f64, f64)> = r
+            .open_levels
+            .iter()
+            .filter_map(|l| Some((l.offered_iops, ms(l.latency_ns_ci95?.p99[end]))))
+            .collect();
+        if !band.is_empty() {
+            c.series.push(Series::new(name, band).colour(3).dashed());
+        }
+    }
+    // --target-p99's answer, with its interval.
+    let answer = r.open_loop.as_ref().and_then(|i| i.verdict.as_ref());
+    if let Some(a) = answer.and_then(|v| v.max_iops_at_target.as_ref()) {
+        if a.iops > 0.0 {
+            c.markers.push(Marker {
+                x: a.iops,
+                label: format!(
+                    "{} <= {:.2} ms: about {:.0}{}",
+                    a.target.percentile.as_str(),
+                    a.target.limit_ns / 1e6,
+                    a.iops,
+                    a.high_iops
+                        .map_or(String::new(), |h| format!(" ({:.0}-{h:.0})", a.low_iops))
+                ),
+            });
+        }
+    }
     let closed: Vec<(f64, f64)> = r
         .points()
         .iter()
@@ -389,5 +420,10 @@ mod tests {
         assert_eq!(second[col("target")], "undecided", "{csv}");
         let html = crate::report::sweep::render(&r, Format::Html);
         assert!(html.contains("Latency at an offered rate"));
+        assert!(html.contains("p99 95 % interval, high"), "the p99's band");
+        assert!(
+            html.contains("p99 &lt;= 3.10 ms: about 1040 (500-3000)"),
+            "the answer's marker"
+        );
     }
 }
