@@ -8,19 +8,18 @@
 //!   below the level's q-quantile then varies from window to window more than n says, and a
 //!   Student t over the windows (7 degrees of freedom for 8) turns that spread into ranks.
 //!
-//! A queue's long waits come in longer runs than its short ones, so a quantile's batch
-//! half-width is at least its order-statistic one times the largest inflation (batch ÷ order
-//! statistics) measured at the quantiles below it. The mean's interval is the wider of 1.96
-//! standard errors and the windows' batch means interval.
+//! The mean's interval is the wider of 1.96 standard errors and the windows' batch means
+//! interval.
 //!
 //! What it is worth (tests below): on independent samples the intervals cover the true value
-//! 93-99.9 % of the time (above 95 %: the wider of two). In an M/M/1 queue at 80 % load
-//! (16,000 requests, a queue that remembers for about a hundred) they cover 91-97 % for the
-//! mean and p50..p99, where order statistics alone would cover 13-30 %, but the p99.9 only
-//! about 45 %: its few requests above it come in two or three bursts, which eight windows
-//! can't weigh. Read the p99.9's interval, and any interval near saturation (where a queue
-//! remembers for seconds, longer than a window), as a lower bound of the uncertainty. An
-//! upper end beyond the sample's largest rank is the largest value seen.
+//! 96-99 % of the time (above 95 %: the wider of two) and are 1.2x as wide as order
+//! statistics alone. In an M/M/1 queue at 80 % load (16,000 requests, a queue that remembers
+//! for about a hundred) they cover 88-95 % for the mean and p50..p99, where order statistics
+//! alone would cover 13-30 %, but the p99.9 only about 40 %: its few requests above it come
+//! in two or three bursts, which eight windows can't weigh. Read the p99.9's interval, and
+//! any interval near saturation (where a queue remembers for seconds, longer than a window),
+//! as a lower bound of the uncertainty. An upper end beyond the sample's largest rank is the
+//! largest value seen.
 //! Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
@@ -68,14 +67,10 @@ fn batch_half_width(windows: &[(f64, f64)]) -> Option<f64> {
     Some(t975(k - 1) * var.sqrt())
 }
 
-/// The half-widths, in probability, of the q-quantiles in [`QUANTILES`]: order statistics
-/// and batch, each the wider of the two; and since a queue's long waits come in longer runs
-/// than its short ones, a quantile's batch half-width is at least its order-statistic
-/// half-width times the largest inflation (batch ÷ order statistics) of the quantiles below
-/// it, whose windows hold more of the requests that decide them.
+/// The half-widths, in probability, of the q-quantiles in [`QUANTILES`]: the wider of the
+/// order-statistic and the batch one.
 fn quantile_half_widths(r: &Recorder, windows: &SubWindows) -> [f64; 5] {
     let n = r.count as f64;
-    let mut inflation: f64 = 1.0;
     QUANTILES.map(|q| {
         let iid = Z95 * (q * (1.0 - q) / n).sqrt();
         let per = windows.per_window_below(value_at(r, q) as f64);
@@ -83,9 +78,7 @@ fn quantile_half_widths(r: &Recorder, windows: &SubWindows) -> [f64; 5] {
             .iter()
             .map(|&(ios, _, below)| (ios as f64, below))
             .collect();
-        let b = batch_half_width(&batch).unwrap_or(0.0);
-        inflation = inflation.max(b / iid);
-        iid * inflation
+        batch_half_width(&batch).map_or(iid, |b| b.max(iid))
     })
 }
 
@@ -209,10 +202,11 @@ mod tests {
             .iter()
             .zip(cov)
         {
-            assert!((0.93..=0.999).contains(&c), "{name}: {c} ({cov:?})");
+            assert!((0.93..=0.995).contains(&c), "{name}: {c} ({cov:?})");
         }
         let wider = width / iid_width;
-        assert!((1.0..1.6).contains(&wider), "{wider}");
+        // Measured: 96-99 % coverage, intervals 1.23x as wide.
+        assert!((1.0..1.4).contains(&wider), "{wider}");
     }
 
     #[test]
@@ -268,10 +262,10 @@ mod tests {
         });
         assert!(naive[4] < 0.75, "the naive interval covers {naive:?}");
         // Eight batches of a queue that remembers for a few hundred requests: the batch
-        // interval holds most of its promise (measured: 91 % for the mean, 93-97 % for
+        // interval holds most of its promise (measured: 91 % for the mean, 88-95 % for
         // p50..p99, where independent samples' intervals would cover 13-30 %). The p99.9 is
         // the least sure: its 16 requests above it come in two or three bursts, which eight
-        // windows can't weigh (measured 45 %; module docs).
+        // windows can't weigh (measured 40 %; module docs).
         for (name, c) in ["mean", "p50", "p90", "p95", "p99"].iter().zip(cov) {
             assert!(c >= 0.85, "{name}: {c} ({cov:?})");
             assert!(
