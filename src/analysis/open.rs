@@ -209,6 +209,13 @@ fn ms(ns: f64) -> String {
     format!("{:.2} ms", ns / 1e6)
 }
 
+/// " (low-high ms, 95 %)" for a figure's interval; nothing without one.
+fn interval_words(ci: Option<(f64, f64)>) -> String {
+    ci.map_or(String::new(), |(lo, hi)| {
+        format!(" ({:.2}-{}, {:.0} %)", lo / 1e6, ms(hi), 100.0 * CONFIDENCE)
+    })
+}
+
 /// The verdict over the open-loop levels measured so far, beside the closed loop's levels
 /// when there are any, and the target when one was asked for.
 pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>) -> OpenVerdict {
@@ -230,14 +237,19 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
         .find_map(|p| Some((*p, closed_at(closed, p.iops, Percentile::P99)?)));
     if let Some((p, closed_p99)) = shown {
         if let Some(p99) = p.latency_ns.p99 {
+            // The claim of a longer tail holds only if the p99's whole interval is above.
+            let (lo, _) = p
+                .latency_ci_ns
+                .map_or((p99, p99), |ci| Percentile::P99.ci_of(&ci));
             v.words.push(format!(
                 "At {:.0} % of the closed-loop maximum ({:.0} IOPS offered), p99 from the \
-                 intended start is {}; the closed loop reported {} at the same throughput{}.",
+                 intended start is {}{}; the closed loop reported {} at the same throughput{}.",
                 100.0 * p.offered_iops / closed_max.max(f64::MIN_POSITIVE),
                 p.offered_iops,
                 ms(p99),
+                interval_words(p.latency_ci_ns.map(|ci| Percentile::P99.ci_of(&ci))),
                 ms(closed_p99),
-                if p99 > 1.2 * closed_p99 {
+                if lo.min(p99) > 1.2 * closed_p99 {
                     format!(
                         " ({:.1}x: requests waiting for the device are what a closed loop does \
                          not send)",
@@ -251,9 +263,10 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
     } else if let Some(p) = by_rate.iter().rev().find(|p| p.kept) {
         if let (Some(a), Some(b)) = (p.latency_ns.p99, p.service_latency_ns.p99) {
             v.words.push(format!(
-                "At {:.0} IOPS offered, p99 from the intended start is {}, from submission {}.",
+                "At {:.0} IOPS offered, p99 from the intended start is {}{}, from submission {}.",
                 p.offered_iops,
                 ms(a),
+                interval_words(p.latency_ci_ns.map(|ci| Percentile::P99.ci_of(&ci))),
                 ms(b)
             ));
         }
@@ -649,6 +662,21 @@ mod tests {
             v.words[1].starts_with("From 2400 IOPS offered"),
             "{:?}",
             v.words
+        );
+        // With the p99's interval: said, and the "longer tail" claimed only when the whole
+        // interval is above 1.2x the closed loop's.
+        let sure = [noisy(1800.0, 6.1, 5.8, 6.5)];
+        let w = &verdict(&sure, &c, None).words[0];
+        assert!(
+            w.contains("is 6.10 ms (5.80-6.50 ms, 95 %); the closed loop reported 2.2")
+                && w.contains("x: requests waiting"),
+            "{w}"
+        );
+        let unsure = [noisy(1800.0, 3.0, 2.5, 3.6)];
+        let w = &verdict(&unsure, &c, None).words[0];
+        assert!(
+            w.contains("(2.50-3.60 ms, 95 %)") && !w.contains("x: requests waiting"),
+            "{w}"
         );
     }
 

@@ -307,12 +307,20 @@ pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
         rate(va.max_kept_iops)
     )];
     if let (Some(x), Some(y)) = (&va.max_iops_at_target, &vb.max_iops_at_target) {
+        // The measured answers' 95 % intervals: two runs whose intervals overlap may not
+        // differ at all.
+        let interval = |a: &crate::analysis::open::TargetAnswer| match (a.estimate, a.high_iops) {
+            (false, Some(h)) => format!(" ({:.0}-{h:.0})", a.low_iops),
+            _ => String::new(),
+        };
         parts.push(format!(
-            "most IOPS at {} <= {:.2} ms {:.0} (was {:.0} at {} <= {:.2} ms)",
+            "most IOPS at {} <= {:.2} ms {:.0}{} (was {:.0}{} at {} <= {:.2} ms)",
             y.target.percentile.as_str(),
             y.target.limit_ns / 1e6,
             y.iops,
+            interval(y),
             x.iops,
+            interval(x),
             x.target.percentile.as_str(),
             x.target.limit_ns / 1e6
         ));
@@ -421,6 +429,11 @@ mod tests {
         let html = crate::report::sweep::render(&r, Format::Html);
         assert!(html.contains("Latency at an offered rate"));
         assert!(html.contains("p99 95 % interval, high"), "the p99's band");
+        let w = compare_words(&r, &r).unwrap();
+        assert!(
+            w.contains("most IOPS at p99 <= 3.10 ms 1040 (500-3000) (was 1040 (500-3000) at"),
+            "{w}"
+        );
         assert!(
             html.contains("p99 &lt;= 3.10 ms: about 1040 (500-3000)"),
             "the answer's marker"
