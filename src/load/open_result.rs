@@ -136,6 +136,10 @@ pub struct OpenLevelResult {
     /// From submission to completion: what the device (and the path to it) took.
     pub service_latency_ns: LatencySummary,
     pub behind: Behind,
+    /// With a latency target (`--target-p99`): whether this level met it at 95 % confidence
+    /// (`met`, `missed`, `undecided`: analysis::open::decide); absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_decision: Option<crate::analysis::open::Decision>,
     /// The kernel's view of the device over the same interval (null when unknown).
     pub kernel: Option<KernelView>,
     pub interrupted: bool,
@@ -184,6 +188,7 @@ impl OpenLevelResult {
             latency_ns_ci95: super::open_ci::latency_ci(&o.intended, &o.intended_windows),
             service_latency_ns: LatencySummary::from_hist(&service),
             behind,
+            target_decision: None,
             kernel,
             interrupted: stats.interrupted,
         })
@@ -223,6 +228,10 @@ impl super::result::SweepReport {
             .map(OpenLevelResult::point)
             .collect();
         let closed = self.points();
+        let target = self.open_loop.as_ref().and_then(|i| i.target);
+        for (l, p) in self.open_levels.iter_mut().zip(&points) {
+            l.target_decision = target.map(|t| crate::analysis::open::decide(p, t));
+        }
         if let Some(info) = self.open_loop.as_mut() {
             info.verdict = (!points.is_empty())
                 .then(|| crate::analysis::open::verdict(&points, &closed, info.target));

@@ -422,6 +422,11 @@ mod tests {
         assert!(lines[0].contains("lat_p99_ns") && lines[0].contains("svc_p99_ns"));
         let head: Vec<&str> = lines[0].split(',').collect();
         let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+        assert_eq!(
+            r.open_levels[1].target_decision,
+            Some(crate::analysis::open::Decision::Undecided),
+            "in the JSON too"
+        );
         let second: Vec<&str> = lines[2].split(',').collect();
         assert_eq!(second[col("lat_p99_ci95_lo_ns")], "2700000", "{csv}");
         assert_eq!(second[col("lat_p99_ci95_hi_ns")], "3300000", "{csv}");

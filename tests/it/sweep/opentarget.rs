@@ -104,6 +104,24 @@ fn the_target_answer_follows_the_levels_decisions() {
             "{l}"
         );
     }
+    // Each level says how it was judged, and the three kinds are where the answer says.
+    for l in levels {
+        let d = l["target_decision"].as_str().unwrap();
+        let rate = l["offered_iops"].as_f64().unwrap();
+        match d {
+            "met" => assert!(rate <= low || high.is_some_and(|h| rate > h), "{l} {a}"),
+            "missed" => assert!(high.is_some_and(|h| rate >= h), "{l} {a}"),
+            "undecided" => assert!(
+                high.is_some_and(|h| rate > h)
+                    || a["undecided_iops"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&l["offered_iops"]),
+                "{l} {a}"
+            ),
+            other => panic!("target_decision {other} in {l}"),
+        }
+    }
     for u in a["undecided_iops"].as_array().unwrap() {
         let l = at(u.as_f64().unwrap());
         let ci = &l["latency_ns_ci95"]["p99"];
