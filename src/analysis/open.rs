@@ -1,8 +1,10 @@
 //! Findings of an open-loop sweep (`sweep --rate`): which offered rates were kept, where the
 //! device stopped keeping up, what the open loop shows that the closed loop hid at the same
 //! throughput (coordinated omission), and the highest rate meeting a latency target
-//! (`--target-p99`), from open-loop levels or, labelled as an estimate, from a closed-loop
-//! curve. Pure: no IO.
+//! (`--target-p99`): from open-loop levels, each judged on its percentile's 95 % interval
+//! (surely met, surely missed, undecided), as an interval with a point estimate, searched
+//! without bisecting inside the noise; or, labelled as an estimate, from a closed-loop curve.
+//! Pure: no IO.
 //! Imports only: analysis/.
 
 use super::{LatencyNs, LevelPoint};
