@@ -154,6 +154,12 @@ impl OpenLevelResult {
         kernel: Option<KernelView>,
     ) -> Option<OpenLevelResult> {
         let o = stats.open.as_ref()?;
+        // An engine records every counted request through OpenStats::record, or (an engine
+        // not yet doing so) none in the windows: then the intervals are order statistics only.
+        debug_assert!(
+            [0, o.intended.count].contains(&o.intended_windows.ios()),
+            "open-loop requests recorded outside OpenStats::record"
+        );
         let ios = stats.read_ns.len() + stats.write_ns.len();
         if ios == 0 || stats.elapsed_ns == 0 {
             return None;
