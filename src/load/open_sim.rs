@@ -63,11 +63,12 @@ impl Counter<'_> {
             return;
         }
         let intended = self.starts[p.client as usize];
-        p.count(&mut self.stats, &mut self.clock, self.bytes);
-        self.open.intended.record(p.done_ns - intended);
-        self.open.late.record(p.submit_ns - intended);
+        let window = self.clock.index(p.done_ns);
+        p.count(&mut self.stats, window, self.bytes);
         // Late only when every slot was busy at its intended start: the sim has no timer.
-        self.open.pool_waits += u64::from(p.submit_ns > intended);
+        let late = p.submit_ns - intended;
+        self.open
+            .record(window, p.done_ns - intended, late, late > 0);
         self.counted += 1;
     }
 }

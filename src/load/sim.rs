@@ -329,10 +329,11 @@ pub(super) struct Pending {
 
 impl Pending {
     /// Count this request's completion in `stats`: its latency from submission in its
-    /// sub-window and in the read or write histogram, its bytes.
-    pub(super) fn count(&self, stats: &mut LevelStats, clock: &mut WindowClock, bytes: u64) {
+    /// sub-window `window` (windows::WindowClock::index of its completion) and in the read or
+    /// write histogram, its bytes.
+    pub(super) fn count(&self, stats: &mut LevelStats, window: usize, bytes: u64) {
         let latency = (self.done_ns - self.submit_ns).max(1);
-        stats.windows.record(clock.index(self.done_ns), latency);
+        stats.windows.record(window, latency);
         if self.is_read {
             stats.read_ns.saturating_record(latency);
             stats.read_bytes += bytes;
@@ -533,7 +534,7 @@ impl Engine for SimEngine {
             // The measured window is (ramp, ramp + duration]: completions during the ramp
             // are the warm-up and are not counted.
             if now > level.ramp_ns {
-                done.count(&mut stats, &mut clock, bytes);
+                done.count(&mut stats, clock.index(now), bytes);
                 measured += 1;
             }
             // The client resubmits at once (closed system, zero think time); replacing the
