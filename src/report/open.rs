@@ -16,8 +16,13 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
     let Some(info) = &r.open_loop else {
         return Vec::new();
     };
+    // Which generator ran (results written before it was recorded don't say).
+    let generator = match info.generator.as_str() {
+        "" => String::new(),
+        g => format!(", generator {g}"),
+    };
     let mut out = vec![Block::Heading(format!(
-        "Open loop: latency at an offered rate ({} arrivals, at most {} in flight)",
+        "Open loop: latency at an offered rate ({} arrivals, at most {} in flight{generator})",
         info.arrivals.as_str(),
         info.max_inflight
     ))];
@@ -299,5 +304,18 @@ mod tests {
         assert!(lines[0].contains("lat_p99_ns") && lines[0].contains("svc_p99_ns"));
         let html = crate::report::sweep::render(&r, Format::Html);
         assert!(html.contains("Latency at an offered rate"));
+    }
+
+    #[test]
+    fn the_heading_names_the_generator_when_the_result_records_it() {
+        let mut r = report();
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        assert!(!text.contains("generator"), "an older result: {text}");
+        r.open_loop.as_mut().unwrap().generator = "io_uring".into();
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        assert!(
+            text.contains("at most 64 in flight, generator io_uring)"),
+            "{text}"
+        );
     }
 }
