@@ -281,7 +281,7 @@ fn worker(
         mut ring,
         bufs,
         io: slot_io,
-    } = SlotRing::new(fd, bs, qd, tuning, seed)?;
+    } = SlotRing::new(fd, bs, qd, 0, tuning, seed)?;
 
     let mut slots = vec![Slot::default(); qd];
     let mut st = LevelStats::new();
@@ -510,7 +510,11 @@ pub(super) fn abandon(
     err
 }
 
-/// `user_data` of the cancel request (slots use 0..qd).
+/// `user_data` from here up marks requests that are not a slot's I/O (slots use 0..qd): the
+/// drain's cancel, the open loop's timer (open_uring.rs).
+pub(super) const TAG_BASE: u64 = u64::MAX - 255;
+
+/// `user_data` of the cancel request.
 const CANCEL_TAG: u64 = u64::MAX;
 
 /// Cancel every request in flight (IORING_ASYNC_CANCEL_ANY, 5.19+; on older kernels the cancel
@@ -533,7 +537,7 @@ fn drain(ring: &mut IoUring, mut in_flight: usize) -> usize {
         }
         let mut reaped = 0;
         for cqe in ring.completion() {
-            if cqe.user_data() != CANCEL_TAG {
+            if cqe.user_data() < TAG_BASE {
                 reaped += 1;
             }
         }
@@ -566,16 +570,18 @@ pub(super) struct SlotRing {
 }
 
 impl SlotRing {
-    /// A ring of at least `slots` entries on `fd`, `slots` buffers of `bs` bytes (aligned for
+    /// A ring of at least `slots` + `extra` entries on `fd` (`extra` for requests that are no
+    /// slot's I/O, tagged from [`TAG_BASE`]), `slots` buffers of `bs` bytes (aligned for
     /// O_DIRECT, filled from `seed` for writes), registered when the kernel allows.
     pub fn new(
         fd: RawFd,
         bs: usize,
         slots: usize,
+        extra: usize,
         tuning: &Tuning,
         seed: u64,
     ) -> std::io::Result<SlotRing> {
-        let ring = build_ring((slots as u32).next_power_of_two(), tuning)?;
+        let ring = build_ring(((slots + extra) as u32).next_power_of_two(), tuning)?;
         ring.submitter().register_files(&[fd])?;
         let mut bufs = random_buf(bs * slots, seed);
         let base = bufs.as_mut_ptr();
