@@ -13,12 +13,14 @@
 #     only while it keeps its schedule.
 # A cell gives the median of the per-run ratios and their spread (min–max).
 #
-# fio: libaio at iodepth DEPTH (64), one job, Poisson arrivals at the rate; iosat: its default
-# pool of 64 threads with one pread each (--max-inflight 64).
+# fio: libaio at iodepth DEPTH (64), one job, Poisson arrivals at the rate; iosat: at most 64
+# requests in flight (--max-inflight 64) on the generator its engine gives: io_uring (one thread
+# on a ring) on a plain disk by default, a pool of threads with one pread each with ENGINE=sync.
 #
 # Environment: REPEATS (5), DURATION seconds per run (5), RATES ("500 1000 2000"), DEPTH (64),
 # DIR (a temporary directory under the current one), SIZE_MB of the test file (1024), SETTLE
-# seconds after the layout (10), IOSAT (the release build unless set).
+# seconds after the layout (10), IOSAT (the release build unless set), ENGINE (iosat's
+# --engine: unset for its default choice, uring or sync).
 # Writes a Markdown summary to stdout and raw per-run lines to stderr.
 set -euo pipefail
 
@@ -57,7 +59,8 @@ fio_at() {
 # iosat_at RATE -> "iops svc_mean svc_p50 svc_p99 lat_mean lat_p99 late_p99 kept offered" (ns)
 iosat_at() {
   "$IOSAT" sweep "$FILE" --rate "$1" --max-inflight "$DEPTH" --duration "$DURATION" \
-    --ramp 0.5 --no-progress --json >"$WORK/iosat.json" || stop_if_interrupted $?
+    --ramp 0.5 --no-progress --json ${ENGINE:+--engine "$ENGINE"} >"$WORK/iosat.json" \
+    || stop_if_interrupted $?
   jq -r '.open_levels[0] | "\(.iops) \(.service_latency_ns.mean) \(.service_latency_ns.p50) \(.service_latency_ns.p99) \(.latency_ns.mean) \(.latency_ns.p99) \(.behind.p99_ns) \(.behind.kept) \(.offered_iops)"' \
     "$WORK/iosat.json"
 }
