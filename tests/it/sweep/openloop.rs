@@ -1,28 +1,24 @@
 //! Issue 30's acceptance for the open loop (`sweep --rate`): on the known device (4 units of
-//! 2 ms) at 25, 50 and 80 % of the closed loop's maximum, iosat's latency from the intended
-//! start against fio's (rate_iops, rate_process=poisson, iodepth enough to keep up) measured
-//! on the same device at the same rates (what agrees, and where fio's figures are longer:
-//! below); at 120 % the level is flagged as not kept; and on the page cache at half its maximum the achieved rate is the offered one, with
-//! the lateness reported.
+//! 2 ms) at 25, 50 and 80 % of the closed loop's maximum, iosat's mean and p99 from the
+//! intended start agree with fio's (rate_iops, rate_process=poisson, iodepth enough to keep up)
+//! measured on the same device at the same rates, mean within 10 % and p99 within 20 %; at
+//! 120 % the level is flagged as not kept; `--target-p99` lands within 15 % of the rate where
+//! fio's p99 crosses the same target; and on the page cache at half its maximum the achieved
+//! rate is the offered one, with the lateness reported.
 //!
-//! What agrees, measured here (BENCHMARKS.md, 2026-11-25): the median from the intended
-//! start agrees with fio's lat p50 at 25 and 50 % (2.22 vs 2.24 ms at 50 %), and the mean at
-//! 25 % (2.36 vs 2.42 ms). Above that fio's mean and p99 are longer than iosat's (at 50 %
-//! 2.8 vs 2.4 ms, p99 7 vs 4.4 ms; at 80 % 5.9 vs 3.4 ms, and its p50 4.4 vs 2.8 ms) and than an M/D/4 queue of this
-//! device's 2.2 ms service gives (about 2.3 ms at 50 %): fio's libaio loop reaps completions
-//! only between its sleeps for the next arrival, so a completion during a sleep is stamped
-//! late (our reading of fio's rate loop, not confirmed in its source). The test therefore
-//! holds iosat to fio's p50 at 25 and 50 %, to fio's mean at 25 %, and to fio's mean and p99 as
-//! upper bounds (plus the tolerances) and the device's 2 ms as the floor above 25 %; the
-//! issue's "mean within 10 %, p99 within 20 % at 25/50/80 %" is not what the two tools give
-//! on this device.
+//! Which fio: `io_submit_mode=offload`. In its default (inline) mode fio is not an open loop
+//! when iodepth > 1: before each sleep for its next arrival, `rate_ddir()` (io_u.c) calls
+//! `io_u_quiesce()`, which waits until every request in flight has completed, and the
+//! arrivals that fell due meanwhile then go out back to back. Traced on this device at 935/s
+//! (block:block_rq_issue, bpftrace): inline fio issued in bursts of about four (gaps of 1 and
+//! 16–32 us, then 2–8 ms), so the device queued more and the kernel's own r_await was 2.65 ms
+//! against 2.33 ms under iosat's Poisson arrivals at the same rate; with offload the gaps are
+//! exponential like iosat's and the figures agree (BENCHMARKS.md, 2026-11-25). The fio
+//! maintainers point to offload for the same symptom (axboe/fio#635).
 //!
-//! Which fio figure: fio sleeps until a request is due, then stamps it and submits it; its
-//! `lat` (submission + completion, from that stamp) is the time from the moment the request
-//! was meant to go out, as long as fio kept its schedule (fio does not add the lateness of
-//! a request it issued late). iosat's `latency_ns` is from the intended start, its lateness
-//! included; at rates both keep, the two measure the same span. (fio's `clat` leaves out the
-//! submission; on this device the difference is a few microseconds.)
+//! Which fio figure: fio stamps a request when it hands it over and reports `lat` from that
+//! stamp, not from its schedule; at rates it keeps the two coincide. iosat's `latency_ns` is
+//! from the intended start, its lateness included.
 
 use super::*;
 use crate::knowndev::{self, KnownDev, Spec};
@@ -55,6 +51,8 @@ fn fio_at(dev: &str, rate: f64, secs: f64) -> (f64, f64, f64, f64) {
             format!("--iodepth={DEPTH}"),
             format!("--rate_iops={}", rate.round() as u64),
             "--rate_process=poisson".into(),
+            // An open loop: completions reaped apart from the schedule (see the top).
+            "--io_submit_mode=offload".into(),
             "--ramp_time=0.3".into(),
             format!("--runtime={secs}"),
             "--time_based".into(),
@@ -160,23 +158,25 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
     );
     let beyond = open["open_loop"]["verdict"]["beyond_capacity_from_iops"].as_f64();
     assert_eq!(beyond, Some(o), "{}", open["open_loop"]);
-    // Each rate: iosat then fio at once, so both see the machine in the same state; five
+    // Each rate: iosat then fio at once, so both see the machine in the same state; four
     // tries at most, a disturbed one (a stall of either run) not compared: a real difference
-    // in what is measured shows in every undisturbed try.
+    // in what is measured shows in every undisturbed try. Each run long enough for about
+    // 4,000 requests, so a p99 rests on some 40 of them.
     let mut failures = Vec::new();
     let mut compared = 0;
     for (i, &rate) in rates.iter().enumerate() {
+        let secs = (4000.0 / rate).max(3.0).ceil();
         let mut seen = Vec::new();
         let mut agreed = false;
         let mut clean = 0;
-        for _ in 0..5 {
+        for _ in 0..4 {
             let open = iosat_rt(&[
                 "sweep",
                 p,
                 "--rate",
                 &format!("{rate:.0}"),
                 "--duration",
-                "3",
+                &format!("{secs}"),
                 "--ramp",
                 "0.3",
                 "--no-progress",
@@ -185,13 +185,13 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
             let l = &open["open_levels"][0];
             let (offered, mean, p99, kept) = level_of(l);
             let p50 = l["latency_ns"]["p50"].as_f64().unwrap() / 1e6;
-            let (f_mean, f_p99, f_iops, f_p50) = fio_at(p, rate, 3.0);
+            let (f_mean, f_p99, f_iops, f_p50) = fio_at(p, rate, secs);
             let stalled =
                 !kept || p99 > STALL_P99_OVER_P50 * p50 || f_p99 > STALL_P99_OVER_P50 * f_p50;
             let line = format!(
-                "{:.0} % ({rate:.0}/s): iosat offered {offered:.0}, mean {mean:.2} ms, p50 \
-                 {p50:.2}, p99 {p99:.2} ms, kept {kept}; fio {f_iops:.0} IOPS, mean {f_mean:.2} \
-                 ms, p50 {f_p50:.2}, p99 {f_p99:.2} ms{}",
+                "{:.0} % ({rate:.0}/s, {secs} s): iosat offered {offered:.0}, mean {mean:.2} ms, \
+                 p50 {p50:.2}, p99 {p99:.2} ms, kept {kept}; fio {f_iops:.0} IOPS, mean \
+                 {f_mean:.2} ms, p50 {f_p50:.2}, p99 {f_p99:.2} ms{}",
                 shares[i] * 100.0,
                 if stalled {
                     " (disturbed: not compared)"
@@ -205,14 +205,7 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
                 continue;
             }
             clean += 1;
-            // The median agrees at 25 and 50 %, the mean at 25 %; above that fio's figures
-            // (its median at 80 % too) are longer than iosat's and than an M/D/4 queue's (see the top), so
-            // iosat is held to them as bounds: never longer than fio's (plus the tolerance),
-            // never shorter than the device's own 2 ms.
-            let p50_agrees = shares[i] > 0.6 || (p50 - f_p50).abs() <= 0.10 * f_p50;
-            let bounded = mean >= 2.0 && mean <= 1.10 * f_mean && p99 <= 1.20 * f_p99;
-            let mean_agrees = shares[i] > 0.3 || (mean - f_mean).abs() <= 0.10 * f_mean;
-            agreed = p50_agrees && bounded && mean_agrees;
+            agreed = (mean - f_mean).abs() <= 0.10 * f_mean && (p99 - f_p99).abs() <= 0.20 * f_p99;
             if agreed {
                 break;
             }
@@ -231,13 +224,103 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
     }
     assert!(
         failures.is_empty(),
-        "iosat's open loop and fio disagree (p50 10 %, mean 10 % at 25 %, fio's mean and p99 as bounds) in every undisturbed \
-         try:\n{}",
+        "iosat's open loop and fio disagree (mean beyond 10 % or p99 beyond 20 %) in every \
+         undisturbed try:\n{}",
         failures.join("\n--\n")
     );
     assert!(
         compared > 0,
         "every try at every rate was disturbed: nothing was compared"
+    );
+}
+
+/// The rate where p99 crosses `target_ms` on a fitted curve: ln(p99) is close to linear in the
+/// offered rate over the knee's shoulder, so a least-squares line through the measured points
+/// smooths the sampling noise of each p99; None when the fit does not rise.
+fn crossing(points: &[(f64, f64)], target_ms: f64) -> Option<f64> {
+    let n = points.len() as f64;
+    let (sx, sy) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(r, p)| (a + r, b + p.ln()));
+    let (mx, my) = (sx / n, sy / n);
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for &(r, p) in points {
+        sxy += (r - mx) * (p.ln() - my);
+        sxx += (r - mx) * (r - mx);
+    }
+    let slope = sxy / sxx;
+    (slope > 0.0).then(|| mx + (target_ms.ln() - my) / slope)
+}
+
+#[test]
+fn target_p99_lands_near_where_fios_p99_crosses_it() {
+    if !crate::util::have("fio", "--version") {
+        eprintln!("skipped: fio is not installed");
+        return;
+    }
+    if !knowndev::available() {
+        return;
+    }
+    let Some(dev) = KnownDev::start(Spec::new(4, Duration::from_millis(2))) else {
+        return;
+    };
+    let p = dev.path.as_str();
+    // 4 units of 2 ms: p99 is about 3.8 ms at 935/s and 6.6 ms at 1,500/s (the test above),
+    // so a 5 ms target crosses in between, on the shoulder where the search has to work.
+    const TARGET_MS: f64 = 5.0;
+    let (mut tries, mut clean) = (Vec::new(), 0);
+    for _ in 0..3 {
+        // fio's crossing: p99 at four rates across the shoulder, fitted.
+        let mut pts = Vec::new();
+        let mut disturbed = false;
+        for rate in [1100.0, 1300.0, 1500.0, 1700.0] {
+            let (_, p99, _, p50) = fio_at(p, rate, 4.0);
+            disturbed |= p99 > STALL_P99_OVER_P50 * p50 && rate < 1600.0;
+            pts.push((rate, p99));
+        }
+        let fio_cross = crossing(&pts, TARGET_MS);
+        let j = iosat_rt(&[
+            "sweep",
+            p,
+            "--levels",
+            "2,4,8",
+            "--duration",
+            "3",
+            "--ramp",
+            "0.3",
+            "--budget",
+            "0",
+            "--target-p99",
+            "5ms",
+            "--no-progress",
+            "--json",
+        ]);
+        let a = &j["open_loop"]["verdict"]["max_iops_at_target"];
+        let ours = a["iops"].as_f64();
+        let line = format!(
+            "fio p99 by rate {pts:.2?}: crosses {TARGET_MS} ms at {fio_cross:.0?}/s; iosat \
+             --target-p99 5ms: {a}{}",
+            if disturbed { " (disturbed)" } else { "" }
+        );
+        eprintln!("{line}");
+        tries.push(line);
+        if disturbed {
+            continue;
+        }
+        clean += 1;
+        if let (Some(f), Some(o)) = (fio_cross, ours) {
+            if (o - f).abs() <= 0.15 * f {
+                return;
+            }
+        }
+    }
+    if clean == 0 {
+        eprintln!("inconclusive: every try was disturbed");
+        return;
+    }
+    panic!(
+        "--target-p99 5ms did not land within 15 % of fio's crossing in any try:\n{}",
+        tries.join("\n")
     );
 }
 
