@@ -39,14 +39,14 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         "lat = from the intended start (what a user arriving on schedule waits); svc = from \
          submission (what the device took); late = how late submissions were; kept = the \
          rate was offered (nothing unsent, achieved within 3 %, under 1 % of requests \
-         waiting for a free thread).",
+         waiting for a free thread or, on io_uring, a free slot).",
     ));
     if r.open_levels
         .iter()
         .any(|l| l.behind.kept && l.behind.p99_ns > SLOW_WAKEUP_P99_NS)
     {
         items.push(Item::note(
-            "submissions were more than 1 ms late at p99 while the pool had free threads: the \
+            "submissions were more than 1 ms late at p99 while the pool had room: the \
              machine woke the generator late (busy CPUs); that lateness is in the latency from \
              the intended start",
         ));
