@@ -146,8 +146,9 @@ pub struct SweepArgs {
 
     /// Open loop: find the highest offered rate whose p99 from the intended start is at most
     /// TIME (2ms, 500us): a short closed-loop pass brackets it, then open-loop levels bisect
-    /// the rate; the verdict gives max_iops_at_target with the rates that met and missed it.
-    /// Same as `--target p99=TIME`.
+    /// the rate; the verdict gives max_iops_at_target with its 95 % interval (the rates that
+    /// surely met and surely missed it, each level's p99 being uncertain). Same as
+    /// `--target p99=TIME`.
     #[arg(long, value_name = "TIME", help_heading = "Open loop", conflicts_with_all = ["rate", "latency_target"])]
     pub target_p99: Option<String>,
 

@@ -211,6 +211,7 @@ pub mod disturb;
 pub mod driver;
 pub mod engine;
 pub mod open;
+pub mod open_ci;
 pub mod open_result;
 pub mod open_uring;
 pub mod pace;

@@ -256,7 +256,8 @@ fn worker(
         // Counted by completion time, as the closed loop's levels and the kernel count.
         if t_done >= window.measure_from_ns && t_done < window.end_ns {
             let service = (t_done - t_sub).max(1);
-            st.windows.record(clock.index(t_done), service);
+            let w = clock.index(t_done);
+            st.windows.record(w, service);
             if io.is_read {
                 st.read_ns.saturating_record(service);
                 st.read_bytes += bs as u64;
@@ -264,9 +265,7 @@ fn worker(
                 st.write_ns.saturating_record(service);
                 st.write_bytes += bs as u64;
             }
-            open.intended.record(t_done - intended);
-            open.late.record(t_sub - intended);
-            open.pool_waits += u64::from(waited_for_thread);
+            open.record(w, t_done - intended, t_sub - intended, waited_for_thread);
             counted += 1;
             last_ns = t_done;
             unpublished += 1;

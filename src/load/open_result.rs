@@ -1,12 +1,15 @@
 //! What an open-loop level measured (OpenStats, merged over the pool's threads) → the level
 //! in the sweep JSON ([`OpenLevelResult`]): offered and achieved rate, latency from the
 //! intended start and from submission, and how far behind its schedule the generator fell
-//! ([`Behind`]), with the rule that says whether the rate was really offered. Pure.
+//! ([`Behind`]), with the rule that says whether the rate was really offered, and the 95 %
+//! intervals of the latency figures (open_ci.rs). Every open-loop engine records a counted
+//! request with [`OpenStats::record`]. Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
 use super::open::OpenSpec;
 use super::result::KernelView;
 use super::schedule::Arrivals;
+use super::windows::SubWindows;
 use super::{LevelSpec, LevelStats};
 use crate::latency::{LatencySummary, Recorder};
 use serde::{Deserialize, Serialize};
@@ -16,6 +19,9 @@ use serde::{Deserialize, Serialize};
 pub struct OpenStats {
     /// Completion minus intended start, per counted request.
     pub intended: Recorder,
+    /// The same, per sub-window of the level (by completion time): for the batch intervals
+    /// of open_ci.rs.
+    pub intended_windows: SubWindows,
     /// Submission minus intended start (how late), per counted request.
     pub late: Recorder,
     /// Intended starts inside the measured window (set by the engine after join).
@@ -31,11 +37,26 @@ impl OpenStats {
     pub fn new() -> OpenStats {
         OpenStats {
             intended: Recorder::new(),
+            intended_windows: SubWindows::default(),
             late: Recorder::new(),
             scheduled: 0,
             unsent: 0,
             pool_waits: 0,
         }
+    }
+
+    /// Record one counted request (completed inside the measured window): its sub-window
+    /// (`windows::WindowClock::index` of its completion), its latency from the intended start
+    /// (completion − intended start), how late it was submitted (submission − intended
+    /// start), and whether its intended start found every in-flight slot busy. Every
+    /// open-loop engine calls this, and only this, per counted request. No allocation.
+    #[inline]
+    pub fn record(&mut self, window: usize, intended_ns: u64, late_ns: u64, waited: bool) {
+        let intended_ns = intended_ns.max(1);
+        self.intended.record(intended_ns);
+        self.intended_windows.record(window, intended_ns);
+        self.late.record(late_ns);
+        self.pool_waits += u64::from(waited);
     }
 }
 
@@ -48,6 +69,7 @@ impl Default for OpenStats {
 impl std::ops::AddAssign<&OpenStats> for OpenStats {
     fn add_assign(&mut self, o: &OpenStats) {
         self.intended += &o.intended;
+        self.intended_windows += &o.intended_windows;
         self.late += &o.late;
         self.scheduled += o.scheduled;
         self.unsent += o.unsent;
@@ -107,9 +129,17 @@ pub struct OpenLevelResult {
     pub max_inflight: u32,
     /// From the intended start to completion: what a user arriving on schedule waits.
     pub latency_ns: LatencySummary,
+    /// 95 % confidence intervals of `latency_ns`'s mean and percentiles, `[low, high]` ns
+    /// (open_ci.rs: the wider of order statistics and batches over the sub-windows); null in
+    /// files written before they were recorded.
+    pub latency_ns_ci95: Option<crate::analysis::open::LatencyCi>,
     /// From submission to completion: what the device (and the path to it) took.
     pub service_latency_ns: LatencySummary,
     pub behind: Behind,
+    /// With a latency target (`--target-p99`): whether this level met it at 95 % confidence
+    /// (`met`, `missed`, `undecided`: analysis::open::decide); absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_decision: Option<crate::analysis::open::Decision>,
     /// The kernel's view of the device over the same interval (null when unknown).
     pub kernel: Option<KernelView>,
     pub interrupted: bool,
@@ -124,6 +154,12 @@ impl OpenLevelResult {
         kernel: Option<KernelView>,
     ) -> Option<OpenLevelResult> {
         let o = stats.open.as_ref()?;
+        // An engine records every counted request through OpenStats::record, or (an engine
+        // not yet doing so) none in the windows: then the intervals are order statistics only.
+        debug_assert!(
+            [0, o.intended.count].contains(&o.intended_windows.ios()),
+            "open-loop requests recorded outside OpenStats::record"
+        );
         let ios = stats.read_ns.len() + stats.write_ns.len();
         if ios == 0 || stats.elapsed_ns == 0 {
             return None;
@@ -155,8 +191,10 @@ impl OpenLevelResult {
             arrivals: open.arrivals,
             max_inflight: open.max_inflight,
             latency_ns: o.intended.summary(),
+            latency_ns_ci95: super::open_ci::latency_ci(&o.intended, &o.intended_windows),
             service_latency_ns: LatencySummary::from_hist(&service),
             behind,
+            target_decision: None,
             kernel,
             interrupted: stats.interrupted,
         })
@@ -201,6 +239,10 @@ impl super::result::SweepReport {
             .map(OpenLevelResult::point)
             .collect();
         let closed = self.points();
+        let target = self.open_loop.as_ref().and_then(|i| i.target);
+        for (l, p) in self.open_levels.iter_mut().zip(&points) {
+            l.target_decision = target.map(|t| crate::analysis::open::decide(p, t));
+        }
         if let Some(info) = self.open_loop.as_mut() {
             info.verdict = (!points.is_empty())
                 .then(|| crate::analysis::open::verdict(&points, &closed, info.target));
@@ -217,6 +259,7 @@ impl OpenLevelResult {
             latency_ns: crate::analysis::LatencyNs::from(&self.latency_ns),
             service_latency_ns: crate::analysis::LatencyNs::from(&self.service_latency_ns),
             kept: self.behind.kept,
+            latency_ci_ns: self.latency_ns_ci95,
         }
     }
 }
@@ -256,8 +299,7 @@ mod tests {
         let mut o = OpenStats::new();
         for i in 0..100u64 {
             st.read_ns.record(1_000_000).unwrap();
-            o.intended.record(1_000_000 + i * 10_000);
-            o.late.record(i * 10_000);
+            o.record((i % 8) as usize, 1_000_000 + i * 10_000, i * 10_000, false);
         }
         st.read_bytes = 100 * 4096;
         st.elapsed_ns = 1_000_000_000;
@@ -292,6 +334,13 @@ mod tests {
             assert!(j.get(k).is_some(), "{k} in {j}");
         }
         assert_eq!(j["behind"]["kept"], true);
+        // Each figure's interval holds it: 100 values 10 µs apart, so the p50's 95 % interval
+        // spans about ±10 ranks.
+        let ci = r.latency_ns_ci95.unwrap();
+        let (p50, [lo, hi]) = (r.latency_ns.p50, ci.p50);
+        assert!(lo < p50 && p50 < hi, "{ci:?}");
+        assert!(hi - lo >= 150_000 && hi - lo <= 300_000, "{ci:?}");
+        assert_eq!(j["latency_ns_ci95"]["p99"][1], ci.p99[1]);
         assert!(j["behind"]["p99_ns"].is_u64());
     }
 }

@@ -277,7 +277,8 @@ impl Loop {
                 if t_done >= window.measure_from_ns && t_done < window.end_ns {
                     let s = self.slots[i];
                     let service = (t_done - s.submitted_ns).max(1);
-                    st.windows.record(clock.index(t_done), service);
+                    let w = clock.index(t_done);
+                    st.windows.record(w, service);
                     if s.is_read {
                         st.read_ns.saturating_record(service);
                         st.read_bytes += io.bs as u64;
@@ -285,9 +286,12 @@ impl Loop {
                         st.write_ns.saturating_record(service);
                         st.write_bytes += io.bs as u64;
                     }
-                    open.intended.record(t_done - s.intended_ns);
-                    open.late.record(s.submitted_ns - s.intended_ns);
-                    open.pool_waits += u64::from(s.waited);
+                    open.record(
+                        w,
+                        t_done - s.intended_ns,
+                        s.submitted_ns - s.intended_ns,
+                        s.waited,
+                    );
                     self.counted += 1;
                     self.last_ns = t_done;
                     self.unpublished += 1;

@@ -40,10 +40,19 @@ fn bucket_mid(i: usize) -> f64 {
     if i < LINEAR {
         return i as f64;
     }
+    let (lo, width) = bucket_range(i);
+    lo + width / 2.0
+}
+
+/// A bucket's lowest value and width, ns (width 1 for the exact ones).
+fn bucket_range(i: usize) -> (f64, f64) {
+    if i < LINEAR {
+        return (i as f64, 1.0);
+    }
     let e = (i - LINEAR) / PER_OCTAVE + 4;
     let sub = ((i - LINEAR) % PER_OCTAVE) as u64;
     let width = 1u64 << (e - 3);
-    ((8 + sub) * width) as f64 + width as f64 / 2.0
+    (((8 + sub) * width) as f64, width as f64)
 }
 
 /// One sub-window's completions.
@@ -92,6 +101,25 @@ impl SubWindows {
     /// Completions counted over all windows.
     pub fn ios(&self) -> u64 {
         self.wins.iter().map(|w| w.ios).sum()
+    }
+
+    /// Per window: (completions, sum of their latencies in ns, how many were below `ns`),
+    /// the last counted linearly inside the bucket `ns` falls in (so a threshold between
+    /// two recorded values moves the count smoothly). For batch statistics over the windows
+    /// (load/open_ci.rs).
+    pub fn per_window_below(&self, ns: f64) -> [(u64, u64, f64); SUB_WINDOWS] {
+        let b = bucket(ns.max(0.0) as u64);
+        let (lo, width) = bucket_range(b);
+        let frac = ((ns - lo) / width).clamp(0.0, 1.0);
+        std::array::from_fn(|i| {
+            let w = &self.wins[i];
+            let below: u64 = w.buckets[..b].iter().map(|&c| u64::from(c)).sum();
+            (
+                w.ios,
+                w.sum_ns,
+                below as f64 + frac * f64::from(w.buckets[b]),
+            )
+        })
     }
 
     /// Per-window figures of a level whose measured phase was split into windows of

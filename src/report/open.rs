@@ -1,13 +1,14 @@
 //! The open-loop part of a sweep result (`sweep --rate`) as document blocks and CSV: the table
-//! of offered rates (achieved, latency from the intended start and from submission, lateness,
-//! kept), the chart of latency against offered IOPS with the closed loop's curve beside it,
+//! of offered rates (achieved, latency from the intended start with the p99's 95 % interval,
+//! from submission, lateness, kept, and with a target each level's decision on it), the chart of latency against offered IOPS with the closed loop's curve beside it,
 //! and the open loop's verdict. Used by report/sweep.rs; returns values, no IO.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/.
 
 use super::doc::{chart, Block, Item, List, TableBlock};
 use super::levels::{us_cell, LAT_NS_HEADERS};
-use super::svg::{LineChart, Series};
+use super::svg::{LineChart, Marker, Series};
 use super::table::Table;
+use crate::analysis::open::{decide, Target};
 use crate::load::open_result::{OpenLevelResult, SLOW_WAKEUP_P99_NS};
 use crate::load::result::SweepReport;
 
@@ -27,7 +28,10 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         info.max_inflight
     ))];
     if !r.open_levels.is_empty() {
-        out.push(Block::Table(TableBlock::new(table(&r.open_levels))));
+        out.push(Block::Table(TableBlock::new(table(
+            &r.open_levels,
+            info.target,
+        ))));
         out.push(chart(latency_chart(r).to_svg()));
     }
     let mut items: Vec<Item> = info
@@ -39,8 +43,18 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         "lat = from the intended start (what a user arriving on schedule waits); svc = from \
          submission (what the device took); late = how late submissions were; kept = the \
          rate was offered (nothing unsent, achieved within 3 %, under 1 % of requests \
-         waiting for a free thread or, on io_uring, a free slot).",
+         waiting for a free thread or, on io_uring, a free slot); p99_95% = the range the \
+         p99 lies in with 95 % confidence (the level's requests are a sample; consecutive \
+         ones in a busy queue wait alike).",
     ));
+    if let Some(t) = info.target {
+        items.push(Item::plain(format!(
+            "target = whether the level met {} <= {:.2} ms: met or missed when the whole 95 % \
+             interval is on one side, undecided when it holds the target (within the noise).",
+            t.percentile.as_str(),
+            t.limit_ns / 1e6
+        )));
+    }
     if r.open_levels
         .iter()
         .any(|l| l.behind.kept && l.behind.p99_ns > SLOW_WAKEUP_P99_NS)
@@ -55,28 +69,35 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
     out
 }
 
-fn table(levels: &[OpenLevelResult]) -> Table {
-    let mut t = Table::new([
+fn table(levels: &[OpenLevelResult], target: Option<Target>) -> Table {
+    let mut head = vec![
         "offered",
         "IOPS",
         "lat_avg_us",
         "lat_p50_us",
         "lat_p99_us",
+        "lat_p99_95%_us",
         "lat_p99.9_us",
         "svc_avg_us",
         "svc_p99_us",
         "late_p99_us",
         "kept",
-    ]);
+    ];
+    if target.is_some() {
+        head.push("target");
+    }
+    let mut t = Table::new(head);
     for l in levels {
         let (a, s) = (&l.latency_ns, &l.service_latency_ns);
         let us = |v: u64| us_cell(Some(v as f64));
-        t.push([
+        let mut row = vec![
             format!("{:.0}", l.offered_iops),
             format!("{:.0}", l.iops),
             us(a.mean),
             us(a.p50),
             us(a.p99),
+            l.latency_ns_ci95
+                .map_or("-".into(), |c| format!("{}-{}", us(c.p99[0]), us(c.p99[1]))),
             us(a.p999),
             us(s.mean),
             us(s.p99),
@@ -86,7 +107,11 @@ fn table(levels: &[OpenLevelResult]) -> Table {
             } else {
                 "BEHIND".to_string()
             },
-        ]);
+        ];
+        if let Some(t) = target {
+            row.push(decide(&l.point(), t).as_str().to_string());
+        }
+        t.push(row);
     }
     t
 }
@@ -114,6 +139,37 @@ fn latency_chart(r: &SweepReport) -> LineChart {
             .dashed(),
         Series::new("p99 from submission", pts(&|l| l.service_latency_ns.p99)).colour(1),
     ];
+    // The p99's 95 % interval, where the levels have one.
+    for (end, name) in [
+        (0, "p99 95 % interval, low"),
+        (1, "p99 95 % interval, high"),
+    ] {
+        let band: Vec<(f64, f64)> = r
+            .open_levels
+            .iter()
+            .filter_map(|l| Some((l.offered_iops, ms(l.latency_ns_ci95?.p99[end]))))
+            .collect();
+        if !band.is_empty() {
+            c.series.push(Series::new(name, band).colour(3).dashed());
+        }
+    }
+    // --target-p99's answer, with its interval.
+    let answer = r.open_loop.as_ref().and_then(|i| i.verdict.as_ref());
+    if let Some(a) = answer.and_then(|v| v.max_iops_at_target.as_ref()) {
+        if a.iops > 0.0 {
+            c.markers.push(Marker {
+                x: a.iops,
+                label: format!(
+                    "{} <= {:.2} ms: about {:.0}{}",
+                    a.target.percentile.as_str(),
+                    a.target.limit_ns / 1e6,
+                    a.iops,
+                    a.high_iops
+                        .map_or(String::new(), |h| format!(" ({:.0}-{h:.0})", a.low_iops))
+                ),
+            });
+        }
+    }
     let closed: Vec<(f64, f64)> = r
         .points()
         .iter()
@@ -127,8 +183,27 @@ fn latency_chart(r: &SweepReport) -> LineChart {
     c
 }
 
+/// The 95 % intervals of the latency from the intended start, in CSV (empty when the file
+/// has none).
+const CI_HEADERS: [&str; 12] = [
+    "lat_mean_ci95_lo_ns",
+    "lat_mean_ci95_hi_ns",
+    "lat_p50_ci95_lo_ns",
+    "lat_p50_ci95_hi_ns",
+    "lat_p90_ci95_lo_ns",
+    "lat_p90_ci95_hi_ns",
+    "lat_p95_ci95_lo_ns",
+    "lat_p95_ci95_hi_ns",
+    "lat_p99_ci95_lo_ns",
+    "lat_p99_ci95_hi_ns",
+    "lat_p999_ci95_lo_ns",
+    "lat_p999_ci95_hi_ns",
+];
+
 /// The open-loop levels as CSV: integer nanoseconds, `lat_*` from the intended start (the
-/// closed loop's column names), `svc_*` from submission, `late_*` the lateness.
+/// closed loop's column names), `svc_*` from submission, `late_*` the lateness, then the
+/// `lat_*_ci95_*` intervals and, with a target, each level's decision on it (met, missed,
+/// undecided).
 pub fn csv(r: &SweepReport) -> Table {
     let mut t = Table::new(
         [
@@ -154,8 +229,11 @@ pub fn csv(r: &SweepReport) -> Table {
             "pool_waits",
             "kept",
             "interrupted",
-        ]),
+        ])
+        .chain(CI_HEADERS)
+        .chain(["target"]),
     );
+    let target = r.open_loop.as_ref().and_then(|i| i.target);
     for l in &r.open_levels {
         let (a, s, b) = (&l.latency_ns, &l.service_latency_ns, &l.behind);
         let mut row = vec![
@@ -174,6 +252,15 @@ pub fn csv(r: &SweepReport) -> Table {
         row.extend([b.p50_ns, b.p99_ns, b.max_ns, b.unsent, b.pool_waits].map(|v| v.to_string()));
         row.push(b.kept.to_string());
         row.push(l.interrupted.to_string());
+        match &l.latency_ns_ci95 {
+            Some(c) => row.extend(
+                [c.mean, c.p50, c.p90, c.p95, c.p99, c.p999]
+                    .iter()
+                    .flat_map(|[lo, hi]| [lo.to_string(), hi.to_string()]),
+            ),
+            None => row.extend(CI_HEADERS.map(|_| String::new())),
+        }
+        row.push(target.map_or(String::new(), |t| decide(&l.point(), t).as_str().into()));
         t.push(row);
     }
     t
@@ -225,12 +312,20 @@ pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
         rate(va.max_kept_iops)
     )];
     if let (Some(x), Some(y)) = (&va.max_iops_at_target, &vb.max_iops_at_target) {
+        // The measured answers' 95 % intervals: two runs whose intervals overlap may not
+        // differ at all.
+        let interval = |a: &crate::analysis::open::TargetAnswer| match (a.estimate, a.high_iops) {
+            (false, Some(h)) => format!(" ({:.0}-{h:.0})", a.low_iops),
+            _ => String::new(),
+        };
         parts.push(format!(
-            "most IOPS at {} <= {:.2} ms {:.0} (was {:.0} at {} <= {:.2} ms)",
+            "most IOPS at {} <= {:.2} ms {:.0}{} (was {:.0}{} at {} <= {:.2} ms)",
             y.target.percentile.as_str(),
             y.target.limit_ns / 1e6,
             y.iops,
+            interval(y),
             x.iops,
+            interval(x),
             x.target.percentile.as_str(),
             x.target.limit_ns / 1e6
         ));
@@ -258,6 +353,10 @@ mod tests {
                 p99: p99_us * 1000,
                 ..Default::default()
             },
+            latency_ns_ci95: Some(crate::analysis::open::LatencyCi {
+                p99: [p99_us * 900, p99_us * 1100],
+                ..Default::default()
+            }),
             behind: Behind {
                 p99_ns: 50_000,
                 kept,
@@ -269,6 +368,12 @@ mod tests {
             open_loop: Some(OpenLoopInfo {
                 rates: "500,1000,3000".into(),
                 max_inflight: 64,
+                // p99 <= 3.1 ms: met surely at 500 (1.8-2.2 ms), undecided at 1000
+                // (2.7-3.3 ms), missed at 3000 (not kept).
+                target: Some(crate::analysis::open::Target {
+                    percentile: crate::analysis::open::Percentile::P99,
+                    limit_ns: 3.1e6,
+                }),
                 ..Default::default()
             }),
             open_levels: vec![
@@ -296,14 +401,53 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("no verdict"), "{text}");
+        // The p99's interval and each level's decision on the target.
+        assert!(
+            text.contains("lat_p99_95%_us") && text.contains("2700-3300"),
+            "{text}"
+        );
+        let decisions: Vec<&str> = ["met", "undecided", "missed"]
+            .into_iter()
+            .filter(|d| {
+                text.lines()
+                    .any(|l| l.trim_end().ends_with(&format!(" {d}")))
+            })
+            .collect();
+        assert_eq!(decisions, ["met", "undecided", "missed"], "{text}");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("(500-3,000, 95 %: surely met at 500, surely missed at 3,000; within the noise at 1,000)"),
+            "{text}"
+        );
         let csv = crate::report::sweep::render(&r, Format::Csv);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 4, "{csv}");
         let cols = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == cols), "{csv}");
         assert!(lines[0].contains("lat_p99_ns") && lines[0].contains("svc_p99_ns"));
+        let head: Vec<&str> = lines[0].split(',').collect();
+        let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+        assert_eq!(
+            r.open_levels[1].target_decision,
+            Some(crate::analysis::open::Decision::Undecided),
+            "in the JSON too"
+        );
+        let second: Vec<&str> = lines[2].split(',').collect();
+        assert_eq!(second[col("lat_p99_ci95_lo_ns")], "2700000", "{csv}");
+        assert_eq!(second[col("lat_p99_ci95_hi_ns")], "3300000", "{csv}");
+        assert_eq!(second[col("target")], "undecided", "{csv}");
         let html = crate::report::sweep::render(&r, Format::Html);
         assert!(html.contains("Latency at an offered rate"));
+        assert!(html.contains("p99 95 % interval, high"), "the p99's band");
+        let w = compare_words(&r, &r).unwrap();
+        assert!(
+            w.contains("most IOPS at p99 <= 3.10 ms 1040 (500-3000) (was 1040 (500-3000) at"),
+            "{w}"
+        );
+        assert!(
+            html.contains("p99 &lt;= 3.10 ms: about 1040 (500-3000)"),
+            "the answer's marker"
+        );
     }
 
     #[test]

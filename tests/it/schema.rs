@@ -70,6 +70,11 @@ fn open_loop_sweep_json_matches_its_schema() {
     );
     assert_valid("sweep", &r, "open-loop sweep");
     assert_eq!(r["open_levels"].as_array().unwrap().len(), 2, "{r}");
+    // The schema says each level carries its intervals; not null on a fresh run.
+    assert!(
+        r["open_levels"][0]["latency_ns_ci95"]["p99"].is_array(),
+        "{r}"
+    );
     let t = run_json(
         &[
             &["sweep", d, "--levels", "1,2", "--target-p99", "50ms"],

@@ -9,6 +9,7 @@ mod engines;
 mod fio_agreement;
 mod live;
 mod openloop;
+mod opentarget;
 mod openuring;
 mod own_devices;
 mod refusals;
