@@ -16,18 +16,21 @@
 # fio: libaio at iodepth DEPTH (64), one job, Poisson arrivals at the rate, with
 # io_submit_mode=offload: in its default inline mode fio waits for every request in flight
 # before each sleep for its next arrival (io_u.c rate_ddir -> io_u_quiesce) and then issues in
-# bursts, which is not an open loop (FIO_MODE=inline shows it); iosat: its default pool of 64
-# threads with one pread each (--max-inflight 64). Both run at real-time priority (chrt -f 1):
-# fio 3.33's offload mode deadlocks at the end of most jobs at normal priority (a workqueue
-# stall fixed upstream in axboe/fio#2058) and in none seen at real-time priority; fio runs
-# under a hard timeout anyway, and a pair whose fio hung is left out and counted.
+# bursts, which is not an open loop (FIO_MODE=inline shows it); iosat: at most 64 requests in
+# flight (--max-inflight 64) on the generator its engine gives: io_uring (one thread on a ring)
+# on a plain disk by default, a pool of threads with one pread each with ENGINE=sync. Both run
+# at real-time priority (chrt -f 1): fio 3.33's offload mode deadlocks at the end of most jobs
+# at normal priority (a workqueue stall fixed upstream in axboe/fio#2058) and in none seen at
+# real-time priority; fio runs under a hard timeout anyway, and a pair whose fio hung is left
+# out and counted.
 # ARRIVALS=uniform runs iosat --arrivals uniform against fio rate_process=linear: no Poisson
 # sampling noise in the counts, so the throughput ratio measures the tools, not the draw.
 #
 # Environment: REPEATS (5), DURATION seconds per run (5), RATES ("500 1000 2000"), DEPTH (64),
 # FIO_MODE (offload), ARRIVALS (poisson),
 # DIR (a temporary directory under the current one), SIZE_MB of the test file (1024), SETTLE
-# seconds after the layout (10), IOSAT (the release build unless set).
+# seconds after the layout (10), IOSAT (the release build unless set), ENGINE (iosat's
+# --engine: unset for its default choice, uring or sync).
 # Writes a Markdown summary to stdout and raw per-run lines to stderr.
 set -euo pipefail
 
@@ -74,8 +77,9 @@ fio_at() {
 
 # iosat_at RATE -> "iops svc_mean svc_p50 svc_p99 lat_mean lat_p99 late_p99 kept offered" (ns)
 iosat_at() {
-  chrt -f 1 "$IOSAT" sweep "$FILE" --rate "$1" --arrivals "$ARRIVALS" --max-inflight "$DEPTH" --duration "$DURATION" \
-    --ramp 0.5 --no-progress --json >"$WORK/iosat.json" || stop_if_interrupted $?
+  chrt -f 1 "$IOSAT" sweep "$FILE" --rate "$1" --arrivals "$ARRIVALS" --max-inflight "$DEPTH" \
+    --duration "$DURATION" --ramp 0.5 --no-progress --json ${ENGINE:+--engine "$ENGINE"} \
+    >"$WORK/iosat.json" || stop_if_interrupted $?
   jq -r '.open_levels[0] | "\(.iops) \(.service_latency_ns.mean) \(.service_latency_ns.p50) \(.service_latency_ns.p99) \(.latency_ns.mean) \(.latency_ns.p99) \(.behind.p99_ns) \(.behind.kept) \(.offered_iops)"' \
     "$WORK/iosat.json"
 }

@@ -93,6 +93,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         if !report.interrupted {
             open_loop(
                 o,
+                engine.name(),
                 &plan,
                 t,
                 watch.as_ref(),
@@ -117,8 +118,10 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 /// The open-loop levels (`--rate`), after the closed loop's when it ran: the pool sized
 /// (load/open.rs `pool_size`), one level per rate, the verdict refreshed and the files
 /// rewritten after each.
+#[allow(clippy::too_many_arguments)]
 fn open_loop(
     o: &crate::load::open::OpenPlan,
+    engine_name: &str,
     plan: &crate::load::driver::SweepPlan,
     t: &target::Target,
     watch: Option<&DeviceWatch>,
@@ -131,10 +134,17 @@ fn open_loop(
     use crate::load::open_result::OpenLoopInfo;
     let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
     let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
+    // The engine the sweep chose decides the generator (io_uring or threads).
+    let (generator, fallback) = open::generator_for(engine_name, fd)?;
+    if let Some(n) = fallback {
+        crate::error::note(&n);
+        report.notes.push(n);
+    }
     if report.levels.is_empty() {
         // No closed loop ran: the report names the open loop's generator, not the engine
         // that would have run it.
-        report.workload.engine = "open".into();
+        report.workload.engine = format!("open ({})", generator.as_str());
         report.workload.levels = String::new();
     }
     crate::error::note(&why);
@@ -143,6 +153,7 @@ fn open_loop(
         arrivals: o.arrivals,
         max_inflight,
         max_inflight_why: why,
+        generator: generator.as_str().into(),
         target: o.target,
         verdict: None,
     });
@@ -173,13 +184,12 @@ fn open_loop(
             None => rates.get(i).copied(),
         }
     };
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
     let first = OpenSpec {
         rate_per_s: 1.0,
         arrivals: o.arrivals,
         max_inflight,
     };
-    let mut engine = OpenEngine::new(fd, t.size_bytes, t.path.clone(), first);
+    let mut engine = OpenEngine::new(fd, t.size_bytes, t.path.clone(), first, generator);
     report.complete = false;
     let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
     let mut i = 0;

@@ -8,7 +8,8 @@
 //! (no lock or shared histogram in the hot path, docs/design.md §3.9). disturb.rs turns what was
 //! sampled around a level into its disturbance; trust.rs decides whether a result may become
 //! a profile. open.rs is the open loop (`--rate`): a schedule of intended starts
-//! (schedule.rs), its levels in open_result.rs.
+//! (schedule.rs) issued by a pool of threads or, on the uring engine, by one thread on a ring
+//! (open_uring.rs), its levels in open_result.rs.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -212,6 +213,7 @@ pub mod engine;
 pub mod open;
 pub mod open_ci;
 pub mod open_result;
+pub mod open_uring;
 pub mod pace;
 pub mod plan;
 pub mod result;

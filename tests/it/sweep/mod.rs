@@ -10,6 +10,7 @@ mod fio_agreement;
 mod live;
 mod openloop;
 mod opentarget;
+mod openuring;
 mod own_devices;
 mod refusals;
 pub(crate) mod signals;
