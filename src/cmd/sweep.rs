@@ -89,13 +89,12 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         )
         .run(&mut report)?;
     }
-    if let Some(o) = &spec.open {
-        if let (false, Some(mut gen)) = (report.interrupted, open_engine(&choice, target.as_ref())?)
-        {
+    if let (Some(o), false) = (&spec.open, report.interrupted) {
+        if let Some(mut gen) = open_generator(&choice, engine.name(), target.as_ref())? {
             open_loop(
                 o,
                 &plan,
-                gen.as_mut(),
+                &mut gen,
                 watch.as_ref(),
                 &progress,
                 &mut report,
@@ -121,7 +120,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
 fn open_loop(
     o: &crate::load::open::OpenPlan,
     plan: &crate::load::driver::SweepPlan,
-    engine: &mut (dyn crate::load::Engine + Send),
+    gen: &mut OpenGenerator,
     watch: Option<&DeviceWatch>,
     progress: &ProgressBar,
     report: &mut SweepReport,
@@ -132,10 +131,17 @@ fn open_loop(
     use crate::load::open_result::OpenLoopInfo;
     let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
     let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
+    if let Some(n) = gen.note.take() {
+        crate::error::note(&n);
+        report.notes.push(n);
+    }
     if report.levels.is_empty() {
-        // No closed loop ran: the report names the open loop's generator ("open", or the sim
-        // whose device it offers the schedule to), not the engine that would have run it.
-        report.workload.engine = engine.name().into();
+        // No closed loop ran: the report names the open loop's generator, not the engine
+        // that would have run it (the sim stays the sim: its device is what is measured).
+        report.workload.engine = match gen.name {
+            "sim" => "sim".into(),
+            name => format!("open ({name})"),
+        };
         report.workload.levels = String::new();
     }
     crate::error::note(&why);
@@ -144,6 +150,7 @@ fn open_loop(
         arrivals: o.arrivals,
         max_inflight,
         max_inflight_why: why,
+        generator: gen.name.into(),
         target: o.target,
         verdict: None,
     });
@@ -191,7 +198,7 @@ fn open_loop(
             rate_per_s: rate,
             ..first
         };
-        let (r, cut) = open::measure(engine, plan, spec, base + i, watch, progress)?;
+        let (r, cut) = open::measure(gen.engine.as_mut(), plan, spec, base + i, watch, progress)?;
         if let Some(r) = r {
             progress.open_level_done(&r);
             report.open_levels.push(r);
@@ -208,31 +215,52 @@ fn open_loop(
     Ok(())
 }
 
-/// The open loop's generator (`--rate`): the sim's, in simulated time, or the thread pool on
-/// the target; None without either. `open::measure` sets each level's rate and pool.
-fn open_engine(
+/// The open loop's generator: the engine that runs its levels (`open::measure` sets each
+/// level's rate and pool), its name for the report (`open_loop.generator`) and a note when the
+/// engine chosen could not run it.
+struct OpenGenerator {
+    engine: Box<dyn crate::load::Engine + Send>,
+    name: &'static str,
+    note: Option<String>,
+}
+
+/// The generator for `--rate`: the sim's, in simulated time; else on the target, the one the
+/// sweep's engine (`engine_name`, after any fallback) decides: io_uring or threads. None
+/// without either.
+fn open_generator(
     choice: &EngineChoice,
+    engine_name: &str,
     t: Option<&target::Target>,
-) -> Result<Option<Box<dyn crate::load::Engine + Send>>> {
-    use crate::load::open::{OpenEngine, OpenSpec};
+) -> Result<Option<OpenGenerator>> {
+    use crate::load::open::{self, OpenEngine, OpenSpec};
     let unset = OpenSpec {
         rate_per_s: 1.0,
         arrivals: Default::default(),
         max_inflight: 1,
     };
     Ok(match (choice, t) {
-        (EngineChoice::Sim(text), _) => Some(Box::new(crate::load::open_sim::OpenSimEngine::new(
-            text.parse()?,
-            unset,
-        ))),
+        (EngineChoice::Sim(text), _) => Some(OpenGenerator {
+            engine: Box::new(crate::load::open_sim::OpenSimEngine::new(
+                text.parse()?,
+                unset,
+            )),
+            name: "sim",
+            note: None,
+        }),
         (_, Some(t)) => {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
-            Some(Box::new(OpenEngine::new(
-                fd,
-                t.size_bytes,
-                t.path.clone(),
-                unset,
-            )))
+            let (generator, note) = open::generator_for(engine_name, fd)?;
+            Some(OpenGenerator {
+                engine: Box::new(OpenEngine::new(
+                    fd,
+                    t.size_bytes,
+                    t.path.clone(),
+                    unset,
+                    generator,
+                )),
+                name: generator.as_str(),
+                note,
+            })
         }
         (_, None) => None,
     })

@@ -8,7 +8,9 @@
 //! (no lock or shared histogram in the hot path, docs/design.md §3.9). disturb.rs turns what was
 //! sampled around a level into its disturbance; trust.rs decides whether a result may become
 //! a profile. open.rs is the open loop (`--rate`): a schedule of intended starts
-//! (schedule.rs), its levels in open_result.rs, on the sim in open_sim.rs.
+//! (schedule.rs) issued by a pool of threads or, on the uring engine, by one thread on a ring
+//! (open_uring.rs), or offered to the sim's device in simulated time (open_sim.rs), its levels
+//! in open_result.rs.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -218,6 +220,7 @@ pub mod open;
 pub mod open_ci;
 pub mod open_result;
 pub mod open_sim;
+pub mod open_uring;
 pub mod pace;
 pub mod plan;
 pub mod result;

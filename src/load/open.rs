@@ -1,8 +1,9 @@
 //! The open-loop engine of `iosat sweep --rate`: requests issued on a precomputed schedule of
 //! intended start times (schedule.rs) by a bounded pool of threads, each with one
-//! pread/pwrite in flight (the sync engine's request, sync.rs), every latency timed from the
-//! intended start (what a user waits) and from the submission (what the device took), and how
-//! late each submission was. Also the open-loop level driver: one level per offered rate, the
+//! pread/pwrite in flight (the sync engine's request, sync.rs) or, when the sweep runs the
+//! uring engine, by one thread on a ring ([`Generator`], open_uring.rs); every latency timed
+//! from the intended start (what a user waits) and from the submission (what the device
+//! took), and how late each submission was. Also the open-loop level driver: one level per offered rate, the
 //! kernel's view and progress as the closed loop's (driver.rs).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 //!
@@ -50,23 +51,68 @@ pub struct OpenSpec {
     pub max_inflight: u32,
 }
 
-/// Open-loop threads on one open target (the fd stays the target's, which outlives the
-/// engine). Implements [`Engine`] so the level driver's kernel view, scheduler counters and
-/// progress serve it unchanged; `open` is set before each level.
+/// Which generator runs the open loop: the pool of threads (one pread/pwrite each), or one
+/// thread on io_uring (open_uring.rs). cmd/sweep.rs picks it from the engine the sweep chose
+/// (load/engine.rs), so `--engine`, the default and the loop/zram rule decide both loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generator {
+    Threads,
+    Uring(super::uring::Tuning),
+}
+
+impl Generator {
+    /// For the report: "threads" or "io_uring".
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Generator::Threads => "threads",
+            Generator::Uring(_) => "io_uring",
+        }
+    }
+}
+
+/// The open loop's generator when the sweep's engine is `engine` (its name, after any
+/// fallback): io_uring when that is the uring engine and the kernel has what the generator
+/// needs ([`super::open_uring::unsupported`]), tuned as the engine is; else the threads, with
+/// a note when io_uring was chosen but can't run the open loop.
+pub fn generator_for(engine: &str, fd: RawFd) -> Result<(Generator, Option<String>)> {
+    if engine != "uring" {
+        return Ok((Generator::Threads, None));
+    }
+    let tuning = super::uring::Tuning::from_env()?;
+    Ok(match super::open_uring::unsupported(fd) {
+        None => (Generator::Uring(tuning), None),
+        Some(why) => (
+            Generator::Threads,
+            Some(format!("{why}: the open loop runs on threads instead")),
+        ),
+    })
+}
+
+/// The open-loop generator on one open target (the fd stays the target's, which outlives
+/// the engine). Implements [`Engine`] so the level driver's kernel view, scheduler counters
+/// and progress serve it unchanged; `open` is set before each level.
 pub struct OpenEngine {
     fd: RawFd,
     size_bytes: u64,
     path: PathBuf,
     pub open: OpenSpec,
+    generator: Generator,
 }
 
 impl OpenEngine {
-    pub fn new(fd: RawFd, size_bytes: u64, path: PathBuf, open: OpenSpec) -> OpenEngine {
+    pub fn new(
+        fd: RawFd,
+        size_bytes: u64,
+        path: PathBuf,
+        open: OpenSpec,
+        generator: Generator,
+    ) -> OpenEngine {
         OpenEngine {
             fd,
             size_bytes,
             path,
             open,
+            generator,
         }
     }
 }
@@ -86,16 +132,52 @@ impl Engine for OpenEngine {
         let starts = intended_starts(self.open.rate_per_s, span_ns, self.open.arrivals, spec.seed)
             .map_err(|why| Error::usage("--rate", self.open.rate_per_s, why))?;
         let window = Window::starting_now(spec);
-        let origin_ns = window.measure_from_ns - spec.ramp_ns;
+        let schedule = Schedule {
+            starts: &starts,
+            origin_ns: window.measure_from_ns - spec.ramp_ns,
+            window,
+        };
+        let (mut total, taken) = match &self.generator {
+            Generator::Threads => self.threads(spec, &schedule, ctl)?,
+            Generator::Uring(tuning) => super::open_uring::run_level(
+                self.fd,
+                self.size_bytes,
+                &self.path,
+                spec,
+                &schedule,
+                self.open.max_inflight,
+                tuning,
+                ctl,
+            )?,
+        };
+        let open = total.open.get_or_insert_with(OpenStats::new);
+        open.scheduled = count_between(&starts, spec.ramp_ns, span_ns);
+        // Requests never taken: their intended start came while every thread (slot) was busy
+        // until the level ended.
+        let taken = taken.min(starts.len());
+        open.unsent += starts[taken..]
+            .iter()
+            .filter(|&&t| t >= spec.ramp_ns && t + UNSENT_GRACE_NS < span_ns)
+            .count() as u64;
+        Ok(total)
+    }
+}
+
+impl OpenEngine {
+    /// The pool of threads; with how many tickets were taken.
+    fn threads(
+        &self,
+        spec: &LevelSpec,
+        schedule: &Schedule,
+        ctl: &LevelCtl,
+    ) -> Result<(LevelStats, usize)> {
         let ticket = AtomicUsize::new(0);
         let (fd, bs) = (self.fd, spec.block_size as usize);
         let pool = Pool {
-            starts: &starts,
-            origin_ns,
-            window,
+            schedule,
             ticket: &ticket,
         };
-        let mut total = run_workers(
+        let total = run_workers(
             "open",
             spec,
             self.open.max_inflight.max(1),
@@ -108,24 +190,20 @@ impl Engine for OpenEngine {
                 r
             },
         )?;
-        let open = total.open.get_or_insert_with(OpenStats::new);
-        open.scheduled = count_between(&starts, spec.ramp_ns, span_ns);
-        // Tickets never taken: requests whose intended start came while every thread was
-        // busy until the level ended.
-        let taken = ticket.load(Relaxed).min(starts.len());
-        open.unsent += starts[taken..]
-            .iter()
-            .filter(|&&t| t >= spec.ramp_ns && t + UNSENT_GRACE_NS < span_ns)
-            .count() as u64;
-        Ok(total)
+        Ok((total, ticket.load(Relaxed)))
     }
 }
 
-/// What the pool's threads share: the schedule, its origin, the window, the next ticket.
+/// A level's schedule in time: the intended starts (offsets from `origin_ns`) and the window.
+pub(super) struct Schedule<'a> {
+    pub starts: &'a [u64],
+    pub origin_ns: u64,
+    pub window: Window,
+}
+
+/// What the pool's threads share: the schedule and the next ticket.
 struct Pool<'a> {
-    starts: &'a [u64],
-    origin_ns: u64,
-    window: Window,
+    schedule: &'a Schedule<'a>,
     ticket: &'a AtomicUsize,
 }
 
@@ -140,7 +218,7 @@ fn worker(
     ctl: &LevelCtl,
 ) -> std::io::Result<LevelStats> {
     crate::sys::clock::precise_timer_slack();
-    let window = pool.window;
+    let window = pool.schedule.window;
     let mut st = LevelStats::new();
     let mut open = OpenStats::new();
     let mut buf = random_buf(bs, seed);
@@ -156,8 +234,10 @@ fn worker(
             break;
         }
         let k = pool.ticket.fetch_add(1, Relaxed);
-        let Some(&at) = pool.starts.get(k) else { break };
-        let intended = pool.origin_ns + at;
+        let Some(&at) = pool.schedule.starts.get(k) else {
+            break;
+        };
+        let intended = pool.schedule.origin_ns + at;
         // A thread that takes a ticket whose time has already come was busy when it came:
         // every thread of the pool had a request in flight.
         let waited_for_thread = now_ns() > intended;

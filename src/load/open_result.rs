@@ -218,6 +218,12 @@ pub struct OpenLoopInfo {
     /// The pool: the most requests in flight, and why that many.
     pub max_inflight: u32,
     pub max_inflight_why: String,
+    /// Which generator ran the levels: "io_uring" (one thread on a ring, open_uring.rs),
+    /// "threads" (a pool of threads with one pread/pwrite each, open.rs) or "sim" (the sim
+    /// engine's device in simulated time, open_sim.rs); "" (and absent
+    /// from the JSON) in results written before it was recorded.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub generator: String,
     /// The latency target searched for (`--target-p99`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<crate::analysis::open::Target>,

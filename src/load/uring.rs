@@ -277,21 +277,11 @@ fn worker(
     ctl: &LevelCtl,
 ) -> std::io::Result<LevelStats> {
     let qd = depth as usize;
-    let mut ring = build_ring(depth.next_power_of_two(), tuning)?;
-    ring.submitter().register_files(&[fd])?;
-    let mut bufs = random_buf(bs * qd, seed);
-    let base = bufs.as_mut_ptr();
-    let iovecs: Vec<libc::iovec> = (0..qd)
-        .map(|i| libc::iovec {
-            // SAFETY: i * bs < bs * qd: inside the allocation.
-            iov_base: unsafe { base.add(i * bs) }.cast(),
-            iov_len: bs,
-        })
-        .collect();
-    // SAFETY: the buffers live in `bufs`, which outlives the ring (declared before it is
-    // dropped at the end of this function, after every I/O has completed).
-    let fixed_bufs =
-        tuning.fixed_bufs && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    let SlotRing {
+        mut ring,
+        bufs,
+        io: slot_io,
+    } = SlotRing::new(fd, bs, qd, 0, tuning, seed)?;
 
     let mut slots = vec![Slot::default(); qd];
     let mut st = LevelStats::new();
@@ -303,10 +293,7 @@ fn worker(
         &mut done,
         Requests {
             gen: &mut gen,
-            base,
-            bs,
-            fixed_bufs,
-            file: tuning.fixed_file.then_some(0).ok_or(fd),
+            slots: slot_io,
             submit_batch: tuning.submit_batch as usize,
             wait: tuning.wait as usize,
         },
@@ -337,11 +324,7 @@ struct Done {
 /// How a slot's next request is made and submitted.
 struct Requests<'a> {
     gen: &'a mut IoGen,
-    base: *mut u8,
-    bs: usize,
-    fixed_bufs: bool,
-    /// The file: Ok(its registered index), Err(its fd) ([`Tuning::fixed_file`]).
-    file: Result<u32, RawFd>,
+    slots: SlotIo,
     /// Requests per submitting enter ([`Tuning::submit_batch`]).
     submit_batch: usize,
     /// Completions a wait asks for ([`Tuning::wait`]), at most those in flight.
@@ -385,7 +368,7 @@ fn reap_loop(
     ctl: &LevelCtl,
 ) -> Result<(), (std::io::Error, usize)> {
     let qd = slots.len();
-    let bs = io.bs;
+    let bs = io.slots.bs;
     // Slots prepared since the last submit, waiting for their submission timestamp.
     let mut fresh: Vec<u32> = Vec::with_capacity(qd);
     let mut in_flight = 0usize;
@@ -514,7 +497,7 @@ fn reap_loop(
 /// Cancel and reap them before the buffers are freed; whatever does not complete within the
 /// drain's patience keeps its buffer forever (leaked, never reused), so the kernel never
 /// writes into freed memory. Returns `err`.
-fn abandon(
+pub(super) fn abandon(
     mut ring: IoUring,
     bufs: crate::sys::file::AlignedBuf,
     in_flight: usize,
@@ -527,7 +510,11 @@ fn abandon(
     err
 }
 
-/// `user_data` of the cancel request (slots use 0..qd).
+/// `user_data` from here up marks requests that are not a slot's I/O (slots use 0..qd): the
+/// drain's cancel, the open loop's timer (open_uring.rs).
+pub(super) const TAG_BASE: u64 = u64::MAX - 255;
+
+/// `user_data` of the cancel request.
 const CANCEL_TAG: u64 = u64::MAX;
 
 /// Cancel every request in flight (IORING_ASYNC_CANCEL_ANY, 5.19+; on older kernels the cancel
@@ -550,7 +537,7 @@ fn drain(ring: &mut IoUring, mut in_flight: usize) -> usize {
         }
         let mut reaped = 0;
         for cqe in ring.completion() {
-            if cqe.user_data() != CANCEL_TAG {
+            if cqe.user_data() < TAG_BASE {
                 reaped += 1;
             }
         }
@@ -567,40 +554,117 @@ fn drain(ring: &mut IoUring, mut in_flight: usize) -> usize {
 #[inline]
 fn push_io(sq: &mut squeue::SubmissionQueue<'_>, slots: &mut [Slot], i: usize, io: &mut Requests) {
     let next = io.gen.next_io();
-    let bs = io.bs;
     slots[i].is_read = next.is_read;
-    // SAFETY: slot i's buffer is bytes [i*bs, (i+1)*bs) of the registered allocation.
-    let buf = unsafe { io.base.add(i * bs) };
-    // The opcodes take the file as one of two types (registered index or fd).
-    macro_rules! request {
-        ($file:expr) => {
-            match (next.is_read, io.fixed_bufs) {
-                (true, true) => opcode::ReadFixed::new($file, buf, bs as u32, i as u16)
-                    .offset(next.offset)
-                    .build(),
-                (false, true) => opcode::WriteFixed::new($file, buf, bs as u32, i as u16)
-                    .offset(next.offset)
-                    .build(),
-                (true, false) => opcode::Read::new($file, buf, bs as u32)
-                    .offset(next.offset)
-                    .build(),
-                (false, false) => opcode::Write::new($file, buf, bs as u32)
-                    .offset(next.offset)
-                    .build(),
-            }
-        };
+    // SAFETY: slot i is not reused before its completion is reaped, and the ring has an entry
+    // for every slot.
+    unsafe { io.slots.push(sq, i, next) };
+}
+
+/// A ring for one submitting thread with one buffer per request slot, the file and the
+/// buffers registered as [`Tuning`] says (both engines on io_uring: this one and the open
+/// loop's, open_uring.rs). Fields drop in order: the ring before the buffers it targets.
+pub(super) struct SlotRing {
+    pub ring: IoUring,
+    pub bufs: crate::sys::file::AlignedBuf,
+    pub io: SlotIo,
+}
+
+impl SlotRing {
+    /// A ring of at least `slots` + `extra` entries on `fd` (`extra` for requests that are no
+    /// slot's I/O, tagged from [`TAG_BASE`]), `slots` buffers of `bs` bytes (aligned for
+    /// O_DIRECT, filled from `seed` for writes), registered when the kernel allows.
+    pub fn new(
+        fd: RawFd,
+        bs: usize,
+        slots: usize,
+        extra: usize,
+        tuning: &Tuning,
+        seed: u64,
+    ) -> std::io::Result<SlotRing> {
+        let ring = build_ring(((slots + extra) as u32).next_power_of_two(), tuning)?;
+        ring.submitter().register_files(&[fd])?;
+        let mut bufs = random_buf(bs * slots, seed);
+        let base = bufs.as_mut_ptr();
+        let iovecs: Vec<libc::iovec> = (0..slots)
+            .map(|i| libc::iovec {
+                // SAFETY: i * bs < bs * slots: inside the allocation.
+                iov_base: unsafe { base.add(i * bs) }.cast(),
+                iov_len: bs,
+            })
+            .collect();
+        // SAFETY: the buffers live in `bufs`, which outlives the ring (the ring drops first,
+        // and the exit paths reap or abandon every I/O before the buffers are freed).
+        let fixed_bufs =
+            tuning.fixed_bufs && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        Ok(SlotRing {
+            ring,
+            bufs,
+            io: SlotIo {
+                base,
+                bs,
+                fixed_bufs,
+                file: tuning.fixed_file.then_some(0).ok_or(fd),
+            },
+        })
     }
-    let entry: squeue::Entry = match io.file {
-        Ok(index) => request!(types::Fixed(index)),
-        Err(fd) => request!(types::Fd(fd)),
-    };
-    let entry = entry.user_data(i as u64);
-    // SAFETY: the buffer stays valid and untouched until this slot's completion is reaped (the
-    // slot is not reused before that); the queue has room because at most `qd` requests exist
-    // and the ring has at least `qd` entries.
-    unsafe {
-        sq.push(&entry)
-            .expect("submission queue has room for every slot");
+}
+
+/// How a slot's request is built: its buffer, the file, registered or not.
+pub(super) struct SlotIo {
+    base: *mut u8,
+    pub bs: usize,
+    fixed_bufs: bool,
+    /// The file: Ok(its registered index), Err(its fd) ([`Tuning::fixed_file`]).
+    file: Result<u32, RawFd>,
+}
+
+impl SlotIo {
+    /// Put slot `i`'s request `next` on the submission queue, `user_data` = `i` (published by
+    /// the next `sq.sync()`, not yet submitted).
+    ///
+    /// # Safety
+    /// Slot `i`'s buffer must not be in use by another request (the slot is not reused before
+    /// its completion is reaped), and the queue must have room.
+    #[inline]
+    pub unsafe fn push(
+        &self,
+        sq: &mut squeue::SubmissionQueue<'_>,
+        i: usize,
+        next: super::workload::Io,
+    ) {
+        let bs = self.bs;
+        // SAFETY: slot i's buffer is bytes [i*bs, (i+1)*bs) of the registered allocation.
+        let buf = unsafe { self.base.add(i * bs) };
+        // The opcodes take the file as one of two types (registered index or fd).
+        macro_rules! request {
+            ($file:expr) => {
+                match (next.is_read, self.fixed_bufs) {
+                    (true, true) => opcode::ReadFixed::new($file, buf, bs as u32, i as u16)
+                        .offset(next.offset)
+                        .build(),
+                    (false, true) => opcode::WriteFixed::new($file, buf, bs as u32, i as u16)
+                        .offset(next.offset)
+                        .build(),
+                    (true, false) => opcode::Read::new($file, buf, bs as u32)
+                        .offset(next.offset)
+                        .build(),
+                    (false, false) => opcode::Write::new($file, buf, bs as u32)
+                        .offset(next.offset)
+                        .build(),
+                }
+            };
+        }
+        let entry: squeue::Entry = match self.file {
+            Ok(index) => request!(types::Fixed(index)),
+            Err(fd) => request!(types::Fd(fd)),
+        };
+        let entry = entry.user_data(i as u64);
+        // SAFETY: the buffer stays valid and untouched until this slot's completion is reaped
+        // (the caller's promise); so does the room in the queue.
+        unsafe {
+            sq.push(&entry)
+                .expect("submission queue has room for every slot");
+        }
     }
 }
 

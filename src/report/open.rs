@@ -17,8 +17,13 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
     let Some(info) = &r.open_loop else {
         return Vec::new();
     };
+    // Which generator ran (results written before it was recorded don't say).
+    let generator = match info.generator.as_str() {
+        "" => String::new(),
+        g => format!(", generator {g}"),
+    };
     let mut out = vec![Block::Heading(format!(
-        "Open loop: latency at an offered rate ({} arrivals, at most {} in flight)",
+        "Open loop: latency at an offered rate ({} arrivals, at most {} in flight{generator})",
         info.arrivals.as_str(),
         info.max_inflight
     ))];
@@ -38,9 +43,9 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         "lat = from the intended start (what a user arriving on schedule waits); svc = from \
          submission (what the device took); late = how late submissions were; kept = the \
          rate was offered (nothing unsent, achieved within 3 %, under 1 % of requests \
-         waiting for a free thread); p99_95% = the range the p99 lies in with 95 % \
-         confidence (the level's requests are a sample; consecutive ones in a busy queue \
-         wait alike).",
+         waiting for a free thread or, on io_uring, a free slot); p99_95% = the range the \
+         p99 lies in with 95 % confidence (the level's requests are a sample; consecutive \
+         ones in a busy queue wait alike).",
     ));
     if let Some(t) = info.target {
         items.push(Item::plain(format!(
@@ -55,7 +60,7 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         .any(|l| l.behind.kept && l.behind.p99_ns > SLOW_WAKEUP_P99_NS)
     {
         items.push(Item::note(
-            "submissions were more than 1 ms late at p99 while the pool had free threads: the \
+            "submissions were more than 1 ms late at p99 while the pool had room: the \
              machine woke the generator late (busy CPUs); that lateness is in the latency from \
              the intended start",
         ));
@@ -442,6 +447,19 @@ mod tests {
         assert!(
             html.contains("p99 &lt;= 3.10 ms: about 1040 (500-3000)"),
             "the answer's marker"
+        );
+    }
+
+    #[test]
+    fn the_heading_names_the_generator_when_the_result_records_it() {
+        let mut r = report();
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        assert!(!text.contains("generator"), "an older result: {text}");
+        r.open_loop.as_mut().unwrap().generator = "io_uring".into();
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        assert!(
+            text.contains("at most 64 in flight, generator io_uring)"),
+            "{text}"
         );
     }
 }

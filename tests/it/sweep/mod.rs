@@ -11,6 +11,7 @@ mod live;
 mod openloop;
 mod opensim;
 mod opentarget;
+mod openuring;
 mod own_devices;
 mod refusals;
 pub(crate) mod signals;

@@ -56,6 +56,7 @@ fn poisson_on_exponential_units_is_erlang_c_through_the_command_line() {
         ])
         .json();
     assert_eq!(j["workload"]["engine"], "sim", "{}", j["workload"]);
+    assert_eq!(j["open_loop"]["generator"], "sim", "{}", j["open_loop"]);
     assert!(
         j["levels"].as_array().unwrap().is_empty(),
         "a list of rates alone"
