@@ -118,16 +118,22 @@ fn level_of(l: &Value) -> (f64, f64, f64, bool) {
 /// of four units keeps p99 within about four medians.
 const STALL_P99_OVER_P50: f64 = 5.0;
 
-#[test]
-fn open_loop_latency_agrees_with_fio_on_the_known_device() {
+/// The known device both fio comparisons use (4 units of 2 ms); None (after saying why) when
+/// fio or known devices are missing here.
+fn known_4x2ms_with_fio() -> Option<KnownDev> {
     if !crate::util::have("fio", "--version") {
         eprintln!("skipped: fio is not installed");
-        return;
+        return None;
     }
     if !knowndev::available() {
-        return;
+        return None;
     }
-    let Some(dev) = KnownDev::start(Spec::new(4, Duration::from_millis(2))) else {
+    KnownDev::start(Spec::new(4, Duration::from_millis(2)))
+}
+
+#[test]
+fn open_loop_latency_agrees_with_fio_on_the_known_device() {
+    let Some(dev) = known_4x2ms_with_fio() else {
         return;
     };
     let p = dev.path.as_str();
@@ -283,14 +289,7 @@ fn crossing(points: &[(f64, f64)], target_ms: f64) -> Option<f64> {
 
 #[test]
 fn target_p99_lands_near_where_fios_p99_crosses_it() {
-    if !crate::util::have("fio", "--version") {
-        eprintln!("skipped: fio is not installed");
-        return;
-    }
-    if !knowndev::available() {
-        return;
-    }
-    let Some(dev) = KnownDev::start(Spec::new(4, Duration::from_millis(2))) else {
+    let Some(dev) = known_4x2ms_with_fio() else {
         return;
     };
     let p = dev.path.as_str();
