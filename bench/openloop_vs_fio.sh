@@ -23,11 +23,14 @@
 # at normal priority (a workqueue stall fixed upstream in axboe/fio#2058) and in none seen at
 # real-time priority; fio runs under a hard timeout anyway, and a pair whose fio hung is left
 # out and counted.
+# FIO_ENGINE=psync (with ENGINE=sync) times fio's requests as iosat's threads do: fio stamps a
+# synchronous engine's request before the blocking call, where libaio's is stamped after
+# io_submit returns (engines/libaio.c), leaving the submission call out of its clat.
 # ARRIVALS=uniform runs iosat --arrivals uniform against fio rate_process=linear: no Poisson
 # sampling noise in the counts, so the throughput ratio measures the tools, not the draw.
 #
 # Environment: REPEATS (5), DURATION seconds per run (5), RATES ("500 1000 2000"), DEPTH (64),
-# FIO_MODE (offload), ARRIVALS (poisson),
+# FIO_MODE (offload), FIO_ENGINE (libaio), ARRIVALS (poisson),
 # DIR (a temporary directory under the current one), SIZE_MB of the test file (1024), SETTLE
 # seconds after the layout (10), IOSAT (the release build unless set), ENGINE (iosat's
 # --engine: unset for its default choice, uring or sync).
@@ -40,6 +43,7 @@ RATES=${RATES:-"500 1000 2000"}
 DEPTH=${DEPTH:-64}
 SIZE_MB=${SIZE_MB:-1024}
 FIO_MODE=${FIO_MODE:-offload}
+FIO_ENGINE=${FIO_ENGINE:-libaio}
 ARRIVALS=${ARRIVALS:-poisson}
 case $ARRIVALS in
   poisson) FIO_PROCESS=poisson ;;
@@ -66,7 +70,7 @@ sleep "$SETTLE"
 fio_at() {
   rm -f "$WORK/fio.json"
   timeout -s KILL $((DURATION + 30)) chrt -f 1 fio --name=open --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k --direct=1 \
-    --ioengine=libaio --iodepth="$DEPTH" --rate_iops="$1" --rate_process="$FIO_PROCESS" \
+    --ioengine="$FIO_ENGINE" --iodepth="$DEPTH" --rate_iops="$1" --rate_process="$FIO_PROCESS" \
     --io_submit_mode="$FIO_MODE" \
     --ramp_time=0.5 --runtime="$DURATION" --time_based --invalidate=0 --lat_percentiles=1 \
     --clat_percentiles=1 --output-format=json --output="$WORK/fio.json" </dev/null >/dev/null 2>&1 \
@@ -84,7 +88,7 @@ iosat_at() {
     "$WORK/iosat.json"
 }
 
-echo "## iosat sweep --rate --arrivals $ARRIVALS vs fio rate_iops (rate_process=$FIO_PROCESS, io_submit_mode=$FIO_MODE), $(date -u +%Y-%m-%d), $REPEATS repeats of ${DURATION} s"
+echo "## iosat sweep --rate --arrivals $ARRIVALS ${ENGINE:+--engine $ENGINE }vs fio $FIO_ENGINE rate_iops (rate_process=$FIO_PROCESS, io_submit_mode=$FIO_MODE), $(date -u +%Y-%m-%d), $REPEATS repeats of ${DURATION} s"
 echo
 echo "| rate | IOPS iosat/fio | svc mean / clat mean | svc p50 / clat p50 | svc p99 / clat p99 | lat mean / fio lat mean | lat p99 / fio lat p99 | iosat late p99 (µs) | kept |"
 echo "|---|---|---|---|---|---|---|---|---|"
