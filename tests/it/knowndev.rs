@@ -554,6 +554,19 @@ pub fn available() -> bool {
     }
 }
 
+/// The device the fio comparisons use, four units of 2 ms, when fio and known devices can be
+/// had here; None after saying why not.
+pub fn four_units_of_2ms_and_fio() -> Option<KnownDev> {
+    if !crate::util::have("fio", "--version") {
+        eprintln!("skipped: fio is not installed");
+        return None;
+    }
+    if !available() {
+        return None;
+    }
+    KnownDev::start(Spec::new(4, Duration::from_millis(2)))
+}
+
 impl KnownDev {
     /// Mount the server and attach a loop device with direct I/O over its file; None (after
     /// printing why) when this machine can't.

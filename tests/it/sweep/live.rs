@@ -6,8 +6,8 @@
 //! (`--max-concurrency`, `--rate-limit`) under the same load stops where asked, keeps to its
 //! rate, and gives the knee it did not reach as a lower bound.
 
-use crate::knowndev::{self, KnownDev, Spec};
-use crate::util::{have, ok_json, stderr};
+use crate::knowndev;
+use crate::util::{ok_json, stderr};
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -106,22 +106,9 @@ fn baseline(v: &Value) -> (f64, f64) {
     )
 }
 
-/// A known device of four units of 2 ms, when fio and known devices can be had here (None
-/// after saying why not).
-fn four_units_and_fio() -> Option<KnownDev> {
-    if !have("fio", "--version") {
-        eprintln!("skipped: fio is not installed");
-        return None;
-    }
-    if !knowndev::available() {
-        return None;
-    }
-    KnownDev::start(Spec::new(4, Duration::from_millis(2)))
-}
-
 #[test]
 fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() {
-    let Some(dev) = four_units_and_fio() else {
+    let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
     };
     let quiet = ok_json(&sweep(&dev.path, &[]));
@@ -211,7 +198,7 @@ fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() 
 #[test]
 fn a_gentle_sweep_stops_where_asked_caps_its_rate_and_gives_the_knee_as_a_lower_bound() {
     // Four units: the knee is at 4; a sweep stopped at 2 can only say it is above 2.
-    let Some(dev) = four_units_and_fio() else {
+    let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
     };
     let profiles = tempfile::tempdir().unwrap();

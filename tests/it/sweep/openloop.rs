@@ -21,7 +21,7 @@
 //! from the intended start, its lateness included.
 
 use super::*;
-use crate::knowndev::{self, KnownDev, Spec};
+use crate::knowndev;
 
 /// Run a command at real-time priority 1, as the device's own threads run (truth.rs): on a
 /// busy two-core machine a generator otherwise wakes milliseconds late.
@@ -118,22 +118,9 @@ fn level_of(l: &Value) -> (f64, f64, f64, bool) {
 /// of four units keeps p99 within about four medians.
 const STALL_P99_OVER_P50: f64 = 5.0;
 
-/// The known device both fio comparisons use (4 units of 2 ms); None (after saying why) when
-/// fio or known devices are missing here.
-fn known_4x2ms_with_fio() -> Option<KnownDev> {
-    if !crate::util::have("fio", "--version") {
-        eprintln!("skipped: fio is not installed");
-        return None;
-    }
-    if !knowndev::available() {
-        return None;
-    }
-    KnownDev::start(Spec::new(4, Duration::from_millis(2)))
-}
-
 #[test]
 fn open_loop_latency_agrees_with_fio_on_the_known_device() {
-    let Some(dev) = known_4x2ms_with_fio() else {
+    let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
     };
     let p = dev.path.as_str();
@@ -289,7 +276,7 @@ fn crossing(points: &[(f64, f64)], target_ms: f64) -> Option<f64> {
 
 #[test]
 fn target_p99_lands_near_where_fios_p99_crosses_it() {
-    let Some(dev) = known_4x2ms_with_fio() else {
+    let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
     };
     let p = dev.path.as_str();
