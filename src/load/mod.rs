@@ -128,6 +128,22 @@ impl LevelStats {
             open: None,
         }
     }
+
+    /// Count one completed request, `latency_ns` from its submission (at least 1 ns), in its
+    /// sub-window `window` (windows::WindowClock::index of its completion), in the read or
+    /// write histogram, and its bytes. Every engine counts its completions through this.
+    #[inline]
+    pub fn count(&mut self, window: usize, latency_ns: u64, is_read: bool, bytes: u64) {
+        let latency_ns = latency_ns.max(1);
+        self.windows.record(window, latency_ns);
+        if is_read {
+            self.read_ns.saturating_record(latency_ns);
+            self.read_bytes += bytes;
+        } else {
+            self.write_ns.saturating_record(latency_ns);
+            self.write_bytes += bytes;
+        }
+    }
 }
 
 impl Default for LevelStats {

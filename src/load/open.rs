@@ -260,16 +260,8 @@ fn worker(
         let t_done = now_ns();
         // Counted by completion time, as the closed loop's levels and the kernel count.
         if t_done >= window.measure_from_ns && t_done < window.end_ns {
-            let service = (t_done - t_sub).max(1);
             let w = clock.index(t_done);
-            st.windows.record(w, service);
-            if io.is_read {
-                st.read_ns.saturating_record(service);
-                st.read_bytes += bs as u64;
-            } else {
-                st.write_ns.saturating_record(service);
-                st.write_bytes += bs as u64;
-            }
+            st.count(w, t_done - t_sub, io.is_read, bs as u64);
             open.record(w, t_done - intended, t_sub - intended, waited_for_thread);
             counted += 1;
             last_ns = t_done;

@@ -276,16 +276,8 @@ impl Loop {
                 // Counted by completion time, as the closed loop's levels and the kernel count.
                 if t_done >= window.measure_from_ns && t_done < window.end_ns {
                     let s = self.slots[i];
-                    let service = (t_done - s.submitted_ns).max(1);
                     let w = clock.index(t_done);
-                    st.windows.record(w, service);
-                    if s.is_read {
-                        st.read_ns.saturating_record(service);
-                        st.read_bytes += io.bs as u64;
-                    } else {
-                        st.write_ns.saturating_record(service);
-                        st.write_bytes += io.bs as u64;
-                    }
+                    st.count(w, t_done - s.submitted_ns, s.is_read, io.bs as u64);
                     open.record(
                         w,
                         t_done - s.intended_ns,

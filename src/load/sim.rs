@@ -332,15 +332,7 @@ impl Pending {
     /// sub-window `window` (windows::WindowClock::index of its completion) and in the read or
     /// write histogram, its bytes.
     pub(super) fn count(&self, stats: &mut LevelStats, window: usize, bytes: u64) {
-        let latency = (self.done_ns - self.submit_ns).max(1);
-        stats.windows.record(window, latency);
-        if self.is_read {
-            stats.read_ns.saturating_record(latency);
-            stats.read_bytes += bytes;
-        } else {
-            stats.write_ns.saturating_record(latency);
-            stats.write_bytes += bytes;
-        }
+        stats.count(window, self.done_ns - self.submit_ns, self.is_read, bytes);
     }
 }
 

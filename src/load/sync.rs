@@ -145,15 +145,7 @@ fn worker(
         if t1 >= window.measure_from_ns && t1 < window.end_ns {
             counted += 1;
             last_ns = t1;
-            let lat = t1 - t0;
-            st.windows.record(clock.index(t1), lat.max(1));
-            if io.is_read {
-                st.read_ns.saturating_record(lat.max(1));
-                st.read_bytes += bs as u64;
-            } else {
-                st.write_ns.saturating_record(lat.max(1));
-                st.write_bytes += bs as u64;
-            }
+            st.count(clock.index(t1), t1 - t0, io.is_read, bs as u64);
             unpublished += 1;
             if unpublished == PUBLISH_EVERY {
                 ctl.ops_done.fetch_add(unpublished, Relaxed);

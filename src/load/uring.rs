@@ -462,15 +462,7 @@ fn reap_loop(
             }
             let s = slots[i];
             if in_window {
-                let lat = (t_done - s.t0_ns).max(1);
-                st.windows.record(sub_window, lat);
-                if s.is_read {
-                    st.read_ns.saturating_record(lat);
-                    st.read_bytes += bs as u64;
-                } else {
-                    st.write_ns.saturating_record(lat);
-                    st.write_bytes += bs as u64;
-                }
+                st.count(sub_window, t_done - s.t0_ns, s.is_read, bs as u64);
                 done.counted += 1;
                 done.unpublished += 1;
                 done.last_ns = t_done;
