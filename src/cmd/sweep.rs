@@ -199,9 +199,18 @@ fn open_loop(
             ..first
         };
         let (r, cut) = open::measure(gen.engine.as_mut(), plan, spec, base + i, watch, progress)?;
-        if let Some(r) = r {
-            progress.open_level_done(&r);
-            report.open_levels.push(r);
+        match r {
+            // A level cut short offered its rate for part of its window only: its achieved
+            // rate and lateness would read as "not kept" and be judged beyond capacity.
+            // Finished levels stay (docs/design.md §3.4); this one is left out, said so.
+            Some(_) if cut => report.notes.push(format!(
+                "the open-loop level at {rate:.0} IOPS offered was interrupted and is left out"
+            )),
+            Some(r) => {
+                progress.open_level_done(&r);
+                report.open_levels.push(r);
+            }
+            None => {}
         }
         report.interrupted |= cut;
         report.refresh_open_verdict();

@@ -3,8 +3,8 @@
 //! pread/pwrite in flight (the sync engine's request, sync.rs) or, when the sweep runs the
 //! uring engine, by one thread on a ring ([`Generator`], open_uring.rs); every latency timed
 //! from the intended start (what a user waits) and from the submission (what the device
-//! took), and how late each submission was. Also the open-loop level driver: one level per offered rate, the
-//! kernel's view and progress as the closed loop's (driver.rs).
+//! took), and how late each submission was. Also the open-loop level driver: one level per
+//! offered rate, the kernel's view and progress as the closed loop's (driver.rs).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 //!
 //! The pool is the bound on requests in flight (`--max-inflight`): a request whose intended

@@ -101,3 +101,28 @@ fn ctrl_c_during_layout_removes_the_half_written_file() {
         entries(dir.path())
     );
 }
+
+#[test]
+fn ctrl_c_during_an_open_loop_level_keeps_the_finished_rates_and_judges_no_partial_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_file = out_dir.path().join("partial.json");
+    // The first rate's level written, then Ctrl-C 1.5 s into the second's 4 s.
+    let args = ["--rate", "200,200", "--duration", "4"];
+    let after = Duration::from_millis(1500);
+    let out = stop_after_first_level(dir.path(), &out_file, &args, libc::SIGINT, after);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j: Value = serde_json::from_slice(&out.stdout).expect("results printed on Ctrl-C");
+    assert_eq!(j["interrupted"], true);
+    let levels = j["open_levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 1, "only the finished rate: {levels:?}");
+    let notes = j["notes"].to_string();
+    assert!(notes.contains("interrupted and is left out"), "{notes}");
+    // A level cut short is never read as the device falling behind.
+    let v = &j["open_loop"]["verdict"];
+    assert!(
+        v["beyond_capacity_from_iops"].is_null() || levels[0]["behind"]["kept"] == false,
+        "{v}"
+    );
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
