@@ -311,6 +311,27 @@ pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
         rate(vb.max_kept_iops),
         rate(va.max_kept_iops)
     )];
+    // The p99 at each rate both runs offered (within 2 %) and kept: what the same load waits.
+    // "Within the noise" when the two 95 % intervals overlap.
+    for lb in b.open_levels.iter().filter(|l| l.behind.kept) {
+        let Some(la) = a.open_levels.iter().find(|l| {
+            l.behind.kept && (l.offered_iops - lb.offered_iops).abs() <= 0.02 * lb.offered_iops
+        }) else {
+            continue;
+        };
+        let (pa, pb) = (la.latency_ns.p99, lb.latency_ns.p99);
+        let apart = match (la.latency_ns_ci95, lb.latency_ns_ci95) {
+            (Some(x), Some(y)) => x.p99[1] < y.p99[0] || y.p99[1] < x.p99[0],
+            _ => true,
+        };
+        parts.push(format!(
+            "p99 at {:.0} IOPS offered {:.2} ms (was {:.2} ms{})",
+            lb.offered_iops,
+            pb as f64 / 1e6,
+            pa as f64 / 1e6,
+            if apart { "" } else { ", within the noise" }
+        ));
+    }
     if let (Some(x), Some(y)) = (&va.max_iops_at_target, &vb.max_iops_at_target) {
         // The measured answers' 95 % intervals: two runs whose intervals overlap may not
         // differ at all.
@@ -440,6 +461,18 @@ mod tests {
         assert!(html.contains("Latency at an offered rate"));
         assert!(html.contains("p99 95 % interval, high"), "the p99's band");
         let w = compare_words(&r, &r).unwrap();
+        // The same levels against themselves: each rate's p99 overlaps its own interval.
+        assert!(w.contains("(was 3.00 ms, within the noise)"), "{w}");
+        let mut slower = r.clone();
+        for l in &mut slower.open_levels {
+            l.latency_ns.p99 *= 3;
+            if let Some(ci) = l.latency_ns_ci95.as_mut() {
+                ci.p99 = [ci.p99[0] * 3, ci.p99[1] * 3];
+            }
+        }
+        let w2 = compare_words(&r, &slower).unwrap();
+        assert!(w2.contains("9.00 ms (was 3.00 ms)"), "{w2}");
+        assert!(!w2.contains("within the noise"), "{w2}");
         assert!(
             w.contains("most IOPS at p99 <= 3.10 ms 1040 (500-3000) (was 1040 (500-3000) at"),
             "{w}"
