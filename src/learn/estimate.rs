@@ -52,6 +52,42 @@ pub struct Baseline {
     pub requests: f64,
 }
 
+/// How an [`Estimate`] was come by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EstimateMethod {
+    /// About one in flight, but fewer intervals than a baseline needs.
+    Thin,
+    /// The two lowest levels' latencies agree (within [`FLAT`]): both below the units, where
+    /// latency is the service time, so the lowest level's latency is the baseline's.
+    Flat,
+    /// One level only, or levels whose IOPS no longer grew: only the bounds.
+    Bounds,
+}
+
+/// The baseline estimated where the traffic never came down to about one request in flight
+/// (issue 37): from the lowest learned level L. Why these bounds: a closed loop of c requests
+/// on U parallel units of service S answers in S while c ≤ U and in c·S/U past them, so the
+/// lowest level's latency L(c) is at most c/U times S and at least S... turned round, S lies
+/// in [L(c)/c, L(c)] (U between 1 and c). A point estimate is only given when the next level
+/// up, with at least half again the in-flight, answered within [`FLAT`] of it: latency flat
+/// between them means both are at or below the units, where latency is S. This is the lowest
+/// levels' extrapolation (a flat line to one in flight), not an M/M/c-style correction, which
+/// would need the number of units and the arrival process, neither of which the counters give.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Estimate {
+    /// The mean in flight of the level it came from.
+    pub from_in_flight: f64,
+    /// The estimated single-request latency; None: only the bounds are known.
+    pub latency_ns: Option<f64>,
+    /// Where the single-request latency lies.
+    pub interval_ns: [f64; 2],
+    pub method: EstimateMethod,
+}
+
+/// Two levels' mean latencies within this factor are flat (no queueing between them).
+pub const FLAT: f64 = 1.2;
+
 /// What a series says about its device.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Curve {
@@ -62,6 +98,8 @@ pub struct Curve {
     /// Aged requests learned from.
     pub requests: f64,
     pub baseline: Option<Baseline>,
+    /// Without a baseline at about one in flight: the baseline estimated from the lowest levels.
+    pub estimate: Option<Estimate>,
     /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
     pub knee_concurrency: Option<u32>,
     /// Levels that can't be told from the knee (power within 10 %).
@@ -117,6 +155,7 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         intervals: s.intervals(),
         requests: s.buckets.iter().map(|b| b.requests).sum(),
         baseline: None,
+        estimate: None,
         knee_concurrency: None,
         knee_range: None,
         knee_at_least: None,
@@ -127,20 +166,22 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         levels: Vec::new(),
         summary: "".into(),
     };
-    let Some(bi) = s
-        .buckets
-        .iter()
-        .position(|b| enough(b, MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS))
-    else {
+    // A baseline is about one request in flight (the first bucket), never a queue's latency.
+    let bi = 0;
+    if !enough(&s.buckets[0], MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS) {
         let (n, r): (f64, f64) = s
             .buckets
             .iter()
             .fold((0.0, 0.0), |(n, r), b| (n + b.intervals, r + b.requests));
-        c.summary = format!(
-            "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline needs \
-             {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} requests at \
-             one in-flight level"
-        )
+        c.estimate = estimate_baseline(s);
+        c.summary = match &c.estimate {
+            Some(e) => estimate_words(e),
+            None => format!(
+                "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline \
+                 needs {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} \
+                 requests at about one in flight"
+            ),
+        }
         .into();
         return c;
     };
@@ -173,7 +214,10 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
     let over = levels.iter().find(|l| p95(l) > target);
     c.overload_concurrency = over.map(|l| l.concurrency);
     c.max_iops = within.iter().map(|l| l.iops).reduce(f64::max);
-    c.max_iops_at_least = over.is_none();
+    // A ceiling is measured only where the IOPS stopped growing (a plateau: a level with half
+    // again the in-flight of a lower one served no more than 10 % more); until then, and
+    // while no level went past the target, it is "at least".
+    c.max_iops_at_least = over.is_none() || !plateau(&levels, &in_flights);
 
     let top = levels.last().expect("the baseline is a level");
     let top_ratio = top.latency_ns.mean / base_mean.max(1.0);
@@ -217,6 +261,13 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         }
     }
     let reached = *in_flights.last().expect("non-empty");
+    if let Some(k) = c.knee_concurrency {
+        if !plateau(&levels, &in_flights) && c.knee_range.is_none() {
+            // Latency grew but the IOPS never stopped growing: the knee is below the top
+            // level, not known to be at the fitted one.
+            c.knee_range = Some([k, top.concurrency]);
+        }
+    }
     let base_words = format!(
         "baseline {} mean, {} p95 at {:.1} in flight ({:.0} intervals)",
         fmt_latency_ns(base.latency_ns),
@@ -258,6 +309,75 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
     c.baseline = Some(base);
     c.levels = levels;
     c
+}
+
+/// A measured plateau: some level with at least 1.5x the in-flight of a lower one served no
+/// more than [`POWER_TIE`] more IOPS.
+fn plateau(levels: &[LevelPoint], in_flights: &[f64]) -> bool {
+    (0..levels.len()).any(|i| {
+        (i + 1..levels.len()).any(|j| {
+            in_flights[j] >= 1.5 * in_flights[i]
+                && levels[j].iops <= levels[i].iops * (1.0 + POWER_TIE)
+        })
+    })
+}
+
+/// The baseline estimated from the lowest levels learned (see [`Estimate`]); None until a
+/// level has [`MIN_LEVEL_INTERVALS`] and [`MIN_LEVEL_REQUESTS`].
+fn estimate_baseline(s: &Series) -> Option<Estimate> {
+    let mut lv = s
+        .buckets
+        .iter()
+        .filter(|b| enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS));
+    let b1 = lv.next()?;
+    let (c1, l1) = (b1.in_flight().max(1.0), b1.mean_latency_ns()?);
+    if b1.in_flight() < super::model::INFLIGHT_EDGES[0] {
+        // About one in flight, thin: the mean with its standard error's interval.
+        let se = b1.latency_se_ns().unwrap_or(l1 * 0.5);
+        return Some(Estimate {
+            from_in_flight: b1.in_flight(),
+            latency_ns: Some(l1),
+            interval_ns: [(l1 - Z95 * se).max(0.0), l1 + Z95 * se],
+            method: EstimateMethod::Thin,
+        });
+    }
+    let bounds = [l1 / c1, l1];
+    let point = lv.next().and_then(|b2| {
+        let (c2, l2) = (b2.in_flight(), b2.mean_latency_ns()?);
+        (c2 >= 1.5 * c1 && l2 <= FLAT * l1).then_some(l1)
+    });
+    Some(Estimate {
+        from_in_flight: b1.in_flight(),
+        latency_ns: point,
+        interval_ns: bounds,
+        method: if point.is_some() {
+            EstimateMethod::Flat
+        } else {
+            EstimateMethod::Bounds
+        },
+    })
+}
+
+fn estimate_words(e: &Estimate) -> String {
+    let [lo, hi] = e.interval_ns;
+    let range = format!("{}–{}", fmt_latency_ns(lo), fmt_latency_ns(hi));
+    match e.latency_ns {
+        Some(l) if e.method == EstimateMethod::Thin => format!(
+            "baseline estimated {} ({range}) at {:.1} in flight from fewer intervals than a \
+             baseline needs",
+            fmt_latency_ns(l),
+            e.from_in_flight
+        ),
+        Some(l) => format!(
+            "no baseline at about one in flight: estimated {} ({range}) from {:.1} in flight",
+            fmt_latency_ns(l),
+            e.from_in_flight
+        ),
+        None => format!(
+            "no baseline at about one in flight: between {range}, from {:.1} in flight",
+            e.from_in_flight
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -360,10 +480,16 @@ pub(crate) mod tests {
 
     #[test]
     fn no_baseline_until_enough() {
-        let c = learn(4.0, 2.0, 0.5, 1.0, 10);
-        assert!(c.baseline.is_none());
+        let c = learn(4.0, 2.0, 0.5, 1.0, 5);
+        assert!(c.baseline.is_none() && c.estimate.is_none());
         assert!(c.max_iops.is_none());
         assert!(c.summary.starts_with("no baseline yet"), "{}", c.summary);
+        // Ten intervals at about one in flight: an estimate, labelled as one, no curve.
+        let c = learn(4.0, 2.0, 0.5, 1.0, 10);
+        assert!(c.baseline.is_none() && c.max_iops.is_none());
+        let e = c.estimate.expect(&c.summary);
+        assert_eq!(e.method, EstimateMethod::Thin);
+        assert!(c.summary.contains("estimated"), "{}", c.summary);
     }
 
     #[test]
@@ -380,5 +506,56 @@ pub(crate) mod tests {
         let tight = estimate(s, Some(2.0e6));
         assert!(tight.max_iops.unwrap() < c.max_iops.unwrap());
         assert!(!tight.max_iops_at_least);
+    }
+
+    #[test]
+    fn never_below_two_in_flight_an_estimate_within_its_bounds_never_a_baseline() {
+        // 1 unit of 2 ms at 2 in flight: every request waits for another (4 ms).
+        let mut m = DeviceModel::default();
+        for i in 0..200 {
+            let p = device_point(Dir::Read, 1.0, 2.0, 2.0, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        assert!(c.baseline.is_none(), "{}", c.summary);
+        let e = c.estimate.expect(&c.summary);
+        // One level: only the bounds, which hold the truth (2 ms).
+        assert_eq!(e.latency_ns, None);
+        assert_eq!(e.method, EstimateMethod::Bounds);
+        let [lo, hi] = e.interval_ns;
+        assert!(lo <= 2.0e6 * 1.03 && 2.0e6 <= hi, "{lo} {hi}");
+        assert!(c.summary.contains("from 2.0 in flight"), "{}", c.summary);
+        assert!(c.max_iops.is_none() && c.knee_concurrency.is_none());
+    }
+
+    #[test]
+    fn a_load_that_never_comes_down_to_one_gets_an_estimate_from_its_flat_lowest_levels() {
+        // 4 units of 2 ms, wandering between 2 and 32 in flight: the levels at 2 and 4 are
+        // flat (below the units), so the lowest one's latency is the service time.
+        let c = learn(4.0, 2.0, 2.0, 32.0, 600);
+        assert!(c.baseline.is_none(), "{}", c.summary);
+        let e = c.estimate.expect(&c.summary);
+        assert_eq!(e.method, EstimateMethod::Flat, "{}", c.summary);
+        let l = e.latency_ns.unwrap();
+        assert!((l / 2.0e6 - 1.0).abs() < 0.10, "{l}");
+        assert!(c.summary.contains("estimated"), "{}", c.summary);
+    }
+
+    #[test]
+    fn no_measured_ceiling_without_a_plateau() {
+        // 4 units of 2 ms at 1 in flight, then 24 (600 vs 2000 IOPS): the ceiling is past the
+        // last level within the target, so "at least".
+        let mut m = DeviceModel::default();
+        for i in 0..200 {
+            let f = if i < 100 { 1.0 } else { 24.0 };
+            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        assert!(c.max_iops_at_least, "{}", c.summary);
+        assert!(c.summary.contains("at least"), "{}", c.summary);
+        // With the levels between, the plateau is measured.
+        let c = learn(4.0, 2.0, 0.5, 16.0, 4000);
+        assert!(!c.max_iops_at_least, "{}", c.summary);
     }
 }

@@ -2,7 +2,9 @@
 //! learned from its own traffic, so a production disk is judged without a benchmark. Every
 //! interval is one point of Little's law per direction (in flight = Δtime/Δt, IOPS = Δios/Δt,
 //! mean latency = Δtime/Δios, plus the block layer's percentiles where that source runs);
-//! model.rs accumulates them into a bounded, ageing model per direction and request-size
+//! points.rs turns an interval into points by what happened while the device was busy (and
+//! marks mixed sizes and CPU noise); change.rs holds a step at the baseline's level out as
+//! news; model.rs accumulates them into a bounded, ageing model per direction and request-size
 //! class; estimate.rs turns it into a baseline, a knee (or a lower bound) and a capacity
 //! with the sweep's own rules; vocab.rs is the one vocabulary (idle, ok, saturated,
 //! overloaded, unknown) and the one headroom; store.rs keeps the model across runs.
@@ -12,8 +14,10 @@
 //! analysing the recording of the same intervals say the same. The only IO is store.rs.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
+pub mod change;
 pub mod estimate;
 pub mod model;
+pub mod points;
 pub mod store;
 pub mod vocab;
 
@@ -21,6 +25,7 @@ use crate::monitor::interval::{DeviceRow, IntervalReport};
 use crate::monitor::DiskRates;
 use estimate::Curve;
 use model::{DeviceModel, Dir, Point};
+pub use points::{points_of, Points};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -61,6 +66,23 @@ pub struct Learned {
     /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
+    /// Without a baseline at about one in flight: the baseline estimated from level L, with
+    /// its interval (issue 37). Never named a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<estimate::Estimate>,
+    /// A detected change of the device: when, from what, to what, on what evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<change::Change>,
+    /// The ceiling (max_iops) is a lower bound, not a measured plateau.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling_at_least: Option<bool>,
+    /// The interval's requests are of mixed size classes: not judged against one class's
+    /// curve.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mixed: bool,
+    /// The machine's CPUs explain the interval's latency: not learned into the baseline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_busy: bool,
     pub summary: Option<Summary>,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
@@ -105,6 +127,11 @@ impl Learned {
             headroom_iops: None,
             ratio: None,
             fit_r_squared: None,
+            estimate: None,
+            change: None,
+            ceiling_at_least: None,
+            mixed: false,
+            cpu_busy: false,
             summary: None,
             directions: Vec::new(),
         }
@@ -119,7 +146,9 @@ impl Learned {
             self.baseline_interval_ns = b.interval_ns;
             self.max_iops = c.max_iops;
             self.max_iops_at_least = c.max_iops.map(|_| c.max_iops_at_least);
+            self.ceiling_at_least = self.max_iops_at_least;
         }
+        self.estimate = c.estimate.clone();
         self.knee_concurrency = c.knee_concurrency;
         self.knee_range = c.knee_range;
         self.knee_at_least = c.knee_at_least;
@@ -169,79 +198,6 @@ pub fn disagreement(l: &Learned, swept_baseline_ns: f64) -> Option<String> {
     })
 }
 
-/// The points of one interval of a device, on the stack (no allocation per device and
-/// interval).
-#[derive(Debug, Clone, Copy)]
-pub struct Points {
-    pts: [Point; 2],
-    n: usize,
-}
-
-impl Points {
-    pub fn as_slice(&self) -> &[Point] {
-        &self.pts[..self.n]
-    }
-}
-
-/// The points of one device's interval: reads and writes (discards and flushes are other
-/// work and are not learned). `pcts` from the block-latency source, when it measured.
-pub fn points_of(
-    wall_ns: i64,
-    r: &DiskRates,
-    lat: Option<&crate::monitor::blklat::Measured>,
-) -> Points {
-    let pcts = |o: &crate::monitor::blklat::OpLatency| {
-        Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6])
-    };
-    let dt = r.interval_s;
-    [
-        (
-            Dir::Read,
-            r.r_s,
-            r.read_concurrency,
-            r.rkb_s,
-            lat.and_then(|m| pcts(&m.read)),
-        ),
-        (
-            Dir::Write,
-            r.w_s,
-            r.write_concurrency,
-            r.wkb_s,
-            lat.and_then(|m| pcts(&m.write)),
-        ),
-    ]
-    .into_iter()
-    .map(|(dir, per_s, conc, kb_s, pcts_ns)| Point {
-        dir,
-        wall_ns,
-        interval_s: dt,
-        requests: per_s * dt,
-        busy_ms: conc * dt * 1e3,
-        bytes: kb_s * 1024.0 * dt,
-        pcts_ns,
-    })
-    .filter(Point::usable)
-    .fold(
-        Points {
-            pts: [Point {
-                dir: Dir::Read,
-                wall_ns,
-                interval_s: dt,
-                requests: 0.0,
-                busy_ms: 0.0,
-                bytes: 0.0,
-                pcts_ns: None,
-            }; 2],
-            n: 0,
-        },
-        |mut acc, p| {
-            acc.pts[acc.n] = p;
-            acc.n += 1;
-            acc
-        },
-    )
-}
-
 /// Learning of one device: the model, its curves (re-estimated now and then), and whether
 /// it changed since it was last saved.
 #[derive(Debug, Clone, Default)]
@@ -258,6 +214,8 @@ struct Device {
     idle: Option<Arc<Learned>>,
     /// The last interval's judgement with traffic, reused when no row holds it any more.
     last: Option<Arc<Learned>>,
+    /// The evidence of a change at the baseline's level.
+    watch: change::Watch,
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
@@ -288,26 +246,51 @@ impl Device {
         wall_ns: i64,
         rates: &DiskRates,
         lat: Option<&crate::monitor::blklat::Measured>,
+        cpu: Option<&crate::sys::sched::AvgCpu>,
         target: Option<f64>,
     ) -> Arc<Learned> {
-        let points = points_of(wall_ns, rates, lat);
-        let points = points.as_slice();
+        let all = points_of(wall_ns, rates, lat, cpu);
+        let points = all.as_slice();
         if points.is_empty() {
             // Idle: nothing learned, the same judgement as the last idle interval's.
             return match &self.idle {
                 Some(l) => Arc::clone(l),
-                None => Arc::clone(self.idle.insert(Arc::new(self.judge(&[])))),
+                None => Arc::clone(self.idle.insert(Arc::new(self.judge(&[], &[])))),
             };
         }
         self.idle = None;
-        self.model.add_interval(wall_ns, rates.interval_s, points);
-        // Only traffic is worth a write: an idle device's state is not rewritten.
-        self.dirty = true;
-        self.since_estimate += 1;
-        if due(self) {
-            self.estimate(target);
+        let learn = all.to_learn();
+        // A step at the baseline's own level is news, not a point (change.rs).
+        let main = learn
+            .as_slice()
+            .iter()
+            .max_by(|a, b| a.requests.total_cmp(&b.requests));
+        let base = main
+            .and_then(|p| self.curve(p.dir, p.size_class()))
+            .and_then(|c| c.baseline.as_ref())
+            .map(|b| b.latency_ns);
+        let at_level = main.filter(|p| model::bucket_of(p.in_flight()) == 0);
+        match self.watch.observe(wall_ns, at_level, base) {
+            change::Verdict::Hold => {}
+            verdict => {
+                if verdict == change::Verdict::Restart {
+                    // Another device now: its learning starts again from this interval.
+                    self.model = DeviceModel::default();
+                    self.curves.clear();
+                }
+                self.model
+                    .add_interval(wall_ns, rates.interval_s, learn.as_slice());
+                // Only traffic is worth a write: an idle device's state is not rewritten.
+                self.dirty = true;
+                self.since_estimate += 1;
+                if due(self) {
+                    self.estimate(target);
+                }
+            }
         }
-        let l = self.judge(points);
+        let mixed: Vec<Dir> = all.mixed_dirs().collect();
+        let mut l = self.judge(points, &mixed);
+        l.cpu_busy = all.cpu_busy;
         // The last interval's judgement is written over in place once its row is gone (the
         // usual case: a view drops a report before the next one): no allocation per device
         // and interval.
@@ -326,14 +309,19 @@ impl Device {
 
     /// The interval's judgement from the curves and the interval's points, with each
     /// direction's own beside it.
-    fn judge(&self, points: &[Point]) -> Learned {
-        let mut l = self.judge_points(points);
+    fn judge(&self, points: &[Point], mixed: &[Dir]) -> Learned {
+        let mut l = self.judge_points(points, mixed);
+        l.change = self.watch.change().cloned();
+        if let Some(c) = &l.change {
+            let rest = l.summary.as_ref().map_or("", |s| &s.0);
+            l.summary = Some(Summary(format!("{}; {rest}", c.words()).into()));
+        }
         l.directions = [Dir::Read, Dir::Write]
             .into_iter()
             .filter_map(|dir| {
                 // points_of gives at most one point per direction.
                 if let Some(p) = points.iter().find(|p| p.dir == dir) {
-                    return Some(self.judge_points(std::slice::from_ref(p)));
+                    return Some(self.judge_points(std::slice::from_ref(p), mixed));
                 }
                 // No I/O this way: idle, by this direction's series learned most.
                 let c = self
@@ -351,7 +339,7 @@ impl Device {
     }
 
     /// The judgement of these points (one interval's, of one or both directions).
-    fn judge_points(&self, points: &[Point]) -> Learned {
+    fn judge_points(&self, points: &[Point], mixed: &[Dir]) -> Learned {
         let empty = Learned::empty(&self.model);
         if points.is_empty() {
             // Idle: the figures of the series learned most (by requests: a direction
@@ -367,9 +355,22 @@ impl Device {
         }
         // At most two points (reads, writes): judged on the stack, no allocation per row.
         let judge = |p: &Point| {
+            if mixed.contains(&p.dir) {
+                // Two size classes at once: no one class's curve judges it.
+                return (State::Unknown, None);
+            }
             let c = self.curve(p.dir, p.size_class());
             let ratio = c.and_then(|c| {
-                let b = c.baseline.as_ref()?;
+                let Some(b) = c.baseline.as_ref() else {
+                    // An estimate judges by its point; bounds only say "at least" so much
+                    // over the upper bound, and only past the saturated ratio.
+                    let e = c.estimate.as_ref()?;
+                    return match e.latency_ns {
+                        Some(l) => Some(p.mean_latency_ns() / l),
+                        None => Some(p.mean_latency_ns() / e.interval_ns[1])
+                            .filter(|&r| r >= vocab::SATURATED_RATIO),
+                    };
+                };
                 Some(match p.pcts_ns {
                     Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
                     _ => p.mean_latency_ns() / b.latency_ns,
@@ -388,6 +389,7 @@ impl Device {
         };
         l.state = State::worst(points.iter().map(|p| judge(p).0));
         l.ratio = main.1;
+        l.mixed = points.iter().any(|p| mixed.contains(&p.dir));
         l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main_p.iops()));
         l
     }
@@ -445,6 +447,7 @@ impl Learner {
             return;
         }
         let target = self.spec.target_p95_ns;
+        let cpu = r.cpu;
         for row in &mut r.devices {
             let dev = (row.major, row.minor);
             let i = match self.slots.get(&dev) {
@@ -472,7 +475,7 @@ impl Learner {
                 }
             }
             let Ok(rates) = &row.rates else {
-                let mut l = d.judge(&[]);
+                let mut l = d.judge(&[], &[]);
                 l.state = State::Unknown;
                 for d in &mut l.directions {
                     d.state = State::Unknown;
@@ -481,7 +484,7 @@ impl Learner {
                 continue;
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
-            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, target));
+            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -500,7 +503,7 @@ impl Learner {
         let i = self.index(key);
         let d = &mut self.devices[i].1;
         d.loaded = true;
-        d.learn(wall_ns, rates, None, target)
+        d.learn(wall_ns, rates, None, None, target)
     }
 
     /// The device's curves estimated from everything learned (the end of a recording).
@@ -509,7 +512,7 @@ impl Learner {
         let i = *self.by_key.get(key)?;
         let d = &mut self.devices[i].1;
         d.estimate(target);
-        Some(d.judge(&[]))
+        Some(d.judge(&[], &[]))
     }
 
     /// Save every device learned since the last save; problems become warnings.

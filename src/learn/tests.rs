@@ -131,7 +131,7 @@ fn a_swept_and_a_learned_baseline_disagree_only_beyond_their_uncertainty() {
         ..Device::default()
     };
     d.estimate(None);
-    let l = d.judge(&[]);
+    let l = d.judge(&[], &[]);
     let base = l.baseline_latency_ns.unwrap();
     assert!((base / 2e6 - 1.0).abs() < 0.05, "{base}");
     // A sweep within its 10 % of the learned baseline: no note.
@@ -147,7 +147,7 @@ fn the_basis_in_words() {
     let mut d = Device::default();
     d.model.intervals_seen = 4812;
     d.model.seconds_seen = 3.0 * 3600.0 + 12.0 * 60.0 + 5.0;
-    let l = d.judge(&[]);
+    let l = d.judge(&[], &[]);
     assert_eq!(
         basis_words(&l),
         "learned from 3 h 12 m of traffic, 4,812 intervals"
@@ -155,7 +155,7 @@ fn the_basis_in_words() {
     d.model.intervals_seen = 42;
     d.model.seconds_seen = 42.4;
     assert_eq!(
-        basis_words(&d.judge(&[])),
+        basis_words(&d.judge(&[], &[])),
         "learned from 42 s of traffic, 42 intervals"
     );
 }
@@ -176,7 +176,7 @@ fn each_direction_is_judged_by_its_own_curve() {
     d.estimate(None);
     // An interval of reads only: reads judged, writes idle with their own baseline.
     let reads = device_point(Dir::Read, 4.0, 2.0, 1.0, 300);
-    let l = d.judge(&[reads]);
+    let l = d.judge(&[reads], &[]);
     assert_eq!(l.directions.len(), 2, "{l:?}");
     let [r, w] = [&l.directions[0], &l.directions[1]];
     assert_eq!(r.direction, Some(Dir::Read));

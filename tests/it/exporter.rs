@@ -1246,6 +1246,11 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         headroom_iops: Some(1200.0),
         ratio: Some(ratio),
         fit_r_squared: None,
+        estimate: None,
+        change: None,
+        ceiling_at_least: Some(true),
+        mixed: false,
+        cpu_busy: false,
         summary: None,
         directions: vec![],
     }
