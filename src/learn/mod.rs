@@ -80,7 +80,8 @@ pub struct Learned {
     /// curve.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mixed: bool,
-    /// The machine's CPUs explain the interval's latency: not learned into the baseline.
+    /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
+    /// the baseline's level: not learned (a step of 2x is still evidence of a change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu_busy: bool,
     pub summary: Option<Summary>,
@@ -270,7 +271,18 @@ impl Device {
             .and_then(|c| c.baseline.as_ref())
             .map(|b| b.latency_ns);
         let at_level = main.filter(|p| model::bucket_of(p.in_flight()) == 0);
-        match self.watch.observe(wall_ns, at_level, base) {
+        // CPU noise: at the baseline's level, slow, with CPUs that had no idle time. The
+        // machine may explain it as well as the device: not learned. A step of 2x or more is
+        // still evidence of a change (change.rs), so a slowdown on a busy host is news too.
+        let cpu_noise = all.cpu_busy
+            && at_level
+                .zip(base)
+                .is_some_and(|(p, b)| p.mean_latency_ns() / b >= vocab::SATURATED_RATIO);
+        let verdict = match self.watch.observe(wall_ns, at_level, base) {
+            change::Verdict::Learn if cpu_noise => change::Verdict::Hold,
+            v => v,
+        };
+        match verdict {
             change::Verdict::Hold => {}
             verdict => {
                 if verdict == change::Verdict::Restart {
@@ -290,7 +302,7 @@ impl Device {
         }
         let mixed: Vec<Dir> = all.mixed_dirs().collect();
         let mut l = self.judge(points, &mixed);
-        l.cpu_busy = all.cpu_busy;
+        l.cpu_busy = cpu_noise;
         // The last interval's judgement is written over in place once its row is gone (the
         // usual case: a view drops a report before the next one): no allocation per device
         // and interval.

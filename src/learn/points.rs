@@ -12,9 +12,11 @@
 //!   size classes (not within a merge's tolerance of either side's sizes) is two classes each
 //!   with a real share. Such an interval is marked mixed: neither learned into nor judged
 //!   against one class's curve. Class edges tolerate merges (model::SizeClass::of).
-//! - **CPU noise.** An interval whose CPUs had no idle time left, or lost time to steal, has
-//!   latency the machine's own CPU wait explains (a completion waits for a CPU to be noticed):
-//!   it is marked and kept out of the baseline's level.
+//! - **CPU noise.** An interval whose CPUs had no idle time left, or lost time to steal, may
+//!   have latency the machine's own CPU wait explains (a completion waits for a CPU to be
+//!   noticed): it is marked [`Points::cpu_busy`]; the learner keeps it out of the baseline's
+//!   level when its latency there is also above the baseline's band (learn/mod.rs). A busy
+//!   machine alone is no reason: a host whose compilers keep the CPUs busy still learns.
 //!
 //! Pure.
 //! Imports only: learn/model.rs, monitor/, sys/sched.rs.
@@ -78,8 +80,7 @@ impl Points {
         self.left_out[i]
     }
 
-    /// The points to learn from, as points: not left out, and, when the CPUs explain the
-    /// interval's latency, none at the baseline's level.
+    /// The points to learn from, as points: those not left out.
     pub fn to_learn(&self) -> Points {
         let mut out = Points {
             n: 0,
@@ -87,9 +88,6 @@ impl Points {
             ..*self
         };
         for p in self.learnable() {
-            if self.cpu_busy && bucket_of(p.in_flight()) == 0 {
-                continue;
-            }
             out.pts[out.n] = *p;
             out.n += 1;
         }
