@@ -220,7 +220,11 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
             d["aqu-sz"].as_f64().unwrap() / f64::from(knee),
         );
         let iops = d["r/s"].as_f64().unwrap() + d["w/s"].as_f64().unwrap();
-        close(&p["headroom_iops"], max_iops - iops);
+        // An overloaded device (mixed saturation 3x or more, learn::vocab) has no headroom
+        // whatever its IOPS; a loop device on a busy machine can be one in any interval.
+        let over = p["saturation"].as_f64().is_some_and(|s| s >= 3.0);
+        let want = if over { 0.0 } else { max_iops - iops };
+        close(&p["headroom_iops"], want);
         reads_seen += d["r/s"].as_f64().unwrap() * r["interval_s"].as_f64().unwrap();
     }
     assert_eq!(reads_seen.round() as u64, 200);

@@ -140,8 +140,10 @@ fn overhead_ms() -> f64 {
     let mean_ms = num(&j["levels"][0]["latency_ns"], "mean") / 1e6;
     let o = mean_ms - 1.0;
     eprintln!("per-request overhead of the path: {o:.3} ms");
+    // Whatever the machine's load, a path slower than half the device under test (S_MS) would
+    // leave nothing of the device to judge.
     assert!(
-        (0.0..1.5).contains(&o),
+        (0.0..S_MS as f64 / 2.0).contains(&o),
         "a 1 ms device answers in {mean_ms:.3} ms"
     );
     o
@@ -163,9 +165,10 @@ impl<'a> Judged<'a> {
         let mut story = format!("{:?}\n", dev.spec);
         for l in j["levels"].as_array().unwrap() {
             story += &format!(
-                "  c={:<3} {:>6.0} IOPS  mean {:.2} ms  p95 {:.2} ms  %util {:.0}\n",
+                "  c={:<3} {:>6.0} IOPS (cv {:.3})  mean {:.2} ms  p95 {:.2} ms  %util {:.0}\n",
                 l["concurrency"],
                 num(l, "iops"),
+                l["spread"]["iops_late_cv"].as_f64().unwrap_or(f64::NAN),
                 num(&l["latency_ns"], "mean") / 1e6,
                 num(&l["latency_ns"], "p95") / 1e6,
                 l["kernel"]["util"].as_f64().unwrap_or(f64::NAN),
@@ -289,6 +292,16 @@ impl<'a> Judged<'a> {
         );
     }
 
+    /// How close a plateau's figure must be to the truth: 5 %, or twice the spread this sweep
+    /// measured between the settled windows of its highest level (`spread.iops_late_cv`) when
+    /// the machine made that wider. The noise is the run's own, not a quiet machine's: on a
+    /// busy one the FUSE daemon's and the loop worker's wake-ups move each window's count.
+    fn plateau_tolerance(&self) -> f64 {
+        let last = self.j["levels"].as_array().unwrap().last().unwrap();
+        let cv = last["spread"]["iops_late_cv"].as_f64().unwrap_or(0.0);
+        0.05f64.max(2.0 * cv)
+    }
+
     /// No cap claimed: neither figure, no cap finding, and the summary never calls the plateau
     /// a provisioned cap.
     fn no_cap_is_named(&self) {
@@ -313,9 +326,11 @@ impl<'a> Judged<'a> {
     fn limit_is_named_without_a_claim(&self, iops: f64) {
         self.no_cap_is_named();
         let got = self.v()["limit"]["iops"].as_f64();
+        let tol = self.plateau_tolerance();
         assert!(
-            got.is_some_and(|g| (g - iops).abs() <= iops * 0.05),
-            "plateau {got:?} IOPS, truth {iops}\n{}",
+            got.is_some_and(|g| (g - iops).abs() <= iops * tol),
+            "plateau {got:?} IOPS, truth {iops} (within {:.1} %)\n{}",
+            tol * 100.0,
             self.story
         );
         assert!(
@@ -335,9 +350,11 @@ impl<'a> Judged<'a> {
         let by_iops = v["suspected_cap_iops"].as_f64();
         let by_bytes = v["suspected_cap_bytes_per_s"].as_f64().map(|b| b / 4096.0);
         let got = by_iops.or(by_bytes);
+        let tol = self.plateau_tolerance();
         assert!(
-            got.is_some_and(|g| (g - iops).abs() <= iops * 0.05),
-            "cap {got:?} IOPS, truth {iops}\n{}",
+            got.is_some_and(|g| (g - iops).abs() <= iops * tol),
+            "cap {got:?} IOPS, truth {iops} (within {:.1} %)\n{}",
+            tol * 100.0,
             self.story
         );
         assert_eq!(v["cap"]["evidence"], "burst", "{}", self.story);
