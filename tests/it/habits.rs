@@ -407,6 +407,6 @@ fn completions_load_in_bash_and_the_man_page_names_every_subcommand() {
             assert!(text.contains(sub), "{sub} not in the rendered page");
         }
     } else {
-        eprintln!("skipped: man(1) not installed");
+        crate::util::skip("man(1) not installed");
     }
 }
