@@ -294,7 +294,7 @@ fn bad_inputs_name_the_flag_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
     assert!(
-        e.contains("'DIR' does not exist") && e.contains("nope"),
+        e.contains("the directory '") && e.contains("nope' does not exist"),
         "{e}"
     );
     assert_eq!(e.lines().count(), 1, "one line: {e}");

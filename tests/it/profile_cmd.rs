@@ -245,12 +245,12 @@ fn import_for_another_device_then_list_show_export_rm() {
         (
             &["profile", "show", "nope", "--profile-dir", &p],
             2,
-            "'ID' is no profile in",
+            "the profile id 'nope' is no profile in",
         ),
         (
             &["profile", "rm", LOOP_ID, "--profile-dir", &p],
             2,
-            "(got 'loop0-268435456')",
+            "'loop0-268435456'",
         ),
         (
             &[
