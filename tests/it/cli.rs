@@ -187,7 +187,10 @@ fn man_pages_have_examples_exit_status_environment_and_a_typed_synopsis() {
             "{heading} not rendered:\n{text}"
         );
     }
-    assert!(text.contains("iosat sweep /data --target-p99 5ms"), "{text}");
+    assert!(
+        text.contains("iosat sweep /data --target-p99 5ms"),
+        "{text}"
+    );
     // The footer: source, date and title apart, none cut into another.
     let footer = text.trim_end().lines().last().unwrap();
     assert!(
