@@ -1,12 +1,13 @@
 //! A change of the device is news, not something to learn (issue 37): the baseline moves only
 //! on evidence. An interval at the baseline's own level (about one in flight) whose mean
-//! latency is [`CHANGE_RATIO`] or more away from the baseline's, either way, is evidence of a
-//! change, not a point: it is held out of the model, and so is every interval while evidence is
-//! pending, and the old baseline keeps judging (a device slowed from 2 to 8 ms reads
-//! overloaded). After [`REPORT_AFTER`] such intervals in a row the change is reported (when,
-//! from what, to what, on how many intervals); after [`CONFIRM_AFTER`] it is confirmed: the
-//! device is another one now and its learning starts again. An interval back within the band
-//! ends the evidence. Pure.
+//! latency is [`CHANGE_RATIO`] or more away from the baseline's, either way (and at least
+//! [`CHANGE_MIN_NS`]), is evidence of a change, not a point: it is held out of the model, and
+//! the old baseline keeps judging (a device slowed from 2 to 8 ms reads overloaded). After
+//! [`REPORT_AFTER_S`] of such intervals in a row (intervals at other levels between them neither
+//! break nor extend the run) the change is reported (when, from what, to what, on how many
+//! intervals), and from then on every interval is held; after [`CONFIRM_AFTER_S`] it is
+//! confirmed: the device is another one now and its learning starts again. An interval back
+//! within the band ends the evidence. Pure.
 //! Imports only: learn/model.rs.
 
 use super::model::Point;
@@ -17,12 +18,16 @@ use serde::{Deserialize, Serialize};
 /// mixed requests and background flushes; the in-flight bucket of a baseline, up to 1.5, adds
 /// at most half again).
 pub const CHANGE_RATIO: f64 = 2.0;
-/// Intervals in a row (5 s at 1 s) before a change is reported: one slow interval is noise.
-pub const REPORT_AFTER: u32 = 5;
-/// Intervals of evidence (2 minutes at 1 s intervals at the baseline's level) before the
-/// change is confirmed and learning starts again: the horizon over which the old baseline
-/// keeps judging.
-pub const CONFIRM_AFTER: u32 = 120;
+/// A step smaller than this is the scatter of a fast device's wake-ups on a busy machine (a
+/// 0.09 ms loop device's intervals reach 0.2 ms), not a change.
+pub const CHANGE_MIN_NS: f64 = 0.2e6;
+/// Seconds of evidence in a row (busy time at the baseline's level) before a change is
+/// reported: one slow interval, or a second of a busy machine, is noise. In seconds, not
+/// intervals, so that `-i 0.1` and `-i 1` report alike.
+pub const REPORT_AFTER_S: f64 = 5.0;
+/// Seconds of evidence (2 minutes) before the change is confirmed and learning starts again:
+/// the horizon over which the old baseline keeps judging.
+pub const CONFIRM_AFTER_S: f64 = 120.0;
 
 /// A detected change of the device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,7 +40,9 @@ pub struct Change {
     pub to_ns: f64,
     /// Intervals of evidence at the baseline's level.
     pub intervals: u32,
-    /// Confirmed (after [`CONFIRM_AFTER`] intervals): learning started again.
+    /// Their busy seconds.
+    pub seconds: f64,
+    /// Confirmed (after [`CONFIRM_AFTER_S`]): learning started again.
     pub confirmed: bool,
 }
 
@@ -64,7 +71,8 @@ fn fmt_ms(ns: f64) -> String {
 pub enum Verdict {
     /// Nothing against learning it.
     Learn,
-    /// Evidence of a change is pending: the interval is held out of the model.
+    /// Evidence of a change, or any interval once a change is reported: held out of the
+    /// model.
     Hold,
     /// The change is confirmed now: start learning again from this interval.
     Restart,
@@ -91,15 +99,16 @@ impl Watch {
         baseline_ns: Option<f64>,
     ) -> Verdict {
         let (Some(p), Some(base)) = (at_level, baseline_ns) else {
-            // No evidence either way: held while a change is pending.
-            return if self.pending.is_some() {
+            // No evidence either way: held once a change is reported.
+            return if self.change_pending() {
                 Verdict::Hold
             } else {
                 Verdict::Learn
             };
         };
         let ratio = p.mean_latency_ns() / base;
-        if ratio < CHANGE_RATIO && ratio > 1.0 / CHANGE_RATIO {
+        let small = (p.mean_latency_ns() - base).abs() < CHANGE_MIN_NS;
+        if small || (ratio < CHANGE_RATIO && ratio > 1.0 / CHANGE_RATIO) {
             // Back within the band: the evidence ends.
             self.pending = None;
             (self.requests, self.busy_ms) = (0.0, 0.0);
@@ -113,11 +122,13 @@ impl Watch {
             from_ns: base,
             to_ns,
             intervals: 0,
+            seconds: 0.0,
             confirmed: false,
         });
         c.intervals += 1;
+        c.seconds += p.interval_s;
         c.to_ns = to_ns;
-        if c.intervals >= CONFIRM_AFTER {
+        if c.seconds >= CONFIRM_AFTER_S {
             let mut done = self.pending.take().expect("pending");
             done.confirmed = true;
             self.last = Some(done);
@@ -127,11 +138,18 @@ impl Watch {
         Verdict::Hold
     }
 
-    /// The change to report: pending after [`REPORT_AFTER`] intervals, else the last confirmed.
+    /// A change is reported and not yet confirmed.
+    fn change_pending(&self) -> bool {
+        self.pending
+            .as_ref()
+            .is_some_and(|c| c.seconds >= REPORT_AFTER_S)
+    }
+
+    /// The change to report: pending after [`REPORT_AFTER_S`], else the last confirmed.
     pub fn change(&self) -> Option<&Change> {
         self.pending
             .as_ref()
-            .filter(|c| c.intervals >= REPORT_AFTER)
+            .filter(|c| c.seconds >= REPORT_AFTER_S)
             .or(self.last.as_ref())
     }
 }
@@ -159,23 +177,23 @@ mod tests {
         let mut w = Watch::default();
         let base = Some(2.0e6);
         assert_eq!(w.observe(0, Some(&at(2.3)), base), Verdict::Learn);
-        for i in 1..REPORT_AFTER {
-            assert_eq!(w.observe(i as i64, Some(&at(8.0)), base), Verdict::Hold);
+        let report_after = REPORT_AFTER_S as i64;
+        for i in 1..report_after {
+            assert_eq!(w.observe(i, Some(&at(8.0)), base), Verdict::Hold);
             assert!(w.change().is_none(), "one slow interval is not news");
         }
-        // Intervals at other levels are held while the evidence is pending.
-        assert_eq!(w.observe(99, None, base), Verdict::Hold);
+        // Before the change is reported, intervals at other levels are learned (one noisy
+        // interval does not stop learning); after, they are held.
+        assert_eq!(w.observe(99, None, base), Verdict::Learn);
         assert_eq!(w.observe(5, Some(&at(8.0)), base), Verdict::Hold);
+        assert_eq!(w.observe(99, None, base), Verdict::Hold);
         let c = w.change().expect("reported").clone();
-        assert_eq!(
-            (c.since_wall_ns, c.intervals, c.confirmed),
-            (1, REPORT_AFTER, false)
-        );
+        assert_eq!((c.since_wall_ns, c.intervals, c.confirmed), (1, 5, false));
         assert!((c.to_ns / 8e6 - 1.0).abs() < 1e-9 && c.from_ns == 2e6);
         assert!(c.words().contains("8.00 ms") && c.words().contains("until confirmed"));
         let mut last = Verdict::Hold;
-        for i in REPORT_AFTER..CONFIRM_AFTER {
-            last = w.observe(i as i64, Some(&at(8.0)), base);
+        for i in report_after..CONFIRM_AFTER_S as i64 {
+            last = w.observe(i, Some(&at(8.0)), base);
         }
         assert_eq!(last, Verdict::Restart);
         assert!(w.change().unwrap().confirmed);

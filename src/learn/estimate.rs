@@ -190,7 +190,7 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
     let base = Baseline {
         in_flight: bb.in_flight(),
         latency_ns: base_mean,
-        p95_ns: bb.quantile_ns(0.95).unwrap_or(base_mean),
+        p95_ns: baseline_p95(bb).unwrap_or(base_mean),
         interval_ns: bb
             .latency_se_ns()
             .map(|se| [(base_mean - Z95 * se).max(0.0), base_mean + Z95 * se]),
@@ -309,6 +309,19 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
     c.baseline = Some(base);
     c.levels = levels;
     c
+}
+
+/// The baseline's p95. From interval means: their 95th percentile. From the block layer's
+/// percentiles (each interval's p50, p95, p99 as masses of 50, 45 and 5 % of its requests):
+/// the typical interval's p95, the request-weighted median of the intervals' p95s (the middle
+/// of the p95 masses, at 0.5 + 0.45/2). Their 0.95 quantile would be the largest interval
+/// p95s: on a busy host, the intervals whose wake-ups waited for a CPU (issue 37, case 7).
+fn baseline_p95(b: &Bucket) -> Option<f64> {
+    if b.has_percentiles() {
+        b.quantile_ns(0.5 + 0.45 / 2.0)
+    } else {
+        b.quantile_ns(0.95)
+    }
 }
 
 /// A measured plateau: some level with at least 1.5x the in-flight of a lower one served no

@@ -303,8 +303,13 @@ impl Device {
                 }
             }
         }
-        let mixed: Vec<Dir> = all.mixed_dirs().collect();
-        let mut l = self.judge(points, &mixed);
+        // On the stack: no allocation per device and interval.
+        let (mut mixed, mut n_mixed) = ([Dir::Read; 2], 0);
+        for d in all.mixed_dirs() {
+            mixed[n_mixed] = d;
+            n_mixed += 1;
+        }
+        let mut l = self.judge(points, &mixed[..n_mixed]);
         l.cpu_busy = cpu_noise;
         // The last interval's judgement is written over in place once its row is gone (the
         // usual case: a view drops a report before the next one): no allocation per device
