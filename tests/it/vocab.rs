@@ -117,7 +117,7 @@ fn exporter_text(l: &Learned) -> String {
     let mut s = Scraper::new(fixture_root(), all, None).scrape();
     for d in &mut s.devices {
         if d.line.name == "sda" {
-            d.learned = Some(std::sync::Arc::new(l.clone()));
+            crate::exporter::judged(d, l.clone());
         }
     }
     metrics::render(&s)
