@@ -728,7 +728,7 @@ fn a_real_prometheus_records_saturation_for_every_host() {
     let up = prom.query("iosat_scrape_collector_success");
     assert_eq!(up.len(), 2, "{up:?}");
     assert!(up.iter().all(|(_, v)| *v == 1.0));
-    // The one vocabulary (learn::vocab): host 1 reads at 5.9x its baseline, overloaded (3x
+    // The one vocabulary (analysis::state): host 1 reads at 5.9x its baseline, overloaded (3x
     // and more), with 5 in flight (queueing explains up to 2 x 5 = 10x: loaded, not "slow but
     // not loaded"); host 2 at 2x with 1.7 in flight is saturated (1.5x to 3x). In the first
     // minute of a series rate() over [1m] divides the little it has seen by the whole minute,

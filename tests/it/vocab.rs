@@ -1,4 +1,4 @@
-//! The one vocabulary (issue 26, src/learn/vocab.rs): for the same intervals of the same
+//! The one vocabulary (issue 26, src/analysis/state.rs): for the same intervals of the same
 //! recording, `iosat stat --json`, `iosat top` (its TestBackend frame), the exporter's
 //! /metrics and the shipped alerts (`promtool test rules` on the exporter's series) name the
 //! same state.

@@ -15,10 +15,10 @@ use ratatui::widgets::Widget;
 use ratatui::widgets::{Block, Borders, Cell, Clear, Gauge, Paragraph, Row as TRow, Table, Wrap};
 use ratatui::Frame;
 
-/// Latency at this multiple of the baseline: saturated (learn::vocab, the one vocabulary of
+/// Latency at this multiple of the baseline: saturated (analysis::state, the one vocabulary of
 /// stat, top, the exporter and the alerts; drawn as the 1.5x line).
 pub const SATURATED: f64 = crate::analysis::state::SATURATED_RATIO;
-/// Latency at this multiple of the baseline: overloaded (learn::vocab, seed 001's 3x rule;
+/// Latency at this multiple of the baseline: overloaded (analysis::state, seed 001's 3x rule;
 /// drawn as the 3x line).
 pub const OVERLOADED: f64 = crate::analysis::state::OVERLOADED_RATIO;
 
@@ -65,7 +65,7 @@ impl Theme {
         }
     }
 
-    /// A ratio to the baseline by its state (learn::vocab): ok, saturated (≥ 1.5x),
+    /// A ratio to the baseline by its state (analysis::state): ok, saturated (≥ 1.5x),
     /// overloaded (≥ 3x).
     fn saturation(&self, v: Option<f64>) -> Style {
         use crate::analysis::state::State;
@@ -83,7 +83,7 @@ impl Theme {
             k if is_baseline_ratio(k) => self.saturation(v),
             "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
             "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
-            // The live p95 at the 1.5x/3x limits (learn::vocab) of its own ratio to the baseline p95.
+            // The live p95 at the 1.5x/3x limits (analysis::state) of its own ratio to the baseline p95.
             "r_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_r)),
             "w_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_w)),
             "load_vs_knee" => match v {
@@ -102,7 +102,7 @@ impl Theme {
 }
 
 /// A column that is a latency ÷ the profile's baseline (await or the live p95): drawn as a
-/// ratio and coloured at the 1.5x/3x limits (learn::vocab).
+/// ratio and coloured at the 1.5x/3x limits (analysis::state).
 fn is_baseline_ratio(key: &str) -> bool {
     matches!(
         key,
