@@ -6,8 +6,8 @@
 //! marks mixed sizes and CPU noise); change.rs holds a step at the baseline's level out as
 //! news; model.rs accumulates them into a bounded, ageing model per direction and request-size
 //! class; estimate.rs turns it into a baseline, a knee (or a lower bound) and a capacity
-//! with the sweep's own rules; vocab.rs is the one vocabulary (idle, ok, saturated,
-//! overloaded, unknown) and the one headroom; store.rs keeps the model across runs.
+//! with the sweep's own rules; the vocabulary (idle, ok, saturated, overloaded, unknown)
+//! and the one headroom are analysis/state.rs's; store.rs keeps the model across runs.
 //!
 //! [`Learner`] is fed the interval reports the one replay engine produces (live: the
 //! collector's; `analyze`/`report` of a recording: the replay's), so learning live and
@@ -19,8 +19,8 @@ pub mod estimate;
 pub mod model;
 pub mod points;
 pub mod store;
-pub mod vocab;
 
+pub use crate::analysis::state::State;
 use crate::monitor::interval::{DeviceRow, IntervalReport};
 use crate::monitor::DiskRates;
 use estimate::Curve;
@@ -29,7 +29,6 @@ pub use points::{points_of, Points};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-pub use vocab::State;
 
 /// How learning is set up (config builds it from `--no-learn`, `--state-dir`, `--target-p95`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,25 +65,20 @@ pub struct Learned {
     /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
-    /// Without a baseline at about one in flight: the baseline estimated from level L, with
-    /// its interval (issue 37). Never named a baseline.
+    /// Without a baseline at about one in flight: the learner's estimate in full (its point
+    /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
+    /// every view renders (issue 37). Never named a baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<estimate::Estimate>,
-    /// A detected change of the device: when, from what, to what, on what evidence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<change::Change>,
-    /// The ceiling (max_iops) is a lower bound, not a measured plateau.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ceiling_at_least: Option<bool>,
-    /// The interval's requests are of mixed size classes: not judged against one class's
-    /// curve.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub mixed: bool,
+    pub baseline_estimate: Option<estimate::Estimate>,
     /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
     /// the baseline's level: not learned (a step of 2x is still evidence of a change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu_busy: bool,
     pub summary: Option<Summary>,
+    /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
+    /// learning fills them, every view renders them through the judgement.
+    #[serde(flatten, default)]
+    pub flags: crate::analysis::state::Flags,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
     /// series learned most. Not in the JSON (the object above is the device's).
@@ -128,12 +122,10 @@ impl Learned {
             headroom_iops: None,
             ratio: None,
             fit_r_squared: None,
-            estimate: None,
-            change: None,
-            ceiling_at_least: None,
-            mixed: false,
+            baseline_estimate: None,
             cpu_busy: false,
             summary: None,
+            flags: Default::default(),
             directions: Vec::new(),
         }
     }
@@ -147,9 +139,16 @@ impl Learned {
             self.baseline_interval_ns = b.interval_ns;
             self.max_iops = c.max_iops;
             self.max_iops_at_least = c.max_iops.map(|_| c.max_iops_at_least);
-            self.ceiling_at_least = self.max_iops_at_least;
+            self.flags.ceiling_at_least = c.max_iops.is_some() && c.max_iops_at_least;
         }
-        self.estimate = c.estimate.clone();
+        self.baseline_estimate = c.estimate.clone();
+        self.flags.estimate = c
+            .estimate
+            .as_ref()
+            .map(|e| crate::analysis::state::Estimate {
+                from_level: e.from_in_flight,
+                interval_ns: Some(e.interval_ns),
+            });
         self.knee_concurrency = c.knee_concurrency;
         self.knee_range = c.knee_range;
         self.knee_at_least = c.knee_at_least;
@@ -278,9 +277,9 @@ impl Device {
         // machine may explain it as well as the device: not learned. A step of 2x or more is
         // still evidence of a change (change.rs), so a slowdown on a busy host is news too.
         let cpu_noise = all.cpu_busy
-            && at_level
-                .zip(base)
-                .is_some_and(|(p, b)| p.mean_latency_ns() / b >= vocab::SATURATED_RATIO);
+            && at_level.zip(base).is_some_and(|(p, b)| {
+                p.mean_latency_ns() / b >= crate::analysis::state::SATURATED_RATIO
+            });
         let verdict = match self.watch.observe(wall_ns, at_level, base) {
             change::Verdict::Learn if cpu_noise => change::Verdict::Hold,
             v => v,
@@ -331,10 +330,15 @@ impl Device {
     /// direction's own beside it.
     fn judge(&self, points: &[Point], mixed: &[Dir]) -> Learned {
         let mut l = self.judge_points(points, mixed);
-        l.change = self.watch.change().cloned();
-        if let Some(c) = &l.change {
+        if let Some(c) = self.watch.change() {
             let rest = l.summary.as_ref().map_or("", |s| &s.0);
             l.summary = Some(Summary(format!("{}; {rest}", c.words()).into()));
+            l.flags.change = Some(crate::analysis::state::Change {
+                at_wall_ns: c.since_wall_ns,
+                from_ns: c.from_ns,
+                to_ns: c.to_ns,
+                evidence: c.words(),
+            });
         }
         l.directions = [Dir::Read, Dir::Write]
             .into_iter()
@@ -388,7 +392,7 @@ impl Device {
                     return match e.latency_ns {
                         Some(l) => Some(p.mean_latency_ns() / l),
                         None => Some(p.mean_latency_ns() / e.interval_ns[1])
-                            .filter(|&r| r >= vocab::SATURATED_RATIO),
+                            .filter(|&r| r >= crate::analysis::state::SATURATED_RATIO),
                     };
                 };
                 Some(match p.pcts_ns {
@@ -409,8 +413,10 @@ impl Device {
         };
         l.state = State::worst(points.iter().map(|p| judge(p).0));
         l.ratio = main.1;
-        l.mixed = points.iter().any(|p| mixed.contains(&p.dir));
-        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main_p.iops()));
+        l.flags.mixed = points.iter().any(|p| mixed.contains(&p.dir));
+        l.headroom_iops = l
+            .max_iops
+            .map(|m| crate::analysis::state::headroom_iops(m, main_p.iops()));
         l
     }
 }

@@ -115,7 +115,7 @@ fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
             .unwrap(),
     );
     let last_table = text.rsplit("interval").next().unwrap();
-    assert!(last_table.contains("learned    +IOPS"), "{text}");
+    assert!(last_table.contains("state    +IOPS"), "{text}");
     // --forget removes it.
     let f = iosat()
         .args(["stat", "--forget", "--state-dir"])
@@ -487,7 +487,10 @@ fn bursty_traffic_leaves_the_baseline_and_the_ceiling_alone() {
     if let Some(m) = num(last, "max_iops") {
         let at_least = last["max_iops_at_least"].as_bool().unwrap();
         assert!(at_least || (m / 2000.0 - 1.0).abs() <= 0.2, "{last}");
-        assert_eq!(last["ceiling_at_least"].as_bool(), Some(at_least));
+        assert_eq!(
+            last["ceiling_at_least"].as_bool().unwrap_or(false),
+            at_least
+        );
     }
     // A knee stated alone is within one level of the units; a range holds them.
     if let Some(k) = last["knee_concurrency"].as_u64() {
@@ -576,7 +579,10 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
     let (from, to) = (num(c, "from_ns").unwrap(), num(c, "to_ns").unwrap());
     assert!((from / base - 1.0).abs() < 1e-9, "{c}");
     assert!((to / 1e6 - 8.0) > 0.0 && to / 1e6 < 9.5, "{c}");
-    assert_eq!(c["confirmed"], false, "{c}");
+    assert!(
+        c["evidence"].as_str().unwrap().contains("until confirmed"),
+        "{c}"
+    );
 }
 
 /// Issue 37, case 4: one unit of 2 ms driven only at 2 in flight. No baseline is named (every
@@ -597,7 +603,11 @@ fn a_device_never_below_two_in_flight_gets_an_estimate_never_a_baseline() {
     let last = &rows.last().unwrap()["learned"];
     eprintln!("last: {last}");
     assert!(last["baseline_latency_ns"].is_null(), "{last}");
-    let e = &last["estimate"];
+    assert!(
+        !last["estimate"].is_null(),
+        "not flagged an estimate: {last}"
+    );
+    let e = &last["baseline_estimate"];
     assert!(!e.is_null(), "nothing after 13 s of traffic: {last}");
     let [lo, hi] = [
         e["interval_ns"][0].as_f64().unwrap(),
