@@ -231,6 +231,9 @@ pub enum Decision {
     Missed,
     /// The interval holds the target: the level can't tell.
     Undecided,
+    /// Behind because of this machine ([`Lag::Machine`]) and not met: it says nothing about
+    /// the device, and is left out of the answer.
+    Machine,
 }
 
 impl Decision {
@@ -239,6 +242,7 @@ impl Decision {
             Decision::Met => "met",
             Decision::Missed => "missed",
             Decision::Undecided => "undecided",
+            Decision::Machine => "machine",
         }
     }
 }
@@ -498,12 +502,12 @@ pub fn target_words(a: &TargetAnswer) -> String {
 /// without intervals (a file written before they were recorded) is judged on its figure.
 ///
 /// A level whose lateness was the machine's ([`Lag::Machine`]) can meet the target but never
-/// miss it: what it missed by was the machine's, so it is undecided.
+/// miss it: what it missed by was the machine's ([`Decision::Machine`]).
 pub fn decide(p: &OpenPoint, t: Target) -> Decision {
     let machine = p.lag == Some(Lag::Machine);
     let Some(v) = t.percentile.of(&p.latency_ns).filter(|_| p.kept) else {
         return if machine {
-            Decision::Undecided
+            Decision::Machine
         } else {
             Decision::Missed
         };
@@ -511,7 +515,9 @@ pub fn decide(p: &OpenPoint, t: Target) -> Decision {
     let (lo, hi) = p.latency_ci_ns.map_or((v, v), |ci| t.percentile.ci_of(&ci));
     if hi.max(v) <= t.limit_ns {
         Decision::Met
-    } else if lo.min(v) > t.limit_ns && !machine {
+    } else if machine {
+        Decision::Machine
+    } else if lo.min(v) > t.limit_ns {
         Decision::Missed
     } else {
         Decision::Undecided
@@ -524,7 +530,7 @@ pub fn at_target(open: &[OpenPoint], t: Target) -> Option<TargetAnswer> {
     if open.is_empty() {
         return None;
     }
-    // A level behind because of the machine is met or undecided, never missed (decide): it
+    // A level behind because of the machine is met or left out, never missed (decide): it
     // does not push the answer down.
     let judged: Vec<(&OpenPoint, Decision)> = open.iter().map(|p| (p, decide(p, t))).collect();
     // Never below a level that surely met the target: a miss under it (not monotone) was a
@@ -1045,7 +1051,7 @@ mod tests {
         assert_eq!((a.low_iops, a.high_iops), (8_330.0, None), "{a:?}");
         assert_eq!(decide(&o[0], t), Decision::Missed);
         let machine = lagged(4_000.0, 2.5, true, Some(Lag::Machine));
-        assert_eq!(decide(&machine, t), Decision::Undecided);
+        assert_eq!(decide(&machine, t), Decision::Machine);
     }
 
     #[test]

@@ -51,7 +51,8 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
     if let Some(t) = info.target {
         items.push(Item::plain(format!(
             "target = whether the level met {} <= {:.2} ms: met or missed when the whole 95 % \
-             interval is on one side, undecided when it holds the target (within the noise).",
+             interval is on one side, undecided when it holds the target (within the noise), \
+             machine when the level fell behind because of this machine (left out).",
             t.percentile.as_str(),
             t.limit_ns / 1e6
         )));

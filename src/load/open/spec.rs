@@ -68,7 +68,7 @@ pub fn pool_words(asked: Option<u32>) -> String {
         None => format!(
             "open loop: the pool sized per level by Little's law, twice the offered rate times \
              the expected latency plus room for bursts, {MIN_POOL}-{MAX_POOL}; \
-             --max-inflight sets it)"
+             --max-inflight sets it"
         ),
     }
 }
