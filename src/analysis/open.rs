@@ -19,11 +19,82 @@ pub struct OpenPoint {
     pub latency_ns: LatencyNs,
     /// From submission.
     pub service_latency_ns: LatencyNs,
-    /// The rate was really offered (load/open_result.rs `Behind::kept`).
+    /// The rate was really offered (load/open/result.rs `Behind::kept`).
     pub kept: bool,
+    /// Whose lateness it was when the level fell behind its schedule (or was kept with
+    /// lateness above [`SLOW_WAKEUP_P99_NS`]): [`lag_cause`]; None when on time, and in files
+    /// written before it was recorded.
+    pub lag: Option<Lag>,
     /// 95 % confidence intervals of `latency_ns` (load/open/ci.rs); None for a level read
     /// from a file written before they were recorded, whose figures are then taken as exact.
     pub latency_ci_ns: Option<LatencyCi>,
+}
+
+/// Whose lateness a level's was ([`lag_cause`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lag {
+    /// The device held the pool full: its latency at the offered rate needs more requests in
+    /// flight than the pool has (Little's law), with no sign of the machine.
+    Device,
+    /// The machine: the generator waited for a CPU (scheduler run delay, a CPU quota) or was
+    /// woken late while the pool had room for what the device held.
+    Machine,
+}
+
+/// Lateness p99 above this, in a level that was kept, is the machine's: its timer wake-ups
+/// were slow (a busy CPU), not the device.
+pub const SLOW_WAKEUP_P99_NS: f64 = 1_000_000.0;
+
+/// The share of the generator's time spent waiting for a CPU (scheduler run delay per
+/// generator thread over the level) from which a level's lateness is the machine's: on a quiet
+/// machine it is well under 1 % (the threads sleep until their next intended start).
+pub const MACHINE_CPU_WAIT_SHARE: f64 = 0.05;
+
+/// The share of the pool the device must hold (achieved rate × latency from submission, by
+/// Little's law) for a level not kept to be the device's: below it the pool had room, and
+/// requests went out late because the generator did.
+pub const DEVICE_HELD_POOL_SHARE: f64 = 0.5;
+
+/// What tells whose lateness a level's was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LagEvidence {
+    pub kept: bool,
+    /// p99 of submission minus intended start.
+    pub late_p99_ns: f64,
+    /// Completions per second.
+    pub iops: f64,
+    /// Mean latency from submission.
+    pub service_mean_ns: f64,
+    /// The pool: the most requests in flight.
+    pub pool: u32,
+    /// Requests found the pool full (more than the kept share waited, or some were never sent).
+    pub pool_full: bool,
+    /// Scheduler run delay of the generator per generator thread, as a share of the level;
+    /// None when not measured (the sim, another OS).
+    pub cpu_wait_share: Option<f64>,
+}
+
+/// Whose lateness a level's was: None when it was kept on time. A kept level late beyond
+/// [`SLOW_WAKEUP_P99_NS`] was late because of the machine (its timer wake-ups). A level not
+/// kept is the machine's when the generator waited for a CPU ([`MACHINE_CPU_WAIT_SHARE`]),
+/// when its submissions went out late while the pool had room, or when the pool was full
+/// but the device held less than [`DEVICE_HELD_POOL_SHARE`] of it (the rest were the
+/// generator's: a stall, completions not yet reaped); it is the device's when the requests
+/// went out on time and did not complete at the rate, or when the device held the pool full.
+pub fn lag_cause(e: &LagEvidence) -> Option<Lag> {
+    let late = e.late_p99_ns > SLOW_WAKEUP_P99_NS;
+    if e.kept {
+        return late.then_some(Lag::Machine);
+    }
+    if e.cpu_wait_share
+        .is_some_and(|w| w >= MACHINE_CPU_WAIT_SHARE)
+    {
+        return Some(Lag::Machine);
+    }
+    let held = e.iops * e.service_mean_ns / 1e9;
+    let device = !late || e.pool_full && held >= DEVICE_HELD_POOL_SHARE * f64::from(e.pool.max(1));
+    Some(if device { Lag::Device } else { Lag::Machine })
 }
 
 /// The confidence level of [`LatencyCi`] and of every decision made with it.
@@ -160,6 +231,9 @@ pub enum Decision {
     Missed,
     /// The interval holds the target: the level can't tell.
     Undecided,
+    /// Behind because of this machine ([`Lag::Machine`]) and not met: it says nothing about
+    /// the device, and is left out of the answer.
+    Machine,
 }
 
 impl Decision {
@@ -168,6 +242,7 @@ impl Decision {
             Decision::Met => "met",
             Decision::Missed => "missed",
             Decision::Undecided => "undecided",
+            Decision::Machine => "machine",
         }
     }
 }
@@ -178,8 +253,13 @@ impl Decision {
 pub struct OpenVerdict {
     /// The highest offered rate whose schedule was kept.
     pub max_kept_iops: Option<f64>,
-    /// The lowest offered rate the generator could not keep (the device fell behind).
+    /// The lowest offered rate above every kept one that the device could not keep (not
+    /// kept, [`Lag::Device`]); levels behind because of the machine are not counted.
     pub beyond_capacity_from_iops: Option<f64>,
+    /// Offered rates that fell behind because of the machine ([`Lag::Machine`], not kept):
+    /// they say nothing about the device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_behind_iops: Vec<f64>,
     /// `--target-p99` and friends: the highest rate meeting the target.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_iops_at_target: Option<TargetAnswer>,
@@ -229,7 +309,26 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
         .filter(|p| p.kept)
         .map(|p| p.offered_iops)
         .fold(None, |m, x| Some(m.map_or(x, |m: f64| m.max(x))));
-    v.beyond_capacity_from_iops = by_rate.iter().find(|p| !p.kept).map(|p| p.offered_iops);
+    let device_behind = |p: &&&OpenPoint| !p.kept && p.lag != Some(Lag::Machine);
+    v.machine_behind_iops = by_rate
+        .iter()
+        .filter(|p| !p.kept && p.lag == Some(Lag::Machine))
+        .map(|p| p.offered_iops)
+        .collect();
+    // Kept/not kept must be monotone in the rate: a device that kept a higher rate did not
+    // reach its capacity at a lower one (a stall of the generator or of the host did).
+    let top_kept = v.max_kept_iops.unwrap_or(0.0);
+    let stray: Vec<f64> = by_rate
+        .iter()
+        .filter(device_behind)
+        .filter(|p| p.offered_iops < top_kept)
+        .map(|p| p.offered_iops)
+        .collect();
+    v.beyond_capacity_from_iops = by_rate
+        .iter()
+        .filter(device_behind)
+        .find(|p| p.offered_iops > top_kept)
+        .map(|p| p.offered_iops);
     let closed_max = closed.iter().map(|p| p.iops).fold(0.0, f64::max);
     // What the closed loop hid: the highest kept rate it also reached.
     let shown = by_rate
@@ -276,8 +375,25 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
     if let Some(r) = v.beyond_capacity_from_iops {
         v.words.push(format!(
             "From {r:.0} IOPS offered the schedule was not kept (requests went out late or not \
-             at all): beyond what the device delivers at this concurrency bound; those levels \
-             are not judged as if the rate had been offered."
+             at all) while the device held the pool full: beyond what the device delivers at \
+             this concurrency bound; those levels are not judged as if the rate had been \
+             offered."
+        ));
+    }
+    if !stray.is_empty() {
+        v.words.push(format!(
+            "Not monotone: the schedule was not kept at {} IOPS offered but was at {top_kept:.0}: \
+             those levels fell behind for a while (a stall), which is not the device's capacity.",
+            list(&stray)
+        ));
+    }
+    if !v.machine_behind_iops.is_empty() {
+        v.words.push(format!(
+            "At {} IOPS offered the generator fell behind because of this machine, not the \
+             device (it waited for a CPU, or its requests went out late while the device held \
+             less than half the pool): those levels say nothing about the device; a quieter \
+             host, or fewer threads in the pool, measures them.",
+            list(&v.machine_behind_iops)
         ));
     }
     if let Some(t) = target {
@@ -287,6 +403,16 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
         }
     }
     v
+}
+
+/// Rates in words: "1000, 2000 and 3000".
+fn list(rates: &[f64]) -> String {
+    let words: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+    match words.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// A rate in words: thousands grouped, "about" figures to three significant digits.
@@ -374,13 +500,23 @@ pub fn target_words(a: &TargetAnswer) -> String {
 
 /// Whether an open-loop level met the target, at [`CONFIDENCE`]: [`Decision`]. A level
 /// without intervals (a file written before they were recorded) is judged on its figure.
+///
+/// A level whose lateness was the machine's ([`Lag::Machine`]) can meet the target but never
+/// miss it: what it missed by was the machine's ([`Decision::Machine`]).
 pub fn decide(p: &OpenPoint, t: Target) -> Decision {
+    let machine = p.lag == Some(Lag::Machine);
     let Some(v) = t.percentile.of(&p.latency_ns).filter(|_| p.kept) else {
-        return Decision::Missed;
+        return if machine {
+            Decision::Machine
+        } else {
+            Decision::Missed
+        };
     };
     let (lo, hi) = p.latency_ci_ns.map_or((v, v), |ci| t.percentile.ci_of(&ci));
     if hi.max(v) <= t.limit_ns {
         Decision::Met
+    } else if machine {
+        Decision::Machine
     } else if lo.min(v) > t.limit_ns {
         Decision::Missed
     } else {
@@ -394,18 +530,22 @@ pub fn at_target(open: &[OpenPoint], t: Target) -> Option<TargetAnswer> {
     if open.is_empty() {
         return None;
     }
+    // A level behind because of the machine is met or left out, never missed (decide): it
+    // does not push the answer down.
     let judged: Vec<(&OpenPoint, Decision)> = open.iter().map(|p| (p, decide(p, t))).collect();
+    // Never below a level that surely met the target: a miss under it (not monotone) was a
+    // stall, and the bracket starts at the highest rate met.
+    let low_iops = judged
+        .iter()
+        .filter(|(_, d)| *d == Decision::Met)
+        .map(|(p, _)| p.offered_iops)
+        .fold(0.0, f64::max);
     let high_iops = judged
         .iter()
-        .filter(|(_, d)| *d == Decision::Missed)
+        .filter(|(p, d)| *d == Decision::Missed && p.offered_iops > low_iops)
         .map(|(p, _)| p.offered_iops)
         .min_by(f64::total_cmp);
     let below_high = |r: f64| high_iops.map_or(true, |h| r < h);
-    let low_iops = judged
-        .iter()
-        .filter(|(p, d)| *d == Decision::Met && below_high(p.offered_iops))
-        .map(|(p, _)| p.offered_iops)
-        .fold(0.0, f64::max);
     let mut undecided_iops: Vec<f64> = judged
         .iter()
         .filter(|(p, d)| *d == Decision::Undecided && below_high(p.offered_iops))
@@ -440,7 +580,7 @@ fn point_estimate(
     let in_bracket = |r: f64| r >= low && high.map_or(true, |h| r <= h);
     let pts: Vec<(f64, f64)> = open
         .iter()
-        .filter(|p| p.kept && in_bracket(p.offered_iops))
+        .filter(|p| p.kept && p.lag.is_none() && in_bracket(p.offered_iops))
         .filter_map(|p| {
             let v = t.percentile.of(&p.latency_ns).filter(|v| *v > 0.0)?;
             Some((p.offered_iops, v.ln()))
@@ -617,6 +757,7 @@ mod tests {
             latency_ns: lat(p99_ms / 2.0, p99_ms),
             service_latency_ns: lat(1.0, 2.0),
             kept,
+            lag: (!kept).then_some(Lag::Device),
             latency_ci_ns: None,
         }
     }
@@ -785,6 +926,132 @@ mod tests {
             }),
             ..open(offered, p99_ms, true)
         }
+    }
+
+    fn evidence(kept: bool, late_ms: f64, iops: f64, svc_ms: f64, cpu: Option<f64>) -> LagEvidence {
+        LagEvidence {
+            kept,
+            late_p99_ns: late_ms * 1e6,
+            iops,
+            service_mean_ns: svc_ms * 1e6,
+            pool: 32,
+            pool_full: !kept,
+            cpu_wait_share: cpu,
+        }
+    }
+
+    #[test]
+    fn lateness_is_the_devices_only_when_it_held_the_pool_and_the_cpu_was_free() {
+        assert_eq!(
+            lag_cause(&evidence(true, 0.2, 20_000.0, 0.1, Some(0.0))),
+            None
+        );
+        assert_eq!(
+            lag_cause(&evidence(true, 3.9, 42_000.0, 0.1, Some(0.0))),
+            Some(Lag::Machine),
+            "kept, woken late"
+        );
+        // 20,000/s at 0.1 ms holds 2 of 32: the pool had room, the generator was late.
+        assert_eq!(
+            lag_cause(&evidence(false, 16.0, 20_000.0, 0.1, Some(0.0))),
+            Some(Lag::Machine)
+        );
+        // 20,000/s at 1.5 ms holds 30 of 32: the device.
+        assert_eq!(
+            lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, Some(0.01))),
+            Some(Lag::Device)
+        );
+        // ... unless the generator waited for a CPU a tenth of the time.
+        assert_eq!(
+            lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, Some(0.1))),
+            Some(Lag::Machine)
+        );
+        assert_eq!(
+            lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, None)),
+            Some(Lag::Device)
+        );
+        // Sent on time and not completed at the rate: the device, whatever the pool.
+        assert_eq!(
+            lag_cause(&evidence(false, 0.1, 2_000.0, 0.1, None)),
+            Some(Lag::Device)
+        );
+        // Late with the pool free: the generator.
+        let free = LagEvidence {
+            pool_full: false,
+            ..evidence(false, 16.0, 20_000.0, 1.5, None)
+        };
+        assert_eq!(lag_cause(&free), Some(Lag::Machine));
+    }
+
+    /// A level of the issue's run: p99 `p99_ms`, kept or behind because of `lag`.
+    fn lagged(offered: f64, p99_ms: f64, kept: bool, lag: Option<Lag>) -> OpenPoint {
+        OpenPoint {
+            kept,
+            lag,
+            ..open(offered, p99_ms, true)
+        }
+    }
+
+    #[test]
+    fn a_stall_below_a_kept_rate_is_never_called_the_devices_capacity() {
+        // --rate 10k,20k,40k: 20k behind (the pool had room: the machine), 40k kept.
+        let o = [
+            lagged(10_000.0, 0.3, true, None),
+            lagged(20_140.0, 16.0, false, Some(Lag::Machine)),
+            lagged(39_950.0, 1.04, true, None),
+        ];
+        let v = verdict(&o, &[], None);
+        let all = v.words.join(" ");
+        assert_eq!(v.beyond_capacity_from_iops, None, "{all}");
+        assert_eq!(v.machine_behind_iops, vec![20_140.0]);
+        assert!(all.contains("At 39950 IOPS offered, p99"), "{all}");
+        assert!(!all.contains("beyond what the device delivers"), "{all}");
+        assert!(all.contains("because of this machine"), "{all}");
+        // Behind with the device holding the pool, below a kept rate: not monotone, said so.
+        let o = [
+            lagged(10_000.0, 0.3, true, None),
+            lagged(20_140.0, 16.0, false, Some(Lag::Device)),
+            lagged(39_950.0, 1.04, true, None),
+            lagged(60_000.0, 40.0, false, Some(Lag::Device)),
+        ];
+        let v = verdict(&o, &[], None);
+        let all = v.words.join(" ");
+        assert_eq!(v.beyond_capacity_from_iops, Some(60_000.0), "{all}");
+        assert!(
+            all.contains("Not monotone: the schedule was not kept at 20140"),
+            "{all}"
+        );
+        assert!(!all.contains("From 20140"), "{all}");
+    }
+
+    #[test]
+    fn the_target_search_never_answers_below_a_kept_level_that_met_it() {
+        let t = Target {
+            percentile: Percentile::P99,
+            limit_ns: 1e6,
+        };
+        // Two levels behind because of the machine below a kept level at 8,330/s with p99
+        // 0.99 ms: they do not push the answer down.
+        let o = [
+            lagged(2_230.0, 3.0, false, Some(Lag::Machine)),
+            lagged(4_000.0, 2.5, true, Some(Lag::Machine)),
+            lagged(8_330.0, 0.99, true, None),
+            lagged(12_000.0, 1.6, true, None),
+        ];
+        let a = at_target(&o, t).unwrap();
+        assert_eq!(a.low_iops, 8_330.0, "{a:?}");
+        assert_eq!(a.high_iops, Some(12_000.0), "{a:?}");
+        assert!(a.iops >= 8_330.0, "{a:?}");
+        // A miss by the device below a met level (not monotone) does not either.
+        let o = [
+            lagged(4_000.0, 2.5, true, None),
+            lagged(8_330.0, 0.99, true, None),
+        ];
+        let a = at_target(&o, t).unwrap();
+        assert_eq!((a.low_iops, a.high_iops), (8_330.0, None), "{a:?}");
+        assert_eq!(decide(&o[0], t), Decision::Missed);
+        let machine = lagged(4_000.0, 2.5, true, Some(Lag::Machine));
+        assert_eq!(decide(&machine, t), Decision::Machine);
     }
 
     #[test]

@@ -138,9 +138,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "poisson|uniform", help_heading = "Open loop")]
     pub arrivals: Option<String>,
 
-    /// Open loop: the most requests in flight (threads of the generator's pool). Default: 4x
-    /// the closed-loop knee when a closed-loop pass ran, else 64. A schedule that needs more
-    /// falls behind, and the level says so.
+    /// Open loop: the most requests in flight (threads of the generator's pool). Default: per
+    /// level by Little's law, twice the rate times the latency expected at it plus room for
+    /// bursts (64-512). A schedule that needs more falls
+    /// behind, and the level says so.
     #[arg(long, value_name = "N", help_heading = "Open loop")]
     pub max_inflight: Option<u32>,
 

@@ -43,14 +43,16 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         "lat = from the intended start (what a user arriving on schedule waits); svc = from \
          submission (what the device took); late = how late submissions were; kept = the \
          rate was offered (nothing unsent, achieved within 3 %, under 1 % of requests \
-         waiting for a free thread or, on io_uring, a free slot); p99_95% = the range the \
+         waiting for a free thread or, on io_uring, a free slot; MACHINE: behind because of \
+         this machine, not the device); p99_95% = the range the \
          p99 lies in with 95 % confidence (the level's requests are a sample; consecutive \
          ones in a busy queue wait alike).",
     ));
     if let Some(t) = info.target {
         items.push(Item::plain(format!(
             "target = whether the level met {} <= {:.2} ms: met or missed when the whole 95 % \
-             interval is on one side, undecided when it holds the target (within the noise).",
+             interval is on one side, undecided when it holds the target (within the noise), \
+             machine when the level fell behind because of this machine (left out).",
             t.percentile.as_str(),
             t.limit_ns / 1e6
         )));
@@ -102,10 +104,10 @@ fn table(levels: &[OpenLevelResult], target: Option<Target>) -> Table {
             us(s.mean),
             us(s.p99),
             us(l.behind.p99_ns),
-            if l.behind.kept {
-                "yes".to_string()
-            } else {
-                "BEHIND".to_string()
+            match (l.behind.kept, l.behind.lag) {
+                (true, _) => "yes".to_string(),
+                (false, Some(crate::analysis::open::Lag::Machine)) => "MACHINE".to_string(),
+                (false, _) => "BEHIND".to_string(),
             },
         ];
         if let Some(t) = target {

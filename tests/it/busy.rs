@@ -152,7 +152,6 @@ impl CpuQuota {
 
     /// The iosat binary under test inside the cgroup, with the environment of
     /// [`crate::util::iosat`] (learned state in memory, no shared profiles).
-    #[allow(dead_code)] // for the areas' own busy-host tests
     pub fn iosat(&self) -> Command {
         let mut c = self.command(env!("CARGO_BIN_EXE_iosat"));
         c.env("IOSAT_STATE_DIR", "").env("IOSAT_PROFILE_DIRS", "");

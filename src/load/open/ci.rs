@@ -288,6 +288,7 @@ mod tests {
             latency_ns: lat.clone(),
             service_latency_ns: lat,
             kept: rate / 1000.0 < 0.97,
+            lag: (rate / 1000.0 >= 0.97).then_some(crate::analysis::open::Lag::Device),
             latency_ci_ns: latency_ci(&r, &w),
         }
     }

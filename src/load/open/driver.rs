@@ -9,7 +9,8 @@
 
 use super::generator::{Chosen, OpenLoop};
 use super::result::{OpenLevelResult, OpenLoopInfo};
-use super::spec::{level_spec, pool_size, OpenPlan, OpenSpec};
+use super::spec::{level_spec, pool_for, pool_words, OpenPlan, OpenSpec};
+use crate::analysis::open::Lag;
 use crate::error::Result;
 use crate::load::driver::{AfterLevel, LevelProgress, SweepPlan};
 use crate::load::result::SweepReport;
@@ -44,36 +45,13 @@ impl<'a> OpenDriver<'a> {
         }
     }
 
-    /// The open-loop levels, after the closed loop's when it ran: the pool sized, one level
-    /// per rate, the verdict refreshed and the files rewritten after each. Notes go to
-    /// `report.notes` (and `crate::error::note`).
+    /// The open-loop levels, after the closed loop's when it ran: one level per rate, each
+    /// with its pool sized (spec.rs `pool_for`), a level that fell behind because of the
+    /// machine measured once more, the verdict refreshed and the files rewritten after each.
+    /// Notes go to `report.notes` (and `crate::error::note`).
     pub fn run(&mut self, report: &mut SweepReport) -> Result<()> {
         let o = self.open;
-        let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
-        let (max_inflight, why) = pool_size(o.max_inflight, knee);
-        if let Some(n) = self.gen.note.take() {
-            crate::error::note(&n);
-            report.notes.push(n);
-        }
-        if report.levels.is_empty() {
-            // No closed loop ran: the report names the open loop's generator, not the engine
-            // that would have run it (the sim stays the sim: its device is what is measured).
-            report.workload.engine = match self.gen.name {
-                "sim" => "sim".into(),
-                name => format!("open ({name})"),
-            };
-            report.workload.levels = String::new();
-        }
-        crate::error::note(&why);
-        report.open_loop = Some(OpenLoopInfo {
-            rates: o.rates_text.clone(),
-            arrivals: o.arrivals,
-            max_inflight,
-            max_inflight_why: why,
-            generator: self.gen.name.into(),
-            target: o.target,
-            verdict: None,
-        });
+        self.start(report);
         let closed_max = report.verdict.as_ref().map(|v| v.peak_iops);
         let rates = o.rates(closed_max);
         let search = o.target.zip(closed_max.filter(|m| *m > 0.0));
@@ -98,40 +76,20 @@ impl<'a> OpenDriver<'a> {
             }
         };
         report.complete = false;
-        let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
         let mut i = 0;
         while let Some(rate) = next_rate(i, report) {
             if crate::sys::signal::stop_requested() {
                 report.interrupted = true;
                 break;
             }
-            let spec = OpenSpec {
-                rate_per_s: rate,
-                arrivals: o.arrivals,
-                max_inflight,
-            };
-            let (r, cut) = measure(
-                self.gen.engine.as_mut(),
-                self.plan,
-                spec,
-                base + i,
-                self.watch,
-                self.progress,
-            )?;
-            match r {
-                // A level cut short offered its rate for part of its window only: its achieved
-                // rate and lateness would read as "not kept" and be judged beyond capacity.
-                // Finished levels stay (docs/design.md §3.4); this one is left out, said so.
-                Some(_) if cut => report.notes.push(format!(
-                    "the open-loop level at {rate:.0} IOPS offered was interrupted and is left out"
-                )),
-                Some(r) => {
-                    self.progress.open_level_done(&r);
-                    report.open_levels.push(r);
+            let r = self.level(report, rate)?;
+            if let Some(r) = r {
+                self.progress.open_level_done(&r);
+                if let Some(info) = report.open_loop.as_mut() {
+                    info.max_inflight = info.max_inflight.max(r.max_inflight);
                 }
-                None => {}
+                report.open_levels.push(r);
             }
-            report.interrupted |= cut;
             report.refresh_open_verdict();
             (self.after_level)(report)?;
             if report.interrupted {
@@ -142,6 +100,103 @@ impl<'a> OpenDriver<'a> {
         report.complete = !report.interrupted;
         Ok(())
     }
+
+    /// The open loop's header in the report, and its notes.
+    fn start(&mut self, report: &mut SweepReport) {
+        let o = self.open;
+        if let Some(n) = self.gen.note.take() {
+            crate::error::note(&n);
+            report.notes.push(n);
+        }
+        if report.levels.is_empty() {
+            // No closed loop ran: the report names the open loop's generator, not the engine
+            // that would have run it (the sim stays the sim: its device is what is measured).
+            report.workload.engine = match self.gen.name {
+                "sim" => "sim".into(),
+                name => format!("open ({name})"),
+            };
+            report.workload.levels = String::new();
+        }
+        let why = pool_words(o.max_inflight);
+        crate::error::note(&why);
+        report.open_loop = Some(OpenLoopInfo {
+            rates: o.rates_text.clone(),
+            arrivals: o.arrivals,
+            max_inflight: o.max_inflight.unwrap_or(0),
+            max_inflight_why: why,
+            generator: self.gen.name.into(),
+            target: o.target,
+            verdict: None,
+        });
+    }
+
+    /// One level at `rate`: measured, and measured once more when it fell behind because of
+    /// the machine (its lateness was not the device's: a second look may find the host
+    /// quieter). None when it completed no I/O or was cut short (said so in the notes).
+    fn level(&mut self, report: &mut SweepReport, rate: f64) -> Result<Option<OpenLevelResult>> {
+        let spec = OpenSpec {
+            rate_per_s: rate,
+            arrivals: self.open.arrivals,
+            max_inflight: pool_for(self.open.max_inflight, rate, expected_latency(report, rate)),
+        };
+        let mut again = false;
+        loop {
+            let idx = report.levels.len()
+                + usize::from(report.baseline_remeasured.is_some())
+                + report.open_levels.len();
+            let engine = self.gen.engine.as_mut();
+            let (r, cut) = measure(engine, self.plan, spec, idx, self.watch, self.progress)?;
+            report.interrupted |= cut;
+            match r {
+                // A level cut short offered its rate for part of its window only: its achieved
+                // rate and lateness would read as "not kept" and be judged beyond capacity.
+                // Finished levels stay (docs/design.md §3.4); this one is left out, said so.
+                Some(_) if cut => {
+                    report.notes.push(format!(
+                        "the open-loop level at {rate:.0} IOPS offered was interrupted and is left out"
+                    ));
+                    return Ok(None);
+                }
+                Some(r) if !again && !r.behind.kept && r.behind.lag == Some(Lag::Machine) => {
+                    report.notes.push(format!(
+                        "the open-loop level at {rate:.0} IOPS offered fell behind because of \
+                         this machine (lateness p99 {:.2} ms, the device holding {:.1} of {} \
+                         requests{}) and was measured again",
+                        r.behind.p99_ns as f64 / 1e6,
+                        r.behind.device_in_flight.unwrap_or(0.0),
+                        r.max_inflight,
+                        r.behind.cpu_wait_share.map_or(String::new(), |w| format!(
+                            ", the generator waiting for a CPU {:.0} % of the time",
+                            100.0 * w
+                        ))
+                    ));
+                    again = true;
+                }
+                r => return Ok(r),
+            }
+        }
+    }
+}
+
+/// The latency a level at `rate` is expected to see, for its pool: the closed loop's mean at
+/// that throughput (its slowest level's beyond the closed loop's maximum), else the longest
+/// mean latency from submission an open level measured so far; None before either.
+fn expected_latency(report: &SweepReport, rate: f64) -> Option<f64> {
+    use crate::analysis::open::{closed_at, Percentile};
+    let closed = report.points();
+    let from_closed = closed_at(&closed, rate, Percentile::Mean).or_else(|| {
+        closed
+            .iter()
+            .map(|p| p.latency_ns.mean)
+            .max_by(f64::total_cmp)
+    });
+    from_closed.or_else(|| {
+        report
+            .open_levels
+            .iter()
+            .map(|l| l.service_latency_ns.mean as f64)
+            .max_by(f64::total_cmp)
+    })
 }
 
 /// Run one open-loop level on `engine`, offered `open`, with the closed loop's kernel view,
@@ -157,8 +212,15 @@ pub fn measure(
 ) -> Result<(Option<OpenLevelResult>, bool)> {
     engine.offer(open);
     let ls = level_spec(plan, &open, idx);
-    let (stats, kernel, _sched) =
+    let (stats, kernel, sched) =
         crate::load::driver::run_level(engine, &ls, watch, &plan.root, progress, idx)?;
     let cut = stats.interrupted || crate::sys::signal::stop_requested();
-    Ok((OpenLevelResult::new(&ls, &open, &stats, kernel), cut))
+    // The generator's wait for a CPU, per thread, over the window.
+    let threads = f64::from(engine.generator_threads());
+    let cpu_wait_share =
+        sched.map(|s| s.run_delay_ns as f64 / threads / ls.duration_ns.max(1) as f64);
+    Ok((
+        OpenLevelResult::new(&ls, &open, &stats, kernel, cpu_wait_share),
+        cut,
+    ))
 }

@@ -22,6 +22,11 @@ use std::path::PathBuf;
 pub trait OpenLoop: Engine + Send {
     /// Offer the next levels at `open`'s rate, arrivals and pool.
     fn offer(&mut self, open: OpenSpec);
+    /// The threads that issue the requests at the rate offered (their scheduler delay is the
+    /// machine's share of the lateness).
+    fn generator_threads(&self) -> u32 {
+        1
+    }
 }
 
 /// Which generator runs the open loop on a real target: the pool of threads (one
@@ -132,6 +137,13 @@ impl OpenEngine {
 impl OpenLoop for OpenEngine {
     fn offer(&mut self, open: OpenSpec) {
         self.open = open;
+    }
+
+    fn generator_threads(&self) -> u32 {
+        match self.generator {
+            Generator::Threads => self.open.max_inflight.max(1),
+            Generator::Uring(_) => 1,
+        }
     }
 }
 

@@ -87,8 +87,8 @@ pub const KEPT_POOL_WAIT_SHARE: f64 = 0.01;
 pub const KEPT_ACHIEVED_SHARE: f64 = 0.97;
 
 /// p99 lateness above this, in a level that was kept, is the machine's: its timer wake-ups
-/// were slow (a busy CPU), not the device; the report says so.
-pub const SLOW_WAKEUP_P99_NS: u64 = 1_000_000;
+/// were slow (a busy CPU), not the device; the report says so (analysis::open).
+pub const SLOW_WAKEUP_P99_NS: u64 = crate::analysis::open::SLOW_WAKEUP_P99_NS as u64;
 
 /// How far behind its schedule the generator fell in one level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -108,6 +108,19 @@ pub struct Behind {
     /// undo it: those requests still arrived at the rate, and their lateness is in their
     /// latency from the intended start.)
     pub kept: bool,
+    /// Whose lateness it was (analysis::open::lag_cause): "device" (it held the pool full),
+    /// "machine" (the generator waited for a CPU or went out late while the pool had room);
+    /// absent when the level was on time, and in files written before it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag: Option<crate::analysis::open::Lag>,
+    /// The generator's scheduler run delay per generator thread, as a share of the level
+    /// (what the machine took from it); absent when not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_share: Option<f64>,
+    /// Requests the device held on average (achieved rate × mean latency from submission,
+    /// Little's law), beside the pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_in_flight: Option<f64>,
 }
 
 /// One open-loop level, as `sweep --json` writes it under `open_levels`.
@@ -146,12 +159,15 @@ pub struct OpenLevelResult {
 }
 
 impl OpenLevelResult {
-    /// None when the level completed no I/O.
+    /// None when the level completed no I/O. `cpu_wait_share`: the generator's scheduler run
+    /// delay per generator thread as a share of the window, when measured (the machine's
+    /// share of the lateness).
     pub fn new(
         spec: &LevelSpec,
         open: &OpenSpec,
         stats: &LevelStats,
         kernel: Option<KernelView>,
+        cpu_wait_share: Option<f64>,
     ) -> Option<OpenLevelResult> {
         let o = stats.open.as_ref()?;
         // An engine records every counted request through OpenStats::record, or (an engine
@@ -173,13 +189,27 @@ impl OpenLevelResult {
         let offered_iops = o.scheduled as f64 / window_s;
         let iops = ios as f64 / elapsed_s;
         let late = o.late.summary();
+        let service_summary = LatencySummary::from_hist(&service);
+        let kept = kept(o.unsent, iops, offered_iops, o.pool_waits, ios) && !stats.interrupted;
+        let evidence = crate::analysis::open::LagEvidence {
+            kept,
+            late_p99_ns: late.p99 as f64,
+            iops,
+            service_mean_ns: service_summary.mean as f64,
+            pool: open.max_inflight,
+            pool_full: o.unsent > 0 || o.pool_waits as f64 > KEPT_POOL_WAIT_SHARE * ios as f64,
+            cpu_wait_share,
+        };
         let behind = Behind {
             p50_ns: late.p50,
             p99_ns: late.p99,
             max_ns: late.max,
             unsent: o.unsent,
             pool_waits: o.pool_waits,
-            kept: kept(o.unsent, iops, offered_iops, o.pool_waits, ios) && !stats.interrupted,
+            kept,
+            lag: crate::analysis::open::lag_cause(&evidence),
+            cpu_wait_share,
+            device_in_flight: Some(iops * service_summary.mean as f64 / 1e9),
         };
         Some(OpenLevelResult {
             rate_iops: open.rate_per_s,
@@ -192,7 +222,7 @@ impl OpenLevelResult {
             max_inflight: open.max_inflight,
             latency_ns: o.intended.summary(),
             latency_ns_ci95: super::ci::latency_ci(&o.intended, &o.intended_windows),
-            service_latency_ns: LatencySummary::from_hist(&service),
+            service_latency_ns: service_summary,
             behind,
             target_decision: None,
             kernel,
@@ -260,6 +290,7 @@ impl OpenLevelResult {
             latency_ns: crate::analysis::LatencyNs::from(&self.latency_ns),
             service_latency_ns: crate::analysis::LatencyNs::from(&self.service_latency_ns),
             kept: self.behind.kept,
+            lag: self.behind.lag,
             latency_ci_ns: self.latency_ns_ci95,
         }
     }
@@ -306,7 +337,7 @@ mod tests {
         st.elapsed_ns = 1_000_000_000;
         o.scheduled = 101;
         st.open = Some(o);
-        let r = OpenLevelResult::new(&spec, &open, &st, None).unwrap();
+        let r = OpenLevelResult::new(&spec, &open, &st, None, None).unwrap();
         assert_eq!(r.ios, 100);
         assert!((r.offered_iops - 101.0).abs() < 1e-9);
         assert!((r.iops - 100.0).abs() < 1e-9);
@@ -322,7 +353,7 @@ mod tests {
         // The same level with requests waiting for the pool is not kept.
         let mut st2 = st.clone();
         st2.open.as_mut().unwrap().pool_waits = 2;
-        let r2 = OpenLevelResult::new(&spec, &open, &st2, None).unwrap();
+        let r2 = OpenLevelResult::new(&spec, &open, &st2, None, None).unwrap();
         assert!(!r2.behind.kept);
         let j = serde_json::to_value(&r).unwrap();
         for k in [

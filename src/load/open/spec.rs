@@ -7,17 +7,16 @@ use crate::load::schedule::Arrivals;
 use crate::load::workload::Window;
 use crate::load::LevelSpec;
 
-/// The requests an open-loop level may keep in flight when neither `--max-inflight` nor a
-/// closed-loop knee says otherwise.
+/// The pool of a level whose latency is not known yet (no closed loop ran, no open level
+/// before it) and `--max-inflight` was not given.
 pub const DEFAULT_MAX_INFLIGHT: u32 = 64;
 
-/// With a closed-loop pass, the pool is this many times its knee (at least
-/// [`MIN_KNEE_POOL`]): past the knee, more requests in flight only queue, so four times it
-/// keeps any schedule the device can keep, and a schedule it cannot keep shows as lateness
-/// instead of an ever-growing pool.
-pub const KNEE_POOL_FACTOR: u32 = 4;
-/// The smallest pool a knee gives.
-pub const MIN_KNEE_POOL: u32 = 16;
+/// The smallest and the largest pool Little's law sizes ([`little_pool`]). The smallest is the
+/// old default: a latency measured by a closed loop or an earlier level hides how far an
+/// offered load's queue can grow (at 75 % of four units' capacity, over 18 requests are in
+/// flight 1 % of the time), and a slot or a thread of 64 costs little.
+pub const MIN_POOL: u32 = DEFAULT_MAX_INFLIGHT;
+pub const MAX_POOL: u32 = 512;
 
 /// A request due this close to the level's end and not yet submitted when it ends is not
 /// counted as unsent: a timer wake-up can take that long on a busy machine, and the requests
@@ -41,31 +40,35 @@ pub struct Schedule<'a> {
     pub window: Window,
 }
 
-/// The pool for a run: `--max-inflight` when given, else [`KNEE_POOL_FACTOR`] × the closed
-/// loop's knee (at least [`MIN_KNEE_POOL`]) when a closed-loop pass found one, else
-/// [`DEFAULT_MAX_INFLIGHT`]; and the sentence that says which, for the report's notes.
-pub fn pool_size(asked: Option<u32>, knee: Option<u32>) -> (u32, String) {
-    match (asked, knee) {
-        (Some(n), _) => (
-            n,
-            format!("open loop: at most {n} requests in flight (--max-inflight)"),
-        ),
-        (None, Some(k)) => {
-            let n = (k.saturating_mul(KNEE_POOL_FACTOR)).max(MIN_KNEE_POOL);
-            (
-                n,
-                format!(
-                    "open loop: at most {n} requests in flight ({KNEE_POOL_FACTOR}x the closed \
-                     loop's knee of {k}; --max-inflight sets it)"
-                ),
-            )
-        }
-        (None, None) => (
-            DEFAULT_MAX_INFLIGHT,
-            format!(
-                "open loop: at most {DEFAULT_MAX_INFLIGHT} requests in flight (the default; \
-                 --max-inflight sets it)"
-            ),
+/// The pool a level needs to keep `rate_per_s` when each request takes `latency_ns` (Little's
+/// law: λ·W requests are in flight on average): twice that (room for the latency to double
+/// before the schedule slips) plus four standard deviations of a Poisson count of that mean
+/// (arrivals come in bursts) plus four, within [`MIN_POOL`]..[`MAX_POOL`].
+pub fn little_pool(rate_per_s: f64, latency_ns: f64) -> u32 {
+    let mean = (rate_per_s * latency_ns / 1e9).max(0.0);
+    let n = 2.0 * mean + 4.0 * mean.sqrt() + 4.0;
+    (n.ceil().min(f64::from(MAX_POOL)) as u32).clamp(MIN_POOL, MAX_POOL)
+}
+
+/// The pool of the next level: `--max-inflight` when given; else [`little_pool`] at the
+/// rate with the expected latency (`expected_ns`: the closed loop's at that throughput, or
+/// the longest an earlier open level measured), else [`DEFAULT_MAX_INFLIGHT`].
+pub fn pool_for(asked: Option<u32>, rate_per_s: f64, expected_ns: Option<f64>) -> u32 {
+    match (asked, expected_ns) {
+        (Some(n), _) => n,
+        (None, Some(w)) if w > 0.0 => little_pool(rate_per_s, w),
+        (None, _) => DEFAULT_MAX_INFLIGHT,
+    }
+}
+
+/// The sentence for the report's notes that says how the pool was sized.
+pub fn pool_words(asked: Option<u32>) -> String {
+    match asked {
+        Some(n) => format!("open loop: at most {n} requests in flight (--max-inflight)"),
+        None => format!(
+            "open loop: the pool sized per level by Little's law, twice the offered rate times \
+             the expected latency plus room for bursts, {MIN_POOL}-{MAX_POOL}; \
+             --max-inflight sets it"
         ),
     }
 }
@@ -95,7 +98,9 @@ pub enum Rates {
 }
 
 /// `--rate auto`: these shares of the closed loop's maximum: two well below the knee, one
-/// near it, the maximum itself and one beyond it (which must show as not kept).
+/// near it, the maximum itself and one beyond it (which must show as not kept). The pool of
+/// each is sized from the closed loop's latency at that throughput ([`pool_for`]), so the
+/// levels the device can carry are not cut short by the pool.
 pub const AUTO_SHARES: [f64; 5] = [0.25, 0.5, 0.8, 1.0, 1.2];
 
 /// An open-loop run, validated (config/sweep.rs builds it).
@@ -105,7 +110,7 @@ pub struct OpenPlan {
     /// `--rate` as given, for the report.
     pub rates_text: String,
     pub arrivals: Arrivals,
-    /// `--max-inflight`, when given ([`pool_size`]).
+    /// `--max-inflight`, when given ([`pool_for`]).
     pub max_inflight: Option<u32>,
     /// Run the closed-loop levels first (`--levels` given, `--rate auto`, a target).
     pub closed_first: bool,
@@ -122,5 +127,24 @@ impl OpenPlan {
             (Rates::Auto, Some(m)) if m > 0.0 => AUTO_SHARES.iter().map(|s| s * m).collect(),
             (Rates::Auto | Rates::Search, _) => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_carries_the_rate_at_the_expected_latency() {
+        // 42,000/s at 0.1 ms: 4.2 in flight on average: 8.4 + 8.2 + 4, the floor.
+        assert_eq!(little_pool(42_000.0, 100_000.0), MIN_POOL);
+        // 160,000/s at 0.8 ms (a disk's maximum at 128 in flight): 128 in flight.
+        assert_eq!(little_pool(160_000.0, 800_000.0), 306);
+        // 40,000/s at 1 ms: 40 in flight: 80 + 25.3 + 4.
+        assert_eq!(little_pool(40_000.0, 1_000_000.0), 110);
+        assert_eq!(little_pool(10.0, 1_000.0), MIN_POOL);
+        assert_eq!(little_pool(1e9, 1e9), MAX_POOL);
+        assert_eq!(pool_for(Some(8), 1e6, Some(1e6)), 8);
+        assert_eq!(pool_for(None, 1e6, None), DEFAULT_MAX_INFLIGHT);
     }
 }

@@ -1,6 +1,7 @@
 //! `iosat sweep` end to end, one file per theme: real runs with both engines on small files
 //! (engines), bad input and its exit codes (refusals), Ctrl-C (signals), the sim engine's
-//! closed-form answers through the command line (sim_cli), a profile saved under a known
+//! closed-form answers through the command line (sim_cli), the open loop on this
+//! machine's own disk and on a busy host (openhost), a profile saved under a known
 //! background load (live), loop, zram and ext4 devices the tests
 //! set up and tear down (own_devices), and the knee fio finds (fio_agreement). The helpers
 //! they share are here.
@@ -8,6 +9,7 @@
 mod engines;
 mod fio_agreement;
 mod live;
+mod openhost;
 mod openloop;
 mod opensim;
 mod opentarget;

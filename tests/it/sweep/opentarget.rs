@@ -119,6 +119,8 @@ fn the_target_answer_follows_the_levels_decisions() {
                         .contains(&l["offered_iops"]),
                 "{l} {a}"
             ),
+            // Behind because of this machine (a busy test host): left out of the answer.
+            "machine" => assert_eq!(l["behind"]["lag"], "machine", "{l}"),
             other => panic!("target_decision {other} in {l}"),
         }
     }
@@ -157,7 +159,7 @@ fn the_target_answer_follows_the_levels_decisions() {
             "{csv}"
         );
         assert!(
-            ["met", "missed", "undecided"].contains(&row[col("target")]),
+            ["met", "missed", "undecided", "machine"].contains(&row[col("target")]),
             "{csv}"
         );
     }
