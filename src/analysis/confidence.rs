@@ -662,6 +662,17 @@ pub fn overload_perhaps(lv: &[LevelPoint], base: &LevelPoint) -> Option<u32> {
         .map(|l| l.concurrency)
 }
 
+/// The first level above the baseline whose p95 interval lies wholly above 3x the upper end
+/// of the baseline's (both widened for the run's trust): surely overloaded, whatever the
+/// disturbance did to the tails.
+pub fn overload_surely(lv: &[LevelPoint], base: &LevelPoint) -> Option<u32> {
+    let (_, b_hi) = p95_interval(base)?;
+    lv.iter()
+        .filter(|l| l.concurrency > base.concurrency)
+        .find(|l| p95_interval(l).is_some_and(|p| p.0 > OVERLOAD_P95_FACTOR * b_hi))
+        .map(|l| l.concurrency)
+}
+
 /// Per level: its windows disagree by more than a healthy device's do (a CV above
 /// [`UNSTABLE_CV`] in IOPS or mean latency). Levels measured as one window are never unstable.
 pub fn unstable(lv: &[LevelPoint]) -> Vec<bool> {

@@ -300,6 +300,16 @@ fn overload_line(j: &Judgement, base: &LevelPoint, shape: &Shape) -> String {
             } else {
                 format!(", {}", h.join(", "))
             };
+            if shape.shaken && shape.overload_surely.is_none() {
+                return format!(
+                    "Perhaps overloaded from concurrency {o}: p95 {} is {} the baseline p95 {}, \
+                     but with the run's disturbance no level is surely above \
+                     {OVERLOAD_P95_FACTOR}x (the tails hold the disturbance).",
+                    fmt_latency_ns(p95),
+                    fmt_ratio(f.saturation_p95.unwrap_or(0.0)),
+                    fmt_latency_ns(bp)
+                );
+            }
             format!(
                 "Overloaded from concurrency {o}{hedge}: p95 {} is {} the baseline p95 {} (more \
                  than {OVERLOAD_P95_FACTOR}x).",

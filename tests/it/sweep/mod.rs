@@ -2,7 +2,8 @@
 //! (engines), bad input and its exit codes (refusals), Ctrl-C (signals), the sim engine's
 //! closed-form answers through the command line (sim_cli), a profile saved under a known
 //! background load (live), loop, zram and ext4 devices the tests
-//! set up and tear down (own_devices), and the knee fio finds (fio_agreement). The helpers
+//! set up and tear down (own_devices), the knee fio finds (fio_agreement), and what the verdict
+//! says of a run it cannot trust (trust). The helpers
 //! they share are here.
 
 mod engines;
@@ -16,6 +17,7 @@ mod own_devices;
 mod refusals;
 pub(crate) mod signals;
 mod sim_cli;
+mod trust;
 
 use crate::util::{entries, iosat, ok_json as json_of, run_sub, stderr, LoopDev, SimSweep, Zram};
 use serde_json::Value;
