@@ -2,8 +2,9 @@
 //! faster, checked against a re-measured baseline), the knee and overload point as ranges when the
 //! levels' own spread can't separate neighbours, the levels too unstable to rely on, what other
 //! traffic on the device explains (each level's intervals widened by it, the levels it does not
-//! explain disturbed), and one line per cause of disturbance (CPU contention, other traffic, a
-//! stop signal). Pure.
+//! explain disturbed), levels that stalled, the intervals widened for what a disturbed or
+//! drifting run leaves open (its ranges), and one line per cause of disturbance (CPU
+//! contention, other traffic, a stop signal). Pure.
 //! Imports only: analysis/.
 
 use super::evidence::Spread;

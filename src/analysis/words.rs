@@ -1,5 +1,6 @@
 //! The verdict in plain words: the summary's sentences, written from the numbers of a
-//! [`Judgement`] (judge.rs) in a fixed order (the baseline and how it was chosen, the knee,
+//! [`Judgement`] (judge.rs) in a fixed order (the run's trust when it is shaken, the baseline
+//! and how it was chosen, the knee,
 //! max useful IOPS, the overload point, queueing, the plateau and what limits it, the USL fit,
 //! the %util lesson, unstable and disturbed levels, Little's law's complaints), and the one
 //! line per direction of a mixed sweep. Computes no finding of its own.

@@ -171,3 +171,86 @@ fn on_a_busy_host_the_headline_says_so_and_three_knee_ranges_overlap_on_the_trut
     let hi = ranges.iter().map(|r| r.1).min().unwrap();
     assert!(lo <= hi, "knee ranges {ranges:?} do not overlap");
 }
+
+/// Issue 38: the block layer's histogram counts every process's requests on the disk, so with
+/// another process reading the same device during the sweep `below_%` must stay within
+/// 0–100 % or be left out, in every level's row.
+#[test]
+fn below_share_on_a_shared_disk_stays_within_0_and_100_or_is_left_out() {
+    let Some(dev) = KnownDev::start(Spec::new(4, ms(2))) else {
+        return;
+    };
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    // Another process reading the device with large direct reads all through the sweep.
+    let other = Kill(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "while :; do dd if={} of=/dev/null bs=256k count=64 iflag=direct 2>/dev/null; done",
+                dev.path
+            ))
+            .spawn()
+            .unwrap(),
+    );
+    let v = sweep(&dev, "1,2,4", "0.6s");
+    drop(other);
+    let levels = v["levels"].as_array().unwrap();
+    if !levels
+        .iter()
+        .any(|l| l["kernel"]["block_latency"]["read"]["p50_ms"].is_number())
+    {
+        eprintln!("skipped: the block-latency source did not run");
+        return;
+    }
+    // The other process's requests reached the histogram: the case under test happened.
+    assert!(
+        levels.iter().any(|l| {
+            let seen = l["kernel"]["block_latency"]["read"]["count"]
+                .as_f64()
+                .unwrap_or(0.0);
+            seen > 1.05 * l["ios"].as_f64().unwrap()
+        }),
+        "the histogram saw only iosat's requests: {v}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("sweep.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iosat"))
+        .args(["report", f.to_str().unwrap(), "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = crate::util::ok_stdout(&out);
+    let head = md
+        .lines()
+        .find(|l| l.contains("below_%"))
+        .unwrap_or_else(|| panic!("no block-layer table: {md}"));
+    let at = head
+        .split('|')
+        .map(str::trim)
+        .position(|c| c == "below_%")
+        .unwrap();
+    let rows: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != head)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(!rows.is_empty(), "{md}");
+    eprintln!("{head}\n{}", rows.join("\n"));
+    for r in rows {
+        let cell = r.split('|').map(str::trim).nth(at).unwrap();
+        assert!(
+            cell == "-"
+                || cell
+                    .parse::<f64>()
+                    .is_ok_and(|x| (0.0..=100.0).contains(&x)),
+            "below_% {cell:?} in {r}\n{md}"
+        );
+    }
+}
