@@ -258,11 +258,12 @@ impl BaselineDrift {
 }
 
 /// A level whose slowest sub-window ran at under [`STALL_SHARE`] of the level's rate: the
-/// generator or the device stopped for part of it. Levels measured as one window never are.
+/// generator or the device stopped for part of it. Levels measured as one window never are,
+/// nor a spread without its window extremes (an import or an older result: `iops_max` 0).
 pub fn stalled(l: &LevelPoint) -> bool {
-    l.spread
-        .as_ref()
-        .is_some_and(|s| s.windows >= 2 && l.iops > 0.0 && s.iops_min < STALL_SHARE * l.iops)
+    l.spread.as_ref().is_some_and(|s| {
+        s.windows >= 2 && l.iops > 0.0 && s.iops_max > 0.0 && s.iops_min < STALL_SHARE * l.iops
+    })
 }
 
 /// The stall of level `l` in words: "concurrency 1 stalled (a window ran at 3 IOPS against the

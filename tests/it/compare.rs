@@ -137,7 +137,7 @@ fn the_page_overlays_the_runs_and_renders_in_chromium() {
     let out = compare(&[&a, &b], &["--html", page.to_str().unwrap(), "--force"]);
     ok_stdout(&out);
     let Some(bin) = crate::report::chromium() else {
-        eprintln!("SKIP chromium check of the compare page: no chromium");
+        crate::util::skip("chromium check of the compare page: no chromium");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -281,7 +281,7 @@ struct Tmux {
 impl Tmux {
     fn start() -> Option<Tmux> {
         if !crate::util::have("tmux", "-V") {
-            eprintln!("skipped: tmux is not installed (scripts/test.sh installs it)");
+            crate::util::skip("tmux is not installed (scripts/test.sh installs it)");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -854,7 +854,9 @@ fn no_bpf_is_accepted_in_a_real_terminal() {
 #[test]
 fn live_view_attaches_the_block_latency_source() {
     if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("live_view_attaches_the_block_latency_source: skipped (needs root and BTF)");
+        crate::util::skip_lacking(
+            "live_view_attaches_the_block_latency_source: needs root and BTF",
+        );
         return;
     }
     let Some(t) = Tmux::start() else { return };
@@ -985,7 +987,7 @@ fn frame_judged_against_a_learned_baseline() {
 #[test]
 fn top_saves_its_learned_state_at_exit() {
     if !crate::util::is_root() {
-        eprintln!("skipped: needs root (a loop device)");
+        crate::util::skip("needs root (a loop device)");
         return;
     }
     let Some(t) = Tmux::start() else { return };
