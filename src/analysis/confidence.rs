@@ -241,10 +241,11 @@ pub struct BaselineDrift {
 }
 
 impl BaselineDrift {
-    /// The two measurements do not agree: drifted, unsteady or stalled. The verdict's
-    /// headline then says so and gives ranges.
+    /// The two measurements do not agree beyond their intervals: drifted or stalled. The
+    /// verdict's headline then says so and gives ranges (unsteady ones carry intervals that
+    /// already cover the change).
     pub fn shaken(&self) -> bool {
-        self.drifted || self.unsteady || self.first_stalled
+        self.drifted || self.first_stalled
     }
 
     /// The relative change from the first measurement to the second (0 when unknown).
@@ -401,7 +402,7 @@ pub fn machine_share(l: &LevelPoint) -> f64 {
 /// the levels themselves. The knee's and overload point's ranges are read from these.
 pub fn widen_for_trust(lv: &[LevelPoint], drift: Option<&BaselineDrift>) -> Vec<LevelPoint> {
     let moved = drift
-        .filter(|d| d.drifted || d.unsteady)
+        .filter(|d| d.drifted)
         .map_or(0.0, |d| d.change_rel().abs() / 2.0);
     lv.iter()
         .map(|l| {
@@ -484,7 +485,8 @@ pub fn drift(
         } else {
             DriftChoice::First
         }
-    } else if !beyond {
+    } else if !beyond || unsteady {
+        // Within the intervals: the first measurement stands, as for no change at all.
         DriftChoice::First
     } else {
         match (&first.spread, &again.spread) {
@@ -531,7 +533,7 @@ pub fn drift_line(d: &BaselineDrift) -> String {
         return format!(
             "{head} ({pct:+.0} %): more than the {:.0} % a level moves between minutes, but \
              the measurements' windows scatter too much to tell a drift from the noise; the \
-             baseline is uncertain, and the verdict covers both.",
+             baseline is uncertain, and the verdict judges against the first.",
             DRIFT_TOLERANCE * 100.0
         );
     }

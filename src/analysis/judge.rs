@@ -315,7 +315,7 @@ fn shape(
     }
     // A slowdown during the sweep (a drifted baseline) makes a plateau, and a level that
     // slowed half-way looks like a burst: only a kernel limit that is set still names a cap.
-    let plateau_in_drift = trust.drift.is_some_and(|d| d.drifted || d.unsteady)
+    let plateau_in_drift = trust.drift.is_some_and(|d| d.drifted)
         && limit.as_ref().is_some_and(|t| t.io_limit.is_none());
     let cap = limit
         .as_ref()
