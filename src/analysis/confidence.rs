@@ -2,8 +2,9 @@
 //! faster, checked against a re-measured baseline), the knee and overload point as ranges when the
 //! levels' own spread can't separate neighbours, the levels too unstable to rely on, what other
 //! traffic on the device explains (each level's intervals widened by it, the levels it does not
-//! explain disturbed), and one line per cause of disturbance (CPU contention, other traffic, a
-//! stop signal). Pure.
+//! explain disturbed), levels that stalled, the intervals widened for what a disturbed or
+//! drifting run leaves open (its ranges), and one line per cause of disturbance (CPU
+//! contention, other traffic, a stop signal). Pure.
 //! Imports only: analysis/.
 
 use super::evidence::Spread;
@@ -240,10 +241,11 @@ pub struct BaselineDrift {
 }
 
 impl BaselineDrift {
-    /// The two measurements do not agree: drifted, unsteady or stalled. The verdict's
-    /// headline then says so and gives ranges.
+    /// The two measurements do not agree beyond their intervals: drifted or stalled. The
+    /// verdict's headline then says so and gives ranges (unsteady ones carry intervals that
+    /// already cover the change).
     pub fn shaken(&self) -> bool {
-        self.drifted || self.unsteady || self.first_stalled
+        self.drifted || self.first_stalled
     }
 
     /// The relative change from the first measurement to the second (0 when unknown).
@@ -400,7 +402,7 @@ pub fn machine_share(l: &LevelPoint) -> f64 {
 /// the levels themselves. The knee's and overload point's ranges are read from these.
 pub fn widen_for_trust(lv: &[LevelPoint], drift: Option<&BaselineDrift>) -> Vec<LevelPoint> {
     let moved = drift
-        .filter(|d| d.drifted || d.unsteady)
+        .filter(|d| d.drifted)
         .map_or(0.0, |d| d.change_rel().abs() / 2.0);
     lv.iter()
         .map(|l| {
@@ -483,7 +485,8 @@ pub fn drift(
         } else {
             DriftChoice::First
         }
-    } else if !beyond {
+    } else if !beyond || unsteady {
+        // Within the intervals: the first measurement stands, as for no change at all.
         DriftChoice::First
     } else {
         match (&first.spread, &again.spread) {
@@ -530,7 +533,7 @@ pub fn drift_line(d: &BaselineDrift) -> String {
         return format!(
             "{head} ({pct:+.0} %): more than the {:.0} % a level moves between minutes, but \
              the measurements' windows scatter too much to tell a drift from the noise; the \
-             baseline is uncertain, and the verdict covers both.",
+             baseline is uncertain, and the verdict judges against the first.",
             DRIFT_TOLERANCE * 100.0
         );
     }
@@ -660,6 +663,17 @@ pub fn overload_perhaps(lv: &[LevelPoint], base: &LevelPoint) -> Option<u32> {
     lv.iter()
         .filter(|l| l.concurrency > base.concurrency)
         .find(|l| p95_interval(l).is_some_and(|p| p.1 > OVERLOAD_P95_FACTOR * b_lo))
+        .map(|l| l.concurrency)
+}
+
+/// The first level above the baseline whose p95 interval lies wholly above 3x the upper end
+/// of the baseline's (both widened for the run's trust): surely overloaded, whatever the
+/// disturbance did to the tails.
+pub fn overload_surely(lv: &[LevelPoint], base: &LevelPoint) -> Option<u32> {
+    let (_, b_hi) = p95_interval(base)?;
+    lv.iter()
+        .filter(|l| l.concurrency > base.concurrency)
+        .find(|l| p95_interval(l).is_some_and(|p| p.0 > OVERLOAD_P95_FACTOR * b_hi))
         .map(|l| l.concurrency)
 }
 

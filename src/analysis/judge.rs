@@ -63,6 +63,11 @@ pub struct Shape {
     pub max_useful_range: Option<(f64, f64)>,
     /// No level is surely overloaded, but with the run's disturbance this one perhaps is.
     pub overload_perhaps: Option<u32>,
+    /// The first level surely overloaded once the run's disturbance is allowed for (on a
+    /// quiet run, the overload point itself).
+    pub overload_surely: Option<u32>,
+    /// The run is disturbed or its baseline did not hold: answers are ranges.
+    pub shaken: bool,
     /// A plateau measured while the baseline drifted: the slowdown explains it as well as a
     /// limit, so neither a cap nor a hard limit is named.
     pub plateau_in_drift: bool,
@@ -231,7 +236,14 @@ fn shape(
             )
         })
         .flatten();
-    let (power_peak, knee, knee_note) = knee(lv, findings, usl.as_ref(), overload);
+    // On a shaken run the tails hold the disturbance: the knee is kept below the first level
+    // that is surely overloaded, not below one the disturbance may have pushed over.
+    let overload_surely = if trust.shaken {
+        overload.and_then(|_| confidence::overload_surely(trust.wide, trust.wide_base))
+    } else {
+        overload
+    };
+    let (power_peak, knee, knee_note) = knee(lv, findings, usl.as_ref(), overload_surely);
     let top_closing = (0..lv.len())
         .rev()
         .find(|&i| findings[i].little != LittleCheck::InFlightOff);
@@ -241,7 +253,7 @@ fn shape(
 
     // How sure: ranges from the levels' spread (widened for the run's trust), a second
     // baseline, unstable levels.
-    let knee_range = confidence::knee_range(trust.wide, knee, overload);
+    let knee_range = confidence::knee_range(trust.wide, knee, overload_surely);
     let overload_by_spread =
         overload.and_then(|o| confidence::overload_range(trust.wide, trust.wide_base, o));
     let knee_undecided = trust.shaken
@@ -303,7 +315,7 @@ fn shape(
     }
     // A slowdown during the sweep (a drifted baseline) makes a plateau, and a level that
     // slowed half-way looks like a burst: only a kernel limit that is set still names a cap.
-    let plateau_in_drift = trust.drift.is_some_and(|d| d.drifted || d.unsteady)
+    let plateau_in_drift = trust.drift.is_some_and(|d| d.drifted)
         && limit.as_ref().is_some_and(|t| t.io_limit.is_none());
     let cap = limit
         .as_ref()
@@ -337,6 +349,8 @@ fn shape(
         knee_undecided,
         max_useful_range,
         overload_perhaps,
+        overload_surely,
+        shaken: trust.shaken,
         plateau_in_drift,
     }
 }

@@ -1,5 +1,6 @@
 //! The verdict in plain words: the summary's sentences, written from the numbers of a
-//! [`Judgement`] (judge.rs) in a fixed order (the baseline and how it was chosen, the knee,
+//! [`Judgement`] (judge.rs) in a fixed order (the run's trust when it is shaken, the baseline
+//! and how it was chosen, the knee,
 //! max useful IOPS, the overload point, queueing, the plateau and what limits it, the USL fit,
 //! the %util lesson, unstable and disturbed levels, Little's law's complaints), and the one
 //! line per direction of a mixed sweep. Computes no finding of its own.
@@ -300,6 +301,16 @@ fn overload_line(j: &Judgement, base: &LevelPoint, shape: &Shape) -> String {
             } else {
                 format!(", {}", h.join(", "))
             };
+            if shape.shaken && shape.overload_surely.is_none() {
+                return format!(
+                    "Perhaps overloaded from concurrency {o}: p95 {} is {} the baseline p95 {}, \
+                     but with the run's disturbance no level is surely above \
+                     {OVERLOAD_P95_FACTOR}x (the tails hold the disturbance).",
+                    fmt_latency_ns(p95),
+                    fmt_ratio(f.saturation_p95.unwrap_or(0.0)),
+                    fmt_latency_ns(bp)
+                );
+            }
             format!(
                 "Overloaded from concurrency {o}{hedge}: p95 {} is {} the baseline p95 {} (more \
                  than {OVERLOAD_P95_FACTOR}x).",

@@ -302,6 +302,37 @@ pub struct LikeEntry {
     pub verify_error: Option<String>,
     #[serde(default)]
     pub interrupted: bool,
+    /// How steady the setting's commit rate was: the CV of its commits over eight equal parts
+    /// of the duration (None in older files and for a setting cut short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_cv: Option<f64>,
+}
+
+impl LikeEntry {
+    /// The 95 % interval's half-width of the commit rate, relative to it, from its windows
+    /// (0 when unknown).
+    pub fn rate_noise_rel(&self) -> f64 {
+        self.rate_cv
+            .map_or(0.0, |cv| crate::analysis::confidence::rel_half_width(cv, 8))
+    }
+
+    /// The commit rate's windows scatter beyond a healthy device's (the sweep's
+    /// [`crate::analysis::confidence::UNSTABLE_CV`]).
+    pub fn unsteady(&self) -> bool {
+        self.rate_cv
+            .is_some_and(|cv| cv > crate::analysis::confidence::UNSTABLE_CV)
+    }
+}
+
+/// Two settings' commit rates are the same within the noise: their ratio lies within
+/// [`SAME_SPEED`] or within their intervals added ([`LikeEntry::rate_noise_rel`]).
+pub fn equivalent(a: &LikeEntry, b: &LikeEntry) -> bool {
+    let (x, y) = (a.commits_per_s, b.commits_per_s);
+    if x <= 0.0 || y <= 0.0 {
+        return false;
+    }
+    let band = (SAME_SPEED - 1.0).max(a.rate_noise_rel() + b.rate_noise_rel());
+    x.max(y) / x.min(y) - 1.0 <= band
 }
 
 /// A setting that could not be measured, and why.
@@ -324,6 +355,14 @@ pub struct Recommendation {
     pub speedup: Option<f64>,
     /// The line as a DBA puts it in the configuration file, with the figures.
     pub text: String,
+    /// The other settings measured as fast within the noise ([`equivalent`]): any of them
+    /// would do as well on this host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equivalent: Vec<String>,
+    /// The run was disturbed (a setting's rate scattered, two writes a commit beat one): the
+    /// advice holds only until a quiet run confirms it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub provisional: bool,
 }
 
 /// The `--like` section of an fsync result.
@@ -366,6 +405,22 @@ fn find<'a>(entries: &'a [LikeEntry], value: &str, pattern: Pattern) -> Option<&
         .min_by_key(|e| e.writes_per_commit)
 }
 
+/// No disk commits two writes faster than one: a setting that did, by more than
+/// [`NOISE_RATIO`], shows a disturbed run.
+pub fn disturbed(entries: &[LikeEntry]) -> bool {
+    entries.iter().any(|one| {
+        one.writes_per_commit == 1
+            && one.commits > 0
+            && entries.iter().any(|two| {
+                two.method == one.method
+                    && two.pattern == one.pattern
+                    && two.writes_per_commit == 2
+                    && two.commits > 0
+                    && two.commits_per_s > one.commits_per_s * NOISE_RATIO
+            })
+    })
+}
+
 /// The value to choose among the durable entries of `pattern` in `values` (one write per
 /// commit: the common case; ties by the mean), compared with the default (or, when the
 /// default wins, with the runner-up). A winner within [`SAME_SPEED`] of the default is not a
@@ -388,7 +443,7 @@ fn choose(
     let default = measured.iter().find(|(s, _)| s.default);
     let (pick, versus) = match default {
         Some(d) if d.0.value != best.0.value => {
-            if best.1.commits_per_s < d.1.commits_per_s * SAME_SPEED {
+            if equivalent(best.1, d.1) {
                 // Not worth leaving the default: compare it with the fastest.
                 (d, Some(best))
             } else {
@@ -435,12 +490,41 @@ fn choose(
         Pattern::Commit => "commits/s",
         Pattern::PageFlush => "page flushes/s",
     };
+    // Every other setting as fast as the pick within the noise: on this host they are the
+    // same choice, and a repeat may rank them either way.
+    let same: Vec<String> = measured
+        .iter()
+        .filter(|(s, m)| s.value != value && equivalent(m, e))
+        .map(|(s, _)| s.value.to_string())
+        .collect();
+    let provisional = measured.iter().any(|(_, m)| m.unsteady()) || disturbed(entries);
+    let equivalent_words = if same.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} {} as fast within the noise (±{:.0} %), so any of them does as well here",
+            same.join(", "),
+            if same.len() == 1 { "is" } else { "are" },
+            measured
+                .iter()
+                .map(|(_, m)| m.rate_noise_rel())
+                .fold(SAME_SPEED - 1.0, f64::max)
+                * 100.0
+        )
+    };
     let text = format!(
-        "{setting}: {what} p99 {}, {:.0} {per_s}{comparison}{fs}",
+        "{}{setting}: {what} p99 {}, {:.0} {per_s}{comparison}{equivalent_words}{fs}",
+        if provisional {
+            "Provisional (the run was disturbed: repeat it on a quiet machine before acting): "
+        } else {
+            ""
+        },
         ms(e.latency_ns.p99),
         e.commits_per_s
     );
     Some(Recommendation {
+        equivalent: same,
+        provisional,
         variable: setting.split(" = ").next().unwrap_or(variable).to_string(),
         value: setting.split(" = ").nth(1).unwrap_or(value).to_string(),
         p99_ns: e.latency_ns.p99,
@@ -588,6 +672,8 @@ pub fn commit_delay_advice(levels: &[GroupLevel]) -> Option<Recommendation> {
         }),
         speedup: Some(if value > 0 { gain } else { 1.0 / gain }),
         text,
+        equivalent: Vec::new(),
+        provisional: false,
     })
 }
 
@@ -767,7 +853,57 @@ pub(crate) mod tests {
             verify: VerifyStatus::Ok,
             verify_error: None,
             interrupted: false,
+            rate_cv: None,
         }
+    }
+
+    #[test]
+    fn settings_within_each_others_noise_are_equivalent_and_the_default_is_kept() {
+        // open_sync measured 25 % faster than the default, but every setting's rate scattered
+        // with a CV of 15 % over its windows (±13 % each at 95 %): the two are the same speed
+        // here, the default is kept, and the others are named as equivalent.
+        let mut e = pg(&[
+            ("open_datasync", 4200.0),
+            ("fdatasync", 4000.0),
+            ("fsync", 3900.0),
+            ("open_sync", 5000.0),
+        ]);
+        for x in e.iter_mut() {
+            x.rate_cv = Some(0.15);
+        }
+        let r = &recommend(Database::Postgres, &e, "")[0];
+        assert_eq!(r.value, "fdatasync", "{}", r.text);
+        assert!(r.equivalent.contains(&"open_sync".to_string()), "{r:?}");
+        assert!(r.text.contains("as fast within the noise"), "{}", r.text);
+        assert!(!r.provisional);
+        // Steady windows (CV 1 %): open_sync is 25 % faster beyond the noise and chosen.
+        for x in e.iter_mut() {
+            x.rate_cv = Some(0.01);
+        }
+        let r = &recommend(Database::Postgres, &e, "")[0];
+        assert_eq!(r.value, "open_sync", "{}", r.text);
+        assert!(r.equivalent.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn a_disturbed_run_says_its_advice_is_provisional() {
+        let mut e = pg(&[
+            ("open_datasync", 4000.0),
+            ("fdatasync", 4000.0),
+            ("fsync", 3900.0),
+        ]);
+        e[2].rate_cv = Some(0.4);
+        let r = &recommend(Database::Postgres, &e, "")[0];
+        assert!(r.provisional);
+        assert!(
+            r.text.starts_with("Provisional (the run was disturbed"),
+            "{}",
+            r.text
+        );
+        // Two writes a commit faster than one is the same sign.
+        let mut e = pg(&[("fdatasync", 4000.0), ("fsync", 3900.0)]);
+        e[1].commits_per_s = 7000.0;
+        assert!(recommend(Database::Postgres, &e, "")[0].provisional);
     }
 
     fn pg(rates: &[(&str, f64)]) -> Vec<LikeEntry> {

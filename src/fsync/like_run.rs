@@ -26,7 +26,13 @@ struct Timed {
     elapsed_ns: u64,
     flushes: Option<super::report::FlushStats>,
     interrupted: bool,
+    /// Commits completed in each of [`RATE_WINDOWS`] equal parts of the duration.
+    per_window: [u64; RATE_WINDOWS],
 }
+
+/// Equal parts of a setting's duration whose commit rates say how steady it was (the same
+/// eight as a sweep level's sub-windows).
+const RATE_WINDOWS: usize = 8;
 
 /// Bytes the --like files need at most at once (the page flush: tablespace + doublewrite).
 pub fn need_bytes(db: Database) -> u64 {
@@ -144,6 +150,8 @@ fn timed(ctx: &Ctx, mut commit: impl FnMut(u64, &mut Instant) -> Result<u64>) ->
     let deadline = start + dur;
     let mut seq = 0u64;
     let mut interrupted = false;
+    let mut per_window = [0u64; RATE_WINDOWS];
+    let span_ns = (ctx.spec.duration_ns / RATE_WINDOWS as u64).max(1);
     loop {
         if io::interrupted() {
             interrupted = true;
@@ -153,6 +161,8 @@ fn timed(ctx: &Ctx, mut commit: impl FnMut(u64, &mut Instant) -> Result<u64>) ->
         seq = commit(seq, &mut t0)?;
         let t1 = Instant::now();
         lat.record((t1 - t0).as_nanos() as u64);
+        let w = ((t1 - start).as_nanos() as u64 / span_ns) as usize;
+        per_window[w.min(RATE_WINDOWS - 1)] += 1;
         if t1 >= deadline {
             break;
         }
@@ -164,6 +174,7 @@ fn timed(ctx: &Ctx, mut commit: impl FnMut(u64, &mut Instant) -> Result<u64>) ->
         elapsed_ns,
         flushes: device::finish(ctx.watch, mark),
         interrupted,
+        per_window,
     })
 }
 
@@ -297,6 +308,8 @@ fn entry(
     (verify, verify_error): (VerifyStatus, Option<String>),
 ) -> LikeEntry {
     let commits = t.lat.count;
+    // A setting cut short has no full windows to compare.
+    let rate_cv = (!t.interrupted).then(|| rate_cv(&t.per_window)).flatten();
     LikeEntry {
         method: s.value.into(),
         pattern: s.pattern,
@@ -313,7 +326,20 @@ fn entry(
         verify,
         verify_error,
         interrupted: t.interrupted,
+        rate_cv,
     }
+}
+
+/// The CV of the commit counts per window (population), None without two windows that
+/// committed.
+fn rate_cv(w: &[u64]) -> Option<f64> {
+    if w.iter().filter(|&&n| n > 0).count() < 2 {
+        return None;
+    }
+    let n = w.len() as f64;
+    let mean = w.iter().sum::<u64>() as f64 / n;
+    let var = w.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+    (mean > 0.0).then(|| var.sqrt() / mean)
 }
 
 /// The durable one-write commit entries as the flush-honesty verdict's cases (the method that

@@ -89,7 +89,13 @@ fn levels_of(r: &Report) -> Option<Levels> {
     match r {
         Report::Sweep(s) => Some(Levels {
             points: s.points(),
-            verdict: s.verdict.clone(),
+            // A sweep saved without its verdict (edited, hand-made) is judged as the sweep
+            // judges its levels.
+            verdict: s.verdict.clone().or_else(|| {
+                let mut again = (**s).clone();
+                again.refresh_verdict();
+                again.verdict
+            }),
         }),
         Report::Analyze(a) => Some(Levels {
             points: a.points(),

@@ -449,7 +449,7 @@ pub const BLOCK_OTHER_SHARE: f64 = 0.05;
 
 /// The share of iosat's median latency spent below the block layer, in %, when the histogram
 /// holds iosat's requests only ([`BLOCK_OTHER_SHARE`]) and the share is one a request's own
-/// time can have (0–100 %); None otherwise.
+/// time can have (0–100 %, one histogram bucket above read as 100 %); None otherwise.
 fn below_pct(l: &LevelResult, (b, write): (&OpLatency, bool)) -> Option<f64> {
     let own = own_ios(l, write) as f64;
     let engine = l.latency_ns.p50 as f64;
@@ -457,8 +457,16 @@ fn below_pct(l: &LevelResult, (b, write): (&OpLatency, bool)) -> Option<f64> {
         return None;
     }
     let pct = b.p50_ms? * 1e6 / engine * 100.0;
-    (0.0..=100.0).contains(&pct).then_some(pct)
+    // The block layer's median is interpolated in buckets an eighth of an octave wide: up to
+    // one bucket above iosat's own median is all of it, more is not one request's share.
+    if pct > 100.0 * (1.0 + BLOCK_BUCKET) {
+        return None;
+    }
+    (pct >= 0.0).then_some(pct.min(100.0))
 }
+
+/// The width of a block-latency histogram bucket, relative (an eighth of an octave).
+const BLOCK_BUCKET: f64 = 0.125;
 
 /// A level's block-layer percentiles (iosat's BPF source) of its main direction (the one
 /// with more completions, `true` for writes), when the source was attached.

@@ -3,7 +3,8 @@
 //! closed-form answers through the command line (sim_cli), the open loop on this
 //! machine's own disk and on a busy host (openhost), a profile saved under a known
 //! background load (live), loop, zram and ext4 devices the tests
-//! set up and tear down (own_devices), and the knee fio finds (fio_agreement). The helpers
+//! set up and tear down (own_devices), the knee fio finds (fio_agreement), and what the verdict
+//! says of a run it cannot trust (trust). The helpers
 //! they share are here.
 
 mod engines;
@@ -18,6 +19,7 @@ mod own_devices;
 mod refusals;
 pub(crate) mod signals;
 mod sim_cli;
+mod trust;
 
 use crate::util::{entries, iosat, ok_json as json_of, run_sub, stderr, LoopDev, SimSweep, Zram};
 use serde_json::Value;
