@@ -4,8 +4,9 @@
 //! stalling mid-header; a write timeout that cuts a client that stops reading (no byte accepted for
 //! that long), and a backstop deadline on the whole exchange; a cap on concurrent requests counted
 //! once they are authenticated (503 beyond it; failed checks have a bcrypt queue of their own,
-//! so wrong passwords cannot starve a scrape) and a larger one on open connections, so idle
-//! sockets cannot deny a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
+//! so wrong passwords cannot starve a scrape) and a larger one on open connections, where the
+//! oldest connection that has sent nothing is cut for a newcomer, so idle sockets cannot deny
+//! a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
 //! runs on a blocking thread under a deadline, so a hung read of /proc or /sys gives a
 //! failed-collector response, never a hung one. TLS (rustls, with client certificates, versions
 //! and suites), basic auth (bcrypt; its users re-read when the file changes, a broken file
@@ -56,8 +57,8 @@ pub struct ServerSpec {
 const BACKSTOP_WRITE: Duration = Duration::from_secs(60);
 
 /// Connections open at once (idle or sending their head, each cut after the read timeout):
-/// far more than the requests served, so clients holding idle sockets cannot deny a scrape;
-/// beyond it a connection gets 503 at once.
+/// far more than the requests served; at it, the oldest connection that has sent no request
+/// is cut for the newcomer, and only when every one is being served does a newcomer get 503.
 pub fn idle_cap(max_requests: usize) -> usize {
     (max_requests * 16).max(64)
 }
@@ -435,6 +436,7 @@ async fn serve(
     mut stopped: oneshot::Receiver<()>,
 ) {
     let permits = Arc::new(Semaphore::new(idle_cap(spec.max_requests)));
+    let idle: Arc<std::sync::Mutex<Idle>> = Arc::default();
     loop {
         let stream = tokio::select! {
             _ = &mut stopped => return,
@@ -447,20 +449,80 @@ async fn serve(
                 }
             },
         };
-        match Arc::clone(&permits).try_acquire_owned() {
-            Ok(permit) => {
-                let shared = Arc::clone(&shared);
-                let spec = spec.clone();
-                let tls = tls.clone();
-                tokio::spawn(async move {
-                    connection(stream, &spec, tls, shared).await;
-                    drop(permit);
-                });
-            }
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(p) => p,
             Err(_) => {
-                tokio::spawn(too_busy(stream, spec.write_timeout));
+                // At the cap: the oldest connection that has sent no request yet gives its
+                // place to the newcomer (issue 39 case 9: idle sockets held open cannot deny
+                // a scrape); when every connection is being served, the newcomer gets 503.
+                let victim = idle.lock().ok().and_then(|mut i| i.conns.pop_first());
+                let taken = victim.and_then(|(_, (h, slot))| {
+                    h.abort();
+                    slot.lock().ok().and_then(|mut s| s.take())
+                });
+                match taken {
+                    Some(p) => p,
+                    None => {
+                        tokio::spawn(too_busy(stream, spec.write_timeout));
+                        continue;
+                    }
+                }
             }
+        };
+        let slot: Slot = Arc::new(std::sync::Mutex::new(Some(permit)));
+        let (shared, spec2, tls) = (Arc::clone(&shared), spec.clone(), tls.clone());
+        let id = idle.lock().map_or(0, |mut i| {
+            i.next += 1;
+            i.next
+        });
+        let head = Head {
+            idle: Arc::clone(&idle),
+            id,
+        };
+        let held = Arc::clone(&slot);
+        let task = tokio::spawn(async move {
+            connection(stream, &spec2, tls, shared, head).await;
+            if let Ok(mut s) = held.lock() {
+                s.take();
+            }
+        });
+        // The runtime has one thread: the task has not run yet, so it is registered before
+        // it can end or receive its head.
+        if let Ok(mut i) = idle.lock() {
+            i.conns.insert(id, (task.abort_handle(), slot));
         }
+    }
+}
+
+/// A connection's place under the cap on open connections: taken from it when it is evicted.
+type Slot = Arc<std::sync::Mutex<Option<OwnedSemaphorePermit>>>;
+
+/// The connections that have sent no request yet, oldest first.
+#[derive(Default)]
+struct Idle {
+    next: u64,
+    conns: std::collections::BTreeMap<u64, (tokio::task::AbortHandle, Slot)>,
+}
+
+/// A connection's entry among the idle ones: removed when its request head arrives (it is
+/// then served, never evicted) and when it ends.
+#[derive(Clone)]
+struct Head {
+    idle: Arc<std::sync::Mutex<Idle>>,
+    id: u64,
+}
+
+impl Head {
+    fn arrived(&self) {
+        if let Ok(mut i) = self.idle.lock() {
+            i.conns.remove(&self.id);
+        }
+    }
+}
+
+impl Drop for Head {
+    fn drop(&mut self) {
+        self.arrived();
     }
 }
 
@@ -532,6 +594,7 @@ async fn connection(
     spec: &ServerSpec,
     tls: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
+    head: Head,
 ) {
     let io = WriteTimeout {
         inner: stream,
@@ -539,17 +602,17 @@ async fn connection(
         stalled: None,
     };
     match tls {
-        None => http(io, spec, shared).await,
+        None => http(io, spec, shared, head).await,
         // The handshake is part of the request head: under the read timeout.
         Some(acceptor) => {
             if let Ok(Ok(io)) = tokio::time::timeout(spec.read_timeout, acceptor.accept(io)).await {
-                http(io, spec, shared).await
+                http(io, spec, shared, head).await
             }
         }
     }
 }
 
-async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>)
+async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>, head: Head)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -560,6 +623,7 @@ where
     let service = hyper::service::service_fn(move |req| {
         let shared = Arc::clone(&shared);
         let held = Arc::clone(&held);
+        head.arrived();
         async move { respond(req, shared, held).await }
     });
     let conn = hyper::server::conn::http1::Builder::new()
