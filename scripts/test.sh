@@ -60,6 +60,13 @@ if [ ! -e /dev/fuse ] && [ "$(id -u)" = 0 ]; then
   modprobe fuse || echo "warning: no /dev/fuse; the known-device tests will skip" >&2
 fi
 
+# Strict mode (tests/it/util.rs, `skip`): as root, with the tools above installed, a test that
+# would skip for want of root or a tool fails instead. What a machine or kernel lacks and no
+# package gives (BTF, zram, a cgroup io controller, a refused FUSE mount) still skips, saying so.
+if [ "$(id -u)" = 0 ]; then
+  export IOSAT_TEST_STRICT=1
+fi
+
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 # The static binary (docs/deploy.md): linked with +crt-static and run, in the `static-check`

@@ -51,9 +51,24 @@ pub enum Error {
 
 /// "'--flag' reason (got 'value')"; a flag that takes no value (`--force`) has no "got".
 fn usage_line(flag: &str, value: &Option<String>, reason: &str) -> String {
-    match value {
-        None => format!("'{flag}' {reason}"),
-        Some(v) => format!("'{flag}' {reason} (got '{v}')"),
+    // A positional argument is named by its role ("the directory '/x' does not exist"), not by
+    // the placeholder of the usage line ('DIR'), which a user never typed.
+    let role = match flag {
+        "DIR" => Some("the directory"),
+        "FILE" => Some("the file"),
+        "TARGET" => Some("the target"),
+        "SUBCOMMAND" => Some("the subcommand"),
+        "DEVICE" => Some("the device"),
+        "INTERVAL" => Some("the interval"),
+        "COUNT" => Some("the count"),
+        "ID" => Some("the profile id"),
+        _ => None,
+    };
+    match (role, value) {
+        (Some(role), Some(v)) => format!("{role} '{v}' {reason}"),
+        (Some(role), None) => format!("{role} {reason}"),
+        (None, None) => format!("'{flag}' {reason}"),
+        (None, Some(v)) => format!("'{flag}' {reason} (got '{v}')"),
     }
 }
 

@@ -5,7 +5,7 @@
 //! experiments into typed results; `import` reads other tools' results; `analysis` turns rates
 //! or levels into findings; `report` turns a typed result into bytes. Above them, `cli`
 //! (syntax) → `config` (validated specs) → `cmd` (one short orchestration per subcommand).
-//! The README's "For contributors" section gives each module's paragraph.
+//! CONTRIBUTING.md ("The layout") gives each module's paragraph; docs/design.md §2 the walls.
 
 pub mod analysis;
 pub mod build;

@@ -124,7 +124,7 @@ pub fn error_text(err: &clap::Error) -> String {
 /// The output format flags shared by every command that prints a result.
 #[derive(Debug, Clone, Default, Args)]
 pub struct FormatArgs {
-    /// Print JSON (versioned schema, documented in the README).
+    /// Print JSON (versioned schema: docs/output-formats.md, schemas/).
     #[arg(long, conflicts_with_all = ["csv", "markdown"])]
     pub json: bool,
     /// Print CSV.

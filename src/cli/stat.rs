@@ -36,7 +36,7 @@ iosat learns each device's baseline (latency at about one request in flight, onc
 30 intervals and 3,000 requests there) and its latency-vs-in-flight curve from its own
 traffic, per direction and request size (<= 8 KiB, <= 64 KiB, larger). Without a profile,
 the default view then shows `learned` (idle, ok < 1.5x the baseline, saturated < 3x,
-overloaded from 3x: seed 001's 3x-p95 rule; unknown without a baseline) and `+IOPS`, the
+overloaded from 3x, the 3x-p95 overload rule; unknown without a baseline) and `+IOPS`, the
 requests per second that can be added before the p95 reaches 3x the baseline (or
 --target-p95), marked >= while the traffic has not gone past the knee; --json has a
 `learned` object. A swept profile takes precedence. The state is kept per device in the
@@ -104,7 +104,7 @@ pub struct StatArgs {
     #[command(flatten)]
     pub format: FormatArgs,
 
-    /// Append the raw samples to FILE (format in the README), for --replay later.
+    /// Append the raw samples to FILE (format: docs/stat.md, "Recordings"), for --replay later.
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
 

@@ -11,10 +11,10 @@ pub const AFTER_LONG_HELP: &str = "\
 A full-screen view that refreshes in place: the devices ranked by saturation against their
 own profiles (`iosat sweep --save-profile`), and for the selected device the four charts:
 latency per direction with the profile's baseline, %busy, requests in flight per direction
-with the knee, saturation with the 3x (queueing) and 10x (overloaded) lines. With the
+with the knee, saturation with the 1.5x (saturated) and 3x (overloaded) lines. With the
 block-latency source (live, as root; or a recording with its `B` lines), r_p95/w_p95 are the
 block layer's p95 per direction, drawn beside await, and with a profile r_p95/b, w_p95/b are
-that p95 ÷ the profile's baseline p95 (3x: seed 001's overload rule); --no-bpf turns it off.
+that p95 ÷ the profile's baseline p95 (3x: the 3x-p95 overload rule); --no-bpf turns it off.
 
 Keys: q or Ctrl-C quit, ? help, Esc close or clear the filter, p or space pause (n steps one
 interval while paused), arrows or j/k select, left/right or </> sort column, r reverse it,

@@ -67,7 +67,9 @@ fn alert_keys(json: &str) -> Vec<String> {
 #[test]
 fn overloaded_inhibits_saturated_in_a_real_alertmanager() {
     if !have("amtool", "--version") || !have("prometheus-alertmanager", "--version") {
-        eprintln!("skipped: needs amtool and prometheus-alertmanager (Debian package prometheus-alertmanager)");
+        crate::util::skip(
+            "needs amtool and prometheus-alertmanager (Debian package prometheus-alertmanager)",
+        );
         return;
     }
     let config = prometheus_dir().join("alertmanager.yml");
@@ -182,7 +184,7 @@ impl Drop for LoopOver {
 #[test]
 fn stacked_devices_on_a_loop_device_name_it_as_their_disk() {
     if !is_root() {
-        eprintln!("skipped: needs root (loop devices)");
+        crate::util::skip("needs root (loop devices)");
         return;
     }
     // With a partition where the kernel scans loop devices for them (losetup -P with the
@@ -283,7 +285,7 @@ fn within(limit: Duration, mut done: impl FnMut() -> bool) -> Option<Duration> {
 #[test]
 fn a_real_prometheus_pages_within_two_minutes_of_an_overload_and_clears_within_two_after() {
     if !have_promtool() || !have("prometheus", "--version") || !have("fio", "--version") {
-        eprintln!("skipped: needs prometheus and fio");
+        crate::util::skip("needs prometheus and fio");
         return;
     }
     use crate::knowndev::{KnownDev, Spec};

@@ -478,7 +478,7 @@ fn inconsistent_inputs_are_refused() {
 #[test]
 fn fresh_outputs_of_the_installed_tools() {
     if !(have("fio", "--version") && have("sysbench", "--version") && have("iostat", "-V")) {
-        eprintln!("skipped: fio, sysbench or iostat is not installed");
+        crate::util::skip("fio, sysbench or iostat is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -19,11 +19,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// Can this machine load the program at all (root, BTF)? Else the test says why it skips.
 fn bpf_possible(test: &str) -> bool {
     if !is_root() {
-        eprintln!("{test}: skipped (needs root)");
+        crate::util::skip(&format!("{test}: needs root"));
         return false;
     }
     if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("{test}: skipped (kernel without BTF)");
+        crate::util::skip_lacking(&format!("{test}: kernel without BTF"));
         return false;
     }
     true
@@ -226,7 +226,7 @@ fn stat_once(lo: &LoopDev, wrap: &[&str], extra: &[&str]) -> std::process::Outpu
 #[test]
 fn without_capabilities_one_line_and_stat_carries_on() {
     if !is_root() || !have("setpriv", "--version") {
-        eprintln!("without_capabilities_one_line_and_stat_carries_on: skipped (root, setpriv)");
+        crate::util::skip("without_capabilities_one_line_and_stat_carries_on: root, setpriv");
         return;
     }
     let lo = LoopDev::new(4 << 20);
@@ -275,7 +275,7 @@ fn devices_without_requests_are_said_to_have_none() {
         return;
     }
     let Some(z) = Zram::new("8M") else {
-        eprintln!("devices_without_requests_are_said_to_have_none: skipped (no zram)");
+        crate::util::skip_lacking("devices_without_requests_are_said_to_have_none: no zram");
         return;
     };
     let dev = z.dev();
@@ -298,7 +298,7 @@ fn the_committed_object_is_built_from_its_source() {
     let built_with = std::fs::read_to_string(root.join("bpf/clang-version")).unwrap();
     let clang = Command::new("clang").arg("--version").output();
     let Ok(clang) = clang else {
-        eprintln!("the_committed_object_is_built_from_its_source: skipped (no clang)");
+        crate::util::skip("the_committed_object_is_built_from_its_source: no clang");
         return;
     };
     let version = String::from_utf8_lossy(&clang.stdout);
@@ -331,7 +331,11 @@ fn the_committed_object_is_built_from_its_source() {
 
 #[test]
 fn the_exporter_serves_the_histogram() {
-    if !bpf_possible("the_exporter_serves_the_histogram") || !have("curl", "--version") {
+    if !bpf_possible("the_exporter_serves_the_histogram") {
+        return;
+    }
+    if !have("curl", "--version") {
+        crate::util::skip("the_exporter_serves_the_histogram: curl not installed");
         return;
     }
     use std::io::{BufRead, BufReader};
@@ -406,7 +410,9 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
     let mut lo = LoopDev::new(160 << 20);
     let node = lo.path.clone();
     let Some(mnt) = lo.mount(&node) else {
-        eprintln!("sweep_shows_the_block_layer_beside_the_engine: skipped (mkfs/mount failed)");
+        crate::util::skip_lacking(
+            "sweep_shows_the_block_layer_beside_the_engine: mkfs/mount failed",
+        );
         return;
     };
     let dir = tempfile::tempdir_in(&mnt).unwrap();

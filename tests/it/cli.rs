@@ -127,3 +127,74 @@ fn readme_is_a_front_door() {
     assert!(at("## On a production host") < at("## Benchmarking a device"));
     assert!(at("## Contents") < at("## On a production host"));
 }
+
+/// Every man page has EXAMPLES, EXIT STATUS and ENVIRONMENT; a subcommand's synopsis is the
+/// command line a user types (`iosat sweep`, not the page name `iosat-sweep`); the title line
+/// carries every field, so man's footer does not run into the title; and man(1) renders it.
+#[test]
+fn man_pages_have_examples_exit_status_environment_and_a_typed_synopsis() {
+    let page = |args: &[&str]| crate::util::ok_stdout(&crate::util::run(args));
+    for sub in [
+        None,
+        Some("sweep"),
+        Some("stat"),
+        Some("fsync"),
+        Some("man"),
+    ] {
+        let p = match sub {
+            None => page(&["man"]),
+            Some(s) => page(&["man", s]),
+        };
+        for section in [".SH EXAMPLES", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT"] {
+            assert!(p.contains(section), "{sub:?}: no {section}");
+        }
+        assert!(
+            p.contains("\\fB130\\fR") && p.contains("IOSAT_STATE_DIR"),
+            "{sub:?}"
+        );
+        let th = p.lines().find(|l| l.starts_with(".TH ")).unwrap();
+        assert!(!th.contains("  "), "{sub:?}: an empty field in {th:?}");
+        assert!(th.contains("\"iosat manual\""), "{sub:?}: {th}");
+        if let Some(s) = sub {
+            let synopsis = p.split(".SH SYNOPSIS\n").nth(1).unwrap();
+            assert!(
+                synopsis.starts_with(&format!("\\fBiosat {s}\\fR")),
+                "{s}: {}",
+                &synopsis[..60]
+            );
+            let examples = p.split(".SH EXAMPLES\n").nth(1).unwrap();
+            assert!(examples.contains(&format!("iosat {s}")), "{s}: {examples}");
+        }
+    }
+    if !crate::util::have("man", "--version") {
+        crate::util::skip("man(1) not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("iosat-sweep.1");
+    std::fs::write(&f, page(&["man", "sweep"])).unwrap();
+    let r = std::process::Command::new("man")
+        .args(["-l", f.to_str().unwrap()])
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for heading in ["EXAMPLES", "EXIT STATUS", "ENVIRONMENT", "SYNOPSIS"] {
+        assert!(
+            text.lines().any(|l| l == heading),
+            "{heading} not rendered:\n{text}"
+        );
+    }
+    assert!(
+        text.contains("iosat sweep /data --target-p99 5ms"),
+        "{text}"
+    );
+    // The footer: source, date and title apart, none cut into another.
+    let footer = text.trim_end().lines().last().unwrap();
+    assert!(
+        footer.contains("iosat 0.") && footer.trim_end().ends_with("iosat-sweep(1)"),
+        "{footer:?}"
+    );
+}

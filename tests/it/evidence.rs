@@ -179,11 +179,11 @@ fn quick(node: &str, extra: &[&str]) -> (Value, String) {
 #[test]
 fn zram_and_loop_targets_default_to_the_sync_engine_and_say_so() {
     if !is_root() {
-        eprintln!("skipped: needs root for zram and loop devices");
+        crate::util::skip_lacking("needs root for zram and loop devices");
         return;
     }
     let Some(z) = Zram::new("64M") else {
-        eprintln!("skipped: no zram");
+        crate::util::skip_lacking("no zram");
         return;
     };
     let (j, err) = quick(&z.dev(), &[]);
@@ -309,7 +309,7 @@ impl Drop for ThrottleCgroup {
 #[test]
 fn a_cgroup_read_iops_limit_is_read_named_and_plateaus_the_sweep() {
     if !is_root() {
-        eprintln!("skipped: needs root for cgroups and loop devices");
+        crate::util::skip("needs root for cgroups and loop devices");
         return;
     }
     let lo = LoopDev::new(64 << 20);
@@ -317,7 +317,9 @@ fn a_cgroup_read_iops_limit_is_read_named_and_plateaus_the_sweep() {
     let rdev = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
     const CAP: u32 = 400;
     let Some(cg) = ThrottleCgroup::new(rdev.trim(), CAP) else {
-        eprintln!("skipped: no cgroup io controller (v2 io.max or v1 blkio) to throttle with");
+        crate::util::skip_lacking(
+            "no cgroup io controller (v2 io.max or v1 blkio) to throttle with",
+        );
         return;
     };
     let o = cg.run(&[
@@ -459,11 +461,11 @@ impl Drop for CpuHog {
 #[test]
 fn a_cpu_hog_during_a_sweep_shows_as_cpu_wait_and_a_busy_machine() {
     if !is_root() {
-        eprintln!("skipped: needs root for a zram device");
+        crate::util::skip_lacking("needs root for a zram device");
         return;
     }
     let Some(z) = Zram::new("64M") else {
-        eprintln!("skipped: no zram");
+        crate::util::skip_lacking("no zram");
         return;
     };
     let hog = CpuHog::start();
@@ -479,7 +481,7 @@ fn a_cpu_hog_during_a_sweep_shows_as_cpu_wait_and_a_busy_machine() {
 #[test]
 fn a_competing_reader_on_the_same_device_shows_as_other_traffic() {
     if !is_root() || !crate::util::have("fio", "--version") {
-        eprintln!("skipped: needs root and fio");
+        crate::util::skip("needs root and fio");
         return;
     }
     let lo = LoopDev::new(64 << 20);

@@ -66,7 +66,9 @@ pub(crate) fn promtool_check_metrics(text: &str) -> Result<(), String> {
 pub(crate) fn have_promtool() -> bool {
     let ok = have("promtool", "--version");
     if !ok {
-        eprintln!("skipped: promtool not installed (Debian package prometheus; scripts/test.sh installs it)");
+        crate::util::skip(
+            "promtool not installed (Debian package prometheus; scripts/test.sh installs it)",
+        );
     }
     ok
 }
@@ -659,7 +661,7 @@ impl Drop for AdvancingDiskstats {
 #[test]
 fn a_real_prometheus_records_saturation_for_every_host() {
     if !have_promtool() || !have("prometheus", "--version") {
-        eprintln!("skipped: prometheus not installed");
+        crate::util::skip("prometheus not installed");
         return;
     }
     // Two hosts: nvme0n1 (profile baseline 85 us) serving reads at 0.5 ms and at 0.17 ms.
@@ -903,7 +905,7 @@ fn a_client_that_stops_reading_is_disconnected() {
 #[test]
 fn tls_and_basic_auth_from_a_web_config_file() {
     if !have("openssl", "version") || !have("curl", "--version") {
-        eprintln!("skipped: needs openssl and curl");
+        crate::util::skip("needs openssl and curl");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1140,10 +1142,14 @@ pub(crate) fn profile_dir_for(name: &str, verdict: &str) -> tempfile::TempDir {
 #[test]
 fn on_a_loop_device_the_recorded_saturation_equals_stats() {
     if !crate::util::is_root() {
-        eprintln!("skipped: needs root (loop device)");
+        crate::util::skip("needs root (loop device)");
         return;
     }
-    if !have_promtool() || !have("prometheus", "--version") {
+    if !have_promtool() {
+        return;
+    }
+    if !have("prometheus", "--version") {
+        crate::util::skip("prometheus not installed");
         return;
     }
     let lo = crate::util::LoopDev::new(16 << 20);
@@ -1400,11 +1406,11 @@ fn the_exporter_negotiates_protobuf_by_the_accept_header() {
 #[test]
 fn a_real_prometheus_stores_native_histograms() {
     if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipped: needs root and BTF (block-latency source on a loop device)");
+        crate::util::skip_lacking("needs root and BTF (block-latency source on a loop device)");
         return;
     }
     if !have("prometheus", "--version") {
-        eprintln!("skipped: prometheus not installed");
+        crate::util::skip("prometheus not installed");
         return;
     }
     let lo = crate::util::LoopDev::new(16 << 20);
@@ -1563,7 +1569,7 @@ fn make_pki(d: &std::path::Path) {
 #[test]
 fn every_web_config_key_with_a_real_client() {
     if !have("openssl", "version") || !have("curl", "--version") {
-        eprintln!("skipped: needs openssl and curl");
+        crate::util::skip("needs openssl and curl");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1726,7 +1732,7 @@ http_server_config:
 #[test]
 fn verify_client_cert_if_given_serves_clients_without_one() {
     if !have("openssl", "version") || !have("curl", "--version") {
-        eprintln!("skipped: needs openssl and curl");
+        crate::util::skip("needs openssl and curl");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

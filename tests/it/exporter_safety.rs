@@ -167,7 +167,7 @@ fn wrong_passwords_run_one_bcrypt_check_at_a_time() {
 fn an_expired_certificate_is_served_with_a_warning() {
     use std::process::Command;
     if !crate::util::have("openssl", "version") {
-        eprintln!("skipped: needs openssl");
+        crate::util::skip("needs openssl");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -243,7 +243,7 @@ serial = db/serial\ndefault_md = sha256\npolicy = p\nx509_extensions = x\n\
 fn the_latency_slots_of_removed_devices_come_back() {
     use crate::ownloop::{diskstats_numbers, OwnLoop};
     if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipped: needs root and BTF");
+        crate::util::skip_lacking("needs root and BTF");
         return;
     }
     let mut bl = match iosat::sys::bpf::open(true, std::path::Path::new("/sys")) {
@@ -353,13 +353,13 @@ fn fsync_names_its_test_file_left_on_a_filesystem_gone_read_only() {
     use crate::util::{is_root, LoopDev};
     use std::process::Command;
     if !is_root() || !crate::util::have("mkfs.ext4", "-V") {
-        eprintln!("skipped: needs root and mkfs.ext4");
+        crate::util::skip("needs root and mkfs.ext4");
         return;
     }
     let mut lo = LoopDev::new(64 << 20);
     let node = lo.path.clone();
     let Some(mnt) = lo.mount(&node) else {
-        eprintln!("skipped: mkfs/mount failed");
+        crate::util::skip_lacking("mkfs/mount failed");
         return;
     };
     let remount = Command::new("mount")
@@ -370,7 +370,7 @@ fn fsync_names_its_test_file_left_on_a_filesystem_gone_read_only() {
     assert!(remount.success());
     let trigger = format!("/sys/fs/ext4/{}/trigger_fs_error", lo.name());
     if !std::path::Path::new(&trigger).exists() {
-        eprintln!("skipped: no {trigger}");
+        crate::util::skip_lacking(&format!("no {trigger}"));
         return;
     }
     let mut child = crate::util::iosat()

@@ -338,7 +338,7 @@ impl FailFs {
                 _dir: dir,
             }),
             Err(e) => {
-                eprintln!("skipped: FUSE mount failed: {e}");
+                crate::util::skip_lacking(&format!("FUSE mount failed: {e}"));
                 None
             }
         }

@@ -294,7 +294,7 @@ fn bad_inputs_name_the_flag_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
     assert!(
-        e.contains("'DIR' does not exist") && e.contains("nope"),
+        e.contains("the directory '") && e.contains("nope' does not exist"),
         "{e}"
     );
     assert_eq!(e.lines().count(), 1, "one line: {e}");
@@ -349,7 +349,7 @@ fn bad_inputs_name_the_flag_and_exit_2() {
 #[test]
 fn ramfs_refuses_o_direct_and_tmpfs_too_little_space() {
     if !is_root() {
-        eprintln!("skipped: needs root to mount ramfs/tmpfs");
+        crate::util::skip("needs root to mount ramfs/tmpfs");
         return;
     }
     // ramfs has no direct-I/O support: open(O_DIRECT) fails with EINVAL. (tmpfs accepts
@@ -448,7 +448,7 @@ fn ctrl_c_removes_the_file_and_prints_results_so_far() {
 #[test]
 fn an_fsync_error_is_fatal_and_reported_with_errno() {
     if !is_root() {
-        eprintln!("skipped: needs root for losetup and mount");
+        crate::util::skip("needs root for losetup and mount");
         return;
     }
     // ext4 on a loop device whose backing file lives on a 24 MiB tmpfs while ext4 believes it
@@ -504,7 +504,7 @@ fn kernel_flushes(name: &str) -> u64 {
 #[test]
 fn flush_counts_match_the_kernel_on_a_loop_device() {
     if !is_root() {
-        eprintln!("skipped: needs root for losetup and mount");
+        crate::util::skip("needs root for losetup and mount");
         return;
     }
     let mut lo = LoopDev::try_new(96 << 20, false, None).expect("losetup");

@@ -430,7 +430,7 @@ fn fsync_like_without_bpf_says_the_block_latency_source_is_absent() {
 #[test]
 fn on_a_write_through_device_the_verdict_says_flushes_are_no_ops() {
     if !is_root() {
-        eprintln!("skipped: needs root for losetup and mount");
+        crate::util::skip("needs root for losetup and mount");
         return;
     }
     let mut lo = LoopDev::try_new(96 << 20, false, None).expect("losetup");
@@ -438,7 +438,7 @@ fn on_a_write_through_device_the_verdict_says_flushes_are_no_ops() {
     let name = lo.name().to_string();
     let wc = format!("/sys/block/{name}/queue/write_cache");
     if std::fs::write(&wc, "write through").is_err() {
-        eprintln!("skipped: {wc} is not writable on this kernel");
+        crate::util::skip_lacking(&format!("{wc} is not writable on this kernel"));
         return;
     }
     // The setting outlives the attachment (the next user of this loop device would get a
@@ -482,7 +482,7 @@ fn on_a_write_through_device_the_verdict_says_flushes_are_no_ops() {
 #[test]
 fn pg_test_fsync_agrees_setting_by_setting() {
     let Some(pg) = glob_pg_test_fsync() else {
-        eprintln!("skipped: pg_test_fsync not installed (scripts/test.sh installs postgresql)");
+        crate::util::skip("pg_test_fsync not installed (scripts/test.sh installs postgresql)");
         return;
     };
     if !knowndev::available() {

@@ -44,7 +44,7 @@ fn fio_mix(dev: &str, rw: &str, read_pct: u32, depth: u32, secs: u32) {
 #[test]
 fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
     if !is_root() || !have("fio", "--version") {
-        eprintln!("skipped: needs root and fio");
+        crate::util::skip("needs root and fio");
         return;
     }
     let dev = LoopDev::new(64 << 20);
@@ -139,7 +139,7 @@ const S_NS: f64 = 2e6;
 fn learn_known(rw: &str, phases: &[(u32, u32)]) -> Option<(Option<Curve>, Option<Curve>)> {
     use crate::knowndev::{KnownDev, Spec};
     if !have("fio", "--version") {
-        eprintln!("skipped: needs fio");
+        crate::util::skip("needs fio");
         return None;
     }
     let dev = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))?;
@@ -270,7 +270,7 @@ fn a_known_device_written_at_two_at_most_gives_a_lower_bound() {
 fn an_iostat_log_is_learned_like_a_recording() {
     use crate::knowndev::{KnownDev, Spec};
     if !have("fio", "--version") || !have("iostat", "-V") {
-        eprintln!("skipped: needs fio and iostat (sysstat)");
+        crate::util::skip("needs fio and iostat (sysstat)");
         return;
     }
     let Some(dev) = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))

@@ -69,7 +69,7 @@ fn skip_unless(tool: &str, flag: &str, test: &str, how: &str) -> bool {
     if have(tool, flag) {
         return true;
     }
-    eprintln!("{test}: skipped ({tool} not installed; {how})");
+    crate::util::skip(&format!("{test}: {tool} not installed; {how}"));
     false
 }
 
@@ -369,7 +369,9 @@ fn args_here(args: &[String], root: &Path) -> Vec<String> {
 /// Can this process run another as a given user with only given capabilities (root, setpriv)?
 fn can_drop_privileges(test: &str) -> bool {
     if !is_root() {
-        eprintln!("{test}: skipped (needs root to run the exporter as another user)");
+        crate::util::skip(&format!(
+            "{test}: needs root to run the exporter as another user"
+        ));
         return false;
     }
     skip_unless("setpriv", "--version", test, "Debian package util-linux")
@@ -509,7 +511,9 @@ fn the_units_capabilities_and_filters_are_enough_for_the_latency_histograms() {
         return;
     }
     if !bpf_loadable() {
-        eprintln!("{test}: skipped (kernel without BTF: no block-latency program to load)");
+        crate::util::skip_lacking(&format!(
+            "{test}: kernel without BTF: no block-latency program to load"
+        ));
         return;
     }
     let unit = read(UNIT);
@@ -602,7 +606,7 @@ fn passwd_ids(passwd: &str, name: &str) -> Option<(u32, u32, String)> {
 fn the_debian_package_installs_into_a_temporary_root_and_serves_a_scrape() {
     let test = "the_debian_package_installs_into_a_temporary_root_and_serves_a_scrape";
     if !is_root() {
-        eprintln!("{test}: skipped (dpkg --root needs root)");
+        crate::util::skip(&format!("{test}: dpkg --root needs root"));
         return;
     }
     let deb_ok = Command::new("cargo")
@@ -610,7 +614,9 @@ fn the_debian_package_installs_into_a_temporary_root_and_serves_a_scrape() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !deb_ok {
-        eprintln!("{test}: skipped (cargo-deb not installed: cargo install cargo-deb --locked)");
+        crate::util::skip(&format!(
+            "{test}: cargo-deb not installed: cargo install cargo-deb --locked"
+        ));
         return;
     }
     if !skip_unless("dpkg", "--version", test, "a Debian system")
@@ -811,9 +817,9 @@ fn the_daemonset_validates_and_its_container_serves_a_scrape() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!(
-            "{test}: skipped (kubernetes-validate not installed: pip install kubernetes-validate)"
-        );
+        crate::util::skip(&format!(
+            "{test}: kubernetes-validate not installed: pip install kubernetes-validate"
+        ));
         return;
     }
     let path = repo("packaging/kubernetes/iosat-exporter.yaml");
@@ -940,7 +946,7 @@ fn the_bare_binary_with_file_capabilities_serves_the_histograms_to_a_user() {
         return;
     }
     if !bpf_loadable() {
-        eprintln!("{test}: skipped (kernel without BTF)");
+        crate::util::skip_lacking(&format!("{test}: kernel without BTF"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

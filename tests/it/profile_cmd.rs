@@ -245,12 +245,12 @@ fn import_for_another_device_then_list_show_export_rm() {
         (
             &["profile", "show", "nope", "--profile-dir", &p],
             2,
-            "'ID' is no profile in",
+            "the profile id 'nope' is no profile in",
         ),
         (
             &["profile", "rm", LOOP_ID, "--profile-dir", &p],
             2,
-            "(got 'loop0-268435456')",
+            "'loop0-268435456'",
         ),
         (
             &[
@@ -325,11 +325,11 @@ fn info_names_the_ids_it_looked_for_and_which_matched() {
 #[test]
 fn import_for_a_loop_device_is_found_by_info() {
     if !crate::util::is_root() {
-        eprintln!("skipped: needs root for a loop device");
+        crate::util::skip("needs root for a loop device");
         return;
     }
     let Some(dev) = crate::util::LoopDev::try_new(8 << 20, false, None) else {
-        eprintln!("skipped: no loop device");
+        crate::util::skip_lacking("no loop device");
         return;
     };
     let t = tempfile::tempdir().unwrap();
@@ -356,7 +356,7 @@ fn import_for_a_loop_device_is_found_by_info() {
 /// Loop devices of `size` bytes, or None (and a note) when this test cannot make them.
 fn loops(sizes: &[u64]) -> Option<Vec<crate::util::LoopDev>> {
     if !crate::util::is_root() {
-        eprintln!("skipped: needs root for loop devices");
+        crate::util::skip("needs root for loop devices");
         return None;
     }
     let mut out = Vec::new();
@@ -364,7 +364,7 @@ fn loops(sizes: &[u64]) -> Option<Vec<crate::util::LoopDev>> {
         match crate::util::LoopDev::try_new(s, false, None) {
             Some(d) => out.push(d),
             None => {
-                eprintln!("skipped: no loop device");
+                crate::util::skip_lacking("no loop device");
                 return None;
             }
         }

@@ -564,8 +564,8 @@ pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts:
 #[test]
 fn pages_render_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        eprintln!(
-            "SKIP pages_render_in_headless_chromium: no chromium (scripts/test.sh installs it)"
+        crate::util::skip(
+            "pages_render_in_headless_chromium: no chromium (scripts/test.sh installs it)",
         );
         return;
     };
@@ -873,7 +873,7 @@ fn analyze_text_at_80_columns() {
 #[test]
 fn colour_on_a_terminal_only_and_never_with_no_color() {
     if !crate::util::have("script", "--version") {
-        eprintln!("skipped: util-linux script(1) is not installed");
+        crate::util::skip("util-linux script(1) is not installed");
         return;
     }
     let cmd = format!(
@@ -965,7 +965,7 @@ fn the_overlap_probe_sees_a_legend_over_a_marker_label() {
     // The probe must be able to fail: a legend drawn inside the plot, over a marker label,
     // as the charts drew it before legends moved below the plot.
     let Some(bin) = chromium() else {
-        eprintln!("SKIP the_overlap_probe_sees_a_legend_over_a_marker_label: no chromium");
+        crate::util::skip("the_overlap_probe_sees_a_legend_over_a_marker_label: no chromium");
         return;
     };
     let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" id="bad" class="chart" viewBox="0 0 300 200" width="300" height="200"><rect class="plot" x="40" y="20" width="240" height="150" fill="none" stroke="#333"/><text class="marker" x="50" y="34">knee 4</text><g class="legend"><line x1="44" x2="64" y1="30" y2="30" stroke="#000"/><text x="70" y="34">measured IOPS</text></g></svg>"##;

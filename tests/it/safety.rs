@@ -62,7 +62,7 @@ fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
 #[test]
 fn a_failed_output_write_leaves_nothing() {
     if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
+        crate::util::skip("mounting a tmpfs needs root");
         return;
     }
     let t = Tmpfs::mount("64k");
@@ -169,7 +169,7 @@ fn a_killed_sweep_leaves_nothing_and_old_leftovers_are_cleaned() {
 #[test]
 fn concurrent_sweeps_reserve_their_space() {
     if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
+        crate::util::skip("mounting a tmpfs needs root");
         return;
     }
     let t = Tmpfs::mount("300m");
@@ -341,7 +341,7 @@ fn a_line_that_is_not_utf8_is_skipped_naming_it() {
 #[test]
 fn clear_lines_before_the_run() {
     if !is_root() {
-        eprintln!("skipped: needs root (loop devices, mounts)");
+        crate::util::skip("needs root (loop devices, mounts)");
         return;
     }
     // A read-only loop device given to --destructive.
@@ -447,7 +447,7 @@ fn iosat_as_nobody() -> Command {
 #[test]
 fn eacces_on_the_target_directory_and_on_output_is_one_line() {
     if !is_root() || !crate::util::have("setpriv", "--version") {
-        eprintln!("skipped: needs root and setpriv to run as another user");
+        crate::util::skip("needs root and setpriv to run as another user");
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -488,7 +488,7 @@ fn eacces_on_the_target_directory_and_on_output_is_one_line() {
 #[test]
 fn a_read_only_filesystem_is_one_line_and_nothing_is_written() {
     if !is_root() {
-        eprintln!("skipped: mounting needs root");
+        crate::util::skip("mounting needs root");
         return;
     }
     let t = Tmpfs::mount("256m");
@@ -615,12 +615,12 @@ fn a_symlink_alias_of_a_mounted_device_and_a_dev_typo_are_refused() {
 /// why, when that cannot be set up (not root, no mkfs.ext4).
 fn mounted_loop(size: u64) -> Option<(crate::util::LoopDev, std::path::PathBuf)> {
     let Some(mut lo) = crate::util::LoopDev::try_new(size, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
+        crate::util::skip("cannot set up a loop device (needs root)");
         return None;
     };
     let dev = lo.path.clone();
     let Some(mnt) = lo.mount(&dev) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
+        crate::util::skip_lacking("mkfs.ext4 or mount failed");
         return None;
     };
     Some((lo, mnt))
@@ -1040,7 +1040,7 @@ fn a_long_stat_gives_the_slots_of_removed_devices_back() {
     use crate::ownloop::OwnLoop;
     use std::io::BufRead;
     if !is_root() || !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipped: needs root and BTF");
+        crate::util::skip_lacking("needs root and BTF");
         return;
     }
     // One of ours present from the start, so the pattern names a device.
@@ -1257,7 +1257,7 @@ fn a_write_back_error_fails_stat_o_and_record() {
 #[test]
 fn a_recording_cut_by_a_full_tmpfs_keeps_its_samples() {
     if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
+        crate::util::skip("mounting a tmpfs needs root");
         return;
     }
     let t = Tmpfs::mount("64m");

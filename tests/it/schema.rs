@@ -231,3 +231,178 @@ fn a_missing_envelope_field_or_a_wrong_type_fails() {
     let e = errors("sweep", &d);
     assert!(e.iter().any(|e| e.contains("/levels/0/iops")), "{e:?}");
 }
+
+/// A step into a JSON document: a key or an array index.
+#[derive(Clone, Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The path of every value in `doc` (objects and arrays included), the first element of each
+/// array standing for all of them.
+fn paths(doc: &Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+    match doc {
+        Value::Object(m) => {
+            for (k, v) in m {
+                at.push(Step::Key(k.clone()));
+                out.push(at.clone());
+                paths(v, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(a) => {
+            if let Some(v) = a.first() {
+                at.push(Step::Index(0));
+                out.push(at.clone());
+                paths(v, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn at_mut<'a>(doc: &'a mut Value, path: &[Step]) -> &'a mut Value {
+    path.iter().fold(doc, |v, s| match s {
+        Step::Key(k) => &mut v[k.as_str()],
+        Step::Index(i) => &mut v[*i],
+    })
+}
+
+fn show(path: &[Step]) -> String {
+    path.iter()
+        .map(|s| match s {
+            Step::Key(k) => format!("/{k}"),
+            Step::Index(i) => format!("/{i}"),
+        })
+        .collect()
+}
+
+/// Every value a result's own type lets be empty — a field its Rust type accepts as null (an
+/// `Option`) or as an empty array — emptied one at a time, and every such leaf at once, then
+/// written by that type as the program writes it: each document must match the schema. Run
+/// on a quiet machine, a sweep fills every field; under load, or on another device, the
+/// program writes the empty ones (a window with too few requests for a p95), and a schema
+/// that only ever saw full documents rejects them. Returns how many fields could be empty.
+fn empties_match<T: serde::de::DeserializeOwned + serde::Serialize>(
+    kind: &str,
+    doc: &Value,
+) -> usize {
+    let v = jsonschema::validator_for(&schema(kind)).unwrap();
+    let written = |d: Value| -> Option<Value> {
+        let t: T = serde_json::from_value(d).ok()?;
+        Some(serde_json::to_value(&t).unwrap())
+    };
+    let mut all = Vec::new();
+    paths(doc, &mut Vec::new(), &mut all);
+    let (mut bad, mut nullable_leaves, mut empties) = (Vec::new(), Vec::new(), 0);
+    for p in &all {
+        let before = at_mut(&mut doc.clone(), p).clone();
+        let mut tries = vec![Value::Null];
+        if before.is_array() {
+            tries.push(Value::Array(Vec::new()));
+        }
+        for empty in tries {
+            let mut d = doc.clone();
+            *at_mut(&mut d, p) = empty.clone();
+            let Some(out) = written(d) else { continue };
+            empties += 1;
+            if empty.is_null() && !before.is_object() && !before.is_array() {
+                nullable_leaves.push(p.clone());
+            }
+            let errs: Vec<String> = v
+                .iter_errors(&out)
+                .map(|e| format!("{e} at {}", e.instance_path))
+                .collect();
+            if !errs.is_empty() {
+                bad.push(format!("{} = {empty}: {errs:?}", show(p)));
+            }
+        }
+    }
+    let mut d = doc.clone();
+    for p in &nullable_leaves {
+        *at_mut(&mut d, p) = Value::Null;
+    }
+    match written(d) {
+        Some(out) => bad.extend(
+            v.iter_errors(&out)
+                .map(|e| format!("every optional leaf null: {e} at {}", e.instance_path)),
+        ),
+        None => bad.push("every optional leaf null: the type refuses it".into()),
+    }
+    assert!(
+        bad.is_empty(),
+        "{kind}.schema.json refuses what iosat writes: {bad:#?}"
+    );
+    empties
+}
+
+/// Sweeps (closed, mixed with repeats, open loop, a target search), fsync and analyze, every
+/// optional field of each emptied as above.
+#[test]
+fn outputs_with_every_optional_field_empty_match_their_schemas() {
+    use iosat::fsync::report::FsyncReport;
+    use iosat::import::report::AnalyzeReport;
+    use iosat::load::result::SweepReport;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let quick = [
+        "--size",
+        "16m",
+        "--duration",
+        "0.2",
+        "--ramp",
+        "0.05",
+        "--budget",
+        "0",
+        "--no-progress",
+        "--json",
+    ];
+    let open = run_json(&[&["sweep", d, "--levels", "1", "--rate", "300"], &quick[..]].concat());
+    let target = run_json(
+        &[
+            &["sweep", d, "--levels", "1", "--target-p99", "50ms"],
+            &quick[..],
+        ]
+        .concat(),
+    );
+    let sweeps = [
+        sim_sweep(&[]),
+        sim_sweep(&["--pattern", "randrw", "--repeat", "2"]),
+        open,
+        target,
+    ];
+    for s in &sweeps {
+        // A full sweep has dozens of optional fields; none found means the walk is broken.
+        assert!(empties_match::<SweepReport>("sweep", s) > 20);
+    }
+    let f = run_json(&[
+        "fsync",
+        d,
+        "--methods",
+        "fsync",
+        "--sizes",
+        "4k",
+        "--duration",
+        "0.1",
+        "--committers",
+        "1,2",
+        "--target-tps",
+        "100",
+        "--json",
+    ]);
+    assert!(empties_match::<FsyncReport>("fsync", &f) > 5);
+    let fio: Vec<String> = ["fio-qd1.json", "fio-qd4.json"]
+        .iter()
+        .map(|f| fixture("import").join(f).display().to_string())
+        .collect();
+    let a = run_json(
+        &[
+            &["analyze", "--json"],
+            &[fio[0].as_str(), fio[1].as_str()][..],
+        ]
+        .concat(),
+    );
+    assert!(empties_match::<AnalyzeReport>("analyze", &a) > 5);
+}

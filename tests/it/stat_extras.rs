@@ -1,14 +1,13 @@
 //! `iosat stat` and `iosat info` with device profiles (`iosat sweep --save-profile`):
 //! saturation ratios on a hand-made recording (hand-computed) and on a live loop device.
 
-use super::stat::{close, dev, direct_io, wait_bounded, wait_for_first_sample};
+use super::stat::{close, dev, direct_io, wait_for_first_sample};
 use crate::util::run;
 use crate::util::{fixture, iosat, json_lines, stderr, stdout, LoopDev};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 /// A profile as `iosat sweep --save-profile` writes it (the fields stat reads, plus some).
 pub(crate) fn write_profile(dir: &Path, id: &str, baseline_ns: f64, knee: u32, max_iops: f64) {
@@ -181,7 +180,7 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
 
     let rec = dir.path().join("live.rec");
     let mut child = iosat()
-        .args(["stat", lo.name(), "-i", "0.3", "-c", "4", "--json"])
+        .args(["stat", lo.name(), "-i", "0.3", "-c", "1000", "--json"])
         .args(["--profile-dir", pd.path().to_str().unwrap(), "--record"])
         .arg(&rec)
         .stdout(Stdio::piped())
@@ -190,7 +189,7 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
         .unwrap();
     wait_for_first_sample(&rec);
     direct_io(&lo.path, 200, 100);
-    let status = wait_bounded(&mut child, Duration::from_secs(20));
+    let status = crate::stat::stop_after_next_sample(&mut child, &rec);
     let mut live = String::new();
     child
         .stdout
@@ -198,9 +197,13 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
         .unwrap()
         .read_to_string(&mut live)
         .unwrap();
-    assert!(status.success());
+    assert_eq!(status.code(), Some(130));
     let reps = json_lines(&live);
-    assert_eq!(reps.len(), 4);
+    let samples = std::fs::read_to_string(&rec)
+        .unwrap()
+        .matches("\nT ")
+        .count();
+    assert_eq!(reps.len(), samples - 1);
     let mut reads_seen = 0.0;
     for r in &reps {
         let d = dev(r, lo.name());
@@ -220,7 +223,11 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
             d["aqu-sz"].as_f64().unwrap() / f64::from(knee),
         );
         let iops = d["r/s"].as_f64().unwrap() + d["w/s"].as_f64().unwrap();
-        close(&p["headroom_iops"], max_iops - iops);
+        // An overloaded device (mixed saturation 3x or more, learn::vocab) has no headroom
+        // whatever its IOPS; a loop device on a busy machine can be one in any interval.
+        let over = p["saturation"].as_f64().is_some_and(|s| s >= 3.0);
+        let want = if over { 0.0 } else { max_iops - iops };
+        close(&p["headroom_iops"], want);
         reads_seen += d["r/s"].as_f64().unwrap() * r["interval_s"].as_f64().unwrap();
     }
     assert_eq!(reads_seen.round() as u64, 200);
@@ -383,17 +390,19 @@ fn analyze_pt_samples_taken_now_and_a_live_recording() {
             "-i",
             "0.3",
             "-c",
-            "3",
+            "1000",
             "--no-profile",
             "--record",
         ])
         .arg(&rec)
         .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_for_first_sample(&rec);
     direct_io(&lo.path, 90, 25);
-    assert!(wait_bounded(&mut child, Duration::from_secs(20)).success());
+    let status = crate::stat::stop_after_next_sample(&mut child, &rec);
+    assert_eq!(status.code(), Some(130));
     check_series_against_replay(&rec, lo.name(), 90, 25);
 }
 

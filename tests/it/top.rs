@@ -259,6 +259,18 @@ fn saturated_device_sorts_first_and_is_judged() {
     assert!(!f.contains("10x"), "{f}");
 }
 
+/// The shell line that replays `file` in `iosat top`, from the file's own directory: the
+/// title shows the path as given, so a relative name keeps the 120-column title the same at
+/// any checkout or temporary-directory path.
+fn top_replay(file: &std::path::Path, args: &str) -> String {
+    format!(
+        "cd '{}' && {} top --replay '{}' {args}",
+        file.parent().unwrap().display(),
+        env!("CARGO_BIN_EXE_iosat"),
+        file.file_name().unwrap().to_str().unwrap()
+    )
+}
+
 /// A tmux server of the test's own, killed on drop; its socket in a temporary directory,
 /// removed with it (`kill-server` leaves the socket file behind).
 struct Tmux {
@@ -269,7 +281,7 @@ struct Tmux {
 impl Tmux {
     fn start() -> Option<Tmux> {
         if !crate::util::have("tmux", "-V") {
-            eprintln!("skipped: tmux is not installed (scripts/test.sh installs it)");
+            crate::util::skip("tmux is not installed (scripts/test.sh installs it)");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -362,10 +374,9 @@ impl Drop for Tmux {
 #[test]
 fn top_in_a_real_terminal() {
     let Some(t) = Tmux::start() else { return };
-    let cmd = format!(
-        "{} top --replay {} -i 0.2 --no-profile",
-        env!("CARGO_BIN_EXE_iosat"),
-        crate::util::fixture("report/loop.rec").display()
+    let cmd = top_replay(
+        &crate::util::fixture("report/loop.rec"),
+        "-i 0.2 --no-profile",
     );
     t.keys(&[&cmd, "Enter"]);
     let s = t.wait_for("devices (1)");
@@ -419,11 +430,7 @@ fn top_in_a_real_terminal() {
 #[test]
 fn sigterm_restores_the_terminal() {
     let Some(t) = Tmux::start() else { return };
-    let cmd = format!(
-        "{} top --replay {} --no-profile",
-        env!("CARGO_BIN_EXE_iosat"),
-        crate::util::fixture("report/loop.rec").display()
-    );
+    let cmd = top_replay(&crate::util::fixture("report/loop.rec"), "--no-profile");
     t.keys(&[&cmd, "Enter"]);
     t.wait_for("devices (1)");
     // The shell's child is iosat: stop it as `kill` would.
@@ -454,11 +461,8 @@ fn sigterm_restores_the_terminal() {
 #[test]
 fn a_closed_terminal_ends_the_view() {
     let Some(t) = Tmux::start() else { return };
-    let cmd = format!(
-        "exec {} top --replay {} --no-profile",
-        env!("CARGO_BIN_EXE_iosat"),
-        crate::util::fixture("report/loop.rec").display()
-    );
+    let cmd = top_replay(&crate::util::fixture("report/loop.rec"), "--no-profile")
+        .replacen("&& ", "&& exec ", 1);
     t.keys(&[&cmd, "Enter"]);
     t.wait_for("devices (1)");
     let pid: i32 = t
@@ -825,10 +829,9 @@ fn no_bpf_hides_the_recorded_percentiles() {
 fn no_bpf_is_accepted_in_a_real_terminal() {
     let Some(t) = Tmux::start() else { return };
     let run = |extra: &str| {
-        format!(
-            "{} top --replay {} -i 0.2 --no-profile {extra} loop0",
-            env!("CARGO_BIN_EXE_iosat"),
-            crate::util::fixture(BPF_LOOP).display()
+        top_replay(
+            &crate::util::fixture(BPF_LOOP),
+            &format!("-i 0.2 --no-profile {extra} loop0"),
         )
     };
     t.keys(&[&run(""), "Enter"]);
@@ -851,7 +854,9 @@ fn no_bpf_is_accepted_in_a_real_terminal() {
 #[test]
 fn live_view_attaches_the_block_latency_source() {
     if !crate::util::is_root() || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("live_view_attaches_the_block_latency_source: skipped (needs root and BTF)");
+        crate::util::skip_lacking(
+            "live_view_attaches_the_block_latency_source: needs root and BTF",
+        );
         return;
     }
     let Some(t) = Tmux::start() else { return };
@@ -916,11 +921,7 @@ fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
     let mut bytes = std::fs::read(crate::util::fixture("report/loop.rec")).unwrap();
     bytes.extend_from_slice(b"# \xff\nT 17953338");
     std::fs::write(&rec, bytes).unwrap();
-    let cmd = format!(
-        "{} top --replay {} --no-profile",
-        env!("CARGO_BIN_EXE_iosat"),
-        rec.display()
-    );
+    let cmd = top_replay(&rec, "--no-profile");
     t.keys(&[&cmd, "Enter"]);
     t.wait_for("devices (1)");
     t.keys(&["q"]);
@@ -986,7 +987,7 @@ fn frame_judged_against_a_learned_baseline() {
 #[test]
 fn top_saves_its_learned_state_at_exit() {
     if !crate::util::is_root() {
-        eprintln!("skipped: needs root (a loop device)");
+        crate::util::skip("needs root (a loop device)");
         return;
     }
     let Some(t) = Tmux::start() else { return };

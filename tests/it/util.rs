@@ -511,3 +511,30 @@ pub fn mkfifo(path: &Path) {
     // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
+
+/// The suite's strict mode, `IOSAT_TEST_STRICT=1`: `scripts/test.sh` sets it when it runs as
+/// root, after installing every tool the tests use, so that a test that would skip fails
+/// instead of passing silently.
+pub fn strict() -> bool {
+    std::env::var_os("IOSAT_TEST_STRICT").is_some_and(|v| v == "1")
+}
+
+/// A test that cannot run because root or a tool the suite installs is missing: prints
+/// `skipped: WHY` and the test returns; in strict mode it fails here instead, naming why.
+#[track_caller]
+pub fn skip(why: &str) {
+    assert!(
+        !strict(),
+        "would skip ({why}), but IOSAT_TEST_STRICT=1: as root with its tools installed the \
+         suite runs every test (scripts/test.sh installs them)"
+    );
+    eprintln!("skipped: {why}");
+}
+
+/// A test that cannot run because this machine or kernel lacks a capability that no package
+/// installs (BTF, zram, a cgroup io controller, a FUSE mount the sandbox refuses, a sysfs
+/// knob of a newer kernel, a clang that is not the object's): prints `skipped: WHY`, in
+/// strict mode too.
+pub fn skip_lacking(why: &str) {
+    eprintln!("skipped: {why}");
+}
