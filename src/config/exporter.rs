@@ -116,6 +116,7 @@ impl ExporterSpec {
                     Some(path) => web_config(path)?,
                     None => WebConfig::default(),
                 },
+                web_file: a.web_config_file.clone(),
             },
             devices: Devices {
                 selection: Selection {

@@ -3,12 +3,15 @@
 //! (docs/design.md §5): one request per connection; a header-read timeout that cuts a client
 //! stalling mid-header; a write timeout that cuts a client that stops reading (no byte accepted for
 //! that long), and a backstop deadline on the whole exchange; a cap on concurrent requests counted
-//! once their head has arrived (503 beyond it) and a larger one on open connections, so idle
-//! sockets cannot deny a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
+//! once they are authenticated (503 beyond it; failed checks have a bcrypt queue of their own,
+//! so wrong passwords cannot starve a scrape) and a larger one on open connections, where the
+//! oldest connection that has sent nothing is cut for a newcomer, so idle sockets cannot deny
+//! a scrape; a cap on the request head (hyper's buffer limit; bodies are never read); the scrape
 //! runs on a blocking thread under a deadline, so a hung read of /proc or /sys gives a
 //! failed-collector response, never a hung one. TLS (rustls, with client certificates, versions
-//! and suites), basic auth (bcrypt), extra headers and a rate limit (429) from
-//! `--web.config.file`. `/metrics` answers in the protobuf exposition (proto.rs) when the
+//! and suites), basic auth (bcrypt; its users re-read when the file changes, a broken file
+//! keeping the old ones; a failed check never faster than the costliest hash), extra headers
+//! and a rate limit (429) from `--web.config.file`. `/metrics` answers in the protobuf exposition (proto.rs) when the
 //! scraper's Accept header prefers it. Stopped (and its port freed) when the [`Server`] is dropped.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
@@ -45,6 +48,8 @@ pub struct ServerSpec {
     pub max_requests: usize,
     /// TLS and basic auth (`--web.config.file`).
     pub web: WebConfig,
+    /// The file `web` was read from: its `basic_auth_users` are re-read when it changes.
+    pub web_file: Option<std::path::PathBuf>,
 }
 
 /// Longest time the backstop deadline allows for delivering an answer to a client that keeps
@@ -52,8 +57,8 @@ pub struct ServerSpec {
 const BACKSTOP_WRITE: Duration = Duration::from_secs(60);
 
 /// Connections open at once (idle or sending their head, each cut after the read timeout):
-/// far more than the requests served, so clients holding idle sockets cannot deny a scrape;
-/// beyond it a connection gets 503 at once.
+/// far more than the requests served; at it, the oldest connection that has sent no request
+/// is cut for the newcomer, and only when every one is being served does a newcomer get 503.
 pub fn idle_cap(max_requests: usize) -> usize {
     (max_requests * 16).max(64)
 }
@@ -82,8 +87,10 @@ struct Shared {
     /// deadline) instead of failing: two Prometheus servers scraping at once both get data.
     scraper: Arc<tokio::sync::Mutex<Scraper>>,
     scrape_timeout: Duration,
-    /// Basic auth; None: no authentication.
-    auth: Option<Auth>,
+    /// Basic auth; None: no authentication. Swapped when `--web.config.file` changes.
+    auth: std::sync::RwLock<Option<Arc<Auth>>>,
+    /// `--web.config.file`, re-read for its users when it changes (as exporter-toolkit does).
+    web_file: Option<WebFile>,
     /// Requests being served (head arrived), at most `max_requests`.
     requests: Arc<Semaphore>,
     /// `http_server_config.headers`, on every response.
@@ -345,7 +352,8 @@ impl Server {
         let shared = Arc::new(Shared {
             scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
-            auth: Auth::new(&spec.web.users)?,
+            auth: std::sync::RwLock::new(Auth::new(&spec.web.users)?.map(Arc::new)),
+            web_file: spec.web_file.clone().map(WebFile::new),
             requests: Arc::new(Semaphore::new(spec.max_requests)),
             headers: spec
                 .web
@@ -397,9 +405,15 @@ impl Server {
     /// basic auth.
     pub fn auth_checks_peak(&self) -> usize {
         self.shared
-            .auth
-            .as_ref()
+            .current_auth()
             .map_or(0, |a| a.peak.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
+impl Server {
+    /// How long a failed basic-auth check takes at least (see [`Auth`]); None without users.
+    pub fn auth_floor(&self) -> Option<Duration> {
+        self.shared.current_auth().map(|a| a.floor())
     }
 }
 
@@ -422,6 +436,7 @@ async fn serve(
     mut stopped: oneshot::Receiver<()>,
 ) {
     let permits = Arc::new(Semaphore::new(idle_cap(spec.max_requests)));
+    let idle: Arc<std::sync::Mutex<Idle>> = Arc::default();
     loop {
         let stream = tokio::select! {
             _ = &mut stopped => return,
@@ -434,20 +449,80 @@ async fn serve(
                 }
             },
         };
-        match Arc::clone(&permits).try_acquire_owned() {
-            Ok(permit) => {
-                let shared = Arc::clone(&shared);
-                let spec = spec.clone();
-                let tls = tls.clone();
-                tokio::spawn(async move {
-                    connection(stream, &spec, tls, shared).await;
-                    drop(permit);
-                });
-            }
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(p) => p,
             Err(_) => {
-                tokio::spawn(too_busy(stream, spec.write_timeout));
+                // At the cap: the oldest connection that has sent no request yet gives its
+                // place to the newcomer (issue 39 case 9: idle sockets held open cannot deny
+                // a scrape); when every connection is being served, the newcomer gets 503.
+                let victim = idle.lock().ok().and_then(|mut i| i.conns.pop_first());
+                let taken = victim.and_then(|(_, (h, slot))| {
+                    h.abort();
+                    slot.lock().ok().and_then(|mut s| s.take())
+                });
+                match taken {
+                    Some(p) => p,
+                    None => {
+                        tokio::spawn(too_busy(stream, spec.write_timeout));
+                        continue;
+                    }
+                }
             }
+        };
+        let slot: Slot = Arc::new(std::sync::Mutex::new(Some(permit)));
+        let (shared, spec2, tls) = (Arc::clone(&shared), spec.clone(), tls.clone());
+        let id = idle.lock().map_or(0, |mut i| {
+            i.next += 1;
+            i.next
+        });
+        let head = Head {
+            idle: Arc::clone(&idle),
+            id,
+        };
+        let held = Arc::clone(&slot);
+        let task = tokio::spawn(async move {
+            connection(stream, &spec2, tls, shared, head).await;
+            if let Ok(mut s) = held.lock() {
+                s.take();
+            }
+        });
+        // The runtime has one thread: the task has not run yet, so it is registered before
+        // it can end or receive its head.
+        if let Ok(mut i) = idle.lock() {
+            i.conns.insert(id, (task.abort_handle(), slot));
         }
+    }
+}
+
+/// A connection's place under the cap on open connections: taken from it when it is evicted.
+type Slot = Arc<std::sync::Mutex<Option<OwnedSemaphorePermit>>>;
+
+/// The connections that have sent no request yet, oldest first.
+#[derive(Default)]
+struct Idle {
+    next: u64,
+    conns: std::collections::BTreeMap<u64, (tokio::task::AbortHandle, Slot)>,
+}
+
+/// A connection's entry among the idle ones: removed when its request head arrives (it is
+/// then served, never evicted) and when it ends.
+#[derive(Clone)]
+struct Head {
+    idle: Arc<std::sync::Mutex<Idle>>,
+    id: u64,
+}
+
+impl Head {
+    fn arrived(&self) {
+        if let Ok(mut i) = self.idle.lock() {
+            i.conns.remove(&self.id);
+        }
+    }
+}
+
+impl Drop for Head {
+    fn drop(&mut self) {
+        self.arrived();
     }
 }
 
@@ -519,6 +594,7 @@ async fn connection(
     spec: &ServerSpec,
     tls: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
+    head: Head,
 ) {
     let io = WriteTimeout {
         inner: stream,
@@ -526,17 +602,17 @@ async fn connection(
         stalled: None,
     };
     match tls {
-        None => http(io, spec, shared).await,
+        None => http(io, spec, shared, head).await,
         // The handshake is part of the request head: under the read timeout.
         Some(acceptor) => {
             if let Ok(Ok(io)) = tokio::time::timeout(spec.read_timeout, acceptor.accept(io)).await {
-                http(io, spec, shared).await
+                http(io, spec, shared, head).await
             }
         }
     }
 }
 
-async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>)
+async fn http<I>(io: I, spec: &ServerSpec, shared: Arc<Shared>, head: Head)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -547,21 +623,8 @@ where
     let service = hyper::service::service_fn(move |req| {
         let shared = Arc::clone(&shared);
         let held = Arc::clone(&held);
-        async move {
-            match Arc::clone(&shared.requests).try_acquire_owned() {
-                Ok(p) => {
-                    if let Ok(mut h) = held.lock() {
-                        *h = Some(p);
-                    }
-                    respond(req, shared).await
-                }
-                Err(_) => Ok(response(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "text/plain; charset=utf-8",
-                    TOO_BUSY,
-                )),
-            }
-        }
+        head.arrived();
+        async move { respond(req, shared, held).await }
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -617,15 +680,20 @@ fn response(
 async fn respond(
     req: Request<Incoming>,
     shared: Arc<Shared>,
+    held: Arc<std::sync::Mutex<Option<OwnedSemaphorePermit>>>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
-    let mut r = answer(req, &shared).await;
+    let mut r = answer(req, &shared, &held).await;
     for (k, v) in &shared.headers {
         r.headers_mut().insert(k.clone(), v.clone());
     }
     Ok(r)
 }
 
-async fn answer(req: Request<Incoming>, shared: &Arc<Shared>) -> Response<Full<Bytes>> {
+async fn answer(
+    req: Request<Incoming>,
+    shared: &Arc<Shared>,
+    held: &std::sync::Mutex<Option<OwnedSemaphorePermit>>,
+) -> Response<Full<Bytes>> {
     const TEXT: &str = "text/plain; charset=utf-8";
     // Before authentication: a flood of wrong passwords is limited too.
     if let Some(l) = &shared.limiter {
@@ -636,8 +704,9 @@ async fn answer(req: Request<Incoming>, shared: &Arc<Shared>) -> Response<Full<B
             return response(StatusCode::TOO_MANY_REQUESTS, TEXT, "too many requests\n");
         }
     }
-    let denied = match &shared.auth {
-        Some(auth) => !authorized(&req, auth).await,
+    shared.reload_auth().await;
+    let denied = match shared.current_auth() {
+        Some(auth) => !authorized(&req, &auth).await,
         None => false,
     };
     if denied {
@@ -647,6 +716,16 @@ async fn answer(req: Request<Incoming>, shared: &Arc<Shared>) -> Response<Full<B
             HeaderValue::from_static("Basic realm=\"iosat\""),
         );
         return r;
+    }
+    // The request cap counts authenticated work only (issue 39 case 9): wrong passwords
+    // wait for bcrypt in a queue of their own and never hold a request slot.
+    match Arc::clone(&shared.requests).try_acquire_owned() {
+        Ok(p) => {
+            if let Ok(mut h) = held.lock() {
+                *h = Some(p);
+            }
+        }
+        Err(_) => return response(StatusCode::SERVICE_UNAVAILABLE, TEXT, TOO_BUSY),
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = response(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
@@ -712,11 +791,23 @@ async fn scrape(shared: &Arc<Shared>, proto: bool) -> (&'static str, Bytes) {
 }
 
 /// The `basic_auth_users` of `--web.config.file`, checked so that the answer tells nothing
-/// but yes or no: an unknown user costs one bcrypt check too, against a dummy hash at the
-/// highest configured cost (so never faster than a real user's wrong password).
+/// but yes or no. The rule (issue 39 case 8): a failed check answers no sooner than a check
+/// against the costliest hash in the file takes (measured when the file is loaded, as
+/// [`Auth::floor`]): an unknown user is checked against a dummy hash of that cost, and a real
+/// user whose hash is cheaper waits out the difference (asleep, no CPU), so with mixed costs
+/// no user stands out by the time a wrong password takes. A success is remembered (a keyed
+/// 64-bit hash of user and password, never the password; cleared when the file changes), so
+/// authenticated scrapes after the first cost no bcrypt and cannot queue behind wrong ones.
 pub struct Auth {
     users: std::collections::BTreeMap<String, String>,
     dummy: String,
+    /// How long a check against the dummy (the costliest hash) took at load.
+    floor: Duration,
+    /// Keyed hashes of (user, password) pairs that passed.
+    passed: std::sync::Mutex<Vec<u64>>,
+    keys: std::collections::hash_map::RandomState,
+    /// Checks waiting for bcrypt or running (at most [`AUTH_QUEUE`]; more get 503 at once).
+    queue: Arc<Semaphore>,
     /// At most [`AUTH_CHECKS`] bcrypt checks at once; more wait their turn (each holds a
     /// request slot meanwhile, so the queue is bounded by `--web.max-requests`).
     checks: Arc<Semaphore>,
@@ -727,6 +818,13 @@ pub struct Auth {
 /// bcrypt checks run at once: wrong passwords sent by many clients keep at most one CPU busy,
 /// never every CPU of the host being measured.
 pub const AUTH_CHECKS: usize = 1;
+
+/// Checks waiting for bcrypt at once; beyond it a request with credentials not seen to pass
+/// gets 503 at once (its own budget: the request slots are for authenticated work).
+pub const AUTH_QUEUE: usize = 32;
+
+/// Successful (user, password) pairs remembered at most.
+const PASSED_MAX: usize = 64;
 
 impl Auth {
     /// None without users. Every hash was parsed by webconfig; the dummy hash is computed
@@ -744,9 +842,16 @@ impl Auth {
         let dummy = bcrypt::hash_with_salt("iosat: no such user", cost, [0x5a; 16])
             .map_err(|e| Error::usage("--web.config.file", "basic_auth_users", e.to_string()))?
             .to_string();
+        let t0 = std::time::Instant::now();
+        let _ = bcrypt::verify("iosat: timing the costliest hash", &dummy);
+        let floor = t0.elapsed();
         Ok(Some(Auth {
             users: users.clone(),
             dummy,
+            floor,
+            passed: std::sync::Mutex::default(),
+            keys: std::collections::hash_map::RandomState::new(),
+            queue: Arc::new(Semaphore::new(AUTH_QUEUE)),
             checks: Arc::new(Semaphore::new(AUTH_CHECKS)),
             running: Arc::default(),
             peak: Arc::default(),
@@ -765,6 +870,110 @@ impl Auth {
     pub fn check(&self, user: &str, pass: &str) -> bool {
         let (hash, known) = self.hash_for(user);
         bcrypt::verify(pass, hash).unwrap_or(false) && known
+    }
+
+    /// How long a failed check takes at least.
+    pub fn floor(&self) -> Duration {
+        self.floor
+    }
+
+    fn key(&self, user: &str, pass: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.keys.hash_one((user, pass))
+    }
+
+    fn passed_before(&self, user: &str, pass: &str) -> bool {
+        let k = self.key(user, pass);
+        self.passed.lock().is_ok_and(|p| p.contains(&k))
+    }
+
+    fn remember(&self, user: &str, pass: &str) {
+        let k = self.key(user, pass);
+        if let Ok(mut p) = self.passed.lock() {
+            if !p.contains(&k) {
+                if p.len() >= PASSED_MAX {
+                    p.remove(0);
+                }
+                p.push(k);
+            }
+        }
+    }
+}
+
+/// `--web.config.file`, watched: re-read when its size, modification time or inode change.
+struct WebFile {
+    path: std::path::PathBuf,
+    seen: std::sync::Mutex<Option<(u64, i64, i64, u64)>>,
+}
+
+impl WebFile {
+    fn new(path: std::path::PathBuf) -> WebFile {
+        let seen = std::sync::Mutex::new(Self::stamp(&path));
+        WebFile { path, seen }
+    }
+
+    fn stamp(path: &std::path::Path) -> Option<(u64, i64, i64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some((m.size(), m.mtime(), m.mtime_nsec(), m.ino()))
+    }
+
+    /// The file's text when it changed since last seen.
+    fn changed(&self) -> Option<Result<String, String>> {
+        let now = Self::stamp(&self.path);
+        let mut seen = self.seen.lock().ok()?;
+        if *seen == now {
+            return None;
+        }
+        *seen = now;
+        Some(
+            crate::sys::fs::read_regular(&self.path)
+                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".into())),
+        )
+    }
+}
+
+impl Shared {
+    fn current_auth(&self) -> Option<Arc<Auth>> {
+        self.auth.read().ok().and_then(|a| a.clone())
+    }
+
+    /// Re-read the users of `--web.config.file` when it changed (a stat per request, as
+    /// exporter-toolkit reads the file per connection); a file that no longer parses keeps
+    /// the users in force, with a warning.
+    async fn reload_auth(&self) {
+        let Some(w) = &self.web_file else { return };
+        let Some(text) = w.changed() else { return };
+        let dir = w
+            .path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let parsed = text.and_then(|t| super::webconfig::parse(&t, &dir));
+        let users = match parsed {
+            Ok(web) => web.users,
+            Err(e) => {
+                crate::error::warn(format_args!(
+                    "--web.config.file {}: {e}; the users read before stay in force",
+                    w.path.display()
+                ));
+                return;
+            }
+        };
+        // The dummy hash is computed at the new highest cost: off the runtime.
+        let made = tokio::task::spawn_blocking(move || Auth::new(&users)).await;
+        match made {
+            Ok(Ok(a)) => {
+                if let Ok(mut cur) = self.auth.write() {
+                    *cur = a.map(Arc::new);
+                }
+            }
+            Ok(Err(e)) => crate::error::warn(format_args!(
+                "--web.config.file {}: {e}; the users read before stay in force",
+                w.path.display()
+            )),
+            Err(_) => {}
+        }
     }
 }
 
@@ -789,8 +998,16 @@ async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
     let Some((user, pass)) = creds.split_once(':') else {
         return false;
     };
+    if auth.passed_before(user, pass) {
+        return true;
+    }
+    let start = tokio::time::Instant::now();
+    // Its own budget: a flood of wrong passwords fills this queue, not the request slots.
+    let Ok(_queued) = Arc::clone(&auth.queue).try_acquire_owned() else {
+        return false;
+    };
     let (hash, known) = auth.hash_for(user);
-    let (hash, pass) = (hash.to_string(), pass.to_string());
+    let (hash, pass_owned) = (hash.to_string(), pass.to_string());
     let Ok(permit) = Arc::clone(&auth.checks).acquire_owned().await else {
         return false;
     };
@@ -799,14 +1016,20 @@ async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
         use std::sync::atomic::Ordering::SeqCst;
         let now = running.fetch_add(1, SeqCst) + 1;
         peak.fetch_max(now, SeqCst);
-        let ok = bcrypt::verify(pass, &hash).unwrap_or(false);
+        let ok = bcrypt::verify(pass_owned, &hash).unwrap_or(false);
         running.fetch_sub(1, SeqCst);
         drop(permit);
         ok
     })
     .await
     .unwrap_or(false);
-    matched && known
+    if matched && known {
+        auth.remember(user, pass);
+        return true;
+    }
+    // A failure answers no sooner than the costliest hash takes (the rule on [`Auth`]).
+    tokio::time::sleep_until(start + auth.floor).await;
+    false
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! fixtures under tests/fixtures, each input bounded in time. Targets: the diskstats parser,
 //! the recording/pt-stalk reader (and the replay's series), the fio, sysbench and iostat
 //! importers, `report` (load + every renderer, charts included) on arbitrary JSON, the learned
-//! state file, the profile file and the web-config file.
+//! state file and the learned state after loading (intervals added, then estimated and
+//! judged), the profile file and the profile commands (`show`, `list` of a fuzzed profile),
+//! and the web-config file.
 //!
 //! `cargo test` runs each target for a few seconds (`IOSAT_FUZZ_SECS`, default 2; seed
 //! `IOSAT_FUZZ_SEED`, default 1, so a run is reproducible); `scripts/fuzz.sh` runs them for
@@ -435,6 +437,87 @@ fn fuzz_learned_state_file() {
             let _ = iosat::learn::store::render("fuzz", None, &c);
         }
     });
+    assert!(n > 0);
+}
+
+/// Issue 39: the learned state *after loading*: a fuzzed state file that loads, then
+/// intervals added to it (points of the input's own bytes, extremes included), then an
+/// estimate of every series and a judgement: what `stat` does with a loaded file. Before the
+/// file checks, a series of fewer than 9 buckets panicked at the first interval (case 3).
+#[test]
+fn fuzz_learned_state_after_loading() {
+    let n = fuzz("learned-loaded", byte_gen(&["learn/state.json"]), |b| {
+        use iosat::learn::model::{Dir, Point, SizeClass};
+        let Ok((Some(mut model), _)) = iosat::learn::store::parse(&text(b), "fuzz", None) else {
+            return;
+        };
+        // Points from the input's bytes: ordinary ones and extremes.
+        const X: [f64; 8] = [1.0, 0.5, 3.0, 1e3, 1e9, 1e300, 1e-300, 0.0];
+        let last = model.last_wall_ns.unwrap_or(0);
+        for (i, w) in b.chunks(4).take(64).enumerate() {
+            let g = |k: usize| X[usize::from(*w.get(k).unwrap_or(&0)) % X.len()];
+            let p = Point {
+                dir: if i % 3 == 0 { Dir::Write } else { Dir::Read },
+                wall_ns: last.saturating_add(i as i64 * 1_000_000_000),
+                interval_s: 1.0,
+                requests: 100.0 * g(0),
+                busy_ms: 1000.0 * g(1),
+                bytes: 4096.0 * 100.0 * g(2),
+                pcts_ns: (g(3) > 1.0).then(|| [1e6 * g(3), 3e6 * g(3), 9e6 * g(3)]),
+            };
+            model.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        for dir in [Dir::Read, Dir::Write] {
+            for class in [SizeClass::Small, SizeClass::Medium, SizeClass::Large] {
+                if let Some(s) = model.series(dir, class) {
+                    let c = iosat::learn::estimate::estimate(s, Some(2e6));
+                    if let Some(base) = &c.baseline {
+                        let ratio = 3e6 / base.latency_ns;
+                        let _ = iosat::learn::State::of_ratio(Some(ratio));
+                    }
+                }
+            }
+        }
+        let _ = iosat::learn::store::render("fuzz", None, &model.compacted());
+    });
+    assert!(n > 0);
+}
+
+/// The profile commands on a fuzzed profile: parsed as `profile list/show` read it, then
+/// shown and listed in text and JSON (escapes and absurd dates included).
+#[test]
+fn fuzz_profile_commands() {
+    let n = fuzz(
+        "profile-cmd",
+        byte_gen(&["profile/saved-0.1.read.json"]),
+        |b| {
+            use iosat::report::Format;
+            let Ok(p) = iosat::profile::parse_profile("fuzz\u{1b}[2J", &text(b)) else {
+                return;
+            };
+            let l = iosat::profile::Listed {
+                id: "fuzz".into(),
+                direction: p.direction,
+                path: PathBuf::from("/nonexistent/fuzz.read.json"),
+                profile: p,
+            };
+            let one = std::slice::from_ref(&l);
+            let text_fmt = Format::Text {
+                wide: false,
+                width: 80,
+                color: false,
+            };
+            for f in [text_fmt, Format::Json] {
+                let shown = iosat::report::profile::show(one, f);
+                let listed = iosat::report::profile::list("/nonexistent", one, f);
+                assert!(
+                    !shown.contains('\u{1b}') && !listed.contains('\u{1b}'),
+                    "{shown}"
+                );
+            }
+            let _ = l.profile.judged_against();
+        },
+    );
     assert!(n > 0);
 }
 

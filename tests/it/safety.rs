@@ -1609,3 +1609,105 @@ fn case10_escapes_are_printed_escaped_and_absurd_dates_plainly() {
 fn stdout_of(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// A loop device the test attached itself at a given node, detached on drop (even when the
+/// test fails).
+struct Attached(String);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// `stat` of `node` for `count` 0.2 s intervals, learning into `state`, while a thread reads
+/// it with O_DIRECT (about one request in flight): the run's stderr.
+fn stat_with_reads(node: &str, state: &Path, count: u32) -> String {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (stop, node) = (std::sync::Arc::clone(&stop), node.to_string());
+        std::thread::spawn(move || {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(&node)
+                .unwrap();
+            let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
+            // SAFETY: a 4 KiB allocation of a non-zero size, freed below.
+            let p = unsafe { std::alloc::alloc_zeroed(layout) };
+            // SAFETY: p points to 4096 bytes owned here until the dealloc.
+            let buf = unsafe { std::slice::from_raw_parts_mut(p, 4096) };
+            let mut off = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = f.read_at(buf, off);
+                off = (off + 4096 * 7) % (8 << 20);
+            }
+            // SAFETY: allocated above with this layout.
+            unsafe { std::alloc::dealloc(p, layout) };
+        })
+    };
+    let name = node.trim_start_matches("/dev/");
+    let o = crate::util::output_within(
+        iosat()
+            .args(["stat", name, "--json", "--no-bpf", "-i", "0.2", "-c"])
+            .arg(count.to_string())
+            .arg("--state-dir")
+            .arg(state),
+        Duration::from_secs(60),
+    )
+    .expect("stat ends");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    reader.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stderr(&o)
+}
+
+/// Issue 37 point 3: a loop device set up again under the same name and size over another
+/// file is another device: what was learned about the first is not loaded for it, and `stat`
+/// says why in one line.
+#[test]
+fn a_loop_device_created_again_over_another_file_starts_learning_again() {
+    if !is_root() {
+        eprintln!("skipped: needs root (losetup)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a.img"), t.path().join("b.img"));
+    for f in [&a, &b] {
+        std::fs::File::create(f).unwrap().set_len(8 << 20).unwrap();
+    }
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let node = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let first = Attached(node.clone());
+    let err = stat_with_reads(&node, state.path(), 8);
+    assert!(!err.contains("changed since"), "{err}");
+    let saved = entries(&state.path().join("learned"));
+    assert!(
+        saved
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "json")),
+        "{saved:?}"
+    );
+    drop(first);
+    // The same node over the other file (another process may take the free node first).
+    let again = Command::new("losetup").arg(&node).arg(&b).status().unwrap();
+    if !again.success() {
+        eprintln!("skipped: {node} was taken by another process meanwhile");
+        return;
+    }
+    let _second = Attached(node.clone());
+    let err = stat_with_reads(&node, state.path(), 3);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("changed since it was learned"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains("b.img"), "{err}");
+}
