@@ -204,7 +204,8 @@ impl ModelKey {
     /// How a model is named to people: its model and capacity ("Amazon Elastic Block Store
     /// 100 GiB").
     pub fn label(&self) -> String {
-        let model = self.model.as_deref().unwrap_or("unnamed model");
+        // A model name comes from a device or a file: never a control character raw.
+        let model = crate::units::printable(self.model.as_deref().unwrap_or("unnamed model"));
         match self.size_bytes {
             Some(b) if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{model} {} GiB", b >> 30),
             Some(b) if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{model} {} MiB", b >> 20),
@@ -444,7 +445,10 @@ and the headroom are lower bounds",
     /// The day the sweep started (UTC, "2026-11-25"), when known.
     fn day(&self) -> Option<String> {
         self.measured_unix_s.map(|s| {
-            let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
+            let iso = crate::units::utc_of_unix_s(s);
+            if s > crate::units::LAST_DATE_UNIX_S {
+                return iso;
+            }
             iso.get(..10).unwrap_or(&iso).to_string()
         })
     }
@@ -455,9 +459,10 @@ and the headroom are lower bounds",
     pub fn judged_against(&self) -> String {
         let what = match &self.model_profile {
             Some(k) => format!("the model profile of '{}'", k.label()),
-            None => format!("the profile {}", self.id),
+            None => format!("the profile {}", crate::units::printable(&self.id)),
         };
-        match (self.host.as_deref(), self.day()) {
+        let host = self.host.as_deref().map(crate::units::printable);
+        match (host, self.day()) {
             (Some(h), Some(d)) => format!("{what}, swept on {h} {d}"),
             (Some(h), None) => format!("{what}, swept on {h}"),
             (None, Some(d)) => format!("{what}, swept {d}"),

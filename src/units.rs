@@ -159,6 +159,65 @@ pub fn iso_utc(wall_ns: i64) -> String {
     )
 }
 
+/// The last second [`iso_utc`] writes as a date (9999-12-31T23:59:59Z): beyond it, or before
+/// the epoch, a timestamp read from a file is not a date a run can have.
+pub const LAST_DATE_UNIX_S: u64 = 253_402_300_799;
+
+/// A `started_unix_s` read from a file as a date, or, when no run can have started then, the
+/// number said plainly ("not a date: 1e19 s since the epoch"), never a wrapped year or an
+/// overflow.
+pub fn utc_of_unix_s(unix_s: u64) -> String {
+    if unix_s > LAST_DATE_UNIX_S {
+        return format!("not a date: {unix_s} s since the epoch");
+    }
+    // Within i64 nanoseconds up to 2262; later dates are written to the second.
+    match (unix_s as i64).checked_mul(1_000_000_000) {
+        Some(ns) => iso_utc(ns),
+        None => {
+            let d = iso_utc((unix_s % 86_400) as i64 * 1_000_000_000);
+            let days = (unix_s / 86_400) as i64;
+            // The date of `days` after the epoch, through the day count alone.
+            let date = iso_utc_days(days);
+            format!("{date}{}", &d[10..])
+        }
+    }
+}
+
+/// `YYYY-MM-DD` of a day count since 1970-01-01 (civil_from_days, as [`iso_utc`]).
+fn iso_utc_days(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A string read from a file or a device (a profile's host, a model name, a result's
+/// envelope) as it may reach a terminal: every control character (C0, DEL, C1) written as
+/// `\xNN` or `\u{NN}`, so an escape sequence planted in a file cannot drive the terminal.
+/// Borrowed when there is nothing to escape (the usual case).
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `2026-11-22T13:35:45.123Z` (what [`iso_utc`] writes; 0–9 decimals, `Z` only) → wall-clock
 /// nanoseconds since the epoch; None for anything else.
 pub fn parse_iso_utc(s: &str) -> Option<i64> {
@@ -285,5 +344,23 @@ mod tests {
             iso_utc(1_795_095_345_123_000_000),
             "2026-11-19T13:35:45.123Z"
         );
+    }
+
+    /// Issue 39 case 10: escape sequences from a file never reach the terminal raw, and an
+    /// absurd timestamp is said as a number, never a wrapped year or an overflow.
+    #[test]
+    fn case10_control_characters_are_escaped_and_absurd_dates_said_plainly() {
+        assert!(matches!(printable("db-7 Ä"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(printable("a\x1b[2Jb\n"), "a\\x1b[2Jb\\x0a");
+        assert_eq!(printable("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\x7f");
+        assert_eq!(utc_of_unix_s(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(utc_of_unix_s(1_795_095_345), "2026-11-19T13:35:45.000Z");
+        // Beyond i64 nanoseconds (2262) but a date.
+        assert_eq!(utc_of_unix_s(LAST_DATE_UNIX_S), "9999-12-31T23:59:59.000Z");
+        assert_eq!(
+            utc_of_unix_s(18_446_744_073_709_551_615),
+            "not a date: 18446744073709551615 s since the epoch"
+        );
+        assert!(utc_of_unix_s(10_000_000_000_000_000_000).starts_with("not a date"));
     }
 }

@@ -123,7 +123,9 @@ pub fn find(lv: &[LevelPoint], t: &ThroughputLimit, ctx: &Context) -> Option<Cap
             ..base
         });
     }
-    if t.place == LimitPlace::AboveBlockLayer {
+    // Held above the block layer is a throttle's mark only when a throttle is set: without
+    // one, the short kernel queue is the machine's time (a CPU wait), no cap.
+    if t.place == LimitPlace::AboveBlockLayer && !ctx.limits.is_empty() {
         return Some(CapFinding {
             evidence: CapEvidence::HeldAboveBlockLayer,
             iops: Some(t.iops),

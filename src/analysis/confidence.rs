@@ -17,8 +17,16 @@ use serde::{Deserialize, Serialize};
 pub const BASELINE_TOLERANCE: f64 = 0.10;
 
 /// A re-measured baseline counts as drifted when it differs from the first by more than this
-/// (or by more than the two measurements' own windows spread, if that is wider).
+/// and lies outside the first's 95 % interval (or the first outside its own): a level moves by
+/// a few percent from one minute to the next, which no window's spread shows. A difference
+/// beyond this that the intervals cover is not "the same within the noise" either: the
+/// measurements scatter too much to tell ([`BaselineDrift::unsteady`]).
 pub const DRIFT_TOLERANCE: f64 = 0.10;
+
+/// A sub-window that ran at under this share of its level's rate: the load generator or the
+/// device stopped for most of it (a SIGSTOP, a host pause, a device stall). A healthy level's
+/// windows agree within a CV of 1–9 % (issue 25), so even its slowest window is far above it.
+pub const STALL_SHARE: f64 = 0.25;
 
 /// A level whose sub-windows' mean latency (or IOPS) varies with a CV above this is unstable:
 /// its own figures can't be relied on, whatever the verdict relies on them for.
@@ -214,10 +222,59 @@ pub struct BaselineDrift {
     /// Mean latency at the start and at the end, ns.
     pub first_mean_ns: f64,
     pub again_mean_ns: f64,
-    /// The change is beyond the noise.
+    /// The change is beyond [`DRIFT_TOLERANCE`] and beyond the measurements' intervals.
     pub drifted: bool,
     /// Which measurement the verdict judges against.
     pub judged_against: DriftChoice,
+    /// The change is beyond [`DRIFT_TOLERANCE`], but the measurements scatter so much that
+    /// their intervals cover it: neither a drift nor the same, the baseline is uncertain.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsteady: bool,
+    /// The first measurement stalled ([`stalled`]): its figure is the stall's, not the device's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_stalled: bool,
+    /// Either measurement lies outside the other's 95 % interval (a change within
+    /// [`DRIFT_TOLERANCE`] then is a move, not "the same within the noise").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside_interval: bool,
+}
+
+impl BaselineDrift {
+    /// The two measurements do not agree: drifted, unsteady or stalled. The verdict's
+    /// headline then says so and gives ranges.
+    pub fn shaken(&self) -> bool {
+        self.drifted || self.unsteady || self.first_stalled
+    }
+
+    /// The relative change from the first measurement to the second (0 when unknown).
+    pub fn change_rel(&self) -> f64 {
+        if self.first_mean_ns > 0.0 && self.again_mean_ns > 0.0 {
+            self.again_mean_ns / self.first_mean_ns - 1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A level whose slowest sub-window ran at under [`STALL_SHARE`] of the level's rate: the
+/// generator or the device stopped for part of it. Levels measured as one window never are,
+/// nor a spread without its window extremes (an import or an older result: `iops_max` 0).
+pub fn stalled(l: &LevelPoint) -> bool {
+    l.spread.as_ref().is_some_and(|s| {
+        s.windows >= 2 && l.iops > 0.0 && s.iops_max > 0.0 && s.iops_min < STALL_SHARE * l.iops
+    })
+}
+
+/// The stall of level `l` in words: "concurrency 1 stalled (a window ran at 3 IOPS against the
+/// level's 480)".
+pub fn stall_words(l: &LevelPoint) -> String {
+    let min = l.spread.as_ref().map_or(0.0, |s| s.iops_min);
+    format!(
+        "concurrency {} stalled (a window ran at {} IOPS against the level's {})",
+        l.concurrency,
+        fmt_iops(min),
+        fmt_iops(l.iops)
+    )
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -303,10 +360,59 @@ pub fn power_interval(l: &LevelPoint) -> (f64, f64) {
         explained(l),
     );
     let (r_lo, r_hi) = mean_interval(l);
-    if r_lo <= 0.0 {
+    if r_hi <= 0.0 {
         return (0.0, 0.0);
     }
+    if r_lo <= 0.0 {
+        // Latency known only from above: power has no upper bound.
+        return (x_lo / r_hi * 1e9, f64::INFINITY);
+    }
     (x_lo / r_hi * 1e9, x_hi / r_lo * 1e9)
+}
+
+/// The most a level's intervals are widened for the run's trust ([`widen_for_trust`]): the
+/// lower bound of its latency stays above zero.
+pub const MAX_TRUST_WIDENING: f64 = 0.9;
+
+/// The share of a level's latency the machine, not the device, may account for: its wait for
+/// a CPU ([`CPU_WAIT_SHARE`] and more), or the CPU time the hypervisor stole
+/// ([`STEAL_PCT`] and more); 0 below both.
+pub fn machine_share(l: &LevelPoint) -> f64 {
+    let Some(d) = &l.disturbance else { return 0.0 };
+    let wait = match d.cpu_wait_ns_per_io {
+        Some(w) if l.latency_ns.mean > 0.0 => w / l.latency_ns.mean,
+        _ => 0.0,
+    };
+    let steal = d.cpu_steal_pct.unwrap_or(0.0);
+    let share = if wait >= CPU_WAIT_SHARE { wait } else { 0.0 }.max(if steal >= STEAL_PCT {
+        steal / 100.0
+    } else {
+        0.0
+    });
+    share.min(1.0)
+}
+
+/// Copies of `lv` whose intervals are widened for what the run's trust leaves open: each level
+/// by the share of its latency the machine accounts for ([`machine_share`]: the device's own
+/// latency lies anywhere between the figure without that wait and the figure), and every level
+/// by half a drifted or unsteady baseline's move (the device was somewhere between its two
+/// states while the levels ran), at most [`MAX_TRUST_WIDENING`]. A quiet run's copies are
+/// the levels themselves. The knee's and overload point's ranges are read from these.
+pub fn widen_for_trust(lv: &[LevelPoint], drift: Option<&BaselineDrift>) -> Vec<LevelPoint> {
+    let moved = drift
+        .filter(|d| d.drifted || d.unsteady)
+        .map_or(0.0, |d| d.change_rel().abs() / 2.0);
+    lv.iter()
+        .map(|l| {
+            let mut l = l.clone();
+            let w = (machine_share(&l) + moved).min(MAX_TRUST_WIDENING);
+            if w > 0.0 {
+                let d = l.disturbance.get_or_insert_with(Default::default);
+                d.other_explains_rel = (d.other_explains_rel + w).min(MAX_TRUST_WIDENING);
+            }
+            l
+        })
+        .collect()
 }
 
 /// The noisier of the level's IOPS and mean latency windows, as a CV.
@@ -353,9 +459,31 @@ pub fn drift(
     again: &LevelPoint,
 ) -> (BaselineDrift, LevelPoint, Option<LevelPoint>) {
     let (a, b) = (first.latency_ns.mean, again.latency_ns.mean);
-    let tol = DRIFT_TOLERANCE.max(mean_noise(first) + mean_noise(again));
-    let drifted = a > 0.0 && b > 0.0 && (b / a - 1.0).abs() > tol;
-    let choice = if !drifted {
+    let beyond = a > 0.0 && b > 0.0 && (b / a - 1.0).abs() > DRIFT_TOLERANCE;
+    // Each against the other's 95 % interval: a stalled or noisy measurement has a wide one,
+    // which must not swallow a change the other, steady one places far outside its own.
+    // A measurement without windows has no interval: the tolerance alone judges it.
+    let out_of = |l: &LevelPoint, v: f64| {
+        uncertainty_rel(l).is_some() && {
+            let (lo, hi) = mean_interval(l);
+            v < lo || v > hi
+        }
+    };
+    let outside = out_of(first, b) || out_of(again, a);
+    let no_intervals = uncertainty_rel(first).is_none() && uncertainty_rel(again).is_none();
+    let (first_stalled, again_stalled) = (stalled(first), stalled(again));
+    // A stall explains the difference: the stalled measurement is set aside, not called a
+    // drift of the device.
+    let stall = beyond && (first_stalled != again_stalled);
+    let drifted = beyond && (outside || no_intervals) && !stall;
+    let unsteady = beyond && !(outside || no_intervals) && !stall;
+    let choice = if stall {
+        if first_stalled {
+            DriftChoice::Remeasured
+        } else {
+            DriftChoice::First
+        }
+    } else if !beyond {
         DriftChoice::First
     } else {
         match (&first.spread, &again.spread) {
@@ -370,6 +498,9 @@ pub fn drift(
         again_mean_ns: b,
         drifted,
         judged_against: choice,
+        unsteady,
+        first_stalled: stall && first_stalled,
+        outside_interval: outside,
     };
     match choice {
         DriftChoice::First => (d, first.clone(), None),
@@ -387,6 +518,36 @@ pub fn drift_line(d: &BaselineDrift) -> String {
         fmt_latency_ns(a),
         fmt_latency_ns(b)
     );
+    let pct = d.change_rel() * 100.0;
+    if d.first_stalled {
+        return format!(
+            "{head} ({pct:+.0} %): the first measurement stalled (a window ran far below the \
+             level's rate: the generator or the device stopped), so the verdict judges against \
+             the re-measure."
+        );
+    }
+    if d.unsteady {
+        return format!(
+            "{head} ({pct:+.0} %): more than the {:.0} % a level moves between minutes, but \
+             the measurements' windows scatter too much to tell a drift from the noise; the \
+             baseline is uncertain, and the verdict covers both.",
+            DRIFT_TOLERANCE * 100.0
+        );
+    }
+    if !d.drifted && pct.abs() > DRIFT_TOLERANCE * 100.0 {
+        // Beyond the tolerance, within the intervals: only a stall of the re-measure does that.
+        return format!(
+            "{head} ({pct:+.0} %): the re-measure stalled, so the verdict judges against the \
+             first measurement."
+        );
+    }
+    if !d.drifted && d.outside_interval {
+        return format!(
+            "{head} ({pct:+.0} %): beyond the measurements' intervals, but within the {:.0} % a \
+             level moves between minutes, so not judged a drift.",
+            DRIFT_TOLERANCE * 100.0
+        );
+    }
     if !d.drifted {
         return format!(
             "{head}, the same within the noise: the device did not change during the sweep."
@@ -449,10 +610,14 @@ pub fn rebase_line(fastest: &LevelPoint, slowed: &LevelPoint) -> String {
 /// point) whose power's 95 % interval overlaps the knee's. None without spreads or when the knee is
 /// clear.
 pub fn knee_range(lv: &[LevelPoint], knee: usize, overload: Option<u32>) -> Option<(u32, u32)> {
-    lv[knee].spread.as_ref()?;
+    // An interval needs the level's windows, or a widening (other traffic, the run's trust).
+    let known = |l: &LevelPoint| l.spread.is_some() || explained(l) > 0.0;
+    if !known(&lv[knee]) {
+        return None;
+    }
     let k = power_interval(&lv[knee]);
     let overlaps = |i: usize| {
-        lv[i].spread.is_some() && {
+        known(&lv[i]) && {
             let p = power_interval(&lv[i]);
             p.1 >= k.0 && k.1 >= p.0
         }
@@ -486,6 +651,16 @@ pub fn overload_range(lv: &[LevelPoint], base: &LevelPoint, overload: u32) -> Op
     }
     let hi = (o..lv.len()).find(|&i| surely(&lv[i])).unwrap_or(o);
     (lo != o || hi != o).then(|| (lv[lo].concurrency, lv[hi].concurrency))
+}
+
+/// With no level surely overloaded: the first above the baseline whose p95 interval reaches
+/// above 3x the lower end of the baseline's (both widened for the run's trust), if any.
+pub fn overload_perhaps(lv: &[LevelPoint], base: &LevelPoint) -> Option<u32> {
+    let (b_lo, _) = p95_interval(base)?;
+    lv.iter()
+        .filter(|l| l.concurrency > base.concurrency)
+        .find(|l| p95_interval(l).is_some_and(|p| p.1 > OVERLOAD_P95_FACTOR * b_lo))
+        .map(|l| l.concurrency)
 }
 
 /// Per level: its windows disagree by more than a healthy device's do (a CV above

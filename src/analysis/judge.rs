@@ -56,6 +56,16 @@ pub struct Shape {
     pub linear_from: Option<u32>,
     pub limit: Option<throttle::ThroughputLimit>,
     pub cap: Option<cap::CapFinding>,
+    /// The run is shaken ([`Judgement::shaken`]) and the knee's range spans every deciding
+    /// level: no knee can be named.
+    pub knee_undecided: bool,
+    /// IOPS measured at the levels of the knee's range (lowest, highest), when it is a range.
+    pub max_useful_range: Option<(f64, f64)>,
+    /// No level is surely overloaded, but with the run's disturbance this one perhaps is.
+    pub overload_perhaps: Option<u32>,
+    /// A plateau measured while the baseline drifted: the slowdown explains it as well as a
+    /// limit, so neither a cap nor a hard limit is named.
+    pub plateau_in_drift: bool,
 }
 
 /// The verdict's numbers.
@@ -66,8 +76,10 @@ pub struct Judgement {
     /// The levels that decide: those not cut short.
     pub levels: Vec<LevelPoint>,
     pub cut_levels: Vec<u32>,
-    /// Levels measured while something else disturbed them.
+    /// Levels measured while something else disturbed them (stalled ones included).
     pub disturbed_levels: Vec<u32>,
+    /// Levels with a sub-window far below their rate: the generator or device stopped.
+    pub stalled_levels: Vec<u32>,
     /// The other traffic on the device over the levels, when material.
     pub other_traffic: Option<confidence::OtherTraffic>,
     /// The level the baseline was first taken from: concurrency 1, else the lowest. None
@@ -112,6 +124,7 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
         levels: Vec::new(),
         cut_levels,
         disturbed_levels,
+        stalled_levels: Vec::new(),
         other_traffic: None,
         first: None,
         baseline_drift: None,
@@ -139,9 +152,33 @@ pub fn judge(levels: &[LevelPoint], ctx: &Context) -> Judgement {
                 j.rebased_from = Some(std::mem::replace(&mut base, faster));
             }
         }
+        // A stalled level (the first baseline paused, a host pause) is disturbed; what the
+        // stall, the machine and a drift leave open widens the intervals the ranges use.
+        j.stalled_levels = lv
+            .iter()
+            .filter(|l| confidence::stalled(l))
+            .map(|l| l.concurrency)
+            .collect();
+        for &c in &j.stalled_levels {
+            if !j.disturbed_levels.contains(&c) {
+                j.disturbed_levels.push(c);
+            }
+        }
+        j.disturbed_levels.sort_unstable();
+        let wide = confidence::widen_for_trust(&lv, drift.as_ref());
+        let wide_base = confidence::widen_for_trust(std::slice::from_ref(&base), drift.as_ref())
+            .pop()
+            .unwrap_or_else(|| base.clone());
         j.findings = lv.iter().map(|l| finding(l, &base)).collect();
         if lv.len() >= 2 {
-            j.shape = Some(shape(&lv, &base, alt.as_ref(), &mut j.findings, ctx));
+            let trust = Trust {
+                wide: &wide,
+                wide_base: &wide_base,
+                drift: drift.as_ref().filter(|d| d.shaken()),
+                shaken: !j.disturbed_levels.is_empty()
+                    || drift.as_ref().is_some_and(|d| d.shaken()),
+            };
+            j.shape = Some(shape(&lv, alt.as_ref(), &mut j.findings, ctx, &trust));
         }
         j.other_traffic = confidence::other_traffic(&all, &base);
         (j.first, j.baseline_drift, j.base, j.alt_base) = (Some(first), drift, Some(base), alt);
@@ -159,14 +196,25 @@ fn is_cut(l: &LevelPoint) -> bool {
     cut_by(l).is_some()
 }
 
-/// Overload, knee, ranges, limit and cap of at least two deciding levels `lv` against `base`;
+/// What the run's trust gives [`shape`]: the levels and baseline with their intervals widened
+/// for it ([`confidence::widen_for_trust`]), a baseline that did not hold, and whether the run
+/// is shaken at all (disturbed levels or such a baseline).
+struct Trust<'a> {
+    wide: &'a [LevelPoint],
+    wide_base: &'a LevelPoint,
+    drift: Option<&'a BaselineDrift>,
+    shaken: bool,
+}
+
+/// Overload, knee, ranges, limit and cap of at least two deciding levels `lv` (their findings
+/// already judged against the baseline);
 /// marks the findings unstable or throttled where that is what they are.
 fn shape(
     lv: &[LevelPoint],
-    base: &LevelPoint,
     alt_base: Option<&LevelPoint>,
     findings: &mut [LevelFinding],
     ctx: &Context,
+    trust: &Trust,
 ) -> Shape {
     let overload = findings
         .iter()
@@ -191,9 +239,29 @@ fn shape(
         || (ctx.sweep_limits.is_some() && Some(knee) == top_closing))
         .then_some(lv[knee].concurrency);
 
-    // How sure: ranges from the levels' spread, a second baseline, unstable levels.
-    let knee_range = confidence::knee_range(lv, knee, overload);
-    let overload_by_spread = overload.and_then(|o| confidence::overload_range(lv, base, o));
+    // How sure: ranges from the levels' spread (widened for the run's trust), a second
+    // baseline, unstable levels.
+    let knee_range = confidence::knee_range(trust.wide, knee, overload);
+    let overload_by_spread =
+        overload.and_then(|o| confidence::overload_range(trust.wide, trust.wide_base, o));
+    let knee_undecided = trust.shaken
+        && knee_range
+            .is_some_and(|(a, b)| a == lv[0].concurrency && b == lv[lv.len() - 1].concurrency);
+    let max_useful_range = knee_range.map(|(a, b)| {
+        let xs = lv
+            .iter()
+            .filter(|l| l.concurrency >= a && l.concurrency <= b)
+            .map(|l| l.iops);
+        (
+            xs.clone().fold(f64::INFINITY, f64::min),
+            xs.fold(0.0, f64::max),
+        )
+    });
+    let overload_perhaps = if overload.is_none() && trust.shaken {
+        confidence::overload_perhaps(trust.wide, trust.wide_base)
+    } else {
+        None
+    };
     let overload_alt = alt_base.and_then(|alt| {
         lv.iter()
             .map(|l| finding(l, alt))
@@ -217,9 +285,11 @@ fn shape(
         .collect();
 
     let limit = throttle::find(lv, ctx);
+    // Only a throttle that is set (a limit read from this process's cgroup) holds requests
+    // above the block layer; without one, a short kernel queue is the machine's time.
     if let Some(t) = limit
         .as_ref()
-        .filter(|t| t.place == throttle::LimitPlace::AboveBlockLayer)
+        .filter(|t| t.place == throttle::LimitPlace::AboveBlockLayer && !ctx.limits.is_empty())
     {
         // The short kernel queue is the throttle's doing, not a cache: Little's law closes on
         // the process side, and the table says so.
@@ -231,7 +301,21 @@ fn shape(
             f.littles_law_note = None;
         }
     }
-    let cap = limit.as_ref().and_then(|t| cap::find(lv, t, ctx));
+    // A slowdown during the sweep (a drifted baseline) makes a plateau, and a level that
+    // slowed half-way looks like a burst: only a kernel limit that is set still names a cap.
+    let plateau_in_drift = trust.drift.is_some_and(|d| d.drifted || d.unsteady)
+        && limit.as_ref().is_some_and(|t| t.io_limit.is_none());
+    let cap = limit
+        .as_ref()
+        .and_then(|t| cap::find(lv, t, ctx))
+        .filter(|c| !plateau_in_drift || c.evidence == cap::CapEvidence::KernelLimit);
+    // One decision for "latency grows in proportion": a hard limit's plateau is queueing, so
+    // the queueing sentence starts no later than the plateau.
+    let linear = match (linear_from(lv), limit.as_ref()) {
+        (Some(a), Some(t)) => Some(a.min(t.from_concurrency)),
+        (None, Some(t)) => Some(t.from_concurrency),
+        (a, None) => a,
+    };
     Shape {
         overload,
         overload_by_spread,
@@ -247,9 +331,13 @@ fn shape(
             .max_by(|&a, &b| lv[a].iops.total_cmp(&lv[b].iops))
             .unwrap_or(0),
         unstable_levels,
-        linear_from: linear_from(lv),
+        linear_from: linear,
         limit,
         cap,
+        knee_undecided,
+        max_useful_range,
+        overload_perhaps,
+        plateau_in_drift,
     }
 }
 
@@ -383,6 +471,9 @@ impl Judgement {
             baseline_drift: self.baseline_drift,
             limit: shape.limit.clone(),
             too_few_levels: false,
+            stalled_levels: self.stalled_levels,
+            max_useful_iops_range: shape.max_useful_range,
+            knee_undecided: shape.knee_undecided,
         }
     }
 
@@ -453,6 +544,9 @@ impl Judgement {
             baseline_drift: None,
             limit: None,
             too_few_levels: true,
+            stalled_levels: self.stalled_levels,
+            max_useful_iops_range: None,
+            knee_undecided: false,
         }
     }
 }

@@ -131,8 +131,18 @@ impl Verdict {
         }
         if self.baseline_drift.as_ref().is_some_and(|d| d.drifted) {
             why.push("the baseline drifted during the sweep".to_string());
+        } else if self.baseline_drift.as_ref().is_some_and(|d| d.shaken()) {
+            why.push("the baseline's two measurements do not agree".to_string());
         }
         (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// The run was disturbed (a level shared the machine or the disk, or stalled) or its
+    /// baseline did not hold (drifted, unsteady, stalled): its answers are ranges, and what
+    /// is compared with it must say so.
+    pub fn shaken(&self) -> bool {
+        !self.disturbed_levels.is_empty()
+            || self.baseline_drift.as_ref().is_some_and(|d| d.shaken())
     }
 
     /// The levels whose spread leaves the verdict open, which measuring again can settle:
@@ -308,6 +318,17 @@ pub struct Verdict {
     /// Fewer than two levels: no knee, overload or limit is judged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub too_few_levels: bool,
+    /// Levels with a sub-window far below their rate ([`confidence::stalled`]): the generator
+    /// or the device stopped for part of them. Also in `disturbed_levels`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalled_levels: Vec<u32>,
+    /// IOPS measured over the knee's range (lowest, highest), when the knee is a range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_useful_iops_range: Option<(f64, f64)>,
+    /// The run is disturbed or its baseline did not hold, and the knee's range spans every
+    /// level: no knee is named.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub knee_undecided: bool,
 }
 
 pub mod cap;
@@ -468,3 +489,5 @@ pub use words::direction_line;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_trust;

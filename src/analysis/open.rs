@@ -21,7 +21,7 @@ pub struct OpenPoint {
     pub service_latency_ns: LatencyNs,
     /// The rate was really offered (load/open_result.rs `Behind::kept`).
     pub kept: bool,
-    /// 95 % confidence intervals of `latency_ns` (load/open_ci.rs); None for a level read
+    /// 95 % confidence intervals of `latency_ns` (load/open/ci.rs); None for a level read
     /// from a file written before they were recorded, whose figures are then taken as exact.
     pub latency_ci_ns: Option<LatencyCi>,
 }
@@ -30,7 +30,7 @@ pub struct OpenPoint {
 pub const CONFIDENCE: f64 = 0.95;
 
 /// 95 % confidence intervals of one level's latency figures, `[low, high]` in integer
-/// nanoseconds, each containing the figure itself (load/open_ci.rs says how they are made).
+/// nanoseconds, each containing the figure itself (load/open/ci.rs says how they are made).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LatencyCi {

@@ -241,6 +241,13 @@ pub fn sentence(t: &ThroughputLimit, ctx: &Context) -> String {
     );
     let q = t.kernel_queue_share.unwrap_or(0.0);
     match t.place {
+        LimitPlace::AboveBlockLayer if ctx.limits.is_empty() => s.push_str(&format!(
+            " The kernel's queue stays short (aqu-sz {:.0} % of the requests in flight): they \
+             wait above the block layer, in this machine (a CPU, the load generator), and no \
+             throttle is set on this process (its cgroup has no io.max or blkio limit): the \
+             limit is the machine's, not the device's.",
+            q * 100.0
+        )),
         LimitPlace::AboveBlockLayer => s.push_str(&format!(
             " The kernel's queue stays short (aqu-sz {:.0} % of the requests in flight): they \
              wait above the block layer, held by a throttle on this process (cgroup io.max or \

@@ -24,6 +24,8 @@ pub fn summary(j: &Judgement, ctx: &Context) -> Vec<String> {
         return out;
     };
     let mut out = Vec::new();
+    // The run's trust first: what follows is read in its light.
+    out.extend(trust_line(j));
     if first.concurrency != 1 {
         out.push(format!(
             "No concurrency-1 level: the baseline is the lowest level measured (concurrency {}), \
@@ -55,9 +57,95 @@ pub fn summary(j: &Judgement, ctx: &Context) -> Vec<String> {
     out.extend(usl_line(&j.levels, shape));
     out.extend(util_lesson(&j.levels));
     out.extend(unstable_line(&shape.unstable_levels));
+    out.extend(stall_line(j));
     out.extend(disturbance);
     out.extend(littles_lines(&j.levels, &j.findings));
     out
+}
+
+/// The run's trust in one line, when it is shaken: what disturbed it (levels that shared the
+/// machine or the disk, or stalled; a baseline that drifted, scattered or stalled), and that the
+/// knee, max useful IOPS and the overload point are therefore ranges. None for a quiet run.
+pub fn trust_line(j: &Judgement) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(d) = j.baseline_drift.as_ref().filter(|d| d.shaken()) {
+        let pct = d.change_rel() * 100.0;
+        why.push(if d.first_stalled {
+            format!("the first baseline stalled ({pct:+.0} % against its re-measure)")
+        } else if d.drifted {
+            format!("the baseline drifted {pct:+.0} % during the sweep")
+        } else {
+            format!(
+                "the baseline's two measurements differ {pct:+.0} % and scatter too much to tell"
+            )
+        });
+    }
+    let stalled: Vec<u32> = j
+        .stalled_levels
+        .iter()
+        .copied()
+        .filter(|&c| {
+            !j.baseline_drift
+                .as_ref()
+                .is_some_and(|d| d.first_stalled && d.concurrency == c)
+        })
+        .collect();
+    if !stalled.is_empty() {
+        why.push(format!(
+            "concurrency {} stalled",
+            confidence::list(&stalled)
+        ));
+    }
+    let cpu: Vec<u32> = j
+        .levels
+        .iter()
+        .filter(|l| confidence::machine_share(l) > 0.0)
+        .map(|l| l.concurrency)
+        .collect();
+    if !cpu.is_empty() {
+        why.push(format!(
+            "concurrency {} waited for a CPU",
+            confidence::list(&cpu)
+        ));
+    }
+    let other: Vec<u32> = j
+        .disturbed_levels
+        .iter()
+        .copied()
+        .filter(|c| !cpu.contains(c) && !j.stalled_levels.contains(c))
+        .collect();
+    if !other.is_empty() {
+        why.push(format!(
+            "concurrency {} shared the disk with another workload",
+            confidence::list(&other)
+        ));
+    }
+    if why.is_empty() {
+        return None;
+    }
+    let answers = if j.shape.is_some() {
+        " The knee, max useful IOPS and the overload point below are ranges that allow for it \
+         (or undecided), not points; measure again on a quiet machine to narrow them."
+    } else {
+        ""
+    };
+    Some(format!("Disturbed run: {}.{answers}", why.join("; ")))
+}
+
+/// A stalled level in one sentence each.
+fn stall_line(j: &Judgement) -> Vec<String> {
+    j.levels
+        .iter()
+        .filter(|l| j.stalled_levels.contains(&l.concurrency))
+        .map(|l| {
+            let w = confidence::stall_words(l);
+            format!(
+                "C{}: the load generator or the device stopped for part of it, so its figures \
+                 hold the stall; it is marked disturbed.",
+                &w[1..]
+            )
+        })
+        .collect()
 }
 
 /// "Baseline (concurrency 1): 0.140 ms average latency, 0.170 ms p95, 7113 IOPS."
@@ -78,7 +166,18 @@ fn baseline_line(base: &LevelPoint) -> String {
 fn knee_lines(j: &Judgement, shape: &Shape, ctx: &Context) -> Vec<String> {
     let lv = &j.levels;
     let knee = &lv[shape.knee];
+    let shaken = trust_line(j).is_some();
     let knee_words = match shape.knee_range {
+        Some((a, b)) if shape.knee_undecided => format!(
+            "undecided — the run's disturbance leaves every level from {a} to {b} open ({} \
+             measured best)",
+            knee.concurrency
+        ),
+        Some((a, b)) if shaken => format!(
+            "{a}–{b} (the run's disturbance and the levels' spread can't separate them; {} \
+             measured best)",
+            knee.concurrency
+        ),
         Some((a, b)) => format!(
             "{a}–{b} (the levels' own spread can't separate them; {} measured best)",
             knee.concurrency
@@ -121,10 +220,22 @@ fn knee_lines(j: &Judgement, shape: &Shape, ctx: &Context) -> Vec<String> {
         );
     }
     let peak = &lv[shape.peak];
+    let at = match (shaken, shape.max_useful_range, shape.knee_range) {
+        (true, Some((x_lo, x_hi)), Some((a, b))) => format!(
+            "between {} and {} (over the knee's range {a}–{b}; {} measured at concurrency {})",
+            fmt_iops(x_lo),
+            fmt_iops(x_hi),
+            fmt_iops(knee.iops),
+            knee.concurrency
+        ),
+        _ => format!(
+            "{} at concurrency {}",
+            fmt_iops(knee.iops),
+            knee.concurrency
+        ),
+    };
     out.push(format!(
-        "Max useful IOPS: {} at concurrency {}{}.",
-        fmt_iops(knee.iops),
-        knee.concurrency,
+        "Max useful IOPS: {at}{}.",
         if peak.concurrency != knee.concurrency {
             format!(
                 " (the most measured: {} at concurrency {}, for {} the baseline latency)",
@@ -197,6 +308,14 @@ fn overload_line(j: &Judgement, base: &LevelPoint, shape: &Shape) -> String {
                 fmt_latency_ns(bp)
             )
         }
+        (None, Some(_)) if shape.overload_perhaps.is_some() => {
+            let last = lv.last().expect("non-empty").concurrency;
+            format!(
+                "Not surely overloaded up to concurrency {last}, but with the run's disturbance \
+                 perhaps from {}: its p95 may be above {OVERLOAD_P95_FACTOR}x the baseline's.",
+                shape.overload_perhaps.unwrap_or(last)
+            )
+        }
         (None, Some(_)) => {
             let last = lv.last().expect("non-empty").concurrency;
             format!(
@@ -239,10 +358,20 @@ fn linear_line(lv: &[LevelPoint], shape: &Shape) -> String {
 /// kernel's limits the run did not reach.
 fn limit_lines(shape: &Shape, ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(t) = &shape.limit {
+    if let Some(t) = shape.limit.as_ref().filter(|_| shape.plateau_in_drift) {
+        out.push(format!(
+            "Throughput is flat at about {} from concurrency {} while the baseline drifted: a \
+             device that slows during the sweep makes such a plateau as well as a limit does, \
+             so neither a limit nor a cap is named; measure again once the device is steady.",
+            iops_and_mb(t.iops, t.bytes_per_s),
+            t.from_concurrency
+        ));
+    } else if let Some(t) = &shape.limit {
         out.push(match &shape.cap {
             Some(c) if c.on_device() => cap_sentence(c, t),
             Some(_) => throttle::sentence(t, ctx),
+            // Held above the block layer with no throttle set: the machine's limit.
+            None if t.place == throttle::LimitPlace::AboveBlockLayer => throttle::sentence(t, ctx),
             None => plateau_sentence(t, ctx),
         });
     }

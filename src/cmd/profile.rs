@@ -58,10 +58,12 @@ pub fn run(args: &ProfileCmdArgs) -> anyhow::Result<i32> {
             };
             let text = std::fs::read_to_string(&one.path).map_err(|e| Error::io(&one.path, e))?;
             match &a.output {
+                // The rule of every output flag (issue 39 case 2): a regular file replaced
+                // with --force, a character device or FIFO written into, never replaced;
+                // anything else refused without advising --force.
                 Some(out) => {
                     let force = crate::config::output::force(a.force);
-                    crate::sys::fs::check_output("-o", out, force)?;
-                    crate::sys::fs::replace_file(out, text.as_bytes())?;
+                    crate::sys::fs::write_output("-o", out, text.as_bytes(), force)?;
                 }
                 None => print(&text)?,
             }

@@ -1,5 +1,6 @@
 //! `iosat sweep`: orchestration only — validated spec in, target opened, engine chosen
-//! (load/engine.rs), levels run by the level driver (load/driver.rs) with the progress bar
+//! (load/engine.rs), levels run by the level drivers (load/driver.rs, and load/open/ for
+//! `--rate`) with the progress bar
 //! (ui/progress.rs), the report rendered (report/sweep.rs) and written to `-o` and `--html`
 //! after every level, then printed and saved as a profile unless load/trust.rs doubts it
 //! (exit 4 without --force). Ctrl-C stops the level in flight, keeps what was measured,
@@ -12,6 +13,7 @@ use crate::config::sweep::{self as config, EngineChoice, SweepSpec};
 use crate::error::{Error, Result};
 use crate::load::driver::{self, kernel_watch, LevelDriver};
 use crate::load::engine;
+use crate::load::open::{self, driver::OpenDriver};
 use crate::load::result::SweepReport;
 use crate::load::target;
 use crate::monitor::watch::DeviceWatch;
@@ -36,7 +38,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         .and_then(|t| kernel_watch(&spec.root, t))
         .map(|w| w.with_block_latency(spec.no_bpf));
     let (choice, choice_note) = engine::choose(&spec.engine, spec.engine_given, watch.as_ref());
-    let (mut engine, engine_note) = engine::make(&choice, target.as_ref())?;
+    let (mut engine, ran, engine_note) = engine::make(&choice, target.as_ref())?;
     if let Some(r) = spec.limits.rate_limit_iops {
         // config/sweep.rs chose the sync engine, which paces.
         let paced = engine.limit_rate(r);
@@ -90,16 +92,16 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         .run(&mut report)?;
     }
     if let (Some(o), false) = (&spec.open, report.interrupted) {
-        if let Some(mut gen) = open_generator(&choice, engine.name(), target.as_ref())? {
-            open_loop(
+        if let Some(mut gen) = open::generator::choose(&ran, target.as_ref())? {
+            OpenDriver::new(
+                &mut gen,
                 o,
                 &plan,
-                &mut gen,
                 watch.as_ref(),
                 &progress,
-                &mut report,
                 &mut write_files,
-            )?;
+            )
+            .run(&mut report)?;
         }
     }
     progress.clear();
@@ -112,167 +114,6 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(crate::error::exit::OK)
-}
-
-/// The open-loop levels (`--rate`), after the closed loop's when it ran: the pool sized
-/// (load/open.rs `pool_size`), one level per rate, the verdict refreshed and the files
-/// rewritten after each.
-fn open_loop(
-    o: &crate::load::open::OpenPlan,
-    plan: &crate::load::driver::SweepPlan,
-    gen: &mut OpenGenerator,
-    watch: Option<&DeviceWatch>,
-    progress: &ProgressBar,
-    report: &mut SweepReport,
-    write_files: &mut dyn FnMut(&SweepReport) -> Result<()>,
-) -> Result<()> {
-    use crate::load::driver::LevelProgress;
-    use crate::load::open::{self, OpenSpec};
-    use crate::load::open_result::OpenLoopInfo;
-    let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
-    let (max_inflight, why) = open::pool_size(o.max_inflight, knee);
-    if let Some(n) = gen.note.take() {
-        crate::error::note(&n);
-        report.notes.push(n);
-    }
-    if report.levels.is_empty() {
-        // No closed loop ran: the report names the open loop's generator, not the engine
-        // that would have run it (the sim stays the sim: its device is what is measured).
-        report.workload.engine = match gen.name {
-            "sim" => "sim".into(),
-            name => format!("open ({name})"),
-        };
-        report.workload.levels = String::new();
-    }
-    crate::error::note(&why);
-    report.open_loop = Some(OpenLoopInfo {
-        rates: o.rates_text.clone(),
-        arrivals: o.arrivals,
-        max_inflight,
-        max_inflight_why: why,
-        generator: gen.name.into(),
-        target: o.target,
-        verdict: None,
-    });
-    let closed_max = report.verdict.as_ref().map(|v| v.peak_iops);
-    let rates = o.rates(closed_max);
-    let search = o.target.zip(closed_max.filter(|m| *m > 0.0));
-    if rates.is_empty() && search.is_none() {
-        report.notes.push(
-            "the closed loop measured no maximum, so no rate was offered (--rate auto and \
-             --target-p99 start from it)"
-                .into(),
-        );
-    }
-    // --target-p99: the closed loop's estimate brackets the search (analysis::open).
-    let estimate = search.and_then(|(t, _)| {
-        crate::analysis::open::estimate_from_closed(&report.points(), t).map(|a| a.iops)
-    });
-    let next_rate = |i: usize, r: &SweepReport| -> Option<f64> {
-        match search {
-            Some((t, max)) => {
-                let pts: Vec<_> = r
-                    .open_levels
-                    .iter()
-                    .map(crate::load::open_result::OpenLevelResult::point)
-                    .collect();
-                crate::analysis::open::search_next(&pts, t, max, estimate)
-            }
-            None => rates.get(i).copied(),
-        }
-    };
-    let first = OpenSpec {
-        rate_per_s: 1.0,
-        arrivals: o.arrivals,
-        max_inflight,
-    };
-    report.complete = false;
-    let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
-    let mut i = 0;
-    while let Some(rate) = next_rate(i, report) {
-        if crate::sys::signal::stop_requested() {
-            report.interrupted = true;
-            break;
-        }
-        let spec = OpenSpec {
-            rate_per_s: rate,
-            ..first
-        };
-        let (r, cut) = open::measure(gen.engine.as_mut(), plan, spec, base + i, watch, progress)?;
-        match r {
-            // A level cut short offered its rate for part of its window only: its achieved
-            // rate and lateness would read as "not kept" and be judged beyond capacity.
-            // Finished levels stay (docs/design.md §3.4); this one is left out, said so.
-            Some(_) if cut => report.notes.push(format!(
-                "the open-loop level at {rate:.0} IOPS offered was interrupted and is left out"
-            )),
-            Some(r) => {
-                progress.open_level_done(&r);
-                report.open_levels.push(r);
-            }
-            None => {}
-        }
-        report.interrupted |= cut;
-        report.refresh_open_verdict();
-        write_files(report)?;
-        if report.interrupted {
-            break;
-        }
-        i += 1;
-    }
-    report.complete = !report.interrupted;
-    Ok(())
-}
-
-/// The open loop's generator: the engine that runs its levels (`open::measure` sets each
-/// level's rate and pool), its name for the report (`open_loop.generator`) and a note when the
-/// engine chosen could not run it.
-struct OpenGenerator {
-    engine: Box<dyn crate::load::Engine + Send>,
-    name: &'static str,
-    note: Option<String>,
-}
-
-/// The generator for `--rate`: the sim's, in simulated time; else on the target, the one the
-/// sweep's engine (`engine_name`, after any fallback) decides: io_uring or threads. None
-/// without either.
-fn open_generator(
-    choice: &EngineChoice,
-    engine_name: &str,
-    t: Option<&target::Target>,
-) -> Result<Option<OpenGenerator>> {
-    use crate::load::open::{self, OpenEngine, OpenSpec};
-    let unset = OpenSpec {
-        rate_per_s: 1.0,
-        arrivals: Default::default(),
-        max_inflight: 1,
-    };
-    Ok(match (choice, t) {
-        (EngineChoice::Sim(text), _) => Some(OpenGenerator {
-            engine: Box::new(crate::load::open_sim::OpenSimEngine::new(
-                text.parse()?,
-                unset,
-            )),
-            name: "sim",
-            note: None,
-        }),
-        (_, Some(t)) => {
-            let fd = std::os::fd::AsRawFd::as_raw_fd(&t.file);
-            let (generator, note) = open::generator_for(engine_name, fd)?;
-            Some(OpenGenerator {
-                engine: Box::new(OpenEngine::new(
-                    fd,
-                    t.size_bytes,
-                    t.path.clone(),
-                    unset,
-                    generator,
-                )),
-                name: generator.as_str(),
-                note,
-            })
-        }
-        (_, None) => None,
-    })
 }
 
 /// The target, opened or laid out (the bar says so while a test file is laid out); None for

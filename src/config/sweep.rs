@@ -49,8 +49,8 @@ pub struct SweepSpec {
     pub no_bpf: bool,
     /// Where kernel files are read (--proc-root, --sys-root).
     pub root: crate::sys::Root,
-    /// `--rate`: the open loop (load/open.rs), None for a closed-loop sweep only.
-    pub open: Option<crate::load::open::OpenPlan>,
+    /// `--rate`: the open loop (load/open/), None for a closed-loop sweep only.
+    pub open: Option<crate::load::open::spec::OpenPlan>,
     /// `--max-concurrency`, `--rate-limit`: the gentle mode (none given: default).
     pub limits: crate::analysis::evidence::SweepLimits,
 }
@@ -126,8 +126,8 @@ fn gentle(
 }
 
 /// `--rate`: `auto` or a comma list of positive rates (IOPS; `k` suffix for thousands).
-pub fn parse_rates(s: &str) -> Result<crate::load::open::Rates> {
-    use crate::load::open::Rates;
+pub fn parse_rates(s: &str) -> Result<crate::load::open::spec::Rates> {
+    use crate::load::open::spec::Rates;
     if s.trim().eq_ignore_ascii_case("auto") {
         return Ok(Rates::Auto);
     }
@@ -157,7 +157,7 @@ pub fn parse_rates(s: &str) -> Result<crate::load::open::Rates> {
 
 /// The open-loop part of the arguments (None without `--rate`); `--arrivals` and
 /// `--max-inflight` without `--rate` are refused.
-fn open_plan(a: &SweepArgs) -> Result<Option<crate::load::open::OpenPlan>> {
+fn open_plan(a: &SweepArgs) -> Result<Option<crate::load::open::spec::OpenPlan>> {
     use crate::load::schedule::Arrivals;
     let target = parse_target(a)?;
     let searching = target.is_some();
@@ -176,7 +176,7 @@ fn open_plan(a: &SweepArgs) -> Result<Option<crate::load::open::OpenPlan>> {
         return Ok(None);
     };
     let rates = if searching {
-        crate::load::open::Rates::Search
+        crate::load::open::spec::Rates::Search
     } else {
         parse_rates(text)?
     };
@@ -202,8 +202,8 @@ fn open_plan(a: &SweepArgs) -> Result<Option<crate::load::open::OpenPlan>> {
     }
     // The closed loop runs first when asked for (--levels given) or needed (--rate auto).
     let levels_given = a.levels.trim() != DEFAULT_LEVELS_TEXT;
-    Ok(Some(crate::load::open::OpenPlan {
-        closed_first: levels_given || !matches!(rates, crate::load::open::Rates::List(_)),
+    Ok(Some(crate::load::open::spec::OpenPlan {
+        closed_first: levels_given || !matches!(rates, crate::load::open::spec::Rates::List(_)),
         target,
         rates,
         rates_text: text.trim().to_string(),
@@ -376,7 +376,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
     // plateaus, unless --levels was given.
     let searching = open
         .as_ref()
-        .is_some_and(|o| !matches!(o.rates, crate::load::open::Rates::List(_)))
+        .is_some_and(|o| !matches!(o.rates, crate::load::open::spec::Rates::List(_)))
         && a.levels.trim() == DEFAULT_LEVELS_TEXT;
     let writes = !matches!(pattern, Pattern::RandRead | Pattern::Read);
     // -o is rewritten after every level: refuse a user's file before the run, not after it.
@@ -543,7 +543,7 @@ mod tests {
     #[test]
     fn open_loop_flags() {
         use crate::analysis::open::Percentile;
-        use crate::load::open::Rates;
+        use crate::load::open::spec::Rates;
         assert_eq!(
             parse_rates("1000, 2k,2.5k").unwrap(),
             Rates::List(vec![1000.0, 2000.0, 2500.0])
@@ -586,7 +586,7 @@ mod tests {
         ] {
             assert!(build(&args(bad)).is_err(), "{bad:?}");
         }
-        // The sim runs the open loop too (load/open_sim.rs), in simulated time.
+        // The sim runs the open loop too (load/open/sim.rs), in simulated time.
         let s = build(&args(&[
             "--rate",
             "100",

@@ -254,6 +254,9 @@ struct Device {
     /// The device's fingerprint (live only), stored with the state.
     fingerprint: Option<store::Fingerprint>,
     loaded: bool,
+    /// One learner per device (store::Lock): None without a state directory; not held while
+    /// another run learns the device (this one judges and takes over when that one ends).
+    lock: Option<store::Lock>,
     /// What an idle interval says, until the model changes (idle rows share it).
     idle: Option<Arc<Learned>>,
     /// The last interval's judgement with traffic, reused when no row holds it any more.
@@ -393,6 +396,46 @@ impl Device {
     }
 }
 
+/// The device's state loaded from `dir` when first seen (with its lock taken if free), and
+/// taken over from another run once that run has ended (its lock free): what it saved is
+/// loaded, since it learned the same intervals this run judged meanwhile.
+fn load_or_take_over(d: &mut Device, dir: &std::path::Path, key: &str, warnings: &mut Vec<String>) {
+    let first = !d.loaded;
+    if d.loaded {
+        let Some(l) = d.lock.as_mut() else { return };
+        if l.held() || !l.try_take() {
+            return;
+        }
+    } else {
+        d.loaded = true;
+        match store::Lock::open(dir, key) {
+            Ok(l) => {
+                if !l.held() {
+                    warnings.push(format!(
+                        "{key}: another iosat is learning this device; this run judges with \
+                         what it saved and learns once it ends"
+                    ));
+                }
+                d.lock = Some(l);
+            }
+            Err(e) => warnings.push(format!("learned state of {key} not locked: {e}")),
+        }
+    }
+    match store::load(dir, key, d.fingerprint.as_ref()) {
+        Ok((m, note)) => {
+            if m.is_some() || first {
+                d.model = m.unwrap_or_default();
+                d.curves.clear();
+                d.since_estimate = 0;
+                d.idle = None;
+                d.dirty = false;
+            }
+            warnings.extend(note);
+        }
+        Err(e) => warnings.push(format!("learned state ignored: {e}")),
+    }
+}
+
 /// Learns every device of the interval reports fed to it and annotates their rows.
 #[derive(Debug, Clone, Default)]
 pub struct Learner {
@@ -458,18 +501,8 @@ impl Learner {
             let (spec, warnings) = (&self.spec, &mut self.warnings);
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
-            if !d.loaded {
-                d.loaded = true;
-                if let Some(dir) = &spec.state_dir {
-                    match store::load(dir, key, d.fingerprint.as_ref()) {
-                        Ok((Some(m), note)) => {
-                            d.model = m;
-                            warnings.extend(note);
-                        }
-                        Ok((None, note)) => warnings.extend(note),
-                        Err(e) => warnings.push(format!("learned state ignored: {e}")),
-                    }
-                }
+            if let Some(dir) = &spec.state_dir {
+                load_or_take_over(d, dir, key, warnings);
             }
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[]);
@@ -518,7 +551,13 @@ impl Learner {
             return;
         };
         let mut last = None;
-        for (key, d) in self.devices.iter_mut().filter(|(_, d)| d.dirty) {
+        // A device another run learns (its lock held elsewhere) is saved by that run.
+        let learner = |d: &Device| d.lock.as_ref().map_or(true, store::Lock::held);
+        for (key, d) in self
+            .devices
+            .iter_mut()
+            .filter(|(_, d)| d.dirty && learner(d))
+        {
             let key = key.as_str();
             match store::save(&dir, key, d.fingerprint.as_ref(), &d.model) {
                 Ok(()) => d.dirty = false,

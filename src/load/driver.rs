@@ -93,8 +93,8 @@ pub trait LevelProgress {
     fn level_done(&self, r: &LevelResult);
     /// The next level is not one of the planned series: say what it is.
     fn extra(&self, _what: ExtraLevel) {}
-    /// An open-loop level finished and was kept (load/open.rs).
-    fn open_level_done(&self, _r: &super::open_result::OpenLevelResult) {}
+    /// An open-loop level finished and was kept (load/open/).
+    fn open_level_done(&self, _r: &super::open::result::OpenLevelResult) {}
 }
 
 /// A level measured beyond the planned series, as the progress bar names it.

@@ -31,8 +31,10 @@ impl EngineChoice {
     }
 }
 
-/// A ready engine and a one-line remark about how it was chosen (fallback), if any.
-pub type Chosen = (Box<dyn Engine + Send>, Option<String>);
+/// A ready engine, the choice it runs (io_uring falls back to sync threads when the kernel
+/// refuses it: the open loop's generator follows what runs) and a one-line remark about how
+/// it was chosen (fallback), if any.
+pub type Chosen = (Box<dyn Engine + Send>, EngineChoice, Option<String>);
 
 /// The engine to run when the user did not pass `--engine`: io_uring, except on loop and zram
 /// disks, where io_uring punts every request to its worker threads (neither driver can take a
@@ -72,7 +74,7 @@ pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
     let t = match choice {
         EngineChoice::Sim(text) => {
             let sim: SimSpec = text.parse()?;
-            return Ok((Box::new(SimEngine::new(sim)), None));
+            return Ok((Box::new(SimEngine::new(sim)), choice.clone(), None));
         }
         EngineChoice::Sync | EngineChoice::Uring => target.expect("real engines have a target"),
     };
@@ -88,6 +90,7 @@ pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
                     t.path.clone(),
                     tuning,
                 )),
+                EngineChoice::Uring,
                 (tuning != uring::Tuning::default()).then(|| {
                     format!(
                         "uring engine tuned by ${}: {tuning} (the defaults: {})",
@@ -98,11 +101,12 @@ pub fn make(choice: &EngineChoice, target: Option<&Target>) -> Result<Chosen> {
             ),
             Some(why) => (
                 sync(),
+                EngineChoice::Sync,
                 Some(format!("{why}: using the sync engine instead")),
             ),
         });
     }
-    Ok((sync(), None))
+    Ok((sync(), EngineChoice::Sync, None))
 }
 
 #[cfg(test)]

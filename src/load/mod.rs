@@ -7,10 +7,9 @@
 //! and per-sub-window counts (windows.rs) are merged into one [`LevelStats`] after the level
 //! (no lock or shared histogram in the hot path, docs/design.md §3.9). disturb.rs turns what was
 //! sampled around a level into its disturbance; trust.rs decides whether a result may become
-//! a profile. open.rs is the open loop (`--rate`): a schedule of intended starts
-//! (schedule.rs) issued by a pool of threads or, on the uring engine, by one thread on a ring
-//! (open_uring.rs), or offered to the sim's device in simulated time (open_sim.rs), its levels
-//! in open_result.rs.
+//! a profile. open/ is the open loop (`--rate`): a schedule of intended starts
+//! (schedule.rs) issued by a pool of threads or, on the uring engine, by one thread on a ring,
+//! or offered to the sim's device in simulated time, with its own level driver.
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -108,9 +107,9 @@ pub struct LevelStats {
     pub interrupted: bool,
     /// The same completions per sub-window of the measured phase (windows.rs).
     pub windows: windows::SubWindows,
-    /// The open loop's figures (open.rs): latency from the intended start, lateness; None for
+    /// The open loop's figures (open/result.rs): latency from the intended start, lateness; None for
     /// the closed-loop engines.
-    pub open: Option<open_result::OpenStats>,
+    pub open: Option<open::result::OpenStats>,
 }
 
 impl LevelStats {
@@ -181,11 +180,6 @@ pub trait Engine {
     fn limit_rate(&mut self, _iops: f64) -> bool {
         false
     }
-    /// Offer the next levels on the open loop's schedule (`--rate`, open.rs); false when this
-    /// engine runs a closed loop only.
-    fn set_open(&mut self, _open: open::OpenSpec) -> bool {
-        false
-    }
 }
 
 /// Run one level on `threads` scoped worker threads (named `iosat-<engine>-<w>`) and merge what
@@ -233,10 +227,6 @@ pub mod disturb;
 pub mod driver;
 pub mod engine;
 pub mod open;
-pub mod open_ci;
-pub mod open_result;
-pub mod open_sim;
-pub mod open_uring;
 pub mod pace;
 pub mod plan;
 pub mod result;

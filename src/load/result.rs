@@ -497,10 +497,10 @@ pub struct SweepReport {
     pub limits: Vec<IoLimit>,
     /// The open loop's set-up and verdict (`--rate`); absent for a closed-loop sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<super::open_result::OpenLoopInfo>,
+    pub open_loop: Option<super::open::result::OpenLoopInfo>,
     /// Open-loop levels, one per offered rate, in the order measured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub open_levels: Vec<super::open_result::OpenLevelResult>,
+    pub open_levels: Vec<super::open::result::OpenLevelResult>,
 }
 
 impl SweepReport {

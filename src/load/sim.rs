@@ -337,7 +337,7 @@ impl Pending {
 }
 
 /// The device state of one level: admission pacers, server free times, the PRNG. The closed
-/// loop here and the open loop (open_sim.rs) both submit through it.
+/// loop here and the open loop (open/sim.rs) both submit through it.
 pub(super) struct Device {
     service_ns: u64,
     dist: ServiceDist,

@@ -71,7 +71,7 @@ impl Engine for SyncEngine {
 pub(crate) const PUBLISH_EVERY: u64 = 256;
 
 /// One pread or pwrite of `bs` bytes at `io.offset`, the sync engine's request (shared with the
-/// open loop, load/open.rs); a short transfer is an error naming the offset.
+/// open loop, load/open/); a short transfer is an error naming the offset.
 ///
 /// # Safety
 /// `ptr` must point to `bs` writable bytes (aligned for O_DIRECT) that stay alive for the call;

@@ -503,7 +503,7 @@ pub(super) fn abandon(
 }
 
 /// `user_data` from here up marks requests that are not a slot's I/O (slots use 0..qd): the
-/// drain's cancel, the open loop's timer (open_uring.rs).
+/// drain's cancel, the open loop's timer (open/uring.rs).
 pub(super) const TAG_BASE: u64 = u64::MAX - 255;
 
 /// `user_data` of the cancel request.
@@ -554,7 +554,7 @@ fn push_io(sq: &mut squeue::SubmissionQueue<'_>, slots: &mut [Slot], i: usize, i
 
 /// A ring for one submitting thread with one buffer per request slot, the file and the
 /// buffers registered as [`Tuning`] says (both engines on io_uring: this one and the open
-/// loop's, open_uring.rs). Fields drop in order: the ring before the buffers it targets.
+/// loop's, open/uring.rs). Fields drop in order: the ring before the buffers it targets.
 pub(super) struct SlotRing {
     pub ring: IoUring,
     pub bufs: crate::sys::file::AlignedBuf,

@@ -106,7 +106,7 @@ impl SubWindows {
     /// Per window: (completions, sum of their latencies in ns, how many were below `ns`),
     /// the last counted linearly inside the bucket `ns` falls in (so a threshold between
     /// two recorded values moves the count smoothly). For batch statistics over the windows
-    /// (load/open_ci.rs).
+    /// (load/open/ci.rs).
     pub fn per_window_below(&self, ns: f64) -> [(u64, u64, f64); SUB_WINDOWS] {
         let b = bucket(ns.max(0.0) as u64);
         let (lo, width) = bucket_range(b);

@@ -209,6 +209,106 @@ pub fn differences(runs: &[Run]) -> Vec<String> {
     out
 }
 
+/// What a sweep's figures depend on beside the device's state, as (name, value): a run that
+/// differs from the first in one of them measured something else.
+fn sweep_terms(s: &SweepReport) -> Vec<(&'static str, String)> {
+    let (w, t) = (&s.workload, &s.target);
+    let arrival = match (s.levels.is_empty(), s.open_levels.is_empty()) {
+        (false, true) => "closed loop (fixed concurrency)",
+        (true, false) => "open loop (--rate)",
+        (false, false) => "closed and open loop",
+        (true, true) => "none",
+    };
+    vec![
+        (
+            "device",
+            t.disk_device.clone().unwrap_or_else(|| "unknown".into()),
+        ),
+        (
+            "pattern",
+            if w.pattern == "randrw" {
+                format!("randrw {} % reads", w.read_pct)
+            } else {
+                w.pattern.clone()
+            },
+        ),
+        ("block size", crate::units::block_size(w.block_size)),
+        ("engine", w.engine.clone()),
+        ("O_DIRECT", if w.direct { "on" } else { "off" }.into()),
+        ("arrival process", arrival.into()),
+        ("iosat version", s.envelope.iosat_version.clone()),
+    ]
+}
+
+/// Why a sweep's verdict is shaken, in a few words ("concurrency 4 and 8 disturbed; the
+/// baseline drifted +60 %"); None for a quiet run.
+fn shaken_words(v: &Verdict) -> Option<String> {
+    if !v.shaken() {
+        return None;
+    }
+    let mut why = Vec::new();
+    if !v.disturbed_levels.is_empty() {
+        why.push(format!(
+            "concurrency {} disturbed",
+            crate::analysis::confidence::list(&v.disturbed_levels)
+        ));
+    }
+    if let Some(d) = v.baseline_drift.as_ref().filter(|d| d.shaken()) {
+        let pct = d.change_rel() * 100.0;
+        why.push(if d.first_stalled {
+            format!("the first baseline stalled ({pct:+.0} % against its re-measure)")
+        } else if d.drifted {
+            format!("the baseline drifted {pct:+.0} %")
+        } else {
+            format!("the baseline's two measurements differ {pct:+.0} %")
+        });
+    }
+    Some(why.join("; "))
+}
+
+/// What makes the runs incomparable, said before any number: a run that was disturbed or
+/// whose baseline did not hold (its differences may be the disturbance, not the device), and
+/// each run that differs from the first in device, pattern, block size, engine, O_DIRECT,
+/// arrival process or iosat version. Empty when the runs are like for like.
+pub fn caveats(runs: &[Run]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let v = levels_of(&r.report).and_then(|l| l.verdict);
+        if let Some(w) = v.as_ref().and_then(shaken_words) {
+            out.push(format!(
+                "{} was disturbed ({w}): its figures hold the disturbance, so a difference to it \
+                 may be the machine's or the moment's, not the device's.",
+                letter(i)
+            ));
+        }
+    }
+    let Some(Report::Sweep(first)) = runs.first().map(|r| &r.report) else {
+        return out;
+    };
+    let a = sweep_terms(first);
+    for (i, r) in runs.iter().enumerate().skip(1) {
+        let Report::Sweep(s) = &r.report else {
+            continue;
+        };
+        let diff: Vec<String> = sweep_terms(s)
+            .into_iter()
+            .zip(&a)
+            .filter(|((_, vb), (_, va))| vb != va)
+            .map(|((k, vb), (_, va))| format!("{k} {vb} against {va}"))
+            .collect();
+        if !diff.is_empty() {
+            out.push(format!(
+                "{} is not like {} — {}: the runs measured different things, so their figures \
+                 differ for that reason too.",
+                letter(i),
+                letter(0),
+                diff.join("; ")
+            ));
+        }
+    }
+    out
+}
+
 /// Which file each letter is, with what it measured (from the context header).
 fn legend_lines(runs: &[Run]) -> Vec<String> {
     runs.iter()
@@ -573,6 +673,9 @@ struct CompareJson<'a> {
     iosat_version: &'static str,
     of: &'static str,
     runs: Vec<RunJson<'a>>,
+    /// What makes the runs incomparable ([`caveats`]); absent when they are like for like.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    caveats: Vec<String>,
     tables: Vec<TableJson<'a>>,
     differences: Vec<String>,
 }
@@ -617,6 +720,7 @@ pub fn render(runs: &[Run], format: Format) -> String {
                         context: context_rows(&r.report),
                     })
                     .collect(),
+                caveats: caveats(runs),
                 tables: tabs
                     .iter()
                     .map(|(title, t)| TableJson {
@@ -650,6 +754,14 @@ fn document(runs: &[Run], what: &str, tabs: Vec<(&str, Table)>, diffs: Vec<Strin
             hang: 4,
         },
     ];
+    // Before any number: what makes the runs incomparable.
+    let warn = caveats(runs);
+    if !warn.is_empty() {
+        blocks.push(Block::List(List {
+            whole_lines: true,
+            ..List::titled("Caveats", doc::items(&warn))
+        }));
+    }
     blocks.extend(charts(runs));
     for (title, t) in tabs {
         blocks.push(Block::Heading(title.to_string()));

@@ -5,7 +5,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, exporter/, report/doc/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
 //! report/compare.rs, report/levels.rs.
 
-use crate::units::iso_utc;
+use crate::units::{printable, utc_of_unix_s};
 use std::fmt::Write as _;
 
 // The page uses the window (tables of twenty columns fit 1280 px); prose and charts keep a
@@ -83,10 +83,10 @@ pub(crate) fn html_table_marked(
 pub(crate) fn envelope_rows(e: &crate::envelope::Envelope) -> Vec<(&'static str, String)> {
     let mut v = Vec::new();
     if !e.host.is_empty() {
-        v.push(("host", e.host.clone()));
+        v.push(("host", printable(&e.host).into_owned()));
     }
     if !e.kernel.is_empty() {
-        v.push(("kernel", e.kernel.clone()));
+        v.push(("kernel", printable(&e.kernel).into_owned()));
     }
     if e.cpus > 0 {
         v.push(("CPUs", e.cpus.to_string()));
@@ -98,12 +98,13 @@ pub(crate) fn envelope_rows(e: &crate::envelope::Envelope) -> Vec<(&'static str,
 pub(crate) fn envelope_tail(e: &crate::envelope::Envelope) -> Vec<(&'static str, String)> {
     let mut v = Vec::new();
     if !e.started.is_empty() {
-        v.push(("date", e.started.clone()));
+        v.push(("date", printable(&e.started).into_owned()));
     } else if e.started_unix_s > 0 {
-        v.push(("date", iso_utc(e.started_unix_s as i64 * 1_000_000_000)));
+        // A number from the file: a clear value when it is no date (issue 39 case 10).
+        v.push(("date", utc_of_unix_s(e.started_unix_s)));
     }
     if !e.iosat_version.is_empty() {
-        v.push(("iosat version", e.iosat_version.clone()));
+        v.push(("iosat version", printable(&e.iosat_version).into_owned()));
     }
     v
 }

@@ -660,7 +660,24 @@ mod tests {
             });
         }
         let points: Vec<LevelPoint> = rows.iter().map(|r| r.point.clone()).collect();
-        let v = analyze(&points);
+        // A throttle is one only when it is set (issue 38): without a limit read from the
+        // cgroup, the short kernel queue is not called one.
+        let unset = analyze(&points);
+        let t = levels_table(&rows, Some(&unset));
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert!(t.rows.iter().all(|r| r[col("little")] != "throttle"));
+        let limits = [crate::analysis::evidence::IoLimit {
+            kind: crate::analysis::evidence::LimitKind::ReadIops,
+            value: 3000.0,
+            dev: "7:0".into(),
+            source: "/sys/fs/cgroup/t/io.max".into(),
+        }];
+        let ctx = crate::analysis::Context {
+            limits: &limits,
+            read_share: Some(1.0),
+            ..Default::default()
+        };
+        let v = crate::analysis::analyze_with(&points, &ctx);
         assert!(
             !v.summary.iter().any(|s| s.contains("cache hits")),
             "{:#?}",

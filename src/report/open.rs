@@ -9,7 +9,7 @@ use super::levels::{us_cell, LAT_NS_HEADERS};
 use super::svg::{LineChart, Marker, Series};
 use super::table::Table;
 use crate::analysis::open::{decide, Target};
-use crate::load::open_result::{OpenLevelResult, SLOW_WAKEUP_P99_NS};
+use crate::load::open::result::{OpenLevelResult, SLOW_WAKEUP_P99_NS};
 use crate::load::result::SweepReport;
 
 /// The open loop's blocks: heading, table, chart, verdict; none without open-loop levels.
@@ -357,7 +357,7 @@ pub fn compare_words(a: &SweepReport, b: &SweepReport) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::open_result::{Behind, OpenLoopInfo};
+    use crate::load::open::result::{Behind, OpenLoopInfo};
     use crate::report::Format;
 
     fn report() -> SweepReport {

@@ -7,6 +7,7 @@ use super::doc::{self, Block, Doc, Record};
 use super::table::Table;
 use super::Format;
 use crate::profile::{Direction, Listed};
+use crate::units::printable;
 use std::path::Path;
 
 fn json<T: serde::Serialize>(v: &T) -> String {
@@ -53,7 +54,10 @@ fn entry(l: &Listed) -> serde_json::Value {
 
 fn when(unix_s: Option<u64>) -> String {
     unix_s.map_or("-".into(), |s| {
-        let iso = crate::units::iso_utc(s as i64 * 1_000_000_000);
+        if s > crate::units::LAST_DATE_UNIX_S {
+            return crate::units::utc_of_unix_s(s);
+        }
+        let iso = crate::units::utc_of_unix_s(s);
         iso.get(..16).unwrap_or(&iso).replace('T', " ")
     })
 }
@@ -69,8 +73,8 @@ fn direction_word(d: Direction) -> &'static str {
 /// The device a profile is of, or the model it judges.
 fn of(l: &Listed) -> String {
     match (&l.profile.model_profile, &l.profile.device) {
-        (Some(k), _) => format!("model '{}'", k.label()),
-        (None, Some(d)) => d.clone(),
+        (Some(k), _) => format!("model '{}'", printable(&k.label())),
+        (None, Some(d)) => printable(d).into_owned(),
         (None, None) => "-".into(),
     }
 }
@@ -102,7 +106,7 @@ default)\n"
             l.id.clone(),
             of(l),
             direction_word(l.profile.direction).into(),
-            l.profile.pattern.clone(),
+            printable(&l.profile.pattern).into_owned(),
             crate::units::block_size(l.profile.block_size),
             when(l.profile.measured_unix_s),
             source(l).into(),
@@ -138,7 +142,11 @@ fn record(l: &Listed) -> Record {
         ("direction", direction_word(p.direction).into()),
         (
             "workload",
-            format!("{} {}", p.pattern, crate::units::block_size(p.block_size)),
+            format!(
+                "{} {}",
+                printable(&p.pattern),
+                crate::units::block_size(p.block_size)
+            ),
         ),
         ("measured", format!("{} UTC", when(p.measured_unix_s))),
         (
@@ -165,21 +173,24 @@ fn record(l: &Listed) -> Record {
     }
     fields.push(("curve", curve));
     fields.push(("source", source(l).into()));
-    let mut long_fields = vec![("judges as", p.judged_against())];
-    long_fields.extend(p.bound().map(|b| ("bound", b)));
+    let mut long_fields = vec![("judges as", printable(&p.judged_against()).into_owned())];
+    long_fields.extend(p.bound().map(|b| ("bound", printable(&b).into_owned())));
     if let Some(i) = &p.imported {
         long_fields.push((
             "imported",
             format!(
                 "for {} from host {} at {} UTC",
-                i.for_device,
-                i.from_host.as_deref().unwrap_or("?"),
+                printable(&i.for_device),
+                printable(i.from_host.as_deref().unwrap_or("?")),
                 when(Some(i.unix_s))
             ),
         ));
     }
     if let Some(k) = &p.model_profile {
-        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        let opt = |v: &Option<String>| {
+            v.as_deref()
+                .map_or("-".into(), |v| printable(v).into_owned())
+        };
         long_fields.push((
             "matches",
             format!(
@@ -199,7 +210,11 @@ fn record(l: &Listed) -> Record {
         ));
     }
     Record {
-        heading: format!("profile {} ({})", l.id, l.path.display()),
+        heading: format!(
+            "profile {} ({})",
+            printable(&l.id),
+            printable(&l.path.display().to_string())
+        ),
         fields,
         long_fields,
         notes: Vec::new(),
@@ -222,13 +237,16 @@ pub fn saved(
     }
     match model {
         Some(m) => format!(
-            "model profile of '{m}' saved as {id} to {}: it judges every device of this model, \
+            "model profile of '{}' saved as {} to {}: it judges every device of this model, \
 firmware, size, block sizes, rotational flag and scheduler that has no profile of its own\n",
+            printable(m),
+            printable(id),
             path.display()
         ),
         None => format!(
-            "profile of {} saved as {id} to {}\n",
-            device.unwrap_or("-"),
+            "profile of {} saved as {} to {}\n",
+            printable(device.unwrap_or("-")),
+            printable(id),
             path.display()
         ),
     }

@@ -71,10 +71,12 @@ pub fn document(r: &SweepReport) -> Doc {
     )));
     blocks.extend(direction_charts(r, &rows));
     if let Some(t) = split_table(r) {
-        blocks.push(Block::Table(TableBlock::new(t).narrow(SPLIT_NARROW)));
+        let mut b = TableBlock::new(t).narrow(SPLIT_NARROW);
+        b.footnotes.extend(measured_footnote(r, false));
+        blocks.push(Block::Table(b));
     }
-    if let Some(t) = block_table(r) {
-        blocks.push(Block::Table(TableBlock::new(t)));
+    if let Some(b) = block_table(r) {
+        blocks.push(Block::Table(b));
     }
     let more = direction_lines(r)
         .into_iter()
@@ -393,21 +395,84 @@ fn direction_lines(r: &SweepReport) -> Vec<String> {
     out
 }
 
-/// A level's block-layer percentiles (iosat's BPF source) of its main direction (the one
-/// with more completions), when the source was attached.
-fn block_of(l: &LevelResult) -> Option<&OpLatency> {
-    let b = l.kernel.as_ref()?.block_latency.as_ref()?;
-    let op = if b.write.count > b.read.count {
-        &b.write
-    } else {
-        &b.read
-    };
-    (op.count > 0).then_some(op)
+/// Which measurement of its concurrency a row is: "8" for the first, "8 (2nd)" for a
+/// `--repeat` pass or an adaptive re-measure, "1 (end)" for the baseline taken again after the
+/// last level, so that no table shows a concurrency twice without saying why.
+fn measured_label(l: &LevelResult, end: bool) -> String {
+    if end {
+        return format!("{} (end)", l.concurrency);
+    }
+    match l.repeat {
+        0 => l.concurrency.to_string(),
+        n => {
+            let k = n + 1;
+            let th = match (k % 10, k % 100) {
+                (2, x) if x != 12 => "nd",
+                (3, x) if x != 13 => "rd",
+                _ => "th",
+            };
+            format!("{} ({k}{th})", l.concurrency)
+        }
+    }
 }
 
-/// The block layer's own p50/p95 beside the engine's per level, and the share of the
-/// engine's p50 spent below the block layer (from request start to completion).
-fn block_table(r: &SweepReport) -> Option<Table> {
+/// What a measured level's label means, under a table that lists every measurement (None when
+/// no concurrency was measured twice). `end`: the table shows the baseline's re-measure.
+fn measured_footnote(r: &SweepReport, end: bool) -> Option<String> {
+    let again = r.levels.iter().any(|l| l.repeat > 0);
+    let end = end && r.baseline_remeasured.is_some();
+    (again || end).then(|| {
+        let mut parts = Vec::new();
+        if again {
+            parts.push("\"8 (2nd)\" is concurrency 8 measured a second time (--repeat or the adaptive re-measure; the levels table combines them)");
+        }
+        if end {
+            parts.push("\"1 (end)\" is the baseline measured again after the last level");
+        }
+        format!("{}.", parts.join("; "))
+    })
+}
+
+/// Completions iosat itself made at level `l` in the direction `write` (its main one).
+fn own_ios(l: &LevelResult, write: bool) -> u64 {
+    match (&l.read, &l.write) {
+        (Some(r), _) if !write => r.ios,
+        (_, Some(w)) if write => w.ios,
+        _ => l.ios,
+    }
+}
+
+/// The block histogram counts every process's requests on the disk: its percentiles are
+/// iosat's own only while it counted no more than this share beyond iosat's completions
+/// (splits of large requests count too, which leaves the share out rather than wrong).
+pub const BLOCK_OTHER_SHARE: f64 = 0.05;
+
+/// The share of iosat's median latency spent below the block layer, in %, when the histogram
+/// holds iosat's requests only ([`BLOCK_OTHER_SHARE`]) and the share is one a request's own
+/// time can have (0–100 %); None otherwise.
+fn below_pct(l: &LevelResult, (b, write): (&OpLatency, bool)) -> Option<f64> {
+    let own = own_ios(l, write) as f64;
+    let engine = l.latency_ns.p50 as f64;
+    if own <= 0.0 || engine <= 0.0 || b.count as f64 > own * (1.0 + BLOCK_OTHER_SHARE) {
+        return None;
+    }
+    let pct = b.p50_ms? * 1e6 / engine * 100.0;
+    (0.0..=100.0).contains(&pct).then_some(pct)
+}
+
+/// A level's block-layer percentiles (iosat's BPF source) of its main direction (the one
+/// with more completions, `true` for writes), when the source was attached.
+fn block_of(l: &LevelResult) -> Option<(&OpLatency, bool)> {
+    let b = l.kernel.as_ref()?.block_latency.as_ref()?;
+    let write = b.write.count > b.read.count;
+    let op = if write { &b.write } else { &b.read };
+    (op.count > 0).then_some((op, write))
+}
+
+/// The block layer's own p50/p95 beside the engine's per level, every measurement labelled
+/// ([`measured_label`]), and the share of the engine's p50 spent below the block layer (from
+/// request start to completion) where the histogram is iosat's own ([`below_pct`]).
+fn block_table(r: &SweepReport) -> Option<TableBlock> {
     if !r.levels.iter().any(|l| block_of(l).is_some()) {
         return None;
     }
@@ -420,17 +485,25 @@ fn block_table(r: &SweepReport) -> Option<Table> {
         "below_%",
         "blk_cover%",
     ]);
-    for l in &r.levels {
-        let Some(b) = block_of(l) else { continue };
+    let mut hidden = false;
+    let rows = r
+        .levels
+        .iter()
+        .map(|l| (l, false))
+        .chain(r.baseline_remeasured.iter().map(|l| (l, true)));
+    for (l, end) in rows {
+        let Some(bw) = block_of(l) else { continue };
+        let b = bw.0;
         let us = |v: Option<f64>| us_cell(v.map(|ms| ms * 1e6));
         let engine_p50 = l.latency_ns.p50 as f64;
-        let below = b.p50_ms.map(|ms| ms * 1e6 / engine_p50 * 100.0);
+        let below = below_pct(l, bw);
+        hidden |= below.is_none() && b.p50_ms.is_some();
         let cover = l
             .kernel
             .as_ref()
             .and_then(|k| k.block_latency.as_ref()?.coverage_pct);
         t.push([
-            l.concurrency.to_string(),
+            measured_label(l, end),
             us_cell(Some(engine_p50)),
             us(b.p50_ms),
             us_cell(Some(l.latency_ns.p95 as f64)),
@@ -439,28 +512,41 @@ fn block_table(r: &SweepReport) -> Option<Table> {
             cover.map_or("-".into(), |v| format!("{v:.1}")),
         ]);
     }
-    Some(t)
+    let mut block = TableBlock::new(t);
+    if hidden {
+        block.footnotes.push(format!(
+            "below_% is shown only where the block layer's histogram holds iosat's own \
+             requests: it counts every process's requests on the disk, and where it counted more \
+             than {:.0} % beyond iosat's (other traffic, split requests) the share would not be \
+             iosat's.",
+            BLOCK_OTHER_SHARE * 100.0
+        ));
+    }
+    block.footnotes.extend(measured_footnote(r, true));
+    Some(block)
 }
 
 /// One verdict sentence: how much of the engine's median latency the block layer accounts
 /// for at the lowest and highest level, and what is left above it.
 fn block_line(r: &SweepReport) -> Option<String> {
-    let with: Vec<(&LevelResult, &OpLatency)> = r
+    // Only levels whose histogram is iosat's own: elsewhere the share is other processes'.
+    let with: Vec<(&LevelResult, (&OpLatency, bool))> = r
         .levels
         .iter()
         .filter_map(|l| Some((l, block_of(l)?)))
+        .filter(|(l, b)| below_pct(l, *b).is_some())
         .collect();
     // The lowest and highest concurrency measured (re-measures come after the series, so the
     // last level measured need not be the deepest).
     let (lo, lo_b) = with.iter().min_by_key(|(l, _)| l.concurrency)?;
     let (hi, hi_b) = with.iter().max_by_key(|(l, _)| l.concurrency)?;
-    let part = |l: &LevelResult, b: &OpLatency| -> Option<(f64, f64)> {
+    let part = |l: &LevelResult, b: (&OpLatency, bool)| -> Option<(f64, f64)> {
         let engine = l.latency_ns.p50 as f64;
-        let blk = b.p50_ms? * 1e6;
-        (engine > 0.0).then(|| (blk / engine * 100.0, (engine - blk).max(0.0) / 1e3))
+        let pct = below_pct(l, b)?;
+        Some((pct, engine * (1.0 - pct / 100.0) / 1e3))
     };
-    let (lo_pct, lo_above) = part(lo, lo_b)?;
-    let (hi_pct, hi_above) = part(hi, hi_b)?;
+    let (lo_pct, lo_above) = part(lo, *lo_b)?;
+    let (hi_pct, hi_above) = part(hi, *hi_b)?;
     Some(if lo.concurrency == hi.concurrency {
         format!(
             "The block layer accounts for {lo_pct:.0} % of the median latency at concurrency \
@@ -493,7 +579,7 @@ fn split_table(r: &SweepReport) -> Option<Table> {
                 let us = |ns: u64| us_cell(Some(ns as f64));
                 let lat = &d.latency_ns;
                 t.push([
-                    l.concurrency.to_string(),
+                    measured_label(l, false),
                     name.to_string(),
                     format!("{:.0}", d.iops),
                     format!("{:.1}", d.bytes_per_s / 1e6),
@@ -540,8 +626,14 @@ fn csv(r: &SweepReport) -> Table {
         "saturation_avg",
         "saturation_p95",
         "overloaded",
+        "measured",
     ]));
-    for l in &r.levels {
+    let rows = r
+        .levels
+        .iter()
+        .map(|l| (l, false))
+        .chain(r.baseline_remeasured.iter().map(|l| (l, true)));
+    for (l, end) in rows {
         let mut row = csv_row(l);
         // The verdict's view of the level (over every repeat of its concurrency).
         let f = r
@@ -552,6 +644,12 @@ fn csv(r: &SweepReport) -> Table {
             csv_num(f.map(|f| f.saturation_avg)),
             csv_num(f.and_then(|f| f.saturation_p95)),
             f.map(|f| f.overloaded.to_string()).unwrap_or_default(),
+            // Which measurement of the concurrency: "first", "again 2" (the third), "end".
+            match (end, l.repeat) {
+                (true, _) => "end".to_string(),
+                (false, 0) => "first".to_string(),
+                (false, n) => format!("again {n}"),
+            },
         ]);
         t.push(row);
     }

@@ -393,6 +393,48 @@ pub fn extra(root: &Root, dev: &BlockDev) -> DeviceExtra {
     }
 }
 
+/// What tells one device from another created later under the same name (a loop or zram
+/// device set up again, a disk replaced): the kernel's `diskseq` (5.15+, a new number for
+/// every disk the kernel creates or whose media changes, renumbered at boot, so compared only
+/// within one boot: `<proc>/sys/kernel/random/boot_id`), a loop device's backing file and its
+/// inode (device:inode of the file now at that path), the wwid and serial.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub diskseq: Option<u64>,
+    pub boot_id: Option<String>,
+    pub backing_file: Option<String>,
+    pub backing_inode: Option<String>,
+    pub wwid: Option<String>,
+    pub serial: Option<String>,
+}
+
+/// Thin IO: the device's [`Identity`] (a partition's is its disk's).
+pub fn identity(root: &Root, dev: &BlockDev) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dir) = sysfs_dir(root, dev) else {
+        return Identity::default();
+    };
+    let disk = if dir.join("partition").exists() {
+        dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
+    } else {
+        dir
+    };
+    let backing_file = read_trim(&disk.join("loop/backing_file")).filter(|s| !s.is_empty());
+    let backing_inode = backing_file
+        .as_deref()
+        .and_then(|f| std::fs::metadata(f).ok())
+        .map(|m| format!("{}:{}", m.dev(), m.ino()));
+    let nonempty = |p: &Path| read_trim(p).filter(|s| !s.is_empty());
+    Identity {
+        diskseq: read_num(&disk.join("diskseq")),
+        boot_id: nonempty(&root.proc.join("sys/kernel/random/boot_id")),
+        backing_file,
+        backing_inode,
+        wwid: nonempty(&disk.join("wwid")).or_else(|| nonempty(&disk.join("device/wwid"))),
+        serial: nonempty(&disk.join("serial")).or_else(|| nonempty(&disk.join("device/serial"))),
+    }
+}
+
 /// Undo the octal escapes (\040 for space, ...) of /proc/self/mountinfo.
 fn unescape_mount(s: &str) -> String {
     let b = s.as_bytes();

@@ -80,7 +80,7 @@ impl LevelProgress for ProgressBar {
         self.extra.set(Some(what));
     }
 
-    fn open_level_done(&self, r: &crate::load::open_result::OpenLevelResult) {
+    fn open_level_done(&self, r: &crate::load::open::result::OpenLevelResult) {
         if !self.on {
             return;
         }

@@ -220,3 +220,50 @@ fn every_difference_is_in_every_format() {
         crate::report::said_in_every_format(what, render, &said);
     }
 }
+
+/// What makes two runs incomparable is said before any number (issue 38): a disturbed run
+/// beside a clean one, and two runs of different patterns.
+#[test]
+fn caveats_come_before_the_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    let clean = sim_sweep(d.path(), "clean.json", 4);
+    // The same run, its levels from concurrency 2 on measured while 40 % of each request's
+    // latency was a wait for a CPU; the verdict is left out, so the loader judges the levels.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&clean).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("verdict");
+    for l in v["levels"].as_array_mut().unwrap() {
+        let mean = l["latency_ns"]["mean"].as_f64().unwrap();
+        if l["concurrency"].as_u64().unwrap() >= 2 {
+            l["disturbance"] = serde_json::json!({ "cpu_wait_ns_per_io": 0.4 * mean });
+        }
+    }
+    let busy = d.path().join("busy.json");
+    std::fs::write(&busy, serde_json::to_string(&v).unwrap()).unwrap();
+    let text = ok_stdout(&compare(&[&busy, &clean], &[]));
+    let caveat = text
+        .find("A was disturbed (concurrency 2, 4, 8 and 16 disturbed)")
+        .unwrap_or_else(|| panic!("{text}"));
+    let numbers = text.find("Levels").unwrap();
+    assert!(caveat < numbers, "{text}");
+    assert!(!text.contains("B was disturbed"), "{text}");
+    let json = ok_json(&compare(&[&busy, &clean], &["--json"]));
+    assert!(json["caveats"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("A was disturbed"));
+    // Like for like: no caveat at all.
+    let twin = sim_sweep(d.path(), "twin.json", 4);
+    let text = ok_stdout(&compare(&[&clean, &twin], &[]));
+    assert!(!text.contains("Caveats"), "{text}");
+
+    // Two patterns: named, with both values, before the numbers.
+    let writes = SimSweep::quick("sim:units=4,service=1ms", "1,2,4,8,16")
+        .args(&["--pattern", "randwrite"])
+        .save(d.path().join("writes.json"));
+    let text = ok_stdout(&compare(&[&clean, &writes], &[]));
+    let caveat = text
+        .find("B is not like A — pattern randwrite against randread")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(caveat < text.find("Levels").unwrap(), "{text}");
+}

@@ -12,6 +12,11 @@
 //! Ground truth for a closed loop at concurrency c: latency S up to c = U, then c·S/U; IOPS
 //! min(c, U)/S, or the cap; %util ~100 % from c = 1.
 //!
+//! Two more settings for the learner's cases (issue 37): a cost per KiB, so a request of b
+//! bytes takes S + k·b/1024 (sizes a test mixes have their own truth, [`Spec::service_for`]),
+//! and a step in service time ([`Step`]): from the spec's service to another after N requests
+//! and/or when the test calls [`KnownDev::set_stepped`], and back on the same call.
+//!
 //! [`KnownDev::start`] mounts the server and attaches the loop device; drop detaches the loop
 //! device, unmounts and removes the temporary directory, also when a test panics. Without
 //! root or /dev/fuse it prints "skipped: ..." and returns None. Only test code imports this
@@ -25,6 +30,7 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
@@ -93,12 +99,25 @@ pub enum Cap {
     Bytes { per_s: f64, burst: f64 },
 }
 
+/// A step in service time: the units take `to` instead of the spec's service once
+/// `after_requests` reads and writes have been served (None: only when the test says so, with
+/// [`KnownDev::set_stepped`]), until the test steps back. A write cliff, a failing disk, a
+/// throttled volume.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    pub to: Service,
+    pub after_requests: Option<u64>,
+}
+
 /// The device a test asks for.
 #[derive(Clone, Debug)]
 pub struct Spec {
     pub size_bytes: u64,
     pub units: usize,
     pub service: Service,
+    /// Added to every read's and write's service per KiB of the request: S + k·size.
+    pub per_kib: Duration,
+    pub step: Option<Step>,
     pub cap: Option<Cap>,
     /// What an fsync of the backing file (a flush of the loop device) takes; None: at once.
     pub flush: Option<Duration>,
@@ -112,6 +131,8 @@ impl Spec {
             size_bytes: 64 << 20,
             units,
             service: Service::Fixed(service),
+            per_kib: Duration::ZERO,
+            step: None,
             cap: None,
             flush: None,
             seed: 1,
@@ -121,6 +142,28 @@ impl Spec {
     pub fn service(mut self, s: Service) -> Spec {
         self.service = s;
         self
+    }
+
+    /// Service grows with size: S + `k` per KiB of the request.
+    pub fn per_kib(mut self, k: Duration) -> Spec {
+        self.per_kib = k;
+        self
+    }
+
+    /// A step to `to` after `after_requests` requests (None: only on [`KnownDev::set_stepped`]).
+    pub fn step(mut self, to: Service, after_requests: Option<u64>) -> Spec {
+        self.step = Some(Step { to, after_requests });
+        self
+    }
+
+    /// The mean service time of one request of `bs` bytes, before the step or after it: the S of
+    /// the ground truth for that size.
+    pub fn service_for(&self, bs: u64, stepped: bool) -> Duration {
+        let s = match (stepped, self.step) {
+            (true, Some(step)) => step.to.mean(),
+            _ => self.service.mean(),
+        };
+        s + kib_cost(self.per_kib, bs)
     }
 
     pub fn cap(mut self, c: Cap) -> Spec {
@@ -136,7 +179,7 @@ impl Spec {
     /// The truth for a closed loop of `c` requests of `bs` bytes in flight, in IOPS: the units'
     /// min(c, U)/S, or the cap when that is lower (its sustained rate, past any burst).
     pub fn true_iops(&self, c: u32, bs: u64) -> f64 {
-        let units = c.min(self.units as u32) as f64 / self.service.mean().as_secs_f64();
+        let units = c.min(self.units as u32) as f64 / self.service_for(bs, false).as_secs_f64();
         match self.cap {
             None => units,
             Some(Cap::Iops { per_s, .. }) => units.min(per_s),
@@ -147,9 +190,40 @@ impl Spec {
     /// The concurrency from which the sustained IOPS stop growing: U, or cap × S when a cap is
     /// reached first.
     pub fn true_knee(&self, bs: u64) -> f64 {
-        let s = self.service.mean().as_secs_f64();
+        let s = self.service_for(bs, false).as_secs_f64();
         let top = self.true_iops(u32::MAX, bs);
         (top * s).min(self.units as f64)
+    }
+}
+
+/// `k` per KiB of `bytes` (a fraction of a KiB costs its fraction).
+fn kib_cost(k: Duration, bytes: u64) -> Duration {
+    Duration::from_nanos((k.as_nanos() as u64).saturating_mul(bytes) / 1024)
+}
+
+/// Where a step stands, shared by the units and the test: whether the units are stepped, and how
+/// many requests they have taken (the count that triggers a step after N).
+#[derive(Default)]
+struct StepState {
+    stepped: AtomicBool,
+    taken: AtomicU64,
+}
+
+impl StepState {
+    /// Count one request and say whether it is served stepped. The step after N happens once,
+    /// on the N-th request: a test that steps back stays back.
+    fn take_one(&self, step: &Option<Step>) -> bool {
+        let n = self.taken.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(Step {
+            after_requests: Some(after),
+            ..
+        }) = step
+        {
+            if n == *after {
+                self.stepped.store(true, Ordering::SeqCst);
+            }
+        }
+        self.stepped.load(Ordering::SeqCst)
     }
 }
 
@@ -438,13 +512,14 @@ fn precise_sleeps() {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
 }
 
-/// The units: U threads taking jobs from one queue, each job `service` (or the flush time) long.
-fn start_units(spec: &Spec, data: Arc<Mutex<Blocks>>) -> Sender<Job> {
+/// The units: U threads taking jobs from one queue, each job `service` (or the step's, plus the
+/// per-KiB cost; or the flush time) long.
+fn start_units(spec: &Spec, data: Arc<Mutex<Blocks>>, step: Arc<StepState>) -> Sender<Job> {
     let (tx, rx) = channel::<Job>();
     let rx = Arc::new(Mutex::new(rx));
     for u in 0..spec.units {
-        let (rx, data) = (Arc::clone(&rx), Arc::clone(&data));
-        let service = spec.service;
+        let (rx, data, state) = (Arc::clone(&rx), Arc::clone(&data), Arc::clone(&step));
+        let (service, per_kib, step) = (spec.service, spec.per_kib, spec.step);
         let flush = spec.flush.unwrap_or_default();
         let mut rng = SplitMix(spec.seed.wrapping_mul(1000).wrapping_add(u as u64));
         std::thread::spawn(move || loop {
@@ -456,7 +531,13 @@ fn start_units(spec: &Spec, data: Arc<Mutex<Blocks>>) -> Sender<Job> {
             let start = Instant::now();
             let took = match job {
                 Job::Fsync { .. } => flush,
-                _ => service.draw(&mut rng),
+                _ => {
+                    let s = match (state.take_one(&step), step) {
+                        (true, Some(st)) => st.to.draw(&mut rng),
+                        _ => service.draw(&mut rng),
+                    };
+                    s + kib_cost(per_kib, job.bytes())
+                }
             };
             // The data moves at the start; the reply goes at the end of the service time.
             let done = match job {
@@ -525,6 +606,7 @@ pub struct KnownDev {
     pub path: String,
     mountpoint: PathBuf,
     session: Option<fuser::BackgroundSession>,
+    step: Arc<StepState>,
     /// Where [`KnownDev::mount_ext4`] mounted the device, unmounted on drop.
     ext4: Option<PathBuf>,
     _dir: tempfile::TempDir,
@@ -584,7 +666,8 @@ impl KnownDev {
         let mountpoint = dir.path().join("mnt");
         std::fs::create_dir(&mountpoint).unwrap();
         let data = Arc::new(Mutex::new(Blocks::default()));
-        let units = start_units(&spec, data);
+        let step = Arc::new(StepState::default());
+        let units = start_units(&spec, data, Arc::clone(&step));
         let queue = match spec.cap {
             Some(c) => start_gate(c, units),
             None => units,
@@ -610,6 +693,7 @@ impl KnownDev {
             path: String::new(),
             mountpoint,
             session: Some(session),
+            step,
             ext4: None,
             _dir: dir,
             _one_at_a_time: guard,
@@ -634,7 +718,34 @@ impl KnownDev {
             "{}: direct I/O did not turn on, the page cache would answer",
             dev.path
         );
+        // udev probes a new block device (blkid reads its first and last blocks): let it finish
+        // before the test's requests share the units with it, and count requests from there.
+        let _ = Command::new("udevadm")
+            .args(["settle", "--timeout=5"])
+            .status();
+        dev.step.taken.store(0, Ordering::SeqCst);
         Some(dev)
+    }
+
+    /// Step the units to the spec's [`Step`] (true) or back to its service (false), from the
+    /// next request a unit takes; a request in service keeps its time. Panics without a step in
+    /// the spec: the test would measure a device it did not ask for.
+    pub fn set_stepped(&self, stepped: bool) {
+        assert!(
+            self.spec.step.is_some(),
+            "set_stepped on a device without a step"
+        );
+        self.step.stepped.store(stepped, Ordering::SeqCst);
+    }
+
+    /// Whether the units are stepped now (after N requests, or as the test set it).
+    pub fn stepped(&self) -> bool {
+        self.step.stepped.load(Ordering::SeqCst)
+    }
+
+    /// How many reads and writes the units have taken so far.
+    pub fn requests_taken(&self) -> u64 {
+        self.step.taken.load(Ordering::SeqCst)
     }
 
     /// `loopN`, as /proc/diskstats names it.
@@ -758,4 +869,112 @@ fn the_truth_of_a_spec() {
     assert!(draws.iter().all(|d| (ms(6)..ms(10)).contains(d)));
     let mean = draws.iter().sum::<Duration>() / 1000;
     assert!((ms(7)..ms(9)).contains(&mean), "{mean:?}");
+}
+
+#[test]
+fn the_truth_of_a_per_kib_cost_and_a_step() {
+    let ms = Duration::from_millis;
+    let s = Spec::new(4, ms(2))
+        .per_kib(Duration::from_micros(30))
+        .step(Service::Fixed(ms(8)), Some(3));
+    assert_eq!(s.service_for(4096, false), Duration::from_micros(2120));
+    assert_eq!(s.service_for(65536, false), Duration::from_micros(3920));
+    assert_eq!(s.service_for(4096, true), Duration::from_micros(8120));
+    assert_eq!(s.service_for(512, false), Duration::from_micros(2015));
+    assert_eq!(s.true_iops(1, 65536), 1.0 / 3.92e-3);
+    let st = StepState::default();
+    let taken: Vec<bool> = (0..5).map(|_| st.take_one(&s.step)).collect();
+    assert_eq!(
+        taken,
+        [false, false, true, true, true],
+        "stepped from the 3rd"
+    );
+    st.stepped.store(false, Ordering::SeqCst);
+    assert!(!st.take_one(&s.step), "stepped back stays back");
+    let by_call = StepState::default();
+    let never = Some(Step {
+        to: Service::Fixed(ms(8)),
+        after_requests: None,
+    });
+    assert!((0..100).all(|_| !by_call.take_one(&never)));
+}
+
+/// The 10th percentile of the times of `n` O_DIRECT reads of `bs` bytes one at a time, in ms.
+/// No read is shorter than the device's service (a unit sleeps no shorter); a read whose wake-up
+/// waited behind a busy machine's compilers is several ms longer, so the low percentile is the
+/// device's own time plus the path's overhead.
+fn low_read_ms(path: &str, bs: usize, n: u32) -> f64 {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .unwrap();
+    let mut raw = vec![0u8; bs + 4096];
+    let off = raw.as_ptr().align_offset(4096);
+    let buf = &mut raw[off..off + bs];
+    let mut took: Vec<f64> = (0..n)
+        .map(|i| {
+            let t = Instant::now();
+            f.read_at(buf, u64::from(i) * bs as u64).unwrap();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    took.sort_by(f64::total_cmp);
+    eprintln!("{bs} B: {took:.2?}");
+    took[took.len() / 10]
+}
+
+#[test]
+fn a_step_after_n_requests_and_on_call_and_a_per_kib_cost_answer_as_set() {
+    let ms = Duration::from_millis;
+    let spec = Spec::new(1, ms(2))
+        .per_kib(Duration::from_micros(30))
+        .step(Service::Fixed(ms(8)), Some(50));
+    let Some(dev) = KnownDev::start(spec) else {
+        return;
+    };
+    precise_sleeps();
+    // Each is at least the set service and within the path's overhead of it (FUSE, the loop
+    // device's worker; ~0.1-0.5 ms). This thread's wake-ups at real-time priority, as the units'.
+    let near = |got: f64, set: Duration, what: &str| {
+        let set = set.as_secs_f64() * 1e3;
+        assert!(
+            (set..set + 1.5).contains(&got),
+            "{what}: {got:.3} ms against {set:.3} ms set"
+        );
+    };
+    let at_4k = low_read_ms(&dev.path, 4096, 20);
+    near(
+        at_4k,
+        dev.spec.service_for(4096, false),
+        "4 KiB before the step",
+    );
+    let at_64k = low_read_ms(&dev.path, 65536, 20);
+    near(
+        at_64k,
+        dev.spec.service_for(65536, false),
+        "64 KiB before the step",
+    );
+    assert!(!dev.stepped(), "40 of 50 requests taken");
+    low_read_ms(&dev.path, 4096, 10);
+    assert!(dev.stepped(), "stepped on the 50th request");
+    assert_eq!(dev.requests_taken(), 50);
+    near(
+        low_read_ms(&dev.path, 4096, 20),
+        dev.spec.service_for(4096, true),
+        "stepped",
+    );
+    dev.set_stepped(false);
+    near(
+        low_read_ms(&dev.path, 4096, 20),
+        dev.spec.service_for(4096, false),
+        "back",
+    );
+    dev.set_stepped(true);
+    near(
+        low_read_ms(&dev.path, 4096, 10),
+        dev.spec.service_for(4096, true),
+        "on call",
+    );
 }

@@ -4,6 +4,7 @@ mod alerts;
 mod analysis;
 mod analyze;
 mod bpf;
+mod busy;
 mod cli;
 mod compare;
 mod evidence;

@@ -1319,3 +1319,293 @@ fn a_recording_cut_by_a_full_tmpfs_keeps_its_samples() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("has no newline"), "{err}");
 }
+
+/// A disk of a fake /proc (`diskstats`, `uptime`) with steady traffic (about one read in
+/// flight), the file replaced atomically every 20 ms by a thread, so that every interval a
+/// `stat --proc-root` reads has traffic to learn. The sysfs root is empty: the state key is
+/// the kernel name, `sda`.
+struct FakeDisk {
+    dir: tempfile::TempDir,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeDisk {
+    fn start() -> FakeDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let proc_dir = dir.path().join("proc");
+        std::fs::create_dir_all(&proc_dir).unwrap();
+        std::fs::create_dir_all(dir.path().join("sys")).unwrap();
+        std::fs::write(proc_dir.join("uptime"), "1000.00 900.00\n").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let write = move |proc_dir: &Path, ms: u64| {
+            let line = format!(
+                "   8       0 sda {ms} 0 {} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
+                ms * 8
+            );
+            let tmp = proc_dir.join(".diskstats.tmp");
+            std::fs::write(&tmp, line).unwrap();
+            std::fs::rename(&tmp, proc_dir.join("diskstats")).unwrap();
+        };
+        write(&proc_dir, 1);
+        let (s, p) = (std::sync::Arc::clone(&stop), proc_dir.clone());
+        let thread = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                write(&p, 1 + t0.elapsed().as_millis() as u64);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        FakeDisk {
+            dir,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `iosat stat` of the fake disk, learning into `state`.
+    fn stat(&self, state: &Path, count: u32) -> Command {
+        let mut c = iosat();
+        c.args(["stat", "--json", "--no-bpf", "-i", "0.1", "-c"])
+            .arg(count.to_string())
+            .arg("--proc-root")
+            .arg(self.dir.path().join("proc"))
+            .arg("--sys-root")
+            .arg(self.dir.path().join("sys"))
+            .arg("--state-dir")
+            .arg(state);
+        c
+    }
+}
+
+impl Drop for FakeDisk {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The intervals a state file says it learned from.
+fn learned_intervals(state: &Path) -> u64 {
+    let text = std::fs::read_to_string(state.join("learned/sda.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["model"]["intervals_seen"].as_u64().unwrap()
+}
+
+/// Issue 39 cases 3 and 4: a state file with too few buckets (the panic at the first interval
+/// with traffic), with 1e308 in its counters, or a FIFO in its place: `stat` runs, says in
+/// a line that the file was set aside, learns again and saves a good file.
+#[test]
+fn case3_case4_a_broken_state_file_or_a_fifo_is_set_aside_and_stat_learns_again() {
+    let disk = FakeDisk::start();
+    let broken = [
+        r#"{"schema_version":1,"id":"sda","model":{"intervals_seen":50,"seconds_seen":50,"series":[{"dir":"read","size_class":"small","buckets":[{"intervals":50,"requests":5000,"seconds":50,"busy_ms":50000}]}]}}"#.to_string(),
+        r#"{"schema_version":1,"id":"sda","model":{"intervals_seen":50,"seconds_seen":50,"series":[{"dir":"read","size_class":"small","buckets":[{"intervals":1e308,"requests":1e308,"seconds":1e308,"busy_ms":1e308},{},{},{},{},{},{},{},{}]}]}}"#.to_string(),
+        "fifo".to_string(),
+    ];
+    for text in broken {
+        let state = tempfile::tempdir().unwrap();
+        let file = state.path().join("learned/sda.json");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        if text == "fifo" {
+            let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+            // SAFETY: mkfifo with a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        } else {
+            std::fs::write(&file, &text).unwrap();
+        }
+        let o =
+            crate::util::output_within(&mut disk.stat(state.path(), 6), Duration::from_secs(60))
+                .expect("stat ends");
+        let err = stderr(&o);
+        assert!(o.status.success(), "{text}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.contains("set aside"), "{text}: {err}");
+        // Learned again and saved: a regular file that loads.
+        assert!(learned_intervals(state.path()) >= 1);
+    }
+}
+
+/// Issue 39 case 5: two `stat`s learning one device, the second started while the first
+/// runs and ending after it: the state holds the first run's intervals and the second's after
+/// the first ended (one learner at a time, the other taking over), not only the last saver's.
+#[test]
+fn case5_concurrent_learners_lose_no_run() {
+    let disk = FakeDisk::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut a = disk
+        .stat(state.path(), 12)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // B starts once A has printed three intervals.
+    {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(a.stdout.as_mut().unwrap()).lines();
+        for _ in 0..3 {
+            lines.next().unwrap().unwrap();
+        }
+    }
+    let b = disk
+        .stat(state.path(), 16)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let oa = a.wait_with_output().unwrap();
+    assert!(oa.status.success(), "{}", stderr(&oa));
+    let ob = b.wait_with_output().unwrap();
+    assert!(ob.status.success(), "{}", stderr(&ob));
+    assert!(
+        stderr(&ob).contains("another iosat is learning"),
+        "{}",
+        stderr(&ob)
+    );
+    // B learned at most 15 intervals of its own (its first report is since boot); A at
+    // least 3 before B started: a state of more than B's own is both runs'.
+    let n = learned_intervals(state.path());
+    assert!(n > 15, "{n} intervals: a run's were lost");
+}
+
+/// Issue 39 case 2: `profile export -o NODE --force` writes into a character device or FIFO,
+/// never replaces it; a directory is refused without advising --force.
+#[test]
+fn case2_profile_export_never_replaces_a_node() {
+    if !is_root() {
+        eprintln!("skipped: needs root (mknod)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let r = crate::util::SimSweep::small().save(t.path().join("r.json"));
+    let s = fixture("sysroot1");
+    let o = iosat()
+        .args([
+            "profile",
+            "save",
+            r.to_str().unwrap(),
+            "--for",
+            "/dev/nvme0n1",
+            "--json",
+        ])
+        .arg("--sys-root")
+        .arg(s.join("sys"))
+        .arg("--proc-root")
+        .arg(s.join("proc"))
+        .arg("--profile-dir")
+        .arg(&profiles)
+        .output()
+        .unwrap();
+    let id = crate::util::ok_json(&o)["id"].as_str().unwrap().to_string();
+    let export = |out: &Path, force: bool| {
+        let mut c = iosat();
+        c.args(["profile", "export", &id, "-o"])
+            .arg(out)
+            .arg("--profile-dir")
+            .arg(&profiles);
+        if force {
+            c.arg("--force");
+        }
+        crate::util::output_within(&mut c, Duration::from_secs(30)).expect("export ends")
+    };
+    use std::os::unix::fs::FileTypeExt;
+    // A character device (the null device's numbers, in the test's own directory).
+    let node = t.path().join("null");
+    let c = std::ffi::CString::new(node.to_str().unwrap()).unwrap();
+    // SAFETY: mknod with a NUL-terminated path in a directory the test owns.
+    assert_eq!(
+        unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) },
+        0
+    );
+    let o = export(&node, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        node.symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_char_device(),
+        "replaced"
+    );
+    // A FIFO nobody reads: refused, still a FIFO.
+    let fifo = t.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let o = export(&fifo, true);
+    assert!(!o.status.success());
+    assert!(
+        fifo.symlink_metadata().unwrap().file_type().is_fifo(),
+        "replaced"
+    );
+    // A directory: refused for safety (exit 4) with --force, and the refusal does not
+    // advise it.
+    let d = t.path().join("dir");
+    std::fs::create_dir(&d).unwrap();
+    let o = export(&d, true);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("pass --force"), "{}", stderr(&o));
+    assert!(d.is_dir());
+}
+
+/// Issue 39 case 10: escape sequences in a profile (host, device) are printed escaped by
+/// `profile show`; `report` of a result whose started_unix_s no run can have says so.
+#[test]
+fn case10_escapes_are_printed_escaped_and_absurd_dates_plainly() {
+    let t = tempfile::tempdir().unwrap();
+    let profiles = t.path().join("profiles");
+    let r = crate::util::SimSweep::small().save(t.path().join("r.json"));
+    let s = fixture("sysroot1");
+    let o = iosat()
+        .args([
+            "profile",
+            "save",
+            r.to_str().unwrap(),
+            "--for",
+            "/dev/nvme0n1",
+            "--json",
+        ])
+        .arg("--sys-root")
+        .arg(s.join("sys"))
+        .arg("--proc-root")
+        .arg(s.join("proc"))
+        .arg("--profile-dir")
+        .arg(&profiles)
+        .output()
+        .unwrap();
+    let saved = crate::util::ok_json(&o);
+    let (id, path) = (
+        saved["id"].as_str().unwrap(),
+        saved["path"].as_str().unwrap(),
+    );
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["host"] = "evil\u{1b}]0;owned\u{7}\u{1b}[2J".into();
+    v["saved_for"] = "nvme0n1\u{1b}[31m".into();
+    std::fs::write(path, v.to_string()).unwrap();
+    let o = iosat()
+        .args(["profile", "show", id, "--profile-dir"])
+        .arg(&profiles)
+        .output()
+        .unwrap();
+    let out = crate::util::ok_stdout(&o);
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("\\x1b"), "{out}");
+    // A result started in no year a run can have.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+    v["started_unix_s"] = serde_json::json!(18_000_000_000_000_000_000u64);
+    v.as_object_mut().unwrap().remove("started");
+    let absurd = t.path().join("absurd.json");
+    std::fs::write(&absurd, v.to_string()).unwrap();
+    let o = report(&[absurd.to_str().unwrap()]);
+    let out = stdout_of(&o);
+    assert!(!out.contains("1813"), "{out}");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+fn stdout_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

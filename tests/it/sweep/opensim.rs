@@ -3,13 +3,13 @@
 //! search, compare) against a device whose answers queueing theory gives. With Poisson
 //! arrivals and exponential service on c units the sim is the M/M/c queue, so the latency
 //! from the intended start must be Erlang C's (mean C/(cμ − λ) + 1/μ, and the response time's
-//! distribution for the percentiles: iosat::load::open_sim::theory); beyond capacity a level
+//! distribution for the percentiles: iosat::load::open::sim::theory); beyond capacity a level
 //! must say it was not kept; the target search must land on the rate where theory's p99
 //! crosses the target; and a seed must repeat every number. All in simulated time: each run
 //! costs well under a second of real time.
 
 use super::*;
-use iosat::load::open_sim::theory::{mmc_mean_response_s, mmc_response_quantile_s};
+use iosat::load::open::sim::theory::{mmc_mean_response_s, mmc_response_quantile_s};
 
 /// 4 units of 2 ms mean, exponential: M/M/4 with μ = 500/s per unit, 2000/s in all.
 const MMC: &str = "sim:units=4,service=2ms,dist=exp";
@@ -40,7 +40,7 @@ fn numbers(j: &Value) -> (Value, Value, Value) {
 /// 300 000 requests). Tolerances: over 20 seeds of such levels the mean missed Erlang C by
 /// 0.25 % (one standard deviation) at ρ = 0.5 and 0.7 % at ρ = 0.75, the p99 by 0.4 % and
 /// 1.6 % (about 0.6 % at ρ = 0.25), with no bias; the bounds are four standard deviations or
-/// more, plus HdrHistogram's 0.1 % (the unit tests in load/open_sim.rs hold longer levels
+/// more, plus HdrHistogram's 0.1 % (the unit tests in load/open/sim.rs hold longer levels
 /// tighter). A wrong queue misses them by far: one unit fewer is M/M/3 at ρ = 1 at 1500/s.
 #[test]
 fn poisson_on_exponential_units_is_erlang_c_through_the_command_line() {
@@ -93,7 +93,7 @@ fn poisson_on_exponential_units_is_erlang_c_through_the_command_line() {
         assert!(l["behind"]["p99_ns"].as_u64().unwrap() <= 1, "{l}");
         let svc = &l["service_latency_ns"];
         assert!(rel(f(svc, "mean"), f(lat, "mean")) < 1e-3, "{l}");
-        // The sim feeds the levels' 95 % intervals (open_ci.rs) like a real generator.
+        // The sim feeds the levels' 95 % intervals (load/open/ci.rs) like a real generator.
         let ci = l["latency_ns_ci95"]["p99"]
             .as_array()
             .expect("p99 interval");

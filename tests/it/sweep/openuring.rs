@@ -1,4 +1,4 @@
-//! The open loop on io_uring (`sweep --rate` with the uring engine, src/load/open_uring.rs):
+//! The open loop on io_uring (`sweep --rate` with the uring engine, src/load/open/uring.rs):
 //! on a real file in a temporary directory (O_DIRECT on the machine's filesystem; only the
 //! test file inside the directory is written) it keeps a modest rate, names its generator,
 //! times every request from its intended start no shorter than from its submission, and

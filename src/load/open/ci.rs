@@ -23,9 +23,9 @@
 //! Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
-use super::windows::SubWindows;
 use crate::analysis::open::LatencyCi;
 use crate::latency::Recorder;
+use crate::load::windows::SubWindows;
 
 /// The standard normal's 97.5 % quantile.
 pub const Z95: f64 = 1.959_964;
@@ -129,9 +129,9 @@ pub fn latency_ci(r: &Recorder, windows: &SubWindows) -> Option<LatencyCi> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::windows::SUB_WINDOWS;
-    use super::super::workload::Rng;
     use super::*;
+    use crate::load::windows::SUB_WINDOWS;
+    use crate::load::workload::Rng;
 
     /// Uniform in (0, 1].
     fn unit(rng: &mut Rng) -> f64 {

@@ -2,16 +2,16 @@
 //! in the sweep JSON ([`OpenLevelResult`]): offered and achieved rate, latency from the
 //! intended start and from submission, and how far behind its schedule the generator fell
 //! ([`Behind`]), with the rule that says whether the rate was really offered, and the 95 %
-//! intervals of the latency figures (open_ci.rs). Every open-loop engine records a counted
+//! intervals of the latency figures (ci.rs). Every open-loop engine records a counted
 //! request with [`OpenStats::record`]. Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
-use super::open::OpenSpec;
-use super::result::KernelView;
-use super::schedule::Arrivals;
-use super::windows::SubWindows;
-use super::{LevelSpec, LevelStats};
+use super::spec::OpenSpec;
 use crate::latency::{LatencySummary, Recorder};
+use crate::load::result::KernelView;
+use crate::load::schedule::Arrivals;
+use crate::load::windows::SubWindows;
+use crate::load::{LevelSpec, LevelStats};
 use serde::{Deserialize, Serialize};
 
 /// The open loop's own figures of one thread or a whole level (merged with `+=` after join).
@@ -20,7 +20,7 @@ pub struct OpenStats {
     /// Completion minus intended start, per counted request.
     pub intended: Recorder,
     /// The same, per sub-window of the level (by completion time): for the batch intervals
-    /// of open_ci.rs.
+    /// of ci.rs.
     pub intended_windows: SubWindows,
     /// Submission minus intended start (how late), per counted request.
     pub late: Recorder,
@@ -130,7 +130,7 @@ pub struct OpenLevelResult {
     /// From the intended start to completion: what a user arriving on schedule waits.
     pub latency_ns: LatencySummary,
     /// 95 % confidence intervals of `latency_ns`'s mean and percentiles, `[low, high]` ns
-    /// (open_ci.rs: the wider of order statistics and batches over the sub-windows); null in
+    /// (ci.rs: the wider of order statistics and batches over the sub-windows); null in
     /// files written before they were recorded.
     pub latency_ns_ci95: Option<crate::analysis::open::LatencyCi>,
     /// From submission to completion: what the device (and the path to it) took.
@@ -191,7 +191,7 @@ impl OpenLevelResult {
             arrivals: open.arrivals,
             max_inflight: open.max_inflight,
             latency_ns: o.intended.summary(),
-            latency_ns_ci95: super::open_ci::latency_ci(&o.intended, &o.intended_windows),
+            latency_ns_ci95: super::ci::latency_ci(&o.intended, &o.intended_windows),
             service_latency_ns: LatencySummary::from_hist(&service),
             behind,
             target_decision: None,
@@ -218,9 +218,9 @@ pub struct OpenLoopInfo {
     /// The pool: the most requests in flight, and why that many.
     pub max_inflight: u32,
     pub max_inflight_why: String,
-    /// Which generator ran the levels: "io_uring" (one thread on a ring, open_uring.rs),
-    /// "threads" (a pool of threads with one pread/pwrite each, open.rs) or "sim" (the sim
-    /// engine's device in simulated time, open_sim.rs); "" (and absent
+    /// Which generator ran the levels: "io_uring" (one thread on a ring, open/uring.rs),
+    /// "threads" (a pool of threads with one pread/pwrite each, threads.rs) or "sim" (the sim
+    /// engine's device in simulated time, sim.rs); "" (and absent
     /// from the JSON) in results written before it was recorded.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub generator: String,
@@ -231,7 +231,7 @@ pub struct OpenLoopInfo {
     pub verdict: Option<crate::analysis::open::OpenVerdict>,
 }
 
-impl super::result::SweepReport {
+impl crate::load::result::SweepReport {
     /// The open loop's verdict over its levels so far, beside the closed loop's points.
     pub fn refresh_open_verdict(&mut self) {
         let points: Vec<_> = self
@@ -285,7 +285,7 @@ mod tests {
         let spec = LevelSpec {
             threads: 4,
             queue_depth: 1,
-            pattern: super::super::Pattern::RandRead,
+            pattern: crate::load::Pattern::RandRead,
             block_size: 4096,
             ramp_ns: 0,
             duration_ns: 1_000_000_000,

@@ -4,7 +4,7 @@
 //! instant and repeatable to the nanosecond. Touches no file and reads no clock.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 //!
-//! Each request arrives at its intended start and, as in the real open loop (open.rs), is
+//! Each request arrives at its intended start and, as in the real open loop (threads.rs, uring.rs), is
 //! submitted then unless `max_inflight` requests are outstanding, in which case it is
 //! submitted the instant the earliest of them completes (FIFO, in schedule order): that wait
 //! is its lateness and the level's `pool_waits`. Once submitted it goes through the sim's own
@@ -19,13 +19,14 @@
 //! With Poisson arrivals and `dist=exp` this is the M/M/c queue (Erlang C), with `dist=fixed`
 //! and one unit M/D/1 (Pollaczek–Khinchine): the tests hold the simulation to both.
 
-use super::open::OpenSpec;
-use super::open_result::OpenStats;
-use super::schedule::{count_between, intended_starts};
-use super::sim::{Device, Pending, SimSpec, CHECK_EVERY};
-use super::windows::WindowClock;
-use super::{Engine, LevelCtl, LevelSpec, LevelStats};
+use super::generator::OpenLoop;
+use super::result::OpenStats;
+use super::spec::OpenSpec;
 use crate::error::{Error, Result};
+use crate::load::schedule::{count_between, intended_starts};
+use crate::load::sim::{Device, Pending, SimSpec, CHECK_EVERY};
+use crate::load::windows::WindowClock;
+use crate::load::{Engine, LevelCtl, LevelSpec, LevelStats};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::Ordering::Relaxed;
@@ -73,15 +74,16 @@ impl Counter<'_> {
     }
 }
 
+impl OpenLoop for OpenSimEngine {
+    fn offer(&mut self, open: OpenSpec) {
+        self.open = open;
+    }
+}
+
 impl Engine for OpenSimEngine {
     /// "sim": the level driver takes no kernel view and reads no scheduler of a simulation.
     fn name(&self) -> &str {
         "sim"
-    }
-
-    fn set_open(&mut self, open: OpenSpec) -> bool {
-        self.open = open;
-        true
     }
 
     fn run_level(&mut self, level: &LevelSpec, ctl: &LevelCtl) -> Result<LevelStats> {

@@ -2,9 +2,9 @@
 //! submits each request of the schedule (schedule.rs) at its intended start on one ring set up
 //! as the uring engine's (uring.rs [`SlotRing`]: registered file and buffers, O_DIRECT-aligned
 //! slots), keeps at most `max_inflight` requests in flight, and reaps each completion as soon
-//! as the kernel posts it. It records the threads' open loop's figures (open.rs): latency from
+//! as the kernel posts it. It records the threads' open loop's figures (threads.rs): latency from
 //! the intended start and from submission, lateness, requests that found every slot busy; the
-//! schedule, the window and the unsent count are open.rs's.
+//! schedule, the window and the unsent count are generator.rs's.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 //!
 //! How it waits: each turn submits what is due and then waits, in the same `io_uring_enter`
@@ -19,17 +19,17 @@
 //! and an arrival never waits for a completion. Both timers are hrtimers without slack
 //! ([`WAKE_EARLY_NS`] for why there is no spin). The wait's own timeout is used only when the
 //! timer pending is later than the wake needed (a stop check, every slot busy) or when
-//! stopping. The pool bound is the threads' (open.rs `pool_size`): a request due while every
+//! stopping. The pool bound is the threads' (spec.rs `pool_size`): a request due while every
 //! slot is busy waits for a slot, counted as a pool wait, its lateness in its latency from the
 //! intended start.
 
-use super::open::Schedule;
-use super::open_result::OpenStats;
-use super::uring::{abandon, SlotIo, SlotRing, Tuning};
-use super::windows::WindowClock;
-use super::workload::{now_ns, IoGen};
-use super::{run_workers, LevelCtl, LevelSpec, LevelStats};
+use super::result::OpenStats;
+use super::spec::Schedule;
 use crate::error::Result;
+use crate::load::uring::{abandon, SlotIo, SlotRing, Tuning};
+use crate::load::windows::WindowClock;
+use crate::load::workload::{now_ns, IoGen};
+use crate::load::{run_workers, LevelCtl, LevelSpec, LevelStats};
 use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, Submitter};
 use std::os::fd::RawFd;
 use std::path::Path;
@@ -49,7 +49,7 @@ const STOP_CHECK_NS: u64 = 50_000_000;
 /// Why the io_uring generator can't run on `fd` (the engine's probe, or a kernel without
 /// EXT_ARG wait timeouts, 5.11+), or None when it can.
 pub fn unsupported(fd: RawFd) -> Option<String> {
-    if let Some(why) = super::uring::probe(fd) {
+    if let Some(why) = crate::load::uring::probe(fd) {
         return Some(why);
     }
     match IoUring::new(2) {
@@ -156,7 +156,7 @@ fn worker(
     ctl.ops_done.fetch_add(l.unpublished, Relaxed);
     st.interrupted = ctl.stop.load(Relaxed);
     st.elapsed_ns =
-        super::workload::measured_ns(&schedule.window, l.counted, l.last_ns, st.interrupted);
+        crate::load::workload::measured_ns(&schedule.window, l.counted, l.last_ns, st.interrupted);
     st.open = Some(open);
     drop(ring);
     drop(bufs);
@@ -293,7 +293,7 @@ impl Loop {
             if let Some(e) = failed {
                 return Err((e, self.in_flight));
             }
-            if self.unpublished >= super::sync::PUBLISH_EVERY {
+            if self.unpublished >= crate::load::sync::PUBLISH_EVERY {
                 ctl.ops_done.fetch_add(self.unpublished, Relaxed);
                 self.unpublished = 0;
             }
@@ -339,7 +339,7 @@ impl Loop {
 }
 
 /// `user_data` of the generator's timer.
-const TIMER_TAG: u64 = super::uring::TAG_BASE;
+const TIMER_TAG: u64 = crate::load::uring::TAG_BASE;
 
 /// A timespec of `ns` nanoseconds (absolute on CLOCK_MONOTONIC, or a length).
 fn timespec(ns: u64) -> types::Timespec {
@@ -369,8 +369,8 @@ fn due_by(starts: &[u64], origin_ns: u64, now: u64) -> usize {
 
 /// The window a level's schedule runs in, for the tests.
 #[cfg(test)]
-fn test_window(now: u64, ramp: u64, dur: u64) -> super::workload::Window {
-    super::workload::Window {
+fn test_window(now: u64, ramp: u64, dur: u64) -> crate::load::workload::Window {
+    crate::load::workload::Window {
         measure_from_ns: now + ramp,
         end_ns: now + ramp + dur,
     }
@@ -440,7 +440,7 @@ mod tests {
         LevelSpec {
             threads: 4,
             queue_depth: 1,
-            pattern: super::super::Pattern::RandRead,
+            pattern: crate::load::Pattern::RandRead,
             block_size: 4096,
             ramp_ns: 50_000_000,
             duration_ns,
@@ -460,7 +460,7 @@ mod tests {
         let spec = spec(500_000_000);
         let span = spec.ramp_ns + spec.duration_ns;
         let starts =
-            super::super::schedule::intended_starts(40.0, span, Default::default(), 3).unwrap();
+            crate::load::schedule::intended_starts(40.0, span, Default::default(), 3).unwrap();
         let window = test_window(now_ns(), spec.ramp_ns, spec.duration_ns);
         let schedule = Schedule {
             starts: &starts,
@@ -480,7 +480,7 @@ mod tests {
         )
         .unwrap();
         let o = st.open.as_ref().unwrap();
-        let in_window = super::super::schedule::count_between(&starts, spec.ramp_ns, span);
+        let in_window = crate::load::schedule::count_between(&starts, spec.ramp_ns, span);
         let ios = st.read_ns.len();
         assert!(taken >= starts.len() - 1, "{taken} of {}", starts.len());
         // Those due in the window, give or take one at each edge still in flight.
@@ -503,8 +503,9 @@ mod tests {
     /// requests that found it busy are counted as waiting, and the level is not kept.
     #[test]
     fn a_pool_too_small_for_the_rate_is_reused_every_turn_and_counted() {
-        use super::super::open::{Generator, OpenEngine, OpenSpec};
-        use super::super::Engine;
+        use super::super::generator::{Generator, OpenEngine};
+        use super::super::spec::OpenSpec;
+        use crate::load::Engine;
         let Some((_dir, path, file)) = direct_file() else {
             return;
         };
@@ -529,7 +530,7 @@ mod tests {
         assert!(ios >= 10, "{ios} reads; late {:?}", o.late.summary());
         assert!(o.pool_waits > 0, "{ios} reads, none waited for the slot");
         assert!(o.scheduled > ios, "{} scheduled, {ios} done", o.scheduled);
-        let r = super::super::open_result::OpenLevelResult::new(&spec, &open, &st, None).unwrap();
+        let r = super::super::result::OpenLevelResult::new(&spec, &open, &st, None).unwrap();
         assert!(!r.behind.kept, "{:?}", r.behind);
         assert!(r.behind.unsent > 0 || r.behind.pool_waits > 0);
     }

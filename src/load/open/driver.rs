@@ -1,0 +1,164 @@
+//! The open loop's level driver ([`OpenDriver`], `sweep --rate`), shaped like the closed
+//! loop's (load/driver.rs, whose `run_level` measures each level with the same kernel view,
+//! scheduler counters and progress): the pool sized (spec.rs), one level per offered rate (a
+//! list, `auto` from the closed loop's maximum, or the `--target-p99` search of
+//! analysis::open), each level turned into an [`OpenLevelResult`], the verdict refreshed and
+//! the report so far handed to a callback after every level. A level cut short by a stop is
+//! left out, said so.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
+
+use super::generator::{Chosen, OpenLoop};
+use super::result::{OpenLevelResult, OpenLoopInfo};
+use super::spec::{level_spec, pool_size, OpenPlan, OpenSpec};
+use crate::error::Result;
+use crate::load::driver::{AfterLevel, LevelProgress, SweepPlan};
+use crate::load::result::SweepReport;
+use crate::monitor::watch::DeviceWatch;
+
+/// Runs an [`OpenPlan`]'s levels on a generator into a report.
+pub struct OpenDriver<'a> {
+    gen: &'a mut Chosen,
+    open: &'a OpenPlan,
+    plan: &'a SweepPlan,
+    watch: Option<&'a DeviceWatch>,
+    progress: &'a dyn LevelProgress,
+    after_level: &'a mut AfterLevel<'a>,
+}
+
+impl<'a> OpenDriver<'a> {
+    pub fn new(
+        gen: &'a mut Chosen,
+        open: &'a OpenPlan,
+        plan: &'a SweepPlan,
+        watch: Option<&'a DeviceWatch>,
+        progress: &'a dyn LevelProgress,
+        after_level: &'a mut AfterLevel<'a>,
+    ) -> OpenDriver<'a> {
+        OpenDriver {
+            gen,
+            open,
+            plan,
+            watch,
+            progress,
+            after_level,
+        }
+    }
+
+    /// The open-loop levels, after the closed loop's when it ran: the pool sized, one level
+    /// per rate, the verdict refreshed and the files rewritten after each. Notes go to
+    /// `report.notes` (and `crate::error::note`).
+    pub fn run(&mut self, report: &mut SweepReport) -> Result<()> {
+        let o = self.open;
+        let knee = report.verdict.as_ref().map(|v| v.knee_concurrency);
+        let (max_inflight, why) = pool_size(o.max_inflight, knee);
+        if let Some(n) = self.gen.note.take() {
+            crate::error::note(&n);
+            report.notes.push(n);
+        }
+        if report.levels.is_empty() {
+            // No closed loop ran: the report names the open loop's generator, not the engine
+            // that would have run it (the sim stays the sim: its device is what is measured).
+            report.workload.engine = match self.gen.name {
+                "sim" => "sim".into(),
+                name => format!("open ({name})"),
+            };
+            report.workload.levels = String::new();
+        }
+        crate::error::note(&why);
+        report.open_loop = Some(OpenLoopInfo {
+            rates: o.rates_text.clone(),
+            arrivals: o.arrivals,
+            max_inflight,
+            max_inflight_why: why,
+            generator: self.gen.name.into(),
+            target: o.target,
+            verdict: None,
+        });
+        let closed_max = report.verdict.as_ref().map(|v| v.peak_iops);
+        let rates = o.rates(closed_max);
+        let search = o.target.zip(closed_max.filter(|m| *m > 0.0));
+        if rates.is_empty() && search.is_none() {
+            report.notes.push(
+                "the closed loop measured no maximum, so no rate was offered (--rate auto and \
+                 --target-p99 start from it)"
+                    .into(),
+            );
+        }
+        // --target-p99: the closed loop's estimate brackets the search (analysis::open).
+        let estimate = search.and_then(|(t, _)| {
+            crate::analysis::open::estimate_from_closed(&report.points(), t).map(|a| a.iops)
+        });
+        let next_rate = |i: usize, r: &SweepReport| -> Option<f64> {
+            match search {
+                Some((t, max)) => {
+                    let pts: Vec<_> = r.open_levels.iter().map(OpenLevelResult::point).collect();
+                    crate::analysis::open::search_next(&pts, t, max, estimate)
+                }
+                None => rates.get(i).copied(),
+            }
+        };
+        report.complete = false;
+        let base = report.levels.len() + usize::from(report.baseline_remeasured.is_some());
+        let mut i = 0;
+        while let Some(rate) = next_rate(i, report) {
+            if crate::sys::signal::stop_requested() {
+                report.interrupted = true;
+                break;
+            }
+            let spec = OpenSpec {
+                rate_per_s: rate,
+                arrivals: o.arrivals,
+                max_inflight,
+            };
+            let (r, cut) = measure(
+                self.gen.engine.as_mut(),
+                self.plan,
+                spec,
+                base + i,
+                self.watch,
+                self.progress,
+            )?;
+            match r {
+                // A level cut short offered its rate for part of its window only: its achieved
+                // rate and lateness would read as "not kept" and be judged beyond capacity.
+                // Finished levels stay (docs/design.md §3.4); this one is left out, said so.
+                Some(_) if cut => report.notes.push(format!(
+                    "the open-loop level at {rate:.0} IOPS offered was interrupted and is left out"
+                )),
+                Some(r) => {
+                    self.progress.open_level_done(&r);
+                    report.open_levels.push(r);
+                }
+                None => {}
+            }
+            report.interrupted |= cut;
+            report.refresh_open_verdict();
+            (self.after_level)(report)?;
+            if report.interrupted {
+                break;
+            }
+            i += 1;
+        }
+        report.complete = !report.interrupted;
+        Ok(())
+    }
+}
+
+/// Run one open-loop level on `engine`, offered `open`, with the closed loop's kernel view,
+/// scheduler counters and progress (load/driver.rs `run_level`); None when it completed no
+/// I/O; true when a stop cut it short.
+pub fn measure(
+    engine: &mut dyn OpenLoop,
+    plan: &SweepPlan,
+    open: OpenSpec,
+    idx: usize,
+    watch: Option<&DeviceWatch>,
+    progress: &dyn LevelProgress,
+) -> Result<(Option<OpenLevelResult>, bool)> {
+    engine.offer(open);
+    let ls = level_spec(plan, &open, idx);
+    let (stats, kernel, _sched) =
+        crate::load::driver::run_level(engine, &ls, watch, &plan.root, progress, idx)?;
+    let cut = stats.interrupted || crate::sys::signal::stop_requested();
+    Ok((OpenLevelResult::new(&ls, &open, &stats, kernel), cut))
+}
