@@ -337,6 +337,7 @@ pub mod device;
 pub mod evidence;
 pub mod judge;
 pub mod open;
+pub mod state;
 pub mod text;
 pub mod throttle;
 pub mod usl;

@@ -6,6 +6,7 @@
 //! with the proof `monitor::DiskDelta::between` uses.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
+use crate::analysis::state::{DirJudgement, Judgement, State};
 use crate::monitor::DiskDelta;
 use crate::profile::DeviceProfile;
 use crate::sys::device::DevKind;
@@ -54,6 +55,10 @@ pub struct DeviceScrape {
     /// What production learning (learn/) says of the interval since the last scrape: None
     /// with `--no-learn`, on the first scrape, or for a device not selected.
     pub learned: Option<Arc<crate::learn::Learned>>,
+    /// The device's one judgement of the interval since the last scrape (monitor::judge):
+    /// the states, ratios and headroom served; None on the first scrape and with
+    /// `--no-learn` (no interval is computed then).
+    pub judgement: Option<crate::analysis::state::Judgement>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -615,6 +620,13 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
             .into_iter()
             .flat_map(|p| std::iter::once(p).chain(p.write.as_deref()))
             .collect();
+        let headroom = |op: &str| {
+            let j = d.judgement.as_ref()?;
+            [&j.read, &j.write]
+                .into_iter()
+                .find(|x| x.dir.as_str() == op)?
+                .headroom_iops
+        };
         for p in &swept {
             out.push(Judged {
                 device,
@@ -629,7 +641,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     .then(|| f64::from(p.knee_concurrency)),
                 knee_at_least: p.knee_at_least.map(f64::from),
                 max_iops: Some(p.max_useful_iops),
-                headroom_iops: None,
+                headroom_iops: headroom(profile_op(p)),
                 fit_r_squared: None,
             });
         }
@@ -650,7 +662,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 knee: l.knee_concurrency.map(f64::from),
                 knee_at_least: l.knee_at_least,
                 max_iops: l.max_iops,
-                headroom_iops: l.headroom_iops,
+                headroom_iops: headroom(dir.as_str()),
                 fit_r_squared: l.fit_r_squared,
             });
         }
@@ -670,26 +682,17 @@ fn learned_directions(d: &DeviceScrape) -> Vec<&crate::learn::Learned> {
 
 type JudgedGet = fn(&Judged) -> Option<f64>;
 
-const STATES: [crate::learn::State; 5] = {
-    use crate::learn::State;
-    [
-        State::Idle,
-        State::Unknown,
-        State::Ok,
-        State::Saturated,
-        State::Overloaded,
-    ]
-};
-
-/// Each direction's own state and ratio (`iosat_disk_state` is the worst of them).
+/// Each direction's own state and ratio (`iosat_disk_state` is the worst of them), from the
+/// device's judgement.
 fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
-    let rows: Vec<(&str, &'static str, &crate::learn::Learned)> = s
+    let rows: Vec<(&str, &DirJudgement)> = s
         .devices
         .iter()
         .flat_map(|d| {
-            learned_directions(d)
-                .into_iter()
-                .filter_map(|l| Some((d.line.name.as_str(), l.direction?.as_str(), l)))
+            d.judgement
+                .iter()
+                .flat_map(|j| [&j.read, &j.write])
+                .map(|x| (d.line.name.as_str(), x))
         })
         .collect();
     if rows.is_empty() {
@@ -703,12 +706,16 @@ fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
 and 0 for the others (the states of iosat_disk_state, which is the worst of them); a direction \
 without I/O is idle.",
     );
-    for (dev, op, l) in &rows {
-        for st in STATES {
-            let v = if l.state == st { 1.0 } else { 0.0 };
+    for (dev, x) in &rows {
+        for st in State::ALL {
+            let v = if x.state == st { 1.0 } else { 0.0 };
             o.sample(
                 name,
-                &[("device", dev), ("op", op), ("state", st.as_str())],
+                &[
+                    ("device", dev),
+                    ("op", x.dir.as_str()),
+                    ("state", st.as_str()),
+                ],
                 v,
             );
         }
@@ -718,17 +725,17 @@ without I/O is idle.",
         name,
         "gauge",
         "Each direction's p95 latency in the interval (the mean without percentiles) divided by \
-its learned baseline's: the ratio iosat_disk_op_state is judged on (absent without a baseline \
-or without I/O).",
+its baseline's (swept, else learned): the ratio iosat_disk_op_state is judged on (absent without \
+a baseline or without I/O).",
     );
-    for (dev, op, l) in &rows {
-        if let Some(r) = l.ratio {
-            o.sample(name, &[("device", dev), ("op", op)], r);
+    for (dev, x) in &rows {
+        if let Some(r) = x.ratio {
+            o.sample(name, &[("device", dev), ("op", x.dir.as_str())], r);
         }
     }
 }
 
-/// The judgement every view shares (learn::vocab): per device and direction the baseline and
+/// The judgement every view shares (analysis::state): per device and direction the baseline and
 /// curve with their `source`, and per device the state (`iosat_disk_state`), the p95 ratio it
 /// is judged on and how much was learned. A family appears only when some device has a value.
 fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
@@ -767,8 +774,9 @@ unless --target-p95): at the knee for a sweep, the most seen for learning.",
         ),
         (
             "iosat_disk_headroom_iops",
-            "Requests per second that can be added before the p95 reaches the target (learn::vocab, \
-the one headroom of stat, top and the exporter); never below 0.",
+            "Requests per second that can be added before the p95 reaches the target (the one \
+headroom of stat, top and the exporter); never below 0, and 0 while saturated, overloaded or \
+slow.",
             |j| j.headroom_iops,
         ),
         (
@@ -816,6 +824,43 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
             }
         }
     }
+    let judged: Vec<(&str, &Judgement)> = s
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.line.name.as_str(), d.judgement.as_ref()?)))
+        .collect();
+    if !judged.is_empty() {
+        o.family(
+            "iosat_disk_state",
+            "gauge",
+            "The device's state in the interval since the last scrape, 1 for the current one and \
+0 for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
+slow (1.5x and more, but more than the requests in flight explain), saturated (1.5x to 3x), \
+overloaded (3x and more) - the one vocabulary of stat, top and the alerts; the worst direction's.",
+        );
+        for (dev, j) in &judged {
+            for st in State::ALL {
+                let v = if j.state() == st { 1.0 } else { 0.0 };
+                o.sample(
+                    "iosat_disk_state",
+                    &[("device", dev), ("state", st.as_str())],
+                    v,
+                );
+            }
+        }
+        render_direction_states(o, s);
+        o.family(
+            "iosat_disk_latency_ratio",
+            "gauge",
+            "The worst direction's p95 latency in the interval (the mean without percentiles) \
+divided by its baseline's: the ratio iosat_disk_state is judged on (absent without a baseline).",
+        );
+        for (dev, j) in &judged {
+            if let Some(r) = j.device.ratio {
+                o.sample("iosat_disk_latency_ratio", &[("device", dev)], r);
+            }
+        }
+    }
     let learned: Vec<(&str, &crate::learn::Learned)> = s
         .devices
         .iter()
@@ -823,35 +868,6 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
         .collect();
     if learned.is_empty() {
         return;
-    }
-    o.family(
-        "iosat_disk_state",
-        "gauge",
-        "The device's state in the interval since the last scrape, 1 for the current one and 0 \
-for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
-saturated (1.5x to 3x), overloaded (3x and more) - the one vocabulary of stat, top and the alerts.",
-    );
-    for (dev, l) in &learned {
-        for st in STATES {
-            let v = if l.state == st { 1.0 } else { 0.0 };
-            o.sample(
-                "iosat_disk_state",
-                &[("device", dev), ("state", st.as_str())],
-                v,
-            );
-        }
-    }
-    render_direction_states(o, s);
-    o.family(
-        "iosat_disk_latency_ratio",
-        "gauge",
-        "The interval's p95 latency (the mean without percentiles) divided by the baseline's: \
-the ratio iosat_disk_state is judged on (absent without a baseline).",
-    );
-    for (dev, l) in &learned {
-        if let Some(r) = l.ratio {
-            o.sample("iosat_disk_latency_ratio", &[("device", dev)], r);
-        }
     }
     o.family(
         "iosat_disk_learned_intervals",
@@ -909,6 +925,7 @@ mod tests {
         let s = Scrape {
             devices: vec![DeviceScrape {
                 learned: None,
+                judgement: None,
                 latency: None,
                 line: l,
                 identity: Identity::default(),

@@ -15,7 +15,6 @@ use crate::profile::{self, ProfileCache};
 use crate::sys::device::{self, BlockDev};
 use crate::sys::{clock, inflight, Root};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// Which devices the exporter exports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -123,7 +122,7 @@ impl Scraper {
         wall_ns: i64,
         hists: &[crate::sys::bpf::DevHists],
         blk_dropped: Option<u64>,
-    ) -> HashMap<(u32, u32), Arc<crate::learn::Learned>> {
+    ) -> HashMap<(u32, u32), crate::monitor::interval::DeviceRow> {
         use crate::monitor::record::Event;
         let Some(mut r) = self.learning.take() else {
             return HashMap::new();
@@ -187,9 +186,9 @@ impl Scraper {
         match fed {
             Ok(f) => {
                 warnings.extend(f.warnings);
-                for d in f.report.iter().flat_map(|rep| &rep.devices) {
-                    if let Some(l) = &d.learned {
-                        out.insert((d.major, d.minor), Arc::clone(l));
+                for rep in f.report.into_iter().filter(|rep| !rep.since_boot) {
+                    for d in rep.devices {
+                        out.insert((d.major, d.minor), d);
                     }
                 }
                 if let Some(l) = r.learner_mut() {
@@ -292,7 +291,8 @@ impl Scraper {
         }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
-        let mut learned = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
+        // The interval since the last scrape, each device's row with what was learned of it.
+        let mut rows = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
         let numbers = sample.lines.iter().map(|l| (l.major, l.minor)).collect();
         self.free_latency_slots(&numbers, blk_dropped);
         // A long-running exporter sees profiles saved (or replaced) after it started.
@@ -325,13 +325,19 @@ impl Scraper {
                 .iter()
                 .position(|h| h.major == dev.major && h.minor == dev.minor)
                 .map(|i| hists.swap_remove(i));
+            let row = rows.remove(&(dev.major, dev.minor)).map(|mut row| {
+                // Judged against the profile served (the one the scrape found).
+                row.profile = profile.clone();
+                row
+            });
             devices.push(DeviceScrape {
                 latency,
                 line: self.wraps.extend(line, sample.mono_ns),
                 in_flight: inflight::read(&self.root, &dev),
                 identity,
                 profile,
-                learned: learned.remove(&(dev.major, dev.minor)),
+                judgement: row.as_ref().map(|r| r.judgement()),
+                learned: row.and_then(|r| r.learned),
             });
         }
         self.wraps.retain(&present);

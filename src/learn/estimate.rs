@@ -3,10 +3,10 @@
 //! target from the sweep's own rules (analysis::analyze on the buckets turned into levels),
 //! or, until the traffic has gone past the knee, a lower bound. Never more than the data
 //! supports: buckets without enough intervals and requests decide nothing. Pure.
-//! Imports only: analysis/, learn/model.rs, learn/vocab.rs.
+//! Imports only: analysis/, learn/model.rs.
 
 use super::model::{Bucket, Dir, Series, SizeClass};
-use super::vocab;
+use crate::analysis::state as vocab;
 use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
 use crate::analysis::{LatencyNs, LevelPoint};
 use serde::Serialize;

@@ -4,8 +4,8 @@
 //! mean latency = Δtime/Δios, plus the block layer's percentiles where that source runs);
 //! model.rs accumulates them into a bounded, ageing model per direction and request-size
 //! class; estimate.rs turns it into a baseline, a knee (or a lower bound) and a capacity
-//! with the sweep's own rules; vocab.rs is the one vocabulary (idle, ok, saturated,
-//! overloaded, unknown) and the one headroom; store.rs keeps the model across runs.
+//! with the sweep's own rules; the vocabulary (idle, ok, saturated, overloaded, unknown)
+//! and the one headroom are analysis/state.rs's; store.rs keeps the model across runs.
 //!
 //! [`Learner`] is fed the interval reports the one replay engine produces (live: the
 //! collector's; `analyze`/`report` of a recording: the replay's), so learning live and
@@ -15,8 +15,8 @@
 pub mod estimate;
 pub mod model;
 pub mod store;
-pub mod vocab;
 
+pub use crate::analysis::state::State;
 use crate::monitor::interval::{DeviceRow, IntervalReport};
 use crate::monitor::DiskRates;
 use estimate::Curve;
@@ -24,7 +24,6 @@ use model::{DeviceModel, Dir, Point};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-pub use vocab::State;
 
 /// How learning is set up (config builds it from `--no-learn`, `--state-dir`, `--target-p95`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,6 +61,10 @@ pub struct Learned {
     pub ratio: Option<f64>,
     pub fit_r_squared: Option<f64>,
     pub summary: Option<Summary>,
+    /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
+    /// learning fills them, every view renders them through the judgement.
+    #[serde(flatten, default)]
+    pub flags: crate::analysis::state::Flags,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
     /// series learned most. Not in the JSON (the object above is the device's).
@@ -106,6 +109,7 @@ impl Learned {
             ratio: None,
             fit_r_squared: None,
             summary: None,
+            flags: Default::default(),
             directions: Vec::new(),
         }
     }
@@ -119,6 +123,7 @@ impl Learned {
             self.baseline_interval_ns = b.interval_ns;
             self.max_iops = c.max_iops;
             self.max_iops_at_least = c.max_iops.map(|_| c.max_iops_at_least);
+            self.flags.ceiling_at_least = c.max_iops.is_some() && c.max_iops_at_least;
         }
         self.knee_concurrency = c.knee_concurrency;
         self.knee_range = c.knee_range;
@@ -391,7 +396,9 @@ impl Device {
         };
         l.state = State::worst(points.iter().map(|p| judge(p).0));
         l.ratio = main.1;
-        l.headroom_iops = l.max_iops.map(|m| vocab::headroom_iops(m, main_p.iops()));
+        l.headroom_iops = l
+            .max_iops
+            .map(|m| crate::analysis::state::headroom_iops(m, main_p.iops()));
         l
     }
 }

@@ -5,7 +5,7 @@
 //! [`Point`] per interval and direction; bounded (at most 2 × 3 × [`NBUCKETS`] buckets, each
 //! with at most [`HIST_BINS`] bins); ageing is deterministic given the points' timestamps.
 //! Pure.
-//! Imports only: nothing.
+//! Imports only: analysis/state.rs.
 
 use serde::{Deserialize, Serialize};
 
@@ -72,21 +72,8 @@ fn hist_centre_ns(bin: u8) -> f64 {
     (HIST_MIN_LOG2 + (f64::from(bin) + 0.5) / HIST_BINS_PER_OCTAVE).exp2()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dir {
-    Read,
-    Write,
-}
-
-impl Dir {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dir::Read => "read",
-            Dir::Write => "write",
-        }
-    }
-}
+/// The one direction type (analysis/state.rs), here under learning's old name.
+pub use crate::analysis::state::Dir;
 
 /// Request-size class of an interval's mean request: 4 KiB reads are never judged against
 /// 1 MiB ones (a large request takes longer on any device).

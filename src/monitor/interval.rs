@@ -75,6 +75,11 @@ pub struct IntervalReport {
 }
 
 impl DeviceRow {
+    /// The device's one judgement in the interval (monitor::judge): what every view renders.
+    pub fn judgement(&self) -> crate::analysis::state::Judgement {
+        super::judge::judge(self)
+    }
+
     /// The device's interval judged against its profile, when it has one.
     pub fn saturation(&self) -> Option<super::saturation::Saturation> {
         self.profile.as_deref().map(|p| {

@@ -415,6 +415,7 @@ pub mod collect;
 pub mod fields;
 pub mod info;
 pub mod interval;
+pub mod judge;
 pub mod procs;
 pub mod record;
 pub mod replay;

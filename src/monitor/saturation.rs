@@ -44,8 +44,8 @@ pub struct Saturation {
     /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee (None when
     /// the profile has only a lower bound of the knee).
     pub load_vs_knee: Option<f64>,
-    /// The one headroom (learn::vocab::headroom_iops): max useful IOPS − (r/s + w/s), never
-    /// below 0, and 0 when overloaded (3x the baseline and more: none before the target).
+    /// The one headroom (analysis::state::headroom_iops): max useful IOPS − (r/s + w/s), never
+    /// below 0, and 0 while saturated or overloaded (1.5x the baseline and more).
     pub headroom_iops: Option<f64>,
     /// `headroom_iops` is a lower bound: the profile's sweep did not reach the knee.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -187,11 +187,12 @@ impl Saturation {
                     .then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
             headroom_iops: rates.map(|r| {
-                // Past the target (overloaded, learn::vocab) there is none to add, whatever
-                // the IOPS: the device is slower than its profile said.
-                let over = crate::learn::State::of_ratio(mixed) == crate::learn::State::Overloaded;
+                // Saturated or overloaded (analysis::state) there is none to add, whatever
+                // the IOPS: latency already grows with load.
+                use crate::analysis::state::{headroom_iops, State};
+                let over = State::of_ratio(mixed) >= State::Saturated;
                 let max = if over { 0.0 } else { main.max_useful_iops };
-                crate::learn::vocab::headroom_iops(max, r.r_s + r.w_s)
+                headroom_iops(max, r.r_s + r.w_s)
             }),
             headroom_at_least: bound.is_some() && rates.is_some(),
             baseline_pattern: main.pattern.clone(),
@@ -239,7 +240,7 @@ mod tests {
         // (400 × 2 + 100 × 5) / 500 = 2.6 ms → 10.4x
         assert!((s.saturation.unwrap() - 10.4).abs() < 1e-12);
         assert!((s.load_vs_knee.unwrap() - 0.325).abs() < 1e-12);
-        // 10.4x is overloaded (learn::vocab): no headroom, though 1500 IOPS below the knee's.
+        // 10.4x is overloaded (analysis::state): no headroom, though 1500 IOPS below the knee's.
         assert_eq!(s.headroom_iops, Some(0.0));
 
         let idle = Saturation::compute(

@@ -29,6 +29,13 @@ pub struct Point {
     /// r_await and w_await ÷ the profile's baseline (monitor::saturation), with a profile.
     pub sat_r: Option<f64>,
     pub sat_w: Option<f64>,
+    /// What learning said of each direction in this interval (kept to judge it once the
+    /// profile is known, at [`SeriesStore::series`] time).
+    pub learned_refs: [Option<crate::analysis::state::Reference>; 2],
+    /// The block layer's p95 per direction, ms, when the recording carries that source.
+    pub p95_ms: [Option<f64>; 2],
+    /// The interval's one judgement (monitor::judge), set by [`SeriesStore::series`].
+    pub judgement: Option<crate::analysis::state::Judgement>,
 }
 
 /// The time series of one device, as the stat page and its tables draw it.
@@ -191,6 +198,15 @@ impl SeriesStore {
                 util_pct: rates.util_pct,
                 sat_r: None,
                 sat_w: None,
+                learned_refs: super::judge::learned_references(d.learned.as_deref()),
+                p95_ms: {
+                    let m = d.latency.as_ref().and_then(|l| l.measured());
+                    [
+                        m.and_then(|m| m.read.p95_ms),
+                        m.and_then(|m| m.write.p95_ms),
+                    ]
+                },
+                judgement: None,
             });
         }
     }
@@ -219,12 +235,20 @@ identified on this machine."
                         .to_string()),
                 };
                 let mut points = t.points.clone();
-                if let Ok(f) = &profile {
-                    for p in &mut points {
-                        let sat = Saturation::compute(&f.profile, Some(&p.as_rates()));
+                let swept = profile.as_ref().ok().map(|f| f.profile.as_ref());
+                for p in &mut points {
+                    let rates = p.as_rates();
+                    if let Some(prof) = swept {
+                        let sat = Saturation::compute(prof, Some(&rates));
                         p.sat_r = sat.saturation_r;
                         p.sat_w = sat.saturation_w;
                     }
+                    p.judgement = Some(super::judge::judge_parts(
+                        swept,
+                        &p.learned_refs,
+                        Some(&rates),
+                        p.p95_ms,
+                    ));
                 }
                 StatSeries {
                     name: t.name.clone(),

@@ -109,6 +109,9 @@ struct JsonDevice {
     /// What stat learned of the device at that interval (null or absent: nothing).
     #[serde(default)]
     learned: Option<crate::learn::Learned>,
+    /// The device's one judgement at that interval (monitor::judge; absent in older files).
+    #[serde(default)]
+    judgement: Option<crate::analysis::state::Judgement>,
     #[serde(flatten)]
     values: Values,
 }
@@ -254,6 +257,10 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 util_pct: v.num("util").unwrap_or(0.0),
                 sat_r: sat("saturation_r"),
                 sat_w: sat("saturation_w"),
+                learned_refs: [None, None],
+                p95_ms: [None, None],
+                // As stat judged it (nothing recomputed).
+                judgement: d.judgement.clone(),
             });
         }
     }
@@ -299,6 +306,7 @@ pub fn csv_from_json(text: &str) -> Result<String, ParseError> {
                     .collect(),
                 latency: LATENCY.iter().map(|c| lat.and_then(c.get)).collect(),
                 cpu,
+                judgement: d.judgement.clone(),
             };
             s.push_str(&row.line());
         }
@@ -396,18 +404,43 @@ fn baseline_line(d: &StatSeries) -> String {
         // No profile, a learned baseline: the judgement of its own traffic, and its
         // diagnosis (the curve's summary: baseline, knee or its lower bound, ceiling).
         (Err(_), Some(l)) => format!(
-            "{}: judged against the baseline learned from its own traffic ({}): {} at the \
-             last interval{}. {}.",
+            "{}: judged against the baseline learned from its own traffic ({}). {}.",
             d.name,
             crate::learn::basis_words(l),
-            l.state.as_str(),
-            l.ratio
-                .map(|r| format!(", {r:.1}x the learned baseline"))
-                .unwrap_or_default(),
             l.summary.as_ref().map_or("", |s| &s.0)
         ),
         _ => profile_line(d),
     }
+}
+
+/// The device's judgement (monitor::judge) at its last interval, in the words every view
+/// uses, and how many intervals were in each state.
+fn judgement_line(d: &StatSeries) -> Option<String> {
+    use crate::analysis::state::{Basis, State};
+    // Only a device judged against some baseline (swept or learned) at some interval.
+    d.points
+        .iter()
+        .filter_map(|p| p.judgement.as_ref())
+        .find(|j| j.device.basis != Basis::None)?;
+    let last = d.points.iter().rev().find_map(|p| p.judgement.as_ref())?;
+    let counts: Vec<String> = State::ALL
+        .iter()
+        .rev()
+        .filter_map(|st| {
+            let n = d
+                .points
+                .iter()
+                .filter(|p| p.judgement.as_ref().is_some_and(|j| j.state() == *st))
+                .count();
+            (n > 0).then(|| format!("{} {n}", st.words()))
+        })
+        .collect();
+    Some(format!(
+        "{}: {} at the last interval; intervals by state: {}.",
+        d.name,
+        last.words(),
+        counts.join(", ")
+    ))
 }
 
 fn profile_line(d: &StatSeries) -> String {
@@ -519,7 +552,9 @@ is sysstat's formula over the measured interval, as `iosat stat --replay` prints
         blocks.push(Block::Table(TableBlock::new(summary_table(devs))));
         blocks.push(Block::List(List::titled(
             "Saturation",
-            devs.iter().map(|d| Item::plain(baseline_line(d))),
+            devs.iter()
+                .flat_map(|d| [baseline_line(d)].into_iter().chain(judgement_line(d)))
+                .map(Item::plain),
         )));
     }
     if !idle.is_empty() {
@@ -751,7 +786,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("overloaded at the last interval, 4.0x"),
+            text.contains("sdb: overloaded (read 4.0x learned baseline), headroom 0"),
             "{text}"
         );
         assert!(!text.contains("sdb: no saturation"), "{text}");

@@ -6,6 +6,7 @@
 
 use super::table::{csv_field, Table};
 use super::Format;
+use crate::analysis::state::{Basis, DirJudgement, Judgement};
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
@@ -18,7 +19,7 @@ use crate::units::iso_utc;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The default text view: (field key, width, decimals), 80 columns in all with the
-/// 9-character device column: these, then [`UNPROFILED`] or [`PROFILED`].
+/// 9-character device column: these, then [`UNPROFILED`] or the judgement's state and headroom.
 const NARROW: &[(&str, usize, usize)] = &[
     ("r/s", 7, 1),
     ("w/s", 7, 1),
@@ -35,30 +36,25 @@ const UNPROFILED: &[(&str, usize, usize)] = &[
     ("util", 6, 1),
 ];
 
-/// When a shown device has a profile, `sat` and `load` (ratios to the profile) take the
-/// place of r_conc/w_conc, still 80 columns.
-const PROFILED: &[(&str, usize, usize)] =
-    &[("util", 6, 1), ("saturation", 6, 2), ("load_vs_knee", 6, 2)];
-
 const DEVICE_WIDTH: usize = 9;
 
 fn any_profile(r: &IntervalReport) -> bool {
     r.devices.iter().any(|d| d.profile.is_some())
 }
 
-/// No shown device has a profile, but one has a learned baseline (learn/): the learned state
-/// and headroom take the place of r_conc/w_conc/%util, still 80 columns.
-fn any_learned(r: &IntervalReport) -> bool {
-    !any_profile(r) && r.devices.iter().any(|d| learned_baseline(d).is_some())
+/// A shown device has a baseline to be judged against, swept or learned: the state of its
+/// judgement (monitor::judge) and its headroom take the place of r_conc/w_conc/%util (and of
+/// sat/load: those are in --wide), still 80 columns.
+fn any_judged(r: &IntervalReport) -> bool {
+    r.devices
+        .iter()
+        .any(|d| d.judgement().device.basis != Basis::None || d.profile.is_some())
 }
 
-fn learned_baseline(d: &DeviceRow) -> Option<f64> {
-    d.learned.as_ref()?.baseline_latency_ns
-}
-
-/// Headroom in the text view: compact, `>=` when it is a lower bound.
-fn headroom_cell(l: &crate::learn::Learned) -> String {
-    let Some(h) = l.headroom_iops else {
+/// Headroom in the text view: compact, `>=` when it is a lower bound, `0` while saturated,
+/// overloaded or slow.
+fn headroom_cell(j: &DirJudgement) -> String {
+    let Some(h) = j.headroom_iops else {
         return "-".to_string();
     };
     let v = if h >= 10_000.0 {
@@ -66,11 +62,24 @@ fn headroom_cell(l: &crate::learn::Learned) -> String {
     } else {
         format!("{h:.0}")
     };
-    if l.max_iops_at_least == Some(true) {
+    if j.flags.ceiling_at_least && j.no_headroom.is_none() {
         format!(">={v}")
     } else {
         v
     }
+}
+
+/// The state cell: the word, `*` when a flag qualifies it (the note under the table says
+/// which), `~` when the baseline was learned rather than swept.
+fn state_cell(j: &DirJudgement) -> String {
+    let mut s = j.state.as_str().to_string();
+    if matches!(j.basis, Basis::Learned | Basis::LearnedEstimate) {
+        s.push('~');
+    }
+    if !j.flags.words().is_empty() {
+        s.push('*');
+    }
+    s
 }
 
 fn num(v: Option<f64>, decimals: usize) -> String {
@@ -91,7 +100,7 @@ pub fn preamble(format: Format, judged: &[String]) -> String {
             if !judged.is_empty() {
                 s.push_str(
                     "\
-# sat = await / profile baseline latency; load = aqu-sz / profile knee\n",
+# sat = await / profile baseline latency; load = aqu-sz / profile knee (--wide)\n",
                 );
             }
             // Which profile each judgement uses: its own, or a model profile (and whose sweep).
@@ -122,6 +131,7 @@ pub fn preamble(format: Format, judged: &[String]) -> String {
                 h.push_str(",cpu_");
                 h.push_str(k);
             }
+            h.push_str(JUDGEMENT_CSV);
             h.push('\n');
             h
         }
@@ -172,6 +182,14 @@ fn interval_title(r: &IntervalReport) -> String {
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {
+        // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
+        // without headroom, in words.
+        let j = d.judgement();
+        if !j.device.flags.words().is_empty() || j.state() == crate::analysis::state::State::Slow {
+            s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
+        }
+    }
+    for d in &r.devices {
         let sat = d.saturation();
         if let (Some(sat), Some(l)) = (&sat, &d.learned) {
             if let Some(n) = crate::learn::disagreement(l, sat.baseline_latency_ns) {
@@ -221,14 +239,8 @@ fn text_narrow(r: &IntervalReport) -> String {
     s.push_str(&interval_title(r));
     s.push('\n');
     s.push_str(&cpu_line(r));
-    let learned = any_learned(r);
-    let tail = if any_profile(r) {
-        PROFILED
-    } else if learned {
-        &[]
-    } else {
-        UNPROFILED
-    };
+    let judged = any_judged(r);
+    let tail = if judged { &[] } else { UNPROFILED };
     let cols: Vec<(Column, usize, usize)> = NARROW
         .iter()
         .chain(tail)
@@ -238,9 +250,10 @@ fn text_narrow(r: &IntervalReport) -> String {
     for (c, w, _) in &cols {
         let _ = write!(s, " {:>w$}", c.header());
     }
-    if learned {
-        // Marked as learned: judged against the baseline this device's own traffic showed.
-        let _ = write!(s, " {:>11} {:>8}", "learned", "+IOPS");
+    if judged {
+        // The device's judgement: its worst direction's state (~: by a learned baseline)
+        // and that direction's headroom.
+        let _ = write!(s, " {:>11} {:>8}", "state", "+IOPS");
     }
     s.push('\n');
     for d in &r.devices {
@@ -260,10 +273,9 @@ fn text_narrow(r: &IntervalReport) -> String {
                 None => write!(s, " {:>w$}", "-"),
             };
         }
-        if learned {
-            let (state, room) = d.learned.as_ref().map_or(("-".into(), "-".into()), |l| {
-                (l.state.as_str().to_string(), headroom_cell(l))
-            });
+        if judged {
+            let j = d.judgement();
+            let (state, room) = (state_cell(&j.device), headroom_cell(&j.device));
             let _ = write!(s, " {state:>11} {room:>8}");
         }
         s.push('\n');
@@ -356,6 +368,9 @@ impl serde::Serialize for JsonDevice<'_> {
         if let Some(sat) = d.saturation() {
             m.serialize_entry("profile", &sat)?;
         }
+        // The one judgement (monitor::judge): the device's state with the ratio and
+        // headroom of its worst direction, and each direction's.
+        m.serialize_entry("judgement", &d.judgement())?;
         // What production learning says (learn/); absent with --no-learn.
         if let Some(l) = &d.learned {
             m.serialize_entry("learned", l.as_ref())?;
@@ -420,6 +435,46 @@ pub struct CsvRow {
     pub latency: Vec<Option<f64>>,
     /// avg-cpu in [`CPU_KEYS`] order; None without CPU times.
     pub cpu: Option<[Option<f64>; 6]>,
+    /// The device's judgement (monitor::judge); None when the source had none.
+    pub judgement: Option<Judgement>,
+}
+
+/// The judgement's CSV columns, after avg-cpu: the device's (its worst direction's) and
+/// each direction's state, basis, ratio and headroom, and the flags in words.
+const JUDGEMENT_CSV: &str = ",state,direction,basis,ratio,headroom_iops,no_headroom,flags,\
+read_state,read_basis,read_ratio,read_headroom_iops,\
+write_state,write_basis,write_ratio,write_headroom_iops";
+
+fn judgement_csv(j: Option<&Judgement>) -> String {
+    let Some(j) = j else {
+        return ",".repeat(JUDGEMENT_CSV.matches(',').count());
+    };
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let d = &j.device;
+    let mut s = format!(
+        ",{},{},{},{},{},{},{}",
+        d.state.as_str(),
+        d.dir.as_str(),
+        d.basis.as_str(),
+        num(d.ratio),
+        num(d.headroom_iops),
+        d.no_headroom.map_or("", |n| match n {
+            crate::analysis::state::NoHeadroom::Saturated => "saturated",
+            crate::analysis::state::NoHeadroom::Overloaded => "overloaded",
+            crate::analysis::state::NoHeadroom::Slow => "slow",
+        }),
+        csv_field(&d.flags.words().join(";")),
+    );
+    for x in [&j.read, &j.write] {
+        s.push_str(&format!(
+            ",{},{},{},{}",
+            x.state.as_str(),
+            x.basis.as_str(),
+            num(x.ratio),
+            num(x.headroom_iops)
+        ));
+    }
+    s
 }
 
 impl CsvRow {
@@ -457,6 +512,7 @@ impl CsvRow {
             }),
             None => s.push_str(&",".repeat(CPU_KEYS.len())),
         }
+        s.push_str(&judgement_csv(self.judgement.as_ref()));
         s.push('\n');
         s
     }
@@ -491,6 +547,7 @@ fn csv_rows(r: &IntervalReport) -> Vec<CsvRow> {
                     .collect(),
                 latency: LATENCY.iter().map(|c| lat.and_then(c.get)).collect(),
                 cpu,
+                judgement: Some(d.judgement()),
             }
         })
         .collect()

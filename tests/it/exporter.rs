@@ -728,7 +728,7 @@ fn a_real_prometheus_records_saturation_for_every_host() {
     let up = prom.query("iosat_scrape_collector_success");
     assert_eq!(up.len(), 2, "{up:?}");
     assert!(up.iter().all(|(_, v)| *v == 1.0));
-    // The one vocabulary (learn::vocab): host 1 reads at 5.9x its baseline, overloaded (3x
+    // The one vocabulary (analysis::state): host 1 reads at 5.9x its baseline, overloaded (3x
     // and more), with 5 in flight (queueing explains up to 2 x 5 = 10x: loaded, not "slow but
     // not loaded"); host 2 at 2x with 1.7 in flight is saturated (1.5x to 3x). In the first
     // minute of a series rate() over [1m] divides the little it has seen by the whole minute,
@@ -1253,8 +1253,33 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         ratio: Some(ratio),
         fit_r_squared: None,
         summary: None,
+        flags: Default::default(),
         directions: vec![],
     }
+}
+
+/// Serve `l` as what was learned of `d`, with the device's judgement (monitor::judge) of an
+/// interval of 1,000 reads/s and 1,000 writes/s at the learned ratios, 64 in flight while busy
+/// (loaded): what a scrape sets from the interval since the last one.
+pub(crate) fn judged(d: &mut iosat::exporter::metrics::DeviceScrape, l: iosat::learn::Learned) {
+    use iosat::monitor::judge::{judge_parts, learned_references};
+    let rates = iosat::monitor::DiskRates {
+        interval_s: 1.0,
+        r_s: 1000.0,
+        w_s: 1000.0,
+        r_await: Some(1.0),
+        w_await: Some(1.0),
+        aqu_sz: 64.0,
+        util_pct: 100.0,
+        ..Default::default()
+    };
+    d.judgement = Some(judge_parts(
+        d.profile.as_deref(),
+        &learned_references(Some(&l)),
+        Some(&rates),
+        [None, None],
+    ));
+    d.learned = Some(std::sync::Arc::new(l));
 }
 
 #[test]
@@ -1264,7 +1289,7 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
     for d in &mut s.devices {
         // nvme0n1 has swept profiles (read and write): the sweep takes precedence there.
         if d.line.name == "sda" || d.line.name == "nvme0n1" {
-            d.learned = Some(std::sync::Arc::new(learned(State::Saturated, 2.0)));
+            judged(d, learned(State::Saturated, 2.0));
         }
     }
     let text = metrics::render(&s);
@@ -1274,7 +1299,8 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
         "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned\",bound=\"low\"} 0.0009",
         "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned\",bound=\"high\"} 0.0011",
         "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 6",
-        "iosat_disk_headroom_iops{device=\"sda\",op=\"read\",source=\"learned\"} 1200",
+        // Saturated: no headroom, whatever the ceiling (analysis::state).
+        "iosat_disk_headroom_iops{device=\"sda\",op=\"read\",source=\"learned\"} 0",
         "iosat_disk_baseline_latency_seconds{device=\"nvme0n1\",op=\"read\",source=\"sweep\"} 0.000085",
         "iosat_disk_state{device=\"sda\",state=\"saturated\"} 1",
         "iosat_disk_state{device=\"sda\",state=\"ok\"} 0",
@@ -1311,7 +1337,7 @@ fn reads_and_writes_are_judged_apart() {
     dev.directions = vec![read, write];
     for d in &mut s.devices {
         if d.line.name == "sda" {
-            d.learned = Some(std::sync::Arc::new(dev.clone()));
+            judged(d, dev.clone());
         }
     }
     let text = metrics::render(&s);
@@ -1321,7 +1347,8 @@ fn reads_and_writes_are_judged_apart() {
         "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"write\",source=\"learned\",bound=\"high\"} 0.0023",
         "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 6",
         "iosat_disk_knee_concurrency{device=\"sda\",op=\"write\",source=\"learned\"} 8",
-        "iosat_disk_headroom_iops{device=\"sda\",op=\"write\",source=\"learned\"} 700",
+        // The ceiling learned (3,400) less the interval's 1,000 writes/s.
+        "iosat_disk_headroom_iops{device=\"sda\",op=\"write\",source=\"learned\"} 2400",
         "iosat_disk_curve_fit_r_squared{device=\"sda\",op=\"read\",source=\"learned\"} 0.93",
         "iosat_disk_op_state{device=\"sda\",op=\"read\",state=\"overloaded\"} 1",
         "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"ok\"} 1",

@@ -114,7 +114,7 @@ fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
             .unwrap(),
     );
     let last_table = text.rsplit("interval").next().unwrap();
-    assert!(last_table.contains("learned    +IOPS"), "{text}");
+    assert!(last_table.contains("state    +IOPS"), "{text}");
     // --forget removes it.
     let f = iosat()
         .args(["stat", "--forget", "--state-dir"])

@@ -55,7 +55,7 @@ fn recorded_pair_judged_against_its_profile() {
     // Request-weighted await: (1002 + 8020) ms / (2005 + 4010) requests.
     close(&p["saturation"], 9022.0 / 6015.0 / 0.25);
     close(&p["load_vs_knee"], 9824.0 / 2005.0 / 4.0);
-    // 6x the baseline is overloaded (learn::vocab): no headroom, though 3000 IOPS is below
+    // 6x the baseline is overloaded (analysis::state): no headroom, though 3000 IOPS is below
     // the profile's 5000 (the one headroom: none once past the target).
     close(&p["headroom_iops"], 0.0);
     // No profile file for dm-0's id, none at all for md0: no `profile` key.
@@ -65,18 +65,33 @@ fn recorded_pair_judged_against_its_profile() {
     let p = &dev(&reps[1], "nvme0n1")["profile"];
     close(&p["saturation_r"], 2.0);
     assert!(p["saturation_w"].is_null());
-    close(&p["headroom_iops"], 4500.0);
+    // 2x is saturated: no headroom either (analysis::state), and the judgement says why.
+    close(&p["headroom_iops"], 0.0);
+    let j = &dev(&reps[1], "nvme0n1")["judgement"];
+    assert_eq!(j["state"], "saturated");
+    assert_eq!(j["basis"], "swept");
+    assert_eq!(j["no_headroom"], "saturated");
+    close(&j["ratio"], 2.0);
+    close(&j["headroom_iops"], 0.0);
 
-    // Text: sat and load replace r_conc/w_conc, still 80 columns.
+    // Text: the judgement's state and headroom replace r_conc/w_conc/%util, still 80
+    // columns: the worst direction, writes at 8x the (legacy, so read-and-write) profile's
+    // baseline with 5.4 in flight while busy: overloaded, no headroom.
     let o = run(&["stat", "--replay", rec, "--profile-dir", pdir]);
     let text = stdout(&o);
     for l in text.lines() {
         assert!(l.chars().count() <= 80, "{l}");
     }
     let header = text.lines().find(|l| l.starts_with("Device")).unwrap();
-    assert!(header.ends_with("%util    sat   load"), "{header}");
+    assert!(header.ends_with("      state    +IOPS"), "{header}");
     let row = text.lines().find(|l| l.starts_with("nvme0n1")).unwrap();
-    assert!(row.ends_with("90.0   6.00   1.22"), "{row}");
+    assert!(row.ends_with(" overloaded        0"), "{row}");
+    let j = &dev(&reps[0], "nvme0n1")["judgement"];
+    assert_eq!(
+        (&j["state"], &j["direction"]),
+        (&"overloaded".into(), &"write".into())
+    );
+    close(&j["ratio"], 8.0);
     // --wide adds every ratio; --no-profile drops them all.
     let o = run(&["stat", "--replay", rec, "--profile-dir", pdir, "--wide"]);
     let wide = stdout(&o);
@@ -223,10 +238,11 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
             d["aqu-sz"].as_f64().unwrap() / f64::from(knee),
         );
         let iops = d["r/s"].as_f64().unwrap() + d["w/s"].as_f64().unwrap();
-        // An overloaded device (mixed saturation 3x or more, learn::vocab) has no headroom
-        // whatever its IOPS; a loop device on a busy machine can be one in any interval.
-        let over = p["saturation"].as_f64().is_some_and(|s| s >= 3.0);
-        let want = if over { 0.0 } else { max_iops - iops };
+        // A saturated or overloaded device (mixed saturation 1.5x or more, analysis::state)
+        // has no headroom whatever its IOPS; a loop device on a busy machine can be one in
+        // any interval.
+        let saturated = p["saturation"].as_f64().is_some_and(|s| s >= 1.5);
+        let want = if saturated { 0.0 } else { max_iops - iops };
         close(&p["headroom_iops"], want);
         reads_seen += d["r/s"].as_f64().unwrap() * r["interval_s"].as_f64().unwrap();
     }

@@ -253,7 +253,7 @@ fn saturated_device_sorts_first_and_is_judged() {
     let f = frame(&a, 160, 48);
     assert!(f.contains("baseline 0.100 ms"), "{f}");
     assert!(f.contains("knee 4"), "{f}");
-    // The 1.5x (saturated) and 3x (overloaded) lines of learn::vocab.
+    // The 1.5x (saturated) and 3x (overloaded) lines of analysis::state.
     assert!(f.contains("1.5x"), "{f}");
     assert!(f.contains("3x"), "{f}");
     assert!(!f.contains("10x"), "{f}");

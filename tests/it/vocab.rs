@@ -1,4 +1,4 @@
-//! The one vocabulary (issue 26, src/learn/vocab.rs): for the same intervals of the same
+//! The one vocabulary (issue 26, src/analysis/state.rs): for the same intervals of the same
 //! recording, `iosat stat --json`, `iosat top` (its TestBackend frame), the exporter's
 //! /metrics and the shipped alerts (`promtool test rules` on the exporter's series) name the
 //! same state.
@@ -66,7 +66,12 @@ fn stat_learned(rec: &std::path::Path) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .flat_map(|v| v["devices"].as_array().cloned().unwrap_or_default())
         .filter(|d| d["disk_device"] == "sdx")
-        .map(|d| d["learned"].clone())
+        .map(|d| {
+            let mut l = d["learned"].clone();
+            // The device's one judgement beside what was learned (monitor::judge).
+            l["judgement"] = d["judgement"].clone();
+            l
+        })
         .collect()
 }
 
@@ -117,7 +122,7 @@ fn exporter_text(l: &Learned) -> String {
     let mut s = Scraper::new(fixture_root(), all, None).scrape();
     for d in &mut s.devices {
         if d.line.name == "sda" {
-            d.learned = Some(std::sync::Arc::new(l.clone()));
+            crate::exporter::judged(d, l.clone());
         }
     }
     metrics::render(&s)
@@ -198,6 +203,20 @@ fn stat_top_the_exporter_and_the_alerts_name_the_same_state() {
         assert_eq!(l["state"], word, "stat at {ms} ms: {l}");
         let ratio = l["ratio"].as_f64().unwrap();
         assert!((ratio - ms).abs() < 0.01, "stat's ratio at {ms} ms: {l}");
+        // The judgement stat prints: the same state, by the learned baseline, the reads'
+        // (the only direction with I/O), no headroom once saturated.
+        let j = &l["judgement"];
+        assert_eq!(j["state"], word, "stat's judgement at {ms} ms: {j}");
+        assert_eq!(
+            (&j["basis"], &j["direction"]),
+            (&"learned".into(), &"read".into())
+        );
+        assert_eq!(j["read"]["state"], word, "{j}");
+        assert_eq!(j["write"]["state"], "idle", "{j}");
+        if *state >= State::Saturated {
+            assert_eq!(j["headroom_iops"], 0.0, "{j}");
+            assert_eq!(j["no_headroom"], word, "{j}");
+        }
         let baseline_ns = l["baseline_latency_ns"].as_f64().unwrap();
         assert!((baseline_ns - 1e6).abs() < 1e4, "{l}");
 

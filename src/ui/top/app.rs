@@ -211,6 +211,8 @@ pub struct Row {
     pub latency: Option<Measured>,
     /// What production learning says of the device (learn/), when on.
     pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
+    /// The device's one judgement in the interval (monitor::judge), rendered as it is.
+    pub judgement: crate::analysis::state::Judgement,
 }
 
 /// What the charts draw of one interval of one device.
@@ -343,12 +345,14 @@ impl App {
             .into_iter()
             .map(|d| {
                 let sat = d.saturation();
+                let judgement = d.judgement();
                 let latency = match d.latency {
                     Some(DevLatency::Measured(m)) if self.latency => Some(*m),
                     _ => None,
                 };
                 Row {
                     latency,
+                    judgement,
                     learned: d.learned,
                     name: d.kernel_name,
                     major: d.major,

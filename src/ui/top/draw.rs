@@ -15,12 +15,12 @@ use ratatui::widgets::Widget;
 use ratatui::widgets::{Block, Borders, Cell, Clear, Gauge, Paragraph, Row as TRow, Table, Wrap};
 use ratatui::Frame;
 
-/// Latency at this multiple of the baseline: saturated (learn::vocab, the one vocabulary of
+/// Latency at this multiple of the baseline: saturated (analysis::state, the one vocabulary of
 /// stat, top, the exporter and the alerts; drawn as the 1.5x line).
-pub const SATURATED: f64 = crate::learn::vocab::SATURATED_RATIO;
-/// Latency at this multiple of the baseline: overloaded (learn::vocab, seed 001's 3x rule;
+pub const SATURATED: f64 = crate::analysis::state::SATURATED_RATIO;
+/// Latency at this multiple of the baseline: overloaded (analysis::state, seed 001's 3x rule;
 /// drawn as the 3x line).
-pub const OVERLOADED: f64 = crate::learn::vocab::OVERLOADED_RATIO;
+pub const OVERLOADED: f64 = crate::analysis::state::OVERLOADED_RATIO;
 
 /// The smallest terminal drawn in full.
 pub const MIN_W: u16 = 60;
@@ -65,10 +65,10 @@ impl Theme {
         }
     }
 
-    /// A ratio to the baseline by its state (learn::vocab): ok, saturated (≥ 1.5x),
+    /// A ratio to the baseline by its state (analysis::state): ok, saturated (≥ 1.5x),
     /// overloaded (≥ 3x).
     fn saturation(&self, v: Option<f64>) -> Style {
-        use crate::learn::State;
+        use crate::analysis::state::State;
         match v.map(|v| State::of_ratio(Some(v))) {
             Some(State::Overloaded) => self.fg(Color::Red).add_modifier(Modifier::BOLD),
             Some(State::Saturated) => self.fg(Color::Yellow),
@@ -83,7 +83,7 @@ impl Theme {
             k if is_baseline_ratio(k) => self.saturation(v),
             "r_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_r)),
             "w_await" => self.saturation(row.sat.as_ref().and_then(|s| s.saturation_w)),
-            // The live p95 at the 1.5x/3x limits (learn::vocab) of its own ratio to the baseline p95.
+            // The live p95 at the 1.5x/3x limits (analysis::state) of its own ratio to the baseline p95.
             "r_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_r)),
             "w_p95_ms" => self.saturation(row.latency.as_ref().and_then(|m| m.p95_vs_baseline_w)),
             "load_vs_knee" => match v {
@@ -102,7 +102,7 @@ impl Theme {
 }
 
 /// A column that is a latency ÷ the profile's baseline (await or the live p95): drawn as a
-/// ratio and coloured at the 1.5x/3x limits (learn::vocab).
+/// ratio and coloured at the 1.5x/3x limits (analysis::state).
 fn is_baseline_ratio(key: &str) -> bool {
     matches!(
         key,
@@ -653,20 +653,14 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let Some(row) = app.selected_row() else {
         return;
     };
-    let state = state_of(row);
+    // The device's one judgement (monitor::judge): its state with the ratio and headroom of
+    // the same direction, whichever baseline judged it.
+    let j = &row.judgement;
     let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
-        let msg = match row.learned.as_deref() {
-            // No profile, but a learned baseline: the state and headroom learned.
-            Some(l) if l.baseline_latency_ns.is_some() => format!(
-                "{}: {}{}, headroom {} (learned)",
-                row.name,
-                state.as_str(),
-                l.ratio
-                    .map(|x| format!(" ({x:.1}x baseline)"))
-                    .unwrap_or_default(),
-                l.headroom_iops.map_or("-".into(), fmt_iops),
-            ),
-            _ => format!("{}: headroom needs a profile", row.name),
+        let msg = if j.device.basis == crate::analysis::state::Basis::None {
+            format!("{}: headroom needs a profile", row.name)
+        } else {
+            format!("{}: {}", row.name, j.brief())
         };
         let dim = Style::default().add_modifier(Modifier::DIM);
         one_line(f.buffer_mut(), area, &msg, dim);
@@ -678,13 +672,6 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     } else {
         1.0
     };
-    // The one headroom (learn::vocab, as stat computes it): never below zero, none when
-    // overloaded.
-    let head = row
-        .sat
-        .as_ref()
-        .and_then(|s| s.headroom_iops)
-        .unwrap_or_else(|| crate::learn::vocab::headroom_iops(p.max_useful_iops, used));
     // A sweep that did not reach the knee gives lower bounds only.
     let at_least = if p.knee_at_least.is_some() {
         "≥ "
@@ -692,12 +679,11 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         ""
     };
     let label = format!(
-        "{}: {} · {} of {at_least}{} useful IOPS, headroom {at_least}{}",
+        "{}: {} · {} of {at_least}{} IOPS",
         row.name,
-        state.as_str(),
+        j.brief(),
         fmt_iops(used),
         fmt_iops(p.max_useful_iops),
-        fmt_iops(head)
     );
     let color = if used > p.max_useful_iops || ratio >= 0.9 {
         Color::Red
@@ -711,22 +697,6 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         .label(label)
         .gauge_style(theme.fg(color).add_modifier(Modifier::REVERSED));
     f.render_widget(g, area);
-}
-
-/// The selected device's state in learn::vocab's words: against its swept profile (taking
-/// precedence: the live p95 ÷ the baseline p95, else await ÷ baseline), else learning's.
-fn state_of(row: &Row) -> crate::learn::State {
-    use crate::learn::State;
-    if row.profile.is_none() {
-        return row.learned.as_deref().map_or(State::Unknown, |l| l.state);
-    }
-    let p95 = row.latency.as_ref().and_then(|m| {
-        m.p95_vs_baseline_r
-            .into_iter()
-            .chain(m.p95_vs_baseline_w)
-            .reduce(f64::max)
-    });
-    State::of_ratio(p95.or(row.sat.as_ref().and_then(|s| s.saturation)))
 }
 
 fn help(f: &mut Frame, area: Rect) {

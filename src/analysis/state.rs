@@ -1,0 +1,630 @@
+//! The one judgement of a device in an interval, and its vocabulary: the direction (read,
+//! write), the state (idle, unknown, ok, slow but not loaded, saturated, overloaded) from the
+//! ratio of the current latency to the baseline, the basis that baseline came from (a swept
+//! profile, else the curve learned from traffic), and the requests per second that can still
+//! be added. Every view (stat, top, the recording page, analyze, the exporter) and the shipped
+//! rules and alerts use these words and this one rule; the monitor builds the inputs per device
+//! row (monitor/judge.rs), learning fills its part (learn/). Pure.
+//! Imports only: analysis/.
+
+use serde::{Deserialize, Serialize};
+
+/// At and above this ratio to the baseline, latency grows with load: at or past the knee.
+/// Why 1.5: seed 000's table reads 1.07x at the knee's edge and 3.6x well past it; half again
+/// the single-request latency is well above the noise of a quiet device (a few %) and the
+/// first place where the extra requests visibly queue.
+pub const SATURATED_RATIO: f64 = 1.5;
+
+/// At and above this ratio: overloaded, seed 001's rule (p95 above 3x the concurrency-1 p95),
+/// the same point the sweep calls its overload point.
+pub const OVERLOADED_RATIO: f64 = super::OVERLOAD_P95_FACTOR;
+
+/// Queueing explains a mean latency up to this many times the baseline per request in flight
+/// while busy (Little's law: C requests in flight on a device that serves one per baseline
+/// latency wait about C baselines); the 2 is for noise and requests a little larger than the
+/// baseline's. The shipped rules' `device_op:iosat_disk_loaded:bool1m` is the same test.
+pub const LOADED_FACTOR: f64 = 2.0;
+
+/// A direction of I/O: the one direction type of profiles' judgements, learning and every view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+impl Dir {
+    pub const ALL: [Dir; 2] = [Dir::Read, Dir::Write];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        }
+    }
+}
+
+/// A device's (or a direction's) state in an interval, from the least to the most urgent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// No I/O in the interval.
+    Idle,
+    /// No baseline to judge against yet, or no value in the interval.
+    Unknown,
+    /// Latency below 1.5x the baseline.
+    Ok,
+    /// 1.5x the baseline and more, but more than the requests in flight explain (Little's
+    /// law): not load but a slow device (throttled, failing, shared) or one stalled request.
+    /// The alerts' "slow but not loaded".
+    Slow,
+    /// 1.5x to 3x: at or past the knee, latency grows with load.
+    Saturated,
+    /// 3x and more: seed 001's overload.
+    Overloaded,
+}
+
+impl State {
+    /// Every state, in the order the exporter lists them.
+    pub const ALL: [State; 6] = [
+        State::Idle,
+        State::Unknown,
+        State::Ok,
+        State::Slow,
+        State::Saturated,
+        State::Overloaded,
+    ];
+
+    /// `ratio` = current p95 ÷ baseline p95 (or mean ÷ baseline mean without percentiles);
+    /// None: no baseline. Load is not looked at: see [`judge_dir`] for "slow".
+    pub fn of_ratio(ratio: Option<f64>) -> State {
+        match ratio {
+            None => State::Unknown,
+            Some(r) if r >= OVERLOADED_RATIO => State::Overloaded,
+            Some(r) if r >= SATURATED_RATIO => State::Saturated,
+            Some(_) => State::Ok,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Unknown => "unknown",
+            State::Ok => "ok",
+            State::Slow => "slow",
+            State::Saturated => "saturated",
+            State::Overloaded => "overloaded",
+        }
+    }
+
+    /// The words a person reads ("slow but not loaded" for [`State::Slow`]).
+    pub fn words(self) -> &'static str {
+        match self {
+            State::Slow => "slow but not loaded",
+            s => s.as_str(),
+        }
+    }
+
+    /// The state of a device from its directions': the worst judged one (a judged direction
+    /// outranks an unknown one; idle only when all are).
+    pub fn worst(states: impl IntoIterator<Item = State>) -> State {
+        states.into_iter().max().unwrap_or(State::Idle)
+    }
+}
+
+/// The latency a device may reach before it counts as overloaded: a user's target p95
+/// (`--target-p95`), else 3x the baseline p95.
+pub fn target_latency_ns(baseline_p95_ns: f64, user_target_ns: Option<f64>) -> f64 {
+    user_target_ns.unwrap_or(baseline_p95_ns * OVERLOADED_RATIO)
+}
+
+/// Requests per second that can be added before the target is reached: the most IOPS the
+/// curve served within the target minus the current IOPS, never below zero.
+pub fn headroom_iops(max_iops_within_target: f64, current_iops: f64) -> f64 {
+    (max_iops_within_target - current_iops).max(0.0)
+}
+
+/// What a direction's baseline rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// A saved profile (`iosat sweep --save-profile`): it takes precedence.
+    Swept,
+    /// The curve learned from the device's own traffic, its baseline measured at about one
+    /// request in flight.
+    Learned,
+    /// Learned, but the baseline is an estimate from higher levels (see [`Estimate`]).
+    LearnedEstimate,
+    /// No baseline: not judged.
+    #[default]
+    None,
+}
+
+impl Basis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Swept => "swept",
+            Basis::Learned => "learned",
+            Basis::LearnedEstimate => "learned_estimate",
+            Basis::None => "none",
+        }
+    }
+}
+
+/// A learned baseline that is not measured at about one request in flight: estimated from
+/// the lowest level the traffic reached, with its interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The requests in flight the estimate comes from.
+    pub from_level: f64,
+    /// 95 % interval of the estimated baseline latency.
+    pub interval_ns: Option<[f64; 2]>,
+}
+
+/// A detected change of the device: its latency at the baseline's own level moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// When the change was first seen (wall clock).
+    pub at_wall_ns: i64,
+    /// The baseline latency before and after.
+    pub from_ns: f64,
+    pub to_ns: f64,
+    /// What shows it, in words.
+    pub evidence: String,
+}
+
+/// What a baseline's judgement cannot claim, filled by learning (a swept profile sets
+/// `ceiling_at_least` when its sweep stopped below the knee). Rendered wherever the
+/// judgement is, as "estimate", "changed", "at least", "mixed".
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Flags {
+    /// The baseline is an estimate, not measured at about one in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<Estimate>,
+    /// The device changed (learning detected a step at the baseline's level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+    /// The ceiling (max IOPS, so the headroom) is a lower bound, not a measured plateau.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ceiling_at_least: bool,
+    /// The interval's request sizes are mixed: not judged against one class's curve.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mixed: bool,
+}
+
+impl Flags {
+    /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed").
+    pub fn words(&self) -> Vec<&'static str> {
+        [
+            (self.estimate.is_some(), "estimate"),
+            (self.change.is_some(), "changed"),
+            (self.ceiling_at_least, "at least"),
+            (self.mixed, "mixed"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect()
+    }
+}
+
+/// The baseline one direction is judged against, whichever source gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub basis: Basis,
+    /// Mean latency at about one in flight (the slow-but-not-loaded test uses the mean).
+    pub baseline_latency_ns: f64,
+    pub baseline_p95_ns: Option<f64>,
+    /// The most IOPS served within the target (a sweep's at its knee, the most learned).
+    pub max_iops: Option<f64>,
+    /// The ratio the source computed itself (learning: on the interval's request-size
+    /// class); None: computed here from [`Observed`].
+    pub ratio: Option<f64>,
+    pub flags: Flags,
+}
+
+/// What one direction did in the interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Observed {
+    pub iops: f64,
+    /// Mean latency (await), ms.
+    pub mean_ms: Option<f64>,
+    /// The block layer's p95, ms, when that source measured.
+    pub p95_ms: Option<f64>,
+}
+
+/// Why a direction's headroom is 0 whatever its IOPS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoHeadroom {
+    /// Latency already grows with load: more requests only wait longer.
+    Saturated,
+    /// Past the target latency.
+    Overloaded,
+    /// Slower than its baseline without load: what it can still take is not known.
+    Slow,
+}
+
+impl NoHeadroom {
+    pub fn words(self) -> &'static str {
+        match self {
+            NoHeadroom::Saturated => "saturated: more requests only wait longer",
+            NoHeadroom::Overloaded => "overloaded: past the target latency",
+            NoHeadroom::Slow => "slow but not loaded: what it can take is not known",
+        }
+    }
+}
+
+/// One direction judged in one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirJudgement {
+    #[serde(rename = "direction")]
+    pub dir: Dir,
+    pub basis: Basis,
+    pub state: State,
+    /// Current p95 ÷ baseline p95 (mean ÷ mean without percentiles); None without a
+    /// baseline or without I/O.
+    pub ratio: Option<f64>,
+    /// Requests per second that can be added before the target; 0 while saturated,
+    /// overloaded or slow (with `no_headroom` saying why); None without a ceiling.
+    pub headroom_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_headroom: Option<NoHeadroom>,
+    pub baseline_latency_ns: Option<f64>,
+    pub baseline_p95_ns: Option<f64>,
+    #[serde(flatten)]
+    pub flags: Flags,
+}
+
+impl DirJudgement {
+    /// A direction nothing can be said of (no value in the interval).
+    pub fn unknown(dir: Dir, reference: Option<&Reference>) -> DirJudgement {
+        DirJudgement {
+            dir,
+            basis: reference.map_or(Basis::None, |r| r.basis),
+            state: State::Unknown,
+            ratio: None,
+            headroom_iops: None,
+            no_headroom: None,
+            baseline_latency_ns: reference.map(|r| r.baseline_latency_ns),
+            baseline_p95_ns: reference.and_then(|r| r.baseline_p95_ns),
+            flags: reference.map(|r| r.flags.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// The headroom as a person reads it: "1200", "at least 1200", "0 (overloaded: …)", "-".
+    pub fn headroom_words(&self) -> String {
+        match (self.headroom_iops, self.no_headroom) {
+            (_, Some(why)) => format!("0 ({})", why.words()),
+            (Some(h), None) if self.flags.ceiling_at_least => format!("at least {h:.0}"),
+            (Some(h), None) => format!("{h:.0}"),
+            (None, None) => "-".to_string(),
+        }
+    }
+}
+
+/// Judge one direction: `obs` None when the interval has no value; `in_flight_busy` the
+/// device's requests in flight while busy (all directions: reads slowed by a flood of writes
+/// are loaded), None when not known.
+pub fn judge_dir(
+    dir: Dir,
+    obs: Option<Observed>,
+    reference: Option<&Reference>,
+    in_flight_busy: Option<f64>,
+) -> DirJudgement {
+    let mut j = DirJudgement::unknown(dir, reference);
+    let Some(obs) = obs else {
+        return j;
+    };
+    if obs.iops <= 0.0 {
+        // No I/O this way: idle, and all of the ceiling is headroom.
+        j.state = State::Idle;
+        j.headroom_iops = reference.and_then(|r| r.max_iops);
+        return j;
+    }
+    let Some(r) = reference else {
+        return j;
+    };
+    let mean_ratio = obs
+        .mean_ms
+        .filter(|_| r.baseline_latency_ns > 0.0)
+        .map(|m| m * 1e6 / r.baseline_latency_ns);
+    let ratio = r.ratio.or_else(|| match (obs.p95_ms, r.baseline_p95_ns) {
+        (Some(p), Some(b)) if b > 0.0 => Some(p * 1e6 / b),
+        _ => mean_ratio,
+    });
+    j.ratio = ratio;
+    j.state = State::of_ratio(ratio);
+    let unexplained = match (mean_ratio, in_flight_busy) {
+        (Some(m), Some(c)) => m > LOADED_FACTOR * c.max(1.0),
+        _ => false,
+    };
+    if j.state >= State::Saturated && unexplained {
+        j.state = State::Slow;
+    }
+    j.no_headroom = match j.state {
+        State::Saturated => Some(NoHeadroom::Saturated),
+        State::Overloaded => Some(NoHeadroom::Overloaded),
+        State::Slow => Some(NoHeadroom::Slow),
+        _ => None,
+    };
+    j.headroom_iops = match j.no_headroom {
+        Some(_) => Some(0.0),
+        None => r.max_iops.map(|m| headroom_iops(m, obs.iops)),
+    };
+    j
+}
+
+/// A device judged in one interval: each direction, and the device's state with the ratio
+/// and headroom of the same direction (the worst one), never a state from one direction
+/// beside the figures of the other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    /// The worst direction's judgement: the device's.
+    #[serde(flatten)]
+    pub device: DirJudgement,
+    pub read: DirJudgement,
+    pub write: DirJudgement,
+}
+
+impl Judgement {
+    /// The device from its two directions: the worst state; among equals the higher ratio,
+    /// then the judged one, then reads.
+    pub fn of(read: DirJudgement, write: DirJudgement) -> Judgement {
+        let key = |d: &DirJudgement| {
+            (
+                d.state,
+                d.ratio.unwrap_or(-1.0),
+                d.basis != Basis::None,
+                d.dir == Dir::Read,
+            )
+        };
+        let (kr, kw) = (key(&read), key(&write));
+        let write_worse =
+            kr.0.cmp(&kw.0)
+                .then(kr.1.total_cmp(&kw.1))
+                .then((kr.2, kr.3).cmp(&(kw.2, kw.3)))
+                .is_lt();
+        let device = if write_worse {
+            write.clone()
+        } else {
+            read.clone()
+        };
+        Judgement {
+            device,
+            read,
+            write,
+        }
+    }
+
+    pub fn dir(&self, d: Dir) -> &DirJudgement {
+        match d {
+            Dir::Read => &self.read,
+            Dir::Write => &self.write,
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.device.state
+    }
+
+    /// The device's judgement in words: "overloaded (read 4.2x swept baseline), headroom 0
+    /// (overloaded: …)", with the flags ("estimate", "changed", "at least", "mixed").
+    pub fn words(&self) -> String {
+        let d = &self.device;
+        let mut s = d.state.words().to_string();
+        if let Some(r) = d.ratio {
+            s.push_str(&format!(
+                " ({} {r:.1}x {} baseline)",
+                d.dir.as_str(),
+                basis_adjective(d.basis)
+            ));
+        }
+        s.push_str(", headroom ");
+        s.push_str(&d.headroom_words());
+        let flags = d.flags.words();
+        if !flags.is_empty() {
+            s.push_str(&format!(" [{}]", flags.join(", ")));
+        }
+        s
+    }
+}
+
+impl Judgement {
+    /// The judgement in few words, for a one-line footer: "overloaded (read 4.2x swept),
+    /// headroom 0", "ok (write 1.1x learned), headroom >=1200 [at least]".
+    pub fn brief(&self) -> String {
+        let d = &self.device;
+        let mut s = d.state.as_str().to_string();
+        if let Some(r) = d.ratio {
+            s.push_str(&format!(
+                " ({} {r:.1}x {})",
+                d.dir.as_str(),
+                basis_adjective(d.basis)
+            ));
+        }
+        s.push_str(", headroom ");
+        s.push_str(&match (d.headroom_iops, d.no_headroom) {
+            (_, Some(_)) => "0".to_string(),
+            (Some(h), None) if d.flags.ceiling_at_least => format!(">={h:.0}"),
+            (Some(h), None) => format!("{h:.0}"),
+            (None, None) => "-".to_string(),
+        });
+        let flags = d.flags.words();
+        if !flags.is_empty() {
+            s.push_str(&format!(" [{}]", flags.join(", ")));
+        }
+        s
+    }
+}
+
+/// "swept", "learned", "estimated": how a baseline is named in words.
+pub fn basis_adjective(b: Basis) -> &'static str {
+    match b {
+        Basis::Swept => "swept",
+        Basis::Learned => "learned",
+        Basis::LearnedEstimate => "estimated",
+        Basis::None => "no",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(basis: Basis, max: f64) -> Reference {
+        Reference {
+            basis,
+            baseline_latency_ns: 1e6,
+            baseline_p95_ns: Some(2e6),
+            max_iops: Some(max),
+            ratio: None,
+            flags: Flags::default(),
+        }
+    }
+
+    fn obs(iops: f64, mean_ms: f64) -> Option<Observed> {
+        Some(Observed {
+            iops,
+            mean_ms: Some(mean_ms),
+            p95_ms: None,
+        })
+    }
+
+    #[test]
+    fn states_by_ratio() {
+        assert_eq!(State::of_ratio(None), State::Unknown);
+        assert_eq!(State::of_ratio(Some(1.0)), State::Ok);
+        assert_eq!(State::of_ratio(Some(1.49)), State::Ok);
+        assert_eq!(State::of_ratio(Some(1.5)), State::Saturated);
+        assert_eq!(State::of_ratio(Some(2.99)), State::Saturated);
+        assert_eq!(State::of_ratio(Some(3.0)), State::Overloaded);
+        assert_eq!(
+            State::worst([State::Ok, State::Unknown, State::Idle]),
+            State::Ok
+        );
+        assert_eq!(State::worst([State::Idle, State::Unknown]), State::Unknown);
+        assert_eq!(State::worst([]), State::Idle);
+        assert_eq!(State::Overloaded.as_str(), "overloaded");
+        assert!(State::Slow < State::Saturated && State::Ok < State::Slow);
+    }
+
+    #[test]
+    fn headroom_is_never_negative() {
+        assert_eq!(headroom_iops(100_000.0, 73_000.0), 27_000.0);
+        assert_eq!(headroom_iops(1000.0, 2000.0), 0.0);
+        assert_eq!(target_latency_ns(1e6, None), 3e6);
+        assert_eq!(target_latency_ns(1e6, Some(2e6)), 2e6);
+    }
+
+    /// Headroom is the ceiling less the IOPS only while ok; 0 with its reason while
+    /// saturated or overloaded, whatever the IOPS (never positive while overloaded).
+    #[test]
+    fn no_headroom_while_saturated_or_overloaded() {
+        let r = reference(Basis::Swept, 5000.0);
+        let ok = judge_dir(Dir::Read, obs(1000.0, 1.2), Some(&r), Some(1.2));
+        assert_eq!((ok.state, ok.headroom_iops), (State::Ok, Some(4000.0)));
+        assert_eq!(ok.no_headroom, None);
+        let sat = judge_dir(Dir::Read, obs(100.0, 2.0), Some(&r), Some(2.0));
+        assert_eq!(sat.state, State::Saturated);
+        assert_eq!(
+            (sat.headroom_iops, sat.no_headroom),
+            (Some(0.0), Some(NoHeadroom::Saturated))
+        );
+        // Far below the ceiling, but 4x the baseline with 4 in flight: overloaded, none.
+        let over = judge_dir(Dir::Read, obs(100.0, 4.0), Some(&r), Some(4.0));
+        assert_eq!(over.state, State::Overloaded);
+        assert_eq!(over.headroom_iops, Some(0.0));
+        assert_eq!(
+            over.headroom_words(),
+            "0 (overloaded: past the target latency)"
+        );
+    }
+
+    /// One stalled second (one request in flight taking 942 ms against a 1 ms baseline) is
+    /// more than queueing explains: slow but not loaded, as the shipped alerts call it; the
+    /// same latency with 500 in flight is overloaded.
+    #[test]
+    fn a_stall_is_slow_not_overloaded() {
+        let r = reference(Basis::Learned, 5000.0);
+        let stall = judge_dir(Dir::Write, obs(1.0, 942.0), Some(&r), Some(1.0));
+        assert_eq!(stall.state, State::Slow);
+        assert_eq!(stall.no_headroom, Some(NoHeadroom::Slow));
+        let queued = judge_dir(Dir::Write, obs(500.0, 942.0), Some(&r), Some(500.0));
+        assert_eq!(queued.state, State::Overloaded);
+        // Without a known load the ratio alone judges.
+        let blind = judge_dir(Dir::Write, obs(1.0, 942.0), Some(&r), None);
+        assert_eq!(blind.state, State::Overloaded);
+    }
+
+    /// The device takes the state, ratio and headroom of one direction, its worst.
+    #[test]
+    fn the_device_is_its_worst_direction_whole() {
+        let sw = reference(Basis::Swept, 5000.0);
+        let le = Reference {
+            ratio: Some(0.5),
+            ..reference(Basis::Learned, 9000.0)
+        };
+        // Reads ok with much headroom, writes overloaded: the device is the writes'.
+        let read = judge_dir(Dir::Read, obs(100.0, 0.5), Some(&le), Some(4.0));
+        let write = judge_dir(Dir::Write, obs(100.0, 4.0), Some(&sw), Some(4.0));
+        let j = Judgement::of(read.clone(), write.clone());
+        assert_eq!(j.device, write);
+        assert_eq!(j.state(), State::Overloaded);
+        assert_eq!(j.device.headroom_iops, Some(0.0));
+        assert!(j
+            .words()
+            .starts_with("overloaded (write 4.0x swept baseline), headroom 0"));
+        // Both ok: the higher ratio.
+        let write_ok = judge_dir(Dir::Write, obs(100.0, 1.2), Some(&sw), Some(1.0));
+        assert_eq!(
+            Judgement::of(read.clone(), write_ok.clone()).device,
+            write_ok
+        );
+        // An unjudged direction with I/O (unknown) outranks an idle one; a judged idle one
+        // outranks an unjudged idle one.
+        let idle_read = judge_dir(Dir::Read, obs(0.0, 0.0), Some(&le), Some(0.0));
+        assert_eq!(idle_read.headroom_iops, Some(9000.0));
+        let unjudged_write = judge_dir(Dir::Write, obs(10.0, 1.0), None, Some(1.0));
+        assert_eq!(
+            Judgement::of(idle_read.clone(), unjudged_write.clone()).device,
+            unjudged_write
+        );
+        let idle_write = judge_dir(Dir::Write, obs(0.0, 0.0), None, Some(0.0));
+        assert_eq!(
+            Judgement::of(idle_read.clone(), idle_write).device,
+            idle_read
+        );
+    }
+
+    #[test]
+    fn flags_are_words() {
+        let f = Flags {
+            estimate: Some(Estimate {
+                from_level: 4.0,
+                interval_ns: None,
+            }),
+            ceiling_at_least: true,
+            mixed: true,
+            ..Flags::default()
+        };
+        assert_eq!(f.words(), ["estimate", "at least", "mixed"]);
+        let mut r = reference(Basis::LearnedEstimate, 1000.0);
+        r.flags = f;
+        let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(&r), Some(1.0));
+        assert_eq!(d.headroom_words(), "at least 900");
+        let j = Judgement::of(d, judge_dir(Dir::Write, obs(0.0, 0.0), None, None));
+        assert!(
+            j.words().ends_with("[estimate, at least, mixed]"),
+            "{}",
+            j.words()
+        );
+        // Serialised flat, and read back the same.
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["state"], "ok");
+        assert_eq!(v["basis"], "learned_estimate");
+        assert_eq!(v["read"]["mixed"], true);
+        assert_eq!(v["write"]["state"], "idle");
+        let back: Judgement = serde_json::from_value(v).unwrap();
+        assert_eq!(back, j);
+    }
+}

@@ -1,0 +1,204 @@
+//! The one judgement of a device row (analysis/state.rs), computed here once, below every view:
+//! per direction the swept profile's baseline (it takes precedence) over the curve learned from
+//! the device's traffic, the interval's IOPS, mean latency and block-layer p95, and the
+//! requests in flight while busy (for "slow but not loaded"). `stat`, `top`, the recording
+//! page, `analyze` and the exporter only render what this returns. Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
+
+use super::interval::DeviceRow;
+use super::DiskRates;
+use crate::analysis::state::{
+    judge_dir, Basis, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
+};
+use crate::profile::DeviceProfile;
+
+/// The swept profile's baseline for `dir` (reads by the read profile, writes by the write
+/// one: never a write judged by a read baseline, except a legacy file's).
+pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
+    let p = match dir {
+        Dir::Read => p.for_reads(),
+        Dir::Write => p.for_writes(),
+    }?;
+    let at_least = p.knee_at_least.is_some();
+    Some(Reference {
+        basis: Basis::Swept,
+        baseline_latency_ns: p.baseline_latency_ns,
+        baseline_p95_ns: p.baseline_p95_ns,
+        max_iops: Some(p.max_useful_iops),
+        ratio: None,
+        flags: Flags {
+            ceiling_at_least: at_least,
+            ..Flags::default()
+        },
+    })
+}
+
+/// What learning says of `dir`, as a baseline to judge against (None until it has one).
+pub fn learned_reference(l: &crate::learn::Learned, dir: Dir) -> Option<Reference> {
+    let d = if l.directions.is_empty() {
+        (l.direction == Some(dir)).then_some(l)?
+    } else {
+        l.directions.iter().find(|d| d.direction == Some(dir))?
+    };
+    Some(Reference {
+        basis: if d.flags.estimate.is_some() {
+            Basis::LearnedEstimate
+        } else {
+            Basis::Learned
+        },
+        baseline_latency_ns: d.baseline_latency_ns?,
+        baseline_p95_ns: d.baseline_p95_ns,
+        max_iops: d.max_iops,
+        ratio: d.ratio,
+        flags: d.flags.clone(),
+    })
+}
+
+/// The interval's figures of `dir`.
+pub fn observed(r: &DiskRates, dir: Dir, p95_ms: Option<f64>) -> Observed {
+    let (iops, mean_ms) = match dir {
+        Dir::Read => (r.r_s, r.r_await),
+        Dir::Write => (r.w_s, r.w_await),
+    };
+    Observed {
+        iops,
+        mean_ms,
+        p95_ms,
+    }
+}
+
+/// Requests in flight while the device was busy (weighted time ÷ busy time, as the shipped
+/// rules' `device:iosat_disk_concurrency_busy:ratio1m`); aqu-sz when no busy time was
+/// counted.
+pub fn in_flight_busy(r: &DiskRates) -> f64 {
+    if r.util_pct > 0.0 {
+        r.aqu_sz * 100.0 / r.util_pct
+    } else {
+        r.aqu_sz
+    }
+}
+
+/// What learning says of each direction (reads, writes), as baselines to judge against.
+pub fn learned_references(l: Option<&crate::learn::Learned>) -> [Option<Reference>; 2] {
+    Dir::ALL.map(|dir| l.and_then(|l| learned_reference(l, dir)))
+}
+
+/// Judge a device's interval from its parts (a row's, or a recording point's): the swept
+/// profile's baseline per direction, else the learned one.
+pub fn judge_parts(
+    profile: Option<&DeviceProfile>,
+    learned: &[Option<Reference>; 2],
+    rates: Option<&DiskRates>,
+    p95_ms: [Option<f64>; 2],
+) -> Judgement {
+    let [read, write] = Dir::ALL.map(|dir| {
+        let reference = profile
+            .and_then(|p| swept_reference(p, dir))
+            .or_else(|| learned[dir as usize].clone());
+        let p95 = p95_ms[dir as usize];
+        match rates {
+            Some(r) => judge_dir(
+                dir,
+                Some(observed(r, dir, p95)),
+                reference.as_ref(),
+                Some(in_flight_busy(r)),
+            ),
+            None => DirJudgement::unknown(dir, reference.as_ref()),
+        }
+    });
+    Judgement::of(read, write)
+}
+
+/// The judgement of a device row.
+pub fn judge(row: &DeviceRow) -> Judgement {
+    let m = row.latency.as_ref().and_then(|l| l.measured());
+    judge_parts(
+        row.profile.as_deref(),
+        &learned_references(row.learned.as_deref()),
+        row.rates.as_ref().ok(),
+        [
+            m.and_then(|m| m.read.p95_ms),
+            m.and_then(|m| m.write.p95_ms),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::state::State;
+    use crate::monitor::DiskDelta;
+
+    /// 400 reads of 2 ms and 100 writes of 5 ms over 1 s, 1.3 in flight while busy 0.9 s.
+    fn second() -> DiskRates {
+        DiskRates::from_delta(&DiskDelta {
+            dt_ns: 1_000_000_000,
+            reads: 400,
+            read_ms: 800,
+            writes: 100,
+            write_ms: 500,
+            weighted_ms: 1300,
+            io_ms: 900,
+            ..DiskDelta::default()
+        })
+    }
+
+    fn read_profile() -> DeviceProfile {
+        DeviceProfile {
+            id: "x".into(),
+            baseline_latency_ns: 1_000_000.0,
+            knee_concurrency: 4,
+            max_useful_iops: 2000.0,
+            pattern: "randread".into(),
+            block_size: 4096,
+            direction: crate::profile::Direction::Read,
+            ..Default::default()
+        }
+    }
+
+    fn learned_writes(ratio: f64) -> crate::learn::Learned {
+        let mut w: crate::learn::Learned = serde_json::from_value(serde_json::json!({
+            "state": "ok", "intervals": 100, "learned_s": 100.0, "direction": "write",
+            "size_class": null, "baseline_latency_ns": 1.0e6, "baseline_p95_ns": 2.0e6,
+            "baseline_interval_ns": null, "knee_concurrency": null, "knee_range": null,
+            "knee_at_least": null, "max_iops": 900.0, "max_iops_at_least": false,
+            "headroom_iops": 800.0, "ratio": ratio, "fit_r_squared": null, "summary": null
+        }))
+        .unwrap();
+        w.ratio = Some(ratio);
+        let mut l = w.clone();
+        l.directions = vec![w];
+        l
+    }
+
+    /// A read profile and learned writes: reads by the sweep, writes by what was learned;
+    /// the device is its worst direction with that direction's figures.
+    #[test]
+    fn reads_by_the_sweep_writes_by_learning() {
+        let r = second();
+        let j = judge_parts(
+            Some(&read_profile()),
+            &learned_references(Some(&learned_writes(5.0))),
+            Some(&r),
+            [None, None],
+        );
+        assert_eq!(j.read.basis, Basis::Swept);
+        assert_eq!(j.read.ratio, Some(2.0));
+        assert_eq!(j.read.state, State::Saturated);
+        assert_eq!(j.write.basis, Basis::Learned);
+        assert_eq!(j.write.ratio, Some(5.0));
+        // 5 ms writes with 1.44 in flight while busy: more than queueing explains.
+        assert_eq!(j.write.state, State::Slow);
+        assert_eq!(j.device, j.read);
+        assert_eq!(j.device.headroom_iops, Some(0.0));
+        // Without learning the writes are not judged (no write profile).
+        let j = judge_parts(Some(&read_profile()), &[None, None], Some(&r), [None, None]);
+        assert_eq!(
+            (j.write.basis, j.write.state),
+            (Basis::None, State::Unknown)
+        );
+        // No value: unknown, with the basis it would have had.
+        let j = judge_parts(Some(&read_profile()), &[None, None], None, [None, None]);
+        assert_eq!((j.read.basis, j.read.state), (Basis::Swept, State::Unknown));
+    }
+}
