@@ -8,9 +8,14 @@
 use crate::units::{printable, utc_of_unix_s};
 use std::fmt::Write as _;
 
-const CSS: &str = "body{font-family:sans-serif;max-width:980px;margin:24px auto;padding:0 12px;color:#222}\
-h1{font-size:22px}h2{font-size:18px;margin-top:32px}table{border-collapse:collapse;margin:12px 0;font-size:13px}\
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
+// The page uses the window (tables of twenty columns fit 1280 px); prose and charts keep a
+// readable measure. A cell's value never wraps ("512 B"), a header may; a table too wide even
+// so scrolls inside its own box, never the page.
+const CSS: &str = "body{font-family:sans-serif;max-width:1600px;margin:24px auto;padding:0 16px;color:#222}\
+p,ul,.verdict,details.more,svg.chart{max-width:1100px}\
+h1{font-size:22px}h2{font-size:18px;margin-top:32px}table{border-collapse:collapse;margin:12px 0;font-size:12px}\
+td,th{border:1px solid #ccc;padding:2px 5px;text-align:right}td{white-space:nowrap}th{background:#f4f4f4;overflow-wrap:anywhere}\
+td:first-child,th:first-child{text-align:left}\
 .verdict{background:#f6f8fa;border-left:4px solid #0072B2;padding:8px 14px}.note{color:#555;font-size:13px}\
 svg.chart{display:block;margin:12px 0;max-width:100%;height:auto}\
 .scroll{overflow-x:auto;max-width:100%}.context table,table.context{font-size:13px}.context th,table.context th{text-align:left;background:#f4f4f4}\

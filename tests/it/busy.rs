@@ -232,7 +232,9 @@ fn the_hog_keeps_every_cpu_busy_while_it_runs() {
 #[test]
 fn the_quota_holds_a_spinning_child_to_its_share() {
     let Some(cg) = CpuQuota::new(0.1, Duration::from_millis(50)) else {
-        eprintln!("skipped: needs root and a cpu cgroup controller (v2 cpu.max or v1 cfs quota)");
+        crate::util::skip_lacking(
+            "needs root and a cpu cgroup controller (v2 cpu.max or v1 cfs quota)",
+        );
         return;
     };
     let child = cg

@@ -469,6 +469,32 @@ const OVERLAP_PROBE: &str = r#"<script>
   out.id = 'overlaps';
   out.textContent = JSON.stringify(bad);
   document.body.appendChild(out);
+  // The layout a reader of a ticket sees in the window: tables that run past it (or past
+  // their own box, behind a scrollbar), a page wider than the window, and where the verdict's
+  // summary ends against where the first chart begins.
+  var vw = document.documentElement.clientWidth;
+  var wide = [];
+  document.querySelectorAll('table').forEach(function (t, i) {
+    var r = t.getBoundingClientRect();
+    var box = t.parentElement.getBoundingClientRect();
+    var room = Math.min(vw, box.right);
+    if (r.right > room + 1) {
+      var head = t.querySelector('th');
+      wide.push(i + ' (' + (head ? head.textContent : '') + '): ' + Math.round(r.width) + ' px in ' + Math.round(room - r.left));
+    }
+  });
+  var v = document.querySelector('.verdict');
+  var c = document.querySelector('svg.chart');
+  var layout = document.createElement('pre');
+  layout.id = 'layout';
+  layout.textContent = JSON.stringify({
+    width: vw,
+    page_scrolls: document.documentElement.scrollWidth > vw + 1,
+    wide_tables: wide,
+    verdict_bottom: v ? Math.round(v.getBoundingClientRect().bottom + window.scrollY) : null,
+    first_chart_top: c ? Math.round(c.getBoundingClientRect().top + window.scrollY) : null
+  });
+  document.body.appendChild(layout);
 })();
 </script>"#;
 
@@ -481,7 +507,17 @@ fn probed_dom(bin: &Path, dir: &Path, name: &str, html: &str) -> (String, String
         html.replace("</body>", &format!("{OVERLAP_PROBE}</body>")),
     )
     .unwrap();
-    run_chromium(bin, &["--dump-dom"], &probed)
+    run_chromium(bin, &["--dump-dom", "--window-size=1280,2600"], &probed)
+}
+
+/// What the layout probe measured at 1280 px.
+fn layout_in(dom: &str) -> Option<Value> {
+    let text = dom
+        .split("<pre id=\"layout\">")
+        .nth(1)?
+        .split("</pre>")
+        .next()?;
+    serde_json::from_str(&text.replace("&quot;", "\"").replace("&amp;", "&")).ok()
 }
 
 /// What the probe found: "[]" when no legend overlaps anything.
@@ -505,6 +541,31 @@ pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts:
     let overlaps =
         overlaps_in(&dom).unwrap_or_else(|| panic!("{name}: the overlap probe did not run"));
     assert_eq!(overlaps, "[]", "{name}: legends overlap");
+    // At 1280 px: no table runs past the window or hides behind a scrollbar, the page does
+    // not scroll sideways, and the verdict's summary ends above the first chart, which a
+    // reader reaches without scrolling past a screen of words.
+    let layout = layout_in(&dom).unwrap_or_else(|| panic!("{name}: the layout probe did not run"));
+    assert_eq!(layout["width"].as_f64(), Some(1280.0), "{name}: {layout}");
+    assert_eq!(
+        layout["wide_tables"],
+        serde_json::json!([]),
+        "{name}: tables too wide: {layout}"
+    );
+    assert_eq!(layout["page_scrolls"], false, "{name}: {layout}");
+    if let (Some(v), Some(c)) = (
+        layout["verdict_bottom"].as_f64(),
+        layout["first_chart_top"].as_f64(),
+    ) {
+        assert!(
+            v <= c,
+            "{name}: the summary ends below the first chart: {layout}"
+        );
+        assert!(
+            c < 1000.0,
+            "{name}: the first chart starts {c} px down: {layout}"
+        );
+    }
+    eprintln!("{name}: layout at 1280 px {layout}");
     // No console errors (the pages have no script; a parse problem would show here too).
     let console: Vec<&str> = log
         .lines()
@@ -552,7 +613,7 @@ pub(crate) fn check_page(bin: &Path, dir: &Path, name: &str, html: &str, charts:
     let png = art.join(format!("report-{name}.png"));
     let _ = std::fs::remove_file(&png);
     let shot = format!("--screenshot={}", png.display());
-    run_chromium(bin, &[&shot, "--window-size=1000,2600"], &page);
+    run_chromium(bin, &[&shot, "--window-size=1280,2600"], &page);
     let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}: not a PNG");
     assert!(

@@ -1475,7 +1475,7 @@ fn case5_concurrent_learners_lose_no_run() {
 #[test]
 fn case2_profile_export_never_replaces_a_node() {
     if !is_root() {
-        eprintln!("skipped: needs root (mknod)");
+        crate::util::skip("needs root (mknod)");
         return;
     }
     let t = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! The HTML writer of a [`Doc`]: the page frame of report/html.rs (CSS, escaping, the context
 //! table) around the blocks; the verdict boxed right under what was measured, where it is
-//! seen first; marked table rows tagged; footnotes and chart notes in small print; folded
-//! parts as `<details>`.
+//! seen first, as a short summary (its first findings and every warning of trust) with the
+//! rest of it folded (`<details>`) at the end of the page, after the charts and tables; marked
+//! table rows tagged; footnotes and chart notes in small print; folded parts as `<details>`.
 //! Must not import: cli/, config/, cmd/, ui/, exporter/, report/sweep.rs, report/analyze.rs, report/fsync.rs, report/stat.rs,
 //! report/compare.rs, report/levels.rs.
 
@@ -26,13 +27,61 @@ pub fn write(doc: &Doc) -> String {
     for b in &doc.blocks[..lead] {
         block(&mut body, b);
     }
+    // The answer first: a few lines a reader of a ticket sees without scrolling; the rest of
+    // the verdict folded at the end, after the charts.
+    let mut rest = String::new();
     for b in doc.blocks[lead..].iter().filter(|b| is_verdict(b)) {
-        block(&mut body, b);
+        if let Block::List(l) = b {
+            let (summary, more) = split_verdict(l);
+            list(&mut body, &summary);
+            if !more.items.is_empty() {
+                let _ = write!(
+                    rest,
+                    "<details class=\"more\"><summary>{} ({} more findings)</summary>",
+                    esc(l.title.as_deref().unwrap_or("The whole verdict")),
+                    more.items.len()
+                );
+                list(&mut rest, &more);
+                rest.push_str("</details>");
+            }
+        }
     }
     for b in doc.blocks[lead..].iter().filter(|b| !is_verdict(b)) {
         block(&mut body, b);
     }
+    body.push_str(&rest);
     page(&doc.title, &body)
+}
+
+/// The findings a summary shows: at most this many in order, warnings (how far the run can
+/// be trusted) always.
+const SUMMARY_FINDINGS: usize = 5;
+
+/// A verdict split into its summary and the rest, each keeping the items' order.
+fn split_verdict(l: &List) -> (List, List) {
+    let mut summary = List {
+        items: Vec::new(),
+        ..l.clone()
+    };
+    let mut more = List {
+        items: Vec::new(),
+        title: None,
+        verdict: false,
+        ..l.clone()
+    };
+    for it in &l.items {
+        let plain = summary
+            .items
+            .iter()
+            .filter(|i| i.kind != ItemKind::Warning)
+            .count();
+        if it.kind == ItemKind::Warning || plain < SUMMARY_FINDINGS {
+            summary.items.push(it.clone());
+        } else {
+            more.items.push(it.clone());
+        }
+    }
+    (summary, more)
 }
 
 fn block(s: &mut String, b: &Block) {

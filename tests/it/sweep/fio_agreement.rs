@@ -109,7 +109,7 @@ fn analyze_of_fio_and_sweep_find_the_same_knee_within_one_level() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("skipped: fio is not installed");
+        crate::util::skip("fio is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -133,12 +133,12 @@ fn the_io_uring_and_threads_open_loops_agree_on_the_same_file() {
 #[test]
 fn on_a_loop_device_the_generator_follows_the_engine_choice() {
     if !crate::util::is_root() {
-        eprintln!("skipped: loop devices need root");
+        crate::util::skip("loop devices need root");
         return;
     }
     let fs = crate::util::Tmpfs::mount("80m");
     let Some(lo) = LoopDev::try_new(64 << 20, false, Some(fs.path())) else {
-        eprintln!("skipped: cannot set up a loop device");
+        crate::util::skip("cannot set up a loop device");
         return;
     };
     let dev = lo.path.clone();

@@ -29,12 +29,12 @@ fn refused(args: &[&str], code: i32, needles: &[&str]) -> String {
 #[test]
 fn too_little_free_space_on_a_small_filesystem() {
     let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
+        crate::util::skip("cannot set up a loop device (needs root)");
         return;
     };
     let dev = lo.path.clone();
     let Some(mnt) = lo.mount(&dev) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
+        crate::util::skip_lacking("mkfs.ext4 or mount failed");
         return;
     };
     let m = mnt.to_str().unwrap();
@@ -52,12 +52,12 @@ fn too_little_free_space_on_a_small_filesystem() {
 #[test]
 fn a_mounted_device_is_refused_saying_where() {
     let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
+        crate::util::skip("cannot set up a loop device (needs root)");
         return;
     };
     let dev = lo.path.clone();
     let Some(mnt) = lo.mount(&dev) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
+        crate::util::skip_lacking("mkfs.ext4 or mount failed");
         return;
     };
     std::fs::write(mnt.join("precious"), b"keep me").unwrap();
@@ -89,12 +89,12 @@ fn a_mounted_device_is_refused_saying_where() {
 #[test]
 fn a_device_with_a_mounted_partition_is_refused_naming_it() {
     let Some(mut lo) = LoopDev::try_new(32 << 20, true, None) else {
-        eprintln!("skipped: cannot set up a partitioned loop device");
+        crate::util::skip("cannot set up a partitioned loop device");
         return;
     };
     let (dev, part) = (lo.path.clone(), lo.part1());
     let Some(mnt) = lo.mount(&part) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
+        crate::util::skip_lacking("mkfs.ext4 or mount failed");
         return;
     };
     let want = format!(
@@ -132,7 +132,7 @@ fn a_device_with_a_mounted_partition_is_refused_naming_it() {
 #[test]
 fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
     let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
+        crate::util::skip("cannot set up a loop device (needs root)");
         return;
     };
     let name = format!("iosat-it-{}", std::process::id());
@@ -143,7 +143,7 @@ fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: dmsetup create failed (no device mapper?)");
+        crate::util::skip("dmsetup create failed (no device mapper?)");
         return;
     }
     lo.dm.push(name.clone());
@@ -175,7 +175,7 @@ impl Drop for SwapOn {
 #[test]
 fn a_device_in_use_as_swap_is_refused_saying_so() {
     let Some(z) = Zram::new("16M") else {
-        eprintln!("skipped: no zram-control (needs root and the zram module)");
+        crate::util::skip_lacking("no zram-control (needs root and the zram module)");
         return;
     };
     let dev = z.dev();
@@ -185,7 +185,7 @@ fn a_device_in_use_as_swap_is_refused_saying_so() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: mkswap failed");
+        crate::util::skip("mkswap failed");
         return;
     }
     if !Command::new("swapon")
@@ -193,7 +193,7 @@ fn a_device_in_use_as_swap_is_refused_saying_so() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        eprintln!("skipped: swapon failed");
+        crate::util::skip("swapon failed");
         return;
     }
     let _swap = SwapOn(dev.clone());
@@ -216,11 +216,11 @@ fn a_device_in_use_as_swap_is_refused_saying_so() {
 fn a_block_size_below_the_logical_block_size_is_refused_before_layout() {
     // zram's logical block size is 4096, and ext4 on it does direct I/O in 4096-byte units.
     let Some(mut z) = Zram::new("256M") else {
-        eprintln!("skipped: no zram-control (needs root and the zram module)");
+        crate::util::skip_lacking("no zram-control (needs root and the zram module)");
         return;
     };
     let Some(mnt) = z.mount(true) else {
-        eprintln!("skipped: mkfs.ext4 or mount failed");
+        crate::util::skip_lacking("mkfs.ext4 or mount failed");
         return;
     };
     let m = mnt.to_str().unwrap();
@@ -291,7 +291,7 @@ fn a_device_that_is_not_blank_is_refused_unless_confirmed_by_name() {
     ];
     for (label, off, magic, key) in cases {
         let Some(lo) = LoopDev::try_new(size, false, None) else {
-            eprintln!("skipped: cannot set up a loop device (needs root)");
+            crate::util::skip("cannot set up a loop device (needs root)");
             return;
         };
         let dev = lo.path.clone();
@@ -380,12 +380,12 @@ fn stack_loop_on(node: &str) -> Option<Stacked> {
 #[test]
 fn a_device_under_a_loop_device_is_refused_naming_it() {
     let Some(lo) = LoopDev::try_new(32 << 20, true, None) else {
-        eprintln!("skipped: cannot set up a partitioned loop device (needs root)");
+        crate::util::skip("cannot set up a partitioned loop device (needs root)");
         return;
     };
     let (dev, part) = (lo.path.clone(), lo.part1());
     let Some(upper) = stack_loop_on(&part) else {
-        eprintln!("skipped: losetup on a partition failed");
+        crate::util::skip("losetup on a partition failed");
         return;
     };
     let upper_name = upper.0.trim_start_matches("/dev/").to_string();
@@ -434,7 +434,7 @@ fn a_device_under_a_loop_device_is_refused_naming_it() {
 #[test]
 fn an_io_error_with_requests_in_flight_ends_the_uring_run_cleanly() {
     let Some(mut lo) = LoopDev::try_new(16 << 20, false, None) else {
-        eprintln!("skipped: cannot set up a loop device (needs root)");
+        crate::util::skip("cannot set up a loop device (needs root)");
         return;
     };
     let name = format!("iosat-err-{}", std::process::id());
@@ -446,7 +446,7 @@ fn an_io_error_with_requests_in_flight_ends_the_uring_run_cleanly() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: dmsetup create failed (no device mapper?)");
+        crate::util::skip("dmsetup create failed (no device mapper?)");
         return;
     }
     lo.dm.push(name.clone());
@@ -462,7 +462,7 @@ fn an_io_error_with_requests_in_flight_ends_the_uring_run_cleanly() {
 #[test]
 fn zram_device_reads_writes_and_refusals() {
     let Some(mut z) = Zram::new("64M") else {
-        eprintln!("skipped: no zram-control (needs root and the zram module)");
+        crate::util::skip_lacking("no zram-control (needs root and the zram module)");
         return;
     };
     let dev = z.dev();

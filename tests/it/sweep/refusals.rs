@@ -29,7 +29,7 @@ fn bad_input_gets_one_line_and_its_exit_code() {
 #[test]
 fn tmpfs_is_refused_unless_allowed() {
     let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
-        eprintln!("skipped: no /dev/shm");
+        crate::util::skip_lacking("no /dev/shm");
         return;
     };
     let d = shm.path().to_str().unwrap();
