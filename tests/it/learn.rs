@@ -449,7 +449,7 @@ fn num(v: &serde_json::Value, k: &str) -> Option<f64> {
 fn bursty_traffic_leaves_the_baseline_and_the_ceiling_alone() {
     use crate::knowndev::{KnownDev, Spec};
     if !have("fio", "--version") {
-        eprintln!("skipped: needs fio");
+        crate::util::skip("needs fio");
         return;
     }
     let Some(dev) = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))
@@ -526,7 +526,7 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
     use crate::knowndev::{KnownDev, Service, Spec};
     use iosat::learn::change::REPORT_AFTER_S;
     if !have("fio", "--version") {
-        eprintln!("skipped: needs fio");
+        crate::util::skip("needs fio");
         return;
     }
     let ms = Duration::from_millis;
@@ -592,7 +592,7 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
 fn a_device_never_below_two_in_flight_gets_an_estimate_never_a_baseline() {
     use crate::knowndev::{KnownDev, Spec};
     if !have("fio", "--version") {
-        eprintln!("skipped: needs fio");
+        crate::util::skip("needs fio");
         return;
     }
     let Some(dev) = KnownDev::start(Spec::new(1, Duration::from_nanos(S_NS as u64))) else {
@@ -660,7 +660,7 @@ fn fio_split(dev: &str, bssplit: &str, secs: u32) {
 fn a_mix_dominated_by_4k_is_judged_by_the_4k_curve_and_an_even_mix_is_labelled_mixed() {
     use crate::knowndev::{KnownDev, Spec};
     if !have("fio", "--version") {
-        eprintln!("skipped: needs fio");
+        crate::util::skip("needs fio");
         return;
     }
     let spec = Spec::new(1, Duration::from_micros(2200)).per_kib(Duration::from_micros(30));
@@ -712,8 +712,12 @@ fn a_mix_dominated_by_4k_is_judged_by_the_4k_curve_and_an_even_mix_is_labelled_m
 #[test]
 fn on_a_busy_host_the_learned_p95_is_the_block_layers() {
     use crate::knowndev::{KnownDev, Spec};
-    if !have("fio", "--version") || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipped: needs fio and a kernel with BTF");
+    if !have("fio", "--version") {
+        crate::util::skip("needs fio");
+        return;
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        crate::util::skip_lacking("needs a kernel with BTF");
         return;
     }
     let Some(dev) = KnownDev::start(Spec::new(1, Duration::from_nanos(S_NS as u64))) else {
@@ -744,10 +748,10 @@ fn on_a_busy_host_the_learned_p95_is_the_block_layers() {
         })
         .collect();
     if p95s.len() < 20 {
-        eprintln!(
-            "skipped: the block-latency source did not measure here ({} intervals)",
+        crate::util::skip_lacking(&format!(
+            "the block-latency source did not measure here ({} intervals)",
             p95s.len()
-        );
+        ));
         return;
     }
     p95s.sort_by(|a, b| a.0.total_cmp(&b.0));
