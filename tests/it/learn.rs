@@ -74,8 +74,10 @@ fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
     let lines = json_lines(&std::fs::read_to_string(&out_path).unwrap());
     assert!(lines.len() >= 80, "{} lines", lines.len());
     let last = &lines.last().unwrap()["devices"][0]["learned"];
-    // Intervals with traffic: fio ran for 8 of the 9 s.
-    assert!(last["intervals"].as_u64().unwrap() >= 60, "{last}");
+    // Intervals with traffic: fio ran for 8 of the 9 s (80 intervals). The edges of its three
+    // runs (fio's start and exit, a partly busy interval above 1.5 in flight) are not learned
+    // (learn/points.rs), and a loaded machine stretches them: more than half must be.
+    assert!(last["intervals"].as_u64().unwrap() >= 45, "{last}");
     let base = last["baseline_latency_ns"].as_f64().expect("a baseline");
     assert!(base > 0.0 && base < 50e6, "{last}");
     assert!(last["baseline_p95_ns"].as_f64().unwrap() >= base * 0.5);
