@@ -89,7 +89,7 @@ fn a_mounted_device_is_refused_saying_where() {
 #[test]
 fn a_device_with_a_mounted_partition_is_refused_naming_it() {
     let Some(mut lo) = LoopDev::try_new(32 << 20, true, None) else {
-        crate::util::skip("cannot set up a partitioned loop device");
+        crate::util::skip_lacking("cannot set up a partitioned loop device");
         return;
     };
     let (dev, part) = (lo.path.clone(), lo.part1());
@@ -143,7 +143,7 @@ fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        crate::util::skip("dmsetup create failed (no device mapper?)");
+        crate::util::skip_lacking("dmsetup create failed (no device mapper?)");
         return;
     }
     lo.dm.push(name.clone());
@@ -380,7 +380,7 @@ fn stack_loop_on(node: &str) -> Option<Stacked> {
 #[test]
 fn a_device_under_a_loop_device_is_refused_naming_it() {
     let Some(lo) = LoopDev::try_new(32 << 20, true, None) else {
-        crate::util::skip("cannot set up a partitioned loop device (needs root)");
+        crate::util::skip_lacking("cannot set up a partitioned loop device (needs root)");
         return;
     };
     let (dev, part) = (lo.path.clone(), lo.part1());
@@ -446,7 +446,7 @@ fn an_io_error_with_requests_in_flight_ends_the_uring_run_cleanly() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        crate::util::skip("dmsetup create failed (no device mapper?)");
+        crate::util::skip_lacking("dmsetup create failed (no device mapper?)");
         return;
     }
     lo.dm.push(name.clone());
