@@ -141,18 +141,9 @@ pub fn iso_utc(wall_ns: i64) -> String {
     let ms = wall_ns.rem_euclid(1_000_000_000) / 1_000_000;
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
-    // Days since 1970-01-01 → proleptic Gregorian date (Howard Hinnant's civil_from_days).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        "{}T{:02}:{:02}:{:02}.{ms:03}Z",
+        iso_utc_days(days),
         sod / 3600,
         sod % 3600 / 60,
         sod % 60
@@ -183,7 +174,8 @@ pub fn utc_of_unix_s(unix_s: u64) -> String {
     }
 }
 
-/// `YYYY-MM-DD` of a day count since 1970-01-01 (civil_from_days, as [`iso_utc`]).
+/// `YYYY-MM-DD` of a day count since 1970-01-01: the proleptic Gregorian date (Howard
+/// Hinnant's civil_from_days), the one date arithmetic of [`iso_utc`] and [`utc_of_unix_s`].
 fn iso_utc_days(days: i64) -> String {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
