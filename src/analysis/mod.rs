@@ -126,7 +126,10 @@ impl Verdict {
                 why.push(format!("the {what} (concurrency {c}) is unstable"));
             }
             if self.disturbed_levels.contains(&c) {
-                why.push(format!("the {what} (concurrency {c}) was disturbed"));
+                why.push(format!(
+                    "the {what} (concurrency {c}) was disturbed {}",
+                    self.disturbed_by(c)
+                ));
             }
         }
         if self.baseline_drift.as_ref().is_some_and(|d| d.drifted) {
@@ -135,6 +138,23 @@ impl Verdict {
             why.push("the baseline's two measurements do not agree".to_string());
         }
         (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// What disturbed level `c`, in the words of a refusal: the device's other traffic (what
+    /// the user's own load would change), a stall, or the machine (a CPU to wait for), which
+    /// measuring again on a quieter machine settles.
+    pub fn disturbed_by(&self, c: u32) -> &'static str {
+        if self
+            .other_traffic
+            .as_ref()
+            .is_some_and(|t| t.unexplained_levels.contains(&c))
+        {
+            "by other traffic on the device"
+        } else if self.stalled_levels.contains(&c) {
+            "by a stall (no request completed for part of it)"
+        } else {
+            "by the machine (its requests waited for a CPU)"
+        }
     }
 
     /// The run was disturbed (a level shared the machine or the disk, or stalled) or its

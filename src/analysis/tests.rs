@@ -1134,7 +1134,10 @@ fn profile_refusal_names_the_reasons() {
         ..Default::default()
     });
     let why = analyze(&lv).profile_refusal().expect("refused");
-    assert_eq!(why, "the baseline (concurrency 1) was disturbed");
+    assert_eq!(
+        why,
+        "the baseline (concurrency 1) was disturbed by the machine (its requests waited for a CPU)"
+    );
     let why = analyze(&[level(1, 1.0, 1.0, None)])
         .profile_refusal()
         .unwrap();
@@ -1469,7 +1472,7 @@ fn other_traffic_that_varied_or_outweighed_iosat_is_a_disturbance() {
     assert_eq!(v.disturbed_levels, [1, 2], "{:#?}", v.summary);
     let why = v.profile_refusal().expect("refused");
     assert!(
-        why.contains("the baseline (concurrency 1) was disturbed"),
+        why.contains("the baseline (concurrency 1) was disturbed by other traffic on the device"),
         "{why}"
     );
     let line = summary_line(&v, "The device served other traffic");

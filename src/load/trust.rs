@@ -286,8 +286,8 @@ mod tests {
             "{d:?}"
         );
         assert!(
-            d.iter()
-                .any(|x| x == "the baseline (concurrency 1) was disturbed"),
+            d.iter().any(|x| x
+                == "the baseline (concurrency 1) was disturbed by other traffic on the device"),
             "{d:?}"
         );
     }
