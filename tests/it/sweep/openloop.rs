@@ -68,6 +68,9 @@ fn fio_at(dev: &str, rate: f64, secs: f64) -> Option<(f64, f64, f64, f64)> {
             "--rate_process=poisson".into(),
             // An open loop: completions reaped apart from the schedule (see the top).
             "--io_submit_mode=offload".into(),
+            // Threads, not a forked job process: the timeout's KILL then ends the job too. A
+            // forked job, orphaned, held the test's stderr pipe and the known device forever.
+            "--thread".into(),
             "--ramp_time=0.3".into(),
             format!("--runtime={secs}"),
             "--time_based".into(),
