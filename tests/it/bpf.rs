@@ -36,6 +36,17 @@ fn kernel_has_block_io_done() -> bool {
     btf.windows(name.len()).any(|w| w == name)
 }
 
+/// Whether the running kernel is `major.minor` or later (uname's release).
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release
+        .trim()
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (a, b) >= (major, minor)
+}
+
 /// `iosat stat --json ARGS DEVICE --record REC` running, once it has taken its first sample
 /// (the recording has a `T`; the BPF source is attached before it).
 fn recording_stat(lo: &LoopDev, rec: &Path, args: &[&str]) -> std::process::Child {
@@ -126,8 +137,19 @@ fn histograms_match_diskstats_on_a_loop_device() {
     // completion takes one `now` for the whole batch). On older kernels it runs on
     // block_rq_complete, before the bios' completion callbacks, a few µs per request earlier
     // than diskstats' stamp (measured there: 2-10 µs), hence 10 µs each and 2 %.
+    // Since 6.9 the block layer also reads its clock once per plug and keeps it
+    // (blk_time_get_ns): a request's diskstats stamps may come from a clock read earlier in the
+    // same plug, and its time in diskstats is then shorter than the program's. Measured on
+    // 6.18: one run in three had diskstats 9.6 ms under the histogram's 22.6 ms over 300 reads
+    // (~0.03 ms each), the others agreed within 0.3 ms. So on such kernels the sums agree
+    // within 0.05 ms per request: a wrong unit, a lost bucket or a doubled count is still far
+    // outside it.
     let io_done = kernel_has_block_io_done();
-    let (per_request_ms, relative) = if io_done { (0.001, 0.0) } else { (0.010, 0.02) };
+    let (per_request_ms, relative) = match (io_done, kernel_at_least(6, 9)) {
+        (_, true) => (0.050, 0.02),
+        (true, false) => (0.001, 0.0),
+        (false, false) => (0.010, 0.02),
+    };
     for (op, key, count_key) in [("read", "r_await", "r/s"), ("write", "w_await", "w/s")] {
         let hist_ms: f64 = lines
             .iter()
