@@ -503,7 +503,7 @@ impl Filesystem for Server {
 /// timer slack, and its wake-ups run at once (real-time priority 1) rather than behind the
 /// compilers of a busy 2-core machine: either would lengthen every service time. The device's
 /// threads only sleep, copy a request and reply, so they cannot starve the machine.
-fn precise_sleeps() {
+pub fn precise_sleeps() {
     // SAFETY: PR_SET_TIMERSLACK takes a value and touches no memory of ours.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let p = libc::sched_param { sched_priority: 1 };
