@@ -502,9 +502,18 @@ pub fn target_words(a: &TargetAnswer) -> String {
 /// without intervals (a file written before they were recorded) is judged on its figure.
 ///
 /// A level whose lateness was the machine's ([`Lag::Machine`]) can meet the target but never
-/// miss it: what it missed by was the machine's ([`Decision::Machine`]).
+/// miss it because of that lateness ([`Decision::Machine`]): only when the lateness changed
+/// the answer. A level kept on schedule whose latency from submission alone is above the
+/// target missed it whatever the generator's lateness (the issue 27 rule: judge against the
+/// disturbance, refuse only what it changed), and is judged as any other level; a search that
+/// called every such level the machine's could climb past the device's answer and never
+/// bracket it.
 pub fn decide(p: &OpenPoint, t: Target) -> Decision {
-    let machine = p.lag == Some(Lag::Machine);
+    let over_from_submission = t
+        .percentile
+        .of(&p.service_latency_ns)
+        .is_some_and(|s| s > t.limit_ns);
+    let machine = p.lag == Some(Lag::Machine) && !(p.kept && over_from_submission);
     let Some(v) = t.percentile.of(&p.latency_ns).filter(|_| p.kept) else {
         return if machine {
             Decision::Machine
@@ -724,10 +733,18 @@ pub fn search_next(
     };
     let rates = open.iter().map(|p| p.offered_iops);
     match a.high_iops {
-        // Nothing surely missed it: go higher, up to the ceiling.
+        // Nothing surely missed it: go higher, up to the ceiling: doubling while below half
+        // the closed loop's maximum (a start at 5 % of it, where the closed loop's lowest
+        // level already missed, reaches the maximum in five probes, not fourteen), then by a
+        // quarter.
         None => {
             let top = rates.fold(0.0, f64::max);
-            (top < ceiling * 0.999).then(|| (top * 1.25).min(ceiling))
+            let step = if top < 0.5 * closed_max_iops {
+                2.0
+            } else {
+                1.25
+            };
+            (top < ceiling * 0.999).then(|| (top * step).min(ceiling))
         }
         Some(h) if a.low_iops <= 0.0 => {
             // Nothing surely met it: halve, down to half a percent of the maximum.
@@ -1050,8 +1067,20 @@ mod tests {
         let a = at_target(&o, t).unwrap();
         assert_eq!((a.low_iops, a.high_iops), (8_330.0, None), "{a:?}");
         assert_eq!(decide(&o[0], t), Decision::Missed);
+        // Late because of the machine, p99 2 ms from submission: the lateness did not change
+        // the answer, the device's latency missed it.
         let machine = lagged(4_000.0, 2.5, true, Some(Lag::Machine));
+        assert_eq!(decide(&machine, t), Decision::Missed);
+        // 0.8 ms from submission, 2.5 ms from the intended start: the machine's lateness
+        // made the miss.
+        let machine = OpenPoint {
+            service_latency_ns: lat(0.4, 0.8),
+            ..machine
+        };
         assert_eq!(decide(&machine, t), Decision::Machine);
+        // Behind schedule because of the machine: never missed, whatever its latency.
+        let behind = lagged(4_000.0, 2.5, false, Some(Lag::Machine));
+        assert_eq!(decide(&behind, t), Decision::Machine);
     }
 
     #[test]
