@@ -46,9 +46,10 @@ pub enum Lag {
 /// were slow (a busy CPU), not the device.
 pub const SLOW_WAKEUP_P99_NS: f64 = 1_000_000.0;
 
-/// The share of the generator's time spent waiting for a CPU (scheduler run delay per
-/// generator thread over the level) from which a level's lateness is the machine's: on a quiet
-/// machine it is well under 1 % (the threads sleep until their next intended start).
+/// The share of a level's measured latency (from the intended start) that was iosat's wait
+/// for a CPU (load/open/result.rs `cpu_wait_share`: scheduler run delay over the summed
+/// latency, at most 1) from which a level's lateness is the machine's: on a quiet machine a
+/// thread woken for a request waits tens of microseconds, against milliseconds of latency.
 pub const MACHINE_CPU_WAIT_SHARE: f64 = 0.05;
 
 /// The share of the pool the device must hold (achieved rate × latency from submission, by
@@ -70,8 +71,8 @@ pub struct LagEvidence {
     pub pool: u32,
     /// Requests found the pool full (more than the kept share waited, or some were never sent).
     pub pool_full: bool,
-    /// Scheduler run delay of the generator per generator thread, as a share of the level;
-    /// None when not measured (the sim, another OS).
+    /// The share of the measured latency that was a wait for a CPU (0..=1); None when not
+    /// measured (the sim, another OS).
     pub cpu_wait_share: Option<f64>,
 }
 

@@ -166,7 +166,7 @@ impl<'a> OpenDriver<'a> {
                         r.behind.device_in_flight.unwrap_or(0.0),
                         r.max_inflight,
                         r.behind.cpu_wait_share.map_or(String::new(), |w| format!(
-                            ", the generator waiting for a CPU {:.0} % of the time",
+                            ", waits for a CPU {:.0} % of its requests' latency",
                             100.0 * w
                         ))
                     ));
@@ -215,12 +215,10 @@ pub fn measure(
     let (stats, kernel, sched) =
         crate::load::driver::run_level(engine, &ls, watch, &plan.root, progress, idx)?;
     let cut = stats.interrupted || crate::sys::signal::stop_requested();
-    // The generator's wait for a CPU, per thread, over the window.
-    let threads = f64::from(engine.generator_threads());
-    let cpu_wait_share =
-        sched.map(|s| s.run_delay_ns as f64 / threads / ls.duration_ns.max(1) as f64);
+    // iosat's wait for a CPU over the window (every thread of the process: sys::sched).
+    let run_delay_ns = sched.map(|s| s.run_delay_ns);
     Ok((
-        OpenLevelResult::new(&ls, &open, &stats, kernel, cpu_wait_share),
+        OpenLevelResult::new(&ls, &open, &stats, kernel, run_delay_ns),
         cut,
     ))
 }

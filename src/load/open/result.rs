@@ -113,8 +113,10 @@ pub struct Behind {
     /// absent when the level was on time, and in files written before it was recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lag: Option<crate::analysis::open::Lag>,
-    /// The generator's scheduler run delay per generator thread, as a share of the level
-    /// (what the machine took from it); absent when not measured.
+    /// The share of the measured latency that was a wait for a CPU ([`cpu_wait_share`]: the
+    /// scheduler run delay of iosat's threads over the window against the sum of the
+    /// counted requests' latencies from their intended start, at most 1); absent when not
+    /// measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_wait_share: Option<f64>,
     /// Requests the device held on average (achieved rate × mean latency from submission,
@@ -158,16 +160,31 @@ pub struct OpenLevelResult {
     pub interrupted: bool,
 }
 
+/// The share of the measured latency that was a wait for a CPU: the run delay of iosat's
+/// threads over a level's window (`run_delay_ns`, every thread of the process: the
+/// generator's, the completions', the sampler's) over the sum of its counted requests'
+/// latencies from their intended start (`latency_sum_ns`), at most 1. A wait for a CPU
+/// delays a request only while it is being submitted or reaped, both inside its latency from
+/// the intended start; a wait of threads that held no request (the sampler, an idle worker)
+/// counts against it too, so the share is an upper bound, capped at the whole latency. Per
+/// thread over the window (what it was) it could pass 100 % with many threads waiting at
+/// once. 1 when there was wait and no latency to hold it; 0 without either.
+pub fn cpu_wait_share(run_delay_ns: u64, latency_sum_ns: u128) -> f64 {
+    if latency_sum_ns == 0 {
+        return if run_delay_ns > 0 { 1.0 } else { 0.0 };
+    }
+    (run_delay_ns as f64 / latency_sum_ns as f64).min(1.0)
+}
+
 impl OpenLevelResult {
-    /// None when the level completed no I/O. `cpu_wait_share`: the generator's scheduler run
-    /// delay per generator thread as a share of the window, when measured (the machine's
-    /// share of the lateness).
+    /// None when the level completed no I/O. `run_delay_ns`: the scheduler run delay of
+    /// iosat's threads over the window, when measured (it becomes `behind.cpu_wait_share`).
     pub fn new(
         spec: &LevelSpec,
         open: &OpenSpec,
         stats: &LevelStats,
         kernel: Option<KernelView>,
-        cpu_wait_share: Option<f64>,
+        run_delay_ns: Option<u64>,
     ) -> Option<OpenLevelResult> {
         let o = stats.open.as_ref()?;
         // An engine records every counted request through OpenStats::record, or (an engine
@@ -189,6 +206,7 @@ impl OpenLevelResult {
         let offered_iops = o.scheduled as f64 / window_s;
         let iops = ios as f64 / elapsed_s;
         let late = o.late.summary();
+        let cpu_wait_share = run_delay_ns.map(|d| cpu_wait_share(d, o.intended.sum_ns));
         let service_summary = LatencySummary::from_hist(&service);
         let kept = kept(o.unsent, iops, offered_iops, o.pool_waits, ios) && !stats.interrupted;
         let evidence = crate::analysis::open::LagEvidence {
@@ -309,6 +327,19 @@ mod tests {
             !kept(0, 1000.0, 1000.0, 20, 1000),
             "2 % waited for a thread"
         );
+    }
+
+    #[test]
+    fn the_cpu_wait_is_a_share_of_the_measured_latency_at_most_all_of_it() {
+        // 1,000 requests of 2 ms from their intended start: 2 s of latency; 0.1 s of wait.
+        assert_eq!(cpu_wait_share(100_000_000, 2_000_000_000), 0.05);
+        // 64 threads each waiting 0.5 s of a 1 s window (32 s of run delay, the old per
+        // window figure 50 % per thread, and over 100 % with fewer threads counted) against
+        // 2 s of latency: bounded at the whole latency.
+        assert_eq!(cpu_wait_share(32_000_000_000, 2_000_000_000), 1.0);
+        assert_eq!(cpu_wait_share(5, 0), 1.0);
+        assert_eq!(cpu_wait_share(0, 0), 0.0);
+        assert_eq!(cpu_wait_share(0, 7), 0.0);
     }
 
     #[test]
