@@ -76,11 +76,17 @@ pub const UNKNOWN: Expected = Expected {
 
 /// The pool of the next level: `--max-inflight` when given; else [`little_pool`] at the
 /// rate with the expected latency (the closed loop's at that throughput, or the longest an
-/// earlier open level measured), else at [`UNKNOWN`].
+/// earlier open level measured), its stall at least [`UNKNOWN`]'s (an earlier level's
+/// longest latency understates the next one's: `--rate` at 10, 25 and 50 % of this disk's
+/// maximum, sized from the level before, kept the first two and filled a pool of 170-320 at
+/// 50 %, where `--rate auto` with 512 slots kept it); else at [`UNKNOWN`].
 pub fn pool_for(asked: Option<u32>, rate_per_s: f64, expected: Option<Expected>) -> u32 {
     match (asked, expected) {
         (Some(n), _) => n,
-        (None, Some(e)) if e.mean_ns > 0.0 => little_pool(rate_per_s, e),
+        (None, Some(e)) if e.mean_ns > 0.0 => {
+            let tail_ns = e.tail_ns.max(UNKNOWN.tail_ns);
+            little_pool(rate_per_s, Expected { tail_ns, ..e })
+        }
         (None, _) => little_pool(rate_per_s, UNKNOWN),
     }
 }
@@ -92,7 +98,7 @@ pub fn pool_words(asked: Option<u32>) -> String {
         None => format!(
             "open loop: the pool sized per level by Little's law, twice the offered rate times \
              the expected latency plus room for bursts, and at least the arrivals during one \
-             request's longest latency, {MIN_POOL}-{MAX_POOL}; \
+             request's longest latency (10 ms at least), {MIN_POOL}-{MAX_POOL}; \
              --max-inflight sets it"
         ),
     }
@@ -176,6 +182,8 @@ mod tests {
         assert_eq!(little_pool(10.0, at(0.001, 0.001)), MIN_POOL);
         assert_eq!(little_pool(1e9, at(1e3, 1e3)), MAX_POOL);
         assert_eq!(pool_for(Some(8), 1e6, Some(at(1.0, 1.0))), 8);
+        // A stall of at least 10 ms is carried: 21,600/s from a level whose longest was 5 ms.
+        assert_eq!(pool_for(None, 21_600.0, Some(at(0.1, 5.0))), 279);
         assert_eq!(pool_for(None, 2_000.0, None), DEFAULT_MAX_INFLIGHT);
         assert_eq!(pool_for(None, 13_000.0, None), 180);
     }
