@@ -90,6 +90,20 @@ pub fn pad(text: &str, width: usize, right: bool) -> String {
     out
 }
 
+/// A time left, as a person says it: "12 s", "3 min", "1 h 05 min" (rounded up to the unit
+/// shown, so an estimate does not promise less than it has).
+pub fn duration_words(secs: f64) -> String {
+    let s = secs.max(0.0).ceil() as u64;
+    if s < 90 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min", s.div_ceil(60))
+    } else {
+        let m = s.div_ceil(60);
+        format!("{} h {:02} min", m / 60, m % 60)
+    }
+}
+
 pub fn human_bytes(bytes: u64) -> String {
     const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
@@ -242,6 +256,17 @@ pub fn parse_iso_utc(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duration_words_round_up_to_the_unit_shown() {
+        assert_eq!(duration_words(0.2), "1 s");
+        assert_eq!(duration_words(89.0), "89 s");
+        assert_eq!(duration_words(90.0), "2 min");
+        assert_eq!(duration_words(3599.0), "60 min");
+        assert_eq!(duration_words(3600.0), "1 h 00 min");
+        assert_eq!(duration_words(3901.0), "1 h 06 min");
+        assert_eq!(duration_words(-5.0), "0 s");
+    }
 
     #[test]
     fn pad_aligns_and_takes_any_width() {

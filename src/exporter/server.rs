@@ -21,7 +21,9 @@ use super::webconfig::{ClientAuth, RateLimit, TlsFiles, TlsVersion, WebConfig};
 use crate::error::Error;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{
+    HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
@@ -705,11 +707,19 @@ async fn answer(
         }
     }
     shared.reload_auth().await;
-    let denied = match shared.current_auth() {
-        Some(auth) => !authorized(&req, &auth).await,
-        None => false,
+    let checked = match shared.current_auth() {
+        Some(auth) => authorized(&req, &auth).await,
+        None => Checked::Pass,
     };
-    if denied {
+    if checked == Checked::Busy {
+        // Not a verdict on the credentials: a scraper told 401 would think its password
+        // wrong; 503 says "again later", as past the request cap.
+        let mut r = response(StatusCode::SERVICE_UNAVAILABLE, TEXT, TOO_BUSY);
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
+    if checked == Checked::Fail {
         let mut r = response(StatusCode::UNAUTHORIZED, TEXT, "unauthorized\n");
         r.headers_mut().insert(
             WWW_AUTHENTICATE,
@@ -977,39 +987,33 @@ impl Shared {
     }
 }
 
+/// What basic auth made of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    Pass,
+    Fail,
+    /// The bcrypt queue was full (a flood of unproven credentials): not checked at all.
+    Busy,
+}
+
 /// Basic auth against the bcrypt hashes of `basic_auth_users` (verified on a blocking thread:
 /// bcrypt is slow by design).
-async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
-    use base64::Engine;
-    let Some(creds) = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Basic "))
-        .and_then(|b| {
-            base64::engine::general_purpose::STANDARD
-                .decode(b.trim())
-                .ok()
-        })
-        .and_then(|b| String::from_utf8(b).ok())
-    else {
-        return false;
+async fn authorized(req: &Request<Incoming>, auth: &Auth) -> Checked {
+    let Some((user, pass)) = credentials(req) else {
+        return Checked::Fail;
     };
-    let Some((user, pass)) = creds.split_once(':') else {
-        return false;
-    };
-    if auth.passed_before(user, pass) {
-        return true;
+    if auth.passed_before(&user, &pass) {
+        return Checked::Pass;
     }
     let start = tokio::time::Instant::now();
     // Its own budget: a flood of wrong passwords fills this queue, not the request slots.
     let Ok(_queued) = Arc::clone(&auth.queue).try_acquire_owned() else {
-        return false;
+        return Checked::Busy;
     };
-    let (hash, known) = auth.hash_for(user);
-    let (hash, pass_owned) = (hash.to_string(), pass.to_string());
+    let (hash, known) = auth.hash_for(&user);
+    let (hash, pass_owned) = (hash.to_string(), pass.clone());
     let Ok(permit) = Arc::clone(&auth.checks).acquire_owned().await else {
-        return false;
+        return Checked::Fail;
     };
     let (running, peak) = (Arc::clone(&auth.running), Arc::clone(&auth.peak));
     let matched = tokio::task::spawn_blocking(move || {
@@ -1024,12 +1028,30 @@ async fn authorized(req: &Request<Incoming>, auth: &Auth) -> bool {
     .await
     .unwrap_or(false);
     if matched && known {
-        auth.remember(user, pass);
-        return true;
+        auth.remember(&user, &pass);
+        return Checked::Pass;
     }
     // A failure answers no sooner than the costliest hash takes (the rule on [`Auth`]).
     tokio::time::sleep_until(start + auth.floor).await;
-    false
+    Checked::Fail
+}
+
+/// The (user, password) of a request's `Authorization: Basic` header.
+fn credentials(req: &Request<Incoming>) -> Option<(String, String)> {
+    use base64::Engine;
+    let creds = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
+        .and_then(|b| String::from_utf8(b).ok())?;
+    let (user, pass) = creds.split_once(':')?;
+    Some((user.to_string(), pass.to_string()))
 }
 
 #[cfg(test)]

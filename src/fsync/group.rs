@@ -358,6 +358,23 @@ fn summarise(name: &str, levels: &[&GroupLevel], knee: Option<u32>) -> Option<St
     Some(s)
 }
 
+/// The levels [`run`] measures: for each committer count, the shared log at each commit delay
+/// that applies there, and separate files once.
+pub fn planned(spec: &super::FsyncSpec) -> usize {
+    let delays = spec.commit_delays_us.iter().filter(|&&d| d > 0).count();
+    spec.committers
+        .iter()
+        .map(|&n| {
+            let delayed = if n > super::like::COMMIT_SIBLINGS {
+                delays
+            } else {
+                0
+            };
+            1 + delayed + 1
+        })
+        .sum()
+}
+
 pub fn run(ctx: &Ctx, namer: &mut Namer, progress: &mut dyn FnMut(&str)) -> Result<GroupCommit> {
     let mut levels = Vec::new();
     // commit_delay 0 first (the plain curve), then each delay on the shared log only.

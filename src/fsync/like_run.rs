@@ -44,6 +44,17 @@ pub fn need_bytes(db: Database) -> u64 {
     }
 }
 
+/// The entries [`run`] plans for `db`: each setting once per writes-per-commit count.
+pub fn planned(db: Database) -> usize {
+    settings(db)
+        .iter()
+        .map(|s| match s.pattern {
+            Pattern::Commit => writes_per_commit(db).len(),
+            Pattern::PageFlush => 1,
+        })
+        .sum()
+}
+
 /// Run every setting of `db`; `lbs` is the device's logical block size. Returns the section
 /// and whether Ctrl-C cut it short.
 pub fn run(

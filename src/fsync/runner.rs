@@ -178,6 +178,8 @@ pub fn run(spec: &FsyncSpec, progress: &mut dyn FnMut(&str)) -> Result<FsyncRepo
         run_id,
         append_cap_bytes,
     };
+    let mut steps = Steps::new(planned_steps(spec, &methods, lbs), progress);
+    let progress = &mut |line: &str| steps.done(line);
     let (cases, mut interrupted) =
         run_cases(&ctx, &mut namer, &methods, lbs, &mut skipped, progress)?;
     if cases.iter().any(|c| c.stopped_at_size_cap) {
@@ -311,6 +313,63 @@ fn check_free_space(spec: &FsyncSpec, warnings: &mut Vec<String>) -> Result<u64>
         )));
     }
     Ok(append_cap_bytes)
+}
+
+/// The measurements a run plans, each one progress line: the single-committer cases (an
+/// O_DIRECT size the block size refuses is not one), the `--like` entries and the group-commit
+/// levels. A `--like` setting the filesystem turns out to refuse is counted; the count is the
+/// plan, the ETA says "about".
+fn planned_steps(spec: &FsyncSpec, methods: &[Method], lbs: u32) -> usize {
+    let cases = spec.modes.len()
+        * methods
+            .iter()
+            .map(|m| {
+                spec.sizes
+                    .iter()
+                    .filter(|&&size| !m.direct() || size % lbs == 0)
+                    .count()
+            })
+            .sum::<usize>();
+    let like = spec.like.map_or(0, super::like_run::planned);
+    let group = if spec.committers.is_empty() {
+        0
+    } else {
+        group::planned(spec)
+    };
+    cases + like + group
+}
+
+/// Progress lines numbered "N/M" with the time left, estimated from the mean time of the
+/// measurements so far (their layout and read-back included).
+struct Steps<'a> {
+    total: usize,
+    done: usize,
+    started: Instant,
+    out: &'a mut dyn FnMut(&str),
+}
+
+impl<'a> Steps<'a> {
+    fn new(total: usize, out: &'a mut dyn FnMut(&str)) -> Steps<'a> {
+        Steps {
+            total,
+            done: 0,
+            started: Instant::now(),
+            out,
+        }
+    }
+
+    fn done(&mut self, line: &str) {
+        self.done += 1;
+        let total = self.total.max(self.done);
+        let each = self.started.elapsed().as_secs_f64() / self.done as f64;
+        let left = each * (total - self.done) as f64;
+        let eta = if total == self.done {
+            String::new()
+        } else {
+            format!(", about {} left", crate::units::duration_words(left))
+        };
+        (self.out)(&format!("{}/{total}{eta}: {line}", self.done));
+    }
 }
 
 /// Every single-committer case, mode by mode, until one is interrupted (then `true`). An

@@ -150,7 +150,7 @@ fn record(d: &DeviceInfo) -> Record {
     let mounted: Vec<String> = d
         .mounts
         .iter()
-        .map(|m| format!("{} ({}, {})", m.point, m.fstype, m.options))
+        .map(|m| format!("{} ({})", m.point, m.fstype))
         .collect();
     fields.push((
         "mounted on",
@@ -179,10 +179,20 @@ fn record(d: &DeviceInfo) -> Record {
             ),
         ));
     }
-    let long_fields = d
-        .profile_lookup
+    // Options run long (ext4's resuid=..., a network filesystem's addr=...): wrapped.
+    let options: Vec<String> = d
+        .mounts
         .iter()
-        .map(|l| ("profile ids", lookup_text(l)))
+        .map(|m| format!("{}: {}", m.point, m.options))
+        .collect();
+    let long_fields = (!options.is_empty())
+        .then(|| ("mount options", options.join("; ")))
+        .into_iter()
+        .chain(
+            d.profile_lookup
+                .iter()
+                .map(|l| ("profile ids", lookup_text(l))),
+        )
         .collect();
     let limits = d.limits.iter().map(|l| ("limit", l.sentence(&d.name)));
     let notes = d.notes.iter().map(|n| ("note", n.clone()));

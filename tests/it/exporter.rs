@@ -184,6 +184,11 @@ impl Exporter {
         }
     }
 
+    /// The exporter's process id (its memory is read from /proc).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn connect(&self) -> std::net::TcpStream {
         let s = std::net::TcpStream::connect(self.addr).unwrap();
         s.set_read_timeout(Some(std::time::Duration::from_secs(30)))

@@ -651,3 +651,53 @@ fn a_directory_where_no_test_file_can_be_made_is_one_line_naming_it() {
     );
     assert!(!line.contains(".iosat-fsync."), "no generated name: {line}");
 }
+
+/// On a terminal, each measurement's progress line is numbered N/M with the time left: the plan
+/// counts every case and group-commit level (and every --like entry) the run then measures, so
+/// the numbers run 1..M without a gap and end at M/M. Run under `script`, a real pseudo-terminal.
+#[test]
+fn progress_on_a_terminal_counts_every_measurement_and_says_the_time_left() {
+    if !crate::util::have("script", "--version") {
+        crate::util::skip("script (util-linux) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [
+        "--methods fsync,fdatasync --sizes 4k,8k --committers 1,2",
+        "--like postgres --committers 1,2",
+    ] {
+        let cmd = format!(
+            "{} fsync '{}' {extra} --duration 0.05 --no-bpf --no-verify",
+            env!("CARGO_BIN_EXE_iosat"),
+            dir.path().display()
+        );
+        let o = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+        assert!(o.status.success(), "{extra}: {out}");
+        let steps: Vec<(usize, usize, &str)> = out
+            .lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix("iosat fsync: ")?;
+                let (nm, tail) = rest.split_once([',', ':'])?;
+                let (n, m) = nm.split_once('/')?;
+                Some((n.parse().ok()?, m.parse().ok()?, tail))
+            })
+            .collect();
+        assert!(steps.len() >= 4, "{extra}: {out}");
+        let m = steps[0].1;
+        for (i, (n, total, tail)) in steps.iter().enumerate() {
+            assert_eq!((*n, *total), (i + 1, m), "{extra}: {out}");
+            if *n < m {
+                assert!(
+                    tail.starts_with(" about ") && tail.contains(" left:"),
+                    "{tail}"
+                );
+            }
+        }
+        assert_eq!(steps.last().unwrap().0, m, "ends at M/M: {out}");
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}

@@ -883,10 +883,36 @@ fn default_text_fits_80_columns() {
         .iter()
         .map(|f| imp(f))
         .collect();
+    let open = [
+        &sweep[..3],
+        &[
+            "--rate",
+            "1000,2000,3000",
+            "--duration",
+            "0.3",
+            "--ramp",
+            "0",
+            "--no-progress",
+        ],
+    ]
+    .concat();
+    let like = [
+        "fsync",
+        &d,
+        "--like",
+        "postgres",
+        "--duration",
+        "0.05",
+        "--committers",
+        "1,2",
+        "--no-bpf",
+    ];
     let runs: Vec<Vec<&str>> = vec![
         sweep.to_vec(),
         mixed,
+        open,
         fsync.to_vec(),
+        like.to_vec(),
         fio.clone(),
         vec!["analyze", &logs[0]],
         vec!["analyze", &logs[1]],

@@ -651,9 +651,15 @@ fn info_shows_read_ahead_max_request_and_the_mounts_filesystem() {
         .find(|l| l.trim_start().starts_with("mounted on"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
-        mounted.contains(&format!("{} (ext4, rw", mnt.display())),
+        mounted.contains(&format!("{} (ext4)", mnt.display())),
         "{mounted}"
     );
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!("mount options {}: rw,", mnt.display())),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     let o = run(&["info", lo.name(), "--json"]);
     let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let d = &j["devices"][0];
