@@ -9,7 +9,6 @@ pub enum ReportFormat {
     Html,
     Markdown,
     Csv,
-    /// The text a terminal gets (80 columns; `--wide` is not offered here).
     Text,
 }
 
@@ -27,8 +26,8 @@ pub struct ReportArgs {
     /// --force is given.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Output format (default: from the extension of -o (.md, .csv, .txt, else html); without
-    /// -o, text on a terminal and html into a pipe or a file).
+    /// Output format (default: from the extension of -o: .md, .csv, .txt, else html; without
+    /// -o, text on a terminal, html into a pipe).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
     /// Replace OUT if it exists.
