@@ -52,11 +52,12 @@ pub struct DeviceScrape {
     /// The block-layer latency histograms (the BPF source), cumulative, when it is attached
     /// and the device has completed a request since.
     pub latency: Option<crate::sys::bpf::DevHists>,
-    /// What production learning (learn/) says of the interval since the last scrape: None
-    /// with `--no-learn`, on the first scrape, or for a device not selected.
+    /// What production learning (learn/) says of the latest interval it learned from (one a
+    /// second, scrape::Scraper::tick): None with `--no-learn`, before the first interval,
+    /// or for a device not selected.
     pub learned: Option<Arc<crate::learn::Learned>>,
-    /// The device's one judgement of the interval since the last scrape (monitor::judge):
-    /// the states, ratios and headroom served; None on the first scrape and with
+    /// The device's one judgement of the latest interval learned from (monitor::judge):
+    /// the states, ratios and headroom served; None before the first interval and with
     /// `--no-learn` (no interval is computed then).
     pub judgement: Option<crate::analysis::state::Judgement>,
 }
@@ -702,7 +703,7 @@ fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
     o.family(
         name,
         "gauge",
-        "Each direction's state in the interval since the last scrape, 1 for the current one \
+        "Each direction's state in the latest second learned from, 1 for the current one \
 and 0 for the others (the states of iosat_disk_state, which is the worst of them); a direction \
 without I/O is idle.",
     );
@@ -833,7 +834,7 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
         o.family(
             "iosat_disk_state",
             "gauge",
-            "The device's state in the interval since the last scrape, 1 for the current one and \
+            "The device's state in the latest second learned from, 1 for the current one and \
 0 for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
 slow (1.5x and more, but more than the requests in flight explain), saturated (1.5x to 3x), \
 overloaded (3x and more) - the one vocabulary of stat, top and the alerts; the worst direction's.",

@@ -1374,10 +1374,15 @@ fn reads_and_writes_are_judged_apart() {
 fn the_exporter_feeds_the_learner_unless_told_not_to() {
     let spec = iosat::learn::LearnSpec::default(); // in memory: nothing written
     let mut on = Scraper::new(fixture_root(), all(), None).learn_with(Some(spec));
+    assert!(on.learns());
+    on.tick();
     assert!(
         on.scrape().devices.iter().all(|d| d.learned.is_none()),
         "no interval yet"
     );
+    // Scrapes alone learn nothing (the learner has its own cadence, Scraper::tick).
+    assert!(on.scrape().devices.iter().all(|d| d.learned.is_none()));
+    on.tick();
     let s = on.scrape();
     // The fixture's counters stand still: every device is idle, and says so.
     assert!(s
@@ -1390,7 +1395,10 @@ fn the_exporter_feeds_the_learner_unless_told_not_to() {
         "{text}"
     );
     let mut off = Scraper::new(fixture_root(), all(), None).learn_with(None);
+    assert!(!off.learns());
+    off.tick();
     off.scrape();
+    off.tick();
     let text = metrics::render(&off.scrape());
     assert!(
         !text.contains("iosat_disk_state"),

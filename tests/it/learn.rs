@@ -775,3 +775,124 @@ fn on_a_busy_host_the_learned_p95_is_the_block_layers() {
         "learned p95 {learned_p95:.3} ms against the block layer's {block_p95:.3} ms"
     );
 }
+
+/// The learned read baseline (seconds) a scrape of `iosat exporter` serves for `dev`, if any.
+fn scraped_baseline_s(e: &crate::exporter::Exporter, dev: &str) -> Option<f64> {
+    let out = Command::new("curl")
+        .args(["-sf", "--max-time", "10"])
+        .arg(format!("http://{}/metrics", e.addr))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "curl of the exporter failed");
+    let want = format!(
+        "iosat_disk_baseline_latency_seconds{{device=\"{dev}\",op=\"read\",source=\"learned\"}} "
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(&want)?.parse().ok())
+}
+
+/// Issue 37, the exporter's cadence: `iosat exporter` scraped every 15 s (curl, four scrapes)
+/// and `iosat stat -i 1` learn the same traffic (the known device at one in flight for 24 s,
+/// then 4, then 1 again) into state directories of their own. The exporter learns every
+/// second whatever the scrape interval: by the scrape after stat's first baseline it serves
+/// one, and within the minute every scrape's baseline is stat's at the same second within
+/// 5 % (two learners of the same requests whose 1 s intervals start at different instants:
+/// the intervals cut at phase changes differ, the thousands of requests at one in flight do
+/// not; a learner fed once per scrape has no baseline at all in this minute).
+#[test]
+fn the_exporter_scraped_every_15_s_learns_the_baseline_stat_learns() {
+    use crate::knowndev::{KnownDev, Spec};
+    if !have("fio", "--version") || !have("curl", "--version") {
+        crate::util::skip("needs fio and curl");
+        return;
+    }
+    let Some(dev) = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))
+    else {
+        return;
+    };
+    let (sdir, edir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let e = crate::exporter::Exporter::start(
+        std::path::Path::new("/"),
+        &[
+            "--device-include",
+            dev.name(),
+            "--no-bpf",
+            "--no-profile",
+            "--state-dir",
+            edir.path().to_str().unwrap(),
+        ],
+    );
+    let t0 = std::time::Instant::now();
+    let out_path = sdir.path().join("out.jsonl");
+    let mut stat = iosat()
+        .args([
+            "stat",
+            "--json",
+            "-i",
+            "1",
+            "-c",
+            "62",
+            "--no-bpf",
+            "--no-profile",
+        ])
+        .arg("--state-dir")
+        .arg(sdir.path())
+        .arg(dev.name())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let path = dev.path.clone();
+    let drive = std::thread::spawn(move || {
+        fio(&path, 1, 24);
+        fio(&path, 4, 10);
+        fio(&path, 1, 18);
+    });
+    let mut scrapes = Vec::new();
+    for k in 1..=4u64 {
+        let at = Duration::from_secs(15 * k - u64::from(k == 4));
+        std::thread::sleep(at.saturating_sub(t0.elapsed()));
+        let secs = t0.elapsed().as_secs_f64();
+        scrapes.push((secs, scraped_baseline_s(&e, dev.name())));
+    }
+    drive.join().unwrap();
+    assert!(wait_bounded(&mut stat, Duration::from_secs(90)).success());
+    let rows: Vec<Option<f64>> = json_lines(&std::fs::read_to_string(&out_path).unwrap())
+        .iter()
+        .map(|l| num(&l["devices"][0]["learned"], "baseline_latency_ns").map(|b| b / 1e9))
+        .collect();
+    eprintln!("exporter's scrapes (s, baseline s): {scrapes:?}");
+    eprintln!("stat's baselines: {rows:?}");
+    // Row i closes about i + 1 s after stat started (a second after t0 at most).
+    let first_stat = rows
+        .iter()
+        .position(Option::is_some)
+        .expect("stat learned a baseline") as f64
+        + 1.0;
+    let first_exp = scrapes
+        .iter()
+        .find(|s| s.1.is_some())
+        .expect("the exporter served a baseline within the minute")
+        .0;
+    assert!(
+        first_exp <= first_stat + 16.0,
+        "the exporter's first baseline at {first_exp:.0} s, stat's at {first_stat:.0} s"
+    );
+    for &(secs, b) in &scrapes {
+        let Some(b) = b else { continue };
+        let near = rows[..(secs as usize).min(rows.len())]
+            .iter()
+            .rev()
+            .flatten()
+            .next()
+            .copied()
+            .expect("stat had a baseline by then");
+        assert!(
+            (b / near - 1.0).abs() <= 0.05,
+            "at {secs:.0} s the exporter's baseline {b} s, stat's {near} s"
+        );
+    }
+    assert!(scrapes.last().unwrap().1.is_some(), "{scrapes:?}");
+}
