@@ -57,6 +57,8 @@ pub struct Scraper {
     /// Each selected device's row of the latest learned interval, by device number: what a
     /// scrape serves as its judgement.
     judged: HashMap<(u32, u32), crate::monitor::interval::DeviceRow>,
+    /// The profile directory was read again: the learner's devices are identified again.
+    reidentify: bool,
 }
 
 impl Drop for Scraper {
@@ -100,6 +102,7 @@ impl Scraper {
             blk: None,
             learning: None,
             judged: HashMap::new(),
+            reidentify: false,
         }
     }
 
@@ -167,7 +170,10 @@ impl Scraper {
         let Some(mut r) = self.learning.take() else {
             return HashMap::new();
         };
-        let mut none = |_: &str| None;
+        // The profile of each device identified now, so the learner sees what judges it (a
+        // swept profile the traffic disagrees with is reported as a change).
+        let mut swept: HashMap<String, std::sync::Arc<crate::profile::DeviceProfile>> =
+            HashMap::new();
         let mut events = Vec::new();
         if r.samples() == 0 {
             events.push(Event::Run {
@@ -175,8 +181,11 @@ impl Scraper {
                 interval_ns: 0,
             });
         }
+        // Every device again after the profile directory was read again (a profile saved
+        // while the exporter runs judges, and is watched, from then on).
+        let again = std::mem::take(&mut self.reidentify);
         for l in &sample.lines {
-            if r.has_meta(l.major, l.minor, &l.name) {
+            if r.has_meta(l.major, l.minor, &l.name) && !again {
                 continue;
             }
             let dev = BlockDev {
@@ -203,6 +212,9 @@ impl Scraper {
                 },
             });
             if let Some(id) = identity.profile_id {
+                if let Some(p) = self.profiles.profile_for(&dev, &id) {
+                    swept.insert(id.clone(), p);
+                }
                 events.push(Event::Identity {
                     major: dev.major,
                     minor: dev.minor,
@@ -219,9 +231,10 @@ impl Scraper {
         }
         let mut warnings = Vec::new();
         let mut out = HashMap::new();
+        let mut lookup = |id: &str| swept.get(id).cloned();
         let fed = events
             .into_iter()
-            .try_for_each(|ev| r.feed(ev, &mut none).map(|f| warnings.extend(f.warnings)))
+            .try_for_each(|ev| r.feed(ev, &mut lookup).map(|f| warnings.extend(f.warnings)))
             .and_then(|()| r.push_sample(sample.clone()));
         match fed {
             Ok(f) => {
@@ -340,6 +353,7 @@ impl Scraper {
         if t0.saturating_sub(self.profiles_since_ns) >= self.profile_refresh_ns {
             self.profiles = ProfileCache::new(self.profile_dir.clone(), self.root.clone());
             self.profiles_since_ns = t0;
+            self.reidentify = true;
         }
         let mut devices = Vec::new();
         let mut present = HashSet::new();

@@ -896,3 +896,100 @@ fn the_exporter_scraped_every_15_s_learns_the_baseline_stat_learns() {
     }
     assert!(scrapes.last().unwrap().1.is_some(), "{scrapes:?}");
 }
+
+/// Issue 37, a swept profile that disagrees with the traffic: one unit of 2 ms, a profile
+/// whose baseline is fio's depth-1 mean latency on it (the concurrency-1 level a sweep's
+/// baseline is, written as `sweep --save-profile` writes a profile), 5 s of traffic at one in
+/// flight (agreeing: nothing reported), then the device stepped to 8 ms. `stat
+/// --profile-dir` judges by the sweep and reports the disagreement as a change: the sweep's
+/// baseline as from, about 8 ms as to, within change::REPORT_AFTER_S (plus one interval) of
+/// the first slow interval, with the evidence in words; never before the step.
+#[test]
+fn a_swept_profile_the_traffic_disagrees_with_is_reported_as_a_change() {
+    use crate::knowndev::{KnownDev, Service, Spec};
+    use iosat::learn::change::REPORT_AFTER_S;
+    if !have("fio", "--version") {
+        crate::util::skip("needs fio");
+        return;
+    }
+    let ms = Duration::from_millis;
+    let Some(dev) = KnownDev::start(Spec::new(1, ms(2)).step(Service::Fixed(ms(8)), None)) else {
+        return;
+    };
+    let swept_ns = fio_mean_ms(&dev.path, 1, 2.0) * 1e6;
+    let profiles = crate::exporter::profile_dir_for(
+        dev.name(),
+        &format!(
+            r#"{{"baseline_latency_ns":{swept_ns},"knee_concurrency":1,"max_useful_iops":{}}}"#,
+            1e9 / swept_ns
+        ),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let out_path = state.path().join("out.jsonl");
+    let mut child = iosat()
+        .args([
+            "stat",
+            "--json",
+            "-i",
+            "0.5",
+            "-c",
+            "32",
+            "--no-bpf",
+            "--state-dir",
+        ])
+        .arg(state.path())
+        .arg("--profile-dir")
+        .arg(profiles.path())
+        .arg(dev.name())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    fio(&dev.path, 1, 5);
+    dev.set_stepped(true);
+    fio(&dev.path, 1, 9);
+    assert!(wait_bounded(&mut child, Duration::from_secs(80)).success());
+    let reads: Vec<serde_json::Value> = json_lines(&std::fs::read_to_string(&out_path).unwrap())
+        .iter()
+        .map(|l| l["devices"][0]["judgement"]["read"].clone())
+        .collect();
+    for (i, r) in reads.iter().enumerate() {
+        eprintln!(
+            "{i}: {} {} {}",
+            r["state"], r["ratio"], r["change"]["to_ns"]
+        );
+    }
+    // Judged by the sweep throughout; slow intervals are those 2.5x the sweep's baseline.
+    // The step is where the last run of them begins (a lone slow interval before it is the
+    // host's hiccup, which must not be reported either).
+    let is_slow = |r: &serde_json::Value| num(r, "ratio").is_some_and(|r| r > 2.5);
+    let end = reads.iter().rposition(is_slow).expect("slow intervals");
+    let first = reads[..end]
+        .iter()
+        .rposition(|r| !is_slow(r))
+        .map_or(0, |i| i + 1);
+    assert!(end - first >= 8, "{first}..{end} slow: {reads:?}");
+    for r in &reads[..first] {
+        assert!(r["change"].is_null(), "reported before the step: {r}");
+    }
+    let reported = reads
+        .iter()
+        .position(|r| !r["change"].is_null())
+        .expect("the disagreement reported");
+    assert!(
+        reported <= first + (REPORT_AFTER_S / 0.5) as usize + 1,
+        "first slow interval {first}, reported at {reported}"
+    );
+    let last = reads.last().unwrap();
+    assert_eq!(last["basis"], "swept", "{last}");
+    assert_ne!(last["state"], "ok", "{last}");
+    let c = &last["change"];
+    assert!(
+        (num(c, "from_ns").unwrap() / swept_ns - 1.0).abs() < 1e-6,
+        "{c}"
+    );
+    let to_ms = num(c, "to_ns").unwrap() / 1e6;
+    assert!(to_ms > 8.0 && to_ms < 9.5, "{c}");
+    let evidence = c["evidence"].as_str().unwrap();
+    assert!(evidence.contains("swept profile's baseline"), "{evidence}");
+}
