@@ -993,3 +993,72 @@ fn a_swept_profile_the_traffic_disagrees_with_is_reported_as_a_change() {
     let evidence = c["evidence"].as_str().unwrap();
     assert!(evidence.contains("swept profile's baseline"), "{evidence}");
 }
+
+/// Issue 37's acceptance, "no ceiling without 'at least' before the plateau is seen": the
+/// known device (4 units of 2 ms: the plateau at 2,000 IOPS from 4 in flight) driven at 1, 2
+/// and 4 in flight, then 8 and 16. Every interval while the traffic has not yet gone past the
+/// units (aqu-sz never above 5 so far: 8 in flight not reached) states no ceiling, or one
+/// marked "at least" (and the judgement's flag says the same); once 8 and 16 have run, a
+/// ceiling stated without "at least" is the truth's within 20 %.
+#[test]
+fn no_ceiling_without_at_least_before_the_plateau_is_seen() {
+    use crate::knowndev::{KnownDev, Spec};
+    if !have("fio", "--version") {
+        crate::util::skip("needs fio");
+        return;
+    }
+    let Some(dev) = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))
+    else {
+        return;
+    };
+    let rows = stat_while(&dev, 84, || {
+        for (depth, secs) in [(1, 16), (2, 6), (4, 6), (8, 6), (16, 6)] {
+            fio(&dev.path, depth, secs);
+        }
+    });
+    let (mut most_in_flight, mut before, mut stated) = (0.0f64, 0, None);
+    for d in &rows {
+        most_in_flight = most_in_flight.max(num(d, "aqu-sz").unwrap_or(0.0));
+        let l = &d["learned"];
+        let Some(m) = num(l, "max_iops") else {
+            continue;
+        };
+        let at_least = l["max_iops_at_least"].as_bool().unwrap();
+        eprintln!(
+            "aqu-sz {:?} r/s {:?}: max {m:.0} at least {at_least}",
+            num(d, "aqu-sz"),
+            num(d, "r/s")
+        );
+        if most_in_flight <= 5.0 {
+            before += 1;
+            assert!(
+                at_least,
+                "a ceiling of {m:.0} IOPS at {most_in_flight:.1} in flight: {l}"
+            );
+            assert_eq!(l["ceiling_at_least"].as_bool(), Some(true), "{l}");
+        } else if !at_least {
+            stated = Some(m);
+        }
+    }
+    assert!(
+        before >= 10,
+        "{before} intervals with a ceiling before the plateau"
+    );
+    assert!(most_in_flight > 6.0, "the traffic never passed the units");
+    // The plateau as the device served it here, now (its FUSE server slows when the
+    // machine's CPUs are taken: one run beside a release build served 1,550-1,780 IOPS at 8
+    // in flight): the most IOPS of an interval at about 8 in flight, within the target p95
+    // (8 x 2 ms / 4 units = 4 ms, under 3x the baseline).
+    let served = rows
+        .iter()
+        .filter(|d| num(d, "aqu-sz").is_some_and(|q| (6.0..10.0).contains(&q)))
+        .filter_map(|d| num(d, "r/s"))
+        .fold(0.0f64, f64::max);
+    if let (Some(m), true) = (stated, served > 0.0) {
+        let truth = UNITS / (S_NS / 1e9);
+        assert!(
+            m >= 0.8 * served && m <= 1.2 * truth,
+            "a stated ceiling of {m:.0} IOPS; served {served:.0}, truth {truth:.0}"
+        );
+    }
+}
