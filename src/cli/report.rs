@@ -9,6 +9,8 @@ pub enum ReportFormat {
     Html,
     Markdown,
     Csv,
+    /// The text a terminal gets (80 columns; `--wide` is not offered here).
+    Text,
 }
 
 /// Render a saved iosat result (sweep or analyze JSON, fsync JSON, `stat --json` lines, a
@@ -25,7 +27,8 @@ pub struct ReportArgs {
     /// --force is given.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Output format (default: html, or from the extension of -o).
+    /// Output format (default: from the extension of -o (.md, .csv, .txt, else html); without
+    /// -o, text on a terminal and html into a pipe or a file).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
     /// Replace OUT if it exists.

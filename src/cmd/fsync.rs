@@ -23,7 +23,8 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
             crate::error::say(format_args!("iosat fsync: {line}"));
         }
     };
-    let report = crate::fsync::run(&run.spec, &mut progress)?;
+    let report =
+        crate::fsync::run(&run.spec, &mut progress).map_err(|e| cannot_create(e, &run.spec.dir))?;
     run.output.open()?.result(&|f| render(&report, f))?;
     if report.interrupted {
         crate::error::say("iosat: interrupted: results so far printed, test files removed");
@@ -33,6 +34,35 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
         return Err(Error::Verify(first_verify_error(&report)).into());
     }
     Ok(exit::OK)
+}
+
+/// A test file that could not be created in `dir` (a filesystem that holds no regular files,
+/// such as /proc or /sys, or one the user may not write) is said as what it is, naming the
+/// directory, not as the raw error on a generated file name.
+fn cannot_create(e: Error, dir: &std::path::Path) -> Error {
+    match e {
+        Error::Io { path, source }
+            if path.parent() == Some(dir)
+                && path.file_name().is_some_and(|n| {
+                    n.to_string_lossy()
+                        .starts_with(crate::fsync::file::LEFTOVER_PREFIX)
+                }) =>
+        {
+            let fs = crate::sys::fs::fs_type_name_at(dir);
+            Error::Io {
+                path: dir.to_path_buf(),
+                source: std::io::Error::new(
+                    source.kind(),
+                    format!(
+                        "cannot create a test file here{} ({source}): give a directory on the \
+                         filesystem to measure",
+                        fs.map_or(String::new(), |f| format!(" on {f}"))
+                    ),
+                ),
+            }
+        }
+        e => e,
+    }
 }
 
 /// The first failed read-back, named by its case or group-commit level.

@@ -1,5 +1,6 @@
 //! `iosat report` arguments → [`ReportSpec`]: the format from `--format`, else from the
-//! extension of `-o` (`.md`, `.csv`, else HTML), and the profile directory resolved once.
+//! extension of `-o` (`.md`, `.csv`, `.txt`, else HTML), else text on a terminal and HTML into
+//! a pipe, and the profile directory resolved once.
 //! Must not import: cmd/, ui/.
 
 use crate::cli::report::{ReportArgs, ReportFormat};
@@ -22,6 +23,12 @@ impl ReportSpec {
             Some(ReportFormat::Html) => Format::Html,
             Some(ReportFormat::Markdown) => Format::Markdown,
             Some(ReportFormat::Csv) => Format::Csv,
+            Some(ReportFormat::Text) => Format::TEXT,
+            // A page poured onto a terminal is unreadable: a terminal gets the text rendering,
+            // a pipe or a redirect the page as before.
+            None if a.output.is_none() && crate::sys::tty::stdout_is_terminal() => {
+                super::output_format(&crate::cli::FormatArgs::default())
+            }
             None => match a
                 .output
                 .as_ref()
@@ -30,6 +37,7 @@ impl ReportSpec {
             {
                 Some("md") | Some("markdown") => Format::Markdown,
                 Some("csv") => Format::Csv,
+                Some("txt") => Format::TEXT,
                 _ => Format::Html,
             },
         };

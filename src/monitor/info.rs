@@ -27,6 +27,8 @@ pub struct DeviceInfo {
     pub extra: DeviceExtra,
     pub holders: Vec<String>,
     pub mountpoints: Vec<String>,
+    /// Each mount with its filesystem and options (`mountpoints` in the same order).
+    pub mounts: Vec<device::Mount>,
     pub partitions: Vec<String>,
     pub members: Vec<String>,
     /// The id a profile of this device is saved under (`iosat sweep --save-profile`).
@@ -268,6 +270,7 @@ pub fn gather(
             extra: device::extra(root, &dev),
             holders: device::holders(root, &dev),
             mountpoints: device::mountpoints(root, &dev),
+            mounts: device::mounts(root, &dev),
             partitions: device::partitions(root, &dev)
                 .into_iter()
                 .map(|p| p.name)

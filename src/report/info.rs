@@ -113,6 +113,20 @@ fn record(d: &DeviceInfo) -> Record {
         },
     ));
     fields.push((
+        "read-ahead",
+        q.read_ahead_kb.map_or("-".into(), |k| format!("{k} KiB")),
+    ));
+    fields.push((
+        "max request",
+        match (q.max_sectors_kb, q.max_hw_sectors_kb) {
+            // Virtual disks without a limit of their own report i32::MAX.
+            (Some(k), Some(hw)) if hw >= i32::MAX as u32 => format!("{k} KiB (hardware: no limit)"),
+            (Some(k), Some(hw)) => format!("{k} KiB (hardware {hw} KiB)"),
+            (Some(k), None) => format!("{k} KiB"),
+            _ => "-".into(),
+        },
+    ));
+    fields.push((
         "write cache",
         format!("{}, FUA {}", opt(&q.write_cache), yes_no(q.fua)),
     ));
@@ -133,7 +147,19 @@ fn record(d: &DeviceInfo) -> Record {
     fields.push(("members", list(&d.members)));
     fields.push(("partitions", list(&d.partitions)));
     fields.push(("holders", list(&d.holders)));
-    fields.push(("mounted on", list(&d.mountpoints)));
+    let mounted: Vec<String> = d
+        .mounts
+        .iter()
+        .map(|m| format!("{} ({}, {})", m.point, m.fstype, m.options))
+        .collect();
+    fields.push((
+        "mounted on",
+        if mounted.is_empty() {
+            list(&d.mountpoints)
+        } else {
+            mounted.join("; ")
+        },
+    ));
     if let Some(p) = &d.profile {
         fields.push((
             "profile",

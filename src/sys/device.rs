@@ -242,6 +242,12 @@ pub struct QueueInfo {
     pub model: Option<String>,
     /// Size of the device itself (a partition's own size).
     pub size_bytes: Option<u64>,
+    /// What a buffered sequential reader gets ahead of it (queue/read_ahead_kb).
+    pub read_ahead_kb: Option<u32>,
+    /// The largest request the block layer sends (queue/max_sectors_kb), and the most the
+    /// hardware takes (max_hw_sectors_kb): a larger application request is split.
+    pub max_sectors_kb: Option<u32>,
+    pub max_hw_sectors_kb: Option<u32>,
 }
 
 /// The active scheduler in a `queue/scheduler` line: "none [mq-deadline] kyber" → mq-deadline.
@@ -279,6 +285,9 @@ pub fn queue_info(root: &Root, dev: &BlockDev) -> QueueInfo {
         model: read_trim(&disk_dir.join("device/model")).filter(|m| !m.is_empty()),
         // `size` is in 512-byte sectors whatever the logical block size.
         size_bytes: read_num::<u64>(&dir.join("size")).map(|s| s * 512),
+        read_ahead_kb: read_num(&q.join("read_ahead_kb")),
+        max_sectors_kb: read_num(&q.join("max_sectors_kb")),
+        max_hw_sectors_kb: read_num(&q.join("max_hw_sectors_kb")),
     }
 }
 
@@ -467,6 +476,58 @@ pub fn parse_mountinfo(text: &str) -> Vec<((u32, u32), String)> {
         .collect()
 }
 
+/// One mount of a device: where, which filesystem, and its options (the mount's own and the
+/// filesystem's, as mountinfo gives them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Mount {
+    pub point: String,
+    pub fstype: String,
+    pub options: String,
+}
+
+/// Every mount in a mountinfo text with its device (pure): `id parent M:m root point opts
+/// [optional...] - fstype source super-opts`.
+pub fn parse_mounts(text: &str) -> Vec<((u32, u32), Mount)> {
+    text.lines()
+        .filter_map(|l| {
+            let (head, tail) = l.split_once(" - ")?;
+            let f: Vec<&str> = head.split_ascii_whitespace().collect();
+            let dev = parse_dev_t(f.get(2)?)?;
+            let mut t = tail.split_ascii_whitespace();
+            let fstype = t.next()?.to_string();
+            let sup = t.nth(1).unwrap_or("");
+            let mut options: Vec<&str> = f.get(5)?.split(',').collect();
+            for o in sup.split(',') {
+                if !o.is_empty() && !options.contains(&o) {
+                    options.push(o);
+                }
+            }
+            let mount = Mount {
+                point: unescape_mount(f.get(4)?),
+                fstype,
+                options: options.join(","),
+            };
+            Some((dev, mount))
+        })
+        .collect()
+}
+
+/// The mounts of the device and its partitions, from <proc>/self/mountinfo.
+pub fn mounts(root: &Root, dev: &BlockDev) -> Vec<Mount> {
+    let Ok(text) = std::fs::read_to_string(root.proc.join("self/mountinfo")) else {
+        return Vec::new();
+    };
+    let mut keys = vec![(dev.major, dev.minor)];
+    keys.extend(partitions(root, dev).iter().map(|p| (p.major, p.minor)));
+    let mut v: Vec<Mount> = parse_mounts(&text)
+        .into_iter()
+        .filter(|(d, _)| keys.contains(d))
+        .map(|(_, m)| m)
+        .collect();
+    v.dedup_by(|a, b| a.point == b.point);
+    v
+}
+
 /// Where the device and its partitions are mounted, from <proc>/self/mountinfo.
 pub fn mountpoints(root: &Root, dev: &BlockDev) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(root.proc.join("self/mountinfo")) else {
@@ -538,6 +599,17 @@ mod tests {
         assert_eq!(m.len(), 3);
         assert_eq!(m[0], ((254, 0), "/".to_string()));
         assert_eq!(m[1], ((8, 1), "/mnt/my disk".to_string()));
+        let full = parse_mounts(t);
+        assert_eq!(full[0].1.fstype, "ext4");
+        assert_eq!(full[0].1.options, "rw,relatime");
+        assert_eq!(full[1].1.point, "/mnt/my disk");
+        // Optional fields before the separator, super options after the source.
+        let opt = "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 shared:2 - ext3 /dev/root rw,errors=continue\n";
+        let m = parse_mounts(opt);
+        assert_eq!(m[0].0, (98, 0));
+        assert_eq!(m[0].1.fstype, "ext3");
+        assert_eq!(m[0].1.options, "rw,noatime,errors=continue");
+        assert!(parse_mounts("garbage without separator\n").is_empty());
     }
 
     #[test]
@@ -661,6 +733,10 @@ mod fixture_tests {
             vec![dev(259, 1, "nvme0n1p1"), dev(259, 2, "nvme0n1p2")]
         );
         assert_eq!(mountpoints(&r, &dev(259, 0, "nvme0n1")), vec!["/boot/efi"]);
+        let m = mounts(&r, &dev(253, 0, "dm-0"));
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(m[0].point, "/");
+        assert!(!m[0].fstype.is_empty() && !m[0].options.is_empty(), "{m:?}");
         assert_eq!(mountpoints(&r, &dev(253, 0, "dm-0")), vec!["/"]);
         assert_eq!(mountpoints(&r, &dev(9, 0, "md0")), vec!["/srv/my data"]);
         assert!(mountpoints(&r, &dev(8, 0, "sda")).is_empty());

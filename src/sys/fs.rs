@@ -534,6 +534,31 @@ pub fn fs_name_at(path: &Path) -> Option<&'static str> {
     }
 }
 
+/// The name of the filesystem holding `path` for the ones a user may point iosat at by
+/// mistake (proc, sysfs, ...) besides [`fs_name_at`]'s; None when unknown or statfs fails.
+pub fn fs_type_name_at(path: &Path) -> Option<&'static str> {
+    if let Some(n) = fs_name_at(path) {
+        return Some(n);
+    }
+    let file = File::open(path).ok()?;
+    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid fd and a valid out pointer for the duration of the call.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    match st.f_type as i64 {
+        0x9fa0 => Some("proc"),
+        0x6265_6572 => Some("sysfs"),
+        0x1cd1 => Some("devpts"),
+        0x0027_e0eb => Some("cgroup"),
+        0x6367_7270 => Some("cgroup2"),
+        0x6462_6720 => Some("debugfs"),
+        0x7472_6163 => Some("tracefs"),
+        _ => None,
+    }
+}
+
 /// [`memory_fs`] of the filesystem holding `path`.
 pub fn memory_fs_at(path: &Path) -> Option<&'static str> {
     memory_fs(&File::open(path).ok()?)

@@ -630,3 +630,24 @@ fn live_markdown_and_csv_are_what_report_prints_of_the_json() {
         );
     }
 }
+
+/// `fsync /proc`: a filesystem that holds no regular files is said in one line that names the
+/// directory and the filesystem, exit 1, and nothing is left there.
+#[test]
+fn a_directory_where_no_test_file_can_be_made_is_one_line_naming_it() {
+    let o = iosat()
+        .args(["fsync", "/proc", "--duration", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("iosat: /proc:"))
+        .unwrap_or_else(|| panic!("one line naming /proc: {err}"));
+    assert!(
+        line.contains("cannot create a test file here on proc"),
+        "{line}"
+    );
+    assert!(!line.contains(".iosat-fsync."), "no generated name: {line}");
+}

@@ -615,3 +615,50 @@ fn reads_and_writes_are_judged_against_their_own_profiles() {
         "{text}"
     );
 }
+
+/// `info` of a mounted loop device shows its read-ahead and largest request as sysfs has them,
+/// and the mount with its filesystem and options, in text and JSON.
+#[test]
+fn info_shows_read_ahead_max_request_and_the_mounts_filesystem() {
+    if !crate::util::is_root() {
+        crate::util::skip("info_shows_read_ahead_max_request_and_the_mounts_filesystem: root");
+        return;
+    }
+    let mut lo = LoopDev::new(16 << 20);
+    let node = lo.path.clone();
+    let Some(mnt) = lo.mount(&node) else {
+        crate::util::skip_lacking("info_shows_read_ahead…: mkfs.ext4/mount failed");
+        return;
+    };
+    let queue = Path::new("/sys/block").join(lo.name()).join("queue");
+    let ra: u64 = std::fs::read_to_string(queue.join("read_ahead_kb"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let ms: u64 = std::fs::read_to_string(queue.join("max_sectors_kb"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let o = run(&["info", lo.name()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains(&format!("read-ahead    {ra} KiB")), "{text}");
+    assert!(text.contains(&format!("max request   {ms} KiB")), "{text}");
+    let mounted = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("mounted on"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        mounted.contains(&format!("{} (ext4, rw", mnt.display())),
+        "{mounted}"
+    );
+    let o = run(&["info", lo.name(), "--json"]);
+    let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let d = &j["devices"][0];
+    assert_eq!(d["read_ahead_kb"], ra, "{d}");
+    assert_eq!(d["max_sectors_kb"], ms, "{d}");
+    assert_eq!(d["mounts"][0]["fstype"], "ext4", "{d}");
+    assert_eq!(d["mounts"][0]["point"], mnt.to_str().unwrap(), "{d}");
+}

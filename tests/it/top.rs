@@ -372,6 +372,29 @@ impl Drop for Tmux {
 }
 
 #[test]
+fn report_on_a_terminal_is_text_and_into_a_pipe_is_the_page() {
+    let Some(t) = Tmux::start() else { return };
+    let file = crate::util::fixture("report/sim_sweep.json");
+    let report = format!(
+        "cd '{}' && {} report {}",
+        file.parent().unwrap().display(),
+        env!("CARGO_BIN_EXE_iosat"),
+        file.file_name().unwrap().to_str().unwrap()
+    );
+    // The exit status printed as D0NE: a marker the typed command line does not contain.
+    t.keys(&[&format!("clear; {report}; printf 'D%sNE' $?"), "Enter"]);
+    let s = t.wait_for("D0NE");
+    assert!(s.contains("Baseline (concurrency 1)"), "{s}");
+    assert!(!s.contains("<html") && !s.contains("</"), "{s}");
+    // Into a pipe the page, as before.
+    t.keys(&[
+        &format!("clear; {report} | head -c 200 | grep -q '<html'; printf 'P%sGE' $?"),
+        "Enter",
+    ]);
+    t.wait_for("P0GE");
+}
+
+#[test]
 fn top_in_a_real_terminal() {
     let Some(t) = Tmux::start() else { return };
     let cmd = top_replay(
