@@ -52,11 +52,12 @@ pub struct DeviceScrape {
     /// The block-layer latency histograms (the BPF source), cumulative, when it is attached
     /// and the device has completed a request since.
     pub latency: Option<crate::sys::bpf::DevHists>,
-    /// What production learning (learn/) says of the interval since the last scrape: None
-    /// with `--no-learn`, on the first scrape, or for a device not selected.
+    /// What production learning (learn/) says of the latest interval it learned from (one a
+    /// second, scrape::Scraper::tick): None with `--no-learn`, before the first interval,
+    /// or for a device not selected.
     pub learned: Option<Arc<crate::learn::Learned>>,
-    /// The device's one judgement of the interval since the last scrape (monitor::judge):
-    /// the states, ratios and headroom served; None on the first scrape and with
+    /// The device's one judgement of the latest interval learned from (monitor::judge):
+    /// the states, ratios and headroom served; None before the first interval and with
     /// `--no-learn` (no interval is computed then).
     pub judgement: Option<crate::analysis::state::Judgement>,
 }
@@ -412,6 +413,7 @@ writes, flushes are not counted).",
     }
     render_profiles(o, s);
     render_judgement(o, s);
+    render_changes(o, s);
     render_latency(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
@@ -682,6 +684,77 @@ fn learned_directions(d: &DeviceScrape) -> Vec<&crate::learn::Learned> {
 
 type JudgedGet = fn(&Judged) -> Option<f64>;
 
+/// A change of the device, or a swept profile the traffic disagrees with (learn/change.rs:
+/// 2x apart at the baseline's level for 5 s), per device and direction while it is reported:
+/// the baseline before (`side="from"`) and the traffic's latency at that level now
+/// (`side="to"`), and when the evidence began. Absent while nothing changed.
+fn render_changes(o: &mut dyn Sink, s: &Scrape) {
+    let rows: Vec<(
+        &str,
+        &'static str,
+        &'static str,
+        &crate::analysis::state::Change,
+    )> = s
+        .devices
+        .iter()
+        .flat_map(|d| {
+            d.judgement
+                .iter()
+                .flat_map(|j| [&j.read, &j.write])
+                .filter_map(|x| {
+                    let source = match x.basis {
+                        crate::analysis::state::Basis::Swept => "sweep",
+                        _ => "learned",
+                    };
+                    Some((
+                        d.line.name.as_str(),
+                        x.dir.as_str(),
+                        source,
+                        x.flags.change.as_ref()?,
+                    ))
+                })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let name = "iosat_disk_change_latency_seconds";
+    o.family(
+        name,
+        "gauge",
+        "While a change of the device is reported (its latency at a queue of about one 2x away \
+from the baseline for 5 s; source=\"sweep\": the swept profile disagrees with the traffic): \
+the baseline, side=\"from\", and the traffic's mean latency at that level, side=\"to\".",
+    );
+    for (dev, op, source, c) in &rows {
+        for (side, ns) in [("from", c.from_ns), ("to", c.to_ns)] {
+            o.sample(
+                name,
+                &[
+                    ("device", dev),
+                    ("op", op),
+                    ("source", source),
+                    ("side", side),
+                ],
+                ns / 1e9,
+            );
+        }
+    }
+    let name = "iosat_disk_change_start_timestamp_seconds";
+    o.family(
+        name,
+        "gauge",
+        "When the evidence of the reported change began (Unix time).",
+    );
+    for (dev, op, source, c) in &rows {
+        o.sample(
+            name,
+            &[("device", dev), ("op", op), ("source", source)],
+            c.at_wall_ns as f64 / 1e9,
+        );
+    }
+}
+
 /// Each direction's own state and ratio (`iosat_disk_state` is the worst of them), from the
 /// device's judgement.
 fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
@@ -702,7 +775,7 @@ fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
     o.family(
         name,
         "gauge",
-        "Each direction's state in the interval since the last scrape, 1 for the current one \
+        "Each direction's state in the latest second learned from, 1 for the current one \
 and 0 for the others (the states of iosat_disk_state, which is the worst of them); a direction \
 without I/O is idle.",
     );
@@ -833,7 +906,7 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
         o.family(
             "iosat_disk_state",
             "gauge",
-            "The device's state in the interval since the last scrape, 1 for the current one and \
+            "The device's state in the latest second learned from, 1 for the current one and \
 0 for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
 slow (1.5x and more, but more than the requests in flight explain), saturated (1.5x to 3x), \
 overloaded (3x and more) - the one vocabulary of stat, top and the alerts; the worst direction's.",

@@ -4,8 +4,10 @@
 //! profiles (profile::ProfileCache, read again every minute so a profile saved while the exporter
 //! runs is picked up), the wrap extension of the ms fields kept across scrapes, and the
 //! block-latency histograms (sys::bpf) when attached, and production learning (learn/, fed
-//! through the one replay engine as `stat` feeds it: each scrape is a sample, the interval
-//! since the last scrape is learned from). Returns a [`Scrape`] for metrics::render.
+//! through the one replay engine as `stat` feeds it, at its own cadence: [`Scraper::tick`]
+//! takes a sample every [`LEARN_EVERY_NS`] whatever the scrape interval, so a 15 s or 60 s
+//! scraper gets the curve `stat` learns, at the same time; a scrape serves the latest
+//! interval's judgement). Returns a [`Scrape`] for metrics::render.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use super::metrics::{DeviceScrape, Health, Identity, Scrape, WrapExtender};
@@ -50,8 +52,13 @@ pub struct Scraper {
     /// The block-latency source, when attached ([`Scraper::use_block_latency`]).
     blk: Option<crate::sys::bpf::BlockLatency>,
     /// Production learning, when on ([`Scraper::learn_with`]): the replay engine `stat` uses,
-    /// with its learner, fed one sample per scrape.
+    /// with its learner, fed one sample per [`Scraper::tick`].
     learning: Option<crate::monitor::replay::Replayer>,
+    /// Each selected device's row of the latest learned interval, by device number: what a
+    /// scrape serves as its judgement.
+    judged: HashMap<(u32, u32), crate::monitor::interval::DeviceRow>,
+    /// The profile directory was read again: the learner's devices are identified again.
+    reidentify: bool,
 }
 
 impl Drop for Scraper {
@@ -64,6 +71,11 @@ impl Drop for Scraper {
 
 /// How long a loaded (or missing) profile is trusted before the directory is read again.
 pub const PROFILE_REFRESH_NS: u64 = 60_000_000_000;
+
+/// The learner's cadence: one sample a second, `stat`'s default interval, whatever the scrape
+/// interval (issue 37: a 15 s scrape interval gave a first baseline after 13 minutes, and one
+/// point per 15 s averages bursts and idle into levels the device never ran at).
+pub const LEARN_EVERY_NS: u64 = 1_000_000_000;
 
 fn secs(t0: u64) -> f64 {
     (clock::monotonic_ns() - t0) as f64 / 1e9
@@ -89,7 +101,38 @@ impl Scraper {
             warned: HashSet::new(),
             blk: None,
             learning: None,
+            judged: HashMap::new(),
+            reidentify: false,
         }
+    }
+
+    /// Is production learning on (then [`Scraper::tick`] must be called every
+    /// [`LEARN_EVERY_NS`])?
+    pub fn learns(&self) -> bool {
+        self.learning.is_some()
+    }
+
+    /// One sample for the learner (diskstats and the block-latency histograms, read as a
+    /// scrape reads them): the interval it closes is learned from, and each selected
+    /// device's row of it is what scrapes serve until the next tick. Nothing without
+    /// learning; a failed read is warned about and skipped (the next tick's interval spans
+    /// the gap, as `stat`'s does).
+    pub fn tick(&mut self) {
+        if self.learning.is_none() {
+            return;
+        }
+        let raw = match RawSample::take(&self.root) {
+            Ok(r) => r,
+            Err(e) => return self.warn(vec![format!("diskstats: {e}")]),
+        };
+        let (hists, blk_dropped) = match self.blk.as_ref().map(|b| b.read()) {
+            Some(Ok((h, dropped))) => (h, Some(dropped)),
+            // The scrape that reads them next drops the source and says why.
+            Some(Err(_)) | None => (Vec::new(), None),
+        };
+        let (sample, warnings) = raw.parse();
+        self.warn(warnings);
+        self.judged = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
     }
 
     /// Learn each exported device's baseline and curve from the traffic between scrapes
@@ -115,7 +158,7 @@ impl Scraper {
     }
 
     /// Feed one sample to the learner; each selected device's judgement of the interval it
-    /// closes, by device number (empty on the first scrape or without learning).
+    /// closes, by device number (empty on the first sample or without learning).
     fn learn(
         &mut self,
         sample: &crate::monitor::DiskSample,
@@ -127,7 +170,10 @@ impl Scraper {
         let Some(mut r) = self.learning.take() else {
             return HashMap::new();
         };
-        let mut none = |_: &str| None;
+        // The profile of each device identified now, so the learner sees what judges it (a
+        // swept profile the traffic disagrees with is reported as a change).
+        let mut swept: HashMap<String, std::sync::Arc<crate::profile::DeviceProfile>> =
+            HashMap::new();
         let mut events = Vec::new();
         if r.samples() == 0 {
             events.push(Event::Run {
@@ -135,8 +181,11 @@ impl Scraper {
                 interval_ns: 0,
             });
         }
+        // Every device again after the profile directory was read again (a profile saved
+        // while the exporter runs judges, and is watched, from then on).
+        let again = std::mem::take(&mut self.reidentify);
         for l in &sample.lines {
-            if r.has_meta(l.major, l.minor, &l.name) {
+            if r.has_meta(l.major, l.minor, &l.name) && !again {
                 continue;
             }
             let dev = BlockDev {
@@ -163,6 +212,9 @@ impl Scraper {
                 },
             });
             if let Some(id) = identity.profile_id {
+                if let Some(p) = self.profiles.profile_for(&dev, &id) {
+                    swept.insert(id.clone(), p);
+                }
                 events.push(Event::Identity {
                     major: dev.major,
                     minor: dev.minor,
@@ -179,9 +231,10 @@ impl Scraper {
         }
         let mut warnings = Vec::new();
         let mut out = HashMap::new();
+        let mut lookup = |id: &str| swept.get(id).cloned();
         let fed = events
             .into_iter()
-            .try_for_each(|ev| r.feed(ev, &mut none).map(|f| warnings.extend(f.warnings)))
+            .try_for_each(|ev| r.feed(ev, &mut lookup).map(|f| warnings.extend(f.warnings)))
             .and_then(|()| r.push_sample(sample.clone()));
         match fed {
             Ok(f) => {
@@ -291,14 +344,16 @@ impl Scraper {
         }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
-        // The interval since the last scrape, each device's row with what was learned of it.
-        let mut rows = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
+        // The latest learned interval (Scraper::tick), each device's row with what was
+        // learned of it.
+        let mut rows = self.judged.clone();
         let numbers = sample.lines.iter().map(|l| (l.major, l.minor)).collect();
         self.free_latency_slots(&numbers, blk_dropped);
         // A long-running exporter sees profiles saved (or replaced) after it started.
         if t0.saturating_sub(self.profiles_since_ns) >= self.profile_refresh_ns {
             self.profiles = ProfileCache::new(self.profile_dir.clone(), self.root.clone());
             self.profiles_since_ns = t0;
+            self.reidentify = true;
         }
         let mut devices = Vec::new();
         let mut present = HashSet::new();

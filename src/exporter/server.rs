@@ -12,11 +12,13 @@
 //! and suites), basic auth (bcrypt; its users re-read when the file changes, a broken file
 //! keeping the old ones; a failed check never faster than the costliest hash), extra headers
 //! and a rate limit (429) from `--web.config.file`. `/metrics` answers in the protobuf exposition (proto.rs) when the
-//! scraper's Accept header prefers it. Stopped (and its port freed) when the [`Server`] is dropped.
+//! scraper's Accept header prefers it. With learning on, a task of the same runtime ticks the
+//! scraper's learner every second (scrape::LEARN_EVERY_NS) whatever the scrape interval.
+//! Stopped (and its port freed, the ticking ended) when the [`Server`] is dropped.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use super::metrics::{self, Health, Scrape};
-use super::scrape::Scraper;
+use super::scrape::{Scraper, LEARN_EVERY_NS};
 use super::webconfig::{ClientAuth, RateLimit, TlsFiles, TlsVersion, WebConfig};
 use crate::error::Error;
 use http_body_util::Full;
@@ -351,6 +353,7 @@ impl Server {
             .build()
             .map_err(|e| Error::io("<tokio runtime>", e))?;
         let (stop, stopped) = oneshot::channel();
+        let learns = scraper.learns();
         let shared = Arc::new(Shared {
             scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
@@ -381,6 +384,9 @@ impl Server {
             .name("iosat-exporter".into())
             .spawn(move || {
                 rt.block_on(async move {
+                    if learns {
+                        tokio::spawn(learn_every(Arc::clone(&served.scraper)));
+                    }
                     match tokio::net::TcpListener::from_std(std_listener) {
                         Ok(l) => serve(l, spec, tls, served, stopped).await,
                         Err(e) => crate::error::say(format_args!("iosat: exporter: {e}")),
@@ -756,6 +762,25 @@ async fn answer(
         }
         "/" => response(StatusCode::OK, "text/html; charset=utf-8", INDEX),
         _ => response(StatusCode::NOT_FOUND, TEXT, "not found\n"),
+    }
+}
+
+/// The learner's own cadence (scrape::LEARN_EVERY_NS): one tick a second on a blocking thread,
+/// whatever the scrape interval. A tick waits for the one before (a hung read of /proc holds
+/// one thread, never a pile of them; a late tick is delayed, not doubled: the learner divides
+/// by the measured interval), and the task ends with the runtime when the server stops.
+async fn learn_every(scraper: Arc<tokio::sync::Mutex<Scraper>>) {
+    let mut every = tokio::time::interval(Duration::from_nanos(LEARN_EVERY_NS));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let mut guard = Arc::clone(&scraper).lock_owned().await;
+        if tokio::task::spawn_blocking(move || guard.tick())
+            .await
+            .is_err()
+        {
+            return;
+        }
     }
 }
 

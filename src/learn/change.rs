@@ -79,13 +79,29 @@ pub enum Verdict {
 }
 
 /// The evidence of one device, fed its intervals.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Watch {
     pending: Option<Change>,
     requests: f64,
     busy_ms: f64,
     /// The last change reported (confirmed, or given up when the device came back).
     last: Option<Change>,
+    /// After [`CONFIRM_AFTER_S`] the change is confirmed and learning starts again; a watch
+    /// against a swept profile ([`Watch::against_profile`]) never confirms: the profile
+    /// stays what it is, and disagrees for as long as the evidence lasts.
+    confirms: bool,
+}
+
+impl Default for Watch {
+    fn default() -> Watch {
+        Watch {
+            pending: None,
+            requests: 0.0,
+            busy_ms: 0.0,
+            last: None,
+            confirms: true,
+        }
+    }
 }
 
 impl Watch {
@@ -128,7 +144,7 @@ impl Watch {
         c.intervals += 1;
         c.seconds += p.interval_s;
         c.to_ns = to_ns;
-        if c.seconds >= CONFIRM_AFTER_S {
+        if self.confirms && c.seconds >= CONFIRM_AFTER_S {
             let mut done = self.pending.take().expect("pending");
             done.confirmed = true;
             self.last = Some(done);
@@ -136,6 +152,23 @@ impl Watch {
             return Verdict::Restart;
         }
         Verdict::Hold
+    }
+
+    /// A watch of the traffic against a swept profile's baseline: the same evidence, never
+    /// confirmed (see [`Watch::disagreement`]).
+    pub fn against_profile() -> Watch {
+        Watch {
+            confirms: false,
+            ..Watch::default()
+        }
+    }
+
+    /// What a watch [`Watch::against_profile`] reports: the evidence while it lasts (after
+    /// [`REPORT_AFTER_S`]), nothing once the traffic is back within the band.
+    pub fn disagreement(&self) -> Option<&Change> {
+        self.pending
+            .as_ref()
+            .filter(|c| c.seconds >= REPORT_AFTER_S)
     }
 
     /// A change is reported and not yet confirmed.
@@ -197,6 +230,19 @@ mod tests {
         }
         assert_eq!(last, Verdict::Restart);
         assert!(w.change().unwrap().confirmed);
+    }
+
+    #[test]
+    fn a_profile_watch_reports_while_the_evidence_lasts_and_never_confirms() {
+        let mut w = Watch::against_profile();
+        let base = Some(2.0e6);
+        for i in 0..(CONFIRM_AFTER_S as i64 + 10) {
+            assert_eq!(w.observe(i, Some(&at(8.0)), base), Verdict::Hold);
+        }
+        let c = w.disagreement().expect("reported");
+        assert!(!c.confirmed && c.from_ns == 2e6 && (c.to_ns / 8e6 - 1.0).abs() < 1e-9);
+        w.observe(200, Some(&at(2.2)), base);
+        assert!(w.disagreement().is_none(), "back within the band");
     }
 
     #[test]

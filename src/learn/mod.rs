@@ -74,6 +74,13 @@ pub struct Learned {
     /// the baseline's level: not learned (a step of 2x is still evidence of a change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu_busy: bool,
+    /// The swept profile's baseline disagrees with the traffic at its own level (about one
+    /// in flight, the profile's direction and request size) the way a change of the device
+    /// would (change.rs: 2x apart for [`change::REPORT_AFTER_S`] of evidence): from the
+    /// profile's, to the traffic's, with the evidence. The judgement by the sweep carries it
+    /// as its `change` (monitor::judge); on the direction it concerns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_change: Option<crate::analysis::state::Change>,
     pub summary: Option<Summary>,
     /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
     /// learning fills them, every view renders them through the judgement.
@@ -124,6 +131,7 @@ impl Learned {
             fit_r_squared: None,
             baseline_estimate: None,
             cpu_busy: false,
+            profile_change: None,
             summary: None,
             flags: Default::default(),
             directions: Vec::new(),
@@ -219,6 +227,10 @@ struct Device {
     last: Option<Arc<Learned>>,
     /// The evidence of a change at the baseline's level.
     watch: change::Watch,
+    /// The same evidence against the swept profile's baseline (never holds learning back:
+    /// it is the profile that disagrees), and the direction it was seen in.
+    swept: Option<change::Watch>,
+    swept_dir: Option<Dir>,
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
@@ -251,6 +263,7 @@ impl Device {
         lat: Option<&crate::monitor::blklat::Measured>,
         cpu: Option<&crate::sys::sched::AvgCpu>,
         target: Option<f64>,
+        profile: Option<&crate::profile::DeviceProfile>,
     ) -> Arc<Learned> {
         let all = points_of(wall_ns, rates, lat, cpu);
         let points = all.as_slice();
@@ -273,6 +286,7 @@ impl Device {
             .and_then(|c| c.baseline.as_ref())
             .map(|b| b.latency_ns);
         let at_level = main.filter(|p| model::bucket_of(p.in_flight()) == 0);
+        self.watch_profile(wall_ns, at_level, profile);
         // CPU noise: at the baseline's level, slow, with CPUs that had no idle time. The
         // machine may explain it as well as the device: not learned. A step of 2x or more is
         // still evidence of a change (change.rs), so a slowdown on a busy host is news too.
@@ -320,6 +334,55 @@ impl Device {
         Arc::clone(self.last.as_ref().expect("just set"))
     }
 
+    /// A swept profile against the traffic at its own level (`at_level`: about one in flight,
+    /// when the profile covers its direction and request-size class), by change.rs's rule:
+    /// evidence only, never holding learning back (the profile judges, not the curve).
+    fn watch_profile(
+        &mut self,
+        wall_ns: i64,
+        at_level: Option<&Point>,
+        profile: Option<&crate::profile::DeviceProfile>,
+    ) {
+        let swept = profile.zip(at_level).and_then(|(prof, p)| {
+            let prof = match p.dir {
+                Dir::Read => prof.for_reads(),
+                Dir::Write => prof.for_writes(),
+            }?;
+            (model::SizeClass::of(prof.block_size as f64) == p.size_class())
+                .then_some(prof.baseline_latency_ns)
+        });
+        if swept.is_none() && self.swept.is_none() {
+            return;
+        }
+        let w = self
+            .swept
+            .get_or_insert_with(change::Watch::against_profile);
+        w.observe(wall_ns, at_level.filter(|_| swept.is_some()), swept);
+        if swept.is_some() {
+            self.swept_dir = at_level.map(|p| p.dir);
+        }
+    }
+
+    /// The swept profile's disagreement with the traffic, as the judgement's change.
+    fn profile_change(&self) -> Option<crate::analysis::state::Change> {
+        let c = self.swept.as_ref()?.disagreement()?;
+        let ms = |ns: f64| format!("{:.2} ms", ns / 1e6);
+        Some(crate::analysis::state::Change {
+            at_wall_ns: c.since_wall_ns,
+            from_ns: c.from_ns,
+            to_ns: c.to_ns,
+            evidence: format!(
+                "swept profile's baseline {}, the traffic's {} at one in flight ({} intervals, \
+                 {:.0} s): the device changed since the sweep, or production's requests differ \
+                 from the sweep's (judged by the sweep)",
+                ms(c.from_ns),
+                ms(c.to_ns),
+                c.intervals,
+                c.seconds
+            ),
+        })
+    }
+
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
         self.curves
             .iter()
@@ -340,6 +403,7 @@ impl Device {
                 evidence: c.words(),
             });
         }
+        let profile_change = self.profile_change();
         l.directions = [Dir::Read, Dir::Write]
             .into_iter()
             .filter_map(|dir| {
@@ -359,6 +423,14 @@ impl Device {
                 Some(l)
             })
             .collect();
+        if let Some(c) = profile_change {
+            for d in &mut l.directions {
+                if d.direction == self.swept_dir {
+                    d.profile_change = Some(c.clone());
+                }
+            }
+            l.profile_change = Some(c);
+        }
         l
     }
 
@@ -540,7 +612,8 @@ impl Learner {
                 continue;
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
-            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target));
+            let profile = row.profile.as_deref();
+            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target, profile));
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -559,7 +632,7 @@ impl Learner {
         let i = self.index(key);
         let d = &mut self.devices[i].1;
         d.loaded = true;
-        d.learn(wall_ns, rates, None, None, target)
+        d.learn(wall_ns, rates, None, None, target, None)
     }
 
     /// The device's curves estimated from everything learned (the end of a recording).

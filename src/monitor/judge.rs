@@ -8,7 +8,7 @@
 use super::interval::DeviceRow;
 use super::DiskRates;
 use crate::analysis::state::{
-    judge_dir, Basis, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
+    judge_dir, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
 };
 use crate::profile::DeviceProfile;
 
@@ -78,23 +78,54 @@ pub fn in_flight_busy(r: &DiskRates) -> f64 {
     }
 }
 
-/// What learning says of each direction (reads, writes), as baselines to judge against.
-pub fn learned_references(l: Option<&crate::learn::Learned>) -> [Option<Reference>; 2] {
-    Dir::ALL.map(|dir| l.and_then(|l| learned_reference(l, dir)))
+/// What learning says of each direction (reads, writes): the learned baselines to judge
+/// against, and where a swept profile disagrees with the traffic at its own level (learn's
+/// `profile_change`), that change, which the judgement by the sweep carries.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LearnedRefs {
+    pub refs: [Option<Reference>; 2],
+    pub profile_change: [Option<Change>; 2],
+}
+
+/// What learning says of each direction (reads, writes).
+pub fn learned_references(l: Option<&crate::learn::Learned>) -> LearnedRefs {
+    let of_dir = |l: &crate::learn::Learned, dir: Dir| {
+        if l.directions.is_empty() {
+            (l.direction == Some(dir))
+                .then_some(l)?
+                .profile_change
+                .clone()
+        } else {
+            l.directions
+                .iter()
+                .find(|d| d.direction == Some(dir))?
+                .profile_change
+                .clone()
+        }
+    };
+    LearnedRefs {
+        refs: Dir::ALL.map(|dir| l.and_then(|l| learned_reference(l, dir))),
+        profile_change: Dir::ALL.map(|dir| l.and_then(|l| of_dir(l, dir))),
+    }
 }
 
 /// Judge a device's interval from its parts (a row's, or a recording point's): the swept
 /// profile's baseline per direction, else the learned one.
 pub fn judge_parts(
     profile: Option<&DeviceProfile>,
-    learned: &[Option<Reference>; 2],
+    learned: &LearnedRefs,
     rates: Option<&DiskRates>,
     p95_ms: [Option<f64>; 2],
 ) -> Judgement {
     let [read, write] = Dir::ALL.map(|dir| {
         let reference = profile
             .and_then(|p| swept_reference(p, dir))
-            .or_else(|| learned[dir as usize].clone());
+            .map(|mut r| {
+                // A sweep the traffic disagrees with says so, as a change would.
+                r.flags.change = learned.profile_change[dir as usize].clone();
+                r
+            })
+            .or_else(|| learned.refs[dir as usize].clone());
         let p95 = p95_ms[dir as usize];
         match rates {
             Some(r) => judge_dir(
@@ -192,13 +223,23 @@ mod tests {
         assert_eq!(j.device, j.read);
         assert_eq!(j.device.headroom_iops, Some(0.0));
         // Without learning the writes are not judged (no write profile).
-        let j = judge_parts(Some(&read_profile()), &[None, None], Some(&r), [None, None]);
+        let j = judge_parts(
+            Some(&read_profile()),
+            &LearnedRefs::default(),
+            Some(&r),
+            [None, None],
+        );
         assert_eq!(
             (j.write.basis, j.write.state),
             (Basis::None, State::Unknown)
         );
         // No value: unknown, with the basis it would have had.
-        let j = judge_parts(Some(&read_profile()), &[None, None], None, [None, None]);
+        let j = judge_parts(
+            Some(&read_profile()),
+            &LearnedRefs::default(),
+            None,
+            [None, None],
+        );
         assert_eq!((j.read.basis, j.read.state), (Basis::Swept, State::Unknown));
     }
 }

@@ -31,7 +31,7 @@ pub struct Point {
     pub sat_w: Option<f64>,
     /// What learning said of each direction in this interval (kept to judge it once the
     /// profile is known, at [`SeriesStore::series`] time).
-    pub learned_refs: [Option<crate::analysis::state::Reference>; 2],
+    pub learned_refs: super::judge::LearnedRefs,
     /// The block layer's p95 per direction, ms, when the recording carries that source.
     pub p95_ms: [Option<f64>; 2],
     /// The interval's one judgement (monitor::judge), set by [`SeriesStore::series`].

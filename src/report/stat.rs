@@ -257,7 +257,7 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 util_pct: v.num("util").unwrap_or(0.0),
                 sat_r: sat("saturation_r"),
                 sat_w: sat("saturation_w"),
-                learned_refs: [None, None],
+                learned_refs: Default::default(),
                 p95_ms: [None, None],
                 // As stat judged it (nothing recomputed).
                 judgement: d.judgement.clone(),
@@ -435,8 +435,20 @@ fn judgement_line(d: &StatSeries) -> Option<String> {
             (n > 0).then(|| format!("{} {n}", st.words()))
         })
         .collect();
+    // A swept profile the traffic disagreed with at the last interval: the evidence.
+    let disagreed: String = [&last.read, &last.write]
+        .into_iter()
+        .filter(|x| x.basis == Basis::Swept)
+        .filter_map(|x| {
+            Some(format!(
+                " {}: {}.",
+                x.dir.as_str(),
+                x.flags.change.as_ref()?.evidence
+            ))
+        })
+        .collect();
     Some(format!(
-        "{}: {} at the last interval; intervals by state: {}.",
+        "{}: {} at the last interval; intervals by state: {}.{disagreed}",
         d.name,
         last.words(),
         counts.join(", ")

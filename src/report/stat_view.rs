@@ -188,6 +188,18 @@ fn device_notes(r: &IntervalReport) -> String {
         if !j.device.flags.words().is_empty() || j.state() == crate::analysis::state::State::Slow {
             s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
         }
+        // A swept profile the traffic disagrees with, as a change: from, to and the evidence
+        // (a learned change is in the learned summary already).
+        for x in [&j.read, &j.write] {
+            if let Some(c) = x.flags.change.as_ref().filter(|_| x.basis == Basis::Swept) {
+                s.push_str(&format!(
+                    "# {}: {} {}\n",
+                    d.meta.display_name,
+                    x.dir.as_str(),
+                    c.evidence
+                ));
+            }
+        }
     }
     for d in &r.devices {
         let sat = d.saturation();

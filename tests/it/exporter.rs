@@ -1259,6 +1259,7 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         fit_r_squared: None,
         baseline_estimate: None,
         cpu_busy: false,
+        profile_change: None,
         summary: None,
         flags: Default::default(),
         directions: vec![],
@@ -1325,6 +1326,53 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
     }
 }
 
+/// A change is served as one (issue 37): the learned one on the learned basis, a swept profile
+/// the traffic disagrees with on the sweep's, each with from, to and when it began; nothing
+/// of the kind while nothing changed.
+#[test]
+fn a_change_and_a_disagreeing_sweep_are_served() {
+    use iosat::analysis::state::Change;
+    use iosat::learn::State;
+    let change = |from_ns: f64, to_ns: f64| Change {
+        at_wall_ns: 1_700_000_000_000_000_000,
+        from_ns,
+        to_ns,
+        evidence: "test".into(),
+    };
+    let mut s = Scraper::new(fixture_root(), all(), Some(fixture("exporter/profiles-rw"))).scrape();
+    let quiet = metrics::render(&s);
+    assert!(!quiet.contains("iosat_disk_change"), "{quiet}");
+    for d in &mut s.devices {
+        let mut l = learned(State::Overloaded, 8.0);
+        if d.line.name == "sda" {
+            l.flags.change = Some(change(1e6, 8e6));
+        } else if d.line.name == "nvme0n1" {
+            // Swept read and write profiles: the read one disagrees with the traffic.
+            l.profile_change = Some(change(85e3, 340e3));
+        } else {
+            continue;
+        }
+        judged(d, l);
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_change_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\",side=\"from\"} 0.001",
+        "iosat_disk_change_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\",side=\"to\"} 0.008",
+        "iosat_disk_change_latency_seconds{device=\"nvme0n1\",op=\"read\",source=\"sweep\",side=\"from\"} 0.000085",
+        "iosat_disk_change_latency_seconds{device=\"nvme0n1\",op=\"read\",source=\"sweep\",side=\"to\"} 0.00034",
+        "iosat_disk_change_start_timestamp_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 1700000000",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    assert!(
+        !text.contains("device=\"nvme0n1\",op=\"write\",source=\"sweep\",side"),
+        "only the direction that disagrees:\n{text}"
+    );
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
 #[test]
 fn reads_and_writes_are_judged_apart() {
     use iosat::learn::model::Dir;
@@ -1379,10 +1427,15 @@ fn reads_and_writes_are_judged_apart() {
 fn the_exporter_feeds_the_learner_unless_told_not_to() {
     let spec = iosat::learn::LearnSpec::default(); // in memory: nothing written
     let mut on = Scraper::new(fixture_root(), all(), None).learn_with(Some(spec));
+    assert!(on.learns());
+    on.tick();
     assert!(
         on.scrape().devices.iter().all(|d| d.learned.is_none()),
         "no interval yet"
     );
+    // Scrapes alone learn nothing (the learner has its own cadence, Scraper::tick).
+    assert!(on.scrape().devices.iter().all(|d| d.learned.is_none()));
+    on.tick();
     let s = on.scrape();
     // The fixture's counters stand still: every device is idle, and says so.
     assert!(s
@@ -1395,7 +1448,10 @@ fn the_exporter_feeds_the_learner_unless_told_not_to() {
         "{text}"
     );
     let mut off = Scraper::new(fixture_root(), all(), None).learn_with(None);
+    assert!(!off.learns());
+    off.tick();
     off.scrape();
+    off.tick();
     let text = metrics::render(&off.scrape());
     assert!(
         !text.contains("iosat_disk_state"),
