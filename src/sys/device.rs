@@ -530,18 +530,7 @@ pub fn mounts(root: &Root, dev: &BlockDev) -> Vec<Mount> {
 
 /// Where the device and its partitions are mounted, from <proc>/self/mountinfo.
 pub fn mountpoints(root: &Root, dev: &BlockDev) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(root.proc.join("self/mountinfo")) else {
-        return Vec::new();
-    };
-    let mut keys = vec![(dev.major, dev.minor)];
-    keys.extend(partitions(root, dev).iter().map(|p| (p.major, p.minor)));
-    let mut v: Vec<String> = parse_mountinfo(&text)
-        .into_iter()
-        .filter(|(d, _)| keys.contains(d))
-        .map(|(_, m)| m)
-        .collect();
-    v.dedup();
-    v
+    mounts(root, dev).into_iter().map(|m| m.point).collect()
 }
 
 /// The file names listed in a /proc/swaps text (pure): the first field of every line after

@@ -515,14 +515,7 @@ pub fn memory_fs(file: &File) -> Option<&'static str> {
 /// commit-latency verdict names (XFS's and ext4's documented O_DIRECT_NO_FSYNC caveat); None
 /// for the others or when statfs fails.
 pub fn fs_name_at(path: &Path) -> Option<&'static str> {
-    let file = File::open(path).ok()?;
-    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid fd and a valid out pointer for the duration of the call.
-    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
-        return None;
-    }
-    match st.f_type as i64 {
+    match statfs_type(path)? {
         0xEF53 => Some("ext4"),
         0x5846_5342 => Some("xfs"),
         0x9123_683E => Some("btrfs"),
@@ -540,14 +533,7 @@ pub fn fs_type_name_at(path: &Path) -> Option<&'static str> {
     if let Some(n) = fs_name_at(path) {
         return Some(n);
     }
-    let file = File::open(path).ok()?;
-    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid fd and a valid out pointer for the duration of the call.
-    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
-        return None;
-    }
-    match st.f_type as i64 {
+    match statfs_type(path)? {
         0x9fa0 => Some("proc"),
         0x6265_6572 => Some("sysfs"),
         0x1cd1 => Some("devpts"),
@@ -557,6 +543,19 @@ pub fn fs_type_name_at(path: &Path) -> Option<&'static str> {
         0x7472_6163 => Some("tracefs"),
         _ => None,
     }
+}
+
+/// The statfs f_type of the filesystem holding `path`; None when it cannot be opened or
+/// statfs fails.
+fn statfs_type(path: &Path) -> Option<i64> {
+    let file = File::open(path).ok()?;
+    // SAFETY: statfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid fd and a valid out pointer for the duration of the call.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_type as i64)
 }
 
 /// [`memory_fs`] of the filesystem holding `path`.
