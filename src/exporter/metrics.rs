@@ -694,25 +694,13 @@ fn render_changes(o: &mut dyn Sink, s: &Scrape) {
         &'static str,
         &'static str,
         &crate::analysis::state::Change,
-    )> = s
-        .devices
-        .iter()
-        .flat_map(|d| {
-            d.judgement
-                .iter()
-                .flat_map(|j| [&j.read, &j.write])
-                .filter_map(|x| {
-                    let source = match x.basis {
-                        crate::analysis::state::Basis::Swept => "sweep",
-                        _ => "learned",
-                    };
-                    Some((
-                        d.line.name.as_str(),
-                        x.dir.as_str(),
-                        source,
-                        x.flags.change.as_ref()?,
-                    ))
-                })
+    )> = judged_directions(s)
+        .filter_map(|(dev, x)| {
+            let source = match x.basis {
+                crate::analysis::state::Basis::Swept => "sweep",
+                _ => "learned",
+            };
+            Some((dev, x.dir.as_str(), source, x.flags.change.as_ref()?))
         })
         .collect();
     if rows.is_empty() {
@@ -755,19 +743,20 @@ the baseline, side=\"from\", and the traffic's mean latency at that level, side=
     }
 }
 
+/// Every judged device's two directions with its name: what the per-direction families read.
+fn judged_directions(s: &Scrape) -> impl Iterator<Item = (&str, &DirJudgement)> {
+    s.devices.iter().flat_map(|d| {
+        d.judgement
+            .iter()
+            .flat_map(|j| [&j.read, &j.write])
+            .map(|x| (d.line.name.as_str(), x))
+    })
+}
+
 /// Each direction's own state and ratio (`iosat_disk_state` is the worst of them), from the
 /// device's judgement.
 fn render_direction_states(o: &mut dyn Sink, s: &Scrape) {
-    let rows: Vec<(&str, &DirJudgement)> = s
-        .devices
-        .iter()
-        .flat_map(|d| {
-            d.judgement
-                .iter()
-                .flat_map(|j| [&j.read, &j.write])
-                .map(|x| (d.line.name.as_str(), x))
-        })
-        .collect();
+    let rows: Vec<(&str, &DirJudgement)> = judged_directions(s).collect();
     if rows.is_empty() {
         return;
     }

@@ -483,6 +483,29 @@ fn ask(addr: std::net::SocketAddr, creds: &str) -> u16 {
     crate::exporter::parse_response(&out).0
 }
 
+/// Client `i` of a flood: a wrong password (even `i`) or an unknown user (odd), again and
+/// again until `stop`, each answered 401 or 503 (counted in `answered`).
+fn wrong_passwords(
+    addr: std::net::SocketAddr,
+    i: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    answered: Option<&std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::Ordering;
+    let creds = if i % 2 == 0 {
+        "alice:wrong"
+    } else {
+        "mallory:x"
+    };
+    while !stop.load(Ordering::Relaxed) {
+        let st = ask(addr, creds);
+        assert!(st == 401 || st == 503, "{creds}: {st}");
+        if let Some(n) = answered {
+            n.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Issue 39 case 8: with mixed bcrypt costs, a wrong password for the cheap user and an
 /// unknown user both take at least as long as a check of the costliest hash (the rule on
 /// `server::Auth`), so neither stands out.
@@ -516,17 +539,7 @@ fn case9_wrong_passwords_cannot_starve_authenticated_scrapes() {
     std::thread::scope(|s| {
         for i in 0..8 {
             let stop = &stop;
-            s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let creds = if i % 2 == 0 {
-                        "alice:wrong"
-                    } else {
-                        "mallory:x"
-                    };
-                    let st = ask(addr, creds);
-                    assert!(st == 401 || st == 503, "{creds}: {st}");
-                }
-            });
+            s.spawn(move || wrong_passwords(addr, i, stop, None));
         }
         let mut codes = Vec::new();
         for _ in 0..19 {
@@ -631,18 +644,7 @@ fn under_every_stress_at_once_authenticated_scrapes_are_answered_without_memory_
         }
         for i in 0..8 {
             let (stop, wrong) = (&stop, &wrong);
-            s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let creds = if i % 2 == 0 {
-                        "alice:wrong"
-                    } else {
-                        "mallory:x"
-                    };
-                    let st = ask(addr, creds);
-                    assert!(st == 401 || st == 503, "{creds}: {st}");
-                    wrong.fetch_add(1, Ordering::Relaxed);
-                }
-            });
+            s.spawn(move || wrong_passwords(addr, i, stop, Some(wrong)));
         }
 
         let t0 = std::time::Instant::now();
