@@ -41,11 +41,12 @@ pub fn run(args: &FsyncArgs) -> anyhow::Result<i32> {
 /// directory, not as the raw error on a generated file name.
 fn cannot_create(e: Error, dir: &std::path::Path) -> Error {
     match e {
-        // Only what creating the file meets (no such file on proc or sysfs, a read-only
-        // filesystem): a write that fails later (ENOSPC) keeps naming its file.
+        // Only what creating the file meets (no such file on proc, EACCES on sysfs, a
+        // read-only filesystem): a write that fails later (ENOSPC) keeps naming its file.
         Error::Io { path, source }
             if (source.kind() == std::io::ErrorKind::NotFound
-                || source.raw_os_error() == Some(libc::EROFS))
+                || source.raw_os_error() == Some(libc::EROFS)
+                || crate::sys::fs::pseudo_fs_at(dir))
                 && path.parent() == Some(dir)
                 && path.file_name().is_some_and(|n| {
                     n.to_string_lossy()

@@ -558,6 +558,15 @@ fn statfs_type(path: &Path) -> Option<i64> {
     Some(st.f_type as i64)
 }
 
+/// Whether `path` is on a filesystem of the kernel's own (proc, sysfs, cgroup, ...), where
+/// no regular file can be made.
+pub fn pseudo_fs_at(path: &Path) -> bool {
+    matches!(
+        fs_type_name_at(path),
+        Some("proc" | "sysfs" | "devpts" | "cgroup" | "cgroup2" | "debugfs" | "tracefs")
+    )
+}
+
 /// [`memory_fs`] of the filesystem holding `path`.
 pub fn memory_fs_at(path: &Path) -> Option<&'static str> {
     memory_fs(&File::open(path).ok()?)

@@ -650,6 +650,17 @@ fn a_directory_where_no_test_file_can_be_made_is_one_line_naming_it() {
         "{line}"
     );
     assert!(!line.contains(".iosat-fsync."), "no generated name: {line}");
+    // sysfs refuses with EACCES rather than ENOENT: the same one line.
+    let o = iosat()
+        .args(["fsync", "/sys", "--duration", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("iosat: /sys: cannot create a test file here on sysfs"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// On a terminal, each measurement's progress line is numbered N/M with the time left: the plan
