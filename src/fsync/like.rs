@@ -306,14 +306,29 @@ pub struct LikeEntry {
     /// of the duration (None in older files and for a setting cut short).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_cv: Option<f64>,
+    /// The commit rate of a second, shorter pass of the same setting, made after every other
+    /// setting's first pass and in the reverse order: how far a repeat moved on this host,
+    /// drift the windows of one pass cannot see (None in older files, for settings never
+    /// recommended and when the run was cut short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_per_s: Option<f64>,
 }
 
 impl LikeEntry {
-    /// The 95 % interval's half-width of the commit rate, relative to it, from its windows
-    /// (0 when unknown).
+    /// The noise of the commit rate, relative to it: the 95 % interval's half-width from its
+    /// windows, or how far the repeat pass moved from the first (relative to their mean),
+    /// whichever is wider (0 when neither is known).
     pub fn rate_noise_rel(&self) -> f64 {
-        self.rate_cv
-            .map_or(0.0, |cv| crate::analysis::confidence::rel_half_width(cv, 8))
+        let windows = self
+            .rate_cv
+            .map_or(0.0, |cv| crate::analysis::confidence::rel_half_width(cv, 8));
+        let repeat = match self.repeat_per_s {
+            Some(r) if r > 0.0 && self.commits_per_s > 0.0 => {
+                (r - self.commits_per_s).abs() / ((r + self.commits_per_s) / 2.0)
+            }
+            _ => 0.0,
+        };
+        windows.max(repeat)
     }
 
     /// The commit rate's windows scatter beyond a healthy device's (the sweep's
@@ -854,6 +869,7 @@ pub(crate) mod tests {
             verify_error: None,
             interrupted: false,
             rate_cv: None,
+            repeat_per_s: None,
         }
     }
 
@@ -883,6 +899,26 @@ pub(crate) mod tests {
         let r = &recommend(Database::Postgres, &e, "")[0];
         assert_eq!(r.value, "open_sync", "{}", r.text);
         assert!(r.equivalent.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn a_repeat_that_moved_widens_the_noise_the_windows_did_not_see() {
+        // Steady windows (CV 1 %) in both passes, but the repeat of fdatasync ran 30 % faster
+        // than its first pass: open_sync's 25 % lead is within the two noises, the default is kept.
+        let mut e = pg(&[("fdatasync", 4000.0), ("open_sync", 5000.0)]);
+        for x in e.iter_mut() {
+            x.rate_cv = Some(0.01);
+        }
+        e[0].repeat_per_s = Some(5200.0);
+        e[2].repeat_per_s = Some(5000.0);
+        assert!((e[0].rate_noise_rel() - 1200.0 / 4600.0).abs() < 1e-9);
+        let r = &recommend(Database::Postgres, &e, "")[0];
+        assert_eq!(r.value, "fdatasync", "{}", r.text);
+        assert_eq!(r.equivalent, vec!["open_sync".to_string()], "{r:?}");
+        // A repeat that agreed leaves the lead standing.
+        e[0].repeat_per_s = Some(4050.0);
+        let r = &recommend(Database::Postgres, &e, "")[0];
+        assert_eq!(r.value, "open_sync", "{}", r.text);
     }
 
     #[test]

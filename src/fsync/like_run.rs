@@ -44,7 +44,8 @@ pub fn need_bytes(db: Database) -> u64 {
     }
 }
 
-/// The entries [`run`] plans for `db`: each setting once per writes-per-commit count.
+/// The timed loops [`run`] plans for `db`: each setting once per writes-per-commit count, and
+/// the recommendable ones ([`repeated`]) a second time.
 pub fn planned(db: Database) -> usize {
     settings(db)
         .iter()
@@ -52,7 +53,19 @@ pub fn planned(db: Database) -> usize {
             Pattern::Commit => writes_per_commit(db).len(),
             Pattern::PageFlush => 1,
         })
-        .sum()
+        .sum::<usize>()
+        + settings(db).iter().filter(|s| s.durable).count()
+}
+
+/// An entry the recommendation may rank (durable, at the fewest writes a commit: what
+/// like.rs's `find` picks) gets a second pass.
+fn repeated(db: Database, e: &LikeEntry) -> bool {
+    e.durable
+        && e.commits > 0
+        && match e.pattern {
+            Pattern::Commit => writes_per_commit(db).first() == Some(&e.writes_per_commit),
+            Pattern::PageFlush => true,
+        }
 }
 
 /// Run every setting of `db`; `lbs` is the device's logical block size. Returns the section
@@ -117,6 +130,9 @@ pub fn run(
             }
         }
     }
+    if !interrupted {
+        interrupted = repeat_pass(ctx, namer, db, &mut entries, progress)?;
+    }
     let dev = ctx.watch.device.as_ref();
     let flush_ms = device_flush_ms(&entries);
     let blk_absent = ctx.watch.block_latency_absent.clone();
@@ -136,6 +152,55 @@ pub fn run(
         },
         interrupted,
     ))
+}
+
+/// The second pass: every recommendable entry again for half the duration, in the reverse
+/// order, so a host or device that drifted during the first pass moves the settings measured
+/// early and late apart and [`LikeEntry::rate_noise_rel`] says so. Returns whether Ctrl-C cut it.
+fn repeat_pass(
+    ctx: &Ctx,
+    namer: &mut Namer,
+    db: Database,
+    entries: &mut [LikeEntry],
+    progress: &mut dyn FnMut(&str),
+) -> Result<bool> {
+    let spec = super::FsyncSpec {
+        duration_ns: (ctx.spec.duration_ns / 2).max(1),
+        ..ctx.spec.clone()
+    };
+    let half = Ctx {
+        spec: &spec,
+        ..*ctx
+    };
+    let all = settings(db);
+    for e in entries.iter_mut().rev().filter(|e| repeated(db, e)) {
+        let Some(s) = all
+            .iter()
+            .find(|s| s.value == e.method && s.pattern == e.pattern)
+        else {
+            continue;
+        };
+        let again = match s.pattern {
+            Pattern::Commit => commit_entry(&half, namer, db, s, e.writes_per_commit)?,
+            Pattern::PageFlush => page_flush_entry(&half, namer, s)?,
+        };
+        if again.interrupted {
+            return Ok(true);
+        }
+        if again.verify == VerifyStatus::Failed {
+            e.verify = again.verify;
+            e.verify_error = again.verify_error;
+        }
+        progress(&format!(
+            "{} {} again: {:.0}/s (first {:.0}/s)",
+            e.method,
+            e.pattern.name(),
+            again.commits_per_s,
+            e.commits_per_s
+        ));
+        e.repeat_per_s = Some(again.commits_per_s);
+    }
+    Ok(false)
 }
 
 /// Does the filesystem accept O_DIRECT at all (tmpfs before Linux 6.6 refuses it)?
@@ -338,6 +403,7 @@ fn entry(
         verify_error,
         interrupted: t.interrupted,
         rate_cv,
+        repeat_per_s: None,
     }
 }
 

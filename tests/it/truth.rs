@@ -654,14 +654,25 @@ fn judge_again(
     }
     // Taken as they come: recognition must not depend on the noise of the moment, unless
     // iosat itself says the run was disturbed; then it must claim nothing beyond the truth.
+    // The same three measures as `clean_sweep`'s: the host's jitter on a sleep of the service
+    // (CI's machines steal the CPU for milliseconds at a time), iosat's own, the levels' CPU wait.
+    let jitter = if again > 0 {
+        host_jitter_ms(dev.spec.service.mean())
+    } else {
+        (0.0, 0.0)
+    };
     for _ in 0..again {
         let judged = Judged::new(&dev, sweep(&dev, again_levels, again_secs), o);
         eprintln!("{}", judged.story);
-        if let Some(why) = judged
-            .said_disturbed()
-            .then(|| "iosat said the run was disturbed".to_string())
+        if let Some(why) = disturbance(&judged, jitter)
+            .or_else(|| {
+                judged
+                    .said_disturbed()
+                    .then(|| "iosat said the run was disturbed".to_string())
+            })
             .or_else(|| judged.machine_disturbed())
         {
+            eprintln!("disturbed ({why}): checked that it claims nothing beyond the truth");
             judged.honest_when_disturbed(&[why]);
         } else {
             check_again(&judged);
