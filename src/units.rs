@@ -253,6 +253,20 @@ pub fn parse_iso_utc(s: &str) -> Option<i64> {
     Some((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000_000 + frac_ns)
 }
 
+/// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
+pub fn us_cell(ns: Option<f64>) -> String {
+    let Some(v) = ns.filter(|v| v.is_finite()).map(|ns| ns / 1e3) else {
+        return "-".into();
+    };
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

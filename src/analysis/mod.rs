@@ -356,6 +356,7 @@ pub mod confidence;
 pub mod device;
 pub mod evidence;
 pub mod judge;
+pub mod learned;
 pub mod open;
 pub mod state;
 pub mod text;

@@ -51,7 +51,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         }
     }
     let report = if rstat::is_recording(&text) {
-        let store = SeriesStore::from_text(&text).map_err(parse_error(&spec.input))?;
+        let store = SeriesStore::from_text(&text, Some(crate::learn::in_memory()))
+            .map_err(parse_error(&spec.input))?;
         // Profiles are judged against this machine's view of the devices (the real root).
         let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
         let (devices, idle) = store.series(&mut profiles);

@@ -115,7 +115,7 @@ pub(crate) fn replay(
         if let Some(l) = &spec.learn {
             steps
                 .replayer_mut()
-                .learn_with(crate::learn::Learner::new(l.clone()));
+                .observe_with(crate::learn::observer(l.clone()));
         }
         if spec.since_boot && steps.source() == Source::PtDiskstats {
             return Err(Error::usage(
@@ -145,7 +145,8 @@ pub(crate) fn replay(
     if spec.output.page.is_none() {
         return Ok(None);
     }
-    let store = SeriesStore::from_text(&text).map_err(|e| parse_error(path, e))?;
+    let store = SeriesStore::from_text(&text, Some(crate::learn::in_memory()))
+        .map_err(|e| parse_error(path, e))?;
     Ok(Some(page_of(store.series(&mut profiles))))
 }
 
@@ -161,11 +162,11 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     );
     collector.use_block_latency(spec.no_bpf);
     if let Some(l) = &spec.learn {
-        collector.learn(crate::learn::Learner::new(l.clone()));
+        collector.observe_with(crate::learn::observer(l.clone()));
     }
     if let (true, Some(rec)) = (page, &spec.record) {
         // The page shows the whole file: what earlier runs recorded is read once, here.
-        let mut store = SeriesStore::new();
+        let mut store = SeriesStore::new(Some(crate::learn::in_memory()));
         // What is skipped is said by the recording writer, which cuts a partial last line.
         match RecordingText::open(rec).map(|r| r.text) {
             Ok(t) if !t.trim().is_empty() => {

@@ -128,7 +128,7 @@ fn live(
     collector.use_block_latency(spec.no_bpf);
     if let Some(l) = &spec.learn {
         // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS) and at its end.
-        collector.learn(crate::learn::Learner::new(l.clone()));
+        collector.observe_with(crate::learn::observer(l.clone()));
     }
     // The first sample here: an unknown DEVICE or an unreadable diskstats is a plain error.
     let mut schedule = Schedule::new(spec.interval_ns);
@@ -230,7 +230,7 @@ fn replay(
         let mut steps = match Replay::new(&text, selection, false, lookup) {
             Ok(mut s) => {
                 if let Some(l) = learn {
-                    s.replayer_mut().learn_with(crate::learn::Learner::new(l));
+                    s.replayer_mut().observe_with(crate::learn::observer(l));
                 }
                 s
             }

@@ -141,7 +141,7 @@ impl Scraper {
         self.learning = spec.map(|s| {
             let mut r =
                 crate::monitor::replay::Replayer::new(self.devices.selection.clone(), false);
-            r.learn_with(crate::learn::Learner::new(s));
+            r.observe_with(crate::learn::observer(s));
             r
         });
         self
@@ -150,7 +150,7 @@ impl Scraper {
     /// Save what was learned (at the end of a run, and when the scraper is dropped with
     /// the server); problems are warnings.
     pub fn save_learning(&mut self) {
-        if let Some(l) = self.learning.as_mut().and_then(|r| r.learner_mut()) {
+        if let Some(l) = self.learning.as_mut().and_then(|r| r.observer_mut()) {
             l.save();
             let w = l.take_warnings();
             self.warn(w);
@@ -198,9 +198,8 @@ impl Scraper {
                 .profile_id
                 .clone()
                 .unwrap_or_else(|| dev.name.clone());
-            if let Some(learner) = r.learner_mut() {
-                let fp = crate::learn::store::Fingerprint::read(&self.root, &dev);
-                learner.set_fingerprint(&key, fp);
+            if let Some(o) = r.observer_mut() {
+                o.device_seen(&self.root, &dev, &key);
             }
             events.push(Event::Device {
                 major: dev.major,
@@ -244,7 +243,7 @@ impl Scraper {
                         out.insert((d.major, d.minor), d);
                     }
                 }
-                if let Some(l) = r.learner_mut() {
+                if let Some(l) = r.observer_mut() {
                     warnings.extend(l.take_warnings());
                 }
                 self.learning = Some(r);

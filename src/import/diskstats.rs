@@ -106,9 +106,9 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         .map_err(|e| perr(path, e.line, e.reason))?;
     // The same learner live `iosat stat` runs, in memory: what it says at the last interval
     // is what live learning over the same intervals said.
-    replay.replayer_mut().learn_with(crate::learn::Learner::new(
-        crate::learn::LearnSpec::default(),
-    ));
+    replay
+        .replayer_mut()
+        .observe_with(crate::learn::in_memory());
     let source = replay.source();
     let tool = match source {
         Source::Iosat => Tool::Iosat,

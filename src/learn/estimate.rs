@@ -52,38 +52,7 @@ pub struct Baseline {
     pub requests: f64,
 }
 
-/// How an [`Estimate`] was come by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EstimateMethod {
-    /// About one in flight, but fewer intervals than a baseline needs.
-    Thin,
-    /// The two lowest levels' latencies agree (within [`FLAT`]): both below the units, where
-    /// latency is the service time, so the lowest level's latency is the baseline's.
-    Flat,
-    /// One level only, or levels whose IOPS no longer grew: only the bounds.
-    Bounds,
-}
-
-/// The baseline estimated where the traffic never came down to about one request in flight
-/// (issue 37): from the lowest learned level L. Why these bounds: a closed loop of c requests
-/// on U parallel units of service S answers in S while c ≤ U and in c·S/U past them, so the
-/// lowest level's latency L(c) is at most c/U times S and at least S... turned round, S lies
-/// in [L(c)/c, L(c)] (U between 1 and c). A point estimate is only given when the next level
-/// up, with at least half again the in-flight, answered within [`FLAT`] of it: latency flat
-/// between them means both are at or below the units, where latency is S. This is the lowest
-/// levels' extrapolation (a flat line to one in flight), not an M/M/c-style correction, which
-/// would need the number of units and the arrival process, neither of which the counters give.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct Estimate {
-    /// The mean in flight of the level it came from.
-    pub from_in_flight: f64,
-    /// The estimated single-request latency; None: only the bounds are known.
-    pub latency_ns: Option<f64>,
-    /// Where the single-request latency lies.
-    pub interval_ns: [f64; 2],
-    pub method: EstimateMethod,
-}
+pub use crate::analysis::learned::{Estimate, EstimateMethod};
 
 /// Two levels' mean latencies within this factor are flat (no queueing between them).
 pub const FLAT: f64 = 1.2;

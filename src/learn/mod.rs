@@ -20,13 +20,13 @@ pub mod model;
 pub mod points;
 pub mod store;
 
+pub use crate::analysis::learned::{Learned, Summary};
 pub use crate::analysis::state::State;
 use crate::monitor::interval::{DeviceRow, IntervalReport};
 use crate::monitor::DiskRates;
 use estimate::Curve;
 use model::{DeviceModel, Dir, Point};
 pub use points::{points_of, Points};
-use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -37,77 +37,6 @@ pub struct LearnSpec {
     pub state_dir: Option<std::path::PathBuf>,
     /// The user's target p95 in ns (None: 3x the baseline p95).
     pub target_p95_ns: Option<f64>,
-}
-
-/// The `learned` object of a device in an interval (stat --json, analyze --json): null
-/// fields until known. The figures are the series (direction and request-size class) that
-/// carried most of the interval's requests (when idle: the one learned most); `state` is the
-/// worst state of the directions with I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct Learned {
-    pub state: State,
-    /// Intervals learned from (not aged).
-    pub intervals: u64,
-    /// Seconds of traffic learned from.
-    pub learned_s: f64,
-    pub direction: Option<Dir>,
-    pub size_class: Option<model::SizeClass>,
-    pub baseline_latency_ns: Option<f64>,
-    pub baseline_p95_ns: Option<f64>,
-    /// 95 % interval of the baseline's mean latency.
-    pub baseline_interval_ns: Option<[f64; 2]>,
-    pub knee_concurrency: Option<u32>,
-    pub knee_range: Option<[u32; 2]>,
-    pub knee_at_least: Option<f64>,
-    pub max_iops: Option<f64>,
-    pub max_iops_at_least: Option<bool>,
-    pub headroom_iops: Option<f64>,
-    /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
-    pub ratio: Option<f64>,
-    pub fit_r_squared: Option<f64>,
-    /// Without a baseline at about one in flight: the learner's estimate in full (its point
-    /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
-    /// every view renders (issue 37). Never named a baseline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_estimate: Option<estimate::Estimate>,
-    /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
-    /// the baseline's level: not learned (a step of 2x is still evidence of a change).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cpu_busy: bool,
-    /// The swept profile's baseline disagrees with the traffic at its own level (about one
-    /// in flight, the profile's direction and request size) the way a change of the device
-    /// would (change.rs: 2x apart for [`change::REPORT_AFTER_S`] of evidence): from the
-    /// profile's, to the traffic's, with the evidence. The judgement by the sweep carries it
-    /// as its `change` (monitor::judge); on the direction it concerns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile_change: Option<crate::analysis::state::Change>,
-    pub summary: Option<Summary>,
-    /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
-    /// learning fills them, every view renders them through the judgement.
-    #[serde(flatten, default)]
-    pub flags: crate::analysis::state::Flags,
-    /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
-    /// `directions` empty; a direction without I/O in the interval is idle and judged by its
-    /// series learned most. Not in the JSON (the object above is the device's).
-    #[serde(skip)]
-    pub directions: Vec<Learned>,
-}
-
-/// The curve's judgement in words, shared by every interval's [`Learned`] until the next
-/// estimate (a string copied per device and interval was a tenth of learning's cost).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary(pub std::sync::Arc<str>);
-
-impl Serialize for Summary {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Summary {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Summary, D::Error> {
-        String::deserialize(d).map(|s| Summary(s.into()))
-    }
 }
 
 impl Learned {
@@ -679,3 +608,40 @@ impl Learner {
 
 #[cfg(test)]
 mod tests;
+
+/// Learning as the monitor's observer of intervals (monitor/observe.rs): the collector and the
+/// replay feed it every interval and tell it of each device first found in sysfs.
+impl crate::monitor::observe::Observer for Learner {
+    fn observe(&mut self, report: &mut IntervalReport, key_of: &dyn Fn(&DeviceRow) -> String) {
+        Learner::observe(self, report, key_of);
+    }
+
+    /// What makes learned state another device's: read once, when first seen.
+    fn device_seen(
+        &mut self,
+        root: &crate::sys::Root,
+        dev: &crate::sys::device::BlockDev,
+        key: &str,
+    ) {
+        self.set_fingerprint(key, store::Fingerprint::read(root, dev));
+    }
+
+    fn save(&mut self) {
+        Learner::save(self);
+    }
+
+    fn take_warnings(&mut self) -> Vec<String> {
+        Learner::take_warnings(self)
+    }
+}
+
+/// A learner set up by `spec`, as the monitor's observer.
+pub fn observer(spec: LearnSpec) -> Box<dyn crate::monitor::observe::Observer> {
+    Box::new(Learner::new(spec))
+}
+
+/// Learning in memory only (no state directory): what `analyze`, `report` and the recording
+/// page learn from a recording's own intervals.
+pub fn in_memory() -> Box<dyn crate::monitor::observe::Observer> {
+    observer(LearnSpec::default())
+}

@@ -5,7 +5,7 @@
 //! [`Point`] per interval and direction; bounded (at most 2 × 3 × [`NBUCKETS`] buckets, each
 //! with at most [`HIST_BINS`] bins); ageing is deterministic given the points' timestamps.
 //! Pure.
-//! Imports only: analysis/state.rs.
+//! Imports only: analysis/state.rs, analysis/learned.rs.
 
 use serde::{Deserialize, Serialize};
 
@@ -75,56 +75,7 @@ fn hist_centre_ns(bin: u8) -> f64 {
 /// The one direction type (analysis/state.rs), here under learning's old name.
 pub use crate::analysis::state::Dir;
 
-/// Request-size class of an interval's mean request: 4 KiB reads are never judged against
-/// 1 MiB ones (a large request takes longer on any device). Without per-request sizes (the
-/// block-latency program does not bucket by size yet) only the mean is known; a mean between
-/// classes is mixed (learn/points.rs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SizeClass {
-    /// ≤ 8 KiB (and its merges): database pages, random I/O.
-    Small,
-    /// ≤ 64 KiB (and its merges).
-    Medium,
-    /// Larger: sequential, bulk.
-    Large,
-}
-
-/// A request merged from pages is a little larger than its class's edge (8 KiB read ahead into
-/// 8.05 KiB): a class's edge tolerates this share over it.
-pub const MERGE_TOLERANCE: f64 = 1.25;
-
-impl SizeClass {
-    /// The class of a mean request size, its edges tolerating merges: up to 10 KiB is the
-    /// small class (8 KiB × [`MERGE_TOLERANCE`]), up to 80 KiB the medium one.
-    pub fn of(bytes: f64) -> SizeClass {
-        if bytes <= 8192.0 * MERGE_TOLERANCE {
-            SizeClass::Small
-        } else if bytes <= 65536.0 * MERGE_TOLERANCE {
-            SizeClass::Medium
-        } else {
-            SizeClass::Large
-        }
-    }
-
-    /// A mean size between two classes: above a class's edge by more than a merge, and below
-    /// the next power of two by more than one (10–12.8 KiB, 80–102.4 KiB). Requests come in
-    /// powers of two (pages, database blocks, read-ahead windows), so such a mean is two classes
-    /// each carrying a real share, not one class's requests.
-    pub fn mixed(bytes: f64) -> bool {
-        [8192.0, 65536.0]
-            .iter()
-            .any(|&edge| bytes > edge * MERGE_TOLERANCE && bytes < 2.0 * edge / MERGE_TOLERANCE)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SizeClass::Small => "<=8KiB",
-            SizeClass::Medium => "<=64KiB",
-            SizeClass::Large => ">64KiB",
-        }
-    }
-}
+pub use crate::analysis::learned::{SizeClass, MERGE_TOLERANCE};
 
 /// One interval of one direction: one point of Little's law.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -307,16 +307,16 @@ impl Collector {
         }
     }
 
-    /// Learn each device's baseline and curve from its traffic (learn/); the learned state
-    /// is loaded when a device is first seen and saved now and then and by
-    /// [`Collector::save_learning`].
-    pub fn learn(&mut self, learner: crate::learn::Learner) {
-        self.replayer.learn_with(learner);
+    /// Feed every interval to `observer` (learning: each device's baseline and curve from its
+    /// traffic, its state loaded when a device is first seen and saved now and then and by
+    /// [`Collector::save_learning`]).
+    pub fn observe_with(&mut self, observer: Box<dyn super::observe::Observer>) {
+        self.replayer.observe_with(observer);
     }
 
-    /// Save what was learned (at the end of a run); problems are warnings.
+    /// Save what the observer made (at the end of a run); problems are warnings.
     pub fn save_learning(&mut self) {
-        if let Some(l) = self.replayer.learner_mut() {
+        if let Some(l) = self.replayer.observer_mut() {
             l.save();
             let w = l.take_warnings();
             self.warn(w);
@@ -406,13 +406,9 @@ impl Collector {
                 display_name: device::friendly_name(&self.root, &dev),
             };
             let id = self.profiles.device_id(&dev);
-            if self.replayer.learner_mut().is_some() {
-                // What makes learned state another device's: read once, when first seen.
-                let fp = crate::learn::store::Fingerprint::read(&self.root, &dev);
+            if let Some(o) = self.replayer.observer_mut() {
                 let key = id.clone().unwrap_or_else(|| dev.name.clone());
-                if let Some(l) = self.replayer.learner_mut() {
-                    l.set_fingerprint(&key, fp);
-                }
+                o.device_seen(&self.root, &dev, &key);
             }
             let name = dev.name;
             let device = Event::Device {
@@ -502,7 +498,7 @@ impl Collector {
                 .collect();
             self.warn(low);
         }
-        if let Some(l) = self.replayer.learner_mut() {
+        if let Some(l) = self.replayer.observer_mut() {
             let w = l.take_warnings();
             self.warn(w);
         }

@@ -54,7 +54,7 @@ pub struct DeviceRow {
     pub latency: Option<super::blklat::DevLatency>,
     /// What production learning (learn/) says of the device in this interval; None when
     /// learning is off.
-    pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
+    pub learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
     /// The request-size notes the device's previous interval showed: held while the size
     /// stays near the limit, so they do not flap (monitor::saturation).
     pub size_notes_held: super::saturation::SizeNotes,

@@ -34,7 +34,7 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
 }
 
 /// What learning says of `dir`, as a baseline to judge against (None until it has one).
-pub fn learned_reference(l: &crate::learn::Learned, dir: Dir) -> Option<Reference> {
+pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Reference> {
     let d = if l.directions.is_empty() {
         (l.direction == Some(dir)).then_some(l)?
     } else {
@@ -88,8 +88,8 @@ pub struct LearnedRefs {
 }
 
 /// What learning says of each direction (reads, writes).
-pub fn learned_references(l: Option<&crate::learn::Learned>) -> LearnedRefs {
-    let of_dir = |l: &crate::learn::Learned, dir: Dir| {
+pub fn learned_references(l: Option<&crate::analysis::learned::Learned>) -> LearnedRefs {
+    let of_dir = |l: &crate::analysis::learned::Learned, dir: Dir| {
         if l.directions.is_empty() {
             (l.direction == Some(dir))
                 .then_some(l)?
@@ -187,8 +187,8 @@ mod tests {
         }
     }
 
-    fn learned_writes(ratio: f64) -> crate::learn::Learned {
-        let mut w: crate::learn::Learned = serde_json::from_value(serde_json::json!({
+    fn learned_writes(ratio: f64) -> crate::analysis::learned::Learned {
+        let mut w: crate::analysis::learned::Learned = serde_json::from_value(serde_json::json!({
             "state": "ok", "intervals": 100, "learned_s": 100.0, "direction": "write",
             "size_class": null, "baseline_latency_ns": 1.0e6, "baseline_p95_ns": 2.0e6,
             "baseline_interval_ns": null, "knee_concurrency": null, "knee_range": null,

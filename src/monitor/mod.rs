@@ -416,6 +416,7 @@ pub mod fields;
 pub mod info;
 pub mod interval;
 pub mod judge;
+pub mod observe;
 pub mod procs;
 pub mod record;
 pub mod replay;

@@ -87,7 +87,7 @@ pub struct Fed {
 }
 
 /// The state a recording's lines drive: the engine, the profile ids seen, the sample count.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Replayer {
     engine: StatEngine,
     ids: HashMap<(u32, u32, String), String>,
@@ -98,9 +98,9 @@ pub struct Replayer {
     blk_next: Option<BlkSample>,
     /// Those of the last sample pushed in this run (the base of the next interval's).
     blk_prev: Option<BlkSample>,
-    /// Production learning (learn/), when on: fed every interval, it sets each row's
+    /// The observer of intervals (learning, when on): fed every interval, it sets each row's
     /// `learned`, live and in replay alike.
-    learner: Option<crate::learn::Learner>,
+    observer: Option<Box<dyn super::observe::Observer>>,
 }
 
 impl Replayer {
@@ -112,18 +112,18 @@ impl Replayer {
             last_ns: None,
             blk_next: None,
             blk_prev: None,
-            learner: None,
+            observer: None,
         }
     }
 
-    /// Learn from every interval from now on (learn/): each row gets its `learned`.
-    pub fn learn_with(&mut self, learner: crate::learn::Learner) {
-        self.learner = Some(learner);
+    /// Feed every interval from now on to `observer` (learning: each row gets its `learned`).
+    pub fn observe_with(&mut self, observer: Box<dyn super::observe::Observer>) {
+        self.observer = Some(observer);
     }
 
-    /// The learner, when learning is on.
-    pub fn learner_mut(&mut self) -> Option<&mut crate::learn::Learner> {
-        self.learner.as_mut()
+    /// The observer, when one is set.
+    pub fn observer_mut(&mut self) -> Option<&mut (dyn super::observe::Observer + 'static)> {
+        self.observer.as_deref_mut()
     }
 
     /// What a device's learned state is kept under: its profile id (an `I` line), else its
@@ -233,7 +233,7 @@ impl Replayer {
             add_latency(r, prev, cur);
         }
         self.blk_prev = blk;
-        if let (Some(l), Some(r)) = (&mut self.learner, &mut fed.report) {
+        if let (Some(l), Some(r)) = (&mut self.observer, &mut fed.report) {
             let ids = &self.ids;
             l.observe(r, &|d| {
                 // The same key as learn_key (a borrow of `ids` alone, beside the learner).

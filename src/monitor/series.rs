@@ -50,7 +50,7 @@ pub struct StatSeries {
     pub profile: Result<Found, String>,
     /// What production learning (learn/) said at its last interval with a value: the
     /// judgement the page gives without a profile.
-    pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
+    pub learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
 }
 
 /// The devices the user named (DEVICE patterns: names, friendly names or globs) first, the
@@ -95,7 +95,7 @@ struct Track {
     /// The profile id an `I` line gave it when it first had a value.
     id: Option<String>,
     points: Vec<Point>,
-    learned: Option<std::sync::Arc<crate::learn::Learned>>,
+    learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
 }
 
 /// Every device of a recording that had a value, partitions left out, in kernel order.
@@ -106,32 +106,36 @@ pub struct SeriesStore {
 
 impl Default for SeriesStore {
     fn default() -> Self {
-        SeriesStore::new()
+        SeriesStore::new(None)
     }
 }
 
 impl SeriesStore {
-    pub fn new() -> SeriesStore {
+    /// An empty store; `observer` (learning in memory, as `analyze` of the recording learns)
+    /// is fed every interval, so the page judges a device without a profile by the baseline its
+    /// own traffic showed.
+    pub fn new(observer: Option<Box<dyn super::observe::Observer>>) -> SeriesStore {
         let sel = Selection {
             patterns: Vec::new(),
             partitions: false,
             all: true,
         };
         let mut replayer = Replayer::new(sel, false);
-        // Learned in memory, as `analyze` of the recording learns: the page judges a device
-        // without a profile by the baseline its own traffic showed.
-        replayer.learn_with(crate::learn::Learner::new(
-            crate::learn::LearnSpec::default(),
-        ));
+        if let Some(o) = observer {
+            replayer.observe_with(o);
+        }
         SeriesStore {
             replayer,
             tracks: Vec::new(),
         }
     }
 
-    /// A whole recording.
-    pub fn from_text(text: &str) -> Result<SeriesStore, ParseError> {
-        let mut s = SeriesStore::new();
+    /// A whole recording, observed by `observer`.
+    pub fn from_text(
+        text: &str,
+        observer: Option<Box<dyn super::observe::Observer>>,
+    ) -> Result<SeriesStore, ParseError> {
+        let mut s = SeriesStore::new(observer);
         s.feed_text(text)?;
         Ok(s)
     }

@@ -46,19 +46,7 @@ const NARROW: &[&str] = &[
     "conc", "IOPS", "MB/s", "avg_us", "p95_us", "p99_us", "x_base", "%util", "note",
 ];
 
-/// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
-pub fn us_cell(ns: Option<f64>) -> String {
-    let Some(v) = ns.filter(|v| v.is_finite()).map(|ns| ns / 1e3) else {
-        return "-".into();
-    };
-    if v < 10.0 {
-        format!("{v:.2}")
-    } else if v < 1000.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
-}
+pub use crate::units::us_cell;
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.filter(|x| x.is_finite())

@@ -762,7 +762,7 @@ mod tests {
         text: &str,
         profiles: &mut dyn ProfileLookup,
     ) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
-        Ok(SeriesStore::from_text(text)?.series(profiles))
+        Ok(SeriesStore::from_text(text, Some(crate::learn::in_memory()))?.series(profiles))
     }
 
     const REC: &str = include_str!("../../tests/fixtures/stat/pair.rec");

@@ -6,7 +6,7 @@
 use crate::load::driver::{ExtraLevel, LevelProgress};
 use crate::load::result::LevelResult;
 use crate::load::LevelSpec;
-use crate::report::levels::us_cell;
+use crate::units::us_cell;
 use std::cell::Cell;
 use std::io::Write;
 

@@ -345,7 +345,9 @@ fn fuzz_recording_and_pt_stalk_reader() {
     let n = fuzz("recording", byte_gen(RECORDINGS), |b| {
         let (t, _) = iosat::sys::fs::text_of(b.to_vec());
         let _ = iosat::monitor::record::parse(&t);
-        if let Ok(store) = iosat::monitor::series::SeriesStore::from_text(&t) {
+        if let Ok(store) =
+            iosat::monitor::series::SeriesStore::from_text(&t, Some(iosat::learn::in_memory()))
+        {
             let mut profiles = iosat::profile::ProfileCache::new(None, iosat::sys::Root::default());
             let _ = store.series(&mut profiles);
         }

@@ -661,26 +661,7 @@ struct Exception {
     why: &'static str,
 }
 
-const EXCEPTIONS: &[Exception] = &[
-    // Issue 36.2: the replayer owns a Learner, DeviceRow carries learn::Learned, saturation
-    // reads learn::vocab and the collector learn::store. Helper "judge" makes learning an
-    // observer of the monitor; remove this row when that lands (the test then says it is
-    // unused).
-    Exception {
-        from: "monitor",
-        to: "learn",
-        temporary: true,
-        why: "learning welded into the monitor (issue 36.2), being removed",
-    },
-    // Issue 36.1: the views render one judgement computed below them; until then the progress
-    // and `top` screens borrow report's formatting. Being removed by helper "judge".
-    Exception {
-        from: "ui",
-        to: "report",
-        temporary: true,
-        why: "screens borrowing report's rendering (issue 36.1), being removed",
-    },
-];
+const EXCEPTIONS: &[Exception] = &[];
 
 /// One iosat path a file names: the file's module, the path's, and where.
 struct Import {

@@ -978,9 +978,9 @@ fn frame_judged_against_a_learned_baseline() {
     };
     let mut replay =
         Replay::new(&recording_n(&[LEARNED], 45), sel, false, Box::new(profile)).unwrap();
-    replay.replayer_mut().learn_with(iosat::learn::Learner::new(
-        iosat::learn::LearnSpec::default(),
-    ));
+    replay
+        .replayer_mut()
+        .observe_with(iosat::learn::in_memory());
     let mut a = App::new(
         Source::Live {
             host: "testhost".into(),

@@ -7,7 +7,7 @@ use crate::exporter::{fixture_root, have_promtool, promtool_check_metrics};
 use crate::util::iosat;
 use iosat::exporter::metrics;
 use iosat::exporter::scrape::{Devices, Scraper};
-use iosat::learn::{LearnSpec, Learned, Learner, State};
+use iosat::learn::{Learned, State};
 use iosat::monitor::replay::{Replay, Step};
 use iosat::monitor::select::Selection;
 use iosat::ui::top::app::{App, Source};
@@ -82,7 +82,7 @@ fn top_lines(text: &str) -> Vec<String> {
         Replay::new(text, Selection::default(), false, Box::new(|_: &str| None)).unwrap();
     replay
         .replayer_mut()
-        .learn_with(Learner::new(LearnSpec::default()));
+        .observe_with(iosat::learn::in_memory());
     let mut app = App::new(
         Source::Live {
             host: "h".into(),
