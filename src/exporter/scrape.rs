@@ -194,33 +194,22 @@ impl Scraper {
                 name: l.name.clone(),
             };
             let identity = self.identity(&dev);
-            let key = identity
-                .profile_id
-                .clone()
-                .unwrap_or_else(|| dev.name.clone());
-            if let Some(o) = r.observer_mut() {
-                o.device_seen(&self.root, &dev, &key);
-            }
-            events.push(Event::Device {
-                major: dev.major,
-                minor: dev.minor,
-                name: dev.name.clone(),
-                meta: DeviceMeta {
-                    kind: identity.kind,
-                    display_name: identity.display_name.clone(),
-                },
-            });
-            if let Some(id) = identity.profile_id {
-                if let Some(p) = self.profiles.profile_for(&dev, &id) {
+            if let Some(id) = &identity.profile_id {
+                if let Some(p) = self.profiles.profile_for(&dev, id) {
                     swept.insert(id.clone(), p);
                 }
-                events.push(Event::Identity {
-                    major: dev.major,
-                    minor: dev.minor,
-                    name: dev.name,
-                    id,
-                });
             }
+            let meta = DeviceMeta {
+                kind: identity.kind,
+                display_name: identity.display_name.clone(),
+            };
+            events.extend(crate::monitor::collect::announce(
+                &mut r,
+                &self.root,
+                dev,
+                meta,
+                identity.profile_id,
+            ));
         }
         if let Some(dropped) = blk_dropped {
             events.push(Event::Latency(crate::monitor::blklat::BlkSample {

@@ -396,38 +396,17 @@ impl Collector {
 
     /// Look up devices seen for the first time (or re-created under another name) in sysfs.
     fn learn_devices(&mut self, devs: Vec<BlockDev>, rec: &mut String) -> Result<(), Error> {
-        for BlockDev { major, minor, name } in devs {
-            if self.replayer.has_meta(major, minor, &name) {
+        for dev in devs {
+            if self.replayer.has_meta(dev.major, dev.minor, &dev.name) {
                 continue;
             }
-            let dev = BlockDev { major, minor, name };
             let meta = DeviceMeta {
                 kind: device::kind(&self.root, &dev),
                 display_name: device::friendly_name(&self.root, &dev),
             };
             let id = self.profiles.device_id(&dev);
-            if let Some(o) = self.replayer.observer_mut() {
-                let key = id.clone().unwrap_or_else(|| dev.name.clone());
-                o.device_seen(&self.root, &dev, &key);
-            }
-            let name = dev.name;
-            let device = Event::Device {
-                major,
-                minor,
-                name: name.clone(),
-                meta,
-            };
-            self.feed(device, rec)?;
-            if let Some(id) = id {
-                self.feed(
-                    Event::Identity {
-                        major,
-                        minor,
-                        name,
-                        id,
-                    },
-                    rec,
-                )?;
+            for ev in announce(&mut self.replayer, &self.root, dev, meta, id) {
+                self.feed(ev, rec)?;
             }
         }
         Ok(())
@@ -539,6 +518,38 @@ impl Collector {
         super::series::selected_first(&mut devs, &self.first);
         Some((devs, idle))
     }
+}
+
+/// The lines that introduce a device first found in sysfs (its kind and name, then its profile
+/// id when it has one), the replayer's observer told of it first, under the key its state is
+/// kept by: the one announcer of new devices, the collector's and the exporter's.
+pub fn announce(
+    replayer: &mut Replayer,
+    root: &Root,
+    dev: BlockDev,
+    meta: DeviceMeta,
+    id: Option<String>,
+) -> Vec<Event> {
+    if let Some(o) = replayer.observer_mut() {
+        let key = id.clone().unwrap_or_else(|| dev.name.clone());
+        o.device_seen(root, &dev, &key);
+    }
+    let BlockDev { major, minor, name } = dev;
+    let mut lines = vec![Event::Device {
+        major,
+        minor,
+        name: name.clone(),
+        meta,
+    }];
+    if let Some(id) = id {
+        lines.push(Event::Identity {
+            major,
+            minor,
+            name,
+            id,
+        });
+    }
+    lines
 }
 
 #[cfg(test)]
