@@ -253,6 +253,17 @@ pub fn parse_iso_utc(s: &str) -> Option<i64> {
     Some((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000_000 + frac_ns)
 }
 
+/// A time in ns as milliseconds with `decimals` places and the unit ("8.123 ms"): the one
+/// fixed-precision millisecond format (fmt_latency_ns in analysis/text.rs picks its own).
+pub fn ms(ns: f64, decimals: usize) -> String {
+    format!("{} ms", ms_number(ns, decimals))
+}
+
+/// [`ms`] without the unit, for a table cell whose header names it.
+pub fn ms_number(ns: f64, decimals: usize) -> String {
+    format!("{:.decimals$}", ns / 1e6)
+}
+
 /// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
 pub fn us_cell(ns: Option<f64>) -> String {
     let Some(v) = ns.filter(|v| v.is_finite()).map(|ns| ns / 1e3) else {

@@ -288,8 +288,12 @@ pub enum DriftChoice {
     Both,
 }
 
-/// Student's t for a two-sided 95 % interval with `df` degrees of freedom (df ≥ 1).
-fn t95(df: u32) -> f64 {
+/// The standard normal's 97.5 % quantile: the z of a two-sided 95 % interval.
+pub const Z95: f64 = 1.959_964;
+
+/// Student's t for a two-sided 95 % interval with `df` degrees of freedom (df ≥ 1): the one
+/// table (the open loop's intervals and learning use it too).
+pub fn t95(df: u32) -> f64 {
     const T: [f64; 10] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
     ];
@@ -300,7 +304,7 @@ fn t95(df: u32) -> f64 {
         16..=20 => 2.086,
         21..=30 => 2.042,
         31..=60 => 2.000,
-        _ => 1.96,
+        _ => Z95,
     }
 }
 

@@ -395,7 +395,7 @@ pub const LINEAR_ELASTICITY: f64 = 0.8;
 
 /// Two measured levels whose power lies within this fraction of each other can't be told
 /// apart by the measurement; the USL fit then decides which of them is the knee.
-const POWER_TIE: f64 = 0.10;
+pub const POWER_TIE: f64 = 0.10;
 
 /// %util at or above which a level counts as "busy" for the %util lesson.
 const UTIL_BUSY_PCT: f64 = 90.0;

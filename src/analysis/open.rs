@@ -5,9 +5,10 @@
 //! (surely met, surely missed, undecided), as an interval with a point estimate, searched
 //! without bisecting inside the noise; or, labelled as an estimate, from a closed-loop curve.
 //! Pure: no IO.
-//! Imports only: analysis/.
+//! Imports only: analysis/, units.
 
 use super::{LatencyNs, LevelPoint};
+use crate::units::ms;
 use serde::{Deserialize, Serialize};
 
 /// One open-loop level as the analysis sees it.
@@ -288,14 +289,15 @@ pub fn closed_at(closed: &[LevelPoint], iops: f64, pct: Percentile) -> Option<f6
     None
 }
 
-fn ms(ns: f64) -> String {
-    format!("{:.2} ms", ns / 1e6)
-}
-
 /// " (low-high ms, 95 %)" for a figure's interval; nothing without one.
 fn interval_words(ci: Option<(f64, f64)>) -> String {
     ci.map_or(String::new(), |(lo, hi)| {
-        format!(" ({:.2}-{}, {:.0} %)", lo / 1e6, ms(hi), 100.0 * CONFIDENCE)
+        format!(
+            " ({:.2}-{}, {:.0} %)",
+            lo / 1e6,
+            ms(hi, 2),
+            100.0 * CONFIDENCE
+        )
     })
 }
 
@@ -348,9 +350,9 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
                  intended start is {}{}; the closed loop reported {} at the same throughput{}.",
                 100.0 * p.offered_iops / closed_max.max(f64::MIN_POSITIVE),
                 p.offered_iops,
-                ms(p99),
+                ms(p99, 2),
                 interval_words(p.latency_ci_ns.map(|ci| Percentile::P99.ci_of(&ci))),
-                ms(closed_p99),
+                ms(closed_p99, 2),
                 if lo.min(p99) > 1.2 * closed_p99 {
                     format!(
                         " ({:.1}x: requests waiting for the device are what a closed loop does \
@@ -367,9 +369,9 @@ pub fn verdict(open: &[OpenPoint], closed: &[LevelPoint], target: Option<Target>
             v.words.push(format!(
                 "At {:.0} IOPS offered, p99 from the intended start is {}{}, from submission {}.",
                 p.offered_iops,
-                ms(a),
+                ms(a, 2),
                 interval_words(p.latency_ci_ns.map(|ci| Percentile::P99.ci_of(&ci))),
-                ms(b)
+                ms(b, 2)
             ));
         }
     }
@@ -437,7 +439,7 @@ fn rate(x: f64, about: bool) -> String {
 /// The sentence for a target's answer.
 pub fn target_words(a: &TargetAnswer) -> String {
     let t = a.target;
-    let goal = format!("{} <= {}", t.percentile.as_str(), ms(t.limit_ns));
+    let goal = format!("{} <= {}", t.percentile.as_str(), ms(t.limit_ns, 2));
     if a.estimate {
         let head = "Estimate from the closed loop (an open loop gives less)";
         return match a.high_iops {

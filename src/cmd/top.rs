@@ -61,8 +61,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let mut app = App::new(source, spec.selection.clone(), color);
     // A recording's percentiles are not shown either: --no-bpf means diskstats alone.
     app.latency = !spec.no_bpf;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    app.as_root = unsafe { libc::geteuid() } == 0;
+    app.as_root = crate::sys::is_root();
     let ran = term::run(app, rx, pace, &wants_procs, &wake);
     if let Some(t) = sampler_thread {
         t.stop();

@@ -53,8 +53,7 @@ pub fn state_dir(a: &LearnArgs, root: &Root) -> Result<Option<PathBuf>> {
         // Counters of a fixture tree or another system: not this machine's devices.
         return Ok(None);
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let is_root = unsafe { libc::geteuid() } == 0;
+    let is_root = crate::sys::is_root();
     Ok(crate::learn::store::state_dir(
         None,
         is_root,

@@ -47,8 +47,7 @@ pub fn resolve_dirs(a: &ProfileArgs, access: Access) -> Result<ProfileDirs> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
     let shared = std::env::var_os("IOSAT_PROFILE_DIRS").map(|v| v.to_string_lossy().into_owned());
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let is_root = unsafe { libc::geteuid() } == 0;
+    let is_root = crate::sys::is_root();
     Ok(crate::profile::search_dirs(
         &a.profile_dir,
         env_dir.as_deref(),

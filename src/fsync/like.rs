@@ -8,6 +8,7 @@
 use super::device::DiskFacts;
 use super::report::{FlushStats, GroupLevel, LatencySummary, Layout, VerifyStatus};
 use super::SyncCall;
+use crate::units::ms;
 use serde::{Deserialize, Serialize};
 
 /// The database whose commit path is imitated.
@@ -408,10 +409,6 @@ pub const NOISE_RATIO: f64 = 1.5;
 /// is kept rather than a difference in the noise.
 pub const SAME_SPEED: f64 = 1.10;
 
-fn ms(ns: u64) -> String {
-    format!("{:.2} ms", ns as f64 / 1e6)
-}
-
 /// The entry of `value` and `pattern` with `wpc` writes per commit, if measured.
 fn find<'a>(entries: &'a [LikeEntry], value: &str, pattern: Pattern) -> Option<&'a LikeEntry> {
     entries
@@ -534,7 +531,7 @@ fn choose(
         } else {
             ""
         },
-        ms(e.latency_ns.p99),
+        ms(e.latency_ns.p99 as f64, 2),
         e.commits_per_s
     );
     Some(Recommendation {

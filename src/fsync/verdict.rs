@@ -5,6 +5,7 @@
 use super::device::{DiskFacts, Watch};
 use super::report::{CaseResult, DeviceSection, FlushVerdict};
 use super::{Method, Mode};
+use crate::units::ms;
 
 /// One revolution of the fastest common spindle (15 000 rpm) is 4 ms, of a 7200 rpm disk
 /// 8.3 ms (seed 002). A durable write that lands on the platter waits for the sector to come
@@ -15,10 +16,6 @@ pub const ROTATIONAL_FLOOR_NS: u64 = 2_000_000;
 pub const FREE_FLUSH_RATIO: f64 = 1.5;
 
 const POWER_CUT: &str = "What cannot be known from here: whether what the device acknowledged survives a power loss. A cache protected by capacitors or a battery and a cache that acknowledges flushes it has not done look the same in every counter; only a power-cut test (write, cut power, read back, e.g. diskchecker.pl) proves durability.";
-
-fn ms(ns: u64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
-}
 
 /// How the verdict names a case: the database setting under --like ("wal_sync_method =
 /// open_sync 8192 B"), else iosat's method, mode and size ("osync overwrite 8192 B").
@@ -115,7 +112,7 @@ pub fn judge(
     let Some(dev) = dev else {
         why.push(format!(
             "The test directory is not on a block device iosat could identify (a network, FUSE or overlay filesystem?), so neither the cache mode nor the flush counters are known. The fastest durable method, {}, took {} at the median.",
-            label(best), ms(best.latency_ns.p50)
+            label(best), ms(best.latency_ns.p50 as f64, 3)
         ));
         why.push(POWER_CUT.into());
         return (FlushVerdict::Unknown, why);
@@ -125,7 +122,7 @@ pub fn judge(
     why.push(format!(
         "Fastest durable method: {} at {} median ({:.0} commits/s).",
         label(best),
-        ms(best.latency_ns.p50),
+        ms(best.latency_ns.p50 as f64, 3),
         best.commits_per_s
     ));
     if let Some((c, f_await, ratio)) = above_device(cases).filter(|_| counters_meaningful(dev)) {
@@ -134,7 +131,7 @@ pub fn judge(
              spends on a flush (f_await): most of the commit time is spent above the device \
              (the filesystem journal, waiting for a CPU, the write path), not in the flush.",
             label(c),
-            ms(c.latency_ns.mean)
+            ms(c.latency_ns.mean as f64, 3)
         ));
     }
 
@@ -241,13 +238,13 @@ fn judge_platter(best: &CaseResult, why: &mut Vec<String>) -> Option<FlushVerdic
     if best.latency_ns.p50 < ROTATIONAL_FLOOR_NS {
         why.push(format!(
             "A rotating disk cannot make a write durable in much less than one revolution (8.3 ms at 7200 rpm, 4 ms at 15 000 rpm); a median of {} is too fast for a platter, so a cache (drive, RAID controller or hypervisor) acknowledges the flush. That is safe only if that cache is battery- or flash-backed. (Virtual disks often report rotational=1 whatever the host stores them on.)",
-            ms(best.latency_ns.p50)
+            ms(best.latency_ns.p50 as f64, 3)
         ));
         return Some(FlushVerdict::TooFastForPhysics);
     }
     why.push(format!(
         "A median of {} is consistent with a rotating disk waiting for the platter (one revolution is 8.3 ms at 7200 rpm).",
-        ms(best.latency_ns.p50)
+        ms(best.latency_ns.p50 as f64, 3)
     ));
     None
 }
@@ -265,8 +262,8 @@ fn judge_flush_cost(
         "{} {} B takes {} at the median against {} for O_DIRECT alone (no flush): the flush costs {:.2}×.",
         d.method.name(),
         d.size,
-        ms(d.latency_ns.p50),
-        ms(o.latency_ns.p50),
+        ms(d.latency_ns.p50 as f64, 3),
+        ms(o.latency_ns.p50 as f64, 3),
         ratio
     ));
     if ratio < FREE_FLUSH_RATIO && volatile_flash {

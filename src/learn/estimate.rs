@@ -25,11 +25,9 @@ pub const MIN_BASELINE_REQUESTS: f64 = 3000.0;
 /// 1.5x and 3x, not 10 %), but enough that one burst does not make a knee.
 pub const MIN_LEVEL_INTERVALS: f64 = 10.0;
 pub const MIN_LEVEL_REQUESTS: f64 = 1000.0;
-/// The z of a 95 % interval.
-const Z95: f64 = 1.96;
-/// Power within this fraction of the knee's cannot be told apart from it (the sweep's
-/// POWER_TIE): the knee's range.
-const POWER_TIE: f64 = 0.10;
+// The z of a 95 % interval, and power within this fraction of the knee's cannot be told
+// apart from it (the knee's range): the sweep's own.
+use crate::analysis::{confidence::Z95, POWER_TIE};
 
 fn enough(b: &Bucket, intervals: f64, requests: f64) -> bool {
     b.intervals >= intervals && b.requests >= requests

@@ -494,8 +494,7 @@ fn make_learned_dir(state_dir: &Path) -> Result<PathBuf, Error> {
 /// another user could plant a FIFO or a symlink there for root to open, follow or remove.
 /// Err names the directory, its owner and mode, and what to do, in one line.
 pub fn check_dir(state_dir: &Path) -> Result<(), Error> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !crate::sys::is_root() {
         return Ok(());
     }
     check_dir_as_root(state_dir)
@@ -883,8 +882,7 @@ mod tests {
         let e = check_dir_as_root(dir.path()).unwrap_err().to_string();
         assert!(e.contains("written by others") && e.contains("777"), "{e}");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
+        if crate::sys::is_root() {
             assert!(check_dir_as_root(dir.path()).is_ok());
             std::fs::create_dir(learned_dir(dir.path())).unwrap();
             std::fs::set_permissions(

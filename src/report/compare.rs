@@ -15,6 +15,7 @@ use crate::fsync::report::{CaseResult, LatencySummary};
 use crate::fsync::FsyncReport;
 use crate::import::report::AnalyzeReport;
 use crate::load::result::SweepReport;
+use crate::units::ms;
 use serde::Serialize;
 
 /// A change smaller than this share counts as "unchanged" in words: the repeat-to-repeat
@@ -122,10 +123,6 @@ fn change(a: f64, b: f64) -> String {
     }
 }
 
-fn ms(ns: f64) -> String {
-    format!("{:.3} ms", ns / 1e6)
-}
-
 fn opt_u32(v: Option<u32>) -> String {
     v.map_or("none".into(), |n| n.to_string())
 }
@@ -155,8 +152,8 @@ pub fn verdict_change(a: &Verdict, b: &Verdict) -> String {
             "unchanged" => "baseline unchanged".to_string(),
             c => format!(
                 "baseline {c} ({} → {})",
-                ms(a.baseline_latency_ns),
-                ms(b.baseline_latency_ns)
+                ms(a.baseline_latency_ns, 3),
+                ms(b.baseline_latency_ns, 3)
             ),
         },
     );
@@ -520,7 +517,11 @@ fn fsync_changes(a: &FsyncReport, b: &FsyncReport) -> Vec<String> {
                 let (ma, mb) = (x.mean as f64, y.mean as f64);
                 match change(ma, mb).as_str() {
                     "unchanged" | "-" => same += 1,
-                    c => out.push(format!("{k}: mean commit {c} ({} → {})", ms(ma), ms(mb))),
+                    c => out.push(format!(
+                        "{k}: mean commit {c} ({} → {})",
+                        ms(ma, 3),
+                        ms(mb, 3)
+                    )),
                 }
             }
             (Some(_), None) => out.push(format!("{k}: only in {}", "A")),

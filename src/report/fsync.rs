@@ -14,6 +14,7 @@ use crate::fsync::like::{Database, LikeEntry, LikeResult, Pattern};
 use crate::fsync::report::*;
 use crate::report::table::Table;
 use crate::units::block_size;
+use crate::units::ms_number;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -126,10 +127,6 @@ fn marked(t: Table, narrow: &'static [&'static str]) -> TableBlock {
 }
 
 /// ns → ms with 3 decimals.
-fn ms(ns: u64) -> String {
-    format!("{:.3}", ns as f64 / 1e6)
-}
-
 fn opt<T: Copy>(v: Option<T>, f: impl Fn(T) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
 }
@@ -201,13 +198,13 @@ pub fn cases_table(r: &FsyncReport) -> Table {
             c.mode.name().to_string(),
             size(c.size),
             format!("{:.1}", c.commits_per_s),
-            ms(l.min),
-            ms(l.mean),
-            ms(l.p50),
-            ms(l.p95),
-            ms(l.p99),
-            ms(l.p999),
-            ms(l.max),
+            ms_number(l.min as f64, 3),
+            ms_number(l.mean as f64, 3),
+            ms_number(l.p50 as f64, 3),
+            ms_number(l.p95 as f64, 3),
+            ms_number(l.p99 as f64, 3),
+            ms_number(l.p999 as f64, 3),
+            ms_number(l.max as f64, 3),
             opt(fl.map(|f| f.flushes), |n| n.to_string()),
             opt(fl.map(|f| f.f_s), |x| format!("{x:.1}")),
             opt(fl.and_then(|f| f.f_await_ms), |x| format!("{x:.3}")),
@@ -279,11 +276,11 @@ pub fn like_table(l: &LikeResult) -> Table {
             size(e.write_bytes),
             e.access.clone(),
             format!("{:.1}", e.commits_per_s),
-            ms(lat.mean),
-            ms(lat.p50),
-            ms(lat.p99),
-            ms(lat.p999),
-            ms(lat.max),
+            ms_number(lat.mean as f64, 3),
+            ms_number(lat.p50 as f64, 3),
+            ms_number(lat.p99 as f64, 3),
+            ms_number(lat.p999 as f64, 3),
+            ms_number(lat.max as f64, 3),
             opt(fl, |f| {
                 format!("{:.2}", f.flushes as f64 / e.commits.max(1) as f64)
             }),
@@ -417,11 +414,11 @@ pub fn group_table(g: &GroupCommit) -> Table {
             format!("{:.1}", l.commits_per_s),
             opt(syncs_per_s, |x| format!("{x:.1}")),
             format!("{:.2}", l.commits_per_sync),
-            ms(lat.mean),
-            ms(lat.p50),
-            ms(lat.p95),
-            ms(lat.p99),
-            ms(lat.max),
+            ms_number(lat.mean as f64, 3),
+            ms_number(lat.p50 as f64, 3),
+            ms_number(lat.p95 as f64, 3),
+            ms_number(lat.p99 as f64, 3),
+            ms_number(lat.max as f64, 3),
             opt(l.device_flushes.as_ref().map(|f| f.flushes), |n| {
                 n.to_string()
             }),
@@ -471,7 +468,7 @@ pub fn capacity_lines(r: &FsyncReport) -> Vec<String> {
             c.method.name(),
             c.mode.name(),
             size(c.size),
-            ms(c.mean_latency_ns),
+            ms_number(c.mean_latency_ns as f64, 3),
             c.per_connection_commits_per_s
         );
         if let (Some(t), Some(n)) = (cap.target_tps, c.connections_for_target_tps) {

@@ -415,8 +415,7 @@ pub fn open_unnamed(dir: &Path, flags: libc::c_int) -> std::io::Result<Option<Fi
 /// touched). Returns the names removed, for a one-line note.
 pub fn remove_dead_leftovers(dir: &Path, prefix: &str) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = super::euid();
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

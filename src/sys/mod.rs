@@ -76,6 +76,17 @@ pub fn uname() -> (String, String) {
 }
 
 /// CPUs online (sysconf(_SC_NPROCESSORS_ONLN)), the count iostat prints; 0 if unknown.
+/// The effective user id: the one place iosat asks it.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Running as root (effective uid 0): where state and profiles live, what `top` may show.
+pub fn is_root() -> bool {
+    euid() == 0
+}
+
 pub fn online_cpus() -> u32 {
     // SAFETY: sysconf only reads a system setting.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };

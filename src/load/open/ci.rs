@@ -27,17 +27,10 @@ use crate::analysis::open::LatencyCi;
 use crate::latency::Recorder;
 use crate::load::windows::SubWindows;
 
-/// The standard normal's 97.5 % quantile.
-pub const Z95: f64 = 1.959_964;
-
-/// Student's t 97.5 % quantiles for 1..=8 degrees of freedom.
-const T975: [f64; 8] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306];
+pub use crate::analysis::confidence::Z95;
 
 fn t975(df: usize) -> f64 {
-    match df {
-        0 => f64::INFINITY,
-        d => T975.get(d - 1).copied().unwrap_or(Z95),
-    }
+    crate::analysis::confidence::t95(u32::try_from(df).unwrap_or(u32::MAX))
 }
 
 /// The level's value at quantile `q` (clamped to 0..=1), as [`Recorder::summary`] reads it.
