@@ -90,6 +90,15 @@ impl Error {
         }
     }
 
+    /// What is wrong at `line` (1-based) of the file at `path`: the one way a parse error is made.
+    pub fn parse(path: impl Into<PathBuf>, line: usize, reason: impl Into<String>) -> Self {
+        Error::Parse {
+            path: path.into(),
+            line,
+            reason: reason.into(),
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

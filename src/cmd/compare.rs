@@ -14,11 +14,7 @@ use std::path::Path;
 /// One file as a typed result; its errors name the file (and the line).
 fn load(path: &Path) -> Result<Report, Error> {
     let (text, _) = crate::sys::fs::read_text(path)?;
-    let report = crate::report::load(&text).map_err(|e| Error::Parse {
-        path: path.to_path_buf(),
-        line: e.line,
-        reason: e.reason,
-    })?;
+    let report = crate::report::load(&text).map_err(|e| e.at(path))?;
     if let Report::Stat { .. } = report {
         return Err(Error::usage(
             "FILE",

@@ -116,11 +116,7 @@ fn find(a: &IdArgs) -> Result<Vec<Listed>> {
 /// it makes (what an exported profile adds: its device state, model key, host).
 fn read_result(path: &Path) -> Result<(SweepReport, DeviceProfile)> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let parse = |reason: String| Error::Parse {
-        path: path.to_path_buf(),
-        line: 1,
-        reason,
-    };
+    let parse = |reason: String| Error::parse(path, 1, reason);
     let report: SweepReport = serde_json::from_str(&text).map_err(|e| {
         parse(if e.is_syntax() || e.is_eof() {
             format!("not JSON ({e})")

@@ -17,11 +17,7 @@ use crate::report::{stat as rstat, Report};
 use std::path::Path;
 
 fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
-    move |e| Error::Parse {
-        path: path.to_path_buf(),
-        line: e.line,
-        reason: e.reason,
-    }
+    move |e| e.at(path)
 }
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {

@@ -59,11 +59,7 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
 const PAGE_EVERY_NS: u64 = 5_000_000_000;
 
 fn parse_error(path: &Path, e: ParseError) -> Error {
-    Error::Parse {
-        path: path.to_path_buf(),
-        line: e.line,
-        reason: e.reason,
-    }
+    e.at(path)
 }
 
 /// `--html`: the page `iosat report` draws for the same recording.

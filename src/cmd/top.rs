@@ -234,11 +234,7 @@ fn replay(
                 s
             }
             Err(e) => {
-                let _ = ready_tx.send(Err(Error::Parse {
-                    path,
-                    line: e.line,
-                    reason: e.reason,
-                }));
+                let _ = ready_tx.send(Err(e.at(path)));
                 return;
             }
         };

@@ -109,11 +109,7 @@ impl FileImport {
 
 /// A parse error at `line` of `path`.
 pub(crate) fn perr(path: &Path, line: usize, reason: impl Into<String>) -> Error {
-    Error::Parse {
-        path: path.to_path_buf(),
-        line,
-        reason: reason.into(),
-    }
+    Error::parse(path, line, reason)
 }
 
 /// Which tool wrote `text`, by its content: JSON (fio's `jobs` or iostat's `sysstat`),

@@ -200,26 +200,26 @@ fn merged_levels(level_files: &[&FileImport]) -> Result<Vec<LevelOut>> {
             let p = &l.point;
             let positive = |x: f64| x.is_finite() && x > 0.0;
             if p.concurrency == 0 || !positive(p.iops) || !positive(p.latency_ns.mean) {
-                return Err(Error::Parse {
-                    path: f.path.clone(),
-                    line: l.line,
-                    reason: format!(
+                return Err(Error::parse(
+                    f.path.clone(),
+                    l.line,
+                    format!(
                         "{}: expected a concurrency of at least 1 and positive IOPS and mean \
                          latency (got concurrency {}, {} IOPS, mean {} ns)",
                         l.label, p.concurrency, p.iops, p.latency_ns.mean
                     ),
-                });
+                ));
             }
             if let Some(prev) = levels.iter().find(|p| p.concurrency == l.point.concurrency) {
-                return Err(Error::Parse {
-                    path: f.path.clone(),
-                    line: l.line,
-                    reason: format!(
+                return Err(Error::parse(
+                    f.path.clone(),
+                    l.line,
+                    format!(
                         "concurrency {} ({}) was already given by {}:{}; expected one result \
                          per concurrency",
                         l.point.concurrency, l.label, prev.file, prev.line
                     ),
-                });
+                ));
             }
             let p = &l.point;
             levels.push(LevelOut {

@@ -225,6 +225,13 @@ pub struct ParseError {
     pub reason: String,
 }
 
+impl ParseError {
+    /// The error of the file at `path` this was read from.
+    pub fn at(self, path: impl Into<std::path::PathBuf>) -> crate::error::Error {
+        crate::error::Error::parse(path, self.line, self.reason)
+    }
+}
+
 fn err(line: usize, reason: impl Into<String>) -> ParseError {
     ParseError {
         line,

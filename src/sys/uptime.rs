@@ -16,13 +16,15 @@ pub fn parse(text: &str) -> Option<u64> {
 pub fn read_ns(root: &Root) -> Result<u64> {
     let path = root.proc.join("uptime");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    parse(&text).ok_or_else(|| Error::Parse {
-        path,
-        line: 1,
-        reason: format!(
-            "expected '<seconds since boot> <idle seconds>', got '{}'",
-            text.trim()
-        ),
+    parse(&text).ok_or_else(|| {
+        Error::parse(
+            path,
+            1,
+            format!(
+                "expected '<seconds since boot> <idle seconds>', got '{}'",
+                text.trim()
+            ),
+        )
     })
 }
 
