@@ -1,5 +1,5 @@
 //! LevelStats → LevelResult → SweepReport: what a sweep measured, in the versioned JSON schema
-//! documented in the README ("## iosat sweep"), serialised by `sweep --json` and read back by
+//! documented in docs/sweep.md ("Output") and schemas/sweep.schema.json, serialised by `sweep --json` and read back by
 //! `iosat report` (older files of the same major version load through serde defaults). Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/, sys/.
 
