@@ -1,5 +1,5 @@
 //! `iosat analyze`: orchestration only — validate, read the files, build the report, write it
-//! through the one output sink (config::output) with the renderer `iosat report` uses
+//! through the one output sink (cmd/sink.rs) with the renderer `iosat report` uses
 //! (report/analyze.rs): stdout, `-o FILE`, and the page to `--html FILE`. A recording's
 //! devices are named with their profile (profile::ProfileCache, by the recorded id).
 //! Must not import: cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs, cmd/fsync.rs, cmd/info.rs,

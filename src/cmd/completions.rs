@@ -275,7 +275,7 @@ fn examples(sub: Option<&str>) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-/// Through the one writer of standard output (config::output::print).
+/// Through the one writer of standard output (cmd::sink::print).
 fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
-    crate::config::output::print(&String::from_utf8_lossy(bytes))
+    crate::cmd::sink::print(&String::from_utf8_lossy(bytes))
 }

@@ -16,7 +16,7 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
             Print::Alerts => crate::exporter::rules::ALERTS,
             Print::Dashboard => crate::exporter::rules::DASHBOARD,
         };
-        crate::config::output::print(text)?;
+        crate::cmd::sink::print(text)?;
         return Ok(crate::error::exit::OK);
     }
     crate::sys::signal::catch_stop_signals(true);

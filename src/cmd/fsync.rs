@@ -1,5 +1,5 @@
 //! `iosat fsync`: orchestration only: spec (config/) → run (fsync/) → print through the one
-//! output sink (config::output) with the one fsync renderer (report/fsync.rs, the same bytes
+//! output sink (cmd/sink.rs) with the one fsync renderer (report/fsync.rs, the same bytes
 //! `iosat report` prints) → exit code.
 //! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
 //! cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.

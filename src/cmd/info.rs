@@ -1,5 +1,5 @@
 //! `iosat info`: orchestration only. The facts are gathered by monitor::info, rendered by
-//! report::info, written through the one output sink (config::output).
+//! report::info, written through the one output sink (cmd/sink.rs).
 //! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
 //! cmd/fsync.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs.
 

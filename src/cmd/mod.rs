@@ -9,6 +9,7 @@ pub mod fsync;
 pub mod info;
 pub mod profile;
 pub mod report;
+pub mod sink;
 pub mod stat;
 pub mod sweep;
 pub mod top;

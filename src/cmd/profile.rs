@@ -7,7 +7,7 @@
 //! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs, ui/.
 
 use crate::cli::profile::{IdArgs, ImportArgs, ProfileAction, ProfileCmdArgs, SaveArgs, StoreArgs};
-use crate::config::output::print;
+use crate::cmd::sink::print;
 use crate::config::profile::{self as config, Access};
 use crate::error::{exit, Error, Result};
 use crate::load::result::SweepReport;

@@ -7,7 +7,7 @@
 //! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::stat::StatArgs;
-use crate::config::output::{Render, Sink};
+use crate::cmd::sink::{Render, Sink};
 use crate::config::stat::StatSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
