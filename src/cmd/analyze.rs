@@ -1,4 +1,4 @@
-//! `iosat analyze`: orchestration only — validate, read the files, build the report, write it
+//! `iosat analyze`: orchestration only — validate, read the files (import::load), build the report, write it
 //! through the one output sink (cmd/sink.rs) with the renderer `iosat report` uses
 //! (report/analyze.rs): stdout, `-o FILE`, and the page to `--html FILE`. A recording's
 //! devices are named with their profile (profile::ProfileCache, by the recorded id).
@@ -7,41 +7,7 @@
 
 use crate::cli::analyze::AnalyzeArgs;
 use crate::config::analyze::AnalyzeSpec;
-use crate::error::Error;
-use crate::import::{self, report, FileImport};
-use crate::monitor::replay::RecordingText;
-use std::path::Path;
-
-/// A device of a recording and the profile id its `I` line gives (name, id).
-type Ids = Vec<(String, String)>;
-
-/// One input file; a recording through the one recording opener (a cut-off last line or a
-/// line that is not UTF-8 skipped with a warning), any other result as import::load reads it.
-/// With a recording, the profile ids its devices were recorded with.
-fn load(path: &Path) -> Result<(FileImport, Ids), Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
-    if import::diskstats::detect(&head).is_none() {
-        return Ok((
-            import::parse(path, &String::from_utf8_lossy(&bytes))?,
-            Vec::new(),
-        ));
-    }
-    let rec = RecordingText::of(path, crate::sys::fs::text_of(bytes));
-    rec.warnings.into_iter().for_each(crate::error::warn);
-    let ids = crate::monitor::record::parse(&rec.text)
-        .map(|(events, _)| {
-            events
-                .into_iter()
-                .filter_map(|e| match e {
-                    crate::monitor::record::Event::Identity { name, id, .. } => Some((name, id)),
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok((import::parse(path, &rec.text)?, ids))
-}
+use crate::import::{self, report, Ids};
 
 /// Which profile each recorded device has, named as `stat` names the one it judges by (the
 /// profile of its recorded id, in the profile directories: `$IOSAT_PROFILE_DIR` or the
@@ -89,7 +55,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     let loaded = spec
         .files
         .iter()
-        .map(|f| load(f))
+        .map(|f| import::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let (imports, ids): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
     let mut rep = report::build(&imports, &spec.devices)?;

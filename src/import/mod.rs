@@ -172,11 +172,32 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     }
 }
 
-/// Read and parse one file.
-pub fn load(path: &Path) -> Result<FileImport> {
+/// A device of a recording and the profile id its `I` line gives (name, id).
+pub type Ids = Vec<(String, String)>;
+
+/// Read and parse one file: a recording through the one recording opener (a cut-off last line
+/// or a line that is not UTF-8 skipped with a warning), any other result as [`parse`] reads
+/// it. With a recording, the profile ids its devices were recorded with.
+pub fn load(path: &Path) -> Result<(FileImport, Ids)> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = String::from_utf8_lossy(&bytes);
-    parse(path, &text)
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    if diskstats::detect(&head).is_none() {
+        return Ok((parse(path, &String::from_utf8_lossy(&bytes))?, Vec::new()));
+    }
+    let rec = crate::monitor::replay::RecordingText::of_bytes(path, bytes);
+    rec.warnings.into_iter().for_each(crate::error::warn);
+    let ids = crate::monitor::record::parse(&rec.text)
+        .map(|(events, _)| {
+            events
+                .into_iter()
+                .filter_map(|e| match e {
+                    crate::monitor::record::Event::Identity { name, id, .. } => Some((name, id)),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((parse(path, &rec.text)?, ids))
 }
 
 /// Parse a number as the tools print it: `1234.56`, `1,234.56` is not used by them, but a

@@ -42,6 +42,11 @@ impl RecordingText {
         Ok(RecordingText::of(path, crate::sys::fs::read_text(path)?))
     }
 
+    /// The bytes of a file already read, for a caller that sniffed them first.
+    pub fn of_bytes(path: &Path, bytes: Vec<u8>) -> RecordingText {
+        RecordingText::of(path, crate::sys::fs::text_of(bytes))
+    }
+
     /// The text already read (and its blanked lines), for a caller that sniffed it first.
     /// Pure.
     pub fn of(path: &Path, (mut text, bad): (String, Vec<usize>)) -> RecordingText {
