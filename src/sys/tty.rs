@@ -31,9 +31,23 @@ pub fn stdout_columns() -> Option<usize> {
     if !stdout_is_terminal() {
         return None;
     }
+    columns_of(libc::STDOUT_FILENO)
+}
+
+/// Standard error's terminal width (the sweep's redrawn progress line), as
+/// [`stdout_columns`].
+pub fn stderr_columns() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    columns_of(libc::STDERR_FILENO)
+}
+
+fn columns_of(fd: libc::c_int) -> Option<usize> {
     // SAFETY: winsize is plain integers; TIOCGWINSZ fills it for a terminal.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    let ok = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) } == 0;
     (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
 }
 

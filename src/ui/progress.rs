@@ -52,7 +52,7 @@ impl LevelProgress for ProgressBar {
         let which = level_words(idx, self.total_levels, self.extra.get(), ls.concurrency());
         let span = ls.ramp_ns + ls.duration_ns;
         let frac = (elapsed_ns as f64 / span.max(1) as f64).clamp(0.0, 1.0);
-        let width = 20;
+        let width = 12;
         let filled = (frac * width as f64).round() as usize;
         let phase = if elapsed_ns < ls.ramp_ns {
             "ramp"
@@ -64,15 +64,25 @@ impl LevelProgress for ProgressBar {
         } else {
             String::new()
         };
-        let mut e = std::io::stderr().lock();
-        let _ = write!(
-            e,
-            "{CLEAR_LINE}{which} [{}{}] {:<7} {}",
+        let left = time_left(idx, self.total_levels, self.extra.get(), span, elapsed_ns);
+        let line = format!(
+            "{which} [{}{}] {:<7} {}{}",
             "#".repeat(filled),
             "-".repeat(width - filled),
             phase,
-            iops
+            iops,
+            left.map_or(String::new(), |s| format!(
+                "  about {} left",
+                crate::units::duration_words(s)
+            ))
         );
+        // A redrawn line must never wrap: the clear would then erase only its last row.
+        let fit = crate::sys::tty::stderr_columns()
+            .unwrap_or(80)
+            .saturating_sub(1);
+        let line: String = line.chars().take(fit).collect();
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "{CLEAR_LINE}{line}");
         let _ = e.flush();
     }
 
@@ -115,6 +125,27 @@ impl LevelProgress for ProgressBar {
     }
 }
 
+/// Seconds left of the planned sweep while level `idx` (of `span` ns, ramp included) has run
+/// `elapsed` ns: the rest of this level and the planned levels after it, each as long as this
+/// one. "About": the re-measures of the deciding levels and the baseline measured again at the
+/// end depend on the verdict and are not planned; while one runs, only its own rest is known.
+/// None for `--levels auto` (the series ends where the device does).
+fn time_left(
+    idx: usize,
+    total: Option<usize>,
+    extra: Option<ExtraLevel>,
+    span: u64,
+    elapsed: u64,
+) -> Option<f64> {
+    let this = span.saturating_sub(elapsed);
+    let after = match (extra, total) {
+        (Some(_), _) => 0,
+        (None, Some(n)) => n.saturating_sub(idx + 1) as u64 * span,
+        (None, None) => return None,
+    };
+    Some((this + after) as f64 / 1e9)
+}
+
 /// What the bar calls level `idx` of concurrency `conc`: its place in the planned series
 /// ("level 3/10 concurrency    4"), or, past the series, what it is: the re-measures of the
 /// deciding levels are not planned in advance (they depend on the verdict), so instead of a
@@ -138,6 +169,20 @@ fn level_words(idx: usize, total: Option<usize>, extra: Option<ExtraLevel>, conc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_left_is_this_level_and_the_planned_ones_after_it() {
+        let s = 1_000_000_000u64;
+        // Level 3 of 10 (5 s each), 2 s into it: 3 s of it and 7 levels after.
+        assert_eq!(time_left(2, Some(10), None, 5 * s, 2 * s), Some(38.0));
+        // The last planned level, past its span: nothing left, never negative.
+        assert_eq!(time_left(9, Some(10), None, 5 * s, 6 * s), Some(0.0));
+        // A re-measure (not planned): only its own rest.
+        let again = Some(ExtraLevel::Remeasure { nth: 1, of: 2 });
+        assert_eq!(time_left(10, Some(10), again, 5 * s, s), Some(4.0));
+        // --levels auto: unknown.
+        assert_eq!(time_left(3, None, None, 5 * s, s), None);
+    }
 
     #[test]
     fn re_measures_are_named_not_counted_past_the_total() {
