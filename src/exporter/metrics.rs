@@ -121,7 +121,7 @@ version, the commit it was built from (unknown outside a git checkout), the comp
 profile.";
 
 /// The `op` label of a profile: the direction it was measured in (a mixed sweep's profile is
-/// saved and served as the read one, as profile.rs files it).
+/// saved and served as the read one, as profile/ files it).
 pub fn profile_op(p: &DeviceProfile) -> &'static str {
     match p.direction {
         crate::profile::Direction::Write => "write",

@@ -116,7 +116,50 @@ fn level_of(b: &Bucket, prev: Option<u32>) -> LevelPoint {
 
 /// Estimate a series' curve; `target_p95_ns`: the user's target (None: 3x the baseline p95).
 pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
-    let mut c = Curve {
+    let mut c = empty_curve(s);
+    // A baseline is about one request in flight (the first bucket), never a queue's latency.
+    if !enough(&s.buckets[0], MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS) {
+        return without_baseline(s, c);
+    }
+    let base = baseline_of(&s.buckets[0]);
+    let base_mean = base.latency_ns;
+    let (levels, in_flights) = levels_of(s);
+    let target = vocab::target_latency_ns(base.p95_ns, target_p95_ns);
+    let p95 = |l: &LevelPoint| l.latency_ns.p95.unwrap_or(l.latency_ns.mean);
+    let within: Vec<&LevelPoint> = levels.iter().filter(|l| p95(l) <= target).collect();
+    let over = levels.iter().find(|l| p95(l) > target);
+    c.overload_concurrency = over.map(|l| l.concurrency);
+    c.max_iops = within.iter().map(|l| l.iops).reduce(f64::max);
+    // A ceiling is measured only where the IOPS stopped growing (a plateau: a level with half
+    // again the in-flight of a lower one served no more than 10 % more); until then, and
+    // while no level went past the target, it is "at least".
+    c.max_iops_at_least = over.is_none() || !plateau(&levels, &in_flights);
+
+    let top = levels.last().expect("the baseline is a level");
+    let top_ratio = top.latency_ns.mean / base_mean.max(1.0);
+    if levels.len() >= 2 {
+        fit_knee(&mut c, &levels, top_ratio, over.is_some());
+    }
+    let reached = *in_flights.last().expect("non-empty");
+    if let Some(k) = c.knee_concurrency {
+        if !plateau(&levels, &in_flights) && c.knee_range.is_none() {
+            // Latency grew but the IOPS never stopped growing: the knee is below the top
+            // level, not known to be at the fitted one.
+            c.knee_range = Some([k, top.concurrency]);
+        }
+    }
+    if c.knee_concurrency.is_none() {
+        c.knee_at_least = Some(reached);
+    }
+    c.summary = summary(&c, &base, target, top_ratio, reached).into();
+    c.baseline = Some(base);
+    c.levels = levels;
+    c
+}
+
+/// The curve of a series before anything is judged: what it was learned from, nothing else.
+fn empty_curve(s: &Series) -> Curve {
+    Curve {
         dir: s.dir,
         size_class: s.size_class,
         intervals: s.intervals(),
@@ -132,29 +175,33 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         fit_r_squared: None,
         levels: Vec::new(),
         summary: "".into(),
-    };
-    // A baseline is about one request in flight (the first bucket), never a queue's latency.
-    let bi = 0;
-    if !enough(&s.buckets[0], MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS) {
-        let (n, r): (f64, f64) = s
-            .buckets
-            .iter()
-            .fold((0.0, 0.0), |(n, r), b| (n + b.intervals, r + b.requests));
-        c.estimate = estimate_baseline(s);
-        c.summary = match &c.estimate {
-            Some(e) => estimate_words(e),
-            None => format!(
-                "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline \
-                 needs {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} \
-                 requests at about one in flight"
-            ),
-        }
-        .into();
-        return c;
-    };
-    let bb = &s.buckets[bi];
+    }
+}
+
+/// Too little at about one in flight for a baseline: the estimate from the lowest levels,
+/// else how much is learned and how much a baseline needs.
+fn without_baseline(s: &Series, mut c: Curve) -> Curve {
+    let (n, r): (f64, f64) = s
+        .buckets
+        .iter()
+        .fold((0.0, 0.0), |(n, r), b| (n + b.intervals, r + b.requests));
+    c.estimate = estimate_baseline(s);
+    c.summary = match &c.estimate {
+        Some(e) => estimate_words(e),
+        None => format!(
+            "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline \
+             needs {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} \
+             requests at about one in flight"
+        ),
+    }
+    .into();
+    c
+}
+
+/// The baseline of the bucket at about one in flight, with its 95 % interval.
+fn baseline_of(bb: &Bucket) -> Baseline {
     let base_mean = bb.mean_latency_ns().unwrap_or(0.0);
-    let base = Baseline {
+    Baseline {
         in_flight: bb.in_flight(),
         latency_ns: base_mean,
         p95_ns: baseline_p95(bb).unwrap_or(base_mean),
@@ -164,77 +211,75 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
         from_percentiles: bb.has_percentiles(),
         intervals: bb.intervals,
         requests: bb.requests,
-    };
-    // The curve: the baseline bucket, then every bucket above it with enough data.
+    }
+}
+
+/// The curve: the baseline bucket, then every bucket above it with enough data, as levels
+/// with the in-flight each was learned at.
+fn levels_of(s: &Series) -> (Vec<LevelPoint>, Vec<f64>) {
     let mut levels: Vec<LevelPoint> = Vec::new();
     let mut in_flights: Vec<f64> = Vec::new();
-    for b in s.buckets[bi..].iter().enumerate().filter_map(|(i, b)| {
+    for b in s.buckets.iter().enumerate().filter_map(|(i, b)| {
         (i == 0 || enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS)).then_some(b)
     }) {
         let l = level_of(b, levels.last().map(|l| l.concurrency));
         in_flights.push(b.in_flight());
         levels.push(l);
     }
-    let target = vocab::target_latency_ns(base.p95_ns, target_p95_ns);
-    let p95 = |l: &LevelPoint| l.latency_ns.p95.unwrap_or(l.latency_ns.mean);
-    let within: Vec<&LevelPoint> = levels.iter().filter(|l| p95(l) <= target).collect();
-    let over = levels.iter().find(|l| p95(l) > target);
-    c.overload_concurrency = over.map(|l| l.concurrency);
-    c.max_iops = within.iter().map(|l| l.iops).reduce(f64::max);
-    // A ceiling is measured only where the IOPS stopped growing (a plateau: a level with half
-    // again the in-flight of a lower one served no more than 10 % more); until then, and
-    // while no level went past the target, it is "at least".
-    c.max_iops_at_least = over.is_none() || !plateau(&levels, &in_flights);
+    (levels, in_flights)
+}
 
+/// The sweep's rules on the learned levels (two or more): the fit's R², and the knee with
+/// its range once the traffic went past it (`top_ratio`: the top level's mean latency over
+/// the baseline's; `overloaded`: a level went over the target).
+fn fit_knee(c: &mut Curve, levels: &[LevelPoint], top_ratio: f64, overloaded: bool) {
     let top = levels.last().expect("the baseline is a level");
-    let top_ratio = top.latency_ns.mean / base_mean.max(1.0);
-    if levels.len() >= 2 {
-        let v = crate::analysis::analyze(&levels);
-        c.fit_r_squared = v.usl.as_ref().map(|u| u.r_squared);
-        // Past the knee: the sweep's knee is below the highest level learned, and the traffic
-        // went on into latency that grows with load (or over the target).
-        let past = v.knee_concurrency < top.concurrency
-            && (top_ratio >= vocab::SATURATED_RATIO || over.is_some());
-        if past && !v.too_few_levels {
-            c.knee_concurrency = Some(v.knee_concurrency);
-            if let Some(k) = v
-                .levels
-                .iter()
-                .position(|f| f.concurrency == v.knee_concurrency)
-            {
-                let best = v.levels[k].power;
-                let tied = |i: usize| v.levels[i].power >= best * (1.0 - POWER_TIE);
-                let mut lo = k;
-                while lo > 0 && tied(lo - 1) {
-                    lo -= 1;
-                }
-                let mut hi = k;
-                while hi + 1 < v.levels.len() && tied(hi + 1) {
-                    hi += 1;
-                }
-                // The traffic skipped the in-flight levels between the knee and the next
-                // level learned (a load that jumps from 1 to 12 in flight): the knee is
-                // somewhere up to that level, not known to be at the lower one.
-                if hi == k && k + 1 < v.levels.len() {
-                    let next = v.levels[k + 1].concurrency;
-                    if next > 2 * v.levels[k].concurrency {
-                        hi = k + 1;
-                    }
-                }
-                if lo != hi {
-                    c.knee_range = Some([v.levels[lo].concurrency, v.levels[hi].concurrency]);
-                }
-            }
+    let v = crate::analysis::analyze(levels);
+    c.fit_r_squared = v.usl.as_ref().map(|u| u.r_squared);
+    // Past the knee: the sweep's knee is below the highest level learned, and the traffic
+    // went on into latency that grows with load (or over the target).
+    let past =
+        v.knee_concurrency < top.concurrency && (top_ratio >= vocab::SATURATED_RATIO || overloaded);
+    if past && !v.too_few_levels {
+        c.knee_concurrency = Some(v.knee_concurrency);
+        if let Some(k) = v
+            .levels
+            .iter()
+            .position(|f| f.concurrency == v.knee_concurrency)
+        {
+            c.knee_range = knee_range(&v.levels, k);
         }
     }
-    let reached = *in_flights.last().expect("non-empty");
-    if let Some(k) = c.knee_concurrency {
-        if !plateau(&levels, &in_flights) && c.knee_range.is_none() {
-            // Latency grew but the IOPS never stopped growing: the knee is below the top
-            // level, not known to be at the fitted one.
-            c.knee_range = Some([k, top.concurrency]);
+}
+
+/// The levels that can't be told from the knee `levels[k]` (power within [`POWER_TIE`] of
+/// its), as a range; None when only the knee itself.
+fn knee_range(levels: &[crate::analysis::LevelFinding], k: usize) -> Option<[u32; 2]> {
+    let best = levels[k].power;
+    let tied = |i: usize| levels[i].power >= best * (1.0 - POWER_TIE);
+    let mut lo = k;
+    while lo > 0 && tied(lo - 1) {
+        lo -= 1;
+    }
+    let mut hi = k;
+    while hi + 1 < levels.len() && tied(hi + 1) {
+        hi += 1;
+    }
+    // The traffic skipped the in-flight levels between the knee and the next
+    // level learned (a load that jumps from 1 to 12 in flight): the knee is
+    // somewhere up to that level, not known to be at the lower one.
+    if hi == k && k + 1 < levels.len() {
+        let next = levels[k + 1].concurrency;
+        if next > 2 * levels[k].concurrency {
+            hi = k + 1;
         }
     }
+    (lo != hi).then(|| [levels[lo].concurrency, levels[hi].concurrency])
+}
+
+/// The judgement in words: the baseline, then the knee and the IOPS within the target, or
+/// how far the traffic reached below the knee (`reached`, in flight).
+fn summary(c: &Curve, base: &Baseline, target: f64, top_ratio: f64, reached: f64) -> String {
     let base_words = format!(
         "baseline {} mean, {} p95 at {:.1} in flight ({:.0} intervals)",
         fmt_latency_ns(base.latency_ns),
@@ -252,7 +297,7 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
             )
         })
     };
-    c.summary = match c.knee_concurrency {
+    match c.knee_concurrency {
         Some(k) => format!(
             "{base_words}; knee at {k} in flight{}{}",
             c.knee_range
@@ -260,22 +305,15 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
                 .unwrap_or_default(),
             iops_words(c.max_iops_at_least)
         ),
-        None => {
-            c.knee_at_least = Some(reached);
-            format!(
-                "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
-                 knee is at or above {:.0}{}",
-                fmt_ratio(top_ratio),
-                // No knee is below one request in flight.
-                reached.max(1.0),
-                iops_words(true)
-            )
-        }
+        None => format!(
+            "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
+             knee is at or above {:.0}{}",
+            fmt_ratio(top_ratio),
+            // No knee is below one request in flight.
+            reached.max(1.0),
+            iops_words(true)
+        ),
     }
-    .into();
-    c.baseline = Some(base);
-    c.levels = levels;
-    c
 }
 
 /// The baseline's p95. From interval means: their 95th percentile. From the block layer's

@@ -1,5 +1,5 @@
 //! The learned state on disk: one file per device, `<state dir>/learned/<id>.json`, keyed by
-//! the device's identity (profile.rs's id: wwid, serial, model + size; else the kernel name),
+//! the device's identity (profile/'s id: wwid, serial, model + size; else the kernel name),
 //! versioned (`schema_version`), written atomically (a temporary file in the same directory,
 //! fsync, rename, fsync of the directory: a crash leaves the old state or the new, never half
 //! of one), and started again when the device changed (its [`Fingerprint`]: size, model,
