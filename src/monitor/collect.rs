@@ -6,7 +6,7 @@
 //! warning, and returns the interval report. The lines it records are the lines it feeds the one
 //! replay (monitor::replay), so a replay of the recording prints what the live run printed. Also:
 //! which file `--record` may append to (an iosat recording of this host) and when the next sample
-//! is due ([`Schedule`], the one live schedule and stall rule of `stat` and `top`). Reads through sys/ and profile.rs.
+//! is due ([`Schedule`], the one live schedule and stall rule of `stat` and `top`). Reads through sys/ and profile/.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::interval::IntervalReport;

@@ -2,7 +2,7 @@
 //! reads' await ÷ the read profile's concurrency-1 baseline, writes' ÷ the write profile's (a
 //! direction without one is not judged, and said so), queue ÷ the knee, IOPS left below the max
 //! useful IOPS, and notes when the profile measured other request sizes or predates a change of the
-//! device. Pure (profiles, their loader and lookups are src/profile.rs's).
+//! device. Pure (profiles, their loader and lookups are src/profile/'s).
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 
 use super::DiskRates;

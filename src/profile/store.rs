@@ -96,11 +96,7 @@ fn load_file(path: &Path, id: &str) -> Result<Option<DeviceProfile>> {
         .map_err(|e| Error::io(&path, e))?;
     parse_profile(id, &text)
         .map(Some)
-        .map_err(|reason| Error::Parse {
-            path,
-            line: 1,
-            reason,
-        })
+        .map_err(|reason| Error::parse(path, 1, reason))
 }
 
 /// Write the sweep report `json` as the profile of its direction (`<dir>/<id>.json` for
