@@ -65,21 +65,24 @@ impl LevelProgress for ProgressBar {
             String::new()
         };
         let left = time_left(idx, self.total_levels, self.extra.get(), span, elapsed_ns);
-        let line = format!(
-            "{which} [{}{}] {:<7} {}{}",
+        let mut line = format!(
+            "{which} [{}{}] {:<7} {}",
             "#".repeat(filled),
             "-".repeat(width - filled),
             phase,
             iops,
-            left.map_or(String::new(), |s| format!(
-                "  about {} left",
-                crate::units::duration_words(s)
-            ))
         );
-        // A redrawn line must never wrap: the clear would then erase only its last row.
+        // A redrawn line must never wrap: the clear would then erase only its last row. The
+        // time left goes whole or not at all.
         let fit = crate::sys::tty::stderr_columns()
             .unwrap_or(80)
             .saturating_sub(1);
+        if let Some(s) = left {
+            let eta = format!("  about {} left", crate::units::duration_words(s));
+            if line.chars().count() + eta.chars().count() <= fit {
+                line.push_str(&eta);
+            }
+        }
         let line: String = line.chars().take(fit).collect();
         let mut e = std::io::stderr().lock();
         let _ = write!(e, "{CLEAR_LINE}{line}");
