@@ -2,112 +2,77 @@
 //! profile directories (profile.rs), save one from an existing sweep result with the trust
 //! checks of `sweep --save-profile` (load/trust.rs), import one made on a twin for a device
 //! here, either as a device's profile or (`--model`) as the model profile of every device
-//! like it. Rendered by report/profile.rs.
+//! like it. Spec (config/profile_cmd.rs) → run → render (report/profile.rs) → the one output
+//! sink (cmd/sink.rs).
 //! Must not import: cmd/analyze.rs, cmd/compare.rs, cmd/completions.rs, cmd/exporter.rs,
 //! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/stat.rs, cmd/sweep.rs, cmd/top.rs, ui/.
 
-use crate::cli::profile::{IdArgs, ImportArgs, ProfileAction, ProfileCmdArgs, SaveArgs, StoreArgs};
-use crate::cmd::sink::print;
-use crate::config::profile::{self as config, Access};
+use crate::cmd::sink::Sink;
+use crate::config::profile::{self as config};
+use crate::config::profile_cmd::{no_dir, Action, ProfileCmdSpec, Store, Wanted};
 use crate::error::{exit, Error, Result};
 use crate::load::result::SweepReport;
-use crate::profile::{self, DeviceProfile, Extras, Listed, ModelKey, ProfileDirs};
+use crate::profile::{self, DeviceProfile, Extras, Listed, ModelKey};
 use crate::report::profile as view;
-use crate::report::Format;
 use std::path::Path;
 
-fn format(json: bool) -> Format {
-    if json {
-        Format::Json
-    } else {
-        Format::TEXT
-    }
-}
-
-pub fn run(args: &ProfileCmdArgs) -> anyhow::Result<i32> {
-    match &args.action {
-        ProfileAction::List(a) => {
-            let dirs = dirs(&a.profile)?;
+pub fn run(args: &crate::cli::profile::ProfileCmdArgs) -> anyhow::Result<i32> {
+    let spec = ProfileCmdSpec::from_args(args)?;
+    let mut out = spec.output.open()?;
+    // Text or JSON as the flags chose (export: the stored file as it is).
+    let fmt = out.stdout_format().unwrap_or(crate::report::Format::Json);
+    let answer = match spec.action {
+        Action::List { dirs } => {
             let mut all = Vec::new();
             for (d, _) in &dirs.dirs {
                 all.extend(profile::list(d)?);
             }
-            print(&view::list(&dirs.describe(), &all, format(a.json)))?;
+            view::list(&dirs.describe(), &all, fmt)
         }
-        ProfileAction::Show(a) => {
-            print(&view::show(&find(a)?, format(a.json)))?;
-        }
-        ProfileAction::Rm(a) => {
-            let found = find(a)?;
+        Action::Show(w) => view::show(&find(&w)?, fmt),
+        Action::Rm(w) => {
+            let found = find(&w)?;
             let mut removed = Vec::new();
             for l in &found {
                 std::fs::remove_file(&l.path).map_err(|e| Error::io(&l.path, e))?;
                 removed.push(l.path.display().to_string());
             }
-            print(&view::removed(&a.id, &removed, format(a.json)))?;
+            view::removed(&w.id, &removed, fmt)
         }
-        ProfileAction::Export(a) => {
-            let found = find(&a.id)?;
+        Action::Export(w) => {
+            let found = find(&w)?;
             let [one] = found.as_slice() else {
                 return Err(Error::usage(
                     "ID",
-                    &a.id.id,
+                    &w.id,
                     "has a read and a write profile: choose one with --direction read|write",
                 )
                 .into());
             };
-            let text = std::fs::read_to_string(&one.path).map_err(|e| Error::io(&one.path, e))?;
-            match &a.output {
-                // The rule of every output flag (issue 39 case 2): a regular file replaced
-                // with --force, a character device or FIFO written into, never replaced;
-                // anything else refused without advising --force.
-                Some(out) => {
-                    let force = crate::config::output::force(a.force);
-                    crate::sys::fs::write_output("-o", out, text.as_bytes(), force)?;
-                }
-                None => print(&text)?,
-            }
+            std::fs::read_to_string(&one.path).map_err(|e| Error::io(&one.path, e))?
         }
-        ProfileAction::Save(a) => return Ok(save(a)?),
-        ProfileAction::Import(a) => return Ok(import(a)?),
-    }
+        Action::Save(s) => return Ok(save(s, &mut out)?),
+        Action::Import(s) => return Ok(import(s, &mut out)?),
+    };
+    out.result(&|_| answer.clone())?;
     Ok(exit::OK)
-}
-
-/// The directories profiles are read from; none nameable is a usage error.
-fn dirs(a: &crate::cli::ProfileArgs) -> Result<ProfileDirs> {
-    let d = config::resolve_dirs(a, Access::Read)?;
-    if d.is_empty() {
-        return Err(no_dir());
-    }
-    Ok(d)
-}
-
-fn no_dir() -> Error {
-    Error::usage(
-        "--profile-dir",
-        "",
-        "no profile directory: set --profile-dir, $IOSAT_PROFILE_DIR, $XDG_STATE_HOME or $HOME",
-    )
 }
 
 /// The profile files of ID (of --direction) in the first directory of the search that has
 /// any; none is a usage error naming the id (exit 2).
-fn find(a: &IdArgs) -> Result<Vec<Listed>> {
-    let only = config::direction(a.direction.as_deref())?;
-    let dirs = dirs(&a.profile)?;
-    for (d, _) in &dirs.dirs {
-        let found = profile::files_of(d, &a.id, only)?;
+fn find(w: &Wanted) -> Result<Vec<Listed>> {
+    for (d, _) in &w.dirs.dirs {
+        let found = profile::files_of(d, &w.id, w.only)?;
         if !found.is_empty() {
             return Ok(found);
         }
     }
     Err(Error::usage(
         "ID",
-        &a.id,
+        &w.id,
         format!(
             "is no profile in {} (see `iosat profile list`)",
-            dirs.describe()
+            w.dirs.describe()
         ),
     ))
 }
@@ -161,8 +126,8 @@ enum Target {
 
 /// Store `report` with `state` and `extras` for `target`; say where.
 fn store(
-    a: &StoreArgs,
-    root: &crate::sys::Root,
+    a: Store,
+    out: &mut Sink,
     target: Target,
     report: &SweepReport,
     state: profile::DeviceState,
@@ -170,7 +135,7 @@ fn store(
 ) -> Result<i32> {
     let (id, device, model) = match target {
         Target::Device(dev) => {
-            let id = profile::device_id(root, &dev).ok_or_else(|| {
+            let id = profile::device_id(&a.root, &dev).ok_or_else(|| {
                 Error::usage(
                     "--for",
                     &dev.name,
@@ -187,32 +152,28 @@ fn store(
             (id, None, Some(label))
         }
     };
-    let dir = config::resolve(&a.profile, Access::Save)?.ok_or_else(no_dir)?;
+    let dir = a.save_dir?.ok_or_else(no_dir)?;
     let path = profile::save(&dir, &id, &profile::profile_json(report, &state, &extras))?;
-    print(&view::saved(
-        &id,
-        device.as_deref(),
-        model.as_deref(),
-        &path,
-        format(a.json),
-    ))?;
+    let fmt = out.stdout_format().unwrap_or(crate::report::Format::TEXT);
+    let said = view::saved(&id, device.as_deref(), model.as_deref(), &path, fmt);
+    out.result(&|_| said.clone())?;
     Ok(exit::OK)
 }
 
 /// The device or model a profile is saved for: `--model` makes it the model of `dev`.
-fn target(a: &StoreArgs, root: &crate::sys::Root, dev: crate::sys::device::BlockDev) -> Target {
+fn target(a: &Store, dev: crate::sys::device::BlockDev) -> Target {
     if a.model {
-        Target::Model(ModelKey::read(root, &dev))
+        Target::Model(ModelKey::read(&a.root, &dev))
     } else {
         Target::Device(dev)
     }
 }
 
 /// `iosat profile save RESULT.json [--for DEVICE] [--model]`.
-fn save(a: &SaveArgs) -> Result<i32> {
-    let root = crate::config::root(&a.store.root);
-    let (report, _) = read_result(&a.result)?;
-    check_trust("profile save", &report, a.store.force)?;
+fn save(a: Store, out: &mut Sink) -> Result<i32> {
+    let root = a.root.clone();
+    let (report, _) = read_result(&a.file)?;
+    check_trust("profile save", &report, a.force)?;
     let dev = match (&a.for_device, &report.target.disk_device) {
         (Some(d), _) => config::device(&root, "--for", d)?,
         (None, Some(d)) => {
@@ -225,7 +186,7 @@ fn save(a: &SaveArgs) -> Result<i32> {
                     format!(
                         "{} was measured on host {host}, not here ({here}): name the device \
 here with --for DEVICE (or use `iosat profile import`)",
-                        a.result.display()
+                        a.file.display()
                     ),
                 ));
             }
@@ -234,28 +195,28 @@ here with --for DEVICE (or use `iosat profile import`)",
         (None, None) => {
             return Err(Error::usage(
                 "--for",
-                a.result.display(),
+                a.file.display(),
                 "is needed: the result does not say which device it measured",
             ))
         }
     };
     let state = profile::DeviceState::read(&root, &dev);
-    let target = target(&a.store, &root, dev);
-    store(&a.store, &root, target, &report, state, Extras::default())
+    let target = target(&a, dev);
+    store(a, out, target, &report, state, Extras::default())
 }
 
 /// `iosat profile import FILE --for DEVICE [--model]`: a profile or a sweep result from a
 /// twin, kept with the state of the device it was measured on (so `stat` says how this one
 /// differs) and marked as imported. A model profile (exported) imports as one without --for.
-fn import(a: &ImportArgs) -> Result<i32> {
-    let root = crate::config::root(&a.store.root);
+fn import(a: Store, out: &mut Sink) -> Result<i32> {
+    let root = a.root.clone();
     let (report, p) = read_result(&a.file)?;
-    check_trust("profile import", &report, a.store.force)?;
+    check_trust("profile import", &report, a.force)?;
     let (target, for_device) = match (&a.for_device, p.model_profile) {
         (Some(d), _) => {
             let dev = config::device(&root, "--for", d)?;
             let name = dev.name.clone();
-            (target(&a.store, &root, dev), name)
+            (target(&a, dev), name)
         }
         (None, Some(key)) => {
             let label = key.label();
@@ -280,5 +241,5 @@ of the model)",
         ..Extras::default()
     };
     let then = p.device_state.unwrap_or_default();
-    store(&a.store, &root, target, &report, then, extras)
+    store(a, out, target, &report, then, extras)
 }

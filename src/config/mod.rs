@@ -11,6 +11,7 @@ pub mod info;
 pub mod learn;
 pub mod output;
 pub mod profile;
+pub mod profile_cmd;
 pub mod report;
 pub mod stat;
 pub mod sweep;
