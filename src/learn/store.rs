@@ -190,14 +190,7 @@ pub fn state_dir(
     if let Some(p) = explicit {
         return Some(p.to_path_buf());
     }
-    if is_root {
-        return Some(PathBuf::from("/var/lib/iosat"));
-    }
-    if let Some(x) = xdg_state_home.filter(|s| !s.is_empty()) {
-        return Some(Path::new(x).join("iosat"));
-    }
-    home.filter(|s| !s.is_empty())
-        .map(|h| Path::new(h).join(".local/state/iosat"))
+    crate::profile::state_home(is_root, xdg_state_home, home)
 }
 
 fn file_name(key: &str) -> String {

@@ -25,6 +25,26 @@ pub fn profile_dir(
     user_profile_dir(xdg_state_home, home)
 }
 
+/// iosat's state home, the one rule for learned state and profiles alike: `/var/lib/iosat`
+/// for root, else `$XDG_STATE_HOME/iosat`, else `~/.local/state/iosat` (None: no home to name).
+pub fn state_home(
+    is_root: bool,
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> Option<PathBuf> {
+    if is_root {
+        return Some(PathBuf::from(ROOT_STATE_HOME));
+    }
+    if let Some(x) = xdg_state_home.filter(|s| !s.is_empty()) {
+        return Some(Path::new(x).join("iosat"));
+    }
+    home.filter(|s| !s.is_empty())
+        .map(|h| Path::new(h).join(".local/state/iosat"))
+}
+
+/// Root's state home.
+const ROOT_STATE_HOME: &str = "/var/lib/iosat";
+
 /// Root's own profile directory, beside its learned state (/var/lib/iosat).
 pub const ROOT_PROFILE_DIR: &str = "/var/lib/iosat/profiles";
 
@@ -32,11 +52,7 @@ pub const ROOT_PROFILE_DIR: &str = "/var/lib/iosat/profiles";
 pub const SHARED_PROFILE_DIR: &str = "/etc/iosat/profiles";
 
 fn user_profile_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
-    if let Some(x) = xdg_state_home.filter(|s| !s.is_empty()) {
-        return Some(Path::new(x).join("iosat").join("profiles"));
-    }
-    home.filter(|s| !s.is_empty())
-        .map(|h| Path::new(h).join(".local/state/iosat/profiles"))
+    state_home(false, xdg_state_home, home).map(|h| h.join("profiles"))
 }
 
 /// What a directory of the search is.

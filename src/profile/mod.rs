@@ -32,7 +32,8 @@ mod types;
 pub use advice::{how_to_measure, how_to_measure_writes};
 pub use cache::{Found, NoProfiles, ProfileCache, ProfileLookup};
 pub use dirs::{
-    profile_dir, search_dirs, DirRole, ProfileDirs, ROOT_PROFILE_DIR, SHARED_PROFILE_DIR,
+    profile_dir, search_dirs, state_home, DirRole, ProfileDirs, ROOT_PROFILE_DIR,
+    SHARED_PROFILE_DIR,
 };
 pub use file::{parse_profile, profile_json, Extras};
 pub use ids::{device_id, profile_id, read_identity, Identity};
