@@ -454,7 +454,7 @@ pub fn save(
     model: &DeviceModel,
 ) -> Result<(), Error> {
     let dir = make_learned_dir(state_dir)?;
-    write_atomic(&dir.join(file_name(key)), render(key, fp, model).as_bytes())
+    crate::sys::fs::replace_file(&dir.join(file_name(key)), render(key, fp, model).as_bytes())
 }
 
 /// `learned/` made when missing, and refused when it is not a directory of its own (a
@@ -526,37 +526,6 @@ fn check_dir_as_root(state_dir: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// Write `bytes` to `path` through a temporary file beside it: fsync, rename, fsync of the
-/// directory. The temporary name is unpredictable and created with O_EXCL|O_NOFOLLOW.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}.{nonce:x}",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
 }
 
 /// Remove the learned state: of the device `key`, or of every device. Only files that say

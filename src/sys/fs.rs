@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 /// Replace `path` with `bytes` atomically: a new temporary file with an unpredictable name,
 /// created `O_EXCL|O_NOFOLLOW` in the same directory, synced and closed (a write-back error
 /// that NFS or FUSE report only at fsync or close fails here, before the rename), renamed over
-/// `path`. Callers decide what may be replaced ([`check_output`]); a failed write removes the
-/// temporary file.
+/// `path`, then the directory synced so the rename itself survives a crash (a filesystem that
+/// cannot sync a directory, EINVAL, is not an error). The one atomic writer: outputs, profiles
+/// and learned state. Callers decide what may be replaced ([`check_output`]); a failed write
+/// removes the temporary file.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = dir_of(path);
@@ -35,7 +37,10 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     close_checked(file, path, true)?;
     std::fs::rename(&tmp.path, path).map_err(|e| Error::io(path, e))?;
     tmp.keep();
-    Ok(())
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if e.raw_os_error() != Some(libc::EINVAL) => Err(Error::io(dir, e)),
+        _ => Ok(()),
+    }
 }
 
 /// Close `file` (a write to `path`), first syncing it when `sync`, and report what the
