@@ -192,6 +192,9 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
         let mut seen = Vec::new();
         let mut agreed = false;
         let mut clean = 0;
+        // fio's own runs that fio did not stall (mean, p99), and iosat's undisturbed ones.
+        let mut fio_runs: Vec<(f64, f64)> = Vec::new();
+        let mut iosat_runs: Vec<(f64, f64)> = Vec::new();
         for _ in 0..4 {
             let open = iosat_rt(&[
                 "sweep",
@@ -212,6 +215,9 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
                 seen.push(format!("{rate:.0}/s: fio hung (not compared)"));
                 continue;
             };
+            if f_p99 <= STALL_P99_OVER_P50 * f_p50 {
+                fio_runs.push((f_mean, f_p99));
+            }
             let stalled =
                 !kept || p99 > STALL_P99_OVER_P50 * p50 || f_p99 > STALL_P99_OVER_P50 * f_p50;
             let line = format!(
@@ -231,20 +237,46 @@ fn open_loop_latency_agrees_with_fio_on_the_known_device() {
                 continue;
             }
             clean += 1;
+            iosat_runs.push((mean, p99));
             agreed = (mean - f_mean).abs() <= 0.10 * f_mean && (p99 - f_p99).abs() <= 0.20 * f_p99;
             if agreed {
                 break;
             }
         }
-        if clean > 0 {
+        // Near capacity a few % less service capacity (the host taking the vCPU) moves the
+        // queueing delay a lot: fio's own means at 80 % ranged 6.57-13.35 ms over four tries
+        // here. When fio scatters beyond the tolerance itself, one pair can't resolve it: the
+        // rate is inconclusive, provided each of iosat's undisturbed runs lies within fio's
+        // own range (widened by the tolerance), so a gross error still fails.
+        let range = |k: fn(&(f64, f64)) -> f64| {
+            let v: Vec<f64> = fio_runs.iter().map(k).collect();
+            (
+                v.iter().copied().fold(f64::MAX, f64::min),
+                v.iter().copied().fold(0.0, f64::max),
+            )
+        };
+        let (m_lo, m_hi) = range(|r| r.0);
+        let (p_lo, p_hi) = range(|r| r.1);
+        let fio_scattered = fio_runs.len() >= 2 && (m_hi > 1.2 * m_lo || p_hi > 1.4 * p_lo);
+        let within_fio = iosat_runs.iter().all(|&(m, p)| {
+            (0.9 * m_lo..=1.1 * m_hi).contains(&m) && (0.8 * p_lo..=1.2 * p_hi).contains(&p)
+        });
+        let inconclusive = clean > 0 && !agreed && fio_scattered && within_fio;
+        if clean > 0 && !inconclusive {
             compared += 1;
+        } else if inconclusive {
+            eprintln!(
+                "inconclusive at {:.0} %: fio itself ranged {m_lo:.2}-{m_hi:.2} ms mean, \
+                 {p_lo:.2}-{p_hi:.2} ms p99 over its tries, and iosat lay within that",
+                shares[i] * 100.0
+            );
         } else {
             eprintln!(
                 "inconclusive at {:.0} %: every try was disturbed",
                 shares[i] * 100.0
             );
         }
-        if clean > 0 && !agreed {
+        if clean > 0 && !agreed && !inconclusive {
             failures.push(seen.join("\n"));
         }
     }
