@@ -512,6 +512,17 @@ fn stat_top_the_exporter_and_the_page_render_one_judgement() {
             text.contains(&by_state),
             "page at interval {upto}: no {by_state:?} in:\n{text}"
         );
+        // Its summary's time overloaded: the intervals stat judged overloaded (1 s each),
+        // whichever direction and baseline.
+        let over = stat[..=upto]
+            .iter()
+            .filter(|j| j.state() == State::Overloaded)
+            .count();
+        let summary = format!("{over}.0 s of {}.0 s", upto + 1);
+        assert!(
+            text.contains(&summary),
+            "page at interval {upto}: no {summary:?} in its summary:\n{text}"
+        );
 
         // top: the gauge line is the judgement in few words; the headroom column is the
         // device's headroom, as the table prints IOPS.
