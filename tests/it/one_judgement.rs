@@ -333,6 +333,44 @@ fn exporter_texts(samples: &[Sample], profiles: &Path) -> Vec<String> {
     out
 }
 
+/// /metrics (one exposition per interval) says of every interval from `from` on what stat
+/// judged: per direction the state, the basis, the ratio and the headroom; the device's state
+/// and ratio.
+fn exporter_agrees(stat: &[Judgement], texts: &[String], from: usize) {
+    assert_eq!(texts.len(), stat.len());
+    let close = |a: Option<f64>, b: Option<f64>, tol: f64| match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() <= tol,
+        (a, b) => a.is_none() && b.is_none(),
+    };
+    for (i, (j, text)) in stat.iter().zip(texts).enumerate().skip(from) {
+        for (d, op) in [(&j.read, "read"), (&j.write, "write")] {
+            let (want, got) = (shown(d), exported(text, op));
+            let what = format!("interval {i}, {op}: stat {want:?}, exporter {got:?}");
+            assert_eq!(
+                (&got.state, &got.basis),
+                (&want.state, &want.basis),
+                "{what}"
+            );
+            assert!(close(got.ratio, want.ratio, 1e-9), "{what}");
+            assert!(close(got.headroom, want.headroom, 0.5), "{what}");
+        }
+        let device = format!(
+            "iosat_disk_state{{device=\"sdx\",state=\"{}\"}}",
+            j.state().as_str()
+        );
+        assert_eq!(
+            sample_value(text, &device),
+            Some(1.0),
+            "interval {i}:\n{text}"
+        );
+        assert_eq!(
+            sample_value(text, "iosat_disk_latency_ratio{device=\"sdx\"}"),
+            j.device.ratio,
+            "interval {i}"
+        );
+    }
+}
+
 /// The page's text as a reader sees it: tags dropped, entities read.
 fn page_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
@@ -445,43 +483,27 @@ fn stat_top_the_exporter_and_the_page_render_one_judgement() {
     // 3. The exporter, interval by interval: each direction as stat judged it, and the
     // device as its worst direction.
     let texts = exporter_texts(&samples, &profiles);
-    assert_eq!(texts.len(), n);
-    for (i, (j, text)) in stat.iter().zip(&texts).enumerate().skip(n - TAIL.len()) {
-        for (d, op) in [(&j.read, "read"), (&j.write, "write")] {
-            let (want, got) = (shown(d), exported(text, op));
-            assert_eq!(
-                (&got.state, &got.basis),
-                (&want.state, &want.basis),
-                "interval {i}, {op}: stat {want:?}, exporter {got:?}"
-            );
-            let close = |a: Option<f64>, b: Option<f64>, tol: f64| match (a, b) {
-                (Some(a), Some(b)) => (a - b).abs() <= tol,
-                (a, b) => a.is_none() && b.is_none(),
-            };
-            assert!(
-                close(got.ratio, want.ratio, 1e-9),
-                "interval {i}, {op}: stat {want:?}, exporter {got:?}"
-            );
-            assert!(
-                close(got.headroom, want.headroom, 0.5),
-                "interval {i}, {op}: stat {want:?}, exporter {got:?}"
-            );
-        }
-        let device = format!(
-            "iosat_disk_state{{device=\"sdx\",state=\"{}\"}}",
-            j.state().as_str()
-        );
+    exporter_agrees(&stat, &texts, n - TAIL.len());
+
+    // The same with the profile saved before profiles had a direction (`<id>.json`): such a
+    // file judges the writes too (profile.rs, `for_writes`), and the exporter must say so.
+    let legacy = dir.path().join("legacy");
+    std::fs::create_dir(&legacy).unwrap();
+    std::fs::write(legacy.join(format!("{ID}.json")), READ_PROFILE).unwrap();
+    let by_legacy = stat_judgements(&rec, &legacy);
+    assert_eq!(by_legacy.len(), n);
+    for j in &by_legacy[n - TAIL.len()..] {
         assert_eq!(
-            sample_value(text, &device),
-            Some(1.0),
-            "interval {i}:\n{text}"
-        );
-        assert_eq!(
-            sample_value(text, "iosat_disk_latency_ratio{device=\"sdx\"}"),
-            j.device.ratio,
-            "interval {i}"
+            (j.read.basis, j.write.basis),
+            (Basis::Swept, Basis::Swept),
+            "{j:?}"
         );
     }
+    exporter_agrees(
+        &by_legacy,
+        &exporter_texts(&samples, &legacy),
+        n - TAIL.len(),
+    );
 
     // 2 and 4: top and the page of the recording cut after each interval of the tail.
     let tmux = Tmux::start_sized(200, 40);
