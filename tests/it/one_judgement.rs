@@ -13,8 +13,17 @@
 //! and per device and direction the state, the basis, the ratio and the headroom must be the
 //! same in each, as each prints them. stat's judgements are the reference (the test first
 //! checks they are the intended ones, so the comparison is never between empty views); top
-//! and the page show the judgement at a recording's last interval, so they see a recording
-//! cut after each of the last intervals.
+//! and the page show the device's judgement (its worst direction, whole) at a recording's
+//! last interval, so they see the recording cut after each of the last intervals, whose
+//! worst direction is by turns the swept reads and the learned writes. The exporter is also
+//! checked with the profile saved as an old, direction-less `<id>.json`, which judges the
+//! writes too.
+//!
+//! What it found (issue 36): top's headroom column (and stat's `headroom` column, CSV and
+//! JSON `profile` object) printed a headroom of its own, the read profile's ceiling less
+//! reads and writes, beside a judgement of headroom 0; the page's summary counted the time
+//! above 3x the swept baseline only; the exporter labelled a legacy profile's writes
+//! `source="learned"`.
 
 use crate::top::{top_replay, Tmux};
 use crate::util::{iosat, ok_stdout};
@@ -120,7 +129,9 @@ struct Sample {
 /// The samples of the recording, one a second: the first at zero, then one after each
 /// second of [`WARM`] and [`TAIL`].
 fn samples() -> Vec<Sample> {
-    let seconds = std::iter::repeat_n(WARM.0, WARM.1).chain(TAIL.iter().map(|t| t.0));
+    let seconds = std::iter::repeat(WARM.0)
+        .take(WARM.1)
+        .chain(TAIL.iter().map(|t| t.0));
     let (mut reads, mut read_ms, mut writes, mut write_ms, mut busy, mut weighted) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut mono, mut wall) = (1_000_000_000_000u64, 1_795_333_857_000_000_000i64);
