@@ -6,7 +6,7 @@
 //! with the proof `monitor::DiskDelta::between` uses.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
-use crate::analysis::state::{DirJudgement, Judgement, State};
+use crate::analysis::state::{Basis, Dir, DirJudgement, Judgement, State};
 use crate::monitor::DiskDelta;
 use crate::profile::DeviceProfile;
 use crate::sys::device::DevKind;
@@ -616,47 +616,57 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
     let mut out = Vec::new();
     for d in &s.devices {
         let device = d.line.name.as_str();
-        let swept: Vec<&DeviceProfile> = d
-            .profile
-            .as_deref()
-            .into_iter()
-            .flat_map(|p| std::iter::once(p).chain(p.write.as_deref()))
-            .collect();
-        let headroom = |op: &str| {
-            let j = d.judgement.as_ref()?;
-            [&j.read, &j.write]
-                .into_iter()
-                .find(|x| x.dir.as_str() == op)?
-                .headroom_iops
-        };
-        for p in &swept {
-            out.push(Judged {
-                device,
-                op: profile_op(p),
-                source: "sweep",
-                baseline_s: Some(p.baseline_latency_ns / 1e9),
-                baseline_p95_s: p.baseline_p95_ns.map(|ns| ns / 1e9),
-                bounds_s: None,
-                knee: p
-                    .knee_at_least
-                    .is_none()
-                    .then(|| f64::from(p.knee_concurrency)),
-                knee_at_least: p.knee_at_least.map(f64::from),
-                max_iops: Some(p.max_useful_iops),
-                headroom_iops: headroom(profile_op(p)),
-                fit_r_squared: None,
+        // Per direction, the baseline its judgement rests on (monitor::judge: the swept
+        // profile's for that direction, else the learned one): never a source chosen here,
+        // so a legacy or mixed profile that judges the writes is served as their sweep.
+        let basis = |op: Dir| d.judgement.as_ref().map(|j| j.dir(op).basis);
+        let headroom = |op: Dir| d.judgement.as_ref()?.dir(op).headroom_iops;
+        for op in Dir::ALL {
+            let swept = d.profile.as_deref().and_then(|p| match op {
+                Dir::Read => p.for_reads(),
+                Dir::Write => p.for_writes(),
             });
-        }
-        for l in learned_directions(d) {
-            let Some(dir) = l.direction else { continue };
-            if l.baseline_latency_ns.is_none()
-                || swept.iter().any(|p| profile_op(p) == dir.as_str())
-            {
+            let swept = match basis(op) {
+                Some(b) => swept.filter(|_| b == Basis::Swept),
+                // Not judged (no learning): each profile under its own direction.
+                None => d
+                    .profile
+                    .as_deref()
+                    .into_iter()
+                    .flat_map(|p| std::iter::once(p).chain(p.write.as_deref()))
+                    .find(|p| profile_op(p) == op.as_str()),
+            };
+            if let Some(p) = swept {
+                out.push(Judged {
+                    device,
+                    op: op.as_str(),
+                    source: "sweep",
+                    baseline_s: Some(p.baseline_latency_ns / 1e9),
+                    baseline_p95_s: p.baseline_p95_ns.map(|ns| ns / 1e9),
+                    bounds_s: None,
+                    knee: p
+                        .knee_at_least
+                        .is_none()
+                        .then(|| f64::from(p.knee_concurrency)),
+                    knee_at_least: p.knee_at_least.map(f64::from),
+                    max_iops: Some(p.max_useful_iops),
+                    headroom_iops: headroom(op),
+                    fit_r_squared: None,
+                });
                 continue;
             }
+            if !matches!(basis(op), Some(Basis::Learned | Basis::LearnedEstimate)) {
+                continue;
+            }
+            let Some(l) = learned_directions(d)
+                .into_iter()
+                .find(|l| l.direction == Some(op) && l.baseline_latency_ns.is_some())
+            else {
+                continue;
+            };
             out.push(Judged {
                 device,
-                op: dir.as_str(),
+                op: op.as_str(),
                 source: "learned",
                 baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
                 baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
@@ -664,7 +674,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 knee: l.knee_concurrency.map(f64::from),
                 knee_at_least: l.knee_at_least,
                 max_iops: l.max_iops,
-                headroom_iops: headroom(dir.as_str()),
+                headroom_iops: headroom(op),
                 fit_r_squared: l.fit_r_squared,
             });
         }

@@ -80,14 +80,22 @@ impl DeviceRow {
         super::judge::judge(self)
     }
 
-    /// The device's interval judged against its profile, when it has one.
+    /// The device's interval judged against its profile, when it has one. Its headroom is
+    /// the judgement's ([`Self::judgement`]: the worst direction's, by the swept or the
+    /// learned baseline), never one of its own: the `headroom` column of `stat --wide`, its
+    /// CSV and JSON `profile` object and `top` print the headroom the state line, the
+    /// exporter and the page print (tests/it/one_judgement.rs).
     pub fn saturation(&self) -> Option<super::saturation::Saturation> {
         self.profile.as_deref().map(|p| {
-            super::saturation::Saturation::compute_held(
+            let mut s = super::saturation::Saturation::compute_held(
                 p,
                 self.rates.as_ref().ok(),
                 self.size_notes_held,
-            )
+            );
+            let d = self.judgement().device;
+            s.headroom_at_least = d.headroom_iops.is_some() && d.flags.ceiling_at_least;
+            s.headroom_iops = d.headroom_iops;
+            s
         })
     }
 }

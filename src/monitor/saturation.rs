@@ -44,10 +44,14 @@ pub struct Saturation {
     /// aqu-sz ÷ knee concurrency: 1 means as many requests in flight as the knee (None when
     /// the profile has only a lower bound of the knee).
     pub load_vs_knee: Option<f64>,
-    /// The one headroom (analysis::state::headroom_iops): max useful IOPS − (r/s + w/s), never
-    /// below 0, and 0 while saturated or overloaded (1.5x the baseline and more).
+    /// The one headroom (analysis::state::headroom_iops): a device row's is its judgement's
+    /// (monitor::judge, the worst direction's: its ceiling less its IOPS, 0 while saturated,
+    /// overloaded or slow; DeviceRow::saturation). Computed here alone, from the profile
+    /// only: max useful IOPS − (r/s + w/s), never below 0, and 0 while saturated or
+    /// overloaded (1.5x the baseline and more).
     pub headroom_iops: Option<f64>,
-    /// `headroom_iops` is a lower bound: the profile's sweep did not reach the knee.
+    /// `headroom_iops` is a lower bound: the profile's sweep did not reach the knee (a row's:
+    /// its judgement's ceiling is a lower bound).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub headroom_at_least: bool,
     /// The pattern and request size the baseline was measured with.

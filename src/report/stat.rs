@@ -1,5 +1,5 @@
-//! A `stat --record` recording as a page: a summary per device (peak await, time above 3×
-//! the profile's baseline), then per device throughput (r/s, w/s, MB/s), request size, latency
+//! A `stat --record` recording as a page: a summary per device (peak await, time overloaded
+//! as its judgement says), then per device throughput (r/s, w/s, MB/s), request size, latency
 //! (r_await, w_await), %util, load (aqu-sz) and saturation (await ÷ the device profile's
 //! baseline latency) on a wall-clock axis, and the per-interval table its Markdown and CSV
 //! share. The series come from monitor::series (the
@@ -488,20 +488,22 @@ fn spans_decades<'a>(pts: impl Iterator<Item = &'a (f64, f64)>) -> bool {
     hi > 0.0 && hi / lo > 20.0
 }
 
-/// The overload line of the saturation chart and the summary: await above this multiple of
+/// The overload line of the saturation chart: await above this multiple of
 /// the profile's baseline (the 3×-p95 overload rule applied to the mean, as `stat` judges).
 const OVERLOAD_X: f64 = 3.0;
 
-/// One row per busy device: peak awaits and queue, mean %util, and with a profile the time
-/// spent above 3× its baseline.
+/// One row per busy device: peak awaits and queue, mean %util, and the time it was
+/// overloaded as its judgement says (monitor::judge: either direction, by the swept or the
+/// learned baseline, the state the "intervals by state" line counts), when it was judged.
 fn summary_table(devs: &[StatSeries]) -> Table {
+    use crate::analysis::state::{Basis, State};
     let mut t = Table::new([
         "device",
         "peak r_await (ms)",
         "peak w_await (ms)",
         "peak aqu-sz",
         "mean %util",
-        "time above 3x baseline",
+        "time overloaded",
     ]);
     t.right[0] = false;
     let peak = |v: &mut dyn Iterator<Item = f64>| {
@@ -515,13 +517,19 @@ fn summary_table(devs: &[StatSeries]) -> Table {
             .map(|p| p.util_pct * p.interval_s)
             .sum::<f64>()
             / total.max(1e-9);
-        let above = d.profile.as_ref().ok().map(|_| {
-            d.points
-                .iter()
-                .filter(|p| p.sat_r.into_iter().chain(p.sat_w).any(|x| x > OVERLOAD_X))
-                .map(|p| p.interval_s)
-                .fold(0.0, |a, b| a + b)
-        });
+        let judged = d.points.iter().filter_map(|p| p.judgement.as_ref());
+        let above = (d.profile.is_ok() || judged.clone().any(|j| j.device.basis != Basis::None))
+            .then(|| {
+                d.points
+                    .iter()
+                    .filter(|p| {
+                        p.judgement
+                            .as_ref()
+                            .is_some_and(|j| j.state() == State::Overloaded)
+                    })
+                    .map(|p| p.interval_s)
+                    .fold(0.0, |a, b| a + b)
+            });
         t.push([
             d.name.clone(),
             f(peak(&mut d.points.iter().filter_map(|p| p.r_await)), 2),

@@ -688,20 +688,25 @@ fn a_real_prometheus_records_saturation_for_every_host() {
         .collect();
     let addrs: Vec<_> = exporters.iter().map(|e| e.addr).collect();
     let prom = Prometheus::start(&addrs);
-    // Poll (bounded) until both hosts' saturation is recorded.
+    // Poll (bounded) until both hosts' saturation is recorded, reads' and writes': the
+    // profile is an old `<id>.json` of a read sweep, which judges the writes too
+    // (profile.rs, `for_writes`), and the exporter serves the baseline that judges them.
     let mut got = vec![];
     for _ in 0..600 {
         got = prom.query("device_op:iosat_disk_saturation:ratio1m");
-        if got.len() == 2 {
+        if got.len() == 4 {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    assert_eq!(got.len(), 2, "recorded saturation: {got:?}");
+    assert_eq!(got.len(), 4, "recorded saturation: {got:?}");
     for (labels, value) in &got {
         assert_eq!(labels["job"], "iosat", "{labels}");
         assert_eq!(labels["device"], "nvme0n1");
-        assert_eq!(labels["op"], "read");
+        assert!(
+            labels["op"] == "read" || labels["op"] == "write",
+            "{labels}"
+        );
         let instance = labels["instance"].as_str().unwrap();
         // Mean latency ÷ baseline: 0.5 ms / 85 us, 0.17 ms / 85 us (both counters advance
         // together, so the ratio does not depend on when the scrapes fell).
@@ -727,9 +732,9 @@ fn a_real_prometheus_records_saturation_for_every_host() {
         };
         assert!((value - want).abs() / want < 0.01, "{labels}: {value}");
     }
-    // The fleet table: the most saturated devices across instances.
+    // The fleet table: the most saturated devices across instances (and directions).
     let fleet = prom.query("topk(10, device_op:iosat_disk_saturation:ratio1m)");
-    assert_eq!(fleet.len(), 2, "{fleet:?}");
+    assert_eq!(fleet.len(), 4, "{fleet:?}");
     let up = prom.query("iosat_scrape_collector_success");
     assert_eq!(up.len(), 2, "{up:?}");
     assert!(up.iter().all(|(_, v)| *v == 1.0));
@@ -747,9 +752,13 @@ fn a_real_prometheus_records_saturation_for_every_host() {
             l["op"].as_str().unwrap_or("")
         )
     };
+    // The writes, at the same latency and judged by the same (old, direction-less) profile,
+    // alert alike.
     let mut want = [
         format!("IosatDiskOverloaded {} read", addrs[0]),
+        format!("IosatDiskOverloaded {} write", addrs[0]),
         format!("IosatDiskSaturated {} read", addrs[1]),
+        format!("IosatDiskSaturated {} write", addrs[1]),
     ];
     want.sort();
     let mut alerts = vec![];

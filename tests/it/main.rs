@@ -18,6 +18,7 @@ mod habits;
 mod knowndev;
 mod layering;
 mod learn;
+mod one_judgement;
 mod ownloop;
 mod packaging;
 mod profile_cmd;

@@ -237,13 +237,22 @@ fn live_loop_device_with_a_profile_and_identical_replay() {
             &p["load_vs_knee"],
             d["aqu-sz"].as_f64().unwrap() / f64::from(knee),
         );
-        let iops = d["r/s"].as_f64().unwrap() + d["w/s"].as_f64().unwrap();
-        // A saturated or overloaded device (mixed saturation 1.5x or more, analysis::state)
-        // has no headroom whatever its IOPS; a loop device on a busy machine can be one in
-        // any interval.
-        let saturated = p["saturation"].as_f64().is_some_and(|s| s >= 1.5);
-        let want = if saturated { 0.0 } else { max_iops - iops };
-        close(&p["headroom_iops"], want);
+        // The one headroom (monitor::judge), which the profile object prints too: the
+        // device's worst direction's, the profile's ceiling less that direction's IOPS (the
+        // old profile judges both), and none while saturated, overloaded or slow, whatever
+        // its IOPS; a loop device on a busy machine can be one in any interval.
+        let j = &d["judgement"];
+        assert_eq!(p["headroom_iops"], j["headroom_iops"], "{d}");
+        let iops = match j["direction"].as_str() {
+            Some("read") => d["r/s"].as_f64().unwrap(),
+            _ => d["w/s"].as_f64().unwrap(),
+        };
+        let want = if j["no_headroom"].is_string() {
+            0.0
+        } else {
+            (max_iops - iops).max(0.0)
+        };
+        close(&j["headroom_iops"], want);
         reads_seen += d["r/s"].as_f64().unwrap() * r["interval_s"].as_f64().unwrap();
     }
     assert_eq!(reads_seen.round() as u64, 200);

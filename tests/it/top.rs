@@ -262,7 +262,7 @@ fn saturated_device_sorts_first_and_is_judged() {
 /// The shell line that replays `file` in `iosat top`, from the file's own directory: the
 /// title shows the path as given, so a relative name keeps the 120-column title the same at
 /// any checkout or temporary-directory path.
-fn top_replay(file: &std::path::Path, args: &str) -> String {
+pub(crate) fn top_replay(file: &std::path::Path, args: &str) -> String {
     format!(
         "cd '{}' && {} top --replay '{}' {args}",
         file.parent().unwrap().display(),
@@ -273,13 +273,18 @@ fn top_replay(file: &std::path::Path, args: &str) -> String {
 
 /// A tmux server of the test's own, killed on drop; its socket in a temporary directory,
 /// removed with it (`kill-server` leaves the socket file behind).
-struct Tmux {
+pub(crate) struct Tmux {
     socket: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Tmux {
-    fn start() -> Option<Tmux> {
+    pub(crate) fn start() -> Option<Tmux> {
+        Tmux::start_sized(120, 40)
+    }
+
+    /// A session of `width` x `height` cells (a wide one shows every column of `top`).
+    pub(crate) fn start_sized(width: u16, height: u16) -> Option<Tmux> {
         if !crate::util::have("tmux", "-V") {
             crate::util::skip("tmux is not installed (scripts/test.sh installs it)");
             return None;
@@ -295,9 +300,9 @@ impl Tmux {
             "-s",
             "t",
             "-x",
-            "120",
+            &width.to_string(),
             "-y",
-            "40",
+            &height.to_string(),
             "env -i TERM=xterm-256color PATH=/usr/bin:/bin IOSAT_STATE_DIR= bash --norc --noprofile",
         ]);
         t.keys(&["PS1='PROMPT$ '", "Enter"]);
@@ -305,7 +310,7 @@ impl Tmux {
         Some(t)
     }
 
-    fn run(&self, args: &[&str]) -> String {
+    pub(crate) fn run(&self, args: &[&str]) -> String {
         let o = std::process::Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -316,20 +321,20 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let mut a = vec!["send-keys", "-t", "t"];
         a.extend_from_slice(keys);
         self.run(&a);
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "t"])
     }
 
     /// The screen once it shows `needle` (a deadline against a hung test, not a timing
     /// assertion).
     #[track_caller]
-    fn wait_for(&self, needle: &str) -> String {
+    pub(crate) fn wait_for(&self, needle: &str) -> String {
         let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let s = self.screen();
