@@ -97,4 +97,34 @@ status=${PIPESTATUS[0]}
 set -e
 echo "slowest integration tests (s):"
 sort -rn "$times" | head -15
+# A failed test gets one more run on its own. The timing tests (the known device against its
+# truth, the open loop against fio, learning from live traffic) measure a virtual machine whose
+# host takes the vCPU away for milliseconds now and then; each fails now and then for that
+# alone (two different ones in each of three full runs on 2026-11-28). A regression fails
+# twice; more than four failures is not the machine, and is not retried. What passed only on
+# its second run is listed, so a test that needs it often is seen.
+failed=$(sed -n 's/^[0-9]* \(.*\) \.\.\. FAILED$/\1/p' "$times")
+count=$(printf '%s' "$failed" | grep -c . || true)
+if [ "$status" != 0 ] && [ "$count" -ge 1 ] && [ "$count" -le 4 ]; then
+  echo "retrying the $count failed test(s) once, each on its own:"
+  status=0
+  for t in $failed; do
+    set +e
+    cargo test --locked --test it -- --exact "$t" --test-threads=1 >"$times.retry" 2>&1
+    rc=$?
+    set -e
+    tail -n 30 "$times.retry"
+    # It must have run: exactly this one test, passed.
+    if ! grep -q "test result: ok. 1 passed" "$times.retry"; then
+      rc=1
+    fi
+    rm -f "$times.retry"
+    if [ "$rc" = 0 ]; then
+      echo "passed on its second run: $t"
+    else
+      echo "failed again: $t"
+      status=1
+    fi
+  done
+fi
 exit "$status"
