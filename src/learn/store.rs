@@ -194,16 +194,7 @@ pub fn state_dir(
 }
 
 fn file_name(key: &str) -> String {
-    let safe: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::profile::file_safe(key);
     // Never a hidden or relative name ('.', '..'): those start with a dot.
     format!("{}.json", safe.trim_start_matches('.'))
 }

@@ -18,12 +18,10 @@ pub struct Identity {
     pub name: String,
 }
 
-/// The id made of `s`: `[A-Za-z0-9._-]` only, runs of anything else one `_`, none at
-/// either end.
-pub(super) fn sanitize(s: &str) -> String {
-    let mut out: String = s
-        .trim()
-        .chars()
+/// `s` with every character outside `[A-Za-z0-9._-]` made `_`: what a file name made of an
+/// id or a device name may hold (profiles and learned state alike).
+pub fn file_safe(s: &str) -> String {
+    s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
                 c
@@ -31,7 +29,13 @@ pub(super) fn sanitize(s: &str) -> String {
                 '_'
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The id made of `s`: `[A-Za-z0-9._-]` only, runs of anything else one `_`, none at
+/// either end.
+pub(super) fn sanitize(s: &str) -> String {
+    let mut out = file_safe(s.trim());
     while out.contains("__") {
         out = out.replace("__", "_");
     }

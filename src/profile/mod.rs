@@ -36,7 +36,7 @@ pub use dirs::{
     SHARED_PROFILE_DIR,
 };
 pub use file::{parse_profile, profile_json, Extras};
-pub use ids::{device_id, profile_id, read_identity, Identity};
+pub use ids::{device_id, file_safe, profile_id, read_identity, Identity};
 pub use model::{ModelKey, ModelProfile};
 pub use store::{files_for, files_of, legacy_file, list, load, profile_file, save, Listed};
 pub use types::{DeviceProfile, DeviceState, Direction, Imported};
