@@ -382,30 +382,6 @@ fn exporter_agrees(stat: &[Judgement], texts: &[String], from: usize) {
     }
 }
 
-/// The page's text as a reader sees it: tags dropped, entities read.
-fn page_text(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut in_tag = false;
-    for c in html.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => {
-                in_tag = false;
-                out.push(' ');
-            }
-            c if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    let out = out
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&");
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// View 4: the page of `rec` (`iosat report REC -o page.html`), as text.
 fn page(rec: &Path, profiles: &Path) -> String {
     let html = rec.with_extension("html");
@@ -420,7 +396,7 @@ fn page(rec: &Path, profiles: &Path) -> String {
         .output()
         .unwrap();
     ok_stdout(&o);
-    page_text(&std::fs::read_to_string(&html).unwrap())
+    crate::report::page_words(&std::fs::read_to_string(&html).unwrap())
 }
 
 /// The device table's cell of column `header` in sdx's row of a `top` screen (the table's

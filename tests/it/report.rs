@@ -1074,8 +1074,9 @@ fn words(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A page's words: tags dropped (each one a space), the entities iosat writes unescaped.
-fn page_words(html: &str) -> String {
+/// A page's words: tags dropped (each one a space), the entities iosat writes unescaped
+/// (one_judgement.rs reads the recording page with it too).
+pub(crate) fn page_words(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut in_tag = false;
     for c in html.chars() {
@@ -1093,6 +1094,7 @@ fn page_words(html: &str) -> String {
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
+        .replace("&#39;", "'")
         .replace("&amp;", "&");
     words(&out)
 }
