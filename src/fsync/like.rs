@@ -347,8 +347,13 @@ pub fn equivalent(a: &LikeEntry, b: &LikeEntry) -> bool {
     if x <= 0.0 || y <= 0.0 {
         return false;
     }
-    let band = (SAME_SPEED - 1.0).max(a.rate_noise_rel() + b.rate_noise_rel());
-    x.max(y) / x.min(y) - 1.0 <= band
+    x.max(y) / x.min(y) - 1.0 <= noise_band(a, b)
+}
+
+/// How far apart two settings' rates may lie and still be the same speed: [`SAME_SPEED`] or
+/// their noises added, whichever is wider.
+fn noise_band(a: &LikeEntry, b: &LikeEntry) -> f64 {
+    (SAME_SPEED - 1.0).max(a.rate_noise_rel() + b.rate_noise_rel())
 }
 
 /// A setting that could not be measured, and why.
@@ -491,10 +496,11 @@ fn choose(
             (x - 1.0) * 100.0
         ),
         (Some(v), Some(x)) => format!(
-            ", {:.0} % slower than {} on this filesystem but within {:.0} %: keep the default",
+            ", {:.0} % slower than {} on this filesystem but within the noise (±{:.0} %): \
+             keep the default",
             (1.0 - x) * 100.0,
             v.0.value,
-            (SAME_SPEED - 1.0) * 100.0
+            noise_band(e, v.1) * 100.0
         ),
         _ => String::new(),
     };
