@@ -73,27 +73,52 @@ cargo clippy --all-targets --locked -- -D warnings
 # profile (a release build from scratch would add minutes on 2 cores; the link is the same).
 PROFILE=static-check bash scripts/static-build.sh
 cargo test --locked --lib 2>&1
-# The integration tests one at a time: on two cores a test beside another (a sweep of the
-# machine's disk, a CPU-heavy simulation) disturbs the timing that the known-device, truth and
-# scrape tests are about, and loop/dm set-ups race; the known-device tests are serial anyway.
-# Each test's wall time is noted as it ends, and the slowest are listed at the end: the
-# suite's time is a budget (CONTRIBUTING.md), and this is where it goes.
-times=$(mktemp)
-trap 'rm -f "$times"' EXIT
-last=$(date +%s)
-set +e
-cargo test --locked --test it -- --test-threads=1 2>&1 | while IFS= read -r line; do
-  printf '%s\n' "$line"
-  case "$line" in
-    "running "*) last=$(date +%s) ;;
-    "test "*" ... "*)
-      now=$(date +%s)
-      printf '%s %s\n' "$((now - last))" "${line#test }" >>"$times"
-      last=$now
-      ;;
+# The integration tests in two phases. Those that measure nothing of time (parsers, renderers,
+# the README's examples, the simulator, the layering and fuzz tests: modules that set up no
+# loop device, cgroup or known device) run three at a time first. The rest one at a time: on
+# two cores a test beside another (a sweep of the machine's disk, a CPU-heavy simulation)
+# disturbs the timing that the known-device, truth and scrape tests are about, and loop/dm
+# set-ups race; the known-device tests are serial anyway. Each test's wall time is noted as it
+# ends (in the first phase, since the test before it ended), and the slowest are listed at the
+# end: the suite's time is a budget (CONTRIBUTING.md), and this is where it goes.
+parallel_modules=" analyze report compare schema habits layering cli analysis vocab sim fuzz "
+all_tests=$(cargo test --locked --test it -- --list --format terse 2>/dev/null | sed -n 's/: test$//p')
+together=() alone=()
+for t in $all_tests; do
+  case "$parallel_modules" in
+    *" ${t%%::*} "*) together+=("$t") ;;
+    *) alone+=("$t") ;;
   esac
 done
-status=${PIPESTATUS[0]}
+if [ ${#together[@]} = 0 ] || [ ${#alone[@]} = 0 ]; then
+  echo "could not list the integration tests" >&2
+  exit 1
+fi
+echo "integration tests: ${#together[@]} three at a time, then ${#alone[@]} one at a time"
+times=$(mktemp)
+trap 'rm -f "$times"' EXIT
+# run_phase THREADS NAME...: the named tests (exact names); its exit status.
+run_phase() {
+  local threads=$1
+  shift
+  last=$(date +%s)
+  cargo test --locked --test it -- --test-threads="$threads" --exact "$@" 2>&1 | while IFS= read -r line; do
+    printf '%s\n' "$line"
+    case "$line" in
+      "running "*) last=$(date +%s) ;;
+      "test "*" ... "*)
+        now=$(date +%s)
+        printf '%s %s\n' "$((now - last))" "${line#test }" >>"$times"
+        last=$now
+        ;;
+    esac
+  done
+  return "${PIPESTATUS[0]}"
+}
+set +e
+status=0
+run_phase 3 "${together[@]}" || status=1
+run_phase 1 "${alone[@]}" || status=1
 set -e
 echo "slowest integration tests (s):"
 sort -rn "$times" | head -15
