@@ -1029,17 +1029,47 @@ fn top_saves_its_learned_state_at_exit() {
     );
     t.keys(&[&cmd, "Enter"]);
     t.wait_for("latency ms");
-    // Reads the view sees (direct, so the page cache does not answer them).
-    let st = std::process::Command::new("dd")
-        .arg(format!("if={}", dev.path))
-        .args(["of=/dev/null", "bs=4k", "count=2000", "iflag=direct"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    // A few more intervals (0.1 s each, slower on a loaded machine), so the reads are in a
-    // report, then quit.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Reads the view sees (direct, so the page cache does not answer them), repeated until
+    // the device's row shows them; then, once it shows none again, an interval that holds
+    // them has been through the learner, however slow the machine is.
+    let dev_path = dev.path.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let st = std::process::Command::new("dd")
+                    .arg(format!("if={dev_path}"))
+                    .args(["of=/dev/null", "bs=4k", "count=2000", "iflag=direct"])
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .unwrap();
+                assert!(st.success());
+            }
+        })
+    };
+    let reads_shown = |s: &str| {
+        s.lines()
+            .filter_map(|l| l.trim_start_matches('│').strip_prefix(dev.name()))
+            .filter(|rest| rest.starts_with(' '))
+            .filter_map(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
+            .any(|r_s| r_s > 0.0)
+    };
+    let wait_until = |what: &str, f: &dyn Fn(&str) -> bool| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let s = t.screen();
+            if f(&s) {
+                return;
+            }
+            assert!(std::time::Instant::now() < end, "never {what}:\n{s}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait_until("showed the reads", &reads_shown);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    reader.join().unwrap();
+    wait_until("showed the reads end", &|s: &str| !reads_shown(s));
     t.keys(&["q"]);
     t.wait_for("PROMPT$");
     // One state file (the store keeps its lock file, `.<name>.lock`, beside it).
