@@ -17,7 +17,7 @@
 #   --loop-tmpfs (root): ext4 on a loop device whose backing file is on a tmpfs the script
 #   mounts (and removes): flushes cost almost nothing, so both tools measure microseconds of
 #   CPU, and on a shared machine the scheduler's noise is as large as the figures.
-#   --knowndev (root, /dev/fuse): ext4 on the known test device (tests/it/knowndev.rs) with
+#   --knowndev (root, /dev/fuse): ext4 on the known test device (tests/it/support/knowndev.rs) with
 #   writes of KNOWNDEV_WRITE_MS (1) and flushes of KNOWNDEV_FLUSH_MS (20), held by the ignored
 #   test fsync_like::hold and torn down by it when the script ends: a device whose commits
 #   take what a real disk's do, the same for both tools.

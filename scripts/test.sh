@@ -23,7 +23,7 @@ command -v clang >/dev/null || need+=(clang)
 command -v llvm-strip >/dev/null || need+=(llvm)
 command -v bpftool >/dev/null || need+=(bpftool)
 command -v bpftrace >/dev/null || need+=(bpftrace)
-# The known-truth test device (tests/it/knowndev.rs) is a FUSE server inside the test binary: as
+# The known-truth test device (tests/it/support/knowndev.rs) is a FUSE server inside the test binary: as
 # root it mounts through /dev/fuse itself; fusermount3 is its fallback where mount(2) is denied.
 command -v fusermount3 >/dev/null || need+=(fuse3)
 # pg_test_fsync, the peer of `iosat fsync --like postgres` (tests/it/fsync_like.rs).
@@ -60,7 +60,7 @@ if [ ! -e /dev/fuse ] && [ "$(id -u)" = 0 ]; then
   modprobe fuse || echo "warning: no /dev/fuse; the known-device tests will skip" >&2
 fi
 
-# Strict mode (tests/it/util.rs, `skip`): as root, with the tools above installed, a test that
+# Strict mode (tests/it/support/util.rs, `skip`): as root, with the tools above installed, a test that
 # would skip for want of root or a tool fails instead. What a machine or kernel lacks and no
 # package gives (BTF, zram, a cgroup io controller, a refused FUSE mount) still skips, saying so.
 if [ "$(id -u)" = 0 ]; then

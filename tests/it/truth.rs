@@ -1,4 +1,4 @@
-//! Verdicts against the truth (issue 25): known devices (tests/it/knowndev.rs) whose knee,
+//! Verdicts against the truth (issue 25): known devices (tests/it/support/knowndev.rs) whose knee,
 //! baseline, plateau, cap and flush time are set by the test, swept by the iosat binary, and
 //! every verdict checked against what the device really is.
 

@@ -9,13 +9,13 @@
 //! returns None. Only test code imports this module; it imports nothing of iosat's.
 
 use fuser::{
-    FileAttr, FileType, Filesystem, MountOption, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
+    FileAttr, FileType, Filesystem, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
 };
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 /// Where the write-back error shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum FailAt {
     Close,
 }
 
-const ROOT_INO: u64 = 1;
+use super::fuse::ROOT_INO;
 const TTL: Duration = Duration::from_secs(0);
 
 struct File {
@@ -49,29 +49,7 @@ impl Server {
 }
 
 fn attr(ino: u64, size: u64) -> FileAttr {
-    let t = SystemTime::now();
-    let (kind, perm, nlink) = if ino == ROOT_INO {
-        (FileType::Directory, 0o755, 2)
-    } else {
-        (FileType::RegularFile, 0o644, 1)
-    };
-    FileAttr {
-        ino,
-        size,
-        blocks: size.div_ceil(512),
-        atime: t,
-        mtime: t,
-        ctime: t,
-        crtime: t,
-        kind,
-        perm,
-        nlink,
-        uid: 0,
-        gid: 0,
-        rdev: 0,
-        blksize: 4096,
-        flags: 0,
-    }
+    super::fuse::attr(ino, size, 0o644, SystemTime::now())
 }
 
 impl Filesystem for Server {
@@ -309,72 +287,34 @@ impl Filesystem for Server {
     }
 }
 
-/// The mounted filesystem and its temporary directory.
+/// The mounted filesystem (unmounted on drop, its temporary directory removed).
 pub struct FailFs {
-    mountpoint: PathBuf,
-    session: Option<fuser::BackgroundSession>,
-    _dir: tempfile::TempDir,
+    mount: super::fuse::Mount,
 }
 
 impl FailFs {
     /// Mount a new, empty one; None (after printing why) when this machine can't.
     pub fn mount(fail: FailAt) -> Option<FailFs> {
-        if !crate::knowndev::available() {
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let mountpoint = dir.path().join("mnt");
-        std::fs::create_dir(&mountpoint).unwrap();
         let server = Server {
             fail,
             files: BTreeMap::new(),
             next_ino: ROOT_INO + 1,
         };
-        let opts = [MountOption::FSName("iosat-failfs".into()), MountOption::RW];
-        match fuser::spawn_mount2(server, &mountpoint, &opts) {
-            Ok(s) => Some(FailFs {
-                mountpoint,
-                session: Some(s),
-                _dir: dir,
-            }),
-            Err(e) => {
-                crate::util::skip_lacking(&format!("FUSE mount failed: {e}"));
-                None
-            }
-        }
+        let mount = super::fuse::Mount::new(server, "iosat-failfs")?;
+        Some(FailFs { mount })
     }
 
     pub fn path(&self) -> &Path {
-        &self.mountpoint
+        self.mount.path()
     }
 
     /// The names in the directory now, sorted.
     pub fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.mountpoint)
+        let mut v: Vec<String> = std::fs::read_dir(self.mount.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         v.sort();
         v
-    }
-}
-
-impl Drop for FailFs {
-    fn drop(&mut self) {
-        let c = std::ffi::CString::new(self.mountpoint.as_os_str().as_encoded_bytes()).unwrap();
-        let t0 = Instant::now();
-        loop {
-            // SAFETY: `c` is a NUL-terminated path that outlives the call.
-            if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
-                break;
-            }
-            if t0.elapsed() > Duration::from_secs(5) {
-                // SAFETY: as above.
-                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        drop(self.session.take());
     }
 }

@@ -23,8 +23,8 @@
 //! module; it imports nothing of iosat's.
 
 use fuser::{
-    FileAttr, FileType, Filesystem, KernelConfig, MountOption, ReplyAttr, ReplyData, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
+    FileAttr, Filesystem, KernelConfig, ReplyAttr, ReplyData, ReplyEmpty, ReplyEntry, ReplyOpen,
+    ReplyWrite, Request, TimeOrNow,
 };
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsStr;
@@ -243,7 +243,7 @@ impl SplitMix {
 }
 
 const BLOCK: u64 = 4096;
-const ROOT_INO: u64 = 1;
+use super::fuse::ROOT_INO;
 const DISK_INO: u64 = 2;
 const DISK_NAME: &str = "disk";
 const TTL: Duration = Duration::from_secs(3600);
@@ -346,29 +346,7 @@ struct Server {
 }
 
 fn attr(ino: u64, size: u64) -> FileAttr {
-    let t = SystemTime::UNIX_EPOCH;
-    let (kind, perm, nlink) = if ino == ROOT_INO {
-        (FileType::Directory, 0o755, 2)
-    } else {
-        (FileType::RegularFile, 0o600, 1)
-    };
-    FileAttr {
-        ino,
-        size: if ino == ROOT_INO { 0 } else { size },
-        blocks: size.div_ceil(512),
-        atime: t,
-        mtime: t,
-        ctime: t,
-        crtime: t,
-        kind,
-        perm,
-        nlink,
-        uid: 0,
-        gid: 0,
-        rdev: 0,
-        blksize: BLOCK as u32,
-        flags: 0,
-    }
+    super::fuse::attr(ino, size, 0o600, SystemTime::UNIX_EPOCH)
 }
 
 impl Filesystem for Server {
@@ -604,42 +582,16 @@ pub struct KnownDev {
     pub spec: Spec,
     /// `/dev/loopN`.
     pub path: String,
-    mountpoint: PathBuf,
-    session: Option<fuser::BackgroundSession>,
+    /// The FUSE server's mount; taken down on drop after the loop device.
+    mount: super::fuse::Mount,
     step: Arc<StepState>,
     /// Where [`KnownDev::mount_ext4`] mounted the device, unmounted on drop.
     ext4: Option<PathBuf>,
-    _dir: tempfile::TempDir,
     _one_at_a_time: MutexGuard<'static, ()>,
 }
 
-/// Why a known device can't be had here (the test then skips), or None when it can.
-fn why_not() -> Option<&'static str> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("a known device needs root (mount, losetup)");
-    }
-    if !Path::new("/dev/fuse").exists() {
-        return Some("no /dev/fuse (modprobe fuse)");
-    }
-    None
-}
-
-/// Whether known devices can be had here; prints "skipped: ..." when not.
-pub fn available() -> bool {
-    match why_not() {
-        // /dev/fuse missing after scripts/test.sh's `modprobe fuse` is the kernel's lack.
-        Some(why) if why.contains("/dev/fuse") => {
-            crate::util::skip_lacking(why);
-            false
-        }
-        Some(why) => {
-            crate::util::skip(why);
-            false
-        }
-        None => true,
-    }
-}
+/// Whether known devices can be had here (root, /dev/fuse); prints "skipped: ..." when not.
+pub use super::fuse::available;
 
 /// The device the fio comparisons use, four units of 2 ms, when fio and known devices can be
 /// had here; None after saying why not.
@@ -662,9 +614,6 @@ impl KnownDev {
             return None;
         }
         let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let mountpoint = dir.path().join("mnt");
-        std::fs::create_dir(&mountpoint).unwrap();
         let data = Arc::new(Mutex::new(Blocks::default()));
         let step = Arc::new(StepState::default());
         let units = start_units(&spec, data, Arc::clone(&step));
@@ -677,28 +626,16 @@ impl KnownDev {
             queue,
             flush_at_once: spec.flush.is_none(),
         };
-        let opts = [
-            MountOption::FSName("iosat-knowndev".into()),
-            MountOption::RW,
-        ];
-        let session = match fuser::spawn_mount2(server, &mountpoint, &opts) {
-            Ok(s) => s,
-            Err(e) => {
-                crate::util::skip_lacking(&format!("FUSE mount failed: {e}"));
-                return None;
-            }
-        };
+        let mount = super::fuse::Mount::new(server, "iosat-knowndev")?;
         let mut dev = KnownDev {
             spec,
             path: String::new(),
-            mountpoint,
-            session: Some(session),
+            mount,
             step,
             ext4: None,
-            _dir: dir,
             _one_at_a_time: guard,
         };
-        let file = dev.mountpoint.join(DISK_NAME);
+        let file = dev.mount.path().join(DISK_NAME);
         let out = Command::new("losetup")
             .args(["--direct-io=on", "--show", "-f"])
             .arg(&file)
@@ -767,7 +704,7 @@ impl KnownDev {
             .status()
             .expect("run mkfs.ext4");
         assert!(st.success(), "mkfs.ext4 {}", self.path);
-        let at = self._dir.path().join("ext4");
+        let at = self.mount.dir().join("ext4");
         std::fs::create_dir(&at).unwrap();
         let st = Command::new("mount")
             .args(["-o", "lazytime"])
@@ -796,24 +733,8 @@ impl Drop for KnownDev {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
-        let c = std::ffi::CString::new(self.mountpoint.as_os_str().as_encoded_bytes()).unwrap();
-        let t0 = Instant::now();
-        loop {
-            // SAFETY: `c` is a NUL-terminated path that outlives the call.
-            if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
-                break;
-            }
-            if t0.elapsed() > Duration::from_secs(5) {
-                // Still busy: detach it lazily so the directory can go.
-                // SAFETY: as above.
-                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Unmounted: the session thread's read of /dev/fuse ends, the server drops its queue
-        // and the units and gate threads end with it.
-        drop(self.session.take());
+        // The mount goes next (a field): unmounted, the session thread's read of /dev/fuse
+        // ends, the server drops its queue and the units and gate threads end with it.
     }
 }
 
