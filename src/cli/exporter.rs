@@ -23,7 +23,12 @@ Devices: whole disks, dm and md by default, as `iosat stat` shows them; --partit
 
 /// Options of `iosat exporter`.
 #[derive(Debug, Args)]
-#[command(after_long_help = AFTER_LONG_HELP)]
+#[command(
+    after_long_help = AFTER_LONG_HELP,
+    mut_arg("no_bpf", |a| a.help(
+        "Don't load the block-latency BPF program: no iosat_disk_request_duration_seconds"
+    ))
+)]
 pub struct ExporterArgs {
     /// Address to listen on: IP:PORT, [IPv6]:PORT, or :PORT for every interface.
     #[arg(
@@ -88,12 +93,8 @@ pub struct ExporterArgs {
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,
 
-    /// Don't load the block-latency BPF program: no iosat_disk_request_duration_seconds.
-    #[arg(long)]
-    pub no_bpf: bool,
-
     #[command(flatten)]
-    pub learn: crate::cli::LearnArgs,
+    pub live: crate::cli::LiveArgs,
 
     /// Print the shipped Prometheus recording rules and exit.
     #[arg(long, conflicts_with_all = ["print_alerts", "print_dashboard"])]

@@ -159,6 +159,18 @@ pub struct RootArgs {
     pub sys_root: PathBuf,
 }
 
+/// What a live view (`stat`, `top`, `exporter`) reads beside diskstats: the block-latency BPF
+/// program and the learning group. `--no-bpf` drops something else in each view, so each words
+/// its help (`#[command(mut_arg("no_bpf", ...))]` on its own struct).
+#[derive(Debug, Clone, Args)]
+pub struct LiveArgs {
+    #[arg(long)]
+    pub no_bpf: bool,
+
+    #[command(flatten)]
+    pub learn: LearnArgs,
+}
+
 /// Production learning (learn/): each device's baseline and saturation curve learned from
 /// its own traffic, kept in a state directory. One group for every live command.
 #[derive(Debug, Clone, Default, Args)]

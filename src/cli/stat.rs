@@ -63,7 +63,10 @@ answer naming iosat's way.";
 #[derive(Debug, Args)]
 #[command(
     after_help = "%util is time with >=1 request in flight, not capacity on parallel devices: see --help.",
-    after_long_help = AFTER_LONG_HELP
+    after_long_help = AFTER_LONG_HELP,
+    mut_arg("no_bpf", |a| a.help(
+        "Don't load the block-latency BPF program: no live p50/p95/p99, diskstats alone"
+    ))
 )]
 pub struct StatArgs {
     /// Devices to show: names, /dev paths or globs (default: whole disks, dm, md). One or
@@ -138,12 +141,8 @@ pub struct StatArgs {
     #[command(flatten)]
     pub iostat: super::habits::IostatFlags,
 
-    /// Don't load the block-latency BPF program: no live p50/p95/p99, diskstats alone.
-    #[arg(long)]
-    pub no_bpf: bool,
-
     #[command(flatten)]
-    pub learn: crate::cli::LearnArgs,
+    pub live: crate::cli::LiveArgs,
 
     #[command(flatten)]
     pub root: RootArgs,

@@ -25,7 +25,12 @@ interval while paused), arrows or j/k select, left/right or </> sort column, r r
 
 /// Options of `iosat top`.
 #[derive(Debug, Args)]
-#[command(after_long_help = AFTER_LONG_HELP)]
+#[command(
+    after_long_help = AFTER_LONG_HELP,
+    mut_arg("no_bpf", |a| a.help("Don't load the block-latency BPF program: no live p95 columns \
+        or chart lines, diskstats alone (with --replay: the recording's percentiles are not \
+        shown)"))
+)]
 pub struct TopArgs {
     /// Devices to show: names, /dev paths or globs (default: whole disks, dm, md).
     #[arg(value_name = "DEVICE")]
@@ -59,13 +64,8 @@ pub struct TopArgs {
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,
 
-    /// Don't load the block-latency BPF program: no live p95 columns or chart lines,
-    /// diskstats alone (with --replay: the recording's percentiles are not shown).
-    #[arg(long)]
-    pub no_bpf: bool,
-
     #[command(flatten)]
-    pub learn: crate::cli::LearnArgs,
+    pub live: crate::cli::LiveArgs,
 
     #[command(flatten)]
     pub root: RootArgs,

@@ -64,20 +64,18 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
 /// against its profile; the replay's and the profiles' warnings on stderr.
 fn recording_csv(spec: &ReportSpec, text: &str) -> Result<String, Error> {
     let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
-    let lookup = Box::new(|id: &str| {
-        let p = profiles.profile(id);
+    let notes = |profiles: &mut ProfileCache, _: &str| {
         profiles
             .take_warnings()
             .into_iter()
-            .for_each(crate::error::warn);
-        p
-    });
+            .for_each(crate::error::warn)
+    };
     let every = Selection {
         patterns: Vec::new(),
         partitions: true,
         all: true,
     };
-    let steps = Replay::new(text, every, false, lookup).map_err(parse_error(&spec.input))?;
+    let steps = Replay::open(text, &spec.input, every, false, &mut profiles, notes, None)?;
     let path = spec.input.display().to_string();
     crate::report::stat_view::csv_of_replay(steps, &mut |w| {
         crate::error::warn(format_args!("{path}: {w}"))

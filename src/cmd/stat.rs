@@ -93,8 +93,7 @@ pub(crate) fn replay(
     warnings.into_iter().for_each(crate::error::warn);
     {
         let mut told = std::collections::HashSet::new();
-        let lookup = Box::new(|id: &str| {
-            let p = profiles.profile(id);
+        let notes = |profiles: &mut ProfileCache, id: &str| {
             for w in profiles.take_warnings() {
                 crate::error::warn(w);
             }
@@ -104,15 +103,16 @@ pub(crate) fn replay(
                     crate::error::warn(format_args!("{}: {why}", path.display()));
                 }
             }
-            p
-        });
-        let mut steps = Replay::new(&text, spec.selection.clone(), spec.since_boot, lookup)
-            .map_err(|e| parse_error(path, e))?;
-        if let Some(l) = &spec.learn {
-            steps
-                .replayer_mut()
-                .observe_with(crate::learn::observer(l.clone()));
-        }
+        };
+        let steps = Replay::open(
+            &text,
+            path,
+            spec.selection.clone(),
+            spec.since_boot,
+            &mut profiles,
+            notes,
+            spec.learn.clone().map(crate::learn::observer),
+        )?;
         if spec.since_boot && steps.source() == Source::PtDiskstats {
             return Err(Error::usage(
                 "--since-boot",

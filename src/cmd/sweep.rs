@@ -93,15 +93,15 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
     }
     if let (Some(o), false) = (&spec.open, report.interrupted) {
         if let Some(mut gen) = open::generator::choose(&ran, target.as_ref())? {
-            OpenDriver::new(
-                &mut gen,
-                o,
-                &plan,
-                watch.as_ref(),
-                &progress,
-                &mut write_files,
-            )
-            .run(&mut report)?;
+            let mut driver = OpenDriver {
+                gen: &mut gen,
+                open: o,
+                plan: &plan,
+                watch: watch.as_ref(),
+                progress: &progress,
+                after_level: &mut write_files,
+            };
+            driver.run(&mut report)?;
         }
     }
     progress.clear();

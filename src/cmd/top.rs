@@ -209,7 +209,7 @@ fn replay(
     spec: &TopSpec,
     path: &Path,
     recording: RecordingText,
-    mut profiles: ProfileCache,
+    profiles: ProfileCache,
 ) -> Result<Receiver<Feed>, Error> {
     let RecordingText { text, warnings } = recording;
     let (path, selection) = (path.to_path_buf(), spec.collected());
@@ -220,21 +220,23 @@ fn replay(
     // reported through `ready` before the screen is switched: a bad file or a DEVICE the
     // recording doesn't have is a plain error line.
     std::thread::spawn(move || {
+        let mut profiles = profiles;
         // Profile warnings are dropped: stderr is the screen while the view runs.
-        let lookup = Box::new(move |id: &str| {
-            let p = profiles.profile(id);
-            profiles.take_warnings();
-            p
-        });
-        let mut steps = match Replay::new(&text, selection, false, lookup) {
-            Ok(mut s) => {
-                if let Some(l) = learn {
-                    s.replayer_mut().observe_with(crate::learn::observer(l));
-                }
-                s
-            }
+        let notes = |profiles: &mut ProfileCache, _: &str| drop(profiles.take_warnings());
+        let observer = learn.map(crate::learn::observer);
+        let opened = Replay::open(
+            &text,
+            &path,
+            selection,
+            false,
+            &mut profiles,
+            notes,
+            observer,
+        );
+        let mut steps = match opened {
+            Ok(s) => s,
             Err(e) => {
-                let _ = ready_tx.send(Err(e.at(path)));
+                let _ = ready_tx.send(Err(e));
                 return;
             }
         };

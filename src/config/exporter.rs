@@ -79,7 +79,7 @@ fn glob(flag: &str, s: &str) -> Result<String> {
 
 impl ExporterSpec {
     pub fn from_args(a: &ExporterArgs) -> Result<ExporterSpec> {
-        if a.learn.forget {
+        if a.live.learn.forget {
             return Err(Error::flag(
                 "--forget",
                 "is iosat stat's: iosat stat --forget removes what was learned",
@@ -126,14 +126,10 @@ impl ExporterSpec {
                 },
                 exclude,
             },
-            learn: super::learn::spec(&a.learn, &super::root(&a.root))?,
+            learn: super::learn::spec(&a.live.learn, &super::root(&a.root))?,
             root: super::root(&a.root),
-            no_bpf: a.no_bpf,
-            profile_dir: if a.no_profile {
-                crate::profile::ProfileDirs::default()
-            } else {
-                super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?
-            },
+            no_bpf: a.live.no_bpf,
+            profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
             print: if a.print_rules {
                 Some(Print::Rules)
             } else if a.print_alerts {

@@ -25,6 +25,14 @@ pub fn resolve(a: &ProfileArgs, access: Access) -> Result<Option<PathBuf>> {
     Ok(resolve_dirs(a, access)?.own().map(PathBuf::from))
 }
 
+/// The directories a view reads profiles from: none with `--no-profile` (stat, top, exporter).
+pub fn read_dirs(a: &ProfileArgs, no_profile: bool) -> Result<ProfileDirs> {
+    if no_profile {
+        return Ok(ProfileDirs::default());
+    }
+    resolve_dirs(a, Access::Read)
+}
+
 /// Every directory profiles are read from, in search order.
 pub fn resolve_dirs(a: &ProfileArgs, access: Access) -> Result<ProfileDirs> {
     for d in &a.profile_dir {

@@ -244,18 +244,20 @@ impl StatSpec {
             }
         }
         let root = super::root(&a.root);
-        let mut learn = super::learn::spec(&a.learn, &root)?;
+        let mut learn = super::learn::spec(&a.live.learn, &root)?;
         if let (Some(l), Some(_)) = (&mut learn, &a.replay) {
             // A recording's devices need not be this machine's: learned in memory only.
             l.state_dir = None;
         }
-        let forget = match a.learn.forget {
-            true => Some(super::learn::state_dir(&a.learn, &root)?.ok_or_else(|| {
-                Error::flag(
-                    "--forget",
-                    "no state directory (--state-dir, $IOSAT_STATE_DIR)",
-                )
-            })?),
+        let forget = match a.live.learn.forget {
+            true => Some(
+                super::learn::state_dir(&a.live.learn, &root)?.ok_or_else(|| {
+                    Error::flag(
+                        "--forget",
+                        "no state directory (--state-dir, $IOSAT_STATE_DIR)",
+                    )
+                })?,
+            ),
             false => None,
         };
         let output = super::output::Output::stdout(format)
@@ -265,7 +267,7 @@ impl StatSpec {
             interval_ns,
             count,
             since_boot: a.since_boot,
-            no_bpf: a.no_bpf,
+            no_bpf: a.live.no_bpf,
             learn,
             forget,
             selection: selection(&devices, a.partitions || habits.partitions, a.all)?,
@@ -276,11 +278,7 @@ impl StatSpec {
             omit_idle: a.omit_idle,
             cpu: !(a.no_cpu || habits.no_cpu),
             output,
-            profile_dir: if a.no_profile {
-                crate::profile::ProfileDirs::default()
-            } else {
-                super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?
-            },
+            profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
         })
     }
 }

@@ -27,14 +27,14 @@ pub struct TopSpec {
 
 impl TopSpec {
     pub fn from_args(a: &TopArgs) -> Result<TopSpec> {
-        if a.learn.forget {
+        if a.live.learn.forget {
             return Err(crate::error::Error::flag(
                 "--forget",
                 "is iosat stat's: iosat stat --forget removes what was learned",
             ));
         }
         let root = super::root(&a.root);
-        let mut learn = super::learn::spec(&a.learn, &root)?;
+        let mut learn = super::learn::spec(&a.live.learn, &root)?;
         if let (Some(l), Some(_)) = (&mut learn, &a.replay) {
             l.state_dir = None;
         }
@@ -48,12 +48,8 @@ impl TopSpec {
             record: a.record.clone(),
             replay: a.replay.clone(),
             root: super::root(&a.root),
-            no_bpf: a.no_bpf,
-            profile_dir: if a.no_profile {
-                crate::profile::ProfileDirs::default()
-            } else {
-                super::profile::resolve_dirs(&a.profile, super::profile::Access::Read)?
-            },
+            no_bpf: a.live.no_bpf,
+            profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
         })
     }
 

@@ -447,6 +447,17 @@ pub(crate) mod tests {
         estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None)
     }
 
+    /// 4 units of 2 ms, driven at 1 in flight for 100 intervals, then only at 24.
+    fn one_then_24() -> Curve {
+        let mut m = DeviceModel::default();
+        for i in 0..200 {
+            let f = if i < 100 { 1.0 } else { 24.0 };
+            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None)
+    }
+
     #[test]
     fn known_device_baseline_knee_and_ceiling() {
         // 4 units of 2 ms: ceiling 2000 IOPS, knee 4. Load between 0.5 and 16 in flight.
@@ -482,13 +493,7 @@ pub(crate) mod tests {
     fn a_knee_before_a_gap_in_the_levels_is_a_range() {
         // 4 units of 2 ms, driven at 1 in flight, then only at 24 (its power well below the
         // knee's, so no tie makes the range): the knee is between.
-        let mut m = DeviceModel::default();
-        for i in 0..200 {
-            let f = if i < 100 { 1.0 } else { 24.0 };
-            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
-            m.add_interval(p.wall_ns, 1.0, &[p]);
-        }
-        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        let c = one_then_24();
         let k = c.knee_concurrency.expect(&c.summary);
         let [lo, hi] = c.knee_range.expect(&c.summary);
         assert!(lo <= k && k < hi, "{}", c.summary);
@@ -563,13 +568,7 @@ pub(crate) mod tests {
     fn no_measured_ceiling_without_a_plateau() {
         // 4 units of 2 ms at 1 in flight, then 24 (600 vs 2000 IOPS): the ceiling is past the
         // last level within the target, so "at least".
-        let mut m = DeviceModel::default();
-        for i in 0..200 {
-            let f = if i < 100 { 1.0 } else { 24.0 };
-            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
-            m.add_interval(p.wall_ns, 1.0, &[p]);
-        }
-        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        let c = one_then_24();
         assert!(c.max_iops_at_least, "{}", c.summary);
         assert!(c.summary.contains("at least"), "{}", c.summary);
         // With the levels between, the plateau is measured.

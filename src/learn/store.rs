@@ -187,10 +187,9 @@ pub fn state_dir(
     xdg_state_home: Option<&str>,
     home: Option<&str>,
 ) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return Some(p.to_path_buf());
-    }
-    crate::profile::state_home(is_root, xdg_state_home, home)
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| crate::profile::state_home(is_root, xdg_state_home, home))
 }
 
 fn file_name(key: &str) -> String {

@@ -504,6 +504,15 @@ pub struct SweepReport {
 }
 
 impl SweepReport {
+    /// Every closed-loop level in the order measured, then the re-measured baseline; each with
+    /// whether it is that re-measurement (the tables' rows).
+    pub fn level_rows(&self) -> impl Iterator<Item = (&LevelResult, bool)> {
+        self.levels
+            .iter()
+            .map(|l| (l, false))
+            .chain(self.baseline_remeasured.iter().map(|l| (l, true)))
+    }
+
     /// The verdict over the levels measured so far (None before the first level).
     pub fn refresh_verdict(&mut self) {
         if self.levels.is_empty() {

@@ -158,21 +158,8 @@ pub fn judge(row: &DeviceRow) -> Judgement {
 mod tests {
     use super::*;
     use crate::analysis::state::State;
-    use crate::monitor::DiskDelta;
 
-    /// 400 reads of 2 ms and 100 writes of 5 ms over 1 s, 1.3 in flight while busy 0.9 s.
-    fn second() -> DiskRates {
-        DiskRates::from_delta(&DiskDelta {
-            dt_ns: 1_000_000_000,
-            reads: 400,
-            read_ms: 800,
-            writes: 100,
-            write_ms: 500,
-            weighted_ms: 1300,
-            io_ms: 900,
-            ..DiskDelta::default()
-        })
-    }
+    use crate::monitor::tests::one_second as second;
 
     fn read_profile() -> DeviceProfile {
         DeviceProfile {

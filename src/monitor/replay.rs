@@ -15,7 +15,8 @@
 //! base. [`RecordingText`] is the one opener of a recording file for every command that replays
 //! (`stat --replay`, `top --replay`, `report`, `analyze`): lines that are not UTF-8 and a last
 //! line without its newline (a `--record` cut short by ENOSPC or a kill) are skipped with a
-//! warning naming them, never the whole file refused. Pure but for [`RecordingText::open`].
+//! warning naming them, never the whole file refused; [`Replay::open`] is the one opener of
+//! their replay. Pure but for [`RecordingText::open`] and the profile lookups.
 
 use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};
@@ -23,7 +24,7 @@ use super::record::{self, Event, ParseError, Source};
 use super::select::{unknown_device, Selection};
 use super::DiskSample;
 use crate::error::Error;
-use crate::profile::DeviceProfile;
+use crate::profile::{DeviceProfile, ProfileCache};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
@@ -337,6 +338,31 @@ impl<'a> Replay<'a> {
             failed: false,
             warned: HashSet::new(),
         })
+    }
+
+    /// The one opener of a recording's replay (`stat --replay`, `top --replay`, `report`): each
+    /// device's profile looked up in `profiles`, what a lookup noticed left to `notes` (given
+    /// the cache and the id: printed, drawn or dropped, as the view can); a file that is not a
+    /// recording an error naming `path`; `observer` (learning) fed every interval.
+    pub fn open(
+        text: &str,
+        path: &Path,
+        selection: Selection,
+        since_boot: bool,
+        profiles: &'a mut ProfileCache,
+        mut notes: impl FnMut(&mut ProfileCache, &str) + 'a,
+        observer: Option<Box<dyn super::observe::Observer>>,
+    ) -> Result<Replay<'a>, Error> {
+        let lookup = Box::new(move |id: &str| {
+            let p = profiles.profile(id);
+            notes(profiles, id);
+            p
+        });
+        let mut steps = Replay::new(text, selection, since_boot, lookup).map_err(|e| e.at(path))?;
+        if let Some(o) = observer {
+            steps.replayer.observe_with(o);
+        }
+        Ok(steps)
     }
 
     /// Which tool wrote the file.

@@ -214,19 +214,8 @@ mod tests {
 
     #[test]
     fn ratios_by_hand() {
-        // 1 s: 400 reads taking 800 ms in all (2 ms each), 100 writes taking 500 ms (5 ms),
-        // weighted 1300 ms → aqu-sz 1.3.
-        let d = DiskDelta {
-            dt_ns: 1_000_000_000,
-            reads: 400,
-            read_ms: 800,
-            writes: 100,
-            write_ms: 500,
-            weighted_ms: 1300,
-            io_ms: 900,
-            ..DiskDelta::default()
-        };
-        let r = DiskRates::from_delta(&d);
+        // 400 reads of 2 ms, 100 writes of 5 ms, aqu-sz 1.3 (monitor/tests.rs).
+        let r = crate::monitor::tests::one_second();
         let p = DeviceProfile {
             id: "x".into(),
             baseline_latency_ns: 250_000.0,

@@ -15,6 +15,21 @@ fn close(got: f64, want: f64) {
     );
 }
 
+/// 1 s: 400 reads taking 800 ms in all (2 ms each), 100 writes taking 500 ms (5 ms), weighted
+/// 1300 ms (aqu-sz 1.3), busy 0.9 s. The judgement's and the saturation's tests judge it.
+pub(super) fn one_second() -> DiskRates {
+    DiskRates::from_delta(&DiskDelta {
+        dt_ns: 1_000_000_000,
+        reads: 400,
+        read_ms: 800,
+        writes: 100,
+        write_ms: 500,
+        weighted_ms: 1300,
+        io_ms: 900,
+        ..DiskDelta::default()
+    })
+}
+
 const PREV: &str =
     " 259       0 nvme0n1 1000 10 80000 500 2000 100 160000 3000 2 900 3600 50 5 40000 100 30 60";
 const CUR: &str = " 259       0 nvme0n1 2000 260 144000 1300 2500 600 168000 4500 4 1850 6000 60 5 60480 120 70 140";

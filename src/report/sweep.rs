@@ -494,12 +494,7 @@ fn block_table(r: &SweepReport) -> Option<TableBlock> {
         "blk_cover%",
     ]);
     let mut hidden = false;
-    let rows = r
-        .levels
-        .iter()
-        .map(|l| (l, false))
-        .chain(r.baseline_remeasured.iter().map(|l| (l, true)));
-    for (l, end) in rows {
+    for (l, end) in r.level_rows() {
         let Some(bw) = block_of(l) else { continue };
         let b = bw.0;
         let us = |v: Option<f64>| us_cell(v.map(|ms| ms * 1e6));
@@ -636,12 +631,7 @@ fn csv(r: &SweepReport) -> Table {
         "overloaded",
         "measured",
     ]));
-    let rows = r
-        .levels
-        .iter()
-        .map(|l| (l, false))
-        .chain(r.baseline_remeasured.iter().map(|l| (l, true)));
-    for (l, end) in rows {
+    for (l, end) in r.level_rows() {
         let mut row = csv_row(l);
         // The verdict's view of the level (over every repeat of its concurrency).
         let f = r

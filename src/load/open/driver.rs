@@ -16,35 +16,17 @@ use crate::load::driver::{AfterLevel, LevelProgress, SweepPlan};
 use crate::load::result::SweepReport;
 use crate::monitor::watch::DeviceWatch;
 
-/// Runs an [`OpenPlan`]'s levels on a generator into a report.
+/// Runs an [`OpenPlan`]'s levels on a generator into a report; made whole by its caller.
 pub struct OpenDriver<'a> {
-    gen: &'a mut Chosen,
-    open: &'a OpenPlan,
-    plan: &'a SweepPlan,
-    watch: Option<&'a DeviceWatch>,
-    progress: &'a dyn LevelProgress,
-    after_level: &'a mut AfterLevel<'a>,
+    pub gen: &'a mut Chosen,
+    pub open: &'a OpenPlan,
+    pub plan: &'a SweepPlan,
+    pub watch: Option<&'a DeviceWatch>,
+    pub progress: &'a dyn LevelProgress,
+    pub after_level: &'a mut AfterLevel<'a>,
 }
 
 impl<'a> OpenDriver<'a> {
-    pub fn new(
-        gen: &'a mut Chosen,
-        open: &'a OpenPlan,
-        plan: &'a SweepPlan,
-        watch: Option<&'a DeviceWatch>,
-        progress: &'a dyn LevelProgress,
-        after_level: &'a mut AfterLevel<'a>,
-    ) -> OpenDriver<'a> {
-        OpenDriver {
-            gen,
-            open,
-            plan,
-            watch,
-            progress,
-            after_level,
-        }
-    }
-
     /// The open-loop levels, after the closed loop's when it ran: one level per rate, each
     /// with its pool sized (spec.rs `pool_for`), a level that fell behind because of the
     /// machine measured once more, the verdict refreshed and the files rewritten after each.

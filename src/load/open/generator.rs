@@ -6,7 +6,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::result::OpenStats;
-use super::spec::{OpenSpec, Schedule, UNSENT_GRACE_NS};
+use super::spec::{LevelRun, OpenSpec, Schedule, UNSENT_GRACE_NS};
 use crate::error::{Error, Result};
 use crate::load::engine::EngineChoice;
 use crate::load::schedule::{count_between, intended_starts};
@@ -162,14 +162,17 @@ impl Engine for OpenEngine {
             origin_ns: window.measure_from_ns - spec.ramp_ns,
             window,
         };
-        let (fd, size, path, pool) = (self.fd, self.size_bytes, &self.path, self.open.max_inflight);
+        let run = LevelRun {
+            fd: self.fd,
+            size_bytes: self.size_bytes,
+            path: &self.path,
+            spec,
+            schedule: &schedule,
+            max_inflight: self.open.max_inflight,
+        };
         let (mut total, taken) = match &self.generator {
-            Generator::Threads => {
-                super::threads::run_level(fd, size, path, spec, &schedule, pool, ctl)?
-            }
-            Generator::Uring(tuning) => {
-                super::uring::run_level(fd, size, path, spec, &schedule, pool, tuning, ctl)?
-            }
+            Generator::Threads => super::threads::run_level(&run, ctl)?,
+            Generator::Uring(tuning) => super::uring::run_level(&run, tuning, ctl)?,
         };
         let open = total.open.get_or_insert_with(OpenStats::new);
         open.scheduled = count_between(&starts, spec.ramp_ns, span_ns);

@@ -33,6 +33,17 @@ pub struct OpenSpec {
     pub max_inflight: u32,
 }
 
+/// One level as a generator runs it (threads.rs, uring.rs): the file its requests go to, the
+/// level, its schedule and the most requests in flight (threads of the pool, slots of the ring).
+pub struct LevelRun<'a> {
+    pub fd: std::os::fd::RawFd,
+    pub size_bytes: u64,
+    pub path: &'a std::path::Path,
+    pub spec: &'a LevelSpec,
+    pub schedule: &'a Schedule<'a>,
+    pub max_inflight: u32,
+}
+
 /// A level's schedule in time: the intended starts (offsets from `origin_ns`) and the window.
 pub struct Schedule<'a> {
     pub starts: &'a [u64],

@@ -7,41 +7,32 @@
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, fsync/.
 
 use super::result::OpenStats;
-use super::spec::{Schedule, UNSENT_GRACE_NS};
+use super::spec::{LevelRun, Schedule, UNSENT_GRACE_NS};
 use crate::error::Result;
 use crate::load::workload::{now_ns, random_buf, IoGen};
-use crate::load::{run_workers, LevelCtl, LevelSpec, LevelStats};
+use crate::load::{run_workers, LevelCtl, LevelStats};
 use std::os::fd::RawFd;
-use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Run one level of `schedule` on a pool of `max_inflight` threads; with how many of the
 /// schedule's requests were taken (the rest were never sent).
-pub fn run_level(
-    fd: RawFd,
-    size_bytes: u64,
-    path: &Path,
-    spec: &LevelSpec,
-    schedule: &Schedule,
-    max_inflight: u32,
-    ctl: &LevelCtl,
-) -> Result<(LevelStats, usize)> {
+pub fn run_level(run: &LevelRun, ctl: &LevelCtl) -> Result<(LevelStats, usize)> {
     let ticket = AtomicUsize::new(0);
-    let bs = spec.block_size as usize;
+    let bs = run.spec.block_size as usize;
     let pool = Pool {
-        schedule,
+        schedule: run.schedule,
         ticket: &ticket,
     };
     let total = run_workers(
         "open",
-        spec,
-        max_inflight.max(1),
-        size_bytes,
-        path,
+        run.spec,
+        run.max_inflight.max(1),
+        run.size_bytes,
+        run.path,
         Some(256 * 1024),
         |gen, seed| {
-            let r = worker(fd, bs, seed, gen, &pool, ctl);
+            let r = worker(run.fd, bs, seed, gen, &pool, ctl);
             ctl.wait_release();
             r
         },

@@ -24,7 +24,7 @@
 //! intended start.
 
 use super::result::OpenStats;
-use super::spec::Schedule;
+use super::spec::{LevelRun, Schedule};
 use crate::error::Result;
 use crate::load::uring::{abandon, SlotIo, SlotRing, Tuning};
 use crate::load::windows::WindowClock;
@@ -32,7 +32,6 @@ use crate::load::workload::{now_ns, IoGen};
 use crate::load::{run_workers, LevelCtl, LevelSpec, LevelStats};
 use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, Submitter};
 use std::os::fd::RawFd;
-use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -63,39 +62,33 @@ pub fn unsupported(fd: RawFd) -> Option<String> {
 /// flight. Returns the stats (with [`OpenStats`], `scheduled` and `unsent` left to the caller)
 /// and how many of the schedule's requests were submitted or counted (the rest were never
 /// sent).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn run_level(
-    fd: RawFd,
-    size_bytes: u64,
-    path: &Path,
-    spec: &LevelSpec,
-    schedule: &Schedule,
-    max_inflight: u32,
+    run: &LevelRun,
     tuning: &Tuning,
     ctl: &LevelCtl,
 ) -> Result<(LevelStats, usize)> {
     let taken = AtomicUsize::new(0);
-    let bs = spec.block_size as usize;
+    let bs = run.spec.block_size as usize;
     let one = LevelSpec {
         threads: 1,
-        ..spec.clone()
+        ..run.spec.clone()
     };
     let stats = run_workers(
         "open-uring",
         &one,
         1,
-        size_bytes,
-        path,
+        run.size_bytes,
+        run.path,
         None,
         |gen, seed| {
             let r = worker(
-                fd,
+                run.fd,
                 bs,
-                max_inflight.max(1) as usize,
+                run.max_inflight.max(1) as usize,
                 tuning,
                 seed,
                 gen,
-                schedule,
+                run.schedule,
                 ctl,
             )
             .map(|(st, next)| {
@@ -468,17 +461,15 @@ mod tests {
             window,
         };
         let ctl = LevelCtl::default();
-        let (st, taken) = run_level(
+        let run = LevelRun {
             fd,
-            1 << 20,
-            &path,
-            &spec,
-            &schedule,
-            4,
-            &Tuning::default(),
-            &ctl,
-        )
-        .unwrap();
+            size_bytes: 1 << 20,
+            path: &path,
+            spec: &spec,
+            schedule: &schedule,
+            max_inflight: 4,
+        };
+        let (st, taken) = run_level(&run, &Tuning::default(), &ctl).unwrap();
         let o = st.open.as_ref().unwrap();
         let in_window = crate::load::schedule::count_between(&starts, spec.ramp_ns, span);
         let ios = st.read_ns.len();
