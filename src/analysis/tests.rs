@@ -19,6 +19,48 @@ fn level(n: u32, iops: f64, mean_ms: f64, p95_ms: Option<f64>) -> LevelPoint {
     }
 }
 
+/// A closed loop that ran `iops[i]` at concurrency `ns[i]`: each level's mean latency is the
+/// one Little's law gives, n / X.
+fn little(ns: &[u32], iops: &[f64]) -> Vec<LevelPoint> {
+    ns.iter()
+        .zip(iops)
+        .map(|(&n, &x)| level(n, x, f64::from(n) / x * 1000.0, None))
+        .collect()
+}
+
+/// [`little`]'s levels with the kernel's %util beside each.
+fn with_util(ns: &[u32], iops: &[f64], util: &[f64]) -> Vec<LevelPoint> {
+    let mut lv = little(ns, iops);
+    set_util(&mut lv, util);
+    lv
+}
+
+fn set_util(lv: &mut [LevelPoint], util: &[f64]) {
+    for (l, &u) in lv.iter_mut().zip(util) {
+        l.kernel_util_pct = Some(u);
+    }
+}
+
+/// The levels of a device that follows the USL curve (λ `l`, σ `s`, κ `k`) exactly.
+fn usl_levels(l: f64, s: f64, k: f64, levels: &[u32]) -> Vec<LevelPoint> {
+    let iops: Vec<f64> = levels
+        .iter()
+        .map(|&n| usl::predict(l, s, k, f64::from(n)))
+        .collect();
+    little(levels, &iops)
+}
+
+/// The verdict on `lv` with its baseline measured again at the end as `again`.
+pub(super) fn analyze_remeasured(lv: &[LevelPoint], again: &LevelPoint) -> Verdict {
+    analyze_with(
+        lv,
+        &Context {
+            baseline_remeasured: Some(again),
+            ..Default::default()
+        },
+    )
+}
+
 /// Seed 000: sysbench fileio rndrd, O_DIRECT, Intel 750; reads/s, avg and p95 (ms) as
 /// published, with the iostat %util and avgqu-sz printed beside each run.
 fn seed000() -> Vec<LevelPoint> {
@@ -99,17 +141,11 @@ fn seed000_util_lesson() {
 
 #[test]
 fn util_lesson_in_the_issue_words() {
-    let mut lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16, 32]
-        .iter()
-        .zip([600.0, 1000.0, 2000.0, 3500.0, 4500.0, 5100.0])
-        .map(|(&n, x)| level(n, x, f64::from(n) / x * 1000.0, None))
-        .collect();
-    lv[0].kernel_util_pct = Some(60.0);
-    lv[1].kernel_util_pct = Some(98.0);
-    for l in &mut lv[2..] {
-        l.kernel_util_pct = Some(100.0);
-    }
-    let v = analyze(&lv);
+    let v = analyze(&with_util(
+        &[1, 2, 4, 8, 16, 32],
+        &[600.0, 1000.0, 2000.0, 3500.0, 4500.0, 5100.0],
+        &[60.0, 98.0, 100.0, 100.0, 100.0, 100.0],
+    ));
     assert_eq!(
         v.util_lesson.as_deref(),
         Some("%util reached 98 % at concurrency 2, yet IOPS still grew 5.1x up to concurrency 32.")
@@ -339,15 +375,7 @@ fn seed003_single_level_at_16000_is_not_enough() {
 #[test]
 fn usl_curve_is_recovered_through_analyze() {
     let (l, s, k) = (5000.0, 0.03, 0.0002);
-    let lv: Vec<LevelPoint> = POW2
-        .iter()
-        .map(|&n| {
-            let nf = f64::from(n);
-            let x = usl::predict(l, s, k, nf);
-            level(n, x, nf / x * 1000.0, None)
-        })
-        .collect();
-    let v = analyze(&lv);
+    let v = analyze(&usl_levels(l, s, k, &POW2));
     let u = v.usl.unwrap();
     assert!((u.lambda / l - 1.0).abs() < 1e-4, "{u:?}");
     assert!((u.sigma - s).abs() < 1e-5, "{u:?}");
@@ -541,15 +569,11 @@ fn aqu_sz_below_in_flight_is_the_software_path_not_a_fault() {
 #[test]
 fn util_lesson_when_util_stays_flat() {
     // Measured on the development VM (kernel 6.18, virtio): %util 67 → 86 while IOPS 5.3x.
-    let mut lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16]
-        .iter()
-        .zip([12529.0, 18563.0, 33500.0, 51636.0, 66144.0])
-        .zip([67.2, 72.0, 79.6, 84.0, 86.0])
-        .map(|((&n, x), u)| LevelPoint {
-            kernel_util_pct: Some(u),
-            ..level(n, x, f64::from(n) / x * 1000.0, None)
-        })
-        .collect();
+    let mut lv = with_util(
+        &[1, 2, 4, 8, 16],
+        &[12529.0, 18563.0, 33500.0, 51636.0, 66144.0],
+        &[67.2, 72.0, 79.6, 84.0, 86.0],
+    );
     assert_eq!(
         analyze(&lv).util_lesson.as_deref(),
         Some(
@@ -558,24 +582,18 @@ fn util_lesson_when_util_stays_flat() {
         )
     );
     // %util that grows with the load teaches nothing.
-    for (l, u) in lv.iter_mut().zip([10.0, 18.0, 33.0, 50.0, 64.0]) {
-        l.kernel_util_pct = Some(u);
-    }
+    set_util(&mut lv, &[10.0, 18.0, 33.0, 50.0, 64.0]);
     assert_eq!(analyze(&lv).util_lesson, None);
 }
 
 #[test]
 fn util_lesson_when_util_reaches_busy_only_at_the_peak() {
     // A default sweep on this VM: %util 73 % at 1, 87 % at 64, 99.8 % only at the IOPS peak.
-    let lv: Vec<LevelPoint> = [1u32, 4, 64, 128, 256]
-        .iter()
-        .zip([14663.0, 53833.0, 149323.0, 192234.0, 171694.0])
-        .zip([73.4, 79.2, 87.4, 99.8, 100.0])
-        .map(|((&n, x), u)| LevelPoint {
-            kernel_util_pct: Some(u),
-            ..level(n, x, f64::from(n) / x * 1000.0, None)
-        })
-        .collect();
+    let lv = with_util(
+        &[1, 4, 64, 128, 256],
+        &[14663.0, 53833.0, 149323.0, 192234.0, 171694.0],
+        &[73.4, 79.2, 87.4, 99.8, 100.0],
+    );
     assert_eq!(
         analyze(&lv).util_lesson.as_deref(),
         Some(
@@ -719,18 +737,23 @@ fn overload_point_with_its_uncertainty() {
     );
 }
 
-#[test]
-fn a_knee_is_never_faster_than_the_baseline() {
-    // The issue's "knee at 0.28x the baseline": concurrency 1 measured 3.5x slower than the
-    // levels above it (a cold start). The fastest level becomes the baseline.
-    let lv = vec![
-        level(1, 290.0, 3.5, Some(4.0)),
+/// A device whose concurrency 1 started cold, measured as `first`, and whose levels from 2 on
+/// are faster than that.
+fn after_a_cold_start(first: LevelPoint) -> Vec<LevelPoint> {
+    vec![
+        first,
         level(2, 2000.0, 1.0, Some(1.2)),
         level(4, 3900.0, 1.02, Some(1.3)),
         level(8, 4200.0, 1.9, Some(2.4)),
         level(16, 4300.0, 3.7, Some(4.8)),
-    ];
-    let v = analyze(&lv);
+    ]
+}
+
+#[test]
+fn a_knee_is_never_faster_than_the_baseline() {
+    // The issue's "knee at 0.28x the baseline": concurrency 1 measured 3.5x slower than the
+    // levels above it (a cold start). The fastest level becomes the baseline.
+    let v = analyze(&after_a_cold_start(level(1, 290.0, 3.5, Some(4.0))));
     assert_eq!(v.baseline_concurrency, 2, "{:#?}", v.summary);
     let knee = v
         .levels
@@ -795,15 +818,7 @@ fn usl_needs_four_levels_and_a_good_fit() {
     }
     // A good fit far from its peak does not predict it.
     let (l, s, k) = (1000.0, 0.01, 0.000_01);
-    let lv: Vec<LevelPoint> = [1u32, 2, 4, 8, 16]
-        .iter()
-        .map(|&n| {
-            let nf = f64::from(n);
-            let x = usl::predict(l, s, k, nf);
-            level(n, x, nf / x * 1000.0, None)
-        })
-        .collect();
-    let v = analyze(&lv);
+    let v = analyze(&usl_levels(l, s, k, &[1, 2, 4, 8, 16]));
     let line = v
         .summary
         .iter()
@@ -821,12 +836,7 @@ fn baseline_drift_is_said_and_widens_the_overload_point() {
         level(16, 7000.0, 2.29, Some(9.0)),
     ];
     // The same baseline again: no drift.
-    let again = level(1, 990.0, 1.01, Some(1.02));
-    let ctx = Context {
-        baseline_remeasured: Some(&again),
-        ..Default::default()
-    };
-    let v = analyze_with(&lv, &ctx);
+    let v = analyze_remeasured(&lv, &level(1, 990.0, 1.01, Some(1.02)));
     let d = v.baseline_drift.as_ref().unwrap();
     assert!(!d.drifted);
     assert!(v
@@ -836,11 +846,7 @@ fn baseline_drift_is_said_and_widens_the_overload_point() {
     assert_eq!(v.overload_concurrency, Some(8));
     // 1.6x slower at the end: drifted; against it, 8 is no longer overloaded.
     let again = level(1, 640.0, 1.6, Some(1.6));
-    let ctx = Context {
-        baseline_remeasured: Some(&again),
-        ..Default::default()
-    };
-    let v = analyze_with(&lv, &ctx);
+    let v = analyze_remeasured(&lv, &again);
     let d = v.baseline_drift.as_ref().unwrap();
     assert!(d.drifted);
     assert_eq!(d.judged_against, confidence::DriftChoice::Both);
@@ -861,13 +867,7 @@ fn baseline_drift_is_said_and_widens_the_overload_point() {
     first[0].spread = Some(spread(&first[0], 0.3));
     let mut again = again.clone();
     again.spread = Some(spread(&again, 0.01));
-    let v = analyze_with(
-        &first,
-        &Context {
-            baseline_remeasured: Some(&again),
-            ..Default::default()
-        },
-    );
+    let v = analyze_remeasured(&first, &again);
     let d = v.baseline_drift.as_ref().unwrap();
     assert!(
         !d.drifted || d.judged_against == confidence::DriftChoice::Remeasured,
@@ -939,15 +939,22 @@ fn a_level_cut_by_a_signal_never_decides() {
     assert!((v.peak_iops - 4000.0).abs() < 1e-6, "{}", v.peak_iops);
 }
 
+/// 32 units of 1 ms held to 3000 IOPS at concurrency 1 to 64: each level's concurrency, IOPS
+/// and mean latency (ms).
+pub(super) fn held_at_3000() -> impl Iterator<Item = (u32, f64, f64)> {
+    [1u32, 2, 4, 8, 16, 32, 64].into_iter().map(|n| {
+        let nf = f64::from(n);
+        let x = (nf * 1000.0).min(3000.0);
+        (n, x, nf / x * 1000.0)
+    })
+}
+
 /// 32 units of 1 ms throttled to 3000 IOPS, with the kernel's queue as a fraction of the
 /// offered concurrency.
 fn throttled(queue_share: f64) -> Vec<LevelPoint> {
-    [1u32, 2, 4, 8, 16, 32, 64]
-        .iter()
-        .map(|&n| {
+    held_at_3000()
+        .map(|(n, x, mean)| {
             let nf = f64::from(n);
-            let x = (nf * 1000.0).min(3000.0);
-            let mean = nf / x * 1000.0;
             let in_flight_below = if nf * 1000.0 > 3000.0 {
                 // Only the requests the throttle lets through reach the block layer.
                 (3.0 * queue_share.max(0.0)).max(nf * queue_share)
@@ -1077,17 +1084,7 @@ fn kernel_limits_that_the_run_did_not_reach_are_still_said() {
 
 #[test]
 fn util_lesson_when_util_falls_or_stays() {
-    let mk = |u: [f64; 4]| -> Vec<LevelPoint> {
-        [1u32, 4, 16, 64]
-            .iter()
-            .zip([10000.0, 30000.0, 60000.0, 70000.0])
-            .zip(u)
-            .map(|((&n, x), u)| LevelPoint {
-                kernel_util_pct: Some(u),
-                ..level(n, x, f64::from(n) / x * 1000.0, None)
-            })
-            .collect()
-    };
+    let mk = |u: [f64; 4]| with_util(&[1, 4, 16, 64], &[10000.0, 30000.0, 60000.0, 70000.0], &u);
     let fell = analyze(&mk([75.0, 72.0, 70.0, 69.0])).util_lesson.unwrap();
     assert!(
         fell.starts_with("%util even fell from 75 % to 69 % between concurrency 1 and 64"),
@@ -1253,14 +1250,7 @@ fn a_level_below_the_baseline_is_never_overloaded() {
     // Issue 25: a disturbed concurrency 1 (a cold start, 4x slower, its p95 10x) makes the
     // verdict re-base on concurrency 2; the slow level 1 is below that baseline and must not be
     // "overloaded from concurrency 1".
-    let lv = vec![
-        level(1, 250.0, 4.0, Some(12.0)),
-        level(2, 2000.0, 1.0, Some(1.2)),
-        level(4, 3900.0, 1.02, Some(1.3)),
-        level(8, 4200.0, 1.9, Some(2.4)),
-        level(16, 4300.0, 3.7, Some(4.8)),
-    ];
-    let v = analyze(&lv);
+    let v = analyze(&after_a_cold_start(level(1, 250.0, 4.0, Some(12.0))));
     assert_eq!(v.baseline_concurrency, 2, "{:#?}", v.summary);
     assert!(!v.levels[0].overloaded, "{:?}", v.levels[0]);
     assert_eq!(v.overload_concurrency, Some(16), "{:#?}", v.summary);
@@ -1499,13 +1489,7 @@ fn the_baseline_uncertainty_holds_its_spread_other_traffic_and_re_measure() {
     // Measured again 4 % slower at the end: half of that is added.
     let mut again = lv[0].clone();
     again.latency_ns.mean *= 1.04;
-    let v = analyze_with(
-        &lv,
-        &Context {
-            baseline_remeasured: Some(&again),
-            ..Default::default()
-        },
-    );
+    let v = analyze_remeasured(&lv, &again);
     let u = v.baseline_uncertainty_rel.unwrap();
     assert!((u - spread_only - 0.02).abs() < 1e-9, "{u}");
     // Other traffic adds what it explains.

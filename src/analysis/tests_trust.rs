@@ -3,6 +3,7 @@
 //! queueing and the limit sentences, and a throttle is named only when one is set.
 
 use super::evidence::{Disturbance, Spread};
+use super::tests::{analyze_remeasured, held_at_3000};
 use super::*;
 
 fn level(n: u32, iops: f64, mean_ms: f64) -> LevelPoint {
@@ -64,13 +65,7 @@ fn a_stalled_first_baseline_is_detected_and_set_aside() {
     s.iops_min = 0.0;
     l1.spread = Some(s);
     let again = device(4.0, 2.19, &[1]).remove(0);
-    let v = analyze_with(
-        &lv,
-        &Context {
-            baseline_remeasured: Some(&again),
-            ..Default::default()
-        },
-    );
+    let v = analyze_remeasured(&lv, &again);
     let d = v.baseline_drift.as_ref().unwrap();
     assert!(d.first_stalled, "{d:?}");
     assert_eq!(d.judged_against, confidence::DriftChoice::Remeasured);
@@ -97,13 +92,7 @@ fn a_remeasure_beyond_the_steady_ones_interval_is_a_drift_not_noise() {
     lv[0].latency_ns.mean = 2.8e6;
     lv[0].spread = Some(windows(&lv[0], 0.3, 0.5));
     let again = device(4.0, 2.0, &[1]).remove(0);
-    let v = analyze_with(
-        &lv,
-        &Context {
-            baseline_remeasured: Some(&again),
-            ..Default::default()
-        },
-    );
+    let v = analyze_remeasured(&lv, &again);
     let d = v.baseline_drift.as_ref().unwrap();
     assert!(d.drifted && !d.first_stalled, "{d:?}");
     assert!(!v
@@ -131,15 +120,11 @@ fn a_slowdown_mid_sweep_is_a_drift_and_no_cap() {
     lv.push(step);
     lv.append(&mut device(4.0, 8.0, &[8, 16, 32, 64]));
     let again = device(4.0, 8.0, &[1]).remove(0);
-    let ctx = Context {
-        baseline_remeasured: Some(&again),
-        ..Default::default()
-    };
     // Without the re-measure the same levels name a cap after a burst: the evidence is a
     // cap's unless the drift says otherwise.
     let blind = analyze(&lv);
     assert!(blind.cap.is_some(), "{:#?}", blind.summary);
-    let v = analyze_with(&lv, &ctx);
+    let v = analyze_remeasured(&lv, &again);
     assert!(v.baseline_drift.as_ref().unwrap().drifted);
     assert_eq!(v.cap, None, "{:#?}", v.summary);
     assert_eq!(v.suspected_cap_iops, None);
@@ -189,12 +174,9 @@ fn queueing_and_a_hard_limit_are_one_decision() {
 
 /// 32 units of 1 ms whose levels from 8 on plateau at 3000 IOPS with a short kernel queue.
 fn held_above(cpu_wait_share: f64) -> Vec<LevelPoint> {
-    [1u32, 2, 4, 8, 16, 32, 64]
-        .iter()
-        .map(|&n| {
+    held_at_3000()
+        .map(|(n, x, mean)| {
             let nf = f64::from(n);
-            let x = (nf * 1000.0).min(3000.0);
-            let mean = nf / x * 1000.0;
             let mut l = level(n, x, mean);
             l.kernel_aqu_sz = Some(if nf * 1000.0 > 3000.0 { 1.0 } else { nf * 0.9 });
             l.disturbance = Some(Disturbance {
