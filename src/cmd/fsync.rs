@@ -73,7 +73,7 @@ fn cannot_create(e: Error, dir: &std::path::Path) -> Error {
 /// The first failed read-back, named by its case or group-commit level.
 fn first_verify_error(report: &FsyncReport) -> String {
     let cases = report.cases.iter().filter_map(|c| {
-        let e = c.verify_error.as_ref()?;
+        let e = c.verification.verify_error.as_ref()?;
         Some(format!(
             "{} {} {} B: {e}",
             c.method.name(),
@@ -83,7 +83,7 @@ fn first_verify_error(report: &FsyncReport) -> String {
     });
     let levels = report.group_commit.iter().flat_map(|g| {
         g.levels.iter().filter_map(|l| {
-            let e = l.verify_error.as_ref()?;
+            let e = l.verification.verify_error.as_ref()?;
             Some(format!(
                 "group commit {} x{}: {e}",
                 l.layout.name(),
@@ -93,7 +93,7 @@ fn first_verify_error(report: &FsyncReport) -> String {
     });
     let like = report.like.iter().flat_map(|l| {
         l.entries.iter().filter_map(|e| {
-            let err = e.verify_error.as_ref()?;
+            let err = e.verification.verify_error.as_ref()?;
             Some(format!(
                 "{} {} x{}: {err}",
                 e.method,

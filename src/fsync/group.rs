@@ -213,22 +213,21 @@ fn level(
         syncs += o.syncs;
     }
 
-    let (verify, verify_error) = if spec.verify {
+    let verification = if spec.verify {
         let totals: Vec<u64> = match layout {
             Layout::SharedLog => vec![shared_seq.load(Ordering::Relaxed)],
             Layout::SeparateFiles => outs.iter().map(|o| o.next_seq).collect(),
         };
-        VerifyStatus::of(read_back(ctx, &files, layout, &totals)?)
+        Verification::of(read_back(ctx, &files, layout, &totals)?)
     } else {
-        (VerifyStatus::Skipped, None)
+        Verification::default()
     };
     drop(files);
 
     let mut l = measured(n, layout, &lat, syncs, elapsed_ns);
     l.commit_delay_us = commit_delay_us;
     l.device_flushes = device_flushes;
-    l.verify = verify;
-    l.verify_error = verify_error;
+    l.verification = verification;
     Ok(l)
 }
 
@@ -311,8 +310,7 @@ fn measured(n: u32, layout: Layout, lat: &Recorder, syncs: u64, elapsed_ns: u64)
         },
         latency_ns: lat.summary(),
         device_flushes: None,
-        verify: VerifyStatus::Skipped,
-        verify_error: None,
+        verification: Verification::default(),
         interrupted: io::interrupted(),
     }
 }
@@ -464,8 +462,7 @@ mod tests {
                 ..Default::default()
             },
             device_flushes: None,
-            verify: VerifyStatus::Ok,
-            verify_error: None,
+            verification: Verification::of(Ok(())),
             interrupted: false,
         }
     }

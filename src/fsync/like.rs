@@ -6,7 +6,7 @@
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, import/, load/, sys/.
 
 use super::device::DiskFacts;
-use super::report::{FlushStats, GroupLevel, LatencySummary, Layout, VerifyStatus};
+use super::report::{FlushStats, GroupLevel, LatencySummary, Layout, Verification};
 use super::SyncCall;
 use crate::units::ms;
 use serde::{Deserialize, Serialize};
@@ -297,10 +297,9 @@ pub struct LikeEntry {
     /// What the kernel says about this entry's flushes, one sentence each.
     #[serde(default)]
     pub flush_evidence: Vec<String>,
-    #[serde(default)]
-    pub verify: VerifyStatus,
-    #[serde(default)]
-    pub verify_error: Option<String>,
+    /// The read-back (`verify`, `verify_error` in the JSON, where they always stood).
+    #[serde(flatten)]
+    pub verification: Verification,
     #[serde(default)]
     pub interrupted: bool,
     /// How steady the setting's commit rate was: the CV of its commits over eight equal parts
@@ -868,8 +867,7 @@ pub(crate) mod tests {
             },
             device_flushes: None,
             flush_evidence: Vec::new(),
-            verify: VerifyStatus::Ok,
-            verify_error: None,
+            verification: Verification::of(Ok(())),
             interrupted: false,
             rate_cv: None,
             repeat_per_s: None,
@@ -1178,8 +1176,7 @@ pub(crate) mod tests {
             commits_per_sync: 1.0,
             latency_ns: entry("x", Pattern::Commit, 1, 100.0).latency_ns,
             device_flushes: None,
-            verify: VerifyStatus::Ok,
-            verify_error: None,
+            verification: Verification::of(Ok(())),
             interrupted: false,
         };
         l.latency_ns.p99 = (p99_ms * 1e6) as u64;

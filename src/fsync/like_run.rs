@@ -9,7 +9,7 @@ use super::device;
 use super::file::{inverse_mod_pow2, verify, zero_fill, Ctx, Expect, Namer};
 use super::io::{self, AlignedBuf, OpenError, TestFile};
 use super::like::*;
-use super::report::{CaseResult, VerifyStatus};
+use super::report::{CaseResult, Verification};
 use super::{Method, Mode, SyncCall};
 use crate::error::Result;
 use crate::latency::Recorder;
@@ -187,9 +187,8 @@ fn repeat_pass(
         if again.interrupted {
             return Ok(true);
         }
-        if again.verify == VerifyStatus::Failed {
-            e.verify = again.verify;
-            e.verify_error = again.verify_error;
+        if again.verification.failed() {
+            e.verification = again.verification;
         }
         progress(&format!(
             "{} {} again: {:.0}/s (first {:.0}/s)",
@@ -361,28 +360,17 @@ fn page_flush_entry(ctx: &Ctx, namer: &mut Namer, s: &Setting) -> Result<LikeEnt
 }
 
 /// The read-back of a file, unless --no-verify (or the corruption test hook first).
-fn check(
-    ctx: &Ctx,
-    f: &TestFile,
-    size: u32,
-    expect: Expect,
-) -> Result<(VerifyStatus, Option<String>)> {
+fn check(ctx: &Ctx, f: &TestFile, size: u32, expect: Expect) -> Result<Verification> {
     if !ctx.spec.verify {
-        return Ok((VerifyStatus::Skipped, None));
+        return Ok(Verification::default());
     }
     if let Some(k) = ctx.spec.corrupt_block {
         super::file::corrupt(f, size, k)?;
     }
-    Ok(VerifyStatus::of(verify(f, size, ctx.run_id, expect)?))
+    Ok(Verification::of(verify(f, size, ctx.run_id, expect)?))
 }
 
-fn entry(
-    s: &Setting,
-    wpc: u32,
-    size: u32,
-    t: Timed,
-    (verify, verify_error): (VerifyStatus, Option<String>),
-) -> LikeEntry {
+fn entry(s: &Setting, wpc: u32, size: u32, t: Timed, verification: Verification) -> LikeEntry {
     let commits = t.lat.count;
     // A setting cut short has no full windows to compare.
     let rate_cv = (!t.interrupted).then(|| rate_cv(&t.per_window)).flatten();
@@ -399,8 +387,7 @@ fn entry(
         latency_ns: t.lat.summary(),
         device_flushes: t.flushes,
         flush_evidence: Vec::new(),
-        verify,
-        verify_error,
+        verification,
         interrupted: t.interrupted,
         rate_cv,
         repeat_per_s: None,

@@ -50,13 +50,33 @@ pub enum VerifyStatus {
     Failed,
 }
 
-impl VerifyStatus {
-    /// A read-back's outcome as a case or level states it: the status and what was wrong.
-    pub fn of(check: std::result::Result<(), String>) -> (VerifyStatus, Option<String>) {
+/// A read-back's outcome as a case, a level or a setting states it: the status and what was
+/// wrong. Flattened into each, so its fields stand in the JSON as they did before it existed;
+/// the default is a read-back skipped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    #[serde(default)]
+    pub verify: VerifyStatus,
+    #[serde(default)]
+    pub verify_error: Option<String>,
+}
+
+impl Verification {
+    pub fn of(check: std::result::Result<(), String>) -> Verification {
         match check {
-            Ok(()) => (VerifyStatus::Ok, None),
-            Err(e) => (VerifyStatus::Failed, Some(e)),
+            Ok(()) => Verification {
+                verify: VerifyStatus::Ok,
+                verify_error: None,
+            },
+            Err(e) => Verification {
+                verify: VerifyStatus::Failed,
+                verify_error: Some(e),
+            },
         }
+    }
+
+    pub fn failed(&self) -> bool {
+        self.verify == VerifyStatus::Failed
     }
 }
 
@@ -84,10 +104,9 @@ pub struct CaseResult {
     pub connections_for_target_tps: Option<u64>,
     /// None when the device or its flush counters are unknown.
     pub device_flushes: Option<FlushStats>,
-    #[serde(default)]
-    pub verify: VerifyStatus,
-    #[serde(default)]
-    pub verify_error: Option<String>,
+    /// The read-back (`verify`, `verify_error` in the JSON, where they always stood).
+    #[serde(flatten)]
+    pub verification: Verification,
     /// An append case that reached the file-size cap before its duration ended.
     #[serde(default)]
     pub stopped_at_size_cap: bool,
@@ -141,10 +160,9 @@ pub struct GroupLevel {
     /// Each commit: from its write to the moment a flush covering it returned.
     pub latency_ns: LatencySummary,
     pub device_flushes: Option<FlushStats>,
-    #[serde(default)]
-    pub verify: VerifyStatus,
-    #[serde(default)]
-    pub verify_error: Option<String>,
+    /// The read-back (`verify`, `verify_error` in the JSON, where they always stood).
+    #[serde(flatten)]
+    pub verification: Verification,
     #[serde(default)]
     pub interrupted: bool,
 }
@@ -250,15 +268,15 @@ impl FsyncReport {
     /// Read a saved `iosat fsync --json` result. Err says why in words: a schema_version this
     /// build does not know (a newer iosat wrote it) or a field of the wrong type.
     pub fn verification_failed(&self) -> bool {
-        self.cases.iter().any(|c| c.verify == VerifyStatus::Failed)
+        self.cases.iter().any(|c| c.verification.failed())
             || self
                 .like
                 .as_ref()
-                .is_some_and(|l| l.entries.iter().any(|e| e.verify == VerifyStatus::Failed))
+                .is_some_and(|l| l.entries.iter().any(|e| e.verification.failed()))
             || self
                 .group_commit
                 .as_ref()
-                .is_some_and(|g| g.levels.iter().any(|l| l.verify == VerifyStatus::Failed))
+                .is_some_and(|g| g.levels.iter().any(|l| l.verification.failed()))
     }
 }
 
@@ -291,8 +309,7 @@ impl CaseResult {
                 _ => None,
             },
             device_flushes,
-            verify: VerifyStatus::Ok,
-            verify_error: None,
+            verification: Verification::of(Ok(())),
             stopped_at_size_cap: false,
             interrupted: false,
         }

@@ -103,7 +103,7 @@ fn run_case(
     drop(h);
 
     let commits = lat.count;
-    let (verify, verify_error) = if spec.verify {
+    let verification = if spec.verify {
         if let Some(k) = spec.corrupt_block {
             corrupt(&file, size, k)?;
         }
@@ -114,9 +114,9 @@ fn run_case(
             },
             Mode::Append => Expect::Appended { blocks: seq },
         };
-        VerifyStatus::of(verify(&file, size, run_id, expect)?)
+        Verification::of(verify(&file, size, run_id, expect)?)
     } else {
-        (VerifyStatus::Skipped, None)
+        Verification::default()
     };
     drop(file);
 
@@ -127,8 +127,7 @@ fn run_case(
         spec.target_tps,
         device_flushes,
     );
-    case.verify = verify;
-    case.verify_error = verify_error;
+    case.verification = verification;
     case.stopped_at_size_cap = stopped_at_cap;
     case.interrupted = interrupted;
     Ok(case)

@@ -212,7 +212,11 @@ pub fn cases_table(r: &FsyncReport) -> Table {
         if tps.is_some() {
             row.push(opt(c.connections_for_target_tps, |n| n.to_string()));
         }
-        row.push(verify_cell(c.verify, c.stopped_at_size_cap, c.interrupted));
+        row.push(verify_cell(
+            c.verification.verify,
+            c.stopped_at_size_cap,
+            c.interrupted,
+        ));
         t.push(row);
     }
     t
@@ -287,7 +291,7 @@ pub fn like_table(l: &LikeResult) -> Table {
             opt(fl.and_then(|f| f.f_await_ms), |x| format!("{x:.3}")),
             opt(blk.and_then(|b| b.p50_ms), |x| format!("{x:.3}")),
             opt(blk.and_then(|b| b.p99_ms), |x| format!("{x:.3}")),
-            verify_cell(e.verify, false, e.interrupted),
+            verify_cell(e.verification.verify, false, e.interrupted),
         ]);
     }
     t
@@ -422,7 +426,7 @@ pub fn group_table(g: &GroupCommit) -> Table {
             opt(l.device_flushes.as_ref().map(|f| f.flushes), |n| {
                 n.to_string()
             }),
-            verify_cell(l.verify, false, l.interrupted),
+            verify_cell(l.verification.verify, false, l.interrupted),
         ]);
     }
     t
@@ -589,7 +593,7 @@ pub fn csv(r: &FsyncReport) -> String {
             c.commits_per_s,
             &c.latency_ns,
             c.device_flushes.as_ref(),
-            c.verify,
+            c.verification.verify,
         ));
         t.push(row);
     }
@@ -612,7 +616,7 @@ pub fn csv(r: &FsyncReport) -> String {
                 e.commits_per_s,
                 &e.latency_ns,
                 e.device_flushes.as_ref(),
-                e.verify,
+                e.verification.verify,
             ));
             t.push(row);
         }
@@ -632,7 +636,7 @@ pub fn csv(r: &FsyncReport) -> String {
                 l.commits_per_s,
                 &l.latency_ns,
                 l.device_flushes.as_ref(),
-                l.verify,
+                l.verification.verify,
             ));
             t.push(row);
         }
@@ -882,8 +886,7 @@ mod tests {
                 max: 60_000_000,
             },
             device_flushes: None,
-            verify: VerifyStatus::Ok,
-            verify_error: None,
+            verification: Verification::of(Ok(())),
             interrupted: false,
         };
         let levels = vec![
