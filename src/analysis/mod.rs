@@ -512,4 +512,6 @@ pub use words::direction_line;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_sure;
+#[cfg(test)]
 mod tests_trust;

@@ -3,7 +3,8 @@
 //! queueing and the limit sentences, and a throttle is named only when one is set.
 
 use super::evidence::{Disturbance, Spread};
-use super::tests::{analyze_remeasured, held_at_3000};
+use super::tests::analyze_remeasured;
+use super::tests_sure::held_at_3000;
 use super::*;
 
 fn level(n: u32, iops: f64, mean_ms: f64) -> LevelPoint {

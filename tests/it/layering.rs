@@ -638,6 +638,8 @@ const FLOORS: &[(&str, Floor)] = &[
     ("exporter", At(5)),
     // The open loop (issue 36.3): a room of load/, its levels part of the sweep's result.
     ("load/open", WithParent),
+    // `fsync --like`'s unit tests, in a file of their own beside like.rs.
+    ("fsync/like", WithParent),
     // Results as people read them; screens.
     ("report", At(6)),
     ("report/doc", WithParent),
