@@ -67,7 +67,67 @@ impl Learned {
         }
     }
 
-    fn with_curve(mut self, c: &Curve) -> Learned {
+    /// [`Learned::empty`] written over `self` in place, its `directions` (and their
+    /// allocation) left as they are and its summary kept when it is `summary` already: a
+    /// judgement per device and interval moves no 400-byte value and touches no other
+    /// allocation's reference count.
+    fn reset(&mut self, m: &DeviceModel, summary: Option<&Arc<str>>) {
+        // Every field named (no `..`): a field added to Learned must be reset here too.
+        let Learned {
+            state,
+            intervals,
+            learned_s,
+            direction,
+            size_class,
+            baseline_latency_ns,
+            baseline_p95_ns,
+            baseline_interval_ns,
+            knee_concurrency,
+            knee_range,
+            knee_at_least,
+            max_iops,
+            max_iops_at_least,
+            headroom_iops,
+            ratio,
+            fit_r_squared,
+            baseline_estimate,
+            cpu_busy,
+            profile_change,
+            summary: old_summary,
+            flags,
+            directions: _,
+        } = self;
+        *state = State::Unknown;
+        *intervals = m.intervals_seen;
+        *learned_s = m.seconds_seen;
+        *direction = None;
+        *size_class = None;
+        *baseline_latency_ns = None;
+        *baseline_p95_ns = None;
+        *baseline_interval_ns = None;
+        *knee_concurrency = None;
+        *knee_range = None;
+        *knee_at_least = None;
+        *max_iops = None;
+        *max_iops_at_least = None;
+        *headroom_iops = None;
+        *ratio = None;
+        *fit_r_squared = None;
+        *baseline_estimate = None;
+        *cpu_busy = false;
+        *profile_change = None;
+        *flags = Default::default();
+        let same =
+            matches!((&*old_summary, summary), (Some(Summary(a)), Some(b)) if Arc::ptr_eq(a, b));
+        if !same {
+            *old_summary = summary.map(|s| Summary(Arc::clone(s)));
+        }
+    }
+
+    /// [`Learned::reset`] with the figures of the curve `c` (None: none), in place.
+    fn reset_to(&mut self, m: &DeviceModel, c: Option<&Curve>) {
+        self.reset(m, c.map(|c| &c.summary));
+        let Some(c) = c else { return };
         self.direction = Some(c.dir);
         self.size_class = Some(c.size_class);
         if let Some(b) = &c.baseline {
@@ -90,8 +150,6 @@ impl Learned {
         self.knee_range = c.knee_range;
         self.knee_at_least = c.knee_at_least;
         self.fit_r_squared = c.fit_r_squared;
-        self.summary = Some(Summary(c.summary.clone()));
-        self
     }
 }
 
@@ -251,16 +309,17 @@ impl Device {
             mixed[n_mixed] = d;
             n_mixed += 1;
         }
-        let mut l = self.judge(points, &mixed[..n_mixed]);
-        l.cpu_busy = cpu_noise;
         // The last interval's judgement is written over in place once its row is gone (the
         // usual case: a view drops a report before the next one): no allocation per device
-        // and interval.
-        match self.last.as_mut().and_then(Arc::get_mut) {
-            Some(slot) => *slot = l,
-            None => self.last = Some(Arc::new(l)),
+        // and interval, its directions' included.
+        let mut last = self.last.take();
+        match last.as_mut().and_then(Arc::get_mut) {
+            Some(slot) => self.judge_into(slot, points, &mixed[..n_mixed]),
+            None => last = Some(Arc::new(self.judge(points, &mixed[..n_mixed]))),
         }
-        Arc::clone(self.last.as_ref().expect("just set"))
+        let last = self.last.insert(last.expect("just set"));
+        Arc::get_mut(last).expect("not shared yet").cpu_busy = cpu_noise;
+        Arc::clone(last)
     }
 
     /// A swept profile against the traffic at its own level (`at_level`: about one in flight,
@@ -321,7 +380,15 @@ impl Device {
     /// The interval's judgement from the curves and the interval's points, with each
     /// direction's own beside it.
     fn judge(&self, points: &[Point], mixed: &[Dir]) -> Learned {
-        let mut l = self.judge_points(points, mixed);
+        let mut l = Learned::empty(&self.model);
+        self.judge_into(&mut l, points, mixed);
+        l
+    }
+
+    /// [`Device::judge`] written over `l` in place (its directions' allocation reused).
+    fn judge_into(&self, l: &mut Learned, points: &[Point], mixed: &[Dir]) {
+        let mut dirs = std::mem::take(&mut l.directions);
+        self.judge_points_into(l, points, mixed);
         if let Some(c) = self.watch.change() {
             let rest = l.summary.as_ref().map_or("", |s| &s.0);
             l.summary = Some(Summary(format!("{}; {rest}", c.words()).into()));
@@ -333,25 +400,39 @@ impl Device {
             });
         }
         let profile_change = self.profile_change();
-        l.directions = [Dir::Read, Dir::Write]
-            .into_iter()
-            .filter_map(|dir| {
-                // points_of gives at most one point per direction.
-                if let Some(p) = points.iter().find(|p| p.dir == dir) {
-                    return Some(self.judge_points(std::slice::from_ref(p), mixed));
-                }
-                // No I/O this way: idle, by this direction's series learned most.
-                let c = self
+        let mut n = 0;
+        for dir in [Dir::Read, Dir::Write] {
+            // points_of gives at most one point per direction.
+            let point = points.iter().find(|p| p.dir == dir);
+            // No I/O this way: idle, by this direction's series learned most.
+            let idle_curve = match point {
+                Some(_) => None,
+                None => match self
                     .curves
                     .iter()
                     .filter(|c| c.dir == dir)
-                    .max_by(|a, b| a.intervals.total_cmp(&b.intervals))?;
-                let mut l = Learned::empty(&self.model).with_curve(c);
-                l.state = State::Idle;
-                l.headroom_iops = l.max_iops;
-                Some(l)
-            })
-            .collect();
+                    .max_by(|a, b| a.intervals.total_cmp(&b.intervals))
+                {
+                    Some(c) => Some(c),
+                    None => continue,
+                },
+            };
+            if n == dirs.len() {
+                dirs.push(Learned::empty(&self.model));
+            }
+            let d = &mut dirs[n];
+            n += 1;
+            match point {
+                Some(p) => self.judge_points_into(d, std::slice::from_ref(p), mixed),
+                None => {
+                    d.reset_to(&self.model, idle_curve);
+                    d.state = State::Idle;
+                    d.headroom_iops = d.max_iops;
+                }
+            }
+        }
+        dirs.truncate(n);
+        l.directions = dirs;
         if let Some(c) = profile_change {
             for d in &mut l.directions {
                 if d.direction == self.swept_dir {
@@ -360,12 +441,11 @@ impl Device {
             }
             l.profile_change = Some(c);
         }
-        l
     }
 
-    /// The judgement of these points (one interval's, of one or both directions).
-    fn judge_points(&self, points: &[Point], mixed: &[Dir]) -> Learned {
-        let empty = Learned::empty(&self.model);
+    /// The judgement of these points (one interval's, of one or both directions), written
+    /// over `l` but for its `directions`.
+    fn judge_points_into(&self, l: &mut Learned, points: &[Point], mixed: &[Dir]) {
         if points.is_empty() {
             // Idle: the figures of the series learned most (by requests: a direction
             // that carried a few requests in each interval does not outrank the main one).
@@ -373,10 +453,10 @@ impl Device {
                 .curves
                 .iter()
                 .max_by(|a, b| a.requests.total_cmp(&b.requests));
-            let mut l = best.map_or(empty.clone(), |c| empty.clone().with_curve(c));
+            l.reset_to(&self.model, best);
             l.state = State::Idle;
             l.headroom_iops = l.max_iops;
-            return l;
+            return;
         }
         // At most two points (reads, writes): judged on the stack, no allocation per row.
         let judge = |p: &Point| {
@@ -408,17 +488,13 @@ impl Device {
             .max_by(|a, b| a.requests.total_cmp(&b.requests))
             .expect("non-empty");
         let main = judge(main_p);
-        let mut l = match self.curve(main_p.dir, main_p.size_class()) {
-            Some(c) => empty.with_curve(c),
-            None => empty,
-        };
+        l.reset_to(&self.model, self.curve(main_p.dir, main_p.size_class()));
         l.state = State::worst(points.iter().map(|p| judge(p).0));
         l.ratio = main.1;
         l.flags.mixed = points.iter().any(|p| mixed.contains(&p.dir));
         l.headroom_iops = l
             .max_iops
             .map(|m| crate::analysis::state::headroom_iops(m, main_p.iops()));
-        l
     }
 }
 
