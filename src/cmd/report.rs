@@ -8,17 +8,11 @@
 use crate::cli::report::ReportArgs;
 use crate::config::report::ReportSpec;
 use crate::error::Error;
-use crate::monitor::record::ParseError;
 use crate::monitor::replay::{RecordingText, Replay};
 use crate::monitor::select::Selection;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
 use crate::report::{stat as rstat, Report};
-use std::path::Path;
-
-fn parse_error(path: &Path) -> impl Fn(ParseError) -> Error + '_ {
-    move |e| e.at(path)
-}
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
@@ -41,20 +35,20 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
             return Ok(0);
         }
         if rstat::is_stat_json(&text) {
-            let csv = rstat::csv_from_json(&text).map_err(parse_error(&spec.input))?;
+            let csv = rstat::csv_from_json(&text).map_err(|e| e.at(&spec.input))?;
             write_out(&spec, &csv)?;
             return Ok(0);
         }
     }
     let report = if rstat::is_recording(&text) {
         let store = SeriesStore::from_text(&text, Some(crate::learn::in_memory()))
-            .map_err(parse_error(&spec.input))?;
+            .map_err(|e| e.at(&spec.input))?;
         // Profiles are judged against this machine's view of the devices (the real root).
         let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
         let (devices, idle) = store.series(&mut profiles);
         Report::Stat { devices, idle }
     } else {
-        crate::report::load(&text).map_err(parse_error(&spec.input))?
+        crate::report::load(&text).map_err(|e| e.at(&spec.input))?
     };
     write_out(&spec, &crate::report::render(&report, spec.format))?;
     Ok(0)

@@ -11,7 +11,7 @@ use crate::cmd::sink::{Render, Sink};
 use crate::config::stat::StatSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
-use crate::monitor::record::{ParseError, Source};
+use crate::monitor::record::Source;
 use crate::monitor::replay::{RecordingText, Replay, Step};
 use crate::monitor::series::{SeriesStore, StatSeries};
 use crate::profile::ProfileCache;
@@ -57,10 +57,6 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
 
 /// While recording with --html, the page is redrawn at most this often and once at the end.
 const PAGE_EVERY_NS: u64 = 5_000_000_000;
-
-fn parse_error(path: &Path, e: ParseError) -> Error {
-    e.at(path)
-}
 
 /// `--html`: the page `iosat report` draws for the same recording.
 fn page_of(series: (Vec<StatSeries>, Vec<String>)) -> String {
@@ -141,8 +137,8 @@ pub(crate) fn replay(
     if spec.output.page.is_none() {
         return Ok(None);
     }
-    let store = SeriesStore::from_text(&text, Some(crate::learn::in_memory()))
-        .map_err(|e| parse_error(path, e))?;
+    let store =
+        SeriesStore::from_text(&text, Some(crate::learn::in_memory())).map_err(|e| e.at(path))?;
     Ok(Some(page_of(store.series(&mut profiles))))
 }
 
@@ -165,9 +161,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         let mut store = SeriesStore::new(Some(crate::learn::in_memory()));
         // What is skipped is said by the recording writer, which cuts a partial last line.
         match RecordingText::open(rec).map(|r| r.text) {
-            Ok(t) if !t.trim().is_empty() => {
-                store.feed_text(&t).map_err(|e| parse_error(rec, e))?
-            }
+            Ok(t) if !t.trim().is_empty() => store.feed_text(&t).map_err(|e| e.at(rec))?,
             Ok(_) => {}
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
