@@ -196,7 +196,7 @@ fn on_a_busy_host_the_headline_says_so_and_three_knee_ranges_overlap_on_the_trut
     let ranges: Vec<(u64, u64)> = runs.iter().map(knee_range).collect();
     for (v, r) in runs.iter().zip(&ranges) {
         let s = summary(v);
-        eprintln!("{}\n{}", starvation(v), s[0]);
+        eprintln!("\n{}\n{}", starvation(v), s[0]);
         assert!(s[0].starts_with("Disturbed run:"), "{s:#?}");
         // The quiet answer: four units make the knee 4.
         assert!(r.0 <= 4 && 4 <= r.1, "knee {r:?}: {s:#?}");
