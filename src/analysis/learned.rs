@@ -37,7 +37,7 @@ pub struct Learned {
     /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
     /// every view renders (issue 37). Never named a baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_estimate: Option<Estimate>,
+    pub baseline_estimate: Option<std::sync::Arc<Estimate>>,
     /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
     /// the baseline's level: not learned (a step of 2x is still evidence of a change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -48,7 +48,7 @@ pub struct Learned {
     /// profile's, to the traffic's, with the evidence. The judgement by the sweep carries it
     /// as its `change` (monitor::judge); on the direction it concerns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile_change: Option<super::state::Change>,
+    pub profile_change: Option<std::sync::Arc<super::state::Change>>,
     pub summary: Option<Summary>,
     /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
     /// learning fills them, every view renders them through the judgement.

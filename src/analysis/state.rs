@@ -180,10 +180,10 @@ pub struct Change {
 pub struct Flags {
     /// The baseline is an estimate, not measured at about one in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<Estimate>,
+    pub estimate: Option<std::sync::Arc<Estimate>>,
     /// The device changed (learning detected a step at the baseline's level).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<Change>,
+    pub change: Option<std::sync::Arc<Change>>,
     /// The ceiling (max IOPS, so the headroom) is a lower bound, not a measured plateau.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ceiling_at_least: bool,
@@ -599,10 +599,10 @@ mod tests {
     #[test]
     fn flags_are_words() {
         let f = Flags {
-            estimate: Some(Estimate {
+            estimate: Some(std::sync::Arc::new(Estimate {
                 from_level: 4.0,
                 interval_ns: None,
-            }),
+            })),
             ceiling_at_least: true,
             mixed: true,
             ..Flags::default()

@@ -710,7 +710,7 @@ fn render_changes(o: &mut dyn Sink, s: &Scrape) {
                 crate::analysis::state::Basis::Swept => "sweep",
                 _ => "learned",
             };
-            Some((dev, x.dir.as_str(), source, x.flags.change.as_ref()?))
+            Some((dev, x.dir.as_str(), source, x.flags.change.as_deref()?))
         })
         .collect();
     if rows.is_empty() {

@@ -66,7 +66,11 @@ pub struct Curve {
     pub requests: f64,
     pub baseline: Option<Baseline>,
     /// Without a baseline at about one in flight: the baseline estimated from the lowest levels.
-    pub estimate: Option<Estimate>,
+    /// Shared (not copied) by every interval's judgement until the next estimate.
+    pub estimate: Option<std::sync::Arc<Estimate>>,
+    /// What the judgement's flags say of it (from its level, with its interval), shared alike.
+    #[serde(skip)]
+    pub estimate_flag: Option<std::sync::Arc<crate::analysis::state::Estimate>>,
     /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
     pub knee_concurrency: Option<u32>,
     /// Levels that can't be told from the knee (power within 10 %).
@@ -166,6 +170,7 @@ fn empty_curve(s: &Series) -> Curve {
         requests: s.buckets.iter().map(|b| b.requests).sum(),
         baseline: None,
         estimate: None,
+        estimate_flag: None,
         knee_concurrency: None,
         knee_range: None,
         knee_at_least: None,
@@ -185,8 +190,14 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
         .buckets
         .iter()
         .fold((0.0, 0.0), |(n, r), b| (n + b.intervals, r + b.requests));
-    c.estimate = estimate_baseline(s);
-    c.summary = match &c.estimate {
+    c.estimate = estimate_baseline(s).map(std::sync::Arc::new);
+    c.estimate_flag = c.estimate.as_ref().map(|e| {
+        std::sync::Arc::new(crate::analysis::state::Estimate {
+            from_level: e.from_in_flight,
+            interval_ns: Some(e.interval_ns),
+        })
+    });
+    c.summary = match c.estimate.as_deref() {
         Some(e) => estimate_words(e),
         None => format!(
             "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline \

@@ -139,13 +139,7 @@ impl Learned {
             self.flags.ceiling_at_least = c.max_iops.is_some() && c.max_iops_at_least;
         }
         self.baseline_estimate = c.estimate.clone();
-        self.flags.estimate = c
-            .estimate
-            .as_ref()
-            .map(|e| crate::analysis::state::Estimate {
-                from_level: e.from_in_flight,
-                interval_ns: Some(e.interval_ns),
-            });
+        self.flags.estimate = c.estimate_flag.clone();
         self.knee_concurrency = c.knee_concurrency;
         self.knee_range = c.knee_range;
         self.knee_at_least = c.knee_at_least;
@@ -392,14 +386,14 @@ impl Device {
         if let Some(c) = self.watch.change() {
             let rest = l.summary.as_ref().map_or("", |s| &s.0);
             l.summary = Some(Summary(format!("{}; {rest}", c.words()).into()));
-            l.flags.change = Some(crate::analysis::state::Change {
+            l.flags.change = Some(Arc::new(crate::analysis::state::Change {
                 at_wall_ns: c.since_wall_ns,
                 from_ns: c.from_ns,
                 to_ns: c.to_ns,
                 evidence: c.words(),
-            });
+            }));
         }
-        let profile_change = self.profile_change();
+        let profile_change = self.profile_change().map(Arc::new);
         let mut n = 0;
         for dir in [Dir::Read, Dir::Write] {
             // points_of gives at most one point per direction.

@@ -84,7 +84,7 @@ pub fn in_flight_busy(r: &DiskRates) -> f64 {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LearnedRefs {
     pub refs: [Option<Reference>; 2],
-    pub profile_change: [Option<Change>; 2],
+    pub profile_change: [Option<std::sync::Arc<Change>>; 2],
 }
 
 /// What learning says of each direction (reads, writes).
