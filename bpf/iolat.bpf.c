@@ -29,11 +29,12 @@
 // bucket_of >> CLASS_SHIFT (4 sub-buckets per power of two, the learner's own resolution:
 // src/learn/model.rs), with the exact sums of latency and bytes. The size: at block_io_done the
 // request's __data_len is already 0 (blk_update_request counted it down), so iolat_size, on
-// block_rq_complete just before it, notes it under the request's address with its start time
-// (requests are reused: the start tells this one from the last; a request completed in parts
-// keeps its first, whole size). Not a per-CPU note: a request completed in task context (loop's
-// worker) can move to another CPU between the two hooks. A request whose note is missing
-// (evicted) is in its op's histogram but in no class.
+// block_rq_complete just before it on the same CPU, notes it in a per-CPU note with the
+// request's address and start time (requests are reused: the start tells this one from the
+// last; a request completed in parts keeps its first, whole size). A request whose note is
+// gone (another completion on the CPU between its two hooks, or a task-context completion
+// moved to another CPU) is in its op's histogram but in no class, never in a wrong one. Not
+// a hash map keyed by request: its update cost 5x the rest of the program (bench/bpf_overhead.sh).
 
 typedef unsigned char __u8;
 typedef unsigned int __u32;
@@ -47,7 +48,6 @@ typedef unsigned long long __u64;
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
-#define BPF_MAP_TYPE_LRU_HASH 9
 #define BPF_MAP_TYPE_QUEUE 22
 #define BPF_NOEXIST 1
 
@@ -91,8 +91,9 @@ struct class_hist {
 	__u64 bytes;
 };
 
-// The size of a request completing (iolat_size -> iolat_done), under its address.
+// The size of the request completing on this CPU (iolat_size -> iolat_done).
 struct pending {
+	__u64 rq;
 	__u64 start_time_ns;
 	__u64 bytes;
 };
@@ -140,11 +141,10 @@ struct {
 	__type(value, struct class_hist);
 } class_hists SEC(".maps");
 
-// Requests completing at once, at most (user space sizes it); the least recently noted go.
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
 	__type(value, struct pending);
 } pending SEC(".maps");
 
@@ -309,21 +309,22 @@ static __always_inline int account(struct request *rq, __u64 now, __u64 bytes)
 // its start time stays the request's).
 static __always_inline void note_size(struct request *rq)
 {
-	__u64 key = (__u64)rq;
+	__u32 zero = 0;
 	__u64 start = rq->start_time_ns;
-	struct pending *p = bpf_map_lookup_elem(&pending, &key);
-	if (p && p->start_time_ns == start)
+	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
+	if (!p || (p->rq == (__u64)rq && p->start_time_ns == start))
 		return;
-	struct pending note = {.start_time_ns = start, .bytes = rq->__data_len};
-	bpf_map_update_elem(&pending, &key, &note, 0);
+	p->rq = (__u64)rq;
+	p->start_time_ns = start;
+	p->bytes = rq->__data_len;
 }
 
 // The size noted for this request (0: none).
 static __always_inline __u64 noted_size(struct request *rq)
 {
-	__u64 key = (__u64)rq;
-	struct pending *p = bpf_map_lookup_elem(&pending, &key);
-	if (p && p->start_time_ns == rq->start_time_ns)
+	__u32 zero = 0;
+	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
+	if (p && p->rq == (__u64)rq && p->start_time_ns == rq->start_time_ns)
 		return p->bytes;
 	return 0;
 }
