@@ -78,7 +78,7 @@ if [[ " $SECTIONS " == *" A "* ]]; then
     for who in iosat bpftrace; do
       if [ "$who" = iosat ]; then
         start_iosat
-        sel='(.name == "iolat_done" or .name == "iolat_complete")'
+        sel='(.name == "iolat_done" or .name == "iolat_complete" or .name == "iolat_size")'
       else
         bpftrace -e '
           tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; }

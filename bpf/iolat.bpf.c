@@ -22,6 +22,19 @@
 //   u < SUB:  bucket u
 //   else:     b = floor(log2 u); bucket (b - SUB_BITS + 1) * SUB + ((u >> (b - SUB_BITS)) & (SUB - 1))
 //   clamped to the last bucket (>= 2^MAX_LOG2 units, about 68.7 s).
+//
+// Size classes (reads and writes only): the request's bytes, by model::SizeClass's edges
+// (src/analysis/learned.rs, keep them in step): <= SMALL_MAX_BYTES (8 KiB and its merges),
+// <= MEDIUM_MAX_BYTES (64 KiB and its merges), larger. Each class has a coarser histogram,
+// bucket_of >> CLASS_SHIFT (4 sub-buckets per power of two, the learner's own resolution:
+// src/learn/model.rs), with the exact sums of latency and bytes. The size: at block_io_done the
+// request's __data_len is already 0 (blk_update_request counted it down), so iolat_size, on
+// block_rq_complete just before it on the same CPU, notes it in a per-CPU note with the
+// request's address and start time (requests are reused: the start tells this one from the
+// last; a request completed in parts keeps its first, whole size). A request whose note is
+// gone (another completion on the CPU between its two hooks, or a task-context completion
+// moved to another CPU) is in its op's histogram but in no class, never in a wrong one. Not
+// a hash map keyed by request: its update cost 5x the rest of the program (bench/bpf_overhead.sh).
 
 typedef unsigned char __u8;
 typedef unsigned int __u32;
@@ -55,6 +68,12 @@ static long (*bpf_map_pop_elem)(void *map, void *value) = (void *)88;
 #define OP_WRITE 1
 #define OP_DISCARD 2
 #define OP_FLUSH 3
+#define NCLASSES 3
+#define CLASS_OPS 2
+#define CLASS_SHIFT 1
+#define NCBUCKETS (NBUCKETS >> CLASS_SHIFT)
+#define SMALL_MAX_BYTES 10240
+#define MEDIUM_MAX_BYTES 81920
 
 // The kernel's request operations (include/linux/blk_types.h, stable since 4.10).
 #define REQ_OP_MASK 0xff
@@ -64,6 +83,19 @@ static long (*bpf_map_pop_elem)(void *map, void *value) = (void *)88;
 struct hist {
 	__u64 buckets[NBUCKETS];
 	__u64 sum_ns;
+};
+
+struct class_hist {
+	__u64 buckets[NCBUCKETS];
+	__u64 sum_ns;
+	__u64 bytes;
+};
+
+// The size of the request completing on this CPU (iolat_size -> iolat_done).
+struct pending {
+	__u64 rq;
+	__u64 start_time_ns;
+	__u64 bytes;
 };
 
 // Number of device slots; user space sizes the maps (set before load).
@@ -100,6 +132,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hist);
 } hists SEC(".maps");
+
+// Index (slot * CLASS_OPS + op) * NCLASSES + class, op read or write.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 64 * CLASS_OPS * NCLASSES);
+	__type(key, __u32);
+	__type(value, struct class_hist);
+} class_hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pending);
+} pending SEC(".maps");
 
 struct gendisk {
 	int major;
@@ -180,8 +227,9 @@ static __always_inline __u32 *slot_of(__u32 dev)
 	return bpf_map_lookup_elem(&slots, &dev);
 }
 
-// What both entry points do with a request that has finished whole at time `now`.
-static __always_inline int account(struct request *rq, __u64 now)
+// What both entry points do with a request of `bytes` (0: unknown) that has finished whole at
+// time `now`.
+static __always_inline int account(struct request *rq, __u64 now, __u64 bytes)
 {
 	__u32 flush_seq = rqf_bit(__builtin_preserve_enum_value(
 					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 0),
@@ -239,6 +287,45 @@ static __always_inline int account(struct request *rq, __u64 now)
 		return 0;
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
+	if (bytes == 0 || kind > OP_WRITE)
+		return 0;
+	__u32 class = bytes <= SMALL_MAX_BYTES ? 0 : bytes <= MEDIUM_MAX_BYTES ? 1 : 2;
+	__u32 cidx = (*slot * CLASS_OPS + kind) * NCLASSES + class;
+	struct class_hist *c = bpf_map_lookup_elem(&class_hists, &cidx);
+	if (!c)
+		return 0;
+	__u64 cb = b >> CLASS_SHIFT;
+	asm volatile("" : "+r"(cb));
+	if (cb >= NCBUCKETS)
+		return 0;
+	c->buckets[cb] += 1;
+	c->sum_ns += ns;
+	c->bytes += bytes;
+	return 0;
+}
+
+// The request's size while whole: noted at its first block_rq_complete (a request completed in
+// parts, as loop's short reads are, is requeued with the rest and completes again with less;
+// its start time stays the request's).
+static __always_inline void note_size(struct request *rq)
+{
+	__u32 zero = 0;
+	__u64 start = rq->start_time_ns;
+	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
+	if (!p || (p->rq == (__u64)rq && p->start_time_ns == start))
+		return;
+	p->rq = (__u64)rq;
+	p->start_time_ns = start;
+	p->bytes = rq->__data_len;
+}
+
+// The size noted for this request (0: none).
+static __always_inline __u64 noted_size(struct request *rq)
+{
+	__u32 zero = 0;
+	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
+	if (p && p->rq == (__u64)rq && p->start_time_ns == rq->start_time_ns)
+		return p->bytes;
 	return 0;
 }
 
@@ -246,20 +333,31 @@ static __always_inline int account(struct request *rq, __u64 now)
 SEC("tp_btf/block_io_done")
 int iolat_done(__u64 *ctx)
 {
-	return account((struct request *)ctx[0], bpf_ktime_get_ns());
+	struct request *rq = (struct request *)ctx[0];
+	__u64 now = bpf_ktime_get_ns();
+	return account(rq, now, noted_size(rq));
 }
 
-// blk_update_request(rq, error, nr_bytes): also for partial completions, skipped here.
+// With iolat_done: blk_update_request(rq, error, nr_bytes) notes the request's size.
+SEC("tp_btf/block_rq_complete")
+int iolat_size(__u64 *ctx)
+{
+	note_size((struct request *)ctx[0]);
+	return 0;
+}
+
+// blk_update_request(rq, error, nr_bytes): also for partial completions, only noted here.
 SEC("tp_btf/block_rq_complete")
 int iolat_complete(__u64 *ctx)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u32 nr_bytes = (__u32)ctx[2];
 	__u64 now = bpf_ktime_get_ns();
+	note_size(rq);
 	// A partial completion (blk_update_request with bytes left): the request goes on.
 	if (nr_bytes < rq->__data_len)
 		return 0;
-	return account(rq, now);
+	return account(rq, now, noted_size(rq));
 }
 
 char LICENSE[] SEC("license") = "GPL";

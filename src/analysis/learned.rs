@@ -79,9 +79,9 @@ impl<'de> serde::Deserialize<'de> for Summary {
 }
 
 /// Request-size class of an interval's mean request: 4 KiB reads are never judged against
-/// 1 MiB ones (a large request takes longer on any device). Without per-request sizes (the
-/// block-latency program does not bucket by size yet) only the mean is known; a mean between
-/// classes is mixed (learn/points.rs).
+/// 1 MiB ones (a large request takes longer on any device). The block-latency program classes
+/// each request by these edges (bpf/iolat.bpf.c's SMALL_MAX_BYTES, MEDIUM_MAX_BYTES); without
+/// it only the mean is known and a mean between classes is mixed (learn/points.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeClass {

@@ -396,8 +396,12 @@ impl Device {
         let profile_change = self.profile_change().map(Arc::new);
         let mut n = 0;
         for dir in [Dir::Read, Dir::Write] {
-            // points_of gives at most one point per direction.
-            let point = points.iter().find(|p| p.dir == dir);
+            // points_of gives a direction's points together: one, or one per size class.
+            let first = points.iter().position(|p| p.dir == dir);
+            let point = first.map(|s| {
+                let n = points[s..].iter().take_while(|p| p.dir == dir).count();
+                &points[s..s + n]
+            });
             // No I/O this way: idle, by this direction's series learned most.
             let idle_curve = match point {
                 Some(_) => None,
@@ -417,7 +421,7 @@ impl Device {
             let d = &mut dirs[n];
             n += 1;
             match point {
-                Some(p) => self.judge_points_into(d, std::slice::from_ref(p), mixed),
+                Some(p) => self.judge_points_into(d, p, mixed),
                 None => {
                     d.reset_to(&self.model, idle_curve);
                     d.state = State::Idle;
@@ -452,7 +456,8 @@ impl Device {
             l.headroom_iops = l.max_iops;
             return;
         }
-        // At most two points (reads, writes): judged on the stack, no allocation per row.
+        // At most six points (reads, writes; by size class): judged on the stack, no
+        // allocation per row.
         let judge = |p: &Point| {
             if mixed.contains(&p.dir) {
                 // Two size classes at once: no one class's curve judges it.

@@ -12,6 +12,17 @@
 //!   size classes (not within a merge's tolerance of either side's sizes) is two classes each
 //!   with a real share. Such an interval is marked mixed: neither learned into nor judged
 //!   against one class's curve. Class edges tolerate merges (model::SizeClass::of).
+//! - **Size classes from the kernel.** Where the block-latency source sizes each request
+//!   (monitor::blklat's classes), a direction whose requests span classes (more than one class
+//!   with [`MIN_CLASS_SHARE`] of them, or a mean between classes) becomes one point per class
+//!   with a real share, each of its own class's curve and judged against it: the class's share
+//!   of the requests (the kernel's counts, scaled to diskstats'), its own latency (diskstats'
+//!   time in flight apportioned by the kernel's per-class time, count × mean: Little's law per
+//!   class), and its share of the busy time in the same proportion, so that each class's point
+//!   sits at the device's in-flight level (its requests queued among all of them) with the
+//!   IOPS the class would have at that level alone. Classes below the share are dropped (their
+//!   time with them). Without the source, or with classes covering less than
+//!   [`MIN_CLASS_COVERAGE`] of the requests, the interval is taken as above.
 //! - **CPU noise.** An interval whose CPUs had no idle time left, or lost time to steal, may
 //!   have latency the machine's own CPU wait explains (a completion waits for a CPU to be
 //!   noticed): it is marked [`Points::cpu_busy`]; the learner keeps it out of the baseline's
@@ -22,7 +33,7 @@
 //! Imports only: learn/model.rs, monitor/, sys/sched.rs.
 
 use super::model::{bucket_of, Dir, Point, SizeClass};
-use crate::monitor::blklat::{Measured, OpLatency};
+use crate::monitor::blklat::{ClassLatency, Measured, OpLatency};
 use crate::monitor::DiskRates;
 use crate::sys::sched::AvgCpu;
 
@@ -37,6 +48,14 @@ pub const MIN_BUSY_SHARE: f64 = 0.25;
 pub const CPU_BUSY_SHARE: f64 = 0.05;
 pub const CPU_STEAL_SHARE: f64 = 0.10;
 
+/// A size class with at least this share of a direction's requests is a point of its own.
+pub const MIN_CLASS_SHARE: f64 = 0.10;
+/// The kernel's classes must hold this share of diskstats' requests to be used.
+pub const MIN_CLASS_COVERAGE: f64 = 0.90;
+
+/// Points per interval at most: two directions × three size classes.
+const MAX_POINTS: usize = 6;
+
 /// Why an interval (or one direction of it) is not learned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeftOut {
@@ -50,10 +69,10 @@ pub enum LeftOut {
 /// interval), with what the interval says of itself.
 #[derive(Debug, Clone, Copy)]
 pub struct Points {
-    pts: [Point; 2],
+    pts: [Point; MAX_POINTS],
     n: usize,
     /// Each point's reason to be left out of the curve, if any.
-    left_out: [Option<LeftOut>; 2],
+    left_out: [Option<LeftOut>; MAX_POINTS],
     /// The machine's CPUs explain the interval's latency: not learned into the baseline.
     pub cpu_busy: bool,
     /// The interval's busy share (None: the source has no io_ticks).
@@ -84,7 +103,7 @@ impl Points {
     pub fn to_learn(&self) -> Points {
         let mut out = Points {
             n: 0,
-            left_out: [None; 2],
+            left_out: [None; MAX_POINTS],
             ..*self
         };
         for p in self.learnable() {
@@ -146,9 +165,9 @@ pub fn points_of(
         pcts_ns: None,
     };
     let mut out = Points {
-        pts: [empty; 2],
+        pts: [empty; MAX_POINTS],
         n: 0,
-        left_out: [None; 2],
+        left_out: [None; MAX_POINTS],
         cpu_busy: cpu_busy(cpu),
         busy_share,
     };
@@ -184,6 +203,15 @@ pub fn points_of(
         let partial =
             busy_share.is_some_and(|u| u < MIN_BUSY_SHARE) && bucket_of(p.in_flight()) > 0;
         let mixed = SizeClass::mixed(p.bytes / p.requests);
+        let classes = lat.and_then(|m| m.classes(dir == Dir::Write));
+        if let Some(split) = classes.and_then(|c| by_class(&p, c, mixed)) {
+            for q in split.iter().flatten() {
+                out.left_out[out.n] = partial.then_some(LeftOut::Partial);
+                out.pts[out.n] = *q;
+                out.n += 1;
+            }
+            continue;
+        }
         out.left_out[out.n] = if mixed {
             Some(LeftOut::Mixed)
         } else if partial {
@@ -195,6 +223,43 @@ pub fn points_of(
         out.n += 1;
     }
     out
+}
+
+/// One direction's point `p` as points of its size classes, when the kernel's classes cover
+/// its requests and they span classes (`mixed`: the mean lies between two); see the module
+/// doc for the apportioning. None: take `p` whole.
+fn by_class(p: &Point, classes: &[ClassLatency; 3], mixed: bool) -> Option<[Option<Point>; 3]> {
+    let seen: u64 = classes.iter().map(|c| c.count).sum();
+    if seen == 0 || (seen as f64) < MIN_CLASS_COVERAGE * p.requests {
+        return None;
+    }
+    let share = |c: &ClassLatency| c.count as f64 / seen as f64;
+    let real = |c: &ClassLatency| share(c) >= MIN_CLASS_SHARE && c.mean_ms.is_some();
+    if classes.iter().filter(|c| real(c)).count() < 2 && !mixed {
+        return None;
+    }
+    // Each class's time in flight by the kernel (requests × mean), all classes'.
+    let time = |c: &ClassLatency| p.requests * share(c) * c.mean_ms.unwrap_or(0.0);
+    let all: f64 = classes.iter().map(time).sum();
+    if all <= 0.0 {
+        return None;
+    }
+    let mut out = [None; 3];
+    for (slot, c) in out.iter_mut().zip(classes).filter(|(_, c)| real(c)) {
+        let f = time(c) / all;
+        let requests = p.requests * share(c);
+        let pcts = |c: &ClassLatency| Some([c.p50_ms? * 1e6, c.p95_ms? * 1e6, c.p99_ms? * 1e6]);
+        let q = Point {
+            interval_s: p.interval_s * f,
+            requests,
+            busy_ms: p.busy_ms * f,
+            bytes: requests * c.mean_bytes.unwrap_or(0.0),
+            pcts_ns: pcts(c),
+            ..*p
+        };
+        *slot = q.usable().then_some(q);
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -264,6 +329,71 @@ mod tests {
         let p = points_of(0, &rates(500.0, 1.0, 100.0, 12.0), None, None);
         assert!(p.mixed());
         assert_eq!(p.learnable().count(), 0);
+    }
+
+    #[test]
+    fn with_the_kernels_sizes_an_even_mix_is_a_point_per_class_at_the_devices_level() {
+        use crate::monitor::blklat::{ClassLatency, CLASSES};
+        // Half 4 KiB at 2 ms, half 20 KiB at 4 ms, one in flight: 333 requests a second
+        // (1/3 ms mean), diskstats' in flight 1.0.
+        let class = |i: usize, count: u64, bytes: f64, ms: f64| ClassLatency {
+            class: Some(CLASSES[i]),
+            count,
+            mean_bytes: Some(bytes),
+            mean_ms: Some(ms),
+            p50_ms: Some(ms),
+            p95_ms: Some(ms * 1.1),
+            p99_ms: Some(ms * 1.2),
+        };
+        let m = Measured {
+            read_classes: Some(Box::new([
+                class(0, 166, 4096.0, 2.0),
+                class(1, 167, 20480.0, 4.0),
+                ClassLatency::default(),
+            ])),
+            ..Measured::default()
+        };
+        let r = rates(333.0, 1.0, 100.0, 12.0);
+        let p = points_of(0, &r, Some(&m), None);
+        assert!(!p.mixed());
+        let pts: Vec<&Point> = p.learnable().collect();
+        assert_eq!(pts.len(), 2);
+        assert_eq!(pts[0].size_class(), SizeClass::Small);
+        assert_eq!(pts[1].size_class(), SizeClass::Medium);
+        for (pt, ms) in [(pts[0], 2.0), (pts[1], 4.0)] {
+            // Its own latency (the kernel's, scaled to diskstats' time: here they agree
+            // within a request), at the device's level, with its own p95.
+            assert!(
+                (pt.mean_latency_ns() / (ms * 1e6) - 1.0).abs() < 0.01,
+                "{pt:?}"
+            );
+            assert!((pt.in_flight() - 1.0).abs() < 1e-9, "{pt:?}");
+            assert_eq!(pt.pcts_ns.unwrap()[1], ms * 1.1e6);
+        }
+        // The requests and the time add up to the interval's.
+        let n: f64 = pts.iter().map(|p| p.requests).sum();
+        let t: f64 = pts.iter().map(|p| p.interval_s).sum();
+        assert!((n - 333.0).abs() < 1e-6 && (t - 1.0).abs() < 1e-9);
+        // The 4 KiB class at this level alone: 1 / 2 ms.
+        assert!((pts[0].iops() - 500.0).abs() < 5.0, "{}", pts[0].iops());
+        // Without the source: mixed, as before.
+        assert!(points_of(0, &r, None, None).mixed());
+        // A class below the share is dropped: 95 % 4 KiB, 5 % 20 KiB with a mixed-looking
+        // mean is the 4 KiB class's alone.
+        let m2 = Measured {
+            read_classes: Some(Box::new([
+                class(0, 95, 4096.0, 2.0),
+                class(1, 5, 20480.0, 4.0),
+                ClassLatency::default(),
+            ])),
+            ..Measured::default()
+        };
+        let p = points_of(0, &rates(100.0, 0.21, 21.0, 10.5), Some(&m2), None);
+        assert_eq!(p.learnable().count(), 1);
+        assert_eq!(p.as_slice()[0].size_class(), SizeClass::Small);
+        // Classes covering too few of diskstats' requests: taken whole (mixed).
+        let p = points_of(0, &rates(1000.0, 1.0, 100.0, 12.0), Some(&m), None);
+        assert!(p.mixed());
     }
 
     #[test]

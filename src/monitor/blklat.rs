@@ -2,7 +2,9 @@
 //! histogram's bucket math (the layout is the C program's, constants in sys::bpf), cumulative
 //! samples → interval deltas, quantiles, and per device and interval the percentiles per direction
 //! with their coverage (completions the histogram saw ÷ diskstats' completions). diskstats stays
-//! the authority for counts and means; the histogram gives the percentiles. Pure.
+//! the authority for counts and means; the histogram gives the percentiles. Reads and writes also
+//! per request-size class (the sizes read in the kernel, classed by model::SizeClass's edges):
+//! each class's count, mean size, mean and percentiles, from its coarser histogram. Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! Resolution: below 1.024 µs the buckets are 128 ns wide; above, each power of two is split
@@ -11,13 +13,21 @@
 //! case (all the bucket's requests at one edge), typically far less. Latencies of 2^29 units
 //! (68.7 s) and more share the last bucket.
 
-use crate::sys::bpf::{DevHists, RawHist, MAX_LOG2, NBUCKETS, NOPS, SUB_BITS, UNIT_SHIFT};
+use crate::analysis::learned::SizeClass;
+use crate::sys::bpf::{
+    DevHists, RawClass, RawHist, CLASS_OPS, CLASS_SHIFT, MAX_LOG2, NBUCKETS, NCBUCKETS, NCLASSES,
+    NOPS, SUB_BITS, UNIT_SHIFT,
+};
 use crate::sys::device::DevKind;
 
 const SUB: u64 = 1 << SUB_BITS;
 
 /// Short names of the operations in the C program's order (record lines, column prefixes).
 pub const OP_CODES: [&str; NOPS] = ["r", "w", "d", "f"];
+/// Short names of the size classes in the C program's order (record lines).
+pub const CLASS_CODES: [&str; NCLASSES] = ["s", "m", "l"];
+/// The size classes in the C program's order.
+pub const CLASSES: [SizeClass; NCLASSES] = [SizeClass::Small, SizeClass::Medium, SizeClass::Large];
 
 /// Coverage below this share of diskstats' completions is warned about.
 pub const MIN_COVERAGE: f64 = 0.99;
@@ -51,6 +61,35 @@ pub fn bucket_bounds_ns(i: usize) -> (u64, u64) {
         ((SUB + s) << (g - 1), (SUB + s + 1) << (g - 1))
     };
     (lo << UNIT_SHIFT, hi << UNIT_SHIFT)
+}
+
+/// The bounds of class-histogram bucket `i` in ns: two of the full histogram's buckets.
+pub fn class_bucket_bounds_ns(i: usize) -> (u64, u64) {
+    let k = 1 << CLASS_SHIFT;
+    (bucket_bounds_ns(i * k).0, bucket_bounds_ns(i * k + k - 1).1)
+}
+
+/// The `q` quantile (0 < q ≤ 1) in ns of `counts` whose bucket `i` spans `bounds(i)`,
+/// interpolated linearly inside its bucket.
+fn quantile_of(counts: &[u64], q: f64, bounds: impl Fn(usize) -> (u64, u64)) -> Option<f64> {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return None;
+    }
+    let rank = q.clamp(0.0, 1.0) * n as f64;
+    let mut below = 0u64;
+    for (i, &c) in counts.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        if (below + c) as f64 >= rank {
+            let (lo, hi) = bounds(i);
+            let frac = ((rank - below as f64) / c as f64).clamp(0.0, 1.0);
+            return Some(lo as f64 + frac * (hi - lo) as f64);
+        }
+        below += c;
+    }
+    Some(bounds(counts.len() - 1).0 as f64)
 }
 
 /// A cumulative histogram at power-of-two bounds, for Prometheus: `(le in seconds,
@@ -123,25 +162,7 @@ impl Hist {
 
     /// The `q` quantile (0 < q ≤ 1) in ns, interpolated linearly inside its bucket.
     pub fn quantile_ns(&self, q: f64) -> Option<f64> {
-        let n = self.count();
-        if n == 0 {
-            return None;
-        }
-        let rank = q.clamp(0.0, 1.0) * n as f64;
-        let mut below = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
-            if c == 0 {
-                continue;
-            }
-            if (below + c) as f64 >= rank {
-                let (lo, hi) = bucket_bounds_ns(i);
-                let frac = ((rank - below as f64) / c as f64).clamp(0.0, 1.0);
-                return Some(lo as f64 + frac * (hi - lo) as f64);
-            }
-            below += c;
-        }
-        let (lo, _) = bucket_bounds_ns(NBUCKETS - 1);
-        Some(lo as f64)
+        quantile_of(&self.counts, q, bucket_bounds_ns)
     }
 }
 
@@ -175,6 +196,48 @@ impl OpLatency {
     }
 }
 
+/// One size class of one direction in one interval (the class histogram's difference).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ClassLatency {
+    pub class: Option<SizeClass>,
+    /// Completions of the class the source saw (and sized).
+    pub count: u64,
+    /// The class's mean request size in bytes.
+    pub mean_bytes: Option<f64>,
+    /// The exact mean (the sum ÷ count); the percentiles from 4 buckets per power of two
+    /// (within 25 % at worst, like the learner's own histogram).
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+impl ClassLatency {
+    /// `cur − prev` of one class; None when a counter went backwards.
+    fn between(class: SizeClass, prev: Option<&RawClass>, cur: Option<&RawClass>) -> Option<Self> {
+        let zero = RawClass::default();
+        let (prev, cur) = (prev.unwrap_or(&zero), cur.unwrap_or(&zero));
+        let mut counts = [0u64; NCBUCKETS];
+        for ((d, c), p) in counts.iter_mut().zip(&cur.buckets).zip(&prev.buckets) {
+            *d = c.checked_sub(*p)?;
+        }
+        let sum_ns = cur.sum_ns.checked_sub(prev.sum_ns)?;
+        let bytes = cur.bytes.checked_sub(prev.bytes)?;
+        let count: u64 = counts.iter().sum();
+        let q = |q: f64| quantile_of(&counts, q, class_bucket_bounds_ns).map(|v| v / 1e6);
+        Some(ClassLatency {
+            class: Some(class),
+            count,
+            mean_bytes: (count > 0).then(|| bytes as f64 / count as f64),
+            mean_ms: (count > 0).then(|| sum_ns as f64 / count as f64 / 1e6),
+            p50_ms: q(0.50),
+            p95_ms: q(0.95),
+            p99_ms: q(0.99),
+        })
+    }
+}
+
 /// One device's block-layer latency in one interval.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -194,11 +257,27 @@ pub struct Measured {
     /// The 3x-p95 rule (seed 001): some judged direction's p95 above 3x its baseline's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overloaded: Option<bool>,
+    /// Reads by size class (small, medium, large), when the source sized any of them (not
+    /// in recordings from before it did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_classes: Option<Box<[ClassLatency; NCLASSES]>>,
+    /// The same for writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_classes: Option<Box<[ClassLatency; NCLASSES]>>,
 }
 
 impl Measured {
     pub fn op(&self, i: usize) -> &OpLatency {
         [&self.read, &self.write, &self.discard, &self.flush][i]
+    }
+
+    /// The size classes of reads (`write` false) or writes, when sized.
+    pub fn classes(&self, write: bool) -> Option<&[ClassLatency; NCLASSES]> {
+        if write {
+            self.write_classes.as_deref()
+        } else {
+            self.read_classes.as_deref()
+        }
     }
 
     /// Judge the interval's p95 against a profile's baseline p95 (ns) per direction: the
@@ -320,6 +399,18 @@ pub fn device_latency(
     }
     let seen: u64 = ops.iter().map(|o| o.count).sum();
     let total: u64 = diskstats.iter().sum();
+    let mut classes: [Option<Box<[ClassLatency; NCLASSES]>>; CLASS_OPS] = [None, None];
+    for (op, out) in classes.iter_mut().enumerate() {
+        let mut row: [ClassLatency; NCLASSES] = Default::default();
+        for (i, cl) in row.iter_mut().enumerate() {
+            let (pr, cu) = (p.map(|d| &d.classes[op][i]), c.map(|d| &d.classes[op][i]));
+            *cl = ClassLatency::between(CLASSES[i], pr, cu)?;
+        }
+        if row.iter().any(|c| c.count > 0) {
+            *out = Some(Box::new(row));
+        }
+    }
+    let [read_classes, write_classes] = classes;
     let mut it = ops.into_iter();
     let mut next = || it.next().unwrap_or_default();
     Some(DevLatency::Measured(Box::new(Measured {
@@ -328,6 +419,8 @@ pub fn device_latency(
         discard: next(),
         flush: next(),
         coverage_pct: (total > 0).then(|| seen as f64 / total as f64 * 100.0),
+        read_classes,
+        write_classes,
         ..Measured::default()
     })))
 }
@@ -422,8 +515,63 @@ mod tests {
                 major: 7,
                 minor: 3,
                 ops,
+                classes: Default::default(),
             }],
         }
+    }
+
+    #[test]
+    fn size_classes_are_the_learners_and_their_buckets_pair_the_full_ones() {
+        use crate::sys::bpf::{MEDIUM_MAX_BYTES, SMALL_MAX_BYTES};
+        // The kernel's edges are model::SizeClass's, merges included.
+        for (bytes, i) in [(4096, 0), (SMALL_MAX_BYTES, 0), (SMALL_MAX_BYTES + 512, 1)] {
+            assert_eq!(SizeClass::of(bytes as f64), CLASSES[i], "{bytes}");
+        }
+        for (bytes, i) in [
+            (65536, 1),
+            (MEDIUM_MAX_BYTES, 1),
+            (MEDIUM_MAX_BYTES + 512, 2),
+        ] {
+            assert_eq!(SizeClass::of(bytes as f64), CLASSES[i], "{bytes}");
+        }
+        for i in 0..NCBUCKETS {
+            let (lo, hi) = class_bucket_bounds_ns(i);
+            assert_eq!(bucket_of(lo) >> CLASS_SHIFT, i);
+            assert_eq!(bucket_of(hi - 1) >> CLASS_SHIFT, i);
+        }
+        // One interval of a device: 10 reads of 4 KiB at 2 ms, 5 of 64 KiB at 4 ms.
+        let class = |n: u64, ns: u64, bytes: u64| {
+            let mut c = RawClass::default();
+            c.buckets[bucket_of(ns) >> CLASS_SHIFT] = n;
+            c.sum_ns = n * ns;
+            c.bytes = n * bytes;
+            c
+        };
+        let mut cur = sample(std::array::from_fn(|_| raw(&[])));
+        cur.devs[0].classes[0][0] = class(10, 2_000_000, 4096);
+        cur.devs[0].classes[0][1] = class(5, 4_000_000, 65536);
+        let l = device_latency(None, &BlkSample::default(), &cur, 7, 3, [15, 0, 0, 0]).unwrap();
+        let m = l.measured().unwrap();
+        let r = m.classes(false).expect("read classes");
+        assert_eq!((r[0].count, r[1].count, r[2].count), (10, 5, 0));
+        assert_eq!(r[0].mean_bytes, Some(4096.0));
+        assert_eq!(r[1].mean_ms, Some(4.0));
+        assert_eq!(r[1].class, Some(SizeClass::Medium));
+        let p95 = r[1].p95_ms.unwrap();
+        assert!((p95 / 4.0 - 1.0).abs() <= 0.25, "{p95}");
+        assert!(m.classes(true).is_none(), "no writes sized");
+        // Backwards: no value.
+        assert_eq!(
+            device_latency(
+                None,
+                &cur,
+                &sample(std::array::from_fn(|_| raw(&[]))),
+                7,
+                3,
+                [0; 4]
+            ),
+            None
+        );
     }
 
     #[test]

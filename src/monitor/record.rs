@@ -24,13 +24,18 @@
 //!                                      token per device and op (r, w, d, f) that completed
 //!                                      anything, empty buckets left out; `dropped`:
 //!                                      completions of devices beyond its slots. Written
-//!                                      only while the source is attached.
+//!                                      only while the source is attached. Reads' and
+//!                                      writes' size classes follow as tokens
+//!                                      <major>:<minor>/<op><class>/<sum_ns>/<bytes>/<bucket>=<count>,...
+//!                                      (op r or w, class s, m or l: blklat::CLASS_CODES;
+//!                                      the class histogram's coarser buckets); recordings
+//!                                      from before them have none and replay without.
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
 //! Other lines starting with `#` are comments.
 
-use super::blklat::{BlkSample, OP_CODES};
+use super::blklat::{BlkSample, CLASS_CODES, OP_CODES};
 use super::select::DeviceMeta;
 use super::RawSample;
 use crate::sys::device::DevKind;
@@ -132,9 +137,47 @@ pub fn format_latency(b: &BlkSample) -> String {
                 s.push_str(&format!("{i}={c}"));
             }
         }
+        for (op, row) in OP_CODES.iter().zip(&d.classes) {
+            for (class, h) in CLASS_CODES.iter().zip(row) {
+                if h.buckets.iter().all(|&c| c == 0) && h.sum_ns == 0 {
+                    continue;
+                }
+                s.push_str(&format!(
+                    " {}:{}/{op}{class}/{}/{}/",
+                    d.major, d.minor, h.sum_ns, h.bytes
+                ));
+                let mut first = true;
+                for (i, &c) in h.buckets.iter().enumerate().filter(|(_, &c)| c > 0) {
+                    if !first {
+                        s.push(',');
+                    }
+                    first = false;
+                    s.push_str(&format!("{i}={c}"));
+                }
+            }
+        }
     }
     s.push('\n');
     s
+}
+
+/// The (op, class) of a class token's op field ("rs" .. "wl").
+fn class_code(op: &str) -> Option<(usize, usize)> {
+    let (o, c) = op.split_at_checked(1)?;
+    let o = OP_CODES[..crate::sys::bpf::CLASS_OPS]
+        .iter()
+        .position(|&x| x == o)?;
+    Some((o, CLASS_CODES.iter().position(|&x| x == c)?))
+}
+
+/// `<bucket>=<count>,...` into `buckets` (of its length).
+fn parse_buckets(buckets: &str, into: &mut [u64]) -> Option<()> {
+    for kv in buckets.split(',').filter(|s| !s.is_empty()) {
+        let (i, c) = kv.split_once('=')?;
+        let i = i.parse::<usize>().ok().filter(|&i| i < into.len())?;
+        into[i] = c.parse::<u64>().ok()?;
+    }
+    Some(())
 }
 
 /// A `B` line's fields after the marker (see the module doc).
@@ -150,15 +193,11 @@ fn parse_latency<'a>(mut f: impl Iterator<Item = &'a str>) -> Result<BlkSample, 
     };
     for tok in f {
         let bad = || format!("bad histogram '{tok}'");
-        let mut p = tok.splitn(4, '/');
-        let (Some(dev), Some(op), Some(sum), Some(buckets)) =
-            (p.next(), p.next(), p.next(), p.next())
-        else {
+        let mut p = tok.splitn(3, '/');
+        let (Some(dev), Some(op), Some(rest)) = (p.next(), p.next(), p.next()) else {
             return Err(bad());
         };
         let (major, minor) = crate::sys::device::parse_dev_t(dev).ok_or_else(bad)?;
-        let op = OP_CODES.iter().position(|&c| c == op).ok_or_else(bad)?;
-        let sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
         let idx = match b
             .devs
             .iter()
@@ -173,21 +212,27 @@ fn parse_latency<'a>(mut f: impl Iterator<Item = &'a str>) -> Result<BlkSample, 
                         buckets: vec![0; NBUCKETS],
                         sum_ns: 0,
                     }),
+                    classes: Default::default(),
                 });
                 b.devs.len() - 1
             }
         };
-        let h = &mut b.devs[idx].ops[op];
-        h.sum_ns = sum_ns;
-        for kv in buckets.split(',').filter(|s| !s.is_empty()) {
-            let (i, c) = kv.split_once('=').ok_or_else(bad)?;
-            let i = i
-                .parse::<usize>()
-                .ok()
-                .filter(|&i| i < NBUCKETS)
-                .ok_or_else(bad)?;
-            h.buckets[i] = c.parse::<u64>().map_err(|_| bad())?;
+        if let Some((o, c)) = class_code(op) {
+            let mut p = rest.splitn(3, '/');
+            let (Some(sum), Some(bytes), Some(buckets)) = (p.next(), p.next(), p.next()) else {
+                return Err(bad());
+            };
+            let h = &mut b.devs[idx].classes[o][c];
+            h.sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
+            h.bytes = bytes.parse::<u64>().map_err(|_| bad())?;
+            parse_buckets(buckets, &mut h.buckets).ok_or_else(bad)?;
+            continue;
         }
+        let op = OP_CODES.iter().position(|&c| c == op).ok_or_else(bad)?;
+        let (sum, buckets) = rest.split_once('/').ok_or_else(bad)?;
+        let h = &mut b.devs[idx].ops[op];
+        h.sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
+        parse_buckets(buckets, &mut h.buckets).ok_or_else(bad)?;
     }
     Ok(b)
 }
@@ -497,18 +542,43 @@ mod tests {
             buckets: vec![0; NBUCKETS],
             sum_ns: 0,
         };
-        let b = BlkSample {
+        let mut b = BlkSample {
             dropped: 2,
             devs: vec![DevHists {
                 major: 259,
                 minor: 1,
                 ops: [zero.clone(), zero.clone(), zero.clone(), h],
+                classes: Default::default(),
             }],
         };
         let line = format_latency(&b);
         assert_eq!(line, "B 2 259:1/f/123456789/3=7,215=1\n");
         let (ev, _) = parse(&format!("{HEADER}{line}T 1 2\n")).unwrap();
+        assert_eq!(ev[0], Event::Latency(b.clone()));
+        // Size classes: reads' medium class, writes' large one.
+        let c = &mut b.devs[0].classes;
+        c[0][1].buckets[40] = 3;
+        c[0][1].sum_ns = 9_000_000;
+        c[0][1].bytes = 3 * 65536;
+        c[1][2].buckets[0] = 1;
+        c[1][2].sum_ns = 100;
+        c[1][2].bytes = 1 << 20;
+        let line = format_latency(&b);
+        assert_eq!(
+            line,
+            "B 2 259:1/f/123456789/3=7,215=1 259:1/rm/9000000/196608/40=3 \
+             259:1/wl/100/1048576/0=1\n"
+        );
+        let (ev, _) = parse(&format!("{HEADER}{line}T 1 2\n")).unwrap();
         assert_eq!(ev[0], Event::Latency(b));
+        for bad in [
+            "B 0 8:0/rx/1/1/",
+            "B 0 8:0/dm/1/1/",
+            "B 0 8:0/rs/1/",
+            "B 0 8:0/rs/1/1/108=1",
+        ] {
+            assert!(parse(&format!("{bad}\nT 1 2\n")).is_err(), "{bad}");
+        }
         let (ev, _) = parse("B 0\nT 1 2\n").unwrap();
         assert_eq!(ev[0], Event::Latency(BlkSample::default()));
         for bad in ["B", "B x", "B 0 8:0/q/1/", "B 0 8:0/r/1/999=1", "B 0 8:0/r"] {

@@ -2,7 +2,8 @@
 //! `bpf/iolat.bpf.c`, rebuilt by `scripts/build-bpf.sh`; embedded, so building iosat needs no
 //! clang) with the `aya` crate, attaches it to the BTF-enabled tracepoint `block_io_done` (6.5+:
 //! inside diskstats' own completion accounting) or, on older kernels, `block_rq_complete`, and
-//! reads its per-CPU histograms as cumulative counters. Dropping the [`BlockLatency`] detaches the
+//! reads its per-CPU histograms as cumulative counters, per device and operation and, for reads
+//! and writes, per request-size class (the size from `block_rq_complete`, see the C source). Dropping the [`BlockLatency`] detaches the
 //! program and frees the maps. When the source can't be had ([`open`] returns the reason: no
 //! capabilities, no BTF, lockdown, verifier, old kernel) the caller carries on with diskstats
 //! alone. The bucket layout is the C program's ABI and is defined here; its math lives in
@@ -26,6 +27,21 @@ pub const NBUCKETS: usize = ((MAX_LOG2 - SUB_BITS + 1) as usize) << SUB_BITS;
 /// Operations per device, in the order of the C program's OP_* (read, write, discard, flush).
 pub const NOPS: usize = 4;
 
+/// Request-size classes of reads and writes — `NCLASSES`: ≤ [`SMALL_MAX_BYTES`], ≤
+/// [`MEDIUM_MAX_BYTES`], larger (model::SizeClass's edges; monitor::blklat checks them).
+pub const NCLASSES: usize = 3;
+/// Operations with size classes (read, write) — `CLASS_OPS`.
+pub const CLASS_OPS: usize = 2;
+/// A class histogram's bucket is the full one's >> CLASS_SHIFT (4 per power of two) —
+/// `CLASS_SHIFT`.
+pub const CLASS_SHIFT: u32 = 1;
+/// Buckets per class histogram — `NCBUCKETS`.
+pub const NCBUCKETS: usize = NBUCKETS >> CLASS_SHIFT;
+/// The small class's largest request (8 KiB and its merges) — `SMALL_MAX_BYTES`.
+pub const SMALL_MAX_BYTES: u64 = 10240;
+/// The medium class's largest request (64 KiB and its merges) — `MEDIUM_MAX_BYTES`.
+pub const MEDIUM_MAX_BYTES: u64 = 81920;
+
 /// The compiled program, aligned for the ELF parser.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/iolat.bpf.o");
 
@@ -39,6 +55,38 @@ struct Hist {
 
 // SAFETY: plain old data (u64s only, repr(C), no padding), valid for any bit pattern.
 unsafe impl aya::Pod for Hist {}
+
+/// `struct class_hist` of the C program: coarser buckets, the sums of latency and bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ClassHist {
+    buckets: [u64; NCBUCKETS],
+    sum_ns: u64,
+    bytes: u64,
+}
+
+// SAFETY: as Hist's.
+unsafe impl aya::Pod for ClassHist {}
+
+/// One device's cumulative histogram of one operation and size class (summed over the CPUs):
+/// [`NCBUCKETS`] buckets, each two of [`RawHist`]'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawClass {
+    pub buckets: Vec<u64>,
+    pub sum_ns: u64,
+    /// The requests' bytes.
+    pub bytes: u64,
+}
+
+impl Default for RawClass {
+    fn default() -> RawClass {
+        RawClass {
+            buckets: vec![0; NCBUCKETS],
+            sum_ns: 0,
+            bytes: 0,
+        }
+    }
+}
 
 /// One device's cumulative histogram of one operation (summed over the CPUs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +102,9 @@ pub struct DevHists {
     pub minor: u32,
     /// Read, write, discard, flush.
     pub ops: [RawHist; NOPS],
+    /// Reads', then writes' requests by size class (small, medium, large); a request whose
+    /// size the program missed is in its op's histogram only.
+    pub classes: [[RawClass; NCLASSES]; CLASS_OPS],
 }
 
 /// Why there are no live latency percentiles.
@@ -182,6 +233,7 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
         .set_max_entries("slots", MAX_SLOTS)
         .set_max_entries("free_slots", MAX_SLOTS)
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
+        .set_max_entries("class_hists", MAX_SLOTS * (CLASS_OPS * NCLASSES) as u32)
         .load(OBJECT)
         .map_err(|e| refused(&e))?;
     // The hook next to diskstats' accounting where the kernel has it (its BTF names the
@@ -215,6 +267,29 @@ fn attach_one(ebpf: &mut Ebpf, btf: &Btf, hook: Hook) -> Result<(), Unavailable>
         .map_err(|e| refused(&e))?;
     prog.load(tracepoint, btf).map_err(|e| refused(&e))?;
     prog.attach().map_err(|e| refused(&e))?;
+    if hook == Hook::IoDone {
+        // The sizes, noted at block_rq_complete. Without them the first is detached and
+        // the older hook (which has them) is tried.
+        if let Err(e) = attach_size(ebpf, btf) {
+            if let Some(Ok(p)) = ebpf.program_mut(name).map(<&mut BtfTracePoint>::try_from) {
+                let _ = p.unload();
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// `iolat_size` on `block_rq_complete`: the request sizes for `iolat_done`.
+fn attach_size(ebpf: &mut Ebpf, btf: &Btf) -> Result<(), Unavailable> {
+    let size: &mut BtfTracePoint = ebpf
+        .program_mut("iolat_size")
+        .ok_or_else(|| Unavailable::Refused("iolat_size missing from the object".into()))?
+        .try_into()
+        .map_err(|e| refused(&e))?;
+    size.load("block_rq_complete", btf)
+        .map_err(|e| refused(&e))?;
+    size.attach().map_err(|e| refused(&e))?;
     Ok(())
 }
 
@@ -270,6 +345,12 @@ impl BlockLatency {
             .ok_or("no state map")?
             .try_into()
             .map_err(|e: aya::maps::MapError| e.to_string())?;
+        let classes: PerCpuArray<_, ClassHist> = self
+            .ebpf
+            .map("class_hists")
+            .ok_or("no class_hists map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
         let dropped = state.get(&1, 0).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         for (dev, slot) in self.held()? {
@@ -287,10 +368,24 @@ impl BlockLatency {
                     raw.sum_ns = raw.sum_ns.wrapping_add(h.sum_ns);
                 }
             }
+            let mut by_class: [[RawClass; NCLASSES]; CLASS_OPS] = Default::default();
+            for (op, row) in by_class.iter_mut().enumerate() {
+                for (class, raw) in row.iter_mut().enumerate() {
+                    let idx = ((slot as usize * CLASS_OPS + op) * NCLASSES + class) as u32;
+                    for h in classes.get(&idx, 0).map_err(|e| e.to_string())?.iter() {
+                        for (a, b) in raw.buckets.iter_mut().zip(h.buckets.iter()) {
+                            *a = a.wrapping_add(*b);
+                        }
+                        raw.sum_ns = raw.sum_ns.wrapping_add(h.sum_ns);
+                        raw.bytes = raw.bytes.wrapping_add(h.bytes);
+                    }
+                }
+            }
             out.push(DevHists {
                 major: dev >> 20,
                 minor: dev & ((1 << 20) - 1),
                 ops,
+                classes: by_class,
             });
         }
         out.sort_by_key(|d| (d.major, d.minor));
@@ -388,6 +483,23 @@ impl BlockLatency {
                     .map_err(|e| e.to_string())?;
                 hists.set(slot * NOPS as u32 + op, values, 0).map_err(err)?;
             }
+            let mut classes: PerCpuArray<_, ClassHist> = self
+                .ebpf
+                .map_mut("class_hists")
+                .ok_or("no class_hists map")?
+                .try_into()
+                .map_err(err)?;
+            let zero_class = ClassHist {
+                buckets: [0; NCBUCKETS],
+                sum_ns: 0,
+                bytes: 0,
+            };
+            let per_slot = (CLASS_OPS * NCLASSES) as u32;
+            for i in 0..per_slot {
+                let values = aya::maps::PerCpuValues::try_from(vec![zero_class; cpus])
+                    .map_err(|e| e.to_string())?;
+                classes.set(slot * per_slot + i, values, 0).map_err(err)?;
+            }
             let mut free: aya::maps::Queue<_, u32> = self
                 .ebpf
                 .map_mut("free_slots")
@@ -463,5 +575,11 @@ mod tests {
         assert_eq!(define("MAX_LOG2"), MAX_LOG2);
         assert_eq!(define("NOPS") as usize, NOPS);
         assert_eq!(std::mem::size_of::<Hist>(), (NBUCKETS + 1) * 8);
+        assert_eq!(define("NCLASSES") as usize, NCLASSES);
+        assert_eq!(define("CLASS_OPS") as usize, CLASS_OPS);
+        assert_eq!(define("CLASS_SHIFT"), CLASS_SHIFT);
+        assert_eq!(define("SMALL_MAX_BYTES") as u64, SMALL_MAX_BYTES);
+        assert_eq!(define("MEDIUM_MAX_BYTES") as u64, MEDIUM_MAX_BYTES);
+        assert_eq!(std::mem::size_of::<ClassHist>(), (NCBUCKETS + 2) * 8);
     }
 }

@@ -150,6 +150,7 @@ fn stat_lines_live_and_replayed_match_their_schema() {
     for rec in [
         "stat/pair.rec",
         "stat/profiled.rec",
+        "stat/classes.rec",
         "stat/pt-stalk.diskstats",
     ] {
         let f = fixture(rec);
