@@ -9,6 +9,7 @@ pub mod cgroup;
 pub mod clock;
 pub mod device;
 pub mod diskstats;
+pub mod ebs;
 pub mod enter;
 pub mod file;
 pub mod fs;
