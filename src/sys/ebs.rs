@@ -547,7 +547,7 @@ mod tests {
     use super::synth::{identify as id_page, page};
     use super::*;
 
-    const C: [u64; 11] = [100, 200, 4096_00, 8192_00, 5000, 9000, 11, 12, 13, 14, 7];
+    const C: [u64; 11] = [100, 200, 409_600, 819_200, 5000, 9000, 11, 12, 13, 14, 7];
 
     #[test]
     fn an_ebs_volume_is_recognised_and_its_volume_id_read_from_the_serial() {

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod device;
 pub mod diskstats;
 pub mod ebs;
+pub mod ebsdev;
 pub mod enter;
 pub mod file;
 pub mod fs;
