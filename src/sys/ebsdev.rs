@@ -124,6 +124,23 @@ pub fn looks_amazon(root: &Root, dev: &BlockDev) -> bool {
     })
 }
 
+/// The identity sysfs shows (the kernel's copy of Identify Controller: `device/model`,
+/// `device/serial`, and the PCI vendor id `device/device/vendor`), for when the controller
+/// cannot be asked itself; None unless all three say Amazon.
+pub fn sysfs_identity(root: &Root, dev: &BlockDev) -> Option<Identity> {
+    let dir = root
+        .sys
+        .join(format!("dev/block/{}:{}/device", dev.major, dev.minor));
+    let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
+    let vendor = read("device/vendor")?;
+    let id = ebs::IdCtrl {
+        vid: u16::from_str_radix(vendor.trim().trim_start_matches("0x"), 16).ok()?,
+        serial: read("serial")?.trim().to_string(),
+        model: read("model")?.trim().to_string(),
+    };
+    ebs::identify(&id)
+}
+
 /// A read longer than this switches the reader off: a log page is a small admin command
 /// answered in well under a millisecond; 100 ms stalls a once-a-second tick by a tenth, which
 /// no statistic is worth (and is far above the host's 1-3.5 ms steals).
