@@ -141,6 +141,15 @@ pub fn sysfs_identity(root: &Root, dev: &BlockDev) -> Option<Identity> {
     ebs::identify(&id)
 }
 
+/// One line for a failed open or command: a refusal names the capability it takes.
+fn explain(e: &io::Error, what: &str) -> String {
+    if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) {
+        format!("{what}: {e}: reading the AWS statistics needs CAP_SYS_ADMIN")
+    } else {
+        format!("{what}: {e}")
+    }
+}
+
 /// A read longer than this switches the reader off: a log page is a small admin command
 /// answered in well under a millisecond; 100 ms stalls a once-a-second tick by a tenth, which
 /// no statistic is worth (and is far above the host's 1-3.5 ms steals).
@@ -195,7 +204,8 @@ impl Sampler {
             return Ok(None);
         }
         let node = std::path::Path::new("/dev").join(&dev.name);
-        let ctl = NvmeDev::open(&node).map_err(|e| format!("opening {}: {e}", node.display()))?;
+        let ctl = NvmeDev::open(&node)
+            .map_err(|e| explain(&e, &format!("opening {}", node.display())))?;
         // The namespace id of the block device (sysfs `nsid`), else 1 as nvme-cli asks.
         let nsid = std::fs::read_to_string(
             root.sys
@@ -215,7 +225,7 @@ impl Sampler {
     ) -> Result<Option<Sampler>, String> {
         let page = ctl
             .identify()
-            .map_err(|e| format!("identifying the controller of {name}: {e}"))?;
+            .map_err(|e| explain(&e, &format!("identifying the controller of {name}")))?;
         let Some(identity) = ebs::parse_identify(&page).and_then(|i| ebs::identify(&i)) else {
             return Ok(None);
         };
@@ -482,6 +492,23 @@ mod tests {
         }
         assert!(s.sample().is_ok());
         assert!(s.off_reason().is_none());
+    }
+
+    #[test]
+    fn a_refused_identify_names_the_capability() {
+        struct Refuses;
+        impl Controller for Refuses {
+            fn identify(&mut self) -> io::Result<Vec<u8>> {
+                Err(io::Error::from_raw_os_error(libc::EPERM))
+            }
+            fn log_page(&mut self, _: u32, _: usize) -> io::Result<Vec<u8>> {
+                panic!("asked for the page of an unidentified controller")
+            }
+        }
+        let e = Sampler::with("nvme1n1", Box::new(Refuses), None, host_clock()).err();
+        let e = e.unwrap();
+        assert!(e.contains("nvme1n1") && e.contains("CAP_SYS_ADMIN"), "{e}");
+        assert_eq!(e.lines().count(), 1);
     }
 
     #[test]
