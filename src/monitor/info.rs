@@ -88,8 +88,12 @@ fn aws_info(root: &Root, dev: &BlockDev) -> Option<AwsInfo> {
                 Err(ebsdev::NotRead::Off(m) | ebsdev::NotRead::Failed(m)) => (None, Some(m)),
                 Err(ebsdev::NotRead::TooSoon) => (None, None),
             };
-            // The reason is said in the device's entry: no warning besides.
-            let _ = s.take_warnings();
+            // A reason the entry says is not warned of twice (a slow read's warning is).
+            for w in s.take_warnings() {
+                if not_read.as_deref() != Some(w.as_str()) {
+                    crate::error::warn(w);
+                }
+            }
             Some(AwsInfo {
                 identity: Some(s.identity().clone()),
                 counters,
