@@ -81,7 +81,7 @@ cargo test --locked --lib 2>&1
 # set-ups race; the known-device tests are serial anyway. Each test's wall time is noted as it
 # ends (in the first phase, since the test before it ended), and the slowest are listed at the
 # end: the suite's time is a budget (CONTRIBUTING.md), and this is where it goes.
-parallel_modules=" analyze report compare schema habits layering cli analysis vocab sim fuzz "
+parallel_modules=" aws analyze report compare schema habits layering cli analysis vocab sim fuzz "
 # ... but for these, which do measure: the README's examples sweep the machine's disk (a
 # `--target` search beside two other tests ran past the example's time limit).
 alone_anyway=" cli::every_readme_example_runs "

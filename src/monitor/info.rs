@@ -11,6 +11,8 @@ use crate::profile::ProfileCache;
 use crate::profile::ProfileLookup as ProfileLookupTrait;
 use crate::sys::cgroup::{self, CgroupLimit};
 use crate::sys::device::{self, BlockDev, DevKind, DeviceExtra, QueueInfo};
+use crate::sys::ebs::{Counters, Identity};
+use crate::sys::ebsdev;
 use crate::sys::{diskstats, kernel_release, kernel_version, Root};
 
 /// Everything `iosat info` says about one device.
@@ -44,6 +46,62 @@ pub struct DeviceInfo {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<CgroupLimit>,
     pub notes: Vec<String>,
+    /// What an AWS EBS volume or EC2 instance storage says of itself (log page 0xD0); absent
+    /// on every other device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aws: Option<AwsInfo>,
+}
+
+/// An AWS EBS volume or EC2 instance storage: who it is and, when readable, its counters.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AwsInfo {
+    /// From the controller (Identify Controller), else from sysfs; None when neither could
+    /// be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Counters>,
+    /// Why the counters were not read (one line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_read: Option<String>,
+    /// What the read cost, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_us: Option<u64>,
+}
+
+/// The AWS statistics of a device: None (nothing opened, nothing read) unless sysfs shows
+/// one of Amazon's models and the controller confirms it.
+fn aws_info(root: &Root, dev: &BlockDev) -> Option<AwsInfo> {
+    match ebsdev::Sampler::open(root, dev) {
+        Ok(None) => None,
+        Err(why) => Some(AwsInfo {
+            identity: ebsdev::sysfs_identity(root, dev),
+            counters: None,
+            not_read: Some(why),
+            read_us: None,
+        }),
+        Ok(Some(mut s)) => {
+            let got = s.sample();
+            let read_us = (s.cost().reads > 0).then(|| s.cost().last_us);
+            let (counters, not_read) = match got {
+                Ok(sample) => (Some(sample.counters), None),
+                Err(ebsdev::NotRead::Off(m) | ebsdev::NotRead::Failed(m)) => (None, Some(m)),
+                Err(ebsdev::NotRead::TooSoon) => (None, None),
+            };
+            // A reason the entry says is not warned of twice (a slow read's warning is).
+            for w in s.take_warnings() {
+                if not_read.as_deref() != Some(w.as_str()) {
+                    crate::error::warn(w);
+                }
+            }
+            Some(AwsInfo {
+                identity: Some(s.identity().clone()),
+                counters,
+                not_read,
+                read_us,
+            })
+        }
+    }
 }
 
 /// Which profile ids `info` looked for, in which files of which directories, and which
@@ -281,6 +339,7 @@ pub fn gather(
             profile_lookup: None,
             limits: cgroup::limits(root, dev.major, dev.minor),
             notes: Vec::new(),
+            aws: aws_info(root, &dev),
         };
         if let Some(id) = d.profile_id.clone() {
             d.profile_lookup = Some(lookup(profiles, &id, &mut d.profile));

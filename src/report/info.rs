@@ -6,7 +6,7 @@
 use super::doc::{self, Block, Doc, Record};
 use super::table::Table;
 use super::Format;
-use crate::monitor::info::{DeviceInfo, InfoReport, ProfileLookup};
+use crate::monitor::info::{AwsInfo, DeviceInfo, InfoReport, ProfileLookup};
 use crate::sys::device::DevKind;
 
 /// The bytes `iosat info` prints.
@@ -193,6 +193,7 @@ fn record(d: &DeviceInfo) -> Record {
                 .iter()
                 .map(|l| ("profile ids", lookup_text(l))),
         )
+        .chain(d.aws.iter().flat_map(aws_fields))
         .collect();
     let limits = d.limits.iter().map(|l| ("limit", l.sentence(&d.name)));
     let notes = d.notes.iter().map(|n| ("note", n.clone()));
@@ -202,6 +203,51 @@ fn record(d: &DeviceInfo) -> Record {
         long_fields,
         notes: limits.chain(notes).collect(),
     }
+}
+
+/// An AWS EBS volume or EC2 instance storage: who it is, then its counters or why they were
+/// not read.
+fn aws_fields(a: &AwsInfo) -> Vec<(&'static str, String)> {
+    let who = match &a.identity {
+        Some(i) => match &i.volume_id {
+            Some(v) => format!("{} {v}", i.kind.as_str()),
+            None => format!("{} (serial {})", i.kind.as_str(), i.serial),
+        },
+        None => "an Amazon model in sysfs, not confirmed by its controller".to_string(),
+    };
+    let mut out = vec![("aws", who)];
+    if let Some(c) = &a.counters {
+        let caps: Vec<String> = c
+            .kind
+            .caps()
+            .iter()
+            .map(|&cap| {
+                let (who, dim) = cap.labels();
+                format!("{who} {dim} {} µs", c.exceeded_us(cap))
+            })
+            .collect();
+        out.push((
+            "aws counters",
+            format!(
+                "read {} ops, {} B, {} µs; write {} ops, {} B, {} µs; cap exceeded: {}; \
+                 queue length {}{}",
+                c.read_ops,
+                c.read_bytes,
+                c.read_time_us,
+                c.write_ops,
+                c.write_bytes,
+                c.write_time_us,
+                caps.join(", "),
+                c.queue_length,
+                a.read_us
+                    .map_or(String::new(), |us| format!(" (read in {us} µs)"))
+            ),
+        ));
+    }
+    if let Some(why) = &a.not_read {
+        out.push(("aws counters", format!("not read: {why}")));
+    }
+    out
 }
 
 /// "looked for ID (.read.json, .write.json, .json): matched FILE" or "...: none matched".

@@ -9,6 +9,8 @@ pub mod cgroup;
 pub mod clock;
 pub mod device;
 pub mod diskstats;
+pub mod ebs;
+pub mod ebsdev;
 pub mod enter;
 pub mod file;
 pub mod fs;

@@ -4,7 +4,8 @@
 //! importers, `report` (load + every renderer, charts included) on arbitrary JSON, the learned
 //! state file and the learned state after loading (intervals added, then estimated and
 //! judged), the profile file and the profile commands (`show`, `list` of a fuzzed profile),
-//! and the web-config file.
+//! the web-config file, and the AWS log page 0xD0 parser and its intervals (pages built from
+//! the documented layout, docs/caps.md).
 //!
 //! `cargo test` runs each target for a few seconds (`IOSAT_FUZZ_SECS`, default 2; seed
 //! `IOSAT_FUZZ_SEED`, default 1, so a run is reproducible); `scripts/fuzz.sh` runs them for
@@ -535,6 +536,96 @@ fn fuzz_profile_file() {
 fn fuzz_web_config() {
     let n = fuzz("webconfig", byte_gen(&["exporter/web-config.yml"]), |b| {
         let _ = iosat::exporter::webconfig::parse(&text(b), Path::new("/nonexistent"));
+    });
+    assert!(n > 0);
+}
+
+/// Log pages 0xD0 built from the documented layout (docs/caps.md): an EBS page of 4,096
+/// bytes and an instance-storage page of 8,192 (version 1, three size ranges), counters near
+/// the top of their range so that mutations cross it.
+fn aws_pages() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (len, magic, version) in [(4096usize, 0x3C23_B510u32, 0u32), (8192, 0xEC2C_0D7E, 1)] {
+        let mut b = vec![0u8; len];
+        b[0..4].copy_from_slice(&magic.to_le_bytes());
+        b[4..8].copy_from_slice(&version.to_le_bytes());
+        for i in 0..11u64 {
+            let o = 8 + 8 * i as usize;
+            b[o..o + 8].copy_from_slice(&(u64::MAX - i * 1000).to_le_bytes());
+        }
+        for at in [512usize, 2056] {
+            b[at..at + 8].copy_from_slice(&28u64.to_le_bytes());
+            for k in 0..28 {
+                let o = at + 8 + k * 24;
+                b[o..o + 8].copy_from_slice(&(1u64 << k).to_le_bytes());
+                b[o + 8..o + 16].copy_from_slice(&(2u64 << k).to_le_bytes());
+                b[o + 16..o + 20].copy_from_slice(&(k as u32 * 7).to_le_bytes());
+            }
+        }
+        if len == 8192 {
+            b[3600..3604].copy_from_slice(&3u32.to_le_bytes());
+            for (i, s) in [4096u32, 65536, u32::MAX].iter().enumerate() {
+                b[3604 + 4 * i..3608 + 4 * i].copy_from_slice(&s.to_le_bytes());
+            }
+            for (i, c) in b[4096..].chunks_mut(8).enumerate() {
+                c.copy_from_slice(&(i as u64).to_le_bytes());
+            }
+        }
+        out.push(b);
+    }
+    out
+}
+
+#[test]
+fn fuzz_aws_log_page() {
+    let seeds = aws_pages();
+    let gen = move |u: &mut Unstructured| {
+        let base = u.choose(&seeds).cloned().unwrap_or_default();
+        mutate(u, &base, &seeds)
+    };
+    let n = fuzz("aws-log-page", gen, |b| {
+        use iosat::sys::ebs;
+        if let Ok(c) = ebs::parse_page(b) {
+            for &cap in c.kind.caps() {
+                let _ = c.exceeded_us(cap);
+            }
+        }
+        let _ = ebs::parse_identify(b).map(|i| ebs::identify(&i));
+        // A second read: each counter advanced (wrapping) by the u64 at the same place in
+        // the reserved bytes 96-183 (zero in the seeds, so mutations make the advances), and
+        // the interval both ways round.
+        let Ok(p) = ebs::parse_page(b) else {
+            return;
+        };
+        let x = |i: usize| {
+            b.get(96 + 8 * i..104 + 8 * i)
+                .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap()))
+        };
+        let mut q = p.clone();
+        for (i, f) in [
+            &mut q.read_ops,
+            &mut q.write_ops,
+            &mut q.read_bytes,
+            &mut q.write_bytes,
+            &mut q.read_time_us,
+            &mut q.write_time_us,
+            &mut q.volume_iops_exceeded_us,
+            &mut q.volume_throughput_exceeded_us,
+            &mut q.instance_iops_exceeded_us,
+            &mut q.instance_throughput_exceeded_us,
+            &mut q.queue_length,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            *f = f.wrapping_add(x(i));
+        }
+        let s = |at_ns, counters| ebs::Sample { at_ns, counters };
+        let (a, c) = (s(1_000_000_000, p), s(2_000_000_000, q));
+        if let Ok(i) = ebs::interval(&a, &c) {
+            assert!(i.shares.iter().all(|s| (0.0..=1.0).contains(&s.share)));
+        }
+        let _ = ebs::interval(&c, &a);
     });
     assert!(n > 0);
 }

@@ -3,6 +3,7 @@
 mod alerts;
 mod analysis;
 mod analyze;
+mod aws;
 mod bpf;
 mod cli;
 mod compare;
