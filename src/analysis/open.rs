@@ -47,10 +47,12 @@ pub enum Lag {
 /// were slow (a busy CPU), not the device.
 pub const SLOW_WAKEUP_P99_NS: f64 = 1_000_000.0;
 
-/// The share of a level's measured latency (from the intended start) that was iosat's wait
-/// for a CPU (load/open/result.rs `cpu_wait_share`: scheduler run delay over the summed
-/// latency, at most 1) from which a level's lateness is the machine's: on a quiet machine a
-/// thread woken for a request waits tens of microseconds, against milliseconds of latency.
+/// The share of the generator threads' time spent waiting for a CPU (load/open/result.rs
+/// `GenWait`: each thread's scheduler run delay over the level, summed, over the time they
+/// ran it) from which a level's lateness is the machine's: on a quiet machine a thread
+/// sleeps until its next request and, woken, waits tens of microseconds; a 0.2-CPU quota
+/// holds it off most of every period. Per thread, not per request: a share of the requests'
+/// latency shrank as they queued inside iosat (0.008 under that quota, issue 38).
 pub const MACHINE_CPU_WAIT_SHARE: f64 = 0.05;
 
 /// The share of the pool the device must hold (achieved rate × latency from submission, by
@@ -72,15 +74,21 @@ pub struct LagEvidence {
     pub pool: u32,
     /// Requests found the pool full (more than the kept share waited, or some were never sent).
     pub pool_full: bool,
-    /// The share of the measured latency that was a wait for a CPU (0..=1); None when not
-    /// measured (the sim, another OS).
+    /// The share of the generator threads' time spent waiting for a CPU (0..=1); None when
+    /// not measured (the sim, another OS, no schedstats).
     pub cpu_wait_share: Option<f64>,
+    /// Requests the kernel saw in flight on the device on average (its `aqu-sz` over the
+    /// level): the device's own view, which a starved generator does not inflate (the
+    /// latency from submission does: a thread reaps its completion only once it runs); None
+    /// when unknown.
+    pub kernel_in_flight: Option<f64>,
 }
 
 /// Whose lateness a level's was: None when it was kept on time. A kept level late beyond
 /// [`SLOW_WAKEUP_P99_NS`] was late because of the machine (its timer wake-ups). A level not
-/// kept is the machine's when the generator waited for a CPU ([`MACHINE_CPU_WAIT_SHARE`]),
-/// when its submissions went out late while the pool had room, or when the pool was full
+/// kept is the machine's when the generator waited for a CPU ([`MACHINE_CPU_WAIT_SHARE`])
+/// unless the kernel saw the device hold [`DEVICE_HELD_POOL_SHARE`] of the pool or more (a
+/// device at its limit on a busy host is still at its limit), when its submissions went out late while the pool had room, or when the pool was full
 /// but the device held less than [`DEVICE_HELD_POOL_SHARE`] of it (the rest were the
 /// generator's: a stall, completions not yet reaped); it is the device's when the requests
 /// went out on time and did not complete at the rate, or when the device held the pool full.
@@ -89,13 +97,18 @@ pub fn lag_cause(e: &LagEvidence) -> Option<Lag> {
     if e.kept {
         return late.then_some(Lag::Machine);
     }
+    let pool = f64::from(e.pool.max(1));
+    let kernel_held = e
+        .kernel_in_flight
+        .is_some_and(|q| q >= DEVICE_HELD_POOL_SHARE * pool);
     if e.cpu_wait_share
         .is_some_and(|w| w >= MACHINE_CPU_WAIT_SHARE)
+        && !kernel_held
     {
         return Some(Lag::Machine);
     }
     let held = e.iops * e.service_mean_ns / 1e9;
-    let device = !late || e.pool_full && held >= DEVICE_HELD_POOL_SHARE * f64::from(e.pool.max(1));
+    let device = !late || e.pool_full && held >= DEVICE_HELD_POOL_SHARE * pool;
     Some(if device { Lag::Device } else { Lag::Machine })
 }
 
@@ -957,6 +970,7 @@ mod tests {
             pool: 32,
             pool_full: !kept,
             cpu_wait_share: cpu,
+            kernel_in_flight: None,
         }
     }
 
@@ -986,6 +1000,14 @@ mod tests {
             lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, Some(0.1))),
             Some(Lag::Machine)
         );
+        // ... but not when the kernel saw the device hold the pool (28 of 32) all the same:
+        // a device at its limit on a busy host; a starved generator leaves it a short queue.
+        let held = |q: f64| LagEvidence {
+            kernel_in_flight: Some(q),
+            ..evidence(false, 16.0, 20_000.0, 1.5, Some(0.3))
+        };
+        assert_eq!(lag_cause(&held(28.0)), Some(Lag::Device));
+        assert_eq!(lag_cause(&held(3.0)), Some(Lag::Machine));
         assert_eq!(
             lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, None)),
             Some(Lag::Device)

@@ -60,6 +60,7 @@ fn worker(
     let window = pool.schedule.window;
     let mut st = LevelStats::new();
     let mut open = OpenStats::new();
+    let mark = super::result::GenWait::start();
     let mut buf = random_buf(bs, seed);
     let ptr = buf.as_mut_ptr();
     let mut clock = crate::load::windows::WindowClock::new(
@@ -112,6 +113,7 @@ fn worker(
         }
     }
     ctl.ops_done.fetch_add(unpublished, Relaxed);
+    mark.end(&mut open);
     st.elapsed_ns = crate::load::workload::measured_ns(&window, counted, last_ns, st.interrupted);
     st.open = Some(open);
     Ok(st)
