@@ -862,7 +862,30 @@ pub fn search_next(
             (top < ceiling * 0.999).then(|| (top * step).min(ceiling))
         }
         Some(h) if a.low_iops <= 0.0 => {
-            // Nothing surely met it: halve, down to half a percent of the maximum.
+            // Nothing surely met it, but a level on time whose percentile is within the
+            // target: bisect above it, where the crossing is (the levels below it hold fewer
+            // requests and wider intervals: halving from 919/s to 12/s on the known device
+            // spent half the probes where none could decide, 2026-11-29).
+            let within = open
+                .iter()
+                .filter(|p| p.kept && p.lag.is_none() && p.offered_iops < h)
+                .filter(|p| {
+                    t.percentile
+                        .of(&p.latency_ns)
+                        .is_some_and(|v| v <= t.limit_ns)
+                })
+                .map(|p| p.offered_iops)
+                .fold(0.0, f64::max);
+            if within > 0.0 {
+                let above = open
+                    .iter()
+                    .map(|p| p.offered_iops)
+                    .filter(|&r| r > within)
+                    .fold(h, f64::min);
+                return (above - within > SEARCH_RESOLUTION * within)
+                    .then_some((within + above) / 2.0);
+            }
+            // Else halve, down to half a percent of the maximum.
             let bottom = rates.fold(h, f64::min) / 2.0;
             (bottom >= 0.005 * closed_max_iops).then_some(bottom)
         }
@@ -1238,6 +1261,36 @@ mod tests {
         let o = [noisy(500.0, 3.0, 2.5, 3.5), noisy(1000.0, 7.0, 6.0, 8.0)];
         let a = at_target(&o, t).unwrap();
         assert_eq!((a.high_iops, a.not_monotone_iops.len()), (Some(1000.0), 0));
+    }
+
+    #[test]
+    fn with_nothing_surely_met_the_search_bisects_above_a_level_within_the_target() {
+        let t = Target {
+            percentile: Percentile::P99,
+            limit_ns: 5e6,
+        };
+        // The known device (closed-loop maximum about 1,800/s): 1,866/s not kept, 919/s
+        // undecided at 4.64 ms (3.77-8.48): the crossing is between them, not below 919.
+        let mut o = vec![
+            lagged(1866.0, 108.0, false, Some(Lag::Device)),
+            noisy(919.0, 4.64, 3.77, 8.48),
+        ];
+        assert_eq!(
+            search_next(&o, t, 1800.0, None),
+            Some((919.0 + 1866.0) / 2.0)
+        );
+        // Above the limit at 1,392/s: between 919 and 1,392 next.
+        o.push(noisy(1392.5, 5.9, 4.5, 9.0));
+        assert_eq!(
+            search_next(&o, t, 1800.0, None),
+            Some((919.0 + 1392.5) / 2.0)
+        );
+        // No level within the target: halve below the lowest, as before.
+        let o = [
+            lagged(1866.0, 108.0, false, Some(Lag::Device)),
+            noisy(919.0, 5.5, 3.77, 8.48),
+        ];
+        assert_eq!(search_next(&o, t, 1800.0, None), Some(919.0 / 2.0));
     }
 
     #[test]

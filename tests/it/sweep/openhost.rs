@@ -85,7 +85,7 @@ fn judge(l: &Value, closed: &Value, what: &str) -> Level {
     };
     eprintln!(
         "{what}: offered {offered:.0}, achieved {:.0}, device p99 {:.3} ms, lateness p99 \
-         {:.3} ms, pool waits {}, CPU wait {:.1} % of latency, kernel await {r_await:.3} ms \
+         {:.3} ms, pool waits {}, generator CPU wait {:.1} % of its time, kernel await {r_await:.3} ms \
          (closed loop {ref_ms:.3} ms), lag {}: {verdict:?}",
         l["iops"].as_f64().unwrap(),
         l["service_latency_ns"]["p99"].as_f64().unwrap() / 1e6,
