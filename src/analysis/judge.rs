@@ -614,12 +614,14 @@ pub fn finding(l: &LevelPoint, base: &LevelPoint) -> LevelFinding {
         } else if q < in_flight * AQU_SZ_MIN_SHARE {
             // Name the cause the evidence shows: measured waiting for a CPU, else the usual
             // suspects (a throttle is named by the verdict's limit line instead).
+            // The same decision as the run's trust line (confidence::machine_share).
             let cpu_wait = l
                 .disturbance
                 .as_ref()
                 .and_then(|d| d.cpu_wait_ns_per_io)
                 .filter(|w| {
-                    l.latency_ns.mean > 0.0 && *w / l.latency_ns.mean >= confidence::CPU_WAIT_SHARE
+                    confidence::machine_share(l) > 0.0
+                        && *w >= confidence::CPU_WAIT_CONTENDED_SHARE * l.latency_ns.mean
                 });
             let why = match cpu_wait {
                 Some(w) => format!("waiting for a CPU ({}/IO of it)", text::fmt_latency_ns(w)),

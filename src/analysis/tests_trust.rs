@@ -257,3 +257,62 @@ fn a_busy_machine_leads_the_verdict_and_gives_ranges_that_hold_the_quiet_knee() 
         .iter()
         .any(|s| s.starts_with("Max useful IOPS: between")));
 }
+
+/// The knee-4 device with every level on a CPU `psi` % contended (PSI cpu some) and iosat's
+/// own threads waiting `share` of each level's latency; c=1's p95 doubled (issue 38's run:
+/// c=1 p95 5.18 ms against a 2.42 ms mean under a 90 % hog).
+fn contended(psi: f64, share: f64) -> Vec<LevelPoint> {
+    let mut lv = device(4.0, 2.0, &LEVELS);
+    for l in &mut lv {
+        l.disturbance = Some(Disturbance {
+            cpu_wait_ns_per_io: Some(share * l.latency_ns.mean),
+            cpu_busy_pct: Some(100.0),
+            psi_cpu_some_pct: Some(psi),
+            ..Default::default()
+        });
+    }
+    lv[0].latency_ns.p95 = Some(lv[0].latency_ns.mean * 2.1);
+    lv
+}
+
+#[test]
+fn a_wait_under_a_tenth_of_the_mean_on_a_contended_cpu_still_shakes_the_run() {
+    // Issue 38: a hog on every core, iosat's threads waiting 6 % of the mean (under the 10 %
+    // that counts alone): the run leads with it, and the knee is a range holding 4.
+    let v = analyze(&contended(99.0, 0.06));
+    assert!(
+        v.summary[0].starts_with("Disturbed run:") && v.summary[0].contains("waited for a CPU"),
+        "{:#?}",
+        v.summary
+    );
+    // Power doubles from 2 to 4 and halves from 4 to 8: the 10 % the machine may account for
+    // can't move the knee, which stands out as a point, and the headline says so.
+    let (lo, hi) = v
+        .knee_range
+        .unwrap_or((v.knee_concurrency, v.knee_concurrency));
+    assert!(lo <= 4 && 4 <= hi, "{lo}–{hi}: {:#?}", v.summary);
+    assert!(
+        v.knee_range.is_some() || v.summary[0].contains("the knee stands out beyond it"),
+        "{:#?}",
+        v.summary
+    );
+    assert!(
+        v.summary
+            .iter()
+            .any(|s| s.contains("6 % of it") && s.contains("falls whole on a few requests")),
+        "{:#?}",
+        v.summary
+    );
+    // The same wait on a CPU free most of the time is a machine's ordinary wake-up cost, and
+    // a contended CPU that iosat's threads hardly waited for (real-time priority beside
+    // compilers: 0.5-1.9 % measured) did not reach its requests: both quiet runs.
+    for (psi, share) in [(20.0, 0.06), (99.0, 0.019)] {
+        let v = analyze(&contended(psi, share));
+        assert!(
+            !v.summary[0].starts_with("Disturbed"),
+            "psi {psi} share {share}: {:#?}",
+            v.summary
+        );
+        assert_eq!(v.knee_concurrency, 4);
+    }
+}

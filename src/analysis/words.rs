@@ -124,11 +124,18 @@ pub fn trust_line(j: &Judgement) -> Option<String> {
     if why.is_empty() {
         return None;
     }
-    let answers = if j.shape.is_some() {
-        " The knee, max useful IOPS and the overload point below are ranges that allow for it \
-         (or undecided), not points; measure again on a quiet machine to narrow them."
-    } else {
-        ""
+    // Ranges when the widened levels overlap; a knee that stands out beyond the widening
+    // stays a point, and the sentence must not promise a range the knee line won't give.
+    let answers = match &j.shape {
+        Some(s) if s.knee_range.is_some() => {
+            " The knee, max useful IOPS and the overload point below are ranges that allow for \
+             it (or undecided), not points; measure again on a quiet machine to narrow them."
+        }
+        Some(_) => {
+            " The answers below allow for it: the knee stands out beyond it, the other figures \
+             are ranges where it could move them; measure again on a quiet machine to confirm."
+        }
+        None => "",
     };
     Some(format!("Disturbed run: {}.{answers}", why.join("; ")))
 }

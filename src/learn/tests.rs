@@ -194,3 +194,41 @@ fn each_direction_is_judged_by_its_own_curve() {
     // The device's own judgement is the busier direction's: the reads'.
     assert_eq!(l.baseline_latency_ns, Some(rb));
 }
+
+#[test]
+fn a_judgement_has_a_reference_exactly_when_a_direction_has_a_baseline() {
+    use crate::monitor::judge::{learned_has_reference, learned_references};
+    let refs = |l: &Learned| learned_references(Some(l)).refs.iter().any(Option::is_some);
+    // Thin: a few intervals, no baseline yet, in neither direction.
+    let mut m = DeviceModel::default();
+    for (i, c) in wandering(0.5, 1.0, 5) {
+        let r = device_point(Dir::Read, 4.0, 2.0, c, i);
+        m.add_interval(r.wall_ns, 1.0, &[r]);
+    }
+    let mut d = Device {
+        model: m,
+        ..Device::default()
+    };
+    d.estimate(None);
+    let p = device_point(Dir::Read, 4.0, 2.0, 1.0, 6);
+    let thin = d.judge(&[p], &[]);
+    assert!(!learned_has_reference(&thin) && !refs(&thin), "{thin:?}");
+    // Learned: reads have a baseline, writes none; the device has a reference.
+    for (i, c) in wandering(0.5, 1.0, 200) {
+        let r = device_point(Dir::Read, 4.0, 2.0, c, i + 10);
+        d.model.add_interval(r.wall_ns, 1.0, &[r]);
+    }
+    d.estimate(None);
+    let p = device_point(Dir::Read, 4.0, 2.0, 1.0, 300);
+    let learned = d.judge(&[p], &[]);
+    assert!(
+        learned_has_reference(&learned) && refs(&learned),
+        "{learned:?}"
+    );
+    // A judgement without directions (a recording's) by its own figures.
+    let mut flat = learned.clone();
+    flat.directions.clear();
+    assert_eq!(learned_has_reference(&flat), refs(&flat));
+    flat.baseline_latency_ns = None;
+    assert!(!learned_has_reference(&flat) && !refs(&flat));
+}

@@ -75,6 +75,12 @@ pub struct IntervalReport {
 }
 
 impl DeviceRow {
+    /// Whether the row has a baseline to be judged against (monitor::judge::has_reference):
+    /// without one, [`Self::judgement`] is unknown or idle, unqualified.
+    pub fn has_reference(&self) -> bool {
+        super::judge::has_reference(self)
+    }
+
     /// The device's one judgement in the interval (monitor::judge): what every view renders.
     pub fn judgement(&self) -> crate::analysis::state::Judgement {
         super::judge::judge(self)

@@ -140,6 +140,30 @@ pub fn judge_parts(
     Judgement::of(read, write)
 }
 
+/// Whether a row has any baseline to be judged against (a swept profile's for a direction,
+/// or a learned one): without one its judgement is unknown (or idle) in both directions, with
+/// basis none, no flags and no words ([`judge_dir`] without a reference), so a view that only
+/// looks for judged rows or their words may skip computing it. Cheap: no clone, no judgement.
+pub fn has_reference(row: &DeviceRow) -> bool {
+    let swept = row
+        .profile
+        .as_deref()
+        .is_some_and(|p| p.for_reads().is_some() || p.for_writes().is_some());
+    swept || row.learned.as_deref().is_some_and(learned_has_reference)
+}
+
+/// Whether [`learned_reference`] gives a baseline for either direction, without building one.
+pub fn learned_has_reference(l: &crate::analysis::learned::Learned) -> bool {
+    let has = |d: &crate::analysis::learned::Learned| {
+        d.direction.is_some() && d.baseline_latency_ns.is_some()
+    };
+    if l.directions.is_empty() {
+        has(l)
+    } else {
+        l.directions.iter().any(has)
+    }
+}
+
 /// The judgement of a device row.
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());

@@ -46,9 +46,9 @@ fn any_profile(r: &IntervalReport) -> bool {
 /// judgement (monitor::judge) and its headroom take the place of r_conc/w_conc/%util (and of
 /// sat/load: those are in --wide), still 80 columns.
 fn any_judged(r: &IntervalReport) -> bool {
-    r.devices
-        .iter()
-        .any(|d| d.judgement().device.basis != Basis::None || d.profile.is_some())
+    r.devices.iter().any(|d| {
+        d.profile.is_some() || (d.has_reference() && d.judgement().device.basis != Basis::None)
+    })
 }
 
 /// Headroom in the text view: compact, `>=` when it is a lower bound, `0` while saturated,
@@ -182,6 +182,10 @@ fn interval_title(r: &IntervalReport) -> String {
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {
+        // Without a baseline the judgement is unqualified: no words (and none computed).
+        if !d.has_reference() {
+            continue;
+        }
         // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
         // without headroom, in words.
         let j = d.judgement();

@@ -139,6 +139,39 @@ fn a_stalled_first_baseline_is_detected() {
     );
 }
 
+/// Each level's measured starvation, one line: mean and p95 latency, CPU wait per I/O, the
+/// machine's busy and steal shares and PSI cpu, for the report of a run under a hog.
+fn starvation(v: &Value) -> String {
+    let f = |x: &Value| x.as_f64().map_or("-".into(), |x| format!("{x:.2}"));
+    v["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let d = &l["disturbance"];
+            format!(
+                "c={} mean {} ms p95 {} ms wait/io {} ms busy {} % steal {} % psi_cpu {} %{}",
+                l["concurrency"],
+                f(&(l["latency_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6).into()),
+                f(&(l["latency_ns"]["p95"].as_f64().unwrap_or(0.0) / 1e6).into()),
+                f(&(d["cpu_wait_ns_per_io"].as_f64().unwrap_or(f64::NAN) / 1e6).into()),
+                f(&d["cpu_busy_pct"]),
+                f(&d["cpu_steal_pct"]),
+                f(&d["psi_cpu_some_pct"]),
+                d.as_object()
+                    .map(|o| {
+                        o.iter()
+                            .filter(|(k, _)| k.starts_with("io_thread") || k.starts_with("late"))
+                            .map(|(k, x)| format!(" {k} {x}"))
+                            .collect::<String>()
+                    })
+                    .unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The knee as a range: (lowest, highest) of `knee_range`, else the knee itself.
 fn knee_range(v: &Value) -> (u64, u64) {
     let k = &v["verdict"];
@@ -152,10 +185,6 @@ fn knee_range(v: &Value) -> (u64, u64) {
 }
 
 #[test]
-#[ignore = "open defect (issue 38): in the full suite of 2026-11-28 a sweep under the 90 % CPU \
-            hog gave a clean headline (knee 4, right; c=1 p95 5.18 ms against a 2.42 ms mean): \
-            iosat did not notice the hog. It passed in the CI run before; find what hides the \
-            CPU wait before enabling"]
 fn on_a_busy_host_the_headline_says_so_and_three_knee_ranges_overlap_on_the_truth() {
     let Some(dev) = KnownDev::start(Spec::new(4, ms(2))) else {
         return;
@@ -167,6 +196,7 @@ fn on_a_busy_host_the_headline_says_so_and_three_knee_ranges_overlap_on_the_trut
     let ranges: Vec<(u64, u64)> = runs.iter().map(knee_range).collect();
     for (v, r) in runs.iter().zip(&ranges) {
         let s = summary(v);
+        eprintln!("\n{}\n{}", starvation(v), s[0]);
         assert!(s[0].starts_with("Disturbed run:"), "{s:#?}");
         // The quiet answer: four units make the knee 4.
         assert!(r.0 <= 4 && 4 <= r.1, "knee {r:?}: {s:#?}");
