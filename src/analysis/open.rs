@@ -717,21 +717,6 @@ fn point_estimate(
     } else {
         undecided.first().copied().unwrap_or(0.0)
     };
-    // The last crossing: from the highest kept rate whose percentile is within the target to
-    // the next one above it, interpolated in log(percentile). A fit over every level bent
-    // toward the low rates' noise: with the percentile flat within the noise up to the
-    // device's knee (the host's stolen milliseconds in it), it read 408/s where the levels
-    // crossed between 929 and 1,394/s and the known device's truth was 1,131/s (2026-11-29).
-    let mut sorted = pts.clone();
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let limit = t.limit_ns.ln();
-    if let Some(i) = sorted.iter().rposition(|p| p.1 <= limit) {
-        if let Some(&(r1, y1)) = sorted.get(i + 1) {
-            let (r0, y0) = sorted[i];
-            let at = r0 + (r1 - r0) * (limit - y0) / (y1 - y0).max(f64::MIN_POSITIVE);
-            return at.clamp(bottom.min(top), top);
-        }
-    }
     if let Some((a, b)) = fit_line(&pts) {
         if b > 0.0 {
             return ((t.limit_ns.ln() - a) / b).clamp(bottom.min(top), top);
@@ -1218,7 +1203,7 @@ mod tests {
     }
 
     #[test]
-    fn the_crossing_is_the_last_one_and_a_miss_below_a_rate_within_the_target_is_a_stall() {
+    fn a_miss_below_a_rate_within_the_target_or_made_by_the_machine_does_not_end_the_bracket() {
         let t = Target {
             percentile: Percentile::P99,
             limit_ns: 5e6,
@@ -1239,12 +1224,12 @@ mod tests {
             lagged(1886.0, 101.0, false, Some(Lag::Device)),
         ];
         let a = at_target(&o, t).unwrap();
+        // The bracket holds the truth; the point estimate (the fit over every level, 408/s)
+        // does not come near it: the percentile is flat within the noise up to the knee. (An
+        // estimate from the last crossing, 929 to 1,394/s, read 1,166/s here but lost the
+        // M/M/1 search of load/open/ci.rs: within 10 % in 29-31 of 40 runs against 37.)
         assert_eq!((a.low_iops, a.high_iops), (26.0, Some(1496.0)), "{a:?}");
-        // Between 929/s (4.40 ms) and 1,394/s (5.65 ms), not the fit over every level
-        // (408/s): within 5 % of the truth.
-        let want = 929.0 + 465.0 * (5.0f64 / 4.4).ln() / (5.65f64 / 4.4).ln();
-        assert!((a.iops - want).abs() < 1e-6, "{a:?} {want}");
-        assert!((a.iops - 1131.0).abs() < 0.05 * 1131.0, "{a:?}");
+        assert!(a.low_iops <= 1131.0 && 1131.0 <= 1496.0);
         assert!(a.not_monotone_iops.is_empty(), "{a:?}");
         // The same run with 231/s surely missed (its interval above 5 ms): 463 and 929/s,
         // within the target, say it was a stall; the bracket does not end at 231.
