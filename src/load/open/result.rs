@@ -54,10 +54,11 @@ pub struct ThreadMark {
 }
 
 impl GenWait {
-    /// Mark the calling thread's start (reads its schedstat: call before the level's loop).
-    pub fn start() -> ThreadMark {
+    /// Mark the calling thread's start, given its run delay so far (sys::sched
+    /// `read_own_thread_delay`, read by the generator before the level's loop).
+    pub fn start(delay_ns: Option<u64>) -> ThreadMark {
         ThreadMark {
-            delay_ns: crate::sys::sched::read_own_thread_delay(&crate::sys::Root::default()),
+            delay_ns,
             at_ns: crate::load::workload::now_ns(),
         }
     }
@@ -70,11 +71,10 @@ impl GenWait {
 }
 
 impl ThreadMark {
-    /// The calling thread's wait since its mark, added to `open.gen_wait` (nothing when its
-    /// schedstat could not be read at either end).
-    pub fn end(self, open: &mut OpenStats) {
+    /// The calling thread's wait since its mark, given its run delay now, added to
+    /// `open.gen_wait` (nothing when its schedstat could not be read at either end).
+    pub fn end(self, after: Option<u64>, open: &mut OpenStats) {
         let now = crate::load::workload::now_ns();
-        let after = crate::sys::sched::read_own_thread_delay(&crate::sys::Root::default());
         if let (Some(a), Some(b)) = (self.delay_ns, after) {
             open.gen_wait.run_delay_ns += b.saturating_sub(a);
             open.gen_wait.span_ns += now.saturating_sub(self.at_ns);
@@ -384,10 +384,14 @@ mod tests {
         };
         assert_eq!(over.share(), Some(1.0));
         // A real thread's marks: its span is the time between them.
-        let mark = GenWait::start();
+        let delay = || {
+            let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+            text.split_whitespace().nth(1)?.parse::<u64>().ok()
+        };
+        let mark = GenWait::start(delay());
         std::thread::sleep(std::time::Duration::from_millis(2));
         let mut o = OpenStats::new();
-        mark.end(&mut o);
+        mark.end(delay(), &mut o);
         if std::path::Path::new("/proc/thread-self/schedstat").exists() {
             assert!(o.gen_wait.span_ns >= 2_000_000, "{:?}", o.gen_wait);
             assert!(o.gen_wait.share().unwrap() < 1.0, "{:?}", o.gen_wait);
