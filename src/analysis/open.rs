@@ -47,10 +47,12 @@ pub enum Lag {
 /// were slow (a busy CPU), not the device.
 pub const SLOW_WAKEUP_P99_NS: f64 = 1_000_000.0;
 
-/// The share of a level's measured latency (from the intended start) that was iosat's wait
-/// for a CPU (load/open/result.rs `cpu_wait_share`: scheduler run delay over the summed
-/// latency, at most 1) from which a level's lateness is the machine's: on a quiet machine a
-/// thread woken for a request waits tens of microseconds, against milliseconds of latency.
+/// The share of the generator threads' time spent waiting for a CPU (load/open/result.rs
+/// `GenWait`: each thread's scheduler run delay over the level, summed, over the time they
+/// ran it) from which a level's lateness is the machine's: on a quiet machine a thread
+/// sleeps until its next request and, woken, waits tens of microseconds; a 0.2-CPU quota
+/// holds it off most of every period. Per thread, not per request: a share of the requests'
+/// latency shrank as they queued inside iosat (0.008 under that quota, issue 38).
 pub const MACHINE_CPU_WAIT_SHARE: f64 = 0.05;
 
 /// The share of the pool the device must hold (achieved rate × latency from submission, by
@@ -72,15 +74,21 @@ pub struct LagEvidence {
     pub pool: u32,
     /// Requests found the pool full (more than the kept share waited, or some were never sent).
     pub pool_full: bool,
-    /// The share of the measured latency that was a wait for a CPU (0..=1); None when not
-    /// measured (the sim, another OS).
+    /// The share of the generator threads' time spent waiting for a CPU (0..=1); None when
+    /// not measured (the sim, another OS, no schedstats).
     pub cpu_wait_share: Option<f64>,
+    /// Requests the kernel saw in flight on the device on average (its `aqu-sz` over the
+    /// level): the device's own view, which a starved generator does not inflate (the
+    /// latency from submission does: a thread reaps its completion only once it runs); None
+    /// when unknown.
+    pub kernel_in_flight: Option<f64>,
 }
 
 /// Whose lateness a level's was: None when it was kept on time. A kept level late beyond
 /// [`SLOW_WAKEUP_P99_NS`] was late because of the machine (its timer wake-ups). A level not
-/// kept is the machine's when the generator waited for a CPU ([`MACHINE_CPU_WAIT_SHARE`]),
-/// when its submissions went out late while the pool had room, or when the pool was full
+/// kept is the machine's when the generator waited for a CPU ([`MACHINE_CPU_WAIT_SHARE`])
+/// unless the kernel saw the device hold [`DEVICE_HELD_POOL_SHARE`] of the pool or more (a
+/// device at its limit on a busy host is still at its limit), when its submissions went out late while the pool had room, or when the pool was full
 /// but the device held less than [`DEVICE_HELD_POOL_SHARE`] of it (the rest were the
 /// generator's: a stall, completions not yet reaped); it is the device's when the requests
 /// went out on time and did not complete at the rate, or when the device held the pool full.
@@ -89,13 +97,18 @@ pub fn lag_cause(e: &LagEvidence) -> Option<Lag> {
     if e.kept {
         return late.then_some(Lag::Machine);
     }
+    let pool = f64::from(e.pool.max(1));
+    let kernel_held = e
+        .kernel_in_flight
+        .is_some_and(|q| q >= DEVICE_HELD_POOL_SHARE * pool);
     if e.cpu_wait_share
         .is_some_and(|w| w >= MACHINE_CPU_WAIT_SHARE)
+        && !kernel_held
     {
         return Some(Lag::Machine);
     }
     let held = e.iops * e.service_mean_ns / 1e9;
-    let device = !late || e.pool_full && held >= DEVICE_HELD_POOL_SHARE * f64::from(e.pool.max(1));
+    let device = !late || e.pool_full && held >= DEVICE_HELD_POOL_SHARE * pool;
     Some(if device { Lag::Device } else { Lag::Machine })
 }
 
@@ -220,6 +233,23 @@ pub struct TargetAnswer {
     /// (neither surely met nor surely missed: within the noise), ascending.
     #[serde(default)]
     pub undecided_iops: Vec<f64>,
+    /// Measured rates that missed the target below a kept rate whose percentile was within
+    /// it (not monotone: the device's percentile does not fall as the rate rises, so the
+    /// miss was a stall of the machine, not the device): counted with the undecided ones
+    /// (in `undecided_iops` too), never as the bracket's high end; ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_monotone_iops: Vec<f64>,
+    /// Measured rates kept on schedule that missed the target while this machine made the
+    /// generator late ([`Lag::Machine`]): a stall that wakes the generator late also holds
+    /// the completions (and a device served on this machine), so the miss may be the
+    /// machine's; counted with the undecided ones (in `undecided_iops` too), never as the
+    /// bracket's high end; ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_missed_iops: Vec<f64>,
+    /// Measured rates left out because they fell behind because of this machine
+    /// ([`Decision::Machine`]); ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_iops: Vec<f64>,
 }
 
 /// A level's verdict on a target, at [`CONFIDENCE`].
@@ -468,6 +498,28 @@ pub fn target_words(a: &TargetAnswer) -> String {
                 .join(", ")
         ),
     };
+    let noise = match a.not_monotone_iops.as_slice() {
+        [] => noise,
+        s => format!(
+            "{noise}; missed at {} below a rate within it (not monotone: a stall of this \
+             machine, not the device)",
+            s.iter()
+                .map(|&r| rate(r, false))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let noise = match a.machine_missed_iops.as_slice() {
+        [] => noise,
+        s => format!(
+            "{noise}; missed at {} while this machine made the generator late (its stall \
+             holds the completions too): not counted as the device's",
+            s.iter()
+                .map(|&r| rate(r, false))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     match a.high_iops {
         Some(h) if a.low_iops > 0.0 => format!(
             "{head}: about {} IOPS with {goal} ({}-{}, {pct}: surely met at {}, surely \
@@ -494,6 +546,15 @@ pub fn target_words(a: &TargetAnswer) -> String {
              missed it{noise}).",
             rate(a.low_iops, false),
             rate(a.low_iops, false)
+        ),
+        None if a.undecided_iops.is_empty() && !a.machine_iops.is_empty() => format!(
+            "{head}: undecided: every rate measured ({}) fell behind because of this machine, \
+             and says nothing about the device against {goal}.",
+            a.machine_iops
+                .iter()
+                .map(|&r| rate(r, false))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         None => {
             format!("{head}: undecided: every rate measured is within the noise of {goal}{noise}.")
@@ -552,18 +613,67 @@ pub fn at_target(open: &[OpenPoint], t: Target) -> Option<TargetAnswer> {
         .filter(|(_, d)| *d == Decision::Met)
         .map(|(p, _)| p.offered_iops)
         .fold(0.0, f64::max);
+    // Nor below a kept level whose percentile itself (not its whole interval) was within the
+    // target: a miss under it is not monotone either (on this VM the host's stolen
+    // milliseconds put a 2 ms device's p99 above 5 ms at 231/s and under it at 463 and
+    // 929/s, 2026-11-29); it is counted as undecided, which only widens the bracket.
+    let within = |p: &OpenPoint| {
+        p.kept
+            && p.lag.is_none()
+            && t.percentile
+                .of(&p.latency_ns)
+                .is_some_and(|v| v <= t.limit_ns)
+    };
+    let top_within = open
+        .iter()
+        .filter(|p| within(p))
+        .map(|p| p.offered_iops)
+        .fold(0.0, f64::max);
+    let mut not_monotone_iops: Vec<f64> = judged
+        .iter()
+        .filter(|(_, d)| *d == Decision::Missed)
+        .filter(|(p, _)| p.offered_iops > low_iops && p.offered_iops < top_within)
+        .map(|(p, _)| p.offered_iops)
+        .collect();
+    not_monotone_iops.sort_by(f64::total_cmp);
+    // Nor does a miss of a level kept while the machine made it late: on this VM an RT
+    // generator 3-9 ms late at p99 came with 9-35 ms from submission on the known device
+    // (its loop worker stalled as well) at 949-1,203/s, and closed the bracket at 934-949/s
+    // where the truth crossed at 1,149/s and a level on time missed only from 1,432/s
+    // (2026-11-29). The search then goes on above it.
+    let mut machine_missed_iops: Vec<f64> = judged
+        .iter()
+        .filter(|(p, d)| *d == Decision::Missed && p.kept && p.lag == Some(Lag::Machine))
+        .map(|(p, _)| p.offered_iops)
+        .filter(|&r| r > low_iops && !not_monotone_iops.contains(&r))
+        .collect();
+    machine_missed_iops.sort_by(f64::total_cmp);
     let high_iops = judged
         .iter()
         .filter(|(p, d)| *d == Decision::Missed && p.offered_iops > low_iops)
         .map(|(p, _)| p.offered_iops)
+        .filter(|r| !not_monotone_iops.contains(r) && !machine_missed_iops.contains(r))
         .min_by(f64::total_cmp);
     let below_high = |r: f64| high_iops.map_or(true, |h| r < h);
     let mut undecided_iops: Vec<f64> = judged
         .iter()
         .filter(|(p, d)| *d == Decision::Undecided && below_high(p.offered_iops))
         .map(|(p, _)| p.offered_iops)
+        .chain(not_monotone_iops.iter().copied())
+        .chain(
+            machine_missed_iops
+                .iter()
+                .copied()
+                .filter(|&r| below_high(r)),
+        )
         .collect();
     undecided_iops.sort_by(f64::total_cmp);
+    let mut machine_iops: Vec<f64> = judged
+        .iter()
+        .filter(|(_, d)| *d == Decision::Machine)
+        .map(|(p, _)| p.offered_iops)
+        .collect();
+    machine_iops.sort_by(f64::total_cmp);
     let iops = point_estimate(open, t, low_iops, high_iops, &undecided_iops);
     Some(TargetAnswer {
         target: t,
@@ -573,6 +683,9 @@ pub fn at_target(open: &[OpenPoint], t: Target) -> Option<TargetAnswer> {
         estimate: false,
         confidence: Some(CONFIDENCE),
         undecided_iops,
+        not_monotone_iops,
+        machine_missed_iops,
+        machine_iops,
     })
 }
 
@@ -660,6 +773,9 @@ pub fn estimate_from_closed(closed: &[LevelPoint], t: Target) -> Option<TargetAn
             estimate: true,
             confidence: None,
             undecided_iops: Vec::new(),
+            not_monotone_iops: Vec::new(),
+            machine_missed_iops: Vec::new(),
+            machine_iops: Vec::new(),
         });
     }
     low.map(|(iops, _)| TargetAnswer {
@@ -670,6 +786,9 @@ pub fn estimate_from_closed(closed: &[LevelPoint], t: Target) -> Option<TargetAn
         estimate: true,
         confidence: None,
         undecided_iops: Vec::new(),
+        not_monotone_iops: Vec::new(),
+        machine_missed_iops: Vec::new(),
+        machine_iops: Vec::new(),
     })
 }
 
@@ -740,6 +859,13 @@ pub fn search_next(
         // the closed loop's maximum (a start at 5 % of it, where the closed loop's lowest
         // level already missed, reaches the maximum in five probes, not fourteen), then by a
         // quarter.
+        // Nothing decided: every level fell behind because of this machine. Lower rates ask
+        // less of it (on this VM the search otherwise climbed from 57,000/s to 78,000/s, each
+        // level the machine's, and ended undecided, 2026-11-29): halve below the lowest.
+        None if a.low_iops <= 0.0 && a.undecided_iops.is_empty() => {
+            let bottom = rates.fold(f64::MAX, f64::min) / 2.0;
+            (bottom >= 0.005 * closed_max_iops).then_some(bottom)
+        }
         None => {
             let top = rates.fold(0.0, f64::max);
             let step = if top < 0.5 * closed_max_iops {
@@ -750,7 +876,30 @@ pub fn search_next(
             (top < ceiling * 0.999).then(|| (top * step).min(ceiling))
         }
         Some(h) if a.low_iops <= 0.0 => {
-            // Nothing surely met it: halve, down to half a percent of the maximum.
+            // Nothing surely met it, but a level on time whose percentile is within the
+            // target: bisect above it, where the crossing is (the levels below it hold fewer
+            // requests and wider intervals: halving from 919/s to 12/s on the known device
+            // spent half the probes where none could decide, 2026-11-29).
+            let within = open
+                .iter()
+                .filter(|p| p.kept && p.lag.is_none() && p.offered_iops < h)
+                .filter(|p| {
+                    t.percentile
+                        .of(&p.latency_ns)
+                        .is_some_and(|v| v <= t.limit_ns)
+                })
+                .map(|p| p.offered_iops)
+                .fold(0.0, f64::max);
+            if within > 0.0 {
+                let above = open
+                    .iter()
+                    .map(|p| p.offered_iops)
+                    .filter(|&r| r > within)
+                    .fold(h, f64::min);
+                return (above - within > SEARCH_RESOLUTION * within)
+                    .then_some((within + above) / 2.0);
+            }
+            // Else halve, down to half a percent of the maximum.
             let bottom = rates.fold(h, f64::min) / 2.0;
             (bottom >= 0.005 * closed_max_iops).then_some(bottom)
         }
@@ -957,6 +1106,7 @@ mod tests {
             pool: 32,
             pool_full: !kept,
             cpu_wait_share: cpu,
+            kernel_in_flight: None,
         }
     }
 
@@ -986,6 +1136,14 @@ mod tests {
             lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, Some(0.1))),
             Some(Lag::Machine)
         );
+        // ... but not when the kernel saw the device hold the pool (28 of 32) all the same:
+        // a device at its limit on a busy host; a starved generator leaves it a short queue.
+        let held = |q: f64| LagEvidence {
+            kernel_in_flight: Some(q),
+            ..evidence(false, 16.0, 20_000.0, 1.5, Some(0.3))
+        };
+        assert_eq!(lag_cause(&held(28.0)), Some(Lag::Device));
+        assert_eq!(lag_cause(&held(3.0)), Some(Lag::Machine));
         assert_eq!(
             lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, None)),
             Some(Lag::Device)
@@ -1042,6 +1200,128 @@ mod tests {
             "{all}"
         );
         assert!(!all.contains("From 20140"), "{all}");
+    }
+
+    #[test]
+    fn a_miss_below_a_rate_within_the_target_or_made_by_the_machine_does_not_end_the_bracket() {
+        let t = Target {
+            percentile: Percentile::P99,
+            limit_ns: 5e6,
+        };
+        // The known device (four units of 2 ms) under --target-p99 5ms on a busy VM
+        // (2026-11-29): p99 from the intended start and its interval per offered rate; the
+        // truth (its units simulated at the run's own service times) crossed at 1,131/s.
+        let mut o = vec![
+            noisy(26.0, 4.49, 3.10, 4.49),
+            noisy(58.0, 4.67, 3.33, 7.02),
+            noisy(109.0, 5.01, 3.30, 5.66),
+            noisy(231.0, 6.01, 4.95, 6.34),
+            noisy(463.0, 4.26, 3.82, 5.21),
+            noisy(929.0, 4.40, 3.54, 6.99),
+            noisy(1394.0, 5.65, 4.92, 13.26),
+            noisy(1496.0, 7.76, 5.07, 19.34),
+            noisy(1596.0, 14.46, 8.56, 26.19),
+            lagged(1886.0, 101.0, false, Some(Lag::Device)),
+        ];
+        let a = at_target(&o, t).unwrap();
+        // The bracket holds the truth; the point estimate (the fit over every level, 408/s)
+        // does not come near it: the percentile is flat within the noise up to the knee. (An
+        // estimate from the last crossing, 929 to 1,394/s, read 1,166/s here but lost the
+        // M/M/1 search of load/open/ci.rs: within 10 % in 29-31 of 40 runs against 37.)
+        assert_eq!((a.low_iops, a.high_iops), (26.0, Some(1496.0)), "{a:?}");
+        assert!(a.low_iops <= 1131.0 && 1131.0 <= 1496.0);
+        assert!(a.not_monotone_iops.is_empty(), "{a:?}");
+        // The same run with 231/s surely missed (its interval above 5 ms): 463 and 929/s,
+        // within the target, say it was a stall; the bracket does not end at 231.
+        o[3] = noisy(231.0, 6.01, 5.10, 6.34);
+        let a = at_target(&o, t).unwrap();
+        assert_eq!(decide(&o[3], t), Decision::Missed);
+        assert_eq!(a.not_monotone_iops, vec![231.0], "{a:?}");
+        assert_eq!((a.low_iops, a.high_iops), (26.0, Some(1496.0)), "{a:?}");
+        assert!(a.undecided_iops.contains(&231.0), "{a:?}");
+        let w = target_words(&a);
+        assert!(w.contains("missed at 231 below a rate within it"), "{w}");
+        // The busy VM's next run: misses while the machine made the generator late
+        // (lateness p99 1.9-9.4 ms at real-time priority) at 949-1,203/s, the first miss on
+        // time at 1,432/s; the truth crossed at 1,149/s.
+        // p99 from submission beside each: over the target too, so each one's own decision
+        // stays "missed" (the issue 27 rule); only the bracket leaves them out.
+        let late = |r: f64, p99: f64, lo: f64, hi: f64, sub: f64| OpenPoint {
+            lag: Some(Lag::Machine),
+            service_latency_ns: lat(2.3, sub),
+            ..noisy(r, p99, lo, hi)
+        };
+        let o = [
+            lagged(1897.0, 119.8, false, Some(Lag::Device)),
+            noisy(934.0, 3.84, 3.52, 4.53),
+            noisy(1432.0, 6.14, 5.32, 8.42),
+            late(1203.0, 6.57, 5.36, 11.47, 6.15),
+            late(1044.0, 44.86, 28.0, 56.8, 35.19),
+            late(1007.0, 21.36, 18.0, 35.0, 18.38),
+            late(1010.0, 10.75, 7.79, 18.27, 9.63),
+            late(949.0, 10.19, 9.05, 13.43, 8.63),
+        ];
+        assert!(o[3..].iter().all(|p| decide(p, t) == Decision::Missed));
+        let a = at_target(&o, t).unwrap();
+        assert_eq!((a.low_iops, a.high_iops), (934.0, Some(1432.0)), "{a:?}");
+        assert_eq!(a.machine_missed_iops.len(), 5, "{a:?}");
+        assert!((a.iops - 1149.0).abs() < 0.1 * 1149.0, "{a:?}");
+        let w = target_words(&a);
+        assert!(
+            w.contains("while this machine made the generator late"),
+            "{w}"
+        );
+        // A miss above every rate within the target stays the bracket's end.
+        let o = [noisy(500.0, 3.0, 2.5, 3.5), noisy(1000.0, 7.0, 6.0, 8.0)];
+        let a = at_target(&o, t).unwrap();
+        assert_eq!((a.high_iops, a.not_monotone_iops.len()), (Some(1000.0), 0));
+    }
+
+    #[test]
+    fn with_nothing_surely_met_the_search_bisects_above_a_level_within_the_target() {
+        let t = Target {
+            percentile: Percentile::P99,
+            limit_ns: 5e6,
+        };
+        // The known device (closed-loop maximum about 1,800/s): 1,866/s not kept, 919/s
+        // undecided at 4.64 ms (3.77-8.48): the crossing is between them, not below 919.
+        let mut o = vec![
+            lagged(1866.0, 108.0, false, Some(Lag::Device)),
+            noisy(919.0, 4.64, 3.77, 8.48),
+        ];
+        assert_eq!(
+            search_next(&o, t, 1800.0, None),
+            Some((919.0 + 1866.0) / 2.0)
+        );
+        // Above the limit at 1,392/s: between 919 and 1,392 next.
+        o.push(noisy(1392.5, 5.9, 4.5, 9.0));
+        assert_eq!(
+            search_next(&o, t, 1800.0, None),
+            Some((919.0 + 1392.5) / 2.0)
+        );
+        // No level within the target: halve below the lowest, as before.
+        let o = [
+            lagged(1866.0, 108.0, false, Some(Lag::Device)),
+            noisy(919.0, 5.5, 3.77, 8.48),
+        ];
+        assert_eq!(search_next(&o, t, 1800.0, None), Some(919.0 / 2.0));
+    }
+
+    #[test]
+    fn with_every_level_the_machines_the_search_goes_down_and_says_why_it_is_undecided() {
+        let t = Target {
+            percentile: Percentile::P99,
+            limit_ns: 1e6,
+        };
+        // --target-p99 1ms on this VM's disk (closed-loop maximum 64,976/s): 57,057/s not
+        // kept, its generator threads waiting for a CPU 48 % of their time.
+        let o = [lagged(57_057.0, 14.0, false, Some(Lag::Machine))];
+        let a = at_target(&o, t).unwrap();
+        assert_eq!(a.machine_iops, vec![57_057.0]);
+        let w = target_words(&a);
+        assert!(w.contains("fell behind because of this machine"), "{w}");
+        assert!(!w.contains("within the noise"), "{w}");
+        assert_eq!(search_next(&o, t, 64_976.0, None), Some(57_057.0 / 2.0));
     }
 
     #[test]

@@ -123,6 +123,14 @@ pub fn read_task_delays(root: &Root) -> Vec<(u32, u64)> {
     .collect()
 }
 
+/// Run delay of the calling thread (`<proc>/thread-self/schedstat`, field 2), ns; None
+/// without schedstats (CONFIG_SCHED_INFO off) or before Linux 3.17 (no thread-self). A thread
+/// woken into a cgroup throttled by its CPU quota counts the throttled time here too: it is
+/// runnable, and not running.
+pub fn read_own_thread_delay(root: &Root) -> Option<u64> {
+    parse_schedstat_delay(&std::fs::read_to_string(root.proc.join("thread-self/schedstat")).ok()?)
+}
+
 pub fn read_cpu_times(root: &Root) -> Option<CpuTimes> {
     parse_proc_stat(&std::fs::read_to_string(root.proc.join("stat")).ok()?)
 }

@@ -148,7 +148,7 @@ impl<'a> OpenDriver<'a> {
                         r.behind.device_in_flight.unwrap_or(0.0),
                         r.max_inflight,
                         r.behind.cpu_wait_share.map_or(String::new(), |w| format!(
-                            ", waits for a CPU {:.0} % of its requests' latency",
+                            ", its threads waiting for a CPU {:.0} % of their time",
                             100.0 * w
                         ))
                     ));
@@ -205,13 +205,10 @@ pub fn measure(
 ) -> Result<(Option<OpenLevelResult>, bool)> {
     engine.offer(open);
     let ls = level_spec(plan, &open, idx);
-    let (stats, kernel, sched) =
+    // The generator's wait for a CPU is its threads' own (result.rs GenWait), not the
+    // process's run delay the closed loop reads.
+    let (stats, kernel, _sched) =
         crate::load::driver::run_level(engine, &ls, watch, &plan.root, progress, idx)?;
     let cut = stats.interrupted || crate::sys::signal::stop_requested();
-    // iosat's wait for a CPU over the window (every thread of the process: sys::sched).
-    let run_delay_ns = sched.map(|s| s.run_delay_ns);
-    Ok((
-        OpenLevelResult::new(&ls, &open, &stats, kernel, run_delay_ns),
-        cut,
-    ))
+    Ok((OpenLevelResult::new(&ls, &open, &stats, kernel), cut))
 }

@@ -31,6 +31,55 @@ pub struct OpenStats {
     pub unsent: u64,
     /// Counted requests whose intended start came while every thread of the pool was busy.
     pub pool_waits: u64,
+    /// The generator threads' own wait for a CPU over the level ([`GenWait`]).
+    pub gen_wait: GenWait,
+}
+
+/// The generator threads' wait for a CPU, summed over the threads that issue the requests
+/// (each pool thread, or the one io_uring thread): their scheduler run delay and the time
+/// they ran the level, each read by the thread itself at its start and its end
+/// ([`GenWait::start`]). Starvation measured where it happens: a CPU quota throttling iosat's
+/// cgroup, a CPU hog on its cores, a busy host all show here, while threads blocked in the
+/// device's I/O (not runnable) add nothing. Zero span: not measured (the sim, no schedstats).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GenWait {
+    pub run_delay_ns: u64,
+    pub span_ns: u64,
+}
+
+/// A generator thread's marks at its start ([`GenWait::start`]), closed by [`ThreadMark::end`].
+pub struct ThreadMark {
+    delay_ns: Option<u64>,
+    at_ns: u64,
+}
+
+impl GenWait {
+    /// Mark the calling thread's start, given its run delay so far (sys::sched
+    /// `read_own_thread_delay`, read by the generator before the level's loop).
+    pub fn start(delay_ns: Option<u64>) -> ThreadMark {
+        ThreadMark {
+            delay_ns,
+            at_ns: crate::load::workload::now_ns(),
+        }
+    }
+
+    /// The share of the generator threads' time spent runnable and not running, 0..=1; None
+    /// when not measured.
+    pub fn share(&self) -> Option<f64> {
+        (self.span_ns > 0).then(|| (self.run_delay_ns as f64 / self.span_ns as f64).min(1.0))
+    }
+}
+
+impl ThreadMark {
+    /// The calling thread's wait since its mark, given its run delay now, added to
+    /// `open.gen_wait` (nothing when its schedstat could not be read at either end).
+    pub fn end(self, after: Option<u64>, open: &mut OpenStats) {
+        let now = crate::load::workload::now_ns();
+        if let (Some(a), Some(b)) = (self.delay_ns, after) {
+            open.gen_wait.run_delay_ns += b.saturating_sub(a);
+            open.gen_wait.span_ns += now.saturating_sub(self.at_ns);
+        }
+    }
 }
 
 impl OpenStats {
@@ -42,6 +91,7 @@ impl OpenStats {
             scheduled: 0,
             unsent: 0,
             pool_waits: 0,
+            gen_wait: GenWait::default(),
         }
     }
 
@@ -74,6 +124,8 @@ impl std::ops::AddAssign<&OpenStats> for OpenStats {
         self.scheduled += o.scheduled;
         self.unsent += o.unsent;
         self.pool_waits += o.pool_waits;
+        self.gen_wait.run_delay_ns += o.gen_wait.run_delay_ns;
+        self.gen_wait.span_ns += o.gen_wait.span_ns;
     }
 }
 
@@ -113,10 +165,9 @@ pub struct Behind {
     /// absent when the level was on time, and in files written before it was recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lag: Option<crate::analysis::open::Lag>,
-    /// The share of the measured latency that was a wait for a CPU ([`cpu_wait_share`]: the
-    /// scheduler run delay of iosat's threads over the window against the sum of the
-    /// counted requests' latencies from their intended start, at most 1); absent when not
-    /// measured.
+    /// The share of the generator threads' time they waited for a CPU ([`GenWait::share`]:
+    /// each thread's scheduler run delay over the level, summed, over the time they ran it,
+    /// at most 1); absent when not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_wait_share: Option<f64>,
     /// Requests the device held on average (achieved rate × mean latency from submission,
@@ -160,31 +211,13 @@ pub struct OpenLevelResult {
     pub interrupted: bool,
 }
 
-/// The share of the measured latency that was a wait for a CPU: the run delay of iosat's
-/// threads over a level's window (`run_delay_ns`, every thread of the process: the
-/// generator's, the completions', the sampler's) over the sum of its counted requests'
-/// latencies from their intended start (`latency_sum_ns`), at most 1. A wait for a CPU
-/// delays a request only while it is being submitted or reaped, both inside its latency from
-/// the intended start; a wait of threads that held no request (the sampler, an idle worker)
-/// counts against it too, so the share is an upper bound, capped at the whole latency. Per
-/// thread over the window (what it was) it could pass 100 % with many threads waiting at
-/// once. 1 when there was wait and no latency to hold it; 0 without either.
-pub fn cpu_wait_share(run_delay_ns: u64, latency_sum_ns: u128) -> f64 {
-    if latency_sum_ns == 0 {
-        return if run_delay_ns > 0 { 1.0 } else { 0.0 };
-    }
-    (run_delay_ns as f64 / latency_sum_ns as f64).min(1.0)
-}
-
 impl OpenLevelResult {
-    /// None when the level completed no I/O. `run_delay_ns`: the scheduler run delay of
-    /// iosat's threads over the window, when measured (it becomes `behind.cpu_wait_share`).
+    /// None when the level completed no I/O.
     pub fn new(
         spec: &LevelSpec,
         open: &OpenSpec,
         stats: &LevelStats,
         kernel: Option<KernelView>,
-        run_delay_ns: Option<u64>,
     ) -> Option<OpenLevelResult> {
         let o = stats.open.as_ref()?;
         // An engine records every counted request through OpenStats::record, or (an engine
@@ -206,7 +239,7 @@ impl OpenLevelResult {
         let offered_iops = o.scheduled as f64 / window_s;
         let iops = ios as f64 / elapsed_s;
         let late = o.late.summary();
-        let cpu_wait_share = run_delay_ns.map(|d| cpu_wait_share(d, o.intended.sum_ns));
+        let cpu_wait_share = o.gen_wait.share();
         let service_summary = LatencySummary::from_hist(&service);
         let kept = kept(o.unsent, iops, offered_iops, o.pool_waits, ios) && !stats.interrupted;
         let evidence = crate::analysis::open::LagEvidence {
@@ -217,6 +250,7 @@ impl OpenLevelResult {
             pool: open.max_inflight,
             pool_full: o.unsent > 0 || o.pool_waits as f64 > KEPT_POOL_WAIT_SHARE * ios as f64,
             cpu_wait_share,
+            kernel_in_flight: kernel.as_ref().and_then(|k| k.aqu_sz),
         };
         let behind = Behind {
             p50_ns: late.p50,
@@ -330,16 +364,38 @@ mod tests {
     }
 
     #[test]
-    fn the_cpu_wait_is_a_share_of_the_measured_latency_at_most_all_of_it() {
-        // 1,000 requests of 2 ms from their intended start: 2 s of latency; 0.1 s of wait.
-        assert_eq!(cpu_wait_share(100_000_000, 2_000_000_000), 0.05);
-        // 64 threads each waiting 0.5 s of a 1 s window (32 s of run delay, the old per
-        // window figure 50 % per thread, and over 100 % with fewer threads counted) against
-        // 2 s of latency: bounded at the whole latency.
-        assert_eq!(cpu_wait_share(32_000_000_000, 2_000_000_000), 1.0);
-        assert_eq!(cpu_wait_share(5, 0), 1.0);
-        assert_eq!(cpu_wait_share(0, 0), 0.0);
-        assert_eq!(cpu_wait_share(0, 7), 0.0);
+    fn the_generators_cpu_wait_is_a_share_of_its_threads_time() {
+        // 64 threads each waiting 0.5 s of their 1 s: half, whatever the count (the share of
+        // the summed latency it replaces shrank as requests queued: 0.008 under a quota).
+        let mut all = OpenStats::new();
+        for _ in 0..64 {
+            let mut t = OpenStats::new();
+            t.gen_wait = GenWait {
+                run_delay_ns: 500_000_000,
+                span_ns: 1_000_000_000,
+            };
+            all += &t;
+        }
+        assert_eq!(all.gen_wait.share(), Some(0.5));
+        assert_eq!(GenWait::default().share(), None, "not measured");
+        let over = GenWait {
+            run_delay_ns: 3,
+            span_ns: 2,
+        };
+        assert_eq!(over.share(), Some(1.0));
+        // A real thread's marks: its span is the time between them.
+        let delay = || {
+            let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+            text.split_whitespace().nth(1)?.parse::<u64>().ok()
+        };
+        let mark = GenWait::start(delay());
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let mut o = OpenStats::new();
+        mark.end(delay(), &mut o);
+        if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+            assert!(o.gen_wait.span_ns >= 2_000_000, "{:?}", o.gen_wait);
+            assert!(o.gen_wait.share().unwrap() < 1.0, "{:?}", o.gen_wait);
+        }
     }
 
     #[test]
@@ -368,7 +424,7 @@ mod tests {
         st.elapsed_ns = 1_000_000_000;
         o.scheduled = 101;
         st.open = Some(o);
-        let r = OpenLevelResult::new(&spec, &open, &st, None, None).unwrap();
+        let r = OpenLevelResult::new(&spec, &open, &st, None).unwrap();
         assert_eq!(r.ios, 100);
         assert!((r.offered_iops - 101.0).abs() < 1e-9);
         assert!((r.iops - 100.0).abs() < 1e-9);
@@ -384,7 +440,7 @@ mod tests {
         // The same level with requests waiting for the pool is not kept.
         let mut st2 = st.clone();
         st2.open.as_mut().unwrap().pool_waits = 2;
-        let r2 = OpenLevelResult::new(&spec, &open, &st2, None, None).unwrap();
+        let r2 = OpenLevelResult::new(&spec, &open, &st2, None).unwrap();
         assert!(!r2.behind.kept);
         let j = serde_json::to_value(&r).unwrap();
         for k in [

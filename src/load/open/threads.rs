@@ -60,6 +60,7 @@ fn worker(
     let window = pool.schedule.window;
     let mut st = LevelStats::new();
     let mut open = OpenStats::new();
+    let mark = super::result::GenWait::start(own_delay());
     let mut buf = random_buf(bs, seed);
     let ptr = buf.as_mut_ptr();
     let mut clock = crate::load::windows::WindowClock::new(
@@ -112,7 +113,13 @@ fn worker(
         }
     }
     ctl.ops_done.fetch_add(unpublished, Relaxed);
+    mark.end(own_delay(), &mut open);
     st.elapsed_ns = crate::load::workload::measured_ns(&window, counted, last_ns, st.interrupted);
     st.open = Some(open);
     Ok(st)
+}
+
+/// This thread's scheduler run delay so far (sys::sched), for [`super::result::GenWait`].
+fn own_delay() -> Option<u64> {
+    crate::sys::sched::read_own_thread_delay(&crate::sys::Root::default())
 }

@@ -127,6 +127,7 @@ fn worker(
     let SlotRing { mut ring, bufs, io } = SlotRing::new(fd, bs, slots, 1, tuning, seed)?;
     let mut st = LevelStats::new();
     let mut open = OpenStats::new();
+    let mark = super::result::GenWait::start(own_delay());
     let mut l = Loop {
         slots: vec![Slot::default(); slots],
         free: (0..slots as u32).rev().collect(),
@@ -147,6 +148,7 @@ fn worker(
         return Err(abandon(ring, bufs, in_flight, e));
     }
     ctl.ops_done.fetch_add(l.unpublished, Relaxed);
+    mark.end(own_delay(), &mut open);
     st.interrupted = ctl.stop.load(Relaxed);
     st.elapsed_ns =
         crate::load::workload::measured_ns(&schedule.window, l.counted, l.last_ns, st.interrupted);
@@ -361,6 +363,11 @@ fn due_by(starts: &[u64], origin_ns: u64, now: u64) -> usize {
 }
 
 /// The window a level's schedule runs in, for the tests.
+/// This thread's scheduler run delay so far (sys::sched), for [`super::result::GenWait`].
+fn own_delay() -> Option<u64> {
+    crate::sys::sched::read_own_thread_delay(&crate::sys::Root::default())
+}
+
 #[cfg(test)]
 fn test_window(now: u64, ramp: u64, dur: u64) -> crate::load::workload::Window {
     crate::load::workload::Window {
@@ -521,7 +528,7 @@ mod tests {
         assert!(ios >= 10, "{ios} reads; late {:?}", o.late.summary());
         assert!(o.pool_waits > 0, "{ios} reads, none waited for the slot");
         assert!(o.scheduled > ios, "{} scheduled, {ios} done", o.scheduled);
-        let r = super::super::result::OpenLevelResult::new(&spec, &open, &st, None, None).unwrap();
+        let r = super::super::result::OpenLevelResult::new(&spec, &open, &st, None).unwrap();
         assert!(!r.behind.kept, "{:?}", r.behind);
         assert!(r.behind.unsent > 0 || r.behind.pool_waits > 0);
     }

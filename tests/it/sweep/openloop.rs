@@ -349,11 +349,6 @@ fn queue_crossing(units: usize, service_ms: &[(f64, f64)], target_ms: f64) -> f6
 /// distribution is the run's own closed level at concurrency 2 (at most four in flight: no
 /// queue), so the host's jitter inside each request is in the truth too.
 #[test]
-#[ignore = "open defect (issue 38): on this VM at 23:00-23:35 on 2026-11-28 the target search \
-            ended near 190/s where the truth crosses 5 ms at 1186/s, with a narrow interval and \
-            not as an estimate: the host's stolen milliseconds push an open loop's p99 past a \
-            5 ms target at any rate, and iosat counts them against the device (failed in a full \
-            suite and alone, after passing in the full suite at 22:05)"]
 fn target_p99_lands_near_the_known_devices_crossing() {
     let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
@@ -409,6 +404,22 @@ fn target_p99_lands_near_the_known_devices_crossing() {
             if stalled { " (device stalled: not judged)" } else { "" }
         );
         eprintln!("{line}");
+        for l in j["open_levels"].as_array().unwrap() {
+            let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN) / 1e6;
+            eprintln!(
+                "  offered {:.0}: kept {}, lag {}, p99 {:.2} ms {}, from submission {:.2} ms, \
+                 lateness p99 {:.2} ms, pool waits {}, target {}",
+                l["offered_iops"].as_f64().unwrap(),
+                l["behind"]["kept"],
+                l["behind"]["lag"],
+                f(&l["latency_ns"]["p99"]),
+                l["latency_ns_ci95"]["p99"],
+                f(&l["service_latency_ns"]["p99"]),
+                f(&l["behind"]["p99_ns"]),
+                l["behind"]["pool_waits"],
+                l["target_decision"]
+            );
+        }
         tries.push(line);
         if stalled {
             continue;
