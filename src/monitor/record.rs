@@ -128,14 +128,7 @@ pub fn format_latency(b: &BlkSample) -> String {
                 continue;
             }
             s.push_str(&format!(" {}:{}/{op}/{}/", d.major, d.minor, h.sum_ns));
-            let mut first = true;
-            for (i, &c) in h.buckets.iter().enumerate().filter(|(_, &c)| c > 0) {
-                if !first {
-                    s.push(',');
-                }
-                first = false;
-                s.push_str(&format!("{i}={c}"));
-            }
+            push_buckets(&mut s, &h.buckets);
         }
         for (op, row) in OP_CODES.iter().zip(&d.classes) {
             for (class, h) in CLASS_CODES.iter().zip(row) {
@@ -146,14 +139,7 @@ pub fn format_latency(b: &BlkSample) -> String {
                     " {}:{}/{op}{class}/{}/{}/",
                     d.major, d.minor, h.sum_ns, h.bytes
                 ));
-                let mut first = true;
-                for (i, &c) in h.buckets.iter().enumerate().filter(|(_, &c)| c > 0) {
-                    if !first {
-                        s.push(',');
-                    }
-                    first = false;
-                    s.push_str(&format!("{i}={c}"));
-                }
+                push_buckets(&mut s, &h.buckets);
             }
         }
     }
@@ -522,6 +508,22 @@ impl Assembler {
             ));
         };
         Ok((self.events, source))
+    }
+}
+
+/// A histogram's non-zero buckets as `i=count`, comma-separated (the per-op and the per-class
+/// tokens of a `B` line alike).
+fn push_buckets(s: &mut String, buckets: &[u64]) {
+    for (n, (i, c)) in buckets
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .enumerate()
+    {
+        if n > 0 {
+            s.push(',');
+        }
+        s.push_str(&format!("{i}={c}"));
     }
 }
 
