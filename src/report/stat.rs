@@ -472,7 +472,7 @@ fn profile_line(d: &StatSeries) -> String {
             }
         ),
         Err(why) => format!(
-            "{}: no saturation: {why} {}",
+            "{}: saturation not judged: {why} {}",
             d.name,
             crate::profile::how_to_measure(&d.name)
         ),
@@ -809,7 +809,7 @@ mod tests {
             text.contains("sdb: overloaded (read 4.0x learned baseline), headroom 0"),
             "{text}"
         );
-        assert!(!text.contains("sdb: no saturation"), "{text}");
+        assert!(!text.contains("sdb: saturation not judged"), "{text}");
         // The devices named first, the others after them in their order.
         let mk = |name: &str| StatSeries {
             name: name.into(),

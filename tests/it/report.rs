@@ -1316,7 +1316,7 @@ fn every_recording_sentence_is_in_every_format() {
                 dev["profile"]["baseline_pattern"].as_str().unwrap(),
                 dev["profile"]["baseline_block_size"]
             ),
-            None => format!("{name}: no saturation: iosat stat had no profile for it."),
+            None => format!("{name}: saturation not judged: iosat stat had no profile for it."),
         });
     }
     assert!(busy.len() >= 2 && !idle.is_empty(), "{busy:?} {idle:?}");
