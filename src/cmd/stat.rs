@@ -58,10 +58,20 @@ pub fn run(args: &StatArgs) -> anyhow::Result<i32> {
 /// While recording with --html, the page is redrawn at most this often and once at the end.
 const PAGE_EVERY_NS: u64 = 5_000_000_000;
 
-/// `--html`: the page `iosat report` draws for the same recording.
-fn page_of(series: (Vec<StatSeries>, Vec<String>)) -> String {
+/// `--html`: the page `iosat report` draws for the same recording, with the diagnosis of
+/// the recording file (`rec`: its path and text) when there is one.
+fn page_of(series: (Vec<StatSeries>, Vec<String>), rec: Option<(&Path, &str)>) -> String {
     let (devs, idle) = series;
-    crate::report::stat::render(&devs, &idle, Format::Html)
+    let diagnosis = rec
+        .map(|(p, t)| crate::import::recording_diagnosis(p, t))
+        .unwrap_or_default();
+    crate::report::stat::render_with_diagnosis(&devs, &idle, &diagnosis, Format::Html)
+}
+
+/// The `--record` file's text as the page reads it (None without one, or when unreadable:
+/// the page is then drawn without the diagnosis).
+fn recorded_text(rec: Option<&Path>) -> Option<String> {
+    RecordingText::open(rec?).ok().map(|r| r.text)
 }
 
 /// The JSON lines' envelope: this host, started at the run's first sample (the first
@@ -139,7 +149,10 @@ pub(crate) fn replay(
     }
     let store =
         SeriesStore::from_text(&text, Some(crate::learn::in_memory())).map_err(|e| e.at(path))?;
-    Ok(Some(page_of(store.series(&mut profiles))))
+    Ok(Some(page_of(
+        store.series(&mut profiles),
+        Some((path, &text)),
+    )))
 }
 
 fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), Error> {
@@ -188,7 +201,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         if page {
             let now = clock::monotonic_ns();
             if now.saturating_sub(page_at) >= PAGE_EVERY_NS {
-                out.page(&page_of(collector.series().unwrap_or_default()))?;
+                let text = recorded_text(spec.record.as_deref());
+                let rec = spec.record.as_deref().zip(text.as_deref());
+                out.page(&page_of(collector.series().unwrap_or_default(), rec))?;
                 page_at = now;
             }
         }
@@ -204,7 +219,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     }
     collector.finish()?;
     if let (true, Some(series)) = (page, collector.series()) {
-        out.page(&page_of(series))?;
+        let text = recorded_text(spec.record.as_deref());
+        let rec = spec.record.as_deref().zip(text.as_deref());
+        out.page(&page_of(series, rec))?;
     }
     collector.save_learning();
     if stopped {

@@ -200,6 +200,19 @@ pub fn load(path: &Path) -> Result<(FileImport, Ids)> {
     Ok((parse(path, &rec.text)?, ids))
 }
 
+/// What `iosat analyze` diagnoses in a recording's `text` (already read; `path` names it in
+/// what the parser says), each device's lines in order: the one diagnosis the recording page
+/// of `iosat report` and of `stat --html` both carry. None when the text gives the importer
+/// nothing to read.
+pub fn recording_diagnosis(path: &Path, text: &str) -> Vec<String> {
+    let Ok(import) = parse(path, text) else {
+        return Vec::new();
+    };
+    report::build(&[import], &[])
+        .map(|r| r.devices.into_iter().flat_map(|d| d.diagnosis).collect())
+        .unwrap_or_default()
+}
+
 /// Parse a number as the tools print it: `1234.56`, `1,234.56` is not used by them, but a
 /// decimal comma (`0,00`, sysstat under a European locale) is.
 pub(crate) fn num(tok: &str) -> Option<f64> {
