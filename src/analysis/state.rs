@@ -364,6 +364,10 @@ pub struct Judgement {
     pub device: DirJudgement,
     pub read: DirJudgement,
     pub write: DirJudgement,
+    /// The interval against the cap the user declared (issue 42), on the figure it comes
+    /// nearest to; None without a declaration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<super::declared::CapUse>,
 }
 
 impl Judgement {
@@ -393,6 +397,7 @@ impl Judgement {
             device,
             read,
             write,
+            cap: None,
         }
     }
 
@@ -425,6 +430,10 @@ impl Judgement {
         if !flags.is_empty() {
             s.push_str(&format!(" [{}]", flags.join(", ")));
         }
+        if let Some(c) = &self.cap {
+            s.push_str("; ");
+            s.push_str(&c.live_words());
+        }
         s
     }
 }
@@ -452,6 +461,13 @@ impl Judgement {
         let flags = d.flags.words();
         if !flags.is_empty() {
             s.push_str(&format!(" [{}]", flags.join(", ")));
+        }
+        if let Some(c) = &self.cap {
+            s.push_str(&format!(
+                ", {:.0} % of {} cap",
+                c.ratio * 100.0,
+                c.cap.figure(c.declared)
+            ));
         }
         s
     }

@@ -2,9 +2,10 @@
 //! ([`parse_profile`]; a field missing or of another type reads as None, so a file from an
 //! older or newer iosat loads by the fields it has), and the report with what `iosat profile`
 //! adds ([`Extras`], the device's state) as it is stored ([`profile_json`]).
-//! Imports only: profile/.
+//! Imports only: profile/, analysis/declared.rs.
 
 use super::{DeviceProfile, DeviceState, Direction, Imported, ModelKey};
+use crate::analysis::declared::{CapDim, DeclaredCap};
 
 /// The sweep `report` with the device's state beside it (key `device_state`) and what `iosat
 /// profile` adds ([`Extras`]), as [`save`](super::save) stores it: `stat` then says when the device changed
@@ -61,11 +62,14 @@ struct ProfileFile {
     /// Set by `iosat profile save/import --model`: a model profile and what it matches.
     #[serde(deserialize_with = "lenient")]
     model_profile: Option<ModelKey>,
+    /// The cap declared for the device (issue 42): checked strictly ([`declared_cap`]), a
+    /// file may have been planted by someone else.
+    declared_cap: Option<serde_json::Value>,
 }
 
 /// What `iosat profile save/import` add to the sweep report they store ([`profile_json`]):
 /// typed, so the stored file and [`ProfileFile`] agree on the names.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Extras {
     /// The device here the profile was saved for (None for a model profile: it is no one
     /// device's).
@@ -75,6 +79,10 @@ pub struct Extras {
     pub imported: Option<Imported>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_profile: Option<ModelKey>,
+    /// The cap declared with `iosat profile save --cap-iops/--cap-mbps` (over the sweep's
+    /// own, which the report carries under the same key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_cap: Option<DeclaredCap>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -151,6 +159,7 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     let baseline_latency_ns = positive(verdict.baseline_latency_ns, "baseline_latency_ns")?;
     let knee = positive(verdict.knee_concurrency, "knee_concurrency")?;
     let max_useful_iops = positive(verdict.max_useful_iops, "max_useful_iops")?;
+    let declared_cap = declared_cap(file.declared_cap.as_ref())?;
     let w = file.workload.unwrap_or_default();
     let pattern = w.pattern.unwrap_or_else(|| "unknown".into());
     Ok(DeviceProfile {
@@ -176,9 +185,46 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
         knee_at_least: verdict.knee_above.map(|c| c as u32),
         gentle: w.limits.as_ref().is_some_and(|l| !l.is_empty()),
         measured_unix_s: file.started_unix_s,
+        declared_cap,
         pattern,
         block_size: w.block_size.unwrap_or(0),
     })
+}
+
+/// A profile's `declared_cap` object: absent or null is none; otherwise an object whose known
+/// keys (`iops`, `read_iops`, `write_iops`, `bytes_per_s`, `read_bytes_per_s`,
+/// `write_bytes_per_s`) are each a positive finite number. Anything else is an error naming the
+/// key: a cap judges every interval, so a planted `-5` or `"abc"` must not judge silently (nor
+/// be dropped silently).
+fn declared_cap(v: Option<&serde_json::Value>) -> std::result::Result<Option<DeclaredCap>, String> {
+    let obj = match v {
+        None | Some(serde_json::Value::Null) => return Ok(None),
+        Some(serde_json::Value::Object(o)) => o,
+        Some(other) => return Err(format!("expected an object at declared_cap, not {other}")),
+    };
+    let mut cap = DeclaredCap::default();
+    for dim in CapDim::ALL {
+        let key = match dim {
+            CapDim::Iops => "iops",
+            CapDim::ReadIops => "read_iops",
+            CapDim::WriteIops => "write_iops",
+            CapDim::BytesPerS => "bytes_per_s",
+            CapDim::ReadBytesPerS => "read_bytes_per_s",
+            CapDim::WriteBytesPerS => "write_bytes_per_s",
+        };
+        match obj.get(key) {
+            None | Some(serde_json::Value::Null) => {}
+            Some(x) => match x.as_f64().filter(|f| f.is_finite() && *f > 0.0) {
+                Some(f) => cap.set(dim, f),
+                None => {
+                    return Err(format!(
+                        "expected a positive number at declared_cap.{key}, not {x}"
+                    ))
+                }
+            },
+        }
+    }
+    Ok((!cap.is_empty()).then_some(cap))
 }
 
 /// The pattern a sweep report `json` was swept with, as [`save`](super::save) files it (empty
