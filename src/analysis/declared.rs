@@ -74,6 +74,19 @@ impl CapDim {
         }
     }
 
+    /// The exporter's `cap` label: "iops", "read_iops", "write_iops", "bytes", "read_bytes",
+    /// "write_bytes" (the unit of the family says the rest).
+    pub fn label(self) -> &'static str {
+        match self {
+            CapDim::Iops => "iops",
+            CapDim::ReadIops => "read_iops",
+            CapDim::WriteIops => "write_iops",
+            CapDim::BytesPerS => "bytes",
+            CapDim::ReadBytesPerS => "read_bytes",
+            CapDim::WriteBytesPerS => "write_bytes",
+        }
+    }
+
     /// Whether the figure counts bytes (given in MB/s) rather than requests.
     pub fn is_bytes(self) -> bool {
         matches!(

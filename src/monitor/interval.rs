@@ -64,6 +64,27 @@ pub struct DeviceRow {
     pub cap: Option<DeclaredCap>,
 }
 
+/// The cap declared for the device `name` (kernel name) known as `display`: the command
+/// line's figures (`caps`, by either name, a `/dev/` or `/dev/mapper/` prefix ignored), each
+/// over its profile's. Pure: the exporter asks it too.
+pub fn cap_for(
+    caps: &[(String, DeclaredCap)],
+    name: &str,
+    display: &str,
+    p: Option<&DeviceProfile>,
+) -> Option<DeclaredCap> {
+    let given = caps.iter().find_map(|(dev, c)| {
+        let dev = dev.strip_prefix("/dev/").unwrap_or(dev);
+        let dev = dev.strip_prefix("mapper/").unwrap_or(dev);
+        (dev == name || dev == display).then_some(*c)
+    });
+    let saved = p.and_then(|p| p.declared_cap);
+    match (given, saved) {
+        (Some(g), Some(s)) => Some(g.or(s)),
+        (g, s) => g.or(s),
+    }
+}
+
 /// One interval: the measured time span and the selected devices in kernel order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntervalReport {
@@ -217,16 +238,7 @@ impl StatEngine {
         meta: &DeviceMeta,
         p: Option<&DeviceProfile>,
     ) -> Option<DeclaredCap> {
-        let given = self.caps.iter().find_map(|(dev, c)| {
-            let dev = dev.strip_prefix("/dev/").unwrap_or(dev);
-            let dev = dev.strip_prefix("mapper/").unwrap_or(dev);
-            (dev == l.name || dev == meta.display_name).then_some(*c)
-        });
-        let saved = p.and_then(|p| p.declared_cap);
-        match (given, saved) {
-            (Some(g), Some(s)) => Some(g.or(s)),
-            (g, s) => g.or(s),
-        }
+        cap_for(&self.caps, &l.name, &meta.display_name, p)
     }
 
     /// Record what sysfs says about a device (live: looked up; replay: from `D` lines).

@@ -171,6 +171,11 @@ pub fn cap_use(cap: &DeclaredCap, r: &DiskRates) -> Option<CapUse> {
     cap.nearest(r.r_s, r.w_s, r.rkb_s * 1024.0, r.wkb_s * 1024.0)
 }
 
+/// An interval's rates against every figure of a declared cap (the exporter's ratio gauge).
+pub fn cap_uses(cap: &DeclaredCap, r: &DiskRates) -> Vec<CapUse> {
+    cap.uses(r.r_s, r.w_s, r.rkb_s * 1024.0, r.wkb_s * 1024.0)
+}
+
 /// The judgement of a device row.
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
