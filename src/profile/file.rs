@@ -69,7 +69,7 @@ struct ProfileFile {
 
 /// What `iosat profile save/import` add to the sweep report they store ([`profile_json`]):
 /// typed, so the stored file and [`ProfileFile`] agree on the names.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Extras {
     /// The device here the profile was saved for (None for a model profile: it is no one
     /// device's).
@@ -79,10 +79,6 @@ pub struct Extras {
     pub imported: Option<Imported>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_profile: Option<ModelKey>,
-    /// The cap declared with `iosat profile save --cap-iops/--cap-mbps` (over the sweep's
-    /// own, which the report carries under the same key).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub declared_cap: Option<DeclaredCap>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -261,6 +257,42 @@ mod tests {
         std::fs::write(d.path().join("bad.json"), "{").unwrap();
         let e = load(d.path(), "bad").unwrap_err().to_string();
         assert!(e.contains("bad.json:1: not JSON"), "{e}");
+    }
+
+    /// Issue 42: a profile's declared cap reads back; a planted one that is not a positive
+    /// number (or not an object) refuses the file, naming the key, rather than judging by it.
+    #[test]
+    fn a_declared_cap_reads_back_and_a_planted_bad_one_is_refused() {
+        let v = r#""verdict":{"baseline_latency_ns":1,"knee_concurrency":2,"max_useful_iops":3}"#;
+        let with = |cap: &str| parse_profile("dev", &format!("{{{v},\"declared_cap\":{cap}}}"));
+        let p = with(r#"{"iops":3000,"bytes_per_s":125000000.0,"newer_key":1}"#).unwrap();
+        let c = p.declared_cap.unwrap();
+        assert_eq!((c.iops, c.bytes_per_s), (Some(3000.0), Some(125e6)));
+        assert_eq!(with("null").unwrap().declared_cap, None);
+        assert_eq!(with("{}").unwrap().declared_cap, None);
+        for (bad, says) in [
+            (r#"{"iops":-5}"#, "declared_cap.iops, not -5"),
+            (r#"{"iops":0}"#, "declared_cap.iops, not 0"),
+            (
+                r#"{"write_bytes_per_s":"abc"}"#,
+                "declared_cap.write_bytes_per_s",
+            ),
+            (r#""3000""#, "expected an object at declared_cap"),
+        ] {
+            let e = with(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        // What a sweep with a declaration saves reads back the same.
+        let report = serde_json::json!({
+            "verdict": {"baseline_latency_ns": 1, "knee_concurrency": 2, "max_useful_iops": 3},
+            "declared_cap": crate::analysis::declared::DeclaredCap {
+                read_iops: Some(16000.0),
+                ..Default::default()
+            },
+        });
+        let json = profile_json(&report, &DeviceState::default(), &Extras::default());
+        let p = parse_profile("dev", &json).unwrap();
+        assert_eq!(p.declared_cap.unwrap().read_iops, Some(16000.0));
     }
 
     /// A profile file as iosat 0.1 saved it (the sweep report pretty-printed with sorted keys,
