@@ -1,0 +1,338 @@
+//! Declared caps (issue 42) on the suite's known device: a token bucket of 1,000 IOPS in front
+//! of four units of 2 ms (2,000 IOPS of their own), declared as a 1,000 IOPS cap, is named by
+//! the sweep's verdict, by live `stat` and by the exporter's ratio, each within 5 %; the same
+//! declaration on a device of four units of 8 ms (500 IOPS, no cap) is not claimed, and the
+//! sweep says the device's own limit is lower. Bad values are one line naming the flag and the
+//! value, exit 2.
+//!
+//! Tolerance: 5 % (the issue's acceptance), which is what `analysis::declared::AT_CAP` uses. A
+//! token bucket paces to well under 1 %; an interval of `stat` or of the exporter is measured
+//! on the monotonic clock around its reads, so the host's pauses (1–3.5 ms about 9 times a
+//! second here) move the interval and its count together and the rate stays within a few
+//! tenths of a percent; fio keeps 16 requests waiting at the bucket, so it never runs dry.
+
+use crate::exporter::Exporter;
+use crate::knowndev::{Cap, KnownDev, Spec};
+use crate::util::*;
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// The capped device: 2,000 IOPS of its own behind a bucket of 1,000 a second, no burst.
+fn capped() -> Spec {
+    Spec::new(4, ms(2)).cap(Cap::Iops {
+        per_s: 1000.0,
+        burst: 0.0,
+    })
+}
+
+/// A child killed on drop (also when the test fails).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// fio reading `dev` with 16 requests in flight for at most `secs`, as threads of one process
+/// so that killing it stops the load.
+fn fio(dev: &str, secs: u32) -> Killed {
+    Killed(
+        Command::new("fio")
+            .args([
+                "--name=load",
+                "--rw=randread",
+                "--bs=4k",
+                "--direct=1",
+                "--ioengine=libaio",
+                "--iodepth=16",
+                "--time_based",
+                "--thread",
+            ])
+            .arg(format!("--filename={dev}"))
+            .arg(format!("--runtime={secs}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// A sweep of the known device with a declared cap of 1,000 IOPS.
+fn sweep(dev: &KnownDev) -> Value {
+    let out = iosat()
+        .args([
+            "sweep",
+            "--json",
+            "--no-progress",
+            "--levels",
+            "1,2,4,8,16",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0.2s",
+            "--budget",
+            "0",
+            "--cap-iops",
+            "1000",
+            &dev.path,
+        ])
+        .output()
+        .unwrap();
+    ok_json(&out)
+}
+
+fn summary(j: &Value) -> String {
+    j["verdict"]["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_sweep_names_a_declared_cap_at_its_plateau_and_not_one_the_device_never_reaches() {
+    let Some(dev) = KnownDev::start(capped()) else {
+        return;
+    };
+    let j = sweep(&dev);
+    let s = summary(&j);
+    let u = &j["verdict"]["declared_cap"];
+    let ratio = u["ratio"].as_f64().unwrap_or_else(|| panic!("{u}\n{s}"));
+    assert!((0.95..=1.05).contains(&ratio), "ratio {ratio}\n{s}");
+    assert_eq!(u["cap"], "iops", "{u}");
+    assert!(
+        s.contains("of the declared 1,000 IOPS cap: the cap, not the device, is the limit"),
+        "{s}"
+    );
+    assert!(!s.contains("one sweep cannot tell them apart"), "{s}");
+    drop(dev);
+
+    // Four units of 8 ms: 500 IOPS of the device's own, no cap, the same declaration.
+    let Some(dev) = KnownDev::start(Spec::new(4, ms(8))) else {
+        return;
+    };
+    let j = sweep(&dev);
+    let s = summary(&j);
+    let ratio = j["verdict"]["declared_cap"]["ratio"].as_f64().unwrap();
+    // 500 of 1,000, within the plateau's noise: well below the 0.95 of "at the cap".
+    assert!((0.45..=0.55).contains(&ratio), "ratio {ratio}\n{s}");
+    assert!(!s.contains("the cap, not the device"), "{s}");
+    assert!(
+        s.contains("the device's own limit is lower than the cap"),
+        "{s}"
+    );
+}
+
+/// The exporter's ratio gauge of `dev`'s IOPS cap in one exposition.
+fn ratio_in(body: &str, dev: &str) -> Option<f64> {
+    let head = format!("iosat_disk_cap_used_ratio{{device=\"{dev}\",cap=\"iops\"}} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(&head))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
+    if !have("fio", "--version") {
+        skip("fio is not installed");
+        return;
+    }
+    let Some(dev) = KnownDev::start(capped()) else {
+        return;
+    };
+    let name = dev.name().to_string();
+    let root = std::path::Path::new("/");
+    let exporter = Exporter::start_at(
+        &root.join("proc"),
+        &root.join("sys"),
+        &[
+            "--all",
+            "--no-bpf",
+            "--no-learn",
+            "--device-include",
+            &name,
+            "--cap-iops",
+            "1000",
+        ],
+    );
+    let _load = fio(&dev.path, 20);
+    // The load settles on the bucket within its first second.
+    std::thread::sleep(Duration::from_millis(1500));
+
+    // stat's JSON: each interval's share of the declared cap, on the IOPS figure.
+    let out = iosat()
+        .args([
+            "stat",
+            "--json",
+            "--no-bpf",
+            "--no-learn",
+            "-i",
+            "1",
+            "-c",
+            "3",
+        ])
+        .args(["--cap-iops", "1000", &name])
+        .output()
+        .unwrap();
+    let lines = json_lines(&ok_stdout(&out));
+    let ratios: Vec<f64> = lines
+        .iter()
+        .filter_map(|r| r["devices"][0]["judgement"]["cap"]["ratio"].as_f64())
+        .collect();
+    assert_eq!(ratios.len(), 3, "{lines:#?}");
+    eprintln!("stat's ratios {ratios:?}");
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert!(
+        (0.95..=1.05).contains(&sorted[1]),
+        "stat's ratios {ratios:?}"
+    );
+    assert_eq!(lines[0]["devices"][0]["declared_cap"]["iops"], 1000.0);
+
+    // stat's text: the judgement in words.
+    let out = iosat()
+        .args(["stat", "--no-bpf", "--no-learn", "-i", "1", "-c", "3"])
+        .args(["--cap", &format!("/dev/{name}:iops=1000"), &name])
+        .output()
+        .unwrap();
+    let text = ok_stdout(&out);
+    let said: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("# {name}: at ")))
+        .collect();
+    // Every interval against the cap; most of them (as the median above) at it.
+    assert_eq!(said.len(), 3, "{text}");
+    assert!(
+        said.iter()
+            .all(|l| l.contains("% of the declared 1,000 IOPS cap")),
+        "{text}"
+    );
+    let at = said
+        .iter()
+        .filter(|l| {
+            l.ends_with("of the declared 1,000 IOPS cap: the cap, not the device, is the limit")
+        })
+        .count();
+    assert!(at >= 2, "{text}");
+
+    // The exporter: the ratio of its latest one-second interval, scrape after scrape. Judged
+    // by the median: the bucket's thread loses the tokens of a wake-up later than two
+    // requests (knowndev's gate), so a second in which the two shared cores were taken from
+    // it for tens of milliseconds (other tests beside this one) serves a few percent under
+    // the cap, and iosat reports that truthfully (one reading of 0.942 among 0.97–0.99
+    // here); the median of five is the plateau's.
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        let (status, _, body) = exporter.request("GET", "/metrics");
+        assert_eq!(status, 200);
+        assert!(
+            body.contains(&format!(
+                "iosat_disk_declared_cap_iops{{device=\"{name}\",cap=\"iops\"}} 1000"
+            )),
+            "{body}"
+        );
+        got.extend(ratio_in(&body, &name));
+        std::thread::sleep(Duration::from_millis(1000));
+    }
+    assert!(got.len() >= 4, "ratios {got:?}");
+    got.sort_by(f64::total_cmp);
+    let median = got[got.len() / 2];
+    assert!((0.95..=1.05).contains(&median), "exporter's ratios {got:?}");
+    assert!(got.iter().all(|r| *r <= 1.05), "exporter's ratios {got:?}");
+}
+
+#[test]
+fn live_stat_does_not_claim_a_cap_the_device_stays_below() {
+    if !have("fio", "--version") {
+        skip("fio is not installed");
+        return;
+    }
+    let Some(dev) = KnownDev::start(Spec::new(4, ms(8))) else {
+        return;
+    };
+    let name = dev.name().to_string();
+    let _load = fio(&dev.path, 10);
+    std::thread::sleep(Duration::from_millis(1000));
+    let out = iosat()
+        .args(["stat", "--no-bpf", "--no-learn", "-i", "1", "-c", "2"])
+        .args(["--cap-iops", "1000", &name])
+        .output()
+        .unwrap();
+    let text = ok_stdout(&out);
+    let said: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("# {name}: at ")))
+        .collect();
+    assert_eq!(said.len(), 2, "{text}");
+    for l in said {
+        // 500 of 1,000 IOPS: said as a share, never as the limit.
+        let pct: f64 = l
+            .trim_start_matches(&format!("# {name}: at "))
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((45.0..=55.0).contains(&pct), "{text}");
+        assert!(!l.contains("the cap, not the device"), "{text}");
+    }
+}
+
+#[test]
+fn a_bad_cap_is_one_line_naming_the_flag_and_the_value() {
+    let d = tempfile::tempdir().unwrap();
+    let result = d.path().join("r.json");
+    std::fs::write(&result, "{}").unwrap();
+    let result = result.to_str().unwrap();
+    let commands: [&[&str]; 5] = [
+        &["sweep", "--engine", "sim:units=4,service=8ms"],
+        &["stat", "loop0", "-c", "1"],
+        &["top", "loop0"],
+        &["exporter", "--device-include", "loop0"],
+        &["profile", "save", result, "--for", "loop0"],
+    ];
+    for cmd in commands {
+        for (flag, bad) in [
+            ("--cap-iops", "0"),
+            ("--cap-iops", "-5"),
+            ("--cap-iops", "abc"),
+            ("--cap-mbps", "-5"),
+        ] {
+            let out = iosat().args(cmd).args([flag, bad]).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd:?} {flag} {bad}: {err}");
+            assert_eq!(err.lines().count(), 1, "{cmd:?} {flag} {bad}: {err}");
+            assert!(
+                err.contains(&format!("'{flag}'")) && err.contains(&format!("'{bad}'")),
+                "{cmd:?} {flag} {bad}: {err}"
+            );
+        }
+    }
+    // Per device: the same, naming --cap; and a lone --cap-iops needs one named device.
+    let out = iosat()
+        .args(["stat", "--cap", "loop0:iops=abc", "-c", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--cap'") && err.contains("loop0:iops=abc"),
+        "{err}"
+    );
+    let out = iosat()
+        .args(["stat", "--cap-iops", "3000", "-c", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("exactly one device"), "{err}");
+}
