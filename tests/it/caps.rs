@@ -336,3 +336,54 @@ fn a_bad_cap_is_one_line_naming_the_flag_and_the_value() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("exactly one device"), "{err}");
 }
+
+/// `iosat analyze` of fio runs at four iodepths (a plateau of about 69,050 IOPS from 16):
+/// declared 70,000 it is the cap; declared 140,000 the device's own limit is lower.
+#[test]
+fn analyze_matches_imported_levels_to_a_declared_cap() {
+    let dir = format!("{}/tests/fixtures/import", env!("CARGO_MANIFEST_DIR"));
+    let run = |cap: &str| {
+        let out = iosat()
+            .current_dir(&dir)
+            .args(["analyze", "--json", "--cap-iops", cap])
+            .args([
+                "fio-qd1.json",
+                "fio-qd4.json",
+                "fio-qd16.json",
+                "fio-qd64.json",
+            ])
+            .output()
+            .unwrap();
+        ok_json(&out)
+    };
+    let j = run("70000");
+    let s = summary(&j);
+    assert!(
+        s.contains("of the declared 70,000 IOPS cap: the cap, not the device, is the limit"),
+        "{s}"
+    );
+    assert_eq!(j["declared_cap"]["iops"], 70000.0);
+    let j = run("140000");
+    let s = summary(&j);
+    assert!(
+        s.contains("the device's own limit is lower than the cap") && !s.contains("cap, not the"),
+        "{s}"
+    );
+    // The same files without a declaration keep today's words.
+    let out = iosat()
+        .current_dir(&dir)
+        .args(["analyze", "--json"])
+        .args([
+            "fio-qd1.json",
+            "fio-qd4.json",
+            "fio-qd16.json",
+            "fio-qd64.json",
+        ])
+        .output()
+        .unwrap();
+    let s = summary(&ok_json(&out));
+    assert!(
+        s.contains("one sweep cannot tell them apart") && !s.contains("declared"),
+        "{s}"
+    );
+}

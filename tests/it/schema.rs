@@ -144,6 +144,9 @@ fn analyze_json_of_every_input_format_matches_its_schema() {
         );
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         assert_valid("analyze", &run_json(&a), &format!("analyze {files:?}"));
+        // Issue 42: with a declared cap, the declaration and the verdict's match to it.
+        let capped = run_json(&[&a[..], &["--cap-iops", "70000"]].concat());
+        assert_valid("analyze", &capped, &format!("analyze {files:?} --cap-iops"));
     }
 }
 
