@@ -377,13 +377,21 @@ fn linear_line(lv: &[LevelPoint], shape: &Shape) -> String {
 fn limit_lines(lv: &[LevelPoint], shape: &Shape, ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = shape.limit.as_ref().filter(|_| shape.plateau_in_drift) {
-        out.push(format!(
-            "Throughput is flat at about {} from concurrency {} while the baseline drifted: a \
-             device that slows during the sweep makes such a plateau as well as a limit does, \
-             so neither a limit nor a cap is named; measure again once the device is steady.",
-            iops_and_mb(t.iops, t.bytes_per_s),
-            t.from_concurrency
-        ));
+        let declared = ctx
+            .declared_cap
+            .as_ref()
+            .and_then(|d| d.against_total(t.iops, t.bytes_per_s, ctx.read_share.unwrap_or(1.0)));
+        out.push(match declared {
+            None => format!(
+                "Throughput is flat at about {} from concurrency {} while the baseline drifted: \
+                 a device that slows during the sweep makes such a plateau as well as a limit \
+                 does, so neither a limit nor a cap is named; measure again once the device is \
+                 steady.",
+                iops_and_mb(t.iops, t.bytes_per_s),
+                t.from_concurrency
+            ),
+            Some(u) => drifted_declared_sentence(t, &u),
+        });
     } else if let Some(t) = &shape.limit {
         let declared = ctx
             .declared_cap
@@ -575,6 +583,35 @@ fn declared_plateau_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse
             "{head}: above it, so the declared cap is not what holds it (a cap higher than \
              declared, or the device's own limit).{}",
             place_words(t, "whichever it is")
+        ),
+    }
+}
+
+/// A plateau in a drifting sweep beside a declared cap: the levels alone name no limit, but a
+/// plateau at the declared figure points at the cap, and one well below it was never held by
+/// it.
+fn drifted_declared_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
+    let head = format!(
+        "Throughput is flat at about {} from concurrency {} while the baseline drifted, so the \
+         levels alone name no limit (a device that slows makes such a plateau too); it is \
+         {:.1} % {DECLARED} {} cap",
+        iops_and_mb(t.iops, t.bytes_per_s),
+        t.from_concurrency,
+        u.ratio * 100.0,
+        u.cap.figure(u.declared)
+    );
+    match u.place() {
+        declared::CapPlace::At => format!(
+            "{head}, which points at the cap as the limit; measure again once the device is \
+             steady to confirm it."
+        ),
+        declared::CapPlace::Below => format!(
+            "{head}, so the cap is not what held it: the device's own limit is lower than the \
+             cap (or the device slowed below it)."
+        ),
+        declared::CapPlace::Above => format!(
+            "{head}: above it, so the declared cap is not what holds it (a cap higher than \
+             declared, or the device's own limit)."
         ),
     }
 }
