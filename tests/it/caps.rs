@@ -175,86 +175,115 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
     // The load settles on the bucket within its first second.
     std::thread::sleep(Duration::from_millis(1500));
 
-    // stat's JSON: each interval's share of the declared cap, on the IOPS figure.
-    let out = iosat()
-        .args([
-            "stat",
-            "--json",
-            "--no-bpf",
-            "--no-learn",
-            "-i",
-            "1",
-            "-c",
-            "3",
-        ])
-        .args(["--cap-iops", "1000", &name])
-        .output()
-        .unwrap();
+    // stat's JSON: each interval's share of the declared cap, on the IOPS figure, against the
+    // rate the device itself served over the same run (its units' count).
+    let (out, truth) = served(&dev, || {
+        iosat()
+            .args([
+                "stat",
+                "--json",
+                "--no-bpf",
+                "--no-learn",
+                "-i",
+                "1",
+                "-c",
+                "3",
+            ])
+            .args(["--cap-iops", "1000", &name])
+            .output()
+            .unwrap()
+    });
     let lines = json_lines(&ok_stdout(&out));
     let ratios: Vec<f64> = lines
         .iter()
         .filter_map(|r| r["devices"][0]["judgement"]["cap"]["ratio"].as_f64())
         .collect();
     assert_eq!(ratios.len(), 3, "{lines:#?}");
-    eprintln!("stat's ratios {ratios:?}");
-    let mut sorted = ratios.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert!(
-        (0.95..=1.05).contains(&sorted[1]),
-        "stat's ratios {ratios:?}"
-    );
     assert_eq!(lines[0]["devices"][0]["declared_cap"]["iops"], 1000.0);
+    judged_at_the_cap("stat", &ratios, truth);
 
-    // stat's text: the judgement in words.
-    let out = iosat()
-        .args(["stat", "--no-bpf", "--no-learn", "-i", "1", "-c", "3"])
-        .args(["--cap", &format!("/dev/{name}:iops=1000"), &name])
-        .output()
-        .unwrap();
+    // stat's text: the judgement in words, each interval against the cap.
+    let (out, truth) = served(&dev, || {
+        iosat()
+            .args(["stat", "--no-bpf", "--no-learn", "-i", "1", "-c", "3"])
+            .args(["--cap", &format!("/dev/{name}:iops=1000"), &name])
+            .output()
+            .unwrap()
+    });
     let text = ok_stdout(&out);
     let said: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with(&format!("# {name}: at ")))
         .collect();
-    // Every interval against the cap; most of them (as the median above) at it.
     assert_eq!(said.len(), 3, "{text}");
-    assert!(
-        said.iter()
-            .all(|l| l.contains("% of the declared 1,000 IOPS cap")),
-        "{text}"
-    );
-    let at = said
+    let pct: Vec<f64> = said
         .iter()
-        .filter(|l| {
-            l.ends_with("of the declared 1,000 IOPS cap: the cap, not the device, is the limit")
+        .map(|l| {
+            assert!(l.contains("% of the declared 1,000 IOPS cap"), "{text}");
+            let at_cap = l.ends_with("cap: the cap, not the device, is the limit");
+            let p: f64 = l[format!("# {name}: at ").len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            // The words follow the figure: from 95 % the cap is named, never below.
+            assert_eq!(at_cap, (95.0..=105.0).contains(&p), "{text}");
+            p / 100.0
         })
-        .count();
-    assert!(at >= 2, "{text}");
+        .collect();
+    judged_at_the_cap("stat's text", &pct, truth);
 
-    // The exporter: the ratio of its latest one-second interval, scrape after scrape. Judged
-    // by the median: the bucket's thread loses the tokens of a wake-up later than two
-    // requests (knowndev's gate), so a second in which the two shared cores were taken from
-    // it for tens of milliseconds (other tests beside this one) serves a few percent under
-    // the cap, and iosat reports that truthfully (one reading of 0.942 among 0.97–0.99
-    // here); the median of five is the plateau's.
-    let mut got = Vec::new();
-    for _ in 0..5 {
-        let (status, _, body) = exporter.request("GET", "/metrics");
-        assert_eq!(status, 200);
-        assert!(
-            body.contains(&format!(
-                "iosat_disk_declared_cap_iops{{device=\"{name}\",cap=\"iops\"}} 1000"
-            )),
-            "{body}"
-        );
-        got.extend(ratio_in(&body, &name));
-        std::thread::sleep(Duration::from_millis(1000));
-    }
+    // The exporter: the ratio of its latest one-second interval, scrape after scrape.
+    let (got, truth) = served(&dev, || {
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let (status, _, body) = exporter.request("GET", "/metrics");
+            assert_eq!(status, 200);
+            assert!(
+                body.contains(&format!(
+                    "iosat_disk_declared_cap_iops{{device=\"{name}\",cap=\"iops\"}} 1000"
+                )),
+                "{body}"
+            );
+            got.extend(ratio_in(&body, &name));
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        got
+    });
     assert!(got.len() >= 4, "ratios {got:?}");
-    got.sort_by(f64::total_cmp);
-    let median = got[got.len() / 2];
-    assert!((0.95..=1.05).contains(&median), "exporter's ratios {got:?}");
-    assert!(got.iter().all(|r| *r <= 1.05), "exporter's ratios {got:?}");
+    judged_at_the_cap("the exporter", &got, truth);
+}
+
+/// What `f` returns and the rate the device's units served while it ran (requests a second):
+/// the truth an interval's rate is held to.
+fn served<T>(dev: &KnownDev, f: impl FnOnce() -> T) -> (T, f64) {
+    let (n0, t0) = (dev.requests_taken(), std::time::Instant::now());
+    let out = f();
+    let n = dev.requests_taken() - n0;
+    (out, n as f64 / t0.elapsed().as_secs_f64())
+}
+
+/// Shares of the 1,000 IOPS cap over a run whose device served `truth` a second. The median
+/// of the intervals (one second in which the two shared cores were taken from the bucket's
+/// thread serves less, and iosat says so: 0.81 and 0.93 measured beside a niced build) agrees
+/// with the truth within 5 %, and when the device sat at the cap (the truth from 950 on) it is
+/// named: at least 0.95. A run the host starved below the cap is said, not failed.
+fn judged_at_the_cap(who: &str, ratios: &[f64], truth: f64) {
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    eprintln!("{who}: ratios {ratios:?}, the device served {truth:.0}/s");
+    assert!(
+        (median * 1000.0 - truth).abs() <= truth * 0.05,
+        "{who}: median {median} of {ratios:?}, the device served {truth:.0}/s"
+    );
+    assert!(ratios.iter().all(|r| *r <= 1.05), "{who}: {ratios:?}");
+    if truth >= 950.0 {
+        assert!(median >= 0.95, "{who}: {ratios:?}, truth {truth:.0}/s");
+    } else {
+        eprintln!("{who}: the host held the device below its cap ({truth:.0}/s)");
+    }
 }
 
 #[test]
