@@ -227,8 +227,10 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
                 .unwrap()
                 .parse()
                 .unwrap();
-            // The words follow the figure: from 95 % the cap is named, never below.
-            assert_eq!(at_cap, (95.0..=105.0).contains(&p), "{text}");
+            // The words follow the figure (printed rounded): from 95 % the cap is named,
+            // never below.
+            assert!(!at_cap || (95.0..=105.0).contains(&p), "{text}");
+            assert!(at_cap || !(96.0..=104.0).contains(&p), "{text}");
             p / 100.0
         })
         .collect();
@@ -264,19 +266,21 @@ fn served<T>(dev: &KnownDev, f: impl FnOnce() -> T) -> (T, f64) {
     (out, n as f64 / t0.elapsed().as_secs_f64())
 }
 
-/// Shares of the 1,000 IOPS cap over a run whose device served `truth` a second. The median
-/// of the intervals (one second in which the two shared cores were taken from the bucket's
-/// thread serves less, and iosat says so: 0.81 and 0.93 measured beside a niced build) agrees
-/// with the truth within 5 %, and when the device sat at the cap (the truth from 950 on) it is
-/// named: at least 0.95. A run the host starved below the cap is said, not failed.
+/// Shares of the 1,000 IOPS cap over a run whose device served `truth` a second. Their mean
+/// (the intervals tile the run) agrees with the truth within 5 %; a second in which the two
+/// shared cores were taken from the bucket's thread serves less, and iosat says so (0.81,
+/// 0.86 and 0.93 measured beside a niced build). When the device sat at the cap (the truth
+/// from 950 on) the cap is named: the median interval at least 0.95. A run the host starved
+/// below the cap is said, not failed.
 fn judged_at_the_cap(who: &str, ratios: &[f64], truth: f64) {
     let mut sorted = ratios.to_vec();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
     eprintln!("{who}: ratios {ratios:?}, the device served {truth:.0}/s");
     assert!(
-        (median * 1000.0 - truth).abs() <= truth * 0.05,
-        "{who}: median {median} of {ratios:?}, the device served {truth:.0}/s"
+        (mean * 1000.0 - truth).abs() <= truth * 0.05,
+        "{who}: mean {mean} of {ratios:?}, the device served {truth:.0}/s"
     );
     assert!(ratios.iter().all(|r| *r <= 1.05), "{who}: {ratios:?}");
     if truth >= 950.0 {
