@@ -298,6 +298,10 @@ pub struct Verdict {
     pub util_lesson: Option<String>,
     /// The plain-words summary.
     pub summary: Vec<String>,
+    /// The plateau (else the highest throughput measured) against the cap the user declared
+    /// (issue 42), on the figure it comes nearest to; None without a declaration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_cap: Option<declared::CapUse>,
     /// Levels the measurement can't tell apart from the knee (lowest, highest), when their
     /// spread says so; None when the knee is clear or no spread was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -353,6 +357,7 @@ pub struct Verdict {
 
 pub mod cap;
 pub mod confidence;
+pub mod declared;
 pub mod device;
 pub mod evidence;
 pub mod judge;
@@ -444,6 +449,9 @@ pub struct Context<'a> {
     pub other_block_size: Option<&'a [LevelPoint]>,
     /// The sweep was kept gentle on purpose: a knee it did not reach is a lower bound.
     pub sweep_limits: Option<evidence::SweepLimits>,
+    /// What the user declares the device was provisioned with (issue 42): a plateau is
+    /// matched to it, and one well below it is the device's own limit.
+    pub declared_cap: Option<declared::DeclaredCap>,
 }
 
 /// [`analyze_with`] knowing nothing beside the levels.
@@ -487,7 +495,10 @@ pub fn analyze_with(levels: &[LevelPoint], ctx: &Context) -> Verdict {
         .is_some()
         .then(|| words::util_lesson(&j.levels))
         .flatten();
-    j.into_verdict(summary, util)
+    let declared = words::declared_use(&j, ctx);
+    let mut v = j.into_verdict(summary, util);
+    v.declared_cap = declared;
+    v
 }
 
 impl From<&crate::latency::LatencySummary> for LatencyNs {

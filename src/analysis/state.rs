@@ -364,6 +364,10 @@ pub struct Judgement {
     pub device: DirJudgement,
     pub read: DirJudgement,
     pub write: DirJudgement,
+    /// The interval against the cap the user declared (issue 42), on the figure it comes
+    /// nearest to; None without a declaration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<super::declared::CapUse>,
 }
 
 impl Judgement {
@@ -393,6 +397,7 @@ impl Judgement {
             device,
             read,
             write,
+            cap: None,
         }
     }
 
@@ -425,6 +430,11 @@ impl Judgement {
         if !flags.is_empty() {
             s.push_str(&format!(" [{}]", flags.join(", ")));
         }
+        // The declared cap's share (issue 42), when the interval did any I/O.
+        if let Some(c) = self.cap.as_ref().filter(|c| c.used > 0.0) {
+            s.push_str("; ");
+            s.push_str(&c.live_words());
+        }
         s
     }
 }
@@ -452,6 +462,14 @@ impl Judgement {
         let flags = d.flags.words();
         if !flags.is_empty() {
             s.push_str(&format!(" [{}]", flags.join(", ")));
+        }
+        // The declared cap's share (issue 42), when the interval did any I/O.
+        if let Some(c) = self.cap.as_ref().filter(|c| c.used > 0.0) {
+            s.push_str(&format!(
+                ", {:.0} % of {} cap",
+                c.ratio * 100.0,
+                c.cap.figure(c.declared)
+            ));
         }
         s
     }
@@ -626,5 +644,37 @@ mod tests {
         assert_eq!(v["write"]["state"], "idle");
         let back: Judgement = serde_json::from_value(v).unwrap();
         assert_eq!(back, j);
+    }
+
+    /// Issue 42: the declared cap's share is part of the judgement's words (and of the brief
+    /// footer), only when the interval did I/O; it reads back from JSON.
+    #[test]
+    fn the_declared_cap_is_in_the_words_when_there_was_io() {
+        let cap = crate::analysis::declared::DeclaredCap {
+            iops: Some(3000.0),
+            ..Default::default()
+        };
+        let mut j = Judgement::of(
+            DirJudgement::unknown(Dir::Read, None),
+            DirJudgement::unknown(Dir::Write, None),
+        );
+        j.cap = cap.nearest(2970.0, 0.0, 0.0, 0.0);
+        assert!(
+            j.words().ends_with(
+                "; at 99 % of the declared 3,000 IOPS cap: the cap, not the device, is the limit"
+            ),
+            "{}",
+            j.words()
+        );
+        assert!(
+            j.brief().ends_with(", 99 % of 3,000 IOPS cap"),
+            "{}",
+            j.brief()
+        );
+        let back: Judgement = serde_json::from_value(serde_json::to_value(&j).unwrap()).unwrap();
+        assert_eq!(back, j);
+        j.cap = cap.nearest(0.0, 0.0, 0.0, 0.0);
+        assert!(!j.words().contains("declared"), "{}", j.words());
+        assert!(!j.brief().contains("cap"), "{}", j.brief());
     }
 }

@@ -244,6 +244,62 @@ fn closed_system_with_four_units_plateaus_at_500() {
     assert_eq!(v.overload_concurrency, Some(16));
 }
 
+/// Issue 42: a declared cap decides what one sweep cannot. The same 500 IOPS plateau is the
+/// cap when 500 is declared, the device's own limit when 1,000 is, and not held by a declared
+/// 400 (the rates pass it); without a declaration the wording stays.
+#[test]
+fn a_declared_cap_is_matched_to_the_plateau() {
+    use crate::analysis::declared::{CapDim, CapPlace, DeclaredCap};
+    let lv = closed(4.0, 8.0, &POW2);
+    let with = |iops: f64| {
+        let cap = DeclaredCap {
+            iops: Some(iops),
+            ..Default::default()
+        };
+        analyze_with(
+            &lv,
+            &Context {
+                declared_cap: Some(cap),
+                read_share: Some(1.0),
+                ..Default::default()
+            },
+        )
+    };
+    let v = with(500.0);
+    let u = v.declared_cap.unwrap();
+    assert_eq!((u.cap, u.place()), (CapDim::Iops, CapPlace::At));
+    assert_eq!(
+        summary_line(&v, "Throughput plateaus"),
+        "Throughput plateaus at about 500 IOPS (8.2 MB/s) from concurrency 4: 100.0 % of the \
+         declared 500 IOPS cap: the cap, not the device, is the limit."
+    );
+    let v = with(1000.0);
+    assert_eq!(v.declared_cap.unwrap().place(), CapPlace::Below);
+    let s = summary_line(&v, "Throughput plateaus");
+    assert!(
+        s.contains("50.0 % of the declared 1,000 IOPS cap")
+            && s.contains("the device's own limit is lower than the cap")
+            && !s.contains("the cap, not the device"),
+        "{s}"
+    );
+    let v = with(400.0);
+    let s = summary_line(&v, "Throughput plateaus");
+    assert!(
+        s.contains("125.0 % of the declared 400 IOPS cap: above it"),
+        "{s}"
+    );
+    // No plateau (one unit per request in flight): how near the sweep came, in words.
+    let v = with(1e6);
+    assert!(
+        !v.summary.iter().any(|s| s.contains("cap, not the device")),
+        "{:#?}",
+        v.summary
+    );
+    let plain = analyze(&lv);
+    assert_eq!(plain.declared_cap, None);
+    assert!(!plain.summary.iter().any(|s| s.contains("declared")));
+}
+
 /// 32 units of 1 ms capped at 16000 IOPS: latency grows once the cap queues requests.
 pub(super) fn capped_at_16000() -> Vec<LevelPoint> {
     POW2.iter()

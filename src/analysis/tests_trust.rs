@@ -138,6 +138,32 @@ fn a_slowdown_mid_sweep_is_a_drift_and_no_cap() {
     assert!(v.summary.iter().any(
         |s| s.contains("while the baseline drifted") && s.contains("neither a limit nor a cap")
     ));
+    // Issue 42: a declared cap the drifting plateau sits at points at it, to be confirmed; one
+    // it stays well below was never what held it.
+    let with = |iops: f64| {
+        let cap = crate::analysis::declared::DeclaredCap {
+            iops: Some(iops),
+            ..Default::default()
+        };
+        let ctx = Context {
+            baseline_remeasured: Some(&again),
+            declared_cap: Some(cap),
+            ..Default::default()
+        };
+        analyze_with(&lv, &ctx).summary.join("\n")
+    };
+    let s = with(500.0);
+    assert!(
+        s.contains("of the declared 500 IOPS cap, which points at the cap")
+            && s.contains("to confirm it")
+            && !s.contains("the cap, not the device"),
+        "{s}"
+    );
+    let s = with(1000.0);
+    assert!(
+        s.contains("of the declared 1,000 IOPS cap, so the cap is not what held it"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@
 use super::judge::{ratio, Judgement, KneeNote, Shape};
 use super::text::{self, fmt_iops, fmt_latency_ns, fmt_ratio};
 use super::{
-    analyze, cap, confidence, throttle, Context, LevelFinding, LevelPoint, LittleCheck,
+    analyze, cap, confidence, declared, throttle, Context, LevelFinding, LevelPoint, LittleCheck,
     OVERLOAD_P95_FACTOR, POWER_TIE, USL_MAX_EXTRAPOLATION, USL_MIN_LEVELS, USL_MIN_R2,
     UTIL_BUSY_PCT, UTIL_FLAT_MIN_GROWTH, UTIL_FLAT_MIN_PCT, UTIL_LESSON_MIN_GROWTH, UTIL_SAME_PTS,
 };
@@ -54,7 +54,7 @@ pub fn summary(j: &Judgement, ctx: &Context) -> Vec<String> {
     out.extend(knee_lines(j, shape, ctx));
     out.push(overload_line(j, base, shape));
     out.push(linear_line(&j.levels, shape));
-    out.extend(limit_lines(shape, ctx));
+    out.extend(limit_lines(&j.levels, shape, ctx));
     out.extend(usl_line(&j.levels, shape));
     out.extend(util_lesson(&j.levels));
     out.extend(unstable_line(&shape.unstable_levels));
@@ -374,24 +374,50 @@ fn linear_line(lv: &[LevelPoint], shape: &Shape) -> String {
 /// a kernel limit is named by the throttle's sentence; otherwise a cap is claimed only on
 /// positive evidence, and without it the sentence says that one sweep cannot tell. Then the
 /// kernel's limits the run did not reach.
-fn limit_lines(shape: &Shape, ctx: &Context) -> Vec<String> {
+fn limit_lines(lv: &[LevelPoint], shape: &Shape, ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = shape.limit.as_ref().filter(|_| shape.plateau_in_drift) {
-        out.push(format!(
-            "Throughput is flat at about {} from concurrency {} while the baseline drifted: a \
-             device that slows during the sweep makes such a plateau as well as a limit does, \
-             so neither a limit nor a cap is named; measure again once the device is steady.",
-            iops_and_mb(t.iops, t.bytes_per_s),
-            t.from_concurrency
-        ));
-    } else if let Some(t) = &shape.limit {
-        out.push(match &shape.cap {
-            Some(c) if c.on_device() => cap_sentence(c, t),
-            Some(_) => throttle::sentence(t, ctx),
-            // Held above the block layer with no throttle set: the machine's limit.
-            None if t.place == throttle::LimitPlace::AboveBlockLayer => throttle::sentence(t, ctx),
-            None => plateau_sentence(t, ctx),
+        let declared = ctx
+            .declared_cap
+            .as_ref()
+            .and_then(|d| d.against_total(t.iops, t.bytes_per_s, ctx.read_share.unwrap_or(1.0)));
+        out.push(match declared {
+            None => format!(
+                "Throughput is flat at about {} from concurrency {} while the baseline drifted: \
+                 a device that slows during the sweep makes such a plateau as well as a limit \
+                 does, so neither a limit nor a cap is named; measure again once the device is \
+                 steady.",
+                iops_and_mb(t.iops, t.bytes_per_s),
+                t.from_concurrency
+            ),
+            Some(u) => drifted_declared_sentence(t, &u),
         });
+    } else if let Some(t) = &shape.limit {
+        let declared = ctx
+            .declared_cap
+            .as_ref()
+            .and_then(|d| d.against_total(t.iops, t.bytes_per_s, ctx.read_share.unwrap_or(1.0)));
+        out.push(match (&shape.cap, declared) {
+            (Some(c), _) if c.on_device() => cap_sentence(c, t),
+            (Some(_), _) => throttle::sentence(t, ctx),
+            // Held above the block layer with no throttle set: the machine's limit.
+            (None, _) if t.place == throttle::LimitPlace::AboveBlockLayer => {
+                throttle::sentence(t, ctx)
+            }
+            // The user's word on the cap decides what one sweep cannot (issue 42).
+            (None, Some(u)) => declared_plateau_sentence(t, &u),
+            (None, None) => plateau_sentence(t, ctx),
+        });
+        // A finding of its own named the limit: the declaration is set beside it.
+        if let (Some(u), false) = (declared, out.last().is_some_and(|l| l.contains(DECLARED))) {
+            out.push(format!(
+                "The plateau is {:.1} % of {}.",
+                u.ratio * 100.0,
+                u.cap_words()
+            ));
+        }
+    } else if let Some(u) = declared_use_of(shape_peak(shape, lv), ctx) {
+        out.push(declared_unreached_sentence(&u, shape));
     }
     if !ctx.limits.is_empty() && shape.limit.as_ref().map_or(true, |t| t.io_limit.is_none()) {
         let words: Vec<String> = ctx
@@ -501,6 +527,120 @@ fn plateau_sentence(t: &throttle::ThroughputLimit, ctx: &Context) -> String {
          apart.{}",
         place_words(t, "whichever it is")
     )
+}
+
+/// What every sentence about a declared cap contains (so a sentence is not said twice).
+const DECLARED: &str = "of the declared";
+
+/// The plateau (else the highest throughput measured) against the declared cap: the figure
+/// the verdict carries (`declared_cap`); None without a declaration or a shape.
+pub fn declared_use(j: &Judgement, ctx: &Context) -> Option<declared::CapUse> {
+    let shape = j.shape.as_ref()?;
+    match &shape.limit {
+        Some(t) => ctx.declared_cap.as_ref()?.against_total(
+            t.iops,
+            t.bytes_per_s,
+            ctx.read_share.unwrap_or(1.0),
+        ),
+        None => declared_use_of(shape_peak(shape, &j.levels), ctx),
+    }
+}
+
+/// The highest throughput the sweep measured (IOPS, bytes/s), without a plateau.
+fn shape_peak(shape: &Shape, lv: &[LevelPoint]) -> (f64, f64) {
+    lv.get(shape.peak)
+        .map_or((0.0, 0.0), |l| (l.iops, l.bytes_per_s))
+}
+
+fn declared_use_of((iops, bytes): (f64, f64), ctx: &Context) -> Option<declared::CapUse> {
+    ctx.declared_cap
+        .as_ref()?
+        .against_total(iops, bytes, ctx.read_share.unwrap_or(1.0))
+}
+
+/// A plateau matched to the declared cap (issue 42): at it, the cap is the limit; well below
+/// it, the device's own limit is lower than the cap; above it, the declared cap does not hold
+/// it.
+fn declared_plateau_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
+    let head = format!(
+        "Throughput plateaus at about {} from concurrency {}: {:.1} % {DECLARED} {} cap",
+        iops_and_mb(t.iops, t.bytes_per_s),
+        t.from_concurrency,
+        u.ratio * 100.0,
+        u.cap.figure(u.declared)
+    );
+    match u.place() {
+        declared::CapPlace::At => format!(
+            "{head}: the cap, not the device, is the limit.{}",
+            place_words(t, "the cap")
+        ),
+        declared::CapPlace::Below => format!(
+            "{head}, so the cap is not what holds it: the device's own limit is lower than the \
+             cap.{}",
+            place_words(t, "that limit")
+        ),
+        declared::CapPlace::Above => format!(
+            "{head}: above it, so the declared cap is not what holds it (a cap higher than \
+             declared, or the device's own limit).{}",
+            place_words(t, "whichever it is")
+        ),
+    }
+}
+
+/// A plateau in a drifting sweep beside a declared cap: the levels alone name no limit, but a
+/// plateau at the declared figure points at the cap, and one well below it was never held by
+/// it.
+fn drifted_declared_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
+    let head = format!(
+        "Throughput is flat at about {} from concurrency {} while the baseline drifted, so the \
+         levels alone name no limit (a device that slows makes such a plateau too); it is \
+         {:.1} % {DECLARED} {} cap",
+        iops_and_mb(t.iops, t.bytes_per_s),
+        t.from_concurrency,
+        u.ratio * 100.0,
+        u.cap.figure(u.declared)
+    );
+    match u.place() {
+        declared::CapPlace::At => format!(
+            "{head}, which points at the cap as the limit; measure again once the device is \
+             steady to confirm it."
+        ),
+        declared::CapPlace::Below => format!(
+            "{head}, so the cap is not what held it: the device's own limit is lower than the \
+             cap (or the device slowed below it)."
+        ),
+        declared::CapPlace::Above => format!(
+            "{head}: above it, so the declared cap is not what holds it (a cap higher than \
+             declared, or the device's own limit)."
+        ),
+    }
+}
+
+/// No plateau, a declared cap: how near the sweep came to it.
+fn declared_unreached_sentence(u: &declared::CapUse, shape: &Shape) -> String {
+    let head = format!(
+        "The highest throughput measured is {:.1} % {DECLARED} {} cap",
+        u.ratio * 100.0,
+        u.cap.figure(u.declared)
+    );
+    match (u.place(), shape.linear_from) {
+        (declared::CapPlace::Below, Some(n)) => format!(
+            "{head}, and latency grows in proportion to concurrency from {n} on: the device's \
+             own limit is lower than the cap."
+        ),
+        (declared::CapPlace::Below, None) => format!(
+            "{head}: the cap was not reached, and the device may give more at higher \
+             concurrency."
+        ),
+        (declared::CapPlace::At, _) => format!(
+            "{head}, without a plateau yet: a sweep to higher concurrency would show whether \
+             the cap holds it."
+        ),
+        (declared::CapPlace::Above, _) => format!(
+            "{head}: above it, so the declared cap is not what the device is held to (a cap \
+             higher than declared)."
+        ),
+    }
 }
 
 /// A cap the evidence shows: its figure, the evidence, and where the requests wait.

@@ -39,6 +39,9 @@ pub struct AnalyzeArgs {
     pub target_p99: Option<String>,
 
     #[command(flatten)]
+    pub cap: super::CapArgs,
+
+    #[command(flatten)]
     pub output: super::OutputFileArgs,
 
     #[command(flatten)]

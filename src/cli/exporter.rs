@@ -89,6 +89,9 @@ pub struct ExporterArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
 
+    #[command(flatten)]
+    pub caps: crate::cli::DeviceCapArgs,
+
     /// Ignore device profiles: no iosat_profile_* gauges.
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,

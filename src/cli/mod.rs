@@ -193,6 +193,43 @@ pub struct LearnArgs {
     pub forget: bool,
 }
 
+/// A declared cap (issue 42) for the one device a command measures or saves: what it was
+/// provisioned with, judged against by the verdict and every live view (docs/caps.md).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CapArgs {
+    /// The IOPS the device was provisioned with (a gp3 volume's 3000, an io2 volume's 16000):
+    /// a plateau or an interval at it is named "at the declared cap".
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Declared caps"
+    )]
+    pub cap_iops: Option<String>,
+    /// The MB/s (10^6 bytes/s) the device was provisioned with (a gp3 volume's 125; AWS
+    /// quotes MiB/s: 125 MiB/s is 131 MB/s).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Declared caps"
+    )]
+    pub cap_mbps: Option<String>,
+}
+
+/// Declared caps for the devices a live command (`stat`, `top`, `exporter`) shows: --cap-iops
+/// and --cap-mbps for the one device named, or --cap per device.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DeviceCapArgs {
+    #[command(flatten)]
+    pub one: CapArgs,
+    /// A device's declared cap, DEV:KEY=N[,KEY=N...] (keys: iops, mbps, read_iops,
+    /// write_iops, read_mbps, write_mbps), e.g. nvme1n1:iops=3000,mbps=125; repeatable. Over
+    /// the cap its profile declares.
+    #[arg(long = "cap", value_name = "DEV:KEY=N", help_heading = "Declared caps")]
+    pub cap: Vec<String>,
+}
+
 /// Where device profiles (`iosat sweep --save-profile`) are read and saved: one flag, one
 /// resolution (config::profile).
 #[derive(Debug, Clone, Default, Args)]

@@ -117,5 +117,7 @@ pub struct StoreArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
     #[command(flatten)]
+    pub cap: super::CapArgs,
+    #[command(flatten)]
     pub root: RootArgs,
 }

@@ -212,6 +212,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub profile: crate::cli::ProfileArgs,
 
+    #[command(flatten)]
+    pub cap: crate::cli::CapArgs,
+
     /// Never draw the progress bar (it is drawn on stderr only when that is a terminal).
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,

@@ -60,6 +60,9 @@ pub struct TopArgs {
     #[command(flatten)]
     pub profile: crate::cli::ProfileArgs,
 
+    #[command(flatten)]
+    pub caps: crate::cli::DeviceCapArgs,
+
     /// Ignore device profiles: no saturation columns.
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,

@@ -67,6 +67,15 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
         .collect();
     name_profiles(&mut rep, &files);
     rep.envelope = crate::envelope::Envelope::now("analyze", report::SCHEMA_VERSION);
+    if let (Some(cap), false) = (spec.declared_cap, rep.levels.is_empty()) {
+        // The verdict again, knowing what the device was provisioned with (issue 42).
+        let ctx = crate::analysis::Context {
+            declared_cap: Some(cap),
+            ..Default::default()
+        };
+        rep.verdict = Some(crate::analysis::analyze_with(&rep.points(), &ctx));
+        rep.declared_cap = Some(cap);
+    }
     if let Some(t) = spec.target {
         // An estimate from the closed loop, said as one (analysis::open).
         rep.target_estimate = crate::analysis::open::estimate_from_closed(&rep.points(), t);

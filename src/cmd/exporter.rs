@@ -26,7 +26,8 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
         spec.profile_dir.clone(),
     )
     .use_block_latency(spec.no_bpf)
-    .learn_with(spec.learn.clone());
+    .learn_with(spec.learn.clone())
+    .declare_caps(spec.caps.clone());
     let server = Server::start(&spec.server, scraper)?;
     let scheme = if spec.server.web.tls.is_some() {
         "https"

@@ -153,7 +153,12 @@ fn store(
         }
     };
     let dir = a.save_dir?.ok_or_else(no_dir)?;
-    let path = profile::save(&dir, &id, &profile::profile_json(report, &state, &extras))?;
+    // A cap declared now is stored with the report, over the sweep's own, figure by figure.
+    let mut report = report.clone();
+    if let Some(c) = a.declared_cap {
+        report.declared_cap = Some(report.declared_cap.map_or(c, |r| c.or(r)));
+    }
+    let path = profile::save(&dir, &id, &profile::profile_json(&report, &state, &extras))?;
     let fmt = out.stdout_format().unwrap_or(crate::report::Format::TEXT);
     let said = view::saved(&id, device.as_deref(), model.as_deref(), &path, fmt);
     out.result(&|_| said.clone())?;

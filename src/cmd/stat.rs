@@ -110,7 +110,7 @@ pub(crate) fn replay(
                 }
             }
         };
-        let steps = Replay::open(
+        let mut steps = Replay::open(
             &text,
             path,
             spec.selection.clone(),
@@ -119,6 +119,7 @@ pub(crate) fn replay(
             notes,
             spec.learn.clone().map(crate::learn::observer),
         )?;
+        steps.replayer_mut().set_caps(spec.caps.clone());
         if spec.since_boot && steps.source() == Source::PtDiskstats {
             return Err(Error::usage(
                 "--since-boot",
@@ -166,6 +167,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         recording,
     );
     collector.use_block_latency(spec.no_bpf);
+    collector.declare_caps(spec.caps.clone());
     if let Some(l) = &spec.learn {
         collector.observe_with(crate::learn::observer(l.clone()));
     }

@@ -75,6 +75,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         notes,
     );
     report.limits = limits;
+    report.declared_cap = spec.declared_cap;
     report.workload.limits = (!spec.limits.is_none()).then_some(spec.limits);
 
     let mut out = spec.output.open()?;

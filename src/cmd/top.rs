@@ -125,6 +125,7 @@ fn live(
     // The block-latency source as `stat` has it, attached before the first sample so that
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
+    collector.declare_caps(spec.caps.clone());
     if let Some(l) = &spec.learn {
         // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS) and at its end.
         collector.observe_with(crate::learn::observer(l.clone()));
@@ -214,6 +215,7 @@ fn replay(
     let RecordingText { text, warnings } = recording;
     let (path, selection) = (path.to_path_buf(), spec.collected());
     let learn = spec.learn.clone();
+    let caps = spec.caps.clone();
     let (ready_tx, ready) = sync_channel::<Result<(), Error>>(1);
     let (tx, rx) = sync_channel(0);
     // The replay lives in its thread (its profile lookup is not Send); its first step is
@@ -240,6 +242,7 @@ fn replay(
                 return;
             }
         };
+        steps.replayer_mut().set_caps(caps);
         let first = match steps.next().transpose() {
             Ok(f) => f,
             Err(e) => {

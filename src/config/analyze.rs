@@ -19,6 +19,8 @@ pub struct AnalyzeSpec {
     pub output: super::output::Output,
     /// `--target-p99`: the target to estimate the rate for.
     pub target: Option<crate::analysis::open::Target>,
+    /// `--cap-iops`, `--cap-mbps`: what the device was provisioned with (issue 42).
+    pub declared_cap: Option<crate::analysis::declared::DeclaredCap>,
 }
 
 impl AnalyzeSpec {
@@ -49,6 +51,7 @@ impl AnalyzeSpec {
             })
             .transpose()?;
         Ok(AnalyzeSpec {
+            declared_cap: super::caps::one(&a.cap)?,
             target,
             files,
             devices: a.devices.clone(),

@@ -31,6 +31,8 @@ pub struct ExporterSpec {
     /// Production learning (`--no-learn`: None), resolved as `stat` resolves it.
     pub learn: Option<crate::learn::LearnSpec>,
     pub print: Option<Print>,
+    /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one `--device-include` (issue 42).
+    pub caps: super::caps::DeviceCaps,
 }
 
 /// `IP:PORT`, `[IPv6]:PORT`, or `:PORT` (every interface, as node_exporter reads it).
@@ -126,6 +128,7 @@ impl ExporterSpec {
                 },
                 exclude,
             },
+            caps: super::caps::per_device(&a.caps, &a.device_include, "--device-include")?,
             learn: super::learn::spec(&a.live.learn, &super::root(&a.root))?,
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,

@@ -3,6 +3,7 @@
 //! Must not import: cmd/, ui/.
 
 pub mod analyze;
+pub mod caps;
 pub mod compare;
 pub mod exporter;
 pub mod fsync;

@@ -53,6 +53,9 @@ pub struct Store {
     /// Where it is saved; the error (no nameable directory, one that is no directory) is
     /// raised when the profile is stored, after the file's own checks.
     pub save_dir: Result<Option<PathBuf>>,
+    /// `--cap-iops`, `--cap-mbps`: the cap the device was provisioned with, stored with the
+    /// profile (over the sweep's own declaration, figure by figure).
+    pub declared_cap: Option<crate::analysis::declared::DeclaredCap>,
 }
 
 fn format(json: bool) -> Format {
@@ -89,15 +92,16 @@ fn wanted(a: &IdArgs) -> Result<Wanted> {
     })
 }
 
-fn store(file: &std::path::Path, for_device: &Option<String>, a: &StoreArgs) -> Store {
-    Store {
+fn store(file: &std::path::Path, for_device: &Option<String>, a: &StoreArgs) -> Result<Store> {
+    Ok(Store {
         file: file.to_path_buf(),
         for_device: for_device.clone(),
         model: a.model,
         force: a.force,
         root: super::root(&a.root),
         save_dir: dirs::resolve(&a.profile, Access::Save),
-    }
+        declared_cap: super::caps::one(&a.cap)?,
+    })
 }
 
 impl ProfileCmdSpec {
@@ -131,11 +135,11 @@ impl ProfileCmdSpec {
                 });
             }
             ProfileAction::Save(a) => (
-                Action::Save(store(&a.result, &a.for_device, &a.store)),
+                Action::Save(store(&a.result, &a.for_device, &a.store)?),
                 a.store.json,
             ),
             ProfileAction::Import(a) => (
-                Action::Import(store(&a.file, &a.for_device, &a.store)),
+                Action::Import(store(&a.file, &a.for_device, &a.store)?),
                 a.store.json,
             ),
         };

@@ -36,6 +36,8 @@ pub struct StatSpec {
     pub learn: Option<crate::learn::LearnSpec>,
     /// `--forget`: the state directory whose learned state is removed (then exit).
     pub forget: Option<PathBuf>,
+    /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one device named (issue 42).
+    pub caps: super::caps::DeviceCaps,
 }
 
 impl StatSpec {
@@ -66,6 +68,7 @@ impl StatSpec {
             cpu: true,
             output: super::output::Output::stdout(format),
             profile_dir: profile_dir.into(),
+            caps: Vec::new(),
         }
     }
 }
@@ -279,6 +282,7 @@ impl StatSpec {
             cpu: !(a.no_cpu || habits.no_cpu),
             output,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
+            caps: super::caps::per_device(&a.caps, &devices, "DEVICE")?,
         })
     }
 }

@@ -53,6 +53,8 @@ pub struct SweepSpec {
     pub open: Option<crate::load::open::spec::OpenPlan>,
     /// `--max-concurrency`, `--rate-limit`: the gentle mode (none given: default).
     pub limits: crate::analysis::evidence::SweepLimits,
+    /// `--cap-iops`, `--cap-mbps`: what the device was provisioned with (issue 42).
+    pub declared_cap: Option<crate::analysis::declared::DeclaredCap>,
 }
 
 /// `--max-concurrency` and `--rate-limit` into the sweep's limits, the levels cut at the
@@ -419,6 +421,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         root: super::root(&a.root),
         open,
         limits,
+        declared_cap: super::caps::one(&a.cap)?,
     })
 }
 

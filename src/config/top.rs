@@ -23,6 +23,8 @@ pub struct TopSpec {
     pub no_bpf: bool,
     /// Production learning (config::learn); None with --no-learn; in memory for --replay.
     pub learn: Option<crate::learn::LearnSpec>,
+    /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one device named (issue 42).
+    pub caps: super::caps::DeviceCaps,
 }
 
 impl TopSpec {
@@ -50,6 +52,7 @@ impl TopSpec {
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
+            caps: super::caps::per_device(&a.caps, &a.devices, "DEVICE")?,
         })
     }
 

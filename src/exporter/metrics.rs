@@ -60,6 +60,10 @@ pub struct DeviceScrape {
     /// the states, ratios and headroom served; None before the first interval and with
     /// `--no-learn` (no interval is computed then).
     pub judgement: Option<crate::analysis::state::Judgement>,
+    /// The cap declared for the device (issue 42): the command line's, else its profile's.
+    pub cap: Option<crate::analysis::declared::DeclaredCap>,
+    /// The latest interval against each figure of it (empty before the first interval).
+    pub cap_uses: Vec<crate::analysis::declared::CapUse>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -413,6 +417,7 @@ writes, flushes are not counted).",
     }
     render_profiles(o, s);
     render_judgement(o, s);
+    super::caps::render(o, s);
     render_changes(o, s);
     render_latency(o, s);
     if let Some(n) = s.blk_dropped {
@@ -1003,6 +1008,8 @@ mod tests {
                 identity: Identity::default(),
                 in_flight: None,
                 profile: None,
+                cap: None,
+                cap_uses: Vec::new(),
             }],
             health: vec![],
             blk_dropped: None,

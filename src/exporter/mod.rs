@@ -1,10 +1,11 @@
 //! `iosat exporter`'s library side: the Prometheus text exposition (metrics, pure, with the wrap
-//! extension of the ms totals), the protobuf exposition with native histograms (proto, pure), the collector that feeds it (scrape, reading through monitor/, sys/
+//! extension of the ms totals; the declared caps' families in caps), the protobuf exposition with native histograms (proto, pure), the collector that feeds it (scrape, reading through monitor/, sys/
 //! and profile/), the HTTP server (server: hyper, timeouts, caps, TLS and basic auth), the web
 //! configuration file (webconfig, pure) and the shipped Prometheus rules and Grafana dashboard
 //! (rules, embedded from prometheus/).
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
+pub mod caps;
 pub mod metrics;
 pub mod proto;
 pub mod rules;

@@ -59,6 +59,8 @@ pub struct Scraper {
     judged: HashMap<(u32, u32), crate::monitor::interval::DeviceRow>,
     /// The profile directory was read again: the learner's devices are identified again.
     reidentify: bool,
+    /// Caps declared on the command line, by device name (issue 42).
+    caps: Vec<(String, crate::analysis::declared::DeclaredCap)>,
 }
 
 impl Drop for Scraper {
@@ -103,7 +105,29 @@ impl Scraper {
             learning: None,
             judged: HashMap::new(),
             reidentify: false,
+            caps: Vec::new(),
         }
+    }
+
+    /// The caps declared on the command line (issue 42), over those of the devices'
+    /// profiles. The share of a cap is the rate of an interval: with learning off, the
+    /// intervals are computed for it all the same (one a second, [`Scraper::tick`]), nothing
+    /// learned.
+    pub fn declare_caps(
+        mut self,
+        caps: Vec<(String, crate::analysis::declared::DeclaredCap)>,
+    ) -> Scraper {
+        if self.learning.is_none() && !caps.is_empty() {
+            self.learning = Some(crate::monitor::replay::Replayer::new(
+                self.devices.selection.clone(),
+                false,
+            ));
+        }
+        if let Some(r) = self.learning.as_mut() {
+            r.set_caps(caps.clone());
+        }
+        self.caps = caps;
+        self
     }
 
     /// Is production learning on (then [`Scraper::tick`] must be called every
@@ -385,6 +409,16 @@ impl Scraper {
                 row.profile = profile.clone();
                 row
             });
+            let cap = crate::monitor::interval::cap_for(
+                &self.caps,
+                &dev.name,
+                &identity.display_name,
+                profile.as_deref(),
+            );
+            let cap_uses = match (&cap, row.as_ref().and_then(|r| r.rates.as_ref().ok())) {
+                (Some(c), Some(r)) => crate::monitor::judge::cap_uses(c, r),
+                _ => Vec::new(),
+            };
             devices.push(DeviceScrape {
                 latency,
                 line: self.wraps.extend(line, sample.mono_ns),
@@ -393,6 +427,8 @@ impl Scraper {
                 profile,
                 judgement: row.as_ref().map(|r| r.judgement()),
                 learned: row.and_then(|r| r.learned),
+                cap,
+                cap_uses,
             });
         }
         self.wraps.retain(&present);

@@ -108,6 +108,10 @@ pub struct AnalyzeReport {
     /// suggest, labelled an estimate (analysis::open::estimate_from_closed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_estimate: Option<crate::analysis::open::TargetAnswer>,
+    /// The cap declared for the device the levels measured (`--cap-iops`, `--cap-mbps`): the
+    /// verdict matches its plateau to it (issue 42).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_cap: Option<crate::analysis::declared::DeclaredCap>,
 }
 
 /// Merge parsed files into one report. Levels must come from one tool and give each
@@ -188,6 +192,7 @@ pub fn build(imports: &[FileImport], devices: &[String]) -> Result<AnalyzeReport
         verdict,
         devices: devs,
         target_estimate: None,
+        declared_cap: None,
     })
 }
 

@@ -495,6 +495,11 @@ pub struct SweepReport {
     /// blkio.throttle), read at the start of the sweep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<IoLimit>,
+    /// The cap the user declares the device was provisioned with (`--cap-iops`,
+    /// `--cap-mbps`): the verdict matches its plateau to it (issue 42). Saved with the
+    /// profile, it judges `stat`, `top` and the exporter too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_cap: Option<crate::analysis::declared::DeclaredCap>,
     /// The open loop's set-up and verdict (`--rate`); absent for a closed-loop sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<super::open::result::OpenLoopInfo>,
@@ -534,6 +539,7 @@ impl SweepReport {
             read_share: Some(f64::from(self.workload.read_pct) / 100.0),
             device: self.target.disk_device.as_deref(),
             sweep_limits: self.workload.limits,
+            declared_cap: self.declared_cap,
             ..Default::default()
         };
         self.verdict = Some(crate::analysis::analyze_with(&self.points(), &ctx));

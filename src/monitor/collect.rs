@@ -296,6 +296,11 @@ impl Collector {
         }
     }
 
+    /// The caps declared on the command line, by device name (issue 42): over a profile's.
+    pub fn declare_caps(&mut self, caps: Vec<(String, crate::analysis::declared::DeclaredCap)>) {
+        self.replayer.set_caps(caps);
+    }
+
     /// Attach the block-latency source (live percentiles per device and direction) unless
     /// `off` (`--no-bpf`). When it can't be had, one line says why and the collector carries
     /// on with diskstats alone; counters from a fixture tree (`--proc-root`) are silently

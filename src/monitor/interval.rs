@@ -6,6 +6,7 @@
 
 use super::select::{DeviceMeta, Selection};
 use super::{DiskDelta, DiskRates, DiskSample};
+use crate::analysis::declared::{CapUse, DeclaredCap};
 use crate::profile::DeviceProfile;
 use crate::sys::diskstats::DiskStatLine;
 use crate::sys::sched::{AvgCpu, CpuTimes};
@@ -58,6 +59,30 @@ pub struct DeviceRow {
     /// The request-size notes the device's previous interval showed: held while the size
     /// stays near the limit, so they do not flap (monitor::saturation).
     pub size_notes_held: super::saturation::SizeNotes,
+    /// The cap the user declares the device was provisioned with (issue 42): the command
+    /// line's figures, else its profile's.
+    pub cap: Option<DeclaredCap>,
+}
+
+/// The cap declared for the device `name` (kernel name) known as `display`: the command
+/// line's figures (`caps`, by either name, a `/dev/` or `/dev/mapper/` prefix ignored), each
+/// over its profile's. Pure: the exporter asks it too.
+pub fn cap_for(
+    caps: &[(String, DeclaredCap)],
+    name: &str,
+    display: &str,
+    p: Option<&DeviceProfile>,
+) -> Option<DeclaredCap> {
+    let given = caps.iter().find_map(|(dev, c)| {
+        let dev = dev.strip_prefix("/dev/").unwrap_or(dev);
+        let dev = dev.strip_prefix("mapper/").unwrap_or(dev);
+        (dev == name || dev == display).then_some(*c)
+    });
+    let saved = p.and_then(|p| p.declared_cap);
+    match (given, saved) {
+        (Some(g), Some(s)) => Some(g.or(s)),
+        (g, s) => g.or(s),
+    }
 }
 
 /// One interval: the measured time span and the selected devices in kernel order.
@@ -84,6 +109,12 @@ impl DeviceRow {
     /// The device's one judgement in the interval (monitor::judge): what every view renders.
     pub fn judgement(&self) -> crate::analysis::state::Judgement {
         super::judge::judge(self)
+    }
+
+    /// The interval's rates against the declared cap, on the figure they come nearest to
+    /// (None without a declaration or without rates).
+    pub fn cap_use(&self) -> Option<CapUse> {
+        super::judge::cap_use(self.cap.as_ref()?, self.rates.as_ref().ok()?)
     }
 
     /// The device's interval judged against its profile, when it has one. Its headroom is
@@ -157,6 +188,8 @@ pub struct StatEngine {
     profiles: HashMap<(u32, u32), (String, Arc<DeviceProfile>)>,
     /// The request-size notes each device's last interval showed (hysteresis).
     size_notes: HashMap<(u32, u32), super::saturation::SizeNotes>,
+    /// Caps declared on the command line, by device name (`--cap DEV:…`).
+    caps: Vec<(String, DeclaredCap)>,
 }
 
 /// The counters as they were at boot: zeros, with the optional groups the line has.
@@ -188,7 +221,24 @@ impl StatEngine {
             metas: HashMap::new(),
             profiles: HashMap::new(),
             size_notes: HashMap::new(),
+            caps: Vec::new(),
         }
+    }
+
+    /// The caps declared on the command line, each for a device by its kernel name or its
+    /// display name (a `/dev/` prefix ignored): they take precedence over a profile's.
+    pub fn set_caps(&mut self, caps: Vec<(String, DeclaredCap)>) {
+        self.caps = caps;
+    }
+
+    /// The cap declared for a device: the command line's figures, else its profile's.
+    fn cap_of(
+        &self,
+        l: &DiskStatLine,
+        meta: &DeviceMeta,
+        p: Option<&DeviceProfile>,
+    ) -> Option<DeclaredCap> {
+        cap_for(&self.caps, &l.name, &meta.display_name, p)
     }
 
     /// Record what sysfs says about a device (live: looked up; replay: from `D` lines).
@@ -324,17 +374,20 @@ impl StatEngine {
 
     fn row(&self, l: &DiskStatLine, delta: Result<DiskDelta, NoValue>) -> DeviceRow {
         let wrapped = delta.as_ref().map_or(0, |d| d.wrapped_fields);
+        let meta = self.meta(l);
+        let profile = match self.profiles.get(&(l.major, l.minor)) {
+            Some((n, p)) if *n == l.name => Some(Arc::clone(p)),
+            _ => None,
+        };
         DeviceRow {
             major: l.major,
             minor: l.minor,
             kernel_name: l.name.clone(),
-            meta: self.meta(l),
+            cap: self.cap_of(l, &meta, profile.as_deref()),
+            meta,
             rates: delta.map(|d| DiskRates::from_delta(&d)),
             wrapped_ms_fields: wrapped,
-            profile: match self.profiles.get(&(l.major, l.minor)) {
-                Some((n, p)) if *n == l.name => Some(Arc::clone(p)),
-                _ => None,
-            },
+            profile,
             latency: None,
             learned: None,
             size_notes_held: self

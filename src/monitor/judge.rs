@@ -7,6 +7,7 @@
 
 use super::interval::DeviceRow;
 use super::DiskRates;
+use crate::analysis::declared::{CapUse, DeclaredCap};
 use crate::analysis::state::{
     judge_dir, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
 };
@@ -164,10 +165,21 @@ pub fn learned_has_reference(l: &crate::analysis::learned::Learned) -> bool {
     }
 }
 
+/// An interval's rates against a declared cap, on the figure they come nearest to (kB/s as
+/// iostat's: KiB).
+pub fn cap_use(cap: &DeclaredCap, r: &DiskRates) -> Option<CapUse> {
+    cap.nearest(r.r_s, r.w_s, r.rkb_s * 1024.0, r.wkb_s * 1024.0)
+}
+
+/// An interval's rates against every figure of a declared cap (the exporter's ratio gauge).
+pub fn cap_uses(cap: &DeclaredCap, r: &DiskRates) -> Vec<CapUse> {
+    cap.uses(r.r_s, r.w_s, r.rkb_s * 1024.0, r.wkb_s * 1024.0)
+}
+
 /// The judgement of a device row.
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
-    judge_parts(
+    let mut j = judge_parts(
         row.profile.as_deref(),
         &learned_references(row.learned.as_deref()),
         row.rates.as_ref().ok(),
@@ -175,7 +187,9 @@ pub fn judge(row: &DeviceRow) -> Judgement {
             m.and_then(|m| m.read.p95_ms),
             m.and_then(|m| m.write.p95_ms),
         ],
-    )
+    );
+    j.cap = row.cap_use();
+    j
 }
 
 #[cfg(test)]

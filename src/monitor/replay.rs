@@ -110,6 +110,11 @@ pub struct Replayer {
 }
 
 impl Replayer {
+    /// The caps declared on the command line, by device name (issue 42): over a profile's.
+    pub fn set_caps(&mut self, caps: Vec<(String, crate::analysis::declared::DeclaredCap)>) {
+        self.engine.set_caps(caps);
+    }
+
     pub fn new(selection: Selection, since_boot: bool) -> Replayer {
         Replayer {
             engine: StatEngine::new(selection, since_boot),

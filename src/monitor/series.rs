@@ -247,12 +247,14 @@ identified on this machine."
                         p.sat_r = sat.saturation_r;
                         p.sat_w = sat.saturation_w;
                     }
-                    p.judgement = Some(super::judge::judge_parts(
-                        swept,
-                        &p.learned_refs,
-                        Some(&rates),
-                        p.p95_ms,
-                    ));
+                    let mut j =
+                        super::judge::judge_parts(swept, &p.learned_refs, Some(&rates), p.p95_ms);
+                    // The cap the profile declares (issue 42): the page's judgement names it
+                    // as stat's did (a cap given on stat's command line is not recorded).
+                    j.cap = swept
+                        .and_then(|p| p.declared_cap.as_ref())
+                        .and_then(|c| super::judge::cap_use(c, &rates));
+                    p.judgement = Some(j);
                 }
                 StatSeries {
                     name: t.name.clone(),
@@ -276,6 +278,8 @@ impl Point {
             interval_s: self.interval_s,
             r_s: self.r_s,
             w_s: self.w_s,
+            rkb_s: self.rkb_s,
+            wkb_s: self.wkb_s,
             r_await: self.r_await,
             w_await: self.w_await,
             aqu_sz: self.aqu_sz,

@@ -2,9 +2,10 @@
 //! ([`parse_profile`]; a field missing or of another type reads as None, so a file from an
 //! older or newer iosat loads by the fields it has), and the report with what `iosat profile`
 //! adds ([`Extras`], the device's state) as it is stored ([`profile_json`]).
-//! Imports only: profile/.
+//! Imports only: profile/, analysis/declared.rs.
 
 use super::{DeviceProfile, DeviceState, Direction, Imported, ModelKey};
+use crate::analysis::declared::{CapDim, DeclaredCap};
 
 /// The sweep `report` with the device's state beside it (key `device_state`) and what `iosat
 /// profile` adds ([`Extras`]), as [`save`](super::save) stores it: `stat` then says when the device changed
@@ -61,6 +62,9 @@ struct ProfileFile {
     /// Set by `iosat profile save/import --model`: a model profile and what it matches.
     #[serde(deserialize_with = "lenient")]
     model_profile: Option<ModelKey>,
+    /// The cap declared for the device (issue 42): checked strictly ([`declared_cap`]), a
+    /// file may have been planted by someone else.
+    declared_cap: Option<serde_json::Value>,
 }
 
 /// What `iosat profile save/import` add to the sweep report they store ([`profile_json`]):
@@ -151,6 +155,7 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     let baseline_latency_ns = positive(verdict.baseline_latency_ns, "baseline_latency_ns")?;
     let knee = positive(verdict.knee_concurrency, "knee_concurrency")?;
     let max_useful_iops = positive(verdict.max_useful_iops, "max_useful_iops")?;
+    let declared_cap = declared_cap(file.declared_cap.as_ref())?;
     let w = file.workload.unwrap_or_default();
     let pattern = w.pattern.unwrap_or_else(|| "unknown".into());
     Ok(DeviceProfile {
@@ -176,9 +181,46 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
         knee_at_least: verdict.knee_above.map(|c| c as u32),
         gentle: w.limits.as_ref().is_some_and(|l| !l.is_empty()),
         measured_unix_s: file.started_unix_s,
+        declared_cap,
         pattern,
         block_size: w.block_size.unwrap_or(0),
     })
+}
+
+/// A profile's `declared_cap` object: absent or null is none; otherwise an object whose known
+/// keys (`iops`, `read_iops`, `write_iops`, `bytes_per_s`, `read_bytes_per_s`,
+/// `write_bytes_per_s`) are each a positive finite number. Anything else is an error naming the
+/// key: a cap judges every interval, so a planted `-5` or `"abc"` must not judge silently (nor
+/// be dropped silently).
+fn declared_cap(v: Option<&serde_json::Value>) -> std::result::Result<Option<DeclaredCap>, String> {
+    let obj = match v {
+        None | Some(serde_json::Value::Null) => return Ok(None),
+        Some(serde_json::Value::Object(o)) => o,
+        Some(other) => return Err(format!("expected an object at declared_cap, not {other}")),
+    };
+    let mut cap = DeclaredCap::default();
+    for dim in CapDim::ALL {
+        let key = match dim {
+            CapDim::Iops => "iops",
+            CapDim::ReadIops => "read_iops",
+            CapDim::WriteIops => "write_iops",
+            CapDim::BytesPerS => "bytes_per_s",
+            CapDim::ReadBytesPerS => "read_bytes_per_s",
+            CapDim::WriteBytesPerS => "write_bytes_per_s",
+        };
+        match obj.get(key) {
+            None | Some(serde_json::Value::Null) => {}
+            Some(x) => match x.as_f64().filter(|f| f.is_finite() && *f > 0.0) {
+                Some(f) => cap.set(dim, f),
+                None => {
+                    return Err(format!(
+                        "expected a positive number at declared_cap.{key}, not {x}"
+                    ))
+                }
+            },
+        }
+    }
+    Ok((!cap.is_empty()).then_some(cap))
 }
 
 /// The pattern a sweep report `json` was swept with, as [`save`](super::save) files it (empty
@@ -215,6 +257,42 @@ mod tests {
         std::fs::write(d.path().join("bad.json"), "{").unwrap();
         let e = load(d.path(), "bad").unwrap_err().to_string();
         assert!(e.contains("bad.json:1: not JSON"), "{e}");
+    }
+
+    /// Issue 42: a profile's declared cap reads back; a planted one that is not a positive
+    /// number (or not an object) refuses the file, naming the key, rather than judging by it.
+    #[test]
+    fn a_declared_cap_reads_back_and_a_planted_bad_one_is_refused() {
+        let v = r#""verdict":{"baseline_latency_ns":1,"knee_concurrency":2,"max_useful_iops":3}"#;
+        let with = |cap: &str| parse_profile("dev", &format!("{{{v},\"declared_cap\":{cap}}}"));
+        let p = with(r#"{"iops":3000,"bytes_per_s":125000000.0,"newer_key":1}"#).unwrap();
+        let c = p.declared_cap.unwrap();
+        assert_eq!((c.iops, c.bytes_per_s), (Some(3000.0), Some(125e6)));
+        assert_eq!(with("null").unwrap().declared_cap, None);
+        assert_eq!(with("{}").unwrap().declared_cap, None);
+        for (bad, says) in [
+            (r#"{"iops":-5}"#, "declared_cap.iops, not -5"),
+            (r#"{"iops":0}"#, "declared_cap.iops, not 0"),
+            (
+                r#"{"write_bytes_per_s":"abc"}"#,
+                "declared_cap.write_bytes_per_s",
+            ),
+            (r#""3000""#, "expected an object at declared_cap"),
+        ] {
+            let e = with(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        // What a sweep with a declaration saves reads back the same.
+        let report = serde_json::json!({
+            "verdict": {"baseline_latency_ns": 1, "knee_concurrency": 2, "max_useful_iops": 3},
+            "declared_cap": crate::analysis::declared::DeclaredCap {
+                read_iops: Some(16000.0),
+                ..Default::default()
+            },
+        });
+        let json = profile_json(&report, &DeviceState::default(), &Extras::default());
+        let p = parse_profile("dev", &json).unwrap();
+        assert_eq!(p.declared_cap.unwrap().read_iops, Some(16000.0));
     }
 
     /// A profile file as iosat 0.1 saved it (the sweep report pretty-printed with sorted keys,

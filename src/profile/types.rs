@@ -2,9 +2,10 @@
 //! baseline, knee, pattern, direction, where and when it was swept, and what it says in
 //! words), the direction a profile judges ([`Direction`]), the device state that makes a
 //! profile stale ([`DeviceState`]) and what `iosat profile import` records ([`Imported`]).
-//! Imports only: profile/, sys/, units.
+//! Imports only: profile/, sys/, units, analysis/declared.rs.
 
 use super::ModelKey;
+use crate::analysis::declared::DeclaredCap;
 use crate::sys::device::{self, BlockDev};
 use crate::sys::Root;
 
@@ -73,6 +74,11 @@ pub struct DeviceProfile {
     /// `--rate-limit`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gentle: bool,
+    /// The cap the device was provisioned with, as declared (`iosat profile save
+    /// --cap-iops/--cap-mbps`, or the sweep's own `--cap-iops/--cap-mbps`): judged against
+    /// in every view (issue 42).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_cap: Option<DeclaredCap>,
 }
 
 /// What about a device, when it changes, makes its profile stale.

@@ -172,6 +172,9 @@ fn record(l: &Listed) -> Record {
         curve.push_str(&format!(", overloaded from concurrency {o}"));
     }
     fields.push(("curve", curve));
+    if let Some(c) = &p.declared_cap {
+        fields.push(("declared cap", c.words()));
+    }
     fields.push(("source", source(l).into()));
     let mut long_fields = vec![("judges as", printable(&p.judged_against()).into_owned())];
     long_fields.extend(p.bound().map(|b| ("bound", printable(&b).into_owned())));

@@ -183,15 +183,22 @@ fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {
         // Without a baseline the judgement is unqualified: no words (and none computed).
-        if !d.has_reference() {
-            continue;
-        }
+        let j = d.has_reference().then(|| d.judgement());
         // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
-        // without headroom, in words.
-        let j = d.judgement();
-        if !j.device.flags.words().is_empty() || j.state() == crate::analysis::state::State::Slow {
+        // without headroom, in words (the declared cap's share among them).
+        let worded = j.as_ref().is_some_and(|j| {
+            !j.device.flags.words().is_empty() || j.state() == crate::analysis::state::State::Slow
+        });
+        if let Some(j) = j.as_ref().filter(|_| worded) {
             s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
         }
+        // The interval against the declared cap (issue 42), whenever it did I/O.
+        if let Some(c) = d.cap_use().filter(|c| c.used > 0.0 && !worded) {
+            s.push_str(&format!("# {}: {}\n", d.meta.display_name, c.live_words()));
+        }
+        let Some(j) = j else {
+            continue;
+        };
         // A swept profile the traffic disagrees with, as a change: from, to and the evidence
         // (a learned change is in the learned summary already).
         for x in [&j.read, &j.write] {
@@ -387,6 +394,10 @@ impl serde::Serialize for JsonDevice<'_> {
         // The one judgement (monitor::judge): the device's state with the ratio and
         // headroom of its worst direction, and each direction's.
         m.serialize_entry("judgement", &d.judgement())?;
+        // The cap the user declared (issue 42); the judgement's `cap` is the interval's share.
+        if let Some(c) = &d.cap {
+            m.serialize_entry("declared_cap", c)?;
+        }
         // What production learning says (learn/); absent with --no-learn.
         if let Some(l) = &d.learned {
             m.serialize_entry("learned", l.as_ref())?;

@@ -41,6 +41,14 @@ fn sweep_json_matches_its_schema() {
     assert_valid("sweep", &sim_sweep(&[]), "sim sweep");
     let mixed = sim_sweep(&["--pattern", "randrw", "--repeat", "2"]);
     assert_valid("sweep", &mixed, "randrw sweep with repeats");
+    // Issue 42: the declaration and the verdict's match to it.
+    let capped = sim_sweep(&["--cap-iops", "1000", "--cap-mbps", "125"]);
+    assert_valid("sweep", &capped, "sweep with a declared cap");
+    assert_eq!(capped["declared_cap"]["bytes_per_s"], 125e6, "{capped}");
+    assert!(
+        capped["verdict"]["declared_cap"]["ratio"].is_number(),
+        "{capped}"
+    );
 }
 
 /// An open-loop sweep (`--rate` beside closed levels, and a `--target-p99` search) on a
@@ -136,6 +144,9 @@ fn analyze_json_of_every_input_format_matches_its_schema() {
         );
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         assert_valid("analyze", &run_json(&a), &format!("analyze {files:?}"));
+        // Issue 42: with a declared cap, the declaration and the verdict's match to it.
+        let capped = run_json(&[&a[..], &["--cap-iops", "70000"]].concat());
+        assert_valid("analyze", &capped, &format!("analyze {files:?} --cap-iops"));
     }
 }
 

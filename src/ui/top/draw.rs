@@ -657,7 +657,10 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     // the same direction, whichever baseline judged it.
     let j = &row.judgement;
     let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
-        let msg = if j.device.basis == crate::analysis::state::Basis::None {
+        let msg = if let (crate::analysis::state::Basis::None, Some(c)) = (j.device.basis, &j.cap) {
+            // No baseline, a declared cap (issue 42): the interval against it.
+            format!("{}: {}", row.name, c.live_words())
+        } else if j.device.basis == crate::analysis::state::Basis::None {
             format!("{}: headroom needs a profile", row.name)
         } else {
             format!("{}: {}", row.name, j.brief())

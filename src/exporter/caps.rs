@@ -1,0 +1,134 @@
+//! The declared caps' families (issue 42): each device's declared figures
+//! (`iosat_disk_declared_cap_iops`, `iosat_disk_declared_cap_bytes_per_second`) and the
+//! latest interval's share of each (`iosat_disk_cap_used_ratio`), with a `cap` label naming
+//! the figure. Pure: renders what the scrape holds.
+//! Imports only: exporter/, analysis/declared.rs.
+
+use super::metrics::{Scrape, Sink};
+use crate::analysis::declared::CapUse;
+
+pub const DECLARED_IOPS: &str = "iosat_disk_declared_cap_iops";
+pub const DECLARED_BYTES: &str = "iosat_disk_declared_cap_bytes_per_second";
+pub const USED_RATIO: &str = "iosat_disk_cap_used_ratio";
+
+/// The three families, each only when some device has a value.
+pub fn render(o: &mut dyn Sink, s: &Scrape) {
+    for (name, bytes, help) in [
+        (
+            DECLARED_IOPS,
+            false,
+            "The requests per second the device was provisioned with, as declared (--cap, \
+--cap-iops or its profile); cap=\"iops\" for reads and writes together, \"read_iops\" and \
+\"write_iops\" per direction.",
+        ),
+        (
+            DECLARED_BYTES,
+            true,
+            "The bytes per second the device was provisioned with, as declared (--cap, \
+--cap-mbps or its profile); cap=\"bytes\" for reads and writes together, \"read_bytes\" and \
+\"write_bytes\" per direction.",
+        ),
+    ] {
+        let rows: Vec<(&str, &'static str, f64)> = s
+            .devices
+            .iter()
+            .filter_map(|d| Some((d.line.name.as_str(), d.cap.as_ref()?)))
+            .flat_map(|(dev, c)| {
+                c.figures()
+                    .filter(|(k, _)| k.is_bytes() == bytes)
+                    .map(move |(k, v)| (dev, k.label(), v))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        o.family(name, "gauge", help);
+        for (dev, cap, v) in rows {
+            o.sample(name, &[("device", dev), ("cap", cap)], v);
+        }
+    }
+    let used: Vec<(&str, &CapUse)> = s
+        .devices
+        .iter()
+        .flat_map(|d| d.cap_uses.iter().map(move |u| (d.line.name.as_str(), u)))
+        .filter(|(_, u)| u.ratio.is_finite())
+        .collect();
+    if used.is_empty() {
+        return;
+    }
+    o.family(
+        USED_RATIO,
+        "gauge",
+        "The latest interval's rate over the declared cap it is compared with (cap label as in \
+iosat_disk_declared_cap_*): from 0.95 the cap, not the device, is the limit; above 1.05 the \
+device is not held to the cap declared.",
+    );
+    for (dev, u) in used {
+        o.sample(
+            USED_RATIO,
+            &[("device", dev), ("cap", u.cap.label())],
+            u.ratio,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::declared::DeclaredCap;
+    use crate::exporter::metrics::{render, DeviceScrape, Identity};
+
+    #[test]
+    fn declared_figures_and_the_used_ratio_carry_a_cap_label() {
+        let line = crate::sys::diskstats::parse_line("7 0 loop0 1 2 3 4 5 6 7 8 0 10 11").unwrap();
+        let cap = DeclaredCap {
+            iops: Some(1000.0),
+            bytes_per_s: Some(125e6),
+            ..Default::default()
+        };
+        let dev = |cap: Option<DeclaredCap>, uses: Vec<CapUse>| DeviceScrape {
+            learned: None,
+            judgement: None,
+            latency: None,
+            line: line.clone(),
+            identity: Identity::default(),
+            in_flight: None,
+            profile: None,
+            cap,
+            cap_uses: uses,
+        };
+        let uses = cap.uses(990.0, 0.0, 990.0 * 4096.0, 0.0);
+        let text = render(&Scrape {
+            devices: vec![dev(Some(cap), uses)],
+            ..Default::default()
+        });
+        assert!(
+            text.contains("# TYPE iosat_disk_cap_used_ratio gauge"),
+            "{text}"
+        );
+        assert!(
+            text.contains("iosat_disk_cap_used_ratio{device=\"loop0\",cap=\"iops\"} 0.99\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("iosat_disk_declared_cap_iops{device=\"loop0\",cap=\"iops\"} 1000\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "iosat_disk_declared_cap_bytes_per_second{device=\"loop0\",cap=\"bytes\"} 125000000\n"
+            ),
+            "{text}"
+        );
+        // Without a declaration: none of the families.
+        let text = render(&Scrape {
+            devices: vec![dev(None, Vec::new())],
+            ..Default::default()
+        });
+        assert!(
+            !text.contains("iosat_disk_cap") && !text.contains("declared_cap"),
+            "{text}"
+        );
+    }
+}
