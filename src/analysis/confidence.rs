@@ -74,9 +74,13 @@ pub const CPU_WAIT_CONTENDED_SHARE: f64 = 0.03;
 /// iSCSI daemon wait behind it, and iosat cannot measure their wait, only its own threads'.
 /// Issue 38: under a hog 90 % busy on each core of this 2-core VM, PSI `cpu some` read only
 /// 10-14 % and iosat's threads waited 2.8 % of the mean, while the known device's c=1 p95
-/// went from 2.2 to 5.6 ms (mean 2.46 ms): the wait fell on the path, not on iosat. The
-/// truth tests on a quiet machine run at 1-5 %; two compilers, or a hog, 85-100 %.
-pub const OTHER_USER_BUSY_PCT: f64 = 75.0;
+/// went from 2.2 to 5.6 ms (mean 2.46 ms): the wait fell on the path, not on iosat. The hog's
+/// own share is its 90 % less what iosat, the path and the hypervisor take from it (at 2000
+/// IOPS of a debug build about 10-15 % of the machine): 75-88 % was measured beside other
+/// load, so the bar sits at 60 %, where on two CPUs both are busy about a third of the time.
+/// A quiet machine's sweeps of the known device run at a few percent; one compiler on two
+/// CPUs at about 50 %; two compilers at 85-100 %.
+pub const OTHER_USER_BUSY_PCT: f64 = 60.0;
 
 /// Other traffic on the device counts from this share of iosat's own IOPS...
 pub const OTHER_SHARE: f64 = 0.05;

@@ -358,8 +358,9 @@ fn cpus_other_processes_keep_busy_lead_the_headline_as_what_was_measured() {
         "{:#?}",
         v.summary
     );
-    // A quiet machine's truth runs: others' user time 1-5 %; a loaded one under the bar.
-    for quiet in [3.0, 60.0] {
+    // A quiet machine's truth runs: others' user time a few percent; one compiler of two
+    // CPUs' worth, under the bar.
+    for quiet in [3.0, 50.0] {
         let v = analyze(&hogged(quiet));
         assert!(
             !v.summary[0].starts_with("Disturbed"),
