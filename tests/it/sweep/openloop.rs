@@ -348,12 +348,12 @@ fn queue_crossing(units: usize, service_ms: &[(f64, f64)], target_ms: f64) -> f6
 /// device's structure (four units, FIFO, Poisson arrivals) stays known. The service
 /// distribution is the run's own closed level at concurrency 2 (at most four in flight: no
 /// queue), so the host's jitter inside each request is in the truth too.
+///
+/// In the full suite of 2026-11-29 06:30 the one undisturbed try answered 951/s against a truth
+/// of 1215/s: a level a stall of the host hit (its p99 interval several times its figure)
+/// pulled the point estimate's fit down; the fit now weighs each level by its interval
+/// (analysis::open::log_weight).
 #[test]
-#[ignore = "open defect (issue 38): in the full suite of 2026-11-29 06:30 the one undisturbed try \
-            (c=2 p99 2.42 ms) had the truth at 1215/s and iosat's answer at 951/s (bracket \
-            0-1889, 22 % low); the other tries' device p99 at c=2 was above the target \
-            (stalled, not judged). The bracket holds the truth; the point estimate does not \
-            land within 20 % yet"]
 fn target_p99_lands_near_the_known_devices_crossing() {
     let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
