@@ -12,7 +12,7 @@ use crate::monitor::replay::{RecordingText, Replay};
 use crate::monitor::select::Selection;
 use crate::monitor::series::SeriesStore;
 use crate::profile::ProfileCache;
-use crate::report::{stat as rstat, Report};
+use crate::report::stat as rstat;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let spec = ReportSpec::from_args(args)?;
@@ -40,18 +40,32 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
             return Ok(0);
         }
     }
-    let report = if rstat::is_recording(&text) {
+    if rstat::is_recording(&text) {
         let store = SeriesStore::from_text(&text, Some(crate::learn::in_memory()))
             .map_err(|e| e.at(&spec.input))?;
         // Profiles are judged against this machine's view of the devices (the real root).
         let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
         let (devices, idle) = store.series(&mut profiles);
-        Report::Stat { devices, idle }
-    } else {
-        crate::report::load(&text).map_err(|e| e.at(&spec.input))?
-    };
+        let diagnosis = recording_diagnosis(&spec.input, &text);
+        let page = rstat::render_with_diagnosis(&devices, &idle, &diagnosis, spec.format);
+        write_out(&spec, &page)?;
+        return Ok(0);
+    }
+    let report = crate::report::load(&text).map_err(|e| e.at(&spec.input))?;
     write_out(&spec, &crate::report::render(&report, spec.format))?;
     Ok(0)
+}
+
+/// What `iosat analyze FILE` diagnoses in the recording `text` (read once, its warnings said
+/// once already by the recording opener), each device's lines, through the importers' one
+/// parser and report; none when it gives the importer nothing to read.
+fn recording_diagnosis(path: &std::path::Path, text: &str) -> Vec<String> {
+    let Ok(import) = crate::import::parse(path, text) else {
+        return Vec::new();
+    };
+    crate::import::report::build(&[import], &[])
+        .map(|r| r.devices.into_iter().flat_map(|d| d.diagnosis).collect())
+        .unwrap_or_default()
 }
 
 /// A recording replayed into `stat --csv`'s rows: every device, partitions too, each judged

@@ -304,7 +304,7 @@ impl<'a> LevelDriver<'a> {
         if !report.interrupted {
             let level_ns = plan.ramp_ns + plan.duration_ns;
             let spent = (self.shown as u64 + u64::from(plan.remeasure_baseline)) * level_ns;
-            self.remeasure_deciding(report, plan.budget_ns.saturating_sub(spent))?;
+            self.remeasure_deciding(report, plan.budget_ns.saturating_sub(spent), spent)?;
         }
         if plan.remeasure_baseline && !report.interrupted {
             if let Some(&conc) = series.first() {
@@ -344,7 +344,12 @@ impl<'a> LevelDriver<'a> {
     /// intervals the verdict compares narrow; stop when the verdict is settled, after
     /// [`MAX_ROUNDS`], or on a stop signal. A note says what was re-measured and whether it
     /// settled the verdict.
-    fn remeasure_deciding(&mut self, report: &mut SweepReport, budget_ns: u64) -> Result<()> {
+    fn remeasure_deciding(
+        &mut self,
+        report: &mut SweepReport,
+        budget_ns: u64,
+        spent_ns: u64,
+    ) -> Result<()> {
         let level_ns = (self.plan.ramp_ns + self.plan.duration_ns).max(1);
         let mut left = budget_ns;
         let mut measured: Vec<u32> = Vec::new();
@@ -384,9 +389,15 @@ impl<'a> LevelDriver<'a> {
         }
         if open_before {
             let still = deciding_levels(report);
-            report
-                .notes
-                .push(remeasure_note(&measured, &still, budget_ns));
+            report.notes.push(remeasure_note(
+                &measured,
+                &still,
+                budget_ns,
+                Pass {
+                    level_ns,
+                    spent_ns: spent_ns + budget_ns - left,
+                },
+            ));
         }
         Ok(())
     }
@@ -456,16 +467,38 @@ fn deciding_levels(report: &SweepReport) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-/// What the adaptive re-measure did, in one sentence.
-pub fn remeasure_note(measured: &[u32], still_open: &[u32], budget_ns: u64) -> String {
+/// What one more pass of re-measures costs: the time per level (ramp + measured) and what the
+/// sweep spent so far, so a note can say which `--budget` buys it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pass {
+    pub level_ns: u64,
+    pub spent_ns: u64,
+}
+
+impl Pass {
+    /// (seconds one more pass of `open` takes, the whole --budget that would buy it), rounded up.
+    fn cost(self, open: &[u32]) -> (f64, f64) {
+        let need = self.level_ns * open.len() as u64;
+        (
+            (need as f64 / 1e9).ceil(),
+            ((self.spent_ns + need) as f64 / 1e9).ceil(),
+        )
+    }
+}
+
+/// What the adaptive re-measure did, in one sentence, with the `--budget` that one more pass
+/// of the levels still open needs.
+pub fn remeasure_note(measured: &[u32], still_open: &[u32], budget_ns: u64, pass: Pass) -> String {
     use crate::analysis::confidence::list;
+    let (need, budget) = pass.cost(still_open);
     if measured.is_empty() {
         return format!(
             "The spread of concurrency {} leaves the verdict open, and the --budget left {:.1} s, \
-             too little to measure {} again: give a longer --budget or --repeat.",
+             too little to measure {} again (about {need:.0} s): give --budget {budget:.0}s or \
+             more, or --repeat.",
             list(still_open),
             budget_ns as f64 / 1e9,
-            if still_open.len() == 1 { "it" } else { "them" }
+            if still_open.len() == 1 { "it" } else { "them" },
         );
     }
     let head = format!(
@@ -478,9 +511,9 @@ pub fn remeasure_note(measured: &[u32], still_open: &[u32], budget_ns: u64) -> S
     } else {
         format!(
             "{head}; concurrency {} still can't be told apart within the --budget: the ranges \
-             given are the measurement's honest uncertainty (a longer --budget or --repeat may \
-             narrow them).",
-            list(still_open)
+             given are the measurement's honest uncertainty; one more pass (about {need:.0} s, \
+             --budget {budget:.0}s or more) or --repeat may narrow them.",
+            list(still_open),
         )
     }
 }

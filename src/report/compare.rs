@@ -63,10 +63,30 @@ pub fn a_kind(r: &Report) -> String {
     format!("{} {k}", if an { "an" } else { "a" })
 }
 
-/// The first run whose kind differs from the first run's, if any (mixed kinds are refused).
+/// What can stand beside what: a sweep and an analysis with levels (fio or sysbench runs at
+/// several depths, the first thing a benchmarker sets beside a sweep) are both levels by
+/// concurrency; otherwise the kind.
+fn family(r: &Report) -> &'static str {
+    match r {
+        Report::Sweep(_) => "levels",
+        Report::Analyze(a) if !a.levels.is_empty() => "levels",
+        other => kind(other),
+    }
+}
+
+/// The first run that cannot stand beside the first run, if any (mixed kinds are refused,
+/// but for a sweep beside an analysis with levels).
 pub fn mixed(runs: &[Run]) -> Option<usize> {
-    let first = kind(&runs.first()?.report);
-    runs.iter().position(|r| kind(&r.report) != first)
+    let first = family(&runs.first()?.report);
+    runs.iter().position(|r| family(&r.report) != first)
+}
+
+/// "iosat's sweep" or "fio's runs" (the analysis' tool): who generated a run's levels.
+fn generator(r: &Report) -> String {
+    match r {
+        Report::Analyze(a) => format!("{}'s runs", a.source.tool.name()),
+        _ => format!("iosat's {}", kind(r)),
+    }
 }
 
 /// Letters the table columns use for the runs: A, B, C, … (the page and text say which file
@@ -283,6 +303,21 @@ pub fn caveats(runs: &[Run]) -> Vec<String> {
                  may be the machine's or the moment's, not the device's.",
                 letter(i)
             ));
+        }
+    }
+    // Levels of another generator: set side by side by concurrency, each tool's own latency.
+    if let Some(first) = runs.first() {
+        for (i, r) in runs.iter().enumerate().skip(1) {
+            let (a, b) = (generator(&first.report), generator(&r.report));
+            if kind(&r.report) != kind(&first.report) || a != b {
+                out.push(format!(
+                    "{} is {b} and {} is {a}: the levels are set side by side by concurrency, but \
+                     the generators differ (how requests are issued, the time per level, what \
+                     latency each one counts), so part of a difference is theirs.",
+                    letter(i),
+                    letter(0),
+                ));
+            }
         }
     }
     let Some(Report::Sweep(first)) = runs.first().map(|r| &r.report) else {
@@ -703,7 +738,11 @@ struct TableJson<'a> {
 
 /// The comparison in `format`.
 pub fn render(runs: &[Run], format: Format) -> String {
-    let what = runs.first().map_or("sweep", |r| kind(&r.report));
+    let what = match runs.first() {
+        Some(f) if runs.iter().any(|r| kind(&r.report) != kind(&f.report)) => "sweep and analyze",
+        Some(f) => kind(&f.report),
+        None => "sweep",
+    };
     let tabs = tables(runs);
     let diffs = differences(runs);
     match format {

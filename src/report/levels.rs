@@ -379,6 +379,16 @@ pub fn verdict_list(v: Option<&Verdict>, more: impl IntoIterator<Item = Item>) -
     }
 }
 
+/// "disturbed" when the verdict found level `c` disturbed (its figures may be the machine's),
+/// else "".
+fn disturbed_flag(verdict: Option<&Verdict>, c: u32) -> String {
+    if verdict.is_some_and(|v| v.disturbed_levels.contains(&c)) {
+        "disturbed".into()
+    } else {
+        String::new()
+    }
+}
+
 /// The charts of a sweep or analyze page: throughput (with the USL fit), latency, the hockey
 /// stick, and the %util trap when the kernel's view is known; the knee and overload marked
 /// with the verdict's uncertainty.
@@ -388,6 +398,14 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
     let series = |f: &dyn Fn(&LevelRow) -> Option<f64>| -> Vec<(f64, f64)> {
         rows.iter()
             .filter_map(|r| f(r).map(|y| (c(r), y)))
+            .collect()
+    };
+    // A level the verdict found disturbed is ringed on the charts, so that a reader does not
+    // take its figure for the device's; one flag per point of `series(f)`.
+    let disturbed = |f: &dyn Fn(&LevelRow) -> Option<f64>| -> Vec<String> {
+        rows.iter()
+            .filter(|r| f(r).is_some())
+            .map(|r| disturbed_flag(verdict, r.point.concurrency))
             .collect()
     };
     // The markers carry the verdict's uncertainty: "knee 4–8", "overload 16 (perhaps 8)";
@@ -429,10 +447,10 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
     );
     tput.x_log = true;
     tput.x_ticks = ticks.clone();
-    tput.series.push(Series::new(
-        "measured IOPS",
-        series(&|r| Some(r.point.iops)),
-    ));
+    tput.series.push(
+        Series::new("measured IOPS", series(&|r| Some(r.point.iops)))
+            .flagged(disturbed(&|r| Some(r.point.iops))),
+    );
     if let Some(fit) = verdict.and_then(|v| v.usl.as_ref()).filter(|u| u.trusted()) {
         let max_c = rows.iter().map(c).fold(1.0, f64::max);
         let pts: Vec<(f64, f64)> = (0..=48)
@@ -463,29 +481,40 @@ pub fn level_charts(rows: &[LevelRow], verdict: Option<&Verdict>) -> Vec<Block> 
     lat.y_log = true;
     lat.x_ticks = ticks.clone();
     for name in ["avg", "p95", "p99"] {
-        let pts = series(&|r| {
+        let pick = |r: &LevelRow| {
             let l = &r.point.latency_ns;
             ms(match name {
                 "avg" => Some(l.mean),
                 "p95" => l.p95,
                 _ => l.p99,
             })
-        });
+        };
+        let pts = series(&pick);
         if !pts.is_empty() {
-            lat.series.push(Series::new(name, pts));
+            let mut se = Series::new(name, pts);
+            if name == "avg" {
+                se = se.flagged(disturbed(&pick));
+            }
+            lat.series.push(se);
         }
     }
     lat.markers = markers.clone();
     body.push(headed("Latency", lat.to_svg()));
 
-    body.push(hockey_stick(rows, judged.map(|v| v.knee_concurrency)));
+    body.push(hockey_stick(
+        rows,
+        judged.map(|v| v.knee_concurrency),
+        rows.iter()
+            .map(|r| disturbed_flag(verdict, r.point.concurrency))
+            .collect(),
+    ));
     body.extend(util_trap(rows, &ticks));
     body
 }
 
 /// The hockey stick: average latency against throughput, each point labelled with its
 /// concurrency, the knee marked.
-fn hockey_stick(rows: &[LevelRow], knee: Option<u32>) -> Block {
+fn hockey_stick(rows: &[LevelRow], knee: Option<u32>, flags: Vec<String>) -> Block {
     let mut hs = LineChart::new(
         "hockey",
         "Latency vs throughput (the hockey stick)",
@@ -502,7 +531,7 @@ fn hockey_stick(rows: &[LevelRow], knee: Option<u32>) -> Block {
         .iter()
         .map(|r| r.point.concurrency.to_string())
         .collect();
-    hs.series.push(avg);
+    hs.series.push(avg.flagged(flags));
     if let Some(k) = knee {
         if let Some(r) = rows.iter().find(|r| r.point.concurrency == k) {
             hs.markers.push(Marker {

@@ -28,7 +28,7 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
         info.max_inflight
     ))];
     if !r.open_levels.is_empty() {
-        let mut t = TableBlock::new(table(&r.open_levels, info.target)).narrow(&NARROW);
+        let mut t = TableBlock::new(table(&by_rate(r), info.target)).narrow(&NARROW);
         t.legend = Some((
             "--wide adds lat_p50, the p99's 95 % interval, p99.9 and svc (from submission)",
             "every column (the 80-column view keeps offered, IOPS, lat_avg, lat_p99, late_p99, \
@@ -72,6 +72,23 @@ pub fn blocks(r: &SweepReport) -> Vec<Block> {
     }
     out.push(Block::List(List::titled("Open loop", items)));
     out
+}
+
+/// The open-loop levels in order of the offered rate (a target search measures them in the
+/// search's order; the JSON keeps that order).
+fn by_rate(r: &SweepReport) -> Vec<OpenLevelResult> {
+    let mut v = r.open_levels.clone();
+    v.sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
+    v
+}
+
+/// A target search's answer, for the top of its page: the sentence of
+/// [`crate::analysis::open::target_words`], or None when the run searched for no target.
+pub fn answer(r: &SweepReport) -> Option<String> {
+    let v = r.open_loop.as_ref()?.verdict.as_ref()?;
+    v.max_iops_at_target
+        .as_ref()
+        .map(crate::analysis::open::target_words)
 }
 
 /// What text shows in 80 columns: the rate, the latency a user meets (mean, p99), the
@@ -143,14 +160,26 @@ fn latency_chart(r: &SweepReport) -> LineChart {
         "latency (ms)",
     );
     let ms = |ns: u64| ns as f64 / 1e6;
+    // In order of the offered rate: a target search measures its rates in the search's order,
+    // and a line drawn in that order zigzags.
+    let levels = by_rate(r);
     let pts = |f: &dyn Fn(&OpenLevelResult) -> u64| -> Vec<(f64, f64)> {
-        r.open_levels
-            .iter()
-            .map(|l| (l.offered_iops, ms(f(l))))
-            .collect()
+        levels.iter().map(|l| (l.offered_iops, ms(f(l)))).collect()
     };
+    // A level behind schedule is ringed: its latency is the generator's backlog (or this
+    // machine's), not what the device gives at that rate.
+    let behind: Vec<String> = levels
+        .iter()
+        .map(|l| match (l.behind.kept, l.behind.lag) {
+            (true, _) => String::new(),
+            (false, Some(crate::analysis::open::Lag::Machine)) => "behind (machine)".into(),
+            (false, _) => "behind".into(),
+        })
+        .collect();
     c.series = vec![
-        Series::new("p99 from intended start", pts(&|l| l.latency_ns.p99)).colour(0),
+        Series::new("p99 from intended start", pts(&|l| l.latency_ns.p99))
+            .colour(0)
+            .flagged(behind),
         Series::new("mean from intended start", pts(&|l| l.latency_ns.mean))
             .colour(0)
             .dashed(),
@@ -161,8 +190,7 @@ fn latency_chart(r: &SweepReport) -> LineChart {
         (0, "p99 95 % interval, low"),
         (1, "p99 95 % interval, high"),
     ] {
-        let band: Vec<(f64, f64)> = r
-            .open_levels
+        let band: Vec<(f64, f64)> = levels
             .iter()
             .filter_map(|l| Some((l.offered_iops, ms(l.latency_ns_ci95?.p99[end]))))
             .collect();
@@ -423,6 +451,43 @@ mod tests {
         };
         r.refresh_open_verdict();
         r
+    }
+
+    #[test]
+    fn a_target_search_is_titled_and_answered_first_in_rate_order_with_the_behind_ringed() {
+        let mut r = report();
+        // Measured in the search's order, not the rates'.
+        r.open_levels.swap(0, 2);
+        let page = crate::report::sweep::render(&r, Format::Html);
+        assert!(
+            page.contains("<title>iosat target search (p99 &lt;= 3.10 ms):"),
+            "{page}"
+        );
+        assert!(page.contains("target search: the highest offered rate with p99 &lt;= 3.10 ms"));
+        // The answer is the first thing after the header line, before the open loop's table.
+        let answer = page
+            .find("Measured with an offered load")
+            .expect("the answer");
+        assert!(answer < page.find("Open loop: latency at an offered rate").unwrap());
+        // The chart runs in rate order (x rising along the line) and rings the level behind.
+        let svg = &page[page.find("id=\"open-latency\"").unwrap()..];
+        let line = svg
+            .split("data-series=\"p99 from intended start\"")
+            .nth(1)
+            .and_then(|t| t.split("points=\"").nth(1))
+            .and_then(|t| t.split('"').next())
+            .unwrap();
+        let xs: Vec<f64> = line
+            .split(' ')
+            .map(|p| p.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "{line}");
+        assert_eq!(svg.matches("class=\"flag\"").count(), 1, "one level behind");
+        assert!(svg.contains(">behind</text>"));
+        // The text table lists the rates in order too.
+        let text = crate::report::sweep::render(&r, Format::TEXT);
+        let at = |rate: &str| text.find(&format!("\n{rate} ")).unwrap_or(usize::MAX);
+        assert!(at("500") < at("1000") && at("1000") < at("3000"), "{text}");
     }
 
     #[test]

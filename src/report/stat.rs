@@ -472,7 +472,7 @@ fn profile_line(d: &StatSeries) -> String {
             }
         ),
         Err(why) => format!(
-            "{}: no saturation: {why} {}",
+            "{}: saturation not judged: {why} {}",
             d.name,
             crate::profile::how_to_measure(&d.name)
         ),
@@ -551,6 +551,23 @@ on a device that serves requests in parallel does not mean it is saturated.";
 /// request size first (as PMM's Disk Details), then latency, %util, load and saturation on a
 /// wall-clock axis, and the intervals (folded on the page).
 pub fn document(devs: &[StatSeries], idle: &[String]) -> Doc {
+    document_with(devs, idle, &[])
+}
+
+/// The recording's document with `iosat analyze`'s diagnosis of the same recording (its
+/// lines, computed by the caller) under the saturation judgement: one page says both what
+/// each interval was judged and what the recording as a whole shows.
+pub fn render_with_diagnosis(
+    devs: &[StatSeries],
+    idle: &[String],
+    diagnosis: &[String],
+    format: Format,
+) -> String {
+    doc::write(&document_with(devs, idle, diagnosis), format)
+}
+
+/// [`document`] with the diagnosis lines (none: no such list).
+fn document_with(devs: &[StatSeries], idle: &[String], diagnosis: &[String]) -> Doc {
     let t0 = start_ns(devs);
     let mut blocks = vec![
         Block::Context(context(devs, idle)),
@@ -576,6 +593,12 @@ is sysstat's formula over the measured interval, as `iosat stat --replay` prints
                 .flat_map(|d| [baseline_line(d)].into_iter().chain(judgement_line(d)))
                 .map(Item::plain),
         )));
+        if !diagnosis.is_empty() {
+            blocks.push(Block::List(List::titled(
+                "Diagnosis (as iosat analyze reads the recording)",
+                diagnosis.iter().map(Item::plain),
+            )));
+        }
     }
     if !idle.is_empty() {
         blocks.push(Block::Details {
@@ -809,7 +832,7 @@ mod tests {
             text.contains("sdb: overloaded (read 4.0x learned baseline), headroom 0"),
             "{text}"
         );
-        assert!(!text.contains("sdb: no saturation"), "{text}");
+        assert!(!text.contains("sdb: saturation not judged"), "{text}");
         // The devices named first, the others after them in their order.
         let mk = |name: &str| StatSeries {
             name: name.into(),

@@ -25,6 +25,10 @@ pub struct Series {
     pub labels: Vec<String>,
     /// Drawn as one line whatever the chart's gap (a threshold across the whole axis).
     pub unbroken: bool,
+    /// A warning on a point (a level behind schedule, a disturbed level): a red ring around it
+    /// and the word under it, drawn whatever the series' style; empty for none, else one per
+    /// point ("" for a point without one).
+    pub flags: Vec<String>,
 }
 
 impl Series {
@@ -36,6 +40,7 @@ impl Series {
             colour: None,
             labels: Vec::new(),
             unbroken: false,
+            flags: Vec::new(),
         }
     }
     pub fn dashed(mut self) -> Self {
@@ -44,6 +49,11 @@ impl Series {
     }
     pub fn colour(mut self, palette_index: usize) -> Self {
         self.colour = Some(palette_index);
+        self
+    }
+    /// [`Series::flags`], one per point.
+    pub fn flagged(mut self, flags: Vec<String>) -> Self {
+        self.flags = flags;
         self
     }
 }
@@ -627,6 +637,20 @@ impl Plot {
             let dots = !se.dashed && kept.len() <= 200;
             for (j, x, y) in kept.iter().copied() {
                 let (cx, cy) = (self.px(x), self.py(a, y));
+                if let Some(f) = se.flags.get(j).filter(|f| !f.is_empty()) {
+                    let _ = write!(
+                        s,
+                        r##"<circle class="flag" cx="{cx:.1}" cy="{cy:.1}" r="7" fill="none" stroke="#c00" stroke-width="2"/><text class="flaglabel" x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="#c00" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+                        // Under the ring, or over it near the plot's bottom (the ticks and
+                        // the legend are below the plot).
+                        if cy > T + PH * 0.8 {
+                            cy - 11.0
+                        } else {
+                            cy + 18.0
+                        },
+                        esc(f)
+                    );
+                }
                 let lone = runs.iter().any(|r| r.len() == 1 && r[0] == (cx, cy));
                 if !(dots || lone) {
                     continue;
@@ -859,6 +883,19 @@ mod tests {
             .collect();
         assert_eq!(ys.len(), 2);
         assert_ne!(ys[0], ys[1], "labels drawn at the same place: {ys:?}");
+    }
+
+    #[test]
+    fn a_flagged_point_is_ringed_and_named_whatever_the_series_style() {
+        let mut c = LineChart::new("t", "t", "x", "y");
+        c.series.push(
+            Series::new("p99", vec![(1.0, 1.0), (2.0, 2.0), (3.0, 9.0)])
+                .dashed()
+                .flagged(vec![String::new(), String::new(), "behind".into()]),
+        );
+        let svg = c.to_svg();
+        assert_eq!(svg.matches(r#"class="flag""#).count(), 1, "{svg}");
+        assert!(svg.contains(">behind</text>"), "{svg}");
     }
 
     #[test]

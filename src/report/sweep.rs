@@ -47,6 +47,13 @@ pub fn document(r: &SweepReport) -> Doc {
             hang: 4,
         },
     ];
+    // A target search is asked one question: its answer comes first.
+    if let Some(a) = super::open::answer(r) {
+        blocks.push(Block::List(List {
+            verdict: true,
+            ..List::titled("Answer", vec![Item::plain(a)])
+        }));
+    }
     if r.levels.is_empty() && r.open_loop.is_some() {
         // Only the open loop ran: no closed-loop table or verdict to show.
         blocks.extend(super::open::blocks(r));
@@ -96,8 +103,13 @@ pub fn document(r: &SweepReport) -> Doc {
 
 /// "iosat sweep: randread 4 KiB on nvme0n1".
 fn title(r: &SweepReport) -> String {
+    let what = match (target_goal(r), r.levels.is_empty()) {
+        (Some(goal), _) => format!("iosat target search ({goal}):"),
+        (None, true) if r.open_loop.is_some() => "iosat open loop:".to_string(),
+        _ => "iosat sweep:".to_string(),
+    };
     format!(
-        "iosat sweep: {} {}{}",
+        "{what} {} {}{}",
         r.workload.pattern,
         block_size(r.workload.block_size),
         r.target
@@ -106,6 +118,16 @@ fn title(r: &SweepReport) -> String {
             .map(|d| format!(" on {d}"))
             .unwrap_or_default()
     )
+}
+
+/// "p99 <= 3.00 ms" for a run that searched for a target, else None.
+fn target_goal(r: &SweepReport) -> Option<String> {
+    let t = r.open_loop.as_ref()?.target?;
+    Some(format!(
+        "{} <= {:.2} ms",
+        t.percentile.as_str(),
+        t.limit_ns / 1e6
+    ))
 }
 
 /// The levels as the shared table and charts see them: one row per concurrency, its
@@ -126,7 +148,19 @@ pub fn rows(r: &SweepReport) -> Vec<LevelRow> {
 /// What was measured and where: the page's context table (compare sets them side by side).
 pub fn context(r: &SweepReport) -> Vec<(&'static str, String)> {
     let (w, t) = (&r.workload, &r.target);
-    let mut v = vec![("measured", "concurrency sweep".to_string())];
+    let closed = if r.levels.is_empty() {
+        ""
+    } else {
+        ", after a concurrency sweep"
+    };
+    let measured = match (target_goal(r), &r.open_loop) {
+        (Some(goal), _) => {
+            format!("target search: the highest offered rate with {goal} (an open loop{closed})")
+        }
+        (None, Some(_)) => format!("open loop at offered rates{closed}"),
+        (None, None) => "concurrency sweep".to_string(),
+    };
+    let mut v = vec![("measured", measured)];
     v.extend(envelope_rows(&r.envelope));
     if let Some(d) = &t.disk_device {
         let about: Vec<String> = [t.disk_model.clone(), t.disk_size_bytes.map(human_bytes)]

@@ -1,5 +1,6 @@
 //! `iosat compare`: two sim sweeps side by side (snapshot of the text, the page checked in
-//! headless Chromium), every format, fsync results, and the refusals: mixed kinds (usage, 2),
+//! headless Chromium), a sweep beside analyzed fio runs, every format, fsync results, and the
+//! refusals: mixed kinds (usage, 2),
 //! a missing file (1), an existing --html file.
 
 use crate::util::{assert_refusals, fixture, iosat, ok_json, ok_stdout, stderr, SimSweep};
@@ -92,6 +93,72 @@ fn mixed_kinds_are_refused_naming_both_files() {
         assert!(err.contains(w), "{w} missing: {err}");
     }
     assert!(out.stdout.is_empty());
+}
+
+/// The first thing a benchmarker tries: an iosat sweep beside fio runs at the same depths
+/// (analyzed). Set side by side by concurrency, with the generators' difference said first; an
+/// analysis without levels (an iostat log) still cannot stand beside a sweep.
+#[test]
+fn a_sweep_stands_beside_analyzed_fio_runs_at_the_same_depths() {
+    let d = tempfile::tempdir().unwrap();
+    let sweep =
+        SimSweep::quick("sim:units=4,service=1ms", "1,4,16,64").save(d.path().join("sweep.json"));
+    let fio = d.path().join("fio.json");
+    let out = iosat()
+        .arg("analyze")
+        .args(
+            [
+                "fio-qd1.json",
+                "fio-qd4.json",
+                "fio-qd16.json",
+                "fio-qd64.json",
+            ]
+            .map(|f| fixture("import").join(f)),
+        )
+        .arg("--json")
+        .output()
+        .unwrap();
+    std::fs::write(&fio, ok_stdout(&out)).unwrap();
+    let text = ok_stdout(&compare(&[&sweep, &fio], &[]));
+    let caveat = text
+        .find("B is fio's runs and A is iosat's sweep")
+        .unwrap_or_else(|| panic!("no caveat naming the generators:\n{text}"));
+    assert!(
+        caveat < text.find("Levels:").expect("a levels table"),
+        "{text}"
+    );
+    // Each depth on one row, the sim's figures beside fio's.
+    let fio_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&fio).unwrap()).unwrap();
+    for l in fio_json["levels"].as_array().unwrap() {
+        let c = l["concurrency"].as_u64().unwrap();
+        let sim_iops = 1000 * c.min(4);
+        let row = text
+            .lines()
+            .find(|r| r.split_whitespace().next() == Some(&c.to_string()))
+            .unwrap_or_else(|| panic!("no row for {c}:\n{text}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[1], sim_iops.to_string(), "{row}");
+        assert_eq!(
+            cells[2],
+            format!("{:.0}", l["iops"].as_f64().unwrap()),
+            "{row}"
+        );
+    }
+    let json = ok_json(&compare(&[&sweep, &fio], &["--json"]));
+    assert_eq!(json["of"], "sweep and analyze", "{json}");
+    // An iostat log's analysis has no levels: still refused beside a sweep.
+    let log = d.path().join("log.json");
+    let out = iosat()
+        .arg("analyze")
+        .arg(fixture("import").join("iostat-xt.txt"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    std::fs::write(&log, ok_stdout(&out)).unwrap();
+    let out = compare(&[&sweep, &log], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("log.json"), "{}", stderr(&out));
 }
 
 #[test]

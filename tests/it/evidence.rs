@@ -612,9 +612,25 @@ fn the_adaptive_default_measures_again_only_the_levels_that_decide() {
     // A budget that the series already spends: nothing re-measured, and the note says so.
     let tight = sim(eng, &[&base[..], &["--budget", "3s"]].concat());
     assert_eq!(tight["levels"].as_array().unwrap().len(), 6);
+    let note = tight["notes"].to_string();
+    assert!(note.contains("too little to measure"), "{note}");
+    // It says which --budget buys one more pass, and that budget does measure them again.
+    let want = note
+        .split("give --budget ")
+        .nth(1)
+        .and_then(|t| t.split('s').next())
+        .unwrap_or_else(|| panic!("no --budget named: {note}"));
+    let enough = sim(
+        eng,
+        &[&base[..], &["--budget", &format!("{want}s")]].concat(),
+    );
+    let again = enough["notes"].to_string();
     assert!(
-        tight["notes"].to_string().contains("too little to measure"),
-        "{}",
-        tight["notes"]
+        again.contains("Measured concurrency"),
+        "--budget {want}s: {again}"
+    );
+    assert!(
+        enough["levels"].as_array().unwrap().len() > 6,
+        "--budget {want}s measured nothing again: {again}"
     );
 }

@@ -454,7 +454,7 @@ const OVERLAP_PROBE: &str = r#"<script>
     return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
   }
   document.querySelectorAll('svg.chart').forEach(function (svg) {
-    var others = svg.querySelectorAll('rect.plot, text.marker, text.pointlabel, circle, polyline');
+    var others = svg.querySelectorAll('rect.plot, text.marker, text.pointlabel, text.flaglabel, circle, polyline');
     svg.querySelectorAll('g.legend').forEach(function (g) {
       var a = g.getBoundingClientRect();
       others.forEach(function (o) {
@@ -654,6 +654,41 @@ fn pages_render_in_headless_chromium() {
     let page = ok_stdout(&report(&[kv.to_str().unwrap()]));
     assert!(page.contains("id=\"util\"") && page.contains("id=\"queue\""));
     check_page(&bin, dir.path(), "sweep-kernel", &page, 6);
+    // A level the verdict found disturbed is ringed on the throughput, latency and hockey
+    // stick charts.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
+    doc["verdict"]["disturbed_levels"] = serde_json::json!([4]);
+    let dv = dir.path().join("disturbed.json");
+    std::fs::write(&dv, doc.to_string()).unwrap();
+    let page = ok_stdout(&report(&[dv.to_str().unwrap()]));
+    assert_eq!(page.matches(">disturbed</text>").count(), 3, "{page}");
+    check_page(&bin, dir.path(), "sweep-disturbed", &page, 4);
+    // An open loop at rates the simulated device (4 units of 1 ms: 4,000 IOPS) cannot all
+    // keep, and a target search: the level behind schedule ringed, the search titled as one
+    // and its answer above the first chart.
+    let open = sim_sweep(&["--rate", "1000,3000,6000", "--json"]);
+    let ov = dir.path().join("open.json");
+    std::fs::write(&ov, &open).unwrap();
+    let page = ok_stdout(&report(&[ov.to_str().unwrap()]));
+    assert!(page.contains(">behind</text>"), "{page}");
+    check_page(&bin, dir.path(), "open-loop", &page, 5);
+    let search = sim_sweep(&["--target-p99", "3ms", "--json"]);
+    let sv = dir.path().join("search.json");
+    std::fs::write(&sv, &search).unwrap();
+    let page = ok_stdout(&report(&[sv.to_str().unwrap()]));
+    assert!(
+        page.contains("<title>iosat target search (p99 &lt;= 3.00 ms)"),
+        "{page}"
+    );
+    let answer = page
+        .find("Measured with an offered load")
+        .expect("an answer");
+    assert!(
+        answer < page.find("<svg").unwrap(),
+        "the answer before the charts"
+    );
+    check_page(&bin, dir.path(), "target-search", &page, 5);
     // fsync: one dot chart per mode, commits/s and latency vs committers.
     check_page(&bin, dir.path(), "fsync", &html("fsync.json"), 4);
     // Recording: 3 busy devices × (throughput, request size, latency, %util, load) + the
@@ -1281,7 +1316,7 @@ fn every_recording_sentence_is_in_every_format() {
                 dev["profile"]["baseline_pattern"].as_str().unwrap(),
                 dev["profile"]["baseline_block_size"]
             ),
-            None => format!("{name}: no saturation: iosat stat had no profile for it."),
+            None => format!("{name}: saturation not judged: iosat stat had no profile for it."),
         });
     }
     assert!(busy.len() >= 2 && !idle.is_empty(), "{busy:?} {idle:?}");

@@ -907,7 +907,14 @@ fn live_view_attaches_the_block_latency_source() {
         }
         assert!(std::time::Instant::now() < end, "no p95 columns:\n{s}");
     };
-    assert!(!s.contains("warning:"), "the source attached as root:\n{s}");
+    // Attached as root: no warning of a refusal. (A busy machine may rightly warn that the
+    // source saw only part of the completions diskstats counted in its first intervals: that
+    // is the attached source speaking, not a refusal.)
+    let warned = s.lines().find(|l| l.contains("warning:"));
+    assert!(
+        warned.is_none_or(|w| w.contains("the block-latency source saw")),
+        "the source attached as root:\n{s}"
+    );
     t.keys(&["q"]);
     t.keys(&["clear; echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");

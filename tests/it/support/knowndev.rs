@@ -68,6 +68,25 @@ impl Service {
         }
     }
 
+    /// The standard deviation of one draw: a short level's mean of n draws is the mean within
+    /// a few sd/√n, and a seeded device repeats its draws every run, so a test that ignored it
+    /// would fail (or pass) every time on the same unlucky sequence.
+    pub fn sd(&self) -> Duration {
+        let var = match *self {
+            Service::Fixed(_) => 0.0,
+            Service::Uniform(a, b) => (b.saturating_sub(a).as_secs_f64()).powi(2) / 12.0,
+            Service::Bimodal {
+                fast,
+                slow,
+                slow_per_mille: p,
+            } => {
+                let p = f64::from(p) / 1000.0;
+                (slow.saturating_sub(fast).as_secs_f64()).powi(2) * p * (1.0 - p)
+            }
+        };
+        Duration::from_secs_f64(var.sqrt())
+    }
+
     fn draw(&self, rng: &mut SplitMix) -> Duration {
         match *self {
             Service::Fixed(s) => s,
@@ -779,6 +798,9 @@ fn the_truth_of_a_spec() {
         slow_per_mille: 100,
     };
     assert_eq!(bimodal.mean(), ms(2));
+    // 10 ms apart, one in ten: sd = 10 * sqrt(0.1 * 0.9) = 3 ms.
+    assert!((bimodal.sd().as_secs_f64() * 1e3 - 3.0).abs() < 1e-9);
+    assert_eq!(Service::Fixed(ms(2)).sd(), Duration::ZERO);
     let mut rng = SplitMix(7);
     let slow = (0..10_000)
         .filter(|_| bimodal.draw(&mut rng) == ms(11))
