@@ -430,10 +430,14 @@ fn target_p99_lands_near_the_known_devices_crossing() {
         if stalled {
             continue;
         }
-        // iosat's own word that the machine made levels inside its bracket (late generator,
-        // a miss a higher rate contradicts, a level behind for the machine): the point
-        // estimate is then as good as the levels left, and only its bracket is held to the
-        // truth (within the truth's own uncertainty, WITHIN).
+        if (ours - truth).abs() <= WITHIN * truth {
+            return;
+        }
+        // Missed: iosat's own word that the machine made levels inside its bracket (late
+        // generator, a miss a higher rate contradicts, a level behind for the machine)
+        // excuses the point estimate, which is then as good as the levels left (on this VM
+        // at load 10-20, 105 and 1,374/s alone read 838/s against a truth of 1,208/s), and
+        // only its bracket is held to the truth (within the truth's own uncertainty, WITHIN).
         let low = a["low_iops"].as_f64().unwrap();
         let high = a["high_iops"].as_f64().unwrap_or(f64::INFINITY);
         let named: Vec<f64> = ["machine_missed_iops", "machine_iops", "not_monotone_iops"]
@@ -453,9 +457,6 @@ fn target_p99_lands_near_the_known_devices_crossing() {
             continue;
         }
         clean += 1;
-        if (ours - truth).abs() <= WITHIN * truth {
-            return;
-        }
     }
     if clean == 0 {
         eprintln!("inconclusive: the device stalled, or iosat named the machine, in every try");
