@@ -49,6 +49,11 @@ pub struct Disturbance {
     pub cpu_busy_pct: Option<f64>,
     pub cpu_iowait_pct: Option<f64>,
     pub cpu_steal_pct: Option<f64>,
+    /// Other processes' user-space work over the level (`/proc/stat` user + nice less this
+    /// process's `utime`), percent of all CPUs: a hog or compilers, not the I/O path's kernel
+    /// work. None in older files and where a counter was missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_other_user_pct: Option<f64>,
     /// Requests per second the device completed beyond iosat's own (the kernel's r/s + w/s
     /// minus ours); None when the kernel's view is unknown.
     pub other_iops: Option<f64>,

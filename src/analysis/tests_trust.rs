@@ -331,12 +331,66 @@ fn a_wait_under_a_tenth_of_the_mean_on_a_contended_cpu_still_shakes_the_run() {
     );
     // The same wait on a CPU free most of the time is a machine's ordinary wake-up cost, and
     // a contended CPU that iosat's threads hardly waited for (real-time priority beside
-    // compilers: 0.5-1.9 % measured) did not reach its requests: both quiet runs.
+    // compilers: 0.5-1.9 % measured), with no measure of what kept it busy (an older file),
+    // shows nothing that reached its requests: both quiet runs.
     for (psi, share) in [(20.0, 0.06), (99.0, 0.019)] {
         let v = analyze(&contended(psi, share));
         assert!(
             !v.summary[0].starts_with("Disturbed"),
             "psi {psi} share {share}: {:#?}",
+            v.summary
+        );
+        assert_eq!(v.knee_concurrency, 4);
+    }
+}
+
+/// The knee-4 device with every level's CPUs kept `other_user` % busy by other processes'
+/// user time, iosat's threads waiting 2.8 % of the mean and PSI cpu some 12 % (issue 38's
+/// measured failure: a 90 % hog on each core of a quiet 2-core VM; c=1 mean 2.46 ms, p95
+/// 5.61 ms).
+fn hogged(other_user: f64) -> Vec<LevelPoint> {
+    let mut lv = contended(12.0, 0.028);
+    for l in &mut lv {
+        let d = l.disturbance.as_mut().unwrap();
+        d.cpu_busy_pct = Some(other_user + 4.0);
+        d.cpu_other_user_pct = Some(other_user);
+    }
+    lv[0].latency_ns.p95 = Some(lv[0].latency_ns.mean * 2.3);
+    lv
+}
+
+#[test]
+fn cpus_other_processes_keep_busy_lead_the_headline_as_what_was_measured() {
+    let v = analyze(&hogged(88.0));
+    let head = &v.summary[0];
+    assert!(
+        head.starts_with("Disturbed run:")
+            && head.contains("other processes kept the CPUs up to 88 % busy")
+            && !head.contains("waited for a CPU"),
+        "{:#?}",
+        v.summary
+    );
+    let (lo, hi) = v
+        .knee_range
+        .unwrap_or((v.knee_concurrency, v.knee_concurrency));
+    assert!(lo <= 4 && 4 <= hi, "{lo}–{hi}: {:#?}", v.summary);
+    // The line names the measures, and says the path's wait is inferred, not measured.
+    assert!(
+        v.summary
+            .iter()
+            .any(|s| s.contains("88 % in other processes' user time")
+                && s.contains("PSI cpu some 12 %")
+                && s.contains("where iosat cannot measure it")),
+        "{:#?}",
+        v.summary
+    );
+    // A quiet machine's truth runs: others' user time a few percent; one compiler of two
+    // CPUs' worth, under the bar.
+    for quiet in [3.0, 50.0] {
+        let v = analyze(&hogged(quiet));
+        assert!(
+            !v.summary[0].starts_with("Disturbed"),
+            "{quiet} %: {:#?}",
             v.summary
         );
         assert_eq!(v.knee_concurrency, 4);

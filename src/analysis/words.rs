@@ -97,16 +97,40 @@ pub fn trust_line(j: &Judgement) -> Option<String> {
             confidence::list(&stalled)
         ));
     }
+    let machine = |l: &&LevelPoint| confidence::machine_share(l) > 0.0;
     let cpu: Vec<u32> = j
         .levels
         .iter()
-        .filter(|l| confidence::machine_share(l) > 0.0)
+        .filter(machine)
         .map(|l| l.concurrency)
         .collect();
-    if !cpu.is_empty() {
+    let waited: Vec<u32> = j
+        .levels
+        .iter()
+        .filter(|l| machine(l) && !confidence::only_busy_cpus(l))
+        .map(|l| l.concurrency)
+        .collect();
+    if !waited.is_empty() {
         why.push(format!(
             "concurrency {} waited for a CPU",
-            confidence::list(&cpu)
+            confidence::list(&waited)
+        ));
+    }
+    // Said as measured: the CPUs' load, not a wait iosat could not see.
+    let loaded: Vec<&LevelPoint> = j
+        .levels
+        .iter()
+        .filter(|l| machine(l) && confidence::only_busy_cpus(l))
+        .collect();
+    if !loaded.is_empty() {
+        let most = loaded
+            .iter()
+            .filter_map(|l| confidence::busy_cpus(l))
+            .fold(0.0, f64::max);
+        let c: Vec<u32> = loaded.iter().map(|l| l.concurrency).collect();
+        why.push(format!(
+            "concurrency {} ran while other processes kept the CPUs up to {most:.0} % busy",
+            confidence::list(&c)
         ));
     }
     let other: Vec<u32> = j

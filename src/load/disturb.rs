@@ -71,6 +71,7 @@ pub fn disturbance(
         cpu_busy_pct: sched.and_then(|s| s.cpu_busy_pct),
         cpu_iowait_pct: sched.and_then(|s| s.cpu_iowait_pct),
         cpu_steal_pct: sched.and_then(|s| s.cpu_steal_pct),
+        cpu_other_user_pct: sched.and_then(|s| s.cpu_other_user_pct),
         other_iops,
         other_r_s,
         other_w_s,

@@ -361,6 +361,7 @@ pub fn combined_point(levels: &[&LevelResult]) -> Option<LevelPoint> {
                 cpu_busy_pct: m(|d| d.cpu_busy_pct),
                 cpu_iowait_pct: m(|d| d.cpu_iowait_pct),
                 cpu_steal_pct: m(|d| d.cpu_steal_pct),
+                cpu_other_user_pct: m(|d| d.cpu_other_user_pct),
                 other_iops: m(|d| d.other_iops),
                 other_r_s: m(|d| d.other_r_s),
                 other_w_s: m(|d| d.other_w_s),

@@ -1,6 +1,7 @@
 //! What competes with a measurement for the CPU and the disk, as raw cumulative counters: this
 //! process's per-thread scheduler delay (`<proc>/self/task/*/schedstat`, field 2: time spent
-//! runnable but not running, ns; Documentation/scheduler/sched-stats.rst), the machine's CPU time
+//! runnable but not running, ns; Documentation/scheduler/sched-stats.rst), its own user time
+//! (`<proc>/self/stat`, field 14, USER_HZ ticks), the machine's CPU time
 //! (`<proc>/stat`, the aggregate `cpu` line, USER_HZ ticks; proc(5)) and pressure stall totals
 //! (`<proc>/pressure/{io,cpu}`, `total=` µs; Documentation/accounting/psi.rst). Thin readers over
 //! pure parsers; [`SchedMark::between`] derives shares from two marks.
@@ -108,6 +109,20 @@ pub fn parse_psi_some_total_us(text: &str) -> Option<u64> {
         .ok()
 }
 
+/// `utime` of a `/proc/PID/stat` line (field 14, USER_HZ ticks, all threads of the process,
+/// exited ones included). The command name (field 2) is in parentheses and may hold spaces
+/// and parentheses itself: the fields are counted after its last `)`.
+pub fn parse_stat_utime(text: &str) -> Option<u64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    // After the name: state (3), ppid (4) ... utime (14), the 12th field of the rest.
+    rest.split_whitespace().nth(11)?.parse().ok()
+}
+
+/// This process's user time so far, USER_HZ ticks (`<proc>/self/stat`).
+pub fn read_own_utime(root: &Root) -> Option<u64> {
+    parse_stat_utime(&std::fs::read_to_string(root.proc.join("self/stat")).ok()?)
+}
+
 /// Run delay of each thread of this process: (tid, ns). Empty without schedstats
 /// (CONFIG_SCHED_INFO off).
 pub fn read_task_delays(root: &Root) -> Vec<(u32, u64)> {
@@ -146,6 +161,8 @@ pub struct SchedMark {
     pub mono_ns: u64,
     pub tasks: Vec<(u32, u64)>,
     pub cpu: Option<CpuTimes>,
+    /// This process's user time, USER_HZ ticks (the unit of `cpu`).
+    pub own_utime: Option<u64>,
     pub psi_io_us: Option<u64>,
     pub psi_cpu_us: Option<u64>,
 }
@@ -159,6 +176,11 @@ pub struct SchedDelta {
     pub cpu_busy_pct: Option<f64>,
     pub cpu_iowait_pct: Option<f64>,
     pub cpu_steal_pct: Option<f64>,
+    /// The machine's user and nice time less this process's own user time, percent of all
+    /// CPUs: what other processes computed in user space (compilers, a hog). The I/O path's
+    /// kernel work (system, irq, softirq: a fast disk's completions, kernel workers) is left
+    /// out, so a CPU-heavy path on a quiet machine does not count as other work.
+    pub cpu_other_user_pct: Option<f64>,
     pub psi_io_some_pct: Option<f64>,
     pub psi_cpu_some_pct: Option<f64>,
 }
@@ -169,6 +191,7 @@ impl SchedMark {
             mono_ns: super::clock::monotonic_ns(),
             tasks: read_task_delays(root),
             cpu: read_cpu_times(root),
+            own_utime: read_own_utime(root),
             psi_io_us: read_psi_some_us(root, "io"),
             psi_cpu_us: read_psi_some_us(root, "cpu"),
         }
@@ -194,10 +217,22 @@ impl SchedMark {
             cpu_busy_pct: share(|c| c.total() - c.idle - c.iowait),
             cpu_iowait_pct: share(|c| c.iowait),
             cpu_steal_pct: share(|c| c.steal),
+            cpu_other_user_pct: other_user_pct(a, b),
             psi_io_some_pct: psi(a.psi_io_us, b.psi_io_us),
             psi_cpu_some_pct: psi(a.psi_cpu_us, b.psi_cpu_us),
         })
     }
+}
+
+/// [`SchedDelta::cpu_other_user_pct`]: None when a counter is missing or went backwards. The
+/// two counters are sampled ticks from different accounts, so the difference can dip a tick
+/// or two below zero: it is floored at 0.
+fn other_user_pct(a: &SchedMark, b: &SchedMark) -> Option<f64> {
+    let (ca, cb) = (a.cpu.as_ref()?, b.cpu.as_ref()?);
+    let all = share(ca, cb, |c| c.user + c.nice)?;
+    let dt = cb.total().checked_sub(ca.total()).filter(|&d| d > 0)?;
+    let own = b.own_utime?.checked_sub(a.own_utime?)? as f64 / dt as f64 * 100.0;
+    Some((all - own).max(0.0))
 }
 
 #[cfg(test)]
@@ -218,6 +253,9 @@ mod tests {
         assert_eq!(parse_proc_stat("cpu  1 2 3\n"), None);
         assert_eq!(parse_schedstat_delay("2345678 987654 321\n"), Some(987_654));
         assert_eq!(parse_schedstat_delay("12\n"), None);
+        let stat = "4242 (a) b (c) R 1 4242 4242 0 -1 4194560 800 0 0 0 337 41 0 0 20 0 3 0 99\n";
+        assert_eq!(parse_stat_utime(stat), Some(337));
+        assert_eq!(parse_stat_utime("4242 (cut) R 1 2\n"), None);
         assert_eq!(parse_psi_some_total_us(PSI), Some(1_500_000));
         // /proc/pressure/cpu before 5.13 has no full line.
         assert_eq!(
@@ -232,6 +270,7 @@ mod tests {
             mono_ns: 1_000_000_000,
             tasks: vec![(10, 500), (11, 1000)],
             cpu: parse_proc_stat(STAT),
+            own_utime: Some(20),
             psi_io_us: Some(1_000_000),
             psi_cpu_us: None,
         };
@@ -249,6 +288,7 @@ mod tests {
                 steal: 10,
                 nice: 0,
             }),
+            own_utime: Some(40),
             psi_io_us: Some(1_500_000),
             psi_cpu_us: Some(3),
         };
@@ -258,6 +298,8 @@ mod tests {
         assert!((d.cpu_busy_pct.unwrap() - 40.0).abs() < 1e-9);
         assert!((d.cpu_iowait_pct.unwrap() - 10.0).abs() < 1e-9);
         assert!((d.cpu_steal_pct.unwrap() - 5.0).abs() < 1e-9);
+        // user Δ50 of 200 (25 %), our own Δ20 (10 %): others 15 %.
+        assert!((d.cpu_other_user_pct.unwrap() - 15.0).abs() < 1e-9);
         // 0.5 s stalled of 2 s.
         assert!((d.psi_io_some_pct.unwrap() - 25.0).abs() < 1e-9);
         assert_eq!(d.psi_cpu_some_pct, None);

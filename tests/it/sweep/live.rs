@@ -91,7 +91,13 @@ const CONTENDED_PSI_PCT: f64 = 50.0;
 /// contended CPU ([`CONTENDED_PSI_PCT`]). None: nothing excuses a refusal or a miss.
 fn machine_excuse(v: &Value) -> Option<String> {
     let head = v["verdict"]["summary"][0].as_str().unwrap_or_default();
-    let machine = ["waited for a CPU", "stalled", "drifted", "scatter"];
+    let machine = [
+        "waited for a CPU",
+        "other processes kept the CPUs",
+        "stalled",
+        "drifted",
+        "scatter",
+    ];
     if head.starts_with("Disturbed run") && machine.iter().any(|m| head.contains(m)) {
         return Some(head.to_string());
     }
