@@ -288,6 +288,34 @@ fn a_declared_cap_is_matched_to_the_plateau() {
         s.contains("125.0 % of the declared 400 IOPS cap: above it"),
         "{s}"
     );
+    // Below the cap in levels that waited for a CPU (12 % of their latency): the machine may
+    // have held the plateau down, so neither the cap nor the device's own limit is named.
+    let mut shaken = lv.clone();
+    for l in shaken.iter_mut().filter(|l| l.concurrency >= 4) {
+        l.disturbance = Some(crate::analysis::evidence::Disturbance {
+            cpu_wait_ns_per_io: Some(0.12 * l.latency_ns.mean),
+            ..Default::default()
+        });
+    }
+    let v = analyze_with(
+        &shaken,
+        &Context {
+            declared_cap: Some(DeclaredCap {
+                iops: Some(1000.0),
+                ..Default::default()
+            }),
+            read_share: Some(1.0),
+            ..Default::default()
+        },
+    );
+    let s = summary_line(&v, "Throughput plateaus");
+    assert!(
+        s.contains("50.0 % of the declared 1,000 IOPS cap, in levels this machine disturbed")
+            && s.contains("undecided")
+            && !s.contains("own limit is lower")
+            && !s.contains("the cap, not the device"),
+        "{s}"
+    );
     // No plateau (one unit per request in flight): how near the sweep came, in words.
     let v = with(1e6);
     assert!(

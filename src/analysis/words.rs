@@ -428,7 +428,12 @@ fn limit_lines(lv: &[LevelPoint], shape: &Shape, ctx: &Context) -> Vec<String> {
             (None, _) if t.place == throttle::LimitPlace::AboveBlockLayer => {
                 throttle::sentence(t, ctx)
             }
-            // The user's word on the cap decides what one sweep cannot (issue 42).
+            // The user's word on the cap decides what one sweep cannot (issue 42), but a
+            // plateau the machine held down (its levels' CPU wait or busy CPUs) below the
+            // figure says nothing of the device's own limit.
+            (None, Some(u)) if u.place() == declared::CapPlace::Below && machine_plateau(lv, t) => {
+                disturbed_declared_sentence(t, &u)
+            }
             (None, Some(u)) => declared_plateau_sentence(t, &u),
             (None, None) => plateau_sentence(t, ctx),
         });
@@ -609,6 +614,30 @@ fn declared_plateau_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse
             place_words(t, "whichever it is")
         ),
     }
+}
+
+/// Whether a level of the plateau (from its first concurrency on) measured the machine
+/// ([`confidence::machine_share`]).
+fn machine_plateau(lv: &[LevelPoint], t: &throttle::ThroughputLimit) -> bool {
+    lv.iter()
+        .filter(|l| l.concurrency >= t.from_concurrency)
+        .any(|l| confidence::machine_share(l) > 0.0)
+}
+
+/// A plateau below the declared cap in levels the machine disturbed: the machine may have held
+/// it down, so neither the cap nor the device's own limit is named (seen: 93.4 % of a declared
+/// 1,000 IOPS on a device capped at 1,000, its levels waiting for a CPU).
+fn disturbed_declared_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
+    format!(
+        "Throughput plateaus at about {} from concurrency {}: {:.1} % {DECLARED} {} cap, in \
+         levels this machine disturbed (see above), which may have held it down: whether the \
+         cap or the device's own limit holds it is undecided; measure again on a quiet \
+         machine.",
+        iops_and_mb(t.iops, t.bytes_per_s),
+        t.from_concurrency,
+        u.ratio * 100.0,
+        u.cap.figure(u.declared)
+    )
 }
 
 /// A plateau in a drifting sweep beside a declared cap: the levels alone name no limit, but a

@@ -98,14 +98,37 @@ fn summary(j: &Value) -> String {
         .join("\n")
 }
 
+/// A sweep of `dev` whose plateau levels the machine did not disturb, in up to three tries.
+/// A try whose plateau it did disturb must leave the limit undecided (seen at a load of 4-6:
+/// 934 IOPS, 93.4 % of the declared 1,000, on a device capped at 1,000, its levels waiting for
+/// a CPU, once called "the device's own limit is lower than the cap"). None (after saying so)
+/// when all three were disturbed: nothing was claimed, nothing to check.
+fn undisturbed_plateau(dev: &KnownDev, what: &str) -> Option<(Value, String)> {
+    for _ in 0..3 {
+        let j = sweep(dev);
+        let s = summary(&j);
+        eprintln!("{what}:\n{s}");
+        if !s.contains("in levels this machine disturbed") {
+            return Some((j, s));
+        }
+        assert!(s.starts_with("Disturbed run"), "{s}");
+        assert!(
+            !s.contains("own limit is lower") && !s.contains("the cap, not the device"),
+            "{s}"
+        );
+    }
+    eprintln!("{what}: three sweeps whose plateau the machine disturbed, none claimed a limit");
+    None
+}
+
 #[test]
 fn the_sweep_names_a_declared_cap_at_its_plateau_and_not_one_the_device_never_reaches() {
     let Some(dev) = KnownDev::start(capped()) else {
         return;
     };
-    let j = sweep(&dev);
-    let s = summary(&j);
-    eprintln!("capped at 1,000 IOPS, declared 1,000:\n{s}");
+    let Some((j, s)) = undisturbed_plateau(&dev, "capped at 1,000 IOPS, declared 1,000") else {
+        return;
+    };
     let u = &j["verdict"]["declared_cap"];
     let ratio = u["ratio"].as_f64().unwrap_or_else(|| panic!("{u}\n{s}"));
     assert!((0.95..=1.05).contains(&ratio), "ratio {ratio}\n{s}");
@@ -125,9 +148,9 @@ fn the_sweep_names_a_declared_cap_at_its_plateau_and_not_one_the_device_never_re
     let Some(dev) = KnownDev::start(Spec::new(4, ms(8))) else {
         return;
     };
-    let j = sweep(&dev);
-    let s = summary(&j);
-    eprintln!("uncapped (500 IOPS), declared 1,000:\n{s}");
+    let Some((j, s)) = undisturbed_plateau(&dev, "uncapped (500 IOPS), declared 1,000") else {
+        return;
+    };
     let ratio = j["verdict"]["declared_cap"]["ratio"].as_f64().unwrap();
     // 500 of 1,000: well below the 0.95 of "at the cap". A busy host only lowers it (467 and
     // 460 IOPS measured with 40 % of the CPU stolen by the hypervisor), hence the wider floor.
