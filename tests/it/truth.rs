@@ -404,14 +404,18 @@ impl<'a> Judged<'a> {
     }
 
     /// Max useful IOPS within 10 % of what the device gives at the knee iosat chose, and the
-    /// most measured within 10 % of the plateau at the highest level.
+    /// most measured within 10 % of the plateau at the highest level. At the knee the truth is
+    /// a range: c/(S + o) with the path's cost as measured at one in flight, up to c/S, since
+    /// the wake-ups that cost o at one in flight are fewer when every unit is busy (seen in a
+    /// full run: 490 IOPS at 4 on 4 units of a mean 8 ms, against 4/(8 + 1.43 ms) = 424).
     fn iops_are_true(&self) {
         let v = self.v();
         let knee = num(v, "knee_concurrency") as u32;
-        let (got, want) = (num(v, "max_useful_iops"), self.true_iops(knee));
+        let got = num(v, "max_useful_iops");
+        let (low, high) = (self.true_iops(knee), self.dev.spec.true_iops(knee, 4096));
         assert!(
-            (got - want).abs() <= want * 0.10,
-            "max useful IOPS {got:.0} at {knee}, truth {want:.0}\n{}",
+            got >= low * 0.90 && got <= high.max(low) * 1.10,
+            "max useful IOPS {got:.0} at {knee}, truth {low:.0}..{high:.0}\n{}",
             self.story
         );
         let top = self.j["levels"].as_array().unwrap().last().unwrap()["concurrency"]
@@ -958,7 +962,11 @@ fn fdatasync_takes_the_write_and_the_flush_time() {
     if !knowndev::available() {
         return;
     }
+    // The path's cost after a write's sleep and after a flush's: the longer sleep costs more
+    // on this kind of VM (a full run saw 27.3 ms commits against 26.8 allowed with the 1 ms
+    // figure, 0.27 ms, for both).
     let o = path_cost(ms(WRITE_MS as u64)).mean_ms;
+    let o_flush = path_cost(ms(FLUSH_MS as u64)).mean_ms.max(o);
     // Four units: a flush never waits behind a write for a free one.
     let spec = Spec::new(4, ms(WRITE_MS as u64)).flush(ms(FLUSH_MS as u64));
     let mut dev = KnownDev::start(spec).unwrap();
@@ -982,7 +990,7 @@ fn fdatasync_takes_the_write_and_the_flush_time() {
     let writes = device_writes(dev.name()) - writes_before;
     let case = &j["cases"][0];
     let story = format!(
-        "overhead {o:.3} ms, {writes} writes\n{case}\n{}",
+        "overhead {o:.3} ms after a write, {o_flush:.3} ms after a flush, {writes} writes\n{case}\n{}",
         j["device"]
     );
     assert_eq!(case["method"], "fdatasync", "{story}");
@@ -993,7 +1001,7 @@ fn fdatasync_takes_the_write_and_the_flush_time() {
         (flushes - commits).abs() <= commits * 0.05,
         "{flushes} flushes for {commits} commits\n{story}"
     );
-    let (f_await, want) = (num(fl, "f_await_ms"), FLUSH_MS + o);
+    let (f_await, want) = (num(fl, "f_await_ms"), FLUSH_MS + o_flush);
     assert!(
         (f_await - want).abs() <= want * 0.10,
         "a flush took {f_await:.2} ms, truth F + o = {want:.2}\n{story}"
@@ -1004,7 +1012,7 @@ fn fdatasync_takes_the_write_and_the_flush_time() {
     let got = num(&case["latency_ns"], "mean") / 1e6;
     let (least, most) = (
         FLUSH_MS + WRITE_MS,
-        FLUSH_MS + o + per_commit * (WRITE_MS + o),
+        FLUSH_MS + o_flush + per_commit * (WRITE_MS + o),
     );
     assert!(
         got >= least * 0.95 && got <= most * 1.10,
