@@ -458,15 +458,7 @@ fn rate(x: f64, about: bool) -> String {
         let scale = 10u64.pow(v.ilog10() - 2);
         v = (v + scale / 2) / scale * scale;
     }
-    let digits = v.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    super::declared::thousands(v as f64)
 }
 
 /// The sentence for a target's answer.
