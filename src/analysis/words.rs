@@ -591,13 +591,7 @@ fn declared_use_of((iops, bytes): (f64, f64), ctx: &Context) -> Option<declared:
 /// it, the device's own limit is lower than the cap; above it, the declared cap does not hold
 /// it.
 fn declared_plateau_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
-    let head = format!(
-        "Throughput plateaus at about {} from concurrency {}: {:.1} % {DECLARED} {} cap",
-        iops_and_mb(t.iops, t.bytes_per_s),
-        t.from_concurrency,
-        u.ratio * 100.0,
-        u.cap.figure(u.declared)
-    );
+    let head = declared_plateau_head(t, u);
     match u.place() {
         declared::CapPlace::At => format!(
             "{head}: the cap, not the device, is the limit.{}",
@@ -629,10 +623,18 @@ fn machine_plateau(lv: &[LevelPoint], t: &throttle::ThroughputLimit) -> bool {
 /// 1,000 IOPS on a device capped at 1,000, its levels waiting for a CPU).
 fn disturbed_declared_sentence(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
     format!(
-        "Throughput plateaus at about {} from concurrency {}: {:.1} % {DECLARED} {} cap, in \
-         levels this machine disturbed (see above), which may have held it down: whether the \
-         cap or the device's own limit holds it is undecided; measure again on a quiet \
-         machine.",
+        "{}, in levels this machine disturbed (see above), which may have held it down: \
+         whether the cap or the device's own limit holds it is undecided; measure again on a \
+         quiet machine.",
+        declared_plateau_head(t, u)
+    )
+}
+
+/// "Throughput plateaus at about 934 IOPS (3.8 MB/s) from concurrency 2: 93.4 % of the
+/// declared 1,000 IOPS cap": the head both plateau sentences beside a declared cap share.
+fn declared_plateau_head(t: &throttle::ThroughputLimit, u: &declared::CapUse) -> String {
+    format!(
+        "Throughput plateaus at about {} from concurrency {}: {:.1} % {DECLARED} {} cap",
         iops_and_mb(t.iops, t.bytes_per_s),
         t.from_concurrency,
         u.ratio * 100.0,

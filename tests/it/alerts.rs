@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A child process killed on drop (also when the test fails).
-struct Killed(Child);
+pub(crate) struct Killed(pub(crate) Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -232,7 +232,7 @@ fn stacked_devices_on_a_loop_device_name_it_as_their_disk() {
 }
 
 /// fio reading `dev` at `iodepth` requests in flight for at most `secs`, killed on drop.
-fn fio(dev: &str, iodepth: u32, secs: u32) -> Killed {
+pub(crate) fn fio(dev: &str, iodepth: u32, secs: u32) -> Killed {
     Killed(
         Command::new("fio")
             .args([

@@ -11,11 +11,11 @@
 //! second here) move the interval and its count together and the rate stays within a few
 //! tenths of a percent; fio keeps 16 requests waiting at the bucket, so it never runs dry.
 
+use crate::alerts::fio;
 use crate::exporter::Exporter;
 use crate::knowndev::{Cap, KnownDev, Spec};
 use crate::util::*;
 use serde_json::Value;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 fn ms(n: u64) -> Duration {
@@ -28,40 +28,6 @@ fn capped() -> Spec {
         per_s: 1000.0,
         burst: 0.0,
     })
-}
-
-/// A child killed on drop (also when the test fails).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// fio reading `dev` with 16 requests in flight for at most `secs`, as threads of one process
-/// so that killing it stops the load.
-fn fio(dev: &str, secs: u32) -> Killed {
-    Killed(
-        Command::new("fio")
-            .args([
-                "--name=load",
-                "--rw=randread",
-                "--bs=4k",
-                "--direct=1",
-                "--ioengine=libaio",
-                "--iodepth=16",
-                "--time_based",
-                "--thread",
-            ])
-            .arg(format!("--filename={dev}"))
-            .arg(format!("--runtime={secs}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
 }
 
 /// A sweep of the known device with a declared cap of 1,000 IOPS.
@@ -194,7 +160,7 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
             "1000",
         ],
     );
-    let _load = fio(&dev.path, 20);
+    let _load = fio(&dev.path, 16, 20);
     // The load settles on the bucket within its first second.
     std::thread::sleep(Duration::from_millis(1500));
 
@@ -323,7 +289,7 @@ fn live_stat_does_not_claim_a_cap_the_device_stays_below() {
         return;
     };
     let name = dev.name().to_string();
-    let _load = fio(&dev.path, 10);
+    let _load = fio(&dev.path, 16, 10);
     std::thread::sleep(Duration::from_millis(1000));
     let out = iosat()
         .args(["stat", "--no-bpf", "--no-learn", "-i", "1", "-c", "2"])
