@@ -62,19 +62,80 @@ pub struct Learned {
 }
 
 /// The curve's judgement in words, shared by every interval's [`Learned`] until the next
-/// estimate (a string copied per device and interval was a tenth of learning's cost).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary(pub std::sync::Arc<str>);
+/// estimate (a string copied per device and interval was a tenth of learning's cost), and
+/// written only when something reads it: a curve is re-estimated every 10 to 60 intervals
+/// of every device, and its words (floats formatted exactly) were a third of learning's
+/// instructions while the text view reads them for no row (issue 37's cost).
+#[derive(Clone)]
+pub struct Summary(std::sync::Arc<SummaryText>);
+
+struct SummaryText {
+    text: std::sync::OnceLock<Box<str>>,
+    make: Option<Box<dyn Fn() -> String + Send + Sync>>,
+}
+
+impl Summary {
+    /// Words already written.
+    pub fn text(s: impl Into<String>) -> Summary {
+        let text = std::sync::OnceLock::new();
+        let _ = text.set(s.into().into_boxed_str());
+        Summary(std::sync::Arc::new(SummaryText { text, make: None }))
+    }
+
+    /// Words written by `make` when first read.
+    pub fn lazy(make: impl Fn() -> String + Send + Sync + 'static) -> Summary {
+        Summary(std::sync::Arc::new(SummaryText {
+            text: std::sync::OnceLock::new(),
+            make: Some(Box::new(make)),
+        }))
+    }
+
+    pub fn as_str(&self) -> &str {
+        let t = &*self.0;
+        t.text
+            .get_or_init(|| t.make.as_ref().map_or_else(String::new, |m| m()).into())
+    }
+
+    /// The same words, not only equal ones (no string compared).
+    pub fn same(&self, other: &Summary) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Summary {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for Summary {
+    fn eq(&self, other: &Summary) -> bool {
+        self.same(other) || self.as_str() == other.as_str()
+    }
+}
 
 impl Serialize for Summary {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_str(self.as_str())
     }
 }
 
 impl<'de> serde::Deserialize<'de> for Summary {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Summary, D::Error> {
-        String::deserialize(d).map(|s| Summary(s.into()))
+        String::deserialize(d).map(Summary::text)
     }
 }
 

@@ -6,6 +6,7 @@
 //! Imports only: analysis/, learn/model.rs.
 
 use super::model::{Bucket, Dir, Series, SizeClass};
+use crate::analysis::learned::Summary;
 use crate::analysis::state as vocab;
 use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
 use crate::analysis::{LatencyNs, LevelPoint};
@@ -89,13 +90,8 @@ pub struct Curve {
     /// The levels the verdict was taken on.
     #[serde(skip)]
     pub levels: Vec<LevelPoint>,
-    /// The judgement in words.
-    #[serde(serialize_with = "as_str")]
-    pub summary: std::sync::Arc<str>,
-}
-
-fn as_str<S: serde::Serializer>(s: &std::sync::Arc<str>, ser: S) -> Result<S::Ok, S::Error> {
-    ser.serialize_str(s)
+    /// The judgement in words, written when first read.
+    pub summary: Summary,
 }
 
 fn level_of(b: &Bucket, prev: Option<u32>) -> LevelPoint {
@@ -155,7 +151,17 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
     if c.knee_concurrency.is_none() {
         c.knee_at_least = Some(reached);
     }
-    c.summary = summary(&c, &base, target, top_ratio, reached).into();
+    let words = Words {
+        knee_concurrency: c.knee_concurrency,
+        knee_range: c.knee_range,
+        max_iops: c.max_iops,
+        max_iops_at_least: c.max_iops_at_least,
+        base: base.clone(),
+        target,
+        top_ratio,
+        reached,
+    };
+    c.summary = Summary::lazy(move || words.summary());
     c.baseline = Some(base);
     c.levels = levels;
     c
@@ -179,7 +185,7 @@ fn empty_curve(s: &Series) -> Curve {
         overload_concurrency: None,
         fit_r_squared: None,
         levels: Vec::new(),
-        summary: "".into(),
+        summary: Summary::text(""),
     }
 }
 
@@ -197,15 +203,15 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
             interval_ns: Some(e.interval_ns),
         })
     });
-    c.summary = match c.estimate.as_deref() {
+    let estimate = c.estimate.clone();
+    c.summary = Summary::lazy(move || match estimate.as_deref() {
         Some(e) => estimate_words(e),
         None => format!(
             "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline \
              needs {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} \
              requests at about one in flight"
         ),
-    }
-    .into();
+    });
     c
 }
 
@@ -288,42 +294,58 @@ fn knee_range(levels: &[crate::analysis::LevelFinding], k: usize) -> Option<[u32
     (lo != hi).then(|| [levels[lo].concurrency, levels[hi].concurrency])
 }
 
-/// The judgement in words: the baseline, then the knee and the IOPS within the target, or
-/// how far the traffic reached below the knee (`reached`, in flight).
-fn summary(c: &Curve, base: &Baseline, target: f64, top_ratio: f64, reached: f64) -> String {
-    let base_words = format!(
-        "baseline {} mean, {} p95 at {:.1} in flight ({:.0} intervals)",
-        fmt_latency_ns(base.latency_ns),
-        fmt_latency_ns(base.p95_ns),
-        base.in_flight,
-        base.intervals
-    );
-    let iops_words = |at_least: bool| {
-        c.max_iops.map_or(String::new(), |m| {
-            format!(
-                "; {}{} IOPS within {} p95",
-                if at_least { "at least " } else { "" },
-                fmt_iops(m),
-                fmt_latency_ns(target)
-            )
-        })
-    };
-    match c.knee_concurrency {
-        Some(k) => format!(
-            "{base_words}; knee at {k} in flight{}{}",
-            c.knee_range
-                .map(|[a, b]| format!(" ({a}–{b})"))
-                .unwrap_or_default(),
-            iops_words(c.max_iops_at_least)
-        ),
-        None => format!(
-            "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
-             knee is at or above {:.0}{}",
-            fmt_ratio(top_ratio),
-            // No knee is below one request in flight.
-            reached.max(1.0),
-            iops_words(true)
-        ),
+/// What a curve's words are written from, kept until they are read ([`Summary::lazy`]).
+struct Words {
+    knee_concurrency: Option<u32>,
+    knee_range: Option<[u32; 2]>,
+    max_iops: Option<f64>,
+    max_iops_at_least: bool,
+    base: Baseline,
+    target: f64,
+    top_ratio: f64,
+    reached: f64,
+}
+
+impl Words {
+    /// The judgement in words: the baseline, then the knee and the IOPS within the target, or
+    /// how far the traffic reached below the knee (`reached`, in flight).
+    fn summary(&self) -> String {
+        let (c, base, target, top_ratio, reached) =
+            (self, &self.base, self.target, self.top_ratio, self.reached);
+        let base_words = format!(
+            "baseline {} mean, {} p95 at {:.1} in flight ({:.0} intervals)",
+            fmt_latency_ns(base.latency_ns),
+            fmt_latency_ns(base.p95_ns),
+            base.in_flight,
+            base.intervals
+        );
+        let iops_words = |at_least: bool| {
+            c.max_iops.map_or(String::new(), |m| {
+                format!(
+                    "; {}{} IOPS within {} p95",
+                    if at_least { "at least " } else { "" },
+                    fmt_iops(m),
+                    fmt_latency_ns(target)
+                )
+            })
+        };
+        match c.knee_concurrency {
+            Some(k) => format!(
+                "{base_words}; knee at {k} in flight{}{}",
+                c.knee_range
+                    .map(|[a, b]| format!(" ({a}–{b})"))
+                    .unwrap_or_default(),
+                iops_words(c.max_iops_at_least)
+            ),
+            None => format!(
+                "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
+                 knee is at or above {:.0}{}",
+                fmt_ratio(top_ratio),
+                // No knee is below one request in flight.
+                reached.max(1.0),
+                iops_words(true)
+            ),
+        }
     }
 }
 

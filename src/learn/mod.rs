@@ -71,7 +71,7 @@ impl Learned {
     /// allocation) left as they are and its summary kept when it is `summary` already: a
     /// judgement per device and interval moves no 400-byte value and touches no other
     /// allocation's reference count.
-    fn reset(&mut self, m: &DeviceModel, summary: Option<&Arc<str>>) {
+    fn reset(&mut self, m: &DeviceModel, summary: Option<&Summary>) {
         // Every field named (no `..`): a field added to Learned must be reset here too.
         let Learned {
             state,
@@ -117,10 +117,9 @@ impl Learned {
         *cpu_busy = false;
         *profile_change = None;
         *flags = Default::default();
-        let same =
-            matches!((&*old_summary, summary), (Some(Summary(a)), Some(b)) if Arc::ptr_eq(a, b));
+        let same = matches!((&*old_summary, summary), (Some(a), Some(b)) if a.same(b));
         if !same {
-            *old_summary = summary.map(|s| Summary(Arc::clone(s)));
+            *old_summary = summary.cloned();
         }
     }
 
@@ -384,8 +383,8 @@ impl Device {
         let mut dirs = std::mem::take(&mut l.directions);
         self.judge_points_into(l, points, mixed);
         if let Some(c) = self.watch.change() {
-            let rest = l.summary.as_ref().map_or("", |s| &s.0);
-            l.summary = Some(Summary(format!("{}; {rest}", c.words()).into()));
+            let rest = l.summary.as_ref().map_or("", |s| s.as_str());
+            l.summary = Some(Summary::text(format!("{}; {rest}", c.words())));
             l.flags.change = Some(Arc::new(crate::analysis::state::Change {
                 at_wall_ns: c.since_wall_ns,
                 from_ns: c.from_ns,

@@ -171,7 +171,7 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
                     "{}: learned{dir} from its own traffic ({}): {}",
                     d.device,
                     crate::learn::basis_words(l).trim_start_matches("learned from "),
-                    s.0
+                    s.as_str()
                 ))
             });
             d.diagnosis.iter().cloned().chain(learned)

@@ -407,7 +407,7 @@ fn baseline_line(d: &StatSeries) -> String {
             "{}: judged against the baseline learned from its own traffic ({}). {}.",
             d.name,
             crate::learn::basis_words(l),
-            l.summary.as_ref().map_or("", |s| &s.0)
+            l.summary.as_ref().map_or("", |s| s.as_str())
         ),
         _ => profile_line(d),
     }

@@ -510,7 +510,7 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
             row.name,
             l.state.as_str(),
             crate::learn::basis_words(l),
-            l.summary.as_ref().map_or("", |s| &s.0)
+            l.summary.as_ref().map_or("", |s| s.as_str())
         );
         f.render_widget(
             Paragraph::new(text).wrap(Wrap { trim: true }).block(block),
