@@ -131,12 +131,14 @@ pub(crate) fn replay(
         let mut envelope = None;
         for step in steps {
             match step? {
-                Step::Start { judged } => out(&|f| view::preamble(f, &judged))?,
+                Step::Start { judged } => {
+                    out(&|f| view::preamble(f, &judged, spec.learn.is_some()))?
+                }
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
                     let r = r.shown(spec.cpu, spec.omit_idle);
                     let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-                    out(&|f| view::render(&r, f, env))?;
+                    out(&|f| view::render(&r, f, env, spec.learn.is_some()))?;
                     reports += 1;
                     if spec.count.is_some_and(|c| reports >= c) {
                         break;
@@ -192,12 +194,12 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         let tick = collector.tick()?;
         schedule.sampled(tick.mono_ns);
         if let Some(judged) = tick.started {
-            out.stream(&|f| view::preamble(f, &judged))?;
+            out.stream(&|f| view::preamble(f, &judged, spec.learn.is_some()))?;
         }
         if let Some(r) = tick.report {
             let r = r.shown(spec.cpu, spec.omit_idle);
             let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-            out.stream(&|f| view::render(&r, f, env))?;
+            out.stream(&|f| view::render(&r, f, env, spec.learn.is_some()))?;
             reports += 1;
         }
         if page {

@@ -273,7 +273,7 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
 pub fn csv_from_json(text: &str) -> Result<String, ParseError> {
     use super::stat_view::{preamble, CsvRow};
     use crate::monitor::fields::{DISK, LATENCY, PROFILE};
-    let mut s = preamble(Format::Csv, &[]);
+    let mut s = preamble(Format::Csv, &[], false);
     for iv in read_json(text)? {
         let l = &iv.line;
         let cpu = l

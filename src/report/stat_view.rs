@@ -6,7 +6,7 @@
 
 use super::table::{csv_field, Table};
 use super::Format;
-use crate::analysis::state::{Basis, DirJudgement, Judgement};
+use crate::analysis::state::{Basis, DirJudgement, Judgement, State};
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
@@ -44,7 +44,9 @@ fn any_profile(r: &IntervalReport) -> bool {
 
 /// A shown device has a baseline to be judged against, swept or learned: the state of its
 /// judgement (monitor::judge) and its headroom take the place of r_conc/w_conc/%util (and of
-/// sat/load: those are in --wide), still 80 columns.
+/// sat/load: those are in --wide), still 80 columns. While learning runs they are shown from
+/// the first report on (the state reads "learning" until a baseline is learned), so the
+/// table keeps its columns (issue 43).
 fn any_judged(r: &IntervalReport) -> bool {
     r.devices.iter().any(|d| {
         d.profile.is_some() || (d.has_reference() && d.judgement().device.basis != Basis::None)
@@ -71,7 +73,11 @@ fn headroom_cell(j: &DirJudgement) -> String {
 
 /// The state cell: the word, `*` when a flag qualifies it (the note under the table says
 /// which), `~` when the baseline was learned rather than swept.
-fn state_cell(j: &DirJudgement) -> String {
+fn state_cell(j: &DirJudgement, learning: bool) -> String {
+    if learning && j.basis == Basis::None && j.state == State::Unknown {
+        // Nothing to judge against yet: learning has no baseline (or estimate) so far.
+        return "learning".to_string();
+    }
     let mut s = j.state.as_str().to_string();
     if matches!(j.basis, Basis::Learned | Basis::LearnedEstimate) {
         s.push('~');
@@ -88,15 +94,21 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 
 /// What comes before the first report (legend for text, header row for CSV). `profiled`:
 /// some device has a profile, so the text legend explains sat and load.
-pub fn preamble(format: Format, judged: &[String]) -> String {
+pub fn preamble(format: Format, judged: &[String], learning: bool) -> String {
     match format {
         // stat's page is drawn by report::stat, never through this per-interval path.
         Format::Text { .. } | Format::Html => {
-            let mut s = String::from(
+            let mut s = String::from(if learning || !judged.is_empty() {
+                // The columns any_judged shows from the first line.
+                "\
+# rates over the measured interval; state = latency against the device baseline
+# (swept, or ~ learned from its traffic: \"learning\" until then), +IOPS: headroom
+# r_conc/w_conc (mean in flight), %util (time busy, not capacity): --wide\n"
+            } else {
                 "\
 # rates over the measured interval; r_conc/w_conc = mean reads/writes in flight
-# %util = share of time with >=1 request in flight, not capacity (see --help)\n",
-            );
+# %util = share of time with >=1 request in flight, not capacity (see --help)\n"
+            });
             if !judged.is_empty() {
                 s.push_str(
                     "\
@@ -256,13 +268,13 @@ fn device_notes(r: &IntervalReport) -> String {
     s
 }
 
-fn text_narrow(r: &IntervalReport) -> String {
+fn text_narrow(r: &IntervalReport, learning: bool) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(280 + r.devices.len() * 82);
     s.push_str(&interval_title(r));
     s.push('\n');
     s.push_str(&cpu_line(r));
-    let judged = any_judged(r);
+    let judged = learning || any_judged(r);
     let tail = if judged { &[] } else { UNPROFILED };
     let cols: Vec<(Column, usize, usize)> = NARROW
         .iter()
@@ -298,7 +310,8 @@ fn text_narrow(r: &IntervalReport) -> String {
         }
         if judged {
             let j = d.judgement();
-            let (state, room) = (state_cell(&j.device), headroom_cell(&j.device));
+            let learns = learning && d.rates.is_ok();
+            let (state, room) = (state_cell(&j.device, learns), headroom_cell(&j.device));
             let _ = write!(s, " {state:>11} {room:>8}");
         }
         s.push('\n');
@@ -591,7 +604,7 @@ pub fn csv_of_replay(
     steps: impl Iterator<Item = Result<Step, crate::error::Error>>,
     warn: &mut dyn FnMut(String),
 ) -> Result<String, crate::error::Error> {
-    let mut s = preamble(Format::Csv, &[]);
+    let mut s = preamble(Format::Csv, &[], false);
     for step in steps {
         match step? {
             Step::Start { .. } => {}
@@ -603,9 +616,11 @@ pub fn csv_of_replay(
 }
 
 /// The bytes for one interval; `envelope` heads each JSON line.
-pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope) -> String {
+/// `learning`: the run learns, so the judgement's columns are shown from the first report
+/// on (a since-boot report or an empty one included): the table keeps its columns.
+pub fn render(r: &IntervalReport, format: Format, envelope: &Envelope, learning: bool) -> String {
     match format {
-        Format::Text { wide: false, .. } | Format::Html => text_narrow(r),
+        Format::Text { wide: false, .. } | Format::Html => text_narrow(r, learning),
         Format::Text { wide: true, .. } => {
             let mut s = interval_title(r);
             s.push('\n');
@@ -684,11 +699,15 @@ mod tests {
     fn narrow_text_fits_80_columns_and_marks_no_value() {
         let r = report();
         assert_eq!(r.devices[1].rates, Err(NoValue::CounterWentBackwards));
-        let t = render(&r, Format::TEXT, &Envelope::default());
-        for l in t
-            .lines()
-            .chain(preamble(Format::TEXT, &["sda: judged against the profile x".into()]).lines())
-        {
+        let t = render(&r, Format::TEXT, &Envelope::default(), false);
+        for l in t.lines().chain(
+            preamble(
+                Format::TEXT,
+                &["sda: judged against the profile x".into()],
+                false,
+            )
+            .lines(),
+        ) {
             assert!(l.chars().count() <= 80, "{} > 80: {l}", l.len());
         }
         let lines: Vec<&str> = t.lines().collect();
@@ -728,8 +747,8 @@ mod tests {
     #[test]
     fn csv_rows_match_header() {
         let r = report();
-        let h = preamble(Format::Csv, &[]);
-        let body = render(&r, Format::Csv, &Envelope::default());
+        let h = preamble(Format::Csv, &[], false);
+        let body = render(&r, Format::Csv, &Envelope::default(), false);
         let n = h.trim_end().split(',').count();
         for l in body.lines() {
             assert_eq!(l.split(',').count(), n, "{l}");

@@ -518,7 +518,56 @@ fn legend_only_when_a_shown_device_has_a_profile() {
     ]);
     let text = stdout(&o);
     assert!(!text.contains("sat"), "{text}");
+    // While learning, the judgement's columns; without it, r_conc/w_conc/%util.
+    assert!(text.contains("state    +IOPS"), "{text}");
+    let mut args = vec!["stat", "--replay", rec.to_str().unwrap(), "md0"];
+    args.extend(["--profile-dir", pdir, "--no-learn"]);
+    let text = stdout(&run(&args));
+    assert!(!text.contains("sat"), "{text}");
     assert!(text.contains("r_conc w_conc"), "{text}");
+}
+
+#[test]
+fn the_tables_columns_stay_the_same_when_a_baseline_is_learned() {
+    // 60 one-second intervals of 200 reads of 4 KiB at 1 ms each (0.2 in flight): a baseline
+    // is learned after 30 intervals and 3,000 requests, and the state changes from "learning"
+    // to ok; the header, with the state and headroom, is the same from the first line
+    // (issue 43: the table changed its columns when learning started).
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("steady.rec");
+    let mut text = String::from("#iosat-record 1\nR 1763783400000000000 1000000000\n");
+    for s in 0..=60u64 {
+        let (ios, ms) = (200 * s, 200 * s);
+        text.push_str(&format!(
+            "T {} {}\n   8       0 sda {ios} 0 {} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
+            1_000_000_000 * (s + 1),
+            1_763_783_400_000_000_000 + 1_000_000_000 * s,
+            ios * 8,
+        ));
+    }
+    std::fs::write(&rec, text).unwrap();
+    let out = stdout(&run(&["stat", "--replay", rec.to_str().unwrap()]));
+    let headers: std::collections::BTreeSet<&str> =
+        out.lines().filter(|l| l.starts_with("Device")).collect();
+    assert_eq!(headers.len(), 1, "{out}");
+    assert!(
+        headers.iter().all(|h| h.ends_with("state    +IOPS")),
+        "{out}"
+    );
+    let states: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("sda"))
+        .map(|l| l.split_whitespace().nth(7).unwrap())
+        .collect();
+    assert_eq!(states.len(), 60, "{out}");
+    assert_eq!(states[0], "learning", "{out}");
+    // ok by the learned baseline (~), its ceiling not yet measured (*: at least).
+    assert!(states[59].starts_with("ok~"), "{out}");
+    let first_ok = states
+        .iter()
+        .position(|s| s.starts_with("ok~"))
+        .expect("a baseline");
+    assert!(states[..first_ok].iter().all(|s| *s == "learning"), "{out}");
 }
 
 #[test]
