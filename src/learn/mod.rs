@@ -381,18 +381,12 @@ impl Device {
     /// [`Device::judge`] written over `l` in place (its directions' allocation reused).
     fn judge_into(&self, l: &mut Learned, points: &[Point], mixed: &[Dir]) {
         let mut dirs = std::mem::take(&mut l.directions);
-        self.judge_points_into(l, points, mixed);
-        if let Some(c) = self.watch.change() {
-            let rest = l.summary.as_ref().map_or("", |s| s.as_str());
-            l.summary = Some(Summary::text(format!("{}; {rest}", c.words())));
-            l.flags.change = Some(Arc::new(crate::analysis::state::Change {
-                at_wall_ns: c.since_wall_ns,
-                from_ns: c.from_ns,
-                to_ns: c.to_ns,
-                evidence: c.words(),
-            }));
-        }
-        let profile_change = self.profile_change().map(Arc::new);
+        // The direction that carried most requests: the device's figures are its.
+        let main_dir = points
+            .iter()
+            .max_by(|a, b| a.requests.total_cmp(&b.requests))
+            .map(|p| p.dir);
+        let (mut main_k, mut with_points) = (None, [false; 2]);
         let mut n = 0;
         for dir in [Dir::Read, Dir::Write] {
             // points_of gives a direction's points together: one, or one per size class.
@@ -418,19 +412,48 @@ impl Device {
                 dirs.push(Learned::empty(&self.model));
             }
             let d = &mut dirs[n];
-            n += 1;
             match point {
-                Some(p) => self.judge_points_into(d, p, mixed),
+                Some(p) => {
+                    self.judge_points_into(d, p, mixed);
+                    with_points[n] = true;
+                    if main_dir == Some(dir) {
+                        main_k = Some(n);
+                    }
+                }
                 None => {
                     d.reset_to(&self.model, idle_curve);
                     d.state = State::Idle;
                     d.headroom_iops = d.max_iops;
                 }
             }
+            n += 1;
         }
         dirs.truncate(n);
+        match main_k {
+            // The device's judgement is its main direction's (the same curve, point, ratio
+            // and headroom judge_points_into would give over all the points), with the worst
+            // state and the mixed flag of every direction with I/O: one judgement fewer per
+            // device and interval (issue 37's cost).
+            Some(k) => {
+                l.clone_from(&dirs[k]);
+                let busy = || dirs.iter().zip(with_points).filter(|(_, w)| *w);
+                l.state = State::worst(busy().map(|(d, _)| d.state));
+                l.flags.mixed = busy().any(|(d, _)| d.flags.mixed);
+            }
+            None => self.judge_points_into(l, points, mixed),
+        }
+        if let Some(c) = self.watch.change() {
+            let rest = l.summary.as_ref().map_or("", |s| s.as_str());
+            l.summary = Some(Summary::text(format!("{}; {rest}", c.words())));
+            l.flags.change = Some(Arc::new(crate::analysis::state::Change {
+                at_wall_ns: c.since_wall_ns,
+                from_ns: c.from_ns,
+                to_ns: c.to_ns,
+                evidence: c.words(),
+            }));
+        }
         l.directions = dirs;
-        if let Some(c) = profile_change {
+        if let Some(c) = self.profile_change().map(Arc::new) {
             for d in &mut l.directions {
                 if d.direction == self.swept_dir {
                     d.profile_change = Some(c.clone());

@@ -232,3 +232,38 @@ fn a_judgement_has_a_reference_exactly_when_a_direction_has_a_baseline() {
     flat.baseline_latency_ns = None;
     assert!(!learned_has_reference(&flat) && !refs(&flat));
 }
+
+#[test]
+fn the_devices_judgement_is_the_one_over_all_its_points() {
+    // The device's figures are taken from its main direction's judgement (not a third
+    // judgement): for intervals of every mix of directions, size classes and loads, they are
+    // what judging all the interval's points at once gives.
+    let mut d = Device {
+        model: busy_day(4000),
+        ..Device::default()
+    };
+    d.estimate(None);
+    let mut seen_states = std::collections::BTreeSet::new();
+    for (i, c) in wandering(0.25, 64.0, 600) {
+        let mut pts: Vec<Point> = Vec::new();
+        for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
+            if (i + k as u64) % 5 == 0 {
+                continue; // now and then one direction is idle
+            }
+            let load = if k == 0 { c } else { 65.0 - c };
+            let mut p = device_point(dir, 8.0, 0.5 + k as f64, load, i);
+            p.bytes = p.requests * [4.0, 32.0, 512.0][(i % 3) as usize] * 1024.0;
+            pts.push(p);
+        }
+        let mixed: &[Dir] = if i % 7 == 0 { &[Dir::Write] } else { &[] };
+        let got = d.judge(&pts, mixed);
+        let mut want = Learned::empty(&d.model);
+        d.judge_points_into(&mut want, &pts, mixed);
+        let mut got_flat = got.clone();
+        got_flat.directions.clear();
+        assert_eq!(got_flat, want, "interval {i}: {pts:?}");
+        seen_states.insert(got.state.as_str());
+    }
+    // The check covered more than one kind of judgement.
+    assert!(seen_states.len() >= 2, "{seen_states:?}");
+}
