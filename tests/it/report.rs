@@ -956,6 +956,13 @@ fn default_text_fits_80_columns() {
     for args in &runs {
         let out = ok_stdout(&iosat().args(args).env_remove("NO_COLOR").output().unwrap());
         for l in out.lines() {
+            // A file the user named is printed as given: its length is the checkout's or
+            // the temporary directory's, not iosat's (a 59-character checkout put an
+            // analyze heading at 97 columns). Counted as the word FILE.
+            let l = args
+                .iter()
+                .filter(|a| a.contains('/'))
+                .fold(l.to_string(), |l, a| l.replace(a, "FILE"));
             let n = l.chars().count();
             assert!(n <= 80, "{args:?}: {n} columns: {l}");
         }
