@@ -700,14 +700,13 @@ mod tests {
         let r = report();
         assert_eq!(r.devices[1].rates, Err(NoValue::CounterWentBackwards));
         let t = render(&r, Format::TEXT, &Envelope::default(), false);
-        for l in t.lines().chain(
-            preamble(
-                Format::TEXT,
-                &["sda: judged against the profile x".into()],
-                false,
-            )
-            .lines(),
-        ) {
+        let judged = preamble(
+            Format::TEXT,
+            &["sda: judged against the profile x".into()],
+            false,
+        );
+        let learning = preamble(Format::TEXT, &[], true);
+        for l in t.lines().chain(judged.lines()).chain(learning.lines()) {
             assert!(l.chars().count() <= 80, "{} > 80: {l}", l.len());
         }
         let lines: Vec<&str> = t.lines().collect();
