@@ -191,7 +191,7 @@ fn learn_known(rw: &str, phases: &[(u32, u32)]) -> Option<(Option<Curve>, Option
 /// `share` of the requests: the baseline within 10 % of the service time (plus the path's
 /// overhead, at most 1.5 ms as the truth tests measure it), the knee within one level (of 1,
 /// 2, 4, 8, 16) of the units, the ceiling within 20 % of the direction's share of units ÷
-/// service time (the headroom is "in the current mix").
+/// service time, with or without the path's overhead (the headroom is "in the current mix").
 fn is_the_known_device(c: &Curve, share: f64) {
     let b = c.baseline.as_ref().expect("a baseline");
     assert!(
@@ -201,11 +201,19 @@ fn is_the_known_device(c: &Curve, share: f64) {
     );
     let k = c.knee_concurrency.expect(&c.summary);
     assert!((2..=8).contains(&k), "knee {k}: {}", c.summary);
+    // Every request also pays the path's cost o (FUSE and the loop worker), which the
+    // learned baseline shows (baseline - S): the units serve between c/(S + o) and c/S, and
+    // the ceiling is within 20 % of that range (the sweep's truth tests use the same rule;
+    // 1,557 against a bare 2,000 failed once with o = 0.44 ms, 2026-11-29).
     let max = c.max_iops.unwrap();
-    let truth = share * UNITS / (S_NS / 1e9);
+    let o_s = (b.latency_ns - S_NS).max(0.0) / 1e9;
+    let (lo, hi) = (
+        share * UNITS / (S_NS / 1e9 + o_s),
+        share * UNITS / (S_NS / 1e9),
+    );
     assert!(
-        (max / truth - 1.0).abs() <= 0.20,
-        "max {max:.0} vs {truth:.0}: {}",
+        max >= 0.8 * lo && max <= 1.2 * hi,
+        "max {max:.0} vs {lo:.0}..{hi:.0}: {}",
         c.summary
     );
 }
