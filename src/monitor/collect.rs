@@ -271,6 +271,8 @@ pub struct Collector {
     coverage: std::collections::HashMap<(u32, u32), super::blklat::RunCoverage>,
     /// The DEVICE patterns the user gave: their series come first on the page.
     first: Vec<String>,
+    /// The caps declared on the command line: recorded as `K` lines after the run's `R`.
+    caps: Vec<(String, crate::analysis::declared::DeclaredCap)>,
 }
 
 impl Collector {
@@ -293,11 +295,14 @@ impl Collector {
             since_boot,
             blk: None,
             coverage: Default::default(),
+            caps: Vec::new(),
         }
     }
 
-    /// The caps declared on the command line, by device name (issue 42): over a profile's.
+    /// The caps declared on the command line, by device name (issue 42): over a profile's,
+    /// and recorded with the run, so a replay and the page judge by them too.
     pub fn declare_caps(&mut self, caps: Vec<(String, crate::analysis::declared::DeclaredCap)>) {
+        self.caps.clone_from(&caps);
         self.replayer.set_caps(caps);
     }
 
@@ -443,6 +448,9 @@ impl Collector {
                 interval_ns: self.recording.as_ref().map_or(0, |r| r.interval_ns),
             };
             self.feed(run, &mut rec)?;
+            for (dev, cap) in self.caps.clone() {
+                self.feed(Event::Cap { dev, cap }, &mut rec)?;
+            }
         }
         // Only the devices not known yet (no name copied per line and tick).
         let devs: Vec<BlockDev> = sample

@@ -190,6 +190,9 @@ pub struct StatEngine {
     size_notes: HashMap<(u32, u32), super::saturation::SizeNotes>,
     /// Caps declared on the command line, by device name (`--cap DEV:…`).
     caps: Vec<(String, DeclaredCap)>,
+    /// Caps the recording's run declared (`K` lines): under this command line's, over a
+    /// profile's; forgotten at the next run.
+    recorded_caps: Vec<(String, DeclaredCap)>,
 }
 
 /// The counters as they were at boot: zeros, with the optional groups the line has.
@@ -222,6 +225,7 @@ impl StatEngine {
             profiles: HashMap::new(),
             size_notes: HashMap::new(),
             caps: Vec::new(),
+            recorded_caps: Vec::new(),
         }
     }
 
@@ -231,14 +235,25 @@ impl StatEngine {
         self.caps = caps;
     }
 
-    /// The cap declared for a device: the command line's figures, else its profile's.
+    /// A cap the recorded run declared on its command line (a `K` line), until the next run.
+    pub fn record_cap(&mut self, dev: String, cap: DeclaredCap) {
+        self.recorded_caps.push((dev, cap));
+    }
+
+    /// The cap declared for a device, figure by figure: this command line's, else the
+    /// recorded run's, else its profile's.
     fn cap_of(
         &self,
         l: &DiskStatLine,
         meta: &DeviceMeta,
         p: Option<&DeviceProfile>,
     ) -> Option<DeclaredCap> {
-        cap_for(&self.caps, &l.name, &meta.display_name, p)
+        let given = cap_for(&self.caps, &l.name, &meta.display_name, None);
+        let recorded = cap_for(&self.recorded_caps, &l.name, &meta.display_name, p);
+        match (given, recorded) {
+            (Some(g), Some(r)) => Some(g.or(r)),
+            (g, r) => g.or(r),
+        }
     }
 
     /// Record what sysfs says about a device (live: looked up; replay: from `D` lines).
@@ -339,6 +354,7 @@ impl StatEngine {
     pub fn new_run(&mut self) {
         self.prev = None;
         self.prev_cpu = None;
+        self.recorded_caps.clear();
     }
 
     /// The CPU times read with the next sample (for its interval's avg-cpu).

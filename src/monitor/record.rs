@@ -30,6 +30,12 @@
 //!                                      (op r or w, class s, m or l: blklat::CLASS_CODES;
 //!                                      the class histogram's coarser buckets); recordings
 //!                                      from before them have none and replay without.
+//! K <key>=<value>,... <device>        a cap declared on the command line (issue 42) for
+//!                                      the device as the user named it (the rest of the
+//!                                      line); keys as the profile's `declared_cap` (iops,
+//!                                      read_iops, write_iops, bytes_per_s, ...): a replay
+//!                                      judges the run's intervals against it, as the live
+//!                                      run did. Written after the `R` of the run it holds for.
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
@@ -38,6 +44,7 @@
 use super::blklat::{BlkSample, CLASS_CODES, OP_CODES};
 use super::select::DeviceMeta;
 use super::RawSample;
+use crate::analysis::declared::{CapDim, DeclaredCap};
 use crate::sys::device::DevKind;
 use crate::sys::diskstats::{old_partition, parse_line};
 use crate::sys::sched::CpuTimes;
@@ -45,7 +52,7 @@ use crate::sys::sched::CpuTimes;
 pub const HEADER: &str = "#iosat-record 1\n";
 
 /// One element of a recording.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     Run {
         wall_ns: i64,
@@ -73,6 +80,12 @@ pub enum Event {
     Sample(RawSample),
     /// The block-latency source's cumulative histograms, read with the next sample.
     Latency(BlkSample),
+    /// A cap declared on the command line for the device `dev` (as the user named it), for
+    /// the rest of the run.
+    Cap {
+        dev: String,
+        cap: DeclaredCap,
+    },
 }
 
 /// Which tool wrote the file.
@@ -246,7 +259,46 @@ pub fn format_event(ev: &Event) -> String {
         Event::Cpu(c) => format_cpu(c),
         Event::Sample(raw) => format_sample(raw),
         Event::Latency(b) => format_latency(b),
+        Event::Cap { dev, cap } => format_cap(dev, cap),
     }
+}
+
+/// The key of a figure in a `K` line: the profile's `declared_cap` key (bytes per second).
+fn cap_key(d: CapDim) -> &'static str {
+    match d {
+        CapDim::Iops => "iops",
+        CapDim::ReadIops => "read_iops",
+        CapDim::WriteIops => "write_iops",
+        CapDim::BytesPerS => "bytes_per_s",
+        CapDim::ReadBytesPerS => "read_bytes_per_s",
+        CapDim::WriteBytesPerS => "write_bytes_per_s",
+    }
+}
+
+/// `K iops=1000,bytes_per_s=125000000 nvme1n1` (f64's shortest form reads back exactly).
+pub fn format_cap(dev: &str, cap: &DeclaredCap) -> String {
+    let figures: Vec<String> = cap
+        .figures()
+        .map(|(d, v)| format!("{}={v}", cap_key(d)))
+        .collect();
+    format!("K {} {dev}\n", figures.join(","))
+}
+
+/// `K`: the figures, then the device (the rest of the line); None when the form is wrong or
+/// a figure is not a positive number.
+fn cap_event(t: &str) -> Option<Event> {
+    let mut g = t.splitn(3, ' ').skip(1);
+    let (figures, dev) = (g.next()?, g.next().filter(|d| !d.trim().is_empty())?);
+    let mut cap = DeclaredCap::default();
+    for part in figures.split(',') {
+        let (k, v) = part.split_once('=')?;
+        let dim = CapDim::ALL.into_iter().find(|d| cap_key(*d) == k)?;
+        cap.set(dim, crate::analysis::declared::parse_value(v)?);
+    }
+    (!cap.is_empty()).then(|| Event::Cap {
+        dev: dev.trim().to_string(),
+        cap,
+    })
 }
 
 /// A parse failure: 1-based line number and what is wrong.
@@ -335,6 +387,9 @@ fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
         "I" => {
             identity_event(f).ok_or_else(|| expected("I <major>:<minor> <name> <profile id>"))?
         }
+        "K" => cap_event(t).ok_or_else(|| {
+            expected("K <key>=<positive number>,... <device> (keys: iops, bytes_per_s, ...)")
+        })?,
         "D" => device_event(n, t)?
             .ok_or_else(|| expected("D <major>:<minor> <name> <kind> <display name>"))?,
         other => {
@@ -585,6 +640,41 @@ mod tests {
         assert_eq!(ev[0], Event::Latency(BlkSample::default()));
         for bad in ["B", "B x", "B 0 8:0/q/1/", "B 0 8:0/r/1/999=1", "B 0 8:0/r"] {
             assert!(parse(&format!("{bad}\nT 1 2\n")).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_declared_cap_roundtrips_and_a_bad_one_names_its_line() {
+        let cap = DeclaredCap {
+            iops: Some(1000.0),
+            write_bytes_per_s: Some(131_072_000.0),
+            read_iops: Some(62.5),
+            ..Default::default()
+        };
+        let line = format_cap("/dev/mapper/vg0 data", &cap);
+        assert_eq!(
+            line,
+            "K iops=1000,read_iops=62.5,write_bytes_per_s=131072000 /dev/mapper/vg0 data\n"
+        );
+        let (ev, _) = parse(&format!("{line}T 1 2\n")).unwrap();
+        assert_eq!(
+            ev[0],
+            Event::Cap {
+                dev: "/dev/mapper/vg0 data".into(),
+                cap
+            }
+        );
+        for bad in [
+            "K iops=1000",
+            "K iops=0 sda",
+            "K iops=-3 sda",
+            "K speed=3 sda",
+            "K iops sda",
+            "K  sda",
+        ] {
+            let e = parse(&format!("R 1 1\n{bad}\n")).unwrap_err();
+            assert_eq!(e.line, 2, "{bad}");
+            assert!(e.reason.contains("'K <key>="), "{bad}: {}", e.reason);
         }
     }
 

@@ -163,6 +163,7 @@ impl Replayer {
                 self.blk_prev = None;
             }
             Event::Latency(b) => self.blk_next = Some(b),
+            Event::Cap { dev, cap } => self.engine.record_cap(dev, cap),
             Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Cpu(c) => self.engine.set_cpu(c),
             Event::Device {

@@ -36,6 +36,9 @@ pub struct Point {
     pub p95_ms: [Option<f64>; 2],
     /// The interval's one judgement (monitor::judge), set by [`SeriesStore::series`].
     pub judgement: Option<crate::analysis::state::Judgement>,
+    /// The cap the recorded run declared for the device (`K` lines; the profile's is added
+    /// by [`SeriesStore::series`]).
+    pub cap: Option<crate::analysis::declared::DeclaredCap>,
 }
 
 /// The time series of one device, as the stat page and its tables draw it.
@@ -211,6 +214,7 @@ impl SeriesStore {
                     ]
                 },
                 judgement: None,
+                cap: d.cap,
             });
         }
     }
@@ -249,11 +253,14 @@ identified on this machine."
                     }
                     let mut j =
                         super::judge::judge_parts(swept, &p.learned_refs, Some(&rates), p.p95_ms);
-                    // The cap the profile declares (issue 42): the page's judgement names it
-                    // as stat's did (a cap given on stat's command line is not recorded).
-                    j.cap = swept
-                        .and_then(|p| p.declared_cap.as_ref())
-                        .and_then(|c| super::judge::cap_use(c, &rates));
+                    // The cap the run declared (its `K` lines), figure by figure over the
+                    // profile's (issue 42): the page's judgement names it as stat's did.
+                    let saved = swept.and_then(|p| p.declared_cap);
+                    let cap = match (p.cap, saved) {
+                        (Some(g), Some(s)) => Some(g.or(s)),
+                        (g, s) => g.or(s),
+                    };
+                    j.cap = cap.and_then(|c| super::judge::cap_use(&c, &rates));
                     p.judgement = Some(j);
                 }
                 StatSeries {

@@ -261,6 +261,8 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 p95_ms: [None, None],
                 // As stat judged it (nothing recomputed).
                 judgement: d.judgement.clone(),
+                // Its judgement already carries the cap's share.
+                cap: None,
             });
         }
     }
@@ -455,6 +457,34 @@ fn judgement_line(d: &StatSeries) -> Option<String> {
     ))
 }
 
+/// The intervals against the cap the device was declared with (issue 42: on the command
+/// line of the recorded run, or in its profile), in the words live `stat` printed under its
+/// table: how many were at the cap, their median share, and the last one's words.
+fn cap_line(d: &StatSeries) -> Option<String> {
+    let uses: Vec<_> = d
+        .points
+        .iter()
+        .filter_map(|p| p.judgement.as_ref()?.cap)
+        .filter(|c| c.used > 0.0)
+        .collect();
+    let last = uses.last()?;
+    let at = uses
+        .iter()
+        .filter(|c| c.place() == crate::analysis::declared::CapPlace::At)
+        .count();
+    let mut shares: Vec<f64> = uses.iter().map(|c| c.ratio).collect();
+    shares.sort_by(f64::total_cmp);
+    Some(format!(
+        "{}: against {}: at the cap (95 to 105 %) in {at} of {} intervals with I/O, median \
+         {:.0} %; at the last interval {}.",
+        d.name,
+        last.cap_words(),
+        uses.len(),
+        shares[shares.len() / 2] * 100.0,
+        last.live_words()
+    ))
+}
+
 fn profile_line(d: &StatSeries) -> String {
     match &d.profile {
         Ok(f) => format!(
@@ -590,7 +620,12 @@ is sysstat's formula over the measured interval, as `iosat stat --replay` prints
         blocks.push(Block::List(List::titled(
             "Saturation",
             devs.iter()
-                .flat_map(|d| [baseline_line(d)].into_iter().chain(judgement_line(d)))
+                .flat_map(|d| {
+                    [baseline_line(d)]
+                        .into_iter()
+                        .chain(judgement_line(d))
+                        .chain(cap_line(d))
+                })
                 .map(Item::plain),
         )));
         if !diagnosis.is_empty() {

@@ -16,6 +16,7 @@ use crate::exporter::Exporter;
 use crate::knowndev::{Cap, KnownDev, Spec};
 use crate::util::*;
 use serde_json::Value;
+use std::path::Path;
 use std::time::Duration;
 
 fn ms(n: u64) -> Duration {
@@ -165,7 +166,10 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
     std::thread::sleep(Duration::from_millis(1500));
 
     // stat's JSON: each interval's share of the declared cap, on the IOPS figure, against the
-    // rate the device itself served over the same run (its units' count).
+    // rate the device itself served over the same run (its units' count); recorded, with its
+    // page.
+    let dir = tempfile::tempdir().unwrap();
+    let (rec, page) = (dir.path().join("rec"), dir.path().join("live.html"));
     let (out, truth) = served(&dev, || {
         iosat()
             .args([
@@ -179,6 +183,10 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
                 "3",
             ])
             .args(["--cap-iops", "1000", &name])
+            .arg("--record")
+            .arg(&rec)
+            .arg("--html")
+            .arg(&page)
             .output()
             .unwrap()
     });
@@ -190,6 +198,7 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
     assert_eq!(ratios.len(), 3, "{lines:#?}");
     assert_eq!(lines[0]["devices"][0]["declared_cap"]["iops"], 1000.0);
     judged_at_the_cap("stat", &ratios, truth);
+    the_recording_judges_by_the_cap(&name, &rec, &page, &ratios);
 
     // stat's text: the judgement in words, each interval against the cap.
     let (out, truth) = served(&dev, || {
@@ -244,6 +253,62 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
     });
     assert!(got.len() >= 4, "ratios {got:?}");
     judged_at_the_cap("the exporter", &got, truth);
+}
+
+/// A cap given on `stat`'s command line is recorded (a `K` line): a replay of the recording
+/// judges every interval by it exactly as the live run did (`live` its ratios), and both
+/// pages, the live `--html` one and `iosat report`'s, name it. Without its `K` line the same
+/// recording is judged by no cap (the line, not a profile, carried it).
+fn the_recording_judges_by_the_cap(name: &str, rec: &Path, page: &Path, live: &[f64]) {
+    let replay = |rec: &Path| -> Vec<Value> {
+        let out = iosat()
+            .args(["stat", "--json", "--no-bpf", "--no-learn", "--replay"])
+            .arg(rec)
+            .arg(name)
+            .output()
+            .unwrap();
+        json_lines(&ok_stdout(&out))
+    };
+    let lines = replay(rec);
+    let replayed: Vec<f64> = lines
+        .iter()
+        .filter_map(|r| r["devices"][0]["judgement"]["cap"]["ratio"].as_f64())
+        .collect();
+    assert_eq!(replayed.len(), live.len(), "{lines:#?}");
+    for (r, l) in replayed.iter().zip(live) {
+        assert!((r - l).abs() < 1e-9, "replayed {replayed:?}, live {live:?}");
+    }
+    assert_eq!(lines[0]["devices"][0]["declared_cap"]["iops"], 1000.0);
+
+    let report = rec.with_extension("html");
+    let out = iosat()
+        .arg("report")
+        .arg(rec)
+        .arg("-o")
+        .arg(&report)
+        .output()
+        .unwrap();
+    ok_stdout(&out);
+    for p in [page, report.as_path()] {
+        let html = std::fs::read_to_string(p).unwrap();
+        let said =
+            format!("{name}: against the declared 1,000 IOPS cap: at the cap (95 to 105 %) in");
+        assert!(html.contains(&said), "{}: no '{said}'", p.display());
+    }
+
+    let text = std::fs::read_to_string(rec).unwrap();
+    let k = format!("K iops=1000 {name}\n");
+    assert_eq!(text.matches(&k).count(), 1, "{text}");
+    let bare = rec.with_extension("bare");
+    std::fs::write(&bare, text.replace(&k, "")).unwrap();
+    let lines = replay(&bare);
+    assert!(
+        lines
+            .iter()
+            .all(|r| r["devices"][0]["judgement"]["cap"].is_null()
+                && r["devices"][0]["declared_cap"].is_null()),
+        "{lines:#?}"
+    );
 }
 
 /// What `f` returns and the rate the device's units served while it ran (requests a second):
