@@ -185,6 +185,26 @@ impl CapUse {
     }
 }
 
+/// A run's intervals against a declared cap, in the words live `stat` printed under its table
+/// (the recording page, `analyze` of a recording): "against the declared 1,000 IOPS cap: at
+/// the cap (95 to 105 %) in 28 of 30 intervals with I/O, median 99 %; at the last interval at
+/// 99 % of …". `uses` in time order; those without I/O are left out. None when none did I/O.
+pub fn run_words(uses: &[CapUse]) -> Option<String> {
+    let uses: Vec<&CapUse> = uses.iter().filter(|c| c.used > 0.0).collect();
+    let last = uses.last()?;
+    let at = uses.iter().filter(|c| c.place() == CapPlace::At).count();
+    let mut shares: Vec<f64> = uses.iter().map(|c| c.ratio).collect();
+    shares.sort_by(f64::total_cmp);
+    Some(format!(
+        "against {}: at the cap (95 to 105 %) in {at} of {} intervals with I/O, median {:.0} %; \
+         at the last interval {}",
+        last.cap_words(),
+        uses.len(),
+        shares[shares.len() / 2] * 100.0,
+        last.live_words()
+    ))
+}
+
 impl DeclaredCap {
     /// The declared figure of `dim`.
     pub fn get(&self, dim: CapDim) -> Option<f64> {
@@ -443,6 +463,25 @@ mod tests {
         };
         let c = cli.or(file);
         assert_eq!((c.iops, c.bytes_per_s), (Some(1000.0), Some(125e6)));
+    }
+
+    #[test]
+    fn a_run_is_summed_up_against_its_cap() {
+        let cap = DeclaredCap {
+            iops: Some(1000.0),
+            ..Default::default()
+        };
+        let uses: Vec<CapUse> = [990.0, 0.0, 400.0, 1000.0, 1200.0]
+            .iter()
+            .filter_map(|&r| cap.nearest(r, 0.0, 0.0, 0.0))
+            .collect();
+        assert_eq!(
+            run_words(&uses).unwrap(),
+            "against the declared 1,000 IOPS cap: at the cap (95 to 105 %) in 2 of 4 intervals \
+             with I/O, median 100 %; at the last interval at 120 % of the declared 1,000 IOPS \
+             cap: above it (a burst the cap allows, or a cap higher than declared)"
+        );
+        assert_eq!(run_words(&uses[1..2]), None);
     }
 
     #[test]

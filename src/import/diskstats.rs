@@ -66,6 +66,8 @@ struct Track {
     kernel_name: String,
     series: DeviceSeries,
     skipped: usize,
+    /// Each interval's share of the cap the recorded run declared (`K` lines).
+    caps: Vec<crate::analysis::declared::CapUse>,
 }
 
 fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> &'a mut Track {
@@ -86,6 +88,7 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
                     learned: None,
                 },
                 skipped: 0,
+                caps: Vec::new(),
             });
             tracks.len() - 1
         }
@@ -136,6 +139,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             if let Some(l) = &d.learned {
                 t.series.learned = Some(l.as_ref().clone());
             }
+            t.caps.extend(d.cap_use());
         }
     }
     let samples = replay.replayer().samples();
@@ -185,6 +189,13 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 t.skipped,
                 if t.skipped == 1 { "" } else { "s" }
             ));
+        }
+    }
+    for t in &tracks {
+        // The cap the recorded run declared (issue 42), as the page says it: for any device
+        // (the run named it).
+        if let Some(w) = crate::analysis::declared::run_words(&t.caps) {
+            out.notes.push(format!("{}: {w}", t.series.device));
         }
     }
     out.devices = tracks

@@ -465,24 +465,9 @@ fn cap_line(d: &StatSeries) -> Option<String> {
         .points
         .iter()
         .filter_map(|p| p.judgement.as_ref()?.cap)
-        .filter(|c| c.used > 0.0)
         .collect();
-    let last = uses.last()?;
-    let at = uses
-        .iter()
-        .filter(|c| c.place() == crate::analysis::declared::CapPlace::At)
-        .count();
-    let mut shares: Vec<f64> = uses.iter().map(|c| c.ratio).collect();
-    shares.sort_by(f64::total_cmp);
-    Some(format!(
-        "{}: against {}: at the cap (95 to 105 %) in {at} of {} intervals with I/O, median \
-         {:.0} %; at the last interval {}.",
-        d.name,
-        last.cap_words(),
-        uses.len(),
-        shares[shares.len() / 2] * 100.0,
-        last.live_words()
-    ))
+    let words = crate::analysis::declared::run_words(&uses)?;
+    Some(format!("{}: {words}.", d.name))
 }
 
 fn profile_line(d: &StatSeries) -> String {

@@ -296,6 +296,16 @@ fn the_recording_judges_by_the_cap(name: &str, rec: &Path, page: &Path, live: &[
         assert!(html.contains(&said), "{}: no '{said}'", p.display());
     }
 
+    let out = iosat()
+        .arg("analyze")
+        .arg(rec)
+        .args(["--device", name])
+        .output()
+        .unwrap();
+    let said = format!("{name}: against the declared 1,000 IOPS cap: at the cap");
+    let analyzed = ok_stdout(&out);
+    assert!(analyzed.contains(&said), "{analyzed}");
+
     let text = std::fs::read_to_string(rec).unwrap();
     let k = format!("K iops=1000 {name}\n");
     assert_eq!(text.matches(&k).count(), 1, "{text}");
