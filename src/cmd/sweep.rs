@@ -58,10 +58,12 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         notes.extend(cache);
     }
     let (limits, limit_notes) = driver::io_limits(watch.as_ref());
+    let (declared_cap, cap_note) = declared_cap(spec, watch.as_ref());
     for n in choice_note
         .into_iter()
         .chain(engine_note)
         .chain(limit_notes)
+        .chain(cap_note)
     {
         crate::error::note(&n);
         notes.push(n);
@@ -75,7 +77,7 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         notes,
     );
     report.limits = limits;
-    report.declared_cap = spec.declared_cap;
+    report.declared_cap = declared_cap;
     report.workload.limits = (!spec.limits.is_none()).then_some(spec.limits);
 
     let mut out = spec.output.open()?;
@@ -115,6 +117,54 @@ fn sweep(spec: &SweepSpec) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(crate::error::exit::OK)
+}
+
+/// The cap the swept device was declared with (issue 42): the command line's figures, each
+/// over the one its profile keeps (found as `stat` finds it: the device's own, else a model
+/// profile it matches), with a note naming the profile when a figure came from it. A sweep
+/// with `--save-profile` then keeps the profile's cap.
+fn declared_cap(
+    spec: &SweepSpec,
+    watch: Option<&DeviceWatch>,
+) -> (
+    Option<crate::analysis::declared::DeclaredCap>,
+    Option<String>,
+) {
+    use crate::profile::ProfileLookup;
+    let given = spec.declared_cap;
+    let Some(w) = watch else {
+        return (given, None);
+    };
+    let mut cache = profile::ProfileCache::new(spec.profile_dirs.clone(), w.root.clone());
+    let found = cache.device_id(&w.dev).and_then(|id| cache.by_id(&id).ok());
+    for warning in cache.take_warnings() {
+        crate::error::warn(warning);
+    }
+    let Some(found) = found else {
+        return (given, None);
+    };
+    let p = &found.profile;
+    let saved = p
+        .declared_cap
+        .or(p.write.as_ref().and_then(|w| w.declared_cap));
+    let Some(saved) = saved else {
+        return (given, None);
+    };
+    let mut taken = crate::analysis::declared::DeclaredCap::default();
+    for (dim, v) in saved.figures() {
+        if given.and_then(|g| g.get(dim)).is_none() {
+            taken.set(dim, v);
+        }
+    }
+    if taken.is_empty() {
+        return (given, None);
+    }
+    let note = format!(
+        "declared cap {} from the device's profile {} (--cap-iops, --cap-mbps override it)",
+        taken.words(),
+        found.path
+    );
+    (Some(given.map_or(saved, |g| g.or(saved))), Some(note))
 }
 
 /// The target, opened or laid out (the bar says so while a test file is laid out); None for

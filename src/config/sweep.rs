@@ -44,6 +44,9 @@ pub struct SweepSpec {
     /// `--force`: save the profile although its measurement was unstable or disturbed.
     pub force: bool,
     pub profile_dir: Option<PathBuf>,
+    /// Every directory profiles are read from: the swept device's profile gives the cap it
+    /// was declared with when no `--cap-*` says (issue 42).
+    pub profile_dirs: crate::profile::ProfileDirs,
     pub no_progress: bool,
     /// `--no-bpf`: no block-layer timing of the levels.
     pub no_bpf: bool,
@@ -416,6 +419,7 @@ pub fn build(a: &SweepArgs) -> Result<SweepSpec> {
         save_profile: a.save_profile,
         force: a.force,
         profile_dir: super::profile::resolve(&a.profile, super::profile::Access::Save)?,
+        profile_dirs: super::profile::resolve_dirs(&a.profile, super::profile::Access::Save)?,
         no_progress: a.no_progress,
         no_bpf: a.no_bpf,
         root: super::root(&a.root),

@@ -491,3 +491,61 @@ fn analyze_matches_imported_levels_to_a_declared_cap() {
         "{s}"
     );
 }
+
+/// A short sweep of `dev` (levels 1 and 4, half a second each) with `extra` arguments.
+fn short_sweep(dev: &KnownDev, extra: &[&str]) -> Value {
+    let out = iosat()
+        .args(["sweep", "--json", "--no-progress", "--no-bpf"])
+        .args(["--levels", "1,4", "--duration", "0.5s", "--ramp", "0.1s"])
+        .args(["--budget", "0"])
+        .args(extra)
+        .arg(&dev.path)
+        .output()
+        .unwrap();
+    ok_json(&out)
+}
+
+#[test]
+fn a_sweep_takes_the_cap_from_the_devices_profile_and_says_so() {
+    let Some(dev) = KnownDev::start(capped()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pd = dir.path().join("profiles");
+    let pd = pd.to_str().unwrap();
+    // No profile yet: no cap, as before.
+    let j = short_sweep(&dev, &["--profile-dir", pd]);
+    assert!(j["declared_cap"].is_null(), "{}", j["declared_cap"]);
+    assert!(j["verdict"]["declared_cap"].is_null());
+    let result = dir.path().join("r.json");
+    std::fs::write(&result, j.to_string()).unwrap();
+    let out = iosat()
+        .args(["profile", "save", "--force", "--profile-dir", pd])
+        .args(["--cap-iops", "1000", "--cap-mbps", "50"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // The profile's cap, named with the file it came from.
+    let j = short_sweep(&dev, &["--profile-dir", pd]);
+    assert_eq!(j["declared_cap"]["iops"], 1000.0, "{j:#}");
+    assert_eq!(j["declared_cap"]["bytes_per_s"], 50e6, "{j:#}");
+    assert!(!j["verdict"]["declared_cap"].is_null(), "{j:#}");
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("declared cap 1,000 IOPS, 50 MB/s from the device's profile")
+            && notes.contains(pd),
+        "{notes}"
+    );
+
+    // The command line's figure wins; the profile fills the other.
+    let j = short_sweep(&dev, &["--profile-dir", pd, "--cap-iops", "2000"]);
+    assert_eq!(j["declared_cap"]["iops"], 2000.0);
+    assert_eq!(j["declared_cap"]["bytes_per_s"], 50e6);
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("declared cap 50 MB/s from the device's profile"),
+        "{notes}"
+    );
+}
