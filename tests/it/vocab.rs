@@ -166,6 +166,10 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
             .find(|r| r["alert"].as_str() == Some(name))
             .unwrap();
         let runbook = rule["annotations"]["runbook"].as_str().unwrap();
+        // No cap declared in these series: the `cap` annotation's last branch (issue 42).
+        let cap = rule["annotations"]["cap"].as_str().unwrap();
+        let no_cap = cap.rsplit("{{ else }}").next().unwrap();
+        let no_cap = no_cap.trim_end().strip_suffix("{{ end }}").unwrap();
         let severity = rule["labels"]["severity"].as_str().unwrap();
         let summary = format!(
             "h:9019 sdx read: {} ({ratio:.1}x baseline latency)",
@@ -175,9 +179,10 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
             "        exp_alerts:\n          - exp_labels:\n              severity: {severity}\n\
              \x20             job: node\n              instance: h:9019\n              device: sdx\n\
              \x20             op: read\n            exp_annotations:\n              summary: {}\n\
-             \x20             runbook: {}\n",
+             \x20             runbook: {}\n              cap: {}\n",
             serde_json::to_string(&summary).unwrap(),
-            serde_json::to_string(runbook).unwrap()
+            serde_json::to_string(runbook).unwrap(),
+            serde_json::to_string(no_cap).unwrap()
         ));
     }
     t
