@@ -273,6 +273,9 @@ pub struct Collector {
     first: Vec<String>,
     /// The caps declared on the command line: recorded as `K` lines after the run's `R`.
     caps: Vec<(String, crate::analysis::declared::DeclaredCap)>,
+    /// The readers of AWS EBS / instance-store statistics (issue 42): a device is opened
+    /// only when sysfs shows an Amazon model.
+    aws: super::aws::AwsWatch,
 }
 
 impl Collector {
@@ -296,6 +299,7 @@ impl Collector {
             blk: None,
             coverage: Default::default(),
             caps: Vec::new(),
+            aws: Default::default(),
         }
     }
 
@@ -415,6 +419,7 @@ impl Collector {
                 display_name: device::friendly_name(&self.root, &dev),
             };
             let id = self.profiles.device_id(&dev);
+            self.aws.announce(&self.root, &dev);
             for ev in announce(&mut self.replayer, &self.root, dev, meta, id) {
                 self.feed(ev, rec)?;
             }
@@ -476,7 +481,19 @@ impl Collector {
             self.tend_block_latency(&sample, b.dropped);
             self.feed(Event::Latency(b), &mut rec)?;
         }
-        let fed = self.replayer.push_sample(sample)?;
+        // The AWS statistics of the same moment (at most once a second each; nothing on a
+        // machine without such a device).
+        if !self.aws.is_empty() {
+            self.aws.tick();
+        }
+        let w = self.aws.take_warnings();
+        self.warn(w);
+        let mut fed = self.replayer.push_sample(sample)?;
+        if let (false, Some(r)) = (self.aws.is_empty(), &mut fed.report) {
+            for d in &mut r.devices {
+                d.aws = self.aws.get(d.major, d.minor);
+            }
+        }
         if let Some(r) = &fed.report {
             let cover = &mut self.coverage;
             let low: Vec<String> = r

@@ -62,6 +62,9 @@ pub struct DeviceRow {
     /// The cap the user declares the device was provisioned with (issue 42): the command
     /// line's figures, else its profile's.
     pub cap: Option<DeclaredCap>,
+    /// The device's own AWS statistics over the latest interval of their reader (issue 42:
+    /// an EBS volume or instance storage, live only; monitor::aws).
+    pub aws: Option<std::sync::Arc<super::aws::AwsInterval>>,
 }
 
 /// The cap declared for the device `name` (kernel name) known as `display`: the command
@@ -406,6 +409,7 @@ impl StatEngine {
             profile,
             latency: None,
             learned: None,
+            aws: None,
             size_notes_held: self
                 .size_notes
                 .get(&(l.major, l.minor))

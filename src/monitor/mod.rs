@@ -410,6 +410,7 @@ impl DiskRates {
 #[cfg(test)]
 mod tests;
 
+pub mod aws;
 pub mod blklat;
 pub mod collect;
 pub mod fields;

@@ -188,6 +188,17 @@ fn interval_title(r: &IntervalReport) -> String {
     }
 }
 
+/// The verdict clause of a device whose AWS counters say a cap throttled the interval
+/// (issue 42), with the judgement's latency ratio when it has one.
+fn aws_clause(d: &DeviceRow, j: Option<&Judgement>) -> Option<String> {
+    d.aws.as_ref()?.clause(j.and_then(|j| j.device.ratio))
+}
+
+/// The `thr%` column of `stat --wide` (issue 42): shown when some device has AWS counters.
+fn any_aws(r: &IntervalReport) -> bool {
+    r.devices.iter().any(|d| d.aws.is_some())
+}
+
 /// The notes under a text table: one line per device without values, saying why; per device
 /// whose profile leaves part of the interval unjudged or compares unlike requests; and per
 /// device whose live p95 passes the 3x-p95 rule (text views only).
@@ -207,6 +218,10 @@ fn device_notes(r: &IntervalReport) -> String {
         // The interval against the declared cap (issue 42), whenever it did I/O.
         if let Some(c) = d.cap_use().filter(|c| c.used > 0.0 && !worded) {
             s.push_str(&format!("# {}: {}\n", d.meta.display_name, c.live_words()));
+        }
+        // An AWS volume's own counters: the share of the interval a cap throttled it.
+        if let Some(clause) = aws_clause(d, j.as_ref()) {
+            s.push_str(&format!("# {}: {clause}\n", d.meta.display_name));
         }
         let Some(j) = j else {
             continue;
@@ -335,7 +350,8 @@ fn table(r: &IntervalReport) -> Table {
         std::iter::once("Device")
             .chain(DISK.iter().map(|c| c.header))
             .chain(profile_headers)
-            .chain(latency_headers),
+            .chain(latency_headers)
+            .chain(any_aws(r).then_some("thr%")),
     );
     for d in &r.devices {
         let mut row = vec![d.meta.display_name.clone()];
@@ -353,6 +369,9 @@ fn table(r: &IntervalReport) -> Table {
             for c in LATENCY {
                 row.push(num(m.and_then(c.get), c.decimals));
             }
+        }
+        if any_aws(r) {
+            row.push(num(d.aws.as_ref().map(|a| a.throttled_pct()), 1));
         }
         t.push(row);
     }
@@ -410,6 +429,10 @@ impl serde::Serialize for JsonDevice<'_> {
         // The cap the user declared (issue 42); the judgement's `cap` is the interval's share.
         if let Some(c) = &d.cap {
             m.serialize_entry("declared_cap", c)?;
+        }
+        // The device's own AWS counters over their latest interval (issue 42; live only).
+        if let Some(a) = &d.aws {
+            m.serialize_entry("aws", a.as_ref())?;
         }
         // What production learning says (learn/); absent with --no-learn.
         if let Some(l) = &d.learned {
@@ -720,6 +743,86 @@ mod tests {
         );
         assert_eq!(lines[3], "vg0-root-long");
         assert!(lines[4].trim_start().starts_with("- "), "{}", lines[4]);
+    }
+
+    /// An EBS volume throttled by its IOPS cap 63 % of the interval (monitor::aws).
+    fn throttled() -> crate::monitor::aws::AwsInterval {
+        use crate::sys::ebs::{Cap, Kind, Share};
+        crate::monitor::aws::AwsInterval {
+            kind: Kind::EbsVolume,
+            volume_id: Some("vol-0abc".into()),
+            secs: 1.0,
+            shares: vec![
+                Share {
+                    cap: Cap::VolumeIops,
+                    exceeded_us: 630_000,
+                    share: 0.63,
+                },
+                Share {
+                    cap: Cap::InstanceIops,
+                    exceeded_us: 10_000,
+                    share: 0.01,
+                },
+            ],
+            iops: 3000.0,
+            bytes_per_s: 12e6,
+            queue_length: 16,
+            effective_iops: None,
+            effective_bytes_per_s: None,
+            exceeded_total_s: vec![(Cap::VolumeIops, 12.5)],
+        }
+    }
+
+    #[test]
+    fn an_aws_volume_gets_a_thr_column_a_clause_and_its_json() {
+        let plain = render(
+            &report(),
+            Format::Text {
+                wide: true,
+                width: 200,
+                color: false,
+            },
+            &Envelope::default(),
+            false,
+        );
+        assert!(
+            !plain.contains("thr%") && !plain.contains("throttled"),
+            "{plain}"
+        );
+        let mut r = report();
+        r.devices[0].aws = Some(std::sync::Arc::new(throttled()));
+        let wide = render(
+            &r,
+            Format::Text {
+                wide: true,
+                width: 200,
+                color: false,
+            },
+            &Envelope::default(),
+            false,
+        );
+        let lines: Vec<&str> = wide.lines().collect();
+        let head = lines.iter().find(|l| l.starts_with("Device")).unwrap();
+        assert!(head.trim_end().ends_with("thr%"), "{wide}");
+        let vda = lines.iter().find(|l| l.starts_with("vda")).unwrap();
+        assert!(vda.trim_end().ends_with(" 63.0"), "{wide}");
+        let dm = lines
+            .iter()
+            .find(|l| l.starts_with("vg0-root-long"))
+            .unwrap();
+        assert!(dm.trim_end().ends_with('-'), "{wide}");
+        assert!(
+            wide.contains("# vda: throttled by the volume's IOPS cap 63 % of this second\n"),
+            "{wide}"
+        );
+        let env = Envelope::at("stat", SCHEMA_VERSION, 0);
+        let v: serde_json::Value = serde_json::from_str(&json(&r, &env)).unwrap();
+        let a = &v["devices"][0]["aws"];
+        assert_eq!(
+            (&a["kind"], &a["shares"][0]["cap"]),
+            (&"ebs_volume".into(), &"volume_iops".into())
+        );
+        assert!(v["devices"][1].get("aws").is_none());
     }
 
     #[test]

@@ -246,6 +246,11 @@ impl Sampler {
         }))
     }
 
+    /// The device's kernel name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     pub fn identity(&self) -> &Identity {
         &self.identity
     }

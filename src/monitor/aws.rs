@@ -1,0 +1,397 @@
+//! AWS EBS volumes and EC2 instance storage beside the live views (issue 42, docs/caps.md):
+//! per device whose controller says it is one, its log page 0xD0 read at most once a second
+//! (sys/ebsdev.rs's [`Sampler`]: read-only open, each read timed, switched off with one
+//! warning after a slow read or without CAP_SYS_ADMIN), two reads turned into the share of the
+//! interval each cap throttled (sys/ebs.rs), and the effective cap estimated from the rate the
+//! device served while a cap's counter advanced through nearly all of an interval. A device
+//! that is not Amazon's is never opened: only its sysfs model is read (ebsdev::looks_amazon),
+//! and nothing is said about it. The views render [`AwsInterval`]; the exporter serves its
+//! cumulative exceeded times as counters.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
+
+use crate::sys::device::BlockDev;
+use crate::sys::ebs::{self, Cap, Kind, Sample};
+use crate::sys::ebsdev::{NotRead, Sampler};
+use crate::sys::Root;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// An interval counts towards the effective cap when a cap's counter advanced through at
+/// least this share of it: demand exceeded the cap nearly throughout, so the device served
+/// at its cap (a share of 0.5 would mix in half a second of unthrottled demand).
+pub const THROTTLED_THROUGHOUT: f64 = 0.9;
+
+/// How many such intervals the estimate keeps (the last minute at one read a second).
+const KEEP: usize = 60;
+
+/// The effective cap of one dimension: the median rate of the intervals a cap throttled
+/// throughout.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Estimate {
+    /// Requests per second (IOPS) or bytes per second.
+    pub value: f64,
+    /// How many intervals it is the median of.
+    pub intervals: usize,
+}
+
+/// One interval of the device's own statistics, as the views show it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AwsInterval {
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume_id: Option<String>,
+    /// The time between the two reads (host clock), s.
+    pub secs: f64,
+    /// The share of the interval each cap of the device's kind throttled.
+    pub shares: Vec<ebs::Share>,
+    /// The rates the device counted itself over the interval.
+    pub iops: f64,
+    pub bytes_per_s: f64,
+    /// The device's queue length at the later read.
+    pub queue_length: u64,
+    /// The effective IOPS and throughput caps, once some interval was throttled throughout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_iops: Option<Estimate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_bytes_per_s: Option<Estimate>,
+    /// Each cap's cumulative exceeded time since the device attached, s (the exporter's
+    /// `iosat_disk_cap_exceeded_seconds_total`).
+    pub exceeded_total_s: Vec<(Cap, f64)>,
+}
+
+impl AwsInterval {
+    /// The cap that throttled the largest share of the interval (None: no cap throttled).
+    pub fn worst(&self) -> Option<&ebs::Share> {
+        self.shares
+            .iter()
+            .filter(|s| s.share > 0.0)
+            .max_by(|a, b| a.share.total_cmp(&b.share))
+    }
+
+    /// The `thr%` column: the largest share, in percent (0 when nothing throttled).
+    pub fn throttled_pct(&self) -> f64 {
+        self.worst().map_or(0.0, |s| s.share * 100.0)
+    }
+
+    /// The verdict clause: "throttled by the volume's IOPS cap 63 % of this second; latency
+    /// 4.1× its baseline" (`latency_ratio`: the judgement's ratio, when it has one). None when
+    /// no cap throttled the interval.
+    pub fn clause(&self, latency_ratio: Option<f64>) -> Option<String> {
+        let w = self.worst()?;
+        let whose = match w.cap {
+            Cap::VolumeIops => "the volume's IOPS cap",
+            Cap::VolumeThroughput => "the volume's throughput cap",
+            Cap::InstanceIops => "the instance's IOPS limit",
+            Cap::InstanceThroughput => "the instance's throughput limit",
+        };
+        let span = if (self.secs - 1.0).abs() < 0.05 {
+            "this second".to_string()
+        } else {
+            format!("these {:.1} s", self.secs)
+        };
+        let mut s = format!("throttled by {whose} {:.0} % of {span}", w.share * 100.0);
+        if let Some(r) = latency_ratio {
+            s.push_str(&format!("; latency {r:.1}× its baseline"));
+        }
+        let est = match w.cap {
+            Cap::VolumeIops | Cap::InstanceIops => self
+                .effective_iops
+                .map(|e| format!("{} IOPS", crate::analysis::declared::thousands(e.value))),
+            Cap::VolumeThroughput | Cap::InstanceThroughput => self
+                .effective_bytes_per_s
+                .map(|e| format!("{:.1} MB/s", e.value / 1e6)),
+        };
+        if let Some(e) = est {
+            s.push_str(&format!(
+                "; the cap is about {e} (the rate served while it throttled)"
+            ));
+        }
+        Some(s)
+    }
+}
+
+struct Dev {
+    sampler: Sampler,
+    prev: Option<Sample>,
+    last: Option<Arc<AwsInterval>>,
+    /// Rates of the intervals an IOPS / a throughput cap throttled throughout.
+    iops_at_cap: VecDeque<f64>,
+    bytes_at_cap: VecDeque<f64>,
+}
+
+/// The readers of the machine's Amazon NVMe devices, by major:minor.
+#[derive(Default)]
+pub struct AwsWatch {
+    devs: HashMap<(u32, u32), Dev>,
+    warnings: Vec<String>,
+}
+
+fn median(v: &VecDeque<f64>) -> Option<Estimate> {
+    let mut s: Vec<f64> = v.iter().copied().collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    Some(Estimate {
+        value: s[s.len() / 2],
+        intervals: s.len(),
+    })
+}
+
+fn keep(q: &mut VecDeque<f64>, v: f64) {
+    if q.len() == KEEP {
+        q.pop_front();
+    }
+    q.push_back(v);
+}
+
+impl AwsWatch {
+    /// Look at a device first seen: opened only when sysfs shows an Amazon model (then a
+    /// failure is one warning, e.g. the capability it needs); any other device is left alone.
+    pub fn announce(&mut self, root: &Root, dev: &BlockDev) {
+        match Sampler::open(root, dev) {
+            Ok(Some(s)) => self.add(dev.major, dev.minor, s),
+            Ok(None) => {}
+            Err(why) => self
+                .warnings
+                .push(format!("no AWS statistics for {}: {why}", dev.name)),
+        }
+    }
+
+    /// Watch a device through `sampler` (tests give one over a synthetic controller).
+    pub fn add(&mut self, major: u32, minor: u32, sampler: Sampler) {
+        self.devs.insert(
+            (major, minor),
+            Dev {
+                sampler,
+                prev: None,
+                last: None,
+                iops_at_cap: VecDeque::new(),
+                bytes_at_cap: VecDeque::new(),
+            },
+        );
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.devs.is_empty()
+    }
+
+    /// Read every watched device (each at most once a second); an interval replaces the
+    /// device's last one. A device whose counters went backwards gets none, and a warning.
+    pub fn tick(&mut self) {
+        for dev in self.devs.values_mut() {
+            let now = match dev.sampler.sample() {
+                Ok(s) => s,
+                Err(NotRead::TooSoon) => continue,
+                Err(NotRead::Off(_)) => {
+                    dev.last = None;
+                    continue;
+                }
+                Err(NotRead::Failed(why)) => {
+                    self.warnings.push(why);
+                    continue;
+                }
+            };
+            self.warnings.extend(dev.sampler.take_warnings());
+            let Some(prev) = dev.prev.replace(now.clone()) else {
+                continue;
+            };
+            match ebs::interval(&prev, &now) {
+                Ok(i) => dev.last = Some(Arc::new(dev.interval(&i, &now))),
+                Err(e) => {
+                    dev.last = None;
+                    self.warnings
+                        .push(format!("AWS statistics of {}: {e}", dev.sampler.name()));
+                }
+            }
+        }
+    }
+
+    /// The device's last interval, if it has one.
+    pub fn get(&self, major: u32, minor: u32) -> Option<Arc<AwsInterval>> {
+        self.devs.get(&(major, minor))?.last.clone()
+    }
+
+    /// What reading cost so far, per watched device (name, cost).
+    pub fn costs(&self) -> Vec<(String, crate::sys::ebsdev::Cost)> {
+        self.devs
+            .values()
+            .map(|d| (d.sampler.name().to_string(), d.sampler.cost()))
+            .collect()
+    }
+
+    /// The warnings since the last call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+impl Dev {
+    fn interval(&mut self, i: &ebs::Interval, now: &Sample) -> AwsInterval {
+        let iops = (i.read_ops + i.write_ops) as f64 / i.secs;
+        let bytes_per_s = (i.read_bytes + i.write_bytes) as f64 / i.secs;
+        let throttled = |dim: [Cap; 2]| {
+            i.shares
+                .iter()
+                .any(|s| dim.contains(&s.cap) && s.share >= THROTTLED_THROUGHOUT)
+        };
+        if throttled([Cap::VolumeIops, Cap::InstanceIops]) {
+            keep(&mut self.iops_at_cap, iops);
+        }
+        if throttled([Cap::VolumeThroughput, Cap::InstanceThroughput]) {
+            keep(&mut self.bytes_at_cap, bytes_per_s);
+        }
+        let id = self.sampler.identity();
+        AwsInterval {
+            kind: id.kind,
+            volume_id: id.volume_id.clone(),
+            secs: i.secs,
+            shares: i.shares.clone(),
+            iops,
+            bytes_per_s,
+            queue_length: i.queue_length,
+            effective_iops: median(&self.iops_at_cap),
+            effective_bytes_per_s: median(&self.bytes_at_cap),
+            exceeded_total_s: id
+                .kind
+                .caps()
+                .iter()
+                .map(|c| (*c, now.counters.exceeded_us(*c) as f64 / 1e6))
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::ebs::synth;
+    use crate::sys::ebsdev::Controller;
+    use std::io;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// A synthetic EBS volume whose counters advance at set rates on a shared fake clock: each
+    /// second `iops` requests of 4 KiB, and `throttled` of the second over the volume's IOPS
+    /// cap.
+    struct Volume {
+        now: Arc<Mutex<Duration>>,
+        iops: u64,
+        throttled: f64,
+        reads: Arc<Mutex<u64>>,
+    }
+
+    impl Controller for Volume {
+        fn identify(&mut self) -> io::Result<Vec<u8>> {
+            Ok(synth::identify(
+                ebs::VENDOR_AMAZON,
+                "vol0123456789abcdef0",
+                ebs::MODEL_EBS,
+            ))
+        }
+        fn log_page(&mut self, _nsid: u32, len: usize) -> io::Result<Vec<u8>> {
+            *self.reads.lock().unwrap() += 1;
+            let t = self.now.lock().unwrap().as_secs_f64() - 100.0;
+            let ops = (self.iops as f64 * t) as u64;
+            let exceeded = (self.throttled * t * 1e6) as u64;
+            Ok(synth::page(
+                len,
+                ebs::MAGIC_EBS,
+                0,
+                [ops, 0, ops * 4096, 0, ops * 500, 0, exceeded, 0, 0, 0, 16],
+            ))
+        }
+    }
+
+    fn watch(iops: u64, throttled: f64) -> (AwsWatch, Arc<Mutex<Duration>>, Arc<Mutex<u64>>) {
+        let now = Arc::new(Mutex::new(Duration::from_secs(100)));
+        let reads = Arc::new(Mutex::new(0));
+        let vol = Volume {
+            now: now.clone(),
+            iops,
+            throttled,
+            reads: reads.clone(),
+        };
+        let clock_now = now.clone();
+        let clock = Box::new(move || *clock_now.lock().unwrap());
+        let s = Sampler::with("nvme1n1", Box::new(vol), None, clock)
+            .unwrap()
+            .unwrap();
+        let mut w = AwsWatch::default();
+        w.add(259, 0, s);
+        (w, now, reads)
+    }
+
+    #[test]
+    fn a_volume_throttled_63_percent_of_each_second_is_said_so() {
+        let (mut w, now, reads) = watch(3000, 0.63);
+        w.tick();
+        assert!(w.get(259, 0).is_none(), "one read is no interval");
+        // Ticks faster than once a second read nothing more.
+        *now.lock().unwrap() += Duration::from_millis(400);
+        w.tick();
+        assert_eq!(*reads.lock().unwrap(), 1);
+        *now.lock().unwrap() += Duration::from_millis(600);
+        w.tick();
+        let i = w.get(259, 0).unwrap();
+        assert_eq!(*reads.lock().unwrap(), 2);
+        assert!((i.secs - 1.0).abs() < 1e-9, "{i:?}");
+        assert!((i.iops - 3000.0).abs() < 1.0, "{i:?}");
+        assert!((i.throttled_pct() - 63.0).abs() < 0.01, "{i:?}");
+        assert_eq!(i.volume_id.as_deref(), Some("vol-0123456789abcdef0"));
+        assert_eq!(
+            i.clause(Some(4.1)).unwrap(),
+            "throttled by the volume's IOPS cap 63 % of this second; latency 4.1× its baseline"
+        );
+        // 63 % is not throughout: no estimate of the cap from it.
+        assert_eq!(i.effective_iops, None);
+        assert_eq!(i.exceeded_total_s[0].0, Cap::VolumeIops);
+        assert!((i.exceeded_total_s[0].1 - 0.63).abs() < 1e-6, "{i:?}");
+        assert!(w.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn the_effective_cap_is_the_rate_served_while_throttled_throughout() {
+        let (mut w, now, _) = watch(3000, 1.0);
+        for _ in 0..5 {
+            w.tick();
+            *now.lock().unwrap() += Duration::from_secs(1);
+        }
+        let i = w.get(259, 0).unwrap();
+        let e = i.effective_iops.unwrap();
+        assert_eq!(e.intervals, 4, "{i:?}");
+        assert!((e.value - 3000.0).abs() < 1.0, "{e:?}");
+        assert_eq!(i.effective_bytes_per_s, None);
+        assert!(i.clause(None).unwrap().ends_with(
+            "100 % of this second; the cap is about 3,000 IOPS (the rate served while it \
+             throttled)"
+        ));
+        // Unthrottled: nothing said.
+        let (mut w, now, _) = watch(3000, 0.0);
+        w.tick();
+        *now.lock().unwrap() += Duration::from_secs(1);
+        w.tick();
+        let i = w.get(259, 0).unwrap();
+        assert_eq!((i.throttled_pct(), i.clause(Some(1.0))), (0.0, None));
+    }
+
+    #[test]
+    fn a_device_that_is_not_amazons_is_not_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root {
+            proc: dir.path().join("proc"),
+            sys: dir.path().join("sys"),
+        };
+        let mut w = AwsWatch::default();
+        w.announce(
+            &root,
+            &BlockDev {
+                major: 8,
+                minor: 0,
+                name: "sda".into(),
+            },
+        );
+        assert!(w.is_empty());
+        assert!(w.take_warnings().is_empty());
+    }
+}
