@@ -1,7 +1,9 @@
 //! The declared caps' families (issue 42): each device's declared figures
 //! (`iosat_disk_declared_cap_iops`, `iosat_disk_declared_cap_bytes_per_second`) and the
 //! latest interval's share of each (`iosat_disk_cap_used_ratio`), with a `cap` label naming
-//! the figure. Pure: renders what the scrape holds.
+//! the figure; and an AWS volume's own exceeded-time counters
+//! (`iosat_disk_cap_exceeded_seconds_total{cap="volume|instance",dim="iops|throughput"}`).
+//! Pure: renders what the scrape holds.
 //! Imports only: exporter/, analysis/declared.rs.
 
 use super::metrics::{Scrape, Sink};
@@ -10,9 +12,42 @@ use crate::analysis::declared::CapUse;
 pub const DECLARED_IOPS: &str = "iosat_disk_declared_cap_iops";
 pub const DECLARED_BYTES: &str = "iosat_disk_declared_cap_bytes_per_second";
 pub const USED_RATIO: &str = "iosat_disk_cap_used_ratio";
+pub const EXCEEDED: &str = "iosat_disk_cap_exceeded_seconds_total";
 
-/// The three families, each only when some device has a value.
+/// An AWS volume's own counters (monitor::aws): the time demand exceeded each cap, since
+/// the device attached, as the device counts it (its counter, not iosat's: it starts at
+/// the device's value, and goes down only when the device was reset or replaced).
+fn render_exceeded(o: &mut dyn Sink, s: &Scrape) {
+    let rows: Vec<(&str, &str, &str, f64)> = s
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.line.name.as_str(), d.aws.as_ref()?)))
+        .flat_map(|(dev, a)| {
+            a.exceeded_total_s.iter().map(move |(c, secs)| {
+                let (cap, dim) = c.labels();
+                (dev, cap, dim, *secs)
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    o.family(
+        EXCEEDED,
+        "counter",
+        "Seconds during which demand exceeded the AWS volume's (cap=\"volume\") or the \
+instance's (cap=\"instance\") IOPS or throughput cap (dim), as the device counts them (NVMe log \
+page 0xD0 of an EBS volume or instance storage; docs/caps.md): its rate is the share of time \
+throttled.",
+    );
+    for (dev, cap, dim, v) in rows {
+        o.sample(EXCEEDED, &[("device", dev), ("cap", cap), ("dim", dim)], v);
+    }
+}
+
+/// The four families, each only when some device has a value.
 pub fn render(o: &mut dyn Sink, s: &Scrape) {
+    render_exceeded(o, s);
     for (name, bytes, help) in [
         (
             DECLARED_IOPS,
@@ -97,6 +132,7 @@ mod tests {
             profile: None,
             cap,
             cap_uses: uses,
+            aws: None,
         };
         let uses = cap.uses(990.0, 0.0, 990.0 * 4096.0, 0.0);
         let text = render(&Scrape {
@@ -121,6 +157,36 @@ mod tests {
             ),
             "{text}"
         );
+        // An EBS volume's own counters: one counter per cap and dimension.
+        use crate::sys::ebs::{Cap, Kind};
+        let aws = crate::monitor::aws::AwsInterval {
+            kind: Kind::EbsVolume,
+            volume_id: None,
+            secs: 1.0,
+            shares: Vec::new(),
+            iops: 0.0,
+            bytes_per_s: 0.0,
+            queue_length: 0,
+            effective_iops: None,
+            effective_bytes_per_s: None,
+            exceeded_total_s: vec![(Cap::VolumeIops, 12.5), (Cap::InstanceThroughput, 0.25)],
+        };
+        let mut d = dev(None, Vec::new());
+        d.aws = Some(std::sync::Arc::new(aws));
+        let text = render(&Scrape {
+            devices: vec![d],
+            ..Default::default()
+        });
+        assert!(
+            text.contains("# TYPE iosat_disk_cap_exceeded_seconds_total counter"),
+            "{text}"
+        );
+        for l in [
+            "iosat_disk_cap_exceeded_seconds_total{device=\"loop0\",cap=\"volume\",dim=\"iops\"} 12.5\n",
+            "iosat_disk_cap_exceeded_seconds_total{device=\"loop0\",cap=\"instance\",dim=\"throughput\"} 0.25\n",
+        ] {
+            assert!(text.contains(l), "{text}");
+        }
         // Without a declaration: none of the families.
         let text = render(&Scrape {
             devices: vec![dev(None, Vec::new())],

@@ -64,6 +64,8 @@ pub struct DeviceScrape {
     pub cap: Option<crate::analysis::declared::DeclaredCap>,
     /// The latest interval against each figure of it (empty before the first interval).
     pub cap_uses: Vec<crate::analysis::declared::CapUse>,
+    /// The device's own AWS statistics (an EBS volume or instance storage; issue 42).
+    pub aws: Option<std::sync::Arc<crate::monitor::aws::AwsInterval>>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -1010,6 +1012,7 @@ mod tests {
                 profile: None,
                 cap: None,
                 cap_uses: Vec::new(),
+                aws: None,
             }],
             health: vec![],
             blk_dropped: None,

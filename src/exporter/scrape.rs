@@ -61,6 +61,10 @@ pub struct Scraper {
     reidentify: bool,
     /// Caps declared on the command line, by device name (issue 42).
     caps: Vec<(String, crate::analysis::declared::DeclaredCap)>,
+    /// The readers of AWS volumes' own statistics (issue 42; only a device whose sysfs model
+    /// is Amazon's is opened), and the devices already looked at.
+    aws: crate::monitor::aws::AwsWatch,
+    aws_seen: HashSet<(u32, u32)>,
 }
 
 impl Drop for Scraper {
@@ -106,6 +110,8 @@ impl Scraper {
             judged: HashMap::new(),
             reidentify: false,
             caps: Vec::new(),
+            aws: Default::default(),
+            aws_seen: HashSet::new(),
         }
     }
 
@@ -379,6 +385,12 @@ impl Scraper {
             self.profiles_since_ns = t0;
             self.reidentify = true;
         }
+        // The AWS statistics (each device at most once a second, whatever the scrape rate).
+        if !self.aws.is_empty() {
+            self.aws.tick();
+        }
+        let aws_warnings = self.aws.take_warnings();
+        self.warn(aws_warnings);
         let mut devices = Vec::new();
         let mut present = HashSet::new();
         for line in &sample.lines {
@@ -395,6 +407,9 @@ impl Scraper {
             };
             if !self.devices.selects(dev.major, &dev.name, &meta) {
                 continue;
+            }
+            if self.aws_seen.insert((dev.major, dev.minor)) {
+                self.aws.announce(&self.root, &dev);
             }
             let profile = identity
                 .profile_id
@@ -429,6 +444,7 @@ impl Scraper {
                 learned: row.and_then(|r| r.learned),
                 cap,
                 cap_uses,
+                aws: self.aws.get(dev.major, dev.minor),
             });
         }
         self.wraps.retain(&present);

@@ -132,3 +132,63 @@ fn info_names_an_ebs_volume_from_its_serial() {
     let v = ok_json(&run(&json));
     assert!(v["devices"][0]["aws"].get("identity").is_none(), "{v}");
 }
+
+/// Live `stat --wide` and `--json` on this machine's own disks: no `thr%` column, no clause,
+/// no `aws` object and, traced, no NVMe admin ioctl and no device node opened (the reader
+/// looks only at each device's sysfs model).
+#[test]
+fn live_stat_on_this_machine_reads_and_prints_nothing_about_aws() {
+    let model_is_amazon = std::fs::read_dir("/sys/block").unwrap().any(|e| {
+        let p = e.unwrap().path().join("device/model");
+        std::fs::read_to_string(p).is_ok_and(|m| m.trim().starts_with("Amazon"))
+    });
+    if model_is_amazon {
+        crate::util::skip_lacking("this machine has an Amazon NVMe device");
+        return;
+    }
+    let args = ["stat", "--no-bpf", "--no-learn", "-i", "0.2", "-c", "2"];
+    let wide = ok_stdout(&run(&[&args[..], &["--wide"]].concat()));
+    assert!(
+        !wide.contains("thr%") && !wide.contains("throttled"),
+        "{wide}"
+    );
+    let json = ok_stdout(&run(&[&args[..], &["--json"]].concat()));
+    assert!(!json.contains("\"aws\""), "{json}");
+    if !crate::util::have("strace", "-V") {
+        crate::util::skip(
+            "live_stat_on_this_machine_reads_and_prints_nothing_about_aws: no strace",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("trace");
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat,open,ioctl", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_iosat"))
+        .args(args)
+        .env("IOSAT_STATE_DIR", "")
+        .env("IOSAT_PROFILE_DIRS", "")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trace = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        trace.contains("device/model"),
+        "the models were looked at: {trace}"
+    );
+    let nodes: Vec<String> = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .map(|e| format!("\"/dev/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    for line in trace.lines() {
+        assert!(
+            !line.contains("NVME_IOCTL_ADMIN_CMD") && !line.contains("0xc0484e41"),
+            "{line}"
+        );
+        assert!(
+            !nodes.iter().any(|n| line.contains(n.as_str())),
+            "a device node opened: {line}"
+        );
+    }
+}

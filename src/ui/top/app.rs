@@ -113,6 +113,9 @@ pub const COLUMNS: &[Col] = &[
     prof("saturation_w"),
     prof("load_vs_knee"),
     prof("headroom_iops"),
+    // The share of the interval an AWS volume's or instance's cap throttled it (issue 42:
+    // the device's own counters, monitor::aws); shown once some device was throttled.
+    nonzero("thr_pct"),
 ];
 
 /// Which columns stay when the terminal is narrow: first kept first.
@@ -124,6 +127,7 @@ pub const PRIORITY: &[&str] = &[
     "r_await",
     "w_await",
     "saturation",
+    "thr_pct",
     "r_p95_ms",
     "w_p95_ms",
     "p95_vs_baseline_r",
@@ -158,6 +162,7 @@ impl Col {
             "saturation" => "sat",
             "p95_vs_baseline_r" => "r_p95/b",
             "p95_vs_baseline_w" => "w_p95/b",
+            "thr_pct" => "thr%",
             k => match latency_field(k) {
                 Some(f) => f.header,
                 None => Column::by_key(k).header(),
@@ -174,17 +179,19 @@ impl Col {
     pub fn getter(self) -> impl Fn(&Row) -> Option<f64> {
         let lat = latency_field(self.key);
         let field = match self.key {
-            "device" | "mib_s" => None,
+            "device" | "mib_s" | "thr_pct" => None,
             _ if lat.is_some() => None,
             k => Some(Column::by_key(k)),
         };
         let mib = self.key == "mib_s";
+        let thr = self.key == "thr_pct";
         move |row: &Row| {
             let rates = row.rates.as_ref();
             match (field, lat) {
                 (Some(f), _) => f.value(rates, row.sat.as_ref()),
                 (None, Some(l)) => row.latency.as_ref().and_then(|m| (l.get)(m)),
                 (None, None) if mib => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
+                (None, None) if thr => row.throttled_pct,
                 (None, None) => None,
             }
         }
@@ -213,6 +220,8 @@ pub struct Row {
     pub learned: Option<std::sync::Arc<crate::learn::Learned>>,
     /// The device's one judgement in the interval (monitor::judge), rendered as it is.
     pub judgement: crate::analysis::state::Judgement,
+    /// The share of the interval a cap throttled an AWS volume, % (its own counters).
+    pub throttled_pct: Option<f64>,
 }
 
 /// What the charts draw of one interval of one device.
@@ -351,6 +360,7 @@ impl App {
                     _ => None,
                 };
                 Row {
+                    throttled_pct: d.aws.as_ref().map(|a| a.throttled_pct()),
                     latency,
                     judgement,
                     learned: d.learned,
