@@ -41,6 +41,17 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     pub cap: super::CapArgs,
 
+    /// An AWS volume's own counters beside a recording of the same period: FILE holds `nvme
+    /// amzn stats -o json` (or `ebsnvme stats --json`) run at the recording's start and at its
+    /// end, appended, or one `ebsnvme stats -i N` session; DEV is the device in the recording
+    /// (repeatable). Says the share of the period each cap throttled it (docs/caps.md)
+    #[arg(
+        long = "aws-stats",
+        value_name = "DEV=FILE",
+        help_heading = "Declared caps"
+    )]
+    pub aws_stats: Vec<String>,
+
     #[command(flatten)]
     pub output: super::OutputFileArgs,
 

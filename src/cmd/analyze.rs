@@ -50,6 +50,33 @@ recording's own traffic",
     }
 }
 
+/// `--aws-stats DEV=FILE`: each file's period set beside the first recording that holds DEV
+/// (issue 42; import::amzn), in lines for the report's notes.
+fn aws_beside(spec: &AnalyzeSpec) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (dev, file) in &spec.aws_stats {
+        let (text, _) = crate::sys::fs::read_text(file)?;
+        let period =
+            import::amzn::parse(&text).map_err(|why| crate::error::Error::parse(file, 1, why))?;
+        let totals = spec.files.iter().find_map(|f| {
+            let (t, _) = crate::sys::fs::read_text(f).ok()?;
+            import::diskstats::detect(&t)?;
+            import::diskstats::totals(&t, dev)
+        });
+        match totals {
+            Some((secs, requests)) => {
+                out.extend(import::amzn::beside(&period, dev, secs, requests))
+            }
+            None => out.push(format!(
+                "{dev}: --aws-stats {}: no recording given holds this device; its counters are \
+                 not set beside anything",
+                file.display()
+            )),
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
     let spec = AnalyzeSpec::from_args(args)?;
     let loaded = spec
@@ -84,6 +111,9 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<i32> {
             None => "--target-p99: no closed-loop level with a p99 to estimate from".to_string(),
         };
         rep.source.notes.push(words);
+    }
+    for line in aws_beside(&spec)? {
+        rep.source.notes.push(line);
     }
     spec.output
         .open()?

@@ -21,6 +21,34 @@ pub struct AnalyzeSpec {
     pub target: Option<crate::analysis::open::Target>,
     /// `--cap-iops`, `--cap-mbps`: what the device was provisioned with (issue 42).
     pub declared_cap: Option<crate::analysis::declared::DeclaredCap>,
+    /// `--aws-stats DEV=FILE`: an AWS volume's own counters beside a recording (issue 42).
+    pub aws_stats: Vec<(String, PathBuf)>,
+}
+
+/// `--aws-stats DEV=FILE`: the device as the recording names it and a readable file.
+fn aws_stats(args: &[String]) -> Result<Vec<(String, PathBuf)>> {
+    args.iter()
+        .map(|a| {
+            let (dev, file) = a
+                .split_once('=')
+                .filter(|(d, f)| !d.is_empty() && !f.is_empty())
+                .ok_or_else(|| {
+                    Error::usage(
+                        "--aws-stats",
+                        a,
+                        "expected DEV=FILE, e.g. nvme1n1=stats.json",
+                    )
+                })?;
+            if !std::path::Path::new(file).is_file() {
+                return Err(Error::usage(
+                    "--aws-stats",
+                    a,
+                    "FILE is not a readable file",
+                ));
+            }
+            Ok((dev.to_string(), PathBuf::from(file)))
+        })
+        .collect()
 }
 
 impl AnalyzeSpec {
@@ -52,6 +80,7 @@ impl AnalyzeSpec {
             .transpose()?;
         Ok(AnalyzeSpec {
             declared_cap: super::caps::one(&a.cap)?,
+            aws_stats: aws_stats(&a.aws_stats)?,
             target,
             files,
             devices: a.devices.clone(),

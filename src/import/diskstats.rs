@@ -206,6 +206,36 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     Ok(out)
 }
 
+/// The span (s) of a recording's intervals for device `dev` (kernel or display name) and the
+/// requests (reads and writes) /proc/diskstats counted for it over them: what the AWS
+/// counters of the same period are set beside (import::amzn). None when the device has no
+/// interval with a value.
+pub fn totals(text: &str, dev: &str) -> Option<(f64, f64)> {
+    let every = Selection {
+        patterns: Vec::new(),
+        partitions: true,
+        all: true,
+    };
+    let replay = Replay::new(text, every, false, Box::new(|_| None)).ok()?;
+    let (mut secs, mut requests, mut any) = (0.0, 0.0, false);
+    for rep in replay.filter_map(|s| match s {
+        Ok(Step::Report(r)) => Some(r),
+        _ => None,
+    }) {
+        for d in &rep.devices {
+            if d.kernel_name != dev && d.meta.display_name != dev {
+                continue;
+            }
+            if let Ok(r) = &d.rates {
+                secs += r.interval_s;
+                requests += (r.r_s + r.w_s) * r.interval_s;
+                any = true;
+            }
+        }
+    }
+    any.then_some((secs, requests))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

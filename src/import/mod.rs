@@ -14,6 +14,7 @@ use crate::analysis::LevelPoint;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
+pub mod amzn;
 pub mod diskstats;
 pub mod fio;
 pub mod iostat;

@@ -192,3 +192,70 @@ fn live_stat_on_this_machine_reads_and_prints_nothing_about_aws() {
         );
     }
 }
+
+/// `analyze --aws-stats`: two `nvme amzn stats -o json` runs (a fixture built from the
+/// documented layout: no EBS device here) set beside a recording of the same 600 s, whose
+/// diskstats counted 599,000 requests to the device's 600,000: the share of the period each
+/// cap throttled it, and that the two counts agree. Beside a recording of another period (half
+/// the requests), it says the counters are not of it.
+#[test]
+fn analyze_sets_nvme_amzn_stats_beside_a_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = |reads: u64, name: &str| {
+        let p = dir.path().join(name);
+        let t0 = 1_000_000_000_000u64;
+        let text = format!(
+            "#iosat-record 1\nR 1763000000000000000 1000000000\nD 259:0 nvme1n1 disk nvme1n1\n\
+             T {t0} 1763000000000000000\n 259 0 nvme1n1 1000 0 8000 500 1000 0 8000 500 0 900 1000\n\
+             T {} 1763000600000000000\n 259 0 nvme1n1 {} 0 8000 500 101000 0 8000 500 0 900 1000\n",
+            t0 + 600_000_000_000,
+            1000 + reads
+        );
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let stats = fixture("aws/nvme-amzn-stats.json");
+    let arg = format!("nvme1n1={}", stats.display());
+    let same = rec(499_000, "same.rec");
+    let out = crate::util::iosat()
+        .arg("analyze")
+        .arg(&same)
+        .args(["--device", "nvme1n1", "--aws-stats", &arg])
+        .output()
+        .unwrap();
+    let text = ok_stdout(&out).replace('\n', " ").replace("  ", " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("throttled by the volume's IOPS cap 63.0 % of the time"),
+        "{text}"
+    );
+    assert!(text.contains("instance's IOPS limit 1.0 %"), "{text}");
+    assert!(
+        text.contains("the device counted 600000 requests, /proc/diskstats 599000"),
+        "{text}"
+    );
+    assert!(text.contains("the same period"), "{text}");
+
+    let other = rec(199_000, "other.rec");
+    let out = crate::util::iosat()
+        .arg("analyze")
+        .arg(&other)
+        .args(["--device", "nvme1n1", "--aws-stats", &arg])
+        .output()
+        .unwrap();
+    let text = ok_stdout(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(text.contains("not of the recording's period"), "{text}");
+
+    // A bad argument is one line naming the flag, exit 2.
+    let out = crate::util::iosat()
+        .arg("analyze")
+        .arg(&same)
+        .args(["--aws-stats", "nvme1n1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--aws-stats"), "{}", stderr(&out));
+}
