@@ -169,15 +169,22 @@ fn sub(a: &Block, b: &Block) -> Option<Block> {
     })
 }
 
-fn add(a: &mut Block, b: &Block) {
-    a.read_ops += b.read_ops;
-    a.write_ops += b.write_ops;
-    a.read_bytes += b.read_bytes;
-    a.write_bytes += b.write_bytes;
-    for i in 0..4 {
-        a.exceeded_us[i] += b.exceeded_us[i];
-    }
-    a.queue_length = b.queue_length;
+/// `a` + `b` (the queue length: `b`'s); None past 2^64, which no device's differences reach.
+fn add(a: &Block, b: &Block) -> Option<Block> {
+    let s = |x: u64, y: u64| x.checked_add(y);
+    Some(Block {
+        read_ops: s(a.read_ops, b.read_ops)?,
+        write_ops: s(a.write_ops, b.write_ops)?,
+        read_bytes: s(a.read_bytes, b.read_bytes)?,
+        write_bytes: s(a.write_bytes, b.write_bytes)?,
+        exceeded_us: [
+            s(a.exceeded_us[0], b.exceeded_us[0])?,
+            s(a.exceeded_us[1], b.exceeded_us[1])?,
+            s(a.exceeded_us[2], b.exceeded_us[2])?,
+            s(a.exceeded_us[3], b.exceeded_us[3])?,
+        ],
+        queue_length: b.queue_length,
+    })
 }
 
 /// A file of either tool, either layout, into the period it covers. Err says why, in words
@@ -193,7 +200,8 @@ pub fn parse(text: &str) -> Result<Period, String> {
     let polled = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("Polling EBS stats every "))
-        .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok());
+        .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0);
     let json = text.trim_start().starts_with('{');
     let blocks = if json {
         json_blocks(text)?
@@ -222,7 +230,8 @@ pub fn parse(text: &str) -> Result<Period, String> {
         // The first block is cumulative, each next one the difference over `every` s.
         let mut delta = Block::default();
         for b in &blocks[1..] {
-            add(&mut delta, b);
+            delta = add(&delta, b)
+                .ok_or("the differences add up past 2^64: not the output of a real device")?;
         }
         return Ok(Period {
             tool,
@@ -250,7 +259,7 @@ pub fn parse(text: &str) -> Result<Period, String> {
 /// requests check (more than 10 % apart: they are not of the same period, and it is said).
 pub fn beside(p: &Period, dev: &str, rec_secs: f64, rec_requests: f64) -> Vec<String> {
     let secs = p.secs.unwrap_or(rec_secs);
-    let ops = (p.delta.read_ops + p.delta.write_ops) as f64;
+    let ops = p.delta.read_ops as f64 + p.delta.write_ops as f64;
     let whose = match p.secs {
         Some(s) => format!("{} over {s:.0} s", p.tool),
         None => format!(

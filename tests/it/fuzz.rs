@@ -629,3 +629,18 @@ fn fuzz_aws_log_page() {
     });
     assert!(n > 0);
 }
+
+/// `nvme amzn stats` / `ebsnvme stats` output (import::amzn, `analyze --aws-stats`): any
+/// mutation of the two fixtures parses or is refused, and what parses sets beside a recording
+/// without a panic (a counter near the top of its range, a zero-second period).
+#[test]
+fn fuzz_aws_stats_output() {
+    const AWS: &[&str] = &["aws/nvme-amzn-stats.json", "aws/ebsnvme-stats-i1.txt"];
+    let n = fuzz("aws-stats", byte_gen(AWS), |b| {
+        if let Ok(p) = iosat::import::amzn::parse(&text(b)) {
+            let _ = iosat::import::amzn::beside(&p, "nvme1n1", 600.0, 1000.0);
+            let _ = iosat::import::amzn::beside(&p, "nvme1n1", 0.0, 0.0);
+        }
+    });
+    assert!(n > 0);
+}
