@@ -179,3 +179,115 @@ fn bad_hindsight_flags_are_one_line_naming_the_flag() {
         assert!(e.contains(flag) && e.contains(value), "{e}");
     }
 }
+
+/// The dumps in `dir` (none while it does not exist).
+fn dumps(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
+    if !crate::util::have("fio", "--version") {
+        crate::util::skip("needs fio");
+        return;
+    }
+    use crate::knowndev::{KnownDev, Spec};
+    // One unit of 2 ms: at 8 in flight every request waits for 7 others, 8x the baseline.
+    let Some(dev) = KnownDev::start(Spec::new(1, Duration::from_millis(2))) else {
+        return;
+    };
+    let name = dev.name().to_string();
+    let profiles = crate::exporter::profile_dir_for(
+        &name,
+        r#"{"baseline_latency_ns":2000000.0,"baseline_p95_ns":2200000.0,
+            "knee_concurrency":1,"max_useful_iops":500.0}"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let rec = dir.path().join("live.rec");
+    let mut child = iosat()
+        .args([
+            "stat",
+            &name,
+            "-i",
+            "0.5",
+            "-c",
+            "1000",
+            "--no-learn",
+            "--no-bpf",
+        ])
+        .arg("--profile-dir")
+        .arg(profiles.path())
+        .args([
+            "--hindsight",
+            "10m",
+            "--hindsight-tail",
+            "2s",
+            "--hindsight-dir",
+        ])
+        .arg(&hs)
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_first_sample(&rec);
+    // Quiet for a second, then the overload.
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(dumps(&hs).is_empty(), "a dump before any overload");
+    let load = crate::alerts::fio(&dev.path, 8, 30);
+    let t0 = Instant::now();
+    let dump = loop {
+        if let Some(p) = dumps(&hs).into_iter().next() {
+            break p;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(40),
+            "no dump within 40 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    drop(load);
+    let status = stop_after_next_sample(&mut child, &rec);
+    assert_eq!(status.code(), Some(130));
+    let file = dump.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(file.ends_with(&format!("-overloaded-{name}.rec")), "{file}");
+    // Still overloaded after the tail: one incident, one dump.
+    assert_eq!(dumps(&hs).len(), 1, "{:?}", dumps(&hs));
+    // Replayed against the same profile: quiet intervals before the overload (the minutes
+    // before it are kept), overloaded ones after, and at least the 2 s tail of them.
+    let o = iosat()
+        .args(["stat", "--no-learn", "--json", "--profile-dir"])
+        .arg(profiles.path())
+        .arg("--replay")
+        .arg(&dump)
+        .arg(&name)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let states: Vec<String> = json_lines(&String::from_utf8_lossy(&o.stdout))
+        .iter()
+        .map(|r| {
+            let d = r["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["disk_device"] == name.as_str())
+                .unwrap();
+            d["judgement"]["state"].as_str().unwrap_or("-").to_string()
+        })
+        .collect();
+    let first = states.iter().position(|s| s == "overloaded");
+    let first = first.unwrap_or_else(|| panic!("no overloaded interval: {states:?}"));
+    assert!(first >= 1, "nothing before the overload: {states:?}");
+    // (The interval fio starts in may read ok or saturated.)
+    assert!(states[..first].iter().any(|s| s == "idle"), "{states:?}");
+    let after = states[first..]
+        .iter()
+        .filter(|s| *s == "overloaded")
+        .count();
+    assert!(after >= 4, "the 2 s tail at 0.5 s: {states:?}");
+}
