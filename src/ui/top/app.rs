@@ -841,6 +841,51 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
     }
 
     #[test]
+    fn thr_is_shown_once_an_aws_volume_was_throttled() {
+        use crate::monitor::aws::AwsInterval;
+        use crate::sys::ebs::{Cap, Kind, Share};
+        let aws = |share: f64| {
+            std::sync::Arc::new(AwsInterval {
+                kind: Kind::EbsVolume,
+                volume_id: None,
+                secs: 1.0,
+                shares: vec![Share {
+                    cap: Cap::VolumeIops,
+                    exceeded_us: (share * 1e6) as u64,
+                    share,
+                }],
+                iops: 0.0,
+                bytes_per_s: 0.0,
+                queue_length: 0,
+                effective_iops: None,
+                effective_bytes_per_s: None,
+                exceeded_total_s: Vec::new(),
+            })
+        };
+        let mut a = App::new(
+            Source::Replay { file: "x".into() },
+            Selection::default(),
+            true,
+        );
+        let has_thr = |a: &App| a.columns(400).iter().any(|c| c.key == "thr_pct");
+        let mut rs = reports().into_iter();
+        // An AWS volume never throttled, and no AWS device at all: no column.
+        let mut r = rs.next().unwrap();
+        r.devices[1].aws = Some(aws(0.0));
+        a.on_report(r);
+        assert!(!has_thr(&a));
+        let mut r = rs.next().unwrap();
+        r.devices[1].aws = Some(aws(0.63));
+        a.on_report(r);
+        assert!(has_thr(&a));
+        assert_eq!(Col::by_key("thr_pct").header(), "thr%");
+        let sdb = a.rows.iter().find(|r| r.name == "sdb").unwrap();
+        assert_eq!(Col::by_key("thr_pct").value(sdb), Some(63.0));
+        let sda = a.rows.iter().find(|r| r.name == "sda").unwrap();
+        assert_eq!(Col::by_key("thr_pct").value(sda), None);
+    }
+
+    #[test]
     fn a_column_shown_when_non_zero_stays_once_shown() {
         // Discards in the first interval only: d/s appears and stays (it shifted the table
         // when it came and went between frames).
