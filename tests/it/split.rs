@@ -155,6 +155,32 @@ fn replay_notes(rec: &Path, profiles: &Path, dev: &KnownDev) -> String {
     format!("{}\n(stderr: {err})", notes.join("\n"))
 }
 
+/// A column of `stat --wide` replaying `rec` for `dev`: its values over the intervals.
+fn wide_column(rec: &Path, profiles: &Path, dev: &KnownDev, header: &str) -> Vec<f64> {
+    let o = iosat()
+        .args(["stat", "--wide", "--no-learn", "--replay"])
+        .arg(rec)
+        .arg(dev.name())
+        .arg("--profile-dir")
+        .arg(profiles)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut col = None;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let cells: Vec<&str> = l.split_whitespace().collect();
+        if cells.first() == Some(&"Device") {
+            col = cells.iter().position(|c| *c == header);
+        } else if cells.first() == Some(&dev.name()) {
+            let i = col.unwrap_or_else(|| panic!("no {header} column: {text}"));
+            out.extend(cells.get(i).and_then(|v| v.parse::<f64>().ok()));
+        }
+    }
+    out
+}
+
 fn within(got: f64, truth: f64, what: &str) {
     assert!(
         (got / truth - 1.0).abs() <= TOLERANCE,
@@ -221,6 +247,15 @@ fn the_queue_is_named_when_requests_wait_in_the_kernel() {
     assert!(
         (q_ms + d_ms - total_ms).abs() <= 0.01 * total_ms,
         "{q_ms} + {d_ms} vs {total_ms}"
+    );
+    // stat --wide shows the share and the device's own p95 (the busiest intervals').
+    let rq = wide_column(&rec, profiles.path(), &dev, "rq%");
+    let top = rq.iter().cloned().fold(0.0, f64::max);
+    within(top, truth_share, "rq% at its highest");
+    let dev95 = wide_column(&rec, profiles.path(), &dev, "r_dev95");
+    assert!(
+        dev95.iter().any(|v| (v / S_MS - 1.0).abs() <= TOLERANCE),
+        "{dev95:?}"
     );
     let notes = replay_notes(&rec, profiles.path(), &dev);
     assert!(
