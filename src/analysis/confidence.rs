@@ -266,6 +266,9 @@ pub struct BaselineDrift {
     /// The first measurement stalled ([`stalled`]): its figure is the stall's, not the device's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub first_stalled: bool,
+    /// The re-measure stalled and the first did not: the verdict judges against the first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remeasure_stalled: bool,
     /// Either measurement lies outside the other's 95 % interval (a change within
     /// [`DRIFT_TOLERANCE`] then is a move, not "the same within the noise").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -561,9 +564,12 @@ pub fn drift(
     let outside = out_of(first, b) || out_of(again, a);
     let no_intervals = uncertainty_rel(first).is_none() && uncertainty_rel(again).is_none();
     let (first_stalled, again_stalled) = (stalled(first), stalled(again));
-    // A stall explains the difference: the stalled measurement is set aside, not called a
-    // drift of the device.
-    let stall = beyond && (first_stalled != again_stalled);
+    // A stall explains any difference: the stalled measurement is set aside, not called a
+    // drift of the device, and not taken as the other's confirmation when they agree (both
+    // may hold the same busy machine: a stalled 4.46 ms against a clean 4.83 ms, each twice
+    // the device's 2.3 ms, was called "the same within the noise: the device did not
+    // change").
+    let stall = first_stalled != again_stalled;
     let drifted = beyond && (outside || no_intervals) && !stall;
     let unsteady = beyond && !(outside || no_intervals) && !stall;
     let choice = if stall {
@@ -590,6 +596,7 @@ pub fn drift(
         judged_against: choice,
         unsteady,
         first_stalled: stall && first_stalled,
+        remeasure_stalled: stall && again_stalled,
         outside_interval: outside,
     };
     match choice {
@@ -624,7 +631,7 @@ pub fn drift_line(d: &BaselineDrift) -> String {
             DRIFT_TOLERANCE * 100.0
         );
     }
-    if !d.drifted && pct.abs() > DRIFT_TOLERANCE * 100.0 {
+    if d.remeasure_stalled || !d.drifted && pct.abs() > DRIFT_TOLERANCE * 100.0 {
         // Beyond the tolerance, within the intervals: only a stall of the re-measure does that.
         return format!(
             "{head} ({pct:+.0} %): the re-measure stalled, so the verdict judges against the \

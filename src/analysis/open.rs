@@ -82,13 +82,19 @@ pub struct LagEvidence {
     /// latency from submission does: a thread reaps its completion only once it runs); None
     /// when unknown.
     pub kernel_in_flight: Option<f64>,
+    /// The most requests the kernel holds for the device at once (its queue's
+    /// `nr_requests`); None when unknown. A pool larger than it can never be held whole: the
+    /// rest wait for a tag outside the kernel's count (this machine's virtio disk, 256, under a
+    /// pool of 512 at 120 % of its maximum: `aqu-sz` 245 of 512).
+    pub kernel_queue_limit: Option<u32>,
 }
 
 /// Whose lateness a level's was: None when it was kept on time. A kept level late beyond
 /// [`SLOW_WAKEUP_P99_NS`] was late because of the machine (its timer wake-ups). A level not
 /// kept is the machine's when the generator waited for a CPU ([`MACHINE_CPU_WAIT_SHARE`])
-/// unless the kernel saw the device hold [`DEVICE_HELD_POOL_SHARE`] of the pool or more (a
-/// device at its limit on a busy host is still at its limit), when its submissions went out late while the pool had room, or when the pool was full
+/// unless the kernel saw the device hold [`DEVICE_HELD_POOL_SHARE`] of the pool, or of its
+/// own queue when that is smaller, or more (a device at its limit on a busy host is still at
+/// its limit), when its submissions went out late while the pool had room, or when the pool was full
 /// but the device held less than [`DEVICE_HELD_POOL_SHARE`] of it (the rest were the
 /// generator's: a stall, completions not yet reaped); it is the device's when the requests
 /// went out on time and did not complete at the rate, or when the device held the pool full.
@@ -98,9 +104,12 @@ pub fn lag_cause(e: &LagEvidence) -> Option<Lag> {
         return late.then_some(Lag::Machine);
     }
     let pool = f64::from(e.pool.max(1));
+    let holdable = e
+        .kernel_queue_limit
+        .map_or(pool, |n| pool.min(f64::from(n.max(1))));
     let kernel_held = e
         .kernel_in_flight
-        .is_some_and(|q| q >= DEVICE_HELD_POOL_SHARE * pool);
+        .is_some_and(|q| q >= DEVICE_HELD_POOL_SHARE * holdable);
     if e.cpu_wait_share
         .is_some_and(|w| w >= MACHINE_CPU_WAIT_SHARE)
         && !kernel_held
@@ -1154,6 +1163,7 @@ mod tests {
             pool_full: !kept,
             cpu_wait_share: cpu,
             kernel_in_flight: None,
+            kernel_queue_limit: None,
         }
     }
 
@@ -1191,6 +1201,18 @@ mod tests {
         };
         assert_eq!(lag_cause(&held(28.0)), Some(Lag::Device));
         assert_eq!(lag_cause(&held(3.0)), Some(Lag::Machine));
+        // A pool larger than the kernel's queue: held when the queue is (this machine's disk
+        // at 120 % of its maximum: aqu-sz 245 under nr_requests 256 and a pool of 512).
+        let big = |q: f64, limit: Option<u32>| LagEvidence {
+            pool: 512,
+            kernel_queue_limit: limit,
+            kernel_in_flight: Some(q),
+            ..evidence(false, 16.0, 48_000.0, 10.6, Some(0.05))
+        };
+        assert_eq!(lag_cause(&big(245.0, Some(256))), Some(Lag::Device));
+        assert_eq!(lag_cause(&big(245.0, None)), Some(Lag::Machine));
+        // ... and at 50 % of it, 36 of 256 is a queue with room: the machine's.
+        assert_eq!(lag_cause(&big(36.0, Some(256))), Some(Lag::Machine));
         assert_eq!(
             lag_cause(&evidence(false, 16.0, 20_000.0, 1.5, None)),
             Some(Lag::Device)

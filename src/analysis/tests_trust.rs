@@ -86,6 +86,45 @@ fn a_stalled_first_baseline_is_detected_and_set_aside() {
 }
 
 #[test]
+fn a_stalled_first_baseline_that_agrees_with_its_remeasure_is_still_set_aside() {
+    // Under a busy machine: the first took 4.46 ms with a window at 0 IOPS (the generator
+    // stopped), the re-measure 4.83 ms: within the tolerance, yet the first is the stall's.
+    let mut lv = device(4.0, 4.83, &LEVELS);
+    let l1 = &mut lv[0];
+    l1.latency_ns.mean = 4.46e6;
+    l1.iops = 1e3 / 4.46;
+    let mut s = windows(l1, 0.2, 0.0);
+    s.iops_min = 0.0;
+    l1.spread = Some(s);
+    let again = device(4.0, 4.83, &[1]).remove(0);
+    let v = analyze_remeasured(&lv, &again);
+    let d = v.baseline_drift.as_ref().unwrap();
+    assert!(
+        d.first_stalled && !d.drifted && !d.remeasure_stalled,
+        "{d:?}"
+    );
+    assert_eq!(d.judged_against, confidence::DriftChoice::Remeasured);
+    assert!(v.summary[0].starts_with("Disturbed run: the first baseline stalled"));
+    assert!(!v
+        .summary
+        .iter()
+        .any(|s| s.contains("same within the noise")));
+    // The other way round: the re-measure stalled, the first stands, and no "same".
+    let lv = device(4.0, 4.46, &LEVELS);
+    let mut again = device(4.0, 4.83, &[1]).remove(0);
+    let mut s = windows(&again, 0.2, 0.0);
+    s.iops_min = 0.0;
+    again.spread = Some(s);
+    let v = analyze_remeasured(&lv, &again);
+    let d = v.baseline_drift.as_ref().unwrap();
+    assert!(d.remeasure_stalled && !d.first_stalled, "{d:?}");
+    assert_eq!(d.judged_against, confidence::DriftChoice::First);
+    let all = v.summary.join(" ");
+    assert!(all.contains("the re-measure stalled"), "{all}");
+    assert!(!all.contains("same within the noise"), "{all}");
+}
+
+#[test]
 fn a_remeasure_beyond_the_steady_ones_interval_is_a_drift_not_noise() {
     // The first measurement scatters (CV 30 %, no stall), the re-measure is steady and 40 %
     // faster: the first's wide interval must not swallow the change.

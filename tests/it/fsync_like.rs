@@ -666,11 +666,36 @@ fn three_runs_on_one_directory_agree_or_say_the_settings_are_equivalent() {
             (r["value"].as_str().unwrap().to_string(), eq)
         })
         .collect();
+    // Each run's commit rates, their windows' CV and repeat, and its disturbance, for a failure.
+    let figures: Vec<String> = runs
+        .iter()
+        .map(|j| {
+            let e = j["like"]["entries"].as_array().cloned().unwrap_or_default();
+            let rates: Vec<String> = e
+                .iter()
+                .filter(|e| e["writes_per_commit"] == 1)
+                .map(|e| {
+                    format!(
+                        "{} {:.0}/s cv {} repeat {}",
+                        e["method"].as_str().unwrap_or("?"),
+                        f(e, "commits_per_s"),
+                        e["rate_cv"],
+                        e["repeat_per_s"]
+                    )
+                })
+                .collect();
+            format!(
+                "{} | {}",
+                rates.join("; "),
+                j["like"]["recommendations"][0]["text"]
+            )
+        })
+        .collect();
     for (a, ea) in &rec {
         for (b, eb) in &rec {
             assert!(
                 a == b || ea.contains(b) || eb.contains(a),
-                "{a} against {b} with neither called equivalent: {rec:?}"
+                "{a} against {b} with neither called equivalent: {rec:?}\n{figures:#?}"
             );
         }
     }

@@ -116,7 +116,7 @@ impl<'a> OpenDriver<'a> {
     /// the machine (its lateness was not the device's: a second look may find the host
     /// quieter). None when it completed no I/O or was cut short (said so in the notes).
     fn level(&mut self, report: &mut SweepReport, rate: f64) -> Result<Option<OpenLevelResult>> {
-        let spec = OpenSpec {
+        let mut spec = OpenSpec {
             rate_per_s: rate,
             arrivals: self.open.arrivals,
             max_inflight: pool_for(self.open.max_inflight, rate, expected_latency(report, rate)),
@@ -140,24 +140,52 @@ impl<'a> OpenDriver<'a> {
                     return Ok(None);
                 }
                 Some(r) if !again && !r.behind.kept && r.behind.lag == Some(Lag::Machine) => {
-                    report.notes.push(format!(
-                        "the open-loop level at {rate:.0} IOPS offered fell behind because of \
+                    let was = spec.max_inflight;
+                    spec.max_inflight = regrown_pool(self.open.max_inflight, &spec, &r);
+                    let pool = if spec.max_inflight > was {
+                        format!(
+                            ", with a pool of {} for the stall it met",
+                            spec.max_inflight
+                        )
+                    } else {
+                        String::new()
+                    };
+                    report.notes.push(
+                        format!(
+                            "the open-loop level at {rate:.0} IOPS offered fell behind because of \
                          this machine (lateness p99 {:.2} ms, the device holding {:.1} of {} \
                          requests{}) and was measured again",
-                        r.behind.p99_ns as f64 / 1e6,
-                        r.behind.device_in_flight.unwrap_or(0.0),
-                        r.max_inflight,
-                        r.behind.cpu_wait_share.map_or(String::new(), |w| format!(
-                            ", its threads waiting for a CPU {:.0} % of their time",
-                            100.0 * w
-                        ))
-                    ));
+                            r.behind.p99_ns as f64 / 1e6,
+                            r.behind.device_in_flight.unwrap_or(0.0),
+                            r.max_inflight,
+                            r.behind.cpu_wait_share.map_or(String::new(), |w| format!(
+                                ", its threads waiting for a CPU {:.0} % of their time",
+                                100.0 * w
+                            ))
+                        ) + &pool,
+                    );
                     again = true;
                 }
                 r => return Ok(r),
             }
         }
     }
+}
+
+/// The pool for measuring a level again that fell behind because of the machine: when
+/// requests waited for a slot (the pool filled in a stall longer than any measured before
+/// it), sized on the level's own longest latency from submission; else, or with
+/// `--max-inflight`, the same. (`--rate` at 50 % of this machine's disk maximum, pool 305
+/// from the level before, met a 32 ms stall: 3,599 requests waited for a slot, twice.)
+fn regrown_pool(asked: Option<u32>, spec: &OpenSpec, r: &OpenLevelResult) -> u32 {
+    if asked.is_some() || r.behind.pool_waits == 0 && r.behind.unsent == 0 {
+        return spec.max_inflight;
+    }
+    let own = Expected {
+        mean_ns: r.service_latency_ns.mean as f64,
+        tail_ns: r.service_latency_ns.max as f64,
+    };
+    pool_for(None, spec.rate_per_s, Some(own)).max(spec.max_inflight)
 }
 
 /// The latency a level at `rate` is expected to see, for its pool: the closed loop's mean at
@@ -210,5 +238,35 @@ pub fn measure(
     let (stats, kernel, _sched) =
         crate::load::driver::run_level(engine, &ls, watch, &plan.root, progress, idx)?;
     let cut = stats.interrupted || crate::sys::signal::stop_requested();
-    Ok((OpenLevelResult::new(&ls, &open, &stats, kernel), cut))
+    let limit = watch.and_then(|w| crate::sys::device::queue_info(&w.root, &w.dev).nr_requests);
+    Ok((OpenLevelResult::new(&ls, &open, &stats, kernel, limit), cut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The issue-38 run's level: 23,904/s, pool 305, a 32 ms stall, 3,599 slot waits.
+    fn stalled(waits: u64) -> OpenLevelResult {
+        let mut r = OpenLevelResult::default();
+        r.service_latency_ns.mean = 1_500_000;
+        r.service_latency_ns.max = 32_358_399;
+        r.behind.pool_waits = waits;
+        r
+    }
+
+    #[test]
+    fn a_level_that_filled_its_pool_is_measured_again_with_one_for_its_stall() {
+        let spec = OpenSpec {
+            rate_per_s: 23_904.0,
+            arrivals: crate::load::schedule::Arrivals::Poisson,
+            max_inflight: 305,
+        };
+        // 23,904/s × 32 ms = 774 arrivals in the stall: the most the pool may be.
+        assert_eq!(regrown_pool(None, &spec, &stalled(3_599)), 512);
+        // No request waited for a slot: the pool was not what held it.
+        assert_eq!(regrown_pool(None, &spec, &stalled(0)), 305);
+        // --max-inflight is the user's.
+        assert_eq!(regrown_pool(Some(305), &spec, &stalled(3_599)), 305);
+    }
 }

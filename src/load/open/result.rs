@@ -218,6 +218,7 @@ impl OpenLevelResult {
         open: &OpenSpec,
         stats: &LevelStats,
         kernel: Option<KernelView>,
+        kernel_queue_limit: Option<u32>,
     ) -> Option<OpenLevelResult> {
         let o = stats.open.as_ref()?;
         // An engine records every counted request through OpenStats::record, or (an engine
@@ -251,6 +252,7 @@ impl OpenLevelResult {
             pool_full: o.unsent > 0 || o.pool_waits as f64 > KEPT_POOL_WAIT_SHARE * ios as f64,
             cpu_wait_share,
             kernel_in_flight: kernel.as_ref().and_then(|k| k.aqu_sz),
+            kernel_queue_limit,
         };
         let behind = Behind {
             p50_ns: late.p50,
@@ -424,7 +426,7 @@ mod tests {
         st.elapsed_ns = 1_000_000_000;
         o.scheduled = 101;
         st.open = Some(o);
-        let r = OpenLevelResult::new(&spec, &open, &st, None).unwrap();
+        let r = OpenLevelResult::new(&spec, &open, &st, None, None).unwrap();
         assert_eq!(r.ios, 100);
         assert!((r.offered_iops - 101.0).abs() < 1e-9);
         assert!((r.iops - 100.0).abs() < 1e-9);
@@ -440,7 +442,7 @@ mod tests {
         // The same level with requests waiting for the pool is not kept.
         let mut st2 = st.clone();
         st2.open.as_mut().unwrap().pool_waits = 2;
-        let r2 = OpenLevelResult::new(&spec, &open, &st2, None).unwrap();
+        let r2 = OpenLevelResult::new(&spec, &open, &st2, None, None).unwrap();
         assert!(!r2.behind.kept);
         let j = serde_json::to_value(&r).unwrap();
         for k in [

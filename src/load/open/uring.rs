@@ -528,7 +528,7 @@ mod tests {
         assert!(ios >= 10, "{ios} reads; late {:?}", o.late.summary());
         assert!(o.pool_waits > 0, "{ios} reads, none waited for the slot");
         assert!(o.scheduled > ios, "{} scheduled, {ios} done", o.scheduled);
-        let r = super::super::result::OpenLevelResult::new(&spec, &open, &st, None).unwrap();
+        let r = super::super::result::OpenLevelResult::new(&spec, &open, &st, None, None).unwrap();
         assert!(!r.behind.kept, "{:?}", r.behind);
         assert!(r.behind.unsent > 0 || r.behind.pool_waits > 0);
     }
