@@ -104,7 +104,12 @@ fn stat_under_load(
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("split unavailable"), "{err}");
     let iops = fio["jobs"][0]["read"]["iops"].as_f64().unwrap();
-    (json_lines(&(first + &rest)), iops)
+    let lines = json_lines(&(first + &rest));
+    // The split's fields as the schema (schemas/stat.schema.json) has them.
+    for l in &lines {
+        crate::schema::assert_valid("stat", l, "stat with the split");
+    }
+    (lines, iops)
 }
 
 /// The reads' split over the steady intervals: those with at least `min` split requests, the
