@@ -193,6 +193,26 @@ pub struct LearnArgs {
     pub forget: bool,
 }
 
+/// Hindsight (issue 41): the last minutes of samples kept in memory and written out as a
+/// recording when a device turns overloaded, or on SIGUSR1 (docs/stat.md, "Hindsight").
+#[derive(Debug, Clone, Default, Args)]
+pub struct HindsightArgs {
+    /// How much to keep before an incident, e.g. 15m (default: 15m; 0: keep nothing, write
+    /// no dumps). Kept only where dumps can go (--hindsight-dir, or the state directory).
+    #[arg(long, value_name = "DURATION", help_heading = "Hindsight")]
+    pub hindsight: Option<String>,
+    /// How long to go on recording after the trigger before the dump is written (default:
+    /// 60s); a new trigger in that time extends the same dump.
+    #[arg(long, value_name = "DURATION", help_heading = "Hindsight")]
+    pub hindsight_tail: Option<String>,
+    /// Where dumps are written (default: the state directory's hindsight/).
+    #[arg(long, value_name = "DIR", help_heading = "Hindsight")]
+    pub hindsight_dir: Option<PathBuf>,
+    /// The most memory the samples may take, in MiB (default: 64); the oldest go first.
+    #[arg(long, value_name = "MIB", help_heading = "Hindsight")]
+    pub hindsight_max_mb: Option<String>,
+}
+
 /// A declared cap (issue 42) for the one device a command measures or saves: what it was
 /// provisioned with, judged against by the verdict and every live view (docs/caps.md).
 #[derive(Debug, Clone, Default, Args)]

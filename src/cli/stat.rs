@@ -148,5 +148,8 @@ pub struct StatArgs {
     pub live: crate::cli::LiveArgs,
 
     #[command(flatten)]
+    pub hindsight: crate::cli::HindsightArgs,
+
+    #[command(flatten)]
     pub root: RootArgs,
 }

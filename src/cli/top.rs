@@ -71,5 +71,8 @@ pub struct TopArgs {
     pub live: crate::cli::LiveArgs,
 
     #[command(flatten)]
+    pub hindsight: crate::cli::HindsightArgs,
+
+    #[command(flatten)]
     pub root: RootArgs,
 }

@@ -170,6 +170,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     );
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
+    if let Some(h) = &spec.hindsight {
+        collector.keep_hindsight(h.clone(), spec.interval_ns);
+    }
     if let Some(l) = &spec.learn {
         collector.observe_with(crate::learn::observer(l.clone()));
     }

@@ -126,6 +126,10 @@ fn live(
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
+    if let Some(h) = &spec.hindsight {
+        // Its line ("hindsight: wrote …") is drawn with the warnings.
+        collector.keep_hindsight(h.clone(), spec.interval_ns);
+    }
     if let Some(l) = &spec.learn {
         // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS) and at its end.
         collector.observe_with(crate::learn::observer(l.clone()));

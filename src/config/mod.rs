@@ -8,6 +8,7 @@ pub mod compare;
 pub mod exporter;
 pub mod fsync;
 pub mod habits;
+pub mod hindsight;
 pub mod info;
 pub mod learn;
 pub mod output;

@@ -38,6 +38,8 @@ pub struct StatSpec {
     pub forget: Option<PathBuf>,
     /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one device named (issue 42).
     pub caps: super::caps::DeviceCaps,
+    /// Hindsight (monitor::hindsight): None when off, on a replay, or with nowhere to write.
+    pub hindsight: Option<crate::monitor::hindsight::Settings>,
 }
 
 impl StatSpec {
@@ -69,6 +71,7 @@ impl StatSpec {
             output: super::output::Output::stdout(format),
             profile_dir: profile_dir.into(),
             caps: Vec::new(),
+            hindsight: None,
         }
     }
 }
@@ -283,6 +286,10 @@ impl StatSpec {
             output,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
             caps: super::caps::per_device(&a.caps, &devices, "DEVICE")?,
+            hindsight: match a.replay {
+                Some(_) => None,
+                None => super::hindsight::settings(&a.hindsight, &a.live.learn, &root)?,
+            },
         })
     }
 }

@@ -25,6 +25,8 @@ pub struct TopSpec {
     pub learn: Option<crate::learn::LearnSpec>,
     /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one device named (issue 42).
     pub caps: super::caps::DeviceCaps,
+    /// Hindsight (monitor::hindsight): None when off, on a replay, or with nowhere to write.
+    pub hindsight: Option<crate::monitor::hindsight::Settings>,
 }
 
 impl TopSpec {
@@ -53,6 +55,10 @@ impl TopSpec {
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,
             caps: super::caps::per_device(&a.caps, &a.devices, "DEVICE")?,
+            hindsight: match a.replay {
+                Some(_) => None,
+                None => super::hindsight::settings(&a.hindsight, &a.live.learn, &root)?,
+            },
         })
     }
 

@@ -158,10 +158,14 @@ impl Schedule {
         next
     }
 
-    /// Sleep until the next sample is due (woken early only by a signal).
+    /// Sleep until the next sample is due (woken early only by a stop signal: one that is
+    /// not, SIGUSR1's request for a hindsight dump, does not take a sample early).
     pub fn wait(&mut self) {
-        let next = self.next_at(crate::sys::clock::monotonic_ns());
-        crate::sys::clock::sleep_until_ns(next);
+        use crate::sys::clock::monotonic_ns;
+        let next = self.next_at(monotonic_ns());
+        while monotonic_ns() < next && !crate::sys::signal::stop_requested() {
+            crate::sys::clock::sleep_until_ns(next);
+        }
     }
 }
 
@@ -271,6 +275,8 @@ pub struct Collector {
     coverage: std::collections::HashMap<(u32, u32), super::blklat::RunCoverage>,
     /// The DEVICE patterns the user gave: their series come first on the page.
     first: Vec<String>,
+    /// The last minutes of samples, written out on an incident ([`Collector::keep_hindsight`]).
+    hindsight: Option<super::hindsight::Hindsight>,
 }
 
 impl Collector {
@@ -293,6 +299,53 @@ impl Collector {
             since_boot,
             blk: None,
             coverage: Default::default(),
+            hindsight: None,
+        }
+    }
+
+    /// Keep the last minutes of samples (monitor::hindsight) and write them out when a device
+    /// turns overloaded or on SIGUSR1 (caught from here on), sampled every `interval_ns`.
+    pub fn keep_hindsight(&mut self, settings: super::hindsight::Settings, interval_ns: u64) {
+        crate::sys::signal::catch_dump_signal();
+        self.hindsight = Some(super::hindsight::Hindsight::new(
+            settings,
+            interval_ns,
+            this_host(&self.root),
+        ));
+    }
+
+    /// After a sample: a SIGUSR1 or a device that turned overloaded asks for a dump; a dump
+    /// whose tail has passed (or any, at the end: `end`) is written, and a line says where.
+    fn tend_hindsight(&mut self, report: Option<&IntervalReport>, mono_ns: u64, end: bool) {
+        let Some(h) = &mut self.hindsight else { return };
+        let wall = crate::sys::clock::wall_ns();
+        if crate::sys::signal::take_dump_request() {
+            h.trigger("signal".into(), mono_ns, wall);
+        }
+        if let Some(r) = report {
+            let over = r
+                .devices
+                .iter()
+                .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
+                .map(|d| d.meta.display_name.clone())
+                .collect();
+            h.judged(over, mono_ns, wall);
+        }
+        match h.write_due(mono_ns, end) {
+            Ok(Some(p)) => {
+                let line = format!(
+                    "hindsight: wrote {} ({:.0} s of samples, {:.1} MiB held)",
+                    p.display(),
+                    h.held_s(),
+                    h.bytes() as f64 / f64::from(1 << 20)
+                );
+                match &mut self.held {
+                    Some(held) => held.push(line),
+                    None => crate::error::note(line),
+                }
+            }
+            Ok(None) => {}
+            Err(e) => self.warn(vec![format!("hindsight: no dump written: {e}")]),
         }
     }
 
@@ -390,6 +443,9 @@ impl Collector {
     fn feed(&mut self, ev: Event, rec: &mut String) -> Result<(), Error> {
         if self.recording.is_some() {
             rec.push_str(&record::format_event(&ev));
+        }
+        if let Some(h) = &mut self.hindsight {
+            h.feed(&ev);
         }
         if let Some(s) = &mut self.series {
             s.feed(ev.clone());
@@ -502,9 +558,13 @@ impl Collector {
         if self.recording.is_some() {
             rec.push_str(&record::format_event(&sample));
         }
+        if let Some(h) = &mut self.hindsight {
+            h.feed(&sample);
+        }
         if let Some(s) = &mut self.series {
             s.feed(sample);
         }
+        self.tend_hindsight(fed.report.as_ref(), mono_ns, false);
         if let Some(r) = &mut self.recording {
             r.write(&rec)?;
             if let Some(n) = r.note.take() {
@@ -520,6 +580,8 @@ impl Collector {
 
     /// End the run: the recording synced and closed, its errors reported.
     pub fn finish(&mut self) -> Result<(), Error> {
+        // A dump waiting for its tail is written now, its tail cut short.
+        self.tend_hindsight(None, crate::sys::clock::monotonic_ns(), true);
         match &mut self.recording {
             Some(r) => r.close(),
             None => Ok(()),

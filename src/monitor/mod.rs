@@ -1,7 +1,8 @@
 //! DiskSample → DiskDelta::between → DiskRates: raw cumulative counters in, the sysstat formulas
 //! (docs/design.md §4) plus per-direction concurrency out; data only, never rendering. Submodules:
 //! interval (the stat engine), record (the recording format), replay (the one recording reader),
-//! collect (the one live collector), series (chart history), fields (the field registry), select,
+//! collect (the one live collector), hindsight (the ring of recent samples written out on an
+//! incident), series (chart history), fields (the field registry), select,
 //! saturation, watch, info, procs (who does the I/O). Pure except the readers (`RawSample::take`,
 //! collect, info, watch), which read through sys/ and never /proc themselves.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
@@ -413,6 +414,7 @@ mod tests;
 pub mod blklat;
 pub mod collect;
 pub mod fields;
+pub mod hindsight;
 pub mod info;
 pub mod interval;
 pub mod judge;

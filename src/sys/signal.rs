@@ -1,6 +1,7 @@
 //! Stop signals — SIGINT (Ctrl-C), SIGTERM (kill, timeout) and SIGHUP (a closed terminal) — turned
 //! into one flag that the long-running commands poll, so that they stop, remove the files they
-//! created and print what they measured whichever way they are stopped.
+//! created and print what they measured whichever way they are stopped; and SIGUSR1, a request
+//! for a hindsight dump (monitor::hindsight), turned into another.
 //! Imports only: sys/, error, units.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -30,6 +31,31 @@ pub fn catch_stop_signals(restart: bool) {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+}
+
+static DUMP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_dump(_: libc::c_int) {
+    DUMP.store(true, Ordering::Relaxed);
+}
+
+/// Catch SIGUSR1 (whose default would end the process) as a request for a hindsight dump;
+/// SA_RESTART, so that no blocking call fails for it.
+pub fn catch_dump_signal() {
+    // SAFETY: as in catch_stop_signals: a zeroed sigaction filled as sigaction(2) expects,
+    // and a handler that only stores to an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_dump as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+    }
+}
+
+/// True once per SIGUSR1 received since the last call.
+pub fn take_dump_request() -> bool {
+    DUMP.swap(false, Ordering::Relaxed)
 }
 
 /// The flag itself, for code that takes an `&AtomicBool` to poll.

@@ -15,6 +15,7 @@ mod fsync;
 mod fsync_like;
 mod fuzz;
 mod habits;
+mod hindsight;
 mod layering;
 mod learn;
 mod one_judgement;

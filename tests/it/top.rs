@@ -1086,3 +1086,40 @@ fn top_saves_its_learned_state_at_exit() {
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
 }
+
+/// Hindsight in `top` (issue 41): SIGUSR1 to a live view writes the samples held as a
+/// recording, and the view says where.
+#[test]
+fn sigusr1_to_a_live_view_writes_its_hindsight() {
+    let Some(t) = Tmux::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let cmd = format!(
+        "{} top -i 0.2 --no-learn --no-bpf --no-profile --hindsight 1m --hindsight-tail 0 \
+         --hindsight-dir '{}'",
+        env!("CARGO_BIN_EXE_iosat"),
+        hs.display()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("iosat top");
+    let shell = t.run(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
+    let shell = shell.trim();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    // Two samples held at least, then the request.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // SAFETY: kill(2) on the pid of the process this test started through the shell.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGUSR1) }, 0);
+    let s = t.wait_for("hindsight: wrote");
+    assert!(s.contains("iosat top"), "the view goes on:\n{s}");
+    let dumps: Vec<_> = std::fs::read_dir(&hs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dumps.len(), 1, "{dumps:?}");
+    let text = std::fs::read_to_string(&dumps[0]).unwrap();
+    assert!(text.starts_with("#iosat-record 1\n"), "{text}");
+    assert!(text.matches("\nT ").count() >= 2, "{text}");
+    t.keys(&["q"]);
+    t.wait_for("PROMPT$");
+}

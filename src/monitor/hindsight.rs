@@ -1,0 +1,533 @@
+//! Hindsight (issue 41): the last minutes of a live run's raw samples kept in memory, bounded
+//! in time and in bytes, and written out as an ordinary recording (monitor::record) when a
+//! device turns overloaded or when asked (SIGUSR1), so that an incident can be looked at after
+//! it happened with `iosat analyze`, `report` and `compare`, at the run's full resolution.
+//!
+//! What is kept is exactly what `--record` would have appended (the collector hands over each
+//! sample's lines), so a dump replays with the same parser and formulas as the live run.
+//! Device announcements (`D`, `I`) are kept apart, one per device, and written at the head of
+//! every dump: a dump that begins after a device was first seen still names it.
+//! A dump covers the span before its trigger and a tail after it; a trigger during the tail
+//! extends it (one dump per incident). Written under a temporary name, synced and renamed;
+//! the oldest dumps beyond the retention limits are removed (only files named as iosat names
+//! its dumps, never through a symlink). Pure but for [`Hindsight::write_due`].
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use super::record::{self, Event};
+use crate::error::Error;
+
+/// The file names of dumps: `hindsight-<UTC time>-<reason>.rec`.
+pub const PREFIX: &str = "hindsight-";
+pub const SUFFIX: &str = ".rec";
+
+/// How much hindsight to keep and where dumps go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The span kept before a trigger, ns (0: off).
+    pub span_ns: u64,
+    /// Kept after a trigger before the dump is written, ns.
+    pub tail_ns: u64,
+    /// The most bytes of samples kept in memory; the oldest go first beyond it.
+    pub max_bytes: usize,
+    /// Where dumps are written (made when missing).
+    pub dir: PathBuf,
+    /// Retention: at most this many dumps, and at most this many bytes of them.
+    pub keep: usize,
+    pub keep_bytes: u64,
+}
+
+/// One sample's lines.
+#[derive(Debug, Clone)]
+struct Held {
+    mono_ns: u64,
+    wall_ns: i64,
+    text: String,
+}
+
+/// A dump asked for and not yet written.
+#[derive(Debug, Clone, PartialEq)]
+struct Pending {
+    /// Why, for the file name and the line on stderr ("overloaded-sda", "signal").
+    reason: String,
+    /// Write once a sample at or after this monotonic time is kept.
+    due_mono_ns: u64,
+    trigger_wall_ns: i64,
+}
+
+/// The ring and its dumps.
+#[derive(Debug)]
+pub struct Hindsight {
+    settings: Settings,
+    interval_ns: u64,
+    host: String,
+    /// `D` and `I` lines by device number and name (a re-created device keeps both).
+    devices: BTreeMap<(u32, u32, String), String>,
+    held: VecDeque<Held>,
+    bytes: usize,
+    /// The sample being assembled (the events fed before its `T`).
+    current: String,
+    pending: Option<Pending>,
+    /// Devices judged overloaded in the last interval: a trigger fires when one turns so.
+    overloaded: Vec<String>,
+    /// Dumps written so far in this run.
+    pub written: u64,
+}
+
+impl Hindsight {
+    pub fn new(settings: Settings, interval_ns: u64, host: String) -> Hindsight {
+        Hindsight {
+            settings,
+            interval_ns,
+            host,
+            devices: BTreeMap::new(),
+            held: VecDeque::new(),
+            bytes: 0,
+            current: String::new(),
+            pending: None,
+            overloaded: Vec::new(),
+            written: 0,
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// One element of the live run, in the order the collector feeds them. A sample (`T`)
+    /// closes what came before it into one held sample.
+    pub fn feed(&mut self, ev: &Event) {
+        match ev {
+            Event::Run { interval_ns, .. } => {
+                if *interval_ns > 0 {
+                    self.interval_ns = *interval_ns;
+                }
+            }
+            Event::Device {
+                major, minor, name, ..
+            }
+            | Event::Identity {
+                major, minor, name, ..
+            } => {
+                let line = record::format_event(ev);
+                let key = (*major, *minor, name.clone());
+                let e = self.devices.entry(key).or_default();
+                // One D and one I line per device: a D replaces a D, an I an I.
+                let kind = line.as_bytes()[0];
+                let mut kept: Vec<&str> = e.lines().filter(|l| l.as_bytes()[0] != kind).collect();
+                kept.push(line.trim_end());
+                *e = kept.join("\n") + "\n";
+            }
+            Event::Sample(raw) => {
+                let mut text = std::mem::take(&mut self.current);
+                text.push_str(&record::format_sample(raw));
+                self.push(Held {
+                    mono_ns: raw.mono_ns,
+                    wall_ns: raw.wall_ns,
+                    text,
+                });
+            }
+            other => self.current.push_str(&record::format_event(other)),
+        }
+    }
+
+    fn push(&mut self, h: Held) {
+        self.bytes += h.text.len();
+        let now = h.mono_ns;
+        self.held.push_back(h);
+        // While a dump is pending, the span before its trigger is not aged out.
+        let keep_from = match &self.pending {
+            Some(_) => 0,
+            None => now.saturating_sub(self.settings.span_ns),
+        };
+        while self.held.len() > 2
+            && (self.held[0].mono_ns < keep_from || self.bytes > self.settings.max_bytes)
+        {
+            let old = self.held.pop_front().expect("non-empty");
+            self.bytes -= old.text.len();
+        }
+    }
+
+    /// The bytes of samples held now.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The seconds of samples held now.
+    pub fn held_s(&self) -> f64 {
+        match (self.held.front(), self.held.back()) {
+            (Some(a), Some(b)) => (b.mono_ns - a.mono_ns) as f64 / 1e9,
+            _ => 0.0,
+        }
+    }
+
+    /// The devices judged overloaded in the interval that ended at `mono_ns`: one that was not
+    /// in the interval before triggers a dump.
+    pub fn judged(&mut self, overloaded: Vec<String>, mono_ns: u64, wall_ns: i64) {
+        let new: Vec<&String> = overloaded
+            .iter()
+            .filter(|d| !self.overloaded.contains(d))
+            .collect();
+        if let Some(first) = new.first() {
+            let reason = format!("overloaded-{}", safe_name(first));
+            self.trigger(reason, mono_ns, wall_ns);
+        }
+        self.overloaded = overloaded;
+    }
+
+    /// Ask for a dump of the span before `mono_ns` and the tail after it; a trigger during a
+    /// pending dump's tail extends that dump.
+    pub fn trigger(&mut self, reason: String, mono_ns: u64, wall_ns: i64) {
+        let due = mono_ns.saturating_add(self.settings.tail_ns);
+        match &mut self.pending {
+            Some(p) => p.due_mono_ns = p.due_mono_ns.max(due),
+            None => {
+                self.pending = Some(Pending {
+                    reason,
+                    due_mono_ns: due,
+                    trigger_wall_ns: wall_ns,
+                })
+            }
+        }
+    }
+
+    /// Is a dump waiting for its tail?
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The recording of what is held: header, run, devices, samples. Pure.
+    pub fn render(&self) -> String {
+        let mut s = String::with_capacity(self.bytes + 4096);
+        s.push_str(record::HEADER);
+        s.push_str(&format!("#host {}\n", self.host));
+        if let Some(p) = &self.pending {
+            s.push_str(&format!(
+                "# hindsight: {} at wall {} ns; {} s before it kept, {} s after\n",
+                p.reason,
+                p.trigger_wall_ns,
+                self.settings.span_ns / 1_000_000_000,
+                self.settings.tail_ns / 1_000_000_000
+            ));
+        }
+        let wall = self.held.front().map_or(0, |h| h.wall_ns);
+        s.push_str(&record::format_run(wall, self.interval_ns));
+        for lines in self.devices.values() {
+            s.push_str(lines);
+        }
+        for h in &self.held {
+            s.push_str(&h.text);
+        }
+        s
+    }
+
+    /// Write the pending dump when its tail has passed (`now_mono_ns`), or at once with
+    /// `now`: the end of the run cuts the tail short. The path written, if any.
+    pub fn write_due(&mut self, now_mono_ns: u64, now: bool) -> Result<Option<PathBuf>, Error> {
+        let due = match &self.pending {
+            Some(p) => now || now_mono_ns >= p.due_mono_ns,
+            None => false,
+        };
+        if !due || self.held.is_empty() {
+            return Ok(None);
+        }
+        let p = self.pending.clone().expect("due");
+        let text = self.render();
+        self.pending = None;
+        let dir = make_dir(&self.settings.dir)?;
+        let path = dir.join(format!(
+            "{PREFIX}{}-{}{SUFFIX}",
+            utc_stamp(p.trigger_wall_ns),
+            p.reason
+        ));
+        let path = free_name(&path);
+        crate::sys::fs::replace_file(&path, text.as_bytes())?;
+        self.written += 1;
+        retain(&dir, self.settings.keep, self.settings.keep_bytes, &path);
+        Ok(Some(path))
+    }
+}
+
+/// A device name as a file-name part: letters, digits, `-`, `_` and `.` kept, the rest `_`.
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `20261129T031200Z` of a wall time in ns (units::iso_utc without its separators).
+fn utc_stamp(wall_ns: i64) -> String {
+    let iso = crate::units::iso_utc(wall_ns);
+    let (date, time) = iso.split_at(10);
+    format!("{}{}Z", date.replace('-', ""), time[..9].replace(':', ""))
+}
+
+/// `path`, or `path` with `-2`, `-3`, … before the suffix when taken: a dump never replaces one.
+fn free_name(path: &Path) -> PathBuf {
+    if std::fs::symlink_metadata(path).is_err() {
+        return path.to_path_buf();
+    }
+    let stem = path.to_string_lossy();
+    let stem = stem.strip_suffix(SUFFIX).unwrap_or(&stem).to_string();
+    (2..)
+        .map(|n| PathBuf::from(format!("{stem}-{n}{SUFFIX}")))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("some free name")
+}
+
+/// The dump directory, made (0700) when missing; refused when it is a symlink or not a
+/// directory, or, as root, writable by others (someone could plant files for root to remove).
+fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {
+            if crate::sys::is_root() && (m.uid() != 0 || m.mode() & 0o022 != 0) {
+                return Err(Error::Safety(format!(
+                    "hindsight: {} can be written by others (owner uid {}, mode {:o}); iosat \
+                     as root writes no dumps there (--hindsight-dir a directory only root can \
+                     write)",
+                    dir.display(),
+                    m.uid(),
+                    m.mode() & 0o7777
+                )));
+            }
+        }
+        Ok(_) => {
+            return Err(Error::Safety(format!(
+                "hindsight: {} is not a directory of its own (a symlink or a file); iosat \
+                 does not follow it",
+                dir.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| Error::io(dir, e))?;
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// Remove the oldest dumps (regular files named as iosat names them) beyond `keep` files or
+/// `keep_bytes` bytes, never `newest`.
+fn retain(dir: &Path, keep: usize, keep_bytes: u64, newest: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut dumps: Vec<(String, PathBuf, u64)> = rd
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            let m = e.path().symlink_metadata().ok()?;
+            (name.starts_with(PREFIX) && name.ends_with(SUFFIX) && m.is_file())
+                .then(|| (name, e.path(), m.len()))
+        })
+        .collect();
+    // Names start with the UTC time: oldest first.
+    dumps.sort();
+    let mut total: u64 = dumps.iter().map(|d| d.2).sum();
+    let mut count = dumps.len();
+    for (_, path, len) in dumps {
+        if count <= keep && total <= keep_bytes {
+            break;
+        }
+        if path == newest {
+            continue;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            count -= 1;
+            total -= len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::RawSample;
+
+    fn settings(dir: &Path) -> Settings {
+        Settings {
+            span_ns: 10_000_000_000,
+            tail_ns: 2_000_000_000,
+            max_bytes: 1 << 20,
+            dir: dir.to_path_buf(),
+            keep: 3,
+            keep_bytes: 1 << 30,
+        }
+    }
+
+    const WALL0: i64 = 1_795_000_000_000_000_000;
+
+    /// Second `t` of a run: one diskstats line with `t` reads.
+    fn sample(h: &mut Hindsight, t: u64) {
+        let raw = RawSample {
+            mono_ns: t * 1_000_000_000,
+            wall_ns: WALL0 + t as i64 * 1_000_000_000,
+            text: format!(
+                "   7       0 loop0 {t} 0 {} {t} 0 0 0 0 0 {t} {t} 0 0 0 0 0 0\n",
+                t * 8
+            ),
+        };
+        h.feed(&Event::Sample(raw));
+    }
+
+    fn ring(dir: &Path) -> Hindsight {
+        let mut h = Hindsight::new(settings(dir), 1_000_000_000, "testhost".into());
+        h.feed(&Event::Run {
+            wall_ns: WALL0,
+            interval_ns: 1_000_000_000,
+        });
+        h.feed(&Event::Device {
+            major: 7,
+            minor: 0,
+            name: "loop0".into(),
+            meta: crate::monitor::select::DeviceMeta {
+                kind: None,
+                display_name: "loop0".into(),
+            },
+        });
+        h
+    }
+
+    #[test]
+    fn the_ring_keeps_its_span_and_its_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        for t in 0..100 {
+            sample(&mut h, t);
+        }
+        // 10 s of span: samples 89..=99 (the first at exactly span before the last is kept).
+        assert_eq!(h.held.len(), 11);
+        assert!((h.held_s() - 10.0).abs() < 1e-9);
+        let mut small = Hindsight::new(
+            Settings {
+                max_bytes: 300,
+                ..settings(d.path())
+            },
+            1_000_000_000,
+            "h".into(),
+        );
+        for t in 0..100 {
+            sample(&mut small, t);
+        }
+        assert!(small.bytes() <= 300, "{}", small.bytes());
+        assert!(small.held.len() >= 2);
+    }
+
+    #[test]
+    fn a_dump_replays_as_a_recording_of_the_span_and_its_tail() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        for t in 0..30 {
+            sample(&mut h, t);
+            if t == 20 {
+                h.judged(vec!["loop0".into()], t * 1_000_000_000, WALL0);
+            }
+            // Still overloaded: no second trigger.
+            if t == 21 {
+                h.judged(vec!["loop0".into()], t * 1_000_000_000, WALL0);
+            }
+            let w = h.write_due(t * 1_000_000_000, false).unwrap();
+            assert_eq!(w.is_some(), t == 22, "second {t}");
+        }
+        let files: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1);
+        let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("hindsight-20") && name.ends_with("-overloaded-loop0.rec"));
+        let text = std::fs::read_to_string(&files[0]).unwrap();
+        let (events, source) = record::parse(&text).unwrap();
+        assert_eq!(source, record::Source::Iosat);
+        let stamps: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Sample(r) => Some(r.mono_ns / 1_000_000_000),
+                _ => None,
+            })
+            .collect();
+        // The 10 s before the trigger at 20 and the 2 s tail.
+        assert_eq!(stamps, (10..=22).collect::<Vec<_>>());
+        assert!(matches!(events[0], Event::Run { .. }));
+        assert!(matches!(events[1], Event::Device { .. }));
+    }
+
+    #[test]
+    fn a_trigger_in_the_tail_extends_the_dump_and_the_oldest_dumps_go() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        let mut written = Vec::new();
+        for t in 0..200 {
+            sample(&mut h, t);
+            // Overloaded at 5, again at 6 (a new device), then every 20 s a new incident.
+            if t == 5 || t % 20 == 0 && t > 0 {
+                h.judged(
+                    vec![format!("d{t}")],
+                    t * 1_000_000_000,
+                    WALL0 + t as i64 * 1_000_000_000,
+                );
+            } else if t == 6 {
+                h.judged(vec!["d5".into(), "e6".into()], t * 1_000_000_000, WALL0);
+            } else {
+                h.judged(Vec::new(), t * 1_000_000_000, WALL0);
+            }
+            if let Some(p) = h.write_due(t * 1_000_000_000, false).unwrap() {
+                written.push((t, p));
+            }
+        }
+        // The trigger at 6 moved the first dump from 7 to 8.
+        assert_eq!(written[0].0, 8);
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(left.len(), 3, "retention keeps 3 of {}", written.len());
+        assert!(written.last().unwrap().1.exists());
+        assert!(!written[0].1.exists());
+    }
+
+    #[test]
+    fn the_end_of_a_run_writes_a_pending_dump_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        sample(&mut h, 0);
+        sample(&mut h, 1);
+        h.trigger("signal".into(), 1_000_000_000, WALL0);
+        assert!(h.write_due(1_000_000_000, false).unwrap().is_none());
+        let p = h.write_due(1_000_000_000, true).unwrap().unwrap();
+        assert!(p.to_string_lossy().ends_with("-signal.rec"));
+        assert!(!h.is_pending());
+    }
+
+    #[test]
+    fn a_dump_dir_that_is_a_symlink_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        let link = d.path().join("hs");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut h = ring(&link);
+        sample(&mut h, 0);
+        h.trigger("signal".into(), 0, WALL0);
+        let e = h.write_due(0, true).unwrap_err();
+        assert!(e.to_string().contains("does not follow"), "{e}");
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        // 2026-11-29 03:12:00 UTC.
+        assert_eq!(utc_stamp(1_795_921_920 * 1_000_000_000), "20261129T031200Z");
+    }
+}
