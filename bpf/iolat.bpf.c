@@ -35,6 +35,14 @@
 // gone (another completion on the CPU between its two hooks, or a task-context completion
 // moved to another CPU) is in its op's histogram but in no class, never in a wrong one. Not
 // a hash map keyed by request: its update cost 5x the rest of the program (bench/bpf_overhead.sh).
+//
+// Queue and device time (issue 40), from the request's own stamps, no map of requests in flight:
+// queue = io_start_time_ns - start_time_ns (allocated to issued to the driver), device =
+// completion - io_start_time_ns; each in a histogram of the same layout as the total, per device
+// slot and op, with exact sums. The kernel stamps io_start_time_ns only where the queue has
+// QUEUE_FLAG_STATS (blk_mq_start_request() in block/blk-mq.c: set while a blk-stat callback is
+// registered, i.e. wbt, io.latency, iocost or hybrid polling on the queue); elsewhere it stays 0
+// (blk_mq_rq_ctx_init) and the request is counted as unsplit: in the total only.
 
 typedef unsigned char __u8;
 typedef unsigned int __u32;
@@ -85,6 +93,15 @@ struct hist {
 	__u64 sum_ns;
 };
 
+struct split_hist {
+	__u64 queue[NBUCKETS];
+	__u64 device[NBUCKETS];
+	__u64 queue_sum_ns;
+	__u64 device_sum_ns;
+	// Requests with no usable issue stamp (0, or outside start..completion).
+	__u64 unsplit;
+};
+
 struct class_hist {
 	__u64 buckets[NCBUCKETS];
 	__u64 sum_ns;
@@ -133,6 +150,14 @@ struct {
 	__type(value, struct hist);
 } hists SEC(".maps");
 
+// Index slot * NOPS + op, as hists.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 64 * NOPS);
+	__type(key, __u32);
+	__type(value, struct split_hist);
+} split_hists SEC(".maps");
+
 // Index (slot * CLASS_OPS + op) * NCLASSES + class, op read or write.
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -163,6 +188,7 @@ struct request {
 	__u32 rq_flags;
 	__u32 __data_len;
 	__u64 start_time_ns;
+	__u64 io_start_time_ns;
 } __attribute__((preserve_access_index));
 
 // Before 5.17 the disk hung off the request itself.
@@ -227,6 +253,31 @@ static __always_inline __u32 *slot_of(__u32 dev)
 	return bpf_map_lookup_elem(&slots, &dev);
 }
 
+// The request's queue and device time (see the header), or its count as unsplit.
+static __always_inline void split(__u32 idx, struct request *rq, __u64 start, __u64 now)
+{
+	struct split_hist *sp = bpf_map_lookup_elem(&split_hists, &idx);
+	if (!sp)
+		return;
+	__u64 issue = 0;
+	if (__builtin_preserve_field_info(rq->io_start_time_ns, 2))
+		issue = rq->io_start_time_ns;
+	if (issue == 0 || issue < start || issue > now) {
+		sp->unsplit += 1;
+		return;
+	}
+	__u64 qns = issue - start, dns = now - issue;
+	__u64 qb = bucket_of(qns), db = bucket_of(dns);
+	asm volatile("" : "+r"(qb));
+	asm volatile("" : "+r"(db));
+	if (qb >= NBUCKETS || db >= NBUCKETS)
+		return;
+	sp->queue[qb] += 1;
+	sp->device[db] += 1;
+	sp->queue_sum_ns += qns;
+	sp->device_sum_ns += dns;
+}
+
 // What both entry points do with a request of `bytes` (0: unknown) that has finished whole at
 // time `now`.
 static __always_inline int account(struct request *rq, __u64 now, __u64 bytes)
@@ -287,6 +338,7 @@ static __always_inline int account(struct request *rq, __u64 now, __u64 bytes)
 		return 0;
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
+	split(idx, rq, start, now);
 	if (bytes == 0 || kind > OP_WRITE)
 		return 0;
 	__u32 class = bytes <= SMALL_MAX_BYTES ? 0 : bytes <= MEDIUM_MAX_BYTES ? 1 : 2;

@@ -422,6 +422,7 @@ writes, flushes are not counted).",
     super::caps::render(o, s);
     render_changes(o, s);
     render_latency(o, s);
+    super::split::render(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
         o.family(

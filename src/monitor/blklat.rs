@@ -4,7 +4,9 @@
 //! with their coverage (completions the histogram saw ÷ diskstats' completions). diskstats stays
 //! the authority for counts and means; the histogram gives the percentiles. Reads and writes also
 //! per request-size class (the sizes read in the kernel, classed by model::SizeClass's edges):
-//! each class's count, mean size, mean and percentiles, from its coarser histogram. Pure.
+//! each class's count, mean size, mean and percentiles, from its coarser histogram. Reads and
+//! writes also split into queue and device time (issue 40), where the kernel stamps the issue.
+//! Pure.
 //! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
 //!
 //! Resolution: below 1.024 µs the buckets are 128 ns wide; above, each power of two is split
@@ -15,8 +17,8 @@
 
 use crate::analysis::learned::SizeClass;
 use crate::sys::bpf::{
-    DevHists, RawClass, RawHist, CLASS_OPS, CLASS_SHIFT, MAX_LOG2, NBUCKETS, NCBUCKETS, NCLASSES,
-    NOPS, SUB_BITS, UNIT_SHIFT,
+    DevHists, RawClass, RawHist, RawSplit, CLASS_OPS, CLASS_SHIFT, MAX_LOG2, NBUCKETS, NCBUCKETS,
+    NCLASSES, NOPS, SUB_BITS, UNIT_SHIFT,
 };
 use crate::sys::device::DevKind;
 
@@ -196,6 +198,81 @@ impl OpLatency {
     }
 }
 
+/// One direction's queue and device time in one interval (ms; None without split requests):
+/// queue = issued to the driver − allocated (the scheduler, a full tag set, wbt), device =
+/// completed − issued, from each request's own stamps. A request the kernel did not stamp at
+/// issue (its queue has no blk-stat user: no wbt, io.latency, iocost) is `unsplit`: in the total
+/// only. Same bucket resolution as the total (12.5 % at worst for a percentile); the means are
+/// exact, and for split requests queue + device is the total exactly.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct OpSplit {
+    /// Completions split into queue and device time.
+    pub count: u64,
+    /// Completions without the kernel's issue stamp.
+    pub unsplit: u64,
+    pub queue_mean_ms: Option<f64>,
+    pub queue_p50_ms: Option<f64>,
+    pub queue_p95_ms: Option<f64>,
+    pub queue_p99_ms: Option<f64>,
+    pub device_mean_ms: Option<f64>,
+    pub device_p50_ms: Option<f64>,
+    pub device_p95_ms: Option<f64>,
+    pub device_p99_ms: Option<f64>,
+    /// The queue's share of the split requests' latency (Σ queue ÷ Σ (queue + device)), in %.
+    pub queue_share_pct: Option<f64>,
+}
+
+impl OpSplit {
+    /// `cur − prev` of one op; None when a counter went backwards; Some(None) when the op
+    /// completed nothing in the interval.
+    fn between(prev: Option<&RawSplit>, cur: Option<&RawSplit>) -> Option<Option<OpSplit>> {
+        let q = Hist::between(prev.map(|p| &p.queue), cur.map(|c| &c.queue))?;
+        let d = Hist::between(prev.map(|p| &p.device), cur.map(|c| &c.device))?;
+        let unsplit = cur
+            .map_or(0, |c| c.unsplit)
+            .checked_sub(prev.map_or(0, |p| p.unsplit))?;
+        Some(OpSplit::of(&q, &d, unsplit))
+    }
+
+    /// One interval's queue and device histograms and unsplit count (None: no completion).
+    pub fn of(q: &Hist, d: &Hist, unsplit: u64) -> Option<OpSplit> {
+        let count = q.count();
+        if count == 0 && unsplit == 0 {
+            return None;
+        }
+        let ms = |ns: Option<f64>| ns.map(|v| v / 1e6);
+        let mean = |sum: u64| (count > 0).then(|| sum as f64 / count as f64 / 1e6);
+        let both = q.sum_ns + d.sum_ns;
+        Some(OpSplit {
+            count,
+            unsplit,
+            queue_mean_ms: mean(q.sum_ns),
+            queue_p50_ms: ms(q.quantile_ns(0.50)),
+            queue_p95_ms: ms(q.quantile_ns(0.95)),
+            queue_p99_ms: ms(q.quantile_ns(0.99)),
+            device_mean_ms: mean(d.sum_ns),
+            device_p50_ms: ms(d.quantile_ns(0.50)),
+            device_p95_ms: ms(d.quantile_ns(0.95)),
+            device_p99_ms: ms(d.quantile_ns(0.99)),
+            queue_share_pct: (count > 0 && both > 0).then(|| q.sum_ns as f64 / both as f64 * 100.0),
+        })
+    }
+
+    /// The kernel stamped none of the interval's requests at issue: no split to give.
+    pub fn unavailable(&self) -> bool {
+        self.count == 0 && self.unsplit > 0
+    }
+}
+
+/// The line that says a device's requests carry no issue stamp (once per device).
+pub fn split_unavailable_line(device: &str) -> String {
+    format!(
+        "queue/device split unavailable on {device}: the kernel does not stamp issue time \
+         (no wbt/iolatency on this queue); its latency is shown whole"
+    )
+}
+
 /// One size class of one direction in one interval (the class histogram's difference).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -264,6 +341,13 @@ pub struct Measured {
     /// The same for writes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_classes: Option<Box<[ClassLatency; NCLASSES]>>,
+    /// Reads' queue and device time, when any read completed (not in recordings from before
+    /// the source split them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_split: Option<OpSplit>,
+    /// The same for writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_split: Option<OpSplit>,
 }
 
 impl Measured {
@@ -303,6 +387,22 @@ impl Measured {
             r.filter(|r| *r > crate::analysis::OVERLOAD_P95_FACTOR)
                 .map(|r| (dir, r))
         })
+    }
+
+    /// Reads' (`write` false) or writes' queue and device time.
+    pub fn split(&self, write: bool) -> Option<&OpSplit> {
+        if write {
+            self.write_split.as_ref()
+        } else {
+            self.read_split.as_ref()
+        }
+    }
+
+    /// Some direction completed requests and the kernel stamped none of them at issue.
+    pub fn split_unavailable(&self) -> bool {
+        let dirs = [self.read_split.as_ref(), self.write_split.as_ref()];
+        dirs.iter().flatten().any(|s| s.unavailable())
+            && !dirs.iter().flatten().any(|s| s.count > 0)
     }
 
     /// Completions the histogram saw and diskstats counted in the interval.
@@ -411,6 +511,8 @@ pub fn device_latency(
         }
     }
     let [read_classes, write_classes] = classes;
+    let split = |op: usize| OpSplit::between(p.map(|d| &d.split[op]), c.map(|d| &d.split[op]));
+    let (read_split, write_split) = (split(0)?, split(1)?);
     let mut it = ops.into_iter();
     let mut next = || it.next().unwrap_or_default();
     Some(DevLatency::Measured(Box::new(Measured {
@@ -421,6 +523,8 @@ pub fn device_latency(
         coverage_pct: (total > 0).then(|| seen as f64 / total as f64 * 100.0),
         read_classes,
         write_classes,
+        read_split,
+        write_split,
         ..Measured::default()
     })))
 }
@@ -516,6 +620,7 @@ mod tests {
                 minor: 3,
                 ops,
                 classes: Default::default(),
+                split: Default::default(),
             }],
         }
     }
@@ -571,6 +676,93 @@ mod tests {
                 [0; 4]
             ),
             None
+        );
+    }
+
+    #[test]
+    fn queue_plus_device_is_the_total_littles_law() {
+        // 2000 requests, as the program files them: queue 0..4 ms, device 0.2..1.2 ms, the
+        // total their sum; 300 more without an issue stamp (total only).
+        let mut total = Vec::new();
+        let (mut q, mut d) = (Vec::new(), Vec::new());
+        let mut x: u64 = 12345;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..2000 {
+            let (qn, dn) = (next() % 4_000_000, 200_000 + next() % 1_000_000);
+            q.push(qn);
+            d.push(dn);
+            total.push(qn + dn);
+        }
+        let unsplit: Vec<u64> = (0..300).map(|_| 500_000 + next() % 100_000).collect();
+        let mut cur = sample([raw(&[]), raw(&[]), raw(&[]), raw(&[])]);
+        cur.devs[0].ops[0] = raw(&[total.clone(), unsplit.clone()].concat());
+        cur.devs[0].split[0] = RawSplit {
+            queue: raw(&q),
+            device: raw(&d),
+            unsplit: 300,
+        };
+        let l = device_latency(None, &BlkSample::default(), &cur, 7, 3, [2300, 0, 0, 0]).unwrap();
+        let m = l.measured().unwrap();
+        let s = m.split(false).expect("read split");
+        assert_eq!((s.count, s.unsplit), (2000, 300));
+        assert!(m.split(true).is_none(), "no writes: no split");
+        assert!(!m.split_unavailable());
+        // Little's law per stage: the means add up to the split requests' total mean, exactly
+        // from the sums and to the buckets' resolution (12.5 %) from the buckets' midpoints.
+        let split_total_ms = total.iter().sum::<u64>() as f64 / 2000.0 / 1e6;
+        let (qm, dm) = (s.queue_mean_ms.unwrap(), s.device_mean_ms.unwrap());
+        assert!(
+            (qm + dm - split_total_ms).abs() < 1e-9,
+            "{qm} + {dm} vs {split_total_ms}"
+        );
+        let mid_mean = |h: &RawHist| {
+            let n: u64 = h.buckets.iter().sum();
+            h.buckets
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    let (lo, hi) = bucket_bounds_ns(i);
+                    c as f64 * (lo + hi) as f64 / 2.0
+                })
+                .sum::<f64>()
+                / n as f64
+                / 1e6
+        };
+        let sp = &cur.devs[0].split[0];
+        let by_buckets = mid_mean(&sp.queue) + mid_mean(&sp.device);
+        assert!(
+            (by_buckets / split_total_ms - 1.0).abs() <= 0.125,
+            "{by_buckets}"
+        );
+        // The share is the queue's part of the sums; the truth here is 2 ÷ (2 + 0.7).
+        let share = s.queue_share_pct.unwrap();
+        assert!((share - 2.0 / 2.7 * 100.0).abs() < 3.0, "{share}");
+        // Percentiles within the resolution of the truth.
+        q.sort_unstable();
+        let p95 = q[1899] as f64 / 1e6;
+        assert!((s.queue_p95_ms.unwrap() / p95 - 1.0).abs() <= 0.125);
+        // A queue without issue stamps: nothing split, said so.
+        let mut cur2 = cur.clone();
+        cur2.devs[0].split[0] = RawSplit {
+            unsplit: 2300,
+            ..RawSplit::default()
+        };
+        let l = device_latency(None, &BlkSample::default(), &cur2, 7, 3, [2300, 0, 0, 0]).unwrap();
+        let m = l.measured().unwrap();
+        let s = m.split(false).unwrap();
+        assert!(s.unavailable() && m.split_unavailable());
+        assert_eq!((s.queue_mean_ms, s.queue_share_pct), (None, None));
+        assert!(split_unavailable_line("loop3").contains("split unavailable on loop3"));
+        // A counter going backwards: no value.
+        assert_eq!(
+            device_latency(None, &cur, &cur2, 7, 3, [0; 4]),
+            None,
+            "queue buckets went backwards"
         );
     }
 

@@ -562,6 +562,17 @@ impl Collector {
                 })
                 .collect();
             self.warn(low);
+            // A queue the kernel does not stamp at issue: said once per device (issue 40).
+            let unsplit: Vec<String> = r
+                .devices
+                .iter()
+                .filter(|d| {
+                    let m = d.latency.as_ref().and_then(|l| l.measured());
+                    m.is_some_and(|m| m.split_unavailable())
+                })
+                .map(|d| super::blklat::split_unavailable_line(&d.meta.display_name))
+                .collect();
+            self.warn(unsplit);
         }
         if let Some(l) = self.replayer.observer_mut() {
             let w = l.take_warnings();

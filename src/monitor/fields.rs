@@ -127,6 +127,25 @@ pub const LATENCY: &[Field<Measured>] = &[
     f("p95/base_w", "p95_vs_baseline_w", "x", |m| {
         m.p95_vs_baseline_w
     }),
+    // Queue or device (issue 40): the queue's share of the latency and the device's own p95.
+    Field {
+        decimals: 1,
+        ..f("rq%", "r_queue_share_pct", "%", |m| {
+            m.read_split.as_ref()?.queue_share_pct
+        })
+    },
+    Field {
+        decimals: 1,
+        ..f("wq%", "w_queue_share_pct", "%", |m| {
+            m.write_split.as_ref()?.queue_share_pct
+        })
+    },
+    f("r_dev95", "r_device_p95_ms", "ms", |m| {
+        m.read_split.as_ref()?.device_p95_ms
+    }),
+    f("w_dev95", "w_device_p95_ms", "ms", |m| {
+        m.write_split.as_ref()?.device_p95_ms
+    }),
 ];
 
 /// A field of either table, by JSON key.

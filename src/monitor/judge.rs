@@ -192,6 +192,30 @@ pub fn judge(row: &DeviceRow) -> Judgement {
     j
 }
 
+/// What the split of each direction's latency into queue and device time says (issue 40), in
+/// words, against the direction's baseline in `j` (the row's judgement): nothing without the
+/// split, with too few requests, or with nothing to explain (analysis::split).
+pub fn split_sentences(row: &DeviceRow, j: &Judgement) -> Vec<String> {
+    let Some(m) = row.latency.as_ref().and_then(|l| l.measured()) else {
+        return Vec::new();
+    };
+    [(&j.read, m.split(false)), (&j.write, m.split(true))]
+        .into_iter()
+        .filter_map(|(dj, sp)| {
+            let sp = sp?;
+            let facts = crate::analysis::split::SplitFacts {
+                dir: dj.dir.as_str(),
+                state: dj.state,
+                count: sp.count,
+                queue_share_pct: sp.queue_share_pct?,
+                device_mean_ns: sp.device_mean_ms? * 1e6,
+                baseline_ns: dj.baseline_latency_ns,
+            };
+            crate::analysis::split::sentence(&facts)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,14 @@
 //!                                      (op r or w, class s, m or l: blklat::CLASS_CODES;
 //!                                      the class histogram's coarser buckets); recordings
 //!                                      from before them have none and replay without.
+//!                                      Then each op's queue and device time (issue 40):
+//!                                      <major>:<minor>/<op>Q/<sum_ns>/<unsplit>/<bucket>=<count>,...
+//!                                      <major>:<minor>/<op>D/<sum_ns>/<bucket>=<count>,...
+//!                                      (the total's buckets; `unsplit`: requests without
+//!                                      the kernel's issue stamp). As with the class tokens,
+//!                                      the header stays at 1: a reader older than these
+//!                                      tokens stops at them naming the line; recordings
+//!                                      without them replay with no split.
 //! K <key>=<value>,... <device>        a cap declared on the command line (issue 42) for
 //!                                      the device as the user named it (the rest of the
 //!                                      line); keys as the profile's `declared_cap` (iops,
@@ -155,6 +163,17 @@ pub fn format_latency(b: &BlkSample) -> String {
                 push_buckets(&mut s, &h.buckets);
             }
         }
+        for (op, sp) in OP_CODES.iter().zip(&d.split) {
+            let (dev, q, v) = (format!("{}:{}", d.major, d.minor), &sp.queue, &sp.device);
+            if sp.unsplit > 0 || q.buckets.iter().any(|&c| c > 0) {
+                s.push_str(&format!(" {dev}/{op}Q/{}/{}/", q.sum_ns, sp.unsplit));
+                push_buckets(&mut s, &q.buckets);
+            }
+            if v.buckets.iter().any(|&c| c > 0) {
+                s.push_str(&format!(" {dev}/{op}D/{}/", v.sum_ns));
+                push_buckets(&mut s, &v.buckets);
+            }
+        }
     }
     s.push('\n');
     s
@@ -212,6 +231,7 @@ fn parse_latency<'a>(mut f: impl Iterator<Item = &'a str>) -> Result<BlkSample, 
                         sum_ns: 0,
                     }),
                     classes: Default::default(),
+                    split: Default::default(),
                 });
                 b.devs.len() - 1
             }
@@ -224,6 +244,26 @@ fn parse_latency<'a>(mut f: impl Iterator<Item = &'a str>) -> Result<BlkSample, 
             let h = &mut b.devs[idx].classes[o][c];
             h.sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
             h.bytes = bytes.parse::<u64>().map_err(|_| bad())?;
+            parse_buckets(buckets, &mut h.buckets).ok_or_else(bad)?;
+            continue;
+        }
+        if let Some(stage) = op.strip_suffix('Q').or_else(|| op.strip_suffix('D')) {
+            let o = OP_CODES.iter().position(|&c| c == stage).ok_or_else(bad)?;
+            let sp = &mut b.devs[idx].split[o];
+            let (h, buckets) = if op.ends_with('Q') {
+                let mut p = rest.splitn(3, '/');
+                let (Some(sum), Some(unsplit), Some(buckets)) = (p.next(), p.next(), p.next())
+                else {
+                    return Err(bad());
+                };
+                sp.unsplit = unsplit.parse::<u64>().map_err(|_| bad())?;
+                sp.queue.sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
+                (&mut sp.queue, buckets)
+            } else {
+                let (sum, buckets) = rest.split_once('/').ok_or_else(bad)?;
+                sp.device.sum_ns = sum.parse::<u64>().map_err(|_| bad())?;
+                (&mut sp.device, buckets)
+            };
             parse_buckets(buckets, &mut h.buckets).ok_or_else(bad)?;
             continue;
         }
@@ -606,6 +646,7 @@ mod tests {
                 minor: 1,
                 ops: [zero.clone(), zero.clone(), zero.clone(), h],
                 classes: Default::default(),
+                split: Default::default(),
             }],
         };
         let line = format_latency(&b);
@@ -627,7 +668,32 @@ mod tests {
              259:1/wl/100/1048576/0=1\n"
         );
         let (ev, _) = parse(&format!("{HEADER}{line}T 1 2\n")).unwrap();
+        assert_eq!(ev[0], Event::Latency(b.clone()));
+        // Queue and device time of reads; a write without issue stamps.
+        let sp = &mut b.devs[0].split;
+        sp[0].queue.buckets[10] = 4;
+        sp[0].queue.sum_ns = 5000;
+        sp[0].device.buckets[60] = 4;
+        sp[0].device.sum_ns = 9_000_000;
+        sp[1].unsplit = 2;
+        let line = format_latency(&b);
+        assert!(
+            line.ends_with(" 259:1/rQ/5000/0/10=4 259:1/rD/9000000/60=4 259:1/wQ/0/2/\n"),
+            "{line}"
+        );
+        let (ev, _) = parse(&format!("{HEADER}{line}T 1 2\n")).unwrap();
         assert_eq!(ev[0], Event::Latency(b));
+        // A recording from before the split reads with none.
+        let (ev, _) = parse("#iosat-record 1\nB 0 8:0/r/1/1=1\nT 1 2\n").unwrap();
+        assert!(matches!(&ev[0], Event::Latency(b) if b.devs[0].split[0].unsplit == 0));
+        for bad in [
+            "B 0 8:0/xQ/1/1/",
+            "B 0 8:0/rQ/1/",
+            "B 0 8:0/rQ/1/x/1=1",
+            "B 0 8:0/rD/1/999=1",
+        ] {
+            assert!(parse(&format!("{bad}\nT 1 2\n")).is_err(), "{bad}");
+        }
         for bad in [
             "B 0 8:0/rx/1/1/",
             "B 0 8:0/dm/1/1/",

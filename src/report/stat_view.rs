@@ -269,6 +269,15 @@ fn device_notes(r: &IntervalReport) -> String {
             crate::analysis::OVERLOAD_P95_FACTOR
         ));
     }
+    // Queue or device (issue 40): what the split of the latency says, per direction.
+    for d in &r.devices {
+        let m = d.latency.as_ref().and_then(|l| l.measured());
+        if m.is_some_and(|m| m.read_split.is_some() || m.write_split.is_some()) {
+            for line in crate::monitor::judge::split_sentences(d, &d.judgement()) {
+                s.push_str(&format!("# {}: {line}\n", d.meta.display_name));
+            }
+        }
+    }
     for d in &r.devices {
         if let Err(e) = &d.rates {
             let why = match e {

@@ -2,7 +2,8 @@
 //! `bpf/iolat.bpf.c`, rebuilt by `scripts/build-bpf.sh`; embedded, so building iosat needs no
 //! clang) with the `aya` crate, attaches it to the BTF-enabled tracepoint `block_io_done` (6.5+:
 //! inside diskstats' own completion accounting) or, on older kernels, `block_rq_complete`, and
-//! reads its per-CPU histograms as cumulative counters, per device and operation and, for reads
+//! reads its per-CPU histograms as cumulative counters, per device and operation (the total, and
+//! its queue and device time where the kernel stamps the issue) and, for reads
 //! and writes, per request-size class (the size from `block_rq_complete`, see the C source). Dropping the [`BlockLatency`] detaches the
 //! program and frees the maps. When the source can't be had ([`open`] returns the reason: no
 //! capabilities, no BTF, lockdown, verifier, old kernel) the caller carries on with diskstats
@@ -68,6 +69,45 @@ struct ClassHist {
 // SAFETY: as Hist's.
 unsafe impl aya::Pod for ClassHist {}
 
+/// `struct split_hist` of the C program: queue and device time of one device and op.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SplitHist {
+    queue: [u64; NBUCKETS],
+    device: [u64; NBUCKETS],
+    queue_sum_ns: u64,
+    device_sum_ns: u64,
+    unsplit: u64,
+}
+
+// SAFETY: as Hist's.
+unsafe impl aya::Pod for SplitHist {}
+
+/// One device's cumulative queue and device time of one operation (summed over the CPUs):
+/// queue = issued to the driver − allocated, device = completed − issued, from the request's
+/// own stamps; `unsplit` counts the requests without an issue stamp (the queue has no blk-stat
+/// user: see the C source), which are in the total only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawSplit {
+    pub queue: RawHist,
+    pub device: RawHist,
+    pub unsplit: u64,
+}
+
+impl Default for RawSplit {
+    fn default() -> RawSplit {
+        let zero = || RawHist {
+            buckets: vec![0; NBUCKETS],
+            sum_ns: 0,
+        };
+        RawSplit {
+            queue: zero(),
+            device: zero(),
+            unsplit: 0,
+        }
+    }
+}
+
 /// One device's cumulative histogram of one operation and size class (summed over the CPUs):
 /// [`NCBUCKETS`] buckets, each two of [`RawHist`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +145,8 @@ pub struct DevHists {
     /// Reads', then writes' requests by size class (small, medium, large); a request whose
     /// size the program missed is in its op's histogram only.
     pub classes: [[RawClass; NCLASSES]; CLASS_OPS],
+    /// Per op (read, write, discard, flush): its queue and device time.
+    pub split: [RawSplit; NOPS],
 }
 
 /// Why there are no live latency percentiles.
@@ -234,6 +276,7 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
         .set_max_entries("free_slots", MAX_SLOTS)
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
         .set_max_entries("class_hists", MAX_SLOTS * (CLASS_OPS * NCLASSES) as u32)
+        .set_max_entries("split_hists", MAX_SLOTS * NOPS as u32)
         .load(OBJECT)
         .map_err(|e| refused(&e))?;
     // The hook next to diskstats' accounting where the kernel has it (its BTF names the
@@ -386,10 +429,37 @@ impl BlockLatency {
                 minor: dev & ((1 << 20) - 1),
                 ops,
                 classes: by_class,
+                split: self.read_split(slot)?,
             });
         }
         out.sort_by_key(|d| (d.major, d.minor));
         Ok((out, dropped))
+    }
+
+    /// A slot's cumulative queue and device time per op, summed over the CPUs.
+    fn read_split(&self, slot: u32) -> Result<[RawSplit; NOPS], String> {
+        let split: PerCpuArray<_, SplitHist> = self
+            .ebpf
+            .map("split_hists")
+            .ok_or("no split_hists map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
+        let mut out: [RawSplit; NOPS] = Default::default();
+        for (op, raw) in out.iter_mut().enumerate() {
+            let idx = slot * NOPS as u32 + op as u32;
+            for h in split.get(&idx, 0).map_err(|e| e.to_string())?.iter() {
+                let add = |into: &mut RawHist, b: &[u64], sum: u64| {
+                    for (a, b) in into.buckets.iter_mut().zip(b) {
+                        *a = a.wrapping_add(*b);
+                    }
+                    into.sum_ns = into.sum_ns.wrapping_add(sum);
+                };
+                add(&mut raw.queue, &h.queue, h.queue_sum_ns);
+                add(&mut raw.device, &h.device, h.device_sum_ns);
+                raw.unsplit = raw.unsplit.wrapping_add(h.unsplit);
+            }
+        }
+        Ok(out)
     }
 
     /// (device number, slot) of every device holding a slot.
@@ -500,6 +570,24 @@ impl BlockLatency {
                     .map_err(|e| e.to_string())?;
                 classes.set(slot * per_slot + i, values, 0).map_err(err)?;
             }
+            let mut split: PerCpuArray<_, SplitHist> = self
+                .ebpf
+                .map_mut("split_hists")
+                .ok_or("no split_hists map")?
+                .try_into()
+                .map_err(err)?;
+            let zero_split = SplitHist {
+                queue: [0; NBUCKETS],
+                device: [0; NBUCKETS],
+                queue_sum_ns: 0,
+                device_sum_ns: 0,
+                unsplit: 0,
+            };
+            for op in 0..NOPS as u32 {
+                let values = aya::maps::PerCpuValues::try_from(vec![zero_split; cpus])
+                    .map_err(|e| e.to_string())?;
+                split.set(slot * NOPS as u32 + op, values, 0).map_err(err)?;
+            }
             let mut free: aya::maps::Queue<_, u32> = self
                 .ebpf
                 .map_mut("free_slots")
@@ -581,5 +669,27 @@ mod tests {
         assert_eq!(define("SMALL_MAX_BYTES") as u64, SMALL_MAX_BYTES);
         assert_eq!(define("MEDIUM_MAX_BYTES") as u64, MEDIUM_MAX_BYTES);
         assert_eq!(std::mem::size_of::<ClassHist>(), (NCBUCKETS + 2) * 8);
+        assert_eq!(std::mem::size_of::<SplitHist>(), (2 * NBUCKETS + 3) * 8);
+        // The split's struct is the C one, field for field.
+        let body = c
+            .split("struct split_hist {")
+            .nth(1)
+            .and_then(|b| b.split("};").next())
+            .expect("struct split_hist in the C source");
+        let fields: Vec<&str> = body
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("__u64"))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "__u64 queue[NBUCKETS];",
+                "__u64 device[NBUCKETS];",
+                "__u64 queue_sum_ns;",
+                "__u64 device_sum_ns;",
+                "__u64 unsplit;"
+            ]
+        );
     }
 }

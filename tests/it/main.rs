@@ -25,6 +25,7 @@ mod report;
 mod safety;
 mod schema;
 mod sim;
+mod split;
 mod stat;
 mod stat_extras;
 mod support;

@@ -22,7 +22,7 @@ fn errors(kind: &str, doc: &Value) -> Vec<String> {
         .collect()
 }
 
-fn assert_valid(kind: &str, doc: &Value, what: &str) {
+pub(crate) fn assert_valid(kind: &str, doc: &Value, what: &str) {
     let e = errors(kind, doc);
     assert!(e.is_empty(), "{what} fails {kind}.schema.json: {e:#?}");
     assert_eq!(doc["kind"], kind, "{what}");

@@ -105,6 +105,15 @@ pub const COLUMNS: &[Col] = &[
         profile: true,
         ..lat("p95_vs_baseline_w")
     },
+    // The queue's share of the latency (issue 40), once some device has queued at all.
+    Col {
+        when_nonzero: true,
+        ..lat("r_queue_share_pct")
+    },
+    Col {
+        when_nonzero: true,
+        ..lat("w_queue_share_pct")
+    },
     col("read_concurrency"),
     col("write_concurrency"),
     col("aqu-sz"),
@@ -142,6 +151,8 @@ pub const PRIORITY: &[&str] = &[
     "saturation_w",
     "d/s",
     "f/s",
+    "r_queue_share_pct",
+    "w_queue_share_pct",
 ];
 
 impl Col {
@@ -915,6 +926,31 @@ T 3000000000 3000000000\n 8 16 sdb 201 0 1608 401 0 0 0 0 0 1001 401 10 0 80 10 
         a.on_report(it.next().unwrap());
         assert_eq!(a.rows[0].rates.as_ref().unwrap().d_s, Some(0.0));
         assert!(has_ds(&a), "no discards now, but the column stays");
+    }
+
+    #[test]
+    fn the_queue_share_is_a_column_once_a_device_has_queued() {
+        // 100 reads of 3 ms: 2 ms in the queue, 1 ms at the device (issue 40).
+        let text = "#iosat-record 1\nR 1000000000 1000000000\nD 8:16 sdb disk sdb\nB 0\n\
+T 1000000000 1000000000\n 8 16 sdb 1 0 8 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n\
+B 0 8:16/r/300000000/100=100 8:16/rQ/200000000/0/92=100 8:16/rD/100000000/84=100\n\
+T 2000000000 2000000000\n 8 16 sdb 101 0 808 301 0 0 0 0 0 301 301 0 0 0 0 0 0\n";
+        let mut a = App::new(
+            Source::Replay { file: "x".into() },
+            Selection::default(),
+            false,
+        );
+        for s in Replay::new(text, Selection::default(), false, Box::new(|_| None)).unwrap() {
+            if let Step::Report(r) = s.unwrap() {
+                a.on_report(r);
+            }
+        }
+        let keys: Vec<&str> = a.columns(400).iter().map(|c| c.key).collect();
+        assert!(keys.contains(&"r_queue_share_pct"), "{keys:?}");
+        assert!(!keys.contains(&"w_queue_share_pct"), "no writes: {keys:?}");
+        let share = Col::by_key("r_queue_share_pct").value(&a.rows[0]).unwrap();
+        assert!((share - 200.0 / 3.0).abs() < 1e-9, "{share}");
+        assert_eq!(Col::by_key("r_queue_share_pct").header(), "rq%");
     }
 
     #[test]

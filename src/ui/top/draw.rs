@@ -49,6 +49,7 @@ pub const HELP: &[(&str, &str)] = &[
         "live p95 ÷ baseline p95: 1.5x saturated, 3x overloaded",
     ),
     ("%busy", "time with ≥1 request in flight: not capacity"),
+    ("rq%", "share of the latency spent in the kernel's queue"),
 ];
 
 /// Styles, plain when colours are off (NO_COLOR).
