@@ -9,8 +9,9 @@ use crate::units::{printable, utc_of_unix_s};
 use std::fmt::Write as _;
 
 // The page uses the window (tables of twenty columns fit 1280 px); prose and charts keep a
-// readable measure. A cell's value never wraps ("512 B"), a header may; a table too wide even
-// so scrolls inside its own box, never the page.
+// readable measure. A cell's value never wraps ("512 B"), a header may, and so may a context
+// table's value (a file's path: two long checkout paths side by side ran 2 px past 1280); a
+// table too wide even so scrolls inside its own box, never the page.
 const CSS: &str = "body{font-family:sans-serif;max-width:1600px;margin:24px auto;padding:0 16px;color:#222}\
 p,ul,.verdict,details.more,svg.chart{max-width:1100px}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px}table{border-collapse:collapse;margin:12px 0;font-size:12px}\
@@ -19,7 +20,7 @@ td:first-child,th:first-child{text-align:left}\
 .verdict{background:#f6f8fa;border-left:4px solid #0072B2;padding:8px 14px}.note{color:#555;font-size:13px}\
 svg.chart{display:block;margin:12px 0;max-width:100%;height:auto}\
 .scroll{overflow-x:auto;max-width:100%}.context table,table.context{font-size:13px}.context th,table.context th{text-align:left;background:#f4f4f4}\
-.context td,table.context td{text-align:left}tr.knee td{background:#e6f4ea}tr.overload td{background:#fdecea}\
+.context td,table.context td{text-align:left;white-space:normal;overflow-wrap:anywhere}tr.knee td{background:#e6f4ea}tr.overload td{background:#fdecea}\
 td:first-child{white-space:nowrap}.tag{font-size:11px;font-weight:bold;margin-left:4px}tr.knee .tag{color:#1e7b34}tr.overload .tag{color:#b3261e}\
 details{margin:12px 0}summary{cursor:pointer}";
 

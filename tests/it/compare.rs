@@ -213,16 +213,24 @@ fn the_page_overlays_the_runs_and_renders_in_chromium() {
 
 #[test]
 fn analyses_of_device_logs_compare_device_by_device() {
-    // iostat on one host against pt-diskstats samples of the same device name.
+    // iostat on one host against pt-diskstats samples of the same device name, read from a
+    // directory with a long path (a CI runner's checkout: each page names its files, and two
+    // long paths side by side once ran the context table past 1280 px).
     let d = tempfile::tempdir().unwrap();
+    let long = d
+        .path()
+        .join(format!("logs-{}", "of-a-host-in-a-fleet-".repeat(4)));
+    std::fs::create_dir(&long).unwrap();
     let mut files = Vec::new();
     for (name, src) in [
         ("iostat.json", "iostat-xt.txt"),
         ("pt.json", "pt-stalk-loop.diskstats"),
     ] {
+        let input = long.join(src);
+        std::fs::copy(fixture("import").join(src), &input).unwrap();
         let out = iosat()
             .arg("analyze")
-            .arg(fixture("import").join(src))
+            .arg(&input)
             .arg("--json")
             .output()
             .unwrap();

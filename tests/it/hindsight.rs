@@ -65,6 +65,34 @@ fn replayed(file: &Path, dev: &str) -> BTreeMap<String, (f64, f64)> {
         .collect()
 }
 
+/// The dumps in `dir`, by their names (not a dump's temporary file while it is written); none
+/// while `dir` does not exist.
+fn dumps(dir: &Path) -> Vec<std::path::PathBuf> {
+    let dump = |p: &Path| {
+        let n = p.file_name().unwrap_or_default().to_string_lossy();
+        n.starts_with("hindsight-") && n.ends_with(".rec")
+    };
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| dump(p))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first file to appear in `dir`, waited for at most `limit`.
+fn first_dump(dir: &Path, limit: Duration) -> std::path::PathBuf {
+    let t0 = Instant::now();
+    loop {
+        if let Some(p) = dumps(dir).into_iter().next() {
+            return p;
+        }
+        assert!(t0.elapsed() < limit, "no dump within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn sigusr1_writes_the_samples_held_as_a_recording_that_replays_the_same() {
     let lo = LoopDev::new(16 << 20);
@@ -100,21 +128,7 @@ fn sigusr1_writes_the_samples_held_as_a_recording_that_replays_the_same() {
     direct_io(&lo.path, 200, 100);
     // SAFETY: a signal to our own child, not yet waited for.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) };
-    let t0 = Instant::now();
-    let dump = loop {
-        let found = std::fs::read_dir(&hs).ok().and_then(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .find(|p| p.extension().is_some_and(|x| x == "rec"))
-        });
-        if let Some(p) = found {
-            break p;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "no dump within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let dump = first_dump(&hs, Duration::from_secs(30));
     let status = stop_after_next_sample(&mut child, &rec);
     let mut err = String::new();
     child
@@ -180,13 +194,6 @@ fn bad_hindsight_flags_are_one_line_naming_the_flag() {
     }
 }
 
-/// The dumps in `dir` (none while it does not exist).
-fn dumps(dir: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
     if !crate::util::have("fio", "--version") {
@@ -239,17 +246,7 @@ fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
     std::thread::sleep(Duration::from_secs(1));
     assert!(dumps(&hs).is_empty(), "a dump before any overload");
     let load = crate::alerts::fio(&dev.path, 8, 30);
-    let t0 = Instant::now();
-    let dump = loop {
-        if let Some(p) = dumps(&hs).into_iter().next() {
-            break p;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(40),
-            "no dump within 40 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let dump = first_dump(&hs, Duration::from_secs(40));
     drop(load);
     let status = stop_after_next_sample(&mut child, &rec);
     assert_eq!(status.code(), Some(130));
