@@ -99,6 +99,9 @@ pub struct ExporterArgs {
     #[command(flatten)]
     pub live: crate::cli::LiveArgs,
 
+    #[command(flatten)]
+    pub hindsight: crate::cli::HindsightArgs,
+
     /// Print the shipped Prometheus recording rules and exit.
     #[arg(long, conflicts_with_all = ["print_alerts", "print_dashboard"])]
     pub print_rules: bool,

@@ -84,6 +84,9 @@ pub struct Scrape {
     /// Completions the block-latency program dropped for want of a device slot; None when
     /// the source is not attached.
     pub blk_dropped: Option<u64>,
+    /// Hindsight (issue 41): the dumps written since the start and the bytes of samples held;
+    /// None when it is off.
+    pub hindsight: Option<(u64, usize)>,
     /// The `iosat_build_info` labels; None leaves the family out (the server sets it: a
     /// fixture's exposition does not change with each commit).
     pub build: Option<BuildInfo>,
@@ -432,6 +435,23 @@ writes, flushes are not counted).",
 slot was taken (slots of devices gone from diskstats are freed).",
         );
         o.sample(name, &[], n as f64);
+    }
+    if let Some((written, held)) = s.hindsight {
+        let name = "iosat_hindsight_dumps_total";
+        o.family(
+            name,
+            "counter",
+            "Hindsight dumps written since the exporter started (a device turned overloaded, \
+SIGUSR1 or POST /hindsight); each is named on stderr.",
+        );
+        o.sample(name, &[], written as f64);
+        let name = "iosat_hindsight_held_bytes";
+        o.family(
+            name,
+            "gauge",
+            "Bytes of samples the hindsight ring holds (at most --hindsight-max-mb).",
+        );
+        o.sample(name, &[], held as f64);
     }
     if let Some(b) = &s.build {
         o.family("iosat_build_info", "gauge", BUILD_INFO_HELP);
@@ -1017,6 +1037,7 @@ mod tests {
             }],
             health: vec![],
             blk_dropped: None,
+            hindsight: None,
             build: None,
         };
         let text = render(&s);
@@ -1035,6 +1056,7 @@ mod tests {
             devices: vec![],
             health: vec![],
             blk_dropped: Some(42),
+            hindsight: None,
             build: Some(BuildInfo::THIS),
         };
         let text = render(&s);

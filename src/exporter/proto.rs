@@ -372,6 +372,7 @@ mod tests {
     fn every_family_is_encoded_and_decodes_back() {
         let s = Scrape {
             blk_dropped: Some(3),
+            hindsight: None,
             ..Scrape::default()
         };
         let bytes = render(&s);

@@ -65,6 +65,9 @@ pub struct Scraper {
     /// is Amazon's is opened), and the devices already looked at.
     aws: crate::monitor::aws::AwsWatch,
     aws_seen: HashSet<(u32, u32)>,
+    /// The last minutes of samples, fed by the learner's tick and written out when a device
+    /// turns overloaded, on SIGUSR1 or on `POST /hindsight` (issue 41; monitor::hindsight).
+    hindsight: Option<crate::monitor::hindsight::Hindsight>,
 }
 
 impl Drop for Scraper {
@@ -72,6 +75,14 @@ impl Drop for Scraper {
     /// the last periodic save (learn::SAVE_EVERY_NS) is kept.
     fn drop(&mut self) {
         self.save_learning();
+        // A dump waiting for its tail is written now, its tail cut short.
+        if let Some(h) = &mut self.hindsight {
+            match h.write_due(clock::monotonic_ns(), true) {
+                Ok(Some(p)) => crate::error::note(format_args!("hindsight: wrote {}", p.display())),
+                Ok(None) => {}
+                Err(e) => crate::error::warn(format_args!("hindsight: no dump written: {e}")),
+            }
+        }
     }
 }
 
@@ -112,6 +123,7 @@ impl Scraper {
             caps: Vec::new(),
             aws: Default::default(),
             aws_seen: HashSet::new(),
+            hindsight: None,
         }
     }
 
@@ -175,6 +187,74 @@ impl Scraper {
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
         self.judged = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
+        self.tend_hindsight(raw);
+    }
+
+    /// Keep the last minutes of samples (monitor::hindsight), fed by [`Scraper::tick`]:
+    /// written out when a device turns overloaded, on SIGUSR1 (caught from here on) or when
+    /// [`Scraper::request_hindsight`] asks. Needs learning (its tick is the ring's clock).
+    pub fn keep_hindsight(
+        mut self,
+        settings: Option<crate::monitor::hindsight::Settings>,
+    ) -> Scraper {
+        if let (Some(s), true) = (settings, self.learning.is_some()) {
+            crate::sys::signal::catch_dump_signal();
+            let host = crate::sys::hostname(&self.root).unwrap_or_default();
+            self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(
+                s,
+                LEARN_EVERY_NS,
+                host,
+            ));
+        }
+        self
+    }
+
+    /// Ask for a dump of what is held (`POST /hindsight`): where it will go, and when (after
+    /// the tail); None when hindsight is off.
+    pub fn request_hindsight(&mut self, reason: &str) -> Option<String> {
+        let h = self.hindsight.as_mut()?;
+        h.trigger(reason.to_string(), clock::monotonic_ns(), clock::wall_ns());
+        let s = h.settings();
+        Some(format!(
+            "hindsight: {:.0} s of samples held; a dump goes to {} after the {:.0} s tail\n",
+            h.held_s(),
+            s.dir.display(),
+            s.tail_ns as f64 / 1e9
+        ))
+    }
+
+    /// The dumps written and the bytes held, for the exposition; None when off.
+    pub fn hindsight_figures(&self) -> Option<(u64, usize)> {
+        self.hindsight.as_ref().map(|h| (h.written, h.bytes()))
+    }
+
+    /// After a tick: the sample into the ring, a SIGUSR1 or a device that turned overloaded
+    /// asks for a dump, and one whose tail has passed is written, a line saying where.
+    fn tend_hindsight(&mut self, raw: RawSample) {
+        use crate::monitor::record::Event;
+        let Some(h) = &mut self.hindsight else { return };
+        let (mono, wall) = (raw.mono_ns, raw.wall_ns);
+        h.feed(&Event::Sample(raw));
+        if crate::sys::signal::take_dump_request() {
+            h.trigger("signal".into(), mono, wall);
+        }
+        let mut over: Vec<String> = self
+            .judged
+            .values()
+            .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
+            .map(|d| d.meta.display_name.clone())
+            .collect();
+        over.sort();
+        h.judged(over, mono, wall);
+        match h.write_due(mono, false) {
+            Ok(Some(p)) => crate::error::note(format_args!(
+                "hindsight: wrote {} ({:.0} s of samples)",
+                p.display(),
+                h.held_s()
+            )),
+            Ok(None) => {}
+            Err(e) => self.warn(vec![format!("hindsight: no dump written: {e}")]),
+        }
     }
 
     /// Learn each exported device's baseline and curve from the traffic between scrapes
@@ -261,6 +341,9 @@ impl Scraper {
         }
         let mut warnings = Vec::new();
         let mut out = HashMap::new();
+        if let Some(h) = &mut self.hindsight {
+            events.iter().for_each(|ev| h.feed(ev));
+        }
         let mut lookup = |id: &str| swept.get(id).cloned();
         let fed = events
             .into_iter()
@@ -351,6 +434,7 @@ impl Scraper {
                     devices: vec![],
                     health,
                     blk_dropped: None,
+                    hindsight: None,
                     build: None,
                 };
             }
@@ -459,6 +543,7 @@ impl Scraper {
                 duration_s: secs(t0),
             }],
             blk_dropped,
+            hindsight: self.hindsight_figures(),
             build: None,
         }
     }

@@ -743,6 +743,9 @@ async fn answer(
         }
         Err(_) => return response(StatusCode::SERVICE_UNAVAILABLE, TEXT, TOO_BUSY),
     }
+    if req.uri().path() == "/hindsight" {
+        return hindsight(req.method(), shared).await;
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = response(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
         r.headers_mut()
@@ -762,6 +765,29 @@ async fn answer(
         }
         "/" => response(StatusCode::OK, "text/html; charset=utf-8", INDEX),
         _ => response(StatusCode::NOT_FOUND, TEXT, "not found\n"),
+    }
+}
+
+/// `POST /hindsight` (issue 41; usable as an Alertmanager webhook receiver, whose body is not
+/// read): a dump of the samples held, written after the tail; 202 says where it will go, 404
+/// that hindsight is off. Behind the same authentication and request cap as `/metrics`.
+async fn hindsight(method: &Method, shared: &Arc<Shared>) -> Response<Full<Bytes>> {
+    const TEXT: &str = "text/plain; charset=utf-8";
+    if method != Method::POST {
+        let mut r = response(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only POST\n");
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("POST"));
+        return r;
+    }
+    let said = shared.scraper.lock().await.request_hindsight("request");
+    match said {
+        Some(words) => response(StatusCode::ACCEPTED, TEXT, words),
+        None => response(
+            StatusCode::NOT_FOUND,
+            TEXT,
+            "hindsight is off (--hindsight 0, --no-learn, or no state directory and no \
+             --hindsight-dir)\n",
+        ),
     }
 }
 
@@ -820,6 +846,7 @@ async fn scrape(shared: &Arc<Shared>, proto: bool) -> (&'static str, Bytes) {
                 duration_s: timeout.as_secs_f64(),
             }],
             blk_dropped: None,
+            hindsight: None,
             build: None,
         }),
     }

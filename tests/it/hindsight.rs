@@ -288,3 +288,42 @@ fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
         .count();
     assert!(after >= 4, "the 2 s tail at 0.5 s: {states:?}");
 }
+
+/// The exporter's ring (fed by its learner's 1-second tick): `POST /hindsight` answers where
+/// the dump will go and it is written there; the exposition counts it; other methods and an
+/// exporter without learning are refused in one line.
+#[test]
+fn post_hindsight_to_the_exporter_writes_a_dump_and_counts_it() {
+    use crate::exporter::Exporter;
+    let dir = tempfile::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let hs_arg = hs.to_str().unwrap();
+    let e = Exporter::start(
+        Path::new("/"),
+        &["--hindsight-dir", hs_arg, "--hindsight-tail", "0"],
+    );
+    // Two ticks of the learner: two samples held.
+    std::thread::sleep(Duration::from_millis(2500));
+    let (code, _, body) = e.request("GET", "/hindsight");
+    assert_eq!(code, 405, "{body}");
+    let (code, _, body) = e.request("POST", "/hindsight");
+    assert_eq!(code, 202, "{body}");
+    assert!(body.contains(hs_arg), "{body}");
+    let dump = first_dump(&hs, Duration::from_secs(10));
+    let text = std::fs::read_to_string(&dump).unwrap();
+    assert!(text.starts_with("#iosat-record 1\n"), "{text}");
+    assert!(text.matches("\nT ").count() >= 2, "{text}");
+    assert!(dump.to_string_lossy().ends_with("-request.rec"), "{dump:?}");
+    let (_, _, metrics) = e.request("GET", "/metrics");
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "iosat_hindsight_dumps_total 1"),
+        "{metrics}"
+    );
+    drop(e);
+    let e = Exporter::start(Path::new("/"), &["--no-learn", "--hindsight-dir", hs_arg]);
+    let (code, _, body) = e.request("POST", "/hindsight");
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("hindsight is off"), "{body}");
+}
