@@ -298,7 +298,7 @@ fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
         Ok(m) if m.is_dir() => {
             if crate::sys::is_root() && (m.uid() != 0 || m.mode() & 0o022 != 0) {
                 return Err(Error::Safety(format!(
-                    "hindsight: {} can be written by others (owner uid {}, mode {:o}); iosat \
+                    "{} can be written by others (owner uid {}, mode {:o}); iosat \
                      as root writes no dumps there (--hindsight-dir a directory only root can \
                      write)",
                     dir.display(),
@@ -309,7 +309,7 @@ fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
         }
         Ok(_) => {
             return Err(Error::Safety(format!(
-                "hindsight: {} is not a directory of its own (a symlink or a file); iosat \
+                "{} is not a directory of its own (a symlink or a file); iosat \
                  does not follow it",
                 dir.display()
             )))
