@@ -1182,8 +1182,13 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
     );
     let prom = Prometheus::start(&[e.addr]);
     let reads_q = format!("iosat_disk_requests_completed_total{{device=\"{name}\",op=\"read\"}}");
-    let scraped = |want: f64| {
+    // Until Prometheus has scraped every read the device has completed so far. The count is
+    // read again at each poll: a stray read after the test's own (udev probing the new loop
+    // device) moved a count taken once out of reach, and the test failed waiting for it.
+    let scraped = || {
+        let mut want = 0.0;
         for _ in 0..600 {
+            want = live_reads(&name);
             if prom
                 .query(&reads_q)
                 .first()
@@ -1193,9 +1198,9 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        panic!("Prometheus never scraped {want} reads of {name}");
+        panic!("Prometheus never scraped the {want} reads of {name}");
     };
-    scraped(live_reads(&name));
+    scraped();
     // stat over one interval that spans the measured reads, nothing else on the device.
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("s.rec");
@@ -1219,7 +1224,7 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
         .unwrap();
     crate::stat::wait_for_first_sample(&rec);
     crate::stat::direct_io(lo.path.as_str(), 60_000, 0);
-    scraped(live_reads(&name));
+    scraped();
     let out = stat.wait_with_output().unwrap();
     let line = crate::util::ok_stdout(&out);
     let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
