@@ -235,18 +235,7 @@ impl Scraper {
         let Some(h) = &mut self.hindsight else { return };
         let (mono, wall) = (raw.mono_ns, raw.wall_ns);
         h.feed(&Event::Sample(raw));
-        if crate::sys::signal::take_dump_request() {
-            h.trigger("signal".into(), mono, wall);
-        }
-        let mut over: Vec<String> = self
-            .judged
-            .values()
-            .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
-            .map(|d| d.meta.display_name.clone())
-            .collect();
-        over.sort();
-        h.judged(over, mono, wall);
-        match h.write_due(mono, false) {
+        match h.after_interval(self.judged.values(), mono, wall, false) {
             Ok(Some(p)) => crate::error::note(format_args!(
                 "hindsight: wrote {} ({:.0} s of samples)",
                 p.display(),

@@ -153,37 +153,32 @@ fn text_blocks(text: &str) -> Result<Vec<Block>, String> {
 }
 
 fn sub(a: &Block, b: &Block) -> Option<Block> {
-    let d = |x: u64, y: u64| x.checked_sub(y);
-    Some(Block {
-        read_ops: d(a.read_ops, b.read_ops)?,
-        write_ops: d(a.write_ops, b.write_ops)?,
-        read_bytes: d(a.read_bytes, b.read_bytes)?,
-        write_bytes: d(a.write_bytes, b.write_bytes)?,
-        exceeded_us: [
-            d(a.exceeded_us[0], b.exceeded_us[0])?,
-            d(a.exceeded_us[1], b.exceeded_us[1])?,
-            d(a.exceeded_us[2], b.exceeded_us[2])?,
-            d(a.exceeded_us[3], b.exceeded_us[3])?,
-        ],
-        queue_length: a.queue_length,
-    })
+    combine(a, b, u64::checked_sub, a.queue_length)
 }
 
 /// `a` + `b` (the queue length: `b`'s); None past 2^64, which no device's differences reach.
 fn add(a: &Block, b: &Block) -> Option<Block> {
-    let s = |x: u64, y: u64| x.checked_add(y);
+    combine(a, b, u64::checked_add, b.queue_length)
+}
+
+/// Each counter of `a` and `b` through `op` (None when one overflows), with `queue_length`.
+fn combine(
+    a: &Block,
+    b: &Block,
+    op: fn(u64, u64) -> Option<u64>,
+    queue_length: u64,
+) -> Option<Block> {
+    let mut exceeded_us = [0; 4];
+    for (i, e) in exceeded_us.iter_mut().enumerate() {
+        *e = op(a.exceeded_us[i], b.exceeded_us[i])?;
+    }
     Some(Block {
-        read_ops: s(a.read_ops, b.read_ops)?,
-        write_ops: s(a.write_ops, b.write_ops)?,
-        read_bytes: s(a.read_bytes, b.read_bytes)?,
-        write_bytes: s(a.write_bytes, b.write_bytes)?,
-        exceeded_us: [
-            s(a.exceeded_us[0], b.exceeded_us[0])?,
-            s(a.exceeded_us[1], b.exceeded_us[1])?,
-            s(a.exceeded_us[2], b.exceeded_us[2])?,
-            s(a.exceeded_us[3], b.exceeded_us[3])?,
-        ],
-        queue_length: b.queue_length,
+        read_ops: op(a.read_ops, b.read_ops)?,
+        write_ops: op(a.write_ops, b.write_ops)?,
+        read_bytes: op(a.read_bytes, b.read_bytes)?,
+        write_bytes: op(a.write_bytes, b.write_bytes)?,
+        exceeded_us,
+        queue_length,
     })
 }
 

@@ -326,19 +326,8 @@ impl Collector {
     fn tend_hindsight(&mut self, report: Option<&IntervalReport>, mono_ns: u64, end: bool) {
         let Some(h) = &mut self.hindsight else { return };
         let wall = crate::sys::clock::wall_ns();
-        if crate::sys::signal::take_dump_request() {
-            h.trigger("signal".into(), mono_ns, wall);
-        }
-        if let Some(r) = report {
-            let over = r
-                .devices
-                .iter()
-                .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
-                .map(|d| d.meta.display_name.clone())
-                .collect();
-            h.judged(over, mono_ns, wall);
-        }
-        match h.write_due(mono_ns, end) {
+        let rows = report.into_iter().flat_map(|r| r.devices.iter());
+        match h.after_interval(rows, mono_ns, wall, end) {
             Ok(Some(p)) => {
                 let line = format!(
                     "hindsight: wrote {} ({:.0} s of samples, {:.1} MiB held)",

@@ -199,6 +199,31 @@ impl Hindsight {
         }
     }
 
+    /// The step after each interval, the same in every live command: a SIGUSR1 received
+    /// since the last one asks for a dump, a device of `rows` judged overloaded that was not
+    /// before asks for one, and a dump whose tail has passed (any, with `end`) is written.
+    /// The path written, if any.
+    pub fn after_interval<'a>(
+        &mut self,
+        rows: impl Iterator<Item = &'a super::interval::DeviceRow>,
+        mono_ns: u64,
+        wall_ns: i64,
+        end: bool,
+    ) -> Result<Option<PathBuf>, Error> {
+        if crate::sys::signal::take_dump_request() {
+            self.trigger("signal".into(), mono_ns, wall_ns);
+        }
+        if !end {
+            let mut over: Vec<String> = rows
+                .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
+                .map(|d| d.meta.display_name.clone())
+                .collect();
+            over.sort();
+            self.judged(over, mono_ns, wall_ns);
+        }
+        self.write_due(mono_ns, end)
+    }
+
     /// Is a dump waiting for its tail?
     pub fn is_pending(&self) -> bool {
         self.pending.is_some()
