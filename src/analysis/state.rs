@@ -193,6 +193,11 @@ pub struct Flags {
 }
 
 impl Flags {
+    /// Whether any flag is set ([`Flags::words`] not empty), without building the words.
+    pub fn any(&self) -> bool {
+        self.estimate.is_some() || self.change.is_some() || self.ceiling_at_least || self.mixed
+    }
+
     /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed").
     pub fn words(&self) -> Vec<&'static str> {
         [

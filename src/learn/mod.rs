@@ -198,9 +198,12 @@ struct Device {
     /// The device's fingerprint (live only), stored with the state.
     fingerprint: Option<store::Fingerprint>,
     loaded: bool,
-    /// One learner per device (store::Lock): None without a state directory; not held while
-    /// another run learns the device (this one judges and takes over when that one ends).
+    /// One learner per device (store::Lock): None without a state directory or until the
+    /// device first has traffic; not held while another run learns the device (this one
+    /// judges and takes over when that one ends).
     lock: Option<store::Lock>,
+    /// The lock was asked for (once: a failure is said once).
+    lock_tried: bool,
     /// What an idle interval says, until the model changes (idle rows share it).
     idle: Option<Arc<Learned>>,
     /// The last interval's judgement with traffic, reused when no row holds it any more.
@@ -211,6 +214,13 @@ struct Device {
     /// it is the profile that disagrees), and the direction it was seen in.
     swept: Option<change::Watch>,
     swept_dir: Option<Dir>,
+}
+
+/// The idle judgement of a device that has learned nothing (no model, no curve, no change,
+/// no profile watched): the same for every such device.
+fn nothing_learned() -> &'static Arc<Learned> {
+    static NOTHING: std::sync::OnceLock<Arc<Learned>> = std::sync::OnceLock::new();
+    NOTHING.get_or_init(|| Arc::new(Device::default().judge(&[], &[])))
 }
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
@@ -248,6 +258,15 @@ impl Device {
         let all = points_of(wall_ns, rates, lat, cpu);
         let points = all.as_slice();
         if points.is_empty() {
+            if self.model.intervals_seen == 0
+                && self.curves.is_empty()
+                && self.watch.change().is_none()
+                && self.swept.is_none()
+            {
+                // Idle and nothing learned yet: every such device's judgement is the same
+                // one, shared (a host's many idle devices read one value, not one each).
+                return Arc::clone(nothing_learned());
+            }
             // Idle: nothing learned, the same judgement as the last idle interval's.
             return match &self.idle {
                 Some(l) => Arc::clone(l),
@@ -519,18 +538,24 @@ impl Device {
     }
 }
 
-/// The device's state loaded from `dir` when first seen (with its lock taken if free), and
-/// taken over from another run once that run has ended (its lock free): what it saved is
-/// loaded, since it learned the same intervals this run judged meanwhile.
-fn load_or_take_over(d: &mut Device, dir: &std::path::Path, key: &str, warnings: &mut Vec<String>) {
+/// The device's state loaded from `dir` when first seen; its lock taken when it first has
+/// traffic to learn (`busy`), and the state loaded again then if another run may have saved
+/// since; taken over from another run once that run has ended (its lock free): what it saved
+/// is loaded, since it learned the same intervals this run judged meanwhile. An idle device
+/// only reads its state: a host with a thousand idle devices makes no lock file for them
+/// (a lock file created per device was most of learning's cost on idle devices, issue 37).
+fn load_or_take_over(
+    d: &mut Device,
+    dir: &std::path::Path,
+    key: &str,
+    warnings: &mut Vec<String>,
+    busy: bool,
+) {
     let first = !d.loaded;
-    if d.loaded {
-        let Some(l) = d.lock.as_mut() else { return };
-        if l.held() || !l.try_take() {
-            return;
-        }
-    } else {
-        d.loaded = true;
+    d.loaded = true;
+    let mut load = first;
+    if busy && !d.lock_tried {
+        d.lock_tried = true;
         match store::Lock::open(dir, key) {
             Ok(l) => {
                 if !l.held() {
@@ -538,22 +563,34 @@ fn load_or_take_over(d: &mut Device, dir: &std::path::Path, key: &str, warnings:
                         "{key}: another iosat is learning this device; this run judges with \
                          what it saved and learns once it ends"
                     ));
+                } else if !d.dirty {
+                    // Idle until now: nothing learned here, and another run may have saved.
+                    load = true;
                 }
                 d.lock = Some(l);
             }
             Err(e) => warnings.push(format!("learned state of {key} not locked: {e}")),
         }
+    } else if let Some(l) = d.lock.as_mut() {
+        load |= !l.held() && l.try_take();
+    }
+    if !load {
+        return;
     }
     match store::load(dir, key, d.fingerprint.as_ref()) {
         Ok((m, note)) => {
-            if m.is_some() || first {
+            let found = m.is_some();
+            if found || first {
                 d.model = m.unwrap_or_default();
                 d.curves.clear();
                 d.since_estimate = 0;
                 d.idle = None;
                 d.dirty = false;
             }
-            warnings.extend(note);
+            // Said once: a reload at the first traffic repeats what the first load said.
+            if first || found {
+                warnings.extend(note);
+            }
         }
         Err(e) => warnings.push(format!("learned state ignored: {e}")),
     }
@@ -569,6 +606,10 @@ pub struct Learner {
     /// Each major:minor's kernel name and device, so a row finds its device with one lookup
     /// and no string built per row and interval.
     slots: HashMap<(u32, u32), (String, usize)>,
+    /// The device of each row position in the last report (rows come in the same order
+    /// each interval): checked against the row, so most rows find their device without a
+    /// hash (issue 37's cost).
+    order: Vec<((u32, u32), String, usize)>,
     warnings: Vec<String>,
     /// The wall clock of the last save (saved again every [`SAVE_EVERY_NS`]).
     saved_wall_ns: Option<i64>,
@@ -612,13 +653,31 @@ impl Learner {
         }
         let target = self.spec.target_p95_ns;
         let cpu = r.cpu;
-        for row in &mut r.devices {
+        for (pos, row) in r.devices.iter_mut().enumerate() {
             let dev = (row.major, row.minor);
-            let i = match self.slots.get(&dev) {
-                Some((n, i)) if *n == row.kernel_name => *i,
-                _ => {
-                    let i = self.index(&key_of(row));
-                    self.slots.insert(dev, (row.kernel_name.clone(), i));
+            // The hint holds while the row's device number and name are the hint's (a
+            // device re-created under another name goes through the map, which checks both).
+            let hint = self
+                .order
+                .get(pos)
+                .filter(|(d, n, _)| *d == dev && *n == row.kernel_name)
+                .map(|&(_, _, i)| i);
+            let i = match hint {
+                Some(i) => i,
+                None => {
+                    let i = match self.slots.get(&dev) {
+                        Some((n, i)) if *n == row.kernel_name => *i,
+                        _ => {
+                            let i = self.index(&key_of(row));
+                            self.slots.insert(dev, (row.kernel_name.clone(), i));
+                            i
+                        }
+                    };
+                    let slot = (dev, row.kernel_name.clone(), i);
+                    match self.order.get_mut(pos) {
+                        Some(o) => *o = slot,
+                        None => self.order.push(slot),
+                    }
                     i
                 }
             };
@@ -626,7 +685,8 @@ impl Learner {
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
-                load_or_take_over(d, dir, key, warnings);
+                let busy = row.rates.as_ref().is_ok_and(|r| r.r_s > 0.0 || r.w_s > 0.0);
+                load_or_take_over(d, dir, key, warnings, busy);
             }
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[], &[]);

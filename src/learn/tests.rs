@@ -267,3 +267,101 @@ fn the_devices_judgement_is_the_one_over_all_its_points() {
     // The check covered more than one kind of judgement.
     assert!(seen_states.len() >= 2, "{seen_states:?}");
 }
+
+/// Interval reports of a StatEngine fed diskstats texts one second apart.
+fn reports(texts: &[String]) -> Vec<IntervalReport> {
+    use crate::monitor::interval::StatEngine;
+    use crate::monitor::select::Selection;
+    let mut e = StatEngine::new(Selection::default(), false);
+    texts
+        .iter()
+        .enumerate()
+        .filter_map(|(k, t)| {
+            let mono_ns = (k as u64 + 1) * 1_000_000_000;
+            e.push(crate::monitor::DiskSample {
+                mono_ns,
+                wall_ns: 1_763_783_400_000_000_000 + mono_ns as i64,
+                lines: crate::sys::diskstats::parse(t).lines,
+            })
+        })
+        .collect()
+}
+
+/// A diskstats line of `name` (8:`minor`) after `ios` reads of 1 ms each, one at a time.
+fn line(minor: u32, name: &str, ios: u64) -> String {
+    format!(
+        "8 {minor} {name} {ios} 0 {} {ios} 0 0 0 0 0 {ios} {ios} 0 0 0 0 0 0\n",
+        ios * 8
+    )
+}
+
+#[test]
+fn a_device_is_locked_when_it_first_has_traffic_never_while_idle() {
+    let dir = tmpdir("lazylock");
+    let mut learner = Learner::new(LearnSpec {
+        state_dir: Some(dir.clone()),
+        target_p95_ns: None,
+    });
+    let lock = |name: &str| store::learned_dir(&dir).join(format!(".{name}.lock"));
+    // sda busy from the start, sdb idle for three intervals, then busy.
+    let texts: Vec<String> = (0..6u64)
+        .map(|k| line(0, "sda", 100 * k) + &line(16, "sdb", 100 * k.saturating_sub(3)))
+        .collect();
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    for (k, mut r) in reports(&texts).into_iter().enumerate() {
+        learner.observe(&mut r, &key);
+        assert!(lock("sda").exists(), "interval {k}");
+        // sdb's first interval with reads is the fourth report (k = 3).
+        assert_eq!(lock("sdb").exists(), k >= 3, "interval {k}");
+        let l = r.devices[1].learned.as_deref().unwrap();
+        if k < 3 {
+            assert_eq!(l.state, State::Idle, "interval {k}");
+        }
+    }
+    assert!(learner.take_warnings().is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_row_finds_its_device_by_position_only_while_number_and_name_match() {
+    let mut learner = Learner::new(LearnSpec::default());
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    // Two devices, then 8:0 re-created as sdc (same number, same position).
+    let texts: Vec<String> = (0..4u64)
+        .map(|k| line(0, "sda", 100 * k) + &line(16, "sdb", 50 * k))
+        .chain((4..8u64).map(|k| line(0, "sdc", 10 * k) + &line(16, "sdb", 50 * k)))
+        .collect();
+    for mut r in reports(&texts) {
+        learner.observe(&mut r, &key);
+    }
+    let keys: Vec<&str> = learner.devices.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["sda", "sdb", "sdc"]);
+    // sda learned only its own intervals (3, its first report has no earlier sample), sdc
+    // only its own (from its second), sdb all of them.
+    let seen = |k: &str| learner.devices[learner.by_key[k]].1.model.intervals_seen;
+    assert_eq!(seen("sda"), 3);
+    assert_eq!(seen("sdb"), 7);
+    assert!(seen("sdc") <= 3 && seen("sdc") >= 2, "{}", seen("sdc"));
+}
+
+#[test]
+fn devices_that_learned_nothing_share_one_idle_judgement() {
+    let mut learner = Learner::new(LearnSpec::default());
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    let texts: Vec<String> = (0..3u64)
+        .map(|k| line(0, "sda", 0) + &line(16, "sdb", 0) + &line(32, "sdc", 100 * k))
+        .collect();
+    let mut last = None;
+    for mut r in reports(&texts) {
+        learner.observe(&mut r, &key);
+        last = Some(r);
+    }
+    let r = last.unwrap();
+    let l = |i: usize| r.devices[i].learned.clone().unwrap();
+    assert!(Arc::ptr_eq(&l(0), &l(1)));
+    assert_eq!(l(0).state, State::Idle);
+    assert_eq!(*l(0), Device::default().judge(&[], &[]));
+    // A device with traffic has its own.
+    assert!(!Arc::ptr_eq(&l(0), &l(2)));
+    assert_ne!(l(2).state, State::Idle);
+}

@@ -179,9 +179,15 @@ pub fn cap_uses(cap: &DeclaredCap, r: &DiskRates) -> Vec<CapUse> {
 /// The judgement of a device row.
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
+    // Without a profile, a learned judgement with no baseline in either direction gives no
+    // reference (nor a profile's change): the references are not built (no clone per row).
+    let refs = match row.learned.as_deref() {
+        Some(l) if row.profile.is_some() || learned_has_reference(l) => learned_references(Some(l)),
+        _ => LearnedRefs::default(),
+    };
     let mut j = judge_parts(
         row.profile.as_deref(),
-        &learned_references(row.learned.as_deref()),
+        &refs,
         row.rates.as_ref().ok(),
         [
             m.and_then(|m| m.read.p95_ms),

@@ -13,6 +13,7 @@ use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
 use crate::monitor::replay::Step;
 use crate::sys::sched::AvgCpu;
 use crate::units::iso_utc;
+use std::borrow::Cow;
 
 /// Version of the JSON and CSV layout; bump on any incompatible change.
 /// 2: the envelope (`kind` "stat" for `schema` "iosat-stat", host, kernel, cpus, start).
@@ -55,37 +56,43 @@ fn any_judged(r: &IntervalReport) -> bool {
 
 /// Headroom in the text view: compact, `>=` when it is a lower bound, `0` while saturated,
 /// overloaded or slow.
-fn headroom_cell(j: &DirJudgement) -> String {
+fn headroom_cell(j: &DirJudgement) -> Cow<'static, str> {
     let Some(h) = j.headroom_iops else {
-        return "-".to_string();
+        return Cow::Borrowed("-");
     };
     let v = if h >= 10_000.0 {
         format!("{:.0}k", h / 1000.0)
     } else {
         format!("{h:.0}")
     };
-    if j.flags.ceiling_at_least && j.no_headroom.is_none() {
+    Cow::Owned(if j.flags.ceiling_at_least && j.no_headroom.is_none() {
         format!(">={v}")
     } else {
         v
-    }
+    })
 }
 
 /// The state cell: the word, `*` when a flag qualifies it (the note under the table says
-/// which), `~` when the baseline was learned rather than swept.
-fn state_cell(j: &DirJudgement, learning: bool) -> String {
+/// which), `~` when the baseline was learned rather than swept. Borrowed when it is a bare
+/// word (most rows: no string built per row and interval).
+fn state_cell(j: &DirJudgement, learning: bool) -> Cow<'static, str> {
     if learning && j.basis == Basis::None && j.state == State::Unknown {
         // Nothing to judge against yet: learning has no baseline (or estimate) so far.
-        return "learning".to_string();
+        return Cow::Borrowed("learning");
+    }
+    let learned = matches!(j.basis, Basis::Learned | Basis::LearnedEstimate);
+    let flagged = j.flags.any();
+    if !learned && !flagged {
+        return Cow::Borrowed(j.state.as_str());
     }
     let mut s = j.state.as_str().to_string();
-    if matches!(j.basis, Basis::Learned | Basis::LearnedEstimate) {
+    if learned {
         s.push('~');
     }
-    if !j.flags.words().is_empty() {
+    if flagged {
         s.push('*');
     }
-    s
+    Cow::Owned(s)
 }
 
 fn num(v: Option<f64>, decimals: usize) -> String {
@@ -210,7 +217,7 @@ fn device_notes(r: &IntervalReport) -> String {
         // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
         // without headroom, in words (the declared cap's share among them).
         let worded = j.as_ref().is_some_and(|j| {
-            !j.device.flags.words().is_empty() || j.state() == crate::analysis::state::State::Slow
+            j.device.flags.any() || j.state() == crate::analysis::state::State::Slow
         });
         if let Some(j) = j.as_ref().filter(|_| worded) {
             s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
