@@ -201,19 +201,42 @@ pub fn split_sentences(row: &DeviceRow, j: &Judgement) -> Vec<String> {
     };
     [(&j.read, m.split(false)), (&j.write, m.split(true))]
         .into_iter()
-        .filter_map(|(dj, sp)| {
-            let sp = sp?;
-            let facts = crate::analysis::split::SplitFacts {
-                dir: dj.dir.as_str(),
-                state: dj.state,
-                count: sp.count,
-                queue_share_pct: sp.queue_share_pct?,
-                device_mean_ns: sp.device_mean_ms? * 1e6,
-                baseline_ns: dj.baseline_latency_ns,
-            };
-            crate::analysis::split::sentence(&facts)
-        })
+        .filter_map(|(dj, sp)| crate::analysis::split::sentence(&split_facts(dj, sp?)?))
         .collect()
+}
+
+/// One direction's split as the verdict needs it, against that direction's judgement (its
+/// state and baseline); None without split requests.
+pub fn split_facts(
+    dj: &crate::analysis::state::DirJudgement,
+    sp: &super::blklat::OpSplit,
+) -> Option<crate::analysis::split::SplitFacts> {
+    Some(crate::analysis::split::SplitFacts {
+        dir: dj.dir.as_str(),
+        state: dj.state,
+        count: sp.count,
+        queue_share_pct: sp.queue_share_pct?,
+        device_mean_ns: sp.device_mean_ms? * 1e6,
+        baseline_ns: dj.baseline_latency_ns,
+    })
+}
+
+/// A run's split per direction (reads, writes) from its intervals' splits and judgements:
+/// what `iosat analyze` of a recording and its page say of it; empty without split requests.
+pub fn run_split<'a>(
+    intervals: impl IntoIterator<Item = (&'a Judgement, [Option<&'a super::blklat::OpSplit>; 2])>,
+) -> Vec<crate::analysis::split::RunSplit> {
+    use crate::analysis::split::RunSplitAcc;
+    let mut acc = [RunSplitAcc::new("read"), RunSplitAcc::new("write")];
+    for (j, splits) in intervals {
+        for (i, dj) in [&j.read, &j.write].into_iter().enumerate() {
+            let Some(sp) = splits[i] else { continue };
+            if let Some(f) = split_facts(dj, sp) {
+                acc[i].add(&f, sp.device_p95_ms);
+            }
+        }
+    }
+    acc.into_iter().filter_map(RunSplitAcc::finish).collect()
 }
 
 #[cfg(test)]

@@ -186,6 +186,39 @@ fn wide_column(rec: &Path, profiles: &Path, dev: &KnownDev, header: &str) -> Vec
     out
 }
 
+/// `iosat analyze REC --json` of `dev`: the device's `split` per direction; and the page
+/// `iosat report REC -o page.html` writes against the same profiles, as text.
+fn analyze_and_page(rec: &Path, profiles: &Path, dev: &KnownDev) -> (Value, String) {
+    let o = iosat()
+        .args(["analyze", "--json", "--device", dev.name()])
+        .arg(rec)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a: Value = serde_json::from_slice(&o.stdout).unwrap();
+    crate::schema::assert_valid("analyze", &a, "analyze of a recording with the split");
+    let d = a["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == dev.name())
+        .unwrap_or_else(|| panic!("no {} in {a}", dev.name()));
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("page.html");
+    let o = iosat()
+        .arg("report")
+        .arg(rec)
+        .arg("-o")
+        .arg(&page)
+        .arg("--profile-dir")
+        .arg(profiles)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    (d["split"].clone(), html)
+}
+
 fn within(got: f64, truth: f64, what: &str) {
     assert!(
         (got / truth - 1.0).abs() <= TOLERANCE,
@@ -274,6 +307,38 @@ fn the_queue_is_named_when_requests_wait_in_the_kernel() {
         "{notes}"
     );
     assert!(!notes.contains("the device is slow"), "{notes}");
+    // `analyze` of the recording and its page give the run's split: the queue's share of all
+    // the split reads' latency (ramps included, so a little under the steady share) and the
+    // device's own p95 in the median interval; the page, judged against the profile, says
+    // which of the two it is, as stat did.
+    let (split, html) = analyze_and_page(&rec, profiles.path(), &dev);
+    let r = &split[0];
+    assert_eq!(r["dir"], "read", "{split}");
+    eprintln!("analyze: {r}");
+    within(
+        r["queue_share_pct"].as_f64().unwrap(),
+        truth_share,
+        "analyze's queue share %",
+    );
+    within(
+        r["device_p95_ms_median"].as_f64().unwrap(),
+        S_MS,
+        "analyze's device p95 (median interval)",
+    );
+    assert!(html.contains("Queue or device"), "no split on the page");
+    assert!(
+        html.contains("was waiting in the kernel&#39;s queue")
+            || html.contains("was waiting in the kernel's queue"),
+        "no share on the page"
+    );
+    assert!(
+        html.contains("it is not slow, too many requests wait for it"),
+        "no verdict on the page"
+    );
+    assert!(
+        html.contains("r_dev95_ms"),
+        "no split columns in the page's table"
+    );
 }
 
 /// One unit of 10 ms at one read in flight, against a profile that says the device answered in
@@ -314,4 +379,23 @@ fn the_device_is_named_when_it_is_slow_itself() {
         "{notes}"
     );
     assert!(!notes.contains("waiting in the kernel's queue"), "{notes}");
+    // The recording's page says the same against the profile; `analyze` (no profile: what
+    // it learns of the run's own traffic at one in flight is this very device time) gives
+    // the figures: next to no queueing, the device's p95 at its service time.
+    let (split, html) = analyze_and_page(&rec, profiles.path(), &dev);
+    let r = &split[0];
+    eprintln!("analyze: {r}");
+    assert!(
+        r["queue_share_pct"].as_f64().unwrap() <= TOLERANCE * 100.0 / 3.0,
+        "{r}"
+    );
+    within(
+        r["device_p95_ms_median"].as_f64().unwrap(),
+        S_MS,
+        "analyze's device p95 (median interval)",
+    );
+    assert!(
+        html.contains("the device is slow (garbage collection"),
+        "no verdict on the page"
+    );
 }
