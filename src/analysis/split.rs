@@ -40,6 +40,10 @@ pub struct SplitFacts {
     pub device_mean_ns: f64,
     /// The baseline's mean latency at one in flight, ns (swept or learned).
     pub baseline_ns: Option<f64>,
+    /// The baseline's own device time at one in flight, ns, where the sweep or learning
+    /// measured the split: what the device time is judged against first (at one in flight
+    /// the queue is short but not nothing, a scheduler's pass, a tag's wait).
+    pub device_baseline_ns: Option<f64>,
 }
 
 /// What the split says of a direction.
@@ -53,10 +57,12 @@ pub enum Finding {
     Both,
 }
 
-/// The device time ÷ the baseline (None without a baseline).
+/// The device time ÷ the baseline's device time, else ÷ the baseline's whole latency (None
+/// without a baseline).
 pub fn device_ratio(f: &SplitFacts) -> Option<f64> {
-    f.baseline_ns
+    f.device_baseline_ns
         .filter(|b| *b > 0.0)
+        .or(f.baseline_ns.filter(|b| *b > 0.0))
         .map(|b| f.device_mean_ns / b)
 }
 
@@ -288,6 +294,7 @@ mod tests {
             queue_share_pct: share,
             device_mean_ns: dev_ms * 1e6,
             baseline_ns: base_ms.map(|b| b * 1e6),
+            device_baseline_ns: None,
         }
     }
 
@@ -335,6 +342,13 @@ mod tests {
             sentence(&facts(State::Overloaded, 500, 5.0, 8.0, None)),
             None
         );
+        // The device's own baseline, where measured, before the whole latency's: a device
+        // at 2.2 ms against a 2.0 ms baseline whose device time was 1.0 ms is at 2.2x, slow.
+        let mut own = facts(State::Overloaded, 500, 5.0, 2.2, Some(2.0));
+        assert_eq!(finding(&own), None);
+        own.device_baseline_ns = Some(1e6);
+        assert!((device_ratio(&own).unwrap() - 2.2).abs() < 1e-9);
+        assert_eq!(finding(&own), Some(Finding::Device));
         // A run: 10 queued intervals and 2 of a slow device; the shares weighted by the
         // latency, not averaged per interval.
         let mut acc = RunSplitAcc::new("read");

@@ -1295,6 +1295,7 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         size_class: None,
         baseline_latency_ns: Some(1e6),
         baseline_p95_ns: Some(1.5e6),
+        baseline_device_ns: None,
         baseline_interval_ns: Some([0.9e6, 1.1e6]),
         knee_concurrency: None,
         knee_range: None,

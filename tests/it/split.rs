@@ -399,3 +399,54 @@ fn the_device_is_named_when_it_is_slow_itself() {
         "no verdict on the page"
     );
 }
+
+/// Learning gains the device-time baseline beside the total one: one unit of 1 ms read at one
+/// in flight, 0.1 s intervals for 14 s, well past what a learned baseline needs (30 intervals,
+/// 3,000 requests, on a busy machine too). Nothing queues in the kernel at one in flight, so the learned device time is the
+/// learned baseline's own latency (within 5 %) and at least the unit's service; every judgement
+/// from then on carries it.
+#[test]
+fn learning_keeps_the_baselines_own_device_time() {
+    if !bpf_possible("learning_keeps_the_baselines_own_device_time") {
+        return;
+    }
+    const S_MS: f64 = 1.0;
+    let Some(dev) = KnownDev::start(Spec::new(1, Duration::from_millis(S_MS as u64))) else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let out_path = state.path().join("out.jsonl");
+    let mut child = iosat()
+        .args(["stat", "--json", "--no-profile", "-i", "0.1", "-c", "150"])
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg(dev.name())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    fio_reads(&dev.path, 1, 14);
+    let status = crate::stat::wait_bounded(&mut child, Duration::from_secs(60));
+    let o = child.wait_with_output().unwrap();
+    assert!(status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = json_lines(&std::fs::read_to_string(&out_path).unwrap());
+    let learned = lines
+        .iter()
+        .rev()
+        .map(|l| &l["devices"][0]["learned"])
+        .find(|l| l["baseline_device_ns"].is_f64())
+        .unwrap_or_else(|| panic!("no learned device time: {}", lines.last().unwrap()));
+    let total = learned["baseline_latency_ns"].as_f64().unwrap();
+    let device = learned["baseline_device_ns"].as_f64().unwrap();
+    eprintln!("learned baseline {total:.0} ns, its device time {device:.0} ns");
+    assert!((device / total - 1.0).abs() <= 0.05, "{learned}");
+    assert!(device >= S_MS * 1e6 * 0.99, "{learned}");
+    // The judgement carries it where the learned baseline judges.
+    let judged = lines.iter().any(|l| {
+        l["devices"][0]["judgement"]["read"]["baseline_device_ns"].as_f64() == Some(device)
+    });
+    assert!(judged, "no judgement with the device time");
+    for l in &lines {
+        crate::schema::assert_valid("stat", l, "stat with a learned device time");
+    }
+}
