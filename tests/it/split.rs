@@ -231,6 +231,47 @@ fn set(dev: &KnownDev, file: &str, value: &str) {
     std::fs::write(&path, value).unwrap_or_else(|e| panic!("{path} <- {value}: {e}"));
 }
 
+/// A loop device's queue settings outlive its backing file: the next test that gets the same
+/// loop device would find mq-deadline and 1,024 requests (a model profile's scheduler then
+/// differs). Puts back the scheduler and nr_requests found, even on failure; declared after
+/// the device, so it runs while the device is still attached.
+struct QueueSettings {
+    name: String,
+    scheduler: String,
+    nr_requests: String,
+}
+
+impl QueueSettings {
+    fn save(dev: &KnownDev) -> QueueSettings {
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("/sys/block/{}/queue/{f}", dev.name()))
+                .unwrap()
+                .trim()
+                .to_string()
+        };
+        // "[none] mq-deadline kyber": the bracketed one is in use.
+        let all = read("scheduler");
+        let scheduler = all
+            .split_whitespace()
+            .find_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
+            .unwrap_or("none")
+            .to_string();
+        QueueSettings {
+            name: dev.name().to_string(),
+            scheduler,
+            nr_requests: read("nr_requests"),
+        }
+    }
+}
+
+impl Drop for QueueSettings {
+    fn drop(&mut self) {
+        let q = format!("/sys/block/{}/queue", self.name);
+        let _ = std::fs::write(format!("{q}/scheduler"), &self.scheduler);
+        let _ = std::fs::write(format!("{q}/nr_requests"), &self.nr_requests);
+    }
+}
+
 /// 128 units of 100 ms (as many as the loop driver's tags, so the device itself never queues)
 /// and 512 reads in flight: 128 at the device, 384 waiting in mq-deadline for a tag. Truth:
 /// the device answers in S = 100 ms, the units serve U/S = 1280 reads/s, so each read waits
@@ -252,6 +293,7 @@ fn the_queue_is_named_when_requests_wait_in_the_kernel() {
         .parse()
         .unwrap();
     assert!(tags <= dev.spec.units as f64, "{tags} driver tags");
+    let _restore = QueueSettings::save(&dev);
     set(&dev, "scheduler", "mq-deadline");
     set(&dev, "nr_requests", "1024");
     let profiles = crate::exporter::profile_dir_for(
