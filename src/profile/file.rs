@@ -148,21 +148,25 @@ struct FileSplit {
     device_mean_ms: Option<f64>,
 }
 
-/// The device's own mean time at one in flight (issue 40), ns: the split of the sweep's level
-/// at concurrency 1, of the swept direction (a mixed sweep's reads and writes together,
-/// weighted by their requests), when the block-latency source ran and split at least
-/// [`MIN_BASELINE_SPLIT`] of them.
+/// The device's own mean time at one in flight (issue 40), ns: the split of the sweep's
+/// levels at concurrency 1, of the swept direction (a mixed sweep's reads and writes
+/// together), weighted by their split requests, when the block-latency source ran and split
+/// at least [`MIN_BASELINE_SPLIT`] of them.
 fn baseline_device_ns(levels: &[FileLevel], dir: Direction) -> Option<f64> {
-    let l = levels.iter().find(|l| l.concurrency == Some(1))?;
-    let b = l.kernel.as_ref()?.block_latency.as_ref()?;
-    let splits: Vec<&FileSplit> = match dir {
-        Direction::Read => vec![b.read_split.as_ref()?],
-        Direction::Write => vec![b.write_split.as_ref()?],
-        Direction::Mixed => [&b.read_split, &b.write_split]
-            .into_iter()
-            .flatten()
-            .collect(),
-    };
+    // Every measurement at one in flight (a sweep repeats its levels: `--repeat`, the
+    // baseline measured again), weighted by its split requests as the sweep weights its
+    // repeats' latencies by their completions (load::result::combined_point).
+    let splits: Vec<&FileSplit> = levels
+        .iter()
+        .filter(|l| l.concurrency == Some(1))
+        .filter_map(|l| l.kernel.as_ref()?.block_latency.as_ref())
+        .flat_map(|b| match dir {
+            Direction::Read => [b.read_split.as_ref(), None],
+            Direction::Write => [b.write_split.as_ref(), None],
+            Direction::Mixed => [b.read_split.as_ref(), b.write_split.as_ref()],
+        })
+        .flatten()
+        .collect();
     let (mut n, mut sum) = (0u64, 0.0);
     for s in splits {
         let (Some(c), Some(m)) = (s.count, s.device_mean_ms) else {
@@ -330,6 +334,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.baseline_device_ns, Some(1.8e6));
+        // A repeated baseline: each measurement weighted by its split requests.
+        let repeated = report(r#"{"read_split":{"count":300,"device_mean_ms":2.0}}"#).replace(
+            r#""levels":["#,
+            r#""levels":[{"concurrency":1,"kernel":{"block_latency":{"read_split":
+                {"count":100,"device_mean_ms":1.0}}}},"#,
+        );
+        let p = parse_profile("x", &repeated).unwrap();
+        assert!(
+            (p.baseline_device_ns.unwrap() - 1.75e6).abs() < 1.0,
+            "{p:?}"
+        );
         // Too few split, the writes' split of a read sweep, none, or of another type: none,
         // and the profile still loads.
         for split in [
