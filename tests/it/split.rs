@@ -351,7 +351,7 @@ fn the_queue_is_named_when_requests_wait_in_the_kernel() {
     assert!(!notes.contains("the device is slow"), "{notes}");
     // `analyze` of the recording and its page give the run's split: the queue's share of all
     // the split reads' latency (ramps included, so a little under the steady share) and the
-    // device's own p95 in the median interval; the page, judged against the profile, says
+    // device's own time; the page, judged against the profile, says
     // which of the two it is, as stat did.
     let (split, html) = analyze_and_page(&rec, profiles.path(), &dev);
     let r = &split[0];
@@ -362,10 +362,17 @@ fn the_queue_is_named_when_requests_wait_in_the_kernel() {
         truth_share,
         "analyze's queue share %",
     );
+    // The device's mean over the run is exact (the sums); its p95 per interval comes from
+    // power-of-two buckets and carries the machine's noise above the mean: at least the
+    // service.
     within(
-        r["device_p95_ms_median"].as_f64().unwrap(),
+        r["device_mean_ms"].as_f64().unwrap(),
         S_MS,
-        "analyze's device p95 (median interval)",
+        "analyze's device mean",
+    );
+    assert!(
+        r["device_p95_ms_median"].as_f64().unwrap() >= S_MS * 0.99,
+        "{r}"
     );
     assert!(html.contains("Queue or device"), "no split on the page");
     assert!(
@@ -423,7 +430,7 @@ fn the_device_is_named_when_it_is_slow_itself() {
     assert!(!notes.contains("waiting in the kernel's queue"), "{notes}");
     // The recording's page says the same against the profile; `analyze` (no profile: what
     // it learns of the run's own traffic at one in flight is this very device time) gives
-    // the figures: next to no queueing, the device's p95 at its service time.
+    // the figures: next to no queueing, the device's own time at its service time.
     let (split, html) = analyze_and_page(&rec, profiles.path(), &dev);
     let r = &split[0];
     eprintln!("analyze: {r}");
@@ -432,9 +439,13 @@ fn the_device_is_named_when_it_is_slow_itself() {
         "{r}"
     );
     within(
-        r["device_p95_ms_median"].as_f64().unwrap(),
+        r["device_mean_ms"].as_f64().unwrap(),
         S_MS,
-        "analyze's device p95 (median interval)",
+        "analyze's device mean",
+    );
+    assert!(
+        r["device_p95_ms_median"].as_f64().unwrap() >= S_MS * 0.99,
+        "{r}"
     );
     assert!(
         html.contains("the device is slow (garbage collection"),
@@ -443,8 +454,9 @@ fn the_device_is_named_when_it_is_slow_itself() {
 }
 
 /// Learning gains the device-time baseline beside the total one: one unit of 1 ms read at one
-/// in flight, 0.1 s intervals for 14 s, well past what a learned baseline needs (30 intervals,
-/// 3,000 requests, on a busy machine too). Nothing queues in the kernel at one in flight, so the learned device time is the
+/// in flight, 0.1 s intervals for 19 s, well past what a learned baseline needs (30 intervals,
+/// 3,000 requests): on a machine whose CPUs are saturated, learning sets aside the intervals
+/// the CPUs may explain (learn/points.rs), and needs the margin. Nothing queues in the kernel at one in flight, so the learned device time is the
 /// learned baseline's own latency (within 5 %) and at least the unit's service; every judgement
 /// from then on carries it.
 #[test]
@@ -459,7 +471,7 @@ fn learning_keeps_the_baselines_own_device_time() {
     let state = tempfile::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     let mut child = iosat()
-        .args(["stat", "--json", "--no-profile", "-i", "0.1", "-c", "150"])
+        .args(["stat", "--json", "--no-profile", "-i", "0.1", "-c", "200"])
         .arg("--state-dir")
         .arg(state.path())
         .arg(dev.name())
@@ -467,7 +479,7 @@ fn learning_keeps_the_baselines_own_device_time() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    fio_reads(&dev.path, 1, 14);
+    fio_reads(&dev.path, 1, 19);
     let status = crate::stat::wait_bounded(&mut child, Duration::from_secs(60));
     let o = child.wait_with_output().unwrap();
     assert!(status.success(), "{}", String::from_utf8_lossy(&o.stderr));
