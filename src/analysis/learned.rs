@@ -22,6 +22,10 @@ pub struct Learned {
     pub size_class: Option<SizeClass>,
     pub baseline_latency_ns: Option<f64>,
     pub baseline_p95_ns: Option<f64>,
+    /// The baseline's own device time (issue 40: the block layer's split at about one in
+    /// flight), when most of its requests were split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_device_ns: Option<f64>,
     /// 95 % interval of the baseline's mean latency.
     pub baseline_interval_ns: Option<[f64; 2]>,
     pub knee_concurrency: Option<u32>,

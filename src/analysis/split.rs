@@ -40,6 +40,10 @@ pub struct SplitFacts {
     pub device_mean_ns: f64,
     /// The baseline's mean latency at one in flight, ns (swept or learned).
     pub baseline_ns: Option<f64>,
+    /// The baseline's own device time at one in flight, ns, where the sweep or learning
+    /// measured the split: what the device time is judged against first (at one in flight
+    /// the queue is short but not nothing, a scheduler's pass, a tag's wait).
+    pub device_baseline_ns: Option<f64>,
 }
 
 /// What the split says of a direction.
@@ -53,10 +57,12 @@ pub enum Finding {
     Both,
 }
 
-/// The device time ÷ the baseline (None without a baseline).
+/// The device time ÷ the baseline's device time, else ÷ the baseline's whole latency (None
+/// without a baseline).
 pub fn device_ratio(f: &SplitFacts) -> Option<f64> {
-    f.baseline_ns
+    f.device_baseline_ns
         .filter(|b| *b > 0.0)
+        .or(f.baseline_ns.filter(|b| *b > 0.0))
         .map(|b| f.device_mean_ns / b)
 }
 
@@ -119,6 +125,157 @@ pub fn sentence(f: &SplitFacts) -> Option<String> {
     })
 }
 
+/// One direction's split over a run of intervals (a recording): the queue's share of all the
+/// split requests' latency, the device's own time, and how many intervals each finding had.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunSplit {
+    /// "read" or "write".
+    pub dir: String,
+    /// Requests split into queue and device time, over the run.
+    pub requests: u64,
+    /// Intervals with split requests.
+    pub intervals: usize,
+    /// Σ queue ÷ Σ (queue + device) over every split request of the run, in %.
+    pub queue_share_pct: f64,
+    /// The device's own mean time over the run, ms.
+    pub device_mean_ms: f64,
+    /// The device's p95 in the median interval and in the worst, ms (None: no interval had
+    /// one).
+    pub device_p95_ms_median: Option<f64>,
+    pub device_p95_ms_max: Option<f64>,
+    /// The device's own mean time ÷ the baseline, in the interval judged worst by it (None
+    /// without a baseline).
+    pub device_ratio_max: Option<f64>,
+    /// Intervals whose finding was the queue, the device, or both (analysis::split::finding).
+    pub queue_intervals: usize,
+    pub device_intervals: usize,
+    pub both_intervals: usize,
+    /// The sentence of the latest interval with the run's most frequent finding.
+    pub example: Option<String>,
+}
+
+/// Builds a [`RunSplit`] one interval at a time.
+#[derive(Debug, Default)]
+pub struct RunSplitAcc {
+    run: RunSplit,
+    queue_ns: f64,
+    device_ns: f64,
+    p95s: Vec<f64>,
+    /// The latest sentence per finding (queue, device, both).
+    examples: [Option<String>; 3],
+}
+
+impl RunSplitAcc {
+    pub fn new(dir: &str) -> RunSplitAcc {
+        RunSplitAcc {
+            run: RunSplit {
+                dir: dir.to_string(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// One interval's facts and its device p95 (ms).
+    pub fn add(&mut self, f: &SplitFacts, device_p95_ms: Option<f64>) {
+        if f.count == 0 {
+            return;
+        }
+        let r = &mut self.run;
+        r.requests += f.count;
+        r.intervals += 1;
+        let total = f.device_mean_ns * f.count as f64;
+        // share = q ÷ (q + d), so q = d × share ÷ (1 − share); a share of 100 % leaves the
+        // device nothing, and its queue time cannot be recovered from the share: the interval
+        // adds its device time only (it cannot happen with a device time above 0).
+        let share = f.queue_share_pct / 100.0;
+        self.device_ns += total;
+        if share < 1.0 {
+            self.queue_ns += total * share / (1.0 - share);
+        }
+        self.p95s.extend(device_p95_ms.filter(|v| v.is_finite()));
+        if let Some(ratio) = device_ratio(f) {
+            r.device_ratio_max = Some(r.device_ratio_max.map_or(ratio, |m| m.max(ratio)));
+        }
+        let i = match finding(f) {
+            Some(Finding::Queue) => 0,
+            Some(Finding::Device) => 1,
+            Some(Finding::Both) => 2,
+            None => return,
+        };
+        *[
+            &mut r.queue_intervals,
+            &mut r.device_intervals,
+            &mut r.both_intervals,
+        ][i] += 1;
+        if let Some(s) = sentence(f) {
+            self.examples[i] = Some(s);
+        }
+    }
+
+    /// The run, or None without a split request.
+    pub fn finish(mut self) -> Option<RunSplit> {
+        if self.run.requests == 0 {
+            return None;
+        }
+        let r = &mut self.run;
+        let both = self.queue_ns + self.device_ns;
+        r.queue_share_pct = if both > 0.0 {
+            self.queue_ns / both * 100.0
+        } else {
+            0.0
+        };
+        r.device_mean_ms = self.device_ns / r.requests as f64 / 1e6;
+        self.p95s.sort_by(f64::total_cmp);
+        r.device_p95_ms_median = self.p95s.get(self.p95s.len() / 2).copied();
+        r.device_p95_ms_max = self.p95s.last().copied();
+        let counts = [r.queue_intervals, r.device_intervals, r.both_intervals];
+        let most = (0..3).filter(|&i| counts[i] > 0).max_by_key(|&i| counts[i]);
+        r.example = most.and_then(|i| self.examples[i].take());
+        Some(self.run)
+    }
+}
+
+impl RunSplit {
+    /// The run in words: the share, the device's own time, the intervals by finding and one
+    /// interval's verdict.
+    pub fn words(&self) -> String {
+        let p95 = match (self.device_p95_ms_median, self.device_p95_ms_max) {
+            (Some(m), Some(x)) => {
+                format!(", p95 {m:.2} ms in the median interval and {x:.2} ms at worst")
+            }
+            _ => String::new(),
+        };
+        let ratio = self
+            .device_ratio_max
+            .map_or(" (no baseline to judge it by)".to_string(), |r| {
+                format!(", at most {r:.1}x its baseline")
+            });
+        let mut s = format!(
+            "{}: {:.0} % of the latency of {} split requests was waiting in the kernel's \
+             queue; the device's own time: mean {:.2} ms{p95}{ratio}",
+            self.dir, self.queue_share_pct, self.requests, self.device_mean_ms
+        );
+        let n = self.queue_intervals + self.device_intervals + self.both_intervals;
+        if n == 0 {
+            s.push_str(&format!(
+                ". No interval of {} had a finding (too few requests, or nothing to explain).",
+                self.intervals
+            ));
+        } else {
+            s.push_str(&format!(
+                ". Of {} intervals, {} queueing, {} a slow device, {} both",
+                self.intervals, self.queue_intervals, self.device_intervals, self.both_intervals
+            ));
+            match &self.example {
+                Some(e) => s.push_str(&format!("; the latest such: {e}.")),
+                None => s.push('.'),
+            }
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +294,7 @@ mod tests {
             queue_share_pct: share,
             device_mean_ns: dev_ms * 1e6,
             baseline_ns: base_ms.map(|b| b * 1e6),
+            device_baseline_ns: None,
         }
     }
 
@@ -184,6 +342,60 @@ mod tests {
             sentence(&facts(State::Overloaded, 500, 5.0, 8.0, None)),
             None
         );
+        // The device's own baseline, where measured, before the whole latency's: a device
+        // at 2.2 ms against a 2.0 ms baseline whose device time was 1.0 ms is at 2.2x, slow.
+        let mut own = facts(State::Overloaded, 500, 5.0, 2.2, Some(2.0));
+        assert_eq!(finding(&own), None);
+        own.device_baseline_ns = Some(1e6);
+        assert!((device_ratio(&own).unwrap() - 2.2).abs() < 1e-9);
+        assert_eq!(finding(&own), Some(Finding::Device));
+        // A run: 10 queued intervals and 2 of a slow device; the shares weighted by the
+        // latency, not averaged per interval.
+        let mut acc = RunSplitAcc::new("read");
+        for _ in 0..10 {
+            acc.add(
+                &facts(State::Saturated, 500, 80.0, 2.0, Some(2.0)),
+                Some(2.1),
+            );
+        }
+        for _ in 0..2 {
+            acc.add(
+                &facts(State::Overloaded, 500, 5.0, 8.0, Some(2.0)),
+                Some(9.0),
+            );
+        }
+        acc.add(&facts(State::Ok, 0, 0.0, 0.0, Some(2.0)), None);
+        let run = acc.finish().unwrap();
+        assert_eq!((run.requests, run.intervals), (6000, 12));
+        assert_eq!(
+            (
+                run.queue_intervals,
+                run.device_intervals,
+                run.both_intervals
+            ),
+            (10, 2, 0)
+        );
+        // Queue: 10 × 500 × 8 ms + 2 × 500 × 0.421 ms; device: 10 × 500 × 2 + 2 × 500 × 8.
+        let q = 10.0 * 500.0 * 8.0 + 2.0 * 500.0 * 8.0 * 5.0 / 95.0;
+        let d = 10.0 * 500.0 * 2.0 + 2.0 * 500.0 * 8.0;
+        assert!(
+            (run.queue_share_pct - q / (q + d) * 100.0).abs() < 1e-9,
+            "{run:?}"
+        );
+        assert!((run.device_mean_ms - d / 6000.0).abs() < 1e-9);
+        assert_eq!(
+            (run.device_p95_ms_median, run.device_p95_ms_max),
+            (Some(2.1), Some(9.0))
+        );
+        assert_eq!(run.device_ratio_max, Some(4.0));
+        let w = run.words();
+        assert!(
+            w.starts_with("read: 69 % of the latency of 6000 split requests"),
+            "{w}"
+        );
+        assert!(w.contains("10 queueing, 2 a slow device, 0 both"), "{w}");
+        assert!(w.contains("the latest such: read saturated — 80 %"), "{w}");
+        assert!(RunSplitAcc::new("write").finish().is_none());
         // The edges are the constants'.
         let edge = facts(State::Ok, 500, QUEUE_MINOR_PCT - 0.1, 4.0, Some(2.0));
         assert_eq!(finding(&edge), Some(Finding::Device));

@@ -219,6 +219,9 @@ pub struct Reference {
     /// Mean latency at about one in flight (the slow-but-not-loaded test uses the mean).
     pub baseline_latency_ns: f64,
     pub baseline_p95_ns: Option<f64>,
+    /// The device's own mean time per request at about one in flight (issue 40: from the
+    /// issue to the driver to the completion; the block layer's split), when measured.
+    pub baseline_device_ns: Option<f64>,
     /// The most IOPS served within the target (a sweep's at its knee, the most learned).
     pub max_iops: Option<f64>,
     /// The ratio the source computed itself (learning: on the interval's request-size
@@ -276,6 +279,9 @@ pub struct DirJudgement {
     pub no_headroom: Option<NoHeadroom>,
     pub baseline_latency_ns: Option<f64>,
     pub baseline_p95_ns: Option<f64>,
+    /// The baseline's device time (issue 40), when the swept or learned baseline has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_device_ns: Option<f64>,
     #[serde(flatten)]
     pub flags: Flags,
 }
@@ -292,6 +298,7 @@ impl DirJudgement {
             no_headroom: None,
             baseline_latency_ns: reference.map(|r| r.baseline_latency_ns),
             baseline_p95_ns: reference.and_then(|r| r.baseline_p95_ns),
+            baseline_device_ns: reference.and_then(|r| r.baseline_device_ns),
             flags: reference.map(|r| r.flags.clone()).unwrap_or_default(),
         }
     }
@@ -499,6 +506,7 @@ mod tests {
             basis,
             baseline_latency_ns: 1e6,
             baseline_p95_ns: Some(2e6),
+            baseline_device_ns: None,
             max_iops: Some(max),
             ratio: None,
             flags: Flags::default(),

@@ -630,6 +630,8 @@ struct Judged<'a> {
     source: &'static str,
     baseline_s: Option<f64>,
     baseline_p95_s: Option<f64>,
+    /// The baseline's own device time (issue 40), seconds, when measured.
+    baseline_device_s: Option<f64>,
     /// 95 % interval of the learned baseline (low, high), seconds.
     bounds_s: Option<[f64; 2]>,
     knee: Option<f64>,
@@ -671,6 +673,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     source: "sweep",
                     baseline_s: Some(p.baseline_latency_ns / 1e9),
                     baseline_p95_s: p.baseline_p95_ns.map(|ns| ns / 1e9),
+                    baseline_device_s: p.baseline_device_ns.map(|ns| ns / 1e9),
                     bounds_s: None,
                     knee: p
                         .knee_at_least
@@ -698,6 +701,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 source: "learned",
                 baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
                 baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
+                baseline_device_s: l.baseline_device_ns.map(|ns| ns / 1e9),
                 bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
                 knee: l.knee_concurrency.map(f64::from),
                 knee_at_least: l.knee_at_least,
@@ -840,13 +844,20 @@ a baseline or without I/O).",
 /// is judged on and how much was learned. A family appears only when some device has a value.
 fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
     let j = judged(s);
-    let gauges: [Family<JudgedGet>; 7] = [
+    let gauges: [Family<JudgedGet>; 8] = [
         (
             "iosat_disk_baseline_latency_seconds",
             "Mean latency at a queue of about one, the baseline the state is judged against; \
 source=\"sweep\" from a saved profile (taking precedence), source=\"learned\" from the device's \
 own traffic.",
             |j| j.baseline_s,
+        ),
+        (
+            "iosat_disk_baseline_device_latency_seconds",
+            "The baseline's own device time (from the issue to the driver to the completion) at \
+a queue of about one, where the sweep or learning had the block layer's split: what the device \
+time is judged against (issue 40).",
+            |j| j.baseline_device_s,
         ),
         (
             "iosat_disk_baseline_p95_latency_seconds",

@@ -6,7 +6,9 @@
 
 use super::{perr, DeviceSeries, FileImport, Tool};
 use crate::analysis::device::DeviceSample;
+use crate::analysis::state::Judgement;
 use crate::error::Result;
+use crate::monitor::blklat::OpSplit;
 use crate::monitor::interval::DeviceRow;
 use crate::monitor::record::Source;
 use crate::monitor::replay::{Replay, Step};
@@ -68,6 +70,8 @@ struct Track {
     skipped: usize,
     /// Each interval's share of the cap the recorded run declared (`K` lines).
     caps: Vec<crate::analysis::declared::CapUse>,
+    /// Each interval's judgement and its queue/device split (reads, writes; issue 40).
+    splits: Vec<(Judgement, [Option<OpSplit>; 2])>,
 }
 
 fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> &'a mut Track {
@@ -86,9 +90,11 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
                     samples: Vec::new(),
                     shown_by_default: default.selects(d.major, &d.kernel_name, &d.meta),
                     learned: None,
+                    split: Vec::new(),
                 },
                 skipped: 0,
                 caps: Vec::new(),
+                splits: Vec::new(),
             });
             tracks.len() - 1
         }
@@ -140,6 +146,13 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 t.series.learned = Some(l.as_ref().clone());
             }
             t.caps.extend(d.cap_use());
+            // The split where the recording has it, judged as stat judged the interval.
+            if let Some(m) = d.latency.as_ref().and_then(|l| l.measured()) {
+                let sp = [m.split(false).cloned(), m.split(true).cloned()];
+                if sp.iter().flatten().any(|s| s.count > 0) && d.rates.is_ok() {
+                    t.splits.push((d.judgement(), sp));
+                }
+            }
         }
     }
     let samples = replay.replayer().samples();
@@ -201,7 +214,14 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     out.devices = tracks
         .into_iter()
         .filter(|t| !t.series.samples.is_empty())
-        .map(|t| t.series)
+        .map(|mut t| {
+            t.series.split = crate::monitor::judge::run_split(
+                t.splits
+                    .iter()
+                    .map(|(j, sp)| (j, [sp[0].as_ref(), sp[1].as_ref()])),
+            );
+            t.series
+        })
         .collect();
     Ok(out)
 }

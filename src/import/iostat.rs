@@ -175,6 +175,7 @@ fn push_sample(out: &mut FileImport, device: &str, s: DeviceSample) {
         Some(d) => d.samples.push(s),
         None => out.devices.push(DeviceSeries {
             learned: None,
+            split: Vec::new(),
             device: device.to_string(),
             samples: vec![s],
             shown_by_default: true,

@@ -74,6 +74,9 @@ pub struct DeviceSeries {
     /// What production learning (learn/) said of the device at the file's last interval,
     /// learned over all of them (iosat recordings, pt-diskstats, iostat logs).
     pub learned: Option<crate::learn::Learned>,
+    /// The block layer's split of the latency per direction over the file (issue 40; iosat
+    /// recordings with `B` tokens), empty otherwise.
+    pub split: Vec<crate::analysis::split::RunSplit>,
 }
 
 /// Everything one file holds.

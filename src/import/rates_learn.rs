@@ -173,6 +173,7 @@ mod tests {
             samples,
             shown_by_default: true,
             learned: None,
+            split: Vec::new(),
         };
         let (l, assumed) = learn_series(&d);
         assert!(!assumed);
@@ -209,6 +210,7 @@ mod tests {
             samples: vec![s; 5],
             shown_by_default: true,
             learned: None,
+            split: Vec::new(),
         };
         let (l, assumed) = learn_series(&d);
         assert!(assumed);
@@ -226,6 +228,7 @@ mod tests {
                 samples: vec![s.clone(); n],
                 shown_by_default: true,
                 learned: None,
+                split: Vec::new(),
             });
             learn(f)
         };

@@ -86,6 +86,10 @@ pub struct DeviceOut {
     /// What production learning said of the device over the file (raw-counter files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned: Option<crate::learn::Learned>,
+    /// The block layer's split of the latency per direction over the file (issue 40):
+    /// iosat recordings with the split's `B` tokens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub split: Vec<crate::analysis::split::RunSplit>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -279,6 +283,7 @@ fn device_outs(
                 },
                 samples: d.samples.clone(),
                 learned: d.learned.clone(),
+                split: d.split.clone(),
             });
         }
     }

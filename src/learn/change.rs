@@ -202,6 +202,7 @@ mod tests {
             busy_ms: requests * lat_ms,
             bytes: requests * 4096.0,
             pcts_ns: None,
+            device_ns: None,
         }
     }
 

@@ -45,6 +45,9 @@ pub struct Baseline {
     pub p95_ns: f64,
     /// 95 % interval of the mean latency from the per-interval means' spread.
     pub interval_ns: Option<[f64; 2]>,
+    /// The device's own mean time at this level (issue 40), where the block layer split
+    /// most of its requests.
+    pub device_ns: Option<f64>,
     /// The p95 comes from block-layer percentiles (else from interval means).
     pub from_percentiles: bool,
     pub intervals: f64,
@@ -226,6 +229,7 @@ fn baseline_of(bb: &Bucket) -> Baseline {
             .latency_se_ns()
             .map(|se| [(base_mean - Z95 * se).max(0.0), base_mean + Z95 * se]),
         from_percentiles: bb.has_percentiles(),
+        device_ns: bb.device_latency_ns(),
         intervals: bb.intervals,
         requests: bb.requests,
     }
@@ -445,6 +449,7 @@ pub(crate) mod tests {
             busy_ms: requests * lat_ms,
             bytes: requests * 4096.0,
             pcts_ns: None,
+            device_ns: None,
         }
     }
 

@@ -49,6 +49,7 @@ impl Learned {
             size_class: None,
             baseline_latency_ns: None,
             baseline_p95_ns: None,
+            baseline_device_ns: None,
             baseline_interval_ns: None,
             knee_concurrency: None,
             knee_range: None,
@@ -81,6 +82,7 @@ impl Learned {
             size_class,
             baseline_latency_ns,
             baseline_p95_ns,
+            baseline_device_ns,
             baseline_interval_ns,
             knee_concurrency,
             knee_range,
@@ -104,6 +106,7 @@ impl Learned {
         *size_class = None;
         *baseline_latency_ns = None;
         *baseline_p95_ns = None;
+        *baseline_device_ns = None;
         *baseline_interval_ns = None;
         *knee_concurrency = None;
         *knee_range = None;
@@ -132,6 +135,7 @@ impl Learned {
         if let Some(b) = &c.baseline {
             self.baseline_latency_ns = Some(b.latency_ns);
             self.baseline_p95_ns = Some(b.p95_ns);
+            self.baseline_device_ns = b.device_ns;
             self.baseline_interval_ns = b.interval_ns;
             self.max_iops = c.max_iops;
             self.max_iops_at_least = c.max_iops.map(|_| c.max_iops_at_least);

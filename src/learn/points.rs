@@ -145,6 +145,14 @@ pub fn points_of(
     cpu: Option<&AvgCpu>,
 ) -> Points {
     let pcts = |o: &OpLatency| Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6]);
+    // The device's own mean time (issue 40), where most of the direction's requests were
+    // split: a handful split among many unstamped would stand for all of them.
+    let device = |write: bool| {
+        let m = lat?;
+        let sp = m.split(write)?;
+        let all = if write { m.write.count } else { m.read.count };
+        (sp.count > 0 && sp.count * 2 >= all).then_some(sp.device_mean_ms? * 1e6)
+    };
     let dt = r.interval_s;
     // The busy share: None when the source has none (util 0 with requests completed: no
     // io_ticks, as on some virtual devices), and then the interval is taken whole.
@@ -163,6 +171,7 @@ pub fn points_of(
         busy_ms: 0.0,
         bytes: 0.0,
         pcts_ns: None,
+        device_ns: None,
     };
     let mut out = Points {
         pts: [empty; MAX_POINTS],
@@ -171,13 +180,14 @@ pub fn points_of(
         cpu_busy: cpu_busy(cpu),
         busy_share,
     };
-    for (dir, per_s, conc, kb_s, pcts_ns) in [
+    for (dir, per_s, conc, kb_s, pcts_ns, device_ns) in [
         (
             Dir::Read,
             r.r_s,
             r.read_concurrency,
             r.rkb_s,
             lat.and_then(|m| pcts(&m.read)),
+            device(false),
         ),
         (
             Dir::Write,
@@ -185,6 +195,7 @@ pub fn points_of(
             r.write_concurrency,
             r.wkb_s,
             lat.and_then(|m| pcts(&m.write)),
+            device(true),
         ),
     ] {
         let p = Point {
@@ -196,6 +207,7 @@ pub fn points_of(
             busy_ms: conc * dt * 1e3,
             bytes: kb_s * 1024.0 * dt,
             pcts_ns,
+            device_ns,
         };
         if !p.usable() {
             continue;
@@ -255,6 +267,9 @@ fn by_class(p: &Point, classes: &[ClassLatency; 3], mixed: bool) -> Option<[Opti
             busy_ms: p.busy_ms * f,
             bytes: requests * c.mean_bytes.unwrap_or(0.0),
             pcts_ns: pcts(c),
+            // The split is per direction, not per class: a class's own device time is
+            // not known.
+            device_ns: None,
             ..*p
         };
         *slot = q.usable().then_some(q);
@@ -329,6 +344,31 @@ mod tests {
         let p = points_of(0, &rates(500.0, 1.0, 100.0, 12.0), None, None);
         assert!(p.mixed());
         assert_eq!(p.learnable().count(), 0);
+    }
+
+    #[test]
+    fn the_devices_own_time_rides_with_a_direction_mostly_split() {
+        use crate::monitor::blklat::{OpLatency, OpSplit};
+        let m = |split: u64| Measured {
+            read: OpLatency {
+                count: 100,
+                ..OpLatency::default()
+            },
+            read_split: Some(OpSplit {
+                count: split,
+                device_mean_ms: Some(1.5),
+                queue_share_pct: Some(10.0),
+                ..OpSplit::default()
+            }),
+            ..Measured::default()
+        };
+        let r = rates(100.0, 0.2, 20.0, 4.0);
+        let p = points_of(0, &r, Some(&m(100)), None);
+        assert_eq!(p.as_slice()[0].device_ns, Some(1.5e6));
+        // A handful split among many unstamped stands for nothing.
+        let p = points_of(0, &r, Some(&m(10)), None);
+        assert_eq!(p.as_slice()[0].device_ns, None);
+        assert_eq!(points_of(0, &r, None, None).as_slice()[0].device_ns, None);
     }
 
     #[test]

@@ -702,6 +702,7 @@ mod tests {
                 busy_ms: 1000.0,
                 bytes: 500.0 * 4096.0,
                 pcts_ns: None,
+                device_ns: None,
             };
             m.add_interval(p.wall_ns, 1.0, &[p]);
         }

@@ -25,6 +25,7 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
         basis: Basis::Swept,
         baseline_latency_ns: p.baseline_latency_ns,
         baseline_p95_ns: p.baseline_p95_ns,
+        baseline_device_ns: p.baseline_device_ns,
         max_iops: Some(p.max_useful_iops),
         ratio: None,
         flags: Flags {
@@ -49,6 +50,7 @@ pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Opt
         },
         baseline_latency_ns: d.baseline_latency_ns?,
         baseline_p95_ns: d.baseline_p95_ns,
+        baseline_device_ns: d.baseline_device_ns,
         max_iops: d.max_iops,
         ratio: d.ratio,
         flags: d.flags.clone(),
@@ -207,19 +209,43 @@ pub fn split_sentences(row: &DeviceRow, j: &Judgement) -> Vec<String> {
     };
     [(&j.read, m.split(false)), (&j.write, m.split(true))]
         .into_iter()
-        .filter_map(|(dj, sp)| {
-            let sp = sp?;
-            let facts = crate::analysis::split::SplitFacts {
-                dir: dj.dir.as_str(),
-                state: dj.state,
-                count: sp.count,
-                queue_share_pct: sp.queue_share_pct?,
-                device_mean_ns: sp.device_mean_ms? * 1e6,
-                baseline_ns: dj.baseline_latency_ns,
-            };
-            crate::analysis::split::sentence(&facts)
-        })
+        .filter_map(|(dj, sp)| crate::analysis::split::sentence(&split_facts(dj, sp?)?))
         .collect()
+}
+
+/// One direction's split as the verdict needs it, against that direction's judgement (its
+/// state and baseline); None without split requests.
+pub fn split_facts(
+    dj: &crate::analysis::state::DirJudgement,
+    sp: &super::blklat::OpSplit,
+) -> Option<crate::analysis::split::SplitFacts> {
+    Some(crate::analysis::split::SplitFacts {
+        dir: dj.dir.as_str(),
+        state: dj.state,
+        count: sp.count,
+        queue_share_pct: sp.queue_share_pct?,
+        device_mean_ns: sp.device_mean_ms? * 1e6,
+        baseline_ns: dj.baseline_latency_ns,
+        device_baseline_ns: dj.baseline_device_ns,
+    })
+}
+
+/// A run's split per direction (reads, writes) from its intervals' splits and judgements:
+/// what `iosat analyze` of a recording and its page say of it; empty without split requests.
+pub fn run_split<'a>(
+    intervals: impl IntoIterator<Item = (&'a Judgement, [Option<&'a super::blklat::OpSplit>; 2])>,
+) -> Vec<crate::analysis::split::RunSplit> {
+    use crate::analysis::split::RunSplitAcc;
+    let mut acc = [RunSplitAcc::new("read"), RunSplitAcc::new("write")];
+    for (j, splits) in intervals {
+        for (i, dj) in [&j.read, &j.write].into_iter().enumerate() {
+            let Some(sp) = splits[i] else { continue };
+            if let Some(f) = split_facts(dj, sp) {
+                acc[i].add(&f, sp.device_p95_ms);
+            }
+        }
+    }
+    acc.into_iter().filter_map(RunSplitAcc::finish).collect()
 }
 
 #[cfg(test)]
@@ -259,6 +285,41 @@ mod tests {
 
     /// A read profile and learned writes: reads by the sweep, writes by what was learned;
     /// the device is its worst direction with that direction's figures.
+    /// The swept baseline's own device time reaches the split's verdict: a device at 1.2 ms
+    /// against a 1 ms baseline (1.2x) whose device time was 0.5 ms is at 2.4x, slow.
+    #[test]
+    fn the_split_is_judged_by_the_baselines_own_device_time() {
+        let prof = DeviceProfile {
+            baseline_device_ns: Some(0.5e6),
+            ..read_profile()
+        };
+        let reference = swept_reference(&prof, Dir::Read).unwrap();
+        assert_eq!(reference.baseline_device_ns, Some(0.5e6));
+        let mut dj = DirJudgement::unknown(Dir::Read, Some(&reference));
+        dj.state = State::Ok;
+        let sp = crate::monitor::blklat::OpSplit {
+            count: 500,
+            device_mean_ms: Some(1.2),
+            queue_share_pct: Some(5.0),
+            ..Default::default()
+        };
+        let f = split_facts(&dj, &sp).unwrap();
+        assert_eq!(f.device_baseline_ns, Some(0.5e6));
+        let ratio = crate::analysis::split::device_ratio(&f).unwrap();
+        assert!((ratio - 2.4).abs() < 1e-9, "{ratio}");
+        let s = crate::analysis::split::sentence(&f).unwrap();
+        assert!(s.contains("at 2.4x its baseline with 5 % queueing"), "{s}");
+        // Without it, the whole baseline: 1.2x, nothing to say.
+        let dj = DirJudgement::unknown(
+            Dir::Read,
+            swept_reference(&read_profile(), Dir::Read).as_ref(),
+        );
+        assert_eq!(
+            crate::analysis::split::sentence(&split_facts(&dj, &sp).unwrap()),
+            None
+        );
+    }
+
     #[test]
     fn reads_by_the_sweep_writes_by_learning() {
         let r = second();

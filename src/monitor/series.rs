@@ -34,6 +34,9 @@ pub struct Point {
     pub learned_refs: super::judge::LearnedRefs,
     /// The block layer's p95 per direction, ms, when the recording carries that source.
     pub p95_ms: [Option<f64>; 2],
+    /// Each direction's queue and device time (reads, writes), when the recording carries
+    /// the split (`B` tokens; issue 40).
+    pub split: [Option<super::blklat::OpSplit>; 2],
     /// The interval's one judgement (monitor::judge), set by [`SeriesStore::series`].
     pub judgement: Option<crate::analysis::state::Judgement>,
     /// The cap the recorded run declared for the device (`K` lines; the profile's is added
@@ -213,6 +216,13 @@ impl SeriesStore {
                         m.and_then(|m| m.write.p95_ms),
                     ]
                 },
+                split: {
+                    let m = d.latency.as_ref().and_then(|l| l.measured());
+                    [
+                        m.and_then(|m| m.split(false)).cloned(),
+                        m.and_then(|m| m.split(true)).cloned(),
+                    ]
+                },
                 judgement: None,
                 cap: d.cap,
             });
@@ -275,6 +285,18 @@ identified on this machine."
             })
             .collect();
         split_idle(all)
+    }
+}
+
+impl StatSeries {
+    /// The recording's split per direction over its judged intervals (monitor::judge).
+    pub fn run_split(&self) -> Vec<crate::analysis::split::RunSplit> {
+        super::judge::run_split(self.points.iter().filter_map(|p| {
+            Some((
+                p.judgement.as_ref()?,
+                [p.split[0].as_ref(), p.split[1].as_ref()],
+            ))
+        }))
     }
 }
 

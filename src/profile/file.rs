@@ -41,6 +41,9 @@ pub fn profile_json<T: serde::Serialize>(
 struct ProfileFile {
     #[serde(deserialize_with = "lenient")]
     verdict: Option<FileVerdict>,
+    /// The levels, for the baseline level's device time (issue 40): only what that needs.
+    #[serde(deserialize_with = "lenient")]
+    levels: Option<Vec<FileLevel>>,
     #[serde(deserialize_with = "lenient")]
     workload: Option<FileWorkload>,
     /// When the sweep started, seconds since the epoch.
@@ -105,6 +108,78 @@ struct FileVerdict {
     knee_above: Option<u64>,
 }
 
+/// Split requests the baseline level needs for its device time to be kept: the verdict's own
+/// floor for an interval (analysis::split::MIN_SPLIT_REQUESTS, not imported: profile/ stands
+/// below analysis/).
+const MIN_BASELINE_SPLIT: u64 = 50;
+
+/// A sweep level, as far as its block-layer split goes (`kernel.block_latency.read_split`).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileLevel {
+    #[serde(deserialize_with = "lenient")]
+    concurrency: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    kernel: Option<FileKernel>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileKernel {
+    #[serde(deserialize_with = "lenient")]
+    block_latency: Option<FileBlockLatency>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileBlockLatency {
+    #[serde(deserialize_with = "lenient")]
+    read_split: Option<FileSplit>,
+    #[serde(deserialize_with = "lenient")]
+    write_split: Option<FileSplit>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FileSplit {
+    #[serde(deserialize_with = "lenient")]
+    count: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    device_mean_ms: Option<f64>,
+}
+
+/// The device's own mean time at one in flight (issue 40), ns: the split of the sweep's
+/// levels at concurrency 1, of the swept direction (a mixed sweep's reads and writes
+/// together), weighted by their split requests, when the block-latency source ran and split
+/// at least [`MIN_BASELINE_SPLIT`] of them.
+fn baseline_device_ns(levels: &[FileLevel], dir: Direction) -> Option<f64> {
+    // Every measurement at one in flight (a sweep repeats its levels: `--repeat`, the
+    // baseline measured again), weighted by its split requests as the sweep weights its
+    // repeats' latencies by their completions (load::result::combined_point).
+    let splits: Vec<&FileSplit> = levels
+        .iter()
+        .filter(|l| l.concurrency == Some(1))
+        .filter_map(|l| l.kernel.as_ref()?.block_latency.as_ref())
+        .flat_map(|b| match dir {
+            Direction::Read => [b.read_split.as_ref(), None],
+            Direction::Write => [b.write_split.as_ref(), None],
+            Direction::Mixed => [b.read_split.as_ref(), b.write_split.as_ref()],
+        })
+        .flatten()
+        .collect();
+    let (mut n, mut sum) = (0u64, 0.0);
+    for s in splits {
+        let (Some(c), Some(m)) = (s.count, s.device_mean_ms) else {
+            continue;
+        };
+        if m.is_finite() && m > 0.0 {
+            n += c;
+            sum += c as f64 * m;
+        }
+    }
+    (n >= MIN_BASELINE_SPLIT).then(|| sum / n as f64 * 1e6)
+}
+
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
 struct FileWorkload {
@@ -158,7 +233,12 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
     let declared_cap = declared_cap(file.declared_cap.as_ref())?;
     let w = file.workload.unwrap_or_default();
     let pattern = w.pattern.unwrap_or_else(|| "unknown".into());
+    let baseline_device_ns = file
+        .levels
+        .as_deref()
+        .and_then(|l| baseline_device_ns(l, Direction::of_pattern(&pattern)));
     Ok(DeviceProfile {
+        baseline_device_ns,
         id: id.to_string(),
         baseline_latency_ns,
         knee_concurrency: knee as u32,
@@ -236,6 +316,47 @@ pub(super) fn swept_pattern(json: &str) -> String {
 mod tests {
     use super::*;
     use crate::profile::load;
+
+    #[test]
+    fn the_baseline_levels_device_time_is_kept_from_its_split() {
+        let report = |split: &str| {
+            format!(
+                r#"{{"verdict":{{"baseline_latency_ns":2000000.0,"knee_concurrency":4,
+                "max_useful_iops":900.0}},"workload":{{"pattern":"randread","block_size":4096}},
+                "levels":[{{"concurrency":2,"kernel":{{"block_latency":{{"read_split":
+                {{"count":900,"device_mean_ms":9.0}}}}}}}},
+                {{"concurrency":1,"kernel":{{"block_latency":{split}}}}}]}}"#
+            )
+        };
+        let p = parse_profile(
+            "x",
+            &report(r#"{"read_split":{"count":500,"device_mean_ms":1.8}}"#),
+        )
+        .unwrap();
+        assert_eq!(p.baseline_device_ns, Some(1.8e6));
+        // A repeated baseline: each measurement weighted by its split requests.
+        let repeated = report(r#"{"read_split":{"count":300,"device_mean_ms":2.0}}"#).replace(
+            r#""levels":["#,
+            r#""levels":[{"concurrency":1,"kernel":{"block_latency":{"read_split":
+                {"count":100,"device_mean_ms":1.0}}}},"#,
+        );
+        let p = parse_profile("x", &repeated).unwrap();
+        assert!(
+            (p.baseline_device_ns.unwrap() - 1.75e6).abs() < 1.0,
+            "{p:?}"
+        );
+        // Too few split, the writes' split of a read sweep, none, or of another type: none,
+        // and the profile still loads.
+        for split in [
+            r#"{"read_split":{"count":49,"device_mean_ms":1.8}}"#,
+            r#"{"write_split":{"count":500,"device_mean_ms":1.8}}"#,
+            r#"{}"#,
+            r#""none""#,
+        ] {
+            let p = parse_profile("x", &report(split)).unwrap();
+            assert_eq!(p.baseline_device_ns, None, "{split}");
+        }
+    }
 
     #[test]
     fn profile_from_a_sweep_report() {

@@ -27,6 +27,10 @@ pub struct DeviceProfile {
     /// p95 latency at the baseline level, ns (the 3x-p95 rule's reference), when saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_p95_ns: Option<f64>,
+    /// The device's own mean time at the baseline level, ns (issue 40: the block layer's
+    /// split of the level at concurrency 1), when the sweep had the block-latency source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_device_ns: Option<f64>,
     /// The first overloaded level of the sweep (p95 above 3x the baseline's), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overload_concurrency: Option<u32>,

@@ -154,7 +154,8 @@ pub fn devices_table(r: &AnalyzeReport) -> Table {
 }
 
 /// Each device's diagnosis, then what production learning made of its traffic (issue 26:
-/// the baseline, the knee or its lower bound, the ceiling) once it learned a baseline.
+/// the baseline, the knee or its lower bound, the ceiling) once it learned a baseline, then
+/// the block layer's split of its latency where the recording has it (issue 40).
 fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
     r.devices
         .iter()
@@ -174,7 +175,12 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
                     s.as_str()
                 ))
             });
-            d.diagnosis.iter().cloned().chain(learned)
+            // Queue or device (issue 40), where the recording has the block layer's split.
+            let split = d
+                .split
+                .iter()
+                .map(|s| format!("{}: queue or device: {}", d.device, s.words()));
+            d.diagnosis.iter().cloned().chain(learned).chain(split)
         })
         .collect()
 }

@@ -259,6 +259,12 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 sat_w: sat("saturation_w"),
                 learned_refs: Default::default(),
                 p95_ms: [None, None],
+                split: match &d.latency {
+                    Some(JsonLatency::Measured(m)) => {
+                        [m.split(false).cloned(), m.split(true).cloned()]
+                    }
+                    _ => [None, None],
+                },
                 // As stat judged it (nothing recomputed).
                 judgement: d.judgement.clone(),
                 // Its judgement already carries the cap's share.
@@ -362,27 +368,53 @@ pub fn table(devs: &[StatSeries]) -> Table {
         "r_saturation",
         "w_saturation",
     ]);
+    // The block layer's split (issue 40), as stat --wide's columns, when the recording has it.
+    let split = devs
+        .iter()
+        .flat_map(|d| &d.points)
+        .any(|p| p.split.iter().flatten().any(|s| s.count > 0));
+    if split {
+        for h in ["rq%", "wq%", "r_dev95_ms", "w_dev95_ms"] {
+            t.headers.push(h.into());
+            t.right.push(true);
+        }
+    }
     t.right[0] = false;
     t.right[1] = false;
     let t0 = start_ns(devs);
     for d in devs {
         for p in &d.points {
-            t.push([
-                d.name.clone(),
-                iso_utc(p.end_wall_ns),
-                format!("{:.3}", (p.end_wall_ns - t0) as f64 / 1e9),
-                format!("{:.3}", p.interval_s),
-                format!("{:.2}", p.r_s),
-                format!("{:.2}", p.w_s),
-                format!("{:.2}", p.rkb_s),
-                format!("{:.2}", p.wkb_s),
-                f(p.r_await, 3),
-                f(p.w_await, 3),
-                format!("{:.2}", p.aqu_sz),
-                format!("{:.2}", p.util_pct),
-                f(p.sat_r, 2),
-                f(p.sat_w, 2),
-            ]);
+            let sp = |i: usize, g: fn(&crate::monitor::blklat::OpSplit) -> Option<f64>| {
+                f(p.split[i].as_ref().and_then(g), 1)
+            };
+            let extra = split.then(|| {
+                [
+                    sp(0, |s| s.queue_share_pct),
+                    sp(1, |s| s.queue_share_pct),
+                    f(p.split[0].as_ref().and_then(|s| s.device_p95_ms), 3),
+                    f(p.split[1].as_ref().and_then(|s| s.device_p95_ms), 3),
+                ]
+            });
+            t.push(
+                [
+                    d.name.clone(),
+                    iso_utc(p.end_wall_ns),
+                    format!("{:.3}", (p.end_wall_ns - t0) as f64 / 1e9),
+                    format!("{:.3}", p.interval_s),
+                    format!("{:.2}", p.r_s),
+                    format!("{:.2}", p.w_s),
+                    format!("{:.2}", p.rkb_s),
+                    format!("{:.2}", p.wkb_s),
+                    f(p.r_await, 3),
+                    f(p.w_await, 3),
+                    format!("{:.2}", p.aqu_sz),
+                    format!("{:.2}", p.util_pct),
+                    f(p.sat_r, 2),
+                    f(p.sat_w, 2),
+                ]
+                .into_iter()
+                .chain(extra.into_iter().flatten()),
+            );
         }
     }
     t
@@ -613,6 +645,21 @@ is sysstat's formula over the measured interval, as `iosat stat --replay` prints
                 })
                 .map(Item::plain),
         )));
+        // Queue or device (issue 40): where the recording has the block layer's split.
+        let split: Vec<String> = devs
+            .iter()
+            .flat_map(|d| {
+                d.run_split()
+                    .into_iter()
+                    .map(move |r| format!("{}: {}", d.name, r.words()))
+            })
+            .collect();
+        if !split.is_empty() {
+            blocks.push(Block::List(List::titled(
+                "Queue or device (the block layer's split of each request's latency)",
+                split.iter().map(Item::plain),
+            )));
+        }
         if !diagnosis.is_empty() {
             blocks.push(Block::List(List::titled(
                 "Diagnosis (as iosat analyze reads the recording)",

@@ -170,6 +170,14 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
         let cap = rule["annotations"]["cap"].as_str().unwrap();
         let no_cap = cap.rsplit("{{ else }}").next().unwrap();
         let no_cap = no_cap.trim_end().strip_suffix("{{ end }}").unwrap();
+        // No queue/device split in these series either: the `split` annotation's first
+        // branch (issue 40).
+        let split = rule["annotations"]["split"].as_str().unwrap();
+        let no_split = split
+            .split("{{ if lt $share 0.0 }}")
+            .nth(1)
+            .and_then(|t| t.split("{{ else }}").next())
+            .unwrap();
         let severity = rule["labels"]["severity"].as_str().unwrap();
         let summary = format!(
             "h:9019 sdx read: {} ({ratio:.1}x baseline latency)",
@@ -179,10 +187,11 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
             "        exp_alerts:\n          - exp_labels:\n              severity: {severity}\n\
              \x20             job: node\n              instance: h:9019\n              device: sdx\n\
              \x20             op: read\n            exp_annotations:\n              summary: {}\n\
-             \x20             runbook: {}\n              cap: {}\n",
+             \x20             runbook: {}\n              cap: {}\n              split: {}\n",
             serde_json::to_string(&summary).unwrap(),
             serde_json::to_string(runbook).unwrap(),
-            serde_json::to_string(no_cap).unwrap()
+            serde_json::to_string(no_cap).unwrap(),
+            serde_json::to_string(no_split).unwrap()
         ));
     }
     t
