@@ -205,6 +205,11 @@ pub struct HindsightArgs {
     /// 60s); a new trigger in that time extends the same dump.
     #[arg(long, value_name = "DURATION", help_heading = "Hindsight")]
     pub hindsight_tail: Option<String>,
+    /// How often the kept samples are taken, whatever the view's interval (default: 1s; 100ms
+    /// for sub-second incidents, 10ms the least): the live command reads the counters for
+    /// hindsight between its own ticks when this is shorter.
+    #[arg(long, value_name = "DURATION", help_heading = "Hindsight")]
+    pub hindsight_interval: Option<String>,
     /// Where dumps are written (default: the state directory's hindsight/).
     #[arg(long, value_name = "DIR", help_heading = "Hindsight")]
     pub hindsight_dir: Option<PathBuf>,

@@ -33,8 +33,8 @@ pub struct ExporterSpec {
     pub print: Option<Print>,
     /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one `--device-include` (issue 42).
     pub caps: super::caps::DeviceCaps,
-    /// Hindsight (monitor::hindsight): None when off, without learning, or with nowhere to
-    /// write.
+    /// Hindsight (monitor::hindsight): None when off or with nowhere to write; kept with
+    /// `--no-learn` too (the ring and its judgement run at their own cadence).
     pub hindsight: Option<crate::monitor::hindsight::Settings>,
 }
 
@@ -133,12 +133,11 @@ impl ExporterSpec {
             },
             caps: super::caps::per_device(&a.caps, &a.device_include, "--device-include")?,
             learn: super::learn::spec(&a.live.learn, &super::root(&a.root))?,
-            hindsight: match a.live.learn.no_learn {
-                true => None,
-                false => {
-                    super::hindsight::settings(&a.hindsight, &a.live.learn, &super::root(&a.root))?
-                }
-            },
+            hindsight: super::hindsight::settings(
+                &a.hindsight,
+                &a.live.learn,
+                &super::root(&a.root),
+            )?,
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,

@@ -68,6 +68,8 @@ pub struct Scraper {
     /// The last minutes of samples, fed by the learner's tick and written out when a device
     /// turns overloaded, on SIGUSR1 or on `POST /hindsight` (issue 41; monitor::hindsight).
     hindsight: Option<crate::monitor::hindsight::Hindsight>,
+    /// When the learner's next second is due (the ring may tick more often).
+    learn_due: Option<u64>,
 }
 
 impl Drop for Scraper {
@@ -124,6 +126,7 @@ impl Scraper {
             aws: Default::default(),
             aws_seen: HashSet::new(),
             hindsight: None,
+            learn_due: None,
         }
     }
 
@@ -148,30 +151,56 @@ impl Scraper {
         self
     }
 
-    /// Is production learning on (then [`Scraper::tick`] must be called every
-    /// [`LEARN_EVERY_NS`])?
-    pub fn learns(&self) -> bool {
-        self.learning.is_some()
+    /// How often [`Scraper::tick`] must be called: every [`LEARN_EVERY_NS`] for learning (or
+    /// the judgement a declared cap or hindsight needs), more often when the hindsight ring's
+    /// own interval is shorter; None: never (no learning, no caps, no hindsight).
+    pub fn tick_every_ns(&self) -> Option<u64> {
+        let ring = self.hindsight.as_ref().map(|h| h.settings().interval_ns);
+        match (self.learning.is_some(), ring) {
+            (false, None) => None,
+            (true, None) => Some(LEARN_EVERY_NS),
+            (_, Some(r)) => Some(r.min(LEARN_EVERY_NS)),
+        }
     }
 
-    /// One sample for the learner (diskstats and the block-latency histograms, read as a
-    /// scrape reads them): the interval it closes is learned from, and each selected
-    /// device's row of it is what scrapes serve until the next tick. Nothing without
-    /// learning; a failed read is warned about and skipped (the next tick's interval spans
-    /// the gap, as `stat`'s does).
+    /// One sample for the learner and the hindsight ring (diskstats and the block-latency
+    /// histograms, read as a scrape reads them): when the learner's second is due, the
+    /// interval it closes is learned from, and each selected device's row of it is what
+    /// scrapes serve until the next such tick; the ring keeps it at its own cadence. Nothing
+    /// without either; a failed read is warned about and skipped (the next tick's interval
+    /// spans the gap, as `stat`'s does).
     pub fn tick(&mut self) {
-        if self.learning.is_none() {
+        if self.learning.is_none() && self.hindsight.is_none() {
             return;
         }
         let raw = match RawSample::take(&self.root) {
             Ok(r) => r,
             Err(e) => return self.warn(vec![format!("diskstats: {e}")]),
         };
-        self.tick_with(raw);
+        // Every tick learns unless the ring ticks faster than the learner's second: then a
+        // tick within a twentieth of that second serves (the ring's rule).
+        let finer = self
+            .hindsight
+            .as_ref()
+            .is_some_and(|h| h.settings().interval_ns < LEARN_EVERY_NS);
+        let due = !finer
+            || self
+                .learn_due
+                .map_or(true, |d| raw.mono_ns + LEARN_EVERY_NS / 20 >= d);
+        if due && self.learning.is_some() {
+            self.learn_due = Some(crate::monitor::collect::next_deadline(
+                self.learn_due.unwrap_or(raw.mono_ns),
+                LEARN_EVERY_NS,
+                raw.mono_ns,
+            ));
+            self.tick_with(raw);
+        } else {
+            self.tend_hindsight(raw, false);
+        }
     }
 
     /// [`Scraper::tick`] on a sample already read (its diskstats text and the clocks it was
-    /// read at), so the samples of a recording can be fed in order and the exporter judges
+    /// read at), learned from at once, so the samples of a recording can be fed in order and the exporter judges
     /// the intervals `stat --replay` judges (tests/it/one_judgement.rs); the block-latency
     /// histograms are read now, as `tick` reads them right after diskstats. Nothing without
     /// learning.
@@ -187,24 +216,28 @@ impl Scraper {
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
         self.judged = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
-        self.tend_hindsight(raw);
+        self.tend_hindsight(raw, true);
     }
 
-    /// Keep the last minutes of samples (monitor::hindsight), fed by [`Scraper::tick`]:
-    /// written out when a device turns overloaded, on SIGUSR1 (caught from here on) or when
-    /// [`Scraper::request_hindsight`] asks. Needs learning (its tick is the ring's clock).
+    /// Keep the last minutes of samples (monitor::hindsight), fed by [`Scraper::tick`] at
+    /// the ring's own interval: written out when a device turns overloaded, on SIGUSR1
+    /// (caught from here on) or when [`Scraper::request_hindsight`] asks. With learning off
+    /// (`--no-learn`) the intervals are judged all the same (by the swept profile and the
+    /// declared cap, nothing learned), so an overload still triggers a dump.
     pub fn keep_hindsight(
         mut self,
         settings: Option<crate::monitor::hindsight::Settings>,
     ) -> Scraper {
-        if let (Some(s), true) = (settings, self.learning.is_some()) {
+        if let Some(s) = settings {
             crate::sys::signal::catch_dump_signal();
             let host = crate::sys::hostname(&self.root).unwrap_or_default();
-            self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(
-                s,
-                LEARN_EVERY_NS,
-                host,
-            ));
+            self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(s, host));
+            if self.learning.is_none() {
+                self.learning = Some(crate::monitor::replay::Replayer::new(
+                    self.devices.selection.clone(),
+                    false,
+                ));
+            }
         }
         self
     }
@@ -223,19 +256,31 @@ impl Scraper {
         ))
     }
 
-    /// The dumps written and the bytes held, for the exposition; None when off.
-    pub fn hindsight_figures(&self) -> Option<(u64, usize)> {
-        self.hindsight.as_ref().map(|h| (h.written, h.bytes()))
+    /// The ring's figures for the exposition; None when off.
+    pub fn hindsight_figures(&self) -> Option<super::metrics::HindsightFigures> {
+        self.hindsight
+            .as_ref()
+            .map(|h| super::metrics::HindsightFigures {
+                dumps: h.written,
+                held_bytes: h.bytes(),
+                samples: h.samples(),
+                dropped: h.dropped,
+                last_dump_s: h.last_dump_ns.map(|ns| ns as f64 / 1e9),
+            })
     }
 
     /// After a tick: the sample into the ring, a SIGUSR1 or a device that turned overloaded
-    /// asks for a dump, and one whose tail has passed is written, a line saying where.
-    fn tend_hindsight(&mut self, raw: RawSample) {
+    /// (`judged`: the tick closed a judged interval) asks for a dump, and one whose tail has
+    /// passed is written, a line saying where.
+    fn tend_hindsight(&mut self, raw: RawSample, judged: bool) {
         use crate::monitor::record::Event;
         let Some(h) = &mut self.hindsight else { return };
         let (mono, wall) = (raw.mono_ns, raw.wall_ns);
         h.feed(&Event::Sample(raw));
-        match h.after_interval(self.judged.values(), mono, wall, false) {
+        if let Some(line) = h.take_statement() {
+            crate::error::note(line);
+        }
+        match h.after_interval(self.judged.values(), mono, wall, judged, false) {
             Ok(Some(p)) => crate::error::note(format_args!(
                 "hindsight: wrote {} ({:.0} s of samples)",
                 p.display(),
