@@ -167,6 +167,12 @@ pub struct LiveArgs {
     #[arg(long)]
     pub no_bpf: bool,
 
+    /// The short window of the burst figures: the peak IOPS and MB/s of each direction
+    /// within each interval, and peak ÷ mean, from /proc/diskstats read this often between
+    /// the samples (default: 100ms; 0: off; from 10ms).
+    #[arg(long, value_name = "DURATION")]
+    pub burst_window: Option<String>,
+
     #[command(flatten)]
     pub learn: LearnArgs,
 }

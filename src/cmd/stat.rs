@@ -170,6 +170,7 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     );
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
+    collector.use_bursts(spec.burst_ns);
     if let Some(h) = &spec.hindsight {
         collector.keep_hindsight(h.clone());
     }

@@ -126,6 +126,7 @@ fn live(
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
+    collector.use_bursts(spec.burst_ns);
     if let Some(h) = &spec.hindsight {
         // Its line ("hindsight: wrote …") is drawn with the warnings.
         collector.keep_hindsight(h.clone());

@@ -36,6 +36,8 @@ pub struct ExporterSpec {
     /// Hindsight (monitor::hindsight): None when off or with nowhere to write; kept with
     /// `--no-learn` too (the ring and its judgement run at their own cadence).
     pub hindsight: Option<crate::monitor::hindsight::Settings>,
+    /// The bursts' short window (`--burst-window`), ns; None when off.
+    pub burst_ns: Option<u64>,
 }
 
 /// `IP:PORT`, `[IPv6]:PORT`, or `:PORT` (every interface, as node_exporter reads it).
@@ -138,6 +140,7 @@ impl ExporterSpec {
                 &a.live.learn,
                 &super::root(&a.root),
             )?,
+            burst_ns: super::hindsight::burst_window(&a.live)?,
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,

@@ -85,6 +85,23 @@ pub fn settings(a: &HindsightArgs, learn: &LearnArgs, root: &Root) -> Result<Opt
     }))
 }
 
+/// `--burst-window` (issue 41's bursts): the short window in ns, None when off (`0`). From
+/// 10 ms, as the ring's interval.
+pub fn burst_window(a: &crate::cli::LiveArgs) -> Result<Option<u64>> {
+    let v = a.burst_window.as_deref().unwrap_or("100ms");
+    let ns =
+        crate::units::parse_duration_ns(v).map_err(|why| Error::usage("--burst-window", v, why))?;
+    match ns {
+        0 => Ok(None),
+        n if n < MIN_INTERVAL_NS => Err(Error::usage(
+            "--burst-window",
+            v,
+            "must be 0 (off) or from 10ms",
+        )),
+        n => Ok(Some(n)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,6 +66,8 @@ pub struct DeviceScrape {
     pub cap_uses: Vec<crate::analysis::declared::CapUse>,
     /// The device's own AWS statistics (an EBS volume or instance storage; issue 42).
     pub aws: Option<std::sync::Arc<crate::monitor::aws::AwsInterval>>,
+    /// The short windows since the last scrape (issue 41; `--burst-window`), when read.
+    pub burst: Option<crate::monitor::burst::ScrapeBurst>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -438,6 +440,7 @@ writes, flushes are not counted).",
     render_changes(o, s);
     render_latency(o, s);
     super::split::render(o, s);
+    super::burst::render(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
         o.family(
@@ -1071,6 +1074,7 @@ mod tests {
                 cap: None,
                 cap_uses: Vec::new(),
                 aws: None,
+                burst: None,
             }],
             health: vec![],
             blk_dropped: None,

@@ -70,6 +70,8 @@ pub struct Scraper {
     hindsight: Option<crate::monitor::hindsight::Hindsight>,
     /// When the learner's next second is due (the ring may tick more often).
     learn_due: Option<u64>,
+    /// The short windows between scrapes (issue 41's bursts; [`Scraper::use_bursts`]).
+    burst: Option<crate::monitor::burst::BurstTracker>,
 }
 
 impl Drop for Scraper {
@@ -127,6 +129,7 @@ impl Scraper {
             aws_seen: HashSet::new(),
             hindsight: None,
             learn_due: None,
+            burst: None,
         }
     }
 
@@ -151,16 +154,21 @@ impl Scraper {
         self
     }
 
+    /// Read the bursts' short windows every `window_ns` between scrapes (None: off); each
+    /// scrape serves the peaks of the windows since the one before.
+    pub fn use_bursts(mut self, window_ns: Option<u64>) -> Scraper {
+        self.burst = window_ns.map(crate::monitor::burst::BurstTracker::new);
+        self
+    }
+
     /// How often [`Scraper::tick`] must be called: every [`LEARN_EVERY_NS`] for learning (or
     /// the judgement a declared cap or hindsight needs), more often when the hindsight ring's
-    /// own interval is shorter; None: never (no learning, no caps, no hindsight).
+    /// own interval or the bursts' window is shorter; None: never (none of them).
     pub fn tick_every_ns(&self) -> Option<u64> {
         let ring = self.hindsight.as_ref().map(|h| h.settings().interval_ns);
-        match (self.learning.is_some(), ring) {
-            (false, None) => None,
-            (true, None) => Some(LEARN_EVERY_NS),
-            (_, Some(r)) => Some(r.min(LEARN_EVERY_NS)),
-        }
+        let window = self.burst.as_ref().map(|b| b.window_ns());
+        let learn = self.learning.is_some().then_some(LEARN_EVERY_NS);
+        [ring, window, learn].into_iter().flatten().min()
     }
 
     /// One sample for the learner and the hindsight ring (diskstats and the block-latency
@@ -170,19 +178,27 @@ impl Scraper {
     /// without either; a failed read is warned about and skipped (the next tick's interval
     /// spans the gap, as `stat`'s does).
     pub fn tick(&mut self) {
-        if self.learning.is_none() && self.hindsight.is_none() {
+        if self.learning.is_none() && self.hindsight.is_none() && self.burst.is_none() {
             return;
         }
         let raw = match RawSample::take(&self.root) {
             Ok(r) => r,
             Err(e) => return self.warn(vec![format!("diskstats: {e}")]),
         };
-        // Every tick learns unless the ring ticks faster than the learner's second: then a
-        // tick within a twentieth of that second serves (the ring's rule).
-        let finer = self
-            .hindsight
-            .as_ref()
-            .is_some_and(|h| h.settings().interval_ns < LEARN_EVERY_NS);
+        if let Some(b) = self
+            .burst
+            .as_mut()
+            .filter(|b| b.takes(raw.mono_ns, b.window_ns() / 20))
+        {
+            b.push(&raw.parse().0);
+        }
+        if self.learning.is_none() && self.hindsight.is_none() {
+            return;
+        }
+        // Every tick learns unless ticks come faster than the learner's second (the ring's
+        // interval, the bursts' window): then a tick within a twentieth of that second serves
+        // (the ring's rule).
+        let finer = self.tick_every_ns().is_some_and(|t| t < LEARN_EVERY_NS);
         let due = !finer
             || self
                 .learn_due
@@ -492,6 +508,17 @@ impl Scraper {
         }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        // The short windows since the last scrape, the last one ending now.
+        let mut bursts = match &mut self.burst {
+            Some(b) => {
+                // The scrape's sample ends the last window unless it would be under half one.
+                if b.takes(sample.mono_ns, b.window_ns() / 2) {
+                    b.push(&sample);
+                }
+                b.close_all()
+            }
+            None => HashMap::new(),
+        };
         // The latest learned interval (Scraper::tick), each device's row with what was
         // learned of it.
         let mut rows = self.judged.clone();
@@ -563,6 +590,7 @@ impl Scraper {
                 cap,
                 cap_uses,
                 aws: self.aws.get(dev.major, dev.minor),
+                burst: bursts.remove(&(dev.major, dev.minor)),
             });
         }
         self.wraps.retain(&present);

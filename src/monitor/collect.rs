@@ -272,6 +272,8 @@ pub struct Collector {
     aws: super::aws::AwsWatch,
     /// The last minutes of samples, written out on an incident ([`Collector::keep_hindsight`]).
     hindsight: Option<super::hindsight::Hindsight>,
+    /// The short windows of each interval (issue 41's bursts; [`Collector::use_bursts`]).
+    burst: Option<super::burst::BurstTracker>,
 }
 
 impl Collector {
@@ -297,7 +299,14 @@ impl Collector {
             caps: Vec::new(),
             aws: Default::default(),
             hindsight: None,
+            burst: None,
         }
+    }
+
+    /// Measure each interval's bursts over windows of `window_ns` (None: off): diskstats is
+    /// read that often between the ticks ([`Collector::wait_until`]).
+    pub fn use_bursts(&mut self, window_ns: Option<u64>) {
+        self.burst = window_ns.map(super::burst::BurstTracker::new);
     }
 
     /// Keep the last minutes of samples (monitor::hindsight) and write them out when a device
@@ -315,10 +324,21 @@ impl Collector {
     /// (the hindsight ring's cadence); None: nothing to read until then. A due time within the
     /// ring's slack of `next` is left to the tick itself (the ring takes it).
     fn between_due(&self, next: u64) -> Option<u64> {
-        let h = self.hindsight.as_ref()?;
-        let due = h.due_at()?;
-        let slack = h.slack_ns();
-        (due.saturating_add(slack) < next).then_some(due)
+        let ring = self
+            .hindsight
+            .as_ref()
+            .and_then(|h| Some((h.due_at()?, h.slack_ns())));
+        // No window shorter than half the window before the tick closes the interval.
+        let burst = self
+            .burst
+            .as_ref()
+            .and_then(|b| Some((b.due_at()?, b.window_ns() / 2)));
+        [ring, burst]
+            .into_iter()
+            .flatten()
+            .filter(|(due, slack)| due.saturating_add(*slack) < next)
+            .map(|(due, _)| due)
+            .min()
     }
 
     /// A sample between the view's ticks, for the ring only: diskstats, the CPU times and
@@ -330,9 +350,24 @@ impl Collector {
             // The view's next tick reads it again and says why it failed.
             Err(_) => return,
         };
+        let mono_ns = raw.mono_ns;
+        if let Some(b) = self
+            .burst
+            .as_mut()
+            .filter(|b| b.takes(mono_ns, b.window_ns() / 20))
+        {
+            b.push(&raw.parse().0);
+        }
+        // The CPU times and histograms only for a sample the ring keeps.
+        if !self
+            .hindsight
+            .as_ref()
+            .is_some_and(|h| h.would_keep(mono_ns))
+        {
+            return;
+        }
         let cpu = crate::sys::sched::read_cpu_times(&self.root);
         let blk = self.blk.as_ref().and_then(|b| b.read().ok());
-        let mono_ns = raw.mono_ns;
         if let Some(h) = &mut self.hindsight {
             if let Some(c) = cpu {
                 h.feed(&Event::Cpu(c));
@@ -546,6 +581,9 @@ impl Collector {
         };
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        if let Some(b) = &mut self.burst {
+            b.push(&sample);
+        }
         let mut rec = String::new();
         if first {
             let run = Event::Run {
@@ -594,6 +632,20 @@ impl Collector {
                 d.aws = self.aws.get(d.major, d.minor);
             }
         }
+        // The interval's short windows, judged against each row's declared cap; recorded
+        // before its closing sample (a `#P` line), as the histograms are.
+        let burst = match (&mut self.burst, &mut fed.report) {
+            (Some(b), Some(r)) => {
+                let bs = b.close(r);
+                super::burst::attach(r, &bs);
+                (!bs.devs.is_empty()).then_some(Event::Burst(bs))
+            }
+            (Some(b), None) => {
+                b.forget_windows();
+                None
+            }
+            (None, _) => None,
+        };
         if let Some(r) = &fed.report {
             let cover = &mut self.coverage;
             let low: Vec<String> = r
@@ -621,6 +673,17 @@ impl Collector {
         if let Some(l) = self.replayer.observer_mut() {
             let w = l.take_warnings();
             self.warn(w);
+        }
+        if let Some(ev) = burst {
+            if self.recording.is_some() {
+                rec.push_str(&record::format_event(&ev));
+            }
+            if let Some(h) = &mut self.hindsight {
+                h.feed(&ev);
+            }
+            if let Some(s) = &mut self.series {
+                s.feed(ev);
+            }
         }
         let sample = Event::Sample(raw);
         // Not formatted at all without a recording (a large part of a tick at 1,000 devices).

@@ -122,6 +122,12 @@ impl Hindsight {
         self.settings.interval_ns / 20
     }
 
+    /// Would a sample read at `mono_ns` be kept ([`Hindsight::feed`] decides the same way)?
+    pub fn would_keep(&self, mono_ns: u64) -> bool {
+        self.due
+            .map_or(true, |due| mono_ns.saturating_add(self.slack_ns()) >= due)
+    }
+
     /// Is a sample read at `mono_ns` kept? At the ring's own cadence: one due within
     /// [`Hindsight::slack_ns`] is taken, and the schedule moves on from when it was due, so
     /// the ring keeps one sample per interval on average.
@@ -153,7 +159,9 @@ impl Hindsight {
     }
 
     /// Once, after the first samples: the line stating what the ring takes in memory, and
-    /// the span the byte cap leaves when the span would take more.
+    /// the span the byte cap leaves when the span would take more. Said when the interval
+    /// is finer than a second (asked for) or the cap cuts the span; a default ring within
+    /// its cap goes unsaid (every `stat` would print it).
     pub fn take_statement(&mut self) -> Option<String> {
         if self.stated || self.held.len() < 2 {
             return None;
@@ -161,6 +169,9 @@ impl Hindsight {
         self.stated = true;
         let est = self.estimate_bytes()?;
         let s = &self.settings;
+        if s.interval_ns >= 1_000_000_000 && est <= s.max_bytes as u64 {
+            return None;
+        }
         let size = crate::units::human_bytes;
         let span = span_words(s.span_ns);
         let every = span_words(s.interval_ns);
@@ -715,9 +726,24 @@ mod tests {
         }
         // 0, 1 s, … 9 s: ten, then the span (10 s) holds them all.
         assert_eq!(h.samples(), 10);
-        let line = h.take_statement().unwrap();
-        assert!(line.contains("keeping 10 s of samples every 1 s"), "{line}");
-        assert!(h.take_statement().is_none(), "said once");
+        // At a second, within its cap: not said.
+        assert!(h.take_statement().is_none());
+        let mut fine = Hindsight::new(
+            Settings {
+                interval_ns: 100_000_000,
+                ..settings(d.path())
+            },
+            "h".into(),
+        );
+        for t in 0..3 {
+            sample(&mut fine, t);
+        }
+        let line = fine.take_statement().unwrap();
+        assert!(
+            line.contains("keeping 10 s of samples every 100 ms"),
+            "{line}"
+        );
+        assert!(fine.take_statement().is_none(), "said once");
         // A tiny cap: the statement says what it leaves, and the dropped are counted.
         let mut small = Hindsight::new(
             Settings {
