@@ -59,6 +59,9 @@ struct Pending {
     /// Write once a sample at or after this monotonic time is kept.
     due_mono_ns: u64,
     trigger_wall_ns: i64,
+    /// `#trigger` lines: each trigger of the incident, and each device that turned
+    /// overloaded in it with its directions, as judged live.
+    triggers: String,
 }
 
 /// The ring and its dumps.
@@ -280,30 +283,55 @@ impl Hindsight {
     }
 
     /// The devices judged overloaded in the interval that ended at `mono_ns`: one that was not
-    /// in the interval before triggers a dump.
+    /// in the interval before triggers a dump. Without the directions: [`Hindsight::judged_dirs`].
     pub fn judged(&mut self, overloaded: Vec<String>, mono_ns: u64, wall_ns: i64) {
-        let new: Vec<&String> = overloaded
+        let dirs = overloaded.into_iter().map(|d| (d, String::new())).collect();
+        self.judged_dirs(dirs, mono_ns, wall_ns);
+    }
+
+    /// [`Hindsight::judged`] with each device's overloaded directions ("write", "read,write"):
+    /// each device that turned so is written into the dump as a `#trigger` line.
+    pub fn judged_dirs(&mut self, overloaded: Vec<(String, String)>, mono_ns: u64, wall_ns: i64) {
+        let new: Vec<&(String, String)> = overloaded
             .iter()
-            .filter(|d| !self.overloaded.contains(d))
+            .filter(|(d, _)| !self.overloaded.contains(d))
             .collect();
-        if let Some(first) = new.first() {
+        if let Some((first, _)) = new.first() {
             let reason = format!("overloaded-{}", safe_name(first));
             self.trigger(reason, mono_ns, wall_ns);
         }
-        self.overloaded = overloaded;
+        if let Some(p) = &mut self.pending {
+            for (dev, dirs) in new {
+                let dirs = if dirs.is_empty() { "-" } else { dirs };
+                p.triggers.push_str(&format!(
+                    "#trigger {wall_ns} overloaded {} {dirs}\n",
+                    safe_name(dev)
+                ));
+            }
+        }
+        self.overloaded = overloaded.into_iter().map(|(d, _)| d).collect();
     }
 
     /// Ask for a dump of the span before `mono_ns` and the tail after it; a trigger during a
     /// pending dump's tail extends that dump.
     pub fn trigger(&mut self, reason: String, mono_ns: u64, wall_ns: i64) {
         let due = mono_ns.saturating_add(self.settings.tail_ns);
+        let line = match reason.starts_with("overloaded-") {
+            // Its device's line follows (judged_dirs).
+            true => String::new(),
+            false => format!("#trigger {wall_ns} {}\n", safe_name(&reason)),
+        };
         match &mut self.pending {
-            Some(p) => p.due_mono_ns = p.due_mono_ns.max(due),
+            Some(p) => {
+                p.due_mono_ns = p.due_mono_ns.max(due);
+                p.triggers.push_str(&line);
+            }
             None => {
                 self.pending = Some(Pending {
                     reason,
                     due_mono_ns: due,
                     trigger_wall_ns: wall_ns,
+                    triggers: line,
                 })
             }
         }
@@ -326,12 +354,22 @@ impl Hindsight {
             self.trigger("signal".into(), mono_ns, wall_ns);
         }
         if judged && !end {
-            let mut over: Vec<String> = rows
-                .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
-                .map(|d| d.meta.display_name.clone())
+            use crate::analysis::state::State;
+            let mut over: Vec<(String, String)> = rows
+                .filter_map(|d| {
+                    let j = d.judgement();
+                    (j.state() == State::Overloaded).then(|| {
+                        let dirs: Vec<&str> = [&j.read, &j.write]
+                            .iter()
+                            .filter(|x| x.state == State::Overloaded)
+                            .map(|x| x.dir.as_str())
+                            .collect();
+                        (d.meta.display_name.clone(), dirs.join(","))
+                    })
+                })
                 .collect();
             over.sort();
-            self.judged(over, mono_ns, wall_ns);
+            self.judged_dirs(over, mono_ns, wall_ns);
         }
         self.write_due(mono_ns, end)
     }
@@ -354,6 +392,8 @@ impl Hindsight {
                 self.settings.span_ns / 1_000_000_000,
                 self.settings.tail_ns / 1_000_000_000
             ));
+            // What `iosat analyze` reads: `#trigger <wall_ns> <what> [<device> <directions>]`.
+            s.push_str(&p.triggers);
         }
         let wall = self.held.front().map_or(0, |h| h.wall_ns);
         s.push_str(&record::format_run(wall, self.settings.interval_ns));
@@ -394,6 +434,27 @@ impl Hindsight {
         self.last_dump_ns = Some(crate::sys::clock::monotonic_ns().saturating_sub(t0));
         Ok(Some(path))
     }
+}
+
+/// The triggers a dump's head names (`#trigger <wall_ns> <what> [<device> <directions>]`):
+/// each one's wall time and a label ("overloaded sda (write)", "signal"); none in another
+/// recording. What the page marks on its charts.
+pub fn triggers(text: &str) -> Vec<(i64, String)> {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("#trigger "))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let wall = f.next()?.parse().ok()?;
+            let what = f.next()?;
+            let label = match (f.next(), f.next()) {
+                (Some(dev), Some("-")) => format!("{what} {dev}"),
+                (Some(dev), Some(dirs)) => format!("{what} {dev} ({})", dirs.replace(',', ", ")),
+                _ => what.to_string(),
+            };
+            Some((wall, label))
+        })
+        .collect()
 }
 
 /// A span as the line on the ring's memory says it: "100 ms", "1 s", "15 min", "1 h 05 min".
@@ -761,6 +822,38 @@ mod tests {
             line.contains("cap (--hindsight-max-mb) keeps about the last"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_dump_names_its_triggers_and_the_directions_judged() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        sample(&mut h, 0);
+        h.judged_dirs(vec![("sda".into(), "write".into())], 0, WALL0);
+        // A second device during the tail, and a signal: the same dump, three lines.
+        h.judged_dirs(
+            vec![
+                ("sda".into(), "write".into()),
+                ("sdb".into(), "read,write".into()),
+            ],
+            0,
+            WALL0 + 1,
+        );
+        h.trigger("signal".into(), 0, WALL0 + 2);
+        let text = h.render();
+        let got = triggers(&text);
+        assert_eq!(
+            got,
+            vec![
+                (WALL0, "overloaded sda (write)".to_string()),
+                (WALL0 + 1, "overloaded sdb (read, write)".to_string()),
+                (WALL0 + 2, "signal".to_string()),
+            ],
+            "{text}"
+        );
+        // Still a recording its readers take.
+        assert!(record::parse(&text).is_ok());
+        assert!(triggers("#iosat-record 1\nR 1 0\n").is_empty());
     }
 
     #[test]
