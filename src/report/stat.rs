@@ -263,6 +263,7 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 judgement: d.judgement.clone(),
                 // Its judgement already carries the cap's share.
                 cap: None,
+                burst: None,
             });
         }
     }
@@ -752,6 +753,25 @@ fn device_charts(devs: &[StatSeries], triggers: &[(i64, String)]) -> Vec<Block> 
         let mut tput = chart("throughput", "throughput", "requests/s");
         push(&mut tput, "r/s", ts(&|p| Some(p.r_s)));
         push(&mut tput, "w/s", ts(&|p| Some(p.w_s)));
+        // The peak short window of each interval (issue 41), where the recording has them:
+        // what the interval's rate averages away.
+        let window = d.points.iter().find_map(|p| p.burst).map(|b| b.window_ms);
+        if let Some(ms) = window {
+            let peak = |f: fn(&crate::monitor::burst::Burst) -> f64| {
+                ts(&|p| p.burst.as_ref().map(f).filter(|v| *v > 0.0))
+            };
+            for (name, pts) in [
+                (format!("r/s peak ({ms:.0} ms)"), peak(|b| b.read.peak_iops)),
+                (
+                    format!("w/s peak ({ms:.0} ms)"),
+                    peak(|b| b.write.peak_iops),
+                ),
+            ] {
+                if !pts.is_empty() {
+                    tput.series.push(Series::new(&name, pts).dashed());
+                }
+            }
+        }
         tput.right = Some((
             "MB/s".into(),
             vec![Series::new(

@@ -236,3 +236,65 @@ fn the_exporter_serves_the_peak_window_since_the_last_scrape() {
         "no ratio for an idle direction:\n{m}"
     );
 }
+
+/// The recording keeps the bursts (`#P` lines): `report` of it draws each interval's peak
+/// window beside its rate on the throughput chart, and `--replay` shows the live figures.
+#[test]
+fn a_recording_keeps_the_bursts_for_its_page_and_its_replay() {
+    let lo = crate::util::LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("b.rec");
+    let child = iosat()
+        .args([
+            "stat",
+            lo.name(),
+            "-i",
+            "0.5",
+            "-c",
+            "4",
+            "--json",
+            "--no-learn",
+        ])
+        .args(["--hindsight", "0", "--burst-window", "50ms", "--record"])
+        .arg(&rec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::stat::wait_for_first_sample(&rec);
+    crate::stat::direct_io(&lo.path, 500, 0);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("#P ")), "{text}");
+    let live = json_lines(&String::from_utf8_lossy(&o.stdout));
+    let r = iosat()
+        .args(["stat", lo.name(), "--json", "--no-learn", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    let burst = |l: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        l.iter().map(|x| x["devices"][0]["burst"].clone()).collect()
+    };
+    let replayed = json_lines(&String::from_utf8_lossy(&r.stdout));
+    assert_eq!(burst(&live), burst(&replayed));
+    let page = dir.path().join("page.html");
+    let o = iosat()
+        .arg("report")
+        .arg(&rec)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("r/s peak (50 ms)"),
+        "no peak series on the page"
+    );
+    if let Some(bin) = crate::report::chromium() {
+        let charts = html.matches("<svg").count();
+        crate::report::check_page(&bin, dir.path(), "bursts", &html, charts);
+    }
+}
