@@ -167,6 +167,12 @@ pub struct LiveArgs {
     #[arg(long)]
     pub no_bpf: bool,
 
+    /// The short window of the burst figures: the peak IOPS and MB/s of each direction
+    /// within each interval, and peak ÷ mean, from /proc/diskstats read this often between
+    /// the samples (default: 100ms; 0: off; from 10ms).
+    #[arg(long, value_name = "DURATION")]
+    pub burst_window: Option<String>,
+
     #[command(flatten)]
     pub learn: LearnArgs,
 }
@@ -205,6 +211,11 @@ pub struct HindsightArgs {
     /// 60s); a new trigger in that time extends the same dump.
     #[arg(long, value_name = "DURATION", help_heading = "Hindsight")]
     pub hindsight_tail: Option<String>,
+    /// How often the kept samples are taken, whatever the view's interval (default: 1s; 100ms
+    /// for sub-second incidents, 10ms the least): the live command reads the counters for
+    /// hindsight between its own ticks when this is shorter.
+    #[arg(long, value_name = "DURATION", help_heading = "Hindsight")]
+    pub hindsight_interval: Option<String>,
     /// Where dumps are written (default: the state directory's hindsight/).
     #[arg(long, value_name = "DIR", help_heading = "Hindsight")]
     pub hindsight_dir: Option<PathBuf>,

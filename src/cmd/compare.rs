@@ -11,15 +11,22 @@ use crate::report::compare::{self, Run};
 use crate::report::Report;
 use std::path::Path;
 
-/// One file as a typed result; its errors name the file (and the line).
+/// One file as a typed result; its errors name the file (and the line). A recording (a
+/// hindsight dump among them) is compared as `iosat analyze` reads it.
 fn load(path: &Path) -> Result<Report, Error> {
     let (text, _) = crate::sys::fs::read_text(path)?;
+    if crate::report::stat::is_recording(&text) {
+        let (import, _) = crate::import::load(path)?;
+        let r = crate::import::report::build(&[import], &[])?;
+        return Ok(Report::Analyze(Box::new(r)));
+    }
     let report = crate::report::load(&text).map_err(|e| e.at(path))?;
     if let Report::Stat { .. } = report {
         return Err(Error::usage(
             "FILE",
             path.display(),
-            "is a stat recording; compare reads sweep, fsync and analyze results",
+            "is stat --json output; compare reads sweep, fsync and analyze results and \
+             recordings",
         ));
     }
     Ok(report)

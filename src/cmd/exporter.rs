@@ -28,6 +28,7 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     .use_block_latency(spec.no_bpf)
     .learn_with(spec.learn.clone())
     .keep_hindsight(spec.hindsight.clone())
+    .use_bursts(spec.burst_ns)
     .declare_caps(spec.caps.clone());
     let server = Server::start(&spec.server, scraper)?;
     let scheme = if spec.server.web.tls.is_some() {

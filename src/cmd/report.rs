@@ -47,7 +47,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
         let (devices, idle) = store.series(&mut profiles);
         let diagnosis = crate::import::recording_diagnosis(&spec.input, &text);
-        let page = rstat::render_with_diagnosis(&devices, &idle, &diagnosis, spec.format);
+        // A hindsight dump's triggers are said and marked on every chart.
+        let triggers = crate::monitor::hindsight::triggers(&text);
+        let page = rstat::render_dump(&devices, &idle, &diagnosis, &triggers, spec.format);
         write_out(&spec, &page)?;
         return Ok(0);
     }

@@ -170,8 +170,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     );
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
+    collector.use_bursts(spec.burst_ns);
     if let Some(h) = &spec.hindsight {
-        collector.keep_hindsight(h.clone(), spec.interval_ns);
+        collector.keep_hindsight(h.clone());
     }
     if let Some(l) = &spec.learn {
         collector.observe_with(crate::learn::observer(l.clone()));
@@ -217,8 +218,12 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         if spec.count.is_some_and(|c| reports >= c) {
             break;
         }
-        // Woken early only by a signal; then check whether it was a stop.
-        schedule.wait();
+        // Woken early only by a signal; then check whether it was a stop. Samples of the
+        // collector's own (hindsight's cadence) are read in between.
+        let next = schedule.next_at(clock::monotonic_ns());
+        collector.wait_until(next, &crate::sys::signal::stop_requested, &|t| {
+            clock::sleep_until_ns(t);
+        });
         if crate::sys::signal::stop_requested() {
             stopped = true;
             break;

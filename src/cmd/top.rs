@@ -126,9 +126,10 @@ fn live(
     // the first interval already has percentiles.
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
+    collector.use_bursts(spec.burst_ns);
     if let Some(h) = &spec.hindsight {
         // Its line ("hindsight: wrote …") is drawn with the warnings.
-        collector.keep_hindsight(h.clone(), spec.interval_ns);
+        collector.keep_hindsight(h.clone());
     }
     if let Some(l) = &spec.learn {
         // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS) and at its end.
@@ -146,14 +147,14 @@ fn live(
     let thread = std::thread::spawn(move || {
         loop {
             // Until the next sample is due, or the view ends (it unparks this thread).
+            // Samples of the collector's own (hindsight's cadence) are read in between.
             let next = schedule.next_at(clock::monotonic_ns());
-            loop {
+            collector.wait_until(next, &|| stopped.load(Ordering::Relaxed), &|t| {
                 let now = clock::monotonic_ns();
-                if stopped.load(Ordering::Relaxed) || now >= next {
-                    break;
+                if t > now {
+                    std::thread::park_timeout(Duration::from_nanos(t - now));
                 }
-                std::thread::park_timeout(Duration::from_nanos(next - now));
-            }
+            });
             if stopped.load(Ordering::Relaxed) {
                 collector.save_learning();
                 let _ = collector.finish();

@@ -33,9 +33,11 @@ pub struct ExporterSpec {
     pub print: Option<Print>,
     /// `--cap DEV:…`, `--cap-iops/--cap-mbps` for the one `--device-include` (issue 42).
     pub caps: super::caps::DeviceCaps,
-    /// Hindsight (monitor::hindsight): None when off, without learning, or with nowhere to
-    /// write.
+    /// Hindsight (monitor::hindsight): None when off or with nowhere to write; kept with
+    /// `--no-learn` too (the ring and its judgement run at their own cadence).
     pub hindsight: Option<crate::monitor::hindsight::Settings>,
+    /// The bursts' short window (`--burst-window`), ns; None when off.
+    pub burst_ns: Option<u64>,
 }
 
 /// `IP:PORT`, `[IPv6]:PORT`, or `:PORT` (every interface, as node_exporter reads it).
@@ -133,12 +135,12 @@ impl ExporterSpec {
             },
             caps: super::caps::per_device(&a.caps, &a.device_include, "--device-include")?,
             learn: super::learn::spec(&a.live.learn, &super::root(&a.root))?,
-            hindsight: match a.live.learn.no_learn {
-                true => None,
-                false => {
-                    super::hindsight::settings(&a.hindsight, &a.live.learn, &super::root(&a.root))?
-                }
-            },
+            hindsight: super::hindsight::settings(
+                &a.hindsight,
+                &a.live.learn,
+                &super::root(&a.root),
+            )?,
+            burst_ns: super::hindsight::burst_window(&a.live)?,
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,

@@ -40,6 +40,9 @@ pub struct StatSpec {
     pub caps: super::caps::DeviceCaps,
     /// Hindsight (monitor::hindsight): None when off, on a replay, or with nowhere to write.
     pub hindsight: Option<crate::monitor::hindsight::Settings>,
+    /// The bursts' short window (`--burst-window`), ns; None when off, on a replay, or when
+    /// not shorter than the interval (no window to read between samples).
+    pub burst_ns: Option<u64>,
 }
 
 impl StatSpec {
@@ -72,6 +75,7 @@ impl StatSpec {
             profile_dir: profile_dir.into(),
             caps: Vec::new(),
             hindsight: None,
+            burst_ns: None,
         }
     }
 }
@@ -289,6 +293,10 @@ impl StatSpec {
             hindsight: match a.replay {
                 Some(_) => None,
                 None => super::hindsight::settings(&a.hindsight, &a.live.learn, &root)?,
+            },
+            burst_ns: match (super::hindsight::burst_window(&a.live)?, &a.replay) {
+                (Some(w), None) if w < interval_ns => Some(w),
+                _ => None,
             },
         })
     }

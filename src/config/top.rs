@@ -27,6 +27,9 @@ pub struct TopSpec {
     pub caps: super::caps::DeviceCaps,
     /// Hindsight (monitor::hindsight): None when off, on a replay, or with nowhere to write.
     pub hindsight: Option<crate::monitor::hindsight::Settings>,
+    /// The bursts' short window (`--burst-window`), ns; None when off, on a replay, or when
+    /// not shorter than the interval (no window to read between samples).
+    pub burst_ns: Option<u64>,
 }
 
 impl TopSpec {
@@ -42,12 +45,13 @@ impl TopSpec {
         if let (Some(l), Some(_)) = (&mut learn, &a.replay) {
             l.state_dir = None;
         }
+        let interval_ns = match &a.interval {
+            Some(s) => super::stat::parse_interval(s)?,
+            None => 1_000_000_000,
+        };
         Ok(TopSpec {
             learn,
-            interval_ns: match &a.interval {
-                Some(s) => super::stat::parse_interval(s)?,
-                None => 1_000_000_000,
-            },
+            interval_ns,
             selection: super::stat::selection(&a.devices, a.partitions, a.all)?,
             record: a.record.clone(),
             replay: a.replay.clone(),
@@ -58,6 +62,10 @@ impl TopSpec {
             hindsight: match a.replay {
                 Some(_) => None,
                 None => super::hindsight::settings(&a.hindsight, &a.live.learn, &root)?,
+            },
+            burst_ns: match (super::hindsight::burst_window(&a.live)?, &a.replay) {
+                (Some(w), None) if w < interval_ns => Some(w),
+                _ => None,
             },
         })
     }

@@ -66,6 +66,8 @@ pub struct DeviceScrape {
     pub cap_uses: Vec<crate::analysis::declared::CapUse>,
     /// The device's own AWS statistics (an EBS volume or instance storage; issue 42).
     pub aws: Option<std::sync::Arc<crate::monitor::aws::AwsInterval>>,
+    /// The short windows since the last scrape (issue 41; `--burst-window`), when read.
+    pub burst: Option<crate::monitor::burst::ScrapeBurst>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -77,6 +79,19 @@ pub struct Health {
 }
 
 /// Everything one `/metrics` response says.
+/// The hindsight ring's self-metrics (issue 41).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct HindsightFigures {
+    pub dumps: u64,
+    pub held_bytes: usize,
+    /// Samples held now.
+    pub samples: usize,
+    /// Samples dropped before their span was over (the byte cap).
+    pub dropped: u64,
+    /// How long the last dump took to render and write, s.
+    pub last_dump_s: Option<f64>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Scrape {
     pub devices: Vec<DeviceScrape>,
@@ -84,9 +99,8 @@ pub struct Scrape {
     /// Completions the block-latency program dropped for want of a device slot; None when
     /// the source is not attached.
     pub blk_dropped: Option<u64>,
-    /// Hindsight (issue 41): the dumps written since the start and the bytes of samples held;
-    /// None when it is off.
-    pub hindsight: Option<(u64, usize)>,
+    /// Hindsight (issue 41): the ring's figures; None when it is off.
+    pub hindsight: Option<HindsightFigures>,
     /// The `iosat_build_info` labels; None leaves the family out (the server sets it: a
     /// fixture's exposition does not change with each commit).
     pub build: Option<BuildInfo>,
@@ -426,6 +440,7 @@ writes, flushes are not counted).",
     render_changes(o, s);
     render_latency(o, s);
     super::split::render(o, s);
+    super::burst::render(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
         o.family(
@@ -436,7 +451,7 @@ slot was taken (slots of devices gone from diskstats are freed).",
         );
         o.sample(name, &[], n as f64);
     }
-    if let Some((written, held)) = s.hindsight {
+    if let Some(h) = s.hindsight {
         let name = "iosat_hindsight_dumps_total";
         o.family(
             name,
@@ -444,14 +459,39 @@ slot was taken (slots of devices gone from diskstats are freed).",
             "Hindsight dumps written since the exporter started (a device turned overloaded, \
 SIGUSR1 or POST /hindsight); each is named on stderr.",
         );
-        o.sample(name, &[], written as f64);
+        o.sample(name, &[], h.dumps as f64);
         let name = "iosat_hindsight_held_bytes";
         o.family(
             name,
             "gauge",
             "Bytes of samples the hindsight ring holds (at most --hindsight-max-mb).",
         );
-        o.sample(name, &[], held as f64);
+        o.sample(name, &[], h.held_bytes as f64);
+        let name = "iosat_hindsight_held_samples";
+        o.family(
+            name,
+            "gauge",
+            "Samples the hindsight ring holds (one per --hindsight-interval over the \
+--hindsight span, fewer while it fills or when the byte cap holds).",
+        );
+        o.sample(name, &[], h.samples as f64);
+        let name = "iosat_hindsight_dropped_samples_total";
+        o.family(
+            name,
+            "counter",
+            "Samples the hindsight ring dropped before their span was over, to stay within \
+--hindsight-max-mb.",
+        );
+        o.sample(name, &[], h.dropped as f64);
+        if let Some(secs) = h.last_dump_s {
+            let name = "iosat_hindsight_last_dump_duration_seconds";
+            o.family(
+                name,
+                "gauge",
+                "How long the last hindsight dump took to render, write and sync.",
+            );
+            o.sample(name, &[], secs);
+        }
     }
     if let Some(b) = &s.build {
         o.family("iosat_build_info", "gauge", BUILD_INFO_HELP);
@@ -1045,6 +1085,7 @@ mod tests {
                 cap: None,
                 cap_uses: Vec::new(),
                 aws: None,
+                burst: None,
             }],
             health: vec![],
             blk_dropped: None,

@@ -5,6 +5,7 @@
 //! (rules, embedded from prometheus/). The block layer's queue and device time: split.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
+pub mod burst;
 pub mod caps;
 pub mod metrics;
 pub mod proto;

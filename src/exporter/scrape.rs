@@ -68,6 +68,10 @@ pub struct Scraper {
     /// The last minutes of samples, fed by the learner's tick and written out when a device
     /// turns overloaded, on SIGUSR1 or on `POST /hindsight` (issue 41; monitor::hindsight).
     hindsight: Option<crate::monitor::hindsight::Hindsight>,
+    /// When the learner's next second is due (the ring may tick more often).
+    learn_due: Option<u64>,
+    /// The short windows between scrapes (issue 41's bursts; [`Scraper::use_bursts`]).
+    burst: Option<crate::monitor::burst::BurstTracker>,
 }
 
 impl Drop for Scraper {
@@ -124,6 +128,8 @@ impl Scraper {
             aws: Default::default(),
             aws_seen: HashSet::new(),
             hindsight: None,
+            learn_due: None,
+            burst: None,
         }
     }
 
@@ -148,30 +154,69 @@ impl Scraper {
         self
     }
 
-    /// Is production learning on (then [`Scraper::tick`] must be called every
-    /// [`LEARN_EVERY_NS`])?
-    pub fn learns(&self) -> bool {
-        self.learning.is_some()
+    /// Read the bursts' short windows every `window_ns` between scrapes (None: off); each
+    /// scrape serves the peaks of the windows since the one before.
+    pub fn use_bursts(mut self, window_ns: Option<u64>) -> Scraper {
+        self.burst = window_ns.map(crate::monitor::burst::BurstTracker::new);
+        self
     }
 
-    /// One sample for the learner (diskstats and the block-latency histograms, read as a
-    /// scrape reads them): the interval it closes is learned from, and each selected
-    /// device's row of it is what scrapes serve until the next tick. Nothing without
-    /// learning; a failed read is warned about and skipped (the next tick's interval spans
-    /// the gap, as `stat`'s does).
+    /// How often [`Scraper::tick`] must be called: every [`LEARN_EVERY_NS`] for learning (or
+    /// the judgement a declared cap or hindsight needs), more often when the hindsight ring's
+    /// own interval or the bursts' window is shorter; None: never (none of them).
+    pub fn tick_every_ns(&self) -> Option<u64> {
+        let ring = self.hindsight.as_ref().map(|h| h.settings().interval_ns);
+        let window = self.burst.as_ref().map(|b| b.window_ns());
+        let learn = self.learning.is_some().then_some(LEARN_EVERY_NS);
+        [ring, window, learn].into_iter().flatten().min()
+    }
+
+    /// One sample for the learner and the hindsight ring (diskstats and the block-latency
+    /// histograms, read as a scrape reads them): when the learner's second is due, the
+    /// interval it closes is learned from, and each selected device's row of it is what
+    /// scrapes serve until the next such tick; the ring keeps it at its own cadence. Nothing
+    /// without either; a failed read is warned about and skipped (the next tick's interval
+    /// spans the gap, as `stat`'s does).
     pub fn tick(&mut self) {
-        if self.learning.is_none() {
+        if self.learning.is_none() && self.hindsight.is_none() && self.burst.is_none() {
             return;
         }
         let raw = match RawSample::take(&self.root) {
             Ok(r) => r,
             Err(e) => return self.warn(vec![format!("diskstats: {e}")]),
         };
-        self.tick_with(raw);
+        if let Some(b) = self
+            .burst
+            .as_mut()
+            .filter(|b| b.takes(raw.mono_ns, b.window_ns() / 20))
+        {
+            b.push(&raw.parse().0);
+        }
+        if self.learning.is_none() && self.hindsight.is_none() {
+            return;
+        }
+        // Every tick learns unless ticks come faster than the learner's second (the ring's
+        // interval, the bursts' window): then a tick within a twentieth of that second serves
+        // (the ring's rule).
+        let finer = self.tick_every_ns().is_some_and(|t| t < LEARN_EVERY_NS);
+        let due = !finer
+            || self
+                .learn_due
+                .map_or(true, |d| raw.mono_ns + LEARN_EVERY_NS / 20 >= d);
+        if due && self.learning.is_some() {
+            self.learn_due = Some(crate::monitor::collect::next_deadline(
+                self.learn_due.unwrap_or(raw.mono_ns),
+                LEARN_EVERY_NS,
+                raw.mono_ns,
+            ));
+            self.tick_with(raw);
+        } else {
+            self.tend_hindsight(raw, false);
+        }
     }
 
     /// [`Scraper::tick`] on a sample already read (its diskstats text and the clocks it was
-    /// read at), so the samples of a recording can be fed in order and the exporter judges
+    /// read at), learned from at once, so the samples of a recording can be fed in order and the exporter judges
     /// the intervals `stat --replay` judges (tests/it/one_judgement.rs); the block-latency
     /// histograms are read now, as `tick` reads them right after diskstats. Nothing without
     /// learning.
@@ -187,24 +232,28 @@ impl Scraper {
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
         self.judged = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
-        self.tend_hindsight(raw);
+        self.tend_hindsight(raw, true);
     }
 
-    /// Keep the last minutes of samples (monitor::hindsight), fed by [`Scraper::tick`]:
-    /// written out when a device turns overloaded, on SIGUSR1 (caught from here on) or when
-    /// [`Scraper::request_hindsight`] asks. Needs learning (its tick is the ring's clock).
+    /// Keep the last minutes of samples (monitor::hindsight), fed by [`Scraper::tick`] at
+    /// the ring's own interval: written out when a device turns overloaded, on SIGUSR1
+    /// (caught from here on) or when [`Scraper::request_hindsight`] asks. With learning off
+    /// (`--no-learn`) the intervals are judged all the same (by the swept profile and the
+    /// declared cap, nothing learned), so an overload still triggers a dump.
     pub fn keep_hindsight(
         mut self,
         settings: Option<crate::monitor::hindsight::Settings>,
     ) -> Scraper {
-        if let (Some(s), true) = (settings, self.learning.is_some()) {
+        if let Some(s) = settings {
             crate::sys::signal::catch_dump_signal();
             let host = crate::sys::hostname(&self.root).unwrap_or_default();
-            self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(
-                s,
-                LEARN_EVERY_NS,
-                host,
-            ));
+            self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(s, host));
+            if self.learning.is_none() {
+                self.learning = Some(crate::monitor::replay::Replayer::new(
+                    self.devices.selection.clone(),
+                    false,
+                ));
+            }
         }
         self
     }
@@ -223,19 +272,31 @@ impl Scraper {
         ))
     }
 
-    /// The dumps written and the bytes held, for the exposition; None when off.
-    pub fn hindsight_figures(&self) -> Option<(u64, usize)> {
-        self.hindsight.as_ref().map(|h| (h.written, h.bytes()))
+    /// The ring's figures for the exposition; None when off.
+    pub fn hindsight_figures(&self) -> Option<super::metrics::HindsightFigures> {
+        self.hindsight
+            .as_ref()
+            .map(|h| super::metrics::HindsightFigures {
+                dumps: h.written,
+                held_bytes: h.bytes(),
+                samples: h.samples(),
+                dropped: h.dropped,
+                last_dump_s: h.last_dump_ns.map(|ns| ns as f64 / 1e9),
+            })
     }
 
     /// After a tick: the sample into the ring, a SIGUSR1 or a device that turned overloaded
-    /// asks for a dump, and one whose tail has passed is written, a line saying where.
-    fn tend_hindsight(&mut self, raw: RawSample) {
+    /// (`judged`: the tick closed a judged interval) asks for a dump, and one whose tail has
+    /// passed is written, a line saying where.
+    fn tend_hindsight(&mut self, raw: RawSample, judged: bool) {
         use crate::monitor::record::Event;
         let Some(h) = &mut self.hindsight else { return };
         let (mono, wall) = (raw.mono_ns, raw.wall_ns);
         h.feed(&Event::Sample(raw));
-        match h.after_interval(self.judged.values(), mono, wall, false) {
+        if let Some(line) = h.take_statement() {
+            crate::error::note(line);
+        }
+        match h.after_interval(self.judged.values(), mono, wall, judged, false) {
             Ok(Some(p)) => crate::error::note(format_args!(
                 "hindsight: wrote {} ({:.0} s of samples)",
                 p.display(),
@@ -447,6 +508,17 @@ impl Scraper {
         }
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        // The short windows since the last scrape, the last one ending now.
+        let mut bursts = match &mut self.burst {
+            Some(b) => {
+                // The scrape's sample ends the last window unless it would be under half one.
+                if b.takes(sample.mono_ns, b.window_ns() / 2) {
+                    b.push(&sample);
+                }
+                b.close_all()
+            }
+            None => HashMap::new(),
+        };
         // The latest learned interval (Scraper::tick), each device's row with what was
         // learned of it.
         let mut rows = self.judged.clone();
@@ -518,6 +590,7 @@ impl Scraper {
                 cap,
                 cap_uses,
                 aws: self.aws.get(dev.major, dev.minor),
+                burst: bursts.remove(&(dev.major, dev.minor)),
             });
         }
         self.wraps.retain(&present);

@@ -12,13 +12,14 @@
 //! and suites), basic auth (bcrypt; its users re-read when the file changes, a broken file
 //! keeping the old ones; a failed check never faster than the costliest hash), extra headers
 //! and a rate limit (429) from `--web.config.file`. `/metrics` answers in the protobuf exposition (proto.rs) when the
-//! scraper's Accept header prefers it. With learning on, a task of the same runtime ticks the
-//! scraper's learner every second (scrape::LEARN_EVERY_NS) whatever the scrape interval.
+//! scraper's Accept header prefers it. With learning, a declared cap or hindsight on, a task of the
+//! same runtime ticks the scraper every second (scrape::LEARN_EVERY_NS), or at the hindsight
+//! ring's shorter interval, whatever the scrape interval.
 //! Stopped (and its port freed, the ticking ended) when the [`Server`] is dropped.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
 use super::metrics::{self, Health, Scrape};
-use super::scrape::{Scraper, LEARN_EVERY_NS};
+use super::scrape::Scraper;
 use super::webconfig::{ClientAuth, RateLimit, TlsFiles, TlsVersion, WebConfig};
 use crate::error::Error;
 use http_body_util::Full;
@@ -353,7 +354,7 @@ impl Server {
             .build()
             .map_err(|e| Error::io("<tokio runtime>", e))?;
         let (stop, stopped) = oneshot::channel();
-        let learns = scraper.learns();
+        let tick_every = scraper.tick_every_ns();
         let shared = Arc::new(Shared {
             scraper: Arc::new(tokio::sync::Mutex::new(scraper)),
             scrape_timeout: spec.scrape_timeout,
@@ -384,8 +385,8 @@ impl Server {
             .name("iosat-exporter".into())
             .spawn(move || {
                 rt.block_on(async move {
-                    if learns {
-                        tokio::spawn(learn_every(Arc::clone(&served.scraper)));
+                    if let Some(every) = tick_every {
+                        tokio::spawn(learn_every(Arc::clone(&served.scraper), every));
                     }
                     match tokio::net::TcpListener::from_std(std_listener) {
                         Ok(l) => serve(l, spec, tls, served, stopped).await,
@@ -785,18 +786,18 @@ async fn hindsight(method: &Method, shared: &Arc<Shared>) -> Response<Full<Bytes
         None => response(
             StatusCode::NOT_FOUND,
             TEXT,
-            "hindsight is off (--hindsight 0, --no-learn, or no state directory and no \
-             --hindsight-dir)\n",
+            "hindsight is off (--hindsight 0, or no state directory and no --hindsight-dir)\n",
         ),
     }
 }
 
-/// The learner's own cadence (scrape::LEARN_EVERY_NS): one tick a second on a blocking thread,
+/// The learner's and the hindsight ring's own cadence (scrape::LEARN_EVERY_NS, or the ring's
+/// shorter interval: Scraper::tick_every_ns): a tick every `every_ns` on a blocking thread,
 /// whatever the scrape interval. A tick waits for the one before (a hung read of /proc holds
 /// one thread, never a pile of them; a late tick is delayed, not doubled: the learner divides
 /// by the measured interval), and the task ends with the runtime when the server stops.
-async fn learn_every(scraper: Arc<tokio::sync::Mutex<Scraper>>) {
-    let mut every = tokio::time::interval(Duration::from_nanos(LEARN_EVERY_NS));
+async fn learn_every(scraper: Arc<tokio::sync::Mutex<Scraper>>, every_ns: u64) {
+    let mut every = tokio::time::interval(Duration::from_nanos(every_ns));
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;

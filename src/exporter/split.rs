@@ -108,6 +108,7 @@ mod tests {
                 cap: None,
                 cap_uses: Vec::new(),
                 aws: None,
+                burst: None,
             }],
             ..Scrape::default()
         }

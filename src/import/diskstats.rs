@@ -102,6 +102,63 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
     &mut tracks[i]
 }
 
+/// The overloaded directions of a row ("write", "read and write"); None when not overloaded.
+fn over_dirs(d: &DeviceRow) -> Option<String> {
+    use crate::analysis::state::State;
+    let j = d.judgement();
+    if j.state() != State::Overloaded {
+        return None;
+    }
+    let dirs: Vec<&str> = [&j.read, &j.write]
+        .iter()
+        .filter(|x| x.state == State::Overloaded)
+        .map(|x| x.dir.as_str())
+        .collect();
+    Some(dirs.join(" and "))
+}
+
+/// A hindsight dump's incident (monitor::hindsight writes `#trigger <wall_ns> <what>
+/// [<device> <directions>]` lines at its head): when it was triggered and by what, the device
+/// and directions iosat judged overloaded live, and the first interval judged overloaded in
+/// this analysis (`first`: its end, device, directions). Nothing for another recording.
+fn incident_notes(text: &str, first: Option<(i64, String, String)>) -> Vec<String> {
+    let head = text.lines().take_while(|l| l.starts_with('#'));
+    let mut notes: Vec<String> = head
+        .filter_map(|l| l.strip_prefix("#trigger "))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let wall: i64 = f.next()?.parse().ok()?;
+            let at = iso_utc(wall);
+            Some(match (f.next()?, f.next(), f.next()) {
+                ("overloaded", Some(dev), Some(dirs)) => {
+                    let dirs = match dirs {
+                        "-" => String::new(),
+                        d => format!(" ({})", d.replace(',', " and ")),
+                    };
+                    format!(
+                        "hindsight: the incident: {dev} turned overloaded{dirs} in the interval \
+                         that ended at {at}, as judged live (the dump's trigger)"
+                    )
+                }
+                (what, _, _) => format!("hindsight: the dump was asked for ({what}) at {at}"),
+            })
+        })
+        .collect();
+    if notes.is_empty() {
+        return notes;
+    }
+    notes.push(match first {
+        Some((end, dev, dirs)) => format!(
+            "hindsight: the first interval judged overloaded here ended at {} ({dev}, {dirs})",
+            iso_utc(end)
+        ),
+        None => "hindsight: no interval judged overloaded here (without the profile or \
+                 learned baseline the live run judged by, an overload cannot be judged again)"
+            .to_string(),
+    });
+    notes
+}
+
 /// Parse a recording or a pt-diskstats/pt-stalk file into device series.
 pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     // Every device is computed; which ones the report shows by default is `iosat stat`'s
@@ -127,6 +184,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     let default = Selection::default();
     let mut tracks: Vec<Track> = Vec::new();
     let mut warnings = Vec::new();
+    // The first interval judged overloaded here: its end, device and directions.
+    let mut first_over: Option<(i64, String, String)> = None;
     for rep in replay.by_ref().filter_map(|s| match s {
         Ok(Step::Report(r)) => Some(r),
         Ok(Step::Warning(w)) => {
@@ -136,6 +195,11 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         _ => None,
     }) {
         let time = iso_utc(rep.end_wall_ns);
+        if first_over.is_none() {
+            first_over = rep.devices.iter().find_map(|d| {
+                over_dirs(d).map(|dirs| (rep.end_wall_ns, d.meta.display_name.clone(), dirs))
+            });
+        }
         for d in &rep.devices {
             let t = track(&mut tracks, d, &default);
             match &d.rates {
@@ -188,6 +252,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             path.display()
         ),
     });
+    out.notes.extend(incident_notes(text, first_over));
     out.notes.append(&mut warnings);
     for t in tracks.iter().filter(|t| t.series.shown_by_default) {
         if t.series.samples.is_empty() {

@@ -157,16 +157,6 @@ impl Schedule {
         self.due = Some(next);
         next
     }
-
-    /// Sleep until the next sample is due (woken early only by a stop signal: one that is
-    /// not, SIGUSR1's request for a hindsight dump, does not take a sample early).
-    pub fn wait(&mut self) {
-        use crate::sys::clock::monotonic_ns;
-        let next = self.next_at(monotonic_ns());
-        while monotonic_ns() < next && !crate::sys::signal::stop_requested() {
-            crate::sys::clock::sleep_until_ns(next);
-        }
-    }
 }
 
 /// When the next sample is due after the one due at `deadline`, taken at `now`: one interval
@@ -282,6 +272,8 @@ pub struct Collector {
     aws: super::aws::AwsWatch,
     /// The last minutes of samples, written out on an incident ([`Collector::keep_hindsight`]).
     hindsight: Option<super::hindsight::Hindsight>,
+    /// The short windows of each interval (issue 41's bursts; [`Collector::use_bursts`]).
+    burst: Option<super::burst::BurstTracker>,
 }
 
 impl Collector {
@@ -307,27 +299,125 @@ impl Collector {
             caps: Vec::new(),
             aws: Default::default(),
             hindsight: None,
+            burst: None,
         }
     }
 
+    /// Measure each interval's bursts over windows of `window_ns` (None: off): diskstats is
+    /// read that often between the ticks ([`Collector::wait_until`]).
+    pub fn use_bursts(&mut self, window_ns: Option<u64>) {
+        self.burst = window_ns.map(super::burst::BurstTracker::new);
+    }
+
     /// Keep the last minutes of samples (monitor::hindsight) and write them out when a device
-    /// turns overloaded or on SIGUSR1 (caught from here on), sampled every `interval_ns`.
-    pub fn keep_hindsight(&mut self, settings: super::hindsight::Settings, interval_ns: u64) {
+    /// turns overloaded or on SIGUSR1 (caught from here on), sampled at the ring's own
+    /// interval ([`Collector::wait_until`] samples for it between the view's ticks).
+    pub fn keep_hindsight(&mut self, settings: super::hindsight::Settings) {
         crate::sys::signal::catch_dump_signal();
         self.hindsight = Some(super::hindsight::Hindsight::new(
             settings,
-            interval_ns,
             this_host(&self.root),
         ));
     }
 
-    /// After a sample: a SIGUSR1 or a device that turned overloaded asks for a dump; a dump
-    /// whose tail has passed (or any, at the end: `end`) is written, and a line says where.
-    fn tend_hindsight(&mut self, report: Option<&IntervalReport>, mono_ns: u64, end: bool) {
+    /// When a sample of the collector's own is due before the view's next tick at `next`
+    /// (the hindsight ring's cadence); None: nothing to read until then. A due time within the
+    /// ring's slack of `next` is left to the tick itself (the ring takes it).
+    fn between_due(&self, next: u64) -> Option<u64> {
+        let ring = self
+            .hindsight
+            .as_ref()
+            .and_then(|h| Some((h.due_at()?, h.slack_ns())));
+        // No window shorter than half the window before the tick closes the interval.
+        let burst = self
+            .burst
+            .as_ref()
+            .and_then(|b| Some((b.due_at()?, b.window_ns() / 2)));
+        [ring, burst]
+            .into_iter()
+            .flatten()
+            .filter(|(due, slack)| due.saturating_add(*slack) < next)
+            .map(|(due, _)| due)
+            .min()
+    }
+
+    /// A sample between the view's ticks, for the ring only: diskstats, the CPU times and
+    /// the block-latency histograms, as a tick reads them (nothing is judged, recorded or
+    /// charted; the devices are announced at the view's tick).
+    fn between_tick(&mut self) {
+        let raw = match RawSample::take(&self.root) {
+            Ok(r) => r,
+            // The view's next tick reads it again and says why it failed.
+            Err(_) => return,
+        };
+        let mono_ns = raw.mono_ns;
+        if let Some(b) = self
+            .burst
+            .as_mut()
+            .filter(|b| b.takes(mono_ns, b.window_ns() / 20))
+        {
+            b.push(&raw.parse().0);
+        }
+        // The CPU times and histograms only for a sample the ring keeps.
+        if !self
+            .hindsight
+            .as_ref()
+            .is_some_and(|h| h.would_keep(mono_ns))
+        {
+            return;
+        }
+        let cpu = crate::sys::sched::read_cpu_times(&self.root);
+        let blk = self.blk.as_ref().and_then(|b| b.read().ok());
+        if let Some(h) = &mut self.hindsight {
+            if let Some(c) = cpu {
+                h.feed(&Event::Cpu(c));
+            }
+            if let Some((devs, dropped)) = blk {
+                h.feed(&Event::Latency(super::blklat::BlkSample { dropped, devs }));
+            }
+            h.feed(&Event::Sample(raw));
+        }
+        self.tend_hindsight(None, mono_ns, false, false);
+    }
+
+    /// Wait for the view's next tick at `next` (monotonic ns), reading the samples the
+    /// collector wants of its own in between; `sleep` sleeps until a time or returns early
+    /// (a signal, an unpark), `stop` says the wait is over before `next`.
+    pub fn wait_until(&mut self, next: u64, stop: &dyn Fn() -> bool, sleep: &dyn Fn(u64)) {
+        use crate::sys::clock::monotonic_ns;
+        loop {
+            if stop() || monotonic_ns() >= next {
+                return;
+            }
+            match self.between_due(next) {
+                Some(due) if monotonic_ns() >= due => self.between_tick(),
+                Some(due) => sleep(due),
+                None => sleep(next),
+            }
+        }
+    }
+
+    /// After a sample: a SIGUSR1 or a device that turned overloaded (`judged`: the sample
+    /// closed a view's interval) asks for a dump; a dump whose tail has passed (or any, at
+    /// the end: `end`) is written, and a line says where.
+    fn tend_hindsight(
+        &mut self,
+        report: Option<&IntervalReport>,
+        mono_ns: u64,
+        judged: bool,
+        end: bool,
+    ) {
+        let Some(h) = &mut self.hindsight else { return };
+        if let Some(line) = h.take_statement() {
+            match &mut self.held {
+                Some(held) => held.push(line),
+                None => crate::error::note(line),
+            }
+        }
         let Some(h) = &mut self.hindsight else { return };
         let wall = crate::sys::clock::wall_ns();
         let rows = report.into_iter().flat_map(|r| r.devices.iter());
-        match h.after_interval(rows, mono_ns, wall, end) {
+        match h.after_interval(rows, mono_ns, wall, judged, end) {
             Ok(Some(p)) => {
                 let line = format!(
                     "hindsight: wrote {} ({:.0} s of samples, {:.1} MiB held)",
@@ -491,6 +581,9 @@ impl Collector {
         };
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
+        if let Some(b) = &mut self.burst {
+            b.push(&sample);
+        }
         let mut rec = String::new();
         if first {
             let run = Event::Run {
@@ -539,6 +632,20 @@ impl Collector {
                 d.aws = self.aws.get(d.major, d.minor);
             }
         }
+        // The interval's short windows, judged against each row's declared cap; recorded
+        // before its closing sample (a `#P` line), as the histograms are.
+        let burst = match (&mut self.burst, &mut fed.report) {
+            (Some(b), Some(r)) => {
+                let bs = b.close(r);
+                super::burst::attach(r, &bs);
+                (!bs.devs.is_empty()).then_some(Event::Burst(bs))
+            }
+            (Some(b), None) => {
+                b.forget_windows();
+                None
+            }
+            (None, _) => None,
+        };
         if let Some(r) = &fed.report {
             let cover = &mut self.coverage;
             let low: Vec<String> = r
@@ -567,6 +674,17 @@ impl Collector {
             let w = l.take_warnings();
             self.warn(w);
         }
+        if let Some(ev) = burst {
+            if self.recording.is_some() {
+                rec.push_str(&record::format_event(&ev));
+            }
+            if let Some(h) = &mut self.hindsight {
+                h.feed(&ev);
+            }
+            if let Some(s) = &mut self.series {
+                s.feed(ev);
+            }
+        }
         let sample = Event::Sample(raw);
         // Not formatted at all without a recording (a large part of a tick at 1,000 devices).
         if self.recording.is_some() {
@@ -578,7 +696,7 @@ impl Collector {
         if let Some(s) = &mut self.series {
             s.feed(sample);
         }
-        self.tend_hindsight(fed.report.as_ref(), mono_ns, false);
+        self.tend_hindsight(fed.report.as_ref(), mono_ns, true, false);
         if let Some(r) = &mut self.recording {
             r.write(&rec)?;
             if let Some(n) = r.note.take() {
@@ -595,7 +713,7 @@ impl Collector {
     /// End the run: the recording synced and closed, its errors reported.
     pub fn finish(&mut self) -> Result<(), Error> {
         // A dump waiting for its tail is written now, its tail cut short.
-        self.tend_hindsight(None, crate::sys::clock::monotonic_ns(), true);
+        self.tend_hindsight(None, crate::sys::clock::monotonic_ns(), false, true);
         match &mut self.recording {
             Some(r) => r.close(),
             None => Ok(()),

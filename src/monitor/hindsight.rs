@@ -28,6 +28,10 @@ pub const SUFFIX: &str = ".rec";
 pub struct Settings {
     /// The span kept before a trigger, ns (0: off).
     pub span_ns: u64,
+    /// The ring's own cadence, ns (`--hindsight-interval`): at most one sample this often is
+    /// kept, whatever the view's interval; the live command samples between its own ticks
+    /// when this is shorter ([`Hindsight::due_at`]).
+    pub interval_ns: u64,
     /// Kept after a trigger before the dump is written, ns.
     pub tail_ns: u64,
     /// The most bytes of samples kept in memory; the oldest go first beyond it.
@@ -55,14 +59,19 @@ struct Pending {
     /// Write once a sample at or after this monotonic time is kept.
     due_mono_ns: u64,
     trigger_wall_ns: i64,
+    /// `#trigger` lines: each trigger of the incident, and each device that turned
+    /// overloaded in it with its directions, as judged live.
+    triggers: String,
 }
 
 /// The ring and its dumps.
 #[derive(Debug)]
 pub struct Hindsight {
     settings: Settings,
-    interval_ns: u64,
     host: String,
+    /// When the ring's next sample is due (its own schedule, collect::next_deadline's rule);
+    /// None before the first.
+    due: Option<u64>,
     /// `D` and `I` lines by device number and name (a re-created device keeps both).
     devices: BTreeMap<(u32, u32, String), String>,
     /// The run's `K` lines (caps declared on the command line).
@@ -76,14 +85,20 @@ pub struct Hindsight {
     overloaded: Vec<String>,
     /// Dumps written so far in this run.
     pub written: u64,
+    /// Samples dropped before their span was over, to keep within `max_bytes`.
+    pub dropped: u64,
+    /// How long the last dump took to render and write, ns.
+    pub last_dump_ns: Option<u64>,
+    /// The line stating the ring's memory, said once after its first samples.
+    stated: bool,
 }
 
 impl Hindsight {
-    pub fn new(settings: Settings, interval_ns: u64, host: String) -> Hindsight {
+    pub fn new(settings: Settings, host: String) -> Hindsight {
         Hindsight {
             settings,
-            interval_ns,
             host,
+            due: None,
             devices: BTreeMap::new(),
             caps: String::new(),
             held: VecDeque::new(),
@@ -92,7 +107,95 @@ impl Hindsight {
             pending: None,
             overloaded: Vec::new(),
             written: 0,
+            dropped: 0,
+            last_dump_ns: None,
+            stated: false,
         }
+    }
+
+    /// When the ring wants its next sample (monotonic ns); None before its first. A live
+    /// command whose own next tick comes later samples for the ring in between.
+    pub fn due_at(&self) -> Option<u64> {
+        self.due
+    }
+
+    /// How early a sample may come and still be the ring's due one: a twentieth of its
+    /// interval (a view tick a few ms early serves).
+    pub fn slack_ns(&self) -> u64 {
+        self.settings.interval_ns / 20
+    }
+
+    /// Would a sample read at `mono_ns` be kept ([`Hindsight::feed`] decides the same way)?
+    pub fn would_keep(&self, mono_ns: u64) -> bool {
+        self.due
+            .map_or(true, |due| mono_ns.saturating_add(self.slack_ns()) >= due)
+    }
+
+    /// Is a sample read at `mono_ns` kept? At the ring's own cadence: one due within
+    /// [`Hindsight::slack_ns`] is taken, and the schedule moves on from when it was due, so
+    /// the ring keeps one sample per interval on average.
+    fn wants(&mut self, mono_ns: u64) -> bool {
+        let every = self.settings.interval_ns.max(1);
+        match self.due {
+            Some(due) if mono_ns.saturating_add(self.slack_ns()) < due => false,
+            Some(due) => {
+                self.due = Some(super::collect::next_deadline(due, every, mono_ns));
+                true
+            }
+            None => {
+                self.due = Some(mono_ns.saturating_add(every));
+                true
+            }
+        }
+    }
+
+    /// The most bytes the span takes at the ring's cadence, estimated from the samples held
+    /// so far (None before one is): what the line on the ring's memory states.
+    pub fn estimate_bytes(&self) -> Option<u64> {
+        let n = self.held.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let per = self.bytes as u64 / n;
+        let samples = self.settings.span_ns / self.settings.interval_ns.max(1) + 1;
+        Some(per.saturating_mul(samples))
+    }
+
+    /// Once, after the first samples: the line stating what the ring takes in memory, and
+    /// the span the byte cap leaves when the span would take more. Said when the interval
+    /// is finer than a second (asked for) or the cap cuts the span; a default ring within
+    /// its cap goes unsaid (every `stat` would print it).
+    pub fn take_statement(&mut self) -> Option<String> {
+        if self.stated || self.held.len() < 2 {
+            return None;
+        }
+        self.stated = true;
+        let est = self.estimate_bytes()?;
+        let s = &self.settings;
+        if s.interval_ns >= 1_000_000_000 && est <= s.max_bytes as u64 {
+            return None;
+        }
+        let size = crate::units::human_bytes;
+        let span = span_words(s.span_ns);
+        let every = span_words(s.interval_ns);
+        let cap = s.max_bytes as u64;
+        Some(if est <= cap {
+            format!(
+                "hindsight: keeping {span} of samples every {every} in memory: about {} at \
+                 this many devices (at most {}, --hindsight-max-mb)",
+                size(est),
+                size(cap)
+            )
+        } else {
+            let kept_ns = (s.span_ns as u128 * cap as u128 / est.max(1) as u128) as u64;
+            format!(
+                "hindsight: {span} of samples every {every} would take about {} at this many \
+                 devices; the {} cap (--hindsight-max-mb) keeps about the last {}",
+                size(est),
+                size(cap),
+                span_words(kept_ns)
+            )
+        })
     }
 
     pub fn settings(&self) -> &Settings {
@@ -103,11 +206,8 @@ impl Hindsight {
     /// closes what came before it into one held sample.
     pub fn feed(&mut self, ev: &Event) {
         match ev {
-            Event::Run { interval_ns, .. } => {
-                if *interval_ns > 0 {
-                    self.interval_ns = *interval_ns;
-                }
-            }
+            // The dump's own `R` carries the ring's cadence.
+            Event::Run { .. } => {}
             Event::Device {
                 major, minor, name, ..
             }
@@ -125,6 +225,11 @@ impl Hindsight {
             }
             Event::Sample(raw) => {
                 let mut text = std::mem::take(&mut self.current);
+                // Not due at the ring's cadence: the lines read with it go too (the
+                // histograms and CPU times are cumulative: the next kept sample has its own).
+                if !self.wants(raw.mono_ns) {
+                    return;
+                }
                 text.push_str(&record::format_sample(raw));
                 self.push(Held {
                     mono_ns: raw.mono_ns,
@@ -153,7 +258,15 @@ impl Hindsight {
         {
             let old = self.held.pop_front().expect("non-empty");
             self.bytes -= old.text.len();
+            if old.mono_ns >= keep_from {
+                self.dropped += 1;
+            }
         }
+    }
+
+    /// The samples held now.
+    pub fn samples(&self) -> usize {
+        self.held.len()
     }
 
     /// The bytes of samples held now.
@@ -170,56 +283,93 @@ impl Hindsight {
     }
 
     /// The devices judged overloaded in the interval that ended at `mono_ns`: one that was not
-    /// in the interval before triggers a dump.
+    /// in the interval before triggers a dump. Without the directions: [`Hindsight::judged_dirs`].
     pub fn judged(&mut self, overloaded: Vec<String>, mono_ns: u64, wall_ns: i64) {
-        let new: Vec<&String> = overloaded
+        let dirs = overloaded.into_iter().map(|d| (d, String::new())).collect();
+        self.judged_dirs(dirs, mono_ns, wall_ns);
+    }
+
+    /// [`Hindsight::judged`] with each device's overloaded directions ("write", "read,write"):
+    /// each device that turned so is written into the dump as a `#trigger` line.
+    pub fn judged_dirs(&mut self, overloaded: Vec<(String, String)>, mono_ns: u64, wall_ns: i64) {
+        let new: Vec<&(String, String)> = overloaded
             .iter()
-            .filter(|d| !self.overloaded.contains(d))
+            .filter(|(d, _)| !self.overloaded.contains(d))
             .collect();
-        if let Some(first) = new.first() {
+        if let Some((first, _)) = new.first() {
             let reason = format!("overloaded-{}", safe_name(first));
             self.trigger(reason, mono_ns, wall_ns);
         }
-        self.overloaded = overloaded;
+        if let Some(p) = &mut self.pending {
+            for (dev, dirs) in new {
+                let dirs = if dirs.is_empty() { "-" } else { dirs };
+                p.triggers.push_str(&format!(
+                    "#trigger {wall_ns} overloaded {} {dirs}\n",
+                    safe_name(dev)
+                ));
+            }
+        }
+        self.overloaded = overloaded.into_iter().map(|(d, _)| d).collect();
     }
 
     /// Ask for a dump of the span before `mono_ns` and the tail after it; a trigger during a
     /// pending dump's tail extends that dump.
     pub fn trigger(&mut self, reason: String, mono_ns: u64, wall_ns: i64) {
         let due = mono_ns.saturating_add(self.settings.tail_ns);
+        let line = match reason.starts_with("overloaded-") {
+            // Its device's line follows (judged_dirs).
+            true => String::new(),
+            false => format!("#trigger {wall_ns} {}\n", safe_name(&reason)),
+        };
         match &mut self.pending {
-            Some(p) => p.due_mono_ns = p.due_mono_ns.max(due),
+            Some(p) => {
+                p.due_mono_ns = p.due_mono_ns.max(due);
+                p.triggers.push_str(&line);
+            }
             None => {
                 self.pending = Some(Pending {
                     reason,
                     due_mono_ns: due,
                     trigger_wall_ns: wall_ns,
+                    triggers: line,
                 })
             }
         }
     }
 
-    /// The step after each interval, the same in every live command: a SIGUSR1 received
-    /// since the last one asks for a dump, a device of `rows` judged overloaded that was not
-    /// before asks for one, and a dump whose tail has passed (any, with `end`) is written.
-    /// The path written, if any.
+    /// The step after each sample, the same in every live command: a SIGUSR1 received
+    /// since the last one asks for a dump; when the sample closed a judged interval
+    /// (`judged`), a device of `rows` judged overloaded that was not before asks for one;
+    /// and a dump whose tail has passed (any, with `end`) is written. The path written, if
+    /// any.
     pub fn after_interval<'a>(
         &mut self,
         rows: impl Iterator<Item = &'a super::interval::DeviceRow>,
         mono_ns: u64,
         wall_ns: i64,
+        judged: bool,
         end: bool,
     ) -> Result<Option<PathBuf>, Error> {
         if crate::sys::signal::take_dump_request() {
             self.trigger("signal".into(), mono_ns, wall_ns);
         }
-        if !end {
-            let mut over: Vec<String> = rows
-                .filter(|d| d.judgement().state() == crate::analysis::state::State::Overloaded)
-                .map(|d| d.meta.display_name.clone())
+        if judged && !end {
+            use crate::analysis::state::State;
+            let mut over: Vec<(String, String)> = rows
+                .filter_map(|d| {
+                    let j = d.judgement();
+                    (j.state() == State::Overloaded).then(|| {
+                        let dirs: Vec<&str> = [&j.read, &j.write]
+                            .iter()
+                            .filter(|x| x.state == State::Overloaded)
+                            .map(|x| x.dir.as_str())
+                            .collect();
+                        (d.meta.display_name.clone(), dirs.join(","))
+                    })
+                })
                 .collect();
             over.sort();
-            self.judged(over, mono_ns, wall_ns);
+            self.judged_dirs(over, mono_ns, wall_ns);
         }
         self.write_due(mono_ns, end)
     }
@@ -242,9 +392,11 @@ impl Hindsight {
                 self.settings.span_ns / 1_000_000_000,
                 self.settings.tail_ns / 1_000_000_000
             ));
+            // What `iosat analyze` reads: `#trigger <wall_ns> <what> [<device> <directions>]`.
+            s.push_str(&p.triggers);
         }
         let wall = self.held.front().map_or(0, |h| h.wall_ns);
-        s.push_str(&record::format_run(wall, self.interval_ns));
+        s.push_str(&record::format_run(wall, self.settings.interval_ns));
         s.push_str(&self.caps);
         for lines in self.devices.values() {
             s.push_str(lines);
@@ -266,6 +418,7 @@ impl Hindsight {
             return Ok(None);
         }
         let p = self.pending.clone().expect("due");
+        let t0 = crate::sys::clock::monotonic_ns();
         let text = self.render();
         self.pending = None;
         let dir = make_dir(&self.settings.dir)?;
@@ -278,7 +431,40 @@ impl Hindsight {
         crate::sys::fs::replace_file(&path, text.as_bytes())?;
         self.written += 1;
         retain(&dir, self.settings.keep, self.settings.keep_bytes, &path);
+        self.last_dump_ns = Some(crate::sys::clock::monotonic_ns().saturating_sub(t0));
         Ok(Some(path))
+    }
+}
+
+/// The triggers a dump's head names (`#trigger <wall_ns> <what> [<device> <directions>]`):
+/// each one's wall time and a label ("overloaded sda (write)", "signal"); none in another
+/// recording. What the page marks on its charts.
+pub fn triggers(text: &str) -> Vec<(i64, String)> {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("#trigger "))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let wall = f.next()?.parse().ok()?;
+            let what = f.next()?;
+            let label = match (f.next(), f.next()) {
+                (Some(dev), Some("-")) => format!("{what} {dev}"),
+                (Some(dev), Some(dirs)) => format!("{what} {dev} ({})", dirs.replace(',', ", ")),
+                _ => what.to_string(),
+            };
+            Some((wall, label))
+        })
+        .collect()
+}
+
+/// A span as the line on the ring's memory says it: "100 ms", "1 s", "15 min", "1 h 05 min".
+fn span_words(ns: u64) -> String {
+    if ns < 1_000_000_000 {
+        format!("{} ms", ns / 1_000_000)
+    } else if ns % 1_000_000_000 != 0 && ns < 10_000_000_000 {
+        format!("{:.1} s", ns as f64 / 1e9)
+    } else {
+        crate::units::duration_words(ns as f64 / 1e9)
     }
 }
 
@@ -392,6 +578,7 @@ mod tests {
     fn settings(dir: &Path) -> Settings {
         Settings {
             span_ns: 10_000_000_000,
+            interval_ns: 1_000_000_000,
             tail_ns: 2_000_000_000,
             max_bytes: 1 << 20,
             dir: dir.to_path_buf(),
@@ -416,7 +603,7 @@ mod tests {
     }
 
     fn ring(dir: &Path) -> Hindsight {
-        let mut h = Hindsight::new(settings(dir), 1_000_000_000, "testhost".into());
+        let mut h = Hindsight::new(settings(dir), "testhost".into());
         h.feed(&Event::Run {
             wall_ns: WALL0,
             interval_ns: 1_000_000_000,
@@ -477,7 +664,6 @@ mod tests {
                 max_bytes: 300,
                 ..settings(d.path())
             },
-            1_000_000_000,
             "h".into(),
         );
         for t in 0..100 {
@@ -583,6 +769,91 @@ mod tests {
         let e = h.write_due(0, true).unwrap_err();
         assert!(e.to_string().contains("does not follow"), "{e}");
         assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_ring_keeps_one_sample_per_its_own_interval_and_states_its_memory() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        // Samples every 100 ms (a view at 0.1 s), a few ms late or early: one a second kept.
+        for i in 0..100u64 {
+            let jitter = [0, 3_000_000, 0, 0, 0, 0, 0, 0, 0, 0][(i % 10) as usize];
+            let mono = i * 100_000_000 + jitter;
+            h.feed(&Event::Sample(RawSample {
+                mono_ns: mono,
+                wall_ns: WALL0 + mono as i64,
+                text: "   7       0 loop0 1 0 8 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n".into(),
+            }));
+        }
+        // 0, 1 s, … 9 s: ten, then the span (10 s) holds them all.
+        assert_eq!(h.samples(), 10);
+        // At a second, within its cap: not said.
+        assert!(h.take_statement().is_none());
+        let mut fine = Hindsight::new(
+            Settings {
+                interval_ns: 100_000_000,
+                ..settings(d.path())
+            },
+            "h".into(),
+        );
+        for t in 0..3 {
+            sample(&mut fine, t);
+        }
+        let line = fine.take_statement().unwrap();
+        assert!(
+            line.contains("keeping 10 s of samples every 100 ms"),
+            "{line}"
+        );
+        assert!(fine.take_statement().is_none(), "said once");
+        // A tiny cap: the statement says what it leaves, and the dropped are counted.
+        let mut small = Hindsight::new(
+            Settings {
+                max_bytes: 300,
+                ..settings(d.path())
+            },
+            "h".into(),
+        );
+        for t in 0..20 {
+            sample(&mut small, t);
+        }
+        assert!(small.dropped > 0);
+        let line = small.take_statement().unwrap();
+        assert!(
+            line.contains("cap (--hindsight-max-mb) keeps about the last"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_dump_names_its_triggers_and_the_directions_judged() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        sample(&mut h, 0);
+        h.judged_dirs(vec![("sda".into(), "write".into())], 0, WALL0);
+        // A second device during the tail, and a signal: the same dump, three lines.
+        h.judged_dirs(
+            vec![
+                ("sda".into(), "write".into()),
+                ("sdb".into(), "read,write".into()),
+            ],
+            0,
+            WALL0 + 1,
+        );
+        h.trigger("signal".into(), 0, WALL0 + 2);
+        let text = h.render();
+        let got = triggers(&text);
+        assert_eq!(
+            got,
+            vec![
+                (WALL0, "overloaded sda (write)".to_string()),
+                (WALL0 + 1, "overloaded sdb (read, write)".to_string()),
+                (WALL0 + 2, "signal".to_string()),
+            ],
+            "{text}"
+        );
+        // Still a recording its readers take.
+        assert!(record::parse(&text).is_ok());
+        assert!(triggers("#iosat-record 1\nR 1 0\n").is_empty());
     }
 
     #[test]

@@ -65,6 +65,8 @@ pub struct DeviceRow {
     /// The device's own AWS statistics over the latest interval of their reader (issue 42:
     /// an EBS volume or instance storage, live only; monitor::aws).
     pub aws: Option<std::sync::Arc<super::aws::AwsInterval>>,
+    /// The interval's short windows (issue 41: monitor::burst), when they were sampled.
+    pub burst: Option<super::burst::Burst>,
 }
 
 /// The cap declared for the device `name` (kernel name) known as `display`: the command
@@ -410,6 +412,7 @@ impl StatEngine {
             latency: None,
             learned: None,
             aws: None,
+            burst: None,
             size_notes_held: self
                 .size_notes
                 .get(&(l.major, l.minor))

@@ -413,6 +413,7 @@ mod tests;
 
 pub mod aws;
 pub mod blklat;
+pub mod burst;
 pub mod collect;
 pub mod fields;
 pub mod hindsight;

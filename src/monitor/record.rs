@@ -44,6 +44,16 @@
 //!                                      read_iops, write_iops, bytes_per_s, ...): a replay
 //!                                      judges the run's intervals against it, as the live
 //!                                      run did. Written after the `R` of the run it holds for.
+//! #P <start_mono_ns> <window_ns> <major>:<minor>/<windows>/<r_iops>/<r_B/s>/<w_iops>/<w_B/s>/<at_cap> ...
+//!                                      the bursts of the interval that starts at
+//!                                      start_mono_ns and ends at the next sample (issue 41,
+//!                                      monitor::burst): per device with at least two short
+//!                                      windows, their count, each direction's peak IOPS and
+//!                                      bytes/s, and the windows at the declared cap ("-":
+//!                                      none declared). Derived from samples read at the
+//!                                      window and not kept (ten a second would multiply the
+//!                                      file); a comment line, so readers older than it skip
+//!                                      it and replay without bursts.
 //! T <mono_ns> <wall_ns>                a sample; the /proc/diskstats lines follow verbatim
 //!  259       0 nvme0n1 212458 3 ...
 //! ```
@@ -94,6 +104,9 @@ pub enum Event {
         dev: String,
         cap: DeclaredCap,
     },
+    /// The short windows' peaks of the interval that ends at the next sample (`#P`, issue 41:
+    /// monitor::burst; a comment to older readers).
+    Burst(super::burst::BurstSample),
 }
 
 /// Which tool wrote the file.
@@ -300,6 +313,7 @@ pub fn format_event(ev: &Event) -> String {
         Event::Sample(raw) => format_sample(raw),
         Event::Latency(b) => format_latency(b),
         Event::Cap { dev, cap } => format_cap(dev, cap),
+        Event::Burst(b) => super::burst::format(b),
     }
 }
 
@@ -400,6 +414,18 @@ enum Line<'a> {
 /// One line → what it is, its fields parsed; a malformed marker line is an error naming it.
 fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
     let t = line.trim_end();
+    if let Some(rest) = t.strip_prefix("#P ") {
+        return super::burst::parse(rest)
+            .map(|b| Line::Event(Event::Burst(b)))
+            .ok_or_else(|| ParseError {
+                line: n,
+                reason: format!(
+                    "malformed burst line (expected '#P <start_mono_ns> <window_ns> \
+                     <major>:<minor>/<windows>/<r iops>/<r B/s>/<w iops>/<w B/s>/<at cap>...'): \
+                     '{t}'"
+                ),
+            });
+    }
     if t.trim().is_empty() || t.starts_with('#') {
         return Ok(Line::Skip);
     }

@@ -104,6 +104,8 @@ pub struct Replayer {
     blk_next: Option<BlkSample>,
     /// Those of the last sample pushed in this run (the base of the next interval's).
     blk_prev: Option<BlkSample>,
+    /// The bursts of the interval the next sample closes (a `#P` line).
+    burst_next: Option<super::burst::BurstSample>,
     /// The observer of intervals (learning, when on): fed every interval, it sets each row's
     /// `learned`, live and in replay alike.
     observer: Option<Box<dyn super::observe::Observer>>,
@@ -123,6 +125,7 @@ impl Replayer {
             last_ns: None,
             blk_next: None,
             blk_prev: None,
+            burst_next: None,
             observer: None,
         }
     }
@@ -163,6 +166,7 @@ impl Replayer {
                 self.blk_prev = None;
             }
             Event::Latency(b) => self.blk_next = Some(b),
+            Event::Burst(b) => self.burst_next = Some(b),
             Event::Cap { dev, cap } => self.engine.record_cap(dev, cap),
             Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Cpu(c) => self.engine.set_cpu(c),
@@ -245,6 +249,9 @@ impl Replayer {
             add_latency(r, prev, cur);
         }
         self.blk_prev = blk;
+        if let (Some(r), Some(b)) = (&mut fed.report, self.burst_next.take()) {
+            super::burst::attach(r, &b);
+        }
         if let (Some(l), Some(r)) = (&mut self.observer, &mut fed.report) {
             let ids = &self.ids;
             l.observe(r, &|d| {

@@ -42,6 +42,8 @@ pub struct Point {
     /// The cap the recorded run declared for the device (`K` lines; the profile's is added
     /// by [`SeriesStore::series`]).
     pub cap: Option<crate::analysis::declared::DeclaredCap>,
+    /// The interval's short windows (issue 41: `#P` lines), when recorded.
+    pub burst: Option<super::burst::Burst>,
 }
 
 /// The time series of one device, as the stat page and its tables draw it.
@@ -225,6 +227,7 @@ impl SeriesStore {
                 },
                 judgement: None,
                 cap: d.cap,
+                burst: d.burst,
             });
         }
     }

@@ -269,6 +269,7 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 judgement: d.judgement.clone(),
                 // Its judgement already carries the cap's share.
                 cap: None,
+                burst: None,
             });
         }
     }
@@ -598,7 +599,7 @@ on a device that serves requests in parallel does not mean it is saturated.";
 /// request size first (as PMM's Disk Details), then latency, %util, load and saturation on a
 /// wall-clock axis, and the intervals (folded on the page).
 pub fn document(devs: &[StatSeries], idle: &[String]) -> Doc {
-    document_with(devs, idle, &[])
+    document_with(devs, idle, &[], &[])
 }
 
 /// The recording's document with `iosat analyze`'s diagnosis of the same recording (its
@@ -610,11 +611,53 @@ pub fn render_with_diagnosis(
     diagnosis: &[String],
     format: Format,
 ) -> String {
-    doc::write(&document_with(devs, idle, diagnosis), format)
+    render_dump(devs, idle, diagnosis, &[], format)
+}
+
+/// [`render_with_diagnosis`] of a hindsight dump: its triggers (wall ns, label:
+/// monitor::hindsight::triggers) said under the lead and marked on every chart.
+pub fn render_dump(
+    devs: &[StatSeries],
+    idle: &[String],
+    diagnosis: &[String],
+    triggers: &[(i64, String)],
+    format: Format,
+) -> String {
+    let mut d = document_with(devs, idle, diagnosis, triggers);
+    if !triggers.is_empty() {
+        say_triggers(&mut d, triggers);
+    }
+    doc::write(&d, format)
+}
+
+/// A hindsight dump's triggers: one line under the lead (the charts mark them).
+fn say_triggers(d: &mut Doc, triggers: &[(i64, String)]) {
+    let said: Vec<String> = triggers
+        .iter()
+        .map(|(w, l)| format!("{l} at {}", iso_utc(*w)))
+        .collect();
+    let at = d
+        .blocks
+        .iter()
+        .position(|b| matches!(b, Block::Lead { .. }))
+        .map_or(0, |i| i + 1);
+    d.blocks.insert(
+        at,
+        Block::Para(format!(
+            "A hindsight dump, written for: {}. The dotted line marked \"trigger\" on every \
+             chart is that moment.",
+            said.join("; ")
+        )),
+    );
 }
 
 /// [`document`] with the diagnosis lines (none: no such list).
-fn document_with(devs: &[StatSeries], idle: &[String], diagnosis: &[String]) -> Doc {
+fn document_with(
+    devs: &[StatSeries],
+    idle: &[String],
+    diagnosis: &[String],
+    triggers: &[(i64, String)],
+) -> Doc {
     let t0 = start_ns(devs);
     let mut blocks = vec![
         Block::Context(context(devs, idle)),
@@ -680,7 +723,7 @@ is sysstat's formula over the measured interval, as `iosat stat --replay` prints
             ))],
         });
     }
-    blocks.extend(device_charts(devs));
+    blocks.extend(device_charts(devs, triggers));
     let rows = devs.iter().map(|d| d.points.len()).sum::<usize>();
     blocks.push(Block::Heading("Intervals".into()));
     blocks.push(Block::Details {
@@ -702,7 +745,7 @@ is sysstat's formula over the measured interval, as `iosat stat --replay` prints
 
 /// Per device: throughput, request size, latency, %util, load and, with a profile,
 /// saturation, on one wall-clock axis; a gap where a direction had no I/O.
-fn device_charts(devs: &[StatSeries]) -> Vec<Block> {
+fn device_charts(devs: &[StatSeries], triggers: &[(i64, String)]) -> Vec<Block> {
     let t0 = start_ns(devs);
     let mut body = Vec::new();
     let x_label = "time (UTC)";
@@ -740,6 +783,12 @@ fn device_charts(devs: &[StatSeries]) -> Vec<Block> {
             c.x_extent = extent.clone();
             c.x_clock = true;
             c.x_gap = Some(gap);
+            // A hindsight dump's triggers, on every chart.
+            c.markers
+                .extend(triggers.iter().map(|(w, l)| super::svg::Marker {
+                    x: *w as f64 / 1e9,
+                    label: format!("trigger: {l}"),
+                }));
             c
         };
         let push = |c: &mut LineChart, name: &str, pts: Vec<(f64, f64)>| {
@@ -751,6 +800,25 @@ fn device_charts(devs: &[StatSeries]) -> Vec<Block> {
         let mut tput = chart("throughput", "throughput", "requests/s");
         push(&mut tput, "r/s", ts(&|p| Some(p.r_s)));
         push(&mut tput, "w/s", ts(&|p| Some(p.w_s)));
+        // The peak short window of each interval (issue 41), where the recording has them:
+        // what the interval's rate averages away.
+        let window = d.points.iter().find_map(|p| p.burst).map(|b| b.window_ms);
+        if let Some(ms) = window {
+            let peak = |f: fn(&crate::monitor::burst::Burst) -> f64| {
+                ts(&|p| p.burst.as_ref().map(f).filter(|v| *v > 0.0))
+            };
+            for (name, pts) in [
+                (format!("r/s peak ({ms:.0} ms)"), peak(|b| b.read.peak_iops)),
+                (
+                    format!("w/s peak ({ms:.0} ms)"),
+                    peak(|b| b.write.peak_iops),
+                ),
+            ] {
+                if !pts.is_empty() {
+                    tput.series.push(Series::new(&name, pts).dashed());
+                }
+            }
+        }
         tput.right = Some((
             "MB/s".into(),
             vec![Series::new(

@@ -206,6 +206,19 @@ fn any_aws(r: &IntervalReport) -> bool {
     r.devices.iter().any(|d| d.aws.is_some())
 }
 
+/// The burst columns of `stat --wide` (issue 41): shown when some device has short windows.
+fn any_burst(r: &IntervalReport) -> bool {
+    r.devices.iter().any(|d| d.burst.is_some())
+}
+
+/// The larger of a device's two peak-to-mean ratios (the direction that burst most).
+fn peak_to_mean(b: &crate::monitor::burst::Burst) -> Option<f64> {
+    match (b.read.peak_to_mean, b.write.peak_to_mean) {
+        (Some(r), Some(w)) => Some(r.max(w)),
+        (r, w) => r.or(w),
+    }
+}
+
 /// The notes under a text table: one line per device without values, saying why; per device
 /// whose profile leaves part of the interval unjudged or compares unlike requests; and per
 /// device whose live p95 passes the 3x-p95 rule (text views only).
@@ -367,7 +380,12 @@ fn table(r: &IntervalReport) -> Table {
             .chain(DISK.iter().map(|c| c.header))
             .chain(profile_headers)
             .chain(latency_headers)
-            .chain(any_aws(r).then_some("thr%")),
+            .chain(any_aws(r).then_some("thr%"))
+            .chain(
+                ["r_pk/s", "w_pk/s", "pk/mean"]
+                    .into_iter()
+                    .filter(|_| any_burst(r)),
+            ),
     );
     for d in &r.devices {
         let mut row = vec![d.meta.display_name.clone()];
@@ -388,6 +406,12 @@ fn table(r: &IntervalReport) -> Table {
         }
         if any_aws(r) {
             row.push(num(d.aws.as_ref().map(|a| a.throttled_pct()), 1));
+        }
+        if any_burst(r) {
+            let b = d.burst.as_ref();
+            row.push(num(b.map(|b| b.read.peak_iops), 1));
+            row.push(num(b.map(|b| b.write.peak_iops), 1));
+            row.push(num(b.and_then(peak_to_mean), 2));
         }
         t.push(row);
     }
@@ -449,6 +473,10 @@ impl serde::Serialize for JsonDevice<'_> {
         // The device's own AWS counters over their latest interval (issue 42; live only).
         if let Some(a) = &d.aws {
             m.serialize_entry("aws", a.as_ref())?;
+        }
+        // The interval's short windows (issue 41): each direction's peak and peak ÷ mean.
+        if let Some(b) = &d.burst {
+            m.serialize_entry("burst", b)?;
         }
         // What production learning says (learn/); absent with --no-learn.
         if let Some(l) = &d.learned {

@@ -1475,7 +1475,7 @@ fn reads_and_writes_are_judged_apart() {
 fn the_exporter_feeds_the_learner_unless_told_not_to() {
     let spec = iosat::learn::LearnSpec::default(); // in memory: nothing written
     let mut on = Scraper::new(fixture_root(), all(), None).learn_with(Some(spec));
-    assert!(on.learns());
+    assert_eq!(on.tick_every_ns(), Some(1_000_000_000));
     on.tick();
     assert!(
         on.scrape().devices.iter().all(|d| d.learned.is_none()),
@@ -1496,7 +1496,7 @@ fn the_exporter_feeds_the_learner_unless_told_not_to() {
         "{text}"
     );
     let mut off = Scraper::new(fixture_root(), all(), None).learn_with(None);
-    assert!(!off.learns());
+    assert_eq!(off.tick_every_ns(), None);
     off.tick();
     off.scrape();
     off.tick();

@@ -115,6 +115,8 @@ fn sigusr1_writes_the_samples_held_as_a_recording_that_replays_the_same() {
             "60s",
             "--hindsight-tail",
             "0.5s",
+            "--hindsight-interval",
+            "0.2s",
             "--hindsight-dir",
         ])
         .arg(&hs)
@@ -182,6 +184,7 @@ fn bad_hindsight_flags_are_one_line_naming_the_flag() {
         ("--hindsight", "soon"),
         ("--hindsight-tail", "later"),
         ("--hindsight-max-mb", "0"),
+        ("--hindsight-interval", "1ms"),
     ] {
         let o = iosat()
             .args(["stat", "-c", "1", "--no-learn", flag, value])
@@ -232,6 +235,8 @@ fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
             "10m",
             "--hindsight-tail",
             "2s",
+            "--hindsight-interval",
+            "0.5s",
             "--hindsight-dir",
         ])
         .arg(&hs)
@@ -287,11 +292,109 @@ fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
         .filter(|s| *s == "overloaded")
         .count();
     assert!(after >= 4, "the 2 s tail at 0.5 s: {states:?}");
+    // The dump names its trigger: the device and the direction judged overloaded live.
+    let text = std::fs::read_to_string(&dump).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("#trigger ") && l.ends_with(&format!(" overloaded {name} read"))),
+        "{}",
+        &text[..text.len().min(600)]
+    );
+    // `analyze` says when the incident started, within one interval of the first interval
+    // the replay judges overloaded.
+    let o = iosat().arg("analyze").arg(&dump).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The text view wraps its notes: read it as one run of words.
+    let said = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = said
+        .split("hindsight: the incident: ")
+        .nth(1)
+        .and_then(|t| t.split(" as judged live").next())
+        .unwrap_or_else(|| panic!("no incident in:\n{said}"));
+    assert!(
+        line.contains(&format!("{name} turned overloaded (read)")),
+        "{line}"
+    );
+    let first_end =
+        json_lines(&String::from_utf8_lossy(&o_replay_stdout(
+            &profiles, &dump, &name,
+        )))
+        .iter()
+        .find(|r| {
+            r["devices"].as_array().unwrap().iter().any(|d| {
+                d["disk_device"] == name.as_str() && d["judgement"]["state"] == "overloaded"
+            })
+        })
+        .map(|r| r["timestamp"].as_str().unwrap().to_string())
+        .unwrap();
+    let at = line
+        .split("ended at ")
+        .nth(1)
+        .map(|t| t.trim_end_matches(','))
+        .unwrap();
+    let gap = (seconds_of(at) - seconds_of(&first_end)).abs();
+    assert!(
+        gap <= 0.5,
+        "trigger {at}, first overloaded interval ended {first_end}"
+    );
+    // `report` draws it, the trigger marked on every chart.
+    let page = dir.path().join("page.html");
+    let o = iosat()
+        .args(["report", "--profile-dir"])
+        .arg(profiles.path())
+        .arg(&dump)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let charts = html.matches("<svg").count();
+    let marked = html.matches("trigger: overloaded").count();
+    assert!(
+        charts >= 5 && marked >= charts,
+        "{charts} charts, {marked} trigger marks"
+    );
+    if let Some(bin) = crate::report::chromium() {
+        crate::report::check_page(&bin, dir.path(), "hindsight-dump", &html, charts);
+    }
 }
 
-/// The exporter's ring (fed by its learner's 1-second tick): `POST /hindsight` answers where
-/// the dump will go and it is written there; the exposition counts it; other methods and an
-/// exporter without learning are refused in one line.
+/// `stat --replay DUMP --json DEV` against `profiles`.
+fn o_replay_stdout(profiles: &tempfile::TempDir, dump: &Path, dev: &str) -> Vec<u8> {
+    let o = iosat()
+        .args(["stat", "--no-learn", "--json", "--profile-dir"])
+        .arg(profiles.path())
+        .arg("--replay")
+        .arg(dump)
+        .arg(dev)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    o.stdout
+}
+
+/// `2026-11-29T18:50:37.123Z` as seconds since the epoch (UTC, days from the civil date).
+fn seconds_of(iso: &str) -> f64 {
+    let (date, time) = iso.trim().trim_end_matches('Z').split_once('T').unwrap();
+    let d: Vec<i64> = date.split('-').map(|x| x.parse().unwrap()).collect();
+    let (y, m, day) = (d[0] - i64::from(d[1] <= 2), d[1], d[2]);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let t: Vec<f64> = time.split(':').map(|x| x.parse().unwrap()).collect();
+    days as f64 * 86_400.0 + t[0] * 3600.0 + t[1] * 60.0 + t[2]
+}
+
+/// The exporter's ring, at its own cadence: `POST /hindsight` answers where the dump will go
+/// and it is written there; the exposition counts it and states the ring's samples; other
+/// methods, and an exporter with hindsight off, are refused in one line. With learning off
+/// (`--no-learn`) and a 100 ms ring, the dump holds samples ten a second, not the learner's
+/// one.
 #[test]
 fn post_hindsight_to_the_exporter_writes_a_dump_and_counts_it() {
     use crate::exporter::Exporter;
@@ -321,9 +424,188 @@ fn post_hindsight_to_the_exporter_writes_a_dump_and_counts_it() {
             .any(|l| l == "iosat_hindsight_dumps_total 1"),
         "{metrics}"
     );
+    let figure = |m: &str, name: &str| -> Option<f64> {
+        m.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .map(|v| v.parse().unwrap())
+    };
+    assert!(
+        figure(&metrics, "iosat_hindsight_held_samples").unwrap() >= 2.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        figure(&metrics, "iosat_hindsight_dropped_samples_total"),
+        Some(0.0)
+    );
+    let took = figure(&metrics, "iosat_hindsight_last_dump_duration_seconds").unwrap();
+    assert!(took > 0.0, "{metrics}");
     drop(e);
-    let e = Exporter::start(Path::new("/"), &["--no-learn", "--hindsight-dir", hs_arg]);
+    // Off: 404.
+    let e = Exporter::start(
+        Path::new("/"),
+        &["--hindsight", "0", "--hindsight-dir", hs_arg],
+    );
     let (code, _, body) = e.request("POST", "/hindsight");
     assert_eq!(code, 404, "{body}");
     assert!(body.contains("hindsight is off"), "{body}");
+    drop(e);
+    // Without learning, at 100 ms.
+    let fine = dir.path().join("fine");
+    let e = Exporter::start(
+        Path::new("/"),
+        &[
+            "--no-learn",
+            "--hindsight-interval",
+            "100ms",
+            "--hindsight-tail",
+            "0",
+            "--hindsight-dir",
+            fine.to_str().unwrap(),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    let (code, _, body) = e.request("POST", "/hindsight");
+    assert_eq!(code, 202, "{body}");
+    let dump = first_dump(&fine, Duration::from_secs(10));
+    let (_, _, metrics) = e.request("GET", "/metrics");
+    drop(e);
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let stamps: Vec<u64> = samples(&text).into_keys().collect();
+    // About 25 in 2.5 s; more than the 3 a one-second tick would have kept, whatever the load.
+    assert!(stamps.len() >= 8, "{} samples: {text}", stamps.len());
+    // The dump's run line carries the ring's interval.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("R ") && l.ends_with(" 100000000")),
+        "{text}"
+    );
+    let held = figure(&metrics, "iosat_hindsight_held_samples").unwrap();
+    assert!(held >= stamps.len() as f64, "{held} {}", stamps.len());
+}
+
+/// `stat -i 1 --hindsight-interval 100ms`: the ring samples between the view's ticks, so a
+/// dump holds ten samples a second while the recording holds one; replayed, the dump's
+/// intervals add up to the I/O the recording saw in the same span.
+#[test]
+fn the_ring_samples_at_its_own_interval_between_the_views_ticks() {
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let rec = dir.path().join("live.rec");
+    let mut child = iosat()
+        .args([
+            "stat",
+            lo.name(),
+            "-i",
+            "1",
+            "-c",
+            "1000",
+            "--json",
+            "--no-learn",
+        ])
+        .args([
+            "--hindsight",
+            "60s",
+            "--hindsight-tail",
+            "0",
+            "--hindsight-interval",
+            "100ms",
+            "--hindsight-dir",
+        ])
+        .arg(&hs)
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_first_sample(&rec);
+    direct_io(&lo.path, 200, 100);
+    std::thread::sleep(Duration::from_millis(2200));
+    // SAFETY: a signal to our own child, not yet waited for.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) };
+    let dump = first_dump(&hs, Duration::from_secs(30));
+    let status = stop_after_next_sample(&mut child, &rec);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    // The ring's memory is stated once.
+    assert_eq!(
+        err.matches("hindsight: keeping 60 s of samples every 100 ms")
+            .count(),
+        1,
+        "{err}"
+    );
+    let live = samples(&std::fs::read_to_string(&rec).unwrap());
+    let held = samples(&std::fs::read_to_string(&dump).unwrap());
+    let (first, last) = (*held.keys().next().unwrap(), *held.keys().last().unwrap());
+    let live_in: Vec<&u64> = live
+        .keys()
+        .filter(|k| (first..=last).contains(*k))
+        .collect();
+    assert!(live_in.len() >= 2, "{live_in:?}");
+    assert!(
+        held.len() >= 4 * live_in.len(),
+        "{} held against {} recorded in the same span",
+        held.len(),
+        live_in.len()
+    );
+    // The same I/O: the dump's reads over its span are the recording's between the same
+    // samples' neighbours, at least the 200 reads done.
+    let a = replayed(&dump, lo.name());
+    let reads: f64 = a.values().map(|v| v.0).sum();
+    assert!(a.len() >= 4 * (live_in.len() - 1), "{a:?}");
+    assert!(reads > 0.0, "{a:?}");
+}
+
+/// Two incidents compare: `iosat compare` reads two dumps (recordings) as `analyze` reads
+/// them, side by side.
+#[test]
+fn two_dumps_compare() {
+    let lo = LoopDev::new(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let rec = dir.path().join("live.rec");
+    let mut child = iosat()
+        .args(["stat", lo.name(), "-i", "0.2", "-c", "1000", "--no-learn"])
+        .args(["--hindsight", "60s", "--hindsight-tail", "0"])
+        .args(["--hindsight-interval", "0.2s", "--hindsight-dir"])
+        .arg(&hs)
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_first_sample(&rec);
+    let mut got = Vec::new();
+    for n in 1..=2 {
+        direct_io(&lo.path, 100 * n, 0);
+        std::thread::sleep(Duration::from_millis(500));
+        // SAFETY: a signal to our own child, not yet waited for.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) };
+        let t0 = Instant::now();
+        while dumps(&hs).len() < n as usize {
+            assert!(t0.elapsed() < Duration::from_secs(30), "no dump {n}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        got = dumps(&hs);
+        // Dumps are named by the second: the next one a second later.
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    stop_after_next_sample(&mut child, &rec);
+    got.sort();
+    let o = iosat().arg("compare").args(&got).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for d in &got {
+        let name = d.file_name().unwrap().to_string_lossy();
+        assert!(out.contains(name.as_ref()), "{name} not in:\n{out}");
+    }
+    assert!(out.contains("analyze results"), "{out}");
 }

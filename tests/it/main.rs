@@ -5,6 +5,7 @@ mod analysis;
 mod analyze;
 mod aws;
 mod bpf;
+mod burst;
 mod caps;
 mod cli;
 mod compare;

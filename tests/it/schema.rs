@@ -196,6 +196,41 @@ fn stat_lines_live_and_replayed_match_their_schema() {
     for l in &lines {
         assert_valid("stat", l, "stat --since-boot");
     }
+    // Bursts (issue 41): windows of 20 ms within 0.2 s intervals, recorded and replayed.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("b.rec");
+    let o = iosat()
+        .args([
+            "stat",
+            "--all",
+            "--no-learn",
+            "-i",
+            "0.2",
+            "-c",
+            "2",
+            "--json",
+        ])
+        .args(["--burst-window", "20ms", "--record"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let live = json_lines(&ok_stdout(&o));
+    let o = iosat()
+        .args(["stat", "--all", "--no-learn", "--json", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let replayed = json_lines(&ok_stdout(&o));
+    assert_eq!(live, replayed);
+    let bursts = live
+        .iter()
+        .flat_map(|l| l["devices"].as_array().unwrap().iter())
+        .filter(|d| d["burst"].is_object())
+        .count();
+    assert!(bursts > 0, "{live:?}");
+    for l in &live {
+        assert_valid("stat", l, "stat with bursts");
+    }
 }
 
 #[test]

@@ -1096,6 +1096,7 @@ fn sigusr1_to_a_live_view_writes_its_hindsight() {
     let hs = dir.path().join("hs");
     let cmd = format!(
         "{} top -i 0.2 --no-learn --no-bpf --no-profile --hindsight 1m --hindsight-tail 0 \
+         --hindsight-interval 0.2s \
          --hindsight-dir '{}'",
         env!("CARGO_BIN_EXE_iosat"),
         hs.display()

@@ -125,6 +125,11 @@ pub const COLUMNS: &[Col] = &[
     // The share of the interval an AWS volume's or instance's cap throttled it (issue 42:
     // the device's own counters, monitor::aws); shown once some device was throttled.
     nonzero("thr_pct"),
+    // The interval's short windows (issue 41: monitor::burst): each direction's peak IOPS
+    // and the larger peak ÷ mean; shown once some device did I/O in them.
+    nonzero("peak_to_mean"),
+    nonzero("r_peak"),
+    nonzero("w_peak"),
 ];
 
 /// Which columns stay when the terminal is narrow: first kept first.
@@ -137,6 +142,7 @@ pub const PRIORITY: &[&str] = &[
     "w_await",
     "saturation",
     "thr_pct",
+    "peak_to_mean",
     "r_p95_ms",
     "w_p95_ms",
     "p95_vs_baseline_r",
@@ -153,6 +159,8 @@ pub const PRIORITY: &[&str] = &[
     "f/s",
     "r_queue_share_pct",
     "w_queue_share_pct",
+    "r_peak",
+    "w_peak",
 ];
 
 impl Col {
@@ -174,6 +182,9 @@ impl Col {
             "p95_vs_baseline_r" => "r_p95/b",
             "p95_vs_baseline_w" => "w_p95/b",
             "thr_pct" => "thr%",
+            "peak_to_mean" => "pk/mean",
+            "r_peak" => "r_pk/s",
+            "w_peak" => "w_pk/s",
             k => match latency_field(k) {
                 Some(f) => f.header,
                 None => Column::by_key(k).header(),
@@ -190,12 +201,13 @@ impl Col {
     pub fn getter(self) -> impl Fn(&Row) -> Option<f64> {
         let lat = latency_field(self.key);
         let field = match self.key {
-            "device" | "mib_s" | "thr_pct" => None,
+            "device" | "mib_s" | "thr_pct" | "peak_to_mean" | "r_peak" | "w_peak" => None,
             _ if lat.is_some() => None,
             k => Some(Column::by_key(k)),
         };
         let mib = self.key == "mib_s";
         let thr = self.key == "thr_pct";
+        let key = self.key;
         move |row: &Row| {
             let rates = row.rates.as_ref();
             match (field, lat) {
@@ -203,7 +215,15 @@ impl Col {
                 (None, Some(l)) => row.latency.as_ref().and_then(|m| (l.get)(m)),
                 (None, None) if mib => rates.map(|r| (r.rkb_s + r.wkb_s) / 1024.0),
                 (None, None) if thr => row.throttled_pct,
-                (None, None) => None,
+                (None, None) => row.burst.as_ref().and_then(|b| match key {
+                    "r_peak" => Some(b.read.peak_iops),
+                    "w_peak" => Some(b.write.peak_iops),
+                    "peak_to_mean" => match (b.read.peak_to_mean, b.write.peak_to_mean) {
+                        (Some(r), Some(w)) => Some(r.max(w)),
+                        (r, w) => r.or(w),
+                    },
+                    _ => None,
+                }),
             }
         }
     }
@@ -233,6 +253,8 @@ pub struct Row {
     pub judgement: crate::analysis::state::Judgement,
     /// The share of the interval a cap throttled an AWS volume, % (its own counters).
     pub throttled_pct: Option<f64>,
+    /// The interval's short windows (issue 41), when they were read.
+    pub burst: Option<crate::monitor::burst::Burst>,
 }
 
 /// What the charts draw of one interval of one device.
@@ -372,6 +394,7 @@ impl App {
                 };
                 Row {
                     throttled_pct: d.aws.as_ref().map(|a| a.throttled_pct()),
+                    burst: d.burst,
                     latency,
                     judgement,
                     learned: d.learned,

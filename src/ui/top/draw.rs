@@ -117,8 +117,8 @@ fn num(c: Col, v: Option<f64>, w: usize) -> String {
         return format!("{:>w$}", "-");
     };
     let s = match c.key {
-        k if is_baseline_ratio(k) || k == "load_vs_knee" => fmt_ratio(v),
-        "headroom_iops" => fmt_iops(v),
+        k if is_baseline_ratio(k) || k == "load_vs_knee" || k == "peak_to_mean" => fmt_ratio(v),
+        "headroom_iops" | "r_peak" | "w_peak" => fmt_iops(v),
         _ => {
             let mut d = 2;
             loop {
