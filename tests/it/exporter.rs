@@ -984,9 +984,17 @@ fn tls_and_basic_auth_from_a_web_config_file() {
     )
     .unwrap();
     promtool_check_web_config(&config);
-    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let hs = d.join("hs");
+    let e = fixture_exporter(&[
+        "--web.config.file",
+        config.to_str().unwrap(),
+        "--hindsight-dir",
+        hs.to_str().unwrap(),
+        "--hindsight-tail",
+        "0",
+    ]);
     let url = format!("https://{}/metrics", e.addr);
-    let curl = |extra: &[&str]| {
+    let curl_at = |url: &str, extra: &[&str]| {
         let o = Command::new("curl")
             .args([
                 "-s",
@@ -1000,15 +1008,34 @@ fn tls_and_basic_auth_from_a_web_config_file() {
             .arg("--cacert")
             .arg(d.join("tls.crt"))
             .args(extra)
-            .arg(&url)
+            .arg(url)
             .output()
             .unwrap();
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
+    let curl = |extra: &[&str]| curl_at(&url, extra);
     assert_eq!(curl(&["-u", "alice:s3cret"]), "200");
     assert_eq!(curl(&[]), "401", "no credentials");
     assert_eq!(curl(&["-u", "alice:wrong"]), "401", "wrong password");
     assert_eq!(curl(&["-u", "bob:s3cret"]), "401", "unknown user");
+    // The hindsight webhook sits behind the same TLS and credentials (issue 41): refused
+    // without them, a dump with them.
+    let hindsight = format!("https://{}/hindsight", e.addr);
+    let post = |extra: &[&str]| curl_at(&hindsight, &[&["-X", "POST"], extra].concat());
+    assert_eq!(post(&[]), "401", "hindsight without credentials");
+    assert!(
+        crate::util::entries_if_any(&hs).is_empty(),
+        "a refused request wrote a dump"
+    );
+    assert_eq!(post(&["-u", "alice:s3cret"]), "202", "hindsight with them");
+    let start = std::time::Instant::now();
+    while crate::util::entries_if_any(&hs).is_empty() {
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "no dump after POST /hindsight"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     // Plain HTTP to the TLS port gets no metrics.
     let plain = e.raw(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
     assert!(!plain.contains("iosat_disk"), "{plain}");
@@ -1882,7 +1909,15 @@ fn verify_client_cert_if_given_serves_clients_without_one() {
         "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ca.crt\n  min_version: TLS13\n",
     )
     .unwrap();
-    let e = fixture_exporter(&["--web.config.file", config.to_str().unwrap()]);
+    let hs = d.join("hs");
+    let e = fixture_exporter(&[
+        "--web.config.file",
+        config.to_str().unwrap(),
+        "--hindsight-dir",
+        hs.to_str().unwrap(),
+        "--hindsight-tail",
+        "0",
+    ]);
     let url = format!("https://{}/metrics", e.addr);
     let curl = |extra: &[&str]| {
         let o = Command::new("curl")

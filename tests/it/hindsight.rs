@@ -609,3 +609,74 @@ fn two_dumps_compare() {
     }
     assert!(out.contains("analyze results"), "{out}");
 }
+
+/// A dump that cannot be written (its directory on a full, then on a read-only filesystem):
+/// `stat` goes on to its last interval and exits 0, says "no dump written" once per dump
+/// asked for, and leaves no temporary file behind.
+#[test]
+fn a_full_or_read_only_dump_directory_is_a_warning_not_a_crash() {
+    if !crate::util::is_root() {
+        crate::util::skip("needs root (mounts a tmpfs)");
+        return;
+    }
+    for case in ["full", "read-only"] {
+        let fs = crate::util::Tmpfs::mount("64k");
+        let hs = fs.path().join("hs");
+        std::fs::create_dir(&hs).unwrap();
+        if case == "full" {
+            // Filled to the last block.
+            let mut f = std::fs::File::create(fs.path().join("filler")).unwrap();
+            let block = vec![7u8; 4096];
+            while std::io::Write::write_all(&mut f, &block).is_ok() {}
+        } else {
+            let st = std::process::Command::new("mount")
+                .args(["-o", "remount,ro"])
+                .arg(fs.path())
+                .status()
+                .unwrap();
+            assert!(st.success(), "remount read-only");
+        }
+        let before: Vec<_> = crate::util::entries(&hs);
+        let mut child = crate::util::KillOnDrop(
+            iosat()
+                .args(["stat", "-i", "0.2", "-c", "12", "--json", "--no-learn"])
+                .args(["--hindsight-interval", "0.2s", "--hindsight-tail", "0"])
+                .arg("--hindsight-dir")
+                .arg(&hs)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        {
+            use std::io::BufRead;
+            let pid = child.0.id() as libc::pid_t;
+            let mut lines = std::io::BufReader::new(child.0.stdout.as_mut().unwrap()).lines();
+            for k in 0..8 {
+                lines.next().unwrap().unwrap();
+                if k == 1 || k == 4 {
+                    // SAFETY: a signal to our own child, not yet waited for.
+                    unsafe { libc::kill(pid, libc::SIGUSR1) };
+                }
+            }
+        }
+        let mut err = String::new();
+        child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.0.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{case}: {err}");
+        assert!(!err.contains("panicked"), "{case}: {err}");
+        let warned = err.matches("no dump written").count();
+        assert!(
+            (1..=2).contains(&warned),
+            "{case}: {warned} warnings: {err}"
+        );
+        assert!(!err.contains("hindsight: wrote"), "{case}: {err}");
+        assert_eq!(crate::util::entries(&hs), before, "{case}: left behind");
+    }
+}

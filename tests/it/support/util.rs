@@ -217,6 +217,14 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The entries of `dir`, none when it does not exist (yet).
+pub fn entries_if_any(dir: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(dir) {
+        Ok(r) => r.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
