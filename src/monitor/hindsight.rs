@@ -539,6 +539,32 @@ fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
 
 /// Remove the oldest dumps (regular files named as iosat names them) beyond `keep` files or
 /// `keep_bytes` bytes, never `newest`.
+/// Whether the file at `path` begins as a dump of iosat's own does (the recording's header,
+/// the host line, the hindsight line): a file of the user's under a name like a dump's is
+/// never removed by retention. Read without following a symlink or waiting on a FIFO.
+fn written_by_hindsight(path: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(4096);
+    if f.take(4096).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let head = String::from_utf8_lossy(&head);
+    let Some(rest) = head.strip_prefix(record::HEADER) else {
+        return false;
+    };
+    let mut lines = rest.lines();
+    lines.next().is_some_and(|l| l.starts_with("#host "))
+        && lines.next().is_some_and(|l| l.starts_with("# hindsight: "))
+}
+
 fn retain(dir: &Path, keep: usize, keep_bytes: u64, newest: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
@@ -548,8 +574,11 @@ fn retain(dir: &Path, keep: usize, keep_bytes: u64, newest: &Path) {
             let e = e.ok()?;
             let name = e.file_name().to_string_lossy().into_owned();
             let m = e.path().symlink_metadata().ok()?;
-            (name.starts_with(PREFIX) && name.ends_with(SUFFIX) && m.is_file())
-                .then(|| (name, e.path(), m.len()))
+            (name.starts_with(PREFIX)
+                && name.ends_with(SUFFIX)
+                && m.is_file()
+                && written_by_hindsight(&e.path()))
+            .then(|| (name, e.path(), m.len()))
         })
         .collect();
     // Names start with the UTC time: oldest first.
@@ -716,6 +745,12 @@ mod tests {
     fn a_trigger_in_the_tail_extends_the_dump_and_the_oldest_dumps_go() {
         let d = tempfile::tempdir().unwrap();
         let mut h = ring(d.path());
+        // The user's files, one named like a dump: retention leaves them.
+        let mine = d
+            .path()
+            .join(format!("{PREFIX}20000101T000000Z-mine{SUFFIX}"));
+        std::fs::write(&mine, "#iosat-record 1\n#host mine\nT 1 1\n").unwrap();
+        std::fs::write(d.path().join("notes.txt"), "mine").unwrap();
         let mut written = Vec::new();
         for t in 0..200 {
             sample(&mut h, t);
@@ -738,7 +773,11 @@ mod tests {
         // The trigger at 6 moved the first dump from 7 to 8.
         assert_eq!(written[0].0, 8);
         let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
-        assert_eq!(left.len(), 3, "retention keeps 3 of {}", written.len());
+        assert_eq!(left.len(), 3 + 2, "retention keeps 3 of {}", written.len());
+        assert!(mine.exists() && d.path().join("notes.txt").exists());
+        // Every dump it wrote is its own by its head.
+        assert!(written_by_hindsight(&written.last().unwrap().1));
+        assert!(!written_by_hindsight(&mine));
         assert!(written.last().unwrap().1.exists());
         assert!(!written[0].1.exists());
     }
