@@ -72,6 +72,40 @@ struct Track {
     caps: Vec<crate::analysis::declared::CapUse>,
     /// Each interval's judgement and its queue/device split (reads, writes; issue 40).
     splits: Vec<(Judgement, [Option<OpSplit>; 2])>,
+    /// The busiest short window of the recording, with its interval's end (issue 41).
+    peak: Option<BurstPeak>,
+    /// Intervals with windows, and those whose peak-to-mean was 2 or more.
+    burst_intervals: (u32, u32),
+}
+
+/// The busiest short window a recording's `#P` lines hold for a device.
+struct BurstPeak {
+    iops: f64,
+    ratio: Option<f64>,
+    dir: &'static str,
+    end_wall_ns: i64,
+    window_ms: f64,
+    source: &'static str,
+}
+
+/// A device's bursts over the recording, in words (None without windows).
+fn burst_words(t: &Track) -> Option<String> {
+    let p = t.peak.as_ref()?;
+    let ratio = p
+        .ratio
+        .map_or(String::new(), |r| format!(" ({r:.1}x its interval's mean)"));
+    let (with, bursty) = t.burst_intervals;
+    Some(format!(
+        "{}: bursts: the busiest {:.0} ms window ran at {:.0} {} IOPS{ratio} in the interval \
+         that ended at {}; peak-to-mean 2 or more in {bursty} of {with} intervals (windows \
+         sampled from {})",
+        t.series.device,
+        p.window_ms,
+        p.iops,
+        p.dir,
+        iso_utc(p.end_wall_ns),
+        p.source
+    ))
 }
 
 fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> &'a mut Track {
@@ -95,6 +129,8 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
                 skipped: 0,
                 caps: Vec::new(),
                 splits: Vec::new(),
+                peak: None,
+                burst_intervals: (0, 0),
             });
             tracks.len() - 1
         }
@@ -210,6 +246,26 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 t.series.learned = Some(l.as_ref().clone());
             }
             t.caps.extend(d.cap_use());
+            if let Some(b) = d.burst.as_ref().filter(|b| b.windows > 0) {
+                let worst = |x: &crate::monitor::burst::BurstDir| x.peak_to_mean.unwrap_or(0.0);
+                t.burst_intervals.0 += 1;
+                t.burst_intervals.1 += u32::from(worst(&b.read).max(worst(&b.write)) >= 2.0);
+                for (dir, x) in [("read", &b.read), ("write", &b.write)] {
+                    if t.peak
+                        .as_ref()
+                        .map_or(x.peak_iops > 0.0, |p| x.peak_iops > p.iops)
+                    {
+                        t.peak = Some(BurstPeak {
+                            iops: x.peak_iops,
+                            ratio: x.peak_to_mean,
+                            dir,
+                            end_wall_ns: rep.end_wall_ns,
+                            window_ms: b.window_ms,
+                            source: b.source,
+                        });
+                    }
+                }
+            }
             // The split where the recording has it, judged as stat judged the interval.
             if let Some(m) = d.latency.as_ref().and_then(|l| l.measured()) {
                 let sp = [m.split(false).cloned(), m.split(true).cloned()];
@@ -275,6 +331,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         if let Some(w) = crate::analysis::declared::run_words(&t.caps) {
             out.notes.push(format!("{}: {w}", t.series.device));
         }
+        // Windows are sampled only for the devices the run selected: each is said.
+        out.notes.extend(burst_words(t));
     }
     out.devices = tracks
         .into_iter()

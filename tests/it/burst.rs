@@ -279,6 +279,29 @@ fn a_recording_keeps_the_bursts_for_its_page_and_its_replay() {
     };
     let replayed = json_lines(&String::from_utf8_lossy(&r.stdout));
     assert_eq!(burst(&live), burst(&replayed));
+    // `analyze` names the busiest window of the recording, the live run's highest peak.
+    let peak = burst(&live)
+        .iter()
+        .flat_map(|b| [&b["read"]["peak_iops"], &b["write"]["peak_iops"]])
+        .filter_map(|v| v.as_f64())
+        .fold(0.0, f64::max);
+    assert!(peak > 0.0, "{live:?}");
+    let a = iosat().arg("analyze").arg(&rec).output().unwrap();
+    assert!(a.status.success(), "{}", stderr(&a));
+    // The text wraps its notes: read it as words.
+    let out = String::from_utf8_lossy(&a.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let at = out
+        .find("bursts: the busiest 50 ms window")
+        .unwrap_or_else(|| panic!("no bursts line in:\n{out}"));
+    let line = &out[at..(at + 300).min(out.len())];
+    assert!(
+        line.contains(&format!("ran at {peak:.0} ")),
+        "{peak}: {line}"
+    );
+    assert!(line.contains("sampled from diskstats"), "{line}");
     let page = dir.path().join("page.html");
     let o = iosat()
         .arg("report")
