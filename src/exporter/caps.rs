@@ -168,6 +168,8 @@ mod tests {
             iops: 0.0,
             bytes_per_s: 0.0,
             queue_length: 0,
+            read_latency: None,
+            write_latency: None,
             effective_iops: None,
             effective_bytes_per_s: None,
             exceeded_total_s: vec![(Cap::VolumeIops, 12.5), (Cap::InstanceThroughput, 0.25)],

@@ -34,6 +34,43 @@ pub struct Estimate {
     pub intervals: usize,
 }
 
+/// The device's own latency of one direction over an interval, from its own counters (kept
+/// beside iosat's block-layer figures: the volume's view of a request, without the host's
+/// queue and the network path before it).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct OwnLatency {
+    pub requests: u64,
+    /// Its time counter over its requests, ms.
+    pub mean_ms: f64,
+    /// The upper bound of the histogram bin that holds the 95th percentile, ms: the p95 is at
+    /// most this (the bins' resolution); absent without a histogram on the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_ms_at_most: Option<f64>,
+}
+
+/// The upper bound (µs) of the bin of `bins` that holds the quantile `q` of their requests.
+fn quantile_bound_us(bins: &[ebs::Bin], q: f64) -> Option<u64> {
+    let total: u64 = bins.iter().map(|b| b.count).sum();
+    if total == 0 {
+        return None;
+    }
+    let rank = (q * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    bins.iter().find_map(|b| {
+        seen += b.count;
+        (seen >= rank).then_some(b.upper_us)
+    })
+}
+
+/// One direction's own latency over an interval (None without requests).
+fn own_latency(ops: u64, time_us: u64, bins: &[ebs::Bin]) -> Option<OwnLatency> {
+    (ops > 0).then(|| OwnLatency {
+        requests: ops,
+        mean_ms: time_us as f64 / ops as f64 / 1e3,
+        p95_ms_at_most: quantile_bound_us(bins, 0.95).map(|us| us as f64 / 1e3),
+    })
+}
+
 /// One interval of the device's own statistics, as the views show it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AwsInterval {
@@ -49,6 +86,11 @@ pub struct AwsInterval {
     pub bytes_per_s: f64,
     /// The device's queue length at the later read.
     pub queue_length: u64,
+    /// The device's own read and write latency over the interval (absent without requests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_latency: Option<OwnLatency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_latency: Option<OwnLatency>,
     /// The effective IOPS and throughput caps, once some interval was throttled throughout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effective_iops: Option<Estimate>,
@@ -250,6 +292,8 @@ impl Dev {
             iops,
             bytes_per_s,
             queue_length: i.queue_length,
+            read_latency: own_latency(i.read_ops, i.read_time_us, &i.read_latency),
+            write_latency: own_latency(i.write_ops, i.write_time_us, &i.write_latency),
             effective_iops: median(&self.iops_at_cap),
             effective_bytes_per_s: median(&self.bytes_at_cap),
             exceeded_total_s: id
@@ -343,11 +387,36 @@ mod tests {
             i.clause(Some(4.1)).unwrap(),
             "throttled by the volume's IOPS cap 63 % of this second; latency 4.1× its baseline"
         );
+        // The device's own latency beside: reads at 500 us each by its time counter; no
+        // writes; the synthetic histogram did not move, so no p95 is claimed.
+        let r = i.read_latency.unwrap();
+        assert_eq!(r.requests, 3000);
+        assert!((r.mean_ms - 0.5).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.p95_ms_at_most, None);
+        assert_eq!(i.write_latency, None);
         // 63 % is not throughout: no estimate of the cap from it.
         assert_eq!(i.effective_iops, None);
         assert_eq!(i.exceeded_total_s[0].0, Cap::VolumeIops);
         assert!((i.exceeded_total_s[0].1 - 0.63).abs() < 1e-6, "{i:?}");
         assert!(w.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn the_p95_is_at_most_the_upper_bound_of_the_bin_that_holds_it() {
+        let bin = |lower_us, upper_us, count| ebs::Bin {
+            lower_us,
+            upper_us,
+            count,
+        };
+        let bins = [bin(0, 100, 90), bin(100, 200, 5), bin(200, 400, 5)];
+        assert_eq!(quantile_bound_us(&bins, 0.95), Some(200));
+        assert_eq!(quantile_bound_us(&bins, 0.96), Some(400));
+        assert_eq!(quantile_bound_us(&bins, 0.5), Some(100));
+        assert_eq!(quantile_bound_us(&[bin(0, 100, 0)], 0.95), None);
+        let l = own_latency(100, 25_000, &bins).unwrap();
+        assert!((l.mean_ms - 0.25).abs() < 1e-12);
+        assert_eq!(l.p95_ms_at_most, Some(0.2));
+        assert_eq!(own_latency(0, 0, &bins), None);
     }
 
     #[test]

@@ -811,6 +811,12 @@ mod tests {
             iops: 3000.0,
             bytes_per_s: 12e6,
             queue_length: 16,
+            read_latency: Some(crate::monitor::aws::OwnLatency {
+                requests: 3000,
+                mean_ms: 0.5,
+                p95_ms_at_most: Some(1.024),
+            }),
+            write_latency: None,
             effective_iops: None,
             effective_bytes_per_s: None,
             exceeded_total_s: vec![(Cap::VolumeIops, 12.5)],
@@ -867,6 +873,22 @@ mod tests {
             (&"ebs_volume".into(), &"volume_iops".into())
         );
         assert!(v["devices"][1].get("aws").is_none());
+        // The device's own latency beside, as the schema says it.
+        assert_eq!(a["read_latency"]["p95_ms_at_most"], 1.024);
+        assert!(a.get("write_latency").is_none());
+        let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/stat.schema.json"
+        )))
+        .unwrap();
+        let errors: Vec<String> = jsonschema::validator_for(&schema)
+            .unwrap()
+            .iter_errors(&v)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            // This test's envelope is a fixture's; the aws object is what is checked.
+            .filter(|e| e.contains("/aws"))
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
     }
 
     #[test]

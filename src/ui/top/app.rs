@@ -891,6 +891,8 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
                 iops: 0.0,
                 bytes_per_s: 0.0,
                 queue_length: 0,
+                read_latency: None,
+                write_latency: None,
                 effective_iops: None,
                 effective_bytes_per_s: None,
                 exceeded_total_s: Vec::new(),
