@@ -45,9 +45,44 @@ throttled.",
     }
 }
 
-/// The four families, each only when some device has a value.
+pub const READ_SECONDS: &str = "iosat_aws_stats_read_seconds_total";
+pub const READS: &str = "iosat_aws_stats_reads_total";
+
+/// What reading an AWS device's statistics page has cost (issue 42: the reader's cost
+/// measured and served): the reads and the time spent in the ioctl, per device.
+fn render_reader(o: &mut dyn Sink, s: &Scrape) {
+    let rows: Vec<(&str, crate::sys::ebsdev::Cost)> = s
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.line.name.as_str(), d.aws.as_ref()?.reader)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    o.family(
+        READS,
+        "counter",
+        "Reads of the AWS device's statistics page (NVMe log page 0xD0) by iosat, at most one \
+a second.",
+    );
+    for (dev, c) in &rows {
+        o.sample(READS, &[("device", dev)], c.reads as f64);
+    }
+    o.family(
+        READ_SECONDS,
+        "counter",
+        "Seconds iosat spent reading the AWS device's statistics page (in the ioctl); a read \
+over the reader's limit switches it off with a warning.",
+    );
+    for (dev, c) in &rows {
+        o.sample(READ_SECONDS, &[("device", dev)], c.total_us as f64 / 1e6);
+    }
+}
+
+/// The families, each only when some device has a value.
 pub fn render(o: &mut dyn Sink, s: &Scrape) {
     render_exceeded(o, s);
+    render_reader(o, s);
     for (name, bytes, help) in [
         (
             DECLARED_IOPS,
@@ -173,6 +208,12 @@ mod tests {
             effective_iops: None,
             effective_bytes_per_s: None,
             exceeded_total_s: vec![(Cap::VolumeIops, 12.5), (Cap::InstanceThroughput, 0.25)],
+            reader: crate::sys::ebsdev::Cost {
+                reads: 61,
+                last_us: 180,
+                max_us: 900,
+                total_us: 15_250,
+            },
         };
         let mut d = dev(None, Vec::new());
         d.aws = Some(std::sync::Arc::new(aws));
@@ -187,6 +228,9 @@ mod tests {
         for l in [
             "iosat_disk_cap_exceeded_seconds_total{device=\"loop0\",cap=\"volume\",dim=\"iops\"} 12.5\n",
             "iosat_disk_cap_exceeded_seconds_total{device=\"loop0\",cap=\"instance\",dim=\"throughput\"} 0.25\n",
+            // What reading the page cost.
+            "iosat_aws_stats_reads_total{device=\"loop0\"} 61\n",
+            "iosat_aws_stats_read_seconds_total{device=\"loop0\"} 0.01525\n",
         ] {
             assert!(text.contains(l), "{text}");
         }
@@ -196,7 +240,9 @@ mod tests {
             ..Default::default()
         });
         assert!(
-            !text.contains("iosat_disk_cap") && !text.contains("declared_cap"),
+            !text.contains("iosat_disk_cap")
+                && !text.contains("declared_cap")
+                && !text.contains("iosat_aws"),
             "{text}"
         );
     }

@@ -99,6 +99,9 @@ pub struct AwsInterval {
     /// Each cap's cumulative exceeded time since the device attached, s (the exporter's
     /// `iosat_disk_cap_exceeded_seconds_total`).
     pub exceeded_total_s: Vec<(Cap, f64)>,
+    /// What reading the page has cost so far (reads, the last, longest and total time in the
+    /// ioctl, µs): the exporter's `iosat_aws_stats_read_seconds_total`.
+    pub reader: crate::sys::ebsdev::Cost,
 }
 
 impl AwsInterval {
@@ -302,6 +305,7 @@ impl Dev {
                 .iter()
                 .map(|c| (*c, now.counters.exceeded_us(*c) as f64 / 1e6))
                 .collect(),
+            reader: self.sampler.cost(),
         }
     }
 }
@@ -394,6 +398,9 @@ mod tests {
         assert!((r.mean_ms - 0.5).abs() < 1e-9, "{r:?}");
         assert_eq!(r.p95_ms_at_most, None);
         assert_eq!(i.write_latency, None);
+        // Its cost so far: the two reads that made the interval.
+        assert_eq!(i.reader.reads, 2);
+        assert!(i.reader.max_us >= i.reader.last_us && i.reader.total_us >= i.reader.max_us);
         // 63 % is not throughout: no estimate of the cap from it.
         assert_eq!(i.effective_iops, None);
         assert_eq!(i.exceeded_total_s[0].0, Cap::VolumeIops);

@@ -820,6 +820,7 @@ mod tests {
             effective_iops: None,
             effective_bytes_per_s: None,
             exceeded_total_s: vec![(Cap::VolumeIops, 12.5)],
+            reader: Default::default(),
         }
     }
 

@@ -896,6 +896,7 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
                 effective_iops: None,
                 effective_bytes_per_s: None,
                 exceeded_total_s: Vec::new(),
+                reader: Default::default(),
             })
         };
         let mut a = App::new(
