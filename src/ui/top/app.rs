@@ -253,6 +253,9 @@ pub struct Row {
     pub judgement: crate::analysis::state::Judgement,
     /// The share of the interval a cap throttled an AWS volume, % (its own counters).
     pub throttled_pct: Option<f64>,
+    /// What those counters say of the interval, in stat's words ("throttled by the volume's
+    /// IOPS cap 63 % of this second; latency 4.1× its baseline"), when a cap throttled it.
+    pub aws_clause: Option<String>,
     /// The interval's short windows (issue 41), when they were read.
     pub burst: Option<crate::monitor::burst::Burst>,
 }
@@ -394,6 +397,10 @@ impl App {
                 };
                 Row {
                     throttled_pct: d.aws.as_ref().map(|a| a.throttled_pct()),
+                    aws_clause: d
+                        .aws
+                        .as_ref()
+                        .and_then(|a| a.clause(judgement.device.ratio)),
                     burst: d.burst,
                     latency,
                     judgement,
@@ -920,6 +927,16 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
         assert_eq!(Col::by_key("thr_pct").value(sdb), Some(63.0));
         let sda = a.rows.iter().find(|r| r.name == "sda").unwrap();
         assert_eq!(Col::by_key("thr_pct").value(sda), None);
+        // The clause stat prints, on the selected device's line.
+        assert_eq!(
+            sdb.aws_clause.as_deref(),
+            Some("throttled by the volume's IOPS cap 63 % of this second")
+        );
+        assert_eq!(
+            super::super::draw::gauge_words(sdb),
+            "sdb: throttled by the volume's IOPS cap 63 % of this second"
+        );
+        assert_eq!(sda.aws_clause, None);
     }
 
     #[test]

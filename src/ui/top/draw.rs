@@ -650,6 +650,24 @@ fn processes(f: &mut Frame, app: &App, area: Rect) {
     );
 }
 
+/// The selected device's line without a profile's gauge: its judgement in brief, or the
+/// interval against a declared cap, with what an AWS volume's own counters say (issue 42).
+pub(super) fn gauge_words(row: &super::app::Row) -> String {
+    use crate::analysis::state::Basis;
+    let j = &row.judgement;
+    let words = match (j.device.basis, &j.cap, &row.aws_clause) {
+        // No baseline, a declared cap (issue 42): the interval against it.
+        (Basis::None, Some(c), _) => c.live_words(),
+        (Basis::None, None, Some(aws)) => aws.clone(),
+        (Basis::None, None, None) => "headroom needs a profile".to_string(),
+        _ => j.brief(),
+    };
+    match &row.aws_clause {
+        Some(aws) if !words.contains(aws.as_str()) => format!("{}: {words}; {aws}", row.name),
+        _ => format!("{}: {words}", row.name),
+    }
+}
+
 fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let Some(row) = app.selected_row() else {
         return;
@@ -658,16 +676,8 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     // the same direction, whichever baseline judged it.
     let j = &row.judgement;
     let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
-        let msg = if let (crate::analysis::state::Basis::None, Some(c)) = (j.device.basis, &j.cap) {
-            // No baseline, a declared cap (issue 42): the interval against it.
-            format!("{}: {}", row.name, c.live_words())
-        } else if j.device.basis == crate::analysis::state::Basis::None {
-            format!("{}: headroom needs a profile", row.name)
-        } else {
-            format!("{}: {}", row.name, j.brief())
-        };
         let dim = Style::default().add_modifier(Modifier::DIM);
-        one_line(f.buffer_mut(), area, &msg, dim);
+        one_line(f.buffer_mut(), area, &gauge_words(row), dim);
         return;
     };
     let used = r.r_s + r.w_s;
@@ -682,13 +692,16 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     } else {
         ""
     };
-    let label = format!(
+    let mut label = format!(
         "{}: {} · {} of {at_least}{} IOPS",
         row.name,
         j.brief(),
         fmt_iops(used),
         fmt_iops(p.max_useful_iops),
     );
+    if let Some(aws) = &row.aws_clause {
+        label.push_str(&format!(" · {aws}"));
+    }
     let color = if used > p.max_useful_iops || ratio >= 0.9 {
         Color::Red
     } else if ratio >= 0.7 {
