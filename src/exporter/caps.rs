@@ -51,10 +51,13 @@ pub const READS: &str = "iosat_aws_stats_reads_total";
 /// What reading an AWS device's statistics page has cost (issue 42: the reader's cost
 /// measured and served): the reads and the time spent in the ioctl, per device.
 fn render_reader(o: &mut dyn Sink, s: &Scrape) {
-    let rows: Vec<(&str, crate::sys::ebsdev::Cost)> = s
+    let rows: Vec<(&str, u64, u64)> = s
         .devices
         .iter()
-        .filter_map(|d| Some((d.line.name.as_str(), d.aws.as_ref()?.reader)))
+        .filter_map(|d| {
+            let r = d.aws.as_ref()?.reader;
+            Some((d.line.name.as_str(), r.reads, r.total_us))
+        })
         .collect();
     if rows.is_empty() {
         return;
@@ -65,8 +68,8 @@ fn render_reader(o: &mut dyn Sink, s: &Scrape) {
         "Reads of the AWS device's statistics page (NVMe log page 0xD0) by iosat, at most one \
 a second.",
     );
-    for (dev, c) in &rows {
-        o.sample(READS, &[("device", dev)], c.reads as f64);
+    for (dev, reads, _) in &rows {
+        o.sample(READS, &[("device", dev)], *reads as f64);
     }
     o.family(
         READ_SECONDS,
@@ -74,8 +77,8 @@ a second.",
         "Seconds iosat spent reading the AWS device's statistics page (in the ioctl); a read \
 over the reader's limit switches it off with a warning.",
     );
-    for (dev, c) in &rows {
-        o.sample(READ_SECONDS, &[("device", dev)], c.total_us as f64 / 1e6);
+    for (dev, _, us) in &rows {
+        o.sample(READ_SECONDS, &[("device", dev)], *us as f64 / 1e6);
     }
 }
 
@@ -208,13 +211,11 @@ mod tests {
             effective_iops: None,
             effective_bytes_per_s: None,
             exceeded_total_s: vec![(Cap::VolumeIops, 12.5), (Cap::InstanceThroughput, 0.25)],
-            reader: crate::sys::ebsdev::Cost {
-                reads: 61,
-                last_us: 180,
-                max_us: 900,
-                total_us: 15_250,
-            },
+            reader: Default::default(),
         };
+        let mut aws = aws;
+        aws.reader.reads = 61;
+        aws.reader.total_us = 15_250;
         let mut d = dev(None, Vec::new());
         d.aws = Some(std::sync::Arc::new(aws));
         let text = render(&Scrape {

@@ -26,7 +26,7 @@ const KEEP: usize = 60;
 
 /// The effective cap of one dimension: the median rate of the intervals a cap throttled
 /// throughout.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Estimate {
     /// Requests per second (IOPS) or bytes per second.
     pub value: f64,
@@ -37,7 +37,7 @@ pub struct Estimate {
 /// The device's own latency of one direction over an interval, from its own counters (kept
 /// beside iosat's block-layer figures: the volume's view of a request, without the host's
 /// queue and the network path before it).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OwnLatency {
     pub requests: u64,
     /// Its time counter over its requests, ms.
@@ -72,7 +72,7 @@ fn own_latency(ops: u64, time_us: u64, bins: &[ebs::Bin]) -> Option<OwnLatency> 
 }
 
 /// One interval of the device's own statistics, as the views show it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AwsInterval {
     pub kind: Kind,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -406,6 +406,71 @@ mod tests {
         assert_eq!(i.exceeded_total_s[0].0, Cap::VolumeIops);
         assert!((i.exceeded_total_s[0].1 - 0.63).abs() < 1e-6, "{i:?}");
         assert!(w.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn a_recording_keeps_the_interval_and_its_replay_shows_it() {
+        use crate::monitor::record::{format_event, Event};
+        use crate::monitor::replay::{Replay, Step};
+        let (mut w, now, _) = watch(3000, 0.63);
+        w.tick();
+        *now.lock().unwrap() += Duration::from_secs(1);
+        w.tick();
+        let i = w.get(259, 0).unwrap();
+        let line = format_event(&Event::Aws {
+            major: 259,
+            minor: 0,
+            interval: i.clone(),
+        });
+        assert!(
+            line.starts_with("#A 259:0 {") && line.ends_with("}\n"),
+            "{line}"
+        );
+        // Before the sample that closes the second interval: that interval's row has it.
+        let text = format!(
+            "#iosat-record 1\nR 1000000000 1000000000\nD 259:0 nvme1n1 disk nvme1n1\n\
+T 1000000000 1000000000\n 259 0 nvme1n1 1 0 8 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n\
+T 2000000000 2000000000\n 259 0 nvme1n1 3001 0 24008 1501 0 0 0 0 0 1001 1501 0 0 0 0 0 0\n\
+{line}T 3000000000 3000000000\n 259 0 nvme1n1 6001 0 48008 3001 0 0 0 0 0 2001 3001 0 0 0 0 0 0\n"
+        );
+        let sel = crate::monitor::select::Selection::default();
+        let rows: Vec<Option<Arc<AwsInterval>>> =
+            Replay::new(&text, sel, false, Box::new(|_| None))
+                .unwrap()
+                .filter_map(|s| match s.unwrap() {
+                    Step::Report(r) => Some(r.devices[0].aws.clone()),
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], None);
+        assert_eq!(rows[1].as_deref(), Some(i.as_ref()));
+        assert_eq!(
+            rows[1].as_ref().unwrap().clause(None).unwrap(),
+            "throttled by the volume's IOPS cap 63 % of this second"
+        );
+        // A broken line is named, not skipped.
+        let bad = text.replace("#A 259:0 {", "#A 259:0 {oops");
+        let e = Replay::new(
+            &bad,
+            crate::monitor::select::Selection::default(),
+            false,
+            Box::new(|_| None),
+        )
+        .err()
+        .map(|e| e.reason)
+        .or_else(|| {
+            Replay::new(
+                &bad,
+                crate::monitor::select::Selection::default(),
+                false,
+                Box::new(|_| None),
+            )
+            .unwrap()
+            .find_map(|s| s.err().map(|e| e.to_string()))
+        })
+        .unwrap();
+        assert!(e.contains("malformed AWS statistics line"), "{e}");
     }
 
     #[test]

@@ -674,6 +674,28 @@ impl Collector {
             let w = l.take_warnings();
             self.warn(w);
         }
+        // What the AWS devices' own counters said of the interval (`#A`), for a replay's thr%
+        // and clause, and for hindsight.
+        let aws: Vec<Event> = fed
+            .report
+            .iter()
+            .flat_map(|r| r.devices.iter())
+            .filter_map(|d| {
+                Some(Event::Aws {
+                    major: d.major,
+                    minor: d.minor,
+                    interval: d.aws.clone()?,
+                })
+            })
+            .collect();
+        for ev in aws {
+            if self.recording.is_some() {
+                rec.push_str(&record::format_event(&ev));
+            }
+            if let Some(h) = &mut self.hindsight {
+                h.feed(&ev);
+            }
+        }
         if let Some(ev) = burst {
             if self.recording.is_some() {
                 rec.push_str(&record::format_event(&ev));

@@ -44,6 +44,11 @@
 //!                                      read_iops, write_iops, bytes_per_s, ...): a replay
 //!                                      judges the run's intervals against it, as the live
 //!                                      run did. Written after the `R` of the run it holds for.
+//! #A <major>:<minor> <JSON>             an AWS volume's own statistics (issue 42,
+//!                                      monitor::aws: `devices[].aws` of `stat --json`) over
+//!                                      its reader's latest interval, shown with the interval
+//!                                      that ends at the next sample: a replay has `thr%` and
+//!                                      the clause. A comment to older readers.
 //! #P <start_mono_ns> <window_ns> <major>:<minor>/<windows>/<r_iops>/<r_B/s>/<w_iops>/<w_B/s>/<at_cap> ...
 //!                                      the bursts of the interval that starts at
 //!                                      start_mono_ns and ends at the next sample (issue 41,
@@ -107,6 +112,14 @@ pub enum Event {
     /// The short windows' peaks of the interval that ends at the next sample (`#P`, issue 41:
     /// monitor::burst; a comment to older readers).
     Burst(super::burst::BurstSample),
+    /// An AWS device's own statistics over its reader's latest interval, shown with the
+    /// interval that ends at the next sample (`#A`, issue 42: monitor::aws; a comment to
+    /// older readers).
+    Aws {
+        major: u32,
+        minor: u32,
+        interval: std::sync::Arc<super::aws::AwsInterval>,
+    },
 }
 
 /// Which tool wrote the file.
@@ -314,7 +327,26 @@ pub fn format_event(ev: &Event) -> String {
         Event::Latency(b) => format_latency(b),
         Event::Cap { dev, cap } => format_cap(dev, cap),
         Event::Burst(b) => super::burst::format(b),
+        Event::Aws {
+            major,
+            minor,
+            interval,
+        } => format!(
+            "#A {major}:{minor} {}\n",
+            serde_json::to_string(interval.as_ref()).expect("plain data")
+        ),
     }
+}
+
+/// The fields after `#A`: the device and its AWS interval (JSON); None when malformed.
+fn parse_aws(rest: &str) -> Option<Event> {
+    let (dev, json) = rest.split_once(' ')?;
+    let (major, minor) = dev.split_once(':')?;
+    Some(Event::Aws {
+        major: major.parse().ok()?,
+        minor: minor.parse().ok()?,
+        interval: std::sync::Arc::new(serde_json::from_str(json).ok()?),
+    })
 }
 
 /// The key of a figure in a `K` line: the profile's `declared_cap` key (bytes per second).
@@ -425,6 +457,16 @@ fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
                      '{t}'"
                 ),
             });
+    }
+    if let Some(rest) = t.strip_prefix("#A ") {
+        return parse_aws(rest).map(Line::Event).ok_or_else(|| ParseError {
+            line: n,
+            reason: format!(
+                "malformed AWS statistics line (expected '#A <major>:<minor> <JSON of the \
+                     interval>'): '{}'",
+                t.chars().take(120).collect::<String>()
+            ),
+        });
     }
     if t.trim().is_empty() || t.starts_with('#') {
         return Ok(Line::Skip);

@@ -106,6 +106,8 @@ pub struct Replayer {
     blk_prev: Option<BlkSample>,
     /// The bursts of the interval the next sample closes (a `#P` line).
     burst_next: Option<super::burst::BurstSample>,
+    /// The AWS devices' own statistics for the next interval (`#A` lines).
+    aws_next: Vec<(u32, u32, std::sync::Arc<super::aws::AwsInterval>)>,
     /// The observer of intervals (learning, when on): fed every interval, it sets each row's
     /// `learned`, live and in replay alike.
     observer: Option<Box<dyn super::observe::Observer>>,
@@ -126,6 +128,7 @@ impl Replayer {
             blk_next: None,
             blk_prev: None,
             burst_next: None,
+            aws_next: Vec::new(),
             observer: None,
         }
     }
@@ -167,6 +170,11 @@ impl Replayer {
             }
             Event::Latency(b) => self.blk_next = Some(b),
             Event::Burst(b) => self.burst_next = Some(b),
+            Event::Aws {
+                major,
+                minor,
+                interval,
+            } => self.aws_next.push((major, minor, interval)),
             Event::Cap { dev, cap } => self.engine.record_cap(dev, cap),
             Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Cpu(c) => self.engine.set_cpu(c),
@@ -251,6 +259,14 @@ impl Replayer {
         self.blk_prev = blk;
         if let (Some(r), Some(b)) = (&mut fed.report, self.burst_next.take()) {
             super::burst::attach(r, &b);
+        }
+        let aws = std::mem::take(&mut self.aws_next);
+        if let Some(r) = fed.report.as_mut().filter(|_| !aws.is_empty()) {
+            for d in &mut r.devices {
+                if let Some((_, _, a)) = aws.iter().find(|x| (x.0, x.1) == (d.major, d.minor)) {
+                    d.aws = Some(a.clone());
+                }
+            }
         }
         if let (Some(l), Some(r)) = (&mut self.observer, &mut fed.report) {
             let ids = &self.ids;

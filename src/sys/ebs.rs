@@ -38,7 +38,7 @@ const MAX_SIZES: usize = 8;
 const DETAIL_BINS: usize = 32;
 
 /// What sort of Amazon NVMe device this is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     EbsVolume,
@@ -310,7 +310,7 @@ pub fn parse_page(b: &[u8]) -> Result<Counters, PageError> {
 }
 
 /// A cap whose exceeded time the page counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cap {
     VolumeIops,
@@ -347,7 +347,7 @@ pub struct Sample {
 }
 
 /// The share of an interval one cap throttled.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Share {
     pub cap: Cap,
     pub exceeded_us: u64,

@@ -169,7 +169,7 @@ pub enum NotRead {
 }
 
 /// What reads have cost so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cost {
     pub reads: u64,
     pub last_us: u64,
