@@ -171,8 +171,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
     collector.use_bursts(spec.burst_ns);
-    if let Some(h) = &spec.hindsight {
-        collector.keep_hindsight(h.clone());
+    match &spec.hindsight {
+        Some(h) => collector.keep_hindsight(h.clone()),
+        None => collector.hindsight_off(),
     }
     if let Some(l) = &spec.learn {
         collector.observe_with(crate::learn::observer(l.clone()));

@@ -127,9 +127,10 @@ fn live(
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
     collector.use_bursts(spec.burst_ns);
-    if let Some(h) = &spec.hindsight {
+    match &spec.hindsight {
         // Its line ("hindsight: wrote …") is drawn with the warnings.
-        collector.keep_hindsight(h.clone());
+        Some(h) => collector.keep_hindsight(h.clone()),
+        None => collector.hindsight_off(),
     }
     if let Some(l) = &spec.learn {
         // Saved every few minutes while the view runs (learn::SAVE_EVERY_NS) and at its end.

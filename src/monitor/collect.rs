@@ -272,6 +272,9 @@ pub struct Collector {
     aws: super::aws::AwsWatch,
     /// The last minutes of samples, written out on an incident ([`Collector::keep_hindsight`]).
     hindsight: Option<super::hindsight::Hindsight>,
+    /// Hindsight turned off by the user: a SIGUSR1 is caught and answered with a warning
+    /// rather than ending the run (the signal's default action).
+    hindsight_off: bool,
     /// The short windows of each interval (issue 41's bursts; [`Collector::use_bursts`]).
     burst: Option<super::burst::BurstTracker>,
 }
@@ -299,6 +302,7 @@ impl Collector {
             caps: Vec::new(),
             aws: Default::default(),
             hindsight: None,
+            hindsight_off: false,
             burst: None,
         }
     }
@@ -318,6 +322,13 @@ impl Collector {
             settings,
             this_host(&self.root),
         ));
+    }
+
+    /// Hindsight is off (`--hindsight 0`, or nowhere to write): a SIGUSR1 is caught all the same, and said to
+    /// write nothing, once, instead of ending the run as its default action would.
+    pub fn hindsight_off(&mut self) {
+        crate::sys::signal::catch_dump_signal();
+        self.hindsight_off = true;
     }
 
     /// When a sample of the collector's own is due before the view's next tick at `next`
@@ -407,6 +418,13 @@ impl Collector {
         judged: bool,
         end: bool,
     ) {
+        if self.hindsight_off && crate::sys::signal::take_dump_request() {
+            self.warn(vec![
+                "SIGUSR1: hindsight is off (--hindsight 0, or no state directory and no \
+                 --hindsight-dir), so there is nothing to write"
+                    .into(),
+            ]);
+        }
         let Some(h) = &mut self.hindsight else { return };
         if let Some(line) = h.take_statement() {
             match &mut self.held {

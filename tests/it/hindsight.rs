@@ -680,3 +680,44 @@ fn a_full_or_read_only_dump_directory_is_a_warning_not_a_crash() {
         assert_eq!(crate::util::entries(&hs), before, "{case}: left behind");
     }
 }
+
+/// With hindsight off, a SIGUSR1 no longer ends the run (its default action): `stat` goes on
+/// to its last interval and says once that there is nothing to write.
+#[test]
+fn sigusr1_with_hindsight_off_is_one_warning_not_the_end_of_the_run() {
+    let mut child = crate::util::KillOnDrop(
+        iosat()
+            .args(["stat", "-i", "0.2", "-c", "8", "--json", "--no-learn"])
+            .args(["--hindsight", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut got = 0;
+    {
+        use std::io::BufRead;
+        let pid = child.0.id() as libc::pid_t;
+        let lines = std::io::BufReader::new(child.0.stdout.as_mut().unwrap()).lines();
+        for (k, l) in lines.enumerate() {
+            l.unwrap();
+            got += 1;
+            if k == 1 || k == 3 {
+                // SAFETY: a signal to our own child, not yet waited for.
+                unsafe { libc::kill(pid, libc::SIGUSR1) };
+            }
+        }
+    }
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert_eq!(got, 8, "{err}");
+    assert_eq!(err.matches("SIGUSR1: hindsight is off").count(), 1, "{err}");
+}
