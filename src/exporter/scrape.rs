@@ -151,7 +151,21 @@ impl Scraper {
             r.set_caps(caps.clone());
         }
         self.caps = caps;
+        self.caps_to_ring();
         self
+    }
+
+    /// The declared caps into the hindsight ring (its dumps' `K` lines, so a dump is judged
+    /// by them as the exporter judged it), whichever of the two was set up first.
+    fn caps_to_ring(&mut self) {
+        if let Some(h) = self.hindsight.as_mut() {
+            for (dev, cap) in &self.caps {
+                h.feed(&crate::monitor::record::Event::Cap {
+                    dev: dev.clone(),
+                    cap: *cap,
+                });
+            }
+        }
     }
 
     /// Read the bursts' short windows every `window_ns` between scrapes (None: off); each
@@ -248,6 +262,7 @@ impl Scraper {
             crate::sys::signal::catch_dump_signal();
             let host = crate::sys::hostname(&self.root).unwrap_or_default();
             self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(s, host));
+            self.caps_to_ring();
             if self.learning.is_none() {
                 self.learning = Some(crate::monitor::replay::Replayer::new(
                     self.devices.selection.clone(),

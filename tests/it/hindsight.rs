@@ -721,3 +721,25 @@ fn sigusr1_with_hindsight_off_is_one_warning_not_the_end_of_the_run() {
     assert_eq!(got, 8, "{err}");
     assert_eq!(err.matches("SIGUSR1: hindsight is off").count(), 1, "{err}");
 }
+
+/// The exporter's dumps carry the caps it was told of (`K` lines), so a dump is judged by
+/// them as the exporter judged its intervals.
+#[test]
+fn an_exporter_dump_carries_its_declared_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let e = crate::exporter::fixture_exporter(&[
+        "--cap",
+        "sda:iops=1000",
+        "--hindsight-dir",
+        hs.to_str().unwrap(),
+        "--hindsight-tail",
+        "0",
+    ]);
+    let (code, _, body) = e.request("POST", "/hindsight");
+    assert_eq!(code, 202, "{body}");
+    let dump = first_dump(&hs, Duration::from_secs(30));
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let k: Vec<&str> = text.lines().filter(|l| l.starts_with("K ")).collect();
+    assert_eq!(k, ["K iops=1000 sda"], "{text}");
+}
