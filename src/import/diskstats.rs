@@ -88,6 +88,32 @@ struct BurstPeak {
     source: &'static str,
 }
 
+impl Track {
+    /// One interval's short windows (ended at `end_wall_ns`): counted, and kept when its
+    /// busiest window is the recording's busiest so far.
+    fn add_burst(&mut self, b: &crate::monitor::burst::Burst, end_wall_ns: i64) {
+        if b.windows == 0 {
+            return;
+        }
+        let worst = |x: &crate::monitor::burst::BurstDir| x.peak_to_mean.unwrap_or(0.0);
+        self.burst_intervals.0 += 1;
+        self.burst_intervals.1 += u32::from(worst(&b.read).max(worst(&b.write)) >= 2.0);
+        for (dir, x) in [("read", &b.read), ("write", &b.write)] {
+            let above = self.peak.as_ref().map_or(0.0, |p| p.iops);
+            if x.peak_iops > above {
+                self.peak = Some(BurstPeak {
+                    iops: x.peak_iops,
+                    ratio: x.peak_to_mean,
+                    dir,
+                    end_wall_ns,
+                    window_ms: b.window_ms,
+                    source: b.source,
+                });
+            }
+        }
+    }
+}
+
 /// A device's bursts over the recording, in words (None without windows).
 fn burst_words(t: &Track) -> Option<String> {
     let p = t.peak.as_ref()?;
@@ -246,25 +272,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
                 t.series.learned = Some(l.as_ref().clone());
             }
             t.caps.extend(d.cap_use());
-            if let Some(b) = d.burst.as_ref().filter(|b| b.windows > 0) {
-                let worst = |x: &crate::monitor::burst::BurstDir| x.peak_to_mean.unwrap_or(0.0);
-                t.burst_intervals.0 += 1;
-                t.burst_intervals.1 += u32::from(worst(&b.read).max(worst(&b.write)) >= 2.0);
-                for (dir, x) in [("read", &b.read), ("write", &b.write)] {
-                    if t.peak
-                        .as_ref()
-                        .map_or(x.peak_iops > 0.0, |p| x.peak_iops > p.iops)
-                    {
-                        t.peak = Some(BurstPeak {
-                            iops: x.peak_iops,
-                            ratio: x.peak_to_mean,
-                            dir,
-                            end_wall_ns: rep.end_wall_ns,
-                            window_ms: b.window_ms,
-                            source: b.source,
-                        });
-                    }
-                }
+            if let Some(b) = &d.burst {
+                t.add_burst(b, rep.end_wall_ns);
             }
             // The split where the recording has it, judged as stat judged the interval.
             if let Some(m) = d.latency.as_ref().and_then(|l| l.measured()) {

@@ -408,6 +408,20 @@ impl Collector {
         }
     }
 
+    /// An element that goes with the interval rather than the engine (`#A`, `#P`): into the
+    /// recording's text, the hindsight ring and the chart history, whichever there are.
+    fn keep_side_event(&mut self, ev: Event, rec: &mut String) {
+        if self.recording.is_some() {
+            rec.push_str(&record::format_event(&ev));
+        }
+        if let Some(h) = &mut self.hindsight {
+            h.feed(&ev);
+        }
+        if let Some(s) = &mut self.series {
+            s.feed(ev);
+        }
+    }
+
     /// After a sample: a SIGUSR1 or a device that turned overloaded (`judged`: the sample
     /// closed a view's interval) asks for a dump; a dump whose tail has passed (or any, at
     /// the end: `end`) is written, and a line says where.
@@ -692,9 +706,9 @@ impl Collector {
             let w = l.take_warnings();
             self.warn(w);
         }
-        // What the AWS devices' own counters said of the interval (`#A`), for a replay's thr%
-        // and clause, and for hindsight.
-        let aws: Vec<Event> = fed
+        // What the AWS devices' own counters said of the interval (`#A`, for a replay's thr%
+        // and clause) and its short windows (`#P`): recorded, held and charted alike.
+        let aws = fed
             .report
             .iter()
             .flat_map(|r| r.devices.iter())
@@ -704,26 +718,9 @@ impl Collector {
                     minor: d.minor,
                     interval: d.aws.clone()?,
                 })
-            })
-            .collect();
-        for ev in aws {
-            if self.recording.is_some() {
-                rec.push_str(&record::format_event(&ev));
-            }
-            if let Some(h) = &mut self.hindsight {
-                h.feed(&ev);
-            }
-        }
-        if let Some(ev) = burst {
-            if self.recording.is_some() {
-                rec.push_str(&record::format_event(&ev));
-            }
-            if let Some(h) = &mut self.hindsight {
-                h.feed(&ev);
-            }
-            if let Some(s) = &mut self.series {
-                s.feed(ev);
-            }
+            });
+        for ev in aws.chain(burst) {
+            self.keep_side_event(ev, &mut rec);
         }
         let sample = Event::Sample(raw);
         // Not formatted at all without a recording (a large part of a tick at 1,000 devices).
