@@ -43,6 +43,16 @@
 // QUEUE_FLAG_STATS (blk_mq_start_request() in block/blk-mq.c: set while a blk-stat callback is
 // registered, i.e. wbt, io.latency, iocost or hybrid polling on the queue); elsewhere it stays 0
 // (blk_mq_rq_ctx_init) and the request is counted as unsplit: in the total only.
+//
+// Per cgroup (issue 40): the request's own cgroup, not the task that completes it: at
+// block_rq_complete the request still holds its bios, and the first bio's blkg names the blkcg
+// it was charged to (bio_associate_blkg at submission; writeback bios carry the cgroup that
+// dirtied the pages). Its cgroup's kernfs id is the inode number of the cgroup's directory (the
+// cgroup v2 id; in v1, the blkio hierarchy's). Noted with the size in the per-CPU note, then at
+// the final completion added to a per-CPU hash keyed by (cgroup, device slot, op): requests,
+// bytes, the exact sums of total, queue and device time, and a coarse histogram (2 buckets per
+// power of two). Requests with no bio (flushes), no blkg (CONFIG_BLK_CGROUP off) or no note
+// are not attributed; completions that find the map full are counted (state[2]).
 
 typedef unsigned char __u8;
 typedef unsigned int __u32;
@@ -55,6 +65,7 @@ typedef unsigned long long __u64;
 
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERCPU_HASH 5
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
 #define BPF_MAP_TYPE_QUEUE 22
 #define BPF_NOEXIST 1
@@ -82,6 +93,9 @@ static long (*bpf_map_pop_elem)(void *map, void *value) = (void *)88;
 #define NCBUCKETS (NBUCKETS >> CLASS_SHIFT)
 #define SMALL_MAX_BYTES 10240
 #define MEDIUM_MAX_BYTES 81920
+#define CG_OPS 3
+#define CG_SHIFT 2
+#define NGBUCKETS (NBUCKETS >> CG_SHIFT)
 
 // The kernel's request operations (include/linux/blk_types.h, stable since 4.10).
 #define REQ_OP_MASK 0xff
@@ -108,11 +122,30 @@ struct class_hist {
 	__u64 bytes;
 };
 
-// The size of the request completing on this CPU (iolat_size -> iolat_done).
+// The size and cgroup of the request completing on this CPU (iolat_size -> iolat_done).
 struct pending {
 	__u64 rq;
 	__u64 start_time_ns;
 	__u64 bytes;
+	__u64 cgroup;
+};
+
+// One cgroup's requests on one device slot and op (read, write, discard).
+struct cg_key {
+	__u64 cgroup;
+	__u32 slot;
+	__u32 op;
+};
+
+struct cg_val {
+	__u64 ios;
+	__u64 bytes;
+	__u64 sum_ns;
+	__u64 queue_sum_ns;
+	__u64 device_sum_ns;
+	// Requests in the queue and device sums (those with an issue stamp).
+	__u64 split_ios;
+	__u64 buckets[NGBUCKETS];
 };
 
 // Number of device slots; user space sizes the maps (set before load).
@@ -126,10 +159,11 @@ struct {
 	__type(value, __u32);
 } slots SEC(".maps");
 
-// [0]: the next free slot; [1]: completions dropped because every slot was taken.
+// [0]: the next free slot; [1]: completions dropped because every slot was taken; [2]:
+// completions not attributed to their cgroup because the cgroup map was full.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u64);
 } state SEC(".maps");
@@ -173,6 +207,23 @@ struct {
 	__type(value, struct pending);
 } pending SEC(".maps");
 
+// (cgroup, slot, op) -> its counters; user space sizes it and removes the entries of gone
+// cgroups and freed slots.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct cg_key);
+	__type(value, struct cg_val);
+} cg_stats SEC(".maps");
+
+// A zeroed value to insert from (too big for the program's stack); never written.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_val);
+} cg_zero SEC(".maps");
+
 struct gendisk {
 	int major;
 	int first_minor;
@@ -182,6 +233,30 @@ struct request_queue {
 	struct gendisk *disk;
 } __attribute__((preserve_access_index));
 
+struct kernfs_node {
+	__u64 id;
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+struct blkcg {
+	struct cgroup_subsys_state css;
+} __attribute__((preserve_access_index));
+
+struct blkcg_gq {
+	struct blkcg *blkcg;
+} __attribute__((preserve_access_index));
+
+struct bio {
+	struct blkcg_gq *bi_blkg;
+} __attribute__((preserve_access_index));
+
 struct request {
 	struct request_queue *q;
 	__u32 cmd_flags;
@@ -189,6 +264,7 @@ struct request {
 	__u32 __data_len;
 	__u64 start_time_ns;
 	__u64 io_start_time_ns;
+	struct bio *bio;
 } __attribute__((preserve_access_index));
 
 // Before 5.17 the disk hung off the request itself.
@@ -253,34 +329,96 @@ static __always_inline __u32 *slot_of(__u32 dev)
 	return bpf_map_lookup_elem(&slots, &dev);
 }
 
-// The request's queue and device time (see the header), or its count as unsplit.
-static __always_inline void split(__u32 idx, struct request *rq, __u64 start, __u64 now)
+// The request's queue and device time (see the header), or its count as unsplit. Returns the
+// issue stamp used (0: unsplit).
+static __always_inline __u64 split(__u32 idx, struct request *rq, __u64 start, __u64 now)
 {
 	struct split_hist *sp = bpf_map_lookup_elem(&split_hists, &idx);
 	if (!sp)
-		return;
+		return 0;
 	__u64 issue = 0;
 	if (__builtin_preserve_field_info(rq->io_start_time_ns, 2))
 		issue = rq->io_start_time_ns;
 	if (issue == 0 || issue < start || issue > now) {
 		sp->unsplit += 1;
-		return;
+		return 0;
 	}
 	__u64 qns = issue - start, dns = now - issue;
 	__u64 qb = bucket_of(qns), db = bucket_of(dns);
 	asm volatile("" : "+r"(qb));
 	asm volatile("" : "+r"(db));
 	if (qb >= NBUCKETS || db >= NBUCKETS)
-		return;
+		return 0;
 	sp->queue[qb] += 1;
 	sp->device[db] += 1;
 	sp->queue_sum_ns += qns;
 	sp->device_sum_ns += dns;
+	return issue;
 }
 
-// What both entry points do with a request of `bytes` (0: unknown) that has finished whole at
-// time `now`.
-static __always_inline int account(struct request *rq, __u64 now, __u64 bytes)
+// The cgroup the request was charged to (see the header), 0 where it has none.
+static __always_inline __u64 cgroup_of(struct request *rq)
+{
+	if (!__builtin_preserve_field_info(((struct bio *)0)->bi_blkg, 2))
+		return 0;
+	struct bio *bio = rq->bio;
+	if (!bio)
+		return 0;
+	struct blkcg_gq *blkg = bio->bi_blkg;
+	if (!blkg)
+		return 0;
+	struct blkcg *blkcg = blkg->blkcg;
+	if (!blkcg)
+		return 0;
+	struct cgroup *cg = blkcg->css.cgroup;
+	if (!cg)
+		return 0;
+	struct kernfs_node *kn = cg->kn;
+	if (!kn)
+		return 0;
+	return kn->id;
+}
+
+// The request's figures added to its cgroup's on this device slot.
+static __always_inline void by_cgroup(__u64 cgroup, __u32 slot, __u32 kind, __u64 bytes,
+				      __u64 b, __u64 start, __u64 issue, __u64 now)
+{
+	struct cg_key key = {.cgroup = cgroup, .slot = slot, .op = kind};
+	struct cg_val *v = bpf_map_lookup_elem(&cg_stats, &key);
+	if (!v) {
+		__u32 zero = 0;
+		struct cg_val *z = bpf_map_lookup_elem(&cg_zero, &zero);
+		if (!z)
+			return;
+		// Another CPU may have inserted it meanwhile: then the lookup finds theirs.
+		bpf_map_update_elem(&cg_stats, &key, z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&cg_stats, &key);
+		if (!v) {
+			__u32 two = 2;
+			__u64 *full = bpf_map_lookup_elem(&state, &two);
+			if (full)
+				__sync_fetch_and_add(full, 1);
+			return;
+		}
+	}
+	__u64 gb = b >> CG_SHIFT;
+	asm volatile("" : "+r"(gb));
+	if (gb >= NGBUCKETS)
+		return;
+	v->ios += 1;
+	v->bytes += bytes;
+	v->sum_ns += now - start;
+	v->buckets[gb] += 1;
+	if (issue) {
+		v->queue_sum_ns += issue - start;
+		v->device_sum_ns += now - issue;
+		v->split_ios += 1;
+	}
+}
+
+// What both entry points do with a request of `bytes` (0: unknown) charged to `cgroup` (0:
+// unknown) that has finished whole at time `now`.
+static __always_inline int account(struct request *rq, __u64 now, __u64 bytes, __u64 cgroup)
 {
 	__u32 flush_seq = rqf_bit(__builtin_preserve_enum_value(
 					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 0),
@@ -338,7 +476,9 @@ static __always_inline int account(struct request *rq, __u64 now, __u64 bytes)
 		return 0;
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
-	split(idx, rq, start, now);
+	__u64 issue = split(idx, rq, start, now);
+	if (cgroup != 0 && kind < CG_OPS)
+		by_cgroup(cgroup, *slot, kind, bytes, b, start, issue, now);
 	if (bytes == 0 || kind > OP_WRITE)
 		return 0;
 	__u32 class = bytes <= SMALL_MAX_BYTES ? 0 : bytes <= MEDIUM_MAX_BYTES ? 1 : 2;
@@ -369,15 +509,16 @@ static __always_inline void note_size(struct request *rq)
 	p->rq = (__u64)rq;
 	p->start_time_ns = start;
 	p->bytes = rq->__data_len;
+	p->cgroup = cgroup_of(rq);
 }
 
-// The size noted for this request (0: none).
-static __always_inline __u64 noted_size(struct request *rq)
+// The note of this request (0: none).
+static __always_inline struct pending *noted(struct request *rq)
 {
 	__u32 zero = 0;
 	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
 	if (p && p->rq == (__u64)rq && p->start_time_ns == rq->start_time_ns)
-		return p->bytes;
+		return p;
 	return 0;
 }
 
@@ -387,7 +528,8 @@ int iolat_done(__u64 *ctx)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u64 now = bpf_ktime_get_ns();
-	return account(rq, now, noted_size(rq));
+	struct pending *p = noted(rq);
+	return account(rq, now, p ? p->bytes : 0, p ? p->cgroup : 0);
 }
 
 // With iolat_done: blk_update_request(rq, error, nr_bytes) notes the request's size.
@@ -409,7 +551,8 @@ int iolat_complete(__u64 *ctx)
 	// A partial completion (blk_update_request with bytes left): the request goes on.
 	if (nr_bytes < rq->__data_len)
 		return 0;
-	return account(rq, now, noted_size(rq));
+	struct pending *p = noted(rq);
+	return account(rq, now, p ? p->bytes : 0, p ? p->cgroup : 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

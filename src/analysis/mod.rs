@@ -368,6 +368,7 @@ pub mod state;
 pub mod text;
 pub mod throttle;
 pub mod usl;
+pub mod who;
 pub mod words;
 
 /// The overload rule of seed 001: a level is overloaded when its p95 exceeds this multiple of

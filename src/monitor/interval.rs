@@ -67,6 +67,9 @@ pub struct DeviceRow {
     pub aws: Option<std::sync::Arc<super::aws::AwsInterval>>,
     /// The interval's short windows (issue 41: monitor::burst), when they were sampled.
     pub burst: Option<super::burst::Burst>,
+    /// The cgroups that did I/O on the device and who loads it (issue 40: monitor::cgroups),
+    /// when the block-latency source counts per cgroup.
+    pub cgroups: Option<std::sync::Arc<super::cgroups::DevCgroups>>,
 }
 
 /// The cap declared for the device `name` (kernel name) known as `display`: the command
@@ -413,6 +416,7 @@ impl StatEngine {
             learned: None,
             aws: None,
             burst: None,
+            cgroups: None,
             size_notes_held: self
                 .size_notes
                 .get(&(l.major, l.minor))

@@ -414,6 +414,7 @@ mod tests;
 pub mod aws;
 pub mod blklat;
 pub mod burst;
+pub mod cgroups;
 pub mod collect;
 pub mod fields;
 pub mod hindsight;

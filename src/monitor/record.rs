@@ -49,6 +49,11 @@
 //!                                      its reader's latest interval, shown with the interval
 //!                                      that ends at the next sample: a replay has `thr%` and
 //!                                      the clause. A comment to older readers.
+//! #G <JSON>                           the block-latency source's per-cgroup counters (issue
+//!                                      40, monitor::cgroups::CgSample), read with the next
+//!                                      sample: cumulative rows per cgroup, device and op, the
+//!                                      names of cgroups new in the run and the limits the
+//!                                      busiest are under. A comment to older readers.
 //! #P <start_mono_ns> <window_ns> <major>:<minor>/<windows>/<r_iops>/<r_B/s>/<w_iops>/<w_B/s>/<at_cap> ...
 //!                                      the bursts of the interval that starts at
 //!                                      start_mono_ns and ends at the next sample (issue 41,
@@ -112,6 +117,9 @@ pub enum Event {
     /// The short windows' peaks of the interval that ends at the next sample (`#P`, issue 41:
     /// monitor::burst; a comment to older readers).
     Burst(super::burst::BurstSample),
+    /// The per-cgroup counters read with the next sample (`#G`, issue 40: monitor::cgroups;
+    /// a comment to older readers).
+    Cgroups(super::cgroups::CgSample),
     /// An AWS device's own statistics over its reader's latest interval, shown with the
     /// interval that ends at the next sample (`#A`, issue 42: monitor::aws; a comment to
     /// older readers).
@@ -327,6 +335,7 @@ pub fn format_event(ev: &Event) -> String {
         Event::Latency(b) => format_latency(b),
         Event::Cap { dev, cap } => format_cap(dev, cap),
         Event::Burst(b) => super::burst::format(b),
+        Event::Cgroups(c) => format!("#G {}\n", serde_json::to_string(c).expect("plain data")),
         Event::Aws {
             major,
             minor,
@@ -456,6 +465,14 @@ fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
                      <major>:<minor>/<windows>/<r iops>/<r B/s>/<w iops>/<w B/s>/<at cap>...'): \
                      '{t}'"
                 ),
+            });
+    }
+    if let Some(rest) = t.strip_prefix("#G ") {
+        return serde_json::from_str(rest)
+            .map(|c| Line::Event(Event::Cgroups(c)))
+            .map_err(|e| ParseError {
+                line: n,
+                reason: format!("malformed cgroup line (expected '#G <JSON>'): {e}"),
             });
     }
     if let Some(rest) = t.strip_prefix("#A ") {

@@ -111,6 +111,8 @@ pub struct Replayer {
     /// The observer of intervals (learning, when on): fed every interval, it sets each row's
     /// `learned`, live and in replay alike.
     observer: Option<Box<dyn super::observe::Observer>>,
+    /// Who loads each device (issue 40: `#G` lines), across intervals.
+    cgroups: super::cgroups::CgTracker,
 }
 
 impl Replayer {
@@ -130,6 +132,7 @@ impl Replayer {
             burst_next: None,
             aws_next: Vec::new(),
             observer: None,
+            cgroups: Default::default(),
         }
     }
 
@@ -167,8 +170,10 @@ impl Replayer {
                 self.engine.new_run();
                 self.last_ns = None;
                 self.blk_prev = None;
+                self.cgroups.new_run();
             }
             Event::Latency(b) => self.blk_next = Some(b),
+            Event::Cgroups(c) => self.cgroups.set_next(c),
             Event::Burst(b) => self.burst_next = Some(b),
             Event::Aws {
                 major,
@@ -235,6 +240,7 @@ impl Replayer {
             ));
             self.engine.new_run();
             self.blk_prev = None;
+            self.cgroups.new_run();
         } else if self.last_ns == Some(sample.mono_ns) {
             // The engine keeps the earlier sample as the base: the next interval spans both.
             fed.warnings.push(format!(
@@ -277,6 +283,9 @@ impl Replayer {
                     .unwrap_or_else(|| d.kernel_name.clone())
             });
         }
+        if let Some(r) = &mut fed.report {
+            add_cgroups(r, &mut self.cgroups);
+        }
         Ok(fed)
     }
 
@@ -300,6 +309,27 @@ impl Replayer {
     /// Samples fed so far.
     pub fn samples(&self) -> usize {
         self.samples
+    }
+}
+
+/// Each device's cgroups over the interval, judged by the device's own judgement (issue 40).
+fn add_cgroups(r: &mut IntervalReport, t: &mut super::cgroups::CgTracker) {
+    let judged: HashMap<(u32, u32), _> = r
+        .devices
+        .iter()
+        .filter(|d| d.rates.is_ok())
+        .map(|d| {
+            let j = d.judgement().device;
+            ((d.major, d.minor), (j.state, j.baseline_latency_ns))
+        })
+        .collect();
+    let mut out = t.close(r.interval_s(), &|major, minor| {
+        judged.get(&(major, minor)).copied()
+    });
+    for d in &mut r.devices {
+        if let Some(c) = out.remove(&(d.major, d.minor)) {
+            d.cgroups = Some(std::sync::Arc::new(c));
+        }
     }
 }
 

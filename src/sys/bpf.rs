@@ -42,6 +42,13 @@ pub const NCBUCKETS: usize = NBUCKETS >> CLASS_SHIFT;
 pub const SMALL_MAX_BYTES: u64 = 10240;
 /// The medium class's largest request (64 KiB and its merges) — `MEDIUM_MAX_BYTES`.
 pub const MEDIUM_MAX_BYTES: u64 = 81920;
+/// Operations counted per cgroup: read, write, discard — `CG_OPS`.
+pub const CG_OPS: usize = 3;
+/// A cgroup's histogram merges 2^CG_SHIFT buckets of [`RawHist`]'s (2 per power of two) —
+/// `CG_SHIFT`.
+pub const CG_SHIFT: u32 = 2;
+/// Buckets of a cgroup's histogram — `NGBUCKETS`.
+pub const NGBUCKETS: usize = NBUCKETS >> CG_SHIFT;
 
 /// The compiled program, aligned for the ELF parser.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/iolat.bpf.o");
@@ -82,6 +89,56 @@ struct SplitHist {
 
 // SAFETY: as Hist's.
 unsafe impl aya::Pod for SplitHist {}
+
+/// `struct cg_key` of the C program.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CgKey {
+    cgroup: u64,
+    slot: u32,
+    op: u32,
+}
+
+// SAFETY: plain old data (repr(C), 16 bytes, no padding), valid for any bit pattern.
+unsafe impl aya::Pod for CgKey {}
+
+/// `struct cg_val` of the C program.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CgVal {
+    ios: u64,
+    bytes: u64,
+    sum_ns: u64,
+    queue_sum_ns: u64,
+    device_sum_ns: u64,
+    split_ios: u64,
+    buckets: [u64; NGBUCKETS],
+}
+
+// SAFETY: as Hist's.
+unsafe impl aya::Pod for CgVal {}
+
+/// One cgroup's cumulative requests of one op on one device (summed over the CPUs), charged
+/// through the request's own cgroup (its first bio's blkcg; see the C source).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawCgroup {
+    /// The cgroup's kernfs id: the inode number of its directory (v2, or v1's blkio hierarchy).
+    pub cgroup: u64,
+    pub major: u32,
+    pub minor: u32,
+    /// 0 read, 1 write, 2 discard.
+    pub op: usize,
+    pub ios: u64,
+    pub bytes: u64,
+    /// Completion − start, summed.
+    pub sum_ns: u64,
+    /// Over the `split_ios` requests with an issue stamp: issue − start and completion − issue.
+    pub queue_sum_ns: u64,
+    pub device_sum_ns: u64,
+    pub split_ios: u64,
+    /// [`NGBUCKETS`] buckets, each 2^[`CG_SHIFT`] of [`RawHist`]'s.
+    pub buckets: Vec<u64>,
+}
 
 /// One device's cumulative queue and device time of one operation (summed over the CPUs):
 /// queue = issued to the driver − allocated, device = completed − issued, from the request's
@@ -189,6 +246,10 @@ impl fmt::Display for Unavailable {
 /// The attached program and its maps; detached when dropped.
 pub struct BlockLatency {
     ebpf: Ebpf,
+    /// Entries the per-cgroup map was given.
+    cg_entries: u32,
+    /// The "cgroup map full" line was said (once a run).
+    warned_cg_full: bool,
     /// The "all slots taken" line was said (once a run).
     warned_dropped: bool,
 }
@@ -197,6 +258,14 @@ pub struct BlockLatency {
 /// of devices beyond it are counted as dropped (they show as lost coverage). The slots of
 /// devices gone from diskstats come back through [`BlockLatency::free_gone`].
 pub const MAX_SLOTS: u32 = 64;
+
+/// (cgroup, device, op) entries the per-cgroup map holds: 1,024, fewer on machines with many
+/// CPUs (the map is per CPU and preallocated: at most 8 MiB in all).
+pub fn cgroup_entries(cpus: usize) -> u32 {
+    let per_entry = std::mem::size_of::<CgVal>() + std::mem::size_of::<CgKey>();
+    let fit = (8 << 20) / (per_entry * cpus.max(1));
+    fit.clamp(64, 1024) as u32
+}
 
 /// Capability bits (linux/capability.h).
 const CAP_SYS_ADMIN: u32 = 21;
@@ -269,6 +338,8 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
         return Err(Unavailable::Lockdown);
     }
     let btf = Btf::parse_file(&btf_path, aya::Endianness::default()).map_err(|e| refused(&e))?;
+    let cpus = aya::util::nr_cpus().unwrap_or(1);
+    let cg_entries = cgroup_entries(cpus);
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .set_global("max_slots", &MAX_SLOTS, true)
@@ -277,6 +348,7 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
         .set_max_entries("class_hists", MAX_SLOTS * (CLASS_OPS * NCLASSES) as u32)
         .set_max_entries("split_hists", MAX_SLOTS * NOPS as u32)
+        .set_max_entries("cg_stats", cg_entries)
         .load(OBJECT)
         .map_err(|e| refused(&e))?;
     // The hook next to diskstats' accounting where the kernel has it (its BTF names the
@@ -287,6 +359,8 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
             Ok(()) => {
                 return Ok(BlockLatency {
                     ebpf,
+                    cg_entries,
+                    warned_cg_full: false,
                     warned_dropped: false,
                 })
             }
@@ -436,6 +510,87 @@ impl BlockLatency {
         Ok((out, dropped))
     }
 
+    /// Every cgroup's cumulative counters per device and op, sorted by (device, cgroup, op), and
+    /// the completions not attributed because the map was full.
+    pub fn read_cgroups(&self) -> Result<(Vec<RawCgroup>, u64), String> {
+        let err = |e: aya::maps::MapError| e.to_string();
+        let state: aya::maps::Array<_, u64> = self
+            .ebpf
+            .map("state")
+            .ok_or("no state map")?
+            .try_into()
+            .map_err(err)?;
+        let full = state.get(&2, 0).map_err(err)?;
+        let map: aya::maps::PerCpuHashMap<_, CgKey, CgVal> = self
+            .ebpf
+            .map("cg_stats")
+            .ok_or("no cg_stats map")?
+            .try_into()
+            .map_err(err)?;
+        let slots: std::collections::HashMap<u32, u32> =
+            self.held()?.into_iter().map(|(d, s)| (s, d)).collect();
+        let mut out = Vec::new();
+        for kv in map.iter() {
+            // An entry removed between the keys' walk and its lookup is skipped.
+            let Ok((k, per_cpu)) = kv else { continue };
+            let Some(&dev) = slots.get(&k.slot) else {
+                continue;
+            };
+            let mut c = RawCgroup {
+                cgroup: k.cgroup,
+                major: dev >> 20,
+                minor: dev & ((1 << 20) - 1),
+                op: k.op as usize,
+                ios: 0,
+                bytes: 0,
+                sum_ns: 0,
+                queue_sum_ns: 0,
+                device_sum_ns: 0,
+                split_ios: 0,
+                buckets: vec![0; NGBUCKETS],
+            };
+            for v in per_cpu.iter() {
+                c.ios = c.ios.wrapping_add(v.ios);
+                c.bytes = c.bytes.wrapping_add(v.bytes);
+                c.sum_ns = c.sum_ns.wrapping_add(v.sum_ns);
+                c.queue_sum_ns = c.queue_sum_ns.wrapping_add(v.queue_sum_ns);
+                c.device_sum_ns = c.device_sum_ns.wrapping_add(v.device_sum_ns);
+                c.split_ios = c.split_ios.wrapping_add(v.split_ios);
+                for (a, b) in c.buckets.iter_mut().zip(v.buckets.iter()) {
+                    *a = a.wrapping_add(*b);
+                }
+            }
+            out.push(c);
+        }
+        out.sort_by_key(|c| (c.major, c.minor, c.cgroup, c.op));
+        Ok((out, full))
+    }
+
+    /// Remove the per-cgroup entries of the cgroups in `gone` (removed from the hierarchy), so
+    /// the map keeps room for the living.
+    pub fn forget_cgroups(&mut self, gone: &std::collections::HashSet<u64>) -> Result<(), String> {
+        if gone.is_empty() {
+            return Ok(());
+        }
+        self.remove_cgroup_entries(|k| gone.contains(&k.cgroup))
+    }
+
+    fn remove_cgroup_entries(&mut self, drop: impl Fn(&CgKey) -> bool) -> Result<(), String> {
+        let err = |e: aya::maps::MapError| e.to_string();
+        let mut map: aya::maps::PerCpuHashMap<_, CgKey, CgVal> = self
+            .ebpf
+            .map_mut("cg_stats")
+            .ok_or("no cg_stats map")?
+            .try_into()
+            .map_err(err)?;
+        let keys: Vec<CgKey> = map.keys().filter_map(|k| k.ok()).filter(&drop).collect();
+        for k in keys {
+            // Already gone (another reader) is fine.
+            let _ = map.remove(&k);
+        }
+        Ok(())
+    }
+
     /// A slot's cumulative queue and device time per op, summed over the CPUs.
     fn read_split(&self, slot: u32) -> Result<[RawSplit; NOPS], String> {
         let split: PerCpuArray<_, SplitHist> = self
@@ -500,6 +655,16 @@ impl BlockLatency {
                 "block-latency slots of removed devices could not be freed: {e}"
             ));
         }
+        if let Ok(full) = self.cgroups_unattributed() {
+            if full > 0 && !self.warned_cg_full {
+                self.warned_cg_full = true;
+                lines.push(format!(
+                    "block latency: the per-cgroup map is full ({} cgroup, device and op \
+                     entries); the requests of further cgroups are not attributed",
+                    self.cg_entries
+                ));
+            }
+        }
         if dropped > 0 && !self.warned_dropped {
             self.warned_dropped = true;
             lines.push(format!(
@@ -509,6 +674,17 @@ impl BlockLatency {
             ));
         }
         lines
+    }
+
+    /// Completions not attributed to their cgroup for want of room (state[2]).
+    fn cgroups_unattributed(&self) -> Result<u64, String> {
+        let state: aya::maps::Array<_, u64> = self
+            .ebpf
+            .map("state")
+            .ok_or("no state map")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| e.to_string())?;
+        state.get(&2, 0).map_err(|e| e.to_string())
     }
 
     /// Give back the slots of devices not in `present` (major, minor: the devices of the
@@ -588,6 +764,8 @@ impl BlockLatency {
                     .map_err(|e| e.to_string())?;
                 split.set(slot * NOPS as u32 + op, values, 0).map_err(err)?;
             }
+            // The slot's cgroup entries too, before a new device can take it.
+            self.remove_cgroup_entries(|k| k.slot == slot)?;
             let mut free: aya::maps::Queue<_, u32> = self
                 .ebpf
                 .map_mut("free_slots")
@@ -670,6 +848,36 @@ mod tests {
         assert_eq!(define("MEDIUM_MAX_BYTES") as u64, MEDIUM_MAX_BYTES);
         assert_eq!(std::mem::size_of::<ClassHist>(), (NCBUCKETS + 2) * 8);
         assert_eq!(std::mem::size_of::<SplitHist>(), (2 * NBUCKETS + 3) * 8);
+        assert_eq!(define("CG_OPS") as usize, CG_OPS);
+        assert_eq!(define("CG_SHIFT"), CG_SHIFT);
+        assert_eq!(std::mem::size_of::<CgVal>(), (NGBUCKETS + 6) * 8);
+        assert_eq!(std::mem::size_of::<CgKey>(), 16);
+        let body = c
+            .split("struct cg_val {")
+            .nth(1)
+            .and_then(|b| b.split("};").next())
+            .expect("struct cg_val in the C source");
+        let fields: Vec<&str> = body
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("__u64"))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "__u64 ios;",
+                "__u64 bytes;",
+                "__u64 sum_ns;",
+                "__u64 queue_sum_ns;",
+                "__u64 device_sum_ns;",
+                "__u64 split_ios;",
+                "__u64 buckets[NGBUCKETS];"
+            ]
+        );
+        // A few CPUs get the whole map; many get fewer entries, never below 64.
+        assert_eq!(cgroup_entries(2), 1024);
+        assert!(cgroup_entries(256) < 1024);
+        assert_eq!(cgroup_entries(100_000), 64);
         // The split's struct is the C one, field for field.
         let body = c
             .split("struct split_hist {")

@@ -1,0 +1,549 @@
+//! Who loads a disk (issue 40): the block-latency source's per-cgroup counters (sys::bpf, each
+//! request charged to its own cgroup) turned into each device's cgroups per interval — requests,
+//! bytes, mean latency and its queue and device parts, the share of the device's time — and the
+//! victim/aggressor verdict of analysis::who, with the state it needs across intervals (each
+//! cgroup's latency while the device was not saturated, and the recent history the correlation
+//! is taken over). A sample is what a recording holds (`#G` lines: cumulative counters, the
+//! cgroups' names and the limits they are under), so a replay gives what the live run said.
+//! Pure.
+//! Must not import: cli/, config/, cmd/, ui/, report/, exporter/, load/, fsync/, import/.
+
+use crate::analysis::state::State;
+use crate::analysis::who::{self, Limit, Role, Seen, Verdict};
+
+use crate::sys::bpf::{RawCgroup, CG_SHIFT};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+
+/// A cgroup as a person knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CgName {
+    /// A systemd unit, a pod's container, a docker container, else the path.
+    pub name: String,
+    /// Relative to its hierarchy's root ("/" for the root).
+    pub path: String,
+    /// In cgroup v1's blkio hierarchy (else v2).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub v1: bool,
+}
+
+/// One sample of the per-cgroup counters (a `#G` line).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CgSample {
+    /// Cumulative, per cgroup, device and op.
+    pub rows: Vec<CgRow>,
+    /// The names of the cgroups in `rows` first seen in this run (later samples repeat only
+    /// the new ones).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<(u64, CgName)>,
+    /// The limits the busiest cgroups are under on each device (their own or an ancestor's),
+    /// read with this sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<(u64, u32, u32, Limit)>,
+    /// Completions not attributed for want of room in the kernel's map (cumulative).
+    #[serde(default)]
+    pub unattributed: u64,
+}
+
+/// [`RawCgroup`] as recorded: (cgroup, major, minor, op, ios, bytes, sum_ns, queue_sum_ns,
+/// device_sum_ns, split_ios, the non-zero buckets as (index, count)).
+pub type CgRow = (
+    u64,
+    u32,
+    u32,
+    u8,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    Vec<(u16, u64)>,
+);
+
+/// A raw row as recorded.
+pub fn row_of(c: &RawCgroup) -> CgRow {
+    let buckets = c
+        .buckets
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(i, &n)| (i as u16, n))
+        .collect();
+    (
+        c.cgroup,
+        c.major,
+        c.minor,
+        c.op as u8,
+        c.ios,
+        c.bytes,
+        c.sum_ns,
+        c.queue_sum_ns,
+        c.device_sum_ns,
+        c.split_ios,
+        buckets,
+    )
+}
+
+/// One direction of one cgroup on one device over an interval.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct CgDir {
+    pub requests: u64,
+    pub iops: f64,
+    pub bytes_per_s: f64,
+    /// Completion − start, the mean over the interval's requests.
+    pub mean_ms: Option<f64>,
+    /// Its parts, over the requests the kernel stamped at issue.
+    pub queue_ms: Option<f64>,
+    pub device_ms: Option<f64>,
+    /// The upper bound of the bucket that holds the p95 (2 buckets per power of two).
+    pub p95_ms_at_most: Option<f64>,
+}
+
+/// One cgroup on one device over an interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CgroupIo {
+    pub id: u64,
+    pub name: String,
+    pub path: String,
+    pub read: CgDir,
+    pub write: CgDir,
+    /// Its share of the device's time over the interval: of the time its requests spent in
+    /// the device (issued to completed), or of the requests where the kernel does not stamp
+    /// the issue (`share_of`).
+    pub share: f64,
+    pub share_of: ShareOf,
+    /// Its mean latency ÷ its own baseline (its latency while the device was not saturated),
+    /// or ÷ the device's baseline until it has one (`baseline_of`).
+    pub ratio: Option<f64>,
+    pub baseline_ms: Option<f64>,
+    pub baseline_of: Option<who::BaselineOf>,
+    /// The limit it is held at in this interval (its own or an ancestor's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<Limit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+}
+
+/// What a cgroup's share is a share of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShareOf {
+    DeviceTime,
+    Requests,
+}
+
+/// A device's cgroups over an interval: the busiest first, and the verdict while the device is
+/// saturated or overloaded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DevCgroups {
+    pub cgroups: Vec<CgroupIo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// Cgroups listed per device and interval (the busiest; the rest are counted in the exporter's
+/// families only up to its own cap).
+pub const SHOWN: usize = 8;
+
+type Key = (u64, u32, u32, u8);
+
+/// The per-cgroup state across intervals: names, the previous sample, each cgroup's latency
+/// while its device was not saturated, and each device's recent history.
+#[derive(Debug, Default)]
+pub struct CgTracker {
+    names: HashMap<u64, CgName>,
+    prev: Option<HashMap<Key, CgRow>>,
+    next: Option<CgSample>,
+    /// (device, cgroup) → its baseline mean latency in ns and the intervals it came from.
+    baselines: HashMap<(u32, u32, u64), (f64, u32)>,
+    /// (device, cgroup) → its usual share while the device was not saturated.
+    usual_share: HashMap<(u32, u32, u64), f64>,
+    /// Per device: the last [`who::HISTORY`] intervals (share and ratio per cgroup).
+    history: HashMap<(u32, u32), VecDeque<Vec<Seen>>>,
+}
+
+impl CgTracker {
+    /// The sample read with the next diskstats sample.
+    pub fn set_next(&mut self, s: CgSample) {
+        for (id, n) in &s.names {
+            self.names.insert(*id, n.clone());
+        }
+        self.next = Some(s);
+    }
+
+    /// A new run (a recording's `R` line, time going back): nothing to subtract from.
+    pub fn new_run(&mut self) {
+        self.prev = None;
+        self.next = None;
+    }
+
+    /// Is a name known for this cgroup?
+    pub fn knows(&self, id: u64) -> bool {
+        self.names.contains_key(&id)
+    }
+
+    /// Each device's cgroups over the interval the pending sample closes; `interval_s` its
+    /// length, `state` and `baseline_ns` (mean latency at one in flight) each device's
+    /// judgement. Empty when there is no pending sample or nothing to subtract from.
+    pub fn close(
+        &mut self,
+        interval_s: f64,
+        device: &dyn Fn(u32, u32) -> Option<(State, Option<f64>)>,
+    ) -> HashMap<(u32, u32), DevCgroups> {
+        let Some(cur) = self.next.take() else {
+            return HashMap::new();
+        };
+        let now: HashMap<Key, CgRow> = cur
+            .rows
+            .iter()
+            .map(|r| ((r.0, r.1, r.2, r.3), r.clone()))
+            .collect();
+        let Some(prev) = self.prev.replace(now) else {
+            return HashMap::new();
+        };
+        if interval_s <= 0.0 {
+            return HashMap::new();
+        }
+        let mut per_dev: HashMap<(u32, u32), Vec<CgroupIo>> = HashMap::new();
+        let mut acc: HashMap<(u32, u32, u64), [Delta; 2]> = HashMap::new();
+        for r in &cur.rows {
+            let op = r.3 as usize;
+            if op > 1 {
+                continue;
+            }
+            let d = match prev.get(&(r.0, r.1, r.2, r.3)) {
+                Some(p) => Delta::between(p, r),
+                None => Delta::between(&empty(r), r),
+            };
+            let Some(d) = d.filter(|d| d.ios > 0) else {
+                continue;
+            };
+            acc.entry((r.1, r.2, r.0)).or_default()[op] = d;
+        }
+        for ((major, minor, id), [rd, wr]) in acc {
+            let n = self.names.get(&id);
+            per_dev.entry((major, minor)).or_default().push(CgroupIo {
+                id,
+                name: n.map_or_else(|| format!("cgroup {id}"), |n| n.name.clone()),
+                path: n.map_or_else(String::new, |n| n.path.clone()),
+                read: rd.dir(interval_s),
+                write: wr.dir(interval_s),
+                share: 0.0,
+                share_of: ShareOf::DeviceTime,
+                ratio: None,
+                baseline_ms: None,
+                baseline_of: None,
+                held_by: None,
+                role: None,
+            });
+            // The sums the shares and ratios are taken from, kept beside the row.
+            let row = per_dev
+                .get_mut(&(major, minor))
+                .unwrap()
+                .last_mut()
+                .unwrap();
+            row.share = (rd.device_ns + wr.device_ns) as f64;
+            row.ratio = Some((rd.split_ios + wr.split_ios) as f64 / (rd.ios + wr.ios) as f64);
+        }
+        let mut out = HashMap::new();
+        for ((major, minor), mut rows) in per_dev {
+            let split_all = rows.iter().all(|r| r.ratio.is_some_and(|s| s >= 0.9));
+            let dev_ns: f64 = rows.iter().map(|r| r.share).sum();
+            let ios: f64 = rows
+                .iter()
+                .map(|r| (r.read.requests + r.write.requests) as f64)
+                .sum();
+            for r in &mut rows {
+                let mine = (r.read.requests + r.write.requests) as f64;
+                (r.share, r.share_of) = if split_all && dev_ns > 0.0 {
+                    (r.share / dev_ns, ShareOf::DeviceTime)
+                } else {
+                    (mine / ios.max(1.0), ShareOf::Requests)
+                };
+                r.ratio = None;
+                r.held_by = cur
+                    .limits
+                    .iter()
+                    .filter(|l| (l.0, l.1, l.2) == (r.id, major, minor))
+                    .find(|l| {
+                        l.3.holds(
+                            (r.read.iops, r.read.bytes_per_s),
+                            (r.write.iops, r.write.bytes_per_s),
+                        )
+                    })
+                    .map(|l| l.3.clone());
+            }
+            rows.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.id.cmp(&b.id)));
+            let (state, dev_base) = device(major, minor).unwrap_or((State::Unknown, None));
+            let verdict = self.judge((major, minor), &mut rows, state, dev_base);
+            rows.truncate(SHOWN);
+            out.insert(
+                (major, minor),
+                DevCgroups {
+                    cgroups: rows,
+                    verdict,
+                },
+            );
+        }
+        out
+    }
+
+    /// Ratios, roles and the verdict of one device's interval; the baselines and history
+    /// updated with it.
+    fn judge(
+        &mut self,
+        dev: (u32, u32),
+        rows: &mut [CgroupIo],
+        state: State,
+        dev_base_ns: Option<f64>,
+    ) -> Option<Verdict> {
+        let loaded = matches!(state, State::Saturated | State::Overloaded);
+        let calm = matches!(state, State::Ok | State::Idle);
+        let mut seen = Vec::new();
+        for r in rows.iter_mut() {
+            let mean_ns = mean_ns(r);
+            let key = (dev.0, dev.1, r.id);
+            let own = self.baselines.get(&key).copied();
+            let (base, of) = match (own, dev_base_ns) {
+                (Some((b, n)), _) if n >= who::MIN_BASELINE_INTERVALS => {
+                    (Some(b), Some(who::BaselineOf::Own))
+                }
+                (_, Some(d)) => (Some(d), Some(who::BaselineOf::Device)),
+                _ => (None, None),
+            };
+            r.ratio = mean_ns.zip(base).map(|(m, b)| m / b);
+            r.baseline_ms = base.map(|b| b / 1e6);
+            r.baseline_of = of;
+            let requests = r.read.requests + r.write.requests;
+            if calm && requests >= who::MIN_REQUESTS {
+                if let Some(m) = mean_ns {
+                    // The lower half of its calm intervals: a mean that only falls with more
+                    // evidence, rises slowly (a device's latency drifts, a burst must not).
+                    let e = self.baselines.entry(key).or_insert((m, 0));
+                    e.0 = if m < e.0 { m } else { e.0 + (m - e.0) * 0.05 };
+                    e.1 = e.1.saturating_add(1);
+                }
+                let u = self.usual_share.entry(key).or_insert(r.share);
+                *u += (r.share - *u) * 0.1;
+            }
+            seen.push(Seen {
+                id: r.id,
+                share: r.share,
+                ratio: r.ratio,
+                requests,
+            });
+        }
+        let hist = self.history.entry(dev).or_default();
+        hist.push_back(seen);
+        while hist.len() > who::HISTORY {
+            hist.pop_front();
+        }
+        if !loaded {
+            return None;
+        }
+        let usual = |id: u64| self.usual_share.get(&(dev.0, dev.1, id)).copied();
+        let names = &self.names;
+        let cands: Vec<who::Candidate<'_>> = rows
+            .iter()
+            .map(|r| who::Candidate {
+                id: r.id,
+                name: &r.name,
+                path: &r.path,
+                v1: names.get(&r.id).is_some_and(|n| n.v1),
+                share: r.share,
+                ratio: r.ratio,
+                baseline_ms: r.baseline_ms,
+                requests: r.read.requests + r.write.requests,
+                held_by: r.held_by.as_ref(),
+                iops: (r.read.iops, r.write.iops),
+            })
+            .collect();
+        let mut v = who::verdict(&cands, hist, &usual);
+        for victim in &mut v.victims {
+            victim.baseline_of = rows
+                .iter()
+                .find(|r| r.id == victim.id)
+                .and_then(|r| r.baseline_of);
+        }
+        for r in rows.iter_mut() {
+            r.role = v.role_of(r.id);
+        }
+        Some(v)
+    }
+}
+
+/// Mean latency in ns over both directions.
+fn mean_ns(r: &CgroupIo) -> Option<f64> {
+    let n = (r.read.requests + r.write.requests) as f64;
+    let sum = r.read.mean_ms.unwrap_or(0.0) * r.read.requests as f64
+        + r.write.mean_ms.unwrap_or(0.0) * r.write.requests as f64;
+    (n > 0.0).then(|| sum / n * 1e6)
+}
+
+fn empty(r: &CgRow) -> CgRow {
+    (r.0, r.1, r.2, r.3, 0, 0, 0, 0, 0, 0, Vec::new())
+}
+
+/// One op's change over an interval.
+#[derive(Debug, Clone, Default)]
+struct Delta {
+    ios: u64,
+    bytes: u64,
+    sum_ns: u64,
+    queue_ns: u64,
+    device_ns: u64,
+    split_ios: u64,
+    buckets: Vec<(u16, u64)>,
+}
+
+impl Delta {
+    /// None when a counter went backwards (the entry was removed and taken again).
+    fn between(a: &CgRow, b: &CgRow) -> Option<Delta> {
+        let mut buckets = Vec::new();
+        for &(i, n) in &b.10 {
+            let was = a.10.iter().find(|x| x.0 == i).map_or(0, |x| x.1);
+            let d = n.checked_sub(was)?;
+            if d > 0 {
+                buckets.push((i, d));
+            }
+        }
+        Some(Delta {
+            ios: b.4.checked_sub(a.4)?,
+            bytes: b.5.checked_sub(a.5)?,
+            sum_ns: b.6.checked_sub(a.6)?,
+            queue_ns: b.7.checked_sub(a.7)?,
+            device_ns: b.8.checked_sub(a.8)?,
+            split_ios: b.9.checked_sub(a.9)?,
+            buckets,
+        })
+    }
+
+    fn dir(&self, interval_s: f64) -> CgDir {
+        if self.ios == 0 {
+            return CgDir::default();
+        }
+        let per = |ns: u64, n: u64| (n > 0).then(|| ns as f64 / n as f64 / 1e6);
+        CgDir {
+            requests: self.ios,
+            iops: self.ios as f64 / interval_s,
+            bytes_per_s: self.bytes as f64 / interval_s,
+            mean_ms: per(self.sum_ns, self.ios),
+            queue_ms: per(self.queue_ns, self.split_ios),
+            device_ms: per(self.device_ns, self.split_ios),
+            p95_ms_at_most: self.p95_bound_ns().map(|ns| ns / 1e6),
+        }
+    }
+
+    /// The upper bound of the bucket holding the p95.
+    fn p95_bound_ns(&self) -> Option<f64> {
+        let n: u64 = self.buckets.iter().map(|b| b.1).sum();
+        if n == 0 {
+            return None;
+        }
+        let want = (n as f64 * 0.95).ceil() as u64;
+        let mut b = self.buckets.clone();
+        b.sort_unstable();
+        let mut seen = 0;
+        for (i, c) in b {
+            seen += c;
+            if seen >= want {
+                let k = 1usize << CG_SHIFT;
+                let hi = super::blklat::bucket_bounds_ns(i as usize * k + k - 1).1;
+                return Some(hi as f64);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: u64, op: u8, ios: u64, sum_ms: u64, dev_ms: u64, bucket: u16) -> CgRow {
+        (
+            id,
+            7,
+            1,
+            op,
+            ios,
+            ios * 4096,
+            sum_ms * 1_000_000,
+            (sum_ms - dev_ms) * 1_000_000,
+            dev_ms * 1_000_000,
+            ios,
+            vec![(bucket, ios)],
+        )
+    }
+
+    fn sample(rows: Vec<CgRow>) -> CgSample {
+        CgSample {
+            rows,
+            names: vec![
+                (
+                    10,
+                    CgName {
+                        name: "db.service".into(),
+                        path: "/system.slice/db.service".into(),
+                        v1: false,
+                    },
+                ),
+                (
+                    20,
+                    CgName {
+                        name: "batch.service".into(),
+                        path: "/system.slice/batch.service".into(),
+                        v1: false,
+                    },
+                ),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_interval_gives_each_cgroup_its_rates_latency_and_share_of_device_time() {
+        let mut t = CgTracker::default();
+        t.set_next(sample(vec![row(10, 0, 0, 0, 0, 0), row(20, 0, 0, 0, 0, 0)]));
+        assert!(
+            t.close(1.0, &|_, _| None).is_empty(),
+            "nothing to subtract from"
+        );
+        // db: 100 reads of 2 ms (all device time); batch: 900 reads of 20 ms, 2 ms each in
+        // the device.
+        t.set_next(sample(vec![
+            row(10, 0, 100, 200, 200, 40),
+            row(20, 0, 900, 18_000, 1_800, 60),
+        ]));
+        let out = t.close(2.0, &|_, _| Some((State::Ok, Some(2e6))));
+        let d = &out[&(7, 1)];
+        assert_eq!(d.cgroups.len(), 2);
+        let (b, db) = (&d.cgroups[0], &d.cgroups[1]);
+        assert_eq!(b.name, "batch.service");
+        assert_eq!(b.share_of, ShareOf::DeviceTime);
+        assert!((b.share - 0.9).abs() < 1e-9, "{}", b.share);
+        assert!((db.share - 0.1).abs() < 1e-9);
+        assert_eq!(b.read.requests, 900);
+        assert!((b.read.iops - 450.0).abs() < 1e-9);
+        assert_eq!(b.read.mean_ms, Some(20.0));
+        assert_eq!(b.read.device_ms, Some(2.0));
+        assert_eq!(b.read.queue_ms, Some(18.0));
+        assert!((b.ratio.unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!(b.baseline_of, Some(who::BaselineOf::Device));
+        assert!(d.verdict.is_none(), "no verdict while the device is ok");
+        // The p95's bound is the upper edge of the bucket that holds it.
+        let k = 1 << CG_SHIFT;
+        let hi = crate::monitor::blklat::bucket_bounds_ns(60 * k + k - 1).1 as f64 / 1e6;
+        assert_eq!(b.read.p95_ms_at_most, Some(hi));
+    }
+
+    #[test]
+    fn a_counter_going_back_gives_no_row_for_that_cgroup() {
+        let mut t = CgTracker::default();
+        t.set_next(sample(vec![row(10, 0, 50, 100, 100, 40)]));
+        t.close(1.0, &|_, _| None);
+        t.set_next(sample(vec![row(10, 0, 10, 20, 20, 40)]));
+        assert!(t.close(1.0, &|_, _| None).is_empty());
+    }
+}
