@@ -82,8 +82,15 @@ pub struct Tree {
 impl Tree {
     /// The cgroup with this id. Ids are unique within a hierarchy; should two hierarchies with
     /// the io controller both be present (only a fixture can do that), the first walked wins.
+    /// Before 5.5 a kernfs id carried the inode's generation in its upper 32 bits and the
+    /// inode number in its lower 32 (`union kernfs_node_id`): such an id is looked up by its
+    /// lower half when it matches no inode whole.
     pub fn by_id(&self, id: u64) -> Option<&Cgroup> {
-        self.by_id.get(&id).map(|&i| &self.cgroups[i])
+        let at = self
+            .by_id
+            .get(&id)
+            .or_else(|| (id >> 32 != 0).then(|| self.by_id.get(&(id & 0xffff_ffff)))?);
+        at.map(|&i| &self.cgroups[i])
     }
 
     pub fn len(&self) -> usize {
@@ -1349,7 +1356,9 @@ mod tests {
             (Hierarchy::V2, "postgresql.service")
         );
         assert_eq!(t.by_id(ino(&cg)).unwrap().path, "/");
-        assert!(t.by_id(u64::MAX).is_none());
+        assert!(t.by_id(u64::MAX - (1 << 33)).is_none());
+        // A pre-5.5 id: the generation above the inode number.
+        assert_eq!(t.by_id((7 << 32) | ino(&db)).unwrap().path, c.path);
 
         let n = read_counters(&root, c);
         assert!(n.recursive);
