@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 pub mod bpf;
 pub mod cgroup;
+pub mod cgroups;
 pub mod clock;
 pub mod device;
 pub mod diskstats;

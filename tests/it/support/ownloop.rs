@@ -53,6 +53,11 @@ impl OwnLoop {
         l
     }
 
+    /// `/dev/loopN`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     /// (major, minor) from sysfs.
     pub fn number(&self) -> (u32, u32) {
         let t = std::fs::read_to_string(format!("/sys/block/loop{}/dev", self.nr)).unwrap();

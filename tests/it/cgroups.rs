@@ -1,0 +1,190 @@
+//! Per-cgroup attribution's user-space side (issue 40) on this machine's real cgroup
+//! hierarchy: a v1 blkio cgroup of the test's own with a read-IOPS throttle on a loop device
+//! of its own, a child `dd` in it, and `sys::cgroups` finding the cgroup by its inode id,
+//! counting exactly the child's reads, reading the limit and saying the child is held by it.
+
+use crate::ownloop::OwnLoop;
+use iosat::sys::cgroup::ThrottleKind;
+use iosat::sys::cgroups::{self, Hierarchy};
+use iosat::sys::Root;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+/// A v1 blkio cgroup made by the test and the child put in it: on drop (failure included) the
+/// child is killed and reaped, then the directory removed (a cgroup is removed by rmdir once
+/// it has no task).
+struct OwnCgroup {
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnCgroup {
+    fn new(hierarchy: &Path) -> OwnCgroup {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = hierarchy.join(format!("iosat-test-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        OwnCgroup { dir, child: None }
+    }
+}
+
+impl Drop for OwnCgroup {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            // EBUSY while the exited task is still being released from the cgroup.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+const LIMIT_IOPS: u64 = 100;
+const READS: u64 = 300;
+
+#[test]
+fn a_v1_cgroup_is_found_by_its_inode_counted_and_held_by_its_throttle() {
+    let blkio = Path::new("/sys/fs/cgroup/blkio");
+    if !crate::util::is_root() {
+        crate::util::skip("needs root");
+        return;
+    }
+    if !blkio.join("blkio.throttle.read_iops_device").exists() {
+        crate::util::skip_lacking("no cgroup v1 blkio hierarchy with throttling");
+        return;
+    }
+    // Dropped last: the cgroup (and the child that holds the device open) go first.
+    let lo = OwnLoop::from(4100);
+    let (major, minor) = lo.number();
+    let mut cg = OwnCgroup::new(blkio);
+    std::fs::write(
+        cg.dir.join("blkio.throttle.read_iops_device"),
+        format!("{major}:{minor} {LIMIT_IOPS}\n"),
+    )
+    .unwrap();
+    // The child waits for a line before it starts dd, so every read it makes is made from
+    // inside the cgroup (exec keeps the pid).
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "read go && exec dd if={} of=/dev/null bs=4k iflag=direct count={READS}",
+            lo.path()
+        ))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut go = child.stdin.take().unwrap();
+    let pid = child.id();
+    cg.child = Some(child);
+    std::fs::write(cg.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+
+    let root = Root::default();
+    let tree = cgroups::tree(&root, 100_000);
+    let id = std::fs::metadata(&cg.dir).unwrap().ino();
+    let found = tree
+        .by_id(id)
+        .unwrap_or_else(|| panic!("no cgroup with id {id} in {:?}", tree.hierarchies))
+        .clone();
+    let name = cg.dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(found.hierarchy, Hierarchy::V1);
+    assert_eq!(found.path, format!("/{name}"));
+    assert_eq!(found.name, found.path, "no unit or container in the path");
+    assert_eq!(found.dir, cg.dir);
+
+    let reads_now = |c: &cgroups::Counters| c.device(major, minor).map_or(0, |d| d.read_ios);
+    let before = cgroups::read_counters(&root, &found);
+    assert_eq!(before.pressure, None, "v1 has no io.pressure");
+    assert_eq!(
+        reads_now(&before),
+        0,
+        "nothing read from inside the cgroup yet"
+    );
+
+    writeln!(go, "go").unwrap();
+    drop(go);
+    // The rate is measured from the first read the cgroup counts to the child's exit, so the
+    // shell's and dd's start-up are not in it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut first: Option<(Instant, u64)> = None;
+    let end = loop {
+        let exited = cg.child.as_mut().unwrap().try_wait().unwrap();
+        let now = Instant::now();
+        if let Some(st) = exited {
+            assert!(st.success(), "dd failed: {st}");
+            break now;
+        }
+        if first.is_none() {
+            let n = reads_now(&cgroups::read_counters(&root, &found));
+            if n > 0 {
+                first = Some((now, n));
+            }
+        }
+        assert!(now < deadline, "dd did not end within 60 s");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let after = cgroups::read_counters(&root, &found);
+    let dev = after
+        .device(major, minor)
+        .expect("the loop device in the counters");
+    assert_eq!(dev.read_ios, READS, "{after:?}");
+    assert_eq!(dev.read_bytes, READS * 4096);
+    assert_eq!(dev.write_ios, 0);
+
+    let own = cgroups::read_settings(&root, &found);
+    assert_eq!(own.limits.len(), 1, "{own:?}");
+    let l = &own.limits[0];
+    assert_eq!(
+        (l.major, l.minor, l.kind, l.value),
+        (major, minor, ThrottleKind::ReadIops, LIMIT_IOPS)
+    );
+    assert!(l
+        .file
+        .ends_with(&format!("{name}/blkio.throttle.read_iops_device")));
+    let up = cgroups::read_settings_up(&root, &found);
+    assert!(up.limits.contains(l));
+
+    let (t0, n0) = first.expect("the cgroup counted reads while dd ran");
+    let rate = (READS - n0) as f64 / (end - t0).as_secs_f64();
+    let held = cgroups::throttled(&up, (major, minor), rate, 0.0, rate * 4096.0, 0.0)
+        .unwrap_or_else(|| panic!("{rate:.1} reads/s not held by {LIMIT_IOPS}"));
+    assert_eq!(held.limit, *l);
+    assert!(
+        held.text().starts_with(&format!(
+            "held by blkio.throttle.read_iops_device {LIMIT_IOPS} in /"
+        )),
+        "{}",
+        held.text()
+    );
+    eprintln!(
+        "cgroup {id} {}: {} reads, {rate:.1}/s against {LIMIT_IOPS}: {}",
+        found.path,
+        dev.read_ios,
+        held.text()
+    );
+    // The same rates in a cgroup without the limit (the hierarchy's root) are held by nothing.
+    let top = &tree.cgroups[0];
+    assert_eq!(top.path, "/");
+    if cgroups::read_settings(&root, top).limits.is_empty() {
+        assert!(cgroups::throttled(
+            &cgroups::read_settings_up(&root, top),
+            (major, minor),
+            rate,
+            0.0,
+            0.0,
+            0.0
+        )
+        .is_none());
+    }
+}
