@@ -237,6 +237,12 @@ pub fn hierarchies(root: &Root) -> Vec<(Hierarchy, PathBuf)> {
 /// reads only: the inode number comes with each directory entry, so a rescan when an unknown
 /// id appears costs one `getdents` per cgroup.
 pub fn tree(root: &Root, max: usize) -> Tree {
+    tree_to_depth(root, max, MAX_DEPTH)
+}
+
+/// [`tree`] with a depth of one's own (the exporter's depth flag): `max_depth` levels below
+/// each hierarchy's root, 0 for the roots alone.
+pub fn tree_to_depth(root: &Root, max: usize, max_depth: usize) -> Tree {
     let mut t = Tree {
         hierarchies: hierarchies(root),
         ..Tree::default()
@@ -259,7 +265,7 @@ pub fn tree(root: &Root, max: usize) -> Tree {
                     .map(|e| (e.file_name().to_string_lossy().into_owned(), e.ino()))
                     .collect();
                 children.sort();
-                if depth + 1 > MAX_DEPTH {
+                if depth + 1 > max_depth {
                     t.cut |= !children.is_empty();
                 } else {
                     for (name, ino) in children {
@@ -1519,6 +1525,11 @@ mod tests {
         assert_eq!(t.cgroups[0].path, "/");
         assert_eq!(t.cgroups[3].path, "/w1");
         assert!(tree(&root, 0).is_empty());
+        let shallow = tree_to_depth(&root, 1000, 1);
+        assert!(shallow.cut);
+        assert_eq!(shallow.len(), 1 + 1 + 5, "the root, d0 and w0..w4");
+        let roots = tree_to_depth(&root, 1000, 0);
+        assert_eq!((roots.len(), roots.cut), (1, true));
         // No cgroup hierarchy at all: nothing, no error.
         let e = tempfile::tempdir().unwrap();
         assert!(tree(&fixture_root(e.path()), 10).is_empty());
