@@ -99,6 +99,12 @@ pub struct StatArgs {
     #[arg(short = 'z', long)]
     pub omit_idle: bool,
 
+    /// Who loads each device: the cgroups that did I/O on it (requests charged to their own
+    /// cgroup in the block layer, needs the BPF source), their share of the device's time and
+    /// latency, and while it is saturated the victims and likely aggressors.
+    #[arg(long)]
+    pub cgroups: bool,
+
     /// No avg-cpu line (object in JSON, columns in CSV): the CPU context of each interval
     /// (iostat -d).
     #[arg(long)]

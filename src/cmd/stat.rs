@@ -171,6 +171,9 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
     collector.use_bursts(spec.burst_ns);
+    if spec.cgroups {
+        collector.count_cgroups();
+    }
     match &spec.hindsight {
         Some(h) => collector.keep_hindsight(h.clone()),
         None => collector.hindsight_off(),

@@ -43,6 +43,8 @@ pub struct StatSpec {
     /// The bursts' short window (`--burst-window`), ns; None when off, on a replay, or when
     /// not shorter than the interval (no window to read between samples).
     pub burst_ns: Option<u64>,
+    /// `--cgroups`: who loads each device (monitor::cgroups).
+    pub cgroups: bool,
 }
 
 impl StatSpec {
@@ -76,6 +78,7 @@ impl StatSpec {
             caps: Vec::new(),
             hindsight: None,
             burst_ns: None,
+            cgroups: false,
         }
     }
 }
@@ -297,6 +300,16 @@ impl StatSpec {
             burst_ns: match (super::hindsight::burst_window(&a.live)?, &a.replay) {
                 (Some(w), None) if w < interval_ns => Some(w),
                 _ => None,
+            },
+            cgroups: match (a.cgroups, a.live.no_bpf) {
+                (true, true) => {
+                    return Err(Error::usage(
+                        "--cgroups",
+                        "--no-bpf",
+                        "needs the block-latency BPF source, which --no-bpf turns off",
+                    ))
+                }
+                (c, _) => c,
             },
         })
     }

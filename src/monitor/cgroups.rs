@@ -178,6 +178,18 @@ impl CgTracker {
         self.next = None;
     }
 
+    /// A sample that closes no interval (the run's first): the base of the next.
+    pub fn seat(&mut self) {
+        if let Some(cur) = self.next.take() {
+            self.prev = Some(
+                cur.rows
+                    .iter()
+                    .map(|r| ((r.0, r.1, r.2, r.3), r.clone()))
+                    .collect(),
+            );
+        }
+    }
+
     /// Is a name known for this cgroup?
     pub fn knows(&self, id: u64) -> bool {
         self.names.contains_key(&id)

@@ -277,6 +277,8 @@ pub struct Collector {
     hindsight_off: bool,
     /// The short windows of each interval (issue 41's bursts; [`Collector::use_bursts`]).
     burst: Option<super::burst::BurstTracker>,
+    /// Per-cgroup counters and names (issue 40; [`Collector::count_cgroups`]).
+    cgroups: Option<super::cgsource::CgSource>,
 }
 
 impl Collector {
@@ -304,7 +306,14 @@ impl Collector {
             hindsight: None,
             hindsight_off: false,
             burst: None,
+            cgroups: None,
         }
+    }
+
+    /// Read the block-latency source's per-cgroup counters every tick (issue 40: who loads
+    /// each device); nothing without the source.
+    pub fn count_cgroups(&mut self) {
+        self.cgroups = Some(Default::default());
     }
 
     /// Measure each interval's bursts over windows of `window_ns` (None: off): diskstats is
@@ -520,6 +529,27 @@ impl Collector {
         }
     }
 
+    /// The per-cgroup sample of this tick (with the source and `count_cgroups`); on a read
+    /// error the cgroups are dropped, with one line.
+    fn read_cgroups(&mut self, first: bool) -> Option<super::cgroups::CgSample> {
+        let (Some(c), Some(b)) = (&mut self.cgroups, &mut self.blk) else {
+            return None;
+        };
+        if first {
+            c.new_run();
+        }
+        match c.read(&self.root, b) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.cgroups = None;
+                self.warn(vec![format!(
+                    "no per-cgroup figures from now on: reading the BPF map failed: {e}"
+                )]);
+                None
+            }
+        }
+    }
+
     /// The slots of devices gone from `sample` come back to the block-latency program (loop,
     /// dm and nbd devices come and go during a long `stat` or `top`); dropped completions are
     /// warned about once.
@@ -650,6 +680,9 @@ impl Collector {
         if let Some(b) = blk {
             self.tend_block_latency(&sample, b.dropped);
             self.feed(Event::Latency(b), &mut rec)?;
+        }
+        if let Some(c) = self.read_cgroups(first) {
+            self.feed(Event::Cgroups(c), &mut rec)?;
         }
         // The AWS statistics of the same moment (at most once a second each; nothing on a
         // machine without such a device).

@@ -415,6 +415,7 @@ pub mod aws;
 pub mod blklat;
 pub mod burst;
 pub mod cgroups;
+pub mod cgsource;
 pub mod collect;
 pub mod fields;
 pub mod hindsight;

@@ -283,8 +283,9 @@ impl Replayer {
                     .unwrap_or_else(|| d.kernel_name.clone())
             });
         }
-        if let Some(r) = &mut fed.report {
-            add_cgroups(r, &mut self.cgroups);
+        match &mut fed.report {
+            Some(r) => add_cgroups(r, &mut self.cgroups),
+            None => self.cgroups.seat(),
         }
         Ok(fed)
     }

@@ -222,6 +222,52 @@ fn peak_to_mean(b: &crate::monitor::burst::Burst) -> Option<f64> {
 /// The notes under a text table: one line per device without values, saying why; per device
 /// whose profile leaves part of the interval unjudged or compares unlike requests; and per
 /// device whose live p95 passes the 3x-p95 rule (text views only).
+/// A device's busiest cgroups in one line, and the verdict while it is saturated (issue 40).
+fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
+    use crate::monitor::cgroups::ShareOf;
+    if c.cgroups.is_empty() {
+        return String::new();
+    }
+    let of = match c.cgroups[0].share_of {
+        ShareOf::DeviceTime => "share of device time",
+        ShareOf::Requests => "share of requests",
+    };
+    let list: Vec<String> = c
+        .cgroups
+        .iter()
+        .take(3)
+        .map(|g| {
+            let iops = g.read.iops + g.write.iops;
+            let mean = match (g.read.mean_ms, g.write.mean_ms) {
+                (Some(r), Some(w)) => {
+                    let n = (g.read.requests + g.write.requests) as f64;
+                    Some((r * g.read.requests as f64 + w * g.write.requests as f64) / n)
+                }
+                (r, w) => r.or(w),
+            };
+            let ratio = g.ratio.map_or(String::new(), |x| format!(", {x:.1}x"));
+            let role = g.role.map_or(String::new(), |r| {
+                format!(
+                    " {}",
+                    serde_json::to_value(r).unwrap().as_str().unwrap_or("")
+                )
+            });
+            format!(
+                "{} {:.0} % {:.0}/s {}{ratio}{role}",
+                g.name,
+                g.share * 100.0,
+                iops,
+                mean.map_or("-".to_string(), |m| format!("{m:.2} ms"))
+            )
+        })
+        .collect();
+    let mut s = format!("# {dev}: cgroups ({of}): {}\n", list.join("; "));
+    if let Some(v) = &c.verdict {
+        s.push_str(&format!("# {dev}: who: {}\n", v.sentence));
+    }
+    s
+}
+
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     for d in &r.devices {
@@ -242,6 +288,9 @@ fn device_notes(r: &IntervalReport) -> String {
         // An AWS volume's own counters: the share of the interval a cap throttled it.
         if let Some(clause) = aws_clause(d, j.as_ref()) {
             s.push_str(&format!("# {}: {clause}\n", d.meta.display_name));
+        }
+        if let Some(c) = &d.cgroups {
+            s.push_str(&cgroup_notes(&d.meta.display_name, c));
         }
         let Some(j) = j else {
             continue;
@@ -477,6 +526,10 @@ impl serde::Serialize for JsonDevice<'_> {
         // The interval's short windows (issue 41): each direction's peak and peak ÷ mean.
         if let Some(b) = &d.burst {
             m.serialize_entry("burst", b)?;
+        }
+        // Who loads the device (issue 40): its cgroups and, while saturated, the verdict.
+        if let Some(c) = &d.cgroups {
+            m.serialize_entry("cgroups", c.as_ref())?;
         }
         // What production learning says (learn/); absent with --no-learn.
         if let Some(l) = &d.learned {
