@@ -352,6 +352,10 @@ impl CgTracker {
             hist.pop_front();
         }
         if !loaded {
+            // Held by its own limit is said whatever the device's state.
+            for r in rows.iter_mut().filter(|r| r.held_by.is_some()) {
+                r.role = Some(Role::Throttled);
+            }
             return None;
         }
         let usual = |id: u64| self.usual_share.get(&(dev.0, dev.1, id)).copied();
