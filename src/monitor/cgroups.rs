@@ -328,7 +328,9 @@ impl CgTracker {
             r.baseline_ms = base.map(|b| b / 1e6);
             r.baseline_of = of;
             let requests = r.read.requests + r.write.requests;
-            if calm && requests >= who::MIN_REQUESTS {
+            // Its own latency is learned while the device is calm, or while it is alone on the
+            // device (then no one else can have slowed it).
+            if (calm || r.share >= who::ALONE_SHARE) && requests >= who::MIN_REQUESTS {
                 if let Some(m) = mean_ns {
                     // The lower half of its calm intervals: a mean that only falls with more
                     // evidence, rises slowly (a device's latency drifts, a burst must not).
@@ -336,6 +338,8 @@ impl CgTracker {
                     e.0 = if m < e.0 { m } else { e.0 + (m - e.0) * 0.05 };
                     e.1 = e.1.saturating_add(1);
                 }
+            }
+            if calm && requests >= who::MIN_REQUESTS {
                 let u = self.usual_share.entry(key).or_insert(r.share);
                 *u += (r.share - *u) * 0.1;
             }
@@ -370,18 +374,13 @@ impl CgTracker {
                 share: r.share,
                 ratio: r.ratio,
                 baseline_ms: r.baseline_ms,
+                own_baseline: r.baseline_of == Some(who::BaselineOf::Own),
                 requests: r.read.requests + r.write.requests,
                 held_by: r.held_by.as_ref(),
                 iops: (r.read.iops, r.write.iops),
             })
             .collect();
-        let mut v = who::verdict(&cands, hist, &usual);
-        for victim in &mut v.victims {
-            victim.baseline_of = rows
-                .iter()
-                .find(|r| r.id == victim.id)
-                .and_then(|r| r.baseline_of);
-        }
+        let v = who::verdict(&cands, hist, &usual);
         for r in rows.iter_mut() {
             r.role = v.role_of(r.id);
         }
