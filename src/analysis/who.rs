@@ -263,11 +263,15 @@ pub fn verdict(
         })
         .collect();
     victims.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
-    if let Some(v) = victims.first().map(|v| v.id) {
-        for a in &mut aggressors {
-            (a.correlation, a.intervals) = correlate(history, a.id, v);
-            a.strength = strength(a.correlation);
+    match victims.first().map(|v| v.id) {
+        Some(v) => {
+            for a in &mut aggressors {
+                (a.correlation, a.intervals) = correlate(history, a.id, v);
+                a.strength = strength(a.correlation);
+            }
         }
+        // No one suffers: a large share alone makes no one an aggressor.
+        None => aggressors.clear(),
     }
     let protect = protect(rows, &victims, &aggressors);
     let sentence = sentence(&victims, &aggressors, &throttled, protect.as_deref());
@@ -476,6 +480,9 @@ mod tests {
         let rows = [cand(1, "/db", 0.1, 4.0), cand(2, "/batch", 0.9, 1.0)];
         let v = verdict(&rows, &h, &|_| None);
         assert_eq!(v.aggressors[0].correlation, None);
+        // Without a victim there is no aggressor, however large a share.
+        let calm = [cand(1, "/db", 0.1, 1.0), cand(2, "/batch", 0.9, 1.0)];
+        assert!(verdict(&calm, &h, &|_| None).aggressors.is_empty());
         assert!(v.sentence.contains("not measurable yet"), "{}", v.sentence);
         // No one stands out on a device everyone shares as usual.
         let rows = [cand(1, "/a", 0.5, 1.0), cand(2, "/b", 0.5, 1.0)];

@@ -278,7 +278,7 @@ fn the_victim_and_the_aggressor_on_the_known_device_then_the_aggressor_throttled
         assert!(verdict.is_object(), "no verdict while saturated: {c}");
         let vname = verdict["victims"][0]["name"].as_str().unwrap_or("");
         let aname = verdict["aggressors"][0]["name"].as_str().unwrap_or("");
-        assert!(vname.ends_with("victim"), "{verdict}");
+        assert!(vname.ends_with("victim"), "{c}");
         assert!(aname.ends_with("batch"), "{verdict}");
         assert_eq!(v["role"], "victim");
         assert_eq!(a["role"], "aggressor");
@@ -401,4 +401,26 @@ fn the_victim_and_the_aggressor_on_the_known_device_then_the_aggressor_throttled
         who.iter().any(|l| l.contains("-batch is throttled by")),
         "{who:#?}"
     );
+
+    // `analyze` of the recording names who took the device's time, the batch first.
+    let a = iosat()
+        .args(["analyze", "--json", "--device", dev.name()])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let a: Value = serde_json::from_slice(&a.stdout).unwrap();
+    let line = a["source"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|l| l.contains("cgroups: the device's time over"))
+        .unwrap_or_else(|| panic!("{a}"));
+    eprintln!("analyze: {line}");
+    let (b, v) = (
+        line.find("-batch ").unwrap(),
+        line.find("-victim ").unwrap(),
+    );
+    assert!(b < v, "{line}");
 }
