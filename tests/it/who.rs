@@ -415,7 +415,7 @@ fn the_victim_and_the_aggressor_on_the_known_device_then_the_aggressor_throttled
         .unwrap()
         .iter()
         .filter_map(Value::as_str)
-        .find(|l| l.contains("cgroups: the device's time over"))
+        .find(|l| l.starts_with(&format!("{}: cgroups: the device's time over", dev.name())))
         .unwrap_or_else(|| panic!("{a}"));
     eprintln!("analyze: {line}");
     let (b, v) = (
