@@ -431,11 +431,12 @@ struct JsonInterval<'a> {
     /// iostat -o JSON's key; absent without CPU times or with --no-cpu.
     #[serde(rename = "avg-cpu", skip_serializing_if = "Option::is_none")]
     avg_cpu: Option<&'a AvgCpu>,
-    devices: Vec<JsonDevice<'a>>,
+    // `devices` follows, written by [`json`] device by device.
 }
 
 /// One device in the JSON: sysstat's keys in `iostat -x -o JSON` order (the registry's),
-/// then iosat's.
+/// then iosat's. Its `learned` and `latency` objects, which come last, are written by
+/// [`json`] after it.
 struct JsonDevice<'a>(&'a DeviceRow);
 
 impl serde::Serialize for JsonDevice<'_> {
@@ -478,22 +479,34 @@ impl serde::Serialize for JsonDevice<'_> {
         if let Some(b) = &d.burst {
             m.serialize_entry("burst", b)?;
         }
-        // What production learning says (learn/); absent with --no-learn.
-        if let Some(l) = &d.learned {
-            m.serialize_entry("learned", l.as_ref())?;
-        }
-        // Block-layer percentiles when the BPF source is attached: per direction, the
-        // coverage, or why the device has none ({"none": "no_request_queue"}).
-        if let Some(l) = d.latency.as_ref() {
-            match l.measured() {
-                Some(lat) => m.serialize_entry("latency", lat)?,
-                None => {
-                    m.serialize_entry("latency", &serde_json::json!({"none": l.none_reason()}))?
-                }
-            }
-        }
         m.end()
     }
+}
+
+/// A device's object in the JSON line: [`JsonDevice`], then what production learning says
+/// (learn/; absent with --no-learn), written by hand with serde's bytes
+/// (Learned::write_json: the object is a third of each device's bytes and was most of
+/// learning's cost in `--json`), then the block-layer percentiles when the BPF source is
+/// attached: per direction, the coverage, or why the device has none
+/// ({"none": "no_request_queue"}).
+fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
+    serde_json::to_writer(&mut *out, &JsonDevice(d)).expect("a device serialises");
+    // JsonDevice is never empty (disk_device comes first): its closing brace is reopened.
+    debug_assert_eq!(out.last(), Some(&b'}'));
+    out.pop();
+    if let Some(l) = &d.learned {
+        out.extend_from_slice(b",\"learned\":");
+        l.write_json(out);
+    }
+    if let Some(l) = d.latency.as_ref() {
+        out.extend_from_slice(b",\"latency\":");
+        match l.measured() {
+            Some(lat) => serde_json::to_writer(&mut *out, lat),
+            None => serde_json::to_writer(&mut *out, &serde_json::json!({"none": l.none_reason()})),
+        }
+        .expect("latency serialises");
+    }
+    out.push(b'}');
 }
 
 /// One JSON object (a single line) for an interval, under the run's envelope (the same on
@@ -508,11 +521,23 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
         interval_s: r.interval_s(),
         since_boot: r.since_boot,
         avg_cpu: r.cpu.as_ref(),
-        devices: r.devices.iter().map(JsonDevice).collect(),
     };
-    let mut s = serde_json::to_string(&obj).expect("interval report serialises");
-    s.push('\n');
-    s
+    let mut out = serde_json::to_vec(&obj).expect("interval report serialises");
+    // The envelope is never empty: its closing brace is reopened for the devices.
+    debug_assert_eq!(out.last(), Some(&b'}'));
+    out.pop();
+    out.extend_from_slice(b",\"devices\":[");
+    for (i, d) in r.devices.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_device(&mut out, d);
+    }
+    out.extend_from_slice(b"]}\n");
+    // SAFETY: every byte is serde_json's output (UTF-8: it writes `&str`s and escapes) or an
+    // ASCII literal above, as in serde_json::to_string, which converts the same way; checking
+    // a megabyte per interval again would cost as much as the learned objects saved.
+    unsafe { String::from_utf8_unchecked(out) }
 }
 
 /// One row of `stat --csv`, typed: what a live (or replayed) interval gives for one device,
