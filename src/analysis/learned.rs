@@ -65,6 +65,99 @@ pub struct Learned {
     pub directions: Vec<Learned>,
 }
 
+impl Learned {
+    /// The `learned` object as `serde_json` writes it (the same bytes as
+    /// `serde_json::to_writer(out, self)`), appended to `out`: the keys copied, not escaped
+    /// one byte at a time, and the summary escaped once per estimate. `stat --json` writes
+    /// one per device and interval; the object was most of what learning added to its CPU
+    /// per sample (issue 37's cost). Every value is written by serde_json itself.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        fn val<T: Serialize + ?Sized>(out: &mut Vec<u8>, key: &str, v: &T) {
+            out.extend_from_slice(key.as_bytes());
+            serde_json::to_writer(&mut *out, v).expect("a learned figure serialises");
+        }
+        // Every field named (no `..`): a field added to Learned must be written here too.
+        let Learned {
+            state,
+            intervals,
+            learned_s,
+            direction,
+            size_class,
+            baseline_latency_ns,
+            baseline_p95_ns,
+            baseline_device_ns,
+            baseline_interval_ns,
+            knee_concurrency,
+            knee_range,
+            knee_at_least,
+            max_iops,
+            max_iops_at_least,
+            headroom_iops,
+            ratio,
+            fit_r_squared,
+            baseline_estimate,
+            cpu_busy,
+            profile_change,
+            summary,
+            flags,
+            directions: _,
+        } = self;
+        let super::state::Flags {
+            estimate,
+            change,
+            ceiling_at_least,
+            mixed,
+        } = flags;
+        val(out, "{\"state\":", state);
+        val(out, ",\"intervals\":", intervals);
+        val(out, ",\"learned_s\":", learned_s);
+        val(out, ",\"direction\":", direction);
+        val(out, ",\"size_class\":", size_class);
+        val(out, ",\"baseline_latency_ns\":", baseline_latency_ns);
+        val(out, ",\"baseline_p95_ns\":", baseline_p95_ns);
+        if baseline_device_ns.is_some() {
+            val(out, ",\"baseline_device_ns\":", baseline_device_ns);
+        }
+        val(out, ",\"baseline_interval_ns\":", baseline_interval_ns);
+        val(out, ",\"knee_concurrency\":", knee_concurrency);
+        val(out, ",\"knee_range\":", knee_range);
+        val(out, ",\"knee_at_least\":", knee_at_least);
+        val(out, ",\"max_iops\":", max_iops);
+        val(out, ",\"max_iops_at_least\":", max_iops_at_least);
+        val(out, ",\"headroom_iops\":", headroom_iops);
+        val(out, ",\"ratio\":", ratio);
+        val(out, ",\"fit_r_squared\":", fit_r_squared);
+        if baseline_estimate.is_some() {
+            val(out, ",\"baseline_estimate\":", baseline_estimate);
+        }
+        if *cpu_busy {
+            val(out, ",\"cpu_busy\":", cpu_busy);
+        }
+        if profile_change.is_some() {
+            val(out, ",\"profile_change\":", profile_change);
+        }
+        out.extend_from_slice(b",\"summary\":");
+        match summary {
+            Some(s) => out.extend_from_slice(s.as_json().as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        // The flags, flattened into the object as serde writes them.
+        if estimate.is_some() {
+            val(out, ",\"estimate\":", estimate);
+        }
+        if change.is_some() {
+            val(out, ",\"change\":", change);
+        }
+        if *ceiling_at_least {
+            val(out, ",\"ceiling_at_least\":", ceiling_at_least);
+        }
+        if *mixed {
+            val(out, ",\"mixed\":", mixed);
+        }
+        out.push(b'}');
+    }
+}
+
 /// The curve's judgement in words, shared by every interval's [`Learned`] until the next
 /// estimate (a string copied per device and interval was a tenth of learning's cost), and
 /// written only when something reads it: a curve is re-estimated every 10 to 60 intervals
@@ -75,6 +168,9 @@ pub struct Summary(std::sync::Arc<SummaryText>);
 
 struct SummaryText {
     text: std::sync::OnceLock<Box<str>>,
+    /// The words as a JSON string (quoted and escaped), written when `stat --json` first
+    /// writes them: every interval's `learned` object repeats them until the next estimate.
+    json: std::sync::OnceLock<Box<str>>,
     make: Option<Box<dyn Fn() -> String + Send + Sync>>,
 }
 
@@ -83,13 +179,18 @@ impl Summary {
     pub fn text(s: impl Into<String>) -> Summary {
         let text = std::sync::OnceLock::new();
         let _ = text.set(s.into().into_boxed_str());
-        Summary(std::sync::Arc::new(SummaryText { text, make: None }))
+        Summary(std::sync::Arc::new(SummaryText {
+            text,
+            json: std::sync::OnceLock::new(),
+            make: None,
+        }))
     }
 
     /// Words written by `make` when first read.
     pub fn lazy(make: impl Fn() -> String + Send + Sync + 'static) -> Summary {
         Summary(std::sync::Arc::new(SummaryText {
             text: std::sync::OnceLock::new(),
+            json: std::sync::OnceLock::new(),
             make: Some(Box::new(make)),
         }))
     }
@@ -98,6 +199,16 @@ impl Summary {
         let t = &*self.0;
         t.text
             .get_or_init(|| t.make.as_ref().map_or_else(String::new, |m| m()).into())
+    }
+
+    /// The words as a JSON string, quoted and escaped as serde_json writes them: escaped once
+    /// per summary, not once per interval that carries it.
+    pub fn as_json(&self) -> &str {
+        self.0.json.get_or_init(|| {
+            serde_json::to_string(self.as_str())
+                .expect("a string serialises")
+                .into()
+        })
     }
 
     /// The same words, not only equal ones (no string compared).
@@ -225,4 +336,112 @@ pub struct Estimate {
     /// Where the single-request latency lies.
     pub interval_ns: [f64; 2],
     pub method: EstimateMethod,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::state::{Change, Flags};
+    use std::sync::Arc;
+
+    fn bare() -> Learned {
+        Learned {
+            state: State::Unknown,
+            intervals: 50,
+            learned_s: 0.5000000000000002,
+            direction: None,
+            size_class: None,
+            baseline_latency_ns: None,
+            baseline_p95_ns: None,
+            baseline_device_ns: None,
+            baseline_interval_ns: None,
+            knee_concurrency: None,
+            knee_range: None,
+            knee_at_least: None,
+            max_iops: None,
+            max_iops_at_least: None,
+            headroom_iops: None,
+            ratio: None,
+            fit_r_squared: None,
+            baseline_estimate: None,
+            cpu_busy: false,
+            profile_change: None,
+            summary: None,
+            flags: Flags::default(),
+            directions: Vec::new(),
+        }
+    }
+
+    /// `stat --json` writes the `learned` object by hand (Learned::write_json): the same bytes
+    /// as serde's, with every optional field absent, null and present, and words that need
+    /// escaping.
+    #[test]
+    fn the_learned_object_written_by_hand_is_serdes_byte_for_byte() {
+        let change = Arc::new(Change {
+            at_wall_ns: -3,
+            from_ns: 2.08e6,
+            to_ns: 7.69e6,
+            evidence: "a step \"2x\"\n\tat one in flight \u{1}".into(),
+        });
+        let estimate = Arc::new(Estimate {
+            from_in_flight: 2.0,
+            latency_ns: Some(4.1e6),
+            interval_ns: [2.05e6, 4.1e6],
+            method: EstimateMethod::Bounds,
+        });
+        let full = Learned {
+            state: State::Overloaded,
+            intervals: u64::MAX,
+            learned_s: 1e300,
+            direction: Some(Dir::Write),
+            size_class: Some(SizeClass::Large),
+            baseline_latency_ns: Some(1.0 / 3.0),
+            baseline_p95_ns: Some(f64::NAN),
+            baseline_device_ns: Some(1.5e6),
+            baseline_interval_ns: Some([0.9e6, f64::INFINITY]),
+            knee_concurrency: Some(4),
+            knee_range: Some([2, 8]),
+            knee_at_least: Some(6.0),
+            max_iops: Some(3400.0),
+            max_iops_at_least: Some(true),
+            headroom_iops: Some(-0.0),
+            ratio: Some(3.1),
+            fit_r_squared: Some(0.987654321),
+            baseline_estimate: Some(estimate),
+            cpu_busy: true,
+            profile_change: Some(change.clone()),
+            summary: Some(Summary::text(
+                "baseline 2.08 ms \"mean\" \\ at 1.0 in flight",
+            )),
+            flags: Flags {
+                estimate: Some(Arc::new(crate::analysis::state::Estimate {
+                    from_level: 2.0,
+                    interval_ns: None,
+                })),
+                change: Some(change),
+                ceiling_at_least: true,
+                mixed: true,
+            },
+            directions: vec![bare()],
+        };
+        let lazy = Learned {
+            summary: Some(Summary::lazy(|| "no baseline yet: 41 intervals".into())),
+            state: State::Idle,
+            flags: Flags {
+                mixed: true,
+                ..Flags::default()
+            },
+            ..bare()
+        };
+        for l in [bare(), full, lazy] {
+            let mut out = b"[".to_vec();
+            l.write_json(&mut out);
+            // Twice: the summary's escaped words are kept from the first time.
+            out.push(b',');
+            l.write_json(&mut out);
+            out.push(b']');
+            let want = serde_json::to_string(&[&l, &l]).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
 }
