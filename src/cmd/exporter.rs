@@ -29,7 +29,8 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     .learn_with(spec.learn.clone())
     .keep_hindsight(spec.hindsight.clone())
     .use_bursts(spec.burst_ns)
-    .declare_caps(spec.caps.clone());
+    .declare_caps(spec.caps.clone())
+    .count_cgroups(spec.cgroups);
     let server = Server::start(&spec.server, scraper)?;
     let scheme = if spec.server.web.tls.is_some() {
         "https"
