@@ -1,0 +1,248 @@
+//! `iosat exporter --cgroups` (issue 40) on this machine's real cgroup hierarchy: two v1 blkio
+//! cgroups of the test's own, fio in each on a loop device of its own (one at depth 16, one at
+//! depth 1), and a real scrape: each cgroup's requests within 10 % of what fio reports, the
+//! deep one with the larger share of device time, the verdict's roles while the device
+//! (judged by a profile with a knee of 4) is saturated; and the flags' refusals.
+
+use crate::exporter::{profile_dir_for, Exporter};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A v1 blkio cgroup made by the test; on drop (failure included) its child is killed and
+/// reaped, then the directory removed.
+struct OwnCgroup {
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnCgroup {
+    fn new(hierarchy: &Path, tag: &str) -> OwnCgroup {
+        let dir = hierarchy.join(format!("iosat-cgexport-{}-{tag}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        OwnCgroup { dir, child: None }
+    }
+
+    /// `fio` reading `dev` at `depth` for `secs`, started from inside the cgroup (the shell
+    /// puts itself in and execs fio, which keeps the pid); its JSON on stdout.
+    fn fio(&mut self, dev: &str, depth: u32, secs: u32) {
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {}/cgroup.procs && exec fio --name=j --filename={dev} --direct=1 \
+                 --rw=randread --bs=4k --ioengine=libaio --iodepth={depth} --runtime={secs} \
+                 --time_based --output-format=json",
+                self.dir.display()
+            ))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+    }
+
+    /// fio's read count, once it has ended.
+    fn reads(&mut self) -> f64 {
+        let out = self.child.take().unwrap().wait_with_output().unwrap();
+        assert!(out.status.success(), "fio failed: {}", out.status);
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["jobs"][0]["read"]["total_ios"].as_f64().unwrap()
+    }
+
+    /// The `cgroup` label: the path in its hierarchy.
+    fn label(&self) -> String {
+        format!("/{}", self.dir.file_name().unwrap().to_string_lossy())
+    }
+}
+
+impl Drop for OwnCgroup {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            // EBUSY while the exited task is still being released from the cgroup.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The value of the sample `name{labels}` (labels in exposition order) in a text scrape.
+fn value(body: &str, name: &str, labels: &str) -> Option<f64> {
+    let head = format!("{name}{{{labels}}} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(&head))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn scrape(e: &Exporter) -> String {
+    let (status, _, body) = e.request("GET", "/metrics");
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+#[test]
+fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
+    let blkio = Path::new("/sys/fs/cgroup/blkio");
+    if !crate::util::is_root() {
+        crate::util::skip("needs root");
+        return;
+    }
+    if !blkio.join("cgroup.procs").exists() {
+        crate::util::skip_lacking("no cgroup v1 blkio hierarchy");
+        return;
+    }
+    if !crate::util::have("fio", "--version") {
+        crate::util::skip_lacking("fio not installed");
+        return;
+    }
+    // Dropped last: the cgroups (and the fio runs that hold the device open) go first.
+    let lo = crate::util::LoopDev::new(256 << 20);
+    let name = lo.name().to_string();
+    let profiles = profile_dir_for(
+        &name,
+        r#"{"baseline_latency_ns":20000.0,"knee_concurrency":4,"max_useful_iops":50000.0}"#,
+    );
+    let mut deep = OwnCgroup::new(blkio, "deep");
+    let mut shallow = OwnCgroup::new(blkio, "shallow");
+    let e = Exporter::start(
+        Path::new("/"),
+        &[
+            "--all",
+            "--device-include",
+            &name,
+            "--profile-dir",
+            profiles.path().to_str().unwrap(),
+            "--no-learn",
+            "--cgroups",
+        ],
+    );
+    if e.before.iter().any(|l| l.contains("per-cgroup")) {
+        crate::util::skip_lacking(&format!("no BPF source: {:?}", e.before));
+        return;
+    }
+    let (dl, sl) = (deep.label(), shallow.label());
+    let dev = format!("device=\"{name}\"");
+    // The shallow one alone first (a calm device: its own latency, the deep one's usual
+    // share nil), then the deep one joins.
+    shallow.fio(&lo.path, 1, 9);
+    std::thread::sleep(Duration::from_secs(3));
+    deep.fio(&lo.path, 16, 5);
+    // While both run: the shares of device time and, the device being saturated (17 in
+    // flight against a knee of 4), the verdict's roles.
+    let t0 = Instant::now();
+    let mut shares = None;
+    let mut roles = (false, false);
+    while t0.elapsed() < Duration::from_millis(4500) {
+        std::thread::sleep(Duration::from_millis(500));
+        let body = scrape(&e);
+        let share = |cg: &str| {
+            value(
+                &body,
+                "iosat_cgroup_disk_device_time_share",
+                &format!("{dev},cgroup=\"{cg}\""),
+            )
+        };
+        if let (Some(d), Some(s)) = (share(&dl), share(&sl)) {
+            shares = Some((d, s));
+        }
+        let role = |cg: &str, r: &str| {
+            value(
+                &body,
+                "iosat_cgroup_disk_role",
+                &format!("{dev},cgroup=\"{cg}\",role=\"{r}\""),
+            ) == Some(1.0)
+        };
+        roles.0 |= role(&sl, "victim");
+        roles.1 |= role(&dl, "aggressor");
+    }
+    let (want_deep, want_shallow) = (deep.reads(), shallow.reads());
+    // Every completion counted by a tick (one a second) after fio's end: until the counts
+    // reach fio's or stop moving for two seconds.
+    let mut got = (0.0, 0.0);
+    let mut body = String::new();
+    let mut still = Instant::now();
+    let t1 = Instant::now();
+    while t1.elapsed() < Duration::from_secs(15) {
+        body = scrape(&e);
+        let reads = |cg: &str| {
+            value(
+                &body,
+                "iosat_cgroup_disk_requests_total",
+                &format!("{dev},cgroup=\"{cg}\",op=\"read\""),
+            )
+            .unwrap_or(0.0)
+        };
+        let now = (reads(&dl), reads(&sl));
+        if now != got {
+            still = Instant::now();
+        }
+        got = now;
+        if (got.0 >= want_deep && got.1 >= want_shallow) || still.elapsed() > Duration::from_secs(2)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!(
+        "deep: {} exported, fio {want_deep}; shallow: {} exported, fio {want_shallow}; \
+         shares {shares:?}; roles (victim, aggressor) {roles:?}",
+        got.0, got.1
+    );
+    for (cg, g, w) in [(&dl, got.0, want_deep), (&sl, got.1, want_shallow)] {
+        assert!(
+            w > 100.0 && (g - w).abs() <= w * 0.1,
+            "{cg}: {g} exported, fio read {w}\n{body}"
+        );
+        let bytes = value(
+            &body,
+            "iosat_cgroup_disk_bytes_total",
+            &format!("{dev},cgroup=\"{cg}\",op=\"read\""),
+        );
+        assert_eq!(bytes, Some(g * 4096.0), "{cg}");
+        let lat = value(
+            &body,
+            "iosat_cgroup_disk_latency_seconds_total",
+            &format!("{dev},cgroup=\"{cg}\",op=\"read\""),
+        )
+        .unwrap();
+        assert!(lat > 0.0, "{cg}: no latency summed");
+    }
+    assert_eq!(
+        value(&body, "iosat_cgroup_disk_cut_cgroups", &dev),
+        Some(0.0)
+    );
+    let (d, s) = shares.expect("no share of device time while both ran");
+    assert!(d > s && d + s <= 1.0 + 1e-9, "shares {d} {s}");
+    assert!(
+        roles.0 && roles.1,
+        "the saturated device's verdict never named the shallow cgroup a victim and the deep \
+         one an aggressor: {roles:?}"
+    );
+    crate::exporter::every_type_has_help(&body);
+    if crate::exporter::have_promtool() {
+        crate::exporter::promtool_check_metrics(&body).unwrap();
+    }
+}
+
+#[test]
+fn cgroup_flags_are_refused_in_one_line() {
+    crate::util::assert_refusals(&[
+        (&["exporter", "--cgroups", "--no-bpf"], 2, "--cgroups"),
+        (&["exporter", "--cgroup-limit", "5"], 2, "--cgroup-limit"),
+        (
+            &["exporter", "--cgroups", "--cgroup-limit", "0"],
+            2,
+            "--cgroup-limit",
+        ),
+        (
+            &["exporter", "--cgroups", "--cgroup-limit", "many"],
+            2,
+            "--cgroup-limit",
+        ),
+    ]);
+}
