@@ -62,6 +62,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     // A recording's percentiles are not shown either: --no-bpf means diskstats alone.
     app.latency = !spec.no_bpf;
     app.as_root = crate::sys::is_root();
+    app.cgroups = spec.cgroups;
     let ran = term::run(app, rx, pace, &wants_procs, &wake);
     if let Some(t) = sampler_thread {
         t.stop();
@@ -127,6 +128,9 @@ fn live(
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
     collector.use_bursts(spec.burst_ns);
+    if spec.cgroups {
+        collector.count_cgroups();
+    }
     match &spec.hindsight {
         // Its line ("hindsight: wrote …") is drawn with the warnings.
         Some(h) => collector.keep_hindsight(h.clone()),
