@@ -92,7 +92,8 @@ pub struct CgCounters {
     /// The kernel's cumulative row at the last sample.
     last: HashMap<Key, Sums>,
     /// What each cgroup's series says: its changes while it was among its device's busiest.
-    own: HashMap<Key, Sums>,
+    /// By device, then (cgroup id, op): a scrape reads one device's without the others'.
+    own: HashMap<(u32, u32), HashMap<(u64, u8), Sums>>,
     /// Per device and op: the changes of the cgroups beyond the cap.
     other: HashMap<(u32, u32, u8), Sums>,
     /// Requests since the exporter started per device and cgroup: what "busiest" ranks by.
@@ -144,10 +145,11 @@ impl CgCounters {
         let present: HashSet<(u32, u32, u64)> = now.keys().map(|k| (k.0, k.1, k.2)).collect();
         let devices: HashSet<(u32, u32)> = present.iter().map(|k| (k.0, k.1)).collect();
         self.busy.retain(|k, _| present.contains(k));
-        self.own.retain(|k, _| present.contains(&(k.0, k.1, k.2)));
+        for (dev, m) in self.own.iter_mut() {
+            m.retain(|k, _| present.contains(&(dev.0, dev.1, k.0)));
+        }
+        self.own.retain(|_, m| !m.is_empty());
         self.other.retain(|k, _| devices.contains(&(k.0, k.1)));
-        self.names
-            .retain(|id, _| present.iter().any(|p| p.2 == *id));
         self.last = now;
         // Each device's busiest cgroups.
         let mut per_dev: HashMap<(u32, u32), Vec<(u64, u64)>> = HashMap::new();
@@ -166,7 +168,12 @@ impl CgCounters {
         for (k, d) in deltas {
             let kept = self.kept.get(&(k.0, k.1)).is_some_and(|s| s.contains(&k.2));
             if kept {
-                self.own.entry(k).or_default().add(&d);
+                self.own
+                    .entry((k.0, k.1))
+                    .or_default()
+                    .entry((k.2, k.3))
+                    .or_default()
+                    .add(&d);
             } else {
                 self.other.entry((k.0, k.1, k.3)).or_default().add(&d);
             }
@@ -187,12 +194,13 @@ impl CgCounters {
     pub fn device(&self, major: u32, minor: u32, interval: Option<&DevCgroups>) -> Option<DevCg> {
         let kept = self.kept.get(&(major, minor))?;
         let mut by_label: HashMap<(String, u8), Sums> = HashMap::new();
-        for (k, s) in self
-            .own
-            .iter()
-            .filter(|(k, _)| (k.0, k.1) == (major, minor) && kept.contains(&k.2))
+        let own = self.own.get(&(major, minor));
+        for (k, s) in own
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| kept.contains(&k.0))
         {
-            by_label.entry((self.label(k.2), k.3)).or_default().add(s);
+            by_label.entry((self.label(k.0), k.1)).or_default().add(s);
         }
         let mut series: Vec<(String, u8, Sums)> = by_label
             .into_iter()
