@@ -12,7 +12,8 @@
 #      beyond the noise, i.e. the median ratio within the spread of the runs).
 #
 # Needs root, fio, jq, bpftool, bpftrace. Environment: REPEATS (5), DURATION seconds per run
-# (5), IOSAT (a built binary: skips the release build), DIR (where the temporary directory and test file go; the machine's disk, never a raw
+# (5), IOSAT (a built binary: skips the release build), STAT_ARGS (more arguments for the
+# attached `iosat stat`, e.g. "--cgroups" for the per-cgroup counters of issue 40), DIR (where the temporary directory and test file go; the machine's disk, never a raw
 # device), SIZE_MB (1024), SECTIONS ("A B"). Markdown to stdout, one line per run to stderr.
 set -euo pipefail
 
@@ -51,7 +52,8 @@ fio_iops() {
 # start_iosat: iosat stat attached (its program loaded) in the background; waits for the
 # first sample so the program is attached before the load starts.
 start_iosat() {
-  "$IOSAT" stat -i 1 --json --no-profile --record "$WORK/rec" >/dev/null 2>"$WORK/iosat.err" &
+  # shellcheck disable=SC2086 # STAT_ARGS is a list of words
+  "$IOSAT" stat -i 1 --json --no-profile ${STAT_ARGS:-} --record "$WORK/rec" >/dev/null 2>"$WORK/iosat.err" &
   BG=$!
   wait_for_line '^T ' "$WORK/rec" 100 0.05 || true
   grep -q '^B ' "$WORK/rec" || { echo "iosat did not attach: $(cat "$WORK/iosat.err")" >&2; exit 1; }

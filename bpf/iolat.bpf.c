@@ -151,6 +151,10 @@ struct cg_val {
 // Number of device slots; user space sizes the maps (set before load).
 const volatile __u32 max_slots = 64;
 
+// Count per cgroup (set before load: `--cgroups`); off, the verifier drops that code and the
+// cgroup lookup, so a program loaded without it costs what it did before.
+const volatile __u32 by_cgroups = 0;
+
 // dev_t (major << 20 | minor, the kernel's internal encoding) -> slot.
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -477,7 +481,7 @@ static __always_inline int account(struct request *rq, __u64 now, __u64 bytes, _
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
 	__u64 issue = split(idx, rq, start, now);
-	if (cgroup != 0 && kind < CG_OPS)
+	if (by_cgroups && cgroup != 0 && kind < CG_OPS)
 		by_cgroup(cgroup, *slot, kind, bytes, b, start, issue, now);
 	if (bytes == 0 || kind > OP_WRITE)
 		return 0;
@@ -509,7 +513,7 @@ static __always_inline void note_size(struct request *rq)
 	p->rq = (__u64)rq;
 	p->start_time_ns = start;
 	p->bytes = rq->__data_len;
-	p->cgroup = cgroup_of(rq);
+	p->cgroup = by_cgroups ? cgroup_of(rq) : 0;
 }
 
 // The note of this request (0: none).

@@ -22,6 +22,9 @@ pub const NEW_AGGRESSOR_SHARE: f64 = 0.25;
 pub const MIN_REQUESTS: u64 = 5;
 /// Calm intervals a cgroup's own baseline needs before it is used (else the device's).
 pub const MIN_BASELINE_INTERVALS: u32 = 3;
+/// A cgroup with this share of the device's time is alone on it: its latency then is its own
+/// (no one else can have raised it), whatever the device's state.
+pub const ALONE_SHARE: f64 = 0.9;
 /// Intervals the correlation is taken over.
 pub const HISTORY: usize = 120;
 /// Intervals with both figures a correlation needs to be stated.
@@ -95,6 +98,8 @@ pub struct Candidate<'a> {
     pub share: f64,
     pub ratio: Option<f64>,
     pub baseline_ms: Option<f64>,
+    /// The baseline is its own (else the device's).
+    pub own_baseline: bool,
     pub requests: u64,
     pub held_by: Option<&'a Limit>,
     /// IOPS read and write.
@@ -215,47 +220,24 @@ pub fn verdict(
         })
         .collect();
     let held = |id: u64| throttled.iter().any(|t| t.id == id);
-    let mut victims: Vec<Victim> = rows
-        .iter()
-        .filter(|r| !held(r.id) && r.requests >= MIN_REQUESTS)
-        .filter_map(|r| {
-            let ratio = r.ratio.filter(|&x| x >= VICTIM_RATIO)?;
-            Some(Victim {
-                id: r.id,
-                name: r.name.to_string(),
-                ratio,
-                baseline_ms: r.baseline_ms,
-                baseline_of: None,
-            })
-        })
-        .collect();
-    victims.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
-    let first_victim = victims.first().map(|v| v.id);
+    // Likely aggressors first: a share of the device's time above their usual one.
     let mut aggressors: Vec<Aggressor> = rows
         .iter()
-        .filter(|r| !held(r.id) && Some(r.id) != first_victim)
-        .filter(|r| !victims.iter().any(|v| v.id == r.id) || r.share >= 0.5)
+        .filter(|r| !held(r.id))
         .filter_map(|r| {
             let u = usual(r.id);
             let rose = match u {
                 Some(u) => r.share >= u + SHARE_RISE,
                 None => r.share >= NEW_AGGRESSOR_SHARE,
             };
-            if !rose {
-                return None;
-            }
-            let (correlation, intervals) = match first_victim {
-                Some(v) => correlate(history, r.id, v),
-                None => (None, 0),
-            };
-            Some(Aggressor {
+            rose.then(|| Aggressor {
                 id: r.id,
                 name: r.name.to_string(),
                 share: r.share,
                 usual_share: u,
-                correlation,
-                intervals,
-                strength: strength(correlation),
+                correlation: None,
+                intervals: 0,
+                strength: strength(None),
             })
         })
         .collect();
@@ -263,8 +245,34 @@ pub fn verdict(
         let rise = |x: &Aggressor| x.share - x.usual_share.unwrap_or(0.0);
         rise(b).total_cmp(&rise(a))
     });
-    // A victim that is also the heaviest user is not a victim of the others.
-    victims.retain(|v| !aggressors.iter().any(|a| a.id == v.id));
+    // Victims: slower than their own baseline (never the device's: a cgroup new to the device
+    // has no usual latency to have risen from), not held, not loading the device themselves.
+    let mut victims: Vec<Victim> = rows
+        .iter()
+        .filter(|r| !held(r.id) && r.requests >= MIN_REQUESTS && r.own_baseline)
+        .filter(|r| !aggressors.iter().any(|a| a.id == r.id))
+        .filter_map(|r| {
+            let ratio = r.ratio.filter(|&x| x >= VICTIM_RATIO)?;
+            Some(Victim {
+                id: r.id,
+                name: r.name.to_string(),
+                ratio,
+                baseline_ms: r.baseline_ms,
+                baseline_of: Some(BaselineOf::Own),
+            })
+        })
+        .collect();
+    victims.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+    match victims.first().map(|v| v.id) {
+        Some(v) => {
+            for a in &mut aggressors {
+                (a.correlation, a.intervals) = correlate(history, a.id, v);
+                a.strength = strength(a.correlation);
+            }
+        }
+        // No one suffers: a large share alone makes no one an aggressor.
+        None => aggressors.clear(),
+    }
     let protect = protect(rows, &victims, &aggressors);
     let sentence = sentence(&victims, &aggressors, &throttled, protect.as_deref());
     Verdict {
@@ -398,6 +406,7 @@ mod tests {
             share,
             ratio: Some(ratio),
             baseline_ms: Some(2.0),
+            own_baseline: true,
             requests: 100,
             held_by: None,
             iops: (400.0, 0.0),
@@ -471,6 +480,9 @@ mod tests {
         let rows = [cand(1, "/db", 0.1, 4.0), cand(2, "/batch", 0.9, 1.0)];
         let v = verdict(&rows, &h, &|_| None);
         assert_eq!(v.aggressors[0].correlation, None);
+        // Without a victim there is no aggressor, however large a share.
+        let calm = [cand(1, "/db", 0.1, 1.0), cand(2, "/batch", 0.9, 1.0)];
+        assert!(verdict(&calm, &h, &|_| None).aggressors.is_empty());
         assert!(v.sentence.contains("not measurable yet"), "{}", v.sentence);
         // No one stands out on a device everyone shares as usual.
         let rows = [cand(1, "/a", 0.5, 1.0), cand(2, "/b", 0.5, 1.0)];

@@ -168,12 +168,13 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         profiles,
         recording,
     );
-    collector.use_block_latency(spec.no_bpf);
-    collector.declare_caps(spec.caps.clone());
-    collector.use_bursts(spec.burst_ns);
+    // Before the source is attached, so its program is loaded once, with the cgroup code.
     if spec.cgroups {
         collector.count_cgroups();
     }
+    collector.use_block_latency(spec.no_bpf);
+    collector.declare_caps(spec.caps.clone());
+    collector.use_bursts(spec.burst_ns);
     match &spec.hindsight {
         Some(h) => collector.keep_hindsight(h.clone()),
         None => collector.hindsight_off(),

@@ -76,6 +76,8 @@ struct Track {
     peak: Option<BurstPeak>,
     /// Intervals with windows, and those whose peak-to-mean was 2 or more.
     burst_intervals: (u32, u32),
+    /// Who loaded the device over the recording (issue 40: `#G` lines).
+    cgroups: crate::monitor::cgroups::RunCgroups,
 }
 
 /// The busiest short window a recording's `#P` lines hold for a device.
@@ -157,6 +159,7 @@ fn track<'a>(tracks: &'a mut Vec<Track>, d: &DeviceRow, default: &Selection) -> 
                 splits: Vec::new(),
                 peak: None,
                 burst_intervals: (0, 0),
+                cgroups: Default::default(),
             });
             tracks.len() - 1
         }
@@ -275,6 +278,9 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             if let Some(b) = &d.burst {
                 t.add_burst(b, rep.end_wall_ns);
             }
+            if let Some(c) = &d.cgroups {
+                t.cgroups.add(c);
+            }
             // The split where the recording has it, judged as stat judged the interval.
             if let Some(m) = d.latency.as_ref().and_then(|l| l.measured()) {
                 let sp = [m.split(false).cloned(), m.split(true).cloned()];
@@ -342,6 +348,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         }
         // Windows are sampled only for the devices the run selected: each is said.
         out.notes.extend(burst_words(t));
+        out.notes.extend(t.cgroups.words(&t.series.device));
     }
     out.devices = tracks
         .into_iter()

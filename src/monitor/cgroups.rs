@@ -328,7 +328,9 @@ impl CgTracker {
             r.baseline_ms = base.map(|b| b / 1e6);
             r.baseline_of = of;
             let requests = r.read.requests + r.write.requests;
-            if calm && requests >= who::MIN_REQUESTS {
+            // Its own latency is learned while the device is calm, or while it is alone on the
+            // device (then no one else can have slowed it).
+            if (calm || r.share >= who::ALONE_SHARE) && requests >= who::MIN_REQUESTS {
                 if let Some(m) = mean_ns {
                     // The lower half of its calm intervals: a mean that only falls with more
                     // evidence, rises slowly (a device's latency drifts, a burst must not).
@@ -336,6 +338,8 @@ impl CgTracker {
                     e.0 = if m < e.0 { m } else { e.0 + (m - e.0) * 0.05 };
                     e.1 = e.1.saturating_add(1);
                 }
+            }
+            if calm && requests >= who::MIN_REQUESTS {
                 let u = self.usual_share.entry(key).or_insert(r.share);
                 *u += (r.share - *u) * 0.1;
             }
@@ -352,6 +356,10 @@ impl CgTracker {
             hist.pop_front();
         }
         if !loaded {
+            // Held by its own limit is said whatever the device's state.
+            for r in rows.iter_mut().filter(|r| r.held_by.is_some()) {
+                r.role = Some(Role::Throttled);
+            }
             return None;
         }
         let usual = |id: u64| self.usual_share.get(&(dev.0, dev.1, id)).copied();
@@ -366,18 +374,13 @@ impl CgTracker {
                 share: r.share,
                 ratio: r.ratio,
                 baseline_ms: r.baseline_ms,
+                own_baseline: r.baseline_of == Some(who::BaselineOf::Own),
                 requests: r.read.requests + r.write.requests,
                 held_by: r.held_by.as_ref(),
                 iops: (r.read.iops, r.write.iops),
             })
             .collect();
-        let mut v = who::verdict(&cands, hist, &usual);
-        for victim in &mut v.victims {
-            victim.baseline_of = rows
-                .iter()
-                .find(|r| r.id == victim.id)
-                .and_then(|r| r.baseline_of);
-        }
+        let v = who::verdict(&cands, hist, &usual);
         for r in rows.iter_mut() {
             r.role = v.role_of(r.id);
         }
@@ -557,5 +560,134 @@ mod tests {
         t.close(1.0, &|_, _| None);
         t.set_next(sample(vec![row(10, 0, 10, 20, 20, 40)]));
         assert!(t.close(1.0, &|_, _| None).is_empty());
+    }
+}
+
+/// A device's cgroups over a whole recording (`analyze`): each cgroup's time in the device,
+/// requests and latency, and what the intervals' verdicts named.
+#[derive(Debug, Default)]
+pub struct RunCgroups {
+    /// id → (name, time its requests spent in the device in ms (their latency where the
+    /// kernel does not stamp the issue), requests, latency sum ms×requests).
+    cgroups: HashMap<u64, (String, f64, u64, f64)>,
+    /// Intervals with cgroups, and those with a verdict.
+    intervals: u32,
+    judged: u32,
+    /// Per (victim, aggressor): intervals, victim ratios, aggressor shares, last correlation
+    /// and its strength, last protect sentence.
+    pairs: HashMap<(String, String), PairRun>,
+    /// Throttled names → (intervals, the limit in words).
+    throttled: HashMap<String, (u32, String)>,
+}
+
+#[derive(Debug, Default)]
+struct PairRun {
+    n: u32,
+    ratios: Vec<f64>,
+    shares: Vec<f64>,
+    correlation: Option<(f64, usize, &'static str)>,
+    protect: Option<String>,
+}
+
+impl RunCgroups {
+    pub fn add(&mut self, c: &DevCgroups) {
+        self.intervals += 1;
+        for g in &c.cgroups {
+            let e = self
+                .cgroups
+                .entry(g.id)
+                .or_insert_with(|| (g.name.clone(), 0.0, 0, 0.0));
+            for d in [&g.read, &g.write] {
+                e.1 += d.device_ms.or(d.mean_ms).unwrap_or(0.0) * d.requests as f64;
+                e.2 += d.requests;
+                e.3 += d.mean_ms.unwrap_or(0.0) * d.requests as f64;
+            }
+        }
+        let Some(v) = &c.verdict else { return };
+        self.judged += 1;
+        for t in &v.throttled {
+            let e = self
+                .throttled
+                .entry(t.name.clone())
+                .or_insert((0, t.limit.text()));
+            e.0 += 1;
+        }
+        if let (Some(vi), Some(a)) = (v.victims.first(), v.aggressors.first()) {
+            let p = self
+                .pairs
+                .entry((vi.name.clone(), a.name.clone()))
+                .or_default();
+            p.n += 1;
+            p.ratios.push(vi.ratio);
+            p.shares.push(a.share);
+            if let Some(r) = a.correlation {
+                p.correlation = Some((r, a.intervals, a.strength));
+            }
+            p.protect.clone_from(&v.protect);
+        }
+    }
+
+    /// The run in words, one line each (empty without cgroups).
+    pub fn words(&self, dev: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.intervals == 0 {
+            return out;
+        }
+        let total: f64 = self.cgroups.values().map(|c| c.1).sum();
+        let mut by_time: Vec<&(String, f64, u64, f64)> = self.cgroups.values().collect();
+        by_time.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let list: Vec<String> = by_time
+            .iter()
+            .take(3)
+            .map(|(name, t, n, lat)| {
+                let mean = if *n > 0 { lat / *n as f64 } else { 0.0 };
+                format!(
+                    "{name} {:.0} % ({n} requests, mean {mean:.2} ms)",
+                    if total > 0.0 { t / total * 100.0 } else { 0.0 }
+                )
+            })
+            .collect();
+        out.push(format!(
+            "{dev}: cgroups: the device's time over {} intervals: {}",
+            self.intervals,
+            list.join("; ")
+        ));
+        let mut pairs: Vec<(&(String, String), &PairRun)> = self.pairs.iter().collect();
+        pairs.sort_by(|a, b| b.1.n.cmp(&a.1.n).then(a.0.cmp(b.0)));
+        for ((victim, aggressor), p) in pairs.into_iter().take(2) {
+            let med = |v: &[f64]| {
+                let mut v = v.to_vec();
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let corr = match p.correlation {
+                Some((r, n, s)) => {
+                    format!("{s} correlation (r = {r:.2} over {n} intervals), not proof")
+                }
+                None => "correlation not measurable".to_string(),
+            };
+            let protect = p
+                .protect
+                .as_ref()
+                .map_or(String::new(), |s| format!("; to protect {victim}: {s}"));
+            out.push(format!(
+                "{dev}: who: in {} of {} saturated intervals {victim} waited {:.1}x its own \
+                 baseline (median) while {aggressor} took {:.0} % of the device's time; \
+                 {corr}{protect}",
+                p.n,
+                self.judged,
+                med(&p.ratios),
+                med(&p.shares) * 100.0
+            ));
+        }
+        let mut held: Vec<(&String, &(u32, String))> = self.throttled.iter().collect();
+        held.sort();
+        for (name, (n, limit)) in held {
+            out.push(format!(
+                "{dev}: who: {name} was held by its own limit in {n} saturated intervals \
+                 (throttled, not a victim of the device): {limit}"
+            ));
+        }
+        out
     }
 }

@@ -314,6 +314,11 @@ impl Collector {
     /// each device); nothing without the source.
     pub fn count_cgroups(&mut self) {
         self.cgroups = Some(Default::default());
+        // A source loaded without the cgroup code is loaded again with it.
+        if self.blk.as_ref().is_some_and(|b| !b.counts_cgroups()) {
+            self.blk = None;
+            self.use_block_latency(false);
+        }
     }
 
     /// Measure each interval's bursts over windows of `window_ns` (None: off): diskstats is
@@ -488,7 +493,7 @@ impl Collector {
     /// on with diskstats alone; counters from a fixture tree (`--proc-root`) are silently
     /// not this kernel's. The kernel's BTF is looked for under the sys root.
     pub fn use_block_latency(&mut self, off: bool) {
-        match crate::sys::bpf::attach(&self.root, off) {
+        match crate::sys::bpf::attach_with(&self.root, off, self.cgroups.is_some()) {
             Ok(b) => self.blk = b,
             Err(line) => self.warn(vec![line]),
         }

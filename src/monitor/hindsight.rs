@@ -76,6 +76,9 @@ pub struct Hindsight {
     devices: BTreeMap<(u32, u32, String), String>,
     /// The run's `K` lines (caps declared on the command line).
     caps: String,
+    /// The names of the cgroups seen (`#G` lines name each once a run): a dump names them all
+    /// at its head, whichever samples it kept.
+    cg_names: BTreeMap<u64, super::cgroups::CgName>,
     held: VecDeque<Held>,
     bytes: usize,
     /// The sample being assembled (the events fed before its `T`).
@@ -101,6 +104,7 @@ impl Hindsight {
             due: None,
             devices: BTreeMap::new(),
             caps: String::new(),
+            cg_names: BTreeMap::new(),
             held: VecDeque::new(),
             bytes: 0,
             current: String::new(),
@@ -240,6 +244,12 @@ impl Hindsight {
             // A cap declared on the command line holds for the whole run: kept with the run's
             // line, so a dump judges by it too (issue 42).
             Event::Cap { .. } => self.caps.push_str(&record::format_event(ev)),
+            Event::Cgroups(c) => {
+                for (id, n) in &c.names {
+                    self.cg_names.insert(*id, n.clone());
+                }
+                self.current.push_str(&record::format_event(ev));
+            }
             other => self.current.push_str(&record::format_event(other)),
         }
     }
@@ -400,6 +410,13 @@ impl Hindsight {
         s.push_str(&self.caps);
         for lines in self.devices.values() {
             s.push_str(lines);
+        }
+        if !self.cg_names.is_empty() {
+            let names = super::cgroups::CgSample {
+                names: self.cg_names.iter().map(|(i, n)| (*i, n.clone())).collect(),
+                ..Default::default()
+            };
+            s.push_str(&record::format_event(&Event::Cgroups(names)));
         }
         for h in &self.held {
             s.push_str(&h.text);

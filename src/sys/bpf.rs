@@ -246,6 +246,8 @@ impl fmt::Display for Unavailable {
 /// The attached program and its maps; detached when dropped.
 pub struct BlockLatency {
     ebpf: Ebpf,
+    /// Loaded counting per cgroup.
+    by_cgroups: bool,
     /// Entries the per-cgroup map was given.
     cg_entries: u32,
     /// The "cgroup map full" line was said (once a run).
@@ -321,6 +323,16 @@ fn reason(e: &dyn std::error::Error) -> String {
 /// Load and attach the program, or say why not. `proc_is_live`: the counters iosat reads
 /// are this kernel's (`/proc`, not a fixture tree); the kernel's BTF is read under `sys`.
 pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable> {
+    open_with(proc_is_live, sys, false)
+}
+
+/// [`open`], counting per cgroup too when `cgroups` (`--cgroups`: the program's cgroup code is
+/// dropped by the verifier otherwise).
+pub fn open_with(
+    proc_is_live: bool,
+    sys: &Path,
+    cgroups: bool,
+) -> Result<BlockLatency, Unavailable> {
     if !proc_is_live {
         return Err(Unavailable::OtherRoot);
     }
@@ -343,6 +355,7 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .set_global("max_slots", &MAX_SLOTS, true)
+        .set_global("by_cgroups", &u32::from(cgroups), true)
         .set_max_entries("slots", MAX_SLOTS)
         .set_max_entries("free_slots", MAX_SLOTS)
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
@@ -359,6 +372,7 @@ pub fn open(proc_is_live: bool, sys: &Path) -> Result<BlockLatency, Unavailable>
             Ok(()) => {
                 return Ok(BlockLatency {
                     ebpf,
+                    by_cgroups: cgroups,
                     cg_entries,
                     warned_cg_full: false,
                     warned_dropped: false,
@@ -434,10 +448,19 @@ impl Hook {
 /// (`--no-bpf`) or when the counters come from a fixture tree (`--proc-root`: not this
 /// kernel's); Err with the one line that says why there are no live percentiles.
 pub fn attach(root: &super::Root, off: bool) -> Result<Option<BlockLatency>, String> {
+    attach_with(root, off, false)
+}
+
+/// [`attach`], counting per cgroup too when `cgroups`.
+pub fn attach_with(
+    root: &super::Root,
+    off: bool,
+    cgroups: bool,
+) -> Result<Option<BlockLatency>, String> {
     if off {
         return Ok(None);
     }
-    match open(root.proc == super::Root::default().proc, &root.sys) {
+    match open_with(root.proc == super::Root::default().proc, &root.sys, cgroups) {
         Ok(b) => Ok(Some(b)),
         Err(Unavailable::OtherRoot | Unavailable::Disabled) => Ok(None),
         Err(why) => Err(format!(
@@ -508,6 +531,11 @@ impl BlockLatency {
         }
         out.sort_by_key(|d| (d.major, d.minor));
         Ok((out, dropped))
+    }
+
+    /// Was it loaded counting per cgroup?
+    pub fn counts_cgroups(&self) -> bool {
+        self.by_cgroups
     }
 
     /// Every cgroup's cumulative counters per device and op, sorted by (device, cgroup, op), and

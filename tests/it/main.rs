@@ -36,6 +36,7 @@ mod sweep;
 mod top;
 mod truth;
 mod vocab;
+mod who;
 
 // The helpers' home is support/; every test names them from the root, as crate::util::iosat.
 use support::{busy, failfs, knowndev, ownloop, util};
