@@ -125,12 +125,13 @@ fn live(
     collector.hold_warnings();
     // The block-latency source as `stat` has it, attached before the first sample so that
     // the first interval already has percentiles.
-    collector.use_block_latency(spec.no_bpf);
-    collector.declare_caps(spec.caps.clone());
-    collector.use_bursts(spec.burst_ns);
+    // Before the source is attached, so its program is loaded once, with the cgroup code.
     if spec.cgroups {
         collector.count_cgroups();
     }
+    collector.use_block_latency(spec.no_bpf);
+    collector.declare_caps(spec.caps.clone());
+    collector.use_bursts(spec.burst_ns);
     match &spec.hindsight {
         // Its line ("hindsight: wrote …") is drawn with the warnings.
         Some(h) => collector.keep_hindsight(h.clone()),

@@ -218,6 +218,9 @@ impl CgCounters {
             for g in c.cgroups.iter().filter(|g| kept.contains(&g.id)) {
                 share.push((self.label(g.id), g.share));
             }
+            // The verdict's (it names cgroups beyond the busiest listed), else the rows' own
+            // (a cgroup held by its own limit is throttled whatever the device's state).
+            let mut seen = HashSet::new();
             if let Some(v) = &c.verdict {
                 let ids = v
                     .victims
@@ -225,11 +228,15 @@ impl CgCounters {
                     .map(|x| x.id)
                     .chain(v.aggressors.iter().map(|x| x.id))
                     .chain(v.throttled.iter().map(|x| x.id));
-                let mut seen = HashSet::new();
                 for id in ids.filter(|id| kept.contains(id) && seen.insert(*id)) {
                     if let Some(r) = v.role_of(id) {
                         roles.push((self.label(id), r));
                     }
+                }
+            }
+            for g in c.cgroups.iter().filter(|g| kept.contains(&g.id)) {
+                if let Some(r) = g.role.filter(|_| seen.insert(g.id)) {
+                    roles.push((self.label(g.id), r));
                 }
             }
         }
@@ -355,8 +362,8 @@ the issue; the device's busiest cgroups only (8, and only those with series of t
         "gauge",
         "1 while the latest interval's verdict on a saturated device names the cgroup: victim \
 (its latency rose above its own baseline), aggressor (its share of device time rose in the \
-same intervals: a correlation, not proof) or throttled (held by its own io.max or blkio \
-throttle).",
+same intervals: a correlation, not proof); or throttled, held by its own io.max or blkio \
+throttle (said whatever the device's state).",
     );
     for (dev, c) in &with {
         for (cg, r) in &c.roles {

@@ -143,17 +143,12 @@ impl Scraper {
     /// Count each device's requests per cgroup (issue 40): the block-latency source's
     /// per-cgroup rows are read at each learner tick (one a second: the intervals the verdict
     /// is judged on are computed for it, nothing learned with learning off), at most `limit`
-    /// cgroups per device with series of their own. None: off. Call after
-    /// [`Scraper::use_block_latency`] and [`Scraper::learn_with`]; without the source, one line
-    /// says why there is nothing.
+    /// cgroups per device with series of their own. None: off. Best called before
+    /// [`Scraper::use_block_latency`], so the program is loaded once, with its cgroup code (a
+    /// source attached without it is loaded again); without the source, one line says why
+    /// there is nothing.
     pub fn count_cgroups(mut self, limit: Option<usize>) -> Scraper {
         let Some(limit) = limit else { return self };
-        if self.blk.is_none() {
-            self.warn(vec![
-                "no per-cgroup figures: the block-latency BPF source is not attached".to_string(),
-            ]);
-            return self;
-        }
         if self.learning.is_none() {
             self.learning = Some(crate::monitor::replay::Replayer::new(
                 self.devices.selection.clone(),
@@ -161,6 +156,10 @@ impl Scraper {
             ));
         }
         self.cgroups = Some((Default::default(), super::cgroups::CgCounters::new(limit)));
+        if self.blk.as_ref().is_some_and(|b| !b.counts_cgroups()) {
+            self.blk = None;
+            return self.use_block_latency(false);
+        }
         self
     }
 
@@ -380,14 +379,15 @@ impl Scraper {
     }
 
     /// Learn each exported device's baseline and curve from the traffic between scrapes
-    /// (learn/, the same learner `stat` and `top` feed); None (`--no-learn`): nothing learned.
+    /// (learn/, the same learner `stat` and `top` feed); None (`--no-learn`): nothing learned
+    /// (the intervals another part asked for, [`Scraper::count_cgroups`], still computed).
     pub fn learn_with(mut self, spec: Option<crate::learn::LearnSpec>) -> Scraper {
-        self.learning = spec.map(|s| {
+        if let Some(s) = spec {
             let mut r =
                 crate::monitor::replay::Replayer::new(self.devices.selection.clone(), false);
             r.observe_with(crate::learn::observer(s));
-            r
-        });
+            self.learning = Some(r);
+        }
         self
     }
 
@@ -498,9 +498,15 @@ impl Scraper {
     /// Serve the block-layer latency histograms too, unless `off` (`--no-bpf`); one line
     /// says why not when the source can't be had.
     pub fn use_block_latency(mut self, off: bool) -> Scraper {
-        match crate::sys::bpf::attach(&self.root, off) {
+        match crate::sys::bpf::attach_with(&self.root, off, self.cgroups.is_some()) {
             Ok(b) => self.blk = b,
             Err(line) => self.warn(vec![line]),
+        }
+        if self.cgroups.is_some() && self.blk.is_none() {
+            self.cgroups = None;
+            self.warn(vec![
+                "no per-cgroup figures: the block-latency BPF source is not attached".to_string(),
+            ]);
         }
         self
     }

@@ -1,9 +1,9 @@
 //! `iosat exporter --cgroups` (issue 40) on this machine's real cgroup hierarchy: two v1 blkio
 //! cgroups of the test's own, fio in each on a loop device of its own (one at depth 16, one at
-//! depth 1), and a real scrape: each cgroup's requests within 10 % of what fio reports, the
-//! deep one with the larger share of device time, the verdict's roles while the device
-//! (judged by a profile with a knee of 4) is saturated; `top --cgroups` in a real terminal
-//! showing the same in its pane; and the flags' refusals.
+//! depth 4 held at its own read limit), and a real scrape: each cgroup's requests within 10 %
+//! of what fio reports, the deep one with the larger share of device time, the verdict's role
+//! (throttled) while the device (judged by a profile with a knee of 4) is saturated;
+//! `top --cgroups` in a real terminal showing the same in its pane; and the flags' refusals.
 
 use crate::exporter::{profile_dir_for, Exporter};
 use std::path::{Path, PathBuf};
@@ -55,6 +55,16 @@ impl OwnCgroup {
         j["jobs"][0]["read"]["total_ios"].as_f64().unwrap()
     }
 
+    /// Hold its reads on the loop device `name` at `iops` (blkio.throttle.read_iops_device).
+    fn limit_reads(&self, name: &str, iops: u32) {
+        let dev = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+        std::fs::write(
+            self.dir.join("blkio.throttle.read_iops_device"),
+            format!("{} {iops}\n", dev.trim()),
+        )
+        .unwrap();
+    }
+
     /// The `cgroup` label: the path in its hierarchy.
     fn label(&self) -> String {
         format!("/{}", self.dir.file_name().unwrap().to_string_lossy())
@@ -77,15 +87,18 @@ impl Drop for OwnCgroup {
     }
 }
 
-/// The test's own loop device, cgroups and a profile with a knee of 4; None (skipped) when
-/// the machine lacks root, a v1 blkio hierarchy or fio.
+/// The test's own loop device and a profile with a knee of 4; None (skipped) when the machine
+/// lacks root, a v1 blkio hierarchy with throttling or fio.
 fn setup() -> Option<(crate::util::LoopDev, tempfile::TempDir)> {
     if !crate::util::is_root() {
         crate::util::skip("needs root");
         return None;
     }
-    if !Path::new(BLKIO).join("cgroup.procs").exists() {
-        crate::util::skip_lacking("no cgroup v1 blkio hierarchy");
+    if !Path::new(BLKIO)
+        .join("blkio.throttle.read_iops_device")
+        .exists()
+    {
+        crate::util::skip_lacking("no cgroup v1 blkio hierarchy with throttling");
         return None;
     }
     if !crate::util::have("fio", "--version") {
@@ -101,6 +114,8 @@ fn setup() -> Option<(crate::util::LoopDev, tempfile::TempDir)> {
 }
 
 const BLKIO: &str = "/sys/fs/cgroup/blkio";
+/// The shallow cgroup's read limit, IOPS.
+const LIMIT: u32 = 300;
 
 /// The value of the sample `name{labels}` (labels in exposition order) in a text scrape.
 fn value(body: &str, name: &str, labels: &str) -> Option<f64> {
@@ -144,16 +159,16 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
     }
     let (dl, sl) = (deep.label(), shallow.label());
     let dev = format!("device=\"{name}\"");
-    // The shallow one alone first (a calm device: its own latency, the deep one's usual
-    // share nil), then the deep one joins.
-    shallow.fio(&lo.path, 1, 9);
-    std::thread::sleep(Duration::from_secs(3));
+    // The shallow one held at its own limit, the deep one not: while both run the device is
+    // saturated (20 in flight against a knee of 4) and the verdict names the shallow one as
+    // throttled, which the role family serves.
+    shallow.limit_reads(&name, LIMIT);
+    shallow.fio(&lo.path, 4, 9);
+    std::thread::sleep(Duration::from_secs(2));
     deep.fio(&lo.path, 16, 5);
-    // While both run: the shares of device time and, the device being saturated (17 in
-    // flight against a knee of 4), the verdict's roles.
     let t0 = Instant::now();
     let mut shares = None;
-    let mut roles = (false, false);
+    let mut throttled = false;
     while t0.elapsed() < Duration::from_millis(4500) {
         std::thread::sleep(Duration::from_millis(500));
         let body = scrape(&e);
@@ -174,8 +189,7 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
                 &format!("{dev},cgroup=\"{cg}\",role=\"{r}\""),
             ) == Some(1.0)
         };
-        roles.0 |= role(&sl, "victim");
-        roles.1 |= role(&dl, "aggressor") || role(&dl, "victim");
+        throttled |= role(&sl, "throttled");
     }
     let (want_deep, want_shallow) = (deep.reads(), shallow.reads());
     // Every completion counted by a tick (one a second) after fio's end: until the counts
@@ -207,7 +221,7 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
     }
     eprintln!(
         "deep: {} exported, fio {want_deep}; shallow: {} exported, fio {want_shallow}; \
-         shares {shares:?}; roles (victim, aggressor) {roles:?}",
+         shares {shares:?}; throttled named {throttled}",
         got.0, got.1
     );
     for (cg, g, w) in [(&dl, got.0, want_deep), (&sl, got.1, want_shallow)] {
@@ -235,13 +249,11 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
     );
     let (d, s) = shares.expect("no share of device time while both ran");
     assert!(d > s && d + s <= 1.0 + 1e-9, "shares {d} {s}");
-    // The verdict is analysis::who's; here, that the roles it gives are served. The deep
-    // cgroup is named an aggressor, or (its own latency the highest above the device's
-    // baseline, on a loop device whose latency is the CPU's) the first victim.
+    // The verdict is analysis::who's (victims and aggressors: the known-device test); here,
+    // that a role it gives is served.
     assert!(
-        roles.0 && roles.1,
-        "the saturated device's verdict never named the shallow cgroup a victim and the deep \
-         one: {roles:?}"
+        throttled,
+        "the saturated device's verdict never named the shallow cgroup throttled"
     );
     crate::exporter::every_type_has_help(&body);
     if crate::exporter::have_promtool() {
@@ -293,8 +305,10 @@ fn top_shows_who_loads_the_selected_device_in_its_cgroups_pane() {
     t.wait_for("devices (1)");
     t.keys(&["Tab", "Tab", "Tab"]);
     t.wait_for(&format!("cgroups on {}", lo.name()));
-    // The shallow one alone, then the deep one joins: the saturated device's verdict.
-    shallow.fio(&lo.path, 1, 12);
+    // The shallow one held at its own limit, then the deep one joins: the saturated device's
+    // verdict names the shallow one throttled.
+    shallow.limit_reads(lo.name(), LIMIT);
+    shallow.fio(&lo.path, 4, 12);
     std::thread::sleep(Duration::from_secs(2));
     deep.fio(&lo.path, 16, 8);
     let end = Instant::now() + Duration::from_secs(8);
@@ -306,23 +320,19 @@ fn top_shows_who_loads_the_selected_device_in_its_cgroups_pane() {
     let (dl, sl) = (deep.label(), shallow.label());
     let s = loop {
         let s = t.screen();
-        let named = line(&s, &dl).is_some_and(|l| l.contains("aggressor") || l.contains("victim"))
-            && line(&s, &sl).is_some_and(|l| l.contains("victim"));
+        let named = line(&s, &dl).is_some()
+            && line(&s, &sl).is_some_and(|l| l.contains("throttled"))
+            && s.lines().any(|l| l.contains("who: ") && l.contains(&sl));
         if named || Instant::now() > end {
             break s;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
     let (d, v) = (line(&s, &dl), line(&s, &sl));
-    // The deep one an aggressor or the first victim (see the exporter's test).
+    assert!(d.is_some(), "the deep cgroup listed:\n{s}");
     assert!(
-        d.as_deref()
-            .is_some_and(|l| l.contains("aggressor") || l.contains("victim")),
-        "the deep cgroup named:\n{s}"
-    );
-    assert!(
-        v.as_deref().is_some_and(|l| l.contains("victim")),
-        "the shallow cgroup as the victim:\n{s}"
+        v.as_deref().is_some_and(|l| l.contains("throttled")),
+        "the shallow cgroup as throttled:\n{s}"
     );
     // The shares of the device's time: the deep one's the larger.
     let pct = |l: &str| -> f64 {
@@ -331,7 +341,10 @@ fn top_shows_who_loads_the_selected_device_in_its_cgroups_pane() {
             .unwrap()
     };
     assert!(pct(&d.unwrap()) > pct(&v.unwrap()), "{s}");
-    assert!(s.contains("who: "), "the verdict's sentence:\n{s}");
+    assert!(
+        s.lines().any(|l| l.contains("who: ") && l.contains(&sl)),
+        "the verdict's sentence naming the throttled cgroup:\n{s}"
+    );
     t.keys(&["q"]);
     t.keys(&["clear; echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
