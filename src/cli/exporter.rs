@@ -92,6 +92,18 @@ pub struct ExporterArgs {
     #[command(flatten)]
     pub caps: crate::cli::DeviceCapArgs,
 
+    /// Who loads each device: per-cgroup requests, bytes, latency, queue and device time
+    /// (iosat_cgroup_disk_*, each request charged to its own cgroup in the block layer; needs
+    /// the BPF source), the share of the device's time and, while it is saturated, the
+    /// victims and likely aggressors.
+    #[arg(long)]
+    pub cgroups: bool,
+
+    /// With --cgroups: cgroups per device with series of their own, the busiest by requests;
+    /// the others are summed under cgroup="other" [default: 50].
+    #[arg(long = "cgroup-limit", value_name = "N")]
+    pub cgroup_limit: Option<String>,
+
     /// Ignore device profiles: no iosat_profile_* gauges.
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,

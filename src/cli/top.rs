@@ -63,6 +63,12 @@ pub struct TopArgs {
     #[command(flatten)]
     pub caps: crate::cli::DeviceCapArgs,
 
+    /// Who loads each device: a pane (Tab) with the selected device's busiest cgroups (requests
+    /// charged to their own cgroup in the block layer, needs the BPF source) and, while it is
+    /// saturated, the victims and likely aggressors. With --replay: what the recording holds.
+    #[arg(long)]
+    pub cgroups: bool,
+
     /// Ignore device profiles: no saturation columns.
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,

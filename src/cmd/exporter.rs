@@ -25,6 +25,8 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
         spec.devices.clone(),
         spec.profile_dir.clone(),
     )
+    // Before the source is attached, so its program is loaded once, with the cgroup code.
+    .count_cgroups(spec.cgroups)
     .use_block_latency(spec.no_bpf)
     .learn_with(spec.learn.clone())
     .keep_hindsight(spec.hindsight.clone())

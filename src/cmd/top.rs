@@ -62,6 +62,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     // A recording's percentiles are not shown either: --no-bpf means diskstats alone.
     app.latency = !spec.no_bpf;
     app.as_root = crate::sys::is_root();
+    app.cgroups = spec.cgroups;
     let ran = term::run(app, rx, pace, &wants_procs, &wake);
     if let Some(t) = sampler_thread {
         t.stop();
@@ -124,6 +125,10 @@ fn live(
     collector.hold_warnings();
     // The block-latency source as `stat` has it, attached before the first sample so that
     // the first interval already has percentiles.
+    // Before the source is attached, so its program is loaded once, with the cgroup code.
+    if spec.cgroups {
+        collector.count_cgroups();
+    }
     collector.use_block_latency(spec.no_bpf);
     collector.declare_caps(spec.caps.clone());
     collector.use_bursts(spec.burst_ns);

@@ -38,6 +38,38 @@ pub struct ExporterSpec {
     pub hindsight: Option<crate::monitor::hindsight::Settings>,
     /// The bursts' short window (`--burst-window`), ns; None when off.
     pub burst_ns: Option<u64>,
+    /// `--cgroups` (issue 40): cgroups per device with series of their own
+    /// (`--cgroup-limit`); None when off.
+    pub cgroups: Option<usize>,
+}
+
+/// `--cgroups` and `--cgroup-limit`: refused with `--no-bpf` (the counts come from the BPF
+/// source) and a limit without `--cgroups`.
+fn cgroups(a: &ExporterArgs) -> Result<Option<usize>> {
+    if !a.cgroups {
+        return match &a.cgroup_limit {
+            Some(_) => Err(Error::flag("--cgroup-limit", "needs --cgroups")),
+            None => Ok(None),
+        };
+    }
+    if a.live.no_bpf {
+        return Err(Error::usage(
+            "--cgroups",
+            "--no-bpf",
+            "needs the block-latency BPF source, which --no-bpf turns off",
+        ));
+    }
+    match &a.cgroup_limit {
+        None => Ok(Some(crate::exporter::cgroups::DEFAULT_LIMIT)),
+        Some(s) => match s.trim().parse::<usize>() {
+            Ok(n) if (1..=10_000).contains(&n) => Ok(Some(n)),
+            _ => Err(Error::usage(
+                "--cgroup-limit",
+                s,
+                "must be a whole number from 1 to 10000",
+            )),
+        },
+    }
 }
 
 /// `IP:PORT`, `[IPv6]:PORT`, or `:PORT` (every interface, as node_exporter reads it).
@@ -141,6 +173,7 @@ impl ExporterSpec {
                 &super::root(&a.root),
             )?,
             burst_ns: super::hindsight::burst_window(&a.live)?,
+            cgroups: cgroups(a)?,
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,

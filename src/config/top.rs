@@ -30,6 +30,8 @@ pub struct TopSpec {
     /// The bursts' short window (`--burst-window`), ns; None when off, on a replay, or when
     /// not shorter than the interval (no window to read between samples).
     pub burst_ns: Option<u64>,
+    /// `--cgroups`: who loads each device, in a pane of its own (monitor::cgroups).
+    pub cgroups: bool,
 }
 
 impl TopSpec {
@@ -66,6 +68,16 @@ impl TopSpec {
             burst_ns: match (super::hindsight::burst_window(&a.live)?, &a.replay) {
                 (Some(w), None) if w < interval_ns => Some(w),
                 _ => None,
+            },
+            cgroups: match (a.cgroups, a.live.no_bpf) {
+                (true, true) => {
+                    return Err(crate::error::Error::usage(
+                        "--cgroups",
+                        "--no-bpf",
+                        "needs the block-latency BPF source, which --no-bpf turns off",
+                    ))
+                }
+                (c, _) => c,
             },
         })
     }

@@ -172,6 +172,7 @@ mod tests {
             cap_uses: uses,
             aws: None,
             burst: None,
+            cgroups: None,
         };
         let uses = cap.uses(990.0, 0.0, 990.0 * 4096.0, 0.0);
         let text = render(&Scrape {

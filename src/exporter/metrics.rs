@@ -68,6 +68,9 @@ pub struct DeviceScrape {
     pub aws: Option<std::sync::Arc<crate::monitor::aws::AwsInterval>>,
     /// The short windows since the last scrape (issue 41; `--burst-window`), when read.
     pub burst: Option<crate::monitor::burst::ScrapeBurst>,
+    /// Who loads the device (issue 40; `--cgroups`): its cgroups' sums since the exporter
+    /// started and the latest interval's shares and roles (exporter::cgroups).
+    pub cgroups: Option<super::cgroups::DevCg>,
 }
 
 /// How one collector of the scrape went (node_exporter's `_scrape_collector_*`).
@@ -104,6 +107,9 @@ pub struct Scrape {
     /// The `iosat_build_info` labels; None leaves the family out (the server sets it: a
     /// fixture's exposition does not change with each commit).
     pub build: Option<BuildInfo>,
+    /// With `--cgroups` (issue 40): the completions charged to no cgroup for want of room in
+    /// the kernel's map; None leaves the `iosat_cgroup_disk_*` families out.
+    pub cgroup_unattributed: Option<u64>,
 }
 
 /// What the running binary was built from (crate::build), as `iosat_build_info` labels.
@@ -441,6 +447,7 @@ writes, flushes are not counted).",
     render_latency(o, s);
     super::split::render(o, s);
     super::burst::render(o, s);
+    super::cgroups::render(o, s);
     if let Some(n) = s.blk_dropped {
         let name = "iosat_block_latency_dropped_completions_total";
         o.family(
@@ -1086,11 +1093,13 @@ mod tests {
                 cap_uses: Vec::new(),
                 aws: None,
                 burst: None,
+                cgroups: None,
             }],
             health: vec![],
             blk_dropped: None,
             hindsight: None,
             build: None,
+            cgroup_unattributed: None,
         };
         let text = render(&s);
         assert!(!text.contains("dropped_completions"), "{text}");
@@ -1110,6 +1119,7 @@ mod tests {
             blk_dropped: Some(42),
             hindsight: None,
             build: Some(BuildInfo::THIS),
+            cgroup_unattributed: None,
         };
         let text = render(&s);
         assert!(text.contains(

@@ -7,6 +7,7 @@
 
 pub mod burst;
 pub mod caps;
+pub mod cgroups;
 pub mod metrics;
 pub mod proto;
 pub mod rules;

@@ -72,6 +72,12 @@ pub struct Scraper {
     learn_due: Option<u64>,
     /// The short windows between scrapes (issue 41's bursts; [`Scraper::use_bursts`]).
     burst: Option<crate::monitor::burst::BurstTracker>,
+    /// Who loads each device (issue 40; [`Scraper::count_cgroups`]): the per-cgroup rows read
+    /// at each learner tick, and the exporter's own cumulative sums of them.
+    cgroups: Option<(
+        crate::monitor::cgsource::CgSource,
+        super::cgroups::CgCounters,
+    )>,
 }
 
 impl Drop for Scraper {
@@ -130,6 +136,54 @@ impl Scraper {
             hindsight: None,
             learn_due: None,
             burst: None,
+            cgroups: None,
+        }
+    }
+
+    /// Count each device's requests per cgroup (issue 40): the block-latency source's
+    /// per-cgroup rows are read at each learner tick (one a second: the intervals the verdict
+    /// is judged on are computed for it, nothing learned with learning off), at most `limit`
+    /// cgroups per device with series of their own. None: off. Best called before
+    /// [`Scraper::use_block_latency`], so the program is loaded once, with its cgroup code (a
+    /// source attached without it is loaded again); without the source, one line says why
+    /// there is nothing.
+    pub fn count_cgroups(mut self, limit: Option<usize>) -> Scraper {
+        let Some(limit) = limit else { return self };
+        if self.learning.is_none() {
+            self.learning = Some(crate::monitor::replay::Replayer::new(
+                self.devices.selection.clone(),
+                false,
+            ));
+        }
+        self.cgroups = Some((Default::default(), super::cgroups::CgCounters::new(limit)));
+        if self.blk.as_ref().is_some_and(|b| !b.counts_cgroups()) {
+            self.blk = None;
+            return self.use_block_latency(false);
+        }
+        self
+    }
+
+    /// This tick's per-cgroup sample (`first`: the run's first, names go out again), fed to
+    /// the exporter's sums; on a read error the cgroups are dropped, with one line.
+    fn read_cgroups(&mut self, first: bool) -> Option<crate::monitor::cgroups::CgSample> {
+        let (Some((src, sums)), Some(b)) = (&mut self.cgroups, &mut self.blk) else {
+            return None;
+        };
+        if first {
+            src.new_run();
+        }
+        match src.read(&self.root, b) {
+            Ok(s) => {
+                sums.feed(&s);
+                Some(s)
+            }
+            Err(e) => {
+                self.cgroups = None;
+                self.warn(vec![format!(
+                    "no per-cgroup figures from now on: reading the BPF map failed: {e}"
+                )]);
+                None
+            }
         }
     }
 
@@ -243,9 +297,11 @@ impl Scraper {
             // The scrape that reads them next drops the source and says why.
             Some(Err(_)) | None => (Vec::new(), None),
         };
+        let first = self.learning.as_ref().is_some_and(|r| r.samples() == 0);
+        let cgroups = self.read_cgroups(first);
         let (sample, warnings) = raw.parse();
         self.warn(warnings);
-        self.judged = self.learn(&sample, raw.wall_ns, &hists, blk_dropped);
+        self.judged = self.learn(&sample, raw.wall_ns, &hists, blk_dropped, cgroups);
         self.tend_hindsight(raw, true);
     }
 
@@ -323,14 +379,15 @@ impl Scraper {
     }
 
     /// Learn each exported device's baseline and curve from the traffic between scrapes
-    /// (learn/, the same learner `stat` and `top` feed); None (`--no-learn`): nothing learned.
+    /// (learn/, the same learner `stat` and `top` feed); None (`--no-learn`): nothing learned
+    /// (the intervals another part asked for, [`Scraper::count_cgroups`], still computed).
     pub fn learn_with(mut self, spec: Option<crate::learn::LearnSpec>) -> Scraper {
-        self.learning = spec.map(|s| {
+        if let Some(s) = spec {
             let mut r =
                 crate::monitor::replay::Replayer::new(self.devices.selection.clone(), false);
             r.observe_with(crate::learn::observer(s));
-            r
-        });
+            self.learning = Some(r);
+        }
         self
     }
 
@@ -352,6 +409,7 @@ impl Scraper {
         wall_ns: i64,
         hists: &[crate::sys::bpf::DevHists],
         blk_dropped: Option<u64>,
+        cgroups: Option<crate::monitor::cgroups::CgSample>,
     ) -> HashMap<(u32, u32), crate::monitor::interval::DeviceRow> {
         use crate::monitor::record::Event;
         let Some(mut r) = self.learning.take() else {
@@ -404,6 +462,9 @@ impl Scraper {
                 devs: hists.to_vec(),
             }));
         }
+        if let Some(c) = cgroups {
+            events.push(Event::Cgroups(c));
+        }
         let mut warnings = Vec::new();
         let mut out = HashMap::new();
         if let Some(h) = &mut self.hindsight {
@@ -437,9 +498,15 @@ impl Scraper {
     /// Serve the block-layer latency histograms too, unless `off` (`--no-bpf`); one line
     /// says why not when the source can't be had.
     pub fn use_block_latency(mut self, off: bool) -> Scraper {
-        match crate::sys::bpf::attach(&self.root, off) {
+        match crate::sys::bpf::attach_with(&self.root, off, self.cgroups.is_some()) {
             Ok(b) => self.blk = b,
             Err(line) => self.warn(vec![line]),
+        }
+        if self.cgroups.is_some() && self.blk.is_none() {
+            self.cgroups = None;
+            self.warn(vec![
+                "no per-cgroup figures: the block-latency BPF source is not attached".to_string(),
+            ]);
         }
         self
     }
@@ -501,6 +568,7 @@ impl Scraper {
                     blk_dropped: None,
                     hindsight: None,
                     build: None,
+                    cgroup_unattributed: None,
                 };
             }
         };
@@ -601,6 +669,13 @@ impl Scraper {
                 identity,
                 profile,
                 judgement: row.as_ref().map(|r| r.judgement()),
+                cgroups: self.cgroups.as_ref().and_then(|(_, c)| {
+                    c.device(
+                        dev.major,
+                        dev.minor,
+                        row.as_ref().and_then(|r| r.cgroups.as_deref()),
+                    )
+                }),
                 learned: row.and_then(|r| r.learned),
                 cap,
                 cap_uses,
@@ -622,6 +697,7 @@ impl Scraper {
             blk_dropped,
             hindsight: self.hindsight_figures(),
             build: None,
+            cgroup_unattributed: self.cgroups.as_ref().map(|(_, c)| c.unattributed()),
         }
     }
 

@@ -849,6 +849,7 @@ async fn scrape(shared: &Arc<Shared>, proto: bool) -> (&'static str, Bytes) {
             blk_dropped: None,
             hindsight: None,
             build: None,
+            cgroup_unattributed: None,
         }),
     }
 }

@@ -109,6 +109,7 @@ mod tests {
                 cap_uses: Vec::new(),
                 aws: None,
                 burst: None,
+                cgroups: None,
             }],
             ..Scrape::default()
         }

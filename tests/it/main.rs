@@ -7,6 +7,7 @@ mod aws;
 mod bpf;
 mod burst;
 mod caps;
+mod cgexport;
 mod cgroups;
 mod cli;
 mod compare;

@@ -36,6 +36,8 @@ pub enum Pane {
     Charts,
     /// Who is doing the I/O (live only).
     Processes,
+    /// Who loads the selected device: its cgroups (`--cgroups` only).
+    Cgroups,
 }
 
 /// The chart windows `+`/`-` step through, seconds.
@@ -258,6 +260,9 @@ pub struct Row {
     pub aws_clause: Option<String>,
     /// The interval's short windows (issue 41), when they were read.
     pub burst: Option<crate::monitor::burst::Burst>,
+    /// Who loaded the device in the interval (issue 40; `--cgroups`, or a recording that
+    /// holds them): its busiest cgroups and, while it was saturated, the verdict.
+    pub cgroups: Option<Arc<crate::monitor::cgroups::DevCgroups>>,
 }
 
 /// What the charts draw of one interval of one device.
@@ -325,6 +330,8 @@ pub struct App {
     pub procs: Option<crate::monitor::procs::ProcReport>,
     /// Show the block-latency source's percentiles (false with `--no-bpf`, also in a replay).
     pub latency: bool,
+    /// `--cgroups`: the cgroups pane is one of those Tab steps through.
+    pub cgroups: bool,
 }
 
 /// At most this many reports wait while paused (the oldest are dropped).
@@ -358,6 +365,7 @@ impl App {
             procs: None,
             host: None,
             latency: true,
+            cgroups: false,
             nonzero_seen: Vec::new(),
             as_root: false,
         }
@@ -402,6 +410,7 @@ impl App {
                         .as_ref()
                         .and_then(|a| a.clause(judgement.device.ratio)),
                     burst: d.burst,
+                    cgroups: d.cgroups,
                     latency,
                     judgement,
                     learned: d.learned,
@@ -671,14 +680,17 @@ impl App {
                 self.pane = match self.pane {
                     Pane::Devices => Pane::Charts,
                     Pane::Charts => Pane::Processes,
-                    Pane::Processes => Pane::Devices,
+                    Pane::Processes if self.cgroups => Pane::Cgroups,
+                    Pane::Processes | Pane::Cgroups => Pane::Devices,
                 }
             }
             Key::BackTab => {
                 self.pane = match self.pane {
+                    Pane::Devices if self.cgroups => Pane::Cgroups,
                     Pane::Devices => Pane::Processes,
                     Pane::Charts => Pane::Devices,
                     Pane::Processes => Pane::Charts,
+                    Pane::Cgroups => Pane::Processes,
                 }
             }
             Key::Char('+') | Key::Char('=') => {
@@ -838,6 +850,26 @@ T 3000000000 3000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb 201 0 1608 40
         // Not paused: `n` does nothing.
         a.on_key(Key::Char('n'));
         assert_eq!(a.reports, 2);
+    }
+
+    #[test]
+    fn the_cgroups_pane_is_a_tab_stop_only_with_the_flag() {
+        let mut a = app();
+        for _ in 0..3 {
+            a.on_key(Key::Tab);
+        }
+        assert_eq!(a.pane, Pane::Devices, "no cgroups pane without --cgroups");
+        a.cgroups = true;
+        for _ in 0..3 {
+            a.on_key(Key::Tab);
+        }
+        assert_eq!(a.pane, Pane::Cgroups);
+        a.on_key(Key::Tab);
+        assert_eq!(a.pane, Pane::Devices);
+        a.on_key(Key::BackTab);
+        assert_eq!(a.pane, Pane::Cgroups);
+        a.on_key(Key::BackTab);
+        assert_eq!(a.pane, Pane::Processes);
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("p, space", "pause; n or . steps one interval"),
     ("+ -", "chart window (30 s to 10 min)"),
     ("a", "all devices (loop, zram, partitions)"),
-    ("Tab", "devices, charts, processes (who does the I/O)"),
+    ("Tab", "devices, charts, processes, cgroups (--cgroups)"),
     ("sat", "latency ÷ baseline: 1.5x saturated, 3x overloaded"),
     ("load", "aqu-sz ÷ the profile's knee concurrency"),
     ("r_p95", "the block layer's live p95 (BPF; --no-bpf: off)"),
@@ -167,6 +167,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     table(f, app, &rows, &theme, parts[1]);
     if app.pane == Pane::Processes {
         processes(f, app, parts[2]);
+    } else if app.pane == Pane::Cgroups {
+        cgroups(f, app, parts[2]);
     } else {
         charts(f, app, &theme, parts[2]);
     }
@@ -646,6 +648,81 @@ fn processes(f: &mut Frame, app: &App, area: Rect) {
     };
     f.render_widget(
         Paragraph::new(body).block(focus(app, Pane::Processes, title)),
+        area,
+    );
+}
+
+/// Who loads the selected device (issue 40; `--cgroups`): its busiest cgroups in the latest
+/// interval — share of the device's time, rates, mean latency and its queue part, the ratio to
+/// the cgroup's baseline, its role — and the verdict's sentence while the device is saturated.
+fn cgroups(f: &mut Frame, app: &App, area: Rect) {
+    use crate::monitor::cgroups::ShareOf;
+    let dev = app.selected_row();
+    let title = match dev {
+        Some(r) => format!(" cgroups on {} ", r.name),
+        None => " cgroups ".to_string(),
+    };
+    let body: Vec<Line> = match dev.map(|r| (r, r.cgroups.as_deref())) {
+        None => vec![Line::from("no device selected")],
+        Some((_, None)) if app.reports < 2 => vec![Line::from("measuring (one interval)…")],
+        Some((r, None)) => vec![Line::from(format!(
+            "no request on {} was charged to a cgroup in the interval",
+            r.name
+        ))],
+        Some((_, Some(c))) => {
+            let of = match c.cgroups.first().map(|g| g.share_of) {
+                Some(ShareOf::Requests) => "%reqs",
+                _ => "%time",
+            };
+            let mut lines = vec![Line::from(Span::styled(
+                format!(
+                    "{:<20} {of:>5} {:>8} {:>8} {:>7} {:>7} {:>6}  {}",
+                    "CGROUP", "r/s", "w/s", "mean ms", "queue ms", "ratio", "role"
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))];
+            // Room for the verdict's line under the list (the block's borders and the
+            // header take three); a row fits 78 columns, the verdict wraps.
+            let room = usize::from(area.height.saturating_sub(4)).max(1);
+            for g in c.cgroups.iter().take(room) {
+                let weighted = |get: fn(&crate::monitor::cgroups::CgDir) -> Option<f64>| {
+                    let parts = [(&g.read, g.read.requests), (&g.write, g.write.requests)];
+                    let (sum, k) = parts
+                        .iter()
+                        .fold((0.0, 0.0), |(s, k), (d, r)| match get(d) {
+                            Some(v) => (s + v * *r as f64, k + *r as f64),
+                            None => (s, k),
+                        });
+                    (k > 0.0).then(|| sum / k)
+                };
+                let ms = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.2}"));
+                let role = g.role.map_or("", |r| match r {
+                    crate::analysis::who::Role::Victim => "victim",
+                    crate::analysis::who::Role::Aggressor => "aggressor",
+                    crate::analysis::who::Role::Throttled => "throttled",
+                });
+                let name: String = g.name.chars().take(20).collect();
+                lines.push(Line::from(format!(
+                    "{name:<20} {:>4.0}% {:>8.0} {:>8.0} {:>7} {:>7} {:>6}  {role}",
+                    g.share * 100.0,
+                    g.read.iops,
+                    g.write.iops,
+                    ms(weighted(|d| d.mean_ms)),
+                    ms(weighted(|d| d.queue_ms)),
+                    g.ratio.map_or("-".to_string(), |x| format!("{x:.1}x")),
+                )));
+            }
+            lines.push(Line::from(match &c.verdict {
+                Some(v) => format!("who: {}", v.sentence),
+                None => "who: a verdict only while the device is saturated".to_string(),
+            }));
+            lines
+        }
+    };
+    f.render_widget(
+        Paragraph::new(body)
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(focus(app, Pane::Cgroups, title)),
         area,
     );
 }
