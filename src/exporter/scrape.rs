@@ -465,6 +465,13 @@ impl Scraper {
         if let Some(c) = cgroups {
             events.push(Event::Cgroups(c));
         }
+        // The CPU times of the same moment, for a hindsight dump's avg-cpu line and its
+        // CPU-noise judgement (read only while the ring is kept).
+        if self.hindsight.is_some() {
+            if let Some(c) = crate::sys::sched::read_cpu_times(&self.root) {
+                events.push(Event::Cpu(c));
+            }
+        }
         let mut warnings = Vec::new();
         let mut out = HashMap::new();
         if let Some(h) = &mut self.hindsight {

@@ -481,6 +481,8 @@ fn post_hindsight_to_the_exporter_writes_a_dump_and_counts_it() {
     );
     let held = figure(&metrics, "iosat_hindsight_held_samples").unwrap();
     assert!(held >= stamps.len() as f64, "{held} {}", stamps.len());
+    // The CPU times ride along (the dump's avg-cpu and CPU-noise judgement).
+    assert!(text.lines().any(|l| l.starts_with("C ")), "{text}");
 }
 
 /// `stat -i 1 --hindsight-interval 100ms`: the ring samples between the view's ticks, so a
