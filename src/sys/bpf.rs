@@ -542,13 +542,7 @@ impl BlockLatency {
     /// the completions not attributed because the map was full.
     pub fn read_cgroups(&self) -> Result<(Vec<RawCgroup>, u64), String> {
         let err = |e: aya::maps::MapError| e.to_string();
-        let state: aya::maps::Array<_, u64> = self
-            .ebpf
-            .map("state")
-            .ok_or("no state map")?
-            .try_into()
-            .map_err(err)?;
-        let full = state.get(&2, 0).map_err(err)?;
+        let full = self.cgroups_unattributed()?;
         let map: aya::maps::PerCpuHashMap<_, CgKey, CgVal> = self
             .ebpf
             .map("cg_stats")
@@ -880,18 +874,19 @@ mod tests {
         assert_eq!(define("CG_SHIFT"), CG_SHIFT);
         assert_eq!(std::mem::size_of::<CgVal>(), (NGBUCKETS + 6) * 8);
         assert_eq!(std::mem::size_of::<CgKey>(), 16);
-        let body = c
-            .split("struct cg_val {")
-            .nth(1)
-            .and_then(|b| b.split("};").next())
-            .expect("struct cg_val in the C source");
-        let fields: Vec<&str> = body
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with("__u64"))
-            .collect();
+        // A struct's `__u64` fields in the C source, in order.
+        let u64_fields = |name: &str| -> Vec<&str> {
+            c.split(&format!("struct {name} {{"))
+                .nth(1)
+                .and_then(|b| b.split("};").next())
+                .unwrap_or_else(|| panic!("struct {name} in the C source"))
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("__u64"))
+                .collect()
+        };
         assert_eq!(
-            fields,
+            u64_fields("cg_val"),
             [
                 "__u64 ios;",
                 "__u64 bytes;",
@@ -907,18 +902,8 @@ mod tests {
         assert!(cgroup_entries(256) < 1024);
         assert_eq!(cgroup_entries(100_000), 64);
         // The split's struct is the C one, field for field.
-        let body = c
-            .split("struct split_hist {")
-            .nth(1)
-            .and_then(|b| b.split("};").next())
-            .expect("struct split_hist in the C source");
-        let fields: Vec<&str> = body
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with("__u64"))
-            .collect();
         assert_eq!(
-            fields,
+            u64_fields("split_hist"),
             [
                 "__u64 queue[NBUCKETS];",
                 "__u64 device[NBUCKETS];",
