@@ -41,7 +41,7 @@ pub enum BaselineOf {
 }
 
 /// A cgroup's role in a saturated interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Victim,

@@ -104,6 +104,12 @@ pub struct ExporterArgs {
     #[arg(long = "cgroup-limit", value_name = "N")]
     pub cgroup_limit: Option<String>,
 
+    /// With --cgroups: label each cgroup by its ancestor N levels below the root (1:
+    /// system.slice, kubepods, ...), the cgroups below it summed into its series [default:
+    /// the cgroup's own path].
+    #[arg(long = "cgroup-depth", value_name = "N")]
+    pub cgroup_depth: Option<String>,
+
     /// Ignore device profiles: no iosat_profile_* gauges.
     #[arg(long, conflicts_with = "profile_dir")]
     pub no_profile: bool,

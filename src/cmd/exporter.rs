@@ -27,6 +27,7 @@ pub fn run(args: &ExporterArgs) -> anyhow::Result<i32> {
     )
     // Before the source is attached, so its program is loaded once, with the cgroup code.
     .count_cgroups(spec.cgroups)
+    .cgroup_depth(spec.cgroup_depth)
     .use_block_latency(spec.no_bpf)
     .learn_with(spec.learn.clone())
     .keep_hindsight(spec.hindsight.clone())

@@ -41,6 +41,26 @@ pub struct ExporterSpec {
     /// `--cgroups` (issue 40): cgroups per device with series of their own
     /// (`--cgroup-limit`); None when off.
     pub cgroups: Option<usize>,
+    /// `--cgroup-depth`: cgroups labelled by their ancestor at this depth; None: their own path.
+    pub cgroup_depth: Option<usize>,
+}
+
+/// `--cgroup-depth`: needs `--cgroups`, a whole number from 1 to 16 (the walk's own bound).
+fn cgroup_depth(a: &ExporterArgs) -> Result<Option<usize>> {
+    let Some(s) = &a.cgroup_depth else {
+        return Ok(None);
+    };
+    if !a.cgroups {
+        return Err(Error::flag("--cgroup-depth", "needs --cgroups"));
+    }
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=16).contains(&n) => Ok(Some(n)),
+        _ => Err(Error::usage(
+            "--cgroup-depth",
+            s,
+            "must be a whole number from 1 to 16",
+        )),
+    }
 }
 
 /// `--cgroups` and `--cgroup-limit`: refused with `--no-bpf` (the counts come from the BPF
@@ -174,6 +194,7 @@ impl ExporterSpec {
             )?,
             burst_ns: super::hindsight::burst_window(&a.live)?,
             cgroups: cgroups(a)?,
+            cgroup_depth: cgroup_depth(a)?,
             root: super::root(&a.root),
             no_bpf: a.live.no_bpf,
             profile_dir: super::profile::read_dirs(&a.profile, a.no_profile)?,

@@ -103,6 +103,18 @@ pub struct CgCounters {
     kept: HashMap<(u32, u32), HashSet<u64>>,
     cut: HashMap<(u32, u32), usize>,
     unattributed: u64,
+    /// `--cgroup-depth`.
+    depth: Option<usize>,
+}
+
+/// A cgroup's path cut to its first `depth` levels ("/a/b/c", 2 → "/a/b"; "/" stays "/").
+fn at_depth(path: &str, depth: usize) -> String {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .take(depth)
+        .collect();
+    format!("/{}", parts.join("/"))
 }
 
 impl CgCounters {
@@ -118,6 +130,7 @@ impl CgCounters {
             kept: HashMap::new(),
             cut: HashMap::new(),
             unattributed: 0,
+            depth: None,
         }
     }
 
@@ -180,10 +193,19 @@ impl CgCounters {
         }
     }
 
-    /// The label of a cgroup: its path, or `id:<id>` while its name is not known.
+    /// Label cgroups by their ancestor at `depth` (`--cgroup-depth`); None: their own path.
+    pub fn set_depth(&mut self, depth: Option<usize>) {
+        self.depth = depth;
+    }
+
+    /// The label of a cgroup: its path (cut to `depth` levels with `--cgroup-depth`), or
+    /// `id:<id>` while its name is not known.
     fn label(&self, id: u64) -> String {
         match self.names.get(&id) {
-            Some(n) if !n.path.is_empty() => n.path.clone(),
+            Some(n) if !n.path.is_empty() => match self.depth {
+                Some(d) => at_depth(&n.path, d),
+                None => n.path.clone(),
+            },
             _ => format!("id:{id}"),
         }
     }
@@ -212,11 +234,16 @@ impl CgCounters {
                 series.push((OTHER.to_string(), op, *s));
             }
         }
-        let mut share = Vec::new();
+        let mut share: Vec<(String, f64)> = Vec::new();
         let mut roles = Vec::new();
         if let Some(c) = interval {
+            // Summed by label: with --cgroup-depth several cgroups share one.
             for g in c.cgroups.iter().filter(|g| kept.contains(&g.id)) {
-                share.push((self.label(g.id), g.share));
+                let l = self.label(g.id);
+                match share.iter_mut().find(|x| x.0 == l) {
+                    Some(x) => x.1 += g.share,
+                    None => share.push((l, g.share)),
+                }
             }
             // The verdict's (it names cgroups beyond the busiest listed), else the rows' own
             // (a cgroup held by its own limit is throttled whatever the device's state).
@@ -240,6 +267,9 @@ impl CgCounters {
                 }
             }
         }
+        // One series per label and role.
+        let mut once = HashSet::new();
+        roles.retain(|(l, r): &(String, Role)| once.insert((l.clone(), *r)));
         Some(DevCg {
             series,
             share,
@@ -493,6 +523,27 @@ mod tests {
             "back, never lower"
         );
         assert_eq!(get(&d, OTHER, 0).unwrap().requests, 16);
+    }
+
+    #[test]
+    fn a_depth_sums_the_cgroups_below_each_ancestor_into_its_series() {
+        let mut c = CgCounters::new(50);
+        c.set_depth(Some(1));
+        c.feed(&CgSample {
+            rows: vec![row(10, 0, 100), row(20, 0, 10), row(30, 0, 7)],
+            names: vec![
+                name(10, "/system.slice/db.service"),
+                name(20, "/system.slice/batch.service"),
+                name(30, "/user.slice"),
+            ],
+            ..Default::default()
+        });
+        let d = c.device(7, 1, None).unwrap();
+        assert_eq!(get(&d, "/system.slice", 0).unwrap().requests, 110);
+        assert_eq!(get(&d, "/user.slice", 0).unwrap().requests, 7);
+        assert!(get(&d, "/system.slice/db.service", 0).is_none());
+        assert_eq!(at_depth("/", 2), "/");
+        assert_eq!(at_depth("/a/b/c", 2), "/a/b");
     }
 
     #[test]

@@ -163,6 +163,14 @@ impl Scraper {
         self
     }
 
+    /// Label each cgroup by its ancestor at `depth` (`--cgroup-depth`; None: its own path).
+    pub fn cgroup_depth(mut self, depth: Option<usize>) -> Scraper {
+        if let Some((_, sums)) = &mut self.cgroups {
+            sums.set_depth(depth);
+        }
+        self
+    }
+
     /// This tick's per-cgroup sample (`first`: the run's first, names go out again), fed to
     /// the exporter's sums; on a read error the cgroups are dropped, with one line.
     fn read_cgroups(&mut self, first: bool) -> Option<crate::monitor::cgroups::CgSample> {

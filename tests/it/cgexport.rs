@@ -277,6 +277,17 @@ fn cgroup_flags_are_refused_in_one_line() {
             2,
             "--cgroup-limit",
         ),
+        (&["exporter", "--cgroup-depth", "2"], 2, "--cgroup-depth"),
+        (
+            &["exporter", "--cgroups", "--cgroup-depth", "0"],
+            2,
+            "--cgroup-depth",
+        ),
+        (
+            &["exporter", "--cgroups", "--cgroup-depth", "17"],
+            2,
+            "--cgroup-depth",
+        ),
     ]);
 }
 
