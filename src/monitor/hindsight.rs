@@ -696,6 +696,47 @@ mod tests {
     }
 
     #[test]
+    fn a_dump_names_every_cgroup_seen_though_its_first_sample_aged_out() {
+        use crate::monitor::cgroups::{CgName, CgSample};
+        let d = tempfile::tempdir().unwrap();
+        let mut h = ring(d.path());
+        let named = |id: u64, path: &str| CgSample {
+            rows: vec![(id, 7, 0, 0, 1, 4096, 1000, 0, 1000, 1, vec![])],
+            names: vec![(
+                id,
+                CgName {
+                    name: path.into(),
+                    path: path.into(),
+                    v1: true,
+                },
+            )],
+            ..Default::default()
+        };
+        // Each cgroup is named once, in the run's first #G that has it.
+        h.feed(&Event::Cgroups(named(10, "/db")));
+        sample(&mut h, 0);
+        h.feed(&Event::Cgroups(named(20, "/batch")));
+        for t in 1..100 {
+            sample(&mut h, t);
+        }
+        let text = h.render();
+        let (events, _) = record::parse(&text).unwrap();
+        let names: Vec<&CgSample> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Cgroups(c) if c.rows.is_empty() => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names.len(), 1, "{text}");
+        let ids: Vec<u64> = names[0].names.iter().map(|n| n.0).collect();
+        assert_eq!(ids, [10, 20]);
+        // Before the first sample the dump holds.
+        let at = |p: &str| text.find(p).unwrap();
+        assert!(at("#G {\"rows\":[]") < at("\nT "), "{text}");
+    }
+
+    #[test]
     fn the_ring_keeps_its_span_and_its_bytes() {
         let d = tempfile::tempdir().unwrap();
         let mut h = ring(d.path());
