@@ -566,6 +566,9 @@ fn agrees_with_iostat_on_the_same_fio_load() {
     let fio = Command::new("fio")
         .args([
             "--name=xcheck",
+            // One process: killing it ends the job (a forked job would run on, orphaned,
+            // holding the loop device open past its teardown).
+            "--thread",
             "--ioengine=psync",
             "--direct=1",
             "--rw=randrw",

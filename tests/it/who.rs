@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// The read IOPS phase 3 holds the aggressor to.
+const LIMIT: u64 = 100;
+
 /// A cgroup made by the test in the hierarchy that holds the io controller here (v2 where the
 /// io controller is enabled, else v1 blkio); removed on drop, failure included.
 struct TestCgroup {
@@ -58,7 +61,7 @@ impl TestCgroup {
         Command::new("sh")
             .arg("-c")
             .arg(format!(
-                "echo $$ > {} && exec fio --name={name} --filename={dev} --direct=1 \
+                "echo $$ > {} && exec fio --thread --name={name} --filename={dev} --direct=1 \
                  --rw=randread --bs=4k --norandommap \
                  --ioengine=io_uring --iodepth={depth} --runtime={secs} --time_based \
                  --output-format=json",
@@ -73,6 +76,13 @@ impl TestCgroup {
 
 impl Drop for TestCgroup {
     fn drop(&mut self) {
+        // A test that failed midway leaves its fio running in the cgroup: ended first, so the
+        // directory can go.
+        if let Ok(pids) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
+            for pid in pids.split_whitespace() {
+                let _ = Command::new("kill").args(["-KILL", pid]).status();
+            }
+        }
         for _ in 0..100 {
             if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
                 return;
@@ -183,7 +193,6 @@ fn the_victim_and_the_aggressor_on_the_known_device_then_the_aggressor_throttled
     let a2 = aggressor.fio(&dev.path, "batch", 16, 8);
     let (v2_ios, v2_ms) = fio_result(victim.fio(&dev.path, "victim", 1, 8));
     let (a2_ios, _) = fio_result(a2);
-    const LIMIT: u64 = 100;
     aggressor.throttle_reads(major, minor, LIMIT);
     let a3 = aggressor.fio(&dev.path, "batch", 16, 6);
     let (v3_ios, v3_ms) = fio_result(victim.fio(&dev.path, "victim", 1, 6));
@@ -230,16 +239,17 @@ fn the_victim_and_the_aggressor_on_the_known_device_then_the_aggressor_throttled
         .iter()
         .filter(|l| {
             let c = &l["devices"][0]["cgroups"]["cgroups"];
-            let has = |n: &str| {
+            // The victim reading, the batch far above the limit phase 3 holds it to.
+            let has = |n: &str, more_than: u64| {
                 c.as_array().is_some_and(|a| {
                     a.iter().any(|r| {
                         r["path"].as_str().is_some_and(|p| p.ends_with(n))
-                            && r["read"]["requests"].as_u64().unwrap_or(0) > 100
+                            && r["read"]["requests"].as_u64().unwrap_or(0) > more_than
                             && r.get("held_by").is_none()
                     })
                 })
             };
-            has("victim") && has("batch")
+            has("victim", 20) && has("batch", 3 * LIMIT)
         })
         .collect();
     assert!(
