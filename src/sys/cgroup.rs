@@ -126,7 +126,7 @@ fn levels(base: &Path, cg_path: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-const V1_FILES: [(&str, ThrottleKind); 4] = [
+pub(super) const V1_FILES: [(&str, ThrottleKind); 4] = [
     ("blkio.throttle.read_iops_device", ThrottleKind::ReadIops),
     ("blkio.throttle.write_iops_device", ThrottleKind::WriteIops),
     (

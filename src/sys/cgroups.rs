@@ -873,18 +873,8 @@ pub fn parse_cost_model(text: &str, file: &str) -> Vec<CostModel> {
         .collect()
 }
 
-const V1_LIMIT_FILES: [(&str, ThrottleKind); 4] = [
-    ("blkio.throttle.read_iops_device", ThrottleKind::ReadIops),
-    ("blkio.throttle.write_iops_device", ThrottleKind::WriteIops),
-    (
-        "blkio.throttle.read_bps_device",
-        ThrottleKind::ReadBytesPerS,
-    ),
-    (
-        "blkio.throttle.write_bps_device",
-        ThrottleKind::WriteBytesPerS,
-    ),
-];
+/// The v1 throttle files and the limit each sets (the same as this process's, sys::cgroup).
+const V1_LIMIT_FILES: [(&str, ThrottleKind); 4] = super::cgroup::V1_FILES;
 
 /// The settings in one cgroup directory.
 fn settings_in(h: Hierarchy, dir: &Path, cgroup: &str) -> Settings {
