@@ -104,7 +104,7 @@ impl CgSource {
                             l.major,
                             l.minor,
                             Limit {
-                                kind: kind_code(l.kind).to_string(),
+                                kind: l.kind.io_max_key().to_string(),
                                 value: l.value,
                                 file: l.file.clone(),
                             },
@@ -129,16 +129,5 @@ impl CgSource {
             limits,
             unattributed,
         })
-    }
-}
-
-/// io.max's key for a limit kind.
-fn kind_code(k: crate::sys::cgroup::ThrottleKind) -> &'static str {
-    use crate::sys::cgroup::ThrottleKind as K;
-    match k {
-        K::ReadIops => "riops",
-        K::WriteIops => "wiops",
-        K::ReadBytesPerS => "rbps",
-        K::WriteBytesPerS => "wbps",
     }
 }

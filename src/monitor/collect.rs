@@ -534,6 +534,32 @@ impl Collector {
         }
     }
 
+    /// What the interval's block-layer latency says once per device: coverage below 99 % over
+    /// the run, and a queue the kernel does not stamp at issue (issue 40).
+    fn warn_of_latency(&mut self, r: &IntervalReport) {
+        let cover = &mut self.coverage;
+        let low: Vec<String> = r
+            .devices
+            .iter()
+            .filter_map(|d| {
+                let m = d.latency.as_ref()?.measured()?;
+                let run = cover.entry((d.major, d.minor)).or_default();
+                run.add(m, &d.meta.display_name)
+            })
+            .collect();
+        self.warn(low);
+        let unsplit: Vec<String> = r
+            .devices
+            .iter()
+            .filter(|d| {
+                let m = d.latency.as_ref().and_then(|l| l.measured());
+                m.is_some_and(|m| m.split_unavailable())
+            })
+            .map(|d| super::blklat::split_unavailable_line(&d.meta.display_name))
+            .collect();
+        self.warn(unsplit);
+    }
+
     /// The per-cgroup sample of this tick (with the source and `count_cgroups`); on a read
     /// error the cgroups are dropped, with one line.
     fn read_cgroups(&mut self, first: bool) -> Option<super::cgroups::CgSample> {
@@ -717,28 +743,7 @@ impl Collector {
             (None, _) => None,
         };
         if let Some(r) = &fed.report {
-            let cover = &mut self.coverage;
-            let low: Vec<String> = r
-                .devices
-                .iter()
-                .filter_map(|d| {
-                    let m = d.latency.as_ref()?.measured()?;
-                    let run = cover.entry((d.major, d.minor)).or_default();
-                    run.add(m, &d.meta.display_name)
-                })
-                .collect();
-            self.warn(low);
-            // A queue the kernel does not stamp at issue: said once per device (issue 40).
-            let unsplit: Vec<String> = r
-                .devices
-                .iter()
-                .filter(|d| {
-                    let m = d.latency.as_ref().and_then(|l| l.measured());
-                    m.is_some_and(|m| m.split_unavailable())
-                })
-                .map(|d| super::blklat::split_unavailable_line(&d.meta.display_name))
-                .collect();
-            self.warn(unsplit);
+            self.warn_of_latency(r);
         }
         if let Some(l) = self.replayer.observer_mut() {
             let w = l.take_warnings();

@@ -30,6 +30,28 @@ impl ThrottleKind {
             ThrottleKind::WriteBytesPerS => "write bytes/s",
         }
     }
+
+    /// Its key in cgroup v2's `io.max`: "riops", "wiops", "rbps", "wbps".
+    pub fn io_max_key(self) -> &'static str {
+        match self {
+            ThrottleKind::ReadIops => "riops",
+            ThrottleKind::WriteIops => "wiops",
+            ThrottleKind::ReadBytesPerS => "rbps",
+            ThrottleKind::WriteBytesPerS => "wbps",
+        }
+    }
+
+    /// The kind an `io.max` key sets (None: another key, such as a future one).
+    pub fn of_io_max_key(k: &str) -> Option<ThrottleKind> {
+        [
+            ThrottleKind::ReadIops,
+            ThrottleKind::WriteIops,
+            ThrottleKind::ReadBytesPerS,
+            ThrottleKind::WriteBytesPerS,
+        ]
+        .into_iter()
+        .find(|t| t.io_max_key() == k)
+    }
 }
 
 /// One limit on one device, and the file that sets it.
@@ -94,12 +116,8 @@ pub fn parse_io_max(text: &str, dev: &str) -> Vec<(ThrottleKind, u64)> {
             let Some((k, v)) = kv.split_once('=') else {
                 continue;
             };
-            let kind = match k {
-                "riops" => ThrottleKind::ReadIops,
-                "wiops" => ThrottleKind::WriteIops,
-                "rbps" => ThrottleKind::ReadBytesPerS,
-                "wbps" => ThrottleKind::WriteBytesPerS,
-                _ => continue,
+            let Some(kind) = ThrottleKind::of_io_max_key(k) else {
+                continue;
             };
             if let Ok(n) = v.parse() {
                 out.push((kind, n));

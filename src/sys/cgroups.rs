@@ -682,13 +682,7 @@ impl Limit {
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
         if file == "io.max" {
-            let key = match self.kind {
-                ThrottleKind::ReadIops => "riops",
-                ThrottleKind::WriteIops => "wiops",
-                ThrottleKind::ReadBytesPerS => "rbps",
-                ThrottleKind::WriteBytesPerS => "wbps",
-            };
-            format!("io.max {key}={}", self.value)
+            format!("io.max {}={}", self.kind.io_max_key(), self.value)
         } else {
             format!("{file} {}", self.value)
         }
@@ -771,12 +765,8 @@ pub fn parse_io_max_all(text: &str) -> Vec<((u32, u32), ThrottleKind, u64)> {
     let mut out = Vec::new();
     for (dev, kv) in parse_nested(text) {
         for (k, v) in kv {
-            let kind = match k {
-                "riops" => ThrottleKind::ReadIops,
-                "wiops" => ThrottleKind::WriteIops,
-                "rbps" => ThrottleKind::ReadBytesPerS,
-                "wbps" => ThrottleKind::WriteBytesPerS,
-                _ => continue,
+            let Some(kind) = ThrottleKind::of_io_max_key(k) else {
+                continue;
             };
             if let Ok(n) = v.parse() {
                 out.push((dev, kind, n));
