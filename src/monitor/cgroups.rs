@@ -147,6 +147,8 @@ pub struct DevCgroups {
 pub const SHOWN: usize = 8;
 
 type Key = (u64, u32, u32, u8);
+/// A row of [`CgTracker::close`] with the device time and stamping its share comes from.
+type WithSums = (CgroupIo, f64, bool);
 
 /// The per-cgroup state across intervals: names, the previous sample, each cgroup's latency
 /// while its device was not saturated, and each device's recent history.
@@ -217,7 +219,9 @@ impl CgTracker {
         if interval_s <= 0.0 {
             return HashMap::new();
         }
-        let mut per_dev: HashMap<(u32, u32), Vec<CgroupIo>> = HashMap::new();
+        // Per device: each row, the time its requests spent in the device, and whether the
+        // kernel stamped the issue of (nearly) all of them.
+        let mut per_dev: HashMap<(u32, u32), Vec<WithSums>> = HashMap::new();
         let mut acc: HashMap<(u32, u32, u64), [Delta; 2]> = HashMap::new();
         for r in &cur.rows {
             let op = r.3 as usize;
@@ -235,7 +239,7 @@ impl CgTracker {
         }
         for ((major, minor, id), [rd, wr]) in acc {
             let n = self.names.get(&id);
-            per_dev.entry((major, minor)).or_default().push(CgroupIo {
+            let row = CgroupIo {
                 id,
                 name: n.map_or_else(|| format!("cgroup {id}"), |n| n.name.clone()),
                 path: n.map_or_else(String::new, |n| n.path.clone()),
@@ -248,32 +252,30 @@ impl CgTracker {
                 baseline_of: None,
                 held_by: None,
                 role: None,
-            });
-            // The sums the shares and ratios are taken from, kept beside the row.
-            let row = per_dev
-                .get_mut(&(major, minor))
-                .unwrap()
-                .last_mut()
-                .unwrap();
-            row.share = (rd.device_ns + wr.device_ns) as f64;
-            row.ratio = Some((rd.split_ios + wr.split_ios) as f64 / (rd.ios + wr.ios) as f64);
+            };
+            let device_ns = (rd.device_ns + wr.device_ns) as f64;
+            let stamped = (rd.split_ios + wr.split_ios) as f64 >= 0.9 * (rd.ios + wr.ios) as f64;
+            per_dev
+                .entry((major, minor))
+                .or_default()
+                .push((row, device_ns, stamped));
         }
         let mut out = HashMap::new();
-        for ((major, minor), mut rows) in per_dev {
-            let split_all = rows.iter().all(|r| r.ratio.is_some_and(|s| s >= 0.9));
-            let dev_ns: f64 = rows.iter().map(|r| r.share).sum();
-            let ios: f64 = rows
+        for ((major, minor), with_sums) in per_dev {
+            let split_all = with_sums.iter().all(|r| r.2);
+            let dev_ns: f64 = with_sums.iter().map(|r| r.1).sum();
+            let ios: f64 = with_sums
                 .iter()
-                .map(|r| (r.read.requests + r.write.requests) as f64)
+                .map(|r| (r.0.read.requests + r.0.write.requests) as f64)
                 .sum();
-            for r in &mut rows {
+            let mut rows = Vec::with_capacity(with_sums.len());
+            for (mut r, device_ns, _) in with_sums {
                 let mine = (r.read.requests + r.write.requests) as f64;
                 (r.share, r.share_of) = if split_all && dev_ns > 0.0 {
-                    (r.share / dev_ns, ShareOf::DeviceTime)
+                    (device_ns / dev_ns, ShareOf::DeviceTime)
                 } else {
                     (mine / ios.max(1.0), ShareOf::Requests)
                 };
-                r.ratio = None;
                 r.held_by = cur
                     .limits
                     .iter()
@@ -285,6 +287,7 @@ impl CgTracker {
                         )
                     })
                     .map(|l| l.3.clone());
+                rows.push(r);
             }
             rows.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.id.cmp(&b.id)));
             let (state, dev_base) = device(major, minor).unwrap_or((State::Unknown, None));
