@@ -49,10 +49,21 @@
 // it was charged to (bio_associate_blkg at submission; writeback bios carry the cgroup that
 // dirtied the pages). Its cgroup's kernfs id is the inode number of the cgroup's directory (the
 // cgroup v2 id; in v1, the blkio hierarchy's). Noted with the size in the per-CPU note, then at
-// the final completion added to a per-CPU hash keyed by (cgroup, device slot, op): requests,
-// bytes, the exact sums of total, queue and device time, and a coarse histogram (2 buckets per
-// power of two). Requests with no bio (flushes), no blkg (CONFIG_BLK_CGROUP off) or no note
-// are not attributed; completions that find the map full are counted (state[2]).
+// the final completion added to the counters of (cgroup, device slot, op): requests, bytes, the
+// exact sums of total, queue and device time, and a coarse histogram (2 buckets per power of
+// two). Requests with no bio (flushes), no blkg (CONFIG_BLK_CGROUP off) or no note are not
+// attributed; completions that find no room are counted (state[2]).
+//
+// Kept cheap (at most +60 ns a completion, bench/bpf_overhead.sh), by two small per-CPU caches
+// in the note, so the common completion does neither a hash lookup nor the walk to the kernfs
+// node (two cold objects):
+// - blkcg's css.serial_nr (never reused) -> the cgroup's id, filled from the walk on a miss;
+// - (cgroup, slot, op) -> the index of its counters in the per-CPU array cg_vals, filled on a
+//   miss from the shared hash cg_index (which allocates an index for a new key: from cg_free,
+//   else the next never used, state[3]). User space removes the keys of gone cgroups and freed
+//   slots, bumps the generation (state[4]) so every cached index is looked up again, and
+//   zeroes and frees the indices a tick later (a completion that read the old generation has
+//   long finished).
 
 typedef unsigned char __u8;
 typedef unsigned int __u32;
@@ -122,12 +133,27 @@ struct class_hist {
 	__u64 bytes;
 };
 
+// Per-CPU caches (see the header), direct-mapped.
+#define CG_CACHE 16
+struct cg_id {
+	__u64 serial;
+	__u64 id;
+};
+struct cg_at {
+	__u64 cgroup;
+	__u32 slot_op;
+	__u32 idx;
+	__u64 gen;
+};
+
 // The size and cgroup of the request completing on this CPU (iolat_size -> iolat_done).
 struct pending {
 	__u64 rq;
 	__u64 start_time_ns;
 	__u64 bytes;
 	__u64 cgroup;
+	struct cg_id ids[CG_CACHE];
+	struct cg_at ats[CG_CACHE];
 };
 
 // One cgroup's requests on one device slot and op (read, write, discard).
@@ -155,6 +181,9 @@ const volatile __u32 max_slots = 64;
 // cgroup lookup, so a program loaded without it costs what it did before.
 const volatile __u32 by_cgroups = 0;
 
+// Entries of cg_index, cg_vals and cg_free (set before load, as their max_entries).
+const volatile __u32 max_cg = 1024;
+
 // dev_t (major << 20 | minor, the kernel's internal encoding) -> slot.
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -164,10 +193,11 @@ struct {
 } slots SEC(".maps");
 
 // [0]: the next free slot; [1]: completions dropped because every slot was taken; [2]:
-// completions not attributed to their cgroup because the cgroup map was full.
+// completions not attributed to their cgroup for want of room; [3]: the next cg_vals index
+// never used; [4]: the generation of cg_index (user space bumps it when it removes keys).
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 5);
 	__type(key, __u32);
 	__type(value, __u64);
 } state SEC(".maps");
@@ -211,22 +241,28 @@ struct {
 	__type(value, struct pending);
 } pending SEC(".maps");
 
-// (cgroup, slot, op) -> its counters; user space sizes it and removes the entries of gone
-// cgroups and freed slots.
+// (cgroup, slot, op) -> the index of its counters in cg_vals; user space sizes the three
+// maps alike and removes the keys of gone cgroups and freed slots.
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, struct cg_key);
-	__type(value, struct cg_val);
-} cg_stats SEC(".maps");
+	__type(value, __u32);
+} cg_index SEC(".maps");
 
-// A zeroed value to insert from (too big for the program's stack); never written.
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct cg_val);
-} cg_zero SEC(".maps");
+} cg_vals SEC(".maps");
+
+// Indices user space freed (zeroed), taken before never used ones.
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1024);
+	__type(value, __u32);
+} cg_free SEC(".maps");
 
 struct gendisk {
 	int major;
@@ -247,6 +283,7 @@ struct cgroup {
 
 struct cgroup_subsys_state {
 	struct cgroup *cgroup;
+	__u64 serial_nr;
 } __attribute__((preserve_access_index));
 
 struct blkcg {
@@ -360,8 +397,9 @@ static __always_inline __u64 split(__u32 idx, struct request *rq, __u64 start, _
 	return issue;
 }
 
-// The cgroup the request was charged to (see the header), 0 where it has none.
-static __always_inline __u64 cgroup_of(struct request *rq)
+// The cgroup the request was charged to (see the header), 0 where it has none; `p` is this
+// CPU's note, whose cache of ids it uses.
+static __always_inline __u64 cgroup_of(struct request *rq, struct pending *p)
 {
 	if (!__builtin_preserve_field_info(((struct bio *)0)->bi_blkg, 2))
 		return 0;
@@ -374,37 +412,90 @@ static __always_inline __u64 cgroup_of(struct request *rq)
 	struct blkcg *blkcg = blkg->blkcg;
 	if (!blkcg)
 		return 0;
+	__u64 serial = 0;
+	struct cg_id *e = 0;
+	if (__builtin_preserve_field_info(((struct cgroup_subsys_state *)0)->serial_nr, 2)) {
+		serial = blkcg->css.serial_nr;
+		e = &p->ids[serial & (CG_CACHE - 1)];
+		if (e->serial == serial && e->id != 0)
+			return e->id;
+	}
 	struct cgroup *cg = blkcg->css.cgroup;
 	if (!cg)
 		return 0;
 	struct kernfs_node *kn = cg->kn;
 	if (!kn)
 		return 0;
-	return kn->id;
+	__u64 id = kn->id;
+	if (e) {
+		e->serial = serial;
+		e->id = id;
+	}
+	return id;
 }
 
-// The request's figures added to its cgroup's on this device slot.
-static __always_inline void by_cgroup(__u64 cgroup, __u32 slot, __u32 kind, __u64 bytes,
-				      __u64 b, __u64 start, __u64 issue, __u64 now)
+// A state counter (see the map), 0 where it cannot be read.
+static __always_inline __u64 *state_at(__u32 i)
 {
-	struct cg_key key = {.cgroup = cgroup, .slot = slot, .op = kind};
-	struct cg_val *v = bpf_map_lookup_elem(&cg_stats, &key);
-	if (!v) {
-		__u32 zero = 0;
-		struct cg_val *z = bpf_map_lookup_elem(&cg_zero, &zero);
-		if (!z)
-			return;
-		// Another CPU may have inserted it meanwhile: then the lookup finds theirs.
-		bpf_map_update_elem(&cg_stats, &key, z, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&cg_stats, &key);
-		if (!v) {
-			__u32 two = 2;
-			__u64 *full = bpf_map_lookup_elem(&state, &two);
+	return bpf_map_lookup_elem(&state, &i);
+}
+
+// The cg_vals index of `key`: allocated for a new key (U32_MAX: no room).
+static __always_inline __u32 index_of(struct cg_key *key)
+{
+	__u32 *at = bpf_map_lookup_elem(&cg_index, key);
+	if (at)
+		return *at;
+	__u32 idx;
+	if (bpf_map_pop_elem(&cg_free, &idx) != 0) {
+		__u64 *next = state_at(3);
+		if (!next)
+			return 0xffffffff;
+		__u64 n = __sync_fetch_and_add(next, 1);
+		if (n >= max_cg)
+			return 0xffffffff;
+		idx = (__u32)n;
+	}
+	if (bpf_map_update_elem(&cg_index, key, &idx, BPF_NOEXIST) != 0) {
+		// Another CPU added the key meanwhile (or the map is full): the index goes back.
+		bpf_map_push_elem(&cg_free, &idx, 0);
+		at = bpf_map_lookup_elem(&cg_index, key);
+		return at ? *at : 0xffffffff;
+	}
+	return idx;
+}
+
+// The request's figures added to its cgroup's on this device slot; `p` is this CPU's note.
+static __always_inline void by_cgroup(struct pending *p, __u64 cgroup, __u32 slot, __u32 kind,
+				      __u64 bytes, __u64 b, __u64 start, __u64 issue, __u64 now)
+{
+	__u64 *genp = state_at(4);
+	if (!genp)
+		return;
+	__u64 gen = *genp;
+	__u32 slot_op = slot << 2 | kind;
+	__u32 h = (__u32)(cgroup ^ (cgroup >> 16) ^ (slot_op * 7)) & (CG_CACHE - 1);
+	struct cg_at *e = &p->ats[h];
+	__u32 idx;
+	if (e->cgroup == cgroup && e->slot_op == slot_op && e->gen == gen) {
+		idx = e->idx;
+	} else {
+		struct cg_key key = {.cgroup = cgroup, .slot = slot, .op = kind};
+		idx = index_of(&key);
+		if (idx == 0xffffffff) {
+			__u64 *full = state_at(2);
 			if (full)
 				__sync_fetch_and_add(full, 1);
 			return;
 		}
+		e->cgroup = cgroup;
+		e->slot_op = slot_op;
+		e->idx = idx;
+		e->gen = gen;
 	}
+	struct cg_val *v = bpf_map_lookup_elem(&cg_vals, &idx);
+	if (!v)
+		return;
 	__u64 gb = b >> CG_SHIFT;
 	asm volatile("" : "+r"(gb));
 	if (gb >= NGBUCKETS)
@@ -420,10 +511,12 @@ static __always_inline void by_cgroup(__u64 cgroup, __u32 slot, __u32 kind, __u6
 	}
 }
 
-// What both entry points do with a request of `bytes` (0: unknown) charged to `cgroup` (0:
-// unknown) that has finished whole at time `now`.
-static __always_inline int account(struct request *rq, __u64 now, __u64 bytes, __u64 cgroup)
+// What both entry points do with a request that has finished whole at time `now`; `p`, its
+// note (0: none), gives its bytes and cgroup.
+static __always_inline int account(struct request *rq, __u64 now, struct pending *p)
 {
+	__u64 bytes = p ? p->bytes : 0;
+	__u64 cgroup = p ? p->cgroup : 0;
 	__u32 flush_seq = rqf_bit(__builtin_preserve_enum_value(
 					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 0),
 				  __builtin_preserve_enum_value(
@@ -481,8 +574,8 @@ static __always_inline int account(struct request *rq, __u64 now, __u64 bytes, _
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
 	__u64 issue = split(idx, rq, start, now);
-	if (by_cgroups && cgroup != 0 && kind < CG_OPS)
-		by_cgroup(cgroup, *slot, kind, bytes, b, start, issue, now);
+	if (by_cgroups && p && cgroup != 0 && kind < CG_OPS)
+		by_cgroup(p, cgroup, *slot, kind, bytes, b, start, issue, now);
 	if (bytes == 0 || kind > OP_WRITE)
 		return 0;
 	__u32 class = bytes <= SMALL_MAX_BYTES ? 0 : bytes <= MEDIUM_MAX_BYTES ? 1 : 2;
@@ -513,7 +606,7 @@ static __always_inline void note_size(struct request *rq)
 	p->rq = (__u64)rq;
 	p->start_time_ns = start;
 	p->bytes = rq->__data_len;
-	p->cgroup = by_cgroups ? cgroup_of(rq) : 0;
+	p->cgroup = by_cgroups ? cgroup_of(rq, p) : 0;
 }
 
 // The note of this request (0: none).
@@ -533,7 +626,7 @@ int iolat_done(__u64 *ctx)
 	struct request *rq = (struct request *)ctx[0];
 	__u64 now = bpf_ktime_get_ns();
 	struct pending *p = noted(rq);
-	return account(rq, now, p ? p->bytes : 0, p ? p->cgroup : 0);
+	return account(rq, now, p);
 }
 
 // With iolat_done: blk_update_request(rq, error, nr_bytes) notes the request's size.
@@ -556,7 +649,7 @@ int iolat_complete(__u64 *ctx)
 	if (nr_bytes < rq->__data_len)
 		return 0;
 	struct pending *p = noted(rq);
-	return account(rq, now, p ? p->bytes : 0, p ? p->cgroup : 0);
+	return account(rq, now, p);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -254,6 +254,11 @@ pub struct BlockLatency {
     warned_cg_full: bool,
     /// The "all slots taken" line was said (once a run).
     warned_dropped: bool,
+    /// Calls of [`BlockLatency::tend`]: a tick.
+    ticks: u64,
+    /// cg_vals indices whose keys were removed, with the tick: zeroed and given back to the
+    /// program a tick later, when no completion can still be adding to them (see the C source).
+    cg_retired: Vec<(u64, u32)>,
 }
 
 /// Device slots the maps hold: a slot is taken at a device's first completion; completions
@@ -356,12 +361,15 @@ pub fn open_with(
         .btf(Some(&btf))
         .set_global("max_slots", &MAX_SLOTS, true)
         .set_global("by_cgroups", &u32::from(cgroups), true)
+        .set_global("max_cg", &cg_entries, true)
         .set_max_entries("slots", MAX_SLOTS)
         .set_max_entries("free_slots", MAX_SLOTS)
         .set_max_entries("hists", MAX_SLOTS * NOPS as u32)
         .set_max_entries("class_hists", MAX_SLOTS * (CLASS_OPS * NCLASSES) as u32)
         .set_max_entries("split_hists", MAX_SLOTS * NOPS as u32)
-        .set_max_entries("cg_stats", cg_entries)
+        .set_max_entries("cg_index", cg_entries)
+        .set_max_entries("cg_vals", cg_entries)
+        .set_max_entries("cg_free", cg_entries)
         .load(OBJECT)
         .map_err(|e| refused(&e))?;
     // The hook next to diskstats' accounting where the kernel has it (its BTF names the
@@ -376,6 +384,8 @@ pub fn open_with(
                     cg_entries,
                     warned_cg_full: false,
                     warned_dropped: false,
+                    ticks: 0,
+                    cg_retired: Vec::new(),
                 })
             }
             Err(e) => last = Some(e),
@@ -543,19 +553,28 @@ impl BlockLatency {
     pub fn read_cgroups(&self) -> Result<(Vec<RawCgroup>, u64), String> {
         let err = |e: aya::maps::MapError| e.to_string();
         let full = self.cgroups_unattributed()?;
-        let map: aya::maps::PerCpuHashMap<_, CgKey, CgVal> = self
+        let index: BpfHashMap<_, CgKey, u32> = self
             .ebpf
-            .map("cg_stats")
-            .ok_or("no cg_stats map")?
+            .map("cg_index")
+            .ok_or("no cg_index map")?
+            .try_into()
+            .map_err(err)?;
+        let vals: PerCpuArray<_, CgVal> = self
+            .ebpf
+            .map("cg_vals")
+            .ok_or("no cg_vals map")?
             .try_into()
             .map_err(err)?;
         let slots: std::collections::HashMap<u32, u32> =
             self.held()?.into_iter().map(|(d, s)| (s, d)).collect();
         let mut out = Vec::new();
-        for kv in map.iter() {
+        for kv in index.iter() {
             // An entry removed between the keys' walk and its lookup is skipped.
-            let Ok((k, per_cpu)) = kv else { continue };
+            let Ok((k, idx)) = kv else { continue };
             let Some(&dev) = slots.get(&k.slot) else {
+                continue;
+            };
+            let Ok(per_cpu) = vals.get(&idx, 0) else {
                 continue;
             };
             let mut c = RawCgroup {
@@ -597,18 +616,76 @@ impl BlockLatency {
         self.remove_cgroup_entries(|k| gone.contains(&k.cgroup))
     }
 
+    /// Remove the keys `drop` selects; their indices are retired (see `cg_retired`) and the
+    /// generation bumped, so no completion goes on using a cached index of theirs.
     fn remove_cgroup_entries(&mut self, drop: impl Fn(&CgKey) -> bool) -> Result<(), String> {
         let err = |e: aya::maps::MapError| e.to_string();
-        let mut map: aya::maps::PerCpuHashMap<_, CgKey, CgVal> = self
+        let mut index: BpfHashMap<_, CgKey, u32> = self
             .ebpf
-            .map_mut("cg_stats")
-            .ok_or("no cg_stats map")?
+            .map_mut("cg_index")
+            .ok_or("no cg_index map")?
             .try_into()
             .map_err(err)?;
-        let keys: Vec<CgKey> = map.keys().filter_map(|k| k.ok()).filter(&drop).collect();
-        for k in keys {
-            // Already gone (another reader) is fine.
-            let _ = map.remove(&k);
+        let keys: Vec<(CgKey, u32)> = index
+            .iter()
+            .filter_map(|kv| kv.ok())
+            .filter(|(k, _)| drop(k))
+            .collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        for (k, idx) in keys {
+            // Already gone (another reader) is fine; its index was retired then.
+            if index.remove(&k).is_ok() {
+                self.cg_retired.push((self.ticks, idx));
+            }
+        }
+        let mut state: aya::maps::Array<_, u64> = self
+            .ebpf
+            .map_mut("state")
+            .ok_or("no state map")?
+            .try_into()
+            .map_err(err)?;
+        let gen = state.get(&4, 0).map_err(err)?;
+        state.set(4, gen.wrapping_add(1), 0).map_err(err)
+    }
+
+    /// Zero the indices retired before this tick and give them back to the program.
+    fn release_retired(&mut self) -> Result<(), String> {
+        let err = |e: aya::maps::MapError| e.to_string();
+        let now = self.ticks;
+        if !self.cg_retired.iter().any(|&(t, _)| t < now) {
+            return Ok(());
+        }
+        let cpus = aya::util::nr_cpus().map_err(|(what, e)| format!("{what}: {e}"))?;
+        let zero = CgVal {
+            ios: 0,
+            bytes: 0,
+            sum_ns: 0,
+            queue_sum_ns: 0,
+            device_sum_ns: 0,
+            split_ios: 0,
+            buckets: [0; NGBUCKETS],
+        };
+        let (due, keep): (Vec<_>, Vec<_>) = self.cg_retired.iter().partition(|&&(t, _)| t < now);
+        self.cg_retired = keep;
+        for (_, idx) in due {
+            let mut vals: PerCpuArray<_, CgVal> = self
+                .ebpf
+                .map_mut("cg_vals")
+                .ok_or("no cg_vals map")?
+                .try_into()
+                .map_err(err)?;
+            let values =
+                aya::maps::PerCpuValues::try_from(vec![zero; cpus]).map_err(|e| e.to_string())?;
+            vals.set(idx, values, 0).map_err(err)?;
+            let mut free: aya::maps::Queue<_, u32> = self
+                .ebpf
+                .map_mut("cg_free")
+                .ok_or("no cg_free map")?
+                .try_into()
+                .map_err(err)?;
+            free.push(idx, 0).map_err(err)?;
         }
         Ok(())
     }
@@ -672,6 +749,12 @@ impl BlockLatency {
         dropped: u64,
     ) -> Vec<String> {
         let mut lines = Vec::new();
+        self.ticks += 1;
+        if let Err(e) = self.release_retired() {
+            lines.push(format!(
+                "block-latency per-cgroup entries of removed cgroups could not be freed: {e}"
+            ));
+        }
         if let Err(e) = self.free_gone(present) {
             lines.push(format!(
                 "block-latency slots of removed devices could not be freed: {e}"
