@@ -13,8 +13,18 @@
 #
 # Needs root, fio, jq, bpftool, bpftrace. Environment: REPEATS (5), DURATION seconds per run
 # (5), IOSAT (a built binary: skips the release build), STAT_ARGS (more arguments for the
-# attached `iosat stat`, e.g. "--cgroups" for the per-cgroup counters of issue 40), DIR (where the temporary directory and test file go; the machine's disk, never a raw
-# device), SIZE_MB (1024), SECTIONS ("A B"). Markdown to stdout, one line per run to stderr.
+# attached `iosat stat`, e.g. "--cgroups" for the per-cgroup counters of issue 40), DIR (where
+# the temporary directory and test file go; the machine's disk, never a raw device), SIZE_MB
+# (1024), SECTIONS ("A B"). Markdown to stdout, one line per run to stderr.
+#   STAT_ARGS_B: section A also runs iosat with these arguments instead of STAT_ARGS in every
+#     repeat (e.g. STAT_ARGS_B=--cgroups: without and with the per-cgroup counters, side by
+#     side), and gives the difference of the medians. IOSAT_B: the binary for those runs
+#     (default IOSAT; e.g. IOSAT=<an older build> against the new one with --cgroups).
+#   RATE_IOPS: section A's fio at this fixed rate, so every run has the same completions per
+#     second (the cost per completion depends on the rate through the caches).
+#   LOOP=1: section A's file is a loop device over a file in /dev/shm (made and removed by the
+#     script), so the disk's own variation is out of the runs.
+# Only the programs this iosat loaded are counted (by their ids), not another iosat's.
 set -euo pipefail
 
 REPEATS=${REPEATS:-5}
@@ -44,7 +54,7 @@ on_exit cleanup
 # fio_iops DEPTH -> IOPS of 4 KiB random direct reads
 fio_iops() {
   fio --name=r --filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=4k --direct=1 \
-    --ioengine=io_uring --iodepth="$1" --runtime="$DURATION" --time_based \
+    --ioengine=io_uring --iodepth="$1" --runtime="$DURATION" --time_based ${RATE:+--rate_iops=$RATE} \
     --output-format=json --output="$WORK/fio.json"
   jq -r '.jobs[0].read.iops' "$WORK/fio.json"
 }
@@ -73,14 +83,31 @@ prog_stats() {
   bpftool prog show -j | jq -r "[.[] | select($1)] | \"\(map(.run_time_ns // 0) | add // 0) \(map(.run_cnt // 0) | add // 0)\""
 }
 
+# ids: the ids of the programs loaded now, as a JSON array.
+ids() { bpftool prog show -j | jq -c '[.[] | .id]'; }
+
 if [[ " $SECTIONS " == *" A "* ]]; then
+  SAVED_FILE=$FILE
+  if [ "${LOOP:-}" = 1 ]; then
+    SHM=$(mktemp -d /dev/shm/iosat-bench.XXXXXX)
+    truncate -s "${SIZE_MB}m" "$SHM/data"
+    LOOPDEV=$(losetup -f --show "$SHM/data")
+    on_exit 'cleanup; [ -n "${LOOPDEV:-}" ] && losetup -d "$LOOPDEV"; rm -rf "${SHM:-/nonexistent}"'
+    lay_out "$LOOPDEV"
+    FILE=$LOOPDEV
+  fi
   sysctl -q -w kernel.bpf_stats_enabled=1
-  iosat_ns=(); bt_ns=()
+  iosat_ns=(); iosat_b_ns=(); bt_ns=()
+  whos="iosat bpftrace"
+  [ -n "${STAT_ARGS_B:-}" ] && whos="iosat iosat_b bpftrace"
   for rep in $(seq "$REPEATS"); do
-    for who in iosat bpftrace; do
-      if [ "$who" = iosat ]; then
-        start_iosat
-        sel='(.name == "iolat_done" or .name == "iolat_complete" or .name == "iolat_size")'
+    for who in $whos; do
+      if [ "$who" != bpftrace ]; then
+        before=$(ids)
+        if [ "$who" = iosat_b ]; then
+          STAT_ARGS=$STAT_ARGS_B IOSAT=${IOSAT_B:-$IOSAT} start_iosat
+        else start_iosat; fi
+        sel="(.name == \"iolat_done\" or .name == \"iolat_complete\" or .name == \"iolat_size\") and ([.id] | inside($before) | not)"
       else
         bpftrace -e '
           tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; }
@@ -101,13 +128,16 @@ if [[ " $SECTIONS " == *" A "* ]]; then
       read -r t0 _ < <(prog_stats "$sel")
       # Completions: the complete hook's count (bpftrace's issue hook runs as often).
       c0=$(bpftool prog show -j | jq "[.[] | select($sel)] | map(.run_cnt // 0) | max // 0")
-      fio_iops 16 >/dev/null
+      RATE=${RATE_IOPS:-} fio_iops 16 >/dev/null
       read -r t1 _ < <(prog_stats "$sel")
       c1=$(bpftool prog show -j | jq "[.[] | select($sel)] | map(.run_cnt // 0) | max // 0")
       ns=$(awk -v t="$((t1 - t0))" -v c="$((c1 - c0))" 'BEGIN {printf "%.1f", c ? t / c : 0}')
       echo "A rep $rep $who: $((c1 - c0)) completions, $ns ns of BPF per completion" >&2
-      if [ "$who" = iosat ]; then stop_iosat; iosat_ns+=("$ns"); else
-        stop_bpftrace; bt_ns+=("$ns"); fi
+      case $who in
+        iosat) stop_iosat; iosat_ns+=("$ns") ;;
+        iosat_b) stop_iosat; iosat_b_ns+=("$ns") ;;
+        *) stop_bpftrace; bt_ns+=("$ns") ;;
+      esac
     done
   done
   sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS"
@@ -120,7 +150,13 @@ if [[ " $SECTIONS " == *" A "* ]]; then
   echo "| iosat (tp_btf block_io_done, per-CPU histogram) | $mi |"
   echo "| bpftrace issue+complete with in-flight map | $mb |"
   echo "| ratio iosat / bpftrace | $(awk -v a="$mi" -v b="$mb" 'BEGIN {printf "%.2f", b ? a / b : 0}') |"
+  if [ -n "${STAT_ARGS_B:-}" ]; then
+    mib=$(printf '%s\n' "${iosat_b_ns[@]}" | median)
+    echo "| iosat with \`$STAT_ARGS_B\` | $mib |"
+    echo "| difference of the medians | $(awk -v a="$mib" -v b="$mi" 'BEGIN {printf "%+.1f", a - b}') |"
+  fi
   echo
+  FILE=$SAVED_FILE
 fi
 
 if [[ " $SECTIONS " == *" B "* ]]; then
