@@ -29,6 +29,10 @@ pub const ALONE_SHARE: f64 = 0.9;
 pub const HISTORY: usize = 120;
 /// Intervals with both figures a correlation needs to be stated.
 pub const MIN_CORRELATED: usize = 5;
+/// A cgroup whose tasks all stalled on I/O (`io.pressure` full) for this share of an interval
+/// (%), and at least [`VICTIM_RATIO`] times its own usual, is a victim where its latency does
+/// not say so.
+pub const PRESSURE_FULL_PCT: f64 = 10.0;
 
 /// What a cgroup's ratio is taken against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +108,10 @@ pub struct Candidate<'a> {
     pub held_by: Option<&'a Limit>,
     /// IOPS read and write.
     pub iops: (f64, f64),
+    /// Its `io.pressure` full over the interval (% of it; cgroup v2 only) and its usual one
+    /// while the device was calm (None: not learned yet).
+    pub pressure_full_pct: Option<f64>,
+    pub usual_pressure_pct: Option<f64>,
 }
 
 /// One cgroup's figures of one interval, kept for the correlation.
@@ -119,9 +127,16 @@ pub struct Seen {
 pub struct Victim {
     pub id: u64,
     pub name: String,
-    pub ratio: f64,
+    /// Its latency over its own baseline; None when its io.pressure alone names it.
+    pub ratio: Option<f64>,
     pub baseline_ms: Option<f64>,
     pub baseline_of: Option<BaselineOf>,
+    /// Named by its `io.pressure` (its latency alone does not say so): full over the interval
+    /// and its usual, % of an interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure_full_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usual_pressure_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -247,22 +262,46 @@ pub fn verdict(
     });
     // Victims: slower than their own baseline (never the device's: a cgroup new to the device
     // has no usual latency to have risen from), not held, not loading the device themselves.
+    // Where the latency does not say so (no own baseline yet, or below the threshold), its
+    // io.pressure can: its tasks all stalled on I/O for a tenth of the interval or more, and
+    // 1.5x its own usual (learned while the device was calm) or more.
     let mut victims: Vec<Victim> = rows
         .iter()
-        .filter(|r| !held(r.id) && r.requests >= MIN_REQUESTS && r.own_baseline)
+        .filter(|r| !held(r.id) && r.requests >= MIN_REQUESTS)
         .filter(|r| !aggressors.iter().any(|a| a.id == r.id))
         .filter_map(|r| {
-            let ratio = r.ratio.filter(|&x| x >= VICTIM_RATIO)?;
-            Some(Victim {
-                id: r.id,
-                name: r.name.to_string(),
-                ratio,
-                baseline_ms: r.baseline_ms,
-                baseline_of: Some(BaselineOf::Own),
+            let by_latency = r
+                .ratio
+                .filter(|&x| r.own_baseline && x >= VICTIM_RATIO)
+                .map(|x| Victim {
+                    id: r.id,
+                    name: r.name.to_string(),
+                    ratio: Some(x),
+                    baseline_ms: r.baseline_ms,
+                    baseline_of: Some(BaselineOf::Own),
+                    pressure_full_pct: None,
+                    usual_pressure_pct: None,
+                });
+            by_latency.or_else(|| {
+                let (full, usual) = (r.pressure_full_pct?, r.usual_pressure_pct?);
+                (full >= PRESSURE_FULL_PCT && full >= usual * VICTIM_RATIO).then(|| Victim {
+                    id: r.id,
+                    name: r.name.to_string(),
+                    ratio: None,
+                    baseline_ms: None,
+                    baseline_of: None,
+                    pressure_full_pct: Some(full),
+                    usual_pressure_pct: Some(usual),
+                })
             })
         })
         .collect();
-    victims.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+    // By latency ratio first, then by pressure.
+    victims.sort_by(|a, b| {
+        let key = |v: &Victim| (v.ratio.unwrap_or(0.0), v.pressure_full_pct.unwrap_or(0.0));
+        let (ka, kb) = (key(a), key(b));
+        kb.0.total_cmp(&ka.0).then(kb.1.total_cmp(&ka.1))
+    });
     match victims.first().map(|v| v.id) {
         Some(v) => {
             for a in &mut aggressors {
@@ -318,8 +357,13 @@ fn protect(rows: &[Candidate<'_>], victims: &[Victim], aggressors: &[Aggressor])
         let target_us = v
             .baseline_ms
             .map(|b| ((b * 1.5 * 1000.0) / 100.0).ceil() * 100.0)?;
+        let whose = if v.own_baseline {
+            "its baseline"
+        } else {
+            "the device's baseline: it has none of its own yet"
+        };
         let mut s = format!(
-            "io.latency target={target_us:.0} (µs, 1.5x its baseline) on {}",
+            "io.latency target={target_us:.0} (µs, 1.5x {whose}) on {}",
             v.path
         );
         if let Some(a) = a {
@@ -353,10 +397,16 @@ fn sentence(
 ) -> String {
     let mut parts = Vec::new();
     if let Some(v) = victims.first() {
-        parts.push(format!(
-            "{} waits {:.1}x its usual latency",
-            v.name, v.ratio
-        ));
+        match (v.ratio, v.pressure_full_pct) {
+            (Some(r), _) => parts.push(format!("{} waits {r:.1}x its usual latency", v.name)),
+            (None, Some(f)) => parts.push(format!(
+                "{}'s tasks all stalled on I/O {f:.0} % of the interval (io.pressure full; \
+                 usually {:.0} %)",
+                v.name,
+                v.usual_pressure_pct.unwrap_or(0.0)
+            )),
+            (None, None) => {}
+        }
     }
     if let Some(a) = aggressors.first() {
         let usual = match a.usual_share {
@@ -410,6 +460,8 @@ mod tests {
             requests: 100,
             held_by: None,
             iops: (400.0, 0.0),
+            pressure_full_pct: None,
+            usual_pressure_pct: None,
         }
     }
 
@@ -489,6 +541,66 @@ mod tests {
         let v = verdict(&rows, &h, &|_| Some(0.5));
         assert!(v.victims.is_empty() && v.aggressors.is_empty());
         assert_eq!(v.sentence, "no cgroup stands out");
+    }
+
+    #[test]
+    fn a_pressure_rise_names_the_victim_where_its_latency_does_not() {
+        let mut h = VecDeque::new();
+        h.push_back(vec![seen(1, 0.1, 1.2), seen(2, 0.9, 1.0)]);
+        // /db's latency is only 1.2x its own baseline (ambiguous), but its tasks all stalled
+        // on I/O 35 % of the interval against a usual 4 %.
+        let mut db = cand(1, "/db", 0.1, 1.2);
+        db.pressure_full_pct = Some(35.0);
+        db.usual_pressure_pct = Some(4.0);
+        let rows = [db.clone(), cand(2, "/batch", 0.9, 1.0)];
+        let v = verdict(&rows, &h, &|id| (id == 1).then_some(1.0));
+        assert_eq!(v.victims.len(), 1, "{v:?}");
+        assert_eq!(v.victims[0].ratio, None);
+        assert_eq!(v.victims[0].pressure_full_pct, Some(35.0));
+        assert!(
+            v.sentence
+                .starts_with("/db's tasks all stalled on I/O 35 % of the interval"),
+            "{}",
+            v.sentence
+        );
+        assert!(v.sentence.contains("usually 4 %"), "{}", v.sentence);
+        assert_eq!(v.role_of(2), Some(Role::Aggressor));
+        // No own baseline at all (a cgroup new to judging): the pressure still names it, and
+        // the latency target it is given says whose baseline it comes from.
+        let mut new = db.clone();
+        new.own_baseline = false;
+        let v = verdict(&[new, cand(2, "/batch", 0.9, 1.0)], &h, &|id| {
+            (id == 1).then_some(1.0)
+        });
+        assert_eq!(v.role_of(1), Some(Role::Victim));
+        assert!(
+            v.protect
+                .as_deref()
+                .unwrap()
+                .contains("the device's baseline"),
+            "{:?}",
+            v.protect
+        );
+        // Not named: under a tenth of the interval; or no rise over its own usual; or no usual
+        // to rise from.
+        for (full, usual) in [(8.0, Some(1.0)), (30.0, Some(25.0)), (35.0, None)] {
+            let mut q = cand(1, "/db", 0.1, 1.2);
+            q.pressure_full_pct = Some(full);
+            q.usual_pressure_pct = usual;
+            let v = verdict(&[q, cand(2, "/batch", 0.9, 1.0)], &h, &|id| {
+                (id == 1).then_some(1.0)
+            });
+            assert!(v.victims.is_empty(), "{full} {usual:?}: {v:?}");
+        }
+        // A latency victim ranks before a pressure one, and its ratio is the sentence's.
+        let mut other = cand(3, "/web", 0.05, 2.5);
+        other.pressure_full_pct = Some(1.0);
+        let v = verdict(&[db, cand(2, "/batch", 0.85, 1.0), other], &h, &|id| {
+            (id != 2).then_some(1.0)
+        });
+        assert_eq!(v.victims.len(), 2);
+        assert_eq!(v.victims[0].name, "/web");
+        assert!(v.sentence.starts_with("/web waits 2.5x"), "{}", v.sentence);
     }
 
     #[test]

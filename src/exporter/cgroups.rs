@@ -28,6 +28,7 @@ pub const SHARE: &str = "iosat_cgroup_disk_device_time_share";
 pub const ROLE: &str = "iosat_cgroup_disk_role";
 pub const CUT: &str = "iosat_cgroup_disk_cut_cgroups";
 pub const UNATTRIBUTED: &str = "iosat_cgroup_disk_unattributed_completions_total";
+pub const PRESSURE: &str = "iosat_cgroup_io_pressure_seconds_total";
 
 /// Sums of one op of one cgroup (or of `other`) on one device.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,6 +106,10 @@ pub struct CgCounters {
     unattributed: u64,
     /// `--cgroup-depth`.
     depth: Option<usize>,
+    /// Per cgroup: its `io.pressure` totals (some, full µs) at the last sample, and the
+    /// stall time summed since the exporter started (some, full µs).
+    pressure_last: HashMap<u64, (u64, Option<u64>)>,
+    pressure_sums: HashMap<u64, (u64, Option<u64>)>,
 }
 
 /// A cgroup's path cut to its first `depth` levels ("/a/b/c", 2 → "/a/b"; "/" stays "/").
@@ -131,6 +136,8 @@ impl CgCounters {
             cut: HashMap::new(),
             unattributed: 0,
             depth: None,
+            pressure_last: HashMap::new(),
+            pressure_sums: HashMap::new(),
         }
     }
 
@@ -164,6 +171,29 @@ impl CgCounters {
         self.own.retain(|_, m| !m.is_empty());
         self.other.retain(|k, _| devices.contains(&(k.0, k.1)));
         self.last = now;
+        // io.pressure: each reading's change added (the reading itself when the total went
+        // back: the cgroup was removed and made again). A cgroup's first reading (or its
+        // first since it was last among the busiest read) is its base: its stall time before
+        // is not added. Cgroups gone from the kernel's map leave.
+        let mut last = HashMap::new();
+        for &(id, some, full) in &s.pressure {
+            let (ds, df) = match self.pressure_last.get(&id) {
+                Some(&(ps, pf)) => (
+                    some.checked_sub(ps).unwrap_or(some),
+                    full.map(|f| pf.and_then(|p| f.checked_sub(p)).unwrap_or(f)),
+                ),
+                None => (0, full.map(|_| 0)),
+            };
+            let e = self.pressure_sums.entry(id).or_insert((0, None));
+            e.0 = e.0.saturating_add(ds);
+            if let Some(df) = df {
+                e.1 = Some(e.1.unwrap_or(0).saturating_add(df));
+            }
+            last.insert(id, (some, full));
+        }
+        let ids: HashSet<u64> = present.iter().map(|k| k.2).collect();
+        self.pressure_sums.retain(|id, _| ids.contains(id));
+        self.pressure_last = last;
         // Each device's busiest cgroups.
         let mut per_dev: HashMap<(u32, u32), Vec<(u64, u64)>> = HashMap::new();
         for (&(ma, mi, id), &n) in &self.busy {
@@ -282,6 +312,27 @@ impl CgCounters {
     pub fn unattributed(&self) -> u64 {
         self.unattributed
     }
+
+    /// Each cgroup's `io.pressure` stall time since the exporter started, seconds: (label,
+    /// some, full), by label. Only cgroups with series of their own on some device, and with
+    /// `--cgroup-depth` only those at or above that depth (their label is their own path):
+    /// stall times do not add up across cgroups (two cgroups stalled at once are not twice
+    /// the time), so none is summed into an ancestor's.
+    pub fn pressure(&self) -> Vec<(String, f64, Option<f64>)> {
+        let kept: HashSet<u64> = self.kept.values().flatten().copied().collect();
+        let mut out: Vec<(String, f64, Option<f64>)> = self
+            .pressure_sums
+            .iter()
+            .filter(|(id, _)| kept.contains(id))
+            .filter_map(|(id, &(some, full))| {
+                let n = self.names.get(id)?;
+                let label = self.label(*id);
+                (label == n.path).then(|| (label, some as f64 / 1e6, full.map(|f| f as f64 / 1e6)))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
 }
 
 /// One device's per-cgroup figures in a scrape.
@@ -391,7 +442,7 @@ the issue; the device's busiest cgroups only (8, and only those with series of t
         ROLE,
         "gauge",
         "1 while the latest interval's verdict on a saturated device names the cgroup: victim \
-(its latency rose above its own baseline), aggressor (its share of device time rose in the \
+(its latency, or where that does not say so its io.pressure, rose above its own usual), aggressor (its share of device time rose in the \
 same intervals: a correlation, not proof); or throttled, held by its own io.max or blkio \
 throttle (said whatever the device's state).",
     );
@@ -419,6 +470,20 @@ throttle (said whatever the device's state).",
         "Completions the BPF program charged to no cgroup because its per-cgroup map was full.",
     );
     o.sample(UNATTRIBUTED, &[], unattributed as f64);
+    o.family(
+        PRESSURE,
+        "counter",
+        "Time the cgroup's tasks stalled on I/O (io.pressure, cgroup v2 only: kind=\"some\" at \
+least one of them, kind=\"full\" all its non-idle ones) since the exporter started, seconds; per \
+cgroup, not per device: PSI does not say which device. The busiest cgroups with series of \
+their own; with --cgroup-depth only those at or above the depth (stall times do not add up).",
+    );
+    for (cg, some, full) in &s.cgroup_pressure {
+        o.sample(PRESSURE, &[("cgroup", cg), ("kind", "some")], *some);
+        if let Some(f) = full {
+            o.sample(PRESSURE, &[("cgroup", cg), ("kind", "full")], *f);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -547,6 +612,56 @@ mod tests {
     }
 
     #[test]
+    fn io_pressure_is_summed_per_cgroup_from_its_first_reading_and_never_goes_back() {
+        let mut c = CgCounters::new(50);
+        let at = |ios: u64, p: Vec<(u64, u64, Option<u64>)>| {
+            let mut s = sample(vec![row(10, 0, ios), row(20, 0, ios)]);
+            s.pressure = p;
+            s
+        };
+        // /a (v2) stalled 5 s before the exporter started: its base, not counted. /b has no
+        // io.pressure (v1): no series.
+        c.feed(&at(10, vec![(10, 9_000_000, Some(5_000_000))]));
+        assert_eq!(c.pressure(), vec![("/a".to_string(), 0.0, Some(0.0))]);
+        c.feed(&at(20, vec![(10, 9_500_000, Some(5_250_000))]));
+        assert_eq!(c.pressure(), vec![("/a".to_string(), 0.5, Some(0.25))]);
+        // Removed and made again (the total went back): the new total is added.
+        c.feed(&at(30, vec![(10, 100_000, Some(50_000))]));
+        assert_eq!(c.pressure(), vec![("/a".to_string(), 0.6, Some(0.3))]);
+        // A kernel without `full`: some only.
+        c.feed(&at(40, vec![(10, 200_000, None)]));
+        assert_eq!(c.pressure()[0].2, Some(0.3));
+        // Rendered per cgroup and kind, without a device label.
+        let s = Scrape {
+            cgroup_unattributed: Some(0),
+            cgroup_pressure: c.pressure(),
+            ..Default::default()
+        };
+        let text = crate::exporter::metrics::render(&s);
+        assert!(
+            text.contains(
+                "iosat_cgroup_io_pressure_seconds_total{cgroup=\"/a\",kind=\"some\"} 0.7\n"
+            ),
+            "{text}"
+        );
+        assert!(text
+            .contains("iosat_cgroup_io_pressure_seconds_total{cgroup=\"/a\",kind=\"full\"} 0.3\n"));
+        // With --cgroup-depth 1, /system.slice/x is summed into /system.slice: its pressure
+        // is not served (stall times do not add up), a cgroup at the depth keeps its own.
+        let mut d = CgCounters::new(50);
+        d.set_depth(Some(1));
+        let mut s = CgSample {
+            rows: vec![row(10, 0, 5), row(30, 0, 5)],
+            names: vec![name(10, "/system.slice/x"), name(30, "/user.slice")],
+            ..Default::default()
+        };
+        s.pressure = vec![(10, 0, Some(0)), (30, 0, Some(0))];
+        d.feed(&s);
+        let got: Vec<String> = d.pressure().into_iter().map(|p| p.0).collect();
+        assert_eq!(got, ["/user.slice"]);
+    }
+
+    #[test]
     fn the_families_are_rendered_with_device_cgroup_and_op() {
         use crate::exporter::metrics::{render, DeviceScrape, Identity};
         let mut c = CgCounters::new(50);
@@ -581,6 +696,7 @@ mod tests {
             "iosat_cgroup_disk_latency_seconds_total{device=\"loop1\",cgroup=\"/a\",op=\"read\"} 0.2\n"
         ));
         assert!(text.contains("iosat_cgroup_disk_cut_cgroups{device=\"loop1\"} 0\n"));
+        assert!(text.contains("# TYPE iosat_cgroup_io_pressure_seconds_total counter\n"));
         let off = Scrape {
             cgroup_unattributed: None,
             ..s

@@ -110,6 +110,9 @@ pub struct Scrape {
     /// With `--cgroups` (issue 40): the completions charged to no cgroup for want of room in
     /// the kernel's map; None leaves the `iosat_cgroup_disk_*` families out.
     pub cgroup_unattributed: Option<u64>,
+    /// With `--cgroups`: each cgroup's `io.pressure` stall time since the exporter started,
+    /// seconds (cgroup label, some, full); cgroup v2 only.
+    pub cgroup_pressure: Vec<(String, f64, Option<f64>)>,
 }
 
 /// What the running binary was built from (crate::build), as `iosat_build_info` labels.
@@ -1100,6 +1103,7 @@ mod tests {
             hindsight: None,
             build: None,
             cgroup_unattributed: None,
+            cgroup_pressure: vec![],
         };
         let text = render(&s);
         assert!(!text.contains("dropped_completions"), "{text}");
@@ -1120,6 +1124,7 @@ mod tests {
             hindsight: None,
             build: Some(BuildInfo::THIS),
             cgroup_unattributed: None,
+            cgroup_pressure: vec![],
         };
         let text = render(&s);
         assert!(text.contains(

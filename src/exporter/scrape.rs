@@ -584,6 +584,7 @@ impl Scraper {
                     hindsight: None,
                     build: None,
                     cgroup_unattributed: None,
+                    cgroup_pressure: vec![],
                 };
             }
         };
@@ -713,6 +714,10 @@ impl Scraper {
             hindsight: self.hindsight_figures(),
             build: None,
             cgroup_unattributed: self.cgroups.as_ref().map(|(_, c)| c.unattributed()),
+            cgroup_pressure: self
+                .cgroups
+                .as_ref()
+                .map_or_else(Vec::new, |(_, c)| c.pressure()),
         }
     }
 

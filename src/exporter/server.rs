@@ -850,6 +850,7 @@ async fn scrape(shared: &Arc<Shared>, proto: bool) -> (&'static str, Bytes) {
             hindsight: None,
             build: None,
             cgroup_unattributed: None,
+            cgroup_pressure: vec![],
         }),
     }
 }

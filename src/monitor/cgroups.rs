@@ -43,6 +43,10 @@ pub struct CgSample {
     /// Completions not attributed for want of room in the kernel's map (cumulative).
     #[serde(default)]
     pub unattributed: u64,
+    /// The busiest cgroups' `io.pressure` (cgroup v2 only: v1 has no PSI), read with this
+    /// sample: (cgroup, `some` total µs, `full` total µs), cumulative.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pressure: Vec<(u64, u64, Option<u64>)>,
 }
 
 /// [`RawCgroup`] as recorded: (cgroup, major, minor, op, ios, bytes, sum_ns, queue_sum_ns,
@@ -123,6 +127,12 @@ pub struct CgroupIo {
     pub held_by: Option<Limit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// Its `io.pressure` over the interval, % of the interval: `some` (at least one of its
+    /// tasks stalled on I/O), `full` (all its non-idle tasks did), from the cumulative totals'
+    /// change. Per cgroup, not per device. None where the cgroup is not in cgroup v2 (v1 has
+    /// no PSI), the kernel has no PSI, or the interval has no earlier reading.
+    pub pressure_some_pct: Option<f64>,
+    pub pressure_full_pct: Option<f64>,
 }
 
 /// What a cgroup's share is a share of.
@@ -163,6 +173,11 @@ pub struct CgTracker {
     usual_share: HashMap<(u32, u32, u64), f64>,
     /// Per device: the last [`who::HISTORY`] intervals (share and ratio per cgroup).
     history: HashMap<(u32, u32), VecDeque<Vec<Seen>>>,
+    /// Each cgroup's `io.pressure` totals (some, full µs) at the previous sample.
+    prev_pressure: HashMap<u64, (u64, Option<u64>)>,
+    /// (device, cgroup) → its usual `full` pressure (% of an interval) while the device was
+    /// calm, and the intervals it came from.
+    usual_pressure: HashMap<(u32, u32, u64), (f64, u32)>,
 }
 
 impl CgTracker {
@@ -178,11 +193,13 @@ impl CgTracker {
     pub fn new_run(&mut self) {
         self.prev = None;
         self.next = None;
+        self.prev_pressure.clear();
     }
 
     /// A sample that closes no interval (the run's first): the base of the next.
     pub fn seat(&mut self) {
         if let Some(cur) = self.next.take() {
+            self.prev_pressure = pressure_map(&cur);
             self.prev = Some(
                 cur.rows
                     .iter()
@@ -213,12 +230,26 @@ impl CgTracker {
             .iter()
             .map(|r| ((r.0, r.1, r.2, r.3), r.clone()))
             .collect();
+        let pressure_now = pressure_map(&cur);
+        let pressure_prev = std::mem::replace(&mut self.prev_pressure, pressure_now.clone());
         let Some(prev) = self.prev.replace(now) else {
             return HashMap::new();
         };
         if interval_s <= 0.0 {
             return HashMap::new();
         }
+        // % of the interval from two cumulative µs totals; None when either is missing or it
+        // went back.
+        let pct = |a: Option<u64>, b: Option<u64>| {
+            let d = b?.checked_sub(a?)?;
+            Some((d as f64 / (interval_s * 1e6) * 100.0).min(100.0))
+        };
+        let pressure = |id: u64| -> (Option<f64>, Option<f64>) {
+            match (pressure_prev.get(&id), pressure_now.get(&id)) {
+                (Some(a), Some(b)) => (pct(Some(a.0), Some(b.0)), pct(a.1, b.1)),
+                _ => (None, None),
+            }
+        };
         // Per device: each row, the time its requests spent in the device, and whether the
         // kernel stamped the issue of (nearly) all of them.
         let mut per_dev: HashMap<(u32, u32), Vec<WithSums>> = HashMap::new();
@@ -239,6 +270,7 @@ impl CgTracker {
         }
         for ((major, minor, id), [rd, wr]) in acc {
             let n = self.names.get(&id);
+            let (pressure_some_pct, pressure_full_pct) = pressure(id);
             let row = CgroupIo {
                 id,
                 name: n.map_or_else(|| format!("cgroup {id}"), |n| n.name.clone()),
@@ -252,6 +284,8 @@ impl CgTracker {
                 baseline_of: None,
                 held_by: None,
                 role: None,
+                pressure_some_pct,
+                pressure_full_pct,
             };
             let device_ns = (rd.device_ns + wr.device_ns) as f64;
             let stamped = (rd.split_ios + wr.split_ios) as f64 >= 0.9 * (rd.ios + wr.ios) as f64;
@@ -345,6 +379,11 @@ impl CgTracker {
             if calm && requests >= who::MIN_REQUESTS {
                 let u = self.usual_share.entry(key).or_insert(r.share);
                 *u += (r.share - *u) * 0.1;
+                if let Some(f) = r.pressure_full_pct {
+                    let u = self.usual_pressure.entry(key).or_insert((f, 0));
+                    u.0 += (f - u.0) * 0.1;
+                    u.1 = u.1.saturating_add(1);
+                }
             }
             seen.push(Seen {
                 id: r.id,
@@ -366,6 +405,12 @@ impl CgTracker {
             return None;
         }
         let usual = |id: u64| self.usual_share.get(&(dev.0, dev.1, id)).copied();
+        let usual_pressure = |id: u64| {
+            self.usual_pressure
+                .get(&(dev.0, dev.1, id))
+                .filter(|u| u.1 >= who::MIN_BASELINE_INTERVALS)
+                .map(|u| u.0)
+        };
         let names = &self.names;
         let cands: Vec<who::Candidate<'_>> = rows
             .iter()
@@ -381,6 +426,8 @@ impl CgTracker {
                 requests: r.read.requests + r.write.requests,
                 held_by: r.held_by.as_ref(),
                 iops: (r.read.iops, r.write.iops),
+                pressure_full_pct: r.pressure_full_pct,
+                usual_pressure_pct: usual_pressure(r.id),
             })
             .collect();
         let v = who::verdict(&cands, hist, &usual);
@@ -389,6 +436,11 @@ impl CgTracker {
         }
         Some(v)
     }
+}
+
+/// A sample's `io.pressure` totals by cgroup.
+fn pressure_map(s: &CgSample) -> HashMap<u64, (u64, Option<u64>)> {
+    s.pressure.iter().map(|p| (p.0, (p.1, p.2))).collect()
 }
 
 /// Mean latency in ns over both directions.
@@ -557,6 +609,64 @@ mod tests {
     }
 
     #[test]
+    fn io_pressure_over_the_interval_and_a_victim_named_by_its_rise() {
+        let mut t = CgTracker::default();
+        // Cumulative: db's reads (2 ms each, all device time), batch's, and db's io.pressure
+        // totals (µs); batch is a v1 cgroup here: no pressure.
+        let at = |i: u64, db_full_us: u64, batch_ios: u64| {
+            let mut s = sample(vec![
+                row(10, 0, 100 * i, 200 * i, 200 * i, 40),
+                row(20, 0, batch_ios, 2 * batch_ios, 2 * batch_ios, 40),
+            ]);
+            s.pressure = vec![(10, 2 * db_full_us, Some(db_full_us))];
+            s
+        };
+        t.set_next(at(0, 0, 0));
+        assert!(t.close(1.0, &|_, _| None).is_empty());
+        // Four calm seconds: db stalled 2 % of each (full), some twice that.
+        let mut full = 0;
+        let mut batch = 0;
+        for i in 1..=4 {
+            full += 20_000;
+            batch += 100;
+            t.set_next(at(i, full, batch));
+            let out = t.close(1.0, &|_, _| Some((State::Ok, Some(2e6))));
+            let db = out[&(7, 1)].cgroups.iter().find(|g| g.id == 10).unwrap();
+            assert_eq!(db.pressure_full_pct, Some(2.0));
+            assert_eq!(db.pressure_some_pct, Some(4.0));
+            let b = out[&(7, 1)].cgroups.iter().find(|g| g.id == 20).unwrap();
+            assert_eq!((b.pressure_some_pct, b.pressure_full_pct), (None, None));
+        }
+        // Saturated: batch takes 9 times db's device time; db's latency is as usual (its
+        // ratio 1: the latency says nothing), but its tasks all stalled 40 % of the second.
+        full += 400_000;
+        batch += 900;
+        t.set_next(at(5, full, batch));
+        let out = t.close(1.0, &|_, _| Some((State::Overloaded, Some(2e6))));
+        let d = &out[&(7, 1)];
+        let db = d.cgroups.iter().find(|g| g.id == 10).unwrap();
+        assert_eq!(db.pressure_full_pct, Some(40.0));
+        assert!((db.ratio.unwrap() - 1.0).abs() < 1e-9, "{:?}", db.ratio);
+        assert_eq!(db.role, Some(Role::Victim));
+        let v = d.verdict.as_ref().unwrap();
+        assert_eq!(v.victims[0].pressure_full_pct, Some(40.0));
+        assert!(
+            v.sentence.starts_with(
+                "db.service's tasks all stalled on I/O 40 % of the interval (io.pressure full; \
+                 usually 2 %)"
+            ),
+            "{}",
+            v.sentence
+        );
+        assert_eq!(v.role_of(20), Some(Role::Aggressor));
+        // A counter going back (the cgroup removed and made again): no figure, not a negative.
+        t.set_next(at(6, 1_000, batch + 10));
+        let out = t.close(1.0, &|_, _| Some((State::Ok, Some(2e6))));
+        let db = out[&(7, 1)].cgroups.iter().find(|g| g.id == 10).unwrap();
+        assert_eq!(db.pressure_full_pct, None);
+    }
+
+    #[test]
     fn a_counter_going_back_gives_no_row_for_that_cgroup() {
         let mut t = CgTracker::default();
         t.set_next(sample(vec![row(10, 0, 50, 100, 100, 40)]));
@@ -621,7 +731,9 @@ impl RunCgroups {
                 .entry((vi.name.clone(), a.name.clone()))
                 .or_default();
             p.n += 1;
-            p.ratios.push(vi.ratio);
+            if let Some(r) = vi.ratio {
+                p.ratios.push(r);
+            }
             p.shares.push(a.share);
             if let Some(r) = a.correlation {
                 p.correlation = Some((r, a.intervals, a.strength));
@@ -673,13 +785,17 @@ impl RunCgroups {
                 .protect
                 .as_ref()
                 .map_or(String::new(), |s| format!("; to protect {victim}: {s}"));
+            // A victim named by its io.pressure alone has no latency ratio to give.
+            let waited = if p.ratios.is_empty() {
+                "stalled on I/O above its usual (io.pressure)".to_string()
+            } else {
+                format!("waited {:.1}x its own baseline (median)", med(&p.ratios))
+            };
             out.push(format!(
-                "{dev}: who: in {} of {} saturated intervals {victim} waited {:.1}x its own \
-                 baseline (median) while {aggressor} took {:.0} % of the device's time; \
-                 {corr}{protect}",
+                "{dev}: who: in {} of {} saturated intervals {victim} {waited} while \
+                 {aggressor} took {:.0} % of the device's time; {corr}{protect}",
                 p.n,
                 self.judged,
-                med(&p.ratios),
                 med(&p.shares) * 100.0
             ));
         }

@@ -19,6 +19,8 @@ pub const MAX_CGROUPS: usize = 10_000;
 pub const LIMITS_OF: usize = 16;
 /// Ticks between two readings of a cgroup's limits.
 pub const SETTINGS_EVERY: u32 = 5;
+/// Cgroups whose `io.pressure` is read each tick (the busiest by requests, cgroup v2 only).
+pub const PRESSURE_OF: usize = 64;
 
 #[derive(Debug, Default)]
 pub struct CgSource {
@@ -116,6 +118,24 @@ impl CgSource {
                 }
             }
         }
+        // The busiest v2 cgroups' io.pressure, every tick (its totals are cumulative: each
+        // interval's share comes from two readings).
+        let mut busy: HashMap<u64, u64> = HashMap::new();
+        for r in &raw {
+            *busy.entry(r.cgroup).or_default() += r.ios;
+        }
+        let mut busy: Vec<(u64, u64)> = busy.into_iter().collect();
+        busy.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut pressure = Vec::new();
+        for (id, _) in busy.into_iter().take(PRESSURE_OF) {
+            let Some(c) = tree.and_then(|t| t.by_id(id)) else {
+                continue;
+            };
+            if let Some(p) = cgroups::read_pressure(c) {
+                pressure.push((id, p.some.total_us, p.full.map(|f| f.total_us)));
+            }
+        }
+        pressure.sort_by_key(|p| p.0);
         self.ticks = self.ticks.wrapping_add(1);
         let mut limits: Vec<(u64, u32, u32, Limit)> = self
             .limits
@@ -128,6 +148,7 @@ impl CgSource {
             names,
             limits,
             unattributed,
+            pressure,
         })
     }
 }

@@ -246,6 +246,12 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
                 (r, w) => r.or(w),
             };
             let ratio = g.ratio.map_or(String::new(), |x| format!(", {x:.1}x"));
+            // io.pressure (cgroup v2): the share of the interval its tasks stalled on I/O.
+            let pressure = match (g.pressure_some_pct, g.pressure_full_pct) {
+                (Some(s), Some(f)) => format!(", io.pressure some {s:.0} % full {f:.0} %"),
+                (Some(s), None) => format!(", io.pressure some {s:.0} %"),
+                _ => String::new(),
+            };
             let role = g.role.map_or(String::new(), |r| {
                 format!(
                     " {}",
@@ -253,7 +259,7 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
                 )
             });
             format!(
-                "{} {:.0} % {:.0}/s {}{ratio}{role}",
+                "{} {:.0} % {:.0}/s {}{ratio}{pressure}{role}",
                 g.name,
                 g.share * 100.0,
                 iops,
@@ -879,6 +885,50 @@ mod tests {
         );
         assert_eq!(lines[3], "vg0-root-long");
         assert!(lines[4].trim_start().starts_with("- "), "{}", lines[4]);
+    }
+
+    #[test]
+    fn a_cgroups_io_pressure_is_in_its_note_where_it_has_one() {
+        use crate::monitor::cgroups::{CgDir, CgroupIo, DevCgroups, ShareOf};
+        let g = |id: u64, name: &str, share: f64, p: (Option<f64>, Option<f64>)| CgroupIo {
+            id,
+            name: name.into(),
+            path: format!("/{name}"),
+            read: CgDir {
+                requests: 100,
+                iops: 100.0,
+                mean_ms: Some(2.0),
+                ..Default::default()
+            },
+            write: CgDir::default(),
+            share,
+            share_of: ShareOf::DeviceTime,
+            ratio: Some(1.0),
+            baseline_ms: Some(2.0),
+            baseline_of: None,
+            held_by: None,
+            role: None,
+            pressure_some_pct: p.0,
+            pressure_full_pct: p.1,
+        };
+        let c = DevCgroups {
+            cgroups: vec![
+                g(1, "db.service", 0.6, (Some(12.4), Some(3.2))),
+                g(2, "job7", 0.3, (None, None)),
+                g(3, "old", 0.1, (Some(1.0), None)),
+            ],
+            verdict: None,
+        };
+        let text = cgroup_notes("sda", &c);
+        assert_eq!(
+            text,
+            "# sda: cgroups (share of device time): db.service 60 % 100/s 2.00 ms, 1.0x, \
+             io.pressure some 12 % full 3 %; job7 30 % 100/s 2.00 ms, 1.0x; old 10 % 100/s \
+             2.00 ms, 1.0x, io.pressure some 1 %\n"
+        );
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cgroups"][0]["pressure_full_pct"], 3.2);
+        assert!(json["cgroups"][1]["pressure_some_pct"].is_null());
     }
 
     /// An EBS volume throttled by its IOPS cap 63 % of the interval (monitor::aws).

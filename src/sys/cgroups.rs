@@ -596,6 +596,16 @@ pub fn parse_v1_rwstat(text: &str) -> Vec<((u32, u32), RwStat)> {
     out
 }
 
+/// A cgroup's `io.pressure` alone (the per-tick reading of who loads a disk): None for a v1
+/// cgroup (PSI is a cgroup v2 feature; a v1 directory has no such file, and one placed there
+/// is not the kernel's), without the file (no PSI, `psi=0`) or when it does not parse.
+pub fn read_pressure(cg: &Cgroup) -> Option<Pressure> {
+    if cg.hierarchy != Hierarchy::V2 {
+        return None;
+    }
+    parse_pressure(&std::fs::read_to_string(cg.dir.join("io.pressure")).ok()?)
+}
+
 /// A cgroup's raw counters per device and its `io.pressure` (v2; None in v1, where no such
 /// file exists). Missing or unreadable files give no devices, never an error: a cgroup can
 /// vanish between the walk and the read.
@@ -1350,6 +1360,13 @@ mod tests {
         assert!(n.recursive);
         assert_eq!(n.device(8, 0).unwrap().read_ios, 8950);
         assert_eq!(n.pressure.clone().unwrap().some.avg60, 12.56);
+        // The per-tick reading: the cumulative totals, µs.
+        let p = read_pressure(c).unwrap();
+        assert_eq!(p.some.total_us, 1192106597);
+        assert_eq!(p.full.unwrap().total_us, 833295662);
+        // A v2 cgroup without the file (no PSI): none.
+        let user = t.cgroups.iter().find(|c| c.path == "/user.slice").unwrap();
+        assert_eq!(read_pressure(user), None);
 
         let own = read_settings(&root, c);
         assert_eq!(own.limits.len(), 2);
@@ -1438,6 +1455,9 @@ mod tests {
         );
         let n = read_counters(&root, c);
         assert_eq!(n.pressure, None, "no io.pressure in v1");
+        // Not even with a file of that name in the v1 directory.
+        std::fs::write(job.join("io.pressure"), PRESSURE_HERE).unwrap();
+        assert_eq!(read_pressure(c), None);
         // The recursive serviced file is there, the recursive bytes file is not: not recursive.
         assert!(!n.recursive);
         let dev = n.device(8, 16).unwrap();

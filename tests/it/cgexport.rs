@@ -5,7 +5,7 @@
 //! (throttled) while the device (judged by a profile with a knee of 4) is saturated;
 //! `top --cgroups` in a real terminal showing the same in its pane; and the flags' refusals.
 
-use crate::exporter::{profile_dir_for, Exporter};
+use crate::exporter::{profile_dir_for, Exporter, Prometheus};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -157,6 +157,9 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
         crate::util::skip_lacking(&format!("no BPF source: {:?}", e.before));
         return;
     }
+    // A real Prometheus with the shipped rules scraping it (issue 40's rules and dashboard).
+    let prom = (crate::exporter::have_promtool() && crate::util::have("prometheus", "--version"))
+        .then(|| Prometheus::start(&[e.addr]));
     let (dl, sl) = (deep.label(), shallow.label());
     let dev = format!("device=\"{name}\"");
     // The shallow one held at its own limit, the deep one not: while both run the device is
@@ -258,6 +261,65 @@ fn two_cgroups_on_a_loop_device_are_counted_as_fio_counts_them() {
     crate::exporter::every_type_has_help(&body);
     if crate::exporter::have_promtool() {
         crate::exporter::promtool_check_metrics(&body).unwrap();
+    }
+    match &prom {
+        Some(prom) => the_rules_see_them(prom, &name, &dl, &sl),
+        None => crate::util::skip("prometheus not installed"),
+    }
+}
+
+/// The shipped recording rules and the dashboard's cgroup panels over what a real Prometheus
+/// scraped: the deep cgroup with the larger share of the device's time over the minute, the
+/// device's shares summing to 1, the held one named throttled in the role rule, and every
+/// cgroup panel with data.
+fn the_rules_see_them(prom: &Prometheus, name: &str, deep: &str, shallow: &str) {
+    let dev = format!("device=\"{name}\"");
+    let has = |got: &[(serde_json::Value, f64)], cg: &str| {
+        got.iter().find(|(l, _)| l["cgroup"] == cg).map(|x| x.1)
+    };
+    let mut shares = vec![];
+    for _ in 0..100 {
+        shares = prom.query(&format!(
+            "device_cgroup:iosat_cgroup_disk_device_time_share:ratio1m{{{dev}}}"
+        ));
+        if has(&shares, deep).is_some() && has(&shares, shallow).is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("shares over the minute: {shares:?}");
+    let (d, s) = (has(&shares, deep), has(&shares, shallow));
+    let (Some(d), Some(s)) = (d, s) else {
+        panic!("no share recorded for both cgroups: {shares:?}");
+    };
+    assert!(d > s, "deep {d}, shallow {s}");
+    let total: f64 = shares.iter().map(|x| x.1).sum();
+    assert!(
+        (total - 1.0).abs() < 1e-9,
+        "shares sum to {total}: {shares:?}"
+    );
+    let role = prom.query(&format!(
+        "max_over_time(device_cgroup_role:iosat_cgroup_disk_role:ratio1m\
+         {{{dev},cgroup=\"{shallow}\",role=\"throttled\"}}[2m])"
+    ));
+    assert!(
+        role.len() == 1 && role[0].1 > 0.0 && role[0].1 <= 1.0,
+        "throttled: {role:?}"
+    );
+    let board = crate::exporter::dashboard();
+    let panels = crate::exporter::cgroup_panel_titles(&board);
+    assert_eq!(panels.len(), 3, "{panels:?}");
+    for (title, expr) in crate::exporter::dashboard_queries(&board) {
+        if !panels.contains(&title) {
+            continue;
+        }
+        let filled = expr
+            .replace("$job", ".*")
+            .replace("$instance", ".*")
+            .replace("$device", name);
+        // The latest minute: the roles' rule is over a range, the others at the instant.
+        let got = prom.query(&format!("last_over_time(({filled})[2m:1s])"));
+        assert!(!got.is_empty(), "{title}: {filled}: no data");
     }
 }
 

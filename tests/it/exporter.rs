@@ -471,10 +471,12 @@ fn rules_and_alerts_pass_promtool_check_and_unit_tests() {
         return;
     }
     let out = promtool(&["check", "rules", "recording.yml", "alerts.yml"]).unwrap();
-    assert!(out.contains("SUCCESS: 20 rules found"), "{out}");
-    assert!(out.contains("SUCCESS: 5 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 26 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 7 rules found"), "{out}");
     // prometheus/tests.yml: every alert fires where it should and stays silent on the idle
-    // disk, the few slow requests, the slow-below-the-knee device and the healthy one.
+    // disk, the few slow requests, the slow-below-the-knee device and the healthy one; the
+    // cgroup alerts (issue 40) on a victim named for less than their wait, a flickering
+    // verdict and an aggressor with no victim.
     promtool(&["test", "rules", "tests.yml"]).unwrap();
     let tests = std::fs::read_to_string(prometheus_dir().join("tests.yml")).unwrap();
     let alerts = std::fs::read_to_string(prometheus_dir().join("alerts.yml")).unwrap();
@@ -791,8 +793,10 @@ fn a_real_prometheus_records_saturation_for_every_host() {
     assert_eq!(names, want, "{alerts:?}\n{why:?}");
     // Every dashboard query, its variables filled in, is valid PromQL that returns data from
     // both hosts; the panels that need the BPF source (the queue/device split), which these
-    // fixture roots lack, are valid PromQL (tests/it/alerts.rs sees them with data).
-    let bpf_panels = bpf_panel_titles(&dashboard());
+    // fixture roots lack, are valid PromQL (tests/it/alerts.rs sees them with data); so are
+    // the cgroup panels, which need `--cgroups` (tests/it/cgexport.rs sees them with data).
+    let mut bpf_panels = bpf_panel_titles(&dashboard());
+    bpf_panels.extend(cgroup_panel_titles(&dashboard()));
     for (title, expr) in dashboard_queries(&dashboard()) {
         let filled = expr
             .replace("$job", "iosat")
@@ -836,6 +840,22 @@ pub(crate) fn bpf_panel_titles(d: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The titles of the panels whose data needs `iosat exporter --cgroups` (their description
+/// says so).
+pub(crate) fn cgroup_panel_titles(d: &serde_json::Value) -> Vec<String> {
+    d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["description"]
+                .as_str()
+                .is_some_and(|t| t.contains("Needs `iosat exporter --cgroups`"))
+        })
+        .map(|p| p["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// (panel title, expr) of every query of the dashboard.
 pub(crate) fn dashboard_queries(d: &serde_json::Value) -> Vec<(String, String)> {
     let mut out = vec![];
@@ -848,6 +868,50 @@ pub(crate) fn dashboard_queries(d: &serde_json::Value) -> Vec<(String, String)> 
         }
     }
     out
+}
+
+/// Issue 40's cgroup panels: the device-time share stacked (so a device's cgroups add up to
+/// it), latency and roles, each on a recording rule the alerts use too, and none counted as
+/// a BPF-source panel (tests/it/alerts.rs wants data in those without `--cgroups`).
+#[test]
+fn the_dashboard_shows_who_loads_each_device() {
+    let d = dashboard();
+    let titles = cgroup_panel_titles(&d);
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    let bpf = bpf_panel_titles(&d);
+    let rules = std::fs::read_to_string(prometheus_dir().join("recording.yml")).unwrap();
+    for p in d["panels"].as_array().unwrap() {
+        let title = p["title"].as_str().unwrap_or("").to_string();
+        if !titles.contains(&title) {
+            continue;
+        }
+        assert!(!bpf.contains(&title), "{title}");
+        for t in p["targets"].as_array().unwrap() {
+            let expr = t["expr"].as_str().unwrap();
+            let rule = expr.split('{').next().unwrap();
+            assert!(
+                rules.contains(&format!("- record: {rule}\n")),
+                "{title}: {rule} is not a recording rule"
+            );
+        }
+        if title.contains("share") {
+            assert_eq!(
+                p["fieldConfig"]["defaults"]["custom"]["stacking"]["mode"], "normal",
+                "{title}"
+            );
+        }
+    }
+    let exprs: Vec<String> = dashboard_queries(&d).into_iter().map(|x| x.1).collect();
+    for rule in [
+        "device_cgroup:iosat_cgroup_disk_device_time_share:ratio1m",
+        "device_cgroup_op:iosat_cgroup_disk_latency_seconds:mean1m",
+        "device_cgroup_role:iosat_cgroup_disk_role:ratio1m",
+    ] {
+        assert!(
+            exprs.iter().any(|e| e.starts_with(rule)),
+            "no panel of {rule}"
+        );
+    }
 }
 
 #[test]
