@@ -146,12 +146,23 @@ struct cg_at {
 	__u64 gen;
 };
 
-// The size and cgroup of the request completing on this CPU (iolat_size -> iolat_done).
+// dev -> its slot, so a completion does no hash lookup (user space bumps the generation,
+// state[4], when it frees a slot).
+#define SLOT_CACHE 4
+struct slot_at {
+	__u32 dev;
+	__u32 slot;
+	__u64 gen;
+};
+
+// The size and cgroup of the request completing on this CPU (iolat_size -> iolat_done), and
+// the CPU's caches.
 struct pending {
 	__u64 rq;
 	__u64 start_time_ns;
 	__u64 bytes;
 	__u64 cgroup;
+	struct slot_at slots[SLOT_CACHE];
 	struct cg_id ids[CG_CACHE];
 	struct cg_at ats[CG_CACHE];
 };
@@ -479,14 +490,12 @@ static __always_inline __u32 index_of(struct cg_key *key)
 	return idx;
 }
 
-// The request's figures added to its cgroup's on this device slot; `p` is this CPU's note.
-static __always_inline void by_cgroup(struct pending *p, __u64 cgroup, __u32 slot, __u32 kind,
-				      __u64 bytes, __u64 b, __u64 start, __u64 issue, __u64 now)
+// The request's figures added to its cgroup's on this device slot; `p` is this CPU's note
+// and caches, `gen` the generation read for this completion.
+static __always_inline void by_cgroup(struct pending *p, __u64 gen, __u64 cgroup, __u32 slot,
+				      __u32 kind, __u64 bytes, __u64 b, __u64 start, __u64 issue,
+				      __u64 now)
 {
-	__u64 *genp = state_at(4);
-	if (!genp)
-		return;
-	__u64 gen = *genp;
 	__u32 slot_op = slot << 2 | kind;
 	__u32 h = (__u32)(cgroup ^ (cgroup >> 16) ^ (slot_op * 7)) & (CG_CACHE - 1);
 	struct cg_at *e = &p->ats[h];
@@ -573,10 +582,26 @@ static __always_inline int account(struct request *rq, __u64 now, struct pending
 		return 0;
 	__u32 dev = ((__u32)disk->major << 20) | (__u32)disk->first_minor;
 
-	__u32 *slot = slot_of(dev);
-	if (!slot)
+	__u32 zero = 0;
+	struct pending *cpu = bpf_map_lookup_elem(&pending, &zero);
+	__u64 *genp = state_at(4);
+	if (!cpu || !genp)
 		return 0;
-	__u32 idx = *slot * NOPS + kind;
+	__u64 gen = *genp;
+	struct slot_at *se = &cpu->slots[(dev ^ (dev >> 20)) & (SLOT_CACHE - 1)];
+	__u32 slot;
+	if (se->dev == dev && se->gen == gen && dev != 0) {
+		slot = se->slot;
+	} else {
+		__u32 *sp = slot_of(dev);
+		if (!sp)
+			return 0;
+		slot = *sp;
+		se->dev = dev;
+		se->slot = slot;
+		se->gen = gen;
+	}
+	__u32 idx = slot * NOPS + kind;
 	struct hist *h = bpf_map_lookup_elem(&hists, &idx);
 	if (!h)
 		return 0;
@@ -588,12 +613,12 @@ static __always_inline int account(struct request *rq, __u64 now, struct pending
 	h->buckets[b] += 1;
 	h->sum_ns += ns;
 	__u64 issue = split(idx, rq, start, now);
-	if (by_cgroups && p && cgroup != 0 && kind < CG_OPS)
-		by_cgroup(p, cgroup, *slot, kind, bytes, b, start, issue, now);
+	if (by_cgroups && cgroup != 0 && kind < CG_OPS)
+		by_cgroup(cpu, gen, cgroup, slot, kind, bytes, b, start, issue, now);
 	if (bytes == 0 || kind > OP_WRITE)
 		return 0;
 	__u32 class = bytes <= SMALL_MAX_BYTES ? 0 : bytes <= MEDIUM_MAX_BYTES ? 1 : 2;
-	__u32 cidx = (*slot * CLASS_OPS + kind) * NCLASSES + class;
+	__u32 cidx = (slot * CLASS_OPS + kind) * NCLASSES + class;
 	struct class_hist *c = bpf_map_lookup_elem(&class_hists, &cidx);
 	if (!c)
 		return 0;

@@ -640,6 +640,13 @@ impl BlockLatency {
                 self.cg_retired.push((self.ticks, idx));
             }
         }
+        self.bump_generation()
+    }
+
+    /// Every CPU's cached slots and cgroup indices are looked up again (state[4]): after a
+    /// slot or cgroup key is removed, before its place can be given to another.
+    fn bump_generation(&mut self) -> Result<(), String> {
+        let err = |e: aya::maps::MapError| e.to_string();
         let mut state: aya::maps::Array<_, u64> = self
             .ebpf
             .map_mut("state")
@@ -823,6 +830,7 @@ impl BlockLatency {
                 .try_into()
                 .map_err(err)?;
             slots.remove(&dev).map_err(err)?;
+            self.bump_generation()?;
             let mut hists: PerCpuArray<_, Hist> = self
                 .ebpf
                 .map_mut("hists")
