@@ -691,8 +691,7 @@ impl Learner {
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
-                let busy = row.rates.as_ref().is_ok_and(|r| r.r_s > 0.0 || r.w_s > 0.0);
-                load_or_take_over(d, dir, key, warnings, busy);
+                load_or_take_over(d, dir, key, warnings, row.has_traffic());
             }
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[], &[]);
@@ -723,9 +722,11 @@ impl Learner {
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
         use crate::analysis::learned::prefetch;
         use std::mem::{size_of, size_of_val};
+        // An idle row's device does next to nothing: nothing asked for it.
         let device = |k: usize| {
-            self.order
-                .get(pos + k)
+            rows.get(pos + k)
+                .filter(|r| r.has_traffic())
+                .and(self.order.get(pos + k))
                 .and_then(|&(_, _, i)| self.devices.get(i))
         };
         if let Some(d) = device(3) {

@@ -271,7 +271,13 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
 
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
-    let learned = |k: usize| r.devices.get(k).and_then(|d| d.learned.as_deref());
+    // An idle row's judgement is shared: nothing asked for it.
+    let learned = |k: usize| {
+        r.devices
+            .get(k)
+            .filter(|d| d.has_traffic())
+            .and_then(|d| d.learned.as_deref())
+    };
     for (i, d) in r.devices.iter().enumerate() {
         Learned::prefetch_ahead(learned, i, true, false);
         // Without a baseline the judgement is unqualified: no words (and none computed).
@@ -387,7 +393,13 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         let _ = write!(s, " {:>11} {:>8}", "state", "+IOPS");
     }
     s.push('\n');
-    let learned = |k: usize| r.devices.get(k).and_then(|d| d.learned.as_deref());
+    // An idle row's judgement is shared: nothing asked for it.
+    let learned = |k: usize| {
+        r.devices
+            .get(k)
+            .filter(|d| d.has_traffic())
+            .and_then(|d| d.learned.as_deref())
+    };
     for (i, d) in r.devices.iter().enumerate() {
         if judged {
             // The judgement's baseline check reads the learned directions.
@@ -602,7 +614,13 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
     out.extend_from_slice(b",\"devices\":[");
-    let learned = |k: usize| r.devices.get(k).and_then(|d| d.learned.as_deref());
+    // An idle row's judgement is shared: nothing asked for it.
+    let learned = |k: usize| {
+        r.devices
+            .get(k)
+            .filter(|d| d.has_traffic())
+            .and_then(|d| d.learned.as_deref())
+    };
     for (i, d) in r.devices.iter().enumerate() {
         if i > 0 {
             out.push(b',');
