@@ -657,7 +657,9 @@ impl Learner {
         }
         let target = self.spec.target_p95_ns;
         let cpu = r.cpu;
-        for (pos, row) in r.devices.iter_mut().enumerate() {
+        for pos in 0..r.devices.len() {
+            self.prefetch_ahead(&r.devices, pos);
+            let row = &mut r.devices[pos];
             let dev = (row.major, row.minor);
             // The hint holds while the row's device number and name are the hint's (a
             // device re-created under another name goes through the map, which checks both).
@@ -689,8 +691,7 @@ impl Learner {
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
-                let busy = row.rates.as_ref().is_ok_and(|r| r.r_s > 0.0 || r.w_s > 0.0);
-                load_or_take_over(d, dir, key, warnings, busy);
+                load_or_take_over(d, dir, key, warnings, row.has_traffic());
             }
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[], &[]);
@@ -709,6 +710,61 @@ impl Learner {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
             if r.end_wall_ns - last >= SAVE_EVERY_NS {
                 self.save();
+            }
+        }
+    }
+
+    /// The state the next rows' devices will touch, asked of the caches ahead
+    /// ([`crate::analysis::learned::prefetch`]), by the rows' positions in the last report
+    /// (what the hint of `observe` reads): the device three rows on, the heap its struct
+    /// points to two rows on (read from the struct asked for before), and what that heap
+    /// points to, with the next row's name, one row on. A hint: nothing learned depends on it.
+    fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
+        use crate::analysis::learned::prefetch;
+        use std::mem::{size_of, size_of_val};
+        // An idle row's device does next to nothing: nothing asked for it.
+        let device = |k: usize| {
+            rows.get(pos + k)
+                .filter(|r| r.has_traffic())
+                .and(self.order.get(pos + k))
+                .and_then(|&(_, _, i)| self.devices.get(i))
+        };
+        if let Some(d) = device(3) {
+            prefetch(
+                (d as *const (String, Device)).cast(),
+                size_of::<(String, Device)>(),
+            );
+        }
+        if let Some((_, d)) = device(2) {
+            if let Some(l) = &d.last {
+                // The Arc's counts (Arc::get_mut reads them) sit just before the judgement.
+                let inner = Arc::as_ptr(l)
+                    .cast::<u8>()
+                    .wrapping_sub(2 * size_of::<usize>());
+                prefetch(inner, size_of::<Learned>() + 2 * size_of::<usize>());
+            }
+            prefetch(d.curves.as_ptr().cast(), size_of_val(d.curves.as_slice()));
+            let series = d.model.series.as_slice();
+            prefetch(series.as_ptr().cast(), size_of_val(series));
+        }
+        if let Some((_, d)) = device(1) {
+            if let Some(l) = &d.last {
+                let dirs = l.directions.as_slice();
+                prefetch(dirs.as_ptr().cast(), size_of_val(dirs));
+            }
+            for s in &d.model.series {
+                // The bucket the last interval filled is likely this one's too.
+                if let Some(b) = s.buckets.get(usize::from(s.last_bucket)) {
+                    prefetch(
+                        (b as *const model::Bucket).cast(),
+                        size_of::<model::Bucket>(),
+                    );
+                    prefetch(b.hist.as_ptr().cast(), size_of_val(b.hist.as_slice()));
+                }
+            }
+            if let (Some((_, name, _)), Some(row)) = (self.order.get(pos + 1), rows.get(pos + 1)) {
+                prefetch(name.as_ptr(), name.len());
+                prefetch(row.kernel_name.as_ptr(), row.kernel_name.len());
             }
         }
     }

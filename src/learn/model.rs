@@ -364,11 +364,22 @@ fn round_sig(x: f64, digits: i32) -> f64 {
 }
 
 /// The buckets of one direction and request-size class.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Series {
     pub dir: Dir,
     pub size_class: SizeClass,
     pub buckets: Vec<Bucket>,
+    /// The bucket the last point went to: the learner asks the caches for it ahead of the
+    /// next interval (traffic's level changes slowly). Not stored.
+    #[serde(skip)]
+    pub last_bucket: u8,
+}
+
+/// What was learned, not where the next point is expected (`last_bucket`).
+impl PartialEq for Series {
+    fn eq(&self, other: &Series) -> bool {
+        (self.dir, self.size_class, &self.buckets) == (other.dir, other.size_class, &other.buckets)
+    }
 }
 
 impl Series {
@@ -377,6 +388,7 @@ impl Series {
             dir,
             size_class,
             buckets: vec![Bucket::default(); NBUCKETS],
+            last_bucket: 0,
         }
     }
 
@@ -446,7 +458,9 @@ impl DeviceModel {
                     self.series.len() - 1
                 }
             };
-            self.series[i].buckets[bucket_of(p.in_flight())].add(p);
+            let b = bucket_of(p.in_flight());
+            self.series[i].buckets[b].add(p);
+            self.series[i].last_bucket = b as u8;
         }
     }
 

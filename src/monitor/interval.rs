@@ -114,6 +114,14 @@ impl DeviceRow {
         super::judge::has_reference(self)
     }
 
+    /// The device completed requests in the interval (what learning learns from; an idle
+    /// row's judgement is shared, its state not worth asking the caches for ahead).
+    pub fn has_traffic(&self) -> bool {
+        self.rates
+            .as_ref()
+            .is_ok_and(|r| r.r_s > 0.0 || r.w_s > 0.0)
+    }
+
     /// The device's one judgement in the interval (monitor::judge): what every view renders.
     pub fn judgement(&self) -> crate::analysis::state::Judgement {
         super::judge::judge(self)

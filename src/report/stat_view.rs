@@ -6,6 +6,7 @@
 
 use super::table::{csv_field, Table};
 use super::Format;
+use crate::analysis::learned::Learned;
 use crate::analysis::state::{Basis, DirJudgement, Judgement, State};
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
@@ -276,7 +277,15 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
 
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
-    for d in &r.devices {
+    // An idle row's judgement is shared: nothing asked for it.
+    let learned = |k: usize| {
+        r.devices
+            .get(k)
+            .filter(|d| d.has_traffic())
+            .and_then(|d| d.learned.as_deref())
+    };
+    for (i, d) in r.devices.iter().enumerate() {
+        Learned::prefetch_ahead(learned, i, true, false);
         // Without a baseline the judgement is unqualified: no words (and none computed).
         let j = d.has_reference().then(|| d.judgement());
         // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
@@ -390,7 +399,18 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         let _ = write!(s, " {:>11} {:>8}", "state", "+IOPS");
     }
     s.push('\n');
-    for d in &r.devices {
+    // An idle row's judgement is shared: nothing asked for it.
+    let learned = |k: usize| {
+        r.devices
+            .get(k)
+            .filter(|d| d.has_traffic())
+            .and_then(|d| d.learned.as_deref())
+    };
+    for (i, d) in r.devices.iter().enumerate() {
+        if judged {
+            // The judgement's baseline check reads the learned directions.
+            Learned::prefetch_ahead(learned, i, true, false);
+        }
         let name = &d.meta.display_name;
         if name.chars().count() > DEVICE_WIDTH {
             // Long names (dm) get their own line so the table stays within 80 columns.
@@ -600,10 +620,19 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
     out.extend_from_slice(b",\"devices\":[");
+    // An idle row's judgement is shared: nothing asked for it.
+    let learned = |k: usize| {
+        r.devices
+            .get(k)
+            .filter(|d| d.has_traffic())
+            .and_then(|d| d.learned.as_deref())
+    };
     for (i, d) in r.devices.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
+        // The judgement reads the learned directions, the object its words.
+        Learned::prefetch_ahead(learned, i, true, true);
         json_device(&mut out, d);
     }
     out.extend_from_slice(b"]}\n");
