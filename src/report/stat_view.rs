@@ -275,15 +275,18 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
     s
 }
 
+/// Row `k`'s learning state to ask of the caches ahead, where it has traffic: an idle row's
+/// judgement is shared, nothing is asked for it.
+fn learned_with_traffic(r: &IntervalReport, k: usize) -> Option<&Learned> {
+    r.devices
+        .get(k)
+        .filter(|d| d.has_traffic())
+        .and_then(|d| d.learned.as_deref())
+}
+
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
-    // An idle row's judgement is shared: nothing asked for it.
-    let learned = |k: usize| {
-        r.devices
-            .get(k)
-            .filter(|d| d.has_traffic())
-            .and_then(|d| d.learned.as_deref())
-    };
+    let learned = |k: usize| learned_with_traffic(r, k);
     for (i, d) in r.devices.iter().enumerate() {
         Learned::prefetch_ahead(learned, i, true, false);
         // Without a baseline the judgement is unqualified: no words (and none computed).
@@ -399,13 +402,7 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         let _ = write!(s, " {:>11} {:>8}", "state", "+IOPS");
     }
     s.push('\n');
-    // An idle row's judgement is shared: nothing asked for it.
-    let learned = |k: usize| {
-        r.devices
-            .get(k)
-            .filter(|d| d.has_traffic())
-            .and_then(|d| d.learned.as_deref())
-    };
+    let learned = |k: usize| learned_with_traffic(r, k);
     for (i, d) in r.devices.iter().enumerate() {
         if judged {
             // The judgement's baseline check reads the learned directions.
@@ -620,13 +617,7 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
     out.extend_from_slice(b",\"devices\":[");
-    // An idle row's judgement is shared: nothing asked for it.
-    let learned = |k: usize| {
-        r.devices
-            .get(k)
-            .filter(|d| d.has_traffic())
-            .and_then(|d| d.learned.as_deref())
-    };
+    let learned = |k: usize| learned_with_traffic(r, k);
     for (i, d) in r.devices.iter().enumerate() {
         if i > 0 {
             out.push(b',');

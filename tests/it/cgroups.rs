@@ -31,6 +31,27 @@ impl OwnCgroup {
         std::fs::create_dir(&dir).unwrap();
         OwnCgroup { dir, child: None }
     }
+
+    /// A child in the cgroup that reads `count` 4 KiB blocks of `dev` with O_DIRECT once a line
+    /// comes on the returned stdin: it waits for it before it starts dd, so every read it
+    /// makes is made from inside the cgroup (exec keeps the pid).
+    fn dd_inside(&mut self, dev: &str, count: u64) -> std::process::ChildStdin {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "read go && exec dd if={dev} of=/dev/null bs=4k iflag=direct count={count}"
+            ))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let go = child.stdin.take().unwrap();
+        let pid = child.id();
+        self.child = Some(child);
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+        go
+    }
 }
 
 impl Drop for OwnCgroup {
@@ -72,23 +93,7 @@ fn a_v1_cgroup_is_found_by_its_inode_counted_and_held_by_its_throttle() {
         format!("{major}:{minor} {LIMIT_IOPS}\n"),
     )
     .unwrap();
-    // The child waits for a line before it starts dd, so every read it makes is made from
-    // inside the cgroup (exec keeps the pid).
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "read go && exec dd if={} of=/dev/null bs=4k iflag=direct count={READS}",
-            lo.path()
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut go = child.stdin.take().unwrap();
-    let pid = child.id();
-    cg.child = Some(child);
-    std::fs::write(cg.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+    let mut go = cg.dd_inside(lo.path(), READS);
 
     let root = Root::default();
     let tree = cgroups::tree(&root, 100_000);
@@ -235,21 +240,7 @@ fn cgroups_that_come_and_go_are_each_counted_from_zero() {
     // Different counts, so a cgroup that inherited the one before's counters would show.
     for (round, reads) in [(0, 300u64), (1, 120), (2, 200)] {
         let mut cg = OwnCgroup::new(blkio);
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "read go && exec dd if={} of=/dev/null bs=4k iflag=direct count={reads}",
-                lo.path()
-            ))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut go = child.stdin.take().unwrap();
-        let pid = child.id();
-        cg.child = Some(child);
-        std::fs::write(cg.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+        let mut go = cg.dd_inside(lo.path(), reads);
         let id = std::fs::metadata(&cg.dir).unwrap().ino();
         assert_eq!(ours(&blk, id), 0, "round {round}: nothing read yet");
         writeln!(go, "go").unwrap();
