@@ -534,12 +534,13 @@ static __always_inline void by_cgroup(struct pending *p, __u64 gen, __u64 cgroup
 	}
 }
 
-// What both entry points do with a request that has finished whole at time `now`; `p`, its
-// note (0: none), gives its bytes and cgroup.
-static __always_inline int account(struct request *rq, __u64 now, struct pending *p)
+// What both entry points do with a request that has finished whole at time `now`; `cpu` is
+// this CPU's note and caches, whose bytes and cgroup are the request's when `is_noted`.
+static __always_inline int account(struct request *rq, __u64 now, struct pending *cpu,
+				   int is_noted)
 {
-	__u64 bytes = p ? p->bytes : 0;
-	__u64 cgroup = p ? p->cgroup : 0;
+	__u64 bytes = is_noted ? cpu->bytes : 0;
+	__u64 cgroup = is_noted ? cpu->cgroup : 0;
 	__u32 flush_seq = rqf_bit(__builtin_preserve_enum_value(
 					  *(typeof(enum rqf_flags) *)__RQF_FLUSH_SEQ, 0),
 				  __builtin_preserve_enum_value(
@@ -582,10 +583,8 @@ static __always_inline int account(struct request *rq, __u64 now, struct pending
 		return 0;
 	__u32 dev = ((__u32)disk->major << 20) | (__u32)disk->first_minor;
 
-	__u32 zero = 0;
-	struct pending *cpu = bpf_map_lookup_elem(&pending, &zero);
 	__u64 *genp = state_at(4);
-	if (!cpu || !genp)
+	if (!genp)
 		return 0;
 	__u64 gen = *genp;
 	struct slot_at *se = &cpu->slots[(dev ^ (dev >> 20)) & (SLOT_CACHE - 1)];
@@ -635,12 +634,10 @@ static __always_inline int account(struct request *rq, __u64 now, struct pending
 // The request's size while whole: noted at its first block_rq_complete (a request completed in
 // parts, as loop's short reads are, is requeued with the rest and completes again with less;
 // its start time stays the request's).
-static __always_inline void note_size(struct request *rq)
+static __always_inline void note_size(struct pending *p, struct request *rq)
 {
-	__u32 zero = 0;
 	__u64 start = rq->start_time_ns;
-	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
-	if (!p || (p->rq == (__u64)rq && p->start_time_ns == start))
+	if (p->rq == (__u64)rq && p->start_time_ns == start)
 		return;
 	p->rq = (__u64)rq;
 	p->start_time_ns = start;
@@ -648,14 +645,17 @@ static __always_inline void note_size(struct request *rq)
 	p->cgroup = by_cgroups ? cgroup_of(rq, p) : 0;
 }
 
-// The note of this request (0: none).
-static __always_inline struct pending *noted(struct request *rq)
+// This CPU's note and caches, looked up once per program run.
+static __always_inline struct pending *this_cpu(void)
 {
 	__u32 zero = 0;
-	struct pending *p = bpf_map_lookup_elem(&pending, &zero);
-	if (p && p->rq == (__u64)rq && p->start_time_ns == rq->start_time_ns)
-		return p;
-	return 0;
+	return bpf_map_lookup_elem(&pending, &zero);
+}
+
+// Is the note this request's?
+static __always_inline int noted(struct pending *p, struct request *rq)
+{
+	return p->rq == (__u64)rq && p->start_time_ns == rq->start_time_ns;
 }
 
 // blk_account_io_done(rq, now): once per request, whole, next to diskstats' own accounting.
@@ -664,15 +664,19 @@ int iolat_done(__u64 *ctx)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u64 now = bpf_ktime_get_ns();
-	struct pending *p = noted(rq);
-	return account(rq, now, p);
+	struct pending *cpu = this_cpu();
+	if (!cpu)
+		return 0;
+	return account(rq, now, cpu, noted(cpu, rq));
 }
 
 // With iolat_done: blk_update_request(rq, error, nr_bytes) notes the request's size.
 SEC("tp_btf/block_rq_complete")
 int iolat_size(__u64 *ctx)
 {
-	note_size((struct request *)ctx[0]);
+	struct pending *cpu = this_cpu();
+	if (cpu)
+		note_size(cpu, (struct request *)ctx[0]);
 	return 0;
 }
 
@@ -683,12 +687,14 @@ int iolat_complete(__u64 *ctx)
 	struct request *rq = (struct request *)ctx[0];
 	__u32 nr_bytes = (__u32)ctx[2];
 	__u64 now = bpf_ktime_get_ns();
-	note_size(rq);
+	struct pending *cpu = this_cpu();
+	if (!cpu)
+		return 0;
+	note_size(cpu, rq);
 	// A partial completion (blk_update_request with bytes left): the request goes on.
 	if (nr_bytes < rq->__data_len)
 		return 0;
-	struct pending *p = noted(rq);
-	return account(rq, now, p);
+	return account(rq, now, cpu, noted(cpu, rq));
 }
 
 char LICENSE[] SEC("license") = "GPL";

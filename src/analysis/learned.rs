@@ -539,14 +539,7 @@ mod tests {
     /// The names written by hand (state, direction, size class) are serde's, for every one.
     #[test]
     fn every_name_written_by_hand_is_serdes() {
-        let states = [
-            State::Idle,
-            State::Unknown,
-            State::Ok,
-            State::Slow,
-            State::Saturated,
-            State::Overloaded,
-        ];
+        let states = State::ALL;
         let classes = [SizeClass::Small, SizeClass::Medium, SizeClass::Large];
         for (k, state) in states.into_iter().enumerate() {
             let l = Learned {

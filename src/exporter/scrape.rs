@@ -578,13 +578,8 @@ impl Scraper {
                     duration_s: secs(t0),
                 }];
                 return Scrape {
-                    devices: vec![],
                     health,
-                    blk_dropped: None,
-                    hindsight: None,
-                    build: None,
-                    cgroup_unattributed: None,
-                    cgroup_pressure: vec![],
+                    ..Scrape::default()
                 };
             }
         };

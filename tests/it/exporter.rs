@@ -825,35 +825,26 @@ pub(crate) fn dashboard() -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The titles of the panels whose data needs the BPF source (their description says so).
-pub(crate) fn bpf_panel_titles(d: &serde_json::Value) -> Vec<String> {
+/// The titles of the panels whose description contains `needs`.
+fn panel_titles_needing(d: &serde_json::Value, needs: &str) -> Vec<String> {
     d["panels"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|p| {
-            p["description"]
-                .as_str()
-                .is_some_and(|t| t.contains("Needs the BPF source"))
-        })
+        .filter(|p| p["description"].as_str().is_some_and(|t| t.contains(needs)))
         .map(|p| p["title"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// The titles of the panels whose data needs the BPF source (their description says so).
+pub(crate) fn bpf_panel_titles(d: &serde_json::Value) -> Vec<String> {
+    panel_titles_needing(d, "Needs the BPF source")
 }
 
 /// The titles of the panels whose data needs `iosat exporter --cgroups` (their description
 /// says so).
 pub(crate) fn cgroup_panel_titles(d: &serde_json::Value) -> Vec<String> {
-    d["panels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| {
-            p["description"]
-                .as_str()
-                .is_some_and(|t| t.contains("Needs `iosat exporter --cgroups`"))
-        })
-        .map(|p| p["title"].as_str().unwrap().to_string())
-        .collect()
+    panel_titles_needing(d, "Needs `iosat exporter --cgroups`")
 }
 
 /// (panel title, expr) of every query of the dashboard.
