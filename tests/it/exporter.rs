@@ -1338,11 +1338,24 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
         .spawn()
         .unwrap();
     crate::stat::wait_for_first_sample(&rec);
-    crate::stat::direct_io(lo.path.as_str(), 60_000, 0);
+    // At most 4 s of reads inside the 8 s interval: on a slow machine (CI's, at 0.2 ms a read)
+    // a fixed 60,000 outlasted stat's interval, Prometheus's window held reads stat never saw,
+    // and the two means differed by 17 %.
+    let reads = crate::stat::direct_reads_within(
+        lo.path.as_str(),
+        60_000,
+        std::time::Duration::from_secs(4),
+    );
     scraped();
     let out = stat.wait_with_output().unwrap();
     let line = crate::util::ok_stdout(&out);
     let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    let seen = crate::stat::dev(&report, &name)["r/s"].as_f64().unwrap()
+        * report["interval_s"].as_f64().unwrap();
+    assert!(
+        seen.round() >= reads as f64,
+        "stat's interval saw {seen} reads of the {reads} done: it does not span them"
+    );
     let want = crate::stat::dev(&report, &name)["profile"]["saturation_r"]
         .as_f64()
         .unwrap();

@@ -399,6 +399,27 @@ pub(crate) fn direct_io(dev: &str, reads: u64, writes: u64) {
     }
 }
 
+/// Like `direct_io`'s reads, but ending after `limit` even if fewer than `reads` are done, so
+/// that they lie inside an interval of `stat` however slow the machine is. The reads done.
+pub(crate) fn direct_reads_within(dev: &str, reads: u64, limit: Duration) -> u64 {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)
+        .unwrap();
+    let mut raw = vec![0u8; 4096 * 2];
+    let off = raw.as_ptr().align_offset(4096);
+    let buf = &mut raw[off..off + 4096];
+    let t0 = Instant::now();
+    let mut done = 0;
+    while done < reads && t0.elapsed() < limit {
+        f.read_at(buf, (done % 512) * 4096 + 2 * 1024 * 1024)
+            .unwrap();
+        done += 1;
+    }
+    done
+}
+
 pub(crate) fn wait_for_first_sample(rec: &Path) {
     let t0 = Instant::now();
     while !std::fs::read_to_string(rec).is_ok_and(|s| s.contains("\nT ")) {
