@@ -613,10 +613,57 @@ pub struct Learner {
     /// The device of each row position in the last report (rows come in the same order
     /// each interval): checked against the row, so most rows find their device without a
     /// hash (issue 37's cost).
-    order: Vec<((u32, u32), String, usize)>,
+    order: Vec<RowSlot>,
     warnings: Vec<String>,
     /// The wall clock of the last save (saved again every [`SAVE_EVERY_NS`]).
     saved_wall_ns: Option<i64>,
+    /// This boot's id, read at the first device seen (the fingerprints' diskseq is of it).
+    boot_id: Option<Option<String>>,
+}
+
+/// What `observe` keeps of a row position: the device it found there, and what that device
+/// says while idle. A host's devices are mostly idle, and an idle row then reads this entry
+/// alone (one array, its name inline), not the device's scattered state: at a thousand
+/// devices the cache misses of the idle rows were most of learning's cost per sample.
+#[derive(Debug, Clone)]
+struct RowSlot {
+    dev: (u32, u32),
+    name: ShortName,
+    i: usize,
+    /// The device's judgement while it stays idle, kept once nothing else can change it (its
+    /// state loaded, no other run's lock to take over); None when it must be asked.
+    idle: Option<Arc<Learned>>,
+}
+
+/// A kernel device name, inline (DISK_NAME_LEN is 32 with its NUL); a longer one is never
+/// equal to any name, so its row goes through the map each interval.
+#[derive(Debug, Clone, Copy)]
+struct ShortName {
+    len: u8,
+    bytes: [u8; 31],
+}
+
+impl ShortName {
+    fn of(name: &str) -> ShortName {
+        let mut bytes = [0; 31];
+        match bytes.get_mut(..name.len()) {
+            Some(b) => {
+                b.copy_from_slice(name.as_bytes());
+                ShortName {
+                    len: name.len() as u8,
+                    bytes,
+                }
+            }
+            None => ShortName {
+                len: u8::MAX,
+                bytes,
+            },
+        }
+    }
+
+    fn is(&self, name: &str) -> bool {
+        self.bytes.get(..usize::from(self.len)) == Some(name.as_bytes())
+    }
 }
 
 /// The state is saved this often while a run lasts (and at its end): a crash loses at most
@@ -636,6 +683,14 @@ impl Learner {
     pub fn set_fingerprint(&mut self, key: &str, fp: store::Fingerprint) {
         let i = self.index(key);
         self.devices[i].1.fingerprint = Some(fp);
+        self.forget_idle();
+    }
+
+    /// The rows' idle judgements asked again: a device's state changed outside `observe`.
+    fn forget_idle(&mut self) {
+        for o in &mut self.order {
+            o.idle = None;
+        }
     }
 
     /// The device learned under `key`, added when new.
@@ -665,11 +720,24 @@ impl Learner {
             // device re-created under another name goes through the map, which checks both).
             let hint = self
                 .order
+                .get_mut(pos)
+                .filter(|o| o.dev == dev && o.name.is(&row.kernel_name));
+            if let Some(o) = hint {
+                match &o.idle {
+                    Some(l) if row.rates.is_ok() && !row.has_traffic() => {
+                        row.learned = Some(Arc::clone(l));
+                        continue;
+                    }
+                    // Traffic, or counters that cannot be used: the device is asked.
+                    _ => o.idle = None,
+                }
+            }
+            let hint = self
+                .order
                 .get(pos)
-                .filter(|(d, n, _)| *d == dev && *n == row.kernel_name)
-                .map(|&(_, _, i)| i);
+                .filter(|o| o.dev == dev && o.name.is(&row.kernel_name));
             let i = match hint {
-                Some(i) => i,
+                Some(o) => o.i,
                 None => {
                     let i = match self.slots.get(&dev) {
                         Some((n, i)) if *n == row.kernel_name => *i,
@@ -679,7 +747,12 @@ impl Learner {
                             i
                         }
                     };
-                    let slot = (dev, row.kernel_name.clone(), i);
+                    let slot = RowSlot {
+                        dev,
+                        name: ShortName::of(&row.kernel_name),
+                        i,
+                        idle: None,
+                    };
                     match self.order.get_mut(pos) {
                         Some(o) => *o = slot,
                         None => self.order.push(slot),
@@ -704,7 +777,18 @@ impl Learner {
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let profile = row.profile.as_deref();
-            row.learned = Some(d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target, profile));
+            let l = d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target, profile);
+            // Idle, loaded, and no other run's lock to take over: the next idle intervals
+            // would give this same judgement (Device::learn's own idle path).
+            let settled = !row.has_traffic()
+                && (spec.state_dir.is_none() || d.loaded)
+                && d.lock.as_ref().map_or(true, store::Lock::held);
+            if settled {
+                if let Some(o) = self.order.get_mut(pos).filter(|o| o.i == i) {
+                    o.idle = Some(Arc::clone(&l));
+                }
+            }
+            row.learned = Some(l);
         }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
@@ -727,7 +811,7 @@ impl Learner {
             rows.get(pos + k)
                 .filter(|r| r.has_traffic())
                 .and(self.order.get(pos + k))
-                .and_then(|&(_, _, i)| self.devices.get(i))
+                .and_then(|o| self.devices.get(o.i))
         };
         if let Some(d) = device(3) {
             prefetch(
@@ -762,8 +846,7 @@ impl Learner {
                     prefetch(b.hist.as_ptr().cast(), size_of_val(b.hist.as_slice()));
                 }
             }
-            if let (Some((_, name, _)), Some(row)) = (self.order.get(pos + 1), rows.get(pos + 1)) {
-                prefetch(name.as_ptr(), name.len());
+            if let Some(row) = rows.get(pos + 1) {
                 prefetch(row.kernel_name.as_ptr(), row.kernel_name.len());
             }
         }
@@ -776,6 +859,7 @@ impl Learner {
     pub fn observe_rates(&mut self, key: &str, wall_ns: i64, rates: &DiskRates) -> Arc<Learned> {
         let target = self.spec.target_p95_ns;
         let i = self.index(key);
+        self.forget_idle();
         let d = &mut self.devices[i].1;
         d.loaded = true;
         d.learn(wall_ns, rates, None, None, target, None)
@@ -785,6 +869,7 @@ impl Learner {
     pub fn finish(&mut self, key: &str) -> Option<Learned> {
         let target = self.spec.target_p95_ns;
         let i = *self.by_key.get(key)?;
+        self.forget_idle();
         let d = &mut self.devices[i].1;
         d.estimate(target);
         Some(d.judge(&[], &[]))
@@ -840,7 +925,11 @@ impl crate::monitor::observe::Observer for Learner {
         dev: &crate::sys::device::BlockDev,
         key: &str,
     ) {
-        self.set_fingerprint(key, store::Fingerprint::read(root, dev));
+        let boot_id = self
+            .boot_id
+            .get_or_insert_with(|| crate::sys::device::boot_id(root))
+            .clone();
+        self.set_fingerprint(key, store::Fingerprint::read(root, dev, boot_id));
     }
 
     fn save(&mut self) {

@@ -52,10 +52,18 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// Thin IO: the device's fingerprint from sysfs.
-    pub fn read(root: &Root, dev: &BlockDev) -> Fingerprint {
-        let q = device::queue_info(root, dev);
-        let id = device::identity(root, dev);
+    /// Thin IO: the device's fingerprint from sysfs, in the boot `boot_id`
+    /// ([`device::boot_id`], read once by the caller for all its devices). The device's sysfs
+    /// directory is resolved once: at a thousand devices, resolving it for the queue and again
+    /// for the identity was most of learning's cost at start.
+    pub fn read(root: &Root, dev: &BlockDev, boot_id: Option<String>) -> Fingerprint {
+        let dir = device::sysfs_dir(root, dev);
+        let q = dir
+            .as_deref()
+            .map_or_else(device::QueueInfo::default, device::queue_info_in);
+        let id = dir.as_deref().map_or_else(device::Identity::default, |d| {
+            device::identity_in(d, boot_id)
+        });
         Fingerprint {
             device: DeviceState::of(&q),
             nr_requests: q.nr_requests,

@@ -365,3 +365,41 @@ fn devices_that_learned_nothing_share_one_idle_judgement() {
     assert!(!Arc::ptr_eq(&l(0), &l(2)));
     assert_ne!(l(2).state, State::Idle);
 }
+
+#[test]
+fn an_idle_row_is_judged_as_its_device_would_be_and_asked_again_when_that_can_change() {
+    let mut learner = Learner::new(LearnSpec::default());
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    // sda: reads for 4 intervals, idle for 3, one interval whose counters went backwards
+    // (unusable), idle again, reads, idle.
+    let ios = [
+        0u64, 100, 200, 300, 400, 400, 400, 400, 50, 50, 50, 150, 250, 250,
+    ];
+    let texts: Vec<String> = ios.iter().map(|&n| line(0, "sda", n)).collect();
+    let mut got = Vec::new();
+    for mut r in reports(&texts) {
+        learner.observe(&mut r, &key);
+        let l = r.devices[0].learned.clone().unwrap();
+        let d = &learner.devices[learner.by_key["sda"]].1;
+        if r.devices[0].rates.is_ok() && !r.devices[0].has_traffic() {
+            // The row's judgement is the one the device gives while idle, asked of it now.
+            assert_eq!(*l, d.judge(&[], &[]));
+        }
+        got.push((l.state, d.model.intervals_seen));
+        // Kept for the next interval only after an idle one with usable counters.
+        let kept = learner.order[0].idle.as_ref();
+        assert_eq!(kept.is_some(), l.state == State::Idle, "{got:?}");
+        assert!(kept.is_none_or(|k| Arc::ptr_eq(k, &l)));
+    }
+    // One report fewer than texts (the first sample has no interval before it).
+    let states: Vec<State> = got.iter().map(|g| g.0).collect();
+    assert_eq!(states[4..7], [State::Idle; 3], "{got:?}");
+    assert_eq!(states[7], State::Unknown, "{got:?}");
+    assert_eq!(states[8..10], [State::Idle; 2], "{got:?}");
+    assert_ne!(states[10], State::Idle, "{got:?}");
+    let seen: Vec<u64> = got.iter().map(|g| g.1).collect();
+    assert_eq!(seen, [1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 5, 6, 6], "{got:?}");
+    // A fingerprint set (the device seen anew) asks every row's device again.
+    learner.set_fingerprint("sda", store::Fingerprint::default());
+    assert!(learner.order.iter().all(|o| o.idle.is_none()));
+}

@@ -264,9 +264,13 @@ pub fn active_scheduler(s: &str) -> Option<String> {
 
 /// Queue settings of a device; a partition reports its disk's queue (and its own size).
 pub fn queue_info(root: &Root, dev: &BlockDev) -> QueueInfo {
-    let Some(dir) = sysfs_dir(root, dev) else {
-        return QueueInfo::default();
-    };
+    sysfs_dir(root, dev).map_or_else(QueueInfo::default, |dir| queue_info_in(&dir))
+}
+
+/// [`queue_info`] of the device whose sysfs directory is `dir` (from [`sysfs_dir`]): for a
+/// caller that reads more of the device, so that the directory is resolved once.
+pub fn queue_info_in(dir: &Path) -> QueueInfo {
+    let dir = dir.to_path_buf();
     let disk_dir = if dir.join("partition").exists() {
         dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
     } else {
@@ -419,10 +423,22 @@ pub struct Identity {
 
 /// Thin IO: the device's [`Identity`] (a partition's is its disk's).
 pub fn identity(root: &Root, dev: &BlockDev) -> Identity {
+    match sysfs_dir(root, dev) {
+        Some(dir) => identity_in(&dir, boot_id(root)),
+        None => Identity::default(),
+    }
+}
+
+/// This boot's id (`<proc>/sys/kernel/random/boot_id`), which an [`Identity`]'s `diskseq` is
+/// compared within.
+pub fn boot_id(root: &Root) -> Option<String> {
+    read_trim(&root.proc.join("sys/kernel/random/boot_id")).filter(|s| !s.is_empty())
+}
+
+/// [`identity`] of the device whose sysfs directory is `dir`, in the boot `boot_id`.
+pub fn identity_in(dir: &Path, boot_id: Option<String>) -> Identity {
     use std::os::unix::fs::MetadataExt;
-    let Some(dir) = sysfs_dir(root, dev) else {
-        return Identity::default();
-    };
+    let dir = dir.to_path_buf();
     let disk = if dir.join("partition").exists() {
         dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
     } else {
@@ -436,7 +452,7 @@ pub fn identity(root: &Root, dev: &BlockDev) -> Identity {
     let nonempty = |p: &Path| read_trim(p).filter(|s| !s.is_empty());
     Identity {
         diskseq: read_num(&disk.join("diskseq")),
-        boot_id: nonempty(&root.proc.join("sys/kernel/random/boot_id")),
+        boot_id,
         backing_file,
         backing_inode,
         wwid: nonempty(&disk.join("wwid")).or_else(|| nonempty(&disk.join("device/wwid"))),
