@@ -195,20 +195,47 @@ impl Learned {
             Some(c) => name(out, ",\"size_class\":", c.json_name()),
             None => out.extend_from_slice(b",\"size_class\":null"),
         }
-        opt(out, ",\"baseline_latency_ns\":null", baseline_latency_ns);
-        opt(out, ",\"baseline_p95_ns\":null", baseline_p95_ns);
-        if baseline_device_ns.is_some() {
-            val(out, ",\"baseline_device_ns\":", baseline_device_ns);
+        // Nothing learned of the curve yet (most devices, most of their first hour): the
+        // run of nulls is one copy.
+        let curve_unknown = baseline_latency_ns.is_none()
+            && baseline_p95_ns.is_none()
+            && baseline_device_ns.is_none()
+            && baseline_interval_ns.is_none()
+            && knee_concurrency.is_none()
+            && knee_range.is_none()
+            && knee_at_least.is_none()
+            && max_iops.is_none()
+            && max_iops_at_least.is_none()
+            && headroom_iops.is_none()
+            && ratio.is_none()
+            && fit_r_squared.is_none();
+        if curve_unknown {
+            out.extend_from_slice(
+                concat!(
+                    ",\"baseline_latency_ns\":null,\"baseline_p95_ns\":null,",
+                    "\"baseline_interval_ns\":null,\"knee_concurrency\":null,",
+                    "\"knee_range\":null,\"knee_at_least\":null,\"max_iops\":null,",
+                    "\"max_iops_at_least\":null,\"headroom_iops\":null,\"ratio\":null,",
+                    "\"fit_r_squared\":null"
+                )
+                .as_bytes(),
+            );
+        } else {
+            opt(out, ",\"baseline_latency_ns\":null", baseline_latency_ns);
+            opt(out, ",\"baseline_p95_ns\":null", baseline_p95_ns);
+            if baseline_device_ns.is_some() {
+                val(out, ",\"baseline_device_ns\":", baseline_device_ns);
+            }
+            opt(out, ",\"baseline_interval_ns\":null", baseline_interval_ns);
+            opt(out, ",\"knee_concurrency\":null", knee_concurrency);
+            opt(out, ",\"knee_range\":null", knee_range);
+            opt(out, ",\"knee_at_least\":null", knee_at_least);
+            opt(out, ",\"max_iops\":null", max_iops);
+            opt(out, ",\"max_iops_at_least\":null", max_iops_at_least);
+            opt(out, ",\"headroom_iops\":null", headroom_iops);
+            opt(out, ",\"ratio\":null", ratio);
+            opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         }
-        opt(out, ",\"baseline_interval_ns\":null", baseline_interval_ns);
-        opt(out, ",\"knee_concurrency\":null", knee_concurrency);
-        opt(out, ",\"knee_range\":null", knee_range);
-        opt(out, ",\"knee_at_least\":null", knee_at_least);
-        opt(out, ",\"max_iops\":null", max_iops);
-        opt(out, ",\"max_iops_at_least\":null", max_iops_at_least);
-        opt(out, ",\"headroom_iops\":null", headroom_iops);
-        opt(out, ",\"ratio\":null", ratio);
-        opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         if baseline_estimate.is_some() {
             val(out, ",\"baseline_estimate\":", baseline_estimate);
         }

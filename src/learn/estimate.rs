@@ -209,10 +209,14 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
     let estimate = c.estimate.clone();
     c.summary = Summary::lazy(move || match estimate.as_deref() {
         Some(e) => estimate_words(e),
+        // Counts, rounded as integers: `{:.0}` of a float takes the exact (bignum) path.
         None => format!(
-            "no baseline yet: {n:.0} intervals and {r:.0} requests learned, a baseline \
-             needs {MIN_BASELINE_INTERVALS:.0} intervals and {MIN_BASELINE_REQUESTS:.0} \
-             requests at about one in flight"
+            "no baseline yet: {} intervals and {} requests learned, a baseline needs {} \
+             intervals and {} requests at about one in flight",
+            n.round() as u64,
+            r.round() as u64,
+            MIN_BASELINE_INTERVALS as u64,
+            MIN_BASELINE_REQUESTS as u64
         ),
     });
     c
