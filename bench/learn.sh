@@ -28,10 +28,14 @@ import os, subprocess, sys, statistics
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 before = sys.argv[5]
 null = open(os.devnull, "w")
+user = {}
 def cpu(cmd):
     p = subprocess.Popen(cmd, stdout=null)
     _, status, ru = os.wait4(p.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, cmd
+    # User time apart: the kernel's part differs with how the allocator's heap grows and
+    # shrinks (page faults), which learning's allocations change too.
+    user[tuple(cmd)] = ru.ru_utime
     return ru.ru_utime + ru.ru_stime
 inputs = {
     "replay, traffic on all, text": ["stat", "--all", "--replay", tmp + "/rec"],
@@ -41,21 +45,24 @@ inputs = {
                                      "--state-dir", tmp + "/state"],
 }
 print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"
+      + " user time only: ratio |"
       + (" before: us/sample | before ratio |" if before else ""))
-print("|---|---|---|---|" + ("---|---|" if before else ""))
+print("|---|---|---|---|---|" + ("---|---|" if before else ""))
 for name, args in inputs.items():
-    on, off, ratios, old, old_ratios = [], [], [], [], []
+    on, off, ratios, user_ratios, old, old_ratios = [], [], [], [], [], []
     for _ in range(repeats):
         if before:
             old.append(cpu([before] + args) / (n + 1) * 1e6)
         a = cpu([bin] + args) / (n + 1) * 1e6
         b = cpu([bin] + args + ["--no-learn"]) / (n + 1) * 1e6
         on.append(a); off.append(b); ratios.append(a / b)
+        user_ratios.append(user[tuple([bin] + args)] / user[tuple([bin] + args + ["--no-learn"])])
         if before:
             old_ratios.append(old[-1] / b)
-    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) |" % (
+    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) |" % (
         name, statistics.median(on), statistics.median(off), statistics.median(ratios),
-        min(ratios), max(ratios))
+        min(ratios), max(ratios), statistics.median(user_ratios), min(user_ratios),
+        max(user_ratios))
     if before:
         line += " %.0f | %.3f |" % (statistics.median(old), statistics.median(old_ratios))
     print(line)
