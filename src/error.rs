@@ -106,6 +106,18 @@ impl Error {
         }
     }
 
+    /// An input the user named by `flag` could not be read: the line names the flag too
+    /// ("--replay /x: No such file or directory").
+    pub fn for_flag(self, flag: &str) -> Self {
+        match self {
+            Error::Io { path, source } => Error::Io {
+                path: PathBuf::from(format!("{flag} {}", path.display())),
+                source,
+            },
+            e => e,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage { .. } => exit::USAGE,

@@ -95,7 +95,8 @@ pub(crate) fn replay(
     mut profiles: ProfileCache,
     out: &mut dyn FnMut(Render) -> Result<(), Error>,
 ) -> Result<Option<String>, Error> {
-    let RecordingText { text, warnings } = RecordingText::open(path)?;
+    let RecordingText { text, warnings } =
+        RecordingText::open(path).map_err(|e| e.for_flag("--replay"))?;
     warnings.into_iter().for_each(crate::error::warn);
     {
         let mut told = std::collections::HashSet::new();

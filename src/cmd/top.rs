@@ -34,7 +34,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     let recording = spec
         .replay
         .as_deref()
-        .map(RecordingText::open)
+        .map(|p| RecordingText::open(p).map_err(|e| e.for_flag("--replay")))
         .transpose()?;
     // SIGTERM and SIGHUP end the loop between two events; the guard restores the terminal.
     crate::sys::signal::catch_stop_signals(true);

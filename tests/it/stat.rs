@@ -228,7 +228,8 @@ fn bad_inputs_give_one_line_and_exit_2() {
     let o = run(&["stat", "--replay", "/nonexistent/rec"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("/nonexistent/rec"));
+    // The flag and the file.
+    assert!(err.contains("--replay /nonexistent/rec"), "{err}");
     // One line, the OS reason said once (not repeated by the error chain).
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");

@@ -527,7 +527,7 @@ fn bad_input_is_one_line_before_the_screen_switches() {
         (
             &["top", "--replay", "/nonexistent/x.rec"],
             1,
-            "/nonexistent/x.rec",
+            "--replay /nonexistent/x.rec",
         ),
     ]);
 }
