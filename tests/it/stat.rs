@@ -383,9 +383,20 @@ pub(crate) fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::
 
 /// 4 KiB O_DIRECT reads and writes, one at a time (no merging), at distinct offsets.
 pub(crate) fn direct_io(dev: &str, reads: u64, writes: u64) {
+    direct_io_within(dev, reads, writes, Duration::MAX);
+}
+
+/// Like `direct_io`'s reads, but ending after `limit` even if fewer than `reads` are done, so
+/// that they lie inside an interval of `stat` however slow the machine is. The reads done.
+pub(crate) fn direct_reads_within(dev: &str, reads: u64, limit: Duration) -> u64 {
+    direct_io_within(dev, reads, 0, limit)
+}
+
+/// The writes, then the reads until `limit` has passed; the reads done.
+fn direct_io_within(dev: &str, reads: u64, writes: u64, limit: Duration) -> u64 {
     let f = std::fs::OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(writes > 0)
         .custom_flags(libc::O_DIRECT)
         .open(dev)
         .unwrap();
@@ -395,22 +406,6 @@ pub(crate) fn direct_io(dev: &str, reads: u64, writes: u64) {
     for i in 0..writes {
         f.write_at(buf, i * 4096).unwrap();
     }
-    for i in 0..reads {
-        f.read_at(buf, (i % 512) * 4096 + 2 * 1024 * 1024).unwrap();
-    }
-}
-
-/// Like `direct_io`'s reads, but ending after `limit` even if fewer than `reads` are done, so
-/// that they lie inside an interval of `stat` however slow the machine is. The reads done.
-pub(crate) fn direct_reads_within(dev: &str, reads: u64, limit: Duration) -> u64 {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(dev)
-        .unwrap();
-    let mut raw = vec![0u8; 4096 * 2];
-    let off = raw.as_ptr().align_offset(4096);
-    let buf = &mut raw[off..off + 4096];
     let t0 = Instant::now();
     let mut done = 0;
     while done < reads && t0.elapsed() < limit {
