@@ -135,6 +135,18 @@ pub struct CgroupIo {
     pub pressure_full_pct: Option<f64>,
 }
 
+impl CgroupIo {
+    /// Its `io.pressure` in words ("io.pressure some 12 % full 3 %"), where cgroup v2 gives
+    /// one: what `stat --cgroups` and top's cgroups pane say of it.
+    pub fn pressure_words(&self) -> Option<String> {
+        match (self.pressure_some_pct, self.pressure_full_pct) {
+            (Some(s), Some(f)) => Some(format!("io.pressure some {s:.0} % full {f:.0} %")),
+            (Some(s), None) => Some(format!("io.pressure some {s:.0} %")),
+            _ => None,
+        }
+    }
+}
+
 /// What a cgroup's share is a share of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

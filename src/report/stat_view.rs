@@ -248,11 +248,9 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
             };
             let ratio = g.ratio.map_or(String::new(), |x| format!(", {x:.1}x"));
             // io.pressure (cgroup v2): the share of the interval its tasks stalled on I/O.
-            let pressure = match (g.pressure_some_pct, g.pressure_full_pct) {
-                (Some(s), Some(f)) => format!(", io.pressure some {s:.0} % full {f:.0} %"),
-                (Some(s), None) => format!(", io.pressure some {s:.0} %"),
-                _ => String::new(),
-            };
+            let pressure = g
+                .pressure_words()
+                .map_or(String::new(), |w| format!(", {w}"));
             let role = g.role.map_or(String::new(), |r| {
                 format!(
                     " {}",

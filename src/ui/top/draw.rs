@@ -654,7 +654,8 @@ fn processes(f: &mut Frame, app: &App, area: Rect) {
 
 /// Who loads the selected device (issue 40; `--cgroups`): its busiest cgroups in the latest
 /// interval — share of the device's time, rates, mean latency and its queue part, the ratio to
-/// the cgroup's baseline, its role — and the verdict's sentence while the device is saturated.
+/// the cgroup's baseline, its role, its io.pressure where cgroup v2 gives one — and the
+/// verdict's sentence while the device is saturated.
 fn cgroups(f: &mut Frame, app: &App, area: Rect) {
     use crate::monitor::cgroups::ShareOf;
     let dev = app.selected_row();
@@ -702,8 +703,12 @@ fn cgroups(f: &mut Frame, app: &App, area: Rect) {
                     crate::analysis::who::Role::Throttled => "throttled",
                 });
                 let name: String = g.name.chars().take(20).collect();
+                // io.pressure (cgroup v2) after the role: the row then wraps.
+                let pressure = g
+                    .pressure_words()
+                    .map_or(String::new(), |w| format!(" {w}"));
                 lines.push(Line::from(format!(
-                    "{name:<20} {:>4.0}% {:>8.0} {:>8.0} {:>7} {:>7} {:>6}  {role}",
+                    "{name:<20} {:>4.0}% {:>8.0} {:>8.0} {:>7} {:>7} {:>6}  {role}{pressure}",
                     g.share * 100.0,
                     g.read.iops,
                     g.write.iops,
