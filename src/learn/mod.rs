@@ -542,6 +542,16 @@ impl Device {
     }
 }
 
+impl Device {
+    /// Whether an idle interval of this device would keep giving the judgement of the last
+    /// one: its state loaded (with a state directory) and no other run's lock to take over,
+    /// so that [`load_or_take_over`] has nothing left to do while it stays idle, and
+    /// [`Device::learn`] returns its idle judgement unchanged.
+    fn settled_while_idle(&self, state_dir: bool) -> bool {
+        (!state_dir || self.loaded) && self.lock.as_ref().map_or(true, store::Lock::held)
+    }
+}
+
 /// The device's state loaded from `dir` when first seen; its lock taken when it first has
 /// traffic to learn (`busy`), and the state loaded again then if another run may have saved
 /// since; taken over from another run once that run has ended (its lock free): what it saved
@@ -683,12 +693,13 @@ impl Learner {
     pub fn set_fingerprint(&mut self, key: &str, fp: store::Fingerprint) {
         let i = self.index(key);
         self.devices[i].1.fingerprint = Some(fp);
-        self.forget_idle();
+        self.forget_idle(i);
     }
 
-    /// The rows' idle judgements asked again: a device's state changed outside `observe`.
-    fn forget_idle(&mut self) {
-        for o in &mut self.order {
+    /// The idle judgement of device `i`'s rows asked again: its state changed outside
+    /// `observe`.
+    fn forget_idle(&mut self, i: usize) {
+        for o in self.order.iter_mut().filter(|o| o.i == i) {
             o.idle = None;
         }
     }
@@ -722,22 +733,22 @@ impl Learner {
                 .order
                 .get_mut(pos)
                 .filter(|o| o.dev == dev && o.name.is(&row.kernel_name));
-            if let Some(o) = hint {
-                match &o.idle {
+            let hint = match hint {
+                Some(o) => match &o.idle {
                     Some(l) if row.rates.is_ok() && !row.has_traffic() => {
                         row.learned = Some(Arc::clone(l));
                         continue;
                     }
                     // Traffic, or counters that cannot be used: the device is asked.
-                    _ => o.idle = None,
-                }
-            }
-            let hint = self
-                .order
-                .get(pos)
-                .filter(|o| o.dev == dev && o.name.is(&row.kernel_name));
+                    _ => {
+                        o.idle = None;
+                        Some(o.i)
+                    }
+                },
+                None => None,
+            };
             let i = match hint {
-                Some(o) => o.i,
+                Some(i) => i,
                 None => {
                     let i = match self.slots.get(&dev) {
                         Some((n, i)) if *n == row.kernel_name => *i,
@@ -778,12 +789,7 @@ impl Learner {
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let profile = row.profile.as_deref();
             let l = d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target, profile);
-            // Idle, loaded, and no other run's lock to take over: the next idle intervals
-            // would give this same judgement (Device::learn's own idle path).
-            let settled = !row.has_traffic()
-                && (spec.state_dir.is_none() || d.loaded)
-                && d.lock.as_ref().map_or(true, store::Lock::held);
-            if settled {
+            if !row.has_traffic() && d.settled_while_idle(spec.state_dir.is_some()) {
                 if let Some(o) = self.order.get_mut(pos).filter(|o| o.i == i) {
                     o.idle = Some(Arc::clone(&l));
                 }
@@ -859,7 +865,7 @@ impl Learner {
     pub fn observe_rates(&mut self, key: &str, wall_ns: i64, rates: &DiskRates) -> Arc<Learned> {
         let target = self.spec.target_p95_ns;
         let i = self.index(key);
-        self.forget_idle();
+        self.forget_idle(i);
         let d = &mut self.devices[i].1;
         d.loaded = true;
         d.learn(wall_ns, rates, None, None, target, None)
@@ -869,7 +875,7 @@ impl Learner {
     pub fn finish(&mut self, key: &str) -> Option<Learned> {
         let target = self.spec.target_p95_ns;
         let i = *self.by_key.get(key)?;
-        self.forget_idle();
+        self.forget_idle(i);
         let d = &mut self.devices[i].1;
         d.estimate(target);
         Some(d.judge(&[], &[]))

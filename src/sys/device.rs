@@ -262,6 +262,14 @@ pub fn active_scheduler(s: &str) -> Option<String> {
     (!s.is_empty() && !s.contains(' ')).then(|| s.to_string())
 }
 
+/// The sysfs directory of the disk of the device at `dir`: a partition's parent, else `dir`.
+fn disk_of(dir: &Path) -> PathBuf {
+    match dir.parent() {
+        Some(disk) if dir.join("partition").exists() => disk.to_path_buf(),
+        _ => dir.to_path_buf(),
+    }
+}
+
 /// Queue settings of a device; a partition reports its disk's queue (and its own size).
 pub fn queue_info(root: &Root, dev: &BlockDev) -> QueueInfo {
     sysfs_dir(root, dev).map_or_else(QueueInfo::default, |dir| queue_info_in(&dir))
@@ -270,12 +278,7 @@ pub fn queue_info(root: &Root, dev: &BlockDev) -> QueueInfo {
 /// [`queue_info`] of the device whose sysfs directory is `dir` (from [`sysfs_dir`]): for a
 /// caller that reads more of the device, so that the directory is resolved once.
 pub fn queue_info_in(dir: &Path) -> QueueInfo {
-    let dir = dir.to_path_buf();
-    let disk_dir = if dir.join("partition").exists() {
-        dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
-    } else {
-        dir.clone()
-    };
+    let disk_dir = disk_of(dir);
     let q = disk_dir.join("queue");
     QueueInfo {
         rotational: read_num::<u8>(&q.join("rotational")).map(|v| v != 0),
@@ -383,11 +386,7 @@ pub fn extra(root: &Root, dev: &BlockDev) -> DeviceExtra {
     let Some(dir) = sysfs_dir(root, dev) else {
         return DeviceExtra::default();
     };
-    let disk_dir = if dir.join("partition").exists() {
-        dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
-    } else {
-        dir.clone()
-    };
+    let disk_dir = disk_of(&dir);
     let mq: Vec<String> = dir_entries(&disk_dir.join("mq"))
         .into_iter()
         .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
@@ -438,12 +437,7 @@ pub fn boot_id(root: &Root) -> Option<String> {
 /// [`identity`] of the device whose sysfs directory is `dir`, in the boot `boot_id`.
 pub fn identity_in(dir: &Path, boot_id: Option<String>) -> Identity {
     use std::os::unix::fs::MetadataExt;
-    let dir = dir.to_path_buf();
-    let disk = if dir.join("partition").exists() {
-        dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
-    } else {
-        dir
-    };
+    let disk = disk_of(dir);
     let backing_file = read_trim(&disk.join("loop/backing_file")).filter(|s| !s.is_empty());
     let backing_inode = backing_file
         .as_deref()
