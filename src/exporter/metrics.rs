@@ -461,52 +461,63 @@ slot was taken (slots of devices gone from diskstats are freed).",
         );
         o.sample(name, &[], n as f64);
     }
-    if let Some(h) = s.hindsight {
-        let name = "iosat_hindsight_dumps_total";
-        o.family(
-            name,
-            "counter",
-            "Hindsight dumps written since the exporter started (a device turned overloaded, \
-SIGUSR1 or POST /hindsight); each is named on stderr.",
-        );
-        o.sample(name, &[], h.dumps as f64);
-        let name = "iosat_hindsight_held_bytes";
-        o.family(
-            name,
-            "gauge",
-            "Bytes of samples the hindsight ring holds (at most --hindsight-max-mb).",
-        );
-        o.sample(name, &[], h.held_bytes as f64);
-        let name = "iosat_hindsight_held_samples";
-        o.family(
-            name,
-            "gauge",
-            "Samples the hindsight ring holds (one per --hindsight-interval over the \
---hindsight span, fewer while it fills or when the byte cap holds).",
-        );
-        o.sample(name, &[], h.samples as f64);
-        let name = "iosat_hindsight_dropped_samples_total";
-        o.family(
-            name,
-            "counter",
-            "Samples the hindsight ring dropped before their span was over, to stay within \
---hindsight-max-mb.",
-        );
-        o.sample(name, &[], h.dropped as f64);
-        if let Some(secs) = h.last_dump_s {
-            let name = "iosat_hindsight_last_dump_duration_seconds";
-            o.family(
-                name,
-                "gauge",
-                "How long the last hindsight dump took to render, write and sync.",
-            );
-            o.sample(name, &[], secs);
-        }
-    }
+    render_hindsight(o, s);
     if let Some(b) = &s.build {
         o.family("iosat_build_info", "gauge", BUILD_INFO_HELP);
         o.sample("iosat_build_info", &b.labels(), 1.0);
     }
+    render_health(o, s);
+}
+
+/// The hindsight ring (issue 41): its dumps, what it holds and what it dropped.
+fn render_hindsight(o: &mut dyn Sink, s: &Scrape) {
+    let Some(h) = s.hindsight else {
+        return;
+    };
+    let name = "iosat_hindsight_dumps_total";
+    o.family(
+        name,
+        "counter",
+        "Hindsight dumps written since the exporter started (a device turned overloaded, \
+SIGUSR1 or POST /hindsight); each is named on stderr.",
+    );
+    o.sample(name, &[], h.dumps as f64);
+    let name = "iosat_hindsight_held_bytes";
+    o.family(
+        name,
+        "gauge",
+        "Bytes of samples the hindsight ring holds (at most --hindsight-max-mb).",
+    );
+    o.sample(name, &[], h.held_bytes as f64);
+    let name = "iosat_hindsight_held_samples";
+    o.family(
+        name,
+        "gauge",
+        "Samples the hindsight ring holds (one per --hindsight-interval over the \
+--hindsight span, fewer while it fills or when the byte cap holds).",
+    );
+    o.sample(name, &[], h.samples as f64);
+    let name = "iosat_hindsight_dropped_samples_total";
+    o.family(
+        name,
+        "counter",
+        "Samples the hindsight ring dropped before their span was over, to stay within \
+--hindsight-max-mb.",
+    );
+    o.sample(name, &[], h.dropped as f64);
+    if let Some(secs) = h.last_dump_s {
+        let name = "iosat_hindsight_last_dump_duration_seconds";
+        o.family(
+            name,
+            "gauge",
+            "How long the last hindsight dump took to render, write and sync.",
+        );
+        o.sample(name, &[], secs);
+    }
+}
+
+/// Each collector's part of the scrape: whether it succeeded, and how long it took.
+fn render_health(o: &mut dyn Sink, s: &Scrape) {
     o.family(
         "iosat_scrape_collector_success",
         "gauge",
@@ -892,6 +903,48 @@ a baseline or without I/O).",
 /// The judgement every view shares (analysis::state): per device and direction the baseline and
 /// curve with their `source`, and per device the state (`iosat_disk_state`), the p95 ratio it
 /// is judged on and how much was learned. A family appears only when some device has a value.
+/// Each device's one judgement: its state (and each direction's), and the ratio it is judged on.
+fn render_states(o: &mut dyn Sink, s: &Scrape) {
+    let judged: Vec<(&str, &Judgement)> = s
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.line.name.as_str(), d.judgement.as_ref()?)))
+        .collect();
+    if judged.is_empty() {
+        return;
+    }
+    o.family(
+        "iosat_disk_state",
+        "gauge",
+        "The device's state in the latest second learned from, 1 for the current one and \
+0 for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
+slow (1.5x and more, but more than the requests in flight explain), saturated (1.5x to 3x), \
+overloaded (3x and more) - the one vocabulary of stat, top and the alerts; the worst direction's.",
+    );
+    for (dev, j) in &judged {
+        for st in State::ALL {
+            let v = if j.state() == st { 1.0 } else { 0.0 };
+            o.sample(
+                "iosat_disk_state",
+                &[("device", dev), ("state", st.as_str())],
+                v,
+            );
+        }
+    }
+    render_direction_states(o, s);
+    o.family(
+        "iosat_disk_latency_ratio",
+        "gauge",
+        "The worst direction's p95 latency in the interval (the mean without percentiles) \
+divided by its baseline's: the ratio iosat_disk_state is judged on (absent without a baseline).",
+    );
+    for (dev, j) in &judged {
+        if let Some(r) = j.device.ratio {
+            o.sample("iosat_disk_latency_ratio", &[("device", dev)], r);
+        }
+    }
+}
+
 fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
     let j = judged(s);
     let gauges: [Family<JudgedGet>; 8] = [
@@ -985,43 +1038,7 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
             }
         }
     }
-    let judged: Vec<(&str, &Judgement)> = s
-        .devices
-        .iter()
-        .filter_map(|d| Some((d.line.name.as_str(), d.judgement.as_ref()?)))
-        .collect();
-    if !judged.is_empty() {
-        o.family(
-            "iosat_disk_state",
-            "gauge",
-            "The device's state in the latest second learned from, 1 for the current one and \
-0 for the others: idle (no I/O), unknown (no baseline yet), ok (p95 below 1.5x the baseline p95), \
-slow (1.5x and more, but more than the requests in flight explain), saturated (1.5x to 3x), \
-overloaded (3x and more) - the one vocabulary of stat, top and the alerts; the worst direction's.",
-        );
-        for (dev, j) in &judged {
-            for st in State::ALL {
-                let v = if j.state() == st { 1.0 } else { 0.0 };
-                o.sample(
-                    "iosat_disk_state",
-                    &[("device", dev), ("state", st.as_str())],
-                    v,
-                );
-            }
-        }
-        render_direction_states(o, s);
-        o.family(
-            "iosat_disk_latency_ratio",
-            "gauge",
-            "The worst direction's p95 latency in the interval (the mean without percentiles) \
-divided by its baseline's: the ratio iosat_disk_state is judged on (absent without a baseline).",
-        );
-        for (dev, j) in &judged {
-            if let Some(r) = j.device.ratio {
-                o.sample("iosat_disk_latency_ratio", &[("device", dev)], r);
-            }
-        }
-    }
+    render_states(o, s);
     let learned: Vec<(&str, &crate::learn::Learned)> = s
         .devices
         .iter()
