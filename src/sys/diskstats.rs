@@ -182,12 +182,19 @@ pub fn parse_line(line: &str) -> std::result::Result<DiskStatLine, String> {
 /// The name of the partition on a line as kernels before 2.6.25 print it (7 fields:
 /// `8 1 sda1 5024 46400 6662 13324`), None for any other line.
 pub fn old_partition(line: &str) -> Option<&str> {
-    let f: Vec<&str> = line.split_ascii_whitespace().collect();
-    (f.len() == 7
-        && f.iter()
-            .enumerate()
-            .all(|(i, t)| i == 2 || number(t.as_bytes()).is_some()))
-    .then(|| f[2])
+    // Seven fields exactly, the third a name and the others numbers; read without
+    // collecting (every line of a recording is asked, most of them 20 fields long).
+    let (mut name, mut n) = (None, 0);
+    for (i, t) in line.split_ascii_whitespace().enumerate() {
+        if i >= 7 || (i != 2 && number(t.as_bytes()).is_none()) {
+            return None;
+        }
+        if i == 2 {
+            name = Some(t);
+        }
+        n = i + 1;
+    }
+    name.filter(|_| n == 7)
 }
 
 /// The text of `<proc>/diskstats`; a line that is not UTF-8 is left out (blank), never
