@@ -41,7 +41,7 @@ pub struct Learned {
     /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
     /// every view renders (issue 37). Never named a baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_estimate: Option<std::sync::Arc<Estimate>>,
+    pub baseline_estimate: Option<super::shared::Shared<Estimate>>,
     /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
     /// the baseline's level: not learned (a step of 2x is still evidence of a change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -75,13 +75,18 @@ pub struct Learned {
 pub fn prefetch(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let (start, end) = (p as usize & !63, (p as usize).saturating_add(bytes));
-        for line in (start..end).step_by(64) {
+        // The lines of [p, p + bytes) are those of p, p + 64, ... p + 64 * last: one more at
+        // most than the bytes fill, and with `bytes` a constant (most calls: a type's size)
+        // the loop unrolls into that many instructions, no arithmetic on the addresses
+        // beyond an offset (a loop stepping over aligned addresses cost ~5 instructions a
+        // line, most of the prefetches' cost).
+        let last = bytes.saturating_add(62) / 64;
+        for k in 0..=last {
             // SAFETY: a prefetch reads nothing into the program and never faults: an address
             // that is not mapped is ignored. The pointer is only computed, not dereferenced.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    p.wrapping_add(line.wrapping_sub(p as usize)).cast(),
+                    p.wrapping_add(k * 64).cast(),
                 )
             };
         }
@@ -236,8 +241,10 @@ impl Learned {
             opt(out, ",\"ratio\":null", ratio);
             opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         }
-        if baseline_estimate.is_some() {
-            val(out, ",\"baseline_estimate\":", baseline_estimate);
+        // The estimate and its flag: shared until the next estimate, their JSON with them.
+        if let Some(e) = baseline_estimate {
+            out.extend_from_slice(b",\"baseline_estimate\":");
+            out.extend_from_slice(e.json().as_bytes());
         }
         if *cpu_busy {
             val(out, ",\"cpu_busy\":", cpu_busy);
@@ -251,8 +258,9 @@ impl Learned {
             None => out.extend_from_slice(b"null"),
         }
         // The flags, flattened into the object as serde writes them.
-        if estimate.is_some() {
-            val(out, ",\"estimate\":", estimate);
+        if let Some(e) = estimate {
+            out.extend_from_slice(b",\"estimate\":");
+            out.extend_from_slice(e.json().as_bytes());
         }
         if change.is_some() {
             val(out, ",\"change\":", change);
@@ -501,7 +509,7 @@ mod tests {
             to_ns: 7.69e6,
             evidence: "a step \"2x\"\n\tat one in flight \u{1}".into(),
         });
-        let estimate = Arc::new(Estimate {
+        let estimate = crate::analysis::shared::Shared::new(Estimate {
             from_in_flight: 2.0,
             latency_ns: Some(4.1e6),
             interval_ns: [2.05e6, 4.1e6],
@@ -532,10 +540,12 @@ mod tests {
                 "baseline 2.08 ms \"mean\" \\ at 1.0 in flight",
             )),
             flags: Flags {
-                estimate: Some(Arc::new(crate::analysis::state::Estimate {
-                    from_level: 2.0,
-                    interval_ns: None,
-                })),
+                estimate: Some(crate::analysis::shared::Shared::new(
+                    crate::analysis::state::Estimate {
+                        from_level: 2.0,
+                        interval_ns: None,
+                    },
+                )),
                 change: Some(change),
                 ceiling_at_least: true,
                 mixed: true,
@@ -554,7 +564,8 @@ mod tests {
         for l in [bare(), full, lazy] {
             let mut out = b"[".to_vec();
             l.write_json(&mut out);
-            // Twice: the summary's escaped words are kept from the first time.
+            // Twice: the summary's escaped words and the estimates' JSON are kept from the
+            // first time.
             out.push(b',');
             l.write_json(&mut out);
             out.push(b']');

@@ -363,6 +363,7 @@ pub mod evidence;
 pub mod judge;
 pub mod learned;
 pub mod open;
+pub mod shared;
 pub mod split;
 pub mod state;
 pub mod text;

@@ -180,7 +180,7 @@ pub struct Change {
 pub struct Flags {
     /// The baseline is an estimate, not measured at about one in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<std::sync::Arc<Estimate>>,
+    pub estimate: Option<super::shared::Shared<Estimate>>,
     /// The device changed (learning detected a step at the baseline's level).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<std::sync::Arc<Change>>,
@@ -630,7 +630,7 @@ mod tests {
     #[test]
     fn flags_are_words() {
         let f = Flags {
-            estimate: Some(std::sync::Arc::new(Estimate {
+            estimate: Some(crate::analysis::shared::Shared::new(Estimate {
                 from_level: 4.0,
                 interval_ns: None,
             })),

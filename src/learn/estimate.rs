@@ -71,10 +71,10 @@ pub struct Curve {
     pub baseline: Option<Baseline>,
     /// Without a baseline at about one in flight: the baseline estimated from the lowest levels.
     /// Shared (not copied) by every interval's judgement until the next estimate.
-    pub estimate: Option<std::sync::Arc<Estimate>>,
+    pub estimate: Option<crate::analysis::shared::Shared<Estimate>>,
     /// What the judgement's flags say of it (from its level, with its interval), shared alike.
     #[serde(skip)]
-    pub estimate_flag: Option<std::sync::Arc<crate::analysis::state::Estimate>>,
+    pub estimate_flag: Option<crate::analysis::shared::Shared<crate::analysis::state::Estimate>>,
     /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
     pub knee_concurrency: Option<u32>,
     /// Levels that can't be told from the knee (power within 10 %).
@@ -199,9 +199,9 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
         .buckets
         .iter()
         .fold((0.0, 0.0), |(n, r), b| (n + b.intervals, r + b.requests));
-    c.estimate = estimate_baseline(s).map(std::sync::Arc::new);
+    c.estimate = estimate_baseline(s).map(crate::analysis::shared::Shared::new);
     c.estimate_flag = c.estimate.as_ref().map(|e| {
-        std::sync::Arc::new(crate::analysis::state::Estimate {
+        crate::analysis::shared::Shared::new(crate::analysis::state::Estimate {
             from_level: e.from_in_flight,
             interval_ns: Some(e.interval_ns),
         })

@@ -126,6 +126,82 @@ impl Learned {
         }
     }
 
+    /// `src`'s judgement written over `self`, but for `directions` (the device's judgement
+    /// from its main direction's): field by field, the shared values (words, estimate,
+    /// change) only when they are other ones, where a clone built a whole value, dropped
+    /// the old one and moved the new in, touching every reference count twice (issue 37's
+    /// cost).
+    fn copy_judgement_from(&mut self, src: &Learned) {
+        fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> bool) {
+            let same = match (&*to, from) {
+                (Some(a), Some(b)) => same(a, b),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                to.clone_from(from);
+            }
+        }
+        use crate::analysis::shared::Shared;
+        // Every field named (no `..`): a field added to Learned must be copied here too.
+        let Learned {
+            state,
+            intervals,
+            learned_s,
+            direction,
+            size_class,
+            baseline_latency_ns,
+            baseline_p95_ns,
+            baseline_device_ns,
+            baseline_interval_ns,
+            knee_concurrency,
+            knee_range,
+            knee_at_least,
+            max_iops,
+            max_iops_at_least,
+            headroom_iops,
+            ratio,
+            fit_r_squared,
+            baseline_estimate,
+            cpu_busy,
+            profile_change,
+            summary,
+            flags,
+            directions: _,
+        } = self;
+        *state = src.state;
+        *intervals = src.intervals;
+        *learned_s = src.learned_s;
+        *direction = src.direction;
+        *size_class = src.size_class;
+        *baseline_latency_ns = src.baseline_latency_ns;
+        *baseline_p95_ns = src.baseline_p95_ns;
+        *baseline_device_ns = src.baseline_device_ns;
+        *baseline_interval_ns = src.baseline_interval_ns;
+        *knee_concurrency = src.knee_concurrency;
+        *knee_range = src.knee_range;
+        *knee_at_least = src.knee_at_least;
+        *max_iops = src.max_iops;
+        *max_iops_at_least = src.max_iops_at_least;
+        *headroom_iops = src.headroom_iops;
+        *ratio = src.ratio;
+        *fit_r_squared = src.fit_r_squared;
+        share(baseline_estimate, &src.baseline_estimate, Shared::ptr_eq);
+        *cpu_busy = src.cpu_busy;
+        share(profile_change, &src.profile_change, Arc::ptr_eq);
+        share(summary, &src.summary, Summary::same);
+        let crate::analysis::state::Flags {
+            estimate,
+            change,
+            ceiling_at_least,
+            mixed,
+        } = flags;
+        share(estimate, &src.flags.estimate, Shared::ptr_eq);
+        share(change, &src.flags.change, Arc::ptr_eq);
+        *ceiling_at_least = src.flags.ceiling_at_least;
+        *mixed = src.flags.mixed;
+    }
+
     /// [`Learned::reset`] with the figures of the curve `c` (None: none), in place.
     fn reset_to(&mut self, m: &DeviceModel, c: Option<&Curve>) {
         self.reset(m, c.map(|c| &c.summary));
@@ -458,7 +534,7 @@ impl Device {
             // state and the mixed flag of every direction with I/O: one judgement fewer per
             // device and interval (issue 37's cost).
             Some(k) => {
-                l.clone_from(&dirs[k]);
+                l.copy_judgement_from(&dirs[k]);
                 let busy = || dirs.iter().zip(with_points).filter(|(_, w)| *w);
                 l.state = State::worst(busy().map(|(d, _)| d.state));
                 l.flags.mixed = busy().any(|(d, _)| d.flags.mixed);
@@ -503,12 +579,11 @@ impl Device {
         }
         // At most six points (reads, writes; by size class): judged on the stack, no
         // allocation per row.
-        let judge = |p: &Point| {
+        let judge = |p: &Point, c: Option<&Curve>| {
             if mixed.contains(&p.dir) {
                 // Two size classes at once: no one class's curve judges it.
                 return (State::Unknown, None);
             }
-            let c = self.curve(p.dir, p.size_class());
             let ratio = c.and_then(|c| {
                 let Some(b) = c.baseline.as_ref() else {
                     // An estimate judges by its point; bounds only say "at least" so much
@@ -531,9 +606,17 @@ impl Device {
             .iter()
             .max_by(|a, b| a.requests.total_cmp(&b.requests))
             .expect("non-empty");
-        let main = judge(main_p);
-        l.reset_to(&self.model, self.curve(main_p.dir, main_p.size_class()));
-        l.state = State::worst(points.iter().map(|p| judge(p).0));
+        // Each point judged once, by its own curve (the main point's found once for both).
+        let main_c = self.curve(main_p.dir, main_p.size_class());
+        let main = judge(main_p, main_c);
+        l.reset_to(&self.model, main_c);
+        l.state = State::worst(points.iter().map(|p| {
+            if std::ptr::eq(p, main_p) {
+                main.0
+            } else {
+                judge(p, self.curve(p.dir, p.size_class())).0
+            }
+        }));
         l.ratio = main.1;
         l.flags.mixed = points.iter().any(|p| mixed.contains(&p.dir));
         l.headroom_iops = l

@@ -1,0 +1,113 @@
+//! [`Shared`]: a value that every interval's judgement of a device shares until learning
+//! estimates again (a baseline estimate, its flag), with its JSON written once. Imports
+//! nothing of the crate.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::sync::{Arc, OnceLock};
+
+/// `T` behind a reference count, as `Arc<T>` (it derefs to `T`; it compares, prints and
+/// serialises as `T` does), with `T`'s JSON kept beside it once written: `stat --json`
+/// writes the same estimate in every interval of every device until the next estimate, and
+/// serde writing its keys and floats each time was a tenth of learning's cost there
+/// (issue 37's cost).
+pub struct Shared<T>(Arc<Inner<T>>);
+
+struct Inner<T> {
+    value: T,
+    json: OnceLock<Box<str>>,
+}
+
+impl<T> Shared<T> {
+    pub fn new(value: T) -> Shared<T> {
+        Shared(Arc::new(Inner {
+            value,
+            json: OnceLock::new(),
+        }))
+    }
+
+    /// The same value (not only an equal one): a copy of it has nothing to do.
+    pub fn ptr_eq(a: &Shared<T>, b: &Shared<T>) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl<T: Serialize> Shared<T> {
+    /// The value as `serde_json::to_string` writes it, written the first time it is asked.
+    pub fn json(&self) -> &str {
+        self.0.json.get_or_init(|| {
+            serde_json::to_string(&self.0.value)
+                .expect("a shared value serialises")
+                .into_boxed_str()
+        })
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Shared<T> {
+        Shared(Arc::clone(&self.0))
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0.value
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.value.fmt(f)
+    }
+}
+
+impl<T: PartialEq> PartialEq for Shared<T> {
+    fn eq(&self, other: &Shared<T>) -> bool {
+        Shared::ptr_eq(self, other) || self.0.value == other.0.value
+    }
+}
+
+impl<T: Serialize> Serialize for Shared<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.value.serialize(s)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Shared<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Shared<T>, D::Error> {
+        T::deserialize(d).map(Shared::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct E {
+        from: f64,
+        interval_ns: Option<[f64; 2]>,
+    }
+
+    #[test]
+    fn the_kept_json_is_serdes_and_the_value_compares_prints_and_round_trips_as_itself() {
+        let e = || E {
+            from: 1.0000000000000135,
+            interval_ns: Some([999999.9987872975, 1e6]),
+        };
+        let s = Shared::new(e());
+        assert_eq!(s.json(), serde_json::to_string(&e()).unwrap());
+        // Asked again: the same bytes, kept.
+        assert!(std::ptr::eq(s.json(), s.json()));
+        assert_eq!(serde_json::to_string(&s).unwrap(), s.json());
+        assert_eq!(format!("{s:?}"), format!("{:?}", e()));
+        let back: Shared<E> = serde_json::from_str(s.json()).unwrap();
+        assert_eq!(back, s);
+        assert!(!Shared::ptr_eq(&back, &s) && Shared::ptr_eq(&s.clone(), &s));
+        let other = Shared::new(E {
+            from: 2.0,
+            interval_ns: None,
+        });
+        assert_ne!(other, s);
+    }
+}
