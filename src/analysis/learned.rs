@@ -128,6 +128,81 @@ impl Learned {
         }
     }
 
+    /// The curve's part of [`Learned::write_json`]: `,"direction":` through
+    /// `"max_iops_at_least":`, as serde writes them.
+    fn write_curve(&self, out: &mut Vec<u8>) {
+        #[inline]
+        fn opt<T: Serialize>(out: &mut Vec<u8>, key_null: &str, v: &Option<T>) {
+            match v {
+                None => out.extend_from_slice(key_null.as_bytes()),
+                Some(v) => {
+                    out.extend_from_slice(&key_null.as_bytes()[..key_null.len() - "null".len()]);
+                    serde_json::to_writer(&mut *out, v).expect("a learned figure serialises");
+                }
+            }
+        }
+        #[inline]
+        fn name(out: &mut Vec<u8>, key: &str, name: Option<&str>) {
+            out.extend_from_slice(key.as_bytes());
+            match name {
+                Some(n) => {
+                    out.push(b'"');
+                    out.extend_from_slice(n.as_bytes());
+                    out.push(b'"');
+                }
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+        name(out, ",\"direction\":", self.direction.map(Dir::as_str));
+        name(
+            out,
+            ",\"size_class\":",
+            self.size_class.map(SizeClass::json_name),
+        );
+        // Nothing learned of the curve yet (most devices, most of their first hour): the
+        // run of nulls is one copy.
+        let curve_unknown = self.baseline_latency_ns.is_none()
+            && self.baseline_p95_ns.is_none()
+            && self.baseline_device_ns.is_none()
+            && self.baseline_interval_ns.is_none()
+            && self.knee_concurrency.is_none()
+            && self.knee_range.is_none()
+            && self.knee_at_least.is_none()
+            && self.max_iops.is_none()
+            && self.max_iops_at_least.is_none();
+        if curve_unknown {
+            out.extend_from_slice(
+                concat!(
+                    ",\"baseline_latency_ns\":null,\"baseline_p95_ns\":null,",
+                    "\"baseline_interval_ns\":null,\"knee_concurrency\":null,",
+                    "\"knee_range\":null,\"knee_at_least\":null,\"max_iops\":null,",
+                    "\"max_iops_at_least\":null",
+                )
+                .as_bytes(),
+            );
+            return;
+        }
+        opt(
+            out,
+            ",\"baseline_latency_ns\":null",
+            &self.baseline_latency_ns,
+        );
+        opt(out, ",\"baseline_p95_ns\":null", &self.baseline_p95_ns);
+        if let Some(d) = self.baseline_device_ns {
+            opt(out, ",\"baseline_device_ns\":null", &Some(d));
+        }
+        opt(
+            out,
+            ",\"baseline_interval_ns\":null",
+            &self.baseline_interval_ns,
+        );
+        opt(out, ",\"knee_concurrency\":null", &self.knee_concurrency);
+        opt(out, ",\"knee_range\":null", &self.knee_range);
+        opt(out, ",\"knee_at_least\":null", &self.knee_at_least);
+        opt(out, ",\"max_iops\":null", &self.max_iops);
+        opt(out, ",\"max_iops_at_least\":null", &self.max_iops_at_least);
+    }
+
     /// The `learned` object as `serde_json` writes it (the same bytes as
     /// `serde_json::to_writer(out, self)`), appended to `out`: the keys copied, not escaped
     /// one byte at a time, and the summary escaped once per estimate. `stat --json` writes
@@ -162,17 +237,18 @@ impl Learned {
             state,
             intervals,
             learned_s,
-            direction,
-            size_class,
-            baseline_latency_ns,
-            baseline_p95_ns,
-            baseline_device_ns,
-            baseline_interval_ns,
-            knee_concurrency,
-            knee_range,
-            knee_at_least,
-            max_iops,
-            max_iops_at_least,
+            // Written by write_curve (and keyed by CurveKey::of):
+            direction: _,
+            size_class: _,
+            baseline_latency_ns: _,
+            baseline_p95_ns: _,
+            baseline_device_ns: _,
+            baseline_interval_ns: _,
+            knee_concurrency: _,
+            knee_range: _,
+            knee_at_least: _,
+            max_iops: _,
+            max_iops_at_least: _,
             headroom_iops,
             ratio,
             fit_r_squared,
@@ -192,55 +268,25 @@ impl Learned {
         name(out, "{\"state\":", state.as_str());
         val(out, ",\"intervals\":", intervals);
         val(out, ",\"learned_s\":", learned_s);
-        match direction {
-            Some(d) => name(out, ",\"direction\":", d.as_str()),
-            None => out.extend_from_slice(b",\"direction\":null"),
-        }
-        match size_class {
-            Some(c) => name(out, ",\"size_class\":", c.json_name()),
-            None => out.extend_from_slice(b",\"size_class\":null"),
-        }
-        // Nothing learned of the curve yet (most devices, most of their first hour): the
-        // run of nulls is one copy.
-        let curve_unknown = baseline_latency_ns.is_none()
-            && baseline_p95_ns.is_none()
-            && baseline_device_ns.is_none()
-            && baseline_interval_ns.is_none()
-            && knee_concurrency.is_none()
-            && knee_range.is_none()
-            && knee_at_least.is_none()
-            && max_iops.is_none()
-            && max_iops_at_least.is_none()
-            && headroom_iops.is_none()
-            && ratio.is_none()
-            && fit_r_squared.is_none();
-        if curve_unknown {
-            out.extend_from_slice(
-                concat!(
-                    ",\"baseline_latency_ns\":null,\"baseline_p95_ns\":null,",
-                    "\"baseline_interval_ns\":null,\"knee_concurrency\":null,",
-                    "\"knee_range\":null,\"knee_at_least\":null,\"max_iops\":null,",
-                    "\"max_iops_at_least\":null,\"headroom_iops\":null,\"ratio\":null,",
-                    "\"fit_r_squared\":null"
-                )
-                .as_bytes(),
-            );
-        } else {
-            opt(out, ",\"baseline_latency_ns\":null", baseline_latency_ns);
-            opt(out, ",\"baseline_p95_ns\":null", baseline_p95_ns);
-            if baseline_device_ns.is_some() {
-                val(out, ",\"baseline_device_ns\":", baseline_device_ns);
+        // The curve's figures (direction through max_iops_at_least) change only when the curve
+        // is estimated again, as do its words: written once into the words' memo, copied
+        // from there while the figures are the same ones, bit for bit (issue 37's cost: six
+        // floats formatted per device and interval).
+        let key = CurveKey::of(self);
+        let memo = summary.as_ref().map(|s| &s.0.curve);
+        match memo.and_then(|m| m.get()).filter(|(k, _)| *k == key) {
+            Some((_, bytes)) => out.extend_from_slice(bytes),
+            None => {
+                let start = out.len();
+                self.write_curve(out);
+                if let Some(m) = memo {
+                    let _ = m.set((key, out[start..].into()));
+                }
             }
-            opt(out, ",\"baseline_interval_ns\":null", baseline_interval_ns);
-            opt(out, ",\"knee_concurrency\":null", knee_concurrency);
-            opt(out, ",\"knee_range\":null", knee_range);
-            opt(out, ",\"knee_at_least\":null", knee_at_least);
-            opt(out, ",\"max_iops\":null", max_iops);
-            opt(out, ",\"max_iops_at_least\":null", max_iops_at_least);
-            opt(out, ",\"headroom_iops\":null", headroom_iops);
-            opt(out, ",\"ratio\":null", ratio);
-            opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         }
+        opt(out, ",\"headroom_iops\":null", headroom_iops);
+        opt(out, ",\"ratio\":null", ratio);
+        opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         // The estimate and its flag: shared until the next estimate, their JSON with them.
         if let Some(e) = baseline_estimate {
             out.extend_from_slice(b",\"baseline_estimate\":");
@@ -289,6 +335,44 @@ struct SummaryText {
     /// writes them: every interval's `learned` object repeats them until the next estimate.
     json: std::sync::OnceLock<Box<str>>,
     make: Option<Box<dyn Fn() -> String + Send + Sync>>,
+    /// The curve's part of the `learned` object (Learned::write_curve), with the figures it
+    /// was written from: the words and the figures come from one estimate.
+    curve: std::sync::OnceLock<(CurveKey, Box<[u8]>)>,
+}
+
+/// The figures [`Learned::write_curve`] writes, floats by their bits (-0.0 and 0.0 are
+/// written apart): what a memo of those bytes must match to be copied.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct CurveKey {
+    direction: Option<Dir>,
+    size_class: Option<SizeClass>,
+    /// Baseline mean, p95, device time, knee at least, max IOPS.
+    floats: [Option<u64>; 5],
+    interval: Option<[u64; 2]>,
+    knee: Option<u32>,
+    knee_range: Option<[u32; 2]>,
+    at_least: Option<bool>,
+}
+
+impl CurveKey {
+    fn of(l: &Learned) -> CurveKey {
+        let bits = |v: Option<f64>| v.map(f64::to_bits);
+        CurveKey {
+            direction: l.direction,
+            size_class: l.size_class,
+            floats: [
+                bits(l.baseline_latency_ns),
+                bits(l.baseline_p95_ns),
+                bits(l.baseline_device_ns),
+                bits(l.knee_at_least),
+                bits(l.max_iops),
+            ],
+            interval: l.baseline_interval_ns.map(|i| i.map(f64::to_bits)),
+            knee: l.knee_concurrency,
+            knee_range: l.knee_range,
+            at_least: l.max_iops_at_least,
+        }
+    }
 }
 
 impl Summary {
@@ -300,6 +384,7 @@ impl Summary {
             text,
             json: std::sync::OnceLock::new(),
             make: None,
+            curve: std::sync::OnceLock::new(),
         }))
     }
 
@@ -309,6 +394,7 @@ impl Summary {
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             make: Some(Box::new(make)),
+            curve: std::sync::OnceLock::new(),
         }))
     }
 
@@ -561,11 +647,19 @@ mod tests {
             },
             ..bare()
         };
-        for l in [bare(), full, lazy] {
+        // The same words with other figures (a zero's sign, another ceiling, no interval):
+        // the memo of full's curve figures, made from those words, is not theirs.
+        let other_figures = Learned {
+            knee_at_least: Some(-0.0),
+            max_iops: Some(3400.5),
+            baseline_interval_ns: None,
+            ..full.clone()
+        };
+        for l in [bare(), full, other_figures, lazy] {
             let mut out = b"[".to_vec();
             l.write_json(&mut out);
-            // Twice: the summary's escaped words and the estimates' JSON are kept from the
-            // first time.
+            // Twice: the summary's escaped words, the estimates' JSON and the curve's figures
+            // are kept from the first time.
             out.push(b',');
             l.write_json(&mut out);
             out.push(b']');

@@ -354,10 +354,10 @@ impl Device {
             };
         }
         self.idle = None;
-        let learn = all.to_learn();
+        let mut spare = None;
+        let learn = all.to_learn(&mut spare);
         // A step at the baseline's own level is news, not a point (change.rs).
         let main = learn
-            .as_slice()
             .iter()
             .max_by(|a, b| a.requests.total_cmp(&b.requests));
         let base = main
@@ -385,8 +385,7 @@ impl Device {
                     self.model = DeviceModel::default();
                     self.curves.clear();
                 }
-                self.model
-                    .add_interval(wall_ns, rates.interval_s, learn.as_slice());
+                self.model.add_interval(wall_ns, rates.interval_s, learn);
                 // Only traffic is worth a write: an idle device's state is not rewritten.
                 self.dirty = true;
                 self.since_estimate += 1;

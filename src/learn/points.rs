@@ -99,8 +99,17 @@ impl Points {
         self.left_out[i]
     }
 
+    /// The points to learn from: all of them when none is left out (the usual interval:
+    /// nothing copied), else those not left out, copied into `spare`.
+    pub fn to_learn<'a>(&'a self, spare: &'a mut Option<Points>) -> &'a [Point] {
+        if self.left_out[..self.n].iter().all(Option::is_none) {
+            return self.as_slice();
+        }
+        spare.insert(self.without_left_out()).as_slice()
+    }
+
     /// The points to learn from, as points: those not left out.
-    pub fn to_learn(&self) -> Points {
+    fn without_left_out(&self) -> Points {
         let mut out = Points {
             n: 0,
             left_out: [None; MAX_POINTS],

@@ -596,7 +596,7 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
         since_boot: r.since_boot,
         avg_cpu: r.cpu.as_ref(),
     };
-    // The line's buffer sized for its devices at once (about 1 KB each, half as much again
+    // The line's buffer sized for its devices at once (about 1 KB each, as much again
     // for a learned object, more for block-layer latency and a profile): grown by doubling,
     // a megabyte line was copied about twice over, the copies' cache misses more than a
     // tenth of the JSON's cost.
@@ -604,7 +604,7 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
         .devices
         .iter()
         .map(|d| {
-            1024 + 640 * usize::from(d.learned.is_some())
+            1024 + 1024 * usize::from(d.learned.is_some())
                 + 1024 * usize::from(d.latency.is_some())
                 + 512 * usize::from(d.profile.is_some())
         })
