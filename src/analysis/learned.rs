@@ -75,13 +75,12 @@ pub struct Learned {
 pub fn prefetch(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        // The lines of [p, p + bytes) are those of p, p + 64, ... p + 64 * last: one more at
-        // most than the bytes fill, and with `bytes` a constant (most calls: a type's size)
-        // the loop unrolls into that many instructions, no arithmetic on the addresses
-        // beyond an offset (a loop stepping over aligned addresses cost ~5 instructions a
-        // line, most of the prefetches' cost).
-        let last = bytes.saturating_add(62) / 64;
-        for k in 0..=last {
+        // The lines of [p, p + bytes) are those of p, p + 64, ... : one more at most than the
+        // bytes fill, asked for by offsets from p in a half-open counted loop (stepping over
+        // aligned addresses, or an inclusive range, cost ~5 instructions a line, most of the
+        // prefetches' cost); with `bytes` a constant (a type's size) it unrolls.
+        let lines = bytes.saturating_add(62) / 64 + 1;
+        for k in 0..lines {
             // SAFETY: a prefetch reads nothing into the program and never faults: an address
             // that is not mapped is ignored. The pointer is only computed, not dereferenced.
             unsafe {

@@ -73,7 +73,9 @@ impl Learned {
     /// judgement per device and interval moves no 400-byte value and touches no other
     /// allocation's reference count.
     fn reset(&mut self, m: &DeviceModel, summary: Option<&Summary>) {
-        // Every field named (no `..`): a field added to Learned must be reset here too.
+        // Every field named (no `..`): a field added to Learned must be reset here too, and
+        // in reset_interval (and copied in copy_judgement_from's same-curve path) unless a
+        // curve gives it.
         let Learned {
             state,
             intervals,
@@ -132,6 +134,25 @@ impl Learned {
     /// the old one and moved the new in, touching every reference count twice (issue 37's
     /// cost).
     fn copy_judgement_from(&mut self, src: &Learned) {
+        let same_curve = match (&self.summary, &src.summary) {
+            (Some(a), Some(b)) => {
+                a.same(b) && self.direction == src.direction && self.size_class == src.size_class
+            }
+            _ => false,
+        };
+        if same_curve {
+            // The same curve's figures (see holds_curve): only the interval's own copied.
+            self.state = src.state;
+            self.intervals = src.intervals;
+            self.learned_s = src.learned_s;
+            self.headroom_iops = src.headroom_iops;
+            self.ratio = src.ratio;
+            self.cpu_busy = src.cpu_busy;
+            self.profile_change.clone_from(&src.profile_change);
+            self.flags.change.clone_from(&src.flags.change);
+            self.flags.mixed = src.flags.mixed;
+            return;
+        }
         fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> bool) {
             let same = match (&*to, from) {
                 (Some(a), Some(b)) => same(a, b),
@@ -202,8 +223,38 @@ impl Learned {
         *mixed = src.flags.mixed;
     }
 
-    /// [`Learned::reset`] with the figures of the curve `c` (None: none), in place.
+    /// What [`Learned::reset`] resets that is not a curve's: the interval's own figures.
+    /// A field that a curve does not give must be reset here as well as there.
+    fn reset_interval(&mut self, m: &DeviceModel) {
+        self.state = State::Unknown;
+        self.intervals = m.intervals_seen;
+        self.learned_s = m.seconds_seen;
+        self.headroom_iops = None;
+        self.ratio = None;
+        self.cpu_busy = false;
+        self.profile_change = None;
+        self.flags.change = None;
+        self.flags.mixed = false;
+    }
+
+    /// Whether the figures here are the curve `c`'s already: its words are made once per
+    /// estimate and only [`Learned::reset_to`] writes them with the curve's figures (a
+    /// change's words replace them, and then the figures are written again), so the same
+    /// words mean the same figures.
+    fn holds_curve(&self, c: &Curve) -> bool {
+        self.summary.as_ref().is_some_and(|s| s.same(&c.summary))
+            && self.direction == Some(c.dir)
+            && self.size_class == Some(c.size_class)
+    }
+
+    /// [`Learned::reset`] with the figures of the curve `c` (None: none), in place; only the
+    /// interval's own when they are `c`'s already (the usual interval: the same curve as
+    /// the last one's, issue 37's cost).
     fn reset_to(&mut self, m: &DeviceModel, c: Option<&Curve>) {
+        if c.is_some_and(|c| self.holds_curve(c)) {
+            self.reset_interval(m);
+            return;
+        }
         self.reset(m, c.map(|c| &c.summary));
         let Some(c) = c else { return };
         self.direction = Some(c.dir);

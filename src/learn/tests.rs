@@ -403,3 +403,51 @@ fn an_idle_row_is_judged_as_its_device_would_be_and_asked_again_when_that_can_ch
     learner.set_fingerprint("sda", store::Fingerprint::default());
     assert!(learner.order.iter().all(|o| o.idle.is_none()));
 }
+
+/// Every interval's judgement written over the last one in place (the same curve's figures
+/// kept, only the interval's own reset) equals the judgement made afresh, through reads,
+/// writes, both, idle intervals, new estimates, a baseline, and a slowdown that becomes a
+/// change with its own words.
+#[test]
+fn a_judgement_written_in_place_equals_one_made_afresh() {
+    use crate::monitor::DiskRates;
+    let mut d = Device::default();
+    let mut fresh_kinds = std::collections::BTreeSet::new();
+    for i in 0..400u32 {
+        // Service 2 ms, 8 ms from interval 300 on; the level wanders 1..6 in flight.
+        let svc_ms = if i < 300 { 2.0 } else { 8.0 };
+        let level = [1.0, 1.0, 1.0, 2.0, 4.0, 6.0, 1.0][(i % 7) as usize];
+        let iops = level / svc_ms * 1e3;
+        let (reads, writes) = match i % 11 {
+            3 => (false, false),
+            5 | 6 => (false, true),
+            9 => (true, true),
+            _ => (true, false),
+        };
+        let rates = DiskRates {
+            interval_s: 1.0,
+            r_s: if reads { iops } else { 0.0 },
+            rkb_s: if reads { iops * 4.0 } else { 0.0 },
+            read_concurrency: if reads { level } else { 0.0 },
+            w_s: if writes { iops / 2.0 } else { 0.0 },
+            wkb_s: if writes { iops / 2.0 * 64.0 } else { 0.0 },
+            write_concurrency: if writes { level / 2.0 } else { 0.0 },
+            util_pct: if reads || writes { 100.0 } else { 0.0 },
+            ..DiskRates::default()
+        };
+        let wall = i64::from(i) * 1_000_000_000;
+        let l = d.learn(wall, &rates, None, None, None, None);
+        let all = points_of(wall, &rates, None, None);
+        let mixed: Vec<Dir> = all.mixed_dirs().collect();
+        let fresh = d.judge(all.as_slice(), &mixed);
+        assert_eq!(*l, fresh, "interval {i}");
+        fresh_kinds.insert((
+            l.baseline_latency_ns.is_some(),
+            l.flags.change.is_some(),
+            l.state,
+        ));
+    }
+    // The run went through a baseline, and a change with its own words.
+    assert!(fresh_kinds.iter().any(|k| k.0), "{fresh_kinds:?}");
+    assert!(fresh_kinds.iter().any(|k| k.1), "{fresh_kinds:?}");
+}
