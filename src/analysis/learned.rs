@@ -115,15 +115,36 @@ impl Learned {
                 let d = l.directions.as_slice();
                 prefetch(d.as_ptr().cast(), size_of_val(d));
             }
-            if let Some(s) = l.summary.as_ref().filter(|_| json) {
-                let p = std::sync::Arc::as_ptr(&s.0).cast::<u8>();
-                prefetch(p, size_of::<SummaryText>());
+            if json {
+                if let Some(s) = l.summary.as_ref() {
+                    let p = std::sync::Arc::as_ptr(&s.0).cast::<u8>();
+                    prefetch(p, size_of::<SummaryText>());
+                }
+                if let Some(e) = &l.baseline_estimate {
+                    e.prefetch();
+                }
+                if let Some(e) = &l.flags.estimate {
+                    e.prefetch();
+                }
             }
         }
-        if let Some(s) = at(i + 1).and_then(|l| l.summary.as_ref()).filter(|_| json) {
+        let Some(l) = at(i + 1).filter(|_| json) else {
+            return;
+        };
+        // The bytes the object copies: the words', the curve's, the estimates'.
+        if let Some(s) = l.summary.as_ref() {
             if let Some(j) = s.0.json.get() {
                 prefetch(j.as_ptr(), j.len());
             }
+            if let Some((_, c)) = s.0.curve.get() {
+                prefetch(c.as_ptr(), c.len());
+            }
+        }
+        if let Some(j) = l.baseline_estimate.as_ref().and_then(|e| e.kept_json()) {
+            prefetch(j.as_ptr(), j.len());
+        }
+        if let Some(j) = l.flags.estimate.as_ref().and_then(|e| e.kept_json()) {
+            prefetch(j.as_ptr(), j.len());
         }
     }
 

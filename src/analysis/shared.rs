@@ -1,6 +1,6 @@
 //! [`Shared`]: a value that every interval's judgement of a device shares until learning
 //! estimates again (a baseline estimate, its flag), with its JSON written once. Imports
-//! nothing of the crate.
+//! only analysis/learned.rs's prefetch.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::{Arc, OnceLock};
@@ -28,6 +28,22 @@ impl<T> Shared<T> {
     /// The same value (not only an equal one): a copy of it has nothing to do.
     pub fn ptr_eq(a: &Shared<T>, b: &Shared<T>) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl<T> Shared<T> {
+    /// The JSON once written ([`Shared::json`]), without writing it.
+    pub fn kept_json(&self) -> Option<&str> {
+        self.0.json.get().map(|j| &**j)
+    }
+
+    /// Asks the caches for the value and its kept JSON's pointer ([`crate::analysis::learned::prefetch`]):
+    /// a view that will copy the JSON next asks two rows ahead.
+    pub fn prefetch(&self) {
+        crate::analysis::learned::prefetch(
+            Arc::as_ptr(&self.0).cast(),
+            std::mem::size_of::<Inner<T>>(),
+        );
     }
 }
 
@@ -96,7 +112,10 @@ mod tests {
             interval_ns: Some([999999.9987872975, 1e6]),
         };
         let s = Shared::new(e());
+        // Nothing kept until asked: a prefetch finds no JSON to ask for.
+        assert_eq!(s.kept_json(), None);
         assert_eq!(s.json(), serde_json::to_string(&e()).unwrap());
+        assert_eq!(s.kept_json(), Some(s.json()));
         // Asked again: the same bytes, kept.
         assert!(std::ptr::eq(s.json(), s.json()));
         assert_eq!(serde_json::to_string(&s).unwrap(), s.json());

@@ -327,7 +327,9 @@ struct Device {
     since_estimate: u64,
     dirty: bool,
     /// The device's fingerprint (live only), stored with the state.
-    fingerprint: Option<store::Fingerprint>,
+    /// Boxed: read only at load and save, its ~260 bytes were most of the struct the learner
+    /// asks the caches for ahead of each device with traffic.
+    fingerprint: Option<Box<store::Fingerprint>>,
     loaded: bool,
     /// One learner per device (store::Lock): None without a state directory or until the
     /// device first has traffic; not held while another run learns the device (this one
@@ -343,7 +345,9 @@ struct Device {
     watch: change::Watch,
     /// The same evidence against the swept profile's baseline (never holds learning back:
     /// it is the profile that disagrees), and the direction it was seen in.
-    swept: Option<change::Watch>,
+    /// Boxed: most devices have no swept profile, and the learner asks the caches for the
+    /// struct ahead of each device with traffic.
+    swept: Option<Box<change::Watch>>,
     swept_dir: Option<Dir>,
 }
 
@@ -486,7 +490,7 @@ impl Device {
         }
         let w = self
             .swept
-            .get_or_insert_with(change::Watch::against_profile);
+            .get_or_insert_with(|| Box::new(change::Watch::against_profile()));
         w.observe(wall_ns, at_level.filter(|_| swept.is_some()), swept);
         if swept.is_some() {
             self.swept_dir = at_level.map(|p| p.dir);
@@ -724,7 +728,7 @@ fn load_or_take_over(
     if !load {
         return;
     }
-    match store::load(dir, key, d.fingerprint.as_ref()) {
+    match store::load(dir, key, d.fingerprint.as_deref()) {
         Ok((m, note)) => {
             let found = m.is_some();
             if found || first {
@@ -825,7 +829,7 @@ impl Learner {
     /// (live: read from sysfs when the device is first seen).
     pub fn set_fingerprint(&mut self, key: &str, fp: store::Fingerprint) {
         let i = self.index(key);
-        self.devices[i].1.fingerprint = Some(fp);
+        self.devices[i].1.fingerprint = Some(Box::new(fp));
         self.forget_idle(i);
     }
 
@@ -1028,7 +1032,7 @@ impl Learner {
             .filter(|(_, d)| d.dirty && learner(d))
         {
             let key = key.as_str();
-            match store::save(&dir, key, d.fingerprint.as_ref(), &d.model) {
+            match store::save(&dir, key, d.fingerprint.as_deref(), &d.model) {
                 Ok(()) => d.dirty = false,
                 Err(e) => self
                     .warnings
