@@ -2,8 +2,9 @@
 //! row, the request-size classes and the baseline estimate it names. Data only, here below the
 //! monitor so that the monitor's rows can carry it without naming learn/ (issue 36.2: learning
 //! is an observer of the monitor's intervals). learn/ computes it and re-exports these types.
-//! Imports only: analysis/state.rs.
+//! Imports only: analysis/state.rs, analysis/shared.rs.
 
+use super::shared::Shared;
 use super::state::{Dir, State};
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +42,7 @@ pub struct Learned {
     /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
     /// every view renders (issue 37). Never named a baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_estimate: Option<super::shared::Shared<Estimate>>,
+    pub baseline_estimate: Option<Shared<Estimate>>,
     /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
     /// the baseline's level: not learned (a step of 2x is still evidence of a change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -120,11 +121,11 @@ impl Learned {
                     let p = std::sync::Arc::as_ptr(&s.0).cast::<u8>();
                     prefetch(p, size_of::<SummaryText>());
                 }
-                if let Some(e) = &l.baseline_estimate {
-                    e.prefetch();
+                if let Some((p, n)) = l.baseline_estimate.as_ref().map(Shared::bytes) {
+                    prefetch(p, n);
                 }
-                if let Some(e) = &l.flags.estimate {
-                    e.prefetch();
+                if let Some((p, n)) = l.flags.estimate.as_ref().map(Shared::bytes) {
+                    prefetch(p, n);
                 }
             }
         }

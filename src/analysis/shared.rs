@@ -1,6 +1,6 @@
 //! [`Shared`]: a value that every interval's judgement of a device shares until learning
-//! estimates again (a baseline estimate, its flag), with its JSON written once. Imports
-//! only analysis/learned.rs's prefetch.
+//! estimates again (a baseline estimate, its flag), with its JSON written once.
+//! Imports only: nothing.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::{Arc, OnceLock};
@@ -37,13 +37,10 @@ impl<T> Shared<T> {
         self.0.json.get().map(|j| &**j)
     }
 
-    /// Asks the caches for the value and its kept JSON's pointer ([`crate::analysis::learned::prefetch`]):
-    /// a view that will copy the JSON next asks two rows ahead.
-    pub fn prefetch(&self) {
-        crate::analysis::learned::prefetch(
-            Arc::as_ptr(&self.0).cast(),
-            std::mem::size_of::<Inner<T>>(),
-        );
+    /// Where the value and its kept JSON's pointer lie, and how many bytes: what a view that
+    /// will copy the JSON asks the caches for ahead of it (analysis/learned.rs's prefetch).
+    pub fn bytes(&self) -> (*const u8, usize) {
+        (Arc::as_ptr(&self.0).cast(), std::mem::size_of::<Inner<T>>())
     }
 }
 
