@@ -95,6 +95,36 @@ pub fn prefetch(p: *const u8, bytes: usize) {
     let _ = (p, bytes);
 }
 
+/// `key` then `v` as serde_json writes it (Learned::write_json and write_curve).
+#[inline]
+fn val<T: Serialize + ?Sized>(out: &mut Vec<u8>, key: &str, v: &T) {
+    out.extend_from_slice(key.as_bytes());
+    serde_json::to_writer(&mut *out, v).expect("a learned figure serialises");
+}
+
+/// `key_null` is the key followed by `null`: copied whole when `v` is None.
+#[inline]
+fn opt<T: Serialize>(out: &mut Vec<u8>, key_null: &str, v: &Option<T>) {
+    match v {
+        None => out.extend_from_slice(key_null.as_bytes()),
+        Some(v) => val(out, &key_null[..key_null.len() - "null".len()], v),
+    }
+}
+
+/// `key` then a name serde writes as a string that needs no escape (or null).
+#[inline]
+fn name(out: &mut Vec<u8>, key: &str, name: Option<&str>) {
+    out.extend_from_slice(key.as_bytes());
+    match name {
+        Some(n) => {
+            out.push(b'"');
+            out.extend_from_slice(n.as_bytes());
+            out.push(b'"');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
 impl Learned {
     /// [`prefetch`] of what a view reads of the judgements of the rows ahead of `i`: the
     /// object three rows on; two rows on, what it points to (its directions' when
@@ -152,28 +182,6 @@ impl Learned {
     /// The curve's part of [`Learned::write_json`]: `,"direction":` through
     /// `"max_iops_at_least":`, as serde writes them.
     fn write_curve(&self, out: &mut Vec<u8>) {
-        #[inline]
-        fn opt<T: Serialize>(out: &mut Vec<u8>, key_null: &str, v: &Option<T>) {
-            match v {
-                None => out.extend_from_slice(key_null.as_bytes()),
-                Some(v) => {
-                    out.extend_from_slice(&key_null.as_bytes()[..key_null.len() - "null".len()]);
-                    serde_json::to_writer(&mut *out, v).expect("a learned figure serialises");
-                }
-            }
-        }
-        #[inline]
-        fn name(out: &mut Vec<u8>, key: &str, name: Option<&str>) {
-            out.extend_from_slice(key.as_bytes());
-            match name {
-                Some(n) => {
-                    out.push(b'"');
-                    out.extend_from_slice(n.as_bytes());
-                    out.push(b'"');
-                }
-                None => out.extend_from_slice(b"null"),
-            }
-        }
         name(out, ",\"direction\":", self.direction.map(Dir::as_str));
         name(
             out,
@@ -209,8 +217,8 @@ impl Learned {
             &self.baseline_latency_ns,
         );
         opt(out, ",\"baseline_p95_ns\":null", &self.baseline_p95_ns);
-        if let Some(d) = self.baseline_device_ns {
-            opt(out, ",\"baseline_device_ns\":null", &Some(d));
+        if let Some(d) = &self.baseline_device_ns {
+            val(out, ",\"baseline_device_ns\":", d);
         }
         opt(
             out,
@@ -232,27 +240,6 @@ impl Learned {
     /// is copied with its key, and the names of the state, direction and size class (plain
     /// ASCII, nothing to escape) are copied quoted as serde names them.
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        #[inline]
-        fn val<T: Serialize + ?Sized>(out: &mut Vec<u8>, key: &str, v: &T) {
-            out.extend_from_slice(key.as_bytes());
-            serde_json::to_writer(&mut *out, v).expect("a learned figure serialises");
-        }
-        /// `key_null` is the key followed by `null`: copied whole when `v` is None.
-        #[inline]
-        fn opt<T: Serialize>(out: &mut Vec<u8>, key_null: &str, v: &Option<T>) {
-            match v {
-                None => out.extend_from_slice(key_null.as_bytes()),
-                Some(v) => val(out, &key_null[..key_null.len() - "null".len()], v),
-            }
-        }
-        /// A name serde writes as a string that needs no escape.
-        #[inline]
-        fn name(out: &mut Vec<u8>, key: &str, name: &str) {
-            out.extend_from_slice(key.as_bytes());
-            out.push(b'"');
-            out.extend_from_slice(name.as_bytes());
-            out.push(b'"');
-        }
         // Every field named (no `..`): a field added to Learned must be written here too.
         let Learned {
             state,
@@ -286,7 +273,7 @@ impl Learned {
             ceiling_at_least,
             mixed,
         } = flags;
-        name(out, "{\"state\":", state.as_str());
+        name(out, "{\"state\":", Some(state.as_str()));
         val(out, ",\"intervals\":", intervals);
         val(out, ",\"learned_s\":", learned_s);
         // The curve's figures (direction through max_iops_at_least) change only when the curve

@@ -74,8 +74,7 @@ impl Learned {
     /// allocation's reference count.
     fn reset(&mut self, m: &DeviceModel, summary: Option<&Summary>) {
         // Every field named (no `..`): a field added to Learned must be reset here too, and
-        // in reset_interval (and copied in copy_judgement_from's same-curve path) unless a
-        // curve gives it.
+        // in reset_interval unless a curve gives it.
         let Learned {
             state,
             intervals,
@@ -134,25 +133,6 @@ impl Learned {
     /// the old one and moved the new in, touching every reference count twice (issue 37's
     /// cost).
     fn copy_judgement_from(&mut self, src: &Learned) {
-        let same_curve = match (&self.summary, &src.summary) {
-            (Some(a), Some(b)) => {
-                a.same(b) && self.direction == src.direction && self.size_class == src.size_class
-            }
-            _ => false,
-        };
-        if same_curve {
-            // The same curve's figures (see holds_curve): only the interval's own copied.
-            self.state = src.state;
-            self.intervals = src.intervals;
-            self.learned_s = src.learned_s;
-            self.headroom_iops = src.headroom_iops;
-            self.ratio = src.ratio;
-            self.cpu_busy = src.cpu_busy;
-            self.profile_change.clone_from(&src.profile_change);
-            self.flags.change.clone_from(&src.flags.change);
-            self.flags.mixed = src.flags.mixed;
-            return;
-        }
         fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> bool) {
             let same = match (&*to, from) {
                 (Some(a), Some(b)) => same(a, b),
