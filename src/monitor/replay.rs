@@ -314,18 +314,20 @@ impl Replayer {
 }
 
 /// Each device's cgroups over the interval, judged by the device's own judgement (issue 40).
+/// Only the devices the tracker has cgroups for are judged, when it asks: a recording
+/// without cgroup lines judged every device of every interval for nothing (a hash map of a
+/// thousand judgements per interval, issue 37's cost).
 fn add_cgroups(r: &mut IntervalReport, t: &mut super::cgroups::CgTracker) {
-    let judged: HashMap<(u32, u32), _> = r
-        .devices
-        .iter()
-        .filter(|d| d.rates.is_ok())
-        .map(|d| {
-            let j = d.judgement().device;
-            ((d.major, d.minor), (j.state, j.baseline_latency_ns))
-        })
-        .collect();
+    let devices = &r.devices;
+    // Each device number's row (the last one, should two rows share it), found once.
+    let rows: std::cell::OnceCell<HashMap<(u32, u32), usize>> = std::cell::OnceCell::new();
     let mut out = t.close(r.interval_s(), &|major, minor| {
-        judged.get(&(major, minor)).copied()
+        let rows = rows.get_or_init(|| {
+            let with_rates = devices.iter().enumerate().filter(|(_, d)| d.rates.is_ok());
+            with_rates.map(|(i, d)| ((d.major, d.minor), i)).collect()
+        });
+        let j = devices[*rows.get(&(major, minor))?].judgement().device;
+        Some((j.state, j.baseline_latency_ns))
     });
     for d in &mut r.devices {
         if let Some(c) = out.remove(&(d.major, d.minor)) {
