@@ -923,11 +923,16 @@ impl Learner {
 
     /// The state the next rows' devices will touch, asked of the caches ahead
     /// ([`crate::analysis::learned::prefetch`]), by the rows' positions in the last report
-    /// (what the hint of `observe` reads): the device three rows on, the heap its struct
-    /// points to two rows on (read from the struct asked for before), and what that heap
-    /// points to, with the next row's name, one row on. A hint: nothing learned depends on it.
+    /// (what the hint of `observe` reads), in four steps, each reading only what the step
+    /// before asked for (a step that read what it had just asked for waited for it: the
+    /// bucket's histogram pointer was most of `observe`'s time, issue 37's cost): the device
+    /// four rows on; three rows on, the heap its struct points to (its last judgement, its
+    /// curves, its series); two rows on, what those point to (the judgement's directions,
+    /// the bucket the last interval filled, the estimates the curves judge by); one row on,
+    /// that bucket's histogram and the row's name. A hint: nothing learned depends on it.
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
         use crate::analysis::learned::prefetch;
+        use crate::analysis::shared::Shared;
         use std::mem::{size_of, size_of_val};
         // An idle row's device does next to nothing: nothing asked for it.
         let device = |k: usize| {
@@ -936,13 +941,18 @@ impl Learner {
                 .and(self.order.get(pos + k))
                 .and_then(|o| self.devices.get(o.i))
         };
-        if let Some(d) = device(3) {
+        // The bucket the last interval filled is likely this one's too.
+        fn last_buckets(d: &Device) -> impl Iterator<Item = &model::Bucket> {
+            let series = d.model.series.iter();
+            series.filter_map(|s| s.buckets.get(usize::from(s.last_bucket)))
+        }
+        if let Some(d) = device(4) {
             prefetch(
                 (d as *const (String, Device)).cast(),
                 size_of::<(String, Device)>(),
             );
         }
-        if let Some((_, d)) = device(2) {
+        if let Some((_, d)) = device(3) {
             if let Some(l) = &d.last {
                 // The Arc's counts (Arc::get_mut reads them) sit just before the judgement.
                 let inner = Arc::as_ptr(l)
@@ -954,20 +964,27 @@ impl Learner {
             let series = d.model.series.as_slice();
             prefetch(series.as_ptr().cast(), size_of_val(series));
         }
-        if let Some((_, d)) = device(1) {
+        if let Some((_, d)) = device(2) {
             if let Some(l) = &d.last {
                 let dirs = l.directions.as_slice();
                 prefetch(dirs.as_ptr().cast(), size_of_val(dirs));
             }
-            for s in &d.model.series {
-                // The bucket the last interval filled is likely this one's too.
-                if let Some(b) = s.buckets.get(usize::from(s.last_bucket)) {
-                    prefetch(
-                        (b as *const model::Bucket).cast(),
-                        size_of::<model::Bucket>(),
-                    );
-                    prefetch(b.hist.as_ptr().cast(), size_of_val(b.hist.as_slice()));
+            for b in last_buckets(d) {
+                prefetch(
+                    (b as *const model::Bucket).cast(),
+                    size_of::<model::Bucket>(),
+                );
+            }
+            // A curve without a baseline judges by its estimate (judge_points_into).
+            for c in d.curves.iter().filter(|c| c.baseline.is_none()) {
+                if let Some((p, n)) = c.estimate.as_ref().map(Shared::bytes) {
+                    prefetch(p, n);
                 }
+            }
+        }
+        if let Some((_, d)) = device(1) {
+            for b in last_buckets(d) {
+                prefetch(b.hist.as_ptr().cast(), size_of_val(b.hist.as_slice()));
             }
             if let Some(row) = rows.get(pos + 1) {
                 prefetch(row.kernel_name.as_ptr(), row.kernel_name.len());
