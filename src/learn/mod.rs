@@ -924,7 +924,7 @@ impl Learner {
     /// The state the next rows' devices will touch, asked of the caches ahead
     /// ([`crate::analysis::learned::prefetch`]), by the rows' positions in the last report
     /// (what the hint of `observe` reads), in four steps, each reading only what the step
-    /// before asked for (a step that read what it had just asked for waited for it: the
+    /// before asked for, or the row positions (a step that read what it had just asked for waited for it: the
     /// bucket's histogram pointer was most of `observe`'s time, issue 37's cost): the device
     /// four rows on; three rows on, the heap its struct points to (its last judgement, its
     /// curves, its series); two rows on, what those point to (the judgement's directions,
@@ -934,13 +934,19 @@ impl Learner {
         use crate::analysis::learned::prefetch;
         use crate::analysis::shared::Shared;
         use std::mem::{size_of, size_of_val};
-        // An idle row's device does next to nothing: nothing asked for it.
+        // A row whose device keeps its idle judgement (RowSlot::idle) does next to nothing:
+        // nothing asked for it. Decided by the row positions alone: reading the row four on
+        // waited for it (a sixth of observe's samples), so the row is asked for instead,
+        // for the step that reads it.
         let device = |k: usize| {
-            rows.get(pos + k)
-                .filter(|r| r.has_traffic())
-                .and(self.order.get(pos + k))
+            self.order
+                .get(pos + k)
+                .filter(|o| o.idle.is_none())
                 .and_then(|o| self.devices.get(o.i))
         };
+        if let Some(r) = rows.get(pos + 4) {
+            prefetch((r as *const DeviceRow).cast(), size_of::<DeviceRow>());
+        }
         // The bucket the last interval filled is likely this one's too.
         fn last_buckets(d: &Device) -> impl Iterator<Item = &model::Bucket> {
             let series = d.model.series.iter();
