@@ -923,13 +923,14 @@ impl Learner {
 
     /// The state the next rows' devices will touch, asked of the caches ahead
     /// ([`crate::analysis::learned::prefetch`]), by the rows' positions in the last report
-    /// (what the hint of `observe` reads), in four steps, each reading only what the step
-    /// before asked for, or the row positions (a step that read what it had just asked for waited for it: the
-    /// bucket's histogram pointer was most of `observe`'s time, issue 37's cost): the device
-    /// four rows on; three rows on, the heap its struct points to (its last judgement, its
-    /// curves, its series); two rows on, what those point to (the judgement's directions,
-    /// the bucket the last interval filled, the estimates the curves judge by); one row on,
-    /// that bucket's histogram and the row's name. A hint: nothing learned depends on it.
+    /// (what the hint of `observe` reads), in four steps, each reading only the row slots
+    /// and what the step before asked for (a step that read what it had just asked for
+    /// waited for it: the bucket's histogram pointer was most of `observe`'s time, issue
+    /// 37's cost): the device and the row four rows on; three rows on, the heap the device's
+    /// struct points to (its last judgement, its curves, its series); two rows on, what those
+    /// point to (the judgement's directions, the bucket the last interval filled, the
+    /// estimates the curves judge by); one row on, that bucket's histogram and the row's
+    /// name. A hint: nothing learned depends on it.
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
         use crate::analysis::learned::prefetch;
         use crate::analysis::shared::Shared;
