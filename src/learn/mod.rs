@@ -945,7 +945,7 @@ impl Learner {
                 .filter(|o| o.idle.is_none())
                 .and_then(|o| self.devices.get(o.i))
         };
-        if let Some(r) = rows.get(pos + 4) {
+        if let Some(r) = rows.get(pos + 4).filter(|_| device(4).is_some()) {
             prefetch((r as *const DeviceRow).cast(), size_of::<DeviceRow>());
         }
         // The bucket the last interval filled is likely this one's too.
