@@ -945,9 +945,6 @@ impl Learner {
                 .filter(|o| o.idle.is_none())
                 .and_then(|o| self.devices.get(o.i))
         };
-        if let Some(r) = rows.get(pos + 4).filter(|_| device(4).is_some()) {
-            prefetch((r as *const DeviceRow).cast(), size_of::<DeviceRow>());
-        }
         // The bucket the last interval filled is likely this one's too.
         fn last_buckets(d: &Device) -> impl Iterator<Item = &model::Bucket> {
             let series = d.model.series.iter();
@@ -958,6 +955,9 @@ impl Learner {
                 (d as *const (String, Device)).cast(),
                 size_of::<(String, Device)>(),
             );
+            if let Some(r) = rows.get(pos + 4) {
+                prefetch((r as *const DeviceRow).cast(), size_of::<DeviceRow>());
+            }
         }
         if let Some((_, d)) = device(3) {
             if let Some(l) = &d.last {
