@@ -253,6 +253,17 @@ pub enum NoHeadroom {
 }
 
 impl NoHeadroom {
+    /// Why a direction in `state` has no headroom whatever its IOPS; None: its headroom is
+    /// the ceiling less its IOPS ([`headroom_in`]).
+    pub fn of(state: State) -> Option<NoHeadroom> {
+        match state {
+            State::Saturated => Some(NoHeadroom::Saturated),
+            State::Overloaded => Some(NoHeadroom::Overloaded),
+            State::Slow => Some(NoHeadroom::Slow),
+            _ => None,
+        }
+    }
+
     pub fn words(self) -> &'static str {
         match self {
             NoHeadroom::Saturated => "saturated: more requests only wait longer",
@@ -353,17 +364,20 @@ pub fn judge_dir(
     if j.state >= State::Saturated && unexplained {
         j.state = State::Slow;
     }
-    j.no_headroom = match j.state {
-        State::Saturated => Some(NoHeadroom::Saturated),
-        State::Overloaded => Some(NoHeadroom::Overloaded),
-        State::Slow => Some(NoHeadroom::Slow),
-        _ => None,
-    };
-    j.headroom_iops = match j.no_headroom {
-        Some(_) => Some(0.0),
-        None => r.max_iops.map(|m| headroom_iops(m, obs.iops)),
-    };
+    j.no_headroom = NoHeadroom::of(j.state);
+    j.headroom_iops = headroom_in(j.state, r.max_iops, obs.iops);
     j
+}
+
+/// The headroom of a direction in `state` serving `iops` below the ceiling `max_iops`: 0
+/// while saturated, overloaded or slow ([`NoHeadroom::of`]), whatever the IOPS; else the
+/// ceiling less the IOPS (None without a ceiling). The one rule of every judgement and of
+/// learning's own figures.
+pub fn headroom_in(state: State, max_iops: Option<f64>, iops: f64) -> Option<f64> {
+    match NoHeadroom::of(state) {
+        Some(_) => Some(0.0),
+        None => max_iops.map(|m| headroom_iops(m, iops)),
+    }
 }
 
 /// A device judged in one interval: each direction, and the device's state with the ratio

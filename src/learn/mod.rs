@@ -572,6 +572,10 @@ impl Device {
                 let busy = || dirs.iter().zip(with_points).filter(|(_, w)| *w);
                 l.state = State::worst(busy().map(|(d, _)| d.state));
                 l.flags.mixed = busy().any(|(d, _)| d.flags.mixed);
+                // Worse than the main direction's: its headroom by the one rule too.
+                if crate::analysis::state::NoHeadroom::of(l.state).is_some() {
+                    l.headroom_iops = Some(0.0);
+                }
             }
             None => self.judge_points_into(l, points, mixed),
         }
@@ -653,9 +657,9 @@ impl Device {
         }));
         l.ratio = main.1;
         l.flags.mixed = points.iter().any(|p| mixed.contains(&p.dir));
-        l.headroom_iops = l
-            .max_iops
-            .map(|m| crate::analysis::state::headroom_iops(m, main_p.iops()));
+        // The judgements' one rule: none while saturated or overloaded (issue 37: learning's
+        // own object said "overloaded" beside the ceiling less the IOPS).
+        l.headroom_iops = crate::analysis::state::headroom_in(l.state, l.max_iops, main_p.iops());
     }
 }
 

@@ -451,3 +451,44 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
     assert!(fresh_kinds.iter().any(|k| k.0), "{fresh_kinds:?}");
     assert!(fresh_kinds.iter().any(|k| k.1), "{fresh_kinds:?}");
 }
+
+/// Learning's own object takes the judgements' one headroom rule: none while saturated or
+/// overloaded (issue 37: a device slowed from 2 to 8 ms read "overloaded" beside 2,875 IOPS of
+/// headroom, the old ceiling less its IOPS), the ceiling less the IOPS while ok.
+#[test]
+fn no_learned_headroom_while_saturated_or_overloaded() {
+    use crate::monitor::DiskRates;
+    let mut d = Device::default();
+    let (mut ok, mut over) = (0, 0);
+    for i in 0..400u32 {
+        // Service 2 ms, 8 ms from interval 300 on; the level wanders 1..6 in flight.
+        let svc_ms = if i < 300 { 2.0 } else { 8.0 };
+        let level = [1.0, 1.0, 1.0, 2.0, 4.0, 6.0, 1.0][(i % 7) as usize];
+        let iops = level / svc_ms * 1e3;
+        let rates = DiskRates {
+            interval_s: 1.0,
+            r_s: iops,
+            rkb_s: iops * 4.0,
+            read_concurrency: level,
+            util_pct: 100.0,
+            ..DiskRates::default()
+        };
+        let l = d.learn(i64::from(i) * 1_000_000_000, &rates, None, None, None, None);
+        match l.state {
+            State::Saturated | State::Overloaded => {
+                assert_eq!(l.headroom_iops, Some(0.0), "interval {i}: {l:?}");
+                over += 1;
+            }
+            State::Ok => {
+                let want = l.max_iops.map(|m| (m - iops).max(0.0));
+                assert_eq!(l.headroom_iops, want, "interval {i}");
+                ok += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        ok > 100 && over > 50,
+        "ok {ok}, saturated or overloaded {over}"
+    );
+}
