@@ -585,6 +585,8 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
     );
     for (i, l) in &slow {
         assert_eq!(l["state"], "overloaded", "interval {i}: {l}");
+        // Overloaded: no headroom, though the old ceiling is far above its IOPS.
+        assert_eq!(num(l, "headroom_iops"), Some(0.0), "interval {i}: {l}");
         assert_eq!(
             num(l, "baseline_latency_ns"),
             Some(base),
