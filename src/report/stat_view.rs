@@ -282,6 +282,8 @@ fn learned_with_traffic(r: &IntervalReport, k: usize) -> Option<&Learned> {
         .and_then(|d| d.learned.as_deref())
 }
 
+/// The notes under an interval's table: each row's ([`row_notes`]), then the interval's
+/// ([`interval_notes`]).
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
     let learned = |k: usize| learned_with_traffic(r, k);
@@ -289,41 +291,57 @@ fn device_notes(r: &IntervalReport) -> String {
         Learned::prefetch_ahead(learned, i, true, false);
         // Without a baseline the judgement is unqualified: no words (and none computed).
         let j = d.has_reference().then(|| d.judgement());
-        // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
-        // without headroom, in words (the declared cap's share among them).
-        let worded = j.as_ref().is_some_and(|j| {
-            j.device.flags.any() || j.state() == crate::analysis::state::State::Slow
-        });
-        if let Some(j) = j.as_ref().filter(|_| worded) {
-            s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
-        }
-        // The interval against the declared cap (issue 42), whenever it did I/O.
-        if let Some(c) = d.cap_use().filter(|c| c.used > 0.0 && !worded) {
-            s.push_str(&format!("# {}: {}\n", d.meta.display_name, c.live_words()));
-        }
-        // An AWS volume's own counters: the share of the interval a cap throttled it.
-        if let Some(clause) = aws_clause(d, j.as_ref()) {
-            s.push_str(&format!("# {}: {clause}\n", d.meta.display_name));
-        }
-        if let Some(c) = &d.cgroups {
-            s.push_str(&cgroup_notes(&d.meta.display_name, c));
-        }
-        let Some(j) = j else {
-            continue;
-        };
-        // A swept profile the traffic disagrees with, as a change: from, to and the evidence
-        // (a learned change is in the learned summary already).
-        for x in [&j.read, &j.write] {
-            if let Some(c) = x.flags.change.as_ref().filter(|_| x.basis == Basis::Swept) {
-                s.push_str(&format!(
-                    "# {}: {} {}\n",
-                    d.meta.display_name,
-                    x.dir.as_str(),
-                    c.evidence
-                ));
-            }
+        row_notes(&mut s, d, j.as_ref());
+    }
+    s.push_str(&interval_notes(r));
+    s
+}
+
+/// The notes of row `d`, its judgement `j` given when it has a baseline to be judged
+/// against (None: unqualified, no words): a view that judged the row for its table passes
+/// that judgement, so a row is judged, and its learned state read, once per interval
+/// (issue 37's cost: a second pass judged every row again, and read a thousand devices'
+/// learned state back from memory).
+fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
+    // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
+    // without headroom, in words (the declared cap's share among them).
+    let worded =
+        j.is_some_and(|j| j.device.flags.any() || j.state() == crate::analysis::state::State::Slow);
+    if let Some(j) = j.filter(|_| worded) {
+        s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
+    }
+    // The interval against the declared cap (issue 42), whenever it did I/O.
+    if let Some(c) = d.cap_use().filter(|c| c.used > 0.0 && !worded) {
+        s.push_str(&format!("# {}: {}\n", d.meta.display_name, c.live_words()));
+    }
+    // An AWS volume's own counters: the share of the interval a cap throttled it.
+    if let Some(clause) = aws_clause(d, j) {
+        s.push_str(&format!("# {}: {clause}\n", d.meta.display_name));
+    }
+    if let Some(c) = &d.cgroups {
+        s.push_str(&cgroup_notes(&d.meta.display_name, c));
+    }
+    let Some(j) = j else {
+        return;
+    };
+    // A swept profile the traffic disagrees with, as a change: from, to and the evidence
+    // (a learned change is in the learned summary already).
+    for x in [&j.read, &j.write] {
+        if let Some(c) = x.flags.change.as_ref().filter(|_| x.basis == Basis::Swept) {
+            s.push_str(&format!(
+                "# {}: {} {}\n",
+                d.meta.display_name,
+                x.dir.as_str(),
+                c.evidence
+            ));
         }
     }
+}
+
+/// The notes of the interval that follow the rows' own: profiles and learning that
+/// disagree, the 3x-p95 rule, queue or device, rows without a value.
+fn interval_notes(r: &IntervalReport) -> String {
+    let mut s = String::new();
     for d in &r.devices {
         let sat = d.saturation();
         if let (Some(sat), Some(l)) = (&sat, &d.learned) {
@@ -401,6 +419,7 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
     }
     s.push('\n');
     let learned = |k: usize| learned_with_traffic(r, k);
+    let mut notes = String::new();
     for (i, d) in r.devices.iter().enumerate() {
         if judged {
             // The judgement's baseline check reads the learned directions.
@@ -422,15 +441,19 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
                 None => write!(s, " {:>w$}", "-"),
             };
         }
-        if judged {
-            let j = d.judgement();
+        // The row judged once, for its cells and its notes.
+        let j = judged.then(|| d.judgement());
+        if let Some(j) = &j {
             let learns = learning && d.rates.is_ok();
             let (state, room) = (state_cell(&j.device, learns), headroom_cell(&j.device));
             let _ = write!(s, " {state:>11} {room:>8}");
         }
         s.push('\n');
+        // Without a baseline the judgement is unqualified: no words.
+        row_notes(&mut notes, d, j.as_ref().filter(|_| d.has_reference()));
     }
-    s.push_str(&device_notes(r));
+    s.push_str(&notes);
+    s.push_str(&interval_notes(r));
     s.push('\n');
     s
 }
