@@ -198,6 +198,7 @@ mod tests {
             dir: Dir::Read,
             wall_ns: 0,
             interval_s: 1.0,
+            whole_s: 1.0,
             requests,
             busy_ms: requests * lat_ms,
             bytes: requests * 4096.0,

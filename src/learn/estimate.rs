@@ -449,6 +449,7 @@ pub(crate) mod tests {
             dir,
             wall_ns: i as i64 * 1_000_000_000,
             interval_s: 1.0,
+            whole_s: 1.0,
             requests,
             busy_ms: requests * lat_ms,
             bytes: requests * 4096.0,

@@ -83,7 +83,12 @@ pub struct Point {
     pub dir: Dir,
     /// The interval's end (wall clock), for ageing.
     pub wall_ns: i64,
+    /// The part of the interval the device was busy (points.rs; the whole interval when
+    /// nearly all of it was): the requests' rate while busy, what the curve is made of.
     pub interval_s: f64,
+    /// The whole interval: the rate over it is what the device served, and what its
+    /// headroom is counted from.
+    pub whole_s: f64,
     /// Requests completed in the interval (Δios).
     pub requests: f64,
     /// Time those requests spent in flight (Δtime_ms, in ms).
@@ -103,6 +108,10 @@ impl Point {
     }
     pub fn iops(&self) -> f64 {
         self.requests / self.interval_s
+    }
+    /// Requests per second over the whole interval, idle part included.
+    pub fn interval_iops(&self) -> f64 {
+        self.requests / self.whole_s
     }
     pub fn mean_latency_ns(&self) -> f64 {
         self.busy_ms * 1e6 / self.requests
@@ -494,6 +503,7 @@ mod tests {
             dir,
             wall_ns: 0,
             interval_s: 1.0,
+            whole_s: 1.0,
             requests,
             busy_ms,
             bytes: requests * kib * 1024.0,

@@ -176,6 +176,7 @@ pub fn points_of(
         dir: Dir::Read,
         wall_ns,
         interval_s: busy_s,
+        whole_s: dt,
         requests: 0.0,
         busy_ms: 0.0,
         bytes: 0.0,
@@ -212,6 +213,7 @@ pub fn points_of(
             wall_ns,
             // The busy part: requests, their time in flight and bytes all fell in it.
             interval_s: busy_s,
+            whole_s: dt,
             requests: per_s * dt,
             busy_ms: conc * dt * 1e3,
             bytes: kb_s * 1024.0 * dt,

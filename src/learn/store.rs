@@ -706,6 +706,7 @@ mod tests {
                 dir: Dir::Read,
                 wall_ns: i * 1_000_000_000,
                 interval_s: 1.0,
+                whole_s: 1.0,
                 requests: 500.0,
                 busy_ms: 1000.0,
                 bytes: 500.0 * 4096.0,

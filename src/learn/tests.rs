@@ -492,3 +492,42 @@ fn no_learned_headroom_while_saturated_or_overloaded() {
         "ok {ok}, saturated or overloaded {over}"
     );
 }
+
+#[test]
+fn learned_headroom_is_counted_from_the_whole_intervals_rate() {
+    use crate::monitor::DiskRates;
+    // One request of 1 ms at a time, busy 70 % of each second: 700 served, 1,000 per second
+    // while busy (the curve's rate). The device can take 300 more per second, not none.
+    let mut d = Device::default();
+    let mut last = None;
+    for i in 0..200u32 {
+        let rates = DiskRates {
+            interval_s: 1.0,
+            r_s: 700.0,
+            rkb_s: 700.0 * 4.0,
+            read_concurrency: 0.7,
+            aqu_sz: 0.7,
+            util_pct: 70.0,
+            ..DiskRates::default()
+        };
+        last = Some((
+            d.learn(i64::from(i) * 1_000_000_000, &rates, None, None, None, None),
+            rates,
+        ));
+    }
+    let (l, rates) = last.unwrap();
+    assert_eq!(l.state, State::Ok, "{l:?}");
+    let max = l.max_iops.expect("a ceiling, at least");
+    assert!((max - 1000.0).abs() < 1.0, "the rate while busy: {max}");
+    let room = l.headroom_iops.expect("headroom");
+    assert!((room - 300.0).abs() < 1.0, "{room}");
+    // The judgement every view renders says the same.
+    let j = crate::monitor::judge::judge_parts(
+        None,
+        &crate::monitor::judge::learned_references(Some(&l)),
+        Some(&rates),
+        [None, None],
+    );
+    let jr = j.read.headroom_iops.expect("judged headroom");
+    assert!((jr - room).abs() < 1e-6, "judgement {jr}, learned {room}");
+}

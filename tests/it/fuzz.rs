@@ -463,6 +463,7 @@ fn fuzz_learned_state_after_loading() {
                 dir: if i % 3 == 0 { Dir::Write } else { Dir::Read },
                 wall_ns: last.saturating_add(i as i64 * 1_000_000_000),
                 interval_s: 1.0,
+                whole_s: 1.0,
                 requests: 100.0 * g(0),
                 busy_ms: 1000.0 * g(1),
                 bytes: 4096.0 * 100.0 * g(2),
