@@ -657,11 +657,9 @@ impl Device {
         }));
         l.ratio = main.1;
         l.flags.mixed = points.iter().any(|p| mixed.contains(&p.dir));
-        // The judgements' one rule: none while saturated or overloaded (issue 37: learning's
-        // own object said "overloaded" beside the ceiling less the IOPS).
-        // The ceiling is a rate while busy; the headroom is what the device can take on
-        // over the whole interval, its idle part included (issue 37: a device busy 70 % of
-        // the time at 1,000 IOPS while busy served 700, and has 300 more, not none).
+        // The judgements' one rule (issue 37): none while saturated or overloaded, else the
+        // ceiling, a rate while busy, less the IOPS over the whole interval, idle part
+        // included (busy 70 % at 1,000 IOPS while busy: 700 served, 300 more).
         l.headroom_iops =
             crate::analysis::state::headroom_in(l.state, l.max_iops, main_p.interval_iops());
     }
