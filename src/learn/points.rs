@@ -7,7 +7,9 @@
 //!   the interval's busy part (its idle part, split off, teaches nothing): a burst of 24 in
 //!   flight that covers a third of an interval is a point at 24, never a low-concurrency one.
 //!   Below [`MIN_BUSY_SHARE`] busy, a level above one request cannot be told from the edges of
-//!   a burst and the interval is left out of the curve (still judged).
+//!   a burst and the interval is left out of the curve (still judged). The busy share is
+//!   bounded by the mean in flight (`busy_bound`): io_ticks, counted in ticks, overcount
+//!   short requests.
 //! - **Mixed sizes.** Without per-request sizes only the mean is known: a mean between two
 //!   size classes (not within a merge's tolerance of either side's sizes) is two classes each
 //!   with a real share. Such an interval is marked mixed: neither learned into nor judged
@@ -144,6 +146,26 @@ pub fn cpu_busy(cpu: Option<&AvgCpu>) -> bool {
     })
 }
 
+/// The most of the interval the device can have been busy: the mean number of requests in
+/// flight over it (Little's law: a busy instant holds at least one request), or all of it.
+/// io_ticks count in the kernel's ticks (1–10 ms), so on requests shorter than a tick %util
+/// can read above this bound (measured on this project's VM, kernel 6.18: 90 % busy where the
+/// requests' own time gives at most 67 %), which would place the interval's level below one
+/// in flight and its busy rate above what was served. Infinite when the source gave no time
+/// in flight (no bound known).
+fn busy_bound(r: &DiskRates) -> f64 {
+    let conc = r.read_concurrency
+        + r.write_concurrency
+        + r.discard_concurrency.unwrap_or(0.0)
+        + r.flush_concurrency.unwrap_or(0.0);
+    let q = r.aqu_sz.max(conc);
+    if q.is_finite() && q > 0.0 {
+        q
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The points of one device's interval: reads and writes (discards and flushes are other
 /// work and are not learned), each its busy part. `lat` from the block-latency source, when
 /// it measured; `cpu` the interval's avg-cpu, when read.
@@ -166,8 +188,8 @@ pub fn points_of(
     // The busy share: None when the source has none (util 0 with requests completed: no
     // io_ticks, as on some virtual devices), and then the interval is taken whole.
     let any = r.r_s + r.w_s > 0.0;
-    let busy_share =
-        (r.util_pct.is_finite() && r.util_pct > 0.0 && any).then(|| (r.util_pct / 100.0).min(1.0));
+    let busy_share = (r.util_pct.is_finite() && r.util_pct > 0.0 && any)
+        .then(|| (r.util_pct / 100.0).min(1.0).min(busy_bound(r)));
     let busy_s = match busy_share {
         Some(u) if u < FULL_BUSY_SHARE => dt * u,
         _ => dt,
@@ -327,6 +349,28 @@ mod tests {
         // A fully busy interval is taken whole.
         let p = points_of(0, &rates(500.0, 1.0, 97.0, 4.0), None, None);
         assert_eq!(p.as_slice()[0].interval_s, 1.0);
+    }
+
+    #[test]
+    fn util_above_the_time_in_flight_is_bounded_by_it() {
+        // 5,000 requests of 0.134 ms: 0.67 in flight on average, so at most 67 % busy; the
+        // kernel's io_ticks read 90 % (vda, kernel 6.18). Taken at its word, the interval
+        // would sit at 0.74 in flight, fewer than the one request a busy device holds, and
+        // serve 5,556 IOPS while busy.
+        let p = points_of(0, &rates(5000.0, 0.67, 90.0, 4.0), None, None);
+        assert!((p.busy_share.unwrap() - 0.67).abs() < 1e-9);
+        let pt = p.learnable().next().expect("learned");
+        assert!((pt.in_flight() - 1.0).abs() < 1e-9, "{}", pt.in_flight());
+        assert!((pt.iops() - 5000.0 / 0.67).abs() < 1.0, "{}", pt.iops());
+        // Writes, discards and flushes hold the device too: the bound is all of them.
+        let mut r = rates(5000.0, 0.67, 90.0, 4.0);
+        r.write_concurrency = 0.2;
+        r.aqu_sz = 0.87;
+        let p = points_of(0, &r, None, None);
+        assert!((p.busy_share.unwrap() - 0.87).abs() < 1e-9);
+        // No time in flight from the source: util as it reads.
+        let p = points_of(0, &rates(5000.0, 0.0, 90.0, 4.0), None, None);
+        assert_eq!(p.busy_share, Some(0.9));
     }
 
     #[test]
