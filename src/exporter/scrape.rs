@@ -486,10 +486,30 @@ impl Scraper {
             events.iter().for_each(|ev| h.feed(ev));
         }
         let mut lookup = |id: &str| swept.get(id).cloned();
+        let mut closed = None;
         let fed = events
             .into_iter()
             .try_for_each(|ev| r.feed(ev, &mut lookup).map(|f| warnings.extend(f.warnings)))
-            .and_then(|()| r.push_sample(sample.clone()));
+            .and_then(|()| {
+                // The learner's second's short windows, attached before it learns (its busy
+                // share is bounded by them, as `stat`'s is: learn/points.rs).
+                let burst = &mut self.burst;
+                r.push_sample_with(sample.clone(), &mut |rep| {
+                    if let Some(b) = burst.as_mut() {
+                        let bs = b.close_learned(rep);
+                        crate::monitor::burst::attach(rep, &bs);
+                        b.keep_for_learning();
+                        closed = Some(bs);
+                    }
+                })
+            });
+        // Held before the sample that closes them, as a recording holds them (a dump's
+        // replay learns what was learned here).
+        if let (Some(h), Some(bs)) = (&mut self.hindsight, closed) {
+            if !bs.devs.is_empty() {
+                h.feed(&Event::Burst(bs));
+            }
+        }
         match fed {
             Ok(f) => {
                 warnings.extend(f.warnings);

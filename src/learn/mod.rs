@@ -360,17 +360,20 @@ impl Device {
     }
 
     /// Learn one interval of the device and judge it: the one path live learning, a
-    /// recording's replay and an iostat log's rates all take.
+    /// recording's replay and an iostat log's rates all take. `busy_max`: the most of the
+    /// interval its short windows allow the device to have been busy (points::points_of).
+    #[allow(clippy::too_many_arguments)]
     fn learn(
         &mut self,
         wall_ns: i64,
         rates: &DiskRates,
         lat: Option<&crate::monitor::blklat::Measured>,
         cpu: Option<&crate::sys::sched::AvgCpu>,
+        busy_max: Option<f64>,
         target: Option<f64>,
         profile: Option<&crate::profile::DeviceProfile>,
     ) -> Arc<Learned> {
-        let all = points_of(wall_ns, rates, lat, cpu);
+        let all = points_of(wall_ns, rates, lat, cpu, busy_max);
         let points = all.as_slice();
         if points.is_empty() {
             if self.model.intervals_seen == 0
@@ -911,7 +914,16 @@ impl Learner {
             };
             let lat = row.latency.as_ref().and_then(|l| l.measured());
             let profile = row.profile.as_deref();
-            let l = d.learn(r.end_wall_ns, rates, lat, cpu.as_ref(), target, profile);
+            let busy_max = row.burst.as_ref().and_then(|b| b.busy_max);
+            let l = d.learn(
+                r.end_wall_ns,
+                rates,
+                lat,
+                cpu.as_ref(),
+                busy_max,
+                target,
+                profile,
+            );
             if !row.has_traffic() && d.settled_while_idle(spec.state_dir.is_some()) {
                 if let Some(o) = self.order.get_mut(pos).filter(|o| o.i == i) {
                     o.idle = Some(Arc::clone(&l));
@@ -1015,7 +1027,7 @@ impl Learner {
         self.forget_idle(i);
         let d = &mut self.devices[i].1;
         d.loaded = true;
-        d.learn(wall_ns, rates, None, None, target, None)
+        d.learn(wall_ns, rates, None, None, None, target, None)
     }
 
     /// The device's curves estimated from everything learned (the end of a recording).

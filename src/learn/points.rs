@@ -8,8 +8,13 @@
 //!   flight that covers a third of an interval is a point at 24, never a low-concurrency one.
 //!   Below [`MIN_BUSY_SHARE`] busy, a level above one request cannot be told from the edges of
 //!   a burst and the interval is left out of the curve (still judged). The busy share is
-//!   bounded by the mean in flight (`busy_bound`): io_ticks, counted in ticks, overcount
-//!   short requests.
+//!   bounded by the mean in flight (`busy_bound`), and more tightly by the interval's short
+//!   windows where they were sampled (monitor::burst's `busy_max`: each window busy at most
+//!   for its requests' time in flight). io_ticks count in the kernel's ticks: on requests
+//!   shorter than [`SHORT_REQUEST_S`] they are no measure of the busy time (read 0–5 % for a
+//!   disk 20 % busy, or 90 % for one at most 67 %), and the windows' bound places the level
+//!   instead (the lowest level the counters allow); without windows, %util is taken within
+//!   the bound.
 //! - **Mixed sizes.** Without per-request sizes only the mean is known: a mean between two
 //!   size classes (not within a merge's tolerance of either side's sizes) is two classes each
 //!   with a real share. Such an interval is marked mixed: neither learned into nor judged
@@ -45,6 +50,9 @@ pub const FULL_BUSY_SHARE: f64 = 0.95;
 /// Below this busy share an interval's level above one in flight is left out: a quarter of a
 /// second of a 1 s interval is mostly the ramps of a burst.
 pub const MIN_BUSY_SHARE: f64 = 0.25;
+/// Requests in flight shorter than this on average are shorter than a tick of some kernels
+/// (HZ=100: 10 ms), and io_ticks, which count whole ticks, do not measure their busy time.
+pub const SHORT_REQUEST_S: f64 = 0.010;
 /// CPUs with less than this share idle (idle + iowait), or more than this share stolen, make
 /// an interval's latency the machine's as much as the device's.
 pub const CPU_BUSY_SHARE: f64 = 0.05;
@@ -166,14 +174,35 @@ fn busy_bound(r: &DiskRates) -> f64 {
     }
 }
 
+/// The interval's busy share (the module doc): %util within the bounds, or the windows'
+/// bound where the requests are too short for io_ticks to measure; None when the source has
+/// neither (the interval is then taken whole).
+fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
+    let any = r.r_s + r.w_s > 0.0;
+    let q = busy_bound(r);
+    let hi = q.min(1.0).min(windows.unwrap_or(1.0));
+    let util = (r.util_pct.is_finite() && r.util_pct > 0.0 && any).then(|| r.util_pct / 100.0);
+    let requests = (r.r_s + r.w_s + r.d_s.unwrap_or(0.0) + r.f_s.unwrap_or(0.0)) * r.interval_s;
+    // Each request's mean time in flight: the time in flight over the requests.
+    let short = q.is_finite() && requests > 0.0 && q * r.interval_s / requests < SHORT_REQUEST_S;
+    match (util, windows) {
+        (Some(_), Some(_)) if short => Some(hi),
+        (Some(u), _) => Some(u.min(hi)),
+        (None, Some(_)) => Some(hi),
+        (None, None) => None,
+    }
+}
+
 /// The points of one device's interval: reads and writes (discards and flushes are other
 /// work and are not learned), each its busy part. `lat` from the block-latency source, when
-/// it measured; `cpu` the interval's avg-cpu, when read.
+/// it measured; `cpu` the interval's avg-cpu, when read; `busy_max` the most of the interval
+/// its short windows allow the device to have been busy, when they were sampled.
 pub fn points_of(
     wall_ns: i64,
     r: &DiskRates,
     lat: Option<&Measured>,
     cpu: Option<&AvgCpu>,
+    busy_max: Option<f64>,
 ) -> Points {
     let pcts = |o: &OpLatency| Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6]);
     // The device's own mean time (issue 40), where most of the direction's requests were
@@ -188,8 +217,7 @@ pub fn points_of(
     // The busy share: None when the source has none (util 0 with requests completed: no
     // io_ticks, as on some virtual devices), and then the interval is taken whole.
     let any = r.r_s + r.w_s > 0.0;
-    let busy_share = (r.util_pct.is_finite() && r.util_pct > 0.0 && any)
-        .then(|| (r.util_pct / 100.0).min(1.0).min(busy_bound(r)));
+    let busy_share = busy_share(r, busy_max.filter(|&b| any && b > 0.0 && b.is_finite()));
     let busy_s = match busy_share {
         Some(u) if u < FULL_BUSY_SHARE => dt * u,
         _ => dt,
@@ -331,7 +359,7 @@ mod tests {
     fn a_burst_covering_a_third_of_an_interval_is_a_point_at_its_own_level() {
         // 24 in flight at 12 ms for a third of a second: 667 requests, 8 in flight on
         // average over the second, 33 % busy.
-        let p = points_of(0, &rates(667.0, 8.0, 33.3, 4.0), None, None);
+        let p = points_of(0, &rates(667.0, 8.0, 33.3, 4.0), None, None, None);
         let pt = p.learnable().next().expect("learned");
         assert!((pt.in_flight() - 24.0).abs() < 0.1, "{}", pt.in_flight());
         assert!((pt.iops() - 2000.0).abs() < 10.0, "{}", pt.iops());
@@ -342,12 +370,12 @@ mod tests {
     #[test]
     fn light_traffic_at_one_in_flight_stays_a_baseline_point() {
         // 100 requests of 2 ms: 20 % busy, one at a time while busy.
-        let p = points_of(0, &rates(100.0, 0.2, 20.0, 4.0), None, None);
+        let p = points_of(0, &rates(100.0, 0.2, 20.0, 4.0), None, None, None);
         let pt = p.learnable().next().expect("learned");
         assert!((pt.in_flight() - 1.0).abs() < 1e-9);
         assert_eq!(bucket_of(pt.in_flight()), 0);
         // A fully busy interval is taken whole.
-        let p = points_of(0, &rates(500.0, 1.0, 97.0, 4.0), None, None);
+        let p = points_of(0, &rates(500.0, 1.0, 97.0, 4.0), None, None, None);
         assert_eq!(p.as_slice()[0].interval_s, 1.0);
     }
 
@@ -357,7 +385,7 @@ mod tests {
         // kernel's io_ticks read 90 % (vda, kernel 6.18). Taken at its word, the interval
         // would sit at 0.74 in flight, fewer than the one request a busy device holds, and
         // serve 5,556 IOPS while busy.
-        let p = points_of(0, &rates(5000.0, 0.67, 90.0, 4.0), None, None);
+        let p = points_of(0, &rates(5000.0, 0.67, 90.0, 4.0), None, None, None);
         assert!((p.busy_share.unwrap() - 0.67).abs() < 1e-9);
         let pt = p.learnable().next().expect("learned");
         assert!((pt.in_flight() - 1.0).abs() < 1e-9, "{}", pt.in_flight());
@@ -366,22 +394,55 @@ mod tests {
         let mut r = rates(5000.0, 0.67, 90.0, 4.0);
         r.write_concurrency = 0.2;
         r.aqu_sz = 0.87;
-        let p = points_of(0, &r, None, None);
+        let p = points_of(0, &r, None, None, None);
         assert!((p.busy_share.unwrap() - 0.87).abs() < 1e-9);
         // No time in flight from the source: util as it reads.
-        let p = points_of(0, &rates(5000.0, 0.0, 90.0, 4.0), None, None);
+        let p = points_of(0, &rates(5000.0, 0.0, 90.0, 4.0), None, None, None);
         assert_eq!(p.busy_share, Some(0.9));
+    }
+
+    #[test]
+    fn short_requests_are_placed_by_the_windows_not_by_io_ticks() {
+        // 2,000 requests of 0.11 ms, one at a time, spread over the second (every window
+        // 22 % busy at most): io_ticks read 2 % (vda, kernel 6.18), which would put the
+        // interval at 11 in flight and leave it out as the ramp of a burst.
+        let r = rates(2000.0, 0.22, 2.0, 4.0);
+        assert_eq!(
+            points_of(0, &r, None, None, None).left_out(Dir::Read),
+            Some(LeftOut::Partial),
+            "without windows: %util is all there is"
+        );
+        let p = points_of(0, &r, None, None, Some(0.22));
+        let pt = p.learnable().next().expect("learned");
+        assert!((pt.in_flight() - 1.0).abs() < 1e-9, "{}", pt.in_flight());
+        assert_eq!(bucket_of(pt.in_flight()), 0);
+        // The same requests in a burst that fills a third of the windows, 24 in flight: the
+        // windows bound the busy share to a third, and the level is the burst's.
+        let r = rates(72_000.0, 8.0, 2.0, 4.0);
+        let p = points_of(0, &r, None, None, Some(1.0 / 3.0));
+        let pt = p.learnable().next().expect("learned");
+        assert!((pt.in_flight() - 24.0).abs() < 1e-6, "{}", pt.in_flight());
+        // Requests long enough for io_ticks (12 ms): %util stands, within the windows' bound
+        // (a burst shorter than a window fills it in the bound, not in io_ticks).
+        let r = rates(667.0, 8.0, 33.3, 4.0);
+        let p = points_of(0, &r, None, None, Some(0.5));
+        assert!((p.busy_share.unwrap() - 0.333).abs() < 1e-9);
+        let p = points_of(0, &r, None, None, Some(0.2));
+        assert!((p.busy_share.unwrap() - 0.2).abs() < 1e-9);
+        // Windows without time in flight (a source with none) are no bound.
+        let p = points_of(0, &rates(100.0, 0.2, 20.0, 4.0), None, None, Some(0.0));
+        assert!((p.busy_share.unwrap() - 0.2).abs() < 1e-9);
     }
 
     #[test]
     fn the_edge_of_a_burst_is_left_out_not_learned_low() {
         // 5 % busy at 24 in flight while busy: the ramps of a burst.
-        let p = points_of(0, &rates(100.0, 1.2, 5.0, 4.0), None, None);
+        let p = points_of(0, &rates(100.0, 1.2, 5.0, 4.0), None, None, None);
         assert_eq!(p.learnable().count(), 0);
         assert_eq!(p.left_out(Dir::Read), Some(LeftOut::Partial));
         assert_eq!(p.as_slice().len(), 1, "still judged");
         // Without io_ticks (util 0 with requests): taken whole, as before.
-        let p = points_of(0, &rates(100.0, 1.2, 0.0, 4.0), None, None);
+        let p = points_of(0, &rates(100.0, 1.2, 0.0, 4.0), None, None, None);
         assert_eq!(p.learnable().count(), 1);
         assert_eq!(p.busy_share, None);
     }
@@ -389,14 +450,14 @@ mod tests {
     #[test]
     fn a_mean_between_classes_is_mixed_and_merges_keep_their_class() {
         // 91 % 4 KiB and 9 % 64 KiB: a mean of 9.4 KiB is the small class's (4 KiB dominate).
-        let p = points_of(0, &rates(500.0, 1.0, 100.0, 9.4), None, None);
+        let p = points_of(0, &rates(500.0, 1.0, 100.0, 9.4), None, None, None);
         assert!(!p.mixed());
         assert_eq!(p.as_slice()[0].size_class(), SizeClass::Small);
         // 8 KiB merged to 8.05 KiB: still the 8 KiB class.
-        let p = points_of(0, &rates(500.0, 1.0, 100.0, 8.05), None, None);
+        let p = points_of(0, &rates(500.0, 1.0, 100.0, 8.05), None, None, None);
         assert_eq!(p.as_slice()[0].size_class(), SizeClass::Small);
         // Half 4 KiB, half 20 KiB: 12 KiB, between the classes.
-        let p = points_of(0, &rates(500.0, 1.0, 100.0, 12.0), None, None);
+        let p = points_of(0, &rates(500.0, 1.0, 100.0, 12.0), None, None, None);
         assert!(p.mixed());
         assert_eq!(p.learnable().count(), 0);
     }
@@ -418,12 +479,15 @@ mod tests {
             ..Measured::default()
         };
         let r = rates(100.0, 0.2, 20.0, 4.0);
-        let p = points_of(0, &r, Some(&m(100)), None);
+        let p = points_of(0, &r, Some(&m(100)), None, None);
         assert_eq!(p.as_slice()[0].device_ns, Some(1.5e6));
         // A handful split among many unstamped stands for nothing.
-        let p = points_of(0, &r, Some(&m(10)), None);
+        let p = points_of(0, &r, Some(&m(10)), None, None);
         assert_eq!(p.as_slice()[0].device_ns, None);
-        assert_eq!(points_of(0, &r, None, None).as_slice()[0].device_ns, None);
+        assert_eq!(
+            points_of(0, &r, None, None, None).as_slice()[0].device_ns,
+            None
+        );
     }
 
     #[test]
@@ -449,7 +513,7 @@ mod tests {
             ..Measured::default()
         };
         let r = rates(333.0, 1.0, 100.0, 12.0);
-        let p = points_of(0, &r, Some(&m), None);
+        let p = points_of(0, &r, Some(&m), None, None);
         assert!(!p.mixed());
         let pts: Vec<&Point> = p.learnable().collect();
         assert_eq!(pts.len(), 2);
@@ -472,7 +536,7 @@ mod tests {
         // The 4 KiB class at this level alone: 1 / 2 ms.
         assert!((pts[0].iops() - 500.0).abs() < 5.0, "{}", pts[0].iops());
         // Without the source: mixed, as before.
-        assert!(points_of(0, &r, None, None).mixed());
+        assert!(points_of(0, &r, None, None, None).mixed());
         // A class below the share is dropped: 95 % 4 KiB, 5 % 20 KiB with a mixed-looking
         // mean is the 4 KiB class's alone.
         let m2 = Measured {
@@ -483,11 +547,11 @@ mod tests {
             ])),
             ..Measured::default()
         };
-        let p = points_of(0, &rates(100.0, 0.21, 21.0, 10.5), Some(&m2), None);
+        let p = points_of(0, &rates(100.0, 0.21, 21.0, 10.5), Some(&m2), None, None);
         assert_eq!(p.learnable().count(), 1);
         assert_eq!(p.as_slice()[0].size_class(), SizeClass::Small);
         // Classes covering too few of diskstats' requests: taken whole (mixed).
-        let p = points_of(0, &rates(1000.0, 1.0, 100.0, 12.0), Some(&m), None);
+        let p = points_of(0, &rates(1000.0, 1.0, 100.0, 12.0), Some(&m), None, None);
         assert!(p.mixed());
     }
 

@@ -436,8 +436,8 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
             ..DiskRates::default()
         };
         let wall = i64::from(i) * 1_000_000_000;
-        let l = d.learn(wall, &rates, None, None, None, None);
-        let all = points_of(wall, &rates, None, None);
+        let l = d.learn(wall, &rates, None, None, None, None, None);
+        let all = points_of(wall, &rates, None, None, None);
         let mixed: Vec<Dir> = all.mixed_dirs().collect();
         let fresh = d.judge(all.as_slice(), &mixed);
         assert_eq!(*l, fresh, "interval {i}");
@@ -473,7 +473,7 @@ fn no_learned_headroom_while_saturated_or_overloaded() {
             util_pct: 100.0,
             ..DiskRates::default()
         };
-        let l = d.learn(i64::from(i) * 1_000_000_000, &rates, None, None, None, None);
+        let l = learn_second(&mut d, i, &rates);
         match l.state {
             State::Saturated | State::Overloaded => {
                 assert_eq!(l.headroom_iops, Some(0.0), "interval {i}: {l:?}");
@@ -510,10 +510,7 @@ fn learned_headroom_is_counted_from_the_whole_intervals_rate() {
             util_pct: 70.0,
             ..DiskRates::default()
         };
-        last = Some((
-            d.learn(i64::from(i) * 1_000_000_000, &rates, None, None, None, None),
-            rates,
-        ));
+        last = Some((learn_second(&mut d, i, &rates), rates));
     }
     let (l, rates) = last.unwrap();
     assert_eq!(l.state, State::Ok, "{l:?}");
@@ -530,4 +527,18 @@ fn learned_headroom_is_counted_from_the_whole_intervals_rate() {
     );
     let jr = j.read.headroom_iops.expect("judged headroom");
     assert!((jr - room).abs() < 1e-6, "judgement {jr}, learned {room}");
+}
+
+/// Learn the `i`th 1 s interval of `d` from its rates alone (no latency source, CPU, windows,
+/// target or profile).
+fn learn_second(d: &mut Device, i: u32, rates: &DiskRates) -> std::sync::Arc<Learned> {
+    d.learn(
+        i64::from(i) * 1_000_000_000,
+        rates,
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
 }

@@ -5,6 +5,13 @@
 //! measured length, the same formula as an interval's (docs/design.md §4): a burst shorter
 //! than a window is averaged over it, never invented.
 //!
+//! The windows also bound the device's busy time more tightly than the interval can (issue
+//! 37): a window was busy at most for the time its requests were in flight, Δweighted time,
+//! and at most for its length; the interval's busy share is at most the sum of that over its
+//! windows ÷ their time (`busy_max`). A burst that fills a third of the windows is busy at
+//! most a third of the interval, whatever io_ticks say (they count in the kernel's ticks and
+//! misread requests shorter than one: learn/points.rs).
+//!
 //! A recording keeps each interval's summary, not the window samples (ten a second would
 //! multiply its size): the `#P` line, a comment to readers older than it, which skip it.
 //! Pure.
@@ -43,6 +50,9 @@ pub struct DevBurst {
     /// Windows in which a figure of the device's declared cap was reached (≥ AT_CAP of it);
     /// None without a cap.
     pub at_cap: Option<u32>,
+    /// The most of the windows' time the device can have been busy (the module doc), to
+    /// 1e-4; None from a recording older than it.
+    pub busy_max: Option<f64>,
 }
 
 /// Every device's windows over the interval that starts at `start_mono_ns` (the `#P` line).
@@ -77,6 +87,10 @@ pub struct Burst {
     /// The share of windows in which a figure of the declared cap was reached (≥ 95 % of
     /// it); null without a declared cap.
     pub at_cap_share: Option<f64>,
+    /// The most of the interval the device can have been busy, by its windows (the module
+    /// doc); what learning places the interval's level by (learn/points.rs). Not shown.
+    #[serde(skip)]
+    pub busy_max: Option<f64>,
 }
 
 /// One device's windows over an exporter's scrape interval.
@@ -98,6 +112,8 @@ struct Counts {
     rsect: u64,
     writes: u64,
     wsect: u64,
+    /// Time in flight, all operations (ms).
+    weighted_ms: u64,
 }
 
 /// Each device's counters of one sample, by device number.
@@ -112,6 +128,9 @@ struct Window {
     r_bps: f64,
     w_iops: f64,
     w_bps: f64,
+    /// The most of the window the device can have been busy: its requests' time in flight,
+    /// at most its length (s).
+    busy_max_s: f64,
 }
 
 /// The windows of the live run: fed every sample the collector reads (its ticks' and those in
@@ -123,6 +142,10 @@ pub struct BurstTracker {
     prev: Option<(u64, DevCounts)>,
     /// The windows since the interval began, per device.
     windows: HashMap<(u32, u32), Vec<Window>>,
+    /// The same windows since the learner's last interval, where it closes intervals of
+    /// its own apart from `windows`' (the exporter: scrapes take `windows`, the learner's
+    /// seconds these); None when not asked for ([`BurstTracker::keep_for_learning`]).
+    learned: Option<HashMap<(u32, u32), Vec<Window>>>,
 }
 
 impl BurstTracker {
@@ -131,7 +154,14 @@ impl BurstTracker {
             window_ns,
             prev: None,
             windows: HashMap::new(),
+            learned: None,
         }
+    }
+
+    /// Keep the windows for a learner closing its own intervals too, from now on
+    /// ([`BurstTracker::close_learned`]).
+    pub fn keep_for_learning(&mut self) {
+        self.learned.get_or_insert_with(HashMap::new);
     }
 
     pub fn window_ns(&self) -> u64 {
@@ -165,6 +195,7 @@ impl BurstTracker {
                     rsect: l.read_sectors,
                     writes: l.writes,
                     wsect: l.write_sectors,
+                    weighted_ms: l.weighted_ms,
                 };
                 ((l.major, l.minor), c)
             })
@@ -182,9 +213,13 @@ impl BurstTracker {
                             r_bps: d(p.rsect, c.rsect)? * 512.0,
                             w_iops: d(p.writes, c.writes)?,
                             w_bps: d(p.wsect, c.wsect)? * 512.0,
+                            busy_max_s: (d(p.weighted_ms, c.weighted_ms)? * dt / 1e3).min(dt),
                         })
                     })();
                     if let Some(w) = w {
+                        if let Some(l) = &mut self.learned {
+                            l.entry(*k).or_default().push(w);
+                        }
                         self.windows.entry(*k).or_default().push(w);
                     }
                 }
@@ -196,7 +231,22 @@ impl BurstTracker {
     /// The interval `r` ends: each of its devices' windows summed up (only devices with at
     /// least [`MIN_WINDOWS`]), judged against the row's declared cap; the windows start anew.
     pub fn close(&mut self, r: &IntervalReport) -> BurstSample {
-        let mut windows = std::mem::take(&mut self.windows);
+        let windows = std::mem::take(&mut self.windows);
+        self.sum_up(windows, r)
+    }
+
+    /// The learner's interval `r` ends ([`BurstTracker::keep_for_learning`]): its windows summed
+    /// up as [`BurstTracker::close`] does, apart from the scrapes'; empty when not kept.
+    pub fn close_learned(&mut self, r: &IntervalReport) -> BurstSample {
+        let windows = self.learned.as_mut().map(std::mem::take);
+        self.sum_up(windows.unwrap_or_default(), r)
+    }
+
+    fn sum_up(
+        &self,
+        mut windows: HashMap<(u32, u32), Vec<Window>>,
+        r: &IntervalReport,
+    ) -> BurstSample {
         let devs = r
             .devices
             .iter()
@@ -253,6 +303,9 @@ fn summarise(major: u32, minor: u32, w: &[Window], cap: Option<&DeclaredCap>) ->
     // the live figures exactly.
     let tenth = |x: f64| (x * 10.0).round() / 10.0;
     let at_cap = cap.map(|c| w.iter().filter(|x| reaches(x, c)).count() as u32);
+    let t: f64 = w.iter().map(|x| x.dt).sum();
+    let busy: f64 = w.iter().map(|x| x.busy_max_s).sum();
+    let busy_max = (t > 0.0).then(|| ((busy / t).min(1.0) * 1e4).round() / 1e4);
     Some(DevBurst {
         major,
         minor,
@@ -266,6 +319,7 @@ fn summarise(major: u32, minor: u32, w: &[Window], cap: Option<&DeclaredCap>) ->
             bytes_per_s: max(|x| x.w_bps).round(),
         },
         at_cap,
+        busy_max,
     })
 }
 
@@ -308,17 +362,19 @@ pub fn attach(r: &mut IntervalReport, b: &BurstSample) {
             read: dir(&x.read, rates.r_s),
             write: dir(&x.write, rates.w_s),
             at_cap_share: x.at_cap.map(|n| f64::from(n) / f64::from(x.windows)),
+            busy_max: x.busy_max,
         });
     }
 }
 
 /// The `#P` line: `#P <start_mono_ns> <window_ns>` and a token per device,
-/// `<major>:<minor>/<windows>/<read iops>/<read B/s>/<write iops>/<write B/s>/<at cap or ->`.
+/// `<major>:<minor>/<windows>/<read iops>/<read B/s>/<write iops>/<write B/s>/<at cap or ->`
+/// and `/<busy_max>` (readers older than it stop at the seventh field).
 pub fn format(b: &BurstSample) -> String {
     let mut s = format!("#P {} {}", b.start_mono_ns, b.window_ns);
     for d in &b.devs {
         s.push_str(&format!(
-            " {}:{}/{}/{:.1}/{:.0}/{:.1}/{:.0}/{}",
+            " {}:{}/{}/{:.1}/{:.0}/{:.1}/{:.0}/{}{}",
             d.major,
             d.minor,
             d.windows,
@@ -326,7 +382,8 @@ pub fn format(b: &BurstSample) -> String {
             d.read.bytes_per_s,
             d.write.iops,
             d.write.bytes_per_s,
-            d.at_cap.map_or("-".to_string(), |n| n.to_string())
+            d.at_cap.map_or("-".to_string(), |n| n.to_string()),
+            d.busy_max.map_or(String::new(), |b| format!("/{b:.4}"))
         ));
     }
     s.push('\n');
@@ -360,6 +417,10 @@ pub fn parse(text: &str) -> Option<BurstSample> {
                 "-" => None,
                 n => Some(n.parse().ok()?),
             };
+            let busy_max = match p.next() {
+                None => None,
+                b => Some(num(b).filter(|x| *x <= 1.0)?),
+            };
             Some(DevBurst {
                 major: maj.parse().ok()?,
                 minor: min.parse().ok()?,
@@ -367,6 +428,7 @@ pub fn parse(text: &str) -> Option<BurstSample> {
                 read,
                 write,
                 at_cap,
+                busy_max,
             })
         })
         .collect::<Option<Vec<_>>>()?;
@@ -491,6 +553,57 @@ mod tests {
         .unwrap_err();
         assert_eq!(bad.line, 2);
         assert!(bad.reason.contains("burst"), "{}", bad.reason);
+    }
+
+    #[test]
+    fn the_windows_bound_the_busy_time_by_the_time_in_flight() {
+        // Ten windows of 100 ms: reads in the odd ones, 240 ms in flight in each (a burst of
+        // 2.4 in flight, busy throughout: counted as 100 ms), nothing in the even ones; one
+        // more pair of windows at 30 ms in flight each (at most 30 % busy).
+        let at = |mono_ns: u64, reads: u64, weighted: u64| DiskSample {
+            mono_ns,
+            wall_ns: 1_795_000_000_000_000_000 + mono_ns as i64,
+            lines: parse_stats(&format!(
+                "   7 0 loop0 {reads} 0 {} 0 0 0 0 0 0 0 {weighted} 0 0 0 0 0 0\n",
+                reads * 8
+            ))
+            .lines,
+        };
+        let mut e = engine();
+        let mut t = BurstTracker::new(100 * MS);
+        let (mut r, mut w) = (0, 0);
+        t.push(&at(0, 0, 0));
+        e.push(at(0, 0, 0));
+        let mut last = None;
+        for i in 1..=10u64 {
+            if i % 2 == 1 {
+                (r, w) = (r + 200, w + 240);
+            }
+            let s = at(i * 100 * MS, r, w);
+            t.push(&s);
+            last = Some(s);
+        }
+        let rep = e.push(last.unwrap()).unwrap();
+        let b = t.close(&rep);
+        assert_eq!(b.devs[0].busy_max, Some(0.5), "{b:?}");
+        // Over the whole interval the time in flight (1.2 s) allows it busy throughout: the
+        // windows say half.
+        assert!(rep.devices[0].rates.as_ref().unwrap().aqu_sz > 1.0);
+        for i in 11..=12u64 {
+            (r, w) = (r + 10, w + 30);
+            t.push(&at(i * 100 * MS, r, w));
+        }
+        let rep = e.push(at(12 * 100 * MS, r, w)).unwrap();
+        let b = t.close(&rep);
+        assert_eq!(b.devs[0].busy_max, Some(0.3), "{b:?}");
+        // The `#P` line keeps it; a line without it (an older recording) reads as unknown.
+        let line = format(&b);
+        assert!(line.trim_end().ends_with("/-/0.3000"), "{line}");
+        let back = parse(line.strip_prefix("#P ").unwrap().trim_end()).unwrap();
+        assert_eq!(back, b);
+        let old = parse("0 100000000 7:0/10/2000.0/8192000/0.0/0/-").unwrap();
+        assert_eq!(old.devs[0].busy_max, None);
+        assert!(parse("0 100000000 7:0/10/2000.0/8192000/0.0/0/-/1.5").is_none());
     }
 
     #[test]

@@ -722,20 +722,26 @@ impl Collector {
         }
         let w = self.aws.take_warnings();
         self.warn(w);
-        let mut fed = self.replayer.push_sample(sample)?;
+        // The interval's short windows, judged against each row's declared cap, attached
+        // before the learner sees the interval (its busy share is bounded by them), as a
+        // replay attaches its `#P` line; recorded before its closing sample, as the
+        // histograms are.
+        let mut closed = None;
+        let tracker = &mut self.burst;
+        let mut fed = self.replayer.push_sample_with(sample, &mut |r| {
+            if let Some(b) = tracker.as_mut() {
+                let bs = b.close(r);
+                super::burst::attach(r, &bs);
+                closed = Some(bs);
+            }
+        })?;
         if let (false, Some(r)) = (self.aws.is_empty(), &mut fed.report) {
             for d in &mut r.devices {
                 d.aws = self.aws.get(d.major, d.minor);
             }
         }
-        // The interval's short windows, judged against each row's declared cap; recorded
-        // before its closing sample (a `#P` line), as the histograms are.
-        let burst = match (&mut self.burst, &mut fed.report) {
-            (Some(b), Some(r)) => {
-                let bs = b.close(r);
-                super::burst::attach(r, &bs);
-                (!bs.devs.is_empty()).then_some(Event::Burst(bs))
-            }
+        let burst = match (&mut self.burst, &fed.report) {
+            (Some(_), Some(_)) => closed.filter(|bs| !bs.devs.is_empty()).map(Event::Burst),
             (Some(b), None) => {
                 b.forget_windows();
                 None

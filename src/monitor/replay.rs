@@ -208,7 +208,7 @@ impl Replayer {
                     ));
                     return Ok(fed);
                 }
-                fed = self.push_at(line, sample)?;
+                fed = self.push_at(line, sample, None)?;
                 warnings.append(&mut fed.warnings);
                 fed.warnings = warnings;
             }
@@ -218,7 +218,18 @@ impl Replayer {
 
     /// A sample already parsed (the live collector parses it once to learn its devices).
     pub fn push_sample(&mut self, sample: DiskSample) -> Result<Fed, Error> {
-        self.push_at(None, sample)
+        self.push_at(None, sample, None)
+    }
+
+    /// As [`Replayer::push_sample`], with `before_observe` given the interval the sample
+    /// closed before the observer learns it: the live collector attaches its short windows
+    /// there, where a replay attaches its `#P` line's, so both learn from the same figures.
+    pub fn push_sample_with(
+        &mut self,
+        sample: DiskSample,
+        before_observe: &mut dyn FnMut(&mut IntervalReport),
+    ) -> Result<Fed, Error> {
+        self.push_at(None, sample, Some(before_observe))
     }
 
     /// Where a sample is, for warnings: its line in the file, else its number.
@@ -229,7 +240,12 @@ impl Replayer {
         }
     }
 
-    fn push_at(&mut self, line: Option<usize>, sample: DiskSample) -> Result<Fed, Error> {
+    fn push_at(
+        &mut self,
+        line: Option<usize>,
+        sample: DiskSample,
+        before_observe: Option<&mut dyn FnMut(&mut IntervalReport)>,
+    ) -> Result<Fed, Error> {
         let mut fed = Fed::default();
         if let Some(last) = self.last_ns.filter(|&l| sample.mono_ns < l) {
             fed.warnings.push(format!(
@@ -265,6 +281,9 @@ impl Replayer {
         self.blk_prev = blk;
         if let (Some(r), Some(b)) = (&mut fed.report, self.burst_next.take()) {
             super::burst::attach(r, &b);
+        }
+        if let (Some(r), Some(f)) = (&mut fed.report, before_observe) {
+            f(r);
         }
         let aws = std::mem::take(&mut self.aws_next);
         if let Some(r) = fed.report.as_mut().filter(|_| !aws.is_empty()) {
