@@ -176,7 +176,8 @@ fn busy_bound(r: &DiskRates) -> f64 {
 
 /// The interval's busy share (the module doc): %util within the bounds, or the windows'
 /// bound where the requests are too short for io_ticks to measure; None when the source has
-/// neither (the interval is then taken whole).
+/// neither and more than one request was in flight on average (the interval is then taken
+/// whole).
 fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
     let any = r.r_s + r.w_s > 0.0;
     let q = busy_bound(r);
@@ -189,7 +190,8 @@ fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
         (Some(_), Some(_)) if short => Some(hi),
         (Some(u), _) => Some(u.min(hi)),
         (None, Some(_)) => Some(hi),
-        (None, None) => None,
+        // No io_ticks: taken whole, but never below one in flight while busy.
+        (None, None) => (q < 1.0).then_some(q),
     }
 }
 
@@ -445,6 +447,10 @@ mod tests {
         let p = points_of(0, &rates(100.0, 1.2, 0.0, 4.0), None, None, None);
         assert_eq!(p.learnable().count(), 1);
         assert_eq!(p.busy_share, None);
+        // ... but never below one in flight (0.2 on average: busy a fifth at most).
+        let p = points_of(0, &rates(100.0, 0.2, 0.0, 4.0), None, None, None);
+        assert_eq!(p.busy_share, Some(0.2));
+        assert!((p.as_slice()[0].in_flight() - 1.0).abs() < 1e-9);
     }
 
     #[test]
