@@ -13,8 +13,9 @@
 //!   for its requests' time in flight). io_ticks count in the kernel's ticks: on requests
 //!   shorter than [`SHORT_REQUEST_S`] they are no measure of the busy time (read 0–5 % for a
 //!   disk 20 % busy, or 90 % for one at most 67 %), and the windows' bound places the level
-//!   instead (the lowest level the counters allow); without windows, %util is taken within
-//!   the bound.
+//!   instead (the lowest level the counters allow); longer requests, or no windows: %util,
+//!   within the mean in flight (a window's time in flight is credited at completion, a bound
+//!   only for requests far shorter than the window).
 //! - **Mixed sizes.** Without per-request sizes only the mean is known: a mean between two
 //!   size classes (not within a merge's tolerance of either side's sizes) is two classes each
 //!   with a real share. Such an interval is marked mixed: neither learned into nor judged
@@ -188,6 +189,9 @@ fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
     let short = q.is_finite() && requests > 0.0 && q * r.interval_s / requests < SHORT_REQUEST_S;
     match (util, windows) {
         (Some(_), Some(_)) if short => Some(hi),
+        // A window's time in flight is credited when its requests complete: a fair bound
+        // for requests far shorter than a window, not for long ones, which %util measures.
+        (Some(u), _) if !short => Some(u.min(q).min(1.0)),
         (Some(u), _) => Some(u.min(hi)),
         (None, Some(_)) => Some(hi),
         // No io_ticks: taken whole, but never below one in flight while busy.
@@ -424,13 +428,14 @@ mod tests {
         let p = points_of(0, &r, None, None, Some(1.0 / 3.0));
         let pt = p.learnable().next().expect("learned");
         assert!((pt.in_flight() - 24.0).abs() < 1e-6, "{}", pt.in_flight());
-        // Requests long enough for io_ticks (12 ms): %util stands, within the windows' bound
-        // (a burst shorter than a window fills it in the bound, not in io_ticks).
+        // Requests long enough for io_ticks (12 ms): %util stands, whatever the windows say
+        // (their time in flight is credited at completion: a window a long request spans
+        // without completing gets none of it).
         let r = rates(667.0, 8.0, 33.3, 4.0);
         let p = points_of(0, &r, None, None, Some(0.5));
         assert!((p.busy_share.unwrap() - 0.333).abs() < 1e-9);
         let p = points_of(0, &r, None, None, Some(0.2));
-        assert!((p.busy_share.unwrap() - 0.2).abs() < 1e-9);
+        assert!((p.busy_share.unwrap() - 0.333).abs() < 1e-9);
         // Windows without time in flight (a source with none) are no bound.
         let p = points_of(0, &rates(100.0, 0.2, 20.0, 4.0), None, None, Some(0.0));
         assert!((p.busy_share.unwrap() - 0.2).abs() < 1e-9);

@@ -10,7 +10,9 @@
 //! and at most for its length; the interval's busy share is at most the sum of that over its
 //! windows ÷ their time (`busy_max`). A burst that fills a third of the windows is busy at
 //! most a third of the interval, whatever io_ticks say (they count in the kernel's ticks and
-//! misread requests shorter than one: learn/points.rs).
+//! misread requests shorter than one: learn/points.rs). The kernel credits a request's time
+//! in flight when it completes, so the bound holds for requests far shorter than a window
+//! (learning uses it for those alone).
 //!
 //! A recording keeps each interval's summary, not the window samples (ten a second would
 //! multiply its size): the `#P` line, a comment to readers older than it, which skip it.
