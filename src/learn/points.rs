@@ -182,20 +182,17 @@ fn busy_bound(r: &DiskRates) -> f64 {
 fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
     let any = r.r_s + r.w_s > 0.0;
     let q = busy_bound(r);
-    let hi = q.min(1.0).min(windows.unwrap_or(1.0));
     let util = (r.util_pct.is_finite() && r.util_pct > 0.0 && any).then(|| r.util_pct / 100.0);
     let requests = (r.r_s + r.w_s + r.d_s.unwrap_or(0.0) + r.f_s.unwrap_or(0.0)) * r.interval_s;
     // Each request's mean time in flight: the time in flight over the requests.
     let short = q.is_finite() && requests > 0.0 && q * r.interval_s / requests < SHORT_REQUEST_S;
     match (util, windows) {
-        (Some(_), Some(_)) if short => Some(hi),
         // A window's time in flight is credited when its requests complete: a fair bound
         // for requests far shorter than a window, not for long ones, which %util measures.
-        (Some(u), _) if !short => Some(u.min(q).min(1.0)),
-        (Some(u), _) => Some(u.min(hi)),
-        (None, Some(_)) => Some(hi),
+        (_, Some(w)) if short => Some(q.min(1.0).min(w)),
+        (Some(u), _) => Some(u.min(q).min(1.0)),
         // No io_ticks: taken whole, but never below one in flight while busy.
-        (None, None) => (q < 1.0).then_some(q),
+        (None, _) => (q < 1.0).then_some(q),
     }
 }
 
