@@ -181,6 +181,8 @@ fn busy_bound(r: &DiskRates) -> f64 {
 /// whole).
 fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
     let any = r.r_s + r.w_s > 0.0;
+    // Windows without time in flight (a source with none) are no bound.
+    let windows = windows.filter(|&w| any && w > 0.0 && w.is_finite());
     let q = busy_bound(r);
     let util = (r.util_pct.is_finite() && r.util_pct > 0.0 && any).then(|| r.util_pct / 100.0);
     let requests = (r.r_s + r.w_s + r.d_s.unwrap_or(0.0) + r.f_s.unwrap_or(0.0)) * r.interval_s;
@@ -217,10 +219,7 @@ pub fn points_of(
         (sp.count > 0 && sp.count * 2 >= all).then_some(sp.device_mean_ms? * 1e6)
     };
     let dt = r.interval_s;
-    // The busy share: None when the source has none (util 0 with requests completed: no
-    // io_ticks, as on some virtual devices), and then the interval is taken whole.
-    let any = r.r_s + r.w_s > 0.0;
-    let busy_share = busy_share(r, busy_max.filter(|&b| any && b > 0.0 && b.is_finite()));
+    let busy_share = busy_share(r, busy_max);
     let busy_s = match busy_share {
         Some(u) if u < FULL_BUSY_SHARE => dt * u,
         _ => dt,

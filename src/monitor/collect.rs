@@ -740,14 +740,11 @@ impl Collector {
                 d.aws = self.aws.get(d.major, d.minor);
             }
         }
-        let burst = match (&mut self.burst, &fed.report) {
-            (Some(_), Some(_)) => closed.filter(|bs| !bs.devs.is_empty()).map(Event::Burst),
-            (Some(b), None) => {
-                b.forget_windows();
-                None
-            }
-            (None, _) => None,
-        };
+        // No interval closed (the first sample): the windows so far belong to none.
+        if let (Some(b), None) = (&mut self.burst, &fed.report) {
+            b.forget_windows();
+        }
+        let burst = closed.filter(|bs| !bs.devs.is_empty()).map(Event::Burst);
         if let Some(r) = &fed.report {
             self.warn_of_latency(r);
         }
