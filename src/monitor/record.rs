@@ -462,7 +462,7 @@ fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
                 line: n,
                 reason: format!(
                     "malformed burst line (expected '#P <start_mono_ns> <window_ns> \
-                     <major>:<minor>/<windows>/<r iops>/<r B/s>/<w iops>/<w B/s>/<at cap>...'): \
+                     <major>:<minor>/<windows>/<r iops>/<r B/s>/<w iops>/<w B/s>/<at cap>[/<busy max, 0-1>]...'): \
                      '{t}'"
                 ),
             });
