@@ -12,41 +12,42 @@ use serde::{Deserialize, Serialize};
 /// fields until known. The figures are the series (direction and request-size class) that
 /// carried most of the interval's requests (when idle: the one learned most); `state` is the
 /// worst state of the directions with I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+///
+/// Laid out in declaration order (`repr(C)`), the fields every interval writes or every view's
+/// judgement reads first, in the first three cache lines: a thousand devices' judgements (one
+/// per device and one per direction) are written and read back each interval, past a core's
+/// L2, and the figures only a curve's estimate changes (the knee, the fit, the interval, the
+/// estimate) sat between them (issue 37's cost). The JSON keeps its own order
+/// ([`Learned`]'s `Serialize`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[repr(C)]
 pub struct Learned {
     pub state: State,
+    pub direction: Option<Dir>,
+    pub size_class: Option<SizeClass>,
+    /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
+    /// the baseline's level: not learned (a step of 2x is still evidence of a change).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_busy: bool,
+    pub max_iops_at_least: Option<bool>,
     /// Intervals learned from (not aged).
     pub intervals: u64,
     /// Seconds of traffic learned from.
     pub learned_s: f64,
-    pub direction: Option<Dir>,
-    pub size_class: Option<SizeClass>,
+    pub headroom_iops: Option<f64>,
+    /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
+    pub ratio: Option<f64>,
     pub baseline_latency_ns: Option<f64>,
     pub baseline_p95_ns: Option<f64>,
     /// The baseline's own device time (issue 40: the block layer's split at about one in
     /// flight), when most of its requests were split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_device_ns: Option<f64>,
-    /// 95 % interval of the baseline's mean latency.
-    pub baseline_interval_ns: Option<[f64; 2]>,
-    pub knee_concurrency: Option<u32>,
-    pub knee_range: Option<[u32; 2]>,
-    pub knee_at_least: Option<f64>,
     pub max_iops: Option<f64>,
-    pub max_iops_at_least: Option<bool>,
-    pub headroom_iops: Option<f64>,
-    /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
-    pub ratio: Option<f64>,
-    pub fit_r_squared: Option<f64>,
-    /// Without a baseline at about one in flight: the learner's estimate in full (its point
-    /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
-    /// every view renders (issue 37). Never named a baseline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_estimate: Option<Shared<Estimate>>,
-    /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
-    /// the baseline's level: not learned (a step of 2x is still evidence of a change).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cpu_busy: bool,
+    /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
+    /// learning fills them, every view renders them through the judgement.
+    #[serde(flatten, default)]
+    pub flags: super::state::Flags,
     /// The swept profile's baseline disagrees with the traffic at its own level (about one
     /// in flight, the profile's direction and request size) the way a change of the device
     /// would (change.rs: 2x apart for [`change::REPORT_AFTER_S`] of evidence): from the
@@ -55,15 +56,116 @@ pub struct Learned {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_change: Option<std::sync::Arc<super::state::Change>>,
     pub summary: Option<Summary>,
-    /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
-    /// learning fills them, every view renders them through the judgement.
-    #[serde(flatten, default)]
-    pub flags: super::state::Flags,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
     /// series learned most. Not in the JSON (the object above is the device's).
     #[serde(skip)]
     pub directions: Vec<Learned>,
+    /// 95 % interval of the baseline's mean latency.
+    pub baseline_interval_ns: Option<[f64; 2]>,
+    pub knee_concurrency: Option<u32>,
+    pub knee_range: Option<[u32; 2]>,
+    pub knee_at_least: Option<f64>,
+    pub fit_r_squared: Option<f64>,
+    /// Without a baseline at about one in flight: the learner's estimate in full (its point
+    /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
+    /// every view renders (issue 37). Never named a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_estimate: Option<Shared<Estimate>>,
+}
+
+/// The `learned` object's keys in their order since they were first written (state, counts,
+/// the curve's figures, the interval's, the words), whatever the struct's layout.
+impl Serialize for Learned {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        fn none<T>(x: &&Option<T>) -> bool {
+            x.is_none()
+        }
+        fn not(x: &&bool) -> bool {
+            !**x
+        }
+        #[derive(Serialize)]
+        struct InOrder<'a> {
+            state: &'a State,
+            intervals: &'a u64,
+            learned_s: &'a f64,
+            direction: &'a Option<Dir>,
+            size_class: &'a Option<SizeClass>,
+            baseline_latency_ns: &'a Option<f64>,
+            baseline_p95_ns: &'a Option<f64>,
+            #[serde(skip_serializing_if = "none")]
+            baseline_device_ns: &'a Option<f64>,
+            baseline_interval_ns: &'a Option<[f64; 2]>,
+            knee_concurrency: &'a Option<u32>,
+            knee_range: &'a Option<[u32; 2]>,
+            knee_at_least: &'a Option<f64>,
+            max_iops: &'a Option<f64>,
+            max_iops_at_least: &'a Option<bool>,
+            headroom_iops: &'a Option<f64>,
+            ratio: &'a Option<f64>,
+            fit_r_squared: &'a Option<f64>,
+            #[serde(skip_serializing_if = "none")]
+            baseline_estimate: &'a Option<Shared<Estimate>>,
+            #[serde(skip_serializing_if = "not")]
+            cpu_busy: &'a bool,
+            #[serde(skip_serializing_if = "none")]
+            profile_change: &'a Option<std::sync::Arc<super::state::Change>>,
+            summary: &'a Option<Summary>,
+            #[serde(flatten)]
+            flags: &'a super::state::Flags,
+        }
+        // Every field named (no `..`): a field added to Learned must be written here too.
+        let Learned {
+            state,
+            direction,
+            size_class,
+            cpu_busy,
+            max_iops_at_least,
+            intervals,
+            learned_s,
+            headroom_iops,
+            ratio,
+            baseline_latency_ns,
+            baseline_p95_ns,
+            baseline_device_ns,
+            max_iops,
+            flags,
+            profile_change,
+            summary,
+            directions: _,
+            baseline_interval_ns,
+            knee_concurrency,
+            knee_range,
+            knee_at_least,
+            fit_r_squared,
+            baseline_estimate,
+        } = self;
+        InOrder {
+            state,
+            intervals,
+            learned_s,
+            direction,
+            size_class,
+            baseline_latency_ns,
+            baseline_p95_ns,
+            baseline_device_ns,
+            baseline_interval_ns,
+            knee_concurrency,
+            knee_range,
+            knee_at_least,
+            max_iops,
+            max_iops_at_least,
+            headroom_iops,
+            ratio,
+            fit_r_squared,
+            baseline_estimate,
+            cpu_busy,
+            profile_change,
+            summary,
+            flags,
+        }
+        .serialize(s)
+    }
 }
 
 /// Asks the CPU to bring the `bytes` at `p` into its caches ahead of their use: a hint, with no

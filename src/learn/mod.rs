@@ -133,6 +133,10 @@ impl Learned {
     /// the old one and moved the new in, touching every reference count twice (issue 37's
     /// cost).
     fn copy_judgement_from(&mut self, src: &Learned) {
+        if self.holds_same_curve(src) {
+            self.copy_interval_from(src);
+            return;
+        }
         fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> bool) {
             let same = match (&*to, from) {
                 (Some(a), Some(b)) => same(a, b),
@@ -201,6 +205,36 @@ impl Learned {
         share(change, &src.flags.change, Arc::ptr_eq);
         *ceiling_at_least = src.flags.ceiling_at_least;
         *mixed = src.flags.mixed;
+    }
+
+    /// Whether `src`'s curve figures are the ones here already: the same words (made once
+    /// per estimate, or a change's, made afresh each interval) for the same direction and
+    /// class ([`Learned::holds_curve`]'s rule).
+    fn holds_same_curve(&self, src: &Learned) -> bool {
+        matches!((&self.summary, &src.summary), (Some(a), Some(b)) if a.same(b))
+            && self.direction == src.direction
+            && self.size_class == src.size_class
+    }
+
+    /// [`Learned::copy_judgement_from`] of the interval's own figures alone (those
+    /// [`Learned::reset_interval`] writes), the curve's being the same: the device's
+    /// judgement written in a line or two instead of five (issue 37's cost).
+    fn copy_interval_from(&mut self, src: &Learned) {
+        self.state = src.state;
+        self.intervals = src.intervals;
+        self.learned_s = src.learned_s;
+        self.headroom_iops = src.headroom_iops;
+        self.ratio = src.ratio;
+        self.cpu_busy = src.cpu_busy;
+        if !matches!((&self.profile_change, &src.profile_change), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+        {
+            self.profile_change.clone_from(&src.profile_change);
+        }
+        if !matches!((&self.flags.change, &src.flags.change), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+        {
+            self.flags.change.clone_from(&src.flags.change);
+        }
+        self.flags.mixed = src.flags.mixed;
     }
 
     /// What [`Learned::reset`] resets that is not a curve's: the interval's own figures.
