@@ -60,14 +60,18 @@ pub use crate::analysis::learned::{Estimate, EstimateMethod};
 pub const FLAT: f64 = 1.2;
 
 /// What a series says about its device.
+///
+/// Laid out in declaration order (`repr(C)`), what every interval's judgement reads first
+/// (the curve's direction, class and words, its baseline or estimate): the curves of a
+/// thousand devices are read each interval, past a core's L2 (issue 37's cost).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[repr(C)]
 pub struct Curve {
     pub dir: Dir,
     pub size_class: SizeClass,
-    /// Aged intervals learned from.
-    pub intervals: f64,
-    /// Aged requests learned from.
-    pub requests: f64,
+    pub max_iops_at_least: bool,
+    /// The judgement in words, written when first read.
+    pub summary: Summary,
     pub baseline: Option<Baseline>,
     /// Without a baseline at about one in flight: the baseline estimated from the lowest levels.
     /// Shared (not copied) by every interval's judgement until the next estimate.
@@ -75,6 +79,13 @@ pub struct Curve {
     /// What the judgement's flags say of it (from its level, with its interval), shared alike.
     #[serde(skip)]
     pub estimate_flag: Option<crate::analysis::shared::Shared<crate::analysis::state::Estimate>>,
+    /// The most IOPS served with the p95 within the target (3x the baseline p95, or the
+    /// user's); a lower bound when no level went past the target.
+    pub max_iops: Option<f64>,
+    /// Aged intervals learned from.
+    pub intervals: f64,
+    /// Aged requests learned from.
+    pub requests: f64,
     /// The knee, once the traffic has gone past it (sweep's rule on the learned levels).
     pub knee_concurrency: Option<u32>,
     /// Levels that can't be told from the knee (power within 10 %).
@@ -82,10 +93,6 @@ pub struct Curve {
     /// Until then: the most in flight the traffic reached with enough data; the knee is at
     /// or above it.
     pub knee_at_least: Option<f64>,
-    /// The most IOPS served with the p95 within the target (3x the baseline p95, or the
-    /// user's); a lower bound when no level went past the target.
-    pub max_iops: Option<f64>,
-    pub max_iops_at_least: bool,
     /// The first learned level over the target.
     pub overload_concurrency: Option<u32>,
     /// The USL fit's R² on the learned levels (4 levels and more).
@@ -93,8 +100,6 @@ pub struct Curve {
     /// The levels the verdict was taken on.
     #[serde(skip)]
     pub levels: Vec<LevelPoint>,
-    /// The judgement in words, written when first read.
-    pub summary: Summary,
 }
 
 fn level_of(b: &Bucket, prev: Option<u32>) -> LevelPoint {
