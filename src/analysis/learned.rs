@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 /// judgement reads first, in the first three cache lines: a thousand devices' judgements (one
 /// per device and one per direction) are written and read back each interval, past a core's
 /// L2, and the figures only a curve's estimate changes (the knee, the fit, the interval, the
-/// estimate) sat between them (issue 37's cost). The JSON keeps its own order
-/// ([`Learned`]'s `Serialize`).
+/// estimate) sat between them (issue 37's cost). The JSON keeps its own order and omissions
+/// ([`Learned`]'s `Serialize`); the attributes here are for reading it back.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[repr(C)]
 pub struct Learned {
@@ -27,7 +27,7 @@ pub struct Learned {
     pub size_class: Option<SizeClass>,
     /// The machine's CPUs (no idle time, or steal) may explain the interval's slow latency at
     /// the baseline's level: not learned (a step of 2x is still evidence of a change).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     pub cpu_busy: bool,
     pub max_iops_at_least: Option<bool>,
     /// Intervals learned from (not aged).
@@ -41,7 +41,7 @@ pub struct Learned {
     pub baseline_p95_ns: Option<f64>,
     /// The baseline's own device time (issue 40: the block layer's split at about one in
     /// flight), when most of its requests were split.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub baseline_device_ns: Option<f64>,
     pub max_iops: Option<f64>,
     /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
@@ -53,7 +53,7 @@ pub struct Learned {
     /// would (change.rs: 2x apart for [`change::REPORT_AFTER_S`] of evidence): from the
     /// profile's, to the traffic's, with the evidence. The judgement by the sweep carries it
     /// as its `change` (monitor::judge); on the direction it concerns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub profile_change: Option<std::sync::Arc<super::state::Change>>,
     pub summary: Option<Summary>,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
@@ -70,7 +70,7 @@ pub struct Learned {
     /// Without a baseline at about one in flight: the learner's estimate in full (its point
     /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
     /// every view renders (issue 37). Never named a baseline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub baseline_estimate: Option<Shared<Estimate>>,
 }
 
