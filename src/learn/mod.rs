@@ -39,6 +39,19 @@ pub struct LearnSpec {
     pub target_p95_ns: Option<f64>,
 }
 
+/// `from` written over `to` unless it is the same value already (`same`: the same shared
+/// value, not only an equal one): a reference count is touched only when it changes.
+fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> bool) {
+    let same = match (&*to, from) {
+        (Some(a), Some(b)) => same(a, b),
+        (None, None) => true,
+        _ => false,
+    };
+    if !same {
+        to.clone_from(from);
+    }
+}
+
 impl Learned {
     fn empty(m: &DeviceModel) -> Learned {
         Learned {
@@ -128,31 +141,37 @@ impl Learned {
     }
 
     /// `src`'s judgement written over `self`, but for `directions` (the device's judgement
-    /// from its main direction's): field by field, the shared values (words, estimate,
-    /// change) only when they are other ones, where a clone built a whole value, dropped
-    /// the old one and moved the new in, touching every reference count twice (issue 37's
-    /// cost).
+    /// from its main direction's): the interval's own figures always, the curve's only when
+    /// they are another curve's (the usual interval holds the same one: issue 37's cost,
+    /// [`Learned::reset_to`]'s rule), the shared values (words, estimate, change) only when
+    /// they are other ones, where a clone built a whole value, dropped the old one and moved
+    /// the new in, touching every reference count twice.
     fn copy_judgement_from(&mut self, src: &Learned) {
-        if self.holds_same_curve(src) {
-            self.copy_interval_from(src);
+        use crate::analysis::shared::Shared;
+        // What reset_interval writes, copied.
+        self.state = src.state;
+        self.intervals = src.intervals;
+        self.learned_s = src.learned_s;
+        self.headroom_iops = src.headroom_iops;
+        self.ratio = src.ratio;
+        self.cpu_busy = src.cpu_busy;
+        share(&mut self.profile_change, &src.profile_change, Arc::ptr_eq);
+        share(&mut self.flags.change, &src.flags.change, Arc::ptr_eq);
+        self.flags.mixed = src.flags.mixed;
+        if self.holds(src.summary.as_ref(), src.direction, src.size_class) {
             return;
         }
-        fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> bool) {
-            let same = match (&*to, from) {
-                (Some(a), Some(b)) => same(a, b),
-                (None, None) => true,
-                _ => false,
-            };
-            if !same {
-                to.clone_from(from);
-            }
-        }
-        use crate::analysis::shared::Shared;
         // Every field named (no `..`): a field added to Learned must be copied here too.
         let Learned {
-            state,
-            intervals,
-            learned_s,
+            // The interval's, copied above:
+            state: _,
+            intervals: _,
+            learned_s: _,
+            headroom_iops: _,
+            ratio: _,
+            cpu_busy: _,
+            profile_change: _,
+            // The curve's:
             direction,
             size_class,
             baseline_latency_ns,
@@ -164,19 +183,12 @@ impl Learned {
             knee_at_least,
             max_iops,
             max_iops_at_least,
-            headroom_iops,
-            ratio,
             fit_r_squared,
             baseline_estimate,
-            cpu_busy,
-            profile_change,
             summary,
             flags,
             directions: _,
         } = self;
-        *state = src.state;
-        *intervals = src.intervals;
-        *learned_s = src.learned_s;
         *direction = src.direction;
         *size_class = src.size_class;
         *baseline_latency_ns = src.baseline_latency_ns;
@@ -188,53 +200,17 @@ impl Learned {
         *knee_at_least = src.knee_at_least;
         *max_iops = src.max_iops;
         *max_iops_at_least = src.max_iops_at_least;
-        *headroom_iops = src.headroom_iops;
-        *ratio = src.ratio;
         *fit_r_squared = src.fit_r_squared;
         share(baseline_estimate, &src.baseline_estimate, Shared::ptr_eq);
-        *cpu_busy = src.cpu_busy;
-        share(profile_change, &src.profile_change, Arc::ptr_eq);
         share(summary, &src.summary, Summary::same);
         let crate::analysis::state::Flags {
             estimate,
-            change,
+            change: _,
             ceiling_at_least,
-            mixed,
+            mixed: _,
         } = flags;
         share(estimate, &src.flags.estimate, Shared::ptr_eq);
-        share(change, &src.flags.change, Arc::ptr_eq);
         *ceiling_at_least = src.flags.ceiling_at_least;
-        *mixed = src.flags.mixed;
-    }
-
-    /// Whether `src`'s curve figures are the ones here already: the same words (made once
-    /// per estimate, or a change's, made afresh each interval) for the same direction and
-    /// class ([`Learned::holds_curve`]'s rule).
-    fn holds_same_curve(&self, src: &Learned) -> bool {
-        matches!((&self.summary, &src.summary), (Some(a), Some(b)) if a.same(b))
-            && self.direction == src.direction
-            && self.size_class == src.size_class
-    }
-
-    /// [`Learned::copy_judgement_from`] of the interval's own figures alone (those
-    /// [`Learned::reset_interval`] writes), the curve's being the same: the device's
-    /// judgement written in a line or two instead of five (issue 37's cost).
-    fn copy_interval_from(&mut self, src: &Learned) {
-        self.state = src.state;
-        self.intervals = src.intervals;
-        self.learned_s = src.learned_s;
-        self.headroom_iops = src.headroom_iops;
-        self.ratio = src.ratio;
-        self.cpu_busy = src.cpu_busy;
-        if !matches!((&self.profile_change, &src.profile_change), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
-        {
-            self.profile_change.clone_from(&src.profile_change);
-        }
-        if !matches!((&self.flags.change, &src.flags.change), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
-        {
-            self.flags.change.clone_from(&src.flags.change);
-        }
-        self.flags.mixed = src.flags.mixed;
     }
 
     /// What [`Learned::reset`] resets that is not a curve's: the interval's own figures.
@@ -256,9 +232,23 @@ impl Learned {
     /// change's words replace them, and then the figures are written again), so the same
     /// words mean the same figures.
     fn holds_curve(&self, c: &Curve) -> bool {
-        self.summary.as_ref().is_some_and(|s| s.same(&c.summary))
-            && self.direction == Some(c.dir)
-            && self.size_class == Some(c.size_class)
+        self.holds(Some(&c.summary), Some(c.dir), Some(c.size_class))
+    }
+
+    /// Whether the figures here are those that go with these words, direction and class
+    /// ([`Learned::holds_curve`]'s rule, for a curve or another judgement of one).
+    fn holds(
+        &self,
+        summary: Option<&Summary>,
+        dir: Option<Dir>,
+        class: Option<model::SizeClass>,
+    ) -> bool {
+        self.summary
+            .as_ref()
+            .zip(summary)
+            .is_some_and(|(a, b)| a.same(b))
+            && self.direction == dir
+            && self.size_class == class
     }
 
     /// [`Learned::reset`] with the figures of the curve `c` (None: none), in place; only the
