@@ -429,7 +429,7 @@ fn top_screen(t: &Tmux, rec: &Path, profiles: &Path) -> String {
     t.keys(&[&format!("clear; {}", top_replay(rec, &args)), "Enter"]);
     let s = t.wait_for("end of recording");
     t.keys(&["q"]);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
     s
 }
 

@@ -306,7 +306,7 @@ impl Tmux {
             "env -i TERM=xterm-256color PATH=/usr/bin:/bin IOSAT_STATE_DIR= bash --norc --noprofile",
         ]);
         t.keys(&["PS1='PROMPT$ '", "Enter"]);
-        t.wait_for("PROMPT$");
+        t.wait_prompt();
         Some(t)
     }
 
@@ -344,6 +344,30 @@ impl Tmux {
             assert!(
                 std::time::Instant::now() < end,
                 "never showed {needle:?}:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// The screen once the shell waits for input again: its last line is the prompt alone.
+    /// Not "PROMPT$" anywhere: a view that leaves the alternate screen brings back the line
+    /// that started it (the prompt and the command) before the process has ended.
+    #[track_caller]
+    pub(crate) fn wait_prompt(&self) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if s.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(str::trim)
+                == Some("PROMPT$")
+            {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "the shell never came back:\n{s}"
             );
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
@@ -436,7 +460,7 @@ fn top_in_a_real_terminal() {
     assert!(s.contains("loop3 latency ms"), "{s}");
 
     t.keys(&["q"]);
-    let s = t.wait_for("PROMPT$");
+    let s = t.wait_prompt();
     assert!(!s.contains("iosat top ·"), "the view is gone:\n{s}");
     t.keys(&["echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
@@ -468,7 +492,7 @@ fn sigterm_restores_the_terminal() {
     let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
     // SAFETY: kill(2) on the pid of the process this test started through the shell.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
     assert_eq!(
         t.run(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
             .trim(),
@@ -553,7 +577,7 @@ fn live_view_records_what_stat_replays() {
     let s = t.wait_for("processes: storage I/O");
     assert!(s.contains("measuring") || s.contains("COMMAND"), "{s}");
     t.keys(&["q"]);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
     let o = crate::util::iosat()
         .args(["stat", "--all", "--no-profile", "--json", "--replay"])
         .arg(&rec)
@@ -867,7 +891,7 @@ fn no_bpf_is_accepted_in_a_real_terminal() {
     let s = t.wait_for("devices (1)");
     assert!(s.contains("r_p95") && s.contains("w_p95"), "{s}");
     t.keys(&["q"]);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
     t.keys(&["clear", "Enter"]);
     t.wait_gone("iosat top");
     t.keys(&[&run("--no-bpf"), "Enter"]);
@@ -960,7 +984,7 @@ fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
     t.keys(&[&cmd, "Enter"]);
     t.wait_for("devices (1)");
     t.keys(&["q"]);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
 }
 
 /// No profile, 1,000 reads a second at 1 ms, one in flight (a baseline after 30 intervals),
@@ -1078,7 +1102,7 @@ fn top_saves_its_learned_state_at_exit() {
     reader.join().unwrap();
     wait_until("showed the reads end", &|s: &str| !reads_shown(s));
     t.keys(&["q"]);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
     // One state file (the store keeps its lock file, `.<name>.lock`, beside it).
     let files: Vec<_> = crate::util::entries(&state.path().join("learned"))
         .into_iter()
@@ -1122,5 +1146,5 @@ fn sigusr1_to_a_live_view_writes_its_hindsight() {
     assert!(text.starts_with("#iosat-record 1\n"), "{text}");
     assert!(text.matches("\nT ").count() >= 2, "{text}");
     t.keys(&["q"]);
-    t.wait_for("PROMPT$");
+    t.wait_prompt();
 }
