@@ -401,7 +401,7 @@ fn an_iostat_log_is_learned_like_a_recording() {
 /// fio's own mean completion latency (ms) of 4 KiB random reads at `depth` for `secs` on
 /// `dev`: the truth at that depth as fio measures it, the device's S plus the path's
 /// overhead (FUSE, the loop device's worker, wake-ups on a shared machine).
-fn fio_mean_ms(dev: &str, depth: u32, secs: f64) -> f64 {
+pub(crate) fn fio_mean_ms(dev: &str, depth: u32, secs: f64) -> f64 {
     let out = Command::new("fio")
         .args([
             "--name=truth",
