@@ -331,22 +331,27 @@ impl Tmux {
         self.run(&["capture-pane", "-p", "-t", "t"])
     }
 
-    /// The screen once it shows `needle` (a deadline against a hung test, not a timing
-    /// assertion).
+    /// The screen once `done` holds of it, polled every 100 ms; after `secs` the test fails
+    /// with `what` and the screen (a deadline against a hung test, not a timing assertion).
     #[track_caller]
-    pub(crate) fn wait_for(&self, needle: &str) -> String {
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    pub(crate) fn wait_until(&self, what: &str, secs: u64, done: impl Fn(&str) -> bool) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
         loop {
             let s = self.screen();
-            if s.contains(needle) {
+            if done(&s) {
                 return s;
             }
-            assert!(
-                std::time::Instant::now() < end,
-                "never showed {needle:?}:\n{s}"
-            );
+            assert!(std::time::Instant::now() < end, "{what}:\n{s}");
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
+    }
+
+    /// The screen once it shows `needle`.
+    #[track_caller]
+    pub(crate) fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(&format!("never showed {needle:?}"), 30, |s| {
+            s.contains(needle)
+        })
     }
 
     /// The screen once the shell waits for input again: its last line is the prompt alone.
@@ -354,39 +359,20 @@ impl Tmux {
     /// that started it (the prompt and the command) before the process has ended.
     #[track_caller]
     pub(crate) fn wait_prompt(&self) -> String {
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let s = self.screen();
-            if s.lines()
+        self.wait_until("the shell never came back", 30, |s| {
+            s.lines()
                 .rev()
                 .find(|l| !l.trim().is_empty())
                 .map(str::trim)
                 == Some("PROMPT$")
-            {
-                return s;
-            }
-            assert!(
-                std::time::Instant::now() < end,
-                "the shell never came back:\n{s}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        })
     }
 
     #[track_caller]
     fn wait_gone(&self, needle: &str) -> String {
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let s = self.screen();
-            if !s.contains(needle) {
-                return s;
-            }
-            assert!(
-                std::time::Instant::now() < end,
-                "still shows {needle:?}:\n{s}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        self.wait_until(&format!("still shows {needle:?}"), 30, |s| {
+            !s.contains(needle)
+        })
     }
 }
 
@@ -1087,15 +1073,7 @@ fn top_saves_its_learned_state_at_exit() {
             .any(|r_s| r_s > 0.0)
     };
     let wait_until = |what: &str, f: &dyn Fn(&str) -> bool| {
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
-            let s = t.screen();
-            if f(&s) {
-                return;
-            }
-            assert!(std::time::Instant::now() < end, "never {what}:\n{s}");
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        t.wait_until(&format!("never {what}"), 60, f);
     };
     wait_until("showed the reads", &reads_shown);
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
