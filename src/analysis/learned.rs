@@ -32,7 +32,7 @@ pub struct Learned {
     pub max_iops_at_least: Option<bool>,
     /// Intervals learned from (not aged).
     pub intervals: u64,
-    /// Seconds of traffic learned from.
+    /// Seconds of traffic learned from (written to the millisecond: [`seconds_to_ms`]).
     pub learned_s: f64,
     pub headroom_iops: Option<f64>,
     /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
@@ -88,7 +88,7 @@ impl Serialize for Learned {
         struct InOrder<'a> {
             state: &'a State,
             intervals: &'a u64,
-            learned_s: &'a f64,
+            learned_s: f64,
             direction: &'a Option<Dir>,
             size_class: &'a Option<SizeClass>,
             baseline_latency_ns: &'a Option<f64>,
@@ -143,7 +143,7 @@ impl Serialize for Learned {
         InOrder {
             state,
             intervals,
-            learned_s,
+            learned_s: seconds_to_ms(*learned_s),
             direction,
             size_class,
             baseline_latency_ns,
@@ -195,6 +195,46 @@ pub fn prefetch(p: *const u8, bytes: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, bytes);
+}
+
+/// Seconds learned, as the `learned` object gives them: to the millisecond. They are a sum
+/// of interval lengths, whose float noise (5.9999999999999165 for six hundred 10 ms
+/// intervals) says nothing to a reader. Values no millisecond count holds exactly (1e12 s
+/// and more, not finite) are left as they are.
+pub fn seconds_to_ms(s: f64) -> f64 {
+    if (0.0..1e12).contains(&s) {
+        (s * 1000.0).round() / 1000.0
+    } else {
+        s
+    }
+}
+
+/// [`seconds_to_ms`] written as serde_json writes the rounded value (the shortest decimal
+/// that reads back as it: at most three decimals below 1e12 s), with integer formatting:
+/// the one float every device's `learned` object formats in every interval (issue 37's
+/// cost).
+fn write_seconds_ms(out: &mut Vec<u8>, s: f64) {
+    if !(0.0..1e12).contains(&s) {
+        serde_json::to_writer(&mut *out, &s).expect("a float serialises");
+        return;
+    }
+    let ms = (s * 1000.0).round() as u64;
+    out.extend_from_slice(itoa::Buffer::new().format(ms / 1000).as_bytes());
+    let frac = ms % 1000;
+    let digits = [
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ];
+    // "6.0" for a whole number of seconds, as serde writes 6.0; else no trailing zero.
+    let n = match frac {
+        0 => 2,
+        f if f % 100 == 0 => 2,
+        f if f % 10 == 0 => 3,
+        _ => 4,
+    };
+    out.extend_from_slice(&digits[..n]);
 }
 
 /// `key` then `v` as serde_json writes it (Learned::write_json and write_curve).
@@ -376,8 +416,10 @@ impl Learned {
             mixed,
         } = flags;
         name(out, "{\"state\":", Some(state.as_str()));
-        val(out, ",\"intervals\":", intervals);
-        val(out, ",\"learned_s\":", learned_s);
+        out.extend_from_slice(b",\"intervals\":");
+        out.extend_from_slice(itoa::Buffer::new().format(*intervals).as_bytes());
+        out.extend_from_slice(b",\"learned_s\":");
+        write_seconds_ms(out, *learned_s);
         // The curve's figures (direction through max_iops_at_least) change only when the curve
         // is estimated again, as do its words: written once into the words' memo, copied
         // from there while the figures are the same ones, bit for bit (issue 37's cost: six
@@ -692,6 +734,52 @@ mod tests {
             flags: Flags::default(),
             directions: Vec::new(),
         }
+    }
+
+    /// Seconds learned go out to the millisecond, written by integer formatting as the same
+    /// bytes serde writes for the rounded value: whole seconds, every number of decimals, the
+    /// noise of summed intervals, halves of a millisecond, the edge and beyond it.
+    #[test]
+    fn seconds_learned_are_written_to_the_millisecond_as_serde_writes_them() {
+        let mut cases = vec![
+            0.0,
+            0.001,
+            0.0005,
+            0.02,
+            0.1,
+            0.5000000000000002,
+            1.0000000000000007,
+            5.9999999999999165,
+            6.0,
+            12.345,
+            12.3405,
+            86_400.25,
+            999_999_999_999.999,
+            1e12,
+            1e300,
+            f64::INFINITY,
+        ];
+        // Sums of 10 ms and 1 s intervals, as the model adds them up.
+        let (mut a, mut b) = (0.0, 0.0);
+        for _ in 0..5000 {
+            a += 0.01;
+            b += 1.0003;
+            cases.extend([a, b]);
+        }
+        for s in cases {
+            let mut out = Vec::new();
+            write_seconds_ms(&mut out, s);
+            let serde = serde_json::to_string(&seconds_to_ms(s)).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), serde, "{s}");
+        }
+        assert_eq!(
+            serde_json::to_string(&seconds_to_ms(5.9999999999999165)).unwrap(),
+            "6.0"
+        );
+        assert_eq!(
+            serde_json::to_string(&seconds_to_ms(0.0005)).unwrap(),
+            "0.001"
+        );
     }
 
     /// `stat --json` writes the `learned` object by hand (Learned::write_json): the same bytes
