@@ -200,10 +200,10 @@ pub fn prefetch(p: *const u8, bytes: usize) {
 /// Seconds learned, as the `learned` object gives them: to the millisecond. They are a sum
 /// of interval lengths, whose float noise (5.9999999999999165 for six hundred 10 ms
 /// intervals) says nothing to a reader. Values no millisecond count holds exactly (1e12 s
-/// and more, not finite) are left as they are.
+/// and more, not finite) are left as they are; -0.0 is 0.
 pub fn seconds_to_ms(s: f64) -> f64 {
     if (0.0..1e12).contains(&s) {
-        (s * 1000.0).round() / 1000.0
+        ((s * 1000.0).round() / 1000.0).abs()
     } else {
         s
     }
@@ -229,7 +229,6 @@ fn write_seconds_ms(out: &mut Vec<u8>, s: f64) {
     ];
     // "6.0" for a whole number of seconds, as serde writes 6.0; else no trailing zero.
     let n = match frac {
-        0 => 2,
         f if f % 100 == 0 => 2,
         f if f % 10 == 0 => 3,
         _ => 4,
@@ -743,6 +742,7 @@ mod tests {
     fn seconds_learned_are_written_to_the_millisecond_as_serde_writes_them() {
         let mut cases = vec![
             0.0,
+            -0.0,
             0.001,
             0.0005,
             0.02,
