@@ -29,6 +29,7 @@ bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[
 before = sys.argv[5]
 null = open(os.devnull, "w")
 user = {}
+faults = {}
 def cpu(cmd):
     p = subprocess.Popen(cmd, stdout=null)
     _, status, ru = os.wait4(p.pid, 0)
@@ -36,6 +37,9 @@ def cpu(cmd):
     # User time apart: the kernel's part differs with how the allocator's heap grows and
     # shrinks (page faults), which learning's allocations change too.
     user[tuple(cmd)] = ru.ru_utime
+    # Minor faults: most of the system time's difference (--no-learn's heap gives its line
+    # buffer back each sample and faults it in again; learning's long-lived state keeps it).
+    faults[tuple(cmd)] = ru.ru_minflt
     return ru.ru_utime + ru.ru_stime
 inputs = {
     "replay, traffic on all, text": ["stat", "--all", "--replay", tmp + "/rec"],
@@ -45,11 +49,12 @@ inputs = {
                                      "--state-dir", tmp + "/state"],
 }
 print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"
-      + " user time only: ratio |"
+      + " user time only: ratio | minor faults/sample: learning, --no-learn |"
       + (" before: us/sample | before ratio |" if before else ""))
-print("|---|---|---|---|---|" + ("---|---|" if before else ""))
+print("|---|---|---|---|---|---|" + ("---|---|" if before else ""))
 for name, args in inputs.items():
     on, off, ratios, user_ratios, old, old_ratios = [], [], [], [], [], []
+    on_faults, off_faults = [], []
     for _ in range(repeats):
         if before:
             old.append(cpu([before] + args) / (n + 1) * 1e6)
@@ -57,12 +62,14 @@ for name, args in inputs.items():
         b = cpu([bin] + args + ["--no-learn"]) / (n + 1) * 1e6
         on.append(a); off.append(b); ratios.append(a / b)
         user_ratios.append(user[tuple([bin] + args)] / user[tuple([bin] + args + ["--no-learn"])])
+        on_faults.append(faults[tuple([bin] + args)] / (n + 1))
+        off_faults.append(faults[tuple([bin] + args + ["--no-learn"])] / (n + 1))
         if before:
             old_ratios.append(old[-1] / b)
-    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) |" % (
+    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.0f, %.0f |" % (
         name, statistics.median(on), statistics.median(off), statistics.median(ratios),
         min(ratios), max(ratios), statistics.median(user_ratios), min(user_ratios),
-        max(user_ratios))
+        max(user_ratios), statistics.median(on_faults), statistics.median(off_faults))
     if before:
         line += " %.0f | %.3f |" % (statistics.median(old), statistics.median(old_ratios))
     print(line)
