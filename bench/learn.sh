@@ -28,19 +28,15 @@ import os, subprocess, sys, statistics
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 before = sys.argv[5]
 null = open(os.devnull, "w")
-user = {}
-faults = {}
 def cpu(cmd):
+    """CPU seconds, user seconds and minor faults of one run. User time apart: the
+    kernel's part differs with how the allocator's heap grows and shrinks; the minor faults
+    are most of that difference (--no-learn's heap gives its line buffer back each sample and
+    faults it in again; learning's long-lived state keeps it)."""
     p = subprocess.Popen(cmd, stdout=null)
     _, status, ru = os.wait4(p.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, cmd
-    # User time apart: the kernel's part differs with how the allocator's heap grows and
-    # shrinks (page faults), which learning's allocations change too.
-    user[tuple(cmd)] = ru.ru_utime
-    # Minor faults: most of the system time's difference (--no-learn's heap gives its line
-    # buffer back each sample and faults it in again; learning's long-lived state keeps it).
-    faults[tuple(cmd)] = ru.ru_minflt
-    return ru.ru_utime + ru.ru_stime
+    return ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_minflt
 inputs = {
     "replay, traffic on all, text": ["stat", "--all", "--replay", tmp + "/rec"],
     "replay, traffic on all, json": ["stat", "--all", "--json", "--replay", tmp + "/rec"],
@@ -57,13 +53,14 @@ for name, args in inputs.items():
     on_faults, off_faults = [], []
     for _ in range(repeats):
         if before:
-            old.append(cpu([before] + args) / (n + 1) * 1e6)
-        a = cpu([bin] + args) / (n + 1) * 1e6
-        b = cpu([bin] + args + ["--no-learn"]) / (n + 1) * 1e6
+            old.append(cpu([before] + args)[0] / (n + 1) * 1e6)
+        (a, a_user, a_faults) = cpu([bin] + args)
+        (b, b_user, b_faults) = cpu([bin] + args + ["--no-learn"])
+        a, b = a / (n + 1) * 1e6, b / (n + 1) * 1e6
         on.append(a); off.append(b); ratios.append(a / b)
-        user_ratios.append(user[tuple([bin] + args)] / user[tuple([bin] + args + ["--no-learn"])])
-        on_faults.append(faults[tuple([bin] + args)] / (n + 1))
-        off_faults.append(faults[tuple([bin] + args + ["--no-learn"])] / (n + 1))
+        user_ratios.append(a_user / b_user)
+        on_faults.append(a_faults / (n + 1))
+        off_faults.append(b_faults / (n + 1))
         if before:
             old_ratios.append(old[-1] / b)
     line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.0f, %.0f |" % (

@@ -200,13 +200,17 @@ pub fn prefetch(p: *const u8, bytes: usize) {
 /// Seconds learned, as the `learned` object gives them: to the millisecond. They are a sum
 /// of interval lengths, whose float noise (5.9999999999999165 for six hundred 10 ms
 /// intervals) says nothing to a reader. Values no millisecond count holds exactly (1e12 s
-/// and more, not finite) are left as they are; -0.0 is 0.
+/// and more, not finite) are left as they are.
 pub fn seconds_to_ms(s: f64) -> f64 {
-    if (0.0..1e12).contains(&s) {
-        ((s * 1000.0).round() / 1000.0).abs()
-    } else {
-        s
-    }
+    millis(s).map_or(s, |ms| ms as f64 / 1000.0)
+}
+
+/// The whole milliseconds in `s` seconds, None where [`seconds_to_ms`] leaves `s` as it is
+/// (-0.0 is 0).
+fn millis(s: f64) -> Option<u64> {
+    (0.0..1e12)
+        .contains(&s)
+        .then(|| (s * 1000.0).round() as u64)
 }
 
 /// [`seconds_to_ms`] written as serde_json writes the rounded value (the shortest decimal
@@ -214,11 +218,10 @@ pub fn seconds_to_ms(s: f64) -> f64 {
 /// the one float every device's `learned` object formats in every interval (issue 37's
 /// cost).
 fn write_seconds_ms(out: &mut Vec<u8>, s: f64) {
-    if !(0.0..1e12).contains(&s) {
+    let Some(ms) = millis(s) else {
         serde_json::to_writer(&mut *out, &s).expect("a float serialises");
         return;
-    }
-    let ms = (s * 1000.0).round() as u64;
+    };
     out.extend_from_slice(itoa::Buffer::new().format(ms / 1000).as_bytes());
     let frac = ms % 1000;
     let digits = [
