@@ -7,7 +7,7 @@
 //! cmd/fsync.rs, cmd/info.rs, cmd/report.rs, cmd/sweep.rs, cmd/top.rs.
 
 use crate::cli::stat::StatArgs;
-use crate::cmd::sink::{Render, Sink};
+use crate::cmd::sink::{Sink, Stream};
 use crate::config::stat::StatSpec;
 use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
@@ -93,7 +93,7 @@ pub(crate) fn replay(
     spec: &StatSpec,
     path: &Path,
     mut profiles: ProfileCache,
-    out: &mut dyn FnMut(Render) -> Result<(), Error>,
+    out: &mut dyn FnMut(Stream) -> Result<(), Error>,
 ) -> Result<Option<String>, Error> {
     let RecordingText { text, warnings } =
         RecordingText::open(path).map_err(|e| e.for_flag("--replay"))?;
@@ -133,13 +133,13 @@ pub(crate) fn replay(
         for step in steps {
             match step? {
                 Step::Start { judged } => {
-                    out(&|f| view::preamble(f, &judged, spec.learn.is_some()))?
+                    out(&|f, s| s.push_str(&view::preamble(f, &judged, spec.learn.is_some())))?
                 }
                 Step::Warning(w) => crate::error::warn(format_args!("{}: {w}", path.display())),
                 Step::Report(r) => {
                     let r = r.shown(spec.cpu, spec.omit_idle);
                     let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-                    out(&|f| view::render(&r, f, env, spec.learn.is_some()))?;
+                    out(&|f, s| view::render_into(&r, f, env, spec.learn.is_some(), s))?;
                     reports += 1;
                     if spec.count.is_some_and(|c| reports >= c) {
                         break;
@@ -204,12 +204,12 @@ fn live(spec: &StatSpec, profiles: ProfileCache, out: &mut Sink) -> Result<(), E
         let tick = collector.tick()?;
         schedule.sampled(tick.mono_ns);
         if let Some(judged) = tick.started {
-            out.stream(&|f| view::preamble(f, &judged, spec.learn.is_some()))?;
+            out.stream(&|f, s| s.push_str(&view::preamble(f, &judged, spec.learn.is_some())))?;
         }
         if let Some(r) = tick.report {
             let r = r.shown(spec.cpu, spec.omit_idle);
             let env = envelope.get_or_insert_with(|| stat_envelope(&r));
-            out.stream(&|f| view::render(&r, f, env, spec.learn.is_some()))?;
+            out.stream(&|f, s| view::render_into(&r, f, env, spec.learn.is_some(), s))?;
             reports += 1;
         }
         if page {

@@ -609,6 +609,13 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
 /// One JSON object (a single line) for an interval, under the run's envelope (the same on
 /// every line: started is the first interval's start, so a replay prints the same bytes).
 pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
+    let mut s = String::new();
+    json_into(r, envelope, &mut s);
+    s
+}
+
+/// [`json`] appended to `line` (a buffer the caller keeps from one interval to the next).
+pub fn json_into(r: &IntervalReport, envelope: &Envelope, line: &mut String) {
     let obj = JsonInterval {
         envelope,
         timestamp: iso_utc(r.end_wall_ns),
@@ -632,8 +639,13 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
                 + 512 * usize::from(d.profile.is_some())
         })
         .sum();
-    let mut out = Vec::with_capacity(1024 + size);
-    serde_json::to_writer(&mut out, &obj).expect("interval report serialises");
+    // SAFETY: every byte appended is serde_json's output (UTF-8: it writes `&str`s and
+    // escapes) or an ASCII literal below, as in serde_json::to_string, which converts the
+    // same way; checking a megabyte per interval again would cost as much as the learned
+    // objects saved.
+    let out = unsafe { line.as_mut_vec() };
+    out.reserve(1024 + size);
+    serde_json::to_writer(&mut *out, &obj).expect("interval report serialises");
     // The envelope is never empty: its closing brace is reopened for the devices.
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
@@ -645,13 +657,9 @@ pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
         }
         // The judgement reads the learned directions, the object its words.
         Learned::prefetch_ahead(learned, i, true, true);
-        json_device(&mut out, d);
+        json_device(out, d);
     }
     out.extend_from_slice(b"]}\n");
-    // SAFETY: every byte is serde_json's output (UTF-8: it writes `&str`s and escapes) or an
-    // ASCII literal above, as in serde_json::to_string, which converts the same way; checking
-    // a megabyte per interval again would cost as much as the learned objects saved.
-    unsafe { String::from_utf8_unchecked(out) }
 }
 
 /// One row of `stat --csv`, typed: what a live (or replayed) interval gives for one device,
@@ -819,6 +827,21 @@ pub fn csv_of_replay(
         }
     }
     Ok(s)
+}
+
+/// [`render`] appended to `out`, a buffer the caller keeps between intervals (JSON is written
+/// into it; the other formats are copied).
+pub fn render_into(
+    r: &IntervalReport,
+    format: Format,
+    envelope: &Envelope,
+    learning: bool,
+    out: &mut String,
+) {
+    match format {
+        Format::Json => json_into(r, envelope, out),
+        _ => out.push_str(&render(r, format, envelope, learning)),
+    }
 }
 
 /// The bytes for one interval; `envelope` heads each JSON line.
