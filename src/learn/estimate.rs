@@ -214,17 +214,28 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
     let estimate = c.estimate.clone();
     c.summary = Summary::lazy(move || match estimate.as_deref() {
         Some(e) => estimate_words(e),
-        // Counts, rounded as integers: `{:.0}` of a float takes the exact (bignum) path.
         None => format!(
-            "no baseline yet: {} intervals and {} requests learned, a baseline needs {} \
-             intervals and {} requests at about one in flight",
-            n.round() as u64,
-            r.round() as u64,
-            MIN_BASELINE_INTERVALS as u64,
-            MIN_BASELINE_REQUESTS as u64
+            "no baseline yet: {} and {} learned, a baseline needs {} and {} at about one \
+             in flight",
+            counted(n, "interval"),
+            counted(r, "request"),
+            counted(MIN_BASELINE_INTERVALS, "interval"),
+            counted(MIN_BASELINE_REQUESTS, "request"),
         ),
     });
     c
+}
+
+/// A count in words: rounded to a whole number (aged weights are fractions), thousands
+/// separated as the docs write them, singular for one ("1 interval and 35 requests", "3,000
+/// requests"). Rounded as an integer: `{:.0}` of a float takes the exact (bignum) path.
+fn counted(n: f64, what: &str) -> String {
+    let n = n.max(0.0).round() as u64;
+    let plural = if n == 1 { "" } else { "s" };
+    format!(
+        "{} {what}{plural}",
+        crate::analysis::declared::thousands(n as f64)
+    )
 }
 
 /// The baseline of the bucket at about one in flight, with its 95 % interval.
@@ -542,6 +553,15 @@ pub(crate) mod tests {
         assert!(c.baseline.is_none() && c.estimate.is_none());
         assert!(c.max_iops.is_none());
         assert!(c.summary.starts_with("no baseline yet"), "{}", c.summary);
+        // Counted as the docs write them: separators, and one interval is one.
+        assert!(
+            c.summary.contains("5 intervals and ")
+                && c.summary.contains("needs 30 intervals and 3,000 requests"),
+            "{}",
+            c.summary
+        );
+        let one = learn(4.0, 2.0, 0.5, 1.0, 1);
+        assert!(one.summary.contains(": 1 interval and "), "{}", one.summary);
         // Ten intervals at about one in flight: an estimate, labelled as one, no curve.
         let c = learn(4.0, 2.0, 0.5, 1.0, 10);
         assert!(c.baseline.is_none() && c.max_iops.is_none());
