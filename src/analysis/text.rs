@@ -34,6 +34,21 @@ pub fn fmt_iops(iops: f64) -> String {
     }
 }
 
+/// A count in words: thousands separated, as the issue and the docs write them ("4,812
+/// intervals", "3,000 requests"), singular for one ("1 interval").
+pub fn counted(n: u64, what: &str) -> String {
+    let digits = n.to_string();
+    let mut s = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    let plural = if n == 1 { "" } else { "s" };
+    format!("{s} {what}{plural}")
+}
+
 /// A saturation ratio as seed 000 prints it: two decimals below 1.2 (where 1.07x against
 /// 1.1x matters), one decimal from there (1.5x, 3.6x, 13.9x).
 pub fn fmt_ratio(r: f64) -> String {

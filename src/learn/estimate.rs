@@ -226,16 +226,10 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
     c
 }
 
-/// A count in words: rounded to a whole number (aged weights are fractions), thousands
-/// separated as the docs write them, singular for one ("1 interval and 35 requests", "3,000
-/// requests"). Rounded as an integer: `{:.0}` of a float takes the exact (bignum) path.
+/// A count of aged weights in words ([`crate::analysis::text::counted`]), rounded to a whole number as an
+/// integer: `{:.0}` of a float takes the exact (bignum) path.
 fn counted(n: f64, what: &str) -> String {
-    let n = n.max(0.0).round() as u64;
-    let plural = if n == 1 { "" } else { "s" };
-    format!(
-        "{} {what}{plural}",
-        crate::analysis::declared::thousands(n as f64)
-    )
+    crate::analysis::text::counted(n.max(0.0).round() as u64, what)
 }
 
 /// The baseline of the bucket at about one in flight, with its 95 % interval.

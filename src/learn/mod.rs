@@ -290,16 +290,10 @@ pub fn basis_words(l: &Learned) -> String {
         (0, m, sec) => format!("{m} m {sec} s"),
         (h, m, _) => format!("{h} h {m} m"),
     };
-    // Thousands separated, as the issue writes them: 4,812.
-    let digits = l.intervals.to_string();
-    let mut n = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            n.push(',');
-        }
-        n.push(c);
-    }
-    format!("learned from {span} of traffic, {n} intervals")
+    format!(
+        "learned from {span} of traffic, {}",
+        crate::analysis::text::counted(l.intervals, "interval")
+    )
 }
 
 /// A swept baseline and a learned one further apart than both their uncertainties allow

@@ -159,6 +159,13 @@ fn the_basis_in_words() {
         basis_words(&d.judge(&[], &[])),
         "learned from 42 s of traffic, 42 intervals"
     );
+    // One interval is one.
+    d.model.intervals_seen = 1;
+    d.model.seconds_seen = 1.0;
+    assert_eq!(
+        basis_words(&d.judge(&[], &[])),
+        "learned from 1 s of traffic, 1 interval"
+    );
 }
 
 #[test]
