@@ -5,7 +5,7 @@
 //! supports: buckets without enough intervals and requests decide nothing. Pure.
 //! Imports only: analysis/, learn/model.rs.
 
-use super::model::{Bucket, Dir, Series, SizeClass};
+use super::model::{figure, Bucket, Dir, Series, SizeClass};
 use crate::analysis::learned::Summary;
 use crate::analysis::state as vocab;
 use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
@@ -239,9 +239,12 @@ fn baseline_of(bb: &Bucket) -> Baseline {
         in_flight: bb.in_flight(),
         latency_ns: base_mean,
         p95_ns: bb.p95_ns().unwrap_or(base_mean),
-        interval_ns: bb
-            .latency_se_ns()
-            .map(|se| [(base_mean - Z95 * se).max(0.0), base_mean + Z95 * se]),
+        interval_ns: bb.latency_se_ns().map(|se| {
+            [
+                figure((base_mean - Z95 * se).max(0.0)),
+                figure(base_mean + Z95 * se),
+            ]
+        }),
         from_percentiles: bb.has_percentiles(),
         device_ns: bb.device_latency_ns(),
         intervals: bb.intervals,
@@ -393,11 +396,11 @@ fn estimate_baseline(s: &Series) -> Option<Estimate> {
         return Some(Estimate {
             from_in_flight: b1.in_flight(),
             latency_ns: Some(l1),
-            interval_ns: [(l1 - Z95 * se).max(0.0), l1 + Z95 * se],
+            interval_ns: [figure((l1 - Z95 * se).max(0.0)), figure(l1 + Z95 * se)],
             method: EstimateMethod::Thin,
         });
     }
-    let bounds = [l1 / c1, l1];
+    let bounds = [figure(l1 / c1), l1];
     let point = lv.next().and_then(|b2| {
         let (c2, l2) = (b2.in_flight(), b2.mean_latency_ns()?);
         (c2 >= 1.5 * c1 && l2 <= FLAT * l1).then_some(l1)

@@ -281,6 +281,13 @@ impl Learned {
     }
 }
 
+/// A ratio to the baseline as it is judged and given: to the millionth (a steady device read
+/// 0.9999999999999999 of its baseline), by one multiplication, rounding and division per
+/// judgement rather than a significant-digit rounding's logarithm.
+fn ratio_figure(r: f64) -> f64 {
+    (r * 1e6).round() / 1e6
+}
+
 /// What a learned judgement rests on, for a view's header: "learned from 3 h 12 m of
 /// traffic, 4,812 intervals".
 pub fn basis_words(l: &Learned) -> String {
@@ -643,22 +650,24 @@ impl Device {
                 // Two size classes at once: no one class's curve judges it.
                 return (State::Unknown, None);
             }
-            let ratio = c.and_then(|c| {
-                let Some(b) = c.baseline.as_ref() else {
-                    // An estimate judges by its point; bounds only say "at least" so much
-                    // over the upper bound, and only past the saturated ratio.
-                    let e = c.estimate.as_ref()?;
-                    return match e.latency_ns {
-                        Some(l) => Some(p.mean_latency_ns() / l),
-                        None => Some(p.mean_latency_ns() / e.interval_ns[1])
-                            .filter(|&r| r >= crate::analysis::state::SATURATED_RATIO),
+            let ratio = c
+                .and_then(|c| {
+                    let Some(b) = c.baseline.as_ref() else {
+                        // An estimate judges by its point; bounds only say "at least" so much
+                        // over the upper bound, and only past the saturated ratio.
+                        let e = c.estimate.as_ref()?;
+                        return match e.latency_ns {
+                            Some(l) => Some(p.mean_latency_ns() / l),
+                            None => Some(p.mean_latency_ns() / e.interval_ns[1])
+                                .filter(|&r| r >= crate::analysis::state::SATURATED_RATIO),
+                        };
                     };
-                };
-                Some(match p.pcts_ns {
-                    Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
-                    _ => p.mean_latency_ns() / b.latency_ns,
+                    Some(match p.pcts_ns {
+                        Some([_, p95, _]) if b.from_percentiles => p95 / b.p95_ns,
+                        _ => p.mean_latency_ns() / b.latency_ns,
+                    })
                 })
-            });
+                .map(ratio_figure);
             (State::of_ratio(ratio), ratio)
         };
         let main_p = points

@@ -144,6 +144,15 @@ fn a_swept_and_a_learned_baseline_disagree_only_beyond_their_uncertainty() {
 }
 
 #[test]
+fn a_ratio_is_judged_and_given_to_the_millionth() {
+    // A steady device at its baseline: the division's noise is not a figure.
+    assert_eq!(super::ratio_figure(0.999_999_999_999_999_9), 1.0);
+    assert_eq!(super::ratio_figure(1.234_567_89).to_string(), "1.234568");
+    assert_eq!(super::ratio_figure(1.499_999_9), 1.5);
+    assert_eq!(super::ratio_figure(0.0), 0.0);
+}
+
+#[test]
 fn the_basis_in_words() {
     let mut d = Device::default();
     d.model.intervals_seen = 4812;
