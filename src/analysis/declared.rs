@@ -116,14 +116,9 @@ pub fn thousands(v: f64) -> String {
     if v.fract().abs() >= 0.05 && v < 1000.0 {
         return format!("{v:.1}");
     }
-    let digits = format!("{:.0}", v.abs());
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
+    // Whole (to the unit) and grouped by the one rule the words use; `as u64` saturates
+    // where `{:.0}` would print every digit of a float beyond 2^64, which no figure reaches.
+    let mut out = super::text::grouped(v.abs().round() as u64);
     if v < 0.0 {
         out.insert(0, '-');
     }

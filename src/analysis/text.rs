@@ -34,19 +34,23 @@ pub fn fmt_iops(iops: f64) -> String {
     }
 }
 
-/// A count in words: thousands separated, as the issue and the docs write them ("4,812
-/// intervals", "3,000 requests"), singular for one ("1 interval").
-pub fn counted(n: u64, what: &str) -> String {
+/// A whole number with thousands separated, as the issue and the docs write them ("4,812").
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
-    let mut s = String::new();
+    let mut s = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
             s.push(',');
         }
         s.push(c);
     }
+    s
+}
+
+/// A count in words: [`grouped`], singular for one ("1 interval", "3,000 requests").
+pub fn counted(n: u64, what: &str) -> String {
     let plural = if n == 1 { "" } else { "s" };
-    format!("{s} {what}{plural}")
+    format!("{} {what}{plural}", grouped(n))
 }
 
 /// A saturation ratio as seed 000 prints it: two decimals below 1.2 (where 1.07x against

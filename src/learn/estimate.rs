@@ -226,8 +226,8 @@ fn without_baseline(s: &Series, mut c: Curve) -> Curve {
     c
 }
 
-/// A count of aged weights in words ([`crate::analysis::text::counted`]), rounded to a whole number as an
-/// integer: `{:.0}` of a float takes the exact (bignum) path.
+/// A count of aged weights in words ([`crate::analysis::text::counted`]), rounded to a
+/// whole number as an integer: `{:.0}` of a float takes the exact (bignum) path.
 fn counted(n: f64, what: &str) -> String {
     crate::analysis::text::counted(n.max(0.0).round() as u64, what)
 }
