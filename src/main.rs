@@ -4,7 +4,28 @@
 use clap::Parser;
 use std::io::Write;
 
+/// mimalloc, not glibc's malloc. Every interval frees the last report's thousands of small
+/// allocations at once, and glibc sorts them out of its unsorted list at the first allocation
+/// its per-size caches cannot serve; learning's long-lived values (each estimate's words, the
+/// `learned` object's bytes) sit between them, so they no longer merge, and at 1,000 devices
+/// one such allocation took ~19 µs: glibc's allocator was a third of what learning cost a
+/// `stat --json` (issue 37; BENCHMARKS.md, "## Learning"). `no_thp` (Cargo.toml): mimalloc
+/// otherwise asks for transparent huge pages, and on a host that defragments for them (THP
+/// `madvise`) a replay spent seconds of system time compacting memory.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// mimalloc's `purge_delay` option (its index in `mi_option_t` of mimalloc 3's mimalloc.h;
+/// libmimalloc-sys names no constant for it; tests/it/cli.rs checks the index against
+/// mimalloc's own listing of its options).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 fn main() {
+    // Freed memory goes back to the system at once, not a second later (mimalloc's default):
+    // the exporter scraped back to back held 59 MiB resident against glibc's 21, and 16 MiB
+    // with this (bench/exporter.sh, 1,000 devices).
+    // SAFETY: mi_option_set is not thread-safe; no other thread exists yet.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = match iosat::cli::Cli::try_parse() {
         Ok(cli) => cli,
         // --help, --version: clap prints them (stdout, exit 0).

@@ -54,6 +54,38 @@ fn every_help_is_snapshotted() {
     }
 }
 
+/// src/main.rs sets mimalloc's `purge_delay` by its index in `mi_option_t` (libmimalloc-sys
+/// names no constant for it): mimalloc's own listing of its options, in their order, must put
+/// `purge_delay` at that index, or a new mimalloc would set another option.
+#[test]
+fn the_allocator_option_main_sets_is_mimallocs_purge_delay() {
+    let main =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/main.rs")).unwrap();
+    let index: usize = main
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = ")
+        })
+        .and_then(|v| v.strip_suffix(';')?.parse().ok())
+        .expect("src/main.rs names the option's index");
+    let out = iosat()
+        .arg("--version")
+        .env("MIMALLOC_VERBOSE", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let listing = String::from_utf8_lossy(&out.stderr);
+    let names: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.strip_prefix("option '")?.split('\'').next())
+        .collect();
+    assert_eq!(
+        names.iter().position(|n| *n == "purge_delay"),
+        Some(index),
+        "mimalloc's options, in order: {names:?}"
+    );
+}
+
 #[test]
 fn unknown_flag_is_a_usage_error() {
     let out = iosat().args(["stat", "--no-such-flag"]).output().unwrap();
