@@ -58,15 +58,20 @@ for name, args in inputs.items():
         (b, b_user, b_faults) = cpu([bin] + args + ["--no-learn"])
         a, b = a / (n + 1) * 1e6, b / (n + 1) * 1e6
         on.append(a); off.append(b); ratios.append(a / b)
-        user_ratios.append(a_user / b_user)
+        # The VM's tick accounting can give a short run's CPU all to the system: no user
+        # time to divide by, that run left out of the user-time column.
+        if b_user > 0:
+            user_ratios.append(a_user / b_user)
         on_faults.append(a_faults / (n + 1))
         off_faults.append(b_faults / (n + 1))
         if before:
             old_ratios.append(old[-1] / b)
-    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.0f, %.0f |" % (
+    user = ("%.3f (%.3f-%.3f)" % (statistics.median(user_ratios), min(user_ratios),
+                                  max(user_ratios))) if user_ratios else "no user time"
+    line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %s | %.0f, %.0f |" % (
         name, statistics.median(on), statistics.median(off), statistics.median(ratios),
-        min(ratios), max(ratios), statistics.median(user_ratios), min(user_ratios),
-        max(user_ratios), statistics.median(on_faults), statistics.median(off_faults))
+        min(ratios), max(ratios), user, statistics.median(on_faults),
+        statistics.median(off_faults))
     if before:
         line += " %.0f | %.3f |" % (statistics.median(old), statistics.median(old_ratios))
     print(line)

@@ -8,10 +8,11 @@ use std::io::Write;
 /// allocations at once, and glibc sorts them out of its unsorted list at the first allocation
 /// its per-size caches cannot serve; learning's long-lived values (each estimate's words, the
 /// `learned` object's bytes) sit between them, so they no longer merge, and at 1,000 devices
-/// one such allocation took ~19 µs: glibc's allocator was a third of what learning cost a
-/// `stat --json` (issue 37; BENCHMARKS.md, "## Learning"). `no_thp` (Cargo.toml): mimalloc
-/// otherwise asks for transparent huge pages, and on a host that defragments for them (THP
-/// `madvise`) a replay spent seconds of system time compacting memory.
+/// one such allocation took ~19 µs: glibc's allocator was a fifth of what learning cost a
+/// `stat --json` (issue 37; BENCHMARKS.md, "glibc's allocator in learning's cost").
+/// `no_thp` (Cargo.toml): mimalloc otherwise asks for transparent huge pages, and on a host
+/// that defragments for them (THP `madvise`) a replay spent seconds of system time compacting
+/// memory.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
