@@ -1,5 +1,6 @@
-//! The thin binary: parse the command line, run, turn the outcome into an exit code.
-//! Owns nothing else; all behaviour lives in the library.
+//! The thin binary: parse the command line, run, turn the outcome into an exit code, and pick
+//! the memory allocator (a binary's choice, not a library's). Owns nothing else; all behaviour
+//! lives in the library.
 
 use clap::Parser;
 use std::io::Write;
