@@ -25,9 +25,10 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 fn main() {
     // Freed memory goes back to the system at once, not a second later (mimalloc's default):
     // the exporter scraped back to back held 59 MiB resident against glibc's 21, and 16 MiB
-    // with this (bench/exporter.sh, 1,000 devices).
-    // SAFETY: mi_option_set is not thread-safe; no other thread exists yet.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+    // with this (bench/exporter.sh, 1,000 devices). A default only: an operator's
+    // MIMALLOC_PURGE_DELAY, which mimalloc read at its start, stays in force.
+    // SAFETY: the option setters are not thread-safe; no other thread exists yet.
+    unsafe { libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, 0) };
     let cli = match iosat::cli::Cli::try_parse() {
         Ok(cli) => cli,
         // --help, --version: clap prints them (stdout, exit 0).
