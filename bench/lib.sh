@@ -30,6 +30,18 @@ synthetic_recording() {
     }' "$2"
 }
 
+# real_clock < RECORDING > OUT: the same recording with the clock a real sampler gives. A
+# synthetic sample every 10,000,000 ns makes every rate a whole number (a count ÷ 0.01 s) and
+# every latency a whole millisecond count; a real sampler's intervals are never exact, and its
+# figures have fractions. Views differ in cost between the two: Rust formats a whole number
+# with two decimals by its exact slow path (Dragon4), a fraction by its fast one, so the
+# synthetic clock makes a view's output dearer than a real one's. Sample s is stamped up to
+# a millisecond late (s x 7919 mod 1,000,003 ns, both clocks alike), as a sampler woken by a
+# timer on a busy host is; intervals stay positive and between 9 and 11 ms.
+real_clock() {
+  awk '/^T / { s++; d = (s * 7919) % 1000003; printf "T %.0f %.0f\n", $2 + d, $3 + d; next } { print }'
+}
+
 synthetic_diskstats() {
   awk 'BEGIN {
     for (d = 0; d < 250; d++) {
