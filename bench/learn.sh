@@ -6,10 +6,11 @@
 #  1. a recording of N samples of bench/lib.sh's 1,000 devices with every counter advancing
 #     (every device has traffic in every interval: the learner's worst case), replayed;
 #  2. the same static 1,000-line diskstats read live (--proc-root, -i 0.01): idle devices.
-#  3. input 1 with the clock a real sampler gives (bench/lib.sh's real_clock): rates and
-#     latencies with fractions, as a host's are. Input 1's whole numbers send the text view's
-#     two-decimal figures down Rust's slow exact path, which --no-learn pays for more columns
-#     than learning: its text ratio flatters learning; this one does not.
+#  3. input 1 with the clock a real sampler gives (bench/lib.sh's real_clock): rates with
+#     fractions, as a host's are. Input 1's whole-number rates send the text view's
+#     two-decimal figures down Rust's slow exact path, which --no-learn pays for in more
+#     columns than learning: its text ratio flatters learning; this one does less (the
+#     awaits stay whole milliseconds, as diskstats' counters make them).
 # Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
 # BEFORE=<an older iosat binary> adds its learning runs to each repeat (before, after,
 # --no-learn, interleaved) and a before ÷ --no-learn column: a change measured side by side.

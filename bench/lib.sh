@@ -31,11 +31,11 @@ synthetic_recording() {
 }
 
 # real_clock < RECORDING > OUT: the same recording with the clock a real sampler gives. A
-# synthetic sample every 10,000,000 ns makes every rate a whole number (a count ÷ 0.01 s) and
-# every latency a whole millisecond count; a real sampler's intervals are never exact, and its
-# figures have fractions. Views differ in cost between the two: Rust formats a whole number
-# with two decimals by its exact slow path (Dragon4), a fraction by its fast one, so the
-# synthetic clock makes a view's output dearer than a real one's. Sample s is stamped up to
+# synthetic sample every 10,000,000 ns makes every rate a whole number (a count ÷ 0.01 s); a
+# real sampler's intervals are never exact, and its rates have fractions (the awaits, time
+# over requests, do not depend on the clock). Views differ in cost between the two: Rust
+# formats a whole number with two decimals by its exact slow path (Dragon4), most fractions
+# by its fast one, so the synthetic clock makes a view's output dearer than a real one's. Sample s is stamped up to
 # a millisecond late (s x 7919 mod 1,000,003 ns, both clocks alike), as a sampler woken by a
 # timer on a busy host is; intervals stay positive and between 9 and 11 ms.
 real_clock() {
