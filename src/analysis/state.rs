@@ -314,13 +314,15 @@ impl DirJudgement {
         }
     }
 
-    /// The headroom as a person reads it: "1200", "at least 1200", "0 (overloaded: …)", "-".
+    /// The headroom as a person reads it: "1200", "at least 1200", "0 (overloaded: …)",
+    /// "not known".
     pub fn headroom_words(&self) -> String {
         match (self.headroom_iops, self.no_headroom) {
             (_, Some(why)) => format!("0 ({})", why.words()),
             (Some(h), None) if self.flags.ceiling_at_least => format!("at least {h:.0}"),
             (Some(h), None) => format!("{h:.0}"),
-            (None, None) => "-".to_string(),
+            // No ceiling learned (an estimate's judgement has none): said, not drawn as a dash.
+            (None, None) => "not known".to_string(),
         }
     }
 }
@@ -483,7 +485,8 @@ impl Judgement {
             (_, Some(_)) => "0".to_string(),
             (Some(h), None) if d.flags.ceiling_at_least => format!(">={h:.0}"),
             (Some(h), None) => format!("{h:.0}"),
-            (None, None) => "-".to_string(),
+            // No ceiling learned (an estimate's judgement has none): said, not drawn as a dash.
+            (None, None) => "not known".to_string(),
         });
         let flags = d.flags.words();
         if !flags.is_empty() {

@@ -747,15 +747,40 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 });
                 continue;
             }
-            if !matches!(basis(op), Some(Basis::Learned | Basis::LearnedEstimate)) {
-                continue;
-            }
-            let Some(l) = learned_directions(d)
-                .into_iter()
-                .find(|l| l.direction == Some(op) && l.baseline_latency_ns.is_some())
-            else {
+            // Judged by learning, or not judged (Basis::None) while learning has only an
+            // estimate's bounds, which it judges nothing by below 1.5x their upper end.
+            let Some(b) = basis(op).filter(|b| *b != Basis::Swept) else {
                 continue;
             };
+            let Some(l) = learned_directions(d).into_iter().find(|l| {
+                l.direction == Some(op)
+                    && match b {
+                        Basis::None => l.baseline_estimate.is_some(),
+                        _ => l.judged_by().is_some(),
+                    }
+            }) else {
+                continue;
+            };
+            // Without a baseline at about one in flight, the estimate (issue 37), under its
+            // own source: its point (absent where only bounds are known) and the interval
+            // where the single-request latency lies, whether or not it judged the interval.
+            if let (None, Some(e)) = (l.baseline_latency_ns, l.baseline_estimate.as_deref()) {
+                out.push(Judged {
+                    device,
+                    op: op.as_str(),
+                    source: "learned_estimate",
+                    baseline_s: e.latency_ns.map(|ns| ns / 1e9),
+                    baseline_p95_s: None,
+                    baseline_device_s: None,
+                    bounds_s: Some(e.interval_ns.map(|ns| ns / 1e9)),
+                    knee: None,
+                    knee_at_least: l.knee_at_least,
+                    max_iops: l.max_iops,
+                    headroom_iops: headroom(op),
+                    fit_r_squared: None,
+                });
+                continue;
+            }
             out.push(Judged {
                 device,
                 op: op.as_str(),
@@ -952,7 +977,8 @@ fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
             "iosat_disk_baseline_latency_seconds",
             "Mean latency at a queue of about one, the baseline the state is judged against; \
 source=\"sweep\" from a saved profile (taking precedence), source=\"learned\" from the device's \
-own traffic.",
+own traffic, source=\"learned_estimate\" estimated from its lowest levels where the traffic never \
+came down to about one in flight (absent where only bounds are known).",
             |j| j.baseline_s,
         ),
         (
@@ -1021,7 +1047,8 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
         o.family(
             name,
             "gauge",
-            "The 95 % interval of the learned baseline latency: bound=\"low\" and bound=\"high\".",
+            "The 95 % interval of the learned baseline latency, bound=\"low\" and bound=\"high\"; \
+with source=\"learned_estimate\", where the estimated single-request latency lies.",
         );
         for (j, [lo, hi]) in bounded {
             for (b, v) in [("low", lo), ("high", hi)] {

@@ -35,20 +35,23 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
     })
 }
 
-/// What learning says of `dir`, as a baseline to judge against (None until it has one).
+/// What learning says of `dir`, as a baseline to judge against: the learned baseline, else
+/// its estimate (`Basis::LearnedEstimate`, flagged: Learned::judged_by); None until it has
+/// either.
 pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Reference> {
     let d = if l.directions.is_empty() {
         (l.direction == Some(dir)).then_some(l)?
     } else {
         l.directions.iter().find(|d| d.direction == Some(dir))?
     };
+    let (latency_ns, estimate) = d.judged_by()?;
     Some(Reference {
-        basis: if d.flags.estimate.is_some() {
+        basis: if estimate {
             Basis::LearnedEstimate
         } else {
             Basis::Learned
         },
-        baseline_latency_ns: d.baseline_latency_ns?,
+        baseline_latency_ns: latency_ns,
         baseline_p95_ns: d.baseline_p95_ns,
         baseline_device_ns: d.baseline_device_ns,
         max_iops: d.max_iops,
@@ -157,9 +160,8 @@ pub fn has_reference(row: &DeviceRow) -> bool {
 
 /// Whether [`learned_reference`] gives a baseline for either direction, without building one.
 pub fn learned_has_reference(l: &crate::analysis::learned::Learned) -> bool {
-    let has = |d: &crate::analysis::learned::Learned| {
-        d.direction.is_some() && d.baseline_latency_ns.is_some()
-    };
+    let has =
+        |d: &crate::analysis::learned::Learned| d.direction.is_some() && d.judged_by().is_some();
     if l.directions.is_empty() {
         has(l)
     } else {
@@ -281,6 +283,78 @@ mod tests {
         let mut l = w.clone();
         l.directions = vec![w];
         l
+    }
+
+    /// Learned reads with no baseline at about one in flight, only `estimate` (issue 37): with
+    /// a point, every view's judgement takes it, labelled (basis learned_estimate, the flag,
+    /// "estimated" in the words), never as a learned baseline; with bounds only, a state only
+    /// in an interval learning judged 1.5x past their upper end, by that end.
+    #[test]
+    fn an_estimate_judges_labelled_and_bounds_only_past_their_upper_end() {
+        use crate::analysis::learned::{Estimate, EstimateMethod, Learned};
+        use crate::analysis::shared::Shared;
+        let reads = |latency_ns: Option<f64>, ratio: Option<f64>| {
+            let mut l: Learned = serde_json::from_value(serde_json::json!({
+                "state": "ok", "intervals": 40, "learned_s": 40.0, "direction": "read",
+                "size_class": "small", "baseline_latency_ns": null, "baseline_p95_ns": null,
+                "baseline_interval_ns": null, "knee_concurrency": null, "knee_range": null,
+                "knee_at_least": null, "max_iops": null, "max_iops_at_least": null,
+                "headroom_iops": null, "ratio": null, "fit_r_squared": null, "summary": null
+            }))
+            .unwrap();
+            l.baseline_estimate = Some(Shared::new(Estimate {
+                from_in_flight: 2.0,
+                latency_ns,
+                interval_ns: [1.0e6, 2.0e6],
+                method: match latency_ns {
+                    Some(_) => EstimateMethod::Flat,
+                    None => EstimateMethod::Bounds,
+                },
+            }));
+            l.flags.estimate = Some(Shared::new(crate::analysis::state::Estimate {
+                from_level: 2.0,
+                interval_ns: Some([1.0e6, 2.0e6]),
+            }));
+            l.ratio = ratio;
+            l
+        };
+        let rates = second(); // 400 reads at 2 ms mean, 100 writes at 5 ms
+        let judged =
+            |l: &Learned| judge_parts(None, &learned_references(Some(l)), Some(&rates), [None; 2]);
+
+        // A point of 1.6 ms: reads at 2 ms are 1.25x it, ok, and labelled.
+        let point = reads(Some(1.6e6), Some(1.25));
+        assert_eq!(point.judged_by(), Some((1.6e6, true)));
+        assert!(learned_has_reference(&point));
+        let j = judged(&point);
+        assert_eq!(
+            (j.read.basis, j.read.state, j.read.ratio),
+            (Basis::LearnedEstimate, State::Ok, Some(1.25))
+        );
+        assert_eq!(j.read.baseline_latency_ns, Some(1.6e6));
+        assert!(j.read.flags.estimate.is_some(), "{j:?}");
+        assert!(j.words().contains("estimated baseline"), "{}", j.words());
+        assert!(j.words().contains("[estimate]"), "{}", j.words());
+        // No ceiling learned: no headroom claimed, and said so.
+        assert_eq!(j.read.headroom_iops, None);
+        assert!(j.words().contains("headroom not known"), "{}", j.words());
+        // The writes have no curve: not judged.
+        assert_eq!(j.write.basis, Basis::None);
+
+        // Bounds only, 1.0 of the upper end: learning claims nothing, nor does any view.
+        let bounds = reads(None, None);
+        assert_eq!(bounds.judged_by(), None);
+        assert!(!learned_has_reference(&bounds));
+        assert_eq!(judged(&bounds).read.state, State::Unknown);
+        // Bounds only, 1.6x past the upper end (learning's ratio): saturated, by that end.
+        let past = reads(None, Some(1.6));
+        assert_eq!(past.judged_by(), Some((2.0e6, true)));
+        let j = judged(&past);
+        assert_eq!(
+            (j.read.basis, j.read.state, j.read.ratio),
+            (Basis::LearnedEstimate, State::Saturated, Some(1.6))
+        );
+        assert_eq!(j.read.baseline_latency_ns, Some(2.0e6));
     }
 
     /// A read profile and learned writes: reads by the sweep, writes by what was learned;

@@ -47,8 +47,8 @@ fn any_profile(r: &IntervalReport) -> bool {
 /// A shown device has a baseline to be judged against, swept or learned: the state of its
 /// judgement (monitor::judge) and its headroom take the place of r_conc/w_conc/%util (and of
 /// sat/load: those are in --wide), still 80 columns. While learning runs they are shown from
-/// the first report on (the state reads "learning" until a baseline is learned), so the
-/// table keeps its columns (issue 43).
+/// the first report on (the state reads "learning" until a baseline, or an estimate of one,
+/// is learned), so the table keeps its columns (issue 43).
 fn any_judged(r: &IntervalReport) -> bool {
     r.devices.iter().any(|d| {
         d.profile.is_some() || (d.has_reference() && d.judgement().device.basis != Basis::None)

@@ -1469,6 +1469,75 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
     }
 }
 
+/// Without a baseline at about one in flight, learning's estimate is served labelled as one
+/// (issue 37): `source="learned_estimate"`, its point as the baseline the state is judged by and
+/// its interval as the bounds, never under `source="learned"`; with bounds only and nothing
+/// judged by them (below 1.5x their upper end), the bounds alone and no state.
+#[test]
+fn an_estimate_is_served_under_its_own_source() {
+    use iosat::analysis::learned::{Estimate, EstimateMethod};
+    use iosat::analysis::shared::Shared;
+    use iosat::learn::State;
+    let estimated = |latency_ns: Option<f64>, ratio: Option<f64>| {
+        let mut l = learned(State::Ok, 1.0);
+        l.baseline_latency_ns = None;
+        l.baseline_p95_ns = None;
+        l.baseline_interval_ns = None;
+        l.knee_at_least = None;
+        l.max_iops = None;
+        l.max_iops_at_least = None;
+        l.headroom_iops = None;
+        l.ratio = ratio;
+        l.baseline_estimate = Some(Shared::new(Estimate {
+            from_in_flight: 2.0,
+            latency_ns,
+            interval_ns: [0.5e6, 1.0e6],
+            method: if latency_ns.is_some() {
+                EstimateMethod::Flat
+            } else {
+                EstimateMethod::Bounds
+            },
+        }));
+        l.flags.estimate = Some(Shared::new(iosat::analysis::state::Estimate {
+            from_level: 2.0,
+            interval_ns: Some([0.5e6, 1.0e6]),
+        }));
+        l
+    };
+    let mut s = Scraper::new(fixture_root(), all(), None).scrape();
+    for d in &mut s.devices {
+        // The interval's reads take 1 ms (tests/it/exporter.rs's `judged`).
+        match d.line.name.as_str() {
+            "sda" => judged(d, estimated(Some(0.8e6), Some(1.25))),
+            "md0" => judged(d, estimated(None, None)),
+            _ => {}
+        }
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"read\",source=\"learned_estimate\"} 0.0008",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned_estimate\",bound=\"low\"} 0.0005",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned_estimate\",bound=\"high\"} 0.001",
+        "iosat_disk_state{device=\"sda\",state=\"ok\"} 1",
+        "iosat_disk_latency_ratio{device=\"sda\"} 1.25",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"md0\",op=\"read\",source=\"learned_estimate\",bound=\"high\"} 0.001",
+        "iosat_disk_state{device=\"md0\",state=\"unknown\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    for absent in [
+        "source=\"learned\"}",
+        "iosat_disk_baseline_latency_seconds{device=\"md0\"",
+        "iosat_disk_headroom_iops{device=\"sda\"",
+        "iosat_disk_latency_ratio{device=\"md0\"}",
+    ] {
+        assert!(!text.contains(absent), "{absent} served:\n{text}");
+    }
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
 /// A change is served as one (issue 37): the learned one on the learned basis, a swept profile
 /// the traffic disagrees with on the sweep's, each with from, to and when it began; nothing
 /// of the kind while nothing changed.

@@ -653,6 +653,29 @@ fn a_device_never_below_two_in_flight_gets_an_estimate_never_a_baseline() {
         summary.contains("no baseline at about one in flight"),
         "{summary}"
     );
+    // Every view's judgement (monitor::judge) takes the estimate labelled as one, or nothing:
+    // never a learned baseline; by its point, else (bounds only) by the upper bound once the
+    // latency is 1.5x past it.
+    let busy = rows
+        .iter()
+        .rev()
+        .find(|r| num(r, "r/s").is_some_and(|v| v > 0.0))
+        .expect("an interval with reads");
+    let j = &busy["judgement"]["read"];
+    eprintln!("judgement: {j}");
+    match j["basis"].as_str().unwrap() {
+        "learned_estimate" => {
+            assert!(!j["estimate"].is_null(), "not flagged: {j}");
+            let by = num(j, "baseline_latency_ns").unwrap();
+            let point = num(e, "latency_ns");
+            assert!(
+                point == Some(by) || (point.is_none() && by == hi),
+                "judged by {by}, estimate {e}"
+            );
+        }
+        "none" => assert!(num(e, "latency_ns").is_none(), "a point not judged by: {j}"),
+        b => panic!("basis {b}: {j}"),
+    }
 }
 
 /// fio of random reads split by size (`bssplit`, fio's syntax) at depth 1 for `secs`.
@@ -1270,4 +1293,65 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
         (1.0..1.5).contains(&level),
         "baseline at {level} in flight: {summary}"
     );
+}
+
+/// Issue 37, case 4 in every view: a disk at one request in flight for too few seconds for a
+/// baseline (15 intervals of 100 reads at 10 ms: a baseline needs 30) has a thin estimate of
+/// 10 ms. `stat`'s judgement takes it labelled as one, in the JSON (basis learned_estimate,
+/// the flag, the estimate's point as what it judged by, no headroom) and in the text (`ok~*`,
+/// "estimated baseline", `[estimate]`), never as a learned baseline.
+#[test]
+fn a_thin_estimate_is_judged_by_labelled_in_stats_json_and_text() {
+    let (mut reads, mut ms) = (0u64, 0u64);
+    let (mut mono, wall0) = (1_000_000_000_000u64, 1_795_333_857_000_000_000i64);
+    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
+    for s in 0..=15i64 {
+        rec.push_str(&format!(
+            "T {mono} {}\n   8       0 sdx {reads} 0 {} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
+            wall0 + s * 1_000_000_000,
+            reads * 8
+        ));
+        (reads, ms, mono) = (reads + 100, ms + 1000, mono + 1_000_000_000);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("thin.rec");
+    std::fs::write(&path, rec).unwrap();
+    let o = iosat()
+        .args(["stat", "--json", "--replay"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let lines = json_lines(&crate::util::ok_stdout(&o));
+    let last = &lines.last().unwrap()["devices"][0];
+    let (l, j) = (&last["learned"], &last["judgement"]);
+    eprintln!("learned: {l}\njudgement: {j}");
+    assert!(l["baseline_latency_ns"].is_null(), "{l}");
+    let e = &l["baseline_estimate"];
+    assert_eq!(e["method"], "thin", "{l}");
+    let point = num(e, "latency_ns").expect("a thin estimate's point");
+    assert!((point / 10e6 - 1.0).abs() < 0.01, "{e}");
+    for x in [j, &j["read"]] {
+        assert_eq!(x["basis"], "learned_estimate", "{j}");
+        assert_eq!(x["state"], "ok", "{j}");
+        assert!(!x["estimate"].is_null(), "not flagged: {j}");
+        assert_eq!(num(x, "baseline_latency_ns"), Some(point), "{j}");
+        assert!(
+            x["headroom_iops"].is_null(),
+            "a ceiling from an estimate: {j}"
+        );
+    }
+    let o = iosat()
+        .args(["stat", "--replay"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = crate::util::ok_stdout(&o);
+    let last_row = text.lines().rfind(|r| r.starts_with("sdx ")).unwrap();
+    assert!(last_row.contains(" ok~* "), "{last_row}\n{text}");
+    let note = text.lines().rfind(|r| r.starts_with("# sdx:")).unwrap();
+    assert!(
+        note.contains("estimated baseline") && note.contains("[estimate]"),
+        "{note}"
+    );
+    assert!(!note.contains("learned baseline"), "{note}");
 }
