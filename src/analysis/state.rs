@@ -7,6 +7,7 @@
 //! row (monitor/judge.rs), learning fills its part (learn/). Pure.
 //! Imports only: analysis/.
 
+use super::text::fixed;
 use serde::{Deserialize, Serialize};
 
 /// At and above this ratio to the baseline, latency grows with load: at or past the knee.
@@ -319,8 +320,8 @@ impl DirJudgement {
     pub fn headroom_words(&self) -> String {
         match (self.headroom_iops, self.no_headroom) {
             (_, Some(why)) => format!("0 ({})", why.words()),
-            (Some(h), None) if self.flags.ceiling_at_least => format!("at least {h:.0}"),
-            (Some(h), None) => format!("{h:.0}"),
+            (Some(h), None) if self.flags.ceiling_at_least => format!("at least {}", fixed(h, 0)),
+            (Some(h), None) => fixed(h, 0),
             // No ceiling learned (an estimate's judgement has none): said, not drawn as a dash.
             (None, None) => "not known".to_string(),
         }
@@ -447,8 +448,9 @@ impl Judgement {
         let mut s = d.state.words().to_string();
         if let Some(r) = d.ratio {
             s.push_str(&format!(
-                " ({} {r:.1}x {} baseline)",
+                " ({} {}x {} baseline)",
                 d.dir.as_str(),
+                fixed(r, 1),
                 basis_adjective(d.basis)
             ));
         }
@@ -475,16 +477,17 @@ impl Judgement {
         let mut s = d.state.as_str().to_string();
         if let Some(r) = d.ratio {
             s.push_str(&format!(
-                " ({} {r:.1}x {})",
+                " ({} {}x {})",
                 d.dir.as_str(),
+                fixed(r, 1),
                 basis_adjective(d.basis)
             ));
         }
         s.push_str(", headroom ");
         s.push_str(&match (d.headroom_iops, d.no_headroom) {
             (_, Some(_)) => "0".to_string(),
-            (Some(h), None) if d.flags.ceiling_at_least => format!(">={h:.0}"),
-            (Some(h), None) => format!("{h:.0}"),
+            (Some(h), None) if d.flags.ceiling_at_least => format!(">={}", fixed(h, 0)),
+            (Some(h), None) => fixed(h, 0),
             // No ceiling learned (an estimate's judgement has none): said, not drawn as a dash.
             (None, None) => "not known".to_string(),
         });

@@ -1,6 +1,61 @@
 //! How analysis figures are written for people: latency, IOPS, ratios. Pure string formatting.
 //! Imports only: nothing.
 
+/// `format!("{v:.decimals$}")`, byte for byte, without Rust's exact float path for the usual
+/// figures: core::fmt writes a fixed number of decimals by Grisu's exact mode, which gives up
+/// and falls back to Dragon4 (bignum arithmetic) whenever the value's decimal expansion ends
+/// within the digits asked for, as every whole number's does: on 1,000 devices a quarter of
+/// `stat`'s text went there (issue 37's cost). Here the value's exact binary fraction
+/// (m x 2^e) is scaled by 10^decimals and rounded half to even in integer arithmetic, which
+/// is what core::fmt computes; up to three decimals and below 2^53, else core::fmt itself.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    const POW10: [u64; 4] = [1, 10, 100, 1000];
+    if decimals >= POW10.len() || !v.is_finite() || v.abs() >= 9_007_199_254_740_992.0 {
+        return format!("{v:.decimals$}");
+    }
+    let bits = v.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    // v = m x 2^e exactly (subnormals: no implicit bit).
+    let (m, e) = match biased {
+        0 => (fraction, -1074),
+        b => (fraction | 1 << 52, b - 1075),
+    };
+    let pow = POW10[decimals];
+    let scaled: u128 = if e >= 0 {
+        // |v| < 2^53: a whole number, m x 2^e below 2^53.
+        (u128::from(m) << e) * u128::from(pow)
+    } else {
+        let k = e.unsigned_abs();
+        let n = u128::from(m) * u128::from(pow);
+        if k >= 127 {
+            // Below 2^-74 x 1000: rounds to 0 (no tie: n < 2^63 < half).
+            0
+        } else {
+            let (q, r, half) = (n >> k, n & ((1u128 << k) - 1), 1u128 << (k - 1));
+            q + u128::from(r > half || (r == half && q & 1 == 1))
+        }
+    };
+    // Below 2^53 x 1000 < 2^63: divided as a u64 (a u128 division is a libcall).
+    let scaled = scaled as u64;
+    let (whole, part) = (scaled / pow, scaled % pow);
+    let mut s = String::with_capacity(24);
+    // core::fmt keeps the sign of a negative value that rounds to zero ("-0.00").
+    if bits >> 63 == 1 {
+        s.push('-');
+    }
+    s.push_str(itoa::Buffer::new().format(whole));
+    if decimals > 0 {
+        s.push('.');
+        let digits = itoa::Buffer::new().format(part).len();
+        for _ in digits..decimals {
+            s.push('0');
+        }
+        s.push_str(itoa::Buffer::new().format(part));
+    }
+    s
+}
+
 /// A latency in nanoseconds, in the unit storage people read it in: µs below 10 µs, ms with
 /// three significant digits up to 10 s, else seconds.
 pub fn fmt_latency_ns(ns: f64) -> String {
@@ -110,5 +165,70 @@ mod tests {
         assert_eq!(fmt_iops(7113.16), "7113");
         assert_eq!(fmt_iops(12.34), "12.3");
         assert_eq!(fmt_iops(1.234), "1.23");
+    }
+
+    /// `fixed` is core::fmt's `{:.N}` byte for byte: whole numbers, exact ties (x.5, x.25,
+    /// x.125, ... where the rounding is half to even), their neighbours one ulp away, the
+    /// figures a view prints (rates, awaits, ratios), tiny and subnormal values, negative
+    /// ones and -0.0, the edges of 2^53, and values core::fmt is left with.
+    #[test]
+    fn fixed_is_cores_fixed_formatting_byte_for_byte() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.25,
+            0.125,
+            0.0625,
+            2.675,
+            1.005,
+            0.045,
+            599.5,
+            1e-300,
+            5e-324,
+            -5e-324,
+            -0.0004,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for n in 0..2000u32 {
+            let x = f64::from(n);
+            values.extend([
+                x,
+                -x,
+                x / 2.0,
+                x / 4.0,
+                x / 8.0,
+                x / 16.0,
+                x / 1000.0,
+                x / 3.0,
+            ]);
+        }
+        // A xorshift's bits as floats: every exponent and fraction, and figures of a view.
+        let mut r = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..50_000 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            values.push(f64::from_bits(r));
+            values.push((r % 10_000_000) as f64 / 1000.0);
+            values.push((r >> 11) as f64 / (1u64 << 53) as f64 * 1e4);
+        }
+        for v in values {
+            for up in [v, f64::from_bits(v.to_bits().wrapping_add(1))] {
+                for d in 0..=4 {
+                    assert_eq!(fixed(up, d), format!("{up:.d$}"), "{up:e} to {d}");
+                }
+            }
+        }
     }
 }

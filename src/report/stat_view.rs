@@ -64,7 +64,7 @@ fn headroom_cell(j: &DirJudgement) -> Cow<'static, str> {
     let v = if h >= 10_000.0 {
         format!("{:.0}k", h / 1000.0)
     } else {
-        format!("{h:.0}")
+        crate::analysis::text::fixed(h, 0)
     };
     Cow::Owned(if j.flags.ceiling_at_least && j.no_headroom.is_none() {
         format!(">={v}")
@@ -97,7 +97,10 @@ fn state_cell(j: &DirJudgement, learning: bool) -> Cow<'static, str> {
 }
 
 fn num(v: Option<f64>, decimals: usize) -> String {
-    v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+    v.map_or_else(
+        || "-".to_string(),
+        |v| crate::analysis::text::fixed(v, decimals),
+    )
 }
 
 /// What comes before the first report (legend for text, header row for CSV). `profiled`:
@@ -436,10 +439,12 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         }
         let sat = d.saturation();
         for &(c, w, dec) in &cols {
-            let _ = match c.value(d.rates.as_ref().ok(), sat.as_ref()) {
-                Some(v) => write!(s, " {v:>w$.dec$}"),
-                None => write!(s, " {:>w$}", "-"),
-            };
+            // `{v:>w$.dec$}` without core::fmt's exact float path (text::fixed), padded
+            // by hand (the formatter's padding was a tenth of the table's time).
+            let cell = c
+                .value(d.rates.as_ref().ok(), sat.as_ref())
+                .map(|v| crate::analysis::text::fixed(v, dec));
+            right(&mut s, cell.as_deref().unwrap_or("-"), w);
         }
         // The row judged once, for its cells and its notes.
         let j = judged.then(|| d.judgement());
@@ -456,6 +461,15 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
     s.push_str(&interval_notes(r));
     s.push('\n');
     s
+}
+
+/// `write!(s, " {cell:>w$}")` for an ASCII cell, padded by hand.
+fn right(s: &mut String, cell: &str, w: usize) {
+    s.push(' ');
+    for _ in cell.len()..w {
+        s.push(' ');
+    }
+    s.push_str(cell);
 }
 
 /// Does the interval carry block-layer latency (the BPF source was attached)?
@@ -883,6 +897,19 @@ mod tests {
     use crate::monitor::DiskSample;
     use crate::sys::device::DevKind;
     use crate::sys::diskstats::parse;
+
+    /// The table's hand-padded cells are core::fmt's right-aligned ones, a cell wider than
+    /// its column included (it pushes the row, after its one space).
+    #[test]
+    fn cells_padded_by_hand_are_formats() {
+        for cell in ["-", "1.00", "12345.6", "123456789.0", ""] {
+            for w in 0..12 {
+                let mut s = String::new();
+                super::right(&mut s, cell, w);
+                assert_eq!(s, format!(" {cell:>w$}"), "{cell:?} in {w}");
+            }
+        }
+    }
 
     #[test]
     fn iso_dates() {
