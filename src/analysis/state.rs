@@ -444,28 +444,47 @@ impl Judgement {
     /// The device's judgement in words: "overloaded (read 4.2x swept baseline), headroom 0
     /// (overloaded: …)", with the flags ("estimate", "changed", "at least", "mixed").
     pub fn words(&self) -> String {
+        let mut s = String::new();
+        self.words_into(&mut s);
+        s
+    }
+
+    /// [`Judgement::words`] appended to `s` (a view's notes: no string built per part).
+    pub fn words_into(&self, s: &mut String) {
         let d = &self.device;
-        let mut s = d.state.words().to_string();
+        s.push_str(d.state.words());
         if let Some(r) = d.ratio {
-            s.push_str(&format!(
-                " ({} {}x {} baseline)",
-                d.dir.as_str(),
-                fixed(r, 1),
-                basis_adjective(d.basis)
-            ));
+            for part in [" (", d.dir.as_str(), " ", &fixed(r, 1), "x "] {
+                s.push_str(part);
+            }
+            s.push_str(basis_adjective(d.basis));
+            s.push_str(" baseline)");
         }
         s.push_str(", headroom ");
-        s.push_str(&d.headroom_words());
+        match (d.headroom_iops, d.no_headroom) {
+            (_, Some(why)) => {
+                for part in ["0 (", why.words(), ")"] {
+                    s.push_str(part);
+                }
+            }
+            _ => s.push_str(&d.headroom_words()),
+        }
         let flags = d.flags.words();
         if !flags.is_empty() {
-            s.push_str(&format!(" [{}]", flags.join(", ")));
+            s.push_str(" [");
+            for (i, f) in flags.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(f);
+            }
+            s.push(']');
         }
         // The declared cap's share (issue 42), when the interval did any I/O.
         if let Some(c) = self.cap.as_ref().filter(|c| c.used > 0.0) {
             s.push_str("; ");
             s.push_str(&c.live_words());
         }
-        s
     }
 }
 

@@ -311,7 +311,11 @@ fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
     let worded =
         j.is_some_and(|j| j.device.flags.any() || j.state() == crate::analysis::state::State::Slow);
     if let Some(j) = j.filter(|_| worded) {
-        s.push_str(&format!("# {}: {}\n", d.meta.display_name, j.words()));
+        for part in ["# ", &d.meta.display_name, ": "] {
+            s.push_str(part);
+        }
+        j.words_into(s);
+        s.push('\n');
     }
     // The interval against the declared cap (issue 42), whenever it did I/O.
     if let Some(c) = d.cap_use().filter(|c| c.used > 0.0 && !worded) {
