@@ -270,21 +270,28 @@ fn name(out: &mut Vec<u8>, key: &str, name: Option<&str>) {
 }
 
 impl Learned {
-    /// The single-request latency learning judges this interval by, and whether it is an
-    /// estimate: the baseline; without one (the traffic never came down to about one in
+    /// The single-request latency learning judges this interval by, and its basis (learned,
+    /// or learned_estimate): the baseline; without one (the traffic never came down to about one in
     /// flight, or too little of it has: issue 37) the estimate's point; where the estimate
     /// has only bounds, its upper bound, and only in an interval learning judged by it (its
     /// latency 1.5x past that bound or more: `ratio` set; below, nothing is claimed). None:
     /// nothing to judge by yet. What every view's judgement takes (monitor::judge), so an
     /// estimate reaches each of them labelled as one, never as a baseline.
-    pub fn judged_by(&self) -> Option<(f64, bool)> {
+    pub fn judged_by(&self) -> Option<(f64, super::state::Basis)> {
+        use super::state::Basis;
         if let Some(b) = self.baseline_latency_ns {
-            return Some((b, self.flags.estimate.is_some()));
+            let basis = match self.flags.estimate {
+                Some(_) => Basis::LearnedEstimate,
+                None => Basis::Learned,
+            };
+            return Some((b, basis));
         }
         let e = self.baseline_estimate.as_deref()?;
         match e.latency_ns {
-            Some(l) => Some((l, true)),
-            None => self.ratio.map(|_| (e.interval_ns[1], true)),
+            Some(l) => Some((l, Basis::LearnedEstimate)),
+            None => self
+                .ratio
+                .map(|_| (e.interval_ns[1], Basis::LearnedEstimate)),
         }
     }
 

@@ -7,7 +7,7 @@
 //! row (monitor/judge.rs), learning fills its part (learn/). Pure.
 //! Imports only: analysis/.
 
-use super::text::fixed;
+use super::text::{fixed, fixed_into};
 use serde::{Deserialize, Serialize};
 
 /// At and above this ratio to the baseline, latency grows with load: at or past the knee.
@@ -318,12 +318,27 @@ impl DirJudgement {
     /// The headroom as a person reads it: "1200", "at least 1200", "0 (overloaded: …)",
     /// "not known".
     pub fn headroom_words(&self) -> String {
+        let mut s = String::new();
+        self.headroom_words_into(&mut s);
+        s
+    }
+
+    /// [`DirJudgement::headroom_words`] appended to `s`.
+    pub fn headroom_words_into(&self, s: &mut String) {
         match (self.headroom_iops, self.no_headroom) {
-            (_, Some(why)) => format!("0 ({})", why.words()),
-            (Some(h), None) if self.flags.ceiling_at_least => format!("at least {}", fixed(h, 0)),
-            (Some(h), None) => fixed(h, 0),
+            (_, Some(why)) => {
+                for part in ["0 (", why.words(), ")"] {
+                    s.push_str(part);
+                }
+            }
+            (Some(h), None) => {
+                if self.flags.ceiling_at_least {
+                    s.push_str("at least ");
+                }
+                fixed_into(s, h, 0);
+            }
             // No ceiling learned (an estimate's judgement has none): said, not drawn as a dash.
-            (None, None) => "not known".to_string(),
+            (None, None) => s.push_str("not known"),
         }
     }
 }
@@ -454,21 +469,16 @@ impl Judgement {
         let d = &self.device;
         s.push_str(d.state.words());
         if let Some(r) = d.ratio {
-            for part in [" (", d.dir.as_str(), " ", &fixed(r, 1), "x "] {
+            for part in [" (", d.dir.as_str(), " "] {
                 s.push_str(part);
             }
-            s.push_str(basis_adjective(d.basis));
-            s.push_str(" baseline)");
+            fixed_into(s, r, 1);
+            for part in ["x ", basis_adjective(d.basis), " baseline)"] {
+                s.push_str(part);
+            }
         }
         s.push_str(", headroom ");
-        match (d.headroom_iops, d.no_headroom) {
-            (_, Some(why)) => {
-                for part in ["0 (", why.words(), ")"] {
-                    s.push_str(part);
-                }
-            }
-            _ => s.push_str(&d.headroom_words()),
-        }
+        d.headroom_words_into(s);
         let flags = d.flags.words();
         if !flags.is_empty() {
             s.push_str(" [");

@@ -9,9 +9,18 @@
 /// (m x 2^e) is scaled by 10^decimals and rounded half to even in integer arithmetic, which
 /// is what core::fmt computes; up to three decimals and below 2^53, else core::fmt itself.
 pub fn fixed(v: f64, decimals: usize) -> String {
+    let mut s = String::with_capacity(24);
+    fixed_into(&mut s, v, decimals);
+    s
+}
+
+/// [`fixed`] appended to `s` (a view's cells: no string per figure).
+pub fn fixed_into(s: &mut String, v: f64, decimals: usize) {
     const POW10: [u64; 4] = [1, 10, 100, 1000];
     if decimals >= POW10.len() || !v.is_finite() || v.abs() >= 9_007_199_254_740_992.0 {
-        return format!("{v:.decimals$}");
+        use std::fmt::Write;
+        let _ = write!(s, "{v:.decimals$}");
+        return;
     }
     let bits = v.to_bits();
     let biased = ((bits >> 52) & 0x7ff) as i32;
@@ -39,7 +48,6 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     // Below 2^53 x 1000 < 2^63: divided as a u64 (a u128 division is a libcall).
     let scaled = scaled as u64;
     let (whole, part) = (scaled / pow, scaled % pow);
-    let mut s = String::with_capacity(24);
     // core::fmt keeps the sign of a negative value that rounds to zero ("-0.00").
     if bits >> 63 == 1 {
         s.push('-');
@@ -47,13 +55,13 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     s.push_str(itoa::Buffer::new().format(whole));
     if decimals > 0 {
         s.push('.');
-        let digits = itoa::Buffer::new().format(part).len();
-        for _ in digits..decimals {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(part);
+        for _ in digits.len()..decimals {
             s.push('0');
         }
-        s.push_str(itoa::Buffer::new().format(part));
+        s.push_str(digits);
     }
-    s
 }
 
 /// A latency in nanoseconds, in the unit storage people read it in: µs below 10 µs, ms with

@@ -44,13 +44,9 @@ pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Opt
     } else {
         l.directions.iter().find(|d| d.direction == Some(dir))?
     };
-    let (latency_ns, estimate) = d.judged_by()?;
+    let (latency_ns, basis) = d.judged_by()?;
     Some(Reference {
-        basis: if estimate {
-            Basis::LearnedEstimate
-        } else {
-            Basis::Learned
-        },
+        basis,
         baseline_latency_ns: latency_ns,
         baseline_p95_ns: d.baseline_p95_ns,
         baseline_device_ns: d.baseline_device_ns,
@@ -270,15 +266,26 @@ mod tests {
         }
     }
 
-    fn learned_writes(ratio: f64) -> crate::analysis::learned::Learned {
-        let mut w: crate::analysis::learned::Learned = serde_json::from_value(serde_json::json!({
-            "state": "ok", "intervals": 100, "learned_s": 100.0, "direction": "write",
-            "size_class": null, "baseline_latency_ns": 1.0e6, "baseline_p95_ns": 2.0e6,
+    /// A learned judgement of `direction` in the `ok` state with nothing learned: every figure
+    /// null, as the JSON's `learned` object reads back.
+    fn learned_ok(direction: &str) -> crate::analysis::learned::Learned {
+        serde_json::from_value(serde_json::json!({
+            "state": "ok", "intervals": 100, "learned_s": 100.0, "direction": direction,
+            "size_class": null, "baseline_latency_ns": null, "baseline_p95_ns": null,
             "baseline_interval_ns": null, "knee_concurrency": null, "knee_range": null,
-            "knee_at_least": null, "max_iops": 900.0, "max_iops_at_least": false,
-            "headroom_iops": 800.0, "ratio": ratio, "fit_r_squared": null, "summary": null
+            "knee_at_least": null, "max_iops": null, "max_iops_at_least": null,
+            "headroom_iops": null, "ratio": null, "fit_r_squared": null, "summary": null
         }))
-        .unwrap();
+        .unwrap()
+    }
+
+    fn learned_writes(ratio: f64) -> crate::analysis::learned::Learned {
+        let mut w = learned_ok("write");
+        w.baseline_latency_ns = Some(1.0e6);
+        w.baseline_p95_ns = Some(2.0e6);
+        w.max_iops = Some(900.0);
+        w.max_iops_at_least = Some(false);
+        w.headroom_iops = Some(800.0);
         w.ratio = Some(ratio);
         let mut l = w.clone();
         l.directions = vec![w];
@@ -294,14 +301,7 @@ mod tests {
         use crate::analysis::learned::{Estimate, EstimateMethod, Learned};
         use crate::analysis::shared::Shared;
         let reads = |latency_ns: Option<f64>, ratio: Option<f64>| {
-            let mut l: Learned = serde_json::from_value(serde_json::json!({
-                "state": "ok", "intervals": 40, "learned_s": 40.0, "direction": "read",
-                "size_class": "small", "baseline_latency_ns": null, "baseline_p95_ns": null,
-                "baseline_interval_ns": null, "knee_concurrency": null, "knee_range": null,
-                "knee_at_least": null, "max_iops": null, "max_iops_at_least": null,
-                "headroom_iops": null, "ratio": null, "fit_r_squared": null, "summary": null
-            }))
-            .unwrap();
+            let mut l = learned_ok("read");
             l.baseline_estimate = Some(Shared::new(Estimate {
                 from_in_flight: 2.0,
                 latency_ns,
@@ -324,7 +324,7 @@ mod tests {
 
         // A point of 1.6 ms: reads at 2 ms are 1.25x it, ok, and labelled.
         let point = reads(Some(1.6e6), Some(1.25));
-        assert_eq!(point.judged_by(), Some((1.6e6, true)));
+        assert_eq!(point.judged_by(), Some((1.6e6, Basis::LearnedEstimate)));
         assert!(learned_has_reference(&point));
         let j = judged(&point);
         assert_eq!(
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(judged(&bounds).read.state, State::Unknown);
         // Bounds only, 1.6x past the upper end (learning's ratio): saturated, by that end.
         let past = reads(None, Some(1.6));
-        assert_eq!(past.judged_by(), Some((2.0e6, true)));
+        assert_eq!(past.judged_by(), Some((2.0e6, Basis::LearnedEstimate)));
         let j = judged(&past);
         assert_eq!(
             (j.read.basis, j.read.state, j.read.ratio),

@@ -443,12 +443,7 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         }
         let sat = d.saturation();
         for &(c, w, dec) in &cols {
-            // `{v:>w$.dec$}` without core::fmt's exact float path (text::fixed), padded
-            // by hand (the formatter's padding was a tenth of the table's time).
-            let cell = c
-                .value(d.rates.as_ref().ok(), sat.as_ref())
-                .map(|v| crate::analysis::text::fixed(v, dec));
-            right(&mut s, cell.as_deref().unwrap_or("-"), w);
+            right(&mut s, c.value(d.rates.as_ref().ok(), sat.as_ref()), dec, w);
         }
         // The row judged once, for its cells and its notes.
         let j = judged.then(|| d.judgement());
@@ -467,13 +462,25 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
     s
 }
 
-/// `write!(s, " {cell:>w$}")` for an ASCII cell, padded by hand.
-fn right(s: &mut String, cell: &str, w: usize) {
+/// `write!(s, " {v:>w$.dec$}")`, `-` for no value, written in place: the figure without
+/// core::fmt's exact float path (text::fixed) and padded by hand (the formatter's padding
+/// was a tenth of the table's time), no string per cell.
+fn right(s: &mut String, v: Option<f64>, dec: usize, w: usize) {
     s.push(' ');
-    for _ in cell.len()..w {
-        s.push(' ');
+    let start = s.len();
+    match v {
+        Some(v) => crate::analysis::text::fixed_into(s, v, dec),
+        None => s.push('-'),
     }
-    s.push_str(cell);
+    let width = s.len() - start;
+    if width < w {
+        const SPACES: &str = "                                ";
+        let pad = w - width;
+        match SPACES.get(..pad) {
+            Some(spaces) => s.insert_str(start, spaces),
+            None => s.insert_str(start, &" ".repeat(pad)),
+        }
+    }
 }
 
 /// Does the interval carry block-layer latency (the BPF source was attached)?
@@ -906,11 +913,21 @@ mod tests {
     /// its column included (it pushes the row, after its one space).
     #[test]
     fn cells_padded_by_hand_are_formats() {
-        for cell in ["-", "1.00", "12345.6", "123456789.0", ""] {
-            for w in 0..12 {
-                let mut s = String::new();
-                super::right(&mut s, cell, w);
-                assert_eq!(s, format!(" {cell:>w$}"), "{cell:?} in {w}");
+        for v in [
+            None,
+            Some(1.0),
+            Some(12345.6),
+            Some(123456789.0),
+            Some(-0.004),
+        ] {
+            for (dec, w) in (0..3).flat_map(|d| (0..40).map(move |w| (d, w))) {
+                let mut s = String::from("x");
+                super::right(&mut s, v, dec, w);
+                let want = match v {
+                    Some(v) => format!("x {v:>w$.dec$}"),
+                    None => format!("x {:>w$}", "-"),
+                };
+                assert_eq!(s, want, "{v:?} to {dec} in {w}");
             }
         }
     }
