@@ -115,8 +115,9 @@ pub fn learn(mut out: FileImport) -> FileImport {
     let mut assumed_any = false;
     for d in &mut out.devices {
         let (l, assumed) = learn_series(d);
-        // Said only when something was learned from the assumed intervals (a baseline).
-        assumed_any |= assumed && l.as_ref().is_some_and(|l| l.baseline_latency_ns.is_some());
+        // Said only when something judges from the assumed intervals (a baseline, or its
+        // estimate: Learned::judged_by).
+        assumed_any |= assumed && l.as_ref().is_some_and(|l| l.judged_by().is_some());
         d.learned = l;
     }
     if assumed_any {

@@ -160,9 +160,10 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
     r.devices
         .iter()
         .flat_map(|d| {
-            // Once a baseline is known (before, "no baseline yet" is no diagnosis).
+            // Once a baseline (or its estimate) judges (before, "no baseline yet" is no
+            // diagnosis).
             let learned = d.learned.as_ref().and_then(|l| {
-                l.baseline_latency_ns?;
+                l.judged_by()?;
                 let s = l.summary.as_ref()?;
                 let dir = l
                     .direction

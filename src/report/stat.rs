@@ -431,16 +431,21 @@ fn start_ns(devs: &[StatSeries]) -> i64 {
 }
 
 fn baseline_line(d: &StatSeries) -> String {
+    // What learning judges by (Learned::judged_by): its baseline, else its estimate.
     let learned = d
         .learned
         .as_deref()
-        .filter(|l| l.baseline_latency_ns.is_some());
+        .and_then(|l| Some((l, l.judged_by()?.1)));
     match (&d.profile, learned) {
-        // No profile, a learned baseline: the judgement of its own traffic, and its
-        // diagnosis (the curve's summary: baseline, knee or its lower bound, ceiling).
-        (Err(_), Some(l)) => format!(
-            "{}: judged against the baseline learned from its own traffic ({}). {}.",
+        // No profile, a learned baseline (or estimate): the judgement of its own traffic,
+        // and its diagnosis (the curve's summary: baseline, knee or its lower bound, ceiling).
+        (Err(_), Some((l, basis))) => format!(
+            "{}: judged against the baseline {} from its own traffic ({}). {}.",
             d.name,
+            match basis {
+                crate::analysis::state::Basis::LearnedEstimate => "estimated",
+                _ => "learned",
+            },
             crate::learn::basis_words(l),
             l.summary.as_ref().map_or("", |s| s.as_str())
         ),

@@ -1027,6 +1027,50 @@ fn frame_judged_against_a_learned_baseline() {
     assert!(!f.contains("needs its baseline"), "{f}");
 }
 
+/// No profile, 100 reads a second at 10 ms, one in flight, for 15 s: too few requests for a
+/// baseline, a thin estimate of 10 ms from the tenth second (issue 37). The saturation pane
+/// and the table's title judge by it, saying "estimated", never asking for a sweep.
+#[test]
+fn frame_judged_against_a_learned_estimate() {
+    const THIN: Dev = Dev {
+        major: 8,
+        minor: 16,
+        name: "sdb",
+        kind: "disk",
+        id: None,
+        rate: |_| [100, 1000, 0, 0, 1000, 1000],
+    };
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    let mut replay = Replay::new(&recording_n(&[THIN], 15), sel, false, Box::new(profile)).unwrap();
+    replay
+        .replayer_mut()
+        .observe_with(iosat::learn::in_memory());
+    let mut a = App::new(
+        Source::Live {
+            host: "testhost".into(),
+            kernel: "6.1.0".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    for r in replay.filter_map(|s| match s.unwrap() {
+        Step::Report(r) => Some(r),
+        _ => None,
+    }) {
+        a.on_report(r);
+    }
+    let f = frame(&a, 160, 48);
+    assert!(f.contains("judged against: learned from"), "{f}");
+    assert!(f.contains("saturation (learned)"), "{f}");
+    assert!(f.contains("ok at 1.0x the estimated baseline"), "{f}");
+    assert!(!f.contains("the learned baseline"), "{f}");
+    assert!(!f.contains("needs its baseline"), "{f}");
+}
+
 /// top saves what it learned when the view ends (issue 26), not only every few minutes:
 /// a loop device read during the view has its state file in --state-dir after q.
 #[test]

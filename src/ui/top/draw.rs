@@ -269,11 +269,7 @@ fn border(app: &App, pane: Pane) -> Style {
 /// The learned baseline the view judges by, in words: the selected device's, else the first
 /// shown device's that has one.
 fn basis(app: &App, rows: &[&Row]) -> Option<String> {
-    let has = |r: &&&Row| {
-        r.learned
-            .as_ref()
-            .is_some_and(|l| l.baseline_latency_ns.is_some())
-    };
+    let has = |r: &&&Row| r.learned.as_ref().is_some_and(|l| l.judged_by().is_some());
     let r = rows
         .iter()
         .filter(has)
@@ -496,17 +492,22 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     for (i, p) in plots.iter().enumerate() {
         plot(f, app, theme, p, window, cells[i]);
     }
+    // What learning judges by (Learned::judged_by): its baseline, else its estimate.
     let learned = row
         .learned
         .as_ref()
-        .filter(|l| l.baseline_latency_ns.is_some());
-    if let (None, Some(l)) = (prof, learned) {
-        // No profile, but a baseline learned from this device's own traffic: its judgement,
-        // not a request for a sweep.
+        .and_then(|l| Some((l, l.judged_by()?.1)));
+    if let (None, Some((l, basis))) = (prof, learned) {
+        // No profile, but a baseline learned (or estimated) from this device's own traffic:
+        // its judgement, not a request for a sweep.
         let block = focus(app, Pane::Charts, " saturation (learned) ".into());
+        let which = match basis {
+            crate::analysis::state::Basis::LearnedEstimate => "estimated",
+            _ => "learned",
+        };
         let ratio = l
             .ratio
-            .map(|r| format!(" at {r:.1}x the learned baseline"))
+            .map(|r| format!(" at {r:.1}x the {which} baseline"))
             .unwrap_or_default();
         let text = format!(
             "{}: {}{ratio}. {}. {}",
