@@ -201,6 +201,12 @@ impl Flags {
 
     /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed").
     pub fn words(&self) -> Vec<&'static str> {
+        self.each_word().collect()
+    }
+
+    /// [`Flags::words`] one by one, nothing allocated (a view's note per flagged row and
+    /// interval).
+    pub fn each_word(&self) -> impl Iterator<Item = &'static str> {
         [
             (self.estimate.is_some(), "estimate"),
             (self.change.is_some(), "changed"),
@@ -209,7 +215,6 @@ impl Flags {
         ]
         .into_iter()
         .filter_map(|(on, w)| on.then_some(w))
-        .collect()
     }
 }
 
@@ -479,15 +484,11 @@ impl Judgement {
         }
         s.push_str(", headroom ");
         d.headroom_words_into(s);
-        let flags = d.flags.words();
-        if !flags.is_empty() {
-            s.push_str(" [");
-            for (i, f) in flags.iter().enumerate() {
-                if i > 0 {
-                    s.push_str(", ");
-                }
-                s.push_str(f);
-            }
+        for (i, f) in d.flags.each_word().enumerate() {
+            s.push_str(if i == 0 { " [" } else { ", " });
+            s.push_str(f);
+        }
+        if d.flags.any() {
             s.push(']');
         }
         // The declared cap's share (issue 42), when the interval did any I/O.
