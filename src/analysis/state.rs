@@ -419,6 +419,106 @@ pub struct Judgement {
     pub cap: Option<super::declared::CapUse>,
 }
 
+/// A value as serde_json writes it (floats by ryu, non-finite as null), into `out`.
+fn json_value(out: &mut Vec<u8>, v: &impl Serialize) {
+    serde_json::to_writer(&mut *out, v).expect("a judgement's figure serialises");
+}
+
+impl DirJudgement {
+    /// The fields of this direction's JSON object, without braces, as its derived
+    /// `Serialize` writes them (keys in order, the same omissions). The estimate flag's JSON is the one kept beside it (Shared::json): a thousand
+    /// devices' judgements wrote the same estimate's floats each interval (issue 37's cost).
+    fn write_json_fields(&self, out: &mut Vec<u8>) {
+        // Every field named (no `..`): a field added here must be written here too.
+        let DirJudgement {
+            dir,
+            basis,
+            state,
+            ratio,
+            headroom_iops,
+            no_headroom,
+            baseline_latency_ns,
+            baseline_p95_ns,
+            baseline_device_ns,
+            flags,
+        } = self;
+        let Flags {
+            estimate,
+            change,
+            ceiling_at_least,
+            mixed,
+        } = flags;
+        let key = |out: &mut Vec<u8>, k: &str| {
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(b"\":");
+        };
+        out.extend_from_slice(b"\"direction\":\"");
+        out.extend_from_slice(dir.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"basis\":\"");
+        out.extend_from_slice(basis.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"state\":\"");
+        out.extend_from_slice(state.as_str().as_bytes());
+        out.push(b'"');
+        key(out, "ratio");
+        json_value(out, ratio);
+        key(out, "headroom_iops");
+        json_value(out, headroom_iops);
+        if let Some(n) = no_headroom {
+            key(out, "no_headroom");
+            json_value(out, n);
+        }
+        key(out, "baseline_latency_ns");
+        json_value(out, baseline_latency_ns);
+        key(out, "baseline_p95_ns");
+        json_value(out, baseline_p95_ns);
+        if let Some(d) = baseline_device_ns {
+            key(out, "baseline_device_ns");
+            json_value(out, d);
+        }
+        if let Some(e) = estimate {
+            key(out, "estimate");
+            out.extend_from_slice(e.json().as_bytes());
+        }
+        if let Some(c) = change {
+            key(out, "change");
+            json_value(out, c);
+        }
+        if *ceiling_at_least {
+            out.extend_from_slice(b",\"ceiling_at_least\":true");
+        }
+        if *mixed {
+            out.extend_from_slice(b",\"mixed\":true");
+        }
+    }
+}
+
+impl Judgement {
+    /// The judgement's JSON object, byte for byte as its derived `Serialize` writes it with
+    /// serde_json, written by hand (`stat --json` writes one per device and interval).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        // Every field named (no `..`): a field added here must be written here too.
+        let Judgement {
+            device,
+            read,
+            write,
+            cap,
+        } = self;
+        out.push(b'{');
+        device.write_json_fields(out);
+        out.extend_from_slice(b",\"read\":{");
+        read.write_json_fields(out);
+        out.extend_from_slice(b"},\"write\":{");
+        write.write_json_fields(out);
+        out.push(b'}');
+        if let Some(c) = cap {
+            out.extend_from_slice(b",\"cap\":");
+            json_value(out, c);
+        }
+        out.push(b'}');
+    }
+}
+
 impl Judgement {
     /// The device from its two directions: the worst state; among equals the higher ratio,
     /// then the judged one, then reads.
@@ -587,6 +687,105 @@ mod tests {
         assert_eq!(State::worst([]), State::Idle);
         assert_eq!(State::Overloaded.as_str(), "overloaded");
         assert!(State::Slow < State::Saturated && State::Ok < State::Slow);
+    }
+
+    /// The judgement's JSON written by hand is serde's, byte for byte: every basis, state,
+    /// omission and flag, figures with fractions, whole, tiny, huge and non-finite (null), in
+    /// each of the three places (device, read, write), with and without a cap.
+    #[test]
+    fn the_judgements_json_by_hand_is_serdes() {
+        use crate::analysis::shared::Shared;
+        let figures = [
+            None,
+            Some(1.0),
+            Some(0.1 + 0.2),
+            Some(1e-7),
+            Some(123_456_789.987),
+            Some(1e300),
+            Some(f64::NAN),
+            Some(-0.0),
+        ];
+        let estimates = [
+            None,
+            Some(Shared::new(Estimate {
+                from_level: 2.0000000000000004,
+                interval_ns: Some([2.06e6, 4.1e6]),
+            })),
+            Some(Shared::new(Estimate {
+                from_level: 27.0,
+                interval_ns: None,
+            })),
+        ];
+        let change = std::sync::Arc::new(Change {
+            at_wall_ns: -5,
+            from_ns: 2e6,
+            to_ns: 8.000001e6,
+            evidence: "a \"step\" at\tone in flight\n".into(),
+        });
+        let mut dirs = Vec::new();
+        let mut k = 0usize;
+        for basis in [
+            Basis::Swept,
+            Basis::Learned,
+            Basis::LearnedEstimate,
+            Basis::None,
+        ] {
+            for state in [
+                State::Idle,
+                State::Unknown,
+                State::Ok,
+                State::Slow,
+                State::Saturated,
+                State::Overloaded,
+            ] {
+                for f in &figures {
+                    k += 1;
+                    let pick = |n: usize| figures[(k * n) % figures.len()];
+                    dirs.push(DirJudgement {
+                        dir: if k % 2 == 0 { Dir::Read } else { Dir::Write },
+                        basis,
+                        state,
+                        ratio: *f,
+                        headroom_iops: pick(3),
+                        no_headroom: NoHeadroom::of(state),
+                        baseline_latency_ns: pick(5),
+                        baseline_p95_ns: pick(7),
+                        baseline_device_ns: pick(11),
+                        flags: Flags {
+                            estimate: estimates[k % 3].clone(),
+                            change: (k % 4 == 1).then(|| change.clone()),
+                            ceiling_at_least: k % 5 < 2,
+                            mixed: k % 7 == 3,
+                        },
+                    });
+                }
+            }
+        }
+        let cap = crate::analysis::declared::CapUse {
+            cap: crate::analysis::declared::CapDim::ReadIops,
+            declared: 3000.0,
+            used: 1234.5,
+            ratio: 0.4115,
+        };
+        for (i, d) in dirs.iter().enumerate() {
+            let j = Judgement {
+                device: d.clone(),
+                read: dirs[(i * 7 + 1) % dirs.len()].clone(),
+                write: dirs[(i * 13 + 5) % dirs.len()].clone(),
+                cap: (i % 3 == 0).then_some(cap),
+            };
+            let mut out = b"x".to_vec();
+            j.write_json(&mut out);
+            let want = serde_json::to_string(&j).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), format!("x{want}"));
+        }
+        // Every omission and flag was met.
+        assert!(dirs
+            .iter()
+            .any(|d| d.flags.change.is_some() && d.flags.mixed));
+        assert!(dirs
+            .iter()
+            .any(|d| d.no_headroom.is_none() && d.baseline_device_ns.is_none()));
     }
 
     #[test]

@@ -589,9 +589,19 @@ impl serde::Serialize for JsonDevice<'_> {
         if let Some(sat) = d.saturation() {
             m.serialize_entry("profile", &sat)?;
         }
-        // The one judgement (monitor::judge): the device's state with the ratio and
-        // headroom of its worst direction, and each direction's.
-        m.serialize_entry("judgement", &d.judgement())?;
+        m.end()
+    }
+}
+
+/// What follows the judgement in a device's object ([`JsonDevice`] comes before it; the
+/// judgement is written by hand between them, Judgement::write_json).
+struct JsonDeviceTail<'a>(&'a DeviceRow);
+
+impl serde::Serialize for JsonDeviceTail<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let d = self.0;
+        let mut m = ser.serialize_map(None)?;
         // The cap the user declared (issue 42); the judgement's `cap` is the interval's share.
         if let Some(c) = &d.cap {
             m.serialize_entry("declared_cap", c)?;
@@ -623,6 +633,20 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     // JsonDevice is never empty (disk_device comes first): its closing brace is reopened.
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
+    // The one judgement (monitor::judge): the device's state with the ratio and headroom of
+    // its worst direction, and each direction's; by hand, as serde writes it (a thousand
+    // devices' judgements each interval, their estimates' floats among them).
+    out.extend_from_slice(b",\"judgement\":");
+    d.judgement().write_json(out);
+    // The tail's object merged into the device's: its braces dropped, nothing when empty.
+    let start = out.len();
+    serde_json::to_writer(&mut *out, &JsonDeviceTail(d)).expect("a device serialises");
+    if out.len() - start <= 2 {
+        out.truncate(start);
+    } else {
+        out[start] = b',';
+        out.pop();
+    }
     if let Some(l) = &d.learned {
         out.extend_from_slice(b",\"learned\":");
         l.write_json(out);
