@@ -168,35 +168,6 @@ impl Serialize for Learned {
     }
 }
 
-/// Asks the CPU to bring the `bytes` at `p` into its caches ahead of their use: a hint, with no
-/// effect on what the program computes. Learning touches a few kilobytes of state per device
-/// and interval, scattered in the heap and evicted by the other devices' since the last
-/// interval (1,000 devices: megabytes, past a core's L2); a learner or a view that knows the
-/// next device asks for its state while it works on this one, so the misses overlap the work
-/// instead of stalling it (issue 37's cost). Nothing elsewhere than x86_64.
-#[inline]
-pub fn prefetch(p: *const u8, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // The lines of [p, p + bytes) are those of p, p + 64, ... : one more at most than the
-        // bytes fill, asked for by offsets from p in a half-open counted loop (stepping over
-        // aligned addresses, or an inclusive range, cost ~5 instructions a line, most of the
-        // prefetches' cost); with `bytes` a constant (a type's size) it unrolls.
-        let lines = bytes.saturating_add(62) / 64 + 1;
-        for k in 0..lines {
-            // SAFETY: a prefetch reads nothing into the program and never faults: an address
-            // that is not mapped is ignored. The pointer is only computed, not dereferenced.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    p.wrapping_add(k * 64).cast(),
-                )
-            };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, bytes);
-}
-
 /// Seconds learned, as the `learned` object gives them: to the millisecond. They are a sum
 /// of interval lengths, whose float noise (5.9999999999999165 for six hundred 10 ms
 /// intervals) says nothing to a reader. Values no millisecond count holds exactly (1e12 s
@@ -292,59 +263,6 @@ impl Learned {
             None => self
                 .ratio
                 .map(|_| (e.interval_ns[1], Basis::LearnedEstimate)),
-        }
-    }
-
-    /// [`prefetch`] of what a view reads of the judgements of the rows ahead of `i`: the
-    /// object three rows on; two rows on, what it points to (its directions' when
-    /// `directions`: a baseline check reads them; its words); one row on, the words' JSON
-    /// (`json`). Each step reads only what the step before asked for.
-    #[inline]
-    pub fn prefetch_ahead<'a>(
-        at: impl Fn(usize) -> Option<&'a Learned>,
-        i: usize,
-        directions: bool,
-        json: bool,
-    ) {
-        use std::mem::{size_of, size_of_val};
-        if let Some(l) = at(i + 3) {
-            prefetch((l as *const Learned).cast(), size_of::<Learned>());
-        }
-        if let Some(l) = at(i + 2) {
-            if directions {
-                let d = l.directions.as_slice();
-                prefetch(d.as_ptr().cast(), size_of_val(d));
-            }
-            if json {
-                if let Some(s) = l.summary.as_ref() {
-                    let p = std::sync::Arc::as_ptr(&s.0).cast::<u8>();
-                    prefetch(p, size_of::<SummaryText>());
-                }
-                if let Some((p, n)) = l.baseline_estimate.as_ref().map(Shared::bytes) {
-                    prefetch(p, n);
-                }
-                if let Some((p, n)) = l.flags.estimate.as_ref().map(Shared::bytes) {
-                    prefetch(p, n);
-                }
-            }
-        }
-        let Some(l) = at(i + 1).filter(|_| json) else {
-            return;
-        };
-        // The bytes the object copies: the words', the curve's, the estimates'.
-        if let Some(s) = l.summary.as_ref() {
-            if let Some(j) = s.0.json.get() {
-                prefetch(j.as_ptr(), j.len());
-            }
-            if let Some((_, c)) = s.0.curve.get() {
-                prefetch(c.as_ptr(), c.len());
-            }
-        }
-        if let Some(j) = l.baseline_estimate.as_ref().and_then(|e| e.kept_json()) {
-            prefetch(j.as_ptr(), j.len());
-        }
-        if let Some(j) = l.flags.estimate.as_ref().and_then(|e| e.kept_json()) {
-            prefetch(j.as_ptr(), j.len());
         }
     }
 

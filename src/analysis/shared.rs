@@ -31,19 +31,6 @@ impl<T> Shared<T> {
     }
 }
 
-impl<T> Shared<T> {
-    /// The JSON once written ([`Shared::json`]), without writing it.
-    pub fn kept_json(&self) -> Option<&str> {
-        self.0.json.get().map(|j| &**j)
-    }
-
-    /// Where the value and its kept JSON's pointer lie, and how many bytes: what a view that
-    /// will copy the JSON asks the caches for ahead of it (analysis/learned.rs's prefetch).
-    pub fn bytes(&self) -> (*const u8, usize) {
-        (Arc::as_ptr(&self.0).cast(), std::mem::size_of::<Inner<T>>())
-    }
-}
-
 impl<T: Serialize> Shared<T> {
     /// The value as `serde_json::to_string` writes it, written the first time it is asked.
     pub fn json(&self) -> &str {
@@ -109,10 +96,7 @@ mod tests {
             interval_ns: Some([999999.9987872975, 1e6]),
         };
         let s = Shared::new(e());
-        // Nothing kept until asked: a prefetch finds no JSON to ask for.
-        assert_eq!(s.kept_json(), None);
         assert_eq!(s.json(), serde_json::to_string(&e()).unwrap());
-        assert_eq!(s.kept_json(), Some(s.json()));
         // Asked again: the same bytes, kept.
         assert!(std::ptr::eq(s.json(), s.json()));
         assert_eq!(serde_json::to_string(&s).unwrap(), s.json());

@@ -332,8 +332,8 @@ struct Device {
     since_estimate: u64,
     dirty: bool,
     /// The device's fingerprint (live only), stored with the state.
-    /// Boxed: read only at load and save, its ~260 bytes were most of the struct the learner
-    /// asks the caches for ahead of each device with traffic.
+    /// Boxed: read only at load and save, its ~260 bytes were most of the struct a device
+    /// with traffic reads each interval.
     fingerprint: Option<Box<store::Fingerprint>>,
     loaded: bool,
     /// One learner per device (store::Lock): None without a state directory or until the
@@ -350,8 +350,8 @@ struct Device {
     watch: change::Watch,
     /// The same evidence against the swept profile's baseline (never holds learning back:
     /// it is the profile that disagrees), and the direction it was seen in.
-    /// Boxed: most devices have no swept profile, and the learner asks the caches for the
-    /// struct ahead of each device with traffic.
+    /// Boxed: most devices have no swept profile, and a device with traffic reads the
+    /// struct each interval.
     swept: Option<Box<change::Watch>>,
     swept_dir: Option<Dir>,
 }
@@ -877,7 +877,6 @@ impl Learner {
         let target = self.spec.target_p95_ns;
         let cpu = r.cpu;
         for pos in 0..r.devices.len() {
-            self.prefetch_ahead(&r.devices, pos);
             let row = &mut r.devices[pos];
             let dev = (row.major, row.minor);
             // The hint holds while the row's device number and name are the hint's (a
@@ -962,84 +961,6 @@ impl Learner {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
             if r.end_wall_ns - last >= SAVE_EVERY_NS {
                 self.save();
-            }
-        }
-    }
-
-    /// The state the next rows' devices will touch, asked of the caches ahead
-    /// ([`crate::analysis::learned::prefetch`]), by the rows' positions in the last report
-    /// (what the hint of `observe` reads), in four steps, each reading only the row slots
-    /// and what the step before asked for (a step that read what it had just asked for
-    /// waited for it: the bucket's histogram pointer was most of `observe`'s time, issue
-    /// 37's cost): the device and the row four rows on; three rows on, the heap the device's
-    /// struct points to (its last judgement, its curves, its series); two rows on, what those
-    /// point to (the judgement's directions, the bucket the last interval filled, the
-    /// estimates the curves judge by); one row on, that bucket's histogram and the row's
-    /// name. A hint: nothing learned depends on it.
-    fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
-        use crate::analysis::learned::prefetch;
-        use crate::analysis::shared::Shared;
-        use std::mem::{size_of, size_of_val};
-        // A row whose device keeps its idle judgement (RowSlot::idle) does next to nothing:
-        // nothing asked for it. Decided by the row positions alone: reading the row four on
-        // waited for it (a sixth of observe's samples), so the row is asked for instead,
-        // for the step that reads it.
-        let device = |k: usize| {
-            self.order
-                .get(pos + k)
-                .filter(|o| o.idle.is_none())
-                .and_then(|o| self.devices.get(o.i))
-        };
-        // The bucket the last interval filled is likely this one's too.
-        fn last_buckets(d: &Device) -> impl Iterator<Item = &model::Bucket> {
-            let series = d.model.series.iter();
-            series.filter_map(|s| s.buckets.get(usize::from(s.last_bucket)))
-        }
-        if let Some(d) = device(4) {
-            prefetch(
-                (d as *const (String, Device)).cast(),
-                size_of::<(String, Device)>(),
-            );
-            if let Some(r) = rows.get(pos + 4) {
-                prefetch((r as *const DeviceRow).cast(), size_of::<DeviceRow>());
-            }
-        }
-        if let Some((_, d)) = device(3) {
-            if let Some(l) = &d.last {
-                // The Arc's counts (Arc::get_mut reads them) sit just before the judgement.
-                let inner = Arc::as_ptr(l)
-                    .cast::<u8>()
-                    .wrapping_sub(2 * size_of::<usize>());
-                prefetch(inner, size_of::<Learned>() + 2 * size_of::<usize>());
-            }
-            prefetch(d.curves.as_ptr().cast(), size_of_val(d.curves.as_slice()));
-            let series = d.model.series.as_slice();
-            prefetch(series.as_ptr().cast(), size_of_val(series));
-        }
-        if let Some((_, d)) = device(2) {
-            if let Some(l) = &d.last {
-                let dirs = l.directions.as_slice();
-                prefetch(dirs.as_ptr().cast(), size_of_val(dirs));
-            }
-            for b in last_buckets(d) {
-                prefetch(
-                    (b as *const model::Bucket).cast(),
-                    size_of::<model::Bucket>(),
-                );
-            }
-            // A curve without a baseline judges by its estimate (judge_points_into).
-            for c in d.curves.iter().filter(|c| c.baseline.is_none()) {
-                if let Some((p, n)) = c.estimate.as_ref().map(Shared::bytes) {
-                    prefetch(p, n);
-                }
-            }
-        }
-        if let Some((_, d)) = device(1) {
-            for b in last_buckets(d) {
-                prefetch(b.hist.as_ptr().cast(), size_of_val(b.hist.as_slice()));
-            }
-            if let Some(row) = rows.get(pos + 1) {
-                prefetch(row.kernel_name.as_ptr(), row.kernel_name.len());
             }
         }
     }

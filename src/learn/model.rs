@@ -420,22 +420,11 @@ pub(super) fn figure(x: f64) -> f64 {
 }
 
 /// The buckets of one direction and request-size class.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     pub dir: Dir,
     pub size_class: SizeClass,
     pub buckets: Vec<Bucket>,
-    /// The bucket the last point went to: the learner asks the caches for it ahead of the
-    /// next interval (traffic's level changes slowly). Not stored.
-    #[serde(skip)]
-    pub last_bucket: u8,
-}
-
-/// What was learned, not where the next point is expected (`last_bucket`).
-impl PartialEq for Series {
-    fn eq(&self, other: &Series) -> bool {
-        (self.dir, self.size_class, &self.buckets) == (other.dir, other.size_class, &other.buckets)
-    }
 }
 
 impl Series {
@@ -444,7 +433,6 @@ impl Series {
             dir,
             size_class,
             buckets: vec![Bucket::default(); NBUCKETS],
-            last_bucket: 0,
         }
     }
 
@@ -516,7 +504,6 @@ impl DeviceModel {
             };
             let b = bucket_of(p.in_flight());
             self.series[i].buckets[b].add(p);
-            self.series[i].last_bucket = b as u8;
         }
     }
 

@@ -6,7 +6,6 @@
 
 use super::table::{csv_field, Table};
 use super::Format;
-use crate::analysis::learned::Learned;
 use crate::analysis::state::{Basis, DirJudgement, Judgement, State};
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
@@ -283,22 +282,11 @@ fn cgroup_notes(dev: &str, c: &crate::monitor::cgroups::DevCgroups) -> String {
     s
 }
 
-/// Row `k`'s learning state to ask of the caches ahead, where it has traffic: an idle row's
-/// judgement is shared, nothing is asked for it.
-fn learned_with_traffic(r: &IntervalReport, k: usize) -> Option<&Learned> {
-    r.devices
-        .get(k)
-        .filter(|d| d.has_traffic())
-        .and_then(|d| d.learned.as_deref())
-}
-
 /// The notes under an interval's table: each row's ([`row_notes`]), then the interval's
 /// ([`interval_notes`]).
 fn device_notes(r: &IntervalReport) -> String {
     let mut s = String::new();
-    let learned = |k: usize| learned_with_traffic(r, k);
-    for (i, d) in r.devices.iter().enumerate() {
-        Learned::prefetch_ahead(learned, i, true, false);
+    for d in &r.devices {
         // Without a baseline the judgement is unqualified: no words (and none computed).
         let j = d.has_reference().then(|| d.judgement());
         row_notes(&mut s, d, j.as_ref());
@@ -432,13 +420,8 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         let _ = write!(s, " {:>11} {:>8}", "state", "+IOPS");
     }
     s.push('\n');
-    let learned = |k: usize| learned_with_traffic(r, k);
     let mut notes = String::new();
-    for (i, d) in r.devices.iter().enumerate() {
-        if judged {
-            // The judgement's baseline check reads the learned directions.
-            Learned::prefetch_ahead(learned, i, true, false);
-        }
+    for d in &r.devices {
         let name = &d.meta.display_name;
         let chars = name.chars().count();
         s.push_str(name);
@@ -706,13 +689,10 @@ pub fn json_into(r: &IntervalReport, envelope: &Envelope, line: &mut String) {
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
     out.extend_from_slice(b",\"devices\":[");
-    let learned = |k: usize| learned_with_traffic(r, k);
     for (i, d) in r.devices.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        // The judgement reads the learned directions, the object its words.
-        Learned::prefetch_ahead(learned, i, true, true);
         json_device(out, d);
     }
     out.extend_from_slice(b"]}\n");
