@@ -357,7 +357,25 @@ pub fn judge_dir(
     reference: Option<&Reference>,
     in_flight_busy: Option<f64>,
 ) -> DirJudgement {
-    let mut j = DirJudgement::unknown(dir, reference);
+    judge_dir_owned(dir, obs, reference.cloned(), in_flight_busy)
+}
+
+/// [`judge_dir`] taking the reference: its flags move into the judgement, not cloned.
+pub fn judge_dir_owned(
+    dir: Dir,
+    obs: Option<Observed>,
+    mut reference: Option<Reference>,
+    in_flight_busy: Option<f64>,
+) -> DirJudgement {
+    let mut j = DirJudgement::unknown(dir, None);
+    if let Some(r) = reference.as_mut() {
+        j.basis = r.basis;
+        j.baseline_latency_ns = Some(r.baseline_latency_ns);
+        j.baseline_p95_ns = r.baseline_p95_ns;
+        j.baseline_device_ns = r.baseline_device_ns;
+        j.flags = std::mem::take(&mut r.flags);
+    }
+    let reference = reference.as_ref();
     let Some(obs) = obs else {
         return j;
     };

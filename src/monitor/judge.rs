@@ -9,7 +9,8 @@ use super::interval::DeviceRow;
 use super::DiskRates;
 use crate::analysis::declared::{CapUse, DeclaredCap};
 use crate::analysis::state::{
-    judge_dir, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
+    judge_dir, judge_dir_owned, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed,
+    Reference,
 };
 use crate::profile::DeviceProfile;
 
@@ -89,25 +90,31 @@ pub struct LearnedRefs {
     pub profile_change: [Option<std::sync::Arc<Change>>; 2],
 }
 
+/// Where a swept profile disagrees with the traffic of `dir` at its own level (learn's
+/// `profile_change`): the change the judgement by the sweep carries.
+fn profile_change_of(
+    l: &crate::analysis::learned::Learned,
+    dir: Dir,
+) -> Option<std::sync::Arc<Change>> {
+    if l.directions.is_empty() {
+        (l.direction == Some(dir))
+            .then_some(l)?
+            .profile_change
+            .clone()
+    } else {
+        l.directions
+            .iter()
+            .find(|d| d.direction == Some(dir))?
+            .profile_change
+            .clone()
+    }
+}
+
 /// What learning says of each direction (reads, writes).
 pub fn learned_references(l: Option<&crate::analysis::learned::Learned>) -> LearnedRefs {
-    let of_dir = |l: &crate::analysis::learned::Learned, dir: Dir| {
-        if l.directions.is_empty() {
-            (l.direction == Some(dir))
-                .then_some(l)?
-                .profile_change
-                .clone()
-        } else {
-            l.directions
-                .iter()
-                .find(|d| d.direction == Some(dir))?
-                .profile_change
-                .clone()
-        }
-    };
     LearnedRefs {
         refs: Dir::ALL.map(|dir| l.and_then(|l| learned_reference(l, dir))),
-        profile_change: Dir::ALL.map(|dir| l.and_then(|l| of_dir(l, dir))),
+        profile_change: Dir::ALL.map(|dir| l.and_then(|l| profile_change_of(l, dir))),
     }
 }
 
@@ -176,24 +183,38 @@ pub fn cap_uses(cap: &DeclaredCap, r: &DiskRates) -> Vec<CapUse> {
     cap.uses(r.r_s, r.w_s, r.rkb_s * 1024.0, r.wkb_s * 1024.0)
 }
 
-/// The judgement of a device row.
+/// The judgement of a device row: [`judge_parts`]'s, each direction's reference taken
+/// straight from the row (no [`LearnedRefs`] built, cloned and dropped per row and
+/// interval: issue 37's cost).
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
-    // Without a profile, a learned judgement with no baseline in either direction gives no
-    // reference (nor a profile's change): the references are not built (no clone per row).
-    let refs = match row.learned.as_deref() {
-        Some(l) if row.profile.is_some() || learned_has_reference(l) => learned_references(Some(l)),
-        _ => LearnedRefs::default(),
+    let learned = row.learned.as_deref();
+    let profile = row.profile.as_deref();
+    let rates = row.rates.as_ref().ok();
+    let p95_ms = [
+        m.and_then(|m| m.read.p95_ms),
+        m.and_then(|m| m.write.p95_ms),
+    ];
+    let judge = |dir: Dir| {
+        let reference = match profile.and_then(|p| swept_reference(p, dir)) {
+            Some(mut r) => {
+                // A sweep the traffic disagrees with says so, as a change would.
+                r.flags.change = learned.and_then(|l| profile_change_of(l, dir));
+                Some(r)
+            }
+            None => learned.and_then(|l| learned_reference(l, dir)),
+        };
+        match rates {
+            Some(r) => judge_dir_owned(
+                dir,
+                Some(observed(r, dir, p95_ms[dir as usize])),
+                reference,
+                Some(in_flight_busy(r)),
+            ),
+            None => DirJudgement::unknown(dir, reference.as_ref()),
+        }
     };
-    let mut j = judge_parts(
-        row.profile.as_deref(),
-        &refs,
-        row.rates.as_ref().ok(),
-        [
-            m.and_then(|m| m.read.p95_ms),
-            m.and_then(|m| m.write.p95_ms),
-        ],
-    );
+    let mut j = Judgement::of(judge(Dir::Read), judge(Dir::Write));
     j.cap = row.cap_use();
     j
 }
@@ -392,6 +413,75 @@ mod tests {
             crate::analysis::split::sentence(&split_facts(&dj, &sp).unwrap()),
             None
         );
+    }
+
+    /// A row's judgement ([`judge`], its references taken from the row) is
+    /// [`judge_parts`]' over [`learned_references`] (the recording page's path): with and
+    /// without a profile, a profile the traffic disagrees with, learned writes, an estimate,
+    /// nothing learned, and no value.
+    #[test]
+    fn a_rows_judgement_is_judge_parts_over_its_references() {
+        let change = std::sync::Arc::new(Change {
+            at_wall_ns: 1,
+            from_ns: 1e6,
+            to_ns: 3e6,
+            evidence: "swept 1 ms, traffic 3 ms".into(),
+        });
+        let mut disagreeing = learned_writes(1.2);
+        disagreeing.directions[0].profile_change = Some(change.clone());
+        let mut reads = learned_ok("read");
+        reads.profile_change = Some(change);
+        reads.baseline_latency_ns = Some(1.5e6);
+        reads.ratio = Some(1.1);
+        let learned = [
+            None,
+            Some(learned_ok("read")),
+            Some(learned_writes(5.0)),
+            Some(learned_writes(0.9)),
+            Some(disagreeing),
+            Some(reads),
+        ];
+        for profile in [None, Some(std::sync::Arc::new(read_profile()))] {
+            for l in &learned {
+                for rates in [
+                    Ok(second()),
+                    Err(crate::monitor::interval::NoValue::NewDevice),
+                ] {
+                    let row = DeviceRow {
+                        major: 8,
+                        minor: 0,
+                        kernel_name: "sda".into(),
+                        meta: crate::monitor::select::DeviceMeta {
+                            kind: None,
+                            display_name: "sda".into(),
+                        },
+                        rates,
+                        wrapped_ms_fields: 0,
+                        profile: profile.clone(),
+                        latency: None,
+                        learned: l.clone().map(std::sync::Arc::new),
+                        size_notes_held: Default::default(),
+                        cap: None,
+                        aws: None,
+                        burst: None,
+                        cgroups: None,
+                    };
+                    let refs = match row.learned.as_deref() {
+                        Some(l) if row.profile.is_some() || learned_has_reference(l) => {
+                            learned_references(Some(l))
+                        }
+                        _ => LearnedRefs::default(),
+                    };
+                    let want = judge_parts(
+                        row.profile.as_deref(),
+                        &refs,
+                        row.rates.as_ref().ok(),
+                        [None; 2],
+                    );
+                    assert_eq!(judge(&row), want, "{profile:?} {l:?}");
+                }
+            }
+        }
     }
 
     #[test]
