@@ -348,20 +348,11 @@ impl DirJudgement {
     }
 }
 
-/// Judge one direction: `obs` None when the interval has no value; `in_flight_busy` the
+/// Judge one direction: `obs` None when the interval has no value; `reference` what it is
+/// judged against (its flags move into the judgement, not cloned); `in_flight_busy` the
 /// device's requests in flight while busy (all directions: reads slowed by a flood of writes
 /// are loaded), None when not known.
 pub fn judge_dir(
-    dir: Dir,
-    obs: Option<Observed>,
-    reference: Option<&Reference>,
-    in_flight_busy: Option<f64>,
-) -> DirJudgement {
-    judge_dir_owned(dir, obs, reference.cloned(), in_flight_busy)
-}
-
-/// [`judge_dir`] taking the reference: its flags move into the judgement, not cloned.
-pub fn judge_dir_owned(
     dir: Dir,
     obs: Option<Observed>,
     mut reference: Option<Reference>,
@@ -444,8 +435,9 @@ fn json_value(out: &mut Vec<u8>, v: &impl Serialize) {
 
 impl DirJudgement {
     /// The fields of this direction's JSON object, without braces, as its derived
-    /// `Serialize` writes them (keys in order, the same omissions). The estimate flag's JSON is the one kept beside it (Shared::json): a thousand
-    /// devices' judgements wrote the same estimate's floats each interval (issue 37's cost).
+    /// `Serialize` writes them (keys in order, the same omissions). The estimate flag's JSON
+    /// is the one kept beside it (Shared::json): a thousand devices' judgements wrote the same
+    /// estimate's floats each interval (issue 37's cost).
     fn write_json_fields(&self, out: &mut Vec<u8>) {
         // Every field named (no `..`): a field added here must be written here too.
         let DirJudgement {
@@ -748,14 +740,7 @@ mod tests {
             Basis::LearnedEstimate,
             Basis::None,
         ] {
-            for state in [
-                State::Idle,
-                State::Unknown,
-                State::Ok,
-                State::Slow,
-                State::Saturated,
-                State::Overloaded,
-            ] {
+            for state in State::ALL {
                 for f in &figures {
                     k += 1;
                     let pick = |n: usize| figures[(k * n) % figures.len()];
@@ -819,17 +804,17 @@ mod tests {
     #[test]
     fn no_headroom_while_saturated_or_overloaded() {
         let r = reference(Basis::Swept, 5000.0);
-        let ok = judge_dir(Dir::Read, obs(1000.0, 1.2), Some(&r), Some(1.2));
+        let ok = judge_dir(Dir::Read, obs(1000.0, 1.2), Some(r.clone()), Some(1.2));
         assert_eq!((ok.state, ok.headroom_iops), (State::Ok, Some(4000.0)));
         assert_eq!(ok.no_headroom, None);
-        let sat = judge_dir(Dir::Read, obs(100.0, 2.0), Some(&r), Some(2.0));
+        let sat = judge_dir(Dir::Read, obs(100.0, 2.0), Some(r.clone()), Some(2.0));
         assert_eq!(sat.state, State::Saturated);
         assert_eq!(
             (sat.headroom_iops, sat.no_headroom),
             (Some(0.0), Some(NoHeadroom::Saturated))
         );
         // Far below the ceiling, but 4x the baseline with 4 in flight: overloaded, none.
-        let over = judge_dir(Dir::Read, obs(100.0, 4.0), Some(&r), Some(4.0));
+        let over = judge_dir(Dir::Read, obs(100.0, 4.0), Some(r.clone()), Some(4.0));
         assert_eq!(over.state, State::Overloaded);
         assert_eq!(over.headroom_iops, Some(0.0));
         assert_eq!(
@@ -844,13 +829,13 @@ mod tests {
     #[test]
     fn a_stall_is_slow_not_overloaded() {
         let r = reference(Basis::Learned, 5000.0);
-        let stall = judge_dir(Dir::Write, obs(1.0, 942.0), Some(&r), Some(1.0));
+        let stall = judge_dir(Dir::Write, obs(1.0, 942.0), Some(r.clone()), Some(1.0));
         assert_eq!(stall.state, State::Slow);
         assert_eq!(stall.no_headroom, Some(NoHeadroom::Slow));
-        let queued = judge_dir(Dir::Write, obs(500.0, 942.0), Some(&r), Some(500.0));
+        let queued = judge_dir(Dir::Write, obs(500.0, 942.0), Some(r.clone()), Some(500.0));
         assert_eq!(queued.state, State::Overloaded);
         // Without a known load the ratio alone judges.
-        let blind = judge_dir(Dir::Write, obs(1.0, 942.0), Some(&r), None);
+        let blind = judge_dir(Dir::Write, obs(1.0, 942.0), Some(r.clone()), None);
         assert_eq!(blind.state, State::Overloaded);
     }
 
@@ -863,8 +848,8 @@ mod tests {
             ..reference(Basis::Learned, 9000.0)
         };
         // Reads ok with much headroom, writes overloaded: the device is the writes'.
-        let read = judge_dir(Dir::Read, obs(100.0, 0.5), Some(&le), Some(4.0));
-        let write = judge_dir(Dir::Write, obs(100.0, 4.0), Some(&sw), Some(4.0));
+        let read = judge_dir(Dir::Read, obs(100.0, 0.5), Some(le.clone()), Some(4.0));
+        let write = judge_dir(Dir::Write, obs(100.0, 4.0), Some(sw.clone()), Some(4.0));
         let j = Judgement::of(read.clone(), write.clone());
         assert_eq!(j.device, write);
         assert_eq!(j.state(), State::Overloaded);
@@ -873,14 +858,14 @@ mod tests {
             .words()
             .starts_with("overloaded (write 4.0x swept baseline), headroom 0"));
         // Both ok: the higher ratio.
-        let write_ok = judge_dir(Dir::Write, obs(100.0, 1.2), Some(&sw), Some(1.0));
+        let write_ok = judge_dir(Dir::Write, obs(100.0, 1.2), Some(sw.clone()), Some(1.0));
         assert_eq!(
             Judgement::of(read.clone(), write_ok.clone()).device,
             write_ok
         );
         // An unjudged direction with I/O (unknown) outranks an idle one; a judged idle one
         // outranks an unjudged idle one.
-        let idle_read = judge_dir(Dir::Read, obs(0.0, 0.0), Some(&le), Some(0.0));
+        let idle_read = judge_dir(Dir::Read, obs(0.0, 0.0), Some(le.clone()), Some(0.0));
         assert_eq!(idle_read.headroom_iops, Some(9000.0));
         let unjudged_write = judge_dir(Dir::Write, obs(10.0, 1.0), None, Some(1.0));
         assert_eq!(
@@ -908,7 +893,7 @@ mod tests {
         assert_eq!(f.words(), ["estimate", "at least", "mixed"]);
         let mut r = reference(Basis::LearnedEstimate, 1000.0);
         r.flags = f;
-        let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(&r), Some(1.0));
+        let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(r.clone()), Some(1.0));
         assert_eq!(d.headroom_words(), "at least 900");
         let j = Judgement::of(d, judge_dir(Dir::Write, obs(0.0, 0.0), None, None));
         assert!(

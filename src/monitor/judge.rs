@@ -9,8 +9,7 @@ use super::interval::DeviceRow;
 use super::DiskRates;
 use crate::analysis::declared::{CapUse, DeclaredCap};
 use crate::analysis::state::{
-    judge_dir, judge_dir_owned, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed,
-    Reference,
+    judge_dir, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
 };
 use crate::profile::DeviceProfile;
 
@@ -40,11 +39,7 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
 /// its estimate (`Basis::LearnedEstimate`, flagged: Learned::judged_by); None until it has
 /// either.
 pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Reference> {
-    let d = if l.directions.is_empty() {
-        (l.direction == Some(dir)).then_some(l)?
-    } else {
-        l.directions.iter().find(|d| d.direction == Some(dir))?
-    };
+    let d = direction_of(l, dir)?;
     let (latency_ns, basis) = d.judged_by()?;
     Some(Reference {
         basis,
@@ -96,17 +91,19 @@ fn profile_change_of(
     l: &crate::analysis::learned::Learned,
     dir: Dir,
 ) -> Option<std::sync::Arc<Change>> {
+    direction_of(l, dir)?.profile_change.clone()
+}
+
+/// Learning's judgement of `dir`: its own direction's, or the device's when it judged one
+/// direction only (no `directions`).
+fn direction_of(
+    l: &crate::analysis::learned::Learned,
+    dir: Dir,
+) -> Option<&crate::analysis::learned::Learned> {
     if l.directions.is_empty() {
-        (l.direction == Some(dir))
-            .then_some(l)?
-            .profile_change
-            .clone()
+        (l.direction == Some(dir)).then_some(l)
     } else {
-        l.directions
-            .iter()
-            .find(|d| d.direction == Some(dir))?
-            .profile_change
-            .clone()
+        l.directions.iter().find(|d| d.direction == Some(dir))
     }
 }
 
@@ -118,41 +115,61 @@ pub fn learned_references(l: Option<&crate::analysis::learned::Learned>) -> Lear
     }
 }
 
-/// Judge a device's interval from its parts (a row's, or a recording point's): the swept
-/// profile's baseline per direction, else the learned one.
+/// Judge a device's interval from its parts (a recording point's): the swept profile's
+/// baseline per direction, else the learned one.
 pub fn judge_parts(
     profile: Option<&DeviceProfile>,
     learned: &LearnedRefs,
     rates: Option<&DiskRates>,
     p95_ms: [Option<f64>; 2],
 ) -> Judgement {
-    let [read, write] = Dir::ALL.map(|dir| {
-        let reference = profile
-            .and_then(|p| swept_reference(p, dir))
-            .map(|mut r| {
+    judge_with(
+        profile,
+        rates,
+        p95_ms,
+        |dir| learned.refs[dir as usize].clone(),
+        |dir| learned.profile_change[dir as usize].clone(),
+    )
+}
+
+/// The one way a device's interval is judged ([`judge`] for a row, [`judge_parts`] for a
+/// recording point): per direction, the swept profile's baseline (with learning's
+/// `profile_change` of that direction, where the traffic disagrees with the sweep) else
+/// learning's reference, moved into the direction's judgement.
+fn judge_with(
+    profile: Option<&DeviceProfile>,
+    rates: Option<&DiskRates>,
+    p95_ms: [Option<f64>; 2],
+    learned: impl Fn(Dir) -> Option<Reference>,
+    profile_change: impl Fn(Dir) -> Option<std::sync::Arc<Change>>,
+) -> Judgement {
+    let judge = |dir: Dir| {
+        let reference = match profile.and_then(|p| swept_reference(p, dir)) {
+            Some(mut r) => {
                 // A sweep the traffic disagrees with says so, as a change would.
-                r.flags.change = learned.profile_change[dir as usize].clone();
-                r
-            })
-            .or_else(|| learned.refs[dir as usize].clone());
-        let p95 = p95_ms[dir as usize];
+                r.flags.change = profile_change(dir);
+                Some(r)
+            }
+            None => learned(dir),
+        };
         match rates {
             Some(r) => judge_dir(
                 dir,
-                Some(observed(r, dir, p95)),
-                reference.as_ref(),
+                Some(observed(r, dir, p95_ms[dir as usize])),
+                reference,
                 Some(in_flight_busy(r)),
             ),
             None => DirJudgement::unknown(dir, reference.as_ref()),
         }
-    });
-    Judgement::of(read, write)
+    };
+    Judgement::of(judge(Dir::Read), judge(Dir::Write))
 }
 
 /// Whether a row has any baseline to be judged against (a swept profile's for a direction,
 /// or a learned one): without one its judgement is unknown (or idle) in both directions, with
-/// basis none, no flags and no words ([`judge_dir`] without a reference), so a view that only
-/// looks for judged rows or their words may skip computing it. Cheap: no clone, no judgement.
+/// basis none, no flags and no words ([`judge_dir`] without a reference), so a view that
+/// only looks for judged rows or their words may skip computing it. Cheap: no clone, no
+/// judgement.
 pub fn has_reference(row: &DeviceRow) -> bool {
     let swept = row
         .profile
@@ -183,38 +200,22 @@ pub fn cap_uses(cap: &DeclaredCap, r: &DiskRates) -> Vec<CapUse> {
     cap.uses(r.r_s, r.w_s, r.rkb_s * 1024.0, r.wkb_s * 1024.0)
 }
 
-/// The judgement of a device row: [`judge_parts`]'s, each direction's reference taken
-/// straight from the row (no [`LearnedRefs`] built, cloned and dropped per row and
-/// interval: issue 37's cost).
+/// The judgement of a device row ([`judge_with`]): each direction's reference taken
+/// straight from the row's learned judgement (no [`LearnedRefs`] built, cloned and dropped
+/// per row and interval: issue 37's cost).
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
     let learned = row.learned.as_deref();
-    let profile = row.profile.as_deref();
-    let rates = row.rates.as_ref().ok();
-    let p95_ms = [
-        m.and_then(|m| m.read.p95_ms),
-        m.and_then(|m| m.write.p95_ms),
-    ];
-    let judge = |dir: Dir| {
-        let reference = match profile.and_then(|p| swept_reference(p, dir)) {
-            Some(mut r) => {
-                // A sweep the traffic disagrees with says so, as a change would.
-                r.flags.change = learned.and_then(|l| profile_change_of(l, dir));
-                Some(r)
-            }
-            None => learned.and_then(|l| learned_reference(l, dir)),
-        };
-        match rates {
-            Some(r) => judge_dir_owned(
-                dir,
-                Some(observed(r, dir, p95_ms[dir as usize])),
-                reference,
-                Some(in_flight_busy(r)),
-            ),
-            None => DirJudgement::unknown(dir, reference.as_ref()),
-        }
-    };
-    let mut j = Judgement::of(judge(Dir::Read), judge(Dir::Write));
+    let mut j = judge_with(
+        row.profile.as_deref(),
+        row.rates.as_ref().ok(),
+        [
+            m.and_then(|m| m.read.p95_ms),
+            m.and_then(|m| m.write.p95_ms),
+        ],
+        |dir| learned.and_then(|l| learned_reference(l, dir)),
+        |dir| learned.and_then(|l| profile_change_of(l, dir)),
+    );
     j.cap = row.cap_use();
     j
 }

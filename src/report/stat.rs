@@ -442,10 +442,7 @@ fn baseline_line(d: &StatSeries) -> String {
         (Err(_), Some((l, basis))) => format!(
             "{}: judged against the baseline {} from its own traffic ({}). {}.",
             d.name,
-            match basis {
-                crate::analysis::state::Basis::LearnedEstimate => "estimated",
-                _ => "learned",
-            },
+            crate::analysis::state::basis_adjective(basis),
             crate::learn::basis_words(l),
             l.summary.as_ref().map_or("", |s| s.as_str())
         ),

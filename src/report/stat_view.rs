@@ -441,14 +441,8 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         let j = judged.then(|| d.judgement());
         if let Some(j) = &j {
             let learns = learning && d.rates.is_ok();
-            s.push(' ');
-            let start = s.len();
-            state_cell_into(&mut s, &j.device, learns);
-            pad_from(&mut s, start, 11);
-            s.push(' ');
-            let start = s.len();
-            headroom_cell_into(&mut s, &j.device);
-            pad_from(&mut s, start, 8);
+            cell(&mut s, 11, |s| state_cell_into(s, &j.device, learns));
+            cell(&mut s, 8, |s| headroom_cell_into(s, &j.device));
         }
         s.push('\n');
         // Without a baseline the judgement is unqualified: no words.
@@ -461,15 +455,19 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
 }
 
 /// `write!(s, " {v:>w$.dec$}")`, `-` for no value, written in place: the figure without
-/// core::fmt's exact float path (text::fixed) and padded by hand (the formatter's padding
-/// was a tenth of the table's time), no string per cell.
+/// core::fmt's exact float path (text::fixed), no string per cell.
 fn right(s: &mut String, v: Option<f64>, dec: usize, w: usize) {
-    s.push(' ');
-    let start = s.len();
-    match v {
+    cell(s, w, |s| match v {
         Some(v) => crate::analysis::text::fixed_into(s, v, dec),
         None => s.push('-'),
-    }
+    });
+}
+
+/// A table cell: a space, then what `write` appends, right-aligned in `w` columns.
+fn cell(s: &mut String, w: usize, write: impl FnOnce(&mut String)) {
+    s.push(' ');
+    let start = s.len();
+    write(s);
     pad_from(s, start, w);
 }
 
@@ -543,8 +541,8 @@ struct JsonInterval<'a> {
 }
 
 /// One device in the JSON: sysstat's keys in `iostat -x -o JSON` order (the registry's),
-/// then iosat's. Its `learned` and `latency` objects, which come last, are written by
-/// [`json`] after it.
+/// then iosat's up to the judgement. The judgement, [`JsonDeviceTail`]'s keys, and the
+/// `learned` and `latency` objects follow, written by [`json_device`].
 struct JsonDevice<'a>(&'a DeviceRow);
 
 impl serde::Serialize for JsonDevice<'_> {

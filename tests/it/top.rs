@@ -973,6 +973,35 @@ fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
     t.wait_prompt();
 }
 
+/// The view after `n` seconds of `dev` replayed with learning on (in memory), no profile:
+/// what a live `top` shows once it has learned from that traffic.
+fn learned_app(dev: Dev, n: usize) -> App {
+    let sel = Selection {
+        patterns: vec![],
+        partitions: true,
+        all: true,
+    };
+    let mut replay = Replay::new(&recording_n(&[dev], n), sel, false, Box::new(profile)).unwrap();
+    replay
+        .replayer_mut()
+        .observe_with(iosat::learn::in_memory());
+    let mut a = App::new(
+        Source::Live {
+            host: "testhost".into(),
+            kernel: "6.1.0".into(),
+        },
+        Selection::default(),
+        false,
+    );
+    for r in replay.filter_map(|s| match s.unwrap() {
+        Step::Report(r) => Some(r),
+        _ => None,
+    }) {
+        a.on_report(r);
+    }
+    a
+}
+
 /// No profile, 1,000 reads a second at 1 ms, one in flight (a baseline after 30 intervals),
 /// then 4 in flight at 4 ms: the view judges against the learned baseline, says so in the
 /// table's title, and its saturation pane gives the learned judgement rather than asking for
@@ -993,31 +1022,7 @@ fn frame_judged_against_a_learned_baseline() {
             }
         },
     };
-    let sel = Selection {
-        patterns: vec![],
-        partitions: true,
-        all: true,
-    };
-    let mut replay =
-        Replay::new(&recording_n(&[LEARNED], 45), sel, false, Box::new(profile)).unwrap();
-    replay
-        .replayer_mut()
-        .observe_with(iosat::learn::in_memory());
-    let mut a = App::new(
-        Source::Live {
-            host: "testhost".into(),
-            kernel: "6.1.0".into(),
-        },
-        Selection::default(),
-        false,
-    );
-    for r in replay.filter_map(|s| match s.unwrap() {
-        Step::Report(r) => Some(r),
-        _ => None,
-    }) {
-        a.on_report(r);
-    }
-    let f = frame(&a, 160, 48);
+    let f = frame(&learned_app(LEARNED, 45), 160, 48);
     assert!(
         f.contains("judged against: learned from 44 s of traffic, 44 intervals (sdb)"),
         "{f}"
@@ -1040,30 +1045,7 @@ fn frame_judged_against_a_learned_estimate() {
         id: None,
         rate: |_| [100, 1000, 0, 0, 1000, 1000],
     };
-    let sel = Selection {
-        patterns: vec![],
-        partitions: true,
-        all: true,
-    };
-    let mut replay = Replay::new(&recording_n(&[THIN], 15), sel, false, Box::new(profile)).unwrap();
-    replay
-        .replayer_mut()
-        .observe_with(iosat::learn::in_memory());
-    let mut a = App::new(
-        Source::Live {
-            host: "testhost".into(),
-            kernel: "6.1.0".into(),
-        },
-        Selection::default(),
-        false,
-    );
-    for r in replay.filter_map(|s| match s.unwrap() {
-        Step::Report(r) => Some(r),
-        _ => None,
-    }) {
-        a.on_report(r);
-    }
-    let f = frame(&a, 160, 48);
+    let f = frame(&learned_app(THIN, 15), 160, 48);
     assert!(f.contains("judged against: learned from"), "{f}");
     assert!(f.contains("saturation (learned)"), "{f}");
     assert!(f.contains("ok at 1.0x the estimated baseline"), "{f}");

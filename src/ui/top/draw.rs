@@ -501,10 +501,7 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         // No profile, but a baseline learned (or estimated) from this device's own traffic:
         // its judgement, not a request for a sweep.
         let block = focus(app, Pane::Charts, " saturation (learned) ".into());
-        let which = match basis {
-            crate::analysis::state::Basis::LearnedEstimate => "estimated",
-            _ => "learned",
-        };
+        let which = crate::analysis::state::basis_adjective(basis);
         let ratio = l
             .ratio
             .map(|r| format!(" at {r:.1}x the {which} baseline"))
