@@ -10,7 +10,7 @@
 //! within the band ends the evidence. Pure.
 //! Imports only: learn/model.rs.
 
-use super::model::Point;
+use super::model::{Dir, Point};
 use serde::{Deserialize, Serialize};
 
 /// A latency at the baseline's level this many times the baseline's (or this many times
@@ -32,6 +32,8 @@ pub const CONFIRM_AFTER_S: f64 = 120.0;
 /// A detected change of the device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
+    /// The direction whose baseline it is (the evidence's first point's).
+    pub dir: Dir,
     /// The end of the first interval of evidence (wall clock, ns).
     pub since_wall_ns: i64,
     /// The baseline's mean latency before.
@@ -134,6 +136,7 @@ impl Watch {
         self.busy_ms += p.busy_ms;
         let to_ns = self.busy_ms * 1e6 / self.requests;
         let c = self.pending.get_or_insert(Change {
+            dir: p.dir,
             since_wall_ns: wall_ns,
             from_ns: base,
             to_ns,

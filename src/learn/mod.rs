@@ -610,12 +610,18 @@ impl Device {
         if let Some(c) = self.watch.change() {
             let rest = l.summary.as_ref().map_or("", |s| s.as_str());
             l.summary = Some(Summary::text(format!("{}; {rest}", c.words())));
-            l.flags.change = Some(Arc::new(crate::analysis::state::Change {
+            let change = Arc::new(crate::analysis::state::Change {
                 at_wall_ns: c.since_wall_ns,
                 from_ns: c.from_ns,
                 to_ns: c.to_ns,
                 evidence: c.words(),
-            }));
+            });
+            // The direction whose baseline changed carries it too: every view judges a
+            // device by its directions (monitor::judge), and says what their flags say.
+            for d in dirs.iter_mut().filter(|d| d.direction == Some(c.dir)) {
+                d.flags.change = Some(Arc::clone(&change));
+            }
+            l.flags.change = Some(change);
         }
         l.directions = dirs;
         if let Some(c) = self.profile_change().map(Arc::new) {

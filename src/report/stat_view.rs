@@ -326,10 +326,10 @@ fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
     let Some(j) = j else {
         return;
     };
-    // A swept profile the traffic disagrees with, as a change: from, to and the evidence
-    // (a learned change is in the learned summary already).
+    // A change of the device learning found, or a swept profile the traffic disagrees with:
+    // from, to and the evidence.
     for x in [&j.read, &j.write] {
-        if let Some(c) = x.flags.change.as_ref().filter(|_| x.basis == Basis::Swept) {
+        if let Some(c) = &x.flags.change {
             s.push_str(&format!(
                 "# {}: {} {}\n",
                 d.meta.display_name,

@@ -129,9 +129,16 @@ struct Sample {
 /// The samples of the recording, one a second: the first at zero, then one after each
 /// second of [`WARM`] and [`TAIL`].
 fn samples() -> Vec<Sample> {
-    let seconds = std::iter::repeat(WARM.0)
-        .take(WARM.1)
-        .chain(TAIL.iter().map(|t| t.0));
+    samples_of(
+        std::iter::repeat(WARM.0)
+            .take(WARM.1)
+            .chain(TAIL.iter().map(|t| t.0)),
+    )
+}
+
+/// The samples of a recording of `seconds`, one a second: the first at zero, then one after
+/// each second.
+fn samples_of(seconds: impl Iterator<Item = Second>) -> Vec<Sample> {
     let (mut reads, mut read_ms, mut writes, mut write_ms, mut busy, mut weighted) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut mono, mut wall) = (1_000_000_000_000u64, 1_795_333_857_000_000_000i64);
@@ -550,5 +557,146 @@ fn stat_top_the_exporter_and_the_page_render_one_judgement() {
              ({}):\n{screen}",
             j.brief()
         );
+    }
+}
+
+/// Issue 37, case 2 in every view: a disk read at one request in flight, 1 ms a request for a
+/// minute (its learned baseline), then 4 ms. Learning reports the step as a change of the
+/// device after 5 s of evidence, and every view says so: stat's judgement of the reads and of
+/// the device carries it (`change`, from 1 ms to 4 ms) beside `learned.change`, the text flags
+/// the row and prints the evidence, top's gauge and the page's last interval are flagged
+/// "changed", and the exporter serves it on the learned basis. Before the step no view
+/// says it. (The learner put the change on the device's judgement only, and every view
+/// judges a device by its directions': only `learned.change` in stat's JSON said it.)
+#[test]
+fn a_learned_change_is_news_in_every_view() {
+    use iosat::learn::change::REPORT_AFTER_S;
+    let second = |reads: u64, read_ms: f64| Second {
+        reads,
+        read_ms,
+        writes: 0,
+        write_ms: 0.0,
+    };
+    const WARM_S: usize = 60;
+    const SLOW_S: usize = 12;
+    let samples = samples_of(
+        std::iter::repeat(second(1000, 1.0))
+            .take(WARM_S)
+            .chain(std::iter::repeat(second(250, 4.0)).take(SLOW_S)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // No profile: the reads are judged by what learning learned.
+    let profiles = dir.path().join("profiles");
+    std::fs::create_dir(&profiles).unwrap();
+    let rec = dir.path().join("step.rec");
+    std::fs::write(&rec, recording(&samples)).unwrap();
+    let n = samples.len() - 1;
+
+    // 1. stat --json: the learned change, and the judgement of the reads and the device.
+    let o = iosat()
+        .env("IOSAT_STATE_DIR", "")
+        .args(["stat", "--json", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = ok_stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), n, "one line per interval");
+    let device = |i: usize| &lines[i]["devices"][0];
+    let num = |v: &serde_json::Value, k: &str| v[k].as_f64();
+    // The first interval the change is reported in: within REPORT_AFTER_S (plus one) of the
+    // first slow one, WARM_S.
+    let reported = (0..n)
+        .find(|&i| !device(i)["learned"]["change"].is_null())
+        .unwrap_or_else(|| panic!("no change learned: {}", device(n - 1)));
+    assert!(
+        reported >= WARM_S && reported <= WARM_S + REPORT_AFTER_S as usize + 1,
+        "first slow interval {WARM_S}, reported at {reported}"
+    );
+    for i in 0..n {
+        let j = &device(i)["judgement"];
+        for x in [j, &j["read"]] {
+            if i < reported {
+                assert!(x["change"].is_null(), "interval {i}: {j}");
+                continue;
+            }
+            let c = &x["change"];
+            assert_eq!(x["basis"], "learned", "interval {i}: {j}");
+            assert!(
+                (num(c, "from_ns").unwrap() / 1e6 - 1.0).abs() < 0.01
+                    && (num(c, "to_ns").unwrap() / 1e6 - 4.0).abs() < 0.01,
+                "interval {i}: {c}"
+            );
+            assert_eq!(c, &device(i)["learned"]["change"], "interval {i}");
+            // Judged by the old baseline: 4x it, no headroom.
+            assert!((num(x, "ratio").unwrap() - 4.0).abs() < 0.01, "{j}");
+            assert_eq!(num(x, "headroom_iops"), Some(0.0), "{j}");
+        }
+        // Nothing of the kind on the writes, which had none.
+        assert!(j["write"]["change"].is_null(), "interval {i}: {j}");
+    }
+
+    // The text: the row flagged, the evidence under the table, only once reported.
+    let o = iosat()
+        .env("IOSAT_STATE_DIR", "")
+        .args(["stat", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let text = ok_stdout(&o);
+    let intervals: Vec<&str> = text.split("\n\n").filter(|b| b.contains("sdx ")).collect();
+    assert_eq!(intervals.len(), n, "{text}");
+    let evidence = "# sdx: read device changed: 4.00 ms at one in flight, was 1.00 ms";
+    for (i, block) in intervals.iter().enumerate() {
+        let flagged = block
+            .lines()
+            .any(|l| l.starts_with("# sdx: ") && l.contains("changed,"));
+        assert_eq!(flagged, i >= reported, "interval {i}:\n{block}");
+        assert_eq!(
+            block.contains(evidence),
+            i >= reported,
+            "interval {i}:\n{block}"
+        );
+    }
+
+    // 3. The exporter, on the learned basis, from the same interval on.
+    let texts = exporter_texts(&samples, &profiles);
+    assert_eq!(texts.len(), n);
+    let series = |side: &str| {
+        format!(
+            "iosat_disk_change_latency_seconds{{device=\"sdx\",op=\"read\",\
+             source=\"learned\",side=\"{side}\"}}"
+        )
+    };
+    for (i, t) in texts.iter().enumerate() {
+        if i < reported {
+            assert!(!t.contains("iosat_disk_change"), "interval {i}:\n{t}");
+            continue;
+        }
+        let (from, to) = (
+            sample_value(t, &series("from")),
+            sample_value(t, &series("to")),
+        );
+        assert!(
+            from.is_some_and(|v| (v - 0.001).abs() < 1e-5)
+                && to.is_some_and(|v| (v - 0.004).abs() < 1e-5),
+            "interval {i}: from {from:?}, to {to:?}:\n{t}"
+        );
+    }
+
+    // 4 and 2: the page and top at the end, each flagged as stat's judgement is.
+    let last: Judgement = serde_json::from_value(device(n - 1)["judgement"].clone()).unwrap();
+    assert!(last.words().contains("[changed"), "{}", last.words());
+    let words = format!("sdx: {} at the last interval", last.words());
+    let page = page(&rec, &profiles);
+    assert!(page.contains(&words), "no {words:?} in:\n{page}");
+    if let Some(t) = Tmux::start_sized(200, 40) {
+        let screen = top_screen(&t, &rec, &profiles);
+        // The gauge line (the device's judgement in few words), alone on it here.
+        let gauge = format!("sdx: {}", last.brief());
+        assert!(gauge.contains("[changed"), "{gauge}");
+        assert!(screen.contains(&gauge), "no {gauge:?} in:\n{screen}");
     }
 }
