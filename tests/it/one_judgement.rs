@@ -565,8 +565,8 @@ fn stat_top_the_exporter_and_the_page_render_one_judgement() {
 /// device after 5 s of evidence, and every view says so: stat's judgement of the reads and of
 /// the device carries it (`change`, from 1 ms to 4 ms) beside `learned.change`, the text flags
 /// the row and prints the evidence, top's gauge and the page's last interval are flagged
-/// "changed", and the exporter serves it on the learned basis. Before the step no view
-/// says it. (The learner put the change on the device's judgement only, and every view
+/// "changed" (and top's saturation pane gives the judgement's state), and the exporter serves
+/// it on the learned basis. Before the step no view says it. (The learner put the change on the device's judgement only, and every view
 /// judges a device by its directions': only `learned.change` in stat's JSON said it.)
 #[test]
 fn a_learned_change_is_news_in_every_view() {
@@ -698,5 +698,13 @@ fn a_learned_change_is_news_in_every_view() {
         let gauge = format!("sdx: {}", last.brief());
         assert!(gauge.contains("[changed"), "{gauge}");
         assert!(screen.contains(&gauge), "no {gauge:?} in:\n{screen}");
+        // The saturation pane says the same state (it said learning's own, "overloaded",
+        // beside a gauge line saying "slow but not loaded").
+        let pane = format!(
+            "sdx: {} at {:.1}x the learned baseline",
+            last.device.state.words(),
+            last.device.ratio.unwrap()
+        );
+        assert!(screen.contains(&pane), "no {pane:?} in:\n{screen}");
     }
 }

@@ -499,17 +499,22 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         .and_then(|l| Some((l, l.judged_by()?.1)));
     if let (None, Some((l, basis))) = (prof, learned) {
         // No profile, but a baseline learned (or estimated) from this device's own traffic:
-        // its judgement, not a request for a sweep.
+        // the row's one judgement (monitor::judge, as the gauge line and every other view
+        // give it), with what learning rests on, not a request for a sweep.
         let block = focus(app, Pane::Charts, " saturation (learned) ".into());
-        let which = crate::analysis::state::basis_adjective(basis);
-        let ratio = l
+        let j = &row.judgement.device;
+        let which = crate::analysis::state::basis_adjective(match j.basis {
+            crate::analysis::state::Basis::None => basis,
+            b => b,
+        });
+        let ratio = j
             .ratio
             .map(|r| format!(" at {r:.1}x the {which} baseline"))
             .unwrap_or_default();
         let text = format!(
             "{}: {}{ratio}. {}. {}",
             row.name,
-            l.state.as_str(),
+            j.state.words(),
             crate::learn::basis_words(l),
             l.summary.as_ref().map_or("", |s| s.as_str())
         );
