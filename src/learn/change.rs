@@ -8,7 +8,7 @@
 //! intervals), and from then on every interval is held; after [`CONFIRM_AFTER_S`] it is
 //! confirmed: the device is another one now and its learning starts again. An interval back
 //! within the band ends the evidence. Pure.
-//! Imports only: learn/model.rs.
+//! Imports only: learn/model.rs, analysis/text.rs.
 
 use super::model::{Dir, Point};
 use serde::{Deserialize, Serialize};
@@ -64,8 +64,13 @@ impl Change {
     }
 }
 
+/// `{:.2} ms` by [`fixed`](crate::analysis::text::fixed): the same digits without core::fmt's
+/// slow exact path, which every whole figure takes (a pending change's words are made again
+/// in each interval that adds evidence).
 fn fmt_ms(ns: f64) -> String {
-    format!("{:.2} ms", ns / 1e6)
+    let mut s = crate::analysis::text::fixed(ns / 1e6, 2);
+    s.push_str(" ms");
+    s
 }
 
 /// What the watch says of one interval.

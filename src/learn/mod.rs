@@ -354,6 +354,74 @@ struct Device {
     /// struct each interval.
     swept: Option<Box<change::Watch>>,
     swept_dir: Option<Dir>,
+    /// The change last told ([`Told`]): its words and value, reused while the change and the
+    /// curve's words it leads are the same ones.
+    told: Option<Box<Told>>,
+    /// The swept profile's disagreement last told, and its value, reused while it is the same.
+    told_profile: Option<Box<(change::Change, Arc<crate::analysis::state::Change>)>>,
+}
+
+/// A change of the device as its judgement tells it: the summary (the change's words, then
+/// the curve's, `rest`) and the value the device's judgement and the changed direction's
+/// share. Made once per change and curve words, not in every interval: a change stays
+/// reported in every interval after it, and its words (six figures formatted, two
+/// allocations) were most of such a device's learning.
+#[derive(Debug, Clone)]
+struct Told {
+    of: change::Change,
+    rest: Option<Summary>,
+    summary: Summary,
+    change: Arc<crate::analysis::state::Change>,
+}
+
+impl Told {
+    /// The words of `c` before `rest`; `known`: the value of `c` told already (before other
+    /// words: the device's main direction is another one now), kept.
+    fn of(
+        c: &change::Change,
+        rest: Option<Summary>,
+        known: Option<&Arc<crate::analysis::state::Change>>,
+    ) -> Told {
+        let change = match known {
+            Some(k) => Arc::clone(k),
+            None => Arc::new(crate::analysis::state::Change {
+                at_wall_ns: c.since_wall_ns,
+                from_ns: c.from_ns,
+                to_ns: c.to_ns,
+                evidence: c.words(),
+            }),
+        };
+        let summary = Summary::text(format!(
+            "{}; {}",
+            change.evidence,
+            rest.as_ref().map_or("", |s| s.as_str())
+        ));
+        Told {
+            of: c.clone(),
+            rest,
+            summary,
+            change,
+        }
+    }
+
+    /// Whether these are the words of `c` leading `rest` (the same curve's words, not only
+    /// equal ones).
+    fn tells(&self, c: &change::Change, rest: Option<&Summary>) -> bool {
+        self.of == *c
+            && match (&self.rest, rest) {
+                (Some(a), Some(b)) => a.same(b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
+/// What [`Device::judge_into`] told anew (a change, a profile's disagreement), for the
+/// device to keep and tell again while it stays the same.
+#[derive(Default)]
+struct Made {
+    told: Option<Told>,
+    profile: Option<(change::Change, Arc<crate::analysis::state::Change>)>,
 }
 
 /// The idle judgement of a device that has learned nothing (no model, no curve, no change,
@@ -467,9 +535,20 @@ impl Device {
         // usual case: a view drops a report before the next one): no allocation per device
         // and interval, its directions' included.
         let mut last = self.last.take();
-        match last.as_mut().and_then(Arc::get_mut) {
+        let made = match last.as_mut().and_then(Arc::get_mut) {
             Some(slot) => self.judge_into(slot, points, &mixed[..n_mixed]),
-            None => last = Some(Arc::new(self.judge(points, &mixed[..n_mixed]))),
+            None => {
+                let mut l = Learned::empty(&self.model);
+                let made = self.judge_into(&mut l, points, &mixed[..n_mixed]);
+                last = Some(Arc::new(l));
+                made
+            }
+        };
+        if let Some(t) = made.told {
+            self.told = Some(Box::new(t));
+        }
+        if let Some(p) = made.profile {
+            self.told_profile = Some(Box::new(p));
         }
         let last = self.last.insert(last.expect("just set"));
         Arc::get_mut(last).expect("not shared yet").cpu_busy = cpu_noise;
@@ -505,11 +584,10 @@ impl Device {
         }
     }
 
-    /// The swept profile's disagreement with the traffic, as the judgement's change.
-    fn profile_change(&self) -> Option<crate::analysis::state::Change> {
-        let c = self.swept.as_ref()?.disagreement()?;
+    /// The swept profile's disagreement `c` with the traffic, as the judgement's change.
+    fn profile_change(c: &change::Change) -> crate::analysis::state::Change {
         let ms = |ns: f64| format!("{:.2} ms", ns / 1e6);
-        Some(crate::analysis::state::Change {
+        crate::analysis::state::Change {
             at_wall_ns: c.since_wall_ns,
             from_ns: c.from_ns,
             to_ns: c.to_ns,
@@ -522,7 +600,7 @@ impl Device {
                 c.intervals,
                 c.seconds
             ),
-        })
+        }
     }
 
     fn curve(&self, dir: Dir, class: model::SizeClass) -> Option<&Curve> {
@@ -539,8 +617,10 @@ impl Device {
         l
     }
 
-    /// [`Device::judge`] written over `l` in place (its directions' allocation reused).
-    fn judge_into(&self, l: &mut Learned, points: &[Point], mixed: &[Dir]) {
+    /// [`Device::judge`] written over `l` in place (its directions' allocation reused); what
+    /// it told anew is returned for the device to keep ([`Told`]).
+    fn judge_into(&self, l: &mut Learned, points: &[Point], mixed: &[Dir]) -> Made {
+        let mut made = Made::default();
         let mut dirs = std::mem::take(&mut l.directions);
         // The direction that carried most requests: the device's figures are its.
         let main_dir = points
@@ -608,14 +688,19 @@ impl Device {
             None => self.judge_points_into(l, points, mixed),
         }
         if let Some(c) = self.watch.change() {
-            let rest = l.summary.as_ref().map_or("", |s| s.as_str());
-            l.summary = Some(Summary::text(format!("{}; {rest}", c.words())));
-            let change = Arc::new(crate::analysis::state::Change {
-                at_wall_ns: c.since_wall_ns,
-                from_ns: c.from_ns,
-                to_ns: c.to_ns,
-                evidence: c.words(),
-            });
+            // The words and value told last, while they tell this change before these words.
+            let rest = l.summary.take();
+            let (summary, change) = match self.told.as_deref() {
+                Some(t) if t.tells(c, rest.as_ref()) => (t.summary.clone(), Arc::clone(&t.change)),
+                t => {
+                    let known = t.filter(|t| t.of == *c).map(|t| &t.change);
+                    let t = Told::of(c, rest, known);
+                    let told = (t.summary.clone(), Arc::clone(&t.change));
+                    made.told = Some(t);
+                    told
+                }
+            };
+            l.summary = Some(summary);
             // The direction whose baseline changed carries it too: every view judges a
             // device by its directions (monitor::judge), and says what their flags say.
             for d in dirs.iter_mut().filter(|d| d.direction == Some(c.dir)) {
@@ -624,7 +709,15 @@ impl Device {
             l.flags.change = Some(change);
         }
         l.directions = dirs;
-        if let Some(c) = self.profile_change().map(Arc::new) {
+        if let Some(p) = self.swept.as_ref().and_then(|w| w.disagreement()) {
+            let c = match self.told_profile.as_deref() {
+                Some((of, c)) if of == p => Arc::clone(c),
+                _ => {
+                    let c = Arc::new(Device::profile_change(p));
+                    made.profile = Some((p.clone(), Arc::clone(&c)));
+                    c
+                }
+            };
             for d in &mut l.directions {
                 if d.direction == self.swept_dir {
                     d.profile_change = Some(c.clone());
@@ -632,6 +725,7 @@ impl Device {
             }
             l.profile_change = Some(c);
         }
+        made
     }
 
     /// The judgement of these points (one interval's, of one or both directions), written

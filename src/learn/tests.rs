@@ -423,12 +423,16 @@ fn an_idle_row_is_judged_as_its_device_would_be_and_asked_again_when_that_can_ch
 /// Every interval's judgement written over the last one in place (the same curve's figures
 /// kept, only the interval's own reset) equals the judgement made afresh, through reads,
 /// writes, both, idle intervals, new estimates, a baseline, and a slowdown that becomes a
-/// change with its own words.
+/// change with its own words. The change is told once while it stays the same (its summary
+/// and value shared from one interval to the next, the changed direction's too), and those
+/// words are what a device that told nothing yet would make.
 #[test]
 fn a_judgement_written_in_place_equals_one_made_afresh() {
     use crate::monitor::DiskRates;
     let mut d = Device::default();
     let mut fresh_kinds = std::collections::BTreeSet::new();
+    let mut told_before: Option<(change::Change, Arc<Learned>)> = None;
+    let mut shared = 0;
     for i in 0..400u32 {
         // Service 2 ms, 8 ms from interval 300 on; the level wanders 1..6 in flight.
         let svc_ms = if i < 300 { 2.0 } else { 8.0 };
@@ -455,8 +459,41 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
         let l = d.learn(wall, &rates, None, None, None, None, None);
         let all = points_of(wall, &rates, None, None, None);
         let mixed: Vec<Dir> = all.mixed_dirs().collect();
-        let fresh = d.judge(all.as_slice(), &mixed);
+        // Afresh: nothing told before either.
+        let mut bare = d.clone();
+        (bare.told, bare.told_profile) = (None, None);
+        let fresh = bare.judge(all.as_slice(), &mixed);
         assert_eq!(*l, fresh, "interval {i}");
+        if let Some(c) = d.watch.change() {
+            let changed = l
+                .directions
+                .iter()
+                .filter_map(|x| x.flags.change.as_ref())
+                .collect::<Vec<_>>();
+            assert_eq!(changed.len(), 1, "interval {i}: {l:?}");
+            assert!(Arc::ptr_eq(changed[0], l.flags.change.as_ref().unwrap()));
+            if let Some((was, before)) = told_before.as_ref().filter(|(was, _)| was == c) {
+                assert!(
+                    Arc::ptr_eq(
+                        l.flags.change.as_ref().unwrap(),
+                        before.flags.change.as_ref().unwrap()
+                    ),
+                    "interval {i}: {was:?} told again"
+                );
+                // The same words too, before the same curve's (no estimate while held).
+                if l.direction == before.direction {
+                    assert!(
+                        l.summary
+                            .as_ref()
+                            .unwrap()
+                            .same(before.summary.as_ref().unwrap()),
+                        "interval {i}: {was:?} written again"
+                    );
+                    shared += 1;
+                }
+            }
+            told_before = Some((c.clone(), Arc::clone(&l)));
+        }
         fresh_kinds.insert((
             l.baseline_latency_ns.is_some(),
             l.flags.change.is_some(),
@@ -466,6 +503,7 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
     // The run went through a baseline, and a change with its own words.
     assert!(fresh_kinds.iter().any(|k| k.0), "{fresh_kinds:?}");
     assert!(fresh_kinds.iter().any(|k| k.1), "{fresh_kinds:?}");
+    assert!(shared >= 10, "{shared} intervals told the change kept");
 }
 
 /// Learning's own object takes the judgements' one headroom rule: none while saturated or

@@ -330,12 +330,18 @@ fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
     // from, to and the evidence.
     for x in [&j.read, &j.write] {
         if let Some(c) = &x.flags.change {
-            s.push_str(&format!(
-                "# {}: {} {}\n",
-                d.meta.display_name,
+            // By hand: a changed device says it in every interval.
+            for part in [
+                "# ",
+                &d.meta.display_name,
+                ": ",
                 x.dir.as_str(),
-                c.evidence
-            ));
+                " ",
+                &c.evidence,
+            ] {
+                s.push_str(part);
+            }
+            s.push('\n');
         }
     }
 }
