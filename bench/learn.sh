@@ -11,6 +11,10 @@
 #     two-decimal figures down Rust's slow exact path, which --no-learn pays for in more
 #     columns than learning: its text ratio flatters learning; this one does less (the
 #     awaits stay whole milliseconds, as diskstats' counters make them).
+#  4. devices that changed (bench/lib.sh's changed_recording): the 1,000 devices read at one
+#     in flight, 1 ms a request for 40 s, then 4 ms for 260 s (1-s samples, whatever N): each
+#     device's change reported after 5 s, confirmed after 2 minutes, and reported from then
+#     on, in every view.
 # Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
 # BEFORE=<an older iosat binary> adds its learning runs to each repeat (before, after,
 # --no-learn, interleaved) and a before ÷ --no-learn column: a change measured side by side.
@@ -28,6 +32,7 @@ mkdir -p "$tmp/proc" "$tmp/sys"
 synthetic_diskstats "$tmp/proc/diskstats"
 synthetic_recording "$n" "$tmp/proc/diskstats" > "$tmp/rec"
 real_clock < "$tmp/rec" > "$tmp/rec-real"
+changed_recording 300 40 "$tmp/proc/diskstats" > "$tmp/rec-changed"
 echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
 python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" <<'PY'
 import os, subprocess, sys, statistics
@@ -43,35 +48,41 @@ def cpu(cmd):
     _, status, ru = os.wait4(p.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, cmd
     return ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_minflt
+# Each input's arguments and its number of intervals (what a sample's figures divide by).
 inputs = {
-    "replay, traffic on all, text": ["stat", "--all", "--replay", tmp + "/rec"],
-    "replay, traffic on all, json": ["stat", "--all", "--json", "--replay", tmp + "/rec"],
-    "replay, real clock, text": ["stat", "--all", "--replay", tmp + "/rec-real"],
-    "replay, real clock, json": ["stat", "--all", "--json", "--replay", tmp + "/rec-real"],
-    "live --proc-root, idle, text": ["stat", "--all", "-i", "0.01", "-c", str(n),
-                                     "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
-                                     "--state-dir", tmp + "/state"],
+    "replay, traffic on all, text": (["stat", "--all", "--replay", tmp + "/rec"], n),
+    "replay, traffic on all, json": (["stat", "--all", "--json", "--replay", tmp + "/rec"], n),
+    "replay, real clock, text": (["stat", "--all", "--replay", tmp + "/rec-real"], n),
+    "replay, real clock, json": (["stat", "--all", "--json", "--replay", tmp + "/rec-real"],
+                                 n),
+    "replay, devices that changed, text": (["stat", "--all", "--replay",
+                                            tmp + "/rec-changed"], 300),
+    "replay, devices that changed, json": (["stat", "--all", "--json", "--replay",
+                                            tmp + "/rec-changed"], 300),
+    "live --proc-root, idle, text": (["stat", "--all", "-i", "0.01", "-c", str(n),
+                                      "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
+                                      "--state-dir", tmp + "/state"], n),
 }
 print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"
       + " user time only: ratio | minor faults/sample: learning, --no-learn |"
       + (" before: us/sample | before ratio |" if before else ""))
 print("|---|---|---|---|---|---|" + ("---|---|" if before else ""))
-for name, args in inputs.items():
+for name, (args, k) in inputs.items():
     on, off, ratios, user_ratios, old, old_ratios = [], [], [], [], [], []
     on_faults, off_faults = [], []
     for _ in range(repeats):
         if before:
-            old.append(cpu([before] + args)[0] / (n + 1) * 1e6)
+            old.append(cpu([before] + args)[0] / (k + 1) * 1e6)
         (a, a_user, a_faults) = cpu([bin] + args)
         (b, b_user, b_faults) = cpu([bin] + args + ["--no-learn"])
-        a, b = a / (n + 1) * 1e6, b / (n + 1) * 1e6
+        a, b = a / (k + 1) * 1e6, b / (k + 1) * 1e6
         on.append(a); off.append(b); ratios.append(a / b)
         # The VM's tick accounting can give a short run's CPU all to the system: no user
         # time to divide by, that run left out of the user-time column.
         if b_user > 0:
             user_ratios.append(a_user / b_user)
-        on_faults.append(a_faults / (n + 1))
-        off_faults.append(b_faults / (n + 1))
+        on_faults.append(a_faults / (k + 1))
+        off_faults.append(b_faults / (k + 1))
         if before:
             old_ratios.append(old[-1] / b)
     user = ("%.3f (%.3f-%.3f)" % (statistics.median(user_ratios), min(user_ratios),

@@ -30,6 +30,33 @@ synthetic_recording() {
     }' "$2"
 }
 
+# changed_recording N STEP DISKSTATS > OUT: a recording of N 1-s samples of the devices in
+# DISKSTATS, every device reading 4 KiB at one request in flight (busy the whole second), 1 ms a
+# request until sample STEP and 4 ms after: a step each device's learning must report as a
+# change (after 5 s) and confirm (after 2 minutes).
+changed_recording() {
+  awk -v n="$1" -v step="$2" 'BEGIN { print "#iosat-record 1"; print "R 0 1000000000" }
+    { line[NR] = $0 }
+    END {
+      for (s = 0; s <= n; s++) {
+        printf "T %.0f %.0f\n", 1000000000 + s * 1000000000, 1700000000000000000 + s * 1000000000;
+        reads = (s < step ? s * 1000 : step * 1000 + (s - step) * 250);
+        for (i = 1; i <= NR; i++) {
+          split(line[i], f, " ");
+          printf "%4d %7d %s", f[1], f[2], f[3];
+          for (k = 4; k <= 20; k++) {
+            v = f[k];
+            if (k == 4) v += reads;
+            else if (k == 6) v += reads * 8;
+            else if (k == 7 || k == 13 || k == 14) v += s * 1000;
+            printf " %.0f", v;
+          }
+          printf "\n";
+        }
+      }
+    }' "$3"
+}
+
 # real_clock < RECORDING > OUT: the same recording with the clock a real sampler gives. A
 # synthetic sample every 10,000,000 ns makes every rate a whole number (a count ÷ 0.01 s); a
 # real sampler's intervals are never exact, and its rates have fractions (the awaits, time

@@ -54,7 +54,7 @@ pub struct Learned {
     /// profile's, to the traffic's, with the evidence. The judgement by the sweep carries it
     /// as its `change` (monitor::judge); on the direction it concerns.
     #[serde(default)]
-    pub profile_change: Option<std::sync::Arc<super::state::Change>>,
+    pub profile_change: Option<Shared<super::state::Change>>,
     pub summary: Option<Summary>,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
@@ -109,7 +109,7 @@ impl Serialize for Learned {
             #[serde(skip_serializing_if = "not")]
             cpu_busy: &'a bool,
             #[serde(skip_serializing_if = "none")]
-            profile_change: &'a Option<std::sync::Arc<super::state::Change>>,
+            profile_change: &'a Option<Shared<super::state::Change>>,
             summary: &'a Option<Summary>,
             #[serde(flatten)]
             flags: &'a super::state::Flags,
@@ -392,8 +392,10 @@ impl Learned {
         if *cpu_busy {
             val(out, ",\"cpu_busy\":", cpu_busy);
         }
-        if profile_change.is_some() {
-            val(out, ",\"profile_change\":", profile_change);
+        // A change's JSON is written once per change, as an estimate's.
+        if let Some(c) = profile_change {
+            out.extend_from_slice(b",\"profile_change\":");
+            out.extend_from_slice(c.json().as_bytes());
         }
         out.extend_from_slice(b",\"summary\":");
         match summary {
@@ -405,8 +407,9 @@ impl Learned {
             out.extend_from_slice(b",\"estimate\":");
             out.extend_from_slice(e.json().as_bytes());
         }
-        if change.is_some() {
-            val(out, ",\"change\":", change);
+        if let Some(c) = change {
+            out.extend_from_slice(b",\"change\":");
+            out.extend_from_slice(c.json().as_bytes());
         }
         if *ceiling_at_least {
             val(out, ",\"ceiling_at_least\":", ceiling_at_least);
@@ -651,7 +654,6 @@ pub struct Estimate {
 mod tests {
     use super::*;
     use crate::analysis::state::{Change, Flags};
-    use std::sync::Arc;
 
     fn bare() -> Learned {
         Learned {
@@ -733,7 +735,7 @@ mod tests {
     /// escaping.
     #[test]
     fn the_learned_object_written_by_hand_is_serdes_byte_for_byte() {
-        let change = Arc::new(Change {
+        let change = crate::analysis::shared::Shared::new(Change {
             at_wall_ns: -3,
             from_ns: 2.08e6,
             to_ns: 7.69e6,

@@ -184,7 +184,7 @@ pub struct Flags {
     pub estimate: Option<super::shared::Shared<Estimate>>,
     /// The device changed (learning detected a step at the baseline's level).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<std::sync::Arc<Change>>,
+    pub change: Option<super::shared::Shared<Change>>,
     /// The ceiling (max IOPS, so the headroom) is a lower bound, not a measured plateau.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ceiling_at_least: bool,
@@ -491,8 +491,9 @@ impl DirJudgement {
             out.extend_from_slice(e.json().as_bytes());
         }
         if let Some(c) = change {
+            // Written once per change (a changed device's every interval carries it).
             key(out, "change");
-            json_value(out, c);
+            out.extend_from_slice(c.json().as_bytes());
         }
         if *ceiling_at_least {
             out.extend_from_slice(b",\"ceiling_at_least\":true");
@@ -726,7 +727,7 @@ mod tests {
                 interval_ns: None,
             })),
         ];
-        let change = std::sync::Arc::new(Change {
+        let change = crate::analysis::shared::Shared::new(Change {
             at_wall_ns: -5,
             from_ns: 2e6,
             to_ns: 8.000001e6,

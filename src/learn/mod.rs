@@ -21,6 +21,7 @@ pub mod points;
 pub mod store;
 
 pub use crate::analysis::learned::{Learned, Summary};
+use crate::analysis::shared::Shared;
 pub use crate::analysis::state::State;
 use crate::monitor::interval::{DeviceRow, IntervalReport};
 use crate::monitor::DiskRates;
@@ -155,8 +156,12 @@ impl Learned {
         self.headroom_iops = src.headroom_iops;
         self.ratio = src.ratio;
         self.cpu_busy = src.cpu_busy;
-        share(&mut self.profile_change, &src.profile_change, Arc::ptr_eq);
-        share(&mut self.flags.change, &src.flags.change, Arc::ptr_eq);
+        share(
+            &mut self.profile_change,
+            &src.profile_change,
+            Shared::ptr_eq,
+        );
+        share(&mut self.flags.change, &src.flags.change, Shared::ptr_eq);
         self.flags.mixed = src.flags.mixed;
         if self.holds(src.summary.as_ref(), src.direction, src.size_class) {
             return;
@@ -358,7 +363,7 @@ struct Device {
     /// curve's words it leads are the same ones.
     told: Option<Box<Told>>,
     /// The swept profile's disagreement last told, and its value, reused while it is the same.
-    told_profile: Option<Box<(change::Change, Arc<crate::analysis::state::Change>)>>,
+    told_profile: Option<Box<(change::Change, Shared<crate::analysis::state::Change>)>>,
 }
 
 /// A change of the device as its judgement tells it: the summary (the change's words, then
@@ -371,7 +376,7 @@ struct Told {
     of: change::Change,
     rest: Option<Summary>,
     summary: Summary,
-    change: Arc<crate::analysis::state::Change>,
+    change: Shared<crate::analysis::state::Change>,
 }
 
 impl Told {
@@ -380,11 +385,11 @@ impl Told {
     fn of(
         c: &change::Change,
         rest: Option<Summary>,
-        known: Option<&Arc<crate::analysis::state::Change>>,
+        known: Option<&Shared<crate::analysis::state::Change>>,
     ) -> Told {
         let change = match known {
-            Some(k) => Arc::clone(k),
-            None => Arc::new(crate::analysis::state::Change {
+            Some(k) => k.clone(),
+            None => Shared::new(crate::analysis::state::Change {
                 at_wall_ns: c.since_wall_ns,
                 from_ns: c.from_ns,
                 to_ns: c.to_ns,
@@ -421,7 +426,7 @@ impl Told {
 #[derive(Default)]
 struct Made {
     told: Option<Told>,
-    profile: Option<(change::Change, Arc<crate::analysis::state::Change>)>,
+    profile: Option<(change::Change, Shared<crate::analysis::state::Change>)>,
 }
 
 /// The idle judgement of a device that has learned nothing (no model, no curve, no change,
@@ -691,11 +696,11 @@ impl Device {
             // The words and value told last, while they tell this change before these words.
             let rest = l.summary.take();
             let (summary, change) = match self.told.as_deref() {
-                Some(t) if t.tells(c, rest.as_ref()) => (t.summary.clone(), Arc::clone(&t.change)),
+                Some(t) if t.tells(c, rest.as_ref()) => (t.summary.clone(), t.change.clone()),
                 t => {
                     let known = t.filter(|t| t.of == *c).map(|t| &t.change);
                     let t = Told::of(c, rest, known);
-                    let told = (t.summary.clone(), Arc::clone(&t.change));
+                    let told = (t.summary.clone(), t.change.clone());
                     made.told = Some(t);
                     told
                 }
@@ -704,17 +709,17 @@ impl Device {
             // The direction whose baseline changed carries it too: every view judges a
             // device by its directions (monitor::judge), and says what their flags say.
             for d in dirs.iter_mut().filter(|d| d.direction == Some(c.dir)) {
-                d.flags.change = Some(Arc::clone(&change));
+                d.flags.change = Some(change.clone());
             }
             l.flags.change = Some(change);
         }
         l.directions = dirs;
         if let Some(p) = self.swept.as_ref().and_then(|w| w.disagreement()) {
             let c = match self.told_profile.as_deref() {
-                Some((of, c)) if of == p => Arc::clone(c),
+                Some((of, c)) if of == p => c.clone(),
                 _ => {
-                    let c = Arc::new(Device::profile_change(p));
-                    made.profile = Some((p.clone(), Arc::clone(&c)));
+                    let c = Shared::new(Device::profile_change(p));
+                    made.profile = Some((p.clone(), c.clone()));
                     c
                 }
             };

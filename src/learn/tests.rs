@@ -471,10 +471,10 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
                 .filter_map(|x| x.flags.change.as_ref())
                 .collect::<Vec<_>>();
             assert_eq!(changed.len(), 1, "interval {i}: {l:?}");
-            assert!(Arc::ptr_eq(changed[0], l.flags.change.as_ref().unwrap()));
+            assert!(Shared::ptr_eq(changed[0], l.flags.change.as_ref().unwrap()));
             if let Some((was, before)) = told_before.as_ref().filter(|(was, _)| was == c) {
                 assert!(
-                    Arc::ptr_eq(
+                    Shared::ptr_eq(
                         l.flags.change.as_ref().unwrap(),
                         before.flags.change.as_ref().unwrap()
                     ),

@@ -82,7 +82,7 @@ pub fn in_flight_busy(r: &DiskRates) -> f64 {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LearnedRefs {
     pub refs: [Option<Reference>; 2],
-    pub profile_change: [Option<std::sync::Arc<Change>>; 2],
+    pub profile_change: [Option<crate::analysis::shared::Shared<Change>>; 2],
 }
 
 /// Where a swept profile disagrees with the traffic of `dir` at its own level (learn's
@@ -90,7 +90,7 @@ pub struct LearnedRefs {
 fn profile_change_of(
     l: &crate::analysis::learned::Learned,
     dir: Dir,
-) -> Option<std::sync::Arc<Change>> {
+) -> Option<crate::analysis::shared::Shared<Change>> {
     direction_of(l, dir)?.profile_change.clone()
 }
 
@@ -141,7 +141,7 @@ fn judge_with(
     rates: Option<&DiskRates>,
     p95_ms: [Option<f64>; 2],
     learned: impl Fn(Dir) -> Option<Reference>,
-    profile_change: impl Fn(Dir) -> Option<std::sync::Arc<Change>>,
+    profile_change: impl Fn(Dir) -> Option<crate::analysis::shared::Shared<Change>>,
 ) -> Judgement {
     let judge = |dir: Dir| {
         let reference = match profile.and_then(|p| swept_reference(p, dir)) {
@@ -422,7 +422,7 @@ mod tests {
     /// nothing learned, and no value.
     #[test]
     fn a_rows_judgement_is_judge_parts_over_its_references() {
-        let change = std::sync::Arc::new(Change {
+        let change = crate::analysis::shared::Shared::new(Change {
             at_wall_ns: 1,
             from_ns: 1e6,
             to_ns: 3e6,

@@ -1557,10 +1557,10 @@ fn a_change_and_a_disagreeing_sweep_are_served() {
     for d in &mut s.devices {
         let mut l = learned(State::Overloaded, 8.0);
         if d.line.name == "sda" {
-            l.flags.change = Some(std::sync::Arc::new(change(1e6, 8e6)));
+            l.flags.change = Some(iosat::analysis::shared::Shared::new(change(1e6, 8e6)));
         } else if d.line.name == "nvme0n1" {
             // Swept read and write profiles: the read one disagrees with the traffic.
-            l.profile_change = Some(std::sync::Arc::new(change(85e3, 340e3)));
+            l.profile_change = Some(iosat::analysis::shared::Shared::new(change(85e3, 340e3)));
         } else {
             continue;
         }
