@@ -379,6 +379,12 @@ pub fn judge_dir(
     let Some(r) = reference else {
         return j;
     };
+    if j.flags.mixed && r.ratio.is_none() {
+        // Learning judged no one class's curve against a mix of request sizes (learn/
+        // points.rs): unknown, as it says, not a ratio made here against the curve whose
+        // class the mix's mean fell in.
+        return j;
+    }
     let mean_ratio = obs
         .mean_ms
         .filter(|_| r.baseline_latency_ns > 0.0)
@@ -682,6 +688,44 @@ mod tests {
         })
     }
 
+    /// A direction learning left unjudged for its mix of request sizes (flag `mixed`, no
+    /// ratio of its own) stays unknown: no ratio against the curve whose class the mix's mean
+    /// fell in (a 64 KiB curve's 2 ms made an 11 KiB-mean mix at 1 ms "ok 0.5x"), no headroom;
+    /// its basis and flag say why. A learned ratio given with the flag, and a reference without
+    /// it, are judged as ever.
+    #[test]
+    fn a_mix_learning_left_unjudged_is_not_judged_against_a_curve() {
+        let mixed = |ratio: Option<f64>| Reference {
+            ratio,
+            flags: Flags {
+                mixed: true,
+                ..Flags::default()
+            },
+            ..reference(Basis::Learned, 500.0)
+        };
+        let j = judge_dir(Dir::Read, obs(1000.0, 0.5), Some(mixed(None)), Some(1.0));
+        assert_eq!(
+            (j.state, j.ratio, j.headroom_iops, j.no_headroom),
+            (State::Unknown, None, None, None),
+            "{j:?}"
+        );
+        assert!(j.basis == Basis::Learned && j.flags.mixed, "{j:?}");
+        let j = judge_dir(
+            Dir::Read,
+            obs(100.0, 0.5),
+            Some(mixed(Some(1.1))),
+            Some(1.0),
+        );
+        assert_eq!((j.state, j.ratio), (State::Ok, Some(1.1)), "{j:?}");
+        let j = judge_dir(
+            Dir::Read,
+            obs(100.0, 0.5),
+            Some(reference(Basis::Learned, 500.0)),
+            Some(1.0),
+        );
+        assert_eq!((j.state, j.ratio), (State::Ok, Some(0.5)), "{j:?}");
+    }
+
     #[test]
     fn states_by_ratio() {
         assert_eq!(State::of_ratio(None), State::Unknown);
@@ -894,6 +938,8 @@ mod tests {
         assert_eq!(f.words(), ["estimate", "at least", "mixed"]);
         let mut r = reference(Basis::LearnedEstimate, 1000.0);
         r.flags = f;
+        // Judged (learning's ratio given): a mix without one is left unknown.
+        r.ratio = Some(1.0);
         let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(r.clone()), Some(1.0));
         assert_eq!(d.headroom_words(), "at least 900");
         let j = Judgement::of(d, judge_dir(Dir::Write, obs(0.0, 0.0), None, None));

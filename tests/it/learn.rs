@@ -1295,6 +1295,76 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
     );
 }
 
+/// Issue 37, case 5 in the views: a disk read 64 KiB at a time at one in flight, 2 ms a
+/// request, for a minute (its ≤ 64 KiB class's curve), then reads whose mean is 11 KiB, between
+/// the classes (a mix: neither class's), at 1 ms. Learning leaves the mix unknown and flags it;
+/// `stat`'s judgement must too, in the JSON and the text: no ratio against the 64 KiB curve
+/// (it said "ok (read 0.5x learned baseline) … [at least, mixed]"), no headroom.
+#[test]
+fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_fell_in() {
+    let (mut reads, mut sectors, mut mono) = (0u64, 0u64, 1_000_000_000_000u64);
+    let wall0 = 1_795_333_857_000_000_000i64;
+    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
+    for s in 0..=80i64 {
+        let ms = s * 1000;
+        rec.push_str(&format!(
+            "T {mono} {}\n   8       0 sdx {reads} 0 {sectors} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
+            wall0 + s * 1_000_000_000
+        ));
+        // 500 reads of 64 KiB (128 sectors) a second, then 1,000 of 11 KiB (22 sectors).
+        let (n, size) = if s < 60 { (500, 128) } else { (1000, 22) };
+        (reads, sectors, mono) = (reads + n, sectors + n * size, mono + 1_000_000_000);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mix.rec");
+    std::fs::write(&path, rec).unwrap();
+    let o = iosat()
+        .args(["stat", "--json", "--replay"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let lines = json_lines(&crate::util::ok_stdout(&o));
+    assert_eq!(lines.len(), 80);
+    // The last interval of 64 KiB reads: judged by their curve, ok at 1.0x.
+    let before = &lines[59]["devices"][0];
+    assert_eq!(before["learned"]["size_class"], "medium", "{before}");
+    assert_eq!(before["judgement"]["read"]["state"], "ok", "{before}");
+    for (i, line) in lines.iter().enumerate().skip(60) {
+        let d = &line["devices"][0];
+        let (l, j) = (&d["learned"], &d["judgement"]);
+        assert_eq!(
+            (&l["state"], &l["mixed"]),
+            (&"unknown".into(), &true.into()),
+            "{i}: {l}"
+        );
+        for x in [j, &j["read"]] {
+            assert_eq!(x["state"], "unknown", "interval {i}: {j}");
+            assert!(
+                x["ratio"].is_null() && x["headroom_iops"].is_null(),
+                "{i}: {j}"
+            );
+            assert_eq!(x["mixed"], true, "interval {i}: {j}");
+        }
+    }
+    let o = iosat()
+        .args(["stat", "--replay"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = crate::util::ok_stdout(&o);
+    let last_row = text.lines().rfind(|r| r.starts_with("sdx ")).unwrap();
+    assert!(last_row.contains(" unknown~* "), "{last_row}\n{text}");
+    let note = text.lines().rfind(|r| r.starts_with("# sdx:")).unwrap();
+    assert!(
+        note.starts_with("# sdx: unknown") && note.contains("mixed]"),
+        "{note}"
+    );
+    assert!(
+        !note.contains("baseline)"),
+        "judged against a curve: {note}"
+    );
+}
+
 /// Issue 37, case 4 in every view: a disk at one request in flight for too few seconds for a
 /// baseline (15 intervals of 100 reads at 10 ms: a baseline needs 30) has a thin estimate of
 /// 10 ms. `stat`'s judgement takes it labelled as one, in the JSON (basis learned_estimate,
