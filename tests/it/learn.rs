@@ -1295,6 +1295,27 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
     );
 }
 
+/// `iosat stat --replay REC` of a recording of sdx: its `--json` lines, and of its text the
+/// last row of sdx and the last note on sdx under a table.
+fn replay_sdx(rec: &std::path::Path) -> (Vec<serde_json::Value>, String, String) {
+    let stat = |json: bool| {
+        let mut c = iosat();
+        c.arg("stat");
+        if json {
+            c.arg("--json");
+        }
+        crate::util::ok_stdout(&c.arg("--replay").arg(rec).output().unwrap())
+    };
+    let text = stat(false);
+    let last = |prefix: &str| {
+        text.lines()
+            .rfind(|r| r.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in:\n{text}"))
+            .to_string()
+    };
+    (json_lines(&stat(true)), last("sdx "), last("# sdx:"))
+}
+
 /// Issue 37, case 5 in the views: a disk read 64 KiB at a time at one in flight, 2 ms a
 /// request, for a minute (its ≤ 64 KiB class's curve), then reads whose mean is 11 KiB, between
 /// the classes (a mix: neither class's), at 1 ms. Learning leaves the mix unknown and flags it;
@@ -1318,12 +1339,7 @@ fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mix.rec");
     std::fs::write(&path, rec).unwrap();
-    let o = iosat()
-        .args(["stat", "--json", "--replay"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let lines = json_lines(&crate::util::ok_stdout(&o));
+    let (lines, last_row, note) = replay_sdx(&path);
     assert_eq!(lines.len(), 80);
     // The last interval of 64 KiB reads: judged by their curve, ok at 1.0x.
     let before = &lines[59]["devices"][0];
@@ -1346,15 +1362,7 @@ fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_
             assert_eq!(x["mixed"], true, "interval {i}: {j}");
         }
     }
-    let o = iosat()
-        .args(["stat", "--replay"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = crate::util::ok_stdout(&o);
-    let last_row = text.lines().rfind(|r| r.starts_with("sdx ")).unwrap();
-    assert!(last_row.contains(" unknown~* "), "{last_row}\n{text}");
-    let note = text.lines().rfind(|r| r.starts_with("# sdx:")).unwrap();
+    assert!(last_row.contains(" unknown~* "), "{last_row}");
     assert!(
         note.starts_with("# sdx: unknown") && note.contains("mixed]"),
         "{note}"
@@ -1386,12 +1394,7 @@ fn a_thin_estimate_is_judged_by_labelled_in_stats_json_and_text() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("thin.rec");
     std::fs::write(&path, rec).unwrap();
-    let o = iosat()
-        .args(["stat", "--json", "--replay"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let lines = json_lines(&crate::util::ok_stdout(&o));
+    let (lines, last_row, note) = replay_sdx(&path);
     let last = &lines.last().unwrap()["devices"][0];
     let (l, j) = (&last["learned"], &last["judgement"]);
     eprintln!("learned: {l}\njudgement: {j}");
@@ -1410,15 +1413,7 @@ fn a_thin_estimate_is_judged_by_labelled_in_stats_json_and_text() {
             "a ceiling from an estimate: {j}"
         );
     }
-    let o = iosat()
-        .args(["stat", "--replay"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = crate::util::ok_stdout(&o);
-    let last_row = text.lines().rfind(|r| r.starts_with("sdx ")).unwrap();
-    assert!(last_row.contains(" ok~* "), "{last_row}\n{text}");
-    let note = text.lines().rfind(|r| r.starts_with("# sdx:")).unwrap();
+    assert!(last_row.contains(" ok~* "), "{last_row}");
     assert!(
         note.contains("estimated baseline") && note.contains("[estimate]"),
         "{note}"
