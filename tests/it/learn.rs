@@ -749,6 +749,9 @@ fn a_mix_dominated_by_4k_is_judged_by_the_4k_curve_and_an_even_mix_is_labelled_m
                 even += 1;
                 assert_eq!(l["mixed"], true, "{d}");
                 assert_eq!(l["state"], "unknown", "{d}");
+                // And so in the judgement every view renders: no ratio against a curve.
+                let j = &d["judgement"]["read"];
+                assert!(j["state"] == "unknown" && j["ratio"].is_null(), "{d}");
             }
             _ => {}
         }
