@@ -83,6 +83,17 @@ pub fn in_flight_busy(r: &DiskRates) -> f64 {
 pub struct LearnedRefs {
     pub refs: [Option<Reference>; 2],
     pub profile_change: [Option<crate::analysis::shared::Shared<Change>>; 2],
+    /// Learning left the direction unjudged as a mix of request sizes with no curve of its
+    /// own to judge it by ([`learned_mix`]).
+    pub mixed: [bool; 2],
+}
+
+/// Whether learning left `dir` unjudged as a mix of request sizes (learn/points.rs: two
+/// classes each carrying a real share) without any reference: the class its mean fell in
+/// has no curve yet. Its judgement is learning's, unknown and flagged mixed, as where that
+/// class has a curve ([`judge_dir`]): never "learning" as if nothing were known of it.
+pub fn learned_mix(l: &crate::analysis::learned::Learned, dir: Dir) -> bool {
+    direction_of(l, dir).is_some_and(|d| d.flags.mixed && d.judged_by().is_none())
 }
 
 /// Where a swept profile disagrees with the traffic of `dir` at its own level (learn's
@@ -112,6 +123,7 @@ pub fn learned_references(l: Option<&crate::analysis::learned::Learned>) -> Lear
     LearnedRefs {
         refs: Dir::ALL.map(|dir| l.and_then(|l| learned_reference(l, dir))),
         profile_change: Dir::ALL.map(|dir| l.and_then(|l| profile_change_of(l, dir))),
+        mixed: Dir::ALL.map(|dir| l.is_some_and(|l| learned_mix(l, dir))),
     }
 }
 
@@ -129,6 +141,7 @@ pub fn judge_parts(
         p95_ms,
         |dir| learned.refs[dir as usize].clone(),
         |dir| learned.profile_change[dir as usize].clone(),
+        |dir| learned.mixed[dir as usize],
     )
 }
 
@@ -142,6 +155,7 @@ fn judge_with(
     p95_ms: [Option<f64>; 2],
     learned: impl Fn(Dir) -> Option<Reference>,
     profile_change: impl Fn(Dir) -> Option<crate::analysis::shared::Shared<Change>>,
+    learned_mix: impl Fn(Dir) -> bool,
 ) -> Judgement {
     let judge = |dir: Dir| {
         let reference = match profile.and_then(|p| swept_reference(p, dir)) {
@@ -152,7 +166,8 @@ fn judge_with(
             }
             None => learned(dir),
         };
-        match rates {
+        let mix = reference.is_none() && learned_mix(dir);
+        let mut j = match rates {
             Some(r) => judge_dir(
                 dir,
                 Some(observed(r, dir, p95_ms[dir as usize])),
@@ -160,16 +175,22 @@ fn judge_with(
                 Some(in_flight_busy(r)),
             ),
             None => DirJudgement::unknown(dir, reference.as_ref()),
+        };
+        if mix && j.state == crate::analysis::state::State::Unknown {
+            // Learning's judgement of a mix no curve judges: unknown, and says why.
+            j.basis = crate::analysis::state::Basis::Learned;
+            j.flags.mixed = true;
         }
+        j
     };
     Judgement::of(judge(Dir::Read), judge(Dir::Write))
 }
 
 /// Whether a row has any baseline to be judged against (a swept profile's for a direction,
-/// or a learned one): without one its judgement is unknown (or idle) in both directions, with
-/// basis none, no flags and no words ([`judge_dir`] without a reference), so a view that
-/// only looks for judged rows or their words may skip computing it. Cheap: no clone, no
-/// judgement.
+/// or a learned one), or a mix of sizes learning left unjudged ([`learned_mix`]): without
+/// either its judgement is unknown (or idle) in both directions, with basis none, no flags
+/// and no words ([`judge_dir`] without a reference), so a view that only looks for judged
+/// rows or their words may skip computing it. Cheap: no clone, no judgement.
 pub fn has_reference(row: &DeviceRow) -> bool {
     let swept = row
         .profile
@@ -178,10 +199,13 @@ pub fn has_reference(row: &DeviceRow) -> bool {
     swept || row.learned.as_deref().is_some_and(learned_has_reference)
 }
 
-/// Whether [`learned_reference`] gives a baseline for either direction, without building one.
+/// Whether [`learned_reference`] gives a baseline for either direction (or [`learned_mix`]
+/// holds for one), without building one.
 pub fn learned_has_reference(l: &crate::analysis::learned::Learned) -> bool {
-    let has =
-        |d: &crate::analysis::learned::Learned| d.direction.is_some() && d.judged_by().is_some();
+    // A mix learning left unjudged is judged too: unknown, flagged mixed (learned_mix).
+    let has = |d: &crate::analysis::learned::Learned| {
+        d.direction.is_some() && (d.judged_by().is_some() || d.flags.mixed)
+    };
     if l.directions.is_empty() {
         has(l)
     } else {
@@ -215,6 +239,7 @@ pub fn judge(row: &DeviceRow) -> Judgement {
         ],
         |dir| learned.and_then(|l| learned_reference(l, dir)),
         |dir| learned.and_then(|l| profile_change_of(l, dir)),
+        |dir| learned.is_some_and(|l| learned_mix(l, dir)),
     );
     j.cap = row.cap_use();
     j

@@ -1376,6 +1376,76 @@ fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_
     );
 }
 
+/// Issue 37, case 5 where the mix's mean falls in a class without a curve: a disk read 4 KiB at
+/// a time for a minute (the small class's curve) then an 11 KiB mix (its mean in the medium
+/// class, which has none), and a disk whose reads were that mix from its first second. Both
+/// mixes are labelled in every view as the one whose class has a curve is: learning's
+/// judgement, unknown, "[mixed]", no ratio, baseline or headroom. They read "learning" (as if
+/// nothing were known) with no word of the mix.
+#[test]
+fn a_mix_whose_mean_has_no_curve_is_labelled_mixed_not_learning() {
+    let wall0 = 1_795_333_857_000_000_000i64;
+    for (name, small_s) in [("after a 4 KiB curve", 60i64), ("from the start", 0)] {
+        let (mut reads, mut sectors, mut ms, mut mono) = (0u64, 0u64, 0u64, 1_000_000_000_000u64);
+        let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
+        for s in 0..=(small_s + 20) {
+            let busy = s * 1000;
+            rec.push_str(&format!(
+                "T {mono} {}\n   8       0 sdx {reads} 0 {sectors} {ms} 0 0 0 0 0 {busy} {ms} 0 0 0 0 0 0\n",
+                wall0 + s * 1_000_000_000
+            ));
+            // 1,000 reads a second at one in flight, 1 ms each: 4 KiB (8 sectors), then 11 KiB.
+            let size = if s < small_s { 8 } else { 22 };
+            (reads, sectors, ms, mono) = (
+                reads + 1000,
+                sectors + 1000 * size,
+                ms + 1000,
+                mono + 1_000_000_000,
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mix.rec");
+        std::fs::write(&path, rec).unwrap();
+        let (lines, last_row, note) = replay_sdx(&path);
+        assert_eq!(lines.len() as i64, small_s + 20, "{name}");
+        if small_s > 0 {
+            let before = &lines[small_s as usize - 1]["devices"][0];
+            assert_eq!(before["learned"]["size_class"], "small", "{name}: {before}");
+            assert_eq!(
+                before["judgement"]["read"]["state"], "ok",
+                "{name}: {before}"
+            );
+        }
+        for (i, line) in lines.iter().enumerate().skip(small_s as usize) {
+            let d = &line["devices"][0];
+            let (l, j) = (&d["learned"], &d["judgement"]);
+            assert_eq!(
+                (&l["state"], &l["mixed"], &l["direction"]),
+                (&"unknown".into(), &true.into(), &"read".into()),
+                "{name} {i}: {l}"
+            );
+            for x in [j, &j["read"]] {
+                assert_eq!(
+                    (&x["state"], &x["basis"], &x["mixed"]),
+                    (&"unknown".into(), &"learned".into(), &true.into()),
+                    "{name} {i}: {j}"
+                );
+                for k in ["ratio", "headroom_iops", "baseline_latency_ns"] {
+                    assert!(x[k].is_null(), "{name} {i} {k}: {j}");
+                }
+            }
+        }
+        assert!(
+            last_row.contains(" unknown~* ") && !last_row.contains("learning"),
+            "{name}: {last_row}"
+        );
+        assert!(
+            note.starts_with("# sdx: unknown") && note.contains("[mixed]"),
+            "{name}: {note}"
+        );
+    }
+}
+
 /// Issue 37, case 4 in every view: a disk at one request in flight for too few seconds for a
 /// baseline (15 intervals of 100 reads at 10 ms: a baseline needs 30) has a thin estimate of
 /// 10 ms. `stat`'s judgement takes it labelled as one, in the JSON (basis learned_estimate,
