@@ -83,17 +83,23 @@ pub fn in_flight_busy(r: &DiskRates) -> f64 {
 pub struct LearnedRefs {
     pub refs: [Option<Reference>; 2],
     pub profile_change: [Option<crate::analysis::shared::Shared<Change>>; 2],
-    /// Learning left the direction unjudged as a mix of request sizes with no curve of its
-    /// own to judge it by ([`learned_mix`]).
-    pub mixed: [bool; 2],
+    /// What learning flagged of a direction it left unjudged ([`learned_unjudged`]).
+    pub unjudged: [Option<Flags>; 2],
 }
 
-/// Whether learning left `dir` unjudged as a mix of request sizes (learn/points.rs: two
-/// classes each carrying a real share) without any reference: the class its mean fell in
-/// has no curve yet. Its judgement is learning's, unknown and flagged mixed, as where that
-/// class has a curve ([`judge_dir`]): never "learning" as if nothing were known of it.
-pub fn learned_mix(l: &crate::analysis::learned::Learned, dir: Dir) -> bool {
-    direction_of(l, dir).is_some_and(|d| d.flags.mixed && d.judged_by().is_none())
+/// What learning says of `dir` where it has no reference to judge it by but knows why: a mix
+/// of request sizes (learn/points.rs: two classes each with a real share) whose mean's class
+/// has no curve, or a change of the device confirmed and learned again from scratch (no
+/// curve yet). Its judgement is learning's, unknown, with these flags (mixed, changed), as
+/// where a curve exists ([`judge_dir`]): never "learning" as if nothing were known of it.
+pub fn learned_unjudged(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Flags> {
+    let d = direction_of(l, dir)?;
+    let flagged = d.flags.mixed || d.flags.change.is_some();
+    (flagged && d.judged_by().is_none()).then(|| Flags {
+        mixed: d.flags.mixed,
+        change: d.flags.change.clone(),
+        ..Flags::default()
+    })
 }
 
 /// Where a swept profile disagrees with the traffic of `dir` at its own level (learn's
@@ -123,7 +129,7 @@ pub fn learned_references(l: Option<&crate::analysis::learned::Learned>) -> Lear
     LearnedRefs {
         refs: Dir::ALL.map(|dir| l.and_then(|l| learned_reference(l, dir))),
         profile_change: Dir::ALL.map(|dir| l.and_then(|l| profile_change_of(l, dir))),
-        mixed: Dir::ALL.map(|dir| l.is_some_and(|l| learned_mix(l, dir))),
+        unjudged: Dir::ALL.map(|dir| l.and_then(|l| learned_unjudged(l, dir))),
     }
 }
 
@@ -141,7 +147,7 @@ pub fn judge_parts(
         p95_ms,
         |dir| learned.refs[dir as usize].clone(),
         |dir| learned.profile_change[dir as usize].clone(),
-        |dir| learned.mixed[dir as usize],
+        |dir| learned.unjudged[dir as usize].clone(),
     )
 }
 
@@ -155,7 +161,7 @@ fn judge_with(
     p95_ms: [Option<f64>; 2],
     learned: impl Fn(Dir) -> Option<Reference>,
     profile_change: impl Fn(Dir) -> Option<crate::analysis::shared::Shared<Change>>,
-    learned_mix: impl Fn(Dir) -> bool,
+    learned_unjudged: impl Fn(Dir) -> Option<Flags>,
 ) -> Judgement {
     let judge = |dir: Dir| {
         let reference = match profile.and_then(|p| swept_reference(p, dir)) {
@@ -166,7 +172,10 @@ fn judge_with(
             }
             None => learned(dir),
         };
-        let mix = reference.is_none() && learned_mix(dir);
+        let unjudged = match reference {
+            None => learned_unjudged(dir),
+            Some(_) => None,
+        };
         let mut j = match rates {
             Some(r) => judge_dir(
                 dir,
@@ -176,10 +185,10 @@ fn judge_with(
             ),
             None => DirJudgement::unknown(dir, reference.as_ref()),
         };
-        if mix && j.state == crate::analysis::state::State::Unknown {
-            // Learning's judgement of a mix no curve judges: unknown, and says why.
+        if let Some(f) = unjudged.filter(|_| j.state == crate::analysis::state::State::Unknown) {
+            // Learning's judgement where no curve judges: unknown, and says why.
             j.basis = crate::analysis::state::Basis::Learned;
-            j.flags.mixed = true;
+            j.flags = f;
         }
         j
     };
@@ -187,7 +196,7 @@ fn judge_with(
 }
 
 /// Whether a row has any baseline to be judged against (a swept profile's for a direction,
-/// or a learned one), or a mix of sizes learning left unjudged ([`learned_mix`]): without
+/// or a learned one), or a direction learning left unjudged ([`learned_unjudged`]): without
 /// either its judgement is unknown (or idle) in both directions, with basis none, no flags
 /// and no words ([`judge_dir`] without a reference), so a view that only looks for judged
 /// rows or their words may skip computing it. Cheap: no clone, no judgement.
@@ -199,12 +208,13 @@ pub fn has_reference(row: &DeviceRow) -> bool {
     swept || row.learned.as_deref().is_some_and(learned_has_reference)
 }
 
-/// Whether [`learned_reference`] gives a baseline for either direction (or [`learned_mix`]
-/// holds for one), without building one.
+/// Whether [`learned_reference`] gives a baseline for either direction (or
+/// [`learned_unjudged`] a reason for one), without building one.
 pub fn learned_has_reference(l: &crate::analysis::learned::Learned) -> bool {
-    // A mix learning left unjudged is judged too: unknown, flagged mixed (learned_mix).
+    // A direction learning left unjudged, flagged, is judged too (learned_unjudged).
     let has = |d: &crate::analysis::learned::Learned| {
-        d.direction.is_some() && (d.judged_by().is_some() || d.flags.mixed)
+        d.direction.is_some()
+            && (d.judged_by().is_some() || d.flags.mixed || d.flags.change.is_some())
     };
     if l.directions.is_empty() {
         has(l)
@@ -239,7 +249,7 @@ pub fn judge(row: &DeviceRow) -> Judgement {
         ],
         |dir| learned.and_then(|l| learned_reference(l, dir)),
         |dir| learned.and_then(|l| profile_change_of(l, dir)),
-        |dir| learned.is_some_and(|l| learned_mix(l, dir)),
+        |dir| learned.and_then(|l| learned_unjudged(l, dir)),
     );
     j.cap = row.cap_use();
     j

@@ -1446,6 +1446,87 @@ fn a_mix_whose_mean_has_no_curve_is_labelled_mixed_not_learning() {
     }
 }
 
+/// Issue 37, case 2 past confirmation: a disk at one in flight, 1 ms a request for 40 s, then
+/// 4 ms for 150 s. Two minutes into the evidence the change is confirmed and learning starts
+/// again from nothing: until a new curve (or estimate) exists, the device has no reference,
+/// and every view said "learning" with no word of the change it had reported for two minutes.
+/// Now, every interval from the first report on carries the change in the judgement (JSON:
+/// `judgement.read.change` equal to `learned.change`), those without a curve are learning's
+/// `unknown~*` "[changed]" with the evidence under the row, and no row reads "learning".
+#[test]
+fn a_confirmed_change_is_still_news_while_the_device_is_learned_again() {
+    let wall0 = 1_795_333_857_000_000_000i64;
+    let (mut reads, mut ms, mut mono) = (0u64, 0u64, 1_000_000_000_000u64);
+    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
+    for s in 0..=190i64 {
+        let busy = s * 1000;
+        rec.push_str(&format!(
+            "T {mono} {}\n   8       0 sdx {reads} 0 {} {ms} 0 0 0 0 0 {busy} {ms} 0 0 0 0 0 0\n",
+            wall0 + s * 1_000_000_000,
+            reads * 8
+        ));
+        let n = if s < 40 { 1000 } else { 250 };
+        (reads, ms, mono) = (reads + n, ms + 1000, mono + 1_000_000_000);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("changed.rec");
+    std::fs::write(&path, rec).unwrap();
+    let (lines, _, _) = replay_sdx(&path);
+    let text = crate::util::ok_stdout(
+        &iosat()
+            .arg("stat")
+            .arg("--replay")
+            .arg(&path)
+            .output()
+            .unwrap(),
+    );
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sdx ")).collect();
+    assert_eq!((lines.len(), rows.len()), (190, 190));
+    let first = lines
+        .iter()
+        .position(|l| !l["devices"][0]["learned"]["change"].is_null())
+        .expect("the change is reported");
+    assert!((44..=50).contains(&first), "reported at {first}");
+    let mut relearning = 0;
+    for (i, line) in lines.iter().enumerate().skip(first) {
+        let d = &line["devices"][0];
+        let (change, j) = (&d["learned"]["change"], &d["judgement"]["read"]);
+        assert!(!change.is_null(), "{i}: the change is no longer reported");
+        assert_eq!(&j["change"], change, "{i}: {j}");
+        assert!(!rows[i].contains("learning"), "{i}: {}", rows[i]);
+        if j["baseline_latency_ns"].is_null() {
+            // Learned again from nothing: learning's judgement, unknown, flagged, nothing more.
+            relearning += 1;
+            assert!(
+                change["evidence"]
+                    .as_str()
+                    .unwrap()
+                    .contains("confirmed, learning again"),
+                "{i}: {change}"
+            );
+            assert_eq!(
+                (&j["state"], &j["basis"]),
+                (&"unknown".into(), &"learned".into()),
+                "{i}: {j}"
+            );
+            assert!(
+                j["ratio"].is_null() && j["headroom_iops"].is_null(),
+                "{i}: {j}"
+            );
+            assert!(rows[i].contains(" unknown~* "), "{i}: {}", rows[i]);
+        }
+    }
+    // The confirmation came (two minutes of evidence) and learning started again from nothing.
+    assert!(
+        relearning >= 5,
+        "{relearning} intervals without a curve after confirmation"
+    );
+    assert!(
+        text.contains("# sdx: unknown, headroom not known [changed]"),
+        "no words for the relearning rows"
+    );
+}
+
 /// Issue 37, case 4 in every view: a disk at one request in flight for too few seconds for a
 /// baseline (15 intervals of 100 reads at 10 ms: a baseline needs 30) has a thin estimate of
 /// 10 ms. `stat`'s judgement takes it labelled as one, in the JSON (basis learned_estimate,
