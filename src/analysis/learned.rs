@@ -740,6 +740,7 @@ mod tests {
             from_ns: 2.08e6,
             to_ns: 7.69e6,
             evidence: "a step \"2x\"\n\tat one in flight \u{1}".into(),
+            confirmed: false,
         });
         let estimate = crate::analysis::shared::Shared::new(Estimate {
             from_in_flight: 2.0,

@@ -172,6 +172,10 @@ pub struct Change {
     pub to_ns: f64,
     /// What shows it, in words.
     pub evidence: String,
+    /// Confirmed: learning started again after it, so what judges now was learned of the
+    /// device as it is (a swept profile's disagreement is never confirmed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirmed: bool,
 }
 
 /// What a baseline's judgement cannot claim, filled by learning (a swept profile sets
@@ -256,6 +260,9 @@ pub enum NoHeadroom {
     Overloaded,
     /// Slower than its baseline without load: what it can still take is not known.
     Slow,
+    /// The device changed (a step at the baseline's level, not yet confirmed, or a swept
+    /// profile the traffic disagrees with): the ceiling is the device's before the change.
+    Changed,
 }
 
 impl NoHeadroom {
@@ -275,6 +282,7 @@ impl NoHeadroom {
             NoHeadroom::Saturated => "saturated: more requests only wait longer",
             NoHeadroom::Overloaded => "overloaded: past the target latency",
             NoHeadroom::Slow => "slow but not loaded: what it can take is not known",
+            NoHeadroom::Changed => "changed: its ceiling is the device's before the change",
         }
     }
 }
@@ -318,6 +326,23 @@ impl DirJudgement {
             baseline_device_ns: reference.and_then(|r| r.baseline_device_ns),
             flags: reference.map(|r| r.flags.clone()).unwrap_or_default(),
         }
+    }
+
+    /// A device that changed and is still judged by what was learned (or swept) before the
+    /// change (issue 37): no headroom from that ceiling, 0 and why, unless the state gives
+    /// a reason already. A headroom not known stays not known: there is no ceiling to doubt.
+    fn changed_no_headroom(&mut self) {
+        let pending = self.flags.change.as_ref().is_some_and(|c| !c.confirmed);
+        if pending && self.no_headroom.is_none() && self.headroom_iops.is_some() {
+            self.no_headroom = Some(NoHeadroom::Changed);
+            self.headroom_iops = Some(0.0);
+        }
+    }
+
+    /// Judged against a baseline (swept, learned or estimated): not only learning's word that
+    /// it could not judge (a mix, a change learned again: basis learned, no baseline).
+    pub fn against_baseline(&self) -> bool {
+        self.basis != Basis::None && self.baseline_latency_ns.is_some()
     }
 
     /// The headroom as a person reads it: "1200", "at least 1200", "0 (overloaded: …)",
@@ -374,6 +399,7 @@ pub fn judge_dir(
         // No I/O this way: idle, and all of the ceiling is headroom.
         j.state = State::Idle;
         j.headroom_iops = reference.and_then(|r| r.max_iops);
+        j.changed_no_headroom();
         return j;
     }
     let Some(r) = reference else {
@@ -404,6 +430,7 @@ pub fn judge_dir(
     }
     j.no_headroom = NoHeadroom::of(j.state);
     j.headroom_iops = headroom_in(j.state, r.max_iops, obs.iops);
+    j.changed_no_headroom();
     j
 }
 
@@ -726,6 +753,91 @@ mod tests {
         assert_eq!((j.state, j.ratio), (State::Ok, Some(0.5)), "{j:?}");
     }
 
+    /// Issue 37: headroom is 0, and says why, while the device has changed and is judged by
+    /// the ceiling of the device before the change (a step not yet confirmed, or a swept
+    /// profile the traffic disagrees with), whatever its state: a device that became faster
+    /// reads "ok 0.2x" and took its old ceiling less its IOPS as headroom. Idle too. Once
+    /// confirmed (learned again since) the ceiling is the device's as it is: headroom as ever.
+    /// A state's own reason comes first; no ceiling, no headroom to doubt.
+    #[test]
+    fn no_headroom_from_the_ceiling_of_a_device_before_its_change() {
+        let changed = |confirmed: bool, max: Option<f64>| Reference {
+            flags: Flags {
+                change: Some(crate::analysis::shared::Shared::new(Change {
+                    at_wall_ns: 1,
+                    from_ns: 4e6,
+                    to_ns: 1e6,
+                    evidence: "device changed".into(),
+                    confirmed,
+                })),
+                ..Flags::default()
+            },
+            max_iops: max,
+            ..reference(Basis::Learned, 0.0)
+        };
+        let j = judge_dir(
+            Dir::Read,
+            obs(100.0, 0.25),
+            Some(changed(false, Some(500.0))),
+            None,
+        );
+        assert_eq!(
+            (j.state, j.headroom_iops, j.no_headroom),
+            (State::Ok, Some(0.0), Some(NoHeadroom::Changed)),
+            "{j:?}"
+        );
+        assert!(
+            j.headroom_words().starts_with("0 (changed: "),
+            "{}",
+            j.headroom_words()
+        );
+        let idle = judge_dir(
+            Dir::Read,
+            obs(0.0, 0.0),
+            Some(changed(false, Some(500.0))),
+            None,
+        );
+        assert_eq!(
+            (idle.state, idle.headroom_iops, idle.no_headroom),
+            (State::Idle, Some(0.0), Some(NoHeadroom::Changed))
+        );
+        let slow = judge_dir(
+            Dir::Read,
+            obs(100.0, 4.0),
+            Some(changed(false, Some(500.0))),
+            None,
+        );
+        assert_eq!(
+            (slow.state, slow.no_headroom),
+            (State::Overloaded, Some(NoHeadroom::Overloaded))
+        );
+        let none = judge_dir(
+            Dir::Read,
+            obs(100.0, 0.25),
+            Some(changed(false, None)),
+            None,
+        );
+        assert_eq!((none.headroom_iops, none.no_headroom), (None, None));
+        let confirmed = judge_dir(
+            Dir::Read,
+            obs(100.0, 0.25),
+            Some(changed(true, Some(500.0))),
+            None,
+        );
+        assert_eq!(
+            (confirmed.headroom_iops, confirmed.no_headroom),
+            (Some(400.0), None)
+        );
+        // Said so in the JSON: `confirmed` only once it is.
+        let c = |confirmed| changed(confirmed, None).flags.change.unwrap();
+        assert!(!serde_json::to_string(&*c(false))
+            .unwrap()
+            .contains("confirmed"));
+        assert!(serde_json::to_string(&*c(true))
+            .unwrap()
+            .contains("\"confirmed\":true"));
+    }
+
     #[test]
     fn states_by_ratio() {
         assert_eq!(State::of_ratio(None), State::Unknown);
@@ -776,6 +888,7 @@ mod tests {
             from_ns: 2e6,
             to_ns: 8.000001e6,
             evidence: "a \"step\" at\tone in flight\n".into(),
+            confirmed: false,
         });
         let mut dirs = Vec::new();
         let mut k = 0usize;

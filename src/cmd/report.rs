@@ -59,7 +59,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 /// A recording replayed into `stat --csv`'s rows: every device, partitions too, each judged
-/// against its profile; the replay's and the profiles' warnings on stderr.
+/// against its profile, else by what learning makes of the recording's own intervals (as
+/// `stat --replay` and the recording's page judge them); the replay's and the profiles'
+/// warnings on stderr.
 fn recording_csv(spec: &ReportSpec, text: &str) -> Result<String, Error> {
     let mut profiles = ProfileCache::new(spec.profile_dir.clone(), crate::sys::Root::default());
     let notes = |profiles: &mut ProfileCache, _: &str| {
@@ -73,7 +75,16 @@ fn recording_csv(spec: &ReportSpec, text: &str) -> Result<String, Error> {
         partitions: true,
         all: true,
     };
-    let steps = Replay::open(text, &spec.input, every, false, &mut profiles, notes, None)?;
+    let learning = Some(crate::learn::in_memory());
+    let steps = Replay::open(
+        text,
+        &spec.input,
+        every,
+        false,
+        &mut profiles,
+        notes,
+        learning,
+    )?;
     let path = spec.input.display().to_string();
     crate::report::stat_view::csv_of_replay(steps, &mut |w| {
         crate::error::warn(format_args!("{path}: {w}"))

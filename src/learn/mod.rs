@@ -394,6 +394,7 @@ impl Told {
                 from_ns: c.from_ns,
                 to_ns: c.to_ns,
                 evidence: c.words(),
+                confirmed: c.confirmed,
             }),
         };
         let summary = Summary::text(format!(
@@ -605,6 +606,7 @@ impl Device {
                 c.intervals,
                 c.seconds
             ),
+            confirmed: false,
         }
     }
 
@@ -708,8 +710,19 @@ impl Device {
             l.summary = Some(summary);
             // The direction whose baseline changed carries it too: every view judges a
             // device by its directions (monitor::judge), and says what their flags say.
+            // While not confirmed, what judges is the device's before the change: no
+            // headroom from its ceiling (the judgement's rule, analysis::state).
+            let pending = |d: &mut Learned| {
+                if !c.confirmed && d.headroom_iops.is_some() {
+                    d.headroom_iops = Some(0.0);
+                }
+            };
             for d in dirs.iter_mut().filter(|d| d.direction == Some(c.dir)) {
                 d.flags.change = Some(change.clone());
+                pending(d);
+            }
+            if l.direction == Some(c.dir) {
+                pending(l);
             }
             l.flags.change = Some(change);
         }

@@ -462,6 +462,7 @@ mod tests {
             from_ns: 1e6,
             to_ns: 3e6,
             evidence: "swept 1 ms, traffic 3 ms".into(),
+            confirmed: false,
         });
         let mut disagreeing = learned_writes(1.2);
         disagreeing.directions[0].profile_change = Some(change.clone());

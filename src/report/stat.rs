@@ -454,11 +454,12 @@ fn baseline_line(d: &StatSeries) -> String {
 /// uses, and how many intervals were in each state.
 fn judgement_line(d: &StatSeries) -> Option<String> {
     use crate::analysis::state::{Basis, State};
-    // Only a device judged against some baseline (swept or learned) at some interval.
+    // Only a device judged against some baseline (swept or learned) at some interval, or
+    // one learning flagged where it could not judge (a mix of sizes, a change learned again).
     d.points
         .iter()
         .filter_map(|p| p.judgement.as_ref())
-        .find(|j| j.device.basis != Basis::None)?;
+        .find(|j| j.device.against_baseline() || j.device.flags.any())?;
     let last = d.points.iter().rev().find_map(|p| p.judgement.as_ref())?;
     let counts: Vec<String> = State::ALL
         .iter()
@@ -546,7 +547,7 @@ const OVERLOAD_X: f64 = 3.0;
 /// overloaded as its judgement says (monitor::judge: either direction, by the swept or the
 /// learned baseline, the state the "intervals by state" line counts), when it was judged.
 fn summary_table(devs: &[StatSeries]) -> Table {
-    use crate::analysis::state::{Basis, State};
+    use crate::analysis::state::State;
     let mut t = Table::new([
         "device",
         "peak r_await (ms)",
@@ -568,7 +569,7 @@ fn summary_table(devs: &[StatSeries]) -> Table {
             .sum::<f64>()
             / total.max(1e-9);
         let judged = d.points.iter().filter_map(|p| p.judgement.as_ref());
-        let above = (d.profile.is_ok() || judged.clone().any(|j| j.device.basis != Basis::None))
+        let above = (d.profile.is_ok() || judged.clone().any(|j| j.device.against_baseline()))
             .then(|| {
                 d.points
                     .iter()

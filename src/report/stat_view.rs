@@ -756,6 +756,7 @@ fn judgement_csv(j: Option<&Judgement>) -> String {
             crate::analysis::state::NoHeadroom::Saturated => "saturated",
             crate::analysis::state::NoHeadroom::Overloaded => "overloaded",
             crate::analysis::state::NoHeadroom::Slow => "slow",
+            crate::analysis::state::NoHeadroom::Changed => "changed",
         }),
         csv_field(&d.flags.words().join(";")),
     );

@@ -1550,6 +1550,7 @@ fn a_change_and_a_disagreeing_sweep_are_served() {
         from_ns,
         to_ns,
         evidence: "test".into(),
+        confirmed: false,
     };
     let mut s = Scraper::new(fixture_root(), all(), Some(fixture("exporter/profiles-rw"))).scrape();
     let quiet = metrics::render(&s);

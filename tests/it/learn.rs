@@ -1527,6 +1527,86 @@ fn a_confirmed_change_is_still_news_while_the_device_is_learned_again() {
     );
 }
 
+/// Issue 37, "headroom is 0 (and says why) while a device … has changed": a disk at one in
+/// flight and at 4, 4 ms a request, for 90 s, that becomes 4x faster (1 ms, half busy: the
+/// two minutes of evidence take four). The old baseline keeps judging until the change is
+/// confirmed ("ok 0.2x"), and its headroom was the old curve's ceiling (at least 1,000) less
+/// the IOPS: 500 more, from the device before the change. From the report on until
+/// the confirmation, the headroom is 0 for the reason "changed", in the JSON judgement (and
+/// learning's own object) and the text; before the report, and once learned again, not.
+#[test]
+fn a_device_that_changed_has_no_headroom_from_its_old_ceiling() {
+    let wall0 = 1_795_333_857_000_000_000i64;
+    let (mut reads, mut ms, mut ticks, mut mono) = (0u64, 0u64, 0u64, 1_000_000_000_000u64);
+    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
+    for s in 0..=350i64 {
+        rec.push_str(&format!(
+            "T {mono} {}\n   8       0 sdx {reads} 0 {} {ms} 0 0 0 0 0 {ticks} {ms} 0 0 0 0 0 0\n",
+            wall0 + s * 1_000_000_000,
+            reads * 8
+        ));
+        // 90 s at 4 ms a request, every other second at 4 in flight (1,000 IOPS: a
+        // ceiling of at least 1,000); then 1 ms, 500 reads a second (busy half of it).
+        let (n, time, busy) = match s {
+            s if s < 90 && s % 2 == 0 => (250, 1000, 1000),
+            s if s < 90 => (1000, 4000, 1000),
+            _ => (500, 500, 500),
+        };
+        (reads, ms, ticks, mono) = (reads + n, ms + time, ticks + busy, mono + 1_000_000_000);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faster.rec");
+    std::fs::write(&path, rec).unwrap();
+    let (lines, _, _) = replay_sdx(&path);
+    let text = crate::util::ok_stdout(
+        &iosat()
+            .arg("stat")
+            .arg("--replay")
+            .arg(&path)
+            .output()
+            .unwrap(),
+    );
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sdx ")).collect();
+    assert_eq!((lines.len(), rows.len()), (350, 350));
+    // Before the change: headroom from the curve, a lower bound (the ceiling is "at least").
+    let before = &lines[88]["devices"][0]["judgement"]["read"];
+    assert!(
+        before["no_headroom"].is_null() && before["headroom_iops"].is_number(),
+        "{before}"
+    );
+    let (mut pending, mut after) = (0, 0);
+    for (i, line) in lines.iter().enumerate().skip(90) {
+        let d = &line["devices"][0];
+        let (l, j) = (&d["learned"], &d["judgement"]["read"]);
+        if j["change"].is_null() {
+            assert!(i < 100, "{i}: the change is not reported");
+            continue;
+        }
+        let confirmed = j["change"]["confirmed"] == true;
+        if !confirmed {
+            pending += 1;
+            assert_eq!(j["state"], "ok", "{i}: {j}");
+            assert_eq!(
+                (&j["headroom_iops"], &j["no_headroom"], &l["headroom_iops"]),
+                (&0.0.into(), &"changed".into(), &0.0.into()),
+                "{i}: {j} {l}"
+            );
+            assert!(rows[i].ends_with(" 0"), "{i}: {}", rows[i]);
+        } else {
+            after += 1;
+            assert_ne!(j["no_headroom"], "changed", "{i}: {j}");
+        }
+    }
+    assert!(
+        pending >= 200 && after >= 5,
+        "{pending} pending, {after} confirmed"
+    );
+    assert!(
+        text.contains("headroom 0 (changed: its ceiling is the device's before the change)"),
+        "no reason in the words"
+    );
+}
+
 /// Issue 37, case 4 in every view: a disk at one request in flight for too few seconds for a
 /// baseline (15 intervals of 100 reads at 10 ms: a baseline needs 30) has a thin estimate of
 /// 10 ms. `stat`'s judgement takes it labelled as one, in the JSON (basis learned_estimate,
