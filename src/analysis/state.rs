@@ -775,12 +775,16 @@ mod tests {
             max_iops: max,
             ..reference(Basis::Learned, 0.0)
         };
-        let j = judge_dir(
-            Dir::Read,
-            obs(100.0, 0.25),
-            Some(changed(false, Some(500.0))),
-            None,
-        );
+        // Reads of `ms` at `iops` against a 1 ms baseline (0.25 ms: "ok 0.2x").
+        let judge = |iops: f64, ms: f64, confirmed: bool, max: Option<f64>| {
+            judge_dir(
+                Dir::Read,
+                obs(iops, ms),
+                Some(changed(confirmed, max)),
+                None,
+            )
+        };
+        let j = judge(100.0, 0.25, false, Some(500.0));
         assert_eq!(
             (j.state, j.headroom_iops, j.no_headroom),
             (State::Ok, Some(0.0), Some(NoHeadroom::Changed)),
@@ -791,39 +795,19 @@ mod tests {
             "{}",
             j.headroom_words()
         );
-        let idle = judge_dir(
-            Dir::Read,
-            obs(0.0, 0.0),
-            Some(changed(false, Some(500.0))),
-            None,
-        );
+        let idle = judge(0.0, 0.0, false, Some(500.0));
         assert_eq!(
             (idle.state, idle.headroom_iops, idle.no_headroom),
             (State::Idle, Some(0.0), Some(NoHeadroom::Changed))
         );
-        let slow = judge_dir(
-            Dir::Read,
-            obs(100.0, 4.0),
-            Some(changed(false, Some(500.0))),
-            None,
-        );
+        let slow = judge(100.0, 4.0, false, Some(500.0));
         assert_eq!(
             (slow.state, slow.no_headroom),
             (State::Overloaded, Some(NoHeadroom::Overloaded))
         );
-        let none = judge_dir(
-            Dir::Read,
-            obs(100.0, 0.25),
-            Some(changed(false, None)),
-            None,
-        );
+        let none = judge(100.0, 0.25, false, None);
         assert_eq!((none.headroom_iops, none.no_headroom), (None, None));
-        let confirmed = judge_dir(
-            Dir::Read,
-            obs(100.0, 0.25),
-            Some(changed(true, Some(500.0))),
-            None,
-        );
+        let confirmed = judge(100.0, 0.25, true, Some(500.0));
         assert_eq!(
             (confirmed.headroom_iops, confirmed.no_headroom),
             (Some(400.0), None)

@@ -796,8 +796,10 @@ impl Device {
         let main_c = self.curve(main_p.dir, main_p.size_class());
         let main = judge(main_p, main_c);
         l.reset_to(&self.model, main_c);
-        let changed = self.watch.change().is_some_and(|c| c.dir == main_p.dir);
-        if main_c.is_none() && (changed || mixed.contains(&main_p.dir)) {
+        let unjudged = || {
+            mixed.contains(&main_p.dir) || self.watch.change().is_some_and(|c| c.dir == main_p.dir)
+        };
+        if main_c.is_none() && unjudged() {
             // A mix whose mean's class has no curve, or a change confirmed and learned
             // again from scratch: still this direction's judgement (unknown, flagged mixed
             // or changed: judge_into puts the change on it), so that every view says why

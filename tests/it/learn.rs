@@ -1326,19 +1326,11 @@ fn replay_sdx(rec: &std::path::Path) -> (Vec<serde_json::Value>, String, String)
 /// (it said "ok (read 0.5x learned baseline) … [at least, mixed]"), no headroom.
 #[test]
 fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_fell_in() {
-    let (mut reads, mut sectors, mut mono) = (0u64, 0u64, 1_000_000_000_000u64);
-    let wall0 = 1_795_333_857_000_000_000i64;
-    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
-    for s in 0..=80i64 {
-        let ms = s * 1000;
-        rec.push_str(&format!(
-            "T {mono} {}\n   8       0 sdx {reads} 0 {sectors} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
-            wall0 + s * 1_000_000_000
-        ));
-        // 500 reads of 64 KiB (128 sectors) a second, then 1,000 of 11 KiB (22 sectors).
-        let (n, size) = if s < 60 { (500, 128) } else { (1000, 22) };
-        (reads, sectors, mono) = (reads + n, sectors + n * size, mono + 1_000_000_000);
-    }
+    // 500 reads of 64 KiB (128 sectors) a second, then 1,000 of 11 KiB (22 sectors).
+    let rec = crate::util::sdx_recording(80, |s| match s {
+        s if s < 60 => (500, 128, 1000, 1000),
+        _ => (1000, 22, 1000, 1000),
+    });
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mix.rec");
     std::fs::write(&path, rec).unwrap();
@@ -1384,25 +1376,11 @@ fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_
 /// nothing were known) with no word of the mix.
 #[test]
 fn a_mix_whose_mean_has_no_curve_is_labelled_mixed_not_learning() {
-    let wall0 = 1_795_333_857_000_000_000i64;
     for (name, small_s) in [("after a 4 KiB curve", 60i64), ("from the start", 0)] {
-        let (mut reads, mut sectors, mut ms, mut mono) = (0u64, 0u64, 0u64, 1_000_000_000_000u64);
-        let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
-        for s in 0..=(small_s + 20) {
-            let busy = s * 1000;
-            rec.push_str(&format!(
-                "T {mono} {}\n   8       0 sdx {reads} 0 {sectors} {ms} 0 0 0 0 0 {busy} {ms} 0 0 0 0 0 0\n",
-                wall0 + s * 1_000_000_000
-            ));
-            // 1,000 reads a second at one in flight, 1 ms each: 4 KiB (8 sectors), then 11 KiB.
-            let size = if s < small_s { 8 } else { 22 };
-            (reads, sectors, ms, mono) = (
-                reads + 1000,
-                sectors + 1000 * size,
-                ms + 1000,
-                mono + 1_000_000_000,
-            );
-        }
+        // 1,000 reads a second at one in flight, 1 ms each: 4 KiB (8 sectors), then 11 KiB.
+        let rec = crate::util::sdx_recording(small_s + 20, |s| {
+            (1000, if s < small_s { 8 } else { 22 }, 1000, 1000)
+        });
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mix.rec");
         std::fs::write(&path, rec).unwrap();
@@ -1455,19 +1433,8 @@ fn a_mix_whose_mean_has_no_curve_is_labelled_mixed_not_learning() {
 /// `unknown~*` "[changed]" with the evidence under the row, and no row reads "learning".
 #[test]
 fn a_confirmed_change_is_still_news_while_the_device_is_learned_again() {
-    let wall0 = 1_795_333_857_000_000_000i64;
-    let (mut reads, mut ms, mut mono) = (0u64, 0u64, 1_000_000_000_000u64);
-    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
-    for s in 0..=190i64 {
-        let busy = s * 1000;
-        rec.push_str(&format!(
-            "T {mono} {}\n   8       0 sdx {reads} 0 {} {ms} 0 0 0 0 0 {busy} {ms} 0 0 0 0 0 0\n",
-            wall0 + s * 1_000_000_000,
-            reads * 8
-        ));
-        let n = if s < 40 { 1000 } else { 250 };
-        (reads, ms, mono) = (reads + n, ms + 1000, mono + 1_000_000_000);
-    }
+    // One in flight: 1,000 reads of 1 ms a second, then 250 of 4 ms.
+    let rec = crate::util::sdx_recording(190, |s| (if s < 40 { 1000 } else { 250 }, 8, 1000, 1000));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("changed.rec");
     std::fs::write(&path, rec).unwrap();
@@ -1536,24 +1503,13 @@ fn a_confirmed_change_is_still_news_while_the_device_is_learned_again() {
 /// learning's own object) and the text; before the report, and once learned again, not.
 #[test]
 fn a_device_that_changed_has_no_headroom_from_its_old_ceiling() {
-    let wall0 = 1_795_333_857_000_000_000i64;
-    let (mut reads, mut ms, mut ticks, mut mono) = (0u64, 0u64, 0u64, 1_000_000_000_000u64);
-    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
-    for s in 0..=350i64 {
-        rec.push_str(&format!(
-            "T {mono} {}\n   8       0 sdx {reads} 0 {} {ms} 0 0 0 0 0 {ticks} {ms} 0 0 0 0 0 0\n",
-            wall0 + s * 1_000_000_000,
-            reads * 8
-        ));
-        // 90 s at 4 ms a request, every other second at 4 in flight (1,000 IOPS: a
-        // ceiling of at least 1,000); then 1 ms, 500 reads a second (busy half of it).
-        let (n, time, busy) = match s {
-            s if s < 90 && s % 2 == 0 => (250, 1000, 1000),
-            s if s < 90 => (1000, 4000, 1000),
-            _ => (500, 500, 500),
-        };
-        (reads, ms, ticks, mono) = (reads + n, ms + time, ticks + busy, mono + 1_000_000_000);
-    }
+    // 90 s at 4 ms a request, every other second at 4 in flight (1,000 IOPS: a ceiling of
+    // at least 1,000); then 1 ms, 500 reads a second (busy half of it).
+    let rec = crate::util::sdx_recording(350, |s| match s {
+        s if s < 90 && s % 2 == 0 => (250, 8, 1000, 1000),
+        s if s < 90 => (1000, 8, 4000, 1000),
+        _ => (500, 8, 500, 500),
+    });
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("faster.rec");
     std::fs::write(&path, rec).unwrap();

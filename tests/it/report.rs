@@ -187,19 +187,8 @@ fn stat_has_one_csv_layout_live_replayed_and_reported() {
 /// and the same intervals' rows in stat's differed. (The fixture above is too short to learn.)
 #[test]
 fn a_reported_recordings_csv_carries_what_learning_judged_as_stats_does() {
-    let (mut reads, mut mono) = (0u64, 1_000_000_000_000u64);
-    let wall0 = 1_795_333_857_000_000_000i64;
-    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
-    for s in 0..=60i64 {
-        // 1,000 reads of 4 KiB a second at one in flight, 1 ms each.
-        let ms = s * 1000;
-        rec.push_str(&format!(
-            "T {mono} {}\n   8       0 sdx {reads} 0 {} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
-            wall0 + s * 1_000_000_000,
-            reads * 8
-        ));
-        (reads, mono) = (reads + 1000, mono + 1_000_000_000);
-    }
+    // 1,000 reads of 4 KiB a second at one in flight, 1 ms each.
+    let rec = crate::util::sdx_recording(60, |_| (1000, 8, 1000, 1000));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("steady.rec");
     std::fs::write(&path, rec).unwrap();

@@ -552,3 +552,23 @@ pub fn skip(why: &str) {
 pub fn skip_lacking(why: &str) {
     eprintln!("skipped: {why}");
 }
+
+/// A recording (`stat --record`'s format) of one disk, sdx (8:0), read only, sampled every
+/// second for `seconds` intervals: `second(s)` gives interval `s`'s reads, sectors a read,
+/// milliseconds of reading (time in flight, Δtime) and of busy time (Δio_ticks). The learning
+/// tests' devices of known behaviour, without a device.
+pub fn sdx_recording(seconds: i64, second: impl Fn(i64) -> (u64, u64, u64, u64)) -> String {
+    let wall0 = 1_795_333_857_000_000_000i64;
+    let (mut reads, mut sectors, mut ms, mut ticks) = (0u64, 0u64, 0u64, 0u64);
+    let mut rec = format!("#iosat-record 1\nR {wall0} 1000000000\nD 8:0 sdx disk sdx\n");
+    for s in 0..=seconds {
+        rec.push_str(&format!(
+            "T {} {}\n   8       0 sdx {reads} 0 {sectors} {ms} 0 0 0 0 0 {ticks} {ms} 0 0 0 0 0 0\n",
+            1_000_000_000_000 + s * 1_000_000_000,
+            wall0 + s * 1_000_000_000
+        ));
+        let (n, size, time, busy) = second(s);
+        (reads, sectors, ms, ticks) = (reads + n, sectors + n * size, ms + time, ticks + busy);
+    }
+    rec
+}
