@@ -266,6 +266,23 @@ pub enum NoHeadroom {
 }
 
 impl NoHeadroom {
+    pub const ALL: [NoHeadroom; 4] = [
+        NoHeadroom::Saturated,
+        NoHeadroom::Overloaded,
+        NoHeadroom::Slow,
+        NoHeadroom::Changed,
+    ];
+
+    /// The reason's name, as the JSON, the CSV and the exporter's `reason` label give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoHeadroom::Saturated => "saturated",
+            NoHeadroom::Overloaded => "overloaded",
+            NoHeadroom::Slow => "slow",
+            NoHeadroom::Changed => "changed",
+        }
+    }
+
     /// Why a direction in `state` has no headroom whatever its IOPS; None: its headroom is
     /// the ceiling less its IOPS ([`headroom_in`]).
     pub fn of(state: State) -> Option<NoHeadroom> {
@@ -751,6 +768,20 @@ mod tests {
             Some(1.0),
         );
         assert_eq!((j.state, j.ratio), (State::Ok, Some(0.5)), "{j:?}");
+    }
+
+    #[test]
+    fn a_reason_for_no_headroom_has_one_name_in_every_output() {
+        // The JSON's `no_headroom` (serde), the CSV's column and the exporter's `reason`
+        // label (as_str) are the same word, and each reason has its own.
+        let names: Vec<&str> = NoHeadroom::ALL.iter().map(|w| w.as_str()).collect();
+        for (why, name) in NoHeadroom::ALL.iter().zip(&names) {
+            assert_eq!(serde_json::to_value(why).unwrap(), *name);
+        }
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
     }
 
     /// Issue 37: headroom is 0, and says why, while the device has changed and is judged by

@@ -6,7 +6,7 @@
 //! with the proof `monitor::DiskDelta::between` uses.
 //! Must not import: cli/, config/, cmd/, ui/, report/, load/, fsync/, import/.
 
-use crate::analysis::state::{Basis, Dir, DirJudgement, Judgement, State};
+use crate::analysis::state::{Basis, Dir, DirJudgement, Judgement, NoHeadroom, State};
 use crate::monitor::DiskDelta;
 use crate::profile::DeviceProfile;
 use crate::sys::device::DevKind;
@@ -908,6 +908,39 @@ without I/O is idle.",
                 ],
                 v,
             );
+        }
+    }
+    // Why a direction's headroom is held at 0 (analysis::state::NoHeadroom): the JSON's
+    // `no_headroom`, the words' "0 (changed: ...)"; the headroom gauge alone cannot tell an
+    // overload from a device judged by its ceiling before a change.
+    let name = "iosat_disk_op_no_headroom";
+    let held: Vec<&(&str, &DirJudgement)> = rows
+        .iter()
+        .filter(|(_, x)| x.headroom_iops.is_some())
+        .collect();
+    if !held.is_empty() {
+        o.family(
+            name,
+            "gauge",
+            "Why a direction's iosat_disk_headroom_iops is held at 0 whatever its IOPS, 1 for \
+the reason and 0 for the others: saturated (more requests only wait longer), overloaded (past the \
+target latency), slow (slower than its baseline without load: what it can take is not known), \
+changed (the device changed and is judged by its ceiling before the change); all 0 while the \
+headroom is the ceiling less the IOPS (absent without a headroom).",
+        );
+        for (dev, x) in held {
+            for why in NoHeadroom::ALL {
+                let v = if x.no_headroom == Some(why) { 1.0 } else { 0.0 };
+                o.sample(
+                    name,
+                    &[
+                        ("device", dev),
+                        ("op", x.dir.as_str()),
+                        ("reason", why.as_str()),
+                    ],
+                    v,
+                );
+            }
         }
     }
     let name = "iosat_disk_op_latency_ratio";

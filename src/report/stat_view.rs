@@ -752,12 +752,7 @@ fn judgement_csv(j: Option<&Judgement>) -> String {
         d.basis.as_str(),
         num(d.ratio),
         num(d.headroom_iops),
-        d.no_headroom.map_or("", |n| match n {
-            crate::analysis::state::NoHeadroom::Saturated => "saturated",
-            crate::analysis::state::NoHeadroom::Overloaded => "overloaded",
-            crate::analysis::state::NoHeadroom::Slow => "slow",
-            crate::analysis::state::NoHeadroom::Changed => "changed",
-        }),
+        d.no_headroom.map_or("", |n| n.as_str()),
         csv_field(&d.flags.words().join(";")),
     );
     for x in [&j.read, &j.write] {

@@ -1558,7 +1558,10 @@ fn a_change_and_a_disagreeing_sweep_are_served() {
     for d in &mut s.devices {
         let mut l = learned(State::Overloaded, 8.0);
         if d.line.name == "sda" {
-            l.flags.change = Some(iosat::analysis::shared::Shared::new(change(1e6, 8e6)));
+            // Faster than the old baseline: ok by it, but judged by its ceiling before the
+            // change, so no headroom, and the exporter says why.
+            l = learned(State::Ok, 0.5);
+            l.flags.change = Some(iosat::analysis::shared::Shared::new(change(1e6, 0.5e6)));
         } else if d.line.name == "nvme0n1" {
             // Swept read and write profiles: the read one disagrees with the traffic.
             l.profile_change = Some(iosat::analysis::shared::Shared::new(change(85e3, 340e3)));
@@ -1570,7 +1573,11 @@ fn a_change_and_a_disagreeing_sweep_are_served() {
     let text = metrics::render(&s);
     for line in [
         "iosat_disk_change_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\",side=\"from\"} 0.001",
-        "iosat_disk_change_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\",side=\"to\"} 0.008",
+        "iosat_disk_change_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\",side=\"to\"} 0.0005",
+        "iosat_disk_op_state{device=\"sda\",op=\"read\",state=\"ok\"} 1",
+        "iosat_disk_headroom_iops{device=\"sda\",op=\"read\",source=\"learned\"} 0",
+        "iosat_disk_op_no_headroom{device=\"sda\",op=\"read\",reason=\"changed\"} 1",
+        "iosat_disk_op_no_headroom{device=\"sda\",op=\"read\",reason=\"overloaded\"} 0",
         "iosat_disk_change_latency_seconds{device=\"nvme0n1\",op=\"read\",source=\"sweep\",side=\"from\"} 0.000085",
         "iosat_disk_change_latency_seconds{device=\"nvme0n1\",op=\"read\",source=\"sweep\",side=\"to\"} 0.00034",
         "iosat_disk_change_start_timestamp_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 1700000000",
@@ -1622,6 +1629,11 @@ fn reads_and_writes_are_judged_apart() {
         "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"ok\"} 1",
         "iosat_disk_op_state{device=\"sda\",op=\"write\",state=\"overloaded\"} 0",
         "iosat_disk_op_latency_ratio{device=\"sda\",op=\"write\"} 1.1",
+        // Why the read headroom is 0; the writes' is their ceiling less their IOPS.
+        "iosat_disk_op_no_headroom{device=\"sda\",op=\"read\",reason=\"overloaded\"} 1",
+        "iosat_disk_op_no_headroom{device=\"sda\",op=\"read\",reason=\"saturated\"} 0",
+        "iosat_disk_op_no_headroom{device=\"sda\",op=\"write\",reason=\"overloaded\"} 0",
+        "iosat_disk_op_no_headroom{device=\"sda\",op=\"write\",reason=\"changed\"} 0",
         "iosat_disk_state{device=\"sda\",state=\"overloaded\"} 1",
     ] {
         assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");

@@ -27,7 +27,7 @@
 
 use crate::top::{top_replay, Tmux};
 use crate::util::{iosat, ok_stdout};
-use iosat::analysis::state::{Basis, Dir, DirJudgement, Judgement, State};
+use iosat::analysis::state::{Basis, Dir, DirJudgement, Judgement, NoHeadroom, State};
 use iosat::analysis::text::fmt_iops;
 use iosat::exporter::metrics;
 use iosat::exporter::scrape::{Devices, Scraper};
@@ -227,6 +227,8 @@ struct Shown {
     basis: String,
     ratio: Option<f64>,
     headroom: Option<f64>,
+    /// Why the headroom is held at 0 (the JSON's `no_headroom`, the exporter's `reason`).
+    no_headroom: Option<String>,
 }
 
 /// How the exporter names a basis (its `source` label).
@@ -292,6 +294,18 @@ fn exported(text: &str, op: &str) -> Shown {
             text,
             &format!("iosat_disk_headroom_iops{{device=\"sdx\",op=\"{op}\",source=\"{source}\"}}"),
         ),
+        no_headroom: NoHeadroom::ALL
+            .into_iter()
+            .find(|why| {
+                sample_value(
+                    text,
+                    &format!(
+                        "iosat_disk_op_no_headroom{{device=\"sdx\",op=\"{op}\",reason=\"{}\"}}",
+                        why.as_str()
+                    ),
+                ) == Some(1.0)
+            })
+            .map(|why| why.as_str().to_string()),
     }
 }
 
@@ -302,6 +316,7 @@ fn shown(d: &DirJudgement) -> Shown {
         basis: source_label(d.basis).to_string(),
         ratio: d.ratio,
         headroom: d.headroom_iops,
+        no_headroom: d.no_headroom.map(|why| why.as_str().to_string()),
     }
 }
 
@@ -371,6 +386,7 @@ fn exporter_agrees(stat: &[Judgement], texts: &[String], from: usize) {
             );
             assert!(close(got.ratio, want.ratio, 1e-9), "{what}");
             assert!(close(got.headroom, want.headroom, 0.5), "{what}");
+            assert_eq!(got.no_headroom, want.no_headroom, "{what}");
         }
         let device = format!(
             "iosat_disk_state{{device=\"sdx\",state=\"{}\"}}",
