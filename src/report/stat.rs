@@ -569,17 +569,22 @@ fn summary_table(devs: &[StatSeries]) -> Table {
             .sum::<f64>()
             / total.max(1e-9);
         let judged = d.points.iter().filter_map(|p| p.judgement.as_ref());
+        let time_in = |keep: &dyn Fn(State) -> bool| {
+            d.points
+                .iter()
+                .filter(|p| p.judgement.as_ref().is_some_and(|j| keep(j.state())))
+                .map(|p| p.interval_s)
+                .fold(0.0, |a, b| a + b)
+        };
+        // Out of the time judged (an interval still learning, or a mix no curve judges, is
+        // unknown: not "not overloaded"), and said so when that is not all of it.
         let above = (d.profile.is_ok() || judged.clone().any(|j| j.device.against_baseline()))
             .then(|| {
-                d.points
-                    .iter()
-                    .filter(|p| {
-                        p.judgement
-                            .as_ref()
-                            .is_some_and(|j| j.state() == State::Overloaded)
-                    })
-                    .map(|p| p.interval_s)
-                    .fold(0.0, |a, b| a + b)
+                let over = time_in(&|s| s == State::Overloaded);
+                match time_in(&|s| s != State::Unknown) {
+                    j if (total - j).abs() < 1e-6 => format!("{over:.1} s of {total:.1} s"),
+                    j => format!("{over:.1} s of {j:.1} s judged ({total:.1} s recorded)"),
+                }
             });
         t.push([
             d.name.clone(),
@@ -587,7 +592,7 @@ fn summary_table(devs: &[StatSeries]) -> Table {
             f(peak(&mut d.points.iter().filter_map(|p| p.w_await)), 2),
             f(peak(&mut d.points.iter().map(|p| p.aqu_sz)), 2),
             format!("{util:.1}"),
-            above.map_or("no profile".into(), |s| format!("{s:.1} s of {total:.1} s")),
+            above.unwrap_or_else(|| "no profile".into()),
         ]);
     }
     t

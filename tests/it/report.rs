@@ -207,6 +207,54 @@ fn a_reported_recordings_csv_carries_what_learning_judged_as_stats_does() {
     assert_eq!(last, "learned", "{stat}");
 }
 
+/// The page's summary counts the time overloaded out of the time judged: a device learned
+/// from its own traffic is unknown until its baseline (its first ~30 intervals here), and
+/// those intervals are not "not overloaded". The figures are the judgements' own (stat's
+/// JSON of the same recording), and the recorded time is said beside them.
+#[test]
+fn the_pages_time_overloaded_is_out_of_the_time_judged() {
+    // 60 s at one in flight (1 ms a read), 20 s at 8 in flight and 8 ms (overloaded by the
+    // baseline: loaded, 8x), then 10 s at one in flight again.
+    let rec = crate::util::sdx_recording(90, |s| match s {
+        60..80 => (1000, 8, 8000, 1000),
+        _ => (1000, 8, 1000, 1000),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("overload.rec");
+    std::fs::write(&path, rec).unwrap();
+    let json = ok_stdout(
+        &iosat()
+            .args(["stat", "--json", "--replay"])
+            .arg(&path)
+            .output()
+            .unwrap(),
+    );
+    let (mut over, mut judged, mut total) = (0.0, 0.0, 0.0);
+    for l in json.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let d = &v["devices"][0];
+        let s = d["interval_s"].as_f64().unwrap_or(1.0);
+        total += s;
+        match d["judgement"]["state"].as_str().unwrap() {
+            "unknown" => {}
+            "overloaded" => (over, judged) = (over + s, judged + s),
+            _ => judged += s,
+        }
+    }
+    assert!((over - 20.0_f64).abs() < 1e-6, "{over} s overloaded");
+    assert!(
+        judged < total - 5.0,
+        "{judged} s judged of {total} s: no learning time?"
+    );
+    let md = ok_stdout(&report(&[path.to_str().unwrap(), "--format", "markdown"]));
+    let cell = format!("{over:.1} s of {judged:.1} s judged ({total:.1} s recorded)");
+    let row = md.lines().find(|l| l.starts_with("| sdx")).unwrap_or("");
+    assert!(
+        row.contains(&cell),
+        "no {cell:?} in the summary row: {row}\n{md}"
+    );
+}
+
 #[test]
 fn fsync_tables_carry_the_json_numbers() {
     let f = fixture("fsync.json");
