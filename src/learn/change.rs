@@ -29,6 +29,11 @@ pub const REPORT_AFTER_S: f64 = 5.0;
 /// the horizon over which the old baseline keeps judging.
 pub const CONFIRM_AFTER_S: f64 = 120.0;
 
+/// Seconds a confirmed change stays reported after its confirmation (an hour): news for
+/// whoever looks at the device that hour, in every view; then history, and the device is
+/// judged by what was learned since, unflagged (a flag that never goes says nothing).
+pub const REPORTED_FOR_S: f64 = 3600.0;
+
 /// A detected change of the device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
@@ -46,19 +51,24 @@ pub struct Change {
     pub seconds: f64,
     /// Confirmed (after [`CONFIRM_AFTER_S`]): learning started again.
     pub confirmed: bool,
+    /// When it was confirmed (wall clock, ns): reported until [`REPORTED_FOR_S`] after.
+    #[serde(default)]
+    pub confirmed_wall_ns: Option<i64>,
 }
 
 impl Change {
-    pub fn words(&self) -> String {
+    /// The change in words; `relearned`: the learning started again at its confirmation
+    /// judges by a curve (or an estimate) of its own now.
+    pub fn words(&self, relearned: bool) -> String {
         format!(
             "device changed: {} at one in flight, was {} ({} intervals{})",
             fmt_ms(self.to_ns),
             fmt_ms(self.from_ns),
             self.intervals,
-            if self.confirmed {
-                "; confirmed, learning again"
-            } else {
-                "; judged by the old baseline until confirmed"
+            match (self.confirmed, relearned) {
+                (true, true) => "; confirmed, learned again since",
+                (true, false) => "; confirmed, learning again",
+                (false, _) => "; judged by the old baseline until confirmed",
             }
         )
     }
@@ -148,6 +158,7 @@ impl Watch {
             intervals: 0,
             seconds: 0.0,
             confirmed: false,
+            confirmed_wall_ns: None,
         });
         c.intervals += 1;
         c.seconds += p.interval_s;
@@ -155,6 +166,7 @@ impl Watch {
         if self.confirms && c.seconds >= CONFIRM_AFTER_S {
             let mut done = self.pending.take().expect("pending");
             done.confirmed = true;
+            done.confirmed_wall_ns = Some(wall_ns);
             self.last = Some(done);
             (self.requests, self.busy_ms) = (0.0, 0.0);
             return Verdict::Restart;
@@ -184,6 +196,19 @@ impl Watch {
         self.pending
             .as_ref()
             .is_some_and(|c| c.seconds >= REPORT_AFTER_S)
+    }
+
+    /// The last confirmed change is history once [`REPORTED_FOR_S`] have passed since its
+    /// confirmation (`wall_ns`: now): no longer reported. True when it was dropped now.
+    pub fn expire(&mut self, wall_ns: i64) -> bool {
+        let old = self.last.as_ref().is_some_and(|c| {
+            c.confirmed_wall_ns
+                .is_some_and(|t| (wall_ns - t) as f64 >= REPORTED_FOR_S * 1e9)
+        });
+        if old {
+            self.last = None;
+        }
+        old
     }
 
     /// The change to report: pending after [`REPORT_AFTER_S`], else the last confirmed.
@@ -233,7 +258,7 @@ mod tests {
         let c = w.change().expect("reported").clone();
         assert_eq!((c.since_wall_ns, c.intervals, c.confirmed), (1, 5, false));
         assert!((c.to_ns / 8e6 - 1.0).abs() < 1e-9 && c.from_ns == 2e6);
-        assert!(c.words().contains("8.00 ms") && c.words().contains("until confirmed"));
+        assert!(c.words(false).contains("8.00 ms") && c.words(true).contains("until confirmed"));
         let mut last = Verdict::Hold;
         for i in report_after..CONFIRM_AFTER_S as i64 {
             last = w.observe(i, Some(&at(8.0)), base);

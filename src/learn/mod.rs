@@ -374,6 +374,9 @@ struct Device {
 #[derive(Debug, Clone)]
 struct Told {
     of: change::Change,
+    /// The learning started again at a confirmation judged by a curve of its own (the words
+    /// say "learned again since").
+    relearned: bool,
     rest: Option<Summary>,
     summary: Summary,
     change: Shared<crate::analysis::state::Change>,
@@ -384,6 +387,7 @@ impl Told {
     /// words: the device's main direction is another one now), kept.
     fn of(
         c: &change::Change,
+        relearned: bool,
         rest: Option<Summary>,
         known: Option<&Shared<crate::analysis::state::Change>>,
     ) -> Told {
@@ -393,7 +397,7 @@ impl Told {
                 at_wall_ns: c.since_wall_ns,
                 from_ns: c.from_ns,
                 to_ns: c.to_ns,
-                evidence: c.words(),
+                evidence: c.words(relearned),
                 confirmed: c.confirmed,
             }),
         };
@@ -404,6 +408,7 @@ impl Told {
         ));
         Told {
             of: c.clone(),
+            relearned,
             rest,
             summary,
             change,
@@ -412,8 +417,9 @@ impl Told {
 
     /// Whether these are the words of `c` leading `rest` (the same curve's words, not only
     /// equal ones).
-    fn tells(&self, c: &change::Change, rest: Option<&Summary>) -> bool {
+    fn tells(&self, c: &change::Change, relearned: bool, rest: Option<&Summary>) -> bool {
         self.of == *c
+            && self.relearned == relearned
             && match (&self.rest, rest) {
                 (Some(a), Some(b)) => a.same(b),
                 (None, None) => true,
@@ -472,6 +478,10 @@ impl Device {
         target: Option<f64>,
         profile: Option<&crate::profile::DeviceProfile>,
     ) -> Arc<Learned> {
+        if self.watch.expire(wall_ns) {
+            // A confirmed change is history now: no judgement that tells it is kept.
+            self.idle = None;
+        }
         let all = points_of(wall_ns, rates, lat, cpu, busy_max);
         let points = all.as_slice();
         if points.is_empty() {
@@ -697,11 +707,22 @@ impl Device {
         if let Some(c) = self.watch.change() {
             // The words and value told last, while they tell this change before these words.
             let rest = l.summary.take();
+            // Learned again since a confirmation: a curve (or an estimate) of the direction
+            // judges by now.
+            let relearned = c.confirmed
+                && self
+                    .curves
+                    .iter()
+                    .any(|v| v.dir == c.dir && (v.baseline.is_some() || v.estimate.is_some()));
             let (summary, change) = match self.told.as_deref() {
-                Some(t) if t.tells(c, rest.as_ref()) => (t.summary.clone(), t.change.clone()),
+                Some(t) if t.tells(c, relearned, rest.as_ref()) => {
+                    (t.summary.clone(), t.change.clone())
+                }
                 t => {
-                    let known = t.filter(|t| t.of == *c).map(|t| &t.change);
-                    let t = Told::of(c, rest, known);
+                    let known = t
+                        .filter(|t| t.of == *c && t.relearned == relearned)
+                        .map(|t| &t.change);
+                    let t = Told::of(c, relearned, rest, known);
                     let told = (t.summary.clone(), t.change.clone());
                     made.told = Some(t);
                     told
@@ -829,7 +850,10 @@ impl Device {
     /// so that [`load_or_take_over`] has nothing left to do while it stays idle, and
     /// [`Device::learn`] returns its idle judgement unchanged.
     fn settled_while_idle(&self, state_dir: bool) -> bool {
-        (!state_dir || self.loaded) && self.lock.as_ref().map_or(true, store::Lock::held)
+        // A change reported goes (change::REPORTED_FOR_S): asked each interval meanwhile.
+        (!state_dir || self.loaded)
+            && self.lock.as_ref().map_or(true, store::Lock::held)
+            && self.watch.change().is_none()
     }
 }
 

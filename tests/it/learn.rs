@@ -1494,6 +1494,67 @@ fn a_confirmed_change_is_still_news_while_the_device_is_learned_again() {
     );
 }
 
+/// Issue 37, after a confirmed change: the words follow the learning started again ("confirmed,
+/// learning again" while it has nothing to judge by, "confirmed, learned again since" once it
+/// has), and an hour after the confirmation (change::REPORTED_FOR_S) the change is history: no
+/// `change` in any judgement, the row's words without "changed", the device judged by its new
+/// baseline. It said "confirmed, learning again" for good, on a device relearned long before.
+#[test]
+fn a_confirmed_change_is_history_an_hour_after_its_confirmation() {
+    use iosat::learn::change::REPORTED_FOR_S;
+    // One in flight: 1,000 reads of 1 ms a second for 40 s, then 250 of 4 ms for an hour and
+    // a few minutes more.
+    let secs = 40 + 200 + REPORTED_FOR_S as i64;
+    let rec =
+        crate::util::sdx_recording(secs, |s| (if s < 40 { 1000 } else { 250 }, 8, 1000, 1000));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("changed.rec");
+    std::fs::write(&path, rec).unwrap();
+    let (lines, last_row, last_note) = replay_sdx(&path);
+    let evidence = |i: usize| {
+        lines[i]["devices"][0]["judgement"]["read"]["change"]["evidence"]
+            .as_str()
+            .map(str::to_string)
+    };
+    let confirmed = (0..lines.len())
+        .find(|&i| evidence(i).is_some_and(|e| e.contains("; confirmed")))
+        .expect("the change is confirmed");
+    let relearned = (confirmed..lines.len())
+        .find(|&i| evidence(i).is_some_and(|e| e.contains("confirmed, learned again since")))
+        .expect("learned again");
+    for (i, line) in lines.iter().enumerate().take(relearned).skip(confirmed) {
+        let e = evidence(i).unwrap();
+        assert!(e.contains("confirmed, learning again"), "{i}: {e}");
+        let j = &line["devices"][0]["judgement"]["read"];
+        assert!(j["baseline_latency_ns"].is_null(), "{i}: {j}");
+    }
+    assert!(relearned - confirmed >= 5, "{confirmed} to {relearned}");
+    let gone = confirmed + REPORTED_FOR_S as usize;
+    for (i, line) in lines.iter().enumerate().skip(relearned) {
+        let d = &line["devices"][0];
+        if i < gone {
+            let e = evidence(i).unwrap_or_else(|| panic!("{i}: no change before the hour"));
+            assert!(e.contains("confirmed, learned again since"), "{i}: {e}");
+            assert!(!d["judgement"]["baseline_latency_ns"].is_null(), "{i}: {d}");
+        } else {
+            assert!(evidence(i).is_none(), "{i}: still reported: {d}");
+            assert!(d["learned"]["change"].is_null(), "{i}: {d}");
+        }
+    }
+    let last = &lines.last().unwrap()["devices"][0]["judgement"];
+    assert_eq!(
+        (&last["state"], &last["basis"]),
+        (&"ok".into(), &"learned".into()),
+        "{last}"
+    );
+    let base = last["baseline_latency_ns"].as_f64().unwrap();
+    assert!((base / 4e6 - 1.0).abs() < 0.01, "{last}");
+    assert!(
+        !last_note.contains("changed") && !last_row.contains("learning"),
+        "{last_row}\n{last_note}"
+    );
+}
+
 /// Issue 37, "headroom is 0 (and says why) while a device … has changed": a disk at one in
 /// flight and at 4, 4 ms a request, for 90 s, that becomes 4x faster (1 ms, half busy: the
 /// two minutes of evidence take four). The old baseline keeps judging until the change is
