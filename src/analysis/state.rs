@@ -349,8 +349,9 @@ impl DirJudgement {
     /// change (issue 37): no headroom from that ceiling, 0 and why, unless the state gives
     /// a reason already. A headroom not known stays not known: there is no ceiling to doubt.
     fn changed_no_headroom(&mut self) {
-        let pending = self.flags.change.as_ref().is_some_and(|c| !c.confirmed);
-        if pending && self.no_headroom.is_none() && self.headroom_iops.is_some() {
+        if self.no_headroom.is_none()
+            && held_by_change(self.flags.change.as_deref(), self.headroom_iops)
+        {
             self.no_headroom = Some(NoHeadroom::Changed);
             self.headroom_iops = Some(0.0);
         }
@@ -449,6 +450,13 @@ pub fn judge_dir(
     j.headroom_iops = headroom_in(j.state, r.max_iops, obs.iops);
     j.changed_no_headroom();
     j
+}
+
+/// Whether `change` holds a headroom of `headroom` at 0: a change not yet confirmed, so the
+/// ceiling is the device's before it, and a headroom known (no ceiling, nothing to doubt). The
+/// one rule of the judgement ([`NoHeadroom::Changed`]) and of learning's own figures.
+pub fn held_by_change(change: Option<&Change>, headroom: Option<f64>) -> bool {
+    change.is_some_and(|c| !c.confirmed) && headroom.is_some()
 }
 
 /// The headroom of a direction in `state` serving `iops` below the ceiling `max_iops`: 0

@@ -734,7 +734,7 @@ impl Device {
             // While not confirmed, what judges is the device's before the change: no
             // headroom from its ceiling (the judgement's rule, analysis::state).
             let pending = |d: &mut Learned| {
-                if !c.confirmed && d.headroom_iops.is_some() {
+                if crate::analysis::state::held_by_change(Some(&change), d.headroom_iops) {
                     d.headroom_iops = Some(0.0);
                 }
             };

@@ -1298,25 +1298,49 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
     );
 }
 
-/// `iosat stat --replay REC` of a recording of sdx: its `--json` lines, and of its text the
-/// last row of sdx and the last note on sdx under a table.
-fn replay_sdx(rec: &std::path::Path) -> (Vec<serde_json::Value>, String, String) {
+/// `iosat stat --replay` of a recording of sdx (`stat --record`'s format, written to a
+/// temporary file here): its `--json` lines and its text.
+struct Replayed {
+    lines: Vec<serde_json::Value>,
+    text: String,
+}
+
+impl Replayed {
+    /// The last line of the text that starts with `prefix` ("sdx ": the last row, "# sdx:" the
+    /// last note on sdx under a table).
+    fn last(&self, prefix: &str) -> String {
+        self.text
+            .lines()
+            .rfind(|r| r.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in:\n{}", self.text))
+            .to_string()
+    }
+
+    /// The text's rows of sdx, one per interval.
+    fn rows(&self) -> Vec<&str> {
+        self.text
+            .lines()
+            .filter(|l| l.starts_with("sdx "))
+            .collect()
+    }
+}
+
+fn replay_sdx(rec: &str) -> Replayed {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sdx.rec");
+    std::fs::write(&path, rec).unwrap();
     let stat = |json: bool| {
         let mut c = iosat();
         c.arg("stat");
         if json {
             c.arg("--json");
         }
-        crate::util::ok_stdout(&c.arg("--replay").arg(rec).output().unwrap())
+        crate::util::ok_stdout(&c.arg("--replay").arg(&path).output().unwrap())
     };
-    let text = stat(false);
-    let last = |prefix: &str| {
-        text.lines()
-            .rfind(|r| r.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix:?} in:\n{text}"))
-            .to_string()
-    };
-    (json_lines(&stat(true)), last("sdx "), last("# sdx:"))
+    Replayed {
+        lines: json_lines(&stat(true)),
+        text: stat(false),
+    }
 }
 
 /// Issue 37, case 5 in the views: a disk read 64 KiB at a time at one in flight, 2 ms a
@@ -1331,10 +1355,8 @@ fn a_mix_of_sizes_is_left_unknown_in_the_views_not_judged_by_the_curve_its_mean_
         s if s < 60 => (500, 128, 1000, 1000),
         _ => (1000, 22, 1000, 1000),
     });
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mix.rec");
-    std::fs::write(&path, rec).unwrap();
-    let (lines, last_row, note) = replay_sdx(&path);
+    let r = replay_sdx(&rec);
+    let (lines, last_row, note) = (&r.lines, r.last("sdx "), r.last("# sdx:"));
     assert_eq!(lines.len(), 80);
     // The last interval of 64 KiB reads: judged by their curve, ok at 1.0x.
     let before = &lines[59]["devices"][0];
@@ -1381,10 +1403,8 @@ fn a_mix_whose_mean_has_no_curve_is_labelled_mixed_not_learning() {
         let rec = crate::util::sdx_recording(small_s + 20, |s| {
             (1000, if s < small_s { 8 } else { 22 }, 1000, 1000)
         });
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("mix.rec");
-        std::fs::write(&path, rec).unwrap();
-        let (lines, last_row, note) = replay_sdx(&path);
+        let r = replay_sdx(&rec);
+        let (lines, last_row, note) = (&r.lines, r.last("sdx "), r.last("# sdx:"));
         assert_eq!(lines.len() as i64, small_s + 20, "{name}");
         if small_s > 0 {
             let before = &lines[small_s as usize - 1]["devices"][0];
@@ -1435,19 +1455,8 @@ fn a_mix_whose_mean_has_no_curve_is_labelled_mixed_not_learning() {
 fn a_confirmed_change_is_still_news_while_the_device_is_learned_again() {
     // One in flight: 1,000 reads of 1 ms a second, then 250 of 4 ms.
     let rec = crate::util::sdx_recording(190, |s| (if s < 40 { 1000 } else { 250 }, 8, 1000, 1000));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("changed.rec");
-    std::fs::write(&path, rec).unwrap();
-    let (lines, _, _) = replay_sdx(&path);
-    let text = crate::util::ok_stdout(
-        &iosat()
-            .arg("stat")
-            .arg("--replay")
-            .arg(&path)
-            .output()
-            .unwrap(),
-    );
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sdx ")).collect();
+    let r = replay_sdx(&rec);
+    let (lines, text, rows) = (&r.lines, &r.text, r.rows());
     assert_eq!((lines.len(), rows.len()), (190, 190));
     let first = lines
         .iter()
@@ -1507,10 +1516,8 @@ fn a_confirmed_change_is_history_an_hour_after_its_confirmation() {
     let secs = 40 + 200 + REPORTED_FOR_S as i64;
     let rec =
         crate::util::sdx_recording(secs, |s| (if s < 40 { 1000 } else { 250 }, 8, 1000, 1000));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("changed.rec");
-    std::fs::write(&path, rec).unwrap();
-    let (lines, last_row, last_note) = replay_sdx(&path);
+    let r = replay_sdx(&rec);
+    let (lines, last_row, last_note) = (&r.lines, r.last("sdx "), r.last("# sdx:"));
     let evidence = |i: usize| {
         lines[i]["devices"][0]["judgement"]["read"]["change"]["evidence"]
             .as_str()
@@ -1571,19 +1578,8 @@ fn a_device_that_changed_has_no_headroom_from_its_old_ceiling() {
         s if s < 90 => (1000, 8, 4000, 1000),
         _ => (500, 8, 500, 500),
     });
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("faster.rec");
-    std::fs::write(&path, rec).unwrap();
-    let (lines, _, _) = replay_sdx(&path);
-    let text = crate::util::ok_stdout(
-        &iosat()
-            .arg("stat")
-            .arg("--replay")
-            .arg(&path)
-            .output()
-            .unwrap(),
-    );
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sdx ")).collect();
+    let r = replay_sdx(&rec);
+    let (lines, text, rows) = (&r.lines, &r.text, r.rows());
     assert_eq!((lines.len(), rows.len()), (350, 350));
     // Before the change: headroom from the curve, a lower bound (the ceiling is "at least").
     let before = &lines[88]["devices"][0]["judgement"]["read"];
@@ -1642,10 +1638,8 @@ fn a_thin_estimate_is_judged_by_labelled_in_stats_json_and_text() {
         ));
         (reads, ms, mono) = (reads + 100, ms + 1000, mono + 1_000_000_000);
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("thin.rec");
-    std::fs::write(&path, rec).unwrap();
-    let (lines, last_row, note) = replay_sdx(&path);
+    let r = replay_sdx(&rec);
+    let (lines, last_row, note) = (&r.lines, r.last("sdx "), r.last("# sdx:"));
     let last = &lines.last().unwrap()["devices"][0];
     let (l, j) = (&last["learned"], &last["judgement"]);
     eprintln!("learned: {l}\njudgement: {j}");
