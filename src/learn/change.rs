@@ -60,27 +60,31 @@ impl Change {
     /// The change in words; `relearned`: the learning started again at its confirmation
     /// judges by a curve (or an estimate) of its own now.
     pub fn words(&self, relearned: bool) -> String {
-        format!(
-            "device changed: {} at one in flight, was {} ({} intervals{})",
-            fmt_ms(self.to_ns),
-            fmt_ms(self.from_ns),
-            self.intervals,
-            match (self.confirmed, relearned) {
-                (true, true) => "; confirmed, learned again since",
-                (true, false) => "; confirmed, learning again",
-                (false, _) => "; judged by the old baseline until confirmed",
-            }
-        )
+        // By hand (no core::fmt): a pending change's words are made again in each interval
+        // that adds evidence, for every device that changed.
+        let mut s = String::with_capacity(120);
+        s.push_str("device changed: ");
+        push_ms(&mut s, self.to_ns);
+        s.push_str(" at one in flight, was ");
+        push_ms(&mut s, self.from_ns);
+        s.push_str(" (");
+        s.push_str(itoa::Buffer::new().format(self.intervals));
+        s.push_str(" intervals");
+        s.push_str(match (self.confirmed, relearned) {
+            (true, true) => "; confirmed, learned again since",
+            (true, false) => "; confirmed, learning again",
+            (false, _) => "; judged by the old baseline until confirmed",
+        });
+        s.push(')');
+        s
     }
 }
 
-/// `{:.2} ms` by [`fixed`](crate::analysis::text::fixed): the same digits without core::fmt's
-/// slow exact path, which every whole figure takes (a pending change's words are made again
-/// in each interval that adds evidence).
-fn fmt_ms(ns: f64) -> String {
-    let mut s = crate::analysis::text::fixed(ns / 1e6, 2);
+/// `{:.2} ms` by [`fixed_into`](crate::analysis::text::fixed_into): the same digits without
+/// core::fmt's slow exact path, which every whole figure takes.
+fn push_ms(s: &mut String, ns: f64) {
+    crate::analysis::text::fixed_into(s, ns / 1e6, 2);
     s.push_str(" ms");
-    s
 }
 
 /// What the watch says of one interval.
@@ -224,6 +228,45 @@ impl Watch {
 mod tests {
     use super::*;
     use crate::learn::model::Dir;
+
+    /// The words written by hand are core::fmt's `{:.2} ms` and `{}` for every figure,
+    /// confirmation and relearning.
+    #[test]
+    fn a_changes_words_are_the_formatters() {
+        for (to, from) in [
+            (4e6, 1e6),
+            (2_345_678.9, 995.0),
+            (0.004, 12e9),
+            (1e6 / 3.0, 7.5e5),
+        ] {
+            for intervals in [1, 5, 120, 4_000_000] {
+                for (confirmed, relearned) in [(false, false), (true, false), (true, true)] {
+                    let c = Change {
+                        dir: Dir::Read,
+                        since_wall_ns: 0,
+                        from_ns: from,
+                        to_ns: to,
+                        intervals,
+                        seconds: 1.0,
+                        confirmed,
+                        confirmed_wall_ns: None,
+                    };
+                    let tail = match (confirmed, relearned) {
+                        (true, true) => "; confirmed, learned again since",
+                        (true, false) => "; confirmed, learning again",
+                        (false, _) => "; judged by the old baseline until confirmed",
+                    };
+                    let want = format!(
+                        "device changed: {:.2} ms at one in flight, was {:.2} ms ({intervals} \
+                         intervals{tail})",
+                        to / 1e6,
+                        from / 1e6
+                    );
+                    assert_eq!(c.words(relearned), want);
+                }
+            }
+        }
+    }
 
     fn at(lat_ms: f64) -> Point {
         let requests = 1000.0 / lat_ms;

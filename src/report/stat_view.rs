@@ -404,8 +404,24 @@ fn interval_notes(r: &IntervalReport) -> String {
 }
 
 fn text_narrow(r: &IntervalReport, learning: bool) -> String {
-    use std::fmt::Write;
     let mut s = String::with_capacity(280 + r.devices.len() * 82);
+    text_narrow_into(r, learning, &mut s);
+    s
+}
+
+thread_local! {
+    /// The notes of the rows, written while the table is (each row judged once) and
+    /// appended after it: kept from one interval to the next, so that a report with a note
+    /// per device (a thousand devices that changed) grows no string each interval.
+    static NOTES: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// [`text_narrow`] appended to `s` (a sink's buffer, kept from one interval to the next):
+/// no string built per report and copied again (issue 37's cost: with a note per device,
+/// the report grew by doubling twice and was copied whole into the sink's).
+fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
+    use std::fmt::Write;
+    s.reserve(280 + r.devices.len() * 82);
     s.push_str(&interval_title(r));
     s.push('\n');
     s.push_str(&cpu_line(r));
@@ -426,7 +442,8 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         let _ = write!(s, " {:>11} {:>8}", "state", "+IOPS");
     }
     s.push('\n');
-    let mut notes = String::new();
+    let mut notes = NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()));
+    notes.clear();
     for d in &r.devices {
         let name = &d.meta.display_name;
         let chars = name.chars().count();
@@ -441,23 +458,23 @@ fn text_narrow(r: &IntervalReport, learning: bool) -> String {
         }
         let sat = d.saturation();
         for &(c, w, dec) in &cols {
-            right(&mut s, c.value(d.rates.as_ref().ok(), sat.as_ref()), dec, w);
+            right(s, c.value(d.rates.as_ref().ok(), sat.as_ref()), dec, w);
         }
         // The row judged once, for its cells and its notes.
         let j = judged.then(|| d.judgement());
         if let Some(j) = &j {
             let learns = learning && d.rates.is_ok();
-            cell(&mut s, 11, |s| state_cell_into(s, &j.device, learns));
-            cell(&mut s, 8, |s| headroom_cell_into(s, &j.device));
+            cell(s, 11, |s| state_cell_into(s, &j.device, learns));
+            cell(s, 8, |s| headroom_cell_into(s, &j.device));
         }
         s.push('\n');
         // Without a baseline the judgement is unqualified: no words.
         row_notes(&mut notes, d, j.as_ref().filter(|_| d.has_reference()));
     }
     s.push_str(&notes);
+    NOTES.with(|n| *n.borrow_mut() = notes);
     s.push_str(&interval_notes(r));
     s.push('\n');
-    s
 }
 
 /// `write!(s, " {v:>w$.dec$}")`, `-` for no value, written in place: the figure without
@@ -876,6 +893,7 @@ pub fn render_into(
 ) {
     match format {
         Format::Json => json_into(r, envelope, out),
+        Format::Text { wide: false, .. } | Format::Html => text_narrow_into(r, learning, out),
         _ => out.push_str(&render(r, format, envelope, learning)),
     }
 }
