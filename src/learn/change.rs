@@ -54,6 +54,10 @@ pub struct Change {
     /// When it was confirmed (wall clock, ns): reported until [`REPORTED_FOR_S`] after.
     #[serde(default)]
     pub confirmed_wall_ns: Option<i64>,
+    /// The requests in flight of the level watched, where it is not about one (a device
+    /// judged by an estimate from its lowest level, [`Level`]); None: about one in flight.
+    #[serde(default)]
+    pub in_flight: Option<f64>,
 }
 
 impl Change {
@@ -65,7 +69,14 @@ impl Change {
         let mut s = String::with_capacity(120);
         s.push_str("device changed: ");
         push_ms(&mut s, self.to_ns);
-        s.push_str(" at one in flight, was ");
+        match self.in_flight {
+            Some(c) => {
+                s.push_str(" at ");
+                crate::analysis::text::fixed_into(&mut s, c, 1);
+                s.push_str(" in flight, was ");
+            }
+            None => s.push_str(" at one in flight, was "),
+        }
         push_ms(&mut s, self.from_ns);
         s.push_str(" (");
         s.push_str(itoa::Buffer::new().format(self.intervals));
@@ -125,17 +136,51 @@ impl Default for Watch {
     }
 }
 
+/// The level a device's change is watched at, and its latency there: the baseline's (about
+/// one in flight), else, for a device judged by an estimate because its traffic never came
+/// down to about one in flight, the lowest level the estimate came from (learn/estimate.rs).
+/// A step there is a step of the device as much as at one in flight: at the same requests in
+/// flight a closed loop's latency is c·S/U past the units and S below them, so twice the
+/// latency at the same level is twice the service time (or half the units).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    /// The in-flight bucket (model::bucket_of).
+    pub bucket: usize,
+    /// The mean latency learned there.
+    pub latency_ns: f64,
+    /// The mean in flight learned there; None at the baseline's level (about one).
+    pub in_flight: Option<f64>,
+}
+
+impl Level {
+    /// The latency band an interval at `in_flight` keeps within when the device is the same:
+    /// at the baseline's level the latency learned; at an estimate's, the latency scaled by
+    /// the interval's in-flight against the level's where that is further out (within one
+    /// bucket the in-flight varies up to 2x, and past the units the latency with it), so that
+    /// only a step of the device, not a move within the bucket, is evidence.
+    fn band_ns(&self, in_flight: f64) -> [f64; 2] {
+        match self.in_flight {
+            Some(c) if c > 0.0 => {
+                let f = in_flight / c;
+                [self.latency_ns * f.min(1.0), self.latency_ns * f.max(1.0)]
+            }
+            _ => [self.latency_ns; 2],
+        }
+    }
+}
+
 impl Watch {
-    /// One interval: `at_level` its point at the baseline's level (about one in flight, with
-    /// the baseline's direction and size class), if it has one; `baseline_ns` the mean latency
-    /// of the baseline it is judged by (None: no baseline, nothing to change from).
+    /// One interval: `at_level` its point at the watched level (the baseline's, about one in
+    /// flight, or an estimate's, [`Level`]; with the curve's direction and size class), if it
+    /// has one; `level` the level of the curve it is judged by (None: no baseline or
+    /// estimate, nothing to change from).
     pub fn observe(
         &mut self,
         wall_ns: i64,
         at_level: Option<&Point>,
-        baseline_ns: Option<f64>,
+        level: Option<Level>,
     ) -> Verdict {
-        let (Some(p), Some(base)) = (at_level, baseline_ns) else {
+        let (Some(p), Some(level)) = (at_level, level) else {
             // No evidence either way: held once a change is reported.
             return if self.change_pending() {
                 Verdict::Hold
@@ -143,9 +188,11 @@ impl Watch {
                 Verdict::Learn
             };
         };
-        let ratio = p.mean_latency_ns() / base;
-        let small = (p.mean_latency_ns() - base).abs() < CHANGE_MIN_NS;
-        if small || (ratio < CHANGE_RATIO && ratio > 1.0 / CHANGE_RATIO) {
+        let [lo, hi] = level.band_ns(p.in_flight());
+        let lat = p.mean_latency_ns();
+        let base = level.latency_ns;
+        let small = (lat - base).abs() < CHANGE_MIN_NS;
+        if small || (lat < CHANGE_RATIO * hi && lat > lo / CHANGE_RATIO) {
             // Back within the band: the evidence ends.
             self.pending = None;
             (self.requests, self.busy_ms) = (0.0, 0.0);
@@ -163,6 +210,7 @@ impl Watch {
             seconds: 0.0,
             confirmed: false,
             confirmed_wall_ns: None,
+            in_flight: level.in_flight,
         });
         c.intervals += 1;
         c.seconds += p.interval_s;
@@ -250,6 +298,7 @@ mod tests {
                         seconds: 1.0,
                         confirmed,
                         confirmed_wall_ns: None,
+                        in_flight: None,
                     };
                     let tail = match (confirmed, relearned) {
                         (true, true) => "; confirmed, learned again since",
@@ -268,8 +317,22 @@ mod tests {
         }
     }
 
+    /// The baseline's level, about one in flight, at `ns`.
+    fn one(ns: f64) -> Option<Level> {
+        Some(Level {
+            bucket: 0,
+            latency_ns: ns,
+            in_flight: None,
+        })
+    }
+
     fn at(lat_ms: f64) -> Point {
-        let requests = 1000.0 / lat_ms;
+        at_in_flight(1.0, lat_ms)
+    }
+
+    /// A second at `in_flight` requests in flight, `lat_ms` each.
+    fn at_in_flight(in_flight: f64, lat_ms: f64) -> Point {
+        let requests = 1000.0 * in_flight / lat_ms;
         Point {
             dir: Dir::Read,
             wall_ns: 0,
@@ -286,7 +349,7 @@ mod tests {
     #[test]
     fn a_step_is_held_reported_then_confirmed() {
         let mut w = Watch::default();
-        let base = Some(2.0e6);
+        let base = one(2.0e6);
         assert_eq!(w.observe(0, Some(&at(2.3)), base), Verdict::Learn);
         let report_after = REPORT_AFTER_S as i64;
         for i in 1..report_after {
@@ -313,7 +376,7 @@ mod tests {
     #[test]
     fn a_profile_watch_reports_while_the_evidence_lasts_and_never_confirms() {
         let mut w = Watch::against_profile();
-        let base = Some(2.0e6);
+        let base = one(2.0e6);
         for i in 0..(CONFIRM_AFTER_S as i64 + 10) {
             assert_eq!(w.observe(i, Some(&at(8.0)), base), Verdict::Hold);
         }
@@ -326,7 +389,7 @@ mod tests {
     #[test]
     fn back_within_the_band_the_evidence_ends() {
         let mut w = Watch::default();
-        let base = Some(2.0e6);
+        let base = one(2.0e6);
         for i in 0..10 {
             w.observe(i, Some(&at(0.5)), base);
         }
@@ -337,6 +400,46 @@ mod tests {
             w.observe(11, Some(&at(8.0)), None),
             Verdict::Learn,
             "no baseline"
+        );
+    }
+
+    /// An estimate's level (2 in flight, 4 ms): a move within its bucket is no evidence, at
+    /// either end (past the units the latency goes with the in-flight); a step of the device
+    /// at the same level is, and its words name the level.
+    #[test]
+    fn at_an_estimates_level_a_step_is_evidence_and_a_move_within_the_bucket_is_not() {
+        let level = Some(Level {
+            bucket: 1,
+            latency_ns: 4e6,
+            in_flight: Some(2.0),
+        });
+        let mut w = Watch::default();
+        for (i, (c, ms)) in [(2.9, 5.8), (1.5, 3.0), (2.9, 7.9), (1.5, 1.6)]
+            .into_iter()
+            .enumerate()
+        {
+            let v = w.observe(i as i64, Some(&at_in_flight(c, ms)), level);
+            assert_eq!(v, Verdict::Learn, "{c} in flight at {ms} ms");
+        }
+        for (i, (c, ms)) in [(2.0, 16.0), (2.9, 24.0), (1.5, 1.4)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut w = Watch::default();
+            let v = w.observe(i as i64, Some(&at_in_flight(c, ms)), level);
+            assert_eq!(v, Verdict::Hold, "{c} in flight at {ms} ms");
+        }
+        let mut w = Watch::default();
+        for i in 0..REPORT_AFTER_S as i64 {
+            w.observe(i, Some(&at_in_flight(2.0, 16.0)), level);
+        }
+        let c = w.change().expect("reported");
+        assert_eq!(c.in_flight, Some(2.0));
+        assert!(
+            c.words(false)
+                .starts_with("device changed: 16.00 ms at 2.0 in flight, was 4.00 ms"),
+            "{}",
+            c.words(false)
         );
     }
 }

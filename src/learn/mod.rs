@@ -327,6 +327,29 @@ pub fn disagreement(l: &Learned, swept_baseline_ns: f64) -> Option<String> {
     })
 }
 
+/// The level a change of the device is watched at (change.rs): the curve's baseline's,
+/// else the level its estimate came from, with the mean latency learned there (the
+/// estimate's upper bound, or a thin baseline's mean); None with neither.
+fn watch_level(c: &Curve) -> Option<change::Level> {
+    if let Some(b) = &c.baseline {
+        return Some(change::Level {
+            bucket: 0,
+            latency_ns: b.latency_ns,
+            in_flight: None,
+        });
+    }
+    let e = c.estimate.as_deref()?;
+    let bucket = model::bucket_of(e.from_in_flight);
+    Some(change::Level {
+        bucket,
+        latency_ns: match e.method {
+            estimate::EstimateMethod::Thin => e.latency_ns?,
+            estimate::EstimateMethod::Flat | estimate::EstimateMethod::Bounds => e.interval_ns[1],
+        },
+        in_flight: (bucket > 0).then_some(e.from_in_flight),
+    })
+}
+
 /// Learning of one device: the model, its curves (re-estimated now and then), and whether
 /// it changed since it was last saved.
 #[derive(Debug, Clone, Default)]
@@ -515,11 +538,15 @@ impl Device {
         let main = learn
             .iter()
             .max_by(|a, b| a.requests.total_cmp(&b.requests));
-        let base = main
-            .and_then(|p| self.curve(p.dir, p.size_class()))
+        let curve = main.and_then(|p| self.curve(p.dir, p.size_class()));
+        let base = curve
             .and_then(|c| c.baseline.as_ref())
             .map(|b| b.latency_ns);
         let at_level = main.filter(|p| model::bucket_of(p.in_flight()) == 0);
+        // The level a change is watched at: the baseline's, else the estimate's lowest.
+        let watched = curve.and_then(watch_level);
+        let at_watched =
+            watched.and_then(|l| main.filter(|p| model::bucket_of(p.in_flight()) == l.bucket));
         self.watch_profile(wall_ns, at_level, profile);
         // CPU noise: at the baseline's level, slow, with CPUs that had no idle time. The
         // machine may explain it as well as the device: not learned. A step of 2x or more is
@@ -528,7 +555,7 @@ impl Device {
             && at_level.zip(base).is_some_and(|(p, b)| {
                 p.mean_latency_ns() / b >= crate::analysis::state::SATURATED_RATIO
             });
-        let verdict = match self.watch.observe(wall_ns, at_level, base) {
+        let verdict = match self.watch.observe(wall_ns, at_watched, watched) {
             change::Verdict::Learn if cpu_noise => change::Verdict::Hold,
             v => v,
         };
@@ -602,7 +629,12 @@ impl Device {
         let w = self
             .swept
             .get_or_insert_with(|| Box::new(change::Watch::against_profile()));
-        w.observe(wall_ns, at_level.filter(|_| swept.is_some()), swept);
+        let level = swept.map(|latency_ns| change::Level {
+            bucket: 0,
+            latency_ns,
+            in_flight: None,
+        });
+        w.observe(wall_ns, at_level.filter(|_| swept.is_some()), level);
         if swept.is_some() {
             self.swept_dir = at_level.map(|p| p.dir);
         }

@@ -1665,3 +1665,116 @@ fn a_thin_estimate_is_judged_by_labelled_in_stats_json_and_text() {
     );
     assert!(!note.contains("learned baseline"), "{note}");
 }
+
+/// Issue 37, case 2 on a device judged by an estimate: one unit of 2 ms never below two in
+/// flight (500 reads a second at 4 ms, busy all the time) for two minutes, then 8 ms a request
+/// (125 at 16 ms). Its traffic never came down to one in flight, so it is judged by an
+/// estimate from 2 in flight (between 2 and 4 ms); the step is watched at that level. It was
+/// absorbed: the slow intervals were learned, the estimate's upper bound rose (4.12 ms after
+/// 30 s, 7.01 ms after three minutes), the judgement went from overloaded 4.0x to saturated
+/// 2.1x, and no change was ever reported. Now: reported after 5 s of evidence, "at 2.0 in
+/// flight", every slow interval judged overloaded 4.0x by the estimate before the step until
+/// the change is confirmed after two minutes of evidence, then learned again from the device
+/// as it is (between 8 and 16 ms).
+#[test]
+fn a_device_judged_by_an_estimate_that_slows_down_is_a_change_not_absorbed() {
+    let step = 120;
+    let rec = crate::util::sdx_recording(step + 200, |s| {
+        if s < step {
+            (500, 8, 2000, 1000)
+        } else {
+            (125, 8, 2000, 1000)
+        }
+    });
+    let r = replay_sdx(&rec);
+    let (lines, rows) = (&r.lines, r.rows());
+    assert_eq!(
+        (lines.len(), rows.len()),
+        (step as usize + 200, step as usize + 200)
+    );
+    let device = |i: usize| &lines[i]["devices"][0];
+    // Before the step: an estimate from 2 in flight, bounds only (one level), no change.
+    let before = &device(step as usize - 1)["learned"]["baseline_estimate"];
+    assert_eq!(
+        (&before["from_in_flight"], &before["interval_ns"]),
+        (&2.0.into(), &serde_json::json!([2e6, 4e6])),
+        "{before}"
+    );
+    for i in 0..step as usize {
+        assert!(
+            device(i)["judgement"]["change"].is_null(),
+            "{i}: {}",
+            device(i)
+        );
+    }
+    let (mut pending, mut confirmed_at) = (0, None);
+    for (i, row) in rows.iter().enumerate().skip(step as usize) {
+        let d = device(i);
+        let (l, j) = (&d["learned"], &d["judgement"]);
+        let change = &j["read"]["change"];
+        let confirmed = change["confirmed"] == true;
+        if confirmed {
+            confirmed_at.get_or_insert(i);
+            continue;
+        }
+        // Until the confirmation: judged by the estimate before the step, which the slow
+        // intervals leave as it was (held out of the model).
+        assert_eq!(
+            (&j["state"], &j["basis"], &j["headroom_iops"]),
+            (
+                &"overloaded".into(),
+                &"learned_estimate".into(),
+                &0.0.into()
+            ),
+            "{i}: {j}"
+        );
+        assert!((num(j, "ratio").unwrap() - 4.0).abs() < 0.01, "{i}: {j}");
+        assert_eq!(
+            l["baseline_estimate"]["interval_ns"],
+            serde_json::json!([2e6, 4e6]),
+            "{i}: the estimate moved: {l}"
+        );
+        assert!(row.contains("overloaded~*"), "{i}: {row}");
+        if change.is_null() {
+            assert!(
+                i < step as usize + 5,
+                "{i}: not reported after 5 s of evidence: {j}"
+            );
+            continue;
+        }
+        pending += 1;
+        let e = change["evidence"].as_str().unwrap();
+        assert!(
+            e.starts_with("device changed: 16.00 ms at 2.0 in flight, was 4.00 ms"),
+            "{i}: {e}"
+        );
+        assert_eq!(
+            (&change["from_ns"], &change["to_ns"]),
+            (&4e6.into(), &16e6.into()),
+            "{i}: {change}"
+        );
+    }
+    let confirmed_at = confirmed_at.expect("the change is confirmed");
+    // Reported at the 5th interval of evidence, confirmed at the 120th.
+    use iosat::learn::change::{CONFIRM_AFTER_S, REPORT_AFTER_S};
+    assert_eq!(
+        (pending, confirmed_at),
+        (
+            (CONFIRM_AFTER_S - REPORT_AFTER_S) as usize,
+            step as usize + CONFIRM_AFTER_S as usize - 1
+        ),
+        "intervals pending, and the interval confirmed at"
+    );
+    // Learned again from the device as it is.
+    let last = &device(lines.len() - 1)["learned"];
+    assert_eq!(
+        last["baseline_estimate"]["interval_ns"],
+        serde_json::json!([8e6, 16e6]),
+        "{last}"
+    );
+    assert!(
+        r.text
+            .contains("# sdx: read device changed: 16.00 ms at 2.0 in flight, was 4.00 ms"),
+        "no change in the text"
+    );
+}
