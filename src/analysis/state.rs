@@ -167,7 +167,8 @@ pub struct Estimate {
 pub struct Change {
     /// When the change was first seen (wall clock).
     pub at_wall_ns: i64,
-    /// The baseline latency before and after.
+    /// The baseline latency before and after (for a device judged by an estimate, the
+    /// latency at the estimate's level before and after: the evidence names the level).
     pub from_ns: f64,
     pub to_ns: f64,
     /// What shows it, in words.

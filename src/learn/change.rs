@@ -7,7 +7,8 @@
 //! break nor extend the run) the change is reported (when, from what, to what, on how many
 //! intervals), and from then on every interval is held; after [`CONFIRM_AFTER_S`] it is
 //! confirmed: the device is another one now and its learning starts again. An interval back
-//! within the band ends the evidence. Pure.
+//! within the band ends the evidence. A device judged by an estimate (never about one in
+//! flight) is watched the same way at the level its estimate came from ([`Level`]). Pure.
 //! Imports only: learn/model.rs, analysis/text.rs.
 
 use super::model::{Dir, Point};
