@@ -612,6 +612,80 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
     );
 }
 
+/// Issue 37, case 2 on the estimate's path, on the known device: one unit whose service steps
+/// from 2 to 8 ms, driven only at 2 in flight (judged by an estimate from 2 in flight: no
+/// interval ever at one). The step is reported as a change at the estimate's level within
+/// change::REPORT_AFTER_S of the first slow interval, every slow interval is judged overloaded
+/// by the estimate before the step, and the estimate does not move (the slow intervals were
+/// learned into it before, and no change was ever said).
+#[test]
+fn a_device_judged_by_an_estimate_that_slows_down_is_reported_on_the_known_device() {
+    use crate::knowndev::{KnownDev, Service, Spec};
+    use iosat::learn::change::REPORT_AFTER_S;
+    if !have("fio", "--version") {
+        crate::util::skip("needs fio");
+        return;
+    }
+    let ms = Duration::from_millis;
+    let spec = Spec::new(1, ms(2)).step(Service::Fixed(ms(8)), None);
+    let Some(dev) = KnownDev::start(spec) else {
+        return;
+    };
+    let learned: Vec<serde_json::Value> = stat_while(&dev, 66, || {
+        fio(&dev.path, 2, 20);
+        dev.set_stepped(true);
+        fio(&dev.path, 2, 9);
+    })
+    .into_iter()
+    .map(|d| d["learned"].clone())
+    .collect();
+    let before = learned
+        .iter()
+        .rev()
+        .find(|l| l["change"].is_null() && !l["baseline_estimate"].is_null())
+        .expect("an estimate before the step");
+    assert!(before["baseline_latency_ns"].is_null(), "{before}");
+    let estimate = before["baseline_estimate"].clone();
+    let slow: Vec<(usize, &serde_json::Value)> = learned
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| num(l, "ratio").is_some_and(|r| r > 3.0))
+        .collect();
+    assert!(
+        slow.len() >= 10,
+        "{} slow intervals: {learned:?}",
+        slow.len()
+    );
+    for (i, l) in &slow {
+        assert_eq!(l["state"], "overloaded", "interval {i}: {l}");
+        assert_eq!(num(l, "headroom_iops"), Some(0.0), "interval {i}: {l}");
+        assert_eq!(
+            l["baseline_estimate"], estimate,
+            "interval {i}: the estimate moved: {l}"
+        );
+    }
+    let first = slow[0].0;
+    let reported = learned
+        .iter()
+        .position(|l| !l["change"].is_null())
+        .expect("the change reported");
+    assert!(
+        reported >= first && reported <= first + (REPORT_AFTER_S / 0.5) as usize + 1,
+        "first slow interval {first}, reported at {reported}"
+    );
+    let c = &learned.last().unwrap()["change"];
+    let (from, to) = (num(c, "from_ns").unwrap(), num(c, "to_ns").unwrap());
+    // At the same two in flight, four times the service time is four times the latency.
+    assert!((3.0..5.0).contains(&(to / from)), "{c}");
+    let words = c["evidence"].as_str().unwrap();
+    assert!(
+        words.contains(" in flight, was ")
+            && !words.contains("at one in flight")
+            && words.contains("until confirmed"),
+        "{c}"
+    );
+}
+
 /// Issue 37, case 4: one unit of 2 ms driven only at 2 in flight. No baseline is named (every
 /// request waited for another, 4 ms); an estimate labelled as one, whose point (if stated) is
 /// within 25 % of fio's depth-1 latency and whose bounds hold it.
