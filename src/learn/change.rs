@@ -154,6 +154,16 @@ pub struct Level {
 }
 
 impl Level {
+    /// The baseline's level (about one in flight), at `latency_ns`: a learned baseline's or a
+    /// swept profile's.
+    pub fn at_one(latency_ns: f64) -> Level {
+        Level {
+            bucket: 0,
+            latency_ns,
+            in_flight: None,
+        }
+    }
+
     /// The latency band an interval at `in_flight` keeps within when the device is the same:
     /// at the baseline's level the latency learned; at an estimate's, the latency scaled by
     /// the interval's in-flight against the level's where that is further out (within one
@@ -320,11 +330,7 @@ mod tests {
 
     /// The baseline's level, about one in flight, at `ns`.
     fn one(ns: f64) -> Option<Level> {
-        Some(Level {
-            bucket: 0,
-            latency_ns: ns,
-            in_flight: None,
-        })
+        Some(Level::at_one(ns))
     }
 
     fn at(lat_ms: f64) -> Point {

@@ -332,11 +332,7 @@ pub fn disagreement(l: &Learned, swept_baseline_ns: f64) -> Option<String> {
 /// estimate's upper bound, or a thin baseline's mean); None with neither.
 fn watch_level(c: &Curve) -> Option<change::Level> {
     if let Some(b) = &c.baseline {
-        return Some(change::Level {
-            bucket: 0,
-            latency_ns: b.latency_ns,
-            in_flight: None,
-        });
+        return Some(change::Level::at_one(b.latency_ns));
     }
     let e = c.estimate.as_deref()?;
     let bucket = model::bucket_of(e.from_in_flight);
@@ -542,11 +538,11 @@ impl Device {
         let base = curve
             .and_then(|c| c.baseline.as_ref())
             .map(|b| b.latency_ns);
-        let at_level = main.filter(|p| model::bucket_of(p.in_flight()) == 0);
+        let main_bucket = main.map(|p| model::bucket_of(p.in_flight()));
+        let at_level = main.filter(|_| main_bucket == Some(0));
         // The level a change is watched at: the baseline's, else the estimate's lowest.
         let watched = curve.and_then(watch_level);
-        let at_watched =
-            watched.and_then(|l| main.filter(|p| model::bucket_of(p.in_flight()) == l.bucket));
+        let at_watched = watched.and_then(|l| main.filter(|_| main_bucket == Some(l.bucket)));
         self.watch_profile(wall_ns, at_level, profile);
         // CPU noise: at the baseline's level, slow, with CPUs that had no idle time. The
         // machine may explain it as well as the device: not learned. A step of 2x or more is
@@ -629,12 +625,11 @@ impl Device {
         let w = self
             .swept
             .get_or_insert_with(|| Box::new(change::Watch::against_profile()));
-        let level = swept.map(|latency_ns| change::Level {
-            bucket: 0,
-            latency_ns,
-            in_flight: None,
-        });
-        w.observe(wall_ns, at_level.filter(|_| swept.is_some()), level);
+        w.observe(
+            wall_ns,
+            at_level.filter(|_| swept.is_some()),
+            swept.map(change::Level::at_one),
+        );
         if swept.is_some() {
             self.swept_dir = at_level.map(|p| p.dir);
         }
