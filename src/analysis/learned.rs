@@ -13,11 +13,14 @@ use serde::{Deserialize, Serialize};
 /// carried most of the interval's requests (when idle: the one learned most); `state` is the
 /// worst state of the directions with I/O.
 ///
-/// Laid out in declaration order (`repr(C)`), the fields every interval writes or every view's
-/// judgement reads first, in the first three cache lines: a thousand devices' judgements (one
-/// per device and one per direction) are written and read back each interval, past a core's
-/// L2, and the figures only a curve's estimate changes (the knee, the fit, the interval, the
-/// estimate) sat between them (issue 37's cost). The JSON keeps its own order and omissions
+/// Laid out in declaration order (`repr(C)`): what every view's judgement reads
+/// (monitor::judge: the direction, the baseline or the estimate it judges by, the ratio, the
+/// flags, the ceiling, the p95) in the first two cache lines, then the device time, the
+/// directions and the counts every interval writes, then the figures only a curve's estimate
+/// changes (the interval, the knee, the fit). A thousand devices' judgements (one per device
+/// and one per direction) are written and read back each interval, past a core's L2: each
+/// line a judgement reads is a wait (issue 37's cost; the estimate's pointer and the device
+/// time sat in the fifth and third lines). The JSON keeps its own order and omissions
 /// ([`Learned`]'s `Serialize`); the attributes here are for reading it back.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[repr(C)]
@@ -30,20 +33,15 @@ pub struct Learned {
     #[serde(default)]
     pub cpu_busy: bool,
     pub max_iops_at_least: Option<bool>,
-    /// Intervals learned from (not aged).
-    pub intervals: u64,
-    /// Seconds of traffic learned from (written to the millisecond: [`seconds_to_ms`]).
-    pub learned_s: f64,
-    pub headroom_iops: Option<f64>,
+    /// Without a baseline at about one in flight: the learner's estimate in full (its point
+    /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
+    /// every view renders (issue 37). Never named a baseline.
+    #[serde(default)]
+    pub baseline_estimate: Option<Shared<Estimate>>,
     /// Current p95 (or mean) ÷ the baseline's, the ratio the state is judged on.
     pub ratio: Option<f64>,
+    pub headroom_iops: Option<f64>,
     pub baseline_latency_ns: Option<f64>,
-    pub baseline_p95_ns: Option<f64>,
-    /// The baseline's own device time (issue 40: the block layer's split at about one in
-    /// flight), when most of its requests were split.
-    #[serde(default)]
-    pub baseline_device_ns: Option<f64>,
-    pub max_iops: Option<f64>,
     /// What the judgement cannot claim (estimate, change, ceiling at least, mixed sizes):
     /// learning fills them, every view renders them through the judgement.
     #[serde(flatten, default)]
@@ -55,23 +53,28 @@ pub struct Learned {
     /// as its `change` (monitor::judge); on the direction it concerns.
     #[serde(default)]
     pub profile_change: Option<Shared<super::state::Change>>,
-    pub summary: Option<Summary>,
+    pub max_iops: Option<f64>,
+    pub baseline_p95_ns: Option<f64>,
+    /// The baseline's own device time (issue 40: the block layer's split at about one in
+    /// flight), when most of its requests were split.
+    #[serde(default)]
+    pub baseline_device_ns: Option<f64>,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
     /// series learned most. Not in the JSON (the object above is the device's).
     #[serde(skip)]
     pub directions: Vec<Learned>,
+    /// Intervals learned from (not aged).
+    pub intervals: u64,
+    /// Seconds of traffic learned from (written to the millisecond: [`seconds_to_ms`]).
+    pub learned_s: f64,
+    pub summary: Option<Summary>,
     /// 95 % interval of the baseline's mean latency.
     pub baseline_interval_ns: Option<[f64; 2]>,
     pub knee_concurrency: Option<u32>,
     pub knee_range: Option<[u32; 2]>,
     pub knee_at_least: Option<f64>,
     pub fit_r_squared: Option<f64>,
-    /// Without a baseline at about one in flight: the learner's estimate in full (its point
-    /// where the data gives one, its bounds, the level, the method); `flags.estimate` is what
-    /// every view renders (issue 37). Never named a baseline.
-    #[serde(default)]
-    pub baseline_estimate: Option<Shared<Estimate>>,
 }
 
 /// The `learned` object's keys in their order since they were first written (state, counts,

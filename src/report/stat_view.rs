@@ -444,7 +444,8 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
     s.push('\n');
     let mut notes = NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()));
     notes.clear();
-    for d in &r.devices {
+    for (i, d) in r.devices.iter().enumerate() {
+        crate::monitor::judge::prefetch(&r.devices, i);
         let name = &d.meta.display_name;
         let chars = name.chars().count();
         s.push_str(name);
@@ -714,6 +715,7 @@ pub fn json_into(r: &IntervalReport, envelope: &Envelope, line: &mut String) {
         if i > 0 {
             out.push(b',');
         }
+        crate::monitor::judge::prefetch(&r.devices, i);
         json_device(out, d);
     }
     out.extend_from_slice(b"]}\n");

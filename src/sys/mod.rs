@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 pub mod bpf;
+pub mod cache;
 pub mod cgroup;
 pub mod cgroups;
 pub mod clock;
