@@ -119,12 +119,12 @@ fn weighted(parts: &[(f64, Option<f64>)]) -> Option<f64> {
 const LOW_QUEUE: f64 = 1.5;
 /// %util from which iostat readers call a device "saturated".
 const BUSY_UTIL_PCT: f64 = 90.0;
-/// Seed 001: await at 10x the low-concurrency value is overload.
-pub const OVERLOAD_AWAIT_FACTOR: f64 = 10.0;
+/// Seed 001: await at 10x the low-concurrency value is "surely" overload; said beside the
+/// state, which is overloaded from 3x (analysis::state's vocabulary, the one every view
+/// judges by).
+pub const FAR_OVERLOAD_AWAIT_FACTOR: f64 = 10.0;
 /// Below this multiple of the low-concurrency await, requests barely wait.
 const STABLE_AWAIT_FACTOR: f64 = 2.0;
-/// Between this and the overload factor: queueing has started.
-const QUEUEING_AWAIT_FACTOR: f64 = 3.0;
 
 fn label(i: usize, s: &DeviceSample) -> String {
     match &s.time {
@@ -270,54 +270,62 @@ fn util_trap(device: &str, active: &[Active], out: &mut Vec<String>) {
     }
 }
 
-/// Overload and queueing by await against the baseline.
+/// Overload and queueing by await against the baseline, in the judgement's words
+/// (analysis::state: saturated from 1.5x the baseline, overloaded from 3x, the ratios `stat`,
+/// the exporter and the recording page judge by): a diagnosis that called 2.8x "not
+/// saturated" and 3.2x "not overloaded" contradicted the state beside it on the page.
 fn saturation(device: &str, active: &[Active], base_await: f64, out: &mut Vec<String>) {
-    // Overload and queueing by await against the baseline.
+    use super::state::{State, OVERLOADED_RATIO, SATURATED_RATIO};
     let worst = active
         .iter()
         .max_by(|a, b| a.2.total_cmp(&b.2))
         .copied()
         .expect("non-empty");
-    let overloaded: Vec<_> = active
+    let state = |a: &Active| State::of_ratio(Some(a.2 / base_await));
+    let overloaded = active
         .iter()
-        .filter(|a| a.2 >= OVERLOAD_AWAIT_FACTOR * base_await)
-        .collect();
-    let queueing = active
+        .filter(|a| state(a) == State::Overloaded)
+        .count();
+    let saturated = active
         .iter()
-        .filter(|a| {
-            a.2 >= QUEUEING_AWAIT_FACTOR * base_await && a.2 < OVERLOAD_AWAIT_FACTOR * base_await
-        })
+        .filter(|a| state(a) == State::Saturated)
         .count();
     let (wi, ws, waw, wq) = worst;
-    if !overloaded.is_empty() {
+    let ratio = waw / base_await;
+    if overloaded > 0 {
+        let how_far = if ratio >= FAR_OVERLOAD_AWAIT_FACTOR {
+            format!("{FAR_OVERLOAD_AWAIT_FACTOR}x or more")
+        } else {
+            format!("{OVERLOADED_RATIO}x or more, below {FAR_OVERLOAD_AWAIT_FACTOR}x")
+        };
         out.push(format!(
             "{device}: overloaded {}: await {waw:.2} ms is {} the low-concurrency {base_await:.2} ms \
-             (10x or more) at aqu-sz {wq:.2}{}.",
+             ({how_far}) at aqu-sz {wq:.2}{}.",
             label(wi, ws),
-            fmt_ratio(waw / base_await),
-            if overloaded.len() > 1 {
+            fmt_ratio(ratio),
+            if overloaded > 1 {
                 format!(
-                    "; {} of {} intervals are overloaded",
-                    overloaded.len(),
+                    "; {overloaded} of {} intervals are overloaded ({OVERLOADED_RATIO}x or more)",
                     active.len()
                 )
             } else {
                 String::new()
             }
         ));
-    } else if queueing > 0 {
+    } else if saturated > 0 {
         out.push(format!(
-            "{device}: queueing but not overloaded: await reaches {waw:.2} ms {} ({} the \
-             baseline, below 10x) at aqu-sz {wq:.2}; {queueing} of {} intervals are at 3x or more.",
+            "{device}: saturated but not overloaded: await reaches {waw:.2} ms {} ({} the \
+             baseline: requests wait for one another, below {OVERLOADED_RATIO}x) at aqu-sz \
+             {wq:.2}; {saturated} of {} intervals are at {SATURATED_RATIO}x or more.",
             label(wi, ws),
-            fmt_ratio(waw / base_await),
+            fmt_ratio(ratio),
             active.len()
         ));
     } else {
         out.push(format!(
-            "{device}: not saturated: await stays within 3x of the baseline (at most {waw:.2} ms, \
-             {}) at queues up to aqu-sz {:.2}, whatever %util says.",
-            fmt_ratio(waw / base_await),
+            "{device}: not saturated: await stays within {SATURATED_RATIO}x of the baseline (at \
+             most {waw:.2} ms, {}) at queues up to aqu-sz {:.2}, whatever %util says.",
+            fmt_ratio(ratio),
             active.iter().map(|a| a.3).fold(0.0, f64::max)
         ));
     }
@@ -390,6 +398,7 @@ fn flushes(device: &str, samples: &[DeviceSample], out: &mut Vec<String>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::state::State;
     use super::*;
 
     fn s(r: f64, w: f64, aqu: f64, aw: f64, svctm: f64, util: f64) -> DeviceSample {
@@ -433,8 +442,9 @@ mod tests {
     }
 
     #[test]
-    fn seed004_not_saturated() {
-        // Samsung 840 EVO: 13823 r/s at aqu-sz 0.78, then 72914 r/s at 15.27.
+    fn seed004_overloaded_by_the_judgements_rule() {
+        // Samsung 840 EVO: 13823 r/s at aqu-sz 0.78, then 72914 r/s at 15.27: await 3.5x the
+        // low-concurrency 0.06 ms, which `stat` and every view judge overloaded (3x or more).
         let d = diagnose(
             "sdd",
             &[
@@ -443,9 +453,67 @@ mod tests {
             ],
         );
         let all = d.join("\n");
-        assert!(all.contains("queueing but not overloaded"), "{all}");
+        assert!(
+            all.contains(
+                "sdd: overloaded in sample 2: await 0.21 ms is 3.5x the low-concurrency \
+                 0.06 ms (3x or more, below 10x) at aqu-sz 15.27."
+            ),
+            "{all}"
+        );
+        assert!(!all.contains("not overloaded"), "{all}");
+        assert!(!all.contains("not saturated"), "{all}");
         assert!(all.contains("svctm fell from 0.06 ms to 0.01 ms"), "{all}");
-        assert!(!all.contains("overloaded in"), "{all}");
+    }
+
+    /// The diagnosis says what the judgement says of the same ratio (analysis::state): the
+    /// two cases a recording page showed side by side with learning's state, 2.8x ("not
+    /// saturated") and 3.2x ("not overloaded"), and the edges of the bands.
+    #[test]
+    fn the_diagnosis_uses_the_judgements_bands() {
+        let words = |worst_await: f64| {
+            diagnose(
+                "sdx",
+                &[
+                    s(1000.0, 0.0, 1.0, 1.0, 1.0, 100.0),
+                    s(4000.0, 0.0, 4.0 * worst_await, worst_await, 0.25, 100.0),
+                ],
+            )
+            .join("\n")
+        };
+        for (ratio, says, state) in [
+            (
+                1.4,
+                "sdx: not saturated: await stays within 1.5x of the baseline",
+                State::Ok,
+            ),
+            (
+                1.5,
+                "sdx: saturated but not overloaded: await reaches 1.50 ms",
+                State::Saturated,
+            ),
+            (
+                2.8,
+                "sdx: saturated but not overloaded: await reaches 2.80 ms",
+                State::Saturated,
+            ),
+            (
+                3.0,
+                "sdx: overloaded in sample 2: await 3.00 ms is 3.0x",
+                State::Overloaded,
+            ),
+            (
+                3.2,
+                "sdx: overloaded in sample 2: await 3.20 ms is 3.2x",
+                State::Overloaded,
+            ),
+            (12.0, "(10x or more)", State::Overloaded),
+        ] {
+            let all = words(ratio);
+            assert!(all.contains(says), "{ratio}: {all}");
+            assert_eq!(State::of_ratio(Some(ratio)), state, "{ratio}");
+        }
+        assert!(words(2.8).contains("1 of 2 intervals are at 1.5x or more"));
+        assert!(words(3.2).contains("(3x or more, below 10x)"));
     }
 
     #[test]
