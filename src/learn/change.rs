@@ -180,6 +180,15 @@ impl Level {
     }
 }
 
+impl Level {
+    /// Whether `p` (a point at this level) is at least `ratio` times the level's latency
+    /// past its band ([`Level::band_ns`]): at the baseline's level its mean latency against
+    /// the baseline's, at an estimate's against the band's upper end at `p`'s in-flight.
+    pub fn slower(&self, p: &Point, ratio: f64) -> bool {
+        p.mean_latency_ns() >= ratio * self.band_ns(p.in_flight())[1]
+    }
+}
+
 impl Watch {
     /// One interval: `at_level` its point at the watched level (the baseline's, about one in
     /// flight, or an estimate's, [`Level`]; with the curve's direction and size class), if it

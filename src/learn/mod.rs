@@ -535,22 +535,21 @@ impl Device {
             .iter()
             .max_by(|a, b| a.requests.total_cmp(&b.requests));
         let curve = main.and_then(|p| self.curve(p.dir, p.size_class()));
-        let base = curve
-            .and_then(|c| c.baseline.as_ref())
-            .map(|b| b.latency_ns);
         let main_bucket = main.map(|p| model::bucket_of(p.in_flight()));
         let at_level = main.filter(|_| main_bucket == Some(0));
         // The level a change is watched at: the baseline's, else the estimate's lowest.
         let watched = curve.and_then(watch_level);
         let at_watched = watched.and_then(|l| main.filter(|_| main_bucket == Some(l.bucket)));
         self.watch_profile(wall_ns, at_level, profile);
-        // CPU noise: at the baseline's level, slow, with CPUs that had no idle time. The
-        // machine may explain it as well as the device: not learned. A step of 2x or more is
-        // still evidence of a change (change.rs), so a slowdown on a busy host is news too.
+        // CPU noise: at the watched level (the baseline's, else the estimate's), slow, with
+        // CPUs that had no idle time. The machine may explain it as well as the device: not
+        // learned (an estimate taken at 2 in flight kept such intervals and rose with them).
+        // A step of 2x or more is still evidence of a change (change.rs), so a slowdown on a
+        // busy host is news too.
         let cpu_noise = all.cpu_busy
-            && at_level.zip(base).is_some_and(|(p, b)| {
-                p.mean_latency_ns() / b >= crate::analysis::state::SATURATED_RATIO
-            });
+            && at_watched
+                .zip(watched)
+                .is_some_and(|(p, l)| l.slower(p, crate::analysis::state::SATURATED_RATIO));
         let verdict = match self.watch.observe(wall_ns, at_watched, watched) {
             change::Verdict::Learn if cpu_noise => change::Verdict::Hold,
             v => v,

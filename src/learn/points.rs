@@ -34,7 +34,8 @@
 //! - **CPU noise.** An interval whose CPUs had no idle time left, or lost time to steal, may
 //!   have latency the machine's own CPU wait explains (a completion waits for a CPU to be
 //!   noticed): it is marked [`Points::cpu_busy`]; the learner keeps it out of the baseline's
-//!   level when its latency there is also above the baseline's band (learn/mod.rs). A busy
+//!   level (or the level an estimate came from) when its latency there is also 1.5x that
+//!   level's (learn/mod.rs). A busy
 //!   machine alone is no reason: a host whose compilers keep the CPUs busy still learns.
 //!
 //! Pure.
