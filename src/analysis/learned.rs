@@ -362,6 +362,7 @@ impl Learned {
             change,
             ceiling_at_least,
             mixed,
+            busy_cpus,
         } = flags;
         name(out, "{\"state\":", Some(state.as_str()));
         out.extend_from_slice(b",\"intervals\":");
@@ -419,6 +420,9 @@ impl Learned {
         }
         if *mixed {
             val(out, ",\"mixed\":", mixed);
+        }
+        if *busy_cpus {
+            val(out, ",\"busy_cpus\":", busy_cpus);
         }
         out.push(b'}');
     }
@@ -785,6 +789,7 @@ mod tests {
                 change: Some(change),
                 ceiling_at_least: true,
                 mixed: true,
+                busy_cpus: true,
             },
             directions: vec![bare()],
         };

@@ -181,7 +181,7 @@ pub struct Change {
 
 /// What a baseline's judgement cannot claim, filled by learning (a swept profile sets
 /// `ceiling_at_least` when its sweep stopped below the knee). Rendered wherever the
-/// judgement is, as "estimate", "changed", "at least", "mixed".
+/// judgement is, as "estimate", "changed", "at least", "mixed", "busy CPUs".
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Flags {
     /// The baseline is an estimate, not measured at about one in flight.
@@ -196,15 +196,25 @@ pub struct Flags {
     /// The interval's request sizes are mixed: not judged against one class's curve.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mixed: bool,
+    /// Saturated or overloaded while the host's CPUs had no idle time (or lost a tenth of it
+    /// to steal): a completion waits for a CPU too, so the machine may explain part of the
+    /// latency judged (issue 37: what may have disturbed a verdict is said with it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy_cpus: bool,
 }
 
 impl Flags {
     /// Whether any flag is set ([`Flags::words`] not empty), without building the words.
     pub fn any(&self) -> bool {
-        self.estimate.is_some() || self.change.is_some() || self.ceiling_at_least || self.mixed
+        self.estimate.is_some()
+            || self.change.is_some()
+            || self.ceiling_at_least
+            || self.mixed
+            || self.busy_cpus
     }
 
-    /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed").
+    /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed",
+    /// "busy CPUs").
     pub fn words(&self) -> Vec<&'static str> {
         self.each_word().collect()
     }
@@ -217,6 +227,7 @@ impl Flags {
             (self.change.is_some(), "changed"),
             (self.ceiling_at_least, "at least"),
             (self.mixed, "mixed"),
+            (self.busy_cpus, "busy CPUs"),
         ]
         .into_iter()
         .filter_map(|(on, w)| on.then_some(w))
@@ -516,6 +527,7 @@ impl DirJudgement {
             change,
             ceiling_at_least,
             mixed,
+            busy_cpus,
         } = flags;
         let key = |out: &mut Vec<u8>, k: &str| {
             out.extend_from_slice(b",\"");
@@ -559,6 +571,9 @@ impl DirJudgement {
         }
         if *mixed {
             out.extend_from_slice(b",\"mixed\":true");
+        }
+        if *busy_cpus {
+            out.extend_from_slice(b",\"busy_cpus\":true");
         }
     }
 }
@@ -941,6 +956,7 @@ mod tests {
                             change: (k % 4 == 1).then(|| change.clone()),
                             ceiling_at_least: k % 5 < 2,
                             mixed: k % 7 == 3,
+                            busy_cpus: k % 3 == 2,
                         },
                     });
                 }

@@ -163,6 +163,7 @@ impl Learned {
         );
         share(&mut self.flags.change, &src.flags.change, Shared::ptr_eq);
         self.flags.mixed = src.flags.mixed;
+        self.flags.busy_cpus = src.flags.busy_cpus;
         if self.holds(src.summary.as_ref(), src.direction, src.size_class) {
             return;
         }
@@ -213,6 +214,7 @@ impl Learned {
             change: _,
             ceiling_at_least,
             mixed: _,
+            busy_cpus: _,
         } = flags;
         share(estimate, &src.flags.estimate, Shared::ptr_eq);
         *ceiling_at_least = src.flags.ceiling_at_least;
@@ -230,6 +232,7 @@ impl Learned {
         self.profile_change = None;
         self.flags.change = None;
         self.flags.mixed = false;
+        self.flags.busy_cpus = false;
     }
 
     /// Whether the figures here are the curve `c`'s already: its words are made once per
@@ -597,7 +600,17 @@ impl Device {
             self.told_profile = Some(Box::new(p));
         }
         let last = self.last.insert(last.expect("just set"));
-        Arc::get_mut(last).expect("not shared yet").cpu_busy = cpu_noise;
+        let l = Arc::get_mut(last).expect("not shared yet");
+        l.cpu_busy = cpu_noise;
+        // What may have disturbed the verdict is said with it: a direction saturated or
+        // overloaded while the host's CPUs had no idle time may owe part of its latency to
+        // the machine (a completion waits for a CPU), at whatever level (issue 37, point 7).
+        if all.cpu_busy {
+            l.flags.busy_cpus = l.state >= State::Slow;
+            for d in &mut l.directions {
+                d.flags.busy_cpus = d.state >= State::Slow;
+            }
+        }
         Arc::clone(last)
     }
 

@@ -635,6 +635,25 @@ fn cpu_noise_at_an_estimates_level_is_marked_and_not_learned() {
             );
             marked += usize::from(l.cpu_busy);
             assert!(l.flags.change.is_none(), "1.6x is no change: {l:?}");
+            // On busy CPUs: saturated by the estimate held as it was, and said to be on busy
+            // CPUs in every view (on idle ones the estimate learns the slower intervals).
+            if cpu.is_some() {
+                assert_eq!(l.state, State::Saturated, "{l:?}");
+            }
+            assert_eq!(l.flags.busy_cpus, cpu.is_some(), "{l:?}");
+            let j = crate::monitor::judge::judge_parts(
+                None,
+                &crate::monitor::judge::learned_references(Some(&l)),
+                Some(&at(6.4)),
+                [None, None],
+            );
+            assert_eq!(j.read.flags.busy_cpus, cpu.is_some(), "{j:?}");
+            assert_eq!(
+                j.words().contains("busy CPUs"),
+                cpu.is_some(),
+                "{}",
+                j.words()
+            );
         }
         d.estimate(None);
         let after = d.curves[0].estimate.clone().expect("an estimate still");
@@ -658,6 +677,57 @@ fn cpu_noise_at_an_estimates_level_is_marked_and_not_learned() {
         after.interval_ns[1] > before.interval_ns[1] * 1.1,
         "{before:?} -> {after:?}"
     );
+}
+
+/// A verdict says what may have disturbed it at any level (issue 37, point 7): a device with
+/// a baseline at one in flight, driven at 8 in flight on busy CPUs, is overloaded (the
+/// queueing, learned as ever: not at the baseline's level) and flagged `busy_cpus`; ok
+/// intervals on busy CPUs and the same overload on idle CPUs are not.
+#[test]
+fn a_verdict_on_busy_cpus_says_so_at_any_level() {
+    use crate::monitor::DiskRates;
+    use crate::sys::sched::AvgCpu;
+    let at = |in_flight: f64, lat_ms: f64| {
+        let iops = in_flight / lat_ms * 1e3;
+        DiskRates {
+            interval_s: 1.0,
+            r_s: iops,
+            rkb_s: iops * 4.0,
+            read_concurrency: in_flight,
+            aqu_sz: in_flight,
+            util_pct: 100.0,
+            ..DiskRates::default()
+        }
+    };
+    let busy = AvgCpu {
+        user: 60.0,
+        nice: 0.0,
+        system: 30.0,
+        iowait: 0.0,
+        steal: 10.5,
+        idle: 0.0,
+    };
+    let mut d = Device::default();
+    let second = |d: &mut Device, i: u32, r: &DiskRates, cpu: Option<&AvgCpu>| {
+        d.learn(i64::from(i) * 1_000_000_000, r, None, cpu, None, None, None)
+    };
+    for i in 0..120u32 {
+        second(&mut d, i, &at(1.0, 1.0), None);
+    }
+    let ok = second(&mut d, 120, &at(1.0, 1.0), Some(&busy));
+    assert_eq!(ok.state, State::Ok, "{ok:?}");
+    assert!(!ok.flags.busy_cpus && !ok.cpu_busy, "{ok:?}");
+    let over = second(&mut d, 121, &at(8.0, 8.0), Some(&busy));
+    assert_eq!(over.state, State::Overloaded, "{over:?}");
+    assert!(over.flags.busy_cpus, "{over:?}");
+    assert!(
+        over.directions.iter().all(|x| x.flags.busy_cpus),
+        "{over:?}"
+    );
+    assert!(!over.cpu_busy, "learned: not at the baseline's level");
+    let idle = second(&mut d, 122, &at(8.0, 8.0), None);
+    assert_eq!(idle.state, State::Overloaded, "{idle:?}");
+    assert!(!idle.flags.busy_cpus, "{idle:?}");
 }
 
 /// Learn the `i`th 1 s interval of `d` from its rates alone (no latency source, CPU, windows,
