@@ -590,29 +590,9 @@ fn learned_headroom_is_counted_from_the_whole_intervals_rate() {
 /// moves with the CPU's wait (the same intervals on an idle host).
 #[test]
 fn cpu_noise_at_an_estimates_level_is_marked_and_not_learned() {
-    use crate::monitor::DiskRates;
     use crate::sys::sched::AvgCpu;
-    let at = |lat_ms: f64| {
-        // 2 in flight, a request of `lat_ms`: 2 / lat requests a second.
-        let iops = 2.0 / lat_ms * 1e3;
-        DiskRates {
-            interval_s: 1.0,
-            r_s: iops,
-            rkb_s: iops * 4.0,
-            read_concurrency: 2.0,
-            aqu_sz: 2.0,
-            util_pct: 100.0,
-            ..DiskRates::default()
-        }
-    };
-    let busy = AvgCpu {
-        user: 97.0,
-        nice: 0.0,
-        system: 3.0,
-        iowait: 0.0,
-        steal: 0.0,
-        idle: 0.0,
-    };
+    let at = |lat_ms: f64| reads_at(2.0, lat_ms);
+    let busy = cpus(97.0, 3.0, 0.0);
     let run = |cpu: Option<&AvgCpu>| {
         let mut d = Device::default();
         for i in 0..120u32 {
@@ -687,26 +667,9 @@ fn cpu_noise_at_an_estimates_level_is_marked_and_not_learned() {
 fn a_verdict_on_busy_cpus_says_so_at_any_level() {
     use crate::monitor::DiskRates;
     use crate::sys::sched::AvgCpu;
-    let at = |in_flight: f64, lat_ms: f64| {
-        let iops = in_flight / lat_ms * 1e3;
-        DiskRates {
-            interval_s: 1.0,
-            r_s: iops,
-            rkb_s: iops * 4.0,
-            read_concurrency: in_flight,
-            aqu_sz: in_flight,
-            util_pct: 100.0,
-            ..DiskRates::default()
-        }
-    };
-    let busy = AvgCpu {
-        user: 60.0,
-        nice: 0.0,
-        system: 30.0,
-        iowait: 0.0,
-        steal: 10.5,
-        idle: 0.0,
-    };
+    let at = reads_at;
+    // No idle time, and a tenth stolen.
+    let busy = cpus(60.0, 30.0, 10.5);
     let mut d = Device::default();
     let second = |d: &mut Device, i: u32, r: &DiskRates, cpu: Option<&AvgCpu>| {
         d.learn(i64::from(i) * 1_000_000_000, r, None, cpu, None, None, None)
@@ -728,6 +691,33 @@ fn a_verdict_on_busy_cpus_says_so_at_any_level() {
     let idle = second(&mut d, 122, &at(8.0, 8.0), None);
     assert_eq!(idle.state, State::Overloaded, "{idle:?}");
     assert!(!idle.flags.busy_cpus, "{idle:?}");
+}
+
+/// One second of reads of 4 KiB, `in_flight` of them at a time, each `lat_ms` long, the
+/// device busy throughout.
+fn reads_at(in_flight: f64, lat_ms: f64) -> DiskRates {
+    let iops = in_flight / lat_ms * 1e3;
+    DiskRates {
+        interval_s: 1.0,
+        r_s: iops,
+        rkb_s: iops * 4.0,
+        read_concurrency: in_flight,
+        aqu_sz: in_flight,
+        util_pct: 100.0,
+        ..DiskRates::default()
+    }
+}
+
+/// CPUs with no idle time: these shares of user, system and steal.
+fn cpus(user: f64, system: f64, steal: f64) -> crate::sys::sched::AvgCpu {
+    crate::sys::sched::AvgCpu {
+        user,
+        nice: 0.0,
+        system,
+        iowait: 0.0,
+        steal,
+        idle: 0.0,
+    }
 }
 
 /// Learn the `i`th 1 s interval of `d` from its rates alone (no latency source, CPU, windows,
