@@ -178,9 +178,7 @@ impl Level {
             _ => [self.latency_ns; 2],
         }
     }
-}
 
-impl Level {
     /// Whether `p` (a point at this level) is at least `ratio` times the level's latency
     /// past its band ([`Level::band_ns`]): at the baseline's level its mean latency against
     /// the baseline's, at an estimate's against the band's upper end at `p`'s in-flight.

@@ -1034,7 +1034,7 @@ pub const SAVE_EVERY_NS: i64 = 300 * 1_000_000_000;
 
 /// How many rows ahead [`Learner::observe`] starts asking for a device's state
 /// ([`Learner::prefetch_ahead`]).
-const AHEAD: usize = 12;
+const AHEAD: usize = 8;
 
 impl Learner {
     pub fn new(spec: LearnSpec) -> Learner {
@@ -1170,16 +1170,15 @@ impl Learner {
     }
 
     /// What learning the rows after `pos` will read of their devices, asked of memory ahead
-    /// (sys::cache), in three stages, each taking its addresses from what the one before
-    /// asked for a third of [`AHEAD`] rows earlier: of row `pos` + AHEAD the device's last
-    /// judgement, its series and its curves; of row `pos` + 2/3 AHEAD the directions of that
-    /// judgement and the bucket of each series at the row's level; of row `pos` + 1/3 AHEAD
-    /// those buckets' histograms. A thousand devices' state (about 2 KB each over the heap)
-    /// does not stay in a core's L2 from one interval to the next, and the rows come in the
-    /// same order each interval: learning a row waited on its device's lines one after
-    /// another (issue 37's cost). The row's level here is its mean in flight while busy, the
-    /// level points.rs places most intervals at; a bucket asked for in vain costs a line. A
-    /// hint: it changes nothing learned.
+    /// (sys::cache), in two stages: of row `pos` + [`AHEAD`] the device's last judgement, its
+    /// series and its curves; of row `pos` + AHEAD/2 the directions of that judgement and
+    /// the bucket of each series at the row's level (their addresses are in what was asked
+    /// AHEAD/2 rows before). A thousand devices' state (about 2 KB each over the heap) does
+    /// not stay in a core's L2 from one interval to the next, and the rows come in the same
+    /// order each interval: learning a row waited on its device's lines one after another
+    /// (issue 37's cost). The row's level is points.rs's (its busy share without the
+    /// windows); a bucket asked for in vain costs two lines. A hint: it changes nothing
+    /// learned.
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
         use crate::sys::cache::{prefetch, prefetch_slice};
         let device = |k: usize| {
@@ -1194,36 +1193,23 @@ impl Learner {
             prefetch_slice(&d.model.series, 2);
             prefetch_slice(&d.curves, 4);
         }
-        fn bucket<'a>(s: &'a model::Series, row: &DeviceRow) -> Option<&'a model::Bucket> {
-            let r = row.rates.as_ref().ok()?;
-            let busy = if r.util_pct > 0.0 {
-                100.0 / r.util_pct
-            } else {
-                1.0
-            };
-            let conc = match s.dir {
+        let Some((d, row)) = device(AHEAD / 2) else {
+            return;
+        };
+        if let Some(l) = &d.last {
+            for x in &l.directions {
+                prefetch(x, 3);
+            }
+        }
+        let Ok(r) = &row.rates else { return };
+        let busy = points::busy_share(r, None).unwrap_or(1.0);
+        for s in &d.model.series {
+            let in_flight = match s.dir {
                 Dir::Read => r.read_concurrency,
                 Dir::Write => r.write_concurrency,
             };
-            s.buckets.get(model::bucket_of(conc * busy))
-        }
-        if let Some((d, row)) = device(AHEAD * 2 / 3) {
-            if let Some(l) = &d.last {
-                for x in &l.directions {
-                    prefetch(x, 3);
-                }
-            }
-            for s in &d.model.series {
-                if let Some(b) = bucket(s, row) {
-                    prefetch(b, 2);
-                }
-            }
-        }
-        if let Some((d, row)) = device(AHEAD / 3) {
-            for s in &d.model.series {
-                if let Some(b) = bucket(s, row) {
-                    prefetch_slice(&b.hist, 1);
-                }
+            if let Some(b) = s.buckets.get(model::bucket_of(in_flight / busy)) {
+                prefetch(b, 2);
             }
         }
     }

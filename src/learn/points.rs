@@ -180,7 +180,7 @@ fn busy_bound(r: &DiskRates) -> f64 {
 /// bound where the requests are too short for io_ticks to measure; None when the source has
 /// neither and more than one request was in flight on average (the interval is then taken
 /// whole).
-fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
+pub fn busy_share(r: &DiskRates, windows: Option<f64>) -> Option<f64> {
     let any = r.r_s + r.w_s > 0.0;
     // Windows without time in flight (a source with none) are no bound.
     let windows = windows.filter(|&w| any && w > 0.0 && w.is_finite());

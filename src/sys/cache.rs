@@ -5,31 +5,23 @@
 
 /// The first `lines` cache lines of `x` (at most those it spans) asked of memory.
 pub fn prefetch<T>(x: &T, lines: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = x as *const T as *const i8;
-        for line in 0..std::mem::size_of::<T>().div_ceil(64).min(lines) {
-            // SAFETY: a prefetch is a hint to the cache: it never faults and reads or writes
-            // nothing architecturally, whatever the address (here one inside `x`).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * line)) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (x, lines);
+    ask((x as *const T).cast(), std::mem::size_of::<T>(), lines);
 }
 
 /// The first `lines` cache lines of the elements of `xs` asked of memory.
 pub fn prefetch_slice<T>(xs: &[T], lines: usize) {
+    ask(xs.as_ptr().cast(), std::mem::size_of_val(xs), lines);
+}
+
+/// The first `lines` cache lines of the `bytes` at `p` (x86-64; elsewhere nothing).
+fn ask(p: *const i8, bytes: usize, lines: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
+    for line in 0..bytes.div_ceil(64).min(lines) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = xs.as_ptr() as *const i8;
-        for line in 0..std::mem::size_of_val(xs).div_ceil(64).min(lines) {
-            // SAFETY: as in `prefetch`: a hint, inside the slice.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * line)) };
-        }
+        // SAFETY: a prefetch is a hint to the cache: it never faults and reads or writes
+        // nothing architecturally, whatever the address (here one inside the value).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * line)) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (xs, lines);
+    let _ = (p, bytes, lines);
 }

@@ -577,6 +577,29 @@ fn slow_intervals(learned: &[serde_json::Value]) -> Vec<(usize, &serde_json::Val
     slow
 }
 
+/// The judgement through a slowdown: the last interval before it told no change and had
+/// `key` (the baseline, or the estimate: what judged the device), returned; every slow
+/// interval after it overloaded, without headroom (though the old ceiling is far above its
+/// IOPS), judged by that same `key`, unmoved; the change reported within the horizon.
+fn judged_by_what_judged_before<'a>(
+    learned: &'a [serde_json::Value],
+    key: &str,
+) -> &'a serde_json::Value {
+    let before = learned
+        .iter()
+        .rev()
+        .find(|l| l["change"].is_null() && !l[key].is_null())
+        .unwrap_or_else(|| panic!("{key} before the step"));
+    let slow = slow_intervals(learned);
+    for (i, l) in &slow {
+        assert_eq!(l["state"], "overloaded", "interval {i}: {l}");
+        assert_eq!(num(l, "headroom_iops"), Some(0.0), "interval {i}: {l}");
+        assert_eq!(l[key], before[key], "interval {i}: the {key} moved: {l}");
+    }
+    reported_within_the_horizon(learned, &slow);
+    before
+}
+
 /// The change is reported within change::REPORT_AFTER_S (at 0.5 s intervals) of the first
 /// slow interval, not before it.
 fn reported_within_the_horizon(
@@ -604,24 +627,8 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
     let Some(learned) = learned_through_a_slowdown(1) else {
         return;
     };
-    let before = learned
-        .iter()
-        .rev()
-        .find(|l| l["change"].is_null() && num(l, "baseline_latency_ns").is_some())
-        .expect("a baseline before the step");
+    let before = judged_by_what_judged_before(&learned, "baseline_latency_ns");
     let base = num(before, "baseline_latency_ns").unwrap();
-    let slow = slow_intervals(&learned);
-    for (i, l) in &slow {
-        assert_eq!(l["state"], "overloaded", "interval {i}: {l}");
-        // Overloaded: no headroom, though the old ceiling is far above its IOPS.
-        assert_eq!(num(l, "headroom_iops"), Some(0.0), "interval {i}: {l}");
-        assert_eq!(
-            num(l, "baseline_latency_ns"),
-            Some(base),
-            "the baseline moved: {l}"
-        );
-    }
-    reported_within_the_horizon(&learned, &slow);
     let c = &learned.last().unwrap()["change"];
     let (from, to) = (num(c, "from_ns").unwrap(), num(c, "to_ns").unwrap());
     assert!((from / base - 1.0).abs() < 1e-9, "{c}");
@@ -643,23 +650,8 @@ fn a_device_judged_by_an_estimate_that_slows_down_is_reported_on_the_known_devic
     let Some(learned) = learned_through_a_slowdown(2) else {
         return;
     };
-    let before = learned
-        .iter()
-        .rev()
-        .find(|l| l["change"].is_null() && !l["baseline_estimate"].is_null())
-        .expect("an estimate before the step");
+    let before = judged_by_what_judged_before(&learned, "baseline_estimate");
     assert!(before["baseline_latency_ns"].is_null(), "{before}");
-    let estimate = before["baseline_estimate"].clone();
-    let slow = slow_intervals(&learned);
-    for (i, l) in &slow {
-        assert_eq!(l["state"], "overloaded", "interval {i}: {l}");
-        assert_eq!(num(l, "headroom_iops"), Some(0.0), "interval {i}: {l}");
-        assert_eq!(
-            l["baseline_estimate"], estimate,
-            "interval {i}: the estimate moved: {l}"
-        );
-    }
-    reported_within_the_horizon(&learned, &slow);
     let c = &learned.last().unwrap()["change"];
     let (from, to) = (num(c, "from_ns").unwrap(), num(c, "to_ns").unwrap());
     // At the same two in flight, four times the service time is four times the latency.
