@@ -8,6 +8,7 @@
 //! await within a few times its low-concurrency value is fine whatever %util says; await at
 //! 10x that value is overload.
 
+use super::state::{CHANGE_MIN_NS, CHANGE_RATIO};
 use super::text::{fmt_iops, fmt_ratio};
 use serde::{Deserialize, Serialize};
 
@@ -164,10 +165,10 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
         return out;
     }
 
-    let base_await = reference_await(device, &active, &mut out);
-    headroom(device, &active, base_await, &mut out);
+    let base = reference_await(device, &active, &mut out);
+    headroom(device, &active, base, &mut out);
     util_trap(device, &active, &mut out);
-    saturation(device, &active, base_await, &mut out);
+    saturation(device, &active, base, &mut out);
     svctm_trap(device, &active, &mut out);
     littles_law(device, &active, &mut out);
     flushes(device, samples, &mut out);
@@ -177,16 +178,83 @@ pub fn diagnose(device: &str, samples: &[DeviceSample]) -> Vec<String> {
 /// One interval worth judging: its index, the sample, its await (ms) and its aqu-sz.
 type Active<'a> = (usize, &'a DeviceSample, f64, f64);
 
+/// The low-concurrency reference await, ms: one value, or two either side of a step in it
+/// (the device changed).
+#[derive(Debug, Clone, Copy)]
+struct Baseline {
+    before_ms: f64,
+    /// From this sample's index on, this one.
+    after: Option<(usize, f64)>,
+}
+
+impl Baseline {
+    /// The baseline in force at sample `i`.
+    fn at(&self, i: usize) -> f64 {
+        match self.after {
+            Some((from, ms)) if i >= from => ms,
+            _ => self.before_ms,
+        }
+    }
+}
+
+/// Intervals at a queue of about one on each side of a step before it is called one: one or
+/// two slow intervals are scatter (an iostat interval is a second to minutes; learning
+/// reports a change after 5 s of evidence).
+const STEP_MIN_INTERVALS: usize = 3;
+
+/// A step in the await at a queue of about one, `low` in time order: where the later part
+/// starts (an index into `low`), and the medians before and after. The split is where the
+/// mean log-await before and after differ most for their numbers (a change point); a step
+/// only where the medians are [`CHANGE_RATIO`] or more apart, either way, by at least
+/// [`CHANGE_MIN_NS`] (learning's change rule, learn/change.rs), and each side's intervals lie
+/// mostly (four in five) on their side of the geometric middle: two levels, not a scatter.
+fn step(low: &[f64]) -> Option<(usize, f64, f64)> {
+    let n = low.len();
+    if n < 2 * STEP_MIN_INTERVALS {
+        return None;
+    }
+    let logs: Vec<f64> = low.iter().map(|a| a.ln()).collect();
+    let total: f64 = logs.iter().sum();
+    let (mut prefix, mut best) = (0.0, None::<(f64, usize)>);
+    for k in 1..n {
+        prefix += logs[k - 1];
+        if k < STEP_MIN_INTERVALS || n - k < STEP_MIN_INTERVALS {
+            continue;
+        }
+        let (kb, ka) = (k as f64, (n - k) as f64);
+        let score = ((total - prefix) / ka - prefix / kb).abs() * (kb * ka / n as f64).sqrt();
+        if best.map_or(true, |(b, _)| score > b) {
+            best = Some((score, k));
+        }
+    }
+    let (_, k) = best?;
+    let (before, after) = (median(low[..k].to_vec()), median(low[k..].to_vec()));
+    let ratio = (after / before).max(before / after);
+    if ratio < CHANGE_RATIO || (after - before).abs() * 1e6 < CHANGE_MIN_NS {
+        return None;
+    }
+    let mid = (before * after).sqrt();
+    let above = |x: &&f64| **x > mid;
+    let (over_before, over_after) = (
+        low[..k].iter().filter(above).count(),
+        low[k..].iter().filter(above).count(),
+    );
+    let (wrong_before, wrong_after) = if after > before {
+        (over_before, n - k - over_after)
+    } else {
+        (k - over_before, over_after)
+    };
+    (wrong_before * 5 <= k && wrong_after * 5 <= n - k).then_some((k, before, after))
+}
+
 /// The low-concurrency reference await: the median over intervals with a queue of about
-/// one, else the interval with the shortest queue (said so).
-fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> f64 {
-    // The low-concurrency reference: median await over intervals with a queue of about one,
-    // else the interval with the shortest queue.
-    let low: Vec<f64> = active
-        .iter()
-        .filter(|a| a.3 <= LOW_QUEUE)
-        .map(|a| a.2)
-        .collect();
+/// one, else the interval with the shortest queue (said so). Where those intervals' await
+/// steps ([`step`]: the device slowed down, sped up or was replaced), a baseline each side,
+/// said as a change of the device, as learning says it: one median over both would be
+/// neither device's (half at 2 ms and half at 8 ms gave "5 ms", and the 8 ms intervals at
+/// one in flight "saturated: requests wait for one another").
+fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> Baseline {
+    let low: Vec<&Active> = active.iter().filter(|a| a.3 <= LOW_QUEUE).collect();
     if low.is_empty() {
         let (i, s, aw, q) = active
             .iter()
@@ -200,28 +268,53 @@ fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> f6
             label(i, s),
             fmt_iops(s.iops())
         ));
-        aw
-    } else {
-        let m = median(low.clone());
+        return Baseline {
+            before_ms: aw,
+            after: None,
+        };
+    }
+    let awaits: Vec<f64> = low.iter().map(|a| a.2).collect();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if let Some((k, before, after)) = step(&awaits) {
+        let (i, s, _, _) = *low[k];
         out.push(format!(
-            "{device}: await at a queue of about one request (aqu-sz ≤ {LOW_QUEUE}) is {m:.2} ms \
-             (median of {} interval{}): the device's own baseline.",
-            low.len(),
-            if low.len() == 1 { "" } else { "s" }
+            "{device}: the device changed {}: await at a queue of about one request (aqu-sz ≤ \
+             {LOW_QUEUE}) went from {before:.2} ms (median of {k} intervals) to {after:.2} ms \
+             (median of {}), {} {}: at one request in flight that is the device, not load \
+             (learning's rule: {CHANGE_RATIO}x or more either way). Each interval is judged \
+             against the baseline of its time.",
+            label(i, s),
+            awaits.len() - k,
+            fmt_ratio((after / before).max(before / after)),
+            if after > before { "slower" } else { "faster" },
         ));
-        m
+        return Baseline {
+            before_ms: before,
+            after: Some((i, after)),
+        };
+    }
+    let m = median(awaits);
+    out.push(format!(
+        "{device}: await at a queue of about one request (aqu-sz ≤ {LOW_QUEUE}) is {m:.2} ms \
+         (median of {} interval{}): the device's own baseline.",
+        low.len(),
+        plural(low.len())
+    ));
+    Baseline {
+        before_ms: m,
+        after: None,
     }
 }
 
 /// Busy by %util, yet a short queue and no waiting: headroom.
-fn headroom(device: &str, active: &[Active], base_await: f64, out: &mut Vec<String>) {
+fn headroom(device: &str, active: &[Active], base: Baseline, out: &mut Vec<String>) {
     // %util says busy, yet the queue is short and requests don't wait: headroom.
     let headroom: Vec<_> = active
         .iter()
         .filter(|a| {
             a.1.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT)
                 && a.3 <= 2.0
-                && a.2 <= STABLE_AWAIT_FACTOR * base_await
+                && a.2 <= STABLE_AWAIT_FACTOR * base.at(a.0)
         })
         .collect();
     if let Some(&&(i, s, aw, q)) = headroom.first() {
@@ -231,7 +324,7 @@ fn headroom(device: &str, active: &[Active], base_await: f64, out: &mut Vec<Stri
              capacity. A parallel device (SSD, NVMe, RAID, cloud volume) has headroom left here.",
             s.util_pct.unwrap_or(0.0),
             label(i, s),
-            fmt_ratio(aw / base_await),
+            fmt_ratio(aw / base.at(i)),
             if headroom.len() > 1 {
                 format!(" (and {} more such intervals)", headroom.len() - 1)
             } else {
@@ -270,29 +363,51 @@ fn util_trap(device: &str, active: &[Active], out: &mut Vec<String>) {
     }
 }
 
+/// Requests in flight while the device was busy: aqu-sz over the busy share (%util), as the
+/// judgement takes it (monitor::judge::in_flight_busy); aqu-sz without %util.
+fn in_flight_busy(s: &DeviceSample, aqu_sz: f64) -> f64 {
+    match s.util_pct {
+        Some(u) if u > 0.0 => aqu_sz * 100.0 / u,
+        _ => aqu_sz,
+    }
+}
+
 /// Overload and queueing by await against the baseline, in the judgement's words
 /// (analysis::state: saturated from 1.5x the baseline, overloaded from 3x, the ratios `stat`,
 /// the exporter and the recording page judge by): a diagnosis that called 2.8x "not
-/// saturated" and 3.2x "not overloaded" contradicted the state beside it on the page.
-fn saturation(device: &str, active: &[Active], base_await: f64, out: &mut Vec<String>) {
-    use super::state::{State, OVERLOADED_RATIO, SATURATED_RATIO};
-    let worst = active
-        .iter()
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .copied()
-        .expect("non-empty");
-    let state = |a: &Active| State::of_ratio(Some(a.2 / base_await));
-    let overloaded = active
-        .iter()
-        .filter(|a| state(a) == State::Overloaded)
-        .count();
-    let saturated = active
-        .iter()
-        .filter(|a| state(a) == State::Saturated)
-        .count();
-    let (wi, ws, waw, wq) = worst;
-    let ratio = waw / base_await;
+/// saturated" and 3.2x "not overloaded" contradicted the state beside it on the page. An
+/// interval slower than queueing explains at its requests in flight is the judgement's "slow
+/// but not loaded" (state::slower_than_its_load), said apart: a device that got slower with
+/// one request in flight is no overload, and its await is no load's.
+fn saturation(device: &str, active: &[Active], base: Baseline, out: &mut Vec<String>) {
+    use super::state::SATURATED_RATIO;
+    use super::state::{slower_than_its_load, State, LOADED_FACTOR, OVERLOADED_RATIO};
+    let state = |a: &Active| {
+        let ratio = a.2 / base.at(a.0);
+        match State::of_ratio(Some(ratio)) {
+            s if s >= State::Saturated && slower_than_its_load(ratio, in_flight_busy(a.1, a.3)) => {
+                State::Slow
+            }
+            s => s,
+        }
+    };
+    let worst_of = |want: &dyn Fn(State) -> bool| {
+        active
+            .iter()
+            .filter(|a| want(state(a)))
+            .max_by(|a, b| (a.2 / base.at(a.0)).total_cmp(&(b.2 / base.at(b.0))))
+            .copied()
+    };
+    let count = |st: State| active.iter().filter(|a| state(a) == st).count();
+    let (overloaded, saturated, slow) = (
+        count(State::Overloaded),
+        count(State::Saturated),
+        count(State::Slow),
+    );
     if overloaded > 0 {
+        let (wi, ws, waw, wq) = worst_of(&|s| s == State::Overloaded).expect("counted");
+        let base_await = base.at(wi);
+        let ratio = waw / base_await;
         let how_far = if ratio >= FAR_OVERLOAD_AWAIT_FACTOR {
             format!("{FAR_OVERLOAD_AWAIT_FACTOR}x or more")
         } else {
@@ -313,20 +428,40 @@ fn saturation(device: &str, active: &[Active], base_await: f64, out: &mut Vec<St
             }
         ));
     } else if saturated > 0 {
+        let (wi, ws, waw, wq) = worst_of(&|s| s == State::Saturated).expect("counted");
         out.push(format!(
             "{device}: saturated but not overloaded: await reaches {waw:.2} ms {} ({} the \
              baseline: requests wait for one another, below {OVERLOADED_RATIO}x) at aqu-sz \
              {wq:.2}; {saturated} of {} intervals are at {SATURATED_RATIO}x or more.",
             label(wi, ws),
-            fmt_ratio(ratio),
+            fmt_ratio(waw / base.at(wi)),
             active.len()
         ));
-    } else {
+    } else if slow == 0 {
+        let (wi, _, waw, _) = worst_of(&|_| true).expect("non-empty");
         out.push(format!(
             "{device}: not saturated: await stays within {SATURATED_RATIO}x of the baseline (at \
              most {waw:.2} ms, {}) at queues up to aqu-sz {:.2}, whatever %util says.",
-            fmt_ratio(ratio),
+            fmt_ratio(waw / base.at(wi)),
             active.iter().map(|a| a.3).fold(0.0, f64::max)
+        ));
+    }
+    if slow > 0 {
+        let (wi, ws, waw, wq) = worst_of(&|s| s == State::Slow).expect("counted");
+        out.push(format!(
+            "{device}: slow but not loaded {}: await {waw:.2} ms is {} the baseline with {:.2} \
+             requests in flight while busy (aqu-sz {wq:.2}), more than queueing explains \
+             ({LOADED_FACTOR}x the baseline per request in flight): the device itself is \
+             slower there (a failing or throttled device, a write cliff), not loaded; no \
+             overload is read from it{}.",
+            label(wi, ws),
+            fmt_ratio(waw / base.at(wi)),
+            in_flight_busy(ws, wq),
+            if slow > 1 {
+                format!("; {slow} of {} intervals are so", active.len())
+            } else {
+                String::new()
+            }
         ));
     }
 }
@@ -514,6 +649,166 @@ mod tests {
         }
         assert!(words(2.8).contains("1 of 2 intervals are at 1.5x or more"));
         assert!(words(3.2).contains("(3x or more, below 10x)"));
+    }
+
+    /// A device that got slower without load (one request in flight, await 5x the baseline:
+    /// a failing or throttled disk) is "slow but not loaded", as the judgement beside the
+    /// diagnosis calls it (state::judge_dir), never an overload; a queue that explains its
+    /// await (the same 5x at 5 in flight while busy: bursts at 20 % util) still is one.
+    #[test]
+    fn a_slowdown_without_load_is_slow_not_overloaded() {
+        use super::super::state::{judge_dir, Basis, Dir, Observed, Reference};
+        let judged = |aw: f64, aqu: f64, util: f64| {
+            let r = Reference {
+                basis: Basis::Learned,
+                baseline_latency_ns: 1.0e6,
+                baseline_p95_ns: None,
+                baseline_device_ns: None,
+                max_iops: Some(1000.0),
+                ratio: None,
+                flags: Default::default(),
+            };
+            let o = Observed {
+                iops: 200.0,
+                mean_ms: Some(aw),
+                p95_ms: None,
+            };
+            judge_dir(Dir::Read, Some(o), Some(r), Some(aqu * 100.0 / util)).state
+        };
+        let base = s(1000.0, 0.0, 1.0, 1.0, 1.0, 100.0);
+        // Three intervals at the baseline: the reference is their median (the slow interval
+        // is at a queue of about one too).
+        let at = |x: DeviceSample| [base.clone(), base.clone(), base.clone(), x];
+        let slow = diagnose("sdx", &at(s(200.0, 0.0, 1.0, 5.0, 5.0, 100.0)));
+        let all = slow.join("\n");
+        assert_eq!(judged(5.0, 1.0, 100.0), State::Slow);
+        assert!(
+            all.contains("sdx: slow but not loaded in sample 4: await 5.00 ms is 5.0x the baseline with 1.00 requests in flight while busy"),
+            "{all}"
+        );
+        assert!(
+            !all.contains("overloaded") && !all.contains("saturated"),
+            "{all}"
+        );
+        assert!(!all.contains("not saturated: await stays within"), "{all}");
+
+        // The same await at 5 in flight while busy: queueing explains it.
+        let loaded = diagnose("sdx", &at(s(200.0, 0.0, 1.0, 5.0, 1.0, 20.0)));
+        let all = loaded.join("\n");
+        assert_eq!(judged(5.0, 1.0, 20.0), State::Overloaded);
+        assert!(
+            all.contains("sdx: overloaded in sample 4: await 5.00 ms is 5.0x"),
+            "{all}"
+        );
+        assert!(!all.contains("slow but not loaded"), "{all}");
+
+        // Both: the overload is the loaded interval's (3.5x at 8 in flight), not the slow
+        // one's 6x, and each is counted in its own sentence.
+        let both = diagnose(
+            "sdx",
+            &[
+                base.clone(),
+                base.clone(),
+                base,
+                s(200.0, 0.0, 1.0, 6.0, 5.0, 100.0),
+                s(2000.0, 0.0, 8.0, 3.5, 0.5, 100.0),
+            ],
+        );
+        let all = both.join("\n");
+        assert!(
+            all.contains("sdx: overloaded in sample 5: await 3.50 ms is 3.5x"),
+            "{all}"
+        );
+        assert!(
+            all.contains("sdx: slow but not loaded in sample 4: await 6.00 ms"),
+            "{all}"
+        );
+        assert_eq!(judged(6.0, 1.0, 100.0), State::Slow);
+        assert_eq!(judged(3.5, 8.0, 100.0), State::Overloaded);
+    }
+
+    /// A device whose await at one in flight steps from 2 to 8 ms (a slowdown, as learning's
+    /// change watch sees it): said as a change, each side judged by its own median, not by
+    /// one median of both ("5.09 ms", then the 8 ms intervals at one in flight "saturated:
+    /// requests wait for one another"). A scatter in time (a bimodal device), a step under
+    /// 2x, or two slow intervals are no change.
+    #[test]
+    fn a_step_at_one_in_flight_is_a_change_of_the_device_not_one_baseline() {
+        let at = |aw: f64| s(1000.0 / aw, 0.0, 1.0, aw, aw, 99.9);
+        let jitter = |i: usize| 1.0 + 0.02 * ((i * 7 % 5) as f64 - 2.0);
+        let mut v: Vec<DeviceSample> = (0..90).map(|i| at(2.0 * jitter(i))).collect();
+        v.extend((0..150).map(|i| at(8.0 * jitter(i))));
+        let all = diagnose("sdx", &v).join("\n");
+        assert!(
+            all.contains(
+                "sdx: the device changed in sample 91: await at a queue of about one request \
+                 (aqu-sz ≤ 1.5) went from 2.00 ms (median of 90 intervals) to 8.00 ms (median of \
+                 150), 4.0x slower"
+            ),
+            "{all}"
+        );
+        assert!(
+            all.contains("not saturated: await stays within 1.5x"),
+            "{all}"
+        );
+        assert!(
+            !all.contains("own baseline") && !all.contains("saturated but"),
+            "{all}"
+        );
+
+        // The same step, then an overload at 16 in flight after it: judged against 8 ms.
+        v.push(s(2000.0, 0.0, 16.0, 30.0, 0.5, 100.0));
+        let all = diagnose("sdx", &v).join("\n");
+        assert!(
+            all.contains(
+                "overloaded in sample 241: await 30.00 ms is 3.8x the low-concurrency 8.00 ms"
+            ),
+            "{all}"
+        );
+
+        // A device faster after it was replaced: a change too, the other way.
+        let mut w: Vec<DeviceSample> = (0..6).map(|_| at(8.0)).collect();
+        w.extend((0..6).map(|_| at(0.5)));
+        let all = diagnose("sdx", &w).join("\n");
+        assert!(
+            all.contains(
+                "went from 8.00 ms (median of 6 intervals) to 0.50 ms (median of 6), 16.0x faster"
+            ),
+            "{all}"
+        );
+
+        // No change: two levels mixed in time (a bimodal device), a step under 2x, two slow
+        // intervals at the end, or a step of less than 0.2 ms (a fast device's scatter).
+        for (name, v) in [
+            (
+                "bimodal",
+                (0..40)
+                    .map(|i| at(if i % 3 == 0 { 6.0 } else { 2.0 }))
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                "1.75x",
+                (0..40)
+                    .map(|i| at(if i < 20 { 2.0 } else { 3.5 }))
+                    .collect(),
+            ),
+            (
+                "two slow",
+                (0..40)
+                    .map(|i| at(if i < 38 { 2.0 } else { 8.0 }))
+                    .collect(),
+            ),
+            (
+                "0.15 ms",
+                (0..40)
+                    .map(|i| at(if i < 20 { 0.05 } else { 0.2 }))
+                    .collect(),
+            ),
+        ] {
+            let all = diagnose("sdx", &v).join("\n");
+            assert!(!all.contains("the device changed"), "{name}: {all}");
+            assert!(all.contains("the device's own baseline"), "{name}: {all}");
+        }
     }
 
     #[test]

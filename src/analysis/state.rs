@@ -26,6 +26,23 @@ pub const OVERLOADED_RATIO: f64 = super::OVERLOAD_P95_FACTOR;
 /// baseline's. The shipped rules' `device_op:iosat_disk_loaded:bool1m` is the same test.
 pub const LOADED_FACTOR: f64 = 2.0;
 
+/// A change of the device (learn/change.rs, and the iostat-style diagnosis of
+/// analysis::device): a latency at the baseline's level this many times the baseline's (or this many times
+/// below it) is a step, not the scatter of a device at one in flight (a few tens of % with
+/// mixed requests and background flushes; the in-flight bucket of a baseline, up to 1.5, adds
+/// at most half again).
+pub const CHANGE_RATIO: f64 = 2.0;
+/// A step smaller than this is the scatter of a fast device's wake-ups on a busy machine (a
+/// 0.09 ms loop device's intervals reach 0.2 ms), not a change.
+pub const CHANGE_MIN_NS: f64 = 0.2e6;
+/// Whether a mean latency of `mean_ratio` times the baseline is more than queueing explains at
+/// `in_flight_busy` requests in flight while busy ([`LOADED_FACTOR`]): the device itself is
+/// slower, not loaded. The one rule of [`State::Slow`] ([`judge_dir`], and the iostat-style
+/// diagnosis of analysis::device).
+pub fn slower_than_its_load(mean_ratio: f64, in_flight_busy: f64) -> bool {
+    mean_ratio > LOADED_FACTOR * in_flight_busy.max(1.0)
+}
+
 /// A direction of I/O: the one direction type of profiles' judgements, learning and every view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -452,7 +469,7 @@ pub fn judge_dir(
     j.ratio = ratio;
     j.state = State::of_ratio(ratio);
     let unexplained = match (mean_ratio, in_flight_busy) {
-        (Some(m), Some(c)) => m > LOADED_FACTOR * c.max(1.0),
+        (Some(m), Some(c)) => slower_than_its_load(m, c),
         _ => false,
     };
     if j.state >= State::Saturated && unexplained {

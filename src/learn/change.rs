@@ -9,19 +9,12 @@
 //! confirmed: the device is another one now and its learning starts again. An interval back
 //! within the band ends the evidence. A device judged by an estimate (never about one in
 //! flight) is watched the same way at the level its estimate came from ([`Level`]). Pure.
-//! Imports only: learn/model.rs, analysis/text.rs.
+//! Imports only: learn/model.rs, analysis/text.rs, analysis/state.rs.
 
 use super::model::{Dir, Point};
 use serde::{Deserialize, Serialize};
 
-/// A latency at the baseline's level this many times the baseline's (or this many times
-/// below it) is a step, not the scatter of a device at one in flight (a few tens of % with
-/// mixed requests and background flushes; the in-flight bucket of a baseline, up to 1.5, adds
-/// at most half again).
-pub const CHANGE_RATIO: f64 = 2.0;
-/// A step smaller than this is the scatter of a fast device's wake-ups on a busy machine (a
-/// 0.09 ms loop device's intervals reach 0.2 ms), not a change.
-pub const CHANGE_MIN_NS: f64 = 0.2e6;
+pub use crate::analysis::state::{CHANGE_MIN_NS, CHANGE_RATIO};
 /// Seconds of evidence in a row (busy time at the baseline's level) before a change is
 /// reported: one slow interval, or a second of a busy machine, is noise. In seconds, not
 /// intervals, so that `-i 0.1` and `-i 1` report alike.
