@@ -55,10 +55,7 @@ pub const MIN_BUSY_SHARE: f64 = 0.25;
 /// Requests in flight shorter than this on average are shorter than a tick of some kernels
 /// (HZ=100: 10 ms), and io_ticks, which count whole ticks, do not measure their busy time.
 pub const SHORT_REQUEST_S: f64 = 0.010;
-/// CPUs with less than this share idle (idle + iowait), or more than this share stolen, make
-/// an interval's latency the machine's as much as the device's.
-pub const CPU_BUSY_SHARE: f64 = 0.05;
-pub const CPU_STEAL_SHARE: f64 = 0.10;
+pub use crate::sys::sched::{CPU_BUSY_SHARE, CPU_STEAL_SHARE};
 
 /// A size class with at least this share of a direction's requests is a point of its own.
 pub const MIN_CLASS_SHARE: f64 = 0.10;
@@ -151,9 +148,7 @@ impl Points {
 
 /// Whether the interval's CPUs explain its latency (see [`CPU_BUSY_SHARE`]).
 pub fn cpu_busy(cpu: Option<&AvgCpu>) -> bool {
-    cpu.is_some_and(|c| {
-        c.idle + c.iowait < CPU_BUSY_SHARE * 100.0 || c.steal > CPU_STEAL_SHARE * 100.0
-    })
+    cpu.is_some_and(AvgCpu::busy)
 }
 
 /// The most of the interval the device can have been busy: the mean number of requests in

@@ -70,6 +70,10 @@ pub struct DeviceRow {
     /// The cgroups that did I/O on the device and who loads it (issue 40: monitor::cgroups),
     /// when the block-latency source counts per cgroup.
     pub cgroups: Option<std::sync::Arc<super::cgroups::DevCgroups>>,
+    /// The host's CPUs had next to no idle time in the interval (sys::sched::AvgCpu::busy):
+    /// a judgement of saturated or worse says so, whatever judged it (monitor::judge); None
+    /// when the interval's CPU times are not known.
+    pub cpus_busy: Option<bool>,
 }
 
 /// The cap declared for the device `name` (kernel name) known as `display`: the command
@@ -429,6 +433,7 @@ impl StatEngine {
             aws: None,
             burst: None,
             cgroups: None,
+            cpus_busy: None,
             size_notes_held: self
                 .size_notes
                 .get(&(l.major, l.minor))
@@ -507,6 +512,13 @@ impl StatEngine {
                 })
             }
         };
+        let mut report = report;
+        if let Some(r) = report.as_mut().filter(|r| !r.since_boot) {
+            let busy = r.cpu.as_ref().map(AvgCpu::busy);
+            for d in &mut r.devices {
+                d.cpus_busy = busy;
+            }
+        }
         self.prev = Some(cur);
         self.prev_cpu = cur_cpu;
         // Remember which size notes each device showed, for the next interval's hysteresis.
@@ -572,6 +584,42 @@ mod tests {
         let rates = r.devices[0].rates.as_ref().unwrap();
         assert_eq!(rates.r_s, 100.0);
         assert_eq!(rates.r_await, Some(0.5));
+    }
+
+    /// Each row of an interval carries whether its CPUs were busy (sys::sched::AvgCpu::busy:
+    /// under 5 % idle, or a tenth stolen), for every judgement to say so; nothing when the
+    /// interval's CPU times are not known.
+    #[test]
+    fn rows_carry_whether_the_intervals_cpus_were_busy() {
+        let cpu = |user: u64, idle: u64, steal: u64| CpuTimes {
+            user,
+            idle,
+            steal,
+            ..CpuTimes::default()
+        };
+        let rows = |a: Option<CpuTimes>, b: Option<CpuTimes>| {
+            let mut e = engine();
+            if let Some(c) = a {
+                e.set_cpu(c);
+            }
+            e.push(sample(1_000_000_000, "8 0 sda 10 0 80 5 0 0 0 0 0 5 5\n"));
+            if let Some(c) = b {
+                e.set_cpu(c);
+            }
+            let r = e
+                .push(sample(
+                    2_000_000_000,
+                    "8 0 sda 60 0 480 30 0 0 0 0 0 30 30\n",
+                ))
+                .unwrap();
+            r.devices[0].cpus_busy
+        };
+        let start = cpu(1000, 1000, 0);
+        assert_eq!(rows(Some(start), Some(cpu(1197, 1003, 0))), Some(true));
+        assert_eq!(rows(Some(start), Some(cpu(1160, 1010, 30))), Some(true));
+        assert_eq!(rows(Some(start), Some(cpu(1100, 1100, 0))), Some(false));
+        assert_eq!(rows(None, Some(cpu(1197, 1003, 0))), None);
+        assert_eq!(rows(None, None), None);
     }
 
     #[test]

@@ -286,6 +286,13 @@ pub fn judge(row: &DeviceRow) -> Judgement {
         |dir| learned.and_then(|l| learned_unjudged(l, dir)),
     );
     j.cap = row.cap_use();
+    if let Some(busy) = row.cpus_busy {
+        // Busy CPUs said with any verdict of saturated or worse, whatever judged it (a swept
+        // profile's too, not only learning's): the machine may explain part of the latency.
+        for d in [&mut j.device, &mut j.read, &mut j.write] {
+            d.flags.busy_cpus = busy && d.state >= crate::analysis::state::State::Slow;
+        }
+    }
     j
 }
 
@@ -489,6 +496,72 @@ mod tests {
     /// [`judge_parts`]' over [`learned_references`] (the recording page's path): with and
     /// without a profile, a profile the traffic disagrees with, learned writes, an estimate,
     /// nothing learned, and no value.
+    /// sda's row in one interval.
+    fn row_of(
+        profile: Option<std::sync::Arc<DeviceProfile>>,
+        rates: Result<DiskRates, crate::monitor::interval::NoValue>,
+        learned: Option<crate::analysis::learned::Learned>,
+        cpus_busy: Option<bool>,
+    ) -> DeviceRow {
+        DeviceRow {
+            major: 8,
+            minor: 0,
+            kernel_name: "sda".into(),
+            meta: crate::monitor::select::DeviceMeta {
+                kind: None,
+                display_name: "sda".into(),
+            },
+            rates,
+            wrapped_ms_fields: 0,
+            profile,
+            latency: None,
+            learned: learned.map(std::sync::Arc::new),
+            size_notes_held: Default::default(),
+            cap: None,
+            aws: None,
+            burst: None,
+            cgroups: None,
+            cpus_busy,
+        }
+    }
+
+    /// A verdict of saturated or worse on busy CPUs says so whatever judged it: a swept
+    /// profile's judgement too (learning flagged only its own), and only such a verdict.
+    #[test]
+    fn busy_cpus_are_said_with_a_swept_profiles_verdict_too() {
+        let judged = |baseline_ms: f64, busy: Option<bool>| {
+            let p = DeviceProfile {
+                baseline_latency_ns: baseline_ms * 1e6,
+                ..read_profile()
+            };
+            judge(&row_of(
+                Some(std::sync::Arc::new(p)),
+                Ok(second()),
+                None,
+                busy,
+            ))
+        };
+        // Reads at 2 ms against the sweep's 1 ms, 1.4 in flight while busy: saturated.
+        let j = judged(1.0, Some(true));
+        assert_eq!(j.read.basis, Basis::Swept);
+        assert_eq!(j.read.state, State::Saturated);
+        assert!(j.read.flags.busy_cpus && j.device.flags.busy_cpus);
+        assert!(j.device.flags.words().contains(&"busy CPUs"));
+        // Idle CPUs, or CPU times not known: nothing said.
+        for busy in [Some(false), None] {
+            let j = judged(1.0, busy);
+            assert_eq!(j.read.state, State::Saturated);
+            assert!(
+                !j.read.flags.busy_cpus && !j.device.flags.busy_cpus,
+                "{busy:?}"
+            );
+        }
+        // An ok verdict on busy CPUs: nothing disturbed it worth saying.
+        let j = judged(1.8, Some(true));
+        assert_eq!(j.read.state, State::Ok);
+        assert!(!j.read.flags.busy_cpus && !j.device.flags.busy_cpus);
+    }
+
     #[test]
     fn a_rows_judgement_is_judge_parts_over_its_references() {
         let change = crate::analysis::shared::Shared::new(Change {
@@ -518,25 +591,7 @@ mod tests {
                     Ok(second()),
                     Err(crate::monitor::interval::NoValue::NewDevice),
                 ] {
-                    let row = DeviceRow {
-                        major: 8,
-                        minor: 0,
-                        kernel_name: "sda".into(),
-                        meta: crate::monitor::select::DeviceMeta {
-                            kind: None,
-                            display_name: "sda".into(),
-                        },
-                        rates,
-                        wrapped_ms_fields: 0,
-                        profile: profile.clone(),
-                        latency: None,
-                        learned: l.clone().map(std::sync::Arc::new),
-                        size_notes_held: Default::default(),
-                        cap: None,
-                        aws: None,
-                        burst: None,
-                        cgroups: None,
-                    };
+                    let row = row_of(profile.clone(), rates, l.clone(), None);
                     let refs = match row.learned.as_deref() {
                         Some(l) if row.profile.is_some() || learned_has_reference(l) => {
                             learned_references(Some(l))

@@ -57,7 +57,19 @@ pub struct AvgCpu {
     pub idle: f64,
 }
 
+/// CPUs with less than this share idle (idle + iowait), or more than this share stolen, make
+/// an interval's latency the machine's as much as the device's.
+pub const CPU_BUSY_SHARE: f64 = 0.05;
+pub const CPU_STEAL_SHARE: f64 = 0.10;
+
 impl AvgCpu {
+    /// The CPUs had next to no idle time ([`CPU_BUSY_SHARE`]) or lost a tenth of it to steal
+    /// ([`CPU_STEAL_SHARE`]): a completion waits for a CPU too, so the machine may explain part
+    /// of the interval's latency (learning's CPU noise, every judgement's `busy_cpus`).
+    pub fn busy(&self) -> bool {
+        self.idle + self.iowait < CPU_BUSY_SHARE * 100.0 || self.steal > CPU_STEAL_SHARE * 100.0
+    }
+
     /// None when no tick passed or a counter went backwards.
     pub fn between(a: &CpuTimes, b: &CpuTimes) -> Option<AvgCpu> {
         Some(AvgCpu {
