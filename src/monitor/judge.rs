@@ -286,14 +286,20 @@ pub fn judge(row: &DeviceRow) -> Judgement {
         |dir| learned.and_then(|l| learned_unjudged(l, dir)),
     );
     j.cap = row.cap_use();
-    if let Some(busy) = row.cpus_busy {
-        // Busy CPUs said with any verdict of saturated or worse, whatever judged it (a swept
-        // profile's too, not only learning's): the machine may explain part of the latency.
+    say_busy_cpus(&mut j, row.cpus_busy);
+    j
+}
+
+/// Busy CPUs said with any verdict of saturated or worse in `j`, whatever judged it (a swept
+/// profile's too, not only learning's), and with no other: the machine may explain part of
+/// the latency judged. `cpus_busy` None (the interval's CPU times not known) leaves what
+/// learning said.
+pub fn say_busy_cpus(j: &mut Judgement, cpus_busy: Option<bool>) {
+    if let Some(busy) = cpus_busy {
         for d in [&mut j.device, &mut j.read, &mut j.write] {
             d.flags.busy_cpus = busy && d.state >= crate::analysis::state::State::Slow;
         }
     }
-    j
 }
 
 /// What the split of each direction's latency into queue and device time says (issue 40), in

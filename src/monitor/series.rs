@@ -44,6 +44,8 @@ pub struct Point {
     pub cap: Option<crate::analysis::declared::DeclaredCap>,
     /// The interval's short windows (issue 41: `#P` lines), when recorded.
     pub burst: Option<super::burst::Burst>,
+    /// The host's CPUs were busy in the interval (the row's `cpus_busy`; None: not known).
+    pub cpus_busy: Option<bool>,
 }
 
 /// The time series of one device, as the stat page and its tables draw it.
@@ -211,6 +213,7 @@ impl SeriesStore {
                 sat_r: None,
                 sat_w: None,
                 learned_refs: super::judge::learned_references(d.learned.as_deref()),
+                cpus_busy: d.cpus_busy,
                 p95_ms: {
                     let m = d.latency.as_ref().and_then(|l| l.measured());
                     [
@@ -266,6 +269,7 @@ identified on this machine."
                     }
                     let mut j =
                         super::judge::judge_parts(swept, &p.learned_refs, Some(&rates), p.p95_ms);
+                    super::judge::say_busy_cpus(&mut j, p.cpus_busy);
                     // The cap the run declared (its `K` lines), figure by figure over the
                     // profile's (issue 42): the page's judgement names it as stat's did.
                     let saved = swept.and_then(|p| p.declared_cap);

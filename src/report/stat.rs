@@ -270,6 +270,8 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 // Its judgement already carries the cap's share.
                 cap: None,
                 burst: None,
+                // And what the CPUs said of it.
+                cpus_busy: None,
             });
         }
     }

@@ -1405,3 +1405,79 @@ fn every_recording_sentence_is_in_every_format() {
     said.push(format!("No I/O in the recording: {}", idle.join(", ")));
     said_in_every_format("recording", report_as(&f), &said);
 }
+
+/// A recording of a device judged by its sweep (reads at 2.5 ms against the profile's 1 ms,
+/// 2.5 in flight: saturated), half of it on CPUs with 2.5 % idle: the page's, the CSV's and
+/// `stat --replay`'s judgements say "busy CPUs" with each saturated interval on busy CPUs and
+/// with no other, though learning (off here) judged none of them.
+#[test]
+fn a_swept_verdict_on_busy_cpus_says_so_in_the_replay_csv_and_page() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("sdx1.json"),
+        r#"{"schema_version":1,"kind":"sweep","workload":{"pattern":"randread","block_size":4096},"verdict":{"baseline_latency_ns":1000000.0,"knee_concurrency":4,"max_useful_iops":4000.0}}"#,
+    )
+    .unwrap();
+    let mut rec = String::from("#iosat-record 1\nR 0 0\nI 8:0 sdx sdx1\n");
+    let (mut user, mut idle) = (0, 0);
+    for t in 0..=60u64 {
+        let busy = t > 30;
+        user += if busy { 195 } else { 20 };
+        idle += if busy { 5 } else { 180 };
+        let (r, ticks) = (t * 1000, t * 2500);
+        rec.push_str(&format!(
+            "C {user} 0 0 {idle} 0 0 0 0\nT {} {}\n   8       0 sdx {r} 0 {} {ticks} 0 0 0 0 0 {r} {ticks} 0 0 0 0 0 0\n",
+            t * 1_000_000_000,
+            1_700_000_000_000_000_000 + t * 1_000_000_000,
+            r * 8
+        ));
+    }
+    let file = d.path().join("rec");
+    std::fs::write(&file, rec).unwrap();
+    let (file, dir) = (file.to_str().unwrap(), d.path().to_str().unwrap());
+
+    let csv = ok_stdout(&report(&[file, "--format", "csv", "--profile-dir", dir]));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 60, "{csv}");
+    for (i, row) in rows.iter().enumerate() {
+        assert!(row.contains(",saturated,read,swept,2.5,"), "{i}: {row}");
+        // The first 30 intervals had 90 % idle CPUs, the last 30 2.5 %.
+        assert_eq!(row.contains("busy CPUs"), i >= 30, "{i}: {row}");
+    }
+    let page = ok_stdout(&report(&[
+        file,
+        "--format",
+        "markdown",
+        "--profile-dir",
+        dir,
+    ]));
+    assert!(page.contains("[busy CPUs] at the last interval"), "{page}");
+
+    let out = iosat()
+        .args([
+            "stat",
+            "--replay",
+            file,
+            "--no-learn",
+            "--json",
+            "--profile-dir",
+            dir,
+        ])
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = ok_stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 60);
+    for (i, l) in lines.iter().enumerate() {
+        let j = &l["devices"][0]["judgement"];
+        assert_eq!(j["basis"], "swept", "{i}: {j}");
+        assert_eq!(j["state"], "saturated", "{i}: {j}");
+        assert_eq!(
+            j["busy_cpus"].as_bool().unwrap_or(false),
+            i >= 30,
+            "{i}: {j}"
+        );
+    }
+}
