@@ -380,8 +380,9 @@ fn in_flight_busy(s: &DeviceSample, aqu_sz: f64) -> f64 {
 /// but not loaded" (state::slower_than_its_load), said apart: a device that got slower with
 /// one request in flight is no overload, and its await is no load's.
 fn saturation(device: &str, active: &[Active], base: Baseline, out: &mut Vec<String>) {
-    use super::state::SATURATED_RATIO;
-    use super::state::{slower_than_its_load, State, LOADED_FACTOR, OVERLOADED_RATIO};
+    use super::state::{
+        slower_than_its_load, State, LOADED_FACTOR, OVERLOADED_RATIO, SATURATED_RATIO,
+    };
     let state = |a: &Active| {
         let ratio = a.2 / base.at(a.0);
         match State::of_ratio(Some(ratio)) {

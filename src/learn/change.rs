@@ -14,6 +14,7 @@
 use super::model::{Dir, Point};
 use serde::{Deserialize, Serialize};
 
+/// The step a change is (analysis::state: the diagnosis of an iostat log takes it too).
 pub use crate::analysis::state::{CHANGE_MIN_NS, CHANGE_RATIO};
 /// Seconds of evidence in a row (busy time at the baseline's level) before a change is
 /// reported: one slow interval, or a second of a busy machine, is noise. In seconds, not

@@ -446,7 +446,7 @@ impl StatEngine {
     /// first sample unless since-boot was asked, or when time did not advance).
     pub fn push(&mut self, cur: DiskSample) -> Option<IntervalReport> {
         let cur_cpu = self.next_cpu.take();
-        let report = match self.prev.take() {
+        let mut report = match self.prev.take() {
             None if self.since_boot => {
                 self.since_boot = false;
                 let up_ns = self.uptime_ns.take().unwrap_or(cur.mono_ns);
@@ -512,7 +512,6 @@ impl StatEngine {
                 })
             }
         };
-        let mut report = report;
         if let Some(r) = report.as_mut().filter(|r| !r.since_boot) {
             let busy = r.cpu.as_ref().map(AvgCpu::busy);
             for d in &mut r.devices {
