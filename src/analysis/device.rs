@@ -8,6 +8,7 @@
 //! await within a few times its low-concurrency value is fine whatever %util says; await at
 //! 10x that value is overload.
 
+use super::learned::SizeClass;
 use super::state::{CHANGE_MIN_NS, CHANGE_RATIO};
 use super::text::{fmt_iops, fmt_ratio};
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,19 @@ impl DeviceSample {
         data + self.f_per_s.unwrap_or(0.0)
     }
 
+    /// The mean size of a read or write, bytes (kB/s ÷ their rate; `-xs`: kB/s ÷ tps); None
+    /// without either.
+    pub fn mean_request_bytes(&self) -> Option<f64> {
+        let (kb, n) = match (self.r_per_s, self.w_per_s, self.tps) {
+            (None, None, Some(tps)) => (self.kb_per_s?, tps),
+            (r, w, _) => (
+                self.rkb_per_s.unwrap_or(0.0) + self.wkb_per_s.unwrap_or(0.0),
+                r.unwrap_or(0.0) + w.unwrap_or(0.0),
+            ),
+        };
+        (n > 0.0 && kb > 0.0).then(|| kb * 1024.0 / n)
+    }
+
     /// (rate, await) of each direction iostat printed both for.
     fn directions(&self) -> [(f64, Option<f64>); 4] {
         [
@@ -116,7 +130,8 @@ fn weighted(parts: &[(f64, Option<f64>)]) -> Option<f64> {
     (n > 0.0).then(|| sum / n)
 }
 
-/// A queue of about one request: the low-concurrency reference for await.
+/// A queue of about one request while the device is busy (aqu-sz ÷ %util, [`in_flight_busy`]):
+/// the low-concurrency reference for await.
 const LOW_QUEUE: f64 = 1.5;
 /// %util from which iostat readers call a device "saturated".
 const BUSY_UTIL_PCT: f64 = 90.0;
@@ -185,9 +200,23 @@ struct Baseline {
     before_ms: f64,
     /// From this sample's index on, this one.
     after: Option<(usize, f64)>,
+    /// The request-size class of the intervals it was taken from, where their sizes are known.
+    class: Option<SizeClass>,
+}
+
+/// An interval's request-size class (analysis::learned::SizeClass, learning's), where known.
+fn class_of(a: &Active) -> Option<SizeClass> {
+    a.1.mean_request_bytes().map(SizeClass::of)
 }
 
 impl Baseline {
+    /// Whether interval `a` is judged against this baseline: requests of its size class (or
+    /// a size not known). A large request takes longer on any device: 1 MiB writes at 2.3 ms
+    /// are not "8x" a baseline of 9 KiB requests at 0.29 ms.
+    fn judges(&self, a: &Active) -> bool {
+        self.class.is_none() || class_of(a).is_none() || class_of(a) == self.class
+    }
+
     /// The baseline in force at sample `i`.
     fn at(&self, i: usize) -> f64 {
         match self.after {
@@ -254,23 +283,42 @@ fn step(low: &[f64]) -> Option<(usize, f64, f64)> {
 /// neither device's (half at 2 ms and half at 8 ms gave "5 ms", and the 8 ms intervals at
 /// one in flight "saturated: requests wait for one another").
 fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> Baseline {
-    let low: Vec<&Active> = active.iter().filter(|a| a.3 <= LOW_QUEUE).collect();
+    // In flight while busy, not aqu-sz: an interval of bursts (6 % busy at aqu-sz 0.65, 11
+    // in flight while busy, its requests waiting 5x the baseline) is no queue of one.
+    let busy_queue = |a: &&Active| in_flight_busy(a.1, a.3);
+    let low: Vec<&Active> = active
+        .iter()
+        .filter(|a| busy_queue(a) <= LOW_QUEUE)
+        .collect();
+    // The size class most of them are of (the smaller on a tie): the baseline is its
+    // requests' alone, and only intervals of that class are judged against it.
+    let class = [SizeClass::Small, SizeClass::Medium, SizeClass::Large]
+        .into_iter()
+        .map(|c| (low.iter().filter(|a| class_of(a) == Some(c)).count(), c))
+        .filter(|(n, _)| *n > 0)
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map(|(_, c)| c);
+    let low: Vec<&Active> = low
+        .into_iter()
+        .filter(|a| class.is_none() || class_of(a).is_none() || class_of(a) == class)
+        .collect();
     if low.is_empty() {
-        let (i, s, aw, q) = active
+        let (i, s, aw, q) = *active
             .iter()
-            .min_by(|a, b| a.3.total_cmp(&b.3))
-            .copied()
+            .min_by(|a, b| busy_queue(a).total_cmp(&busy_queue(b)))
             .expect("non-empty");
         out.push(format!(
             "{device}: no interval with a queue of about one request; the reference await is \
-             {aw:.2} ms {} at the shortest queue seen (aqu-sz {q:.2}, {} IOPS), so the ratios \
-             below understate saturation.",
+             {aw:.2} ms {} at the shortest queue seen ({:.2} in flight while busy, aqu-sz \
+             {q:.2}, {} IOPS), so the ratios below understate saturation.",
             label(i, s),
+            in_flight_busy(s, q),
             fmt_iops(s.iops())
         ));
         return Baseline {
             before_ms: aw,
             after: None,
+            class: s.mean_request_bytes().map(SizeClass::of),
         };
     }
     let awaits: Vec<f64> = low.iter().map(|a| a.2).collect();
@@ -278,8 +326,8 @@ fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> Ba
     if let Some((k, before, after)) = step(&awaits) {
         let (i, s, _, _) = *low[k];
         out.push(format!(
-            "{device}: the device changed {}: await at a queue of about one request (aqu-sz ≤ \
-             {LOW_QUEUE}) went from {before:.2} ms (median of {k} intervals) to {after:.2} ms \
+            "{device}: the device changed {}: await at a queue of about one request (≤ \
+             {LOW_QUEUE} in flight while busy) went from {before:.2} ms (median of {k} intervals) to {after:.2} ms \
              (median of {}), {} {}: at one request in flight that is the device, not load \
              (learning's rule: {CHANGE_RATIO}x or more either way). Each interval is judged \
              against the baseline of its time.",
@@ -291,18 +339,20 @@ fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> Ba
         return Baseline {
             before_ms: before,
             after: Some((i, after)),
+            class,
         };
     }
     let m = median(awaits);
     out.push(format!(
-        "{device}: await at a queue of about one request (aqu-sz ≤ {LOW_QUEUE}) is {m:.2} ms \
-         (median of {} interval{}): the device's own baseline.",
+        "{device}: await at a queue of about one request (≤ {LOW_QUEUE} in flight while busy: \
+         aqu-sz ÷ %util) is {m:.2} ms (median of {} interval{}): the device's own baseline.",
         low.len(),
         plural(low.len())
     ));
     Baseline {
         before_ms: m,
         after: None,
+        class,
     }
 }
 
@@ -312,7 +362,8 @@ fn headroom(device: &str, active: &[Active], base: Baseline, out: &mut Vec<Strin
     let headroom: Vec<_> = active
         .iter()
         .filter(|a| {
-            a.1.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT)
+            base.judges(a)
+                && a.1.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT)
                 && a.3 <= 2.0
                 && a.2 <= STABLE_AWAIT_FACTOR * base.at(a.0)
         })
@@ -383,6 +434,25 @@ fn saturation(device: &str, active: &[Active], base: Baseline, out: &mut Vec<Str
     use super::state::{
         slower_than_its_load, State, LOADED_FACTOR, OVERLOADED_RATIO, SATURATED_RATIO,
     };
+    let (judged, others): (Vec<Active>, Vec<Active>) = active.iter().partition(|a| base.judges(a));
+    if let Some(&(i, s, aw, _)) = others.first() {
+        let kib = s.mean_request_bytes().unwrap_or(0.0) / 1024.0;
+        out.push(format!(
+            "{device}: {} interval{} of requests of another size (the first {}: {kib:.0} KiB \
+             on average, await {aw:.2} ms) {} not judged against the baseline, which is of \
+             requests {}: requests of another size take another time on any device (a larger \
+             one longer), and their await is no queue's.",
+            others.len(),
+            if others.len() == 1 { "" } else { "s" },
+            label(i, s),
+            if others.len() == 1 { "is" } else { "are" },
+            base.class.map_or("", |c| c.as_str()),
+        ));
+    }
+    if judged.is_empty() {
+        return;
+    }
+    let active = &judged[..];
     let state = |a: &Active| {
         let ratio = a.2 / base.at(a.0);
         match State::of_ratio(Some(ratio)) {
@@ -743,7 +813,7 @@ mod tests {
         assert!(
             all.contains(
                 "sdx: the device changed in sample 91: await at a queue of about one request \
-                 (aqu-sz ≤ 1.5) went from 2.00 ms (median of 90 intervals) to 8.00 ms (median of \
+                 (≤ 1.5 in flight while busy) went from 2.00 ms (median of 90 intervals) to 8.00 ms (median of \
                  150), 4.0x slower"
             ),
             "{all}"
@@ -810,6 +880,71 @@ mod tests {
             assert!(!all.contains("the device changed"), "{name}: {all}");
             assert!(all.contains("the device's own baseline"), "{name}: {all}");
         }
+    }
+
+    /// Bursts in short intervals (6 % busy at aqu-sz 0.65: 11 in flight while busy, each
+    /// request waiting 5x the baseline) are no queue of about one (issue 37's first case, in
+    /// the diagnosis): the baseline is the 2 ms of one in flight, not a median with the
+    /// bursts' 10.8 ms (nor a "change" to it), and the bursts and the heavy intervals after
+    /// them are overloaded against it.
+    #[test]
+    fn bursts_at_a_low_mean_queue_are_not_the_baseline() {
+        let mut v = vec![s(495.0, 0.0, 1.0, 2.0, 2.0, 99.5); 20];
+        for _ in 0..20 {
+            v.push(s(60.0, 0.0, 0.65, 10.8, 1.0, 6.0));
+            v.push(s(1900.0, 0.0, 23.6, 12.4, 0.5, 99.0));
+        }
+        let all = diagnose("sdx", &v).join("\n");
+        assert!(
+            all.contains("is 2.00 ms (median of 20 intervals): the device's own baseline"),
+            "{all}"
+        );
+        assert!(!all.contains("the device changed"), "{all}");
+        assert!(all.contains("40 of 60 intervals are overloaded"), "{all}");
+
+        // Bursts alone: the reference is the shortest queue while busy, said as such.
+        let bursts = vec![
+            s(60.0, 0.0, 0.65, 10.8, 1.0, 6.0),
+            s(400.0, 0.0, 2.0, 5.0, 2.0, 100.0),
+        ];
+        let all = diagnose("sdx", &bursts).join("\n");
+        assert!(all.contains("no interval with a queue of about one request; the reference await is 5.00 ms in sample 2 at the shortest queue seen (2.00 in flight while busy"), "{all}");
+    }
+
+    /// Requests of another size class are no queue of the baseline's: 1 MiB reads at 8 ms
+    /// after 4 KiB ones at 1 ms (each at one in flight) are said apart and not judged against
+    /// the 4 KiB baseline, neither a change of the device nor an overload; without sizes
+    /// (a layout with no kB/s) the same awaits are judged as before.
+    #[test]
+    fn another_request_size_is_not_judged_against_the_baseline() {
+        let at = |kib: f64, aw: f64| DeviceSample {
+            rkb_per_s: Some(kib * 1000.0 / aw),
+            ..s(1000.0 / aw, 0.0, 1.0, aw, aw, 100.0)
+        };
+        let mut v = vec![at(4.0, 1.0); 10];
+        v.extend(vec![at(1024.0, 8.0); 5]);
+        let all = diagnose("sdx", &v).join("\n");
+        assert!(all.contains("is 1.00 ms (median of 10 intervals)"), "{all}");
+        assert!(
+            all.contains("5 intervals of requests of another size (the first in sample 11: 1024 KiB on average, await 8.00 ms) are not judged against the baseline, which is of requests <=8KiB"),
+            "{all}"
+        );
+        assert!(
+            !all.contains("changed") && !all.contains("overloaded") && !all.contains("slow"),
+            "{all}"
+        );
+        assert!(all.contains("not saturated"), "{all}");
+
+        // No sizes known: one class as far as the diagnosis can tell, and the step is news.
+        let no_sizes: Vec<DeviceSample> = v
+            .iter()
+            .map(|x| DeviceSample {
+                rkb_per_s: None,
+                ..x.clone()
+            })
+            .collect();
+        let all = diagnose("sdx", &no_sizes).join("\n");
+        assert!(all.contains("the device changed in sample 11"), "{all}");
     }
 
     #[test]
