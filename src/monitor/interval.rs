@@ -412,7 +412,12 @@ impl StatEngine {
         self.sel.unmatched(&devs).map(str::to_string)
     }
 
-    fn row(&self, l: &DiskStatLine, delta: Result<DiskDelta, NoValue>) -> DeviceRow {
+    fn row(
+        &self,
+        l: &DiskStatLine,
+        delta: Result<DiskDelta, NoValue>,
+        cpus_busy: Option<bool>,
+    ) -> DeviceRow {
         let wrapped = delta.as_ref().map_or(0, |d| d.wrapped_fields);
         let meta = self.meta(l);
         let profile = match self.profiles.get(&(l.major, l.minor)) {
@@ -433,7 +438,7 @@ impl StatEngine {
             aws: None,
             burst: None,
             cgroups: None,
-            cpus_busy: None,
+            cpus_busy,
             size_notes_held: self
                 .size_notes
                 .get(&(l.major, l.minor))
@@ -446,7 +451,7 @@ impl StatEngine {
     /// first sample unless since-boot was asked, or when time did not advance).
     pub fn push(&mut self, cur: DiskSample) -> Option<IntervalReport> {
         let cur_cpu = self.next_cpu.take();
-        let mut report = match self.prev.take() {
+        let report = match self.prev.take() {
             None if self.since_boot => {
                 self.since_boot = false;
                 let up_ns = self.uptime_ns.take().unwrap_or(cur.mono_ns);
@@ -456,7 +461,8 @@ impl StatEngine {
                     .filter(|l| self.is_selected(l))
                     .map(|l| {
                         let d = DiskDelta::between_why(&zero_like(l), l, up_ns);
-                        self.row(l, d)
+                        // Since boot: no interval's CPUs to speak of.
+                        self.row(l, d, None)
                     })
                     .collect();
                 Some(IntervalReport {
@@ -480,6 +486,11 @@ impl StatEngine {
             }
             Some(prev) => {
                 let dt = cur.mono_ns - prev.mono_ns;
+                let cpu = match (&self.prev_cpu, &cur_cpu) {
+                    (Some(a), Some(b)) => AvgCpu::between(a, b),
+                    _ => None,
+                };
+                let busy = cpu.as_ref().map(AvgCpu::busy);
                 let mut devices = Vec::with_capacity(self.last_rows);
                 for (i, l) in cur.lines.iter().enumerate() {
                     if !self.is_selected(l) {
@@ -495,7 +506,7 @@ impl StatEngine {
                         Some(p) if p.name == l.name => DiskDelta::between_why(p, l, dt),
                         _ => Err(NoValue::NewDevice),
                     };
-                    devices.push(self.row(l, d));
+                    devices.push(self.row(l, d, busy));
                 }
                 self.last_rows = devices.len();
                 Some(IntervalReport {
@@ -505,19 +516,10 @@ impl StatEngine {
                     end_wall_ns: cur.wall_ns,
                     since_boot: false,
                     devices,
-                    cpu: match (&self.prev_cpu, &cur_cpu) {
-                        (Some(a), Some(b)) => AvgCpu::between(a, b),
-                        _ => None,
-                    },
+                    cpu,
                 })
             }
         };
-        if let Some(r) = report.as_mut().filter(|r| !r.since_boot) {
-            let busy = r.cpu.as_ref().map(AvgCpu::busy);
-            for d in &mut r.devices {
-                d.cpus_busy = busy;
-            }
-        }
         self.prev = Some(cur);
         self.prev_cpu = cur_cpu;
         // Remember which size notes each device showed, for the next interval's hysteresis.
