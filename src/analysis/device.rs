@@ -423,6 +423,19 @@ fn in_flight_busy(s: &DeviceSample, aqu_sz: f64) -> f64 {
     }
 }
 
+/// "aqu-sz Q", and where the device was busy for under [`BUSY_UTIL_PCT`] of the interval the
+/// requests in flight while it was busy beside it: an interval of bursts at aqu-sz 0.03 had 7.5
+/// in flight while busy, and that is what its requests waited behind.
+fn queue_words(s: &DeviceSample, aqu_sz: f64) -> String {
+    match s.util_pct {
+        Some(u) if u < BUSY_UTIL_PCT => format!(
+            "aqu-sz {aqu_sz:.2} ({:.1} in flight while busy, {u:.1} % of the time)",
+            in_flight_busy(s, aqu_sz)
+        ),
+        _ => format!("aqu-sz {aqu_sz:.2}"),
+    }
+}
+
 /// Overload and queueing by await against the baseline, in the judgement's words
 /// (analysis::state: saturated from 1.5x the baseline, overloaded from 3x, the ratios `stat`,
 /// the exporter and the recording page judge by): a diagnosis that called 2.8x "not
@@ -486,9 +499,10 @@ fn saturation(device: &str, active: &[Active], base: Baseline, out: &mut Vec<Str
         };
         out.push(format!(
             "{device}: overloaded {}: await {waw:.2} ms is {} the low-concurrency {base_await:.2} ms \
-             ({how_far}) at aqu-sz {wq:.2}{}.",
+             ({how_far}) at {}{}.",
             label(wi, ws),
             fmt_ratio(ratio),
+            queue_words(ws, wq),
             if overloaded > 1 {
                 format!(
                     "; {overloaded} of {} intervals are overloaded ({OVERLOADED_RATIO}x or more)",
@@ -502,10 +516,11 @@ fn saturation(device: &str, active: &[Active], base: Baseline, out: &mut Vec<Str
         let (wi, ws, waw, wq) = worst_of(&|s| s == State::Saturated).expect("counted");
         out.push(format!(
             "{device}: saturated but not overloaded: await reaches {waw:.2} ms {} ({} the \
-             baseline: requests wait for one another, below {OVERLOADED_RATIO}x) at aqu-sz \
-             {wq:.2}; {saturated} of {} intervals are at {SATURATED_RATIO}x or more.",
+             baseline: requests wait for one another, below {OVERLOADED_RATIO}x) at {}; \
+             {saturated} of {} intervals are at {SATURATED_RATIO}x or more.",
             label(wi, ws),
             fmt_ratio(waw / base.at(wi)),
+            queue_words(ws, wq),
             active.len()
         ));
     } else if slow == 0 {
@@ -769,6 +784,11 @@ mod tests {
         assert_eq!(judged(5.0, 1.0, 20.0), State::Overloaded);
         assert!(
             all.contains("sdx: overloaded in sample 4: await 5.00 ms is 5.0x"),
+            "{all}"
+        );
+        // Busy a fifth of the time: what its requests waited behind is said beside aqu-sz.
+        assert!(
+            all.contains("at aqu-sz 1.00 (5.0 in flight while busy, 20.0 % of the time)."),
             "{all}"
         );
         assert!(!all.contains("slow but not loaded"), "{all}");
