@@ -209,12 +209,20 @@ fn class_of(a: &Active) -> Option<SizeClass> {
     a.1.mean_request_bytes().map(SizeClass::of)
 }
 
+/// Whether interval `a` is of `class` (or either is not known: no sizes to tell apart).
+fn of_class(class: Option<SizeClass>, a: &Active) -> bool {
+    match (class, class_of(a)) {
+        (Some(c), Some(x)) => c == x,
+        _ => true,
+    }
+}
+
 impl Baseline {
     /// Whether interval `a` is judged against this baseline: requests of its size class (or
     /// a size not known). A large request takes longer on any device: 1 MiB writes at 2.3 ms
     /// are not "8x" a baseline of 9 KiB requests at 0.29 ms.
     fn judges(&self, a: &Active) -> bool {
-        self.class.is_none() || class_of(a).is_none() || class_of(a) == self.class
+        of_class(self.class, a)
     }
 
     /// The baseline in force at sample `i`.
@@ -298,10 +306,7 @@ fn reference_await(device: &str, active: &[Active], out: &mut Vec<String>) -> Ba
         .filter(|(n, _)| *n > 0)
         .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
         .map(|(_, c)| c);
-    let low: Vec<&Active> = low
-        .into_iter()
-        .filter(|a| class.is_none() || class_of(a).is_none() || class_of(a) == class)
-        .collect();
+    let low: Vec<&Active> = low.into_iter().filter(|a| of_class(class, a)).collect();
     if low.is_empty() {
         let (i, s, aw, q) = *active
             .iter()
@@ -417,10 +422,7 @@ fn util_trap(device: &str, active: &[Active], out: &mut Vec<String>) {
 /// Requests in flight while the device was busy: aqu-sz over the busy share (%util), as the
 /// judgement takes it (monitor::judge::in_flight_busy); aqu-sz without %util.
 fn in_flight_busy(s: &DeviceSample, aqu_sz: f64) -> f64 {
-    match s.util_pct {
-        Some(u) if u > 0.0 => aqu_sz * 100.0 / u,
-        _ => aqu_sz,
-    }
+    super::state::in_flight_while_busy(aqu_sz, s.util_pct.unwrap_or(0.0))
 }
 
 /// "aqu-sz Q", and where the device was busy for under [`BUSY_UTIL_PCT`] of the interval the

@@ -35,6 +35,18 @@ pub const CHANGE_RATIO: f64 = 2.0;
 /// A step smaller than this is the scatter of a fast device's wake-ups on a busy machine (a
 /// 0.09 ms loop device's intervals reach 0.2 ms), not a change.
 pub const CHANGE_MIN_NS: f64 = 0.2e6;
+/// Requests in flight while the device was busy: aqu-sz over the busy share (%util), aqu-sz
+/// when no busy time was counted (the shipped rules' `device:iosat_disk_concurrency_busy`). The
+/// one formula of `stat`'s judgement (monitor::judge) and the iostat-style diagnosis
+/// (analysis::device).
+pub fn in_flight_while_busy(aqu_sz: f64, util_pct: f64) -> f64 {
+    if util_pct > 0.0 {
+        aqu_sz * 100.0 / util_pct
+    } else {
+        aqu_sz
+    }
+}
+
 /// Whether a mean latency of `mean_ratio` times the baseline is more than queueing explains at
 /// `in_flight_busy` requests in flight while busy ([`LOADED_FACTOR`]): the device itself is
 /// slower, not loaded. The one rule of [`State::Slow`] ([`judge_dir`], and the iostat-style

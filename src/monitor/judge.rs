@@ -69,11 +69,7 @@ pub fn observed(r: &DiskRates, dir: Dir, p95_ms: Option<f64>) -> Observed {
 /// rules' `device:iosat_disk_concurrency_busy:ratio1m`); aqu-sz when no busy time was
 /// counted.
 pub fn in_flight_busy(r: &DiskRates) -> f64 {
-    if r.util_pct > 0.0 {
-        r.aqu_sz * 100.0 / r.util_pct
-    } else {
-        r.aqu_sz
-    }
+    crate::analysis::state::in_flight_while_busy(r.aqu_sz, r.util_pct)
 }
 
 /// What learning says of each direction (reads, writes): the learned baselines to judge
