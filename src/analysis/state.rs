@@ -251,16 +251,26 @@ impl Flags {
     /// [`Flags::words`] one by one, nothing allocated (a view's note per flagged row and
     /// interval).
     pub fn each_word(&self) -> impl Iterator<Item = &'static str> {
-        [
-            (self.estimate.is_some(), "estimate"),
-            (self.change.is_some(), "changed"),
-            (self.ceiling_at_least, "at least"),
-            (self.mixed, "mixed"),
-            (self.busy_cpus, "busy CPUs"),
-        ]
-        .into_iter()
-        .filter_map(|(on, w)| on.then_some(w))
+        Flags::WORDS
+            .into_iter()
+            .zip(self.each())
+            .filter_map(|(w, (_, on))| on.then_some(w))
     }
+
+    /// Every flag by its JSON key, set or not, in the words' order (the exporter's
+    /// `iosat_disk_op_flag` serves each as a 0 or a 1).
+    pub fn each(&self) -> [(&'static str, bool); 5] {
+        [
+            ("estimate", self.estimate.is_some()),
+            ("change", self.change.is_some()),
+            ("ceiling_at_least", self.ceiling_at_least),
+            ("mixed", self.mixed),
+            ("busy_cpus", self.busy_cpus),
+        ]
+    }
+
+    /// The words of [`Flags::each`]'s flags, in its order.
+    const WORDS: [&'static str; 5] = ["estimate", "changed", "at least", "mixed", "busy CPUs"];
 }
 
 /// The baseline one direction is judged against, whichever source gives it.
@@ -1118,6 +1128,38 @@ mod tests {
             ..Flags::default()
         };
         assert_eq!(f.words(), ["estimate", "at least", "mixed"]);
+        // Each flag by the key the JSON gives it (the exporter's `flag` label): every flag
+        // set, serialised, gives exactly these keys, in each()'s order.
+        let all = Flags {
+            change: Some(crate::analysis::shared::Shared::new(Change {
+                at_wall_ns: 0,
+                from_ns: 1e6,
+                to_ns: 4e6,
+                evidence: String::new(),
+                confirmed: false,
+            })),
+            busy_cpus: true,
+            ..f.clone()
+        };
+        let keys: Vec<String> = serde_json::to_value(&all)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let mut each: Vec<String> = all.each().iter().map(|(k, _)| k.to_string()).collect();
+        assert!(all.each().iter().all(|(_, on)| *on));
+        assert!(f
+            .each()
+            .iter()
+            .map(|(_, on)| *on)
+            .eq([true, false, true, true, false]));
+        each.sort();
+        let mut keys = keys;
+        keys.sort();
+        assert_eq!(each, keys);
+        assert_eq!(all.words().len(), 5);
         let mut r = reference(Basis::LearnedEstimate, 1000.0);
         r.flags = f;
         // Judged (learning's ratio given): a mix without one is left unknown.

@@ -943,6 +943,37 @@ headroom is the ceiling less the IOPS (absent without a headroom).",
             }
         }
     }
+    // What each judgement cannot claim (analysis::state::Flags: the JSON's flags, the
+    // words' "[estimate]", "[busy CPUs]"), served 0 or 1 for every direction judged by a
+    // baseline or left unjudged for a reason: an alert on a host whose CPUs had no idle time
+    // can say that the machine may own part of the latency (issue 37).
+    let flagged: Vec<&(&str, &DirJudgement)> = rows
+        .iter()
+        .filter(|(_, x)| x.basis != crate::analysis::state::Basis::None || x.flags.any())
+        .collect();
+    if !flagged.is_empty() {
+        let name = "iosat_disk_op_flag";
+        o.family(
+            name,
+            "gauge",
+            "What a direction's judgement cannot claim, 1 when set: estimate (its baseline is \
+estimated from higher levels, not measured at about one in flight), change (a change of the device is \
+reported: its latency at the baseline's level moved 2x), ceiling_at_least (the ceiling, so the headroom, is a lower \
+bound), mixed (the interval's request sizes are mixed: not judged against one size class's \
+curve), busy_cpus (judged slow, saturated or overloaded while the host's CPUs had no idle time: a completion waits \
+for a CPU too, so the machine may explain part of the latency); absent for a direction with \
+nothing to judge it by.",
+        );
+        for (dev, x) in flagged {
+            for (flag, on) in x.flags.each() {
+                o.sample(
+                    name,
+                    &[("device", dev), ("op", x.dir.as_str()), ("flag", flag)],
+                    if on { 1.0 } else { 0.0 },
+                );
+            }
+        }
+    }
     let name = "iosat_disk_op_latency_ratio";
     o.family(
         name,

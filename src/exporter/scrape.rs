@@ -473,12 +473,13 @@ impl Scraper {
         if let Some(c) = cgroups {
             events.push(Event::Cgroups(c));
         }
-        // The CPU times of the same moment, for a hindsight dump's avg-cpu line and its
-        // CPU-noise judgement (read only while the ring is kept).
-        if self.hindsight.is_some() {
-            if let Some(c) = crate::sys::sched::read_cpu_times(&self.root) {
-                events.push(Event::Cpu(c));
-            }
+        // The CPU times of the same moment, as `stat` reads them with every sample: the
+        // learner keeps an interval whose slow latency the machine's CPUs may explain out of
+        // the baseline, and every judgement of saturated or worse on busy CPUs says so
+        // (`busy_cpus`, issue 37); a hindsight dump's avg-cpu line is the same. Read only for
+        // hindsight until 2026-12-02: the exporter learned CPU noise into its baselines.
+        if let Some(c) = crate::sys::sched::read_cpu_times(&self.root) {
+            events.push(Event::Cpu(c));
         }
         let mut warnings = Vec::new();
         let mut out = HashMap::new();

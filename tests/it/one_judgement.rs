@@ -50,6 +50,9 @@ struct Second {
     read_ms: f64,
     writes: u64,
     write_ms: f64,
+    /// The host's CPUs had no idle time in the second (the recording's `C` line, the
+    /// exporter's /proc/stat): a direction saturated or worse is judged with `busy_cpus`.
+    cpus_busy: bool,
 }
 
 /// The first minute: 500 reads and 500 writes a second at 1 ms, one request in flight in
@@ -60,6 +63,7 @@ const WARM: (Second, usize) = (
         read_ms: 1.0,
         writes: 500,
         write_ms: 1.0,
+        cpus_busy: false,
     },
     60,
 );
@@ -76,6 +80,7 @@ const TAIL: [(Second, State, State, Dir); 4] = [
             read_ms: 4.0,
             writes: 300,
             write_ms: 1.1,
+            cpus_busy: true,
         },
         State::Overloaded,
         State::Ok,
@@ -88,6 +93,7 @@ const TAIL: [(Second, State, State, Dir); 4] = [
             read_ms: 1.0,
             writes: 300,
             write_ms: 3.5,
+            cpus_busy: true,
         },
         State::Ok,
         State::Overloaded,
@@ -100,6 +106,7 @@ const TAIL: [(Second, State, State, Dir); 4] = [
             read_ms: 1.2,
             writes: 300,
             write_ms: 2.0,
+            cpus_busy: false,
         },
         State::Ok,
         State::Saturated,
@@ -112,6 +119,7 @@ const TAIL: [(Second, State, State, Dir); 4] = [
             read_ms: 1.1,
             writes: 300,
             write_ms: 1.0,
+            cpus_busy: false,
         },
         State::Ok,
         State::Ok,
@@ -119,11 +127,13 @@ const TAIL: [(Second, State, State, Dir); 4] = [
     ),
 ];
 
-/// One sample: monotonic and wall clock (ns) and its /proc/diskstats text.
+/// One sample: monotonic and wall clock (ns), its /proc/diskstats text and the `cpu` line of
+/// its /proc/stat (two CPUs, 100 ticks a second each).
 struct Sample {
     mono_ns: u64,
     wall_ns: i64,
     diskstats: String,
+    cpu: iosat::sys::sched::CpuTimes,
 }
 
 /// The samples of the recording, one a second: the first at zero, then one after each
@@ -142,8 +152,9 @@ fn samples_of(seconds: impl Iterator<Item = Second>) -> Vec<Sample> {
     let (mut reads, mut read_ms, mut writes, mut write_ms, mut busy, mut weighted) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut mono, mut wall) = (1_000_000_000_000u64, 1_795_333_857_000_000_000i64);
+    let mut cpu = iosat::sys::sched::CpuTimes::default();
     let mut out = Vec::new();
-    let push = |out: &mut Vec<Sample>, c: [u64; 6], mono: u64, wall: i64| {
+    let push = |out: &mut Vec<Sample>, c: [u64; 6], mono: u64, wall: i64, cpu| {
         let [r, rms, w, wms, io, wt] = c;
         out.push(Sample {
             mono_ns: mono,
@@ -153,10 +164,15 @@ fn samples_of(seconds: impl Iterator<Item = Second>) -> Vec<Sample> {
                 r * 8,
                 w * 8
             ),
+            cpu,
         });
     };
-    push(&mut out, [0; 6], mono, wall);
+    push(&mut out, [0; 6], mono, wall, cpu);
     for s in seconds {
+        // Busy: no idle tick on either CPU; else a tenth of them used.
+        let user = if s.cpus_busy { 200 } else { 20 };
+        cpu.user += user;
+        cpu.idle += 200 - user;
         let (rms, wms) = (
             (s.reads as f64 * s.read_ms) as u64,
             (s.writes as f64 * s.write_ms) as u64,
@@ -174,6 +190,7 @@ fn samples_of(seconds: impl Iterator<Item = Second>) -> Vec<Sample> {
             [reads, read_ms, writes, write_ms, busy, weighted],
             mono,
             wall,
+            cpu,
         );
     }
     out
@@ -186,6 +203,7 @@ fn recording(samples: &[Sample]) -> String {
         samples[0].wall_ns
     );
     for x in samples {
+        s.push_str(&iosat::monitor::record::format_cpu(&x.cpu));
         s.push_str(&format!("T {} {}\n{}", x.mono_ns, x.wall_ns, x.diskstats));
     }
     s
@@ -229,6 +247,8 @@ struct Shown {
     headroom: Option<f64>,
     /// Why the headroom is held at 0 (the JSON's `no_headroom`, the exporter's `reason`).
     no_headroom: Option<String>,
+    /// The flags set (the JSON's keys, the exporter's `flag`).
+    flags: Vec<String>,
 }
 
 /// How the exporter names a basis (its `source` label).
@@ -306,6 +326,22 @@ fn exported(text: &str, op: &str) -> Shown {
                 ) == Some(1.0)
             })
             .map(|why| why.as_str().to_string()),
+        flags: [
+            "estimate",
+            "change",
+            "ceiling_at_least",
+            "mixed",
+            "busy_cpus",
+        ]
+        .into_iter()
+        .filter(|f| {
+            let series = format!("iosat_disk_op_flag{{device=\"sdx\",op=\"{op}\",flag=\"{f}\"}}");
+            let v = sample_value(text, &series);
+            assert!(v.is_some(), "{series} missing:\n{text}");
+            v == Some(1.0)
+        })
+        .map(str::to_string)
+        .collect(),
     }
 }
 
@@ -317,6 +353,13 @@ fn shown(d: &DirJudgement) -> Shown {
         ratio: d.ratio,
         headroom: d.headroom_iops,
         no_headroom: d.no_headroom.map(|why| why.as_str().to_string()),
+        flags: d
+            .flags
+            .each()
+            .into_iter()
+            .filter(|&(_, on)| on)
+            .map(|(f, _)| f.to_string())
+            .collect(),
     }
 }
 
@@ -354,6 +397,15 @@ fn exporter_texts(samples: &[Sample], profiles: &Path) -> Vec<String> {
     for (i, x) in samples.iter().enumerate() {
         // What a scrape reads at that moment (the counters it serves beside the judgement).
         std::fs::write(root.proc.join("diskstats"), &x.diskstats).unwrap();
+        let c = &x.cpu;
+        std::fs::write(
+            root.proc.join("stat"),
+            format!(
+                "cpu  {} {} {} {} {} {} {} {} 0 0\n",
+                c.user, c.nice, c.system, c.idle, c.iowait, c.irq, c.softirq, c.steal
+            ),
+        )
+        .unwrap();
         s.tick_with(RawSample {
             mono_ns: x.mono_ns,
             wall_ns: x.wall_ns,
@@ -387,6 +439,7 @@ fn exporter_agrees(stat: &[Judgement], texts: &[String], from: usize) {
             assert!(close(got.ratio, want.ratio, 1e-9), "{what}");
             assert!(close(got.headroom, want.headroom, 0.5), "{what}");
             assert_eq!(got.no_headroom, want.no_headroom, "{what}");
+            assert_eq!(got.flags, want.flags, "{what}");
         }
         let device = format!(
             "iosat_disk_state{{device=\"sdx\",state=\"{}\"}}",
@@ -484,6 +537,12 @@ fn stat_top_the_exporter_and_the_page_render_one_judgement() {
             "{what}"
         );
         assert_eq!(j.device.dir, *dir, "{what}");
+        // Busy CPUs said with every direction saturated or worse in a busy second, nowhere
+        // else: the comparison below is not between empty flags.
+        for d in [&j.read, &j.write, &j.device] {
+            let want = s.cpus_busy && d.state >= State::Saturated;
+            assert_eq!(d.flags.busy_cpus, want, "{:?}: {what}", d.dir);
+        }
         assert!(
             j.read.headroom_iops.is_some() && j.write.headroom_iops.is_some(),
             "{what}"
@@ -592,6 +651,7 @@ fn a_learned_change_is_news_in_every_view() {
         read_ms,
         writes: 0,
         write_ms: 0.0,
+        cpus_busy: false,
     };
     const WARM_S: usize = 60;
     const SLOW_S: usize = 12;
