@@ -178,6 +178,10 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
             .nth(1)
             .and_then(|t| t.split("{{ else }}").next())
             .unwrap();
+        // No judgement flags in these series: the `cpu` annotation's last branch.
+        let cpu = rule["annotations"]["cpu"].as_str().unwrap();
+        let no_flags = cpu.rsplit("{{ else }}").next().unwrap();
+        let no_flags = no_flags.trim_end().strip_suffix("{{ end }}").unwrap();
         let severity = rule["labels"]["severity"].as_str().unwrap();
         let summary = format!(
             "h:9019 sdx read: {} ({ratio:.1}x baseline latency)",
@@ -187,11 +191,13 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
             "        exp_alerts:\n          - exp_labels:\n              severity: {severity}\n\
              \x20             job: node\n              instance: h:9019\n              device: sdx\n\
              \x20             op: read\n            exp_annotations:\n              summary: {}\n\
-             \x20             runbook: {}\n              cap: {}\n              split: {}\n",
+             \x20             runbook: {}\n              cap: {}\n              split: {}\n\
+             \x20             cpu: {}\n",
             serde_json::to_string(&summary).unwrap(),
             serde_json::to_string(runbook).unwrap(),
             serde_json::to_string(no_cap).unwrap(),
-            serde_json::to_string(no_split).unwrap()
+            serde_json::to_string(no_split).unwrap(),
+            serde_json::to_string(no_flags).unwrap()
         ));
     }
     t
