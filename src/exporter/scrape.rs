@@ -475,7 +475,7 @@ impl Scraper {
         }
         // The CPU times of the same moment, as `stat` reads them with every sample: the
         // learner keeps an interval whose slow latency the machine's CPUs may explain out of
-        // the baseline, and every judgement of saturated or worse on busy CPUs says so
+        // the baseline, and every judgement of slow or worse on busy CPUs says so
         // (`busy_cpus`, issue 37); a hindsight dump's avg-cpu line is the same. Read only for
         // hindsight until 2026-12-02: the exporter learned CPU noise into its baselines.
         if let Some(c) = crate::sys::sched::read_cpu_times(&self.root) {
