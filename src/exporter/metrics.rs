@@ -986,12 +986,12 @@ headroom is the ceiling less the IOPS (absent without a headroom).",
             name,
             "gauge",
             "What a direction's judgement cannot claim, 1 when set: estimate (its baseline is \
-estimated from higher levels, not measured at about one in flight), change (a change of the device is \
-reported: its latency at the baseline's level moved 2x), ceiling_at_least (the ceiling, so the headroom, is a lower \
-bound), mixed (the interval's request sizes are mixed: not judged against one size class's \
-curve), busy_cpus (judged slow, saturated or overloaded while the host's CPUs had no idle time: a completion waits \
-for a CPU too, so the machine may explain part of the latency); absent for a direction with \
-nothing to judge it by.",
+estimated from higher levels, not measured at about one in flight), change (a change of the \
+device is reported: its latency at the baseline's level moved 2x), ceiling_at_least (the \
+ceiling, so the headroom, is a lower bound), mixed (the interval's request sizes are mixed: not \
+judged against one size class's curve), busy_cpus (judged slow, saturated or overloaded while \
+the host's CPUs had no idle time: a completion waits for a CPU too, so the machine may explain \
+part of the latency); absent for a direction with nothing to judge it by.",
         );
         for (dev, x) in flagged {
             for (flag, on) in x.flags.each() {

@@ -51,7 +51,7 @@ struct Second {
     writes: u64,
     write_ms: f64,
     /// The host's CPUs had no idle time in the second (the recording's `C` line, the
-    /// exporter's /proc/stat): a direction saturated or worse is judged with `busy_cpus`.
+    /// exporter's /proc/stat): a direction judged slow or worse is flagged `busy_cpus`.
     cpus_busy: bool,
 }
 
@@ -326,22 +326,20 @@ fn exported(text: &str, op: &str) -> Shown {
                 ) == Some(1.0)
             })
             .map(|why| why.as_str().to_string()),
-        flags: [
-            "estimate",
-            "change",
-            "ceiling_at_least",
-            "mixed",
-            "busy_cpus",
-        ]
-        .into_iter()
-        .filter(|f| {
-            let series = format!("iosat_disk_op_flag{{device=\"sdx\",op=\"{op}\",flag=\"{f}\"}}");
-            let v = sample_value(text, &series);
-            assert!(v.is_some(), "{series} missing:\n{text}");
-            v == Some(1.0)
-        })
-        .map(str::to_string)
-        .collect(),
+        // Every flag the judgement has, by its key (analysis::state::Flags::each).
+        flags: iosat::analysis::state::Flags::default()
+            .each()
+            .into_iter()
+            .map(|(f, _)| f)
+            .filter(|f| {
+                let series =
+                    format!("iosat_disk_op_flag{{device=\"sdx\",op=\"{op}\",flag=\"{f}\"}}");
+                let v = sample_value(text, &series);
+                assert!(v.is_some(), "{series} missing:\n{text}");
+                v == Some(1.0)
+            })
+            .map(str::to_string)
+            .collect(),
     }
 }
 
@@ -537,10 +535,11 @@ fn stat_top_the_exporter_and_the_page_render_one_judgement() {
             "{what}"
         );
         assert_eq!(j.device.dir, *dir, "{what}");
-        // Busy CPUs said with every direction saturated or worse in a busy second, nowhere
-        // else: the comparison below is not between empty flags.
+        // Busy CPUs said with every direction judged slow or worse in a busy second (the
+        // rule, monitor::judge::say_busy_cpus), nowhere else: the comparison below is not
+        // between empty flags.
         for d in [&j.read, &j.write, &j.device] {
-            let want = s.cpus_busy && d.state >= State::Saturated;
+            let want = s.cpus_busy && d.state >= State::Slow;
             assert_eq!(d.flags.busy_cpus, want, "{:?}: {what}", d.dir);
         }
         assert!(
