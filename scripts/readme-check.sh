@@ -10,7 +10,9 @@
 #     are the output it showed, not checked: numbers differ from machine to machine);
 #   - examples run in page order, each with `bash -c`, in one scratch directory per page (so
 #     a file an earlier example of the page writes is there for a later one; pages do not see
-#     each other's files), bounded by a time limit, and must exit 0;
+#     each other's files, learned state or profiles), bounded by a time limit, and must exit 0;
+#     README_CHECK_JOBS pages (default 4) run at once, and each page's lines are printed
+#     together, in page order;
 #   - `iosat` is the built binary behind a wrapper that keeps runs short: sweep and fsync
 #     get short per-level/per-case durations (20 ms, no ramp; a sweep's temporary file 16 MiB
 #     unless the example sets --size), and a live `stat` without a count stops after 2
@@ -48,14 +50,18 @@ fi
 FIXTURES=$ROOT/tests/fixtures
 export ROOT FIXTURES
 LIMIT=${README_CHECK_TIMEOUT:-120}
+# Pages at once: the examples mostly wait (a short sweep's I/O, a live `stat`'s interval; the
+# whole walk took 86 s of wall time for 25 s of CPU, one page at a time).
+AT_ONCE=${README_CHECK_JOBS:-4}
+[[ $AT_ONCE =~ ^[1-9][0-9]*$ ]] || { echo "readme-check: README_CHECK_JOBS must be a whole number of 1 or more, not '$AT_ONCE'" >&2; exit 2; }
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/readme-check.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/bin"
 # Nothing an example does outlives the check: what `stat` learns from the traffic it sees (else
 # /var/lib/iosat for root, ~/.local/state/iosat otherwise) and the profiles examples read or
-# save stay in the scratch directory, and the machine's own profiles never colour an example.
-export IOSAT_STATE_DIR=$scratch/state IOSAT_PROFILE_DIR=$scratch/profiles
+# save stay in the page's scratch directory (IOSAT_STATE_DIR and IOSAT_PROFILE_DIR, set per
+# page below), and the machine's own profiles never colour an example.
 
 # The wrapper: short runs, same binary.
 cat >"$scratch/bin/iosat" <<WRAP
@@ -148,12 +154,13 @@ check_links() {
 }
 
 pass=0 fail=0 skipped=0 links=0
-# One page: its examples in order, in a fresh scratch directory of its own.
+# One page: its examples in order, in DIR/work, a scratch directory of its own; its counts
+# (pass fail skipped links) into DIR/counts.
 check_page() {
-    local page=$1 name=${1#"$ROOT"/} cur=0 block kind line text
+    local page=$1 dir=$2 name=${1#"$ROOT"/} cur=0 block kind line text
     local -a subs=() skiplines=()
     local block_skip="" want=0 why run rc s pat t0 took
-    rm -rf "$scratch/work" && mkdir -p "$scratch/work"
+    mkdir -p "$dir/work"
     while IFS=$'\t' read -r block kind line text; do
         if [[ $block != "$cur" ]]; then
             cur=$block subs=() skiplines=() block_skip="" want=0
@@ -166,10 +173,10 @@ check_page() {
                 "sub "*) subs+=("${text#sub }") ;;
                 "exit "*) want=${text#exit } ;;
                 "setup "*)
-                    if [[ -z $block_skip ]] && ! (cd "$scratch/work" && PATH="$scratch/bin:$PATH" \
-                        timeout "$LIMIT" bash -c "${text#setup }") >"$scratch/out" 2>&1; then
+                    if [[ -z $block_skip ]] && ! (cd "$dir/work" && PATH="$scratch/bin:$PATH" \
+                        timeout "$LIMIT" bash -c "${text#setup }") >"$dir/out" 2>&1; then
                         echo "FAIL  $name:$line: setup: ${text#setup }"
-                        sed 's/^/      /' "$scratch/out" | tail -20
+                        sed 's/^/      /' "$dir/out" | tail -20
                         fail=$((fail + 1))
                     fi ;;
                 *) echo "FAIL  $name:$line: unknown readme-check directive: $text"; fail=$((fail + 1)) ;;
@@ -196,8 +203,8 @@ check_page() {
             run=${run//"${s%%=*}"/"${s#*=}"}
         done
         t0=$EPOCHREALTIME
-        (cd "$scratch/work" && PATH="$scratch/bin:$PATH" timeout "$LIMIT" bash -c "$run") \
-            >"$scratch/out" 2>&1 </dev/null
+        (cd "$dir/work" && PATH="$scratch/bin:$PATH" timeout "$LIMIT" bash -c "$run") \
+            >"$dir/out" 2>&1 </dev/null
         rc=$?
         took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
         if [[ $rc == "$want" ]]; then
@@ -205,15 +212,38 @@ check_page() {
             pass=$((pass + 1))
         else
             echo "FAIL  $name:$line: $run (exit $rc, want $want)"
-            sed 's/^/      /' "$scratch/out" | tail -20
+            sed 's/^/      /' "$dir/out" | tail -20
             fail=$((fail + 1))
         fi
     done < <(extract "$page")
     check_links "$page" "$name"
+    echo "$pass $fail $skipped $links" >"$dir/counts"
 }
 
+n=0
 for page in "${pages[@]}"; do
-    check_page "$page"
+    n=$((n + 1))
+    while (($(jobs -rp | wc -l) >= AT_ONCE)); do
+        wait -n
+    done
+    dir=$scratch/page$n
+    mkdir -p "$dir"
+    (
+        export IOSAT_STATE_DIR=$dir/state IOSAT_PROFILE_DIR=$dir/profiles
+        check_page "$page" "$dir" >"$dir/log" 2>&1
+    ) &
+done
+wait
+# The pages' lines in page order, and their counts summed; a page that left no counts (its
+# walk died) is a failure, not a silent pass.
+for ((i = 1; i <= n; i++)); do
+    cat "$scratch/page$i/log"
+    if read -r p f s l <"$scratch/page$i/counts" 2>/dev/null; then
+        pass=$((pass + p)) fail=$((fail + f)) skipped=$((skipped + s)) links=$((links + l))
+    else
+        echo "FAIL  ${pages[i - 1]#"$ROOT"/}: the page's walk ended before its counts"
+        fail=$((fail + 1))
+    fi
 done
 
 echo "readme-check: ${#pages[@]} pages, $pass ran, $skipped skipped, $links links resolved, $fail failed"
