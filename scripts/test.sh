@@ -84,9 +84,9 @@ cargo test --locked --lib 2>&1
 # time; fio and iosat beside them wake a few thousand times a second) and mostly waits out its
 # load phases, so five of those that learn from traffic keep each one's truth on two cores
 # when nothing else loads the machine (known_lane, below; on a busy machine one at a time).
-# Last the rest one
-# at a time: on two cores a test beside another (a sweep of the machine's disk, a CPU hog, a CPU-heavy simulation) disturbs the
-# timing that the known-device, truth and scrape tests are about, and loop/dm set-ups race.
+# Last the rest one at a time: on two cores a test beside another (a sweep of the machine's
+# disk, a CPU hog, a CPU-heavy simulation) disturbs the timing that the known-device, truth and
+# scrape tests are about, and loop/dm set-ups race.
 # Each test's wall time is noted as it ends (in the first two phases, since the test before it
 # ended), and the slowest are listed at the end: the suite's time is a budget
 # (CONTRIBUTING.md), and this is where it goes.
@@ -145,15 +145,18 @@ others_busy_pct() {
   echo $(( t1 > t0 ? 100 * ((t1 - t0) - (i1 - i0)) / (t1 - t0) : 0 ))
 }
 all_tests=$(cargo test --locked --test it -- --list --format terse 2>/dev/null | sed -n 's/: test$//p')
+# The lists on one line each, " a b c ", for the same `*" $t "*` match as the others.
+# shellcheck disable=SC2086 # split on purpose
+known_lane=" $(echo $known_lane) "
+# shellcheck disable=SC2086
+all_line=" $(echo $all_tests) "
 together=() known=() alone=()
 for t in $all_tests; do
   case "$alone_anyway" in
     *" $t "*) alone+=("$t"); continue ;;
   esac
   case "$known_lane" in
-    *"
-  $t
-"*) known+=("$t"); continue ;;
+    *" $t "*) known+=("$t"); continue ;;
   esac
   case "$parallel_modules" in
     *" ${t%%::*} "*) together+=("$t") ;;
@@ -163,7 +166,7 @@ done
 # A name in known_lane that is no test (renamed, removed) would leave its test in the last
 # phase unnoticed: the list is kept exact.
 for t in $known_lane; do
-  case " $(printf '%s ' $all_tests)" in
+  case "$all_line" in
     *" $t "*) ;;
     *) echo "scripts/test.sh: known_lane names no test: $t" >&2; exit 1 ;;
   esac

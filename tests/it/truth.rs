@@ -93,8 +93,7 @@ fn fio_agrees_with_the_spec(dev: &KnownDev, o: f64) {
         if c == 1 {
             // Between S and S plus the path's own cost per request (FUSE, loop, the unit's
             // wake-up), which a busy machine moves from one moment to the next: the larger of
-            // two measurements (made alone, or beside the few other known devices of the
-            // suite's known-device phase, which are as light as this one).
+            // two measurements (truth tests run alone, so not while this one runs).
             base_ms = lat_ms;
             let s = S_MS as f64;
             assert!(

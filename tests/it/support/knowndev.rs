@@ -40,9 +40,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// units sleep out the service time at SCHED_FIFO, and the CPU of the whole test (the FUSE
 /// server, fio, iosat; a cgroup's cpuacct, each test run alone on 2026-12-02) was 4-16 % of a
 /// core (the Prometheus alert test 4.9 s in 127 s, the bursty learning test 3.1 s in 38 s, the
-/// open loop against fio 7.1 s in 43 s). scripts/test.sh runs them a few at a time in a phase
-/// of their own, where nothing heavy runs beside them (no CPU hog, no sweep of the machine's
-/// disk: what would disturb the timing the truth is about).
+/// open loop against fio 7.1 s in 43 s). scripts/test.sh runs those that learn from traffic
+/// (its `known_lane`) five at a time in a phase of their own, where nothing heavy runs beside
+/// them; those whose sweeps are checked against the truth stay one at a time.
 fn at_once() -> usize {
     std::env::var("IOSAT_TEST_KNOWN_AT_ONCE")
         .ok()
