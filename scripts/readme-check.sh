@@ -43,6 +43,10 @@ else
     [[ -f $ROOT/CONTRIBUTING.md ]] && pages+=("$ROOT/CONTRIBUTING.md")
     pages+=("$ROOT"/docs/*.md)
 fi
+# A page named that is not there would walk nothing and pass: one line naming it, exit 2.
+for page in "${pages[@]}"; do
+    [[ -f $page && -r $page ]] || { echo "readme-check: no such page: $page" >&2; exit 2; }
+done
 IOSAT=${IOSAT:-$ROOT/target/debug/iosat}
 if [[ ! -x $IOSAT ]]; then
     (cd "$ROOT" && cargo build --quiet) || exit 1
@@ -220,6 +224,29 @@ check_page() {
     echo "$pass $fail $skipped $links" >"$dir/counts"
 }
 
+# Ctrl-C or a TERM ends the walk: the pages run in the background, where a script's jobs
+# ignore SIGINT, so each page's whole tree is sent a TERM (a `timeout` passes it on to its
+# example), then the EXIT trap removes the scratch directory.
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do
+        kill_tree "$child"
+    done
+    kill -TERM "$1" 2>/dev/null
+}
+page_pids=()
+on_signal() {
+    trap - INT TERM
+    local pid
+    for pid in "${page_pids[@]}"; do
+        kill_tree "$pid"
+    done
+    wait
+    echo "readme-check: interrupted" >&2
+    exit 130
+}
+trap on_signal INT TERM
+
 n=0
 for page in "${pages[@]}"; do
     n=$((n + 1))
@@ -232,6 +259,7 @@ for page in "${pages[@]}"; do
         export IOSAT_STATE_DIR=$dir/state IOSAT_PROFILE_DIR=$dir/profiles
         check_page "$page" "$dir" >"$dir/log" 2>&1
     ) &
+    page_pids+=($!)
 done
 wait
 # The pages' lines in page order, and their counts summed; a page that left no counts (its
