@@ -86,7 +86,7 @@ fn overloaded_inhibits_saturated_in_a_real_alertmanager() {
     );
     assert!(out.contains("2 inhibit rules"), "{out}");
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let _am = Killed(
@@ -157,7 +157,8 @@ fn overloaded_inhibits_saturated_in_a_real_alertmanager() {
 }
 
 /// A loop device over the block device `under` (`/dev/<under>`), detached on drop.
-struct LoopOver(String);
+/// The loop device, and its undoing if the run is interrupted (support::reap).
+struct LoopOver(String, #[allow(dead_code)] crate::support::reap::Held);
 
 impl LoopOver {
     fn new(under: &str) -> LoopOver {
@@ -167,7 +168,9 @@ impl LoopOver {
             .output()
             .unwrap();
         assert!(o.status.success(), "losetup over /dev/{under}");
-        LoopOver(String::from_utf8_lossy(&o.stdout).trim().to_string())
+        let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        let reap = crate::support::reap::loop_device(&dev);
+        LoopOver(dev, reap)
     }
 
     fn name(&self) -> &str {

@@ -290,7 +290,7 @@ Device: rrqm/s wrqm/s r/s w/s rsec/s wsec/s avgrq-sz avgqu-sz await svctm %utild
 
 #[test]
 fn seed001_iostat_lines_headroom_then_overload() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::write(dir.path().join("seed001.txt"), SEED001_IOSTAT).unwrap();
     let text = stdout(&analyze_in(dir.path(), &["seed001.txt"]));
     assert!(
@@ -348,7 +348,7 @@ Latency (ms):
 
 #[test]
 fn seed000_sysbench_excerpts_give_the_article_table() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::write(dir.path().join("seed000.txt"), seed000_sysbench()).unwrap();
     // The avg/baseline column of the levels table (shared with sweep: "x_base").
     let md = stdout(&analyze_in(dir.path(), &["seed000.txt", "--markdown"]));
@@ -395,7 +395,7 @@ fn err_line(o: &Output) -> String {
 
 #[test]
 fn truncated_and_unknown_input_is_one_line_with_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let full = std::fs::read_to_string(fixtures().join("fio-qd4.json")).unwrap();
     let cut: String = full.lines().take(40).collect::<Vec<_>>().join("\n");
     std::fs::write(dir.path().join("cut.json"), cut).unwrap();
@@ -481,7 +481,7 @@ fn fresh_outputs_of_the_installed_tools() {
         crate::util::skip("fio, sysbench or iostat is not installed");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path();
     let data = d.join("data");
     for qd in [1, 8] {
@@ -659,7 +659,7 @@ Device: rrqm/s wrqm/s r/s w/s rsec/s wsec/s avgrq-sz avgqu-sz await svctm %utild
 [ 80s] threads: 64, tps: 42.40, reads/s: 593.60, writes/s: 0.00 response time: 2613.15ms (95%)
 [ 90s] threads: 64, tps: 44.80, reads/s: 627.20, writes/s: 0.00 response time: 2404.49ms (95%)
 ";
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::write(dir.path().join("seed001.txt"), text).unwrap();
     let r: Value =
         serde_json::from_str(&stdout(&analyze_in(dir.path(), &["seed001.txt", "--json"]))).unwrap();
@@ -675,7 +675,7 @@ Device: rrqm/s wrqm/s r/s w/s rsec/s wsec/s avgrq-sz avgqu-sz await svctm %utild
 
 #[test]
 fn levels_without_throughput_or_latency_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::write(
         dir.path().join("zero.json"),
         r#"{"jobs": [{"jobname": "x", "read": {"iops": 100, "bw": 400, "lat_ns": {"mean": 0}}}]}"#,

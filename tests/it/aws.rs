@@ -28,7 +28,7 @@ fn info_on_this_machine_reads_and_prints_nothing_about_aws() {
         crate::util::skip("info_on_this_machine_reads_and_prints_nothing_about_aws: no strace");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let log = dir.path().join("trace");
     let o = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=openat,open,ioctl", "-o"])
@@ -98,7 +98,7 @@ fn info_names_an_ebs_volume_from_its_serial() {
         crate::util::skip_lacking("this machine has its own /dev/nvme0n1");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let (proc_root, sys_root) = ebs_sysroot(dir.path());
     let args = [
         "info",
@@ -160,7 +160,7 @@ fn live_stat_on_this_machine_reads_and_prints_nothing_about_aws() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let log = dir.path().join("trace");
     let o = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=openat,open,ioctl", "-o"])
@@ -200,7 +200,7 @@ fn live_stat_on_this_machine_reads_and_prints_nothing_about_aws() {
 /// the requests), it says the counters are not of it.
 #[test]
 fn analyze_sets_nvme_amzn_stats_beside_a_recording() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = |reads: u64, name: &str| {
         let p = dir.path().join(name);
         let t0 = 1_000_000_000_000u64;

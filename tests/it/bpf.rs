@@ -95,7 +95,7 @@ fn histograms_match_diskstats_on_a_loop_device() {
     }
     let _one_at_a_time = serial();
     let lo = LoopDev::new(32 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("rec");
     let child = recording_stat(&lo, &rec, &["-i", "0.5", "-c", "12"]);
     // A known number of direct reads and writes, then one discard range and a flush.
@@ -272,7 +272,7 @@ fn without_btf_one_line_and_no_bpf_says_nothing() {
         return;
     }
     let lo = LoopDev::new(4 << 20);
-    let empty = tempfile::tempdir().unwrap();
+    let empty = crate::util::tempdir().unwrap();
     let o = stat_once(&lo, &[], &["--sys-root", empty.path().to_str().unwrap()]);
     let lines = json_lines(&ok_stdout(&o));
     assert_eq!(lines.len(), 2);
@@ -335,7 +335,7 @@ fn the_committed_object_is_built_from_its_source() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let out = dir.path().join("iolat.bpf.o");
     let st = Command::new(root.join("scripts/build-bpf.sh"))
         .arg(&out)
@@ -454,8 +454,8 @@ fn sweep_shows_the_block_layer_beside_the_engine() {
         );
         return;
     };
-    let dir = tempfile::tempdir_in(&mnt).unwrap();
-    let outdir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir_in(&mnt).unwrap();
+    let outdir = crate::util::tempdir().unwrap();
     let out = outdir.path().join("sweep.json");
     // A short sweep of a 16 MiB file in `dir` at `levels`, JSON, with `extra` flags.
     let sweep = |levels: &str, duration: &str, extra: &[&std::ffi::OsStr]| {
@@ -518,7 +518,7 @@ fn live_p95_is_judged_against_the_profile_baseline_p95() {
     }
     let _one_at_a_time = serial();
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     // A 16 MiB loop device has no wwid, serial or model: its profile id is its name and size.
     let id = format!("{}-{}", lo.name(), 16 << 20);
     // Two profile directories: a baseline p95 of 100 ns (any real p95 is far above 3x it: a

@@ -242,7 +242,7 @@ fn the_exporter_serves_the_peak_window_since_the_last_scrape() {
 #[test]
 fn a_recording_keeps_the_bursts_for_its_page_and_its_replay() {
     let lo = crate::util::LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("b.rec");
     let child = iosat()
         .args([

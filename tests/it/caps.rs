@@ -168,7 +168,7 @@ fn live_stat_and_the_exporter_name_the_declared_cap_under_load() {
     // stat's JSON: each interval's share of the declared cap, on the IOPS figure, against the
     // rate the device itself served over the same run (its units' count); recorded, with its
     // page.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let (rec, page) = (dir.path().join("rec"), dir.path().join("live.html"));
     let (out, truth) = served(&dev, || {
         iosat()
@@ -393,7 +393,7 @@ fn live_stat_does_not_claim_a_cap_the_device_stays_below() {
 
 #[test]
 fn a_bad_cap_is_one_line_naming_the_flag_and_the_value() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let result = d.path().join("r.json");
     std::fs::write(&result, "{}").unwrap();
     let result = result.to_str().unwrap();
@@ -510,7 +510,7 @@ fn a_sweep_takes_the_cap_from_the_devices_profile_and_says_so() {
     let Some(dev) = KnownDev::start(capped()) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let pd = dir.path().join("profiles");
     let pd = pd.to_str().unwrap();
     // No profile yet: no cap, as before.

@@ -17,6 +17,7 @@ static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new
 struct OwnCgroup {
     dir: PathBuf,
     child: Option<Child>,
+    _reap: crate::support::reap::Held,
 }
 
 impl OwnCgroup {
@@ -25,7 +26,12 @@ impl OwnCgroup {
         let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = hierarchy.join(format!("cg{}-{n}{tag}", std::process::id()));
         std::fs::create_dir(&dir).unwrap();
-        OwnCgroup { dir, child: None }
+        let _reap = crate::support::reap::cgroup(&dir);
+        OwnCgroup {
+            dir,
+            child: None,
+            _reap,
+        }
     }
 
     /// `fio` reading `dev` at `depth` for `secs`, started from inside the cgroup (the shell

@@ -22,6 +22,7 @@ static SEQ: AtomicUsize = AtomicUsize::new(0);
 struct OwnCgroup {
     dir: PathBuf,
     child: Option<Child>,
+    _reap: crate::support::reap::Held,
 }
 
 impl OwnCgroup {
@@ -29,7 +30,12 @@ impl OwnCgroup {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let dir = hierarchy.join(format!("iosat-test-{}-{n}", std::process::id()));
         std::fs::create_dir(&dir).unwrap();
-        OwnCgroup { dir, child: None }
+        let _reap = crate::support::reap::cgroup(&dir);
+        OwnCgroup {
+            dir,
+            child: None,
+            _reap,
+        }
     }
 
     /// A child in the cgroup that reads `count` 4 KiB blocks of `dev` with O_DIRECT once a line

@@ -202,7 +202,7 @@ fn man_pages_have_examples_exit_status_environment_and_a_typed_synopsis() {
         crate::util::skip("man(1) not installed");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let f = dir.path().join("iosat-sweep.1");
     std::fs::write(&f, page(&["man", "sweep"])).unwrap();
     let r = std::process::Command::new("man")

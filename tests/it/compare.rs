@@ -23,7 +23,7 @@ fn compare(args: &[&Path], extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn two_sweeps_side_by_side_with_the_differences_in_words() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let a = sim_sweep(d.path(), "a.json", 4);
     let b = sim_sweep(d.path(), "b.json", 8);
     let text = ok_stdout(&compare(&[&a, &b], &[]));
@@ -51,7 +51,7 @@ fn two_sweeps_side_by_side_with_the_differences_in_words() {
 #[test]
 fn a_saved_older_file_compares_with_a_new_one() {
     // The fixture was written by an earlier iosat (report::load reads its schema version).
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let b = sim_sweep(d.path(), "new.json", 4);
     let old = fixture("report").join("sim_sweep.json");
     let text = ok_stdout(&compare(&[&old, &b], &[]));
@@ -60,7 +60,7 @@ fn a_saved_older_file_compares_with_a_new_one() {
 
 #[test]
 fn fsync_results_compare_case_by_case() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let a = fixture("report").join("fsync.json");
     let b = d.path().join("again.json");
     std::fs::copy(&a, &b).unwrap();
@@ -82,7 +82,7 @@ fn fsync_results_compare_case_by_case() {
 
 #[test]
 fn mixed_kinds_are_refused_naming_both_files() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let a = sim_sweep(d.path(), "a.json", 4);
     let f = fixture("report").join("fsync.json");
     let out = compare(&[&a, &f], &[]);
@@ -100,7 +100,7 @@ fn mixed_kinds_are_refused_naming_both_files() {
 /// analysis without levels (an iostat log) still cannot stand beside a sweep.
 #[test]
 fn a_sweep_stands_beside_analyzed_fio_runs_at_the_same_depths() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let sweep =
         SimSweep::quick("sim:units=4,service=1ms", "1,4,16,64").save(d.path().join("sweep.json"));
     let fio = d.path().join("fio.json");
@@ -163,7 +163,7 @@ fn a_sweep_stands_beside_analyzed_fio_runs_at_the_same_depths() {
 
 #[test]
 fn a_missing_or_bad_file_is_one_line_naming_it() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let a = sim_sweep(d.path(), "a.json", 4);
     let missing = d.path().join("missing.json");
     let bad = d.path().join("bad.json");
@@ -180,7 +180,7 @@ fn a_missing_or_bad_file_is_one_line_naming_it() {
 
 #[test]
 fn the_page_overlays_the_runs_and_renders_in_chromium() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let a = sim_sweep(d.path(), "a.json", 4);
     let b = sim_sweep(d.path(), "b.json", 8);
     let page = d.path().join("c.html");
@@ -207,7 +207,7 @@ fn the_page_overlays_the_runs_and_renders_in_chromium() {
         crate::util::skip("chromium check of the compare page: no chromium");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     crate::report::check_page(&bin, dir.path(), "compare", &html, 3);
 }
 
@@ -216,7 +216,7 @@ fn analyses_of_device_logs_compare_device_by_device() {
     // iostat on one host against pt-diskstats samples of the same device name, read from a
     // directory with a long path (a CI runner's checkout: each page names its files, and two
     // long paths side by side once ran the context table past 1280 px).
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let long = d
         .path()
         .join(format!("logs-{}", "of-a-host-in-a-fleet-".repeat(4)));
@@ -258,7 +258,7 @@ fn analyses_of_device_logs_compare_device_by_device() {
 
 #[test]
 fn every_difference_is_in_every_format() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let a = sim_sweep(d.path(), "a.json", 4);
     let b = sim_sweep(d.path(), "b.json", 8);
     let f = fixture("report").join("fsync.json");
@@ -300,7 +300,7 @@ fn every_difference_is_in_every_format() {
 /// beside a clean one, and two runs of different patterns.
 #[test]
 fn caveats_come_before_the_numbers() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let clean = sim_sweep(d.path(), "clean.json", 4);
     // The same run, its levels from concurrency 2 on measured while 40 % of each request's
     // latency was a wait for a CPU; the verdict is left out, so the loader judges the levels.

@@ -213,7 +213,7 @@ fn zram_and_loop_targets_default_to_the_sync_engine_and_say_so() {
 
 #[test]
 fn a_sparse_file_and_a_cache_sized_buffered_run_are_warned_about() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let f = dir.path().join("holes.img");
     std::fs::File::create(&f).unwrap().set_len(8 << 20).unwrap();
     let (j, err) = quick(
@@ -236,6 +236,7 @@ struct ThrottleCgroup {
     dir: std::path::PathBuf,
     /// The file the limit was written to.
     file: std::path::PathBuf,
+    _reap: crate::support::reap::Held,
 }
 
 impl ThrottleCgroup {
@@ -260,7 +261,8 @@ impl ThrottleCgroup {
             let dir = base.join(&name);
             std::fs::create_dir(&dir).ok()?;
             let file = dir.join("io.max");
-            let cg = ThrottleCgroup { dir, file };
+            let _reap = crate::support::reap::cgroup(&dir);
+            let cg = ThrottleCgroup { dir, file, _reap };
             std::fs::write(&cg.file, format!("{dev} riops={riops}")).ok()?;
             return Some(cg);
         }
@@ -269,7 +271,8 @@ impl ThrottleCgroup {
             let dir = v1.join(&name);
             std::fs::create_dir(&dir).ok()?;
             let file = dir.join("blkio.throttle.read_iops_device");
-            let cg = ThrottleCgroup { dir, file };
+            let _reap = crate::support::reap::cgroup(&dir);
+            let cg = ThrottleCgroup { dir, file, _reap };
             std::fs::write(&cg.file, format!("{dev} {riops}")).ok()?;
             return Some(cg);
         }
@@ -371,7 +374,7 @@ fn a_cgroup_read_iops_limit_is_read_named_and_plateaus_the_sweep() {
 
 #[test]
 fn save_profile_refuses_an_unstable_baseline_unless_forced() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let pd = dir.path().to_str().unwrap();
     // One unit of exponential 10 ms service, 0.4 s per level: a handful of requests per
     // window, whose means scatter beyond MAX_MEAN_CV.
@@ -520,8 +523,8 @@ fn a_competing_reader_on_the_same_device_shows_as_other_traffic() {
 
 #[test]
 fn a_level_cut_by_sigterm_names_its_signal() {
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
+    let out_dir = crate::util::tempdir().unwrap();
     let out_file = out_dir.path().join("partial.json");
     let args = ["--levels", "1,2,4,8", "--duration", "1", "--no-progress"];
     // Well inside the second level (1 s long).

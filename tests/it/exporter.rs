@@ -307,7 +307,7 @@ fn a_client_stalling_mid_header_is_disconnected() {
 
 /// A root whose diskstats is a FIFO nobody writes: reading it blocks forever (a hung /proc).
 fn hung_root() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("proc")).unwrap();
     std::fs::create_dir_all(dir.path().join("sys")).unwrap();
     let fifo = dir.path().join("proc/diskstats");
@@ -527,7 +527,7 @@ impl Prometheus {
 
     /// With extra command-line flags (`--enable-feature=...`).
     pub(crate) fn start_with(targets: &[std::net::SocketAddr], flags: &[&str]) -> Prometheus {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::util::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -628,7 +628,7 @@ struct AdvancingDiskstats {
 impl AdvancingDiskstats {
     fn start(read_ms_per_1000: u64) -> AdvancingDiskstats {
         use std::sync::atomic::Ordering;
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::util::tempdir().unwrap();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let path = dir.path().join("diskstats");
         let write = move |reads: u64, read_ms: u64| {
@@ -959,7 +959,7 @@ fn the_dashboard_follows_the_conventions() {
 fn a_client_that_stops_reading_is_disconnected() {
     use std::io::Read;
     // 20,000 devices: a /metrics answer of megabytes, more than the socket buffers hold.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("proc")).unwrap();
     std::fs::create_dir_all(dir.path().join("sys")).unwrap();
     let text: String = (0..20_000)
@@ -1010,7 +1010,7 @@ fn tls_and_basic_auth_from_a_web_config_file() {
         crate::util::skip("needs openssl and curl");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path();
     let o = Command::new("openssl")
         .args([
@@ -1211,7 +1211,7 @@ fn version_names_the_commit_of_the_checkout() {
 
 #[test]
 fn a_profile_saved_while_the_exporter_runs_is_picked_up() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let mut s = Scraper::new(fixture_root(), Devices::default(), Some(dir.path().into()))
         .with_profile_refresh(0);
     let text = metrics::render(&s.scrape());
@@ -1259,7 +1259,7 @@ pub(crate) fn profile_dir_for(name: &str, verdict: &str) -> tempfile::TempDir {
             .unwrap(),
     );
     let id = info["devices"][0]["profile_id"].as_str().unwrap();
-    let profiles = tempfile::tempdir().unwrap();
+    let profiles = crate::util::tempdir().unwrap();
     std::fs::write(
         profiles.path().join(format!("{id}.json")),
         format!(r#"{{"workload":{{"pattern":"randread","block_size":4096}},"verdict":{verdict}}}"#),
@@ -1317,7 +1317,7 @@ fn on_a_loop_device_the_recorded_saturation_equals_stats() {
     };
     scraped();
     // stat over one interval that spans the measured reads, nothing else on the device.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("s.rec");
     let stat = crate::util::iosat()
         .args([
@@ -1887,7 +1887,7 @@ fn every_web_config_key_with_a_real_client() {
         crate::util::skip("needs openssl and curl");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path();
     make_pki(d);
     let hash = bcrypt::hash("s3cret", 4).unwrap();
@@ -2050,7 +2050,7 @@ fn verify_client_cert_if_given_serves_clients_without_one() {
         crate::util::skip("needs openssl and curl");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path();
     make_pki(d);
     let config = d.join("web.yml");

@@ -9,7 +9,7 @@ use crate::exporter::{fixture_exporter, Exporter};
 
 /// A root whose diskstats has `n` whole disks: a scrape that takes a while.
 fn many_disks(n: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("proc")).unwrap();
     std::fs::create_dir_all(dir.path().join("sys")).unwrap();
     let text: String = (0..n)
@@ -88,7 +88,7 @@ fn idle_connections_do_not_deny_a_scrape() {
 
 #[test]
 fn a_malformed_hash_is_refused_at_start_naming_the_file_and_user() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let config = dir.path().join("web.yml");
     let good = bcrypt::hash("pw", 4).unwrap();
     std::fs::write(
@@ -170,7 +170,7 @@ fn an_expired_certificate_is_served_with_a_warning() {
         crate::util::skip("needs openssl");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir(d.join("db")).unwrap();
     std::fs::write(d.join("db/index.txt"), "").unwrap();
@@ -297,7 +297,7 @@ fn the_latency_slots_of_removed_devices_come_back() {
 
 #[test]
 fn a_fifo_as_the_certificate_is_refused_not_waited_on() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path();
     let fifo = d.join("tls.crt");
     crate::util::mkfifo(&fifo);
@@ -555,7 +555,7 @@ fn case9_wrong_passwords_cannot_starve_authenticated_scrapes() {
 /// access, a user added gets it, and a broken file keeps the users in force.
 #[test]
 fn case6_the_web_config_file_is_read_again_when_it_changes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let file = dir.path().join("web.yml");
     let write = |text: String| {
         let tmp = dir.path().join(".web.yml.tmp");
@@ -610,7 +610,7 @@ fn under_every_stress_at_once_authenticated_scrapes_are_answered_without_memory_
     use std::io::Write;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let config = dir.path().join("web.yml");
     let hash = bcrypt::hash("s3cret", 4).unwrap();
     std::fs::write(&config, format!("basic_auth_users:\n  alice: '{hash}'\n")).unwrap();

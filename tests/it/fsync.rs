@@ -41,7 +41,7 @@ fn help_is_what_users_see() {
 
 #[test]
 fn every_method_and_mode_runs_and_verifies() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let out = run(
         dir.path(),
         &[
@@ -133,7 +133,7 @@ fn every_method_and_mode_runs_and_verifies() {
 
 #[test]
 fn text_csv_and_markdown_carry_the_cases() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let base = [
         "--duration",
         "0.05",
@@ -174,7 +174,7 @@ fn text_csv_and_markdown_carry_the_cases() {
 
 #[test]
 fn verification_catches_a_corrupted_block() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     for mode in ["overwrite", "append"] {
         let out = run(
             dir.path(),
@@ -243,7 +243,7 @@ fn verification_catches_a_corrupted_block() {
 
 #[test]
 fn group_commit_verification_catches_corruption() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let out = run(
         dir.path(),
         &[
@@ -288,7 +288,7 @@ fn group_commit_verification_catches_corruption() {
 
 #[test]
 fn bad_inputs_name_the_flag_and_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let missing = dir.path().join("nope");
     let out = iosat().arg("fsync").arg(&missing).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -399,7 +399,7 @@ fn ramfs_refuses_o_direct_and_tmpfs_too_little_space() {
 
 #[test]
 fn ctrl_c_removes_the_file_and_prints_results_so_far() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let child = iosat()
         .arg("fsync")
         .arg(dir.path())
@@ -581,8 +581,8 @@ fn flush_counts_match_the_kernel_on_a_loop_device() {
 fn live_markdown_and_csv_are_what_report_prints_of_the_json() {
     use clap::Parser;
     use iosat::cli::{Cli, Command as Sub};
-    let work = tempfile::tempdir().unwrap();
-    let saved = tempfile::tempdir().unwrap();
+    let work = crate::util::tempdir().unwrap();
+    let saved = crate::util::tempdir().unwrap();
     let build = |flag: &str| {
         let cli = Cli::try_parse_from([
             "iosat",
@@ -672,7 +672,7 @@ fn progress_on_a_terminal_counts_every_measurement_and_says_the_time_left() {
         crate::util::skip("script (util-linux) is not installed");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     for extra in [
         "--methods fsync,fdatasync --sizes 4k,8k --committers 1,2",
         "--like postgres --committers 1,2",

@@ -59,7 +59,7 @@ fn entry<'a>(j: &'a Value, method: &str, wpc: u64) -> &'a Value {
 
 #[test]
 fn postgres_json_has_one_entry_per_wal_sync_method_and_a_recommendation() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let j = like(dir.path(), "postgres", "0.05", &["--committers", "1,2"]);
     let l = &j["like"];
     assert_eq!(l["database"], "postgres");
@@ -139,7 +139,7 @@ fn postgres_json_has_one_entry_per_wal_sync_method_and_a_recommendation() {
 
 #[test]
 fn innodb_and_mariadb_name_their_variables_and_the_pages_read_back() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let j = like(dir.path(), "innodb", "0.05", &["--committers", "none"]);
     let l = &j["like"];
     assert_eq!(l["variable"], "innodb_flush_method");
@@ -186,7 +186,7 @@ fn innodb_and_mariadb_name_their_variables_and_the_pages_read_back() {
 
 #[test]
 fn a_saved_like_run_renders_in_every_format_and_compares() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let j = like(dir.path(), "postgres", "0.03", &["--committers", "none"]);
     let saved = dir.path().join("pg.json");
     std::fs::write(&saved, serde_json::to_string(&j).unwrap()).unwrap();
@@ -240,7 +240,7 @@ fn a_saved_like_run_renders_in_every_format_and_compares() {
 
 #[test]
 fn like_refuses_methods_and_an_unknown_database() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let o = iosat()
         .arg("fsync")
         .arg(dir.path())
@@ -263,7 +263,7 @@ fn like_refuses_methods_and_an_unknown_database() {
 /// flag needs --like postgres.
 #[test]
 fn fsync_like_postgres_commit_delay_runs_the_curve_per_delay_and_advises() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let j = like(
         dir.path(),
         "postgres",
@@ -411,7 +411,7 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
 /// absent and why.
 #[test]
 fn fsync_like_without_bpf_says_the_block_latency_source_is_absent() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let j = like(
         dir.path(),
         "postgres",
@@ -454,13 +454,19 @@ fn on_a_write_through_device_the_verdict_says_flushes_are_no_ops() {
     }
     // The setting outlives the attachment (the next user of this loop device would get a
     // write-through device): put it back before the device is detached, panic or not.
-    struct Restore(String);
+    struct Restore(String, #[allow(dead_code)] crate::support::reap::Held);
     impl Drop for Restore {
         fn drop(&mut self) {
             let _ = std::fs::write(&self.0, "write back");
         }
     }
-    let _restore = Restore(wc.clone());
+    let _restore = {
+        let w = wc.clone();
+        let reap = crate::support::reap::on_interrupt("a write cache setting", move || {
+            let _ = std::fs::write(&w, "write back");
+        });
+        Restore(wc.clone(), reap)
+    };
     let mnt = lo.mount(&node).expect("mkfs.ext4 and mount");
     let j = like(&mnt, "postgres", "0.1", &["--committers", "none"]);
     assert_eq!(
@@ -612,7 +618,7 @@ fn hold() {
 /// the setting.
 #[test]
 fn a_corrupted_wal_block_fails_verification() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let o = iosat()
         .arg("fsync")
         .arg(dir.path())
@@ -651,7 +657,7 @@ fn a_corrupted_wal_block_fails_verification() {
 /// either way).
 #[test]
 fn three_runs_on_one_directory_agree_or_say_the_settings_are_equivalent() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let runs: Vec<Value> = (0..3)
         .map(|_| like(d.path(), "postgres", "0.4s", &[]))
         .collect();

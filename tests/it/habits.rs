@@ -136,7 +136,7 @@ fn fio_flags_on_sweep_and_fsync_are_mapped_or_answered() {
     insta::assert_snapshot!("fio_hints", hints);
     // The ones that map: --rw is --pattern, --runtime is --duration (sweep's sim engine, one
     // level, so that the run is short and needs no disk).
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let o = run(&[
         "sweep",
         dir.path().to_str().unwrap(),
@@ -276,7 +276,7 @@ fn omit_idle_devices_with_z() {
 
 #[test]
 fn output_file_refused_when_it_exists_unless_force() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let out = dir.path().join("out.txt");
     let out_s = out.to_str().unwrap();
     let rec = cpu_rec();
@@ -319,7 +319,7 @@ fn output_file_refused_when_it_exists_unless_force() {
     }
     // fsync: refused before it runs (no test files laid out), then written.
     std::fs::write(&out, "x").unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let work = crate::util::tempdir().unwrap();
     let fs = |extra: &[&str]| {
         let mut a = vec!["-o", out_s];
         a.extend_from_slice(extra);
@@ -355,7 +355,7 @@ fn output_file_refused_when_it_exists_unless_force() {
 fn completions_load_in_bash_and_the_man_page_names_every_subcommand() {
     let o = run(&["completions", "bash"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let script = dir.path().join("iosat.bash");
     std::fs::write(&script, &o.stdout).unwrap();
     let check = std::process::Command::new("bash")

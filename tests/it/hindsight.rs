@@ -96,7 +96,7 @@ fn first_dump(dir: &Path, limit: Duration) -> std::path::PathBuf {
 #[test]
 fn sigusr1_writes_the_samples_held_as_a_recording_that_replays_the_same() {
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let rec = dir.path().join("live.rec");
     let mut child = iosat()
@@ -214,7 +214,7 @@ fn a_device_that_turns_overloaded_writes_the_minutes_before_it_by_itself() {
         r#"{"baseline_latency_ns":2000000.0,"baseline_p95_ns":2200000.0,
             "knee_concurrency":1,"max_useful_iops":500.0}"#,
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let rec = dir.path().join("live.rec");
     let mut child = iosat()
@@ -398,7 +398,7 @@ fn seconds_of(iso: &str) -> f64 {
 #[test]
 fn post_hindsight_to_the_exporter_writes_a_dump_and_counts_it() {
     use crate::exporter::Exporter;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let hs_arg = hs.to_str().unwrap();
     let e = Exporter::start(
@@ -491,7 +491,7 @@ fn post_hindsight_to_the_exporter_writes_a_dump_and_counts_it() {
 #[test]
 fn the_ring_samples_at_its_own_interval_between_the_views_ticks() {
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let rec = dir.path().join("live.rec");
     let mut child = iosat()
@@ -570,7 +570,7 @@ fn the_ring_samples_at_its_own_interval_between_the_views_ticks() {
 #[test]
 fn two_dumps_compare() {
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let rec = dir.path().join("live.rec");
     let mut child = iosat()
@@ -728,7 +728,7 @@ fn sigusr1_with_hindsight_off_is_one_warning_not_the_end_of_the_run() {
 /// them as the exporter judged its intervals.
 #[test]
 fn an_exporter_dump_carries_its_declared_caps() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let e = crate::exporter::fixture_exporter(&[
         "--cap",

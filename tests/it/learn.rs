@@ -48,7 +48,7 @@ fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
         return;
     }
     let dev = LoopDev::new(64 << 20);
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let rec = state.path().join("run.rec");
     // 0.1 s intervals for 9 s: at iodepth 1 for 4 s (40 intervals at a queue of about one:
     // a baseline), then 4 and 16.
@@ -157,7 +157,7 @@ fn learn_known(rw: &str, phases: &[(u32, u32)]) -> Option<(Option<Curve>, Option
         return None;
     }
     let dev = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))?;
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let secs: u32 = phases.iter().map(|p| p.1).sum();
     let mut child = iosat()
         .args(["stat", "--json", "-i", "0.2", "--no-bpf", "--state-dir"])
@@ -302,7 +302,7 @@ fn an_iostat_log_is_learned_like_a_recording() {
     else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let (log, rec) = (dir.path().join("iostat.log"), dir.path().join("run.rec"));
     // 1 s intervals, iostat's least: 34 s at about one request in flight per direction (a
     // baseline needs 30 intervals), 12 s at 16 in flight (a level needs 10 intervals), then
@@ -441,7 +441,7 @@ fn stat_while_with(
     args: &[&str],
     drive: impl FnOnce(),
 ) -> Vec<serde_json::Value> {
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     let mut child = iosat()
         .args(["stat", "--json", "-i", "0.5"])
@@ -913,7 +913,7 @@ fn on_a_busy_host_the_learned_p95_is_the_block_layers() {
         return;
     };
     let _hog = crate::busy::CpuHog::start(0.8);
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     let mut child = iosat()
         .args(["stat", "--json", "-i", "0.5", "-c", "44", "--state-dir"])
@@ -999,7 +999,10 @@ fn the_exporter_scraped_every_15_s_learns_the_baseline_stat_learns() {
     else {
         return;
     };
-    let (sdir, edir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (sdir, edir) = (
+        crate::util::tempdir().unwrap(),
+        crate::util::tempdir().unwrap(),
+    );
     let e = crate::exporter::Exporter::start(
         std::path::Path::new("/"),
         &[
@@ -1111,7 +1114,7 @@ fn a_swept_profile_the_traffic_disagrees_with_is_reported_as_a_change() {
             1e9 / swept_ns
         ),
     );
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     let mut child = iosat()
         .args([
@@ -1278,13 +1281,13 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
         crate::util::skip("needs fio");
         return;
     }
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = crate::util::tempdir_in("/var/tmp").unwrap();
     let Some(disk) = disk_of(dir.path()) else {
         crate::util::skip_lacking("/var/tmp is on no block device");
         return;
     };
     let file = dir.path().join("f");
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     // 40 s of 0.5 s intervals; fio starts first and runs past the last.
     let fio = Command::new("fio")
@@ -1379,7 +1382,7 @@ impl Replayed {
 }
 
 fn replay_sdx(rec: &str) -> Replayed {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let path = dir.path().join("sdx.rec");
     std::fs::write(&path, rec).unwrap();
     let stat = |json: bool| {

@@ -379,7 +379,7 @@ fn exporter_root(dir: &Path) -> iosat::sys::Root {
 /// View 3: /metrics after each sample of the recording is fed to the exporter's learner, in
 /// order, with its clocks (one exposition per interval, the first sample opens none).
 fn exporter_texts(samples: &[Sample], profiles: &Path) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let root = exporter_root(dir.path());
     let devices = Devices {
         selection: Selection {
@@ -509,7 +509,7 @@ fn top_screen(t: &Tmux, rec: &Path, profiles: &Path) -> String {
 
 #[test]
 fn stat_top_the_exporter_and_the_page_render_one_judgement() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let profiles = dir.path().join("profiles");
     std::fs::create_dir(&profiles).unwrap();
     std::fs::write(profiles.join(format!("{ID}.read.json")), READ_PROFILE).unwrap();
@@ -659,7 +659,7 @@ fn a_learned_change_is_news_in_every_view() {
             .take(WARM_S)
             .chain(std::iter::repeat(second(250, 4.0)).take(SLOW_S)),
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     // No profile: the reads are judged by what learning learned.
     let profiles = dir.path().join("profiles");
     std::fs::create_dir(&profiles).unwrap();

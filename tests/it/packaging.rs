@@ -181,7 +181,7 @@ fn the_unit_passes_systemd_analyze_verify_and_security() {
         return;
     }
     // verify checks that ExecStart's program exists: point it at the binary under test.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let unit = read(UNIT).replace(
         "ExecStart=/usr/bin/iosat ",
         &format!("ExecStart={} ", env!("CARGO_BIN_EXE_iosat")),
@@ -517,7 +517,7 @@ fn the_units_capabilities_and_filters_are_enough_for_the_latency_histograms() {
         return;
     }
     let unit = read(UNIT);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     // A copy the unprivileged user can execute wherever the build tree is.
     let bin = dir.path().join("iosat");
     std::fs::copy(env!("CARGO_BIN_EXE_iosat"), &bin).unwrap();
@@ -641,7 +641,7 @@ fn the_debian_package_installs_into_a_temporary_root_and_serves_a_scrape() {
     {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     {
         // The package's user must reach the installed binary and state inside it.
         use std::os::unix::fs::PermissionsExt;
@@ -838,7 +838,7 @@ fn the_daemonset_validates_and_its_container_serves_a_scrape() {
     let out = validate(&path);
     assert!(out.status.success(), "{} {}", stdout(&out), stderr(&out));
     // The validator does check the fields that matter here.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let text = read("packaging/kubernetes/iosat-exporter.yaml");
     let bad = dir.path().join("bad.yaml");
     std::fs::write(
@@ -960,7 +960,7 @@ fn the_bare_binary_with_file_capabilities_serves_the_histograms_to_a_user() {
         crate::util::skip_lacking(&format!("{test}: kernel without BTF"));
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -51,7 +51,7 @@ fn unstable(dir: &Path, good: &Path) -> PathBuf {
 
 #[test]
 fn save_from_a_result_accepted_refused_and_forced() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let profiles = t.path().join("profiles");
     let good = result(t.path(), "r.json");
     let roots = roots();
@@ -139,7 +139,7 @@ fn save_from_a_result_accepted_refused_and_forced() {
 
 #[test]
 fn import_for_another_device_then_list_show_export_rm() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let profiles = t.path().join("profiles");
     let roots = roots();
     // Swept and saved for nvme0n1 (the twin), exported, imported for loop0.
@@ -270,7 +270,7 @@ fn import_for_another_device_then_list_show_export_rm() {
 
 #[test]
 fn info_names_the_ids_it_looked_for_and_which_matched() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let profiles = t.path().join("profiles");
     let roots = roots();
     let r = result(t.path(), "r.json");
@@ -332,7 +332,7 @@ fn import_for_a_loop_device_is_found_by_info() {
         crate::util::skip_lacking("no loop device");
         return;
     };
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let profiles = t.path().join("profiles");
     let r = result(t.path(), "twin.json");
     let node = format!("/dev/{}", dev.name());
@@ -392,7 +392,7 @@ fn a_model_profile_applies_to_a_second_device_of_the_same_model_only() {
         return;
     };
     let (a, b, c) = (&devs[0], &devs[1], &devs[2]);
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let (own, shared) = (t.path().join("own"), t.path().join("shared"));
     std::fs::create_dir(&own).unwrap();
     let r = result(t.path(), "twin.json");
@@ -514,7 +514,7 @@ fn runbook_profile_missing_steps_work_as_written() {
     let Some(devs) = loops(&[8 << 20, 8 << 20]) else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let etc = t.path().join("etc-iosat-profiles");
     let own = t.path().join("own");
     let subst = |s: &str| {
@@ -568,7 +568,7 @@ fn runbook_profile_missing_steps_work_as_written() {
 /// without --pattern reads (randread), and the advice calls it read-only and adds no pattern.
 #[test]
 fn the_advice_to_sweep_matches_the_sweep_default() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let r = SimSweep::small().save(t.path().join("r.json"));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(r).unwrap()).unwrap();
     let pattern = v["workload"]["pattern"].as_str().unwrap();
@@ -591,7 +591,7 @@ fn the_advice_to_sweep_matches_the_sweep_default() {
 fn the_exporter_uses_a_matching_model_profile() {
     use iosat::exporter::{metrics, scrape::Devices, scrape::Scraper};
     let root = crate::exporter::fixture_root();
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let dir = t.path().join("profiles");
     let r = result(t.path(), "twin.json");
     let v = ok_json(&profile(
@@ -625,7 +625,7 @@ fn the_exporter_uses_a_matching_model_profile() {
 /// knee, max useful IOPS, load vs knee).
 #[test]
 fn a_gentle_profile_is_never_read_as_having_a_knee() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let roots = roots();
     let sweep = |name: &str, extra: &[&str]| -> (PathBuf, Value) {
         let path = SimSweep::quick("sim:units=4,service=1ms", "1,2,4,8,16")
@@ -732,7 +732,7 @@ fn a_gentle_profile_is_never_read_as_having_a_knee() {
 /// model profile exists, says in one line that a recording holds no model facts to match by.
 #[test]
 fn analyze_names_the_profile_of_a_recorded_device() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let rec = fixture("stat/profiled.rec");
     let analyze = |dir: &Path| -> Value {
         let out = crate::util::iosat()
@@ -793,7 +793,7 @@ fn analyze_names_the_profile_of_a_recorded_device() {
 /// not when the device has its own profile.
 #[test]
 fn replay_says_a_model_profile_cannot_match_a_recording() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let rec = fixture("stat/profiled.rec");
     let mut r: Value =
         serde_json::from_str(&std::fs::read_to_string(result(t.path(), "r.json")).unwrap())

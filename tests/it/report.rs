@@ -22,7 +22,7 @@ fn report(args: &[&str]) -> Output {
 /// A profile directory holding one profile: the sim sweep saved under the id the recording
 /// fixture's `I` line gives loop1.
 fn profile_dir() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     std::fs::copy(fixture("sim_sweep.json"), d.path().join("loop1-test.json")).unwrap();
     d
 }
@@ -61,7 +61,7 @@ fn sim_sweep(args: &[&str]) -> String {
 
 #[test]
 fn sweep_prints_what_report_prints_from_its_json() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let saved = d.path().join("sweep.json");
     let json = sim_sweep(&["--json"]);
     std::fs::write(&saved, &json).unwrap();
@@ -89,7 +89,7 @@ fn analyze_prints_what_report_prints_from_its_json() {
             .unwrap();
         ok_stdout(&out)
     };
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let sets: [&[&str]; 3] = [
         &[
             "fio-qd1.json",
@@ -114,7 +114,7 @@ fn analyze_prints_what_report_prints_from_its_json() {
 
 #[test]
 fn a_result_of_a_newer_schema_is_refused_saying_why() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let p = d.path().join("future.json");
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
@@ -168,7 +168,7 @@ fn stat_has_one_csv_layout_live_replayed_and_reported() {
     let csv = recording("csv").replace("PROFILE_DIR", dir);
     assert_eq!(csv, live_csv);
     // stat's JSON lines, reported.
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::util::tempdir().unwrap();
     let lines = tmp.path().join("stat.jsonl");
     std::fs::write(&lines, stat("--json")).unwrap();
     let from_json = ok_stdout(&report(&[lines.to_str().unwrap(), "--format", "csv"]));
@@ -189,7 +189,7 @@ fn stat_has_one_csv_layout_live_replayed_and_reported() {
 fn a_reported_recordings_csv_carries_what_learning_judged_as_stats_does() {
     // 1,000 reads of 4 KiB a second at one in flight, 1 ms each.
     let rec = crate::util::sdx_recording(60, |_| (1000, 8, 1000, 1000));
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let path = dir.path().join("steady.rec");
     std::fs::write(&path, rec).unwrap();
     let stat = ok_stdout(
@@ -219,7 +219,7 @@ fn the_pages_time_overloaded_is_out_of_the_time_judged() {
         60..80 => (1000, 8, 8000, 1000),
         _ => (1000, 8, 1000, 1000),
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let path = dir.path().join("overload.rec");
     std::fs::write(&path, rec).unwrap();
     let json = ok_stdout(
@@ -341,7 +341,7 @@ fn recording_rows_are_what_stat_replay_prints() {
 
 #[test]
 fn recording_without_profile_says_so() {
-    let empty = tempfile::tempdir().unwrap();
+    let empty = crate::util::tempdir().unwrap();
     let out = report(&[
         fixture("loop.rec").to_str().unwrap(),
         "--profile-dir",
@@ -358,7 +358,7 @@ fn recording_without_profile_says_so() {
 
 #[test]
 fn bad_input_names_the_file() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let p = d.path().join("junk.txt");
     std::fs::write(&p, "hello\n").unwrap();
     let out = report(&[p.to_str().unwrap()]);
@@ -378,7 +378,7 @@ fn stat_json_renders_as_its_recording_does() {
         .arg(prof.path())
         .output()
         .unwrap();
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let json = d.path().join("stat.json");
     std::fs::write(&json, ok_stdout(&out)).unwrap();
     let from_json = ok_stdout(&report(&[json.to_str().unwrap(), "--format", "csv"]));
@@ -403,7 +403,7 @@ fn stat_json_renders_as_its_recording_does() {
 
 #[test]
 fn output_file_is_never_replaced_without_force() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let page = d.path().join("r.html");
     let src = fixture("sim_sweep.json");
     let src = src.to_str().unwrap();
@@ -443,7 +443,7 @@ pub(crate) fn chromium() -> Option<PathBuf> {
 /// Run Chromium headless on a file with a hard time limit (the whole process group is killed
 /// on timeout). Returns (stdout, stderr).
 fn run_chromium(bin: &Path, extra: &[&str], page: &Path) -> (String, String) {
-    let profile = tempfile::tempdir().unwrap();
+    let profile = crate::util::tempdir().unwrap();
     let mut child = Command::new(bin)
         .args([
             "--headless",
@@ -704,7 +704,7 @@ fn pages_render_in_headless_chromium() {
         );
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let html = |f: &str| ok_stdout(&report(&[fixture(f).to_str().unwrap()]));
     // Sweep: throughput, latency, hockey stick (no kernel columns from the sim engine), the
     // latency distribution per level.
@@ -791,7 +791,7 @@ fn assert_refused(out: &Output, page: &Path, before: &[u8]) {
 
 #[test]
 fn sweep_html_writes_the_page_and_never_overwrites() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let page = d.path().join("sweep.html");
     let args = [
         "sweep",
@@ -834,8 +834,8 @@ fn sweep_html_writes_the_page_and_never_overwrites() {
 
 #[test]
 fn fsync_html_writes_the_page_and_never_overwrites() {
-    let d = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
+    let work = crate::util::tempdir().unwrap();
     let page = d.path().join("fsync.html");
     let run = || {
         iosat()
@@ -878,7 +878,7 @@ fn fsync_html_writes_the_page_and_never_overwrites() {
 
 #[test]
 fn stat_html_needs_a_recording_and_never_overwrites() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let rec = d.path().join("r.rec");
     let page = d.path().join("stat.html");
     let out = iosat()
@@ -916,7 +916,7 @@ fn stat_html_needs_a_recording_and_never_overwrites() {
 /// once made an axis step 0 and `report` loop until memory ran out. Every axis ends.
 #[test]
 fn a_result_with_a_huge_value_renders_and_ends() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let mut j: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
     j["levels"][0]["iops"] = serde_json::json!(1e16);
@@ -951,7 +951,7 @@ fn a_result_with_a_huge_value_renders_and_ends() {
 #[test]
 fn default_text_fits_80_columns() {
     let imp = |f: &str| crate::util::fixture("import").join(f).display().to_string();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().display().to_string();
     let sweep = [
         "sweep",
@@ -1115,7 +1115,7 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
 fn an_analysis_of_device_logs_renders_their_series_and_diagnosis() {
     // Was an empty page titled "iosat sweep" with blank 0–1 axes: now every device's time
     // series and its diagnosis, titled by what it shows.
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let bin = chromium();
     for (i, f) in [
         "iostat-xt.txt",
@@ -1173,7 +1173,7 @@ fn the_overlap_probe_sees_a_legend_over_a_marker_label() {
     };
     let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" id="bad" class="chart" viewBox="0 0 300 200" width="300" height="200"><rect class="plot" x="40" y="20" width="240" height="150" fill="none" stroke="#333"/><text class="marker" x="50" y="34">knee 4</text><g class="legend"><line x1="44" x2="64" y1="30" y2="30" stroke="#000"/><text x="70" y="34">measured IOPS</text></g></svg>"##;
     let html = format!("<!DOCTYPE html><html><body>{svg}</body></html>");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let (dom, _) = probed_dom(&bin, dir.path(), "bad", &html);
     let found = overlaps_in(&dom).expect("the probe ran");
     assert!(
@@ -1266,7 +1266,7 @@ fn report_as(file: &Path) -> impl Fn(&str) -> String + '_ {
 
 #[test]
 fn every_sweep_sentence_and_footnote_is_in_every_format() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     // A saved sweep with a note and a level cut short: the `*` footnote was text-only.
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("sim_sweep.json")).unwrap()).unwrap();
@@ -1297,7 +1297,7 @@ fn every_sweep_sentence_and_footnote_is_in_every_format() {
 #[test]
 fn every_analyze_sentence_is_in_every_format() {
     let imp = |f: &str| crate::util::fixture("import").join(f);
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let sets: [&[&str]; 3] = [
         &[
             "fio-qd1.json",
@@ -1330,7 +1330,7 @@ fn every_analyze_sentence_is_in_every_format() {
 
 #[test]
 fn every_fsync_sentence_is_in_every_format() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("fsync.json")).unwrap()).unwrap();
     // A run cut short with a warning: the "partial" line was text-only.
@@ -1369,7 +1369,7 @@ fn every_recording_sentence_is_in_every_format() {
         .output()
         .unwrap();
     let lines = crate::util::json_lines(&ok_stdout(&out));
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let f = d.path().join("stat.json");
     std::fs::write(&f, ok_stdout(&out)).unwrap();
     let mut busy = Vec::new();
@@ -1412,7 +1412,7 @@ fn every_recording_sentence_is_in_every_format() {
 /// with no other, though learning (off here) judged none of them.
 #[test]
 fn a_swept_verdict_on_busy_cpus_says_so_in_the_replay_csv_and_page() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     std::fs::write(
         d.path().join("sdx1.json"),
         r#"{"schema_version":1,"kind":"sweep","workload":{"pattern":"randread","block_size":4096},"verdict":{"baseline_latency_ns":1000000.0,"knee_concurrency":4,"max_useful_iops":4000.0}}"#,

@@ -33,7 +33,7 @@ fn sim_json() -> String {
 /// replaced), for safety and without advising --force; never written through.
 #[test]
 fn a_dangling_symlink_at_the_output_is_refused_and_never_followed() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let victim = d.path().join("victim");
     let link = d.path().join("out.md");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
@@ -80,7 +80,7 @@ fn a_failed_output_write_leaves_nothing() {
 /// naming the user's path.
 #[test]
 fn output_into_a_missing_directory_is_refused_before_the_run() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let missing = d.path().join("no/such/dir/out.json");
     let m = missing.to_str().unwrap();
     let start = Instant::now();
@@ -117,7 +117,7 @@ fn output_into_a_missing_directory_is_refused_before_the_run() {
 /// O_TMPFILE, or older versions) are removed at start with a note, a live process's never.
 #[test]
 fn a_killed_sweep_leaves_nothing_and_old_leftovers_are_cleaned() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
     let mut child = iosat()
         .args(["sweep", dir, "--size", "32m", "--levels", "1,2,4,8"])
@@ -226,7 +226,7 @@ fn concurrent_sweeps_reserve_their_space() {
 /// Case 5, through the library: a name replaced during the run is left alone.
 #[test]
 fn a_replaced_file_is_not_removed() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let (_f, owned) = iosat::sys::fs::OwnedFile::create(d.path(), ".t-", ".tmp", 0, 0o600).unwrap();
     let p = owned.path.clone();
     let other = d.path().join("users-file");
@@ -240,7 +240,7 @@ fn a_replaced_file_is_not_removed() {
 /// Case 11: warnings on a stderr that cannot be written (/dev/full) never abort a run.
 #[test]
 fn a_failed_stderr_write_never_panics() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
     let full = std::fs::OpenOptions::new()
         .write(true)
@@ -264,7 +264,7 @@ fn a_failed_stderr_write_never_panics() {
 /// notes, a symlink, another host's recording are refused (exit 2) and left as they were.
 #[test]
 fn record_appends_only_to_a_recording_of_this_host() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let stat = |file: &Path| {
         iosat()
             .args(["stat", "-c", "1", "-i", "0.1", "--record"])
@@ -310,7 +310,7 @@ fn record_appends_only_to_a_recording_of_this_host() {
 /// is skipped with a warning naming the file and line, in `stat --replay` and `report` alike.
 #[test]
 fn a_line_that_is_not_utf8_is_skipped_naming_it() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let text = std::fs::read(fixture("report/loop.rec")).unwrap();
     let mut lines: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
     // The 20th line is a diskstats line of the first sample.
@@ -345,7 +345,7 @@ fn clear_lines_before_the_run() {
         return;
     }
     // A read-only loop device given to --destructive.
-    let img = tempfile::tempdir().unwrap();
+    let img = crate::util::tempdir().unwrap();
     let f = img.path().join("ro.img");
     std::fs::File::create(&f)
         .unwrap()
@@ -392,7 +392,7 @@ fn clear_lines_before_the_run() {
     assert!(stderr(&out).contains("ramfs"), "{}", stderr(&out));
     assert!(entries(ram.path()).is_empty());
     // --profile-dir naming a file: refused at start.
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let file = d.path().join("f");
     std::fs::write(&file, b"x").unwrap();
     let out = iosat()
@@ -450,7 +450,7 @@ fn eacces_on_the_target_directory_and_on_output_is_one_line() {
         crate::util::skip("needs root and setpriv to run as another user");
         return;
     }
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let locked = d.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -539,7 +539,7 @@ fn sigterm_and_sighup_during_layout_and_measurement_clean_up() {
         (libc::SIGTERM, false),
         (libc::SIGHUP, false),
     ] {
-        let d = tempfile::tempdir().unwrap();
+        let d = crate::util::tempdir().unwrap();
         let size = if during_layout { "256m" } else { "16m" };
         let child = iosat()
             .arg("sweep")
@@ -585,7 +585,7 @@ fn a_symlink_alias_of_a_mounted_device_and_a_dev_typo_are_refused() {
         return;
     };
     let dev = lo.path.clone();
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let alias = d.path().join("disk");
     std::os::unix::fs::symlink(&dev, &alias).unwrap();
     let out = iosat()
@@ -627,7 +627,21 @@ fn mounted_loop(size: u64) -> Option<(crate::util::LoopDev, std::path::PathBuf)>
 }
 
 /// Thaws a frozen filesystem on drop, also when the test fails.
-struct Frozen(std::path::PathBuf);
+struct Frozen(
+    std::path::PathBuf,
+    #[allow(dead_code)] crate::support::reap::Held,
+);
+
+impl Frozen {
+    /// The guard of `mnt`, thawing it also if the run is interrupted (support::reap).
+    fn new(mnt: &Path) -> Frozen {
+        let m = mnt.to_path_buf();
+        let reap = crate::support::reap::on_interrupt("a frozen filesystem", move || {
+            let _ = Command::new("fsfreeze").arg("-u").arg(&m).output();
+        });
+        Frozen(mnt.to_path_buf(), reap)
+    }
+}
 
 impl Drop for Frozen {
     fn drop(&mut self) {
@@ -668,7 +682,7 @@ fn a_frozen_filesystem_during_fsync_is_survived() {
         .arg(&mnt)
         .status()
         .is_ok_and(|s| s.success());
-    let guard = Frozen(mnt.clone());
+    let guard = Frozen::new(&mnt);
     if frozen {
         std::thread::sleep(Duration::from_millis(800));
     }
@@ -820,7 +834,7 @@ fn enospc_around_the_layout_leaves_nothing() {
 #[test]
 fn force_replaces_only_regular_files() {
     use std::os::unix::fs::FileTypeExt;
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let src = sim_json();
     let fifo = d.path().join("fifo");
     crate::util::mkfifo(&fifo);
@@ -922,7 +936,7 @@ fn force_replaces_only_regular_files() {
 /// (`| head`) exits 0 as every other command does, and the -o file is written all the same.
 #[test]
 fn fsync_into_a_closed_pipe_exits_0_and_keeps_its_file() {
-    let work = tempfile::tempdir().unwrap();
+    let work = crate::util::tempdir().unwrap();
     let out = work.path().join("out.json");
     let (r, w) = std::io::pipe().unwrap();
     drop(r);
@@ -961,7 +975,7 @@ fn metrics_at(addr: &str) -> Option<String> {
 fn the_exporter_keeps_its_metrics_when_stderr_is_gone() {
     use std::io::BufRead;
     for full in [false, true] {
-        let root = tempfile::tempdir().unwrap();
+        let root = crate::util::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("proc")).unwrap();
         std::fs::create_dir_all(root.path().join("sys")).unwrap();
         let stats = root.path().join("proc/diskstats");
@@ -1125,7 +1139,7 @@ fn a_long_stat_gives_the_slots_of_removed_devices_back() {
 /// flag and the file); the old code blocked in open() with the stop signals caught.
 #[test]
 fn a_fifo_as_the_web_config_file_is_refused_not_waited_on() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let fifo = d.path().join("web.yml");
     crate::util::mkfifo(&fifo);
     let out = crate::util::output_within(
@@ -1155,7 +1169,7 @@ fn a_fifo_as_the_web_config_file_is_refused_not_waited_on() {
 /// reader, the result goes into the FIFO.
 #[test]
 fn fsync_into_a_fifo_without_a_reader_ends() {
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let fifo = d.path().join("out.json");
     crate::util::mkfifo(&fifo);
     let run = || {
@@ -1336,7 +1350,7 @@ struct FakeDisk {
 
 impl FakeDisk {
     fn start() -> FakeDisk {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::util::tempdir().unwrap();
         let proc_dir = dir.path().join("proc");
         std::fs::create_dir_all(&proc_dir).unwrap();
         std::fs::create_dir_all(dir.path().join("sys")).unwrap();
@@ -1410,7 +1424,7 @@ fn case3_case4_a_broken_state_file_or_a_fifo_is_set_aside_and_stat_learns_again(
         "fifo".to_string(),
     ];
     for text in broken {
-        let state = tempfile::tempdir().unwrap();
+        let state = crate::util::tempdir().unwrap();
         let file = state.path().join("learned/sda.json");
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         if text == "fifo" {
@@ -1438,7 +1452,7 @@ fn case3_case4_a_broken_state_file_or_a_fifo_is_set_aside_and_stat_learns_again(
 #[test]
 fn case5_concurrent_learners_lose_no_run() {
     let disk = FakeDisk::start();
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let mut a = disk
         .stat(state.path(), 12)
         .stdout(Stdio::piped())
@@ -1482,7 +1496,7 @@ fn case2_profile_export_never_replaces_a_node() {
         crate::util::skip("needs root (mknod)");
         return;
     }
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let profiles = t.path().join("profiles");
     let r = crate::util::SimSweep::small().save(t.path().join("r.json"));
     let s = fixture("sysroot1");
@@ -1558,7 +1572,7 @@ fn case2_profile_export_never_replaces_a_node() {
 /// `profile show`; `report` of a result whose started_unix_s no run can have says so.
 #[test]
 fn case10_escapes_are_printed_escaped_and_absurd_dates_plainly() {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
     let profiles = t.path().join("profiles");
     let r = crate::util::SimSweep::small().save(t.path().join("r.json"));
     let s = fixture("sysroot1");
@@ -1616,7 +1630,14 @@ fn stdout_of(o: &Output) -> String {
 
 /// A loop device the test attached itself at a given node, detached on drop (even when the
 /// test fails).
-struct Attached(String);
+struct Attached(String, #[allow(dead_code)] crate::support::reap::Held);
+
+impl Attached {
+    /// The guard of `node`, detaching it also if the run is interrupted (support::reap).
+    fn new(node: &str) -> Attached {
+        Attached(node.to_string(), crate::support::reap::loop_device(node))
+    }
+}
 
 impl Drop for Attached {
     fn drop(&mut self) {
@@ -1676,8 +1697,8 @@ fn a_loop_device_created_again_over_another_file_starts_learning_again() {
         eprintln!("skipped: needs root (losetup)");
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let t = crate::util::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let (a, b) = (t.path().join("a.img"), t.path().join("b.img"));
     for f in [&a, &b] {
         std::fs::File::create(f).unwrap().set_len(8 << 20).unwrap();
@@ -1689,7 +1710,7 @@ fn a_loop_device_created_again_over_another_file_starts_learning_again() {
         .unwrap();
     assert!(out.status.success());
     let node = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let first = Attached(node.clone());
+    let first = Attached::new(&node);
     let err = stat_with_reads(&node, state.path(), 8);
     assert!(!err.contains("changed since"), "{err}");
     let saved = entries(&state.path().join("learned"));
@@ -1706,7 +1727,7 @@ fn a_loop_device_created_again_over_another_file_starts_learning_again() {
         eprintln!("skipped: {node} was taken by another process meanwhile");
         return;
     }
-    let _second = Attached(node.clone());
+    let _second = Attached::new(&node);
     let err = stat_with_reads(&node, state.path(), 3);
     let said: Vec<&str> = err
         .lines()

@@ -55,7 +55,7 @@ fn sweep_json_matches_its_schema() {
 /// small file in a temporary directory: open_loop and open_levels as the schema says.
 #[test]
 fn open_loop_sweep_json_matches_its_schema() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let quick = [
         "--size",
@@ -98,7 +98,7 @@ fn open_loop_sweep_json_matches_its_schema() {
 
 #[test]
 fn fsync_json_matches_its_schema() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let r = run_json(&[
         "fsync",
@@ -197,7 +197,7 @@ fn stat_lines_live_and_replayed_match_their_schema() {
         assert_valid("stat", l, "stat --since-boot");
     }
     // Bursts (issue 41): windows of 20 ms within 0.2 s intervals, recorded and replayed.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("b.rec");
     let o = iosat()
         .args([
@@ -392,7 +392,7 @@ fn outputs_with_every_optional_field_empty_match_their_schemas() {
     use iosat::fsync::report::FsyncReport;
     use iosat::import::report::AnalyzeReport;
     use iosat::load::result::SweepReport;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let quick = [
         "--size",

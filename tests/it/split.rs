@@ -203,7 +203,7 @@ fn analyze_and_page(rec: &Path, profiles: &Path, dev: &KnownDev) -> (Value, Stri
         .iter()
         .find(|d| d["device"] == dev.name())
         .unwrap_or_else(|| panic!("no {} in {a}", dev.name()));
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::util::tempdir().unwrap();
     let page = tmp.path().join("page.html");
     let o = iosat()
         .arg("report")
@@ -239,6 +239,8 @@ struct QueueSettings {
     name: String,
     scheduler: String,
     nr_requests: String,
+    /// The same restoring if the run is interrupted (support::reap).
+    _reap: crate::support::reap::Held,
 }
 
 impl QueueSettings {
@@ -256,19 +258,31 @@ impl QueueSettings {
             .find_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
             .unwrap_or("none")
             .to_string();
+        let (name, nr_requests) = (dev.name().to_string(), read("nr_requests"));
+        let _reap = {
+            let (n, s, r) = (name.clone(), scheduler.clone(), nr_requests.clone());
+            crate::support::reap::on_interrupt("a queue's settings", move || {
+                QueueSettings::restore(&n, &s, &r)
+            })
+        };
         QueueSettings {
-            name: dev.name().to_string(),
+            name,
             scheduler,
-            nr_requests: read("nr_requests"),
+            nr_requests,
+            _reap,
         }
+    }
+
+    fn restore(name: &str, scheduler: &str, nr_requests: &str) {
+        let q = format!("/sys/block/{name}/queue");
+        let _ = std::fs::write(format!("{q}/scheduler"), scheduler);
+        let _ = std::fs::write(format!("{q}/nr_requests"), nr_requests);
     }
 }
 
 impl Drop for QueueSettings {
     fn drop(&mut self) {
-        let q = format!("/sys/block/{}/queue", self.name);
-        let _ = std::fs::write(format!("{q}/scheduler"), &self.scheduler);
-        let _ = std::fs::write(format!("{q}/nr_requests"), &self.nr_requests);
+        QueueSettings::restore(&self.name, &self.scheduler, &self.nr_requests);
     }
 }
 
@@ -301,7 +315,7 @@ fn the_queue_is_named_when_requests_wait_in_the_kernel() {
         r#"{"baseline_latency_ns":100500000.0,"baseline_p95_ns":101000000.0,
             "knee_concurrency":128,"max_useful_iops":1280.0}"#,
     );
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::util::tempdir().unwrap();
     let rec = tmp.path().join("rec");
     let (lines, iops) = stat_under_load(&dev, profiles.path(), &rec, 10, DEPTH, 7);
     let (n, unsplit, q_ms, d_ms, share, total_ms) = steady_split(&lines, 300);
@@ -407,7 +421,7 @@ fn the_device_is_named_when_it_is_slow_itself() {
         r#"{"baseline_latency_ns":2000000.0,"baseline_p95_ns":2200000.0,
             "knee_concurrency":1,"max_useful_iops":500.0}"#,
     );
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::util::tempdir().unwrap();
     let rec = tmp.path().join("rec");
     let (lines, iops) = stat_under_load(&dev, profiles.path(), &rec, 8, 1, 5);
     let (n, unsplit, q_ms, d_ms, share, total_ms) = steady_split(&lines, 50);
@@ -468,7 +482,7 @@ fn learning_keeps_the_baselines_own_device_time() {
     let Some(dev) = KnownDev::start(Spec::new(1, Duration::from_millis(S_MS as u64))) else {
         return;
     };
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     let mut child = iosat()
         .args(["stat", "--json", "--no-profile", "-i", "0.1", "-c", "200"])

@@ -200,7 +200,7 @@ fn replay_text_output() {
 fn bad_inputs_give_one_line_and_exit_2() {
     let rec = fixture("stat/pair.rec");
     let rec = rec.to_str().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let bad = dir.path().join("bad.rec");
     std::fs::write(
         &bad,
@@ -451,7 +451,7 @@ pub(crate) fn stop_after_next_sample(child: &mut Child, rec: &Path) -> std::proc
 #[test]
 fn live_loop_device_counts_exactly_and_replay_is_byte_identical() {
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("live.rec");
     let (reads, writes) = (300u64, 120u64);
     let child = iosat()
@@ -518,7 +518,7 @@ fn live_loop_device_counts_exactly_and_replay_is_byte_identical() {
 #[test]
 fn live_text_run_replays_byte_identical_with_since_boot() {
     let lo = LoopDev::new(4 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("t.rec");
     let o = run(&[
         "stat",
@@ -684,7 +684,7 @@ fn sys_api_on_a_live_loop_device() {
 
 #[test]
 fn ctrl_c_ends_a_recording_whole_and_draws_the_page_from_all_of_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("r.rec");
     let page = dir.path().join("p.html");
     let mut child = iosat()
@@ -843,7 +843,7 @@ fn pre_2_6_25_partition_lines_are_skipped_and_disks_reported() {
 #[test]
 fn since_boot_divides_by_the_uptime_of_the_proc_root() {
     let root = fixture("sysroot1");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("b.rec");
     let args = |extra: &[&str]| {
         let mut a = vec![
@@ -909,7 +909,7 @@ fn since_boot_divides_by_the_uptime_of_the_proc_root() {
 /// so the file stays readable.
 #[test]
 fn a_cut_off_recording_is_replayed_and_appended_to() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("cut.rec");
     let whole = std::fs::read(fixture("report/loop.rec")).unwrap();
     let lines = whole.iter().filter(|&&b| b == b'\n').count();
@@ -960,7 +960,7 @@ fn a_cut_off_recording_is_replayed_and_appended_to() {
 /// that partial line (with a warning) before appending: the next run's lines are whole lines.
 #[test]
 fn record_removes_a_partial_last_line_before_appending() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("r.rec");
     let root = fixture("sysroot1");
     let record = || {
@@ -1014,7 +1014,7 @@ fn record_removes_a_partial_last_line_before_appending() {
 /// `sys/kernel/hostname`), read through sys/, and appending checks against that same host.
 #[test]
 fn the_host_line_reads_the_hostname_under_proc_root() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::util::tempdir().unwrap();
     let kernel = root.path().join("proc/sys/kernel");
     std::fs::create_dir_all(&kernel).unwrap();
     std::fs::create_dir_all(root.path().join("sys")).unwrap();

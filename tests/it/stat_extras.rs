@@ -33,7 +33,7 @@ pub(crate) fn write_profile(dir: &Path, id: &str, baseline_ns: f64, knee: u32, m
 
 #[test]
 fn recorded_pair_judged_against_its_profile() {
-    let pd = tempfile::tempdir().unwrap();
+    let pd = crate::util::tempdir().unwrap();
     write_profile(pd.path(), "eui.0025385b71b0a1f2", 250_000.0, 4, 5000.0);
     let rec = fixture("stat/profiled.rec");
     let rec = rec.to_str().unwrap();
@@ -122,7 +122,7 @@ fn recorded_pair_judged_against_its_profile() {
 
 #[test]
 fn bad_profile_is_one_warning_and_a_missing_dir_a_usage_error() {
-    let pd = tempfile::tempdir().unwrap();
+    let pd = crate::util::tempdir().unwrap();
     std::fs::write(
         pd.path().join("eui.0025385b71b0a1f2.json"),
         "{\"verdict\":{}}",
@@ -185,8 +185,8 @@ fn recorded_id(name: &str, dir: &Path) -> String {
 #[test]
 fn live_loop_device_with_a_profile_and_identical_replay() {
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
-    let pd = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
+    let pd = crate::util::tempdir().unwrap();
     let id = recorded_id(lo.name(), dir.path());
     // A 16 MiB loop device has no wwid, serial or model: the id is its name and size.
     assert_eq!(id, format!("{}-{}", lo.name(), 16 << 20));
@@ -394,7 +394,7 @@ fn pt_sample(out: &mut String) -> f64 {
 #[test]
 fn analyze_pt_samples_taken_now_and_a_live_recording() {
     let lo = LoopDev::new(16 << 20);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     // pt-stalk style samples around known O_DIRECT I/O.
     let mut pt = String::new();
     pt_sample(&mut pt);
@@ -433,7 +433,7 @@ fn analyze_pt_samples_taken_now_and_a_live_recording() {
 
 #[test]
 fn analyze_truncated_or_foreign_samples_is_one_line_with_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     // Cut in the middle of a diskstats line: the cut line is skipped with a warning naming
     // it (issue 28 item 5: one partial line no longer refuses a whole recording), and what is
     // left here is one sample: one error line naming the file and line.
@@ -504,7 +504,7 @@ fn readme_recording_example_is_what_the_binary_prints() {
 
 #[test]
 fn legend_only_when_a_shown_device_has_a_profile() {
-    let pd = tempfile::tempdir().unwrap();
+    let pd = crate::util::tempdir().unwrap();
     write_profile(pd.path(), "eui.0025385b71b0a1f2", 250_000.0, 4, 5000.0);
     let rec = fixture("stat/profiled.rec");
     let pdir = pd.path().to_str().unwrap();
@@ -533,7 +533,7 @@ fn the_tables_columns_stay_the_same_when_a_baseline_is_learned() {
     // is learned after 30 intervals and 3,000 requests, and the state changes from "learning"
     // to ok; the header, with the state and headroom, is the same from the first line
     // (issue 43: the table changed its columns when learning started).
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("steady.rec");
     let mut text = String::from("#iosat-record 1\nR 1763783400000000000 1000000000\n");
     for s in 0..=60u64 {
@@ -574,7 +574,7 @@ fn the_tables_columns_stay_the_same_when_a_baseline_is_learned() {
 fn html_page_of_an_appended_recording_is_the_report_of_the_whole_file() {
     // The page is drawn from memory (monitor::series), starting from what earlier runs
     // recorded: it must be the bytes `iosat report` draws from the file.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("r.rec");
     let page = dir.path().join("p.html");
     let first = iosat()
@@ -628,7 +628,7 @@ fn write_direction_profile(dir: &Path, id: &str, pattern: &str, baseline_ns: f64
 #[test]
 fn reads_and_writes_are_judged_against_their_own_profiles() {
     let id = "eui.0025385b71b0a1f2";
-    let pd = tempfile::tempdir().unwrap();
+    let pd = crate::util::tempdir().unwrap();
     let pdir = pd.path().to_str().unwrap();
     let rec = fixture("stat/profiled.rec");
     let rec = rec.to_str().unwrap();

@@ -276,6 +276,8 @@ pub(crate) fn top_replay(file: &std::path::Path, args: &str) -> String {
 pub(crate) struct Tmux {
     socket: std::path::PathBuf,
     _dir: tempfile::TempDir,
+    /// The server killed if the run is interrupted (support::reap): it is no child of ours.
+    _reap: crate::support::reap::Held,
 }
 
 impl Tmux {
@@ -289,10 +291,23 @@ impl Tmux {
             crate::util::skip("tmux is not installed (scripts/test.sh installs it)");
             return None;
         }
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::util::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let _reap = {
+            let (s, d) = (socket.clone(), dir.path().to_path_buf());
+            crate::support::reap::on_interrupt("a tmux server", move || {
+                let _ = std::process::Command::new("tmux")
+                    .arg("-S")
+                    .arg(&s)
+                    .arg("kill-server")
+                    .output();
+                crate::support::reap::remove_dir(&d);
+            })
+        };
         let t = Tmux {
-            socket: dir.path().join("tmux.sock"),
+            socket,
             _dir: dir,
+            _reap,
         };
         t.run(&[
             "new-session",
@@ -545,7 +560,7 @@ fn bad_input_is_one_line_before_the_screen_switches() {
 #[test]
 fn live_view_records_what_stat_replays() {
     let Some(t) = Tmux::start() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("top.rec");
     let cmd = format!(
         "{} top -i 0.1 --all --no-profile --record {}",
@@ -579,7 +594,7 @@ fn collector_holds_warnings_for_the_view() {
     use iosat::monitor::collect::Collector;
     use iosat::profile::ProfileCache;
     use iosat::sys::Root;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     std::fs::write(
         dir.path().join("diskstats"),
         "   8       0 sda 1 0 8 1 0 0 0 0 0 1 1\nthis is not a diskstats line\n",
@@ -930,7 +945,7 @@ fn live_view_attaches_the_block_latency_source() {
     t.wait_for("top_rc=0");
 
     // No BTF under the sys root: one line says why, drawn on the view's warning line.
-    let empty = tempfile::tempdir().unwrap();
+    let empty = crate::util::tempdir().unwrap();
     t.keys(&[
         &format!("{cmd} --sys-root {}", empty.path().display()),
         "Enter",
@@ -961,7 +976,7 @@ fn live_view_attaches_the_block_latency_source() {
 #[test]
 fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
     let Some(t) = Tmux::start() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("cut.rec");
     let mut bytes = std::fs::read(crate::util::fixture("report/loop.rec")).unwrap();
     bytes.extend_from_slice(b"# \xff\nT 17953338");
@@ -1063,7 +1078,7 @@ fn top_saves_its_learned_state_at_exit() {
     }
     let Some(t) = Tmux::start() else { return };
     let dev = crate::util::LoopDev::new(16 << 20);
-    let state = tempfile::tempdir().unwrap();
+    let state = crate::util::tempdir().unwrap();
     let cmd = format!(
         "{} top -i 0.1 --all --no-profile --no-bpf --state-dir {} {}",
         env!("CARGO_BIN_EXE_iosat"),
@@ -1120,7 +1135,7 @@ fn top_saves_its_learned_state_at_exit() {
 #[test]
 fn sigusr1_to_a_live_view_writes_its_hindsight() {
     let Some(t) = Tmux::start() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
     let cmd = format!(
         "{} top -i 0.2 --no-learn --no-bpf --no-profile --hindsight 1m --hindsight-tail 0 \

@@ -205,7 +205,7 @@ fn rules_case(ratio: f64, baseline_s: f64, state: State) -> String {
 
 #[test]
 fn stat_top_the_exporter_and_the_alerts_name_the_same_state() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let rec = dir.path().join("vocab.rec");
     let text = recording();
     std::fs::write(&rec, &text).unwrap();

@@ -23,6 +23,7 @@ const LIMIT: u64 = 100;
 struct TestCgroup {
     dir: PathBuf,
     v1: bool,
+    _reap: crate::support::reap::Held,
 }
 
 impl TestCgroup {
@@ -39,7 +40,8 @@ impl TestCgroup {
         };
         let dir = base.join(format!("iosat-who-{}-{tag}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
-        Some(TestCgroup { dir, v1 })
+        let _reap = crate::support::reap::cgroup(&dir);
+        Some(TestCgroup { dir, v1, _reap })
     }
 
     /// Hold its reads on `major:minor` at `iops`.
@@ -157,7 +159,7 @@ fn the_victim_and_the_aggressor_on_the_known_device_then_the_aggressor_throttled
         r#"{"baseline_latency_ns":2300000.0,"baseline_p95_ns":2500000.0,
             "knee_concurrency":4,"max_useful_iops":1700.0}"#,
     );
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::util::tempdir().unwrap();
     let rec = tmp.path().join("rec");
     let mut stat = iosat()
         .args([

@@ -82,9 +82,16 @@ pub struct CpuQuota {
     root: PathBuf,
     /// The `cpu.stat` file (throttling counters).
     stat: PathBuf,
+    /// The same undoing if the run is interrupted (support::reap).
+    _reap: super::reap::Held,
 }
 
 impl CpuQuota {
+    /// The cgroup's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// A cgroup whose processes together may use `cpus` CPUs' worth of time (0.2: a fifth of
     /// one CPU) per `period`. None without root or without a cpu controller to use.
     pub fn new(cpus: f64, period: Duration) -> Option<CpuQuota> {
@@ -114,6 +121,7 @@ impl CpuQuota {
             std::fs::create_dir(&dir).ok()?;
             let cg = CpuQuota {
                 stat: dir.join("cpu.stat"),
+                _reap: super::reap::cgroup(&dir),
                 dir,
                 root: base.to_path_buf(),
             };
@@ -126,6 +134,7 @@ impl CpuQuota {
             std::fs::create_dir(&dir).ok()?;
             let cg = CpuQuota {
                 stat: dir.join("cpu.stat"),
+                _reap: super::reap::cgroup(&dir),
                 dir,
                 root: v1.to_path_buf(),
             };

@@ -1,7 +1,8 @@
 //! The skeleton both FUSE servers of the tests stand on ([`super::knowndev`], [`super::failfs`]):
 //! whether a FUSE mount can be had here, the attributes of a flat directory's root and files,
 //! and a mount in a temporary directory of its own that drop takes down, also when a test
-//! panics. Imports only: std, libc, fuser, tempfile and the strict-mode skips of `util`.
+//! panics (and when the run is interrupted: `reap`). Imports only: std, libc, fuser, tempfile, the
+//! strict-mode skips of `util` and `reap`.
 
 use fuser::{FileAttr, FileType, Filesystem, MountOption};
 use std::path::{Path, PathBuf};
@@ -73,6 +74,8 @@ pub struct Mount {
     mountpoint: PathBuf,
     session: Option<fuser::BackgroundSession>,
     dir: tempfile::TempDir,
+    /// The same undoing if the run is interrupted (support::reap).
+    _reap: super::reap::Held,
 }
 
 impl Mount {
@@ -81,16 +84,24 @@ impl Mount {
         if !available() {
             return None;
         }
-        let dir = tempfile::tempdir().expect("temporary directory");
+        let dir = crate::util::tempdir().expect("temporary directory");
         let mountpoint = dir.path().join("mnt");
         std::fs::create_dir(&mountpoint).unwrap();
         let opts = [MountOption::FSName(name.into()), MountOption::RW];
         match fuser::spawn_mount2(fs, &mountpoint, &opts) {
-            Ok(s) => Some(Mount {
-                mountpoint,
-                session: Some(s),
-                dir,
-            }),
+            Ok(s) => {
+                let d = dir.path().to_path_buf();
+                let _reap = super::reap::on_interrupt("a FUSE mount", move || {
+                    super::reap::unmount_under(&d);
+                    super::reap::remove_dir(&d);
+                });
+                Some(Mount {
+                    mountpoint,
+                    session: Some(s),
+                    dir,
+                    _reap,
+                })
+            }
             Err(e) => {
                 super::util::skip_lacking(&format!("FUSE mount failed: {e}"));
                 None

@@ -652,6 +652,9 @@ pub struct KnownDev {
     pub spec: Spec,
     /// `/dev/loopN`.
     pub path: String,
+    /// The loop device's undoing if the run is interrupted (support::reap; the mount has its
+    /// own, run after this one).
+    _reap: Option<super::reap::Held>,
     /// The FUSE server's mount; taken down on drop after the loop device.
     mount: super::fuse::Mount,
     step: Arc<StepState>,
@@ -701,6 +704,7 @@ impl KnownDev {
         let mut dev = KnownDev {
             spec,
             path: String::new(),
+            _reap: None,
             mount,
             step,
             ext4: None,
@@ -719,6 +723,12 @@ impl KnownDev {
             String::from_utf8_lossy(&out.stderr)
         );
         dev.path = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let p = dev.path.clone();
+        dev._reap = Some(super::reap::on_interrupt("a known device", move || {
+            // Its ext4 (mount_ext4) first, then the loop device itself.
+            super::reap::unmount_from(&p);
+            super::reap::detach_loop(&p);
+        }));
         let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", dev.name()));
         assert_eq!(
             dio.as_deref().map(str::trim).ok(),
@@ -759,6 +769,11 @@ impl KnownDev {
     /// `loopN`, as /proc/diskstats names it.
     pub fn name(&self) -> &str {
         self.path.trim_start_matches("/dev/")
+    }
+
+    /// The temporary directory of its FUSE mount (and of [`KnownDev::mount_ext4`]'s).
+    pub fn dir(&self) -> &Path {
+        self.mount.dir()
     }
 
     /// ext4 without a journal on the device, mounted with lazytime in the temporary directory

@@ -7,11 +7,13 @@
 //!   cap and flush are set (the truth the verdict tests check against);
 //! - [`failfs`]: a FUSE filesystem whose write-back fails (fsync or close);
 //! - [`ownloop`]: loop devices made and removed through /dev/loop-control;
-//! - [`busy`]: a busy host on purpose (a CPU hog, a CPU quota).
+//! - [`busy`]: a busy host on purpose (a CPU hog, a CPU quota);
+//! - [`reap`]: every set-up above taken down also when the run is interrupted (Ctrl-C).
 
 pub mod busy;
 pub mod failfs;
 pub mod fuse;
 pub mod knowndev;
 pub mod ownloop;
+pub mod reap;
 pub mod util;

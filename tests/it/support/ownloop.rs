@@ -1,6 +1,6 @@
 //! Loop devices a test makes and removes itself, through /dev/loop-control, so they come and
 //! go from /proc/diskstats (the block-latency program's device slots, device churn).
-//! Imports only: std, libc, tempfile.
+//! Imports only: std, libc, tempfile, support::reap.
 
 /// A loop device made through /dev/loop-control (LOOP_CTL_ADD) over a file of its own, so it
 /// leaves /proc/diskstats when dropped (detached, then LOOP_CTL_REMOVE), also on failure.
@@ -8,6 +8,8 @@ pub struct OwnLoop {
     nr: i32,
     path: String,
     _backing: tempfile::TempDir,
+    /// The same undoing if the run is interrupted (support::reap).
+    _reap: super::reap::Held,
 }
 
 const LOOP_CTL_ADD: libc::c_ulong = 0x4C80;
@@ -27,16 +29,21 @@ impl OwnLoop {
             // SAFETY: LOOP_CTL_ADD takes the device number as its argument; fd is open.
             .find(|&nr| unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_ADD, nr) } >= 0)
             .expect("LOOP_CTL_ADD");
-        let backing = tempfile::tempdir().unwrap();
+        let backing = crate::util::tempdir().unwrap();
         let img = backing.path().join("backing.img");
         std::fs::File::create(&img)
             .unwrap()
             .set_len(4 << 20)
             .unwrap();
+        let dir = backing.path().to_path_buf();
         let l = OwnLoop {
             nr,
             path: format!("/dev/loop{nr}"),
             _backing: backing,
+            _reap: super::reap::on_interrupt("a loop device of /dev/loop-control", move || {
+                remove(nr);
+                super::reap::remove_dir(&dir);
+            }),
         };
         for _ in 0..100 {
             if std::path::Path::new(&l.path).exists() {
@@ -80,21 +87,26 @@ impl OwnLoop {
 
 impl Drop for OwnLoop {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        let _ = std::process::Command::new("losetup")
-            .args(["-d", &self.path])
-            .status();
-        let Ok(ctl) = std::fs::File::open("/dev/loop-control") else {
+        remove(self.nr);
+    }
+}
+
+/// Loop device `nr` detached and removed (LOOP_CTL_REMOVE).
+fn remove(nr: i32) {
+    use std::os::fd::AsRawFd;
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &format!("/dev/loop{nr}")])
+        .status();
+    let Ok(ctl) = std::fs::File::open("/dev/loop-control") else {
+        return;
+    };
+    for _ in 0..100 {
+        // SAFETY: LOOP_CTL_REMOVE takes the device number as its argument; fd is open.
+        if unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_REMOVE, nr) } >= 0 {
             return;
-        };
-        for _ in 0..100 {
-            // SAFETY: LOOP_CTL_REMOVE takes the device number as its argument; fd is open.
-            if unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_REMOVE, self.nr) } >= 0 {
-                return;
-            }
-            // EBUSY while the detach settles.
-            std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        // EBUSY while the detach settles.
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 

@@ -10,6 +10,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// A temporary directory of the system's, removed on drop (tempfile's) and also if the run is
+/// interrupted (support::reap): every test's scratch directory.
+pub fn tempdir() -> std::io::Result<tempfile::TempDir> {
+    let d = tempfile::tempdir()?;
+    super::reap::remove_on_interrupt(d.path());
+    Ok(d)
+}
+
+/// [`tempdir`] in `dir` (/var/tmp: the machine's own disk; /dev/shm: memory).
+pub fn tempdir_in(dir: impl AsRef<Path>) -> std::io::Result<tempfile::TempDir> {
+    let d = tempfile::tempdir_in(dir)?;
+    super::reap::remove_on_interrupt(d.path());
+    Ok(d)
+}
+
 /// The iosat binary under test. Learned state is kept in memory only (an empty
 /// $IOSAT_STATE_DIR), so no test writes to /var/lib/iosat; a test of the state passes
 /// --state-dir.
@@ -255,7 +270,7 @@ pub fn mkfs_and_mount(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<P
 /// Mount `node` (already formatted) on a fresh temporary directory, pushed to `dirs`: whoever
 /// owns `dirs` must unmount before dropping it (a `TempDir` dropped while mounted stays behind).
 pub fn mount_on_temp_dir(node: &str, dirs: &mut Vec<tempfile::TempDir>) -> Option<PathBuf> {
-    let mnt = tempfile::tempdir().ok()?;
+    let mnt = crate::util::tempdir().ok()?;
     let ok = Command::new("mount")
         .arg(node)
         .arg(mnt.path())
@@ -281,6 +296,8 @@ pub struct LoopDev {
     // Dropped after `drop` has unmounted them.
     mount_dirs: Vec<tempfile::TempDir>,
     _backing: tempfile::TempDir,
+    /// The same undoing if the run is interrupted (support::reap).
+    _reap: super::reap::Held,
 }
 
 impl LoopDev {
@@ -295,8 +312,8 @@ impl LoopDev {
     /// end, and the loop device scanned for it (losetup -P).
     pub fn try_new(size: u64, partition: bool, backing_in: Option<&Path>) -> Option<LoopDev> {
         let backing = match backing_in {
-            Some(d) => tempfile::tempdir_in(d).ok()?,
-            None => tempfile::tempdir().ok()?,
+            Some(d) => crate::util::tempdir_in(d).ok()?,
+            None => crate::util::tempdir().ok()?,
         };
         let img = backing.path().join("backing.img");
         let mut f = std::fs::File::create(&img).ok()?;
@@ -328,12 +345,23 @@ impl LoopDev {
             // Another process may have taken the free device between find and attach.
             std::thread::sleep(Duration::from_millis(100));
         }
+        let path = path?;
+        let _reap = {
+            let (dev, dir) = (path.clone(), backing.path().to_path_buf());
+            super::reap::on_interrupt("a loop device", move || {
+                remove_dm_over(&dev);
+                super::reap::unmount_from(&dev);
+                super::reap::detach_loop(&dev);
+                super::reap::remove_dir(&dir);
+            })
+        };
         let l = LoopDev {
-            path: path?,
+            path,
             dm: Vec::new(),
             mounts: Vec::new(),
             mount_dirs: Vec::new(),
             _backing: backing,
+            _reap,
         };
         if partition {
             // The kernel creates the partition's node itself; give it a moment.
@@ -378,6 +406,34 @@ impl Drop for LoopDev {
     }
 }
 
+/// The dm devices stacked on the loop device `dev` or its partitions (sysfs holders),
+/// unmounted and removed: [`LoopDev`]'s `dm` when the run is interrupted.
+fn remove_dm_over(dev: &str) {
+    let name = dev.trim_start_matches("/dev/");
+    let mut holders = vec![format!("/sys/block/{name}/holders")];
+    if let Ok(parts) = std::fs::read_dir(format!("/sys/block/{name}")) {
+        for p in parts.flatten() {
+            if p.file_name().to_string_lossy().starts_with(name) {
+                holders.push(format!("{}/holders", p.path().display()));
+            }
+        }
+    }
+    for h in holders {
+        let Ok(dir) = std::fs::read_dir(&h) else {
+            continue;
+        };
+        for dm in dir.flatten() {
+            let dm = dm.file_name().to_string_lossy().into_owned();
+            let Ok(n) = std::fs::read_to_string(format!("/sys/block/{dm}/dm/name")) else {
+                continue;
+            };
+            super::reap::unmount_from(&format!("/dev/{dm}"));
+            super::reap::unmount_from(&format!("/dev/mapper/{}", n.trim()));
+            let _ = Command::new("dmsetup").args(["remove", n.trim()]).output();
+        }
+    }
+}
+
 /// A zram device of our own, removed on drop (even when the test fails).
 pub struct Zram {
     pub id: u32,
@@ -385,6 +441,15 @@ pub struct Zram {
     mount: Option<PathBuf>,
     /// The mount point, a field so that it is removed after `drop` has unmounted it.
     mount_dirs: Vec<tempfile::TempDir>,
+    /// The same undoing if the run is interrupted (support::reap).
+    _reap: super::reap::Held,
+}
+
+/// Zram device `id` unmounted, reset and removed: [`Zram`]'s drop and its undoing.
+fn remove_zram(id: u32) {
+    super::reap::unmount_from(&format!("/dev/zram{id}"));
+    let _ = std::fs::write(format!("/sys/block/zram{id}/reset"), "1");
+    let _ = std::fs::write("/sys/class/zram-control/hot_remove", id.to_string());
 }
 
 impl Zram {
@@ -398,6 +463,7 @@ impl Zram {
             id,
             mount: None,
             mount_dirs: Vec::new(),
+            _reap: super::reap::on_interrupt("a zram device", move || remove_zram(id)),
         };
         std::fs::write(format!("/sys/block/zram{id}/disksize"), size).ok()?;
         // Sizing the device sends a change event, and udev probes it (blkid reads its first
@@ -441,11 +507,13 @@ impl Drop for Zram {
 /// directory; unmounted on drop.
 pub struct Tmpfs {
     dir: tempfile::TempDir,
+    /// The same undoing if the run is interrupted (support::reap).
+    _reap: super::reap::Held,
 }
 
 impl Tmpfs {
     pub fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::util::tempdir().unwrap();
         let (fstype, opts) = if size == "ramfs" {
             ("ramfs", "mode=0700".to_string())
         } else {
@@ -457,7 +525,12 @@ impl Tmpfs {
             .status()
             .unwrap();
         assert!(st.success(), "mount {fstype} failed");
-        Tmpfs { dir }
+        let d = dir.path().to_path_buf();
+        let _reap = super::reap::on_interrupt("a memory filesystem", move || {
+            super::reap::unmount(&d);
+            super::reap::remove_dir(&d);
+        });
+        Tmpfs { dir, _reap }
     }
 
     pub fn path(&self) -> &Path {

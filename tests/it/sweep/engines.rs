@@ -5,7 +5,7 @@
 use super::*;
 
 fn small_file_run(engine: &str) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let mut args = vec![
         d, "--engine", engine, "--size", "8m", "--levels", "1,4", "--json",
@@ -51,7 +51,7 @@ fn uring_on_a_small_file() {
 /// naming the variable, exit 2.
 #[test]
 fn uring_tuning_from_the_environment() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let mut args = vec![
         d, "--engine", "uring", "--size", "8m", "--levels", "1,8", "--json",
@@ -114,7 +114,7 @@ fn sync_on_a_small_file() {
 
 #[test]
 fn mixed_pattern_keeps_reads_and_writes_apart() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let mut args = vec![
         d,
@@ -148,7 +148,7 @@ fn mixed_pattern_keeps_reads_and_writes_apart() {
 
 #[test]
 fn csv_and_markdown_carry_one_row_per_level() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let mut args = vec![
         "--csv", d, "--engine", "sync", "--size", "4m", "--levels", "1,2",
@@ -188,7 +188,7 @@ fn csv_and_markdown_carry_one_row_per_level() {
 
 #[test]
 fn an_existing_file_is_only_read() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let f = dir.path().join("data");
     let content: Vec<u8> = (0..(4u32 << 20))
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
@@ -231,7 +231,7 @@ fn an_existing_file_is_only_read() {
 
 #[test]
 fn write_and_sequential_patterns_run_on_a_laid_out_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     for (engine, pattern) in [("uring", "randwrite"), ("uring", "read"), ("sync", "write")] {
         let mut args = vec![d, "--engine", engine, "--pattern", pattern, "--size", "4m"];
@@ -251,7 +251,7 @@ fn write_and_sequential_patterns_run_on_a_laid_out_file() {
 
 #[test]
 fn auto_levels_double_from_one_and_stop() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let args = [
         d,

@@ -112,7 +112,7 @@ fn analyze_of_fio_and_sweep_find_the_same_knee_within_one_level() {
         crate::util::skip("fio is not installed");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let data = dir.path().join("data");
     // Real data, never sparse (holes read for free); a file iosat did not create, so the
     // sweep only reads it.

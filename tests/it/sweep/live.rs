@@ -238,7 +238,7 @@ fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() 
             "a quiet device has no other traffic: {}",
             quiet["verdict"]
         );
-        let profiles = tempfile::tempdir().unwrap();
+        let profiles = crate::util::tempdir().unwrap();
         let pd = profiles.path().to_str().unwrap();
         let args = ["--save-profile", "--profile-dir", pd];
         let Some(live) = saved_under_load(&dev.path, &args, &mut excuses) else {
@@ -319,7 +319,7 @@ fn a_gentle_sweep_stops_where_asked_caps_its_rate_and_gives_the_knee_as_a_lower_
     let Some(dev) = knowndev::four_units_of_2ms_and_fio() else {
         return;
     };
-    let profiles = tempfile::tempdir().unwrap();
+    let profiles = crate::util::tempdir().unwrap();
     let pd = profiles.path().to_str().unwrap();
     let Some(out) = saved_under_load(
         &dev.path,

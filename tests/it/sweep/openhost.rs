@@ -117,7 +117,7 @@ fn all_kept(levels: &[Value], closed: &Value, top: f64, what: &str) -> Result<bo
 #[test]
 fn up_to_half_the_closed_maximum_is_kept_on_this_disk_with_auto_and_a_list() {
     // On the root filesystem (/var/tmp, not a tmpfs /tmp), the machine's own disk.
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = crate::util::tempdir_in("/var/tmp").unwrap();
     let d = dir.path().to_str().unwrap();
     let common = ["--duration", "1", "--ramp", "0.2"];
     // Three tries: on a shared machine a try can be excused (its CPU wait or the disk's own
@@ -178,7 +178,7 @@ fn with_its_cpu_held_to_a_quota_the_open_loop_marks_the_machine_not_the_device()
         eprintln!("skipped: no cpu cgroup controller (v2 cpu.max or v1 cfs quota)");
         return;
     };
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = crate::util::tempdir_in("/var/tmp").unwrap();
     let d = dir.path().to_str().unwrap();
     let out = cg
         .iosat()

@@ -44,7 +44,7 @@ const DEPTH: u32 = 64;
 /// hard timeout, its report written to a file (a killed fio's job process must not hold a
 /// pipe open), and a hung run counts as a disturbed try.
 fn fio_at(dev: &str, rate: f64, secs: f64) -> Option<(f64, f64, f64, f64)> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let report = dir.path().join("fio.json");
     let out = Command::new("timeout")
         .args([
@@ -472,7 +472,7 @@ fn target_p99_lands_near_the_known_devices_crossing() {
 
 #[test]
 fn open_loop_keeps_half_the_page_cache_maximum() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let common = [
         "--size",

@@ -277,7 +277,7 @@ fn a_cap_is_never_exceeded() {
 /// twice the rate.
 #[test]
 fn compare_reads_sim_open_loops() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let save = |units: u32, name: &str| {
         SimSweep::new(&format!("sim:units={units},service=2ms"))
             .args(&[

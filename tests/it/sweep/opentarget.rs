@@ -53,7 +53,7 @@ fn check_intervals(l: &Value) {
 
 #[test]
 fn open_levels_carry_the_intervals_of_their_latency_figures() {
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = crate::util::tempdir_in("/dev/shm").unwrap();
     let r = sweep_on_shm(dir.path(), &["--rate", "300,600"]);
     let levels = r["open_levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2, "{r}");
@@ -68,7 +68,7 @@ fn open_levels_carry_the_intervals_of_their_latency_figures() {
 
 #[test]
 fn the_target_answer_follows_the_levels_decisions() {
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = crate::util::tempdir_in("/dev/shm").unwrap();
     let r = sweep_on_shm(dir.path(), &["--levels", "1,2", "--target-p99", "20ms"]);
     let levels = r["open_levels"].as_array().unwrap();
     assert!(!levels.is_empty(), "{r}");

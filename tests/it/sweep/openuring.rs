@@ -31,7 +31,7 @@ const PERCENTILES: [&str; 8] = ["min", "p50", "p90", "p95", "p99", "p999", "max"
 
 #[test]
 fn the_io_uring_open_loop_keeps_its_rate_names_itself_and_times_from_the_intended_start() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let (mut seen, mut disturbed) = (Vec::new(), Vec::new());
     for _ in 0..5 {
@@ -92,7 +92,7 @@ const MEDIAN_TOLERANCE: f64 = 0.5;
 
 #[test]
 fn the_io_uring_and_threads_open_loops_agree_on_the_same_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let mut seen = Vec::new();
     for _ in 0..3 {

@@ -164,7 +164,7 @@ fn a_device_held_by_device_mapper_is_refused_naming_the_holder() {
 }
 
 /// swapoff on drop; declared after the device so it is dropped (swapped off) first.
-struct SwapOn(String);
+struct SwapOn(String, #[allow(dead_code)] crate::support::reap::Held);
 
 impl Drop for SwapOn {
     fn drop(&mut self) {
@@ -196,7 +196,15 @@ fn a_device_in_use_as_swap_is_refused_saying_so() {
         crate::util::skip("swapon failed");
         return;
     }
-    let _swap = SwapOn(dev.clone());
+    let _swap = {
+        let d = dev.clone();
+        SwapOn(
+            dev.clone(),
+            crate::support::reap::on_interrupt("a swap device", move || {
+                let _ = Command::new("swapoff").arg(&d).output();
+            }),
+        )
+    };
     let err = refused(
         &[
             &dev,
@@ -357,7 +365,7 @@ fn a_device_that_is_not_blank_is_refused_unless_confirmed_by_name() {
 }
 
 /// Detaches a loop device stacked on another one (dropped before the one below).
-struct Stacked(String);
+struct Stacked(String, #[allow(dead_code)] crate::support::reap::Held);
 
 impl Drop for Stacked {
     fn drop(&mut self) {
@@ -370,9 +378,11 @@ fn stack_loop_on(node: &str) -> Option<Stacked> {
         .args(["--find", "--show", node])
         .output()
         .ok()?;
-    out.status
-        .success()
-        .then(|| Stacked(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    out.status.success().then(|| {
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let reap = crate::support::reap::loop_device(&dev);
+        Stacked(dev, reap)
+    })
 }
 
 /// Issue 12 case 2: a loop device stacked on the target (or on one of its partitions) does

@@ -6,7 +6,7 @@ use crate::util::assert_refusals;
 
 #[test]
 fn bad_input_gets_one_line_and_its_exit_code() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let missing = dir.path().join("no/such/dir");
     let missing = missing.to_str().unwrap();
@@ -28,7 +28,7 @@ fn bad_input_gets_one_line_and_its_exit_code() {
 
 #[test]
 fn tmpfs_is_refused_unless_allowed() {
-    let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+    let Ok(shm) = crate::util::tempdir_in("/dev/shm") else {
         crate::util::skip_lacking("no /dev/shm");
         return;
     };
@@ -67,7 +67,7 @@ fn tmpfs_is_refused_unless_allowed() {
 
 #[test]
 fn output_file_of_a_user_is_refused_before_the_run() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let out = dir.path().join("sweep.json");
     std::fs::write(&out, "mine\n").unwrap();
     let sim_to = |path: &Path| {

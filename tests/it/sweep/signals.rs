@@ -36,8 +36,8 @@ pub(crate) fn stop_after_first_level(
 
 #[test]
 fn ctrl_c_keeps_finished_levels_and_removes_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
+    let out_dir = crate::util::tempdir().unwrap();
     let out_file = out_dir.path().join("partial.json");
     // Interrupt as soon as the first level has been written.
     let args = ["--levels", "1,2,4,8,16,32,64", "--duration", "0.4"];
@@ -61,7 +61,7 @@ fn ctrl_c_keeps_finished_levels_and_removes_the_file() {
 
 #[test]
 fn ctrl_c_during_layout_removes_the_half_written_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
     let child = iosat()
         .arg("sweep")
         .arg(dir.path())
@@ -104,8 +104,8 @@ fn ctrl_c_during_layout_removes_the_half_written_file() {
 
 #[test]
 fn ctrl_c_during_an_open_loop_level_keeps_the_finished_rates_and_judges_no_partial_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = tempfile::tempdir().unwrap();
+    let dir = crate::util::tempdir().unwrap();
+    let out_dir = crate::util::tempdir().unwrap();
     let out_file = out_dir.path().join("partial.json");
     // The first rate's level written, then Ctrl-C 1.5 s into the second's 4 s.
     let args = ["--rate", "200,200", "--duration", "4"];

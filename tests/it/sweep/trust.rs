@@ -259,7 +259,7 @@ fn below_share_on_a_shared_disk_stays_within_0_and_100_or_is_left_out() {
         }),
         "the histogram saw only iosat's requests: {v}"
     );
-    let d = tempfile::tempdir().unwrap();
+    let d = crate::util::tempdir().unwrap();
     let f = d.path().join("sweep.json");
     std::fs::write(&f, v.to_string()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_iosat"))
