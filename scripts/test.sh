@@ -72,6 +72,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 cargo fmt --all -- --check
+# Both test binaries in one build: the library's unit tests and the integration tests compile
+# side by side on the two cores (each crate's front end is one thread).
+cargo test --locked --no-run --lib --test it
 cargo test --locked --lib 2>&1
 # The integration tests in three phases. Those that measure nothing of time (parsers, renderers,
 # the simulator, the layering and fuzz tests: modules that set up no loop device, cgroup or
