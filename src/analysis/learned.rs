@@ -374,7 +374,7 @@ impl Learned {
         // from there while the figures are the same ones, bit for bit (issue 37's cost: six
         // floats formatted per device and interval).
         let key = CurveKey::of(self);
-        let memo = summary.as_ref().map(|s| &s.0.curve);
+        let memo = summary.as_ref().map(Summary::curve_memo);
         match memo.and_then(|m| m.get()).filter(|(k, _)| *k == key) {
             Some((_, bytes)) => out.extend_from_slice(bytes),
             None => {
@@ -445,6 +445,9 @@ struct SummaryText {
     /// The curve's part of the `learned` object (Learned::write_curve), with the figures it
     /// was written from: the words and the figures come from one estimate.
     curve: std::sync::OnceLock<(CurveKey, Box<[u8]>)>,
+    /// Words told before another summary's ([`Summary::before`]): a change's evidence before
+    /// the curve's words, made again in each interval while the change is pending.
+    before: Option<(super::shared::Shared<super::state::Change>, Option<Summary>)>,
 }
 
 /// The figures [`Learned::write_curve`] writes, floats by their bits (-0.0 and 0.0 are
@@ -492,6 +495,7 @@ impl Summary {
             json: std::sync::OnceLock::new(),
             make: None,
             curve: std::sync::OnceLock::new(),
+            before: None,
         }))
     }
 
@@ -502,23 +506,76 @@ impl Summary {
             json: std::sync::OnceLock::new(),
             make: Some(Box::new(make)),
             curve: std::sync::OnceLock::new(),
+            before: None,
+        }))
+    }
+
+    /// The evidence of `change`, "; ", then `rest`'s words (a change told before the curve's
+    /// words). A pending change's words are new in each interval (its evidence counts the
+    /// intervals), the curve's only at an estimate: the JSON is the change's escaped words
+    /// before `rest`'s, escaped once per estimate, and the curve's figures are `rest`'s memo
+    /// (issue 37's cost: a changed device's summary and figures were written whole in each
+    /// interval).
+    pub fn before(
+        change: super::shared::Shared<super::state::Change>,
+        rest: Option<Summary>,
+    ) -> Summary {
+        Summary(std::sync::Arc::new(SummaryText {
+            text: std::sync::OnceLock::new(),
+            json: std::sync::OnceLock::new(),
+            make: None,
+            curve: std::sync::OnceLock::new(),
+            before: Some((change, rest)),
         }))
     }
 
     pub fn as_str(&self) -> &str {
         let t = &*self.0;
-        t.text
-            .get_or_init(|| t.make.as_ref().map_or_else(String::new, |m| m()).into())
+        t.text.get_or_init(|| {
+            if let Some((change, rest)) = &t.before {
+                let rest = rest.as_ref().map_or("", |s| s.as_str());
+                let mut s = String::with_capacity(change.evidence.len() + 2 + rest.len());
+                for part in [change.evidence.as_str(), "; ", rest] {
+                    s.push_str(part);
+                }
+                return s.into();
+            }
+            t.make.as_ref().map_or_else(String::new, |m| m()).into()
+        })
     }
 
     /// The words as a JSON string, quoted and escaped as serde_json writes them: escaped once
     /// per summary, not once per interval that carries it.
     pub fn as_json(&self) -> &str {
-        self.0.json.get_or_init(|| {
-            serde_json::to_string(self.as_str())
-                .expect("a string serialises")
-                .into()
+        let t = &*self.0;
+        t.json.get_or_init(|| {
+            let Some((change, rest)) = &t.before else {
+                return serde_json::to_string(self.as_str())
+                    .expect("a string serialises")
+                    .into();
+            };
+            // serde_json escapes each character by itself: the escape of the words joined
+            // is the escapes joined. The change's, without its closing quote, then the
+            // rest's (escaped once per estimate) without its opening one.
+            let mut s =
+                serde_json::to_string(change.evidence.as_str()).expect("a string serialises");
+            s.pop();
+            s.push_str("; ");
+            match rest {
+                Some(r) => s.push_str(&r.as_json()[1..]),
+                None => s.push('"'),
+            }
+            s.into()
         })
+    }
+
+    /// Where the curve's figures are kept: a change told before a curve's words keeps them
+    /// in that curve's summary, which lasts until the next estimate.
+    fn curve_memo(&self) -> &std::sync::OnceLock<(CurveKey, Box<[u8]>)> {
+        match &self.0.before {
+            Some((_, Some(rest))) => rest.curve_memo(),
+            _ => &self.0.curve,
+        }
     }
 
     /// The same words, not only equal ones (no string compared).
@@ -810,7 +867,33 @@ mod tests {
             baseline_interval_ns: None,
             ..full.clone()
         };
-        for l in [bare(), full, other_figures, lazy] {
+        // A change told before the curve's words (Summary::before): the words' JSON joined
+        // from the two escapes (the change's words need escaping too), the curve's figures
+        // kept in the curve's own summary, which `full` carries as well with other figures:
+        // the memo is used only for its own figures, whichever wrote it first.
+        let change = full.flags.change.clone().expect("full has a change");
+        let told = Learned {
+            summary: Some(Summary::before(change.clone(), full.summary.clone())),
+            ..other_figures.clone()
+        };
+        let told_alone = Learned {
+            summary: Some(Summary::before(change.clone(), None)),
+            ..bare()
+        };
+        let words = told.summary.as_ref().unwrap();
+        assert_eq!(
+            words.as_str(),
+            format!(
+                "{}; {}",
+                change.evidence,
+                full.summary.as_ref().unwrap().as_str()
+            )
+        );
+        assert_eq!(
+            told_alone.summary.as_ref().unwrap().as_str(),
+            format!("{}; ", change.evidence)
+        );
+        for l in [told, bare(), full, other_figures, lazy, told_alone] {
             let mut out = b"[".to_vec();
             l.write_json(&mut out);
             // Twice: the summary's escaped words, the estimates' JSON and the curve's figures

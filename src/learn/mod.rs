@@ -425,17 +425,7 @@ impl Told {
         };
         // Written when first read (the JSON's `summary`): a text view never reads it, and a
         // pending change is told anew in each interval that adds evidence.
-        let summary = {
-            let (change, rest) = (change.clone(), rest.clone());
-            Summary::lazy(move || {
-                let rest = rest.as_ref().map_or("", |s| s.as_str());
-                let mut s = String::with_capacity(change.evidence.len() + 2 + rest.len());
-                for part in [change.evidence.as_str(), "; ", rest] {
-                    s.push_str(part);
-                }
-                s
-            })
-        };
+        let summary = Summary::before(change.clone(), rest.clone());
         Told {
             of: c.clone(),
             relearned,
