@@ -359,8 +359,13 @@ fn on_a_device_with_a_set_flush_time_a_commit_is_the_flush_plus_the_write() {
         // (CI, 2026-11-29: 27.2 ms against 24.5 + 10 %, with o 1.8 ms).
         let extra = o + if m == "fsync" { WRITE_MS + o } else { 0.0 };
         eprintln!("{m}: commit p50 {p50:.2} ms, F + W + 2o = {want:.2} ms");
+        // The floor is the device's own times, F + W: o comes from the flushes' mean, which
+        // one slow flush of a few dozen pulls up (2026-12-04, in the known-device lane: a
+        // 106 ms p99 made o 3.2 ms, F + W + 2o 27.3 ms, against a commit p50 of 23.9 ms and
+        // a block-layer flush p50 of 20.2 ms), while the commit's p50 does not move with it.
+        // A commit that skipped its flush would still be far below the floor.
         assert!(
-            p50 >= want * 0.90 && p50 <= (want + extra) * 1.10,
+            p50 >= (FLUSH_MS + WRITE_MS) * 0.95 && p50 <= (want + extra) * 1.10,
             "{m}: commit p50 {p50:.2} ms, truth F + W + 2o = {want:.2} ms\n{e}"
         );
         assert!(
