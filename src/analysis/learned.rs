@@ -441,13 +441,22 @@ struct SummaryText {
     /// The words as a JSON string (quoted and escaped), written when `stat --json` first
     /// writes them: every interval's `learned` object repeats them until the next estimate.
     json: std::sync::OnceLock<Box<str>>,
-    make: Option<Box<dyn Fn() -> String + Send + Sync>>,
+    /// Where the words come from when first read (written already: `text` is set).
+    words: Words,
     /// The curve's part of the `learned` object (Learned::write_curve), with the figures it
     /// was written from: the words and the figures come from one estimate.
     curve: std::sync::OnceLock<(CurveKey, Box<[u8]>)>,
-    /// Words told before another summary's ([`Summary::before`]): a change's evidence before
-    /// the curve's words, made again in each interval while the change is pending.
-    before: Option<(super::shared::Shared<super::state::Change>, Option<Summary>)>,
+}
+
+/// How a [`Summary`]'s words are made.
+enum Words {
+    /// Given whole ([`Summary::text`]).
+    Written,
+    /// By a function, when first read ([`Summary::lazy`]).
+    Lazy(Box<dyn Fn() -> String + Send + Sync>),
+    /// A change's evidence before another summary's words ([`Summary::before`]): made again
+    /// in each interval while the change is pending, the other's only at an estimate.
+    Before(super::shared::Shared<super::state::Change>, Option<Summary>),
 }
 
 /// The figures [`Learned::write_curve`] writes, floats by their bits (-0.0 and 0.0 are
@@ -486,28 +495,25 @@ impl CurveKey {
 }
 
 impl Summary {
+    fn of(words: Words) -> Summary {
+        Summary(std::sync::Arc::new(SummaryText {
+            text: std::sync::OnceLock::new(),
+            json: std::sync::OnceLock::new(),
+            words,
+            curve: std::sync::OnceLock::new(),
+        }))
+    }
+
     /// Words already written.
     pub fn text(s: impl Into<String>) -> Summary {
-        let text = std::sync::OnceLock::new();
-        let _ = text.set(s.into().into_boxed_str());
-        Summary(std::sync::Arc::new(SummaryText {
-            text,
-            json: std::sync::OnceLock::new(),
-            make: None,
-            curve: std::sync::OnceLock::new(),
-            before: None,
-        }))
+        let summary = Summary::of(Words::Written);
+        let _ = summary.0.text.set(s.into().into_boxed_str());
+        summary
     }
 
     /// Words written by `make` when first read.
     pub fn lazy(make: impl Fn() -> String + Send + Sync + 'static) -> Summary {
-        Summary(std::sync::Arc::new(SummaryText {
-            text: std::sync::OnceLock::new(),
-            json: std::sync::OnceLock::new(),
-            make: Some(Box::new(make)),
-            curve: std::sync::OnceLock::new(),
-            before: None,
-        }))
+        Summary::of(Words::Lazy(Box::new(make)))
     }
 
     /// The evidence of `change`, "; ", then `rest`'s words (a change told before the curve's
@@ -520,27 +526,22 @@ impl Summary {
         change: super::shared::Shared<super::state::Change>,
         rest: Option<Summary>,
     ) -> Summary {
-        Summary(std::sync::Arc::new(SummaryText {
-            text: std::sync::OnceLock::new(),
-            json: std::sync::OnceLock::new(),
-            make: None,
-            curve: std::sync::OnceLock::new(),
-            before: Some((change, rest)),
-        }))
+        Summary::of(Words::Before(change, rest))
     }
 
     pub fn as_str(&self) -> &str {
         let t = &*self.0;
-        t.text.get_or_init(|| {
-            if let Some((change, rest)) = &t.before {
+        t.text.get_or_init(|| match &t.words {
+            Words::Written => Box::default(),
+            Words::Lazy(make) => make().into(),
+            Words::Before(change, rest) => {
                 let rest = rest.as_ref().map_or("", |s| s.as_str());
                 let mut s = String::with_capacity(change.evidence.len() + 2 + rest.len());
                 for part in [change.evidence.as_str(), "; ", rest] {
                     s.push_str(part);
                 }
-                return s.into();
+                s.into()
             }
-            t.make.as_ref().map_or_else(String::new, |m| m()).into()
         })
     }
 
@@ -549,7 +550,7 @@ impl Summary {
     pub fn as_json(&self) -> &str {
         let t = &*self.0;
         t.json.get_or_init(|| {
-            let Some((change, rest)) = &t.before else {
+            let Words::Before(change, rest) = &t.words else {
                 return serde_json::to_string(self.as_str())
                     .expect("a string serialises")
                     .into();
@@ -572,8 +573,8 @@ impl Summary {
     /// Where the curve's figures are kept: a change told before a curve's words keeps them
     /// in that curve's summary, which lasts until the next estimate.
     fn curve_memo(&self) -> &std::sync::OnceLock<(CurveKey, Box<[u8]>)> {
-        match &self.0.before {
-            Some((_, Some(rest))) => rest.curve_memo(),
+        match &self.0.words {
+            Words::Before(_, Some(rest)) => rest.curve_memo(),
             _ => &self.0.curve,
         }
     }
