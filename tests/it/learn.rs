@@ -637,6 +637,14 @@ fn a_device_that_slows_down_is_reported_and_judged_by_the_old_baseline() {
         c["evidence"].as_str().unwrap().contains("until confirmed"),
         "{c}"
     );
+    // The summary tells the change first, then the curve's words (learn's Summary::before).
+    let last = learned.last().unwrap();
+    let summary = last["summary"].as_str().unwrap();
+    eprintln!("{summary}");
+    assert!(
+        summary.starts_with(&format!("{}; baseline ", c["evidence"].as_str().unwrap())),
+        "{last}"
+    );
 }
 
 /// Issue 37, case 2 on the estimate's path, on the known device: one unit whose service steps
