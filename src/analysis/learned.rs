@@ -556,11 +556,13 @@ impl Summary {
                     .into();
             };
             // serde_json escapes each character by itself: the escape of the words joined
-            // is the escapes joined. The change's, without its closing quote, then the
-            // rest's (escaped once per estimate) without its opening one.
-            let mut s =
-                serde_json::to_string(change.evidence.as_str()).expect("a string serialises");
-            s.pop();
+            // is the escapes joined. The change's (cut from the change's own JSON, which
+            // the judgement beside this summary writes anyway), without its closing
+            // quote, then the rest's (escaped once per estimate) without its opening one.
+            let evidence = evidence_json(change);
+            let rest_len = rest.as_ref().map_or(1, |r| r.as_json().len() - 1);
+            let mut s = String::with_capacity(evidence.len() + 1 + rest_len);
+            s.push_str(&evidence[..evidence.len() - 1]);
             s.push_str("; ");
             match rest {
                 Some(r) => s.push_str(&r.as_json()[1..]),
@@ -582,6 +584,45 @@ impl Summary {
     /// The same words, not only equal ones (no string compared).
     pub fn same(&self, other: &Summary) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The evidence of `change` as serde_json writes it (quoted and escaped), cut from the
+/// change's JSON ([`Shared::json`], written once per change): a pending change's words are
+/// new in each interval, and escaping them once more for the summary they lead cost as much
+/// again (issue 37). The JSON holds the figures (numbers), then `"evidence":` and the
+/// escaped words, then `confirmed` only when true: words with nothing to escape end the
+/// figures quoted as they are; else the first `:"` is where they open (a number follows
+/// every key before, and inside an escaped string every `"` follows a `\`).
+/// Escaped here as serde would if the JSON were ever other than that.
+fn evidence_json(change: &Shared<super::state::Change>) -> std::borrow::Cow<'_, str> {
+    const KEY: &[u8] = b"\"evidence\":";
+    let json = change.json();
+    let b = json.as_bytes();
+    let end = b.len()
+        - if change.confirmed {
+            ",\"confirmed\":true}".len()
+        } else {
+            "}".len()
+        };
+    // The usual words need no escape: they end the JSON quoted as they are, right after the
+    // key (escaped, they are longer, and where they would start is inside them, where no
+    // `"evidence":` can be: an escaped `"` follows a `\`).
+    let plain = end
+        .checked_sub(change.evidence.len() + 2)
+        .filter(|&start| b[..start].ends_with(KEY) && b[start] == b'"' && b[end - 1] == b'"');
+    // Else the first `:"`.
+    let start = plain.or_else(|| {
+        (1..end)
+            .find(|&i| b[i] == b'"' && b[i - 1] == b':')
+            .filter(|&start| start + 2 <= end && b[..start].ends_with(KEY) && b[end - 1] == b'"')
+    });
+    match start {
+        // Both ends are ASCII quotes: char boundaries.
+        Some(start) => std::borrow::Cow::Borrowed(&json[start..end]),
+        None => std::borrow::Cow::Owned(
+            serde_json::to_string(change.evidence.as_str()).expect("a string serialises"),
+        ),
     }
 }
 
@@ -714,6 +755,8 @@ pub struct Estimate {
     pub interval_ns: [f64; 2],
     pub method: EstimateMethod,
 }
+
+impl super::shared::Json for Estimate {}
 
 #[cfg(test)]
 mod tests {
@@ -904,6 +947,41 @@ mod tests {
             out.push(b']');
             let want = serde_json::to_string(&[&l, &l]).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
+
+    /// A change's evidence cut from its JSON (what a summary led by the change joins) is
+    /// serde's escape of it, whatever the words hold, confirmed or not.
+    #[test]
+    fn a_changes_evidence_cut_from_its_json_is_serdes_escape() {
+        let words = [
+            "device changed: 8.21 ms at one in flight, was 2.14 ms (19 intervals)",
+            "",
+            "\"",
+            "a \"quoted\" step",
+            "ends with a backslash \\",
+            "two lines\nand a tab\t",
+            "\u{1} control first",
+            "µs and 2× in UTF-8",
+            ":\"evidence\":\"planted\"",
+        ];
+        for evidence in words {
+            for confirmed in [false, true] {
+                for (from_ns, to_ns) in [(2.08e6, 7.69e6), (f64::NAN, f64::INFINITY)] {
+                    let c = crate::analysis::shared::Shared::new(Change {
+                        at_wall_ns: -1_700_000_000_000_000_000,
+                        from_ns,
+                        to_ns,
+                        evidence: evidence.into(),
+                        confirmed,
+                    });
+                    assert_eq!(
+                        evidence_json(&c),
+                        serde_json::to_string(evidence).unwrap(),
+                        "{evidence:?} confirmed {confirmed}"
+                    );
+                }
+            }
         }
     }
 
