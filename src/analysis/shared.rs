@@ -49,7 +49,7 @@ impl<T: Json> Shared<T> {
     }
 }
 
-/// Whether serde_json escapes any byte of `s` (a control character, `"` or `\\`): sixteen
+/// Whether serde_json escapes any byte of `s` (a control character, `"` or `\`): sixteen
 /// bytes looked at together, which the compiler does in one vector compare each.
 fn needs_escape(s: &[u8]) -> bool {
     let escaped = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
