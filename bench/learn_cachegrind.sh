@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # What learning costs per device and interval, counted rather than timed (issue 37): the
-# same replay as bench/learn.sh's "traffic on all" input (bench/lib.sh's 1,000 devices, every
-# counter advancing) run under valgrind's cachegrind, with learning and with --no-learn, as
-# text and as JSON. Prints, per device and interval, the instructions, the L1 data misses and
+# replays of bench/learn.sh (bench/lib.sh's 1,000 devices: "traffic on all", every counter
+# advancing; the same with a real sampler's clock; devices that changed, the step at 40 s)
+# run under valgrind's cachegrind, with learning and with --no-learn, as text and as JSON. Prints, per device and interval, the instructions, the L1 data misses and
 # the misses of the core's own L2 (simulated as the last level: the machine's L3 is shared
 # and large, and a miss in the L2 is what stalls learning), and learning's ratio of each.
 # Deterministic: a busy machine moves bench/learn.sh's wall-clock ratio by more than one
 # change does, not these counts. bench/learn.sh's ratio stays the goal; this says where a
 # change moved the work.
 # Usage: bench/learn_cachegrind.sh [SAMPLES]   (default 100; about a minute a run at 100)
+# INPUTS="all real changed" (the default: all three) chooses the replays.
 # BEFORE=<an older iosat binary> adds its learning runs (its counts and its ratios to this
 # build's --no-learn): a change counted side by side.
 set -euo pipefail
@@ -22,7 +23,16 @@ bin=target/release/iosat
 tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
 synthetic_diskstats "$tmp/diskstats"
-synthetic_recording "$n" "$tmp/diskstats" > "$tmp/rec"
+synthetic_recording "$n" "$tmp/diskstats" > "$tmp/rec-all"
+real_clock < "$tmp/rec-all" > "$tmp/rec-real"
+changed_recording "$n" 40 "$tmp/diskstats" > "$tmp/rec-changed"
+inputs=${INPUTS:-all real changed}
+for i in $inputs; do
+  case $i in
+    all | real | changed) ;;
+    *) echo "bench/learn_cachegrind.sh: INPUTS takes all, real and changed, not '$i'" >&2; exit 2 ;;
+  esac
+done
 devices=$(wc -l < "$tmp/diskstats")
 # The core's own caches, as sysfs describes cpu0's (size in bytes, ways, line).
 cache() {
@@ -37,11 +47,11 @@ cache() {
 d1=$(cache 0)
 l2=$(cache 2)
 echo "devices: $devices, samples: $n, D1 $d1, L2 (simulated as the last level) $l2"
-run() { # run NAME BINARY ARGS...: per device-interval Ir, D1 misses, L2 misses
-  local name=$1 b=$2
-  shift 2
+run() { # run NAME BINARY INPUT ARGS...: per device-interval Ir, D1 misses, L2 misses
+  local name=$1 b=$2 input=$3
+  shift 3
   valgrind --tool=cachegrind --cache-sim=yes --D1="$d1" --LL="$l2" \
-    --cachegrind-out-file="$tmp/$name.out" "$b" stat --all --replay "$tmp/rec" "$@" \
+    --cachegrind-out-file="$tmp/$name.out" "$b" stat --all --replay "$tmp/rec-$input" "$@" \
     > /dev/null 2> "$tmp/$name.err" || { cat "$tmp/$name.err" >&2; exit 1; }
   python3 - "$tmp/$name.out" "$((devices * n))" <<'PY'
 import sys
@@ -55,21 +65,23 @@ per = int(sys.argv[2])
 print(e["Ir"] / per, (e["D1mr"] + e["D1mw"]) / per, (e["DLmr"] + e["DLmw"] + e["ILmr"]) / per)
 PY
 }
-echo "| output | build | instructions | L1d misses | L2 misses | instructions ÷ --no-learn | L1d ÷ | L2 ÷ |"
-echo "|---|---|---|---|---|---|---|---|"
-for out in text json; do
-  args=()
-  [ "$out" = json ] && args=(--json)
-  r=$(run "$out-off" "$bin" "${args[@]}" --no-learn)
-  read -r ni nd nl <<< "$r"
-  builds=("this build:$bin")
-  [ -n "${BEFORE:-}" ] && builds+=("before:$BEFORE")
-  printf "| %s | --no-learn | %.0f | %.1f | %.1f | | | |\n" "$out" "$ni" "$nd" "$nl"
-  for b in "${builds[@]}"; do
-    r=$(run "$out-${b%%:*}" "${b#*:}" "${args[@]}")
-    read -r i d l <<< "$r"
-    awk -v o="$out" -v b="${b%%:*}" -v i="$i" -v d="$d" -v l="$l" -v ni="$ni" -v nd="$nd" \
-      -v nl="$nl" 'BEGIN { printf "| %s | %s, learning | %.0f | %.1f | %.1f | %.3f | %.2f | %.2f |\n",
-        o, b, i, d, l, i / ni, d / nd, l / nl }'
+echo "| input | output | build | instructions | L1d misses | L2 misses | instructions ÷ --no-learn | L1d ÷ | L2 ÷ |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for input in $inputs; do
+  for out in text json; do
+    args=()
+    [ "$out" = json ] && args=(--json)
+    r=$(run "$input-$out-off" "$bin" "$input" "${args[@]}" --no-learn)
+    read -r ni nd nl <<< "$r"
+    builds=("this build:$bin")
+    [ -n "${BEFORE:-}" ] && builds+=("before:$BEFORE")
+    printf "| %s | %s | --no-learn | %.0f | %.1f | %.1f | | | |\n" "$input" "$out" "$ni" "$nd" "$nl"
+    for b in "${builds[@]}"; do
+      r=$(run "$input-$out-${b%%:*}" "${b#*:}" "$input" "${args[@]}")
+      read -r i d l <<< "$r"
+      awk -v inp="$input" -v o="$out" -v b="${b%%:*}" -v i="$i" -v d="$d" -v l="$l" \
+        -v ni="$ni" -v nd="$nd" -v nl="$nl" 'BEGIN { printf "| %s | %s | %s, learning | %.0f | %.1f | %.1f | %.3f | %.2f | %.2f |\n",
+          inp, o, b, i, d, l, i / ni, d / nd, l / nl }'
+    done
   done
 done
