@@ -556,19 +556,20 @@ impl Summary {
                     .into();
             };
             // serde_json escapes each character by itself: the escape of the words joined
-            // is the escapes joined. The change's (cut from the change's own JSON, which
-            // the judgement beside this summary writes anyway), without its closing
-            // quote, then the rest's (escaped once per estimate) without its opening one.
-            let evidence = evidence_json(change);
-            let rest_len = rest.as_ref().map_or(1, |r| r.as_json().len() - 1);
-            let mut s = String::with_capacity(evidence.len() + 1 + rest_len);
-            s.push_str(&evidence[..evidence.len() - 1]);
-            s.push_str("; ");
+            // is the escapes joined. The change's (new in each interval while it is pending:
+            // by the string writer that copies words needing no escape whole), without its
+            // closing quote, then the rest's (escaped once per estimate) without its opening
+            // one.
+            let rest = rest.as_ref().map(Summary::as_json);
+            let mut s = Vec::with_capacity(change.evidence.len() + 4 + rest.map_or(0, str::len));
+            super::shared::json_str(&mut s, &change.evidence);
+            s.pop();
+            s.extend_from_slice(b"; ");
             match rest {
-                Some(r) => s.push_str(&r.as_json()[1..]),
-                None => s.push('"'),
+                Some(r) => s.extend_from_slice(&r.as_bytes()[1..]),
+                None => s.push(b'"'),
             }
-            s.into()
+            String::from_utf8(s).expect("JSON is UTF-8").into()
         })
     }
 
@@ -584,45 +585,6 @@ impl Summary {
     /// The same words, not only equal ones (no string compared).
     pub fn same(&self, other: &Summary) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// The evidence of `change` as serde_json writes it (quoted and escaped), cut from the
-/// change's JSON ([`Shared::json`], written once per change): a pending change's words are
-/// new in each interval, and escaping them once more for the summary they lead cost as much
-/// again (issue 37). The JSON holds the figures (numbers), then `"evidence":` and the
-/// escaped words, then `confirmed` only when true: words with nothing to escape end the
-/// figures quoted as they are; else the first `:"` is where they open (a number follows
-/// every key before, and inside an escaped string every `"` follows a `\`).
-/// Escaped here as serde would if the JSON were ever other than that.
-fn evidence_json(change: &Shared<super::state::Change>) -> std::borrow::Cow<'_, str> {
-    const KEY: &[u8] = b"\"evidence\":";
-    let json = change.json();
-    let b = json.as_bytes();
-    let end = b.len()
-        - if change.confirmed {
-            ",\"confirmed\":true}".len()
-        } else {
-            "}".len()
-        };
-    // The usual words need no escape: they end the JSON quoted as they are, right after the
-    // key (escaped, they are longer, and where they would start is inside them, where no
-    // `"evidence":` can be: an escaped `"` follows a `\`).
-    let plain = end
-        .checked_sub(change.evidence.len() + 2)
-        .filter(|&start| b[..start].ends_with(KEY) && b[start] == b'"' && b[end - 1] == b'"');
-    // Else the first `:"`.
-    let start = plain.or_else(|| {
-        (1..end)
-            .find(|&i| b[i] == b'"' && b[i - 1] == b':')
-            .filter(|&start| start + 2 <= end && b[..start].ends_with(KEY) && b[end - 1] == b'"')
-    });
-    match start {
-        // Both ends are ASCII quotes: char boundaries.
-        Some(start) => std::borrow::Cow::Borrowed(&json[start..end]),
-        None => std::borrow::Cow::Owned(
-            serde_json::to_string(change.evidence.as_str()).expect("a string serialises"),
-        ),
     }
 }
 
@@ -950,10 +912,11 @@ mod tests {
         }
     }
 
-    /// A change's evidence cut from its JSON (what a summary led by the change joins) is
-    /// serde's escape of it, whatever the words hold, confirmed or not.
+    /// A summary led by a change (its words escaped by the string writer, the rest's joined
+    /// to them) is serde's escape of the words joined, whatever the change's words hold,
+    /// confirmed or not, with and without other words after them.
     #[test]
-    fn a_changes_evidence_cut_from_its_json_is_serdes_escape() {
+    fn a_summary_led_by_a_change_is_serdes_escape_of_its_words() {
         let words = [
             "device changed: 8.21 ms at one in flight, was 2.14 ms (19 intervals)",
             "",
@@ -965,19 +928,21 @@ mod tests {
             "µs and 2× in UTF-8",
             ":\"evidence\":\"planted\"",
         ];
+        let rest = Summary::text("baseline 2.08 ms \"mean\" at 1.0 in flight");
         for evidence in words {
             for confirmed in [false, true] {
-                for (from_ns, to_ns) in [(2.08e6, 7.69e6), (f64::NAN, f64::INFINITY)] {
-                    let c = crate::analysis::shared::Shared::new(Change {
-                        at_wall_ns: -1_700_000_000_000_000_000,
-                        from_ns,
-                        to_ns,
-                        evidence: evidence.into(),
-                        confirmed,
-                    });
+                let c = crate::analysis::shared::Shared::new(Change {
+                    at_wall_ns: -1_700_000_000_000_000_000,
+                    from_ns: f64::NAN,
+                    to_ns: 7.69e6,
+                    evidence: evidence.into(),
+                    confirmed,
+                });
+                for r in [None, Some(rest.clone())] {
+                    let s = Summary::before(c.clone(), r);
                     assert_eq!(
-                        evidence_json(&c),
-                        serde_json::to_string(evidence).unwrap(),
+                        s.as_json(),
+                        serde_json::to_string(s.as_str()).unwrap(),
                         "{evidence:?} confirmed {confirmed}"
                     );
                 }

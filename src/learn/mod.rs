@@ -877,8 +877,10 @@ impl Device {
         }
         #[cfg(debug_assertions)]
         let before = l.clone();
+        // One curve per point, found above.
+        let curves = curves.into_iter().flatten();
         for ((p, d), c) in points.iter().zip(&mut l.directions).zip(curves) {
-            let ratio = c.and_then(|c| ratio_to(p, c));
+            let ratio = ratio_to(p, c);
             d.reset_interval(&self.model);
             d.state = State::of_ratio(ratio);
             d.ratio = ratio;
