@@ -410,6 +410,42 @@ struct Device {
     told: Option<Box<Told>>,
     /// The swept profile's disagreement last told, and its value, reused while it is the same.
     told_profile: Option<Box<(change::Change, Shared<crate::analysis::state::Change>)>>,
+    /// Which curve judged each point of the last interval, while `last` holds their figures
+    /// ([`Usual`]); None where that is not known. Cleared wherever the curves change.
+    usual: Option<Usual>,
+}
+
+/// The shape of a usual interval ([`Device::usual_of`]) and the curves that judged it: its
+/// points' directions and size classes, the index in `curves` of each one's curve, and the
+/// point whose curve the device's figures are. While the device's last judgement holds these
+/// curves' figures and the next interval has the same shape, that interval is judged by
+/// writing its own figures alone, without finding and comparing the curves again (issue 37's
+/// cost: the checks were most of the usual judgement's instructions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Usual {
+    n: u8,
+    dirs: [Dir; 2],
+    classes: [model::SizeClass; 2],
+    curves: [u8; 2],
+    main: u8,
+}
+
+impl Usual {
+    /// Whether `points` have this shape (`main`: the point of most requests).
+    fn fits(&self, points: &[Point], main: usize) -> bool {
+        points.len() == usize::from(self.n)
+            && main == usize::from(self.main)
+            && points
+                .iter()
+                .zip(self.dirs.iter().zip(&self.classes))
+                .all(|(p, (d, c))| p.dir == *d && p.size_class() == *c)
+    }
+}
+
+/// The point of most requests (the last of equals, as `max_by` takes it): its direction's
+/// figures are the device's.
+fn main_point(points: &[Point]) -> Option<usize> {
+    (0..points.len()).max_by(|&a, &b| points[a].requests.total_cmp(&points[b].requests))
 }
 
 /// A change of the device as its judgement tells it: the summary (the change's words, then
@@ -506,6 +542,7 @@ impl Device {
             .collect();
         self.since_estimate = 0;
         self.idle = None;
+        self.usual = None;
     }
 
     /// Learn one interval of the device and judge it: the one path live learning, a
@@ -578,6 +615,7 @@ impl Device {
                     // Another device now: its learning starts again from this interval.
                     self.model = DeviceModel::default();
                     self.curves.clear();
+                    self.usual = None;
                 }
                 self.model.add_interval(wall_ns, rates.interval_s, learn);
                 // Only traffic is worth a write: an idle device's state is not rewritten.
@@ -603,12 +641,17 @@ impl Device {
                 if n_mixed == 0 && self.judge_usual(slot, points) {
                     Made::default()
                 } else {
-                    self.judge_into(slot, points, &mixed[..n_mixed])
+                    let made = self.judge_into(slot, points, &mixed[..n_mixed]);
+                    self.usual = (n_mixed == 0)
+                        .then(|| self.usual_of(slot, points))
+                        .flatten();
+                    made
                 }
             }
             None => {
                 let mut l = Learned::empty(&self.model);
                 let made = self.judge_into(&mut l, points, &mixed[..n_mixed]);
+                self.usual = (n_mixed == 0).then(|| self.usual_of(&l, points)).flatten();
                 last = Some(Arc::new(l));
                 made
             }
@@ -834,66 +877,96 @@ impl Device {
         made
     }
 
-    /// [`Device::judge_into`] for the usual interval, in place, where `l` (the last
-    /// interval's judgement) holds the same curves already: each direction with I/O has one
-    /// point (no mix of sizes), judged by the curve its judgement holds; no other direction
-    /// has a curve (it would be judged idle); no change, and no swept profile the traffic
-    /// disagrees with. Only the interval's figures are written: what judge_into would write
-    /// (debug builds check it, every interval), without finding, comparing and copying the
-    /// curves' (issue 37's cost: the learner's judgement was a third of learning's
-    /// instructions). False, `l` untouched: not the usual interval.
-    fn judge_usual(&self, l: &mut Learned, points: &[Point]) -> bool {
+    /// Whether `points` make a usual interval for `l` (the last interval's judgement), and
+    /// by which curves: each direction with I/O has one point (no mix of sizes), judged by
+    /// the curve `l`'s direction holds already; no other direction has a curve (it would be
+    /// judged idle); the device's figures are those of the main point's curve already; no
+    /// change, and no swept profile the traffic disagrees with. None: not usual.
+    fn usual_of(&self, l: &Learned, points: &[Point]) -> Option<Usual> {
         let n = points.len();
         let usual = (1..=2).contains(&n)
             && l.directions.len() == n
             && (n == 1 || points[0].dir != points[1].dir)
-            && self.watch.change().is_none()
-            && self
-                .swept
-                .as_ref()
-                .map_or(true, |w| w.disagreement().is_none())
+            && self.unchanged()
             && self
                 .curves
                 .iter()
                 .all(|c| points.iter().any(|p| p.dir == c.dir));
         if !usual {
-            return false;
+            return None;
         }
-        let mut curves: [Option<&Curve>; 2] = [None; 2];
-        for ((p, d), slot) in points.iter().zip(&l.directions).zip(&mut curves) {
-            match self.curve(p.dir, p.size_class()) {
-                Some(c) if d.direction == Some(p.dir) && d.holds_curve(c) => *slot = Some(c),
-                _ => return false,
+        let mut u = Usual {
+            n: n as u8,
+            dirs: [points[0].dir; 2],
+            classes: [points[0].size_class(); 2],
+            curves: [0; 2],
+            main: 0,
+        };
+        for (k, (p, d)) in points.iter().zip(&l.directions).enumerate() {
+            let class = p.size_class();
+            let i = self
+                .curves
+                .iter()
+                .position(|c| c.dir == p.dir && c.size_class == class)?;
+            if d.direction != Some(p.dir) || !d.holds_curve(&self.curves[i]) {
+                return None;
             }
+            (u.dirs[k], u.classes[k], u.curves[k]) = (p.dir, class, u8::try_from(i).ok()?);
         }
-        // The device's figures are its main direction's (the last of the most requests, as
-        // max_by takes it), and must be that curve's already.
-        let main = (0..n)
-            .max_by(|&a, &b| points[a].requests.total_cmp(&points[b].requests))
-            .expect("one point at least");
+        let main = main_point(points)?;
         let m = &l.directions[main];
         if !l.holds(m.summary.as_ref(), m.direction, m.size_class) {
-            return false;
+            return None;
         }
+        u.main = main as u8;
+        Some(u)
+    }
+
+    /// No change of the device is told, and no swept profile disagrees with the traffic.
+    fn unchanged(&self) -> bool {
+        self.watch.change().is_none()
+            && self
+                .swept
+                .as_ref()
+                .map_or(true, |w| w.disagreement().is_none())
+    }
+
+    /// [`Device::judge_into`] for the usual interval ([`Device::usual_of`]), in place: only
+    /// the interval's figures are written, what judge_into would write (debug builds check
+    /// it, every interval), without finding, comparing and copying the curves' (issue 37's
+    /// cost: the learner's judgement was a third of learning's instructions). The curves
+    /// that judged the last interval are taken as they are while its shape holds
+    /// ([`Usual`]), else found again and kept. False, `l` untouched: not the usual interval.
+    fn judge_usual(&mut self, l: &mut Learned, points: &[Point]) -> bool {
+        let held = self.usual.filter(|u| {
+            main_point(points).is_some_and(|main| u.fits(points, main)) && self.unchanged()
+        });
+        let Some(u) = held.or_else(|| self.usual_of(l, points)) else {
+            return false;
+        };
+        self.usual = Some(u);
         #[cfg(debug_assertions)]
         let before = l.clone();
-        // One curve per point, found above.
-        let curves = curves.into_iter().flatten();
-        for ((p, d), c) in points.iter().zip(&mut l.directions).zip(curves) {
-            let ratio = ratio_to(p, c);
+        for ((p, d), &c) in points.iter().zip(&mut l.directions).zip(&u.curves) {
+            let ratio = ratio_to(p, &self.curves[usize::from(c)]);
             d.reset_interval(&self.model);
             d.state = State::of_ratio(ratio);
             d.ratio = ratio;
             d.headroom_iops =
                 crate::analysis::state::headroom_in(d.state, d.max_iops, p.interval_iops());
         }
-        let dirs = std::mem::take(&mut l.directions);
-        l.copy_judgement_from(&dirs[main]);
-        l.state = State::worst(dirs.iter().map(|d| d.state));
-        if crate::analysis::state::NoHeadroom::of(l.state).is_some() {
-            l.headroom_iops = Some(0.0);
-        }
-        l.directions = dirs;
+        // The device's: its main direction's interval figures (its curve's are there
+        // already), with the worst state, and no headroom by the one rule.
+        let state = State::worst(l.directions.iter().map(|d| d.state));
+        let m = &l.directions[usize::from(u.main)];
+        let (ratio, headroom) = (m.ratio, m.headroom_iops);
+        l.reset_interval(&self.model);
+        l.state = state;
+        l.ratio = ratio;
+        l.headroom_iops = match crate::analysis::state::NoHeadroom::of(state) {
+            Some(_) => Some(0.0),
+            None => headroom,
+        };
         #[cfg(debug_assertions)]
         {
             // The general judgement of the same interval, from the same judgement before.
@@ -1027,6 +1100,7 @@ fn load_or_take_over(
             if found || first {
                 d.model = m.unwrap_or_default();
                 d.curves.clear();
+                d.usual = None;
                 d.since_estimate = 0;
                 d.idle = None;
                 d.dirty = false;
