@@ -39,7 +39,11 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
 /// its estimate (`Basis::LearnedEstimate`, flagged: Learned::judged_by); None until it has
 /// either.
 pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Reference> {
-    let d = direction_of(l, dir)?;
+    reference_of(direction_of(l, dir)?)
+}
+
+/// [`learned_reference`] of learning's judgement of one direction, `d`.
+fn reference_of(d: &crate::analysis::learned::Learned) -> Option<Reference> {
     let (latency_ns, basis) = d.judged_by()?;
     Some(Reference {
         basis,
@@ -89,7 +93,11 @@ pub struct LearnedRefs {
 /// curve yet). Its judgement is learning's, unknown, with these flags (mixed, changed), as
 /// where a curve exists ([`judge_dir`]): never "learning" as if nothing were known of it.
 pub fn learned_unjudged(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Flags> {
-    let d = direction_of(l, dir)?;
+    unjudged_of(direction_of(l, dir)?)
+}
+
+/// [`learned_unjudged`] of learning's judgement of one direction, `d`.
+fn unjudged_of(d: &crate::analysis::learned::Learned) -> Option<Flags> {
     let flagged = d.flags.mixed || d.flags.change.is_some();
     (flagged && d.judged_by().is_none()).then(|| Flags {
         mixed: d.flags.mixed,
@@ -141,35 +149,39 @@ pub fn judge_parts(
         profile,
         rates,
         p95_ms,
-        |dir| learned.refs[dir as usize].clone(),
-        |dir| learned.profile_change[dir as usize].clone(),
-        |dir| learned.unjudged[dir as usize].clone(),
+        |dir| dir as usize,
+        |&i| learned.refs[i].clone(),
+        |&i| learned.profile_change[i].clone(),
+        |&i| learned.unjudged[i].clone(),
     )
 }
 
 /// The one way a device's interval is judged ([`judge`] for a row, [`judge_parts`] for a
 /// recording point): per direction, the swept profile's baseline (with learning's
 /// `profile_change` of that direction, where the traffic disagrees with the sweep) else
-/// learning's reference, moved into the direction's judgement.
-fn judge_with(
+/// learning's reference, moved into the direction's judgement. `of` finds what learning
+/// says of a direction once (a row's: its learned direction), for the three to read.
+fn judge_with<D>(
     profile: Option<&DeviceProfile>,
     rates: Option<&DiskRates>,
     p95_ms: [Option<f64>; 2],
-    learned: impl Fn(Dir) -> Option<Reference>,
-    profile_change: impl Fn(Dir) -> Option<crate::analysis::shared::Shared<Change>>,
-    learned_unjudged: impl Fn(Dir) -> Option<Flags>,
+    of: impl Fn(Dir) -> D,
+    learned: impl Fn(&D) -> Option<Reference>,
+    profile_change: impl Fn(&D) -> Option<crate::analysis::shared::Shared<Change>>,
+    learned_unjudged: impl Fn(&D) -> Option<Flags>,
 ) -> Judgement {
     let judge = |dir: Dir| {
+        let said = of(dir);
         let reference = match profile.and_then(|p| swept_reference(p, dir)) {
             Some(mut r) => {
                 // A sweep the traffic disagrees with says so, as a change would.
-                r.flags.change = profile_change(dir);
+                r.flags.change = profile_change(&said);
                 Some(r)
             }
-            None => learned(dir),
+            None => learned(&said),
         };
         let unjudged = match reference {
-            None => learned_unjudged(dir),
+            None => learned_unjudged(&said),
             Some(_) => None,
         };
         let mut j = match rates {
@@ -277,9 +289,10 @@ pub fn judge(row: &DeviceRow) -> Judgement {
             m.and_then(|m| m.read.p95_ms),
             m.and_then(|m| m.write.p95_ms),
         ],
-        |dir| learned.and_then(|l| learned_reference(l, dir)),
-        |dir| learned.and_then(|l| profile_change_of(l, dir)),
-        |dir| learned.and_then(|l| learned_unjudged(l, dir)),
+        |dir| learned.and_then(|l| direction_of(l, dir)),
+        |d| d.and_then(reference_of),
+        |d| d.and_then(|d| d.profile_change.clone()),
+        |d| d.and_then(unjudged_of),
     );
     j.cap = row.cap_use();
     say_busy_cpus(&mut j, row.cpus_busy);
