@@ -429,6 +429,8 @@ struct Usual {
     classes: [model::SizeClass; 2],
     curves: [u8; 2],
     main: u8,
+    /// A change was told then: the device's words were the change's, before the curve's.
+    changed: bool,
 }
 
 impl Usual {
@@ -639,8 +641,11 @@ impl Device {
         let mut last = self.last.take();
         let made = match last.as_mut().and_then(Arc::get_mut) {
             Some(slot) => {
-                if n_mixed == 0 && self.judge_usual(slot, points) {
-                    Made::default()
+                if let Some(made) = (n_mixed == 0)
+                    .then(|| self.judge_usual(slot, points))
+                    .flatten()
+                {
+                    made
                 } else {
                     let made = self.judge_into(slot, points, &mixed[..n_mixed]);
                     self.usual = (n_mixed == 0)
@@ -815,50 +820,11 @@ impl Device {
             }
             None => self.judge_points_into(l, points, mixed),
         }
-        if let Some(c) = self.watch.change() {
-            // The words and value told last, while they tell this change before these words.
-            let rest = l.summary.take();
-            // Learned again since a confirmation: a curve (or an estimate) of the direction
-            // judges by now.
-            let relearned = c.confirmed
-                && self
-                    .curves
-                    .iter()
-                    .any(|v| v.dir == c.dir && (v.baseline.is_some() || v.estimate.is_some()));
-            let (summary, change) = match self.told.as_deref() {
-                Some(t) if t.tells(c, relearned, rest.as_ref()) => {
-                    (t.summary.clone(), t.change.clone())
-                }
-                t => {
-                    let known = t
-                        .filter(|t| t.of == *c && t.relearned == relearned)
-                        .map(|t| &t.change);
-                    let t = Told::of(c, relearned, rest, known);
-                    let told = (t.summary.clone(), t.change.clone());
-                    made.told = Some(t);
-                    told
-                }
-            };
-            l.summary = Some(summary);
-            // The direction whose baseline changed carries it too: every view judges a
-            // device by its directions (monitor::judge), and says what their flags say.
-            // While not confirmed, what judges is the device's before the change: no
-            // headroom from its ceiling (the judgement's rule, analysis::state).
-            let pending = |d: &mut Learned| {
-                if crate::analysis::state::held_by_change(Some(&change), d.headroom_iops) {
-                    d.headroom_iops = Some(0.0);
-                }
-            };
-            for d in dirs.iter_mut().filter(|d| d.direction == Some(c.dir)) {
-                d.flags.change = Some(change.clone());
-                pending(d);
-            }
-            if l.direction == Some(c.dir) {
-                pending(l);
-            }
-            l.flags.change = Some(change);
-        }
         l.directions = dirs;
+        if self.watch.change().is_some() {
+            let rest = l.summary.take();
+            made.told = self.tell_change(l, rest);
+        }
         if let Some(p) = self.swept.as_ref().and_then(|w| w.disagreement()) {
             let c = match self.told_profile.as_deref() {
                 Some((of, c)) if of == p => c.clone(),
@@ -878,17 +844,73 @@ impl Device {
         made
     }
 
+    /// The change of the device told on `l` (its words before `rest`, the curve's words it
+    /// leads; and the value the device's judgement and the changed direction's carry), with
+    /// no headroom from the ceiling before it while it is not confirmed; the words and value
+    /// told last are taken again while they tell the same change before the same words.
+    /// What was told anew is returned for the device to keep ([`Told`]).
+    fn tell_change(&self, l: &mut Learned, rest: Option<Summary>) -> Option<Told> {
+        let c = self.watch.change()?;
+        let mut told = None;
+        // Learned again since a confirmation: a curve (or an estimate) of the direction
+        // judges by now.
+        let relearned = c.confirmed
+            && self
+                .curves
+                .iter()
+                .any(|v| v.dir == c.dir && (v.baseline.is_some() || v.estimate.is_some()));
+        let (summary, change) = match self.told.as_deref() {
+            Some(t) if t.tells(c, relearned, rest.as_ref()) => {
+                (t.summary.clone(), t.change.clone())
+            }
+            t => {
+                let known = t
+                    .filter(|t| t.of == *c && t.relearned == relearned)
+                    .map(|t| &t.change);
+                let t = Told::of(c, relearned, rest, known);
+                let pair = (t.summary.clone(), t.change.clone());
+                told = Some(t);
+                pair
+            }
+        };
+        l.summary = Some(summary);
+        // The direction whose baseline changed carries it too: every view judges a device
+        // by its directions (monitor::judge), and says what their flags say. While not
+        // confirmed, what judges is the device's before the change: no headroom from its
+        // ceiling (the judgement's rule, analysis::state).
+        let pending = |d: &mut Learned| {
+            if crate::analysis::state::held_by_change(Some(&change), d.headroom_iops) {
+                d.headroom_iops = Some(0.0);
+            }
+        };
+        for d in l
+            .directions
+            .iter_mut()
+            .filter(|d| d.direction == Some(c.dir))
+        {
+            d.flags.change = Some(change.clone());
+            pending(d);
+        }
+        if l.direction == Some(c.dir) {
+            pending(l);
+        }
+        l.flags.change = Some(change);
+        told
+    }
+
     /// Whether `points` make a usual interval for `l` (the last interval's judgement), and
     /// by which curves: each direction with I/O has one point (no mix of sizes), judged by
     /// the curve `l`'s direction holds already; no other direction has a curve (it would be
-    /// judged idle); the device's figures are those of the main point's curve already; no
-    /// change, and no swept profile the traffic disagrees with. None: not usual.
+    /// judged idle); the device's figures are those of the main point's curve already, and
+    /// its words that curve's, or while a change of the device is told, the change's words
+    /// told last before that curve's; no swept profile the traffic disagrees with. None: not
+    /// usual.
     fn usual_of(&self, l: &Learned, points: &[Point]) -> Option<Usual> {
         let n = points.len();
         let usual = (1..=2).contains(&n)
             && l.directions.len() == n
             && (n == 1 || points[0].dir != points[1].dir)
-            && self.unchanged()
+            && self.agreed()
             && self
                 .curves
                 .iter()
@@ -902,6 +924,7 @@ impl Device {
             classes: [points[0].size_class(); 2],
             curves: [0; 2],
             main: 0,
+            changed: self.watch.change().is_some(),
         };
         for (k, (p, d)) in points.iter().zip(&l.directions).enumerate() {
             let class = p.size_class();
@@ -916,35 +939,52 @@ impl Device {
         }
         let main = main_point(points)?;
         let m = &l.directions[main];
-        if !l.holds(m.summary.as_ref(), m.direction, m.size_class) {
+        // The device's figures are the main direction's curve's; its words are that curve's,
+        // or, while a change is told, the change's told last before that curve's.
+        let words = match (u.changed, self.told.as_deref()) {
+            (false, _) => l.holds(m.summary.as_ref(), m.direction, m.size_class),
+            (true, Some(t)) => {
+                l.holds(Some(&t.summary), m.direction, m.size_class)
+                    && t.rest
+                        .as_ref()
+                        .zip(m.summary.as_ref())
+                        .is_some_and(|(a, b)| a.same(b))
+            }
+            (true, None) => false,
+        };
+        if !words {
             return None;
         }
         u.main = main as u8;
         Some(u)
     }
 
-    /// No change of the device is told, and no swept profile disagrees with the traffic.
-    fn unchanged(&self) -> bool {
-        self.watch.change().is_none()
-            && self
-                .swept
-                .as_ref()
-                .map_or(true, |w| w.disagreement().is_none())
+    /// No swept profile disagrees with the traffic.
+    fn agreed(&self) -> bool {
+        self.swept
+            .as_ref()
+            .map_or(true, |w| w.disagreement().is_none())
     }
 
     /// [`Device::judge_into`] for the usual interval ([`Device::usual_of`]), in place: only
     /// the interval's figures are written, what judge_into would write (debug builds check
     /// it, every interval), without finding, comparing and copying the curves' (issue 37's
     /// cost: the learner's judgement was a third of learning's instructions). The curves
-    /// that judged the last interval are taken as they are while its shape holds
-    /// ([`Usual`]), else found again and kept. False, `l` untouched: not the usual interval.
-    fn judge_usual(&mut self, l: &mut Learned, points: &[Point]) -> bool {
+    /// that judged the last interval are taken as they are while its shape holds and a
+    /// change is told as it was ([`Usual`]), else found again and kept. A change told is
+    /// told again as judge_into tells it ([`Device::tell_change`]: a pending change's words
+    /// are new in each interval that adds evidence), so a device that changed takes this
+    /// path too (issue 37's cost: its intervals were judged the general way, ~1,750
+    /// instructions each). What was told anew is returned; None, `l` untouched: not the
+    /// usual interval.
+    fn judge_usual(&mut self, l: &mut Learned, points: &[Point]) -> Option<Made> {
+        let changed = self.watch.change().is_some();
         let held = self.usual.filter(|u| {
-            main_point(points).is_some_and(|main| u.fits(points, main)) && self.unchanged()
+            u.changed == changed
+                && main_point(points).is_some_and(|main| u.fits(points, main))
+                && self.agreed()
         });
-        let Some(u) = held.or_else(|| self.usual_of(l, points)) else {
-            return false;
-        };
+        let u = held.or_else(|| self.usual_of(l, points))?;
         self.usual = Some(u);
         #[cfg(debug_assertions)]
         let before = l.clone();
@@ -968,19 +1008,34 @@ impl Device {
             Some(_) => Some(0.0),
             None => headroom,
         };
+        // A change told leads the main direction's curve's words, as judge_into tells it.
+        let made = Made {
+            told: changed
+                .then(|| {
+                    let rest = l.directions[usize::from(u.main)].summary.clone();
+                    self.tell_change(l, rest)
+                })
+                .flatten(),
+            profile: None,
+        };
         #[cfg(debug_assertions)]
         {
             // The general judgement of the same interval, from the same judgement before.
             let mut general = before;
-            let made = self.judge_into(&mut general, points, &[]);
-            assert!(made.told.is_none() && made.profile.is_none());
+            let g = self.judge_into(&mut general, points, &[]);
+            assert!(g.profile.is_none());
+            assert_eq!(
+                g.told.is_some(),
+                made.told.is_some(),
+                "the usual judgement's words"
+            );
             assert_eq!(
                 format!("{l:?}"),
                 format!("{general:?}"),
                 "the usual judgement"
             );
         }
-        true
+        Some(made)
     }
 
     /// The judgement of these points (one interval's, of one or both directions), written
