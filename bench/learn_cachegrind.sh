@@ -2,9 +2,10 @@
 # What learning costs per device and interval, counted rather than timed (issue 37): the
 # replays of bench/learn.sh (bench/lib.sh's 1,000 devices: "traffic on all", every counter
 # advancing; the same with a real sampler's clock; devices that changed, the step at 40 s)
-# run under valgrind's cachegrind, with learning and with --no-learn, as text and as JSON. Prints, per device and interval, the instructions, the L1 data misses and
-# the misses of the core's own L2 (simulated as the last level: the machine's L3 is shared
-# and large, and a miss in the L2 is what stalls learning), and learning's ratio of each.
+# run under valgrind's cachegrind, with learning and with --no-learn, as text and as JSON.
+# Prints, per device and interval, the instructions, the L1 data misses and the misses of
+# the core's own L2 (simulated as the last level: the machine's L3 is shared and large, and
+# a miss in the L2 is what stalls learning), and learning's ratio of each.
 # Deterministic: a busy machine moves bench/learn.sh's wall-clock ratio by more than one
 # change does, not these counts. bench/learn.sh's ratio stays the goal; this says where a
 # change moved the work.

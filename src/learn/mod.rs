@@ -379,8 +379,8 @@ fn watch_level(c: &Curve) -> Option<change::Level> {
 struct Device {
     model: DeviceModel,
     curves: Vec<Curve>,
-    /// Intervals since the curves were last estimated.
-    /// (At most 60: a u32 keeps the struct at 384 bytes, six cache lines, with its key.)
+    /// Intervals since the curves were last estimated (at most 60: a u32 packs with the
+    /// flags, and a device with its name in the learner's table is 384 bytes, six lines).
     since_estimate: u32,
     dirty: bool,
     /// The device's fingerprint (live only), stored with the state.
@@ -640,25 +640,23 @@ impl Device {
         // usual case: a view drops a report before the next one): no allocation per device
         // and interval, its directions' included.
         let mut last = self.last.take();
+        // The usual interval (judge_usual) or the general judgement, after which the curves
+        // that judged it are found for the next interval (below).
+        let mut general = true;
         let made = match last.as_mut().and_then(Arc::get_mut) {
-            Some(slot) => {
-                if let Some(made) = (n_mixed == 0)
-                    .then(|| self.judge_usual(slot, points))
-                    .flatten()
-                {
-                    made
-                } else {
-                    let made = self.judge_into(slot, points, &mixed[..n_mixed]);
-                    self.usual = (n_mixed == 0)
-                        .then(|| self.usual_of(slot, points))
-                        .flatten();
+            Some(slot) => match (n_mixed == 0)
+                .then(|| self.judge_usual(slot, points))
+                .flatten()
+            {
+                Some(made) => {
+                    general = false;
                     made
                 }
-            }
+                None => self.judge_into(slot, points, &mixed[..n_mixed]),
+            },
             None => {
                 let mut l = Learned::empty(&self.model);
                 let made = self.judge_into(&mut l, points, &mixed[..n_mixed]);
-                self.usual = (n_mixed == 0).then(|| self.usual_of(&l, points)).flatten();
                 last = Some(Arc::new(l));
                 made
             }
@@ -668,6 +666,11 @@ impl Device {
         }
         if let Some(p) = made.profile {
             self.told_profile = Some(Box::new(p));
+        }
+        if general {
+            // Once the words told are kept: a changed device's words are those told last.
+            let l = last.as_deref().expect("just set");
+            self.usual = (n_mixed == 0).then(|| self.usual_of(l, points)).flatten();
         }
         let last = self.last.insert(last.expect("just set"));
         let l = Arc::get_mut(last).expect("not shared yet");
