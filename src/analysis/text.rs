@@ -71,29 +71,35 @@ pub fn fmt_latency_ns(ns: f64) -> String {
         return "0 ms".to_string();
     }
     let ms = ns / 1e6;
-    if ns < 10_000.0 {
-        format!("{:.1} µs", ns / 1e3)
+    // By fixed_into: core::fmt's exact path (Dragon4 for every whole figure) made the words
+    // of a learned curve cost ~20,000 instructions each (issue 37's cost).
+    let (v, decimals, unit) = if ns < 10_000.0 {
+        (ns / 1e3, 1, " µs")
     } else if ms < 1.0 {
-        format!("{ms:.3} ms")
+        (ms, 3, " ms")
     } else if ms < 10.0 {
-        format!("{ms:.2} ms")
+        (ms, 2, " ms")
     } else if ms < 100.0 {
-        format!("{ms:.1} ms")
+        (ms, 1, " ms")
     } else if ms < 10_000.0 {
-        format!("{ms:.0} ms")
+        (ms, 0, " ms")
     } else {
-        format!("{:.1} s", ms / 1e3)
-    }
+        (ms / 1e3, 1, " s")
+    };
+    let mut s = String::with_capacity(16);
+    fixed_into(&mut s, v, decimals);
+    s.push_str(unit);
+    s
 }
 
 /// IOPS: whole numbers from 100 up, one decimal below (128, 7113, 12.5).
 pub fn fmt_iops(iops: f64) -> String {
     if iops >= 100.0 || iops == 0.0 {
-        format!("{iops:.0}")
+        fixed(iops, 0)
     } else if iops >= 10.0 {
-        format!("{iops:.1}")
+        fixed(iops, 1)
     } else {
-        format!("{iops:.2}")
+        fixed(iops, 2)
     }
 }
 
@@ -122,11 +128,9 @@ pub fn fmt_ratio(r: f64) -> String {
     if !r.is_finite() {
         return "-".to_string();
     }
-    if r < 1.2 {
-        format!("{r:.2}x")
-    } else {
-        format!("{r:.1}x")
-    }
+    let mut s = fixed(r, if r < 1.2 { 2 } else { 1 });
+    s.push('x');
+    s
 }
 
 /// A fitted coefficient (σ, κ): four decimals, or three significant digits in scientific
@@ -173,6 +177,57 @@ mod tests {
         assert_eq!(fmt_iops(7113.16), "7113");
         assert_eq!(fmt_iops(12.34), "12.3");
         assert_eq!(fmt_iops(1.234), "1.23");
+    }
+
+    /// The words' figures by `fixed` are core::fmt's, byte for byte: each unit's and
+    /// precision's range, its edges and the values either side of them (as before 2026-12-04,
+    /// when they were written by `format!`).
+    #[test]
+    fn latency_iops_and_ratio_words_are_cores_formatting() {
+        let mut values = vec![0.0, -1.0, f64::NAN, f64::INFINITY, 1e300];
+        for e in -3..12 {
+            let p = 10f64.powi(e);
+            for m in [1.0, 1.0049, 1.005, 2.5, 4.99, 5.0, 9.995, 9.9999] {
+                let v = p * m;
+                values.extend([v, f64::from_bits(v.to_bits() + 1), v - p / 1e4]);
+            }
+        }
+        for v in values {
+            let ms = v / 1e6;
+            let old_latency = if !v.is_finite() || v <= 0.0 {
+                "0 ms".to_string()
+            } else if v < 10_000.0 {
+                format!("{:.1} µs", v / 1e3)
+            } else if ms < 1.0 {
+                format!("{ms:.3} ms")
+            } else if ms < 10.0 {
+                format!("{ms:.2} ms")
+            } else if ms < 100.0 {
+                format!("{ms:.1} ms")
+            } else if ms < 10_000.0 {
+                format!("{ms:.0} ms")
+            } else {
+                format!("{:.1} s", ms / 1e3)
+            };
+            assert_eq!(fmt_latency_ns(v), old_latency, "{v:e} ns");
+            let old_iops = if v >= 100.0 || v == 0.0 {
+                format!("{v:.0}")
+            } else if v >= 10.0 {
+                format!("{v:.1}")
+            } else {
+                format!("{v:.2}")
+            };
+            assert_eq!(fmt_iops(v), old_iops, "{v:e} IOPS");
+            let r = v / 1e3;
+            let old_ratio = if !r.is_finite() {
+                "-".to_string()
+            } else if r < 1.2 {
+                format!("{r:.2}x")
+            } else {
+                format!("{r:.1}x")
+            };
+            assert_eq!(fmt_ratio(r), old_ratio, "{r:e} ratio");
+        }
     }
 
     /// `fixed` is core::fmt's `{:.N}` byte for byte: whole numbers, exact ties (x.5, x.25,

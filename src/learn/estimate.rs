@@ -8,7 +8,7 @@
 use super::model::{figure, Bucket, Dir, Series, SizeClass};
 use crate::analysis::learned::Summary;
 use crate::analysis::state as vocab;
-use crate::analysis::text::{fmt_iops, fmt_latency_ns, fmt_ratio};
+use crate::analysis::text::{fixed, fmt_iops, fmt_latency_ns, fmt_ratio};
 use crate::analysis::{LatencyNs, LevelPoint};
 use serde::Serialize;
 
@@ -333,12 +333,13 @@ impl Words {
     fn summary(&self) -> String {
         let (c, base, target, top_ratio, reached) =
             (self, &self.base, self.target, self.top_ratio, self.reached);
+        // Floats by `fixed` (core::fmt's exact path is Dragon4 for whole figures).
         let base_words = format!(
-            "baseline {} mean, {} p95 at {:.1} in flight ({:.0} intervals)",
+            "baseline {} mean, {} p95 at {} in flight ({} intervals)",
             fmt_latency_ns(base.latency_ns),
             fmt_latency_ns(base.p95_ns),
-            base.in_flight,
-            base.intervals
+            fixed(base.in_flight, 1),
+            fixed(base.intervals, 0)
         );
         let iops_words = |at_least: bool| {
             c.max_iops.map_or(String::new(), |m| {
@@ -359,11 +360,12 @@ impl Words {
                 iops_words(c.max_iops_at_least)
             ),
             None => format!(
-                "{base_words}; traffic reached {reached:.1} in flight at {} the baseline: the \
-                 knee is at or above {:.0}{}",
+                "{base_words}; traffic reached {} in flight at {} the baseline: the knee is \
+                 at or above {}{}",
+                fixed(reached, 1),
                 fmt_ratio(top_ratio),
                 // No knee is below one request in flight.
-                reached.max(1.0),
+                fixed(reached.max(1.0), 0),
                 iops_words(true)
             ),
         }
@@ -422,19 +424,19 @@ fn estimate_words(e: &Estimate) -> String {
     let range = format!("{}–{}", fmt_latency_ns(lo), fmt_latency_ns(hi));
     match e.latency_ns {
         Some(l) if e.method == EstimateMethod::Thin => format!(
-            "baseline estimated {} ({range}) at {:.1} in flight from fewer intervals than a \
+            "baseline estimated {} ({range}) at {} in flight from fewer intervals than a \
              baseline needs",
             fmt_latency_ns(l),
-            e.from_in_flight
+            fixed(e.from_in_flight, 1)
         ),
         Some(l) => format!(
-            "no baseline at about one in flight: estimated {} ({range}) from {:.1} in flight",
+            "no baseline at about one in flight: estimated {} ({range}) from {} in flight",
             fmt_latency_ns(l),
-            e.from_in_flight
+            fixed(e.from_in_flight, 1)
         ),
         None => format!(
-            "no baseline at about one in flight: between {range}, from {:.1} in flight",
-            e.from_in_flight
+            "no baseline at about one in flight: between {range}, from {} in flight",
+            fixed(e.from_in_flight, 1)
         ),
     }
 }
