@@ -178,13 +178,21 @@ fn path_ms(dev: &str) -> f64 {
 /// one run to the next, not where it was during the sweep (2026-12-02, two full runs of the
 /// suite in three: quiet 2.194 ms ±2.4 % against live 2.107 ms ±1.0 %, fio after each 2.133
 /// and 2.203 ms: the path moved 0.070 ms, five times the 0.013 ms the miss went beyond both
-/// uncertainties; under the background load the FUSE threads wait less for a wake-up). A
-/// miss beyond what the path moved still fails, and an excused one is tried again.
+/// uncertainties; under the background load the FUSE threads wait less for a wake-up). And
+/// the path under the background load itself (`path_loaded`, fio at depth 1 beside the same
+/// load, measured only for a miss): the device's server answers faster while the other
+/// traffic keeps its threads awake (2026-12-04, a full run and its retry: live 2.098 and
+/// 2.087 ms ±0.7 % against quiet 2.143 and 2.141 ms ±0.8 %, fio quiet after each 2.127 and
+/// 2.128 ms; alone, one try in eight, quiet 2.174 against live 2.097 ms), which the fio runs
+/// after each sweep, both quiet, cannot see. Excused only when the loaded path is that much
+/// faster or slower in the miss's own direction. A miss beyond what the path moved still
+/// fails, and an excused one is tried again.
 fn baselines_agree(
     quiet: &Value,
     live: &Value,
     path_quiet: f64,
     path_live: f64,
+    path_loaded: impl FnOnce() -> f64,
 ) -> Result<(), String> {
     let (q, uq) = baseline(quiet);
     let (l, ul) = baseline(live);
@@ -217,6 +225,20 @@ fn baselines_agree(
                     moved.abs() / 1e6
                 )
             })
+        })
+        .or_else(|| {
+            // The path under the load, against the quiet one, the way the live run moved.
+            let loaded = path_loaded();
+            let under_load = (loaded - path_quiet) * 1e6;
+            eprintln!("fio at depth 1 beside the background load: {loaded:.3} ms");
+            (under_load * (l - q) > 0.0 && under_load.abs() >= beyond).then(|| {
+                format!(
+                    "the device's own path is {:.3} ms {} beside the background load \
+                     ({loaded:.3} against {path_quiet:.3} ms at depth 1)",
+                    under_load.abs() / 1e6,
+                    if under_load < 0.0 { "faster" } else { "slower" }
+                )
+            })
         });
     Err(format!(
         "{said}: {}",
@@ -246,7 +268,11 @@ fn a_sweep_under_a_known_background_load_is_saved_and_agrees_with_a_quiet_one() 
         };
         let path_live = path_ms(&dev.path);
         let live = saved_profile_says_the_traffic(&live, &profiles);
-        match baselines_agree(&quiet, &live, path_quiet, path_live) {
+        let path_loaded = || {
+            let _load = Background::start(&dev.path);
+            path_ms(&dev.path)
+        };
+        match baselines_agree(&quiet, &live, path_quiet, path_live, path_loaded) {
             Ok(()) => return,
             Err(why) => excuses.push(why),
         }
