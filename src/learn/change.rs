@@ -87,8 +87,9 @@ impl Change {
 }
 
 /// `{:.2} ms` by [`fixed_into`](crate::analysis::text::fixed_into): the same digits without
-/// core::fmt's slow exact path, which every whole figure takes.
-fn push_ms(s: &mut String, ns: f64) {
+/// core::fmt's slow exact path, which every whole figure takes (a change's words and a swept
+/// profile's disagreement, each made anew in every interval that adds evidence).
+pub(super) fn push_ms(s: &mut String, ns: f64) {
     crate::analysis::text::fixed_into(s, ns / 1e6, 2);
     s.push_str(" ms");
 }

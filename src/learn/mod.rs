@@ -722,19 +722,25 @@ impl Device {
 
     /// The swept profile's disagreement `c` with the traffic, as the judgement's change.
     fn profile_change(c: &change::Change) -> crate::analysis::state::Change {
-        let ms = |ns: f64| format!("{:.2} ms", ns / 1e6);
+        // Made anew in each interval that adds evidence (its intervals counted): the figures
+        // by change.rs's push_ms and `fixed`, not core::fmt's exact path.
+        let ms = |ns: f64| {
+            let mut s = String::with_capacity(12);
+            change::push_ms(&mut s, ns);
+            s
+        };
         crate::analysis::state::Change {
             at_wall_ns: c.since_wall_ns,
             from_ns: c.from_ns,
             to_ns: c.to_ns,
             evidence: format!(
                 "swept profile's baseline {}, the traffic's {} at one in flight ({} intervals, \
-                 {:.0} s): the device changed since the sweep, or production's requests differ \
+                 {} s): the device changed since the sweep, or production's requests differ \
                  from the sweep's (judged by the sweep)",
                 ms(c.from_ns),
                 ms(c.to_ns),
                 c.intervals,
-                c.seconds
+                crate::analysis::text::fixed(c.seconds, 0)
             ),
             confirmed: false,
         }

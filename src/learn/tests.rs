@@ -733,3 +733,37 @@ fn learn_second(d: &mut Device, i: u32, rates: &DiskRates) -> std::sync::Arc<Lea
         None,
     )
 }
+
+/// A swept profile's disagreement is worded anew in every interval that adds evidence: its
+/// figures by change.rs's push_ms and `fixed`, byte for byte what `format!` wrote (whole
+/// figures, ties, and the fractions a device gives).
+#[test]
+fn a_swept_profiles_disagreement_reads_as_format_wrote_it() {
+    for (from_ns, to_ns, seconds) in [
+        (2_000_000.0, 8_000_000.0, 5.0),
+        (2_005_000.0, 7_995_000.0, 5.5),
+        (1_234_567.891, 987_654.321, 12.499_999),
+        (125_000.0, 10_000.0, 0.5),
+    ] {
+        let c = super::change::Change {
+            dir: Dir::Read,
+            since_wall_ns: 0,
+            from_ns,
+            to_ns,
+            intervals: 7,
+            seconds,
+            confirmed: false,
+            confirmed_wall_ns: None,
+            in_flight: None,
+        };
+        let want = format!(
+            "swept profile's baseline {:.2} ms, the traffic's {:.2} ms at one in flight (7 \
+             intervals, {:.0} s): the device changed since the sweep, or production's requests \
+             differ from the sweep's (judged by the sweep)",
+            from_ns / 1e6,
+            to_ns / 1e6,
+            seconds
+        );
+        assert_eq!(super::Device::profile_change(&c).evidence, want);
+    }
+}
