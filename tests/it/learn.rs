@@ -1295,6 +1295,16 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
         return;
     };
     let file = dir.path().join("f");
+    // The file laid out here and on the disk before anything is measured: fio's own layout
+    // is buffered, and its writeback (or a build's, just before) landed within the run,
+    // writes busy beside the reads (their level read 0.9 in flight while busy, once).
+    let data: Vec<u8> = (0..64u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    std::fs::write(&file, &data).unwrap();
+    std::fs::File::open(&file).unwrap().sync_all().unwrap();
+    drop(data);
+    assert!(Command::new("sync").status().unwrap().success());
     let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
     // 40 s of 0.5 s intervals; fio starts first and runs past the last.
@@ -1317,7 +1327,7 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // fio lays out its file first: stat starts once it reads.
+    // fio opens its file (laid out above): stat starts once it reads.
     std::thread::sleep(Duration::from_secs(2));
     let st = iosat()
         .args(["stat", "--json", "-i", "0.5", "-c", "80", "--no-bpf"])
