@@ -9,12 +9,16 @@
 # Deterministic: a busy machine moves bench/learn.sh's wall-clock ratio by more than one
 # change does, not these counts. bench/learn.sh's ratio stays the goal; this says where a
 # change moved the work.
-# Usage: bench/learn_cachegrind.sh [SAMPLES]   (default 600, as bench/learn.sh; ~7 min in all)
+# Usage: bench/learn_cachegrind.sh [SAMPLES]   (default 600, as bench/learn.sh; ~9 min in all)
 # The devices that changed are replayed at 300 samples whatever SAMPLES, as bench/learn.sh
 # does. At 100 samples the steady inputs' ratios read lower (1.137 against 1.159 at 600 for
 # the real clock's text, 2026-12-04): estimates come every 10 intervals early on, and the
 # rows judged by an estimate, whose notes and JSON cost more, are few until later.
-# INPUTS="all real changed" (the default: all three) chooses the replays.
+# INPUTS="all real changed idle" (the default: all four) chooses the inputs. "idle" is
+# bench/learn.sh's fourth: live `stat` over the static diskstats (--proc-root, -i 0.01, SAMPLES
+# samples, a fresh state directory each run), whose CPU time is mostly the sampler's sleeps and
+# the kernel's accounting of a short run (its ratio ranged 0.84-1.59 in five runs): counted
+# here, it is what learning adds to idle devices.
 # BEFORE=<an older iosat binary> adds its learning runs (its counts and its ratios to this
 # build's --no-learn): a change counted side by side.
 set -euo pipefail
@@ -31,11 +35,13 @@ synthetic_diskstats "$tmp/diskstats"
 synthetic_recording "$n" "$tmp/diskstats" > "$tmp/rec-all"
 real_clock < "$tmp/rec-all" > "$tmp/rec-real"
 changed_recording 300 40 "$tmp/diskstats" > "$tmp/rec-changed"
-inputs=${INPUTS:-all real changed}
+mkdir -p "$tmp/proc" "$tmp/sys"
+cp "$tmp/diskstats" "$tmp/proc/diskstats"
+inputs=${INPUTS:-all real changed idle}
 for i in $inputs; do
   case $i in
-    all | real | changed) ;;
-    *) echo "bench/learn_cachegrind.sh: INPUTS takes all, real and changed, not '$i'" >&2; exit 2 ;;
+    all | real | changed | idle) ;;
+    *) echo "bench/learn_cachegrind.sh: INPUTS takes all, real, changed and idle, not '$i'" >&2; exit 2 ;;
   esac
 done
 devices=$(wc -l < "$tmp/diskstats")
@@ -56,8 +62,13 @@ echo "devices: $devices, samples: $n (the devices that changed: 300)," \
 run() { # run NAME BINARY INPUT ARGS...: per device-interval Ir, D1 misses, L2 misses
   local name=$1 b=$2 input=$3
   shift 3
+  local source=(--replay "$tmp/rec-$input")
+  if [ "$input" = idle ]; then
+    source=(-i 0.01 -c "$n" --proc-root "$tmp/proc" --sys-root "$tmp/sys"
+      --state-dir "$tmp/state-$name")
+  fi
   valgrind --tool=cachegrind --cache-sim=yes --D1="$d1" --LL="$l2" \
-    --cachegrind-out-file="$tmp/$name.out" "$b" stat --all --replay "$tmp/rec-$input" "$@" \
+    --cachegrind-out-file="$tmp/$name.out" "$b" stat --all "${source[@]}" "$@" \
     > /dev/null 2> "$tmp/$name.err" || { cat "$tmp/$name.err" >&2; exit 1; }
   local samples=$n
   if [ "$input" = changed ]; then samples=300; fi
