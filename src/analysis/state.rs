@@ -680,6 +680,15 @@ impl Judgement {
     /// The device from its two directions: the worst state; among equals the higher ratio,
     /// then the judged one, then reads.
     pub fn of(read: DirJudgement, write: DirJudgement) -> Judgement {
+        Judgement::of_with_cap(read, write, None)
+    }
+
+    /// [`Judgement::of`] with the declared cap's use of the interval (issue 42).
+    pub fn of_with_cap(
+        read: DirJudgement,
+        write: DirJudgement,
+        cap: Option<super::declared::CapUse>,
+    ) -> Judgement {
         let key = |d: &DirJudgement| {
             (
                 d.state,
@@ -703,7 +712,7 @@ impl Judgement {
             device,
             read,
             write,
-            cap: None,
+            cap,
         }
     }
 

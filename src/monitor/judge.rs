@@ -149,6 +149,7 @@ pub fn judge_parts(
         profile,
         rates,
         p95_ms,
+        (None, None),
         |dir| dir as usize,
         |&i| learned.refs[i].clone(),
         |&i| learned.profile_change[i].clone(),
@@ -161,10 +162,16 @@ pub fn judge_parts(
 /// `profile_change` of that direction, where the traffic disagrees with the sweep) else
 /// learning's reference, moved into the direction's judgement. `of` finds what learning
 /// says of a direction once (a row's: its learned direction), for the three to read.
+/// `cap_cpus`: the declared cap's use and whether the CPUs were busy ([`say_busy_cpus`]),
+/// said on the judgement as it is made (a row's; a recording point's says them after):
+/// the judgement, a few hundred bytes, is built once where it is returned, not copied
+/// again to say them (issue 37's cost).
+#[allow(clippy::too_many_arguments)]
 fn judge_with<D>(
     profile: Option<&DeviceProfile>,
     rates: Option<&DiskRates>,
     p95_ms: [Option<f64>; 2],
+    cap_cpus: (Option<CapUse>, Option<bool>),
     of: impl Fn(Dir) -> D,
     learned: impl Fn(&D) -> Option<Reference>,
     profile_change: impl Fn(&D) -> Option<crate::analysis::shared::Shared<Change>>,
@@ -198,9 +205,12 @@ fn judge_with<D>(
             j.basis = crate::analysis::state::Basis::Learned;
             j.flags = f;
         }
+        // Said of each direction before the device's is taken from one of them: the same as
+        // say_busy_cpus over all three after.
+        say_busy_cpus_dir(&mut j, cap_cpus.1);
         j
     };
-    Judgement::of(judge(Dir::Read), judge(Dir::Write))
+    Judgement::of_with_cap(judge(Dir::Read), judge(Dir::Write), cap_cpus.0)
 }
 
 /// Whether a row has any baseline to be judged against (a swept profile's for a direction,
@@ -282,21 +292,19 @@ pub fn prefetch(rows: &[DeviceRow], i: usize) {
 pub fn judge(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
     let learned = row.learned.as_deref();
-    let mut j = judge_with(
+    judge_with(
         row.profile.as_deref(),
         row.rates.as_ref().ok(),
         [
             m.and_then(|m| m.read.p95_ms),
             m.and_then(|m| m.write.p95_ms),
         ],
+        (row.cap_use(), row.cpus_busy),
         |dir| learned.and_then(|l| direction_of(l, dir)),
         |d| d.and_then(reference_of),
         |d| d.and_then(|d| d.profile_change.clone()),
         |d| d.and_then(unjudged_of),
-    );
-    j.cap = row.cap_use();
-    say_busy_cpus(&mut j, row.cpus_busy);
-    j
+    )
 }
 
 /// Busy CPUs said with any verdict of saturated or worse in `j`, whatever judged it (a swept
@@ -304,10 +312,15 @@ pub fn judge(row: &DeviceRow) -> Judgement {
 /// the latency judged. `cpus_busy` None (the interval's CPU times not known) leaves what
 /// learning said.
 pub fn say_busy_cpus(j: &mut Judgement, cpus_busy: Option<bool>) {
+    for d in [&mut j.device, &mut j.read, &mut j.write] {
+        say_busy_cpus_dir(d, cpus_busy);
+    }
+}
+
+/// [`say_busy_cpus`] of one direction's judgement.
+fn say_busy_cpus_dir(d: &mut DirJudgement, cpus_busy: Option<bool>) {
     if let Some(busy) = cpus_busy {
-        for d in [&mut j.device, &mut j.read, &mut j.write] {
-            d.flags.busy_cpus = busy && d.state >= crate::analysis::state::State::Slow;
-        }
+        d.flags.busy_cpus = busy && d.state >= crate::analysis::state::State::Slow;
     }
 }
 
