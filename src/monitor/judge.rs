@@ -162,7 +162,7 @@ pub fn judge_parts(
 /// `profile_change` of that direction, where the traffic disagrees with the sweep) else
 /// learning's reference, moved into the direction's judgement. `of` finds what learning
 /// says of a direction once (a row's: its learned direction), for the three to read.
-/// `cap_cpus`: the declared cap's use and whether the CPUs were busy ([`say_busy_cpus`]),
+/// `(cap, cpus_busy)`: the declared cap's use and whether the CPUs were busy ([`say_busy_cpus`]),
 /// said on the judgement as it is made (a row's; a recording point's says them after):
 /// the judgement, a few hundred bytes, is built once where it is returned, not copied
 /// again to say them (issue 37's cost).
@@ -171,7 +171,7 @@ fn judge_with<D>(
     profile: Option<&DeviceProfile>,
     rates: Option<&DiskRates>,
     p95_ms: [Option<f64>; 2],
-    cap_cpus: (Option<CapUse>, Option<bool>),
+    (cap, cpus_busy): (Option<CapUse>, Option<bool>),
     of: impl Fn(Dir) -> D,
     learned: impl Fn(&D) -> Option<Reference>,
     profile_change: impl Fn(&D) -> Option<crate::analysis::shared::Shared<Change>>,
@@ -207,10 +207,10 @@ fn judge_with<D>(
         }
         // Said of each direction before the device's is taken from one of them: the same as
         // say_busy_cpus over all three after.
-        say_busy_cpus_dir(&mut j, cap_cpus.1);
+        say_busy_cpus_dir(&mut j, cpus_busy);
         j
     };
-    Judgement::of_with_cap(judge(Dir::Read), judge(Dir::Write), cap_cpus.0)
+    Judgement::of_with_cap(judge(Dir::Read), judge(Dir::Write), cap)
 }
 
 /// Whether a row has any baseline to be judged against (a swept profile's for a direction,

@@ -1298,12 +1298,8 @@ fn the_machines_own_disk_lightly_loaded_teaches_a_baseline_at_one_in_flight() {
     // The file laid out here and on the disk before anything is measured: fio's own layout
     // is buffered, and its writeback (or a build's, just before) landed within the run,
     // writes busy beside the reads (their level read 0.9 in flight while busy, once).
-    let data: Vec<u8> = (0..64u32 << 20)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    std::fs::write(&file, &data).unwrap();
+    std::fs::write(&file, vec![0x5a_u8; 64 << 20]).unwrap();
     std::fs::File::open(&file).unwrap().sync_all().unwrap();
-    drop(data);
     assert!(Command::new("sync").status().unwrap().success());
     let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
