@@ -431,11 +431,9 @@ impl DirJudgement {
 
     /// A device that changed and is still judged by what was learned (or swept) before the
     /// change (issue 37): no headroom from that ceiling, 0 and why, unless the state gives
-    /// a reason already. A headroom not known stays not known: there is no ceiling to doubt.
-    fn changed_no_headroom(&mut self) {
-        if self.no_headroom.is_none()
-            && held_by_change(self.flags.change.as_deref(), self.headroom_iops)
-        {
+    /// a reason already. Without a ceiling (`ceiling` false) there is nothing to doubt.
+    fn changed_no_headroom(&mut self, ceiling: bool) {
+        if self.no_headroom.is_none() && held_by_change(self.flags.change.as_deref(), ceiling) {
             self.no_headroom = Some(NoHeadroom::Changed);
             self.headroom_iops = Some(0.0);
         }
@@ -501,7 +499,7 @@ pub fn judge_dir(
         // No I/O this way: idle, and all of the ceiling is headroom.
         j.state = State::Idle;
         j.headroom_iops = reference.and_then(|r| r.max_iops);
-        j.changed_no_headroom();
+        j.changed_no_headroom(j.headroom_iops.is_some());
         return j;
     }
     let Some(r) = reference else {
@@ -531,26 +529,32 @@ pub fn judge_dir(
         j.state = State::Slow;
     }
     j.no_headroom = NoHeadroom::of(j.state);
-    j.headroom_iops = headroom_in(j.state, r.max_iops, obs.iops);
-    j.changed_no_headroom();
+    j.headroom_iops = headroom_in(j.state, r.max_iops, j.flags.ceiling_at_least, obs.iops);
+    j.changed_no_headroom(r.max_iops.is_some());
     j
 }
 
-/// Whether `change` holds a headroom of `headroom` at 0: a change not yet confirmed, so the
-/// ceiling is the device's before it, and a headroom known (no ceiling, nothing to doubt). The
-/// one rule of the judgement ([`NoHeadroom::Changed`]) and of learning's own figures.
-pub fn held_by_change(change: Option<&Change>, headroom: Option<f64>) -> bool {
-    change.is_some_and(|c| !c.confirmed) && headroom.is_some()
+/// Whether `change` holds the headroom at 0: a change not yet confirmed, so the ceiling is
+/// the device's before it, and there is a ceiling (`ceiling`; without one there is nothing
+/// to doubt). The one rule of the judgement ([`NoHeadroom::Changed`]) and of learning's own
+/// figures.
+pub fn held_by_change(change: Option<&Change>, ceiling: bool) -> bool {
+    change.is_some_and(|c| !c.confirmed) && ceiling
 }
 
 /// The headroom of a direction in `state` serving `iops` below the ceiling `max_iops`: 0
 /// while saturated, overloaded or slow ([`NoHeadroom::of`]), whatever the IOPS; else the
-/// ceiling less the IOPS (None without a ceiling). The one rule of every judgement and of
-/// learning's own figures.
-pub fn headroom_in(state: State, max_iops: Option<f64>, iops: f64) -> Option<f64> {
+/// ceiling less the IOPS (None without a ceiling). A ceiling that is a lower bound
+/// (`at_least`: no plateau seen) and that the interval reached says nothing of the headroom:
+/// None, not 0 (the device serves what was seen so far; nothing says it can serve no more,
+/// and a gauge at 0 would page for it). The one rule of every judgement and of learning's
+/// own figures.
+pub fn headroom_in(state: State, max_iops: Option<f64>, at_least: bool, iops: f64) -> Option<f64> {
     match NoHeadroom::of(state) {
         Some(_) => Some(0.0),
-        None => max_iops.map(|m| headroom_iops(m, iops)),
+        None => max_iops
+            .filter(|&m| !(at_least && iops >= m))
+            .map(|m| headroom_iops(m, iops)),
     }
 }
 
@@ -912,6 +916,59 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "{names:?}");
+    }
+
+    /// A ceiling that is a lower bound ("at least 500": no plateau seen) and that the
+    /// interval reached says nothing of the headroom: not known, never "at least 0" (a gauge at
+    /// 0 says "no headroom", and nothing says the device can serve no more); below it, "at
+    /// least" the difference. A measured ceiling reached leaves 0; a state's reason, or a
+    /// change not confirmed, still holds it at 0 with its reason (the ceiling is known).
+    #[test]
+    fn a_lower_bound_ceiling_the_traffic_reached_gives_no_headroom_figure() {
+        let at_least = |max: f64| Reference {
+            flags: Flags {
+                ceiling_at_least: true,
+                ..Flags::default()
+            },
+            ..reference(Basis::Learned, max)
+        };
+        let judge =
+            |iops: f64, ms: f64, r: Reference| judge_dir(Dir::Read, obs(iops, ms), Some(r), None);
+        let below = judge(300.0, 1.0, at_least(500.0));
+        assert_eq!((below.state, below.headroom_iops), (State::Ok, Some(200.0)));
+        assert_eq!(below.headroom_words(), "at least 200");
+        for iops in [500.0, 800.0] {
+            let past = judge(iops, 1.0, at_least(500.0));
+            assert_eq!(
+                (past.state, past.headroom_iops, past.no_headroom),
+                (State::Ok, None, None),
+                "{iops} IOPS"
+            );
+            assert_eq!(past.headroom_words(), "not known");
+        }
+        let measured = judge(800.0, 1.0, reference(Basis::Learned, 500.0));
+        assert_eq!(measured.headroom_iops, Some(0.0));
+        assert_eq!(measured.headroom_words(), "0");
+        let overloaded = judge(800.0, 4.0, at_least(500.0));
+        assert_eq!(
+            (overloaded.headroom_iops, overloaded.no_headroom),
+            (Some(0.0), Some(NoHeadroom::Overloaded))
+        );
+        let mut changed = at_least(500.0);
+        changed.flags.change = Some(crate::analysis::shared::Shared::new(Change {
+            at_wall_ns: 1,
+            from_ns: 4e6,
+            to_ns: 1e6,
+            evidence: "device changed".into(),
+            confirmed: false,
+        }));
+        let changed = judge(800.0, 0.25, changed);
+        assert_eq!(
+            (changed.headroom_iops, changed.no_headroom),
+            (Some(0.0), Some(NoHeadroom::Changed))
+        );
+        assert_eq!(headroom_in(State::Ok, Some(500.0), true, 800.0), None);
+        assert_eq!(headroom_in(State::Ok, Some(500.0), false, 800.0), Some(0.0));
     }
 
     /// Issue 37: headroom is 0, and says why, while the device has changed and is judged by

@@ -1109,7 +1109,7 @@ unless --target-p95): at the knee for a sweep, the most seen for learning.",
             "iosat_disk_headroom_iops",
             "Requests per second that can be added before the p95 reaches the target (the one \
 headroom of stat, top and the exporter); never below 0, and 0 while saturated, overloaded or \
-slow.",
+slow; absent where not known (no ceiling, or a lower-bound ceiling the interval reached).",
             |j| j.headroom_iops,
         ),
         (

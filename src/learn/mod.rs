@@ -889,7 +889,7 @@ impl Device {
         // confirmed, what judges is the device's before the change: no headroom from its
         // ceiling (the judgement's rule, analysis::state).
         let pending = |d: &mut Learned| {
-            if crate::analysis::state::held_by_change(Some(&change), d.headroom_iops) {
+            if crate::analysis::state::held_by_change(Some(&change), d.max_iops.is_some()) {
                 d.headroom_iops = Some(0.0);
             }
         };
@@ -1002,8 +1002,12 @@ impl Device {
             d.reset_interval(&self.model);
             d.state = State::of_ratio(ratio);
             d.ratio = ratio;
-            d.headroom_iops =
-                crate::analysis::state::headroom_in(d.state, d.max_iops, p.interval_iops());
+            d.headroom_iops = crate::analysis::state::headroom_in(
+                d.state,
+                d.max_iops,
+                d.flags.ceiling_at_least,
+                p.interval_iops(),
+            );
         }
         // The device's: its main direction's interval figures (its curve's are there
         // already), with the worst state, and no headroom by the one rule.
@@ -1102,8 +1106,12 @@ impl Device {
         // The judgements' one rule (issue 37): none while saturated or overloaded, else the
         // ceiling, a rate while busy, less the IOPS over the whole interval, idle part
         // included (busy 70 % at 1,000 IOPS while busy: 700 served, 300 more).
-        l.headroom_iops =
-            crate::analysis::state::headroom_in(l.state, l.max_iops, main_p.interval_iops());
+        l.headroom_iops = crate::analysis::state::headroom_in(
+            l.state,
+            l.max_iops,
+            l.flags.ceiling_at_least,
+            main_p.interval_iops(),
+        );
     }
 }
 

@@ -508,12 +508,13 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
 
 /// Learning's own object takes the judgements' one headroom rule: none while saturated or
 /// overloaded (issue 37: a device slowed from 2 to 8 ms read "overloaded" beside 2,875 IOPS of
-/// headroom, the old ceiling less its IOPS), the ceiling less the IOPS while ok.
+/// headroom, the old ceiling less its IOPS), the ceiling less the IOPS while ok, and none from
+/// a lower-bound ceiling the interval reached.
 #[test]
 fn no_learned_headroom_while_saturated_or_overloaded() {
     use crate::monitor::DiskRates;
     let mut d = Device::default();
-    let (mut ok, mut over) = (0, 0);
+    let (mut ok, mut over, mut reached) = (0, 0, 0);
     for i in 0..400u32 {
         // Service 2 ms, 8 ms from interval 300 on; the level wanders 1..6 in flight.
         let svc_ms = if i < 300 { 2.0 } else { 8.0 };
@@ -534,7 +535,14 @@ fn no_learned_headroom_while_saturated_or_overloaded() {
                 over += 1;
             }
             State::Ok => {
-                let want = l.max_iops.map(|m| (m - iops).max(0.0));
+                // A lower-bound ceiling the interval reached gives no figure (not "at least 0").
+                let want = match l.max_iops {
+                    Some(m) if l.flags.ceiling_at_least && iops >= m => {
+                        reached += 1;
+                        None
+                    }
+                    m => m.map(|m| (m - iops).max(0.0)),
+                };
                 assert_eq!(l.headroom_iops, want, "interval {i}");
                 ok += 1;
             }
@@ -542,8 +550,8 @@ fn no_learned_headroom_while_saturated_or_overloaded() {
         }
     }
     assert!(
-        ok > 100 && over > 50,
-        "ok {ok}, saturated or overloaded {over}"
+        ok > 100 && over > 50 && reached > 0,
+        "ok {ok}, saturated or overloaded {over}, a lower-bound ceiling reached {reached}"
     );
 }
 

@@ -48,7 +48,8 @@ pub struct Saturation {
     /// (monitor::judge, the worst direction's: its ceiling less its IOPS, 0 while saturated,
     /// overloaded or slow; DeviceRow::saturation). Computed here alone, from the profile
     /// only: max useful IOPS − (r/s + w/s), never below 0, and 0 while saturated or
-    /// overloaded (1.5x the baseline and more).
+    /// overloaded (1.5x the baseline and more); None where the max is a lower bound the IOPS
+    /// reached (analysis::state::headroom_in).
     pub headroom_iops: Option<f64>,
     /// `headroom_iops` is a lower bound: the profile's sweep did not reach the knee (a row's:
     /// its judgement's ceiling is a lower bound).
@@ -190,15 +191,20 @@ impl Saturation {
                 (bound.is_none() && main.knee_concurrency > 0)
                     .then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
-            headroom_iops: rates.map(|r| {
-                // Saturated or overloaded (analysis::state) there is none to add, whatever
-                // the IOPS: latency already grows with load.
-                use crate::analysis::state::{headroom_iops, State};
-                let over = State::of_ratio(mixed) >= State::Saturated;
-                let max = if over { 0.0 } else { main.max_useful_iops };
-                headroom_iops(max, r.r_s + r.w_s)
+            // The judgements' one rule (analysis::state::headroom_in): saturated or
+            // overloaded there is none to add, whatever the IOPS (latency already grows with
+            // load); a lower bound the IOPS reached gives none known.
+            headroom_iops: rates.and_then(|r| {
+                use crate::analysis::state::{headroom_in, State};
+                headroom_in(
+                    State::of_ratio(mixed),
+                    Some(main.max_useful_iops),
+                    bound.is_some(),
+                    r.r_s + r.w_s,
+                )
             }),
-            headroom_at_least: bound.is_some() && rates.is_some(),
+            headroom_at_least: bound.is_some()
+                && rates.is_some_and(|r| r.r_s + r.w_s < main.max_useful_iops),
             baseline_pattern: main.pattern.clone(),
             baseline_block_size: main.block_size,
             notes,

@@ -1690,6 +1690,61 @@ fn a_device_that_changed_has_no_headroom_from_its_old_ceiling() {
     );
 }
 
+/// Issue 37, "ceilings and headroom only as far as the data goes": a disk at 4 ms a request,
+/// every other second at 1 and at 4 in flight for 90 s (no plateau: a ceiling of at least
+/// 1,000 IOPS), then at 8 in flight, still 4 ms (2,000 IOPS, ok). Past the lower bound the
+/// headroom is not known: never "at least 0" (`>=0`, a 0 that reads "no headroom" on a device
+/// that nothing shows can serve no more), in the JSON judgement, learning's own object, the
+/// row and the note. Below the bound it is "at least" the difference.
+#[test]
+fn a_lower_bound_ceiling_the_traffic_passes_gives_no_headroom_figure() {
+    let rec = crate::util::sdx_recording(150, |s| match s {
+        s if s < 90 && s % 2 == 0 => (250, 8, 1000, 1000),
+        s if s < 90 => (1000, 8, 4000, 1000),
+        _ => (2000, 8, 8000, 1000),
+    });
+    let r = replay_sdx(&rec);
+    let (lines, text, rows) = (&r.lines, &r.text, r.rows());
+    assert_eq!((lines.len(), rows.len()), (150, 150));
+    // At one in flight below the bound: at least 750 more (1,000 less 250).
+    let below = &lines[88]["devices"][0]["judgement"]["read"];
+    assert_eq!(below["ceiling_at_least"], true, "{below}");
+    assert!(
+        num(below, "headroom_iops").is_some_and(|h| (h - 750.0).abs() < 1.0),
+        "{below}"
+    );
+    assert!(rows[88].ends_with(">=750"), "{}", rows[88]);
+    let mut past = 0;
+    for (i, line) in lines.iter().enumerate().skip(95) {
+        let d = &line["devices"][0];
+        let (l, j) = (&d["learned"], &d["judgement"]["read"]);
+        assert_eq!(
+            (&j["state"], &j["ceiling_at_least"]),
+            (&"ok".into(), &true.into()),
+            "{i}: {j}"
+        );
+        let max = num(l, "max_iops").expect("a ceiling");
+        assert!(max <= 2000.0 + 1.0, "{i}: {l}");
+        assert!(
+            j["headroom_iops"].is_null() && j["no_headroom"].is_null(),
+            "{i}: {j}"
+        );
+        assert!(l["headroom_iops"].is_null(), "{i}: {l}");
+        assert!(rows[i].ends_with(" -"), "{i}: {}", rows[i]);
+        past += 1;
+    }
+    assert_eq!(past, 55);
+    assert!(
+        !text.contains("at least 0") && !text.contains(">=0"),
+        "{text}"
+    );
+    assert!(
+        r.last("# sdx:").contains("headroom not known [at least]"),
+        "{}",
+        r.last("# sdx:")
+    );
+}
+
 /// Issue 37, case 4 in every view: a disk at one request in flight for too few seconds for a
 /// baseline (15 intervals of 100 reads at 10 ms: a baseline needs 30) has a thin estimate of
 /// 10 ms. `stat`'s judgement takes it labelled as one, in the JSON (basis learned_estimate,
