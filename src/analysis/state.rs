@@ -275,6 +275,15 @@ impl Flags {
             || self.busy_cpus
     }
 
+    /// Whether a flag qualifies the verdict itself (estimate, changed, mixed, busy CPUs): the
+    /// text table marks its state `*` and words it under the table. A ceiling that is a lower
+    /// bound qualifies only the headroom, which its cell marks `>=` (and the words say "at
+    /// least" whenever they are given): alone it is no reason for a note, or a host whose
+    /// devices never showed a plateau (most of them) had one under every row, every interval.
+    pub fn qualify_state(&self) -> bool {
+        self.estimate.is_some() || self.change.is_some() || self.mixed || self.busy_cpus
+    }
+
     /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed",
     /// "busy CPUs").
     pub fn words(&self) -> Vec<&'static str> {

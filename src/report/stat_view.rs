@@ -72,7 +72,8 @@ fn headroom_cell_into(s: &mut String, j: &DirJudgement) {
 }
 
 /// The state cell, written at the end of `s`: the word, `*` when a flag qualifies it (the
-/// note under the table says which), `~` when the baseline was learned rather than swept.
+/// note under the table says which; a lower-bound ceiling qualifies the headroom cell, `>=`,
+/// not this one: Flags::qualify_state), `~` when the baseline was learned rather than swept.
 fn state_cell_into(s: &mut String, j: &DirJudgement, learning: bool) {
     if learning && j.basis == Basis::None && j.state == State::Unknown {
         // Nothing to judge against yet: learning has no baseline (or estimate) so far.
@@ -83,7 +84,7 @@ fn state_cell_into(s: &mut String, j: &DirJudgement, learning: bool) {
     if matches!(j.basis, Basis::Learned | Basis::LearnedEstimate) {
         s.push('~');
     }
-    if j.flags.any() {
+    if j.flags.qualify_state() {
         s.push('*');
     }
 }
@@ -303,8 +304,10 @@ fn device_notes(r: &IntervalReport) -> String {
 fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
     // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
     // without headroom, in words (the declared cap's share among them).
-    let worded =
-        j.is_some_and(|j| j.device.flags.any() || j.state() == crate::analysis::state::State::Slow);
+    // A lower-bound ceiling alone is no reason: the headroom cell says it (`>=`).
+    let worded = j.is_some_and(|j| {
+        j.device.flags.qualify_state() || j.state() == crate::analysis::state::State::Slow
+    });
     if let Some(j) = j.filter(|_| worded) {
         for part in ["# ", &d.meta.display_name, ": "] {
             s.push_str(part);
@@ -1011,6 +1014,8 @@ mod tests {
         ] {
             j.basis = basis;
             j.flags = Default::default();
+            // A lower-bound ceiling marks the headroom cell, not the state's.
+            j.flags.ceiling_at_least = true;
             j.flags.estimate = estimate.then(|| {
                 crate::analysis::shared::Shared::new(crate::analysis::state::Estimate {
                     from_level: 2.0,
