@@ -15,6 +15,11 @@
 #     in flight, 1 ms a request for 40 s, then 4 ms for 260 s (1-s samples, whatever N): each
 #     device's change reported after 5 s, confirmed after 2 minutes, and reported from then
 #     on, in every view.
+#  5. steady: input 3's devices and rates sampled every second (N samples, N seconds), so
+#     that by the end every device has learned a baseline and a ceiling, which stays a lower
+#     bound (its level never changes: no plateau), as most of a host's busy devices have: the
+#     state a long-running `stat` spends its time in. Inputs 1 and 3 are a host's first six
+#     seconds (10 ms samples): thin estimates, most rows judged by one.
 # Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
 # BEFORE=<an older iosat binary> adds its learning runs to each repeat (before, after,
 # --no-learn, interleaved) and a before ÷ --no-learn column: a change measured side by side.
@@ -33,6 +38,7 @@ synthetic_diskstats "$tmp/proc/diskstats"
 synthetic_recording "$n" "$tmp/proc/diskstats" > "$tmp/rec"
 real_clock < "$tmp/rec" > "$tmp/rec-real"
 changed_recording 300 40 "$tmp/proc/diskstats" > "$tmp/rec-changed"
+synthetic_recording "$n" "$tmp/proc/diskstats" 1000 | real_clock > "$tmp/rec-steady"
 echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
 python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" <<'PY'
 import os, subprocess, sys, statistics
@@ -59,6 +65,10 @@ inputs = {
                                             tmp + "/rec-changed"], 300),
     "replay, devices that changed, json": (["stat", "--all", "--json", "--replay",
                                             tmp + "/rec-changed"], 300),
+    "replay, steady (1-s samples), text": (["stat", "--all", "--replay",
+                                            tmp + "/rec-steady"], n),
+    "replay, steady (1-s samples), json": (["stat", "--all", "--json", "--replay",
+                                            tmp + "/rec-steady"], n),
     "live --proc-root, idle, text": (["stat", "--all", "-i", "0.01", "-c", str(n),
                                       "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
                                       "--state-dir", tmp + "/state"], n),

@@ -9,12 +9,14 @@
 # Deterministic: a busy machine moves bench/learn.sh's wall-clock ratio by more than one
 # change does, not these counts. bench/learn.sh's ratio stays the goal; this says where a
 # change moved the work.
-# Usage: bench/learn_cachegrind.sh [SAMPLES]   (default 600, as bench/learn.sh; ~9 min in all)
+# Usage: bench/learn_cachegrind.sh [SAMPLES]   (default 600, as bench/learn.sh; ~12 min in all)
 # The devices that changed are replayed at 300 samples whatever SAMPLES, as bench/learn.sh
 # does. At 100 samples the steady inputs' ratios read lower (1.137 against 1.159 at 600 for
 # the real clock's text, 2026-12-04): estimates come every 10 intervals early on, and the
 # rows judged by an estimate, whose notes and JSON cost more, are few until later.
-# INPUTS="all real changed idle" (the default: all four) chooses the inputs. "idle" is
+# INPUTS="all real changed idle steady" (the default: all five) chooses the inputs; "steady"
+# is bench/learn.sh's fifth (the real clock's devices sampled every second: every device
+# learned, its ceiling a lower bound). "idle" is
 # bench/learn.sh's fourth: live `stat` over the static diskstats (--proc-root, -i 0.01, SAMPLES
 # samples, a fresh state directory each run), whose CPU time is mostly the sampler's sleeps and
 # the kernel's accounting of a short run (its ratio ranged 0.84-1.59 in five runs): counted
@@ -35,13 +37,14 @@ synthetic_diskstats "$tmp/diskstats"
 synthetic_recording "$n" "$tmp/diskstats" > "$tmp/rec-all"
 real_clock < "$tmp/rec-all" > "$tmp/rec-real"
 changed_recording 300 40 "$tmp/diskstats" > "$tmp/rec-changed"
+synthetic_recording "$n" "$tmp/diskstats" 1000 | real_clock > "$tmp/rec-steady"
 mkdir -p "$tmp/proc" "$tmp/sys"
 cp "$tmp/diskstats" "$tmp/proc/diskstats"
-inputs=${INPUTS:-all real changed idle}
+inputs=${INPUTS:-all real changed idle steady}
 for i in $inputs; do
   case $i in
-    all | real | changed | idle) ;;
-    *) echo "bench/learn_cachegrind.sh: INPUTS takes all, real, changed and idle, not '$i'" >&2; exit 2 ;;
+    all | real | changed | idle | steady) ;;
+    *) echo "bench/learn_cachegrind.sh: INPUTS takes all, real, changed, idle and steady, not '$i'" >&2; exit 2 ;;
   esac
 done
 devices=$(wc -l < "$tmp/diskstats")

@@ -13,17 +13,19 @@ on_exit() {
 # kernels, 250 disks with 3 partitions each, counters large enough to have every digit.
 # A recording of N 10 ms samples of the devices in DISKSTATS, every counter of device i growing by
 # i % 7 + 1 per sample (the in-flight gauge stays), so each device has 1 to 7 requests of 1 ms in
-# flight. %.0f, not %d: mawk's %d stops at 2^31. Usage: synthetic_recording N DISKSTATS > OUT
+# flight. %.0f, not %d: mawk's %d stops at 2^31. Usage: synthetic_recording N DISKSTATS [MS] > OUT
+# MS (default 10): the samples' spacing in ms, the counters growing in proportion (the same
+# rates): at 1000, N samples are N seconds of traffic, as a host sampled every second has.
 synthetic_recording() {
-  awk -v n="$1" 'BEGIN { print "#iosat-record 1"; print "R 0 10000000" }
+  awk -v n="$1" -v ms="${3:-10}" 'BEGIN { print "#iosat-record 1"; printf "R 0 %.0f\n", ms * 1e6 }
     { line[NR] = $0 }
     END {
       for (s = 0; s <= n; s++) {
-        printf "T %.0f %.0f\n", 1000000000 + s * 10000000, 1700000000000000000 + s * 10000000;
+        printf "T %.0f %.0f\n", 1000000000 + s * ms * 1e6, 1700000000000000000 + s * ms * 1e6;
         for (i = 1; i <= NR; i++) {
           split(line[i], f, " ");
           printf "%4d %7d %s", f[1], f[2], f[3];
-          for (k = 4; k <= 20; k++) printf " %.0f", f[k] + s * (k == 12 ? 0 : (i % 7 + 1));
+          for (k = 4; k <= 20; k++) printf " %.0f", f[k] + s * (k == 12 ? 0 : (i % 7 + 1) * ms / 10);
           printf "\n";
         }
       }
