@@ -302,9 +302,9 @@ fn device_notes(r: &IntervalReport) -> String {
 /// (issue 37's cost: a second pass judged every row again, and read a thousand devices'
 /// learned state back from memory).
 fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
-    // What qualifies the judgement (estimate, changed, at least, mixed) or leaves it
-    // without headroom, in words (the declared cap's share among them).
-    // A lower-bound ceiling alone is no reason: the headroom cell says it (`>=`).
+    // What qualifies the judgement (estimate, changed, mixed, busy CPUs; "at least" among
+    // the words then) or a slow state, in words (the declared cap's share among them). A
+    // lower-bound ceiling alone is no reason: the headroom cell says it (`>=`).
     let worded = j.is_some_and(|j| {
         j.device.flags.qualify_state() || j.state() == crate::analysis::state::State::Slow
     });
