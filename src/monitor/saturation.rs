@@ -297,6 +297,38 @@ least 2000) and the headroom are lower bounds"
         assert!(!a.notes.iter().any(|n| n.contains("knee")), "{:?}", a.notes);
     }
 
+    /// The headroom's one rule (analysis::state::headroom_in) from a profile alone: a max
+    /// useful IOPS that is a lower bound (the sweep did not reach the knee) and that the
+    /// interval's IOPS reached gives no headroom known, not 0, and no "at least" mark; a
+    /// measured max reached gives 0.
+    #[test]
+    fn a_lower_bound_the_iops_reached_gives_no_headroom() {
+        // 500 IOPS judged ok (reads 0.8x, writes 2.0x of a 2.5 ms baseline: 1.04 weighted).
+        let r = mixed_second();
+        let measured = DeviceProfile {
+            max_useful_iops: 400.0,
+            ..prof("randrw", 2_500_000.0, 4096)
+        };
+        let bounded = DeviceProfile {
+            knee_at_least: Some(4),
+            ..measured.clone()
+        };
+        let (a, b) = (
+            Saturation::compute(&measured, Some(&r)),
+            Saturation::compute(&bounded, Some(&r)),
+        );
+        assert!(a.saturation.is_some_and(|s| s < 1.5), "{a:?}");
+        assert_eq!((a.headroom_iops, a.headroom_at_least), (Some(0.0), false));
+        assert_eq!((b.headroom_iops, b.headroom_at_least), (None, false));
+        // Below the bound: at least the difference.
+        let higher = DeviceProfile {
+            max_useful_iops: 900.0,
+            ..bounded
+        };
+        let c = Saturation::compute(&higher, Some(&r));
+        assert_eq!((c.headroom_iops, c.headroom_at_least), (Some(400.0), true));
+    }
+
     fn prof(pattern: &str, base_ns: f64, bs: u64) -> DeviceProfile {
         DeviceProfile {
             id: "x".into(),
