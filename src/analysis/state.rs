@@ -867,6 +867,17 @@ mod tests {
         }
     }
 
+    /// A change of the device from 4 ms to 1 ms at its baseline's level.
+    fn change_of(confirmed: bool) -> crate::analysis::shared::Shared<Change> {
+        crate::analysis::shared::Shared::new(Change {
+            at_wall_ns: 1,
+            from_ns: 4e6,
+            to_ns: 1e6,
+            evidence: "device changed".into(),
+            confirmed,
+        })
+    }
+
     fn obs(iops: f64, mean_ms: f64) -> Option<Observed> {
         Some(Observed {
             iops,
@@ -964,13 +975,7 @@ mod tests {
             (Some(0.0), Some(NoHeadroom::Overloaded))
         );
         let mut changed = at_least(500.0);
-        changed.flags.change = Some(crate::analysis::shared::Shared::new(Change {
-            at_wall_ns: 1,
-            from_ns: 4e6,
-            to_ns: 1e6,
-            evidence: "device changed".into(),
-            confirmed: false,
-        }));
+        changed.flags.change = Some(change_of(false));
         let changed = judge(800.0, 0.25, changed);
         assert_eq!(
             (changed.headroom_iops, changed.no_headroom),
@@ -990,13 +995,7 @@ mod tests {
     fn no_headroom_from_the_ceiling_of_a_device_before_its_change() {
         let changed = |confirmed: bool, max: Option<f64>| Reference {
             flags: Flags {
-                change: Some(crate::analysis::shared::Shared::new(Change {
-                    at_wall_ns: 1,
-                    from_ns: 4e6,
-                    to_ns: 1e6,
-                    evidence: "device changed".into(),
-                    confirmed,
-                })),
+                change: Some(change_of(confirmed)),
                 ..Flags::default()
             },
             max_iops: max,

@@ -173,6 +173,19 @@ impl Saturation {
                 }
             }
         }
+        // The judgements' one rule (analysis::state::headroom_in): saturated or overloaded
+        // there is none to add, whatever the IOPS (latency already grows with load); a lower
+        // bound the IOPS reached gives none known. A figure from a bound is marked as one, as
+        // a row's is (DeviceRow::saturation).
+        let headroom_iops = rates.and_then(|r| {
+            use crate::analysis::state::{headroom_in, State};
+            headroom_in(
+                State::of_ratio(mixed),
+                Some(main.max_useful_iops),
+                bound.is_some(),
+                r.r_s + r.w_s,
+            )
+        });
         Saturation {
             id: p.id.clone(),
             judged_against: p.judged_against(),
@@ -191,20 +204,8 @@ impl Saturation {
                 (bound.is_none() && main.knee_concurrency > 0)
                     .then(|| r.aqu_sz / f64::from(main.knee_concurrency))
             }),
-            // The judgements' one rule (analysis::state::headroom_in): saturated or
-            // overloaded there is none to add, whatever the IOPS (latency already grows with
-            // load); a lower bound the IOPS reached gives none known.
-            headroom_iops: rates.and_then(|r| {
-                use crate::analysis::state::{headroom_in, State};
-                headroom_in(
-                    State::of_ratio(mixed),
-                    Some(main.max_useful_iops),
-                    bound.is_some(),
-                    r.r_s + r.w_s,
-                )
-            }),
-            headroom_at_least: bound.is_some()
-                && rates.is_some_and(|r| r.r_s + r.w_s < main.max_useful_iops),
+            headroom_iops,
+            headroom_at_least: bound.is_some() && headroom_iops.is_some(),
             baseline_pattern: main.pattern.clone(),
             baseline_block_size: main.block_size,
             notes,

@@ -1634,6 +1634,17 @@ fn a_confirmed_change_is_history_an_hour_after_its_confirmation() {
     );
 }
 
+/// A second of a disk at 4 ms a request, every other second at one and at four in flight
+/// (250 and 1,000 reads: no plateau, a ceiling of at least 1,000 IOPS): `sdx_recording`'s
+/// `second` for the first part of the headroom tests below.
+fn at_least_1000(s: i64) -> (u64, u64, u64, u64) {
+    if s % 2 == 0 {
+        (250, 8, 1000, 1000)
+    } else {
+        (1000, 8, 4000, 1000)
+    }
+}
+
 /// Issue 37, "headroom is 0 (and says why) while a device … has changed": a disk at one in
 /// flight and at 4, 4 ms a request, for 90 s, that becomes 4x faster (1 ms, half busy: the
 /// two minutes of evidence take four). The old baseline keeps judging until the change is
@@ -1643,11 +1654,9 @@ fn a_confirmed_change_is_history_an_hour_after_its_confirmation() {
 /// learning's own object) and the text; before the report, and once learned again, not.
 #[test]
 fn a_device_that_changed_has_no_headroom_from_its_old_ceiling() {
-    // 90 s at 4 ms a request, every other second at 4 in flight (1,000 IOPS: a ceiling of
-    // at least 1,000); then 1 ms, 500 reads a second (busy half of it).
+    // 90 s of a ceiling of at least 1,000; then 1 ms, 500 reads a second (busy half of it).
     let rec = crate::util::sdx_recording(350, |s| match s {
-        s if s < 90 && s % 2 == 0 => (250, 8, 1000, 1000),
-        s if s < 90 => (1000, 8, 4000, 1000),
+        s if s < 90 => at_least_1000(s),
         _ => (500, 8, 500, 500),
     });
     let r = replay_sdx(&rec);
@@ -1703,8 +1712,7 @@ fn a_device_that_changed_has_no_headroom_from_its_old_ceiling() {
 #[test]
 fn a_lower_bound_ceiling_the_traffic_passes_gives_no_headroom_figure() {
     let rec = crate::util::sdx_recording(150, |s| match s {
-        s if s < 90 && s % 2 == 0 => (250, 8, 1000, 1000),
-        s if s < 90 => (1000, 8, 4000, 1000),
+        s if s < 90 => at_least_1000(s),
         _ => (2000, 8, 8000, 1000),
     });
     let r = replay_sdx(&rec);
