@@ -266,6 +266,26 @@ pub struct Flags {
 }
 
 impl Flags {
+    /// Whether `other`'s flags are written as these: the same shared estimate and change
+    /// (not only equal ones: each writes its own JSON), the same marks.
+    fn writes_as(&self, other: &Flags) -> bool {
+        fn same<T>(
+            a: &Option<super::shared::Shared<T>>,
+            b: &Option<super::shared::Shared<T>>,
+        ) -> bool {
+            match (a, b) {
+                (None, None) => true,
+                (Some(a), Some(b)) => super::shared::Shared::ptr_eq(a, b),
+                _ => false,
+            }
+        }
+        same(&self.estimate, &other.estimate)
+            && same(&self.change, &other.change)
+            && self.ceiling_at_least == other.ceiling_at_least
+            && self.mixed == other.mixed
+            && self.busy_cpus == other.busy_cpus
+    }
+
     /// Whether any flag is set ([`Flags::words`] not empty), without building the words.
     pub fn any(&self) -> bool {
         self.estimate.is_some()
@@ -589,6 +609,23 @@ fn json_value(out: &mut Vec<u8>, v: &impl Serialize) {
 }
 
 impl DirJudgement {
+    /// Whether `other`'s JSON fields are this one's, byte for byte: the same values, floats
+    /// by their bits (-0.0 and 0.0 are written apart; a NaN is written as null either way),
+    /// the shared flags when they are the same ones (their JSON is theirs).
+    fn writes_as(&self, other: &DirJudgement) -> bool {
+        let bits = |a: Option<f64>, b: Option<f64>| a.map(f64::to_bits) == b.map(f64::to_bits);
+        self.dir == other.dir
+            && self.basis == other.basis
+            && self.state == other.state
+            && bits(self.ratio, other.ratio)
+            && bits(self.headroom_iops, other.headroom_iops)
+            && self.no_headroom == other.no_headroom
+            && bits(self.baseline_latency_ns, other.baseline_latency_ns)
+            && bits(self.baseline_p95_ns, other.baseline_p95_ns)
+            && bits(self.baseline_device_ns, other.baseline_device_ns)
+            && self.flags.writes_as(&other.flags)
+    }
+
     /// The fields of this direction's JSON object, without braces, as its derived
     /// `Serialize` writes them (keys in order, the same omissions). The estimate flag's JSON
     /// is the one kept beside it (Shared::json): a thousand devices' judgements wrote the same
@@ -674,12 +711,30 @@ impl Judgement {
             write,
             cap,
         } = self;
+        // The device's fields are those of the direction it was taken from (Judgement::of):
+        // written once and copied, where that direction's fields are due (a third of the
+        // judgement's floats formatted per device and interval: issue 37's cost).
+        let copy_of = if device.writes_as(read) {
+            Some(Dir::Read)
+        } else if device.writes_as(write) {
+            Some(Dir::Write)
+        } else {
+            None
+        };
         out.push(b'{');
+        let start = out.len();
         device.write_json_fields(out);
+        let end = out.len();
         out.extend_from_slice(b",\"read\":{");
-        read.write_json_fields(out);
+        match copy_of {
+            Some(Dir::Read) => out.extend_from_within(start..end),
+            _ => read.write_json_fields(out),
+        }
         out.extend_from_slice(b"},\"write\":{");
-        write.write_json_fields(out);
+        match copy_of {
+            Some(Dir::Write) => out.extend_from_within(start..end),
+            _ => write.write_json_fields(out),
+        }
         out.push(b'}');
         if let Some(c) = cap {
             out.extend_from_slice(b",\"cap\":");
@@ -1150,6 +1205,28 @@ mod tests {
             j.write_json(&mut out);
             let want = serde_json::to_string(&j).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), format!("x{want}"));
+            // The device taken from one direction (Judgement::of), whose fields are copied,
+            // and near copies that must be written anew: 0.0 for -0.0, NaN for the figure,
+            // an equal estimate that is another one (its JSON its own).
+            let other = &dirs[(i * 7 + 1) % dirs.len()];
+            let mut zero = d.clone();
+            zero.ratio = zero.ratio.map(|r| if r == 0.0 { 0.0 } else { -0.0 });
+            let mut estimate = d.clone();
+            estimate.flags.estimate = d.flags.estimate.as_deref().cloned().map(Shared::new);
+            for (read, write) in [(d, other), (other, d), (&zero, other), (other, &estimate)] {
+                let j = Judgement {
+                    device: d.clone(),
+                    read: read.clone(),
+                    write: write.clone(),
+                    cap: None,
+                };
+                let mut out = Vec::new();
+                j.write_json(&mut out);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    serde_json::to_string(&j).unwrap()
+                );
+            }
         }
         // Every omission and flag was met.
         assert!(dirs
