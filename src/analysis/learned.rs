@@ -330,6 +330,13 @@ impl Learned {
     /// is copied with its key, and the names of the state, direction and size class (plain
     /// ASCII, nothing to escape) are copied quoted as serde names them.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_json_after(out, &super::shared::Written::default());
+    }
+
+    /// [`Learned::write_json`] after the device's judgement in the same buffer (`stat
+    /// --json`'s device object): its ratio and headroom, which this object's usually repeat,
+    /// copied from where `written` says the judgement put them when they are the same bits.
+    pub fn write_json_after(&self, out: &mut Vec<u8>, written: &super::shared::Written) {
         // Every field named (no `..`): a field added to Learned must be written here too.
         let Learned {
             state,
@@ -385,8 +392,18 @@ impl Learned {
                 }
             }
         }
-        opt(out, ",\"headroom_iops\":null", headroom_iops);
-        opt(out, ",\"ratio\":null", ratio);
+        for (key_null, v) in [
+            (",\"headroom_iops\":null", headroom_iops),
+            (",\"ratio\":null", ratio),
+        ] {
+            match v {
+                None => out.extend_from_slice(key_null.as_bytes()),
+                Some(v) => {
+                    out.extend_from_slice(&key_null.as_bytes()[..key_null.len() - "null".len()]);
+                    written.write(out, *v);
+                }
+            }
+        }
         opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         // The estimate and its flag: shared until the next estimate, their JSON with them.
         if let Some(e) = baseline_estimate {
@@ -909,6 +926,43 @@ mod tests {
             out.push(b']');
             let want = serde_json::to_string(&[&l, &l]).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
+
+    /// The `learned` object after a judgement in the same buffer copies the ratio and
+    /// headroom the judgement wrote only when they are the same bits: the bytes are serde's
+    /// whether copied or written (0.0 beside -0.0, a NaN, figures the judgement did not
+    /// write, a judgement that wrote none).
+    #[test]
+    fn the_learned_object_after_a_judgement_is_serdes_whatever_was_copied() {
+        let figures = [3.1, -0.0, 0.0, 300.0055432561029, f64::NAN, 1e300];
+        for (i, ratio) in figures.into_iter().enumerate() {
+            for headroom in [figures[(i + 1) % 6], ratio, figures[(i + 3) % 6]] {
+                for noted in [[ratio, headroom], [headroom, ratio], [-ratio, 0.0]] {
+                    let l = Learned {
+                        ratio: Some(ratio),
+                        headroom_iops: Some(headroom),
+                        ..bare()
+                    };
+                    // The judgement's part of the buffer: its floats as serde writes them.
+                    let mut out = b"{\"judged\":[".to_vec();
+                    let mut written = crate::analysis::shared::Written::default();
+                    for (k, v) in noted.into_iter().enumerate() {
+                        if k > 0 {
+                            out.push(b',');
+                        }
+                        let at = out.len();
+                        serde_json::to_writer(&mut out, &v).unwrap();
+                        written.note(v, at..out.len());
+                    }
+                    out.extend_from_slice(b"],\"learned\":");
+                    let prefix = String::from_utf8(out.clone()).unwrap();
+                    l.write_json_after(&mut out, &written);
+                    out.push(b'}');
+                    let want = format!("{prefix}{}}}", serde_json::to_string(&l).unwrap());
+                    assert_eq!(String::from_utf8(out).unwrap(), want);
+                }
+            }
         }
     }
 

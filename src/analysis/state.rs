@@ -630,7 +630,8 @@ impl DirJudgement {
     /// `Serialize` writes them (keys in order, the same omissions). The estimate flag's JSON
     /// is the one kept beside it (Shared::json): a thousand devices' judgements wrote the same
     /// estimate's floats each interval (issue 37's cost).
-    fn write_json_fields(&self, out: &mut Vec<u8>) {
+    /// `written`: where the ratio and headroom are noted, for a later writer to copy.
+    fn write_json_fields(&self, out: &mut Vec<u8>, written: Option<&mut super::shared::Written>) {
         // Every field named (no `..`): a field added here must be written here too.
         let DirJudgement {
             dir,
@@ -664,9 +665,20 @@ impl DirJudgement {
         out.extend_from_slice(state.as_str().as_bytes());
         out.push(b'"');
         key(out, "ratio");
+        let ratio_at = out.len();
         json_value(out, ratio);
+        let ratio_end = out.len();
         key(out, "headroom_iops");
+        let headroom_at = out.len();
         json_value(out, headroom_iops);
+        if let Some(w) = written {
+            if let Some(r) = ratio {
+                w.note(*r, ratio_at..ratio_end);
+            }
+            if let Some(h) = headroom_iops {
+                w.note(*h, headroom_at..out.len());
+            }
+        }
         if let Some(n) = no_headroom {
             key(out, "no_headroom");
             json_value(out, n);
@@ -703,7 +715,9 @@ impl DirJudgement {
 impl Judgement {
     /// The judgement's JSON object, byte for byte as its derived `Serialize` writes it with
     /// serde_json, written by hand (`stat --json` writes one per device and interval).
-    pub fn write_json(&self, out: &mut Vec<u8>) {
+    /// Returns where the device's ratio and headroom were written (the `learned` object
+    /// after it repeats them: Learned::write_json_after).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> super::shared::Written {
         // Every field named (no `..`): a field added here must be written here too.
         let Judgement {
             device,
@@ -723,17 +737,18 @@ impl Judgement {
         };
         out.push(b'{');
         let start = out.len();
-        device.write_json_fields(out);
+        let mut written = super::shared::Written::default();
+        device.write_json_fields(out, Some(&mut written));
         let end = out.len();
         out.extend_from_slice(b",\"read\":{");
         match copy_of {
             Some(Dir::Read) => out.extend_from_within(start..end),
-            _ => read.write_json_fields(out),
+            _ => read.write_json_fields(out, None),
         }
         out.extend_from_slice(b"},\"write\":{");
         match copy_of {
             Some(Dir::Write) => out.extend_from_within(start..end),
-            _ => write.write_json_fields(out),
+            _ => write.write_json_fields(out, None),
         }
         out.push(b'}');
         if let Some(c) = cap {
@@ -741,6 +756,7 @@ impl Judgement {
             json_value(out, c);
         }
         out.push(b'}');
+        written
     }
 }
 

@@ -645,7 +645,7 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     // its worst direction, and each direction's; by hand, as serde writes it (a thousand
     // devices' judgements each interval, their estimates' floats among them).
     out.extend_from_slice(b",\"judgement\":");
-    d.judgement().write_json(out);
+    let written = d.judgement().write_json(out);
     // The tail's object merged into the device's: its braces dropped, nothing when empty.
     let start = out.len();
     serde_json::to_writer(&mut *out, &JsonDeviceTail(d)).expect("a device serialises");
@@ -657,7 +657,7 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     }
     if let Some(l) = &d.learned {
         out.extend_from_slice(b",\"learned\":");
-        l.write_json(out);
+        l.write_json_after(out, &written);
     }
     if let Some(l) = d.latency.as_ref() {
         out.extend_from_slice(b",\"latency\":");
