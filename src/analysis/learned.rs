@@ -244,6 +244,16 @@ fn name(out: &mut Vec<u8>, key: &str, name: Option<&str>) {
 }
 
 impl Learned {
+    /// Learning's judgement of `dir`: its own direction's, or the device's when it judged
+    /// one direction only (no `directions`).
+    pub fn direction(&self, dir: Dir) -> Option<&Learned> {
+        if self.directions.is_empty() {
+            (self.direction == Some(dir)).then_some(self)
+        } else {
+            self.directions.iter().find(|d| d.direction == Some(dir))
+        }
+    }
+
     /// The single-request latency learning judges this interval by, and its basis (learned,
     /// or learned_estimate): the baseline; without one (the traffic never came down to about one in
     /// flight, or too little of it has: issue 37) the estimate's point; where the estimate
@@ -463,6 +473,9 @@ struct SummaryText {
     /// The curve's part of the `learned` object (Learned::write_curve), with the figures it
     /// was written from: the words and the figures come from one estimate.
     curve: std::sync::OnceLock<(CurveKey, Box<[u8]>)>,
+    /// The baseline's figures in a judgement's JSON of the curve's direction (the same
+    /// from one interval to the next until the next estimate): Summary::baseline_memo.
+    baseline: super::shared::FloatsMemo,
 }
 
 /// How a [`Summary`]'s words are made.
@@ -518,6 +531,7 @@ impl Summary {
             json: std::sync::OnceLock::new(),
             words,
             curve: std::sync::OnceLock::new(),
+            baseline: super::shared::FloatsMemo::default(),
         }))
     }
 
@@ -596,6 +610,15 @@ impl Summary {
         match &self.0.words {
             Words::Before(_, Some(rest)) => rest.curve_memo(),
             _ => &self.0.curve,
+        }
+    }
+
+    /// Where a judgement's JSON keeps the baseline figures of this curve's direction
+    /// (Judgement::write_json_with): with the curve's figures ([`Summary::curve_memo`]).
+    pub fn baseline_memo(&self) -> &super::shared::FloatsMemo {
+        match &self.0.words {
+            Words::Before(_, Some(rest)) => rest.baseline_memo(),
+            _ => &self.0.baseline,
         }
     }
 

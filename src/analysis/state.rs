@@ -631,7 +631,13 @@ impl DirJudgement {
     /// is the one kept beside it (Shared::json): a thousand devices' judgements wrote the same
     /// estimate's floats each interval (issue 37's cost).
     /// `written`: where the ratio and headroom are noted, for a later writer to copy.
-    fn write_json_fields(&self, out: &mut Vec<u8>, written: Option<&mut super::shared::Written>) {
+    /// `memo`: where the baseline figures' bytes are kept from one interval to the next.
+    fn write_json_fields(
+        &self,
+        out: &mut Vec<u8>,
+        written: Option<&mut super::shared::Written>,
+        memo: Option<&super::shared::FloatsMemo>,
+    ) {
         // Every field named (no `..`): a field added here must be written here too.
         let DirJudgement {
             dir,
@@ -683,13 +689,20 @@ impl DirJudgement {
             key(out, "no_headroom");
             json_value(out, n);
         }
-        key(out, "baseline_latency_ns");
-        json_value(out, baseline_latency_ns);
-        key(out, "baseline_p95_ns");
-        json_value(out, baseline_p95_ns);
-        if let Some(d) = baseline_device_ns {
-            key(out, "baseline_device_ns");
-            json_value(out, d);
+        let baseline = |out: &mut Vec<u8>| {
+            key(out, "baseline_latency_ns");
+            json_value(out, baseline_latency_ns);
+            key(out, "baseline_p95_ns");
+            json_value(out, baseline_p95_ns);
+            if let Some(d) = baseline_device_ns {
+                key(out, "baseline_device_ns");
+                json_value(out, d);
+            }
+        };
+        let figures = [*baseline_latency_ns, *baseline_p95_ns, *baseline_device_ns];
+        match memo {
+            Some(m) => m.write(out, figures, baseline),
+            None => baseline(out),
         }
         if let Some(e) = estimate {
             key(out, "estimate");
@@ -718,6 +731,17 @@ impl Judgement {
     /// Returns where the device's ratio and headroom were written (the `learned` object
     /// after it repeats them: Learned::write_json_after).
     pub fn write_json(&self, out: &mut Vec<u8>) -> super::shared::Written {
+        self.write_json_with(out, [None, None])
+    }
+
+    /// [`Judgement::write_json`] with a memo of each direction's baseline figures (reads,
+    /// writes: learning's curve of that direction keeps one, Summary::baseline_memo): copied
+    /// when the figures are those it was set with.
+    pub fn write_json_with(
+        &self,
+        out: &mut Vec<u8>,
+        memos: [Option<&super::shared::FloatsMemo>; 2],
+    ) -> super::shared::Written {
         // Every field named (no `..`): a field added here must be written here too.
         let Judgement {
             device,
@@ -738,17 +762,17 @@ impl Judgement {
         out.push(b'{');
         let start = out.len();
         let mut written = super::shared::Written::default();
-        device.write_json_fields(out, Some(&mut written));
+        device.write_json_fields(out, Some(&mut written), memos[device.dir as usize]);
         let end = out.len();
         out.extend_from_slice(b",\"read\":{");
         match copy_of {
             Some(Dir::Read) => out.extend_from_within(start..end),
-            _ => read.write_json_fields(out, None),
+            _ => read.write_json_fields(out, None, memos[Dir::Read as usize]),
         }
         out.extend_from_slice(b"},\"write\":{");
         match copy_of {
             Some(Dir::Write) => out.extend_from_within(start..end),
-            _ => write.write_json_fields(out, None),
+            _ => write.write_json_fields(out, None, memos[Dir::Write as usize]),
         }
         out.push(b'}');
         if let Some(c) = cap {
@@ -1142,7 +1166,7 @@ mod tests {
     /// each of the three places (device, read, write), with and without a cap.
     #[test]
     fn the_judgements_json_by_hand_is_serdes() {
-        use crate::analysis::shared::Shared;
+        use crate::analysis::shared::{FloatsMemo, Shared};
         let figures = [
             None,
             Some(1.0),
@@ -1210,7 +1234,9 @@ mod tests {
             used: 1234.5,
             ratio: 0.4115,
         };
+        let kept = [FloatsMemo::default(), FloatsMemo::default()];
         for (i, d) in dirs.iter().enumerate() {
+            let own = [FloatsMemo::default(), FloatsMemo::default()];
             let j = Judgement {
                 device: d.clone(),
                 read: dirs[(i * 7 + 1) % dirs.len()].clone(),
@@ -1221,6 +1247,17 @@ mod tests {
             j.write_json(&mut out);
             let want = serde_json::to_string(&j).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), format!("x{want}"));
+            // With each direction's memo of its baseline figures, kept over all the cases
+            // (set by the first, copied for the same bits, written for others), and a memo
+            // set on this judgement's own figures (its second writing copies them).
+            for memos in [[Some(&kept[0]), Some(&kept[1])], [Some(&own[0]), None]] {
+                let mut out = Vec::new();
+                j.write_json_with(&mut out, memos);
+                assert_eq!(String::from_utf8(out).unwrap(), want);
+            }
+            let mut out = Vec::new();
+            j.write_json_with(&mut out, [Some(&own[0]), Some(&own[1])]);
+            assert_eq!(String::from_utf8(out).unwrap(), want);
             // The device taken from one direction (Judgement::of), whose fields are copied,
             // and near copies that must be written anew: 0.0 for -0.0, NaN for the figure,
             // an equal estimate that is another one (its JSON its own).

@@ -115,17 +115,12 @@ fn profile_change_of(
     direction_of(l, dir)?.profile_change.clone()
 }
 
-/// Learning's judgement of `dir`: its own direction's, or the device's when it judged one
-/// direction only (no `directions`).
+/// Learning's judgement of `dir` (Learned::direction).
 fn direction_of(
     l: &crate::analysis::learned::Learned,
     dir: Dir,
 ) -> Option<&crate::analysis::learned::Learned> {
-    if l.directions.is_empty() {
-        (l.direction == Some(dir)).then_some(l)
-    } else {
-        l.directions.iter().find(|d| d.direction == Some(dir))
-    }
+    l.direction(dir)
 }
 
 /// What learning says of each direction (reads, writes).

@@ -645,7 +645,15 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     // its worst direction, and each direction's; by hand, as serde writes it (a thousand
     // devices' judgements each interval, their estimates' floats among them).
     out.extend_from_slice(b",\"judgement\":");
-    let written = d.judgement().write_json(out);
+    // Each direction's baseline figures are kept with learning's curve of that direction
+    // until its next estimate (Summary::baseline_memo), copied while they are the same.
+    let memo = |dir| {
+        let l = d.learned.as_deref()?.direction(dir)?;
+        Some(l.summary.as_ref()?.baseline_memo())
+    };
+    let written = d
+        .judgement()
+        .write_json_with(out, crate::analysis::state::Dir::ALL.map(memo));
     // The tail's object merged into the device's: its braces dropped, nothing when empty.
     let start = out.len();
     serde_json::to_writer(&mut *out, &JsonDeviceTail(d)).expect("a device serialises");
