@@ -1401,9 +1401,9 @@ impl Learner {
     /// AHEAD/2 rows before). A thousand devices' state (about 2 KB each over the heap) does
     /// not stay in a core's L2 from one interval to the next, and the rows come in the same
     /// order each interval: learning a row waited on its device's lines one after another
-    /// (issue 37's cost). The row's level is points.rs's (its busy share without the
-    /// windows); a bucket asked for in vain costs two lines. A hint: it changes nothing
-    /// learned.
+    /// (issue 37's cost). The row's level is its requests in flight while busy by %util
+    /// (points.rs bounds the busy share further, rarely moving the level); a bucket asked for
+    /// in vain costs two lines. A hint: it changes nothing learned.
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize) {
         use crate::sys::cache::{prefetch, prefetch_slice};
         let device = |k: usize| {
@@ -1427,7 +1427,11 @@ impl Learner {
             }
         }
         let Ok(r) = &row.rates else { return };
-        let busy = points::busy_share(r, None).unwrap_or(1.0);
+        // By %util alone: points::busy_share cost ~120 instructions a row here.
+        let busy = match r.util_pct / 100.0 {
+            u if u > 0.0 && u < 1.0 => u,
+            _ => 1.0,
+        };
         for s in &d.model.series {
             let in_flight = match s.dir {
                 Dir::Read => r.read_concurrency,
