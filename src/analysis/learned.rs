@@ -281,13 +281,16 @@ impl Learned {
 
     /// The curve's part of [`Learned::write_json`]: `,"direction":` through
     /// `"max_iops_at_least":`, as serde writes them.
-    fn write_curve(&self, out: &mut Vec<u8>) {
+    /// Returns where in `out` the baseline's figures are (`,"baseline_latency_ns":` through
+    /// the device time, or through the p95 without one).
+    fn write_curve(&self, out: &mut Vec<u8>) -> std::ops::Range<usize> {
         name(out, ",\"direction\":", self.direction.map(Dir::as_str));
         name(
             out,
             ",\"size_class\":",
             self.size_class.map(SizeClass::json_name),
         );
+        let start = out.len();
         // Nothing learned of the curve yet (most devices, most of their first hour): the
         // run of nulls is one copy.
         let curve_unknown = self.baseline_latency_ns.is_none()
@@ -309,7 +312,8 @@ impl Learned {
                 )
                 .as_bytes(),
             );
-            return;
+            let nulls = ",\"baseline_latency_ns\":null,\"baseline_p95_ns\":null";
+            return start..start + nulls.len();
         }
         opt(
             out,
@@ -320,6 +324,7 @@ impl Learned {
         if let Some(d) = &self.baseline_device_ns {
             val(out, ",\"baseline_device_ns\":", d);
         }
+        let end = out.len();
         opt(
             out,
             ",\"baseline_interval_ns\":null",
@@ -330,6 +335,7 @@ impl Learned {
         opt(out, ",\"knee_at_least\":null", &self.knee_at_least);
         opt(out, ",\"max_iops\":null", &self.max_iops);
         opt(out, ",\"max_iops_at_least\":null", &self.max_iops_at_least);
+        start..end
     }
 
     /// The `learned` object as `serde_json` writes it (the same bytes as
@@ -392,13 +398,17 @@ impl Learned {
         // floats formatted per device and interval).
         let key = CurveKey::of(self);
         let memo = summary.as_ref().map(Summary::curve_memo);
-        match memo.and_then(|m| m.get()).filter(|(k, _)| *k == key) {
-            Some((_, bytes)) => out.extend_from_slice(bytes),
+        match memo.and_then(|m| m.get()).filter(|m| m.key == key) {
+            Some(m) => out.extend_from_slice(&m.bytes),
             None => {
                 let start = out.len();
-                self.write_curve(out);
+                let baseline = self.write_curve(out);
                 if let Some(m) = memo {
-                    let _ = m.set((key, out[start..].into()));
+                    let _ = m.set(CurveMemo {
+                        key,
+                        bytes: out[start..].into(),
+                        baseline: baseline.start - start..baseline.end - start,
+                    });
                 }
             }
         }
@@ -472,10 +482,16 @@ struct SummaryText {
     words: Words,
     /// The curve's part of the `learned` object (Learned::write_curve), with the figures it
     /// was written from: the words and the figures come from one estimate.
-    curve: std::sync::OnceLock<(CurveKey, Box<[u8]>)>,
-    /// The baseline's figures in a judgement's JSON of the curve's direction (the same
-    /// from one interval to the next until the next estimate): Summary::baseline_memo.
-    baseline: super::shared::FloatsMemo,
+    curve: std::sync::OnceLock<CurveMemo>,
+}
+
+/// The curve's part of the `learned` object as written ([`Learned::write_curve`]), with the
+/// figures it was written from and where in it the baseline's figures are: a judgement
+/// writes those with the same keys, the same way (Summary::baseline_json).
+struct CurveMemo {
+    key: CurveKey,
+    bytes: Box<[u8]>,
+    baseline: std::ops::Range<usize>,
 }
 
 /// How a [`Summary`]'s words are made.
@@ -531,7 +547,6 @@ impl Summary {
             json: std::sync::OnceLock::new(),
             words,
             curve: std::sync::OnceLock::new(),
-            baseline: super::shared::FloatsMemo::default(),
         }))
     }
 
@@ -606,20 +621,23 @@ impl Summary {
 
     /// Where the curve's figures are kept: a change told before a curve's words keeps them
     /// in that curve's summary, which lasts until the next estimate.
-    fn curve_memo(&self) -> &std::sync::OnceLock<(CurveKey, Box<[u8]>)> {
+    fn curve_memo(&self) -> &std::sync::OnceLock<CurveMemo> {
         match &self.0.words {
             Words::Before(_, Some(rest)) => rest.curve_memo(),
             _ => &self.0.curve,
         }
     }
 
-    /// Where a judgement's JSON keeps the baseline figures of this curve's direction
-    /// (Judgement::write_json_with): with the curve's figures ([`Summary::curve_memo`]).
-    pub fn baseline_memo(&self) -> &super::shared::FloatsMemo {
-        match &self.0.words {
-            Words::Before(_, Some(rest)) => rest.baseline_memo(),
-            _ => &self.0.baseline,
-        }
+    /// The baseline's figures as the `learned` object last wrote them with this summary
+    /// (`,"baseline_latency_ns":` through the device time, the keys and floats a
+    /// judgement writes too), with the figures' bits: None until it was written.
+    pub fn baseline_json(&self) -> Option<super::state::BaselineJson<'_>> {
+        let m = self.curve_memo().get()?;
+        let f = m.key.floats;
+        Some(super::state::BaselineJson {
+            figures: [f[0], f[1], f[2]],
+            bytes: &m.bytes[m.baseline.clone()],
+        })
     }
 
     /// The same words, not only equal ones (no string compared).
@@ -926,6 +944,7 @@ mod tests {
             summary: Some(Summary::before(change.clone(), None)),
             ..bare()
         };
+        let mut checked = 0;
         let words = told.summary.as_ref().unwrap();
         assert_eq!(
             words.as_str(),
@@ -940,8 +959,34 @@ mod tests {
             format!("{}; ", change.evidence)
         );
         for l in [told, bare(), full, other_figures, lazy, told_alone] {
+            // Before the learned object is written, its summary holds no baseline bytes
+            // for a judgement (unless another object with the summary wrote them).
             let mut out = b"[".to_vec();
             l.write_json(&mut out);
+            // After: the baseline's figures as a judgement of the same figures writes them
+            // (a judgement's JSON cut from its `,"baseline_latency_ns":` to what follows).
+            if let Some(k) = l.summary.as_ref().and_then(Summary::baseline_json) {
+                let figures = [
+                    l.baseline_latency_ns,
+                    l.baseline_p95_ns,
+                    l.baseline_device_ns,
+                ];
+                if k.figures == figures.map(|f| f.map(f64::to_bits)) {
+                    let j = crate::analysis::state::DirJudgement {
+                        baseline_latency_ns: figures[0],
+                        baseline_p95_ns: figures[1],
+                        baseline_device_ns: figures[2],
+                        ..crate::analysis::state::DirJudgement::unknown(Dir::Read, None)
+                    };
+                    let json = serde_json::to_string(&j).unwrap();
+                    let from = json.find(",\"baseline_latency_ns\":").unwrap();
+                    assert_eq!(
+                        std::str::from_utf8(k.bytes).unwrap(),
+                        &json[from..json.len() - 1]
+                    );
+                    checked += 1;
+                }
+            }
             // Twice: the summary's escaped words, the estimates' JSON and the curve's figures
             // are kept from the first time.
             out.push(b',');
@@ -950,6 +995,8 @@ mod tests {
             let want = serde_json::to_string(&[&l, &l]).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), want);
         }
+        // Figures and nulls, with and without a device time, were met.
+        assert!(checked >= 4, "{checked}");
     }
 
     /// The `learned` object after a judgement in the same buffer copies the ratio and

@@ -143,39 +143,6 @@ impl Written {
     }
 }
 
-/// The bytes written for up to three figures, kept with the figures' bits (None: absent),
-/// set once: a direction's baseline figures in its judgement's JSON are the same from one
-/// interval to the next until learning estimates again, and were formatted per device and
-/// interval (issue 37's cost). Copied only for the same bits (serde's bytes are a function
-/// of them), else written as they would be without it.
-#[derive(Debug, Default)]
-pub struct FloatsMemo(OnceLock<(FiguresBits, Box<[u8]>)>);
-
-/// Up to three figures by their bits (None: absent): what a [`FloatsMemo`] was set for.
-type FiguresBits = [Option<u64>; 3];
-
-impl FloatsMemo {
-    /// What `write` appends to `out` for `figures`: copied when this memo was set for the
-    /// same figures, else written (and kept, the first time).
-    pub fn write(
-        &self,
-        out: &mut Vec<u8>,
-        figures: [Option<f64>; 3],
-        write: impl FnOnce(&mut Vec<u8>),
-    ) {
-        let key = figures.map(|f| f.map(f64::to_bits));
-        match self.0.get() {
-            Some((k, bytes)) if *k == key => out.extend_from_slice(bytes),
-            Some(_) => write(out),
-            None => {
-                let start = out.len();
-                write(out);
-                let _ = self.0.set((key, out[start..].into()));
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

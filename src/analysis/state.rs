@@ -603,6 +603,15 @@ pub struct Judgement {
     pub cap: Option<super::declared::CapUse>,
 }
 
+/// A direction's baseline figures as a judgement writes them (`,"baseline_latency_ns":`
+/// through `"baseline_device_ns":` when there is a device time), written before with the
+/// same keys and floats: the figures' bits (None: absent) and the bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct BaselineJson<'a> {
+    pub figures: [Option<u64>; 3],
+    pub bytes: &'a [u8],
+}
+
 /// A value as serde_json writes it (floats by ryu, non-finite as null), into `out`.
 fn json_value(out: &mut Vec<u8>, v: &impl Serialize) {
     serde_json::to_writer(&mut *out, v).expect("a judgement's figure serialises");
@@ -631,12 +640,12 @@ impl DirJudgement {
     /// is the one kept beside it (Shared::json): a thousand devices' judgements wrote the same
     /// estimate's floats each interval (issue 37's cost).
     /// `written`: where the ratio and headroom are noted, for a later writer to copy.
-    /// `memo`: where the baseline figures' bytes are kept from one interval to the next.
+    /// `known`: baseline figures written already, copied when they are this direction's.
     fn write_json_fields(
         &self,
         out: &mut Vec<u8>,
         written: Option<&mut super::shared::Written>,
-        memo: Option<&super::shared::FloatsMemo>,
+        known: Option<BaselineJson>,
     ) {
         // Every field named (no `..`): a field added here must be written here too.
         let DirJudgement {
@@ -699,9 +708,10 @@ impl DirJudgement {
                 json_value(out, d);
             }
         };
-        let figures = [*baseline_latency_ns, *baseline_p95_ns, *baseline_device_ns];
-        match memo {
-            Some(m) => m.write(out, figures, baseline),
+        let bits = [*baseline_latency_ns, *baseline_p95_ns, *baseline_device_ns]
+            .map(|f| f.map(f64::to_bits));
+        match known.filter(|k| k.figures == bits) {
+            Some(k) => out.extend_from_slice(k.bytes),
             None => baseline(out),
         }
         if let Some(e) = estimate {
@@ -731,16 +741,16 @@ impl Judgement {
     /// Returns where the device's ratio and headroom were written (the `learned` object
     /// after it repeats them: Learned::write_json_after).
     pub fn write_json(&self, out: &mut Vec<u8>) -> super::shared::Written {
-        self.write_json_with(out, [None, None])
+        self.write_json_with(out, None)
     }
 
-    /// [`Judgement::write_json`] with a memo of each direction's baseline figures (reads,
-    /// writes: learning's curve of that direction keeps one, Summary::baseline_memo): copied
-    /// when the figures are those it was set with.
+    /// [`Judgement::write_json`] with baseline figures written already (the `learned`
+    /// object's, kept with its curve until the next estimate: Summary::baseline_json), copied
+    /// for a direction whose baseline figures they are, bit for bit.
     pub fn write_json_with(
         &self,
         out: &mut Vec<u8>,
-        memos: [Option<&super::shared::FloatsMemo>; 2],
+        known: Option<BaselineJson>,
     ) -> super::shared::Written {
         // Every field named (no `..`): a field added here must be written here too.
         let Judgement {
@@ -762,17 +772,17 @@ impl Judgement {
         out.push(b'{');
         let start = out.len();
         let mut written = super::shared::Written::default();
-        device.write_json_fields(out, Some(&mut written), memos[device.dir as usize]);
+        device.write_json_fields(out, Some(&mut written), known);
         let end = out.len();
         out.extend_from_slice(b",\"read\":{");
         match copy_of {
             Some(Dir::Read) => out.extend_from_within(start..end),
-            _ => read.write_json_fields(out, None, memos[Dir::Read as usize]),
+            _ => read.write_json_fields(out, None, known),
         }
         out.extend_from_slice(b"},\"write\":{");
         match copy_of {
             Some(Dir::Write) => out.extend_from_within(start..end),
-            _ => write.write_json_fields(out, None, memos[Dir::Write as usize]),
+            _ => write.write_json_fields(out, None, known),
         }
         out.push(b'}');
         if let Some(c) = cap {
@@ -1166,7 +1176,7 @@ mod tests {
     /// each of the three places (device, read, write), with and without a cap.
     #[test]
     fn the_judgements_json_by_hand_is_serdes() {
-        use crate::analysis::shared::{FloatsMemo, Shared};
+        use crate::analysis::shared::Shared;
         let figures = [
             None,
             Some(1.0),
@@ -1234,9 +1244,25 @@ mod tests {
             used: 1234.5,
             ratio: 0.4115,
         };
-        let kept = [FloatsMemo::default(), FloatsMemo::default()];
+        // A direction's baseline fields as serde writes them (its JSON object's, cut out).
+        let baseline_bytes = |d: &DirJudgement| -> Vec<u8> {
+            let json = serde_json::to_string(d).unwrap();
+            let from = json.find(",\"baseline_latency_ns\":").unwrap();
+            let to = [
+                ",\"estimate\"",
+                ",\"change\"",
+                ",\"ceiling_at_least\"",
+                ",\"mixed\"",
+                ",\"busy_cpus\"",
+                "}",
+            ]
+            .iter()
+            .filter_map(|k| json[from..].find(k))
+            .min()
+            .unwrap();
+            json.as_bytes()[from..from + to].to_vec()
+        };
         for (i, d) in dirs.iter().enumerate() {
-            let own = [FloatsMemo::default(), FloatsMemo::default()];
             let j = Judgement {
                 device: d.clone(),
                 read: dirs[(i * 7 + 1) % dirs.len()].clone(),
@@ -1247,17 +1273,24 @@ mod tests {
             j.write_json(&mut out);
             let want = serde_json::to_string(&j).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), format!("x{want}"));
-            // With each direction's memo of its baseline figures, kept over all the cases
-            // (set by the first, copied for the same bits, written for others), and a memo
-            // set on this judgement's own figures (its second writing copies them).
-            for memos in [[Some(&kept[0]), Some(&kept[1])], [Some(&own[0]), None]] {
+            // With baseline figures written before (the learned object's): those of the
+            // device (copied), of the read direction, and of another case (copied only
+            // where the figures are the same bits).
+            for other in [d, &j.read, &dirs[(i * 5 + 2) % dirs.len()]] {
+                let bytes = baseline_bytes(other);
+                let known = BaselineJson {
+                    figures: [
+                        other.baseline_latency_ns,
+                        other.baseline_p95_ns,
+                        other.baseline_device_ns,
+                    ]
+                    .map(|f| f.map(f64::to_bits)),
+                    bytes: &bytes,
+                };
                 let mut out = Vec::new();
-                j.write_json_with(&mut out, memos);
+                j.write_json_with(&mut out, Some(known));
                 assert_eq!(String::from_utf8(out).unwrap(), want);
             }
-            let mut out = Vec::new();
-            j.write_json_with(&mut out, [Some(&own[0]), Some(&own[1])]);
-            assert_eq!(String::from_utf8(out).unwrap(), want);
             // The device taken from one direction (Judgement::of), whose fields are copied,
             // and near copies that must be written anew: 0.0 for -0.0, NaN for the figure,
             // an equal estimate that is another one (its JSON its own).

@@ -645,15 +645,13 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     // its worst direction, and each direction's; by hand, as serde writes it (a thousand
     // devices' judgements each interval, their estimates' floats among them).
     out.extend_from_slice(b",\"judgement\":");
-    // Each direction's baseline figures are kept with learning's curve of that direction
-    // until its next estimate (Summary::baseline_memo), copied while they are the same.
-    let memo = |dir| {
-        let l = d.learned.as_deref()?.direction(dir)?;
-        Some(l.summary.as_ref()?.baseline_memo())
-    };
-    let written = d
-        .judgement()
-        .write_json_with(out, crate::analysis::state::Dir::ALL.map(memo));
+    // The baseline's figures as the learned object wrote them last with its curve (the
+    // lines it reads next): copied for a direction judged by that baseline.
+    let known = d
+        .learned
+        .as_deref()
+        .and_then(|l| l.summary.as_ref()?.baseline_json());
+    let written = d.judgement().write_json_with(out, known);
     // The tail's object merged into the device's: its braces dropped, nothing when empty.
     let start = out.len();
     serde_json::to_writer(&mut *out, &JsonDeviceTail(d)).expect("a device serialises");
