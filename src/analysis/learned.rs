@@ -4,7 +4,7 @@
 //! is an observer of the monitor's intervals). learn/ computes it and re-exports these types.
 //! Imports only: analysis/state.rs, analysis/shared.rs.
 
-use super::shared::Shared;
+use super::shared::{Shared, Written};
 use super::state::{Dir, State};
 use serde::{Deserialize, Serialize};
 
@@ -225,8 +225,26 @@ fn val<T: Serialize + ?Sized>(out: &mut Vec<u8>, key: &str, v: &T) {
 fn opt<T: Serialize>(out: &mut Vec<u8>, key_null: &str, v: &Option<T>) {
     match v {
         None => out.extend_from_slice(key_null.as_bytes()),
-        Some(v) => val(out, &key_null[..key_null.len() - "null".len()], v),
+        Some(v) => val(out, key_of(key_null), v),
     }
+}
+
+/// [`opt`] of a float that may have been written before in the same buffer: copied from
+/// there when `written` holds it with the same bits.
+#[inline]
+fn opt_written(out: &mut Vec<u8>, key_null: &str, v: &Option<f64>, written: &Written) {
+    match v {
+        None => out.extend_from_slice(key_null.as_bytes()),
+        Some(v) => {
+            out.extend_from_slice(key_of(key_null).as_bytes());
+            written.write(out, *v);
+        }
+    }
+}
+
+/// The key of a `key_null` ([`opt`]): without its `null`.
+fn key_of(key_null: &str) -> &str {
+    &key_null[..key_null.len() - "null".len()]
 }
 
 /// `key` then a name serde writes as a string that needs no escape (or null).
@@ -346,13 +364,13 @@ impl Learned {
     /// is copied with its key, and the names of the state, direction and size class (plain
     /// ASCII, nothing to escape) are copied quoted as serde names them.
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        self.write_json_after(out, &super::shared::Written::default());
+        self.write_json_after(out, &Written::default());
     }
 
     /// [`Learned::write_json`] after the device's judgement in the same buffer (`stat
     /// --json`'s device object): its ratio and headroom, which this object's usually repeat,
     /// copied from where `written` says the judgement put them when they are the same bits.
-    pub fn write_json_after(&self, out: &mut Vec<u8>, written: &super::shared::Written) {
+    pub fn write_json_after(&self, out: &mut Vec<u8>, written: &Written) {
         // Every field named (no `..`): a field added to Learned must be written here too.
         let Learned {
             state,
@@ -412,18 +430,9 @@ impl Learned {
                 }
             }
         }
-        for (key_null, v) in [
-            (",\"headroom_iops\":null", headroom_iops),
-            (",\"ratio\":null", ratio),
-        ] {
-            match v {
-                None => out.extend_from_slice(key_null.as_bytes()),
-                Some(v) => {
-                    out.extend_from_slice(&key_null.as_bytes()[..key_null.len() - "null".len()]);
-                    written.write(out, *v);
-                }
-            }
-        }
+        // Usually the judgement's device figures, written just before: copied from there.
+        opt_written(out, ",\"headroom_iops\":null", headroom_iops, written);
+        opt_written(out, ",\"ratio\":null", ratio, written);
         opt(out, ",\"fit_r_squared\":null", fit_r_squared);
         // The estimate and its flag: shared until the next estimate, their JSON with them.
         if let Some(e) = baseline_estimate {

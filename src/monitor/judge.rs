@@ -39,7 +39,7 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
 /// its estimate (`Basis::LearnedEstimate`, flagged: Learned::judged_by); None until it has
 /// either.
 pub fn learned_reference(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Reference> {
-    reference_of(direction_of(l, dir)?)
+    reference_of(l.direction(dir)?)
 }
 
 /// [`learned_reference`] of learning's judgement of one direction, `d`.
@@ -93,7 +93,7 @@ pub struct LearnedRefs {
 /// curve yet). Its judgement is learning's, unknown, with these flags (mixed, changed), as
 /// where a curve exists ([`judge_dir`]): never "learning" as if nothing were known of it.
 pub fn learned_unjudged(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Flags> {
-    unjudged_of(direction_of(l, dir)?)
+    unjudged_of(l.direction(dir)?)
 }
 
 /// [`learned_unjudged`] of learning's judgement of one direction, `d`.
@@ -112,15 +112,7 @@ fn profile_change_of(
     l: &crate::analysis::learned::Learned,
     dir: Dir,
 ) -> Option<crate::analysis::shared::Shared<Change>> {
-    direction_of(l, dir)?.profile_change.clone()
-}
-
-/// Learning's judgement of `dir` (Learned::direction).
-fn direction_of(
-    l: &crate::analysis::learned::Learned,
-    dir: Dir,
-) -> Option<&crate::analysis::learned::Learned> {
-    l.direction(dir)
+    l.direction(dir)?.profile_change.clone()
 }
 
 /// What learning says of each direction (reads, writes).
@@ -295,7 +287,7 @@ pub fn judge(row: &DeviceRow) -> Judgement {
             m.and_then(|m| m.write.p95_ms),
         ],
         (row.cap_use(), row.cpus_busy),
-        |dir| learned.and_then(|l| direction_of(l, dir)),
+        |dir| learned.and_then(|l| l.direction(dir)),
         |d| d.and_then(reference_of),
         |d| d.and_then(|d| d.profile_change.clone()),
         |d| d.and_then(unjudged_of),
