@@ -461,7 +461,7 @@ impl DirJudgement {
     /// A device that changed and is still judged by what was learned (or swept) before the
     /// change (issue 37): no headroom from that ceiling, 0 and why, unless the state gives
     /// a reason already. Without a ceiling (`ceiling` false) there is nothing to doubt.
-    fn changed_no_headroom(&mut self, ceiling: bool) {
+    pub(crate) fn changed_no_headroom(&mut self, ceiling: bool) {
         if self.no_headroom.is_none() && held_by_change(self.flags.change.as_deref(), ceiling) {
             self.no_headroom = Some(NoHeadroom::Changed);
             self.headroom_iops = Some(0.0);
