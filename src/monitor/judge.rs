@@ -296,8 +296,8 @@ pub fn judge(row: &DeviceRow) -> Judgement {
 /// each direction's judgement written from learning's judgement of it in place, the same as
 /// [`judge_with`]'s (`judge_dir` over [`reference_of`], [`unjudged_of`]: asserted in debug
 /// builds) without a [`Reference`] built, moved and dropped per direction, nor the direction
-/// copied through the closures (issue 37's cost: the view's judgement of a learned row was a
-/// third of what learning adds to a text row).
+/// copied through the closures (issue 37's cost: the view's judgement of a learned row was
+/// over a quarter of what learning adds to a text row).
 fn judge_learned(
     r: &DiskRates,
     p95_ms: [Option<f64>; 2],
