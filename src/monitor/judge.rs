@@ -285,26 +285,32 @@ pub fn judge(row: &DeviceRow) -> Judgement {
     ];
     if let (None, Ok(r)) = (row.profile.as_deref(), row.rates.as_ref()) {
         let j = judge_learned(r, p95_ms, learned, (row.cap_use(), row.cpus_busy));
+        // By their Debug text: a NaN figure is the same judgement, -0.0 is not 0.0.
         #[cfg(debug_assertions)]
-        assert_eq!(j, judge_general(row), "the learned row's judgement");
+        assert_eq!(
+            format!("{j:?}"),
+            format!("{:?}", judge_general(row)),
+            "the learned row's judgement"
+        );
         return j;
     }
     judge_general(row)
 }
 
 /// [`judge`] of a row with rates and no swept profile (learning's alone, the usual row):
-/// each direction's judgement written from learning's judgement of it in place, the same as
-/// [`judge_with`]'s (`judge_dir` over [`reference_of`], [`unjudged_of`]: asserted in debug
-/// builds) without a [`Reference`] built, moved and dropped per direction, nor the direction
-/// copied through the closures (issue 37's cost: the view's judgement of a learned row was
-/// over a quarter of what learning adds to a text row).
+/// each direction's judgement written from learning's judgement of it in place, then judged
+/// by the rule `judge_dir` applies (`DirJudgement::judge_against`): the same judgement as
+/// [`judge_with`]'s over [`reference_of`] and [`unjudged_of`] (asserted in debug builds),
+/// without a [`Reference`] built, moved and dropped per direction, nor the direction copied
+/// through the closures (issue 37's cost: the view's judgement of a learned row was over a
+/// quarter of what learning adds to a text row).
 fn judge_learned(
     r: &DiskRates,
     p95_ms: [Option<f64>; 2],
     learned: Option<&crate::analysis::learned::Learned>,
     (cap, cpus_busy): (Option<CapUse>, Option<bool>),
 ) -> Judgement {
-    use crate::analysis::state::{headroom_in, slower_than_its_load, NoHeadroom, State};
+    use crate::analysis::state::{Against, State};
     let busy = in_flight_busy(r);
     let dir_of = |dir: Dir| {
         let said = learned.and_then(|l| l.direction(dir));
@@ -312,36 +318,19 @@ fn judge_learned(
         let mut j = DirJudgement::unknown(dir, None);
         match said.and_then(|d| Some((d, d.judged_by()?))) {
             Some((d, (baseline_ns, basis))) => {
+                // What judge_dir takes from reference_of's Reference, from `d` in place.
                 j.basis = basis;
                 j.baseline_latency_ns = Some(baseline_ns);
                 j.baseline_p95_ns = d.baseline_p95_ns;
                 j.baseline_device_ns = d.baseline_device_ns;
                 j.flags = d.flags.clone();
-                if obs.iops <= 0.0 {
-                    j.state = State::Idle;
-                    j.headroom_iops = d.max_iops;
-                    j.changed_no_headroom(d.max_iops.is_some());
-                } else if !(j.flags.mixed && d.ratio.is_none()) {
-                    let mean_ratio = obs
-                        .mean_ms
-                        .filter(|_| baseline_ns > 0.0)
-                        .map(|m| m * 1e6 / baseline_ns);
-                    let ratio = d.ratio.or_else(|| match (obs.p95_ms, d.baseline_p95_ns) {
-                        (Some(p), Some(b)) if b > 0.0 => Some(p * 1e6 / b),
-                        _ => mean_ratio,
-                    });
-                    j.ratio = ratio;
-                    j.state = State::of_ratio(ratio);
-                    if j.state >= State::Saturated
-                        && mean_ratio.is_some_and(|m| slower_than_its_load(m, busy))
-                    {
-                        j.state = State::Slow;
-                    }
-                    j.no_headroom = NoHeadroom::of(j.state);
-                    j.headroom_iops =
-                        headroom_in(j.state, d.max_iops, j.flags.ceiling_at_least, obs.iops);
-                    j.changed_no_headroom(d.max_iops.is_some());
-                }
+                let against = Against {
+                    baseline_latency_ns: baseline_ns,
+                    baseline_p95_ns: d.baseline_p95_ns,
+                    max_iops: d.max_iops,
+                    ratio: d.ratio,
+                };
+                j.judge_against(obs, against, Some(busy));
             }
             None => {
                 if obs.iops <= 0.0 {
