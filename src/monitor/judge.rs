@@ -273,7 +273,8 @@ pub fn prefetch(rows: &[DeviceRow], i: usize) {
     }
 }
 
-/// The judgement of a device row ([`judge_with`]): each direction's reference taken
+/// The judgement of a device row: a row with rates and no swept profile (learning's alone)
+/// by [`judge_learned`], any other by [`judge_with`], each direction's reference taken
 /// straight from the row's learned judgement (no [`LearnedRefs`] built, cloned and dropped
 /// per row and interval: issue 37's cost).
 pub fn judge(row: &DeviceRow) -> Judgement {
