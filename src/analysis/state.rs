@@ -509,22 +509,16 @@ impl DirJudgement {
 pub fn judge_dir(
     dir: Dir,
     obs: Option<Observed>,
-    mut reference: Option<Reference>,
+    reference: Option<Reference>,
     in_flight_busy: Option<f64>,
 ) -> DirJudgement {
     let mut j = DirJudgement::unknown(dir, None);
-    if let Some(r) = reference.as_mut() {
-        j.basis = r.basis;
-        j.baseline_latency_ns = Some(r.baseline_latency_ns);
-        j.baseline_p95_ns = r.baseline_p95_ns;
-        j.baseline_device_ns = r.baseline_device_ns;
-        j.flags = std::mem::take(&mut r.flags);
-    }
+    let against = reference.map(|r| j.take_reference(r));
     let Some(obs) = obs else {
         return j;
     };
-    match reference {
-        Some(r) => j.judge_against(obs, Against::of(&r), in_flight_busy),
+    match against {
+        Some(a) => j.judge_against(obs, a, in_flight_busy),
         // No I/O this way: idle (no ceiling, no headroom); else nothing to judge by.
         None if obs.iops <= 0.0 => j.state = State::Idle,
         None => {}
@@ -544,8 +538,15 @@ pub struct Against {
     pub ratio: Option<f64>,
 }
 
-impl Against {
-    fn of(r: &Reference) -> Against {
+impl DirJudgement {
+    /// The reference `r`'s basis, baseline figures and flags (moved, not cloned) written into
+    /// this judgement, and the figures it is judged against ([`DirJudgement::judge_against`]).
+    pub fn take_reference(&mut self, r: Reference) -> Against {
+        self.basis = r.basis;
+        self.baseline_latency_ns = Some(r.baseline_latency_ns);
+        self.baseline_p95_ns = r.baseline_p95_ns;
+        self.baseline_device_ns = r.baseline_device_ns;
+        self.flags = r.flags;
         Against {
             baseline_latency_ns: r.baseline_latency_ns,
             baseline_p95_ns: r.baseline_p95_ns,
@@ -553,16 +554,14 @@ impl Against {
             ratio: r.ratio,
         }
     }
-}
 
-impl DirJudgement {
     /// The one rule of a direction judged against a baseline (`r`), for [`judge_dir`] and
-    /// for a row learning alone judges (monitor::judge, which writes the basis, baseline
-    /// figures and flags from learning's judgement in place, without a [`Reference`]):
+    /// monitor::judge (which writes the basis, baseline figures and flags before it: a
+    /// reference's, or learning's judgement's in place, without a [`Reference`]):
     /// idle with all of the ceiling as headroom; unknown for a mix of sizes learning judged
     /// by no curve; else the ratio (the source's, else the p95's, else the mean's), its
     /// state, slow where queueing does not explain it, and the headroom.
-    // Inlined into both callers: as a call it cost ~70 instructions a learned row.
+    // Inlined into its callers: as a call it cost ~70 instructions a learned row.
     #[inline]
     pub fn judge_against(&mut self, obs: Observed, r: Against, in_flight_busy: Option<f64>) {
         if obs.iops <= 0.0 {

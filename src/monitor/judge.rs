@@ -9,7 +9,7 @@ use super::interval::DeviceRow;
 use super::DiskRates;
 use crate::analysis::declared::{CapUse, DeclaredCap};
 use crate::analysis::state::{
-    judge_dir, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference,
+    Against, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference, State,
 };
 use crate::profile::DeviceProfile;
 
@@ -91,7 +91,7 @@ pub struct LearnedRefs {
 /// of request sizes (learn/points.rs: two classes each with a real share) whose mean's class
 /// has no curve, or a change of the device confirmed and learned again from scratch (no
 /// curve yet). Its judgement is learning's, unknown, with these flags (mixed, changed), as
-/// where a curve exists ([`judge_dir`]): never "learning" as if nothing were known of it.
+/// where a curve exists ([`judge`]): never "learning" as if nothing were known of it.
 pub fn learned_unjudged(l: &crate::analysis::learned::Learned, dir: Dir) -> Option<Flags> {
     unjudged_of(l.direction(dir)?)
 }
@@ -138,7 +138,7 @@ pub fn judge_parts(
         p95_ms,
         (None, None),
         |dir| dir as usize,
-        |&i| learned.refs[i].clone(),
+        |&i, j| learned.refs[i].clone().map(|r| j.take_reference(r)),
         |&i| learned.profile_change[i].clone(),
         |&i| learned.unjudged[i].clone(),
     )
@@ -147,12 +147,14 @@ pub fn judge_parts(
 /// The one way a device's interval is judged ([`judge`] for a row, [`judge_parts`] for a
 /// recording point): per direction, the swept profile's baseline (with learning's
 /// `profile_change` of that direction, where the traffic disagrees with the sweep) else
-/// learning's reference, moved into the direction's judgement. `of` finds what learning
-/// says of a direction once (a row's: its learned direction), for the three to read.
-/// `(cap, cpus_busy)`: the declared cap's use and whether the CPUs were busy ([`say_busy_cpus`]),
-/// said on the judgement as it is made (a row's; a recording point's says them after):
-/// the judgement, a few hundred bytes, is built once where it is returned, not copied
-/// again to say them (issue 37's cost).
+/// learning's, written into the direction's judgement by `learned` (its basis, baseline
+/// figures and flags; the figures to judge against returned), then judged by
+/// `DirJudgement::judge_against`. `of` finds what learning says of a direction once (a
+/// row's: its learned direction), for the three to read. `(cap, cpus_busy)`: the declared
+/// cap's use and whether the CPUs were busy ([`say_busy_cpus`]), said on the judgement as it
+/// is made (a row's; a recording point's says them after): the judgement, a few hundred
+/// bytes, is built once where it is returned, not copied again to say them (issue 37's
+/// cost).
 #[allow(clippy::too_many_arguments)]
 fn judge_with<D>(
     profile: Option<&DeviceProfile>,
@@ -160,37 +162,36 @@ fn judge_with<D>(
     p95_ms: [Option<f64>; 2],
     (cap, cpus_busy): (Option<CapUse>, Option<bool>),
     of: impl Fn(Dir) -> D,
-    learned: impl Fn(&D) -> Option<Reference>,
+    learned: impl Fn(&D, &mut DirJudgement) -> Option<Against>,
     profile_change: impl Fn(&D) -> Option<crate::analysis::shared::Shared<Change>>,
     learned_unjudged: impl Fn(&D) -> Option<Flags>,
 ) -> Judgement {
+    let busy = rates.map(in_flight_busy);
     let judge = |dir: Dir| {
         let said = of(dir);
-        let reference = match profile.and_then(|p| swept_reference(p, dir)) {
+        let mut j = DirJudgement::unknown(dir, None);
+        let against = match profile.and_then(|p| swept_reference(p, dir)) {
             Some(mut r) => {
                 // A sweep the traffic disagrees with says so, as a change would.
                 r.flags.change = profile_change(&said);
-                Some(r)
+                Some(j.take_reference(r))
             }
-            None => learned(&said),
+            None => learned(&said, &mut j),
         };
-        let unjudged = match reference {
-            None => learned_unjudged(&said),
-            Some(_) => None,
-        };
-        let mut j = match rates {
-            Some(r) => judge_dir(
-                dir,
-                Some(observed(r, dir, p95_ms[dir as usize])),
-                reference,
-                Some(in_flight_busy(r)),
-            ),
-            None => DirJudgement::unknown(dir, reference.as_ref()),
-        };
-        if let Some(f) = unjudged.filter(|_| j.state == crate::analysis::state::State::Unknown) {
-            // Learning's judgement where no curve judges: unknown, and says why.
-            j.basis = crate::analysis::state::Basis::Learned;
-            j.flags = f;
+        let obs = rates.map(|r| observed(r, dir, p95_ms[dir as usize]));
+        match (obs, against) {
+            (Some(obs), Some(a)) => j.judge_against(obs, a, busy),
+            // No value: unknown, with what it would have been judged against.
+            (None, Some(_)) => {}
+            // No I/O this way: idle, nothing to judge by.
+            (Some(obs), None) if obs.iops <= 0.0 => j.state = State::Idle,
+            (_, None) => {
+                if let Some(f) = learned_unjudged(&said) {
+                    // Learning's judgement where no curve judges: unknown, and says why.
+                    j.basis = crate::analysis::state::Basis::Learned;
+                    j.flags = f;
+                }
+            }
         }
         // Said of each direction before the device's is taken from one of them: the same as
         // say_busy_cpus over all three after.
@@ -203,7 +204,7 @@ fn judge_with<D>(
 /// Whether a row has any baseline to be judged against (a swept profile's for a direction,
 /// or a learned one), or a direction learning left unjudged ([`learned_unjudged`]): without
 /// either its judgement is unknown (or idle) in both directions, with basis none, no flags
-/// and no words ([`judge_dir`] without a reference), so a view that only looks for judged
+/// and no words ([`judge_with`] without a reference), so a view that only looks for judged
 /// rows or their words may skip computing it. Cheap: no clone, no judgement.
 pub fn has_reference(row: &DeviceRow) -> bool {
     let swept = row
@@ -273,84 +274,11 @@ pub fn prefetch(rows: &[DeviceRow], i: usize) {
     }
 }
 
-/// The judgement of a device row: a row with rates and no swept profile (learning's alone)
-/// by [`judge_learned`], any other by [`judge_with`], each direction's reference taken
-/// straight from the row's learned judgement (no [`LearnedRefs`] built, cloned and dropped
-/// per row and interval: issue 37's cost).
+/// The judgement of a device row ([`judge_with`]): each direction's baseline written into
+/// its judgement straight from the row's learned judgement ([`learned_into`]: no
+/// [`LearnedRefs`] nor [`Reference`] built, cloned and dropped per row and interval: issue
+/// 37's cost).
 pub fn judge(row: &DeviceRow) -> Judgement {
-    let m = row.latency.as_ref().and_then(|l| l.measured());
-    let learned = row.learned.as_deref();
-    let p95_ms = [
-        m.and_then(|m| m.read.p95_ms),
-        m.and_then(|m| m.write.p95_ms),
-    ];
-    if let (None, Ok(r)) = (row.profile.as_deref(), row.rates.as_ref()) {
-        let j = judge_learned(r, p95_ms, learned, (row.cap_use(), row.cpus_busy));
-        // By their Debug text: a NaN figure is the same judgement, -0.0 is not 0.0.
-        #[cfg(debug_assertions)]
-        assert_eq!(
-            format!("{j:?}"),
-            format!("{:?}", judge_general(row)),
-            "the learned row's judgement"
-        );
-        return j;
-    }
-    judge_general(row)
-}
-
-/// [`judge`] of a row with rates and no swept profile (learning's alone, the usual row):
-/// each direction's judgement written from learning's judgement of it in place, then judged
-/// by the rule `judge_dir` applies (`DirJudgement::judge_against`): the same judgement as
-/// [`judge_with`]'s over [`reference_of`] and [`unjudged_of`] (asserted in debug builds),
-/// without a [`Reference`] built, moved and dropped per direction, nor the direction copied
-/// through the closures (issue 37's cost: the view's judgement of a learned row was over a
-/// quarter of what learning adds to a text row).
-fn judge_learned(
-    r: &DiskRates,
-    p95_ms: [Option<f64>; 2],
-    learned: Option<&crate::analysis::learned::Learned>,
-    (cap, cpus_busy): (Option<CapUse>, Option<bool>),
-) -> Judgement {
-    use crate::analysis::state::{Against, State};
-    let busy = in_flight_busy(r);
-    let dir_of = |dir: Dir| {
-        let said = learned.and_then(|l| l.direction(dir));
-        let obs = observed(r, dir, p95_ms[dir as usize]);
-        let mut j = DirJudgement::unknown(dir, None);
-        match said.and_then(|d| Some((d, d.judged_by()?))) {
-            Some((d, (baseline_ns, basis))) => {
-                // What judge_dir takes from reference_of's Reference, from `d` in place.
-                j.basis = basis;
-                j.baseline_latency_ns = Some(baseline_ns);
-                j.baseline_p95_ns = d.baseline_p95_ns;
-                j.baseline_device_ns = d.baseline_device_ns;
-                j.flags = d.flags.clone();
-                let against = Against {
-                    baseline_latency_ns: baseline_ns,
-                    baseline_p95_ns: d.baseline_p95_ns,
-                    max_iops: d.max_iops,
-                    ratio: d.ratio,
-                };
-                j.judge_against(obs, against, Some(busy));
-            }
-            None => {
-                if obs.iops <= 0.0 {
-                    j.state = State::Idle;
-                } else if let Some(f) = said.and_then(unjudged_of) {
-                    // Learning's judgement where no curve judges: unknown, and says why.
-                    j.basis = crate::analysis::state::Basis::Learned;
-                    j.flags = f;
-                }
-            }
-        }
-        say_busy_cpus_dir(&mut j, cpus_busy);
-        j
-    };
-    Judgement::of_with_cap(dir_of(Dir::Read), dir_of(Dir::Write), cap)
-}
-
-/// The general [`judge`] of a row ([`judge_with`]).
-fn judge_general(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
     let learned = row.learned.as_deref();
     judge_with(
@@ -362,10 +290,29 @@ fn judge_general(row: &DeviceRow) -> Judgement {
         ],
         (row.cap_use(), row.cpus_busy),
         |dir| learned.and_then(|l| l.direction(dir)),
-        |d| d.and_then(reference_of),
+        |d, j| d.and_then(|d| learned_into(d, j)),
         |d| d.and_then(|d| d.profile_change.clone()),
         |d| d.and_then(unjudged_of),
     )
+}
+
+/// What [`reference_of`] gives of learning's judgement of one direction, `d`, written into
+/// the direction's judgement `j` in place as [`DirJudgement::take_reference`] writes a
+/// reference (its basis, baseline figures and flags), and the figures to judge against.
+/// None (nothing written) until learning has a baseline or an estimate to judge by.
+fn learned_into(d: &crate::analysis::learned::Learned, j: &mut DirJudgement) -> Option<Against> {
+    let (baseline_ns, basis) = d.judged_by()?;
+    j.basis = basis;
+    j.baseline_latency_ns = Some(baseline_ns);
+    j.baseline_p95_ns = d.baseline_p95_ns;
+    j.baseline_device_ns = d.baseline_device_ns;
+    j.flags = d.flags.clone();
+    Some(Against {
+        baseline_latency_ns: baseline_ns,
+        baseline_p95_ns: d.baseline_p95_ns,
+        max_iops: d.max_iops,
+        ratio: d.ratio,
+    })
 }
 
 /// Busy CPUs said with any verdict of saturated or worse in `j`, whatever judged it (a swept
