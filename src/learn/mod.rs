@@ -317,7 +317,7 @@ fn ratio_to(p: &Point, c: &Curve) -> Option<f64> {
 /// 0.9999999999999999 of its baseline), by one multiplication, rounding and division per
 /// judgement rather than a significant-digit rounding's logarithm.
 fn ratio_figure(r: f64) -> f64 {
-    (r * 1e6).round() / 1e6
+    model::round(r * 1e6) / 1e6
 }
 
 /// What a learned judgement rests on, for a view's header: "learned from 3 h 12 m of

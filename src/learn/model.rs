@@ -390,24 +390,69 @@ impl Bucket {
 
 /// `x` to `digits` significant digits, as the nearest float to that decimal (so it prints as
 /// it: scaled by an exact power of ten, multiplied or divided, never by a float such as 1e-3
-/// that is not one).
+/// that is not one). Every learned figure goes through it when a curve is estimated (nine
+/// digits, [`figure`]): `log10`, `powi` and `round` were two fifths of an estimate's
+/// instructions (issue 37's cost). Now the decimal exponent is found in a table
+/// ([`decimal_exponent`]: the exponent `x` prints with, where `log10`'s floor was one off
+/// for a float within an ulp or two of a power of ten), the power taken from the table (what
+/// `powi` gave: products of exact powers of ten) and rounded by [`round`] (the library's,
+/// bit for bit).
 fn round_sig(x: f64, digits: i32) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return x;
     }
-    let e = digits - 1 - x.abs().log10().floor() as i32;
+    let e = digits - 1 - decimal_exponent(x.abs());
     match e {
         0..=22 => {
-            let p = 10f64.powi(e);
-            (x * p).round() / p
+            let p = DECADES[22 + e as usize];
+            round(x * p) / p
         }
         -22..=-1 => {
-            let p = 10f64.powi(-e);
-            (x / p).round() * p
+            let p = DECADES[22 + (-e) as usize];
+            round(x / p) * p
         }
         // Beyond the exact powers of ten: nothing a figure of a device reaches.
         _ => x,
     }
+}
+
+/// 10^-22 to 10^22 as literals, each the float nearest its power: the decimal exponents
+/// [`decimal_exponent`] finds, and from 10^0 up the powers exactly (5^22 < 2^53) that
+/// [`round_sig`] scales by.
+const DECADES: [f64; 45] = [
+    1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10,
+    1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The decimal exponent of a finite `a` > 0: that of the shortest decimal that gives `a`
+/// back (what it prints as: 0.001 is 1e-3, the float below it 9.999999999999998e-4), which
+/// is k where DECADES' literal for 10^k <= a < its literal for 10^(k+1) (the float nearest
+/// a power prints as that power; a float below it, below). Outside the table (no figure of
+/// a device), from that decimal itself.
+fn decimal_exponent(a: f64) -> i32 {
+    if (DECADES[0]..1e23).contains(&a) {
+        return DECADES.partition_point(|&p| p <= a) as i32 - 23;
+    }
+    let s = format!("{a:e}");
+    s[s.find('e').expect("{:e} writes an exponent") + 1..]
+        .parse()
+        .expect("{:e} writes an integer exponent")
+}
+
+/// `y.round()` (half away from zero), exactly, without the library call it is on a CPU
+/// baseline without SSE4.1: below 2^52 the integer part by conversion, the half compared
+/// exactly (no `y + 0.5`, which rounds 0.49999999999999994 up); at or above, `y` is whole.
+pub(super) fn round(y: f64) -> f64 {
+    let a = y.abs();
+    if a >= 4_503_599_627_370_496.0 || a.is_nan() {
+        // 2^52 and above (whole already), infinities and NaN.
+        return y;
+    }
+    // Through i64 (a < 2^52 fits): one conversion each way, where u64's take several.
+    let t = a as i64 as f64;
+    let r = if a - t >= 0.5 { t + 1.0 } else { t };
+    r.copysign(y)
 }
 
 /// A learned figure as it is given (a bucket's mean latency, in flight, IOPS, bytes): to nine
@@ -686,6 +731,156 @@ mod tests {
         assert_eq!(figure(2.0 / 3.0).to_string(), "0.666666667");
         assert_eq!(figure(1_234_567_890_123.0).to_string(), "1234567890000");
         assert_eq!(round_sig(0.000_123_456, 4).to_string(), "0.0001235");
+    }
+
+    /// A fixed sequence of pseudo-random words (xorshift64) from `seed`.
+    fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
+    /// round_sig with the decimal exponent read from the shortest decimal that gives `x`
+    /// back (exact), the power by `powi` and the library's `round`; with `log10` = true, the
+    /// exponent as round_sig took it before, `log10`'s floor.
+    fn round_sig_by_library(x: f64, digits: i32, log10: bool) -> f64 {
+        if x == 0.0 || !x.is_finite() {
+            return x;
+        }
+        let k: i32 = if log10 {
+            x.abs().log10().floor() as i32
+        } else {
+            let s = format!("{:e}", x.abs());
+            s[s.find('e').unwrap() + 1..].parse().unwrap()
+        };
+        match digits - 1 - k {
+            e @ 0..=22 => {
+                let p = 10f64.powi(e);
+                (x * p).round() / p
+            }
+            e @ -22..=-1 => {
+                let p = 10f64.powi(-e);
+                (x / p).round() * p
+            }
+            _ => x,
+        }
+    }
+
+    #[test]
+    fn round_sig_gives_the_librarys_floats_bit_for_bit() {
+        // A fixed xorshift: figures over 10^-26 to 10^26, both signs, and the floats beside
+        // every power of ten (where the exponent turns), at the digits used.
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut xs = Vec::new();
+        for _ in 0..200_000 {
+            let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+            let x = 10f64.powf(-26.0 + 52.0 * u);
+            xs.push(if next() & 1 == 0 { x } else { -x });
+        }
+        for k in -26..=26 {
+            let p: f64 = format!("1e{k}").parse().unwrap();
+            let (mut lo, mut hi) = (p, p);
+            for _ in 0..200 {
+                xs.extend([lo, hi]);
+                lo = f64::from_bits(lo.to_bits() - 1);
+                hi = f64::from_bits(hi.to_bits() + 1);
+            }
+            for f in [
+                1.0 - 2e-15,
+                1.0 - 1e-15,
+                1.0 + 1e-15,
+                1.0 + 2e-15,
+                1.0 + 1e-12,
+            ] {
+                xs.push(p * f);
+            }
+        }
+        // Halves, whose rounding the exact comparison decides.
+        xs.extend([
+            1.5,
+            2.5,
+            0.125,
+            1234.5,
+            123_456_789.5,
+            0.499_999_999_999_999_94,
+            1e22,
+        ]);
+        xs.extend([
+            9.9e21,
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            f64::INFINITY,
+        ]);
+        xs.push(f64::NAN);
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let mut by_log10_differs = 0;
+        for &x in &xs {
+            for digits in [3, 4, 6, 9] {
+                let (a, b) = (round_sig(x, digits), round_sig_by_library(x, digits, false));
+                assert!(
+                    same(a, b),
+                    "round_sig({x:e}, {digits}) = {a:e}, exactly {b:e}"
+                );
+                // As before (log10's floor) but for floats within an ulp or two of a power of
+                // ten, where that floor was one off.
+                let old = round_sig_by_library(x, digits, true);
+                if !same(a, old) {
+                    let l = x.abs().log10();
+                    assert!(
+                        (l - l.round()).abs() < 1e-14,
+                        "{x:e}: {a:e}, before {old:e}"
+                    );
+                    by_log10_differs += 1;
+                }
+            }
+        }
+        // Those floats are there to be told apart (else this test checks no boundary).
+        assert!(by_log10_differs > 0);
+    }
+
+    #[test]
+    fn round_is_the_librarys_round_bit_for_bit() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut ys: Vec<f64> = (0..400_000)
+            .map(|_| {
+                let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                let y = 2f64.powf(-4.0 + 60.0 * u);
+                if next() & 1 == 0 {
+                    y
+                } else {
+                    -y
+                }
+            })
+            .collect();
+        for h in [0.5f64, 1.5, 2.5, 1e15 + 0.5, 4_503_599_627_370_495.5] {
+            ys.extend([
+                h,
+                -h,
+                f64::from_bits(h.to_bits() - 1),
+                f64::from_bits(h.to_bits() + 1),
+            ]);
+        }
+        ys.extend([
+            0.0,
+            -0.0,
+            0.499_999_999_999_999_94,
+            -0.3,
+            4_503_599_627_370_496.0,
+        ]);
+        ys.extend([f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN]);
+        for &y in &ys {
+            let (a, b) = (round(y), y.round());
+            assert!(
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                "round({y:e}) = {a:e}, the library's {b:e}"
+            );
+        }
     }
 
     #[test]
