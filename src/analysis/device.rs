@@ -741,7 +741,7 @@ mod tests {
 
     /// A device that got slower without load (one request in flight, await 5x the baseline:
     /// a failing or throttled disk) is "slow but not loaded", as the judgement beside the
-    /// diagnosis calls it (state::judge_dir), never an overload; a queue that explains its
+    /// diagnosis calls it (state's one rule, judge_against), never an overload; a queue that explains its
     /// await (the same 5x at 5 in flight while busy: bursts at 20 % util) still is one.
     #[test]
     fn a_slowdown_without_load_is_slow_not_overloaded() {

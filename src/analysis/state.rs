@@ -49,8 +49,8 @@ pub fn in_flight_while_busy(aqu_sz: f64, util_pct: f64) -> f64 {
 
 /// Whether a mean latency of `mean_ratio` times the baseline is more than queueing explains at
 /// `in_flight_busy` requests in flight while busy ([`LOADED_FACTOR`]): the device itself is
-/// slower, not loaded. The one rule of [`State::Slow`] ([`judge_dir`], and the iostat-style
-/// diagnosis of analysis::device).
+/// slower, not loaded. The one rule of [`State::Slow`] ([`DirJudgement::judge_against`], and
+/// the iostat-style diagnosis of analysis::device).
 pub fn slower_than_its_load(mean_ratio: f64, in_flight_busy: f64) -> bool {
     mean_ratio > LOADED_FACTOR * in_flight_busy.max(1.0)
 }
@@ -106,7 +106,7 @@ impl State {
     ];
 
     /// `ratio` = current p95 ÷ baseline p95 (or mean ÷ baseline mean without percentiles);
-    /// None: no baseline. Load is not looked at: see [`judge_dir`] for "slow".
+    /// None: no baseline. Load is not looked at: see [`DirJudgement::judge_against`] for "slow".
     pub fn of_ratio(ratio: Option<f64>) -> State {
         match ratio {
             None => State::Unknown,
@@ -505,8 +505,11 @@ impl DirJudgement {
 /// Judge one direction: `obs` None when the interval has no value; `reference` what it is
 /// judged against (its flags move into the judgement, not cloned); `in_flight_busy` the
 /// device's requests in flight while busy (all directions: reads slowed by a flood of writes
-/// are loaded), None when not known.
-pub fn judge_dir(
+/// are loaded), None when not known. The tests' way to judge a direction by the one rule
+/// ([`DirJudgement::judge_against`]); every view judges through monitor::judge, which
+/// composes the same steps per row.
+#[cfg(test)]
+pub(crate) fn judge_dir(
     dir: Dir,
     obs: Option<Observed>,
     reference: Option<Reference>,
@@ -555,8 +558,8 @@ impl DirJudgement {
         }
     }
 
-    /// The one rule of a direction judged against a baseline (`r`), for [`judge_dir`] and
-    /// monitor::judge (which writes the basis, baseline figures and flags before it: a
+    /// The one rule of a direction judged against a baseline (`r`), for monitor::judge
+    /// (which writes the basis, baseline figures and flags before it: a
     /// reference's, or learning's judgement's in place, without a [`Reference`]):
     /// idle with all of the ceiling as headroom; unknown for a mix of sizes learning judged
     /// by no curve; else the ratio (the source's, else the p95's, else the mean's), its
