@@ -34,6 +34,20 @@ fn enough(b: &Bucket, intervals: f64, requests: f64) -> bool {
     b.intervals >= intervals && b.requests >= requests
 }
 
+/// What the estimator can make of bucket `i` of a series: 0 nothing, 1 a level of the curve
+/// (or the level an estimate comes from), 2 the baseline (the first bucket only). The
+/// learner estimates again as soon as a bucket rises (learn/mod.rs's `due`): the curve says
+/// what the data allows once it allows it, not up to a minute later.
+pub fn standing(b: &Bucket, i: usize) -> u8 {
+    if !enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS) {
+        0
+    } else if i == 0 && enough(b, MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS) {
+        2
+    } else {
+        1
+    }
+}
+
 /// The learned baseline of a series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Baseline {

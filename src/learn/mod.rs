@@ -529,8 +529,11 @@ fn nothing_learned() -> &'static Arc<Learned> {
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
 /// device. Re-estimated after a quarter more intervals, at least every 10 intervals (a
-/// baseline needs 30) and at most every 60; deterministic in the count, so live and replay
-/// agree. At 1 s intervals the learned figures are at most a minute old.
+/// baseline needs 30) and at most every 60, and at once when a bucket becomes a level of the
+/// curve or the baseline (estimate::standing, checked where the interval is added): a burst
+/// level that reaches its tenth interval is a point of the curve in that interval, not up to
+/// a minute later. Deterministic in the data, so live and replay agree. At 1 s intervals the
+/// learned figures are at most a minute old, and a new level's none.
 fn due(d: &Device) -> bool {
     let n = d.model.intervals_seen;
     d.curves.is_empty() || u64::from(d.since_estimate) >= (n / 4).clamp(10, 60)
@@ -621,11 +624,16 @@ impl Device {
                     self.curves.clear();
                     self.usual = None;
                 }
-                self.model.add_interval(wall_ns, rates.interval_s, learn);
+                let rose = self.model.add_interval_watching(
+                    wall_ns,
+                    rates.interval_s,
+                    learn,
+                    estimate::standing,
+                );
                 // Only traffic is worth a write: an idle device's state is not rewritten.
                 self.dirty = true;
                 self.since_estimate += 1;
-                if due(self) {
+                if rose || due(self) {
                     self.estimate(target);
                 }
             }

@@ -526,14 +526,28 @@ impl DeviceModel {
     /// Intervals without traffic teach nothing and are not counted ("learned from N
     /// intervals" counts traffic).
     pub fn add_interval(&mut self, wall_ns: i64, interval_s: f64, points: &[Point]) {
+        self.add_interval_watching(wall_ns, interval_s, points, |_, _| 0);
+    }
+
+    /// [`DeviceModel::add_interval`], saying whether the bucket of a point rose in
+    /// `standing` (what the estimator can make of a bucket, by its index in the series:
+    /// estimate::standing), so that a level the curve can use now is estimated at once.
+    pub fn add_interval_watching(
+        &mut self,
+        wall_ns: i64,
+        interval_s: f64,
+        points: &[Point],
+        standing: fn(&Bucket, usize) -> u8,
+    ) -> bool {
         if !points.iter().any(Point::usable) {
-            return;
+            return false;
         }
         self.age_to(wall_ns);
         self.first_wall_ns.get_or_insert(wall_ns);
         self.last_wall_ns = Some(wall_ns);
         self.intervals_seen += 1;
         self.seconds_seen += interval_s;
+        let mut rose = false;
         for p in points.iter().filter(|p| p.usable()) {
             let class = p.size_class();
             let i = match self
@@ -548,8 +562,12 @@ impl DeviceModel {
                 }
             };
             let b = bucket_of(p.in_flight());
-            self.series[i].buckets[b].add(p);
+            let bucket = &mut self.series[i].buckets[b];
+            let before = standing(bucket, b);
+            bucket.add(p);
+            rose |= standing(bucket, b) > before;
         }
+        rose
     }
 
     pub fn series(&self, dir: Dir, class: SizeClass) -> Option<&Series> {

@@ -775,3 +775,45 @@ fn a_swept_profiles_disagreement_reads_as_format_wrote_it() {
         assert_eq!(super::Device::profile_change(&c).evidence, want);
     }
 }
+
+/// A level is a point of the curve in the interval it has enough data, not at the next
+/// estimate due by the count (up to a minute later at 1 s intervals): a device with a
+/// baseline at one in flight, then bursts at 24 in flight (4 units of 2 ms: 12 ms each), says
+/// the level of 24 and its latency in the interval its bucket reaches its tenth interval.
+#[test]
+fn a_level_is_on_the_curve_once_it_has_enough_data() {
+    let mut d = Device::default();
+    let mut i = 0;
+    for _ in 0..67 {
+        learn_second(&mut d, i, &reads_at(1.0, 2.0));
+        i += 1;
+    }
+    let bucket = model::bucket_of(24.0);
+    let levels = |d: &Device| d.curves.iter().map(|c| c.levels.len()).max().unwrap_or(0);
+    assert_eq!(levels(&d), 1, "the baseline's level alone: {:?}", d.curves);
+    let mut seen = None;
+    for k in 0..20 {
+        let l = learn_second(&mut d, i, &reads_at(24.0, 12.0));
+        i += 1;
+        let s = d.model.series(Dir::Read, SizeClass::Small).unwrap();
+        let standing = estimate::standing(&s.buckets[bucket], bucket);
+        if standing == 0 {
+            assert_eq!(levels(&d), 1, "burst interval {k}: not a level yet");
+            continue;
+        }
+        // The interval that made it a level: on the curve, and said.
+        assert_eq!(levels(&d), 2, "burst interval {k}: {:?}", d.curves);
+        let c = &d.curves[0];
+        assert_eq!(c.overload_concurrency, Some(24), "{c:?}");
+        let words = l
+            .summary
+            .as_ref()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default();
+        assert!(words.contains("24"), "burst interval {k}: {words}");
+        seen = Some(k);
+        break;
+    }
+    // Its tenth interval (the requests are plenty: 2,000 a second).
+    assert_eq!(seen, Some(9));
+}
