@@ -37,15 +37,24 @@ fn enough(b: &Bucket, intervals: f64, requests: f64) -> bool {
 /// What the estimator can make of bucket `i` of a series: 0 nothing, 1 a level of the curve
 /// (or the level an estimate comes from), 2 the baseline (the first bucket only). The
 /// learner estimates again as soon as a bucket rises (learn/mod.rs's `due`): the curve says
-/// what the data allows once it allows it, not up to a minute later.
-pub fn standing(b: &Bucket, i: usize) -> u8 {
-    if !enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS) {
-        0
-    } else if i == 0 && enough(b, MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS) {
+/// what the data allows once it allows it, not up to a minute later. With it, the most a
+/// bucket at `i` can be (2 for the first, else 1).
+pub fn standing(b: &Bucket, i: usize) -> (u8, u8) {
+    const _: () = assert!(
+        MIN_BASELINE_INTERVALS >= MIN_LEVEL_INTERVALS
+            && MIN_BASELINE_REQUESTS >= MIN_LEVEL_REQUESTS
+    );
+    let most = if i == 0 { 2 } else { 1 };
+    // The baseline's thresholds first (they hold the level's): a steady device's bucket is
+    // the baseline's, told by two comparisons.
+    let s = if i == 0 && enough(b, MIN_BASELINE_INTERVALS, MIN_BASELINE_REQUESTS) {
         2
-    } else {
+    } else if enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS) {
         1
-    }
+    } else {
+        0
+    };
+    (s, most)
 }
 
 /// The learned baseline of a series.

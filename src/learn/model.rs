@@ -526,18 +526,19 @@ impl DeviceModel {
     /// Intervals without traffic teach nothing and are not counted ("learned from N
     /// intervals" counts traffic).
     pub fn add_interval(&mut self, wall_ns: i64, interval_s: f64, points: &[Point]) {
-        self.add_interval_watching(wall_ns, interval_s, points, |_, _| 0);
+        self.add_interval_watching(wall_ns, interval_s, points, |_, _| (0, 0));
     }
 
     /// [`DeviceModel::add_interval`], saying whether the bucket of a point rose in
-    /// `standing` (what the estimator can make of a bucket, by its index in the series:
-    /// estimate::standing), so that a level the curve can use now is estimated at once.
+    /// `standing` (what the estimator can make of a bucket, by its index in the series, and
+    /// the most it can make of that bucket: estimate::standing), so that a level the curve
+    /// can use now is estimated at once.
     pub fn add_interval_watching(
         &mut self,
         wall_ns: i64,
         interval_s: f64,
         points: &[Point],
-        standing: fn(&Bucket, usize) -> u8,
+        standing: impl Fn(&Bucket, usize) -> (u8, u8),
     ) -> bool {
         if !points.iter().any(Point::usable) {
             return false;
@@ -563,9 +564,11 @@ impl DeviceModel {
             };
             let b = bucket_of(p.in_flight());
             let bucket = &mut self.series[i].buckets[b];
-            let before = standing(bucket, b);
+            let (before, most) = standing(bucket, b);
             bucket.add(p);
-            rose |= standing(bucket, b) > before;
+            // A bucket at the most it can be (the baseline's, a level's) rises no further:
+            // asked once (a steady device's every interval).
+            rose |= before < most && standing(bucket, b).0 > before;
         }
         rose
     }
