@@ -34,11 +34,12 @@ fn enough(b: &Bucket, intervals: f64, requests: f64) -> bool {
     b.intervals >= intervals && b.requests >= requests
 }
 
-/// What the estimator can make of bucket `i` of a series: 0 nothing, 1 a level of the curve
-/// (or the level an estimate comes from), 2 the baseline (the first bucket only). The
-/// learner estimates again as soon as a bucket rises (learn/mod.rs's `due`): the curve says
-/// what the data allows once it allows it, not up to a minute later. With it, the most a
-/// bucket at `i` can be (2 for the first, else 1).
+/// What the estimator can make of bucket `i` of a series, and the most it can make of a
+/// bucket there: 0 nothing, 1 a level of the curve (or the level an estimate comes from), 2
+/// the baseline (the first bucket only, so its most is 2, any other's 1). Device::learn
+/// estimates again, beside `due`'s count, as soon as a bucket rises
+/// (model::DeviceModel::add_interval_watching): the curve says what the data allows once it
+/// allows it, not up to a minute later.
 pub fn standing(b: &Bucket, i: usize) -> (u8, u8) {
     const _: () = assert!(
         MIN_BASELINE_INTERVALS >= MIN_LEVEL_INTERVALS

@@ -529,8 +529,9 @@ fn nothing_learned() -> &'static Arc<Learned> {
 
 /// Estimating a curve runs the sweep's analysis (a USL fit): not every second for every
 /// device. Re-estimated after a quarter more intervals, at least every 10 intervals (a
-/// baseline needs 30) and at most every 60, and at once when a bucket becomes a level of the
-/// curve or the baseline (estimate::standing, checked where the interval is added): a burst
+/// baseline needs 30) and at most every 60; besides this count, Device::learn estimates at
+/// once when a bucket becomes a level of the curve or the baseline (estimate::standing,
+/// checked where the interval is added): a burst
 /// level that reaches its tenth interval is a point of the curve in that interval, not up to
 /// a minute later. Deterministic in the data, so live and replay agree. At 1 s intervals the
 /// learned figures are at most a minute old, and a new level's none.
