@@ -309,14 +309,19 @@ fn fit_knee(c: &mut Curve, levels: &[LevelPoint], top_ratio: f64, overloaded: bo
             .iter()
             .position(|f| f.concurrency == v.knee_concurrency)
         {
-            c.knee_range = knee_range(&v.levels, k);
+            c.knee_range = knee_range(&v.levels, levels, k);
         }
     }
 }
 
 /// The levels that can't be told from the knee `levels[k]` (power within [`POWER_TIE`] of
-/// its), as a range; None when only the knee itself.
-fn knee_range(levels: &[crate::analysis::LevelFinding], k: usize) -> Option<[u32; 2]> {
+/// its), as a range, widened over in-flight levels the traffic skipped; None when only the
+/// knee itself. `points`: the same levels' figures (their IOPS).
+fn knee_range(
+    levels: &[crate::analysis::LevelFinding],
+    points: &[LevelPoint],
+    k: usize,
+) -> Option<[u32; 2]> {
     let best = levels[k].power;
     let tied = |i: usize| levels[i].power >= best * (1.0 - POWER_TIE);
     let mut lo = k;
@@ -327,16 +332,29 @@ fn knee_range(levels: &[crate::analysis::LevelFinding], k: usize) -> Option<[u32
     while hi + 1 < levels.len() && tied(hi + 1) {
         hi += 1;
     }
-    // The traffic skipped the in-flight levels between the knee and the next
-    // level learned (a load that jumps from 1 to 12 in flight): the knee is
-    // somewhere up to that level, not known to be at the lower one.
+    let mut range = [levels[lo].concurrency, levels[hi].concurrency];
+    let iops = |i: usize| points.get(i).map_or(0.0, |p| p.iops);
+    // The traffic skipped the in-flight levels between the knee and the next level learned
+    // (a load that jumps from 1 to 12 in flight) and the IOPS still grew up to it: the knee
+    // is somewhere up to that level, not known to be at the lower one. Where the IOPS did not
+    // grow, the knee is not above its own level.
     if hi == k && k + 1 < levels.len() {
         let next = levels[k + 1].concurrency;
-        if next > 2 * levels[k].concurrency {
-            hi = k + 1;
+        if next > 2 * levels[k].concurrency && iops(k + 1) > iops(k) * (1.0 + POWER_TIE) {
+            range[1] = next;
         }
     }
-    (lo != hi).then(|| [levels[lo].concurrency, levels[hi].concurrency])
+    // The same below: the traffic went from a lower level straight to the knee's (1, then
+    // 8 in flight on a device of 4 units), so any level between may be the knee: it is at or
+    // below its own level, above the lower one learned (stop 81's known-device run said
+    // "knee at 8" of a 4-unit device).
+    if lo == k && k > 0 {
+        let below = levels[k - 1].concurrency;
+        if levels[k].concurrency > 2 * below {
+            range[0] = below + 1;
+        }
+    }
+    (range[0] != range[1]).then_some(range)
 }
 
 /// What a curve's words are written from, kept until they are read ([`Summary::lazy`]).
@@ -377,7 +395,12 @@ impl Words {
         };
         match c.knee_concurrency {
             Some(k) => format!(
-                "{base_words}; knee at {k} in flight{}{}",
+                "{base_words}; knee at {}{k} in flight{}{}",
+                // A range up to the knee: a level below may be it as well.
+                match c.knee_range {
+                    Some([a, b]) if b == k && a < k => "or below ",
+                    _ => "",
+                },
                 c.knee_range
                     .map(|[a, b]| format!(" ({a}–{b})"))
                     .unwrap_or_default(),
@@ -568,6 +591,53 @@ pub(crate) mod tests {
         assert!(lo <= k && k < hi, "{}", c.summary);
         assert!(hi >= 24, "{}", c.summary);
         assert!(c.summary.contains(&format!("({lo}–{hi})")), "{}", c.summary);
+    }
+
+    #[test]
+    fn a_knee_after_a_gap_in_the_levels_is_at_or_below_it() {
+        // Stop 81's known-device run: 4 units of 2 ms at 1 in flight, then 8, then 24. Levels
+        // 2 and 4 never seen: the knee (truth 4) is anywhere above 1 up to 8, and not above 8
+        // (8 and 24 serve the same IOPS).
+        let mut m = DeviceModel::default();
+        for i in 0..160 {
+            let f = match i {
+                0..100 => 1.0,
+                100..130 => 8.0,
+                _ => 24.0,
+            };
+            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        assert_eq!(c.knee_concurrency, Some(8), "{}", c.summary);
+        assert_eq!(c.knee_range, Some([2, 8]), "{}", c.summary);
+        assert!(
+            c.summary.contains("knee at or below 8 in flight (2–8)"),
+            "{}",
+            c.summary
+        );
+        // The plateau is measured (8 and 24 at one ceiling): the ceiling is stated, not "at
+        // least", and it is the device's (2,000 IOPS).
+        assert!(!c.max_iops_at_least, "{}", c.summary);
+        let m = c.max_iops.unwrap();
+        assert!((m / 2000.0 - 1.0).abs() < 0.05, "{m}: {}", c.summary);
+        // With levels 2 and 4 learned too (none skipped up to the knee), the knee is found at
+        // 4, the units, and said without "or below".
+        let mut m = DeviceModel::default();
+        for i in 0..220 {
+            let f = match i {
+                0..100 => 1.0,
+                100..130 => 2.0,
+                130..160 => 4.0,
+                160..190 => 8.0,
+                _ => 24.0,
+            };
+            let p = device_point(Dir::Read, 4.0, 2.0, f, i);
+            m.add_interval(p.wall_ns, 1.0, &[p]);
+        }
+        let c = estimate(m.series(Dir::Read, SizeClass::Small).unwrap(), None);
+        assert_eq!(c.knee_concurrency, Some(4), "{}", c.summary);
+        assert!(!c.summary.contains("or below"), "{}", c.summary);
     }
 
     #[test]
