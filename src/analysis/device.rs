@@ -754,12 +754,14 @@ mod tests {
                 baseline_device_ns: None,
                 max_iops: Some(1000.0),
                 ratio: None,
+                ceiling_other_iops: None,
                 flags: Default::default(),
             };
             let o = Observed {
                 iops: 200.0,
                 mean_ms: Some(aw),
                 p95_ms: None,
+                other_iops: 0.0,
             };
             judge_dir(Dir::Read, Some(o), Some(r), Some(aqu * 100.0 / util)).state
         };

@@ -59,6 +59,13 @@ pub struct Learned {
     /// flight), when most of its requests were split.
     #[serde(default)]
     pub baseline_device_ns: Option<f64>,
+    /// The other direction's IOPS beside which `max_iops` was measured (the curve's; None:
+    /// not known). Every judgement's headroom rule reads it
+    /// ([`super::state::ceiling_for_mix`]); not in the JSON (a recording judged again takes
+    /// the ceiling as it is). In the third line, which a judgement reads already (the
+    /// device time's).
+    #[serde(skip)]
+    pub ceiling_other_iops: Option<f64>,
     /// Each direction's own judgement (reads, writes: the exporter serves them apart), its
     /// `directions` empty; a direction without I/O in the interval is idle and judged by its
     /// series learned most. Not in the JSON (the object above is the device's).
@@ -142,6 +149,7 @@ impl Serialize for Learned {
             knee_at_least,
             fit_r_squared,
             baseline_estimate,
+            ceiling_other_iops: _,
         } = self;
         InOrder {
             state,
@@ -388,6 +396,8 @@ impl Learned {
             knee_at_least: _,
             max_iops: _,
             max_iops_at_least: _,
+            // Not in the JSON:
+            ceiling_other_iops: _,
             headroom_iops,
             ratio,
             fit_r_squared,
@@ -811,6 +821,7 @@ mod tests {
             headroom_iops: None,
             ratio: None,
             fit_r_squared: None,
+            ceiling_other_iops: None,
             baseline_estimate: None,
             cpu_busy: false,
             profile_change: None,
@@ -903,6 +914,7 @@ mod tests {
             headroom_iops: Some(-0.0),
             ratio: Some(3.1),
             fit_r_squared: Some(0.987654321),
+            ceiling_other_iops: None,
             baseline_estimate: Some(estimate),
             cpu_busy: true,
             profile_change: Some(change.clone()),

@@ -350,6 +350,9 @@ pub struct Reference {
     /// The ratio the source computed itself (learning: on the interval's request-size
     /// class); None: computed here from [`Observed`].
     pub ratio: Option<f64>,
+    /// The other direction's IOPS beside which `max_iops` was measured (learning's); None:
+    /// not known, the ceiling taken as it is ([`ceiling_for_mix`]).
+    pub ceiling_other_iops: Option<f64>,
     pub flags: Flags,
 }
 
@@ -361,6 +364,9 @@ pub struct Observed {
     pub mean_ms: Option<f64>,
     /// The block layer's p95, ms, when that source measured.
     pub p95_ms: Option<f64>,
+    /// The other direction's IOPS in the same interval (reads for writes): what else the
+    /// device served ([`ceiling_for_mix`]).
+    pub other_iops: f64,
 }
 
 /// Why a direction's headroom is 0 whatever its IOPS.
@@ -539,6 +545,9 @@ pub struct Against {
     pub max_iops: Option<f64>,
     /// The ratio the source computed itself (learning's); None: computed from the interval.
     pub ratio: Option<f64>,
+    /// The other direction's IOPS beside which the ceiling was measured (learning's; None:
+    /// not known, the ceiling taken as it is): [`ceiling_for_mix`].
+    pub ceiling_other_iops: Option<f64>,
 }
 
 impl DirJudgement {
@@ -555,6 +564,7 @@ impl DirJudgement {
             baseline_p95_ns: r.baseline_p95_ns,
             max_iops: r.max_iops,
             ratio: r.ratio,
+            ceiling_other_iops: r.ceiling_other_iops,
         }
     }
 
@@ -567,10 +577,12 @@ impl DirJudgement {
     // Inlined into its callers: as a call it cost ~70 instructions a learned row.
     #[inline]
     pub fn judge_against(&mut self, obs: Observed, r: Against, in_flight_busy: Option<f64>) {
+        // A ceiling measured beside less of the other direction than now is no ceiling now.
+        let ceiling = ceiling_for_mix(r.max_iops, r.ceiling_other_iops, obs.other_iops);
         if obs.iops <= 0.0 {
             // No I/O this way: idle, and all of the ceiling is headroom.
             self.state = State::Idle;
-            self.headroom_iops = r.max_iops;
+            self.headroom_iops = ceiling;
             self.changed_no_headroom(self.headroom_iops.is_some());
             return;
         }
@@ -598,13 +610,29 @@ impl DirJudgement {
             self.state = State::Slow;
         }
         self.no_headroom = NoHeadroom::of(self.state);
-        self.headroom_iops = headroom_in(
-            self.state,
-            r.max_iops,
-            self.flags.ceiling_at_least,
-            obs.iops,
-        );
+        self.headroom_iops =
+            headroom_in(self.state, ceiling, self.flags.ceiling_at_least, obs.iops);
         self.changed_no_headroom(r.max_iops.is_some());
+    }
+}
+
+/// The ceiling `max_iops`, measured while the other direction served `ceiling_other` IOPS,
+/// as the ceiling of an interval whose other direction serves `other_now`: itself, unless
+/// the other direction now takes more of the device than then, by more than the plateau's
+/// tie ([`super::POWER_TIE`]) of the ceiling: then None, no headroom, because what this
+/// direction can still take beside that much more of the other is not known (reads' ceiling
+/// learned beside 100 writes/s says nothing of their room beside 1,000). Without
+/// `ceiling_other` (a sweep's ceiling, an older state's) the ceiling as it is. The one rule
+/// of every judgement and of learning's own figures.
+pub fn ceiling_for_mix(
+    max_iops: Option<f64>,
+    ceiling_other: Option<f64>,
+    other_now: f64,
+) -> Option<f64> {
+    let m = max_iops?;
+    match ceiling_other {
+        Some(o) if other_now > o + super::POWER_TIE * m => None,
+        _ => Some(m),
     }
 }
 
@@ -1013,6 +1041,7 @@ mod tests {
             baseline_device_ns: None,
             max_iops: Some(max),
             ratio: None,
+            ceiling_other_iops: None,
             flags: Flags::default(),
         }
     }
@@ -1033,6 +1062,7 @@ mod tests {
             iops,
             mean_ms: Some(mean_ms),
             p95_ms: None,
+            other_iops: 0.0,
         })
     }
 
@@ -1422,6 +1452,7 @@ mod tests {
         let sw = reference(Basis::Swept, 5000.0);
         let le = Reference {
             ratio: Some(0.5),
+            ceiling_other_iops: None,
             ..reference(Basis::Learned, 9000.0)
         };
         // Reads ok with much headroom, writes overloaded: the device is the writes'.

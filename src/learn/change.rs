@@ -352,6 +352,7 @@ mod tests {
             bytes: requests * 4096.0,
             pcts_ns: None,
             device_ns: None,
+            other_requests: 0.0,
         }
     }
 

@@ -106,6 +106,11 @@ pub struct Curve {
     /// The most IOPS served with the p95 within the target (3x the baseline p95, or the
     /// user's); a lower bound when no level went past the target.
     pub max_iops: Option<f64>,
+    /// The other direction's IOPS while the level of `max_iops` was learned (None: not
+    /// known, as in an older state): a ceiling measured beside that much of the other
+    /// direction, no headroom beside more ([`crate::analysis::state::ceiling_for_mix`]).
+    #[serde(skip)]
+    pub ceiling_other_iops: Option<f64>,
     /// Aged intervals learned from.
     pub intervals: f64,
     /// Aged requests learned from.
@@ -155,13 +160,19 @@ pub fn estimate(s: &Series, target_p95_ns: Option<f64>) -> Curve {
     }
     let base = baseline_of(&s.buckets[0]);
     let base_mean = base.latency_ns;
-    let (levels, in_flights) = levels_of(s);
+    let (levels, in_flights, others) = levels_of(s);
     let target = vocab::target_latency_ns(base.p95_ns, target_p95_ns);
     let p95 = |l: &LevelPoint| l.latency_ns.p95.unwrap_or(l.latency_ns.mean);
     let within: Vec<&LevelPoint> = levels.iter().filter(|l| p95(l) <= target).collect();
     let over = levels.iter().find(|l| p95(l) > target);
     c.overload_concurrency = over.map(|l| l.concurrency);
     c.max_iops = within.iter().map(|l| l.iops).reduce(f64::max);
+    c.ceiling_other_iops = c.max_iops.and_then(|m| {
+        let i = (0..levels.len())
+            .rev()
+            .find(|&i| levels[i].iops == m && p95(&levels[i]) <= target)?;
+        others[i]
+    });
     // A ceiling is measured only where the IOPS stopped growing (a plateau: a level with half
     // again the in-flight of a lower one served no more than 10 % more); until then, and
     // while no level went past the target, it is "at least". So too while a level above the
@@ -226,6 +237,7 @@ fn empty_curve(s: &Series) -> Curve {
         knee_range: None,
         knee_at_least: None,
         max_iops: None,
+        ceiling_other_iops: None,
         max_iops_at_least: true,
         overload_concurrency: None,
         fit_r_squared: None,
@@ -290,18 +302,21 @@ fn baseline_of(bb: &Bucket) -> Baseline {
 }
 
 /// The curve: the baseline bucket, then every bucket above it with enough data, as levels
-/// with the in-flight each was learned at.
-fn levels_of(s: &Series) -> (Vec<LevelPoint>, Vec<f64>) {
+/// with the in-flight each was learned at and the other direction's IOPS beside it
+/// ([`Bucket::other_iops`]).
+fn levels_of(s: &Series) -> (Vec<LevelPoint>, Vec<f64>, Vec<Option<f64>>) {
     let mut levels: Vec<LevelPoint> = Vec::new();
     let mut in_flights: Vec<f64> = Vec::new();
+    let mut others: Vec<Option<f64>> = Vec::new();
     for b in s.buckets.iter().enumerate().filter_map(|(i, b)| {
         (i == 0 || enough(b, MIN_LEVEL_INTERVALS, MIN_LEVEL_REQUESTS)).then_some(b)
     }) {
         let l = level_of(b, levels.last().map(|l| l.concurrency));
         in_flights.push(b.in_flight());
+        others.push(b.other_iops());
         levels.push(l);
     }
-    (levels, in_flights)
+    (levels, in_flights, others)
 }
 
 /// The sweep's rules on the learned levels (two or more): the fit's R², and the knee with
@@ -530,6 +545,7 @@ pub(crate) mod tests {
             bytes: requests * 4096.0,
             pcts_ns: None,
             device_ns: None,
+            other_requests: 0.0,
         }
     }
 

@@ -73,6 +73,7 @@ impl Learned {
             headroom_iops: None,
             ratio: None,
             fit_r_squared: None,
+            ceiling_other_iops: None,
             baseline_estimate: None,
             cpu_busy: false,
             profile_change: None,
@@ -107,6 +108,7 @@ impl Learned {
             headroom_iops,
             ratio,
             fit_r_squared,
+            ceiling_other_iops,
             baseline_estimate,
             cpu_busy,
             profile_change,
@@ -131,6 +133,7 @@ impl Learned {
         *headroom_iops = None;
         *ratio = None;
         *fit_r_squared = None;
+        *ceiling_other_iops = None;
         *baseline_estimate = None;
         *cpu_busy = false;
         *profile_change = None;
@@ -190,6 +193,7 @@ impl Learned {
             max_iops,
             max_iops_at_least,
             fit_r_squared,
+            ceiling_other_iops,
             baseline_estimate,
             summary,
             flags,
@@ -207,6 +211,7 @@ impl Learned {
         *max_iops = src.max_iops;
         *max_iops_at_least = src.max_iops_at_least;
         *fit_r_squared = src.fit_r_squared;
+        *ceiling_other_iops = src.ceiling_other_iops;
         share(baseline_estimate, &src.baseline_estimate, Shared::ptr_eq);
         share(summary, &src.summary, Summary::same);
         let crate::analysis::state::Flags {
@@ -277,6 +282,7 @@ impl Learned {
             self.baseline_device_ns = b.device_ns;
             self.baseline_interval_ns = b.interval_ns;
             self.max_iops = c.max_iops;
+            self.ceiling_other_iops = c.ceiling_other_iops;
             self.max_iops_at_least = c.max_iops.map(|_| c.max_iops_at_least);
             self.flags.ceiling_at_least = c.max_iops.is_some() && c.max_iops_at_least;
         }
@@ -443,6 +449,16 @@ impl Usual {
                 .iter()
                 .zip(self.dirs.iter().zip(&self.classes))
                 .all(|(p, (d, c))| Some(p.dir) == *d && p.size_class() == *c)
+    }
+}
+
+/// The IOPS of the direction other than `dir` in the interval of `points` (one interval's:
+/// the other direction's, over the whole interval, as every judgement's headroom rule reads
+/// it), whether `dir` has points or is idle.
+fn other_iops(points: &[Point], dir: Dir) -> f64 {
+    match points.iter().find(|p| p.dir == dir) {
+        Some(p) => p.other_interval_iops(),
+        None => points.iter().map(Point::interval_iops).sum(),
     }
 }
 
@@ -816,7 +832,11 @@ impl Device {
                 None => {
                     d.reset_to(&self.model, idle_curve);
                     d.state = State::Idle;
-                    d.headroom_iops = d.max_iops;
+                    d.headroom_iops = crate::analysis::state::ceiling_for_mix(
+                        d.max_iops,
+                        d.ceiling_other_iops,
+                        other_iops(points, dir),
+                    );
                 }
             }
             n += 1;
@@ -1013,7 +1033,11 @@ impl Device {
             d.ratio = ratio;
             d.headroom_iops = crate::analysis::state::headroom_in(
                 d.state,
-                d.max_iops,
+                crate::analysis::state::ceiling_for_mix(
+                    d.max_iops,
+                    d.ceiling_other_iops,
+                    p.other_interval_iops(),
+                ),
                 d.flags.ceiling_at_least,
                 p.interval_iops(),
             );
@@ -1117,7 +1141,11 @@ impl Device {
         // included (busy 70 % at 1,000 IOPS while busy: 700 served, 300 more).
         l.headroom_iops = crate::analysis::state::headroom_in(
             l.state,
-            l.max_iops,
+            crate::analysis::state::ceiling_for_mix(
+                l.max_iops,
+                l.ceiling_other_iops,
+                main_p.other_interval_iops(),
+            ),
             l.flags.ceiling_at_least,
             main_p.interval_iops(),
         );

@@ -100,6 +100,10 @@ pub struct Point {
     /// The device's own mean time per request (issue 40: the block layer's split), when
     /// most of the direction's requests were split.
     pub device_ns: Option<f64>,
+    /// The other direction's requests in the same interval (reads for a write point): what
+    /// else the device served while this point's level was learned, so that a ceiling
+    /// learned beside few writes is not read as headroom beside many.
+    pub other_requests: f64,
 }
 
 impl Point {
@@ -112,6 +116,10 @@ impl Point {
     /// Requests per second over the whole interval, idle part included.
     pub fn interval_iops(&self) -> f64 {
         self.requests / self.whole_s
+    }
+    /// The other direction's requests per second over the whole interval.
+    pub fn other_interval_iops(&self) -> f64 {
+        self.other_requests / self.whole_s
     }
     pub fn mean_latency_ns(&self) -> f64 {
         self.busy_ms * 1e6 / self.requests
@@ -167,6 +175,13 @@ pub struct Bucket {
     pub dev_requests: f64,
     #[serde(skip_serializing_if = "is_zero")]
     pub dev_ms: f64,
+    /// Σ w · the other direction's requests, and Σ w · whole-interval seconds of the intervals
+    /// that carried that figure (none before it was kept: an older state's bucket has no
+    /// such figure, not a zero one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_requests: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_seconds: f64,
     /// The most IOPS an interval of this bucket served (not aged: a peak is a peak).
     #[serde(skip_serializing_if = "is_zero")]
     pub max_iops: f64,
@@ -199,6 +214,8 @@ impl Bucket {
         self.lat_ms += m_ms;
         self.lat_ms_sq += m_ms * m_ms;
         self.max_iops = self.max_iops.max(p.iops());
+        self.other_requests += p.other_requests;
+        self.other_seconds += p.whole_s;
         if let Some(d) = p.device_ns {
             self.dev_requests += p.requests;
             self.dev_ms += p.requests * d / 1e6;
@@ -229,9 +246,17 @@ impl Bucket {
         self.pct_requests *= f;
         self.dev_requests *= f;
         self.dev_ms *= f;
+        self.other_requests *= f;
+        self.other_seconds *= f;
         for e in &mut self.hist {
             e.1 *= f as f32;
         }
+    }
+
+    /// The other direction's IOPS while this bucket's intervals were learned (over the
+    /// whole intervals, as the headroom counts the traffic); None where no interval kept it.
+    pub fn other_iops(&self) -> Option<f64> {
+        (self.other_seconds > 0.0).then(|| figure(self.other_requests / self.other_seconds))
     }
 
     /// The request-weighted mean latency (Σ time / Σ requests).
@@ -378,6 +403,8 @@ impl Bucket {
             &mut self.lat_ms_sq,
             &mut self.pct_requests,
             &mut self.max_iops,
+            &mut self.other_requests,
+            &mut self.other_seconds,
         ] {
             r(x);
         }
@@ -609,6 +636,7 @@ mod tests {
             bytes: requests * kib * 1024.0,
             pcts_ns: None,
             device_ns: None,
+            other_requests: 0.0,
         }
     }
 

@@ -230,6 +230,7 @@ pub fn points_of(
         bytes: 0.0,
         pcts_ns: None,
         device_ns: None,
+        other_requests: 0.0,
     };
     let mut out = Points {
         pts: [empty; MAX_POINTS],
@@ -267,6 +268,10 @@ pub fn points_of(
             bytes: kb_s * 1024.0 * dt,
             pcts_ns,
             device_ns,
+            other_requests: match dir {
+                Dir::Read => r.w_s * dt,
+                Dir::Write => r.r_s * dt,
+            },
         };
         if !p.usable() {
             continue;

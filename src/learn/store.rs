@@ -712,6 +712,7 @@ mod tests {
                 bytes: 500.0 * 4096.0,
                 pcts_ns: None,
                 device_ns: None,
+                other_requests: 0.0,
             };
             m.add_interval(p.wall_ns, 1.0, &[p]);
         }

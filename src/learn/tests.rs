@@ -817,3 +817,90 @@ fn a_level_is_on_the_curve_once_it_has_enough_data() {
     // Its tenth interval (the requests are plenty: 2,000 a second).
     assert_eq!(seen, Some(9));
 }
+
+/// One second of a device of 4 units of 2 ms shared by reads and writes, `in_flight` of them
+/// at a time, `reads` the reads' share, the device busy throughout.
+fn mixed_at(in_flight: f64, reads: f64) -> DiskRates {
+    let lat_ms = 2.0 * (in_flight / 4.0).max(1.0);
+    let iops = in_flight / lat_ms * 1e3;
+    DiskRates {
+        interval_s: 1.0,
+        r_s: iops * reads,
+        w_s: iops * (1.0 - reads),
+        rkb_s: iops * reads * 4.0,
+        wkb_s: iops * (1.0 - reads) * 4.0,
+        r_await: Some(lat_ms),
+        w_await: Some(lat_ms),
+        read_concurrency: in_flight * reads,
+        write_concurrency: in_flight * (1.0 - reads),
+        aqu_sz: in_flight,
+        util_pct: 100.0,
+        ..DiskRates::default()
+    }
+}
+
+/// A ceiling is measured beside the other direction's traffic of its time (stop 82's
+/// known-device run, 70/30 reads and writes): the reads' ceiling learned beside ~10 % writes
+/// gives no headroom beside five times as many writes (the device's units serve both: what
+/// the reads can still take is not known), in learning's figures and in the judgement every
+/// view renders; beside as many writes as then, it does. The writes' ceiling, learned beside
+/// many reads, keeps its headroom beside fewer.
+#[test]
+fn a_ceiling_gives_no_headroom_beside_more_of_the_other_direction_than_it_was_measured_with() {
+    let mut d = Device::default();
+    let mut i = 0u32;
+    for k in 0..300u32 {
+        // 90 % reads, the device's in-flight count wandering over 1 to 16.
+        let c = [1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 16.0][(k % 7) as usize];
+        learn_second(&mut d, i, &mixed_at(c, 0.9));
+        i += 1;
+    }
+    let judged = |l: &Learned, r: &DiskRates| {
+        crate::monitor::judge::judge_parts(
+            None,
+            &crate::monitor::judge::learned_references(Some(l)),
+            Some(r),
+            [None, None],
+        )
+    };
+    // As the ceiling was learned: 90 % reads at 2 in flight (900 reads, 100 writes).
+    let same = mixed_at(2.0, 0.9);
+    let l = learn_second(&mut d, i, &same);
+    i += 1;
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    let max = reads.max_iops.expect("a reads' ceiling");
+    let other = reads.ceiling_other_iops.expect("the writes beside it");
+    assert!(other < 0.2 * max, "writes {other} beside {max} reads");
+    assert_eq!(reads.state, State::Ok, "{reads:?}");
+    let room = reads.headroom_iops.expect("headroom beside as many writes");
+    assert!((room - (max - same.r_s)).abs() < 1e-6, "{room}");
+    assert_eq!(judged(&l, &same).read.headroom_iops, Some(room));
+    // Half and half at 2 in flight (500 reads, 500 writes): latency at the baseline, but the
+    // writes take five times their share of the units then.
+    let half = mixed_at(2.0, 0.5);
+    let l = learn_second(&mut d, i, &half);
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    assert_eq!(reads.state, State::Ok, "{reads:?}");
+    assert_eq!(reads.headroom_iops, None, "{reads:?}");
+    let j = judged(&l, &half);
+    assert_eq!(j.read.state, State::Ok);
+    assert_eq!(j.read.headroom_iops, None, "{:?}", j.read);
+    assert_eq!(j.read.no_headroom, None);
+    // The writes' ceiling was learned beside 9x their reads: beside fewer reads (950 at 2 in
+    // flight, 50 writes), its headroom stands.
+    i += 1;
+    let fewer = mixed_at(2.0, 0.95);
+    let l = learn_second(&mut d, i, &fewer);
+    let writes = l.direction(Dir::Write).expect("writes judged");
+    let w_other = writes.ceiling_other_iops.expect("the reads beside it");
+    assert!(
+        w_other > fewer.r_s,
+        "reads {w_other} beside the writes' ceiling"
+    );
+    let h = writes.headroom_iops.unwrap_or_else(|| panic!("{writes:?}"));
+    assert!(
+        (h - (writes.max_iops.unwrap() - fewer.w_s)).abs() < 1e-6,
+        "{h}"
+    );
+    assert_eq!(judged(&l, &fewer).write.headroom_iops, Some(h));
+}

@@ -28,6 +28,7 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
         baseline_device_ns: p.baseline_device_ns,
         max_iops: Some(p.max_useful_iops),
         ratio: None,
+        ceiling_other_iops: None,
         flags: Flags {
             ceiling_at_least: at_least,
             ..Flags::default()
@@ -52,20 +53,22 @@ fn reference_of(d: &crate::analysis::learned::Learned) -> Option<Reference> {
         baseline_device_ns: d.baseline_device_ns,
         max_iops: d.max_iops,
         ratio: d.ratio,
+        ceiling_other_iops: d.ceiling_other_iops,
         flags: d.flags.clone(),
     })
 }
 
 /// The interval's figures of `dir`.
 pub fn observed(r: &DiskRates, dir: Dir, p95_ms: Option<f64>) -> Observed {
-    let (iops, mean_ms) = match dir {
-        Dir::Read => (r.r_s, r.r_await),
-        Dir::Write => (r.w_s, r.w_await),
+    let (iops, mean_ms, other_iops) = match dir {
+        Dir::Read => (r.r_s, r.r_await, r.w_s),
+        Dir::Write => (r.w_s, r.w_await, r.r_s),
     };
     Observed {
         iops,
         mean_ms,
         p95_ms,
+        other_iops,
     }
 }
 
@@ -312,6 +315,7 @@ fn learned_into(d: &crate::analysis::learned::Learned, j: &mut DirJudgement) -> 
         baseline_p95_ns: d.baseline_p95_ns,
         max_iops: d.max_iops,
         ratio: d.ratio,
+        ceiling_other_iops: d.ceiling_other_iops,
     })
 }
 

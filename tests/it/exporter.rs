@@ -1400,6 +1400,7 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         headroom_iops: Some(1200.0),
         ratio: Some(ratio),
         fit_r_squared: None,
+        ceiling_other_iops: None,
         baseline_estimate: None,
         cpu_busy: false,
         profile_change: None,

@@ -469,6 +469,7 @@ fn fuzz_learned_state_after_loading() {
                 bytes: 4096.0 * 100.0 * g(2),
                 pcts_ns: (g(3) > 1.0).then(|| [1e6 * g(3), 3e6 * g(3), 9e6 * g(3)]),
                 device_ns: None,
+                other_requests: 0.0,
             };
             model.add_interval(p.wall_ns, 1.0, &[p]);
         }
