@@ -55,11 +55,14 @@ struct Second {
     cpus_busy: bool,
 }
 
-/// The first minute: 500 reads and 500 writes a second at 1 ms, one request in flight in
-/// all, what learning takes for each direction's baseline (tests/it/vocab.rs).
+/// The first minute: 1,000 reads and 500 writes a second at 1 ms, one request in flight for
+/// the reads and half of one for the writes, what learning takes for each direction's
+/// baseline (tests/it/vocab.rs). As many reads as the tail's: the writes' ceiling learned
+/// beside fewer reads than the tail's would give the tail no write headroom
+/// (analysis::state::ceiling_for_mix), and the views would be compared on none.
 const WARM: (Second, usize) = (
     Second {
-        reads: 500,
+        reads: 1000,
         read_ms: 1.0,
         writes: 500,
         write_ms: 1.0,
