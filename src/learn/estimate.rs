@@ -361,7 +361,14 @@ fn knee_range(
         hi += 1;
     }
     let mut range = [levels[lo].concurrency, levels[hi].concurrency];
-    let iops = |i: usize| points.get(i).map_or(0.0, |p| p.iops);
+    // The findings' level by its concurrency (each finding is one of the levels, in order;
+    // looked up, not assumed to share an index).
+    let iops = |i: usize| {
+        points
+            .iter()
+            .find(|p| p.concurrency == levels[i].concurrency)
+            .map_or(0.0, |p| p.iops)
+    };
     // The traffic skipped the in-flight levels between the knee and the next level learned
     // (a load that jumps from 1 to 12 in flight) and the IOPS still grew up to it: the knee
     // is somewhere up to that level, not known to be at the lower one. Where the IOPS did not
