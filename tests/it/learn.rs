@@ -559,7 +559,17 @@ fn learned_through_a_slowdown(depth: u32) -> Option<Vec<serde_json::Value>> {
         dev.set_stepped(true);
         fio(&dev.path, depth, 9);
     });
-    Some(rows.into_iter().map(|d| d["learned"].clone()).collect())
+    // Each interval's busy time (0.5 s at its %util) beside what learning said of it: the
+    // evidence of a change is counted in busy seconds (change::REPORT_AFTER_S).
+    Some(
+        rows.into_iter()
+            .map(|d| {
+                let mut l = d["learned"].clone();
+                l["row_busy_s"] = (0.5 * num(&d, "util").unwrap_or(100.0) / 100.0).into();
+                l
+            })
+            .collect(),
+    )
 }
 
 /// The intervals of a slowdown read more than 3x what judges them: at least ten of them.
@@ -600,8 +610,12 @@ fn judged_by_what_judged_before<'a>(
     before
 }
 
-/// The change is reported within change::REPORT_AFTER_S (at 0.5 s intervals) of the first
-/// slow interval, not before it.
+/// The change is reported within change::REPORT_AFTER_S of busy time in the slow intervals
+/// (the evidence is the device's busy time at the level: 0.5 s intervals at 92 % busy give
+/// 0.46 s each), one interval of slack, and not before the first slow interval. (Counted in
+/// intervals of 0.5 s, the horizon failed twice in the suite's lane, 13 intervals after the
+/// first slow one where 11 were allowed: the level's intervals are not all busy throughout,
+/// and the first slow one may be fio's restart at the step, in part.)
 fn reported_within_the_horizon(
     learned: &[serde_json::Value],
     slow: &[(usize, &serde_json::Value)],
@@ -612,9 +626,19 @@ fn reported_within_the_horizon(
         .iter()
         .position(|l| !l["change"].is_null())
         .expect("the change reported");
+    // The interval by which the slow intervals' busy time reached the horizon.
+    let mut busy = 0.0;
+    let due = slow
+        .iter()
+        .find(|(_, l)| {
+            busy += num(l, "row_busy_s").expect("busy time");
+            busy >= REPORT_AFTER_S
+        })
+        .map_or(learned.len(), |(i, _)| *i);
     assert!(
-        reported >= first && reported <= first + (REPORT_AFTER_S / 0.5) as usize + 1,
-        "first slow interval {first}, reported at {reported}"
+        reported >= first && reported <= due + 1,
+        "first slow interval {first}, the horizon's busy time reached at {due}, reported at \
+         {reported}"
     );
 }
 
