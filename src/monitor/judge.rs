@@ -21,19 +21,53 @@ pub fn swept_reference(p: &DeviceProfile, dir: Dir) -> Option<Reference> {
         Dir::Write => p.for_writes(),
     }?;
     let at_least = p.knee_at_least.is_some();
+    let (max_iops, ceiling_other_iops) = swept_ceiling(p, dir);
     Some(Reference {
         basis: Basis::Swept,
         baseline_latency_ns: p.baseline_latency_ns,
         baseline_p95_ns: p.baseline_p95_ns,
         baseline_device_ns: p.baseline_device_ns,
-        max_iops: Some(p.max_useful_iops),
+        max_iops,
         ratio: None,
-        ceiling_other_iops: None,
+        ceiling_other_iops,
         flags: Flags {
             ceiling_at_least: at_least,
             ..Flags::default()
         },
     })
+}
+
+/// The ceiling of `dir` in the swept profile `p` that judges it, and the other direction's
+/// IOPS beside which it was measured (analysis::state::ceiling_for_mix, the rule learning's
+/// ceilings follow): a read or a write sweep's max useful IOPS are its direction's alone,
+/// beside none of the other, so a read sweep's ceiling gives reads no headroom beside more
+/// writes than a tenth of it; a mixed sweep's are reads and writes together in its share
+/// (`read_pct`), so a direction's ceiling is its share of them, beside the other's share,
+/// never the mix's total (which would count the writes' part of the device as room for
+/// more reads). A mixed sweep whose share is not known, or none of whose requests went
+/// this way, gives no ceiling (the headroom not known); a legacy read profile judging
+/// writes, its ceiling as it is.
+fn swept_ceiling(p: &DeviceProfile, dir: Dir) -> (Option<f64>, Option<f64>) {
+    use crate::profile::Direction;
+    let max = p.max_useful_iops;
+    match (p.direction, dir) {
+        (Direction::Read, Dir::Read) | (Direction::Write, Dir::Write) => (Some(max), Some(0.0)),
+        (Direction::Mixed, _) => {
+            let Some(pct) = p.read_pct else {
+                return (None, None);
+            };
+            let reads = f64::from(pct) / 100.0;
+            let share = match dir {
+                Dir::Read => reads,
+                Dir::Write => 1.0 - reads,
+            };
+            if share <= 0.0 {
+                return (None, None);
+            }
+            (Some(max * share), Some(max * (1.0 - share)))
+        }
+        _ => (Some(max), None),
+    }
 }
 
 /// What learning says of `dir`, as a baseline to judge against: the learned baseline, else
@@ -493,6 +527,66 @@ mod tests {
             (Basis::LearnedEstimate, State::Saturated, Some(1.6))
         );
         assert_eq!(j.read.baseline_latency_ns, Some(2.0e6));
+    }
+
+    /// A swept ceiling gives headroom only beside the mix it was measured with (issue 37,
+    /// analysis::state::ceiling_for_mix): a read sweep's 2,000 IOPS were reads alone, so
+    /// beside 500 writes (more than a tenth of it) the reads' room is not known, where 1,100
+    /// more reads were claimed; a 70 % mixed sweep's 2,000 are 1,400 reads beside 600
+    /// writes, so reads at 900 beside 500 writes have 500 of room, not the mix's total less
+    /// the reads (1,100), and none known beside 900 writes; a mixed sweep whose share is
+    /// not known gives none.
+    #[test]
+    fn a_swept_ceiling_gives_headroom_only_beside_its_own_mix() {
+        use crate::profile::Direction;
+        // One second at 1.1 ms a request both ways (1.1x the 1 ms baseline: ok).
+        let rates = |reads: u64, writes: u64| {
+            DiskRates::from_delta(&crate::monitor::DiskDelta {
+                dt_ns: 1_000_000_000,
+                reads,
+                read_ms: reads * 11 / 10,
+                writes,
+                write_ms: writes * 11 / 10,
+                weighted_ms: (reads + writes) * 11 / 10,
+                io_ms: 900,
+                ..Default::default()
+            })
+        };
+        let judged = |p: &DeviceProfile, reads, writes| {
+            judge_parts(
+                Some(p),
+                &learned_references(None),
+                Some(&rates(reads, writes)),
+                [None; 2],
+            )
+        };
+        let read_sweep = read_profile();
+        let j = judged(&read_sweep, 900, 100);
+        assert_eq!(j.read.state, State::Ok, "{j:?}");
+        assert_eq!(j.read.headroom_iops, Some(1100.0));
+        let j = judged(&read_sweep, 900, 500);
+        assert_eq!(j.read.state, State::Ok, "{j:?}");
+        assert_eq!(j.read.headroom_iops, None, "{j:?}");
+        assert!(j.words().contains("headroom not known"), "{}", j.words());
+
+        let mixed = |read_pct| DeviceProfile {
+            pattern: "randrw".into(),
+            direction: Direction::Mixed,
+            read_pct,
+            ..read_profile()
+        };
+        let j = judged(&mixed(Some(70)), 900, 500);
+        assert_eq!((j.read.state, j.write.state), (State::Ok, State::Ok));
+        assert_eq!(j.read.headroom_iops, Some(500.0));
+        assert!(
+            (j.write.headroom_iops.unwrap() - 100.0).abs() < 1e-9,
+            "{j:?}"
+        );
+        let j = judged(&mixed(Some(70)), 900, 900);
+        assert_eq!(j.read.headroom_iops, None, "{j:?}");
+        let j = judged(&mixed(None), 900, 100);
+        assert_eq!((j.read.state, j.read.headroom_iops), (State::Ok, None));
+        assert_eq!(j.write.headroom_iops, None);
     }
 
     /// A read profile and learned writes: reads by the sweep, writes by what was learned;

@@ -187,6 +187,9 @@ struct FileWorkload {
     pattern: Option<String>,
     #[serde(deserialize_with = "lenient")]
     block_size: Option<u64>,
+    /// A mixed sweep's share of reads, percent (what its ceiling is made of).
+    #[serde(deserialize_with = "lenient")]
+    read_pct: Option<u64>,
     /// The gentle mode's limits, when the sweep had any (an object; absent or null: none).
     #[serde(deserialize_with = "lenient")]
     limits: Option<serde_json::Map<String, serde_json::Value>>,
@@ -262,6 +265,10 @@ pub fn parse_profile(id: &str, json: &str) -> std::result::Result<DeviceProfile,
         gentle: w.limits.as_ref().is_some_and(|l| !l.is_empty()),
         measured_unix_s: file.started_unix_s,
         declared_cap,
+        read_pct: w
+            .read_pct
+            .filter(|p| *p <= 100 && Direction::of_pattern(&pattern) == Direction::Mixed)
+            .map(|p| p as u8),
         pattern,
         block_size: w.block_size.unwrap_or(0),
     })
@@ -358,6 +365,26 @@ mod tests {
         }
     }
 
+    /// A mixed sweep's share of reads is kept (what its max useful IOPS are made of:
+    /// monitor::judge's ceiling of each direction); one out of range, or of a one-direction
+    /// sweep, is not.
+    #[test]
+    fn a_mixed_sweeps_share_of_reads_is_kept() {
+        let report = |pattern: &str, pct: &str| {
+            format!(
+                r#"{{"workload":{{"pattern":"{pattern}","block_size":4096,"read_pct":{pct}}},
+                "verdict":{{"baseline_latency_ns":1e6,"knee_concurrency":4,"max_useful_iops":2000}}}}"#
+            )
+        };
+        let pct = |pattern: &str, pct: &str| parse_profile("x", &report(pattern, pct)).unwrap();
+        assert_eq!(pct("randrw", "70").read_pct, Some(70));
+        assert_eq!(pct("randrw", "0").read_pct, Some(0));
+        assert_eq!(pct("randrw", "170").read_pct, None);
+        assert_eq!(pct("randrw", "\"x\"").read_pct, None);
+        assert_eq!(pct("randwrite", "0").read_pct, None);
+        assert_eq!(pct("randread", "100").read_pct, None);
+    }
+
     #[test]
     fn profile_from_a_sweep_report() {
         let json = r#"{"schema_version":1,"kind":"sweep",
@@ -368,6 +395,8 @@ mod tests {
         assert_eq!(p.knee_concurrency, 16);
         assert_eq!(p.max_useful_iops, 98000.0);
         assert_eq!((p.pattern.as_str(), p.block_size), ("randread", 4096));
+        // A read sweep's share of reads (100) says nothing its direction does not.
+        assert_eq!(p.read_pct, None);
         let e = parse_profile("dev", r#"{"verdict":null}"#).unwrap_err();
         assert!(e.contains("'verdict'"), "{e}");
         let e = parse_profile("dev", r#"{"verdict":{"baseline_latency_ns":0}}"#).unwrap_err();

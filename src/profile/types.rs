@@ -24,6 +24,11 @@ pub struct DeviceProfile {
     pub pattern: String,
     /// The swept request size, bytes.
     pub block_size: u64,
+    /// A mixed (randrw) sweep's share of reads, percent (`workload.read_pct`): its max useful
+    /// IOPS are reads and writes together in this share. None for a one-direction sweep, or
+    /// a mixed one whose file does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_pct: Option<u8>,
     /// p95 latency at the baseline level, ns (the 3x-p95 rule's reference), when saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_p95_ns: Option<f64>,
