@@ -119,6 +119,7 @@ known_lane="
   learn::a_known_device_written_at_two_at_most_gives_a_lower_bound
   learn::a_mix_dominated_by_4k_is_judged_by_the_4k_curve_and_an_even_mix_is_labelled_mixed
   learn::a_swept_profile_the_traffic_disagrees_with_is_reported_as_a_change
+  learn::a_swept_ceiling_gives_no_headroom_beyond_the_devices_room_beside_writes
   learn::an_iostat_log_is_learned_like_a_recording
   learn::bursty_traffic_leaves_the_baseline_and_the_ceiling_alone
   learn::no_ceiling_without_at_least_before_the_plateau_is_seen

@@ -1216,6 +1216,153 @@ fn a_swept_profile_the_traffic_disagrees_with_is_reported_as_a_change() {
     assert!(evidence.contains("swept profile's baseline"), "{evidence}");
 }
 
+/// A profile directory holding one profile for the device `name`: a sweep's `verdict` of
+/// `workload` (exporter::profile_dir_for, with the workload given).
+fn profile_dir_with(name: &str, workload: &str, verdict: &str) -> tempfile::TempDir {
+    let info = crate::util::ok_json(
+        &iosat()
+            .args(["info", "--all", "--json", name])
+            .output()
+            .unwrap(),
+    );
+    let id = info["devices"][0]["profile_id"].as_str().unwrap();
+    let profiles = crate::util::tempdir().unwrap();
+    std::fs::write(
+        profiles.path().join(format!("{id}.json")),
+        format!(r#"{{"workload":{workload},"verdict":{verdict}}}"#),
+    )
+    .unwrap();
+    profiles
+}
+
+/// Issue 37, "no headroom from a curve the current mix does not match", for a sweep's
+/// ceiling: the known device (4 units of 2 ms) with a read profile of its truth (baseline
+/// fio's depth-1 latency, max useful IOPS the 4 units' worth of it) and a mixed one (half
+/// reads) of the same truth, each judging a live `stat` while fio reads alone at 2 in
+/// flight, then reads and writes half and half. Reads alone: the read profile's headroom is
+/// the device's room. Half writes: the read profile gives the reads no headroom ("not
+/// known"), where it gave the ceiling less the reads (~1,400 more reads of a device with
+/// ~950 left in all); the mixed profile gives each direction its share's room, never more
+/// than the device has left.
+#[test]
+fn a_swept_ceiling_gives_no_headroom_beyond_the_devices_room_beside_writes() {
+    use crate::knowndev::{KnownDev, Spec};
+    if !have("fio", "--version") {
+        crate::util::skip("needs fio");
+        return;
+    }
+    let Some(dev) = KnownDev::start(Spec::new(UNITS as usize, Duration::from_nanos(S_NS as u64)))
+    else {
+        return;
+    };
+    let base_ns = fio_mean_ms(&dev.path, 1, 2.0) * 1e6;
+    let truth = UNITS * 1e9 / base_ns;
+    let verdict = format!(
+        r#"{{"baseline_latency_ns":{base_ns},"knee_concurrency":4,"max_useful_iops":{truth}}}"#
+    );
+    let reads = profile_dir_with(
+        dev.name(),
+        r#"{"pattern":"randread","block_size":4096}"#,
+        &verdict,
+    );
+    let mixed = profile_dir_with(
+        dev.name(),
+        r#"{"pattern":"randrw","block_size":4096,"read_pct":50}"#,
+        &verdict,
+    );
+    let out = crate::util::tempdir().unwrap();
+    let stat = |profiles: &tempfile::TempDir, file: &str| {
+        iosat()
+            .args([
+                "stat",
+                "--json",
+                "-i",
+                "0.5",
+                "-c",
+                "24",
+                "--no-learn",
+                "--no-bpf",
+            ])
+            .arg("--profile-dir")
+            .arg(profiles.path())
+            .arg(dev.name())
+            .stdout(std::fs::File::create(out.path().join(file)).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut by_reads = stat(&reads, "reads.jsonl");
+    let mut by_mixed = stat(&mixed, "mixed.jsonl");
+    fio(&dev.path, 2, 4);
+    fio_rw(&dev.path, "randrw", 2, 5);
+    for c in [&mut by_reads, &mut by_mixed] {
+        assert!(wait_bounded(c, Duration::from_secs(70)).success());
+    }
+    let rows = |file: &str| -> Vec<serde_json::Value> {
+        json_lines(&std::fs::read_to_string(out.path().join(file)).unwrap())
+            .iter()
+            .map(|l| l["devices"][0].clone())
+            .collect()
+    };
+    // Whole intervals of each phase, by their rates (those a phase's start or end cuts
+    // are neither).
+    let r_w = |d: &serde_json::Value| (num(d, "r/s").unwrap(), num(d, "w/s").unwrap());
+    let alone = |d: &&serde_json::Value| matches!(r_w(d), (r, w) if r > 0.3 * truth && w == 0.0);
+    let half = |d: &&serde_json::Value| {
+        let (r, w) = r_w(d);
+        r + w > 0.3 * truth && (0.35..0.65).contains(&(w / (r + w)))
+    };
+    let room = |d: &serde_json::Value| truth - r_w(d).0 - r_w(d).1;
+    let by_reads = rows("reads.jsonl");
+    let (mut n_alone, mut n_half) = (0, 0);
+    for d in by_reads.iter().filter(alone) {
+        let j = &d["judgement"]["read"];
+        eprintln!("reads alone {:?}: {j}", r_w(d));
+        assert_eq!(j["state"], "ok", "{d}");
+        let h = num(j, "headroom_iops").unwrap_or_else(|| panic!("no headroom: {d}"));
+        assert!(
+            (h - room(d)).abs() < 1.0,
+            "headroom {h:.0}, room {:.0}",
+            room(d)
+        );
+        n_alone += 1;
+    }
+    for d in by_reads.iter().filter(half) {
+        let j = &d["judgement"]["read"];
+        eprintln!("half writes {:?}: {j}", r_w(d));
+        assert!(
+            j["headroom_iops"].is_null(),
+            "reads' headroom beside writes: {d}"
+        );
+        // Not known, not "0 for a reason": the device may well serve more reads.
+        assert!(j["no_headroom"].is_null(), "{d}");
+        n_half += 1;
+    }
+    assert!(
+        n_alone >= 4 && n_half >= 4,
+        "{n_alone} intervals of reads, {n_half} of half writes"
+    );
+    let mut n_mixed = 0;
+    for d in rows("mixed.jsonl").iter().filter(half) {
+        for dir in ["read", "write"] {
+            let j = &d["judgement"][dir];
+            eprintln!("mixed profile {:?} {dir}: {j}", r_w(d));
+            assert_eq!(j["state"], "ok", "{d}");
+            let h = num(j, "headroom_iops").unwrap_or_else(|| panic!("no {dir} headroom: {d}"));
+            assert!(
+                h <= room(d) + 1.0,
+                "{dir} headroom {h:.0}, the device's room {:.0}",
+                room(d)
+            );
+        }
+        n_mixed += 1;
+    }
+    assert!(
+        n_mixed >= 4,
+        "{n_mixed} intervals of half writes by the mixed profile"
+    );
+}
+
 /// Issue 37's acceptance, "no ceiling without 'at least' before the plateau is seen": the
 /// known device (4 units of 2 ms: the plateau at 2,000 IOPS from 4 in flight) driven at 1, 2
 /// and 4 in flight, then 8 and 16. Every interval while the traffic has not yet gone past the
