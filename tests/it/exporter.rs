@@ -1252,6 +1252,12 @@ fn live_reads(name: &str) -> f64 {
 /// A profile directory with a randread profile of 4 KiB requests for device `name` (saved
 /// under its id as `iosat info` gives it) whose verdict is `verdict` (JSON).
 pub(crate) fn profile_dir_for(name: &str, verdict: &str) -> tempfile::TempDir {
+    profile_dir_with(name, r#"{"pattern":"randread","block_size":4096}"#, verdict)
+}
+
+/// [`profile_dir_for`] of a sweep of `workload` (JSON: its pattern, block size, share of
+/// reads).
+pub(crate) fn profile_dir_with(name: &str, workload: &str, verdict: &str) -> tempfile::TempDir {
     let info = crate::util::ok_json(
         &crate::util::iosat()
             .args(["info", "--all", "--json", name])
@@ -1262,7 +1268,7 @@ pub(crate) fn profile_dir_for(name: &str, verdict: &str) -> tempfile::TempDir {
     let profiles = crate::util::tempdir().unwrap();
     std::fs::write(
         profiles.path().join(format!("{id}.json")),
-        format!(r#"{{"workload":{{"pattern":"randread","block_size":4096}},"verdict":{verdict}}}"#),
+        format!(r#"{{"workload":{workload},"verdict":{verdict}}}"#),
     )
     .unwrap();
     profiles

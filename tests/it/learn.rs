@@ -443,16 +443,12 @@ fn stat_while_with(
 ) -> Vec<serde_json::Value> {
     let state = crate::util::tempdir().unwrap();
     let out_path = state.path().join("out.jsonl");
-    let mut child = iosat()
-        .args(["stat", "--json", "-i", "0.5"])
-        .args(args)
-        .arg("--state-dir")
-        .arg(state.path())
-        .args(["-c", &intervals.to_string(), dev.name()])
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = stat_child(
+        dev,
+        intervals,
+        &[args, &["--state-dir", state.path().to_str().unwrap()]].concat(),
+        &out_path,
+    );
     drive();
     let status = wait_bounded(&mut child, Duration::from_secs(u64::from(intervals) + 60));
     assert!(status.success());
@@ -460,6 +456,23 @@ fn stat_while_with(
         .iter()
         .map(|l| l["devices"][0].clone())
         .collect()
+}
+
+/// `iosat stat --json -i 0.5 <args> -c <intervals>` of a known device, its lines to `out`.
+fn stat_child(
+    dev: &crate::knowndev::KnownDev,
+    intervals: u32,
+    args: &[&str],
+    out: &std::path::Path,
+) -> std::process::Child {
+    iosat()
+        .args(["stat", "--json", "-i", "0.5"])
+        .args(args)
+        .args(["-c", &intervals.to_string(), dev.name()])
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn num(v: &serde_json::Value, k: &str) -> Option<f64> {
@@ -1216,25 +1229,6 @@ fn a_swept_profile_the_traffic_disagrees_with_is_reported_as_a_change() {
     assert!(evidence.contains("swept profile's baseline"), "{evidence}");
 }
 
-/// A profile directory holding one profile for the device `name`: a sweep's `verdict` of
-/// `workload` (exporter::profile_dir_for, with the workload given).
-fn profile_dir_with(name: &str, workload: &str, verdict: &str) -> tempfile::TempDir {
-    let info = crate::util::ok_json(
-        &iosat()
-            .args(["info", "--all", "--json", name])
-            .output()
-            .unwrap(),
-    );
-    let id = info["devices"][0]["profile_id"].as_str().unwrap();
-    let profiles = crate::util::tempdir().unwrap();
-    std::fs::write(
-        profiles.path().join(format!("{id}.json")),
-        format!(r#"{{"workload":{workload},"verdict":{verdict}}}"#),
-    )
-    .unwrap();
-    profiles
-}
-
 /// Issue 37, "no headroom from a curve the current mix does not match", for a sweep's
 /// ceiling: the known device (4 units of 2 ms) with a read profile of its truth (baseline
 /// fio's depth-1 latency, max useful IOPS the 4 units' worth of it) and a mixed one (half
@@ -1260,36 +1254,21 @@ fn a_swept_ceiling_gives_no_headroom_beyond_the_devices_room_beside_writes() {
     let verdict = format!(
         r#"{{"baseline_latency_ns":{base_ns},"knee_concurrency":4,"max_useful_iops":{truth}}}"#
     );
-    let reads = profile_dir_with(
+    let reads = crate::exporter::profile_dir_with(
         dev.name(),
         r#"{"pattern":"randread","block_size":4096}"#,
         &verdict,
     );
-    let mixed = profile_dir_with(
+    let mixed = crate::exporter::profile_dir_with(
         dev.name(),
         r#"{"pattern":"randrw","block_size":4096,"read_pct":50}"#,
         &verdict,
     );
     let out = crate::util::tempdir().unwrap();
     let stat = |profiles: &tempfile::TempDir, file: &str| {
-        iosat()
-            .args([
-                "stat",
-                "--json",
-                "-i",
-                "0.5",
-                "-c",
-                "24",
-                "--no-learn",
-                "--no-bpf",
-            ])
-            .arg("--profile-dir")
-            .arg(profiles.path())
-            .arg(dev.name())
-            .stdout(std::fs::File::create(out.path().join(file)).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+        let dir = profiles.path().to_str().unwrap();
+        let args = ["--no-learn", "--no-bpf", "--profile-dir", dir];
+        stat_child(&dev, 24, &args, &out.path().join(file))
     };
     let mut by_reads = stat(&reads, "reads.jsonl");
     let mut by_mixed = stat(&mixed, "mixed.jsonl");
