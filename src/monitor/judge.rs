@@ -531,8 +531,9 @@ mod tests {
 
     /// A swept ceiling gives headroom only beside the mix it was measured with (issue 37,
     /// analysis::state::ceiling_for_mix): a read sweep's 2,000 IOPS were reads alone, so
-    /// beside 500 writes (more than a tenth of it) the reads' room is not known, where 1,100
-    /// more reads were claimed; a 70 % mixed sweep's 2,000 are 1,400 reads beside 600
+    /// beside 100 writes the reads have 1,000 of room (the writes counted against it), and
+    /// beside 500 (more than a tenth of it) the reads' room is not known, where 1,100 more
+    /// reads were claimed; a 70 % mixed sweep's 2,000 are 1,400 reads beside 600
     /// writes, so reads at 900 beside 500 writes have 500 of room, not the mix's total less
     /// the reads (1,100), and none known beside 900 writes; a mixed sweep whose share is
     /// not known gives none.
@@ -561,8 +562,12 @@ mod tests {
             )
         };
         let read_sweep = read_profile();
+        // Beside 100 writes (within the tie), the device's room: the writes counted against
+        // the reads' ceiling, 2,000 - 100 - 900, not 1,100.
         let j = judged(&read_sweep, 900, 100);
         assert_eq!(j.read.state, State::Ok, "{j:?}");
+        assert_eq!(j.read.headroom_iops, Some(1000.0));
+        let j = judged(&read_sweep, 900, 0);
         assert_eq!(j.read.headroom_iops, Some(1100.0));
         let j = judged(&read_sweep, 900, 500);
         assert_eq!(j.read.state, State::Ok, "{j:?}");

@@ -1321,6 +1321,19 @@ fn a_swept_ceiling_gives_no_headroom_beyond_the_devices_room_beside_writes() {
         n_alone >= 4 && n_half >= 4,
         "{n_alone} intervals of reads, {n_half} of half writes"
     );
+    // Every interval, whatever its mix (a phase's switch cuts some: a few writes beside many
+    // reads, within the ceiling's tie): never more headroom than the device has left, the
+    // writes counted against the reads' ceiling (they once passed uncounted up to a tenth of
+    // it).
+    for d in &by_reads {
+        if let Some(h) = num(&d["judgement"]["read"], "headroom_iops") {
+            assert!(
+                h <= room(d).max(0.0) + 1.0,
+                "headroom {h:.0}, the device's room {:.0}: {d}",
+                room(d)
+            );
+        }
+    }
     let mut n_mixed = 0;
     for d in rows("mixed.jsonl").iter().filter(half) {
         for dir in ["read", "write"] {
