@@ -1167,3 +1167,55 @@ fn sigusr1_to_a_live_view_writes_its_hindsight() {
     t.keys(&["q"]);
     t.wait_prompt();
 }
+
+/// The headroom gauge is the one judgement's room (issue 37, "no headroom while overloaded,
+/// nor from a curve the current mix does not match"): reads alone at the profile's baseline
+/// draw their share of the sweep's 20,000 (5,000 of 20,000 read IOPS, a quarter filled);
+/// reads beside as many writes, which the read sweep never measured, draw no share (no
+/// room known: the gauge empty and the IOPS alone); a device saturated against its profile
+/// draws a full gauge with no "of 20000", where it drew its IOPS' share of the sweep's
+/// figure (a third, green, beside "headroom 0").
+#[test]
+fn the_gauge_draws_the_judgements_room_not_the_sweeps_figure() {
+    // 5,000 requests a second at 0.1 ms each (the profile's baseline), one in flight at most.
+    const READS: Dev = Dev {
+        id: Some("nvme-test"),
+        rate: |_| [5000, 500, 0, 0, 500, 500],
+        ..SATURATED
+    };
+    const HALF: Dev = Dev {
+        id: Some("nvme-test"),
+        rate: |_| [5000, 500, 5000, 500, 1000, 1000],
+        ..SATURATED
+    };
+    let gauge_line = |a: &App| {
+        let f = frame(a, 160, 48);
+        f.lines()
+            .find(|l| l.contains("nvme0n1: "))
+            .unwrap_or_else(|| panic!("no gauge line: {f}"))
+            .to_string()
+    };
+    let filled = |l: &str| l.chars().filter(|&c| c == '█').count();
+    let reads = gauge_line(&app(&[READS]));
+    assert!(
+        reads.contains("ok (read 1.0x swept), headroom 15000"),
+        "{reads}"
+    );
+    assert!(reads.contains("· 5000 of 20000 read IOPS"), "{reads}");
+    // A quarter of 160 cells, less the label's.
+    assert!((30..=40).contains(&filled(&reads)), "{reads}");
+    let half = gauge_line(&app(&[HALF]));
+    assert!(half.contains("headroom not known"), "{half}");
+    assert!(half.contains("· 10000 IOPS"), "{half}");
+    assert!(!half.contains("of 20000"), "{half}");
+    assert_eq!(filled(&half), 0, "{half}");
+    let sat = gauge_line(&app(&[SATURATED]));
+    assert!(sat.contains("headroom 0 · 6300 IOPS"), "{sat}");
+    assert!(!sat.contains("of 20000"), "{sat}");
+    // Full: no empty cell beside the label (an unfilled part is blanks; the label's
+    // centring may leave one).
+    let label = &sat[sat.find("nvme0n1: ").unwrap()..sat.rfind("IOPS").unwrap() + 4];
+    let blanks = sat.replace(label, "").matches(' ').count();
+    assert!(blanks <= 1, "{blanks} empty cells: {sat}");
+    eprintln!("{reads}\n{half}\n{sat}");
+}

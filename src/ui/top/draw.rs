@@ -753,6 +753,55 @@ pub(super) fn gauge_words(row: &super::app::Row) -> String {
     }
 }
 
+/// What the headroom gauge draws of a row judged by a profile: the share of the judged
+/// direction's room in use, its colour, and the words after the judgement. Drawn from the
+/// one judgement, never from the profile's max useful IOPS on its own: the device's
+/// direction serving `used` with `headroom` more within the target has `used + headroom`
+/// (its ceiling in the current mix, analysis::state::ceiling_for_mix); no headroom for a
+/// reason (saturated, overloaded, slow, changed) is a full gauge, whatever the IOPS against
+/// the sweep's figure (an overloaded device once drew half a green gauge, "2742 of 5000");
+/// a headroom not known (a mix the sweep did not measure: reads beside writes by a read
+/// sweep) draws no share at all, the IOPS alone.
+enum GaugeFill {
+    /// The share in use of a known room.
+    Share(f64),
+    /// No headroom, for the judgement's reason.
+    Full,
+    /// No room known.
+    Unknown,
+}
+
+fn gauge_fill(
+    j: &crate::analysis::state::Judgement,
+    r: &crate::monitor::DiskRates,
+) -> (GaugeFill, String) {
+    use crate::analysis::state::Dir;
+    let d = &j.device;
+    let all = fmt_iops(r.r_s + r.w_s);
+    match (d.headroom_iops, d.no_headroom) {
+        (Some(h), None) => {
+            let used = match d.dir {
+                Dir::Read => r.r_s,
+                Dir::Write => r.w_s,
+            };
+            let room = used + h;
+            let share = if room > 0.0 { used / room } else { 1.0 };
+            let at_least = if d.flags.ceiling_at_least { "≥ " } else { "" };
+            (
+                GaugeFill::Share(share.clamp(0.0, 1.0)),
+                format!(
+                    "{} of {at_least}{} {} IOPS",
+                    fmt_iops(used),
+                    fmt_iops(room),
+                    d.dir.as_str()
+                ),
+            )
+        }
+        (_, Some(_)) => (GaugeFill::Full, format!("{all} IOPS")),
+        (None, None) => (GaugeFill::Unknown, format!("{all} IOPS")),
+    }
+}
+
 fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let Some(row) = app.selected_row() else {
         return;
@@ -760,44 +809,34 @@ fn gauge(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     // The device's one judgement (monitor::judge): its state with the ratio and headroom of
     // the same direction, whichever baseline judged it.
     let j = &row.judgement;
-    let (Some(p), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
+    let (Some(_), Some(r)) = (row.profile.as_deref(), row.rates.as_ref()) else {
         let dim = Style::default().add_modifier(Modifier::DIM);
         one_line(f.buffer_mut(), area, &gauge_words(row), dim);
         return;
     };
-    let used = r.r_s + r.w_s;
-    let ratio = if p.max_useful_iops > 0.0 {
-        (used / p.max_useful_iops).clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
-    // A sweep that did not reach the knee gives lower bounds only.
-    let at_least = if p.knee_at_least.is_some() {
-        "≥ "
-    } else {
-        ""
-    };
-    let mut label = format!(
-        "{}: {} · {} of {at_least}{} IOPS",
-        row.name,
-        j.brief(),
-        fmt_iops(used),
-        fmt_iops(p.max_useful_iops),
-    );
+    let (fill, iops) = gauge_fill(j, r);
+    let mut label = format!("{}: {} · {iops}", row.name, j.brief());
     if let Some(aws) = &row.aws_clause {
         label.push_str(&format!(" · {aws}"));
     }
-    let color = if used > p.max_useful_iops || ratio >= 0.9 {
-        Color::Red
-    } else if ratio >= 0.7 {
-        Color::Yellow
-    } else {
-        Color::Green
+    let (ratio, style) = match fill {
+        GaugeFill::Share(s) => {
+            let color = if s >= 0.9 {
+                Color::Red
+            } else if s >= 0.7 {
+                Color::Yellow
+            } else {
+                Color::Green
+            };
+            (s, theme.fg(color).add_modifier(Modifier::REVERSED))
+        }
+        GaugeFill::Full => (1.0, theme.fg(Color::Red).add_modifier(Modifier::REVERSED)),
+        GaugeFill::Unknown => (0.0, Style::default().add_modifier(Modifier::DIM)),
     };
     let g = Gauge::default()
         .ratio(ratio)
         .label(label)
-        .gauge_style(theme.fg(color).add_modifier(Modifier::REVERSED));
+        .gauge_style(style);
     f.render_widget(g, area);
 }
 
