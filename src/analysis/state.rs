@@ -640,6 +640,12 @@ pub fn ceiling_for_mix(
     }
 }
 
+/// Two directions' ratios this close (a share of the larger) are one for choosing the
+/// device's direction ([`Judgement::of_with_cap`]): the rest of the choice is by headroom.
+/// Less than the noise of one interval's ratio at a steady load (a few per cent), far less
+/// than a state's span (1.5x to 3x).
+pub const DIRECTION_TIE: f64 = 0.05;
+
 /// Whether `change` holds the headroom at 0: a change not yet confirmed, so the ceiling is
 /// the device's before it, and there is a ceiling (`ceiling`; without one there is nothing
 /// to doubt). The one rule of the judgement ([`NoHeadroom::Changed`]) and of learning's own
@@ -873,7 +879,9 @@ impl Judgement {
 
 impl Judgement {
     /// The device from its two directions: the worst state; among equals the higher ratio,
-    /// then the judged one, then reads.
+    /// ratios within [`DIRECTION_TIE`] of each other being equal, then the less room (no
+    /// headroom first, then a headroom not known, then the smaller: the binding one); then
+    /// the judged one, then reads.
     pub fn of(read: DirJudgement, write: DirJudgement) -> Judgement {
         Judgement::of_with_cap(read, write, None)
     }
@@ -888,15 +896,40 @@ impl Judgement {
             (
                 d.state,
                 d.ratio.unwrap_or(-1.0),
+                // The less room, the worse: none at all first, then a room not known (no
+                // claim rather than a figure), then the least room.
+                match d.headroom_iops {
+                    Some(h) if h <= 0.0 => (2, 0.0),
+                    None => (1, 0.0),
+                    Some(h) => (0, -h),
+                },
                 d.basis != Basis::None,
                 d.dir == Dir::Read,
             )
         };
         let (kr, kw) = (key(&read), key(&write));
+        // Two directions at about the same ratio (both reads and writes of a mix at 1.06x,
+        // differing in the third decimal) are the device's by their room, not by which
+        // ratio is ahead in this interval: the device's headroom stays the binding one
+        // rather than jumping between the two from one interval to the next.
+        // Only between two judged ratios: an idle or unknown direction's room decides
+        // nothing.
+        let tie = read.ratio.is_some()
+            && write.ratio.is_some()
+            && (kr.1 - kw.1).abs() <= DIRECTION_TIE * kr.1.max(kw.1);
+        let (by_ratio, by_room) = if tie {
+            (
+                std::cmp::Ordering::Equal,
+                kr.2 .0.cmp(&kw.2 .0).then(kr.2 .1.total_cmp(&kw.2 .1)),
+            )
+        } else {
+            (kr.1.total_cmp(&kw.1), std::cmp::Ordering::Equal)
+        };
         let write_worse =
             kr.0.cmp(&kw.0)
-                .then(kr.1.total_cmp(&kw.1))
-                .then((kr.2, kr.3).cmp(&(kw.2, kw.3)))
+                .then(by_ratio)
+                .then(by_room)
+                .then((kr.3, kr.4).cmp(&(kw.3, kw.4)))
                 .is_lt();
         let device = if write_worse {
             write.clone()
@@ -1500,6 +1533,53 @@ mod tests {
             Judgement::of(read.clone(), write_ok.clone()).device,
             write_ok
         );
+        // Both ok at about the same ratio (within DIRECTION_TIE): the less room, whichever
+        // ratio is ahead by a hair, so that the device's headroom does not jump between the
+        // directions from one interval to the next (a mix at 50/50 by a 70 % sweep's shares:
+        // reads' ~860 and writes' ~100, the ratios differing in the third decimal).
+        let at = |dir, ms: f64, r: &Reference| {
+            judge_dir(dir, obs(100.0, ms), Some(r.clone()), Some(1.0))
+        };
+        let roomy = Reference {
+            max_iops: Some(960.0),
+            ..sw.clone()
+        };
+        let tight = Reference {
+            max_iops: Some(200.0),
+            ..sw.clone()
+        };
+        for (r_ms, w_ms) in [(1.061, 1.060), (1.060, 1.061), (1.06, 1.06)] {
+            let j = Judgement::of(at(Dir::Read, r_ms, &roomy), at(Dir::Write, w_ms, &tight));
+            assert_eq!(j.device.dir, Dir::Write, "{r_ms} {w_ms}");
+            assert_eq!(j.device.headroom_iops, Some(100.0));
+            let j = Judgement::of(at(Dir::Read, r_ms, &tight), at(Dir::Write, w_ms, &roomy));
+            assert_eq!(j.device.dir, Dir::Read, "{r_ms} {w_ms}");
+        }
+        // A room not known before any known figure (no claim rather than one), after none.
+        let unknown_room = Reference {
+            max_iops: None,
+            ..sw.clone()
+        };
+        let j = Judgement::of(
+            at(Dir::Read, 1.06, &unknown_room),
+            at(Dir::Write, 1.061, &tight),
+        );
+        assert_eq!((j.device.dir, j.device.headroom_iops), (Dir::Read, None));
+        let full = Reference {
+            max_iops: Some(100.0),
+            ..sw.clone()
+        };
+        let j = Judgement::of(
+            at(Dir::Read, 1.061, &unknown_room),
+            at(Dir::Write, 1.06, &full),
+        );
+        assert_eq!(
+            (j.device.dir, j.device.headroom_iops),
+            (Dir::Write, Some(0.0))
+        );
+        // Beyond the tie, the higher ratio still, whatever its room.
+        let j = Judgement::of(at(Dir::Read, 1.3, &roomy), at(Dir::Write, 1.06, &tight));
+        assert_eq!(j.device.dir, Dir::Read);
         // An unjudged direction with I/O (unknown) outranks an idle one; a judged idle one
         // outranks an unjudged idle one.
         let idle_read = judge_dir(Dir::Read, obs(0.0, 0.0), Some(le.clone()), Some(0.0));
