@@ -892,45 +892,38 @@ impl Judgement {
         write: DirJudgement,
         cap: Option<super::declared::CapUse>,
     ) -> Judgement {
-        let key = |d: &DirJudgement| {
-            (
-                d.state,
-                d.ratio.unwrap_or(-1.0),
-                // The less room, the worse: none at all first, then a room not known (no
-                // claim rather than a figure), then the least room.
-                match d.headroom_iops {
-                    Some(h) if h <= 0.0 => (2, 0.0),
-                    None => (1, 0.0),
-                    Some(h) => (0, -h),
-                },
-                d.basis != Basis::None,
-                d.dir == Dir::Read,
-            )
+        // The less room, the worse: none at all first, then a room not known (no claim
+        // rather than a figure), then the least room.
+        let room = |d: &DirJudgement| match d.headroom_iops {
+            Some(h) if h <= 0.0 => (2, 0.0),
+            None => (1, 0.0),
+            Some(h) => (0, -h),
         };
-        let (kr, kw) = (key(&read), key(&write));
+        let (rr, rw) = (read.ratio.unwrap_or(-1.0), write.ratio.unwrap_or(-1.0));
         // Two directions at about the same ratio (both reads and writes of a mix at 1.06x,
         // differing in the third decimal) are the device's by their room, not by which
         // ratio is ahead in this interval: the device's headroom stays the binding one
-        // rather than jumping between the two from one interval to the next.
-        // Only between two judged ratios: an idle or unknown direction's room decides
-        // nothing.
+        // rather than jumping between the two from one interval to the next. Only between
+        // two judged ratios: an idle or unknown direction's room decides nothing.
         let tie = read.ratio.is_some()
             && write.ratio.is_some()
-            && (kr.1 - kw.1).abs() <= DIRECTION_TIE * kr.1.max(kw.1);
-        let (by_ratio, by_room) = if tie {
-            (
-                std::cmp::Ordering::Equal,
-                kr.2 .0.cmp(&kw.2 .0).then(kr.2 .1.total_cmp(&kw.2 .1)),
-            )
-        } else {
-            (kr.1.total_cmp(&kw.1), std::cmp::Ordering::Equal)
-        };
-        let write_worse =
-            kr.0.cmp(&kw.0)
-                .then(by_ratio)
-                .then(by_room)
-                .then((kr.3, kr.4).cmp(&(kw.3, kw.4)))
-                .is_lt();
+            && (rr - rw).abs() <= DIRECTION_TIE * rr.max(rw);
+        let write_worse = read
+            .state
+            .cmp(&write.state)
+            .then_with(|| {
+                if tie {
+                    let (a, b) = (room(&read), room(&write));
+                    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
+                } else {
+                    rr.total_cmp(&rw)
+                }
+            })
+            .then_with(|| {
+                let judged = |d: &DirJudgement| (d.basis != Basis::None, d.dir == Dir::Read);
+                judged(&read).cmp(&judged(&write))
+            })
+            .is_lt();
         let device = if write_worse {
             write.clone()
         } else {
