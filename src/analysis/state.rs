@@ -1038,8 +1038,6 @@ pub fn basis_adjective(b: Basis) -> &'static str {
 mod tests {
     use super::*;
 
-    /// A change written by hand is serde's, byte for byte: figures that serde writes as
-    /// null, words it escapes, confirmed or not.
     /// A ceiling beside more of the other direction than it was measured with (issue 37):
     /// within the tie, the excess is counted against it one for one, so that the headroom is
     /// never more than the room the device has left (a read sweep's 42,856 IOPS beside 4,255
@@ -1065,6 +1063,8 @@ mod tests {
         assert_eq!(ceiling_for_mix(None, Some(0.0), 0.0), None);
     }
 
+    /// A change written by hand is serde's, byte for byte: figures that serde writes as
+    /// null, words it escapes, confirmed or not.
     #[test]
     fn a_change_written_by_hand_is_serdes_byte_for_byte() {
         use crate::analysis::shared::Json;
