@@ -1217,5 +1217,4 @@ fn the_gauge_draws_the_judgements_room_not_the_sweeps_figure() {
     let label = &sat[sat.find("nvme0n1: ").unwrap()..sat.rfind("IOPS").unwrap() + 4];
     let blanks = sat.replace(label, "").matches(' ').count();
     assert!(blanks <= 1, "{blanks} empty cells: {sat}");
-    eprintln!("{reads}\n{half}\n{sat}");
 }

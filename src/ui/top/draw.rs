@@ -753,15 +753,7 @@ pub(super) fn gauge_words(row: &super::app::Row) -> String {
     }
 }
 
-/// What the headroom gauge draws of a row judged by a profile: the share of the judged
-/// direction's room in use, its colour, and the words after the judgement. Drawn from the
-/// one judgement, never from the profile's max useful IOPS on its own: the device's
-/// direction serving `used` with `headroom` more within the target has `used + headroom`
-/// (its ceiling in the current mix, analysis::state::ceiling_for_mix); no headroom for a
-/// reason (saturated, overloaded, slow, changed) is a full gauge, whatever the IOPS against
-/// the sweep's figure (an overloaded device once drew half a green gauge, "2742 of 5000");
-/// a headroom not known (a mix the sweep did not measure: reads beside writes by a read
-/// sweep) draws no share at all, the IOPS alone.
+/// How much of the gauge is filled ([`gauge_fill`]).
 enum GaugeFill {
     /// The share in use of a known room.
     Share(f64),
@@ -771,19 +763,24 @@ enum GaugeFill {
     Unknown,
 }
 
+/// What the headroom gauge draws of a row judged by a profile: the share of the judged
+/// direction's room in use and the words after the judgement. Drawn from the
+/// one judgement, never from the profile's max useful IOPS on its own: the device's
+/// direction serving `used` with `headroom` more within the target has `used + headroom`
+/// (its ceiling in the current mix, analysis::state::ceiling_for_mix); no headroom for a
+/// reason (saturated, overloaded, slow, changed) is a full gauge, whatever the IOPS against
+/// the sweep's figure (an overloaded device once drew half a green gauge, "2742 of 5000");
+/// a headroom not known (a mix the sweep did not measure: reads beside writes by a read
+/// sweep) draws no share at all, the IOPS alone.
 fn gauge_fill(
     j: &crate::analysis::state::Judgement,
     r: &crate::monitor::DiskRates,
 ) -> (GaugeFill, String) {
-    use crate::analysis::state::Dir;
     let d = &j.device;
     let all = fmt_iops(r.r_s + r.w_s);
     match (d.headroom_iops, d.no_headroom) {
         (Some(h), None) => {
-            let used = match d.dir {
-                Dir::Read => r.r_s,
-                Dir::Write => r.w_s,
-            };
+            let used = crate::monitor::judge::observed(r, d.dir, None).iops;
             let room = used + h;
             let share = if room > 0.0 { used / room } else { 1.0 };
             let at_least = if d.flags.ceiling_at_least { "≥ " } else { "" };
