@@ -431,9 +431,14 @@ impl Words {
         match c.knee_concurrency {
             Some(k) => format!(
                 "{base_words}; knee at {}{k} in flight{}{}",
-                // A range up to the knee: a level below may be it as well.
+                // A range up to the knee: a level below may be it as well; a range from it
+                // (levels above it skipped while the IOPS still grew, or tied with it): a
+                // level above may be it, and "knee at 1 in flight (1–16)" would name the
+                // lowest level the range holds as the knee (stop 85: vda driven at 1, then
+                // in bursts at 17 in flight; its sweep's knee is 4).
                 match c.knee_range {
                     Some([a, b]) if b == k && a < k => "or below ",
+                    Some([a, b]) if a == k && b > k => "or above ",
                     _ => "",
                 },
                 c.knee_range
@@ -627,6 +632,15 @@ pub(crate) mod tests {
         assert!(lo <= k && k < hi, "{}", c.summary);
         assert!(hi >= 24, "{}", c.summary);
         assert!(c.summary.contains(&format!("({lo}–{hi})")), "{}", c.summary);
+        // The range starts at the knee (1: the only level learned below 24): the words say a
+        // level above may be it, never a knee "at" the lowest level of the range alone.
+        assert_eq!(lo, k, "{}", c.summary);
+        assert!(
+            c.summary
+                .contains(&format!("knee at or above {k} in flight ({lo}–{hi})")),
+            "{}",
+            c.summary
+        );
     }
 
     #[test]
