@@ -280,6 +280,27 @@ impl Learned {
         }
     }
 
+    /// The learned object a file's summary gives (`analyze`, the recording page): what
+    /// learning said at the file's last interval, `last`, where that judges by something
+    /// learned ([`Learned::judged_by`]); else, where the device at rest does (`at_rest`:
+    /// learn's Learner::at_rest, the series it learned most), that one: a recording whose last
+    /// interval held a few writes after minutes of reads, or requests of a size class not
+    /// learned, read "no baseline yet" and "let iosat learn the baseline from the traffic"
+    /// on a device learned for minutes (stop 85, vda). Else `last`, which says why nothing
+    /// judges (a device learning again since a confirmed change has no curve at rest either).
+    pub fn for_summary(
+        last: Option<Learned>,
+        at_rest: impl FnOnce() -> Option<Learned>,
+    ) -> Option<Learned> {
+        if last.as_ref().is_some_and(|l| l.judged_by().is_some()) {
+            return last;
+        }
+        match at_rest() {
+            Some(r) if r.judged_by().is_some() => Some(r),
+            _ => last,
+        }
+    }
+
     /// The single-request latency learning judges this interval by, and its basis (learned,
     /// or learned_estimate): the baseline; without one (the traffic never came down to about one in
     /// flight, or too little of it has: issue 37) the estimate's point; where the estimate

@@ -290,6 +290,17 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             }
         }
     }
+    // What learning said at each device's last interval, or the device at rest where that
+    // interval judged by nothing it learned (Learned::for_summary).
+    for t in &mut tracks {
+        let rest = || {
+            replay
+                .replayer()
+                .learned_at_rest(t.major, t.minor, &t.kernel_name)
+        };
+        t.series.learned =
+            crate::analysis::learned::Learned::for_summary(t.series.learned.take(), rest);
+    }
     let samples = replay.replayer().samples();
     if tracks.iter().all(|t| t.series.samples.is_empty()) {
         return Err(perr(

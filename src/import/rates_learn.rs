@@ -107,7 +107,13 @@ pub fn learn_series(d: &DeviceSeries) -> (Option<crate::learn::Learned>, bool) {
             last = Some(learner.observe_rates(&d.device, wall_ns, &r));
         }
     }
-    (last.map(|l| l.as_ref().clone()), assumed)
+    // The device at rest where the last interval judged by nothing learned
+    // (Learned::for_summary).
+    let last =
+        crate::analysis::learned::Learned::for_summary(last.map(|l| l.as_ref().clone()), || {
+            learner.at_rest(&d.device)
+        });
+    (last, assumed)
 }
 
 /// Learn every device of an iostat import, noting when the interval was assumed.
@@ -200,6 +206,75 @@ mod tests {
             last = Some(live.observe_rates("sda", i * 1_000_000_000, &r));
         }
         assert_eq!(last.unwrap().as_ref(), &l);
+    }
+
+    #[test]
+    fn a_series_that_ends_on_a_few_writes_keeps_the_reads_baseline() {
+        // 40 s of reads at one in flight of 2 ms, then one interval of 2 writes and no read
+        // (a journal's flush at the end of a log): the last interval's judgement is the
+        // writes', which learned nothing; the summary is the device at rest, the reads'.
+        let mut samples: Vec<DeviceSample> = (0..40)
+            .map(|i| sample(&format!("11/22/26 10:00:{i:02}"), 500.0, 2.0))
+            .collect();
+        samples.push(DeviceSample {
+            time: Some("11/22/26 10:00:40".into()),
+            r_per_s: Some(0.0),
+            w_per_s: Some(2.0),
+            rkb_per_s: Some(0.0),
+            wkb_per_s: Some(8.0),
+            w_await: Some(0.5),
+            ..DeviceSample::default()
+        });
+        let d = DeviceSeries {
+            device: "sda".into(),
+            samples,
+            shown_by_default: true,
+            learned: None,
+            split: Vec::new(),
+        };
+        let (l, _) = learn_series(&d);
+        let l = l.unwrap();
+        assert_eq!(
+            l.direction,
+            Some(crate::analysis::state::Dir::Read),
+            "{l:?}"
+        );
+        let b = l.baseline_latency_ns.expect("the reads' baseline");
+        assert!((b / 2e6 - 1.0).abs() < 1e-6, "{b}");
+        assert!(l
+            .summary
+            .as_ref()
+            .unwrap()
+            .as_str()
+            .starts_with("baseline 2.00 ms"));
+        // What live learning said in that interval: the writes', nothing judged.
+        let mut live = Learner::new(LearnSpec::default());
+        let mut last = None;
+        for i in 1..=41i64 {
+            let r = if i <= 40 {
+                DiskRates {
+                    interval_s: 1.0,
+                    r_s: 500.0,
+                    rkb_s: 2000.0,
+                    r_await: Some(2.0),
+                    read_concurrency: 1.0,
+                    ..DiskRates::default()
+                }
+            } else {
+                DiskRates {
+                    interval_s: 1.0,
+                    w_s: 2.0,
+                    wkb_s: 8.0,
+                    w_await: Some(0.5),
+                    write_concurrency: 0.001,
+                    ..DiskRates::default()
+                }
+            };
+            last = Some(live.observe_rates("sda", i * 1_000_000_000, &r));
+        }
+        let last = last.unwrap();
+        assert!(last.judged_by().is_none(), "{last:?}");
+        assert_eq!(live.at_rest("sda").as_ref(), Some(&l));
     }
 
     #[test]

@@ -1503,6 +1503,14 @@ impl Learner {
         Some(d.judge(&[], &[]))
     }
 
+    /// What the device under `key` would be judged at rest, now (an idle interval: the
+    /// figures of the series it learned most, state idle), without estimating again: what
+    /// live learning would say of it in its next idle interval. None: no device under `key`.
+    pub fn at_rest(&self, key: &str) -> Option<Learned> {
+        let i = *self.by_key.get(key)?;
+        Some(self.devices[i].1.judge(&[], &[]))
+    }
+
     /// Save every device learned since the last save; problems become warnings.
     pub fn save(&mut self) {
         let Some(dir) = self.spec.state_dir.clone() else {
@@ -1566,6 +1574,10 @@ impl crate::monitor::observe::Observer for Learner {
 
     fn take_warnings(&mut self) -> Vec<String> {
         Learner::take_warnings(self)
+    }
+
+    fn at_rest(&self, key: &str) -> Option<Learned> {
+        Learner::at_rest(self, key)
     }
 }
 

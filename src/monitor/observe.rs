@@ -25,4 +25,12 @@ pub trait Observer: std::fmt::Debug + Send {
 
     /// Lines for the user since the last call.
     fn take_warnings(&mut self) -> Vec<String>;
+
+    /// What the device kept under `key` would be judged at rest, after what was observed (an
+    /// idle interval now: the figures of what it learned most): for a file's summary whose last
+    /// interval judged by nothing learned. None: nothing observed under that key.
+    fn at_rest(&self, key: &str) -> Option<crate::analysis::learned::Learned> {
+        let _ = key;
+        None
+    }
 }

@@ -309,6 +309,19 @@ impl Replayer {
         Ok(fed)
     }
 
+    /// What the observer (learning) would judge this device at rest now, under the key it
+    /// learns the device by (the profile id an `I` line gave it, else its kernel name, as
+    /// each interval is observed): see [`super::observe::Observer::at_rest`].
+    pub fn learned_at_rest(
+        &self,
+        major: u32,
+        minor: u32,
+        name: &str,
+    ) -> Option<crate::analysis::learned::Learned> {
+        let key = self.id_of(major, minor, name).unwrap_or(name);
+        self.observer.as_deref()?.at_rest(key)
+    }
+
     /// Is there sysfs metadata for this device under this kernel name?
     pub fn has_meta(&self, major: u32, minor: u32, name: &str) -> bool {
         self.engine.has_meta(major, minor, name)

@@ -58,8 +58,10 @@ pub struct StatSeries {
     pub points: Vec<Point>,
     /// Its profile, or why there is none (said on the page instead of the saturation chart).
     pub profile: Result<Found, String>,
-    /// What production learning (learn/) said at its last interval with a value: the
-    /// judgement the page gives without a profile.
+    /// What production learning (learn/) said at its last interval with a value, or the
+    /// device at rest where that interval judged by nothing learned
+    /// (analysis::learned::Learned::for_summary): the judgement the page gives without a
+    /// profile.
     pub learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
 }
 
@@ -287,7 +289,13 @@ identified on this machine."
                     display_name: t.display_name.clone(),
                     points,
                     profile,
-                    learned: t.learned.clone(),
+                    // What learning said at the last interval, or the device at rest where
+                    // that interval judged by nothing learned (Learned::for_summary).
+                    learned: crate::analysis::learned::Learned::for_summary(
+                        t.learned.as_deref().cloned(),
+                        || self.replayer.learned_at_rest(t.major, t.minor, &t.name),
+                    )
+                    .map(std::sync::Arc::new),
                 }
             })
             .collect();

@@ -964,6 +964,57 @@ mod tests {
         t
     }
 
+    /// [`learned_rec`] with one more second in which sdb did 2 writes and no read (a
+    /// journal's flush at the end of a recording).
+    fn learned_rec_ending_on_writes() -> String {
+        let mut t = learned_rec();
+        // sdb's counters as learned_rec's last sample left them (44,000 reads, 56 s of their
+        // time, 44 s busy), but for 2 writes of 1 ms in all.
+        let (n, ms) = (44_000u64, 56_000u64);
+        t.push_str(&format!(
+            "T {} {}\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 8 16 sdb {n} 0 {} {ms} 2 0 16 1 0 44001 {}\n",
+            46_000_000_000u64,
+            1_795_333_826_000_000_000u64 + 45_000_000_000,
+            n * 8,
+            ms + 1
+        ));
+        t
+    }
+
+    #[test]
+    fn a_recording_that_ends_on_a_few_writes_keeps_its_learned_baseline() {
+        // The last interval's learned judgement is the writes' (nothing learned of them): the
+        // page said "saturation not judged … or let iosat learn the baseline from the
+        // traffic" of a device learned for 40 s. It judges by the reads' baseline, at rest.
+        let (devs, _) = series(
+            &learned_rec_ending_on_writes(),
+            &mut NoProfiles("none".into()),
+        )
+        .unwrap();
+        let sdb = devs.iter().find(|d| d.name == "sdb").unwrap();
+        let l = sdb.learned.as_deref().expect("learned");
+        assert_eq!(
+            l.direction,
+            Some(crate::analysis::state::Dir::Read),
+            "{l:?}"
+        );
+        assert!(l.judged_by().is_some(), "{l:?}");
+        let text = render(&devs, &[], Format::Markdown);
+        assert!(
+            text.contains("sdb: judged against the baseline learned from its own traffic"),
+            "{text}"
+        );
+        assert!(!text.contains("sdb: saturation not judged"), "{text}");
+        // analyze of the same file: the same learned object.
+        let f = crate::import::diskstats::parse(
+            std::path::Path::new("r.rec"),
+            &learned_rec_ending_on_writes(),
+        )
+        .unwrap();
+        let a = f.devices.iter().find(|d| d.device == "sdb").unwrap();
+        assert_eq!(a.learned.as_ref(), Some(l));
+    }
+
     #[test]
     fn the_page_judges_by_the_learned_baseline_and_draws_the_named_devices_first() {
         let (mut devs, idle) = series(&learned_rec(), &mut NoProfiles("none".into())).unwrap();
