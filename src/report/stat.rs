@@ -208,6 +208,12 @@ fn read_json(text: &str) -> Result<Vec<Interval>, ParseError> {
 /// judged it: the line's `profile` object carries the baseline it used.
 pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), ParseError> {
     let mut out: Vec<StatSeries> = Vec::new();
+    // Per series, the latest learned object that judged by something learned: where the last
+    // interval's does not (a few writes after minutes of reads), the page judges by it, as a
+    // recording's page judges by the device at rest (Learned::for_summary). Forgotten once a
+    // later object has learned fewer intervals: learning started again (a change confirmed
+    // and learned anew, a re-created device), and the earlier curve is another device's.
+    let mut judged: Vec<Option<Arc<crate::learn::Learned>>> = Vec::new();
     for iv in read_json(text)? {
         for d in iv.devices {
             let partition = match d.kind.as_deref() {
@@ -241,7 +247,17 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 }
             };
             if let Some(l) = &d.learned {
-                out[idx].learned = Some(Arc::new(l.clone()));
+                judged.resize(out.len(), None);
+                let l = Arc::new(l.clone());
+                if l.judged_by().is_some() {
+                    judged[idx] = Some(Arc::clone(&l));
+                } else if judged[idx]
+                    .as_ref()
+                    .is_some_and(|j| l.intervals < j.intervals)
+                {
+                    judged[idx] = None;
+                }
+                out[idx].learned = Some(l);
             }
             let sat = |k: &str| d.profile.as_ref().and_then(|p| p.values.num(k));
             out[idx].points.push(Point {
@@ -274,6 +290,14 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 cpus_busy: None,
             });
         }
+    }
+    judged.resize(out.len(), None);
+    for (s, j) in out.iter_mut().zip(judged) {
+        s.learned =
+            crate::analysis::learned::Learned::for_summary(s.learned.as_deref().cloned(), || {
+                j.as_deref().cloned()
+            })
+            .map(Arc::new);
     }
     Ok(split_idle(out))
 }

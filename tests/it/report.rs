@@ -255,6 +255,64 @@ fn the_pages_time_overloaded_is_out_of_the_time_judged() {
     );
 }
 
+/// A recording whose last second held 2 writes after 45 s of reads at one in flight (1 ms):
+/// the last interval's learned judgement is the writes', which learned nothing. Its page, the
+/// page of `stat --json` of it and `analyze` said "no baseline yet" or "saturation not judged
+/// … let iosat learn the baseline from the traffic" of a device learned for 45 s; all three
+/// judge by the reads' learned baseline.
+#[test]
+fn a_file_that_ends_on_a_few_writes_keeps_its_learned_baseline() {
+    let mut rec = crate::util::sdx_recording(45, |_| (1000, 8, 1000, 1000));
+    rec.push_str(&format!(
+        "T {} {}\n   8       0 sdx 45000 0 360000 45000 2 0 16 1 0 45001 45001 0 0 0 0 0 0\n",
+        1_000_000_000_000i64 + 46_000_000_000,
+        1_795_333_857_000_000_000i64 + 46_000_000_000
+    ));
+    let dir = crate::util::tempdir().unwrap();
+    let path = dir.path().join("writes-last.rec");
+    std::fs::write(&path, rec).unwrap();
+    let json = ok_stdout(
+        &iosat()
+            .args(["stat", "--json", "--replay"])
+            .arg(&path)
+            .output()
+            .unwrap(),
+    );
+    // What stat said at the last interval: nothing learned judges its writes.
+    let last: Value = serde_json::from_str(json.lines().last().unwrap()).unwrap();
+    let d = &last["devices"][0];
+    assert_eq!(d["judgement"]["direction"], "write", "{d}");
+    assert!(d["learned"]["baseline_latency_ns"].is_null(), "{d}");
+    let json_path = dir.path().join("stat.json");
+    std::fs::write(&json_path, &json).unwrap();
+    for input in [&path, &json_path] {
+        let md = ok_stdout(&report(&[input.to_str().unwrap(), "--format", "markdown"]));
+        assert!(
+            md.contains("sdx: judged against the baseline learned from its own traffic"),
+            "{}: {md}",
+            input.display()
+        );
+        assert!(!md.contains("sdx: saturation not judged"), "{md}");
+    }
+    let out = iosat()
+        .args(["analyze", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let a: Value = serde_json::from_str(&ok_stdout(&out)).unwrap();
+    let l = &a["devices"][0]["learned"];
+    assert_eq!(l["direction"], "read", "{l}");
+    let b = l["baseline_latency_ns"]
+        .as_f64()
+        .expect("the reads' baseline");
+    assert!((b / 1e6 - 1.0).abs() < 0.05, "{l}");
+    let text = ok_stdout(&iosat().arg("analyze").arg(&path).output().unwrap());
+    assert!(
+        text.contains("sdx: learned (read) from its own traffic"),
+        "{text}"
+    );
+}
+
 #[test]
 fn fsync_tables_carry_the_json_numbers() {
     let f = fixture("fsync.json");
