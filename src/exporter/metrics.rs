@@ -726,6 +726,8 @@ struct Judged<'a> {
     bounds_s: Option<[f64; 2]>,
     knee: Option<f64>,
     knee_at_least: Option<f64>,
+    /// The levels the knee may be at (low, high), where learning gives a range.
+    knee_range: Option<[f64; 2]>,
     max_iops: Option<f64>,
     headroom_iops: Option<f64>,
     /// How well the learned curve's fit (USL) explains its points: the curve's confidence.
@@ -770,6 +772,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                         .is_none()
                         .then(|| f64::from(p.knee_concurrency)),
                     knee_at_least: p.knee_at_least.map(f64::from),
+                    knee_range: None,
                     max_iops: Some(p.max_useful_iops),
                     headroom_iops: headroom(op),
                     fit_r_squared: None,
@@ -804,6 +807,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     bounds_s: Some(e.interval_ns.map(|ns| ns / 1e9)),
                     knee: None,
                     knee_at_least: l.knee_at_least,
+                    knee_range: None,
                     max_iops: l.max_iops,
                     headroom_iops: headroom(op),
                     fit_r_squared: None,
@@ -818,8 +822,18 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
                 baseline_device_s: l.baseline_device_ns.map(|ns| ns / 1e9),
                 bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
-                knee: l.knee_concurrency.map(f64::from),
-                knee_at_least: l.knee_at_least,
+                knee: l
+                    .knee_concurrency
+                    .filter(|_| !rises_above(l))
+                    .map(f64::from),
+                // A knee whose range rises above it (levels above it skipped while the IOPS
+                // still grew, or tied with it) is a lower bound, as its words say ("knee at or
+                // above 1 in flight (1–17)"): a gauge of 1 "at the knee" would have the
+                // shipped load rule read 17 in flight as 17x past it.
+                knee_at_least: l
+                    .knee_at_least
+                    .or_else(|| l.knee_concurrency.filter(|_| rises_above(l)).map(f64::from)),
+                knee_range: l.knee_range.map(|[a, b]| [f64::from(a), f64::from(b)]),
                 max_iops: l.max_iops,
                 headroom_iops: headroom(op),
                 fit_r_squared: l.fit_r_squared,
@@ -827,6 +841,12 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
         }
     }
     out
+}
+
+/// Whether a learned knee's range starts at the knee and rises above it (learn/estimate.rs's
+/// "knee at or above k").
+fn rises_above(l: &crate::learn::Learned) -> bool {
+    matches!((l.knee_concurrency, l.knee_range), (Some(k), Some([a, b])) if a == k && b > k)
 }
 
 /// Each direction's learned judgement of a device: reads and writes apart (learn's
@@ -1090,13 +1110,15 @@ time is judged against (issue 40).",
         (
             "iosat_disk_knee_concurrency",
             "Requests in flight at the knee, past which latency grows faster than throughput \
-(absent until the traffic went past it).",
+(absent until the traffic went past it, and where learning's knee is a range that rises above \
+it: iosat_disk_knee_at_least_concurrency then).",
             |j| j.knee,
         ),
         (
             "iosat_disk_knee_at_least_concurrency",
             "Until the learned traffic has gone past the knee: the concurrency it reached \
-without one, a lower bound of the knee.",
+without one, a lower bound of the knee; or the lowest level of a learned knee's range that rises \
+above it (iosat_disk_knee_range_concurrency).",
             |j| j.knee_at_least,
         ),
         (
@@ -1131,6 +1153,32 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
                 &[("device", j.device), ("op", j.op), ("source", j.source)],
                 v,
             );
+        }
+    }
+    let ranged: Vec<(&Judged, [f64; 2])> =
+        j.iter().filter_map(|j| Some((j, j.knee_range?))).collect();
+    if !ranged.is_empty() {
+        let name = "iosat_disk_knee_range_concurrency";
+        o.family(
+            name,
+            "gauge",
+            "The levels of requests in flight learning's knee may be at, bound=\"low\" and \
+bound=\"high\": levels the traffic skipped, or that served as much. Where the range starts at \
+the knee, the knee is a lower bound (iosat_disk_knee_at_least_concurrency), not a knee.",
+        );
+        for (j, [lo, hi]) in ranged {
+            for (b, v) in [("low", lo), ("high", hi)] {
+                o.sample(
+                    name,
+                    &[
+                        ("device", j.device),
+                        ("op", j.op),
+                        ("source", j.source),
+                        ("bound", b),
+                    ],
+                    v,
+                );
+            }
         }
     }
     let bounded: Vec<(&Judged, [f64; 2])> =

@@ -1476,6 +1476,49 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
     }
 }
 
+/// A learned knee whose range starts at it and rises above it ("knee at or above 1 in flight
+/// (1–16)": the traffic went from 1 in flight straight to bursts at 17, as on the VM's own disk
+/// in stop 85) is served as a lower bound with its range, never as a knee of 1 (the shipped load
+/// rule would read 17 in flight as 17x past it); one whose range ends at it ("at or below 8
+/// (2–8)") keeps its knee, with the range beside it.
+#[test]
+fn a_learned_knee_range_is_served_and_one_rising_above_the_knee_is_a_lower_bound() {
+    use iosat::learn::State;
+    let mut s = Scraper::new(fixture_root(), all(), None).scrape();
+    for d in &mut s.devices {
+        let (k, range) = match d.line.name.as_str() {
+            "sda" => (1, [1, 16]),
+            "nvme0n1" => (8, [2, 8]),
+            _ => continue,
+        };
+        let mut l = learned(State::Ok, 1.0);
+        (l.knee_concurrency, l.knee_range, l.knee_at_least) = (Some(k), Some(range), None);
+        judged(d, l);
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 1",
+        "iosat_disk_knee_range_concurrency{device=\"sda\",op=\"read\",source=\"learned\",bound=\"low\"} 1",
+        "iosat_disk_knee_range_concurrency{device=\"sda\",op=\"read\",source=\"learned\",bound=\"high\"} 16",
+        "iosat_disk_knee_concurrency{device=\"nvme0n1\",op=\"read\",source=\"learned\"} 8",
+        "iosat_disk_knee_range_concurrency{device=\"nvme0n1\",op=\"read\",source=\"learned\",bound=\"low\"} 2",
+        "iosat_disk_knee_range_concurrency{device=\"nvme0n1\",op=\"read\",source=\"learned\",bound=\"high\"} 8",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    assert!(
+        !text.contains("iosat_disk_knee_concurrency{device=\"sda\""),
+        "a knee of 1 served for a range 1-16:\n{text}"
+    );
+    assert!(
+        !text.contains("iosat_disk_knee_at_least_concurrency{device=\"nvme0n1\""),
+        "{text}"
+    );
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
 /// Without a baseline at about one in flight, learning's estimate is served labelled as one
 /// (issue 37): `source="learned_estimate"`, its point as the baseline the state is judged by and
 /// its interval as the bounds, never under `source="learned"`; with bounds only and nothing
