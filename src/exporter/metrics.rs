@@ -822,14 +822,17 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
                 baseline_device_s: l.baseline_device_ns.map(|ns| ns / 1e9),
                 bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
+                // As the knee's words say it (learn/estimate.rs): a knee whose range rises
+                // above it ("knee at or above 1 in flight (1–17)": levels above it skipped
+                // while the IOPS still grew, or tied with it) is a lower bound, and a gauge of
+                // 1 "at the knee" would have the shipped load rule read 17 in flight as 17x
+                // past it; one whose range ends at it ("at or below 8 (2–8)") is an upper
+                // bound, which would read a load past the true knee as below it: the range
+                // alone is served. A knee inside its range ("at 4 (2–8)") is the knee.
                 knee: l
                     .knee_concurrency
-                    .filter(|_| !rises_above(l))
+                    .filter(|_| !rises_above(l) && !ends_at(l))
                     .map(f64::from),
-                // A knee whose range rises above it (levels above it skipped while the IOPS
-                // still grew, or tied with it) is a lower bound, as its words say ("knee at or
-                // above 1 in flight (1–17)"): a gauge of 1 "at the knee" would have the
-                // shipped load rule read 17 in flight as 17x past it.
                 knee_at_least: l
                     .knee_at_least
                     .or_else(|| l.knee_concurrency.filter(|_| rises_above(l)).map(f64::from)),
@@ -847,6 +850,12 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
 /// "knee at or above k").
 fn rises_above(l: &crate::learn::Learned) -> bool {
     matches!((l.knee_concurrency, l.knee_range), (Some(k), Some([a, b])) if a == k && b > k)
+}
+
+/// Whether a learned knee's range ends at the knee from below (learn/estimate.rs's "knee at
+/// or below k").
+fn ends_at(l: &crate::learn::Learned) -> bool {
+    matches!((l.knee_concurrency, l.knee_range), (Some(k), Some([a, b])) if b == k && a < k)
 }
 
 /// Each direction's learned judgement of a device: reads and writes apart (learn's
@@ -1110,8 +1119,8 @@ time is judged against (issue 40).",
         (
             "iosat_disk_knee_concurrency",
             "Requests in flight at the knee, past which latency grows faster than throughput \
-(absent until the traffic went past it, and where learning's knee is a range that rises above \
-it: iosat_disk_knee_at_least_concurrency then).",
+(absent until the traffic went past it, and where learning's knee is a range that starts or \
+ends at it: iosat_disk_knee_at_least_concurrency and iosat_disk_knee_range_concurrency then).",
             |j| j.knee,
         ),
         (

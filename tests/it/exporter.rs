@@ -1476,11 +1476,12 @@ fn the_learned_judgement_is_served_with_its_source_and_state() {
     }
 }
 
-/// A learned knee whose range starts at it and rises above it ("knee at or above 1 in flight
-/// (1–16)": the traffic went from 1 in flight straight to bursts at 17, as on the VM's own disk
-/// in stop 85) is served as a lower bound with its range, never as a knee of 1 (the shipped load
-/// rule would read 17 in flight as 17x past it); one whose range ends at it ("at or below 8
-/// (2–8)") keeps its knee, with the range beside it.
+/// A learned knee is served as its words say it: one whose range starts at it and rises above
+/// it ("knee at or above 1 in flight (1–16)": the traffic went from 1 in flight straight to
+/// bursts at 17, as on the VM's own disk in stop 85) as a lower bound with its range, never as
+/// a knee of 1 (the shipped load rule would read 17 in flight as 17x past it); one whose range
+/// ends at it ("at or below 8 (2–8)") as its range alone (a knee of 8 would read a load past the
+/// true knee as below it); one inside its range ("at 4 (2–8)") as the knee, with its range.
 #[test]
 fn a_learned_knee_range_is_served_and_one_rising_above_the_knee_is_a_lower_bound() {
     use iosat::learn::State;
@@ -1489,6 +1490,7 @@ fn a_learned_knee_range_is_served_and_one_rising_above_the_knee_is_a_lower_bound
         let (k, range) = match d.line.name.as_str() {
             "sda" => (1, [1, 16]),
             "nvme0n1" => (8, [2, 8]),
+            "md0" => (4, [2, 8]),
             _ => continue,
         };
         let mut l = learned(State::Ok, 1.0);
@@ -1500,9 +1502,11 @@ fn a_learned_knee_range_is_served_and_one_rising_above_the_knee_is_a_lower_bound
         "iosat_disk_knee_at_least_concurrency{device=\"sda\",op=\"read\",source=\"learned\"} 1",
         "iosat_disk_knee_range_concurrency{device=\"sda\",op=\"read\",source=\"learned\",bound=\"low\"} 1",
         "iosat_disk_knee_range_concurrency{device=\"sda\",op=\"read\",source=\"learned\",bound=\"high\"} 16",
-        "iosat_disk_knee_concurrency{device=\"nvme0n1\",op=\"read\",source=\"learned\"} 8",
         "iosat_disk_knee_range_concurrency{device=\"nvme0n1\",op=\"read\",source=\"learned\",bound=\"low\"} 2",
         "iosat_disk_knee_range_concurrency{device=\"nvme0n1\",op=\"read\",source=\"learned\",bound=\"high\"} 8",
+        "iosat_disk_knee_concurrency{device=\"md0\",op=\"read\",source=\"learned\"} 4",
+        "iosat_disk_knee_range_concurrency{device=\"md0\",op=\"read\",source=\"learned\",bound=\"low\"} 2",
+        "iosat_disk_knee_range_concurrency{device=\"md0\",op=\"read\",source=\"learned\",bound=\"high\"} 8",
     ] {
         assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
     }
@@ -1511,9 +1515,13 @@ fn a_learned_knee_range_is_served_and_one_rising_above_the_knee_is_a_lower_bound
         "a knee of 1 served for a range 1-16:\n{text}"
     );
     assert!(
-        !text.contains("iosat_disk_knee_at_least_concurrency{device=\"nvme0n1\""),
-        "{text}"
+        !text.contains("iosat_disk_knee_concurrency{device=\"nvme0n1\""),
+        "a knee of 8 served for a range 2-8 that ends at it:\n{text}"
     );
+    for dev in ["nvme0n1", "md0"] {
+        let at_least = format!("iosat_disk_knee_at_least_concurrency{{device=\"{dev}\"");
+        assert!(!text.contains(&at_least), "{text}");
+    }
     if have_promtool() {
         promtool_check_metrics(&text).unwrap();
     }
