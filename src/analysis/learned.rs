@@ -280,6 +280,18 @@ impl Learned {
         }
     }
 
+    /// What of this interval's learned judgement judges by something learned: the device's
+    /// own object, else the direction's that does. An interval of a few writes with nothing
+    /// learned of them, beside reads idle with a baseline, is the writes' (no baseline) with
+    /// the reads' curve among its directions: a view that asked the device's object alone
+    /// said "needs its baseline" of a device learned for minutes, for that second (`top`).
+    pub fn judging(&self) -> Option<&Learned> {
+        if self.judged_by().is_some() {
+            return Some(self);
+        }
+        self.directions.iter().find(|d| d.judged_by().is_some())
+    }
+
     /// The learned object a file's summary gives (`analyze`, the recording page): what
     /// learning said at the file's last interval, `last`, where that judges by something
     /// learned ([`Learned::judged_by`]); else, where the device at rest does (`at_rest`:

@@ -1047,6 +1047,37 @@ fn frame_judged_against_a_learned_baseline() {
     assert!(!f.contains("needs its baseline"), "{f}");
 }
 
+/// The same reads at 1 ms, one in flight, for 44 s, then a second of 2 writes and no read (a
+/// journal's flush): that second's learned judgement is the writes', with nothing learned of
+/// them. The pane and the title still judge by the reads' learned baseline (their curve is
+/// among the interval's directions); they said "no profile for sdb: saturation needs its
+/// baseline" and asked for a sweep, for that second, of a device learned for 44 s.
+#[test]
+fn a_second_of_a_few_writes_keeps_the_learned_baseline_in_view() {
+    const WRITES_LAST: Dev = Dev {
+        major: 8,
+        minor: 16,
+        name: "sdb",
+        kind: "disk",
+        id: None,
+        rate: |i| {
+            if i < 44 {
+                [1000, 1000, 0, 0, 1000, 1000]
+            } else {
+                [0, 0, 2, 1, 1, 1]
+            }
+        },
+    };
+    let f = frame(&learned_app(WRITES_LAST, 45), 160, 48);
+    assert!(f.contains("saturation (learned)"), "{f}");
+    assert!(f.contains("judged against: learned from"), "{f}");
+    assert!(f.contains("baseline 1.00 ms"), "{f}");
+    assert!(!f.contains("needs its baseline"), "{f}");
+    // The gauge line gives the judgement's words, not a request for a profile.
+    assert!(f.contains("sdb: unknown, headroom not known"), "{f}");
+    assert!(!f.contains("headroom needs a profile"), "{f}");
+}
+
 /// No profile, 100 reads a second at 10 ms, one in flight, for 15 s: too few requests for a
 /// baseline, a thin estimate of 10 ms from the tenth second (issue 37). The saturation pane
 /// and the table's title judge by it, saying "estimated", never asking for a sweep.

@@ -269,13 +269,15 @@ fn border(app: &App, pane: Pane) -> Style {
 /// The learned baseline the view judges by, in words: the selected device's, else the first
 /// shown device's that has one.
 fn basis(app: &App, rows: &[&Row]) -> Option<String> {
-    let has = |r: &&&Row| r.learned.as_ref().is_some_and(|l| l.judged_by().is_some());
+    // The device's learned object, or a direction's where only that one judges (a second
+    // of a few writes beside reads with a baseline: Learned::judging).
+    let has = |r: &&&Row| r.learned.as_ref().is_some_and(|l| l.judging().is_some());
     let r = rows
         .iter()
         .filter(has)
         .find(|r| app.selected.as_deref() == Some(r.name.as_str()))
         .or_else(|| rows.iter().find(has))?;
-    let l = r.learned.as_ref()?;
+    let l = r.learned.as_ref()?.judging()?;
     Some(format!("{} ({})", crate::learn::basis_words(l), r.name))
 }
 
@@ -493,10 +495,10 @@ fn charts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         plot(f, app, theme, p, window, cells[i]);
     }
     // What learning judges by (Learned::judged_by): its baseline, else its estimate.
-    let learned = row
-        .learned
-        .as_ref()
-        .and_then(|l| Some((l, l.judged_by()?.1)));
+    let learned = row.learned.as_ref().and_then(|l| {
+        let l = l.judging()?;
+        Some((l, l.judged_by()?.1))
+    });
     if let (None, Some((l, basis))) = (prof, learned) {
         // No profile, but a baseline learned (or estimated) from this device's own traffic:
         // the row's one judgement (monitor::judge, as the gauge line and every other view
@@ -744,7 +746,13 @@ pub(super) fn gauge_words(row: &super::app::Row) -> String {
         // No baseline, a declared cap (issue 42): the interval against it.
         (Basis::None, Some(c), _) => c.live_words(),
         (Basis::None, None, Some(aws)) => aws.clone(),
-        (Basis::None, None, None) => "headroom needs a profile".to_string(),
+        // Nothing learned judges either (a second of a few writes beside reads with a
+        // learned baseline is the judgement's words: Learned::judging).
+        (Basis::None, None, None)
+            if !row.learned.as_ref().is_some_and(|l| l.judging().is_some()) =>
+        {
+            "headroom needs a profile".to_string()
+        }
         _ => j.brief(),
     };
     match &row.aws_clause {
