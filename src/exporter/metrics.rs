@@ -846,6 +846,36 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
     out
 }
 
+/// A gauge family of (low, high) bounds per device, direction and source, `bound="low"` and
+/// `bound="high"`, over the judged directions that have them (none: no family).
+fn bound_family(
+    o: &mut dyn Sink,
+    name: &str,
+    help: &str,
+    j: &[Judged],
+    get: fn(&Judged) -> Option<[f64; 2]>,
+) {
+    let rows: Vec<(&Judged, [f64; 2])> = j.iter().filter_map(|j| Some((j, get(j)?))).collect();
+    if rows.is_empty() {
+        return;
+    }
+    o.family(name, "gauge", help);
+    for (j, [lo, hi]) in rows {
+        for (b, v) in [("low", lo), ("high", hi)] {
+            o.sample(
+                name,
+                &[
+                    ("device", j.device),
+                    ("op", j.op),
+                    ("source", j.source),
+                    ("bound", b),
+                ],
+                v,
+            );
+        }
+    }
+}
+
 /// Whether a learned knee's range starts at the knee and rises above it (learn/estimate.rs's
 /// "knee at or above k").
 fn rises_above(l: &crate::learn::Learned) -> bool {
@@ -1164,57 +1194,23 @@ knee and capacity can be trusted (absent until there is a curve to fit).",
             );
         }
     }
-    let ranged: Vec<(&Judged, [f64; 2])> =
-        j.iter().filter_map(|j| Some((j, j.knee_range?))).collect();
-    if !ranged.is_empty() {
-        let name = "iosat_disk_knee_range_concurrency";
-        o.family(
-            name,
-            "gauge",
-            "The levels of requests in flight learning's knee may be at, bound=\"low\" and \
+    bound_family(
+        o,
+        "iosat_disk_knee_range_concurrency",
+        "The levels of requests in flight learning's knee may be at, bound=\"low\" and \
 bound=\"high\": levels the traffic skipped, or that served as much. Where the range starts at \
 the knee, the knee is a lower bound (iosat_disk_knee_at_least_concurrency), not a knee.",
-        );
-        for (j, [lo, hi]) in ranged {
-            for (b, v) in [("low", lo), ("high", hi)] {
-                o.sample(
-                    name,
-                    &[
-                        ("device", j.device),
-                        ("op", j.op),
-                        ("source", j.source),
-                        ("bound", b),
-                    ],
-                    v,
-                );
-            }
-        }
-    }
-    let bounded: Vec<(&Judged, [f64; 2])> =
-        j.iter().filter_map(|j| Some((j, j.bounds_s?))).collect();
-    if !bounded.is_empty() {
-        let name = "iosat_disk_baseline_latency_bound_seconds";
-        o.family(
-            name,
-            "gauge",
-            "The 95 % interval of the learned baseline latency, bound=\"low\" and bound=\"high\"; \
+        &j,
+        |j| j.knee_range,
+    );
+    bound_family(
+        o,
+        "iosat_disk_baseline_latency_bound_seconds",
+        "The 95 % interval of the learned baseline latency, bound=\"low\" and bound=\"high\"; \
 with source=\"learned_estimate\", where the estimated single-request latency lies.",
-        );
-        for (j, [lo, hi]) in bounded {
-            for (b, v) in [("low", lo), ("high", hi)] {
-                o.sample(
-                    name,
-                    &[
-                        ("device", j.device),
-                        ("op", j.op),
-                        ("source", j.source),
-                        ("bound", b),
-                    ],
-                    v,
-                );
-            }
-        }
-    }
+        &j,
+        |j| j.bounds_s,
+    );
     render_states(o, s);
     let learned: Vec<(&str, &crate::learn::Learned)> = s
         .devices

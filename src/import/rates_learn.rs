@@ -165,6 +165,19 @@ mod tests {
         }
     }
 
+    /// 500 reads a second of 4 KiB at 2 ms, one in flight: `sample(_, 500.0, 2.0)` as live
+    /// rates.
+    fn reads_at_one() -> DiskRates {
+        DiskRates {
+            interval_s: 1.0,
+            r_s: 500.0,
+            rkb_s: 2000.0,
+            r_await: Some(2.0),
+            read_concurrency: 1.0,
+            ..DiskRates::default()
+        }
+    }
+
     #[test]
     fn an_iostat_series_is_learned_like_live_intervals() {
         // 40 s at one read in flight of 2 ms (500 r/s), across midnight.
@@ -195,15 +208,7 @@ mod tests {
         let mut live = Learner::new(LearnSpec::default());
         let mut last = None;
         for i in 1..=40i64 {
-            let r = DiskRates {
-                interval_s: 1.0,
-                r_s: 500.0,
-                rkb_s: 2000.0,
-                r_await: Some(2.0),
-                read_concurrency: 1.0,
-                ..DiskRates::default()
-            };
-            last = Some(live.observe_rates("sda", i * 1_000_000_000, &r));
+            last = Some(live.observe_rates("sda", i * 1_000_000_000, &reads_at_one()));
         }
         assert_eq!(last.unwrap().as_ref(), &l);
     }
@@ -252,14 +257,7 @@ mod tests {
         let mut last = None;
         for i in 1..=41i64 {
             let r = if i <= 40 {
-                DiskRates {
-                    interval_s: 1.0,
-                    r_s: 500.0,
-                    rkb_s: 2000.0,
-                    r_await: Some(2.0),
-                    read_concurrency: 1.0,
-                    ..DiskRates::default()
-                }
+                reads_at_one()
             } else {
                 DiskRates {
                     interval_s: 1.0,

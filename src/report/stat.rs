@@ -243,11 +243,11 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                         profile: profile_of_json(d.profile.as_ref()),
                         learned: None,
                     });
+                    judged.push(None);
                     out.len() - 1
                 }
             };
             if let Some(l) = &d.learned {
-                judged.resize(out.len(), None);
                 let l = Arc::new(l.clone());
                 if l.judged_by().is_some() {
                     judged[idx] = Some(Arc::clone(&l));
@@ -291,7 +291,6 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
             });
         }
     }
-    judged.resize(out.len(), None);
     for (s, j) in out.iter_mut().zip(judged) {
         s.learned =
             crate::analysis::learned::Learned::for_summary(s.learned.as_deref().cloned(), || {
