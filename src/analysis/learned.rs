@@ -446,6 +446,7 @@ impl Learned {
             change,
             ceiling_at_least,
             mixed,
+            spans_classes,
             busy_cpus,
         } = flags;
         name(out, "{\"state\":", Some(state.as_str()));
@@ -509,6 +510,9 @@ impl Learned {
         }
         if *mixed {
             val(out, ",\"mixed\":", mixed);
+        }
+        if *spans_classes {
+            val(out, ",\"spans_classes\":", spans_classes);
         }
         if *busy_cpus {
             val(out, ",\"busy_cpus\":", busy_cpus);
@@ -964,6 +968,7 @@ mod tests {
                 change: Some(change),
                 ceiling_at_least: true,
                 mixed: true,
+                spans_classes: true,
                 busy_cpus: true,
             },
             directions: vec![bare()],

@@ -243,7 +243,7 @@ impl super::shared::Json for Change {
 
 /// What a baseline's judgement cannot claim, filled by learning (a swept profile sets
 /// `ceiling_at_least` when its sweep stopped below the knee). Rendered wherever the
-/// judgement is, as "estimate", "changed", "at least", "mixed", "busy CPUs".
+/// judgement is, as "estimate", "changed", "at least", "mixed", "size classes", "busy CPUs".
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Flags {
     /// The baseline is an estimate, not measured at about one in flight.
@@ -258,6 +258,13 @@ pub struct Flags {
     /// The interval's request sizes are mixed: not judged against one class's curve.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mixed: bool,
+    /// The direction's requests span size classes (the kernel sized each one: learn/
+    /// points.rs): each class was judged against its own class's curve, but no curve is the
+    /// mix's, so no ceiling is the mix's either and the headroom is not known (issue 37: no
+    /// headroom from a curve the current mix does not match); 0 still while saturated or
+    /// worse.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spans_classes: bool,
     /// Saturated or overloaded while the host's CPUs had no idle time (or lost a tenth of it
     /// to steal): a completion waits for a CPU too, so the machine may explain part of the
     /// latency judged (issue 37: what may have disturbed a verdict is said with it).
@@ -283,6 +290,7 @@ impl Flags {
             && same(&self.change, &other.change)
             && self.ceiling_at_least == other.ceiling_at_least
             && self.mixed == other.mixed
+            && self.spans_classes == other.spans_classes
             && self.busy_cpus == other.busy_cpus
     }
 
@@ -292,6 +300,7 @@ impl Flags {
             || self.change.is_some()
             || self.ceiling_at_least
             || self.mixed
+            || self.spans_classes
             || self.busy_cpus
     }
 
@@ -305,7 +314,7 @@ impl Flags {
     }
 
     /// The flags in words, in a fixed order ("estimate", "changed", "at least", "mixed",
-    /// "busy CPUs").
+    /// "size classes", "busy CPUs").
     pub fn words(&self) -> Vec<&'static str> {
         self.each_word().collect()
     }
@@ -321,18 +330,26 @@ impl Flags {
 
     /// Every flag by its JSON key, set or not, in the words' order (the exporter's
     /// `iosat_disk_op_flag` serves each as a 0 or a 1).
-    pub fn each(&self) -> [(&'static str, bool); 5] {
+    pub fn each(&self) -> [(&'static str, bool); 6] {
         [
             ("estimate", self.estimate.is_some()),
             ("change", self.change.is_some()),
             ("ceiling_at_least", self.ceiling_at_least),
             ("mixed", self.mixed),
+            ("spans_classes", self.spans_classes),
             ("busy_cpus", self.busy_cpus),
         ]
     }
 
     /// The words of [`Flags::each`]'s flags, in its order.
-    const WORDS: [&'static str; 5] = ["estimate", "changed", "at least", "mixed", "busy CPUs"];
+    const WORDS: [&'static str; 6] = [
+        "estimate",
+        "changed",
+        "at least",
+        "mixed",
+        "size classes",
+        "busy CPUs",
+    ];
 }
 
 /// The baseline one direction is judged against, whichever source gives it.
@@ -502,6 +519,9 @@ impl DirJudgement {
                 }
                 fixed_into(s, h, 0);
             }
+            (None, None) if self.flags.spans_classes => {
+                s.push_str("not known (its requests span size classes: no one class's ceiling)")
+            }
             // No ceiling learned (an estimate's judgement has none): said, not drawn as a dash.
             (None, None) => s.push_str("not known"),
         }
@@ -577,8 +597,10 @@ impl DirJudgement {
     // Inlined into its callers: as a call it cost ~70 instructions a learned row.
     #[inline]
     pub fn judge_against(&mut self, obs: Observed, r: Against, in_flight_busy: Option<f64>) {
-        // A ceiling measured beside less of the other direction than now is no ceiling now.
-        let ceiling = ceiling_for_mix(r.max_iops, r.ceiling_other_iops, obs.other_iops);
+        // A ceiling measured beside less of the other direction than now is no ceiling now;
+        // one class's ceiling is no ceiling of requests that span classes.
+        let ceiling = ceiling_for_mix(r.max_iops, r.ceiling_other_iops, obs.other_iops)
+            .filter(|_| !self.flags.spans_classes);
         if obs.iops <= 0.0 {
             // No I/O this way: idle, and all of the ceiling is headroom.
             self.state = State::Idle;
@@ -748,6 +770,7 @@ impl DirJudgement {
             change,
             ceiling_at_least,
             mixed,
+            spans_classes,
             busy_cpus,
         } = flags;
         let key = |out: &mut Vec<u8>, k: &str| {
@@ -811,6 +834,9 @@ impl DirJudgement {
         }
         if *mixed {
             out.extend_from_slice(b",\"mixed\":true");
+        }
+        if *spans_classes {
+            out.extend_from_slice(b",\"spans_classes\":true");
         }
         if *busy_cpus {
             out.extend_from_slice(b",\"busy_cpus\":true");
@@ -1362,6 +1388,7 @@ mod tests {
                             change: (k % 4 == 1).then(|| change.clone()),
                             ceiling_at_least: k % 5 < 2,
                             mixed: k % 7 == 3,
+                            spans_classes: k % 11 == 4,
                             busy_cpus: k % 3 == 2,
                         },
                     });
@@ -1383,6 +1410,7 @@ mod tests {
                 ",\"change\"",
                 ",\"ceiling_at_least\"",
                 ",\"mixed\"",
+                ",\"spans_classes\"",
                 ",\"busy_cpus\"",
                 "}",
             ]
@@ -1589,6 +1617,42 @@ mod tests {
         );
     }
 
+    /// Issue 37: a direction whose requests span size classes (the kernel sized them) is
+    /// judged by its classes' curves, but one class's ceiling is no ceiling of the mix: no
+    /// headroom from it, and the words say why; 0 still while overloaded.
+    #[test]
+    fn requests_that_span_size_classes_get_no_headroom_from_one_classs_ceiling() {
+        let mut r = reference(Basis::Learned, 1000.0);
+        r.flags.spans_classes = true;
+        r.ratio = Some(1.1);
+        let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(r.clone()), Some(1.0));
+        assert_eq!(d.state, State::Ok);
+        assert_eq!(d.headroom_iops, None);
+        assert!(
+            d.headroom_words()
+                .starts_with("not known (its requests span size classes"),
+            "{}",
+            d.headroom_words()
+        );
+        let j = Judgement::of(d, judge_dir(Dir::Write, obs(0.0, 0.0), None, None));
+        assert!(j.words().contains("[size classes]"), "{}", j.words());
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["read"]["spans_classes"], true);
+        assert!(v["read"]["headroom_iops"].is_null());
+        // Overloaded: 0, why, whatever the mix.
+        r.ratio = Some(4.0);
+        let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(r.clone()), Some(1.0));
+        assert_eq!(
+            (d.headroom_iops, d.no_headroom),
+            (Some(0.0), Some(NoHeadroom::Overloaded))
+        );
+        // Without the flag the same reference's ceiling is the headroom's.
+        r.flags.spans_classes = false;
+        r.ratio = Some(1.1);
+        let d = judge_dir(Dir::Read, obs(100.0, 1.0), Some(r), Some(1.0));
+        assert_eq!(d.headroom_iops, Some(900.0));
+    }
+
     #[test]
     fn flags_are_words() {
         let f = Flags {
@@ -1611,6 +1675,7 @@ mod tests {
                 evidence: String::new(),
                 confirmed: false,
             })),
+            spans_classes: true,
             busy_cpus: true,
             ..f.clone()
         };
@@ -1627,12 +1692,12 @@ mod tests {
             .each()
             .iter()
             .map(|(_, on)| *on)
-            .eq([true, false, true, true, false]));
+            .eq([true, false, true, true, false, false]));
         each.sort();
         let mut keys = keys;
         keys.sort();
         assert_eq!(each, keys);
-        assert_eq!(all.words().len(), 5);
+        assert_eq!(all.words().len(), 6);
         let mut r = reference(Basis::LearnedEstimate, 1000.0);
         r.flags = f;
         // Judged (learning's ratio given): a mix without one is left unknown.

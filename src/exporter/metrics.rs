@@ -1048,7 +1048,9 @@ headroom is the ceiling less the IOPS (absent without a headroom).",
 estimated from higher levels, not measured at about one in flight), change (a change of the \
 device is reported: its latency at the baseline's level moved 2x), ceiling_at_least (the \
 ceiling, so the headroom, is a lower bound), mixed (the interval's request sizes are mixed: not \
-judged against one size class's curve), busy_cpus (judged slow, saturated or overloaded while \
+judged against one size class's curve), spans_classes (the kernel sized its requests into \
+more than one size class: each judged by its own class's curve, no headroom from one class's \
+ceiling), busy_cpus (judged slow, saturated or overloaded while \
 the host's CPUs had no idle time: a completion waits for a CPU too, so the machine may explain \
 part of the latency); absent for a direction with nothing to judge it by.",
         );

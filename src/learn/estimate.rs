@@ -131,6 +131,13 @@ pub struct Curve {
     pub levels: Vec<LevelPoint>,
 }
 
+impl Curve {
+    /// Whether the curve judges an interval: it has a baseline, or an estimate of one.
+    pub fn judges(&self) -> bool {
+        self.baseline.is_some() || self.estimate.is_some()
+    }
+}
+
 fn level_of(b: &Bucket, prev: Option<u32>) -> LevelPoint {
     let mut c = b.in_flight().round().max(1.0) as u32;
     if let Some(p) = prev {

@@ -166,6 +166,7 @@ impl Learned {
         );
         share(&mut self.flags.change, &src.flags.change, Shared::ptr_eq);
         self.flags.mixed = src.flags.mixed;
+        self.flags.spans_classes = src.flags.spans_classes;
         self.flags.busy_cpus = src.flags.busy_cpus;
         if self.holds(src.summary.as_ref(), src.direction, src.size_class) {
             return;
@@ -219,6 +220,7 @@ impl Learned {
             change: _,
             ceiling_at_least,
             mixed: _,
+            spans_classes: _,
             busy_cpus: _,
         } = flags;
         share(estimate, &src.flags.estimate, Shared::ptr_eq);
@@ -237,6 +239,7 @@ impl Learned {
         self.profile_change = None;
         self.flags.change = None;
         self.flags.mixed = false;
+        self.flags.spans_classes = false;
         self.flags.busy_cpus = false;
     }
 
@@ -1109,12 +1112,28 @@ impl Device {
             let ratio = c.and_then(|c| ratio_to(p, c));
             (State::of_ratio(ratio), ratio)
         };
-        let main_p = points
+        let top = points
             .iter()
             .max_by(|a, b| a.requests.total_cmp(&b.requests))
             .expect("non-empty");
         // Each point judged once, by its own curve (the main point's found once for both).
-        let main_c = self.curve(main_p.dir, main_p.size_class());
+        let (mut main_p, mut main_c) = (top, self.curve(top.dir, top.size_class()));
+        if !main_c.is_some_and(Curve::judges) {
+            // A direction whose requests span size classes is the figures of its class of
+            // most requests whose curve judges (a baseline or an estimate): half 64 KiB reads
+            // not learned yet beside half 4 KiB reads judged ok is the 4 KiB class's ok with
+            // its baseline, not an ok with no baseline that every view reads as unknown.
+            let judged = points
+                .iter()
+                .filter(|p| p.dir == top.dir && !std::ptr::eq(*p, top))
+                .filter_map(|p| {
+                    Some((p, self.curve(p.dir, p.size_class()).filter(|c| c.judges())?))
+                })
+                .max_by(|a, b| a.0.requests.total_cmp(&b.0.requests));
+            if let Some((p, c)) = judged {
+                (main_p, main_c) = (p, Some(c));
+            }
+        }
         let main = judge(main_p, main_c);
         l.reset_to(&self.model, main_c);
         let unjudged = || {
@@ -1136,6 +1155,11 @@ impl Device {
         }));
         l.ratio = main.1;
         l.flags.mixed = points.iter().any(|p| mixed.contains(&p.dir));
+        // The kernel sized the main direction's requests into more than one class with a
+        // real share (points_of gave a point per class): each class is judged by its own
+        // curve above, but the ceiling is the main class's, which the mix does not match
+        // (issue 37): no headroom from it.
+        l.flags.spans_classes = points.iter().filter(|p| p.dir == main_p.dir).count() > 1;
         // The judgements' one rule (issue 37): none while saturated or overloaded, else the
         // ceiling, a rate while busy, less the IOPS over the whole interval, idle part
         // included (busy 70 % at 1,000 IOPS while busy: 700 served, 300 more).
@@ -1145,7 +1169,8 @@ impl Device {
                 l.max_iops,
                 l.ceiling_other_iops,
                 main_p.other_interval_iops(),
-            ),
+            )
+            .filter(|_| !l.flags.spans_classes),
             l.flags.ceiling_at_least,
             main_p.interval_iops(),
         );

@@ -907,3 +907,103 @@ fn a_ceiling_gives_no_headroom_beside_more_of_the_other_direction_than_it_was_me
     );
     assert_eq!(judged(&l, &fewer).write.headroom_iops, Some(h));
 }
+
+/// Issue 37: one size class's ceiling is no headroom of requests that span classes. A device
+/// of 4 units whose service grows with size (4 KiB 2 ms, 64 KiB 4 ms) learns its 4 KiB reads
+/// at 1 to 16 in flight: a ceiling of the small class. Then reads half 4 KiB, half 64 KiB at
+/// one in flight, sized per class by the kernel (the block-latency source): each class is
+/// judged by its own curve (the 4 KiB class at its baseline: ok), but the 4 KiB ceiling less
+/// all reads would claim room the mix does not have (each 64 KiB read costs two 4 KiB ones):
+/// no headroom, in learning's figures and in the judgement every view renders, flagged and
+/// said; 4 KiB reads alone again: the ceiling's headroom back.
+#[test]
+fn requests_that_span_size_classes_get_no_headroom_from_the_small_classs_ceiling() {
+    use crate::monitor::blklat::{ClassLatency, Measured, CLASSES};
+    let mut d = Device::default();
+    let mut i = 0u32;
+    for k in 0..300u32 {
+        let c = [1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 16.0][(k % 7) as usize];
+        let mut r = reads_at(c, 2.0 * (c / 4.0_f64).max(1.0));
+        r.r_await = Some(2.0 * (c / 4.0_f64).max(1.0));
+        learn_second(&mut d, i, &r);
+        i += 1;
+    }
+    // One second at one in flight of `small` 4 KiB reads of 2 ms and `medium` 64 KiB reads
+    // of 4 ms, sized by the kernel: learned, and judged as every view judges it.
+    let class = |k: usize, count: u64, bytes: f64, ms: f64| ClassLatency {
+        class: Some(CLASSES[k]),
+        count,
+        mean_bytes: Some(bytes),
+        mean_ms: Some(ms),
+        p50_ms: Some(ms),
+        p95_ms: Some(ms * 1.05),
+        p99_ms: Some(ms * 1.1),
+    };
+    let second = |d: &mut Device, i: u32, small: u64, medium: u64| {
+        let m = Measured {
+            read_classes: Some(Box::new([
+                class(0, small, 4096.0, 2.0),
+                class(1, medium, 65536.0, 4.0),
+                ClassLatency::default(),
+            ])),
+            ..Measured::default()
+        };
+        let n = (small + medium) as f64;
+        let mut r = reads_at(1.0, 1000.0 / n);
+        r.rkb_s = small as f64 * 4.0 + medium as f64 * 64.0;
+        let l = d.learn(
+            i64::from(i) * 1_000_000_000,
+            &r,
+            Some(&m),
+            None,
+            None,
+            None,
+            None,
+        );
+        let refs = crate::monitor::judge::learned_references(Some(&l));
+        let j = crate::monitor::judge::judge_parts(None, &refs, Some(&r), [None, None]);
+        (l, j)
+    };
+    // Half of the requests 64 KiB: 333 reads a second (a 3 ms mean).
+    let (l, j) = second(&mut d, i, 167, 166);
+    i += 1;
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    assert_eq!(reads.size_class, Some(SizeClass::Small), "{reads:?}");
+    let max = reads.max_iops.expect("the 4 KiB class's ceiling");
+    assert!(max > 1000.0, "{max}");
+    assert_eq!(reads.state, State::Ok, "{reads:?}");
+    assert!(reads.flags.spans_classes, "{reads:?}");
+    assert_eq!(reads.headroom_iops, None, "{reads:?}");
+    assert!(l.flags.spans_classes && l.headroom_iops.is_none(), "{l:?}");
+    assert_eq!(j.read.state, State::Ok, "{:?}", j.read);
+    assert_eq!((j.read.headroom_iops, j.read.no_headroom), (None, None));
+    assert!(j.read.flags.spans_classes);
+    assert!(j.words().contains("size classes"), "{}", j.words());
+    // More of the 64 KiB reads, whose class has no baseline yet: still the 4 KiB class's
+    // figures (its baseline, ok), not an ok with no baseline that every view reads unknown.
+    let (l, j) = second(&mut d, i, 150, 160);
+    i += 1;
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    assert_eq!(reads.size_class, Some(SizeClass::Small), "{reads:?}");
+    assert_eq!(reads.baseline_latency_ns, Some(2e6), "{reads:?}");
+    assert_eq!((reads.state, reads.headroom_iops), (State::Ok, None));
+    assert!(reads.flags.spans_classes);
+    assert_eq!(
+        (j.read.state, j.read.basis),
+        (State::Ok, crate::analysis::state::Basis::Learned)
+    );
+    assert_eq!(j.read.headroom_iops, None);
+    // 4 KiB reads alone at one in flight: the small class's ceiling is the headroom again.
+    let mut alone = reads_at(1.0, 2.0);
+    alone.r_await = Some(2.0);
+    let l = learn_second(&mut d, i, &alone);
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    assert!(!reads.flags.spans_classes, "{reads:?}");
+    let h = reads
+        .headroom_iops
+        .expect("headroom from the class's own ceiling");
+    assert!(
+        (h - (reads.max_iops.unwrap() - alone.r_s)).abs() < 1e-6,
+        "{h}"
+    );
+}

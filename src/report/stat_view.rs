@@ -304,9 +304,13 @@ fn device_notes(r: &IntervalReport) -> String {
 fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
     // What qualifies the judgement (estimate, changed, mixed, busy CPUs; "at least" among
     // the words then) or a slow state, in words (the declared cap's share among them). A
-    // lower-bound ceiling alone is no reason: the headroom cell says it (`>=`).
+    // lower-bound ceiling alone is no reason: the headroom cell says it (`>=`). A headroom
+    // not known because the requests span size classes is said too: its cell's `-` alone
+    // reads as "no ceiling learned".
     let worded = j.is_some_and(|j| {
-        j.device.flags.qualify_state() || j.state() == crate::analysis::state::State::Slow
+        j.device.flags.qualify_state()
+            || (j.device.flags.spans_classes && j.device.headroom_iops.is_none())
+            || j.state() == crate::analysis::state::State::Slow
     });
     if let Some(j) = j.filter(|_| worded) {
         for part in ["# ", &d.meta.display_name, ": "] {
