@@ -793,6 +793,10 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
             }) else {
                 continue;
             };
+            // One size class's ceiling is no ceiling of requests that span classes (the
+            // kernel sized them: learn/points.rs): not served as the device's, as its
+            // headroom is not (issue 37).
+            let max_iops = l.max_iops.filter(|_| !l.flags.spans_classes);
             // Without a baseline at about one in flight, the estimate (issue 37), under its
             // own source: its point (absent where only bounds are known) and the interval
             // where the single-request latency lies, whether or not it judged the interval.
@@ -808,7 +812,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     knee: None,
                     knee_at_least: l.knee_at_least,
                     knee_range: None,
-                    max_iops: l.max_iops,
+                    max_iops,
                     headroom_iops: headroom(op),
                     fit_r_squared: None,
                 });
@@ -837,7 +841,7 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     .knee_at_least
                     .or_else(|| l.knee_concurrency.filter(|_| rises_above(l)).map(f64::from)),
                 knee_range: l.knee_range.map(|[a, b]| [f64::from(a), f64::from(b)]),
-                max_iops: l.max_iops,
+                max_iops,
                 headroom_iops: headroom(op),
                 fit_r_squared: l.fit_r_squared,
             });
@@ -1165,14 +1169,16 @@ above it (iosat_disk_knee_range_concurrency).",
         (
             "iosat_disk_max_iops",
             "Requests per second the device serves within the target p95 (3x the baseline p95 \
-unless --target-p95): at the knee for a sweep, the most seen for learning.",
+unless --target-p95): at the knee for a sweep, the most seen for learning; absent while the \
+direction's requests span size classes (one class's ceiling is not the mix's).",
             |j| j.max_iops,
         ),
         (
             "iosat_disk_headroom_iops",
             "Requests per second that can be added before the p95 reaches the target (the one \
 headroom of stat, top and the exporter); never below 0, and 0 while saturated, overloaded or \
-slow; absent where not known (no ceiling, or a lower-bound ceiling the interval reached).",
+slow; absent where not known (no ceiling, a lower-bound ceiling the interval reached, or \
+requests that span size classes).",
             |j| j.headroom_iops,
         ),
         (

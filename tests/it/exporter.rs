@@ -1527,6 +1527,47 @@ fn a_learned_knee_range_is_served_and_one_rising_above_the_knee_is_a_lower_bound
     }
 }
 
+/// A learned direction whose requests span size classes (the kernel sized them: 4 KiB and
+/// 64 KiB reads at once) is judged by its classes' curves, but the ceiling learning gives is
+/// one class's: neither it nor a headroom from it is served as the device's (issue 37: no
+/// headroom from a curve the current mix does not match), and the flag says why; the same
+/// judgement without the flag serves both.
+#[test]
+fn a_direction_whose_requests_span_size_classes_serves_no_ceiling_nor_headroom() {
+    use iosat::learn::State;
+    let mut s = Scraper::new(fixture_root(), all(), None).scrape();
+    for d in &mut s.devices {
+        let mut l = learned(State::Ok, 1.0);
+        match d.line.name.as_str() {
+            "sda" => l.flags.spans_classes = true,
+            "md0" => {}
+            _ => continue,
+        }
+        judged(d, l);
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_op_flag{device=\"sda\",op=\"read\",flag=\"spans_classes\"} 1",
+        "iosat_disk_op_flag{device=\"md0\",op=\"read\",flag=\"spans_classes\"} 0",
+        "iosat_disk_state{device=\"sda\",state=\"ok\"} 1",
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.001",
+        "iosat_disk_max_iops{device=\"md0\",op=\"read\",source=\"learned\"} 3400",
+        "iosat_disk_headroom_iops{device=\"md0\",op=\"read\",source=\"learned\"} 2400",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} missing from:\n{text}"
+        );
+    }
+    for family in ["iosat_disk_max_iops", "iosat_disk_headroom_iops"] {
+        let series = format!("{family}{{device=\"sda\",op=\"read\"");
+        assert!(!text.contains(&series), "{series} served:\n{text}");
+    }
+    if have_promtool() {
+        promtool_check_metrics(&text).unwrap();
+    }
+}
+
 /// Without a baseline at about one in flight, learning's estimate is served labelled as one
 /// (issue 37): `source="learned_estimate"`, its point as the baseline the state is judged by and
 /// its interval as the bounds, never under `source="learned"`; with bounds only and nothing
