@@ -344,6 +344,18 @@ pub fn basis_words(l: &Learned) -> String {
     )
 }
 
+/// The direction and the requests' size class a learned judgement's curve is of, as words
+/// say it after "learned": " (read, <=8KiB)"; empty when not known. Its ceiling is of that
+/// class's requests (a 4 KiB curve's "at least 24984 IOPS" says nothing of a mix with 64 KiB
+/// reads).
+pub fn curve_of(l: &Learned) -> String {
+    match (l.direction, l.size_class) {
+        (Some(d), Some(c)) => format!(" ({}, {})", d.as_str(), c.as_str()),
+        (Some(d), None) => format!(" ({})", d.as_str()),
+        _ => String::new(),
+    }
+}
+
 /// A swept baseline and a learned one further apart than both their uncertainties allow
 /// (the learned one's 95 % interval, the sweep's own 10 % tolerance), in words; None when
 /// they agree or the learned one is not known yet. The swept profile is what is judged by.

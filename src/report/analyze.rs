@@ -165,10 +165,7 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
             let learned = d.learned.as_ref().and_then(|l| {
                 l.judged_by()?;
                 let s = l.summary.as_ref()?;
-                let dir = l
-                    .direction
-                    .map(|d| format!(" ({})", d.as_str()))
-                    .unwrap_or_default();
+                let dir = crate::learn::curve_of(l);
                 Some(format!(
                     "{}: learned{dir} from its own traffic ({}): {}",
                     d.device,

@@ -464,10 +464,13 @@ fn baseline_line(d: &StatSeries) -> String {
     match (&d.profile, learned) {
         // No profile, a learned baseline (or estimate): the judgement of its own traffic,
         // and its diagnosis (the curve's summary: baseline, knee or its lower bound, ceiling).
+        // The direction and size class the curve is of, as `analyze` says it: its ceiling is
+        // of that class's requests.
         (Err(_), Some((l, basis))) => format!(
-            "{}: judged against the baseline {} from its own traffic ({}). {}.",
+            "{}: judged against the baseline {}{} from its own traffic ({}). {}.",
             d.name,
             crate::analysis::state::basis_adjective(basis),
+            crate::learn::curve_of(l),
             crate::learn::basis_words(l),
             l.summary.as_ref().map_or("", |s| s.as_str())
         ),
@@ -1024,7 +1027,9 @@ mod tests {
         assert!(l.judged_by().is_some(), "{l:?}");
         let text = render(&devs, &[], Format::Markdown);
         assert!(
-            text.contains("sdb: judged against the baseline learned from its own traffic"),
+            text.contains(
+                "sdb: judged against the baseline learned (read, <=8KiB) from its own traffic"
+            ),
             "{text}"
         );
         assert!(!text.contains("sdb: saturation not judged"), "{text}");
@@ -1044,7 +1049,9 @@ mod tests {
         assert_eq!(idle, ["sda"]);
         let text = render(&devs, &idle, Format::Markdown);
         assert!(
-            text.contains("sdb: judged against the baseline learned from its own traffic"),
+            text.contains(
+                "sdb: judged against the baseline learned (read, <=8KiB) from its own traffic"
+            ),
             "{text}"
         );
         assert!(

@@ -288,7 +288,9 @@ fn a_file_that_ends_on_a_few_writes_keeps_its_learned_baseline() {
     for input in [&path, &json_path] {
         let md = ok_stdout(&report(&[input.to_str().unwrap(), "--format", "markdown"]));
         assert!(
-            md.contains("sdx: judged against the baseline learned from its own traffic"),
+            md.contains(
+                "sdx: judged against the baseline learned (read, <=8KiB) from its own traffic"
+            ),
             "{}: {md}",
             input.display()
         );
@@ -308,7 +310,7 @@ fn a_file_that_ends_on_a_few_writes_keeps_its_learned_baseline() {
     assert!((b / 1e6 - 1.0).abs() < 0.05, "{l}");
     let text = ok_stdout(&iosat().arg("analyze").arg(&path).output().unwrap());
     assert!(
-        text.contains("sdx: learned (read) from its own traffic"),
+        text.contains("sdx: learned (read, <=8KiB) from its own traffic"),
         "{text}"
     );
 }
