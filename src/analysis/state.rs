@@ -597,10 +597,12 @@ impl DirJudgement {
     // Inlined into its callers: as a call it cost ~70 instructions a learned row.
     #[inline]
     pub fn judge_against(&mut self, obs: Observed, r: Against, in_flight_busy: Option<f64>) {
-        // A ceiling measured beside less of the other direction than now is no ceiling now;
-        // one class's ceiling is no ceiling of requests that span classes.
-        let ceiling = ceiling_for_mix(r.max_iops, r.ceiling_other_iops, obs.other_iops)
-            .filter(|_| !self.flags.spans_classes);
+        let ceiling = ceiling_now(
+            r.max_iops,
+            r.ceiling_other_iops,
+            obs.other_iops,
+            &self.flags,
+        );
         if obs.iops <= 0.0 {
             // No I/O this way: idle, and all of the ceiling is headroom.
             self.state = State::Idle;
@@ -660,6 +662,20 @@ pub fn ceiling_for_mix(
         Some(o) if other_now > o => Some(m - (other_now - o)),
         _ => Some(m),
     }
+}
+
+/// The ceiling a direction is judged by in an interval: [`ceiling_for_mix`] (a ceiling
+/// measured beside less of the other direction than now is no ceiling now), and none while
+/// its requests span size classes (`flags.spans_classes`: one class's ceiling is no ceiling
+/// of a mix of classes, issue 37). The one rule of every judgement and of learning's own
+/// figures.
+pub fn ceiling_now(
+    max_iops: Option<f64>,
+    ceiling_other: Option<f64>,
+    other_now: f64,
+    flags: &Flags,
+) -> Option<f64> {
+    ceiling_for_mix(max_iops, ceiling_other, other_now).filter(|_| !flags.spans_classes)
 }
 
 /// Two directions' ratios this close (a share of the larger) are one for choosing the

@@ -908,11 +908,7 @@ impl Device {
         let mut told = None;
         // Learned again since a confirmation: a curve (or an estimate) of the direction
         // judges by now.
-        let relearned = c.confirmed
-            && self
-                .curves
-                .iter()
-                .any(|v| v.dir == c.dir && (v.baseline.is_some() || v.estimate.is_some()));
+        let relearned = c.confirmed && self.curves.iter().any(|v| v.dir == c.dir && v.judges());
         let (summary, change) = match self.told.as_deref() {
             Some(t) if t.tells(c, relearned, rest.as_ref()) => {
                 (t.summary.clone(), t.change.clone())
@@ -1177,12 +1173,12 @@ impl Device {
         // included (busy 70 % at 1,000 IOPS while busy: 700 served, 300 more).
         l.headroom_iops = crate::analysis::state::headroom_in(
             l.state,
-            crate::analysis::state::ceiling_for_mix(
+            crate::analysis::state::ceiling_now(
                 l.max_iops,
                 l.ceiling_other_iops,
                 main_p.other_interval_iops(),
-            )
-            .filter(|_| !l.flags.spans_classes),
+                &l.flags,
+            ),
             l.flags.ceiling_at_least,
             main_p.interval_iops(),
         );

@@ -342,8 +342,23 @@ fn by_class(p: &Point, classes: &[ClassLatency; 3], mixed: bool) -> Option<[Opti
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::monitor::blklat::CLASSES;
+
+    /// The kernel's class `k` (of monitor::blklat's CLASSES) of `count` requests of `bytes`
+    /// each, `ms` long on average (p50 the mean, p95 1.1x, p99 1.2x).
+    pub(crate) fn class_latency(k: usize, count: u64, bytes: f64, ms: f64) -> ClassLatency {
+        ClassLatency {
+            class: Some(CLASSES[k]),
+            count,
+            mean_bytes: Some(bytes),
+            mean_ms: Some(ms),
+            p50_ms: Some(ms),
+            p95_ms: Some(ms * 1.1),
+            p99_ms: Some(ms * 1.2),
+        }
+    }
 
     /// One interval of 1 s: `iops`, `conc` requests in flight on average over it, `util` %
     /// busy, requests of `kib`.
@@ -500,18 +515,9 @@ mod tests {
 
     #[test]
     fn with_the_kernels_sizes_an_even_mix_is_a_point_per_class_at_the_devices_level() {
-        use crate::monitor::blklat::{ClassLatency, CLASSES};
         // Half 4 KiB at 2 ms, half 20 KiB at 4 ms, one in flight: 333 requests a second
         // (1/3 ms mean), diskstats' in flight 1.0.
-        let class = |i: usize, count: u64, bytes: f64, ms: f64| ClassLatency {
-            class: Some(CLASSES[i]),
-            count,
-            mean_bytes: Some(bytes),
-            mean_ms: Some(ms),
-            p50_ms: Some(ms),
-            p95_ms: Some(ms * 1.1),
-            p99_ms: Some(ms * 1.2),
-        };
+        let class = class_latency;
         let m = Measured {
             read_classes: Some(Box::new([
                 class(0, 166, 4096.0, 2.0),

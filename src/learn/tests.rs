@@ -839,6 +839,16 @@ fn mixed_at(in_flight: f64, reads: f64) -> DiskRates {
     }
 }
 
+/// 300 seconds of `d`, the device's in-flight count wandering over 1 to 16 (three seconds of
+/// seven at 1), each second's rates `at(in_flight)`: the index of the next second.
+fn learn_wandering(d: &mut Device, at: impl Fn(f64) -> DiskRates) -> u32 {
+    for k in 0..300u32 {
+        let c = [1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 16.0][(k % 7) as usize];
+        learn_second(d, k, &at(c));
+    }
+    300
+}
+
 /// A ceiling is measured beside the other direction's traffic of its time (stop 82's
 /// known-device run, 70/30 reads and writes): the reads' ceiling learned beside ~10 % writes
 /// gives no headroom beside five times as many writes (the device's units serve both: what
@@ -848,13 +858,8 @@ fn mixed_at(in_flight: f64, reads: f64) -> DiskRates {
 #[test]
 fn a_ceiling_gives_no_headroom_beside_more_of_the_other_direction_than_it_was_measured_with() {
     let mut d = Device::default();
-    let mut i = 0u32;
-    for k in 0..300u32 {
-        // 90 % reads, the device's in-flight count wandering over 1 to 16.
-        let c = [1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 16.0][(k % 7) as usize];
-        learn_second(&mut d, i, &mixed_at(c, 0.9));
-        i += 1;
-    }
+    // 90 % reads, the device's in-flight count wandering over 1 to 16.
+    let mut i = learn_wandering(&mut d, |c| mixed_at(c, 0.9));
     let judged = |l: &Learned, r: &DiskRates| {
         crate::monitor::judge::judge_parts(
             None,
@@ -918,27 +923,16 @@ fn a_ceiling_gives_no_headroom_beside_more_of_the_other_direction_than_it_was_me
 /// said; 4 KiB reads alone again: the ceiling's headroom back.
 #[test]
 fn requests_that_span_size_classes_get_no_headroom_from_the_small_classs_ceiling() {
-    use crate::monitor::blklat::{ClassLatency, Measured, CLASSES};
+    use crate::monitor::blklat::{ClassLatency, Measured};
     let mut d = Device::default();
-    let mut i = 0u32;
-    for k in 0..300u32 {
-        let c = [1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 16.0][(k % 7) as usize];
+    let mut i = learn_wandering(&mut d, |c| {
         let mut r = reads_at(c, 2.0 * (c / 4.0_f64).max(1.0));
         r.r_await = Some(2.0 * (c / 4.0_f64).max(1.0));
-        learn_second(&mut d, i, &r);
-        i += 1;
-    }
+        r
+    });
     // One second at one in flight of `small` 4 KiB reads of 2 ms and `medium` 64 KiB reads
     // of 4 ms, sized by the kernel: learned, and judged as every view judges it.
-    let class = |k: usize, count: u64, bytes: f64, ms: f64| ClassLatency {
-        class: Some(CLASSES[k]),
-        count,
-        mean_bytes: Some(bytes),
-        mean_ms: Some(ms),
-        p50_ms: Some(ms),
-        p95_ms: Some(ms * 1.05),
-        p99_ms: Some(ms * 1.1),
-    };
+    let class = super::points::tests::class_latency;
     let second = |d: &mut Device, i: u32, small: u64, medium: u64| {
         let m = Measured {
             read_classes: Some(Box::new([

@@ -1017,6 +1017,16 @@ fn learned_app(dev: Dev, n: usize) -> App {
     a
 }
 
+/// A disk without a profile, 8:16 sdb (its rates each test's own).
+const SDB: Dev = Dev {
+    major: 8,
+    minor: 16,
+    name: "sdb",
+    kind: "disk",
+    id: None,
+    rate: |_| [0; 6],
+};
+
 /// No profile, 1,000 reads a second at 1 ms, one in flight (a baseline after 30 intervals),
 /// then 4 in flight at 4 ms: the view judges against the learned baseline, says so in the
 /// table's title, and its saturation pane gives the learned judgement rather than asking for
@@ -1024,11 +1034,6 @@ fn learned_app(dev: Dev, n: usize) -> App {
 #[test]
 fn frame_judged_against_a_learned_baseline() {
     const LEARNED: Dev = Dev {
-        major: 8,
-        minor: 16,
-        name: "sdb",
-        kind: "disk",
-        id: None,
         rate: |i| {
             if i < 40 {
                 [1000, 1000, 0, 0, 1000, 1000]
@@ -1036,6 +1041,7 @@ fn frame_judged_against_a_learned_baseline() {
                 [1000, 4000, 0, 0, 1000, 4000]
             }
         },
+        ..SDB
     };
     let f = frame(&learned_app(LEARNED, 45), 160, 48);
     assert!(
@@ -1055,11 +1061,6 @@ fn frame_judged_against_a_learned_baseline() {
 #[test]
 fn a_second_of_a_few_writes_keeps_the_learned_baseline_in_view() {
     const WRITES_LAST: Dev = Dev {
-        major: 8,
-        minor: 16,
-        name: "sdb",
-        kind: "disk",
-        id: None,
         rate: |i| {
             if i < 44 {
                 [1000, 1000, 0, 0, 1000, 1000]
@@ -1067,6 +1068,7 @@ fn a_second_of_a_few_writes_keeps_the_learned_baseline_in_view() {
                 [0, 0, 2, 1, 1, 1]
             }
         },
+        ..SDB
     };
     let f = frame(&learned_app(WRITES_LAST, 45), 160, 48);
     assert!(f.contains("saturation (learned)"), "{f}");
@@ -1084,12 +1086,8 @@ fn a_second_of_a_few_writes_keeps_the_learned_baseline_in_view() {
 #[test]
 fn frame_judged_against_a_learned_estimate() {
     const THIN: Dev = Dev {
-        major: 8,
-        minor: 16,
-        name: "sdb",
-        kind: "disk",
-        id: None,
         rate: |_| [100, 1000, 0, 0, 1000, 1000],
+        ..SDB
     };
     let f = frame(&learned_app(THIN, 15), 160, 48);
     assert!(f.contains("judged against: learned from"), "{f}");
