@@ -819,14 +819,15 @@ impl Device {
                 let n = points[s..].iter().take_while(|p| p.dir == dir).count();
                 &points[s..s + n]
             });
-            // No I/O this way: idle, by this direction's series learned most.
+            // No I/O this way: idle, by this direction's series learned most (by requests,
+            // as the device's idle judgement takes it: judge_points_into).
             let idle_curve = match point {
                 Some(_) => None,
                 None => match self
                     .curves
                     .iter()
                     .filter(|c| c.dir == dir)
-                    .max_by(|a, b| a.intervals.total_cmp(&b.intervals))
+                    .max_by(|a, b| a.requests.total_cmp(&b.requests))
                 {
                     Some(c) => Some(c),
                     None => continue,

@@ -1001,3 +1001,73 @@ fn requests_that_span_size_classes_get_no_headroom_from_the_small_classs_ceiling
         "{h}"
     );
 }
+
+/// An idle second after reads whose requests spanned two size classes: the device's
+/// judgement and its reads' direction take the same class's curve, so `learned` and the
+/// judgement every view renders give the same headroom. The reads' direction took the class
+/// of most intervals (the last of equals), the device the class of most requests: on the known device (1 unit,
+/// 2.2 ms + 30 µs/KiB, an even 4 + 20 KiB mix) `learned` said 392.5 (the 4 KiB class's
+/// ceiling) and every view 328.5 (the 20 KiB class's, which holds more of the time).
+#[test]
+fn an_idle_second_after_a_mix_of_classes_is_one_class_in_learning_and_in_the_views() {
+    use crate::monitor::blklat::Measured;
+    let class = super::points::tests::class_latency;
+    let mut d = Device::default();
+    for i in 0..60u32 {
+        // One in flight, 167 reads of 4 KiB at 2 ms and 166 of 64 KiB at 4 ms: the 64 KiB
+        // class holds two thirds of the time (its intervals), the 4 KiB class one more request.
+        let m = Measured {
+            read_classes: Some(Box::new([
+                class(0, 167, 4096.0, 2.0),
+                class(1, 166, 65536.0, 4.0),
+                Default::default(),
+            ])),
+            ..Measured::default()
+        };
+        let mut r = reads_at(1.0, 3.0);
+        r.rkb_s = 167.0 * 4.0 + 166.0 * 64.0;
+        d.learn(
+            i64::from(i) * 1_000_000_000,
+            &r,
+            Some(&m),
+            None,
+            None,
+            None,
+            None,
+        );
+    }
+    let small = d.curve(Dir::Read, SizeClass::Small).expect("a 4 KiB curve");
+    let medium = d
+        .curve(Dir::Read, SizeClass::Medium)
+        .expect("a 64 KiB curve");
+    // As many intervals each (the 64 KiB class learned last wins a tie of them), more
+    // requests of 4 KiB.
+    assert!(
+        small.requests > medium.requests && small.intervals <= medium.intervals,
+        "{} / {} requests, {} / {} intervals",
+        small.requests,
+        medium.requests,
+        small.intervals,
+        medium.intervals
+    );
+    let idle = DiskRates {
+        interval_s: 1.0,
+        ..DiskRates::default()
+    };
+    let l = learn_second(&mut d, 60, &idle);
+    let reads = l.direction(Dir::Read).expect("the reads' idle judgement");
+    assert_eq!(reads.size_class, Some(SizeClass::Small), "{reads:?}");
+    assert_eq!(l.size_class, Some(SizeClass::Small), "{l:?}");
+    assert!(l.headroom_iops.is_some());
+    assert_eq!(reads.headroom_iops, l.headroom_iops);
+    let j = crate::monitor::judge::judge_parts(
+        None,
+        &crate::monitor::judge::learned_references(Some(&l)),
+        Some(&idle),
+        [None, None],
+    );
+    assert_eq!(
+        (j.read.state, j.read.headroom_iops),
+        (State::Idle, l.headroom_iops)
+    );
+}

@@ -916,9 +916,14 @@ fn with_the_block_latency_source_an_even_mix_teaches_each_class_its_own_baseline
             let j = &d["judgement"]["read"];
             assert_eq!(l["spans_classes"], true, "{d}");
             assert_eq!(j["spans_classes"], true, "{d}");
-            assert!(l["headroom_iops"].is_null(), "{d}");
+            // Not known; or 0 with its reason while saturated or worse (a busy host's
+            // intervals can be: the suite's own neighbours slowed a class to 4 ms once).
             if j["no_headroom"].is_null() {
                 assert!(j["headroom_iops"].is_null(), "{d}");
+                assert!(l["headroom_iops"].is_null(), "{d}");
+            } else {
+                assert_eq!(j["headroom_iops"], 0.0, "{d}");
+                assert_eq!(l["headroom_iops"], 0.0, "{d}");
             }
         }
     }
