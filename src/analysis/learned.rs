@@ -82,6 +82,34 @@ pub struct Learned {
     pub knee_range: Option<[u32; 2]>,
     pub knee_at_least: Option<f64>,
     pub fit_r_squared: Option<f64>,
+    /// While the direction's requests span size classes (`flags.spans_classes`, and only
+    /// then: an interval that does not span reads no further than the flags to clear it),
+    /// each class's own judgement, the class these figures are of among them: every class's
+    /// baseline is told, not only the one the direction is judged by (its worst class's).
+    #[serde(default)]
+    pub classes: Option<Box<[ClassJudgement]>>,
+}
+
+/// One size class of a direction whose requests span classes (learn/points.rs: a point per
+/// class with a real share, each judged against its own class's curve), in the `learned`
+/// object's `classes`: its share of the direction's requests in the interval, its state and
+/// ratio against its own curve, and that curve's baseline and ceiling (null until learned).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassJudgement {
+    pub size_class: SizeClass,
+    /// The class's share of the direction's requests in the interval (the kernel's counts).
+    pub share: f64,
+    pub state: State,
+    pub ratio: Option<f64>,
+    pub baseline_latency_ns: Option<f64>,
+    pub baseline_p95_ns: Option<f64>,
+    pub max_iops: Option<f64>,
+    pub max_iops_at_least: Option<bool>,
+    /// Judged against an estimate of the class's baseline (its traffic never came down to
+    /// about one in flight, or not long enough yet: `baseline_latency_ns` null), not a
+    /// baseline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimate: bool,
 }
 
 /// The `learned` object's keys in their order since they were first written (state, counts,
@@ -120,6 +148,8 @@ impl Serialize for Learned {
             cpu_busy: &'a bool,
             #[serde(skip_serializing_if = "none")]
             profile_change: &'a Option<Shared<super::state::Change>>,
+            #[serde(skip_serializing_if = "none")]
+            classes: &'a Option<Box<[ClassJudgement]>>,
             summary: &'a Option<Summary>,
             #[serde(flatten)]
             flags: &'a super::state::Flags,
@@ -150,6 +180,7 @@ impl Serialize for Learned {
             fit_r_squared,
             baseline_estimate,
             ceiling_other_iops: _,
+            classes,
         } = self;
         InOrder {
             state,
@@ -172,6 +203,7 @@ impl Serialize for Learned {
             baseline_estimate,
             cpu_busy,
             profile_change,
+            classes,
             summary,
             flags,
         }
@@ -440,6 +472,7 @@ impl Learned {
             summary,
             flags,
             directions: _,
+            classes,
         } = self;
         let super::state::Flags {
             estimate,
@@ -490,6 +523,11 @@ impl Learned {
         if let Some(c) = profile_change {
             out.extend_from_slice(b",\"profile_change\":");
             out.extend_from_slice(c.json().as_bytes());
+        }
+        // Only while the requests span size classes: serde's writing is enough.
+        if let Some(c) = classes {
+            out.extend_from_slice(b",\"classes\":");
+            serde_json::to_writer(&mut *out, c).expect("class judgements serialise");
         }
         out.extend_from_slice(b",\"summary\":");
         match summary {
@@ -865,6 +903,7 @@ mod tests {
             summary: None,
             flags: Flags::default(),
             directions: Vec::new(),
+            classes: None,
         }
     }
 
@@ -972,6 +1011,30 @@ mod tests {
                 busy_cpus: true,
             },
             directions: vec![bare()],
+            classes: Some(Box::new([
+                ClassJudgement {
+                    size_class: SizeClass::Small,
+                    share: 0.5,
+                    state: State::Ok,
+                    ratio: Some(1.0),
+                    baseline_latency_ns: Some(2.08e6),
+                    baseline_p95_ns: Some(f64::NAN),
+                    max_iops: Some(1.0 / 3.0),
+                    max_iops_at_least: Some(true),
+                    estimate: false,
+                },
+                ClassJudgement {
+                    size_class: SizeClass::Large,
+                    share: 0.5,
+                    state: State::Unknown,
+                    ratio: None,
+                    baseline_latency_ns: None,
+                    baseline_p95_ns: None,
+                    max_iops: None,
+                    max_iops_at_least: None,
+                    estimate: true,
+                },
+            ])),
         };
         let lazy = Learned {
             summary: Some(Summary::lazy(|| "no baseline yet: 41 intervals".into())),

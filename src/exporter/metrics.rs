@@ -1136,7 +1136,9 @@ fn render_judgement(o: &mut dyn Sink, s: &Scrape) {
             "Mean latency at a queue of about one, the baseline the state is judged against; \
 source=\"sweep\" from a saved profile (taking precedence), source=\"learned\" from the device's \
 own traffic, source=\"learned_estimate\" estimated from its lowest levels where the traffic never \
-came down to about one in flight (absent where only bounds are known).",
+came down to about one in flight (absent where only bounds are known); while the direction's \
+requests span size classes, the baseline of its worst class (stat --json's learned.classes has \
+each class's).",
             |j| j.baseline_s,
         ),
         (

@@ -80,6 +80,7 @@ impl Learned {
             summary: None,
             flags: Default::default(),
             directions: Vec::new(),
+            classes: None,
         }
     }
 
@@ -115,6 +116,7 @@ impl Learned {
             summary: old_summary,
             flags,
             directions: _,
+            classes,
         } = self;
         *state = State::Unknown;
         *intervals = m.intervals_seen;
@@ -138,6 +140,7 @@ impl Learned {
         *cpu_busy = false;
         *profile_change = None;
         *flags = Default::default();
+        *classes = None;
         let same = matches!((&*old_summary, summary), (Some(a), Some(b)) if a.same(b));
         if !same {
             *old_summary = summary.cloned();
@@ -166,6 +169,11 @@ impl Learned {
         );
         share(&mut self.flags.change, &src.flags.change, Shared::ptr_eq);
         self.flags.mixed = src.flags.mixed;
+        // Held only while the requests span classes (the flag is read first: an interval
+        // that does not span reads no further).
+        if self.flags.spans_classes || src.flags.spans_classes {
+            self.classes.clone_from(&src.classes);
+        }
         self.flags.spans_classes = src.flags.spans_classes;
         self.flags.busy_cpus = src.flags.busy_cpus;
         if self.holds(src.summary.as_ref(), src.direction, src.size_class) {
@@ -181,6 +189,7 @@ impl Learned {
             ratio: _,
             cpu_busy: _,
             profile_change: _,
+            classes: _,
             // The curve's:
             direction,
             size_class,
@@ -239,6 +248,10 @@ impl Learned {
         self.profile_change = None;
         self.flags.change = None;
         self.flags.mixed = false;
+        if self.flags.spans_classes {
+            // Held only while the flag is (Learned::classes).
+            self.classes = None;
+        }
         self.flags.spans_classes = false;
         self.flags.busy_cpus = false;
     }
@@ -1127,19 +1140,27 @@ impl Device {
             .expect("non-empty");
         // Each point judged once, by its own curve (the main point's found once for both).
         let (mut main_p, mut main_c) = (top, self.curve(top.dir, top.size_class()));
-        if !main_c.is_some_and(Curve::judges) {
-            // A direction whose requests span size classes is the figures of its class of
-            // most requests whose curve judges (a baseline or an estimate): half 64 KiB reads
-            // not learned yet beside half 4 KiB reads judged ok is the 4 KiB class's ok with
-            // its baseline, not an ok with no baseline that every view reads as unknown.
+        if points.iter().filter(|p| p.dir == top.dir).nth(1).is_some() {
+            // A direction whose requests span size classes is the figures of its worst class
+            // whose curve judges (a baseline or an estimate): every view judges the direction
+            // by the ratio it is given (monitor::judge), so 64 KiB reads at 4x their baseline
+            // beside as many 4 KiB reads at 1x are the direction's overload at 4x, not an ok at
+            // the 4 KiB class's 1x (which every view said while learning said overloaded); and
+            // half 64 KiB reads not learned yet beside half 4 KiB reads judged ok are the 4 KiB
+            // class's ok with its baseline, not an ok with no baseline that every view reads as
+            // unknown. Among classes in the same state, the class learned most (its curve's
+            // requests: they change slowly), not this interval's ratios or requests, which on an
+            // even mix take turns: the figures every output quotes stay one class's from one
+            // interval to the next.
             let judged = points
                 .iter()
-                .filter(|p| p.dir == top.dir && !std::ptr::eq(*p, top))
+                .filter(|p| p.dir == top.dir)
                 .filter_map(|p| {
-                    Some((p, self.curve(p.dir, p.size_class()).filter(|c| c.judges())?))
+                    let c = self.curve(p.dir, p.size_class()).filter(|c| c.judges())?;
+                    Some((p, c, judge(p, Some(c)).0))
                 })
-                .max_by(|a, b| a.0.requests.total_cmp(&b.0.requests));
-            if let Some((p, c)) = judged {
+                .max_by(|a, b| a.2.cmp(&b.2).then(a.1.requests.total_cmp(&b.1.requests)));
+            if let Some((p, c, _)) = judged {
                 (main_p, main_c) = (p, Some(c));
             }
         }
@@ -1169,6 +1190,31 @@ impl Device {
         // curve above, but the ceiling is the main class's, which the mix does not match
         // (issue 37): no headroom from it.
         l.flags.spans_classes = points.iter().filter(|p| p.dir == main_p.dir).count() > 1;
+        // Each class's own judgement beside the figures of the one judged by: every class's
+        // baseline told, as the curves learned them.
+        l.classes = l.flags.spans_classes.then(|| {
+            let of_dir = || points.iter().filter(|p| p.dir == main_p.dir);
+            let all: f64 = of_dir().map(|p| p.requests).sum();
+            of_dir()
+                .map(|p| {
+                    let c = self.curve(p.dir, p.size_class());
+                    let (state, ratio) = judge(p, c);
+                    let b = c.and_then(|c| c.baseline.as_ref());
+                    let max = b.and(c.and_then(|c| c.max_iops));
+                    crate::analysis::learned::ClassJudgement {
+                        size_class: p.size_class(),
+                        share: model::round(p.requests / all * 1e3) / 1e3,
+                        state,
+                        ratio,
+                        baseline_latency_ns: b.map(|b| b.latency_ns),
+                        baseline_p95_ns: b.map(|b| b.p95_ns),
+                        max_iops: max,
+                        max_iops_at_least: max.and(c.map(|c| c.max_iops_at_least)),
+                        estimate: b.is_none() && ratio.is_some(),
+                    }
+                })
+                .collect()
+        });
         // The judgements' one rule (issue 37): none while saturated or overloaded, else the
         // ceiling, a rate while busy, less the IOPS over the whole interval, idle part
         // included (busy 70 % at 1,000 IOPS while busy: 700 served, 300 more).

@@ -1071,3 +1071,156 @@ fn an_idle_second_after_a_mix_of_classes_is_one_class_in_learning_and_in_the_vie
         (State::Idle, l.headroom_iops)
     );
 }
+
+/// A second of reads whose requests span two size classes, sized by the kernel (`small` 4 KiB
+/// reads of `small_ms` each, `medium` 64 KiB reads of `medium_ms`, one after the other),
+/// learned and judged as every view judges it.
+fn span_second(
+    d: &mut Device,
+    i: u32,
+    (small, small_ms): (u64, f64),
+    (medium, medium_ms): (u64, f64),
+) -> (std::sync::Arc<Learned>, crate::analysis::state::Judgement) {
+    use crate::monitor::blklat::Measured;
+    let class = super::points::tests::class_latency;
+    let m = Measured {
+        read_classes: Some(Box::new([
+            class(0, small, 4096.0, small_ms),
+            class(1, medium, 65536.0, medium_ms),
+            Default::default(),
+        ])),
+        ..Measured::default()
+    };
+    let n = (small + medium) as f64;
+    let mean = (small as f64 * small_ms + medium as f64 * medium_ms) / n;
+    // One request at a time: in flight for the sum of the requests' times.
+    let mut r = reads_at(n * mean / 1000.0, mean);
+    r.rkb_s = small as f64 * 4.0 + medium as f64 * 64.0;
+    let l = d.learn(
+        i64::from(i) * 1_000_000_000,
+        &r,
+        Some(&m),
+        None,
+        None,
+        None,
+        None,
+    );
+    let refs = crate::monitor::judge::learned_references(Some(&l));
+    let j = crate::monitor::judge::judge_parts(None, &refs, Some(&r), [None, None]);
+    (l, j)
+}
+
+/// Reads whose requests span two size classes, each judged by its own class's curve: the
+/// direction (and every view, which judges it by the ratio learning gives) takes the worst
+/// class's figures. 64 KiB reads at 4x their baseline beside as many 4 KiB reads at theirs
+/// read "overloaded (read 3.8x ...)" in learning and in the judgement; before, learning said
+/// overloaded (its state the worst class's) while every view said "ok (read 1.0x learned
+/// baseline)", the 4 KiB class's ratio: half the reads overloaded and no output said so.
+#[test]
+fn a_direction_spanning_size_classes_is_judged_by_its_worst_class_in_every_view() {
+    let mut d = Device::default();
+    for i in 0..60u32 {
+        span_second(&mut d, i, (167, 2.0), (166, 4.0));
+    }
+    let medium = d
+        .curve(Dir::Read, SizeClass::Medium)
+        .expect("a 64 KiB curve");
+    let medium_ns = medium
+        .baseline
+        .as_ref()
+        .expect("a 64 KiB baseline")
+        .latency_ns;
+    // The 64 KiB reads take 16 ms (4x their 4 ms baseline), the 4 KiB ones 2 ms as learned.
+    let (l, j) = span_second(&mut d, 60, (167, 2.0), (166, 16.0));
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    assert_eq!(reads.size_class, Some(SizeClass::Medium), "{reads:?}");
+    assert_eq!(reads.baseline_latency_ns, Some(medium_ns));
+    assert_eq!(reads.state, State::Overloaded, "{reads:?}");
+    let ratio = reads.ratio.expect("a ratio");
+    assert!((3.5..4.5).contains(&ratio), "{ratio}");
+    assert_eq!((l.state, l.ratio), (State::Overloaded, Some(ratio)));
+    assert_eq!(l.headroom_iops, Some(0.0));
+    assert_eq!(j.read.state, State::Overloaded, "{:?}", j.read);
+    assert_eq!(j.read.ratio, Some(ratio));
+    assert_eq!(j.read.baseline_latency_ns, Some(medium_ns));
+    assert_eq!(j.device.headroom_iops, Some(0.0));
+    assert!(
+        j.words().starts_with("overloaded (read 3."),
+        "{}",
+        j.words()
+    );
+    // Each class's own judgement beside them: the 4 KiB class ok at its own baseline.
+    let small = d.curve(Dir::Read, SizeClass::Small).expect("a 4 KiB curve");
+    let small_ns = small
+        .baseline
+        .as_ref()
+        .expect("a 4 KiB baseline")
+        .latency_ns;
+    let classes = l.classes.as_deref().expect("each class's judgement");
+    let got: Vec<_> = classes
+        .iter()
+        .map(|c| (c.size_class, c.state, c.baseline_latency_ns, c.share))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (SizeClass::Small, State::Ok, Some(small_ns), 0.502),
+            (SizeClass::Medium, State::Overloaded, Some(medium_ns), 0.498)
+        ]
+    );
+    assert_eq!(classes[1].ratio, Some(ratio));
+    assert_eq!(reads.classes, l.classes);
+    // The 4 KiB reads slow instead: that class's figures.
+    let (l, j) = span_second(&mut d, 61, (167, 8.0), (166, 4.0));
+    let reads = l.direction(Dir::Read).expect("reads judged");
+    assert_eq!(reads.size_class, Some(SizeClass::Small), "{reads:?}");
+    assert_eq!(
+        (reads.state, j.read.state),
+        (State::Overloaded, State::Overloaded)
+    );
+    // 4 KiB reads alone: no classes told (none held over from the seconds before).
+    let mut alone = reads_at(1.0, 2.0);
+    alone.r_await = Some(2.0);
+    for i in 62..65 {
+        let l = learn_second(&mut d, i, &alone);
+        assert!(l.classes.is_none() && !l.flags.spans_classes, "{l:?}");
+        let reads = l.direction(Dir::Read).expect("reads judged");
+        assert!(reads.classes.is_none(), "{reads:?}");
+    }
+}
+
+/// An even mix of two size classes at their baselines: which class carries a few more
+/// requests takes turns from one second to the next, and the figures every output quotes
+/// (the direction's class, baseline and ratio) stay one class's, the class learned most,
+/// rather than alternating with it (the `learned` object's `size_class` and baseline, and
+/// the exporter's baseline gauges, flipped every second on the VM's disk).
+#[test]
+fn an_even_mix_of_size_classes_is_quoted_by_one_class_from_second_to_second() {
+    let mut d = Device::default();
+    // The 64 KiB class learned over more requests: 200 of them beside 133 4 KiB ones.
+    for i in 0..60u32 {
+        span_second(&mut d, i, (133, 2.0), (200, 4.0));
+    }
+    let mut classes = std::collections::BTreeSet::new();
+    for i in 60..80u32 {
+        let (small, medium) = if i % 2 == 0 { (170, 163) } else { (163, 170) };
+        let (l, j) = span_second(&mut d, i, (small, 2.0), (medium, 4.0));
+        let reads = l.direction(Dir::Read).expect("reads judged");
+        assert_eq!((reads.state, j.read.state), (State::Ok, State::Ok));
+        classes.insert(format!("{:?}", reads.size_class));
+        assert_eq!(l.size_class, reads.size_class);
+        // Both classes' baselines told in every second, whichever the figures are of.
+        let each = l.classes.as_deref().expect("each class's judgement");
+        assert_eq!(each.len(), 2);
+        assert!(
+            each.iter()
+                .all(|c| c.state == State::Ok && c.baseline_latency_ns.is_some()),
+            "{each:?}"
+        );
+    }
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        ["Some(Medium)"],
+        "one class quoted"
+    );
+}

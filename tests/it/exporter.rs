@@ -1413,6 +1413,7 @@ pub(crate) fn learned(state: iosat::learn::State, ratio: f64) -> iosat::learn::L
         summary: None,
         flags: Default::default(),
         directions: vec![],
+        classes: None,
     }
 }
 

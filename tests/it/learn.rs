@@ -899,6 +899,12 @@ fn with_the_block_latency_source_an_even_mix_teaches_each_class_its_own_baseline
         if let (Some(c), Some(b)) = (l["size_class"].as_str(), num(l, "baseline_latency_ns")) {
             last.insert(c.to_string(), b);
         }
+        // Each class's own baseline, told beside the figures of the class judged by.
+        for c in l["classes"].as_array().into_iter().flatten() {
+            if let (Some(k), Some(b)) = (c["size_class"].as_str(), num(c, "baseline_latency_ns")) {
+                last.insert(k.to_string(), b);
+            }
+        }
         // Both classes with a real share, judged by a class's curve that has a ceiling: no
         // headroom from that one class's ceiling (the mix's is not known), in learning's
         // figures and in the judgement every view renders; flagged so.
@@ -916,6 +922,24 @@ fn with_the_block_latency_source_an_even_mix_teaches_each_class_its_own_baseline
             let j = &d["judgement"]["read"];
             assert_eq!(l["spans_classes"], true, "{d}");
             assert_eq!(j["spans_classes"], true, "{d}");
+            // Judged by its worst class, in learning and in the judgement every view renders:
+            // the figures' class is in the worst state of the classes told.
+            let rank = |s: &serde_json::Value| {
+                ["unknown", "ok", "saturated", "overloaded"]
+                    .iter()
+                    .position(|x| s == x)
+                    .unwrap_or_else(|| panic!("a class's state: {s}"))
+            };
+            let classes = l["classes"].as_array().expect("each class's judgement");
+            assert!(classes.len() >= 2, "{d}");
+            let worst = classes.iter().map(|c| rank(&c["state"])).max();
+            let own = classes
+                .iter()
+                .find(|c| c["size_class"] == l["size_class"])
+                .unwrap_or_else(|| panic!("the figures' class among the classes: {d}"));
+            assert_eq!(Some(rank(&own["state"])), worst, "{d}");
+            assert_eq!(own["ratio"], l["ratio"], "{d}");
+            assert_eq!(j["ratio"], l["ratio"], "{d}");
             // Not known; or 0 with its reason while saturated or worse (a busy host's
             // intervals can be: the suite's own neighbours slowed a class to 4 ms once).
             if j["no_headroom"].is_null() {
