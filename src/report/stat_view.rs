@@ -304,12 +304,13 @@ fn device_notes(r: &IntervalReport) -> String {
 fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
     // What qualifies the judgement (estimate, changed, mixed, busy CPUs; "at least" among
     // the words then) or a slow state, in words (the declared cap's share among them). A
-    // lower-bound ceiling alone is no reason: the headroom cell says it (`>=`). A headroom
-    // not known because the requests span size classes is said too: its cell's `-` alone
-    // reads as "no ceiling learned".
+    // lower-bound ceiling alone is no reason: the headroom cell says it (`>=`). Requests that
+    // span size classes are said too, whatever the state: the figures are one class's (the
+    // worst), and a headroom not known for it would read as "no ceiling learned" in its
+    // cell's `-` alone.
     let worded = j.is_some_and(|j| {
         j.device.flags.qualify_state()
-            || (j.device.flags.spans_classes && j.device.headroom_iops.is_none())
+            || j.device.flags.spans_classes
             || j.state() == crate::analysis::state::State::Slow
     });
     if let Some(j) = j.filter(|_| worded) {
@@ -1104,6 +1105,32 @@ mod tests {
         );
         assert_eq!(lines[3], "vg0-root-long");
         assert!(lines[4].trim_start().starts_with("- "), "{}", lines[4]);
+    }
+
+    /// A row whose reads span size classes is worded in every state, its flag among the
+    /// words: overloaded at its worst class's 8.5x with no headroom said so, where before
+    /// only a headroom not known was (an overloaded spanning row read "overloaded~ 0" alone).
+    #[test]
+    fn a_row_whose_requests_span_size_classes_is_worded_in_every_state() {
+        let mut r = report();
+        let learned: crate::analysis::learned::Learned = serde_json::from_str(
+            r#"{"state":"overloaded","intervals":100,"learned_s":100,"direction":"read",
+            "size_class":"medium","baseline_latency_ns":60000,"baseline_p95_ns":70000,
+            "max_iops":50000,"max_iops_at_least":true,"ceiling_at_least":true,"ratio":8.5,
+            "headroom_iops":0,"spans_classes":true}"#,
+        )
+        .unwrap();
+        r.devices[0].learned = Some(std::sync::Arc::new(learned));
+        let t = render(&r, Format::TEXT, &Envelope::default(), true);
+        let note = t
+            .lines()
+            .find(|l| l.starts_with("# vda: "))
+            .unwrap_or_else(|| panic!("no note for vda:\n{t}"));
+        assert!(
+            note.starts_with("# vda: overloaded (read 8.5x learned baseline), headroom 0"),
+            "{note}"
+        );
+        assert!(note.contains("size classes]"), "{note}");
     }
 
     #[test]
