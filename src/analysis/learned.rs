@@ -820,7 +820,7 @@ impl SizeClass {
     }
 
     /// The name serde gives it (snake_case), for the JSON written by hand.
-    fn json_name(self) -> &'static str {
+    pub fn json_name(self) -> &'static str {
         match self {
             SizeClass::Small => "small",
             SizeClass::Medium => "medium",

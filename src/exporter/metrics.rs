@@ -1242,6 +1242,78 @@ with source=\"learned_estimate\", where the estimated single-request latency lie
             l.intervals as f64,
         );
     }
+    render_classes(o, &learned);
+}
+
+/// While a direction's requests span size classes (the block-latency source sized them: the
+/// judgement's `spans_classes`), each class's own figures, labelled by class: its share of
+/// the direction's requests, its latency ratio against its own class's baseline and that
+/// baseline. The direction's own gauges are its worst class's (learn/); these keep every
+/// class's in view. Absent while no direction spans classes.
+fn render_classes(o: &mut dyn Sink, learned: &[(&str, &crate::learn::Learned)]) {
+    let rows: Vec<(&str, &str, &crate::analysis::learned::ClassJudgement)> = learned
+        .iter()
+        .flat_map(|&(dev, l)| {
+            let dirs = if l.directions.is_empty() {
+                std::slice::from_ref(l)
+            } else {
+                &l.directions[..]
+            };
+            dirs.iter().flat_map(move |d| {
+                let op = d.direction.map_or("", |x| x.as_str());
+                d.classes
+                    .iter()
+                    .flat_map(|c| c.iter())
+                    .map(move |c| (dev, op, c))
+            })
+        })
+        .filter(|(_, op, _)| !op.is_empty())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    type Get = fn(&crate::analysis::learned::ClassJudgement) -> Option<f64>;
+    let families: [(&str, &str, Get); 3] = [
+        (
+            "iosat_disk_class_request_share",
+            "While the direction's requests span size classes: the class's share of the \
+direction's requests in the last interval learned (the block layer's own counts).",
+            |c| Some(c.share),
+        ),
+        (
+            "iosat_disk_class_latency_ratio",
+            "While the direction's requests span size classes: the class's latency against its \
+own class's baseline (p95 where the block layer measured it, else the mean; absent until the \
+class has a baseline or an estimate). The direction's iosat_disk_latency_ratio is its worst \
+class's.",
+            |c| c.ratio,
+        ),
+        (
+            "iosat_disk_class_baseline_latency_seconds",
+            "While the direction's requests span size classes: the mean latency at a queue of \
+about one learned of the class's own requests (absent until learned).",
+            |c| c.baseline_latency_ns.map(|ns| ns / 1e9),
+        ),
+    ];
+    for (name, help, get) in families {
+        if !rows.iter().any(|(_, _, c)| get(c).is_some()) {
+            continue;
+        }
+        o.family(name, "gauge", help);
+        for (dev, op, c) in &rows {
+            if let Some(v) = get(c) {
+                o.sample(
+                    name,
+                    &[
+                        ("device", dev),
+                        ("op", op),
+                        ("size_class", c.size_class.json_name()),
+                    ],
+                    v,
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1540,7 +1540,33 @@ fn a_direction_whose_requests_span_size_classes_serves_no_ceiling_nor_headroom()
     for d in &mut s.devices {
         let mut l = learned(State::Ok, 1.0);
         match d.line.name.as_str() {
-            "sda" => l.flags.spans_classes = true,
+            "sda" => {
+                l.flags.spans_classes = true;
+                // Each class's own judgement: the 4 KiB class's (whose figures these are)
+                // and a 64 KiB class with no baseline yet.
+                let class = |size_class, share, ratio: Option<f64>, ns: Option<f64>| {
+                    iosat::analysis::learned::ClassJudgement {
+                        size_class,
+                        share,
+                        state: if ratio.is_some() {
+                            State::Ok
+                        } else {
+                            State::Unknown
+                        },
+                        ratio,
+                        baseline_latency_ns: ns,
+                        baseline_p95_ns: ns,
+                        max_iops: None,
+                        max_iops_at_least: None,
+                        estimate: false,
+                    }
+                };
+                use iosat::analysis::learned::SizeClass;
+                l.classes = Some(Box::new([
+                    class(SizeClass::Small, 0.55, Some(1.0), Some(1e6)),
+                    class(SizeClass::Medium, 0.45, None, None),
+                ]));
+            }
             "md0" => {}
             _ => continue,
         }
@@ -1548,6 +1574,10 @@ fn a_direction_whose_requests_span_size_classes_serves_no_ceiling_nor_headroom()
     }
     let text = metrics::render(&s);
     for line in [
+        "iosat_disk_class_request_share{device=\"sda\",op=\"read\",size_class=\"small\"} 0.55",
+        "iosat_disk_class_request_share{device=\"sda\",op=\"read\",size_class=\"medium\"} 0.45",
+        "iosat_disk_class_latency_ratio{device=\"sda\",op=\"read\",size_class=\"small\"} 1",
+        "iosat_disk_class_baseline_latency_seconds{device=\"sda\",op=\"read\",size_class=\"small\"} 0.001",
         "iosat_disk_op_flag{device=\"sda\",op=\"read\",flag=\"spans_classes\"} 1",
         "iosat_disk_op_flag{device=\"md0\",op=\"read\",flag=\"spans_classes\"} 0",
         "iosat_disk_state{device=\"sda\",state=\"ok\"} 1",
@@ -1563,6 +1593,15 @@ fn a_direction_whose_requests_span_size_classes_serves_no_ceiling_nor_headroom()
     for family in ["iosat_disk_max_iops", "iosat_disk_headroom_iops"] {
         let series = format!("{family}{{device=\"sda\",op=\"read\"");
         assert!(!text.contains(&series), "{series} served:\n{text}");
+    }
+    // No figure the 64 KiB class does not have, and no class series for md0, which does not
+    // span classes.
+    for series in [
+        "iosat_disk_class_latency_ratio{device=\"sda\",op=\"read\",size_class=\"medium\"}",
+        "iosat_disk_class_baseline_latency_seconds{device=\"sda\",op=\"read\",size_class=\"medium\"}",
+        "iosat_disk_class_request_share{device=\"md0\"",
+    ] {
+        assert!(!text.contains(series), "{series} served:\n{text}");
     }
     if have_promtool() {
         promtool_check_metrics(&text).unwrap();
