@@ -923,7 +923,6 @@ fn a_ceiling_gives_no_headroom_beside_more_of_the_other_direction_than_it_was_me
 /// said; 4 KiB reads alone again: the ceiling's headroom back.
 #[test]
 fn requests_that_span_size_classes_get_no_headroom_from_the_small_classs_ceiling() {
-    use crate::monitor::blklat::{ClassLatency, Measured};
     let mut d = Device::default();
     let mut i = learn_wandering(&mut d, |c| {
         let mut r = reads_at(c, 2.0 * (c / 4.0_f64).max(1.0));
@@ -932,31 +931,8 @@ fn requests_that_span_size_classes_get_no_headroom_from_the_small_classs_ceiling
     });
     // One second at one in flight of `small` 4 KiB reads of 2 ms and `medium` 64 KiB reads
     // of 4 ms, sized by the kernel: learned, and judged as every view judges it.
-    let class = super::points::tests::class_latency;
     let second = |d: &mut Device, i: u32, small: u64, medium: u64| {
-        let m = Measured {
-            read_classes: Some(Box::new([
-                class(0, small, 4096.0, 2.0),
-                class(1, medium, 65536.0, 4.0),
-                ClassLatency::default(),
-            ])),
-            ..Measured::default()
-        };
-        let n = (small + medium) as f64;
-        let mut r = reads_at(1.0, 1000.0 / n);
-        r.rkb_s = small as f64 * 4.0 + medium as f64 * 64.0;
-        let l = d.learn(
-            i64::from(i) * 1_000_000_000,
-            &r,
-            Some(&m),
-            None,
-            None,
-            None,
-            None,
-        );
-        let refs = crate::monitor::judge::learned_references(Some(&l));
-        let j = crate::monitor::judge::judge_parts(None, &refs, Some(&r), [None, None]);
-        (l, j)
+        span_second(d, i, (small, 2.0), (medium, 4.0))
     };
     // Half of the requests 64 KiB: 333 reads a second (a 3 ms mean).
     let (l, j) = second(&mut d, i, 167, 166);
@@ -1010,31 +986,11 @@ fn requests_that_span_size_classes_get_no_headroom_from_the_small_classs_ceiling
 /// ceiling) and every view 328.5 (the 20 KiB class's, which holds more of the time).
 #[test]
 fn an_idle_second_after_a_mix_of_classes_is_one_class_in_learning_and_in_the_views() {
-    use crate::monitor::blklat::Measured;
-    let class = super::points::tests::class_latency;
     let mut d = Device::default();
     for i in 0..60u32 {
         // One in flight, 167 reads of 4 KiB at 2 ms and 166 of 64 KiB at 4 ms: the 64 KiB
         // class holds two thirds of the time (its intervals), the 4 KiB class one more request.
-        let m = Measured {
-            read_classes: Some(Box::new([
-                class(0, 167, 4096.0, 2.0),
-                class(1, 166, 65536.0, 4.0),
-                Default::default(),
-            ])),
-            ..Measured::default()
-        };
-        let mut r = reads_at(1.0, 3.0);
-        r.rkb_s = 167.0 * 4.0 + 166.0 * 64.0;
-        d.learn(
-            i64::from(i) * 1_000_000_000,
-            &r,
-            Some(&m),
-            None,
-            None,
-            None,
-            None,
-        );
+        span_second(&mut d, i, (167, 2.0), (166, 4.0));
     }
     let small = d.curve(Dir::Read, SizeClass::Small).expect("a 4 KiB curve");
     let medium = d
