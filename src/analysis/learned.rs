@@ -877,6 +877,35 @@ mod tests {
     use super::*;
     use crate::analysis::state::{Change, Flags};
 
+    /// Two classes' judgements, one judged against its baseline (its p95 not a number) and one
+    /// by an estimate with nothing else known: every key and omission of `classes`.
+    fn two_classes() -> Box<[ClassJudgement]> {
+        Box::new([
+            ClassJudgement {
+                size_class: SizeClass::Small,
+                share: 0.5,
+                state: State::Ok,
+                ratio: Some(1.0),
+                baseline_latency_ns: Some(2.08e6),
+                baseline_p95_ns: Some(f64::NAN),
+                max_iops: Some(1.0 / 3.0),
+                max_iops_at_least: Some(true),
+                estimate: false,
+            },
+            ClassJudgement {
+                size_class: SizeClass::Large,
+                share: 0.5,
+                state: State::Unknown,
+                ratio: None,
+                baseline_latency_ns: None,
+                baseline_p95_ns: None,
+                max_iops: None,
+                max_iops_at_least: None,
+                estimate: true,
+            },
+        ])
+    }
+
     fn bare() -> Learned {
         Learned {
             state: State::Unknown,
@@ -1011,30 +1040,7 @@ mod tests {
                 busy_cpus: true,
             },
             directions: vec![bare()],
-            classes: Some(Box::new([
-                ClassJudgement {
-                    size_class: SizeClass::Small,
-                    share: 0.5,
-                    state: State::Ok,
-                    ratio: Some(1.0),
-                    baseline_latency_ns: Some(2.08e6),
-                    baseline_p95_ns: Some(f64::NAN),
-                    max_iops: Some(1.0 / 3.0),
-                    max_iops_at_least: Some(true),
-                    estimate: false,
-                },
-                ClassJudgement {
-                    size_class: SizeClass::Large,
-                    share: 0.5,
-                    state: State::Unknown,
-                    ratio: None,
-                    baseline_latency_ns: None,
-                    baseline_p95_ns: None,
-                    max_iops: None,
-                    max_iops_at_least: None,
-                    estimate: true,
-                },
-            ])),
+            classes: Some(two_classes()),
         };
         let lazy = Learned {
             summary: Some(Summary::lazy(|| "no baseline yet: 41 intervals".into())),

@@ -1242,7 +1242,7 @@ with source=\"learned_estimate\", where the estimated single-request latency lie
             l.intervals as f64,
         );
     }
-    render_classes(o, &learned);
+    render_classes(o, s);
 }
 
 /// While a direction's requests span size classes (the block-latency source sized them: the
@@ -1250,24 +1250,20 @@ with source=\"learned_estimate\", where the estimated single-request latency lie
 /// the direction's requests, its latency ratio against its own class's baseline and that
 /// baseline. The direction's own gauges are its worst class's (learn/); these keep every
 /// class's in view. Absent while no direction spans classes.
-fn render_classes(o: &mut dyn Sink, learned: &[(&str, &crate::learn::Learned)]) {
-    let rows: Vec<(&str, &str, &crate::analysis::learned::ClassJudgement)> = learned
+fn render_classes(o: &mut dyn Sink, s: &Scrape) {
+    let rows: Vec<(&str, &str, &crate::analysis::learned::ClassJudgement)> = s
+        .devices
         .iter()
-        .flat_map(|&(dev, l)| {
-            let dirs = if l.directions.is_empty() {
-                std::slice::from_ref(l)
-            } else {
-                &l.directions[..]
-            };
-            dirs.iter().flat_map(move |d| {
-                let op = d.direction.map_or("", |x| x.as_str());
-                d.classes
+        .flat_map(|d| {
+            let dev = d.line.name.as_str();
+            learned_directions(d).into_iter().flat_map(move |l| {
+                let op = l.direction.map(|x| x.as_str());
+                l.classes
                     .iter()
                     .flat_map(|c| c.iter())
-                    .map(move |c| (dev, op, c))
+                    .filter_map(move |c| Some((dev, op?, c)))
             })
         })
-        .filter(|(_, op, _)| !op.is_empty())
         .collect();
     if rows.is_empty() {
         return;
