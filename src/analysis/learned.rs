@@ -332,17 +332,28 @@ impl Learned {
     /// learned, read "no baseline yet" and "let iosat learn the baseline from the traffic"
     /// on a device learned for minutes (stop 85, vda). Else `last`, which says why nothing
     /// judges (a device learning again since a confirmed change has no curve at rest either).
+    /// The classes are the last interval's where its requests spanned classes; else, where
+    /// the device at rest has learned two or more classes of the same direction, those (each
+    /// class's baseline: a recording of 4 KiB and 64 KiB reads that ends on 4 KiB alone, or
+    /// idle, told the 4 KiB baseline only).
     pub fn for_summary(
         last: Option<Learned>,
         at_rest: impl FnOnce() -> Option<Learned>,
     ) -> Option<Learned> {
-        if last.as_ref().is_some_and(|l| l.judged_by().is_some()) {
-            return last;
+        let at_rest = std::cell::LazyCell::new(at_rest);
+        let mut chosen = match last {
+            Some(l) if l.judged_by().is_some() => Some(l),
+            last => match &*at_rest {
+                Some(r) if r.judged_by().is_some() => Some(r.clone()),
+                _ => last,
+            },
+        };
+        if let Some(l) = chosen.as_mut().filter(|l| l.classes.is_none()) {
+            if let Some(r) = at_rest.as_ref().filter(|r| r.direction == l.direction) {
+                l.classes.clone_from(&r.classes);
+            }
         }
-        match at_rest() {
-            Some(r) if r.judged_by().is_some() => Some(r),
-            _ => last,
-        }
+        chosen
     }
 
     /// The single-request latency learning judges this interval by, and its basis (learned,

@@ -369,6 +369,62 @@ pub fn curve_of(l: &Learned) -> String {
     }
 }
 
+/// Each size class a learned judgement tells beside the one its figures are of
+/// (`Learned::classes`), in words: " (read, <=64KiB; 48 % of the reads learned): baseline
+/// 0.090 ms mean, 0.121 ms p95; at least 9000 IOPS". Shares are of the interval's requests
+/// where they spanned classes, else of the requests learned. Empty without other classes.
+pub fn other_classes_words(l: &Learned) -> Vec<String> {
+    use crate::analysis::text::{fixed, fmt_latency_ns};
+    let Some(dir) = l.direction else {
+        return Vec::new();
+    };
+    let of = if l.flags.spans_classes {
+        "of the interval's"
+    } else {
+        "of the"
+    };
+    let learned = if l.flags.spans_classes {
+        ""
+    } else {
+        " learned"
+    };
+    l.classes
+        .iter()
+        .flat_map(|c| c.iter())
+        .filter(|c| Some(c.size_class) != l.size_class)
+        .map(|c| {
+            let mut w = format!(
+                " ({}, {}; {} % {of} {}s{learned}): ",
+                dir.as_str(),
+                c.size_class.as_str(),
+                fixed(c.share * 100.0, 0),
+                dir.as_str()
+            );
+            match (c.baseline_latency_ns, c.baseline_p95_ns) {
+                (Some(b), p95) => {
+                    w.push_str(&format!("baseline {} mean", fmt_latency_ns(b)));
+                    if let Some(p) = p95 {
+                        w.push_str(&format!(", {} p95", fmt_latency_ns(p)));
+                    }
+                }
+                (None, _) => w.push_str("judged by an estimate of its baseline, no baseline yet"),
+            }
+            if let Some(m) = c.max_iops {
+                let least = if c.max_iops_at_least == Some(true) {
+                    "at least "
+                } else {
+                    ""
+                };
+                w.push_str(&format!("; {least}{} IOPS", fixed(m, 0)));
+            }
+            if let Some(r) = c.ratio {
+                w.push_str(&format!("; {} at {}x", c.state.words(), fixed(r, 2)));
+            }
+            w
+        })
+        .collect()
+}
+
 /// A swept baseline and a learned one further apart than both their uncertainties allow
 /// (the learned one's 95 % interval, the sweep's own 10 % tolerance), in words; None when
 /// they agree or the learned one is not known yet. The swept profile is what is judged by.
@@ -1122,6 +1178,10 @@ impl Device {
             l.reset_to(&self.model, best);
             l.state = State::Idle;
             l.headroom_iops = l.max_iops;
+            // At rest, every class of that direction a curve judges: a device that learned
+            // 4 KiB and 64 KiB reads tells both baselines, not only the class learned most
+            // (`analyze` of a recording that ends idle told one).
+            l.classes = best.and_then(|b| self.classes_at_rest(b.dir));
             return;
         }
         // At most six points (reads, writes; by size class): judged on the stack, no
@@ -1233,6 +1293,39 @@ impl Device {
 }
 
 impl Device {
+    /// At rest (an idle interval, the end of a recording), each size class of `dir` whose
+    /// curve judges (a baseline or an estimate of one), smallest first, with its share of
+    /// the direction's requests learned: None unless two or more do. Idle, no ratio.
+    fn classes_at_rest(&self, dir: Dir) -> Option<Box<[crate::analysis::learned::ClassJudgement]>> {
+        let of_dir = || self.curves.iter().filter(move |c| c.dir == dir);
+        of_dir().filter(|c| c.judges()).nth(1)?;
+        let all: f64 = of_dir().map(|c| c.requests).sum();
+        let mut classes: Vec<_> = of_dir()
+            .filter(|c| c.judges())
+            .map(|c| {
+                let b = c.baseline.as_ref();
+                let max = b.and(c.max_iops);
+                crate::analysis::learned::ClassJudgement {
+                    size_class: c.size_class,
+                    share: if all > 0.0 {
+                        model::round(c.requests / all * 1e3) / 1e3
+                    } else {
+                        0.0
+                    },
+                    state: State::Idle,
+                    ratio: None,
+                    baseline_latency_ns: b.map(|b| b.latency_ns),
+                    baseline_p95_ns: b.map(|b| b.p95_ns),
+                    max_iops: max,
+                    max_iops_at_least: max.map(|_| c.max_iops_at_least),
+                    estimate: b.is_none(),
+                }
+            })
+            .collect();
+        classes.sort_by_key(|c| c.size_class);
+        Some(classes.into())
+    }
+
     /// Whether an idle interval of this device would keep giving the judgement of the last
     /// one: its state loaded (with a state directory) and no other run's lock to take over,
     /// so that [`load_or_take_over`] has nothing left to do while it stays idle, and

@@ -1180,3 +1180,95 @@ fn an_even_mix_of_size_classes_is_quoted_by_one_class_from_second_to_second() {
         "one class quoted"
     );
 }
+
+/// At rest (an idle interval, the end of a recording: `analyze`, the page), every size class
+/// of the direction a curve judges is told with its own baseline and its share of the
+/// requests learned: a recording of 4 KiB and 64 KiB reads that ended on 4 KiB alone, or
+/// idle, told the 4 KiB baseline only (`analyze` of the VM's disk, stop 87). The summary of
+/// a last interval of one class takes them; one of the other direction does not.
+#[test]
+fn at_rest_every_size_class_learned_is_told_with_its_own_baseline() {
+    let mut d = Device::default();
+    for i in 0..60u32 {
+        span_second(&mut d, i, (250, 2.0), (83, 4.0));
+    }
+    let baseline = |class| {
+        d.curve(Dir::Read, class)
+            .and_then(|c| c.baseline.as_ref())
+            .map(|b| b.latency_ns)
+            .expect("a baseline per class")
+    };
+    let (small_ns, medium_ns) = (baseline(SizeClass::Small), baseline(SizeClass::Medium));
+    // 4 KiB reads alone, then an idle second.
+    let mut alone = reads_at(1.0, 2.0);
+    alone.r_await = Some(2.0);
+    let last = learn_second(&mut d, 60, &alone);
+    assert!(last.classes.is_none(), "{last:?}");
+    let idle = learn_second(
+        &mut d,
+        61,
+        &DiskRates {
+            interval_s: 1.0,
+            ..DiskRates::default()
+        },
+    );
+    assert_eq!(idle.state, State::Idle);
+    let classes = idle.classes.as_deref().expect("each class at rest");
+    let got: Vec<_> = classes
+        .iter()
+        .map(|c| {
+            (
+                c.size_class,
+                c.state,
+                c.ratio,
+                c.baseline_latency_ns,
+                c.estimate,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (SizeClass::Small, State::Idle, None, Some(small_ns), false),
+            (SizeClass::Medium, State::Idle, None, Some(medium_ns), false)
+        ]
+    );
+    // Shares of the requests learned: about 3 to 1, and every class's together.
+    let shares: Vec<f64> = classes.iter().map(|c| c.share).collect();
+    assert!((0.72..0.78).contains(&shares[0]), "{shares:?}");
+    assert!((shares[0] + shares[1] - 1.0).abs() < 0.002, "{shares:?}");
+    assert!(!idle.flags.spans_classes);
+    // The summary of a last interval of 4 KiB reads alone tells the 64 KiB class too, in
+    // words; a last interval of the other direction is not given the reads' classes.
+    let summary =
+        Learned::for_summary(Some((*last).clone()), || Some((*idle).clone())).expect("a summary");
+    assert_eq!(summary.size_class, Some(SizeClass::Small));
+    assert_eq!(summary.classes, idle.classes);
+    let words = super::other_classes_words(&summary);
+    assert_eq!(words.len(), 1, "{words:?}");
+    let want = format!(
+        " (read, <=64KiB; {} % of the reads learned): baseline {} mean",
+        crate::analysis::text::fixed(shares[1] * 100.0, 0),
+        crate::analysis::text::fmt_latency_ns(medium_ns)
+    );
+    assert!(words[0].starts_with(&want), "{words:?} against {want}");
+    let mut writes = (*last).clone();
+    writes.direction = Some(Dir::Write);
+    let summary = Learned::for_summary(Some(writes), || Some((*idle).clone())).expect("a summary");
+    assert!(summary.classes.is_none(), "{summary:?}");
+    // A device that learned one class has none at rest.
+    let mut one = Device::default();
+    for i in 0..60u32 {
+        learn_second(&mut one, i, &alone);
+    }
+    let idle = learn_second(
+        &mut one,
+        60,
+        &DiskRates {
+            interval_s: 1.0,
+            ..DiskRates::default()
+        },
+    );
+    assert_eq!(idle.state, State::Idle);
+    assert!(idle.classes.is_none(), "{idle:?}");
+}

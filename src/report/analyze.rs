@@ -173,12 +173,23 @@ fn diagnosis(r: &AnalyzeReport) -> Vec<String> {
                     s.as_str()
                 ))
             });
+            // Every other size class learned, each with its own baseline.
+            let classes = d.learned.as_ref().into_iter().flat_map(|l| {
+                crate::learn::other_classes_words(l)
+                    .into_iter()
+                    .map(|w| format!("{}: learned too{w}", d.device))
+            });
             // Queue or device (issue 40), where the recording has the block layer's split.
             let split = d
                 .split
                 .iter()
                 .map(|s| format!("{}: queue or device: {}", d.device, s.words()));
-            d.diagnosis.iter().cloned().chain(learned).chain(split)
+            d.diagnosis
+                .iter()
+                .cloned()
+                .chain(learned)
+                .chain(classes)
+                .chain(split)
         })
         .collect()
 }

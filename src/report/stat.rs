@@ -466,13 +466,18 @@ fn baseline_line(d: &StatSeries) -> String {
         // and its diagnosis (the curve's summary: baseline, knee or its lower bound, ceiling).
         // The direction and size class the curve is of, as `analyze` says it: its ceiling is
         // of that class's requests.
+        // Then every other size class learned, with its own baseline.
         (Err(_), Some((l, basis))) => format!(
-            "{}: judged against the baseline {}{} from its own traffic ({}). {}.",
+            "{}: judged against the baseline {}{} from its own traffic ({}). {}.{}",
             d.name,
             crate::analysis::state::basis_adjective(basis),
             crate::learn::curve_of(l),
             crate::learn::basis_words(l),
-            l.summary.as_ref().map_or("", |s| s.as_str())
+            l.summary.as_ref().map_or("", |s| s.as_str()),
+            crate::learn::other_classes_words(l)
+                .iter()
+                .map(|w| format!(" Learned too{w}."))
+                .collect::<String>()
         ),
         _ => profile_line(d),
     }

@@ -882,7 +882,12 @@ fn with_the_block_latency_source_an_even_mix_teaches_each_class_its_own_baseline
     let Some(dev) = KnownDev::start(spec) else {
         return;
     };
-    let rows = stat_while_with(&dev, 70, &[], || fio_split(&dev.path, "4k/50:20k/50", 32));
+    let rec_dir = crate::util::tempdir().unwrap();
+    let rec = rec_dir.path().join("rec");
+    let rec_arg = rec.to_str().unwrap();
+    let rows = stat_while_with(&dev, 70, &["--record", rec_arg], || {
+        fio_split(&dev.path, "4k/50:20k/50", 32)
+    });
     if !rows.iter().any(|d| d["latency"]["read_classes"].is_array()) {
         crate::util::skip_lacking("the block-latency source did not size requests here");
         return;
@@ -993,6 +998,57 @@ fn with_the_block_latency_source_an_even_mix_teaches_each_class_its_own_baseline
     // Told apart: the 20 KiB class above the 4 KiB one by most of the truth's 0.48 ms.
     let gap = last["medium"] - last["small"];
     assert!(gap >= 0.5 * (truth(20480) - truth(4096)), "{gap} ns");
+    // `analyze` of the recording tells both classes' baselines too, whichever it quotes:
+    // the classes' own judgements (the last interval's, or each class learned at rest).
+    let out = iosat()
+        .args(["analyze", "--json", "--device", dev.name(), rec_arg])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let l = &v["devices"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["device"] == dev.name()))
+        .unwrap_or_else(|| panic!("{} in analyze's devices: {v}", dev.name()))["learned"];
+    let told: std::collections::HashMap<String, f64> = l["classes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("each class in analyze's summary: {l}"))
+        .iter()
+        .filter_map(|c| {
+            Some((
+                c["size_class"].as_str()?.to_string(),
+                num(c, "baseline_latency_ns")?,
+            ))
+        })
+        .collect();
+    for class in ["small", "medium"] {
+        let got = told
+            .get(class)
+            .unwrap_or_else(|| panic!("no {class} class: {l}"));
+        assert!(
+            (got / last[class] - 1.0).abs() <= 0.05,
+            "{class}: {got} against stat's {}",
+            last[class]
+        );
+    }
+    let out = iosat()
+        .args(["analyze", "--device", dev.name(), rec_arg])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("\n    ", " ");
+    let other = if l["size_class"] == "small" {
+        "<=64KiB"
+    } else {
+        "<=8KiB"
+    };
+    assert!(
+        text.contains(&format!("learned too (read, {other};")),
+        "{text}"
+    );
 }
 
 /// Issue 37, case 7: a busy host (a CPU hog spinning on every core) while a known device is
