@@ -686,7 +686,7 @@ impl Device {
             // Idle: nothing learned, the same judgement as the last idle interval's.
             return match &self.idle {
                 Some(l) => Arc::clone(l),
-                None => Arc::clone(self.idle.insert(Arc::new(self.judge(&[], &[])))),
+                None => Arc::clone(self.idle.insert(Arc::new(self.at_rest()))),
             };
         }
         self.idle = None;
@@ -1178,10 +1178,6 @@ impl Device {
             l.reset_to(&self.model, best);
             l.state = State::Idle;
             l.headroom_iops = l.max_iops;
-            // At rest, every class of that direction a curve judges: a device that learned
-            // 4 KiB and 64 KiB reads tells both baselines, not only the class learned most
-            // (`analyze` of a recording that ends idle told one).
-            l.classes = best.and_then(|b| self.classes_at_rest(b.dir));
             return;
         }
         // At most six points (reads, writes; by size class): judged on the stack, no
@@ -1293,6 +1289,17 @@ impl Device {
 }
 
 impl Device {
+    /// The judgement of an idle interval ([`Device::judge`] of no points), with, at rest,
+    /// every class of its direction a curve judges: a device that learned 4 KiB and 64 KiB
+    /// reads tells both baselines, not only the class learned most (`analyze` of a recording
+    /// that ended idle told one). Apart from the judgement of traffic, which never needs it.
+    #[inline(never)]
+    fn at_rest(&self) -> Learned {
+        let mut l = self.judge(&[], &[]);
+        l.classes = l.direction.and_then(|dir| self.classes_at_rest(dir));
+        l
+    }
+
     /// At rest (an idle interval, the end of a recording), each size class of `dir` whose
     /// curve judges (a baseline or an estimate of one), smallest first, with its share of
     /// the direction's requests learned: None unless two or more do. Idle, no ratio.
@@ -1673,7 +1680,7 @@ impl Learner {
         self.forget_idle(i);
         let d = &mut self.devices[i].1;
         d.estimate(target);
-        Some(d.judge(&[], &[]))
+        Some(d.at_rest())
     }
 
     /// What the device under `key` would be judged at rest, now (an idle interval: the
@@ -1681,7 +1688,7 @@ impl Learner {
     /// live learning would say of it in its next idle interval. None: no device under `key`.
     pub fn at_rest(&self, key: &str) -> Option<Learned> {
         let i = *self.by_key.get(key)?;
-        Some(self.devices[i].1.judge(&[], &[]))
+        Some(self.devices[i].1.at_rest())
     }
 
     /// Save every device learned since the last save; problems become warnings.
