@@ -264,6 +264,34 @@ pub fn ms_number(ns: f64, decimals: usize) -> String {
     format!("{:.decimals$}", ns / 1e6)
 }
 
+/// Nanoseconds as seconds: the float nearest the decimal `ns` prints as, moved nine places
+/// (46326.1827 ns is 0.0000463261827 s), where `ns / 1e9` rounds that decimal's float a
+/// second time and prints float noise (0.000046326182699999996: the exporter's baseline
+/// gauges, stop 87). Exact for figures of up to nine decimal places whose digits fit in 2^53
+/// (every learned figure: nine significant digits); any other as `ns / 1e9`.
+pub fn ns_to_s(ns: f64) -> f64 {
+    // 10^0 to 10^22: each exact in a float (5^22 < 2^53).
+    const P: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    if ns.is_finite() {
+        for k in 0..=9 {
+            // The decimal m / 10^k is the figure when its float is the figure's (m < 2^53:
+            // an integer the float holds exactly); then m / 10^(k + 9), one correctly
+            // rounded division of two exact values, is the float nearest that decimal moved.
+            let m = (ns * P[k]).round();
+            if m.abs() >= 9_007_199_254_740_992.0 {
+                break;
+            }
+            if m / P[k] == ns {
+                return m / P[k + 9];
+            }
+        }
+    }
+    ns / 1e9
+}
+
 /// A latency in microseconds with sensible precision for a table cell; "-" when unknown.
 pub fn us_cell(ns: Option<f64>) -> String {
     let Some(v) = ns.filter(|v| v.is_finite()).map(|ns| ns / 1e3) else {
@@ -280,6 +308,35 @@ pub fn us_cell(ns: Option<f64>) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// A nanosecond figure moved nine places prints as its own digits (the exporter's
+    /// seconds): 46326.1827 ns as 0.0000463261827, where `/ 1e9` gave 0.000046326182699999996.
+    #[test]
+    fn nanoseconds_as_seconds_print_as_their_digits() {
+        assert_eq!(46_326.182_7f64 / 1e9, 0.000_046_326_182_699_999_996);
+        assert_eq!(ns_to_s(46_326.182_7).to_string(), "0.0000463261827");
+        assert_eq!(ns_to_s(2_466_000.0).to_string(), "0.002466");
+        assert_eq!(ns_to_s(0.0), 0.0);
+        assert_eq!(ns_to_s(-1_500.0).to_string(), "-0.0000015");
+        assert!(ns_to_s(f64::NAN).is_nan());
+        // Figures of nine significant digits over the range of a device's latencies: each
+        // prints as its decimal, moved (a fixed xorshift).
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = 100_000_000 + x % 900_000_000;
+            let places = (x >> 40) % 10;
+            let text = format!("{digits}e-{places}");
+            let ns: f64 = text.parse().unwrap();
+            let want: f64 = format!("{digits}e-{}", places + 9).parse().unwrap();
+            assert_eq!(ns_to_s(ns), want, "{text}");
+        }
+        // Beyond nine places, or beyond 2^53: as / 1e9.
+        assert_eq!(ns_to_s(0.123_456_789_012_345), 0.123_456_789_012_345 / 1e9);
+        assert_eq!(ns_to_s(1e300), 1e300 / 1e9);
+    }
     use super::*;
 
     #[test]

@@ -12,6 +12,7 @@ use crate::profile::DeviceProfile;
 use crate::sys::device::DevKind;
 use crate::sys::diskstats::DiskStatLine;
 use crate::sys::inflight::InFlight;
+use crate::units::ns_to_s;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -660,12 +661,12 @@ its id, the swept pattern and the direction it was measured in.",
             "iosat_profile_baseline_latency_seconds",
             "Mean latency with one request in flight (the sweep's concurrency-1 level): the \
 device's own baseline that saturation is measured against.",
-            |p| Some(p.baseline_latency_ns / 1e9),
+            |p| Some(ns_to_s(p.baseline_latency_ns)),
         ),
         (
             "iosat_profile_baseline_p95_latency_seconds",
             "p95 latency with one request in flight: the reference of the 3x-p95 overload rule.",
-            |p| p.baseline_p95_ns.map(|ns| ns / 1e9),
+            |p| p.baseline_p95_ns.map(ns_to_s),
         ),
         (
             "iosat_profile_knee_concurrency",
@@ -763,9 +764,9 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     device,
                     op: op.as_str(),
                     source: "sweep",
-                    baseline_s: Some(p.baseline_latency_ns / 1e9),
-                    baseline_p95_s: p.baseline_p95_ns.map(|ns| ns / 1e9),
-                    baseline_device_s: p.baseline_device_ns.map(|ns| ns / 1e9),
+                    baseline_s: Some(ns_to_s(p.baseline_latency_ns)),
+                    baseline_p95_s: p.baseline_p95_ns.map(ns_to_s),
+                    baseline_device_s: p.baseline_device_ns.map(ns_to_s),
                     bounds_s: None,
                     knee: p
                         .knee_at_least
@@ -805,10 +806,10 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                     device,
                     op: op.as_str(),
                     source: "learned_estimate",
-                    baseline_s: e.latency_ns.map(|ns| ns / 1e9),
+                    baseline_s: e.latency_ns.map(ns_to_s),
                     baseline_p95_s: None,
                     baseline_device_s: None,
-                    bounds_s: Some(e.interval_ns.map(|ns| ns / 1e9)),
+                    bounds_s: Some(e.interval_ns.map(ns_to_s)),
                     knee: None,
                     knee_at_least: l.knee_at_least,
                     knee_range: None,
@@ -822,10 +823,12 @@ fn judged(s: &Scrape) -> Vec<Judged<'_>> {
                 device,
                 op: op.as_str(),
                 source: "learned",
-                baseline_s: l.baseline_latency_ns.map(|ns| ns / 1e9),
-                baseline_p95_s: l.baseline_p95_ns.map(|ns| ns / 1e9),
-                baseline_device_s: l.baseline_device_ns.map(|ns| ns / 1e9),
-                bounds_s: l.baseline_interval_ns.map(|[a, b]| [a / 1e9, b / 1e9]),
+                baseline_s: l.baseline_latency_ns.map(ns_to_s),
+                baseline_p95_s: l.baseline_p95_ns.map(ns_to_s),
+                baseline_device_s: l.baseline_device_ns.map(ns_to_s),
+                bounds_s: l
+                    .baseline_interval_ns
+                    .map(|[a, b]| [ns_to_s(a), ns_to_s(b)]),
                 // As the knee's words say it (learn/estimate.rs): a knee whose range rises
                 // above it ("knee at or above 1 in flight (1–17)": levels above it skipped
                 // while the IOPS still grew, or tied with it) is a lower bound, and a gauge of
@@ -944,7 +947,7 @@ the baseline, side=\"from\", and the traffic's mean latency at that level, side=
                     ("source", source),
                     ("side", side),
                 ],
-                ns / 1e9,
+                ns_to_s(ns),
             );
         }
     }
@@ -1288,7 +1291,7 @@ class's.",
             "iosat_disk_class_baseline_latency_seconds",
             "While the direction's requests span size classes: the mean latency at a queue of \
 about one learned of the class's own requests (absent until learned).",
-            |c| c.baseline_latency_ns.map(|ns| ns / 1e9),
+            |c| c.baseline_latency_ns.map(ns_to_s),
         ),
     ];
     for (name, help, get) in families {

@@ -1441,6 +1441,33 @@ pub(crate) fn judged(d: &mut iosat::exporter::metrics::DeviceScrape, l: iosat::l
     d.learned = Some(std::sync::Arc::new(l));
 }
 
+/// A learned figure's seconds print as its own digits: a baseline of 46326.1827 ns (nine
+/// significant digits, as learning gives every figure) is 0.0000463261827 s, where ns / 1e9
+/// printed 0.000046326182699999996 (the VM's disk, stop 87).
+#[test]
+fn learned_seconds_print_as_the_figures_digits() {
+    use iosat::learn::State;
+    let mut s = Scraper::new(fixture_root(), all(), None).scrape();
+    for d in &mut s.devices {
+        if d.line.name == "sda" {
+            let mut l = learned(State::Ok, 1.0);
+            l.baseline_latency_ns = Some(46_326.182_7);
+            l.baseline_p95_ns = Some(71_467.514_8);
+            l.baseline_interval_ns = Some([45_100.123_4, 47_552.242_1]);
+            judged(d, l);
+        }
+    }
+    let text = metrics::render(&s);
+    for line in [
+        "iosat_disk_baseline_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.0000463261827",
+        "iosat_disk_baseline_p95_latency_seconds{device=\"sda\",op=\"read\",source=\"learned\"} 0.0000714675148",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned\",bound=\"low\"} 0.0000451001234",
+        "iosat_disk_baseline_latency_bound_seconds{device=\"sda\",op=\"read\",source=\"learned\",bound=\"high\"} 0.0000475522421",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+}
+
 #[test]
 fn the_learned_judgement_is_served_with_its_source_and_state() {
     use iosat::learn::State;
