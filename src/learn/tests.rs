@@ -1204,14 +1204,12 @@ fn at_rest_every_size_class_learned_is_told_with_its_own_baseline() {
     alone.r_await = Some(2.0);
     let last = learn_second(&mut d, 60, &alone);
     assert!(last.classes.is_none(), "{last:?}");
-    let idle = learn_second(
-        &mut d,
-        61,
-        &DiskRates {
-            interval_s: 1.0,
-            ..DiskRates::default()
-        },
-    );
+    // A second with no I/O.
+    let quiet = DiskRates {
+        interval_s: 1.0,
+        ..DiskRates::default()
+    };
+    let idle = learn_second(&mut d, 61, &quiet);
     assert_eq!(idle.state, State::Idle);
     let classes = idle.classes.as_deref().expect("each class at rest");
     let got: Vec<_> = classes
@@ -1261,14 +1259,7 @@ fn at_rest_every_size_class_learned_is_told_with_its_own_baseline() {
     for i in 0..60u32 {
         learn_second(&mut one, i, &alone);
     }
-    let idle = learn_second(
-        &mut one,
-        60,
-        &DiskRates {
-            interval_s: 1.0,
-            ..DiskRates::default()
-        },
-    );
+    let idle = learn_second(&mut one, 60, &quiet);
     assert_eq!(idle.state, State::Idle);
     assert!(idle.classes.is_none(), "{idle:?}");
 }

@@ -1133,6 +1133,45 @@ mod tests {
         assert!(note.contains("size classes]"), "{note}");
     }
 
+    /// An idle row's learned object with every class at rest (each idle, its share of the
+    /// requests learned) is what the schema describes: "idle" among a class's states.
+    #[test]
+    fn an_idle_rows_classes_at_rest_match_the_schema() {
+        let mut r = report();
+        let learned: crate::analysis::learned::Learned = serde_json::from_str(
+            r#"{"state":"idle","intervals":100,"learned_s":100,"direction":"read",
+            "size_class":"small","baseline_latency_ns":53005.5543,"baseline_p95_ns":71467.5148,
+            "max_iops":19110.7411,"max_iops_at_least":true,"ceiling_at_least":true,
+            "headroom_iops":19110.7411,"classes":[
+              {"size_class":"small","share":0.817,"state":"idle","ratio":null,
+               "baseline_latency_ns":53005.5543,"baseline_p95_ns":71467.5148,
+               "max_iops":19110.7411,"max_iops_at_least":true},
+              {"size_class":"medium","share":0.183,"state":"idle","ratio":null,
+               "baseline_latency_ns":89715.5237,"baseline_p95_ns":120193.554,
+               "max_iops":11347.7285,"max_iops_at_least":true}]}"#,
+        )
+        .unwrap();
+        r.devices[0].learned = Some(std::sync::Arc::new(learned));
+        let env = Envelope::at("stat", SCHEMA_VERSION, 0);
+        let v: serde_json::Value = serde_json::from_str(&json(&r, &env)).unwrap();
+        let classes = &v["devices"][0]["learned"]["classes"];
+        assert_eq!(classes[1]["state"], "idle", "{v}");
+        assert_eq!(classes[1]["baseline_latency_ns"], 89715.5237, "{v}");
+        let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/stat.schema.json"
+        )))
+        .unwrap();
+        let errors: Vec<String> = jsonschema::validator_for(&schema)
+            .unwrap()
+            .iter_errors(&v)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            // This test's envelope is a fixture's; the learned object is what is checked.
+            .filter(|e| e.contains("/learned"))
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
     #[test]
     fn a_cgroups_io_pressure_is_in_its_note_where_it_has_one() {
         use crate::monitor::cgroups::{CgDir, CgroupIo, DevCgroups, ShareOf};
