@@ -308,6 +308,7 @@ pub fn us_cell(ns: Option<f64>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// A nanosecond figure moved nine places prints as its own digits (the exporter's
     /// seconds): 46326.1827 ns as 0.0000463261827, where `/ 1e9` gave 0.000046326182699999996.
@@ -337,7 +338,6 @@ mod tests {
         assert_eq!(ns_to_s(0.123_456_789_012_345), 0.123_456_789_012_345 / 1e9);
         assert_eq!(ns_to_s(1e300), 1e300 / 1e9);
     }
-    use super::*;
 
     #[test]
     fn duration_words_round_up_to_the_unit_shown() {

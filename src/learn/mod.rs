@@ -375,18 +375,15 @@ pub fn curve_of(l: &Learned) -> String {
 /// where they spanned classes, else of the requests learned. Empty without other classes.
 pub fn other_classes_words(l: &Learned) -> Vec<String> {
     use crate::analysis::text::{fixed, fmt_latency_ns};
+    use std::fmt::Write;
     let Some(dir) = l.direction else {
         return Vec::new();
     };
-    let of = if l.flags.spans_classes {
-        "of the interval's"
+    // An interval's shares while its requests span classes, else those of the requests learned.
+    let (of, learned) = if l.flags.spans_classes {
+        ("of the interval's", "")
     } else {
-        "of the"
-    };
-    let learned = if l.flags.spans_classes {
-        ""
-    } else {
-        " learned"
+        ("of the", " learned")
     };
     l.classes
         .iter()
@@ -400,14 +397,14 @@ pub fn other_classes_words(l: &Learned) -> Vec<String> {
                 fixed(c.share * 100.0, 0),
                 dir.as_str()
             );
-            match (c.baseline_latency_ns, c.baseline_p95_ns) {
-                (Some(b), p95) => {
-                    w.push_str(&format!("baseline {} mean", fmt_latency_ns(b)));
-                    if let Some(p) = p95 {
-                        w.push_str(&format!(", {} p95", fmt_latency_ns(p)));
+            match c.baseline_latency_ns {
+                Some(b) => {
+                    let _ = write!(w, "baseline {} mean", fmt_latency_ns(b));
+                    if let Some(p) = c.baseline_p95_ns {
+                        let _ = write!(w, ", {} p95", fmt_latency_ns(p));
                     }
                 }
-                (None, _) => w.push_str("judged by an estimate of its baseline, no baseline yet"),
+                None => w.push_str("judged by an estimate of its baseline, no baseline yet"),
             }
             if let Some(m) = c.max_iops {
                 let least = if c.max_iops_at_least == Some(true) {
@@ -415,10 +412,10 @@ pub fn other_classes_words(l: &Learned) -> Vec<String> {
                 } else {
                     ""
                 };
-                w.push_str(&format!("; {least}{} IOPS", fixed(m, 0)));
+                let _ = write!(w, "; {least}{} IOPS", fixed(m, 0));
             }
             if let Some(r) = c.ratio {
-                w.push_str(&format!("; {} at {}x", c.state.words(), fixed(r, 2)));
+                let _ = write!(w, "; {} at {}x", c.state.words(), fixed(r, 2));
             }
             w
         })
@@ -1255,19 +1252,15 @@ impl Device {
                 .map(|p| {
                     let c = self.curve(p.dir, p.size_class());
                     let (state, ratio) = judge(p, c);
-                    let b = c.and_then(|c| c.baseline.as_ref());
-                    let max = b.and(c.and_then(|c| c.max_iops));
-                    crate::analysis::learned::ClassJudgement {
-                        size_class: p.size_class(),
-                        share: model::round(p.requests / all * 1e3) / 1e3,
-                        state,
-                        ratio,
-                        baseline_latency_ns: b.map(|b| b.latency_ns),
-                        baseline_p95_ns: b.map(|b| b.p95_ns),
-                        max_iops: max,
-                        max_iops_at_least: max.and(c.map(|c| c.max_iops_at_least)),
-                        estimate: b.is_none() && ratio.is_some(),
-                    }
+                    // Judged against an estimate where a ratio came without a baseline.
+                    let estimate = ratio.is_some() && c.is_some_and(|c| c.baseline.is_none());
+                    class_judgement(
+                        p.size_class(),
+                        c,
+                        p.requests / all,
+                        (state, ratio),
+                        estimate,
+                    )
                 })
                 .collect()
         });
@@ -1285,6 +1278,31 @@ impl Device {
             l.flags.ceiling_at_least,
             main_p.interval_iops(),
         );
+    }
+}
+
+/// One size class's judgement (`Learned::classes`): its share of the direction's requests
+/// (to three decimals), state and ratio, and its curve's baseline, p95 and ceiling where the
+/// curve has a baseline (null until then); `estimate` where an estimate judged it instead.
+fn class_judgement(
+    size_class: model::SizeClass,
+    c: Option<&Curve>,
+    share: f64,
+    (state, ratio): (State, Option<f64>),
+    estimate: bool,
+) -> crate::analysis::learned::ClassJudgement {
+    let b = c.and_then(|c| c.baseline.as_ref());
+    let max = b.and(c.and_then(|c| c.max_iops));
+    crate::analysis::learned::ClassJudgement {
+        size_class,
+        share: model::round(share * 1e3) / 1e3,
+        state,
+        ratio,
+        baseline_latency_ns: b.map(|b| b.latency_ns),
+        baseline_p95_ns: b.map(|b| b.p95_ns),
+        max_iops: max,
+        max_iops_at_least: max.and(c.map(|c| c.max_iops_at_least)),
+        estimate,
     }
 }
 
@@ -1310,23 +1328,9 @@ impl Device {
         let mut classes: Vec<_> = of_dir()
             .filter(|c| c.judges())
             .map(|c| {
-                let b = c.baseline.as_ref();
-                let max = b.and(c.max_iops);
-                crate::analysis::learned::ClassJudgement {
-                    size_class: c.size_class,
-                    share: if all > 0.0 {
-                        model::round(c.requests / all * 1e3) / 1e3
-                    } else {
-                        0.0
-                    },
-                    state: State::Idle,
-                    ratio: None,
-                    baseline_latency_ns: b.map(|b| b.latency_ns),
-                    baseline_p95_ns: b.map(|b| b.p95_ns),
-                    max_iops: max,
-                    max_iops_at_least: max.map(|_| c.max_iops_at_least),
-                    estimate: b.is_none(),
-                }
+                let share = if all > 0.0 { c.requests / all } else { 0.0 };
+                let estimate = c.baseline.is_none();
+                class_judgement(c.size_class, Some(c), share, (State::Idle, None), estimate)
             })
             .collect();
         classes.sort_by_key(|c| c.size_class);

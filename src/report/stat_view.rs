@@ -1133,6 +1133,22 @@ mod tests {
         assert!(note.contains("size classes]"), "{note}");
     }
 
+    /// What schemas/stat.schema.json finds wrong in the JSON line `v`, under paths that
+    /// contain `under`.
+    fn schema_errors(v: &serde_json::Value, under: &str) -> Vec<String> {
+        let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/stat.schema.json"
+        )))
+        .unwrap();
+        jsonschema::validator_for(&schema)
+            .unwrap()
+            .iter_errors(v)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .filter(|e| e.contains(under))
+            .collect()
+    }
+
     /// An idle row's learned object with every class at rest (each idle, its share of the
     /// requests learned) is what the schema describes: "idle" among a class's states.
     #[test]
@@ -1157,18 +1173,8 @@ mod tests {
         let classes = &v["devices"][0]["learned"]["classes"];
         assert_eq!(classes[1]["state"], "idle", "{v}");
         assert_eq!(classes[1]["baseline_latency_ns"], 89715.5237, "{v}");
-        let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schemas/stat.schema.json"
-        )))
-        .unwrap();
-        let errors: Vec<String> = jsonschema::validator_for(&schema)
-            .unwrap()
-            .iter_errors(&v)
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            // This test's envelope is a fixture's; the learned object is what is checked.
-            .filter(|e| e.contains("/learned"))
-            .collect();
+        // This test's envelope is a fixture's; the learned object is what is checked.
+        let errors = schema_errors(&v, "/learned");
         assert!(errors.is_empty(), "{errors:?}");
     }
 
@@ -1304,18 +1310,8 @@ mod tests {
         // The device's own latency beside, as the schema says it.
         assert_eq!(a["read_latency"]["p95_ms_at_most"], 1.024);
         assert!(a.get("write_latency").is_none());
-        let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schemas/stat.schema.json"
-        )))
-        .unwrap();
-        let errors: Vec<String> = jsonschema::validator_for(&schema)
-            .unwrap()
-            .iter_errors(&v)
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            // This test's envelope is a fixture's; the aws object is what is checked.
-            .filter(|e| e.contains("/aws"))
-            .collect();
+        // This test's envelope is a fixture's; the aws object is what is checked.
+        let errors = schema_errors(&v, "/aws");
         assert!(errors.is_empty(), "{errors:?}");
     }
 

@@ -1025,6 +1025,7 @@ fn with_the_block_latency_source_an_even_mix_teaches_each_class_its_own_baseline
             ))
         })
         .collect();
+    eprintln!("analyze of the recording: the classes' baselines {told:?}");
     for class in ["small", "medium"] {
         let got = told
             .get(class)
