@@ -226,8 +226,9 @@ fn incident_notes(text: &str, first: Option<(i64, String, String)>) -> Vec<Strin
 
 /// Parse a recording or a pt-diskstats/pt-stalk file into device series.
 pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
-    // Every device is computed; which ones the report shows by default is `iosat stat`'s
-    // default selection (whole disks, dm, md), `--device` names any other.
+    // Every device is computed; which ones the report shows by default is the live run's
+    // selection where the recording has it, else `iosat stat`'s default (whole disks, dm,
+    // md); `--device` names any other.
     let every = Selection {
         patterns: Vec::new(),
         partitions: true,
@@ -246,7 +247,9 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         Source::PtDiskstats => Tool::PtDiskstats,
     };
     let mut out = FileImport::new(path, tool);
-    let default = Selection::default();
+    // What the live run showed, where the recording says (`#S`): a recording of
+    // `stat --device loop0` shows loop0.
+    let default = replay.recorded_selection().cloned().unwrap_or_default();
     let mut tracks: Vec<Track> = Vec::new();
     let mut warnings = Vec::new();
     // The first interval judged overloaded here: its end, device and directions.
@@ -409,6 +412,7 @@ pub fn totals(text: &str, dev: &str) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::record::HEADER;
 
     #[test]
     fn detects_recordings_and_pt_files() {
@@ -445,6 +449,39 @@ mod tests {
         assert_eq!(s.util_pct, Some(50.0));
         assert_eq!(s.effective_await_ms(), Some(3.0));
         assert_eq!(s.time.as_deref(), Some("1970-01-01T00:01:42.000Z"));
+    }
+
+    #[test]
+    fn a_recording_shows_the_devices_its_run_showed() {
+        // A disk and a loop device, two samples; `stat --device loop0 --record` writes `#S`.
+        let body = "R 1 1000000000\nD 8:0 sda disk sda\nD 7:0 loop0 loop loop0\n\
+                    T 1000000000 1000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 7 0 loop0 1 0 8 1 0 0 0 0 0 1 1\n\
+                    T 2000000000 2000000000\n 8 0 sda 9 0 72 9 0 0 0 0 0 9 9\n 7 0 loop0 9 0 72 9 0 0 0 0 0 9 9\n";
+        let shown = |text: &str| -> Vec<String> {
+            let f = parse(Path::new("r.rec"), text).unwrap();
+            f.devices
+                .iter()
+                .filter(|d| d.shown_by_default)
+                .map(|d| d.device.clone())
+                .collect()
+        };
+        let with = |sel: &str| body.replacen("D 8:0", &format!("#S {sel}\nD 8:0"), 1);
+        // Without the line (a recording from before it): stat's default, the disk.
+        assert_eq!(shown(&format!("{HEADER}{body}")), ["sda"]);
+        assert_eq!(
+            shown(&format!(
+                "{HEADER}{}",
+                with(r#"{"patterns":["loop0"],"partitions":false,"all":false}"#)
+            )),
+            ["loop0"]
+        );
+        assert_eq!(
+            shown(&format!(
+                "{HEADER}{}",
+                with(r#"{"patterns":[],"partitions":false,"all":true}"#)
+            )),
+            ["sda", "loop0"]
+        );
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub struct DeviceSeries {
     pub samples: Vec<DeviceSample>,
     /// False for devices `iosat stat` does not show by default (partitions, loop, zram, ...)
     /// in raw-counter files, which hold every device: reported only when named by --device.
+    /// An iosat recording whose runs recorded their selection (`#S`) shows what they showed.
     pub shown_by_default: bool,
     /// What production learning (learn/) said of the device at the file's last interval,
     /// learned over all of them (iosat recordings, pt-diskstats, iostat logs).

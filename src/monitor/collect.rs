@@ -687,6 +687,9 @@ impl Collector {
             for (dev, cap) in self.caps.clone() {
                 self.feed(Event::Cap { dev, cap }, &mut rec)?;
             }
+            // What this run shows: a replay, `analyze` and the page show the same devices.
+            let sel = self.replayer.selection().clone();
+            self.feed(Event::Selection(sel), &mut rec)?;
         }
         // Only the devices not known yet (no name copied per line and tick).
         let devs: Vec<BlockDev> = sample

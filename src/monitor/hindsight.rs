@@ -243,7 +243,10 @@ impl Hindsight {
             }
             // A cap declared on the command line holds for the whole run: kept with the run's
             // line, so a dump judges by it too (issue 42).
-            Event::Cap { .. } => self.caps.push_str(&record::format_event(ev)),
+            // So is the run's device selection: a dump shows what the live view showed.
+            Event::Cap { .. } | Event::Selection(_) => {
+                self.caps.push_str(&record::format_event(ev))
+            }
             Event::Cgroups(c) => {
                 for (id, n) in &c.names {
                     self.cg_names.insert(*id, n.clone());

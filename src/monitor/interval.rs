@@ -260,6 +260,11 @@ impl StatEngine {
     }
 
     /// A cap the recorded run declared on its command line (a `K` line), until the next run.
+    /// The devices this engine shows.
+    pub fn selection(&self) -> &Selection {
+        &self.sel
+    }
+
     pub fn record_cap(&mut self, dev: String, cap: DeclaredCap) {
         self.recorded_caps.push((dev, cap));
     }

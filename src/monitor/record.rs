@@ -44,6 +44,12 @@
 //!                                      read_iops, write_iops, bytes_per_s, ...): a replay
 //!                                      judges the run's intervals against it, as the live
 //!                                      run did. Written after the `R` of the run it holds for.
+//! #S <JSON>                           the run's device selection (monitor::select::Selection:
+//!                                      `{"patterns":[...],"partitions":false,"all":false}`,
+//!                                      the DEVICE arguments as kernel names or globs),
+//!                                      written after the `R` of the run it holds for: a replay,
+//!                                      `analyze` and the recording's page show by default the
+//!                                      devices the live run showed. A comment to older readers.
 //! #A <major>:<minor> <JSON>             an AWS volume's own statistics (issue 42,
 //!                                      monitor::aws: `devices[].aws` of `stat --json`) over
 //!                                      its reader's latest interval, shown with the interval
@@ -120,6 +126,9 @@ pub enum Event {
     /// The per-cgroup counters read with the next sample (`#G`, issue 40: monitor::cgroups;
     /// a comment to older readers).
     Cgroups(super::cgroups::CgSample),
+    /// The run's device selection (`#S`: what the live run showed), for the rest of the run;
+    /// a comment to older readers.
+    Selection(super::select::Selection),
     /// An AWS device's own statistics over its reader's latest interval, shown with the
     /// interval that ends at the next sample (`#A`, issue 42: monitor::aws; a comment to
     /// older readers).
@@ -336,6 +345,9 @@ pub fn format_event(ev: &Event) -> String {
         Event::Cap { dev, cap } => format_cap(dev, cap),
         Event::Burst(b) => super::burst::format(b),
         Event::Cgroups(c) => format!("#G {}\n", serde_json::to_string(c).expect("plain data")),
+        Event::Selection(sel) => {
+            format!("#S {}\n", serde_json::to_string(sel).expect("plain data"))
+        }
         Event::Aws {
             major,
             minor,
@@ -345,6 +357,15 @@ pub fn format_event(ev: &Event) -> String {
             serde_json::to_string(interval.as_ref()).expect("plain data")
         ),
     }
+}
+
+/// The selection after `#S` (JSON); None when malformed, or when a pattern is empty, longer
+/// than a device's name can be, or holds a control character (a file may have been planted:
+/// what it selects is only which devices are shown, each pattern a name or glob).
+fn parse_selection(rest: &str) -> Option<super::select::Selection> {
+    let s: super::select::Selection = serde_json::from_str(rest).ok()?;
+    let sane = |p: &String| !p.is_empty() && p.len() <= 255 && !p.chars().any(char::is_control);
+    s.patterns.iter().all(sane).then_some(s)
 }
 
 /// The fields after `#A`: the device and its AWS interval (JSON); None when malformed.
@@ -473,6 +494,18 @@ fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
             .map_err(|e| ParseError {
                 line: n,
                 reason: format!("malformed cgroup line (expected '#G <JSON>'): {e}"),
+            });
+    }
+    if let Some(rest) = t.strip_prefix("#S ") {
+        return parse_selection(rest)
+            .map(|s| Line::Event(Event::Selection(s)))
+            .ok_or_else(|| ParseError {
+                line: n,
+                reason: format!(
+                    "malformed selection line (expected '#S {{\"patterns\":[<device or glob>, \
+                     ...],\"partitions\":<bool>,\"all\":<bool>}}'): '{}'",
+                    t.chars().take(120).collect::<String>()
+                ),
             });
     }
     if let Some(rest) = t.strip_prefix("#A ") {
@@ -827,6 +860,43 @@ mod tests {
             assert_eq!(e.line, 2, "{bad}");
             assert!(e.reason.contains("'K <key>="), "{bad}: {}", e.reason);
         }
+    }
+
+    #[test]
+    fn a_runs_selection_roundtrips_and_a_bad_one_names_its_line() {
+        let sel = super::super::select::Selection {
+            patterns: vec!["loop0".into(), "nvme*".into(), "vg0 data".into()],
+            partitions: true,
+            all: false,
+        };
+        let line = format_event(&Event::Selection(sel.clone()));
+        assert_eq!(
+            line,
+            "#S {\"patterns\":[\"loop0\",\"nvme*\",\"vg0 data\"],\"partitions\":true,\"all\":false}\n"
+        );
+        let (ev, _) = parse(&format!("R 1 1\n{line}T 1 2\n")).unwrap();
+        assert_eq!(ev[1], Event::Selection(sel));
+        for bad in [
+            "#S",
+            "#S {",
+            "#S {\"patterns\":[\"\"],\"partitions\":false,\"all\":false}",
+            "#S {\"patterns\":[\"a\\u0007b\"],\"partitions\":false,\"all\":false}",
+            "#S {\"patterns\":\"sda\",\"partitions\":false,\"all\":false}",
+            "#S {\"patterns\":[],\"partitions\":1,\"all\":false}",
+        ] {
+            let Err(e) = parse(&format!("R 1 1\n{bad}\nT 1 2\n")) else {
+                // "#S" alone is a comment (no blank after the marker), as "#G" alone is.
+                assert_eq!(bad, "#S");
+                continue;
+            };
+            assert_eq!(e.line, 2, "{bad}");
+            assert!(e.reason.contains("'#S {"), "{bad}: {}", e.reason);
+        }
+        let long = format!(
+            "#S {{\"patterns\":[\"{}\"],\"partitions\":false,\"all\":false}}",
+            "a".repeat(256)
+        );
+        assert!(parse(&format!("{long}\nT 1 2\n")).is_err());
     }
 
     #[test]

@@ -136,6 +136,11 @@ impl Replayer {
         }
     }
 
+    /// The devices this replay shows.
+    pub fn selection(&self) -> &Selection {
+        self.engine.selection()
+    }
+
     /// Feed every interval from now on to `observer` (learning: each row gets its `learned`).
     pub fn observe_with(&mut self, observer: Box<dyn super::observe::Observer>) {
         self.observer = Some(observer);
@@ -181,6 +186,8 @@ impl Replayer {
                 interval,
             } => self.aws_next.push((major, minor, interval)),
             Event::Cap { dev, cap } => self.engine.record_cap(dev, cap),
+            // What the live run showed: read once by Replay::new, for its default.
+            Event::Selection(_) => {}
             Event::Uptime { ns } => self.engine.set_uptime(ns),
             Event::Cpu(c) => self.engine.set_cpu(c),
             Event::Device {
@@ -412,10 +419,14 @@ pub struct Replay<'a> {
     pending: VecDeque<Step>,
     failed: bool,
     warned: HashSet<String>,
+    /// The selection the recording's runs showed (`#S`), when they recorded one.
+    recorded: Option<Selection>,
 }
 
 impl<'a> Replay<'a> {
-    /// Parse `text`; the steps come as the iterator is advanced.
+    /// Parse `text`; the steps come as the iterator is advanced. `selection` as the user gave
+    /// it: the default one (no DEVICE, `--partitions` or `--all`) shows what the recording's
+    /// runs showed ([`Replay::recorded_selection`]) where they recorded it.
     pub fn new(
         text: &str,
         selection: Selection,
@@ -423,6 +434,14 @@ impl<'a> Replay<'a> {
         lookup: Box<Lookup<'a>>,
     ) -> Result<Replay<'a>, ParseError> {
         let (events, source) = record::parse_numbered(text)?;
+        let recorded = Selection::of_runs(events.iter().filter_map(|(_, e)| match e {
+            Event::Selection(s) => Some(s),
+            _ => None,
+        }));
+        let selection = match &recorded {
+            Some(r) if selection == Selection::default() => r.clone(),
+            _ => selection,
+        };
         Ok(Replay {
             events: events.into_iter(),
             source,
@@ -431,7 +450,14 @@ impl<'a> Replay<'a> {
             pending: VecDeque::new(),
             failed: false,
             warned: HashSet::new(),
+            recorded,
         })
+    }
+
+    /// The device selection the recording's runs showed (`#S`: [`Selection::of_runs`]); None
+    /// for a recording without one (older, pt-diskstats).
+    pub fn recorded_selection(&self) -> Option<&Selection> {
+        self.recorded.as_ref()
     }
 
     /// The one opener of a recording's replay (`stat --replay`, `top --replay`, `report`): each

@@ -14,8 +14,9 @@ pub struct DeviceMeta {
     pub display_name: String,
 }
 
-/// Device selection as the user asked for it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Device selection as the user asked for it. Recorded with a run (`#S`, monitor::record), so
+/// that a replay, `analyze` and the recording's page show by default what the live run showed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Selection {
     /// Names or globs (`sd*`, `nvme?n1`), matched against kernel and friendly names.
     pub patterns: Vec<String>,
@@ -107,6 +108,24 @@ fn is_zram_name(name: &str) -> bool {
 }
 
 impl Selection {
+    /// The selection of a recording's runs (their `#S` lines, in order): the one they share;
+    /// where runs selected differently, every device (each run's devices among them: no
+    /// single selection is their union). None: no run recorded one (a recording from before
+    /// `#S`, pt-diskstats), the caller's default holds.
+    pub fn of_runs<'a>(runs: impl IntoIterator<Item = &'a Selection>) -> Option<Selection> {
+        let mut runs = runs.into_iter();
+        let first = runs.next()?.clone();
+        Some(if runs.all(|s| *s == first) {
+            first
+        } else {
+            Selection {
+                patterns: Vec::new(),
+                partitions: true,
+                all: true,
+            }
+        })
+    }
+
     fn kind_allowed(&self, kind: Option<DevKind>, major: u32, name: &str) -> bool {
         if self.all {
             return true;
@@ -166,6 +185,23 @@ mod tests {
             kind,
             display_name: name.into(),
         }
+    }
+
+    #[test]
+    fn the_runs_selection_is_the_one_they_share_else_every_device() {
+        let loop0 = Selection {
+            patterns: vec!["loop0".into()],
+            ..Selection::default()
+        };
+        assert_eq!(Selection::of_runs([]), None);
+        assert_eq!(Selection::of_runs([&loop0]), Some(loop0.clone()));
+        assert_eq!(Selection::of_runs([&loop0, &loop0]), Some(loop0.clone()));
+        let every = Selection::of_runs([&loop0, &Selection::default()]).unwrap();
+        assert!(every.all && every.partitions && every.patterns.is_empty());
+        // Every device of either run is among those shown.
+        let m = |k| meta(Some(k), "x");
+        assert!(every.selects(7, "loop0", &m(DevKind::Loop)));
+        assert!(every.selects(8, "sda", &m(DevKind::Disk)));
     }
 
     #[test]

@@ -99,28 +99,43 @@ fn stat_learns_a_loop_device_driven_by_fio_and_analyze_agrees() {
     let files = state_files(state.path());
     std::fs::remove_file(&out_path).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
-    // The recording analysed: the same learner over the same intervals says the same.
+    // The recording analysed: the same learner over the same intervals says the same, of
+    // the device the live run showed (its `#S` line: no --device needed for a loop device,
+    // which stat's default selection leaves out).
     let a = ok_json(
         &iosat()
             .arg("analyze")
             .arg(&rec)
-            .args(["--json", "--device", dev.name()])
+            .arg("--json")
             .output()
             .unwrap(),
     );
+    let shown: Vec<&str> = a["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["device"].as_str())
+        .collect();
+    assert_eq!(shown, [dev.name()], "{a}");
     assert_eq!(&a["devices"][0]["learned"], last);
-    // The text view of the recording judges by the learned baseline (no profile here).
+    // The text view of the recording judges by the learned baseline (no profile here), of
+    // the same device, with no DEVICE given either.
     let text = crate::util::ok_stdout(
         &iosat()
             .arg("stat")
             .arg("--replay")
             .arg(&rec)
-            .arg(dev.name())
             .output()
             .unwrap(),
     );
     let last_table = text.rsplit("interval").next().unwrap();
     assert!(last_table.contains("state    +IOPS"), "{text}");
+    assert!(
+        last_table
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(dev.name())),
+        "{text}"
+    );
     // --forget removes it.
     let f = iosat()
         .args(["stat", "--forget", "--state-dir"])
