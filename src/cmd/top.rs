@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::monitor::collect::{Collector, RecordingWriter, Schedule};
 use crate::monitor::procs::ProcTracker;
 use crate::monitor::replay::{RecordingText, Replay, Step};
+use crate::monitor::select::Selection;
 use crate::profile::ProfileCache;
 use crate::sys::clock;
 use crate::sys::procio;
@@ -42,9 +43,14 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
     // Rung by the live sampler after each interval: the UI sleeps until then.
     let wake = Arc::new(Wake::new().map_err(|e| Error::io("<pipe>", e))?);
     let mut sampler_thread = None;
+    // The devices shown without `a`: the user's, else what the recording's run showed.
+    let mut selection = spec.selection.clone();
     let (source, rx, pace) = match (&spec.replay, recording) {
         (Some(path), Some(recording)) => {
-            let rx = replay(&spec, path, recording, profiles)?;
+            let (rx, recorded) = replay(&spec, path, recording, profiles)?;
+            if let Some(r) = recorded.filter(|_| selection == Selection::default()) {
+                selection = r;
+            }
             let file = path.display().to_string();
             let pace = Pace::Replay(Duration::from_nanos(spec.interval_ns));
             (Source::Replay { file }, rx, pace)
@@ -58,7 +64,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<i32> {
         }
     };
     let color = !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let mut app = App::new(source, spec.selection.clone(), color);
+    let mut app = App::new(source, selection, color);
     // A recording's percentiles are not shown either: --no-bpf means diskstats alone.
     app.latency = !spec.no_bpf;
     app.as_root = crate::sys::is_root();
@@ -217,17 +223,19 @@ fn live(
     Ok((rx, Sampler { stop, thread }))
 }
 
+/// The recording's steps, fed from a thread of their own, and the device selection its runs
+/// recorded (`#S`), for the view to show what the live run showed.
 fn replay(
     spec: &TopSpec,
     path: &Path,
     recording: RecordingText,
     profiles: ProfileCache,
-) -> Result<Receiver<Feed>, Error> {
+) -> Result<(Receiver<Feed>, Option<Selection>), Error> {
     let RecordingText { text, warnings } = recording;
     let (path, selection) = (path.to_path_buf(), spec.collected());
     let learn = spec.learn.clone();
     let caps = spec.caps.clone();
-    let (ready_tx, ready) = sync_channel::<Result<(), Error>>(1);
+    let (ready_tx, ready) = sync_channel::<Result<Option<Selection>, Error>>(1);
     let (tx, rx) = sync_channel(0);
     // The replay lives in its thread (its profile lookup is not Send); its first step is
     // reported through `ready` before the screen is switched: a bad file or a DEVICE the
@@ -261,7 +269,7 @@ fn replay(
                 return;
             }
         };
-        let _ = ready_tx.send(Ok(()));
+        let _ = ready_tx.send(Ok(steps.recorded_selection().cloned()));
         // What the opener skipped (a cut-off last line, bytes that are not UTF-8) is drawn.
         for w in warnings {
             if !send(&tx, Feed::Warning(w)) {
@@ -280,6 +288,6 @@ fn replay(
             }
         }
     });
-    ready.recv().unwrap_or(Ok(()))?;
-    Ok(rx)
+    let recorded = ready.recv().unwrap_or(Ok(None))?;
+    Ok((rx, recorded))
 }

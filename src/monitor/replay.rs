@@ -113,6 +113,9 @@ pub struct Replayer {
     observer: Option<Box<dyn super::observe::Observer>>,
     /// Who loads each device (issue 40: `#G` lines), across intervals.
     cgroups: super::cgroups::CgTracker,
+    /// The selection is the recording's own (`#S`), not the user's: a pattern its samples
+    /// lack is a warning, not the user's DEVICE error.
+    recorded_selection: bool,
 }
 
 impl Replayer {
@@ -133,6 +136,7 @@ impl Replayer {
             aws_next: Vec::new(),
             observer: None,
             cgroups: Default::default(),
+            recorded_selection: false,
         }
     }
 
@@ -275,7 +279,14 @@ impl Replayer {
         self.last_ns = Some(sample.mono_ns);
         if self.samples == 0 {
             if let Some(p) = self.engine.unmatched_pattern(&sample) {
-                return Err(unknown_device(&p));
+                if !self.recorded_selection {
+                    return Err(unknown_device(&p));
+                }
+                fed.warnings.push(format!(
+                    "{}: the recording's selection (#S) names '{p}', which its samples do not \
+                     have (name the devices to show, or --all)",
+                    self.at(line)
+                ));
             }
             fed.started = Some(self.engine.judged());
         }
@@ -438,14 +449,16 @@ impl<'a> Replay<'a> {
             Event::Selection(s) => Some(s),
             _ => None,
         }));
-        let selection = match &recorded {
-            Some(r) if selection == Selection::default() => r.clone(),
-            _ => selection,
+        let (selection, own) = match &recorded {
+            Some(r) if selection == Selection::default() => (r.clone(), true),
+            _ => (selection, false),
         };
+        let mut replayer = Replayer::new(selection, since_boot);
+        replayer.recorded_selection = own;
         Ok(Replay {
             events: events.into_iter(),
             source,
-            replayer: Replayer::new(selection, since_boot),
+            replayer,
             lookup,
             pending: VecDeque::new(),
             failed: false,
@@ -585,6 +598,47 @@ mod tests {
         let mut r = Replay::new(text, sel, false, Box::new(|_| None)).unwrap();
         assert!(r.next().unwrap().is_err());
         assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn the_recorded_selection_shows_by_default_and_one_naming_nothing_is_a_warning() {
+        let body = "T 1000000000 5\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 7 0 loop0 1 0 8 1 0 0 0 0 0 1 1\n\
+                    T 2000000000 6\n 8 0 sda 3 0 24 2 0 0 0 0 0 2 2\n 7 0 loop0 3 0 24 2 0 0 0 0 0 2 2\n";
+        let rec = |pattern: &str| {
+            format!(
+                "#iosat-record 1\nR 1 1000000000\n#S {{\"patterns\":[\"{pattern}\"],\
+                 \"partitions\":false,\"all\":false}}\n{body}"
+            )
+        };
+        let rows = |s: &[Step]| -> Vec<String> {
+            s.iter()
+                .filter_map(|s| match s {
+                    Step::Report(r) => Some(r.devices.iter().map(|d| d.kernel_name.clone())),
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
+        assert_eq!(rows(&steps(&rec("loop0"))), ["loop0"]);
+        // The user's selection wins over the recording's.
+        let sda = Selection {
+            patterns: vec!["sda".into()],
+            ..Selection::default()
+        };
+        let s: Vec<Step> = Replay::new(&rec("loop0"), sda, false, Box::new(|_| None))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows(&s), ["sda"]);
+        // A recorded pattern the samples lack (an edited or planted line) is no DEVICE error
+        // of the user's: a warning naming the line, and nothing of it shown.
+        let s = steps(&rec("nvme9"));
+        assert!(rows(&s).is_empty());
+        assert!(
+            s.iter().any(|s| matches!(s, Step::Warning(w)
+                if w.starts_with("line 4: the recording's selection (#S) names 'nvme9'"))),
+            "{s:?}"
+        );
     }
 
     fn steps(text: &str) -> Vec<Step> {

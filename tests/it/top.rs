@@ -424,6 +424,28 @@ fn report_on_a_terminal_is_text_and_into_a_pipe_is_the_page() {
     t.wait_for("P0GE");
 }
 
+/// A recording of `stat --device loop3` (its `#S` line) replays in top showing loop3, as the
+/// live run showed it; without the line, the default selection (the disk, vda).
+#[test]
+fn top_replays_the_devices_the_recorded_run_showed() {
+    let Some(t) = Tmux::start() else { return };
+    let text = std::fs::read_to_string(crate::util::fixture("report/loop.rec")).unwrap();
+    let dir = crate::util::tempdir().unwrap();
+    let rec = dir.path().join("sel.rec");
+    let sel = r#"#S {"patterns":["loop3"],"partitions":false,"all":false}"#;
+    std::fs::write(
+        &rec,
+        text.replacen("\nD 7:0 ", &format!("\n{sel}\nD 7:0 "), 1),
+    )
+    .unwrap();
+    t.keys(&[&top_replay(&rec, "-i 0.2 --no-profile"), "Enter"]);
+    let s = t.wait_for("devices (1)");
+    assert!(s.contains("loop3"), "{s}");
+    assert!(!s.contains("vda"), "{s}");
+    t.keys(&["q"]);
+    t.wait_prompt();
+}
+
 #[test]
 fn top_in_a_real_terminal() {
     let Some(t) = Tmux::start() else { return };
