@@ -93,6 +93,24 @@ parallel_modules=" aws analyze report compare schema habits layering cli analysi
 # ... but for these, which do measure: the README's examples sweep the machine's disk (a
 # `--target` search beside two other tests ran past the example's time limit).
 alone_anyway=" cli::every_readme_example_runs "
+# Light tests that time nothing of a device (refusals, planted files, a full tmpfs, the TUI in
+# tmux, packaging's units, profiles, the simulator's CLI, one judgement over a recording):
+# two at a time at nice 19 beside the known-device phase, whose tests leave most of the two
+# cores idle and whose devices' units are SCHED_FIFO (a nice-19 task weighs 15 against a
+# nice-0 task's 1,024: what the lane's fio and iosat need they keep, as beside clippy). In the
+# last phase they took ~100 s of its ~740 (2026-12-06); one at a time beside the lane, 150 s
+# (clippy and the static build share that CPU), 64 s past the lane's end. Their loop devices
+# come from losetup --find, which retries a device taken meanwhile, or LOOP_CTL_ADD with a
+# number of their own. Modules, or module::submodule.
+beside_lane=" safety exporter_safety stat_extras top profile_cmd packaging one_judgement
+  sweep::opensim sweep::sim_cli sweep::refusals "
+# Tests that count rather than time (flushes, histograms against diskstats, cgroups against
+# fio's counts, the engines and refusals of a sweep, dumps, alert rules in a real
+# Alertmanager): two at a time after the known-device pairs (one at a time on a busy
+# machine). Run so twice on a quiet machine (2026-12-06): 74 tests, 80 and 82 s, all passed,
+# where one at a time took ~144 s. Modules, or module::submodule.
+two_modules=" sweep::engines sweep::own_devices sweep::opentarget fsync bpf cgexport hindsight
+  cgroups caps alerts burst support "
 # The known-device tests of the second phase, by name: those that learn from traffic (learn,
 # split, hindsight, alerts) and time commits (fsync_like). Those whose sweeps place a knee,
 # cap or fio figure against the device's truth (truth, caps, bpf, burst, who, sweep::*) stay
@@ -179,8 +197,12 @@ known_lane=" $(echo $known_lane) "
 # shellcheck disable=SC2086
 known_pairs=" $(echo $known_pairs) "
 # shellcheck disable=SC2086
+beside_lane=" $(echo $beside_lane) "
+# shellcheck disable=SC2086
+two_modules=" $(echo $two_modules) "
+# shellcheck disable=SC2086
 all_line=" $(echo $all_tests) "
-together=() known=() pairs=() alone=()
+together=() known=() pairs=() beside=() twos=() alone=()
 for t in $all_tests; do
   case "$alone_anyway" in
     *" $t "*) alone+=("$t"); continue ;;
@@ -192,7 +214,14 @@ for t in $all_tests; do
     *" $t "*) pairs+=("$t"); continue ;;
   esac
   case "$parallel_modules" in
-    *" ${t%%::*} "*) together+=("$t") ;;
+    *" ${t%%::*} "*) together+=("$t"); continue ;;
+  esac
+  sub=${t#*::}
+  case "$beside_lane" in
+    *" ${t%%::*} "* | *" ${t%%::*}::${sub%%::*} "*) beside+=("$t"); continue ;;
+  esac
+  case "$two_modules" in
+    *" ${t%%::*} "* | *" ${t%%::*}::${sub%%::*} "*) twos+=("$t") ;;
     *) alone+=("$t") ;;
   esac
 done
@@ -204,13 +233,15 @@ for t in $known_lane $known_pairs; do
     *) echo "scripts/test.sh: known_lane or known_pairs names no test: $t" >&2; exit 1 ;;
   esac
 done
-if [ ${#together[@]} = 0 ] || [ ${#known[@]} = 0 ] || [ ${#pairs[@]} = 0 ] || [ ${#alone[@]} = 0 ]; then
+if [ ${#together[@]} = 0 ] || [ ${#known[@]} = 0 ] || [ ${#pairs[@]} = 0 ] || [ ${#beside[@]} = 0 ] ||
+  [ ${#twos[@]} = 0 ] || [ ${#alone[@]} = 0 ]; then
   echo "could not list the integration tests" >&2
   exit 1
 fi
 echo "integration tests: ${#together[@]} three at a time, ${#known[@]} known-device tests" \
-  "${KNOWN_AT_ONCE:-5 (1 on a busy machine)} at a time, ${#pairs[@]} two at a time (1 on a" \
-  "busy machine), then ${#alone[@]} one at a time"
+  "${KNOWN_AT_ONCE:-5 (1 on a busy machine)} at a time with ${#beside[@]} light ones beside" \
+  "them two at a time (nice 19), ${#pairs[@]} two at a time (1 on a busy machine), then" \
+  "${#twos[@]} that count two at a time (as many), then ${#alone[@]} one at a time"
 times=$(mktemp)
 trap 'rm -f "$times"' EXIT
 # run_phase THREADS NAME...: the named tests (exact names); its exit status.
@@ -233,7 +264,9 @@ run_phase() {
 }
 set +e
 status=0
+echo "integration tests started at $(date -u +%H:%M:%S)"
 run_phase 3 "${together[@]}" || status=1
+echo "phase 1 (three at a time) ended at $(date -u +%H:%M:%S)"
 if [ -n "${KNOWN_AT_ONCE:-}" ]; then
   known_at_once=$KNOWN_AT_ONCE
 else
@@ -267,16 +300,31 @@ checks=$(mktemp)
 ) >"$checks" 2>&1 &
 checks_pid=$!
 trap 'rm -f "$times" "$checks"; kill "$checks_pid" 2>/dev/null || true' EXIT
+# The light tests beside it (beside_lane), their output shown after the phase.
+light=$(mktemp)
+(nice -n 19 bash -c "$(declare -f run_phase); times=$times; run_phase 2 \"\$@\"" light "${beside[@]}") \
+  >"$light" 2>&1 &
+light_pid=$!
+trap 'rm -f "$times" "$checks" "$light"; kill "$checks_pid" "$light_pid" 2>/dev/null || true' EXIT
 # tests/it/support/knowndev.rs lets this many known devices run at once (1 without it).
 IOSAT_TEST_KNOWN_AT_ONCE=$known_at_once run_phase "$known_at_once" "${known[@]}" || status=1
+echo "phase 2 (known devices) ended at $(date -u +%H:%M:%S)"
 checks_status=0
 wait "$checks_pid" || checks_status=1
 echo "clippy and the static binary (built beside the known-device phase):"
 cat "$checks"
 [ "$checks_status" = 0 ] || echo "clippy or the static binary FAILED (above)"
+wait "$light_pid" || status=1
+echo "the light tests (two at a time beside the known-device phase, at nice 19), ended at" \
+  "$(date -u +%H:%M:%S):"
+cat "$light"
 pairs_at_once=$(( known_at_once < 2 ? known_at_once : 2 ))
 IOSAT_TEST_KNOWN_AT_ONCE=$pairs_at_once run_phase "$pairs_at_once" "${pairs[@]}" || status=1
+echo "phase 3 (two at a time) ended at $(date -u +%H:%M:%S)"
+IOSAT_TEST_KNOWN_AT_ONCE=$pairs_at_once run_phase "$pairs_at_once" "${twos[@]}" || status=1
+echo "phase 3b (counting tests, two at a time) ended at $(date -u +%H:%M:%S)"
 run_phase 1 "${alone[@]}" || status=1
+echo "phase 4 (one at a time) ended at $(date -u +%H:%M:%S)"
 set -e
 echo "slowest integration tests (s):"
 # sed reads all of sort's output: `head` would close the pipe early, and under pipefail the
