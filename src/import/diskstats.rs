@@ -248,7 +248,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
     };
     let mut out = FileImport::new(path, tool);
     // What the live run showed, where the recording says (`#S`): a recording of
-    // `stat --device loop0` shows loop0.
+    // `stat loop0` shows loop0.
     let default = replay.recorded_selection().cloned().unwrap_or_default();
     let mut tracks: Vec<Track> = Vec::new();
     let mut warnings = Vec::new();
@@ -453,7 +453,7 @@ mod tests {
 
     #[test]
     fn a_recording_shows_the_devices_its_run_showed() {
-        // A disk and a loop device, two samples; `stat --device loop0 --record` writes `#S`.
+        // A disk and a loop device, two samples; `stat loop0 --record` writes `#S`.
         let body = "R 1 1000000000\nD 8:0 sda disk sda\nD 7:0 loop0 loop loop0\n\
                     T 1000000000 1000000000\n 8 0 sda 1 0 8 1 0 0 0 0 0 1 1\n 7 0 loop0 1 0 8 1 0 0 0 0 0 1 1\n\
                     T 2000000000 2000000000\n 8 0 sda 9 0 72 9 0 0 0 0 0 9 9\n 7 0 loop0 9 0 72 9 0 0 0 0 0 9 9\n";

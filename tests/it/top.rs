@@ -424,7 +424,7 @@ fn report_on_a_terminal_is_text_and_into_a_pipe_is_the_page() {
     t.wait_for("P0GE");
 }
 
-/// A recording of `stat --device loop3` (its `#S` line) replays in top showing loop3, as the
+/// A recording of `stat loop3` (its `#S` line) replays in top showing loop3, as the
 /// live run showed it; without the line, the default selection (the disk, vda).
 #[test]
 fn top_replays_the_devices_the_recorded_run_showed() {
