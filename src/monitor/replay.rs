@@ -445,10 +445,25 @@ impl<'a> Replay<'a> {
         lookup: Box<Lookup<'a>>,
     ) -> Result<Replay<'a>, ParseError> {
         let (events, source) = record::parse_numbered(text)?;
-        let recorded = Selection::of_runs(events.iter().filter_map(|(_, e)| match e {
-            Event::Selection(s) => Some(s),
-            _ => None,
-        }));
+        // Each run's selection: its `#S`, else (a run appended by an iosat from before `#S`)
+        // the default one it showed. None where no run recorded one.
+        let mut runs: Vec<Option<&Selection>> = Vec::new();
+        for (_, e) in &events {
+            match e {
+                Event::Run { .. } => runs.push(None),
+                Event::Selection(s) => match runs.last_mut() {
+                    Some(r) => *r = Some(s),
+                    None => runs.push(Some(s)),
+                },
+                _ => {}
+            }
+        }
+        let default = Selection::default();
+        let recorded = runs
+            .iter()
+            .any(Option::is_some)
+            .then(|| Selection::of_runs(runs.iter().map(|r| r.unwrap_or(&default))))
+            .flatten();
         let (selection, own) = match &recorded {
             Some(r) if selection == Selection::default() => (r.clone(), true),
             _ => (selection, false),
@@ -620,6 +635,15 @@ mod tests {
                 .collect()
         };
         assert_eq!(rows(&steps(&rec("loop0"))), ["loop0"]);
+        // A run from before `#S` appended to (or followed by) one with it: the two showed
+        // different devices, so every device is shown, the old run's disk among them.
+        let old_run = format!(
+            "R 3 1000000000\n{}",
+            body.replace("T 1", "T 3").replace("T 2", "T 4")
+        );
+        let mixed = format!("{}{old_run}", rec("loop0"));
+        let shown = rows(&steps(&mixed));
+        assert!(shown.contains(&"sda".to_string()) && shown.contains(&"loop0".to_string()));
         // The user's selection wins over the recording's.
         let sda = Selection {
             patterns: vec!["sda".into()],
