@@ -202,6 +202,14 @@ beside_lane=" $(echo $beside_lane) "
 two_modules=" $(echo $two_modules) "
 # shellcheck disable=SC2086
 all_line=" $(echo $all_tests) "
+# in_modules LIST TEST: whether TEST's module or module::submodule is in LIST (" a b::c ").
+in_modules() {
+  local sub=${2#*::}
+  case "$1" in
+    *" ${2%%::*} "* | *" ${2%%::*}::${sub%%::*} "*) return 0 ;;
+  esac
+  return 1
+}
 together=() known=() pairs=() beside=() twos=() alone=()
 for t in $all_tests; do
   case "$alone_anyway" in
@@ -216,14 +224,13 @@ for t in $all_tests; do
   case "$parallel_modules" in
     *" ${t%%::*} "*) together+=("$t"); continue ;;
   esac
-  sub=${t#*::}
-  case "$beside_lane" in
-    *" ${t%%::*} "* | *" ${t%%::*}::${sub%%::*} "*) beside+=("$t"); continue ;;
-  esac
-  case "$two_modules" in
-    *" ${t%%::*} "* | *" ${t%%::*}::${sub%%::*} "*) twos+=("$t") ;;
-    *) alone+=("$t") ;;
-  esac
+  if in_modules "$beside_lane" "$t"; then
+    beside+=("$t")
+  elif in_modules "$two_modules" "$t"; then
+    twos+=("$t")
+  else
+    alone+=("$t")
+  fi
 done
 # A name in known_lane or known_pairs that is no test (renamed, removed) would leave its test
 # in the last phase unnoticed: the lists are kept exact.

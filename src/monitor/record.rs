@@ -460,6 +460,44 @@ pub fn parse_numbered(text: &str) -> Result<(Vec<(usize, Event)>, Source), Parse
     asm.finish(text.lines().count().max(1))
 }
 
+/// The comment lines that carry an element (older readers skip them): each marker, what the
+/// line is, the form its fields take, and their parser (Err: why not, or nothing to add).
+type CommentParse = fn(&str) -> Result<Event, String>;
+const COMMENT_EVENTS: [(&str, &str, &str, CommentParse); 4] = [
+    (
+        "#P ",
+        "burst",
+        "#P <start_mono_ns> <window_ns> <major>:<minor>/<windows>/<r iops>/<r B/s>/<w iops>/\
+         <w B/s>/<at cap>[/<busy max, 0-1>]...",
+        |r| {
+            super::burst::parse(r)
+                .map(Event::Burst)
+                .ok_or_else(String::new)
+        },
+    ),
+    ("#G ", "cgroup", "#G <JSON>", |r| {
+        serde_json::from_str(r)
+            .map(Event::Cgroups)
+            .map_err(|e| e.to_string())
+    }),
+    (
+        "#S ",
+        "selection",
+        "#S {\"patterns\":[<device or glob>, ...],\"partitions\":<bool>,\"all\":<bool>}",
+        |r| {
+            parse_selection(r)
+                .map(Event::Selection)
+                .ok_or_else(String::new)
+        },
+    ),
+    (
+        "#A ",
+        "AWS statistics",
+        "#A <major>:<minor> <JSON of the interval>",
+        |r| parse_aws(r).ok_or_else(String::new),
+    ),
+];
+
 /// What one line of a recording is, read on its own.
 enum Line<'a> {
     /// Blank or a `#` comment.
@@ -476,47 +514,17 @@ enum Line<'a> {
 /// One line → what it is, its fields parsed; a malformed marker line is an error naming it.
 fn classify(n: usize, line: &str) -> Result<Line<'_>, ParseError> {
     let t = line.trim_end();
-    if let Some(rest) = t.strip_prefix("#P ") {
-        return super::burst::parse(rest)
-            .map(|b| Line::Event(Event::Burst(b)))
-            .ok_or_else(|| ParseError {
+    for (marker, what, form, parse) in COMMENT_EVENTS {
+        if let Some(rest) = t.strip_prefix(marker) {
+            return parse(rest).map(Line::Event).map_err(|why| ParseError {
                 line: n,
                 reason: format!(
-                    "malformed burst line (expected '#P <start_mono_ns> <window_ns> \
-                     <major>:<minor>/<windows>/<r iops>/<r B/s>/<w iops>/<w B/s>/<at cap>[/<busy max, 0-1>]...'): \
-                     '{t}'"
-                ),
-            });
-    }
-    if let Some(rest) = t.strip_prefix("#G ") {
-        return serde_json::from_str(rest)
-            .map(|c| Line::Event(Event::Cgroups(c)))
-            .map_err(|e| ParseError {
-                line: n,
-                reason: format!("malformed cgroup line (expected '#G <JSON>'): {e}"),
-            });
-    }
-    if let Some(rest) = t.strip_prefix("#S ") {
-        return parse_selection(rest)
-            .map(|s| Line::Event(Event::Selection(s)))
-            .ok_or_else(|| ParseError {
-                line: n,
-                reason: format!(
-                    "malformed selection line (expected '#S {{\"patterns\":[<device or glob>, \
-                     ...],\"partitions\":<bool>,\"all\":<bool>}}'): '{}'",
+                    "malformed {what} line (expected '{form}'){}{why}: '{}'",
+                    if why.is_empty() { "" } else { ": " },
                     t.chars().take(120).collect::<String>()
                 ),
             });
-    }
-    if let Some(rest) = t.strip_prefix("#A ") {
-        return parse_aws(rest).map(Line::Event).ok_or_else(|| ParseError {
-            line: n,
-            reason: format!(
-                "malformed AWS statistics line (expected '#A <major>:<minor> <JSON of the \
-                     interval>'): '{}'",
-                t.chars().take(120).collect::<String>()
-            ),
-        });
+        }
     }
     if t.trim().is_empty() || t.starts_with('#') {
         return Ok(Line::Skip);

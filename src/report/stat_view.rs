@@ -1112,15 +1112,12 @@ mod tests {
     /// only a headroom not known was (an overloaded spanning row read "overloaded~ 0" alone).
     #[test]
     fn a_row_whose_requests_span_size_classes_is_worded_in_every_state() {
-        let mut r = report();
-        let learned: crate::analysis::learned::Learned = serde_json::from_str(
+        let r = report_learned(
             r#"{"state":"overloaded","intervals":100,"learned_s":100,"direction":"read",
             "size_class":"medium","baseline_latency_ns":60000,"baseline_p95_ns":70000,
             "max_iops":50000,"max_iops_at_least":true,"ceiling_at_least":true,"ratio":8.5,
             "headroom_iops":0,"spans_classes":true}"#,
-        )
-        .unwrap();
-        r.devices[0].learned = Some(std::sync::Arc::new(learned));
+        );
         let t = render(&r, Format::TEXT, &Envelope::default(), true);
         let note = t
             .lines()
@@ -1131,6 +1128,15 @@ mod tests {
             "{note}"
         );
         assert!(note.contains("size classes]"), "{note}");
+    }
+
+    /// The fixture report with learning's judgement `learned` (a `learned` object's JSON) on
+    /// its first row.
+    fn report_learned(learned: &str) -> IntervalReport {
+        let mut r = report();
+        let l: crate::analysis::learned::Learned = serde_json::from_str(learned).unwrap();
+        r.devices[0].learned = Some(std::sync::Arc::new(l));
+        r
     }
 
     /// What schemas/stat.schema.json finds wrong in the JSON line `v`, under paths that
@@ -1153,8 +1159,7 @@ mod tests {
     /// requests learned) is what the schema describes: "idle" among a class's states.
     #[test]
     fn an_idle_rows_classes_at_rest_match_the_schema() {
-        let mut r = report();
-        let learned: crate::analysis::learned::Learned = serde_json::from_str(
+        let r = report_learned(
             r#"{"state":"idle","intervals":100,"learned_s":100,"direction":"read",
             "size_class":"small","baseline_latency_ns":53005.5543,"baseline_p95_ns":71467.5148,
             "max_iops":19110.7411,"max_iops_at_least":true,"ceiling_at_least":true,
@@ -1165,9 +1170,7 @@ mod tests {
               {"size_class":"medium","share":0.183,"state":"idle","ratio":null,
                "baseline_latency_ns":89715.5237,"baseline_p95_ns":120193.554,
                "max_iops":11347.7285,"max_iops_at_least":true}]}"#,
-        )
-        .unwrap();
-        r.devices[0].learned = Some(std::sync::Arc::new(learned));
+        );
         let env = Envelope::at("stat", SCHEMA_VERSION, 0);
         let v: serde_json::Value = serde_json::from_str(&json(&r, &env)).unwrap();
         let classes = &v["devices"][0]["learned"]["classes"];
