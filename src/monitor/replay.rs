@@ -113,9 +113,9 @@ pub struct Replayer {
     observer: Option<Box<dyn super::observe::Observer>>,
     /// Who loads each device (issue 40: `#G` lines), across intervals.
     cgroups: super::cgroups::CgTracker,
-    /// The selection is the recording's own (`#S`), not the user's: a pattern its samples
-    /// lack is a warning, not the user's DEVICE error.
-    recorded_selection: bool,
+    /// The selection is the recording's own, from the `#S` at this line, not the user's: a
+    /// pattern its samples lack is a warning naming that line, not the user's DEVICE error.
+    recorded_selection: Option<usize>,
 }
 
 impl Replayer {
@@ -136,7 +136,7 @@ impl Replayer {
             aws_next: Vec::new(),
             observer: None,
             cgroups: Default::default(),
-            recorded_selection: false,
+            recorded_selection: None,
         }
     }
 
@@ -279,13 +279,12 @@ impl Replayer {
         self.last_ns = Some(sample.mono_ns);
         if self.samples == 0 {
             if let Some(p) = self.engine.unmatched_pattern(&sample) {
-                if !self.recorded_selection {
+                let Some(at) = self.recorded_selection else {
                     return Err(unknown_device(&p));
-                }
+                };
                 fed.warnings.push(format!(
-                    "{}: the recording's selection (#S) names '{p}', which its samples do not \
-                     have (name the devices to show, or --all)",
-                    self.at(line)
+                    "line {at}: the recording's selection (#S) names '{p}', which its samples \
+                     do not have (name the devices to show, or --all)"
                 ));
             }
             fed.started = Some(self.engine.judged());
@@ -448,13 +447,18 @@ impl<'a> Replay<'a> {
         // Each run's selection: its `#S`, else (a run appended by an iosat from before `#S`)
         // the default one it showed. None where no run recorded one.
         let mut runs: Vec<Option<&Selection>> = Vec::new();
-        for (_, e) in &events {
+        // The line of the first `#S` (named if its patterns name no device).
+        let mut first = None;
+        for (n, e) in &events {
             match e {
                 Event::Run { .. } => runs.push(None),
-                Event::Selection(s) => match runs.last_mut() {
-                    Some(r) => *r = Some(s),
-                    None => runs.push(Some(s)),
-                },
+                Event::Selection(s) => {
+                    first.get_or_insert(*n);
+                    match runs.last_mut() {
+                        Some(r) => *r = Some(s),
+                        None => runs.push(Some(s)),
+                    }
+                }
                 _ => {}
             }
         }
@@ -465,8 +469,8 @@ impl<'a> Replay<'a> {
             .then(|| Selection::of_runs(runs.iter().map(|r| r.unwrap_or(&default))))
             .flatten();
         let (selection, own) = match &recorded {
-            Some(r) if selection == Selection::default() => (r.clone(), true),
-            _ => (selection, false),
+            Some(r) if selection == Selection::default() => (r.clone(), first),
+            _ => (selection, None),
         };
         let mut replayer = Replayer::new(selection, since_boot);
         replayer.recorded_selection = own;
@@ -660,7 +664,7 @@ mod tests {
         assert!(rows(&s).is_empty());
         assert!(
             s.iter().any(|s| matches!(s, Step::Warning(w)
-                if w.starts_with("line 4: the recording's selection (#S) names 'nvme9'"))),
+                if w.starts_with("line 3: the recording's selection (#S) names 'nvme9'"))),
             "{s:?}"
         );
     }
