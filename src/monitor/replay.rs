@@ -21,7 +21,7 @@
 use super::blklat::{self, BlkSample};
 use super::interval::{IntervalReport, StatEngine};
 use super::record::{self, Event, ParseError, Source};
-use super::select::{unknown_device, Selection};
+use super::select::{unknown_device, unknown_recorded_device, Selection};
 use super::DiskSample;
 use crate::error::Error;
 use crate::profile::{DeviceProfile, ProfileCache};
@@ -116,6 +116,9 @@ pub struct Replayer {
     /// The selection is the recording's own, from the `#S` at this line, not the user's: a
     /// pattern its samples lack is a warning naming that line, not the user's DEVICE error.
     recorded_selection: Option<usize>,
+    /// The recording's path as the user gave it, where it is known (Replay::open): a DEVICE
+    /// that names none of its devices is said to be missing there, not from the machine.
+    path: Option<String>,
 }
 
 impl Replayer {
@@ -137,6 +140,7 @@ impl Replayer {
             observer: None,
             cgroups: Default::default(),
             recorded_selection: None,
+            path: None,
         }
     }
 
@@ -280,7 +284,10 @@ impl Replayer {
         if self.samples == 0 {
             if let Some(p) = self.engine.unmatched_pattern(&sample) {
                 let Some(at) = self.recorded_selection else {
-                    return Err(unknown_device(&p));
+                    return Err(match &self.path {
+                        Some(path) => unknown_recorded_device(&p, path),
+                        None => unknown_device(&p),
+                    });
                 };
                 fed.warnings.push(format!(
                     "line {at}: the recording's selection (#S) names '{p}', which its samples \
@@ -511,6 +518,7 @@ impl<'a> Replay<'a> {
             p
         });
         let mut steps = Replay::new(text, selection, since_boot, lookup).map_err(|e| e.at(path))?;
+        steps.replayer.path = Some(path.display().to_string());
         if let Some(o) = observer {
             steps.replayer.observe_with(o);
         }

@@ -24,12 +24,23 @@ pub struct Selection {
     pub all: bool,
 }
 
-/// The usage error for a selected device pattern that names no device.
+/// The usage error for a selected device pattern that names no device of the machine.
 pub fn unknown_device(pattern: &str) -> Error {
     Error::usage(
         "DEVICE",
         pattern,
         "matches no device in /proc/diskstats (see `iosat info --all`)",
+    )
+}
+
+/// The usage error for a device pattern that names no device of the recording at `path`
+/// (`stat --replay r.rec nvme9`): the recording's devices are the ones to choose from, not the
+/// machine's.
+pub fn unknown_recorded_device(pattern: &str, path: &str) -> Error {
+    Error::usage(
+        "DEVICE",
+        pattern,
+        format!("matches no device in the recording {path} (its devices: `iosat analyze {path}`)"),
     )
 }
 
