@@ -110,10 +110,14 @@ struct Track {
     learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
 }
 
-/// Every device of a recording that had a value, partitions left out, in kernel order.
+/// Every device of a recording that had a value, in kernel order; partitions left out unless
+/// a run selected them (its `#S`: `stat --partitions`, or a partition named), as it showed
+/// them.
 pub struct SeriesStore {
     replayer: Replayer,
     tracks: Vec<Track>,
+    /// The selections the recording's runs recorded (`#S`), which may show partitions.
+    selections: Vec<Selection>,
 }
 
 impl Default for SeriesStore {
@@ -127,6 +131,8 @@ impl SeriesStore {
     /// is fed every interval, so the page judges a device without a profile by the baseline its
     /// own traffic showed.
     pub fn new(observer: Option<Box<dyn super::observe::Observer>>) -> SeriesStore {
+        // Partitions only once a run's selection may show them (`feed`): a thousand devices'
+        // partitions are not learned for a page that leaves them out.
         let sel = Selection {
             patterns: Vec::new(),
             partitions: false,
@@ -139,6 +145,7 @@ impl SeriesStore {
         SeriesStore {
             replayer,
             tracks: Vec::new(),
+            selections: Vec::new(),
         }
     }
 
@@ -163,6 +170,16 @@ impl SeriesStore {
 
     /// Feed one recording line.
     pub fn feed(&mut self, ev: Event) {
+        if let Event::Selection(s) = &ev {
+            if !self.selections.contains(s) {
+                self.selections.push(s.clone());
+            }
+            // A run that showed partitions (or named devices, which may be partitions): the
+            // replay gives their rows from here on, and `push` keeps those the run showed.
+            if s.partitions || !s.patterns.is_empty() {
+                self.replayer.show_partitions();
+            }
+        }
         // The store's selection has no patterns: feeding cannot fail.
         if let Ok(fed) = self.replayer.feed(ev, &mut |_| None) {
             if let Some(r) = fed.report {
@@ -173,7 +190,12 @@ impl SeriesStore {
 
     fn push(&mut self, r: &IntervalReport) {
         for d in &r.devices {
-            if is_partition(d.meta.kind, &d.kernel_name) {
+            if is_partition(d.meta.kind, &d.kernel_name)
+                && !self
+                    .selections
+                    .iter()
+                    .any(|s| s.selects(d.major, &d.kernel_name, &d.meta))
+            {
                 continue;
             }
             let Ok(rates) = &d.rates else { continue };

@@ -1077,6 +1077,42 @@ mod tests {
     }
 
     #[test]
+    fn the_page_shows_the_partitions_its_run_showed() {
+        // sda and its partition sda1, both with traffic; `#S` as `stat` records it.
+        let rec = |sel: Option<&str>| {
+            let mut t = String::from("#iosat-record 1\nR 1795333826000000000 1000000000\n");
+            if let Some(s) = sel {
+                t.push_str(&format!("#S {s}\n"));
+            }
+            t.push_str("D 8:0 sda disk sda\nD 8:1 sda1 partition sda1\n");
+            for i in 0..3u64 {
+                let (n, ms) = (i * 100, i * 100);
+                t.push_str(&format!(
+                    "T {} {}\n 8 0 sda {n} 0 {} {ms} 0 0 0 0 0 {ms} {ms}\n 8 1 sda1 {n} 0 {} {ms} 0 0 0 0 0 {ms} {ms}\n",
+                    (i + 1) * 1_000_000_000,
+                    1_795_333_826_000_000_000 + i * 1_000_000_000,
+                    n * 8,
+                    n * 8,
+                ));
+            }
+            t
+        };
+        let names = |sel: Option<&str>| {
+            let (devs, _) = series(&rec(sel), &mut NoProfiles("none".into())).unwrap();
+            devs.iter().map(|d| d.name.clone()).collect::<Vec<_>>()
+        };
+        // A run that selected partitions, or named one: shown as it showed them.
+        let parts = r#"{"patterns":[],"partitions":true,"all":false}"#;
+        assert_eq!(names(Some(parts)), ["sda", "sda1"]);
+        let named = r#"{"patterns":["sda1"],"partitions":false,"all":false}"#;
+        assert_eq!(names(Some(named)), ["sda", "sda1"]);
+        // The default selection, recorded or not (an older recording): the disk alone.
+        let default = r#"{"patterns":[],"partitions":false,"all":false}"#;
+        assert_eq!(names(Some(default)), ["sda"]);
+        assert_eq!(names(None), ["sda"]);
+    }
+
+    #[test]
     fn recording_is_replayed_through_the_stat_engine() {
         assert!(is_recording(REC));
         let (devs, idle) = series(REC, &mut NoProfiles("none".into())).unwrap();
