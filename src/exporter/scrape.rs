@@ -325,7 +325,14 @@ impl Scraper {
         if let Some(s) = settings {
             crate::sys::signal::catch_dump_signal();
             let host = crate::sys::hostname(&self.root).unwrap_or_default();
-            self.hindsight = Some(crate::monitor::hindsight::Hindsight::new(s, host));
+            let mut ring = crate::monitor::hindsight::Hindsight::new(s, host);
+            // The devices the exporter exports (`#S`): a dump's replay, `analyze` and page show
+            // what it exported, not `stat`'s default selection (its exclusions aside: a
+            // selection records none).
+            ring.feed(&crate::monitor::record::Event::Selection(
+                self.devices.selection.clone(),
+            ));
+            self.hindsight = Some(ring);
             self.caps_to_ring();
             if self.learning.is_none() {
                 self.learning = Some(crate::monitor::replay::Replayer::new(

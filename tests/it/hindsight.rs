@@ -744,4 +744,55 @@ fn an_exporter_dump_carries_its_declared_caps() {
     let text = std::fs::read_to_string(&dump).unwrap();
     let k: Vec<&str> = text.lines().filter(|l| l.starts_with("K ")).collect();
     assert_eq!(k, ["K iops=1000 sda"], "{text}");
+    // The default selection, recorded as such.
+    let s: Vec<&str> = text.lines().filter(|l| l.starts_with("#S ")).collect();
+    assert_eq!(
+        s,
+        [r#"#S {"patterns":[],"partitions":false,"all":false}"#],
+        "{text}"
+    );
+}
+
+/// An exporter's dump shows the devices it exported: its selection (`#S`) goes with the
+/// samples, so the dump's replay shows the partitions `--partitions` exported, which `stat`'s
+/// default selection leaves out.
+#[test]
+fn an_exporter_dump_shows_the_devices_it_exported() {
+    let dir = crate::util::tempdir().unwrap();
+    let hs = dir.path().join("hs");
+    let e = crate::exporter::fixture_exporter(&[
+        "--partitions",
+        "--hindsight-dir",
+        hs.to_str().unwrap(),
+        "--hindsight-tail",
+        "0",
+        "--hindsight-interval",
+        "0.1",
+    ]);
+    // The partitions exported.
+    let (_, _, metrics) = e.request("GET", "/metrics");
+    assert!(metrics.contains("device=\"sda1\""), "{metrics}");
+    // Samples enough for intervals to replay (the ring samples every 0.1 s).
+    std::thread::sleep(Duration::from_millis(600));
+    let (code, _, body) = e.request("POST", "/hindsight");
+    assert_eq!(code, 202, "{body}");
+    let dump = first_dump(&hs, Duration::from_secs(30));
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let s: Vec<&str> = text.lines().filter(|l| l.starts_with("#S ")).collect();
+    assert_eq!(
+        s,
+        [r#"#S {"patterns":[],"partitions":true,"all":false}"#],
+        "{text}"
+    );
+    // Replayed without naming devices: the partition is shown, as exported.
+    let out = iosat()
+        .args(["stat", "--replay", dump.to_str().unwrap(), "--no-learn"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.lines().any(|l| l.starts_with("sda1 ")),
+        "{shown}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
