@@ -53,6 +53,14 @@ fn share<T: Clone>(to: &mut Option<T>, from: &Option<T>, same: fn(&T, &T) -> boo
     }
 }
 
+/// [`share`] of a value that is there: `from` cloned over `to` only where `to` does not hold
+/// it already.
+fn share_some<T: Clone>(to: &mut Option<T>, from: &T, same: fn(&T, &T) -> bool) {
+    if !to.as_ref().is_some_and(|t| same(t, from)) {
+        *to = Some(from.clone());
+    }
+}
+
 impl Learned {
     fn empty(m: &DeviceModel) -> Learned {
         Learned {
@@ -944,7 +952,7 @@ impl Device {
         l.directions = dirs;
         if self.watch.change().is_some() {
             let rest = l.summary.take();
-            made.told = self.tell_change(l, rest);
+            made.told = self.tell_change(l, rest.as_ref());
         }
         if let Some(p) = self.swept.as_ref().and_then(|w| w.disagreement()) {
             let c = match self.told_profile.as_deref() {
@@ -970,33 +978,35 @@ impl Device {
     /// no headroom from the ceiling before it while it is not confirmed; the words and value
     /// told last are taken again while they tell the same change before the same words.
     /// What was told anew is returned for the device to keep ([`Told`]).
-    fn tell_change(&self, l: &mut Learned, rest: Option<Summary>) -> Option<Told> {
+    fn tell_change(&self, l: &mut Learned, rest: Option<&Summary>) -> Option<Told> {
         let c = self.watch.change()?;
-        let mut told = None;
         // Learned again since a confirmation: a curve (or an estimate) of the direction
         // judges by now.
         let relearned = c.confirmed && self.curves.iter().any(|v| v.dir == c.dir && v.judges());
-        let (summary, change) = match self.told.as_deref() {
-            Some(t) if t.tells(c, relearned, rest.as_ref()) => {
-                (t.summary.clone(), t.change.clone())
-            }
+        let told = match self.told.as_deref() {
+            Some(t) if t.tells(c, relearned, rest) => None,
             t => {
                 let known = t
                     .filter(|t| t.of == *c && t.relearned == relearned)
                     .map(|t| &t.change);
-                let t = Told::of(c, relearned, rest, known);
-                let pair = (t.summary.clone(), t.change.clone());
-                told = Some(t);
-                pair
+                Some(Told::of(c, relearned, rest.cloned(), known))
             }
         };
-        l.summary = Some(summary);
+        let t = match (&told, self.told.as_deref()) {
+            (Some(t), _) | (None, Some(t)) => t,
+            (None, None) => unreachable!("told anew, or told already"),
+        };
+        // Written only where the judgement does not hold them already (the usual interval's
+        // judgement, written over in place, holds last interval's): a reference count is an
+        // atomic write to the value's line, which a thousand devices' interval finds cold
+        // (issue 37's cost: perf put most of a changed device's learning on these).
+        share_some(&mut l.summary, &t.summary, Summary::same);
         // The direction whose baseline changed carries it too: every view judges a device
         // by its directions (monitor::judge), and says what their flags say. While not
         // confirmed, what judges is the device's before the change: no headroom from its
         // ceiling (the judgement's rule, analysis::state).
         let pending = |d: &mut Learned| {
-            if crate::analysis::state::held_by_change(Some(&change), d.max_iops.is_some()) {
+            if crate::analysis::state::held_by_change(Some(&t.change), d.max_iops.is_some()) {
                 d.headroom_iops = Some(0.0);
             }
         };
@@ -1005,13 +1015,13 @@ impl Device {
             .iter_mut()
             .filter(|d| d.direction == Some(c.dir))
         {
-            d.flags.change = Some(change.clone());
+            share_some(&mut d.flags.change, &t.change, Shared::ptr_eq);
             pending(d);
         }
         if l.direction == Some(c.dir) {
             pending(l);
         }
-        l.flags.change = Some(change);
+        share_some(&mut l.flags.change, &t.change, Shared::ptr_eq);
         told
     }
 
@@ -1136,8 +1146,12 @@ impl Device {
         let made = Made {
             told: changed
                 .then(|| {
-                    let rest = l.directions[usize::from(u.main)].summary.clone();
-                    self.tell_change(l, rest)
+                    // Taken out and put back: not cloned (a reference count touched).
+                    let main = usize::from(u.main);
+                    let rest = l.directions[main].summary.take();
+                    let told = self.tell_change(l, rest.as_ref());
+                    l.directions[main].summary = rest;
+                    told
                 })
                 .flatten(),
             profile: None,
