@@ -570,6 +570,61 @@ impl Learned {
     }
 }
 
+impl Learned {
+    /// What a device's JSON (its judgement's baseline figures, its `learned` object) copies
+    /// from elsewhere on the heap, for `stat --json` to ask of memory some rows ahead
+    /// (report::stat_view), in three stages, each reading only what the stage before asked
+    /// for: 0, the summary (its words and its curve's memo are behind it); 1, what the summary
+    /// points to (the curve's words a change's lead, the change, their JSON and the memo);
+    /// 2, what those point to (the curve's words' JSON and memo behind a change's). A
+    /// thousand devices' summaries, each a few cache lines of its own, were read cold one
+    /// after another (issue 37's cost: perf put a third of the JSON writer's own time on the
+    /// first read of each row's summary). `ask` gets an address and a size: a hint that reads
+    /// nothing.
+    pub fn json_heap(&self, stage: u8, mut ask: impl FnMut(*const u8, usize)) {
+        let Some(s) = &self.summary else { return };
+        let mut text = |s: &Summary| {
+            ask(
+                std::sync::Arc::as_ptr(&s.0).cast(),
+                std::mem::size_of::<SummaryText>(),
+            )
+        };
+        if stage == 0 {
+            return text(s);
+        }
+        // A summary's JSON and its curve's memo, where written.
+        fn written(s: &Summary, ask: &mut impl FnMut(*const u8, usize)) {
+            if let Some(j) = s.0.json.get() {
+                ask(j.as_ptr(), j.len());
+            }
+            if let Some(m) = s.0.curve.get() {
+                ask(m.bytes.as_ptr(), m.bytes.len());
+            }
+        }
+        match (stage, &s.0.words) {
+            (1, Words::Before(change, rest)) => {
+                if let Some(r) = rest {
+                    text(r);
+                }
+                let (p, n) = change.at();
+                ask(p, n);
+                written(s, &mut ask);
+            }
+            (1, _) => written(s, &mut ask),
+            (_, Words::Before(change, rest)) => {
+                if let Some(j) = change.json_written() {
+                    ask(j.as_ptr(), j.len());
+                }
+                ask(change.evidence.as_ptr(), change.evidence.len());
+                if let Some(r) = rest {
+                    written(r, &mut ask);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The curve's judgement in words, shared by every interval's [`Learned`] until the next
 /// estimate (a string copied per device and interval was a tenth of learning's cost), and
 /// written only when something reads it: a curve is re-estimated every 10 to 60 intervals
@@ -1236,6 +1291,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// What a view asks of memory ahead of a device's JSON (`json_heap`): in stage 0 the
+    /// summary, in stage 1 what the summary points to (a change's and the curve words it
+    /// leads, the summary's own JSON), in stage 2 what those point to (the evidence, the curve
+    /// words' JSON) — each within the value it names, and nothing without a summary.
+    #[test]
+    fn the_heap_a_devices_json_copies_is_asked_for_stage_by_stage() {
+        let asked = |l: &Learned, stage: u8| {
+            let mut v = Vec::new();
+            l.json_heap(stage, |p, n| v.push((p as usize, n)));
+            v
+        };
+        let within = |v: &[(usize, usize)], p: *const u8, n: usize| {
+            v.iter().any(|&(a, m)| a == p as usize && m == n)
+        };
+        let rest = Summary::text("baseline 2.08 ms mean at 1.0 in flight");
+        let rest_json = rest.as_json().to_string();
+        let change = crate::analysis::shared::Shared::new(Change {
+            at_wall_ns: 0,
+            from_ns: 2.08e6,
+            to_ns: 8.21e6,
+            evidence: "device changed: 8.21 ms at one in flight".into(),
+            confirmed: false,
+        });
+        let mut l = bare();
+        l.summary = None;
+        assert!(asked(&l, 0).is_empty() && asked(&l, 1).is_empty());
+        l.summary = Some(Summary::before(change.clone(), Some(rest.clone())));
+        let s = l.summary.clone().unwrap();
+        let text = |s: &Summary| {
+            (
+                std::sync::Arc::as_ptr(&s.0).cast::<u8>(),
+                std::mem::size_of::<SummaryText>(),
+            )
+        };
+        let (p, n) = text(&s);
+        assert_eq!(asked(&l, 0), [(p as usize, n)]);
+        let one = asked(&l, 1);
+        let (p, n) = text(&rest);
+        assert!(within(&one, p, n), "the curve's words: {one:?}");
+        let (p, n) = change.at();
+        assert!(within(&one, p, n), "the change: {one:?}");
+        let two = asked(&l, 2);
+        let ev = &change.evidence;
+        assert!(within(&two, ev.as_ptr(), ev.len()), "the evidence: {two:?}");
+        let j = rest.as_json();
+        assert_eq!(j, rest_json);
+        assert!(
+            within(&two, j.as_ptr(), j.len()),
+            "the curve words' JSON: {two:?}"
+        );
+        // A curve's own words: their JSON once written, nothing further behind them.
+        l.summary = Some(rest.clone());
+        let one = asked(&l, 1);
+        assert!(within(&one, j.as_ptr(), j.len()), "{one:?}");
+        assert!(asked(&l, 2).is_empty());
     }
 
     /// The names written by hand (state, direction, size class) are serde's, for every one.

@@ -40,6 +40,18 @@ pub trait Json: Serialize {
     }
 }
 
+impl<T> Shared<T> {
+    /// Where the value is, and its size ([`crate::analysis::learned::Learned::json_heap`]).
+    pub fn at(&self) -> (*const u8, usize) {
+        (Arc::as_ptr(&self.0).cast(), std::mem::size_of::<Inner<T>>())
+    }
+
+    /// Its JSON's bytes, when written ([`crate::analysis::learned::Learned::json_heap`]).
+    pub fn json_written(&self) -> Option<&str> {
+        self.0.json.get().map(|j| &**j)
+    }
+}
+
 impl<T: Json> Shared<T> {
     /// The value as `serde_json::to_string` writes it, written the first time it is asked.
     pub fn json(&self) -> &str {

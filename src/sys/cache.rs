@@ -13,6 +13,12 @@ pub fn prefetch_slice<T>(xs: &[T], lines: usize) {
     ask(xs.as_ptr().cast(), std::mem::size_of_val(xs), lines);
 }
 
+/// The first `lines` cache lines of the `bytes` at `p`: memory its owner describes by
+/// address and size (analysis::learned's `json_heap`).
+pub fn prefetch_at(p: *const u8, bytes: usize, lines: usize) {
+    ask(p.cast(), bytes, lines);
+}
+
 /// The first `lines` cache lines of the `bytes` at `p` (x86-64; elsewhere nothing).
 fn ask(p: *const i8, bytes: usize, lines: usize) {
     #[cfg(target_arch = "x86_64")]
