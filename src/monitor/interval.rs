@@ -265,11 +265,6 @@ impl StatEngine {
         &self.sel
     }
 
-    /// Partitions shown too from the next sample on, by whatever else selects them.
-    pub fn show_partitions(&mut self) {
-        self.sel.partitions = true;
-    }
-
     pub fn record_cap(&mut self, dev: String, cap: DeclaredCap) {
         self.recorded_caps.push((dev, cap));
     }

@@ -127,12 +127,6 @@ impl Replayer {
         self.engine.set_caps(caps);
     }
 
-    /// Partitions' rows too from the next sample on (a page's store, once a run's `#S` may show
-    /// them).
-    pub fn show_partitions(&mut self) {
-        self.engine.show_partitions();
-    }
-
     pub fn new(selection: Selection, since_boot: bool) -> Replayer {
         Replayer {
             engine: StatEngine::new(selection, since_boot),

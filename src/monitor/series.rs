@@ -131,8 +131,7 @@ impl SeriesStore {
     /// is fed every interval, so the page judges a device without a profile by the baseline its
     /// own traffic showed.
     pub fn new(observer: Option<Box<dyn super::observe::Observer>>) -> SeriesStore {
-        // Partitions only once a run's selection may show them (`feed`): a thousand devices'
-        // partitions are not learned for a page that leaves them out.
+        // Every device (`all` takes partitions in too): `push` keeps those the page shows.
         let sel = Selection {
             patterns: Vec::new(),
             partitions: false,
@@ -173,11 +172,6 @@ impl SeriesStore {
         if let Event::Selection(s) = &ev {
             if !self.selections.contains(s) {
                 self.selections.push(s.clone());
-            }
-            // A run that showed partitions (or named devices, which may be partitions): the
-            // replay gives their rows from here on, and `push` keeps those the run showed.
-            if s.partitions || !s.patterns.is_empty() {
-                self.replayer.show_partitions();
             }
         }
         // The store's selection has no patterns: feeding cannot fail.

@@ -1106,6 +1106,8 @@ mod tests {
         assert_eq!(names(Some(parts)), ["sda", "sda1"]);
         let named = r#"{"patterns":["sda1"],"partitions":false,"all":false}"#;
         assert_eq!(names(Some(named)), ["sda", "sda1"]);
+        let all = r#"{"patterns":[],"partitions":false,"all":true}"#;
+        assert_eq!(names(Some(all)), ["sda", "sda1"]);
         // The default selection, recorded or not (an older recording): the disk alone.
         let default = r#"{"patterns":[],"partitions":false,"all":false}"#;
         assert_eq!(names(Some(default)), ["sda"]);
