@@ -28,12 +28,21 @@
 # instruction counts of bench/learn_cachegrind.sh leave out. Fewer devices make shorter runs:
 # give more samples (at 100 devices 6,000 samples run about as long as 600 at 1,000; the idle
 # input's live runs take SAMPLES x 10 ms whatever the count).
+# ONLY=<text> runs only the inputs whose name holds it ("changed, json"), for more repeats of
+# one input. PIN=<cpu> runs every process on that CPU (taskset), away from the other CPU's
+# kernel threads; on this project's 2-vCPU VM single runs still scatter by ±10 % or more, so a
+# change of a few percent wants 20 or so repeats (BENCHMARKS, 2026-12-06 10:14).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 n=${1:-600}
 repeats=${2:-3}
+if [ -n "${PIN:-}" ]; then
+  case $PIN in
+    *[!0-9]*) echo "bench/learn.sh: PIN takes a CPU number, not '$PIN'" >&2; exit 2 ;;
+  esac
+fi
 cargo build --release --quiet
 bin=target/release/iosat
 tmp=$(mktemp -d)
@@ -51,17 +60,17 @@ real_clock < "$tmp/rec" > "$tmp/rec-real"
 changed_recording 300 40 "$tmp/proc/diskstats" > "$tmp/rec-changed"
 synthetic_recording "$n" "$tmp/proc/diskstats" 1000 | real_clock > "$tmp/rec-steady"
 echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
-python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" <<'PY'
+python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" <<'PY'
 import os, subprocess, sys, statistics
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-before = sys.argv[5]
+before, only, pin = sys.argv[5], sys.argv[6], sys.argv[7]
 null = open(os.devnull, "w")
 def cpu(cmd):
     """CPU seconds, user seconds and minor faults of one run. User time apart: the
     kernel's part differs with how the allocator's heap grows and shrinks; the minor faults
     are most of that difference (--no-learn's heap gives its line buffer back each sample and
     faults it in again; learning's long-lived state keeps it)."""
-    p = subprocess.Popen(cmd, stdout=null)
+    p = subprocess.Popen((["taskset", "-c", pin] if pin else []) + cmd, stdout=null)
     _, status, ru = os.wait4(p.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, cmd
     return ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_minflt
@@ -88,7 +97,10 @@ print("| input | us/sample learning | us/sample --no-learn | ratio (median of ru
       + " user time only: ratio | minor faults/sample: learning, --no-learn |"
       + (" before: us/sample | before ratio |" if before else ""))
 print("|---|---|---|---|---|---|" + ("---|---|" if before else ""))
-for name, (args, k) in inputs.items():
+chosen = {k: v for k, v in inputs.items() if only in k}
+if not chosen:
+    sys.exit("bench/learn.sh: ONLY='%s' names no input (%s)" % (only, "; ".join(inputs)))
+for name, (args, k) in chosen.items():
     on, off, ratios, user_ratios, old, old_ratios = [], [], [], [], [], []
     on_faults, off_faults = [], []
     for _ in range(repeats):
