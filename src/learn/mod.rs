@@ -992,10 +992,10 @@ impl Device {
                 Some(Told::of(c, relearned, rest.cloned(), known))
             }
         };
-        let t = match (&told, self.told.as_deref()) {
-            (Some(t), _) | (None, Some(t)) => t,
-            (None, None) => unreachable!("told anew, or told already"),
-        };
+        let t = told
+            .as_ref()
+            .or(self.told.as_deref())
+            .expect("told anew, or told already");
         // Written only where the judgement does not hold them already (the usual interval's
         // judgement, written over in place, holds last interval's): a reference count is an
         // atomic write to the value's line, which a thousand devices' interval finds cold

@@ -278,7 +278,7 @@ pub fn cap_uses(cap: &DeclaredCap, r: &DiskRates) -> Vec<CapUse> {
 }
 
 /// How many rows ahead [`prefetch`] asks for a row's learned judgement.
-const AHEAD: usize = 8;
+pub const AHEAD: usize = 8;
 
 /// What [`judge`] (and a view's `learned` object) will read of the rows after row `i`, asked
 /// of memory ahead: the learned judgement of row `i` + [`AHEAD`], its directions' of row

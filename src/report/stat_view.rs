@@ -682,19 +682,20 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
 }
 
 /// What the JSON of the rows after row `i` copies from elsewhere on the heap (analysis::
-/// learned's `json_heap`), asked of memory ahead in three stages, rows `i` + 6, + 4 and + 2:
-/// each stage reads what the one before asked for (the row's learned judgement itself was
-/// asked for by monitor::judge::prefetch, AHEAD rows before). A hint: it changes nothing
-/// written.
+/// learned's `json_heap`), asked of memory ahead in three stages, rows `i` + 3/4, 1/2 and 1/4
+/// of monitor::judge's AHEAD: each stage reads what the one before asked for, and the row's
+/// learned judgement itself was asked for by monitor::judge::prefetch, AHEAD rows before. A
+/// hint: it changes nothing written.
 fn prefetch_json(rows: &[DeviceRow], i: usize) {
-    for (k, stage) in [(6, 0), (4, 1), (2, 2)] {
+    use crate::monitor::judge::AHEAD;
+    for (k, stage) in [(AHEAD * 3 / 4, 0), (AHEAD / 2, 1), (AHEAD / 4, 2)] {
         if let Some(l) = rows.get(i + k).and_then(|d| d.learned.as_deref()) {
             l.json_heap(stage, |p, n| crate::sys::cache::prefetch_at(p, n, 6));
         }
     }
 }
 
-/// One JSON object (a single line) for an interval/// One JSON object (a single line) for an interval, under the run's envelope (the same on
+/// One JSON object (a single line) for an interval, under the run's envelope (the same on
 /// every line: started is the first interval's start, so a replay prints the same bytes).
 pub fn json(r: &IntervalReport, envelope: &Envelope) -> String {
     let mut s = String::new();

@@ -724,30 +724,45 @@ fn sigusr1_with_hindsight_off_is_one_warning_not_the_end_of_the_run() {
     assert_eq!(err.matches("SIGUSR1: hindsight is off").count(), 1, "{err}");
 }
 
-/// The exporter's dumps carry the caps it was told of (`K` lines), so a dump is judged by
-/// them as the exporter judged its intervals.
-#[test]
-fn an_exporter_dump_carries_its_declared_caps() {
+/// The fixture exporter started with `extra` and hindsight into a directory of its own (no
+/// tail), a dump asked of it (`POST /hindsight`) once `ready` has looked at it: the
+/// directory (kept while the dump is read), the dump's path and its text.
+fn an_exporter_dump(
+    extra: &[&str],
+    ready: impl FnOnce(&crate::exporter::Exporter),
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
     let dir = crate::util::tempdir().unwrap();
     let hs = dir.path().join("hs");
-    let e = crate::exporter::fixture_exporter(&[
-        "--cap",
-        "sda:iops=1000",
+    let mut args = extra.to_vec();
+    args.extend([
         "--hindsight-dir",
         hs.to_str().unwrap(),
         "--hindsight-tail",
         "0",
     ]);
+    let e = crate::exporter::fixture_exporter(&args);
+    ready(&e);
     let (code, _, body) = e.request("POST", "/hindsight");
     assert_eq!(code, 202, "{body}");
     let dump = first_dump(&hs, Duration::from_secs(30));
     let text = std::fs::read_to_string(&dump).unwrap();
-    let k: Vec<&str> = text.lines().filter(|l| l.starts_with("K ")).collect();
-    assert_eq!(k, ["K iops=1000 sda"], "{text}");
+    (dir, dump, text)
+}
+
+/// The lines of `text` that start with `prefix`.
+fn lines_starting<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+/// The exporter's dumps carry the caps it was told of (`K` lines), so a dump is judged by
+/// them as the exporter judged its intervals.
+#[test]
+fn an_exporter_dump_carries_its_declared_caps() {
+    let (_dir, _, text) = an_exporter_dump(&["--cap", "sda:iops=1000"], |_| {});
+    assert_eq!(lines_starting(&text, "K "), ["K iops=1000 sda"], "{text}");
     // The default selection, recorded as such.
-    let s: Vec<&str> = text.lines().filter(|l| l.starts_with("#S ")).collect();
     assert_eq!(
-        s,
+        lines_starting(&text, "#S "),
         [r#"#S {"patterns":[],"partitions":false,"all":false}"#],
         "{text}"
     );
@@ -758,29 +773,16 @@ fn an_exporter_dump_carries_its_declared_caps() {
 /// default selection leaves out.
 #[test]
 fn an_exporter_dump_shows_the_devices_it_exported() {
-    let dir = crate::util::tempdir().unwrap();
-    let hs = dir.path().join("hs");
-    let e = crate::exporter::fixture_exporter(&[
-        "--partitions",
-        "--hindsight-dir",
-        hs.to_str().unwrap(),
-        "--hindsight-tail",
-        "0",
-        "--hindsight-interval",
-        "0.1",
-    ]);
-    // The partitions exported.
-    let (_, _, metrics) = e.request("GET", "/metrics");
-    assert!(metrics.contains("device=\"sda1\""), "{metrics}");
-    // Samples enough for intervals to replay (the ring samples every 0.1 s).
-    std::thread::sleep(Duration::from_millis(600));
-    let (code, _, body) = e.request("POST", "/hindsight");
-    assert_eq!(code, 202, "{body}");
-    let dump = first_dump(&hs, Duration::from_secs(30));
-    let text = std::fs::read_to_string(&dump).unwrap();
-    let s: Vec<&str> = text.lines().filter(|l| l.starts_with("#S ")).collect();
+    let (_dir, dump, text) =
+        an_exporter_dump(&["--partitions", "--hindsight-interval", "0.1"], |e| {
+            // The partitions exported.
+            let (_, _, metrics) = e.request("GET", "/metrics");
+            assert!(metrics.contains("device=\"sda1\""), "{metrics}");
+            // Samples enough for intervals to replay (the ring samples every 0.1 s).
+            std::thread::sleep(Duration::from_millis(600));
+        });
     assert_eq!(
-        s,
+        lines_starting(&text, "#S "),
         [r#"#S {"patterns":[],"partitions":true,"all":false}"#],
         "{text}"
     );
