@@ -40,8 +40,22 @@ pub fn unknown_recorded_device(pattern: &str, path: &str) -> Error {
     Error::usage(
         "DEVICE",
         pattern,
-        format!("matches no device in the recording {path} (its devices: `iosat analyze {path}`)"),
+        format!(
+            "matches no device in the recording {path} (its devices: `iosat analyze {}`)",
+            shell_word(path)
+        ),
     )
+}
+
+/// `s` as one word a POSIX shell reads back as `s`, for a command the user copies: as it is
+/// when it holds nothing a shell treats specially, else in single quotes (a quote in it
+/// written `'\''`).
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-+:,@%=".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// True when the pattern has glob metacharacters.
@@ -190,6 +204,26 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The command a replay's unknown-device error suggests runs as written when pasted into
+    /// a shell, whatever the recording's name.
+    #[test]
+    fn the_suggested_command_names_the_recording_as_one_shell_word() {
+        let said = |path: &str| unknown_recorded_device("nvme9", path).to_string();
+        assert!(said("r.rec").ends_with("(its devices: `iosat analyze r.rec`)"));
+        assert!(said("my rec.rec").ends_with("`iosat analyze 'my rec.rec'`)"));
+        assert!(said("it's.rec").ends_with(r"`iosat analyze 'it'\''s.rec'`)"));
+        assert!(said("$HOME.rec").ends_with("`iosat analyze '$HOME.rec'`)"));
+        // What a shell makes of the suggested word is the path.
+        for path in ["my rec.rec", "it's.rec", "$HOME;x.rec", "a\"b"] {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", shell_word(path)))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), path);
+        }
+    }
 
     fn meta(kind: Option<DevKind>, name: &str) -> DeviceMeta {
         DeviceMeta {
