@@ -469,12 +469,7 @@ impl<'a> Replay<'a> {
                 _ => {}
             }
         }
-        let default = Selection::default();
-        let recorded = runs
-            .iter()
-            .any(Option::is_some)
-            .then(|| Selection::of_runs(runs.iter().map(|r| r.unwrap_or(&default))))
-            .flatten();
+        let recorded = Selection::of_recorded_runs(&runs);
         let (selection, own) = match &recorded {
             Some(r) if selection == Selection::default() => (r.clone(), first),
             _ => (selection, None),

@@ -151,6 +151,18 @@ impl Selection {
         })
     }
 
+    /// The selection a recording shows by default, from its runs in order: each run's `#S`
+    /// (None: a run appended by an iosat from before `#S`, which showed the default
+    /// selection), taken together by [`Selection::of_runs`]; None where no run recorded one.
+    /// The one rule of a replay, `analyze` and the recording's page.
+    pub fn of_recorded_runs(runs: &[Option<&Selection>]) -> Option<Selection> {
+        let default = Selection::default();
+        runs.iter()
+            .any(Option::is_some)
+            .then(|| Selection::of_runs(runs.iter().map(|r| r.unwrap_or(&default))))
+            .flatten()
+    }
+
     fn kind_allowed(&self, kind: Option<DevKind>, major: u32, name: &str) -> bool {
         if self.all {
             return true;

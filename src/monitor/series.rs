@@ -8,7 +8,7 @@ use super::interval::IntervalReport;
 use super::record::{self, Event, ParseError};
 use super::replay::Replayer;
 use super::saturation::Saturation;
-use super::select::{looks_like_partition, Selection};
+use super::select::{looks_like_partition, DeviceMeta, Selection};
 use crate::profile::{Found, ProfileLookup};
 use crate::sys::device::DevKind;
 
@@ -103,21 +103,21 @@ struct Track {
     name: String,
     major: u32,
     minor: u32,
-    display_name: String,
+    /// Its kind and friendly name: what a recorded selection selects it by.
+    meta: DeviceMeta,
     /// The profile id an `I` line gave it when it first had a value.
     id: Option<String>,
     points: Vec<Point>,
     learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
 }
 
-/// Every device of a recording that had a value, in kernel order; partitions left out unless
-/// a run selected them (its `#S`: `stat --partitions`, or a partition named), as it showed
-/// them.
+/// Every device of a recording that had a value, in kernel order; the page shows those its
+/// runs showed ([`SeriesStore::shown`]).
 pub struct SeriesStore {
     replayer: Replayer,
     tracks: Vec<Track>,
-    /// The selections the recording's runs recorded (`#S`), which may show partitions.
-    selections: Vec<Selection>,
+    /// Each run's selection (`#S`; None: a run that recorded none), in order.
+    runs: Vec<Option<Selection>>,
 }
 
 impl Default for SeriesStore {
@@ -131,7 +131,7 @@ impl SeriesStore {
     /// is fed every interval, so the page judges a device without a profile by the baseline its
     /// own traffic showed.
     pub fn new(observer: Option<Box<dyn super::observe::Observer>>) -> SeriesStore {
-        // Every device (`all` takes partitions in too): `push` keeps those the page shows.
+        // Every device (`all` takes partitions in too): `series` gives those the page shows.
         let sel = Selection {
             patterns: Vec::new(),
             partitions: false,
@@ -144,7 +144,7 @@ impl SeriesStore {
         SeriesStore {
             replayer,
             tracks: Vec::new(),
-            selections: Vec::new(),
+            runs: Vec::new(),
         }
     }
 
@@ -169,10 +169,14 @@ impl SeriesStore {
 
     /// Feed one recording line.
     pub fn feed(&mut self, ev: Event) {
-        if let Event::Selection(s) = &ev {
-            if !self.selections.contains(s) {
-                self.selections.push(s.clone());
-            }
+        // Each run's selection, as a replay of the file takes them (Replay::new).
+        match &ev {
+            Event::Run { .. } => self.runs.push(None),
+            Event::Selection(s) => match self.runs.last_mut() {
+                Some(r) => *r = Some(s.clone()),
+                None => self.runs.push(Some(s.clone())),
+            },
+            _ => {}
         }
         // The store's selection has no patterns: feeding cannot fail.
         if let Ok(fed) = self.replayer.feed(ev, &mut |_| None) {
@@ -182,16 +186,25 @@ impl SeriesStore {
         }
     }
 
+    /// Whether the page shows the track `t`: where the recording's runs recorded what they
+    /// showed (`#S`), the devices their selection selects, as its replay and `analyze` show
+    /// by default (`stat vda`'s page charted every disk with traffic, the loop devices among
+    /// them); in an older recording (or pt-diskstats'), every device but partitions: a page
+    /// takes no selection, and such a file is often of the very loop device its replay
+    /// needs `--all` for.
+    fn shown(&self) -> impl Fn(&Track) -> bool {
+        let runs: Vec<Option<&Selection>> = self.runs.iter().map(Option::as_ref).collect();
+        let sel = Selection::of_recorded_runs(&runs);
+        move |t: &Track| match &sel {
+            Some(s) => s.selects(t.major, &t.name, &t.meta),
+            None => !is_partition(t.meta.kind, &t.name),
+        }
+    }
+
+    /// Every device's interval kept: which of them the page shows is known once the
+    /// recording's runs are (a run appended later may select others).
     fn push(&mut self, r: &IntervalReport) {
         for d in &r.devices {
-            if is_partition(d.meta.kind, &d.kernel_name)
-                && !self
-                    .selections
-                    .iter()
-                    .any(|s| s.selects(d.major, &d.kernel_name, &d.meta))
-            {
-                continue;
-            }
             let Ok(rates) = &d.rates else { continue };
             let idx =
                 match self.tracks.iter().position(|s| {
@@ -203,7 +216,7 @@ impl SeriesStore {
                             name: d.kernel_name.clone(),
                             major: d.major,
                             minor: d.minor,
-                            display_name: d.meta.display_name.clone(),
+                            meta: d.meta.clone(),
                             id: self
                                 .replayer
                                 .id_of(d.major, d.minor, &d.kernel_name)
@@ -258,9 +271,11 @@ impl SeriesStore {
         // A recording that carries `I` lines names every device iosat could identify; only an
         // older one (none at all) is matched against the devices present on this machine.
         let has_ids = self.replayer.has_ids();
+        let shown = self.shown();
         let all = self
             .tracks
             .iter()
+            .filter(|t| shown(t))
             .map(|t| {
                 let id = t.id.clone().or_else(|| {
                     (!has_ids)
@@ -302,7 +317,7 @@ identified on this machine."
                     name: t.name.clone(),
                     major: t.major,
                     minor: t.minor,
-                    display_name: t.display_name.clone(),
+                    display_name: t.meta.display_name.clone(),
                     points,
                     profile,
                     // What learning said at the last interval, or the device at rest where

@@ -1104,14 +1104,78 @@ mod tests {
         // A run that selected partitions, or named one: shown as it showed them.
         let parts = r#"{"patterns":[],"partitions":true,"all":false}"#;
         assert_eq!(names(Some(parts)), ["sda", "sda1"]);
+        // `stat sda1` showed the partition alone.
         let named = r#"{"patterns":["sda1"],"partitions":false,"all":false}"#;
-        assert_eq!(names(Some(named)), ["sda", "sda1"]);
+        assert_eq!(names(Some(named)), ["sda1"]);
         let all = r#"{"patterns":[],"partitions":false,"all":true}"#;
         assert_eq!(names(Some(all)), ["sda", "sda1"]);
         // The default selection, recorded or not (an older recording): the disk alone.
         let default = r#"{"patterns":[],"partitions":false,"all":false}"#;
         assert_eq!(names(Some(default)), ["sda"]);
         assert_eq!(names(None), ["sda"]);
+    }
+
+    #[test]
+    fn the_page_shows_the_devices_its_runs_showed() {
+        // sda and loop0 with traffic in each interval, zram0 idle; each run's `#S` as `stat`
+        // records it (None: a run from before `#S`).
+        let rec = |runs: &[Option<&str>]| {
+            let mut t = String::from("#iosat-record 1\n");
+            for (k, sel) in runs.iter().enumerate() {
+                let k = k as u64;
+                let start = 1_795_333_826_000_000_000 + k * 100_000_000_000;
+                t.push_str(&format!("R {start} 1000000000\n"));
+                if let Some(s) = sel {
+                    t.push_str(&format!("#S {s}\n"));
+                }
+                t.push_str(
+                    "D 7:0 loop0 loop loop0\nD 8:0 sda disk sda\nD 253:0 zram0 zram zram0\n",
+                );
+                for i in 0..3u64 {
+                    let (n, ms) = (i * 100, i * 100);
+                    t.push_str(&format!(
+                        "T {} {}\n 7 0 loop0 {n} 0 {} {ms} 0 0 0 0 0 {ms} {ms}\n 8 0 sda {n} 0 {} {ms} 0 0 0 0 0 {ms} {ms}\n 253 0 zram0 0 0 0 0 0 0 0 0 0 0 0\n",
+                        (k * 100 + i + 1) * 1_000_000_000,
+                        start + i * 1_000_000_000,
+                        n * 8,
+                        n * 8,
+                    ));
+                }
+            }
+            t
+        };
+        let shown = |runs: &[Option<&str>]| {
+            let (devs, idle) = series(&rec(runs), &mut NoProfiles("none".into())).unwrap();
+            let names = devs.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+            (names, idle)
+        };
+        let sda = r#"{"patterns":["sda"],"partitions":false,"all":false}"#;
+        let default = r#"{"patterns":[],"partitions":false,"all":false}"#;
+        let all = r#"{"patterns":[],"partitions":false,"all":true}"#;
+        // `stat sda`: sda alone, no other device charted or named idle (loop0 had traffic).
+        assert_eq!(shown(&[Some(sda)]), (vec!["sda".to_string()], vec![]));
+        // The default selection shows no loop or zram device: stat's default.
+        assert_eq!(shown(&[Some(default)]), (vec!["sda".to_string()], vec![]));
+        // `--all`: every device, the idle one named.
+        assert_eq!(
+            shown(&[Some(all)]),
+            (
+                vec!["loop0".to_string(), "sda".to_string()],
+                vec!["zram0".to_string()]
+            )
+        );
+        // Runs that selected differently: every device (as the file's replay shows).
+        assert_eq!(shown(&[Some(sda), Some(all)]).0, ["loop0", "sda"]);
+        // A run from before `#S` beside a recorded one: that run's default selection.
+        assert_eq!(shown(&[None, Some(default)]).0, ["sda"]);
+        // An older recording (no `#S` at all): every device but partitions, as before.
+        assert_eq!(
+            shown(&[None]),
+            (
+                vec!["loop0".to_string(), "sda".to_string()],
+                vec!["zram0".to_string()]
+            )
+        );
     }
 
     #[test]
