@@ -661,9 +661,12 @@ impl Device {
     /// Learn one interval of the device and judge it: the one path live learning, a
     /// recording's replay and an iostat log's rates all take. `busy_max`: the most of the
     /// interval its short windows allow the device to have been busy (points::points_of).
+    /// `all`: where the interval's points are written (the learner's one buffer, whatever
+    /// it held).
     #[allow(clippy::too_many_arguments)]
     fn learn(
         &mut self,
+        all: &mut Points,
         wall_ns: i64,
         rates: &DiskRates,
         lat: Option<&crate::monitor::blklat::Measured>,
@@ -676,7 +679,8 @@ impl Device {
             // A confirmed change is history now: no judgement that tells it is kept.
             self.idle = None;
         }
-        let all = points_of(wall_ns, rates, lat, cpu, busy_max);
+        points::points_into(all, wall_ns, rates, lat, cpu, busy_max);
+        let all = &*all;
         let points = all.as_slice();
         if points.is_empty() {
             if self.model.intervals_seen == 0
@@ -1441,6 +1445,9 @@ pub struct Learner {
     saved_wall_ns: Option<i64>,
     /// This boot's id, read at the first device seen (the fingerprints' diskseq is of it).
     boot_id: Option<Option<String>>,
+    /// Where each device's interval is written as points, one after another (no buffer
+    /// initialised per device and interval).
+    points: Points,
 }
 
 /// What `observe` keeps of a row position: the device it found there, and what that device
@@ -1587,7 +1594,7 @@ impl Learner {
                     i
                 }
             };
-            let (spec, warnings) = (&self.spec, &mut self.warnings);
+            let (spec, warnings, points) = (&self.spec, &mut self.warnings, &mut self.points);
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
@@ -1606,6 +1613,7 @@ impl Learner {
             let profile = row.profile.as_deref();
             let busy_max = row.burst.as_ref().and_then(|b| b.busy_max);
             let l = d.learn(
+                points,
                 r.end_wall_ns,
                 rates,
                 lat,
@@ -1688,7 +1696,16 @@ impl Learner {
         self.forget_idle(i);
         let d = &mut self.devices[i].1;
         d.loaded = true;
-        d.learn(wall_ns, rates, None, None, None, target, None)
+        d.learn(
+            &mut self.points,
+            wall_ns,
+            rates,
+            None,
+            None,
+            None,
+            target,
+            None,
+        )
     }
 
     /// The device's curves estimated from everything learned (the end of a recording).

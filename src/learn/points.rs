@@ -74,18 +74,50 @@ pub enum LeftOut {
     Mixed,
 }
 
-/// The points of one interval of a device, on the stack (no allocation per device and
-/// interval), with what the interval says of itself.
+/// The points of one interval of a device, with what the interval says of itself: no
+/// allocation per device and interval. Written over in place ([`points_into`]): the learner
+/// keeps one and fills it for each device in turn (issue 37's cost: initialising a fresh
+/// one's six points cost ~55 instructions a row).
 #[derive(Debug, Clone, Copy)]
 pub struct Points {
     pts: [Point; MAX_POINTS],
     n: usize,
-    /// Each point's reason to be left out of the curve, if any.
-    left_out: [Option<LeftOut>; MAX_POINTS],
+    /// The points left out as mixed (bit i: point i; see [`LeftOut`]).
+    mixed: u8,
+    /// The points left out as partial (never one also mixed).
+    partial: u8,
     /// The machine's CPUs explain the interval's latency: not learned into the baseline.
     pub cpu_busy: bool,
     /// The interval's busy share (None: the source has no io_ticks).
     pub busy_share: Option<f64>,
+}
+
+/// A slot of [`Points`] not yet written.
+const UNSET: Point = Point {
+    dir: Dir::Read,
+    wall_ns: 0,
+    interval_s: 0.0,
+    whole_s: 0.0,
+    requests: 0.0,
+    busy_ms: 0.0,
+    bytes: 0.0,
+    pcts_ns: None,
+    device_ns: None,
+    other_requests: 0.0,
+};
+
+impl Default for Points {
+    /// No points.
+    fn default() -> Points {
+        Points {
+            pts: [UNSET; MAX_POINTS],
+            n: 0,
+            mixed: 0,
+            partial: 0,
+            cpu_busy: false,
+            busy_share: None,
+        }
+    }
 }
 
 impl Points {
@@ -93,25 +125,37 @@ impl Points {
         &self.pts[..self.n]
     }
 
+    /// Why point `i` is left out, if it is.
+    fn left_out_at(&self, i: usize) -> Option<LeftOut> {
+        if self.mixed >> i & 1 == 1 {
+            Some(LeftOut::Mixed)
+        } else if self.partial >> i & 1 == 1 {
+            Some(LeftOut::Partial)
+        } else {
+            None
+        }
+    }
+
     /// The points to learn from: those not left out.
     pub fn learnable(&self) -> impl Iterator<Item = &Point> {
+        let out = self.mixed | self.partial;
         self.as_slice()
             .iter()
-            .zip(self.left_out)
-            .filter(|(_, why)| why.is_none())
-            .map(|(p, _)| p)
+            .enumerate()
+            .filter(move |(i, _)| out >> i & 1 == 0)
+            .map(|(_, p)| p)
     }
 
     /// Why the point of `dir` is left out, if it is.
     pub fn left_out(&self, dir: Dir) -> Option<LeftOut> {
         let i = self.as_slice().iter().position(|p| p.dir == dir)?;
-        self.left_out[i]
+        self.left_out_at(i)
     }
 
     /// The points to learn from: all of them when none is left out (the usual interval:
     /// nothing copied), else those not left out, copied into `spare`.
     pub fn to_learn<'a>(&'a self, spare: &'a mut Option<Points>) -> &'a [Point] {
-        if self.left_out[..self.n].iter().all(Option::is_none) {
+        if self.mixed | self.partial == 0 {
             return self.as_slice();
         }
         spare.insert(self.without_left_out()).as_slice()
@@ -121,7 +165,8 @@ impl Points {
     fn without_left_out(&self) -> Points {
         let mut out = Points {
             n: 0,
-            left_out: [None; MAX_POINTS],
+            mixed: 0,
+            partial: 0,
             ..*self
         };
         for p in self.learnable() {
@@ -133,16 +178,17 @@ impl Points {
 
     /// The directions whose requests are of mixed size classes.
     pub fn mixed_dirs(&self) -> impl Iterator<Item = Dir> + '_ {
+        let mixed = self.mixed;
         self.as_slice()
             .iter()
-            .zip(self.left_out)
-            .filter(|(_, why)| *why == Some(LeftOut::Mixed))
-            .map(|(p, _)| p.dir)
+            .enumerate()
+            .filter(move |(i, _)| mixed >> i & 1 == 1)
+            .map(|(_, p)| p.dir)
     }
 
     /// Some direction's requests are of mixed size classes.
     pub fn mixed(&self) -> bool {
-        self.left_out[..self.n].contains(&Some(LeftOut::Mixed))
+        self.mixed != 0
     }
 }
 
@@ -205,59 +251,42 @@ pub fn points_of(
     cpu: Option<&AvgCpu>,
     busy_max: Option<f64>,
 ) -> Points {
-    let pcts = |o: &OpLatency| Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6]);
-    // The device's own mean time (issue 40), where most of the direction's requests were
-    // split: a handful split among many unstamped would stand for all of them.
-    let device = |write: bool| {
-        let m = lat?;
-        let sp = m.split(write)?;
-        let all = if write { m.write.count } else { m.read.count };
-        (sp.count > 0 && sp.count * 2 >= all).then_some(sp.device_mean_ms? * 1e6)
-    };
+    let mut out = Points::default();
+    points_into(&mut out, wall_ns, r, lat, cpu, busy_max);
+    out
+}
+
+/// [`points_of`] written over `out`, whatever it held: each point is written once, in its
+/// slot, and a direction's per-request figures are read only where it has points (issue
+/// 37's cost).
+pub fn points_into(
+    out: &mut Points,
+    wall_ns: i64,
+    r: &DiskRates,
+    lat: Option<&Measured>,
+    cpu: Option<&AvgCpu>,
+    busy_max: Option<f64>,
+) {
     let dt = r.interval_s;
     let busy_share = busy_share(r, busy_max);
     let busy_s = match busy_share {
         Some(u) if u < FULL_BUSY_SHARE => dt * u,
         _ => dt,
     };
-    let empty = Point {
-        dir: Dir::Read,
-        wall_ns,
-        interval_s: busy_s,
-        whole_s: dt,
-        requests: 0.0,
-        busy_ms: 0.0,
-        bytes: 0.0,
-        pcts_ns: None,
-        device_ns: None,
-        other_requests: 0.0,
-    };
-    let mut out = Points {
-        pts: [empty; MAX_POINTS],
-        n: 0,
-        left_out: [None; MAX_POINTS],
-        cpu_busy: cpu_busy(cpu),
-        busy_share,
-    };
-    for (dir, per_s, conc, kb_s, pcts_ns, device_ns) in [
-        (
-            Dir::Read,
-            r.r_s,
-            r.read_concurrency,
-            r.rkb_s,
-            lat.and_then(|m| pcts(&m.read)),
-            device(false),
-        ),
-        (
-            Dir::Write,
-            r.w_s,
-            r.write_concurrency,
-            r.wkb_s,
-            lat.and_then(|m| pcts(&m.write)),
-            device(true),
-        ),
-    ] {
-        let p = Point {
+    let thin = busy_share.is_some_and(|u| u < MIN_BUSY_SHARE);
+    out.n = 0;
+    out.mixed = 0;
+    out.partial = 0;
+    out.cpu_busy = cpu_busy(cpu);
+    out.busy_share = busy_share;
+    for dir in [Dir::Read, Dir::Write] {
+        let (per_s, conc, kb_s, other_s) = match dir {
+            Dir::Read => (r.r_s, r.read_concurrency, r.rkb_s, r.w_s),
+            Dir::Write => (r.w_s, r.write_concurrency, r.wkb_s, r.r_s),
+        };
+        let i = out.n;
+        let p = &mut out.pts[i];
+        *p = Point {
             dir,
             wall_ns,
             // The busy part: requests, their time in flight and bytes all fell in it.
@@ -266,39 +295,49 @@ pub fn points_of(
             requests: per_s * dt,
             busy_ms: conc * dt * 1e3,
             bytes: kb_s * 1024.0 * dt,
-            pcts_ns,
-            device_ns,
-            other_requests: match dir {
-                Dir::Read => r.w_s * dt,
-                Dir::Write => r.r_s * dt,
-            },
+            pcts_ns: None,
+            device_ns: None,
+            other_requests: other_s * dt,
         };
         if !p.usable() {
             continue;
         }
-        let partial =
-            busy_share.is_some_and(|u| u < MIN_BUSY_SHARE) && bucket_of(p.in_flight()) > 0;
+        let partial = thin && bucket_of(p.in_flight()) > 0;
         let mixed = SizeClass::mixed(p.bytes / p.requests);
-        let classes = lat.and_then(|m| m.classes(dir == Dir::Write));
-        if let Some(split) = classes.and_then(|c| by_class(&p, c, mixed)) {
-            for q in split.iter().flatten() {
-                out.left_out[out.n] = partial.then_some(LeftOut::Partial);
-                out.pts[out.n] = *q;
-                out.n += 1;
+        if let Some(m) = lat {
+            let write = dir == Dir::Write;
+            p.pcts_ns = pcts(if write { &m.write } else { &m.read });
+            p.device_ns = device_ns(m, write);
+            let p = *p;
+            if let Some(split) = m.classes(write).and_then(|c| by_class(&p, c, mixed)) {
+                for q in split.iter().flatten() {
+                    out.pts[out.n] = *q;
+                    out.partial |= u8::from(partial) << out.n;
+                    out.n += 1;
+                }
+                continue;
             }
-            continue;
         }
-        out.left_out[out.n] = if mixed {
-            Some(LeftOut::Mixed)
+        if mixed {
+            out.mixed |= 1 << i;
         } else if partial {
-            Some(LeftOut::Partial)
-        } else {
-            None
-        };
-        out.pts[out.n] = p;
+            out.partial |= 1 << i;
+        }
         out.n += 1;
     }
-    out
+}
+
+/// A direction's block-layer percentiles, in ns.
+fn pcts(o: &OpLatency) -> Option<[f64; 3]> {
+    Some([o.p50_ms? * 1e6, o.p95_ms? * 1e6, o.p99_ms? * 1e6])
+}
+
+/// The device's own mean time (issue 40), where most of the direction's requests were
+/// split: a handful split among many unstamped would stand for all of them.
+fn device_ns(m: &Measured, write: bool) -> Option<f64> {
+    let sp = m.split(write)?;
+    let all = if write { m.write.count } else { m.read.count };
+    (sp.count > 0 && sp.count * 2 >= all).then_some(sp.device_mean_ms? * 1e6)
 }
 
 /// One direction's point `p` as points of its size classes, when the kernel's classes cover
@@ -567,6 +606,68 @@ pub(crate) mod tests {
         // Classes covering too few of diskstats' requests: taken whole (mixed).
         let p = points_of(0, &rates(1000.0, 1.0, 100.0, 12.0), Some(&m), None, None);
         assert!(p.mixed());
+    }
+
+    #[test]
+    fn a_buffer_written_over_keeps_nothing_of_the_interval_before() {
+        // Both directions split by class, left out as partial, on busy CPUs: six points.
+        let class = class_latency;
+        let classes = || {
+            Some(Box::new([
+                class(0, 100, 4096.0, 2.0),
+                class(1, 100, 20480.0, 4.0),
+                class(2, 100, 262_144.0, 8.0),
+            ]))
+        };
+        let m = Measured {
+            read_classes: classes(),
+            write_classes: classes(),
+            ..Measured::default()
+        };
+        let mut r = rates(300.0, 1.4, 10.0, 95.0);
+        r.w_s = 300.0;
+        r.wkb_s = 300.0 * 95.0;
+        r.write_concurrency = 1.4;
+        let cpu = AvgCpu {
+            user: 100.0,
+            nice: 0.0,
+            system: 0.0,
+            iowait: 0.0,
+            steal: 0.0,
+            idle: 0.0,
+        };
+        let mut buf = points_of(0, &r, Some(&m), Some(&cpu), None);
+        assert_eq!(buf.as_slice().len(), 6);
+        assert_eq!(buf.learnable().count(), 0);
+        assert!(buf.cpu_busy);
+        // Then a write-only interval of mixed size, and one of no traffic.
+        for r in [
+            DiskRates {
+                interval_s: 1.0,
+                w_s: 500.0,
+                wkb_s: 500.0 * 12.0,
+                write_concurrency: 1.0,
+                util_pct: 100.0,
+                ..DiskRates::default()
+            },
+            DiskRates::default(),
+        ] {
+            points_into(&mut buf, 1, &r, None, None, None);
+            let fresh = points_of(1, &r, None, None, None);
+            assert_eq!(buf.as_slice(), fresh.as_slice());
+            for dir in [Dir::Read, Dir::Write] {
+                assert_eq!(buf.left_out(dir), fresh.left_out(dir));
+            }
+            assert_eq!(
+                buf.mixed_dirs().collect::<Vec<_>>(),
+                fresh.mixed_dirs().collect::<Vec<_>>()
+            );
+            assert_eq!(buf.learnable().count(), fresh.learnable().count());
+            assert_eq!(
+                (buf.cpu_busy, buf.busy_share),
+                (fresh.cpu_busy, fresh.busy_share)
+            );
+        }
     }
 
     #[test]

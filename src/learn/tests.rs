@@ -456,7 +456,16 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
             ..DiskRates::default()
         };
         let wall = i64::from(i) * 1_000_000_000;
-        let l = d.learn(wall, &rates, None, None, None, None, None);
+        let l = d.learn(
+            &mut Points::default(),
+            wall,
+            &rates,
+            None,
+            None,
+            None,
+            None,
+            None,
+        );
         let all = points_of(wall, &rates, None, None, None);
         let mixed: Vec<Dir> = all.mixed_dirs().collect();
         // Afresh: nothing told before either.
@@ -613,6 +622,7 @@ fn cpu_noise_at_an_estimates_level_is_marked_and_not_learned() {
         let mut marked = 0;
         for i in 120..240u32 {
             let l = d.learn(
+                &mut Points::default(),
                 i64::from(i) * 1_000_000_000,
                 &at(6.4),
                 None,
@@ -680,7 +690,16 @@ fn a_verdict_on_busy_cpus_says_so_at_any_level() {
     let busy = cpus(60.0, 30.0, 10.5);
     let mut d = Device::default();
     let second = |d: &mut Device, i: u32, r: &DiskRates, cpu: Option<&AvgCpu>| {
-        d.learn(i64::from(i) * 1_000_000_000, r, None, cpu, None, None, None)
+        d.learn(
+            &mut Points::default(),
+            i64::from(i) * 1_000_000_000,
+            r,
+            None,
+            cpu,
+            None,
+            None,
+            None,
+        )
     };
     for i in 0..120u32 {
         second(&mut d, i, &at(1.0, 1.0), None);
@@ -732,6 +751,7 @@ fn cpus(user: f64, system: f64, steal: f64) -> crate::sys::sched::AvgCpu {
 /// target or profile).
 fn learn_second(d: &mut Device, i: u32, rates: &DiskRates) -> std::sync::Arc<Learned> {
     d.learn(
+        &mut Points::default(),
         i64::from(i) * 1_000_000_000,
         rates,
         None,
@@ -1053,6 +1073,7 @@ fn span_second(
     let mut r = reads_at(n * mean / 1000.0, mean);
     r.rkb_s = small as f64 * 4.0 + medium as f64 * 64.0;
     let l = d.learn(
+        &mut Points::default(),
         i64::from(i) * 1_000_000_000,
         &r,
         Some(&m),
