@@ -540,7 +540,10 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        // Waits out EBUSY, then detaches: one `umount` left a sweep's tmpfs mounted (and its
+        // directory in /tmp) when the kernel had not yet let go of the exited sweeps' files
+        // (suite at 2dad72b, safety::concurrent_sweeps_reserve_their_space).
+        super::reap::unmount(self.dir.path());
     }
 }
 
