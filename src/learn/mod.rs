@@ -661,8 +661,8 @@ impl Device {
     /// Learn one interval of the device and judge it: the one path live learning, a
     /// recording's replay and an iostat log's rates all take. `busy_max`: the most of the
     /// interval its short windows allow the device to have been busy (points::points_of).
-    /// `all`: where the interval's points are written (the learner's one buffer, whatever
-    /// it held).
+    /// `all`: where the interval's points are written, whatever it held (`observe` passes
+    /// one buffer for all its devices).
     #[allow(clippy::too_many_arguments)]
     fn learn(
         &mut self,
@@ -1445,9 +1445,6 @@ pub struct Learner {
     saved_wall_ns: Option<i64>,
     /// This boot's id, read at the first device seen (the fingerprints' diskseq is of it).
     boot_id: Option<Option<String>>,
-    /// Where each device's interval is written as points, one after another (no buffer
-    /// initialised per device and interval).
-    points: Points,
 }
 
 /// What `observe` keeps of a row position: the device it found there, and what that device
@@ -1546,6 +1543,9 @@ impl Learner {
         }
         let target = self.spec.target_p95_ns;
         let cpu = r.cpu;
+        // Each device's interval is written over this one buffer of points in turn: no
+        // buffer initialised per device (issue 37's cost).
+        let mut points = Points::default();
         for pos in 0..r.devices.len() {
             self.prefetch_ahead(&r.devices, pos);
             let row = &mut r.devices[pos];
@@ -1594,7 +1594,7 @@ impl Learner {
                     i
                 }
             };
-            let (spec, warnings, points) = (&self.spec, &mut self.warnings, &mut self.points);
+            let (spec, warnings) = (&self.spec, &mut self.warnings);
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
@@ -1613,7 +1613,7 @@ impl Learner {
             let profile = row.profile.as_deref();
             let busy_max = row.burst.as_ref().and_then(|b| b.busy_max);
             let l = d.learn(
-                points,
+                &mut points,
                 r.end_wall_ns,
                 rates,
                 lat,
@@ -1697,7 +1697,7 @@ impl Learner {
         let d = &mut self.devices[i].1;
         d.loaded = true;
         d.learn(
-            &mut self.points,
+            &mut Points::default(),
             wall_ns,
             rates,
             None,

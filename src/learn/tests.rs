@@ -456,16 +456,7 @@ fn a_judgement_written_in_place_equals_one_made_afresh() {
             ..DiskRates::default()
         };
         let wall = i64::from(i) * 1_000_000_000;
-        let l = d.learn(
-            &mut Points::default(),
-            wall,
-            &rates,
-            None,
-            None,
-            None,
-            None,
-            None,
-        );
+        let l = learn_second(&mut d, i, &rates);
         let all = points_of(wall, &rates, None, None, None);
         let mixed: Vec<Dir> = all.mixed_dirs().collect();
         // Afresh: nothing told before either.
@@ -621,16 +612,7 @@ fn cpu_noise_at_an_estimates_level_is_marked_and_not_learned() {
             .expect("an estimate from 2 in flight");
         let mut marked = 0;
         for i in 120..240u32 {
-            let l = d.learn(
-                &mut Points::default(),
-                i64::from(i) * 1_000_000_000,
-                &at(6.4),
-                None,
-                cpu,
-                None,
-                None,
-                None,
-            );
+            let l = learn_second_with(&mut d, i, &at(6.4), None, cpu);
             marked += usize::from(l.cpu_busy);
             assert!(l.flags.change.is_none(), "1.6x is no change: {l:?}");
             // On busy CPUs: saturated by the estimate held as it was, and said to be on busy
@@ -690,16 +672,7 @@ fn a_verdict_on_busy_cpus_says_so_at_any_level() {
     let busy = cpus(60.0, 30.0, 10.5);
     let mut d = Device::default();
     let second = |d: &mut Device, i: u32, r: &DiskRates, cpu: Option<&AvgCpu>| {
-        d.learn(
-            &mut Points::default(),
-            i64::from(i) * 1_000_000_000,
-            r,
-            None,
-            cpu,
-            None,
-            None,
-            None,
-        )
+        learn_second_with(d, i, r, None, cpu)
     };
     for i in 0..120u32 {
         second(&mut d, i, &at(1.0, 1.0), None);
@@ -750,12 +723,25 @@ fn cpus(user: f64, system: f64, steal: f64) -> crate::sys::sched::AvgCpu {
 /// Learn the `i`th 1 s interval of `d` from its rates alone (no latency source, CPU, windows,
 /// target or profile).
 fn learn_second(d: &mut Device, i: u32, rates: &DiskRates) -> std::sync::Arc<Learned> {
+    learn_second_with(d, i, rates, None, None)
+}
+
+/// [`learn_second`] with the block-latency source's figures `lat` and the interval's CPU
+/// times `cpu`.
+fn learn_second_with(
+    d: &mut Device,
+    i: u32,
+    rates: &DiskRates,
+    lat: Option<&crate::monitor::blklat::Measured>,
+    cpu: Option<&crate::sys::sched::AvgCpu>,
+) -> std::sync::Arc<Learned> {
+    let wall = i64::from(i) * 1_000_000_000;
     d.learn(
         &mut Points::default(),
-        i64::from(i) * 1_000_000_000,
+        wall,
         rates,
-        None,
-        None,
+        lat,
+        cpu,
         None,
         None,
         None,
@@ -1072,16 +1058,7 @@ fn span_second(
     // One request at a time: in flight for the sum of the requests' times.
     let mut r = reads_at(n * mean / 1000.0, mean);
     r.rkb_s = small as f64 * 4.0 + medium as f64 * 64.0;
-    let l = d.learn(
-        &mut Points::default(),
-        i64::from(i) * 1_000_000_000,
-        &r,
-        Some(&m),
-        None,
-        None,
-        None,
-        None,
-    );
+    let l = learn_second_with(d, i, &r, Some(&m), None);
     let refs = crate::monitor::judge::learned_references(Some(&l));
     let j = crate::monitor::judge::judge_parts(None, &refs, Some(&r), [None, None]);
     (l, j)

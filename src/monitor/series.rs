@@ -118,6 +118,9 @@ pub struct SeriesStore {
     tracks: Vec<Track>,
     /// Each run's selection (`#S`; None: a run that recorded none), in order.
     runs: Vec<Option<Selection>>,
+    /// What the runs so far show together (`Selection::of_recorded_runs`; None: no run
+    /// recorded one), kept as `runs` changes: [`SeriesStore::shows`] asks it per row.
+    shown: Option<Selection>,
 }
 
 impl Default for SeriesStore {
@@ -145,6 +148,7 @@ impl SeriesStore {
             replayer,
             tracks: Vec::new(),
             runs: Vec::new(),
+            shown: None,
         }
     }
 
@@ -158,26 +162,43 @@ impl SeriesStore {
         Ok(s)
     }
 
-    /// Feed the lines of a recording (the part of a file written before this run).
+    /// Feed the lines of a recording (the part of a file written before this run). Its runs'
+    /// selections are taken first, so that its intervals are kept by what the whole file
+    /// shows, as its replay takes them.
     pub fn feed_text(&mut self, text: &str) -> Result<(), ParseError> {
         let (events, _) = record::parse(text)?;
+        for ev in &events {
+            self.note_run(ev);
+        }
         for ev in events {
-            self.feed(ev);
+            self.feed_noted(ev);
         }
         Ok(())
     }
 
     /// Feed one recording line.
     pub fn feed(&mut self, ev: Event) {
-        // Each run's selection, as a replay of the file takes them (Replay::new).
-        match &ev {
+        self.note_run(&ev);
+        self.feed_noted(ev);
+    }
+
+    /// A run, or its selection: each run's selection as a replay of the file takes them
+    /// (Replay::new), and what they show together.
+    fn note_run(&mut self, ev: &Event) {
+        match ev {
             Event::Run { .. } => self.runs.push(None),
             Event::Selection(s) => match self.runs.last_mut() {
                 Some(r) => *r = Some(s.clone()),
                 None => self.runs.push(Some(s.clone())),
             },
-            _ => {}
+            _ => return,
         }
+        let runs: Vec<Option<&Selection>> = self.runs.iter().map(Option::as_ref).collect();
+        self.shown = Selection::of_recorded_runs(&runs);
+    }
+
+    /// [`SeriesStore::feed`] of a line whose run is noted already.
+    fn feed_noted(&mut self, ev: Event) {
         // The store's selection has no patterns: feeding cannot fail.
         if let Ok(fed) = self.replayer.feed(ev, &mut |_| None) {
             if let Some(r) = fed.report {
@@ -186,25 +207,27 @@ impl SeriesStore {
         }
     }
 
-    /// Whether the page shows the track `t`: where the recording's runs recorded what they
+    /// Whether the page shows a device: where the recording's runs recorded what they
     /// showed (`#S`), the devices their selection selects, as its replay and `analyze` show
     /// by default (`stat vda`'s page charted every disk with traffic, the loop devices among
     /// them); in an older recording (or pt-diskstats'), every device but partitions: a page
     /// takes no selection, and such a file is often of the very loop device its replay
     /// needs `--all` for.
-    fn shown(&self) -> impl Fn(&Track) -> bool {
-        let runs: Vec<Option<&Selection>> = self.runs.iter().map(Option::as_ref).collect();
-        let sel = Selection::of_recorded_runs(&runs);
-        move |t: &Track| match &sel {
-            Some(s) => s.selects(t.major, &t.name, &t.meta),
-            None => !is_partition(t.meta.kind, &t.name),
+    fn shows(&self, major: u32, name: &str, meta: &DeviceMeta) -> bool {
+        match &self.shown {
+            Some(s) => s.selects(major, name, meta),
+            None => !is_partition(meta.kind, name),
         }
     }
 
-    /// Every device's interval kept: which of them the page shows is known once the
-    /// recording's runs are (a run appended later may select others).
+    /// Only the devices the runs so far show are kept (a thousand devices' partitions are
+    /// not held for a page that leaves them out); [`SeriesStore::series`] asks again, as a
+    /// run appended since (`stat --record --html` on an older file) may show fewer.
     fn push(&mut self, r: &IntervalReport) {
         for d in &r.devices {
+            if !self.shows(d.major, &d.kernel_name, &d.meta) {
+                continue;
+            }
             let Ok(rates) = &d.rates else { continue };
             let idx =
                 match self.tracks.iter().position(|s| {
@@ -271,11 +294,10 @@ impl SeriesStore {
         // A recording that carries `I` lines names every device iosat could identify; only an
         // older one (none at all) is matched against the devices present on this machine.
         let has_ids = self.replayer.has_ids();
-        let shown = self.shown();
         let all = self
             .tracks
             .iter()
-            .filter(|t| shown(t))
+            .filter(|t| self.shows(t.major, &t.name, &t.meta))
             .map(|t| {
                 let id = t.id.clone().or_else(|| {
                     (!has_ids)

@@ -1176,6 +1176,18 @@ mod tests {
                 vec!["zram0".to_string()]
             )
         );
+        // `stat --record --html` (the default selection) appending to that older file: the
+        // page, fed line by line (the file's part first, which kept loop0), shows what the
+        // replay of the whole file would: sda alone.
+        let mut store = crate::monitor::series::SeriesStore::new(None);
+        store.feed_text(&rec(&[None])).unwrap();
+        let (events, _) = crate::monitor::record::parse(&rec(&[Some(default)])).unwrap();
+        for ev in events {
+            store.feed(ev);
+        }
+        let (devs, idle) = store.series(&mut NoProfiles("none".into()));
+        let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!((names, idle), (vec!["sda"], vec![]));
     }
 
     #[test]
