@@ -151,8 +151,12 @@ pub(crate) fn replay(
     if spec.output.page.is_none() {
         return Ok(None);
     }
-    let store =
-        SeriesStore::from_text(&text, Some(crate::learn::in_memory())).map_err(|e| e.at(path))?;
+    let mut store = SeriesStore::new(Some(crate::learn::in_memory()));
+    // Devices named, or --all: the page draws what the replay showed, as without them.
+    if spec.selection != crate::monitor::select::Selection::default() {
+        store.choose(spec.selection.clone());
+    }
+    store.feed_text(&text).map_err(|e| e.at(path))?;
     Ok(Some(page_of(
         store.series(&mut profiles),
         Some((path, &text)),

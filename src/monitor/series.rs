@@ -121,6 +121,8 @@ pub struct SeriesStore {
     /// What the runs so far show together (`Selection::of_recorded_runs`; None: no run
     /// recorded one), kept as `runs` changes: [`SeriesStore::shows`] asks it per row.
     shown: Option<Selection>,
+    /// The devices a user named (or `--all`) for this page, over what the runs showed.
+    chosen: Option<Selection>,
 }
 
 impl Default for SeriesStore {
@@ -149,6 +151,7 @@ impl SeriesStore {
             tracks: Vec::new(),
             runs: Vec::new(),
             shown: None,
+            chosen: None,
         }
     }
 
@@ -160,6 +163,13 @@ impl SeriesStore {
         let mut s = SeriesStore::new(observer);
         s.feed_text(text)?;
         Ok(s)
+    }
+
+    /// The page shows the devices `sel` selects, not those its runs showed: `stat --replay
+    /// r.rec --all --html p.html` (or naming devices) draws what its replay shows. Given
+    /// before the recording is fed.
+    pub fn choose(&mut self, sel: Selection) {
+        self.chosen = Some(sel);
     }
 
     /// Feed the lines of a recording (the part of a file written before this run). Its runs'
@@ -214,7 +224,7 @@ impl SeriesStore {
     /// takes no selection, and such a file is often of the very loop device its replay
     /// needs `--all` for.
     fn shows(&self, major: u32, name: &str, meta: &DeviceMeta) -> bool {
-        match &self.shown {
+        match self.chosen.as_ref().or(self.shown.as_ref()) {
             Some(s) => s.selects(major, name, meta),
             None => !is_partition(meta.kind, name),
         }

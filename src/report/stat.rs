@@ -1188,6 +1188,21 @@ mod tests {
         let (devs, idle) = store.series(&mut NoProfiles("none".into()));
         let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
         assert_eq!((names, idle), (vec!["sda"], vec![]));
+        // `stat --replay r.rec --all --html p.html` (or loop0 named): what the replay shows.
+        for (sel, want) in [
+            (all, vec!["loop0", "sda"]),
+            (
+                r#"{"patterns":["loop0"],"partitions":false,"all":false}"#,
+                vec!["loop0"],
+            ),
+        ] {
+            let mut store = crate::monitor::series::SeriesStore::new(None);
+            store.choose(serde_json::from_str(sel).unwrap());
+            store.feed_text(&rec(&[Some(sda)])).unwrap();
+            let (devs, _) = store.series(&mut NoProfiles("none".into()));
+            let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(names, want, "{sel}");
+        }
     }
 
     #[test]
