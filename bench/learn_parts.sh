@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Where learning's CPU goes, by the goal's own measure (issue 37; BENCHMARKS.md, section
+# 2026-12-06 16:03): bench/learn.sh run with BEFORE= a throwaway build of this working tree
+# that leaves one part of learning out, so that each part's share is read side by side with
+# the whole of learning and with --no-learn, in one interleaved run:
+#   core       Device::learn returns once the interval's points are made, watched and added
+#              to the model and the curves estimated when due: no judgement by the learner,
+#              every row given the "nothing learned" judgement (the view then judges
+#              nothing, and the text's state cell says "learning"). Its ratio is learning's
+#              core; the whole's ratio less it, the judgements and what they write.
+#   no-object  --json without each row's `learned` object (the judgement kept): the object's
+#              share of the JSON's cost (JSON inputs only).
+# The throwaway builds are made from a copy of the working tree (tracked and untracked files,
+# as they are now, uncommitted changes included) in a temporary directory, with their own
+# target directory (the first build compiles the dependencies: ~5 min on 2 cores), and removed
+# at the end. A part whose place in the source is no longer found stops the script, naming it.
+# Usage: bench/learn_parts.sh [SAMPLES] [REPEATS]   (defaults 600 and 11)
+# PARTS="core no-object" (the default) chooses the parts; PIN=<cpu> (default 1; empty for
+# none) and ONLY=<text> are passed to bench/learn.sh (ONLY defaults to "replay, ": the idle
+# live input says nothing of these parts).
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/.."
+n=${1:-600}
+repeats=${2:-11}
+parts=${PARTS:-core no-object}
+for p in $parts; do
+  case $p in
+    core | no-object) ;;
+    *) echo "bench/learn_parts.sh: PARTS takes core and no-object, not '$p'" >&2; exit 2 ;;
+  esac
+done
+tmp=$(mktemp -d)
+on_exit 'rm -rf "$tmp"'
+# The working tree as it is, without build output (ignored files are left out).
+mkdir "$tmp/tree"
+git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$tmp/tree"
+# patch_part DIR FILE PART: leave PART out of DIR/FILE, by a unique anchor.
+patch_part() {
+  python3 - "$1/$2" "$3" <<'PY'
+import sys
+path, part = sys.argv[1], sys.argv[2]
+s = open(path).read()
+if part == "core":
+    anchor = """                if rose || due(self) {
+                    self.estimate(target);
+                }
+            }
+        }
+"""
+    new = anchor + """        // bench/learn_parts.sh: learning's core alone, no judgement.
+        return Arc::clone(nothing_learned());
+        #[allow(unreachable_code)]
+"""
+else:
+    anchor = """    if let Some(l) = &d.learned {
+        out.extend_from_slice(b",\\"learned\\":");"""
+    new = anchor.replace("&d.learned", "d.learned.as_ref().filter(|_| false)")
+if s.count(anchor) != 1:
+    sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
+             "update this script's anchor" % (part, path))
+open(path, "w").write(s.replace(anchor, new))
+PY
+}
+for p in $parts; do
+  case $p in
+    core) file=src/learn/mod.rs ;;
+    no-object) file=src/report/stat_view.rs ;;
+  esac
+  cp -a "$tmp/tree" "$tmp/tree-$p"
+  patch_part "$tmp/tree-$p" "$file" "$p"
+  echo "building the throwaway build without '$p'..."
+  (cd "$tmp/tree-$p" && CARGO_TARGET_DIR="$tmp/target" cargo build --release --locked --quiet)
+  cp "$tmp/target/release/iosat" "$tmp/iosat-$p"
+  rm -rf "$tmp/tree-$p"
+done
+for p in $parts; do
+  only=${ONLY:-replay, }
+  [ "$p" = no-object ] && only=${ONLY:-json}
+  echo
+  echo "## without '$p' (the 'before' columns), $n samples, $repeats repeats"
+  PIN=${PIN-1} ONLY="$only" BEFORE="$tmp/iosat-$p" bash bench/learn.sh "$n" "$repeats"
+done
