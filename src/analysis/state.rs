@@ -640,6 +640,68 @@ impl DirJudgement {
     }
 }
 
+/// What [`Judgement::of_with_cap`] weighs of a direction's judgement to choose the device's:
+/// the one rule, for a judgement built and for a view that reads a row's figures without
+/// building one (monitor::judge::plain_cells).
+#[derive(Debug, Clone, Copy)]
+pub struct Weighed {
+    pub dir: Dir,
+    pub basis: Basis,
+    pub state: State,
+    pub ratio: Option<f64>,
+    pub headroom_iops: Option<f64>,
+}
+
+impl Weighed {
+    pub fn of(d: &DirJudgement) -> Weighed {
+        Weighed {
+            dir: d.dir,
+            basis: d.basis,
+            state: d.state,
+            ratio: d.ratio,
+            headroom_iops: d.headroom_iops,
+        }
+    }
+
+    /// Whether the reads' judgement (`self`) is below the writes' (`write`): the writes' is
+    /// then the device's.
+    #[inline]
+    pub fn below(self, write: Weighed) -> bool {
+        let read = self;
+        // The less room, the worse: none at all first, then a room not known (no claim
+        // rather than a figure), then the least room.
+        let room = |d: &Weighed| match d.headroom_iops {
+            Some(h) if h <= 0.0 => (2, 0.0),
+            None => (1, 0.0),
+            Some(h) => (0, -h),
+        };
+        let (rr, rw) = (read.ratio.unwrap_or(-1.0), write.ratio.unwrap_or(-1.0));
+        // Two directions at about the same ratio (both reads and writes of a mix at 1.06x,
+        // differing in the third decimal) are the device's by their room, not by which
+        // ratio is ahead in this interval: the device's headroom stays the binding one
+        // rather than jumping between the two from one interval to the next. Only between
+        // two judged ratios: an idle or unknown direction's room decides nothing.
+        let tie = read.ratio.is_some()
+            && write.ratio.is_some()
+            && (rr - rw).abs() <= DIRECTION_TIE * rr.max(rw);
+        read.state
+            .cmp(&write.state)
+            .then_with(|| {
+                if tie {
+                    let (a, b) = (room(&read), room(&write));
+                    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
+                } else {
+                    rr.total_cmp(&rw)
+                }
+            })
+            .then_with(|| {
+                let judged = |d: &Weighed| (d.basis != Basis::None, d.dir == Dir::Read);
+                judged(&read).cmp(&judged(&write))
+            })
+            .is_lt()
+    }
+}
+
 /// The ceiling `max_iops`, measured while the other direction served `ceiling_other` IOPS,
 /// as the ceiling of an interval whose other direction serves `other_now`: itself beside as
 /// much of the other direction or less; beside more, by up to the plateau's tie
@@ -934,39 +996,7 @@ impl Judgement {
         write: DirJudgement,
         cap: Option<super::declared::CapUse>,
     ) -> Judgement {
-        // The less room, the worse: none at all first, then a room not known (no claim
-        // rather than a figure), then the least room.
-        let room = |d: &DirJudgement| match d.headroom_iops {
-            Some(h) if h <= 0.0 => (2, 0.0),
-            None => (1, 0.0),
-            Some(h) => (0, -h),
-        };
-        let (rr, rw) = (read.ratio.unwrap_or(-1.0), write.ratio.unwrap_or(-1.0));
-        // Two directions at about the same ratio (both reads and writes of a mix at 1.06x,
-        // differing in the third decimal) are the device's by their room, not by which
-        // ratio is ahead in this interval: the device's headroom stays the binding one
-        // rather than jumping between the two from one interval to the next. Only between
-        // two judged ratios: an idle or unknown direction's room decides nothing.
-        let tie = read.ratio.is_some()
-            && write.ratio.is_some()
-            && (rr - rw).abs() <= DIRECTION_TIE * rr.max(rw);
-        let write_worse = read
-            .state
-            .cmp(&write.state)
-            .then_with(|| {
-                if tie {
-                    let (a, b) = (room(&read), room(&write));
-                    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
-                } else {
-                    rr.total_cmp(&rw)
-                }
-            })
-            .then_with(|| {
-                let judged = |d: &DirJudgement| (d.basis != Basis::None, d.dir == Dir::Read);
-                judged(&read).cmp(&judged(&write))
-            })
-            .is_lt();
-        let device = if write_worse {
+        let device = if Weighed::of(&read).below(Weighed::of(&write)) {
             write.clone()
         } else {
             read.clone()

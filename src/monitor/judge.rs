@@ -9,7 +9,8 @@ use super::interval::DeviceRow;
 use super::DiskRates;
 use crate::analysis::declared::{CapUse, DeclaredCap};
 use crate::analysis::state::{
-    Against, Basis, Change, Dir, DirJudgement, Flags, Judgement, Observed, Reference, State,
+    Against, Basis, Change, Dir, DirJudgement, Flags, Judgement, NoHeadroom, Observed, Reference,
+    State, Weighed,
 };
 use crate::profile::DeviceProfile;
 
@@ -331,6 +332,124 @@ pub fn judge(row: &DeviceRow) -> Judgement {
         |d| d.and_then(|d| d.profile_change.clone()),
         |d| d.and_then(unjudged_of),
     )
+}
+
+/// What a table row shows of its device's judgement (the state and headroom cells): the
+/// device's direction's state, basis, whether a flag qualifies the state, and its headroom
+/// with why there is none and whether its ceiling is a lower bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cells {
+    pub state: State,
+    pub basis: Basis,
+    pub qualified: bool,
+    pub headroom_iops: Option<f64>,
+    pub no_headroom: Option<NoHeadroom>,
+    pub ceiling_at_least: bool,
+}
+
+impl Cells {
+    pub fn of(d: &DirJudgement) -> Cells {
+        Cells {
+            state: d.state,
+            basis: d.basis,
+            qualified: d.flags.qualify_state(),
+            headroom_iops: d.headroom_iops,
+            no_headroom: d.no_headroom,
+            ceiling_at_least: d.flags.ceiling_at_least,
+        }
+    }
+}
+
+/// [`judge`]'s device cells of a row that learning alone judges and that nothing qualifies,
+/// made without building the judgement: no swept profile, declared cap or AWS counters; each
+/// direction learned with no estimate, change, mix of sizes, spanning classes or busy CPUs,
+/// and judged idle, unknown or ok (the states that carry no words and no flag). None: the row
+/// needs its whole judgement. The same rules as [`judge_with`]'s (`DirJudgement::judge_against`
+/// where it can only give idle or ok; `Weighed::below`, which `Judgement::of_with_cap` uses):
+/// a table of a thousand busy devices judged each second built and dropped a judgement of
+/// three directions per row for its two cells (issue 37's cost: ~400 of learning's ~2,700
+/// instructions a steady row). Debug builds check every row against [`judge`]
+/// (report::stat_view).
+pub fn plain_cells(row: &DeviceRow) -> Option<Cells> {
+    if row.profile.is_some() || row.cap.is_some() || row.aws.is_some() {
+        return None;
+    }
+    let l = row.learned.as_deref()?;
+    // What learning said of the device already tells most rows that need their judgement
+    // (changed, flagged, past ok), before anything is computed for them.
+    if l.state > State::Ok || l.flags.qualify_state() || l.flags.spans_classes {
+        return None;
+    }
+    let r = row.rates.as_ref().ok()?;
+    // judge_against where it can only give idle or ok: a learned ratio of ok (the ratio the
+    // judgement takes when learning gives one, so no p95 or mean is read, and no "slow" below
+    // saturated) and the headroom by the same two rules.
+    let judge = |dir: Dir| -> Option<(Weighed, Cells)> {
+        let (iops, other_iops) = match dir {
+            Dir::Read => (r.r_s, r.w_s),
+            Dir::Write => (r.w_s, r.r_s),
+        };
+        let mut c = Cells {
+            state: State::Unknown,
+            basis: Basis::None,
+            qualified: false,
+            headroom_iops: None,
+            no_headroom: None,
+            ceiling_at_least: false,
+        };
+        let mut ratio = None;
+        let said = l.direction(dir);
+        match said.and_then(|d| Some((d, d.judged_by()?))) {
+            Some((d, (_, basis))) => {
+                let f = &d.flags;
+                if f.qualify_state() || f.spans_classes {
+                    return None;
+                }
+                c.basis = basis;
+                c.ceiling_at_least = f.ceiling_at_least;
+                let ceiling = crate::analysis::state::ceiling_now(
+                    d.max_iops,
+                    d.ceiling_other_iops,
+                    other_iops,
+                    f,
+                );
+                if iops <= 0.0 {
+                    c.state = State::Idle;
+                    c.headroom_iops = ceiling;
+                } else {
+                    ratio = Some(d.ratio?);
+                    c.state = State::of_ratio(ratio);
+                    if c.state > State::Ok {
+                        return None;
+                    }
+                    c.headroom_iops = crate::analysis::state::headroom_in(
+                        c.state,
+                        ceiling,
+                        f.ceiling_at_least,
+                        iops,
+                    );
+                }
+            }
+            // No reference: idle, else unknown; learning's unjudged reasons carry words.
+            None if said.is_some_and(|d| unjudged_of(d).is_some()) => return None,
+            None if iops <= 0.0 => c.state = State::Idle,
+            None => {}
+        }
+        let w = Weighed {
+            dir,
+            basis: c.basis,
+            state: c.state,
+            ratio,
+            headroom_iops: c.headroom_iops,
+        };
+        Some((w, c))
+    };
+    let (read, write) = (judge(Dir::Read)?, judge(Dir::Write)?);
+    Some(if read.0.below(write.0) {
+        write.1
+    } else {
+        read.1
+    })
 }
 
 /// What [`reference_of`] gives of learning's judgement of one direction, `d`, written into
@@ -662,6 +781,99 @@ mod tests {
             cgroups: None,
             cpus_busy,
         }
+    }
+
+    /// A row's plain cells are its judgement's device cells wherever they are given, and rows
+    /// whose judgement carries more (a state past ok, a flag, a profile, no learned ratio) get
+    /// none: plain_cells is judge_with's rule for the rows it takes, not a second one.
+    #[test]
+    fn plain_cells_are_the_judgements_and_only_where_it_says_nothing_more() {
+        use crate::monitor::{DiskDelta, DiskRates};
+        // Reads and writes learned: baselines of 2 and 5 ms, ceilings of 900 reads beside 50
+        // writes and 500 writes beside 350 reads, lower bounds or not.
+        let dir = |d: &str, ratio: Option<f64>, max: f64, other: f64, at_least: bool| {
+            let mut l = learned_ok(d);
+            l.baseline_latency_ns = Some(if d == "read" { 2.0e6 } else { 5.0e6 });
+            l.baseline_p95_ns = Some(6.0e6);
+            l.max_iops = Some(max);
+            l.ceiling_other_iops = Some(other);
+            l.max_iops_at_least = Some(at_least);
+            l.flags.ceiling_at_least = at_least;
+            l.ratio = ratio;
+            l
+        };
+        let device = |r: crate::analysis::learned::Learned,
+                      w: crate::analysis::learned::Learned| {
+            let mut l = r.clone();
+            l.directions = vec![r, w];
+            l
+        };
+        let no_writes = DiskRates::from_delta(&DiskDelta {
+            dt_ns: 1_000_000_000,
+            reads: 400,
+            read_ms: 800,
+            weighted_ms: 800,
+            io_ms: 700,
+            ..DiskDelta::default()
+        });
+        // Where plain_cells gives cells, they are judge's; None where it gives none.
+        let plain = |l: crate::analysis::learned::Learned, rates: DiskRates, busy: Option<bool>| {
+            let row = row_of(None, Ok(rates), Some(l), busy);
+            let c = plain_cells(&row);
+            if let Some(c) = &c {
+                assert_eq!(
+                    format!("{c:?}"),
+                    format!("{:?}", Cells::of(&judge(&row).device)),
+                    "{row:?}"
+                );
+            }
+            c
+        };
+        let ok = || {
+            device(
+                dir("read", Some(1.0), 900.0, 50.0, true),
+                dir("write", Some(1.02), 500.0, 350.0, false),
+            )
+        };
+        // Both ok at ratios within the tie: the device's is the direction with less room (the
+        // writes: 500 less the 50 reads beyond the 350 it was measured beside, less 100
+        // served, 350; the reads 900 - 50 - 400, 450).
+        let c = plain(ok(), second(), None).expect("ok both ways is plain");
+        assert_eq!((c.state, c.basis), (State::Ok, Basis::Learned));
+        assert_eq!(c.headroom_iops, Some(350.0));
+        assert!(!c.ceiling_at_least && !c.qualified);
+        // Busy CPUs beside an ok: no flag (said only of saturated or worse), still plain.
+        assert!(plain(ok(), second(), Some(true)).is_some());
+        // No writes this second: the writes idle (their ceiling beside 400 reads, 450, all
+        // headroom), the reads ok with 900 - 400: the device's.
+        let c = plain(ok(), no_writes, None).expect("idle writes are plain");
+        assert_eq!((c.state, c.headroom_iops), (State::Ok, Some(500.0)));
+        assert!(c.ceiling_at_least, "the reads' ceiling is a lower bound");
+        // Nothing learned yet: the "learning" cell, plain.
+        let c = plain(learned_ok("read"), second(), None).expect("nothing learned is plain");
+        assert_eq!((c.state, c.basis), (State::Unknown, Basis::None));
+        // Saturated writes, a mix of sizes, no ratio learned, a swept profile: the whole
+        // judgement.
+        let saturated = device(
+            dir("read", Some(1.0), 900.0, 50.0, true),
+            dir("write", Some(2.0), 500.0, 350.0, false),
+        );
+        assert!(plain(saturated, second(), None).is_none());
+        let mut mixed = ok();
+        mixed.directions[0].flags.mixed = true;
+        assert!(plain(mixed, second(), None).is_none());
+        let no_ratio = device(
+            dir("read", None, 900.0, 50.0, true),
+            dir("write", Some(1.0), 500.0, 350.0, false),
+        );
+        assert!(plain(no_ratio, second(), None).is_none());
+        let swept = row_of(
+            Some(std::sync::Arc::new(read_profile())),
+            Ok(second()),
+            Some(ok()),
+            None,
+        );
+        assert!(plain_cells(&swept).is_none());
     }
 
     /// A verdict of saturated or worse on busy CPUs says so whatever judged it: a swept

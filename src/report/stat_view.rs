@@ -6,10 +6,11 @@
 
 use super::table::{csv_field, Table};
 use super::Format;
-use crate::analysis::state::{Basis, DirJudgement, Judgement, State};
+use crate::analysis::state::{Basis, Judgement, State};
 use crate::envelope::Envelope;
 use crate::monitor::fields::{Column, DISK, LATENCY, PROFILE};
 use crate::monitor::interval::{DeviceRow, IntervalReport, NoValue};
+use crate::monitor::judge::Cells;
 use crate::monitor::replay::Step;
 use crate::sys::sched::AvgCpu;
 use crate::units::iso_utc;
@@ -55,12 +56,14 @@ fn any_judged(r: &IntervalReport) -> bool {
 
 /// Headroom in the text view, written at the end of `s`: compact, `>=` when it is a lower
 /// bound, `0` while saturated, overloaded or slow.
-fn headroom_cell_into(s: &mut String, j: &DirJudgement) {
+// Inlined at its two calls (the row's plain cells and its judgement's), as it was at one.
+#[inline(always)]
+fn headroom_cell_into(s: &mut String, j: &Cells) {
     let Some(h) = j.headroom_iops else {
         s.push('-');
         return;
     };
-    if j.flags.ceiling_at_least && j.no_headroom.is_none() {
+    if j.ceiling_at_least && j.no_headroom.is_none() {
         s.push_str(">=");
     }
     if h >= 10_000.0 {
@@ -74,7 +77,9 @@ fn headroom_cell_into(s: &mut String, j: &DirJudgement) {
 /// The state cell, written at the end of `s`: the word, `*` when a flag qualifies it (the
 /// note under the table says which; a lower-bound ceiling qualifies the headroom cell, `>=`,
 /// not this one: Flags::qualify_state), `~` when the baseline was learned rather than swept.
-fn state_cell_into(s: &mut String, j: &DirJudgement, learning: bool) {
+// Inlined at its two calls (the row's plain cells and its judgement's), as it was at one.
+#[inline(always)]
+fn state_cell_into(s: &mut String, j: &Cells, learning: bool) {
     if learning && j.basis == Basis::None && j.state == State::Unknown {
         // Nothing to judge against yet: learning has no baseline (or estimate) so far.
         s.push_str("learning");
@@ -84,7 +89,7 @@ fn state_cell_into(s: &mut String, j: &DirJudgement, learning: bool) {
     if matches!(j.basis, Basis::Learned | Basis::LearnedEstimate) {
         s.push('~');
     }
-    if j.flags.qualify_state() {
+    if j.qualified {
         s.push('*');
     }
 }
@@ -469,12 +474,27 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
         for &(c, w, dec) in &cols {
             right(s, c.value(d.rates.as_ref().ok(), sat.as_ref()), dec, w);
         }
+        let learns = learning && d.rates.is_ok();
+        // A row learning alone judges, with nothing to say of it but its two cells: those
+        // cells, no judgement built (monitor::judge::plain_cells).
+        if let Some(c) = judged
+            .then(|| crate::monitor::judge::plain_cells(d))
+            .flatten()
+        {
+            #[cfg(debug_assertions)]
+            plain_is_judged(d, &c);
+            cell(s, 11, |s| state_cell_into(s, &c, learns));
+            cell(s, 8, |s| headroom_cell_into(s, &c));
+            s.push('\n');
+            row_notes(&mut notes, d, None);
+            continue;
+        }
         // The row judged once, for its cells and its notes.
         let j = judged.then(|| d.judgement());
         if let Some(j) = &j {
-            let learns = learning && d.rates.is_ok();
-            cell(s, 11, |s| state_cell_into(s, &j.device, learns));
-            cell(s, 8, |s| headroom_cell_into(s, &j.device));
+            let c = Cells::of(&j.device);
+            cell(s, 11, |s| state_cell_into(s, &c, learns));
+            cell(s, 8, |s| headroom_cell_into(s, &c));
         }
         s.push('\n');
         // Without a baseline the judgement is unqualified: no words.
@@ -484,6 +504,28 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
     NOTES.with(|n| *n.borrow_mut() = notes);
     s.push_str(&interval_notes(r));
     s.push('\n');
+}
+
+/// Debug builds: a row's plain cells are its judgement's, and its judgement would have said
+/// nothing under the table that the plain row leaves out (no words, no change).
+#[cfg(debug_assertions)]
+fn plain_is_judged(d: &DeviceRow, c: &Cells) {
+    let j = d.judgement();
+    assert_eq!(
+        format!("{:?}", Cells::of(&j.device)),
+        format!("{c:?}"),
+        "plain cells of {}",
+        d.meta.display_name
+    );
+    assert!(
+        !j.device.flags.spans_classes
+            && j.state() != State::Slow
+            && j.read.flags.change.is_none()
+            && j.write.flags.change.is_none()
+            && j.cap.is_none(),
+        "a plain row of {} says nothing more",
+        d.meta.display_name
+    );
 }
 
 /// `write!(s, " {v:>w$.dec$}")`, `-` for no value, written in place: the figure without
@@ -1026,7 +1068,7 @@ mod tests {
                     v
                 };
                 let mut s = String::from("x ");
-                super::headroom_cell_into(&mut s, &j);
+                super::headroom_cell_into(&mut s, &Cells::of(&j));
                 super::pad_from(&mut s, 2, 8);
                 assert_eq!(s, format!("x {v:>8}"), "{h:?}, at least {at_least}");
             }
@@ -1049,7 +1091,7 @@ mod tests {
                 })
             });
             let mut s = String::new();
-            super::state_cell_into(&mut s, &j, learning);
+            super::state_cell_into(&mut s, &Cells::of(&j), learning);
             super::pad_from(&mut s, 0, 11);
             assert_eq!(s, format!("{want:>11}"));
         }
