@@ -551,12 +551,20 @@ fn a_closed_terminal_ends_the_view() {
     // runs this test at nice 19 beside the known-device phase and 10 s of wall time were once
     // not enough for the view to be given the CPU to end (2026-12-06).
     let limit = std::time::Duration::from_secs(60);
-    // SAFETY: kill(pid, 0) only asks whether the process exists.
-    while unsafe { libc::kill(pid, 0) } == 0 {
+    // Its state (the field after the name in /proc/PID/stat), None once it is gone. The
+    // view's parent went with the tmux server: it ends as a zombie of init's, which this
+    // machine's init reaps a second or more later (measured: ended in ~0.1 s, gone after
+    // 1.2-1.7 s; a suite once took that for a view still running), so a zombie has ended.
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after_name = &stat[stat.rfind(')')? + 2..];
+        Some(after_name.split(' ').next()?.to_string())
+    };
+    while let Some(s) = state().filter(|s| s != "Z" && s != "X") {
         if t0.elapsed() > limit {
             // SAFETY: the process this test started; it must not outlive the test.
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("iosat top still running {limit:?} after its terminal closed");
+            panic!("iosat top still running {limit:?} after its terminal closed (state {s})");
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
