@@ -43,10 +43,9 @@ if [ -n "${PIN:-}" ]; then
     *[!0-9]*) echo "bench/learn.sh: PIN takes a CPU number, not '$PIN'" >&2; exit 2 ;;
   esac
 fi
-cargo build --release --quiet
-bin=target/release/iosat
 tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
+bin=$(frozen_build "$tmp")
 mkdir -p "$tmp/proc" "$tmp/sys"
 synthetic_diskstats "$tmp/proc/diskstats"
 if [ -n "${DEVICES:-}" ]; then

@@ -29,10 +29,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 n=${1:-600}
-cargo build --release --quiet
-bin=target/release/iosat
 tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
+bin=$(frozen_build "$tmp")
 synthetic_diskstats "$tmp/diskstats"
 synthetic_recording "$n" "$tmp/diskstats" > "$tmp/rec-all"
 real_clock < "$tmp/rec-all" > "$tmp/rec-real"

@@ -1,5 +1,8 @@
 # Shared by the bench scripts (sourced, not run).
 
+# This file's directory (bench/), whatever the caller's working directory.
+ROOT_OF_BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 # on_exit CMD: run CMD when the script ends, however it ends. Ctrl-C or a TERM ends the script
 # (a trap on INT alone would run CMD and carry on with the next run, its files gone).
 on_exit() {
@@ -99,6 +102,16 @@ bpf_bench_setup() {
   on_exit 'rm -rf "$WORK"'
   FILE="$WORK/data"
   lay_out "$FILE"
+}
+
+# frozen_build DIR: the release build (made now) copied into DIR, its path on stdout. What a
+# script measures for minutes stays the build it started with, whatever another shell's
+# `cargo build` writes into target/ meanwhile (2026-12-06: a rebuild during
+# bench/learn_cachegrind.sh changed the binary between its inputs' runs, and nothing said so).
+frozen_build() {
+  cargo build --release --quiet --manifest-path "$ROOT_OF_BENCH/../Cargo.toml"
+  cp "$ROOT_OF_BENCH/../target/release/iosat" "$1/iosat"
+  echo "$1/iosat"
 }
 
 # iosat_binary: IOSAT, the release build unless IOSAT already names a binary (a smoke run of

@@ -9,10 +9,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-cargo build --release --quiet
-bin=target/release/iosat
 tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
+bin=$(frozen_build "$tmp")
 
 # A 1,000-device diskstats (bench/lib.sh).
 mkdir -p "$tmp/proc" "$tmp/sys"
