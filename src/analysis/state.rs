@@ -865,7 +865,10 @@ impl DirJudgement {
         out.push(b'"');
         key(out, "ratio");
         let ratio_at = out.len();
-        json_value(out, ratio);
+        match ratio {
+            Some(r) if super::text::json_millionths_into(out, *r) => {}
+            _ => json_value(out, ratio),
+        }
         let ratio_end = out.len();
         key(out, "headroom_iops");
         let headroom_at = out.len();
