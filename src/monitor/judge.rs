@@ -381,75 +381,92 @@ pub fn plain_cells(row: &DeviceRow) -> Option<Cells> {
         return None;
     }
     let r = row.rates.as_ref().ok()?;
-    // judge_against where it can only give idle or ok: a learned ratio of ok (the ratio the
-    // judgement takes when learning gives one, so no p95 or mean is read, and no "slow" below
-    // saturated) and the headroom by the same two rules.
-    let judge = |dir: Dir| -> Option<(Weighed, Cells)> {
-        let (iops, other_iops) = match dir {
-            Dir::Read => (r.r_s, r.w_s),
-            Dir::Write => (r.w_s, r.r_s),
-        };
-        let mut c = Cells {
-            state: State::Unknown,
-            basis: Basis::None,
-            qualified: false,
-            headroom_iops: None,
-            no_headroom: None,
-            ceiling_at_least: false,
-        };
-        let mut ratio = None;
-        let said = l.direction(dir);
-        match said.and_then(|d| Some((d, d.judged_by()?))) {
-            Some((d, (_, basis))) => {
-                let f = &d.flags;
-                if f.qualify_state() || f.spans_classes {
+    // Learning's judgement of each direction, as `Learned::direction` finds it (the first of
+    // its directions, or the device's own when it judged one direction only), in one pass.
+    let (mut read, mut write) = (None, None);
+    let said = match l.directions.is_empty() {
+        true => std::slice::from_ref(l),
+        false => &l.directions[..],
+    };
+    for d in said {
+        match d.direction {
+            Some(Dir::Read) if read.is_none() => read = Some(d),
+            Some(Dir::Write) if write.is_none() => write = Some(d),
+            _ => {}
+        }
+    }
+    // Each direction weighed, its cells made only for the one that is the device's.
+    let (r_dir, at_r) = plain_direction(Dir::Read, read, r.r_s, r.w_s)?;
+    let (w_dir, at_w) = plain_direction(Dir::Write, write, r.w_s, r.r_s)?;
+    let (w, ceiling_at_least) = if r_dir.below(w_dir) {
+        (w_dir, at_w)
+    } else {
+        (r_dir, at_r)
+    };
+    Some(Cells {
+        state: w.state,
+        basis: w.basis,
+        qualified: false,
+        headroom_iops: w.headroom_iops,
+        no_headroom: None,
+        ceiling_at_least,
+    })
+}
+
+/// One direction of [`plain_cells`]: what its judgement weighs, and whether its ceiling is a
+/// lower bound, by `judge_against`'s rules where they can only give idle or ok (a learned
+/// ratio of ok, the ratio the judgement takes when learning gives one, so no p95 or mean is
+/// read, and no "slow" below saturated; the headroom by the same two rules), from learning's
+/// judgement of the direction, `said`, and the interval's IOPS of the direction and of the
+/// other one. None: not a plain row.
+#[inline(always)]
+fn plain_direction(
+    dir: Dir,
+    said: Option<&crate::analysis::learned::Learned>,
+    iops: f64,
+    other_iops: f64,
+) -> Option<(Weighed, bool)> {
+    let mut w = Weighed {
+        dir,
+        basis: Basis::None,
+        state: State::Unknown,
+        ratio: None,
+        headroom_iops: None,
+    };
+    let mut at_least = false;
+    match said.and_then(|d| Some((d, d.judged_by()?))) {
+        Some((d, (_, basis))) => {
+            let f = &d.flags;
+            if f.qualify_state() || f.spans_classes {
+                return None;
+            }
+            w.basis = basis;
+            at_least = f.ceiling_at_least;
+            let ceiling = crate::analysis::state::ceiling_now(
+                d.max_iops,
+                d.ceiling_other_iops,
+                other_iops,
+                f,
+            );
+            if iops <= 0.0 {
+                w.state = State::Idle;
+                w.headroom_iops = ceiling;
+            } else {
+                w.ratio = Some(d.ratio?);
+                w.state = State::of_ratio(w.ratio);
+                if w.state > State::Ok {
                     return None;
                 }
-                c.basis = basis;
-                c.ceiling_at_least = f.ceiling_at_least;
-                let ceiling = crate::analysis::state::ceiling_now(
-                    d.max_iops,
-                    d.ceiling_other_iops,
-                    other_iops,
-                    f,
-                );
-                if iops <= 0.0 {
-                    c.state = State::Idle;
-                    c.headroom_iops = ceiling;
-                } else {
-                    ratio = Some(d.ratio?);
-                    c.state = State::of_ratio(ratio);
-                    if c.state > State::Ok {
-                        return None;
-                    }
-                    c.headroom_iops = crate::analysis::state::headroom_in(
-                        c.state,
-                        ceiling,
-                        f.ceiling_at_least,
-                        iops,
-                    );
-                }
+                w.headroom_iops =
+                    crate::analysis::state::headroom_in(w.state, ceiling, at_least, iops);
             }
-            // No reference: idle, else unknown; learning's unjudged reasons carry words.
-            None if said.is_some_and(|d| unjudged_of(d).is_some()) => return None,
-            None if iops <= 0.0 => c.state = State::Idle,
-            None => {}
         }
-        let w = Weighed {
-            dir,
-            basis: c.basis,
-            state: c.state,
-            ratio,
-            headroom_iops: c.headroom_iops,
-        };
-        Some((w, c))
-    };
-    let (read, write) = (judge(Dir::Read)?, judge(Dir::Write)?);
-    Some(if read.0.below(write.0) {
-        write.1
-    } else {
-        read.1
-    })
+        // No reference: idle, else unknown; learning's unjudged reasons carry words.
+        None if said.is_some_and(|d| unjudged_of(d).is_some()) => return None,
+        None if iops <= 0.0 => w.state = State::Idle,
+        None => {}
+    }
+    Some((w, at_least))
 }
 
 /// What [`reference_of`] gives of learning's judgement of one direction, `d`, written into
