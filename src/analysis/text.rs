@@ -115,8 +115,16 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
 /// A latency in nanoseconds, in the unit storage people read it in: µs below 10 µs, ms with
 /// three significant digits up to 10 s, else seconds.
 pub fn fmt_latency_ns(ns: f64) -> String {
+    let mut s = String::with_capacity(16);
+    fmt_latency_ns_into(&mut s, ns);
+    s
+}
+
+/// [`fmt_latency_ns`] appended to `s`.
+pub fn fmt_latency_ns_into(s: &mut String, ns: f64) {
     if !ns.is_finite() || ns <= 0.0 {
-        return "0 ms".to_string();
+        s.push_str("0 ms");
+        return;
     }
     let ms = ns / 1e6;
     // By fixed_into: core::fmt's exact path (Dragon4 for every whole figure) made the words
@@ -134,21 +142,27 @@ pub fn fmt_latency_ns(ns: f64) -> String {
     } else {
         (ms / 1e3, 1, " s")
     };
-    let mut s = String::with_capacity(16);
-    fixed_into(&mut s, v, decimals);
+    fixed_into(s, v, decimals);
     s.push_str(unit);
-    s
 }
 
 /// IOPS: whole numbers from 100 up, one decimal below (128, 7113, 12.5).
 pub fn fmt_iops(iops: f64) -> String {
-    if iops >= 100.0 || iops == 0.0 {
-        fixed(iops, 0)
+    let mut s = String::with_capacity(12);
+    fmt_iops_into(&mut s, iops);
+    s
+}
+
+/// [`fmt_iops`] appended to `s`.
+pub fn fmt_iops_into(s: &mut String, iops: f64) {
+    let decimals = if iops >= 100.0 || iops == 0.0 {
+        0
     } else if iops >= 10.0 {
-        fixed(iops, 1)
+        1
     } else {
-        fixed(iops, 2)
-    }
+        2
+    };
+    fixed_into(s, iops, decimals);
 }
 
 /// A whole number with thousands separated, as the issue and the docs write them ("4,812").
@@ -173,12 +187,19 @@ pub fn counted(n: u64, what: &str) -> String {
 /// A saturation ratio as seed 000 prints it: two decimals below 1.2 (where 1.07x against
 /// 1.1x matters), one decimal from there (1.5x, 3.6x, 13.9x).
 pub fn fmt_ratio(r: f64) -> String {
-    if !r.is_finite() {
-        return "-".to_string();
-    }
-    let mut s = fixed(r, if r < 1.2 { 2 } else { 1 });
-    s.push('x');
+    let mut s = String::with_capacity(8);
+    fmt_ratio_into(&mut s, r);
     s
+}
+
+/// [`fmt_ratio`] appended to `s`.
+pub fn fmt_ratio_into(s: &mut String, r: f64) {
+    if !r.is_finite() {
+        s.push('-');
+        return;
+    }
+    fixed_into(s, r, if r < 1.2 { 2 } else { 1 });
+    s.push('x');
 }
 
 /// A fitted coefficient (σ, κ): four decimals, or three significant digits in scientific

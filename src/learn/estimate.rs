@@ -8,7 +8,7 @@
 use super::model::{figure, Bucket, Dir, Series, SizeClass};
 use crate::analysis::learned::Summary;
 use crate::analysis::state as vocab;
-use crate::analysis::text::{fixed, fmt_iops, fmt_latency_ns, fmt_ratio};
+use crate::analysis::text::{fixed, fmt_latency_ns};
 use crate::analysis::{LatencyNs, LevelPoint};
 use serde::Serialize;
 
@@ -415,54 +415,73 @@ impl Words {
     /// The judgement in words: the baseline, then the knee and the IOPS within the target, or
     /// how far the traffic reached below the knee (`reached`, in flight).
     fn summary(&self) -> String {
+        use crate::analysis::text::{
+            fixed_into, fmt_iops_into, fmt_latency_ns_into, fmt_ratio_into,
+        };
         let (c, base, target, top_ratio, reached) =
             (self, &self.base, self.target, self.top_ratio, self.reached);
-        // Floats by `fixed` (core::fmt's exact path is Dragon4 for whole figures).
-        let base_words = format!(
-            "baseline {} mean, {} p95 at {} in flight ({} intervals)",
-            fmt_latency_ns(base.latency_ns),
-            fmt_latency_ns(base.p95_ns),
-            fixed(base.in_flight, 1),
-            fixed(base.intervals, 0)
-        );
-        let iops_words = |at_least: bool| {
-            c.max_iops.map_or(String::new(), |m| {
-                format!(
-                    "; {}{} IOPS within {} p95",
-                    if at_least { "at least " } else { "" },
-                    fmt_iops(m),
-                    fmt_latency_ns(target)
-                )
-            })
+        // One string, each figure written into it (`fixed_into` and the like: core::fmt's
+        // exact path is Dragon4 for whole figures, and each figure was a string of its own):
+        // made once per curve, when the JSON first reads it (issue 37's cost: ~6,300
+        // instructions a curve, a tenth of a point of the JSON's ratio).
+        let mut s = String::with_capacity(200);
+        s.push_str("baseline ");
+        fmt_latency_ns_into(&mut s, base.latency_ns);
+        s.push_str(" mean, ");
+        fmt_latency_ns_into(&mut s, base.p95_ns);
+        s.push_str(" p95 at ");
+        fixed_into(&mut s, base.in_flight, 1);
+        s.push_str(" in flight (");
+        fixed_into(&mut s, base.intervals, 0);
+        s.push_str(" intervals)");
+        let iops_words = |s: &mut String, at_least: bool| {
+            if let Some(m) = c.max_iops {
+                s.push_str("; ");
+                if at_least {
+                    s.push_str("at least ");
+                }
+                fmt_iops_into(s, m);
+                s.push_str(" IOPS within ");
+                fmt_latency_ns_into(s, target);
+                s.push_str(" p95");
+            }
         };
         match c.knee_concurrency {
-            Some(k) => format!(
-                "{base_words}; knee at {}{k} in flight{}{}",
+            Some(k) => {
+                s.push_str("; knee at ");
                 // A range up to the knee: a level below may be it as well; a range from it
                 // (levels above it skipped while the IOPS still grew, or tied with it): a
                 // level above may be it, and "knee at 1 in flight (1–16)" would name the
                 // lowest level the range holds as the knee (stop 85: vda driven at 1, then
                 // in bursts at 17 in flight; its sweep's knee is 4).
-                match c.knee_range {
+                s.push_str(match c.knee_range {
                     Some([a, b]) if b == k && a < k => "or below ",
                     Some([a, b]) if a == k && b > k => "or above ",
                     _ => "",
-                },
-                c.knee_range
-                    .map(|[a, b]| format!(" ({a}–{b})"))
-                    .unwrap_or_default(),
-                iops_words(c.max_iops_at_least)
-            ),
-            None => format!(
-                "{base_words}; traffic reached {} in flight at {} the baseline: the knee is \
-                 at or above {}{}",
-                fixed(reached, 1),
-                fmt_ratio(top_ratio),
+                });
+                s.push_str(itoa::Buffer::new().format(k));
+                s.push_str(" in flight");
+                if let Some([a, b]) = c.knee_range {
+                    s.push_str(" (");
+                    s.push_str(itoa::Buffer::new().format(a));
+                    s.push('–');
+                    s.push_str(itoa::Buffer::new().format(b));
+                    s.push(')');
+                }
+                iops_words(&mut s, c.max_iops_at_least);
+            }
+            None => {
+                s.push_str("; traffic reached ");
+                fixed_into(&mut s, reached, 1);
+                s.push_str(" in flight at ");
+                fmt_ratio_into(&mut s, top_ratio);
+                s.push_str(" the baseline: the knee is at or above ");
                 // No knee is below one request in flight.
-                fixed(reached.max(1.0), 0),
-                iops_words(true)
-            ),
+                fixed_into(&mut s, reached.max(1.0), 0);
+                iops_words(&mut s, true);
+            }
         }
+        s
     }
 }
 
@@ -539,6 +558,102 @@ fn estimate_words(e: &Estimate) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::learn::model::{DeviceModel, Point};
+
+    /// The curve's words as they were written with core::fmt, before they were written into
+    /// one string (Words::summary): the reference the summary must still match.
+    fn words_by_format(w: &Words) -> String {
+        use crate::analysis::text::{fmt_iops, fmt_ratio};
+        let base = &w.base;
+        let base_words = format!(
+            "baseline {} mean, {} p95 at {} in flight ({} intervals)",
+            fmt_latency_ns(base.latency_ns),
+            fmt_latency_ns(base.p95_ns),
+            fixed(base.in_flight, 1),
+            fixed(base.intervals, 0)
+        );
+        let iops_words = |at_least: bool| {
+            w.max_iops.map_or(String::new(), |m| {
+                format!(
+                    "; {}{} IOPS within {} p95",
+                    if at_least { "at least " } else { "" },
+                    fmt_iops(m),
+                    fmt_latency_ns(w.target)
+                )
+            })
+        };
+        match w.knee_concurrency {
+            Some(k) => format!(
+                "{base_words}; knee at {}{k} in flight{}{}",
+                match w.knee_range {
+                    Some([a, b]) if b == k && a < k => "or below ",
+                    Some([a, b]) if a == k && b > k => "or above ",
+                    _ => "",
+                },
+                w.knee_range
+                    .map(|[a, b]| format!(" ({a}–{b})"))
+                    .unwrap_or_default(),
+                iops_words(w.max_iops_at_least)
+            ),
+            None => format!(
+                "{base_words}; traffic reached {} in flight at {} the baseline: the knee is \
+                 at or above {}{}",
+                fixed(w.reached, 1),
+                fmt_ratio(w.top_ratio),
+                fixed(w.reached.max(1.0), 0),
+                iops_words(true)
+            ),
+        }
+    }
+
+    #[test]
+    fn the_curves_words_are_those_core_fmt_wrote() {
+        let mut n = 0;
+        for latency_ns in [
+            4_321.0,
+            87_654.3,
+            999_999.9,
+            2_004_000.0,
+            12_345_678.0,
+            2.5e10,
+        ] {
+            for (knee, range) in [
+                (None, None),
+                (Some(4), None),
+                (Some(8), Some([2, 8])),
+                (Some(1), Some([1, 16])),
+                (Some(3), Some([2, 5])),
+            ] {
+                for max_iops in [None, Some(7.25), Some(42.0), Some(1_930.4), Some(123_456.0)] {
+                    for at_least in [false, true] {
+                        for reached in [0.4, 1.0, 2.66, 31.5] {
+                            let w = Words {
+                                knee_concurrency: knee,
+                                knee_range: range,
+                                max_iops,
+                                max_iops_at_least: at_least,
+                                base: Baseline {
+                                    in_flight: 1.04,
+                                    latency_ns,
+                                    p95_ns: latency_ns * 1.37,
+                                    interval_ns: None,
+                                    device_ns: None,
+                                    from_percentiles: false,
+                                    intervals: 163.4,
+                                    requests: 1e5,
+                                },
+                                target: latency_ns * 3.0,
+                                top_ratio: reached * 0.93 + 0.11,
+                                reached,
+                            };
+                            assert_eq!(w.summary(), words_by_format(&w));
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 6 * 5 * 5 * 2 * 4);
+    }
 
     /// A closed-loop device of `units` parallel units of `service_ms` each, driven at
     /// `in_flight` requests: latency S up to the units, then c·S/U (docs/design.md §4), a little
