@@ -78,28 +78,30 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
     if !(0.001..1e6).contains(&v) {
         return false;
     }
-    // Below 10^12 and positive: the conversion is exact and the check below decides.
-    let n = (v * 1e6 + 0.5) as u64;
+    // Below 10^12 and positive: through i64 (one conversion each way, where u64's take
+    // several), exact, and the check below decides.
+    let n = (v * 1e6 + 0.5) as i64;
     if n as f64 / 1e6 != v {
         return false;
     }
-    let (whole, mut frac) = (n / 1_000_000, n % 1_000_000);
-    let mut buf = [0u8; 24];
-    let mut at = buf.len();
-    let mut digits = 6;
-    // The millionths without trailing zeros (at least one digit: "1.0").
-    while digits > 1 && frac % 10 == 0 {
-        frac /= 10;
-        digits -= 1;
+    let whole = n / 1_000_000;
+    let frac = (n - whole * 1_000_000) as usize;
+    // The millionths as six digits, two at a time, then without trailing zeros (one digit
+    // at least: "1.0").
+    let mut buf = [0u8; 16];
+    for (k, pair) in [frac / 10_000, frac / 100 % 100, frac % 100]
+        .into_iter()
+        .enumerate()
+    {
+        buf[10 + 2 * k..12 + 2 * k].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
     }
-    for _ in 0..digits {
-        at -= 1;
-        buf[at] = b'0' + (frac % 10) as u8;
-        frac /= 10;
+    let mut end = 16;
+    while end > 11 && buf[end - 1] == b'0' {
+        end -= 1;
     }
-    at -= 1;
-    buf[at] = b'.';
-    let mut w = whole;
+    buf[9] = b'.';
+    // The whole part (below 10^6), its digits backwards from the point.
+    let (mut at, mut w) = (9, whole as usize);
     loop {
         at -= 1;
         buf[at] = b'0' + (w % 10) as u8;
@@ -108,9 +110,21 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
             break;
         }
     }
-    out.extend_from_slice(&buf[at..]);
+    out.extend_from_slice(&buf[at..end]);
     true
 }
+
+/// "00" to "99", two bytes each.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
 
 /// A latency in nanoseconds, in the unit storage people read it in: µs below 10 µs, ms with
 /// three significant digits up to 10 s, else seconds.
