@@ -232,25 +232,10 @@ fn millis(s: f64) -> Option<u64> {
 /// the one float every device's `learned` object formats in every interval (issue 37's
 /// cost).
 fn write_seconds_ms(out: &mut Vec<u8>, s: f64) {
-    let Some(ms) = millis(s) else {
-        serde_json::to_writer(&mut *out, &s).expect("a float serialises");
-        return;
-    };
-    out.extend_from_slice(itoa::Buffer::new().format(ms / 1000).as_bytes());
-    let frac = ms % 1000;
-    let digits = [
-        b'.',
-        b'0' + (frac / 100) as u8,
-        b'0' + (frac / 10 % 10) as u8,
-        b'0' + (frac % 10) as u8,
-    ];
-    // "6.0" for a whole number of seconds, as serde writes 6.0; else no trailing zero.
-    let n = match frac {
-        f if f % 100 == 0 => 2,
-        f if f % 10 == 0 => 3,
-        _ => 4,
-    };
-    out.extend_from_slice(&digits[..n]);
+    match millis(s) {
+        Some(ms) => super::text::json_decimal_into::<3>(out, ms),
+        None => serde_json::to_writer(&mut *out, &s).expect("a float serialises"),
+    }
 }
 
 /// `key` then `v` as serde_json writes it (Learned::write_json and write_curve).

@@ -65,15 +65,11 @@ pub fn fixed_into(s: &mut String, v: f64, decimals: usize) {
 }
 
 /// `v` as serde_json writes a float, where `v` is a figure to the millionth from 0.001 up to
-/// 10^6 (a judgement's ratio to its baseline: learn's ratio_figure): its whole part, then its
-/// millionths without trailing zeros ("1.0", "1.023456", "0.5"). A float that is the nearest
-/// to n/10^6 there prints as that decimal: it reads back as the same float, and no decimal of
-/// fewer digits does (two such decimals are 10^-6 apart, the float's spacing far finer), so
-/// it is the shortest, which is what serde_json writes; the decimal notation is serde_json's
-/// for the whole range. Returns false, writing nothing, for any other value (the caller
-/// writes it by serde_json): two of a judgement's floats a direction and interval were
-/// serde_json's shortest-digits search (~170 instructions each), for figures that are six
-/// decimals at most (issue 37's cost).
+/// 10^6 (a judgement's ratio to its baseline: learn's ratio_figure), by [`json_decimal_into`].
+/// Returns false, writing nothing, for any other value (the caller writes it by serde_json):
+/// two of a judgement's floats a direction and interval were serde_json's shortest-digits
+/// search (~170 instructions each), for figures that are six decimals at most (issue 37's
+/// cost).
 pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
     if !(0.001..1e6).contains(&v) {
         return false;
@@ -84,24 +80,45 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
     if n as f64 / 1e6 != v {
         return false;
     }
-    let whole = n / 1_000_000;
-    let frac = (n - whole * 1_000_000) as usize;
-    // The millionths as six digits, two at a time, then without trailing zeros (one digit
-    // at least: "1.0").
-    let mut buf = [0u8; 16];
-    for (k, pair) in [frac / 10_000, frac / 100 % 100, frac % 100]
-        .into_iter()
-        .enumerate()
-    {
-        buf[10 + 2 * k..12 + 2 * k].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
+    json_decimal_into::<6>(out, n as u64);
+    true
+}
+
+/// The decimal `n` / 10^`DECIMALS` (1 to 6 decimals) as serde_json writes the float that is
+/// nearest to it, for a caller that knows that float reads back as this decimal and no
+/// shorter one (a figure rounded to those decimals, within a range where the floats are far
+/// finer than 10^-decimals): its whole part, then the decimals without trailing zeros, one at
+/// least ("6.0", "1.023456"), which is the shortest decimal serde_json writes. A learned
+/// object's seconds (to the millisecond) and a judgement's ratio (to the millionth) are
+/// written so, not by serde_json's shortest-digits search (issue 37's cost).
+/// `DECIMALS` a constant: the divisions by its power of ten are multiplications.
+#[inline(always)]
+pub fn json_decimal_into<const DECIMALS: u32>(out: &mut Vec<u8>, n: u64) {
+    const { assert!(DECIMALS >= 1 && DECIMALS <= 6) };
+    let (whole, mut frac) = (n / 10u64.pow(DECIMALS), n % 10u64.pow(DECIMALS));
+    // The whole part (at most 20 digits) before the point, the decimals after it, in one
+    // buffer written once.
+    const POINT: usize = 20;
+    let mut buf = [0u8; POINT + 7];
+    let end = POINT + 1 + DECIMALS as usize;
+    // The decimals two at a time from the right, then without trailing zeros.
+    let (mut at, mut left) = (end, DECIMALS);
+    while left >= 2 {
+        at -= 2;
+        let p = 2 * (frac % 100) as usize;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+        frac /= 100;
+        left -= 2;
     }
-    let mut end = 16;
-    while end > 11 && buf[end - 1] == b'0' {
+    if left == 1 {
+        buf[at - 1] = b'0' + (frac % 10) as u8;
+    }
+    let mut end = end;
+    while end > POINT + 2 && buf[end - 1] == b'0' {
         end -= 1;
     }
-    buf[9] = b'.';
-    // The whole part (below 10^6), its digits backwards from the point.
-    let (mut at, mut w) = (9, whole as usize);
+    buf[POINT] = b'.';
+    let (mut at, mut w) = (POINT, whole);
     loop {
         at -= 1;
         buf[at] = b'0' + (w % 10) as u8;
@@ -111,7 +128,6 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
         }
     }
     out.extend_from_slice(&buf[at..end]);
-    true
 }
 
 /// "00" to "99", two bytes each.
@@ -228,15 +244,17 @@ pub fn fmt_coef(c: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// json_millionths_into writes what serde_json writes, wherever it writes: every
-    /// millionth from 0.001 to 3, then a spread of them up to 10^6, and it declines the rest.
+    /// millionth from 0.001 to 3, then a spread of them up to 10^6, and it declines the rest;
+    /// json_decimal_into writes a figure to the millisecond as serde_json does too.
     #[test]
     fn millionths_are_written_as_serde_json_writes_them() {
         let check = |n: u64| {
             let v = n as f64 / 1e6;
             let mut out = Vec::new();
-            if super::json_millionths_into(&mut out, v) {
+            if json_millionths_into(&mut out, v) {
                 assert_eq!(
                     String::from_utf8(out).unwrap(),
                     serde_json::to_string(&v).unwrap(),
@@ -255,6 +273,24 @@ mod tests {
             assert!(check(n), "{n} millionths declined");
             n += n / 997 + 7_919;
         }
+        // The learned object's seconds, to the millisecond (learned::write_seconds_ms): every
+        // millisecond up to 1,000 s, then a spread of them up to 10^12 s.
+        let seconds = |n: u64| {
+            let mut out = Vec::new();
+            json_decimal_into::<3>(&mut out, n);
+            let v = n as f64 / 1e3;
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&v).unwrap(),
+                "{n} ms"
+            );
+        };
+        (0..=1_000_000).for_each(seconds);
+        let mut n: u64 = 1_000_001;
+        while n < 1_000_000_000_000_000 {
+            seconds(n);
+            n += n / 991 + 104_729;
+        }
         // Not figures to the millionth, or out of the range: declined.
         for v in [
             0.1234567,
@@ -265,10 +301,9 @@ mod tests {
             f64::NAN,
             f64::INFINITY,
         ] {
-            assert!(!super::json_millionths_into(&mut Vec::new(), v), "{v}");
+            assert!(!json_millionths_into(&mut Vec::new(), v), "{v}");
         }
     }
-    use super::*;
 
     #[test]
     fn latency_units() {
