@@ -8,7 +8,9 @@
 use super::model::{figure, Bucket, Dir, Series, SizeClass};
 use crate::analysis::learned::Summary;
 use crate::analysis::state as vocab;
-use crate::analysis::text::{fixed, fmt_latency_ns};
+use crate::analysis::text::{
+    fixed, fixed_into, fmt_iops_into, fmt_latency_ns, fmt_latency_ns_into, fmt_ratio_into,
+};
 use crate::analysis::{LatencyNs, LevelPoint};
 use serde::Serialize;
 
@@ -415,9 +417,6 @@ impl Words {
     /// The judgement in words: the baseline, then the knee and the IOPS within the target, or
     /// how far the traffic reached below the knee (`reached`, in flight).
     fn summary(&self) -> String {
-        use crate::analysis::text::{
-            fixed_into, fmt_iops_into, fmt_latency_ns_into, fmt_ratio_into,
-        };
         let (c, base, target, top_ratio, reached) =
             (self, &self.base, self.target, self.top_ratio, self.reached);
         // One string, each figure written into it (`fixed_into` and the like: core::fmt's
