@@ -2,7 +2,7 @@
 //! row, the request-size classes and the baseline estimate it names. Data only, here below the
 //! monitor so that the monitor's rows can carry it without naming learn/ (issue 36.2: learning
 //! is an observer of the monitor's intervals). learn/ computes it and re-exports these types.
-//! Imports only: analysis/state.rs, analysis/shared.rs.
+//! Imports only: analysis/state.rs, analysis/shared.rs, analysis/text.rs.
 
 use super::shared::{Shared, Written};
 use super::state::{Dir, State};
