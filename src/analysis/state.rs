@@ -149,9 +149,21 @@ pub fn target_latency_ns(baseline_p95_ns: f64, user_target_ns: Option<f64>) -> f
 }
 
 /// Requests per second that can be added before the target is reached: the most IOPS the
-/// curve served within the target minus the current IOPS, never below zero.
+/// curve served within the target minus the current IOPS, never below zero, in whole
+/// requests rounded down. The ceiling is a figure to three or four significant digits and
+/// the current IOPS a rate over one interval: a fraction of a request per second
+/// ("300.0055432561029") is a precision the figure does not have, and rounding down never
+/// promises a request the ceiling does not hold.
 pub fn headroom_iops(max_iops_within_target: f64, current_iops: f64) -> f64 {
-    (max_iops_within_target - current_iops).max(0.0)
+    let h = (max_iops_within_target - current_iops).max(0.0);
+    // Rounded down by the conversion through i64 (an instruction each way, where floor is a
+    // call into libm on x86-64's baseline and u64's take several), below 10^15; past that (or
+    // NaN) as it is.
+    if h < 1e15 {
+        h as i64 as f64
+    } else {
+        h
+    }
 }
 
 /// What a direction's baseline rests on.
@@ -872,7 +884,10 @@ impl DirJudgement {
         let ratio_end = out.len();
         key(out, "headroom_iops");
         let headroom_at = out.len();
-        json_value(out, headroom_iops);
+        match headroom_iops {
+            Some(h) if super::text::json_whole_into(out, *h) => {}
+            _ => json_value(out, headroom_iops),
+        }
         if let Some(w) = written {
             if let Some(r) = ratio {
                 w.note(*r, ratio_at..ratio_end);

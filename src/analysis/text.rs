@@ -84,6 +84,24 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
     true
 }
 
+/// `v` as serde_json writes a float, where `v` is a whole number from 0 to 10^15 ("300.0"):
+/// a judgement's headroom, in whole requests a second ([`super::state::headroom_iops`]).
+/// Returns false, writing nothing, for any other value (the caller writes it by serde_json):
+/// the headroom of each direction was serde_json's shortest-digits search (~170
+/// instructions), for a figure that is an integer (issue 37's cost).
+pub fn json_whole_into(out: &mut Vec<u8>, v: f64) -> bool {
+    // Positive (not -0.0, which serde writes with its sign), whole, and below 10^15, where
+    // serde_json writes every integer's float as its digits and ".0".
+    // The conversion (through i64: an instruction each way) truncates: a whole number comes
+    // back as itself (-0.0 does too, and is told by its sign bit; NaN fails the range).
+    if !(v.is_sign_positive() && v < 1e15 && v == v as i64 as f64) {
+        return false;
+    }
+    out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+    out.extend_from_slice(b".0");
+    true
+}
+
 /// The decimal `n` / 10^`DECIMALS` (1 to 6 decimals) as serde_json writes the float that is
 /// nearest to it, for a caller that knows that float reads back as this decimal and no
 /// shorter one (a figure rounded to those decimals, within a range where the floats are far
@@ -302,6 +320,41 @@ mod tests {
             f64::INFINITY,
         ] {
             assert!(!json_millionths_into(&mut Vec::new(), v), "{v}");
+        }
+    }
+
+    /// json_whole_into writes what serde_json writes for every whole number up to 2·10^6,
+    /// then a spread of them up to 10^15, and declines the rest (fractions, -0.0, 10^15 and
+    /// above, where serde_json writes an exponent).
+    #[test]
+    fn whole_numbers_are_written_as_serde_json_writes_them() {
+        let check = |v: f64| {
+            let mut out = Vec::new();
+            assert!(json_whole_into(&mut out, v), "{v} declined");
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&v).unwrap(),
+                "{v}"
+            );
+        };
+        (0..=2_000_000u64).for_each(|n| check(n as f64));
+        let mut n: u64 = 2_000_001;
+        while n < 1_000_000_000_000_000 {
+            check(n as f64);
+            n += n / 991 + 104_729;
+        }
+        check(999_999_999_999_999.0);
+        for v in [
+            0.5,
+            300.0055432561029,
+            -0.0,
+            -1.0,
+            1e15,
+            1e16,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            assert!(!json_whole_into(&mut Vec::new(), v), "{v}");
         }
     }
 

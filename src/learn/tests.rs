@@ -912,10 +912,7 @@ fn a_ceiling_gives_no_headroom_beside_more_of_the_other_direction_than_it_was_me
         "reads {w_other} beside the writes' ceiling"
     );
     let h = writes.headroom_iops.unwrap_or_else(|| panic!("{writes:?}"));
-    assert!(
-        (h - (writes.max_iops.unwrap() - fewer.w_s)).abs() < 1e-6,
-        "{h}"
-    );
+    assert_eq!(h, (writes.max_iops.unwrap() - fewer.w_s).floor(), "{h}");
     assert_eq!(judged(&l, &fewer).write.headroom_iops, Some(h));
 }
 
