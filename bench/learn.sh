@@ -68,10 +68,15 @@ def cpu(cmd):
     """CPU seconds, user seconds and minor faults of one run. User time apart: the
     kernel's part differs with how the allocator's heap grows and shrinks; the minor faults
     are most of that difference (--no-learn's heap gives its line buffer back each sample and
-    faults it in again; learning's long-lived state keeps it)."""
-    p = subprocess.Popen((["taskset", "-c", pin] if pin else []) + cmd, stdout=null)
-    _, status, ru = os.wait4(p.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, cmd
+    faults it in again; learning's long-lived state keeps it).
+    The run's stderr (a live run's notes, the same each time) is shown only if it fails."""
+    with open(tmp + "/stderr", "w+") as err:
+        p = subprocess.Popen((["taskset", "-c", pin] if pin else []) + cmd, stdout=null,
+                             stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            sys.exit("bench/learn.sh: %s failed:\n%s" % (" ".join(cmd), err.read()))
     return ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_minflt
 # Each input's arguments and its number of intervals (what a sample's figures divide by).
 inputs = {
