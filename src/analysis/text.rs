@@ -90,10 +90,10 @@ pub fn json_millionths_into(out: &mut Vec<u8>, v: f64) -> bool {
 /// the headroom of each direction was serde_json's shortest-digits search (~170
 /// instructions), for a figure that is an integer (issue 37's cost).
 pub fn json_whole_into(out: &mut Vec<u8>, v: f64) -> bool {
-    // Positive (not -0.0, which serde writes with its sign), whole, and below 10^15, where
-    // serde_json writes every integer's float as its digits and ".0".
-    // The conversion (through i64: an instruction each way) truncates: a whole number comes
-    // back as itself (-0.0 does too, and is told by its sign bit; NaN fails the range).
+    // Positive (not -0.0, which serde writes with its sign), below 10^15 (serde_json writes
+    // every whole float there as its digits and ".0"), and whole: the conversion through
+    // i64 (an instruction each way) truncates, so a whole number comes back as itself (NaN
+    // fails the range).
     if !(v.is_sign_positive() && v < 1e15 && v == v as i64 as f64) {
         return false;
     }
@@ -115,7 +115,8 @@ pub fn json_decimal_into<const DECIMALS: u32>(out: &mut Vec<u8>, n: u64) {
     const { assert!(DECIMALS >= 1 && DECIMALS <= 6) };
     let (whole, mut frac) = (n / 10u64.pow(DECIMALS), n % 10u64.pow(DECIMALS));
     // The whole part (at most 20 digits) before the point, the decimals after it, in one
-    // buffer written once.
+    // buffer written once: the whole part by itoa and the decimals by a second copy cost
+    // ~200 instructions a row more in `stat --json` (steady devices, 600 samples, 00:18).
     const POINT: usize = 20;
     let mut buf = [0u8; POINT + 7];
     let end = POINT + 1 + DECIMALS as usize;
