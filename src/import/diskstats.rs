@@ -324,46 +324,9 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
             .map(|v| format!("iosat-record {}", v.trim())),
         _ => None,
     };
-    out.notes.push(match source {
-        Source::Iosat => format!(
-            "{}: rates from raw /proc/diskstats counters over the interval measured by the \
-             monotonic clock (iosat stat's formulas)",
-            path.display()
-        ),
-        Source::PtDiskstats => format!(
-            "{}: rates from raw /proc/diskstats counters over the intervals between the TS \
-             wall-clock stamps; no sysfs facts in such a file, so partitions are told from \
-             disks by name",
-            path.display()
-        ),
-    });
-    out.notes.extend(incident_notes(text, first_over));
-    out.notes.append(&mut warnings);
-    for t in tracks.iter().filter(|t| t.series.shown_by_default) {
-        if t.series.samples.is_empty() {
-            out.notes.push(format!(
-                "{}: no interval with a value (device new, reset or re-created each time)",
-                t.series.device
-            ));
-        } else if t.skipped > 0 {
-            out.notes.push(format!(
-                "{}: {} interval{} without a value (device new, reset or re-created)",
-                t.series.device,
-                t.skipped,
-                if t.skipped == 1 { "" } else { "s" }
-            ));
-        }
-    }
-    for t in &tracks {
-        // The cap the recorded run declared (issue 42), as the page says it: for any device
-        // (the run named it).
-        if let Some(w) = crate::analysis::declared::run_words(&t.caps) {
-            out.notes.push(format!("{}: {w}", t.series.device));
-        }
-        // Windows are sampled only for the devices the run selected: each is said.
-        out.notes.extend(burst_words(t));
-        out.notes.extend(t.cgroups.words(&t.series.device));
-    }
+    out.notes.extend(file_notes(
+        path, source, text, first_over, warnings, &tracks,
+    ));
     out.devices = tracks
         .into_iter()
         .filter(|t| !t.series.samples.is_empty())
@@ -377,6 +340,61 @@ pub fn parse(path: &Path, text: &str) -> Result<FileImport> {
         })
         .collect();
     Ok(out)
+}
+
+/// The file's notes (the words beside its numbers): how its rates were computed, the
+/// incident, the replay's warnings, the devices without values, and each device's declared
+/// cap, burst windows and cgroups.
+fn file_notes(
+    path: &Path,
+    source: Source,
+    text: &str,
+    first_over: Option<(i64, String, String)>,
+    mut warnings: Vec<String>,
+    tracks: &[Track],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    notes.push(match source {
+        Source::Iosat => format!(
+            "{}: rates from raw /proc/diskstats counters over the interval measured by the \
+             monotonic clock (iosat stat's formulas)",
+            path.display()
+        ),
+        Source::PtDiskstats => format!(
+            "{}: rates from raw /proc/diskstats counters over the intervals between the TS \
+             wall-clock stamps; no sysfs facts in such a file, so partitions are told from \
+             disks by name",
+            path.display()
+        ),
+    });
+    notes.extend(incident_notes(text, first_over));
+    notes.append(&mut warnings);
+    for t in tracks.iter().filter(|t| t.series.shown_by_default) {
+        if t.series.samples.is_empty() {
+            notes.push(format!(
+                "{}: no interval with a value (device new, reset or re-created each time)",
+                t.series.device
+            ));
+        } else if t.skipped > 0 {
+            notes.push(format!(
+                "{}: {} interval{} without a value (device new, reset or re-created)",
+                t.series.device,
+                t.skipped,
+                if t.skipped == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    for t in tracks {
+        // The cap the recorded run declared (issue 42), as the page says it: for any device
+        // (the run named it).
+        if let Some(w) = crate::analysis::declared::run_words(&t.caps) {
+            notes.push(format!("{}: {w}", t.series.device));
+        }
+        // Windows are sampled only for the devices the run selected: each is said.
+        notes.extend(burst_words(t));
+        notes.extend(t.cgroups.words(&t.series.device));
+    }
+    notes
 }
 
 /// The span (s) of a recording's intervals for device `dev` (kernel or display name) and the
