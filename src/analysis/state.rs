@@ -150,10 +150,10 @@ pub fn target_latency_ns(baseline_p95_ns: f64, user_target_ns: Option<f64>) -> f
 
 /// Requests per second that can be added before the target is reached: the most IOPS the
 /// curve served within the target minus the current IOPS, never below zero, in whole
-/// requests rounded down. The ceiling is a figure to three or four significant digits and
-/// the current IOPS a rate over one interval: a fraction of a request per second
-/// ("300.0055432561029") is a precision the figure does not have, and rounding down never
-/// promises a request the ceiling does not hold.
+/// requests rounded down. The ceiling is the most IOPS intervals served, the current IOPS a
+/// rate over one interval, each uncertain by far more than a request a second: a fraction of
+/// one ("300.0055432561029") is a precision the figure does not have, and rounding down
+/// never promises a request the ceiling does not hold.
 pub fn headroom_iops(max_iops_within_target: f64, current_iops: f64) -> f64 {
     let h = (max_iops_within_target - current_iops).max(0.0);
     // Rounded down by the conversion through i64 (an instruction each way, where floor is a
@@ -164,6 +164,12 @@ pub fn headroom_iops(max_iops_within_target: f64, current_iops: f64) -> f64 {
     } else {
         h
     }
+}
+
+/// The headroom of a direction with no I/O in the interval: all of its ceiling, by
+/// [`headroom_iops`]'s rule (whole requests, rounded down) as any other headroom.
+pub fn idle_headroom(ceiling: Option<f64>) -> Option<f64> {
+    ceiling.map(|c| headroom_iops(c, 0.0))
 }
 
 /// What a direction's baseline rests on.
@@ -618,7 +624,7 @@ impl DirJudgement {
         if obs.iops <= 0.0 {
             // No I/O this way: idle, and all of the ceiling is headroom.
             self.state = State::Idle;
-            self.headroom_iops = ceiling;
+            self.headroom_iops = idle_headroom(ceiling);
             self.changed_no_headroom(self.headroom_iops.is_some());
             return;
         }

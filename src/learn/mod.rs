@@ -926,10 +926,12 @@ impl Device {
                 None => {
                     d.reset_to(&self.model, idle_curve);
                     d.state = State::Idle;
-                    d.headroom_iops = crate::analysis::state::ceiling_for_mix(
-                        d.max_iops,
-                        d.ceiling_other_iops,
-                        other_iops(points, dir),
+                    d.headroom_iops = crate::analysis::state::idle_headroom(
+                        crate::analysis::state::ceiling_for_mix(
+                            d.max_iops,
+                            d.ceiling_other_iops,
+                            other_iops(points, dir),
+                        ),
                     );
                 }
             }
@@ -1192,7 +1194,7 @@ impl Device {
                 .max_by(|a, b| a.requests.total_cmp(&b.requests));
             l.reset_to(&self.model, best);
             l.state = State::Idle;
-            l.headroom_iops = l.max_iops;
+            l.headroom_iops = crate::analysis::state::idle_headroom(l.max_iops);
             return;
         }
         // At most six points (reads, writes; by size class): judged on the stack, no

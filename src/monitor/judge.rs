@@ -450,7 +450,7 @@ fn plain_direction(
             );
             if iops <= 0.0 {
                 w.state = State::Idle;
-                w.headroom_iops = ceiling;
+                w.headroom_iops = crate::analysis::state::idle_headroom(ceiling);
             } else {
                 w.ratio = Some(d.ratio?);
                 w.state = State::of_ratio(w.ratio);
