@@ -530,10 +530,10 @@ struct Usual {
 }
 
 impl Usual {
-    /// Whether `points` have this shape (`main`: the point of most requests).
-    fn fits(&self, points: &[Point], main: usize) -> bool {
+    /// Whether `points` have this shape (the device's direction is weighed once they are
+    /// judged: Device::judge_usual).
+    fn fits(&self, points: &[Point]) -> bool {
         points.len() == 1 + usize::from(self.dirs[1].is_some())
-            && main == usize::from(self.main)
             && points
                 .iter()
                 .zip(self.dirs.iter().zip(&self.classes))
@@ -551,10 +551,34 @@ fn other_iops(points: &[Point], dir: Dir) -> f64 {
     }
 }
 
-/// The point of most requests (the last of equals, as `max_by` takes it): its direction's
-/// figures are the device's.
-fn main_point(points: &[Point]) -> Option<usize> {
-    (0..points.len()).max_by(|&a, &b| points[a].requests.total_cmp(&points[b].requests))
+/// A direction's judgement as the judgement's rule weighs it ([`Weighed::below`]).
+///
+/// [`Weighed::below`]: crate::analysis::state::Weighed::below
+fn weighed(d: &Learned, dir: Dir) -> crate::analysis::state::Weighed {
+    crate::analysis::state::Weighed {
+        dir,
+        basis: d
+            .judged_by()
+            .map_or(crate::analysis::state::Basis::None, |(_, b)| b),
+        state: d.state,
+        ratio: d.ratio,
+        headroom_iops: d.headroom_iops,
+    }
+}
+
+/// Which of a device's direction judgements (reads before writes, as judge_into makes them:
+/// one or both) is the device's: the worst state, then the higher ratio (two within a tie
+/// by the less room), then the judged one, then reads; the rule of every view's judgement
+/// (analysis::state::Judgement::of), so that learning's device judgement and the view's
+/// are one where learning alone judges. None: no direction.
+fn binding(dirs: &[Learned]) -> Option<usize> {
+    match dirs {
+        [] => None,
+        [_] => Some(0),
+        [r, w, ..] => Some(usize::from(
+            weighed(r, Dir::Read).below(weighed(w, Dir::Write)),
+        )),
+    }
 }
 
 /// A change of the device as its judgement tells it: the summary (the change's words, then
@@ -883,12 +907,6 @@ impl Device {
     fn judge_into(&self, l: &mut Learned, points: &[Point], mixed: &[Dir]) -> Made {
         let mut made = Made::default();
         let mut dirs = std::mem::take(&mut l.directions);
-        // The direction that carried most requests: the device's figures are its.
-        let main_dir = points
-            .iter()
-            .max_by(|a, b| a.requests.total_cmp(&b.requests))
-            .map(|p| p.dir);
-        let (mut main_k, mut with_points) = (None, [false; 2]);
         let mut n = 0;
         for dir in [Dir::Read, Dir::Write] {
             // points_of gives a direction's points together: one, or one per size class.
@@ -916,13 +934,7 @@ impl Device {
             }
             let d = &mut dirs[n];
             match point {
-                Some(p) => {
-                    self.judge_points_into(d, p, mixed);
-                    with_points[n] = true;
-                    if main_dir == Some(dir) {
-                        main_k = Some(n);
-                    }
-                }
+                Some(p) => self.judge_points_into(d, p, mixed),
                 None => {
                     d.reset_to(&self.model, idle_curve);
                     d.state = State::Idle;
@@ -938,21 +950,16 @@ impl Device {
             n += 1;
         }
         dirs.truncate(n);
-        match main_k {
-            // The device's judgement is its main direction's (the same curve, point, ratio
-            // and headroom judge_points_into would give over all the points), with the worst
-            // state and the mixed flag of every direction with I/O: one judgement fewer per
-            // device and interval (issue 37's cost).
-            Some(k) => {
-                l.copy_judgement_from(&dirs[k]);
-                let busy = || dirs.iter().zip(with_points).filter(|(_, w)| *w);
-                l.state = State::worst(busy().map(|(d, _)| d.state));
-                l.flags.mixed = busy().any(|(d, _)| d.flags.mixed);
-                // Worse than the main direction's: its headroom by the one rule too.
-                if crate::analysis::state::NoHeadroom::of(l.state).is_some() {
-                    l.headroom_iops = Some(0.0);
-                }
-            }
+        // Idle: the device at rest, the figures of the series it learned most
+        // (judge_points_into), not the direction a rule takes between two idle ones.
+        match binding(&dirs).filter(|_| !points.is_empty()) {
+            // The device's judgement is its binding direction's, whole, by the judgement's
+            // own rule (analysis::state::Weighed): its state, ratio, headroom, curve and
+            // flags, never a state from one direction beside the figures of the other;
+            // every view's judgement of a row learning alone judges is then this one
+            // (monitor::judge reads it), and one judgement fewer is made per device and
+            // interval (issue 37's cost).
+            Some(k) => l.copy_judgement_from(&dirs[k]),
             None => self.judge_points_into(l, points, mixed),
         }
         l.directions = dirs;
@@ -1069,9 +1076,9 @@ impl Device {
             }
             (u.dirs[k], u.classes[k], u.curves[k]) = (Some(p.dir), class, u8::try_from(i).ok()?);
         }
-        let main = main_point(points)?;
+        let main = binding(&l.directions)?;
         let m = &l.directions[main];
-        // The device's figures are the main direction's curve's; its words are that curve's,
+        // The device's figures are the binding direction's curve's; its words that curve's,
         // or, while a change is told, the change's told last before that curve's.
         let words = match (u.changed, self.told.as_deref()) {
             (false, _) => l.holds(m.summary.as_ref(), m.direction, m.size_class),
@@ -1111,13 +1118,10 @@ impl Device {
     /// usual interval.
     fn judge_usual(&mut self, l: &mut Learned, points: &[Point]) -> Option<Made> {
         let changed = self.watch.change().is_some();
-        let held = self.usual.filter(|u| {
-            u.changed == changed
-                && main_point(points).is_some_and(|main| u.fits(points, main))
-                && self.agreed()
-        });
+        let held = self
+            .usual
+            .filter(|u| u.changed == changed && u.fits(points) && self.agreed());
         let u = held.or_else(|| self.usual_of(l, points))?;
-        self.usual = Some(u);
         #[cfg(debug_assertions)]
         let before = l.clone();
         for ((p, d), &c) in points.iter().zip(&mut l.directions).zip(&u.curves) {
@@ -1136,18 +1140,19 @@ impl Device {
                 p.interval_iops(),
             );
         }
-        // The device's: its main direction's interval figures (its curve's are there
-        // already), with the worst state, and no headroom by the one rule.
-        let state = State::worst(l.directions.iter().map(|d| d.state));
+        // The device's: its binding direction's interval figures (its curve's are there
+        // already), while that is the direction whose curve the device holds; else the
+        // general judgement (judge_into writes every direction over again).
+        if binding(&l.directions) != Some(usize::from(u.main)) {
+            return None;
+        }
+        self.usual = Some(u);
         let m = &l.directions[usize::from(u.main)];
-        let (ratio, headroom) = (m.ratio, m.headroom_iops);
+        let (state, ratio, headroom) = (m.state, m.ratio, m.headroom_iops);
         l.reset_interval(&self.model);
         l.state = state;
         l.ratio = ratio;
-        l.headroom_iops = match crate::analysis::state::NoHeadroom::of(state) {
-            Some(_) => Some(0.0),
-            None => headroom,
-        };
+        l.headroom_iops = headroom;
         // A change told leads the main direction's curve's words, as judge_into tells it.
         let made = Made {
             told: changed

@@ -250,16 +250,17 @@ fn a_judgement_has_a_reference_exactly_when_a_direction_has_a_baseline() {
 }
 
 #[test]
-fn the_devices_judgement_is_the_one_over_all_its_points() {
-    // The device's figures are taken from its main direction's judgement (not a third
-    // judgement): for intervals of every mix of directions, size classes and loads, they are
-    // what judging all the interval's points at once gives.
+fn the_devices_judgement_is_its_binding_directions_whole() {
+    // The device's judgement is one of its directions' judgements, whole (not a third one,
+    // nor a state from one direction beside the figures of the other): the direction every
+    // view's judgement takes (analysis::state::Judgement::of's rule), with the worst state.
+    // For intervals of every mix of directions, size classes and loads.
     let mut d = Device {
         model: busy_day(4000),
         ..Device::default()
     };
     d.estimate(None);
-    let mut seen_states = std::collections::BTreeSet::new();
+    let (mut seen_states, mut not_most_requests) = (std::collections::BTreeSet::new(), 0);
     for (i, c) in wandering(0.25, 64.0, 600) {
         let mut pts: Vec<Point> = Vec::new();
         for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
@@ -273,15 +274,39 @@ fn the_devices_judgement_is_the_one_over_all_its_points() {
         }
         let mixed: &[Dir] = if i % 7 == 0 { &[Dir::Write] } else { &[] };
         let got = d.judge(&pts, mixed);
-        let mut want = Learned::empty(&d.model);
-        d.judge_points_into(&mut want, &pts, mixed);
         let mut got_flat = got.clone();
         got_flat.directions.clear();
+        let k = binding(&got.directions).expect("a direction with I/O");
+        let mut want = got.directions[k].clone();
+        want.directions.clear();
         assert_eq!(got_flat, want, "interval {i}: {pts:?}");
+        assert_eq!(
+            got.state,
+            State::worst(got.directions.iter().map(|d| d.state)),
+            "interval {i}"
+        );
+        // The view's rule, asked of the view's own weighing of each direction.
+        if let [r, w] = &got.directions[..] {
+            let view = crate::analysis::state::Weighed::below(
+                weighed(r, Dir::Read),
+                weighed(w, Dir::Write),
+            );
+            assert_eq!(
+                got.direction,
+                Some(if view { Dir::Write } else { Dir::Read })
+            );
+        }
+        let most = pts
+            .iter()
+            .max_by(|a, b| a.requests.total_cmp(&b.requests))
+            .map(|p| p.dir);
+        not_most_requests += usize::from(got.direction.is_some() && got.direction != most);
         seen_states.insert(got.state.as_str());
     }
-    // The check covered more than one kind of judgement.
+    // The check covered more than one kind of judgement, and devices whose binding
+    // direction is not the one of most requests.
     assert!(seen_states.len() >= 2, "{seen_states:?}");
+    assert!(not_most_requests > 0);
 }
 
 /// Interval reports of a StatEngine fed diskstats texts one second apart.

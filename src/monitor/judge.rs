@@ -317,6 +317,16 @@ pub fn prefetch(rows: &[DeviceRow], i: usize) {
 /// [`LearnedRefs`] nor [`Reference`] built, cloned and dropped per row and interval: issue
 /// 37's cost).
 pub fn judge(row: &DeviceRow) -> Judgement {
+    if let Some(j) = plain_judgement(row) {
+        #[cfg(debug_assertions)]
+        assert_eq!(j, judge_whole(row), "the plain judgement of {row:?}");
+        return j;
+    }
+    judge_whole(row)
+}
+
+/// [`judge`] by [`judge_with`], whatever the row.
+fn judge_whole(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
     let learned = row.learned.as_deref();
     judge_with(
@@ -360,67 +370,166 @@ impl Cells {
     }
 }
 
+/// A row that learning alone judges, as [`plain_cells`] and [`plain_judgement`] read it: no
+/// swept profile, declared cap or AWS counters, a value, and learning's judgement of the
+/// device ok or better with no flag that qualifies it; its judgement of each direction, as
+/// `Learned::direction` finds it (the first of its directions, or the device's own when it
+/// judged one direction only).
+struct Plain<'a> {
+    l: &'a crate::analysis::learned::Learned,
+    read: Option<&'a crate::analysis::learned::Learned>,
+    write: Option<&'a crate::analysis::learned::Learned>,
+    rates: &'a DiskRates,
+}
+
+impl<'a> Plain<'a> {
+    fn of(row: &'a DeviceRow) -> Option<Plain<'a>> {
+        if row.profile.is_some() || row.cap.is_some() || row.aws.is_some() {
+            return None;
+        }
+        let l = row.learned.as_deref()?;
+        // What learning said of the device already tells most rows that need their
+        // judgement (changed, flagged, past ok), before anything is computed for them.
+        if l.state > State::Ok || l.flags.qualify_state() || l.flags.spans_classes {
+            return None;
+        }
+        let rates = row.rates.as_ref().ok()?;
+        let (mut read, mut write) = (None, None);
+        let said = match l.directions.is_empty() {
+            true => std::slice::from_ref(l),
+            false => &l.directions[..],
+        };
+        for d in said {
+            match d.direction {
+                Some(Dir::Read) if read.is_none() => read = Some(d),
+                Some(Dir::Write) if write.is_none() => write = Some(d),
+                _ => {}
+            }
+        }
+        Some(Plain {
+            l,
+            read,
+            write,
+            rates,
+        })
+    }
+}
+
+/// [`judge`] of a row with I/O that learning alone judges ([`Plain`]) and judged idle,
+/// unknown or ok in each direction ([`plain_direction`]): each direction's judgement is
+/// learning's (its basis, baseline figures and flags as [`learned_into`] writes them; its
+/// state, ratio and headroom, which `DirJudgement::judge_against` would compute again from
+/// the same figures by the same rules), the device's by the judgement's rule. None: the row
+/// is judged the whole way. A thousand busy devices' JSON judged each direction twice per
+/// interval (issue 37's cost); debug builds check every such row against the whole way.
+fn plain_judgement(row: &DeviceRow) -> Option<Judgement> {
+    let Plain {
+        l,
+        read,
+        write,
+        rates: r,
+    } = Plain::of(row)?;
+    if l.state == State::Idle || !plain_direction(read, r.r_s) || !plain_direction(write, r.w_s) {
+        return None;
+    }
+    let of = |dir: Dir, said: Option<&crate::analysis::learned::Learned>, iops: f64| {
+        let mut j = DirJudgement::unknown(dir, None);
+        match said.filter(|d| d.judged_by().is_some()) {
+            Some(d) => {
+                learned_into(d, &mut j);
+                (j.state, j.ratio, j.headroom_iops) = (d.state, d.ratio, d.headroom_iops);
+            }
+            None if iops <= 0.0 => j.state = State::Idle,
+            None => {}
+        }
+        j
+    };
+    Some(Judgement::of_with_cap(
+        of(Dir::Read, read, r.r_s),
+        of(Dir::Write, write, r.w_s),
+        None,
+    ))
+}
+
 /// [`judge`]'s device cells of a row that learning alone judges and that nothing qualifies,
 /// made without building the judgement: no swept profile, declared cap or AWS counters; each
 /// direction learned with no estimate, change, mix of sizes, spanning classes or busy CPUs,
 /// and judged idle, unknown or ok (the states that carry no words and no flag). None: the row
-/// needs its whole judgement. The same rules as [`judge_with`]'s (`DirJudgement::judge_against`
-/// where it can only give idle or ok; `Weighed::below`, which `Judgement::of_with_cap` uses):
-/// a table of a thousand busy devices judged each second built and dropped a judgement of
-/// three directions per row for its two cells (issue 37's cost: ~400 of learning's ~2,700
-/// instructions a steady row). Debug builds check every row against [`judge`]
-/// (report::stat_view).
+/// needs its whole judgement. Learning's judgement of the device is its binding direction's
+/// by [`judge_with`]'s rule (`Weighed::below`, learn::binding), and a direction's figures are
+/// what `DirJudgement::judge_against` gives a learned ratio of ok (no p95 or mean read, no
+/// "slow" below saturated, the headroom by the same rule): the cells are read from it. A
+/// table of a thousand busy devices judged each second built and dropped a judgement of
+/// three directions per row for its two cells, then weighed both directions again (issue
+/// 37's cost). Debug builds check every row against [`judge`] (report::stat_view).
 pub fn plain_cells(row: &DeviceRow) -> Option<Cells> {
-    if row.profile.is_some() || row.cap.is_some() || row.aws.is_some() {
+    let Plain {
+        l,
+        read,
+        write,
+        rates: r,
+    } = Plain::of(row)?;
+    if l.state == State::Idle {
+        // Learning's idle judgement is the device's at rest (the series it learned most),
+        // not the direction the judgement's rule takes between two idle ones: weighed here.
+        let (r_dir, at_r) = weigh_plain(Dir::Read, read, r.r_s, r.w_s)?;
+        let (w_dir, at_w) = weigh_plain(Dir::Write, write, r.w_s, r.r_s)?;
+        let (w, ceiling_at_least) = if r_dir.below(w_dir) {
+            (w_dir, at_w)
+        } else {
+            (r_dir, at_r)
+        };
+        return Some(Cells {
+            state: w.state,
+            basis: w.basis,
+            qualified: false,
+            headroom_iops: w.headroom_iops,
+            no_headroom: None,
+            ceiling_at_least,
+        });
+    }
+    if !plain_direction(read, r.r_s) || !plain_direction(write, r.w_s) {
         return None;
     }
-    let l = row.learned.as_deref()?;
-    // What learning said of the device already tells most rows that need their judgement
-    // (changed, flagged, past ok), before anything is computed for them.
-    if l.state > State::Ok || l.flags.qualify_state() || l.flags.spans_classes {
-        return None;
-    }
-    let r = row.rates.as_ref().ok()?;
-    // Learning's judgement of each direction, as `Learned::direction` finds it (the first of
-    // its directions, or the device's own when it judged one direction only), in one pass.
-    let (mut read, mut write) = (None, None);
-    let said = match l.directions.is_empty() {
-        true => std::slice::from_ref(l),
-        false => &l.directions[..],
-    };
-    for d in said {
-        match d.direction {
-            Some(Dir::Read) if read.is_none() => read = Some(d),
-            Some(Dir::Write) if write.is_none() => write = Some(d),
-            _ => {}
-        }
-    }
-    // Each direction weighed, its cells made only for the one that is the device's.
-    let (r_dir, at_r) = plain_direction(Dir::Read, read, r.r_s, r.w_s)?;
-    let (w_dir, at_w) = plain_direction(Dir::Write, write, r.w_s, r.r_s)?;
-    let (w, ceiling_at_least) = if r_dir.below(w_dir) {
-        (w_dir, at_w)
-    } else {
-        (r_dir, at_r)
-    };
+    let basis = l.judged_by().map_or(Basis::None, |(_, b)| b);
     Some(Cells {
-        state: w.state,
-        basis: w.basis,
+        state: l.state,
+        basis,
         qualified: false,
-        headroom_iops: w.headroom_iops,
+        headroom_iops: l.headroom_iops,
         no_headroom: None,
-        ceiling_at_least,
+        ceiling_at_least: basis != Basis::None && l.flags.ceiling_at_least,
     })
 }
 
-/// One direction of [`plain_cells`]: what its judgement weighs, and whether its ceiling is a
+/// One direction of [`plain_cells`]: whether learning's judgement of it, `said`, at `iops`
+/// this interval, is one the judgement would take as it is, idle or ok: judged with no flag
+/// that qualifies it, idle (learning idle too: no ratio) or ok by its ratio; or not judged
+/// and without a reason learning gave (which carries words).
+#[inline(always)]
+fn plain_direction(said: Option<&crate::analysis::learned::Learned>, iops: f64) -> bool {
+    match said {
+        Some(d) if d.judged_by().is_some() => {
+            !(d.flags.qualify_state() || d.flags.spans_classes)
+                && match d.ratio {
+                    _ if iops <= 0.0 => d.ratio.is_none(),
+                    Some(ratio) => State::of_ratio(Some(ratio)) <= State::Ok,
+                    None => false,
+                }
+        }
+        Some(d) => unjudged_of(d).is_none(),
+        None => true,
+    }
+}
+
+/// One direction of an idle row's [`plain_cells`]: what its judgement weighs, and whether its ceiling is a
 /// lower bound, by `judge_against`'s rules where they can only give idle or ok (a learned
 /// ratio of ok, the ratio the judgement takes when learning gives one, so no p95 or mean is
 /// read, and no "slow" below saturated; the headroom by the same two rules), from learning's
 /// judgement of the direction, `said`, and the interval's IOPS of the direction and of the
 /// other one. None: not a plain row.
 #[inline(always)]
-fn plain_direction(
+fn weigh_plain(
     dir: Dir,
     said: Option<&crate::analysis::learned::Learned>,
     iops: f64,
@@ -833,8 +942,41 @@ mod tests {
             io_ms: 700,
             ..DiskDelta::default()
         });
+        // Each direction judged in the interval of `rates` as learning judges it (its state
+        // by its ratio, or idle; its headroom by the one rule), and the device's judgement
+        // its binding direction's, whole (learn::binding): what plain_cells reads.
+        let as_learning = |mut l: crate::analysis::learned::Learned, rates: &DiskRates| {
+            use crate::analysis::state::{ceiling_for_mix, headroom_in, idle_headroom};
+            if l.directions.len() != 2 {
+                return l;
+            }
+            let iops = [(rates.r_s, rates.w_s), (rates.w_s, rates.r_s)];
+            for (d, (now, other)) in l.directions.iter_mut().zip(iops) {
+                let ceiling = ceiling_for_mix(d.max_iops, d.ceiling_other_iops, other);
+                if now <= 0.0 {
+                    (d.state, d.ratio) = (State::Idle, None);
+                    d.headroom_iops = idle_headroom(ceiling);
+                } else {
+                    d.state = State::of_ratio(d.ratio);
+                    d.headroom_iops = headroom_in(d.state, ceiling, d.flags.ceiling_at_least, now);
+                }
+            }
+            let weigh = |d: &crate::analysis::learned::Learned, dir| Weighed {
+                dir,
+                basis: d.judged_by().map_or(Basis::None, |(_, b)| b),
+                state: d.state,
+                ratio: d.ratio,
+                headroom_iops: d.headroom_iops,
+            };
+            let [r, w] = [&l.directions[0], &l.directions[1]];
+            let k = usize::from(weigh(r, Dir::Read).below(weigh(w, Dir::Write)));
+            let mut device = l.directions[k].clone();
+            device.directions = std::mem::take(&mut l.directions);
+            device
+        };
         // Where plain_cells gives cells, they are judge's; None where it gives none.
         let plain = |l: crate::analysis::learned::Learned, rates: DiskRates, busy: Option<bool>| {
+            let l = as_learning(l, &rates);
             let row = row_of(None, Ok(rates), Some(l), busy);
             let c = plain_cells(&row);
             if let Some(c) = &c {
@@ -867,7 +1009,9 @@ mod tests {
         assert_eq!((c.state, c.headroom_iops), (State::Ok, Some(500.0)));
         assert!(c.ceiling_at_least, "the reads' ceiling is a lower bound");
         // Nothing learned yet: the "learning" cell, plain.
-        let c = plain(learned_ok("read"), second(), None).expect("nothing learned is plain");
+        let mut nothing = learned_ok("read");
+        nothing.state = State::Unknown;
+        let c = plain(nothing, second(), None).expect("nothing learned is plain");
         assert_eq!((c.state, c.basis), (State::Unknown, Basis::None));
         // Saturated writes, a mix of sizes, no ratio learned, a swept profile: the whole
         // judgement.

@@ -786,3 +786,56 @@ fn a_learned_change_is_news_in_every_view() {
         assert!(screen.contains(&pane), "no {pane:?} in:\n{screen}");
     }
 }
+
+/// Learning's own judgement of the device (`learned` in stat's JSON) is the judgement's, by
+/// the judgement's rule: the same direction, state, ratio and headroom in every interval,
+/// never the worst state beside the figures of the direction of most requests. The same
+/// recording, no profile: both directions learned from the first minute, then the tail,
+/// where the writes (300 a second beside 1,000 reads) are twice overloaded or saturated and
+/// the device is theirs (issue 37: learning said "overloaded" with the reads' 1.0x, and
+/// `learned.direction` "read" beside the judgement's "write").
+#[test]
+fn learnings_device_judgement_is_the_judgements_direction_whole() {
+    let dir = crate::util::tempdir().unwrap();
+    let profiles = dir.path().join("profiles");
+    std::fs::create_dir(&profiles).unwrap();
+    let rec = dir.path().join("rw.rec");
+    std::fs::write(&rec, recording(&samples())).unwrap();
+    let o = iosat()
+        .env("IOSAT_STATE_DIR", "")
+        .args(["stat", "--json", "--replay"])
+        .arg(&rec)
+        .arg("--profile-dir")
+        .arg(&profiles)
+        .arg("sdx")
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = ok_stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (mut compared, mut writes_bind) = (0, 0);
+    for (k, v) in lines.iter().enumerate() {
+        let d = &v["devices"][0];
+        let (j, l) = (&d["judgement"], &d["learned"]);
+        if j["basis"] != "learned" {
+            continue;
+        }
+        for key in ["direction", "state", "ratio", "headroom_iops"] {
+            assert_eq!(l[key], j[key], "interval {k}, {key}: {d}");
+        }
+        compared += 1;
+        if j["direction"] == "write" && j["state"] != "ok" {
+            // The reads carried more requests: the direction of most requests is not it.
+            assert!(
+                d["r/s"].as_f64().unwrap() > d["w/s"].as_f64().unwrap(),
+                "{d}"
+            );
+            writes_bind += 1;
+        }
+    }
+    // The comparison covered the learned minute and the tail, where the writes bound
+    // twice (overloaded, then saturated).
+    assert!(compared >= 30, "{compared} intervals judged by learning");
+    assert_eq!(writes_bind, 2, "the tail's writes judged the device twice");
+}
