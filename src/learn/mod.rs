@@ -952,7 +952,7 @@ impl Device {
         dirs.truncate(n);
         // Idle: the device at rest, the figures of the series it learned most
         // (judge_points_into), not the direction a rule takes between two idle ones.
-        match binding(&dirs).filter(|_| !points.is_empty()) {
+        match (!points.is_empty()).then(|| binding(&dirs)).flatten() {
             // The device's judgement is its binding direction's, whole, by the judgement's
             // own rule (analysis::state::Weighed): its state, ratio, headroom, curve and
             // flags, never a state from one direction beside the figures of the other;

@@ -423,13 +423,17 @@ impl<'a> Plain<'a> {
 /// is judged the whole way. A thousand busy devices' JSON judged each direction twice per
 /// interval (issue 37's cost); debug builds check every such row against the whole way.
 fn plain_judgement(row: &DeviceRow) -> Option<Judgement> {
+    // An idle device (most of a host's, each interval) is judged the whole way: asked first.
+    if row.learned.as_deref()?.state == State::Idle {
+        return None;
+    }
     let Plain {
-        l,
+        l: _,
         read,
         write,
         rates: r,
     } = Plain::of(row)?;
-    if l.state == State::Idle || !plain_direction(read, r.r_s) || !plain_direction(write, r.w_s) {
+    if !plain_direction(read, r.r_s) || !plain_direction(write, r.w_s) {
         return None;
     }
     let of = |dir: Dir, said: Option<&crate::analysis::learned::Learned>, iops: f64| {
