@@ -241,6 +241,22 @@ fn stat_judgements(rec: &Path, profiles: &Path) -> Vec<Judgement> {
         .collect()
 }
 
+/// The lines `iosat stat --json --replay REC ARGS` prints (learning in memory: nothing of
+/// an earlier run), parsed.
+fn stat_json_lines(rec: &Path, args: &[&std::ffi::OsStr]) -> Vec<serde_json::Value> {
+    let o = iosat()
+        .env("IOSAT_STATE_DIR", "")
+        .args(["stat", "--json", "--replay"])
+        .arg(rec)
+        .args(args)
+        .output()
+        .unwrap();
+    ok_stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// What a view printed of one direction: state, basis, ratio and headroom.
 #[derive(Debug, Clone, PartialEq)]
 struct Shown {
@@ -671,16 +687,7 @@ fn a_learned_change_is_news_in_every_view() {
     let n = samples.len() - 1;
 
     // 1. stat --json: the learned change, and the judgement of the reads and the device.
-    let o = iosat()
-        .env("IOSAT_STATE_DIR", "")
-        .args(["stat", "--json", "--replay"])
-        .arg(&rec)
-        .output()
-        .unwrap();
-    let lines: Vec<serde_json::Value> = ok_stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = stat_json_lines(&rec, &[]);
     assert_eq!(lines.len(), n, "one line per interval");
     let device = |i: usize| &lines[i]["devices"][0];
     let num = |v: &serde_json::Value, k: &str| v[k].as_f64();
@@ -801,19 +808,10 @@ fn learnings_device_judgement_is_the_judgements_direction_whole() {
     std::fs::create_dir(&profiles).unwrap();
     let rec = dir.path().join("rw.rec");
     std::fs::write(&rec, recording(&samples())).unwrap();
-    let o = iosat()
-        .env("IOSAT_STATE_DIR", "")
-        .args(["stat", "--json", "--replay"])
-        .arg(&rec)
-        .arg("--profile-dir")
-        .arg(&profiles)
-        .arg("sdx")
-        .output()
-        .unwrap();
-    let lines: Vec<serde_json::Value> = ok_stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = stat_json_lines(
+        &rec,
+        &["--profile-dir".as_ref(), profiles.as_ref(), "sdx".as_ref()],
+    );
     let (mut compared, mut writes_bind) = (0, 0);
     for (k, v) in lines.iter().enumerate() {
         let d = &v["devices"][0];
