@@ -366,6 +366,22 @@ impl Learned {
         }
     }
 
+    /// This judgement of direction `dir` as the judgement's rule weighs it
+    /// ([`super::state::Weighed::below`]): its basis (what [`Learned::judged_by`] gives),
+    /// state, ratio and headroom. Learning weighs its directions by it to take the device's
+    /// (learn::binding), as every view weighs its own.
+    pub fn weighed(&self, dir: Dir) -> super::state::Weighed {
+        super::state::Weighed {
+            dir,
+            basis: self
+                .judged_by()
+                .map_or(super::state::Basis::None, |(_, b)| b),
+            state: self.state,
+            ratio: self.ratio,
+            headroom_iops: self.headroom_iops,
+        }
+    }
+
     /// The curve's part of [`Learned::write_json`]: `,"direction":` through
     /// `"max_iops_at_least":`, as serde writes them.
     /// Returns where in `out` the baseline's figures are (`,"baseline_latency_ns":` through

@@ -551,21 +551,6 @@ fn other_iops(points: &[Point], dir: Dir) -> f64 {
     }
 }
 
-/// A direction's judgement as the judgement's rule weighs it ([`Weighed::below`]).
-///
-/// [`Weighed::below`]: crate::analysis::state::Weighed::below
-fn weighed(d: &Learned, dir: Dir) -> crate::analysis::state::Weighed {
-    crate::analysis::state::Weighed {
-        dir,
-        basis: d
-            .judged_by()
-            .map_or(crate::analysis::state::Basis::None, |(_, b)| b),
-        state: d.state,
-        ratio: d.ratio,
-        headroom_iops: d.headroom_iops,
-    }
-}
-
 /// Which of a device's direction judgements (reads before writes, as judge_into makes them:
 /// one or both) is the device's: the worst state, then the higher ratio (two within a tie
 /// by the less room), then the judged one, then reads; the rule of every view's judgement
@@ -576,7 +561,7 @@ fn binding(dirs: &[Learned]) -> Option<usize> {
         [] => None,
         [_] => Some(0),
         [r, w, ..] => Some(usize::from(
-            weighed(r, Dir::Read).below(weighed(w, Dir::Write)),
+            r.weighed(Dir::Read).below(w.weighed(Dir::Write)),
         )),
     }
 }

@@ -287,10 +287,7 @@ fn the_devices_judgement_is_its_binding_directions_whole() {
         );
         // The view's rule, asked of the view's own weighing of each direction.
         if let [r, w] = &got.directions[..] {
-            let view = crate::analysis::state::Weighed::below(
-                weighed(r, Dir::Read),
-                weighed(w, Dir::Write),
-            );
+            let view = r.weighed(Dir::Read).below(w.weighed(Dir::Write));
             assert_eq!(
                 got.direction,
                 Some(if view { Dir::Write } else { Dir::Read })

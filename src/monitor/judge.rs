@@ -965,15 +965,8 @@ mod tests {
                     d.headroom_iops = headroom_in(d.state, ceiling, d.flags.ceiling_at_least, now);
                 }
             }
-            let weigh = |d: &crate::analysis::learned::Learned, dir| Weighed {
-                dir,
-                basis: d.judged_by().map_or(Basis::None, |(_, b)| b),
-                state: d.state,
-                ratio: d.ratio,
-                headroom_iops: d.headroom_iops,
-            };
             let [r, w] = [&l.directions[0], &l.directions[1]];
-            let k = usize::from(weigh(r, Dir::Read).below(weigh(w, Dir::Write)));
+            let k = usize::from(r.weighed(Dir::Read).below(w.weighed(Dir::Write)));
             let mut device = l.directions[k].clone();
             device.directions = std::mem::take(&mut l.directions);
             device
