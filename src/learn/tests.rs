@@ -1280,3 +1280,59 @@ fn at_rest_every_size_class_learned_is_told_with_its_own_baseline() {
     assert_eq!(idle.state, State::Idle);
     assert!(idle.classes.is_none(), "{idle:?}");
 }
+
+#[test]
+fn every_other_report_is_learned_last_row_first_and_judged_the_same() {
+    // Three devices with their own traffic (sdc from the fifth sample on), learned together,
+    // and each alone: the order the rows are learned in (every other report last to first,
+    // so that the devices learned last, still in the caches, come first) changes nothing a
+    // row is told.
+    let ios = |dev: usize, k: u64| match dev {
+        0 => 100 * k,
+        1 => 37 * k + k * k,
+        _ => 10 * k.saturating_sub(4),
+    };
+    let names = ["sda", "sdb", "sdc"];
+    let text = |k: u64, devs: &[usize]| -> String {
+        devs.iter()
+            .filter(|&&d| d < 2 || k >= 4)
+            .map(|&d| line(16 * d as u32, names[d], ios(d, k)))
+            .collect()
+    };
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    let together: Vec<String> = (0..40u64).map(|k| text(k, &[0, 1, 2])).collect();
+    let mut all = Learner::new(LearnSpec::default());
+    let mut got = Vec::new();
+    let mut backward = 0;
+    for mut r in reports(&together) {
+        backward += usize::from(all.backward && all.order.len() >= r.devices.len());
+        all.observe(&mut r, &key);
+        got.push(r);
+    }
+    // Most reports after the first alternate; the one where sdc appears goes first to last.
+    assert!(backward >= 15, "{backward}");
+    for (d, name) in names.iter().enumerate() {
+        let alone: Vec<String> = (0..40u64).map(|k| text(k, &[d])).collect();
+        let mut one = Learner::new(LearnSpec::default());
+        let mut want = Vec::new();
+        for mut r in reports(&alone) {
+            one.observe(&mut r, &key);
+            want.push(r);
+        }
+        let learned = |r: &IntervalReport| {
+            r.devices
+                .iter()
+                .find(|x| x.kernel_name == *name)
+                .and_then(|x| x.learned.as_deref().cloned())
+        };
+        let (g, w): (Vec<_>, Vec<_>) = (
+            got.iter().map(learned).filter(Option::is_some).collect(),
+            want.iter().map(learned).filter(Option::is_some).collect(),
+        );
+        assert_eq!(g.len(), w.len(), "{name}");
+        for (k, (g, w)) in g.iter().zip(&w).enumerate() {
+            assert_eq!(g, w, "{name}, report {k}");
+        }
+        assert!(g.iter().flatten().any(|l| l.state != State::Idle), "{name}");
+    }
+}
