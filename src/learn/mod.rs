@@ -1554,6 +1554,9 @@ impl Learner {
         let n = r.devices.len();
         let backward = self.backward && self.order.len() >= n;
         self.backward = !backward;
+        // What a row's device had to say (its state set aside, another run learning it),
+        // each row's lines together, put back in row order after a pass last to first.
+        let mut said_backward: Vec<Vec<String>> = Vec::new();
         for k in 0..n {
             let pos = if backward { n - 1 - k } else { k };
             self.prefetch_ahead(&r.devices, pos, backward);
@@ -1607,7 +1610,11 @@ impl Learner {
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
+                let before = warnings.len();
                 load_or_take_over(d, dir, key, warnings, row.has_traffic());
+                if backward && warnings.len() > before {
+                    said_backward.push(warnings.split_off(before));
+                }
             }
             let Ok(rates) = &row.rates else {
                 let mut l = d.judge(&[], &[]);
@@ -1638,6 +1645,8 @@ impl Learner {
             }
             row.learned = Some(l);
         }
+        self.warnings
+            .extend(said_backward.into_iter().rev().flatten());
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
             if r.end_wall_ns - last >= SAVE_EVERY_NS {

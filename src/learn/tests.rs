@@ -1336,3 +1336,33 @@ fn every_other_report_is_learned_last_row_first_and_judged_the_same() {
         assert!(g.iter().flatten().any(|l| l.state != State::Idle), "{name}");
     }
 }
+
+#[test]
+fn what_a_report_learned_last_row_first_says_comes_in_row_order() {
+    let dir = tmpdir("saidorder");
+    let spec = || LearnSpec {
+        state_dir: Some(dir.clone()),
+        target_p95_ns: None,
+    };
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    let two = |a: u64, b: u64| line(0, "sda", a) + &line(16, "sdb", b);
+    // Another run learns sda and sdb, and holds them.
+    let mut other = Learner::new(spec());
+    for mut r in reports(&[two(0, 0), two(100, 100)]) {
+        other.observe(&mut r, &key);
+    }
+    // This run: both idle in its first report (first to last), both busy in its second, which
+    // is learned last row first: each says another run learns it, sda first.
+    let mut this = Learner::new(spec());
+    let mut seen = reports(&[two(100, 100), two(100, 100), two(200, 300)]).into_iter();
+    this.observe(&mut seen.next().unwrap(), &key);
+    assert!(this.take_warnings().is_empty());
+    assert!(this.backward && this.order.len() == 2);
+    this.observe(&mut seen.next().unwrap(), &key);
+    let said = this.take_warnings();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[0].starts_with("sda: another iosat"), "{said:?}");
+    assert!(said[1].starts_with("sdb: another iosat"), "{said:?}");
+    drop((other, this));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
