@@ -1546,10 +1546,10 @@ impl Learner {
         // Turned round, the devices learned last are learned first, and the rows the report
         // was built with last (monitor::interval) are read while still cached; the view,
         // which reads the rows first to last, then finds the judgements written last first.
-        // Measured (BENCHMARKS, 2026-12-07 05:30): 6 % less CPU a sample than first to last
-        // each time at a thousand steady devices; last to first each time measured the same
-        // as turning round, so the rows and judgements are as much of it as the devices' own
-        // state (issue 37's cost). Only once every row has its place in `order` (a new row
+        // Measured (BENCHMARKS, 2026-12-07 04:00, bench/learn_ab.sh): 5.7 % less CPU a sample
+        // in text and 3.9 % in JSON than first to last each time at a thousand steady
+        // devices; last to first each time measured the same as turning round, so the rows
+        // and judgements are as much of it as the devices' own state (issue 37's cost). Only once every row has its place in `order` (a new row
         // goes to its end, first to last).
         let n = r.devices.len();
         let backward = self.backward && self.order.len() >= n;
@@ -1659,10 +1659,10 @@ impl Learner {
     /// asked of memory ahead (sys::cache), in two stages: of the row [`AHEAD`] on the
     /// device's last judgement, its series and its curves; of the row AHEAD/2 on the
     /// directions of that judgement and the bucket of each series at the row's level (their
-    /// addresses are in what was asked AHEAD/2 rows before). A thousand devices' state (about 2 KB each over the heap) does
-    /// not stay in a core's L2 from one interval to the next, and the rows come in the same
-    /// order each interval: learning a row waited on its device's lines one after another
-    /// (issue 37's cost). The row's level is its requests in flight while busy by %util
+    /// addresses are in what was asked AHEAD/2 rows before). A thousand devices' state (about
+    /// 2 KB each over the heap) does not stay in a core's L2 from one interval to the next:
+    /// learning a row waited on its device's lines one after another (issue 37's cost;
+    /// without this, 4 % more CPU a sample: BENCHMARKS, 2026-12-07 04:00). The row's level is its requests in flight while busy by %util
     /// (points.rs bounds the busy share further, rarely moving the level); a bucket asked for
     /// in vain costs two lines. A hint: it changes nothing learned.
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize, backward: bool) {
