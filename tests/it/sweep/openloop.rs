@@ -398,9 +398,13 @@ fn target_p99_lands_near_the_known_devices_crossing() {
         let truth = queue_crossing(4, &service, TARGET_MS);
         let a = &j["open_loop"]["verdict"]["max_iops_at_target"];
         let ours = a["iops"].as_f64().unwrap();
-        // A device whose own p99 at two in flight is above half the target was stalled (its
-        // unit threads waited for a CPU): the crossing then moves while the run goes on.
-        let stalled = q("p99") > TARGET_MS / 2.0;
+        // A device whose own p99 at two in flight is half as long again as its p50 was
+        // stalled (its unit threads waited for a CPU): the crossing then moves while the run
+        // goes on. Its healthy tail is the path's jitter: p99 2.49-2.60 ms over p50 2.20-2.22
+        // ms on an Intel Xeon VM (2026-12-07), where the rule before (p99 over half the
+        // target, 2.5 ms) set aside healthy tries: the test ran all three of its tries (126
+        // and 129 s) in the last two suites, and a try alone set aside one of two.
+        let stalled = q("p99") > 1.5 * q("p50");
         let line =
             format!(
             "concurrency 2: p50 {:.2} p99 {:.2} ms; truth crosses {TARGET_MS} ms at {truth:.0}/s; \
