@@ -424,7 +424,7 @@ fn top_shows_who_loads_the_selected_device_in_its_cgroups_pane() {
         s.lines().any(|l| l.contains("who: ") && l.contains(&sl)),
         "the verdict's sentence naming the throttled cgroup:\n{s}"
     );
-    t.keys(&["q"]);
+    t.quit();
     t.keys(&["clear; echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
 }

@@ -521,8 +521,7 @@ fn top_screen(t: &Tmux, rec: &Path, profiles: &Path) -> String {
     let args = format!("-i 0.05 --profile-dir '{}' sdx", profiles.display());
     t.keys(&[&format!("clear; {}", top_replay(rec, &args)), "Enter"]);
     let s = t.wait_for("end of recording");
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
     s
 }
 

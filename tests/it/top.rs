@@ -383,6 +383,15 @@ impl Tmux {
         })
     }
 
+    /// `q` to the view, then the shell back: keys typed while the view still runs are the
+    /// view's (an `echo` after it was lost so, in a suite at nice 19 beside the known-device
+    /// phase, 2026-12-07).
+    #[track_caller]
+    pub(crate) fn quit(&self) -> String {
+        self.keys(&["q"]);
+        self.wait_prompt()
+    }
+
     #[track_caller]
     fn wait_gone(&self, needle: &str) -> String {
         self.wait_until(&format!("still shows {needle:?}"), 30, |s| {
@@ -442,8 +451,7 @@ fn top_replays_the_devices_the_recorded_run_showed() {
     let s = t.wait_for("devices (1)");
     assert!(s.contains("loop3"), "{s}");
     assert!(!s.contains("vda"), "{s}");
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
 }
 
 #[test]
@@ -482,8 +490,7 @@ fn top_in_a_real_terminal() {
     assert!(s.contains("devices (1)"), "{s}");
     assert!(s.contains("loop3 latency ms"), "{s}");
 
-    t.keys(&["q"]);
-    let s = t.wait_prompt();
+    let s = t.quit();
     assert!(!s.contains("iosat top ·"), "the view is gone:\n{s}");
     t.keys(&["echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
@@ -611,8 +618,7 @@ fn live_view_records_what_stat_replays() {
     t.keys(&["Tab", "Tab"]);
     let s = t.wait_for("processes: storage I/O");
     assert!(s.contains("measuring") || s.contains("COMMAND"), "{s}");
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
     let o = crate::util::iosat()
         .args(["stat", "--all", "--no-profile", "--json", "--replay"])
         .arg(&rec)
@@ -925,15 +931,14 @@ fn no_bpf_is_accepted_in_a_real_terminal() {
     // Every interval of the recording has its `B` line: the first report has percentiles.
     let s = t.wait_for("devices (1)");
     assert!(s.contains("r_p95") && s.contains("w_p95"), "{s}");
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
     t.keys(&["clear", "Enter"]);
     t.wait_gone("iosat top");
     t.keys(&[&run("--no-bpf"), "Enter"]);
     let s = t.wait_for("devices (1)");
     assert!(s.contains("loop0"), "{s}");
     assert!(!s.contains("p95"), "--no-bpf shows no percentiles:\n{s}");
-    t.keys(&["q"]);
+    t.quit();
     t.keys(&["echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
 }
@@ -974,7 +979,7 @@ fn live_view_attaches_the_block_latency_source() {
         warned.is_none_or(|w| w.contains("the block-latency source saw")),
         "the source attached as root:\n{s}"
     );
-    t.keys(&["q"]);
+    t.quit();
     t.keys(&["clear; echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
 
@@ -987,7 +992,7 @@ fn live_view_attaches_the_block_latency_source() {
     let s = t.wait_for("warning:");
     assert!(s.contains("BTF"), "{s}");
     crate::stat::direct_io(&lo.path, 200, 100);
-    t.keys(&["q"]);
+    t.quit();
     t.keys(&["clear; echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
 
@@ -1000,7 +1005,7 @@ fn live_view_attaches_the_block_latency_source() {
     t.wait_for("every 0.20 s");
     let s = t.screen();
     assert!(!s.contains("p95") && !s.contains("warning:"), "{s}");
-    t.keys(&["q"]);
+    t.quit();
     t.keys(&["echo top_rc=$?", "Enter"]);
     t.wait_for("top_rc=0");
 }
@@ -1018,8 +1023,7 @@ fn replay_skips_bytes_that_are_not_utf8_and_a_cut_off_last_line() {
     let cmd = top_replay(&rec, "--no-profile");
     t.keys(&[&cmd, "Enter"]);
     t.wait_for("devices (1)");
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
 }
 
 /// The view after `n` seconds of `dev` replayed with learning on (in memory), no profile:
@@ -1183,8 +1187,7 @@ fn top_saves_its_learned_state_at_exit() {
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     reader.join().unwrap();
     wait_until("showed the reads end", &|s: &str| !reads_shown(s));
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
     // One state file (the store keeps its lock file, `.<name>.lock`, beside it).
     let files: Vec<_> = crate::util::entries(&state.path().join("learned"))
         .into_iter()
@@ -1227,8 +1230,7 @@ fn sigusr1_to_a_live_view_writes_its_hindsight() {
     let text = std::fs::read_to_string(&dumps[0]).unwrap();
     assert!(text.starts_with("#iosat-record 1\n"), "{text}");
     assert!(text.matches("\nT ").count() >= 2, "{text}");
-    t.keys(&["q"]);
-    t.wait_prompt();
+    t.quit();
 }
 
 /// The headroom gauge is the one judgement's room (issue 37, "no headroom while overloaded,
