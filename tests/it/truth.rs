@@ -163,23 +163,24 @@ struct PathCost {
     p95_ms: f64,
 }
 
-/// [`PathCost`] measured just before the device under test, twice, on a one-unit device of
-/// the same mean service `s` at concurrency 1, keeping the larger of each. Not on a 1 ms device
-/// for every test: the wake-ups cost more after a longer sleep on this kind of VM (measured one
-/// morning, 1 ms: +0.62..0.80 ms; 8 ms: +0.93..1.43 ms, p95 +2.5..3.6 ms), and the cost moves
-/// from one second to the next (one measure gave +0.21 ms before a sweep whose c=1 paid +1.1).
+/// [`PathCost`] measured just before the device under test, three times, on a one-unit device
+/// of the same mean service `s` at concurrency 1, keeping the middle one of each. Not on a 1 ms
+/// device for every test: the wake-ups cost more after a longer sleep on this kind of VM
+/// (measured one morning, 1 ms: +0.62..0.80 ms; 8 ms: +0.93..1.43 ms, p95 +2.5..3.6 ms), and the
+/// cost moves from one second to the next (one measure gave +0.21 ms before a sweep whose c=1
+/// paid +1.1: the larger of two was kept then). The larger of two kept a neighbour's moment as
+/// well: in the pairs' phase of 2026-12-07 a measure of +2.43 ms before a device whose five
+/// sweeps then paid +0.33-0.41 ms made every sweep "disturbed" against S + 2.43 ms, and the test
+/// checked only that iosat claimed nothing. The middle of three keeps a cost two measures see.
 fn path_cost(s: Duration) -> PathCost {
     let dev = KnownDev::start(Spec::new(1, s)).expect("known devices are available");
     let s_ms = s.as_secs_f64() * 1e3;
-    let mut cost = PathCost {
-        mean_ms: 0.0,
-        p95_ms: 0.0,
-    };
-    for _ in 0..2 {
+    let (mut means, mut p95s) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
         let l = &sweep(&dev, "1", "0.5s")["levels"][0]["latency_ns"];
         let (mean_ms, p95_ms) = (num(l, "mean") / 1e6, num(l, "p95") / 1e6);
-        cost.mean_ms = cost.mean_ms.max(mean_ms - s_ms);
-        cost.p95_ms = cost.p95_ms.max(p95_ms - s_ms);
+        means.push(mean_ms - s_ms);
+        p95s.push(p95_ms - s_ms);
         // Whatever the machine's load, a path slower than half the device under test (S_MS)
         // would leave nothing of the device to judge.
         assert!(
@@ -187,8 +188,15 @@ fn path_cost(s: Duration) -> PathCost {
             "a {s_ms} ms device answers in {mean_ms:.3} ms"
         );
     }
+    means.sort_by(f64::total_cmp);
+    p95s.sort_by(f64::total_cmp);
+    let cost = PathCost {
+        mean_ms: means[1].max(0.0),
+        p95_ms: p95s[1].max(0.0),
+    };
     eprintln!(
-        "per-request cost of the path after {s_ms} ms: mean {:.3} ms, p95 {:.3} ms",
+        "per-request cost of the path after {s_ms} ms: mean {:.3} ms, p95 {:.3} ms \
+         (the middle of {means:.3?} and {p95s:.3?})",
         cost.mean_ms, cost.p95_ms
     );
     cost
