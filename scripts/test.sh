@@ -333,11 +333,15 @@ echo "phase 3b (counting tests, two at a time) ended at $(date -u +%H:%M:%S)"
 run_phase 1 "${alone[@]}" || status=1
 echo "phase 4 (one at a time) ended at $(date -u +%H:%M:%S)"
 set -e
-echo "slowest integration tests (s):"
-# sed reads all of sort's output: `head` would close the pipe early, and under pipefail the
-# SIGPIPE that sort then gets ended this script with 141 before the retry (a suite run at a
+echo "slowest integration tests (s; every test's in target/test-times.txt):"
+# Every test's time, slowest first, kept after the run: where the suite's time goes, beyond
+# the fifteen shown (three suites of 2026-12-07 needed it to find two tests that ran long).
+# sed reads the whole file: `sort | head` would close the pipe early, and under pipefail the
+# SIGPIPE that sort then got ended this script with 141 before the retry (a suite run at a
 # 60-character path under a CPU hog, 2026-11-29).
-sort -rn "$times" | sed -n '1,15p'
+mkdir -p target
+sort -rn "$times" > target/test-times.txt
+sed -n '1,15p' target/test-times.txt
 # A failed test gets one more run on its own. The timing tests (the known device against its
 # truth, the open loop against fio, learning from live traffic) measure a virtual machine whose
 # host takes the vCPU away for milliseconds now and then; each fails now and then for that
