@@ -70,7 +70,8 @@ for i in range(n):
     ra.append(t["a"] / t["a-off"])
     rb.append(t["b"] / t["b-off"])
     ab.append(t["a"] / t["b"])
-    offs.append(t["a-off"] / t["b-off"])
+    if each:
+        offs.append(t["a-off"] / t["b-off"])
 head = "| A ÷ --no-learn | B ÷ --no-learn | A ÷ B (median) | A took less CPU |"
 row = "| %.3f | %.3f | %.3f | %d of %d |" % (statistics.median(ra), statistics.median(rb),
                                            statistics.median(ab), sum(x < 1 for x in ab), n)

@@ -1549,8 +1549,8 @@ impl Learner {
         // Measured (BENCHMARKS, 2026-12-07 04:00, bench/learn_ab.sh): 5.7 % less CPU a sample
         // in text and 3.9 % in JSON than first to last each time at a thousand steady
         // devices; last to first each time measured the same as turning round, so the rows
-        // and judgements are as much of it as the devices' own state (issue 37's cost). Only once every row has its place in `order` (a new row
-        // goes to its end, first to last).
+        // and judgements are as much of it as the devices' own state (issue 37's cost). Only
+        // once every row has its place in `order` (a new row goes to its end, first to last).
         let n = r.devices.len();
         let backward = self.backward && self.order.len() >= n;
         self.backward = !backward;
@@ -1662,9 +1662,10 @@ impl Learner {
     /// addresses are in what was asked AHEAD/2 rows before). A thousand devices' state (about
     /// 2 KB each over the heap) does not stay in a core's L2 from one interval to the next:
     /// learning a row waited on its device's lines one after another (issue 37's cost;
-    /// without this, 4 % more CPU a sample: BENCHMARKS, 2026-12-07 04:00). The row's level is its requests in flight while busy by %util
-    /// (points.rs bounds the busy share further, rarely moving the level); a bucket asked for
-    /// in vain costs two lines. A hint: it changes nothing learned.
+    /// without this, 4 % more CPU a sample: BENCHMARKS, 2026-12-07 04:00). The row's level is
+    /// its requests in flight while busy by %util (points.rs bounds the busy share further,
+    /// rarely moving the level); a bucket asked for in vain costs two lines. A hint: it
+    /// changes nothing learned.
     fn prefetch_ahead(&self, rows: &[DeviceRow], pos: usize, backward: bool) {
         use crate::sys::cache::{prefetch, prefetch_slice};
         let device = |k: usize| {
