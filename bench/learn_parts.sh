@@ -10,14 +10,24 @@
 #              core; the whole's ratio less it, the judgements and what they write.
 #   no-object  --json without each row's `learned` object (the judgement kept): the object's
 #              share of the JSON's cost (JSON inputs only).
+#   delivery   learning's floor: once a device has learned from 100 intervals, each row with
+#              traffic is handed the device's last judgement as it is, and nothing else is
+#              done for it (no points, no model, no judgement, no prefetching). What giving a
+#              thousand busy rows a real judgement costs, the view's reading of it included.
+#   model      delivery, and the interval's points made and added to the model (no change
+#              watch, no estimate, no judgement, no prefetching): the floor of learning that
+#              still learns. The whole's ratio less it is the judging, the watch, the
+#              estimates and the prefetching.
+#              delivery and model learn in full for the first 100 samples: give SAMPLES of
+#              1,800 or so for their steady state (BENCHMARKS, 2026-12-07 09:16).
 # The throwaway builds are made from a copy of the working tree (tracked and untracked files,
 # as they are now, uncommitted changes included) in a temporary directory, with their own
 # target directory (the first build compiles the dependencies: ~5 min on 2 cores), and removed
 # at the end. A part whose place in the source is no longer found stops the script, naming it.
 # Usage: bench/learn_parts.sh [SAMPLES] [REPEATS]   (defaults 600 and 11)
-# PARTS="core no-object" (the default) chooses the parts; PIN=<cpu> (default 1; empty for
-# none) and ONLY=<text> are passed to bench/learn.sh (ONLY defaults to "replay, ": the idle
-# live input says nothing of these parts).
+# PARTS="core no-object" (the default; also delivery and model) chooses the parts; PIN=<cpu>
+# (default 1; empty for none) and ONLY=<text> are passed to bench/learn.sh (ONLY defaults to
+# "replay, ": the idle live input says nothing of these parts).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -27,8 +37,8 @@ repeats=${2:-11}
 parts=${PARTS:-core no-object}
 for p in $parts; do
   case $p in
-    core | no-object) ;;
-    *) echo "bench/learn_parts.sh: PARTS takes core and no-object, not '$p'" >&2; exit 2 ;;
+    core | no-object | delivery | model) ;;
+    *) echo "bench/learn_parts.sh: PARTS takes core, no-object, delivery and model, not '$p'" >&2; exit 2 ;;
   esac
 done
 tmp=$(mktemp -d)
@@ -53,10 +63,31 @@ if part == "core":
         return Arc::clone(nothing_learned());
         #[allow(unreachable_code)]
 """
-else:
+elif part == "no-object":
     anchor = """    if let Some(l) = &d.learned {
         out.extend_from_slice(b",\\"learned\\":");"""
     new = anchor.replace("&d.learned", "d.learned.as_ref().filter(|_| false)")
+else:
+    # delivery, model: two places, the prefetching left out and the row given its
+    # device's last judgement before it is learned.
+    anchor = "            self.prefetch_ahead(&r.devices, pos, backward);\n"
+    if s.count(anchor) != 1:
+        sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
+                 "update this script's anchor" % (part, path))
+    s = s.replace(anchor, "            let _ = (Self::prefetch_ahead, AHEAD); // not asked: no prefetching\n")
+    learn = """                points::points_into(&mut points, r.end_wall_ns, rates, lat, cpu.as_ref(), busy_max);
+                let pts = points.as_slice();
+                d.model.add_interval_watching(r.end_wall_ns, rates.interval_s, pts, estimate::standing);
+""" if part == "model" else ""
+    anchor = """            let l = d.learn(
+                &mut points,"""
+    new = ("""            // bench/learn_parts.sh: learning's floor.
+            if let Some(last) = d.last.as_ref().filter(|_| d.model.intervals_seen >= 100) {
+"""
+           + learn + """                row.learned = Some(Arc::clone(last));
+                continue;
+            }
+""" + anchor)
 if s.count(anchor) != 1:
     sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
              "update this script's anchor" % (part, path))
@@ -65,7 +96,7 @@ PY
 }
 for p in $parts; do
   case $p in
-    core) file=src/learn/mod.rs ;;
+    core | delivery | model) file=src/learn/mod.rs ;;
     no-object) file=src/report/stat_view.rs ;;
   esac
   cp -a "$tmp/tree" "$tmp/tree-$p"
