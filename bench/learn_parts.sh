@@ -41,6 +41,13 @@ for p in $parts; do
     *) echo "bench/learn_parts.sh: PARTS takes core, no-object, delivery and model, not '$p'" >&2; exit 2 ;;
   esac
 done
+case " $parts " in
+  *" delivery "* | *" model "*)
+    if [ "$n" -le 1000 ] 2>/dev/null; then
+      echo "bench/learn_parts.sh: note: delivery and model learn in full for their first 100" \
+        "samples, $(( n > 100 ? 10000 / n : 100 ))% of $n; give 1800 or so for their steady state" >&2
+    fi ;;
+esac
 tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
 # The working tree as it is, without build output (ignored files are left out).
