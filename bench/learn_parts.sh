@@ -10,6 +10,10 @@
 #              core; the whole's ratio less it, the judgements and what they write.
 #   no-object  --json without each row's `learned` object (the judgement kept): the object's
 #              share of the JSON's cost (JSON inputs only).
+#   unjudged   learning in full (points, change watch, model, estimates, prefetching) but for
+#              the judgement: once a device has learned from 100 intervals, its rows are
+#              handed its last judgement as it is. The whole's ratio less it is the judging
+#              of each interval, alone.
 #   delivery   learning's floor: once a device has learned from 100 intervals, each row with
 #              traffic is handed the device's last judgement as it is, and nothing else is
 #              done for it (no points, no model, no judgement, no prefetching). What giving a
@@ -18,16 +22,16 @@
 #              watch, no estimate, no judgement, no prefetching): the floor of learning that
 #              still learns. The whole's ratio less it is the judging, the watch, the
 #              estimates and the prefetching.
-#              delivery and model learn in full for the first 100 samples: give SAMPLES of
-#              1,800 or so for their steady state (BENCHMARKS, 2026-12-07 09:16).
+#              unjudged, delivery and model learn in full for the first 100 samples: give
+#              SAMPLES of 1,800 or so for their steady state (BENCHMARKS, 2026-12-07 09:16).
 # The throwaway builds are made from a copy of the working tree (tracked and untracked files,
 # as they are now, uncommitted changes included) in a temporary directory, with their own
 # target directory (the first build compiles the dependencies: ~5 min on 2 cores), and removed
 # at the end. A part whose place in the source is no longer found stops the script, naming it.
 # Usage: bench/learn_parts.sh [SAMPLES] [REPEATS]   (defaults 600 and 11)
-# PARTS="core no-object" (the default; also delivery and model) chooses the parts; PIN=<cpu>
-# (default 1; empty for none) and ONLY=<text> are passed to bench/learn.sh (ONLY defaults to
-# "replay, ": the idle live input says nothing of these parts).
+# PARTS="core no-object" (the default; also unjudged, delivery and model) chooses the parts;
+# PIN=<cpu> (default 1; empty for none) and ONLY=<text> are passed to bench/learn.sh (ONLY
+# defaults to "replay, ": the idle live input says nothing of these parts).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -37,15 +41,17 @@ repeats=${2:-11}
 parts=${PARTS:-core no-object}
 for p in $parts; do
   case $p in
-    core | no-object | delivery | model) ;;
-    *) echo "bench/learn_parts.sh: PARTS takes core, no-object, delivery and model, not '$p'" >&2; exit 2 ;;
+    core | no-object | unjudged | delivery | model) ;;
+    *) echo "bench/learn_parts.sh: PARTS takes core, no-object, unjudged, delivery and model," \
+      "not '$p'" >&2; exit 2 ;;
   esac
 done
 case " $parts " in
-  *" delivery "* | *" model "*)
+  *" unjudged "* | *" delivery "* | *" model "*)
     if [ "$n" -le 1000 ] 2>/dev/null; then
-      echo "bench/learn_parts.sh: note: delivery and model learn in full for their first 100" \
-        "samples, $(( n > 100 ? 10000 / n : 100 ))% of $n; give 1800 or so for their steady state" >&2
+      echo "bench/learn_parts.sh: note: unjudged, delivery and model judge in full for their" \
+        "first 100 samples, $(( n > 100 ? 10000 / n : 100 ))% of $n; give 1800 or so for their" \
+        "steady state" >&2
     fi ;;
 esac
 tmp=$(mktemp -d)
@@ -69,6 +75,18 @@ if part == "core":
     new = anchor + """        // bench/learn_parts.sh: learning's core alone, no judgement.
         return Arc::clone(nothing_learned());
         #[allow(unreachable_code)]
+"""
+elif part == "unjudged":
+    anchor = """                if rose || due(self) {
+                    self.estimate(target);
+                }
+            }
+        }
+"""
+    new = anchor + """        // bench/learn_parts.sh: learning in full but for its judgement.
+        if let Some(l) = self.last.as_ref().filter(|_| self.model.intervals_seen >= 100) {
+            return Arc::clone(l);
+        }
 """
 elif part == "no-object":
     anchor = """    if let Some(l) = &d.learned {
@@ -103,7 +121,7 @@ PY
 }
 for p in $parts; do
   case $p in
-    core | delivery | model) file=src/learn/mod.rs ;;
+    core | unjudged | delivery | model) file=src/learn/mod.rs ;;
     no-object) file=src/report/stat_view.rs ;;
   esac
   cp -a "$tmp/tree" "$tmp/tree-$p"
