@@ -14,6 +14,9 @@
 #              the judgement: once a device has learned from 100 intervals, its rows are
 #              handed its last judgement as it is. The whole's ratio less it is the judging
 #              of each interval, alone.
+#   weightless unjudged, and the judgements' lines not asked for ahead either: learning whose
+#              judgement cost nothing, in instructions or in lines (what a compact judgement
+#              could at best save).
 #   delivery   learning's floor: once a device has learned from 100 intervals, each row with
 #              traffic is handed the device's last judgement as it is, and nothing else is
 #              done for it (no points, no model, no judgement, no prefetching). What giving a
@@ -22,14 +25,16 @@
 #              watch, no estimate, no judgement, no prefetching): the floor of learning that
 #              still learns. The whole's ratio less it is the judging, the watch, the
 #              estimates and the prefetching.
-#              unjudged, delivery and model learn in full for the first 100 samples: give
-#              SAMPLES of 1,800 or so for their steady state (BENCHMARKS, 2026-12-07 09:16).
+#              unjudged, weightless, delivery and model learn in full for the first 100
+#              samples: give SAMPLES of 1,800 or so for their steady state (BENCHMARKS,
+#              2026-12-07 09:16).
 # The throwaway builds are made from a copy of the working tree (tracked and untracked files,
 # as they are now, uncommitted changes included) in a temporary directory, with their own
 # target directory (the first build compiles the dependencies: ~5 min on 2 cores), and removed
 # at the end. A part whose place in the source is no longer found stops the script, naming it.
 # Usage: bench/learn_parts.sh [SAMPLES] [REPEATS]   (defaults 600 and 11)
-# PARTS="core no-object" (the default; also unjudged, delivery and model) chooses the parts;
+# PARTS="core no-object" (the default; also unjudged, weightless, delivery and model) chooses
+# the parts;
 # PIN=<cpu> (default 1; empty for none) and ONLY=<text> are passed to bench/learn.sh (ONLY
 # defaults to "replay, ": the idle live input says nothing of these parts).
 set -euo pipefail
@@ -41,15 +46,15 @@ repeats=${2:-11}
 parts=${PARTS:-core no-object}
 for p in $parts; do
   case $p in
-    core | no-object | unjudged | delivery | model) ;;
-    *) echo "bench/learn_parts.sh: PARTS takes core, no-object, unjudged, delivery and model," \
-      "not '$p'" >&2; exit 2 ;;
+    core | no-object | unjudged | weightless | delivery | model) ;;
+    *) echo "bench/learn_parts.sh: PARTS takes core, no-object, unjudged, weightless, delivery" \
+      "and model, not '$p'" >&2; exit 2 ;;
   esac
 done
 case " $parts " in
-  *" unjudged "* | *" delivery "* | *" model "*)
+  *" unjudged "* | *" weightless "* | *" delivery "* | *" model "*)
     if [ "$n" -le 1000 ] 2>/dev/null; then
-      echo "bench/learn_parts.sh: note: unjudged, delivery and model judge in full for their" \
+      echo "bench/learn_parts.sh: note: the floors judge in full for their" \
         "first 100 samples, $(( n > 100 ? 10000 / n : 100 ))% of $n; give 1800 or so for their" \
         "steady state" >&2
     fi ;;
@@ -76,7 +81,14 @@ if part == "core":
         return Arc::clone(nothing_learned());
         #[allow(unreachable_code)]
 """
-elif part == "unjudged":
+elif part in ("unjudged", "weightless"):
+    if part == "weightless":
+        # Nor the judgements' lines asked for ahead (the curves', series' and buckets' still).
+        for line in ("prefetch(&**l, 3);", "prefetch(x, 3);"):
+            if s.count(line) != 1:
+                sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
+                         "update this script's anchor" % (part, path))
+            s = s.replace(line, "let _ = (l, 3);" if "**l" in line else "let _ = (x, 3);")
     anchor = """                if rose || due(self) {
                     self.estimate(target);
                 }
@@ -121,7 +133,7 @@ PY
 }
 for p in $parts; do
   case $p in
-    core | unjudged | delivery | model) file=src/learn/mod.rs ;;
+    core | unjudged | weightless | delivery | model) file=src/learn/mod.rs ;;
     no-object) file=src/report/stat_view.rs ;;
   esac
   cp -a "$tmp/tree" "$tmp/tree-$p"
