@@ -7,17 +7,13 @@ use super::model::{DeviceModel, Dir, Point, SizeClass};
 use super::store::{self, Fingerprint};
 use super::*;
 
-fn tmpdir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "iosat-learn-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A test's state directory, removed when the guard drops: on a failed assertion too (a
+/// directory removed at the test's end was left behind by a test that failed before it).
+fn tmpdir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("iosat-learn-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A day of 1 s intervals on both directions and all size classes, the load wandering over
@@ -59,7 +55,8 @@ fn a_day_of_one_second_intervals_stays_under_64_kib() {
 
 #[test]
 fn state_survives_a_restart_an_interrupted_write_and_resets_on_change() {
-    let dir = tmpdir("store");
+    let guard = tmpdir("store");
+    let dir = guard.path().to_path_buf();
     let fp = Fingerprint {
         device: crate::profile::DeviceState {
             size_bytes: Some(1 << 30),
@@ -96,7 +93,6 @@ fn state_survives_a_restart_an_interrupted_write_and_resets_on_change() {
     let removed = store::forget(&dir, None).unwrap();
     assert_eq!(removed.len(), 1);
     assert!(store::load(&dir, "wwn-2", None).unwrap().0.is_none());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -335,7 +331,8 @@ fn line(minor: u32, name: &str, ios: u64) -> String {
 
 #[test]
 fn a_device_is_locked_when_it_first_has_traffic_never_while_idle() {
-    let dir = tmpdir("lazylock");
+    let guard = tmpdir("lazylock");
+    let dir = guard.path().to_path_buf();
     let mut learner = Learner::new(LearnSpec {
         state_dir: Some(dir.clone()),
         target_p95_ns: None,
@@ -357,7 +354,6 @@ fn a_device_is_locked_when_it_first_has_traffic_never_while_idle() {
         }
     }
     assert!(learner.take_warnings().is_empty());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1339,7 +1335,8 @@ fn every_other_report_is_learned_last_row_first_and_judged_the_same() {
 
 #[test]
 fn what_a_report_learned_last_row_first_says_comes_in_row_order() {
-    let dir = tmpdir("saidorder");
+    let guard = tmpdir("saidorder");
+    let dir = guard.path().to_path_buf();
     let spec = || LearnSpec {
         state_dir: Some(dir.clone()),
         target_p95_ns: None,
@@ -1364,5 +1361,4 @@ fn what_a_report_learned_last_row_first_says_comes_in_row_order() {
     assert!(said[0].starts_with("sda: another iosat"), "{said:?}");
     assert!(said[1].starts_with("sdb: another iosat"), "{said:?}");
     drop((other, this));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

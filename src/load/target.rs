@@ -749,8 +749,12 @@ mod tests {
     /// A laid-out test file settles before the first level, and the notes say how long.
     #[test]
     fn the_layout_settles_and_says_so() {
-        let dir = std::env::temp_dir().join(format!("iosat-settle-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // Removed when the guard drops, whatever fails first.
+        let guard = tempfile::Builder::new()
+            .prefix("iosat-settle-")
+            .tempdir()
+            .unwrap();
+        let dir = guard.path().to_path_buf();
         let spec = TargetSpec {
             path: Some(dir.clone()),
             size_bytes: Some(MIN_SIZE),
@@ -761,9 +765,7 @@ mod tests {
             allow_tmpfs: true,
             block_size: 4096,
         };
-        let t = open(&spec, &AtomicBool::new(false));
-        let _ = std::fs::remove_dir_all(&dir);
-        let t = t.unwrap();
+        let t = open(&spec, &AtomicBool::new(false)).unwrap();
         let note = t.settled.as_deref().unwrap();
         assert!(note.starts_with("settled "), "{note}");
         assert!(note.contains("16.0 MiB test file"), "{note}");
