@@ -518,10 +518,16 @@ fn zram_device_reads_writes_and_refusals() {
             "kernel r/s {r_s} vs iosat {iops}"
         );
         assert_eq!(k["w/s"].as_f64().unwrap(), 0.0, "{k}");
+        // The kernel's mean size of a read: 4 KiB to within a hundredth. Not exactly: two
+        // random reads that happen to be adjacent may be merged into one of 8 KiB when
+        // submitted together, and another program may probe the device. A suite's run read
+        // 4.0000015 kB (4 KiB x N / (N - 1): one merge in ~2.7 million reads) and passed
+        // when run again. A wrong block size (2 or 8 KiB) is far outside.
         let rareq = k["rareq-sz"].as_f64().unwrap();
         assert!(
-            (rareq - 4.0).abs() < 1e-9,
-            "4 KiB reads, kernel says {rareq} kB"
+            (rareq - 4.0).abs() < 0.04,
+            "4 KiB reads, kernel says {rareq} kB (merged {} a second)",
+            k["rrqm/s"]
         );
     }
 
