@@ -302,9 +302,22 @@ impl<'a> Judged<'a> {
     /// device whose service is fixed: a bimodal device's windows may disagree by its own
     /// draws). Such a sweep may rightly decline a figure. (A capped 8 ms device's first level
     /// once read 9.35 ms mean and 8.74 ms p95 against a truth of 8.0-8.4 ms, iosat calling it
-    /// unstable, its IOPS CV 0.037: 2026-12-07.)
+    /// unstable, its IOPS CV 0.037: 2026-12-07.) iosat's flag is its verdict's
+    /// (`unstable_levels`), not the measured level's; it is read only where no cap binds or
+    /// nears binding (the units alone would serve under 90 % of the cap): a burst draining
+    /// within a level rightly makes its windows disagree.
     fn machine_disturbed(&self) -> Option<String> {
         let fixed = self.dev.spec.service.sd().is_zero();
+        let unstable: Vec<u64> = self.v()["unstable_levels"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        let spec = &self.dev.spec;
+        let uncapped = |c: u64| {
+            let units_alone =
+                (c as f64).min(spec.units as f64) / spec.service_for(4096, false).as_secs_f64();
+            spec.cap.is_none() || units_alone < 0.9 * spec.true_iops(u32::MAX, 4096)
+        };
         self.j["levels"].as_array().unwrap().iter().find_map(|l| {
             let c = &l["concurrency"];
             let mean = num(&l["latency_ns"], "mean");
@@ -320,7 +333,8 @@ impl<'a> Judged<'a> {
             } else if cv > 0.175 {
                 Some(format!("c={c} windows CV {cv:.3}"))
             } else {
-                (fixed && l["unstable"].as_bool() == Some(true))
+                let at = c.as_u64().unwrap_or(0);
+                (fixed && unstable.contains(&at) && uncapped(at))
                     .then(|| format!("c={c} unstable by iosat's own measure"))
             }
         })
