@@ -34,9 +34,8 @@
 # at the end. A part whose place in the source is no longer found stops the script, naming it.
 # Usage: bench/learn_parts.sh [SAMPLES] [REPEATS]   (defaults 600 and 11)
 # PARTS="core no-object" (the default; also unjudged, weightless, delivery and model) chooses
-# the parts;
-# PIN=<cpu> (default 1; empty for none) and ONLY=<text> are passed to bench/learn.sh (ONLY
-# defaults to "replay, ": the idle live input says nothing of these parts).
+# the parts; PIN=<cpu> (default 1; empty for none) and ONLY=<text> are passed to bench/learn.sh
+# (ONLY defaults to "replay, ": the idle live input says nothing of these parts).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -70,65 +69,56 @@ patch_part() {
 import sys
 path, part = sys.argv[1], sys.argv[2]
 s = open(path).read()
-if part == "core":
-    anchor = """                if rose || due(self) {
+def once(s, old, new):
+    """`old` replaced by `new`, where `old` is found exactly once."""
+    if s.count(old) != 1:
+        sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
+                 "update this script's anchor" % (part, path))
+    return s.replace(old, new)
+# Device::learn, once the interval is learned and the curves estimated when due.
+estimated = """                if rose || due(self) {
                     self.estimate(target);
                 }
             }
         }
 """
-    new = anchor + """        // bench/learn_parts.sh: learning's core alone, no judgement.
+if part == "core":
+    s = once(s, estimated, estimated + """        // bench/learn_parts.sh: learning's core alone, no judgement.
         return Arc::clone(nothing_learned());
         #[allow(unreachable_code)]
-"""
+""")
 elif part in ("unjudged", "weightless"):
     if part == "weightless":
         # Nor the judgements' lines asked for ahead (the curves', series' and buckets' still).
-        for line in ("prefetch(&**l, 3);", "prefetch(x, 3);"):
-            if s.count(line) != 1:
-                sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
-                         "update this script's anchor" % (part, path))
-            s = s.replace(line, "let _ = (l, 3);" if "**l" in line else "let _ = (x, 3);")
-    anchor = """                if rose || due(self) {
-                    self.estimate(target);
-                }
-            }
-        }
-"""
-    new = anchor + """        // bench/learn_parts.sh: learning in full but for its judgement.
+        s = once(s, "prefetch(&**l, 3);", "let _ = l;")
+        s = once(s, "prefetch(x, 3);", "let _ = x;")
+    s = once(s, estimated, estimated + """        // bench/learn_parts.sh: learning in full but for its judgement.
         if let Some(l) = self.last.as_ref().filter(|_| self.model.intervals_seen >= 100) {
             return Arc::clone(l);
         }
-"""
+""")
 elif part == "no-object":
     anchor = """    if let Some(l) = &d.learned {
         out.extend_from_slice(b",\\"learned\\":");"""
-    new = anchor.replace("&d.learned", "d.learned.as_ref().filter(|_| false)")
+    s = once(s, anchor, anchor.replace("&d.learned", "d.learned.as_ref().filter(|_| false)"))
 else:
-    # delivery, model: two places, the prefetching left out and the row given its
-    # device's last judgement before it is learned.
-    anchor = "            self.prefetch_ahead(&r.devices, pos, backward);\n"
-    if s.count(anchor) != 1:
-        sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
-                 "update this script's anchor" % (part, path))
-    s = s.replace(anchor, "            let _ = (Self::prefetch_ahead, AHEAD); // not asked: no prefetching\n")
+    # delivery, model: the prefetching left out, and the row given its device's last
+    # judgement before it is learned.
+    s = once(s, "            self.prefetch_ahead(&r.devices, pos, backward);\n",
+             "            let _ = (Self::prefetch_ahead, AHEAD); // not asked: no prefetching\n")
     learn = """                points::points_into(&mut points, r.end_wall_ns, rates, lat, cpu.as_ref(), busy_max);
                 let pts = points.as_slice();
                 d.model.add_interval_watching(r.end_wall_ns, rates.interval_s, pts, estimate::standing);
 """ if part == "model" else ""
     anchor = """            let l = d.learn(
                 &mut points,"""
-    new = ("""            // bench/learn_parts.sh: learning's floor.
+    s = once(s, anchor, """            // bench/learn_parts.sh: learning's floor.
             if let Some(last) = d.last.as_ref().filter(|_| d.model.intervals_seen >= 100) {
-"""
-           + learn + """                row.learned = Some(Arc::clone(last));
+""" + learn + """                row.learned = Some(Arc::clone(last));
                 continue;
             }
 """ + anchor)
-if s.count(anchor) != 1:
-    sys.exit("bench/learn_parts.sh: the place of part '%s' is not found once in %s: "
-             "update this script's anchor" % (part, path))
-open(path, "w").write(s.replace(anchor, new))
+open(path, "w").write(s)
 PY
 }
 for p in $parts; do
