@@ -1758,19 +1758,48 @@ impl Learner {
         let mut last = None;
         // A device another run learns (its lock held elsewhere) is saved by that run.
         let learner = |d: &Device| d.lock.as_ref().map_or(true, store::Lock::held);
-        for (key, d) in self
+        let mut due = self
             .devices
             .iter_mut()
             .filter(|(_, d)| d.dirty && learner(d))
-        {
+            .peekable();
+        if due.peek().is_none() {
+            return;
+        }
+        // The directory checked and synced once for all the devices saved.
+        let mut saving = match store::Saving::start(&dir) {
+            Ok(s) => s,
+            Err(e) => {
+                // Tried again at the next save, not in every interval.
+                let (mut keys, mut last) = (Vec::new(), None);
+                for (k, d) in due {
+                    keys.push(k.as_str());
+                    last = last.max(d.model.last_wall_ns);
+                }
+                self.saved_wall_ns = last.or(self.saved_wall_ns);
+                let n = keys.len();
+                let named = match n {
+                    1 => keys[0].to_string(),
+                    _ => format!("{n} devices ({}, ...)", keys[0]),
+                };
+                self.warnings
+                    .push(format!("learned state of {named} not saved: {e}"));
+                return;
+            }
+        };
+        for (key, d) in due {
             let key = key.as_str();
-            match store::save(&dir, key, d.fingerprint.as_deref(), &d.model) {
+            match saving.save(key, d.fingerprint.as_deref(), &d.model) {
                 Ok(()) => d.dirty = false,
                 Err(e) => self
                     .warnings
                     .push(format!("learned state of {key} not saved: {e}")),
             }
             last = last.max(d.model.last_wall_ns);
+        }
+        if let Err(e) = saving.finish() {
+            self.warnings
+                .push(format!("learned state: {} not synced: {e}", dir.display()));
         }
         if let Some(l) = last {
             self.saved_wall_ns = Some(l);

@@ -1362,3 +1362,72 @@ fn what_a_report_learned_last_row_first_says_comes_in_row_order() {
     assert!(said[1].starts_with("sdb: another iosat"), "{said:?}");
     drop((other, this));
 }
+
+#[test]
+fn a_save_writes_every_busy_device_and_a_refused_directory_is_said_once() {
+    let guard = tmpdir("saving");
+    let dir = guard.path().to_path_buf();
+    let mut learner = Learner::new(LearnSpec {
+        state_dir: Some(dir.clone()),
+        target_p95_ns: None,
+    });
+    let names = ["sda", "sdb", "sdc"];
+    let texts: Vec<String> = (0..8u64)
+        .map(|k| {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| line(16 * i as u32, n, 100 * k))
+                .collect()
+        })
+        .collect();
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    let mut reports = reports(&texts).into_iter();
+    for mut r in reports.by_ref().take(3) {
+        learner.observe(&mut r, &key);
+    }
+    let learned = store::learned_dir(&dir);
+    let file = |n: &str| learned.join(format!("{n}.json"));
+    learner.save();
+    assert!(learner.take_warnings().is_empty());
+    for n in names {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(file(n)).unwrap()).unwrap();
+        assert_eq!(v["id"], n, "{n}");
+        assert_eq!(v["model"]["intervals_seen"], 3, "{n}");
+        std::fs::remove_file(file(n)).unwrap();
+    }
+    // More traffic, then learned/ swapped for a symlink (refused): one line for all three
+    // devices, not one each, and no new attempt in every interval after it.
+    for mut r in reports.by_ref().take(2) {
+        learner.observe(&mut r, &key);
+    }
+    let real = dir.join("learned.real");
+    std::fs::rename(&learned, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &learned).unwrap();
+    learner.save();
+    let said = learner.take_warnings();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("learned state of 3 devices (sda, ...) not saved: ")
+            && said[0].contains("symlink"),
+        "{said:?}"
+    );
+    for mut r in reports {
+        learner.observe(&mut r, &key);
+    }
+    assert!(learner.take_warnings().is_empty());
+    assert!(names
+        .iter()
+        .all(|n| !real.join(format!("{n}.json")).exists()));
+    // The directory back: what was not saved is saved now, all of it.
+    std::fs::remove_file(&learned).unwrap();
+    std::fs::rename(&real, &learned).unwrap();
+    learner.save();
+    assert!(learner.take_warnings().is_empty());
+    for n in names {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(file(n)).unwrap()).unwrap();
+        assert_eq!(v["model"]["intervals_seen"], 7, "{n}");
+    }
+}

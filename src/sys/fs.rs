@@ -24,6 +24,15 @@ use std::path::{Path, PathBuf};
 /// and learned state. Callers decide what may be replaced ([`check_output`]); a failed write
 /// removes the temporary file.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_file_unsynced_dir(path, bytes)?;
+    sync_dir(dir_of(path))
+}
+
+/// [`replace_file`] but for the directory's sync: for a writer of many files in one
+/// directory, which syncs it once after the last rename ([`sync_dir`]). Until then a crash
+/// leaves each file as it was or as it is now, never half of one (the file is synced before
+/// its rename); only the rename may be lost.
+pub fn replace_file_unsynced_dir(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = dir_of(path);
     let name = path
@@ -37,6 +46,12 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     close_checked(file, path, true)?;
     std::fs::rename(&tmp.path, path).map_err(|e| Error::io(path, e))?;
     tmp.keep();
+    Ok(())
+}
+
+/// Sync directory `dir`, so that the renames into it survive a crash (a filesystem that
+/// cannot sync a directory, EINVAL, is not an error).
+pub fn sync_dir(dir: &Path) -> Result<()> {
     match File::open(dir).and_then(|d| d.sync_all()) {
         Err(e) if e.raw_os_error() != Some(libc::EINVAL) => Err(Error::io(dir, e)),
         _ => Ok(()),
