@@ -2,7 +2,7 @@
 # The CPU cost of production learning per sample (issue 26; figures go to BENCHMARKS.md,
 # "## Learning"): `iosat stat` over the same 1,000-device samples with learning and with
 # --no-learn, runs interleaved (learn, no-learn, learn, ...) and repeated, CPU time from
-# wait4()'s rusage. Three inputs:
+# wait4()'s rusage. Seven inputs:
 #  1. a recording of N samples of bench/lib.sh's 1,000 devices with every counter advancing
 #     (every device has traffic in every interval: the learner's worst case), replayed;
 #  2. the same static 1,000-line diskstats read live (--proc-root, -i 0.01): idle devices.
@@ -20,6 +20,17 @@
 #     bound (its level never changes: no plateau), as most of a host's busy devices have: the
 #     state a long-running `stat` spends its time in. Inputs 1 and 3 are a host's first six
 #     seconds (10 ms samples): thin estimates, most rows judged by one.
+#  6. live and busy: `stat` live (--proc-root, -i 0.05) over the 1,000 devices while a writer
+#     (bench/lib.sh's busy_diskstats, on another CPU than PIN's) rewrites their diskstats every
+#     few milliseconds with counters that advance with the clock (input 1's rates: 100-700
+#     IOPS, 10-70 % busy), learning in memory (with --proc-root there is no state directory).
+#     What a host's `stat` does: diskstats parsed once a sample, where a replay also reads and
+#     checks the whole recording first (a third of its instructions), which every replayed
+#     input's --no-learn carries and learning's ratio is divided by.
+#  7. input 6 with a state directory (--state-dir, a new one each run; --hindsight 0, the
+#     ring a state directory would turn on being no part of learning): each device's lock
+#     taken at its first traffic and its state written at the end (1,000 files, each synced),
+#     what a run pays once at its start and again at every save (every 5 minutes).
 # Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
 # BEFORE=<an older iosat binary> adds its learning runs to each repeat (before, after,
 # --no-learn, interleaved) and a before ÷ --no-learn column: a change measured side by side.
@@ -59,17 +70,35 @@ real_clock < "$tmp/rec" > "$tmp/rec-real"
 changed_recording 300 40 "$tmp/proc/diskstats" > "$tmp/rec-changed"
 synthetic_recording "$n" "$tmp/proc/diskstats" 1000 | real_clock > "$tmp/rec-steady"
 echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
-python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" <<'PY'
-import os, subprocess, sys, statistics
+mkdir -p "$tmp/live/proc"
+cp "$tmp/proc/diskstats" "$tmp/live/diskstats"
+cp "$tmp/proc/diskstats" "$tmp/live/proc/diskstats"
+python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" \
+  "$(declare -f busy_diskstats)" <<'PY'
+import atexit, os, subprocess, sys, statistics, shutil
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-before, only, pin = sys.argv[5], sys.argv[6], sys.argv[7]
+before, only, pin, writer_fn = sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
 null = open(os.devnull, "w")
+writer = None
+def busy_writer():
+    """Inputs 6 and 7's diskstats writer, started once (on a CPU other than PIN's) and
+    stopped when this script ends."""
+    global writer
+    if writer is None:
+        other = (["taskset", "-c", "0" if pin != "0" else "1"] if pin else [])
+        writer = subprocess.Popen(other + ["bash", "-c", writer_fn + "\nbusy_diskstats \"$@\"",
+                                           "busy_diskstats", tmp + "/live/diskstats",
+                                           tmp + "/live/proc/diskstats"])
+        atexit.register(lambda: (writer.terminate(), writer.wait()))
 def cpu(cmd):
     """CPU seconds, user seconds and minor faults of one run. User time apart: the
     kernel's part differs with how the allocator's heap grows and shrinks; the minor faults
     are most of that difference (--no-learn's heap gives its line buffer back each sample and
     faults it in again; learning's long-lived state keeps it).
     The run's stderr (a live run's notes, the same each time) is shown only if it fails."""
+    if "--state-dir" in cmd:
+        # A new state directory for each run of input 7: its locks and files made anew.
+        shutil.rmtree(cmd[cmd.index("--state-dir") + 1], ignore_errors=True)
     with open(tmp + "/stderr", "w+") as err:
         p = subprocess.Popen((["taskset", "-c", pin] if pin else []) + cmd, stdout=null,
                              stderr=err)
@@ -97,6 +126,14 @@ inputs = {
                                       "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
                                       "--state-dir", tmp + "/state"], n),
 }
+live = ["stat", "--all", "-i", "0.05", "-c", str(n), "--proc-root", tmp + "/live/proc",
+        "--sys-root", tmp + "/sys"]
+inputs["live --proc-root, busy, text"] = (live, n)
+inputs["live --proc-root, busy, json"] = (live + ["--json"], n)
+# --hindsight 0: a state directory also turns on the hindsight ring (where dumps can go),
+# which --no-learn, without one, never keeps: its cost is not learning's.
+inputs["live --proc-root, busy, state dir, text"] = (live + ["--state-dir", tmp + "/state-busy",
+                                                             "--hindsight", "0"], n)
 print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"
       + " user time only: ratio | minor faults/sample: learning, --no-learn |"
       + (" before: us/sample | before ratio |" if before else ""))
@@ -105,6 +142,8 @@ chosen = {k: v for k, v in inputs.items() if only in k}
 if not chosen:
     sys.exit("bench/learn.sh: ONLY='%s' names no input (%s)" % (only, "; ".join(inputs)))
 for name, (args, k) in chosen.items():
+    if "busy" in name:
+        busy_writer()
     on, off, ratios, user_ratios, old, old_ratios = [], [], [], [], [], []
     on_faults, off_faults = [], []
     for _ in range(repeats):

@@ -74,6 +74,31 @@ real_clock() {
   awk '/^T / { s++; d = (s * 7919) % 1000003; printf "T %.0f %.0f\n", $2 + d, $3 + d; next } { print }'
 }
 
+# busy_diskstats SRC OUT: rewrite OUT every few milliseconds (a new file renamed over it, so a
+# reader never sees half of one) with SRC's devices, every counter but the in-flight one
+# advanced by (line % 7 + 1) / 10 a millisecond since the start (synthetic_recording's rates,
+# with the clock): a live sampler over `--proc-root` finds every device busy. Runs until
+# killed.
+busy_diskstats() {
+  exec python3 - "$1" "$2" <<'PY'
+import os, sys, time
+src, out = sys.argv[1], sys.argv[2]
+lines = [l.split() for l in open(src)]
+t0, tmp = time.monotonic(), out + ".new"
+while True:
+    ms = (time.monotonic() - t0) * 1000.0
+    rows = []
+    for i, f in enumerate(lines, 1):
+        step = int(ms * (i % 7 + 1) / 10)
+        rows.append("%4s %7s %s %s\n" % (f[0], f[1], f[2], " ".join(
+            str(int(v) + (0 if k == 12 else step)) for k, v in enumerate(f[3:], 4))))
+    with open(tmp, "w") as fh:
+        fh.write("".join(rows))
+    os.replace(tmp, out)
+    time.sleep(0.002)
+PY
+}
+
 synthetic_diskstats() {
   awk 'BEGIN {
     for (d = 0; d < 250; d++) {
