@@ -75,11 +75,18 @@ cp "$tmp/proc/diskstats" "$tmp/live/diskstats"
 cp "$tmp/proc/diskstats" "$tmp/live/proc/diskstats"
 python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" \
   "$(declare -f busy_diskstats)" <<'PY'
-import atexit, os, subprocess, sys, statistics, shutil
+import atexit, os, subprocess, sys, statistics, shutil, time
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 before, only, pin, writer_fn = sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
 null = open(os.devnull, "w")
 writer = None
+def stop_writer():
+    global writer
+    if writer is not None:
+        writer.terminate()
+        writer.wait()
+        writer = None
+atexit.register(stop_writer)
 def busy_writer():
     """Inputs 6 and 7's diskstats writer, started once (on a CPU other than PIN's) and
     stopped when this script ends."""
@@ -89,7 +96,12 @@ def busy_writer():
         writer = subprocess.Popen(other + ["bash", "-c", writer_fn + "\nbusy_diskstats \"$@\"",
                                            "busy_diskstats", tmp + "/live/diskstats",
                                            tmp + "/live/proc/diskstats"])
-        atexit.register(lambda: (writer.terminate(), writer.wait()))
+        time.sleep(0.5)
+    # A writer that died (no other CPU to pin it to, no python3) would leave the devices idle,
+    # and the busy inputs measuring idle ones.
+    if writer.poll() is not None:
+        sys.exit("bench/learn.sh: the diskstats writer of the busy inputs exited (%s)"
+                 % writer.returncode)
 def cpu(cmd):
     """CPU seconds, user seconds and minor faults of one run. User time apart: the
     kernel's part differs with how the allocator's heap grows and shrinks; the minor faults
@@ -144,6 +156,8 @@ if not chosen:
 for name, (args, k) in chosen.items():
     if "busy" in name:
         busy_writer()
+    else:
+        stop_writer()
     on, off, ratios, user_ratios, old, old_ratios = [], [], [], [], [], []
     on_faults, off_faults = [], []
     for _ in range(repeats):
@@ -161,6 +175,8 @@ for name, (args, k) in chosen.items():
         off_faults.append(b_faults / (k + 1))
         if before:
             old_ratios.append(old[-1] / b)
+        if "busy" in name:
+            busy_writer()
     user = ("%.3f (%.3f-%.3f)" % (statistics.median(user_ratios), min(user_ratios),
                                   max(user_ratios))) if user_ratios else "no user time"
     line = "| %s | %.0f | %.0f | %.3f (%.3f-%.3f) | %s | %.0f, %.0f |" % (
