@@ -74,10 +74,10 @@ mkdir -p "$tmp/live/proc"
 cp "$tmp/proc/diskstats" "$tmp/live/diskstats"
 cp "$tmp/proc/diskstats" "$tmp/live/proc/diskstats"
 python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" \
-  "$(declare -f busy_diskstats)" <<'PY'
+  "$ROOT_OF_BENCH/lib.sh" <<'PY'
 import atexit, os, subprocess, sys, statistics, shutil, time
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-before, only, pin, writer_fn = sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
+before, only, pin, lib = sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
 null = open(os.devnull, "w")
 writer = None
 def stop_writer():
@@ -88,13 +88,13 @@ def stop_writer():
         writer = None
 atexit.register(stop_writer)
 def busy_writer():
-    """Inputs 6 and 7's diskstats writer, started once (on a CPU other than PIN's) and
-    stopped when this script ends."""
+    """Inputs 6 and 7's diskstats writer (bench/lib.sh's busy_diskstats), started once, on
+    a CPU other than PIN's, and checked each time it is asked for; stop_writer stops it."""
     global writer
     if writer is None:
         other = (["taskset", "-c", "0" if pin != "0" else "1"] if pin else [])
-        writer = subprocess.Popen(other + ["bash", "-c", writer_fn + "\nbusy_diskstats \"$@\"",
-                                           "busy_diskstats", tmp + "/live/diskstats",
+        writer = subprocess.Popen(other + ["bash", "-c", '. "$0" && busy_diskstats "$@"', lib,
+                                           tmp + "/live/diskstats",
                                            tmp + "/live/proc/diskstats"])
         time.sleep(0.5)
     # A writer that died (no other CPU to pin it to, no python3) would leave the devices idle,

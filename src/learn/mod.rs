@@ -1766,40 +1766,42 @@ impl Learner {
         if due.peek().is_none() {
             return;
         }
-        // The directory checked and synced once for all the devices saved.
-        let mut saving = match store::Saving::start(&dir) {
-            Ok(s) => s,
-            Err(e) => {
-                // Tried again at the next save, not in every interval.
-                let (mut keys, mut last) = (Vec::new(), None);
-                for (k, d) in due {
-                    keys.push(k.as_str());
-                    last = last.max(d.model.last_wall_ns);
+        // The directory checked and synced once for all the devices saved; refused, said once
+        // for all of them (and tried again at the next save, not in every interval).
+        let mut saving = store::Saving::start(&dir);
+        let (mut refused, mut first) = (0, None);
+        for (key, d) in due {
+            let key = key.as_str();
+            last = last.max(d.model.last_wall_ns);
+            match &mut saving {
+                Ok(s) => match s.save(key, d.fingerprint.as_deref(), &d.model) {
+                    Ok(()) => d.dirty = false,
+                    Err(e) => self
+                        .warnings
+                        .push(format!("learned state of {key} not saved: {e}")),
+                },
+                Err(_) => {
+                    refused += 1;
+                    first.get_or_insert(key);
                 }
-                self.saved_wall_ns = last.or(self.saved_wall_ns);
-                let n = keys.len();
-                let named = match n {
-                    1 => keys[0].to_string(),
-                    _ => format!("{n} devices ({}, ...)", keys[0]),
+            }
+        }
+        match (saving, first) {
+            (Ok(s), _) => {
+                if let Err(e) = s.finish() {
+                    self.warnings
+                        .push(format!("learned state: {} not synced: {e}", dir.display()));
+                }
+            }
+            (Err(e), Some(first)) => {
+                let named = match refused {
+                    1 => first.to_string(),
+                    n => format!("{n} devices ({first}, ...)"),
                 };
                 self.warnings
                     .push(format!("learned state of {named} not saved: {e}"));
-                return;
             }
-        };
-        for (key, d) in due {
-            let key = key.as_str();
-            match saving.save(key, d.fingerprint.as_deref(), &d.model) {
-                Ok(()) => d.dirty = false,
-                Err(e) => self
-                    .warnings
-                    .push(format!("learned state of {key} not saved: {e}")),
-            }
-            last = last.max(d.model.last_wall_ns);
-        }
-        if let Err(e) = saving.finish() {
-            self.warnings
-                .push(format!("learned state: {} not synced: {e}", dir.display()));
+            (Err(_), None) => {}
         }
         if let Some(l) = last {
             self.saved_wall_ns = Some(l);

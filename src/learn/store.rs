@@ -2,8 +2,9 @@
 //! the device's identity (profile/'s id: wwid, serial, model + size; else the kernel name),
 //! versioned (`schema_version`), written atomically (a temporary file in the same directory,
 //! fsync, rename, fsync of the directory, once for all the devices a save writes: a crash
-//! leaves the old state or the new, never half of one), and started again when the device changed (its [`Fingerprint`]: size, model,
-//! scheduler, queue settings) or is another device under the same name (its identity: a loop
+//! leaves the old state or the new, never half of one), and started again when the device
+//! changed (its [`Fingerprint`]: size, model, scheduler, queue settings) or is another device
+//! under the same name (its identity: a loop
 //! device's backing file and inode, the kernel's diskseq within one boot, wwid, serial). The
 //! state directory: `--state-dir`, else `/var/lib/iosat` for root, else
 //! `$XDG_STATE_HOME/iosat`, else `~/.local/state/iosat`. A place others may have touched
@@ -444,15 +445,16 @@ pub fn render(key: &str, fp: Option<&Fingerprint>, model: &DeviceModel) -> Strin
     serde_json::to_string(&f).expect("a plain struct serialises")
 }
 
-/// Save the state of `key` atomically.
+/// Save the state of `key` atomically: a [`Saving`] of one device.
 pub fn save(
     state_dir: &Path,
     key: &str,
     fp: Option<&Fingerprint>,
     model: &DeviceModel,
 ) -> Result<(), Error> {
-    let dir = make_learned_dir(state_dir)?;
-    crate::sys::fs::replace_file(&dir.join(file_name(key)), render(key, fp, model).as_bytes())
+    let mut saving = Saving::start(state_dir)?;
+    saving.save(key, fp, model)?;
+    saving.finish()
 }
 
 /// Saving many devices' state, each atomically as [`save`] saves one, with the directory
