@@ -1439,6 +1439,36 @@ pub struct Learner {
     boot_id: Option<Option<String>>,
     /// The next report's rows are learned last to first ([`Learner::observe`]).
     backward: bool,
+    /// Each partition row's disk row, by row position ([`Learner::disk_row`]).
+    disks: Vec<DiskHint>,
+    /// The partition rows of the report being learned and their disks' rows.
+    parts: Vec<(usize, usize)>,
+    /// Each partition's key and its disk's: what the partition is judged by at rest.
+    disk_keys: HashMap<String, String>,
+}
+
+/// Where a partition row's disk was found: its row, name and device number (checked against
+/// the rows each interval), or nowhere in a report of `rows` rows.
+#[derive(Debug, Clone)]
+struct DiskHint {
+    part: (u32, u32),
+    disk: Option<(usize, (u32, u32), Arc<str>)>,
+    rows: usize,
+}
+
+/// The disk a partition's kernel name belongs to, by the kernel's own rule (block/
+/// partitions/core.c): the disk's name and the partition's number, with a `p` between them
+/// when the disk's name ends in a digit (sda1, nvme0n1p2, mmcblk0p1, loop0p1). None: not a
+/// partition's name.
+fn disk_of_partition(name: &str) -> Option<&str> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if base.len() == name.len() || base.is_empty() {
+        return None;
+    }
+    match base.strip_suffix('p') {
+        Some(disk) if disk.ends_with(|c: char| c.is_ascii_digit()) => Some(disk),
+        _ => Some(base),
+    }
 }
 
 /// What `observe` keeps of a row position: the device it found there, and what that device
@@ -1559,6 +1589,12 @@ impl Learner {
         let mut said_backward: Vec<Vec<String>> = Vec::new();
         for k in 0..n {
             let pos = if backward { n - 1 - k } else { k };
+            // A partition whose disk is in the report is judged by its disk, after the loop:
+            // nothing of its own is learned.
+            if let Some(dp) = self.disk_row(&r.devices, pos, key_of) {
+                self.parts.push((pos, dp));
+                continue;
+            }
             self.prefetch_ahead(&r.devices, pos, backward);
             let row = &mut r.devices[pos];
             let dev = (row.major, row.minor);
@@ -1567,7 +1603,7 @@ impl Learner {
             let hint = self
                 .order
                 .get_mut(pos)
-                .filter(|o| o.dev == dev && o.name.is(&row.kernel_name));
+                .filter(|o| o.dev == dev && o.name.is(&row.kernel_name) && o.i != usize::MAX);
             let hint = match hint {
                 Some(o) => match &o.idle {
                     Some(l) if row.rates.is_ok() && !row.has_traffic() => {
@@ -1647,12 +1683,124 @@ impl Learner {
         }
         self.warnings
             .extend(said_backward.into_iter().rev().flatten());
+        // Each partition takes its disk's judgement (the disk's row was learned above).
+        for &(pos, dp) in &self.parts {
+            let disk = &r.devices[dp];
+            let learned = disk.learned.clone();
+            let judged_as = self.disks[pos].disk.as_ref().map(|d| {
+                Box::new(crate::monitor::interval::JudgedAs {
+                    disk: Arc::clone(&d.2),
+                    rates: disk.rates.as_ref().ok().cloned(),
+                })
+            });
+            let row = &mut r.devices[pos];
+            row.learned = learned;
+            row.judged_as = judged_as;
+        }
+        self.parts.clear();
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
             if r.end_wall_ns - last >= SAVE_EVERY_NS {
                 self.save();
             }
         }
+    }
+
+    /// The row of the disk of the partition at row `pos`, when that row is a partition
+    /// (sysfs or the recording says so, else its name) and its disk is in the same report: the partition is
+    /// judged by its disk. A partition shares its disk's queue: its own requests in flight
+    /// leave out its sibling partitions' (the disk's counters hold them all: the kernel
+    /// counts a partition's I/O in its disk's too), so its own traffic at one in flight can
+    /// wait behind twenty of theirs, and a curve learned from it would take that queueing
+    /// for its baseline (issue 37); the block-latency source sends a partition to its disk
+    /// the same way (monitor::blklat). A partition shown without its disk is learned on its
+    /// own, as any device. Found once by name (the kernel's rule) and kept by row position,
+    /// checked against the rows each interval; the partition's row keeps a placeholder in
+    /// `order` so that the rows after it keep their places.
+    fn disk_row(
+        &mut self,
+        rows: &[DeviceRow],
+        pos: usize,
+        key_of: &dyn Fn(&DeviceRow) -> String,
+    ) -> Option<usize> {
+        use crate::sys::device::DevKind;
+        let row = &rows[pos];
+        // What sysfs says, else (a file with no sysfs facts) the name, as the selection tells
+        // partitions (monitor::select::looks_like_partition).
+        let partition = match row.meta.kind {
+            Some(k) => k == DevKind::Partition,
+            None => crate::monitor::select::looks_like_partition(&row.kernel_name),
+        };
+        if !partition {
+            return None;
+        }
+        let part = (row.major, row.minor);
+        let held = self
+            .disks
+            .get(pos)
+            .filter(|h| h.part == part)
+            .and_then(|h| {
+                match &h.disk {
+                    Some((dp, dev, name)) => rows
+                        .get(*dp)
+                        .filter(|d| (d.major, d.minor) == *dev && *d.kernel_name == **name)
+                        .map(|_| Some(*dp)),
+                    // No disk in a report of as many rows: none in this one either.
+                    None => (h.rows == rows.len()).then_some(None),
+                }
+            });
+        let dp = match held {
+            Some(dp) => dp,
+            None => {
+                let disk = disk_of_partition(&row.kernel_name).and_then(|name| {
+                    let is_disk = |d: &DeviceRow| {
+                        d.kernel_name == name && d.meta.kind != Some(DevKind::Partition)
+                    };
+                    // Its disk comes just before its partitions in diskstats' order.
+                    let near = pos.saturating_sub(64)..pos;
+                    let dp = near
+                        .rev()
+                        .find(|&i| is_disk(&rows[i]))
+                        .or_else(|| rows.iter().position(is_disk))?;
+                    Some((dp, (rows[dp].major, rows[dp].minor), Arc::from(name)))
+                });
+                if let Some((dp, _, _)) = &disk {
+                    self.disk_keys.insert(key_of(row), key_of(&rows[*dp]));
+                }
+                let hint = DiskHint {
+                    part,
+                    disk: disk.clone(),
+                    rows: rows.len(),
+                };
+                if self.disks.len() <= pos {
+                    self.disks.resize(
+                        pos + 1,
+                        DiskHint {
+                            part: (u32::MAX, u32::MAX),
+                            disk: None,
+                            rows: 0,
+                        },
+                    );
+                }
+                self.disks[pos] = hint;
+                disk.map(|d| d.0)
+            }
+        }?;
+        // The row's place in `order`, held by a slot of no device.
+        let placeholder = |o: &RowSlot| o.dev == part && o.i == usize::MAX;
+        if !self.order.get(pos).is_some_and(placeholder) {
+            let slot = RowSlot {
+                dev: part,
+                name: ShortName::of(&row.kernel_name),
+                i: usize::MAX,
+                idle: None,
+            };
+            match self.order.get_mut(pos) {
+                Some(o) => *o = slot,
+                None => self.order.push(slot),
+            }
+        }
+        Some(dp)
     }
 
     /// What learning the rows after `pos` (before it, `backward`) will read of their devices,
@@ -1732,10 +1880,16 @@ impl Learner {
         )
     }
 
+    /// The key a device is judged under: its disk's for a partition judged by its disk
+    /// ([`Learner::disk_row`]), else its own.
+    fn judged_as<'a>(&'a self, key: &'a str) -> &'a str {
+        self.disk_keys.get(key).map_or(key, String::as_str)
+    }
+
     /// The device's curves estimated from everything learned (the end of a recording).
     pub fn finish(&mut self, key: &str) -> Option<Learned> {
         let target = self.spec.target_p95_ns;
-        let i = *self.by_key.get(key)?;
+        let i = *self.by_key.get(self.judged_as(key))?;
         self.forget_idle(i);
         let d = &mut self.devices[i].1;
         d.estimate(target);
@@ -1746,7 +1900,7 @@ impl Learner {
     /// figures of the series it learned most, state idle), without estimating again: what
     /// live learning would say of it in its next idle interval. None: no device under `key`.
     pub fn at_rest(&self, key: &str) -> Option<Learned> {
-        let i = *self.by_key.get(key)?;
+        let i = *self.by_key.get(self.judged_as(key))?;
         Some(self.devices[i].1.at_rest())
     }
 

@@ -304,9 +304,13 @@ fn the_devices_judgement_is_its_binding_directions_whole() {
 
 /// Interval reports of a StatEngine fed diskstats texts one second apart.
 fn reports(texts: &[String]) -> Vec<IntervalReport> {
+    reports_of(crate::monitor::select::Selection::default(), texts)
+}
+
+/// [`reports`] of the devices `sel` selects.
+fn reports_of(sel: crate::monitor::select::Selection, texts: &[String]) -> Vec<IntervalReport> {
     use crate::monitor::interval::StatEngine;
-    use crate::monitor::select::Selection;
-    let mut e = StatEngine::new(Selection::default(), false);
+    let mut e = StatEngine::new(sel, false);
     texts
         .iter()
         .enumerate()
@@ -1430,4 +1434,104 @@ fn a_save_writes_every_busy_device_and_a_refused_directory_is_said_once() {
             serde_json::from_str(&std::fs::read_to_string(file(n)).unwrap()).unwrap();
         assert_eq!(v["model"]["intervals_seen"], 7, "{n}");
     }
+}
+
+#[test]
+fn a_partitions_disk_is_found_by_the_kernels_naming_rule() {
+    for (part, disk) in [
+        ("sda1", Some("sda")),
+        ("sdp12", Some("sdp")),
+        ("nvme0n1p2", Some("nvme0n1")),
+        ("mmcblk0p1", Some("mmcblk0")),
+        ("loop0p3", Some("loop0")),
+        ("md127p1", Some("md127")),
+        ("sda", None),
+        ("nvme0n1", Some("nvme0n")),
+        ("7", None),
+    ] {
+        assert_eq!(super::disk_of_partition(part), disk, "{part}");
+    }
+}
+
+/// A partition shares its disk's queue: with its disk in the report it is judged by the
+/// disk (the same judgement, said to be the disk's), learns nothing of its own and is the
+/// disk at rest; without its disk it learns on its own.
+#[test]
+fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
+    use crate::sys::device::DevKind;
+    let mut learner = Learner::new(LearnSpec::default());
+    let key = |r: &crate::monitor::interval::DeviceRow| r.kernel_name.clone();
+    // sda with two busy partitions, sdb a disk, sdc1 a partition whose disk is not shown;
+    // after 39 intervals (a baseline and a ceiling learned) sda is gone.
+    let texts: Vec<String> = (0..44u64)
+        .map(|k| {
+            let disk = if k < 40 {
+                line(0, "sda", 300 * k)
+            } else {
+                String::new()
+            };
+            disk + &line(1, "sda1", 100 * k)
+                + &line(2, "sda2", 200 * k)
+                + &line(16, "sdb", 50 * k)
+                + &line(33, "sdc1", 70 * k)
+        })
+        .collect();
+    let partitions = ["sda1", "sda2", "sdc1"];
+    let all = crate::monitor::select::Selection {
+        all: true,
+        ..Default::default()
+    };
+    for (k, mut r) in reports_of(all, &texts).into_iter().enumerate() {
+        for d in &mut r.devices {
+            if partitions.contains(&d.kernel_name.as_str()) {
+                d.meta.kind = Some(DevKind::Partition);
+            }
+        }
+        learner.observe(&mut r, &key);
+        let row = |name: &str| r.devices.iter().find(|d| d.kernel_name == name);
+        let learned = |name: &str| row(name).unwrap().learned.clone().unwrap();
+        match row("sda") {
+            // Passes first to last and last to first alike.
+            Some(_) => {
+                for p in ["sda1", "sda2"] {
+                    assert!(
+                        Arc::ptr_eq(&learned(p), &learned("sda")),
+                        "{p}, interval {k}"
+                    );
+                    assert_eq!(
+                        row(p).unwrap().judged_as.as_ref().map(|j| &*j.disk),
+                        Some("sda")
+                    );
+                    // Every view's judgement of it is its disk's, made from the disk's rates
+                    // (its own would give it the disk's ceiling less its own IOPS alone).
+                    assert_eq!(row(p).unwrap().judgement(), row("sda").unwrap().judgement());
+                }
+                assert_ne!(learned("sda").state, State::Idle);
+                if k == 38 {
+                    // The judgements compared above have a baseline and a headroom by now.
+                    let j = row("sda").unwrap().judgement();
+                    assert!(j.device.headroom_iops.is_some(), "{j:?}");
+                    assert!(learned("sda").baseline_latency_ns.is_some());
+                }
+            }
+            None => {
+                // Its disk gone: each learns on its own again.
+                assert!(!Arc::ptr_eq(&learned("sda1"), &learned("sda2")), "{k}");
+                assert!(row("sda1").unwrap().judged_as.is_none());
+            }
+        }
+        assert!(row("sdb").unwrap().judged_as.is_none());
+        assert!(row("sdc1").unwrap().judged_as.is_none(), "interval {k}");
+    }
+    let mut keys: Vec<&str> = learner.devices.iter().map(|(k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    // sdc1 learned on its own from the start, sda1 and sda2 only once sda was gone.
+    assert_eq!(keys, ["sda", "sda1", "sda2", "sdb", "sdc1"]);
+    let seen = |k: &str| learner.devices[learner.by_key[k]].1.model.intervals_seen;
+    assert_eq!(seen("sda"), 39);
+    assert_eq!(seen("sda1"), 4);
+    assert_eq!(seen("sdc1"), 43);
+    // At rest a partition is its disk.
+    assert_eq!(learner.at_rest("sda1"), learner.at_rest("sda"));
+    assert!(learner.at_rest("sda").is_some());
 }

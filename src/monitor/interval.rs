@@ -56,6 +56,11 @@ pub struct DeviceRow {
     /// What production learning (learn/) says of the device in this interval; None when
     /// learning is off.
     pub learned: Option<std::sync::Arc<crate::analysis::learned::Learned>>,
+    /// The disk whose judgement `learned` is, with the disk's rates of the interval, when the
+    /// row is a partition judged by its disk (learn::Learner: a partition shares its disk's
+    /// queue); every judgement of the row is made from those rates ([`DeviceRow::judged_rates`]).
+    /// None when the judgement is the row's own.
+    pub judged_as: Option<Box<JudgedAs>>,
     /// The request-size notes the device's previous interval showed: held while the size
     /// stays near the limit, so they do not flap (monitor::saturation).
     pub size_notes_held: super::saturation::SizeNotes,
@@ -74,6 +79,14 @@ pub struct DeviceRow {
     /// a judgement of saturated or worse says so, whatever judged it (monitor::judge); None
     /// when the interval's CPU times are not known.
     pub cpus_busy: Option<bool>,
+}
+
+/// A partition judged by its disk: the disk's kernel name and its rates over the interval
+/// (None: no value for the disk in this interval).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgedAs {
+    pub disk: Arc<str>,
+    pub rates: Option<DiskRates>,
 }
 
 /// The cap declared for the device `name` (kernel name) known as `display`: the command
@@ -129,6 +142,15 @@ impl DeviceRow {
     /// The device's one judgement in the interval (monitor::judge): what every view renders.
     pub fn judgement(&self) -> crate::analysis::state::Judgement {
         super::judge::judge(self)
+    }
+
+    /// The rates the row is judged by: its disk's for a partition judged by its disk
+    /// ([`DeviceRow::judged_as`]), else its own (None: no value).
+    pub fn judged_rates(&self) -> Option<&DiskRates> {
+        match &self.judged_as {
+            Some(j) => j.rates.as_ref(),
+            None => self.rates.as_ref().ok(),
+        }
     }
 
     /// The interval's rates against the declared cap, on the figure they come nearest to
@@ -440,6 +462,7 @@ impl StatEngine {
             profile,
             latency: None,
             learned: None,
+            judged_as: None,
             aws: None,
             burst: None,
             cgroups: None,

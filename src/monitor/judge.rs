@@ -331,7 +331,7 @@ fn judge_whole(row: &DeviceRow) -> Judgement {
     let learned = row.learned.as_deref();
     judge_with(
         row.profile.as_deref(),
-        row.rates.as_ref().ok(),
+        row.judged_rates(),
         [
             m.and_then(|m| m.read.p95_ms),
             m.and_then(|m| m.write.p95_ms),
@@ -393,7 +393,7 @@ impl<'a> Plain<'a> {
         if l.state > State::Ok || l.flags.qualify_state() || l.flags.spans_classes {
             return None;
         }
-        let rates = row.rates.as_ref().ok()?;
+        let rates = row.judged_rates()?;
         let (mut read, mut write) = (None, None);
         let said = match l.directions.is_empty() {
             true => std::slice::from_ref(l),
@@ -904,6 +904,7 @@ mod tests {
             profile,
             latency: None,
             learned: learned.map(std::sync::Arc::new),
+            judged_as: None,
             size_notes_held: Default::default(),
             cap: None,
             aws: None,

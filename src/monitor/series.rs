@@ -46,6 +46,9 @@ pub struct Point {
     pub burst: Option<super::burst::Burst>,
     /// The host's CPUs were busy in the interval (the row's `cpus_busy`; None: not known).
     pub cpus_busy: Option<bool>,
+    /// A partition judged by its disk: the disk's rates, which judge the interval (the row's
+    /// `judged_as`); its own rates are the figures above.
+    pub judged_rates: Option<Box<super::DiskRates>>,
 }
 
 /// The time series of one device, as the stat page and its tables draw it.
@@ -295,6 +298,11 @@ impl SeriesStore {
                 judgement: None,
                 cap: d.cap,
                 burst: d.burst,
+                judged_rates: d
+                    .judged_as
+                    .as_ref()
+                    .and_then(|j| j.rates.clone())
+                    .map(Box::new),
             });
         }
     }
@@ -332,8 +340,10 @@ identified on this machine."
                         p.sat_r = sat.saturation_r;
                         p.sat_w = sat.saturation_w;
                     }
+                    // A partition judged by its disk is judged by the disk's rates.
+                    let judged = p.judged_rates.as_deref().unwrap_or(&rates);
                     let mut j =
-                        super::judge::judge_parts(swept, &p.learned_refs, Some(&rates), p.p95_ms);
+                        super::judge::judge_parts(swept, &p.learned_refs, Some(judged), p.p95_ms);
                     super::judge::say_busy_cpus(&mut j, p.cpus_busy);
                     // The cap the run declared (its `K` lines), figure by figure over the
                     // profile's (issue 42): the page's judgement names it as stat's did.

@@ -288,6 +288,7 @@ pub fn series_from_json(text: &str) -> Result<(Vec<StatSeries>, Vec<String>), Pa
                 burst: None,
                 // And what the CPUs said of it.
                 cpus_busy: None,
+                judged_rates: None,
             });
         }
     }
