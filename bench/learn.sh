@@ -39,6 +39,10 @@
 # instruction counts of bench/learn_cachegrind.sh leave out. Fewer devices make shorter runs:
 # give more samples (at 100 devices 6,000 samples run about as long as 600 at 1,000; the idle
 # input's live runs take SAMPLES x 10 ms whatever the count).
+# The 1,000 devices are 250 disks with 3 partitions each, as a host's disks are partitioned:
+# learning judges a partition by its disk (learn::Learner::disk_row), so it learns 250 devices
+# and hands their judgements to the 750 partitions. WHOLE=1 makes them 1,000 whole disks, each
+# learned on its own (a host of many LUNs or volumes): learning's cost per device.
 # ONLY=<text> runs only the inputs whose name holds it ("changed, json"), for more repeats of
 # one input. PIN=<cpu> runs every process on that CPU (taskset), away from the other CPU's
 # kernel threads; on this project's 2-vCPU VM single runs still scatter by ±10 % or more, so a
@@ -58,7 +62,7 @@ tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
 bin=$(frozen_build "$tmp")
 mkdir -p "$tmp/proc" "$tmp/sys"
-synthetic_diskstats "$tmp/proc/diskstats"
+synthetic_diskstats "$tmp/proc/diskstats" ${WHOLE:+whole}
 if [ -n "${DEVICES:-}" ]; then
   case $DEVICES in
     *[!0-9]* | 0) echo "bench/learn.sh: DEVICES takes a count of devices (1 or more), not '$DEVICES'" >&2; exit 2 ;;
@@ -69,7 +73,7 @@ synthetic_recording "$n" "$tmp/proc/diskstats" > "$tmp/rec"
 real_clock < "$tmp/rec" > "$tmp/rec-real"
 changed_recording 300 40 "$tmp/proc/diskstats" > "$tmp/rec-changed"
 synthetic_recording "$n" "$tmp/proc/diskstats" 1000 | real_clock > "$tmp/rec-steady"
-echo "devices: $(wc -l < "$tmp/proc/diskstats"), samples: $n, repeats: $repeats"
+echo "devices: $(wc -l < "$tmp/proc/diskstats")${WHOLE:+ (whole disks)}, samples: $n, repeats: $repeats"
 mkdir -p "$tmp/live/proc"
 cp "$tmp/proc/diskstats" "$tmp/live/diskstats"
 cp "$tmp/proc/diskstats" "$tmp/live/proc/diskstats"

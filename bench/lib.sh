@@ -12,8 +12,10 @@ on_exit() {
   trap 'exit 143' TERM
 }
 
-# synthetic_diskstats FILE: a 1,000-device /proc/diskstats in the 20-field format of current
-# kernels, 250 disks with 3 partitions each, counters large enough to have every digit.
+# synthetic_diskstats FILE [whole]: a 1,000-device /proc/diskstats in the 20-field format of
+# current kernels, 250 disks with 3 partitions each (which learning judges by their disks), or
+# with `whole` 1,000 whole disks (each learned on its own), counters large enough to have every
+# digit.
 # A recording of N 10 ms samples of the devices in DISKSTATS, every counter of device i growing by
 # i % 7 + 1 per sample (the in-flight gauge stays), so each device has 1 to 7 requests of 1 ms in
 # flight. %.0f, not %d: mawk's %d stops at 2^31. Usage: synthetic_recording N DISKSTATS [MS] > OUT
@@ -100,7 +102,16 @@ PY
 }
 
 synthetic_diskstats() {
-  awk 'BEGIN {
+  awk -v whole="${2:-}" 'BEGIN {
+    if (whole != "") {
+      for (d = 0; d < 1000; d++) {
+        name = sprintf("sd%c%c%c", 97 + int(d / 676), 97 + int(d / 26) % 26, 97 + d % 26);
+        printf "%4d %7d %s", 8 + int(d / 16), (d % 16) * 16, name;
+        for (f = 0; f < 17; f++) printf " %d", (d + 1) * 1000003 + f * 7919;
+        printf "\n";
+      }
+      exit;
+    }
     for (d = 0; d < 250; d++) {
       for (p = 0; p < 4; p++) {
         name = sprintf("sd%c%c%s", 97 + int(d / 26), 97 + d % 26, p ? p : "");
