@@ -1447,28 +1447,13 @@ pub struct Learner {
     disk_keys: HashMap<String, String>,
 }
 
-/// Where a partition row's disk was found: its row, name and device number (checked against
-/// the rows each interval), or nowhere in a report of `rows` rows.
+/// Where a partition row's disk was found: its row and device number (checked against the
+/// rows each interval), or nowhere in a report of `rows` rows.
 #[derive(Debug, Clone)]
 struct DiskHint {
     part: (u32, u32),
-    disk: Option<(usize, (u32, u32), Arc<str>)>,
+    disk: Option<(usize, (u32, u32))>,
     rows: usize,
-}
-
-/// The disk a partition's kernel name belongs to, by the kernel's own rule (block/
-/// partitions/core.c): the disk's name and the partition's number, with a `p` between them
-/// when the disk's name ends in a digit (sda1, nvme0n1p2, mmcblk0p1, loop0p1). None: not a
-/// partition's name.
-fn disk_of_partition(name: &str) -> Option<&str> {
-    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    if base.len() == name.len() || base.is_empty() {
-        return None;
-    }
-    match base.strip_suffix('p') {
-        Some(disk) if disk.ends_with(|c: char| c.is_ascii_digit()) => Some(disk),
-        _ => Some(base),
-    }
 }
 
 /// What `observe` keeps of a row position: the device it found there, and what that device
@@ -1514,6 +1499,16 @@ impl ShortName {
     fn is(&self, name: &str) -> bool {
         self.bytes.get(..usize::from(self.len)) == Some(name.as_bytes())
     }
+}
+
+/// The partition at row `pos` takes the judgement of its disk at row `dp`, and is judged by the
+/// disk's rates ([`DeviceRow::judged_as`]).
+fn judge_partition(rows: &mut [DeviceRow], pos: usize, dp: usize) {
+    let disk = &rows[dp];
+    let (learned, rates) = (disk.learned.clone(), disk.rates.as_ref().ok().cloned());
+    let row = &mut rows[pos];
+    row.learned = learned;
+    row.judged_as = Some(crate::monitor::interval::JudgedAs { rates });
 }
 
 /// The state is saved this often while a run lasts (and at its end): a crash loses at most
@@ -1587,17 +1582,37 @@ impl Learner {
         // What a row's device had to say (its state set aside, another run learning it),
         // each row's lines together, put back in row order after a pass last to first.
         let mut said_backward: Vec<Vec<String>> = Vec::new();
+        // The row learned last, whose partitions (waiting in `parts`) take its judgement
+        // while it is still in the caches.
+        let mut done = None;
         for k in 0..n {
             let pos = if backward { n - 1 - k } else { k };
-            // A partition whose disk is in the report is judged by its disk, after the loop:
-            // nothing of its own is learned.
-            if let Some(dp) = self.disk_row(&r.devices, pos, key_of) {
-                self.parts.push((pos, dp));
-                continue;
+            if let Some(dp) = done.take() {
+                self.judge_partitions_of(&mut r.devices, dp);
             }
+            let row = &r.devices[pos];
+            let dev = (row.major, row.minor);
+            // A partition whose disk is in the report is judged by its disk, once the disk is
+            // learned: nothing of its own is learned. A row a device's slot holds is none
+            // (asked first: most rows).
+            let slot = |o: &RowSlot| o.dev == dev && o.name.is(&row.kernel_name);
+            let learned_here = self
+                .order
+                .get(pos)
+                .is_some_and(|o| slot(o) && o.i != usize::MAX);
+            if !learned_here {
+                if let Some(dp) = self.disk_row(&r.devices, pos, key_of) {
+                    self.parts.push((pos, dp));
+                    // The disk learned already (before this row in this pass): at once.
+                    if (dp < pos) != backward {
+                        self.judge_partitions_of(&mut r.devices, dp);
+                    }
+                    continue;
+                }
+            }
+            done = Some(pos);
             self.prefetch_ahead(&r.devices, pos, backward);
             let row = &mut r.devices[pos];
-            let dev = (row.major, row.minor);
             // The hint holds while the row's device number and name are the hint's (a
             // device re-created under another name goes through the map, which checks both).
             let hint = self
@@ -1683,27 +1698,31 @@ impl Learner {
         }
         self.warnings
             .extend(said_backward.into_iter().rev().flatten());
-        // Each partition takes its disk's judgement (the disk's row was learned above).
-        for &(pos, dp) in &self.parts {
-            let disk = &r.devices[dp];
-            let learned = disk.learned.clone();
-            let judged_as = self.disks[pos].disk.as_ref().map(|d| {
-                Box::new(crate::monitor::interval::JudgedAs {
-                    disk: Arc::clone(&d.2),
-                    rates: disk.rates.as_ref().ok().cloned(),
-                })
-            });
-            let row = &mut r.devices[pos];
-            row.learned = learned;
-            row.judged_as = judged_as;
+        if let Some(dp) = done {
+            self.judge_partitions_of(&mut r.devices, dp);
         }
-        self.parts.clear();
+        // A disk that comes after its partitions in a pass first to last (not diskstats'
+        // order), or before them last to first: learned by now.
+        while let Some((pos, dp)) = self.parts.pop() {
+            judge_partition(&mut r.devices, pos, dp);
+        }
         if self.spec.state_dir.is_some() {
             let last = *self.saved_wall_ns.get_or_insert(r.end_wall_ns);
             if r.end_wall_ns - last >= SAVE_EVERY_NS {
                 self.save();
             }
         }
+    }
+
+    /// The partitions waiting in `parts` for the disk at row `dp` take its judgement.
+    fn judge_partitions_of(&mut self, rows: &mut [DeviceRow], dp: usize) {
+        self.parts.retain(|&(pos, d)| {
+            if d != dp {
+                return true;
+            }
+            judge_partition(rows, pos, dp);
+            false
+        });
     }
 
     /// The row of the disk of the partition at row `pos`, when that row is a partition
@@ -1727,23 +1746,29 @@ impl Learner {
         let row = &rows[pos];
         // What sysfs says, else (a file with no sysfs facts) the name, as the selection tells
         // partitions (monitor::select::looks_like_partition).
-        let partition = match row.meta.kind {
-            Some(k) => k == DevKind::Partition,
-            None => crate::monitor::select::looks_like_partition(&row.kernel_name),
-        };
+        let part = (row.major, row.minor);
+        // A partition's row holds a placeholder in `order` (below): not classified again.
+        let known = self
+            .order
+            .get(pos)
+            .is_some_and(|o| o.dev == part && o.i == usize::MAX && o.name.is(&row.kernel_name));
+        let partition = known
+            || match row.meta.kind {
+                Some(k) => k == DevKind::Partition,
+                None => crate::monitor::select::looks_like_partition(&row.kernel_name),
+            };
         if !partition {
             return None;
         }
-        let part = (row.major, row.minor);
         let held = self
             .disks
             .get(pos)
             .filter(|h| h.part == part)
             .and_then(|h| {
                 match &h.disk {
-                    Some((dp, dev, name)) => rows
+                    Some((dp, dev)) => rows
                         .get(*dp)
-                        .filter(|d| (d.major, d.minor) == *dev && *d.kernel_name == **name)
+                        .filter(|d| (d.major, d.minor) == *dev)
                         .map(|_| Some(*dp)),
                     // No disk in a report of as many rows: none in this one either.
                     None => (h.rows == rows.len()).then_some(None),
@@ -1752,24 +1777,25 @@ impl Learner {
         let dp = match held {
             Some(dp) => dp,
             None => {
-                let disk = disk_of_partition(&row.kernel_name).and_then(|name| {
-                    let is_disk = |d: &DeviceRow| {
-                        d.kernel_name == name && d.meta.kind != Some(DevKind::Partition)
-                    };
-                    // Its disk comes just before its partitions in diskstats' order.
-                    let near = pos.saturating_sub(64)..pos;
-                    let dp = near
-                        .rev()
-                        .find(|&i| is_disk(&rows[i]))
-                        .or_else(|| rows.iter().position(is_disk))?;
-                    Some((dp, (rows[dp].major, rows[dp].minor), Arc::from(name)))
-                });
-                if let Some((dp, _, _)) = &disk {
+                let disk =
+                    crate::monitor::select::disk_of_partition(&row.kernel_name).and_then(|name| {
+                        let is_disk = |d: &DeviceRow| {
+                            d.kernel_name == name && d.meta.kind != Some(DevKind::Partition)
+                        };
+                        // Its disk comes just before its partitions in diskstats' order.
+                        let near = pos.saturating_sub(64)..pos;
+                        let dp = near
+                            .rev()
+                            .find(|&i| is_disk(&rows[i]))
+                            .or_else(|| rows.iter().position(is_disk))?;
+                        Some((dp, (rows[dp].major, rows[dp].minor)))
+                    });
+                if let Some((dp, _)) = &disk {
                     self.disk_keys.insert(key_of(row), key_of(&rows[*dp]));
                 }
                 let hint = DiskHint {
                     part,
-                    disk: disk.clone(),
+                    disk,
                     rows: rows.len(),
                 };
                 if self.disks.len() <= pos {

@@ -1449,7 +1449,11 @@ fn a_partitions_disk_is_found_by_the_kernels_naming_rule() {
         ("nvme0n1", Some("nvme0n")),
         ("7", None),
     ] {
-        assert_eq!(super::disk_of_partition(part), disk, "{part}");
+        assert_eq!(
+            crate::monitor::select::disk_of_partition(part),
+            disk,
+            "{part}"
+        );
     }
 }
 
@@ -1498,10 +1502,7 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
                         Arc::ptr_eq(&learned(p), &learned("sda")),
                         "{p}, interval {k}"
                     );
-                    assert_eq!(
-                        row(p).unwrap().judged_as.as_ref().map(|j| &*j.disk),
-                        Some("sda")
-                    );
+                    assert_eq!(row(p).unwrap().judged_as_disk(), Some("sda"));
                     // Every view's judgement of it is its disk's, made from the disk's rates
                     // (its own would give it the disk's ceiling less its own IOPS alone).
                     assert_eq!(row(p).unwrap().judgement(), row("sda").unwrap().judgement());

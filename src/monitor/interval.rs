@@ -60,7 +60,7 @@ pub struct DeviceRow {
     /// row is a partition judged by its disk (learn::Learner: a partition shares its disk's
     /// queue); every judgement of the row is made from those rates ([`DeviceRow::judged_rates`]).
     /// None when the judgement is the row's own.
-    pub judged_as: Option<Box<JudgedAs>>,
+    pub judged_as: Option<JudgedAs>,
     /// The request-size notes the device's previous interval showed: held while the size
     /// stays near the limit, so they do not flap (monitor::saturation).
     pub size_notes_held: super::saturation::SizeNotes,
@@ -81,11 +81,11 @@ pub struct DeviceRow {
     pub cpus_busy: Option<bool>,
 }
 
-/// A partition judged by its disk: the disk's kernel name and its rates over the interval
-/// (None: no value for the disk in this interval).
+/// A partition judged by its disk: the disk's rates over the interval (None: no value for the
+/// disk in this interval). The disk is the one the partition's name gives
+/// ([`DeviceRow::judged_as_disk`]), the only one learning looks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgedAs {
-    pub disk: Arc<str>,
     pub rates: Option<DiskRates>,
 }
 
@@ -142,6 +142,12 @@ impl DeviceRow {
     /// The device's one judgement in the interval (monitor::judge): what every view renders.
     pub fn judgement(&self) -> crate::analysis::state::Judgement {
         super::judge::judge(self)
+    }
+
+    /// The disk whose judgement the row carries, when it is a partition judged by its disk.
+    pub fn judged_as_disk(&self) -> Option<&str> {
+        self.judged_as.as_ref()?;
+        super::select::disk_of_partition(&self.kernel_name)
     }
 
     /// The rates the row is judged by: its disk's for a partition judged by its disk

@@ -126,6 +126,21 @@ pub fn looks_like_partition(name: &str) -> bool {
     })
 }
 
+/// The disk a partition's kernel name belongs to, by the kernel's own rule (block/
+/// partitions/core.c): the disk's name and the partition's number, with a `p` between them
+/// when the disk's name ends in a digit (sda1, nvme0n1p2, mmcblk0p1, loop0p1). None: not a
+/// partition's name.
+pub fn disk_of_partition(name: &str) -> Option<&str> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if base.len() == name.len() || base.is_empty() {
+        return None;
+    }
+    match base.strip_suffix('p') {
+        Some(disk) if disk.ends_with(|c: char| c.is_ascii_digit()) => Some(disk),
+        _ => Some(base),
+    }
+}
+
 /// `zram<N>`: the name is the only hint without sysfs (the zram major is dynamic).
 fn is_zram_name(name: &str) -> bool {
     name.strip_prefix("zram")

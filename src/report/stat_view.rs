@@ -708,8 +708,7 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
         out[start] = b',';
         out.pop();
     }
-    if let Some(j) = d.learned.as_ref().and(d.judged_as.as_deref()) {
-        let disk: &str = &j.disk;
+    if let Some(disk) = d.learned.as_ref().and(d.judged_as_disk()) {
         // A partition judged by its disk (learn::Learner::disk_row): `learned` is the disk's.
         out.extend_from_slice(b",\"learned_of\":");
         serde_json::to_writer(&mut *out, disk).expect("a name serialises");
