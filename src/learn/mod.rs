@@ -1505,10 +1505,15 @@ impl ShortName {
 /// disk's rates ([`DeviceRow::judged_as`]).
 fn judge_partition(rows: &mut [DeviceRow], pos: usize, dp: usize) {
     let disk = &rows[dp];
-    let (learned, rates) = (disk.learned.clone(), disk.rates.as_ref().ok().cloned());
+    let learned = disk.learned.clone();
+    let rates = disk
+        .rates
+        .as_ref()
+        .ok()
+        .map(crate::monitor::interval::JudgedRates::of);
     let row = &mut rows[pos];
     row.learned = learned;
-    row.judged_as = Some(crate::monitor::interval::JudgedAs { rates });
+    row.judged_as = Some(Box::new(crate::monitor::interval::JudgedAs { rates }));
 }
 
 /// The state is saved this often while a run lasts (and at its end): a crash loses at most

@@ -60,7 +60,7 @@ pub struct DeviceRow {
     /// row is a partition judged by its disk (learn::Learner: a partition shares its disk's
     /// queue); every judgement of the row is made from those rates ([`DeviceRow::judged_rates`]).
     /// None when the judgement is the row's own.
-    pub judged_as: Option<JudgedAs>,
+    pub judged_as: Option<Box<JudgedAs>>,
     /// The request-size notes the device's previous interval showed: held while the size
     /// stays near the limit, so they do not flap (monitor::saturation).
     pub size_notes_held: super::saturation::SizeNotes,
@@ -81,12 +81,55 @@ pub struct DeviceRow {
     pub cpus_busy: Option<bool>,
 }
 
-/// A partition judged by its disk: the disk's rates over the interval (None: no value for the
-/// disk in this interval). The disk is the one the partition's name gives
-/// ([`DeviceRow::judged_as_disk`]), the only one learning looks for.
+/// A partition judged by its disk: what a judgement reads of the disk's rates over the
+/// interval (None: no value for the disk in this interval), boxed: a row of every device
+/// would otherwise grow for the partitions' sake, and `--no-learn` with it. The disk is the
+/// one the partition's name gives ([`DeviceRow::judged_as_disk`]), the only one learning
+/// looks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgedAs {
-    pub rates: Option<DiskRates>,
+    pub rates: Option<JudgedRates>,
+}
+
+/// What a judgement reads of an interval's rates (monitor::judge: each direction's IOPS and
+/// mean latency, and the requests in flight while busy), of a partition's disk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgedRates {
+    pub interval_s: f64,
+    pub r_s: f64,
+    pub w_s: f64,
+    pub r_await: Option<f64>,
+    pub w_await: Option<f64>,
+    pub aqu_sz: f64,
+    pub util_pct: f64,
+}
+
+impl JudgedRates {
+    pub fn of(r: &DiskRates) -> JudgedRates {
+        JudgedRates {
+            interval_s: r.interval_s,
+            r_s: r.r_s,
+            w_s: r.w_s,
+            r_await: r.r_await,
+            w_await: r.w_await,
+            aqu_sz: r.aqu_sz,
+            util_pct: r.util_pct,
+        }
+    }
+
+    /// As rates, the figures a judgement does not read left at zero.
+    pub fn rates(&self) -> DiskRates {
+        DiskRates {
+            interval_s: self.interval_s,
+            r_s: self.r_s,
+            w_s: self.w_s,
+            r_await: self.r_await,
+            w_await: self.w_await,
+            aqu_sz: self.aqu_sz,
+            util_pct: self.util_pct,
+            ..DiskRates::default()
+        }
+    }
 }
 
 /// The cap declared for the device `name` (kernel name) known as `display`: the command
@@ -151,11 +194,13 @@ impl DeviceRow {
     }
 
     /// The rates the row is judged by: its disk's for a partition judged by its disk
-    /// ([`DeviceRow::judged_as`]), else its own (None: no value).
-    pub fn judged_rates(&self) -> Option<&DiskRates> {
+    /// ([`DeviceRow::judged_as`]: what a judgement reads of them), else its own (None: no
+    /// value).
+    pub fn judged_rates(&self) -> Option<std::borrow::Cow<'_, DiskRates>> {
+        use std::borrow::Cow;
         match &self.judged_as {
-            Some(j) => j.rates.as_ref(),
-            None => self.rates.as_ref().ok(),
+            Some(j) => j.rates.as_ref().map(|r| Cow::Owned(r.rates())),
+            None => self.rates.as_ref().ok().map(Cow::Borrowed),
         }
     }
 

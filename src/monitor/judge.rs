@@ -329,9 +329,10 @@ pub fn judge(row: &DeviceRow) -> Judgement {
 fn judge_whole(row: &DeviceRow) -> Judgement {
     let m = row.latency.as_ref().and_then(|l| l.measured());
     let learned = row.learned.as_deref();
+    let rates = row.judged_rates();
     judge_with(
         row.profile.as_deref(),
-        row.judged_rates(),
+        rates.as_deref(),
         [
             m.and_then(|m| m.read.p95_ms),
             m.and_then(|m| m.write.p95_ms),
@@ -379,7 +380,7 @@ struct Plain<'a> {
     l: &'a crate::analysis::learned::Learned,
     read: Option<&'a crate::analysis::learned::Learned>,
     write: Option<&'a crate::analysis::learned::Learned>,
-    rates: &'a DiskRates,
+    rates: std::borrow::Cow<'a, DiskRates>,
 }
 
 impl<'a> Plain<'a> {

@@ -301,8 +301,8 @@ impl SeriesStore {
                 judged_rates: d
                     .judged_as
                     .as_ref()
-                    .and_then(|j| j.rates.clone())
-                    .map(Box::new),
+                    .and_then(|j| j.rates.as_ref())
+                    .map(|r| Box::new(r.rates())),
             });
         }
     }
