@@ -1731,16 +1731,16 @@ impl Learner {
     }
 
     /// The row of the disk of the partition at row `pos`, when that row is a partition
-    /// (sysfs or the recording says so, else its name) and its disk is in the same report: the partition is
-    /// judged by its disk. A partition shares its disk's queue: its own requests in flight
-    /// leave out its sibling partitions' (the disk's counters hold them all: the kernel
-    /// counts a partition's I/O in its disk's too), so its own traffic at one in flight can
-    /// wait behind twenty of theirs, and a curve learned from it would take that queueing
-    /// for its baseline (issue 37); the block-latency source sends a partition to its disk
-    /// the same way (monitor::blklat). A partition shown without its disk is learned on its
-    /// own, as any device. Found once by name (the kernel's rule) and kept by row position,
-    /// checked against the rows each interval; the partition's row keeps a placeholder in
-    /// `order` so that the rows after it keep their places.
+    /// (sysfs or the recording says so, else its name) and its disk is in the same report:
+    /// the partition is judged by its disk. A partition shares its disk's queue: its own
+    /// requests in flight leave out its sibling partitions' (the disk's counters hold them
+    /// all: the kernel counts a partition's I/O in its disk's too), so its own traffic at one
+    /// in flight can wait behind twenty of theirs, and a curve learned from it would take
+    /// that queueing for its baseline (issue 37); the block-latency source sends a partition
+    /// to its disk the same way (monitor::blklat). A partition shown without its disk is
+    /// learned on its own, as any device. Found once by name (the kernel's rule) and kept by
+    /// row position, checked against the rows each interval; the partition's row keeps a
+    /// placeholder in `order` so that the rows after it keep their places.
     fn disk_row(
         &mut self,
         rows: &[DeviceRow],
@@ -1749,10 +1749,10 @@ impl Learner {
     ) -> Option<usize> {
         use crate::sys::device::DevKind;
         let row = &rows[pos];
-        // What sysfs says, else (a file with no sysfs facts) the name, as the selection tells
-        // partitions (monitor::select::looks_like_partition).
         let part = (row.major, row.minor);
         // A partition's row holds a placeholder in `order` (below): not classified again.
+        // Else what sysfs says, or (a file with no sysfs facts) the name, as the selection
+        // tells partitions (monitor::select::looks_like_partition).
         let known = self
             .order
             .get(pos)
