@@ -58,6 +58,10 @@ if [ -n "${PIN:-}" ]; then
     *[!0-9]*) echo "bench/learn.sh: PIN takes a CPU number, not '$PIN'" >&2; exit 2 ;;
   esac
 fi
+case ${WHOLE:-} in
+  "" | 1) ;;
+  *) echo "bench/learn.sh: WHOLE takes 1 (1,000 whole disks) or nothing, not '$WHOLE'" >&2; exit 2 ;;
+esac
 tmp=$(mktemp -d)
 on_exit 'rm -rf "$tmp"'
 bin=$(frozen_build "$tmp")

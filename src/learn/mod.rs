@@ -1595,29 +1595,13 @@ impl Learner {
             if let Some(dp) = done.take() {
                 self.judge_partitions_of(&mut r.devices, dp);
             }
-            let row = &r.devices[pos];
-            let dev = (row.major, row.minor);
-            // A partition whose disk is in the report is judged by its disk, once the disk is
-            // learned: nothing of its own is learned. A row a device's slot holds is none
-            // (asked first: most rows).
-            let slot = |o: &RowSlot| o.dev == dev && o.name.is(&row.kernel_name);
-            let learned_here = self
-                .order
-                .get(pos)
-                .is_some_and(|o| slot(o) && o.i != usize::MAX);
-            if !learned_here {
-                if let Some(dp) = self.disk_row(&r.devices, pos, key_of) {
-                    self.parts.push((pos, dp));
-                    // The disk learned already (before this row in this pass): at once.
-                    if (dp < pos) != backward {
-                        self.judge_partitions_of(&mut r.devices, dp);
-                    }
-                    continue;
-                }
+            if self.judged_by_disk(&mut r.devices, pos, backward, key_of) {
+                continue;
             }
             done = Some(pos);
             self.prefetch_ahead(&r.devices, pos, backward);
             let row = &mut r.devices[pos];
+            let dev = (row.major, row.minor);
             // The hint holds while the row's device number and name are the hint's (a
             // device re-created under another name goes through the map, which checks both).
             let hint = self
@@ -1719,6 +1703,39 @@ impl Learner {
         }
     }
 
+    /// Whether the row at `pos` is a partition whose disk is in the report: then it waits in
+    /// `parts` for its disk's judgement (taken at once when the disk is learned already in
+    /// this pass, `backward` or not) and nothing of its own is learned ([`Learner::disk_row`]).
+    fn judged_by_disk(
+        &mut self,
+        rows: &mut [DeviceRow],
+        pos: usize,
+        backward: bool,
+        key_of: &dyn Fn(&DeviceRow) -> String,
+    ) -> bool {
+        let row = &rows[pos];
+        let dev = (row.major, row.minor);
+        // The row's slot, read once: a device's (most rows: no partition), a partition's
+        // placeholder (a partition, not classified again) or none that holds.
+        let slot = self
+            .order
+            .get(pos)
+            .filter(|o| o.dev == dev && o.name.is(&row.kernel_name))
+            .map(|o| o.i == usize::MAX);
+        let Some(dp) = (match slot {
+            Some(false) => None,
+            Some(true) => self.disk_row(rows, pos, true, key_of),
+            None => self.disk_row(rows, pos, false, key_of),
+        }) else {
+            return false;
+        };
+        self.parts.push((pos, dp));
+        if (dp < pos) != backward {
+            self.judge_partitions_of(rows, dp);
+        }
+        true
+    }
+
     /// The partitions waiting in `parts` for the disk at row `dp` take its judgement.
     fn judge_partitions_of(&mut self, rows: &mut [DeviceRow], dp: usize) {
         self.parts.retain(|&(pos, d)| {
@@ -1741,22 +1758,19 @@ impl Learner {
     /// learned on its own, as any device. Found once by name (the kernel's rule) and kept by
     /// row position, checked against the rows each interval; the partition's row keeps a
     /// placeholder in `order` so that the rows after it keep their places.
+    /// `known`: the row holds a partition's placeholder already (not classified again).
     fn disk_row(
         &mut self,
         rows: &[DeviceRow],
         pos: usize,
+        known: bool,
         key_of: &dyn Fn(&DeviceRow) -> String,
     ) -> Option<usize> {
         use crate::sys::device::DevKind;
         let row = &rows[pos];
         let part = (row.major, row.minor);
-        // A partition's row holds a placeholder in `order` (below): not classified again.
-        // Else what sysfs says, or (a file with no sysfs facts) the name, as the selection
-        // tells partitions (monitor::select::looks_like_partition).
-        let known = self
-            .order
-            .get(pos)
-            .is_some_and(|o| o.dev == part && o.i == usize::MAX && o.name.is(&row.kernel_name));
+        // What sysfs says, else (a file with no sysfs facts) the name, as the selection tells
+        // partitions (monitor::select::looks_like_partition).
         let partition = known
             || match row.meta.kind {
                 Some(k) => k == DevKind::Partition,
@@ -1818,8 +1832,7 @@ impl Learner {
             }
         }?;
         // The row's place in `order`, held by a slot of no device.
-        let placeholder = |o: &RowSlot| o.dev == part && o.i == usize::MAX;
-        if !self.order.get(pos).is_some_and(placeholder) {
+        if !known {
             let slot = RowSlot {
                 dev: part,
                 name: ShortName::of(&row.kernel_name),

@@ -48,7 +48,7 @@ pub struct Point {
     pub cpus_busy: Option<bool>,
     /// A partition judged by its disk: the disk's rates, which judge the interval (the row's
     /// `judged_as`); its own rates are the figures above.
-    pub judged_rates: Option<Box<super::DiskRates>>,
+    pub judged_rates: Option<super::interval::JudgedRates>,
 }
 
 /// The time series of one device, as the stat page and its tables draw it.
@@ -298,11 +298,7 @@ impl SeriesStore {
                 judgement: None,
                 cap: d.cap,
                 burst: d.burst,
-                judged_rates: d
-                    .judged_as
-                    .as_ref()
-                    .and_then(|j| j.rates.as_ref())
-                    .map(|r| Box::new(r.rates())),
+                judged_rates: d.judged_as.as_ref().and_then(|j| j.rates),
             });
         }
     }
@@ -341,7 +337,8 @@ identified on this machine."
                         p.sat_w = sat.saturation_w;
                     }
                     // A partition judged by its disk is judged by the disk's rates.
-                    let judged = p.judged_rates.as_deref().unwrap_or(&rates);
+                    let disk = p.judged_rates.map(|r| r.rates());
+                    let judged = disk.as_ref().unwrap_or(&rates);
                     let mut j =
                         super::judge::judge_parts(swept, &p.learned_refs, Some(judged), p.p95_ms);
                     super::judge::say_busy_cpus(&mut j, p.cpus_busy);
