@@ -121,7 +121,9 @@ impl<'a> OpenDriver<'a> {
             arrivals: self.open.arrivals,
             max_inflight: pool_for(self.open.max_inflight, rate, expected_latency(report, rate)),
         };
-        let mut again = false;
+        // The first measurement of a level measured again (it fell behind because of the
+        // machine): kept when the second completes nothing.
+        let mut first: Option<OpenLevelResult> = None;
         loop {
             let idx = report.levels.len()
                 + usize::from(report.baseline_remeasured.is_some())
@@ -133,13 +135,15 @@ impl<'a> OpenDriver<'a> {
                 // A level cut short offered its rate for part of its window only: its achieved
                 // rate and lateness would read as "not kept" and be judged beyond capacity.
                 // Finished levels stay (docs/design.md §3.4); this one is left out, said so.
-                Some(_) if cut => {
+                _ if cut => {
                     report.notes.push(format!(
                         "the open-loop level at {rate:.0} IOPS offered was interrupted and is left out"
                     ));
                     return Ok(None);
                 }
-                Some(r) if !again && !r.behind.kept && r.behind.lag == Some(Lag::Machine) => {
+                Some(r)
+                    if first.is_none() && !r.behind.kept && r.behind.lag == Some(Lag::Machine) =>
+                {
                     let was = spec.max_inflight;
                     spec.max_inflight = regrown_pool(self.open.max_inflight, &spec, &r);
                     let pool = if spec.max_inflight > was {
@@ -164,7 +168,23 @@ impl<'a> OpenDriver<'a> {
                             ))
                         ) + &pool,
                     );
-                    again = true;
+                    first = Some(r);
+                }
+                // A level that completed nothing has no latency to judge. Measured again, its
+                // first measurement (behind because of the machine) stands; else it is left
+                // out. Either is said, never dropped in silence. (A CPU quota on iosat's
+                // cgroup stopped the generator for whole 1-s windows; its threads' wait for a
+                // CPU, measured from their first run, then read 0 % as often as 100 %.)
+                None => {
+                    let (what, kept) = match first.take() {
+                        Some(f) => ("the first measurement stands", Some(f)),
+                        None => ("it is left out", None),
+                    };
+                    report.notes.push(format!(
+                        "the open-loop level at {rate:.0} IOPS offered completed no I/O in its \
+                         window: {what}"
+                    ));
+                    return Ok(kept);
                 }
                 r => return Ok(r),
             }

@@ -193,8 +193,27 @@ fn with_its_cpu_held_to_a_quota_the_open_loop_marks_the_machine_not_the_device()
         cg.throttled_periods() > 0,
         "the quota never throttled iosat"
     );
-    let levels = j["open_levels"].as_array().unwrap();
-    assert!(!levels.is_empty(), "{}", stdout(&out));
+    let notes = j["notes"].to_string();
+    // A level the quota stopped for its whole window completed nothing: its first
+    // measurement stands when it was measured again, else it is left out, said so either
+    // way (the suite on CI's 2-core machine once wrote no open level at all).
+    let empty = Vec::new();
+    let levels = j["open_levels"].as_array().unwrap_or(&empty);
+    assert_eq!(
+        notes
+            .matches("completed no I/O in its window: it is left out")
+            .count(),
+        2 - levels.len(),
+        "a level left out without a word: {}",
+        stdout(&out)
+    );
+    if levels.is_empty() {
+        // Nothing measured, nothing claimed of the device.
+        let v = &j["open_loop"]["verdict"];
+        assert!(v["beyond_capacity_from_iops"].is_null(), "{v}");
+        eprintln!("inconclusive: under the quota no level completed any I/O: {notes}");
+        return;
+    }
     for l in levels {
         let b = &l["behind"];
         eprintln!(
@@ -212,7 +231,6 @@ fn with_its_cpu_held_to_a_quota_the_open_loop_marks_the_machine_not_the_device()
     }
     let v = &j["open_loop"]["verdict"];
     let words = v["words"].to_string();
-    let notes = j["notes"].to_string();
     // The quota shows: at least one level late beyond a millisecond, or not kept.
     let lagged: Vec<&Value> = levels
         .iter()
