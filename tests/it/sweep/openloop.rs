@@ -398,13 +398,17 @@ fn target_p99_lands_near_the_known_devices_crossing() {
         let truth = queue_crossing(4, &service, TARGET_MS);
         let a = &j["open_loop"]["verdict"]["max_iops_at_target"];
         let ours = a["iops"].as_f64().unwrap();
-        // A device whose own p99 at two in flight is half as long again as its p50 was
-        // stalled (its unit threads waited for a CPU): the crossing then moves while the run
-        // goes on. Its healthy tail is the path's jitter: p99 2.49-2.60 ms over p50 2.20-2.22
-        // ms on an Intel Xeon VM (2026-12-07), where the rule before (p99 over half the
-        // target, 2.5 ms) set aside healthy tries: the test ran all three of its tries (126
-        // and 129 s) in the last two suites, and a try alone set aside one of two.
-        let stalled = q("p99") > 1.5 * q("p50");
+        // A device whose own p99 at two in flight is 30 % above its p50 was stalled (its
+        // unit threads waited for a CPU): the crossing then moves while the run goes on. Its
+        // healthy tail is the path's jitter: p99 2.49-2.60 ms over p50 2.20-2.22 ms (1.13-1.18
+        // times) on an Intel Xeon VM (2026-12-07), where the rule before (p99 over half the
+        // target, 2.5 ms) set aside healthy tries. On CI's 2-core machine in the full suite
+        // every try read 1.43-1.57 times (p99 3.30-3.68 ms over 2.35-2.38), and its open
+        // levels drifted further: 5.64 ms p99 (95 %: 4.6-6.9) at 456/s, where that truth
+        // gives about 3.4 ms, so iosat rightly found no rate that surely met 5 ms and its
+        // point estimate (547/s) fell far below a truth of 1,015/s. Such a try's truth is not
+        // known; 1.5 times let two of them be judged.
+        let stalled = q("p99") > 1.3 * q("p50");
         let line =
             format!(
             "concurrency 2: p50 {:.2} p99 {:.2} ms; truth crosses {TARGET_MS} ms at {truth:.0}/s; \
