@@ -1492,6 +1492,7 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
             }
         }
         learner.observe(&mut r, &key);
+        views_copy_a_partitions_judgement_only_where_it_is_its_disks(&r, k);
         let row = |name: &str| r.devices.iter().find(|d| d.kernel_name == name);
         let learned = |name: &str| row(name).unwrap().learned.clone().unwrap();
         match row("sda") {
@@ -1535,4 +1536,74 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
     // At rest a partition is its disk.
     assert_eq!(learner.at_rest("sda1"), learner.at_rest("sda"));
     assert!(learner.at_rest("sda").is_some());
+}
+
+/// The table's cells and the JSON of a partition judged by its disk are its disk's, which
+/// the views copy from the disk's row (report::stat_view, monitor::judge::PlainCells); a
+/// partition with something of its own that a judgement reads (here, from interval 20, a
+/// declared cap) is judged again, its own way. Debug builds check each copied row against
+/// the row written the whole way.
+fn views_copy_a_partitions_judgement_only_where_it_is_its_disks(
+    r: &crate::monitor::interval::IntervalReport,
+    k: usize,
+) {
+    use crate::report::{stat_view, Format};
+    let r = &mut r.clone();
+    let capped = k >= 20;
+    if capped {
+        for d in r.devices.iter_mut().filter(|d| d.kernel_name == "sda2") {
+            d.cap = Some(crate::analysis::declared::DeclaredCap {
+                iops: Some(5000.0),
+                ..Default::default()
+            });
+        }
+    }
+    let env = crate::envelope::Envelope::at("stat", 1, 0);
+    let json: serde_json::Value =
+        serde_json::from_str(&stat_view::render(r, Format::Json, &env, true)).unwrap();
+    let text = stat_view::render(
+        r,
+        Format::Text {
+            wide: false,
+            width: 80,
+            color: false,
+        },
+        &env,
+        true,
+    );
+    let dev = |name: &str| {
+        json["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["kernel_name"] == name)
+            .cloned()
+    };
+    let cells = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().skip(7).collect::<Vec<_>>())
+    };
+    let (Some(disk), Some(p1)) = (dev("sda"), dev("sda1")) else {
+        return;
+    };
+    assert_eq!(p1["learned_of"], "sda", "interval {k}");
+    for key in ["judgement", "learned"] {
+        assert_eq!(p1[key], disk[key], "sda1's {key}, interval {k}");
+    }
+    assert_eq!(cells("sda1"), cells("sda"), "interval {k}: {text}");
+    let own = r.devices.iter().find(|d| d.kernel_name == "sda2").unwrap();
+    assert_eq!(
+        dev("sda2").unwrap()["judgement"],
+        serde_json::from_str::<serde_json::Value>(&{
+            let mut w = Vec::new();
+            own.judgement().write_json_with(&mut w, None);
+            String::from_utf8(w).unwrap()
+        })
+        .unwrap(),
+        "sda2's own judgement, interval {k}"
+    );
+    if capped {
+        assert_ne!(dev("sda2").unwrap()["judgement"], disk["judgement"], "{k}");
+    }
 }

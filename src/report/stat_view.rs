@@ -457,6 +457,7 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
     s.push('\n');
     let mut notes = NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()));
     notes.clear();
+    let mut plain = crate::monitor::judge::PlainCells::default();
     for (i, d) in r.devices.iter().enumerate() {
         crate::monitor::judge::prefetch(&r.devices, i);
         let name = &d.meta.display_name;
@@ -476,11 +477,9 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
         }
         let learns = learning && d.rates.is_ok();
         // A row learning alone judges, with nothing to say of it but its two cells: those
-        // cells, no judgement built (monitor::judge::plain_cells).
-        if let Some(c) = judged
-            .then(|| crate::monitor::judge::plain_cells(d))
-            .flatten()
-        {
+        // cells, no judgement built (monitor::judge::plain_cells; a partition after its disk
+        // takes the disk's).
+        if let Some(c) = judged.then(|| plain.of(d)).flatten() {
             #[cfg(debug_assertions)]
             plain_is_judged(d, &c);
             cell(s, 11, |s| state_cell_into(s, &c, learns));
@@ -683,7 +682,45 @@ impl serde::Serialize for JsonDeviceTail<'_> {
 /// learning's cost in `--json`), then the block-layer percentiles when the BPF source is
 /// attached: per direction, the coverage, or why the device has none
 /// ({"none": "no_request_queue"}).
-fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
+/// Where a disk row's judgement and learned object lie in the line, and what they were made
+/// of: a partition judged by that disk, right after it, made of the same copies them
+/// ([`DiskJson::serves`]). A host's partitions are most of its rows, and each wrote its disk's
+/// judgement and learned object again, byte for byte (issue 37's cost).
+struct DiskJson<'a> {
+    learned: &'a std::sync::Arc<crate::analysis::learned::Learned>,
+    rates: crate::monitor::interval::JudgedRates,
+    cpus_busy: Option<bool>,
+    judgement: std::ops::Range<usize>,
+    object: std::ops::Range<usize>,
+}
+
+impl DiskJson<'_> {
+    /// Whether row `d` is judged from exactly what this disk's row was: a partition judged by
+    /// it (its judgement and rates), with nothing of its own that a judgement reads (a
+    /// profile, a declared cap, AWS counters, block-layer percentiles: monitor::judge).
+    fn serves(&self, d: &DeviceRow) -> bool {
+        d.judged_as
+            .as_ref()
+            .is_some_and(|j| j.rates.as_ref() == Some(&self.rates))
+            && d.learned
+                .as_ref()
+                .is_some_and(|l| std::sync::Arc::ptr_eq(l, self.learned))
+            && d.cpus_busy == self.cpus_busy
+            && own_nothing_judged(d)
+    }
+}
+
+/// No profile, declared cap, AWS counters or block-layer percentiles: nothing in the row
+/// that its judgement reads but its learned judgement and rates.
+fn own_nothing_judged(d: &DeviceRow) -> bool {
+    d.profile.is_none()
+        && d.cap.is_none()
+        && d.aws.is_none()
+        && d.latency.as_ref().and_then(|l| l.measured()).is_none()
+}
+
+fn json_device<'a>(out: &mut Vec<u8>, d: &'a DeviceRow, disk: &mut Option<DiskJson<'a>>) {
+    let row_start = out.len();
     serde_json::to_writer(&mut *out, &JsonDevice(d)).expect("a device serialises");
     // JsonDevice is never empty (disk_device comes first): its closing brace is reopened.
     debug_assert_eq!(out.last(), Some(&b'}'));
@@ -692,13 +729,30 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     // its worst direction, and each direction's; by hand, as serde writes it (a thousand
     // devices' judgements each interval, their estimates' floats among them).
     out.extend_from_slice(b",\"judgement\":");
-    // The baseline's figures as the learned object wrote them last with its curve (the
-    // lines it reads next): copied for a direction judged by that baseline.
-    let known = d
-        .learned
-        .as_deref()
-        .and_then(|l| l.summary.as_ref()?.baseline_json());
-    let written = d.judgement().write_json_with(out, known);
+    let from_disk = disk.as_ref().filter(|k| k.serves(d));
+    #[cfg(debug_assertions)]
+    let check = from_disk.is_some().then(|| {
+        let mut own = Vec::new();
+        json_device(&mut own, d, &mut None);
+        own
+    });
+    let judgement_start = out.len();
+    let written = match from_disk {
+        Some(k) => {
+            out.extend_from_within(k.judgement.clone());
+            None
+        }
+        None => {
+            // The baseline's figures as the learned object wrote them last with its curve
+            // (the lines it reads next): copied for a direction judged by that baseline.
+            let known = d
+                .learned
+                .as_deref()
+                .and_then(|l| l.summary.as_ref()?.baseline_json());
+            Some(d.judgement().write_json_with(out, known))
+        }
+    };
+    let judgement = judgement_start..out.len();
     // The tail's object merged into the device's: its braces dropped, nothing when empty.
     let start = out.len();
     serde_json::to_writer(&mut *out, &JsonDeviceTail(d)).expect("a device serialises");
@@ -715,7 +769,30 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
     }
     if let Some(l) = &d.learned {
         out.extend_from_slice(b",\"learned\":");
-        l.write_json_after(out, &written);
+        let object_start = out.len();
+        match (&written, from_disk) {
+            (None, Some(k)) => out.extend_from_within(k.object.clone()),
+            (Some(w), _) => l.write_json_after(out, w),
+            (None, None) => unreachable!("a judgement is written or copied"),
+        }
+        let object = object_start..out.len();
+        if d.judged_as.is_none() {
+            // A disk's row: its partitions after it may copy it.
+            *disk = d
+                .rates
+                .as_ref()
+                .ok()
+                .filter(|_| own_nothing_judged(d))
+                .map(|r| DiskJson {
+                    learned: l,
+                    rates: crate::monitor::interval::JudgedRates::of(r),
+                    cpus_busy: d.cpus_busy,
+                    judgement: judgement.clone(),
+                    object,
+                });
+        }
+    } else if d.judged_as.is_none() {
+        *disk = None;
     }
     if let Some(l) = d.latency.as_ref() {
         out.extend_from_slice(b",\"latency\":");
@@ -726,6 +803,15 @@ fn json_device(out: &mut Vec<u8>, d: &DeviceRow) {
         .expect("latency serialises");
     }
     out.push(b'}');
+    #[cfg(debug_assertions)]
+    if let Some(own) = check {
+        assert_eq!(
+            String::from_utf8_lossy(&own),
+            String::from_utf8_lossy(&out[row_start..]),
+            "a partition's JSON copied from its disk's is its own"
+        );
+    }
+    let _ = row_start;
 }
 
 /// What the JSON of the rows after row `i` copies from elsewhere on the heap (analysis::
@@ -786,13 +872,14 @@ pub fn json_into(r: &IntervalReport, envelope: &Envelope, line: &mut String) {
     debug_assert_eq!(out.last(), Some(&b'}'));
     out.pop();
     out.extend_from_slice(b",\"devices\":[");
+    let mut disk = None;
     for (i, d) in r.devices.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         crate::monitor::judge::prefetch(&r.devices, i);
         prefetch_json(&r.devices, i);
-        json_device(out, d);
+        json_device(out, d, &mut disk);
     }
     out.extend_from_slice(b"]}\n");
 }
