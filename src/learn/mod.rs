@@ -1367,9 +1367,9 @@ impl Device {
 /// (a lock file created per device was most of learning's cost on idle devices, issue 37).
 fn load_or_take_over(
     d: &mut Device,
-    dir: &std::path::Path,
-    key: &str,
+    (dir, key): (&std::path::Path, &str),
     warnings: &mut Vec<String>,
+    lock_refusals: &mut std::collections::HashSet<String>,
     busy: bool,
 ) {
     let first = !d.loaded;
@@ -1390,7 +1390,18 @@ fn load_or_take_over(
                 }
                 d.lock = Some(l);
             }
-            Err(e) => warnings.push(format!("learned state of {key} not locked: {e}")),
+            // Named for the first device it refused; the others refused the same way are
+            // not named again.
+            Err(e) => {
+                let why = e.to_string();
+                if !lock_refusals.contains(&why) {
+                    warnings.push(format!(
+                        "learned state of {key} not locked: {why} (said once: other devices \
+                         refused for this are not named)"
+                    ));
+                    lock_refusals.insert(why);
+                }
+            }
         }
     } else if let Some(l) = d.lock.as_mut() {
         load |= !l.held() && l.try_take();
@@ -1445,6 +1456,10 @@ pub struct Learner {
     parts: Vec<(usize, usize)>,
     /// Each partition's key and its disk's: what the partition is judged by at rest.
     disk_keys: HashMap<String, String>,
+    /// Why devices' locks were refused, each said once ([`load_or_take_over`]): a state
+    /// directory refused for safety (its `learned/` a symlink) refused a thousand busy
+    /// devices' locks one by one, a thousand lines for one cause.
+    lock_refusals: std::collections::HashSet<String>,
 }
 
 /// Where a partition row's disk was found: its row and device number (checked against the
@@ -1646,12 +1661,13 @@ impl Learner {
                     i
                 }
             };
-            let (spec, warnings) = (&self.spec, &mut self.warnings);
+            let (spec, warnings, refusals) =
+                (&self.spec, &mut self.warnings, &mut self.lock_refusals);
             let (key, d) = &mut self.devices[i];
             let key = key.as_str();
             if let Some(dir) = &spec.state_dir {
                 let before = warnings.len();
-                load_or_take_over(d, dir, key, warnings, row.has_traffic());
+                load_or_take_over(d, (dir, key), warnings, refusals, row.has_traffic());
                 if backward && warnings.len() > before {
                     said_backward.push(warnings.split_off(before));
                 }

@@ -1350,6 +1350,13 @@ struct FakeDisk {
 
 impl FakeDisk {
     fn start() -> FakeDisk {
+        FakeDisk::disks(&["sda"])
+    }
+
+    /// [`FakeDisk::start`] with these disks (major 8, minors 0, 16, ...), each with the same
+    /// traffic.
+    fn disks(names: &[&str]) -> FakeDisk {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let dir = crate::util::tempdir().unwrap();
         let proc_dir = dir.path().join("proc");
         std::fs::create_dir_all(&proc_dir).unwrap();
@@ -1357,10 +1364,17 @@ impl FakeDisk {
         std::fs::write(proc_dir.join("uptime"), "1000.00 900.00\n").unwrap();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let write = move |proc_dir: &Path, ms: u64| {
-            let line = format!(
-                "   8       0 sda {ms} 0 {} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
-                ms * 8
-            );
+            let line: String = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    format!(
+                        "   8 {:7} {name} {ms} 0 {} {ms} 0 0 0 0 0 {ms} {ms} 0 0 0 0 0 0\n",
+                        16 * i,
+                        ms * 8
+                    )
+                })
+                .collect();
             let tmp = proc_dir.join(".diskstats.tmp");
             std::fs::write(&tmp, line).unwrap();
             std::fs::rename(&tmp, proc_dir.join("diskstats")).unwrap();
@@ -1403,6 +1417,51 @@ impl Drop for FakeDisk {
             let _ = t.join();
         }
     }
+}
+
+/// A state directory whose `learned/` is a symlink (planted, or made by mistake) is never
+/// followed: `stat` judges without state and says why, once for the directory, not once per
+/// busy device (a thousand devices' locks were refused line by line), and writes nothing
+/// where the link points.
+#[test]
+fn a_symlinked_learned_directory_is_said_once_not_once_per_device() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: as another user a symlinked learned/ is the user's own to follow");
+        return;
+    }
+    let names = ["sda", "sdb", "sdc", "sdd", "sde", "sdf"];
+    let disk = FakeDisk::disks(&names);
+    let dir = crate::util::tempdir().unwrap();
+    let (state, elsewhere) = (dir.path().join("state"), dir.path().join("elsewhere"));
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, state.join("learned")).unwrap();
+    let out = disk.stat(&state, 4).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let lines = String::from_utf8_lossy(&out.stdout);
+    let last: serde_json::Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    // Every device with traffic shown and judged, state or none.
+    assert_eq!(
+        last["devices"].as_array().unwrap().len(),
+        names.len(),
+        "{last}"
+    );
+    assert!(err.contains("is a symlink"), "{err}");
+    assert_eq!(
+        err.matches("not locked").count(),
+        1,
+        "a lock refused for the directory said once, not per device:\n{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "written through the symlink"
+    );
+    assert!(std::fs::symlink_metadata(state.join("learned"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 /// The intervals a state file says it learned from.
