@@ -507,6 +507,17 @@ pub fn plain_cells(row: &DeviceRow) -> Option<Cells> {
     })
 }
 
+/// No profile, declared cap, AWS counters or block-layer percentiles: nothing in the row
+/// that its judgement reads but its learned judgement and rates. A partition judged by its
+/// disk with nothing of its own is judged as its disk: the views copy the disk's cells
+/// ([`PlainCells`]) and JSON (report::stat_view) rather than judge it again.
+pub fn nothing_of_its_own_judged(d: &DeviceRow) -> bool {
+    d.profile.is_none()
+        && d.cap.is_none()
+        && d.aws.is_none()
+        && d.latency.as_ref().and_then(|l| l.measured()).is_none()
+}
+
 /// The last disk row's [`plain_cells`] in a pass over the rows, for its partitions
 /// ([`PlainCells::of`]).
 #[derive(Default)]
@@ -522,8 +533,7 @@ impl<'a> PlainCells<'a> {
     /// [`plain_cells`] of `row`, rows taken in order: a partition judged by its disk
     /// ([`DeviceRow::judged_as`]) right after that disk's row (diskstats' order) takes the
     /// disk's cells when they are made of the same things, its disk's judgement and rates,
-    /// and nothing of its own that [`Plain::of`] sets aside (a profile, a declared cap, AWS
-    /// counters). A host's partitions are most of its rows, and each was judged again to the
+    /// and nothing of its own ([`nothing_of_its_own_judged`]). A host's partitions are most of its rows, and each was judged again to the
     /// same cells (issue 37's cost).
     pub fn of(&mut self, row: &'a DeviceRow) -> Option<Cells> {
         let learned = row.learned.as_ref();
@@ -539,9 +549,7 @@ impl<'a> PlainCells<'a> {
                 && j.rates
                     .as_ref()
                     .is_some_and(|r| *rates == [r.r_s.to_bits(), r.w_s.to_bits()])
-                && row.profile.is_none()
-                && row.cap.is_none()
-                && row.aws.is_none()
+                && nothing_of_its_own_judged(row)
         };
         match &self.disk {
             Some(d) if same(d) => d.2,

@@ -676,12 +676,6 @@ impl serde::Serialize for JsonDeviceTail<'_> {
     }
 }
 
-/// A device's object in the JSON line: [`JsonDevice`], then what production learning says
-/// (learn/; absent with --no-learn), written by hand with serde's bytes
-/// (Learned::write_json: the object is a third of each device's bytes and was most of
-/// learning's cost in `--json`), then the block-layer percentiles when the BPF source is
-/// attached: per direction, the coverage, or why the device has none
-/// ({"none": "no_request_queue"}).
 /// Where a disk row's judgement and learned object lie in the line, and what they were made
 /// of: a partition judged by that disk, right after it, made of the same copies them
 /// ([`DiskJson::serves`]). A host's partitions are most of its rows, and each wrote its disk's
@@ -706,19 +700,16 @@ impl DiskJson<'_> {
                 .as_ref()
                 .is_some_and(|l| std::sync::Arc::ptr_eq(l, self.learned))
             && d.cpus_busy == self.cpus_busy
-            && own_nothing_judged(d)
+            && crate::monitor::judge::nothing_of_its_own_judged(d)
     }
 }
 
-/// No profile, declared cap, AWS counters or block-layer percentiles: nothing in the row
-/// that its judgement reads but its learned judgement and rates.
-fn own_nothing_judged(d: &DeviceRow) -> bool {
-    d.profile.is_none()
-        && d.cap.is_none()
-        && d.aws.is_none()
-        && d.latency.as_ref().and_then(|l| l.measured()).is_none()
-}
-
+/// A device's object in the JSON line: [`JsonDevice`], then what production learning says
+/// (learn/; absent with --no-learn), written by hand with serde's bytes
+/// (Learned::write_json: the object is a third of each device's bytes and was most of
+/// learning's cost in `--json`), then the block-layer percentiles when the BPF source is
+/// attached: per direction, the coverage, or why the device has none
+/// ({"none": "no_request_queue"}).
 fn json_device<'a>(out: &mut Vec<u8>, d: &'a DeviceRow, disk: &mut Option<DiskJson<'a>>) {
     let row_start = out.len();
     serde_json::to_writer(&mut *out, &JsonDevice(d)).expect("a device serialises");
@@ -782,7 +773,7 @@ fn json_device<'a>(out: &mut Vec<u8>, d: &'a DeviceRow, disk: &mut Option<DiskJs
                 .rates
                 .as_ref()
                 .ok()
-                .filter(|_| own_nothing_judged(d))
+                .filter(|_| crate::monitor::judge::nothing_of_its_own_judged(d))
                 .map(|r| DiskJson {
                     learned: l,
                     rates: crate::monitor::interval::JudgedRates::of(r),
