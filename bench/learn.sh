@@ -2,7 +2,7 @@
 # The CPU cost of production learning per sample (issue 26; figures go to BENCHMARKS.md,
 # "## Learning"): `iosat stat` over the same 1,000-device samples with learning and with
 # --no-learn, runs interleaved (learn, no-learn, learn, ...) and repeated, CPU time from
-# wait4()'s rusage. Seven inputs:
+# wait4()'s rusage. Eight inputs:
 #  1. a recording of N samples of bench/lib.sh's 1,000 devices with every counter advancing
 #     (every device has traffic in every interval: the learner's worst case), replayed;
 #  2. the same static 1,000-line diskstats read live (--proc-root, -i 0.01): idle devices.
@@ -31,6 +31,12 @@
 #     ring a state directory would turn on being no part of learning): each device's lock
 #     taken at its first traffic and its state written at the end (1,000 files, each synced),
 #     what a run pays once at its start and again at every save (every 5 minutes).
+#  8. live and busy at the default interval (no -i: 1 s, text and JSON), input 6's devices and
+#     writer: a host's `stat` as its users run it. There the burst windows (--burst-window,
+#     100 ms by default) read the diskstats ten times a sample, which input 6's 50 ms samples
+#     leave no room for: input 6's `--no-learn` does a sixth of a default sample's work, and
+#     learning's share of a sample is largest there. Its own count of samples (LIVE_SAMPLES,
+#     default 30: half a minute a run), SAMPLES being far too many seconds.
 # Usage: bench/learn.sh [SAMPLES] [REPEATS]   (defaults 600 and 3; a release build)
 # BEFORE=<an older iosat binary> adds its learning runs to each repeat (before, after,
 # --no-learn, interleaved) and a before ÷ --no-learn column: a change measured side by side.
@@ -58,6 +64,9 @@ if [ -n "${PIN:-}" ]; then
     *[!0-9]*) echo "bench/learn.sh: PIN takes a CPU number, not '$PIN'" >&2; exit 2 ;;
   esac
 fi
+case ${LIVE_SAMPLES:-30} in
+  *[!0-9]* | 0) echo "bench/learn.sh: LIVE_SAMPLES takes a count of samples (1 or more), not '$LIVE_SAMPLES'" >&2; exit 2 ;;
+esac
 case ${WHOLE:-} in
   "" | 1) ;;
   *) echo "bench/learn.sh: WHOLE takes 1 (1,000 whole disks) or nothing, not '$WHOLE'" >&2; exit 2 ;;
@@ -82,10 +91,11 @@ mkdir -p "$tmp/live/proc"
 cp "$tmp/proc/diskstats" "$tmp/live/diskstats"
 cp "$tmp/proc/diskstats" "$tmp/live/proc/diskstats"
 python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" \
-  "$ROOT_OF_BENCH/lib.sh" <<'PY'
+  "$ROOT_OF_BENCH/lib.sh" "${LIVE_SAMPLES:-30}" <<'PY'
 import atexit, os, subprocess, sys, statistics, shutil, time
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 before, only, pin, lib = sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
+live_n = int(sys.argv[9])
 null = open(os.devnull, "w")
 writer = None
 def stop_writer():
@@ -154,6 +164,11 @@ inputs["live --proc-root, busy, json"] = (live + ["--json"], n)
 # which --no-learn, without one, never keeps: its cost is not learning's.
 inputs["live --proc-root, busy, state dir, text"] = (live + ["--state-dir", tmp + "/state-busy",
                                                              "--hindsight", "0"], n)
+# Input 8: the default interval (1 s), its burst windows on, as a host's `stat` runs.
+default = ["stat", "--all", "-c", str(live_n), "--proc-root", tmp + "/live/proc", "--sys-root",
+           tmp + "/sys"]
+inputs["live --proc-root, busy, default interval, text"] = (default, live_n)
+inputs["live --proc-root, busy, default interval, json"] = (default + ["--json"], live_n)
 print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"
       + " user time only: ratio | minor faults/sample: learning, --no-learn |"
       + (" before: us/sample | before ratio |" if before else ""))
