@@ -92,7 +92,9 @@ cp "$tmp/proc/diskstats" "$tmp/live/diskstats"
 cp "$tmp/proc/diskstats" "$tmp/live/proc/diskstats"
 python3 - "$bin" "$tmp" "$n" "$repeats" "${BEFORE:-}" "${ONLY:-}" "${PIN:-}" \
   "$ROOT_OF_BENCH/lib.sh" "${LIVE_SAMPLES:-30}" <<'PY'
-import atexit, os, subprocess, sys, statistics, shutil, time
+import atexit, os, signal, subprocess, sys, statistics, shutil, time
+# Ctrl-C: the run ends as interrupted (130), its writer stopped (atexit), without a traceback.
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
 bin, tmp, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 before, only, pin, lib = sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
 live_n = int(sys.argv[9])
@@ -156,8 +158,11 @@ inputs = {
                                       "--proc-root", tmp + "/proc", "--sys-root", tmp + "/sys",
                                       "--state-dir", tmp + "/state"], n),
 }
-live = ["stat", "--all", "-i", "0.05", "-c", str(n), "--proc-root", tmp + "/live/proc",
-        "--sys-root", tmp + "/sys"]
+def live_stat(count, *interval):
+    """`stat` live over the busy inputs' --proc-root, `count` samples."""
+    return (["stat", "--all", *interval, "-c", str(count), "--proc-root", tmp + "/live/proc",
+             "--sys-root", tmp + "/sys"])
+live = live_stat(n, "-i", "0.05")
 inputs["live --proc-root, busy, text"] = (live, n)
 inputs["live --proc-root, busy, json"] = (live + ["--json"], n)
 # --hindsight 0: a state directory also turns on the hindsight ring (where dumps can go),
@@ -165,8 +170,7 @@ inputs["live --proc-root, busy, json"] = (live + ["--json"], n)
 inputs["live --proc-root, busy, state dir, text"] = (live + ["--state-dir", tmp + "/state-busy",
                                                              "--hindsight", "0"], n)
 # Input 8: the default interval (1 s), its burst windows on, as a host's `stat` runs.
-default = ["stat", "--all", "-c", str(live_n), "--proc-root", tmp + "/live/proc", "--sys-root",
-           tmp + "/sys"]
+default = live_stat(live_n)
 inputs["live --proc-root, busy, default interval, text"] = (default, live_n)
 inputs["live --proc-root, busy, default interval, json"] = (default + ["--json"], live_n)
 print("| input | us/sample learning | us/sample --no-learn | ratio (median of runs) |"

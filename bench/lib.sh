@@ -83,7 +83,9 @@ real_clock() {
 # killed.
 busy_diskstats() {
   exec python3 - "$1" "$2" <<'PY'
-import os, sys, time
+import os, signal, sys, time
+# Ctrl-C reaches the whole foreground group: the writer ends with its bench, without a traceback.
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
 src, out = sys.argv[1], sys.argv[2]
 lines = [l.split() for l in open(src)]
 t0, tmp = time.monotonic(), out + ".new"

@@ -533,8 +533,8 @@ impl<'a> PlainCells<'a> {
     /// [`plain_cells`] of `row`, rows taken in order: a partition judged by its disk
     /// ([`DeviceRow::judged_as`]) right after that disk's row (diskstats' order) takes the
     /// disk's cells when they are made of the same things, its disk's judgement and rates,
-    /// and nothing of its own ([`nothing_of_its_own_judged`]). A host's partitions are most of its rows, and each was judged again to the
-    /// same cells (issue 37's cost).
+    /// and nothing of its own ([`nothing_of_its_own_judged`]). A host's partitions are most
+    /// of its rows, and each was judged again to the same cells (issue 37's cost).
     pub fn of(&mut self, row: &'a DeviceRow) -> Option<Cells> {
         let learned = row.learned.as_ref();
         let Some(j) = &row.judged_as else {
