@@ -1485,6 +1485,9 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
         all: true,
         ..Default::default()
     };
+    // Intervals whose disk row had words under the table (judged by an estimate: the
+    // partitions' words are taken from it).
+    let mut worded = 0;
     for (k, mut r) in reports_of(all, &texts).into_iter().enumerate() {
         for d in &mut r.devices {
             if partitions.contains(&d.kernel_name.as_str()) {
@@ -1492,7 +1495,7 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
             }
         }
         learner.observe(&mut r, &key);
-        views_copy_a_partitions_judgement_only_where_it_is_its_disks(&r, k);
+        worded += usize::from(views_copy_a_partitions_judgement_only_where_it_is_its_disks(&r, k));
         let row = |name: &str| r.devices.iter().find(|d| d.kernel_name == name);
         let learned = |name: &str| row(name).unwrap().learned.clone().unwrap();
         match row("sda") {
@@ -1525,6 +1528,7 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
         assert!(row("sdb").unwrap().judged_as.is_none());
         assert!(row("sdc1").unwrap().judged_as.is_none(), "interval {k}");
     }
+    assert!(worded > 0, "no interval had words under its disk");
     let mut keys: Vec<&str> = learner.devices.iter().map(|(k, _)| k.as_str()).collect();
     keys.sort_unstable();
     // sdc1 learned on its own from the start, sda1 and sda2 only once sda was gone.
@@ -1546,7 +1550,7 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
 fn views_copy_a_partitions_judgement_only_where_it_is_its_disks(
     r: &crate::monitor::interval::IntervalReport,
     k: usize,
-) {
+) -> bool {
     use crate::report::{stat_view, Format};
     let r = &mut r.clone();
     let capped = k >= 20;
@@ -1585,13 +1589,21 @@ fn views_copy_a_partitions_judgement_only_where_it_is_its_disks(
             .map(|l| l.split_whitespace().skip(7).collect::<Vec<_>>())
     };
     let (Some(disk), Some(p1)) = (dev("sda"), dev("sda1")) else {
-        return;
+        return false;
     };
     assert_eq!(p1["learned_of"], "sda", "interval {k}");
     for key in ["judgement", "learned"] {
         assert_eq!(p1[key], disk[key], "sda1's {key}, interval {k}");
     }
     assert_eq!(cells("sda1"), cells("sda"), "interval {k}: {text}");
+    // The disk's words under the table (an estimate, a change: a judgement the table
+    // qualifies) are the partition's too, under its own name (report::stat_view::DiskText).
+    let words = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("# {name}: ")))
+            .map(str::to_owned)
+    };
+    assert_eq!(words("sda1"), words("sda"), "interval {k}: {text}");
     let own = r.devices.iter().find(|d| d.kernel_name == "sda2").unwrap();
     assert_eq!(
         dev("sda2").unwrap()["judgement"],
@@ -1606,4 +1618,5 @@ fn views_copy_a_partitions_judgement_only_where_it_is_its_disks(
     if capped {
         assert_ne!(dev("sda2").unwrap()["judgement"], disk["judgement"], "{k}");
     }
+    words("sda").is_some()
 }

@@ -307,6 +307,18 @@ fn device_notes(r: &IntervalReport) -> String {
 /// (issue 37's cost: a second pass judged every row again, and read a thousand devices'
 /// learned state back from memory).
 fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
+    row_notes_with(s, d, j, None);
+}
+
+/// [`row_notes`], the judgement's words given (`words`: what `j.words_into` writes; a
+/// partition judged by its disk takes its disk's, [`DiskText`]) or written. Returns where
+/// the words lie in `s` (None: the row has none).
+fn row_notes_with(
+    s: &mut String,
+    d: &DeviceRow,
+    j: Option<&Judgement>,
+    words: Option<&str>,
+) -> Option<std::ops::Range<usize>> {
     // What qualifies the judgement (estimate, changed, mixed, busy CPUs; "at least" among
     // the words then) or a slow state, in words (the declared cap's share among them). A
     // lower-bound ceiling alone is no reason: the headroom cell says it (`>=`). Requests that
@@ -318,11 +330,17 @@ fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
             || j.device.flags.spans_classes
             || j.state() == crate::analysis::state::State::Slow
     });
+    let mut at = None;
     if let Some(j) = j.filter(|_| worded) {
         for part in ["# ", &d.meta.display_name, ": "] {
             s.push_str(part);
         }
-        j.words_into(s);
+        let start = s.len();
+        match words {
+            Some(w) => s.push_str(w),
+            None => j.words_into(s),
+        }
+        at = Some(start..s.len());
         s.push('\n');
     }
     // The interval against the declared cap (issue 42), whenever it did I/O.
@@ -337,7 +355,7 @@ fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
         s.push_str(&cgroup_notes(&d.meta.display_name, c));
     }
     let Some(j) = j else {
-        return;
+        return at;
     };
     // A change of the device learning found, or a swept profile the traffic disagrees with:
     // from, to and the evidence.
@@ -357,6 +375,7 @@ fn row_notes(s: &mut String, d: &DeviceRow, j: Option<&Judgement>) {
             s.push('\n');
         }
     }
+    at
 }
 
 /// The notes of the interval that follow the rows' own: profiles and learning that
@@ -458,6 +477,7 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
     let mut notes = NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()));
     notes.clear();
     let mut plain = crate::monitor::judge::PlainCells::default();
+    let mut disk: Option<DiskText> = None;
     for (i, d) in r.devices.iter().enumerate() {
         crate::monitor::judge::prefetch(&r.devices, i);
         let name = &d.meta.display_name;
@@ -488,6 +508,21 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
             row_notes(&mut notes, d, None);
             continue;
         }
+        // A partition judged by its disk, right after it, of the same judgement and rates
+        // and nothing of its own: the disk's judgement, cells and words (a host's partitions
+        // are most of its rows; those judged by an estimate or with words each judged and
+        // worded their disk's judgement again: issue 37's cost).
+        if let Some(k) = disk.as_ref().filter(|k| judged && k.of.serves(d)) {
+            #[cfg(debug_assertions)]
+            judged_as_its_disk(d, &k.j, k.words.as_deref());
+            let c = Cells::of(&k.j.device);
+            cell(s, 11, |s| state_cell_into(s, &c, learns));
+            cell(s, 8, |s| headroom_cell_into(s, &c));
+            s.push('\n');
+            let j = Some(&k.j).filter(|_| d.has_reference());
+            row_notes_with(&mut notes, d, j, k.words.as_deref());
+            continue;
+        }
         // The row judged once, for its cells and its notes.
         let j = judged.then(|| d.judgement());
         if let Some(j) = &j {
@@ -497,12 +532,62 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
         }
         s.push('\n');
         // Without a baseline the judgement is unqualified: no words.
-        row_notes(&mut notes, d, j.as_ref().filter(|_| d.has_reference()));
+        let words = row_notes_with(
+            &mut notes,
+            d,
+            j.as_ref().filter(|_| d.has_reference()),
+            None,
+        );
+        if d.judged_as.is_none() {
+            // A disk's row: its partitions after it may take its judgement and words (the
+            // words' buffer of the disk before it reused).
+            let mut spare = disk.take().and_then(|k| k.words).unwrap_or_default();
+            disk = j.zip(DiskJudged::of(d)).map(|(j, of)| DiskText {
+                of,
+                j,
+                words: words.map(|w| {
+                    spare.clear();
+                    spare.push_str(&notes[w]);
+                    spare
+                }),
+            });
+        }
     }
     s.push_str(&notes);
     NOTES.with(|n| *n.borrow_mut() = notes);
     s.push_str(&interval_notes(r));
     s.push('\n');
+}
+
+/// The last disk row of the table judged the whole way, for the partitions judged by it
+/// right after it ([`DiskJudged::serves`]): its judgement and the words of its note (None:
+/// none written), made once for the disk and its partitions.
+struct DiskText<'a> {
+    of: DiskJudged<'a>,
+    j: Judgement,
+    words: Option<String>,
+}
+
+/// Debug builds: a partition's judgement and notes taken from its disk's row are those it
+/// would have made itself.
+#[cfg(debug_assertions)]
+fn judged_as_its_disk(d: &DeviceRow, disk: &Judgement, words: Option<&str>) {
+    let own = d.judgement();
+    assert_eq!(
+        format!("{own:?}"),
+        format!("{disk:?}"),
+        "the judgement of {} taken from its disk's is its own",
+        d.meta.display_name
+    );
+    let (mut own_notes, mut copied) = (String::new(), String::new());
+    row_notes(&mut own_notes, d, Some(&own).filter(|_| d.has_reference()));
+    row_notes_with(
+        &mut copied,
+        d,
+        Some(disk).filter(|_| d.has_reference()),
+        words,
+    );
+    assert_eq!(own_notes, copied, "the notes of {}", d.meta.display_name);
 }
 
 /// Debug builds: a row's plain cells are its judgement's, and its judgement would have said
@@ -681,14 +766,34 @@ impl serde::Serialize for JsonDeviceTail<'_> {
 /// ([`DiskJson::serves`]). A host's partitions are most of its rows, and each wrote its disk's
 /// judgement and learned object again, byte for byte (issue 37's cost).
 struct DiskJson<'a> {
-    learned: &'a std::sync::Arc<crate::analysis::learned::Learned>,
-    rates: crate::monitor::interval::JudgedRates,
-    cpus_busy: Option<bool>,
+    of: DiskJudged<'a>,
     judgement: std::ops::Range<usize>,
     object: std::ops::Range<usize>,
 }
 
-impl DiskJson<'_> {
+/// What a disk row's judgement was made of, for the partitions judged by it after it (the
+/// JSON's [`DiskJson`], the table's [`DiskText`]): its learned judgement, its rates as a
+/// judgement reads them, the host's busy CPUs.
+struct DiskJudged<'a> {
+    learned: &'a std::sync::Arc<crate::analysis::learned::Learned>,
+    rates: crate::monitor::interval::JudgedRates,
+    cpus_busy: Option<bool>,
+}
+
+impl<'a> DiskJudged<'a> {
+    /// A disk's row (judged by its own judgement) whose partitions may take what it was
+    /// judged: learned, with a value, and nothing of its own that a judgement reads.
+    fn of(d: &'a DeviceRow) -> Option<DiskJudged<'a>> {
+        if d.judged_as.is_some() || !crate::monitor::judge::nothing_of_its_own_judged(d) {
+            return None;
+        }
+        Some(DiskJudged {
+            learned: d.learned.as_ref()?,
+            rates: crate::monitor::interval::JudgedRates::of(d.rates.as_ref().ok()?),
+            cpus_busy: d.cpus_busy,
+        })
+    }
+
     /// Whether row `d` is judged from exactly what this disk's row was: a partition judged by
     /// it (its judgement and rates), with nothing of its own that a judgement reads (a
     /// profile, a declared cap, AWS counters, block-layer percentiles: monitor::judge).
@@ -720,7 +825,7 @@ fn json_device<'a>(out: &mut Vec<u8>, d: &'a DeviceRow, disk: &mut Option<DiskJs
     // its worst direction, and each direction's; by hand, as serde writes it (a thousand
     // devices' judgements each interval, their estimates' floats among them).
     out.extend_from_slice(b",\"judgement\":");
-    let from_disk = disk.as_ref().filter(|k| k.serves(d));
+    let from_disk = disk.as_ref().filter(|k| k.of.serves(d));
     #[cfg(debug_assertions)]
     let check = from_disk.is_some().then(|| {
         let mut own = Vec::new();
@@ -769,18 +874,11 @@ fn json_device<'a>(out: &mut Vec<u8>, d: &'a DeviceRow, disk: &mut Option<DiskJs
         let object = object_start..out.len();
         if d.judged_as.is_none() {
             // A disk's row: its partitions after it may copy it.
-            *disk = d
-                .rates
-                .as_ref()
-                .ok()
-                .filter(|_| crate::monitor::judge::nothing_of_its_own_judged(d))
-                .map(|r| DiskJson {
-                    learned: l,
-                    rates: crate::monitor::interval::JudgedRates::of(r),
-                    cpus_busy: d.cpus_busy,
-                    judgement: judgement.clone(),
-                    object,
-                });
+            *disk = DiskJudged::of(d).map(|of| DiskJson {
+                of,
+                judgement: judgement.clone(),
+                object,
+            });
         }
     } else if d.judged_as.is_none() {
         *disk = None;
