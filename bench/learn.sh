@@ -29,8 +29,10 @@
 #     input's --no-learn carries and learning's ratio is divided by.
 #  7. input 6 with a state directory (--state-dir, a new one each run; --hindsight 0, the
 #     ring a state directory would turn on being no part of learning): each device's lock
-#     taken at its first traffic and its state written at the end (1,000 files, each synced),
-#     what a run pays once at its start and again at every save (every 5 minutes).
+#     taken at its first traffic and its state written at the end (a lock file and a state
+#     file per learned device, each state file synced: 500 files for the 250 disks, their
+#     partitions learning nothing), what a run pays once at its start and again at every
+#     save (every 5 minutes).
 #  8. live and busy at the default interval (no -i: 1 s, text and JSON), input 6's devices and
 #     writer: a host's `stat` as its users run it. There the burst windows (--burst-window,
 #     100 ms by default) read the diskstats ten times a sample, which input 6's 50 ms samples
