@@ -1543,7 +1543,7 @@ fn a_partition_is_judged_by_its_disk_when_its_disk_is_shown() {
 }
 
 /// The table's cells and the JSON of a partition judged by its disk are its disk's, which
-/// the views copy from the disk's row (report::stat_view, monitor::judge::PlainCells); a
+/// the views copy from the disk's row (report::stat_view: DiskText, DiskJson); a
 /// partition with something of its own that a judgement reads (here, from interval 20, a
 /// declared cap) is judged again, its own way. Debug builds check each copied row against
 /// the row written the whole way.

@@ -509,53 +509,13 @@ pub fn plain_cells(row: &DeviceRow) -> Option<Cells> {
 
 /// No profile, declared cap, AWS counters or block-layer percentiles: nothing in the row
 /// that its judgement reads but its learned judgement and rates. A partition judged by its
-/// disk with nothing of its own is judged as its disk: the views copy the disk's cells
-/// ([`PlainCells`]) and JSON (report::stat_view) rather than judge it again.
+/// disk with nothing of its own is judged as its disk: the views copy the disk's cells and
+/// JSON (report::stat_view) rather than judge it again.
 pub fn nothing_of_its_own_judged(d: &DeviceRow) -> bool {
     d.profile.is_none()
         && d.cap.is_none()
         && d.aws.is_none()
         && d.latency.as_ref().and_then(|l| l.measured()).is_none()
-}
-
-/// The last disk row's [`plain_cells`] in a pass over the rows, for its partitions
-/// ([`PlainCells::of`]).
-#[derive(Default)]
-pub struct PlainCells<'a> {
-    disk: Option<(
-        &'a std::sync::Arc<crate::analysis::learned::Learned>,
-        [u64; 2],
-        Option<Cells>,
-    )>,
-}
-
-impl<'a> PlainCells<'a> {
-    /// [`plain_cells`] of `row`, rows taken in order: a partition judged by its disk
-    /// ([`DeviceRow::judged_as`]) right after that disk's row (diskstats' order) takes the
-    /// disk's cells when they are made of the same things, its disk's judgement and rates,
-    /// and nothing of its own ([`nothing_of_its_own_judged`]). A host's partitions are most
-    /// of its rows, and each was judged again to the same cells (issue 37's cost).
-    pub fn of(&mut self, row: &'a DeviceRow) -> Option<Cells> {
-        let learned = row.learned.as_ref();
-        let Some(j) = &row.judged_as else {
-            let c = plain_cells(row);
-            self.disk = learned
-                .zip(row.rates.as_ref().ok())
-                .map(|(l, r)| (l, [r.r_s.to_bits(), r.w_s.to_bits()], c));
-            return c;
-        };
-        let same = |(l, rates, _): &(&std::sync::Arc<_>, [u64; 2], _)| {
-            learned.is_some_and(|m| std::sync::Arc::ptr_eq(m, l))
-                && j.rates
-                    .as_ref()
-                    .is_some_and(|r| *rates == [r.r_s.to_bits(), r.w_s.to_bits()])
-                && nothing_of_its_own_judged(row)
-        };
-        match &self.disk {
-            Some(d) if same(d) => d.2,
-            _ => plain_cells(row),
-        }
-    }
 }
 
 /// One direction of [`plain_cells`]: whether learning's judgement of it, `said`, at `iops`

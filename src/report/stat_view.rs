@@ -476,7 +476,6 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
     s.push('\n');
     let mut notes = NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()));
     notes.clear();
-    let mut plain = crate::monitor::judge::PlainCells::default();
     let mut disk: Option<DiskText> = None;
     for (i, d) in r.devices.iter().enumerate() {
         crate::monitor::judge::prefetch(&r.devices, i);
@@ -496,40 +495,41 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
             right(s, c.value(d.rates.as_ref().ok(), sat.as_ref()), dec, w);
         }
         let learns = learning && d.rates.is_ok();
-        // A row learning alone judges, with nothing to say of it but its two cells: those
-        // cells, no judgement built (monitor::judge::plain_cells; a partition after its disk
-        // takes the disk's).
-        if let Some(c) = judged.then(|| plain.of(d)).flatten() {
-            #[cfg(debug_assertions)]
-            plain_is_judged(d, &c);
-            cell(s, 11, |s| state_cell_into(s, &c, learns));
-            cell(s, 8, |s| headroom_cell_into(s, &c));
+        if !judged {
             s.push('\n');
             row_notes(&mut notes, d, None);
             continue;
         }
         // A partition judged by its disk, right after it, of the same judgement and rates
-        // and nothing of its own: the disk's judgement, cells and words (a host's partitions
-        // are most of its rows; those judged by an estimate or with words each judged and
-        // worded their disk's judgement again: issue 37's cost).
-        if let Some(k) = disk.as_ref().filter(|k| judged && k.of.serves(d)) {
+        // and nothing of its own: the disk's cells, judgement and words (a host's partitions
+        // are most of its rows, and each was judged and worded again to the same ones:
+        // issue 37's cost).
+        if let Some(k) = disk.as_ref().filter(|k| k.of.serves(d)) {
             #[cfg(debug_assertions)]
-            judged_as_its_disk(d, &k.j, k.words.as_deref());
-            let c = Cells::of(&k.j.device);
-            cell(s, 11, |s| state_cell_into(s, &c, learns));
-            cell(s, 8, |s| headroom_cell_into(s, &c));
+            judged_as_its_disk(d, k);
+            cell(s, 11, |s| state_cell_into(s, &k.cells, learns));
+            cell(s, 8, |s| headroom_cell_into(s, &k.cells));
             s.push('\n');
-            let j = Some(&k.j).filter(|_| d.has_reference());
+            let j = k.j.as_ref().filter(|_| d.has_reference());
             row_notes_with(&mut notes, d, j, k.words.as_deref());
             continue;
         }
-        // The row judged once, for its cells and its notes.
-        let j = judged.then(|| d.judgement());
-        if let Some(j) = &j {
-            let c = Cells::of(&j.device);
-            cell(s, 11, |s| state_cell_into(s, &c, learns));
-            cell(s, 8, |s| headroom_cell_into(s, &c));
-        }
+        // A row learning alone judges, with nothing to say of it but its two cells: those
+        // cells, no judgement built (monitor::judge::plain_cells). Else the row judged once,
+        // for its cells and its notes.
+        let (c, j) = match crate::monitor::judge::plain_cells(d) {
+            Some(c) => {
+                #[cfg(debug_assertions)]
+                plain_is_judged(d, &c);
+                (c, None)
+            }
+            None => {
+                let j = d.judgement();
+                (Cells::of(&j.device), Some(j))
+            }
+        };
+        cell(s, 11, |s| state_cell_into(s, &c, learns));
+        cell(s, 8, |s| headroom_cell_into(s, &c));
         s.push('\n');
         // Without a baseline the judgement is unqualified: no words.
         let words = row_notes_with(
@@ -539,11 +539,12 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
             None,
         );
         if d.judged_as.is_none() {
-            // A disk's row: its partitions after it may take its judgement and words (the
-            // words' buffer of the disk before it reused).
+            // A disk's row: its partitions after it may take its cells, judgement and words
+            // (the words' buffer of the disk before it reused).
             let mut spare = disk.take().and_then(|k| k.words).unwrap_or_default();
-            disk = j.zip(DiskJudged::of(d)).map(|(j, of)| DiskText {
+            disk = DiskJudged::of(d).map(|of| DiskText {
                 of,
+                cells: c,
                 j,
                 words: words.map(|w| {
                     spare.clear();
@@ -559,23 +560,28 @@ fn text_narrow_into(r: &IntervalReport, learning: bool, s: &mut String) {
     s.push('\n');
 }
 
-/// The last disk row of the table judged the whole way, for the partitions judged by it
-/// right after it ([`DiskJudged::serves`]): its judgement and the words of its note (None:
-/// none written), made once for the disk and its partitions.
+/// The last disk row of the table, for the partitions judged by it right after it
+/// ([`DiskJudged::serves`]): its cells, and the judgement they came from (None: its plain
+/// cells, no judgement built) with the words of its note (None: none written), made once for
+/// the disk and its partitions.
 struct DiskText<'a> {
     of: DiskJudged<'a>,
-    j: Judgement,
+    cells: Cells,
+    j: Option<Judgement>,
     words: Option<String>,
 }
 
-/// Debug builds: a partition's judgement and notes taken from its disk's row are those it
-/// would have made itself.
+/// Debug builds: a partition's cells, judgement and notes taken from its disk's row are
+/// those it would have made itself.
 #[cfg(debug_assertions)]
-fn judged_as_its_disk(d: &DeviceRow, disk: &Judgement, words: Option<&str>) {
+fn judged_as_its_disk(d: &DeviceRow, disk: &DiskText) {
+    let Some(j) = &disk.j else {
+        return plain_is_judged(d, &disk.cells);
+    };
     let own = d.judgement();
     assert_eq!(
         format!("{own:?}"),
-        format!("{disk:?}"),
+        format!("{j:?}"),
         "the judgement of {} taken from its disk's is its own",
         d.meta.display_name
     );
@@ -584,8 +590,8 @@ fn judged_as_its_disk(d: &DeviceRow, disk: &Judgement, words: Option<&str>) {
     row_notes_with(
         &mut copied,
         d,
-        Some(disk).filter(|_| d.has_reference()),
-        words,
+        Some(j).filter(|_| d.has_reference()),
+        disk.words.as_deref(),
     );
     assert_eq!(own_notes, copied, "the notes of {}", d.meta.display_name);
 }
@@ -763,7 +769,7 @@ impl serde::Serialize for JsonDeviceTail<'_> {
 
 /// Where a disk row's judgement and learned object lie in the line, and what they were made
 /// of: a partition judged by that disk, right after it, made of the same copies them
-/// ([`DiskJson::serves`]). A host's partitions are most of its rows, and each wrote its disk's
+/// ([`DiskJudged::serves`]). A host's partitions are most of its rows, and each wrote its disk's
 /// judgement and learned object again, byte for byte (issue 37's cost).
 struct DiskJson<'a> {
     of: DiskJudged<'a>,
